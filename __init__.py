@@ -1,0 +1,41 @@
+"""tidal: an eager deep-learning runtime where every op is an instruction on a per-device VM."""
+from __future__ import annotations
+
+from . import vm
+from .ops import *  # noqa: F401,F403
+from .ops import __all__ as _ops_all
+from .tensor import Size, Tensor, device
+from .tensor import dtype as _dt
+from .tensor.dtype import (bfloat16, dtype, float16, float32, float64, get_default_dtype, int8, int16, int32,
+                           int64, promote_types, set_default_dtype, uint8)
+from .tensor.printing import get_printoptions, set_printoptions
+
+bool = _dt.bool_  # noqa: A001 - PyTorch's name
+half, float, double = float16, float32, float64  # noqa: A001
+short, int, long = int16, int32, int64  # noqa: A001
+
+__version__ = "0.1.0"
+
+
+def sync() -> None:
+    """Wait for every instruction pushed so far on every device; re-raise kernel failures."""
+    for machine in vm.all_vms():
+        machine.synchronize()
+
+
+synchronize = sync
+
+
+def is_tensor(obj) -> bool:
+    """Whether `obj` is a tidal Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    """The number of elements of `input`."""
+    return input.numel()
+
+
+__all__ = list(_ops_all) + ["Tensor", "Size", "device", "dtype", "sync", "synchronize", "is_tensor", "numel",
+                            "get_default_dtype", "set_default_dtype", "promote_types", "set_printoptions",
+                            "get_printoptions", "vm"]

@@ -1,0 +1,21 @@
+"""The op library: each op declared once, dispatched at the call, run as VM instructions.
+
+Every module here exports its public functions in `__all__` and the Tensor methods it
+defines in `METHODS`; this file binds the methods onto Tensor.
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from . import (activations, conversion, creation, indexing, linalg, math_api, random, reduce, shape_ops,
+               sorting, views)
+
+MODULES = (math_api, conversion, creation, views, shape_ops, reduce, linalg, sorting, indexing, random,
+           activations)
+
+__all__: list = []
+for _mod in MODULES:
+    for _name in _mod.__all__:
+        globals()[_name] = getattr(_mod, _name)
+    __all__ += list(_mod.__all__)
+    for _name, _fn in _mod.METHODS.items():
+        setattr(Tensor, _name, _fn)

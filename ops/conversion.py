@@ -1,0 +1,96 @@
+"""Tensor methods that change dtype or device: to, float, long, type, cpu, detach."""
+from __future__ import annotations
+
+from ..tensor import Tensor, device as _device
+from ..tensor import dtype as dt
+from .math_api import convert
+
+__all__: list = []
+METHODS: dict = {}
+
+
+def to(self: Tensor, *args, dtype: dt.dtype | None = None, device=None, non_blocking: bool = False,
+       copy: bool = False, memory_format=None) -> Tensor:
+    """Convert to a dtype and/or device: `.to(dtype)`, `.to(device)`, `.to(other_tensor)`."""
+    for a in args:
+        if isinstance(a, dt.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, (str, _device)):
+            device = a
+        elif a is not None and not isinstance(a, bool):
+            raise TypeError(f"to() received an invalid combination of arguments: {type(a).__name__}")
+    dev = self.device if device is None else _device(device)
+    if dev.type == "cuda" and dev.index is None:
+        dev = _device("cuda", 0)
+    target = self.dtype if dtype is None else dtype
+    if dev != self.device:
+        from . import transfer
+        return transfer.to_device(self, dev, target)
+    if target is self.dtype and not copy:
+        return self
+    return convert(self, target)
+
+
+def _caster(d: dt.dtype):
+    def fn(self: Tensor, memory_format=None) -> Tensor:
+        return to(self, d)
+    fn.__doc__ = f"Convert to {d}."
+    return fn
+
+
+def type_(self: Tensor, dtype=None, non_blocking: bool = False):
+    """The type name, or a converted tensor when `dtype` is given."""
+    names = {dt.float32: "FloatTensor", dt.float64: "DoubleTensor", dt.float16: "HalfTensor",
+             dt.bfloat16: "BFloat16Tensor", dt.int64: "LongTensor", dt.int32: "IntTensor",
+             dt.int16: "ShortTensor", dt.int8: "CharTensor", dt.uint8: "ByteTensor", dt.bool_: "BoolTensor"}
+    if dtype is None:
+        return "torch." + names[self.dtype]
+    if isinstance(dtype, str):
+        rev = {("torch." + v): k for k, v in names.items()}
+        rev.update({("tidal." + v[len("torch."):]): k for v, k in rev.items()})
+        dtype = rev[dtype]
+    return to(self, dtype)
+
+
+def detach(self: Tensor) -> Tensor:
+    """A tensor sharing this one's memory, cut from the autograd graph."""
+    return Tensor._make(self._v, self.dtype, self.device, self._vm)
+
+
+def detach_(self: Tensor) -> Tensor:
+    """Cut this tensor from the autograd graph in place."""
+    self.grad_fn = None
+    self.requires_grad = False
+    return self
+
+
+def cpu(self: Tensor) -> Tensor:
+    """This tensor on the CPU."""
+    return to(self, "cpu")
+
+
+def cuda(self: Tensor, device=None, non_blocking: bool = False) -> Tensor:
+    """This tensor on a CUDA device."""
+    return to(self, _device("cuda", 0 if device is None else (device if isinstance(device, int) else
+                                                              _device(device).index or 0)))
+
+
+def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
+    """Set requires_grad in place (leaf tensors only may change it)."""
+    if not requires_grad and self.grad_fn is not None:
+        raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to "
+                           "use a computed variable in a subgraph that doesn't require differentiation "
+                           "use var_no_grad = var.detach().")
+    if requires_grad and not self.dtype.is_floating_point:
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
+    self.requires_grad = requires_grad
+    return self
+
+
+METHODS.update(to=to, type=type_, detach=detach, detach_=detach_, cpu=cpu, cuda=cuda,
+               requires_grad_=requires_grad_,
+               float=_caster(dt.float32), double=_caster(dt.float64), half=_caster(dt.float16),
+               bfloat16=_caster(dt.bfloat16), long=_caster(dt.int64), int=_caster(dt.int32),
+               short=_caster(dt.int16), char=_caster(dt.int8), byte=_caster(dt.uint8), bool=_caster(dt.bool_))

@@ -1,0 +1,54 @@
+"""Dispatch of non-elementwise ops: outputs created now, the kernel queued on the VM."""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from ..vm import Instruction
+
+_kernels: dict = {}  # (op name, device type) -> kernel
+
+
+def register_kernel(name: str, device_type: str):
+    """Decorator: `fn(ins, outs, attrs)` is the kernel of op `name` on `device_type`."""
+    def deco(fn):
+        _kernels[name, device_type] = fn
+        return fn
+    return deco
+
+
+def kernel_for(name: str, device) -> object:
+    """The kernel registered for `name` on `device`; NotImplementedError naming both if none."""
+    fn = _kernels.get((name, device.type))
+    if fn is None:
+        raise NotImplementedError(f"{name}: no kernel for device type '{device.type}'")
+    return fn
+
+
+def same_device(name: str, tensors) -> object:
+    """The one device of `tensors`; RuntimeError as PyTorch's when they differ."""
+    dev = None
+    for t in tensors:
+        if dev is None:
+            dev = t.device
+        elif t.device != dev:
+            raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                               f"devices, {dev} and {t.device}! ({name})")
+    return dev
+
+
+def launch(name: str, ins: tuple, out_specs, attrs=None, device=None) -> list:
+    """Create outputs of the given (shape, dtype) specs and queue `name`'s kernel; returns them."""
+    dev = device if device is not None else same_device(name, ins)
+    outs = [Tensor._empty(tuple(shape), dtype, dev) for shape, dtype in out_specs]
+    if outs:
+        outs[0]._vm.push(Instruction(name, kernel_for(name, dev), tuple(t._v for t in ins),
+                                     tuple(o._v for o in outs), attrs))
+    return outs
+
+
+def launch_into(name: str, ins: tuple, outs: tuple, attrs=None) -> None:
+    """Queue `name`'s kernel writing into existing tensors (in place); bumps their versions."""
+    dev = same_device(name, tuple(ins) + tuple(outs))
+    for o in outs:
+        o._v.blob.version += 1
+    outs[0]._vm.push(Instruction(name, kernel_for(name, dev), tuple(t._v for t in ins),
+                                 tuple(o._v for o in outs), attrs))

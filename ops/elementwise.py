@@ -1,0 +1,229 @@
+"""Elementwise ops, each declared once as a scalar expression template.
+
+A template such as "{0} + {1}" is evaluated on whole arrays by NumPy (single ops,
+cold groups) and compiled into fused loops by the VM (hot groups). Type promotion,
+broadcasting and every user error happen here, at the call, before anything is queued.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from ..vm import Instruction, codegen
+from .broadcast import broadcast_shapes
+
+
+class ElemOp:
+    """One elementwise op: template, arity and dtype rule.
+
+    rule: 'same' (promoted dtype), 'float' (ints become the default float), 'bool' (comparison:
+    computes in the promoted dtype, returns bool), 'logical' (inputs as bool, returns bool),
+    'int' (integers and bool only), 'keep' (unary: the input's dtype), 'where' (promotes inputs 1
+    and 2; input 0 is the bool condition).
+    """
+
+    __slots__ = ("name", "template", "nin", "rule", "no_bool")
+
+    def __init__(self, name: str, template: str, nin: int, rule: str, no_bool: bool = False):
+        self.name, self.template, self.nin, self.rule, self.no_bool = name, template, nin, rule, no_bool
+
+
+OPS: dict[str, ElemOp] = {}
+
+
+def _declare(rule: str, nin: int, table: dict, no_bool: bool = False) -> None:
+    for name, template in table.items():
+        OPS[name] = ElemOp(name, template, nin, rule, no_bool)
+
+
+_declare("same", 2, {"add": "{0} + {1}", "mul": "{0} * {1}", "maximum": "np.maximum({0}, {1})",
+                     "minimum": "np.minimum({0}, {1})", "fmax": "np.fmax({0}, {1})",
+                     "fmin": "np.fmin({0}, {1})"})
+_declare("same", 2, {"sub": "{0} - {1}", "floor_divide": "np.floor_divide({0}, {1})",
+                     "remainder": "np.remainder({0}, {1})", "fmod": "np.fmod({0}, {1})",
+                     "pow": "np.power({0}, {1})"}, no_bool=True)
+_declare("float", 2, {"div": "{0} / {1}", "atan2": "np.arctan2({0}, {1})", "hypot": "np.hypot({0}, {1})",
+                      "logaddexp": "np.logaddexp({0}, {1})", "logaddexp2": "np.logaddexp2({0}, {1})",
+                      "copysign": "np.copysign({0}, {1})", "nextafter": "np.nextafter({0}, {1})",
+                      "xlogy": "where({0} == 0, {0} * 0, {0} * np.log({1}))"})
+_declare("bool", 2, {"eq": "{0} == {1}", "ne": "{0} != {1}", "lt": "{0} < {1}", "le": "{0} <= {1}",
+                     "gt": "{0} > {1}", "ge": "{0} >= {1}"})
+_declare("logical", 2, {"logical_and": "{0} & {1}", "logical_or": "{0} | {1}", "logical_xor": "{0} ^ {1}"})
+_declare("logical", 1, {"logical_not": "~{0}"})
+_declare("int", 2, {"bitwise_and": "{0} & {1}", "bitwise_or": "{0} | {1}", "bitwise_xor": "{0} ^ {1}",
+                    "bitwise_left_shift": "np.left_shift({0}, {1})",
+                    "bitwise_right_shift": "np.right_shift({0}, {1})"})
+_declare("int", 1, {"bitwise_not": "np.invert({0})"})
+_declare("keep", 1, {"neg": "-{0}", "abs": "np.abs({0})", "sign": "np.sign({0})", "square": "{0} * {0}",
+                     "floor": "np.floor({0})", "ceil": "np.ceil({0})", "trunc": "np.trunc({0})",
+                     "round": "np.rint({0})", "frac": "{0} - np.trunc({0})",
+                     "relu": "np.maximum({0}, {0} * 0)", "positive": "{0}"})
+_declare("bool", 1, {"isnan": "np.isnan({0})", "isinf": "np.isinf({0})", "isfinite": "np.isfinite({0})",
+                     "isposinf": "np.isinf({0}) & ({0} > 0)", "isneginf": "np.isinf({0}) & ({0} < 0)",
+                     "signbit": "np.signbit({0})"})
+_declare("float", 1, {
+    "exp": "np.exp({0})", "exp2": "np.exp2({0})", "expm1": "np.expm1({0})", "log": "np.log({0})",
+    "log2": "np.log2({0})", "log10": "np.log10({0})", "log1p": "np.log1p({0})", "sqrt": "np.sqrt({0})",
+    "rsqrt": "1 / np.sqrt({0})", "reciprocal": "1 / {0}", "sin": "np.sin({0})", "cos": "np.cos({0})",
+    "tan": "np.tan({0})", "asin": "np.arcsin({0})", "acos": "np.arccos({0})", "atan": "np.arctan({0})",
+    "sinh": "np.sinh({0})", "cosh": "np.cosh({0})", "tanh": "np.tanh({0})", "asinh": "np.arcsinh({0})",
+    "acosh": "np.arccosh({0})", "atanh": "np.arctanh({0})", "sigmoid": "1 / (1 + np.exp(-{0}))",
+    "erf": "erf({0})", "erfc": "erfc({0})", "lgamma": "lgamma({0})", "deg2rad": "np.deg2rad({0})",
+    "rad2deg": "np.rad2deg({0})", "sinc": "np.sinc({0})", "logit": "np.log({0} / (1 - {0}))"})
+_declare("same", 3, {"clamp": "np.minimum(np.maximum({0}, {1}), {2})"})
+_declare("float", 3, {"lerp": "{0} + {2} * ({1} - {0})"})
+_declare("where", 3, {"where": "where({0}, {1}, {2})"})
+
+
+# -- the NumPy vocabulary (the compiled one is ops/scalar_kernels.py) ---------------------------
+def _caster(np_dtype):
+    return lambda x: np.asarray(x).astype(np_dtype, copy=False)
+
+
+def _ufunc(fn, out_dtype=None):
+    vec = np.frompyfunc(fn, 1, 1)
+    return lambda x: np.asarray(vec(x), dtype=np.asarray(x).dtype if out_dtype is None else out_dtype)
+
+
+NUMPY_VOCAB = {f"as_{d.name}": _caster(d.np) for d in dt.ALL}
+NUMPY_VOCAB["as_bool"] = _caster(np.bool_)
+NUMPY_VOCAB.update(where=np.where, erf=_ufunc(math.erf), erfc=_ufunc(math.erfc), lgamma=_ufunc(math.lgamma),
+                   math=math)
+codegen.register_vocabulary(NUMPY_VOCAB, "tidal.ops.scalar_kernels",
+                            numpy_only=("as_float16", "as_bfloat16"))
+
+_CAST_NAME = {d: ("as_bool" if d is dt.bool_ else f"as_{d.name}") for d in dt.ALL}
+
+
+# -- planning: dtypes, shapes, the expression ---------------------------------------------------
+class Plan:
+    """What dispatch needs for one signature: result shape and dtype, expression, scalar types."""
+
+    __slots__ = ("shape", "dtype", "expr", "scalar_types")
+
+    def __init__(self, shape, dtype, expr, scalar_types):
+        self.shape, self.dtype, self.expr, self.scalar_types = shape, dtype, expr, scalar_types
+
+
+_plans: dict = {}
+_DTYPE_NAMES = {dt.float32: "Float", dt.float64: "Double", dt.float16: "Half", dt.bfloat16: "BFloat16",
+                dt.int64: "Long", dt.int32: "Int", dt.int16: "Short", dt.int8: "Char", dt.uint8: "Byte",
+                dt.bool_: "Bool"}
+
+
+def torch_name(d: dt.dtype) -> str:
+    """PyTorch's C++ name of a dtype, as its error messages print it."""
+    return _DTYPE_NAMES[d]
+
+
+def _signature_dtype(op: ElemOp, dtypes: list, ndims: list):
+    dim = zero = wrapped = None
+    for d, nd in zip(dtypes, ndims):
+        if nd is None:
+            wrapped = d if wrapped is None else dt.promote_types(wrapped, d)
+        elif nd == 0:
+            zero = d if zero is None else dt.promote_types(zero, d)
+        else:
+            dim = d if dim is None else dt.promote_types(dim, d)
+    return dt.result_type_of(dim, zero, wrapped)
+
+
+def _plan(op: ElemOp, args: tuple) -> Plan:
+    dtypes, ndims, shapes = [], [], []
+    for a in args:
+        if isinstance(a, Tensor):
+            dtypes.append(a.dtype)
+            ndims.append(a.ndim)
+            shapes.append(a._v.shape)
+        else:
+            dtypes.append(dt.scalar_dtype(a))
+            ndims.append(None)
+    shape = broadcast_shapes(*shapes) if len(shapes) > 1 else (shapes[0] if shapes else ())
+    rule = op.rule
+    promoted_args = range(1, 3) if rule == "where" else range(len(args))
+    common = _signature_dtype(op, [dtypes[i] for i in promoted_args], [ndims[i] for i in promoted_args])
+    if op.no_bool and all(d is dt.bool_ for d in dtypes):
+        raise RuntimeError(f"{op.name}: bool tensors are not supported; use logical ops or convert "
+                           "them with .int() first")
+    if rule == "int" and common.category == dt.FLOAT:
+        raise TypeError(f"{op.name}(): not implemented for '{torch_name(common)}' "
+                        "(expected integer or bool tensors)")
+    if rule == "logical":
+        compute = out = dt.bool_
+    elif rule == "bool":
+        compute, out = common.compute, dt.bool_
+    elif rule == "float" and common.category != dt.FLOAT:
+        compute = out = dt.get_default_dtype()
+    else:
+        compute, out = common.compute, common
+    if rule == "where":
+        if dtypes[0] is not dt.bool_ and dtypes[0] is not dt.uint8:
+            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with "
+                               f"dtype {torch_name(dtypes[0])}")
+    names = []
+    scalar_types = []
+    for k, (d, nd) in enumerate(zip(dtypes, ndims)):
+        want = dt.bool_ if (rule == "where" and k == 0) else compute
+        if nd is None:
+            scalar_types.append(want.np.type)
+            names.append(f"{{{k}}}")
+        else:
+            scalar_types.append(None)
+            names.append(f"{{{k}}}" if d.compute is want and d is want else f"{_CAST_NAME[want]}({{{k}}})")
+    body = op.template.format(*names)
+    expr = f"{_CAST_NAME[out]}({body})"
+    return Plan(shape, out, expr, tuple(scalar_types))
+
+
+def plan_for(op: ElemOp, args: tuple) -> Plan:
+    """The cached plan for `op` on these argument types and shapes (errors raised here)."""
+    key = (op.name,) + tuple((a.dtype, a._v.shape) if isinstance(a, Tensor) else type(a) for a in args)
+    plan = _plans.get(key)
+    if plan is None:
+        for a in args:
+            if not isinstance(a, (Tensor, int, float, bool)):
+                raise TypeError(f"{op.name}(): expected Tensor or Number arguments, got {type(a).__name__}")
+        plan = _plan(op, args)
+        if len(_plans) < 65536:
+            _plans[key] = plan
+    return plan
+
+
+def _device_of(op: ElemOp, args: tuple):
+    dev = None
+    for a in args:
+        if isinstance(a, Tensor):
+            if dev is None:
+                dev = a.device
+            elif a.device != dev and a.ndim:
+                raise RuntimeError("Expected all tensors to be on the same device, but found at least "
+                                   f"two devices, {dev} and {a.device}! ({op.name})")
+    return dev
+
+
+def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
+    """Dispatch elementwise op `name`; `out` (an existing tensor) makes it in-place."""
+    op = OPS[name]
+    plan = plan_for(op, args)
+    dev = _device_of(op, args)
+    if out is None:
+        out = Tensor._empty(plan.shape, plan.dtype, dev)
+    else:
+        check_inplace(op.name, out, plan)
+    ins = tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
+    out._vm.push(Instruction(name, None, ins, (out._v,), expr=plan.expr))
+    return out
+
+
+def check_inplace(name: str, out: Tensor, plan: Plan) -> None:
+    """Raise PyTorch's errors when a result can't be written into `out`; bump its version."""
+    if plan.shape != out._v.shape:
+        raise RuntimeError(f"output with shape {list(out._v.shape)} doesn't match the broadcast shape "
+                           f"{list(plan.shape)}")
+    if plan.dtype.category > out.dtype.category:
+        raise RuntimeError(f"result type {torch_name(plan.dtype)} can't be cast to the desired output "
+                           f"type {torch_name(out.dtype)}")
+    out._v.blob.version += 1

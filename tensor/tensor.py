@@ -1,0 +1,323 @@
+"""Tensor: a handle on a view of a blob, with dtype, device and autograd fields.
+
+Ops are attached as methods by `tidal.ops`; this file holds what every tensor is.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..vm import Blob, View, get_vm
+from . import dtype as dt
+from .device import cpu, device
+
+
+class Size(tuple):
+    """A tensor shape: a tuple of ints that prints as `tidal.Size([2, 3])`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"tidal.Size({list(self)})"
+
+    def numel(self) -> int:
+        """The product of the dimensions."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        out = tuple.__getitem__(self, item)
+        return Size(out) if isinstance(item, slice) else out
+
+
+_strides_cache: dict = {}
+
+
+def contiguous_strides(shape: tuple) -> tuple:
+    """Row-major strides, in elements, for `shape`."""
+    hit = _strides_cache.get(shape)
+    if hit is None:
+        strides, acc = [], 1
+        for s in reversed(shape):
+            strides.append(acc)
+            acc *= max(s, 1)
+        hit = tuple(reversed(strides))
+        if len(_strides_cache) < 4096:
+            _strides_cache[shape] = hit
+    return hit
+
+
+def numel_of(shape: tuple) -> int:
+    """The number of elements of `shape`."""
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+class Tensor:
+    """A multi-dimensional array on a device whose ops run as VM instructions."""
+
+    __slots__ = ("_v", "dtype", "device", "_vm", "requires_grad", "grad", "grad_fn", "_base",
+                 "_retains_grad", "_hooks", "_name", "__weakref__", "__dict__")
+    __array_priority__ = 1000  # NumPy defers to our reflected operators
+
+    # -- construction --------------------------------------------------------------------
+    @classmethod
+    def _make(cls, view: View, dtype: dt.dtype, dev: device, vm, base=None) -> "Tensor":
+        t = object.__new__(cls)
+        t._v = view
+        t.dtype = dtype
+        t.device = dev
+        t._vm = vm
+        t.requires_grad = False
+        t.grad = None
+        t.grad_fn = None
+        t._base = base
+        return t
+
+    @classmethod
+    def _empty(cls, shape: tuple, dtype: dt.dtype, dev: device = cpu) -> "Tensor":
+        """A new contiguous tensor whose memory is allocated when first written."""
+        vm = get_vm(dev)
+        blob = Blob(numel_of(shape) * dtype.itemsize, vm)
+        return cls._make(View(blob, shape, contiguous_strides(shape), 0, dtype.np), dtype, dev, vm)
+
+    @classmethod
+    def _from_array(cls, arr: np.ndarray, dtype: dt.dtype | None = None, share: bool = False) -> "Tensor":
+        """A CPU tensor holding `arr`'s values; with `share`, it uses `arr`'s memory."""
+        if dtype is None:
+            dtype = dt.from_numpy(arr.dtype)
+        if not share:
+            arr = np.array(arr, dtype=dtype.np, order="C", copy=True)
+        vm = get_vm(cpu)
+        item = arr.itemsize
+        if any(s < 0 for s in arr.strides):
+            raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                             "with negative strides are not currently supported. (You can probably "
+                             "work around this by making a copy of your array  with array.copy().) ")
+        span = 1 + sum((n - 1) * s // item for n, s in zip(arr.shape, arr.strides)) if arr.size else 0
+        flat = np.lib.stride_tricks.as_strided(arr, (span,), (item,)).view(np.uint8) if span else \
+            np.empty(0, np.uint8)
+        blob = Blob(flat.shape[0], vm, data=flat, external=True)
+        strides = tuple(s // item for s in arr.strides)
+        return cls._make(View(blob, tuple(arr.shape), strides, 0, dtype.np), dtype, cpu, vm)
+
+    # -- metadata ------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        """The size of each dimension."""
+        return Size(self._v.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the size of one dimension."""
+        if dim is None:
+            return Size(self._v.shape)
+        return self._v.shape[self._dim(dim, "size")]
+
+    def stride(self, dim: int | None = None):
+        """The strides in elements, or the stride of one dimension."""
+        if dim is None:
+            return self._v.strides
+        return self._v.strides[self._dim(dim, "stride")]
+
+    def storage_offset(self) -> int:
+        """The offset of the first element in the underlying storage, in elements."""
+        return self._v.offset
+
+    def dim(self) -> int:
+        """The number of dimensions."""
+        return len(self._v.shape)
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return len(self._v.shape)
+
+    def numel(self) -> int:
+        """The number of elements."""
+        return numel_of(self._v.shape)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Whether the elements are laid out row-major without gaps (size-1 dims ignored)."""
+        expected = 1
+        for size, stride in zip(reversed(self._v.shape), reversed(self._v.strides)):
+            if size == 1:
+                continue
+            if size == 0:
+                return True
+            if stride != expected:
+                return False
+            expected *= size
+        return True
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not produced by a differentiable op."""
+        return self.grad_fn is None
+
+    @property
+    def is_cuda(self) -> bool:
+        """Whether the tensor is on a CUDA device."""
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        """Whether the tensor is on the CPU."""
+        return self.device.type == "cpu"
+
+    def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating type."""
+        return self.dtype.category == dt.FLOAT
+
+    def is_complex(self) -> bool:
+        """Always False (no complex dtypes)."""
+        return False
+
+    @property
+    def _version(self) -> int:
+        return self._v.blob.version
+
+    def data_ptr(self) -> int:
+        """The address of the first element (waits for the tensor's writer)."""
+        self._sync()
+        blob = self._v.blob
+        if blob.data is None:
+            blob.data = self._vm.allocator.alloc(blob.nbytes)
+        return self._vm.backend.array(self._v).__array_interface__["data"][0]
+
+    def untyped_storage_id(self) -> int:
+        """An id shared by every view of the same memory."""
+        return id(self._v.blob)
+
+    def _dim(self, dim: int, op: str) -> int:
+        n = len(self._v.shape)
+        lo, hi = (-n, n - 1) if n else (-1, 0)
+        if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+            raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
+        if dim < lo or dim > hi:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+        return dim + n if dim < 0 else dim
+
+    # -- sync points ---------------------------------------------------------------------
+    def _sync(self) -> None:
+        self._vm.wait_blob(self._v.blob)
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a NumPy array sharing this tensor's memory (waits for pending work)."""
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        if self.device.type != "cpu" and not force:
+            raise TypeError(f"can't convert {self.device.type}:{self.device.index or 0} device type tensor "
+                            "to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
+        return self._host_array()
+
+    def _host_array(self) -> np.ndarray:
+        self._sync()
+        blob = self._v.blob
+        if blob.data is None:  # never written (an empty() tensor): give it memory now
+            blob.data = self._vm.allocator.alloc(blob.nbytes)
+        return self._vm.backend.to_host(self._v) if hasattr(self._vm.backend, "to_host") \
+            else self._vm.backend.array(self._v)
+
+    def item(self):
+        """The single value of a one-element tensor, as a Python number."""
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        return self._host_array().reshape(()).item() if self.dtype.np.kind != "V" else \
+            float(self._host_array().reshape(()).astype(np.float32))
+
+    def tolist(self):
+        """The values as (nested) Python lists."""
+        arr = self._host_array()
+        if self.dtype in (dt.bfloat16,):
+            arr = arr.astype(np.float32)
+        return arr.tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.detach()._host_array() if self.requires_grad else self._host_array()
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __bool__(self) -> bool:
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {'no' if n == 0 else 'more than one'} "
+                               "values is ambiguous")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.category != dt.INT or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __len__(self) -> int:
+        if not self._v.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._v.shape[0]
+
+    def __iter__(self):
+        if not self._v.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._v.shape[0]))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        from .printing import format_tensor
+        arr = self.detach()._host_array() if self.requires_grad else self._host_array()
+        if self.dtype in (dt.float16, dt.bfloat16):
+            arr = arr.astype(np.float32)
+        kind = {dt.BOOL: "bool", dt.INT: "int", dt.FLOAT: "float"}[self.dtype.category]
+        show = self.dtype not in (dt.get_default_dtype(), dt.int64, dt.bool_)
+        extras = []
+        if self.device.type != "cpu":
+            extras.append(("device", f"'{self.device}'"))
+        if self.grad_fn is not None:
+            extras.append(("grad_fn", f"<{type(self.grad_fn).__name__}>"))
+        elif self.requires_grad:
+            extras.append(("requires_grad", "True"))
+        return format_tensor(arr, kind=kind, dtype_repr=repr(self.dtype), show_dtype=show, extras=extras)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self.dim() == 0 and spec:
+            return self.item().__format__(spec)
+        return repr(self)
+
+    def __reduce_ex__(self, protocol):
+        arr = np.array(self.detach()._host_array())
+        return (_rebuild, (arr, self.dtype.name, self.requires_grad))
+
+    def __setstate__(self, state):  # pragma: no cover - rebuilt through _rebuild
+        pass
+
+    def __deepcopy__(self, memo):
+        out = self.detach().clone()
+        out.requires_grad = self.requires_grad
+        memo[id(self)] = out
+        return out
+
+
+def _rebuild(arr, dtype_name, requires_grad):
+    t = Tensor._from_array(arr, dt.from_name(dtype_name))
+    t.requires_grad = requires_grad
+    return t

@@ -1,0 +1,66 @@
+"""The virtual machine: instructions, streams, fusion, allocation, counters.
+
+Nothing here knows what an op means: it moves instructions, blobs and events.
+"""
+from __future__ import annotations
+
+from . import cpu as _cpu  # noqa: F401  registers the CPU backend
+from .blob import Blob, View
+from .fusion import config as fusion_config
+from .instruction import Instruction
+from .machine import all_vms, get_mode, get_vm, register_backend, set_mode
+
+__all__ = ["Blob", "View", "Instruction", "get_vm", "set_mode", "get_mode", "register_backend",
+           "stats", "reset_stats", "set_fusion", "get_fusion", "memory_stats", "empty_cache"]
+
+
+def stats() -> dict:
+    """Counters summed over every device's VM: instructions, kernels, fusion, memory."""
+    out = {"instructions": 0, "kernels": 0, "fused_away": 0, "allocations_avoided": 0, "syncs": 0,
+           "allocations": 0, "cache_hits": 0, "bytes_in_use": 0, "bytes_cached": 0, "peak_bytes": 0}
+    for vm in all_vms():
+        s = vm.stats
+        for key in ("instructions", "kernels", "fused_away", "allocations_avoided", "syncs"):
+            out[key] += getattr(s, key)
+        for key, value in vm.allocator.stats().items():
+            out[key] += value
+    return out
+
+
+def reset_stats() -> None:
+    """Zero the counters (and restart peak-memory tracking) after finishing pending work."""
+    for vm in all_vms():
+        vm.synchronize()
+        vm.stats.reset()
+        vm.allocator.allocs = vm.allocator.cache_hits = 0
+        vm.allocator.reset_peak()
+
+
+def set_fusion(enabled: bool | None = None, max_group: int | None = None,
+               compile_after: int | None = None) -> None:
+    """Turn elementwise fusion on or off, bound group size, and set when groups get compiled."""
+    for vm in all_vms():
+        vm.synchronize()
+    for key, value in (("enabled", enabled), ("max_group", max_group), ("compile_after", compile_after)):
+        if value is not None:
+            setattr(fusion_config, key, value)
+
+
+def get_fusion() -> dict:
+    """The fusion knobs in force."""
+    return {"enabled": fusion_config.enabled, "max_group": fusion_config.max_group,
+            "compile_after": fusion_config.compile_after}
+
+
+def memory_stats() -> dict:
+    """Allocator statistics summed over devices."""
+    return {k: v for k, v in stats().items() if k in ("allocations", "cache_hits", "bytes_in_use",
+                                                       "bytes_cached", "peak_bytes")}
+
+
+def empty_cache() -> None:
+    """Give every cached buffer back."""
+    for vm in all_vms():
+        vm.synchronize()
+        vm.allocator.empty_cache()
+

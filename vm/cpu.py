@@ -1,0 +1,35 @@
+"""The CPU memory backend: NumPy byte buffers and strided array views over them."""
+from __future__ import annotations
+
+import numpy as np
+
+from .machine import register_backend
+
+_ndarray = np.ndarray
+
+
+class CpuBackend:
+    """Memory for `cpu`: raw buffers are uint8 NumPy arrays."""
+
+    def __init__(self, device):
+        self.device = device
+
+    @staticmethod
+    def raw_alloc(nbytes: int):
+        """A fresh uninitialised buffer."""
+        return np.empty(nbytes, np.uint8)
+
+    @staticmethod
+    def size_of(buf) -> int:
+        """The byte size of a buffer."""
+        return buf.shape[0]
+
+    @staticmethod
+    def array(v) -> np.ndarray:
+        """The NumPy array a view describes (shares the blob's memory)."""
+        item = v.dtype.itemsize
+        return _ndarray(v.shape, v.dtype, v.blob.data, v.offset * item,
+                        tuple(s * item for s in v.strides))
+
+
+register_backend("cpu", CpuBackend)

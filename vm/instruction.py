@@ -1,0 +1,28 @@
+"""Instructions: what the VM runs. A kernel, the views it reads and writes, attributes."""
+from __future__ import annotations
+
+
+class Instruction:
+    """One unit of work for a stream.
+
+    `kernel(ins, outs, attrs)` receives device arrays, never tensors. An elementwise
+    instruction has `expr` (a template over `{0}`, `{1}`... for its inputs) instead of a
+    kernel, so the fusion pass can merge it with its neighbours.
+    """
+
+    __slots__ = ("name", "kernel", "ins", "outs", "attrs", "expr", "stream", "seq", "fused")
+
+    def __init__(self, name: str, kernel, ins: tuple, outs: tuple, attrs=None, expr: str | None = None,
+                 stream: str = "compute"):
+        self.name = name
+        self.kernel = kernel
+        self.ins = ins        # Views, or plain scalars for elementwise inputs
+        self.outs = outs      # Views
+        self.attrs = attrs
+        self.expr = expr
+        self.stream = stream  # the name of the stream it runs on
+        self.seq = 0
+        self.fused = 1        # how many program instructions this one stands for
+
+    def __repr__(self) -> str:
+        return f"<Instruction {self.name} seq={self.seq}>"

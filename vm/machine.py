@@ -1,0 +1,249 @@
+"""The per-device virtual machine: a fusion window, streams, sync points, errors, counters."""
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+
+from .allocator import CachingAllocator
+from .blob import Blob, View
+from .fusion import config as fusion_config, lower, split_groups
+from .instruction import Instruction
+
+_mode = os.environ.get("TIDAL_VM_MODE", "async")
+if _mode not in ("sync", "async"):
+    raise ValueError(f"TIDAL_VM_MODE must be 'sync' or 'async', got {_mode!r}")
+
+
+class Stats:
+    """Counters every VM keeps (see `tidal.vm.stats()`)."""
+
+    __slots__ = ("instructions", "kernels", "fused_away", "allocations_avoided", "syncs",
+                 "kernel_time_ns")
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        """Zero every counter."""
+        self.instructions = self.kernels = self.fused_away = 0
+        self.allocations_avoided = self.syncs = self.kernel_time_ns = 0
+
+
+class Stream:
+    """A FIFO of instructions, run by a worker thread (async mode) or inline (sync mode)."""
+
+    def __init__(self, name: str, vm: "VirtualMachine"):
+        self.name = name
+        self.vm = vm
+        self.pushed = 0          # sequence number of the last instruction pushed
+        self.done = 0            # sequence number of the last instruction finished
+        self._queue: queue.SimpleQueue | None = None
+        self._cond = threading.Condition()
+        self._waiters = 0
+
+    def submit(self, batch: list) -> None:
+        """Number the instructions and hand them to the worker (or run them now)."""
+        for ins in batch:
+            self.pushed += 1
+            ins.seq = self.pushed
+            for v in ins.outs:
+                v.blob.writer = (self, self.pushed)
+        if _mode == "sync":
+            for ins in batch:
+                self.vm.execute(ins)
+            self.done = self.pushed
+            return
+        if self._queue is None:
+            self._queue = queue.SimpleQueue()
+            threading.Thread(target=self._work, name=f"tidal-{self.vm.device}-{self.name}",
+                             daemon=True).start()
+        self._queue.put(batch)
+
+    def _work(self) -> None:
+        get = self._queue.get
+        execute = self.vm.execute
+        while True:
+            batch = get()
+            for ins in batch:
+                execute(ins)
+                self.done = ins.seq
+            del batch, ins  # drop references so finished blobs can be freed
+            if self._waiters:
+                with self._cond:
+                    self._cond.notify_all()
+
+    def wait(self, seq: int) -> None:
+        """Block until the instruction numbered `seq` has run."""
+        if self.done >= seq:
+            return
+        with self._cond:
+            self._waiters += 1
+            try:
+                while self.done < seq:
+                    self._cond.wait(0.05)
+            finally:
+                self._waiters -= 1
+
+
+class VirtualMachine:
+    """One per device: instructions in, kernels out, with fusion and dependence tracking."""
+
+    def __init__(self, device, backend):
+        self.device = device
+        self.backend = backend
+        self.allocator = CachingAllocator(backend.raw_alloc, backend.size_of)
+        self.streams: dict[str, Stream] = {}
+        self.window: list[Instruction] = []
+        self.fusion = fusion_config
+        self.stats = Stats()
+        self.error: tuple | None = None  # (op name, exception) from a failed kernel
+        self.profiler = None
+
+    def stream(self, name: str) -> Stream:
+        """The stream called `name`, created on first use."""
+        s = self.streams.get(name)
+        if s is None:
+            s = self.streams[name] = Stream(name, self)
+        return s
+
+    # -- pushing -------------------------------------------------------------------------
+    def push(self, ins: Instruction) -> None:
+        """Queue an instruction; elementwise ones wait in the fusion window."""
+        self.stats.instructions += 1
+        if ins.expr is not None and self.fusion.enabled and _mode == "async":
+            self.window.append(ins)
+            if len(self.window) >= self.fusion.max_group:
+                self.flush()
+            return
+        if self.window:
+            self.flush()
+        if ins.expr is not None:
+            ins = lower([ins], self.fusion, self.stats)
+            if ins is None:
+                return
+        self.stream(ins.stream).submit([ins])
+
+    def flush(self) -> None:
+        """Fuse the pending window and hand it to the streams."""
+        window, self.window = self.window, []
+        batch = []
+        for group in split_groups(window, self.fusion.max_group):
+            ins = lower(group, self.fusion, self.stats)
+            if ins is not None:
+                batch.append(ins)
+        del window, group
+        if batch:
+            self.stream(batch[0].stream).submit(batch)
+
+    # -- running (on the stream's thread) ---------------------------------------------------
+    def execute(self, ins: Instruction) -> None:
+        """Allocate outputs, wait on other streams' writers, run the kernel, record failures."""
+        to_array = self.backend.array
+        try:
+            ins_arrays = []
+            for v in ins.ins:
+                if isinstance(v, View):
+                    blob = v.blob
+                    if blob.error is not None:
+                        raise blob.error
+                    if blob.data is None:  # read before any write: empty() memory
+                        blob.data = self.allocator.alloc(blob.nbytes)
+                    ins_arrays.append(to_array(v))
+                else:
+                    ins_arrays.append(v)
+            out_arrays = []
+            for v in ins.outs:
+                blob = v.blob
+                if blob.data is None:
+                    blob.data = self.allocator.alloc(blob.nbytes)
+                blob.error = None
+                out_arrays.append(to_array(v))
+            prof = self.profiler
+            t0 = time.perf_counter_ns() if prof is not None else 0
+            ins.kernel(ins_arrays, out_arrays, ins.attrs)
+            self.stats.kernels += 1
+            if prof is not None:
+                prof.record_kernel(ins, t0, time.perf_counter_ns())
+        except BaseException as exc:  # noqa: BLE001 - any kernel failure is reported at sync
+            for v in ins.outs:
+                v.blob.error = exc
+            if self.error is None:
+                self.error = (ins.name, exc)
+            if _mode == "sync":
+                self.raise_error()
+
+    # -- sync points -----------------------------------------------------------------------
+    def wait_blob(self, blob: Blob) -> None:
+        """Block until every pending write of `blob` is done; re-raise a kernel failure."""
+        self.stats.syncs += 1
+        if self.window:
+            self.flush()
+        writer = blob.writer
+        if writer is not None:
+            writer[0].wait(writer[1])
+        if self.error is not None:
+            self.raise_error()
+        if blob.error is not None:
+            raise blob.error
+
+    def synchronize(self) -> None:
+        """Wait for everything pushed so far."""
+        self.stats.syncs += 1
+        if self.window:
+            self.flush()
+        for s in list(self.streams.values()):
+            s.wait(s.pushed)
+        if self.error is not None:
+            self.raise_error()
+
+    def raise_error(self) -> None:
+        """Raise the pending kernel failure once, naming the op; the VM stays usable."""
+        name, exc = self.error
+        self.error = None
+        cls = type(exc)
+        msg = f"{name}: {exc}" if not str(exc).startswith(name) else str(exc)
+        try:
+            new = cls(msg)
+        except Exception:  # an exception type with an unusual constructor
+            new = RuntimeError(msg)
+        raise new from exc
+
+
+def set_mode(mode: str) -> None:
+    """Choose how instructions run: 'sync' (at the call, for debugging) or 'async' (workers)."""
+    global _mode
+    if mode not in ("sync", "async"):
+        raise ValueError(f"set_mode: mode must be 'sync' or 'async', got {mode!r}")
+    if mode != _mode:
+        for vm in _vms.values():
+            vm.synchronize()
+    _mode = mode
+
+
+def get_mode() -> str:
+    """The current scheduling mode."""
+    return _mode
+
+
+_vms: dict = {}
+_backends: dict = {}
+
+
+def register_backend(device_type: str, factory) -> None:
+    """Make `factory(device)` the way to build a device's memory backend."""
+    _backends[device_type] = factory
+
+
+def get_vm(device) -> VirtualMachine:
+    """The VM of a device, created on first use."""
+    vm = _vms.get(device)
+    if vm is None:
+        vm = _vms[device] = VirtualMachine(device, _backends[device.type](device))
+    return vm
+
+
+def all_vms() -> list:
+    """Every VM created so far."""
+    return list(_vms.values())
