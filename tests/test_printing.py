@@ -162,6 +162,8 @@ def test_known_literal_outputs():
         {"threshold": 5},
         {"threshold": 5, "edgeitems": 1},
         {"edgeitems": 0},
+        {"edgeitems": 0, "threshold": 0},
+        {"threshold": 0},
         {"profile": "short"},
         {"profile": "full"},
         {"profile": "default", "precision": 6, "linewidth": 120},
@@ -248,7 +250,8 @@ def _random_tensor(rng: np.random.Generator, pick: random.Random):
         return torch.tensor(a > 0).reshape(shape)
     if not dtype.is_floating_point:
         info = torch.iinfo(dtype)
-        a = np.clip(np.round(np.nan_to_num(a, posinf=info.max, neginf=info.min)), info.min, info.max)
+        lo, hi = max(info.min, -(2**62)), min(info.max, 2**62)  # stay exactly castable
+        a = np.clip(np.round(np.nan_to_num(a, posinf=hi, neginf=lo)), lo, hi)
         return torch.tensor(a.astype(np.int64)).to(dtype).reshape(shape)
     return torch.tensor(a, dtype=F64).to(dtype).reshape(shape)
 

@@ -57,7 +57,7 @@ class CachingAllocator:
     def free(self, buf) -> None:
         """Take a buffer back; it is cached unless the program still holds a view of it."""
         cls = self._size_of(buf)
-        # 3 = our argument, the caller's local and getrefcount's own: more means a live
+        # 3 = the blob's slot, our argument and getrefcount's own: more means a live
         # NumPy view from .numpy() still shares this memory, so it must not be reused.
         shared = sys.getrefcount(buf) > 3
         with self._lock:

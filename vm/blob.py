@@ -17,9 +17,8 @@ class Blob:
         self.version = 0          # bumped by every in-place write, shared by all views
 
     def __del__(self):
-        data = self.data
-        if data is not None and not self.external:
-            self.vm.allocator.free(data)
+        if self.data is not None and not self.external:
+            self.vm.allocator.free(self.data)  # no local: the allocator counts references
 
 
 class View:

@@ -44,22 +44,27 @@ class Program:
     __slots__ = ("lines", "n_in", "out_vars", "key", "numpy_fn")
 
     def __init__(self, lines: tuple, n_in: int, out_vars: tuple):
-        self.lines = lines          # ("t0", "f32(i0 + i1)"), ...
+        self.lines = lines          # (template, argument names): ("as_float32({0} + {1})", ("i0", "i1"))
         self.n_in = n_in
         self.out_vars = out_vars    # which temporaries are written to outputs, in order
         self.key = (lines, n_in, out_vars)
         self.numpy_fn = None
 
-    def source_body(self, indent: str) -> str:
-        """The SSA lines as Python statements."""
-        return "".join(f"{indent}{var} = {expr}\n" for var, expr in self.lines)
+    def source_body(self, indent: str, rename: dict | None = None) -> str:
+        """The SSA lines as Python statements (`rename` maps input names to local names)."""
+        out = []
+        for k, (template, args) in enumerate(self.lines):
+            if rename:
+                args = [rename.get(a, a) for a in args]
+            out.append(f"{indent}t{k} = {template.format(*args)}\n")
+        return "".join(out)
 
 
 def is_compilable(prog: Program) -> bool:
     """Whether every name `prog` uses exists in the compiled vocabulary."""
     if _compiled_vocab_module is None:
         return False
-    return _numpy_only is None or not any(_numpy_only.search(expr) for _, expr in prog.lines)
+    return _numpy_only is None or not any(_numpy_only.search(template) for template, _ in prog.lines)
 
 
 def numpy_function(prog: Program):
@@ -91,22 +96,12 @@ def _kernel_source(prog: Program, ndim: int, in_is_array: tuple) -> str:
     for d in range(ndim):
         lines.append(f"{indent}for j{d} in range(o0.shape[{d}]):")
         indent += "    "
-    body = []
-    for k, is_arr in enumerate(in_is_array):
-        if is_arr:
-            body.append(f"{indent}a{k} = i{k}[{idx}]")
-    sub = {f"i{k}": (f"a{k}" if is_arr else f"i{k}") for k, is_arr in enumerate(in_is_array)}
-    for var, expr in prog.lines:
-        for old, new in sub.items():  # inputs are read once into locals
-            expr = _rename(expr, old, new)
-        body.append(f"{indent}{var} = {expr}")
+    body = [f"{indent}a{k} = i{k}[{idx}]" for k, is_arr in enumerate(in_is_array) if is_arr]
+    rename = {f"i{k}": f"a{k}" for k, is_arr in enumerate(in_is_array) if is_arr}
+    body.append(prog.source_body(indent, rename).rstrip("\n"))
     for k, var in enumerate(prog.out_vars):
         body.append(f"{indent}o{k}[{idx}] = {var}")
     return "\n".join(lines + body) + "\n"
-
-
-def _rename(expr: str, old: str, new: str) -> str:
-    return re.sub(rf"\b{old}\b", new, expr)
 
 
 def _cache_dir() -> str:

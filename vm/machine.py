@@ -8,7 +8,7 @@ import time
 
 from .allocator import CachingAllocator
 from .blob import Blob, View
-from .fusion import config as fusion_config, lower, split_groups
+from .fusion import config as fusion_config, fuse_window
 from .instruction import Instruction
 
 _mode = os.environ.get("TIDAL_VM_MODE", "async")
@@ -43,17 +43,21 @@ class Stream:
         self._cond = threading.Condition()
         self._waiters = 0
 
-    def submit(self, batch: list) -> None:
-        """Number the instructions and hand them to the worker (or run them now)."""
+    def submit(self, batch: list, inline: bool = False) -> None:
+        """Number the instructions and hand them to the worker, or run them now: in sync mode,
+        or when the caller is about to wait for them anyway and the worker is idle (this
+        saves two thread switches per sync point)."""
+        idle = self.done == self.pushed
         for ins in batch:
             self.pushed += 1
             ins.seq = self.pushed
             for v in ins.outs:
                 v.blob.writer = (self, self.pushed)
-        if _mode == "sync":
+        if _mode == "sync" or (inline and idle):
+            execute = self.vm.execute
             for ins in batch:
-                self.vm.execute(ins)
-            self.done = self.pushed
+                execute(ins)
+                self.done = ins.seq
             return
         if self._queue is None:
             self._queue = queue.SimpleQueue()
@@ -110,32 +114,26 @@ class VirtualMachine:
 
     # -- pushing -------------------------------------------------------------------------
     def push(self, ins: Instruction) -> None:
-        """Queue an instruction; elementwise ones wait in the fusion window."""
+        """Queue an instruction. In async mode it waits in the window until the next flush."""
         self.stats.instructions += 1
-        if ins.expr is not None and self.fusion.enabled and _mode == "async":
-            self.window.append(ins)
-            if len(self.window) >= self.fusion.max_group:
-                self.flush()
-            return
-        if self.window:
+        window = self.window
+        window.append(ins)
+        if _mode == "sync" or len(window) >= self.fusion.max_group:
             self.flush()
-        if ins.expr is not None:
-            ins = lower([ins], self.fusion, self.stats)
-            if ins is None:
-                return
-        self.stream(ins.stream).submit([ins])
 
-    def flush(self) -> None:
-        """Fuse the pending window and hand it to the streams."""
+    def flush(self, inline: bool = False) -> None:
+        """Fuse the pending window and hand it to the streams (`inline`: a sync point follows)."""
         window, self.window = self.window, []
-        batch = []
-        for group in split_groups(window, self.fusion.max_group):
-            ins = lower(group, self.fusion, self.stats)
-            if ins is not None:
-                batch.append(ins)
-        del window, group
-        if batch:
-            self.stream(batch[0].stream).submit(batch)
+        batch = fuse_window(window, self.stats)
+        del window
+        if not batch:
+            return
+        by_stream: dict = {}
+        for ins in batch:
+            by_stream.setdefault(ins.stream, []).append(ins)
+        del ins
+        for name, part in by_stream.items():
+            self.stream(name).submit(part, inline)
 
     # -- running (on the stream's thread) ---------------------------------------------------
     def execute(self, ins: Instruction) -> None:
@@ -179,7 +177,7 @@ class VirtualMachine:
         """Block until every pending write of `blob` is done; re-raise a kernel failure."""
         self.stats.syncs += 1
         if self.window:
-            self.flush()
+            self.flush(inline=True)
         writer = blob.writer
         if writer is not None:
             writer[0].wait(writer[1])
@@ -192,7 +190,7 @@ class VirtualMachine:
         """Wait for everything pushed so far."""
         self.stats.syncs += 1
         if self.window:
-            self.flush()
+            self.flush(inline=True)
         for s in list(self.streams.values()):
             s.wait(s.pushed)
         if self.error is not None:
