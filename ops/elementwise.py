@@ -14,6 +14,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm import Instruction, codegen
 from .broadcast import broadcast_shapes
+from .special import NUMPY_FUNCS as SPECIAL_NUMPY_FUNCS
 
 
 class ElemOp:
@@ -48,7 +49,8 @@ _declare("same", 2, {"sub": "{0} - {1}", "floor_divide": "np.floor_divide({0}, {
 _declare("float", 2, {"div": "{0} / {1}", "atan2": "np.arctan2({0}, {1})", "hypot": "np.hypot({0}, {1})",
                       "logaddexp": "np.logaddexp({0}, {1})", "logaddexp2": "np.logaddexp2({0}, {1})",
                       "copysign": "np.copysign({0}, {1})", "nextafter": "np.nextafter({0}, {1})",
-                      "xlogy": "where({0} == 0, {0} * 0, {0} * np.log({1}))"})
+                      "xlogy": "where(np.isnan({1}), {1}, where({0} == 0, {0} * 0, {0} * np.log({1})))",
+                      "polygamma": "polygamma({1}, {0})"})
 _declare("bool", 2, {"eq": "{0} == {1}", "ne": "{0} != {1}", "lt": "{0} < {1}", "le": "{0} <= {1}",
                      "gt": "{0} > {1}", "ge": "{0} >= {1}"})
 _declare("logical", 2, {"logical_and": "{0} & {1}", "logical_or": "{0} | {1}", "logical_xor": "{0} ^ {1}"})
@@ -57,10 +59,10 @@ _declare("int", 2, {"bitwise_and": "{0} & {1}", "bitwise_or": "{0} | {1}", "bitw
                     "bitwise_left_shift": "np.left_shift({0}, {1})",
                     "bitwise_right_shift": "np.right_shift({0}, {1})"})
 _declare("int", 1, {"bitwise_not": "np.invert({0})"})
-_declare("keep", 1, {"neg": "-{0}", "abs": "np.abs({0})", "sign": "np.sign({0})", "square": "{0} * {0}",
-                     "floor": "np.floor({0})", "ceil": "np.ceil({0})", "trunc": "np.trunc({0})",
-                     "round": "np.rint({0})", "frac": "{0} - np.trunc({0})",
-                     "relu": "np.maximum({0}, {0} * 0)", "positive": "{0}"})
+_declare("keep", 1, {"neg": "-{0}", "sign": "sgn({0})", "square": "{0} * {0}"})
+_declare("keep", 1, {"abs": "np.abs({0})", "floor": "np.floor({0})", "ceil": "np.ceil({0})",
+                     "trunc": "np.trunc({0})", "round": "np.rint({0})", "frac": "{0} - np.trunc({0})",
+                     "relu": "np.maximum({0}, {0} * 0)", "positive": "{0}"}, no_bool=True)
 _declare("bool", 1, {"isnan": "np.isnan({0})", "isinf": "np.isinf({0})", "isfinite": "np.isfinite({0})",
                      "isposinf": "np.isinf({0}) & ({0} > 0)", "isneginf": "np.isinf({0}) & ({0} < 0)",
                      "signbit": "np.signbit({0})"})
@@ -72,7 +74,8 @@ _declare("float", 1, {
     "sinh": "np.sinh({0})", "cosh": "np.cosh({0})", "tanh": "np.tanh({0})", "asinh": "np.arcsinh({0})",
     "acosh": "np.arccosh({0})", "atanh": "np.arctanh({0})", "sigmoid": "1 / (1 + np.exp(-{0}))",
     "erf": "erf({0})", "erfc": "erfc({0})", "lgamma": "lgamma({0})", "deg2rad": "np.deg2rad({0})",
-    "rad2deg": "np.rad2deg({0})", "sinc": "np.sinc({0})", "logit": "np.log({0} / (1 - {0}))"})
+    "rad2deg": "np.rad2deg({0})", "sinc": "np.sinc({0})", "logit": "np.log({0} / (1 - {0}))",
+    "erfinv": "erfinv({0})", "digamma": "digamma({0})", "i0": "bessel_i0({0})"})
 _declare("same", 3, {"clamp": "np.minimum(np.maximum({0}, {1}), {2})"})
 _declare("float", 3, {"lerp": "{0} + {2} * ({1} - {0})"})
 _declare("where", 3, {"where": "where({0}, {1}, {2})"})
@@ -83,15 +86,10 @@ def _caster(np_dtype):
     return lambda x: np.asarray(x).astype(np_dtype, copy=False)
 
 
-def _ufunc(fn, out_dtype=None):
-    vec = np.frompyfunc(fn, 1, 1)
-    return lambda x: np.asarray(vec(x), dtype=np.asarray(x).dtype if out_dtype is None else out_dtype)
-
-
 NUMPY_VOCAB = {f"as_{d.name}": _caster(d.np) for d in dt.ALL}
 NUMPY_VOCAB["as_bool"] = _caster(np.bool_)
-NUMPY_VOCAB.update(where=np.where, erf=_ufunc(math.erf), erfc=_ufunc(math.erfc), lgamma=_ufunc(math.lgamma),
-                   math=math)
+NUMPY_VOCAB.update(where=np.where, math=math)
+NUMPY_VOCAB.update(SPECIAL_NUMPY_FUNCS)  # erf, digamma, sgn...: lazily vectorized scalar_kernels code
 codegen.register_vocabulary(NUMPY_VOCAB, "tidal.ops.scalar_kernels",
                             numpy_only=("as_float16", "as_bfloat16"))
 
@@ -213,6 +211,7 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         out = Tensor._empty(plan.shape, plan.dtype, dev)
     else:
         check_inplace(op.name, out, plan)
+        check_overlap(out, args)
     ins = tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
     out._vm.push(Instruction(name, None, ins, (out._v,), expr=plan.expr))
     return out
@@ -227,3 +226,30 @@ def check_inplace(name: str, out: Tensor, plan: Plan) -> None:
         raise RuntimeError(f"result type {torch_name(plan.dtype)} can't be cast to the desired output "
                            f"type {torch_name(out.dtype)}")
     out._v.blob.version += 1
+
+
+def _offsets(v) -> np.ndarray:
+    grids = np.ix_(*[np.arange(n) * s for n, s in zip(v.shape, v.strides)]) if v.shape else ()
+    return np.unique(sum(grids, np.zeros((), np.int64)) + v.offset) if v.shape else np.array([v.offset])
+
+
+def _span(v) -> tuple:
+    far = sum((n - 1) * s for n, s in zip(v.shape, v.strides) if n > 0)
+    return v.offset, v.offset + far
+
+
+def check_overlap(out: Tensor, args: tuple) -> None:
+    """PyTorch's error when an input partly overlaps the memory an in-place op writes."""
+    ov = out._v
+    for a in args:
+        if not isinstance(a, Tensor) or a._v.blob is not ov.blob or a._v is ov:
+            continue
+        av = a._v
+        if (av.shape, av.strides, av.offset) == (ov.shape, ov.strides, ov.offset) or 0 in av.shape or 0 in ov.shape:
+            continue
+        (lo_a, hi_a), (lo_o, hi_o) = _span(av), _span(ov)
+        if hi_a < lo_o or hi_o < lo_a or not np.intersect1d(_offsets(av), _offsets(ov)).size:
+            continue
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
+                           "tensor refer to a single memory location. Please clone() the tensor before "
+                           "performing the operation.")

@@ -30,6 +30,7 @@ class CachingAllocator:
         self.allocs = 0
         self.cache_hits = 0
         self.limit = 1 << 30  # cached bytes kept before the cache is trimmed
+        self._lent: list = []  # freed buffers a NumPy view still shared; reclaimed once it dies
 
     def alloc(self, nbytes: int):
         """A buffer of at least `nbytes`, from the cache when one of its class is free."""
@@ -42,7 +43,7 @@ class CachingAllocator:
                 self.cache_hits += 1
                 self.cached -= cls
             else:
-                buf = None
+                buf = self._reclaim(cls)
             self.in_use += cls
             if self.in_use > self.peak:
                 self.peak = self.in_use
@@ -62,15 +63,33 @@ class CachingAllocator:
         shared = sys.getrefcount(buf) > 3
         with self._lock:
             self.in_use -= cls
-            if shared or self.cached + cls > self.limit:
+            if shared:
+                if len(self._lent) < 64:
+                    self._lent.append(buf)
+                return
+            if self.cached + cls > self.limit:
                 return
             self._free.setdefault(cls, []).append(buf)
             self.cached += cls
+
+    def _reclaim(self, cls: int):
+        # A lent buffer whose last outside view has died can be reused (2 = the list + argument).
+        lent = self._lent
+        for k in range(len(lent) - 1, -1, -1):
+            if sys.getrefcount(lent[k]) == 2:
+                buf = lent.pop(k)
+                if self._size_of(buf) == cls:
+                    self.cache_hits += 1
+                    return buf
+                self._free.setdefault(self._size_of(buf), []).append(buf)
+                self.cached += self._size_of(buf)
+        return None
 
     def empty_cache(self) -> None:
         """Drop every cached buffer."""
         with self._lock:
             self._free.clear()
+            self._lent.clear()
             self.cached = 0
 
     def stats(self) -> dict:

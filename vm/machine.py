@@ -58,6 +58,8 @@ class Stream:
             for ins in batch:
                 execute(ins)
                 self.done = ins.seq
+            if _mode == "sync" and self.vm.error is not None:
+                self.vm.raise_error()  # sync mode is for debugging: fail at the call
             return
         if self._queue is None:
             self._queue = queue.SimpleQueue()
@@ -169,8 +171,6 @@ class VirtualMachine:
                 v.blob.error = exc
             if self.error is None:
                 self.error = (ins.name, exc)
-            if _mode == "sync":
-                self.raise_error()
 
     # -- sync points -----------------------------------------------------------------------
     def wait_blob(self, blob: Blob) -> None:
