@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from . import vm
 from .ops import *  # noqa: F401,F403
+from . import autograd
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import __all__ as _ops_all
 from .tensor import Size, Tensor, device
 from .tensor import dtype as _dt
@@ -15,6 +17,9 @@ half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 
 __version__ = "0.1.0"
+
+for _name, _fn in autograd.api.METHODS.items():
+    setattr(Tensor, _name, _fn)
 
 
 def sync() -> None:
@@ -38,4 +43,5 @@ def numel(input: Tensor) -> int:
 
 __all__ = list(_ops_all) + ["Tensor", "Size", "device", "dtype", "sync", "synchronize", "is_tensor", "numel",
                             "get_default_dtype", "set_default_dtype", "promote_types", "set_printoptions",
-                            "get_printoptions", "vm"]
+                            "get_printoptions", "vm", "autograd", "no_grad", "enable_grad", "set_grad_enabled",
+                            "inference_mode", "is_grad_enabled"]

@@ -1,114 +1,209 @@
-"""Creation functions: tensor, as_tensor, from_numpy, zeros/ones/full/empty and friends."""
+"""Creation functions: empty/zeros/ones/full and their `_like` and `new_` forms, eye, empty_strided.
+
+Fills are VM instructions (math_api.fill_), so a large `zeros` costs the caller nothing.
+`tensor`, `as_tensor`, `from_numpy` live in from_data.py and `arange`, `linspace`,
+`logspace` in ranges.py; they are exported from here. Random creation is in random.py.
+"""
 from __future__ import annotations
 
-import numpy as np
-
-from ..tensor import Tensor, device as _device
+from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..vm import View
+from .factory_args import (check_requires_grad, check_shape, device_arg, dtype_arg, empty_like_tensor,
+                           empty_strided_tensor, fill_scalar, int_arg, number_arg, out_dtype, reject_extra,
+                           size_tuple, size_varargs, tensor_arg, write_out)
+from .from_data import as_tensor, from_numpy, tensor
 from .math_api import fill_
+from .ranges import arange, linspace, logspace
 
-__all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"]
+__all__ = ["tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
+           "ones_like", "full_like", "empty_strided", "scalar_tensor", "eye", "arange", "linspace", "logspace"]
 METHODS: dict = {}
 
-
-def _resolve_device(device) -> object:
-    return _device("cpu") if device is None else _device(device)
+_ZEROS_NEGATIVE = "zeros: Dimension size must be non-negative."
 
 
-def _shape_arg(name: str, size) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    for s in size:
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
-            raise TypeError(f"{name}(): argument 'size' must be tuple of ints, but found element of type "
-                            f"{type(s).__name__}")
-        if s < 0:
-            raise RuntimeError(f"{name}(): Trying to create tensor with negative dimension {s}: {list(size)}")
-    return tuple(int(s) for s in size)
+def _filled(t: Tensor, fn: str, value) -> Tensor:
+    """Queue the fill of a fresh tensor (a creation, not an in-place write: version stays 0)."""
+    fill_(t, fill_scalar(fn, value, t.dtype))
+    t._v.blob.version = 0
+    return t
 
 
-def _infer_dtype(data) -> dt.dtype:
-    arr = np.asarray(data)
-    if arr.dtype.kind == "f":
-        return dt.get_default_dtype() if not isinstance(data, np.ndarray) else dt.from_numpy(arr.dtype)
-    if arr.dtype.kind in "iu" and not isinstance(data, np.ndarray):
-        return dt.int64
-    return dt.from_numpy(arr.dtype)
-
-
-def _to_array(data):
-    if isinstance(data, Tensor):
-        return data.detach()._host_array()
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
-        return np.stack([_to_array(x) for x in data]) if data else np.asarray(data)
-    return data
-
-
-def tensor(data, *, dtype: dt.dtype | None = None, device=None, requires_grad: bool = False,
-           pin_memory: bool = False) -> Tensor:
-    """A new tensor holding a copy of `data` (nested lists, numbers, arrays, tensors)."""
-    data = _to_array(data)
-    if isinstance(data, (list, tuple)):
-        flat = data
-        while isinstance(flat, (list, tuple)) and flat:
-            flat = flat[0]
-        if isinstance(flat, str):
-            raise TypeError(f"new(): invalid data type '{type(flat).__name__}'")
-    try:
-        inferred = _infer_dtype(data) if dtype is None else dtype
-        arr = np.array(data, dtype=inferred.np if inferred.np.kind != "V" else np.float32)
-    except (ValueError, TypeError) as exc:
-        raise TypeError(f"tensor(): could not convert data of type {type(data).__name__}: {exc}") from None
-    out = Tensor._from_array(arr.astype(inferred.np, copy=False), inferred)
-    out = out.to(_resolve_device(device)) if device is not None else out
+def _new(fn: str, shape: tuple, dtype, device, requires_grad: bool, default_dtype: dt.dtype,
+         default_device=None, out=None) -> Tensor:
+    """A fresh contiguous tensor after PyTorch's checks of dtype (`out=`'s if given), device, requires_grad."""
+    dtype = out_dtype(fn, dtype_arg(fn, dtype), out) or default_dtype
+    dev = default_device if device is None and default_device is not None else device_arg(device)
+    check_requires_grad(dtype, requires_grad)
+    out = Tensor._empty(shape, dtype, dev)
     out.requires_grad = requires_grad
     return out
 
 
-def as_tensor(data, dtype: dt.dtype | None = None, device=None) -> Tensor:
-    """`data` as a tensor, sharing memory when it already is one (or a NumPy array) of that dtype."""
-    if isinstance(data, Tensor):
-        out = data if dtype is None else data.to(dtype)
-        return out if device is None else out.to(device)
-    if isinstance(data, np.ndarray) and (dtype is None or dtype.np == data.dtype) and device in (None, "cpu"):
-        return from_numpy(data)
-    return tensor(data, dtype=dtype, device=device)
+# -- from a size -------------------------------------------------------------------------------------
+def empty(*size, out=None, dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
+          pin_memory: bool = False, memory_format=None, **kwargs) -> Tensor:
+    """An uninitialised tensor: `empty(2, 3)`, `empty((2, 3))`, `empty(size=[2, 3])`."""
+    shape = check_shape(size_varargs("empty", size, kwargs.pop("size", None)))
+    reject_extra("empty", kwargs)
+    return write_out(_new("empty", shape, dtype, device, requires_grad, dt.get_default_dtype(), out=out), out)
 
 
-def from_numpy(ndarray: np.ndarray) -> Tensor:
-    """A tensor sharing `ndarray`'s memory."""
-    if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    return Tensor._from_array(ndarray, dt.from_numpy(ndarray.dtype), share=True)
-
-
-def empty(*size, dtype: dt.dtype | None = None, device=None, requires_grad: bool = False, **_) -> Tensor:
-    """An uninitialised tensor."""
-    out = Tensor._empty(_shape_arg("empty", size), dtype or dt.get_default_dtype(), _resolve_device(device))
-    out.requires_grad = requires_grad
-    return out
-
-
-def full(size, fill_value, *, dtype: dt.dtype | None = None, device=None, requires_grad: bool = False,
-         **_) -> Tensor:
-    """A tensor of `size` filled with `fill_value` (dtype inferred from it, as PyTorch)."""
-    if dtype is None:
-        dtype = dt.scalar_dtype(fill_value)
-    out = Tensor._empty(_shape_arg("full", tuple(size) if isinstance(size, (list, tuple)) else (size,)),
-                        dtype, _resolve_device(device))
-    fill_(out, fill_value)
-    out._v.blob.version = 0
-    out.requires_grad = requires_grad
-    return out
-
-
-def zeros(*size, dtype: dt.dtype | None = None, device=None, requires_grad: bool = False, **_) -> Tensor:
+def zeros(*size, out=None, dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
+          pin_memory: bool = False, **kwargs) -> Tensor:
     """A tensor of zeros."""
-    return full(_shape_arg("zeros", size), 0, dtype=dtype or dt.get_default_dtype(), device=device,
-                requires_grad=requires_grad)
+    shape = check_shape(size_varargs("zeros", size, kwargs.pop("size", None)), _ZEROS_NEGATIVE)
+    reject_extra("zeros", kwargs)
+    t = _new("zeros", shape, dtype, device, requires_grad, dt.get_default_dtype(), out=out)
+    return write_out(_filled(t, "zeros", 0), out)
 
 
-def ones(*size, dtype: dt.dtype | None = None, device=None, requires_grad: bool = False, **_) -> Tensor:
+def ones(*size, out=None, dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
+         pin_memory: bool = False, **kwargs) -> Tensor:
     """A tensor of ones."""
-    return full(_shape_arg("ones", size), 1, dtype=dtype or dt.get_default_dtype(), device=device,
-                requires_grad=requires_grad)
+    shape = check_shape(size_varargs("ones", size, kwargs.pop("size", None)))
+    reject_extra("ones", kwargs)
+    t = _new("ones", shape, dtype, device, requires_grad, dt.get_default_dtype(), out=out)
+    return write_out(_filled(t, "ones", 1), out)
+
+
+def full(size, fill_value, *, out=None, dtype: dt.dtype | None = None, layout=None, device=None,
+         pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """A tensor of `size` filled with `fill_value`; its dtype follows the value (bool, int64, default float)."""
+    shape = check_shape(size_tuple("full", size))
+    value = number_arg("full", "fill_value", fill_value, 2)
+    t = _new("full", shape, dtype, device, requires_grad, dt.scalar_dtype(value), out=out)
+    return write_out(_filled(t, "full", value), out)
+
+
+def empty_strided(size, stride, *, dtype: dt.dtype | None = None, layout=None, device=None,
+                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor with the given strides (in elements)."""
+    shape = check_shape(size_tuple("empty_strided", size))
+    strides = size_tuple("empty_strided", stride, 2, "stride")
+    if len(shape) != len(strides):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality of strides "
+                           f"({len(strides)})")
+    if any(s < 0 for s in strides):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and "
+                           f"strides={list(strides)}")
+    dtype = dtype_arg("empty_strided", dtype) or dt.get_default_dtype()
+    check_requires_grad(dtype, requires_grad)
+    out = empty_strided_tensor(shape, strides, dtype, device_arg(device))
+    out.requires_grad = requires_grad
+    return out
+
+
+def scalar_tensor(s, *, dtype: dt.dtype | None = None, layout=None, device=None, pin_memory: bool = False,
+                  requires_grad: bool = False) -> Tensor:
+    """A 0-d tensor holding `s` (in the default float dtype unless `dtype` says otherwise)."""
+    value = number_arg("scalar_tensor", "s", s, 1)
+    t = _new("scalar_tensor", (), dtype, device, requires_grad, dt.get_default_dtype())
+    return _filled(t, "scalar_tensor", value)
+
+
+def eye(n, m=None, *, out=None, dtype: dt.dtype | None = None, layout=None, device=None,
+        pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """An n x m matrix with ones on the diagonal (m defaults to n)."""
+    n = int_arg("eye", "n", n, 1)
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    m = n if m is None else int_arg("eye", "m", m, 2)
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    t = _filled(_new("eye", (n, m), dtype, device, requires_grad, dt.get_default_dtype(), out=out), "eye", 0)
+    k = min(n, m)
+    if k:  # the diagonal is a strided view of the same memory; filling it is one more instruction
+        diagonal = Tensor._make(View(t._v.blob, (k,), (m + 1,), 0, t._v.dtype), t.dtype, t.device, t._vm, base=t)
+        fill_(diagonal, fill_scalar("eye", 1, t.dtype))
+        t._v.blob.version = 0
+    return write_out(t, out)
+
+
+# -- like another tensor -------------------------------------------------------------------------------
+def _like(fn: str, input, dtype, device, requires_grad: bool, memory_format) -> Tensor:
+    """A fresh tensor shaped (and laid out) like `input`, after PyTorch's argument checks."""
+    tensor_arg(fn, "input", input)
+    dtype = dtype_arg(fn, dtype) or input.dtype
+    dev = input.device if device is None else device_arg(device)
+    check_requires_grad(dtype, requires_grad)
+    out = empty_like_tensor(input, dtype, dev, memory_format)
+    out.requires_grad = requires_grad
+    return out
+
+
+def empty_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
+               requires_grad: bool = False, memory_format=None) -> Tensor:
+    """An uninitialised tensor like `input` (same shape, dtype, device and layout unless given)."""
+    return _like("empty_like", input, dtype, device, requires_grad, memory_format)
+
+
+def zeros_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
+               requires_grad: bool = False, memory_format=None) -> Tensor:
+    """Zeros shaped like `input`."""
+    return _filled(_like("zeros_like", input, dtype, device, requires_grad, memory_format), "zeros_like", 0)
+
+
+def ones_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
+              requires_grad: bool = False, memory_format=None) -> Tensor:
+    """Ones shaped like `input`."""
+    return _filled(_like("ones_like", input, dtype, device, requires_grad, memory_format), "ones_like", 1)
+
+
+def full_like(input: Tensor, fill_value, *, dtype: dt.dtype | None = None, layout=None, device=None,
+              requires_grad: bool = False, memory_format=None) -> Tensor:
+    """`fill_value` shaped like `input` (in `input`'s dtype unless given)."""
+    value = number_arg("full_like", "fill_value", fill_value, 2)
+    return _filled(_like("full_like", input, dtype, device, requires_grad, memory_format), "full_like", value)
+
+
+# -- Tensor.new_*: the dtype and device of `self` by default ------------------------------------------------
+def new_empty(self: Tensor, *size, dtype: dt.dtype | None = None, device=None, requires_grad: bool = False,
+              layout=None, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor with this tensor's dtype and device."""
+    shape = check_shape(size_varargs("new_empty", size))
+    return _new("new_empty", shape, dtype, device, requires_grad, self.dtype, self.device)
+
+
+def new_zeros(self: Tensor, *size, dtype: dt.dtype | None = None, device=None, requires_grad: bool = False,
+              layout=None, pin_memory: bool = False) -> Tensor:
+    """Zeros with this tensor's dtype and device."""
+    shape = check_shape(size_varargs("new_zeros", size))
+    t = _new("new_zeros", shape, dtype, device, requires_grad, self.dtype, self.device)
+    return _filled(t, "new_zeros", 0)
+
+
+def new_ones(self: Tensor, *size, dtype: dt.dtype | None = None, device=None, requires_grad: bool = False,
+             layout=None, pin_memory: bool = False) -> Tensor:
+    """Ones with this tensor's dtype and device."""
+    shape = check_shape(size_varargs("new_ones", size))
+    t = _new("new_ones", shape, dtype, device, requires_grad, self.dtype, self.device)
+    return _filled(t, "new_ones", 1)
+
+
+def new_full(self: Tensor, size, fill_value, *, dtype: dt.dtype | None = None, device=None,
+             requires_grad: bool = False, layout=None, pin_memory: bool = False) -> Tensor:
+    """`fill_value` everywhere, in this tensor's dtype (not the value's) and device."""
+    shape = check_shape(size_tuple("new_full", size))
+    value = number_arg("new_full", "fill_value", fill_value, 2)
+    t = _new("new_full", shape, dtype, device, requires_grad, self.dtype, self.device)
+    return _filled(t, "new_full", value)
+
+
+def new_tensor(self: Tensor, data, *, dtype: dt.dtype | None = None, device=None, requires_grad: bool = False,
+               layout=None, pin_memory: bool = False) -> Tensor:
+    """A copy of `data` in this tensor's dtype and device (unless given)."""
+    return tensor(data, dtype=dtype_arg("new_tensor", dtype) or self.dtype,
+                  device=self.device if device is None else device, requires_grad=requires_grad)
+
+
+def new_empty_strided(self: Tensor, size, stride, *, dtype: dt.dtype | None = None, device=None,
+                      requires_grad: bool = False, layout=None, pin_memory: bool = False) -> Tensor:
+    """An uninitialised strided tensor with this tensor's dtype and device."""
+    return empty_strided(size, stride, dtype=dtype_arg("new_empty_strided", dtype) or self.dtype,
+                         device=self.device if device is None else device, requires_grad=requires_grad)
+
+
+METHODS.update(new_empty=new_empty, new_zeros=new_zeros, new_ones=new_ones, new_full=new_full,
+               new_tensor=new_tensor, new_empty_strided=new_empty_strided)

@@ -13,6 +13,7 @@ import numpy as np
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm import Instruction, codegen
+from ..autograd.graph import needs_grad
 from .broadcast import broadcast_shapes
 from .special import NUMPY_FUNCS as SPECIAL_NUMPY_FUNCS
 
@@ -207,6 +208,7 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
     op = OPS[name]
     plan = plan_for(op, args)
     dev = _device_of(op, args)
+    inplace = out is not None
     if out is None:
         out = Tensor._empty(plan.shape, plan.dtype, dev)
     else:
@@ -214,7 +216,17 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         check_overlap(out, args)
     ins = tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
     out._vm.push(Instruction(name, None, ins, (out._v,), expr=plan.expr))
+    if plan.dtype.category == dt.FLOAT and needs_grad(args):
+        if inplace:
+            check_leaf_inplace(out)
+        derivatives.record(name, args, out)
     return out
+
+
+def check_leaf_inplace(out: Tensor) -> None:
+    """PyTorch's error for an in-place op on a leaf that requires grad (in grad mode)."""
+    if out.requires_grad and out.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 
 def check_inplace(name: str, out: Tensor, plan: Plan) -> None:
@@ -253,3 +265,6 @@ def check_overlap(out: Tensor, args: tuple) -> None:
         raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
                            "tensor refer to a single memory location. Please clone() the tensor before "
                            "performing the operation.")
+
+
+from . import derivatives  # noqa: E402  (its formulas call back into this module)

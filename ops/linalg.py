@@ -1,3 +1,552 @@
-"""(being written)"""
-__all__: list = []
+"""Products of tensors: matmul and its BLAS family, dot products, tensordot, einsum, trace, kron, cross.
+
+Every matrix product runs one kernel, "matmul": `beta * c + alpha * (a @ b)` with NumPy's
+broadcasting rules. Checks follow the path PyTorch's matmul takes (dot, mv, mm or bmm), so the
+error a user sees names the same shapes and dtypes torch's would.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from ..tensor.tensor import contiguous_strides, numel_of
+from ..vm import View
+from . import math_api as M
+from .broadcast import broadcast_shapes
+from .dispatch import launch, launch_into, register_kernel
+from .einsum import einsum
+from .elementwise import torch_name
+
+__all__ = ["matmul", "mm", "bmm", "mv", "addmm", "addmv", "addbmm", "baddbmm", "dot", "vdot", "inner",
+           "outer", "ger", "tensordot", "einsum", "trace", "kron", "cross"]
 METHODS: dict = {}
+
+# PyTorch's C++ type names, as its mm/baddbmm dtype errors print them.
+C_NAMES = {dt.float32: "float", dt.float64: "double", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16",
+           dt.int64: "long int", dt.int32: "int", dt.int16: "short int", dt.int8: "signed char",
+           dt.uint8: "unsigned char", dt.bool_: "bool"}
+HALF_NP = (np.dtype(np.float16), dt.bfloat16.np)  # stored in 16 bits, computed in float32
+
+
+# -- kernels ---------------------------------------------------------------------------------------
+def _blas_ready(x: np.ndarray) -> np.ndarray:
+    """`x`, or a contiguous copy when its matrix layout would push NumPy off BLAS onto a slow loop."""
+    if x.dtype.kind != "f" or x.ndim == 0:
+        return x
+    item = x.itemsize
+    if x.ndim == 1:
+        return x if x.strides[0] == item or x.shape[0] <= 1 else np.ascontiguousarray(x)
+    (rows, cols), (s0, s1) = x.shape[-2:], x.strides[-2:]
+    if (s1 == item and s0 >= cols * item) or (s0 == item and s1 >= rows * item):
+        return x
+    return np.ascontiguousarray(x)
+
+
+def _exact_in_float64(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether an integer product of `a` and `b` fits float64's 53-bit mantissa (so BLAS is exact)."""
+    if a.size == 0 or b.size == 0:
+        return True
+    bound_a = max(abs(int(a.max())), abs(int(a.min())))
+    bound_b = max(abs(int(b.max())), abs(int(b.min())))
+    depth = a.shape[-1] if a.ndim else 1
+    return bound_a * bound_b * max(depth, 1) < 2 ** 53
+
+
+def product_into(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> None:
+    """acc[...] = a @ b (NumPy's matmul rules), through BLAS whenever the result stays exact."""
+    kind = acc.dtype.kind
+    if kind in "iu":
+        if _exact_in_float64(a, b):
+            exact = np.asarray(np.matmul(a.astype(np.float64), b.astype(np.float64))).astype(np.int64)
+            acc[...] = exact.astype(acc.dtype, copy=False)  # through int64: narrow types wrap as in PyTorch
+        else:  # integer overflow wraps, as in PyTorch
+            np.matmul(a, b, out=acc)
+    elif acc.dtype in HALF_NP:
+        acc[...] = np.matmul(a.astype(np.float32), b.astype(np.float32))
+    else:
+        np.matmul(_blas_ready(a), _blas_ready(b), out=acc)
+
+
+def _fold_batches(a: np.ndarray, b: np.ndarray) -> tuple:
+    """(B,n,k), (B,k,m) -> (n,B*k), (B*k,m): one product that sums the B products (addbmm)."""
+    batches, n, k = a.shape
+    return a.transpose(1, 0, 2).reshape(n, batches * k), b.reshape(batches * k, b.shape[2])
+
+
+@register_kernel("matmul", "cpu")
+def _matmul_kernel(ins, outs, attrs) -> None:
+    a, b = ins[0], ins[1]
+    addend = ins[2] if len(ins) > 2 else None
+    out = outs[0]
+    alpha, beta, sum_batches = attrs
+    if sum_batches:
+        a, b = _fold_batches(a, b)
+    compute = np.float32 if out.dtype in HALF_NP else out.dtype
+    # write straight into `out` unless it must hold float32 or still has to be read as the addend
+    direct = compute == out.dtype and (addend is None or beta == 0 or not np.may_share_memory(out, addend))
+    acc = out if direct else np.empty(out.shape, compute)
+    if alpha == 0:  # PyTorch skips the product: inf or nan in a or b don't leak through
+        acc[...] = 0
+    else:
+        product_into(a, b, acc)
+        if alpha != 1:
+            acc *= alpha
+    if addend is not None and beta != 0:
+        acc += addend.astype(compute, copy=False) if beta == 1 else addend.astype(compute) * beta
+    if acc is not out:
+        out[...] = acc
+
+
+@register_kernel("trace", "cpu")
+def _trace_kernel(ins, outs, attrs) -> None:
+    x, out = ins[0], outs[0]
+    out[...] = np.trace(x, dtype=np.float32 if out.dtype in HALF_NP else out.dtype)
+
+
+@register_kernel("tensordot", "cpu")
+def _tensordot_kernel(ins, outs, attrs) -> None:
+    a, b = ins
+    dims_a, dims_b = attrs
+    for da, db in zip(dims_a, dims_b):  # a size-1 side broadcasts: sum the other side first
+        if a.shape[da] == 1 and b.shape[db] != 1:
+            b = b.sum(axis=db, keepdims=True, dtype=b.dtype)
+        elif b.shape[db] == 1 and a.shape[da] != 1:
+            a = a.sum(axis=da, keepdims=True, dtype=a.dtype)
+    free_a = [i for i in range(a.ndim) if i not in dims_a]
+    free_b = [i for i in range(b.ndim) if i not in dims_b]
+    depth = numel_of(tuple(a.shape[d] for d in dims_a))
+    rows = numel_of(tuple(a.shape[d] for d in free_a))
+    cols = numel_of(tuple(b.shape[d] for d in free_b))
+    a2 = a.transpose(free_a + list(dims_a)).reshape(rows, depth)
+    b2 = b.transpose(list(dims_b) + free_b).reshape(depth, cols)
+    out = outs[0]
+    if out.flags.c_contiguous:  # new outputs are: the 2-D view writes straight into them
+        product_into(a2, b2, out.reshape(rows, cols))
+    else:
+        result = np.empty((rows, cols), out.dtype)
+        product_into(a2, b2, result)
+        out[...] = result.reshape(out.shape)
+
+
+@register_kernel("cross", "cpu")
+def _cross_kernel(ins, outs, attrs) -> None:
+    a, b = ins
+    out = outs[0]
+    if out.dtype in HALF_NP:
+        a, b = a.astype(np.float32), b.astype(np.float32)
+    out[...] = np.cross(a, b, axis=attrs)
+
+
+# -- argument checks -------------------------------------------------------------------------------
+def need_tensor(op: str, arg: str, pos: int, x) -> None:
+    """TypeError as PyTorch's argument parser raises it when `x` is not a Tensor."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")
+
+
+def not_bool(kernel: str, d: dt.dtype) -> None:
+    """NotImplementedError as PyTorch's for a kernel with no bool version."""
+    if d is dt.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def _check_dot(a: Tensor, b: Tensor) -> None:
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {torch_name(a.dtype)} "
+                           f"and {torch_name(b.dtype)}")
+    n, m = a.shape[0], b.shape[0]
+    if n != m:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same "
+                           f"number of elements, but got {n} and {m} elements respectively")
+    not_bool("dot", a.dtype)
+
+
+def _check_mv(rows: int, depth: int, vec_len: int, in_len: int, dtypes: tuple) -> None:
+    """Checks of addmv (input, mat, vec); mv passes the vector's dtype as the input's."""
+    if depth != vec_len or in_len not in (1, rows):
+        raise RuntimeError(f"size mismatch, got input ({in_len}), mat ({rows}x{depth}), vec ({vec_len})")
+    if len(set(dtypes)) > 1:
+        names = [torch_name(d) for d in dtypes]
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names[0]}, {names[1]}, "
+                           f"and {names[2]}")
+    not_bool("addmv_impl_cpu", dtypes[1])
+
+
+def _check_mm(shape1: tuple, shape2: tuple, d1: dt.dtype, d2: dt.dtype) -> None:
+    if shape1[1] != shape2[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({shape1[0]}x{shape1[1]} and "
+                           f"{shape2[0]}x{shape2[1]})")
+    if d1 is not d2:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {C_NAMES[d1]} != {C_NAMES[d2]}")
+    not_bool("addmm_impl_cpu_", d1)
+
+
+def _check_bmm(first: tuple, second: tuple, d1: dt.dtype, d2: dt.dtype, kernel: str = "bmm") -> None:
+    """`first`/`second` are (batches, depth) of batch1 and batch2."""
+    if first != second:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{first[0]}, {first[1]}] but got: [{second[0]}, {second[1]}].")
+    not_bool(kernel, d1)
+    if d1 is not d2:
+        raise RuntimeError(f"expected scalar type {torch_name(d1)} but found {torch_name(d2)}")
+
+
+def _check_expand(shape: tuple, target: tuple, d: dt.dtype) -> None:
+    """PyTorch's errors when `shape` can't be expanded to `target` (the addend of addmm & co.)."""
+    if len(shape) > len(target):
+        raise RuntimeError(f"expand(torch.{torch_name(d)}Tensor{{{list(shape)}}}, size={list(target)}): the "
+                           f"number of sizes provided ({len(target)}) must be greater or equal to the number "
+                           f"of dimensions in the tensor ({len(shape)})")
+    for j, size in enumerate(shape, start=len(target) - len(shape)):
+        if size != 1 and size != target[j]:
+            raise RuntimeError(f"The expanded size of the tensor ({target[j]}) must match the existing size "
+                               f"({size}) at non-singleton dimension {j}.  Target sizes: {list(target)}.  "
+                               f"Tensor sizes: {list(shape)}")
+
+
+def _coef(value, d: dt.dtype):
+    """alpha/beta as the scalar type of `d` (PyTorch truncates float coefficients for integer tensors)."""
+    if isinstance(value, Tensor):
+        value = value.item()
+    return int(value) if d.category != dt.FLOAT else float(value)
+
+
+def _matmul_shape(a: Tensor, b: Tensor) -> tuple:
+    """The shape of a @ b; raises what PyTorch raises on the path (dot/mv/mm/bmm) it would take."""
+    da, db = a.ndim, b.ndim
+    if da == 0 or db == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
+    sa, sb = a._v.shape, b._v.shape
+    if da == 1 and db == 1:
+        _check_dot(a, b)
+        return ()
+    if db == 1:  # matrix @ vector; leading dims of a fold into rows
+        rows = numel_of(sa[:-1])
+        _check_mv(rows, sa[-1], sb[0], rows, (b.dtype, a.dtype, b.dtype))
+        return sa[:-1]
+    if db == 2:
+        if da <= 2:
+            _check_mm((1 if da == 1 else sa[0], sa[-1]), sb, a.dtype, b.dtype)
+        else:  # batch dims of a fold into rows
+            _check_mm((numel_of(sa[:-1]), sa[-1]), sb, a.dtype, b.dtype)
+        return sa[:-1] + sb[-1:]
+    batch = broadcast_shapes(sa[:-2], sb[:-2])
+    batches = numel_of(batch)
+    _check_bmm((batches, sa[-1]), (batches, sb[-2]), a.dtype, b.dtype)
+    return batch + sa[-2:-1] + sb[-1:]
+
+
+# -- public functions -------------------------------------------------------------------------------
+def _run(ins: tuple, shape: tuple, d: dt.dtype, attrs: tuple, out: Tensor | None, kernel: str = "matmul",
+         inplace: bool = False) -> Tensor:
+    """Launch `kernel` into a new tensor, or into `out` (resized as PyTorch resizes outputs)."""
+    if out is None:
+        return launch(kernel, ins, [(shape, d)], attrs)[0]
+    if out.dtype is not d:
+        raise RuntimeError(f"Expected out tensor to have dtype {C_NAMES[d]}, but got {C_NAMES[out.dtype]} instead")
+    if tuple(out._v.shape) != shape:
+        if inplace:
+            raise RuntimeError(f"output with shape {list(out._v.shape)} doesn't match the broadcast shape "
+                               f"{list(shape)}")
+        out._v = Tensor._empty(shape, d, out.device)._v  # a fresh blob, as torch's resize_
+    launch_into(kernel, ins, (out,), attrs)
+    return out
+
+
+def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Matrix product with PyTorch's 1-D and batched broadcasting rules."""
+    need_tensor("matmul", "input", 1, input)
+    need_tensor("matmul", "other", 2, other)
+    return _run((input, other), _matmul_shape(input, other), input.dtype, (1, 0, False), out)
+
+
+def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Product of two matrices."""
+    need_tensor("mm", "input", 1, input)
+    need_tensor("mm", "mat2", 2, mat2)
+    if input.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    _check_mm(input._v.shape, mat2._v.shape, input.dtype, mat2.dtype)
+    return _run((input, mat2), (input.shape[0], mat2.shape[1]), input.dtype, (1, 0, False), out)
+
+
+def _check_batches(b1: Tensor, b2: Tensor) -> None:
+    if b1.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+
+
+def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Batched product of 3-D tensors, (b,n,k) @ (b,k,m)."""
+    need_tensor("bmm", "input", 1, input)
+    need_tensor("bmm", "mat2", 2, mat2)
+    _check_batches(input, mat2)
+    (batches, rows, depth), sb = input._v.shape, mat2._v.shape
+    _check_bmm((batches, depth), sb[:2], input.dtype, mat2.dtype)
+    return _run((input, mat2), (batches, rows, sb[2]), input.dtype, (1, 0, False), out)
+
+
+def _check_mv_ranks(input_ndim: int, mat: Tensor, vec: Tensor) -> None:
+    if input_ndim > 1 or mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input_ndim}, {mat.ndim}, {vec.ndim}")
+
+
+def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Matrix-vector product."""
+    need_tensor("mv", "input", 1, input)
+    need_tensor("mv", "vec", 2, vec)
+    _check_mv_ranks(1, input, vec)
+    rows, depth = input._v.shape
+    _check_mv(rows, depth, vec.shape[0], rows, (vec.dtype, input.dtype, vec.dtype))
+    return _run((input, vec), (rows,), input.dtype, (1, 0, False), out)
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None,
+          _inplace: bool = False) -> Tensor:
+    """beta * input + alpha * (mat1 @ mat2); input broadcasts to the product's shape."""
+    for pos, (arg, t) in enumerate((("input", input), ("mat1", mat1), ("mat2", mat2)), start=1):
+        need_tensor("addmm", arg, pos, t)
+    for arg, t in (("mat1", mat1), ("mat2", mat2)):
+        if t.ndim != 2:
+            raise RuntimeError(f"{arg} must be a matrix, got {t.ndim}-D tensor")
+    for first, d in (("self", input.dtype), ("mat1", mat1.dtype)):
+        if d is not mat2.dtype:
+            raise RuntimeError(f"{first} and mat2 must have the same dtype, but got {torch_name(d)} and "
+                               f"{torch_name(mat2.dtype)}")
+    _check_mm(mat1._v.shape, mat2._v.shape, mat1.dtype, mat2.dtype)
+    shape = (mat1.shape[0], mat2.shape[1])
+    _check_expand(input._v.shape, shape, input.dtype)
+    d = input.dtype
+    return _run((mat1, mat2, input), shape, d, (_coef(alpha, d), _coef(beta, d), False), out, inplace=_inplace)
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out: Tensor | None = None,
+          _inplace: bool = False) -> Tensor:
+    """beta * input + alpha * (mat @ vec)."""
+    for pos, (arg, t) in enumerate((("input", input), ("mat", mat), ("vec", vec)), start=1):
+        need_tensor("addmv", arg, pos, t)
+    _check_mv_ranks(input.ndim, mat, vec)
+    rows, depth = mat._v.shape
+    _check_mv(rows, depth, vec.shape[0], input.numel() if input.ndim else 1,
+              (input.dtype, mat.dtype, vec.dtype))
+    d = input.dtype
+    return _run((mat, vec, input), (rows,), d, (_coef(alpha, d), _coef(beta, d), False), out, inplace=_inplace)
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None,
+           _inplace: bool = False) -> Tensor:
+    """beta * input + alpha * sum over the batch of batch1[i] @ batch2[i]."""
+    for pos, (arg, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2)), start=1):
+        need_tensor("addbmm", arg, pos, t)
+    _check_batches(batch1, batch2)
+    (n1, rows, depth), (n2, depth2, cols) = batch1._v.shape, batch2._v.shape
+    if n1 != n2:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {n1} and {n2}")
+    if depth != depth2:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({rows}x{depth} and {depth2}x{cols})")
+    _check_expand(input._v.shape, (rows, cols), input.dtype)
+    for first, d in (("self", input.dtype), ("mat1", batch1.dtype)):
+        if d is not batch2.dtype:
+            raise RuntimeError(f"{first} and mat2 must have the same dtype, but got {torch_name(d)} and "
+                               f"{torch_name(batch2.dtype)}")
+    not_bool("addmm_impl_cpu_", input.dtype)
+    d = input.dtype
+    return _run((batch1, batch2, input), (rows, cols), d, (_coef(alpha, d), _coef(beta, d), True), out,
+                inplace=_inplace)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None,
+            _inplace: bool = False) -> Tensor:
+    """beta * input + alpha * bmm(batch1, batch2); input broadcasts to (b, n, m)."""
+    for pos, (arg, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2)), start=1):
+        need_tensor("baddbmm", arg, pos, t)
+    _check_batches(batch1, batch2)
+    (batches, rows, depth), sb = batch1._v.shape, batch2._v.shape
+    if input.dtype is not batch1.dtype or input.dtype is not batch2.dtype:
+        if input.dtype is not batch1.dtype or batch1.dtype is batch2.dtype:
+            raise RuntimeError(f"Input dtypes must be the same, got: input {C_NAMES[input.dtype]}, batch1: "
+                               f"{C_NAMES[batch1.dtype]}, batch2: {C_NAMES[batch2.dtype]}")
+    _check_bmm((batches, depth), sb[:2], batch1.dtype, batch2.dtype, kernel="baddbmm")
+    shape = (batches, rows, sb[2])
+    _check_expand(input._v.shape, shape, input.dtype)
+    d = input.dtype
+    return _run((batch1, batch2, input), shape, d, (_coef(alpha, d), _coef(beta, d), False), out,
+                inplace=_inplace)
+
+
+def _inplace(fn):
+    def method(self: Tensor, a: Tensor, b: Tensor, *, beta=1, alpha=1) -> Tensor:
+        return fn(self, a, b, beta=beta, alpha=alpha, out=self, _inplace=True)
+    method.__name__ = fn.__name__ + "_"
+    method.__doc__ = f"In-place {fn.__name__}."
+    return method
+
+
+def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Inner product of two 1-D tensors of the same dtype."""
+    need_tensor("dot", "input", 1, input)
+    need_tensor("dot", "tensor", 2, tensor)
+    if input.ndim != 1 or tensor.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
+    _check_dot(input, tensor)
+    return _run((input, tensor), (), input.dtype, (1, 0, False), out)
+
+
+def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """dot with the first argument conjugated (the same as dot: no complex dtypes)."""
+    need_tensor("vdot", "input", 1, input)
+    need_tensor("vdot", "other", 2, other)
+    return dot(input, other, out=out)
+
+
+def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list, out: Tensor | None = None) -> Tensor:
+    """Contract wrapped dims `dims_a` of a with `dims_b` of b (sizes already checked)."""
+    if a.dtype is not b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    not_bool("addmm_impl_cpu_", a.dtype)
+    shape = tuple(s for i, s in enumerate(a._v.shape) if i not in dims_a) + \
+        tuple(s for i, s in enumerate(b._v.shape) if i not in dims_b)
+    return _run((a, b), shape, a.dtype, (tuple(dims_a), tuple(dims_b)), out, kernel="tensordot")
+
+
+def inner(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Sum of products over the last dimension of both; a 0-d argument multiplies."""
+    need_tensor("inner", "input", 1, input)
+    need_tensor("inner", "other", 2, other)
+    if input.ndim == 0 or other.ndim == 0:
+        return M.mul(input, other, out=out)
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input.shape)} and {list(other.shape)}")
+    return _tensordot(input, other, [input.ndim - 1], [other.ndim - 1], out)
+
+
+def _restride(t: Tensor, shape: tuple, strides: tuple) -> Tensor:
+    """A view of `t`'s memory with another shape and strides (size-1 dims may take stride 0)."""
+    return Tensor._make(View(t._v.blob, shape, strides, t._v.offset, t._v.dtype), t.dtype, t.device, t._vm,
+                        base=t)
+
+
+def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """input[i] * vec2[j] for 1-D tensors, with type promotion."""
+    need_tensor("outer", "input", 1, input)
+    need_tensor("outer", "vec2", 2, vec2)
+    for arg, t in (("self", input), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {arg}, but got {t.ndim}-D")
+    column = _restride(input, (input.shape[0], 1), (input.stride(0), 0))
+    return M.mul(column, vec2, out=out)
+
+
+ger = outer
+
+
+def tensordot(a: Tensor, b: Tensor, dims=2, out: Tensor | None = None) -> Tensor:
+    """Contract the last `dims` dims of a with the first of b, or the listed pairs ([dims_a], [dims_b])."""
+    need_tensor("tensordot", "a", 1, a)
+    need_tensor("tensordot", "b", 2, b)
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, (int, np.integer)):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.ndim or dims > b.ndim:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        given_a, given_b = list(range(-dims, 0)), list(range(dims))
+    else:
+        given_a, given_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+        if len(given_a) != len(given_b):
+            raise RuntimeError("both dimension lists should have same length")
+    dims_a = [a._dim(d, "tensordot") for d in given_a]
+    dims_b = [b._dim(d, "tensordot") for d in given_b]
+    for wrapped in (dims_a, dims_b):
+        for d in wrapped:
+            if wrapped.count(d) > 1:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    for da, db, ga, gb in zip(dims_a, dims_b, given_a, given_b):
+        sa, sb = a.shape[da], b.shape[db]
+        if sa != sb and sa != 1 and sb != 1:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {sa} in dim {ga} and "
+                               f"second has size {sb} in dim {gb}")
+    return _tensordot(a, b, dims_a, dims_b, out)
+
+
+def trace(input: Tensor) -> Tensor:
+    """Sum of the main diagonal of a matrix (integers sum to int64)."""
+    need_tensor("trace", "input", 1, input)
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    not_bool("trace", input.dtype)
+    d = input.dtype if input.dtype.category == dt.FLOAT else dt.int64
+    return launch("trace", (input,), [((), d)])[0]
+
+
+def kron(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Kronecker product: input's blocks scaled copies of other (dims padded with leading 1s)."""
+    need_tensor("kron", "input", 1, input)
+    need_tensor("kron", "other", 2, other)
+    ndim = max(input.ndim, other.ndim, 1)  # as PyTorch: two 0-d tensors give shape (1,)
+    sa = (1,) * (ndim - input.ndim) + input._v.shape
+    sb = (1,) * (ndim - other.ndim) + other._v.shape
+    ta = (0,) * (ndim - input.ndim) + input._v.strides
+    tb = (0,) * (ndim - other.ndim) + other._v.strides
+    # interleave: a as (a0, 1, a1, 1, ...) and b as (1, b0, 1, b1, ...); their product is (a0, b0, a1, b1, ...)
+    spread_a = _restride(input, sum(((s, 1) for s in sa), ()), sum(((t, 0) for t in ta), ()))
+    spread_b = _restride(other, sum(((1, s) for s in sb), ()), sum(((0, t) for t in tb), ()))
+    blocks = M.mul(spread_a, spread_b)
+    shape = tuple(x * y for x, y in zip(sa, sb))
+    result = _restride(blocks, shape, contiguous_strides(shape))
+    return result if out is None else M.copy_(_resized(out, shape, result.dtype), result)
+
+
+def _resized(out: Tensor, shape: tuple, d: dt.dtype) -> Tensor:
+    if out.dtype is not d:
+        raise RuntimeError(f"Expected out tensor to have dtype {C_NAMES[d]}, but got {C_NAMES[out.dtype]} instead")
+    if tuple(out._v.shape) != shape:
+        out._v = Tensor._empty(shape, d, out.device)._v
+    return out
+
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out: Tensor | None = None) -> Tensor:
+    """3-D cross product along `dim` (default: the first dimension of size 3)."""
+    need_tensor("cross", "input", 1, input)
+    need_tensor("cross", "other", 2, other)
+    if dim is None and input.ndim == other.ndim:
+        warnings.warn("Using tidal.cross without specifying the dim arg is deprecated. Please either pass the dim "
+                      "explicitly or simply use linalg.cross.", UserWarning, stacklevel=2)
+        shape = broadcast_shapes(input._v.shape, other._v.shape)
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return linalg_cross(input, other, dim=dim, out=out)
+
+
+def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
+    """torch.linalg.cross: the cross product along `dim` (default -1), inputs broadcast."""
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    shape = broadcast_shapes(input._v.shape, other._v.shape)
+    axis = input._dim(dim, "cross")
+    if input.shape[axis] != 3 or other.shape[axis] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[axis]} and {other.shape[axis]}")
+    not_bool("cross", input.dtype)
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"expected scalar type {torch_name(input.dtype)} but found {torch_name(other.dtype)}")
+    return _run((input, other), shape, input.dtype, axis, out, kernel="cross")
+
+
+def _rmatmul(self: Tensor, other) -> Tensor:
+    return matmul(other, self)
+
+
+METHODS.update(matmul=matmul, mm=mm, bmm=bmm, mv=mv, addmm=addmm, addmm_=_inplace(addmm), addmv=addmv,
+               addmv_=_inplace(addmv), addbmm=addbmm, addbmm_=_inplace(addbmm), baddbmm=baddbmm,
+               baddbmm_=_inplace(baddbmm), dot=dot, vdot=vdot, inner=inner, outer=outer, ger=ger,
+               trace=trace, kron=kron, cross=cross, __matmul__=matmul, __rmatmul__=_rmatmul)

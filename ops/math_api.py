@@ -217,8 +217,10 @@ def fill_(self: Tensor, value) -> Tensor:
         return copy_(self, value)
     if not isinstance(value, numbers.Number):
         raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
+    from .factory_args import fill_scalar
+    value = fill_scalar("fill_", value, self.dtype)
     self._v.blob.version += 1
-    typed = self.dtype.compute.np.type(value) if self.dtype is not dt.bool_ else bool(value)
+    typed = self.dtype.compute.np.type(value) if self.dtype is not dt.bool_ else value
     self._vm.push(Instruction("fill", None, (typed,), (self._v,), expr=f"{ew._CAST_NAME[self.dtype]}({{0}})"))
     return self
 

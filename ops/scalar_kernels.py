@@ -1,8 +1,12 @@
-"""The vocabulary compiled elementwise kernels import (numba): casts and helpers.
+"""The vocabulary compiled elementwise kernels import (numba): casts, helpers, special functions.
 
 Generated kernel files do `from tidal.ops.scalar_kernels import *`, so every name an
 expression template uses must exist here and in `elementwise.NUMPY_VOCAB` alike
 (except the NumPy-only 16-bit casts, which keep such expressions off the compiler).
+The special functions are written once, here, on Python floats: compiled kernels call
+them directly and the NumPy path vectorizes the same code lazily (ops/special.py).
+They compute in float64 whatever the input type. Kernels are cached by this file's hash,
+so everything they call must live in this file.
 """
 import math  # noqa: F401  templates may use math.*
 
@@ -29,6 +33,12 @@ def where(c, a, b):
 
 
 @njit(inline="always")
+def sgn(x):
+    # PyTorch's sign: NaN gives 0, bool stays bool (the caller's cast)
+    return (x > 0) - (x < 0)
+
+
+@njit(inline="always")
 def erf(x):
     return math.erf(x)
 
@@ -43,6 +53,169 @@ def lgamma(x):
     return math.lgamma(x)
 
 
-@njit(inline="always")
-def sgn(x):
-    return (x > 0) - (x < 0)
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+
+
+@njit
+def erfinv(x):
+    """Inverse error function: a float32-accurate start refined by two Halley steps."""
+    x = float(x)
+    a = abs(x)
+    if not a < 1.0:
+        if a == 1.0:
+            return math.copysign(math.inf, x)
+        return math.nan
+    # Giles' single-precision approximation as the starting point
+    w = -math.log((1.0 - a) * (1.0 + a))
+    if w < 5.0:
+        w -= 2.5
+        p = 2.81022636e-08
+        p = 3.43273939e-07 + p * w
+        p = -3.5233877e-06 + p * w
+        p = -4.39150654e-06 + p * w
+        p = 0.00021858087 + p * w
+        p = -0.00125372503 + p * w
+        p = -0.00417768164 + p * w
+        p = 0.246640727 + p * w
+        p = 1.50140941 + p * w
+    else:
+        w = math.sqrt(w) - 3.0
+        p = -0.000200214257
+        p = 0.000100950558 + p * w
+        p = 0.00134934322 + p * w
+        p = -0.00367342844 + p * w
+        p = 0.00573950773 + p * w
+        p = -0.0076224613 + p * w
+        p = 0.00943887047 + p * w
+        p = 1.00167406 + p * w
+        p = 2.83297682 + p * w
+    y = p * a
+    for _ in range(2):
+        # residual erf(y) - a; near 1 through erfc so it keeps its relative precision
+        r = math.erf(y) - a if a <= 0.5 else (1.0 - a) - math.erfc(y)
+        slope = _TWO_OVER_SQRT_PI * math.exp(-y * y)
+        y -= r / (slope + y * r)  # Halley's step for erf (erf'' = -2y erf')
+    return math.copysign(y, x)
+
+
+@njit
+def _digamma_positive(x):
+    acc = 0.0
+    while x < 10.0:  # psi(x) = psi(x + 1) - 1/x until the asymptotic series is exact
+        acc -= 1.0 / x
+        x += 1.0
+    z = 1.0 / (x * x)
+    tail = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (
+        1.0 / 132 - z * (691.0 / 32760 - z * (1.0 / 12)))))))
+    return acc + math.log(x) - 0.5 / x - tail
+
+
+@njit
+def digamma(x):
+    """psi(x), the logarithmic derivative of gamma; -inf at +0, NaN at negative integers."""
+    x = float(x)
+    if x == 0.0:
+        return math.copysign(math.inf, -x)
+    if x < 0.0:
+        if x == math.floor(x):
+            return math.nan
+        # reflection; tan of the fractional part keeps pi*x exact for large |x|
+        return _digamma_positive(1.0 - x) - math.pi / math.tan(math.pi * (x - math.trunc(x)))
+    return _digamma_positive(x)
+
+
+@njit
+def trigamma(x):
+    """psi'(x): reflection below 1/2, recurrence, then the asymptotic series."""
+    x = float(x)
+    acc = 0.0
+    sign = 1.0
+    if x < 0.5:
+        s = math.sin(math.pi * (x - math.trunc(x)))
+        acc = -(math.pi * math.pi) / (s * s)
+        sign = -1.0
+        x = 1.0 - x
+    while x < 10.0:
+        acc += 1.0 / (x * x)
+        x += 1.0
+    z = 1.0 / (x * x)
+    # psi'(x) ~ 1/x + 1/(2x^2) + sum B_2k / x^(2k+1)
+    tail = (1.0 + 0.5 / x + z * (1.0 / 6 - z * (1.0 / 30 - z * (1.0 / 42 - z * (1.0 / 30 - z * (
+        5.0 / 66 - z * (691.0 / 2730 - z * (7.0 / 6)))))))) / x
+    return sign * (acc + tail)
+
+
+# B_2j / (2j)!: the Euler-Maclaurin coefficients
+_EULER_MACLAURIN = (1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160,
+                    -691.0 / 1307674368000, 1.0 / 74724249600, -3617.0 / 10670622842880000)
+
+
+@njit
+def zeta(s, q):
+    """The Hurwitz zeta function sum_k (q + k)^-s for s > 1."""
+    s, q = float(s), float(q)
+    if s == 1.0:
+        return math.inf
+    if s < 1.0 or s != s or q != q:
+        return math.nan
+    if q <= 0.0:
+        if q == math.floor(q):
+            return math.inf
+        if s != math.floor(s):
+            return math.nan  # a negative base to a fractional power
+    total = 0.0
+    a = q
+    while a < 16.0:  # sum directly until the Euler-Maclaurin tail converges fast
+        total += a ** -s
+        a += 1.0
+    p = a ** -s
+    total += a * p / (s - 1.0) + 0.5 * p
+    rising = s
+    power = p / a
+    inv2 = 1.0 / (a * a)
+    for j in range(8):
+        total += _EULER_MACLAURIN[j] * rising * power
+        rising *= (s + 2 * j + 1) * (s + 2 * j + 2)
+        power *= inv2
+    return total
+
+
+@njit
+def polygamma(n, x):
+    """The n-th derivative of digamma (n a non-negative integer, passed as a float)."""
+    k = int(n)
+    if k == 0:
+        return digamma(x)
+    if k == 1:
+        return trigamma(x)
+    sign = 1.0 if k % 2 == 1 else -1.0
+    return sign * math.gamma(k + 1.0) * zeta(k + 1.0, x)
+
+
+@njit
+def bessel_i0(x):
+    """The modified Bessel function of the first kind, order zero."""
+    a = abs(float(x))
+    if a <= 30.0:
+        # power series sum ((a/2)^k / k!)^2: positive terms, no cancellation
+        q = 0.25 * a * a
+        term = 1.0
+        total = 1.0
+        k = 1.0
+        while term > 1e-17 * total:
+            term *= q / (k * k)
+            total += term
+            k += 1.0
+        return total
+    # asymptotic expansion e^a / sqrt(2 pi a) * sum ((2k-1)!!)^2 / (k! (8a)^k)
+    term = 1.0
+    total = 1.0
+    k = 1.0
+    while k < 60.0:
+        term *= (2.0 * k - 1.0) ** 2 / (8.0 * a * k)
+        total += term
+        if term < 1e-17 * total:
+            break
+        k += 1.0
+    half = math.exp(0.5 * a)  # split so e^a does not overflow before the division
+    return half * (half / math.sqrt(2.0 * math.pi * a)) * total

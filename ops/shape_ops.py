@@ -1,3 +1,610 @@
-"""(being written)"""
+"""Shape ops: joining, splitting, flipping, rolling, repeating, triangles and broadcasting.
+
+Splits return views (as PyTorch's do). Ops that move data are views plus one copy
+(`convert` of a strided view) or one registered kernel, never a loop over elements.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Size, Tensor
+from ..tensor import dtype as dt
+from ..tensor.tensor import contiguous_strides, numel_of
+from ..vm import View
+from . import math_api as M
+from .broadcast import broadcast_shapes as _broadcast_pair
+from .dispatch import launch, launch_into, register_kernel, same_device
+from .elementwise import torch_name
+from .views import (as_int, dims_arg, expand_geometry, exporter, flatten, make_view, narrow, reshape, select,
+                    size_args, slice_dim, transpose, unsqueeze, wrap_dim)
+
 __all__: list = []
 METHODS: dict = {}
+_public = exporter(__all__, METHODS, globals())
+
+
+# -- kernels -------------------------------------------------------------------------------------
+@register_kernel("cat", "cpu")
+def _cat_kernel(ins, outs, dim):
+    out = outs[0]
+    lead = (slice(None),) * dim
+    start = 0
+    for x in ins:
+        n = x.shape[dim]
+        out[lead + (slice(start, start + n),)] = x
+        start += n
+
+
+@register_kernel("repeat_interleave", "cpu")
+def _repeat_interleave_kernel(ins, outs, dim):
+    x, repeats = ins
+    if (repeats < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    if int(repeats.sum()) != outs[0].shape[dim]:
+        raise RuntimeError("allocated size does not match required size")
+    outs[0][...] = np.repeat(x, repeats, axis=dim)
+
+
+@register_kernel("triu", "cpu")
+@register_kernel("tril", "cpu")
+def _triangle_kernel(ins, outs, attrs):
+    diagonal, upper = attrs
+    x = ins[0]
+    rows, cols = x.shape[-2:]
+    keep = np.tri(rows, cols, diagonal - 1 if upper else diagonal, dtype=bool)
+    outs[0][...] = np.where(~keep if upper else keep, x, np.zeros((), x.dtype))
+
+
+# -- joining -------------------------------------------------------------------------------------
+def _tensor_list(op: str, tensors) -> list:
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (tuple, list)):
+        raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    for k, x in enumerate(tensors):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"expected Tensor as element {k} in argument 0, but got {type(x).__name__}")
+    return list(tensors)
+
+
+def _result_dtype(tensors: list) -> dt.dtype:
+    out = tensors[0].dtype
+    for x in tensors[1:]:
+        out = dt.promote_types(out, x.dtype)
+    return out
+
+
+@_public(method=False, aliases=("concat",))
+def cat(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
+    """Tensors joined along an existing dim, promoted to a common dtype."""
+    tensors = _tensor_list("cat", tensors)
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for k, x in enumerate(tensors):
+        if x.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be concatenated")
+    dtype = _result_dtype(tensors)
+    dev = same_device("cat", tensors)
+    # 1-d empty tensors are skipped whatever the other shapes, as in PyTorch
+    skipped = [x.ndim == 1 and x._v.shape[0] == 0 for x in tensors]
+    parts = [x for x, skip in zip(tensors, skipped) if not skip]
+    ref = parts[0] if parts else tensors[0]
+    d = wrap_dim(dim, ref.ndim, "cat")
+    shape = list(ref._v.shape)
+    total = 0
+    for k, (x, skip) in enumerate(zip(tensors, skipped)):
+        if skip and parts:
+            continue
+        if x.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {x.ndim}")
+        for i, (a, b) in enumerate(zip(ref._v.shape, x._v.shape)):
+            if i != d and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but "
+                                   f"got size {b} for tensor number {k} in the list.")
+        total += x._v.shape[d]
+    shape[d] = total
+    ins = tuple(x for x in parts if x.numel())  # the kernel casts each part as it copies
+    if out is not None:
+        if tuple(out._v.shape) != tuple(shape):
+            raise RuntimeError(f"cat(): expected out of shape {shape}, but got {list(out._v.shape)}")
+        if ins:
+            launch_into("cat", ins, (out,), d)
+        return out
+    if not ins:
+        return Tensor._empty(tuple(shape), dtype, dev)
+    return launch("cat", ins, [(shape, dtype)], d)[0]
+
+
+@_public(method=False)
+def concatenate(tensors, axis: int = 0, out: Tensor | None = None) -> Tensor:
+    """Alias of cat (NumPy's name)."""
+    return cat(tensors, axis, out=out)
+
+
+@_public(method=False)
+def stack(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
+    """Equal-shaped tensors joined along a new dim."""
+    tensors = _tensor_list("stack", tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    first = tensors[0]._v.shape
+    for k, x in enumerate(tensors):
+        if x._v.shape != first:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 "
+                               f"and {list(x._v.shape)} at entry {k}")
+    d = wrap_dim(dim, len(first) + 1, "stack")
+    return cat([unsqueeze(x, d) for x in tensors], d, out=out)
+
+
+def _stack_along(op: str, tensors, lift, dim_of) -> Tensor:
+    tensors = _tensor_list(op, tensors)
+    if not tensors:
+        raise RuntimeError(f"{op} expects a non-empty TensorList")
+    lifted = [lift(x) for x in tensors]
+    return cat(lifted, dim_of(lifted))
+
+
+@_public(method=False)
+def hstack(tensors) -> Tensor:
+    """Tensors joined column-wise (along dim 0 for 1-d inputs, else dim 1)."""
+    return _stack_along("hstack", tensors, atleast_1d, lambda ts: 0 if ts[0].ndim == 1 else 1)
+
+
+@_public(method=False, aliases=("row_stack",))
+def vstack(tensors) -> Tensor:
+    """Tensors made at least 2-d and joined along dim 0."""
+    return _stack_along("vstack", tensors, atleast_2d, lambda ts: 0)
+
+
+@_public(method=False)
+def dstack(tensors) -> Tensor:
+    """Tensors made at least 3-d and joined along dim 2."""
+    return _stack_along("dstack", tensors, atleast_3d, lambda ts: 2)
+
+
+@_public(method=False)
+def column_stack(tensors) -> Tensor:
+    """0-d and 1-d tensors become columns; everything is joined along dim 1."""
+    return _stack_along("column_stack", tensors,
+                        lambda x: reshape(x, (x.numel(), 1)) if x.ndim <= 1 else x, lambda ts: 1)
+
+
+# -- splitting (views) ---------------------------------------------------------------------------
+def _pieces(input: Tensor, d: int, sizes) -> tuple:
+    out, start = [], 0
+    for n in sizes:
+        out.append(slice_dim(input, d, start, n))
+        start += n
+    return tuple(out)
+
+
+@_public(method=False)
+def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """Views of consecutive pieces of dim `dim` with the given sizes (which must sum to its size)."""
+    d = wrap_dim(dim, input.ndim, "split_with_sizes")
+    sizes = size_args("split_with_sizes", (split_sizes,), "split_sizes")
+    n = input._v.shape[d] if input.ndim else 1
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                           f"split_sizes={list(sizes)}")
+    if sum(sizes) != n:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                           f"dimension {d}), but got split_sizes={list(sizes)}")
+    return _pieces(input, d, sizes)
+
+
+METHODS["split_with_sizes"] = split_with_sizes
+
+
+@_public
+def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """Views of pieces of `split_size` elements (the last may be smaller), or of the given sizes."""
+    if isinstance(split_size_or_sections, (tuple, list)):
+        return split_with_sizes(tensor, split_size_or_sections, dim)
+    size = as_int(split_size_or_sections, "split", "split_size")
+    if tensor.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = wrap_dim(dim, tensor.ndim, "split")
+    n = tensor._v.shape[d]
+    if size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+    if size == 0 and n != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+    count = max(-(-n // size), 1) if size else 1
+    return _pieces(tensor, d, [size] * (count - 1) + [n - size * (count - 1)])
+
+
+def _split_method(self: Tensor, split_size, dim: int = 0) -> tuple:
+    return split(self, split_size, dim)
+
+
+METHODS["split"] = _split_method
+
+
+@_public
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """At most `chunks` views of equal size (the last may be smaller)."""
+    chunks = as_int(chunks, "chunk", "chunks")
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = wrap_dim(dim, input.ndim, "chunk")
+    n = input._v.shape[d]
+    size = -(-n // chunks)
+    if size == 0:
+        return _pieces(input, d, [0] * chunks)
+    return split(input, size, d)
+
+
+@_public
+def tensor_split(input: Tensor, indices_or_sections=None, dim: int = 0, *, sections=None, indices=None) -> tuple:
+    """Views: `sections` nearly equal pieces, or pieces cut at `indices` (Python slice rules)."""
+    arg = next(a for a in (indices_or_sections, sections, indices) if a is not None)
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    if isinstance(arg, Tensor):
+        if arg.dtype is not dt.int64:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                               f"{torch_name(arg.dtype)}")
+        if arg.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {arg.ndim} dims")
+        arg = arg.tolist()  # the cut points decide the output views: a sync point
+    d = wrap_dim(dim, input.ndim, "tensor_split")
+    n = input._v.shape[d]
+    if isinstance(arg, (tuple, list)):
+        cuts = size_args("tensor_split", (arg,), "indices") + (n,)
+        out, prev = [], 0
+        for cut in cuts:
+            start, stop, _ = slice(prev, cut).indices(n)
+            out.append(slice_dim(input, d, start, max(stop - start, 0)))
+            prev = cut
+        return tuple(out)
+    sections = as_int(arg, "tensor_split", "sections")
+    if sections <= 0:
+        raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+    small, extra = divmod(n, sections)
+    return _pieces(input, d, [small + 1] * extra + [small] * (sections - extra))
+
+
+def _split_along(op: str, min_dims: int, dim_of):
+    def fn(input: Tensor, indices_or_sections) -> tuple:
+        if input.ndim < min_dims:
+            raise RuntimeError(f"torch.{op} requires a tensor with at least {min_dims} dimension, but got a "
+                               f"tensor with {input.ndim} dimensions!")
+        d = dim_of(input)
+        if not isinstance(indices_or_sections, (tuple, list, Tensor)):
+            sections = as_int(indices_or_sections, op, "sections")
+            n = input._v.shape[d]
+            if sections == 0 or n % sections:
+                raise RuntimeError(f"torch.{op} attempted to split along dimension {d}, but the size of the "
+                                   f"dimension {n} is not divisible by the split_size {sections}!")
+        return tensor_split(input, indices_or_sections, d)
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = f"tensor_split along dim {dim_of.__doc__}; an int must divide that dim evenly."
+    return _public(fn)
+
+
+def _h_dim(x):
+    """1 (0 for 1-d tensors)"""
+    return 1 if x.ndim > 1 else 0
+
+
+_split_along("hsplit", 1, _h_dim)
+_split_along("vsplit", 2, lambda x: 0)
+_split_along("dsplit", 3, lambda x: 2)
+
+
+@_public
+def unbind(input: Tensor, dim: int = 0) -> tuple:
+    """Views of every slice along `dim`, that dim removed."""
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = wrap_dim(dim, input.ndim, "unbind")
+    return tuple(select(input, d, i) for i in range(input._v.shape[d]))
+
+
+# -- reordering data (copies) --------------------------------------------------------------------
+def _reversed_view(input: Tensor, dims: tuple) -> Tensor:
+    # Internal only: negative strides never reach the user, the caller copies at once.
+    shape, strides = input._v.shape, list(input._v.strides)
+    offset = input._v.offset
+    for d in dims:
+        if shape[d] > 1:
+            offset += (shape[d] - 1) * strides[d]
+            strides[d] = -strides[d]
+    return make_view(input, shape, strides, offset)
+
+
+def _empty_like(t: Tensor) -> Tensor:
+    """A new tensor shaped like `t` whose memory follows `t`'s dim order (PyTorch's preserve format)."""
+    shape, strides = t._v.shape, t._v.strides
+    # innermost first; size-1 dims don't constrain the layout
+    order = sorted(range(len(shape)), key=lambda d: (shape[d] < 2, strides[d]))
+    expected, dense = 1, True
+    for d in order:
+        if shape[d] < 2:
+            break
+        dense = dense and strides[d] == expected
+        expected *= shape[d]
+    if not dense:
+        order = sorted(range(len(shape)), key=lambda d: -strides[d])[::-1]
+        new_strides, acc = [0] * len(shape), 1
+        for d in order:
+            new_strides[d] = acc
+            acc *= max(shape[d], 1)
+        strides = tuple(new_strides)
+    flat = Tensor._empty((numel_of(shape),), t.dtype, t.device)
+    return Tensor._make(View(flat._v.blob, shape, strides, 0, t.dtype.np), t.dtype, t.device, t._vm)
+
+
+@_public
+def flip(input: Tensor, dims) -> Tensor:
+    """A copy with the order of elements reversed along `dims` (laid out like `input`)."""
+    dims = dims_arg(dims, input.ndim, "flip")
+    return M.convert(_reversed_view(input, dims), input.dtype, out=_empty_like(input))
+
+
+def _flip_method(self: Tensor, *dims, **kwargs) -> Tensor:
+    if "dims" in kwargs:
+        return flip(self, kwargs["dims"])
+    return flip(self, dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims)
+
+
+METHODS["flip"] = _flip_method
+
+
+@_public
+def fliplr(input: Tensor) -> Tensor:
+    """Columns (dim 1) reversed."""
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+@_public
+def flipud(input: Tensor) -> Tensor:
+    """Rows (dim 0) reversed."""
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+@_public
+def roll(input: Tensor, shifts, dims=None) -> Tensor:
+    """Elements shifted along `dims` with wrap-around; without dims, over the flattened tensor."""
+    shifts = (shifts,) if not isinstance(shifts, (tuple, list)) else tuple(shifts)
+    dims = () if dims is None else (dims,) if not isinstance(dims, (tuple, list)) else tuple(dims)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if not dims:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        return reshape(roll(flatten(input), shifts, 0), input._v.shape)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    out = input
+    for shift, dim in zip(shifts, dims):
+        d = wrap_dim(dim, input.ndim, "roll", "dims")
+        n = out._v.shape[d]
+        s = as_int(shift, "roll", "shifts") % n if n else 0
+        if s:
+            out = cat([slice_dim(out, d, n - s, s), slice_dim(out, d, 0, n - s)], d)
+    return out if out is not input else M.convert(input, input.dtype)
+
+
+@_public
+def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
+    """A copy rotated by k quarter turns in the plane of `dims`, from the first towards the second."""
+    dims = tuple(dims)
+    n = input.ndim
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if n < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {n}")
+    a, b = dims
+    if a == b or abs(a - b) == n:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {a} and dim1 = {b}")
+    k = as_int(k, "rot90", "k") % 4
+    if k == 1:
+        return transpose(flip(input, (b,)), a, b)
+    if k == 2:
+        return flip(input, dims)
+    if k == 3:
+        return transpose(flip(input, (a,)), a, b)
+    return M.convert(input, input.dtype)
+
+
+# -- repeating -----------------------------------------------------------------------------------
+def repeat(self: Tensor, *repeats) -> Tensor:
+    """The tensor tiled `repeats[i]` times along each dim (leading dims are added as needed)."""
+    repeats = size_args("repeat", repeats, "repeats")
+    n = self.ndim
+    if len(repeats) < n:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
+                           "of tensor")
+    lead = len(repeats) - n
+    shape = (1,) * lead + tuple(self._v.shape)
+    strides = (0,) * lead + tuple(self._v.strides)
+    out_shape = tuple(r * s for r, s in zip(repeats, shape))
+    for s in out_shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(out_shape)}")
+    # (r0, s0, r1, s1, ...) with stride 0 on the r's, copied once, is the repeated tensor.
+    pairs = make_view(self, sum(((r, s) for r, s in zip(repeats, shape)), ()),
+                      sum(((0, st) for st in strides), ()), self._v.offset)
+    copy = M.convert(pairs, self.dtype)
+    return make_view(copy, out_shape, contiguous_strides(out_shape), 0)
+
+
+METHODS["repeat"] = repeat
+
+
+@_public
+def tile(input: Tensor, dims) -> Tensor:
+    """repeat, with `dims` padded by leading 1s to the tensor's rank."""
+    dims = size_args("tile", (dims,), "dims")
+    return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
+
+
+def _tile_method(self: Tensor, *dims, **kwargs) -> Tensor:
+    return tile(self, kwargs["dims"] if "dims" in kwargs else dims[0] if len(dims) == 1 else dims)
+
+
+METHODS["tile"] = _tile_method
+
+
+@_public
+def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *,
+                      output_size: int | None = None) -> Tensor:
+    """Each element repeated `repeats` times (an int, or a tensor of counts per slice of `dim`)."""
+    if repeats is None:  # repeat_interleave(counts): indices 0..n-1 each repeated counts[i] times
+        counts = input
+        if counts.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        _check_counts_dtype(counts)
+        index = Tensor._from_array(np.arange(counts.numel(), dtype=np.int64)).to(counts.device)
+        return repeat_interleave(index, counts, 0, output_size=output_size)
+    if dim is None:
+        input, dim = flatten(input), 0
+    d = wrap_dim(dim, input.ndim, "repeat_interleave")
+    if isinstance(repeats, Tensor):
+        if repeats.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        _check_counts_dtype(repeats)
+        if repeats.numel() != 1:
+            return _repeat_counts(input, repeats, d, output_size)
+        repeats = repeats.item()
+    repeats = as_int(repeats, "repeat_interleave", "repeats")
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    shape = input._v.shape if input.ndim else (1,)
+    if output_size is not None and output_size != shape[d] * repeats:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {shape[d] * repeats} but got "
+                           f"{output_size}")
+    x = unsqueeze(input if input.ndim else flatten(input), d + 1)
+    sizes = list(x._v.shape)
+    sizes[d + 1] = repeats
+    copy = M.convert(make_view(x, *expand_geometry(x, tuple(sizes)), x._v.offset), x.dtype)
+    out_shape = shape[:d] + (shape[d] * repeats,) + shape[d + 1:]
+    return make_view(copy, out_shape, contiguous_strides(out_shape), 0)
+
+
+def _check_counts_dtype(counts: Tensor) -> None:
+    if counts.dtype.category != dt.INT:
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{torch_name(counts.dtype)}'")
+
+
+def _repeat_counts(input: Tensor, repeats: Tensor, d: int, output_size: int | None) -> Tensor:
+    n = input._v.shape[d]
+    if repeats.numel() != n:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{repeats.numel()} and input.size({d}) = {n}")
+    if output_size is None:  # the output size depends on the counts: a sync point
+        counts = repeats._host_array()
+        if (counts < 0).any():
+            raise RuntimeError("repeats can not be negative")
+        output_size = int(counts.sum())
+    shape = list(input._v.shape)
+    shape[d] = output_size
+    return launch("repeat_interleave", (input, repeats), [(shape, input.dtype)], d)[0]
+
+
+# -- triangles -----------------------------------------------------------------------------------
+def _triangle(name: str, upper: bool):
+    def fn(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
+        if input.ndim < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        attrs = (as_int(diagonal, name, "diagonal"), upper)
+        if out is not None:
+            launch_into(name, (input,), (out,), attrs)
+            return out
+        return launch(name, (input,), [(input._v.shape, input.dtype)], attrs)[0]
+
+    def inplace(self: Tensor, diagonal: int = 0) -> Tensor:
+        return fn(self, diagonal, out=self)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"A copy with the elements {'below' if upper else 'above'} the `diagonal`-th diagonal zeroed."
+    inplace.__name__ = name + "_"
+    METHODS[name + "_"] = inplace
+    return _public(fn)
+
+
+tril = _triangle("tril", upper=False)
+triu = _triangle("triu", upper=True)
+
+
+# -- broadcasting and rank -----------------------------------------------------------------------
+@_public
+def broadcast_to(input: Tensor, size) -> Tensor:
+    """A view of `input` expanded to `size` (-1 keeps a size)."""
+    shape, strides = expand_geometry(input, size_args("broadcast_to", (size,)))
+    return make_view(input, shape, strides, input._v.offset)
+
+
+@_public(method=False)
+def broadcast_tensors(*tensors) -> tuple:
+    """Views of every tensor expanded to their common broadcast shape."""
+    if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
+        tensors = tuple(tensors[0])
+    if not tensors:
+        return ()
+    shape = _broadcast_pair(*(x._v.shape for x in tensors))
+    return tuple(broadcast_to(x, shape) for x in tensors)
+
+
+@_public(method=False)
+def broadcast_shapes(*shapes) -> Size:
+    """The shape that tensors of all `shapes` (ints or sequences) broadcast to."""
+    shapes = [(s,) if not isinstance(s, (tuple, list)) else tuple(s) for s in shapes]
+    result = [1] * max((len(s) for s in shapes), default=0)
+    for k, shape in enumerate(shapes):
+        for i in range(-1, -len(shape) - 1, -1):
+            size = as_int(shape[i], "broadcast_shapes", "shapes")
+            if size < 0:
+                raise ValueError("Attempting to broadcast a dimension with negative length!")
+            if size == 1 or size == result[i]:
+                continue
+            if result[i] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {size} at {i}! Mismatching "
+                                   f"argument at index {k} had {shape}; but expected shape should be "
+                                   f"broadcastable to {result}")
+            result[i] = size
+    return Size(result)
+
+
+def _at_least(rank: int, lift):
+    def fn(*tensors):
+        single = len(tensors) == 1 and isinstance(tensors[0], Tensor)
+        if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
+            tensors = tuple(tensors[0])
+        out = tuple(x if x.ndim >= rank else lift(x) for x in tensors)
+        return out[0] if single else out
+    fn.__name__ = fn.__qualname__ = f"atleast_{rank}d"
+    fn.__doc__ = f"Tensors with fewer than {rank} dims viewed with size-1 dims added (one tensor or a tuple)."
+    return _public(fn, method=False)
+
+
+def _lift2(x: Tensor) -> Tensor:
+    return reshape(x, (1, 1)) if x.ndim == 0 else unsqueeze(x, 0)
+
+
+def _lift3(x: Tensor) -> Tensor:
+    if x.ndim == 0:
+        return reshape(x, (1, 1, 1))
+    return unsqueeze(unsqueeze(x, 0) if x.ndim == 1 else x, -1)
+
+
+atleast_1d = _at_least(1, lambda x: reshape(x, (1,)))
+atleast_2d = _at_least(2, _lift2)
+atleast_3d = _at_least(3, _lift3)
+
+
+@_public
+def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """A contiguous copy of `narrow(input, dim, start, length)`."""
+    return M.convert(narrow(input, dim, start, length), input.dtype)
+

@@ -1,3 +1,590 @@
-"""(being written)"""
+"""View ops: new shapes, strides and offsets over the same blob. No instruction is queued.
+
+A view is metadata only (`View(blob, shape, strides, offset)`), so writes through it are
+seen by its base and the reverse. `reshape` and `flatten` fall back to a contiguous copy
+when no strides can describe the new shape, as PyTorch's do.
+"""
+from __future__ import annotations
+
+import operator
+import warnings
+
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from ..tensor.tensor import contiguous_strides, numel_of
+from ..vm import View
+from . import math_api as M
+from .elementwise import torch_name
+
 __all__: list = []
 METHODS: dict = {}
+
+
+def exporter(names: list, methods: dict, namespace: dict):
+    """A decorator registering a function as `tidal.<name>` (into `names`) and/or a Tensor method."""
+    def public(fn=None, *, method: bool = True, function: bool = True, aliases: tuple = ()):
+        def deco(f):
+            for name in (f.__name__,) + aliases:
+                if function:
+                    names.append(name)
+                    namespace[name] = f
+                if method:
+                    methods[name] = f
+            return f
+        return deco(fn) if fn is not None else deco
+    return public
+
+
+_public = exporter(__all__, METHODS, globals())
+
+
+# -- shared helpers (shape_ops uses them too) ----------------------------------------------------
+def make_view(t: Tensor, shape: tuple, strides: tuple, offset: int, dtype: dt.dtype | None = None) -> Tensor:
+    """A tensor over `t`'s blob with the given geometry; its `_base` is the root tensor."""
+    dtype = t.dtype if dtype is None else dtype
+    base = t._base if t._base is not None else t
+    return Tensor._make(View(t._v.blob, tuple(shape), tuple(strides), offset, dtype.np), dtype, t.device,
+                        t._vm, base=base)
+
+
+def _restride(t: Tensor, shape, strides, offset: int | None = None) -> Tensor:
+    return make_view(t, shape, strides, t._v.offset if offset is None else offset)
+
+
+def as_int(value, op: str, arg: str) -> int:
+    """`value` as a Python int (ints, NumPy ints, one-element integer tensors); TypeError otherwise."""
+    if isinstance(value, bool) or isinstance(value, float):
+        raise TypeError(f"{op}(): argument '{arg}' must be int, not {type(value).__name__}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}(): argument '{arg}' must be int, not {type(value).__name__}") from None
+
+
+def wrap_dim(dim, ndim: int, op: str = "dim", arg: str = "dim") -> int:
+    """`dim` wrapped into [0, ndim); IndexError as PyTorch's when out of range (0-d allows -1 and 0)."""
+    dim = as_int(dim, op, arg)
+    lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
+    if dim < lo or dim > hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return dim + max(ndim, 1) if dim < 0 else dim
+
+
+def size_args(op: str, args: tuple, arg: str = "size") -> tuple:
+    """The ints of `f(2, 3)`, `f((2, 3))` or `f([2, 3])`; TypeError naming the bad element."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    out = []
+    for k, s in enumerate(args):
+        if isinstance(s, (bool, float)) or not hasattr(s, "__index__"):
+            raise TypeError(f"{op}(): argument '{arg}' must be tuple of ints, but found element of type "
+                            f"{type(s).__name__} at pos {k}")
+        out.append(operator.index(s))
+    return tuple(out)
+
+
+def dims_arg(dims, ndim: int, op: str, arg: str = "dims") -> tuple:
+    """An int or a sequence of dims, wrapped; RuntimeError when one repeats."""
+    dims = (dims,) if not isinstance(dims, (tuple, list)) else tuple(dims)
+    out = tuple(wrap_dim(d, ndim, op, arg) for d in dims)
+    seen = set()
+    for d in out:
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
+    return out
+
+
+def infer_size(shape: tuple, numel: int) -> tuple:
+    """`shape` with its one -1 resolved so that it holds `numel` elements."""
+    infer, known = None, 1
+    for k, s in enumerate(shape):
+        if s == -1:
+            if infer is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = k
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {k} of shape {list(shape)}")
+        else:
+            known *= s
+    if infer is None:
+        if numel == known:
+            return tuple(shape)
+    elif known and numel % known == 0:
+        return shape[:infer] + (numel // known,) + shape[infer + 1:]
+    elif not known and not numel:
+        raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                           "unspecified dimension size -1 can be any value and is ambiguous")
+    raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+
+
+def view_strides(old_shape: tuple, old_strides: tuple, new_shape: tuple) -> tuple | None:
+    """Strides that make `new_shape` read the same elements in the same order, or None.
+
+    The old dims fall into chunks, runs that are contiguous with each other (size-1 dims join
+    any run); a view exists when consecutive new dims tile each chunk exactly.
+    """
+    if not old_shape:
+        return (1,) * len(new_shape)
+    if numel_of(old_shape) == 0:
+        return tuple(old_strides) if tuple(old_shape) == tuple(new_shape) else contiguous_strides(new_shape)
+    new_strides = [0] * len(new_shape)
+    j = len(new_shape) - 1
+    inner = old_strides[-1]      # stride of the innermost dim of the current chunk
+    chunk = covered = 1          # elements in the chunk so far / in the new dims given to it
+    for i in range(len(old_shape) - 1, -1, -1):
+        chunk *= old_shape[i]
+        if i > 0 and (old_shape[i - 1] == 1 or old_strides[i - 1] == chunk * inner):
+            continue  # the chunk goes on outwards
+        while j >= 0 and (covered < chunk or new_shape[j] == 1):
+            new_strides[j] = covered * inner
+            covered *= new_shape[j]
+            j -= 1
+        if covered != chunk:
+            return None
+        if i > 0:
+            inner, chunk, covered = old_strides[i - 1], 1, 1
+    return tuple(new_strides) if j < 0 else None
+
+
+def _contiguous_view(t: Tensor, shape: tuple) -> Tensor:
+    """`t` viewed as `shape`, through a contiguous copy when its strides can't express it."""
+    strides = view_strides(t._v.shape, t._v.strides, shape)
+    if strides is not None:
+        return _restride(t, shape, strides)
+    copy = M.convert(t, t.dtype)
+    return _restride(copy, shape, contiguous_strides(shape))
+
+
+# -- view / reshape ------------------------------------------------------------------------------
+def _view_dtype(t: Tensor, dtype: dt.dtype) -> Tensor:
+    old, new = t.dtype.itemsize, dtype.itemsize
+    shape, strides, offset = list(t._v.shape), list(t._v.strides), t._v.offset
+    if old == new:
+        return make_view(t, shape, strides, offset, dtype)
+    what = f"to view {torch_name(t.dtype)} as {torch_name(dtype)} (different element sizes)"
+    if not shape:
+        raise RuntimeError(f"self.dim() cannot be 0 {what}")
+    if old > new:
+        ratio = old // new
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        shape[-1] *= ratio
+        strides = [s * ratio for s in strides[:-1]] + [1]
+        return make_view(t, shape, strides, offset * ratio, dtype)
+    ratio = new // old
+    if shape[-1] % ratio:
+        raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got {shape[-1]}")
+    if offset % ratio:
+        raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but got {offset}")
+    if strides[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+    for i, s in enumerate(strides[:-1]):
+        if s % ratio:
+            raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} {what}, but got {s}")
+    shape[-1] //= ratio
+    strides = [s // ratio for s in strides[:-1]] + [1]
+    return make_view(t, shape, strides, offset // ratio, dtype)
+
+
+@_public(function=False)
+def view(self: Tensor, *shape, size=None, dtype: dt.dtype | None = None) -> Tensor:
+    """The same memory seen with another shape (one -1 is inferred) or another dtype."""
+    if dtype is None and len(shape) == 1 and isinstance(shape[0], dt.dtype):
+        dtype = shape[0]
+    if dtype is not None:
+        return _view_dtype(self, dtype)
+    shape = infer_size(size_args("view", shape if size is None else (size,)), self.numel())
+    strides = view_strides(self._v.shape, self._v.strides, shape)
+    if strides is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return _restride(self, shape, strides)
+
+
+@_public(function=False)
+def view_as(self: Tensor, other: Tensor) -> Tensor:
+    """`self.view(other.shape)`."""
+    return view(self, other._v.shape)
+
+
+@_public(method=False)
+def reshape(input: Tensor, shape) -> Tensor:
+    """`input` with another shape: a view when the strides allow it, else a contiguous copy."""
+    return _contiguous_view(input, infer_size(size_args("reshape", (shape,), "shape"), input.numel()))
+
+
+def _reshape_method(self: Tensor, *shape, **kwargs) -> Tensor:
+    if "shape" in kwargs:
+        shape = (kwargs.pop("shape"),)
+    if kwargs:
+        raise TypeError(f"reshape() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return reshape(self, shape[0] if len(shape) == 1 else shape)
+
+
+METHODS["reshape"] = _reshape_method
+
+
+@_public(function=False)
+def reshape_as(self: Tensor, other: Tensor) -> Tensor:
+    """`self.reshape(other.shape)`."""
+    return reshape(self, other._v.shape)
+
+
+@_public
+def ravel(input: Tensor) -> Tensor:
+    """A 1-D view of a contiguous tensor, else a contiguous 1-D copy."""
+    flat = M.contiguous(input)
+    return _restride(flat, (flat.numel(),), (1,))
+
+
+@_public
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Dims start_dim..end_dim merged into one (a view when possible)."""
+    n = input.ndim
+    start, end = wrap_dim(start_dim, n, "flatten", "start_dim"), wrap_dim(end_dim, n, "flatten", "end_dim")
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = input._v.shape
+    if n == 0:
+        return _restride(input, (1,), (1,))
+    if start == end:
+        return input
+    return _contiguous_view(input, shape[:start] + (numel_of(shape[start:end + 1]),) + shape[end + 1:])
+
+
+@_public
+def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+    """Dim `dim` split into `sizes` (one -1 is inferred)."""
+    d = wrap_dim(dim, input.ndim, "unflatten")
+    sizes = size_args("unflatten", (sizes,), "sizes")
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    n = input._v.shape[d]
+    try:
+        sizes = infer_size(sizes, n)
+    except RuntimeError as exc:
+        if "invalid for input" not in str(exc):
+            raise
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim "
+                           f"{dim} ({n}) in the input tensor") from None
+    shape = input._v.shape
+    return view(input, shape[:d] + sizes + shape[d + 1:])
+
+
+# -- dim permutations ----------------------------------------------------------------------------
+@_public
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Dims dim0 and dim1 exchanged (a view)."""
+    n = input.ndim
+    a, b = wrap_dim(dim0, n, "transpose", "dim0"), wrap_dim(dim1, n, "transpose", "dim1")
+    shape, strides = list(input._v.shape), list(input._v.strides)
+    if n:
+        shape[a], shape[b] = shape[b], shape[a]
+        strides[a], strides[b] = strides[b], strides[a]
+    return _restride(input, shape, strides)
+
+
+@_public
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """Alias of transpose (NumPy's name)."""
+    return transpose(input, axis0, axis1)
+
+
+@_public
+def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Alias of transpose."""
+    return transpose(input, dim0, dim1)
+
+
+@_public
+def permute(input: Tensor, *dims) -> Tensor:
+    """Dims reordered: output dim i is input dim dims[i] (a view)."""
+    dims = size_args("permute", dims, "dims")
+    n = input.ndim
+    if len(dims) != n:
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                           "length of the desired ordering of dimensions i.e. input.dim() = "
+                           f"{n} is not equal to len(dims) = {len(dims)}")
+    dims = [wrap_dim(d, n, "permute", "dims") for d in dims]
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    shape, strides = input._v.shape, input._v.strides
+    return _restride(input, [shape[d] for d in dims], [strides[d] for d in dims])
+
+
+@_public
+def t(input: Tensor) -> Tensor:
+    """The transpose of a matrix; 0-d and 1-d tensors are returned as views of themselves."""
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return transpose(input, 0, -1) if input.ndim == 2 else _restride(input, input._v.shape, input._v.strides)
+
+
+@_public
+def adjoint(input: Tensor) -> Tensor:
+    """The last two dims swapped (the conjugate is the identity: no complex dtypes)."""
+    return _matrix_transpose(input, "adjoint()")
+
+
+def _matrix_transpose(input: Tensor, name: str) -> Tensor:
+    if input.ndim < 2:
+        raise RuntimeError(f"{name} is only supported on matrices or batches of matrices. Got {input.ndim}-D "
+                           "tensor.")
+    return transpose(input, -2, -1)
+
+
+def _T(self: Tensor) -> Tensor:
+    n = self.ndim
+    if n == 0:
+        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+                      UserWarning, stacklevel=2)
+    elif n != 2:
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                      "deprecated and it will throw an error in a future release. Consider `x.mT` to "
+                      "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to "
+                      "reverse the dimensions of a tensor.", UserWarning, stacklevel=2)
+    return permute(self, tuple(range(n - 1, -1, -1)))
+
+
+def _mT(self: Tensor) -> Tensor:
+    if self.ndim == 0:
+        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
+                      UserWarning, stacklevel=2)
+        return _restride(self, (), ())
+    return _matrix_transpose(self, "tensor.mT")
+
+
+METHODS.update(T=property(_T, doc="The dims reversed (a view)."), H=property(_T, doc="Same as T (real dtypes)."),
+               mT=property(_mT, doc="The last two dims swapped (a view)."),
+               mH=property(_mT, doc="Same as mT (real dtypes)."))
+
+
+@_public(aliases=("moveaxis",))
+def movedim(input: Tensor, source, destination) -> Tensor:
+    """Dims at `source` moved to `destination`, the others keeping their order (a view)."""
+    n = input.ndim
+    src = (source,) if not isinstance(source, (tuple, list)) else tuple(source)
+    dst = (destination,) if not isinstance(destination, (tuple, list)) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
+                           f"contain the same number of dims as destination ({list(dst)} dims)")
+    src = [wrap_dim(d, n, "movedim", "source") for d in src]
+    dst = [wrap_dim(d, n, "movedim", "destination") for d in dst]
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
+    order = [-1] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(n) if d not in src)
+    order = [o if o >= 0 else next(rest) for o in order]
+    return permute(input, order)
+
+
+# -- adding and removing dims --------------------------------------------------------------------
+@_public
+def squeeze(input: Tensor, dim=None) -> Tensor:
+    """Size-1 dims removed: all of them, or those among `dim` (an int or a tuple)."""
+    n = input.ndim
+    shape, strides = input._v.shape, input._v.strides
+    if dim is None:
+        keep = [i for i in range(n) if shape[i] != 1]
+    else:
+        drop = set(dims_arg(dim, n, "squeeze", "dim"))
+        keep = [i for i in range(n) if i not in drop or shape[i] != 1]
+    return _restride(input, [shape[i] for i in keep], [strides[i] for i in keep])
+
+
+@_public
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """A size-1 dim inserted at `dim` (a view)."""
+    n = input.ndim
+    d = wrap_dim(dim, n + 1, "unsqueeze")
+    shape, strides = list(input._v.shape), list(input._v.strides)
+    stride = shape[d] * strides[d] if d < n else 1
+    return _restride(input, shape[:d] + [1] + shape[d:], strides[:d] + [stride] + strides[d:])
+
+
+def expand_geometry(t: Tensor, sizes: tuple) -> tuple:
+    """Shape and strides of `t` expanded to `sizes` (-1 keeps a size; new or broadcast dims get stride 0)."""
+    shape, strides = t._v.shape, t._v.strides
+    n, lead = len(sizes), len(sizes) - len(shape)
+    if lead < 0:
+        raise RuntimeError(f"expand(torch.{_legacy_name(t)}{{{list(shape)}}}, size={list(sizes)}): the number "
+                           f"of sizes provided ({n}) must be greater or equal to the number of dimensions in "
+                           f"the tensor ({len(shape)})")
+    out_shape, out_strides = [0] * n, [0] * n
+    for i in range(n - 1, -1, -1):
+        j = i - lead
+        target = sizes[i]
+        if j >= 0:
+            size, stride = shape[j], strides[j]
+        else:
+            size, stride = 1, out_shape[i + 1] * out_strides[i + 1] if i + 1 < n else 0
+            if target == -1:
+                raise RuntimeError(f"The expanded size of the tensor ({target}) isn't allowed in a leading, "
+                                   f"non-existing dimension {i}")
+        if target == -1:
+            target = size
+        if size != target:
+            if size != 1:
+                raise RuntimeError(f"The expanded size of the tensor ({target}) must match the existing size "
+                                   f"({size}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
+                                   f"Tensor sizes: {list(shape)}")
+            size, stride = target, 0
+        if size < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {list(sizes)}")
+        out_shape[i], out_strides[i] = size, stride
+    return tuple(out_shape), tuple(out_strides)
+
+
+def _legacy_name(t: Tensor) -> str:
+    return torch_name(t.dtype) + "Tensor"
+
+
+@_public(function=False)
+def expand(self: Tensor, *sizes, size=None) -> Tensor:
+    """A view with size-1 dims repeated (stride 0) and new leading dims; -1 keeps a size."""
+    sizes = size_args("expand", sizes if size is None else (size,))
+    shape, strides = expand_geometry(self, sizes)
+    return _restride(self, shape, strides)
+
+
+@_public(function=False)
+def expand_as(self: Tensor, other: Tensor) -> Tensor:
+    """`self.expand(other.shape)`."""
+    return expand(self, other._v.shape)
+
+
+# -- windows into the data -----------------------------------------------------------------------
+@_public
+def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
+    """Elements start..start+length of dim `dim` (a view); `start` may be a one-element tensor."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input.ndim, "narrow")
+    start, length = as_int(start, "narrow", "start"), as_int(length, "narrow", "length")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    n = input._v.shape[d]
+    if start < -n or start > n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    if start < 0:
+        start += n
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return slice_dim(input, d, start, length)
+
+
+def slice_dim(t: Tensor, d: int, start: int, length: int, step: int = 1) -> Tensor:
+    """`length` elements of dim `d` from `start`, every `step`-th (no checks: callers validate)."""
+    shape, strides = list(t._v.shape), list(t._v.strides)
+    offset = t._v.offset + start * strides[d] if length else t._v.offset
+    shape[d], strides[d] = length, strides[d] * step
+    return _restride(t, shape, strides, offset)
+
+
+@_public
+def select(input: Tensor, dim: int, index) -> Tensor:
+    """The slice at `index` of dim `dim`, that dim removed (a view)."""
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input.ndim, "select")
+    index = as_int(index, "select", "index")
+    n = input._v.shape[d]
+    if index < -n or index >= n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input._v.shape)} at "
+                         f"dimension {dim}")
+    if index < 0:
+        index += n
+    shape, strides = list(input._v.shape), list(input._v.strides)
+    offset = input._v.offset + index * strides[d]
+    del shape[d], strides[d]
+    return _restride(input, shape, strides, offset)
+
+
+@_public
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal of the (dim1, dim2) planes, as a new last dim (a view)."""
+    n = input.ndim
+    a, b = wrap_dim(dim1, n, "diagonal", "dim1"), wrap_dim(dim2, n, "diagonal", "dim2")
+    if a == b:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    offset = as_int(offset, "diagonal", "offset")
+    shape, strides = input._v.shape, input._v.strides
+    start = input._v.offset
+    if offset >= 0:
+        size = max(min(shape[a], shape[b] - offset), 0)
+        if size:
+            start += offset * strides[b]
+    else:
+        size = max(min(shape[a] + offset, shape[b]), 0)
+        if size:
+            start -= offset * strides[a]
+    keep = [i for i in range(n) if i not in (a, b)]
+    return _restride(input, [shape[i] for i in keep] + [size], [strides[i] for i in keep] + [strides[a] + strides[b]],
+                     start)
+
+
+@_public(function=False)
+def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Windows of `size` elements every `step` along `dimension`, as a new last dim (a view)."""
+    n = self.ndim
+    d = wrap_dim(dimension, n, "unfold", "dimension")
+    size, step = as_int(size, "unfold", "size"), as_int(step, "unfold", "step")
+    length = self._v.shape[d] if n else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if n == 0:
+        return _restride(self, (size,), (1,))
+    shape, strides = list(self._v.shape), list(self._v.strides)
+    stride = strides[d]
+    shape[d], strides[d] = (length - size) // step + 1, stride * step
+    return _restride(self, shape + [size], strides + [stride])
+
+
+@_public
+def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+    """A view with the given geometry over `input`'s memory (bounds checked)."""
+    size = size_args("as_strided", (size,))
+    stride = size_args("as_strided", (stride,), "stride")
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
+                           f"{list(stride)}")
+    offset = input._v.offset if storage_offset is None else as_int(storage_offset, "as_strided",
+                                                                   "storage_offset")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    item = input.dtype.itemsize
+    if numel_of(size):
+        needed = (offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))) * item
+        have = input._v.blob.nbytes
+        if needed > have:
+            raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset},"
+                               f" and itemsize {item} requiring a storage size of {needed} are out of bounds for "
+                               f"storage of size {have}")
+    return _restride(input, size, stride, offset)
+
+
+# -- in-place metadata changes -------------------------------------------------------------------
+def _inplace(fn):
+    def method(self: Tensor, *args, **kwargs) -> Tensor:
+        self._v = fn(self, *args, **kwargs)._v
+        return self
+    method.__name__ = fn.__name__ + "_"
+    method.__doc__ = f"In-place {fn.__name__}: this tensor's own shape and strides change."
+    return method
+
+
+METHODS.update(squeeze_=_inplace(squeeze), unsqueeze_=_inplace(unsqueeze), t_=_inplace(t),
+               transpose_=_inplace(transpose), swapaxes_=_inplace(transpose), swapdims_=_inplace(transpose),
+               as_strided_=_inplace(as_strided))
+__all__.append("as_strided_")
+as_strided_ = METHODS["as_strided_"]

@@ -62,6 +62,7 @@ class Tensor:
     __slots__ = ("_v", "dtype", "device", "_vm", "requires_grad", "grad", "grad_fn", "_base",
                  "_retains_grad", "_hooks", "_name", "__weakref__", "__dict__")
     __array_priority__ = 1000  # NumPy defers to our reflected operators
+    _output_nr = 0  # which output of its grad_fn this tensor is (set for multi-output ops)
 
     # -- construction --------------------------------------------------------------------
     @classmethod

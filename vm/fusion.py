@@ -20,12 +20,13 @@ from .instruction import Instruction
 class FusionConfig:
     """Knobs: fusion on/off, group size limit, how often a group is seen before it is compiled."""
 
-    __slots__ = ("enabled", "max_group", "compile_after")
+    __slots__ = ("enabled", "max_group", "compile_after", "max_compiled_outputs")
 
     def __init__(self):
         self.enabled = os.environ.get("TIDAL_FUSION", "1") != "0"
         self.max_group = 64
         self.compile_after = int(os.environ.get("TIDAL_FUSION_COMPILE_AFTER", "2"))
+        self.max_compiled_outputs = 4
 
 
 config = FusionConfig()  # one configuration for every device
@@ -136,7 +137,10 @@ def _lower(g: _Group, stats) -> Instruction | None:
     if entry is None:
         entry = _programs[key] = [Program(*key), 0, None, False]
     entry[1] += 1
-    if not entry[3] and n > 1 and entry[1] >= config.compile_after and is_compilable(entry[0]):
+    # wide groups (many independent outputs, e.g. a burst of fills) compile slowly and gain
+    # little over NumPy: only groups with few stored outputs are compiled
+    if (not entry[3] and n > 1 and len(outs) <= config.max_compiled_outputs
+            and entry[1] >= config.compile_after and is_compilable(entry[0])):
         entry[2], entry[3] = _compiled_kernel(entry[0]), True
     elif entry[2] is None:
         entry[2] = _numpy_kernel(entry[0])

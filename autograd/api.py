@@ -1,0 +1,102 @@
+"""`backward`, `grad`, and the Tensor methods of autograd (backward, retain_grad, hooks)."""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from .engine import run_backward
+from .graph import gradient_edge
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    return (x,) if isinstance(x, Tensor) else tuple(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
+             inputs=None) -> None:
+    """Accumulate gradients of `tensors` into the .grad of the leaves they depend on."""
+    tensors = _as_tuple(tensors)
+    grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        found = run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=False,
+                             allow_unused=True)
+        for t, g in zip(inputs, found):
+            if g is not None:
+                t.grad = g.detach().clone() if t.grad is None else t.grad + g
+        return
+    run_backward(tensors, grads, retain_graph, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
+         allow_unused: bool | None = None, materialize_grads: bool = False) -> tuple:
+    """The gradients of `outputs` with respect to `inputs`, without touching any .grad."""
+    outputs = _as_tuple(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = _as_tuple(inputs)
+    grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    found = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs, accumulate=False,
+                         allow_unused=bool(allow_unused) or materialize_grads)
+    if materialize_grads:
+        from .. import ops
+        found = tuple(ops.zeros_like(t) if g is None else g for t, g in zip(inputs, found))
+    return found
+
+
+def tensor_backward(self: Tensor, gradient=None, retain_graph: bool | None = None, create_graph: bool = False,
+                    inputs=None) -> None:
+    """Compute the gradient of this tensor with respect to graph leaves."""
+    backward(self, gradient, retain_graph, create_graph, inputs)
+
+
+def retain_grad(self: Tensor) -> None:
+    """Keep this non-leaf tensor's gradient in .grad after backward."""
+    if not self.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if self.grad_fn is None or self.__dict__.get("_retains_grad"):
+        return
+    self.__dict__["_retains_grad"] = True
+    import weakref
+    ref = weakref.ref(self)
+
+    def hook(g):
+        t = ref()
+        if t is not None and g is not None:
+            t.grad = g.detach().clone() if t.grad is None else t.grad + g.detach()
+    self.grad_fn._pre_hooks.setdefault(self._output_nr, []).append(hook)
+
+
+class _RemovableHandle:
+    """Returned by register_hook: `.remove()` unregisters the hook."""
+
+    def __init__(self, hooks: list, fn):
+        self._hooks, self._fn = hooks, fn
+
+    def remove(self) -> None:
+        """Unregister the hook."""
+        if self._fn in self._hooks:
+            self._hooks.remove(self._fn)
+
+
+def register_hook(self: Tensor, hook) -> _RemovableHandle:
+    """Call `hook(grad)` when this tensor's gradient is computed; a returned tensor replaces it."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self.grad_fn is None:
+        hooks = self.__dict__.setdefault("_hooks_list", [])
+    else:
+        hooks = self.grad_fn._pre_hooks.setdefault(self._output_nr, [])
+    hooks.append(hook)
+    return _RemovableHandle(hooks, hook)
+
+
+def _retains_grad(self: Tensor) -> bool:
+    return bool(self.__dict__.get("_retains_grad"))
+
+
+METHODS = {"backward": tensor_backward, "retain_grad": retain_grad, "register_hook": register_hook,
+           "retains_grad": property(_retains_grad)}

@@ -1,0 +1,98 @@
+"""Custom differentiable functions: subclass Function, write forward and backward."""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from .grad_mode import no_grad
+from .graph import Node, needs_grad
+
+
+class FunctionCtx:
+    """The `ctx` of a custom Function: saved tensors and flags passed from forward to backward."""
+
+    def __init__(self):
+        self._to_save: tuple = ()
+        self._node: Node | None = None
+        self.needs_input_grad: tuple = ()
+        self.materialize_grads = True
+        self._non_differentiable: set = set()
+        self._dirty: tuple = ()
+
+    def save_for_backward(self, *tensors) -> None:
+        """Keep tensors for backward (checked against in-place changes when read)."""
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to save_for_backward."""
+        if self._node is None:
+            return self._to_save
+        return self._node.saved_tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Outputs that get no gradient."""
+        self._non_differentiable.update(id(t) for t in tensors)
+
+    def mark_dirty(self, *tensors) -> None:
+        """Inputs the forward modified in place."""
+        self._dirty = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether missing output gradients are passed as zeros (default) or None."""
+        self.materialize_grads = value
+
+
+class _FunctionMeta(type):
+    def __init__(cls, name, bases, ns):
+        super().__init__(name, bases, ns)
+        cls._node_cls = type(f"{name}Backward", (Node,), {"__slots__": ()})
+
+
+class Function(metaclass=_FunctionMeta):
+    """Base class: `forward(ctx, *args)` and `backward(ctx, *grads)` as static methods; call `.apply`."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        """Compute the outputs (runs without recording a graph)."""
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        """Gradients for each forward input (None for non-tensors)."""
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run forward and, if any input requires grad, record a node running backward."""
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        record_graph = needs_grad(args)
+        with no_grad():
+            result = cls.forward(ctx, *args, **kwargs)
+        if not record_graph:
+            return result
+        outs = result if isinstance(result, tuple) else (result,)
+
+        def run_backward(node, *grads):
+            if ctx.materialize_grads:
+                from .. import ops
+                grads = tuple(ops.zeros_like(o) if g is None else g for g, o in zip(grads, meta))
+            res = cls.backward(ctx, *grads)
+            res = res if isinstance(res, tuple) else (res,)
+            if len(res) < len(args):
+                res = res + (None,) * (len(args) - len(res))
+            if len(res) != len(args):
+                raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
+                                   f"(expected {len(args)}, got {len(res)})")
+            return res
+
+        node = cls._node_cls(run_backward, args, ctx._to_save, None, len(outs))
+        ctx._node = node
+        meta = []
+        for k, out in enumerate(outs):
+            if isinstance(out, Tensor) and id(out) not in ctx._non_differentiable and out.dtype.is_floating_point:
+                out.requires_grad = True
+                out.grad_fn = node
+                out._output_nr = k
+            meta.append(out.detach() if isinstance(out, Tensor) else out)
+        return result

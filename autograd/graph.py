@@ -1,0 +1,143 @@
+"""Graph nodes: what an op records so that its backward can run later.
+
+An op that sees an input requiring grad calls `record(name, backward, inputs, outputs,
+saved, attrs)`. `backward(node, *grad_outputs)` returns one gradient per input and is
+written in tidal ops, so it runs on the VM, fuses, and can itself be differentiated.
+"""
+from __future__ import annotations
+
+import itertools
+import weakref
+
+from ..tensor import Tensor
+
+_seq = itertools.count()
+_node_classes: dict = {}
+
+FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they "
+         "have already been freed). Saved intermediate values of the graph are freed when you call "
+         ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+         "graph a second time or if you need to access saved tensors after calling backward.")
+
+
+class Node:
+    """A recorded op: its backward, saved tensors, and the nodes its inputs came from."""
+
+    __slots__ = ("next_functions", "backward_fn", "attrs", "_saved", "_versions", "_input_meta", "seq",
+                 "_pre_hooks", "_hooks", "n_outputs", "_freed", "__weakref__", "__dict__")
+
+    def __init__(self, backward_fn, inputs: tuple, saved: tuple, attrs, n_outputs: int):
+        self.backward_fn = backward_fn
+        self.attrs = attrs
+        self.seq = next(_seq)
+        self.n_outputs = n_outputs
+        self._pre_hooks: dict = {}   # output index -> hooks on that output's grad (tensor hooks)
+        self._hooks: list = []
+        self._freed = False
+        nexts, meta = [], []
+        for t in inputs:
+            if isinstance(t, Tensor) and t.requires_grad:
+                nexts.append((gradient_edge(t), t._output_nr if t.grad_fn is not None else 0))
+                meta.append((t._v.shape, t.dtype))
+            else:
+                nexts.append((None, 0))
+                meta.append(None)
+        self.next_functions = tuple(nexts)
+        self._input_meta = meta
+        self._saved = saved
+        self._versions = tuple(t._version if isinstance(t, Tensor) else None for t in saved)
+
+    def name(self) -> str:
+        """The node's class name, e.g. 'MulBackward0'."""
+        return type(self).__name__
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors saved at forward time; errors if freed or modified in place since."""
+        if self._freed:
+            raise RuntimeError(FREED)
+        for t, v in zip(self._saved, self._versions):
+            if isinstance(t, Tensor) and t._version != v:
+                kind = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor"}.get(
+                    t.dtype.name, t.dtype.name)
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: [torch.{kind} {list(t.shape)}], which is output {t._output_nr} of "
+                    f"{t.grad_fn.name() if t.grad_fn is not None else 'a leaf'}, is at version "
+                    f"{t._version}; expected version {v} instead. Hint: the backtrace further above shows "
+                    "the operation that failed to compute its gradient. The variable in question was "
+                    "changed in there or anywhere later. Good luck!")
+        return self._saved
+
+    def release(self) -> None:
+        """Free saved tensors (after a backward without retain_graph)."""
+        self._saved = ()
+        self._freed = True
+
+    def register_hook(self, fn) -> None:
+        """Call `fn(grad_inputs, grad_outputs)` after this node's backward runs."""
+        self._hooks.append(fn)
+
+    def register_prehook(self, fn) -> None:
+        """Call `fn(grad_outputs)` before this node's backward runs."""
+        self._pre_hooks.setdefault(-1, []).append(fn)
+
+    def __call__(self, *grads):
+        return self.backward_fn(self, *grads)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class AccumulateGrad(Node):
+    """The node that adds a gradient into a leaf tensor's `.grad`."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor):
+        super().__init__(None, (), (), None, 1)
+        self.variable = variable
+
+
+def gradient_edge(t: Tensor) -> Node:
+    """The node a gradient for `t` flows into: its grad_fn, or its leaf accumulator."""
+    if t.grad_fn is not None:
+        return t.grad_fn
+    ref = t.__dict__.get("_grad_acc")
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t.__dict__["_grad_acc"] = weakref.ref(acc)
+    return acc
+
+
+def node_class(name: str) -> type:
+    """The Node subclass named like PyTorch's grad_fn classes: 'add' -> AddBackward0."""
+    cls = _node_classes.get(name)
+    if cls is None:
+        camel = "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
+        cls = _node_classes[name] = type(f"{camel}Backward0", (Node,), {"__slots__": ()})
+    return cls
+
+
+def record(name: str, backward_fn, inputs: tuple, outputs, saved: tuple = (), attrs=None) -> Node:
+    """Attach a new node to `outputs` (which then require grad)."""
+    node = node_class(name)(backward_fn, inputs, saved, attrs, len(outputs))
+    for k, out in enumerate(outputs):
+        if out.dtype.is_floating_point:
+            out.requires_grad = True
+            out.grad_fn = node
+            if k:
+                out._output_nr = k
+    return node
+
+
+def needs_grad(args) -> bool:
+    """Whether any tensor among `args` requires grad while grad mode is on."""
+    from .grad_mode import is_grad_enabled
+    if not is_grad_enabled():
+        return False
+    for a in args:
+        if isinstance(a, Tensor) and a.requires_grad:
+            return True
+    return False

@@ -1,0 +1,229 @@
+"""einsum: the equation parsed and checked at the call (PyTorch's rules and messages), NumPy's einsum in the kernel."""
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from .dispatch import launch, register_kernel
+from .elementwise import torch_name
+
+# Sublist subscripts 0..51 name A..Z then a..z, so implicit outputs sort the same in both forms.
+_LETTERS = string.ascii_uppercase + string.ascii_lowercase
+_HALF_NP = (np.dtype(np.float16), dt.bfloat16.np)
+_OPTIMIZE_ABOVE = 1 << 14  # iteration-space size from which a contraction order (and BLAS) pays off
+
+
+@register_kernel("einsum", "cpu")
+def _einsum_kernel(ins, outs, attrs) -> None:
+    equation, optimize = attrs
+    out = outs[0]
+    compute = np.dtype(np.float32) if out.dtype in _HALF_NP else out.dtype
+    operands = [x.astype(compute, copy=False) for x in ins]
+    if compute == out.dtype:
+        np.einsum(equation, *operands, out=out, optimize=optimize)
+    else:
+        out[...] = np.einsum(equation, *operands, optimize=optimize)
+
+
+def _tokens(equation: str, start: int, end: int, who: str, output: bool) -> list:
+    """The subscripts of one term: letters and '...', with PyTorch's errors for anything else."""
+    tokens, i = [], start
+    while i < end:
+        ch = equation[i]
+        if ch == ".":
+            if equation[i:i + 3] != "..." or i + 3 > end:
+                raise RuntimeError(f"einsum(): found '.' for {who} that is not part of any ellipsis"
+                                   + (" (...)" if output else ""))
+            if "..." in tokens:
+                raise RuntimeError(f"einsum(): found '.' for output but an ellipsis (...) was already found"
+                                   if output else f"einsum(): found '.' for {who} for which an ellipsis was "
+                                                  "already found")
+            tokens.append("...")
+            i += 3
+            continue
+        if ch in _LETTERS:
+            tokens.append(ch)
+        elif ch != " ":
+            raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation string, "
+                               "subscripts must be in [a-zA-Z]")
+        i += 1
+    return tokens
+
+
+def _from_sublists(args: tuple) -> tuple:
+    """einsum(op0, sub0, op1, sub1, ..., [out]) as an equation string and operands."""
+    def term(sub) -> str:
+        parts = []
+        for s in sub:
+            if s is Ellipsis:
+                parts.append("...")
+            elif isinstance(s, int) and 0 <= s < 52:
+                parts.append(_LETTERS[s])
+            else:
+                raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+        return "".join(parts)
+    pairs = args[:len(args) // 2 * 2]
+    equation = ",".join(term(s) for s in pairs[1::2])
+    if len(args) % 2:  # a trailing sublist names the output
+        equation += "->" + term(args[-1])
+    return equation, list(pairs[0::2])
+
+
+def _operands(args: tuple) -> tuple:
+    if not args or (isinstance(args[0], str) and len(args) < 2):
+        raise ValueError("einsum(): must specify the equation string and at least one operand, or at least one "
+                         "operand and its subscripts list")
+    if not isinstance(args[0], str):
+        return _from_sublists(args)
+    equation, operands = args[0], list(args[1:])
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = list(operands[0])
+    for i, op in enumerate(operands):
+        if not isinstance(op, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 1, but got {type(op).__name__}")
+    return equation, operands
+
+
+def _parse(equation: str, operands: list) -> tuple:
+    """(input terms, output term) as token lists; checks subscripts, operand count and ranks."""
+    arrow = equation.find("->")
+    lhs_end = arrow if arrow >= 0 else len(equation)
+    terms, start, k = [], 0, 0
+    while True:
+        comma = equation.find(",", start, lhs_end)
+        stop = lhs_end if comma < 0 else comma
+        if k >= len(operands):
+            raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+        tokens = _tokens(equation, start, stop, f"operand {k}", output=False)
+        labels, ndim = sum(t != "..." for t in tokens), operands[k].ndim
+        if "..." not in tokens and labels != ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({labels}) does not match the "
+                               f"number of dimensions ({ndim}) for operand {k} and no ellipsis was given")
+        if labels > ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({labels}) is more than the "
+                               f"number of dimensions ({ndim}) for operand {k}")
+        terms.append(tokens)
+        k += 1
+        if comma < 0:
+            break
+        start = comma + 1
+    if k < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    output = None if arrow < 0 else _tokens(equation, arrow + 2, len(equation), "output", output=True)
+    return terms, output
+
+
+def _sizes(terms: list, operands: list) -> tuple:
+    """Each label's (broadcast) size, and the broadcast shape the ellipses cover."""
+    sizes: dict = {}
+    spans = [op.ndim - (len(t) - 1) if "..." in t else 0 for t, op in zip(terms, operands)]
+    ellipsis = [1] * max(spans, default=0)
+    for k, (tokens, op, span) in enumerate(zip(terms, operands, spans)):
+        shape, dim, mine = op._v.shape, 0, {}
+        for tok in tokens:
+            if tok == "...":
+                for j, size in enumerate(shape[dim:dim + span], start=len(ellipsis) - span):
+                    if ellipsis[j] == 1:
+                        ellipsis[j] = size
+                    elif size not in (1, ellipsis[j]):
+                        raise RuntimeError(f"einsum(): dimension {j} covered by ellipsis in operand {k}has size "
+                                           f"{size} which does not broadcast with previously seen ellipsis with "
+                                           f"size {ellipsis[j]} for the respective dimension")
+                dim += span
+                continue
+            size = shape[dim]
+            dim += 1
+            if tok in mine:
+                if size != mine[tok]:
+                    raise RuntimeError(f"einsum(): subscript {tok} is repeated for operand {k} but the sizes don't "
+                                       f"match, {size} != {mine[tok]}")
+                continue
+            mine[tok] = size
+            seen = sizes.get(tok)
+            if seen is None or seen == 1:
+                sizes[tok] = size
+            elif size not in (1, seen):
+                raise RuntimeError(f"einsum(): subscript {tok} has size {size} for operand {k} which does not "
+                                   f"broadcast with previously seen size {seen}")
+    return sizes, tuple(ellipsis)
+
+
+def _output(terms: list, output: list | None) -> list:
+    """The output term: as written (checked), or PyTorch's implicit one (ellipsis, then single labels sorted)."""
+    counts: dict = {}
+    for tokens in terms:
+        for tok in tokens:
+            counts[tok] = counts.get(tok, 0) + 1
+    if output is None:
+        return (["..."] if "..." in counts else []) + sorted(t for t, n in counts.items() if n == 1 and t != "...")
+    for i, tok in enumerate(output):
+        if tok != "..." and tok in output[i + 1:]:
+            raise RuntimeError(f"einsum(): output subscript {tok} appears more than once in the output")
+        if tok != "..." and tok not in counts:
+            raise RuntimeError(f"einsum(): output subscript {tok} does not appear in the equation for any input "
+                               "operand")
+    return output
+
+
+def _spell_out_ellipsis(terms: list, output: list, operands: list, length: int) -> tuple:
+    """Terms with each ellipsis replaced by unused letters (right-aligned), so NumPy may sum over them too."""
+    used = {tok for tokens in terms + [output] for tok in tokens}
+    free = [c for c in _LETTERS if c not in used]
+    if len(free) < length:  # no letters left: keep '...' (NumPy then can't sum over it)
+        return terms, output
+    letters = free[:length]
+
+    def spell(tokens: list, span: int) -> list:
+        at = tokens.index("...") if "..." in tokens else None
+        return tokens if at is None else tokens[:at] + letters[length - span:] + tokens[at + 1:]
+    spans = [op.ndim - (len(t) - 1) for t, op in zip(terms, operands)]
+    return [spell(t, s) for t, s in zip(terms, spans)], spell(output, length)
+
+
+def _result_dtype(terms: list, output: list, operands: list) -> dt.dtype:
+    """PyTorch's einsum dtype: a label summed within one operand (alone, or against a size-1 dim) goes
+    through torch.sum, so integers and bool come out as int64; bool can't be contracted (bmm)."""
+    first = operands[0].dtype
+    if first.category == dt.FLOAT:
+        return first
+    sizes: dict = {}  # label -> its size in each operand that has it
+    for tokens, op in zip(terms, operands):
+        dim, span, seen = 0, op.ndim - (len(tokens) - 1), set()
+        for tok in tokens:
+            if tok == "...":
+                dim += span
+                continue
+            if tok not in seen:
+                seen.add(tok)
+                sizes.setdefault(tok, []).append(op._v.shape[dim])
+            dim += 1
+    summed = [s for tok, s in sizes.items() if tok not in output]
+    alone = any(len(s) == 1 or (1 in s and max(s) > 1) for s in summed)
+    empty = any(op.numel() == 0 for op in operands)  # PyTorch never reaches its bmm kernel then
+    if first is dt.bool_ and not empty and any(len(s) > 1 and 1 not in s for s in summed):
+        raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+    return dt.int64 if alone else first
+
+
+def einsum(*args) -> Tensor:
+    """Sum of products over the subscripts an equation names: einsum('ij,jk->ik', a, b)."""
+    equation, operands = _operands(args)
+    terms, output = _parse(equation, operands)
+    sizes, ellipsis = _sizes(terms, operands)
+    output = _output(terms, output)
+    first = operands[0].dtype
+    for op in operands[1:]:
+        if op.dtype is not first:
+            raise RuntimeError(f"expected scalar type {torch_name(first)} but found {torch_name(op.dtype)}")
+    shape = tuple(s for tok in output for s in (ellipsis if tok == "..." else (sizes[tok],)))
+    terms, output = _spell_out_ellipsis(terms, output, operands, len(ellipsis))
+    d = _result_dtype(terms, output, operands)
+    work = 1
+    for s in list(sizes.values()) + list(ellipsis):
+        work *= s
+    optimize = "greedy" if len(operands) > 2 or (len(operands) == 2 and work > _OPTIMIZE_ABOVE) else False
+    spec = ",".join("".join(t) for t in terms) + "->" + "".join(output)
+    return launch("einsum", tuple(operands), [(shape, d)], (spec, optimize))[0]

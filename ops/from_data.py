@@ -1,0 +1,233 @@
+"""Tensors from host data: tensor, as_tensor, from_numpy, with PyTorch's dtype inference.
+
+Nested sequences are read the way PyTorch reads them: the shape comes from the first
+element at each level, every other element must match it, and the dtype is the
+promotion of every leaf's type (bool, int -> int64, float -> the default dtype, NumPy
+scalars, arrays and tensors keep theirs).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from .factory_args import CPU, check_requires_grad, device_arg, dtype_arg
+from .math_api import convert
+
+__all__ = ["tensor", "as_tensor", "from_numpy"]
+METHODS: dict = {}
+
+_SEQUENCES = (list, tuple, range)
+_PY_SCALARS = {bool: dt.bool_, int: dt.int64, float: None}  # None: the default float dtype
+
+
+def _scalar_dtype(kind: type) -> dt.dtype:
+    d = _PY_SCALARS[kind]
+    return dt.get_default_dtype() if d is None else d
+
+
+def _first_path_shape(data) -> list:
+    """Sizes along the first element of each level (PyTorch's compute_sizes)."""
+    shape = []
+    x = data
+    while True:
+        if isinstance(x, _SEQUENCES):
+            shape.append(len(x))
+            if not len(x):
+                return shape
+            x = x[0]
+        elif isinstance(x, np.ndarray) and x.ndim:
+            for n in x.shape:
+                shape.append(n)
+                if not n:
+                    break
+            return shape
+        else:
+            return shape
+
+
+def _invalid_leaf(x) -> Exception:
+    if isinstance(x, str):
+        return TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    if isinstance(x, complex):
+        return TypeError("tensor(): complex numbers are not supported (tidal has no complex dtypes)")
+    if isinstance(x, _SEQUENCES) or isinstance(x, np.ndarray):
+        return TypeError(f"'{type(x).__name__}' object cannot be interpreted as a number: the sequences "
+                         "nest deeper here than along the first element")
+    return RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+
+
+class _Reader:
+    """Walks nested data once: checks lengths, collects leaf chunks and their dtypes."""
+
+    def __init__(self, shape: list):
+        self.shape = shape
+        self.chunks: list = []
+        self.dtypes: set = set()
+
+    def leaf(self, x) -> None:
+        kind = type(x)
+        if kind in _PY_SCALARS:
+            self.dtypes.add(_scalar_dtype(kind))
+            self.chunks.append((x,))
+        elif isinstance(x, np.generic) and x.dtype.kind in "biuf":
+            self.dtypes.add(dt.from_numpy(x.dtype))
+            self.chunks.append(np.asarray(x).reshape(1))
+        elif isinstance(x, Tensor):
+            if x.numel() != 1:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            self.dtypes.add(x.dtype)
+            self.chunks.append(_host(x).reshape(1))
+        elif isinstance(x, np.ndarray) and x.size == 1:
+            self.dtypes.add(dt.from_numpy(x.dtype))
+            self.chunks.append(x.reshape(1))
+        else:
+            raise _invalid_leaf(x)
+
+    def block(self, arr: np.ndarray, dim: int, d: dt.dtype) -> None:
+        want = tuple(self.shape[dim:])
+        if arr.shape != want:
+            for k, (w, g) in enumerate(zip(want, arr.shape)):
+                if w != g:
+                    raise ValueError(f"expected sequence of length {w} at dim {dim + k} (got {g})")
+            raise ValueError(f"expected {len(want)} more dimension(s) at dim {dim} (got {arr.ndim})")
+        self.dtypes.add(d)
+        self.chunks.append(arr)
+
+    def read(self, x, dim: int) -> None:
+        shape = self.shape
+        if dim == len(shape):
+            self.leaf(x)
+            return
+        if isinstance(x, Tensor):
+            self.block(_host(x), dim, x.dtype)
+            return
+        if isinstance(x, np.ndarray):
+            self.block(x, dim, dt.from_numpy(x.dtype))
+            return
+        if not isinstance(x, _SEQUENCES):
+            if isinstance(x, str):
+                raise _invalid_leaf(x)
+            raise TypeError(f"expected a sequence at dim {dim}, got {type(x).__name__}")
+        if len(x) != shape[dim]:
+            raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(x)})")
+        if dim == len(shape) - 1:
+            kinds = set(map(type, x))
+            if kinds.issubset(_PY_SCALARS):  # the common case: a row of Python numbers, read at once
+                self.dtypes.update(_scalar_dtype(k) for k in kinds)
+                self.chunks.append(x)
+                return
+        for item in x:
+            self.read(item, dim + 1)
+
+
+def _host(x) -> np.ndarray:
+    if isinstance(x, Tensor):
+        return x.detach()._host_array()
+    return x
+
+
+def _promoted(dtypes) -> dt.dtype:
+    out = None
+    for d in dtypes:
+        out = d if out is None else dt.promote_types(out, d)
+    return dt.get_default_dtype() if out is None else out
+
+
+def _carrier(d: dt.dtype) -> np.dtype:
+    # A NumPy dtype holding every value of that category exactly, before the checked cast.
+    return {dt.FLOAT: np.dtype(np.float64), dt.INT: np.dtype(np.int64), dt.BOOL: np.dtype(np.bool_)}[d.category]
+
+
+def _gather(data) -> tuple:
+    """(carrier array, inferred dtype) for nested sequences, scalars or arrays."""
+    if isinstance(data, np.ndarray):
+        inferred = dt.from_numpy(data.dtype)
+        return data, inferred
+    shape = _first_path_shape(data)
+    reader = _Reader(shape)
+    reader.read(data, 0)
+    inferred = _promoted(reader.dtypes)
+    carrier = _carrier(inferred)
+    try:
+        parts = [np.asarray(c, dtype=carrier).reshape(-1) for c in reader.chunks]
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+    flat = np.concatenate(parts) if parts else np.zeros(0, carrier)
+    return flat.reshape(shape), inferred
+
+
+def _checked_cast(arr: np.ndarray, target: dt.dtype) -> np.ndarray:
+    """`arr` converted to `target`, raising PyTorch's overflow error for integers that don't fit."""
+    if target.category == dt.INT and arr.size and arr.dtype.kind in "fiu":
+        info = np.iinfo(target.np)
+        if arr.dtype.kind == "f":
+            bad = not np.isfinite(arr).all() or arr.min() < info.min or arr.max() > info.max
+        else:
+            lo = -info.max if info.min == 0 else info.min  # unsigned targets wrap negatives, as C++
+            bad = int(arr.min()) < lo or int(arr.max()) > info.max
+        if bad:
+            raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
+    with np.errstate(over="ignore", invalid="ignore"):
+        if target.np.kind == "V" and arr.dtype.kind != "f":  # bfloat16 converts from floats only
+            arr = arr.astype(np.float64)
+        return np.array(arr, dtype=target.np, order="K")  # keeps a NumPy input's layout, as PyTorch does
+
+
+def _copy_of_tensor(data: Tensor, dtype, dev) -> Tensor:
+    warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+                  "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+                  "tidal.tensor(sourceTensor).", UserWarning, stacklevel=3)
+    out = convert(data.detach(), dtype or data.dtype)
+    return out if dev is None or dev == out.device else out.to(dev)
+
+
+def tensor(data, *, dtype: dt.dtype | None = None, device=None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """A new tensor holding a copy of `data` (numbers, nested sequences, NumPy arrays, tensors)."""
+    dtype = dtype_arg("tensor", dtype)
+    dev = None if device is None else device_arg(device)
+    if isinstance(data, Tensor):
+        check_requires_grad(dtype or data.dtype, requires_grad)
+        out = _copy_of_tensor(data, dtype, dev)
+    else:
+        arr, inferred = _gather(data)
+        target = dtype or inferred
+        check_requires_grad(target, requires_grad)
+        out = Tensor._from_array(_checked_cast(arr, target), target, share=True)  # a fresh copy: ours to keep
+        if dev is not None and dev != CPU:
+            out = out.to(dev)
+    out.requires_grad = requires_grad
+    return out
+
+
+def as_tensor(data, dtype: dt.dtype | None = None, device=None) -> Tensor:
+    """`data` as a tensor without copying when it already is one (or a NumPy array) of that dtype and device."""
+    dtype = dtype_arg("as_tensor", dtype)
+    dev = None if device is None else device_arg(device)
+    if isinstance(data, Tensor):
+        out = data if dtype is None or dtype is data.dtype else convert(data, dtype)
+        return out if dev is None or dev == out.device else out.to(dev)
+    if isinstance(data, np.ndarray) and dev in (None, CPU) and all(s >= 0 for s in data.strides):
+        try:
+            native = dt.from_numpy(data.dtype)
+        except TypeError:
+            native = None
+        if native is not None and (dtype is None or dtype is native):
+            return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A CPU tensor sharing `ndarray`'s memory: writes through either are seen by the other
+    (tidal's writes once they have run: after a sync point such as `.numpy()` or `tidal.sync()`)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    dtype = dt.from_numpy(ndarray.dtype)
+    if not ndarray.flags.writeable:
+        warnings.warn("The given NumPy array is not writable, and tidal does not support non-writable "
+                      "tensors. This means writing to this tensor will result in undefined behavior.",
+                      UserWarning, stacklevel=2)
+    return Tensor._from_array(ndarray, dtype, share=True)

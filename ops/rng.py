@@ -1,0 +1,157 @@
+"""Random number generators: a (seed, offset) pair per generator, advanced at dispatch.
+
+Every random op takes the generator's current (seed, offset) on the calling thread and
+bumps the offset; its kernel then draws from a counter-based Philox stream keyed by the
+seed whose counter starts at `offset << 128`. The numbers an op gets are therefore a pure
+function of (seed, offset), the same in sync and async VM mode whatever the timing, and
+no two ops of one generator share a stream.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from ..tensor import Tensor, device as _device
+from ..tensor import dtype as dt
+
+_DEFAULT_SEED = 67280421310721  # PyTorch's seed for a new Generator
+_MASK64 = (1 << 64) - 1
+_STATE_BYTES = 16  # seed and offset, little-endian uint64 each
+
+
+class Generator:
+    """A random number generator for one device type, as torch.Generator."""
+
+    def __init__(self, device="cpu"):
+        dev = _device(device)
+        self.device = _device(dev.type) if dev.type == "cpu" else dev
+        self._seed = _DEFAULT_SEED
+        self._offset = 0
+        self._lock = threading.Lock()
+
+    def manual_seed(self, seed) -> "Generator":
+        """Seed the generator (any int in [-2**63, 2**64); negatives wrap) and restart its stream."""
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+        if not -2 ** 63 <= seed <= _MASK64:
+            raise ValueError("Overflow when unpacking long long")
+        with self._lock:
+            self._seed, self._offset = seed & _MASK64, 0
+        return self
+
+    def seed(self) -> int:
+        """Seed from the operating system's entropy; returns the seed."""
+        value = int.from_bytes(os.urandom(8), "little")
+        self.manual_seed(value)
+        return value
+
+    def initial_seed(self) -> int:
+        """The seed the generator was last seeded with."""
+        return self._seed
+
+    def get_state(self) -> Tensor:
+        """The state as a uint8 tensor (for set_state)."""
+        with self._lock:
+            raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
+        return Tensor._from_array(np.frombuffer(raw, np.uint8), dt.uint8)
+
+    def set_state(self, new_state) -> "Generator":
+        """Restore a state returned by get_state."""
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a tidal.ByteTensor, but got {type(new_state).__name__}")
+        if new_state.dtype is not dt.uint8:
+            raise TypeError("RNG state must be a tidal.ByteTensor")
+        if new_state.numel() != _STATE_BYTES:
+            raise RuntimeError(f"Expected an RNG state of size {_STATE_BYTES} but found the input RNG state size "
+                               f"to be {new_state.numel()}")
+        raw = np.ascontiguousarray(new_state.detach()._host_array()).reshape(-1).tobytes()
+        with self._lock:
+            self._seed = int.from_bytes(raw[:8], "little")
+            self._offset = int.from_bytes(raw[8:], "little")
+        return self
+
+    def next_stream(self) -> tuple:
+        """Claim the next stream: returns (seed, offset) and advances the offset. Called at dispatch."""
+        with self._lock:
+            offset = self._offset
+            self._offset = (offset + 1) & _MASK64
+            return self._seed, offset
+
+    def __repr__(self) -> str:
+        return f"<tidal.Generator device={self.device} seed={self._seed}>"
+
+
+default_generator = Generator()
+default_generator.seed()  # as PyTorch: a fresh process starts from a nondeterministic seed
+_defaults = {"cpu": default_generator}  # device type -> default generator
+
+
+def default_for(device) -> Generator:
+    """The default generator of a device's type (created, seeded like the CPU's, on first use)."""
+    gen = _defaults.get(device.type)
+    if gen is None:
+        gen = _defaults[device.type] = Generator(device)
+        gen.manual_seed(default_generator.initial_seed())
+    return gen
+
+
+def generator_for(fn: str, generator, device) -> Generator:
+    """The generator an op on `device` uses; errors as PyTorch's for a wrong type or device."""
+    if generator is None:
+        return default_for(device)
+    if not isinstance(generator, Generator):
+        raise TypeError(f"{fn}(): argument 'generator' must be tidal.Generator, not {type(generator).__name__}")
+    if generator.device.type != device.type:
+        raise RuntimeError(f"Expected a '{device.type}' device type for generator but found "
+                           f"'{generator.device.type}'")
+    return generator
+
+
+def manual_seed(seed) -> Generator:
+    """Seed every device's default generator; returns the CPU one."""
+    seed = int(seed)
+    for gen in _defaults.values():
+        gen.manual_seed(seed)
+    return default_generator
+
+
+def seed() -> int:
+    """Seed the default generators from the operating system's entropy; returns the seed."""
+    value = default_generator.seed()
+    for gen in _defaults.values():
+        if gen is not default_generator:
+            gen.manual_seed(value)
+    return value
+
+
+def initial_seed() -> int:
+    """The CPU default generator's seed."""
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    """The CPU default generator's state, a uint8 tensor."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state) -> None:
+    """Restore the CPU default generator's state."""
+    default_generator.set_state(new_state)
+
+
+_local = threading.local()
+
+
+def philox(seed: int, offset: int) -> np.random.Generator:
+    """A NumPy generator on the Philox stream of (seed, offset); one reused instance per thread."""
+    gen = getattr(_local, "gen", None)
+    if gen is None:
+        gen = _local.gen = np.random.Generator(np.random.Philox(0))
+    gen.bit_generator.state = {
+        "bit_generator": "Philox",
+        "state": {"counter": np.array([0, 0, offset & _MASK64, offset >> 64], np.uint64),
+                  "key": np.array([seed, 0], np.uint64)},
+        "buffer": np.zeros(4, np.uint64), "buffer_pos": 4, "has_uint32": 0, "uinteger": 0}
+    return gen
