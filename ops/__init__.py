@@ -6,10 +6,10 @@ defines in `METHODS`; this file binds the methods onto Tensor.
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import (activations, conversion, creation, indexing, linalg, math_api, random, reduce, shape_ops,
-               sorting, views)
+from . import (activations, conversion, creation, indexing, linalg, math_api, random, reduce, scan,
+               shape_ops, sorting, views)
 
-MODULES = (math_api, conversion, creation, views, shape_ops, reduce, linalg, sorting, indexing, random,
+MODULES = (math_api, conversion, creation, views, shape_ops, reduce, scan, linalg, sorting, indexing, random,
            activations)
 
 __all__: list = []

@@ -1,11 +1,14 @@
-"""Backward formulas of the elementwise ops, one line each, written in tidal ops.
+"""Backward formulas of the elementwise ops, one per input, written in tidal ops.
 
-`FORMULAS[name](g, out, *inputs)` returns one gradient per input (None where there is
-none); inputs may be Python scalars. Broadcasting and dtype are fitted by the engine.
-The formulas are tidal ops, so they run on the VM, fuse, and support double backward.
+Like PyTorch's derivatives.yaml: `FORMULAS[name]` holds, for each input, a function
+`(g, o, *inputs) -> gradient` (None: no gradient). `o` is the op's output. A node saves
+only the tensors that the formulas of inputs requiring grad actually read (found from
+the formulas' code), so `y.mul_(3)` keeps nothing and `y.mul_(y)` is caught as in torch.
+Broadcasting and dtype are fitted by the engine; formulas run on the VM and fuse.
 """
 from __future__ import annotations
 
+import dis
 import math
 
 from ..tensor import Tensor
@@ -20,108 +23,129 @@ def _zero(g: Tensor) -> Tensor:
     return M.fill_(M.convert(g, g.dtype), 0)
 
 
-def _tie_split(a, b, g, first_wins):
+def _tie_share(a, b, g, first_wins):
     # PyTorch splits the gradient evenly between equal inputs of maximum/minimum
-    share = M.where(ap("eq", a, b), g * 0.5, M.where(first_wins, g, _zero(g)))
-    return share, g - share
+    return M.where(ap("eq", a, b), g * 0.5, M.where(first_wins, g, _zero(g)))
 
+
+def _rest(share_fn):
+    return lambda g, o, a, b: g - share_fn(g, o, a, b)
+
+
+_max_a = lambda g, o, a, b: _tie_share(a, b, g, ap("gt", a, b))  # noqa: E731
+_min_a = lambda g, o, a, b: _tie_share(a, b, g, ap("lt", a, b))  # noqa: E731
+_fsel_a = lambda g, o, a, b: _tie_share(a, b, g, ap("eq", o, a))  # noqa: E731
+_none = None
+_zero_grad = lambda g, o, a: _zero(g)  # noqa: E731
 
 FORMULAS = {
-    "add": lambda g, o, a, b: (g, g),
-    "sub": lambda g, o, a, b: (g, -g),
-    "mul": lambda g, o, a, b: (g * b, g * a),
-    "div": lambda g, o, a, b: (g / b, -g * a / (b * b)),
-    "maximum": lambda g, o, a, b: _tie_split(a, b, g, ap("gt", a, b)),
-    "minimum": lambda g, o, a, b: _tie_split(a, b, g, ap("lt", a, b)),
-    "fmax": lambda g, o, a, b: _tie_split(a, b, g, ap("eq", o, a)),
-    "fmin": lambda g, o, a, b: _tie_split(a, b, g, ap("eq", o, a)),
-    "pow": lambda g, o, a, b: (g * b * ap("pow", a, b - 1) if not isinstance(b, Tensor) else
-                               g * b * ap("pow", a, b - 1),
-                               M.where(ap("eq", a, 0), 0.0, g * o * ap("log", a))),
-    "atan2": lambda g, o, a, b: (g * b / (a * a + b * b), -g * a / (a * a + b * b)),
-    "hypot": lambda g, o, a, b: (g * a / o, g * b / o),
-    "logaddexp": lambda g, o, a, b: (g * ap("exp", a - o), g * ap("exp", b - o)),
-    "logaddexp2": lambda g, o, a, b: (g * ap("exp2", a - o), g * ap("exp2", b - o)),
-    "remainder": lambda g, o, a, b: (g, -g * ap("floor_divide", a, b)),
-    "fmod": lambda g, o, a, b: (g, -g * ap("trunc", a / b)),
-    "floor_divide": lambda g, o, a, b: (_zero(g), _zero(g)),
-    "copysign": lambda g, o, a, b: (g * ap("sign", a) * ap("sign", o), _zero(g)),
-    "xlogy": lambda g, o, a, b: (g * ap("log", b) * ap("ne", a, 0), g * a / b),
-    "neg": lambda g, o, a: (-g,),
-    "positive": lambda g, o, a: (g,),
-    "abs": lambda g, o, a: (g * ap("sign", a),),
-    "sign": lambda g, o, a: (_zero(g),),
-    "square": lambda g, o, a: (g * 2 * a,),
-    "floor": lambda g, o, a: (_zero(g),),
-    "ceil": lambda g, o, a: (_zero(g),),
-    "trunc": lambda g, o, a: (_zero(g),),
-    "round": lambda g, o, a: (_zero(g),),
-    "frac": lambda g, o, a: (g,),
-    "relu": lambda g, o, a: (g * ap("gt", o, 0),),
-    "exp": lambda g, o, a: (g * o,),
-    "exp2": lambda g, o, a: (g * o * _LN2,),
-    "expm1": lambda g, o, a: (g * (o + 1),),
-    "log": lambda g, o, a: (g / a,),
-    "log2": lambda g, o, a: (g / (a * _LN2),),
-    "log10": lambda g, o, a: (g / (a * _LN10),),
-    "log1p": lambda g, o, a: (g / (a + 1),),
-    "sqrt": lambda g, o, a: (g / (2 * o),),
-    "rsqrt": lambda g, o, a: (g * -0.5 * o * o * o,),
-    "reciprocal": lambda g, o, a: (-g * o * o,),
-    "sin": lambda g, o, a: (g * ap("cos", a),),
-    "cos": lambda g, o, a: (-g * ap("sin", a),),
-    "tan": lambda g, o, a: (g * (o * o + 1),),
-    "asin": lambda g, o, a: (g * ap("rsqrt", 1 - a * a),),
-    "acos": lambda g, o, a: (-g * ap("rsqrt", 1 - a * a),),
-    "atan": lambda g, o, a: (g / (a * a + 1),),
-    "sinh": lambda g, o, a: (g * ap("cosh", a),),
-    "cosh": lambda g, o, a: (g * ap("sinh", a),),
-    "tanh": lambda g, o, a: (g * (1 - o * o),),
-    "asinh": lambda g, o, a: (g * ap("rsqrt", a * a + 1),),
-    "acosh": lambda g, o, a: (g * ap("rsqrt", a * a - 1),),
-    "atanh": lambda g, o, a: (g / (1 - a * a),),
-    "sigmoid": lambda g, o, a: (g * o * (1 - o),),
-    "erf": lambda g, o, a: (g * _2_SQRTPI * ap("exp", -(a * a)),),
-    "erfc": lambda g, o, a: (-g * _2_SQRTPI * ap("exp", -(a * a)),),
-    "lgamma": lambda g, o, a: (g * ap("digamma", a),),
-    "deg2rad": lambda g, o, a: (g * (math.pi / 180),),
-    "rad2deg": lambda g, o, a: (g * (180 / math.pi),),
-    "logit": lambda g, o, a: (g / (a * (1 - a)),),
-    "sinc": lambda g, o, a: (g * M.where(ap("eq", a, 0), 0.0,
+    "add": (lambda g, o, a, b: g, lambda g, o, a, b: g),
+    "sub": (lambda g, o, a, b: g, lambda g, o, a, b: -g),
+    "mul": (lambda g, o, a, b: g * b, lambda g, o, a, b: g * a),
+    "div": (lambda g, o, a, b: g / b, lambda g, o, a, b: -g * a / (b * b)),
+    "maximum": (_max_a, _rest(_max_a)),
+    "minimum": (_min_a, _rest(_min_a)),
+    "fmax": (_fsel_a, _rest(_fsel_a)),
+    "fmin": (_fsel_a, _rest(_fsel_a)),
+    "pow": (lambda g, o, a, b: g * b * ap("pow", a, b - 1),
+            lambda g, o, a, b: M.where(ap("eq", a, 0), 0.0, g * o * ap("log", a))),
+    "atan2": (lambda g, o, a, b: g * b / (a * a + b * b), lambda g, o, a, b: -g * a / (a * a + b * b)),
+    "hypot": (lambda g, o, a, b: g * a / o, lambda g, o, a, b: g * b / o),
+    "logaddexp": (lambda g, o, a, b: g * ap("exp", a - o), lambda g, o, a, b: g * ap("exp", b - o)),
+    "logaddexp2": (lambda g, o, a, b: g * ap("exp2", a - o), lambda g, o, a, b: g * ap("exp2", b - o)),
+    "remainder": (lambda g, o, a, b: g, lambda g, o, a, b: -g * ap("floor_divide", a, b)),
+    "fmod": (lambda g, o, a, b: g, lambda g, o, a, b: -g * ap("trunc", a / b)),
+    "floor_divide": (lambda g, o, a, b: _zero(g), lambda g, o, a, b: _zero(g)),
+    "copysign": (lambda g, o, a, b: g * ap("sign", a) * ap("sign", o), lambda g, o, a, b: _zero(g)),
+    "xlogy": (lambda g, o, a, b: g * ap("log", b) * ap("ne", a, 0), lambda g, o, a, b: g * a / b),
+    "neg": (lambda g, o, a: -g,),
+    "positive": (lambda g, o, a: g,),
+    "abs": (lambda g, o, a: g * ap("sign", a),),
+    "sign": (_zero_grad,),
+    "square": (lambda g, o, a: g * 2 * a,),
+    "floor": (_zero_grad,),
+    "ceil": (_zero_grad,),
+    "trunc": (_zero_grad,),
+    "round": (_zero_grad,),
+    "frac": (lambda g, o, a: g,),
+    "relu": (lambda g, o, a: g * ap("gt", o, 0),),
+    "exp": (lambda g, o, a: g * o,),
+    "exp2": (lambda g, o, a: g * o * _LN2,),
+    "expm1": (lambda g, o, a: g * (o + 1),),
+    "log": (lambda g, o, a: g / a,),
+    "log2": (lambda g, o, a: g / (a * _LN2),),
+    "log10": (lambda g, o, a: g / (a * _LN10),),
+    "log1p": (lambda g, o, a: g / (a + 1),),
+    "sqrt": (lambda g, o, a: g / (2 * o),),
+    "rsqrt": (lambda g, o, a: g * -0.5 * o * o * o,),
+    "reciprocal": (lambda g, o, a: -g * o * o,),
+    "sin": (lambda g, o, a: g * ap("cos", a),),
+    "cos": (lambda g, o, a: -g * ap("sin", a),),
+    "tan": (lambda g, o, a: g * (o * o + 1),),
+    "asin": (lambda g, o, a: g * ap("rsqrt", 1 - a * a),),
+    "acos": (lambda g, o, a: -g * ap("rsqrt", 1 - a * a),),
+    "atan": (lambda g, o, a: g / (a * a + 1),),
+    "sinh": (lambda g, o, a: g * ap("cosh", a),),
+    "cosh": (lambda g, o, a: g * ap("sinh", a),),
+    "tanh": (lambda g, o, a: g * (1 - o * o),),
+    "asinh": (lambda g, o, a: g * ap("rsqrt", a * a + 1),),
+    "acosh": (lambda g, o, a: g * ap("rsqrt", a * a - 1),),
+    "atanh": (lambda g, o, a: g / (1 - a * a),),
+    "sigmoid": (lambda g, o, a: g * o * (1 - o),),
+    "erf": (lambda g, o, a: g * _2_SQRTPI * ap("exp", -(a * a)),),
+    "erfc": (lambda g, o, a: -g * _2_SQRTPI * ap("exp", -(a * a)),),
+    "lgamma": (lambda g, o, a: g * ap("digamma", a),),
+    "deg2rad": (lambda g, o, a: g * (math.pi / 180),),
+    "rad2deg": (lambda g, o, a: g * (180 / math.pi),),
+    "logit": (lambda g, o, a: g / (a * (1 - a)),),
+    "sinc": (lambda g, o, a: g * M.where(ap("eq", a, 0), 0.0,
                                          (ap("cos", a * math.pi) * math.pi - o * math.pi) / (a * math.pi)),),
-    "clamp": lambda g, o, a, lo, hi: (g * ap("logical_and", ap("ge", a, lo), ap("le", a, hi)),
-                                      g * ap("lt", a, lo), g * ap("gt", a, hi)),
-    "where": lambda g, o, c, a, b: (None, M.where(c, g, 0.0), M.where(c, 0.0, g)),
-    "lerp": lambda g, o, a, end, w: (g * (1 - w), g * w, g * (end - a)),
+    "clamp": (lambda g, o, a, lo, hi: g * ap("logical_and", ap("ge", a, lo), ap("le", a, hi)),
+              lambda g, o, a, lo, hi: g * ap("lt", a, lo), lambda g, o, a, lo, hi: g * ap("gt", a, hi)),
+    "where": (None, lambda g, o, c, a, b: M.where(c, g, 0.0), lambda g, o, c, a, b: M.where(c, 0.0, g)),
+    "lerp": (lambda g, o, a, end, w: g * (1 - w), lambda g, o, a, end, w: g * w,
+             lambda g, o, a, end, w: g * (end - a)),
 }
 
-USES_OUTPUT = {"exp", "exp2", "expm1", "sqrt", "rsqrt", "reciprocal", "tan", "tanh", "sigmoid", "relu",
-               "pow", "hypot", "logaddexp", "logaddexp2", "fmax", "fmin", "copysign", "sinc"}
 
-
-def backward_of(name: str):
-    """The node backward for elementwise op `name`: unpacks saved inputs, applies the formula."""
-    formula = FORMULAS[name]
-    uses_out = name in USES_OUTPUT
-
-    def backward(node, g):
-        saved = node.saved_tensors
-        out = saved[-1] if uses_out else None
-        inputs = saved[:-1] if uses_out else saved
-        return formula(g, out, *inputs)
-    return backward
-
-
-_cache: dict = {}
-
-
-def record(name: str, args: tuple, out: Tensor) -> None:
-    """Attach the backward node of elementwise op `name` to `out` (when it is differentiable)."""
-    from ..autograd.graph import record as attach
-    fn = _cache.get(name)
+def _reads(fn) -> frozenset:
+    """Which parameters (by position, 0 = g, 1 = out, 2.. = inputs) a formula reads."""
     if fn is None:
-        if name not in FORMULAS:
-            raise RuntimeError(f"the derivative for '{name}' is not implemented.")
-        fn = _cache[name] = backward_of(name)
-    saved = args + (out,) if name in USES_OUTPUT else args
-    attach(name, fn, args, (out,), saved)
+        return frozenset()
+    names = fn.__code__.co_varnames[:fn.__code__.co_argcount]
+    loaded = {ins.argval for ins in dis.get_instructions(fn) if ins.opname.startswith("LOAD_FAST")}
+    # closures (_rest) read everything their inner formula reads: be conservative
+    if fn.__code__.co_freevars:
+        return frozenset(range(len(names)))
+    return frozenset(k for k, n in enumerate(names) if n in loaded)
+
+
+_READS = {name: tuple(_reads(fn) for fn in fns) for name, fns in FORMULAS.items()}
+
+
+def _backward(node, g):
+    name, wanted = node.attrs
+    saved = node.saved_tensors
+    out, inputs = saved[0], saved[1:]
+    return tuple(fn(g, out, *inputs) if (fn is not None and want) else None
+                 for fn, want in zip(FORMULAS[name], wanted))
+
+
+def record(name: str, args: tuple, out: Tensor, inplace: bool) -> None:
+    """Attach op `name`'s node to `out`; for in-place ops, bump the version after saving inputs."""
+    from ..autograd.graph import record as attach
+    formulas = FORMULAS.get(name)
+    if formulas is None:
+        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+    wanted = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+    reads: set = set()
+    for want, used in zip(wanted, _READS[name]):
+        if want:
+            reads |= used
+    saved_inputs = tuple(a if (k + 2) in reads else None for k, a in enumerate(args))
+    node = attach(name, _backward, args, (out,), (None,) + saved_inputs, (name, wanted))
+    if inplace:
+        out._v.blob.version += 1
+    if 1 in reads:  # the output is saved as it is after the op
+        node._saved = (out,) + saved_inputs
+        node._versions = (out._version,) + node._versions[1:]

@@ -214,12 +214,17 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
     else:
         check_inplace(op.name, out, plan)
         check_overlap(out, args)
+        if out.requires_grad and out.grad_fn is None and needs_grad((out,)):
+            check_leaf_inplace(out)
+    grad = plan.dtype.category == dt.FLOAT and needs_grad(args)
+    if grad and inplace:
+        check_leaf_inplace(out)
     ins = tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
     out._vm.push(Instruction(name, None, ins, (out._v,), expr=plan.expr))
-    if plan.dtype.category == dt.FLOAT and needs_grad(args):
-        if inplace:
-            check_leaf_inplace(out)
-        derivatives.record(name, args, out)
+    if grad:
+        derivatives.record(name, args, out, inplace)  # saves inputs, then bumps the version
+    elif inplace:
+        out._v.blob.version += 1
     return out
 
 
@@ -230,14 +235,13 @@ def check_leaf_inplace(out: Tensor) -> None:
 
 
 def check_inplace(name: str, out: Tensor, plan: Plan) -> None:
-    """Raise PyTorch's errors when a result can't be written into `out`; bump its version."""
+    """Raise PyTorch's errors when a result can't be written into `out` (the caller bumps its version)."""
     if plan.shape != out._v.shape:
         raise RuntimeError(f"output with shape {list(out._v.shape)} doesn't match the broadcast shape "
                            f"{list(plan.shape)}")
     if plan.dtype.category > out.dtype.category:
         raise RuntimeError(f"result type {torch_name(plan.dtype)} can't be cast to the desired output "
                            f"type {torch_name(out.dtype)}")
-    out._v.blob.version += 1
 
 
 def _offsets(v) -> np.ndarray:

@@ -1,10 +1,11 @@
-"""Tensor[...] and Tensor[...] = v with PyTorch's rules, and index_put.
+"""Tensor[...] and Tensor[...] = v with PyTorch's rules; index_put, masks and nonzero.
 
 Basic indices (ints, slices, None, Ellipsis) build a view over the same blob at the call,
 with no instruction. Index tensors (and lists, NumPy arrays, bools, masks) are recorded
 against the dimensions of that view and handled by the "getitem" (copy) and "index_put"
-(in place) kernels, which find out-of-range values. The gather/scatter family lives in
-ops/scatter.py; its functions are exported from here too.
+(in place) kernels, which find out-of-range values. Boolean masks become index tensors
+through nonzero, which syncs. The gather/scatter family lives in ops/scatter.py; its
+functions are exported from here too.
 """
 from __future__ import annotations
 
@@ -24,10 +25,9 @@ from .creation import full
 from .dispatch import launch, launch_into, register_kernel
 from .elementwise import torch_name
 
-__all__ = ["index_put", "put"] + S.__all__
+__all__ = ["index_put", "masked_fill", "masked_scatter", "masked_select", "nonzero", "argwhere"] + S.__all__
 METHODS: dict = dict(S.METHODS)
 globals().update({name: getattr(S, name) for name in S.__all__})
-put = S.put
 
 _INDEX_TENSOR_DTYPES = (dt.int64, dt.int32, dt.uint8, dt.bool_)
 _MASK_DTYPES = (dt.uint8, dt.bool_)
@@ -53,7 +53,7 @@ def _type_name(obj) -> str:
 
 
 def _index_tensor(item, device) -> Tensor:
-    """A list or NumPy array used as an index, as a tensor: bool stays a mask, numbers become int64."""
+    """A sequence or NumPy array used as an index, as a tensor: bool stays a mask, numbers become int64."""
     arr = np.asarray(item)
     if arr.dtype.kind == "U" or arr.dtype.kind == "S":
         raise TypeError(f"new(): invalid data type '{_type_name(arr.flat[0]) if arr.size else 'str'}'")
@@ -122,7 +122,7 @@ def _parse(t: Tensor, index) -> _Parsed:
     if ndim == 0 and len(items) == 1 and isinstance(items[0], (int, np.integer)) and not isinstance(items[0], bool):
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
                          "in C++ to convert a 0-dim tensor to a number")
-    items = [_index_tensor(it, t.device) if isinstance(it, (list, np.ndarray)) else it for it in items]
+    items = [_index_tensor(it, t.device) if isinstance(it, (list, tuple, np.ndarray)) else it for it in items]
     specified = sum(_dims_taken(it) for it in items)
     if specified > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
@@ -166,7 +166,10 @@ def _parse(t: Tensor, index) -> _Parsed:
 def _view(t: Tensor, p: _Parsed) -> Tensor:
     """The view `p` describes, sharing `t`'s blob."""
     base = t._base if t._base is not None else t
-    return Tensor._make(View(t._v.blob, tuple(p.shape), tuple(p.strides), p.offset, t._v.dtype), t.dtype,
+    offset = p.offset
+    if 0 in p.shape:  # an empty view may point past the end; the CPU backend can't map that
+        offset = min(offset, t._v.blob.nbytes // t.dtype.itemsize)
+    return Tensor._make(View(t._v.blob, tuple(p.shape), tuple(p.strides), offset, t._v.dtype), t.dtype,
                         t.device, t._vm, base=base)
 
 
@@ -183,7 +186,7 @@ def _index_plan(view: Tensor, advanced: list) -> tuple:
     for dim, ix in advanced:
         if ix.dtype in _MASK_DTYPES:
             _check_mask(view, dim, ix)
-            for j, coords in enumerate(S.nonzero(ix, as_tuple=True) if ix.ndim else ()):
+            for j, coords in enumerate(nonzero(ix, as_tuple=True) if ix.ndim else ()):
                 dims.append(dim + j)
                 tensors.append(coords)
         else:
@@ -288,9 +291,10 @@ def setitem(self: Tensor, index, value) -> None:
             (not isinstance(value, Tensor) or value.ndim == 0):
         _fill_under_mask(view, p.advanced[0][0], p.advanced[0][1], value)  # no sync: an elementwise where
         return
-    dims, tensors, shape = _index_plan(view, p.advanced)
     if not isinstance(value, Tensor):
         value = full((), S.scalar_for(self.dtype, value), dtype=self.dtype, device=self.device)
+    S.check_no_overlap(view, (value,))
+    dims, tensors, shape = _index_plan(view, p.advanced)
     _put_values(self, dims, tensors, shape, value, False, view)
 
 
@@ -300,7 +304,7 @@ def _fill_under_mask(view: Tensor, dim: int, mask: Tensor, value) -> None:
     trailing = view.ndim - dim - mask.ndim
     aligned = Tensor._make(View(mask._v.blob, mask._v.shape + (1,) * trailing, mask._v.strides + (0,) * trailing,
                                 mask._v.offset, mask._v.dtype), mask.dtype, mask.device, mask._vm)
-    S.masked_fill_(view, aligned, value)
+    masked_fill_(view, aligned, value)
 
 
 # -- index_put -------------------------------------------------------------------------------
@@ -323,6 +327,7 @@ def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) 
         dim += ix.ndim if ix.dtype in _MASK_DTYPES else 1
     if not advanced:
         return M.copy_(self, values)
+    S.check_no_overlap(self, indices + (values,))
     dims, tensors, shape = _index_plan(self, advanced)
     _put_values(self, dims, tensors, shape, values, accumulate, self)
     return self
@@ -333,4 +338,111 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
     return index_put_(M.clone(input), indices, values, accumulate)
 
 
-METHODS.update(__getitem__=getitem, __setitem__=setitem, index_put=index_put, index_put_=index_put_)
+# -- masks and nonzero --------------------------------------------------------------------------
+def host_result(arr: np.ndarray, dtype: dt.dtype, device, out: Tensor | None = None) -> Tensor:
+    """Wrap a freshly computed host array as a tensor on `device` (or copy it into `out`)."""
+    result = Tensor._from_array(np.ascontiguousarray(arr, dtype=dtype.np), dtype, share=True)
+    if device != result.device:
+        result = result.to(device)
+    if out is None:
+        return result
+    S.prepare_out(out, result._v.shape, dtype)
+    return M.copy_(out, result)
+
+
+def _broadcast_copy(input: Tensor, shape: tuple) -> Tensor:
+    """A new contiguous tensor of `shape` holding `input` broadcast to it."""
+    if tuple(input._v.shape) == tuple(shape):
+        return M.clone(input)
+    return M.copy_(Tensor._empty(tuple(shape), input.dtype, input.device), input)
+
+
+def _check_bool_mask(mask: Tensor, message: str) -> None:
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"expected Tensor as mask argument, but got {type(mask).__name__}")
+    if mask.dtype is not dt.bool_:
+        raise RuntimeError(message.format(c=S.C_NAMES[mask.dtype], torch=torch_name(mask.dtype)))
+
+
+def _fill_value(self: Tensor, value, op: str):
+    """`value` as masked_fill writes it: a Python number of self's kind, or a 0-d tensor of self's dtype."""
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"{op} only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s).")
+        same_memory = value._v.blob is self._v.blob  # reading self while writing it: take the value first
+        return value if value.dtype is self.dtype and not same_memory else M.convert(value, self.dtype)
+    if not isinstance(value, (numbers.Number, np.generic)):
+        raise TypeError(f"{op}(): argument 'value' must be Number, not {type(value).__name__}")
+    return S.scalar_for(self.dtype, value)
+
+
+_MASK_MSG = "masked_fill_ only supports boolean masks, but got mask with dtype {c}"
+
+
+def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
+    """`input` with `value` where `mask` holds (broadcast); an elementwise where, so it fuses."""
+    _check_bool_mask(mask, _MASK_MSG)
+    return M.where(mask, _fill_value(input, value, "masked_fill_"), input)
+
+
+def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
+    """In place: set `value` where `mask` holds (mask broadcast to self)."""
+    _check_bool_mask(mask, _MASK_MSG)
+    return M.apply("where", mask, _fill_value(self, value, "masked_fill_"), self, out=self)
+
+
+def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """In place: the elements where `mask` holds take `source`'s values, in row-major order."""
+    _check_bool_mask(mask, "masked_scatter_ only supports boolean masks, but got mask with dtype {torch}")
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
+                           f"{torch_name(self.dtype)} and {torch_name(source.dtype)}")
+    S.check_expand(mask, self._v.shape)
+    launch_into("masked_scatter", (mask, source), (self,))
+    return self
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """A copy of `input` (broadcast with `mask`) with `source`'s values where `mask` holds."""
+    _check_bool_mask(mask, "masked_scatter_ only supports boolean masks, but got mask with dtype {torch}")
+    shape = broadcast_shapes(input._v.shape, mask._v.shape)
+    return masked_scatter_(_broadcast_copy(input, shape), mask, source)
+
+
+@register_kernel("masked_scatter", "cpu")
+def _masked_scatter_kernel(ins, outs, attrs):
+    dst = outs[0]
+    mask = np.broadcast_to(ins[0], dst.shape)
+    n = int(np.count_nonzero(mask))
+    src = ins[1].reshape(-1)
+    if src.size < n:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    dst[mask] = src[:n]
+
+
+def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The elements of `input` where `mask` holds (both broadcast), as a 1-d tensor (syncs)."""
+    _check_bool_mask(mask, "masked_select: expected BoolTensor for mask")
+    shape = broadcast_shapes(mask._v.shape, input._v.shape)  # this order names the sizes as PyTorch does
+    values = np.broadcast_to(input._host_array(), shape)
+    return host_result(values[np.broadcast_to(mask._host_array(), shape)], input.dtype, input.device, out)
+
+
+def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False):
+    """Indices of the nonzero elements: an (n, ndim) int64 tensor, or one 1-d tensor per dim (syncs)."""
+    found = input._host_array() != 0
+    if not as_tuple:
+        return host_result(np.argwhere(found), dt.int64, input.device, out)
+    coords = np.nonzero(found) if found.ndim else (np.zeros(int(found), np.int64),)
+    return tuple(host_result(c, dt.int64, input.device) for c in coords)
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """Indices of the nonzero elements as an (n, ndim) int64 tensor (syncs)."""
+    return nonzero(input)
+
+
+METHODS.update(__getitem__=getitem, __setitem__=setitem, index_put=index_put, index_put_=index_put_,
+               masked_fill=masked_fill, masked_fill_=masked_fill_, masked_scatter=masked_scatter,
+               masked_scatter_=masked_scatter_, masked_select=masked_select, nonzero=nonzero, argwhere=argwhere)

@@ -5,6 +5,7 @@ import numbers
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..autograd.graph import needs_grad, record
 from ..vm import Instruction
 from . import elementwise as ew
 from .broadcast import broadcast_shapes
@@ -188,11 +189,24 @@ def square(input: Tensor) -> Tensor:
 
 # -- casts, copies, fills ---------------------------------------------------------------------
 def convert(x: Tensor, dtype: dt.dtype, out: Tensor | None = None) -> Tensor:
-    """A contiguous copy of `x` converted to `dtype` (into `out` when given)."""
+    """A contiguous copy of `x` converted to `dtype`, or written into `out` (in place)."""
+    inplace = out is not None
     if out is None:
         out = Tensor._empty(x._v.shape, dtype, x.device)
+    grad = out.dtype.is_floating_point and needs_grad((x, out) if inplace else (x,))
+    if grad and inplace:
+        ew.check_leaf_inplace(out)
     out._vm.push(Instruction("to", None, (x._v,), (out._v,), expr=f"{ew._CAST_NAME[out.dtype]}({{0}})"))
+    if grad:
+        record("copy_" if inplace else "to_copy", _copy_backward, (out, x) if inplace else (None, x), (out,))
+    if inplace:
+        out._v.blob.version += 1
     return out
+
+
+def _copy_backward(node, g):
+    # the old value of an overwritten tensor gets no gradient; the source gets g (fitted by the engine)
+    return (None if node.next_functions[0][0] is None else fill_(convert(g, g.dtype), 0), g)
 
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
@@ -204,7 +218,6 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
                            f"destination of shape {list(self._v.shape)}")
     if src.device != self.device:
         src = src.to(self.device)
-    self._v.blob.version += 1
     return convert(src, self.dtype, out=self)
 
 

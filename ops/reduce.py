@@ -596,9 +596,3 @@ def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tenso
 
 METHODS.update({name: globals()[name] for name in __all__ if name not in ("var_mean", "std_mean")})
 
-# The cumulative ops build on the plumbing above; they are published from here as well.
-from . import scan as _scan  # noqa: E402
-from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: E402,F401
-
-__all__ += _scan.__all__
-METHODS.update(_scan.METHODS)

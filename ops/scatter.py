@@ -1,4 +1,4 @@
-"""Gather and scatter: gather, scatter*, index_select/add/copy/fill, masked_*, take, put_.
+"""Gather and scatter: gather, scatter*, index_select/add/copy/fill, take, put_, take_along_dim.
 
 Shapes, dtypes and arguments are checked at the call; the values inside index tensors
 are checked by the kernels (only the data can tell), which raise PyTorch's error and let
@@ -6,25 +6,24 @@ the VM re-raise it at the next sync point. Kernels compute 16-bit floats in floa
 """
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from . import elementwise as ew
 from . import math_api as M
 from .broadcast import broadcast_shapes
 from .dispatch import launch, launch_into, register_kernel
 from .elementwise import torch_name
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add", "index_copy",
-           "index_fill", "masked_fill", "masked_scatter", "masked_select", "take", "take_along_dim",
-           "nonzero", "argwhere"]
+           "index_fill", "take", "take_along_dim", "put"]
 METHODS: dict = {}
 
 _INDEX_DTYPES = (dt.int64, dt.int32)
-_C_NAMES = {dt.bool_: "bool", dt.uint8: "unsigned char", dt.int8: "signed char", dt.int16: "short int",
+C_NAMES = {dt.bool_: "bool", dt.uint8: "unsigned char", dt.int8: "signed char", dt.int16: "short int",
             dt.int32: "int", dt.int64: "long int", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16",
             dt.float32: "float", dt.float64: "double"}  # the C++ names some PyTorch messages print
 _NARROW_FLOATS = (np.dtype(np.float16), dt.bfloat16.np)
@@ -69,11 +68,25 @@ def check_expand(src: Tensor, target: tuple) -> None:
                                f"{list(target)}.  Tensor sizes: {list(shape)}")
 
 
+def check_no_overlap(self: Tensor, others) -> None:
+    """PyTorch's error when an op writing `self` in place reads memory of `self` (any layout)."""
+    v = self._v
+    for o in others:
+        if not isinstance(o, Tensor) or o._v.blob is not v.blob or not o.numel() or not self.numel():
+            continue
+        if (o._v.shape, o._v.strides, o._v.offset) == (v.shape, v.strides, v.offset):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
+                               "tensor refer to a single memory location. Please clone() the tensor before "
+                               "performing the operation.")
+        ew.check_overlap(self, (o,))  # partial overlaps: the elementwise rule
+
+
 def emit(name: str, ins: tuple, shape: tuple, dtype: dt.dtype, attrs=None, out: Tensor | None = None) -> Tensor:
     """Queue kernel `name` producing one tensor of `shape` and `dtype` (into `out` when given)."""
     if out is None:
         return launch(name, ins, [(shape, dtype)], attrs)[0]
     prepare_out(out, shape, dtype)
+    check_no_overlap(out, ins)
     launch_into(name, ins, (out,), attrs)
     return out
 
@@ -81,8 +94,8 @@ def emit(name: str, ins: tuple, shape: tuple, dtype: dt.dtype, attrs=None, out: 
 def prepare_out(out: Tensor, shape: tuple, dtype: dt.dtype) -> None:
     """Check an `out=` tensor's dtype and resize it to `shape` as PyTorch does (warning if it had data)."""
     if out.dtype is not dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {_C_NAMES[dtype]}, but got "
-                           f"{_C_NAMES[out.dtype]} instead")
+        raise RuntimeError(f"Expected out tensor to have dtype {C_NAMES[dtype]}, but got "
+                           f"{C_NAMES[out.dtype]} instead")
     if tuple(out._v.shape) != tuple(shape):
         if out.numel():
             warnings.warn(f"An output with one or more elements was resized since it had shape "
@@ -91,24 +104,6 @@ def prepare_out(out: Tensor, shape: tuple, dtype: dt.dtype) -> None:
                           "resized unless they have zero elements. You can explicitly reuse an out tensor t by "
                           "resizing it, inplace, to zero elements with t.resize_(0).", UserWarning, stacklevel=3)
         out._v = Tensor._empty(tuple(shape), dtype, out.device)._v  # new storage, as resize_ gives
-
-
-def host_result(arr: np.ndarray, dtype: dt.dtype, device, out: Tensor | None = None) -> Tensor:
-    """Wrap a freshly computed host array as a tensor on `device` (or copy it into `out`)."""
-    result = Tensor._from_array(np.ascontiguousarray(arr, dtype=dtype.np), dtype, share=True)
-    if device != result.device:
-        result = result.to(device)
-    if out is None:
-        return result
-    prepare_out(out, result._v.shape, dtype)
-    return M.copy_(out, result)
-
-
-def _broadcast_copy(input: Tensor, shape: tuple) -> Tensor:
-    """A new contiguous tensor of `shape` holding `input` broadcast to it."""
-    if tuple(input._v.shape) == tuple(shape):
-        return M.clone(input)
-    return M.copy_(Tensor._empty(tuple(shape), input.dtype, input.device), input)
 
 
 def _dim1(t: Tensor) -> int:
@@ -215,6 +210,7 @@ def scatter_(self: Tensor, dim: int, index: Tensor, src=None, value=None, *, red
     if reduce is not None and reduce not in _SCATTER_REDUCE:
         raise RuntimeError("reduce argument must be either add or multiply.")
     ins = (index,) if src is None else (index, src)
+    check_no_overlap(self, ins)
     typed = None if src is not None else scalar_for(self.dtype, value)
     launch_into("scatter", ins, (self,), (dim, reduce, typed))
     return self
@@ -266,6 +262,7 @@ def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     if reduce not in _REDUCTIONS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     _check_gather_shapes(self, dim, index, src, "scatter")
+    check_no_overlap(self, (index, src))
     launch_into("scatter_reduce", (index, src), (self,), (dim, reduce, bool(include_self)))
     return self
 
@@ -366,6 +363,7 @@ def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
         raise RuntimeError(f"index_add_(): self ({torch_name(self.dtype)}) and source "
                            f"({torch_name(source.dtype)}) must have the same scalar type")
     _check_vector_index(self, dim, index, source, "index_add_")
+    check_no_overlap(self, (index, source))
     launch_into("index_add", (index, source), (self,), (dim, scalar_for(self.dtype, alpha)))
     return self
 
@@ -397,6 +395,7 @@ def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
                            f"{torch_name(self.dtype)} and (source) {torch_name(source.dtype)}")
     _check_vector_index(self, dim, index, source, "index_copy_")
+    check_no_overlap(self, (index, source))
     launch_into("index_copy", (index, source), (self,), dim)
     return self
 
@@ -443,92 +442,6 @@ def _index_fill_kernel(ins, outs, attrs):
         ins[1] if len(ins) > 1 else value
 
 
-# -- masks -------------------------------------------------------------------------------------
-def _check_bool_mask(mask: Tensor, message: str) -> None:
-    if not isinstance(mask, Tensor):
-        raise TypeError(f"expected Tensor as mask argument, but got {type(mask).__name__}")
-    if mask.dtype is not dt.bool_:
-        raise RuntimeError(message.format(c=_C_NAMES[mask.dtype], torch=torch_name(mask.dtype)))
-
-
-def _fill_value(self: Tensor, value, op: str):
-    """`value` as masked_fill writes it: a Python number of self's kind, or a 0-d tensor of self's dtype."""
-    if isinstance(value, Tensor):
-        if value.ndim:
-            raise RuntimeError(f"{op} only supports a 0-dimensional value tensor, but got tensor with "
-                               f"{value.ndim} dimension(s).")
-        return value if value.dtype is self.dtype else M.convert(value, self.dtype)
-    if not isinstance(value, (numbers.Number, np.generic)):
-        raise TypeError(f"{op}(): argument 'value' must be Number, not {type(value).__name__}")
-    return scalar_for(self.dtype, value)
-
-
-_MASK_MSG = "masked_fill_ only supports boolean masks, but got mask with dtype {c}"
-
-
-def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
-    """`input` with `value` where `mask` holds (broadcast); an elementwise where, so it fuses."""
-    _check_bool_mask(mask, _MASK_MSG)
-    return M.where(mask, _fill_value(input, value, "masked_fill_"), input)
-
-
-def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
-    """In place: set `value` where `mask` holds (mask broadcast to self)."""
-    _check_bool_mask(mask, _MASK_MSG)
-    return M.apply("where", mask, _fill_value(self, value, "masked_fill_"), self, out=self)
-
-
-def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
-    """In place: the elements where `mask` holds take `source`'s values, in row-major order."""
-    _check_bool_mask(mask, "masked_scatter_ only supports boolean masks, but got mask with dtype {torch}")
-    if source.dtype is not self.dtype:
-        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
-                           f"{torch_name(self.dtype)} and {torch_name(source.dtype)}")
-    check_expand(mask, self._v.shape)
-    launch_into("masked_scatter", (mask, source), (self,))
-    return self
-
-
-def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
-    """A copy of `input` (broadcast with `mask`) with `source`'s values where `mask` holds."""
-    _check_bool_mask(mask, "masked_scatter_ only supports boolean masks, but got mask with dtype {torch}")
-    shape = broadcast_shapes(input._v.shape, mask._v.shape)
-    return masked_scatter_(_broadcast_copy(input, shape), mask, source)
-
-
-@register_kernel("masked_scatter", "cpu")
-def _masked_scatter_kernel(ins, outs, attrs):
-    dst = outs[0]
-    mask = np.broadcast_to(ins[0], dst.shape)
-    n = int(np.count_nonzero(mask))
-    src = ins[1].reshape(-1)
-    if src.size < n:
-        raise RuntimeError("Number of elements of source < number of ones in mask")
-    dst[mask] = src[:n]
-
-
-def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """The elements of `input` where `mask` holds (both broadcast), as a 1-d tensor (syncs)."""
-    _check_bool_mask(mask, "masked_select: expected BoolTensor for mask")
-    shape = broadcast_shapes(mask._v.shape, input._v.shape)  # this order names the sizes as PyTorch does
-    values = np.broadcast_to(input._host_array(), shape)
-    return host_result(values[np.broadcast_to(mask._host_array(), shape)], input.dtype, input.device, out)
-
-
-def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False):
-    """Indices of the nonzero elements: an (n, ndim) int64 tensor, or one 1-d tensor per dim (syncs)."""
-    found = input._host_array() != 0
-    if not as_tuple:
-        return host_result(np.argwhere(found), dt.int64, input.device, out)
-    coords = np.nonzero(found) if found.ndim else (np.zeros(int(found), np.int64),)
-    return tuple(host_result(c, dt.int64, input.device) for c in coords)
-
-
-def argwhere(input: Tensor) -> Tensor:
-    """Indices of the nonzero elements as an (n, ndim) int64 tensor (syncs)."""
-    return nonzero(input)
-
-
 # -- flat indices: take, put_, take_along_dim --------------------------------------------------
 _FLAT_MSG = "out of range: tried to access index {i} on a tensor of {n} elements."
 
@@ -558,6 +471,7 @@ def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
                            f"{torch_name(self.dtype)} and source.dtype = {torch_name(source.dtype)}")
     if self.numel() == 0 and index.numel():
         raise IndexError("put_(): Tried to put elements into an empty tensor")
+    check_no_overlap(self, (index, source))
     launch_into("put", (index, source), (self,), bool(accumulate))
     return self
 
@@ -585,6 +499,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *, ou
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {got}")
     if dim is None:
         return emit("take_along_dim", (input, indices), (indices.numel(),), input.dtype, None, out)
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = input._dim(dim, "take_along_dim")
     if input.ndim != indices.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of "
@@ -613,6 +529,4 @@ METHODS.update(
     gather=gather, scatter=scatter, scatter_=scatter_, scatter_add=scatter_add, scatter_add_=scatter_add_,
     scatter_reduce=scatter_reduce, scatter_reduce_=scatter_reduce_, index_select=index_select,
     index_add=index_add, index_add_=index_add_, index_copy=index_copy, index_copy_=index_copy_,
-    index_fill=index_fill, index_fill_=index_fill_, masked_fill=masked_fill, masked_fill_=masked_fill_,
-    masked_scatter=masked_scatter, masked_scatter_=masked_scatter_, masked_select=masked_select,
-    take=take, put_=put_, put=put, take_along_dim=take_along_dim, nonzero=nonzero, argwhere=argwhere)
+    index_fill=index_fill, index_fill_=index_fill_, take=take, put_=put_, put=put, take_along_dim=take_along_dim)

@@ -1,7 +1,7 @@
 """Shape ops: joining, splitting, flipping, rolling, repeating, triangles and broadcasting.
 
-Splits return views (as PyTorch's do). Ops that move data are views plus one copy
-(`convert` of a strided view) or one registered kernel, never a loop over elements.
+Ops that move data are views plus one copy (`convert` of a strided view) or one registered
+kernel, never a loop over elements. The splits (views) live in `splits.py` and are re-exported.
 """
 from __future__ import annotations
 
@@ -12,14 +12,17 @@ from ..tensor import dtype as dt
 from ..tensor.tensor import contiguous_strides, numel_of
 from ..vm import View
 from . import math_api as M
+from . import splits
+from .splits import (chunk, dsplit, hsplit, split, split_with_sizes, tensor_split, unbind,  # noqa: F401
+                     vsplit)
 from .broadcast import broadcast_shapes as _broadcast_pair
 from .dispatch import launch, launch_into, register_kernel, same_device
 from .elementwise import torch_name
-from .views import (as_int, dims_arg, expand_geometry, exporter, flatten, make_view, narrow, reshape, select,
-                    size_args, slice_dim, transpose, unsqueeze, wrap_dim)
+from .views import (as_int, dims_arg, expand_geometry, exporter, flatten, make_view, narrow, reshape, size_args,
+                    slice_dim, transpose, unsqueeze, wrap_dim)
 
-__all__: list = []
-METHODS: dict = {}
+__all__: list = list(splits.__all__)  # the splits live in their own file; they are shape ops too
+METHODS: dict = dict(splits.METHODS)
 _public = exporter(__all__, METHODS, globals())
 
 
@@ -168,142 +171,6 @@ def column_stack(tensors) -> Tensor:
                         lambda x: reshape(x, (x.numel(), 1)) if x.ndim <= 1 else x, lambda ts: 1)
 
 
-# -- splitting (views) ---------------------------------------------------------------------------
-def _pieces(input: Tensor, d: int, sizes) -> tuple:
-    out, start = [], 0
-    for n in sizes:
-        out.append(slice_dim(input, d, start, n))
-        start += n
-    return tuple(out)
-
-
-@_public(method=False)
-def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
-    """Views of consecutive pieces of dim `dim` with the given sizes (which must sum to its size)."""
-    d = wrap_dim(dim, input.ndim, "split_with_sizes")
-    sizes = size_args("split_with_sizes", (split_sizes,), "split_sizes")
-    n = input._v.shape[d] if input.ndim else 1
-    if any(s < 0 for s in sizes):
-        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
-                           f"split_sizes={list(sizes)}")
-    if sum(sizes) != n:
-        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
-                           f"dimension {d}), but got split_sizes={list(sizes)}")
-    return _pieces(input, d, sizes)
-
-
-METHODS["split_with_sizes"] = split_with_sizes
-
-
-@_public
-def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
-    """Views of pieces of `split_size` elements (the last may be smaller), or of the given sizes."""
-    if isinstance(split_size_or_sections, (tuple, list)):
-        return split_with_sizes(tensor, split_size_or_sections, dim)
-    size = as_int(split_size_or_sections, "split", "split_size")
-    if tensor.ndim == 0:
-        raise RuntimeError("split expects at least a 1-dimensional tensor")
-    d = wrap_dim(dim, tensor.ndim, "split")
-    n = tensor._v.shape[d]
-    if size < 0:
-        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
-    if size == 0 and n != 0:
-        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-    count = max(-(-n // size), 1) if size else 1
-    return _pieces(tensor, d, [size] * (count - 1) + [n - size * (count - 1)])
-
-
-def _split_method(self: Tensor, split_size, dim: int = 0) -> tuple:
-    return split(self, split_size, dim)
-
-
-METHODS["split"] = _split_method
-
-
-@_public
-def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
-    """At most `chunks` views of equal size (the last may be smaller)."""
-    chunks = as_int(chunks, "chunk", "chunks")
-    if input.ndim == 0:
-        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    d = wrap_dim(dim, input.ndim, "chunk")
-    n = input._v.shape[d]
-    size = -(-n // chunks)
-    if size == 0:
-        return _pieces(input, d, [0] * chunks)
-    return split(input, size, d)
-
-
-@_public
-def tensor_split(input: Tensor, indices_or_sections=None, dim: int = 0, *, sections=None, indices=None) -> tuple:
-    """Views: `sections` nearly equal pieces, or pieces cut at `indices` (Python slice rules)."""
-    arg = next(a for a in (indices_or_sections, sections, indices) if a is not None)
-    if input.ndim == 0:
-        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
-    if isinstance(arg, Tensor):
-        if arg.dtype is not dt.int64:
-            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
-                               f"{torch_name(arg.dtype)}")
-        if arg.ndim > 1:
-            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
-                               f"one-dimensional tensor, but got a tensor with {arg.ndim} dims")
-        arg = arg.tolist()  # the cut points decide the output views: a sync point
-    d = wrap_dim(dim, input.ndim, "tensor_split")
-    n = input._v.shape[d]
-    if isinstance(arg, (tuple, list)):
-        cuts = size_args("tensor_split", (arg,), "indices") + (n,)
-        out, prev = [], 0
-        for cut in cuts:
-            start, stop, _ = slice(prev, cut).indices(n)
-            out.append(slice_dim(input, d, start, max(stop - start, 0)))
-            prev = cut
-        return tuple(out)
-    sections = as_int(arg, "tensor_split", "sections")
-    if sections <= 0:
-        raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
-    small, extra = divmod(n, sections)
-    return _pieces(input, d, [small + 1] * extra + [small] * (sections - extra))
-
-
-def _split_along(op: str, min_dims: int, dim_of):
-    def fn(input: Tensor, indices_or_sections) -> tuple:
-        if input.ndim < min_dims:
-            raise RuntimeError(f"torch.{op} requires a tensor with at least {min_dims} dimension, but got a "
-                               f"tensor with {input.ndim} dimensions!")
-        d = dim_of(input)
-        if not isinstance(indices_or_sections, (tuple, list, Tensor)):
-            sections = as_int(indices_or_sections, op, "sections")
-            n = input._v.shape[d]
-            if sections == 0 or n % sections:
-                raise RuntimeError(f"torch.{op} attempted to split along dimension {d}, but the size of the "
-                                   f"dimension {n} is not divisible by the split_size {sections}!")
-        return tensor_split(input, indices_or_sections, d)
-    fn.__name__ = fn.__qualname__ = op
-    fn.__doc__ = f"tensor_split along dim {dim_of.__doc__}; an int must divide that dim evenly."
-    return _public(fn)
-
-
-def _h_dim(x):
-    """1 (0 for 1-d tensors)"""
-    return 1 if x.ndim > 1 else 0
-
-
-_split_along("hsplit", 1, _h_dim)
-_split_along("vsplit", 2, lambda x: 0)
-_split_along("dsplit", 3, lambda x: 2)
-
-
-@_public
-def unbind(input: Tensor, dim: int = 0) -> tuple:
-    """Views of every slice along `dim`, that dim removed."""
-    if input.ndim == 0:
-        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    d = wrap_dim(dim, input.ndim, "unbind")
-    return tuple(select(input, d, i) for i in range(input._v.shape[d]))
-
-
 # -- reordering data (copies) --------------------------------------------------------------------
 def _reversed_view(input: Tensor, dims: tuple) -> Tensor:
     # Internal only: negative strides never reach the user, the caller copies at once.
@@ -319,23 +186,48 @@ def _reversed_view(input: Tensor, dims: tuple) -> Tensor:
 def _empty_like(t: Tensor) -> Tensor:
     """A new tensor shaped like `t` whose memory follows `t`'s dim order (PyTorch's preserve format)."""
     shape, strides = t._v.shape, t._v.strides
-    # innermost first; size-1 dims don't constrain the layout
-    order = sorted(range(len(shape)), key=lambda d: (shape[d] < 2, strides[d]))
-    expected, dense = 1, True
-    for d in order:
-        if shape[d] < 2:
-            break
-        dense = dense and strides[d] == expected
-        expected *= shape[d]
-    if not dense:
-        order = sorted(range(len(shape)), key=lambda d: -strides[d])[::-1]
-        new_strides, acc = [0] * len(shape), 1
-        for d in order:
-            new_strides[d] = acc
-            acc *= max(shape[d], 1)
-        strides = tuple(new_strides)
+    if not _is_dense(shape, strides):
+        strides = _dense_strides_in_order(shape, strides)
     flat = Tensor._empty((numel_of(shape),), t.dtype, t.device)
     return Tensor._make(View(flat._v.blob, shape, strides, 0, t.dtype.np), t.dtype, t.device, t._vm)
+
+
+def _is_dense(shape: tuple, strides: tuple) -> bool:
+    """Whether the elements fill a block of memory exactly, in some dim order."""
+    expected = 1
+    for d in sorted(range(len(shape)), key=lambda d: (shape[d] < 2, strides[d])):  # innermost first
+        if shape[d] < 2:
+            return True
+        if strides[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
+
+
+def _dense_strides_in_order(shape: tuple, strides: tuple) -> tuple:
+    """Dense strides following the order of `strides` (stride-0 dims compare as ties)."""
+    def after(a: int, b: int) -> int:  # >0: dim a is outer to dim b; 0: no opinion
+        if strides[a] == 0 or strides[b] == 0:
+            return 0
+        if strides[a] != strides[b]:
+            return 1 if strides[a] > strides[b] else -1
+        return 1 if shape[a] > shape[b] else 0
+
+    order = list(range(len(shape)))[::-1]  # innermost first, sorted by insertion
+    for i in range(1, len(order)):
+        cur = i
+        for k in range(i - 1, -1, -1):
+            c = after(order[k], order[cur])
+            if c > 0:
+                order[k], order[cur] = order[cur], order[k]
+                cur = k
+            elif c < 0:
+                break
+    out, acc = [0] * len(shape), 1
+    for d in order:
+        out[d] = acc
+        acc *= max(shape[d], 1)
+    return tuple(out)
 
 
 @_public
@@ -418,9 +310,11 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
 
 
 # -- repeating -----------------------------------------------------------------------------------
-def repeat(self: Tensor, *repeats) -> Tensor:
+def repeat(self: Tensor, *repeats, **kwargs) -> Tensor:
     """The tensor tiled `repeats[i]` times along each dim (leading dims are added as needed)."""
-    repeats = size_args("repeat", repeats, "repeats")
+    repeats = size_args("repeat", (kwargs.pop("repeats"),) if "repeats" in kwargs else repeats, "repeats")
+    if kwargs:
+        raise TypeError(f"repeat() got an unexpected keyword argument '{next(iter(kwargs))}'")
     n = self.ndim
     if len(repeats) < n:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "

@@ -298,9 +298,11 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
 
 
 @_public
-def permute(input: Tensor, *dims) -> Tensor:
-    """Dims reordered: output dim i is input dim dims[i] (a view)."""
-    dims = size_args("permute", dims, "dims")
+def permute(input: Tensor, *dims, **kwargs) -> Tensor:
+    """Dims reordered: output dim i is input dim dims[i] (a view); `dims=` works too."""
+    dims = size_args("permute", (kwargs.pop("dims"),) if "dims" in kwargs else dims, "dims")
+    if kwargs:
+        raise TypeError(f"permute() got an unexpected keyword argument '{next(iter(kwargs))}'")
     n = input.ndim
     if len(dims) != n:
         raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -324,7 +326,7 @@ def t(input: Tensor) -> Tensor:
 @_public
 def adjoint(input: Tensor) -> Tensor:
     """The last two dims swapped (the conjugate is the identity: no complex dtypes)."""
-    return _matrix_transpose(input, "adjoint()")
+    return _matrix_transpose(input, "tensor.adjoint()")
 
 
 def _matrix_transpose(input: Tensor, name: str) -> Tensor:
@@ -347,17 +349,29 @@ def _T(self: Tensor) -> Tensor:
     return permute(self, tuple(range(n - 1, -1, -1)))
 
 
-def _mT(self: Tensor) -> Tensor:
+def _H(self: Tensor) -> Tensor:
     if self.ndim == 0:
-        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
-                      UserWarning, stacklevel=2)
         return _restride(self, (), ())
-    return _matrix_transpose(self, "tensor.mT")
+    if self.ndim != 2:
+        hint = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.{hint}")
+    return transpose(self, 0, 1)
 
 
-METHODS.update(T=property(_T, doc="The dims reversed (a view)."), H=property(_T, doc="Same as T (real dtypes)."),
-               mT=property(_mT, doc="The last two dims swapped (a view)."),
-               mH=property(_mT, doc="Same as mT (real dtypes)."))
+def _matrix_property(name: str):
+    def getter(self: Tensor) -> Tensor:
+        if self.ndim == 0:
+            warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. This function is the identity in these "
+                          "cases.", UserWarning, stacklevel=2)
+            return _restride(self, (), ())
+        return _matrix_transpose(self, f"tensor.{name}")
+    return getter
+
+
+METHODS.update(T=property(_T, doc="The dims reversed (a view)."),
+               H=property(_H, doc="The transpose of a matrix (no complex dtypes: no conjugate)."),
+               mT=property(_matrix_property("mT"), doc="The last two dims swapped (a view)."),
+               mH=property(_matrix_property("mH"), doc="Same as mT (no complex dtypes)."))
 
 
 @_public(aliases=("moveaxis",))
@@ -523,8 +537,8 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
         if size:
             start -= offset * strides[a]
     keep = [i for i in range(n) if i not in (a, b)]
-    return _restride(input, [shape[i] for i in keep] + [size], [strides[i] for i in keep] + [strides[a] + strides[b]],
-                     start)
+    return _restride(input, [shape[i] for i in keep] + [size],
+                     [strides[i] for i in keep] + [strides[a] + strides[b]], start)
 
 
 @_public(function=False)

@@ -207,7 +207,7 @@ class Tensor:
             raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
         if dim < lo or dim > hi:
             raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
-        return dim + n if dim < 0 else dim
+        return dim % max(n, 1)
 
     # -- sync points ---------------------------------------------------------------------
     def _sync(self) -> None:

@@ -164,6 +164,76 @@ def test_views_write_through():
     assert w._base is x
 
 
+def _random_index(rng, ndim):
+    """A random index mixing ints, slices, None, Ellipsis, index tensors and masks for an `ndim`-d tensor."""
+    items, dims = [], 0
+    while dims < ndim and rng.random() < 0.8:
+        kind = rng.integers(0, 8)
+        if kind == 6:
+            items.append(bool(rng.random() < 0.5))
+            continue
+        if kind == 7:
+            items.append(rng.integers(-3, 3, int(rng.integers(0, 3))).tolist())
+        elif kind == 0:
+            items.append(int(rng.integers(-3, 3)))
+        elif kind == 1:
+            a, b = sorted(rng.integers(-4, 6, 2).tolist())
+            items.append(slice(a if rng.random() < 0.7 else None, b, int(rng.integers(1, 3))))
+        elif kind == 2:
+            items.append(None)
+            continue
+        elif kind == 3 and Ellipsis not in items:
+            items.append(Ellipsis)
+            continue
+        elif kind == 4:
+            items.append(Ix(rng.integers(-3, 3, tuple(rng.integers(1, 3, rng.integers(0, 3))))))
+        else:
+            items.append(Ix(rng.random(3) > 0.4))
+        dims += 1
+    return tuple(items)
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_random_indices_match_torch(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        x, tx = pair((3,) * int(rng.integers(1, 4)), seed=seed)
+        spec = _random_index(rng, x.ndim)
+        try:
+            theirs = tx[build(spec, torch)]
+        except (IndexError, RuntimeError) as exc:
+            with pytest.raises(type(exc)):
+                x[build(spec, tidal)]
+            continue
+        same(x[build(spec, tidal)], theirs)
+        value = float(rng.integers(-9, 9))
+        x[build(spec, tidal)] = value
+        tx[build(spec, torch)] = value
+        same(x, tx)
+
+
+def test_sequence_items_and_small_int_tensors():
+    x, tx = pair((3, 4))
+    for spec in (((0, 2),), ((0, 2), 1), (Ix(np.int16(1)),), (Ix(np.uint8(1)),), (slice(None), [[0], [3]])):
+        same(x[build(spec, tidal)], tx[build(spec, torch)])
+
+
+def test_empty_selections():
+    x, tx = pair((3, 4))
+    same(x[x > 100], tx[tx > 100])
+    same(x[:, []], tx[:, []])
+    x[x > 100] = 1.0
+    x[tidal.tensor([], dtype=tidal.int64)] = tidal.ones(4)
+    same(x, tx)
+    empty = np.zeros((0, 4), np.int64)
+    same(x.gather(0, tidal.from_numpy(empty)), tx.gather(0, torch.from_numpy(empty)))
+    same(x.scatter(0, tidal.from_numpy(empty), 1.0), tx.scatter(0, torch.from_numpy(empty), 1.0))
+    same(x.index_add(0, tidal.tensor([], dtype=tidal.int64), tidal.ones(0, 4)),
+         tx.index_add(0, torch.tensor([], dtype=torch.int64), torch.ones(0, 4)))
+    same(x.masked_select(x > 100), tx.masked_select(tx > 100))
+    same(tidal.nonzero(x > 100), torch.nonzero(tx > 100))
+
+
 # -- setitem -----------------------------------------------------------------------------------
 SET_CASES = [
     (0, 5.0), ((slice(None), 1), -1), ((Ellipsis, slice(None, None, 2)), Ix(np.arange(3, dtype=np.float32))),
@@ -494,6 +564,64 @@ def test_take_along_dim():
         same(x.take_along_dim(tidal.from_numpy(idx), dim), tx.take_along_dim(torch.from_numpy(idx), dim))
     same(tidal.take_along_dim(x, tidal.from_numpy(cases[0][0]), dim=-1),
          torch.take_along_dim(tx, torch.from_numpy(cases[0][0]), dim=-1))
+
+
+def test_out_arguments_are_resized():
+    x, tx = pair((3, 4))
+    cases = [(lambda lib, t, o: lib.index_select(t, 1, lib.tensor([3, 0]), out=o), "float32"),
+             (lambda lib, t, o: lib.take(t, lib.tensor([[1, -1]]), out=o), "float32"),
+             (lambda lib, t, o: lib.masked_select(t, t > 0, out=o), "float32"),
+             (lambda lib, t, o: lib.nonzero(t > 0, out=o), "int64"),
+             (lambda lib, t, o: lib.take_along_dim(t, lib.tensor([[0], [2], [1]]), 1, out=o), "float32")]
+    for fn, dtype in cases:
+        out, tout = tidal.empty(0, dtype=getattr(tidal, dtype)), torch.empty(0, dtype=getattr(torch, dtype))
+        assert fn(tidal, x, out) is out
+        fn(torch, tx, tout)
+        same(out, tout)
+
+
+def test_zero_dim_inputs():
+    s, ts = pair((), "float32", 51)
+    same(s.take_along_dim(tidal.tensor(0)), ts.take_along_dim(torch.tensor(0)))
+    same(s.scatter(0, tidal.tensor(0), 5.0), ts.scatter(0, torch.tensor(0), 5.0))
+    same(s.index_fill(0, tidal.tensor(0), 2.0), ts.index_fill(0, torch.tensor(0), 2.0))
+    same(s.index_add(0, tidal.tensor([0]), s), ts.index_add(0, torch.tensor([0]), ts))
+    same(s.put(tidal.tensor([0]), tidal.tensor([7.0])), ts.put(torch.tensor([0]), torch.tensor([7.0])))
+    same(s.masked_select(tidal.tensor(True)), ts.masked_select(torch.tensor(True)))
+    with pytest.raises(IndexError, match="Dimension specified as 0 but tensor has no dimensions"):
+        s.take_along_dim(tidal.tensor(0), 0)
+
+
+OVERLAPS = {
+    "scatter_": (lambda t, lib: t.scatter_(0, lib.tensor([[1, 0]]), t), True),
+    "scatter_add_": (lambda t, lib: t.scatter_add_(0, lib.tensor([[1, 0]]), t), True),
+    "scatter_reduce_": (lambda t, lib: t.scatter_reduce_(0, lib.tensor([[1, 0]]), t, "sum"), True),
+    "index_add_": (lambda t, lib: t.index_add_(0, lib.tensor([1, 0]), t), True),
+    "index_copy_": (lambda t, lib: t.index_copy_(0, lib.tensor([1, 0]), t), True),
+    "put_": (lambda t, lib: t.put_(lib.tensor([1, 0]), t[0]), True),
+    "index_put_": (lambda t, lib: t.index_put_((lib.tensor([1, 0]),), t), True),
+    "gather out": (lambda t, lib: lib.gather(t, 0, lib.tensor([[1, 0]]), out=t[0:1]), True),
+    "masked_scatter_": (lambda t, lib: t.masked_scatter_(t > 2, t), False),
+    "index_fill_": (lambda t, lib: t.index_fill_(0, lib.tensor([1]), t[0, 1]), False),
+    "masked_fill_": (lambda t, lib: t.masked_fill_(t > 1, t[0, 1]), False),
+    "setitem": (lambda t, lib: t.__setitem__(lib.tensor([1, 0]), t), True),
+    "setitem 0-d": (lambda t, lib: t.__setitem__([1], t[0, 0]), True),
+    "setitem mask": (lambda t, lib: t.__setitem__(t > 0, t[0, 0]), False),
+}
+
+
+@pytest.mark.parametrize("name", OVERLAPS)
+def test_in_place_overlap(name):
+    fn, fails = OVERLAPS[name]
+    x, tx = pair((2, 2), seed=52)
+    if fails:
+        for t, lib in ((tx, torch), (x, tidal)):
+            with pytest.raises(RuntimeError, match="unsupported operation: some elements of the input tensor"):
+                fn(t, lib)
+    else:
+        fn(x, tidal)
+        fn(tx, torch)
+        same(x, tx)
 
 
 # -- argument errors ---------------------------------------------------------------------------

@@ -119,6 +119,7 @@ COPY_CASES = [
     ("repeat_tuple", (2, 3), lambda t: t.repeat((1, 2))),
     ("repeat_zero", (2, 3), lambda t: t.repeat(0, 2)),
     ("repeat_0d", (), lambda t: t.repeat(3, 2)),
+    ("repeat_kw", (2, 3), lambda t: t.repeat(repeats=(2, 1))),
     ("tile", (2, 3), lambda t: t.tile((2,))),
     ("tile_more", (2, 3), lambda t: lib(t).tile(t, (2, 1, 2))),
     ("repeat_interleave", (2, 3), lambda t: t.repeat_interleave(2)),
@@ -192,6 +193,18 @@ def test_cat_reads_pending_writes(rng):
     x.narrow(0, 0, 1).fill_(7)
     tx.narrow(0, 0, 1).fill_(7)
     check_same(tidal.cat([x.t(), x.t()], 1).flip(1), torch.cat([tx.t(), tx.t()], 1).flip(1))
+
+
+def test_flip_keeps_layout_like_torch(rng):
+    """flip's output follows the input's dim order, as torch's preserve format (random strides)."""
+    base = np.arange(400, dtype=np.float32)
+    for _ in range(100):
+        n = int(rng.integers(1, 5))
+        shape = tuple(int(s) for s in rng.integers(1, 4, n))
+        strides = tuple(int(s) for s in rng.integers(0, 12, n))
+        ours, ref = tidal.tensor(base).as_strided(shape, strides), torch.tensor(base).as_strided(shape, strides)
+        dims = tuple(int(d) for d in rng.choice(n, int(rng.integers(0, n + 1)), replace=False))
+        check_same(ours.flip(dims), ref.flip(dims))
 
 
 # -- splits are views ------------------------------------------------------------------------------
@@ -296,11 +309,11 @@ def test_inplace_triangles(rng):
 
 
 def test_repeat_interleave_bad_counts_in_kernel(rng):
-    """With output_size there is no sync: a negative count is reported at the next sync point."""
+    """With output_size there is no sync: a negative count is reported by the kernel (at a sync point)."""
     x, _ = pair(rng, (3,))
-    out = x.repeat_interleave(tidal.tensor([1, -1, 2]), output_size=2)
     with pytest.raises(RuntimeError, match="repeats can not be negative"):
-        out.numpy()
+        x.repeat_interleave(tidal.tensor([1, -1, 2]), output_size=2).numpy()
+    check_same(x.repeat_interleave(2), torch.from_numpy(x.numpy()).repeat_interleave(2))  # the VM goes on
 
 
 ERRORS = [
@@ -320,6 +333,7 @@ ERRORS = [
     lambda t: t.split([1, 1], 1),
     lambda t: t.split([1, -1, 3], 1),
     lambda t: t.select(0, 0).select(0, 0).select(0, 0).split(1),
+    lambda t: t.select(0, 0).select(0, 0).select(0, 0).split([1]),
     lambda t: t.chunk(0),
     lambda t: t.chunk(-1, 1),
     lambda t: t.tensor_split(0),

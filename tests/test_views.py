@@ -114,6 +114,9 @@ VIEW_CASES = [
     ("t_0d", (), lambda t: t.t()),
     ("mT", (2, 3, 4), lambda t: t.mT),
     ("T_2d", (3, 4), lambda t: t.T),
+    ("H", (3, 4), lambda t: t.H),
+    ("mH", (2, 3, 4), lambda t: t.mH),
+    ("permute_kw", (2, 3, 4), lambda t: t.permute(dims=(2, 0, 1))),
     ("adjoint", (2, 3, 4), lambda t: t.adjoint()),
     ("narrow", (4, 5), lambda t: t.narrow(1, 1, 3)),
     ("narrow_neg", (4, 5), lambda t: t.narrow(0, -2, 2)),
@@ -165,6 +168,10 @@ def test_view_ops_match_torch(rng, name, shape, fn, layout):
     check_same(got, want)
     shares = want.untyped_storage().data_ptr() == ref.untyped_storage().data_ptr()
     assert (got.untyped_storage_id() == ours.untyped_storage_id()) == shares
+    dense, ref_dense = got.contiguous(), want.contiguous()
+    check_same(dense, ref_dense)
+    if want.numel():
+        assert (dense is got) == (ref_dense is want)
 
 
 WRITABLE = [c for c in VIEW_CASES if not c[0].startswith(("expand", "unfold", "as_strided"))
@@ -395,6 +402,10 @@ ERRORS = [
     lambda t: t.select(0, 0).select(0, 0).select(0, 0).select(0, 0),
     lambda t: t.transpose(0, 3),
     lambda t: t.select(0, 0).select(0, 0).mT,
+    lambda t: t.select(0, 0).select(0, 0).mH,
+    lambda t: t.select(0, 0).select(0, 0).adjoint(),
+    lambda t: t.H,
+    lambda t: t.select(0, 0).select(0, 0).H,
     lambda t: t.narrow(2, 0, 3).view(_dt(t, "float64")),
     lambda t: t.select(0, 0).select(0, 0).select(0, 0).view(_dt(t, "int8")),
 ]
@@ -414,6 +425,13 @@ def test_unflatten_infer_error(rng):
 def test_reshape_ambiguous_empty(rng):
     ours, ref = pair(rng, (0, 3))
     check_error(lambda t: t.reshape(0, -1), ours, ref)
+
+
+def test_tensor_arguments(rng):
+    ours, ref = pair(rng, (6, 10))
+    check_same(ours.narrow(0, tidal.tensor(2), 3), ref.narrow(0, torch.tensor(2), 3))
+    check_same(ours.select(1, tidal.tensor(-3)), ref.select(1, torch.tensor(-3)))
+    check_same(ours.view(np.int64(3), -1), ref.view(3, -1))
 
 
 def test_type_errors(rng):

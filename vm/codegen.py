@@ -163,4 +163,7 @@ def run_compiled(prog: Program, ins: list, outs: list) -> None:
     else:
         ndim = len(shape)
     in_is_array = tuple(isinstance(x, np.ndarray) for x in arrays)
+    if any(a.dtype.kind not in "biuf" or a.dtype.itemsize == 2 and a.dtype.kind == "f"
+           for a in arrays if isinstance(a, np.ndarray)):
+        return run_numpy(prog, ins, outs)  # 16-bit floats: numba has no scalar type for them
     compiled_kernel(prog, ndim, in_is_array)(*outs, *arrays)

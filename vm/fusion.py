@@ -140,7 +140,8 @@ def _lower(g: _Group, stats) -> Instruction | None:
     # wide groups (many independent outputs, e.g. a burst of fills) compile slowly and gain
     # little over NumPy: only groups with few stored outputs are compiled
     if (not entry[3] and n > 1 and len(outs) <= config.max_compiled_outputs
-            and entry[1] >= config.compile_after and is_compilable(entry[0])):
+            and entry[1] >= config.compile_after and is_compilable(entry[0])
+            and all(_compilable_dtype(v.dtype) for v in g.ext if v.__class__ is View)):
         entry[2], entry[3] = _compiled_kernel(entry[0]), True
     elif entry[2] is None:
         entry[2] = _numpy_kernel(entry[0])
@@ -150,6 +151,11 @@ def _lower(g: _Group, stats) -> Instruction | None:
     fused = Instruction(name, kernel, tuple(g.ext), tuple(outs), stream=first.stream)
     fused.fused = n
     return fused
+
+
+def _compilable_dtype(np_dtype) -> bool:
+    # numba has no float16/bfloat16 scalars: groups touching them stay on the NumPy path
+    return np_dtype.kind in "biuf" and not (np_dtype.kind == "f" and np_dtype.itemsize == 2)
 
 
 _programs: dict = {}  # program key -> [Program, times seen, kernel, compiled?]

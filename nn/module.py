@@ -1,0 +1,675 @@
+"""Module: the base class of layers. It owns parameters, buffers and child modules by name.
+
+Attribute assignment routes Parameters, Buffers and Modules into three ordered dicts, so that
+traversal (`named_parameters`, `state_dict`, `to`) sees the tree; everything else is an
+ordinary attribute. Subclasses set hyperparameters in `__init__` and compute in `forward`.
+"""
+from __future__ import annotations
+
+import itertools
+from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
+from typing import Callable, Iterator
+
+from ..autograd import no_grad
+from ..tensor import Tensor, device as _device
+from ..tensor import dtype as dt
+from .parameter import Buffer, Parameter, set_data
+
+__all__ = ["Module", "RemovableHandle"]
+
+_handle_ids = itertools.count()
+
+
+class RemovableHandle:
+    """Returned by `register_*_hook`; `remove()` unregisters the hook (also usable as a context)."""
+
+    def __init__(self, *hook_dicts: dict):
+        self.id = next(_handle_ids)
+        self._dicts = hook_dicts
+
+    def remove(self) -> None:
+        """Unregister the hook."""
+        for d in self._dicts:
+            d.pop(self.id, None)
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """The keys `load_state_dict` did not match, as PyTorch reports them."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
+
+    __str__ = __repr__
+
+
+def _add_indent(text: str, spaces: int) -> str:
+    """Indent every line of `text` but the first (for nested reprs)."""
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    pad = " " * spaces
+    return lines[0] + "\n" + "\n".join(pad + line for line in lines[1:])
+
+
+def _check_member_name(kind: str, name, module: "Module") -> None:
+    """PyTorch's checks on the name given to register_buffer/register_parameter/add_module."""
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+
+
+class Module:
+    """Base class for all neural network modules."""
+
+    _version: int = 1
+    training: bool
+    dump_patches: bool = False
+
+    def __init__(self, *args, **kwargs) -> None:
+        if args or kwargs:
+            extra = next(iter(kwargs)) if kwargs else None
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument '{extra}'"
+                            if extra else f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                            f"{len(args) + 1} were given")
+        setter = super().__setattr__
+        setter("training", True)
+        setter("_parameters", {})
+        setter("_buffers", {})
+        setter("_non_persistent_buffers_set", set())
+        setter("_modules", {})
+        setter("_forward_pre_hooks", OrderedDict())
+        setter("_forward_pre_hooks_with_kwargs", set())
+        setter("_forward_hooks", OrderedDict())
+        setter("_forward_hooks_with_kwargs", set())
+        setter("_forward_hooks_always_called", set())
+        setter("_state_dict_hooks", OrderedDict())
+        setter("_load_state_dict_pre_hooks", OrderedDict())
+        setter("_load_state_dict_post_hooks", OrderedDict())
+
+    def forward(self, *args, **kwargs):
+        """The computation of the module; subclasses define it."""
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    # -- calling -------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)
+        for hook_id, hook in list(self._forward_pre_hooks.items()):
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {result}.")
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        called = set()
+        try:
+            output = self.forward(*args, **kwargs)
+            for hook_id, hook in list(self._forward_hooks.items()):
+                called.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs:
+                    result = hook(self, args, kwargs, output)
+                else:
+                    result = hook(self, args, output)
+                if result is not None:
+                    output = result
+        except Exception:
+            for hook_id in self._forward_hooks_always_called - called:
+                hook = self._forward_hooks.get(hook_id)
+                if hook is not None:
+                    try:
+                        if hook_id in self._forward_hooks_with_kwargs:
+                            hook(self, args, kwargs, None)
+                        else:
+                            hook(self, args, None)
+                    except Exception:  # noqa: BLE001 - the forward's own error is the one to report
+                        pass
+            raise
+        return output
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Call `hook(module, args)` (or `(module, args, kwargs)`) before forward; it may replace the inputs."""
+        handle = RemovableHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs.add(handle.id)
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """Call `hook(module, args, output)` after forward; it may replace the output."""
+        handle = RemovableHandle(self._forward_hooks)
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs.add(handle.id)
+        if always_call:
+            self._forward_hooks_always_called.add(handle.id)
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    # -- registration --------------------------------------------------------------------------
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add a tensor that is state but not a parameter (saved in state_dict if `persistent`)."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        _check_member_name("buffer", name, self)
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                            "(tidal Tensor or None required)")
+        if isinstance(tensor, Buffer):
+            persistent = tensor.__dict__.get("persistent", persistent)
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter (or a None placeholder) under `name`."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        _check_member_name("parameter", name, self)
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_type_name(param)}' object to parameter '{name}' "
+                            "(tidal.nn.Parameter or None required)")
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+                             "created explicitly. To express '{name}' as a function of another Tensor, "
+                             "compute the value in the forward() method.")
+        self._parameters[name] = param
+
+    def add_module(self, name: str, module: "Module | None") -> None:
+        """Add a child module under `name` (reachable as an attribute)."""
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_type_name(module)} is not a Module subclass")
+        _check_member_name("module", name, self)
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target: str) -> "Module":
+        """The submodule at dotted path `target` ('' is self)."""
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return mod
+
+    def _owner_and_name(self, target: str) -> tuple:
+        module_path, _, name = target.rpartition(".")
+        return self.get_submodule(module_path), name
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path `target`."""
+        mod, name = self._owner_and_name(target)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path `target`."""
+        mod, name = self._owner_and_name(target)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(mod, name)
+
+    # -- attributes ----------------------------------------------------------------------------
+    def __getattr__(self, name: str):
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            members = d.get(store)
+            if members is not None and name in members:
+                return members[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value) -> None:
+        d = self.__dict__
+        params = d.get("_parameters")
+
+        def forget(*stores):
+            for store in stores:
+                if store is d:
+                    store.pop(name, None)
+                elif store is not None and name in store:
+                    del store[name]
+                    if store is d.get("_buffers"):
+                        self._non_persistent_buffers_set.discard(name)
+
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            forget(d, d.get("_buffers"), d.get("_modules"))
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_type_name(value)}' as parameter '{name}' "
+                                "(tidal.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            modules = d.get("_modules")
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            forget(d, params, d.get("_buffers"))
+            modules[name] = value
+        elif d.get("_modules") is not None and name in d["_modules"]:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_type_name(value)}' as child module '{name}' "
+                                "(tidal.nn.Module or None expected)")
+            d["_modules"][name] = value
+        elif isinstance(value, Buffer) or (d.get("_buffers") is not None and name in d["_buffers"]):
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "
+                                "(tidal.Tensor or None expected)")
+            if isinstance(value, Buffer):
+                persistent = value.__dict__.get("persistent", True)
+            else:
+                persistent = name not in self._non_persistent_buffers_set
+            if name not in d.get("_buffers", {}):
+                forget(d, params, d.get("_modules"))
+            self.register_buffer(name, value, persistent)
+        else:
+            super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            super().__delattr__(name)
+
+    def __dir__(self) -> list:
+        keys = list(super().__dir__()) + list(self._parameters) + list(self._buffers) + list(self._modules)
+        return sorted(k for k in set(keys) if not k[:1].isdigit())
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    # -- traversal -----------------------------------------------------------------------------
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator:
+        """(name, module) for this module and every descendant, depth first."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+
+    def modules(self) -> Iterator:
+        """This module and every descendant."""
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self) -> Iterator:
+        """(name, module) for each direct child (each module once)."""
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
+                yield name, module
+
+    def children(self) -> Iterator:
+        """The direct children."""
+        for _, module in self.named_children():
+            yield module
+
+    def _named_members(self, store: str, prefix: str, recurse: bool, remove_duplicate: bool) -> Iterator:
+        seen = set()
+        owners = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+            else [(prefix, self)]
+        for owner_prefix, owner in owners:
+            for name, value in getattr(owner, store).items():
+                if value is None or id(value) in seen:
+                    continue
+                if remove_duplicate:
+                    seen.add(id(value))
+                yield owner_prefix + ("." if owner_prefix else "") + name, value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True) -> Iterator:
+        """(dotted name, parameter) over this module (and its descendants if `recurse`)."""
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator:
+        """The parameters (each once), e.g. to give to an optimizer."""
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True) -> Iterator:
+        """(dotted name, buffer) over this module (and its descendants if `recurse`)."""
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator:
+        """The buffers."""
+        for _, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    def apply(self, fn: Callable) -> "Module":
+        """Call `fn` on every child (recursively), then on self; returns self."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # -- modes and gradients -------------------------------------------------------------------
+    def train(self, mode: bool = True) -> "Module":
+        """Set training mode on this module and its descendants."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self) -> "Module":
+        """Set evaluation mode (same as train(False))."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Set requires_grad on every parameter."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all parameters: to None, or to zeros in place."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                if p.grad.grad_fn is not None:
+                    p.grad.detach_()
+                else:
+                    p.grad.requires_grad_(False)
+                p.grad.zero_()
+
+    # -- conversion ----------------------------------------------------------------------------
+    def _apply(self, fn: Callable, recurse: bool = True) -> "Module":
+        """Replace every parameter's data, gradient and buffer by fn(tensor), keeping parameter identity."""
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        for key, param in self._parameters.items():
+            if param is None:
+                continue
+            with no_grad():
+                new = fn(param)
+            if new is not param:
+                set_data(param, new)
+            if param.grad is not None:
+                with no_grad():
+                    param.grad = fn(param.grad)
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
+        return self
+
+    def to(self, *args, **kwargs) -> "Module":
+        """Move/cast parameters and buffers: `.to(device)`, `.to(dtype)`, `.to(tensor)`, `.to(device, dtype)`."""
+        device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword "
+                            f"argument '{next(iter(kwargs))}'")
+        for a in args:
+            if isinstance(a, dt.dtype):
+                dtype = a
+            elif isinstance(a, Tensor):
+                device, dtype = a.device, a.dtype
+            elif isinstance(a, (str, _device, int)) and not isinstance(a, bool):
+                device = _device("cuda", a) if isinstance(a, int) else a
+            elif not isinstance(a, bool):
+                raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                            f"dtype={dtype}")
+
+        def convert(t: Tensor) -> Tensor:
+            target = dtype if dtype is not None and t.dtype.is_floating_point else None
+            return t.to(device=device, dtype=target)
+        return self._apply(convert)
+
+    def _cast_floats(self, target: dt.dtype) -> "Module":
+        return self._apply(lambda t: t.to(target) if t.dtype.is_floating_point else t)
+
+    def float(self) -> "Module":
+        """Cast floating-point parameters and buffers to float32."""
+        return self._cast_floats(dt.float32)
+
+    def double(self) -> "Module":
+        """Cast floating-point parameters and buffers to float64."""
+        return self._cast_floats(dt.float64)
+
+    def half(self) -> "Module":
+        """Cast floating-point parameters and buffers to float16."""
+        return self._cast_floats(dt.float16)
+
+    def bfloat16(self) -> "Module":
+        """Cast floating-point parameters and buffers to bfloat16."""
+        return self._cast_floats(dt.bfloat16)
+
+    def type(self, dst_type: dt.dtype) -> "Module":
+        """Cast every parameter and buffer to `dst_type`."""
+        return self._apply(lambda t: t.to(dst_type))
+
+    def cpu(self) -> "Module":
+        """Move parameters and buffers to the CPU."""
+        return self._apply(lambda t: t.cpu())
+
+    def cuda(self, device=None) -> "Module":
+        """Move parameters and buffers to a CUDA device."""
+        return self._apply(lambda t: t.cuda(device))
+
+    # -- state dict ----------------------------------------------------------------------------
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        """Put this module's own parameters and persistent buffers into `destination`."""
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+
+    def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False) -> dict:
+        """An ordered dict of every parameter and persistent buffer, keyed by dotted name."""
+        if args:  # PyTorch's deprecated positional form: (destination, prefix, keep_vars)
+            destination = args[0]
+            prefix = args[1] if len(args) > 1 else prefix
+            keep_vars = args[2] if len(args) > 2 else keep_vars
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        metadata = getattr(destination, "_metadata", None)
+        if metadata is not None:
+            metadata[prefix[:-1]] = {"version": self._version}
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, {"version": self._version})
+            if result is not None:
+                destination = result
+        return destination
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Call `hook(module, state_dict, prefix, local_metadata)` after state_dict fills its entries."""
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Call `hook(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors)` first."""
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Call `hook(module, incompatible_keys)` after load_state_dict; it may edit the key lists."""
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
+        return handle
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
+                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
+        """Copy this module's own entries from `state_dict`, recording missing/unexpected keys and errors."""
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        local = {k: v for k, v in itertools.chain(
+            self._parameters.items(),
+            ((k, v) for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set))
+            if v is not None}
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, current in local.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            incoming = state_dict[key]
+            if not isinstance(incoming, Tensor):
+                error_msgs.append(f'While copying the parameter named "{key}", expected tidal.Tensor or '
+                                  f"Tensor-like object from checkpoint but received {type(incoming)}")
+                continue
+            if current.dim() == 0 and incoming.shape == (1,):  # checkpoints that stored scalars as [1]
+                incoming = incoming[0]
+            if incoming.shape != current.shape:
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {incoming.shape} from "
+                                  f"checkpoint, the shape in current model is {current.shape}.")
+                continue
+            try:
+                with no_grad():
+                    if assign:
+                        if isinstance(current, Parameter) and not isinstance(incoming, Parameter):
+                            incoming = Parameter(incoming, requires_grad=current.requires_grad)
+                        elif isinstance(current, Parameter):
+                            incoming.requires_grad_(current.requires_grad)
+                        setattr(self, name, incoming)
+                    else:
+                        current.copy_(incoming)
+            except Exception as exc:  # noqa: BLE001 - reported with the others, as PyTorch does
+                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                                  f"{current.size()} and whose dimensions in the checkpoint are "
+                                  f"{incoming.size()}, an exception occurred : {exc.args}.")
+        if strict:
+            for key in state_dict:
+                if not key.startswith(prefix):
+                    continue
+                head = key[len(prefix):].split(".", 1)[0]
+                if head not in self._modules and head not in local:
+                    unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict: Mapping, strict: bool = True, assign: bool = False) -> _IncompatibleKeys:
+        """Copy parameters and buffers from `state_dict`; with `strict`, keys must match exactly."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing: list = []
+        unexpected: list = []
+        errors: list = []
+        metadata = getattr(state_dict, "_metadata", None)
+        entries = OrderedDict(state_dict)
+
+        def load(module: Module, local_state: dict, prefix: str = "") -> None:
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = True
+            module._load_from_state_dict(local_state, prefix, local_metadata, True, missing, unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local_state.items() if k.startswith(child_prefix)}, child_prefix)
+            keys = _IncompatibleKeys(missing, unexpected)
+            for hook in module._load_state_dict_post_hooks.values():
+                if hook(module, keys) is not None:
+                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                         "expected to return new values, if incompatible_keys need to be "
+                                         "modified, it should be done inplace.")
+
+        load(self, entries)
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(errors)))
+        return _IncompatibleKeys(missing, unexpected)
+
+    # -- printing ------------------------------------------------------------------------------
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        """The hyperparameters shown inside this module's repr (subclasses override)."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + _add_indent(repr(module), 2) for name, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        body = ""
+        if len(extra_lines) == 1 and not child_lines:
+            body = extra_lines[0]
+        elif lines:
+            body = "\n  " + "\n  ".join(lines) + "\n"
+        return f"{self._get_name()}({body})"
+
+
+def _type_name(value) -> str:
+    """How PyTorch names a value's type in its errors: 'torch.FloatTensor' for tensors, else the class."""
+    if isinstance(value, Tensor):
+        return value.type()
+    cls = type(value)
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
