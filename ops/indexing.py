@@ -163,14 +163,12 @@ def _parse(t: Tensor, index) -> _Parsed:
     return p
 
 
-def _view(t: Tensor, p: _Parsed) -> Tensor:
-    """The view `p` describes, sharing `t`'s blob."""
-    base = t._base if t._base is not None else t
-    offset = p.offset
-    if 0 in p.shape:  # an empty view may point past the end; the CPU backend can't map that
+def _view(t: Tensor, shape: tuple, strides: tuple, offset: int) -> Tensor:
+    """A view of `t`'s blob with this layout."""
+    if 0 in shape:  # an empty view may point past the end; the CPU backend can't map that
         offset = min(offset, t._v.blob.nbytes // t.dtype.itemsize)
-    return Tensor._make(View(t._v.blob, tuple(p.shape), tuple(p.strides), offset, t._v.dtype), t.dtype,
-                        t.device, t._vm, base=base)
+    return Tensor._make(View(t._v.blob, shape, strides, offset, t._v.dtype), t.dtype, t.device, t._vm,
+                        base=t if t._base is None else t._base)
 
 
 def _check_mask(view: Tensor, dim: int, mask: Tensor) -> None:
@@ -234,8 +232,11 @@ def _index_put_kernel(ins, outs, attrs):
 # -- Tensor[...] ------------------------------------------------------------------------------
 def getitem(self: Tensor, index) -> Tensor:
     """self[index]: a view for ints, slices, None and Ellipsis; a copy when index tensors take part."""
+    v = self._v
+    if type(index) is int and v.shape and -v.shape[0] <= index < v.shape[0]:  # x[i], as iteration does
+        return _view(self, v.shape[1:], v.strides[1:], v.offset + (index % v.shape[0]) * v.strides[0])
     p = _parse(self, index)
-    view = _view(self, p)
+    view = _view(self, tuple(p.shape), tuple(p.strides), p.offset)
     if not p.advanced:
         return view
     dims, tensors, shape = _index_plan(view, p.advanced)
@@ -276,7 +277,7 @@ def setitem(self: Tensor, index, value) -> None:
     if not isinstance(value, (Tensor, numbers.Number, np.generic)):
         raise TypeError(f"can't assign a {_type_name(value)} to a {self.type()}")
     p = _parse(self, index)
-    view = _view(self, p)
+    view = _view(self, tuple(p.shape), tuple(p.strides), p.offset)
     if not p.advanced:
         if isinstance(value, Tensor):
             value = _drop_leading_ones(value)

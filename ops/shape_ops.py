@@ -13,11 +13,11 @@ from ..tensor.tensor import contiguous_strides, numel_of
 from ..vm import View
 from . import math_api as M
 from . import splits
-from .splits import (chunk, dsplit, hsplit, split, split_with_sizes, tensor_split, unbind,  # noqa: F401
-                     vsplit)
 from .broadcast import broadcast_shapes as _broadcast_pair
 from .dispatch import launch, launch_into, register_kernel, same_device
 from .elementwise import torch_name
+from .splits import (chunk, dsplit, hsplit, split, split_with_sizes, tensor_split, unbind,  # noqa: F401
+                     vsplit)
 from .views import (as_int, dims_arg, expand_geometry, exporter, flatten, make_view, narrow, reshape, size_args,
                     slice_dim, transpose, unsqueeze, wrap_dim)
 

@@ -193,7 +193,7 @@ def _random_index(rng, ndim):
     return tuple(items)
 
 
-@pytest.mark.parametrize("seed", range(300))
+@pytest.mark.parametrize("seed", range(6))
 def test_random_indices_match_torch(seed):
     rng = np.random.default_rng(seed)
     for _ in range(40):

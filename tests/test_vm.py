@@ -83,7 +83,7 @@ def test_compiled_numpy_and_unfused_agree(async_mode, fusion_settings, dtype):
     yn = (rng.standard_normal((5,)) * 10).astype(dtype)
     results = []
     for enabled, compile_after in ((False, 2), (True, 1000), (True, 1)):
-        tidal.vm.set_fusion(enabled=enabled, compile_after=compile_after)
+        tidal.vm.set_fusion(enabled=enabled, compile_after=compile_after, background_compile=False)
         x, y = tidal.tensor(xn), tidal.tensor(yn)
         z = tidal.minimum(x * 3 - y, x + 7) * y - x
         results.append(z.numpy().copy())
@@ -94,7 +94,7 @@ def test_compiled_numpy_and_unfused_agree(async_mode, fusion_settings, dtype):
 
 
 def test_noncontiguous_and_broadcast_in_compiled_group(async_mode, fusion_settings):
-    tidal.vm.set_fusion(compile_after=1)
+    tidal.vm.set_fusion(compile_after=1, background_compile=False)
     base = np.arange(24, dtype=np.float64).reshape(4, 6)
     x = tidal.tensor(base)
     xt = x.transpose(0, 1) if hasattr(x, "transpose") else None
@@ -115,7 +115,7 @@ def test_inplace_with_partly_overlapping_input_raises():
 
 
 def test_reads_after_write_through_another_view_see_the_write(async_mode, fusion_settings):
-    tidal.vm.set_fusion(compile_after=1)
+    tidal.vm.set_fusion(compile_after=1, background_compile=False)
     base = np.arange(9, dtype=np.float32).reshape(3, 3)
     x = tidal.tensor(base) * 1
     x.t().mul_(2)
@@ -282,3 +282,21 @@ def test_machine_stats_reset():
     s = tidal.vm.stats()
     assert s["instructions"] == 0 and s["kernels"] == 0
     assert machine.get_mode() in ("sync", "async")
+
+
+def test_background_compile_switches_kernels_without_changing_results(async_mode, fusion_settings):
+    import time
+    tidal.vm.set_fusion(compile_after=1, background_compile=True)
+    xn = np.linspace(-3, 3, 301).astype(np.float32)
+    x = tidal.tensor(xn)
+    expected = (np.maximum(xn * 3 + 2, 0) - xn) * np.float32(0.25)
+    deadline = time.monotonic() + 60
+    compiled = len(tidal.vm.codegen.compiler.ready)
+    while True:
+        y = ((tidal.maximum(x * 3 + 2, 0) - x) * 0.25).numpy()
+        np.testing.assert_array_equal(y, expected)
+        if len(tidal.vm.codegen.compiler.ready) > compiled or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert len(tidal.vm.codegen.compiler.ready) > compiled
+    np.testing.assert_array_equal(((tidal.maximum(x * 3 + 2, 0) - x) * 0.25).numpy(), expected)

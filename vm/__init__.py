@@ -4,6 +4,7 @@ Nothing here knows what an op means: it moves instructions, blobs and events.
 """
 from __future__ import annotations
 
+from . import codegen
 from . import cpu as _cpu  # noqa: F401  registers the CPU backend
 from .blob import Blob, View
 from .fusion import config as fusion_config
@@ -37,19 +38,22 @@ def reset_stats() -> None:
 
 
 def set_fusion(enabled: bool | None = None, max_group: int | None = None,
-               compile_after: int | None = None) -> None:
-    """Turn elementwise fusion on or off, bound group size, and set when groups get compiled."""
+               compile_after: int | None = None, background_compile: bool | None = None) -> None:
+    """Turn elementwise fusion on or off, bound group size, set when groups get compiled, and
+    whether compiling happens on a background thread (NumPy runs the group meanwhile)."""
     for vm in all_vms():
         vm.synchronize()
     for key, value in (("enabled", enabled), ("max_group", max_group), ("compile_after", compile_after)):
         if value is not None:
             setattr(fusion_config, key, value)
+    if background_compile is not None:
+        codegen.background = background_compile
 
 
 def get_fusion() -> dict:
     """The fusion knobs in force."""
     return {"enabled": fusion_config.enabled, "max_group": fusion_config.max_group,
-            "compile_after": fusion_config.compile_after}
+            "compile_after": fusion_config.compile_after, "background_compile": codegen.background}
 
 
 def memory_stats() -> dict:

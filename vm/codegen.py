@@ -143,27 +143,87 @@ def compiled_kernel(prog: Program, ndim: int, in_is_array: tuple):
     return fn
 
 
+def _signature(arrays: list) -> tuple:
+    return tuple((a.dtype.str, a.ndim, a.flags.c_contiguous, a.flags.writeable) if isinstance(a, np.ndarray)
+                 else type(a) for a in arrays)
+
+
+def _dummy(sig_item):
+    # a small array numba types exactly like the real one (dtype, ndim, layout, writeable)
+    if not isinstance(sig_item, tuple):
+        return sig_item(0)
+    dtype, ndim, contiguous, writeable = sig_item
+    if ndim == 0 or contiguous:
+        arr = np.zeros((1,) * ndim, dtype)
+    else:
+        arr = np.zeros((2,) * (ndim - 1) + (4,), dtype)[..., ::2]
+    arr.flags.writeable = writeable
+    return arr
+
+
+class _Compiler:
+    """Compiles kernels on a background thread so a hot group never stalls the program:
+    until its kernel is ready, the group keeps running on the NumPy path."""
+
+    def __init__(self):
+        self.ready: set = set()
+        self.pending: set = set()
+        self._queue = None
+
+    def request(self, key, prog: Program, ndim: int, in_is_array: tuple, sig: tuple) -> None:
+        if key in self.pending:
+            return
+        self.pending.add(key)
+        if self._queue is None:
+            import queue
+            self._queue = queue.SimpleQueue()
+            threading.Thread(target=self._work, name="tidal-compiler", daemon=True).start()
+        self._queue.put((key, prog, ndim, in_is_array, sig))
+
+    def _work(self) -> None:
+        while True:
+            key, prog, ndim, in_is_array, sig = self._queue.get()
+            try:
+                compiled_kernel(prog, ndim, in_is_array)(*[_dummy(s) for s in sig])
+                self.ready.add(key)
+            except Exception:  # noqa: BLE001 - the group simply stays on the NumPy path
+                pass
+
+
+compiler = _Compiler()
+background = os.environ.get("TIDAL_COMPILE_BACKGROUND", "1") != "0"
+
+
 def run_compiled(prog: Program, ins: list, outs: list) -> None:
-    """Run `prog` as one compiled loop over the outputs' shape (inputs broadcast to it)."""
+    """Run `prog` as one compiled loop over the outputs' shape (inputs broadcast to it);
+    NumPy evaluates it while its compiled loop is still being built."""
     shape = outs[0].shape
-    arrays = []
+    args = []
     flat = all(o.flags.c_contiguous for o in outs)
     for x in ins:
         if isinstance(x, np.ndarray):
+            if x.dtype.kind not in "biuf" or (x.dtype.kind == "f" and x.dtype.itemsize == 2):
+                return run_numpy(prog, ins, outs)  # numba has no 16-bit float scalars
             if x.shape != shape:
                 x = np.broadcast_to(x, shape)
                 flat = False
             elif not x.flags.c_contiguous:
                 flat = False
-        arrays.append(x)
+        args.append(x)
     if flat:
-        outs = [o.reshape(-1) for o in outs]
-        arrays = [x.reshape(-1) if isinstance(x, np.ndarray) else x for x in arrays]
+        loop_outs = [o.reshape(-1) for o in outs]
+        args = [x.reshape(-1) if isinstance(x, np.ndarray) else x for x in args]
         ndim = 1
     else:
+        loop_outs = outs
         ndim = len(shape)
-    in_is_array = tuple(isinstance(x, np.ndarray) for x in arrays)
-    if any(a.dtype.kind not in "biuf" or a.dtype.itemsize == 2 and a.dtype.kind == "f"
-           for a in arrays if isinstance(a, np.ndarray)):
-        return run_numpy(prog, ins, outs)  # 16-bit floats: numba has no scalar type for them
-    compiled_kernel(prog, ndim, in_is_array)(*outs, *arrays)
+    in_is_array = tuple(isinstance(x, np.ndarray) for x in args)
+    call = loop_outs + args
+    sig = _signature(call)
+    key = (prog.key, ndim, in_is_array, sig)
+    if key in compiler.ready or not background:
+        compiled_kernel(prog, ndim, in_is_array)(*call)
+        compiler.ready.add(key)
+        return
+    compiler.request(key, prog, ndim, in_is_array, sig)
+    run_numpy(prog, ins, outs)

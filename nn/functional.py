@@ -1,0 +1,211 @@
+"""tidal.nn.functional: the stateless layer functions that nn modules call.
+
+Everything here is a composite of tidal ops (so it fuses and differentiates through the ops'
+backward formulas). This file holds activations, linear maps, softmax and dropout; the rest is
+grouped by concern in functional_norm (normalization), functional_loss (losses),
+functional_attention (attention) and functional_shape (embedding, padding, resampling,
+distances), all re-exported here.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+from .. import ops
+from ..ops import activations as _act
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from ._util import check_probability
+
+# activations defined in the op library (relu, gelu, silu, elu, softplus, hardswish, ...)
+for _name in _act.FUNCTIONAL:
+    globals()[_name] = getattr(_act, _name) if hasattr(_act, _name) else getattr(ops, _name)
+
+__all__ = list(_act.FUNCTIONAL) + [
+    "linear", "bilinear", "softmax", "log_softmax", "softmin", "glu", "prelu", "rrelu", "dropout", "dropout1d",
+    "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "gumbel_softmax"]
+
+
+# -- linear maps ---------------------------------------------------------------------------------
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y = input @ weight.T + bias."""
+    out = ops.matmul(input, weight.t())
+    return out if bias is None else out + bias
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]."""
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} "
+                           f"and {list(input2.shape[:-1])}")
+    out_f, in1, in2 = weight.shape
+    if input1.shape[-1] != in1 or input2.shape[-1] != in2:
+        raise RuntimeError(f"bilinear(): input size does not match weight size: got {input1.shape[-1]} and "
+                           f"{input2.shape[-1]} but expected {in1} and {in2}")
+    # (..., i) @ (i, o*j) -> (..., o, j), then contract j with input2
+    mixed = ops.matmul(input1, weight.permute(1, 0, 2).reshape(in1, out_f * in2))
+    mixed = mixed.reshape(tuple(input1.shape[:-1]) + (out_f, in2))
+    out = (mixed * input2.unsqueeze(-2)).sum(-1)
+    return out if bias is None else out + bias
+
+
+# -- softmax family -------------------------------------------------------------------------------
+def _softmax_dim(name: str, input: Tensor, dim, stacklevel: int) -> int:
+    if dim is not None:
+        return dim
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. "
+                  "Change the call to include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if input.dim() in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: dt.dtype | None = None) -> Tensor:
+    """exp(x) / sum(exp(x)) along `dim`."""
+    return ops.softmax(input, _softmax_dim("softmax", input, dim, _stacklevel), dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype: dt.dtype | None = None) -> Tensor:
+    """log(softmax(x)) along `dim`, computed stably."""
+    return ops.log_softmax(input, _softmax_dim("log_softmax", input, dim, _stacklevel), dtype=dtype)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: dt.dtype | None = None) -> Tensor:
+    """softmax(-x) along `dim`."""
+    x = input if dtype is None else input.to(dtype)
+    return ops.softmax(-x, _softmax_dim("softmin", input, dim, _stacklevel))
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """A sample from the Gumbel-softmax distribution (straight-through one-hot when `hard`)."""
+    gumbels = -ops.empty_like(logits).exponential_().log()
+    y_soft = ops.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    y_hard = ops.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b) where a, b are the halves of `input` along `dim`."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    size = input.shape[dim]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}")
+    a, b = ops.split(input, size // 2, dim)
+    return a * ops.sigmoid(b)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """max(0, x) + weight * min(0, x), with one weight per channel (dim 1) or one shared."""
+    if weight.numel() != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.dim() >= 2 else 1
+        if weight.numel() != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {channels}.")
+        if input.dim() >= 2:
+            weight = weight.reshape((channels,) + (1,) * (input.dim() - 2))
+    return ops.where(input > 0, input, weight * input)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Leaky ReLU with a random slope in [lower, upper] when training, their mean otherwise."""
+    if not training:
+        return _act.leaky_relu(input, (lower + upper) / 2, inplace)
+    slope = ops.empty_like(input).uniform_(lower, upper)
+    out = ops.where(input >= 0, input, input * slope)
+    return input.copy_(out) if inplace else out
+
+
+# -- dropout --------------------------------------------------------------------------------------
+def _apply_noise(input: Tensor, noise: Tensor, inplace: bool) -> Tensor:
+    return input.mul_(noise) if inplace else input * noise
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1-p) (identity when not training)."""
+    check_probability(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return _apply_noise(input, ops.zeros_like(input), inplace)
+    noise = ops.empty_like(input).bernoulli_(1.0 - p).div_(1.0 - p)
+    return _apply_noise(input, noise, inplace)
+
+
+def _feature_dropout(name: str, input: Tensor, p: float, training: bool, inplace: bool, spatial: int) -> Tensor:
+    """Dropout of whole channels: one draw per (batch, channel), for inputs with `spatial` trailing dims."""
+    check_probability(p)
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{name}: Expected {spatial + 1}D or {spatial + 2}D input, but received a "
+                           f"{input.dim()}D input. Note that {name} exists to provide channel-wise dropout on "
+                           "inputs with 1 spatial dimension, a channel dimension, and an optional batch "
+                           "dimension (i.e. 2D or 3D inputs).".replace("1 spatial", f"{spatial} spatial"))
+    if not training or p == 0.0:
+        return input
+    lead = input.shape[:input.dim() - spatial]
+    noise_shape = tuple(lead) + (1,) * spatial
+    if p == 1.0:
+        noise = ops.zeros(noise_shape, dtype=input.dtype, device=input.device)
+    else:
+        noise = ops.empty(noise_shape, dtype=input.dtype, device=input.device).bernoulli_(1.0 - p).div_(1.0 - p)
+    return _apply_noise(input, noise, inplace)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Channel dropout for (N, C, L) or (C, L) inputs."""
+    return _feature_dropout("dropout1d", input, p, training, inplace, 1)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Channel dropout for (N, C, H, W) or (C, H, W) inputs."""
+    return _feature_dropout("dropout2d", input, p, training, inplace, 2)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Channel dropout for (N, C, D, H, W) or (C, D, H, W) inputs."""
+    return _feature_dropout("dropout3d", input, p, training, inplace, 3)
+
+
+_SELU_ALPHA_PRIME = -1.7580993408473766  # -selu_scale * selu_alpha: the value SELU saturates to
+
+
+def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, noise_shape: tuple) -> Tensor:
+    check_probability(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return _apply_noise(input, ops.zeros_like(input), inplace)
+    keep = ops.empty(noise_shape, dtype=input.dtype, device=input.device).bernoulli_(1.0 - p)
+    # affine correction so that mean and variance are kept (Klambauer et al., 2017)
+    a = 1.0 / math.sqrt((_SELU_ALPHA_PRIME ** 2 * p + 1) * (1 - p))
+    b = -a * _SELU_ALPHA_PRIME * p
+    out = (input * keep + _SELU_ALPHA_PRIME * (1 - keep)) * a + b
+    return input.copy_(out) if inplace else out
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Dropout that keeps a SELU network's self-normalizing mean and variance."""
+    return _alpha_dropout(input, p, training, inplace, tuple(input.shape))
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """alpha_dropout with one draw per (batch, channel)."""
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    return _alpha_dropout(input, p, training, inplace, shape)
+
+
+from .functional_norm import *  # noqa: E402,F401,F403
+from .functional_norm import __all__ as _norm_all  # noqa: E402
+from .functional_loss import *  # noqa: E402,F401,F403
+from .functional_loss import __all__ as _loss_all  # noqa: E402
+from .functional_shape import *  # noqa: E402,F401,F403
+from .functional_shape import __all__ as _shape_all  # noqa: E402
+from .functional_attention import *  # noqa: E402,F401,F403
+from .functional_attention import __all__ as _attention_all  # noqa: E402
+
+__all__ += _norm_all + _loss_all + _shape_all + _attention_all

@@ -1,0 +1,449 @@
+"""Convolution: conv1d/conv2d, their transposes, and unfold/fold (im2col/col2im), forward and backward.
+
+Three kernels do all convolution work, and each one's backward is written with the other two, so
+gradients of any order come for free:
+
+    convolution(x, w)            y = w @ im2col(x)                     (conv, and the grad of a transpose)
+    convolution_backward_input   x = col2im(w^T @ y)                   (conv's input grad; conv_transpose)
+    convolution_backward_weight  w = sum over the batch of y @ im2col(x)^T
+
+They work on the canonical (N, C, H, W) layout of ops/windows.py: conv1d is conv2d with height 1.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..autograd.graph import needs_grad, record
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from .dispatch import launch, register_kernel
+from .windows import (TENSOR_TYPE, batched, check_tensor, col2im, compute_array, im2col, is_int, int_list,
+                      not_implemented, pair)
+
+__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
+METHODS: dict = {}
+
+
+class ConvGeometry(NamedTuple):
+    """Everything a convolution's kernels need: the layout of the image (the conv's input), the
+    weight and the result (the conv's output), as the user sees them and in canonical 4-D."""
+    stride: tuple      # (height, width)
+    dilation: tuple
+    pads: tuple        # (top, bottom, left, right)
+    groups: int
+    image: tuple
+    weight: tuple
+    result: tuple
+    image4: tuple
+    weight4: tuple
+    result4: tuple
+
+    @property
+    def kernel(self) -> tuple:
+        return self.weight4[2:]
+
+
+# -- kernels -------------------------------------------------------------------------------------
+def _image_columns(x: np.ndarray, geo: ConvGeometry) -> np.ndarray:
+    """im2col of the image, grouped: (N, groups, C/groups * kh * kw, oh * ow)."""
+    n, _, oh, ow = geo.result4
+    cols = im2col(compute_array(x).reshape(geo.image4), (oh, ow), geo.kernel, geo.stride, geo.dilation, geo.pads)
+    return cols.reshape(n, geo.groups, -1, oh * ow)
+
+
+def _grouped_weight(w: np.ndarray, geo: ConvGeometry) -> np.ndarray:
+    """The weight as (groups, out_channels/groups, C/groups * kh * kw)."""
+    return compute_array(w).reshape(geo.groups, geo.weight4[0] // geo.groups, -1)
+
+
+def _grouped_result(y: np.ndarray, geo: ConvGeometry) -> np.ndarray:
+    """A result-shaped array as (N, groups, out_channels/groups, oh * ow)."""
+    n, o, oh, ow = geo.result4
+    return compute_array(y).reshape(n, geo.groups, o // geo.groups, oh * ow)
+
+
+@register_kernel("convolution", "cpu")
+def _convolution_kernel(ins, outs, geo: ConvGeometry) -> None:
+    result = np.matmul(_grouped_weight(ins[1], geo), _image_columns(ins[0], geo))
+    if len(ins) > 2:
+        result += compute_array(ins[2]).reshape(geo.groups, -1, 1)
+    outs[0].reshape(result.shape)[...] = result
+
+
+@register_kernel("convolution_backward_input", "cpu")
+def _convolution_backward_input_kernel(ins, outs, geo: ConvGeometry) -> None:
+    cols = np.matmul(_grouped_weight(ins[1], geo).transpose(0, 2, 1), _grouped_result(ins[0], geo))
+    n, c, h, w = geo.image4
+    image = col2im(cols.reshape((n, c) + geo.kernel + geo.result4[2:]), (h, w), geo.stride, geo.dilation,
+                   geo.pads)
+    if len(ins) > 2:
+        image += compute_array(ins[2]).reshape(c, 1, 1)
+    outs[0].reshape(geo.image4)[...] = image
+
+
+@register_kernel("convolution_backward_weight", "cpu")
+def _convolution_backward_weight_kernel(ins, outs, geo: ConvGeometry) -> None:
+    cols = _image_columns(ins[0], geo)
+    grad = np.matmul(_grouped_result(ins[1], geo), cols.transpose(0, 1, 3, 2)).sum(axis=0)
+    outs[0].reshape(grad.shape)[...] = grad
+
+
+# -- the three differentiable primitives -------------------------------------------------------------
+def _wants(node, k: int) -> bool:
+    """Whether input `k` of `node` needs a gradient."""
+    return node.next_functions[k][0] is not None
+
+
+def _bias_grad(g: Tensor, shape: tuple, geo: ConvGeometry) -> Tensor:
+    """The gradient of a per-channel bias added to `g`'s tensor (of `shape`): a sum over all but channels."""
+    channel = 0 if len(shape) == len(geo.weight) - 1 else 1
+    return g.sum(tuple(d for d in range(len(shape)) if d != channel))
+
+
+def convolve(x: Tensor, w: Tensor, b: Tensor | None, geo: ConvGeometry, name: str = "convolution") -> Tensor:
+    """The convolution of image `x` by `w` (plus bias `b`), recorded for autograd."""
+    ins = (x, w) if b is None else (x, w, b)
+    out = launch("convolution", ins, [(geo.result, x.dtype)], geo)[0]
+    if needs_grad(ins):
+        record(name, _convolve_backward, (x, w, b), (out,), saved=(x, w), attrs=geo)
+    return out
+
+
+def _convolve_backward(node, g: Tensor) -> tuple:
+    x, w = node.saved_tensors
+    geo = node.attrs
+    return (convolve_transpose(g, w, None, geo) if _wants(node, 0) else None,
+            weight_grad(x, g, geo) if _wants(node, 1) else None,
+            _bias_grad(g, geo.result, geo) if _wants(node, 2) else None)
+
+
+def convolve_transpose(y: Tensor, w: Tensor, b: Tensor | None, geo: ConvGeometry,
+                       name: str = "convolution_backward_input") -> Tensor:
+    """The adjoint of `convolve` in its image: a transposed convolution of `y` by `w` (plus `b`)."""
+    ins = (y, w) if b is None else (y, w, b)
+    out = launch("convolution_backward_input", ins, [(geo.image, y.dtype)], geo)[0]
+    if needs_grad(ins):
+        record(name, _convolve_transpose_backward, (y, w, b), (out,), saved=(y, w), attrs=geo)
+    return out
+
+
+def _convolve_transpose_backward(node, g: Tensor) -> tuple:
+    y, w = node.saved_tensors
+    geo = node.attrs
+    return (convolve(g, w, None, geo) if _wants(node, 0) else None,
+            weight_grad(g, y, geo) if _wants(node, 1) else None,
+            _bias_grad(g, geo.image, geo) if _wants(node, 2) else None)
+
+
+def weight_grad(x: Tensor, y: Tensor, geo: ConvGeometry) -> Tensor:
+    """The gradient of <y, convolve(x, w)> in w: the correlation of image `x` with result-shaped `y`."""
+    out = launch("convolution_backward_weight", (x, y), [(geo.weight, x.dtype)], geo)[0]
+    if needs_grad((x, y)):
+        record("convolution_backward_weight", _weight_grad_backward, (x, y), (out,), saved=(x, y), attrs=geo)
+    return out
+
+
+def _weight_grad_backward(node, g: Tensor) -> tuple:
+    x, y = node.saved_tensors
+    geo = node.attrs
+    return (convolve_transpose(y, g, None, geo) if _wants(node, 0) else None,
+            convolve(x, g, None, geo) if _wants(node, 1) else None)
+
+
+# -- argument checks -----------------------------------------------------------------------------
+def _per_dim(value, spatial: int, op: str, arg: str) -> list:
+    """An int-or-sequence conv argument as `spatial` ints, with PyTorch's length error."""
+    values = int_list(value, op, arg)
+    if len(values) == 1:
+        values = values * spatial
+    if len(values) != spatial:
+        raise RuntimeError(f"expected {arg} to be a single integer value or a list of {spatial} values to match "
+                           f"the convolution dimensions, but got {arg}={values}")
+    return values
+
+
+def _check_dtypes(op: str, input: Tensor, weight: Tensor, bias) -> None:
+    if weight.dtype is not input.dtype:
+        raise RuntimeError(f"Input type (torch.{TENSOR_TYPE[input.dtype]}Tensor) and weight type "
+                           f"(torch.{TENSOR_TYPE[weight.dtype]}Tensor) should be the same or input should be a "
+                           "MKLDNN tensor and weight is a dense tensor")
+    if bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"Input type ({TENSOR_TYPE[input.dtype].lower()}) and bias type "
+                           f"({TENSOR_TYPE[bias.dtype].lower()}) should be the same")
+    if input.dtype is dt.bool_:
+        raise not_implemented("slow_conv2d_cpu", input.dtype)
+
+
+def _check_operands(op: str, input, weight, bias, groups, spatial: int, transposed: bool) -> tuple:
+    """Shared checks of conv and conv_transpose; returns the canonical input shape."""
+    check_tensor(input, op, "input", 1)
+    check_tensor(weight, op, "weight", 2)
+    if bias is not None:
+        check_tensor(bias, op, "bias", 3)
+    if not is_int(groups):
+        raise TypeError(f"{op}(): argument 'groups' must be int, not {type(groups).__name__}")
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input to {op}, but "
+                           f"got input of size: {list(input.shape)}")
+    full = list(input.shape) if input.dim() == spatial + 2 else [1] + list(input.shape)
+    if weight.dim() != spatial + 2:
+        raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional weight "
+                           f"{list(weight.shape)}, but got {len(full)}-dimensional input of size {full} instead")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    w_shape = list(weight.shape)
+    if w_shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but "
+                           f"got weight of size {w_shape} instead")
+    if w_shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                           f"but got weight of size [{w_shape}] instead")
+    channels = w_shape[0] if transposed else w_shape[1] * groups
+    if full[1] != channels:
+        given = "transposed=1" if transposed else f"groups={groups}"
+        raise RuntimeError(f"Given {given}, weight of size {w_shape}, expected input{full} to have {channels} "
+                           f"channels, but got {full[1]} channels instead")
+    out_channels = w_shape[1] * groups if transposed else w_shape[0]
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_channels):
+        given = "transposed=1, " if transposed else ""
+        raise RuntimeError(f"Given {given}weight of size {w_shape}, expected bias to be 1-dimensional with "
+                           f"{out_channels} elements, but got bias of size {list(bias.shape)} instead")
+    _check_dtypes(op, input, weight, bias)
+    if any(s == 0 for s in full[2:]):
+        raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got input shape: {full}")
+    if any(k == 0 for k in w_shape[2:]):
+        raise RuntimeError(f"{op}: expected a non-empty kernel, but got weight of size {w_shape}")
+    return tuple(full)
+
+
+def _check_window_args(stride: list, dilation: list, padding: list | None) -> None:
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if padding is not None and any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+
+
+def _same_pads(kernel: list, dilation: list) -> list:
+    """PyTorch's padding='same': the total padding split with the odd element after the image."""
+    pads = []
+    for k, d in zip(kernel, dilation):
+        total = d * (k - 1)
+        pads += [total // 2, total - total // 2]
+    return pads
+
+
+def _geometry(weight: Tensor, spatial: int, stride: list, dilation: list, pads: list, groups: int,
+              image: tuple, result: tuple) -> ConvGeometry:
+    """A ConvGeometry from per-dim arguments (pads as before/after pairs per spatial dim)."""
+    if spatial == 1:
+        pads = [0, 0] + pads
+    return ConvGeometry(pair(stride, spatial, 1), pair(dilation, spatial, 1), tuple(pads), groups, image,
+                        tuple(weight.shape), result, batched(image, spatial), batched(weight.shape, spatial),
+                        batched(result, spatial))
+
+
+def _convnd(op: str, spatial: int, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
+    stride, dilation = _per_dim(stride, spatial, op, "stride"), _per_dim(dilation, spatial, op, "dilation")
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if padding == "same" and any(s != 1 for s in stride):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        pad_list = None
+    else:
+        pad_list = _per_dim(padding, spatial, op, "padding")
+    full = _check_operands(op, input, weight, bias, groups, spatial, transposed=False)
+    _check_window_args(stride, dilation, pad_list)
+    kernel = list(weight.shape[2:])
+    if padding == "same":
+        pads = _same_pads(kernel, dilation)
+    else:
+        pads = [p for p in (pad_list or [0] * spatial) for _ in range(2)]
+    padded_size = [s + pads[2 * i] + pads[2 * i + 1] for i, s in enumerate(full[2:])]
+    extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    if any(p < e for p, e in zip(padded_size, extent)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded_size))}). "
+                           f"Kernel size: ({' x '.join(map(str, extent))}). Kernel size can't be greater than "
+                           "actual input size")
+    out_size = [(p - e) // s + 1 for p, e, s in zip(padded_size, extent, stride)]
+    result = tuple(input.shape[:-spatial - 1]) + (weight.shape[0],) + tuple(out_size)
+    geo = _geometry(weight, spatial, stride, dilation, pads, groups, tuple(input.shape), result)
+    return convolve(input, weight, bias, geo)
+
+
+def _conv_transposend(op: str, spatial: int, input, weight, bias, stride, padding, output_padding, groups,
+                      dilation) -> Tensor:
+    stride, dilation = _per_dim(stride, spatial, op, "stride"), _per_dim(dilation, spatial, op, "dilation")
+    padding = _per_dim(padding, spatial, op, "padding")
+    output_padding = _per_dim(output_padding, spatial, op, "output_padding")
+    full = _check_operands(op, input, weight, bias, groups, spatial, transposed=True)
+    _check_window_args(stride, dilation, padding)
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(p >= s and p >= d for p, s, d in zip(output_padding, stride, dilation)):
+        parts = []
+        for name, values in (("output_padding", output_padding), ("stride", stride), ("dilation", dilation)):
+            (h, w) = pair(values, spatial, 0 if name == "output_padding" else 1)
+            parts.append(f"{name}_height: {h} {name}_width: {w}")
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                           + " ".join(parts))
+    kernel = list(weight.shape[2:])
+    out_size = [(n - 1) * s - 2 * p + d * (k - 1) + op_ + 1
+                for n, s, p, d, k, op_ in zip(full[2:], stride, padding, dilation, kernel, output_padding)]
+    if any(s <= 0 for s in out_size):
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, full[2:]))}). Calculated output "
+                           f"size per channel: ({' x '.join(map(str, out_size))}). Output size is too small")
+    image = tuple(input.shape[:-spatial - 1]) + (weight.shape[1] * groups,) + tuple(out_size)
+    pads = [p for p in padding for _ in range(2)]
+    geo = _geometry(weight, spatial, stride, dilation, pads, groups, image, tuple(input.shape))
+    return convolve_transpose(input, weight, bias, geo, name="convolution")
+
+
+# -- public convolutions -------------------------------------------------------------------------
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """1-D cross-correlation of (N, C, L) or (C, L) `input` with (O, C/groups, k) `weight`."""
+    return _convnd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """2-D cross-correlation of (N, C, H, W) or (C, H, W) `input` with (O, C/groups, kh, kw) `weight`."""
+    return _convnd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """1-D transposed convolution (the gradient of conv1d in its input) with (C, O/groups, k) `weight`."""
+    return _conv_transposend("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding,
+                             groups, dilation)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """2-D transposed convolution (the gradient of conv2d in its input) with (C, O/groups, kh, kw) `weight`."""
+    return _conv_transposend("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding,
+                             groups, dilation)
+
+# -- unfold / fold: im2col and col2im as ops ------------------------------------------------------------
+class Blocks(NamedTuple):
+    """The geometry of unfold/fold: an image cut into sliding blocks."""
+    image: tuple       # ((N,) C, H, W)
+    columns: tuple     # ((N,) C * kh * kw, blocks)
+    image4: tuple
+    kernel: tuple
+    stride: tuple
+    dilation: tuple
+    pads: tuple        # (top, bottom, left, right)
+    blocks: tuple      # (rows, columns) of blocks
+
+
+@register_kernel("im2col", "cpu")
+def _im2col_kernel(ins, outs, b: Blocks) -> None:
+    cols = im2col(compute_array(ins[0]).reshape(b.image4), b.blocks, b.kernel, b.stride, b.dilation, b.pads)
+    outs[0].reshape(cols.shape)[...] = cols
+
+
+@register_kernel("col2im", "cpu")
+def _col2im_kernel(ins, outs, b: Blocks) -> None:
+    n, c, h, w = b.image4
+    cols = compute_array(ins[0]).reshape((n, c) + b.kernel + b.blocks)
+    outs[0].reshape(b.image4)[...] = col2im(cols, (h, w), b.stride, b.dilation, b.pads)
+
+
+def _to_columns(x: Tensor, b: Blocks) -> Tensor:
+    out = launch("im2col", (x,), [(b.columns, x.dtype)], b)[0]
+    if needs_grad((x,)):
+        record("im2col", lambda node, g: (_to_image(g, node.attrs),), (x,), (out,), attrs=b)
+    return out
+
+
+def _to_image(cols: Tensor, b: Blocks) -> Tensor:
+    out = launch("col2im", (cols,), [(b.image, cols.dtype)], b)[0]
+    if needs_grad((cols,)):
+        record("col2im", lambda node, g: (_to_columns(g, node.attrs),), (cols,), (out,), attrs=b)
+    return out
+
+
+def _block_args(op: str, kernel_size, dilation, padding, stride) -> tuple:
+    """kernel_size, dilation, padding and stride as pairs, with PyTorch's im2col/col2im checks."""
+    args = []
+    for name, value in (("kernel_size", kernel_size), ("dilation", dilation), ("padding", padding),
+                        ("stride", stride)):
+        values = int_list(value, op, name)
+        values = values * 2 if len(values) == 1 else values
+        if len(values) != 2:
+            raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(values)}")
+        args.append(tuple(values))
+    kernel, dilation, padding, stride = args
+    for values, bad, what, label in ((kernel, min(kernel) <= 0, "kernel size should be greater than zero", "kernel"),
+                                     (stride, min(stride) <= 0, "stride should be greater than zero", "stride"),
+                                     (padding, min(padding) < 0, "padding should be non-negative", "pad"),
+                                     (dilation, min(dilation) <= 0, "dilation should be greater than zero",
+                                      "dilation")):
+        if bad:
+            raise RuntimeError(f"{what}, but got {label}_height: {values[0]} {label}_width: {values[1]}")
+    return kernel, dilation, padding, stride
+
+
+def _block_counts(size: tuple, kernel, dilation, padding, stride) -> tuple:
+    return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1
+                 for n, k, d, p, s in zip(size, kernel, dilation, padding, stride))
+
+
+def _check_block_dtype(x: Tensor, kernel_name: str) -> None:
+    if not x.dtype.is_floating_point:
+        raise not_implemented(kernel_name, x.dtype)
+
+
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Sliding blocks of a ((N,) C, H, W) image as columns ((N,) C * kh * kw, blocks): im2col."""
+    check_tensor(input, "unfold", "input", 1)
+    kernel, dilation, padding, stride = _block_args("unfold", kernel_size, dilation, padding, stride)
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
+    image4 = batched(input.shape, 2)
+    if 0 in image4[1:]:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
+    _check_block_dtype(input, "im2col_out_cpu")
+    blocks = _block_counts(image4[2:], kernel, dilation, padding, stride)
+    if min(blocks) < 1:
+        raise RuntimeError(f"Given input with spatial size {tuple(image4[2:])}, kernel_size={kernel}, dilation="
+                           f"{dilation}, padding={padding}, calculated shape of the array of sliding blocks as "
+                           f"{blocks}, but its components must be at least one.")
+    columns = tuple(input.shape[:-3]) + (image4[1] * kernel[0] * kernel[1], blocks[0] * blocks[1])
+    pads = (padding[0], padding[0], padding[1], padding[1])
+    return _to_columns(input, Blocks(tuple(input.shape), columns, image4, kernel, stride, dilation, pads, blocks))
+
+
+def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Columns ((N,) C * kh * kw, blocks) summed back into a ((N,) C, H, W) image: col2im."""
+    check_tensor(input, "fold", "input", 1)
+    size = int_list(output_size, "fold", "output_size")
+    size = tuple(size * 2 if len(size) == 1 else size)
+    if len(size) != 2:
+        raise RuntimeError(f"It is expected output_size equals to 2, but got size {len(size)}")
+    kernel, dilation, padding, stride = _block_args("fold", kernel_size, dilation, padding, stride)
+    if input.dim() not in (2, 3) or 0 in input.shape[-2:]:
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
+    _check_block_dtype(input, "col2im_out_cpu")
+    rows, count = input.shape[-2:]
+    if rows % (kernel[0] * kernel[1]):
+        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
+                           f"got input.size(1)={rows} and kernel_size={kernel}.")
+    blocks = _block_counts(size, kernel, dilation, padding, stride)
+    if min(blocks) < 1 or blocks[0] * blocks[1] != count:
+        raise RuntimeError(f"Given output_size={size}, kernel_size={kernel}, dilation={dilation}, padding={padding}, "
+                           f"stride={stride}, expected size of input's dimension 2 to match the calculated number of "
+                           f"sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
+                           f"input.size(2)={count}.")
+    image = tuple(input.shape[:-2]) + (rows // (kernel[0] * kernel[1]),) + size
+    pads = (padding[0], padding[0], padding[1], padding[1])
+    return _to_image(input, Blocks(image, tuple(input.shape), batched(image, 2), kernel, stride, dilation, pads,
+                                   blocks))

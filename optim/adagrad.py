@@ -1,0 +1,58 @@
+"""Adagrad: per-element learning rates from the running sum of squared gradients."""
+from __future__ import annotations
+
+from ..ops import creation
+from ..tensor import Tensor
+from .optimizer import Optimizer, check
+
+__all__ = ["Adagrad", "adagrad"]
+
+
+class Adagrad(Optimizer):
+    """Adagrad, as torch.optim.Adagrad (state is created for every parameter at construction)."""
+
+    def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
+                 initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
+                 maximize: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:
+        check(0.0 <= lr, "learning rate", lr)
+        check(0.0 <= lr_decay, "lr_decay value", lr_decay)
+        check(0.0 <= weight_decay, "weight_decay value", weight_decay)
+        check(0.0 <= initial_accumulator_value, "initial_accumulator_value value", initial_accumulator_value)
+        check(0.0 <= eps, "epsilon value", eps)
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                self.state[p].update(self._init_state(p, group))
+
+    def _init_state(self, p: Tensor, group: dict) -> dict:
+        # PyTorch fills the accumulator from the defaults, whatever the group says
+        return {"step": 0.0, "sum": creation.full_like(p, self.defaults["initial_accumulator_value"])}
+
+    def step(self, closure=None):
+        """Perform one optimization step; `closure` re-evaluates the loss and returns it."""
+        loss = self._evaluate(closure)
+        for group in self.param_groups:
+            params, grads, states = self._with_grads(group, self._init_state)
+            for state in states:
+                state["step"] += 1
+            adagrad(params, grads, [s["sum"] for s in states], [s["step"] for s in states], lr=group["lr"],
+                    weight_decay=group["weight_decay"], lr_decay=group["lr_decay"], eps=group["eps"],
+                    maximize=group["maximize"])
+        return loss
+
+
+def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor], steps: list[float], *, lr: float,
+            weight_decay: float, lr_decay: float, eps: float, maximize: bool) -> None:
+    """The Adagrad update of every parameter, in place; `steps` are the counts including this step."""
+    for param, grad, state_sum, step in zip(params, grads, state_sums, steps):
+        if maximize:
+            grad = -grad
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        decayed_lr = lr / (1 + (step - 1) * lr_decay)
+        state_sum.addcmul_(grad, grad, value=1)
+        std = state_sum.sqrt().add_(eps)
+        param.addcdiv_(grad, std, value=-decayed_lr)
