@@ -150,6 +150,8 @@ class Tensor:
 
     def is_contiguous(self, memory_format=None) -> bool:
         """Whether the elements are laid out row-major without gaps (size-1 dims ignored)."""
+        if 0 in self._v.shape:
+            return True  # as in PyTorch, every empty tensor is contiguous
         expected = 1
         for size, stride in zip(reversed(self._v.shape), reversed(self._v.strides)):
             if size == 1:

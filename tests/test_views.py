@@ -351,7 +351,6 @@ def test_empty(rng, shape):
         assert tuple(got.shape) == tuple(want.shape) and got.stride() == want.stride()
 
 
-@pytest.mark.xfail(reason="core: Tensor.is_contiguous must return True for every empty tensor (as torch)")
 def test_is_contiguous_of_empty_views():
     assert tidal.zeros(0, 1).expand(0, 3).is_contiguous()
 

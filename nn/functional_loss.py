@@ -1,0 +1,303 @@
+"""Loss functions, each an elementwise loss on tidal ops followed by a 'none' | 'mean' | 'sum' reduction.
+
+Every function accepts PyTorch's deprecated `size_average`/`reduce` flags where torch does.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+from .. import ops
+from ..tensor import Tensor
+from ._util import check_reduction, legacy_reduction, warn_if_broadcast
+from ._util import reduce as _reduce
+
+__all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
+           "gaussian_nll_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+           "cosine_embedding_loss", "triplet_margin_loss", "multilabel_soft_margin_loss"]
+
+
+def _weighted(loss: Tensor, input: Tensor, weight: Tensor | None, reduction: str, mean_by_weight: bool) -> Tensor:
+    """Reduce `loss`, scaled by per-element `weight` if given ('mean' divides by weight.sum() when asked)."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+    if reduction == "mean" and mean_by_weight:
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction)
+
+
+# -- regression ----------------------------------------------------------------------------------
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
+    """(input - target)^2, reduced."""
+    warn_if_broadcast(input, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    diff = input - target
+    return _weighted(diff * diff, input, weight, reduction, True)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
+    """|input - target|, reduced."""
+    warn_if_broadcast(input, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    return _weighted((input - target).abs(), input, weight, reduction, True)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """0.5 d^2 / beta where |d| < beta, else |d| - beta / 2; reduced."""
+    warn_if_broadcast(input, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    diff = (input - target).abs()
+    if beta == 0.0:
+        return _reduce(diff, reduction)
+    return _reduce(ops.where(diff < beta, diff * diff * (0.5 / beta), diff - 0.5 * beta), reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2); reduced."""
+    warn_if_broadcast(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    diff = (input - target).abs()
+    loss = ops.where(diff < delta, diff * diff * 0.5, (diff - 0.5 * delta) * delta)
+    return _weighted(loss, input, weight, reduction, False)
+
+
+# -- classification ------------------------------------------------------------------------------
+def _class_weight_shape(input: Tensor) -> tuple:
+    """The shape that broadcasts a per-class vector along an input's class dim (1, or 0 if unbatched)."""
+    return (input.shape[0 if input.dim() == 1 else 1],) + (1,) * max(input.dim() - 2, 0)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    """-input[n, target[n]] (weighted per class, ignoring `ignore_index`), reduced."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    unbatched = input.dim() == 1
+    if unbatched:
+        if target.dim() != 0:
+            raise ValueError(f"Expected input batch_size (1) to match target batch_size ({target.shape[0]}).")
+        input, target = input.unsqueeze(0), target.unsqueeze(0)
+    if input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
+    if target.dtype.is_floating_point:
+        raise RuntimeError(f"expected scalar type Long but found {target.type()[len('torch.'):-len('Tensor')]}")
+    classes = input.shape[1]
+    if weight is not None and weight.numel() != classes:
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
+                           f"got weight tensor of shape: {list(weight.shape)}")
+    valid = target != ignore_index
+    safe = ops.where(valid, target, 0)
+    picked = input.gather(1, safe.unsqueeze(1)).squeeze(1)
+    w = valid.to(input.dtype) if weight is None else \
+        ops.where(valid, weight.index_select(0, safe.reshape(-1)).reshape(tuple(safe.shape)), 0.0).to(input.dtype)
+    loss = -picked * w
+    if reduction == "none":
+        return loss.squeeze(0) if unbatched else loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w.sum()
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """log_softmax over the class dim followed by nll_loss (class targets) or -sum(p log q) (probability targets)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 0 if input.dim() == 1 else 1
+    classes = input.shape[class_dim]
+    logp = ops.log_softmax(input, class_dim)
+    wshape = _class_weight_shape(input)
+    if target.dtype.is_floating_point:  # class probabilities
+        if target.shape != input.shape:
+            raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+        if label_smoothing > 0:
+            target = target * (1.0 - label_smoothing) + label_smoothing / classes
+        per_class = logp * target
+        if weight is not None:
+            per_class = per_class * weight.reshape(wshape)
+        loss = -per_class.sum(class_dim)
+        if reduction == "mean":
+            return loss.sum() / (input.numel() / classes) if input.numel() else loss.sum() / 0.0
+        return _reduce(loss, reduction)
+    nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    if label_smoothing == 0.0:
+        return nll
+    smooth = -(logp if weight is None else logp * weight.reshape(wshape)).sum(class_dim)
+    ignored = target == ignore_index
+    smooth = smooth.masked_fill(ignored, 0.0)
+    if reduction == "mean":
+        if weight is None:
+            denom = (~ignored).sum()
+        else:
+            picked = weight.index_select(0, ops.where(ignored, 0, target).reshape(-1)).reshape(tuple(target.shape))
+            denom = ops.where(ignored, 0.0, picked).sum()
+        smooth = smooth.sum() / denom
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return nll * (1.0 - label_smoothing) + smooth * (label_smoothing / classes)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as PyTorch does; reduced."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
+                         f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    log_x = ops.clamp_min(ops.log(input), -100.0)
+    log_1mx = ops.clamp_min(ops.log(1.0 - input), -100.0)
+    loss = -(target * log_x + (1.0 - target) * log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average=None, reduce=None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """binary_cross_entropy(sigmoid(input), target), computed stably; `pos_weight` scales the positive term."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    softplus_neg = ops.clamp_min(-input, 0.0) + ops.log1p(ops.exp(-input.abs()))  # -log(sigmoid(x))
+    if pos_weight is not None:
+        loss = (1.0 - target) * input + (1.0 + (pos_weight - 1.0) * target) * softplus_neg
+    else:
+        loss = (1.0 - target) * input + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    """target * (log target - input) with `input` in log space (and `target` too if `log_target`); reduced."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
+    if log_target:
+        loss = ops.exp(target) * (target - input)
+    else:
+        loss = ops.xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.dim() else loss.sum()
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average=None, eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:
+    """Negative log likelihood of `target` under Poisson(rate = exp(input) or input); reduced."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    loss = ops.exp(input) - target * input if log_input else input - target * ops.log(input + eps)
+    if full:
+        stirling = target * ops.log(target) - target + 0.5 * ops.log(2 * math.pi * target)
+        loss = loss + ops.where(target > 1, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:
+    """Negative log likelihood of `target` under N(input, var), with var clamped below at eps."""
+    if not isinstance(var, Tensor):
+        var = ops.full_like(input, float(var))
+    if var.shape != input.shape:
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    # clamped without a gradient through the clamp, as PyTorch does (clamp_ under no_grad)
+    var = var + (var.clamp_min(eps) - var).detach()
+    diff = input - target
+    loss = 0.5 * (ops.log(var) + diff * diff / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0, size_average=None,
+                        reduce=None, reduction: str = "mean") -> Tensor:
+    """max(0, -target * (input1 - input2) + margin), reduced."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return _reduce(ops.clamp_min(-target * (input1 - input2) + margin, 0.0), reduction)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None, reduce=None,
+                         reduction: str = "mean") -> Tensor:
+    """input where target == 1, max(0, margin - input) where target == -1; reduced."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    hinge = ops.where(target != 1, ops.clamp_min(margin - input, 0.0), 0.0)
+    return _reduce(hinge + ops.where(target != -1, input, 0.0), reduction)
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    """log(1 + exp(-target * input)), reduced."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    return _reduce(ops.log1p(ops.exp(-target * input)), reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0, size_average=None,
+                          reduce=None, reduction: str = "mean") -> Tensor:
+    """1 - cos(x1, x2) where target == 1, max(0, cos(x1, x2) - margin) where target == -1; reduced."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    dim = input1.dim() - 1
+    eps = 1e-12
+    cos = (input1 * input2).sum(dim) / ops.sqrt(((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps))
+    loss = ops.where(target == 1, 1.0 - cos, 0.0) + ops.where(target == -1, ops.clamp_min(cos - margin, 0.0), 0.0)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
+                        reduction: str = "mean") -> Tensor:
+    """max(0, d(a, p) - d(a, n) + margin) with p-norm distances; reduced."""
+    from .functional_shape import pairwise_distance
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = ops.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce(ops.clamp_min(margin + d_pos - d_neg, 0.0), reduction)
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                                reduce=None, reduction: str = "mean") -> Tensor:
+    """Mean over classes of the binary logistic loss of each label; reduced over the batch."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    from ..ops.activations import logsigmoid
+    loss = -(target * logsigmoid(input) + (1.0 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(input.dim() - 1) / input.shape[-1]
+    return _reduce(loss, reduction)

@@ -1,0 +1,179 @@
+"""Normalization functions: layer_norm, rms_norm, group_norm, batch_norm, instance_norm, normalize.
+
+Each is mean/variance arithmetic on tidal ops, run in float32 for 16-bit inputs and cast back.
+Running statistics (batch_norm, instance_norm) are updated in place, outside the graph.
+"""
+from __future__ import annotations
+
+from .. import ops
+from ..autograd import no_grad
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from ._util import opmath
+
+_EPS = {dt.float32: 1.1920928955078125e-07, dt.float64: 2.220446049250313e-16}
+
+__all__ = ["layer_norm", "rms_norm", "group_norm", "batch_norm", "instance_norm", "normalize",
+           "local_response_norm"]
+
+
+def _shape_tuple(shape) -> tuple:
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
+def _standardize(x: Tensor, dims: tuple, eps: float) -> Tensor:
+    """(x - mean) / sqrt(biased var + eps) over `dims`."""
+    centered = x - x.mean(dims, keepdim=True)
+    var = (centered * centered).mean(dims, keepdim=True)
+    return centered * ops.rsqrt(var + eps)
+
+
+def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None, shape: tuple | None = None) -> Tensor:
+    if weight is not None:
+        y = y * (weight if shape is None else weight.reshape(shape))
+    if bias is not None:
+        y = y + (bias if shape is None else bias.reshape(shape))
+    return y
+
+
+def _check_normalized_shape(input: Tensor, shape: tuple, star: str) -> None:
+    k = len(shape)
+    if input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[{star}{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}")
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalize over the trailing `normalized_shape` dims, then scale by weight and shift by bias."""
+    shape = _shape_tuple(normalized_shape)
+    _check_normalized_shape(input, shape, "*, ")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(t.shape)} and normalized_shape = {list(shape)}")
+    dims = tuple(range(-len(shape), 0))
+    y = _affine(_standardize(opmath(input), dims, eps), weight, bias)
+    return y.to(input.dtype)
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """x / sqrt(mean(x^2) + eps) over the trailing dims, times weight."""
+    shape = _shape_tuple(normalized_shape)
+    _check_normalized_shape(input, shape, "*")
+    x = opmath(input)
+    if eps is None:
+        eps = _EPS[x.dtype]  # machine epsilon of the compute dtype, as PyTorch
+    dims = tuple(range(-len(shape), 0))
+    y = (x * ops.rsqrt((x * x).mean(dims, keepdim=True) + eps)).to(input.dtype)
+    return y if weight is None else y * weight
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalize each group of channels (dim 1) per sample, then an affine map per channel."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError("Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    grouped = opmath(input).reshape(n, num_groups, -1)
+    y = _standardize(grouped, (2,), eps).reshape(tuple(input.shape))
+    y = _affine(y, weight, bias, (c,) + (1,) * (input.dim() - 2))
+    return y.to(input.dtype)
+
+
+def _verify_batch_size(size) -> None:
+    values = size[0]
+    for s in size[2:]:
+        values *= s
+    if values == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def _update_running(running: Tensor | None, batch_value: Tensor, momentum: float) -> None:
+    """running <- (1 - momentum) * running + momentum * batch_value, in place and outside the graph."""
+    if running is None:
+        return
+    with no_grad():
+        running.copy_(running * (1.0 - momentum) + batch_value.detach().to(running.dtype) * momentum)
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalize each channel (dim 1) by batch statistics (training, updating the running ones) or running ones."""
+    if training:
+        _verify_batch_size(input.shape)
+    if input.dim() < 2:
+        raise RuntimeError(f"batch_norm: expected at least 2D input (got {input.dim()}D input)")
+    c = input.shape[1]
+    bshape = (c,) + (1,) * (input.dim() - 2)
+    x = opmath(input)
+    if training:
+        axes = (0,) + tuple(range(2, input.dim()))
+        mean = x.mean(axes, keepdim=True)
+        centered = x - mean
+        var = (centered * centered).mean(axes, keepdim=True)
+        count = input.numel() // c
+        _update_running(running_mean, mean.reshape(c), momentum)
+        _update_running(running_var, var.reshape(c) * (count / max(count - 1, 1)), momentum)
+        y = centered * ops.rsqrt(var + eps)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in "
+                               "evaluation mode")
+        scale = ops.rsqrt(opmath(running_var).reshape(bshape) + eps)
+        y = (x - opmath(running_mean).reshape(bshape)) * scale
+    return _affine(y, weight, bias, bshape).to(input.dtype)
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalize each (sample, channel) over its spatial dims; running stats average the batch's."""
+    if input.dim() < 3:
+        raise ValueError(f"Expected 2D (unbatched) or 3D (batched) input to instance_norm, but got input of size: "
+                         f"{input.shape}")
+    n, c = input.shape[0], input.shape[1]
+    bshape = (c,) + (1,) * (input.dim() - 2)
+    x = opmath(input)
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    spatial = tuple(range(2, input.dim()))
+    if input.numel() // (n * c) <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    mean = x.mean(spatial, keepdim=True)
+    centered = x - mean
+    var = (centered * centered).mean(spatial, keepdim=True)
+    count = input.numel() // (n * c)
+    _update_running(running_mean, mean.reshape(n, c).mean(0), momentum)
+    _update_running(running_var, var.reshape(n, c).mean(0) * (count / (count - 1)), momentum)
+    y = centered * ops.rsqrt(var + eps)
+    return _affine(y, weight, bias, bshape).to(input.dtype)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
+    """input / max(||input||_p along dim, eps)."""
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps)
+    result = input / denom
+    return result if out is None else out.copy_(result)
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """Normalize each element by the energy of its `size` neighbouring channels."""
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = (input * input).unsqueeze(1)  # (N, 1, C, ...)
+    pad_front, pad_back = size // 2, (size - 1) // 2
+    c = input.shape[1]
+    zeros = [ops.zeros(tuple(sq.shape[:2]) + (n,) + tuple(sq.shape[3:]), dtype=sq.dtype, device=sq.device)
+             for n in (pad_front, pad_back)]
+    padded = ops.cat([zeros[0], sq, zeros[1]], 2)
+    # the sum over a window of channels, divided by `size`, as avg_pool over the channel dim does
+    window = sum(ops.narrow(padded, 2, i, c) for i in range(size)) / size
+    div = (window.squeeze(1) * alpha + k) ** beta
+    return input / div
