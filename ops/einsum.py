@@ -1,4 +1,8 @@
-"""einsum: the equation parsed and checked at the call (PyTorch's rules and messages), NumPy's einsum in the kernel."""
+"""einsum: the equation parsed and checked at the call (PyTorch's rules and messages).
+
+Two operands whose labels map onto a batched matrix product run as one (BLAS, batch dims
+included, which NumPy's einsum can't do); anything else runs NumPy's einsum.
+"""
 from __future__ import annotations
 
 import string
@@ -9,20 +13,37 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from .dispatch import launch, register_kernel
 from .elementwise import torch_name
+from .products import HALF_NP, product_into
 
 # Sublist subscripts 0..51 name A..Z then a..z, so implicit outputs sort the same in both forms.
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase
-_HALF_NP = (np.dtype(np.float16), dt.bfloat16.np)
 _OPTIMIZE_ABOVE = 1 << 14  # iteration-space size from which a contraction order (and BLAS) pays off
+
+
+def _pair_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, plan: tuple) -> None:
+    """out = a (*) b as one batched matmul: (batch, rows, depth) @ (batch, depth, cols), then permuted."""
+    sum_a, perm_a, sum_b, perm_b, (batch, rows, depth, cols), shape, perm_out = plan
+    a = a.sum(axis=sum_a, dtype=a.dtype) if sum_a else a
+    b = b.sum(axis=sum_b, dtype=b.dtype) if sum_b else b
+    a3 = a.transpose(perm_a).reshape(batch, rows, depth)
+    b3 = b.transpose(perm_b).reshape(batch, depth, cols)
+    if perm_out == tuple(range(len(perm_out))) and out.flags.c_contiguous:
+        product_into(a3, b3, out.reshape(batch, rows, cols))
+        return
+    result = np.empty((batch, rows, cols), out.dtype)
+    product_into(a3, b3, result)
+    out[...] = result.reshape(shape).transpose(perm_out)
 
 
 @register_kernel("einsum", "cpu")
 def _einsum_kernel(ins, outs, attrs) -> None:
-    equation, optimize = attrs
+    equation, optimize, plan = attrs
     out = outs[0]
-    compute = np.dtype(np.float32) if out.dtype in _HALF_NP else out.dtype
+    compute = np.dtype(np.float32) if out.dtype in HALF_NP else out.dtype
     operands = [x.astype(compute, copy=False) for x in ins]
-    if compute == out.dtype:
+    if plan is not None:
+        _pair_product(operands[0], operands[1], out, plan)
+    elif compute == out.dtype:
         np.einsum(equation, *operands, out=out, optimize=optimize)
     else:
         out[...] = np.einsum(equation, *operands, optimize=optimize)
@@ -208,6 +229,33 @@ def _result_dtype(terms: list, output: list, operands: list) -> dt.dtype:
     return dt.int64 if alone else first
 
 
+def _pair_plan(terms: list, output: list, operands: list, d: dt.dtype):
+    """How two operands contract as one batched matmul (see `_pair_product`), or None when they don't:
+    a label repeated in one operand (a diagonal), a size-1 dim broadcast against a bigger one, bool."""
+    if len(operands) != 2 or d is dt.bool_ or any("..." in t or len(set(t)) != len(t) for t in terms):
+        return None
+    (ta, tb), (a, b) = terms, operands
+    size = {}
+    for tokens, op in zip(terms, operands):
+        for tok, s in zip(tokens, op._v.shape):
+            if size.setdefault(tok, s) != s:
+                return None
+    sum_a = tuple(i for i, t in enumerate(ta) if t not in tb and t not in output)
+    sum_b = tuple(i for i, t in enumerate(tb) if t not in ta and t not in output)
+    ta = [t for i, t in enumerate(ta) if i not in sum_a]
+    tb = [t for i, t in enumerate(tb) if i not in sum_b]
+    batch = [t for t in output if t in ta and t in tb]
+    rows = [t for t in output if t in ta and t not in tb]
+    cols = [t for t in output if t in tb and t not in ta]
+    depth = [t for t in ta if t in tb and t not in output]
+    numel = lambda labels: int(np.prod([size[t] for t in labels], dtype=np.int64))  # noqa: E731
+    order = batch + rows + cols
+    return (sum_a, tuple(ta.index(t) for t in batch + rows + depth), sum_b,
+            tuple(tb.index(t) for t in batch + depth + cols),
+            (numel(batch), numel(rows), numel(depth), numel(cols)), tuple(size[t] for t in order),
+            tuple(order.index(t) for t in output))
+
+
 def einsum(*args) -> Tensor:
     """Sum of products over the subscripts an equation names: einsum('ij,jk->ik', a, b)."""
     equation, operands = _operands(args)
@@ -226,4 +274,5 @@ def einsum(*args) -> Tensor:
         work *= s
     optimize = "greedy" if len(operands) > 2 or (len(operands) == 2 and work > _OPTIMIZE_ABOVE) else False
     spec = ",".join("".join(t) for t in terms) + "->" + "".join(output)
-    return launch("einsum", tuple(operands), [(shape, d)], (spec, optimize))[0]
+    plan = _pair_plan(terms, output, operands, d)
+    return launch("einsum", tuple(operands), [(shape, d)], (spec, optimize, plan))[0]

@@ -63,7 +63,7 @@ _declare("int", 1, {"bitwise_not": "np.invert({0})"})
 _declare("keep", 1, {"neg": "-{0}", "sign": "sgn({0})", "square": "{0} * {0}"})
 _declare("keep", 1, {"abs": "np.abs({0})", "floor": "np.floor({0})", "ceil": "np.ceil({0})",
                      "trunc": "np.trunc({0})", "round": "np.rint({0})", "frac": "{0} - np.trunc({0})",
-                     "relu": "np.maximum({0}, {0} * 0)", "positive": "{0}"}, no_bool=True)
+                     "relu": "np.maximum({0}, 0)", "positive": "{0}"}, no_bool=True)
 _declare("bool", 1, {"isnan": "np.isnan({0})", "isinf": "np.isinf({0})", "isfinite": "np.isfinite({0})",
                      "isposinf": "np.isinf({0}) & ({0} > 0)", "isneginf": "np.isinf({0}) & ({0} < 0)",
                      "signbit": "np.signbit({0})"})

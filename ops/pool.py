@@ -182,3 +182,249 @@ def _linear_pool(x: Tensor, geo: PoolGeometry, kernel: str, forward: bool = True
     if needs_grad((x,)):
         record(name, lambda node, g: (_linear_pool(g, node.attrs, kernel, not forward),), (x,), (out,), attrs=geo)
     return out
+
+
+# -- argument checks (calling thread) ----------------------------------------------------------------
+def _shape_text(c: int, hw) -> str:
+    return "x".join(map(str, (c,) + tuple(hw)))
+
+
+def _per_dim(value, op: str, arg: str, spatial: int) -> list:
+    """A pooling size argument as `spatial` ints, with PyTorch's message for a wrong length."""
+    values = int_list(value, op, arg)
+    if len(values) == 1:
+        return values * spatial
+    if len(values) != spatial:
+        if op == "max_pool1d":
+            raise RuntimeError(f"max_pool1d() {arg} must be an int, list of ints or tuple of ints of size 1 but "
+                               f"got size {len(values)}")
+        if spatial == 1:
+            raise RuntimeError(f"{op}() argument '{arg}' should contain one int (got {len(values)})")
+        either = "either be omitted, a single int," if arg == "stride" else "either be a single int,"
+        if arg == "dilation":
+            either = "be either a single int,"
+        raise RuntimeError(f"{op}: {arg} must {either} or a tuple of two ints")
+    return values
+
+
+def _check_input_dims(op: str, input: Tensor, spatial: int) -> None:
+    """Pools take ((N,) C, *spatial) inputs with non-empty non-batch dims."""
+    if input.dim() not in (spatial + 1, spatial + 2):
+        if spatial == 1:
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument "
+                               f"#1 'self' (while checking arguments for {op})")
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    if 0 in input.shape[-spatial - 1:]:
+        prefix = f"{op}: " if spatial == 1 else ""
+        raise RuntimeError(f"{prefix}Expected {spatial + 1}D or {spatial + 2}D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{list(input.shape)}")
+
+
+def _check_max_pool1d(kernel: int, stride: int, padding: int, dilation: int) -> None:
+    """max_pool1d's own argument messages."""
+    for bad, text in ((kernel <= 0, f"kernel_size must be greater than zero, but got {kernel}"),
+                      (stride <= 0, f"stride must be greater than zero, but got {stride}"),
+                      (padding < 0, f"padding must be non-negative, but got {padding}"),
+                      (dilation <= 0, f"dilation must be greater than zero, but got {dilation}"),
+                      (padding > kernel // 2, "padding should be at most half of kernel size, but got "
+                                              f"padding={padding} and kernel_size={kernel}")):
+        if bad:
+            raise RuntimeError(f"max_pool1d() {text}")
+
+
+def _check_window_values(kernel: tuple, stride: tuple, padding: tuple, dilation: tuple) -> None:
+    """The 2-D pooling argument messages (avg_pool1d uses them too, as in PyTorch)."""
+    if 0 in stride:
+        raise RuntimeError("stride should not be zero")
+    for values, text in ((stride, "stride should be greater than zero, but got dH: {} dW: {}"),
+                         (kernel, "kernel size should be greater than zero, but got kH: {} kW: {}"),
+                         (dilation, "dilation should be greater than zero, but got dilationH: {} dilationW: {}")):
+        if min(values) <= 0:
+            raise RuntimeError(text.format(*values))
+    if min(padding) < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(padding)}")
+    for k, p, d in zip(kernel, padding, dilation):
+        if p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={d}")
+
+
+def _pooled_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """PyTorch's pooling output length; with ceil_mode the last window must start inside the input
+    or its left padding."""
+    out = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _window_geometry(op: str, spatial: int, input, kernel_size, stride, padding, dilation,
+                     ceil_mode: bool) -> PoolGeometry:
+    """Checks and geometry of max_pool/avg_pool."""
+    check_tensor(input, op, "input", 1)
+    kernel = _per_dim(kernel_size, op, "kernel_size", spatial)
+    no_stride = stride is None or (isinstance(stride, (list, tuple)) and not stride)
+    stride = list(kernel) if no_stride else _per_dim(stride, op, "stride", spatial)
+    padding, dilation = _per_dim(padding, op, "padding", spatial), _per_dim(dilation, op, "dilation", spatial)
+    _check_input_dims(op, input, spatial)
+    if op == "max_pool1d":
+        _check_max_pool1d(kernel[0], stride[0], padding[0], dilation[0])
+    kernel, stride = pair(kernel, spatial, 1), pair(stride, spatial, 1)
+    padding, dilation = pair(padding, spatial, 0), pair(dilation, spatial, 1)
+    _check_window_values(kernel, stride, padding, dilation)
+    image4 = batched(input.shape, spatial)
+    out = tuple(_pooled_size(n, k, s, p, d, ceil_mode)
+                for n, k, s, p, d in zip(image4[2:], kernel, stride, padding, dilation))
+    if min(out) < 1:
+        if op == "max_pool1d":
+            raise RuntimeError(f"max_pool1d() Invalid computed output size: {out[1]}")
+        raise RuntimeError(f"Given input size: ({_shape_text(image4[1], image4[2:])}). Calculated output size: "
+                           f"({_shape_text(image4[1], out)}). Output size is too small")
+    # ceil_mode's last window may overhang the padding: pad the far side enough for it
+    far = [max(p, (o - 1) * s + d * (k - 1) + 1 - n - p)
+           for n, k, s, p, d, o in zip(image4[2:], kernel, stride, padding, dilation, out)]
+    result = tuple(input.shape[:-spatial]) + out[2 - spatial:]
+    return PoolGeometry(tuple(input.shape), result, image4, image4[:2] + out, kernel, stride, dilation,
+                        (padding[0], far[0], padding[1], far[1]))
+
+
+def _divisor(geo: PoolGeometry, padding: tuple, count_include_pad: bool, divisor_override) -> np.ndarray:
+    """avg_pool's divisor per output position, following PyTorch: windows count the padding they
+    cover (when `count_include_pad`) but never the ceil_mode overhang."""
+    if divisor_override is not None:
+        return np.full(geo.result4[2:], float(divisor_override))
+    sizes = []
+    for n, k, s, p, o in zip(geo.image4[2:], geo.kernel, geo.stride, padding, geo.result4[2:]):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)
+        sizes.append(end - start if count_include_pad else np.minimum(end, n) - np.maximum(start, 0))
+    return np.outer(sizes[0], sizes[1]).astype(np.float64)
+
+
+def _max_pool_nd(op: str, spatial: int, input, kernel_size, stride, padding, dilation, ceil_mode,
+                 return_indices):
+    geo = _window_geometry(op, spatial, input, kernel_size, stride, padding, dilation, ceil_mode)
+    if input.dtype is dt.bool_:
+        raise not_implemented(op, input.dtype)
+    values, index = _max_pool("max_pool2d", input, geo, f"max_pool{spatial}d_with_indices")
+    return (values, index) if return_indices else values
+
+
+def _avg_pool_nd(op: str, spatial: int, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                 divisor_override) -> Tensor:
+    geo = _window_geometry(op, spatial, input, kernel_size, stride, padding, 1, ceil_mode)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    if not (input.dtype.is_floating_point or input.dtype is dt.int64):
+        raise not_implemented("avg_pool2d", input.dtype)
+    padding = (geo.pads[0], geo.pads[2])
+    geo = geo._replace(divisor=_divisor(geo, padding, count_include_pad, divisor_override))
+    return _linear_pool(input, geo, "avg_pool2d")
+
+
+def _adaptive_bounds(size: int, out: int) -> tuple:
+    """PyTorch's adaptive windows: [floor(i * size / out), ceil((i + 1) * size / out))."""
+    i = np.arange(out)
+    return i * size // out, ((i + 1) * size + out - 1) // out
+
+
+def _average_matrix(size: int, out: int) -> np.ndarray:
+    start, end = _adaptive_bounds(size, out)
+    taps = np.arange(size)
+    inside = (taps >= start[:, None]) & (taps < end[:, None])
+    return inside / (end - start)[:, None]
+
+
+def _window_table(size: int, out: int) -> np.ndarray:
+    """The input positions of each adaptive window, padded by repeating its last position."""
+    start, end = _adaptive_bounds(size, out)
+    width = int((end - start).max()) if out else 1
+    return np.minimum(start[:, None] + np.arange(width), end[:, None] - 1)
+
+
+def _adaptive_geometry(op: str, spatial: int, input, output_size, table) -> PoolGeometry:
+    """Checks and geometry of the adaptive pools; `table(size, out)` builds each dim's rows/cols."""
+    check_tensor(input, op, "input", 1)
+    if spatial == 1:
+        sizes = int_list(output_size, op, "output_size")
+        if len(sizes) != 1:
+            raise RuntimeError(f"{op}() argument 'output_size' should contain one int (got {len(sizes)})")
+        if input.dim() not in (2, 3):
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument "
+                               f"#1 'self' (while checking arguments for {op})")
+    else:
+        items = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size, output_size]
+        if len(items) != 2:
+            raise RuntimeError(f"{op}: output_size must be 2" if op.startswith("adaptive_avg") else
+                               f"{op}(): internal error: output_size.size() must be 2")
+        if input.dim() not in (3, 4):
+            colon = ":" if op.startswith("adaptive_max") else ""
+            raise RuntimeError(f"{op}(): Expected 3D or 4D tensor, but got{colon} {list(input.shape)}")
+        sizes = [input.shape[-2 + k] if v is None else v for k, v in enumerate(items)]
+        sizes = int_list(sizes, op, "output_size")
+        if min(sizes) < 0:
+            raise RuntimeError(f"{op}: elements of output_size must be greater than or equal to 0 but received "
+                               f"{{{', '.join(map(str, sizes))}}}")
+    for d in range(1, input.dim()):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{op}(): Expected input to have non-zero size for non-batch dimensions, but input "
+                               f"has sizes {list(input.shape)} with dimension {d} being empty")
+    if not input.dtype.is_floating_point:
+        raise not_implemented(op, input.dtype)
+    image4 = batched(input.shape, spatial)
+    out = (1,) * (2 - spatial) + tuple(sizes)
+    result = tuple(input.shape[:-spatial]) + tuple(sizes)
+    return PoolGeometry(tuple(input.shape), result, image4, image4[:2] + out,
+                        rows=table(image4[2], out[0]), cols=table(image4[3], out[1]))
+
+
+# -- public pools --------------------------------------------------------------------------------
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """1-D max pooling of ((N,) C, L) `input`; with `return_indices`, also the argmax positions in L."""
+    return _max_pool_nd("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """2-D max pooling of ((N,) C, H, W) `input`; with `return_indices`, also flat argmax positions in H*W."""
+    return _max_pool_nd("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """1-D average pooling of ((N,) C, L) `input`."""
+    return _avg_pool_nd("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """2-D average pooling of ((N,) C, H, W) `input`."""
+    return _avg_pool_nd("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """Average pooling of ((N,) C, L) `input` into `output_size` windows of (nearly) equal length."""
+    geo = _adaptive_geometry("adaptive_avg_pool1d", 1, input, output_size, _average_matrix)
+    return _linear_pool(input, geo, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Average pooling of ((N,) C, H, W) `input` to `output_size` (an int, or a pair whose None keeps a size)."""
+    geo = _adaptive_geometry("adaptive_avg_pool2d", 2, input, output_size, _average_matrix)
+    return _linear_pool(input, geo, "adaptive_avg_pool2d")
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """Max pooling of ((N,) C, L) `input` into `output_size` windows of (nearly) equal length."""
+    geo = _adaptive_geometry("adaptive_max_pool1d", 1, input, output_size, _window_table)
+    values, index = _max_pool("adaptive_max_pool2d", input, geo, "adaptive_max_pool2d")
+    return (values, index) if return_indices else values
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """Max pooling of ((N,) C, H, W) `input` to `output_size` (an int, or a pair whose None keeps a size)."""
+    geo = _adaptive_geometry("adaptive_max_pool2d", 2, input, output_size, _window_table)
+    values, index = _max_pool("adaptive_max_pool2d", input, geo, "adaptive_max_pool2d")
+    return (values, index) if return_indices else values

@@ -24,8 +24,8 @@ METHODS: dict = {}
 
 _INDEX_DTYPES = (dt.int64, dt.int32)
 C_NAMES = {dt.bool_: "bool", dt.uint8: "unsigned char", dt.int8: "signed char", dt.int16: "short int",
-            dt.int32: "int", dt.int64: "long int", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16",
-            dt.float32: "float", dt.float64: "double"}  # the C++ names some PyTorch messages print
+           dt.int32: "int", dt.int64: "long int", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16",
+           dt.float32: "float", dt.float64: "double"}  # the C++ names some PyTorch messages print
 _NARROW_FLOATS = (np.dtype(np.float16), dt.bfloat16.np)
 
 

@@ -19,7 +19,7 @@ from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
            "ExponentialLR", "PolynomialLR", "CosineAnnealingLR", "SequentialLR", "ChainedScheduler",
-           "ReduceLROnPlateau", "OneCycleLR"]
+           "ReduceLROnPlateau", "OneCycleLR", "CyclicLR", "CosineAnnealingWarmRestarts"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. "
@@ -521,95 +521,4 @@ class ReduceLROnPlateau(LRScheduler):
         self._init_is_better(mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode)
 
 
-def _annealing_cos(start: float, end: float, pct: float) -> float:
-    return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
-
-
-def _annealing_linear(start: float, end: float, pct: float) -> float:
-    return (end - start) * pct + start
-
-
-class OneCycleLR(LRScheduler):
-    """The 1cycle policy: warm the lr up to `max_lr`, then anneal it far below the start (per batch).
-
-    With `cycle_momentum`, the momentum (SGD) or beta1 (Adam) moves the opposite way."""
-
-    def __init__(self, optimizer: Optimizer, max_lr, total_steps: int | None = None, epochs: int | None = None,
-                 steps_per_epoch: int | None = None, pct_start: float = 0.3, anneal_strategy: str = "cos",
-                 cycle_momentum: bool = True, base_momentum=0.85, max_momentum=0.95, div_factor: float = 25.0,
-                 final_div_factor: float = 1e4, three_phase: bool = False, last_epoch: int = -1) -> None:
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
-        self.optimizer = optimizer
-        self.total_steps = self._total_steps(total_steps, epochs, steps_per_epoch)
-        warmup_end = float(pct_start * self.total_steps) - 1
-        if three_phase:  # (end step, start lr, end lr, start momentum, end momentum)
-            self._phases = [(warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                            (float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum",
-                             "max_momentum"),
-                            (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
-        else:
-            self._phases = [(warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                            (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
-        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
-            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
-        if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
-        self._anneal_func_type = anneal_strategy
-        groups = optimizer.param_groups
-        if last_epoch == -1:
-            for group, max_lr_value in zip(groups, _per_group("max_lr", optimizer, max_lr)):
-                group["initial_lr"] = max_lr_value / div_factor
-                group["max_lr"] = max_lr_value
-                group["min_lr"] = group["initial_lr"] / final_div_factor
-        self.cycle_momentum = cycle_momentum
-        if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
-            if last_epoch == -1:
-                for group, top, bottom in zip(groups, _per_group("max_momentum", optimizer, max_momentum),
-                                              _per_group("base_momentum", optimizer, base_momentum)):
-                    self._set_momentum(group, top)
-                    group["max_momentum"] = top
-                    group["base_momentum"] = bottom
-        super().__init__(optimizer, last_epoch)
-
-    @staticmethod
-    def _total_steps(total_steps: int | None, epochs: int | None, steps_per_epoch: int | None) -> int:
-        if total_steps is not None:
-            if total_steps <= 0 or not isinstance(total_steps, int):
-                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
-            return total_steps
-        if epochs is not None and steps_per_epoch is not None:
-            if not isinstance(epochs, int) or epochs <= 0:
-                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
-            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
-                raise ValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
-            return epochs * steps_per_epoch
-        raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
-
-    def _set_momentum(self, group: dict, value: float) -> None:
-        if self.use_beta1:
-            group["betas"] = (value, *group["betas"][1:])
-        else:
-            group["momentum"] = value
-
-    def get_lr(self) -> list:
-        """The rate (and momentum) of the current phase at this step."""
-        step = self.last_epoch
-        if step > self.total_steps:
-            raise ValueError(f"Tried to step {step} times. The specified number of total steps is {self.total_steps}")
-        anneal = _annealing_cos if self._anneal_func_type == "cos" else _annealing_linear
-        lrs = []
-        for group in self.optimizer.param_groups:
-            start = 0.0
-            for i, (end, lr_from, lr_to, momentum_from, momentum_to) in enumerate(self._phases):
-                if step <= end or i == len(self._phases) - 1:
-                    pct = (step - start) / (end - start)
-                    lrs.append(anneal(group[lr_from], group[lr_to], pct))
-                    if self.cycle_momentum:
-                        self._set_momentum(group, anneal(group[momentum_from], group[momentum_to], pct))
-                    break
-                start = end
-        return lrs
+from .cyclic_lr import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR  # noqa: E402  (they subclass LRScheduler)

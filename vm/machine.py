@@ -227,6 +227,7 @@ def get_mode() -> str:
 
 _vms: dict = {}
 _backends: dict = {}
+_profiler_default = None  # the active tidal.profiler.profile, given to VMs created while it runs
 
 
 def register_backend(device_type: str, factory) -> None:
@@ -239,6 +240,7 @@ def get_vm(device) -> VirtualMachine:
     vm = _vms.get(device)
     if vm is None:
         vm = _vms[device] = VirtualMachine(device, _backends[device.type](device))
+        vm.profiler = _profiler_default
     return vm
 
 
