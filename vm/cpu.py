@@ -28,6 +28,8 @@ class CpuBackend:
     def array(v) -> np.ndarray:
         """The NumPy array a view describes (shares the blob's memory)."""
         item = v.dtype.itemsize
+        if 0 in v.shape:  # an empty view may point past its buffer, as PyTorch allows
+            return np.empty(v.shape, v.dtype)
         return _ndarray(v.shape, v.dtype, v.blob.data, v.offset * item,
                         tuple(s * item for s in v.strides))
 

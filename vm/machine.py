@@ -141,6 +141,7 @@ class VirtualMachine:
     def execute(self, ins: Instruction) -> None:
         """Allocate outputs, wait on other streams' writers, run the kernel, record failures."""
         to_array = self.backend.array
+        fresh = []  # outputs this instruction brings into being (not in-place targets)
         try:
             ins_arrays = []
             for v in ins.ins:
@@ -158,6 +159,7 @@ class VirtualMachine:
                 blob = v.blob
                 if blob.data is None:
                     blob.data = self.allocator.alloc(blob.nbytes)
+                    fresh.append(blob)
                 blob.error = None
                 out_arrays.append(to_array(v))
             prof = self.profiler
@@ -167,8 +169,11 @@ class VirtualMachine:
             if prof is not None:
                 prof.record_kernel(ins, t0, time.perf_counter_ns())
         except BaseException as exc:  # noqa: BLE001 - any kernel failure is reported at sync
+            # New outputs hold garbage and say so when read; an in-place target keeps its data
+            # (kernels validate before they write), so it stays readable.
             for v in ins.outs:
-                v.blob.error = exc
+                if v.blob.data is None or v.blob in fresh:
+                    v.blob.error = exc
             if self.error is None:
                 self.error = (ins.name, exc)
 
@@ -201,7 +206,7 @@ class VirtualMachine:
         name, exc = self.error
         self.error = None
         cls = type(exc)
-        msg = f"{name}: {exc}" if not str(exc).startswith(name) else str(exc)
+        msg = str(exc) if str(exc).startswith(name + ":") else f"{name}: {exc}"
         try:
             new = cls(msg)
         except Exception:  # an exception type with an unusual constructor

@@ -1,0 +1,337 @@
+"""Lookups, padding, resampling and distances: embedding, one_hot, pad, interpolate, cosine_similarity...
+
+Index arithmetic (which source element feeds which output element, with what weight) is
+computed once on the host from shapes alone; the data movement is index_select and
+elementwise ops, so it runs on the VM and differentiates through them.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import ops
+from ..autograd import no_grad
+from ..autograd.graph import needs_grad, record
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from ._util import opmath
+
+__all__ = ["embedding", "one_hot", "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
+           "cosine_similarity", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle"]
+
+
+# -- embedding -----------------------------------------------------------------------------------
+def _embedding_backward(node, grad: Tensor):
+    (flat,) = node.saved_tensors
+    num_embeddings, padding_idx, scale_by_freq = node.attrs
+    g = grad.reshape(-1, grad.shape[-1])
+    if padding_idx >= 0:
+        g = g * (flat != padding_idx).unsqueeze(1).to(g.dtype)
+    if scale_by_freq:
+        counts = ops.zeros(num_embeddings, dtype=g.dtype, device=g.device).index_add(
+            0, flat, ops.ones(flat.shape[0], dtype=g.dtype, device=g.device))
+        g = g / counts.index_select(0, flat).unsqueeze(1)
+    grad_weight = ops.zeros((num_embeddings, g.shape[1]), dtype=g.dtype, device=g.device).index_add(0, flat, g)
+    return None, grad_weight
+
+
+def _renorm_rows(weight: Tensor, flat: Tensor, max_norm: float, norm_type: float) -> None:
+    """Scale the rows of `weight` used by `flat` so their norm is at most max_norm (in place, no grad)."""
+    with no_grad():
+        rows_idx = ops.unique(flat)
+        rows = weight.index_select(0, rows_idx)
+        norms = rows.norm(norm_type, 1, keepdim=True)
+        scale = ops.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight.index_copy_(0, rows_idx, rows * scale)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of `weight` picked by the integer `input`; the row at `padding_idx` gets no gradient."""
+    num = weight.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0 and padding_idx >= num:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        if padding_idx < 0:
+            if padding_idx < -num:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx += num
+    else:
+        padding_idx = -1
+    if input.dtype not in (dt.int64, dt.int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
+    flat = input.reshape(-1)
+    if max_norm is not None:
+        _renorm_rows(weight, flat, max_norm, norm_type)
+    with no_grad():
+        out = weight.index_select(0, flat).reshape(tuple(input.shape) + (weight.shape[1],))
+    if needs_grad((weight,)):
+        record("embedding", _embedding_backward, (input, weight), (out,), saved=(flat,),
+               attrs=(num, padding_idx, scale_grad_by_freq))
+    return out
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """A trailing dim of size num_classes with a 1 at each value's position (int64)."""
+    if tensor.dtype is not dt.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor.numel() == 0:
+        if num_classes == -1:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    else:
+        lo, hi = (int(v) for v in ops.aminmax(tensor))  # PyTorch checks the values on the CPU too
+        if lo < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if num_classes == -1:
+            num_classes = hi + 1
+        elif hi >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = ops.arange(num_classes, device=tensor.device)
+    return (tensor.unsqueeze(-1) == classes).long()
+
+
+# -- padding -------------------------------------------------------------------------------------
+def _pad_source_index(size: int, left: int, right: int, mode: str) -> np.ndarray:
+    """For each position of the padded dim, the source position it copies (reflect/replicate/circular)."""
+    j = np.arange(size + left + right) - left
+    if mode == "reflect":
+        j = np.abs(j)
+        j = np.where(j >= size, 2 * (size - 1) - j, j)
+    elif mode == "replicate":
+        j = np.clip(j, 0, size - 1)
+    else:  # circular
+        j = np.mod(j, size)
+    return j
+
+
+def _pad_constant(x: Tensor, d: int, left: int, right: int, value) -> Tensor:
+    if left < 0:
+        x = ops.narrow(x, d, -left, x.shape[d] + left)
+        left = 0
+    if right < 0:
+        x = ops.narrow(x, d, 0, x.shape[d] + right)
+        right = 0
+    if left == 0 and right == 0:
+        return x
+    pieces = []
+    for n in (left, right):
+        shape = list(x.shape)
+        shape[d] = n
+        pieces.append(ops.full(tuple(shape), value, dtype=x.dtype, device=x.device))
+    return ops.cat([pieces[0], x, pieces[1]], d)
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad the last len(pad)//2 dims: pad = (last_left, last_right, 2nd_last_left, ...)."""
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.dim()}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode != "constant":
+        if value not in (None, 0, 0.0):
+            raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+        dims = len(pad) // 2
+        if not (input.dim() in (dims + 1, dims + 2) and 1 <= dims <= 3):
+            raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
+    out = input
+    for k in range(len(pad) // 2):
+        d = input.dim() - 1 - k
+        left, right = pad[2 * k], pad[2 * k + 1]
+        if mode == "constant":
+            out = _pad_constant(out, d, left, right, 0 if value is None else value)
+            continue
+        size = out.shape[d]
+        if mode == "reflect" and (left >= size or right >= size):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({left}, {right}) at dimension {d} of input {list(input.shape)}")
+        if mode == "circular" and (left > size or right > size):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        index = Tensor._from_array(_pad_source_index(size, left, right, mode).astype(np.int64))
+        out = out.index_select(d, index.to(device=out.device))
+    return out
+
+
+# -- resampling ----------------------------------------------------------------------------------
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+_CUBIC_A = -0.75
+
+
+def _taps(mode: str, n_in: int, n_out: int, scale: float | None, align_corners: bool) -> tuple:
+    """(indices, weights) arrays of shape (n_out, taps): output k = sum_t w[k, t] * input[idx[k, t]]."""
+    dst = np.arange(n_out, dtype=np.float64)
+    if mode in ("nearest", "nearest-exact"):
+        # PyTorch's arithmetic: the scale in float32, nearest in float32, nearest-exact in float64
+        s = np.float32(1.0 / scale) if scale else np.float32(n_in) / np.float32(n_out)
+        if mode == "nearest-exact":
+            src = np.floor((dst + 0.5) * np.float64(s)).astype(np.int64)
+        elif n_out == n_in:
+            src = np.arange(n_out)
+        elif n_out == 2 * n_in:
+            src = np.arange(n_out) >> 1
+        else:
+            src = np.floor(dst.astype(np.float32) * s).astype(np.int64)
+        return np.minimum(src, n_in - 1)[:, None], None
+    if mode == "area":
+        k = np.arange(n_out)
+        starts = (k * n_in) // n_out
+        ends = ((k + 1) * n_in + n_out - 1) // n_out
+        width = int((ends - starts).max())
+        span = starts[:, None] + np.arange(width)
+        w = (span < ends[:, None]) / (ends - starts)[:, None]
+        return np.minimum(span, n_in - 1), w
+    if align_corners:
+        s = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+        src = dst * s
+    else:
+        s = 1.0 / scale if scale else n_in / n_out
+        src = (dst + 0.5) * s - 0.5
+    if mode == "bicubic":
+        base = np.floor(src)
+        t = src - base
+        a = _CUBIC_A
+        w = np.stack([((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
+                      ((a + 2) * t - (a + 3)) * t * t + 1,
+                      ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
+                      ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a], axis=1)
+        idx = np.clip(base.astype(np.int64)[:, None] + np.arange(-1, 3), 0, n_in - 1)
+        return idx, w
+    src = np.maximum(src, 0.0)
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    i1 = np.minimum(i0 + 1, n_in - 1)
+    frac = src - i0
+    return np.stack([i0, i1], axis=1), np.stack([1.0 - frac, frac], axis=1)
+
+
+def _resample_dim(x: Tensor, d: int, idx: np.ndarray, w: np.ndarray | None) -> Tensor:
+    """Along dim d: out[k] = sum_t w[k, t] * x[idx[k, t]] (a plain gather when w is None)."""
+    if w is None:
+        return x.index_select(d, Tensor._from_array(idx[:, 0]).to(device=x.device))
+    bshape = [1] * x.dim()
+    bshape[d] = idx.shape[0]
+    out = None
+    for t in range(idx.shape[1]):
+        picked = x.index_select(d, Tensor._from_array(np.ascontiguousarray(idx[:, t])).to(device=x.device))
+        weight = Tensor._from_array(w[:, t].reshape(bshape), x.dtype).to(device=x.device)
+        term = picked * weight
+        out = term if out is None else out + term
+    return out
+
+
+def _output_size(input: Tensor, size, scale_factor, spatial: int) -> tuple:
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        out = tuple(size) if isinstance(size, (tuple, list)) else (size,) * spatial
+        if len(out) != spatial:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
+                             f"spatial dimensions of {list(input.shape[2:])} and output size of {list(out)}. Please "
+                             "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                             "(o1, o2, ...,oK) format.")
+        return tuple(int(s) for s in out), None
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    scales = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * spatial
+    if len(scales) != spatial:
+        raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
+                         f"with spatial dimensions of {list(input.shape[2:])} and scale_factor of shape "
+                         f"{list(scales)}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                         "scale_factor in (s1, s2, ...,sK) format.")
+    return tuple(int(math.floor(float(n) * s)) for n, s in zip(input.shape[2:], scales)), scales
+
+
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
+    """Resize the spatial dims (after N, C) by nearest, (bi/tri)linear, bicubic or area sampling."""
+    modes = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    align_corners = bool(align_corners)
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    spatial = input.dim() - 2
+    need = _INTERP_DIMS.get(mode)
+    if mode not in modes or spatial not in (1, 2, 3):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
+                                  f"the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                                  f"nearest-exact (got {mode})")
+    if need is not None and need != spatial:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need + 2}D input")
+    out_size, scales = _output_size(input, size, scale_factor, spatial)
+    if recompute_scale_factor:
+        scales = None
+    if mode == "area":
+        scales = None  # adaptive average pooling uses the sizes only
+    x = input if mode.startswith("nearest") else opmath(input)
+    for k in range(spatial):
+        d = 2 + k
+        idx, w = _taps(mode, input.shape[d], out_size[k], scales[k] if scales else None, align_corners)
+        x = _resample_dim(x, d, idx, w)
+    return x.to(input.dtype)
+
+
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None) -> Tensor:
+    """Deprecated alias of interpolate."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: interpolate(mode='nearest')."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: interpolate(mode='bilinear', align_corners=True)."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    r = upscale_factor
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    n = len(lead)
+    x = input.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+    r = downscale_factor
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but got "
+                           f"height={h}, width={w}, downscale_factor={r}")
+    n = len(lead)
+    x = input.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+
+
+# -- distances -----------------------------------------------------------------------------------
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """sum(x1/|x1| * x2/|x2|) along dim, each norm clamped below at eps (the clamp passes gradients through)."""
+    x1, x2 = ops.broadcast_tensors(x1, x2)
+
+    def unit(x: Tensor) -> Tensor:
+        norm = x.norm(2, dim, keepdim=True)
+        return x / (norm + (norm.clamp_min(eps) - norm).detach())
+    return (unit(x1) * unit(x2)).sum(dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """||x1 - x2 + eps||_p along the last dim."""
+    diff = x1 - x2 + eps
+    if diff.dim() == 0:
+        return diff.abs()
+    return diff.norm(p, -1, keepdim=keepdim)
