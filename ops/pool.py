@@ -208,16 +208,22 @@ def _per_dim(value, op: str, arg: str, spatial: int) -> list:
 
 
 def _check_input_dims(op: str, input: Tensor, spatial: int) -> None:
-    """Pools take ((N,) C, *spatial) inputs with non-empty non-batch dims."""
+    """Pools take ((N,) C, *spatial) inputs with non-empty non-batch dims (messages as PyTorch's)."""
+    shape = list(input.shape)
+    if op == "max_pool1d":
+        if input.dim() not in (2, 3) or 0 in shape[-2:]:
+            raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+                               f"for input, but got:{shape}")
+        return
     if input.dim() not in (spatial + 1, spatial + 2):
         if spatial == 1:
             raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument "
                                f"#1 'self' (while checking arguments for {op})")
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    if 0 in input.shape[-spatial - 1:]:
-        prefix = f"{op}: " if spatial == 1 else ""
-        raise RuntimeError(f"{prefix}Expected {spatial + 1}D or {spatial + 2}D (batch mode) tensor with optional 0 "
-                           f"dim batch size for input, but got:{list(input.shape)}")
+    if 0 in shape[-spatial - 1:]:
+        shown = shape if spatial == 2 else shape[:-1] + [1, shape[-1]]  # 1-D pools run as 2-D ones
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{shown}")
 
 
 def _check_max_pool1d(kernel: int, stride: int, padding: int, dilation: int) -> None:

@@ -206,7 +206,9 @@ class VirtualMachine:
         name, exc = self.error
         self.error = None
         cls = type(exc)
-        msg = str(exc) if str(exc).startswith(name + ":") else f"{name}: {exc}"
+        text = str(exc)
+        named = text.startswith(name) and text[len(name):len(name) + 2].lstrip("_")[:1] in (":", "(")
+        msg = text if named else f"{name}: {text}"  # name the op unless the message already does
         try:
             new = cls(msg)
         except Exception:  # an exception type with an unusual constructor

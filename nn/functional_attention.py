@@ -1,0 +1,172 @@
+"""Attention: scaled_dot_product_attention and the multi-head attention forward of nn.MultiheadAttention."""
+from __future__ import annotations
+
+import math
+
+from .. import ops
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from ._util import check_probability
+
+__all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
+
+
+def _additive_mask(mask: Tensor | None, dtype: dt.dtype, name: str = "attn_mask") -> Tensor | None:
+    """A boolean mask (True = attend) or float mask, as a float mask added to the attention scores."""
+    if mask is None:
+        return None
+    if mask.dtype is dt.bool_:
+        return ops.zeros(tuple(mask.shape), dtype=dtype, device=mask.device).masked_fill(~mask, float("-inf"))
+    if not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    return mask
+
+
+def _safe_softmax(scores: Tensor) -> Tensor:
+    """softmax over the last dim, with rows that are entirely -inf giving zeros instead of NaN (as PyTorch)."""
+    probs = ops.softmax(scores, -1)
+    dead = (scores == float("-inf")).all(-1, keepdim=True)
+    return ops.where(dead, 0.0, probs)
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """softmax(Q K^T * scale + mask) V, with an optional causal mask and dropout on the weights."""
+    from .functional import dropout
+    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
+        raise RuntimeError("scaled_dot_product_attention: expected query, key and value to have at least 2 dims")
+    if query.shape[-1] != key.shape[-1]:
+        raise RuntimeError(f"Expected query's last dim ({query.shape[-1]}) to match key's last dim "
+                           f"({key.shape[-1]})")
+    tgt, src = query.shape[-2], key.shape[-2]
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1])
+    if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
+        groups = query.shape[-3] // key.shape[-3]
+        key = key.repeat_interleave(groups, -3)
+        value = value.repeat_interleave(groups, -3)
+    scores = ops.matmul(query, key.transpose(-2, -1)) * scale
+    if is_causal:
+        causal = ops.ones((tgt, src), dtype=dt.bool_, device=query.device).tril()
+        attn_mask = causal if attn_mask is None else (attn_mask & causal if attn_mask.dtype is dt.bool_ else
+                                                      attn_mask.masked_fill(~causal, float("-inf")))
+    bias = _additive_mask(attn_mask, scores.dtype)
+    if bias is not None:
+        scores = scores + bias
+    weights = _safe_softmax(scores) if bias is not None else ops.softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return ops.matmul(weights, value)
+
+
+def _project(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    from .functional import linear
+    return linear(x, weight, bias)
+
+
+def _pad_last(mask: Tensor | None) -> Tensor | None:
+    """Append one 'attend' column (0) to a float mask, for an extra key (bias_k or the zero key)."""
+    if mask is None:
+        return None
+    extra = ops.zeros(tuple(mask.shape[:-1]) + (1,), dtype=mask.dtype, device=mask.device)
+    return ops.cat([mask, extra], -1)
+
+
+def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+                                 in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
+                                 bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float,
+                                 out_proj_weight: Tensor, out_proj_bias: Tensor | None, training: bool = True,
+                                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
+                                 attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False,
+                                 q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
+                                 v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
+                                 static_v: Tensor | None = None, average_attn_weights: bool = True,
+                                 is_causal: bool = False) -> tuple:
+    """Multi-head attention on (L, N, E) inputs (or unbatched (L, E)): returns (output, weights or None)."""
+    check_probability(dropout_p)
+    batched = query.dim() == 3
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")
+    float_dtype = query.dtype
+    key_padding_mask = _additive_mask(key_padding_mask, float_dtype, "key_padding_mask")
+    attn_mask = _additive_mask(attn_mask, float_dtype)
+
+    # input projections
+    if use_separate_proj_weight:
+        weights = (q_proj_weight, k_proj_weight, v_proj_weight)
+    else:
+        weights = ops.chunk(in_proj_weight, 3, 0)
+    biases = ops.chunk(in_proj_bias, 3, 0) if in_proj_bias is not None else (None, None, None)
+    q = _project(query, weights[0], biases[0])
+    k = _project(key, weights[1], biases[1])
+    v = _project(value, weights[2], biases[2])
+
+    src_len = key.shape[0]
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            if tuple(attn_mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
+                                   f"{(tgt_len, src_len)}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.dim() == 3:
+            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                                   f"{(bsz * num_heads, tgt_len, src_len)}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+    if bias_k is not None and bias_v is not None:
+        k = ops.cat([k, bias_k.repeat(1, bsz, 1)])
+        v = ops.cat([v, bias_v.repeat(1, bsz, 1)])
+        attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+
+    # split heads: (L, N, E) -> (N * H, L, head_dim)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = (k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k)
+    v = (v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_v is None else static_v)
+    if add_zero_attn:
+        zeros = ops.zeros((bsz * num_heads, 1, head_dim), dtype=q.dtype, device=q.device)
+        k, v = ops.cat([k, zeros], 1), ops.cat([v, zeros], 1)
+        attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, src_len):
+            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
+                                 f"{key_padding_mask.shape}")
+        kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
+        kpm = kpm.reshape(bsz * num_heads, 1, src_len)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+    if not training:
+        dropout_p = 0.0
+
+    from .functional import dropout, linear
+    scores = ops.matmul(q * math.sqrt(1.0 / head_dim), k.transpose(-2, -1))
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    attn = ops.softmax(scores, -1) if need_weights else _safe_softmax(scores)
+    if dropout_p > 0.0:
+        attn = dropout(attn, dropout_p, True)
+    out = ops.matmul(attn, v)  # (N * H, L, head_dim)
+    out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, out_proj_weight.shape[0])
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    attn = attn.reshape(bsz, num_heads, tgt_len, src_len)
+    if average_attn_weights:
+        attn = attn.mean(1)
+    if not batched:
+        attn = attn.squeeze(0)
+    return out, attn
