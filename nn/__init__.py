@@ -1,1 +1,12 @@
-"""x"""
+"""tidal.nn: modules, parameters, containers, the functional layer, initializers and utilities."""
+from __future__ import annotations
+
+from . import functional, init, utils
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .module import Module
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _modules_all
+from .parameter import Buffer, Parameter
+
+__all__ = ["Module", "Parameter", "Buffer", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+           "ParameterDict", "functional", "init", "utils"] + list(_modules_all)

@@ -20,7 +20,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from .dispatch import launch, register_kernel
 from .windows import (TENSOR_TYPE, batched, check_tensor, col2im, compute_array, im2col, is_int, int_list,
-                      not_implemented, pair)
+                      not_implemented, padded, pair, sliding_windows)
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
 METHODS: dict = {}
@@ -46,16 +46,26 @@ class ConvGeometry(NamedTuple):
 
 
 # -- kernels -------------------------------------------------------------------------------------
-def _image_columns(x: np.ndarray, geo: ConvGeometry) -> np.ndarray:
-    """im2col of the image, grouped: (N, groups, C/groups * kh * kw, oh * ow)."""
+def _taps(geo: ConvGeometry) -> int:
+    """Inputs per output value: C/groups * kh * kw."""
+    _, cg, kh, kw = geo.weight4
+    return cg * kh * kw
+
+
+def _image_columns(x: np.ndarray, geo: ConvGeometry, batch_inner: bool = False) -> np.ndarray:
+    """im2col of the image, grouped: (N, groups, C/groups * kh * kw, oh * ow), or with `batch_inner`
+    (groups, C/groups * kh * kw, N * oh * ow), whose one product sums over the batch."""
     n, _, oh, ow = geo.result4
-    cols = im2col(compute_array(x).reshape(geo.image4), (oh, ow), geo.kernel, geo.stride, geo.dilation, geo.pads)
-    return cols.reshape(n, geo.groups, -1, oh * ow)
+    windows = sliding_windows(padded(compute_array(x).reshape(geo.image4), geo.pads), (oh, ow), geo.kernel,
+                              geo.stride, geo.dilation)
+    if batch_inner:
+        return np.ascontiguousarray(windows.transpose(1, 2, 3, 0, 4, 5)).reshape(geo.groups, _taps(geo), n * oh * ow)
+    return np.ascontiguousarray(windows).reshape(n, geo.groups, _taps(geo), oh * ow)
 
 
 def _grouped_weight(w: np.ndarray, geo: ConvGeometry) -> np.ndarray:
     """The weight as (groups, out_channels/groups, C/groups * kh * kw)."""
-    return compute_array(w).reshape(geo.groups, geo.weight4[0] // geo.groups, -1)
+    return compute_array(w).reshape(geo.groups, geo.weight4[0] // geo.groups, _taps(geo))
 
 
 def _grouped_result(y: np.ndarray, geo: ConvGeometry) -> np.ndarray:
@@ -68,7 +78,7 @@ def _grouped_result(y: np.ndarray, geo: ConvGeometry) -> np.ndarray:
 def _convolution_kernel(ins, outs, geo: ConvGeometry) -> None:
     result = np.matmul(_grouped_weight(ins[1], geo), _image_columns(ins[0], geo))
     if len(ins) > 2:
-        result += compute_array(ins[2]).reshape(geo.groups, -1, 1)
+        result += compute_array(ins[2]).reshape(geo.groups, geo.weight4[0] // geo.groups, 1)
     outs[0].reshape(result.shape)[...] = result
 
 
@@ -85,9 +95,10 @@ def _convolution_backward_input_kernel(ins, outs, geo: ConvGeometry) -> None:
 
 @register_kernel("convolution_backward_weight", "cpu")
 def _convolution_backward_weight_kernel(ins, outs, geo: ConvGeometry) -> None:
-    cols = _image_columns(ins[0], geo)
-    grad = np.matmul(_grouped_result(ins[1], geo), cols.transpose(0, 1, 3, 2)).sum(axis=0)
-    outs[0].reshape(grad.shape)[...] = grad
+    cols = _image_columns(ins[0], geo, batch_inner=True)
+    n, o, oh, ow = geo.result4
+    grad = _grouped_result(ins[1], geo).transpose(1, 2, 0, 3).reshape(geo.groups, o // geo.groups, n * oh * ow)
+    outs[0].reshape(geo.groups, o // geo.groups, _taps(geo))[...] = np.matmul(grad, cols.transpose(0, 2, 1))
 
 
 # -- the three differentiable primitives -------------------------------------------------------------

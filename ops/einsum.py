@@ -5,6 +5,7 @@ included, which NumPy's einsum can't do); anything else runs NumPy's einsum.
 """
 from __future__ import annotations
 
+import math
 import string
 
 import numpy as np
@@ -234,7 +235,7 @@ def _pair_plan(terms: list, output: list, operands: list, d: dt.dtype):
     a label repeated in one operand (a diagonal), a size-1 dim broadcast against a bigger one, bool."""
     if len(operands) != 2 or d is dt.bool_ or any("..." in t or len(set(t)) != len(t) for t in terms):
         return None
-    (ta, tb), (a, b) = terms, operands
+    ta, tb = terms
     size = {}
     for tokens, op in zip(terms, operands):
         for tok, s in zip(tokens, op._v.shape):
@@ -248,11 +249,10 @@ def _pair_plan(terms: list, output: list, operands: list, d: dt.dtype):
     rows = [t for t in output if t in ta and t not in tb]
     cols = [t for t in output if t in tb and t not in ta]
     depth = [t for t in ta if t in tb and t not in output]
-    numel = lambda labels: int(np.prod([size[t] for t in labels], dtype=np.int64))  # noqa: E731
     order = batch + rows + cols
+    extents = tuple(math.prod(size[t] for t in labels) for labels in (batch, rows, depth, cols))
     return (sum_a, tuple(ta.index(t) for t in batch + rows + depth), sum_b,
-            tuple(tb.index(t) for t in batch + depth + cols),
-            (numel(batch), numel(rows), numel(depth), numel(cols)), tuple(size[t] for t in order),
+            tuple(tb.index(t) for t in batch + depth + cols), extents, tuple(size[t] for t in order),
             tuple(order.index(t) for t in output))
 
 
@@ -268,10 +268,16 @@ def einsum(*args) -> Tensor:
             raise RuntimeError(f"expected scalar type {torch_name(first)} but found {torch_name(op.dtype)}")
     shape = tuple(s for tok in output for s in (ellipsis if tok == "..." else (sizes[tok],)))
     terms, output = _spell_out_ellipsis(terms, output, operands, len(ellipsis))
-    d = _result_dtype(terms, output, operands)
-    work = 1
-    for s in list(sizes.values()) + list(ellipsis):
-        work *= s
+    return contract(operands, terms, output, shape, _result_dtype(terms, output, operands))
+
+
+def contract(operands: list, terms: list, output: list, shape: tuple, d: dt.dtype) -> Tensor:
+    """Launch the einsum kernel for checked terms (lists of letters) and the result's shape and dtype."""
+    sizes: dict = {}
+    for tokens, op in zip(terms, operands):  # (an estimate if a '...' was left in)
+        for tok, size in zip(tokens, op._v.shape):
+            sizes[tok] = max(sizes.get(tok, 1), size)
+    work = math.prod(sizes.values())  # the iteration space
     optimize = "greedy" if len(operands) > 2 or (len(operands) == 2 and work > _OPTIMIZE_ABOVE) else False
     spec = ",".join("".join(t) for t in terms) + "->" + "".join(output)
     plan = _pair_plan(terms, output, operands, d)

@@ -1,11 +1,15 @@
-"""Tensor[...] and Tensor[...] = v with PyTorch's rules; index_put, masks and nonzero.
+"""Tensor[...] and Tensor[...] = v with PyTorch's rules, and index_put, with their gradients.
 
 Basic indices (ints, slices, None, Ellipsis) build a view over the same blob at the call,
 with no instruction. Index tensors (and lists, NumPy arrays, bools, masks) are recorded
 against the dimensions of that view and handled by the "getitem" (copy) and "index_put"
 (in place) kernels, which find out-of-range values. Boolean masks become index tensors
-through nonzero, which syncs. The gather/scatter family lives in ops/scatter.py; its
-functions are exported from here too.
+through nonzero, which syncs.
+Gradients: a view's node (SelectBackward0, SliceBackward0, ...) writes the gradient into
+zeros at the viewed positions; indexing's (IndexBackward0) adds it at the indices; an
+assignment records on the tensor it writes and masks the overwritten positions. The
+gather/scatter family (ops/scatter.py, ops/index_ops.py) and the mask ops (ops/masked.py)
+are exported from here too.
 """
 from __future__ import annotations
 
@@ -15,19 +19,25 @@ import warnings
 
 import numpy as np
 
+from ..autograd.grad_mode import no_grad
+from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..tensor.tensor import contiguous_strides
 from ..vm import View
+from . import index_ops as I
+from . import masked as K
 from . import math_api as M
 from . import scatter as S
 from .broadcast import broadcast_shapes
 from .creation import full
 from .dispatch import launch, launch_into, register_kernel
 from .elementwise import torch_name
+from .masked import masked_fill_, nonzero
 
-__all__ = ["index_put", "masked_fill", "masked_scatter", "masked_select", "nonzero", "argwhere"] + S.__all__
-METHODS: dict = dict(S.METHODS)
-globals().update({name: getattr(S, name) for name in S.__all__})
+__all__ = ["index_put"] + K.__all__ + S.__all__ + I.__all__
+METHODS: dict = {**S.METHODS, **I.METHODS, **K.METHODS}
+globals().update({name: getattr(mod, name) for mod in (S, I, K) for name in mod.__all__})
 
 _INDEX_TENSOR_DTYPES = (dt.int64, dt.int32, dt.uint8, dt.bool_)
 _MASK_DTYPES = (dt.uint8, dt.bool_)
@@ -79,27 +89,39 @@ def _dims_taken(item) -> int:
 
 
 class _Parsed:
-    """The view an index selects (shape, strides, offset) and its index tensors by view dimension."""
+    """The view an index selects (shape, strides, offset) and its index tensors by view dimension.
+    With `track` (autograd), also the same view in the row-major layout of the input's shape, and
+    the name of the last view op PyTorch would apply."""
 
-    __slots__ = ("shape", "strides", "offset", "advanced")
+    __slots__ = ("shape", "strides", "offset", "advanced", "dense", "dense_offset", "last")
 
-    def __init__(self, t: Tensor):
+    def __init__(self, t: Tensor, track: bool):
         self.shape, self.strides, self.offset = list(t._v.shape), list(t._v.strides), t._v.offset
         self.advanced: list = []  # (view dimension, index tensor), in dimension order
+        self.dense = list(contiguous_strides(t._v.shape)) if track else None
+        self.dense_offset = 0
+        self.last = "alias"
 
     def unsqueeze(self, dim: int) -> None:
         stride = self.shape[dim] * self.strides[dim] if dim < len(self.shape) else 1  # PyTorch's choice
         self.shape.insert(dim, 1)
         self.strides.insert(dim, stride)
+        if self.dense is not None:
+            self.dense.insert(dim, 1)  # any stride does for a size-1 dim
+        self.last = "unsqueeze"
 
     def select(self, dim: int, i: int, real_dim: int) -> None:
         size = self.shape[dim]
         if i < -size or i >= size:
             raise IndexError(f"index {i} is out of bounds for dimension {real_dim} with size {size}")
-        self.offset += (i + size if i < 0 else i) * self.strides[dim]
+        i = i + size if i < 0 else i
+        self.offset += i * self.strides[dim]
+        if self.dense is not None:
+            self.dense_offset += i * self.dense.pop(dim)
         del self.shape[dim], self.strides[dim]
+        self.last = "select"
 
-    def slice(self, dim: int, s: slice) -> None:
+    def slice(self, dim: int, s: slice, bare: bool = False) -> None:
         try:
             start, stop, step = (None if v is None else operator.index(v) for v in (s.start, s.stop, s.step))
         except TypeError:
@@ -108,15 +130,22 @@ class _Parsed:
             raise ValueError("slice step cannot be zero")
         if step is not None and step < 0:
             raise ValueError("step must be greater than zero")
-        start, stop, step = slice(start, stop, step).indices(self.shape[dim])
+        size = self.shape[dim]
+        start, stop, step = slice(start, stop, step).indices(size)
         stop = max(stop, start)
         self.offset += start * self.strides[dim]
         self.shape[dim] = (stop - start + step - 1) // step
         self.strides[dim] *= step
+        if self.dense is not None:
+            self.dense_offset += start * self.dense[dim]
+            self.dense[dim] *= step
+        if bare or (start, stop, step) != (0, size, 1):  # PyTorch skips full slices inside a tuple
+            self.last = "slice"
 
 
-def _parse(t: Tensor, index) -> _Parsed:
+def _parse(t: Tensor, index, track: bool = False) -> _Parsed:
     """Apply the basic part of `index` to `t`'s layout and record its index tensors (PyTorch's order)."""
+    bare = isinstance(index, slice)
     items = _as_items(index)
     ndim = t.ndim
     if ndim == 0 and len(items) == 1 and isinstance(items[0], (int, np.integer)) and not isinstance(items[0], bool):
@@ -126,7 +155,7 @@ def _parse(t: Tensor, index) -> _Parsed:
     specified = sum(_dims_taken(it) for it in items)
     if specified > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    p = _Parsed(t)
+    p = _Parsed(t, track)
     dim = real_dim = 0
     for it in items:
         if isinstance(it, Tensor) and it.ndim == 0 and it.dtype.category != dt.FLOAT:
@@ -145,7 +174,7 @@ def _parse(t: Tensor, index) -> _Parsed:
             real_dim += 1
             continue
         elif isinstance(it, slice):
-            p.slice(dim, it)
+            p.slice(dim, it, bare)
         elif isinstance(it, Tensor):
             if it.dtype not in _INDEX_TENSOR_DTYPES:
                 raise IndexError(_BAD_INDEX_DTYPE)
@@ -161,14 +190,6 @@ def _parse(t: Tensor, index) -> _Parsed:
         dim += 1
         real_dim += 1
     return p
-
-
-def _view(t: Tensor, shape: tuple, strides: tuple, offset: int) -> Tensor:
-    """A view of `t`'s blob with this layout."""
-    if 0 in shape:  # an empty view may point past the end; the CPU backend can't map that
-        offset = min(offset, t._v.blob.nbytes // t.dtype.itemsize)
-    return Tensor._make(View(t._v.blob, shape, strides, offset, t._v.dtype), t.dtype, t.device, t._vm,
-                        base=t if t._base is None else t._base)
 
 
 def _check_mask(view: Tensor, dim: int, mask: Tensor) -> None:
@@ -229,18 +250,64 @@ def _index_put_kernel(ins, outs, attrs):
         dst[key] = ins[0]
 
 
+# -- gradients of indexing ------------------------------------------------------------------
+def _track_view(name: str, src: Tensor, view: Tensor, geometry: tuple) -> None:
+    """Record view op `name`: its gradient is zeros of src's shape with g at `geometry` (row-major)."""
+    record(name, lambda node, g: (S.embed(g, *node.attrs),), (src,), (view,), attrs=(src._v.shape, geometry))
+
+
+def _gather_at(src: Tensor, dims: tuple, tensors: tuple, shape: tuple) -> Tensor:
+    """src indexed by `tensors` at `dims` (a copy of `shape`); differentiable."""
+    out = launch("getitem", (src,) + tensors, [(shape, src.dtype)], dims)[0]
+    if needs_grad((src,)):
+        record("index", lambda node, g: (_add_at(g, node.attrs[0], node.attrs[1], node.saved_tensors),),
+               (src,), (out,), saved=tensors, attrs=(src._v.shape, dims))
+    return out
+
+
+def _add_at(g: Tensor, shape: tuple, dims: tuple, tensors: tuple) -> Tensor:
+    """Zeros of `shape` with `g` added at the indexed positions (repeats add up): indexing's gradient."""
+    with no_grad():
+        out = S.filled(shape, g)
+        launch_into("index_put", (g,) + tensors, (out,), (dims, True))
+    if needs_grad((g,)):
+        record("index_put", lambda node, gg: (_gather_at(gg, node.attrs[0], node.saved_tensors, node.attrs[1]),),
+               (g,), (out,), saved=tensors, attrs=(dims, g._v.shape))
+    return out
+
+
+def _written(like: Tensor, dims: tuple, tensors: tuple) -> Tensor:
+    """A bool tensor shaped like `like`, True at the indexed positions."""
+    with no_grad():
+        out = M.fill_(Tensor._empty(like._v.shape, dt.bool_, like.device), False)
+        true = full((), True, dtype=dt.bool_, device=like.device)
+        launch_into("index_put", (true,) + tensors, (out,), (dims, False))
+    return out
+
+
 # -- Tensor[...] ------------------------------------------------------------------------------
 def getitem(self: Tensor, index) -> Tensor:
     """self[index]: a view for ints, slices, None and Ellipsis; a copy when index tensors take part."""
     v = self._v
+    grad = needs_grad((self,))
     if type(index) is int and v.shape and -v.shape[0] <= index < v.shape[0]:  # x[i], as iteration does
-        return _view(self, v.shape[1:], v.strides[1:], v.offset + (index % v.shape[0]) * v.strides[0])
-    p = _parse(self, index)
-    view = _view(self, tuple(p.shape), tuple(p.strides), p.offset)
+        i = index % v.shape[0]
+        out = S.view_of(self, v.shape[1:], v.strides[1:], v.offset + i * v.strides[0])
+        if grad:
+            dense = contiguous_strides(v.shape)
+            _track_view("select", self, out, (v.shape[1:], dense[1:], i * dense[0]))
+        return out
+    p = _parse(self, index, grad)
+    if p.advanced and p.last == "alias":  # no view op: index self itself, as PyTorch does
+        view = self
+    else:
+        view = S.view_of(self, tuple(p.shape), tuple(p.strides), p.offset)
+        if grad:
+            _track_view(p.last, self, view, (tuple(p.shape), tuple(p.dense), p.dense_offset))
     if not p.advanced:
         return view
     dims, tensors, shape = _index_plan(view, p.advanced)
-    return launch("getitem", (view,) + tensors, [(shape, self.dtype)], dims)[0]
+    return _gather_at(view, dims, tensors, shape)
 
 
 def _drop_leading_ones(t: Tensor) -> Tensor:
@@ -276,8 +343,34 @@ def setitem(self: Tensor, index, value) -> None:
     """self[index] = value: a number or a tensor, broadcast to the selection."""
     if not isinstance(value, (Tensor, numbers.Number, np.generic)):
         raise TypeError(f"can't assign a {_type_name(value)} to a {self.type()}")
+    if not S.inplace_grad(self, (value,)):
+        _assign(self, index, value)
+        return
+    items = _as_items(index)
+    with no_grad():
+        advanced = _assign(self, items, value)
+    value = value if isinstance(value, Tensor) else None
+    record("index_put" if advanced else "copy_slices", _setitem_backward, (self, value), (self,),
+           attrs=(items, value.ndim if value is not None else 0))
+
+
+def _setitem_backward(node, g):
+    items, value_ndim = node.attrs
+    grad_self = grad_value = None
+    if S.wants(node, 0):  # the overwritten positions get no gradient
+        with no_grad():
+            written = M.fill_(Tensor._empty(g._v.shape, dt.bool_, g.device), False)
+            _assign(written, items, True)
+        grad_self = M.where(written, 0.0, g)
+    if S.wants(node, 1):
+        grad_value = S.fit_rank(getitem(g, items), value_ndim)
+    return grad_self, grad_value
+
+
+def _assign(self: Tensor, index, value) -> bool:
+    """Write `value` at `index` (no graph); whether index tensors took part."""
     p = _parse(self, index)
-    view = _view(self, tuple(p.shape), tuple(p.strides), p.offset)
+    view = S.view_of(self, tuple(p.shape), tuple(p.strides), p.offset)
     if not p.advanced:
         if isinstance(value, Tensor):
             value = _drop_leading_ones(value)
@@ -285,18 +378,19 @@ def setitem(self: Tensor, index, value) -> None:
             M.copy_(view, value)
         else:
             M.fill_(view, S.scalar_for(self.dtype, value))
-        return
+        return False
     if isinstance(value, Tensor):
         _check_put_dtype(self, value)
     if len(p.advanced) == 1 and p.advanced[0][1].dtype is dt.bool_ and p.advanced[0][1].ndim and \
             (not isinstance(value, Tensor) or value.ndim == 0):
         _fill_under_mask(view, p.advanced[0][0], p.advanced[0][1], value)  # no sync: an elementwise where
-        return
+        return True
     if not isinstance(value, Tensor):
         value = full((), S.scalar_for(self.dtype, value), dtype=self.dtype, device=self.device)
     S.check_no_overlap(view, (value,))
     dims, tensors, shape = _index_plan(view, p.advanced)
     _put_values(self, dims, tensors, shape, value, False, view)
+    return True
 
 
 def _fill_under_mask(view: Tensor, dim: int, mask: Tensor, value) -> None:
@@ -330,8 +424,23 @@ def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) 
         return M.copy_(self, values)
     S.check_no_overlap(self, indices + (values,))
     dims, tensors, shape = _index_plan(self, advanced)
+    grad = S.inplace_grad(self, (values,))
     _put_values(self, dims, tensors, shape, values, accumulate, self)
+    if grad:
+        record("index_put", _index_put_backward, (self, None, values), (self,), saved=tensors,
+               attrs=(dims, shape, bool(accumulate), values.ndim))
     return self
+
+
+def _index_put_backward(node, g):
+    dims, shape, accumulate, values_ndim = node.attrs
+    tensors = node.saved_tensors
+    grad_self = grad_values = None
+    if S.wants(node, 0):
+        grad_self = g if accumulate else M.where(_written(g, dims, tensors), 0.0, g)
+    if S.wants(node, 2):  # values broadcast to the selection: the engine sums the gradient back
+        grad_values = S.fit_rank(_gather_at(g, dims, tensors, shape), values_ndim)
+    return grad_self, None, grad_values
 
 
 def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
@@ -339,111 +448,4 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
     return index_put_(M.clone(input), indices, values, accumulate)
 
 
-# -- masks and nonzero --------------------------------------------------------------------------
-def host_result(arr: np.ndarray, dtype: dt.dtype, device, out: Tensor | None = None) -> Tensor:
-    """Wrap a freshly computed host array as a tensor on `device` (or copy it into `out`)."""
-    result = Tensor._from_array(np.ascontiguousarray(arr, dtype=dtype.np), dtype, share=True)
-    if device != result.device:
-        result = result.to(device)
-    if out is None:
-        return result
-    S.prepare_out(out, result._v.shape, dtype)
-    return M.copy_(out, result)
-
-
-def _broadcast_copy(input: Tensor, shape: tuple) -> Tensor:
-    """A new contiguous tensor of `shape` holding `input` broadcast to it."""
-    if tuple(input._v.shape) == tuple(shape):
-        return M.clone(input)
-    return M.copy_(Tensor._empty(tuple(shape), input.dtype, input.device), input)
-
-
-def _check_bool_mask(mask: Tensor, message: str) -> None:
-    if not isinstance(mask, Tensor):
-        raise TypeError(f"expected Tensor as mask argument, but got {type(mask).__name__}")
-    if mask.dtype is not dt.bool_:
-        raise RuntimeError(message.format(c=S.C_NAMES[mask.dtype], torch=torch_name(mask.dtype)))
-
-
-def _fill_value(self: Tensor, value, op: str):
-    """`value` as masked_fill writes it: a Python number of self's kind, or a 0-d tensor of self's dtype."""
-    if isinstance(value, Tensor):
-        if value.ndim:
-            raise RuntimeError(f"{op} only supports a 0-dimensional value tensor, but got tensor with "
-                               f"{value.ndim} dimension(s).")
-        same_memory = value._v.blob is self._v.blob  # reading self while writing it: take the value first
-        return value if value.dtype is self.dtype and not same_memory else M.convert(value, self.dtype)
-    if not isinstance(value, (numbers.Number, np.generic)):
-        raise TypeError(f"{op}(): argument 'value' must be Number, not {type(value).__name__}")
-    return S.scalar_for(self.dtype, value)
-
-
-_MASK_MSG = "masked_fill_ only supports boolean masks, but got mask with dtype {c}"
-
-
-def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
-    """`input` with `value` where `mask` holds (broadcast); an elementwise where, so it fuses."""
-    _check_bool_mask(mask, _MASK_MSG)
-    return M.where(mask, _fill_value(input, value, "masked_fill_"), input)
-
-
-def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
-    """In place: set `value` where `mask` holds (mask broadcast to self)."""
-    _check_bool_mask(mask, _MASK_MSG)
-    return M.apply("where", mask, _fill_value(self, value, "masked_fill_"), self, out=self)
-
-
-def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
-    """In place: the elements where `mask` holds take `source`'s values, in row-major order."""
-    _check_bool_mask(mask, "masked_scatter_ only supports boolean masks, but got mask with dtype {torch}")
-    if source.dtype is not self.dtype:
-        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
-                           f"{torch_name(self.dtype)} and {torch_name(source.dtype)}")
-    S.check_expand(mask, self._v.shape)
-    launch_into("masked_scatter", (mask, source), (self,))
-    return self
-
-
-def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
-    """A copy of `input` (broadcast with `mask`) with `source`'s values where `mask` holds."""
-    _check_bool_mask(mask, "masked_scatter_ only supports boolean masks, but got mask with dtype {torch}")
-    shape = broadcast_shapes(input._v.shape, mask._v.shape)
-    return masked_scatter_(_broadcast_copy(input, shape), mask, source)
-
-
-@register_kernel("masked_scatter", "cpu")
-def _masked_scatter_kernel(ins, outs, attrs):
-    dst = outs[0]
-    mask = np.broadcast_to(ins[0], dst.shape)
-    n = int(np.count_nonzero(mask))
-    src = ins[1].reshape(-1)
-    if src.size < n:
-        raise RuntimeError("Number of elements of source < number of ones in mask")
-    dst[mask] = src[:n]
-
-
-def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """The elements of `input` where `mask` holds (both broadcast), as a 1-d tensor (syncs)."""
-    _check_bool_mask(mask, "masked_select: expected BoolTensor for mask")
-    shape = broadcast_shapes(mask._v.shape, input._v.shape)  # this order names the sizes as PyTorch does
-    values = np.broadcast_to(input._host_array(), shape)
-    return host_result(values[np.broadcast_to(mask._host_array(), shape)], input.dtype, input.device, out)
-
-
-def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False):
-    """Indices of the nonzero elements: an (n, ndim) int64 tensor, or one 1-d tensor per dim (syncs)."""
-    found = input._host_array() != 0
-    if not as_tuple:
-        return host_result(np.argwhere(found), dt.int64, input.device, out)
-    coords = np.nonzero(found) if found.ndim else (np.zeros(int(found), np.int64),)
-    return tuple(host_result(c, dt.int64, input.device) for c in coords)
-
-
-def argwhere(input: Tensor) -> Tensor:
-    """Indices of the nonzero elements as an (n, ndim) int64 tensor (syncs)."""
-    return nonzero(input)
-
-
-METHODS.update(__getitem__=getitem, __setitem__=setitem, index_put=index_put, index_put_=index_put_,
-               masked_fill=masked_fill, masked_fill_=masked_fill_, masked_scatter=masked_scatter,
-               masked_scatter_=masked_scatter_, masked_select=masked_select, nonzero=nonzero, argwhere=argwhere)
+METHODS.update(__getitem__=getitem, __setitem__=setitem, index_put=index_put, index_put_=index_put_)

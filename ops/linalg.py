@@ -6,6 +6,7 @@ error a user sees names the same shapes and dtypes torch's would.
 """
 from __future__ import annotations
 
+import string
 import warnings
 
 import numpy as np
@@ -17,7 +18,7 @@ from ..vm import View
 from . import math_api as M
 from .broadcast import broadcast_shapes
 from .dispatch import launch, launch_into, register_kernel
-from .einsum import einsum
+from .einsum import contract, einsum
 from .elementwise import torch_name
 from .products import HALF_NP, product_into
 
@@ -66,31 +67,6 @@ def _matmul_kernel(ins, outs, attrs) -> None:
 def _trace_kernel(ins, outs, attrs) -> None:
     x, out = ins[0], outs[0]
     out[...] = np.trace(x, dtype=np.float32 if out.dtype in HALF_NP else out.dtype)
-
-
-@register_kernel("tensordot", "cpu")
-def _tensordot_kernel(ins, outs, attrs) -> None:
-    a, b = ins
-    dims_a, dims_b = attrs
-    for da, db in zip(dims_a, dims_b):  # a size-1 side broadcasts: sum the other side first
-        if a.shape[da] == 1 and b.shape[db] != 1:
-            b = b.sum(axis=db, keepdims=True, dtype=b.dtype)
-        elif b.shape[db] == 1 and a.shape[da] != 1:
-            a = a.sum(axis=da, keepdims=True, dtype=a.dtype)
-    free_a = [i for i in range(a.ndim) if i not in dims_a]
-    free_b = [i for i in range(b.ndim) if i not in dims_b]
-    depth = numel_of(tuple(a.shape[d] for d in dims_a))
-    rows = numel_of(tuple(a.shape[d] for d in free_a))
-    cols = numel_of(tuple(b.shape[d] for d in free_b))
-    a2 = a.transpose(free_a + list(dims_a)).reshape(rows, depth)
-    b2 = b.transpose(list(dims_b) + free_b).reshape(depth, cols)
-    out = outs[0]
-    if out.flags.c_contiguous:  # new outputs are: the 2-D view writes straight into them
-        product_into(a2, b2, out.reshape(rows, cols))
-    else:
-        result = np.empty((rows, cols), out.dtype)
-        product_into(a2, b2, result)
-        out[...] = result.reshape(out.shape)
 
 
 @register_kernel("cross", "cpu")
@@ -207,14 +183,10 @@ def _run(ins: tuple, shape: tuple, d: dt.dtype, attrs: tuple, out: Tensor | None
     """Launch `kernel` into a new tensor, or into `out` (resized as PyTorch resizes outputs)."""
     if out is None:
         return launch(kernel, ins, [(shape, d)], attrs)[0]
-    if out.dtype is not d:
-        raise RuntimeError(f"Expected out tensor to have dtype {C_NAMES[d]}, but got {C_NAMES[out.dtype]} instead")
-    if tuple(out._v.shape) != shape:
-        if inplace:
-            raise RuntimeError(f"output with shape {list(out._v.shape)} doesn't match the broadcast shape "
-                               f"{list(shape)}")
-        out._v = Tensor._empty(shape, d, out.device)._v  # a fresh blob, as torch's resize_
-    launch_into(kernel, ins, (out,), attrs)
+    if inplace and tuple(out._v.shape) != shape:
+        raise RuntimeError(f"output with shape {list(out._v.shape)} doesn't match the broadcast shape "
+                           f"{list(shape)}")
+    launch_into(kernel, ins, (_resized(out, shape, d),), attrs)
     return out
 
 
@@ -368,13 +340,19 @@ def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 
 def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list, out: Tensor | None = None) -> Tensor:
-    """Contract wrapped dims `dims_a` of a with `dims_b` of b (sizes already checked)."""
+    """Contract wrapped dims `dims_a` of a with `dims_b` of b (sizes already checked), as an einsum."""
     if a.dtype is not b.dtype:
         raise RuntimeError("both inputs should have same dtype")
     not_bool("addmm_impl_cpu_", a.dtype)
+    letters = iter(string.ascii_letters)
+    term_a = [next(letters) for _ in range(a.ndim)]
+    term_b = [term_a[dims_a[dims_b.index(i)]] if i in dims_b else next(letters) for i in range(b.ndim)]
+    free = [t for i, t in enumerate(term_a) if i not in dims_a] + [t for i, t in enumerate(term_b)
+                                                                    if i not in dims_b]
     shape = tuple(s for i, s in enumerate(a._v.shape) if i not in dims_a) + \
         tuple(s for i, s in enumerate(b._v.shape) if i not in dims_b)
-    return _run((a, b), shape, a.dtype, (tuple(dims_a), tuple(dims_b)), out, kernel="tensordot")
+    result = contract([a, b], [term_a, term_b], free, shape, a.dtype)
+    return result if out is None else M.copy_(_resized(out, shape, result.dtype), result)
 
 
 def inner(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -468,6 +446,7 @@ def kron(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 
 def _resized(out: Tensor, shape: tuple, d: dt.dtype) -> Tensor:
+    """`out` checked for dtype `d` and given `shape` (a fresh blob, as torch's resize_ of an out= tensor)."""
     if out.dtype is not d:
         raise RuntimeError(f"Expected out tensor to have dtype {C_NAMES[d]}, but got {C_NAMES[out.dtype]} instead")
     if tuple(out._v.shape) != shape:

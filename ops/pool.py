@@ -51,6 +51,18 @@ def _first_inside(count: int, stride: int, pad: int, dilation: int) -> np.ndarra
     return np.where(start < 0, start + (-start + dilation - 1) // dilation * dilation, start)
 
 
+def _argmax(taps: np.ndarray, axis: int) -> np.ndarray:
+    """Positions of the maxima along `axis` as PyTorch's scan finds them: the first maximum, or the
+    last NaN when there is one."""
+    best = taps.argmax(axis=axis)
+    if taps.dtype.kind == "f":
+        nan = np.isnan(taps)
+        if nan.any():
+            last = taps.shape[axis] - 1 - np.flip(nan, axis).argmax(axis=axis)
+            best = np.where(nan.any(axis=axis), last, best)
+    return best
+
+
 @register_kernel("max_pool2d", "cpu")
 def _max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
     x = compute_array(ins[0]).reshape(geo.image4)
@@ -59,7 +71,7 @@ def _max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
     n, c, oh, ow = geo.result4
     windows = sliding_windows(padded(x, geo.pads, low), (oh, ow), geo.kernel, geo.stride, geo.dilation)
     taps = windows.reshape(n, c, kh * kw, oh, ow)
-    best = taps.argmax(axis=2)  # the first maximum in row-major window order, as PyTorch picks
+    best = _argmax(taps, axis=2)
     values = np.take_along_axis(taps, best[:, :, None], axis=2)[:, :, 0]
     rows = best // kw * dh + (np.arange(oh) * sh - geo.pads[0])[:, None]
     cols = best % kw * dw + np.arange(ow) * sw - geo.pads[2]
@@ -75,16 +87,16 @@ def _max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
 
 @register_kernel("adaptive_max_pool2d", "cpu")
 def _adaptive_max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
-    # separable: the maximum of each window row first, then of those row maxima; argmax keeps the
-    # first maximum in row-major order at both steps, as PyTorch's scan does
+    # separable: the maximum of each window row first, then of those row maxima; picking the first
+    # maximum (or last NaN) at both steps picks it in row-major order, as PyTorch's scan does
     x = compute_array(ins[0]).reshape(geo.image4)
     oh, ow = geo.result4[2:]
     across = x[:, :, :, geo.cols]                                # (N, C, H, ow, Kw)
-    col_best = across.argmax(axis=-1)
+    col_best = _argmax(across, axis=-1)
     row_max = np.take_along_axis(across, col_best[..., None], axis=-1)[..., 0]
     col_index = geo.cols[np.arange(ow), col_best]                # (N, C, H, ow)
     down = row_max[:, :, geo.rows]                               # (N, C, oh, Kh, ow)
-    row_best = down.argmax(axis=3)
+    row_best = _argmax(down, axis=3)
     values = np.take_along_axis(down, row_best[:, :, :, None], axis=3)[:, :, :, 0]
     rows = geo.rows[np.arange(oh)[:, None], row_best]            # (N, C, oh, ow)
     index = rows * geo.image4[3] + np.take_along_axis(col_index, rows, axis=2)
@@ -95,16 +107,17 @@ def _adaptive_max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
 @register_kernel("max_pool_scatter", "cpu")
 def _max_pool_scatter_kernel(ins, outs, geo: PoolGeometry) -> None:
     n, c, h, w = geo.image4
-    grad = compute_array(ins[0]).reshape(n * c, -1)
-    flat = ins[1].reshape(n * c, -1) + (np.arange(n * c) * (h * w))[:, None]
-    outs[0].reshape(-1)[...] = np.bincount(flat.ravel(), weights=grad.ravel(), minlength=n * c * h * w)
+    pooled = geo.result4[2] * geo.result4[3]
+    grad = compute_array(ins[0]).reshape(n * c, pooled)
+    flat = ins[1].reshape(n * c, pooled) + (np.arange(n * c) * (h * w))[:, None]
+    outs[0].reshape(n * c * h * w)[...] = np.bincount(flat.ravel(), weights=grad.ravel(), minlength=n * c * h * w)
 
 
 @register_kernel("max_pool_gather", "cpu")
 def _max_pool_gather_kernel(ins, outs, geo: PoolGeometry) -> None:
-    n, c = geo.image4[:2]
-    image = compute_array(ins[0]).reshape(n * c, -1)
-    picked = np.take_along_axis(image, ins[1].reshape(n * c, -1), axis=1)
+    n, c, h, w = geo.image4
+    image = compute_array(ins[0]).reshape(n * c, h * w)
+    picked = np.take_along_axis(image, ins[1].reshape(n * c, geo.result4[2] * geo.result4[3]), axis=1)
     outs[0].reshape(picked.shape)[...] = picked
 
 

@@ -1,33 +1,37 @@
-"""Reductions (sum, mean, max, var, norm, median...) and softmax built from them.
+"""Reductions (sum, mean, prod, max...) and softmax, with their gradients.
 
 Each reduction is a kernel body (NumPy on the CPU) that reduces an array over some axes
 with keepdims; the public function checks arguments, picks the result and accumulation
-dtypes and the axes on the calling thread, and queues the body with `_reduce`.
-The cumulative ops (cumsum...) live in ops/scan.py and share this plumbing.
+dtypes and the axes on the calling thread, queues the body with `_reduce`, and, when the
+input requires grad, records a node whose backward (written in tidal ops, next to the op)
+broadcasts the gradient back over the reduced dims with `restore`.
+Spread, norms and order statistics live in ops/reduce_stats.py, the cumulative ops in
+ops/scan.py; both share this plumbing.
 """
 from __future__ import annotations
 
 import builtins
 import collections
+import functools
 import math
-import numbers
-import warnings
 
 import numpy as np
 
+from ..autograd.grad_mode import no_grad
+from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from . import math_api as M
+from . import views
 from .dispatch import launch, register_kernel
 from .elementwise import torch_name
 
 __all__ = ["sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "aminmax", "argmax",
-           "argmin", "var", "std", "var_mean", "std_mean", "norm", "logsumexp", "any", "all", "count_nonzero",
-           "median", "nanmedian", "mode", "softmax", "log_softmax"]
+           "argmin", "any", "all", "count_nonzero", "softmax", "log_softmax"]
 METHODS: dict = {}
 
 
-# -- plumbing shared with ops/scan.py ----------------------------------------------------------
+# -- plumbing shared with ops/reduce_stats.py and ops/scan.py ----------------------------------
 def return_type(name: str, fields: tuple) -> type:
     """A namedtuple class that prints like torch.return_types.<name>."""
     base = collections.namedtuple(name, fields)
@@ -151,6 +155,76 @@ def _count(a: np.ndarray, axes: tuple) -> int:
     return math.prod(a.shape[d] for d in axes)
 
 
+# -- gradient plumbing: put reduced dims back, route a gradient to the elements that won ----------
+Reduced = collections.namedtuple("Reduced", ("shape", "axes", "keepdim", "extra"))
+Reduced.__doc__ = "What a reduction's backward needs: the input's shape, the reduced axes, keepdim, op extras."
+
+
+def track(name: str, backward, x: Tensor, outs, axes: tuple, keepdim: bool, save: tuple = (), extra=None):
+    """Record `name`'s node on `outs` if `x` requires grad; `save` lists "input" and/or output positions."""
+    if needs_grad((x,)):
+        results = outs if isinstance(outs, tuple) else (outs,)
+        saved = tuple(x if s == "input" else results[s] for s in save)
+        record(name, backward, (x,), results, saved, Reduced(x._v.shape, axes, keepdim, extra))
+    return outs
+
+
+def restore(t: Tensor, r: Reduced, expand: bool = True) -> Tensor:
+    """`t`, shaped like the reduction's result, with the reduced dims back as size 1 (a view), and
+    broadcast to the input's shape if `expand`. Differentiable: its backward sums those dims away."""
+    if not r.shape or (r.keepdim and not expand):
+        return t
+    with no_grad():
+        out = t
+        if not r.keepdim:
+            for d in sorted(r.axes):
+                out = views.unsqueeze(out, d)
+        if expand:
+            out = views.expand(out, r.shape)
+    if needs_grad((t,)):
+        record("expand" if expand else "unsqueeze", _restore_backward, (t,), (out,), attrs=r)
+    return out
+
+
+def _restore_backward(node, g):
+    r = node.attrs
+    return sum(g, r.axes, r.keepdim)
+
+
+def share_evenly(g: Tensor, x: Tensor, out: Tensor, r: Reduced, nan_wins: bool) -> Tensor:
+    """The gradient of a max/min-like result split evenly among the elements equal to it (torch's rule);
+    with `nan_wins`, a NaN result sends it to the NaN elements."""
+    out = restore(out, r, expand=False)
+    mask = M.eq(x, out)
+    if nan_wins:
+        mask = M.logical_or(mask, M.logical_and(M.isnan(x), M.isnan(out)))
+    return restore(g, r, expand=False) / sum(mask, r.axes, keepdim=True) * mask
+
+
+def to_index(g: Tensor, indices: Tensor, r: Reduced) -> Tensor:
+    """The gradient of values picked along one axis at `indices` (max(dim), median(dim)...): a one-hot."""
+    if not r.shape:
+        return g
+    axis = r.axes[0]
+    if not r.keepdim:
+        indices = views.unsqueeze(indices, axis)
+    from .ranges import arange
+    positions = views.reshape(arange(r.shape[axis], device=g.device), (-1,) + (1,) * (len(r.shape) - axis - 1))
+    return M.where(M.eq(positions, indices), restore(g, r, expand=False), 0.0)
+
+
+def shared_backward(node, g, nan_wins: bool = True):
+    """Backward of max()/min()/median() (and, without `nan_wins`, amax/amin): see share_evenly."""
+    x, out = node.saved_tensors
+    return share_evenly(g, x, out, node.attrs, nan_wins)
+
+
+def indexed_backward(node, g, _):
+    """Backward of (values, indices) ops along one dim: the values' gradient goes to the saved indices."""
+    (indices,) = node.saved_tensors
+    return to_index(g, indices, node.attrs)
+
+
 # -- kernel bodies ---------------------------------------------------------------------------
 for _name, _ufunc in (("sum", np.add), ("prod", np.multiply), ("amax", np.maximum), ("amin", np.minimum),
                       ("any", np.logical_or), ("all", np.logical_and)):
@@ -199,89 +273,29 @@ def _extreme_with_index_body(a, axes, is_max):
     return np.take_along_axis(a, index, axes[0]), index
 
 
-@reduction_kernel("logsumexp")
-def _logsumexp_body(a, axes, _):
-    top = np.maximum.reduce(a, axis=axes, keepdims=True, initial=-np.inf)
-    top = np.where(np.isinf(top), 0, top)  # all -inf (or an inf) must not become inf - inf
-    return np.log(np.add.reduce(np.exp(a - top), axis=axes, keepdims=True)) + top
-
-
-@reduction_kernel("norm")
-def _norm_body(a, axes, p):
-    if p == "nuc":
-        return np.linalg.norm(a, "nuc", axis=axes, keepdims=True)
-    size = np.abs(a)
-    if p in (math.inf, -math.inf):
-        return (np.maximum if p > 0 else np.minimum).reduce(size, axis=axes, keepdims=True)
-    if p == 0:
-        return np.count_nonzero(size, axis=axes, keepdims=True)
-    if p == 1:
-        return np.add.reduce(size, axis=axes, keepdims=True)
-    if p == 2:
-        return np.sqrt(np.add.reduce(size * size, axis=axes, keepdims=True))
-    return np.add.reduce(size ** p, axis=axes, keepdims=True) ** (1 / p)
-
-
-@reduction_kernel("var_mean")
-def _var_mean_body(a, axes, spec):
-    correction, take_sqrt = spec
-    n = _count(a, axes)
-    mean = np.add.reduce(a, axis=axes, keepdims=True) / n
-    dev = a - mean
-    var = np.add.reduce(dev * dev, axis=axes, keepdims=True) / builtins.max(n - correction, 0)
-    return (np.sqrt(var) if take_sqrt else var), mean
-
-
-@reduction_kernel("median")
-def _median_body(a, axes, ignore_nan):
-    """Lower median along one axis (or of everything) and its index; NaN wins unless ignored."""
-    if len(axes) != 1:
-        a, axes = a.reshape(-1), (0,)
-    axis, n = axes[0], a.shape[axes[0]]
-    if n == 0:  # only reachable without a dim: torch returns nan
-        return np.full(1, np.nan), np.zeros(1, np.int64)
-    nan = np.isnan(a) if a.dtype.kind == "f" else None
-    if nan is None or not nan.any():  # the common case: a linear-time selection
-        index = np.take(np.argpartition(a, (n - 1) // 2, axis=axis), [(n - 1) // 2], axis=axis)
-        return np.take_along_axis(a, index, axis), index
-    order = np.argsort(a, axis=axis, kind="stable")  # NaNs sort last, in their original order
-    count = n - np.count_nonzero(nan, axis=axis, keepdims=True)
-    if ignore_nan:
-        k = np.maximum((count - 1) // 2, 0)
-    else:  # a row holding NaN reports its first NaN
-        k = np.where(count < n, count, (n - 1) // 2)
-    index = np.take_along_axis(order, k, axis)
-    return np.take_along_axis(a, index, axis), index
-
-
-@reduction_kernel("mode")
-def _mode_body(a, axes, _):
-    """The most frequent value along the axis (the smallest on ties) and its last index."""
-    axis = axes[0]
-    rows = np.moveaxis(a, axis, -1)
-    flat = rows.reshape(-1, rows.shape[-1])
-    values = np.empty(flat.shape[0], a.dtype)
-    indices = np.empty(flat.shape[0], np.int64)
-    for r, row in enumerate(flat):
-        uniq, counts = np.unique(row, return_counts=True)
-        values[r] = uniq[np.argmax(counts)]
-        hits = np.flatnonzero(row == values[r])
-        indices[r] = hits[-1] if hits.size else 0  # NaN matches nothing
-    shape = rows.shape[:-1] + (1,)
-    return (np.moveaxis(values.reshape(shape), -1, axis), np.moveaxis(indices.reshape(shape), -1, axis))
-
-
-# -- sums and means --------------------------------------------------------------------------
+# -- sums, means, products -----------------------------------------------------------------
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:
     """Sum over `dim` (int, tuple, None or () for all); integers and bool sum to int64."""
     out = accumulate_dtype(input, dtype, "sum")
-    return _reduce("sum", input, _axes(input, dim, "sum"), keepdim, [out], out.compute)
+    axes = _axes(input, dim, "sum")
+    return track("sum", _sum_backward, input, _reduce("sum", input, axes, keepdim, [out], out.compute), axes, keepdim)
+
+
+def _sum_backward(node, g):
+    return restore(g, node.attrs)
 
 
 def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:
     """Sum treating NaN as zero."""
     out = accumulate_dtype(input, dtype, "nansum")
-    return _reduce("nansum", input, _axes(input, dim, "nansum"), keepdim, [out], out.compute)
+    axes = _axes(input, dim, "nansum")
+    result = _reduce("nansum", input, axes, keepdim, [out], out.compute)
+    return track("nansum", _nansum_backward, input, result, axes, keepdim, save=("input",))
+
+
+def _nansum_backward(node, g):
+    (x,) = node.saved_tensors
+    return restore(g, node.attrs) * M.logical_not(M.isnan(x))
 
 
 def _mean_dtype(x: Tensor, dtype: dt.dtype | None, op: str) -> dt.dtype:
@@ -299,21 +313,60 @@ def _mean_dtype(x: Tensor, dtype: dt.dtype | None, op: str) -> dt.dtype:
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:
     """Arithmetic mean over `dim` (floating inputs, or a floating `dtype`)."""
     out = _mean_dtype(input, dtype, "mean")
-    return _reduce("mean", input, _axes(input, dim, "mean"), keepdim, [out], out.compute)
+    axes = _axes(input, dim, "mean")
+    return track("mean", _mean_backward, input, _reduce("mean", input, axes, keepdim, [out], out.compute), axes,
+                 keepdim)
+
+
+def _mean_backward(node, g):
+    r = node.attrs
+    return restore(g, r) / math.prod(r.shape[d] for d in r.axes if r.shape)
 
 
 def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:
     """Mean of the non-NaN elements."""
     _require_float(input, "nanmean(): expected input to have floating point or complex dtype but got {name}")
     out = _mean_dtype(input, dtype, "nanmean")
-    return _reduce("nanmean", input, _axes(input, dim, "nanmean"), keepdim, [out], out.compute)
+    axes = _axes(input, dim, "nanmean")
+    result = _reduce("nanmean", input, axes, keepdim, [out], out.compute)
+    return track("nanmean", _nanmean_backward, input, result, axes, keepdim, save=("input",))
+
+
+def _nanmean_backward(node, g):
+    (x,) = node.saved_tensors
+    present = M.logical_not(M.isnan(x))
+    return restore(g, node.attrs, expand=False) / sum(present, node.attrs.axes, keepdim=True) * present
 
 
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:
     """Product over one dim (or of everything); integers and bool multiply in int64."""
     out = accumulate_dtype(input, dtype, "prod")
     axes = _axes(input, None, "prod") if dim is None else one_axis(input, dim, "prod")
-    return _reduce("prod", input, axes, keepdim and dim is not None, [out], out.compute)
+    return _prod(input, axes, keepdim and dim is not None, out)
+
+
+def _prod(x: Tensor, axes: tuple, keepdim: bool, out: dt.dtype) -> Tensor:
+    result = _reduce("prod", x, axes, keepdim, [out], out.compute)
+    return track("prod", _prod_backward, x, result, axes, keepdim, save=("input", 0))
+
+
+def _prod_backward(node, g):
+    """d prod / d x_i is the product of the others: out / x_i without zeros; with one zero, only the
+    zero gets something (the product of the nonzeros). Written without a sync, and so that the
+    second derivative stays right up to two zeros per slice."""
+    x, out = node.saved_tensors
+    r = node.attrs
+    if not r.shape:
+        return g
+    zero = M.eq(x, 0)
+    zeros = sum(zero, r.axes, keepdim=True)
+    nonzero = M.where(zero, 1.0, x)
+    others = _prod(nonzero, r.axes, True, out.dtype)
+    zero_sum = sum(M.where(zero, x, 0.0), r.axes, keepdim=True)  # 0, but it carries the zeros' derivative
+    at_zero = M.where(M.eq(zeros, 1), others, M.where(M.eq(zeros, 2), others * (zero_sum - x), 0.0))
+    elsewhere = M.where(M.eq(zeros, 0), restore(out, r, expand=False), others * zero_sum) / nonzero
+    elsewhere = M.where(M.gt(zeros, 1), 0.0, elsewhere)
+    return restore(g, r, expand=False) * M.where(zero, at_zero, elsewhere)
 
 
 # -- extremes --------------------------------------------------------------------------------
@@ -332,7 +385,11 @@ def _amax_amin(op: str, x: Tensor, dim, keepdim: bool) -> Tensor:
     if _means_all(dim):
         _require_dim_for_empty(x, op)
     _require_nonempty(x, axes, f"{op}():", _as_given(dim, axes))
-    return _reduce(op, x, axes, keepdim, [x.dtype], x.dtype.compute)
+    result = _reduce(op, x, axes, keepdim, [x.dtype], x.dtype.compute)
+    return track(op, _amax_amin_backward, x, result, axes, keepdim, save=("input", 0))
+
+
+_amax_amin_backward = functools.partial(shared_backward, nan_wins=False)  # torch: a NaN result gives NaN grads
 
 
 _max_type = return_type("max", ("values", "indices"))
@@ -347,12 +404,15 @@ def _extreme(op: str, x: Tensor, dim, keepdim: bool, other) -> object:
         return M.maximum(x, other) if op == "max" else M.minimum(x, other)
     if dim is None:
         _require_dim_for_empty(x, op)
-        return _reduce("amax" if op == "max" else "amin", x, _axes(x, None, op), False, [x.dtype], x.dtype.compute)
+        axes = _axes(x, None, op)
+        result = _reduce("amax" if op == "max" else "amin", x, axes, False, [x.dtype], x.dtype.compute)
+        return track(op, shared_backward, x, result, axes, False, save=("input", 0))
     axes = one_axis(x, dim, op)
     _require_nonempty(x, axes, f"{op}():")
     values, indices = _reduce("extreme_with_index", x, axes, keepdim, [x.dtype, dt.int64], x.dtype.compute,
                               op == "max")
-    return (_max_type if op == "max" else _min_type)(values, indices)
+    return track(op, indexed_backward, x, (_max_type if op == "max" else _min_type)(values, indices), axes,
+                 keepdim, save=(1,))
 
 
 def max(input: Tensor, dim=None, keepdim: bool = False, *, other: Tensor | None = None):
@@ -378,7 +438,14 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False):
     else:
         axes = one_axis(input, dim, "aminmax")
         _require_nonempty(input, axes, "aminmax:")
-    return _aminmax_type(*_reduce("aminmax", input, axes, keepdim, [input.dtype] * 2, input.dtype.compute))
+    result = _aminmax_type(*_reduce("aminmax", input, axes, keepdim, [input.dtype] * 2, input.dtype.compute))
+    return track("aminmax", _aminmax_backward, input, result, axes, keepdim, save=("input", 0, 1))
+
+
+def _aminmax_backward(node, g_min, g_max):
+    x, low, high = node.saved_tensors
+    parts = [share_evenly(g, x, out, node.attrs, False) for g, out in ((g_min, low), (g_max, high)) if g is not None]
+    return parts[0] if len(parts) == 1 else parts[0] + parts[1]
 
 
 def _arg_extreme(op: str, x: Tensor, dim, keepdim: bool) -> Tensor:
@@ -403,101 +470,6 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     return _arg_extreme("argmin", input, dim, keepdim)
 
 
-# -- spread and norms -----------------------------------------------------------------------
-def _var_like(op: str, x: Tensor, dim, unbiased, keepdim: bool, correction, take_sqrt: bool, with_mean: bool):
-    if isinstance(dim, bool):  # legacy var(x, unbiased)
-        dim, unbiased = None, dim
-    if unbiased is not None and correction is not None:
-        raise TypeError(f"{op}() received an invalid combination of arguments: 'unbiased' and 'correction' "
-                        "can't be given together")
-    if unbiased is not None:
-        correction = 1 if unbiased else 0
-    elif correction is None:
-        correction = 1
-    _require_float(x, ("std and var" if not with_mean else op) + " only support floating point and complex dtypes")
-    axes = _axes(x, dim, op)
-    if math.prod(x._v.shape[d] for d in axes if x.ndim) - correction <= 0:
-        warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
-                      "factor (input numel divided by output numel).", UserWarning, stacklevel=3)
-    dtypes = [x.dtype, x.dtype] if with_mean else [x.dtype]
-    return _reduce("var_mean", x, axes, keepdim, dtypes, x.dtype.compute, (correction, take_sqrt))
-
-
-def var(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
-        correction: float | None = None) -> Tensor:
-    """Variance with Bessel's `correction` (default 1; the legacy `unbiased` flag also works)."""
-    return _var_like("var", input, dim, unbiased, keepdim, correction, False, False)
-
-
-def std(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
-        correction: float | None = None) -> Tensor:
-    """Standard deviation with Bessel's `correction` (default 1)."""
-    return _var_like("std", input, dim, unbiased, keepdim, correction, True, False)
-
-
-def var_mean(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
-             correction: float | None = None) -> tuple:
-    """(variance, mean) in one pass."""
-    return _var_like("var_mean", input, dim, unbiased, keepdim, correction, False, True)
-
-
-def std_mean(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
-             correction: float | None = None) -> tuple:
-    """(standard deviation, mean) in one pass."""
-    return _var_like("std_mean", input, dim, unbiased, keepdim, correction, True, True)
-
-
-def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype: dt.dtype | None = None) -> Tensor:
-    """Vector p-norm over `dim` (p: number, inf, -inf, 'fro'), or the nuclear norm over two dims."""
-    n_dims = None if dim is None else (1 if not isinstance(dim, (tuple, list)) else len(dim))
-    if p is None:
-        p = 2
-    if isinstance(p, str):
-        matrix_dims = n_dims if n_dims is not None else input.ndim
-        if p not in ("fro", "nuc"):
-            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
-        if p == "fro" and (n_dims is None or n_dims <= 2):
-            p = 2
-        elif p == "nuc" and dim is None and input.ndim < 2:
-            raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
-        elif matrix_dims != 2:
-            dims = dim if isinstance(dim, (tuple, list)) else (dim,) if dim is not None else range(input.ndim)
-            raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got " + " ".join(map(str, dims)))
-    elif not isinstance(p, numbers.Number) or isinstance(p, bool):
-        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(p).__name__}")
-    else:
-        p = float(p)
-    op = "linalg.matrix_norm" if p == "nuc" else "linalg.vector_norm"
-    _require_float(input, op + ": Expected a floating point or complex tensor as input. Got {name}")
-    out = input.dtype
-    if dtype_arg(dtype, "norm") is not None:
-        if not dtype.is_floating_point:
-            raise RuntimeError(f"{op}: dtype should be floating point or complex, but got {torch_name(dtype)}")
-        if dt.promote_types(input.dtype, dtype) is not dtype:
-            raise RuntimeError(f"{op}: the dtype of the input ({torch_name(input.dtype)}) should be convertible "
-                               f"without narrowing to the specified dtype ({torch_name(dtype)})")
-        out = dtype
-    axes = _axes(input, dim, "norm")
-    if p != "nuc" and (p < 0 or p == math.inf):  # no identity: an empty reduction is an error
-        name = str(int(p)) if float(p).is_integer() else str(p)
-        if _means_all(dim) and input.numel() == 0:
-            raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on an empty tensor because the "
-                               "operation does not have an identity")
-        for d, shown in zip(axes, _as_given(dim, axes)):
-            if input.ndim and input._v.shape[d] == 0:
-                raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on the dimension {shown}"
-                                   "because this dimension is empty and the operation does not have an identity")
-    return _reduce("norm", input, axes, keepdim, [out], out.compute, p)
-
-
-def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
-    """log(sum(exp(input))) over `dim`, computed stably; integers give the default float."""
-    if dim is None:
-        raise TypeError("logsumexp(): argument 'dim' (position 2) must be tuple of ints, not NoneType")
-    out = input.dtype if input.dtype.is_floating_point else dt.get_default_dtype()
-    return _reduce("logsumexp", input, _axes(input, dim, "logsumexp"), keepdim, [out], out.compute)
-
-
 # -- logic and counting ---------------------------------------------------------------------
 def _any_all(op: str, x: Tensor, dim, keepdim: bool) -> Tensor:
     out = dt.uint8 if x.dtype is dt.uint8 else dt.bool_
@@ -520,45 +492,7 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
                    input.dtype.compute)
 
 
-# -- order statistics ------------------------------------------------------------------------
-_median_type = return_type("median", ("values", "indices"))
-_nanmedian_type = return_type("nanmedian", ("values", "indices"))
-_mode_type = return_type("mode", ("values", "indices"))
-
-
-def _median(op: str, x: Tensor, dim, keepdim: bool):
-    ignore_nan = op == "nanmedian"
-    axes = _axes(x, None, op) if dim is None else one_axis(x, dim, op)
-    if dim is not None:
-        _require_nonempty(x, axes, "median():")
-    if x.dtype is dt.bool_ and (dim is not None or x.numel()):
-        kernel = "median_cpu" if dim is None else "median_out"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
-    if dim is None:
-        return _reduce("median", x, axes, False, [x.dtype], x.dtype.compute, ignore_nan)
-    values, indices = _reduce("median", x, axes, keepdim, [x.dtype, dt.int64], x.dtype.compute, ignore_nan)
-    return (_nanmedian_type if ignore_nan else _median_type)(values, indices)
-
-
-def median(input: Tensor, dim: int | None = None, keepdim: bool = False):
-    """Lower median of everything (a tensor), or along `dim`: (values, indices). NaN propagates."""
-    return _median("median", input, dim, keepdim)
-
-
-def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False):
-    """Lower median ignoring NaN; along `dim` it returns (values, indices)."""
-    return _median("nanmedian", input, dim, keepdim)
-
-
-def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
-    """The most frequent value along `dim` (smallest on ties) and the index of its last occurrence."""
-    axes = one_axis(input, dim, "mode")
-    _require_nonempty(input, axes, "mode():")
-    values, indices = _reduce("mode", input, axes, keepdim, [input.dtype, dt.int64], input.dtype.compute)
-    return _mode_type(values, indices)
-
-
-# -- softmax, composed of tidal ops so that the elementwise part fuses ------------------------
+# -- softmax: composed of tidal ops (the elementwise part fuses), with a node of its own ------
 def _softmax_input(op: str, x: Tensor, dim, dtype) -> tuple:
     """(x in its compute dtype, the wrapped dim, the result dtype); errors as torch's."""
     if dim is None:
@@ -572,27 +506,56 @@ def _softmax_input(op: str, x: Tensor, dim, dtype) -> tuple:
     return (x if x.dtype.compute is x.dtype else M.convert(x, x.dtype.compute)), d, x.dtype
 
 
-def _finish(result: Tensor, dtype: dt.dtype) -> Tensor:
-    return result if result.dtype is dtype else M.convert(result, dtype)
+def _softmax_family(op: str, input: Tensor, dim, dtype, body, backward) -> Tensor:
+    """Run `body(x, d)` untracked and record one node that saves only the output (as torch does):
+    cheaper than the graph of its primitives, and its backward is differentiable again."""
+    with no_grad():
+        x, d, out = _softmax_input(op, input, dim, dtype)
+        if x.numel() == 0:
+            result = Tensor._empty(x._v.shape, out, x.device)
+        else:
+            result = body(x, d)
+            result = result if result.dtype is out else M.convert(result, out)
+    if needs_grad((input,)):
+        record(op, backward, (input,), (result,), (result,), d)
+    return result
 
 
 def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim`, shifted by the max for stability."""
-    x, d, out = _softmax_input("softmax", input, dim, dtype)
-    if x.numel() == 0:
-        return Tensor._empty(x._v.shape, out, x.device)
+    return _softmax_family("softmax", input, dim, dtype, _softmax_body, _softmax_backward)
+
+
+def _softmax_body(x: Tensor, d: int) -> Tensor:
     e = M.exp(M.sub(x, amax(x, d, keepdim=True)))
-    return _finish(M.div(e, sum(e, d, keepdim=True)), out)
+    return M.div(e, sum(e, d, keepdim=True))
+
+
+def _softmax_backward(node, g):
+    (y,) = node.saved_tensors
+    return y * (g - sum(g * y, node.attrs, keepdim=True))
 
 
 def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """x - logsumexp(x) along `dim`, shifted by the max for stability."""
-    x, d, out = _softmax_input("log_softmax", input, dim, dtype)
-    if x.numel() == 0:
-        return Tensor._empty(x._v.shape, out, x.device)
+    return _softmax_family("log_softmax", input, dim, dtype, _log_softmax_body, _log_softmax_backward)
+
+
+def _log_softmax_body(x: Tensor, d: int) -> Tensor:
     shifted = M.sub(x, amax(x, d, keepdim=True))
-    return _finish(M.sub(shifted, M.log(sum(M.exp(shifted), d, keepdim=True))), out)
+    return M.sub(shifted, M.log(sum(M.exp(shifted), d, keepdim=True)))
 
 
-METHODS.update({name: globals()[name] for name in __all__ if name not in ("var_mean", "std_mean")})
+def _log_softmax_backward(node, g):
+    (y,) = node.saved_tensors
+    return g - M.exp(y) * sum(g, node.attrs, keepdim=True)
 
+
+METHODS.update({name: globals()[name] for name in __all__})
+
+# Spread, norms and order statistics build on the plumbing above; they are published from here.
+from . import reduce_stats as _stats  # noqa: E402
+
+__all__ += _stats.__all__
+globals().update({name: getattr(_stats, name) for name in _stats.__all__})
+METHODS.update(_stats.METHODS)

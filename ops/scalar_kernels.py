@@ -5,8 +5,9 @@ expression template uses must exist here and in `elementwise.NUMPY_VOCAB` alike
 (except the NumPy-only 16-bit casts, which keep such expressions off the compiler).
 The special functions are written once, here, on Python floats: compiled kernels call
 them directly and the NumPy path vectorizes the same code lazily (ops/special.py).
-They compute in float64 whatever the input type. Kernels are cached by this file's hash,
-so everything they call must live in this file.
+They compute in float64 whatever the input type, and use np.floor/np.trunc (numba's
+math.floor returns an int64, which inf does not fit). Kernels are cached by this file's
+hash, so everything they call must live in this file.
 """
 import math  # noqa: F401  templates may use math.*
 
@@ -117,10 +118,10 @@ def digamma(x):
     if x == 0.0:
         return math.copysign(math.inf, -x)
     if x < 0.0:
-        if x == math.floor(x):
+        if x == np.floor(x):
             return math.nan
         # reflection; tan of the fractional part keeps pi*x exact for large |x|
-        return _digamma_positive(1.0 - x) - math.pi / math.tan(math.pi * (x - math.trunc(x)))
+        return _digamma_positive(1.0 - x) - math.pi / math.tan(math.pi * (x - np.trunc(x)))
     return _digamma_positive(x)
 
 
@@ -131,7 +132,7 @@ def trigamma(x):
     acc = 0.0
     sign = 1.0
     if x < 0.5:
-        s = math.sin(math.pi * (x - math.trunc(x)))
+        s = math.sin(math.pi * (x - np.trunc(x)))
         acc = -(math.pi * math.pi) / (s * s)
         sign = -1.0
         x = 1.0 - x
@@ -158,10 +159,12 @@ def zeta(s, q):
         return math.inf
     if s < 1.0 or s != s or q != q:
         return math.nan
+    if math.isinf(q):
+        return 0.0 if q > 0 else math.nan
     if q <= 0.0:
-        if q == math.floor(q):
+        if q == np.floor(q):
             return math.inf
-        if s != math.floor(s):
+        if s != np.floor(s):
             return math.nan  # a negative base to a fractional power
     total = 0.0
     a = q

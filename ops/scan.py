@@ -1,35 +1,41 @@
-"""Cumulative ops along one dim: cumsum, cumprod, cummax, cummin, logcumsumexp.
+"""Cumulative ops along one dim: cumsum, cumprod, cummax, cummin, logcumsumexp, with gradients.
 
 They share the reduction plumbing of ops/reduce.py (a kernel body gets the array in its
-accumulation dtype and the axis); the outputs keep the input's shape.
+accumulation dtype and the axis); the outputs keep the input's shape. cumsum and
+logcumsumexp also run in reverse (last to first): that is what their backward needs, and
+the reverse scan's backward is the forward one, so gradients of any order stay scans.
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
+from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from . import math_api as M
+from .creation import zeros_like
 from .dispatch import launch, launch_into
-from .elementwise import torch_name
-from .reduce import accumulate_dtype, dtype_arg, one_axis, reduction_kernel, return_type
+from .elementwise import check_leaf_inplace, torch_name
+from .reduce import Reduced, _prod, accumulate_dtype, dtype_arg, one_axis, reduction_kernel, return_type, sum, track
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
 METHODS: dict = {}
 
 
-@reduction_kernel("cumsum")
-def _cumsum_body(a, axes, _):
-    return np.cumsum(a, axis=axes[0])
+def _directed(scan):
+    """A kernel body running `scan(a, axis)` forward, or backward when its extra attr is true."""
+    def body(a, axes, reverse):
+        axis = axes[0]
+        if reverse:
+            return np.flip(scan(np.flip(a, axis), axis), axis)
+        return scan(a, axis)
+    return body
 
 
-@reduction_kernel("cumprod")
-def _cumprod_body(a, axes, _):
-    return np.cumprod(a, axis=axes[0])
-
-
-@reduction_kernel("logcumsumexp")
-def _logcumsumexp_body(a, axes, _):
-    return np.logaddexp.accumulate(a, axis=axes[0])
+reduction_kernel("cumsum")(_directed(lambda a, axis: np.cumsum(a, axis=axis)))
+reduction_kernel("cumprod")(_directed(lambda a, axis: np.cumprod(a, axis=axis)))
+reduction_kernel("logcumsumexp")(_directed(lambda a, axis: np.logaddexp.accumulate(a, axis=axis)))
 
 
 @reduction_kernel("cum_extreme")
@@ -45,25 +51,56 @@ def _cum_extreme_body(a, axes, is_max):
     return values, np.maximum.accumulate(np.where(reached, positions, 0), axis=axis)
 
 
-def _scan(op: str, x: Tensor, dim, out_dtypes, compute: dt.dtype, extra=None, kernel: str | None = None):
-    axes = one_axis(x, dim, op)
+def _scan(op: str, x: Tensor, axes: tuple, out_dtypes, compute: dt.dtype, extra=None, kernel: str | None = None):
     outs = launch(kernel or op, (x,), [(x._v.shape, d) for d in out_dtypes], (axes, compute.np, extra))
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+# -- running sums and products ---------------------------------------------------------------
 def cumsum(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
     """Running sum along `dim`; integers and bool accumulate in int64."""
-    out = accumulate_dtype(input, dtype, "cumsum")
-    return _scan("cumsum", input, dim, [out], out.compute)
+    return _cumsum(input, one_axis(input, dim, "cumsum"), accumulate_dtype(input, dtype, "cumsum"))
+
+
+def _cumsum(x: Tensor, axes: tuple, out: dt.dtype, reverse: bool = False) -> Tensor:
+    result = _scan("cumsum", x, axes, [out], out.compute, reverse)
+    return track("cumsum", _cumsum_backward, x, result, axes, True, extra=reverse)
+
+
+def _cumsum_backward(node, g):
+    r = node.attrs
+    return _cumsum(g, r.axes, g.dtype, not r.extra)
 
 
 def cumprod(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
     """Running product along `dim`; integers and bool accumulate in int64."""
     out = accumulate_dtype(input, dtype, "cumprod")
-    return _scan("cumprod", input, dim, [out], out.compute)
+    axes = one_axis(input, dim, "cumprod")
+    return track("cumprod", _cumprod_backward, input, _scan("cumprod", input, axes, [out], out.compute), axes, True,
+                 ("input", 0))
 
 
-def _in_place(op: str):
+def _cumprod_backward(node, g):
+    """torch's cumprod_backward without its sync: before the first zero of a slice, the reverse
+    running sum of g * y over x; at the first zero, the product before it times the running
+    products after it (up to the second zero) weighted by g; after it, 0."""
+    x, y = node.saved_tensors
+    r = node.attrs
+    axes = r.axes
+    if x.numel() <= 1 or r.shape[axes[0]] == 1:
+        return g
+    zero = M.eq(x, 0)
+    zeros_so_far = _cumsum(zero, axes, dt.int64)
+    before = M.eq(zeros_so_far, 0)
+    first_span = M.eq(zeros_so_far, 1)
+    head = _cumsum(M.where(before, y * g, 0.0), axes, g.dtype, reverse=True) / M.where(before, x, 1.0)
+    prefix = _prod(M.where(before, x, 1.0), axes, True, y.dtype)
+    running = cumprod(M.where(M.logical_and(first_span, M.logical_not(zero)), x, 1.0), axes[0])
+    at_zero = prefix * sum(running * M.where(first_span, g, 0.0), axes, keepdim=True)
+    return M.where(before, head, M.where(M.logical_and(zero, first_span), at_zero, 0.0))
+
+
+def _in_place(op: str, backward):
     def fn(self: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
         if dtype_arg(dtype, op + "_") is not None and dtype is not self.dtype:
             raise RuntimeError(f"Bad in-place call: input tensor dtype {torch_name(self.dtype)} and output tensor "
@@ -72,35 +109,76 @@ def _in_place(op: str):
             raise NotImplementedError(f"\"{op}_out_cpu\" not implemented for 'Bool'")
         axes = one_axis(self, dim, op + "_")
         compute = accumulate_dtype(self, None, op).compute
+        grad = needs_grad((self,))
+        if grad:
+            check_leaf_inplace(self)
+        before = M.clone(self) if grad and op == "cumprod" else None  # what the backward reads gets overwritten
         launch_into(op, (self,), (self,), (axes, compute.np, None))
+        if grad:
+            saved = () if before is None else (before, self)
+            record(op, backward, (self,), (self,), saved, Reduced(self._v.shape, axes, True, False))
         return self
     fn.__name__ = op + "_"
     fn.__doc__ = f"In-place {op} along `dim`."
     return fn
 
 
+# -- running extremes and logcumsumexp ---------------------------------------------------------
 _cummax_type = return_type("cummax", ("values", "indices"))
 _cummin_type = return_type("cummin", ("values", "indices"))
 
 
 def cummax(input: Tensor, dim: int):
     """(running maximum, index of its last occurrence) along `dim`."""
-    return _cummax_type(*_scan("cummax", input, dim, [input.dtype, dt.int64], input.dtype.compute, True,
-                                      "cum_extreme"))
+    return _cum_extreme("cummax", input, dim, True)
 
 
 def cummin(input: Tensor, dim: int):
     """(running minimum, index of its last occurrence) along `dim`."""
-    return _cummin_type(*_scan("cummin", input, dim, [input.dtype, dt.int64], input.dtype.compute, False,
-                                      "cum_extreme"))
+    return _cum_extreme("cummin", input, dim, False)
+
+
+def _cum_extreme(op: str, x: Tensor, dim: int, is_max: bool):
+    axes = one_axis(x, dim, op)
+    values, indices = _scan(op, x, axes, [x.dtype, dt.int64], x.dtype.compute, is_max, "cum_extreme")
+    result = (_cummax_type if is_max else _cummin_type)(values, indices)
+    return track(op, _cum_extreme_backward, x, result, axes, True, (1,))
+
+
+def _cum_extreme_backward(node, g, _):
+    """Each position's gradient goes to the index its running extreme came from (summed there)."""
+    (indices,) = node.saved_tensors
+    if not node.attrs.shape:
+        return g
+    from .scatter import scatter_add
+    return scatter_add(zeros_like(g), node.attrs.axes[0], indices, g)
 
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """log(cumsum(exp(input))) along `dim`, computed stably (floating inputs)."""
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{torch_name(input.dtype)}'")
-    return _scan("logcumsumexp", input, dim, [input.dtype], input.dtype.compute)
+    return _logcumsumexp(input, one_axis(input, dim, "logcumsumexp"))
+
+
+def _logcumsumexp(x: Tensor, axes: tuple, reverse: bool = False) -> Tensor:
+    result = _scan("logcumsumexp", x, axes, [x.dtype], x.dtype.compute, reverse)
+    return track("logcumsumexp", _logcumsumexp_backward, x, result, axes, True, ("input", 0), reverse)
+
+
+def _logcumsumexp_backward(node, g):
+    """sum over later j of g_j exp(x_i - y_j), in log space, positive and negative g apart (torch's)."""
+    x, y = node.saved_tensors
+    r = node.attrs
+    if not r.shape or g.numel() == 0:
+        return g
+    lowest = float(ml_dtypes.finfo(g.dtype.np).min)
+    size = M.log(M.abs(M.where(M.eq(g, 0), 1.0, g)))  # zeros take `lowest` below; no log(0) on the way
+
+    def flow(log_part: Tensor) -> Tensor:
+        return M.exp(_logcumsumexp(log_part - y, r.axes, not r.extra) + x)
+    return flow(M.where(M.gt(g, 0), size, lowest)) - flow(M.where(M.lt(g, 0), size, lowest))
 
 
 METHODS.update({name: globals()[name] for name in __all__})
-METHODS.update(cumsum_=_in_place("cumsum"), cumprod_=_in_place("cumprod"))
+METHODS.update(cumsum_=_in_place("cumsum", _cumsum_backward), cumprod_=_in_place("cumprod", _cumprod_backward))

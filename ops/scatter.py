@@ -1,8 +1,13 @@
-"""Gather and scatter: gather, scatter*, index_select/add/copy/fill, take, put_, take_along_dim.
+"""Gather and scatter (gather, scatter, scatter_add, scatter_reduce) and the gradient helpers of the
+indexing ops.
 
 Shapes, dtypes and arguments are checked at the call; the values inside index tensors
 are checked by the kernels (only the data can tell), which raise PyTorch's error and let
 the VM re-raise it at the next sync point. Kernels compute 16-bit floats in float32.
+Each op records its backward next to it; the formulas are tidal ops (gather's gradient is
+a scatter_add, whose gradient is a gather...), so double backward works. In-place ops
+record on the tensor they write, as PyTorch does. index_select/add/copy/fill, take, put and
+take_along_dim live in ops/index_ops.py.
 """
 from __future__ import annotations
 
@@ -10,19 +15,21 @@ import warnings
 
 import numpy as np
 
+from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..tensor.tensor import contiguous_strides, numel_of
+from ..vm import View
 from . import elementwise as ew
 from . import math_api as M
-from .broadcast import broadcast_shapes
 from .dispatch import launch, launch_into, register_kernel
 from .elementwise import torch_name
+from .view_grads import transfer
 
-__all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add", "index_copy",
-           "index_fill", "take", "take_along_dim", "put"]
+__all__ = ["gather", "scatter", "scatter_add", "scatter_reduce"]
 METHODS: dict = {}
 
-_INDEX_DTYPES = (dt.int64, dt.int32)
+INDEX_DTYPES = (dt.int64, dt.int32)
 C_NAMES = {dt.bool_: "bool", dt.uint8: "unsigned char", dt.int8: "signed char", dt.int16: "short int",
            dt.int32: "int", dt.int64: "long int", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16",
            dt.float32: "float", dt.float64: "double"}  # the C++ names some PyTorch messages print
@@ -111,8 +118,66 @@ def _dim1(t: Tensor) -> int:
     return max(t.ndim, 1)
 
 
-def _size1(t: Tensor, d: int) -> int:
+def size1(t: Tensor, d: int) -> int:
     return t._v.shape[d] if t.ndim else 1
+
+
+# -- gradient helpers (shared with ops/indexing.py, ops/index_ops.py, ops/masked.py) ---------------
+def wants(node, k: int) -> bool:
+    """Whether input `k` of `node` takes a gradient."""
+    return node.next_functions[k][0] is not None
+
+
+def inplace_grad(self: Tensor, others: tuple) -> bool:
+    """Whether an in-place write of `self` that reads `others` is recorded; PyTorch's error on a leaf."""
+    if not needs_grad((self,) + tuple(others)):
+        return False
+    ew.check_leaf_inplace(self)
+    return True
+
+
+def check_out_grad(op: str, out, args: tuple) -> None:
+    """PyTorch's error for `out=` when an argument requires grad (grad mode on)."""
+    if out is not None and needs_grad(args):
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+
+
+def filled(shape: tuple, like: Tensor, value=0) -> Tensor:
+    """A new tensor of `shape` holding `value`, with `like`'s dtype and device."""
+    return M.fill_(Tensor._empty(tuple(shape), like.dtype, like.device), value)
+
+
+def view_of(t: Tensor, shape: tuple, strides: tuple, offset: int) -> Tensor:
+    """A view of `t`'s blob with this layout (no instruction, no graph)."""
+    if 0 in shape:  # an empty view may point past the end; the CPU backend can't map that
+        offset = min(offset, t._v.blob.nbytes // t.dtype.itemsize)
+    return Tensor._make(View(t._v.blob, tuple(shape), tuple(strides), offset, t._v.dtype), t.dtype, t.device,
+                        t._vm, base=t if t._base is None else t._base)
+
+
+def restrided(t: Tensor, geometry: tuple) -> Tensor:
+    """A copy of the view `geometry` = (shape, strides, offset) of `t`, the geometry given in the row-major
+    layout of t's shape; differentiable (its gradient is `embed`)."""
+    return transfer(t, numel_of(t._v.shape), box(t._v.shape, t._v.shape), geometry)
+
+
+def embed(g: Tensor, shape: tuple, geometry: tuple) -> Tensor:
+    """Zeros of `shape` with `g` added at the row-major view `geometry`: a view's gradient."""
+    return transfer(g, numel_of(shape), geometry, box(shape, shape))
+
+
+def box(shape: tuple, full: tuple) -> tuple:
+    """The geometry of the leading `shape` block of a row-major `full` shape."""
+    return tuple(shape), contiguous_strides(tuple(full)), 0
+
+
+def fit_rank(grad: Tensor, ndim: int) -> Tensor:
+    """`grad` with size-1 dims put in front up to `ndim` (assigned values lose leading ones)."""
+    if grad.ndim >= ndim:
+        return grad
+    shape = (1,) * (ndim - grad.ndim) + grad._v.shape
+    return restrided(grad, box(shape, shape))
 
 
 # -- helpers inside kernels ------------------------------------------------------------------
@@ -140,7 +205,7 @@ def accumulate_at(ufunc, dst: np.ndarray, key, vals) -> None:
         dst[...] = work
 
 
-def _at_least_1d(a: np.ndarray) -> np.ndarray:
+def at_least_1d(a: np.ndarray) -> np.ndarray:
     return a.reshape(1) if a.ndim == 0 else a
 
 
@@ -166,11 +231,11 @@ def _check_gather_shapes(input: Tensor, dim: int, index: Tensor, src: Tensor | N
     if index.numel() == 0:
         return
     for d in range(_dim1(index)):
-        too_big = d != dim and _size1(index, d) > _size1(input, d)
+        too_big = d != dim and size1(index, d) > size1(input, d)
         if op == "gather" and too_big:
             raise RuntimeError(f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
                                f"no larger than self {list(input.shape)} apart from dimension {dim}")
-        if op != "gather" and (too_big or (src is not None and _size1(index, d) > _size1(src, d))):
+        if op != "gather" and (too_big or (src is not None and size1(index, d) > size1(src, d))):
             tail = f" and to be no larger size than src {list(src.shape)}" if src is not None else ""
             raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
                                f"{list(input.shape)} apart from dimension {dim}{tail}")
@@ -180,30 +245,55 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
            out: Tensor | None = None) -> Tensor:
     """out[i][j] = input[index[i][j]][j] (for dim=0): values picked along `dim`."""
     dim = input._dim(dim, "gather")
-    check_index_dtype(index, _INDEX_DTYPES, "gather(): Expected dtype int32/int64 for index")
+    check_index_dtype(index, INDEX_DTYPES, "gather(): Expected dtype int32/int64 for index")
     _check_gather_shapes(input, dim, index, None, "gather")
-    return emit("gather", (input, index), index._v.shape, input.dtype, dim, out)
+    check_out_grad("gather", out, (input,))
+    result = emit("gather", (input, index), index._v.shape, input.dtype, dim, out)
+    if needs_grad((input,)):
+        record("gather", lambda node, g: (scatter_add(filled(node.attrs[0], g), node.attrs[1],
+                                                      node.saved_tensors[0], g),),
+               (input,), (result,), saved=(index,), attrs=(input._v.shape, dim))
+    return result
 
 
 @register_kernel("gather", "cpu")
 def _gather_kernel(ins, outs, dim):
-    src, idx = _at_least_1d(ins[0]), _at_least_1d(ins[1])
+    src, idx = at_least_1d(ins[0]), at_least_1d(ins[1])
     if idx.size:
         idx = checked_index(idx, src.shape[dim], dim, exc=RuntimeError)
         outs[0][...] = np.take_along_axis(src[_box(idx.shape, dim)], idx, axis=dim).reshape(outs[0].shape)
 
 
+def _src_grad(g: Tensor, dim: int, index: Tensor, src_shape: tuple) -> Tensor:
+    """The gradient of a scatter's `src`: g gathered at `index`, zero where src reaches past it."""
+    picked = gather(g, dim, index)
+    return picked if picked._v.shape == src_shape else embed(picked, src_shape, box(picked._v.shape, src_shape))
+
+
+def _scatter_backward(node, g):
+    dim, src_shape = node.attrs
+    (index,) = node.saved_tensors
+    return (scatter(g, dim, index, 0.0) if wants(node, 0) else None, None, None,
+            _src_grad(g, dim, index, src_shape) if wants(node, 3) else None)
+
+
+def _scatter_add_backward(node, g):
+    dim, src_shape = node.attrs
+    return g, None, None, _src_grad(g, dim, node.saved_tensors[0], src_shape) if wants(node, 3) else None
+
+
+def _no_derivative(node, g):
+    raise RuntimeError("derivative for aten::scatter is not implemented")
+
+
 _SCATTER_REDUCE = {"add": np.add, "multiply": np.multiply}
+_SCATTER_GRADS = {"scatter": _scatter_backward, "scatter_add": _scatter_add_backward,
+                  "not_implemented": _no_derivative}  # torch has no derivative for scatter(reduce=...)
 
 
-def scatter_(self: Tensor, dim: int, index: Tensor, src=None, value=None, *, reduce: str | None = None) -> Tensor:
-    """In place: self[index[i][j]][j] = src[i][j] (for dim=0), or a `value`; `reduce` 'add'/'multiply'."""
-    if src is not None and not isinstance(src, Tensor):
-        src, value = None, src
-    if src is None and value is None:
-        raise TypeError("scatter() missing required argument 'src' or 'value'")
+def _scatter(self: Tensor, dim: int, index: Tensor, src, value, reduce, grad_name: str) -> Tensor:
     dim = self._dim(dim, "scatter")
-    check_index_dtype(index, _INDEX_DTYPES, "scatter(): Expected dtype int32/int64 for index")
+    check_index_dtype(index, INDEX_DTYPES, "scatter(): Expected dtype int32/int64 for index")
     if src is not None and src.dtype is not self.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     _check_gather_shapes(self, dim, index, src, "scatter")
@@ -212,8 +302,21 @@ def scatter_(self: Tensor, dim: int, index: Tensor, src=None, value=None, *, red
     ins = (index,) if src is None else (index, src)
     check_no_overlap(self, ins)
     typed = None if src is not None else scalar_for(self.dtype, value)
+    grad = inplace_grad(self, (src,))
     launch_into("scatter", ins, (self,), (dim, reduce, typed))
+    if grad:
+        record(grad_name, _SCATTER_GRADS[grad_name], (self, None, None, src), (self,), saved=(index,),
+               attrs=(dim, None if src is None else src._v.shape))
     return self
+
+
+def scatter_(self: Tensor, dim: int, index: Tensor, src=None, value=None, *, reduce: str | None = None) -> Tensor:
+    """In place: self[index[i][j]][j] = src[i][j] (for dim=0), or a `value`; `reduce` 'add'/'multiply'."""
+    if src is not None and not isinstance(src, Tensor):
+        src, value = None, src
+    if src is None and value is None:
+        raise TypeError("scatter() missing required argument 'src' or 'value'")
+    return _scatter(self, dim, index, src, value, reduce, "scatter" if reduce is None else "not_implemented")
 
 
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None, *, reduce: str | None = None) -> Tensor:
@@ -224,11 +327,11 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None, *, red
 @register_kernel("scatter", "cpu")
 def _scatter_kernel(ins, outs, attrs):
     dim, reduce, value = attrs
-    dst, idx = _at_least_1d(outs[0]), _at_least_1d(ins[0])
+    dst, idx = at_least_1d(outs[0]), at_least_1d(ins[0])
     if not idx.size:
         return
     key = _scatter_key(checked_index(idx, dst.shape[dim], dim, exc=RuntimeError), dim)
-    vals = _at_least_1d(ins[1])[_box(idx.shape)] if len(ins) > 1 else value
+    vals = at_least_1d(ins[1])[_box(idx.shape)] if len(ins) > 1 else value
     if reduce is None:
         dst[key] = vals
     else:
@@ -239,7 +342,7 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """In place: self[index[i][j]][j] += src[i][j] (for dim=0); repeated indices accumulate."""
     if not isinstance(src, Tensor):
         raise TypeError(f"scatter_add(): argument 'src' must be Tensor, not {type(src).__name__}")
-    return scatter_(self, dim, index, src, reduce="add")
+    return _scatter(self, dim, index, src, None, "add", "scatter_add")
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -248,13 +351,14 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 
 _REDUCTIONS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum, "amin": np.minimum}
+_NEEDS_VALUES = ("prod", "amax", "amin")  # reductions whose gradient reads self, src and the result
 
 
-def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
-                    include_self: bool = True) -> Tensor:
-    """In place: reduce (sum/prod/mean/amax/amin) `src` into self at `index` along `dim`."""
+def _scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, include_self: bool,
+                    before: Tensor | None) -> Tensor:
+    """scatter_reduce_ into `self`; `before` holds self's values before the write (None: clone them)."""
     dim = self._dim(dim, "scatter_reduce")
-    check_index_dtype(index, _INDEX_DTYPES, "scatter(): Expected dtype int32/int64 for index")
+    check_index_dtype(index, INDEX_DTYPES, "scatter(): Expected dtype int32/int64 for index")
     if not isinstance(src, Tensor):
         raise TypeError(f"scatter_reduce(): argument 'src' must be Tensor, not {type(src).__name__}")
     if src.dtype is not self.dtype:
@@ -263,14 +367,74 @@ def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     _check_gather_shapes(self, dim, index, src, "scatter")
     check_no_overlap(self, (index, src))
+    grad = inplace_grad(self, (src,))
+    if grad and reduce in _NEEDS_VALUES and before is None:
+        before = M.clone(self)
     launch_into("scatter_reduce", (index, src), (self,), (dim, reduce, bool(include_self)))
+    if grad:
+        saved = (index, src, before, self) if reduce in _NEEDS_VALUES else (index,)
+        record("scatter_reduce", _scatter_reduce_backward, (self, None, None, src), (self,), saved=saved,
+               attrs=(dim, reduce, bool(include_self), src._v.shape))
     return self
+
+
+def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                    include_self: bool = True) -> Tensor:
+    """In place: reduce (sum/prod/mean/amax/amin) `src` into self at `index` along `dim`."""
+    return _scatter_reduce(self, dim, index, src, reduce, include_self, None)
 
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                    include_self: bool = True) -> Tensor:
     """A copy of `input` with `src` reduced into it at `index` along `dim`."""
-    return scatter_reduce_(M.clone(input), dim, index, src, reduce, include_self=include_self)
+    return _scatter_reduce(M.clone(input), dim, index, src, reduce, include_self, input)
+
+
+def _reduce_sum_grads(g, dim, index, include_self, src, before, result):
+    return g, gather(g, dim, index)
+
+
+def _reduce_mean_grads(g, dim, index, include_self, src, before, result):
+    count = scatter_add(filled(g._v.shape, g, int(include_self)), dim, index, filled(index._v.shape, g, 1))
+    count = M.where(M.eq(count, 0), 1.0, count)
+    return g / count, gather(g, dim, index) / gather(count, dim, index)
+
+
+def _reduce_extreme_grads(g, dim, index, include_self, src, before, result):
+    # ties share the gradient evenly, as in torch
+    self_wins, src_wins = M.eq(before, result), M.eq(src, gather(result, dim, index))
+    share = g / scatter_add(M.convert(self_wins, g.dtype), dim, index, M.convert(src_wins, g.dtype))
+    return M.where(self_wins, share, 0.0), M.where(src_wins, gather(share, dim, index), 0.0)
+
+
+def _reduce_prod_grads(g, dim, index, include_self, src, before, result):
+    # products "without me" computed with zeros replaced by one, so a single zero still gets its gradient
+    nonzero_self = M.where(M.eq(before, 0), 1.0, before)
+    grad_self = g * scatter_reduce(nonzero_self, dim, index, src, "prod", include_self=include_self) / nonzero_self
+    src_zero = M.eq(src, 0)
+    zeros_there = gather(scatter_add(filled(g._v.shape, g), dim, index, M.convert(src_zero, g.dtype)), dim, index)
+    lone_zero = M.logical_and(src_zero, M.eq(zeros_there, 1))
+    without_lone = scatter_reduce(before, dim, index, M.where(lone_zero, 1.0, src), "prod", include_self=include_self)
+    grad_src = M.where(lone_zero, gather(g * without_lone, dim, index),
+                       gather(g * result, dim, index) / M.where(src_zero, 1.0, src))
+    return grad_self, grad_src
+
+
+_REDUCE_GRADS = {"sum": _reduce_sum_grads, "mean": _reduce_mean_grads, "amax": _reduce_extreme_grads,
+                 "amin": _reduce_extreme_grads, "prod": _reduce_prod_grads}
+
+
+def _scatter_reduce_backward(node, g):
+    dim, reduce, include_self, src_shape = node.attrs
+    index, src, before, result = node.saved_tensors + (None,) * (4 - len(node.saved_tensors))
+    if src is not None and src._v.shape != index._v.shape:  # src may reach past the index: use its used block
+        src = restrided(src, box(index._v.shape, src._v.shape))
+    grad_self, grad_src = _REDUCE_GRADS[reduce](g, dim, index, include_self, src, before, result)
+    if not include_self:
+        grad_self = scatter(grad_self, dim, index, 0.0)
+    if grad_src._v.shape != src_shape:
+        grad_src = embed(grad_src, src_shape, box(grad_src._v.shape, src_shape))
+    return grad_self if wants(node, 0) else None, None, None, grad_src if wants(node, 3) else None
 
 
 def _identity(reduce: str, dtype: np.dtype):
@@ -289,14 +453,14 @@ def _identity(reduce: str, dtype: np.dtype):
 @register_kernel("scatter_reduce", "cpu")
 def _scatter_reduce_kernel(ins, outs, attrs):
     dim, reduce, include_self = attrs
-    dst, idx = _at_least_1d(outs[0]), _at_least_1d(ins[0])
+    dst, idx = at_least_1d(outs[0]), at_least_1d(ins[0])
     if not idx.size:
         return
     key = _scatter_key(checked_index(idx, dst.shape[dim], dim, exc=RuntimeError), dim)
     work = widened(dst).copy()
     if not include_self:
         work[key] = _identity(reduce, work.dtype)
-    _REDUCTIONS[reduce].at(work, key, widened(_at_least_1d(ins[1])[_box(idx.shape)]).astype(work.dtype))
+    _REDUCTIONS[reduce].at(work, key, widened(at_least_1d(ins[1])[_box(idx.shape)]).astype(work.dtype))
     if reduce == "mean":
         count = np.full(work.shape, int(include_self), np.int64)
         np.add.at(count, key, 1)
@@ -305,228 +469,5 @@ def _scatter_reduce_kernel(ins, outs, attrs):
     dst[...] = work
 
 
-# -- index_select / index_add / index_copy / index_fill --------------------------------------
-def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """The slices of `input` along `dim` at the positions in the vector `index`."""
-    dim = input._dim(dim, "index_select")
-    check_index_dtype(index, _INDEX_DTYPES, "index_select(): Expected dtype int32 or int64 for index")
-    if index.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
-    if out is not None and out.dtype is not input.dtype:
-        raise RuntimeError("index_select(): self and result must have the same scalar type")
-    shape = list(input._v.shape)
-    if shape:
-        shape[dim] = index.numel()
-    return emit("index_select", (input, index), tuple(shape), input.dtype, dim, out)
-
-
-@register_kernel("index_select", "cpu")
-def _index_select_kernel(ins, outs, dim):
-    src = _at_least_1d(ins[0])
-    idx = checked_index(ins[1].reshape(-1), src.shape[dim], dim, message="index out of range in self")
-    outs[0][...] = np.take(src, idx, axis=dim).reshape(outs[0].shape)
-
-
-def _check_vector_index(self: Tensor, dim: int, index: Tensor, source: Tensor, op: str) -> None:
-    """The checks index_add_ and index_copy_ share: source is self with `dim` resized to len(index)."""
-    if index.ndim > 1:
-        raise IndexError(f"{op}(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
-                         f"{torch_name(index.dtype)} and size: {list(index.shape)}")
-    if source.ndim and self.ndim and source.ndim != self.ndim:
-        raise IndexError(f"{op}(): When source and destination are not scalars, their dimensionality must "
-                         f"match. Source dimensionality ({source.ndim}), destination dimensionality "
-                         f"({self.ndim})")
-    n = index.numel()
-    if n != _size1(source, dim):
-        if op == "index_copy_":
-            raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to source.size(dim) "
-                             f"({_size1(source, dim)})")
-        raise RuntimeError(f"{op}(): Number of indices ({n}) should be equal to source.size(dim): "
-                           f"({_size1(source, dim)}), for dim: {dim}")
-    dst_slice = [s for d, s in enumerate(self._v.shape) if d != dim]
-    src_slice = [s for d, s in enumerate(source._v.shape) if d != dim]
-    if source.ndim and dst_slice != src_slice:
-        if op == "index_copy_":
-            raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. "
-                               f"Destination slice shape: {' '.join(map(str, dst_slice))} at dimension {dim} and "
-                               f"source slice shape: {' '.join(map(str, src_slice))} at dimension 0.")
-        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified "
-                               f"dimension. Got self.shape = {list(self.shape)} source.shape = "
-                               f"{list(source.shape)}")
-
-
-def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
-    """In place: self[index[i]] += alpha * source[i] along `dim` (repeated indices accumulate)."""
-    dim = self._dim(dim, "index_add_")
-    check_index_dtype(index, _INDEX_DTYPES, "index_add_(): Expected dtype int32/int64 for index but got: {got}")
-    if source.dtype is not self.dtype:
-        raise RuntimeError(f"index_add_(): self ({torch_name(self.dtype)}) and source "
-                           f"({torch_name(source.dtype)}) must have the same scalar type")
-    _check_vector_index(self, dim, index, source, "index_add_")
-    check_no_overlap(self, (index, source))
-    launch_into("index_add", (index, source), (self,), (dim, scalar_for(self.dtype, alpha)))
-    return self
-
-
-def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
-    """A copy of `input` with alpha * source added at `index` along `dim`."""
-    return index_add_(M.clone(input), dim, index, source, alpha=alpha)
-
-
-def _along(a: np.ndarray, dim: int) -> np.ndarray:
-    """A view of `a` (0-d as 1-d) with `dim` moved first."""
-    return np.moveaxis(_at_least_1d(a), dim, 0)
-
-
-@register_kernel("index_add", "cpu")
-def _index_add_kernel(ins, outs, attrs):
-    dim, alpha = attrs
-    dst = _along(outs[0], dim)
-    idx = checked_index(ins[0].reshape(-1), dst.shape[0], dim, exc=RuntimeError)
-    src = widened(_along(ins[1], dim))
-    accumulate_at(np.add, dst, idx, src if alpha == 1 else src * alpha)
-
-
-def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
-    """In place: self[index[i]] = source[i] along `dim`."""
-    dim = self._dim(dim, "index_copy_")
-    check_index_dtype(index, (dt.int64,), "index_copy_(): Expected a long tensor for index, but got {got}")
-    if source.dtype is not self.dtype:
-        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
-                           f"{torch_name(self.dtype)} and (source) {torch_name(source.dtype)}")
-    _check_vector_index(self, dim, index, source, "index_copy_")
-    check_no_overlap(self, (index, source))
-    launch_into("index_copy", (index, source), (self,), dim)
-    return self
-
-
-def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
-    """A copy of `input` with the slices at `index` along `dim` replaced by `source`."""
-    return index_copy_(M.clone(input), dim, index, source)
-
-
-@register_kernel("index_copy", "cpu")
-def _index_copy_kernel(ins, outs, dim):
-    dst = _along(outs[0], dim)
-    idx = checked_index(ins[0].reshape(-1), dst.shape[0], dim,
-                        message="index_copy_(): index {i} is out of bounds for dimension {d} with size {n}")
-    dst[idx] = _along(ins[1], dim)
-
-
-def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
-    """In place: the slices at `index` along `dim` set to `value` (a number or a 0-d tensor)."""
-    dim = self._dim(dim, "index_fill_")
-    check_index_dtype(index, (dt.int64,), "index_fill_(): Expected dtype int64 for index.", IndexError)
-    if index.ndim > 1:
-        raise RuntimeError("Index has to be a vector/scalar")
-    if isinstance(value, Tensor) and value.ndim:
-        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                           f"{value.ndim} dimension(s).")
-    if isinstance(value, Tensor):
-        launch_into("index_fill", (index, value), (self,), (dim, None))
-    else:
-        launch_into("index_fill", (index,), (self,), (dim, scalar_for(self.dtype, value)))
-    return self
-
-
-def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
-    """A copy of `input` with the slices at `index` along `dim` set to `value`."""
-    return index_fill_(M.clone(input), dim, index, value)
-
-
-@register_kernel("index_fill", "cpu")
-def _index_fill_kernel(ins, outs, attrs):
-    dim, value = attrs
-    dst = _along(outs[0], dim)
-    dst[checked_index(ins[0].reshape(-1), dst.shape[0], dim, negative_ok=True)] = \
-        ins[1] if len(ins) > 1 else value
-
-
-# -- flat indices: take, put_, take_along_dim --------------------------------------------------
-_FLAT_MSG = "out of range: tried to access index {i} on a tensor of {n} elements."
-
-
-def take(input: Tensor, index: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """Elements of `input` seen as 1-d, at `index` (negative indices count from the end)."""
-    check_index_dtype(index, (dt.int64,), "take(): Expected a long tensor for index, but got {got}")
-    if input.numel() == 0 and index.numel():
-        raise IndexError("take(): tried to take from an empty tensor")
-    return emit("take", (input, index), index._v.shape, input.dtype, None, out)
-
-
-@register_kernel("take", "cpu")
-def _take_kernel(ins, outs, attrs):
-    flat = ins[0].reshape(-1)
-    outs[0][...] = flat[checked_index(ins[1], flat.size, 0, negative_ok=True, message=_FLAT_MSG)]
-
-
-def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
-    """In place: self seen as 1-d gets source's values at `index` (summed when `accumulate`)."""
-    check_index_dtype(index, (dt.int64,), "put_(): Expected a long tensor for index, but got {got}")
-    if source.numel() != index.numel():
-        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
-                         f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
-    if source.dtype is not self.dtype:
-        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
-                           f"{torch_name(self.dtype)} and source.dtype = {torch_name(source.dtype)}")
-    if self.numel() == 0 and index.numel():
-        raise IndexError("put_(): Tried to put elements into an empty tensor")
-    check_no_overlap(self, (index, source))
-    launch_into("put", (index, source), (self,), bool(accumulate))
-    return self
-
-
-def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
-    """A copy of `input` with source's values put at the flat `index`."""
-    return put_(M.clone(input), index, source, accumulate)
-
-
-@register_kernel("put", "cpu")
-def _put_kernel(ins, outs, accumulate):
-    dst = _at_least_1d(outs[0])
-    idx = checked_index(ins[0].reshape(-1), dst.size, 0, negative_ok=True, message=_FLAT_MSG)
-    key = np.unravel_index(idx, dst.shape)  # works for any strides, unlike a flat view
-    if accumulate:
-        accumulate_at(np.add, dst, key, ins[1].reshape(-1))
-    else:
-        dst[key] = ins[1].reshape(-1)
-
-
-def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *, out: Tensor | None = None) -> Tensor:
-    """Values of `input` at `indices` along `dim` (input and indices broadcast); flat when dim is None."""
-    if not isinstance(indices, Tensor) or indices.dtype is not dt.int64:
-        got = torch_name(indices.dtype) if isinstance(indices, Tensor) else type(indices).__name__
-        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {got}")
-    if dim is None:
-        return emit("take_along_dim", (input, indices), (indices.numel(),), input.dtype, None, out)
-    if input.ndim == 0:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    dim = input._dim(dim, "take_along_dim")
-    if input.ndim != indices.ndim:
-        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of "
-                           f"dimensions, but got {input.ndim} dimensions for input, and {indices.ndim} "
-                           "dimensions for indices")
-    others = broadcast_shapes(tuple(1 if d == dim else s for d, s in enumerate(input._v.shape)),
-                              tuple(1 if d == dim else s for d, s in enumerate(indices._v.shape)))
-    shape = tuple(indices._v.shape[d] if d == dim else s for d, s in enumerate(others))
-    return emit("take_along_dim", (input, indices), shape, input.dtype, dim, out)
-
-
-@register_kernel("take_along_dim", "cpu")
-def _take_along_dim_kernel(ins, outs, dim):
-    out = outs[0]
-    if dim is None:  # the flat form is gather on 1-d views: no negative indices
-        flat = ins[0].reshape(-1)
-        out[...] = flat[checked_index(ins[1].reshape(-1), flat.size, 0, exc=RuntimeError)]
-        return
-    src, idx, shape = _at_least_1d(ins[0]), _at_least_1d(ins[1]), _at_least_1d(out).shape
-    idx = np.broadcast_to(checked_index(idx, src.shape[dim], dim, negative_ok=True, exc=RuntimeError), shape)
-    src = np.broadcast_to(src, tuple(src.shape[d] if d == dim else n for d, n in enumerate(shape)))
-    out[...] = np.take_along_axis(src, idx, axis=dim).reshape(out.shape)
-
-
-METHODS.update(
-    gather=gather, scatter=scatter, scatter_=scatter_, scatter_add=scatter_add, scatter_add_=scatter_add_,
-    scatter_reduce=scatter_reduce, scatter_reduce_=scatter_reduce_, index_select=index_select,
-    index_add=index_add, index_add_=index_add_, index_copy=index_copy, index_copy_=index_copy_,
-    index_fill=index_fill, index_fill_=index_fill_, take=take, put_=put_, put=put, take_along_dim=take_along_dim)
+METHODS.update(gather=gather, scatter=scatter, scatter_=scatter_, scatter_add=scatter_add, scatter_add_=scatter_add_,
+               scatter_reduce=scatter_reduce, scatter_reduce_=scatter_reduce_)

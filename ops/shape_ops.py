@@ -2,11 +2,14 @@
 
 Ops that move data are views plus one copy (`convert` of a strided view) or one registered
 kernel, never a loop over elements. The splits (views) live in `splits.py` and are re-exported.
+Each op records its node (named as PyTorch's) with a backward in tidal ops: cat narrows the
+gradient per input, stack unbinds it, flip/roll/rot90 undo themselves, repeat sums the copies.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.graph import needs_grad, record
 from ..tensor import Size, Tensor
 from ..tensor import dtype as dt
 from ..tensor.tensor import contiguous_strides, numel_of
@@ -14,12 +17,15 @@ from ..vm import View
 from . import math_api as M
 from . import splits
 from .broadcast import broadcast_shapes as _broadcast_pair
+from .conversion import detach
+from .creation import zeros
 from .dispatch import launch, launch_into, register_kernel, same_device
-from .elementwise import torch_name
+from .elementwise import check_leaf_inplace, torch_name
 from .splits import (chunk, dsplit, hsplit, split, split_with_sizes, tensor_split, unbind,  # noqa: F401
                      vsplit)
-from .views import (as_int, dims_arg, expand_geometry, exporter, flatten, make_view, narrow, reshape, size_args,
-                    slice_dim, transpose, unsqueeze, wrap_dim)
+from .view_grads import record_view, window_node
+from .views import (as_int, dims_arg, expand, expanded, exporter, flatten, make_view, narrow, reshape, size_args,
+                    slice_dim, transpose, unsqueeze, unsqueezed, view, wrap_dim)
 
 __all__: list = list(splits.__all__)  # the splits live in their own file; they are shape ops too
 METHODS: dict = dict(splits.METHODS)
@@ -46,6 +52,21 @@ def _repeat_interleave_kernel(ins, outs, dim):
     if int(repeats.sum()) != outs[0].shape[dim]:
         raise RuntimeError("allocated size does not match required size")
     outs[0][...] = np.repeat(x, repeats, axis=dim)
+
+
+@register_kernel("segment_sum", "cpu")
+def _segment_sum_kernel(ins, outs, dim):
+    g, repeats = ins  # repeat_interleave's adjoint: consecutive runs of repeats[i] slices summed
+    out = outs[0]
+    out[...] = 0
+    if not g.size:
+        return
+    starts = np.concatenate(([0], np.cumsum(repeats)[:-1]))
+    nonempty = repeats > 0
+    lead = (slice(None),) * dim
+    # reduceat sums from each start to the next one given: empty runs are left out so they stay zero
+    sums = np.add.reduceat(g.astype(np.float32) if g.dtype.itemsize < 4 else g, starts[nonempty], axis=dim)
+    out[lead + (nonempty,)] = sums
 
 
 @register_kernel("triu", "cpu")
@@ -106,15 +127,37 @@ def cat(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
         total += x._v.shape[d]
     shape[d] = total
     ins = tuple(x for x in parts if x.numel())  # the kernel casts each part as it copies
+    grad = needs_grad(tensors)
     if out is not None:
+        if grad:
+            _no_out_grad("cat")
         if tuple(out._v.shape) != tuple(shape):
             raise RuntimeError(f"cat(): expected out of shape {shape}, but got {list(out._v.shape)}")
         if ins:
             launch_into("cat", ins, (out,), d)
         return out
-    if not ins:
-        return Tensor._empty(tuple(shape), dtype, dev)
-    return launch("cat", ins, [(shape, dtype)], d)[0]
+    result = launch("cat", ins, [(shape, dtype)], d)[0] if ins else Tensor._empty(tuple(shape), dtype, dev)
+    if grad:
+        extents = [(None if skip and parts else x._v.shape[d]) for x, skip in zip(tensors, skipped)]
+        record("cat", _cat_backward, tuple(tensors), (result,), attrs=(d, extents))
+    return result
+
+
+def _cat_backward(node, g):
+    d, extents = node.attrs
+    grads, start = [], 0
+    for (edge, _), n in zip(node.next_functions, extents):
+        if n is None:  # a skipped 1-d empty input
+            grads.append(None if edge is None else zeros(0, dtype=g.dtype, device=g.device))
+            continue
+        grads.append(None if edge is None else narrow(g, d, start, n))
+        start += n
+    return tuple(grads)
+
+
+def _no_out_grad(op: str) -> None:
+    raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, but one "
+                       "of the arguments requires grad.")
 
 
 @_public(method=False)
@@ -135,7 +178,14 @@ def stack(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 "
                                f"and {list(x._v.shape)} at entry {k}")
     d = wrap_dim(dim, len(first) + 1, "stack")
-    return cat([unsqueeze(x, d) for x in tensors], d, out=out)
+    grad = needs_grad(tensors)
+    if grad and out is not None:
+        _no_out_grad("stack")
+    # the unsqueezed inputs record nothing: the stack node links straight to the inputs
+    result = cat([unsqueezed(x, d) for x in tensors], d, out=out)
+    if grad:
+        record("stack", lambda node, g: unbind(g, node.attrs), tuple(tensors), (result,), attrs=d)
+    return result
 
 
 def _stack_along(op: str, tensors, lift, dim_of) -> Tensor:
@@ -234,7 +284,8 @@ def _dense_strides_in_order(shape: tuple, strides: tuple) -> tuple:
 def flip(input: Tensor, dims) -> Tensor:
     """A copy with the order of elements reversed along `dims` (laid out like `input`)."""
     dims = dims_arg(dims, input.ndim, "flip")
-    return M.convert(_reversed_view(input, dims), input.dtype, out=_empty_like(input))
+    out = M.convert(_reversed_view(input, dims), input.dtype, out=_empty_like(input))
+    return record_view("flip", input, out, lambda node, g: (flip(g, node.attrs),), dims)
 
 
 def _flip_method(self: Tensor, *dims, **kwargs) -> Tensor:
@@ -267,12 +318,22 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
     """Elements shifted along `dims` with wrap-around; without dims, over the flattened tensor."""
     shifts = (shifts,) if not isinstance(shifts, (tuple, list)) else tuple(shifts)
     dims = () if dims is None else (dims,) if not isinstance(dims, (tuple, list)) else tuple(dims)
+    out = _roll(detach(input), shifts, dims)  # built untracked: one node for the whole op
+    return record_view("roll", input, out, _roll_backward, (shifts, dims))
+
+
+def _roll_backward(node, g):
+    shifts, dims = node.attrs
+    return (roll(g, tuple(-as_int(s, "roll", "shifts") for s in shifts), dims or None),)
+
+
+def _roll(input: Tensor, shifts: tuple, dims: tuple) -> Tensor:
     if not shifts:
         raise RuntimeError("`shifts` required")
     if not dims:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
-        return reshape(roll(flatten(input), shifts, 0), input._v.shape)
+        return reshape(_roll(flatten(input), shifts, (0,)), input._v.shape)
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     if input.ndim == 0:
@@ -300,13 +361,16 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     if a == b or abs(a - b) == n:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {a} and dim1 = {b}")
     k = as_int(k, "rot90", "k") % 4
+    x = detach(input)  # built untracked: one node for the whole op
     if k == 1:
-        return transpose(flip(input, (b,)), a, b)
-    if k == 2:
-        return flip(input, dims)
-    if k == 3:
-        return transpose(flip(input, (a,)), a, b)
-    return M.convert(input, input.dtype)
+        out = transpose(flip(x, (b,)), a, b)
+    elif k == 2:
+        out = flip(x, dims)
+    elif k == 3:
+        out = transpose(flip(x, (a,)), a, b)
+    else:
+        out = M.convert(x, x.dtype)
+    return record_view("rot90", input, out, lambda node, g: (rot90(g, -node.attrs[0], node.attrs[1]),), (k, dims))
 
 
 # -- repeating -----------------------------------------------------------------------------------
@@ -327,10 +391,16 @@ def repeat(self: Tensor, *repeats, **kwargs) -> Tensor:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(out_shape)}")
     # (r0, s0, r1, s1, ...) with stride 0 on the r's, copied once, is the repeated tensor.
-    pairs = make_view(self, sum(((r, s) for r, s in zip(repeats, shape)), ()),
-                      sum(((0, st) for st in strides), ()), self._v.offset)
+    pair_shape = sum(((r, s) for r, s in zip(repeats, shape)), ())
+    pairs = make_view(self, pair_shape, sum(((0, st) for st in strides), ()), self._v.offset)
     copy = M.convert(pairs, self.dtype)
-    return make_view(copy, out_shape, contiguous_strides(out_shape), 0)
+    out = make_view(copy, out_shape, contiguous_strides(out_shape), 0)
+    return record_view("repeat", self, out, _repeat_backward, (pair_shape, self._v.shape))
+
+
+def _repeat_backward(node, g):
+    pair_shape, shape = node.attrs  # the copies of each element are the even dims of the pairs view
+    return (reshape(reshape(g, pair_shape).sum(dim=tuple(range(0, len(pair_shape), 2))), shape),)
 
 
 METHODS["repeat"] = repeat
@@ -381,9 +451,8 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *,
     x = unsqueeze(input if input.ndim else flatten(input), d + 1)
     sizes = list(x._v.shape)
     sizes[d + 1] = repeats
-    copy = M.convert(make_view(x, *expand_geometry(x, tuple(sizes)), x._v.offset), x.dtype)
-    out_shape = shape[:d] + (shape[d] * repeats,) + shape[d + 1:]
-    return make_view(copy, out_shape, contiguous_strides(out_shape), 0)
+    copy = M.convert(expand(x, sizes), x.dtype)
+    return view(copy, shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
 
 
 def _check_counts_dtype(counts: Tensor) -> None:
@@ -403,7 +472,29 @@ def _repeat_counts(input: Tensor, repeats: Tensor, d: int, output_size: int | No
         output_size = int(counts.sum())
     shape = list(input._v.shape)
     shape[d] = output_size
-    return launch("repeat_interleave", (input, repeats), [(shape, input.dtype)], d)[0]
+    out = launch("repeat_interleave", (input, repeats), [(shape, input.dtype)], d)[0]
+    if needs_grad((input,)):  # PyTorch's node: repeat_interleave is an index_select there
+        record("index_select", _segment_sum_backward, (input, None), (out,), saved=(repeats,),
+               attrs=(d, n))
+    return out
+
+
+def _segment_sum_backward(node, g):
+    d, n = node.attrs
+    (repeats,) = node.saved_tensors
+    return (_segment_sum(g, repeats, d, n), None)
+
+
+def _segment_sum(g: Tensor, repeats: Tensor, d: int, n: int) -> Tensor:
+    """The sums of consecutive runs of `repeats[i]` slices of `g` along `d` (repeat_interleave's adjoint)."""
+    shape = list(g._v.shape)
+    shape[d] = n
+    out = launch("segment_sum", (g, repeats), [(shape, g.dtype)], d)[0]
+    if needs_grad((g,)):
+        record("segment_sum", lambda node, gg: (_repeat_counts(gg, node.saved_tensors[0], node.attrs[0],
+                                                              node.attrs[1]), None),
+               (g, None), (out,), saved=(repeats,), attrs=(d, g._v.shape[d]))
+    return out
 
 
 # -- triangles -----------------------------------------------------------------------------------
@@ -411,11 +502,19 @@ def _triangle(name: str, upper: bool):
     def fn(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
         if input.ndim < 2:
             raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-        attrs = (as_int(diagonal, name, "diagonal"), upper)
+        diagonal = as_int(diagonal, name, "diagonal")
+        grad = needs_grad((input,))
+        if out is not None and out is not input and grad:
+            _no_out_grad(name)
+        if out is input and grad:
+            check_leaf_inplace(out)
         if out is not None:
-            launch_into(name, (input,), (out,), attrs)
-            return out
-        return launch(name, (input,), [(input._v.shape, input.dtype)], attrs)[0]
+            launch_into(name, (input,), (out,), (diagonal, upper))
+        else:
+            out = launch(name, (input,), [(input._v.shape, input.dtype)], (diagonal, upper))[0]
+        if grad:  # the gradient is masked like the values (in place too: the node's input is the old value)
+            record(name, lambda node, g: (fn(g, node.attrs),), (input,), (out,), attrs=diagonal)
+        return out
 
     def inplace(self: Tensor, diagonal: int = 0) -> Tensor:
         return fn(self, diagonal, out=self)
@@ -435,8 +534,7 @@ triu = _triangle("triu", upper=True)
 @_public
 def broadcast_to(input: Tensor, size) -> Tensor:
     """A view of `input` expanded to `size` (-1 keeps a size)."""
-    shape, strides = expand_geometry(input, size_args("broadcast_to", (size,)))
-    return make_view(input, shape, strides, input._v.offset)
+    return expanded(input, size_args("broadcast_to", (size,)))
 
 
 @_public(method=False)
@@ -447,7 +545,7 @@ def broadcast_tensors(*tensors) -> tuple:
     if not tensors:
         return ()
     shape = _broadcast_pair(*(x._v.shape for x in tensors))
-    return tuple(broadcast_to(x, shape) for x in tensors)
+    return tuple(x if x._v.shape == shape else broadcast_to(x, shape) for x in tensors)  # as PyTorch
 
 
 @_public(method=False)
@@ -500,5 +598,6 @@ atleast_3d = _at_least(3, _lift3)
 @_public
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """A contiguous copy of `narrow(input, dim, start, length)`."""
-    return M.convert(narrow(input, dim, start, length), input.dtype)
+    out = M.convert(narrow(detach(input), dim, start, length), input.dtype)
+    return window_node("narrow_copy", narrow, input, out, dim, start, length)
 

@@ -1,8 +1,9 @@
 """The NumPy side of the special-function vocabulary: scalar_kernels' code, vectorized lazily.
 
 Each entry is a ufunc that numba builds from the same scalar function the compiled
-kernels call, on its first use (so `import tidal` never imports numba), for float32 and
-float64, the only types templates hand them (inputs are cast to the compute dtype first).
+kernels call, on its first use (so `import tidal` never imports numba), one input type at
+a time. Templates hand them float32 or float64 only (inputs are cast to the compute dtype
+first), so a type is compiled once and then loaded from numba's on-disk cache.
 """
 from __future__ import annotations
 
@@ -14,28 +15,32 @@ _lock = threading.Lock()
 
 
 class LazyUfunc:
-    """A function of ops/scalar_kernels.py, made a NumPy ufunc by numba when first called."""
+    """A function of ops/scalar_kernels.py, made a NumPy ufunc by numba for each input float type
+    when first called with it (float32 in, float32 out; the code itself runs in float64)."""
 
-    __slots__ = ("name", "nin", "_ufunc")
+    __slots__ = ("name", "nin", "_by_type")
 
     def __init__(self, name: str, nin: int = 1):
-        self.name, self.nin, self._ufunc = name, nin, None
+        self.name, self.nin, self._by_type = name, nin, {}
 
-    def _build(self):
+    def _build(self, np_type):
         with _lock:
-            if self._ufunc is None:
+            fn = self._by_type.get(np_type)
+            if fn is None:
                 import numba
 
                 from . import scalar_kernels
                 scalar = getattr(scalar_kernels, self.name)
-                sigs = [f"{t}({', '.join([t] * self.nin)})" for t in ("float32", "float64")]
-                self._ufunc = numba.vectorize(sigs, cache=True)(getattr(scalar, "py_func", scalar))
-        return self._ufunc
+                t = np.dtype(np_type).name
+                sig = f"{t}({', '.join([t] * self.nin)})"
+                fn = self._by_type[np_type] = numba.vectorize([sig], cache=True)(getattr(scalar, "py_func", scalar))
+        return fn
 
     def __call__(self, *args):
-        fn = self._ufunc
+        np_type = np.result_type(*args).type
+        fn = self._by_type.get(np_type)
         if fn is None:
-            fn = self._build()
+            fn = self._build(np_type)
         return fn(*args)
 
     def __repr__(self) -> str:

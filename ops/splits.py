@@ -1,13 +1,18 @@
 """Splits: split, chunk, tensor_split, hsplit/vsplit/dsplit and unbind. Every piece is a view.
 
 `tidal.ops.shape_ops` re-exports these names (its `__all__` and `METHODS` include this module's).
+split and unbind record one node for all pieces, whose backward joins the pieces' gradients
+(zeros for pieces that got none) with cat or stack; tensor_split records a slice per piece.
 """
 from __future__ import annotations
 
+from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from .creation import zeros
 from .elementwise import torch_name
-from .views import as_int, exporter, select, size_args, slice_dim, wrap_dim
+from .view_grads import window_node
+from .views import as_int, exporter, selected, size_args, slice_dim, wrap_dim
 
 __all__: list = []
 METHODS: dict = {}
@@ -15,12 +20,27 @@ _public = exporter(__all__, METHODS, globals())
 
 
 # -- splitting (views) ---------------------------------------------------------------------------
-def _pieces(input: Tensor, d: int, sizes) -> tuple:
+def _pieces(input: Tensor, d: int, sizes, name: str = "split") -> tuple:
     out, start = [], 0
     for n in sizes:
         out.append(slice_dim(input, d, start, n))
         start += n
-    return tuple(out)
+    return _joined_back(name, input, tuple(out), d, "cat")
+
+
+def _joined_back(name: str, input: Tensor, pieces: tuple, d: int, join: str) -> tuple:
+    """Record one node for all `pieces` of `input`: its backward joins their gradients with `join` along `d`."""
+    if needs_grad((input,)):
+        record(name, _join_backward, (input,), pieces, attrs=(join, d, tuple(p._v.shape for p in pieces)))
+    return pieces
+
+
+def _join_backward(node, *grads):
+    from . import shape_ops  # cat and stack live there, and shape_ops imports this module
+    join, d, shapes = node.attrs
+    some = next(g for g in grads if g is not None)  # the engine calls only when a piece got a gradient
+    filled = [zeros(shape, dtype=some.dtype, device=some.device) if g is None else g for g, shape in zip(grads, shapes)]
+    return (getattr(shape_ops, join)(filled, d),)
 
 
 @_public(method=False)
@@ -37,7 +57,7 @@ def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     if sum(sizes) != n:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                            f"dimension {d}), but got split_sizes={list(sizes)}")
-    return _pieces(input, d, sizes)
+    return _pieces(input, d, sizes, "split_with_sizes")
 
 
 METHODS["split_with_sizes"] = split_with_sizes
@@ -105,17 +125,20 @@ def tensor_split(input: Tensor, indices_or_sections=None, dim: int = 0, *, secti
     n = input._v.shape[d]
     if isinstance(arg, (tuple, list)):
         cuts = size_args("tensor_split", (arg,), "indices") + (n,)
-        out, prev = [], 0
+        out, prev = [], 0  # (start, length) of each piece
         for cut in cuts:
             start, stop, _ = slice(prev, cut).indices(n)
-            out.append(slice_dim(input, d, start, max(stop - start, 0)))
+            out.append((start, max(stop - start, 0)))
             prev = cut
-        return tuple(out)
-    sections = as_int(arg, "tensor_split", "sections")
-    if sections <= 0:
-        raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
-    small, extra = divmod(n, sections)
-    return _pieces(input, d, [small + 1] * extra + [small] * (sections - extra))
+    else:
+        sections = as_int(arg, "tensor_split", "sections")
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        small, extra = divmod(n, sections)
+        out = [(k * small + min(k, extra), small + (k < extra)) for k in range(sections)]
+    # each piece is its own slice, with its own node (as in PyTorch)
+    return tuple(window_node("slice", slice_dim, input, slice_dim(input, d, start, length), d, start, length)
+                 for start, length in out)
 
 
 def _split_along(op: str, min_dims: int, dim_of, which: str):
@@ -147,4 +170,5 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     if input.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, input.ndim, "unbind")
-    return tuple(select(input, d, i) for i in range(input._v.shape[d]))
+    pieces = tuple(selected(input, d, i) for i in range(input._v.shape[d]))
+    return _joined_back("unbind", input, pieces, d, "stack")

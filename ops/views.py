@@ -3,6 +3,11 @@
 A view is metadata only (`View(blob, shape, strides, offset)`), so writes through it are
 seen by its base and the reverse. `reshape` and `flatten` fall back to a contiguous copy
 when no strides can describe the new shape, as PyTorch's do.
+
+Each view records its node (named as PyTorch's) with its backward beside it, in tidal ops:
+relabelled elements (reshape, transpose, permute, expand) map the gradient back with the
+inverse view; views that pick elements (narrow, select, diagonal, unfold, as_strided) send it
+back through `view_grads`.
 """
 from __future__ import annotations
 
@@ -12,9 +17,11 @@ import warnings
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..tensor.tensor import contiguous_strides, numel_of
+from ..autograd.graph import needs_grad
 from ..vm import View
 from . import math_api as M
-from .elementwise import torch_name
+from .elementwise import check_leaf_inplace, torch_name
+from .view_grads import inplace_node, overload, record_view, strided_node, window_node
 
 __all__: list = []
 METHODS: dict = {}
@@ -147,13 +154,22 @@ def view_strides(old_shape: tuple, old_strides: tuple, new_shape: tuple) -> tupl
     return tuple(new_strides) if j < 0 else None
 
 
+def _reshape_back(node, g):
+    return (reshape(g, node.attrs),)
+
+
+def shaped(out: Tensor, input: Tensor, name: str = "view") -> Tensor:
+    """`out`, the elements of `input` in the same order under another shape, recorded as `name`."""
+    return record_view(name, input, out, _reshape_back, input._v.shape)
+
+
 def _contiguous_view(t: Tensor, shape: tuple) -> Tensor:
     """`t` viewed as `shape`, through a contiguous copy when its strides can't express it."""
     strides = view_strides(t._v.shape, t._v.strides, shape)
     if strides is not None:
-        return _restride(t, shape, strides)
+        return shaped(_restride(t, shape, strides), t)
     copy = M.convert(t, t.dtype)
-    return _restride(copy, shape, contiguous_strides(shape))
+    return shaped(_restride(copy, shape, contiguous_strides(shape)), copy, "unsafe_view")
 
 
 # -- view / reshape ------------------------------------------------------------------------------
@@ -193,13 +209,13 @@ def view(self: Tensor, *shape, size=None, dtype: dt.dtype | None = None) -> Tens
     if dtype is None and len(shape) == 1 and isinstance(shape[0], dt.dtype):
         dtype = shape[0]
     if dtype is not None:
-        return _view_dtype(self, dtype)
+        return _view_dtype(self, dtype)  # not differentiable, as in PyTorch
     shape = infer_size(size_args("view", shape if size is None else (size,)), self.numel())
     strides = view_strides(self._v.shape, self._v.strides, shape)
     if strides is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
-    return _restride(self, shape, strides)
+    return shaped(_restride(self, shape, strides), self)
 
 
 @_public(function=False)
@@ -235,7 +251,7 @@ def reshape_as(self: Tensor, other: Tensor) -> Tensor:
 def ravel(input: Tensor) -> Tensor:
     """A 1-D view of a contiguous tensor, else a contiguous 1-D copy."""
     flat = M.contiguous(input)
-    return _restride(flat, (flat.numel(),), (1,))
+    return shaped(_restride(flat, (flat.numel(),), (1,)), flat)
 
 
 @_public
@@ -247,7 +263,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = input._v.shape
     if n == 0:
-        return _restride(input, (1,), (1,))
+        return shaped(_restride(input, (1,), (1,)), input)
     if start == end:
         return input
     return _contiguous_view(input, shape[:start] + (numel_of(shape[start:end + 1]),) + shape[end + 1:])
@@ -273,16 +289,24 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 
 
 # -- dim permutations ----------------------------------------------------------------------------
+def _swapped(input: Tensor, a: int, b: int) -> Tensor:
+    shape, strides = list(input._v.shape), list(input._v.strides)
+    if shape:
+        shape[a], shape[b] = shape[b], shape[a]
+        strides[a], strides[b] = strides[b], strides[a]
+    return _restride(input, shape, strides)
+
+
+def _transpose_back(node, g):
+    return (transpose(g, *node.attrs),)
+
+
 @_public
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Dims dim0 and dim1 exchanged (a view)."""
     n = input.ndim
     a, b = wrap_dim(dim0, n, "transpose", "dim0"), wrap_dim(dim1, n, "transpose", "dim1")
-    shape, strides = list(input._v.shape), list(input._v.strides)
-    if n:
-        shape[a], shape[b] = shape[b], shape[a]
-        strides[a], strides[b] = strides[b], strides[a]
-    return _restride(input, shape, strides)
+    return record_view("transpose", input, _swapped(input, a, b), _transpose_back, (a, b))
 
 
 @_public
@@ -312,7 +336,15 @@ def permute(input: Tensor, *dims, **kwargs) -> Tensor:
     if len(set(dims)) != len(dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     shape, strides = input._v.shape, input._v.strides
-    return _restride(input, [shape[d] for d in dims], [strides[d] for d in dims])
+    out = _restride(input, [shape[d] for d in dims], [strides[d] for d in dims])
+    inverse = [0] * n
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    return record_view("permute", input, out, _permute_back, inverse)
+
+
+def _permute_back(node, g):
+    return (permute(g, node.attrs),)
 
 
 @_public
@@ -320,7 +352,8 @@ def t(input: Tensor) -> Tensor:
     """The transpose of a matrix; 0-d and 1-d tensors are returned as views of themselves."""
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return transpose(input, 0, -1) if input.ndim == 2 else _restride(input, input._v.shape, input._v.strides)
+    out = _swapped(input, 0, 1) if input.ndim == 2 else _restride(input, input._v.shape, input._v.strides)
+    return record_view("t", input, out, lambda node, g: (t(g),))
 
 
 @_public
@@ -351,7 +384,7 @@ def _T(self: Tensor) -> Tensor:
 
 def _H(self: Tensor) -> Tensor:
     if self.ndim == 0:
-        return _restride(self, (), ())
+        return self  # PyTorch returns the tensor itself
     if self.ndim != 2:
         hint = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.{hint}")
@@ -363,7 +396,7 @@ def _matrix_property(name: str):
         if self.ndim == 0:
             warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. This function is the identity in these "
                           "cases.", UserWarning, stacklevel=2)
-            return _restride(self, (), ())
+            return self  # PyTorch returns the tensor itself
         return _matrix_transpose(self, f"tensor.{name}")
     return getter
 
@@ -407,16 +440,21 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     else:
         drop = set(dims_arg(dim, n, "squeeze", "dim"))
         keep = [i for i in range(n) if i not in drop or shape[i] != 1]
-    return _restride(input, [shape[i] for i in keep], [strides[i] for i in keep])
+    # PyTorch's nodes: SqueezeBackward0 (all dims), 1 (one dim), 2 (a tuple of dims)
+    name = "squeeze" if dim is None else overload("squeeze", 2 if isinstance(dim, (tuple, list)) else 1)
+    return shaped(_restride(input, [shape[i] for i in keep], [strides[i] for i in keep]), input, name)
 
 
 @_public
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """A size-1 dim inserted at `dim` (a view)."""
-    n = input.ndim
-    d = wrap_dim(dim, n + 1, "unsqueeze")
+    return shaped(unsqueezed(input, wrap_dim(dim, input.ndim + 1, "unsqueeze")), input, "unsqueeze")
+
+
+def unsqueezed(input: Tensor, d: int) -> Tensor:
+    """A size-1 dim inserted at (wrapped) `d`, no node recorded: for ops that record their own."""
     shape, strides = list(input._v.shape), list(input._v.strides)
-    stride = shape[d] * strides[d] if d < n else 1
+    stride = shape[d] * strides[d] if d < len(shape) else 1
     return _restride(input, shape[:d] + [1] + shape[d:], strides[:d] + [stride] + strides[d:])
 
 
@@ -457,18 +495,40 @@ def _legacy_name(t: Tensor) -> str:
     return torch_name(t.dtype) + "Tensor"
 
 
+def expanded(input: Tensor, sizes: tuple) -> Tensor:
+    """`input` expanded to `sizes` (checked), recorded as PyTorch's ExpandBackward0."""
+    shape, strides = expand_geometry(input, sizes)
+    return record_view("expand", input, _restride(input, shape, strides), _expand_back, input._v.shape)
+
+
+def _expand_back(node, g):
+    return (sum_to_size(g, node.attrs),)
+
+
 @_public(function=False)
 def expand(self: Tensor, *sizes, size=None) -> Tensor:
     """A view with size-1 dims repeated (stride 0) and new leading dims; -1 keeps a size."""
-    sizes = size_args("expand", sizes if size is None else (size,))
-    shape, strides = expand_geometry(self, sizes)
-    return _restride(self, shape, strides)
+    return expanded(self, size_args("expand", sizes if size is None else (size,)))
 
 
 @_public(function=False)
 def expand_as(self: Tensor, other: Tensor) -> Tensor:
     """`self.expand(other.shape)`."""
     return expand(self, other._v.shape)
+
+
+@_public(function=False)
+def sum_to_size(self: Tensor, *size) -> Tensor:
+    """The sum of this tensor down to `size`, a shape that expands to this one (expand's adjoint)."""
+    size = size_args("sum_to_size", size)
+    shape = self._v.shape
+    lead = len(shape) - len(size)
+    if lead < 0 or any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1)
+    if not dims:
+        return self
+    return reshape(self.sum(dim=dims, keepdim=True), size)  # keepdim: size-1 dims stay where `size` has them
 
 
 # -- windows into the data -----------------------------------------------------------------------
@@ -488,7 +548,7 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
         start += n
     if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return slice_dim(input, d, start, length)
+    return window_node("slice", slice_dim, input, slice_dim(input, d, start, length), d, start, length)
 
 
 def slice_dim(t: Tensor, d: int, start: int, length: int, step: int = 1) -> Tensor:
@@ -512,10 +572,15 @@ def select(input: Tensor, dim: int, index) -> Tensor:
                          f"dimension {dim}")
     if index < 0:
         index += n
-    shape, strides = list(input._v.shape), list(input._v.strides)
-    offset = input._v.offset + index * strides[d]
+    return window_node("select", selected, input, selected(input, d, index), d, index)
+
+
+def selected(t: Tensor, d: int, index: int) -> Tensor:
+    """Slice `index` of dim `d` without that dim (no checks, no node: callers validate and record)."""
+    shape, strides = list(t._v.shape), list(t._v.strides)
+    offset = t._v.offset + index * strides[d]
     del shape[d], strides[d]
-    return _restride(input, shape, strides, offset)
+    return _restride(t, shape, strides, offset)
 
 
 @_public
@@ -537,8 +602,9 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
         if size:
             start -= offset * strides[a]
     keep = [i for i in range(n) if i not in (a, b)]
-    return _restride(input, [shape[i] for i in keep] + [size],
-                     [strides[i] for i in keep] + [strides[a] + strides[b]], start)
+    out = _restride(input, [shape[i] for i in keep] + [size], [strides[i] for i in keep] + [strides[a] + strides[b]],
+                    start)
+    return window_node("diagonal", diagonal, input, out, offset, a, b)
 
 
 @_public(function=False)
@@ -555,11 +621,13 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     if n == 0:
-        return _restride(self, (size,), (1,))
-    shape, strides = list(self._v.shape), list(self._v.strides)
-    stride = strides[d]
-    shape[d], strides[d] = (length - size) // step + 1, stride * step
-    return _restride(self, shape + [size], strides + [stride])
+        out = _restride(self, (size,), (1,))
+    else:
+        shape, strides = list(self._v.shape), list(self._v.strides)
+        stride = strides[d]
+        shape[d], strides[d] = (length - size) // step + 1, stride * step
+        out = _restride(self, shape + [size], strides + [stride])
+    return window_node("unfold", unfold, self, out, d, size, step)
 
 
 @_public
@@ -584,21 +652,41 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
             raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset},"
                                f" and itemsize {item} requiring a storage size of {needed} are out of bounds for "
                                f"storage of size {have}")
-    return _restride(input, size, stride, offset)
+    return strided_node("as_strided", input, _restride(input, size, stride, offset))
 
 
 # -- in-place metadata changes -------------------------------------------------------------------
-def _inplace(fn):
+def _inplace(fn, node: str, variant):
+    """The in-place form of view `fn`; `variant(args)` numbers PyTorch's in-place node (TBackward1...)."""
     def method(self: Tensor, *args, **kwargs) -> Tensor:
-        self._v = fn(self, *args, **kwargs)._v
+        tracked = self.requires_grad and self.grad_fn is not None
+        if not tracked and needs_grad((self,)):
+            check_leaf_inplace(self)
+        out = fn(self, *args, **kwargs)
+        self._v = out._v
+        if tracked and out.grad_fn is not None:  # the new node's input is this tensor as it was
+            inplace_node(out, node, variant(args, kwargs))
+            self.grad_fn = out.grad_fn
+            self.__dict__.pop("_output_nr", None)
         return self
     method.__name__ = fn.__name__ + "_"
     method.__doc__ = f"In-place {fn.__name__}: this tensor's own shape and strides change."
     return method
 
 
-METHODS.update(squeeze_=_inplace(squeeze), unsqueeze_=_inplace(unsqueeze), t_=_inplace(t),
-               transpose_=_inplace(transpose), swapaxes_=_inplace(transpose), swapdims_=_inplace(transpose),
-               as_strided_=_inplace(as_strided))
+def _squeeze_variant(args, kwargs) -> int:
+    dim = args[0] if args else kwargs.get("dim")
+    return 3 if dim is None else 5 if isinstance(dim, (tuple, list)) else 4
+
+
+def _first_variant(args, kwargs) -> int:
+    return 1
+
+
+METHODS.update(squeeze_=_inplace(squeeze, "squeeze", _squeeze_variant),
+               unsqueeze_=_inplace(unsqueeze, "unsqueeze", _first_variant), t_=_inplace(t, "t", _first_variant),
+               transpose_=_inplace(transpose, "transpose", _first_variant), swapaxes_=_inplace(transpose, "transpose", _first_variant),
+               swapdims_=_inplace(transpose, "transpose", _first_variant),
+               as_strided_=_inplace(as_strided, "as_strided", _first_variant))
 __all__.append("as_strided_")
 as_strided_ = METHODS["as_strided_"]

@@ -13,7 +13,7 @@ import types
 import warnings
 from bisect import bisect_right
 from collections import Counter
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from .optimizer import Optimizer
 

@@ -89,7 +89,6 @@ def _with_step_hooks(step: Callable) -> Callable:
                 args, kwargs = result
         with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
             out = step(self, *args, **kwargs)
-        self._opt_called = True
         for hook in chain(self._optimizer_step_post_hooks.values(), _global_step_post_hooks.values()):
             hook(self, args, kwargs)
         return out

@@ -20,7 +20,8 @@ CONFIGS = {
             dict(lr=0.1, momentum=0.5, weight_decay=0.05, maximize=True)],
     "Adam": [dict(), dict(lr=0.05, amsgrad=True), dict(lr=0.01, weight_decay=0.1), dict(maximize=True),
              dict(lr=0.02, betas=(0.3, 0.6), eps=1e-3), dict(lr=0.03, amsgrad=True, weight_decay=0.2, maximize=True)],
-    "AdamW": [dict(), dict(lr=0.05, amsgrad=True), dict(lr=0.01, weight_decay=0.5), dict(maximize=True, betas=(0.8, 0.9))],
+    "AdamW": [dict(), dict(lr=0.05, amsgrad=True), dict(lr=0.01, weight_decay=0.5),
+              dict(maximize=True, betas=(0.8, 0.9))],
     "RMSprop": [dict(), dict(centered=True), dict(momentum=0.9), dict(lr=0.02, alpha=0.4, eps=1e-4),
                 dict(centered=True, momentum=0.5, weight_decay=0.1), dict(maximize=True, centered=True)],
     "Adagrad": [dict(), dict(lr=0.1, lr_decay=0.05), dict(weight_decay=0.1), dict(initial_accumulator_value=0.5),
@@ -366,6 +367,7 @@ def _lbfgs_problem(lib, x0: np.ndarray, scale: np.ndarray, shift: np.ndarray):
 @pytest.mark.parametrize("kw", [dict(), dict(history_size=2, max_iter=4), dict(lr=0.5, max_iter=3),
                                 dict(line_search_fn="strong_wolfe"),
                                 dict(line_search_fn="strong_wolfe", history_size=3, max_iter=6, lr=2.0),
+                                dict(line_search_fn="strong_wolfe", lr=0.01, max_iter=8),
                                 dict(tolerance_change=1e-3, max_iter=10)], ids=str)
 def test_lbfgs_matches_torch(kw):
     rng = np.random.default_rng(5)
