@@ -78,7 +78,8 @@ _declare("float", 1, {
     "rad2deg": "np.rad2deg({0})", "sinc": "np.sinc({0})", "logit": "np.log({0} / (1 - {0}))",
     "erfinv": "erfinv({0})", "digamma": "digamma({0})", "i0": "bessel_i0({0})"})
 _declare("same", 3, {"clamp": "np.minimum(np.maximum({0}, {1}), {2})"})
-_declare("float", 3, {"lerp": "{0} + {2} * ({1} - {0})"})
+# PyTorch's two-sided lerp: exact at both ends, and the same rounding as torch's
+_declare("float", 3, {"lerp": "where(np.abs({2}) < 0.5, {0} + {2} * ({1} - {0}), {1} - ({1} - {0}) * (1 - {2}))"})
 _declare("where", 3, {"where": "where({0}, {1}, {2})"})
 
 

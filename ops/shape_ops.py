@@ -19,13 +19,14 @@ from . import splits
 from .broadcast import broadcast_shapes as _broadcast_pair
 from .conversion import detach
 from .creation import zeros
+from .dim_args import as_int, dims_arg, exporter, size_args, wrap_dim
 from .dispatch import launch, launch_into, register_kernel, same_device
 from .elementwise import check_leaf_inplace, torch_name
 from .splits import (chunk, dsplit, hsplit, split, split_with_sizes, tensor_split, unbind,  # noqa: F401
                      vsplit)
 from .view_grads import record_view, window_node
-from .views import (as_int, dims_arg, expand, expanded, exporter, flatten, make_view, narrow, reshape, size_args,
-                    slice_dim, transpose, unsqueeze, unsqueezed, view, wrap_dim)
+from .views import (expand, expanded, flatten, make_view, narrow, reshape, slice_dim, transpose, unsqueeze, unsqueezed,
+                    view)
 
 __all__: list = list(splits.__all__)  # the splits live in their own file; they are shape ops too
 METHODS: dict = dict(splits.METHODS)

@@ -10,9 +10,10 @@ from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from .creation import zeros
+from .dim_args import as_int, exporter, size_args, wrap_dim
 from .elementwise import torch_name
 from .view_grads import window_node
-from .views import as_int, exporter, selected, size_args, slice_dim, wrap_dim
+from .views import selected, slice_dim
 
 __all__: list = []
 METHODS: dict = {}

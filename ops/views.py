@@ -11,35 +11,20 @@ back through `view_grads`.
 """
 from __future__ import annotations
 
-import operator
 import warnings
 
+from ..autograd.graph import needs_grad
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..tensor.tensor import contiguous_strides, numel_of
-from ..autograd.graph import needs_grad
 from ..vm import View
 from . import math_api as M
+from .dim_args import as_int, dims_arg, exporter, infer_size, size_args, wrap_dim  # noqa: F401 (re-exported)
 from .elementwise import check_leaf_inplace, torch_name
 from .view_grads import inplace_node, overload, record_view, strided_node, window_node
 
 __all__: list = []
 METHODS: dict = {}
-
-
-def exporter(names: list, methods: dict, namespace: dict):
-    """A decorator registering a function as `tidal.<name>` (into `names`) and/or a Tensor method."""
-    def public(fn=None, *, method: bool = True, function: bool = True, aliases: tuple = ()):
-        def deco(f):
-            for name in (f.__name__,) + aliases:
-                if function:
-                    names.append(name)
-                    namespace[name] = f
-                if method:
-                    methods[name] = f
-            return f
-        return deco(fn) if fn is not None else deco
-    return public
 
 
 _public = exporter(__all__, METHODS, globals())
@@ -56,73 +41,6 @@ def make_view(t: Tensor, shape: tuple, strides: tuple, offset: int, dtype: dt.dt
 
 def _restride(t: Tensor, shape, strides, offset: int | None = None) -> Tensor:
     return make_view(t, shape, strides, t._v.offset if offset is None else offset)
-
-
-def as_int(value, op: str, arg: str) -> int:
-    """`value` as a Python int (ints, NumPy ints, one-element integer tensors); TypeError otherwise."""
-    if isinstance(value, bool) or isinstance(value, float):
-        raise TypeError(f"{op}(): argument '{arg}' must be int, not {type(value).__name__}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{op}(): argument '{arg}' must be int, not {type(value).__name__}") from None
-
-
-def wrap_dim(dim, ndim: int, op: str = "dim", arg: str = "dim") -> int:
-    """`dim` wrapped into [0, ndim); IndexError as PyTorch's when out of range (0-d allows -1 and 0)."""
-    dim = as_int(dim, op, arg)
-    lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
-    if dim < lo or dim > hi:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
-    return dim + max(ndim, 1) if dim < 0 else dim
-
-
-def size_args(op: str, args: tuple, arg: str = "size") -> tuple:
-    """The ints of `f(2, 3)`, `f((2, 3))` or `f([2, 3])`; TypeError naming the bad element."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = tuple(args[0])
-    out = []
-    for k, s in enumerate(args):
-        if isinstance(s, (bool, float)) or not hasattr(s, "__index__"):
-            raise TypeError(f"{op}(): argument '{arg}' must be tuple of ints, but found element of type "
-                            f"{type(s).__name__} at pos {k}")
-        out.append(operator.index(s))
-    return tuple(out)
-
-
-def dims_arg(dims, ndim: int, op: str, arg: str = "dims") -> tuple:
-    """An int or a sequence of dims, wrapped; RuntimeError when one repeats."""
-    dims = (dims,) if not isinstance(dims, (tuple, list)) else tuple(dims)
-    out = tuple(wrap_dim(d, ndim, op, arg) for d in dims)
-    seen = set()
-    for d in out:
-        if d in seen:
-            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-        seen.add(d)
-    return out
-
-
-def infer_size(shape: tuple, numel: int) -> tuple:
-    """`shape` with its one -1 resolved so that it holds `numel` elements."""
-    infer, known = None, 1
-    for k, s in enumerate(shape):
-        if s == -1:
-            if infer is not None:
-                raise RuntimeError("only one dimension can be inferred")
-            infer = k
-        elif s < 0:
-            raise RuntimeError(f"invalid shape dimension {s} at index {k} of shape {list(shape)}")
-        else:
-            known *= s
-    if infer is None:
-        if numel == known:
-            return tuple(shape)
-    elif known and numel % known == 0:
-        return shape[:infer] + (numel // known,) + shape[infer + 1:]
-    elif not known and not numel:
-        raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
-                           "unspecified dimension size -1 can be any value and is ambiguous")
-    raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
 
 
 def view_strides(old_shape: tuple, old_strides: tuple, new_shape: tuple) -> tuple | None:
@@ -656,8 +574,8 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
 
 
 # -- in-place metadata changes -------------------------------------------------------------------
-def _inplace(fn, node: str, variant):
-    """The in-place form of view `fn`; `variant(args)` numbers PyTorch's in-place node (TBackward1...)."""
+def _inplace(fn, node: str, variant=lambda args, kwargs: 1):
+    """The in-place form of view `fn`; `variant(args, kwargs)` numbers PyTorch's node (TBackward1...)."""
     def method(self: Tensor, *args, **kwargs) -> Tensor:
         tracked = self.requires_grad and self.grad_fn is not None
         if not tracked and needs_grad((self,)):
@@ -679,14 +597,9 @@ def _squeeze_variant(args, kwargs) -> int:
     return 3 if dim is None else 5 if isinstance(dim, (tuple, list)) else 4
 
 
-def _first_variant(args, kwargs) -> int:
-    return 1
-
-
-METHODS.update(squeeze_=_inplace(squeeze, "squeeze", _squeeze_variant),
-               unsqueeze_=_inplace(unsqueeze, "unsqueeze", _first_variant), t_=_inplace(t, "t", _first_variant),
-               transpose_=_inplace(transpose, "transpose", _first_variant), swapaxes_=_inplace(transpose, "transpose", _first_variant),
-               swapdims_=_inplace(transpose, "transpose", _first_variant),
-               as_strided_=_inplace(as_strided, "as_strided", _first_variant))
+METHODS.update(squeeze_=_inplace(squeeze, "squeeze", _squeeze_variant), unsqueeze_=_inplace(unsqueeze, "unsqueeze"),
+               t_=_inplace(t, "t"), transpose_=_inplace(transpose, "transpose"),
+               swapaxes_=_inplace(transpose, "transpose"), swapdims_=_inplace(transpose, "transpose"),
+               as_strided_=_inplace(as_strided, "as_strided"))
 __all__.append("as_strided_")
 as_strided_ = METHODS["as_strided_"]
