@@ -11,12 +11,15 @@ from ._util import check_probability
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 
-def _additive_mask(mask: Tensor | None, dtype: dt.dtype, name: str = "attn_mask") -> Tensor | None:
-    """A boolean mask (True = attend) or float mask, as a float mask added to the attention scores."""
+def _additive_mask(mask: Tensor | None, dtype: dt.dtype, name: str = "attn_mask",
+                   true_means_attend: bool = True) -> Tensor | None:
+    """A boolean or float mask as a float mask added to the attention scores. Boolean masks mean 'may
+    attend' in scaled_dot_product_attention and 'masked out' in multi-head attention, as in PyTorch."""
     if mask is None:
         return None
     if mask.dtype is dt.bool_:
-        return ops.zeros(tuple(mask.shape), dtype=dtype, device=mask.device).masked_fill(~mask, float("-inf"))
+        blocked = ~mask if true_means_attend else mask
+        return ops.zeros(tuple(mask.shape), dtype=dtype, device=mask.device).masked_fill(blocked, float("-inf"))
     if not mask.dtype.is_floating_point:
         raise AssertionError(f"only bool and floating types of {name} are supported")
     return mask
@@ -47,6 +50,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         key = key.repeat_interleave(groups, -3)
         value = value.repeat_interleave(groups, -3)
     scores = ops.matmul(query, key.transpose(-2, -1)) * scale
+    if is_causal and attn_mask is not None and query.dim() != 4:
+        # PyTorch combines the two masks only for 4-D inputs and refuses otherwise
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     if is_causal:
         causal = ops.ones((tgt, src), dtype=dt.bool_, device=query.device).tril()
         attn_mask = causal if attn_mask is None else (attn_mask & causal if attn_mask.dtype is dt.bool_ else
@@ -100,8 +106,8 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
                            "method `generate_square_subsequent_mask` to create this mask.")
     float_dtype = query.dtype
-    key_padding_mask = _additive_mask(key_padding_mask, float_dtype, "key_padding_mask")
-    attn_mask = _additive_mask(attn_mask, float_dtype)
+    key_padding_mask = _additive_mask(key_padding_mask, float_dtype, "key_padding_mask", true_means_attend=False)
+    attn_mask = _additive_mask(attn_mask, float_dtype, true_means_attend=False)
 
     # input projections
     if use_separate_proj_weight:

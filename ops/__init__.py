@@ -6,11 +6,11 @@ defines in `METHODS`; this file binds the methods onto Tensor.
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import (activations, conversion, creation, indexing, linalg, math_api, random, reduce, scan,
-               shape_ops, sorting, views)
+from . import (activations, conv, conversion, creation, indexing, linalg, math_api, pool, random, reduce,
+               scan, shape_ops, sorting, views)
 
 MODULES = (math_api, conversion, creation, views, shape_ops, reduce, scan, linalg, sorting, indexing, random,
-           activations)
+           activations, conv, pool)
 
 __all__: list = []
 for _mod in MODULES:

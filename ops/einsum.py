@@ -2,6 +2,11 @@
 
 Two operands whose labels map onto a batched matrix product run as one (BLAS, batch dims
 included, which NumPy's einsum can't do); anything else runs NumPy's einsum.
+
+The gradient of an operand is itself an einsum: the upstream gradient (with the output's labels)
+times the other operands, contracted onto the operand's labels. A label only that operand has
+(summed inside it) comes back through a ones vector; a repeated label (a diagonal) gets a fresh
+label tied to the first by an identity matrix. Broadcast size-1 dims are summed by the engine.
 """
 from __future__ import annotations
 
@@ -10,8 +15,10 @@ import string
 
 import numpy as np
 
+from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from .creation import eye, ones
 from .dispatch import launch, register_kernel
 from .elementwise import torch_name
 from .products import HALF_NP, product_into
@@ -281,4 +288,58 @@ def contract(operands: list, terms: list, output: list, shape: tuple, d: dt.dtyp
     optimize = "greedy" if len(operands) > 2 or (len(operands) == 2 and work > _OPTIMIZE_ABOVE) else False
     spec = ",".join("".join(t) for t in terms) + "->" + "".join(output)
     plan = _pair_plan(terms, output, operands, d)
-    return launch("einsum", tuple(operands), [(shape, d)], (spec, optimize, plan))[0]
+    result = launch("einsum", tuple(operands), [(shape, d)], (spec, optimize, plan))[0]
+    if needs_grad(operands):
+        # an operand is kept only for the gradients of the others
+        wanted = [op.requires_grad for op in operands]
+        saved = tuple(op if sum(wanted) - want > 0 else None for op, want in zip(operands, wanted))
+        record("einsum", _einsum_backward, tuple(operands), (result,), saved,
+               (terms, output, tuple(op._v.shape for op in operands)))
+    return result
+
+
+def _einsum_backward(node, g):
+    terms, output, shapes = node.attrs
+    operands = node.saved_tensors
+    return tuple(_operand_grad(g, k, operands, terms, output, shapes) if node.next_functions[k][0] is not None
+                 else None for k in range(len(terms)))
+
+
+def _label_sizes(terms: list, operands: list) -> dict:
+    """Each label's size over the operands, a size-1 dim broadcasting against the others."""
+    sizes: dict = {}
+    for tokens, op in zip(terms, operands):
+        for tok, size in zip(tokens, op._v.shape):
+            if sizes.get(tok, 1) == 1:
+                sizes[tok] = size
+    return sizes
+
+
+def _operand_grad(g: Tensor, k: int, operands: tuple, terms: list, output: list, shapes: tuple) -> Tensor:
+    """The gradient of operand k: einsum(g, the other operands -> operand k's labels)."""
+    term = terms[k]
+    if "..." in term or "..." in output:
+        raise NotImplementedError("einsum(): the gradient needs an unused letter for each ellipsis dim")
+    ins = [g] + [op for j, op in enumerate(operands) if j != k]
+    in_terms = [output] + [t for j, t in enumerate(terms) if j != k]
+    have = _label_sizes(in_terms, ins)
+    have.update((tok, size) for tok, size in zip(term, shapes[k]) if term.count(tok) > 1)  # from the identity
+    fresh = iter(c for c in _LETTERS if c not in {tok for t in terms + [output] for tok in t})
+    target: list = []
+    for tok, size in zip(term, shapes[k]):
+        if have.get(tok, 1) == 1 and (tok not in have or size != 1):
+            # summed inside operand k alone (or broadcast from size 1 elsewhere): each element of it
+            # gets the same gradient
+            ins.append(ones(size, dtype=g.dtype, device=g.device))
+            in_terms.append([tok])
+            have[tok] = size
+        if tok in target:  # a diagonal: a fresh label, equal to tok where the identity is 1
+            tok2 = next(fresh, None)
+            if tok2 is None:
+                raise NotImplementedError("einsum(): the gradient needs an unused letter per repeated subscript")
+            ins.append(eye(size, dtype=g.dtype, device=g.device))
+            in_terms.append([tok, tok2])
+            tok = tok2
+        target.append(tok)
+    sizes = _label_sizes(in_terms, ins)
+    return contract(ins, in_terms, target, tuple(sizes[t] for t in target), g.dtype)

@@ -16,6 +16,7 @@ from . import math_api as M
 from .broadcast import broadcast_shapes
 from .dispatch import launch_into, register_kernel
 from .elementwise import torch_name
+from .view_grads import overload
 from .scatter import (INDEX_DTYPES, accumulate_at, at_least_1d, check_index_dtype, check_no_overlap,
                       check_out_grad, checked_index, emit, filled, inplace_grad, scalar_for, scatter_add, size1,
                       wants, widened)
@@ -176,8 +177,8 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
     else:
         launch_into("index_fill", (index,), (self,), (dim, scalar_for(self.dtype, value)))
     if grad:
-        record("index_fill", _index_fill_backward, (self, None, None, value_tensor), (self,), saved=(index,),
-               attrs=dim)
+        name = "index_fill" if value_tensor is None else overload("index_fill", 1)  # torch's class per overload
+        record(name, _index_fill_backward, (self, None, None, value_tensor), (self,), saved=(index,), attrs=dim)
     return self
 
 
@@ -326,6 +327,6 @@ def _take_along_dim_kernel(ins, outs, dim):
     out[...] = np.take_along_axis(src, idx, axis=dim).reshape(out.shape)
 
 
-METHODS.update(
-    index_select=index_select, index_add=index_add, index_add_=index_add_, index_copy=index_copy, index_copy_=index_copy_,
-    index_fill=index_fill, index_fill_=index_fill_, take=take, put_=put_, put=put, take_along_dim=take_along_dim)
+METHODS.update(index_select=index_select, index_add=index_add, index_add_=index_add_, index_copy=index_copy,
+               index_copy_=index_copy_, index_fill=index_fill, index_fill_=index_fill_, take=take, put_=put_, put=put,
+               take_along_dim=take_along_dim)

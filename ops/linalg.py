@@ -1,8 +1,11 @@
 """Products of tensors: matmul and its BLAS family, dot products, tensordot, einsum, trace, kron, cross.
 
-Every matrix product runs one kernel, "matmul": `beta * c + alpha * (a @ b)` with NumPy's
-broadcasting rules. Checks follow the path PyTorch's matmul takes (dot, mv, mm or bmm), so the
-error a user sees names the same shapes and dtypes torch's would.
+Every matrix product runs one kernel, "matmul" (ops/products.py): `beta * c + alpha * (a @ b)` with
+NumPy's broadcasting rules. Checks follow the path PyTorch's matmul takes (dot, mv, mm or bmm), so the
+error a user sees names the same shapes and dtypes torch's would. They share one backward too: the
+gradient of a @ b is g @ b^T and a^T @ g, with 1-D operands seen as a row (a) or a column (b);
+the engine sums broadcast batch dims. tensordot and inner are einsums (their gradient is einsum's);
+outer and kron are views and a product, differentiable through those.
 """
 from __future__ import annotations
 
@@ -11,16 +14,19 @@ import warnings
 
 import numpy as np
 
+from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
-from ..tensor.tensor import contiguous_strides, numel_of
-from ..vm import View
+from ..tensor.tensor import numel_of
 from . import math_api as M
+from . import products  # noqa: F401 (registers the matmul, trace and cross kernels)
+from . import views
 from .broadcast import broadcast_shapes
-from .dispatch import launch, launch_into, register_kernel
+from .creation import eye
+from .dispatch import launch, launch_into
 from .einsum import contract, einsum
-from .elementwise import torch_name
-from .products import HALF_NP, product_into
+from .elementwise import check_leaf_inplace, torch_name
+from .scatter import check_out_grad, wants
 
 __all__ = ["matmul", "mm", "bmm", "mv", "addmm", "addmv", "addbmm", "baddbmm", "dot", "vdot", "inner",
            "outer", "ger", "tensordot", "einsum", "trace", "kron", "cross"]
@@ -30,52 +36,6 @@ METHODS: dict = {}
 C_NAMES = {dt.float32: "float", dt.float64: "double", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16",
            dt.int64: "long int", dt.int32: "int", dt.int16: "short int", dt.int8: "signed char",
            dt.uint8: "unsigned char", dt.bool_: "bool"}
-
-
-# -- kernels ---------------------------------------------------------------------------------------
-def _fold_batches(a: np.ndarray, b: np.ndarray) -> tuple:
-    """(B,n,k), (B,k,m) -> (n,B*k), (B*k,m): one product that sums the B products (addbmm)."""
-    batches, n, k = a.shape
-    return a.transpose(1, 0, 2).reshape(n, batches * k), b.reshape(batches * k, b.shape[2])
-
-
-@register_kernel("matmul", "cpu")
-def _matmul_kernel(ins, outs, attrs) -> None:
-    a, b = ins[0], ins[1]
-    addend = ins[2] if len(ins) > 2 else None
-    out = outs[0]
-    alpha, beta, sum_batches = attrs
-    if sum_batches:
-        a, b = _fold_batches(a, b)
-    compute = np.float32 if out.dtype in HALF_NP else out.dtype
-    # write straight into `out` unless it must hold float32 or still has to be read as the addend
-    direct = compute == out.dtype and (addend is None or beta == 0 or not np.may_share_memory(out, addend))
-    acc = out if direct else np.empty(out.shape, compute)
-    if alpha == 0:  # PyTorch skips the product: inf or nan in a or b don't leak through
-        acc[...] = 0
-    else:
-        product_into(a, b, acc)
-        if alpha != 1:
-            acc *= alpha
-    if addend is not None and beta != 0:
-        acc += addend.astype(compute, copy=False) if beta == 1 else addend.astype(compute) * beta
-    if acc is not out:
-        out[...] = acc
-
-
-@register_kernel("trace", "cpu")
-def _trace_kernel(ins, outs, attrs) -> None:
-    x, out = ins[0], outs[0]
-    out[...] = np.trace(x, dtype=np.float32 if out.dtype in HALF_NP else out.dtype)
-
-
-@register_kernel("cross", "cpu")
-def _cross_kernel(ins, outs, attrs) -> None:
-    a, b = ins
-    out = outs[0]
-    if out.dtype in HALF_NP:
-        a, b = a.astype(np.float32), b.astype(np.float32)
-    out[...] = np.cross(a, b, axis=attrs)
 
 
 # -- argument checks -------------------------------------------------------------------------------
@@ -177,24 +137,104 @@ def _matmul_shape(a: Tensor, b: Tensor) -> tuple:
     return batch + sa[-2:-1] + sb[-1:]
 
 
+# -- gradients -----------------------------------------------------------------------------------
+def _mT(x: Tensor) -> Tensor:
+    return views.transpose(x, -1, -2)
+
+
+def _product_grads(g: Tensor, a: Tensor, b: Tensor, nda: int, ndb: int, want_a: bool, want_b: bool) -> tuple:
+    """Gradients of a @ b (matmul's rules) for the upstream `g`, possibly batch-broadcast (the engine sums)."""
+    if nda == 1 and ndb == 1:
+        return (g * b if want_a else None), (g * a if want_b else None)
+    # a 1-D `a` is a row (1, k) and a 1-D `b` a column (k, 1): their dim is back in g, then gone again
+    if nda == 1:
+        g = views.unsqueeze(g, -2)
+    if ndb == 1:
+        g = views.unsqueeze(g, -1)
+    grad_a = grad_b = None
+    if want_a:
+        grad_a = matmul(g, _mT(b) if ndb > 1 else views.unsqueeze(b, 0))
+        if nda == 1:
+            grad_a = views.squeeze(grad_a, -2)
+    if want_b:
+        if nda > 2 and ndb <= 2:  # fold a's batch dims into rows: one product, nothing left to sum
+            rows = numel_of(a._v.shape[:-1])
+            grad_b = matmul(_mT(views.reshape(a, (rows, a.shape[-1]))), views.reshape(g, (rows, g.shape[-1])))
+        else:
+            grad_b = matmul(_mT(views.unsqueeze(a, 0) if nda == 1 else a), g)
+        if ndb == 1:
+            grad_b = views.squeeze(grad_b, -1)
+    return grad_a, grad_b
+
+
+def _scaled(g: Tensor | None, factor) -> Tensor | None:
+    return g if g is None or factor == 1 else g * factor
+
+
+def _product_backward(node, g):
+    """Backward of every "matmul" kernel op: inputs (a, b[, addend]), out = beta * addend + alpha * (a @ b)."""
+    a, b = node.saved_tensors
+    nda, ndb, alpha, beta = node.attrs
+    grad_a, grad_b = _product_grads(g, a, b, nda, ndb, wants(node, 0), wants(node, 1))
+    grads = (_scaled(grad_a, alpha), _scaled(grad_b, alpha))
+    if len(node.next_functions) == 3:
+        grads += (_scaled(g, beta) if wants(node, 2) else None,)
+    return grads
+
+
+def _product_grad(name: str, a: Tensor, b: Tensor, alpha=1, beta=1) -> tuple:
+    """What `_run` records for a product a @ b: each operand is saved for the other's gradient only."""
+    saved = (a if b.requires_grad else None, b if a.requires_grad else None)
+    return name, _product_backward, saved, (a.ndim, b.ndim, alpha, beta)
+
+
+def _cross_backward(node, g):
+    a, b = node.saved_tensors
+    return (linalg_cross(b, g, dim=node.attrs) if wants(node, 0) else None,
+            linalg_cross(g, a, dim=node.attrs) if wants(node, 1) else None)
+
+
+def _trace_backward(node, g):
+    rows, cols = node.attrs
+    return (g * eye(rows, cols, dtype=g.dtype, device=g.device),)
+
+
 # -- public functions -------------------------------------------------------------------------------
-def _run(ins: tuple, shape: tuple, d: dt.dtype, attrs: tuple, out: Tensor | None, kernel: str = "matmul",
-         inplace: bool = False) -> Tensor:
-    """Launch `kernel` into a new tensor, or into `out` (resized as PyTorch resizes outputs)."""
+def _run(op: str, ins: tuple, shape: tuple, d: dt.dtype, attrs: tuple, out: Tensor | None, grad: tuple,
+         kernel: str = "matmul", inplace: bool = False) -> Tensor:
+    """Launch `kernel` into a new tensor, or into `out` (resized as PyTorch resizes outputs); records
+    `grad` = (node name, backward, saved, attrs) when an input requires grad."""
+    recording = needs_grad(ins)
     if out is None:
-        return launch(kernel, ins, [(shape, d)], attrs)[0]
-    if inplace and tuple(out._v.shape) != shape:
+        result = launch(kernel, ins, [(shape, d)], attrs)[0]
+        if recording:
+            record(grad[0], grad[1], ins, (result,), grad[2], grad[3])
+        return result
+    if not inplace:
+        check_out_grad(op, out, ins)
+        launch_into(kernel, ins, (_resized(out, shape, d),), attrs)
+        return out
+    if tuple(out._v.shape) != shape:
         raise RuntimeError(f"output with shape {list(out._v.shape)} doesn't match the broadcast shape "
                            f"{list(shape)}")
-    launch_into(kernel, ins, (_resized(out, shape, d),), attrs)
+    if recording:  # recorded before the write, so an operand that is `out` itself is caught as modified
+        check_leaf_inplace(out)
+        record(grad[0], grad[1], ins, (out,), grad[2], grad[3])
+    launch_into(kernel, ins, (out,), attrs)
     return out
+
+
+# The node PyTorch's matmul records on each of its paths (others: its batched path's views).
+_MATMUL_NODES = {(1, 1): "dot", (2, 1): "mv", (2, 2): "mm"}
 
 
 def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Matrix product with PyTorch's 1-D and batched broadcasting rules."""
     need_tensor("matmul", "input", 1, input)
     need_tensor("matmul", "other", 2, other)
-    return _run((input, other), _matmul_shape(input, other), input.dtype, (1, 0, False), out)
+    node = _MATMUL_NODES.get((input.ndim, other.ndim), "matmul")
+    return _run("matmul", (input, other), _matmul_shape(input, other), input.dtype, (1, 0, False), out,
+                _product_grad(node, input, other))
 
 
 def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -206,7 +246,8 @@ def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     if mat2.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
     _check_mm(input._v.shape, mat2._v.shape, input.dtype, mat2.dtype)
-    return _run((input, mat2), (input.shape[0], mat2.shape[1]), input.dtype, (1, 0, False), out)
+    return _run("mm", (input, mat2), (input.shape[0], mat2.shape[1]), input.dtype, (1, 0, False), out,
+                _product_grad("mm", input, mat2))
 
 
 def _check_batches(b1: Tensor, b2: Tensor) -> None:
@@ -223,7 +264,8 @@ def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     _check_batches(input, mat2)
     (batches, rows, depth), sb = input._v.shape, mat2._v.shape
     _check_bmm((batches, depth), sb[:2], input.dtype, mat2.dtype)
-    return _run((input, mat2), (batches, rows, sb[2]), input.dtype, (1, 0, False), out)
+    return _run("bmm", (input, mat2), (batches, rows, sb[2]), input.dtype, (1, 0, False), out,
+                _product_grad("bmm", input, mat2))
 
 
 def _check_mv_ranks(input_ndim: int, mat: Tensor, vec: Tensor) -> None:
@@ -238,7 +280,7 @@ def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = None) -> Tensor:
     _check_mv_ranks(1, input, vec)
     rows, depth = input._v.shape
     _check_mv(rows, depth, vec.shape[0], rows, (vec.dtype, input.dtype, vec.dtype))
-    return _run((input, vec), (rows,), input.dtype, (1, 0, False), out)
+    return _run("mv", (input, vec), (rows,), input.dtype, (1, 0, False), out, _product_grad("mv", input, vec))
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None,
@@ -256,8 +298,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out: Te
     _check_mm(mat1._v.shape, mat2._v.shape, mat1.dtype, mat2.dtype)
     shape = (mat1.shape[0], mat2.shape[1])
     _check_expand(input._v.shape, shape, input.dtype)
-    d = input.dtype
-    return _run((mat1, mat2, input), shape, d, (_coef(alpha, d), _coef(beta, d), False), out, inplace=_inplace)
+    return _add_product("addmm", mat1, mat2, input, shape, alpha, beta, out, _inplace)
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out: Tensor | None = None,
@@ -269,8 +310,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out: Tens
     rows, depth = mat._v.shape
     _check_mv(rows, depth, vec.shape[0], input.numel() if input.ndim else 1,
               (input.dtype, mat.dtype, vec.dtype))
-    d = input.dtype
-    return _run((mat, vec, input), (rows,), d, (_coef(alpha, d), _coef(beta, d), False), out, inplace=_inplace)
+    return _add_product("addmv", mat, vec, input, (rows,), alpha, beta, out, _inplace)
 
 
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None,
@@ -290,9 +330,8 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, ou
             raise RuntimeError(f"{first} and mat2 must have the same dtype, but got {torch_name(d)} and "
                                f"{torch_name(batch2.dtype)}")
     not_bool("addmm_impl_cpu_", input.dtype)
-    d = input.dtype
-    return _run((batch1, batch2, input), (rows, cols), d, (_coef(alpha, d), _coef(beta, d), True), out,
-                inplace=_inplace)
+    return _add_product("addbmm", batch1, batch2, input, (rows, cols), alpha, beta, out, _inplace,
+                        sum_batches=True)
 
 
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None,
@@ -309,9 +348,16 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, o
     _check_bmm((batches, depth), sb[:2], batch1.dtype, batch2.dtype, kernel="baddbmm")
     shape = (batches, rows, sb[2])
     _check_expand(input._v.shape, shape, input.dtype)
+    return _add_product("baddbmm", batch1, batch2, input, shape, alpha, beta, out, _inplace)
+
+
+def _add_product(op: str, a: Tensor, b: Tensor, input: Tensor, shape: tuple, alpha, beta, out: Tensor | None,
+                 inplace: bool, sum_batches: bool = False) -> Tensor:
+    """beta * input + alpha * (a @ b) (summed over the batch with `sum_batches`), checks done."""
     d = input.dtype
-    return _run((batch1, batch2, input), shape, d, (_coef(alpha, d), _coef(beta, d), False), out,
-                inplace=_inplace)
+    alpha, beta = _coef(alpha, d), _coef(beta, d)
+    return _run(op, (a, b, input), shape, d, (alpha, beta, sum_batches), out,
+                _product_grad(op, a, b, alpha, beta), inplace=inplace)
 
 
 def _inplace(fn):
@@ -326,17 +372,21 @@ def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Inner product of two 1-D tensors of the same dtype."""
     need_tensor("dot", "input", 1, input)
     need_tensor("dot", "tensor", 2, tensor)
-    if input.ndim != 1 or tensor.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
-    _check_dot(input, tensor)
-    return _run((input, tensor), (), input.dtype, (1, 0, False), out)
+    return _dot("dot", input, tensor, out)
+
+
+def _dot(op: str, a: Tensor, b: Tensor, out: Tensor | None) -> Tensor:
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    _check_dot(a, b)
+    return _run(op, (a, b), (), a.dtype, (1, 0, False), out, _product_grad(op, a, b))
 
 
 def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """dot with the first argument conjugated (the same as dot: no complex dtypes)."""
     need_tensor("vdot", "input", 1, input)
     need_tensor("vdot", "other", 2, other)
-    return dot(input, other, out=out)
+    return _dot("vdot", input, other, out)
 
 
 def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list, out: Tensor | None = None) -> Tensor:
@@ -367,12 +417,6 @@ def inner(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _tensordot(input, other, [input.ndim - 1], [other.ndim - 1], out)
 
 
-def _restride(t: Tensor, shape: tuple, strides: tuple) -> Tensor:
-    """A view of `t`'s memory with another shape and strides (size-1 dims may take stride 0)."""
-    return Tensor._make(View(t._v.blob, shape, strides, t._v.offset, t._v.dtype), t.dtype, t.device, t._vm,
-                        base=t)
-
-
 def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """input[i] * vec2[j] for 1-D tensors, with type promotion."""
     need_tensor("outer", "input", 1, input)
@@ -380,8 +424,8 @@ def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
     for arg, t in (("self", input), ("vec2", vec2)):
         if t.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {arg}, but got {t.ndim}-D")
-    column = _restride(input, (input.shape[0], 1), (input.stride(0), 0))
-    return M.mul(column, vec2, out=out)
+    check_out_grad("mul", out, (input, vec2))  # as PyTorch, whose outer is a mul
+    return M.mul(views.unsqueeze(input, 1), vec2, out=out)
 
 
 ger = outer
@@ -424,7 +468,10 @@ def trace(input: Tensor) -> Tensor:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     not_bool("trace", input.dtype)
     d = input.dtype if input.dtype.category == dt.FLOAT else dt.int64
-    return launch("trace", (input,), [((), d)])[0]
+    result = launch("trace", (input,), [((), d)])[0]
+    if needs_grad((input,)):
+        record("trace", _trace_backward, (input,), (result,), attrs=input._v.shape)
+    return result
 
 
 def kron(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -434,14 +481,12 @@ def kron(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     ndim = max(input.ndim, other.ndim, 1)  # as PyTorch: two 0-d tensors give shape (1,)
     sa = (1,) * (ndim - input.ndim) + input._v.shape
     sb = (1,) * (ndim - other.ndim) + other._v.shape
-    ta = (0,) * (ndim - input.ndim) + input._v.strides
-    tb = (0,) * (ndim - other.ndim) + other._v.strides
+    check_out_grad("mul", out, (input, other))  # as PyTorch, whose kron is a mul
     # interleave: a as (a0, 1, a1, 1, ...) and b as (1, b0, 1, b1, ...); their product is (a0, b0, a1, b1, ...)
-    spread_a = _restride(input, sum(((s, 1) for s in sa), ()), sum(((t, 0) for t in ta), ()))
-    spread_b = _restride(other, sum(((1, s) for s in sb), ()), sum(((0, t) for t in tb), ()))
-    blocks = M.mul(spread_a, spread_b)
+    spread_a = views.reshape(input, sum(((s, 1) for s in sa), ()))
+    spread_b = views.reshape(other, sum(((1, s) for s in sb), ()))
     shape = tuple(x * y for x, y in zip(sa, sb))
-    result = _restride(blocks, shape, contiguous_strides(shape))
+    result = views.reshape(M.mul(spread_a, spread_b), shape)
     return result if out is None else M.copy_(_resized(out, shape, result.dtype), result)
 
 
@@ -480,7 +525,9 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | N
     not_bool("cross", input.dtype)
     if input.dtype is not other.dtype:
         raise RuntimeError(f"expected scalar type {torch_name(input.dtype)} but found {torch_name(other.dtype)}")
-    return _run((input, other), shape, input.dtype, axis, out, kernel="cross")
+    saved = (input if other.requires_grad else None, other if input.requires_grad else None)
+    return _run("linalg_cross", (input, other), shape, input.dtype, axis, out,
+                ("linalg_cross", _cross_backward, saved, axis), kernel="cross")
 
 
 def _rmatmul(self: Tensor, other) -> Tensor:

@@ -21,6 +21,7 @@ from . import scatter as S
 from .broadcast import broadcast_shapes
 from .dispatch import launch_into, register_kernel
 from .elementwise import torch_name
+from .view_grads import overload
 
 __all__ = ["masked_fill", "masked_scatter", "masked_select", "nonzero", "argwhere"]
 
@@ -81,7 +82,8 @@ def _fill_where(input: Tensor, mask: Tensor, value, out: Tensor | None) -> Tenso
     with no_grad():
         result = M.apply("where", mask, fill, input, out=out)
     if grad:
-        record("masked_fill", _masked_fill_backward, (input, None, tensor_fill), (result,), saved=(mask,))
+        name = "masked_fill" if tensor_fill is None else overload("masked_fill", 1)  # torch's class per overload
+        record(name, _masked_fill_backward, (input, None, tensor_fill), (result,), saved=(mask,))
     return result
 
 

@@ -5,7 +5,7 @@ kernel that computes its gradient; the pair are each other's backward, so double
 
     max pools     values + flat input indices   <->  scatter-add by those indices / gather by them
     avg_pool      window sums / divisor          <->  divisor-scaled col2im
-    adaptive avg  Ah @ x @ Aw^T (separable)      <->  the same kernel with the matrices transposed
+    adaptive avg  Ah @ x @ Aw^T (separable)      <->  Ah^T @ g @ Aw
 """
 from __future__ import annotations
 

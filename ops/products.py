@@ -1,9 +1,13 @@
-"""Matrix products on NumPy arrays for the CPU kernels: BLAS whenever the result stays exact."""
+"""CPU kernels of the products (matmul and its BLAS family, trace, cross), on NumPy arrays.
+
+Products go through BLAS whenever the result stays exact; float16/bfloat16 compute in float32.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from ..tensor import dtype as dt
+from .dispatch import register_kernel
 
 HALF_NP = (np.dtype(np.float16), dt.bfloat16.np)  # stored in 16 bits, computed in float32
 
@@ -44,3 +48,49 @@ def product_into(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> None:
         acc[...] = np.matmul(a.astype(np.float32), b.astype(np.float32))
     else:
         np.matmul(_blas_ready(a), _blas_ready(b), out=acc)
+
+
+# -- kernels ------------------------------------------------------------------------------------
+def _fold_batches(a: np.ndarray, b: np.ndarray) -> tuple:
+    """(B,n,k), (B,k,m) -> (n,B*k), (B*k,m): one product that sums the B products (addbmm)."""
+    batches, n, k = a.shape
+    return a.transpose(1, 0, 2).reshape(n, batches * k), b.reshape(batches * k, b.shape[2])
+
+
+@register_kernel("matmul", "cpu")
+def _matmul_kernel(ins, outs, attrs) -> None:
+    a, b = ins[0], ins[1]
+    addend = ins[2] if len(ins) > 2 else None
+    out = outs[0]
+    alpha, beta, sum_batches = attrs
+    if sum_batches:
+        a, b = _fold_batches(a, b)
+    compute = np.float32 if out.dtype in HALF_NP else out.dtype
+    # write straight into `out` unless it must hold float32 or still has to be read as the addend
+    direct = compute == out.dtype and (addend is None or beta == 0 or not np.may_share_memory(out, addend))
+    acc = out if direct else np.empty(out.shape, compute)
+    if alpha == 0:  # PyTorch skips the product: inf or nan in a or b don't leak through
+        acc[...] = 0
+    else:
+        product_into(a, b, acc)
+        if alpha != 1:
+            acc *= alpha
+    if addend is not None and beta != 0:
+        acc += addend.astype(compute, copy=False) if beta == 1 else addend.astype(compute) * beta
+    if acc is not out:
+        out[...] = acc
+
+
+@register_kernel("trace", "cpu")
+def _trace_kernel(ins, outs, attrs) -> None:
+    x, out = ins[0], outs[0]
+    out[...] = np.trace(x, dtype=np.float32 if out.dtype in HALF_NP else out.dtype)
+
+
+@register_kernel("cross", "cpu")
+def _cross_kernel(ins, outs, attrs) -> None:
+    a, b = ins
+    out = outs[0]
+    if out.dtype in HALF_NP:
+        a, b = a.astype(np.float32), b.astype(np.float32)
+    out[...] = np.cross(a, b, axis=attrs)

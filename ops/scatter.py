@@ -24,7 +24,7 @@ from . import elementwise as ew
 from . import math_api as M
 from .dispatch import launch, launch_into, register_kernel
 from .elementwise import torch_name
-from .view_grads import transfer
+from .view_grads import overload, transfer
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce"]
 METHODS: dict = {}
@@ -305,7 +305,8 @@ def _scatter(self: Tensor, dim: int, index: Tensor, src, value, reduce, grad_nam
     grad = inplace_grad(self, (src,))
     launch_into("scatter", ins, (self,), (dim, reduce, typed))
     if grad:
-        record(grad_name, _SCATTER_GRADS[grad_name], (self, None, None, src), (self,), saved=(index,),
+        name = overload(grad_name, 1) if grad_name == "scatter" and src is None else grad_name  # ScatterBackward1
+        record(name, _SCATTER_GRADS[grad_name], (self, None, None, src), (self,), saved=(index,),
                attrs=(dim, None if src is None else src._v.shape))
     return self
 

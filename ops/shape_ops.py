@@ -475,15 +475,13 @@ def _repeat_counts(input: Tensor, repeats: Tensor, d: int, output_size: int | No
     shape[d] = output_size
     out = launch("repeat_interleave", (input, repeats), [(shape, input.dtype)], d)[0]
     if needs_grad((input,)):  # PyTorch's node: repeat_interleave is an index_select there
-        record("index_select", _segment_sum_backward, (input, None), (out,), saved=(repeats,),
-               attrs=(d, n))
+        record("index_select", _repeat_counts_backward, (input, None), (out,), saved=(repeats,), attrs=(d, n))
     return out
 
 
-def _segment_sum_backward(node, g):
+def _repeat_counts_backward(node, g):
     d, n = node.attrs
-    (repeats,) = node.saved_tensors
-    return (_segment_sum(g, repeats, d, n), None)
+    return (_segment_sum(g, node.saved_tensors[0], d, n), None)
 
 
 def _segment_sum(g: Tensor, repeats: Tensor, d: int, n: int) -> Tensor:
@@ -492,10 +490,13 @@ def _segment_sum(g: Tensor, repeats: Tensor, d: int, n: int) -> Tensor:
     shape[d] = n
     out = launch("segment_sum", (g, repeats), [(shape, g.dtype)], d)[0]
     if needs_grad((g,)):
-        record("segment_sum", lambda node, gg: (_repeat_counts(gg, node.saved_tensors[0], node.attrs[0],
-                                                              node.attrs[1]), None),
-               (g, None), (out,), saved=(repeats,), attrs=(d, g._v.shape[d]))
+        record("segment_sum", _segment_sum_backward, (g, None), (out,), saved=(repeats,), attrs=(d, g._v.shape[d]))
     return out
+
+
+def _segment_sum_backward(node, g):
+    d, size = node.attrs
+    return (_repeat_counts(g, node.saved_tensors[0], d, size), None)
 
 
 # -- triangles -----------------------------------------------------------------------------------

@@ -3,36 +3,32 @@
 Orders follow PyTorch: NaN sorts as the largest value, and every sort here is stable, so ties keep
 their input order (descending sorts too). unique and unique_consecutive have data-dependent shapes:
 they sync and compute on the host.
+
+sort, msort, topk and kthvalue are differentiable: the values' gradient is scattered back to the
+positions the indices name. Indices, argsort, unique and searchsorted get no grad_fn.
 """
 from __future__ import annotations
 
-import collections
 import numbers
 
 import numpy as np
 
+from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from .creation import full
 from .dispatch import launch, register_kernel
 from .elementwise import torch_name
+from .return_types import return_type
+from .scatter import scatter
+from .views import unsqueeze
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive", "searchsorted",
            "bucketize"]
 METHODS: dict = {}
 
 
-def _return_type(name: str):
-    """A (values, indices) namedtuple that prints like torch.return_types.<name>."""
-    base = collections.namedtuple(name, ["values", "indices"])
-
-    def __repr__(self) -> str:
-        return f"tidal.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
-    return type(name, (base,), {"__slots__": (), "__repr__": __repr__, "__module__": "tidal.return_types"})
-
-
-SortResult, TopkResult, KthvalueResult = (_return_type(n) for n in ("sort", "topk", "kthvalue"))
-
+SortResult, TopkResult, KthvalueResult = (return_type(n) for n in ("sort", "topk", "kthvalue"))
 
 # -- kernels ---------------------------------------------------------------------------------------
 def _key(x: np.ndarray) -> np.ndarray:
@@ -135,6 +131,25 @@ def _searchsorted_kernel(ins, outs, attrs) -> None:
 
 
 # -- sort, topk, kthvalue --------------------------------------------------------------------------
+def _selected_backward(node, g, _indices_grad):
+    """The values' gradient scattered back to the positions they were picked from (zeros elsewhere)."""
+    (indices,) = node.saved_tensors
+    shape, axis, kept = node.attrs
+    if not shape:  # a 0-d input: the value is the input
+        return (g,)
+    if not kept:
+        g, indices = unsqueeze(g, axis), unsqueeze(indices, axis)
+    return (scatter(full(shape, 0, dtype=g.dtype, device=g.device), axis, indices, g),)
+
+
+def _selection(name: str, input: Tensor, values: Tensor, indices: Tensor, axis: int, kept: bool = True) -> tuple:
+    """(values, indices), recording `name`'s node when `input` needs grad (the indices get none)."""
+    if needs_grad((input,)):
+        record(name, _selected_backward, (input,), (values, indices), saved=(indices,),
+               attrs=(input._v.shape, axis, kept))
+    return values, indices
+
+
 def _need_tensor(op: str, x) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
@@ -155,7 +170,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     axis = input._dim(dim, "sort")
     values, indices = launch("sort", (input,), [(input.shape, input.dtype), (input.shape, dt.int64)],
                              (axis, bool(descending)))
-    return SortResult(values, indices)
+    return SortResult(*_selection("sort", input, values, indices, axis))
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
@@ -166,7 +181,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: b
 
 
 def msort(input: Tensor) -> Tensor:
-    """`input` sorted along its first dimension."""
+    """`input` sorted along its first dimension (its gradient node is sort's, as in PyTorch)."""
     return sort(input, 0).values
 
 
@@ -185,7 +200,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
         shape = input.shape[:axis] + (k,) + input.shape[axis + 1:]
     values, indices = launch("topk", (input,), [(shape, input.dtype), (shape, dt.int64)],
                              (axis, int(k), bool(largest)))
-    return TopkResult(values, indices)
+    return TopkResult(*_selection("topk", input, values, indices, axis))
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
@@ -202,7 +217,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
     shape = input.shape[:axis] + ((1,) if keepdim else ()) + input.shape[axis + 1:] if input.ndim else ()
     values, indices = launch("kthvalue", (input,), [(shape, input.dtype), (shape, dt.int64)], (axis, int(k)))
-    return KthvalueResult(values, indices)
+    return KthvalueResult(*_selection("kthvalue", input, values, indices, axis, keepdim))
 
 
 # -- unique ----------------------------------------------------------------------------------------

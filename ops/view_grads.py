@@ -54,35 +54,44 @@ def _overlaps(shape: tuple, strides: tuple) -> bool:
     return False
 
 
+def _loop_dims(shape: tuple, strides: tuple) -> tuple:
+    """Dims to loop over (fewest iterations first) so that the other dims never reach one element twice."""
+    loop, rest = [], [d for d in range(len(shape)) if shape[d] > 1]
+    while _overlaps(tuple(shape[d] for d in rest), tuple(strides[d] for d in rest)):
+        d = min(rest, key=lambda d: shape[d])
+        rest.remove(d)
+        loop.append(d)
+    return tuple(loop)
+
+
 def _strided(buf: np.ndarray, layout: tuple) -> np.ndarray:
     shape, strides, offset = layout
     return np.lib.stride_tricks.as_strided(buf[offset:], shape, tuple(s * buf.itemsize for s in strides))
 
 
-def _positions(layout: tuple) -> np.ndarray:
-    shape, strides, offset = layout
-    return sum(np.ix_(*(np.arange(n) * s for n, s in zip(shape, strides))), np.int64(offset))
-
-
 @register_kernel("strided_transfer", "cpu")
 def _transfer_kernel(ins, outs, attrs):
-    span, src, dst, overlapping = attrs
+    span, src, dst, loop = attrs
     x, out = ins[0], outs[0]
     # half types accumulate in float32 (and bfloat16 arrays lack most NumPy loops)
-    work = np.float32 if x.dtype.itemsize < 4 else x.dtype
-    buf = np.zeros(span, work)
-    if x.size:
-        if overlapping:
-            np.add.at(buf, _positions(src), x.astype(work))
-        else:
-            _strided(buf, src)[...] = x
+    buf = np.zeros(span, np.float32 if x.dtype.itemsize < 4 else x.dtype)
+    if x.size and not loop:
+        _strided(buf, src)[...] = x
+    elif x.size:  # elements reached several times: add one non-overlapping slice at a time
+        shape, strides, offset = src
+        keep = [d for d in range(len(shape)) if d not in loop]
+        inner = (tuple(shape[d] for d in keep), tuple(strides[d] for d in keep))
+        for at in np.ndindex(*(shape[d] for d in loop)):
+            where = dict(zip(loop, at))
+            part = _strided(buf, inner + (offset + sum(i * strides[d] for d, i in where.items()),))
+            part += x[tuple(where.get(d, slice(None)) for d in range(len(shape)))]
     if out.size:
         out[...] = _strided(buf, dst)
 
 
 def transfer(x: Tensor, span: int, src: tuple, dst: tuple) -> Tensor:
     """`x` added into `span` zeros through layout `src` (elements reached twice add up), read through `dst`."""
-    attrs = (span, src, dst, _overlaps(src[0], src[1]))
+    attrs = (span, src, dst, _loop_dims(src[0], src[1]))
     out = launch("strided_transfer", (x,), [(dst[0], x.dtype)], attrs)[0]
     return record_view("as_strided_scatter", x, out, _transfer_backward, (span, src, dst))
 

@@ -222,6 +222,10 @@ DOUBLE = [
     ("stack", [(3, 4)], lambda x, L: L.stack([x, x.flip(0)], 1)),
     ("repeat", [(2, 3)], lambda x, L: x.repeat(2, 2)),
     ("repeat_interleave", [(3, 2)], lambda x, L: x.repeat_interleave(L.tensor([1, 0, 2]), 0)),
+    ("diagonal", [(3, 4)], lambda x, L: x.diagonal(1)),
+    ("as_strided", [(3, 4)], lambda x, L: x.as_strided((3, 3), (1, 2), 1)),
+    ("unbind", [(3, 4)], lambda x, L: x.unbind(1)[2]),
+    ("roll_rot90_tril", [(3, 4)], lambda x, L: x.roll(1, 1).rot90().tril(-1)),
 ]
 
 
