@@ -27,8 +27,9 @@ def _additive_mask(mask: Tensor | None, dtype: dt.dtype, name: str = "attn_mask"
 
 def _safe_softmax(scores: Tensor) -> Tensor:
     """softmax over the last dim, with rows that are entirely -inf giving zeros instead of NaN (as PyTorch)."""
-    probs = ops.softmax(scores, -1)
     dead = (scores == float("-inf")).all(-1, keepdim=True)
+    # dead rows are replaced before the softmax too, so that neither values nor gradients see NaN
+    probs = ops.softmax(ops.where(dead, 0.0, scores), -1)
     return ops.where(dead, 0.0, probs)
 
 

@@ -44,8 +44,9 @@ def _declare(rule: str, nin: int, table: dict, no_bool: bool = False) -> None:
 _declare("same", 2, {"add": "{0} + {1}", "mul": "{0} * {1}", "maximum": "np.maximum({0}, {1})",
                      "minimum": "np.minimum({0}, {1})", "fmax": "np.fmax({0}, {1})",
                      "fmin": "np.fmin({0}, {1})"})
-_declare("same", 2, {"sub": "{0} - {1}", "floor_divide": "np.floor_divide({0}, {1})",
-                     "remainder": "np.remainder({0}, {1})", "fmod": "np.fmod({0}, {1})",
+_declare("same", 2, {"sub": "{0} - {1}", "floor_divide": "np.floor_divide({0}, nonzero_divisor({1}))",
+                     "remainder": "np.remainder({0}, nonzero_divisor({1}))",
+                     "fmod": "np.fmod({0}, nonzero_divisor({1}))",
                      "pow": "np.power({0}, {1})"}, no_bool=True)
 _declare("float", 2, {"div": "{0} / {1}", "atan2": "np.arctan2({0}, {1})", "hypot": "np.hypot({0}, {1})",
                       "logaddexp": "np.logaddexp({0}, {1})", "logaddexp2": "np.logaddexp2({0}, {1})",

@@ -25,6 +25,8 @@ from . import math_api as M
 from . import views
 from .dispatch import launch, register_kernel
 from .elementwise import torch_name
+from .return_types import return_type  # reduce_stats.py and scan.py import it from here
+from .view_grads import overload
 
 __all__ = ["sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "aminmax", "argmax",
            "argmin", "any", "all", "count_nonzero", "softmax", "log_softmax"]
@@ -32,16 +34,6 @@ METHODS: dict = {}
 
 
 # -- plumbing shared with ops/reduce_stats.py and ops/scan.py ----------------------------------
-def return_type(name: str, fields: tuple) -> type:
-    """A namedtuple class that prints like torch.return_types.<name>."""
-    base = collections.namedtuple(name, fields)
-
-    def __repr__(self) -> str:
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
-        return f"tidal.return_types.{name}(\n{body})"
-    return type(name, (base,), {"__slots__": (), "__repr__": __repr__})
-
-
 def reduction_kernel(name: str):
     """Decorator: register `body(array, axes, extra) -> result(s)` as op `name`'s CPU kernel.
 
@@ -171,24 +163,13 @@ def track(name: str, backward, x: Tensor, outs, axes: tuple, keepdim: bool, save
 
 def restore(t: Tensor, r: Reduced, expand: bool = True) -> Tensor:
     """`t`, shaped like the reduction's result, with the reduced dims back as size 1 (a view), and
-    broadcast to the input's shape if `expand`. Differentiable: its backward sums those dims away."""
-    if not r.shape or (r.keepdim and not expand):
+    broadcast to the input's shape if `expand`; differentiable (view nodes), for double backward."""
+    if not r.shape:
         return t
-    with no_grad():
-        out = t
-        if not r.keepdim:
-            for d in sorted(r.axes):
-                out = views.unsqueeze(out, d)
-        if expand:
-            out = views.expand(out, r.shape)
-    if needs_grad((t,)):
-        record("expand" if expand else "unsqueeze", _restore_backward, (t,), (out,), attrs=r)
-    return out
-
-
-def _restore_backward(node, g):
-    r = node.attrs
-    return sum(g, r.axes, r.keepdim)
+    if not r.keepdim:
+        for d in sorted(r.axes):
+            t = views.unsqueeze(t, d)
+    return views.expanded(t, r.shape) if expand else t
 
 
 def share_evenly(g: Tensor, x: Tensor, out: Tensor, r: Reduced, nan_wins: bool) -> Tensor:
@@ -278,7 +259,8 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype: dt.dtype | Non
     """Sum over `dim` (int, tuple, None or () for all); integers and bool sum to int64."""
     out = accumulate_dtype(input, dtype, "sum")
     axes = _axes(input, dim, "sum")
-    return track("sum", _sum_backward, input, _reduce("sum", input, axes, keepdim, [out], out.compute), axes, keepdim)
+    result = _reduce("sum", input, axes, keepdim, [out], out.compute)
+    return track("sum" if dim is None else overload("sum", 1), _sum_backward, input, result, axes, keepdim)
 
 
 def _sum_backward(node, g):
@@ -314,8 +296,8 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype: dt.dtype | No
     """Arithmetic mean over `dim` (floating inputs, or a floating `dtype`)."""
     out = _mean_dtype(input, dtype, "mean")
     axes = _axes(input, dim, "mean")
-    return track("mean", _mean_backward, input, _reduce("mean", input, axes, keepdim, [out], out.compute), axes,
-                 keepdim)
+    result = _reduce("mean", input, axes, keepdim, [out], out.compute)
+    return track("mean" if dim is None else overload("mean", 1), _mean_backward, input, result, axes, keepdim)
 
 
 def _mean_backward(node, g):
@@ -342,12 +324,12 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype:
     """Product over one dim (or of everything); integers and bool multiply in int64."""
     out = accumulate_dtype(input, dtype, "prod")
     axes = _axes(input, None, "prod") if dim is None else one_axis(input, dim, "prod")
-    return _prod(input, axes, keepdim and dim is not None, out)
+    return _prod(input, axes, keepdim and dim is not None, out, "prod" if dim is None else overload("prod", 1))
 
 
-def _prod(x: Tensor, axes: tuple, keepdim: bool, out: dt.dtype) -> Tensor:
+def _prod(x: Tensor, axes: tuple, keepdim: bool, out: dt.dtype, name: str = "prod") -> Tensor:
     result = _reduce("prod", x, axes, keepdim, [out], out.compute)
-    return track("prod", _prod_backward, x, result, axes, keepdim, save=("input", 0))
+    return track(name, _prod_backward, x, result, axes, keepdim, save=("input", 0))
 
 
 def _prod_backward(node, g):
@@ -406,7 +388,7 @@ def _extreme(op: str, x: Tensor, dim, keepdim: bool, other) -> object:
         _require_dim_for_empty(x, op)
         axes = _axes(x, None, op)
         result = _reduce("amax" if op == "max" else "amin", x, axes, False, [x.dtype], x.dtype.compute)
-        return track(op, shared_backward, x, result, axes, False, save=("input", 0))
+        return track(overload(op, 1), shared_backward, x, result, axes, False, save=("input", 0))
     axes = one_axis(x, dim, op)
     _require_nonempty(x, axes, f"{op}():")
     values, indices = _reduce("extreme_with_index", x, axes, keepdim, [x.dtype, dt.int64], x.dtype.compute,

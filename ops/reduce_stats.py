@@ -21,6 +21,7 @@ from .elementwise import torch_name
 from .reduce import (_as_given, _axes, _count, _means_all, _reduce, _require_float, _require_nonempty, dtype_arg,
                      indexed_backward, one_axis, reduction_kernel, restore, return_type, shared_backward, sum,
                      track)
+from .view_grads import overload
 
 __all__ = ["var", "std", "var_mean", "std_mean", "norm", "logsumexp", "median", "nanmedian", "mode"]
 METHODS: dict = {}
@@ -276,8 +277,8 @@ def _median(op: str, x: Tensor, dim, keepdim: bool):
         result = _reduce("median", x, axes, False, [x.dtype], x.dtype.compute, ignore_nan)
         return track(op, shared_backward, x, result, axes, False, ("input", 0))
     values, indices = _reduce("median", x, axes, keepdim, [x.dtype, dt.int64], x.dtype.compute, ignore_nan)
-    return track(op, indexed_backward, x, (_nanmedian_type if ignore_nan else _median_type)(values, indices), axes,
-                 keepdim, (1,))
+    result = (_nanmedian_type if ignore_nan else _median_type)(values, indices)
+    return track(overload(op, 1), indexed_backward, x, result, axes, keepdim, (1,))
 
 
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False):

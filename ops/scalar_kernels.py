@@ -12,7 +12,8 @@ hash, so everything they call must live in this file.
 import math  # noqa: F401  templates may use math.*
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 as_uint8 = np.uint8
 as_int8 = np.int8
@@ -37,6 +38,22 @@ def where(c, a, b):
 def sgn(x):
     # PyTorch's sign: NaN gives 0, bool stays bool (the caller's cast)
     return (x > 0) - (x < 0)
+
+
+def nonzero_divisor(b):
+    """`b`, checked: integer division by zero raises PyTorch's error (float division gives inf/nan)."""
+    return b
+
+
+@overload(nonzero_divisor, inline="always")
+def _nonzero_divisor(b):
+    if isinstance(b, (types.Integer, types.Boolean)):
+        def check(b):
+            if b == 0:
+                raise RuntimeError("ZeroDivisionError")
+            return b
+        return check
+    return lambda b: b
 
 
 @njit(inline="always")
@@ -160,7 +177,7 @@ def zeta(s, q):
     if s < 1.0 or s != s or q != q:
         return math.nan
     if math.isinf(q):
-        return 0.0 if q > 0 else math.nan
+        return 0.0 if q > 0 else math.inf  # -inf counts as a pole, as in PyTorch
     if q <= 0.0:
         if q == np.floor(q):
             return math.inf

@@ -1,5 +1,7 @@
 """The NumPy side of the special-function vocabulary: scalar_kernels' code, vectorized lazily.
 
+Also the small NumPy helpers that mirror scalar_kernels (sgn, nonzero_divisor).
+
 Each entry is a ufunc that numba builds from the same scalar function the compiled
 kernels call, on its first use (so `import tidal` never imports numba), one input type at
 a time. Templates hand them float32 or float64 only (inputs are cast to the compute dtype
@@ -55,6 +57,14 @@ def sgn(x):
     return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
 
 
+def nonzero_divisor(b):
+    """`b`, checked: integer division by zero raises PyTorch's error (float division gives inf/nan)."""
+    arr = np.asarray(b)
+    if arr.dtype.kind in "biu" and not arr.all():
+        raise RuntimeError("ZeroDivisionError")
+    return b
+
+
 NUMPY_FUNCS = {name: LazyUfunc(name) for name in ("erf", "erfc", "lgamma", "erfinv", "digamma", "bessel_i0")}
 NUMPY_FUNCS["polygamma"] = LazyUfunc("polygamma", 2)
-NUMPY_FUNCS["sgn"] = sgn
+NUMPY_FUNCS.update(sgn=sgn, nonzero_divisor=nonzero_divisor)

@@ -63,12 +63,16 @@ def test_sdpa(rng, shape_q, shape_kv, mask):
 
 
 def test_sdpa_fully_masked_rows_give_zeros(rng):
-    q, qr = pair(rng, (1, 2, 3, 4))
+    q, qr = pair(rng, (1, 2, 3, 4), requires_grad=True)
     m = np.ones((3, 3), bool)
     m[0] = False
     mt, mr = bool_pair(m)
-    assert_close(F.scaled_dot_product_attention(q, q, q, attn_mask=mt),
-                 TF.scaled_dot_product_attention(qr, qr, qr, attn_mask=mr))
+    out = F.scaled_dot_product_attention(q, q, q, attn_mask=mt)
+    ref = TF.scaled_dot_product_attention(qr, qr, qr, attn_mask=mr)
+    assert_close(out, ref)
+    require_backward(*ATTENTION_OPS)
+    backward_both(out, ref, rng)
+    assert_grads_close([(q, qr)])  # no NaN leaks from the masked row
 
 
 def test_sdpa_gqa_dropout_and_float32(rng):

@@ -1,0 +1,549 @@
+"""tidal.save / tidal.load: PyTorch's zip checkpoint format, written and read without torch.
+
+A checkpoint is an uncompressed zip archive whose records sit in one folder (`<name>/`):
+`data.pkl` (the object, pickled with protocol 2), one record `data/<key>` per storage (its raw
+little-endian bytes, aligned to 64 bytes in the file so torch can mmap them) and small text
+records (`version`, `byteorder`, `.format_version`, `.storage_alignment`). In the pickle a tensor
+is a call `torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks)`
+and a storage is a persistent id `('storage', torch.<Type>Storage, key, location, numel)` naming
+its record. tidal writes these torch names as plain text (torch is never imported) and maps them
+onto its own types when loading.
+
+Loading is restricted unless `weights_only=False`: the unpickler resolves only an allow-list of
+globals (tensor rebuilders, storage types, dtypes, devices, OrderedDict, a few builtins), so a
+checkpoint cannot run code. Saving to a path is atomic (temporary file, then os.replace).
+"""
+from __future__ import annotations
+
+import codecs
+import contextlib
+import io
+import os
+import pickle
+import struct
+import tempfile
+import zipfile
+from collections import OrderedDict
+
+import numpy as np
+
+from .tensor import Size, Tensor, device
+from .tensor import dtype as dt
+from .vm import View
+
+__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
+
+_STORAGE_DTYPES = {"BoolStorage": dt.bool_, "ByteStorage": dt.uint8, "CharStorage": dt.int8,
+                   "ShortStorage": dt.int16, "IntStorage": dt.int32, "LongStorage": dt.int64,
+                   "HalfStorage": dt.float16, "BFloat16Storage": dt.bfloat16, "FloatStorage": dt.float32,
+                   "DoubleStorage": dt.float64}
+_STORAGE_NAMES = {d: name for name, d in _STORAGE_DTYPES.items()}
+_ALIGNMENT = 64
+_EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed record dates: the same object gives the same bytes
+
+
+# == saving ========================================================================================
+class _TorchName:
+    """A global of torch's (module, name), written into the pickle as text, never imported."""
+
+    __slots__ = ("module", "name")
+
+    def __init__(self, module: str, name: str):
+        self.module, self.name = module, name
+
+    def __call__(self, *args):  # pickle's save_reduce insists on a callable; this one is only ever written
+        raise TypeError(f"{self.module}.{self.name} is a name in a checkpoint, not a function")
+
+
+_torch_names: dict = {}
+
+
+def _torch_name(module: str, name: str) -> _TorchName:
+    # one object per name, so the pickler's memo writes each global once
+    key = (module, name)
+    found = _torch_names.get(key)
+    if found is None:
+        found = _torch_names[key] = _TorchName(module, name)
+    return found
+
+
+class _StorageRecord:
+    """A storage to write: record key, torch type name, location, element count, bytes (uint8 tensor)."""
+
+    __slots__ = ("key", "type_name", "location", "numel", "raw")
+
+    def __init__(self, key: str, type_name: str, location: str, numel: int, raw: Tensor):
+        self.key, self.type_name, self.location, self.numel, self.raw = key, type_name, location, numel, raw
+
+
+def _location(dev: device) -> str:
+    return "cpu" if dev.type == "cpu" else f"{dev.type}:{dev.index or 0}"
+
+
+class _TorchPickler(pickle._Pickler):
+    """The Python pickler (its `save_global` would import torch) writing tidal objects under torch's names."""
+
+    dispatch = dict(pickle._Pickler.dispatch)
+
+    def __init__(self, file, protocol: int):
+        super().__init__(file, protocol)
+        self.storages: dict = {}  # (id(blob), dtype) -> _StorageRecord; the record keeps the blob alive
+
+    def persistent_id(self, obj):
+        if type(obj) is _StorageRecord:
+            return ("storage", _torch_name("torch", obj.type_name), obj.key, obj.location, obj.numel)
+        return None
+
+    def reducer_override(self, obj):
+        if isinstance(obj, Tensor):
+            return self._reduce_tensor(obj)
+        return NotImplemented
+
+    def _reduce_tensor(self, t: Tensor) -> tuple:
+        from .nn.parameter import Parameter  # nn sits above this module's dependencies: import on use
+        if isinstance(t, Parameter):
+            plain = Tensor._make(t._v, t.dtype, t.device, t._vm)
+            return _torch_name("torch._utils", "_rebuild_parameter"), (plain, t.requires_grad, OrderedDict())
+        v = t._v
+        return (_torch_name("torch._utils", "_rebuild_tensor_v2"),
+                (self._storage_of(t), v.offset, tuple(v.shape), tuple(v.strides), t.requires_grad, OrderedDict()))
+
+    def _storage_of(self, t: Tensor) -> _StorageRecord:
+        # Views of one blob share a record, as torch's views share a storage. A blob seen under
+        # two dtypes gets a record per dtype (torch's storages are typed in the file).
+        blob = t._v.blob
+        key = (id(blob), t.dtype)
+        record = self.storages.get(key)
+        if record is None:
+            numel = blob.nbytes // t.dtype.itemsize
+            raw = Tensor._make(View(blob, (numel * t.dtype.itemsize,), (1,), 0, np.dtype(np.uint8)), dt.uint8,
+                               t.device, t._vm)
+            record = self.storages[key] = _StorageRecord(str(len(self.storages)), _STORAGE_NAMES[t.dtype],
+                                                         _location(t.device), numel, raw)
+        return record
+
+    def _save_torch_name(self, obj: _TorchName) -> None:
+        if self.proto >= 4:
+            self.save(obj.module)
+            self.save(obj.name)
+            self.write(pickle.STACK_GLOBAL)
+        else:
+            self.write(pickle.GLOBAL + obj.module.encode() + b"\n" + obj.name.encode() + b"\n")
+        self.memoize(obj)
+
+    def _save_dtype(self, obj: dt.dtype) -> None:
+        self.save(_torch_name("torch", obj.name))
+
+    def _save_device(self, obj: device) -> None:
+        self.save_reduce(_torch_name("torch", "device"), (str(obj),), obj=obj)
+
+    def _save_size(self, obj: Size) -> None:
+        self.save_reduce(_torch_name("torch", "Size"), (tuple(obj),), obj=obj)
+
+    dispatch[_TorchName] = _save_torch_name
+    dispatch[dt.dtype] = _save_dtype
+    dispatch[device] = _save_device
+    dispatch[Size] = _save_size
+
+
+def _add_record(zf: zipfile.ZipFile, name: str, data) -> None:
+    """Store `data` (bytes or a uint8 array) uncompressed, padding the header so the data is aligned."""
+    view = memoryview(data)
+    info = zipfile.ZipInfo(name, _EPOCH)
+    info.compress_type = zipfile.ZIP_STORED
+    info.file_size = view.nbytes
+    zip64 = view.nbytes * 1.05 > zipfile.ZIP64_LIMIT  # zipfile's own rule; its header then grows by 20
+    header = 30 + len(name.encode()) + 4 + (20 if zip64 else 0)
+    pad = -(zf.fp.tell() + header) % _ALIGNMENT
+    info.extra = struct.pack("<HH", 0x4246, pad) + b"Z" * pad  # an ignorable extra field, as torch's
+    with zf.open(info, "w", force_zip64=zip64) as out:
+        out.write(view)
+
+
+def _write_archive(fp, folder: str, pickled: bytes, storages: list) -> None:
+    """Write one checkpoint's zip records to the binary file `fp`."""
+    with zipfile.ZipFile(fp, "w", zipfile.ZIP_STORED) as zf:
+        _add_record(zf, f"{folder}/data.pkl", pickled)
+        _add_record(zf, f"{folder}/.format_version", b"1")
+        _add_record(zf, f"{folder}/.storage_alignment", str(_ALIGNMENT).encode())
+        _add_record(zf, f"{folder}/byteorder", b"little")
+        for record in storages:
+            _add_record(zf, f"{folder}/data/{record.key}", record.raw._host_array())
+        _add_record(zf, f"{folder}/version", b"3\n")
+
+
+def _new_file_mode(path: str) -> int:
+    try:
+        return os.stat(path).st_mode & 0o7777  # replacing a file keeps its permissions
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _atomic_write(path: str, write) -> None:
+    """Call `write(fp)` on a temporary file beside `path`, then move it over `path` in one step."""
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        raise RuntimeError(f"Parent directory {directory} does not exist.")
+    mode = _new_file_mode(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fp:
+            write(fp)
+            fp.flush()
+            os.fsync(fp.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable where the OS allows it
+        dir_fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def save(obj, f, pickle_module=None, pickle_protocol: int = 2, _use_new_zipfile_serialization: bool = True,
+         _disable_byteorder_record: bool = False) -> None:
+    """Save `obj` to a path (atomically) or a binary file object, in the format torch.load reads."""
+    if not _use_new_zipfile_serialization:
+        raise NotImplementedError("tidal.save writes only the zip format (_use_new_zipfile_serialization=True)")
+    if pickle_module not in (None, pickle):
+        raise TypeError("tidal.save: pickle_module must be the standard pickle module")
+    buffer = io.BytesIO()
+    pickler = _TorchPickler(buffer, pickle_protocol)
+    pickler.dump(obj)  # before touching the destination: a pickling error leaves it as it was
+    storages = list(pickler.storages.values())
+    if isinstance(f, (str, bytes, os.PathLike)):
+        path = os.path.realpath(os.fsdecode(f))  # through symlinks: the link stays, its target changes
+        folder = os.path.splitext(os.path.basename(path))[0] or "archive"
+        _atomic_write(path, lambda fp: _write_archive(fp, folder, buffer.getvalue(), storages))
+    elif hasattr(f, "write"):
+        _write_archive(f, "archive", buffer.getvalue(), storages)
+    else:
+        raise TypeError(f"tidal.save: f must be a path or a binary file object, not {type(f).__name__}")
+
+
+# == loading =======================================================================================
+class _StorageType:
+    """What `torch.<Type>Storage` (or `torch.storage.UntypedStorage`, dtype None) means on load."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype_: dt.dtype | None):
+        self.dtype = dtype_
+
+
+class _LoadedStorage:
+    """A storage read from the archive: its bytes as a uint8 tensor on the target device, and its dtype."""
+
+    __slots__ = ("raw", "dtype")
+
+    def __init__(self, raw: Tensor, dtype_: dt.dtype | None):
+        self.raw, self.dtype = raw, dtype_
+
+
+def _check_ints(fn: str, name: str, values) -> tuple:
+    if not isinstance(values, (tuple, list)) or not all(isinstance(v, int) and v >= 0 for v in values):
+        raise pickle.UnpicklingError(f"{fn}: {name} must be a sequence of non-negative ints, got {values!r}")
+    return tuple(values)
+
+
+def _tensor_from(storage, storage_offset, size, stride, requires_grad, dtype_: dt.dtype | None, fn: str) -> Tensor:
+    """A tensor viewing a loaded storage, after checking that the view stays inside it."""
+    if not isinstance(storage, _LoadedStorage):
+        raise pickle.UnpicklingError(f"{fn}: expected a storage, got {type(storage).__name__}")
+    if not isinstance(dtype_, dt.dtype):
+        raise pickle.UnpicklingError(f"{fn}: the tensor's dtype is unknown")
+    shape, strides = _check_ints(fn, "size", size), _check_ints(fn, "stride", stride)
+    (offset,) = _check_ints(fn, "storage_offset", (storage_offset,))
+    if len(shape) != len(strides):
+        raise pickle.UnpicklingError(f"{fn}: size {shape} and stride {strides} differ in length")
+    capacity = storage.raw._v.blob.nbytes // dtype_.itemsize
+    if 0 not in shape and offset + sum((n - 1) * s for n, s in zip(shape, strides)) >= capacity:
+        raise RuntimeError(f"{fn}: a tensor of size {list(shape)}, stride {list(strides)} and offset {offset} "
+                           f"does not fit in its storage of {capacity} elements")
+    raw = storage.raw
+    t = Tensor._make(View(raw._v.blob, shape, strides, offset, dtype_.np), dtype_, raw.device, raw._vm)
+    t.requires_grad = bool(requires_grad)
+    return t
+
+
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
+                       metadata=None) -> Tensor:
+    return _tensor_from(storage, storage_offset, size, stride, requires_grad, storage.dtype
+                        if isinstance(storage, _LoadedStorage) else None, "_rebuild_tensor_v2")
+
+
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype_,
+                       metadata=None) -> Tensor:
+    return _tensor_from(storage, storage_offset, size, stride, requires_grad, dtype_, "_rebuild_tensor_v3")
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks=None):
+    from .nn.parameter import Parameter
+    if not isinstance(data, Tensor):
+        raise pickle.UnpicklingError(f"_rebuild_parameter: expected a tensor, got {type(data).__name__}")
+    return Parameter(data, bool(requires_grad))
+
+
+def _set_tensor_state(t: Tensor, state) -> Tensor:
+    # attributes a tensor carried (torch pickles `__dict__`, maybe with slots); never tidal's slots
+    for part in (state if isinstance(state, tuple) else (state,)):
+        if part is None:
+            continue
+        if not isinstance(part, dict) or any(not isinstance(k, str) or k in Tensor.__slots__ for k in part):
+            raise pickle.UnpicklingError("a tensor's pickled state must be a dict of new attribute names")
+        t.__dict__.update(part)
+    return t
+
+
+def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
+    return _set_tensor_state(_rebuild_parameter(data, requires_grad), state)
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    from .nn.parameter import Parameter
+    if func not in (_rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter) or \
+            new_type not in (Tensor, Parameter) or not isinstance(args, tuple):
+        raise pickle.UnpicklingError("_rebuild_from_type_v2: only tensors and parameters can be rebuilt")
+    t = func(*args)
+    if new_type is Parameter and not isinstance(t, Parameter):
+        t = Parameter(t, t.requires_grad)
+    return _set_tensor_state(t, state)
+
+
+def _parameter_class():
+    from .nn.parameter import Parameter
+    return Parameter
+
+
+# torch's globals that a checkpoint may name, and what they become in tidal
+_TORCH_GLOBALS = {
+    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
+    ("torch._utils", "_rebuild_tensor_v3"): _rebuild_tensor_v3,
+    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+    ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
+    ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
+    ("torch", "Tensor"): Tensor, ("torch._tensor", "Tensor"): Tensor,
+    ("torch", "device"): device, ("torch", "Size"): Size,
+    ("torch.storage", "UntypedStorage"): _StorageType(None), ("torch", "UntypedStorage"): _StorageType(None),
+}
+_TORCH_GLOBALS.update({("torch", name): _StorageType(d) for name, d in _STORAGE_DTYPES.items()})
+_TORCH_GLOBALS.update({("torch", d.name): d for d in dt.ALL})
+_TORCH_GLOBALS.update({("torch", alias): dt.from_name(alias) for alias in ("half", "float", "double", "short",
+                                                                            "int", "long")})
+_LAZY_TORCH_GLOBALS = {("torch.nn.parameter", "Parameter"): _parameter_class,
+                       ("torch.nn", "Parameter"): _parameter_class}
+
+# plain-data globals that are safe to call with any arguments
+_SAFE_GLOBALS = {("collections", "OrderedDict"): OrderedDict, ("_codecs", "encode"): codecs.encode}
+for _module in ("builtins", "__builtin__"):  # protocol 2 names builtins the Python 2 way
+    _SAFE_GLOBALS.update({(_module, f.__name__): f for f in (set, frozenset, bytearray, complex, slice)})
+
+_user_safe_globals: dict = {}  # "module.qualname" -> object, added with add_safe_globals
+
+
+def _global_name(obj) -> str:
+    return f"{obj.__module__}.{obj.__qualname__}"
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Allow these functions/classes (or (object, "module.name") pairs) in weights_only loads."""
+    for item in safe_globals:
+        obj, name = item if isinstance(item, tuple) else (item, _global_name(item))
+        _user_safe_globals[name] = obj
+
+
+def get_safe_globals() -> list:
+    """The globals added with add_safe_globals."""
+    return list(_user_safe_globals.values())
+
+
+def clear_safe_globals() -> None:
+    """Forget every global added with add_safe_globals."""
+    _user_safe_globals.clear()
+
+
+@contextlib.contextmanager
+def safe_globals(globals_list: list):
+    """Allow these globals in weights_only loads inside a `with` block."""
+    saved = dict(_user_safe_globals)
+    add_safe_globals(globals_list)
+    try:
+        yield
+    finally:
+        _user_safe_globals.clear()
+        _user_safe_globals.update(saved)
+
+
+def _refusal(module: str, name: str, reason: str) -> pickle.UnpicklingError:
+    return pickle.UnpicklingError(
+        f"Weights only load failed. Re-running `tidal.load` with `weights_only` set to `False` will likely "
+        f"succeed, but it can result in arbitrary code execution. Do it only if you got the file from a trusted "
+        f"source.\nWeightsUnpickler error: Unsupported global: GLOBAL {module}.{name} {reason}")
+
+
+class _Placement:
+    """Where storages go: map_location applied to each storage's saved location."""
+
+    def __init__(self, map_location):
+        self.map_location = map_location
+
+    def place(self, raw: Tensor, dtype_: dt.dtype | None, location: str) -> Tensor:
+        """Move a CPU uint8 storage to its target device."""
+        target = self._target(raw, dtype_, location)
+        if target.type == "cpu":
+            return raw
+        try:
+            return raw.to(target)
+        except (RuntimeError, NotImplementedError) as exc:
+            raise RuntimeError(f"Attempting to deserialize object on device '{target}', which tidal cannot use "
+                               f"here ({exc}). Use tidal.load with map_location='cpu' to map your storages to "
+                               "the CPU.") from None
+
+    def _target(self, raw: Tensor, dtype_, location: str) -> device:
+        where = self.map_location
+        if where is None:
+            return device(location)
+        if isinstance(where, (str, device)):
+            return device(str(where))
+        if isinstance(where, dict):
+            return device(str(where.get(location, location)))
+        if callable(where):  # torch passes (storage, location); tidal passes the storage as a 1-D tensor
+            typed = dtype_ or dt.uint8
+            n = raw._v.blob.nbytes // typed.itemsize
+            moved = where(Tensor._make(View(raw._v.blob, (n,), (1,), 0, typed.np), typed, raw.device, raw._vm),
+                          location)
+            return device(location) if moved is None else moved.device
+        raise TypeError(f"tidal.load: map_location must be None, a str, a device, a dict or a callable, "
+                        f"not {type(where).__name__}")
+
+
+class _Archive:
+    """An opened checkpoint: its zip, its folder, and the storages read so far."""
+
+    def __init__(self, fp, path: str | None, placement: _Placement, mmap: bool):
+        try:
+            self.zip = zipfile.ZipFile(fp)
+        except zipfile.BadZipFile:
+            raise RuntimeError("tidal.load: not a zip checkpoint. tidal reads the format torch.save writes by default "
+                               "(zip); checkpoints saved with _use_new_zipfile_serialization=False are not "
+                               "supported.") from None
+        pkl = [n for n in self.zip.namelist() if n.endswith("/data.pkl") and n.count("/") == 1]
+        if not pkl:
+            raise RuntimeError("tidal.load: the archive has no data.pkl record; it is not a checkpoint")
+        self.folder = pkl[0][:-len("data.pkl")]
+        order = self._optional("byteorder")
+        if order not in (None, b"little"):
+            raise NotImplementedError(f"tidal.load: checkpoints with byte order {order!r} are not supported")
+        self.fp, self.path, self.placement, self.mmap = fp, path, placement, mmap
+        self.storages: dict = {}  # key -> uint8 tensor on its device
+
+    def _optional(self, name: str) -> bytes | None:
+        try:
+            return self.zip.read(self.folder + name).strip()
+        except KeyError:
+            return None
+
+    def pickled(self) -> bytes:
+        """The bytes of data.pkl."""
+        return self.zip.read(self.folder + "data.pkl")
+
+    def storage(self, pid) -> _LoadedStorage:
+        """The storage a persistent id names, read from its record on first use."""
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
+            raise pickle.UnpicklingError(f"tidal.load: unsupported persistent id {pid!r}")
+        _, storage_type, key, location, numel = pid
+        if not isinstance(storage_type, _StorageType) or not isinstance(key, str) or \
+                not isinstance(location, str) or not isinstance(numel, int) or numel < 0:
+            raise pickle.UnpicklingError(f"tidal.load: malformed storage id {pid!r}")
+        raw = self.storages.get(key)
+        if raw is None:
+            nbytes = numel * (storage_type.dtype.itemsize if storage_type.dtype else 1)
+            raw = Tensor._from_array(self._read(f"{self.folder}data/{key}", nbytes), dt.uint8, share=True)
+            raw = self.storages[key] = self.placement.place(raw, storage_type.dtype, location)
+        return _LoadedStorage(raw, storage_type.dtype)
+
+    def _read(self, name: str, nbytes: int) -> np.ndarray:
+        try:
+            info = self.zip.getinfo(name)
+        except KeyError:
+            raise RuntimeError(f"tidal.load: the archive has no record {name}") from None
+        if info.file_size < nbytes:
+            raise RuntimeError(f"tidal.load: record {name} holds {info.file_size} bytes, expected {nbytes}")
+        if self.mmap and info.compress_type == zipfile.ZIP_STORED and nbytes:
+            self.fp.seek(info.header_offset)
+            name_len, extra_len = struct.unpack("<HH", self.fp.read(30)[26:30])
+            start = info.header_offset + 30 + name_len + extra_len
+            return np.memmap(self.path, np.uint8, mode="c", offset=start, shape=(nbytes,))  # copy-on-write
+        out = np.empty(nbytes, np.uint8)
+        view, pos = memoryview(out), 0
+        with self.zip.open(info) as src:
+            while pos < nbytes:
+                got = src.readinto(view[pos:])
+                if not got:
+                    raise RuntimeError(f"tidal.load: record {name} ended early")
+                pos += got
+        return out
+
+
+class _Unpickler(pickle.Unpickler):
+    """Resolves torch's names to tidal's; with weights_only, refuses every global not allowed."""
+
+    def __init__(self, file, archive: _Archive, weights_only: bool, **kwargs):
+        super().__init__(file, **kwargs)
+        self.archive, self.weights_only = archive, weights_only
+
+    def find_class(self, module: str, name: str):
+        key = (module, name)
+        if key in _TORCH_GLOBALS:
+            return _TORCH_GLOBALS[key]
+        if key in _LAZY_TORCH_GLOBALS:
+            return _LAZY_TORCH_GLOBALS[key]()
+        if key in _SAFE_GLOBALS:
+            return _SAFE_GLOBALS[key]
+        if f"{module}.{name}" in _user_safe_globals:
+            return _user_safe_globals[f"{module}.{name}"]
+        if module == "torch" or module.startswith("torch."):
+            raise _refusal(module, name, "has no tidal equivalent (tidal.load never imports torch).")
+        if self.weights_only:
+            raise _refusal(module, name, "was not an allowed global by default. Please use "
+                           f"`tidal.serialization.add_safe_globals([{name}])` or the "
+                           f"`tidal.serialization.safe_globals([{name}])` context manager to allowlist this "
+                           "global if you trust this class/function.")
+        return super().find_class(module, name)
+
+    def persistent_load(self, pid):
+        return self.archive.storage(pid)
+
+
+@contextlib.contextmanager
+def _opened(f, mmap: bool):
+    if isinstance(f, (str, bytes, os.PathLike)):
+        path = os.fsdecode(f)
+        with open(path, "rb") as fp:
+            yield fp, path
+        return
+    if mmap:
+        raise ValueError("f must be a file path in order to use the mmap argument")
+    if not hasattr(f, "read"):
+        raise TypeError(f"tidal.load: f must be a path or a binary file object, not {type(f).__name__}")
+    seekable = getattr(f, "seekable", None)
+    yield (f if seekable is not None and seekable() else io.BytesIO(f.read())), None
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = True, mmap: bool | None = None,
+         **pickle_load_args):
+    """Load an object saved by tidal.save or torch.save (zip format); unless weights_only=False, only
+    tensors, parameters and plain data (dicts, lists, tuples, numbers, strings...) may be rebuilt."""
+    if pickle_module not in (None, pickle):
+        raise TypeError("tidal.load: pickle_module must be the standard pickle module")
+    with _opened(f, bool(mmap)) as (fp, path):
+        archive = _Archive(fp, path, _Placement(map_location), bool(mmap))
+        unpickler = _Unpickler(io.BytesIO(archive.pickled()), archive, weights_only is not False, **pickle_load_args)
+        return unpickler.load()
