@@ -4,7 +4,8 @@ A layer projects the whole input sequence through W_ih with one matmul, then loo
 recurrent part: one small matmul (h W_hh^T) per step plus elementwise gate math that the VM fuses.
 Gradients come from the ops' own backward formulas. Signatures follow torch's functions of the same
 names (`torch.lstm`, `torch.lstm_cell`, ...): `params` is the flat weight list of the module, per
-layer and direction `w_ih, w_hh[, b_ih, b_hh][, w_hr]`.
+layer and direction `w_ih, w_hh[, b_ih, b_hh][, w_hr]`. A PackedSequence's data runs through the same
+functions with its sizes given as the keyword `batch_sizes=` (torch's packed overloads).
 """
 from __future__ import annotations
 
@@ -108,24 +109,62 @@ def _param_groups(params, has_biases: bool, count: int) -> list:
     return groups
 
 
-def _run_direction(step: Callable, projected: Tensor, state, weights: tuple, reverse: bool) -> tuple:
-    """Run one layer direction over time; (outputs stacked on dim 0, final state)."""
+def _rows(state, start: int, stop: int):
+    """Rows start:stop (batch entries) of a state: h, or (h, c)."""
+    return tuple(s[start:stop] for s in state) if isinstance(state, tuple) else state[start:stop]
+
+
+def _cat_rows(states: list):
+    """Join states along the batch dimension."""
+    if isinstance(states[0], tuple):
+        return tuple(ops.cat(list(parts), 0) for parts in zip(*states))
+    return ops.cat(states, 0)
+
+
+def _run_direction(step: Callable, inputs: list, batch_sizes: list, state, weights: tuple, reverse: bool) -> tuple:
+    """Run one layer direction over time; (per-step outputs, final state).
+
+    Step t updates only the first batch_sizes[t] batch entries (sequences sorted by decreasing length, as
+    a PackedSequence holds them). Going forward, entries that end leave the state and their last value is
+    their final state; going backward, entries join the state (from the initial one) where they end.
+    """
     _, w_hh, _, b_hh, w_hr = weights
     w_hh_t = w_hh.t()
     w_hr_t = None if w_hr is None else w_hr.t()
-    inputs = projected.unbind(0)
     outputs = [None] * len(inputs)
-    for t in (reversed(range(len(inputs))) if reverse else range(len(inputs))):
+    if reverse:
+        initial, active = state, batch_sizes[-1]
+        state = _rows(initial, 0, active)
+        for t in reversed(range(len(inputs))):
+            if batch_sizes[t] > active:
+                state = _cat_rows([state, _rows(initial, active, batch_sizes[t])])
+                active = batch_sizes[t]
+            state = step(inputs[t], state, w_hh_t, b_hh, w_hr_t)
+            outputs[t] = _hidden(state)
+        return outputs, state
+    finished, active = [], batch_sizes[0]
+    for t in range(len(inputs)):
+        if batch_sizes[t] < active:
+            finished.append(_rows(state, batch_sizes[t], active))
+            state = _rows(state, 0, batch_sizes[t])
+            active = batch_sizes[t]
         state = step(inputs[t], state, w_hh_t, b_hh, w_hr_t)
         outputs[t] = _hidden(state)
-    return ops.stack(outputs, 0), state
+    return outputs, (_cat_rows([state] + finished[::-1]) if finished else state)
 
 
 def _run(step: Callable, input: Tensor, states: list, params, has_biases: bool, num_layers: int, dropout: float,
-         train: bool, bidirectional: bool, batch_first: bool) -> tuple:
-    """(output, final states per layer direction) of a stacked, maybe bidirectional recurrent network."""
-    x = input.transpose(0, 1) if batch_first else input
-    if x.shape[0] == 0:
+         train: bool, bidirectional: bool, batch_first: bool, batch_sizes: list | None) -> tuple:
+    """(output, final states per layer direction) of a stacked, maybe bidirectional recurrent network.
+
+    `input` is (seq, batch, feature) (batch first with `batch_first`) or, with `batch_sizes`, the
+    (steps, feature) data of a PackedSequence; the output has the same layout.
+    """
+    packed = batch_sizes is not None
+    x = input.transpose(0, 1) if batch_first and not packed else input
+    if not packed:
+        batch_sizes = [x.shape[1]] * x.shape[0]
+    if not batch_sizes:
         raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
     directions = 2 if bidirectional else 1
     groups = _param_groups(params, has_biases, num_layers * directions)
@@ -138,46 +177,54 @@ def _run(step: Callable, input: Tensor, states: list, params, has_biases: bool, 
             index = layer * directions + direction
             w_ih, _, b_ih, _, _ = groups[index]
             projected = _affine(x, w_ih.t(), b_ih)  # the whole sequence in one matmul
-            out, final = _run_direction(step, projected, states[index], groups[index], reverse=direction == 1)
-            outputs.append(out)
+            steps = projected.split(batch_sizes, 0) if packed else projected.unbind(0)
+            out, final = _run_direction(step, steps, batch_sizes, states[index], groups[index], direction == 1)
+            outputs.append(ops.cat(out, 0) if packed else ops.stack(out, 0))
             finals.append(final)
-        x = outputs[0] if directions == 1 else ops.cat(outputs, 2)
-    return (x.transpose(0, 1) if batch_first else x), finals
+        x = outputs[0] if directions == 1 else ops.cat(outputs, -1)
+    return (x.transpose(0, 1) if batch_first and not packed else x), finals
+
+
+def _sizes(batch_sizes) -> list | None:
+    """A PackedSequence's batch sizes as Python ints (they live on the CPU: reading them costs no sync)."""
+    if batch_sizes is None:
+        return None
+    return [int(n) for n in (batch_sizes.tolist() if isinstance(batch_sizes, Tensor) else batch_sizes)]
 
 
 def _simple(step: Callable, input: Tensor, hx: Tensor, params, has_biases: bool, num_layers: int, dropout: float,
-            train: bool, bidirectional: bool, batch_first: bool) -> tuple:
+            train: bool, bidirectional: bool, batch_first: bool, batch_sizes) -> tuple:
     output, finals = _run(step, input, list(hx.unbind(0)), params, has_biases, num_layers, dropout, train,
-                          bidirectional, batch_first)
+                          bidirectional, batch_first, _sizes(batch_sizes))
     return output, ops.stack(finals, 0)
 
 
 def rnn_tanh(input: Tensor, hx: Tensor, params, has_biases: bool, num_layers: int, dropout: float, train: bool,
-             bidirectional: bool, batch_first: bool) -> tuple:
+             bidirectional: bool, batch_first: bool, *, batch_sizes=None) -> tuple:
     """Elman RNN with tanh over a (seq, batch, feature) sequence: (output, h_n)."""
     return _simple(_tanh_step, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
-                   batch_first)
+                   batch_first, batch_sizes)
 
 
 def rnn_relu(input: Tensor, hx: Tensor, params, has_biases: bool, num_layers: int, dropout: float, train: bool,
-             bidirectional: bool, batch_first: bool) -> tuple:
+             bidirectional: bool, batch_first: bool, *, batch_sizes=None) -> tuple:
     """Elman RNN with relu over a (seq, batch, feature) sequence: (output, h_n)."""
     return _simple(_relu_step, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
-                   batch_first)
+                   batch_first, batch_sizes)
 
 
 def gru(input: Tensor, hx: Tensor, params, has_biases: bool, num_layers: int, dropout: float, train: bool,
-        bidirectional: bool, batch_first: bool) -> tuple:
+        bidirectional: bool, batch_first: bool, *, batch_sizes=None) -> tuple:
     """GRU over a (seq, batch, feature) sequence: (output, h_n)."""
     return _simple(_gru_step, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
-                   batch_first)
+                   batch_first, batch_sizes)
 
 
 def lstm(input: Tensor, hx, params, has_biases: bool, num_layers: int, dropout: float, train: bool,
-         bidirectional: bool, batch_first: bool) -> tuple:
+         bidirectional: bool, batch_first: bool, *, batch_sizes=None) -> tuple:
     """LSTM (with projections when the params hold w_hr) over a sequence: (output, h_n, c_n)."""
     h0, c0 = hx
     states = list(zip(h0.unbind(0), c0.unbind(0)))
     output, finals = _run(_lstm_step, input, states, params, has_biases, num_layers, dropout, train,
-                          bidirectional, batch_first)
+                          bidirectional, batch_first, _sizes(batch_sizes))
     return output, ops.stack([h for h, _ in finals], 0), ops.stack([c for _, c in finals], 0)

@@ -138,7 +138,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
         dims = len(pad) // 2
         if not (input.dim() in (dims + 1, dims + 2) and 1 <= dims <= 3):
-            raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
+            raise NotImplementedError("Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
     out = input
     for k in range(len(pad) // 2):
         d = input.dim() - 1 - k

@@ -6,52 +6,17 @@ ordinary attribute. Subclasses set hyperparameters in `__init__` and compute in 
 """
 from __future__ import annotations
 
-import itertools
-from collections import OrderedDict, namedtuple
-from collections.abc import Mapping
+from collections import OrderedDict
 from typing import Callable, Iterator
 
 from ..autograd import no_grad
 from ..tensor import Tensor, device as _device
 from ..tensor import dtype as dt
+from .hooks import RemovableHandle
 from .parameter import Buffer, Parameter, set_data
+from .state_dict import StateDictMixin
 
 __all__ = ["Module", "RemovableHandle"]
-
-_handle_ids = itertools.count()
-
-
-class RemovableHandle:
-    """Returned by `register_*_hook`; `remove()` unregisters the hook (also usable as a context)."""
-
-    def __init__(self, *hook_dicts: dict):
-        self.id = next(_handle_ids)
-        self._dicts = hook_dicts
-
-    def remove(self) -> None:
-        """Unregister the hook."""
-        for d in self._dicts:
-            d.pop(self.id, None)
-
-    def __enter__(self) -> "RemovableHandle":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
-
-
-class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    """The keys `load_state_dict` did not match, as PyTorch reports them."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
-
-    __str__ = __repr__
-
 
 def _add_indent(text: str, spaces: int) -> str:
     """Indent every line of `text` but the first (for nested reprs)."""
@@ -62,7 +27,7 @@ def _add_indent(text: str, spaces: int) -> str:
     return lines[0] + "\n" + "\n".join(pad + line for line in lines[1:])
 
 
-def _check_member_name(kind: str, name, module: "Module") -> None:
+def _check_member_name(kind: str, name) -> None:
     """PyTorch's checks on the name given to register_buffer/register_parameter/add_module."""
     if not isinstance(name, str):
         raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
@@ -72,7 +37,7 @@ def _check_member_name(kind: str, name, module: "Module") -> None:
         raise KeyError(f'{kind} name can\'t be empty string ""')
 
 
-class Module:
+class Module(StateDictMixin):
     """Base class for all neural network modules."""
 
     _version: int = 1
@@ -174,7 +139,7 @@ class Module:
         """Add a tensor that is state but not a parameter (saved in state_dict if `persistent`)."""
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
-        _check_member_name("buffer", name, self)
+        _check_member_name("buffer", name)
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
@@ -192,7 +157,7 @@ class Module:
         """Add a parameter (or a None placeholder) under `name`."""
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
-        _check_member_name("parameter", name, self)
+        _check_member_name("parameter", name)
         if hasattr(self, name) and name not in self._parameters:
             raise KeyError(f"attribute '{name}' already exists")
         if param is not None and not isinstance(param, Parameter):
@@ -200,7 +165,7 @@ class Module:
                             "(tidal.nn.Parameter or None required)")
         if param is not None and param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
-                             "created explicitly. To express '{name}' as a function of another Tensor, "
+                             f"created explicitly. To express '{name}' as a function of another Tensor, "
                              "compute the value in the forward() method.")
         self._parameters[name] = param
 
@@ -208,7 +173,7 @@ class Module:
         """Add a child module under `name` (reachable as an attribute)."""
         if not isinstance(module, Module) and module is not None:
             raise TypeError(f"{_type_name(module)} is not a Module subclass")
-        _check_member_name("module", name, self)
+        _check_member_name("module", name)
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
         self._modules[name] = module
@@ -508,143 +473,6 @@ class Module:
     def cuda(self, device=None) -> "Module":
         """Move parameters and buffers to a CUDA device."""
         return self._apply(lambda t: t.cuda(device))
-
-    # -- state dict ----------------------------------------------------------------------------
-    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        """Put this module's own parameters and persistent buffers into `destination`."""
-        for name, param in self._parameters.items():
-            if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
-        for name, buf in self._buffers.items():
-            if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else buf.detach()
-
-    def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False) -> dict:
-        """An ordered dict of every parameter and persistent buffer, keyed by dotted name."""
-        if args:  # PyTorch's deprecated positional form: (destination, prefix, keep_vars)
-            destination = args[0]
-            prefix = args[1] if len(args) > 1 else prefix
-            keep_vars = args[2] if len(args) > 2 else keep_vars
-        if destination is None:
-            destination = OrderedDict()
-            destination._metadata = OrderedDict()
-        metadata = getattr(destination, "_metadata", None)
-        if metadata is not None:
-            metadata[prefix[:-1]] = {"version": self._version}
-        self._save_to_state_dict(destination, prefix, keep_vars)
-        for name, module in self._modules.items():
-            if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
-        for hook in self._state_dict_hooks.values():
-            result = hook(self, destination, prefix, {"version": self._version})
-            if result is not None:
-                destination = result
-        return destination
-
-    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
-        """Call `hook(module, state_dict, prefix, local_metadata)` after state_dict fills its entries."""
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
-
-    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """Call `hook(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors)` first."""
-        handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = hook
-        return handle
-
-    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
-        """Call `hook(module, incompatible_keys)` after load_state_dict; it may edit the key lists."""
-        handle = RemovableHandle(self._load_state_dict_post_hooks)
-        self._load_state_dict_post_hooks[handle.id] = hook
-        return handle
-
-    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
-                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
-        """Copy this module's own entries from `state_dict`, recording missing/unexpected keys and errors."""
-        for hook in self._load_state_dict_pre_hooks.values():
-            hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
-        local = {k: v for k, v in itertools.chain(
-            self._parameters.items(),
-            ((k, v) for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set))
-            if v is not None}
-        assign = local_metadata.get("assign_to_params_buffers", False)
-        for name, current in local.items():
-            key = prefix + name
-            if key not in state_dict:
-                if strict:
-                    missing_keys.append(key)
-                continue
-            incoming = state_dict[key]
-            if not isinstance(incoming, Tensor):
-                error_msgs.append(f'While copying the parameter named "{key}", expected tidal.Tensor or '
-                                  f"Tensor-like object from checkpoint but received {type(incoming)}")
-                continue
-            if current.dim() == 0 and incoming.shape == (1,):  # checkpoints that stored scalars as [1]
-                incoming = incoming[0]
-            if incoming.shape != current.shape:
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape {incoming.shape} from "
-                                  f"checkpoint, the shape in current model is {current.shape}.")
-                continue
-            try:
-                with no_grad():
-                    if assign:
-                        if isinstance(current, Parameter) and not isinstance(incoming, Parameter):
-                            incoming = Parameter(incoming, requires_grad=current.requires_grad)
-                        elif isinstance(current, Parameter):
-                            incoming.requires_grad_(current.requires_grad)
-                        setattr(self, name, incoming)
-                    else:
-                        current.copy_(incoming)
-            except Exception as exc:  # noqa: BLE001 - reported with the others, as PyTorch does
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
-                                  f"{current.size()} and whose dimensions in the checkpoint are "
-                                  f"{incoming.size()}, an exception occurred : {exc.args}.")
-        if strict:
-            for key in state_dict:
-                if not key.startswith(prefix):
-                    continue
-                head = key[len(prefix):].split(".", 1)[0]
-                if head not in self._modules and head not in local:
-                    unexpected_keys.append(key)
-
-    def load_state_dict(self, state_dict: Mapping, strict: bool = True, assign: bool = False) -> _IncompatibleKeys:
-        """Copy parameters and buffers from `state_dict`; with `strict`, keys must match exactly."""
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing: list = []
-        unexpected: list = []
-        errors: list = []
-        metadata = getattr(state_dict, "_metadata", None)
-        entries = OrderedDict(state_dict)
-
-        def load(module: Module, local_state: dict, prefix: str = "") -> None:
-            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
-            if assign:
-                local_metadata["assign_to_params_buffers"] = True
-            module._load_from_state_dict(local_state, prefix, local_metadata, True, missing, unexpected, errors)
-            for name, child in module._modules.items():
-                if child is not None:
-                    child_prefix = prefix + name + "."
-                    load(child, {k: v for k, v in local_state.items() if k.startswith(child_prefix)}, child_prefix)
-            keys = _IncompatibleKeys(missing, unexpected)
-            for hook in module._load_state_dict_post_hooks.values():
-                if hook(module, keys) is not None:
-                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
-                                         "expected to return new values, if incompatible_keys need to be "
-                                         "modified, it should be done inplace.")
-
-        load(self, entries)
-        if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected)))
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
-        if errors:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(errors)))
-        return _IncompatibleKeys(missing, unexpected)
 
     # -- printing ------------------------------------------------------------------------------
     def _get_name(self) -> str:

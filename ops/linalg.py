@@ -205,10 +205,11 @@ def _run(op: str, ins: tuple, shape: tuple, d: dt.dtype, attrs: tuple, out: Tens
     """Launch `kernel` into a new tensor, or into `out` (resized as PyTorch resizes outputs); records
     `grad` = (node name, backward, saved, attrs) when an input requires grad."""
     recording = needs_grad(ins)
+    node, backward, saved, grad_attrs = grad
     if out is None:
         result = launch(kernel, ins, [(shape, d)], attrs)[0]
         if recording:
-            record(grad[0], grad[1], ins, (result,), grad[2], grad[3])
+            record(node, backward, ins, (result,), saved, grad_attrs)
         return result
     if not inplace:
         check_out_grad(op, out, ins)
@@ -219,7 +220,7 @@ def _run(op: str, ins: tuple, shape: tuple, d: dt.dtype, attrs: tuple, out: Tens
                            f"{list(shape)}")
     if recording:  # recorded before the write, so an operand that is `out` itself is caught as modified
         check_leaf_inplace(out)
-        record(grad[0], grad[1], ins, (out,), grad[2], grad[3])
+        record(node, backward, ins, (out,), saved, grad_attrs)
     launch_into(kernel, ins, (out,), attrs)
     return out
 

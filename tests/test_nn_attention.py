@@ -13,7 +13,7 @@ import tidal
 import tidal.nn as nn
 import tidal.nn.functional as F
 from nn_helpers import (assert_close, assert_grads_close, backward_both, load_from_torch, pair, require_backward,
-                        to_tidal, torch_repr)
+                        torch_repr)
 
 ATTENTION_OPS = ("matmul", "transpose", "reshape", "softmax", "chunk", "mean", "unsqueeze", "expand")
 

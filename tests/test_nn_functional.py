@@ -12,8 +12,7 @@ import torch.nn.functional as TF
 
 import tidal
 import tidal.nn.functional as F
-from nn_helpers import (assert_close, assert_grads_close, backward_both, pair, require_backward, to_numpy,
-                        to_tidal, torch_repr)
+from nn_helpers import assert_close, assert_grads_close, backward_both, pair, require_backward
 
 
 @pytest.fixture

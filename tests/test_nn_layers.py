@@ -11,7 +11,7 @@ import torch
 import tidal
 import tidal.nn as nn
 from nn_helpers import (assert_close, assert_grads_close, backward_both, load_from_torch, pair, require_backward,
-                        to_tidal, torch_repr)
+                        torch_repr)
 
 
 @pytest.fixture
@@ -272,3 +272,32 @@ def test_layers_under_no_grad_and_half(rng):
     ref_ln = torch.nn.LayerNorm(4).half()
     x16 = tidal.randn(3, 4).half()
     assert_close(ln(x16), ref_ln(torch.from_numpy(x16.numpy())), dtype="float16")
+
+
+def test_training_steps_match_torch(rng):
+    """A few SGD steps of a small classifier (Linear, LayerNorm, GELU, dropout off) track torch's exactly."""
+    def build(m):
+        return m.Sequential(m.Linear(6, 16), m.LayerNorm(16), m.GELU(), m.Dropout(0.0), m.Linear(16, 4))
+    ref = build(torch.nn).double()
+    mod = build(nn).double()
+    load_from_torch(mod, ref)
+    require_backward("matmul", "transpose", "mean", "log_softmax", "gather")
+    x = rng.standard_normal((10, 6))
+    y = rng.integers(0, 4, 10)
+    for _ in range(5):
+        loss = nn.functional.cross_entropy(mod(tidal.tensor(x)), tidal.tensor(y), label_smoothing=0.1)
+        ref_loss = torch.nn.functional.cross_entropy(ref(torch.from_numpy(x)), torch.from_numpy(y),
+                                                     label_smoothing=0.1)
+        assert_close(loss, ref_loss)
+        mod.zero_grad()
+        ref.zero_grad()
+        loss.backward()
+        ref_loss.backward()
+        with tidal.no_grad():
+            for p in mod.parameters():
+                p.sub_(p.grad * 0.5)
+        with torch.no_grad():
+            for p in ref.parameters():
+                p.sub_(p.grad * 0.5)
+    for key, value in ref.state_dict().items():
+        assert_close(mod.state_dict()[key], value, rtol=1e-8, atol=1e-10)

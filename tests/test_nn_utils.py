@@ -8,7 +8,7 @@ import torch
 import tidal
 import tidal.nn as nn
 from tidal.nn import utils
-from nn_helpers import assert_close, load_from_torch, to_tidal
+from nn_helpers import assert_close, load_from_torch
 
 
 def grads_pair(rng, shapes, scale=1.0):

@@ -1,7 +1,7 @@
 """Gradients of reductions, softmax and scans, compared with torch.
 
-For each op, a sweep over shapes (0-d to 3-d), layouts (contiguous, transposed), dims and
-keepdim in float32 and float64 runs the same input and the same random upstream gradient
+For each op, a sweep over shapes (0-d to 3-d), dims and keepdim in float32 and float64 (and
+transposed layouts in float64) runs the same input and the same random upstream gradient
 through tidal and torch and compares `.grad`. Then: double backward against
 torch.autograd.grad(create_graph=True), finite differences in float64, zeros/ties/NaN
 cases, in-place scans, dtype arguments and errors.
@@ -154,7 +154,7 @@ def test_grad_matches_torch(op, dtype, rng):
     for shape in SHAPES:
         if len(shape) < op.min_ndim:
             continue
-        for transposed in (False, True) if len(shape) > 1 else (False,):
+        for transposed in (False, True) if len(shape) > 1 and dtype == "float64" else (False,):
             arr = make_array(rng, shape, dtype, op.values, transposed)
             for kw in op.variants(len(shape)):
                 what = f"{op.name}{shape} {'T ' if transposed else ''}{kw}"
@@ -186,6 +186,8 @@ DOUBLE = [
     ("cumsum", lambda lib, x: x.cumsum(1) ** 2),
     ("cumprod", lambda lib, x: x.cumprod(2)),
     ("logcumsumexp", lambda lib, x: x.logcumsumexp(1)),
+    ("cummax", lambda lib, x: x.cummax(2).values ** 2),
+    ("median_dim", lambda lib, x: x.median(0).values.exp()),
 ]
 
 
@@ -380,5 +382,5 @@ def test_nuclear_norm_backward_is_not_implemented():
 def test_softmax_saves_only_its_output():
     x = tidal.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
     y = x.softmax(1)
-    assert y.grad_fn.saved_tensors == (y,) or y.grad_fn.saved_tensors[0] is y
+    assert len(y.grad_fn.saved_tensors) == 1 and y.grad_fn.saved_tensors[0] is y
     assert len(tidal.log_softmax(x, 1).grad_fn.saved_tensors) == 1

@@ -15,11 +15,21 @@ from .. import functional_rnn as R
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 _FUNCTIONS = {"LSTM": R.lstm, "GRU": R.gru, "RNN_TANH": R.rnn_tanh, "RNN_RELU": R.rnn_relu}
+
+
+def _zeros(shape: tuple, like: Tensor) -> Tensor:
+    return ops.zeros(shape, dtype=like.dtype, device=like.device)
+
+
+def _layer_name(module: Module) -> str:
+    """The name of the layer class of this file that `module` is (a user subclass reports its base)."""
+    return next(cls.__name__ for cls in type(module).__mro__ if cls.__module__ == __name__)
 
 
 def _uniform_init(module: Module) -> None:
@@ -55,7 +65,7 @@ def _check_sizes(input_size, hidden_size, num_layers: int, bias, batch_first, dr
 class RNNBase(Module):
     """The shared machinery of RNN, LSTM and GRU: parameters per layer and direction, checks, batching."""
 
-    _input_dim_error = "{mode}: Expected input to be 2D or 3D, got {dim}D instead"
+    _input_dim_error = "{name}: Expected input to be 2D or 3D, got {dim}D instead"
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
@@ -127,13 +137,16 @@ class RNNBase(Module):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
                                f"got {input.size(-1)}")
 
-    def _state_shape(self, input: Tensor, size: int) -> tuple:
-        batch = input.size(0) if self.batch_first else input.size(1)
+    def _state_shape(self, input: Tensor, batch_sizes, size: int) -> tuple:
+        if batch_sizes is not None:
+            batch = int(batch_sizes[0])
+        else:
+            batch = input.size(0) if self.batch_first else input.size(1)
         return (self.num_layers * (2 if self.bidirectional else 1), batch, size)
 
     def get_expected_hidden_size(self, input: Tensor, batch_sizes=None) -> tuple:
         """(num_layers * directions, batch, proj_size or hidden_size)."""
-        return self._state_shape(input, self.proj_size if self.proj_size > 0 else self.hidden_size)
+        return self._state_shape(input, batch_sizes, self.proj_size if self.proj_size > 0 else self.hidden_size)
 
     def check_hidden_size(self, hx: Tensor, expected_hidden_size: tuple,
                           msg: str = "Expected hidden size {}, got {}") -> None:
@@ -146,39 +159,53 @@ class RNNBase(Module):
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
+    def permute_hidden(self, hx: Tensor, permutation: Tensor | None) -> Tensor:
+        """hx with its batch entries reordered by `permutation` (None: unchanged)."""
+        return hx if permutation is None else hx.index_select(1, permutation)
+
     # -- forward ------------------------------------------------------------------------------------------
-    @property
-    def _batch_dim(self) -> int:
-        return 0 if self.batch_first else 1
+    # The hidden state is one tensor here; LSTM overrides the four hooks below for its (h, c) pair.
+    def _zero_hidden(self, input: Tensor, batch_sizes) -> Tensor:
+        return _zeros(self._state_shape(input, batch_sizes, self.hidden_size), input)
 
-    def _batched_input(self, input: Tensor) -> tuple:
-        """(the input with a batch dimension, whether it had one)."""
-        if input.dim() not in (2, 3):
-            raise ValueError(self._input_dim_error.format(mode=type(self).__name__, dim=input.dim()))
-        batched = input.dim() == 3
-        return (input if batched else input.unsqueeze(self._batch_dim)), batched
-
-    def _zero_state(self, input: Tensor, size: int) -> Tensor:
-        return ops.zeros(self._state_shape(input, size), dtype=input.dtype, device=input.device)
-
-    def _run(self, input: Tensor, hx) -> tuple:
-        return _FUNCTIONS[self.mode](input, hx, self._flat_weights, self.bias, self.num_layers, self.dropout,
-                                     self.training, self.bidirectional, self.batch_first)
-
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple:
-        """(output, h_n): output holds the last layer's h_t for every t; h_n every layer's last state."""
-        input, batched = self._batched_input(input)
-        if hx is None:
-            hx = self._zero_state(input, self.hidden_size)
-        elif hx.dim() != (3 if batched else 2):
+    def _batch_hidden(self, hx: Tensor, batched: bool) -> Tensor:
+        """Check hx's rank against the input's and give it a batch dimension when the input had none."""
+        if hx.dim() != (3 if batched else 2):
             raise RuntimeError(f"For {'batched 3-D' if batched else 'unbatched 2-D'} input, hx should also be "
                                f"{3 if batched else 2}-D but got {hx.dim()}-D tensor")
-        elif not batched:
-            hx = hx.unsqueeze(1)
-        self.check_forward_args(input, hx)
-        output, hidden = self._run(input, hx)
+        return hx if batched else hx.unsqueeze(1)
+
+    def _unbatch_hidden(self, hidden: Tensor) -> Tensor:
+        return hidden.squeeze(1)
+
+    def _run(self, input: Tensor, hx: Tensor, batch_sizes) -> tuple:
+        return _FUNCTIONS[self.mode](input, hx, self._flat_weights, self.bias, self.num_layers, self.dropout,
+                                     self.training, self.bidirectional, self.batch_first, batch_sizes=batch_sizes)
+
+    def forward(self, input, hx=None) -> tuple:
+        """(output, h_n): output holds the last layer's h_t for every t; h_n every layer's last state.
+
+        `input` is (seq, batch, input_size) ((batch, seq, ...) with batch_first), (seq, input_size)
+        unbatched, or a PackedSequence (then the output is one too).
+        """
+        if isinstance(input, PackedSequence):
+            data, batch_sizes, sorted_indices, unsorted_indices = input
+            hx = self._zero_hidden(data, batch_sizes) if hx is None else self.permute_hidden(hx, sorted_indices)
+            self.check_forward_args(data, hx, batch_sizes)
+            output, hidden = self._run(data, hx, batch_sizes)
+            return (PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices),
+                    self.permute_hidden(hidden, unsorted_indices))
+        if input.dim() not in (2, 3):
+            raise ValueError(self._input_dim_error.format(name=_layer_name(self), dim=input.dim()))
+        batched = input.dim() == 3
+        batch_dim = 0 if self.batch_first else 1
         if not batched:
-            return output.squeeze(self._batch_dim), hidden.squeeze(1)
+            input = input.unsqueeze(batch_dim)
+        hx = self._zero_hidden(input, None) if hx is None else self._batch_hidden(hx, batched)
+        self.check_forward_args(input, hx)
+        output, hidden = self._run(input, hx, None)
+        if not batched:
+            return output.squeeze(batch_dim), self._unbatch_hidden(hidden)
         return output, hidden
 
     def extra_repr(self) -> str:
@@ -206,7 +233,7 @@ def _no_projection(proj_size) -> None:
 class RNN(RNNBase):
     """Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_(t-1) W_hh^T + b_hh) (or relu), stacked and bidirectional."""
 
-    _input_dim_error = "{mode}: Expected input to be 2D or 3D, got {dim}D tensor instead"
+    _input_dim_error = "{name}: Expected input to be 2D or 3D, got {dim}D tensor instead"
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
@@ -242,7 +269,7 @@ class LSTM(RNNBase):
 
     def get_expected_cell_size(self, input: Tensor, batch_sizes=None) -> tuple:
         """(num_layers * directions, batch, hidden_size)."""
-        return self._state_shape(input, self.hidden_size)
+        return self._state_shape(input, batch_sizes, self.hidden_size)
 
     def check_forward_args(self, input: Tensor, hidden: tuple, batch_sizes=None) -> None:
         """Check the input and both initial states."""
@@ -252,24 +279,33 @@ class LSTM(RNNBase):
         self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
                                "Expected hidden[1] size {}, got {}")
 
-    def forward(self, input: Tensor, hx: tuple | None = None) -> tuple:
-        """(output, (h_n, c_n))."""
-        input, batched = self._batched_input(input)
-        if hx is None:
-            real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
-            hx = (self._zero_state(input, real_hidden_size), self._zero_state(input, self.hidden_size))
-        else:
-            h0, c0 = hx
-            if h0.dim() != (3 if batched else 2) or c0.dim() != (3 if batched else 2):
-                shape = "batched 3-D" if batched else "unbatched 2-D"
-                raise RuntimeError(f"For {shape} input, hx and cx should also be {3 if batched else 2}-D but got "
-                                   f"({h0.dim()}-D, {c0.dim()}-D) tensors")
-            hx = (h0, c0) if batched else (h0.unsqueeze(1), c0.unsqueeze(1))
-        self.check_forward_args(input, hx)
-        output, h_n, c_n = self._run(input, hx)
-        if not batched:
-            return output.squeeze(self._batch_dim), (h_n.squeeze(1), c_n.squeeze(1))
+    def permute_hidden(self, hx: tuple, permutation: Tensor | None) -> tuple:
+        """(h, c) with their batch entries reordered by `permutation` (None: unchanged)."""
+        return hx if permutation is None else (hx[0].index_select(1, permutation), hx[1].index_select(1, permutation))
+
+    def _zero_hidden(self, input: Tensor, batch_sizes) -> tuple:
+        real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return (_zeros(self._state_shape(input, batch_sizes, real_hidden_size), input),
+                _zeros(self._state_shape(input, batch_sizes, self.hidden_size), input))
+
+    def _batch_hidden(self, hx: tuple, batched: bool) -> tuple:
+        h0, c0 = hx
+        if h0.dim() != (3 if batched else 2) or c0.dim() != (3 if batched else 2):
+            shape = "batched 3-D" if batched else "unbatched 2-D"
+            raise RuntimeError(f"For {shape} input, hx and cx should also be {3 if batched else 2}-D but got "
+                               f"({h0.dim()}-D, {c0.dim()}-D) tensors")
+        return (h0, c0) if batched else (h0.unsqueeze(1), c0.unsqueeze(1))
+
+    def _unbatch_hidden(self, hidden: tuple) -> tuple:
+        return hidden[0].squeeze(1), hidden[1].squeeze(1)
+
+    def _run(self, input: Tensor, hx: tuple, batch_sizes) -> tuple:
+        output, h_n, c_n = super()._run(input, hx, batch_sizes)
         return output, (h_n, c_n)
+
+    def forward(self, input, hx: tuple | None = None) -> tuple:
+        """(output, (h_n, c_n)); see RNNBase.forward for the input layouts."""
+        return super().forward(input, hx)
 
 
 # -- cells ---------------------------------------------------------------------------------------------
@@ -308,7 +344,7 @@ class RNNCellBase(Module):
 
     def _batched(self, input: Tensor, hiddens: tuple | None, hidden_label: str) -> tuple:
         """(input, hidden states) with a batch dimension (zeros when none given), whether the input had one."""
-        name = type(self).__name__
+        name = _layer_name(self)
         if input.dim() not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
         for index, value in enumerate(hiddens or ()):
@@ -331,7 +367,7 @@ class RNNCellBase(Module):
         return input, hiddens, batched
 
     def _zeros(self, input: Tensor) -> Tensor:
-        return ops.zeros((input.size(0), self.hidden_size), dtype=input.dtype, device=input.device)
+        return _zeros((input.size(0), self.hidden_size), input)
 
     def _single_state(self, step, input: Tensor, hx: Tensor | None) -> Tensor:
         """The forward of the cells whose state is one tensor (RNNCell, GRUCell)."""

@@ -66,12 +66,12 @@ def collate(batch: list, *, collate_fn_map: dict | None = None):
         return _rebuild_mapping(elem, {key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map)
                                        for key in elem})
     if _is_namedtuple(elem):
-        return elem_type(*(collate(list(samples), collate_fn_map=collate_fn_map) for samples in zip(*batch)))
+        return elem_type(*(collate(samples, collate_fn_map=collate_fn_map) for samples in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         size = len(elem)
         if any(len(sample) != size for sample in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        fields = [collate(list(samples), collate_fn_map=collate_fn_map) for samples in zip(*batch)]
+        fields = [collate(samples, collate_fn_map=collate_fn_map) for samples in zip(*batch)]
         return fields if isinstance(elem, tuple) else _rebuild_sequence(elem, fields)
     raise TypeError(default_collate_err_msg_format.format(elem_type))
 
