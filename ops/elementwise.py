@@ -14,6 +14,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm import Instruction, codegen
 from ..autograd.graph import needs_grad
+from ..autograd.view_inplace import needs_rebase, write_through_view
 from .broadcast import broadcast_shapes
 from .special import NUMPY_FUNCS as SPECIAL_NUMPY_FUNCS
 
@@ -218,9 +219,11 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         check_overlap(out, args)
         if out.requires_grad and out.grad_fn is None and needs_grad((out,)):
             check_leaf_inplace(out)
-    grad = plan.dtype.category == dt.FLOAT and needs_grad(args)
+    grad = plan.dtype.category == dt.FLOAT and needs_grad(args + ((out,) if inplace else ()))
     if grad and inplace:
         check_leaf_inplace(out)
+        if needs_rebase(out):  # writing through a view of a tensor in the graph
+            return write_through_view(out, apply(name, *args))
     ins = tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
     out._vm.push(Instruction(name, None, ins, (out._v,), expr=plan.expr))
     if grad:

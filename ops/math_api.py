@@ -6,6 +6,7 @@ import numbers
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..autograd.graph import needs_grad, record
+from ..autograd.view_inplace import needs_rebase, write_through_view
 from ..vm import Instruction
 from . import elementwise as ew
 from .broadcast import broadcast_shapes
@@ -196,6 +197,9 @@ def convert(x: Tensor, dtype: dt.dtype, out: Tensor | None = None) -> Tensor:
     grad = out.dtype.is_floating_point and needs_grad((x, out) if inplace else (x,))
     if grad and inplace:
         ew.check_leaf_inplace(out)
+        if needs_rebase(out):
+            return write_through_view(out, convert(x, out.dtype) if x.shape == out.shape else
+                                      convert(x, out.dtype).expand(out.shape))
     out._vm.push(Instruction("to", None, (x._v,), (out._v,), expr=f"{ew._CAST_NAME[out.dtype]}({{0}})"))
     if grad:
         record("copy_" if inplace else "to_copy", _copy_backward, (out, x) if inplace else (None, x), (out,))
