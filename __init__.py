@@ -7,6 +7,7 @@ from . import autograd, profiler
 from . import optim
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import __all__ as _ops_all
+from .ops import return_types
 from .tensor import Size, Tensor, device
 from .tensor import dtype as _dt
 from .tensor.dtype import (bfloat16, dtype, float16, float32, float64, get_default_dtype, int8, int16, int32,

@@ -470,12 +470,14 @@ class _Archive:
         return _LoadedStorage(raw, storage_type.dtype)
 
     def _read(self, name: str, nbytes: int) -> np.ndarray:
+        """The whole record `name` (at least `nbytes` long: other references to it may ask for more)."""
         try:
             info = self.zip.getinfo(name)
         except KeyError:
             raise RuntimeError(f"tidal.load: the archive has no record {name}") from None
         if info.file_size < nbytes:
             raise RuntimeError(f"tidal.load: record {name} holds {info.file_size} bytes, expected {nbytes}")
+        nbytes = info.file_size
         if self.mmap and info.compress_type == zipfile.ZIP_STORED and nbytes:
             self.fp.seek(info.header_offset)
             name_len, extra_len = struct.unpack("<HH", self.fp.read(30)[26:30])

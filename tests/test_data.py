@@ -214,7 +214,8 @@ COLLATE_CASES = {
     "namedtuples": lambda lib, rng: [Point(1, 2.0), Point(3, 4.0)],
     "dicts": lambda lib, rng: [{"x": lib.tensor([i, i + 1]), "meta": {"id": i, "tags": ["t", "u"]}, "name": f"s{i}"}
                                for i in range(3)],
-    "ordered_dicts": lambda lib, rng: [collections.OrderedDict(b=1, a=np.ones(2)), collections.OrderedDict(b=2, a=np.zeros(2))],
+    "ordered_dicts": lambda lib, rng: [collections.OrderedDict(b=1, a=np.ones(2)),
+                                       collections.OrderedDict(b=2, a=np.zeros(2))],
     "ranges": lambda lib, rng: [range(2), range(2)],
     "deep": lambda lib, rng: [[{"p": Point(np.int32(i), [1.0, (2, "z")])}] for i in range(2)],
 }
@@ -314,7 +315,8 @@ def test_tensor_dataset_loader_matches_torch(rng):
         same(a, b)
 
 
-@pytest.mark.parametrize("kwargs", [dict(), dict(batch_size=2), dict(batch_size=3, drop_last=True), dict(batch_size=None)])
+@pytest.mark.parametrize("kwargs", [dict(), dict(batch_size=2), dict(batch_size=3, drop_last=True),
+                                    dict(batch_size=None)])
 def test_iterable_loader_matches_torch(kwargs):
     ours, theirs = D.DataLoader(Stream(7), **kwargs), T.DataLoader(TorchStream(7), **kwargs)
     assert len(ours) == len(theirs)
@@ -369,7 +371,8 @@ def _epochs(loader, n=2):
 
 def test_shuffle_is_reproducible():
     def run(seed):
-        return _epochs(D.DataLoader(Samples(), batch_size=3, shuffle=True, generator=tidal.Generator().manual_seed(seed)))
+        gen = tidal.Generator().manual_seed(seed)
+        return _epochs(D.DataLoader(Samples(), batch_size=3, shuffle=True, generator=gen))
 
     first = run(0)
     assert first == run(0) and first != run(1) and first[0] != first[1]
@@ -383,7 +386,8 @@ def test_shuffle_is_reproducible():
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("kwargs", [dict(batch_size=3, shuffle=True), dict(batch_size=4, shuffle=True, drop_last=True),
                                     dict(batch_size=None, shuffle=True),
-                                    dict(sampler=D.RandomSampler(range(10), replacement=True, num_samples=13), batch_size=2)])
+                                    dict(sampler=D.RandomSampler(range(10), replacement=True, num_samples=13),
+                                         batch_size=2)])
 def test_workers_give_the_same_batches(kwargs):
     def run(workers, **extra):
         loader = D.DataLoader(Samples(), num_workers=workers, generator=tidal.Generator().manual_seed(3), **kwargs,

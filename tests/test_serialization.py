@@ -76,8 +76,8 @@ def test_tidal_to_torch_every_dtype(tmp_path, rng, name):
 @pytest.mark.parametrize("name", DTYPES)
 def test_torch_to_tidal_every_dtype(tmp_path, rng, name):
     base = [torch.from_numpy(np.asarray(_values(rng, s, name))).to(getattr(torch, name)) for s in SHAPES]
-    tensors = [v for t in base for v in
-               ([t] + ([t.t(), t[1:, ::2]] if t.dim() == 2 else []) + ([t[1::2]] if t.dim() == 1 and len(t) > 2 else []))]
+    tensors = [v for t in base for v in ([t] + ([t.t(), t[1:, ::2]] if t.dim() == 2 else []) +
+                                         ([t[1::2]] if t.dim() == 1 and len(t) > 2 else []))]
     torch.save(tensors, tmp_path / "x.pt")
     loaded = S.load(tmp_path / "x.pt")
     for ours, theirs in zip(loaded, tensors):
@@ -337,7 +337,8 @@ def test_malicious_global_is_refused(tmp_path):
     marker = tmp_path / "pwned"
     evil = (b"\x80\x02cos\nsystem\nq\x00X" + struct.pack("<I", len(f"touch {marker}")) +
             f"touch {marker}".encode() + b"\x85R.")
-    with pytest.raises(pickle.UnpicklingError, match=r"(?s)Weights only load failed.*Unsupported global: GLOBAL os\.system"):
+    refused = r"(?s)Weights only load failed.*Unsupported global: GLOBAL os\.system"
+    with pytest.raises(pickle.UnpicklingError, match=refused):
         S.load(_archive(evil))
     assert not marker.exists()
 

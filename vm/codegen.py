@@ -81,7 +81,8 @@ def numpy_function(prog: Program):
 
 def run_numpy(prog: Program, ins: list, outs: list) -> None:
     """Evaluate `prog` with NumPy and store into `outs`."""
-    results = numpy_function(prog)(*ins)
+    with np.errstate(all="ignore"):  # like PyTorch, 0/0 or log(0) give nan/inf silently
+        results = numpy_function(prog)(*ins)
     for out, res in zip(outs, results):
         np.copyto(out, res, casting="unsafe")
 

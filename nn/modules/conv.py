@@ -1,0 +1,184 @@
+"""Convolution layers: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, Unfold, Fold."""
+from __future__ import annotations
+
+import math
+
+from ... import ops
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..module import Module
+from ..parameter import Parameter
+
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "Unfold", "Fold"]
+
+
+def _tuple(value, n: int) -> tuple:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+
+
+class _ConvNd(Module):
+    """Hyperparameters, weight and bias shared by every convolution layer."""
+
+    _dims = 2
+    _transposed = False
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", output_padding=0,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        n = self._dims
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], "
+                             f"but got padding_mode='{padding_mode}'")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+            if padding == "same" and any(s != 1 for s in _tuple(stride, n)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _tuple(kernel_size, n)
+        self.stride = _tuple(stride, n)
+        self.padding = padding if isinstance(padding, str) else _tuple(padding, n)
+        self.dilation = _tuple(dilation, n)
+        self.transposed = self._transposed
+        self.output_padding = _tuple(output_padding, n)
+        self.groups = groups
+        self.padding_mode = padding_mode
+        shape = ((in_channels, out_channels // groups) if self._transposed else
+                 (out_channels, in_channels // groups)) + self.kernel_size
+        self.weight = Parameter(ops.empty(shape, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(ops.empty(out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """PyTorch's default: kaiming_uniform_(a=sqrt(5)) weight, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) bias."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def _padded(self, input: Tensor) -> Tensor:
+        # non-zero padding modes pad explicitly, then convolve without padding (as PyTorch)
+        pads = []
+        for p in reversed(self.padding):
+            pads += [p, p]
+        return F.pad(input, pads, mode=self.padding_mode)
+
+    def extra_repr(self) -> str:
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * len(self.kernel_size):
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * len(self.dilation):
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution over (N, C, L) or (C, L) input."""
+
+    _dims = 1
+
+    def forward(self, input: Tensor) -> Tensor:
+        """conv1d of the input with this layer's weight and bias."""
+        if self.padding_mode != "zeros":
+            return ops.conv1d(self._padded(input), self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return ops.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution over (N, C, H, W) or (C, H, W) input."""
+
+    _dims = 2
+
+    def forward(self, input: Tensor) -> Tensor:
+        """conv2d of the input with this layer's weight and bias."""
+        if self.padding_mode != "zeros":
+            return ops.conv2d(self._padded(input), self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return ops.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class _ConvTransposeNd(_ConvNd):
+    _transposed = True
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, output_padding, device, dtype)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution."""
+
+    _dims = 1
+
+    def forward(self, input: Tensor) -> Tensor:
+        """conv_transpose1d with this layer's weight and bias."""
+        return ops.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                                    self.groups, self.dilation)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution."""
+
+    _dims = 2
+
+    def forward(self, input: Tensor) -> Tensor:
+        """conv_transpose2d with this layer's weight and bias."""
+        return ops.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                                    self.groups, self.dilation)
+
+
+class Unfold(Module):
+    """Extract sliding local blocks (im2col)."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        """F.unfold of the input."""
+        return ops.conv.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
+                f"stride={self.stride}")
+
+
+class Fold(Module):
+    """Combine sliding local blocks into a tensor (col2im)."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.output_size, self.kernel_size = output_size, kernel_size
+        self.dilation, self.padding, self.stride = dilation, padding, stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        """F.fold of the input."""
+        return ops.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")
