@@ -78,7 +78,7 @@ _declare("float", 1, {
     "acosh": "np.arccosh({0})", "atanh": "np.arctanh({0})", "sigmoid": "1 / (1 + np.exp(-{0}))",
     "erf": "erf({0})", "erfc": "erfc({0})", "lgamma": "lgamma({0})", "deg2rad": "np.deg2rad({0})",
     "rad2deg": "np.rad2deg({0})", "sinc": "np.sinc({0})", "logit": "np.log({0} / (1 - {0}))",
-    "erfinv": "erfinv({0})", "digamma": "digamma({0})", "i0": "bessel_i0({0})"})
+    "erfinv": "erfinv({0})", "digamma": "digamma({0})", "i0": "bessel_i0({0})", "i1": "bessel_i1({0})"})
 _declare("same", 3, {"clamp": "np.minimum(np.maximum({0}, {1}), {2})"})
 # PyTorch's two-sided lerp: exact at both ends, and the same rounding as torch's
 _declare("float", 3, {"lerp": "where(np.abs({2}) < 0.5, {0} + {2} * ({1} - {0}), {1} - ({1} - {0}) * (1 - {2}))"})

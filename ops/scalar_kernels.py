@@ -213,29 +213,54 @@ def polygamma(n, x):
 
 
 @njit
-def bessel_i0(x):
-    """The modified Bessel function of the first kind, order zero."""
-    a = abs(float(x))
-    if a <= 30.0:
-        # power series sum ((a/2)^k / k!)^2: positive terms, no cancellation
-        q = 0.25 * a * a
-        term = 1.0
-        total = 1.0
-        k = 1.0
-        while term > 1e-17 * total:
-            term *= q / (k * k)
-            total += term
-            k += 1.0
-        return total
-    # asymptotic expansion e^a / sqrt(2 pi a) * sum ((2k-1)!!)^2 / (k! (8a)^k)
+def _bessel_large(a, order):
+    """e^a / sqrt(2 pi a) * sum_k prod_j ((2j-1)^2 - 4 order^2) / (j 8a): I_order(a) for a > 30."""
     term = 1.0
     total = 1.0
     k = 1.0
+    nu = 4.0 * order * order
     while k < 60.0:
-        term *= (2.0 * k - 1.0) ** 2 / (8.0 * a * k)
+        term *= ((2.0 * k - 1.0) ** 2 - nu) / (8.0 * a * k)
         total += term
-        if term < 1e-17 * total:
+        if abs(term) < 1e-17 * abs(total):
             break
         k += 1.0
     half = math.exp(0.5 * a)  # split so e^a does not overflow before the division
     return half * (half / math.sqrt(2.0 * math.pi * a)) * total
+
+
+@njit
+def bessel_i0(x):
+    """The modified Bessel function of the first kind, order zero."""
+    a = abs(float(x))
+    if not a <= 30.0:
+        return _bessel_large(a, 0.0)  # nan stays nan
+    # power series sum ((a/2)^k / k!)^2: positive terms, no cancellation
+    q = 0.25 * a * a
+    term = 1.0
+    total = 1.0
+    k = 1.0
+    while term > 1e-17 * total:
+        term *= q / (k * k)
+        total += term
+        k += 1.0
+    return total
+
+
+@njit
+def bessel_i1(x):
+    """The modified Bessel function of the first kind, order one (odd)."""
+    x = float(x)
+    a = abs(x)
+    if not a <= 30.0:
+        return math.copysign(_bessel_large(a, 1.0), x)
+    # power series (a/2) sum (a^2/4)^k / (k! (k+1)!)
+    q = 0.25 * a * a
+    term = 0.5 * a
+    total = term
+    k = 1.0
+    while term > 1e-17 * total:
+        term *= q / (k * (k + 1.0))
+        total += term
+        k += 1.0
+    return math.copysign(total, x)

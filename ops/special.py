@@ -65,6 +65,7 @@ def nonzero_divisor(b):
     return b
 
 
-NUMPY_FUNCS = {name: LazyUfunc(name) for name in ("erf", "erfc", "lgamma", "erfinv", "digamma", "bessel_i0")}
+NUMPY_FUNCS = {name: LazyUfunc(name) for name in ("erf", "erfc", "lgamma", "erfinv", "digamma", "bessel_i0",
+                                                 "bessel_i1")}
 NUMPY_FUNCS["polygamma"] = LazyUfunc("polygamma", 2)
 NUMPY_FUNCS.update(sgn=sgn, nonzero_divisor=nonzero_divisor)

@@ -200,6 +200,8 @@ OPS: list = [
     unary("lgamma", dtypes=ALL, domains=("gamma",), tol=_LOOSE),
     unary("digamma", dtypes=ALL, domains=("gamma",), tol=_LOOSE),
     unary("i0", dtypes=ALL, tol={"float64": (1e-12, 1e-12), "float32": (1e-5, 1e-6)}),
+    unary("i1", ref=torch.special.i1, dtypes=ALL, inplace=None,
+          tol={"float64": (1e-12, 1e-12), "float32": (1e-5, 1e-6)}),
     unary("sinc", dtypes=ALL, tol={"float32": (1e-5, 1e-6), "float64": (1e-9, 1e-12)}),
     unary("logit", dtypes=ALL, domains=("prob",)),
     OpInfo("logit_eps", lambda x: tidal.logit(x, eps=0.2), lambda x: torch.logit(x, eps=0.2), dtypes=ALL,

@@ -146,6 +146,7 @@ SPECIAL_VALUES = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -1e-30, 1e30, -1e30
                   30.0, -30.0, 100.0]
 SPECIAL_DIVERGENCES = {  # values where tidal deliberately differs from torch
     "i0": [np.inf, -np.inf],          # torch: nan; tidal: inf, the limit
+    "i1": [np.inf, -np.inf],
     "polygamma_1": [-1.0, -2.0, -30.0, -1e30],  # torch: finite garbage at negative poles; tidal: inf
     "polygamma_2": [np.inf], "polygamma_3": [np.inf],  # torch: nan; tidal: 0, the limit
     "gelu": [np.inf],                 # torch float32: nan (vectorized overflow); tidal: inf

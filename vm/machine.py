@@ -254,3 +254,19 @@ def get_vm(device) -> VirtualMachine:
 def all_vms() -> list:
     """Every VM created so far."""
     return list(_vms.values())
+
+
+def _after_fork_in_child() -> None:
+    # Worker threads do not survive fork: a forked child (a DataLoader worker) starts its
+    # streams afresh; work the parent had queued but not run is not the child's to finish.
+    for vm in _vms.values():
+        vm.window = []
+        for stream in vm.streams.values():
+            stream._queue = None
+            stream._cond = threading.Condition()
+            stream._waiters = 0
+            stream.done = stream.pushed
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -196,7 +196,7 @@ class _MultiProcessIter(_BaseIter):
     def __init__(self, loader: DataLoader):
         # the loader's settings are copied: holding the loader would make a cycle through loader._iterator
         n = self._num_workers = loader.num_workers
-        self._prefetch = loader.prefetch_factor * n
+        self._prefetch = max(1, loader.prefetch_factor) * n
         self._timeout, self._persistent = loader.timeout, loader.persistent_workers
         self._index_sampler = loader._index_sampler
         ctx = loader._context()
