@@ -10,9 +10,10 @@ import math
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..autograd.grad_mode import is_grad_enabled
+from ..tensor import Tensor, contiguous_strides, numel_of
 from ..tensor import dtype as dt
-from ..vm import Instruction, codegen
+from ..vm import Blob, Instruction, View, codegen, get_vm
 from ..autograd.graph import needs_grad
 from ..autograd.view_inplace import needs_rebase, write_through_view
 from .broadcast import broadcast_shapes
@@ -102,12 +103,17 @@ _CAST_NAME = {d: ("as_bool" if d is dt.bool_ else f"as_{d.name}") for d in dt.AL
 
 # -- planning: dtypes, shapes, the expression ---------------------------------------------------
 class Plan:
-    """What dispatch needs for one signature: result shape and dtype, expression, scalar types."""
+    """What dispatch needs for one signature: result shape, dtype and layout, expression, scalar
+    types, and the device and VM the result lives on."""
 
-    __slots__ = ("shape", "dtype", "expr", "scalar_types")
+    __slots__ = ("shape", "dtype", "expr", "scalar_types", "strides", "nbytes", "device", "vm", "tensors_only")
 
     def __init__(self, shape, dtype, expr, scalar_types):
         self.shape, self.dtype, self.expr, self.scalar_types = shape, dtype, expr, scalar_types
+        self.strides = contiguous_strides(shape)
+        self.nbytes = numel_of(shape) * dtype.itemsize
+        self.device = self.vm = None
+        self.tensors_only = not any(scalar_types) if scalar_types else True
 
 
 _plans: dict = {}
@@ -181,14 +187,19 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
 
 
 def plan_for(op: ElemOp, args: tuple) -> Plan:
-    """The cached plan for `op` on these argument types and shapes (errors raised here)."""
-    key = (op.name,) + tuple((a.dtype, a._v.shape) if isinstance(a, Tensor) else type(a) for a in args)
+    """The cached plan for `op` on these argument types, shapes and devices (errors raised here)."""
+    key = [op.name]
+    for a in args:
+        key.append((a.dtype, a._v.shape, a.device) if isinstance(a, Tensor) else type(a))
+    key = tuple(key)
     plan = _plans.get(key)
     if plan is None:
         for a in args:
             if not isinstance(a, (Tensor, int, float, bool)):
                 raise TypeError(f"{op.name}(): expected Tensor or Number arguments, got {type(a).__name__}")
         plan = _plan(op, args)
+        plan.device = _device_of(op, args)
+        plan.vm = get_vm(plan.device)
         if len(_plans) < 65536:
             _plans[key] = plan
     return plan
@@ -206,29 +217,40 @@ def _device_of(op: ElemOp, args: tuple):
     return dev
 
 
+def _wants_grad(args: tuple) -> bool:
+    for a in args:
+        if isinstance(a, Tensor) and a.requires_grad:
+            return is_grad_enabled()
+    return False
+
+
 def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
     """Dispatch elementwise op `name`; `out` (an existing tensor) makes it in-place."""
     op = OPS[name]
     plan = plan_for(op, args)
-    dev = _device_of(op, args)
-    inplace = out is not None
     if out is None:
-        out = Tensor._empty(plan.shape, plan.dtype, dev)
-    else:
-        check_inplace(op.name, out, plan)
-        check_overlap(out, args)
-        if out.requires_grad and out.grad_fn is None and needs_grad((out,)):
-            check_leaf_inplace(out)
-    grad = plan.dtype.category == dt.FLOAT and needs_grad(args + ((out,) if inplace else ()))
-    if grad and inplace:
+        # the hot path: a new tensor whose memory is allocated when the kernel first writes it
+        vm = plan.vm
+        view = View(Blob(plan.nbytes, vm), plan.shape, plan.strides, 0, plan.dtype.np)
+        out = Tensor._make(view, plan.dtype, plan.device, vm)
+        ins = tuple(a._v for a in args) if plan.tensors_only else \
+            tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
+        vm.push(Instruction(name, None, ins, (view,), expr=plan.expr))
+        if plan.dtype.category == dt.FLOAT and _wants_grad(args):
+            derivatives.record(name, args, out, False)
+        return out
+    check_inplace(op.name, out, plan)
+    check_overlap(out, args)
+    grad = plan.dtype.category == dt.FLOAT and needs_grad(args + (out,))
+    if grad:
         check_leaf_inplace(out)
         if needs_rebase(out):  # writing through a view of a tensor in the graph
             return write_through_view(out, apply(name, *args))
     ins = tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
     out._vm.push(Instruction(name, None, ins, (out._v,), expr=plan.expr))
     if grad:
-        derivatives.record(name, args, out, inplace)  # saves inputs, then bumps the version
-    elif inplace:
+        derivatives.record(name, args, out, True)  # saves inputs, then bumps the version
+    else:
         out._v.blob.version += 1
     return out
 

@@ -81,6 +81,19 @@ def test_linear(rng, shape, bias):
     assert_grads_close([(x, xr), (w, wr)] + ([(b, br)] if bias else []))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_linear_low_precision(rng, dtype):
+    x, xr = pair(rng, (6, 5), dtype)
+    w, wr = pair(rng, (3, 5), dtype)
+    b, br = pair(rng, (3,), dtype)
+    out = F.linear(x, w, b)
+    assert out.dtype is getattr(tidal, dtype)
+    assert_close(out, TF.linear(xr, wr, br), dtype=dtype)
+    t = tidal.tensor([0, 2, 1, 1, 0, 2])
+    assert_close(F.cross_entropy(out, t), TF.cross_entropy(TF.linear(xr, wr, br), torch.from_numpy(t.numpy())),
+                 dtype=dtype)
+
+
 def test_bilinear(rng):
     x1, x1r = pair(rng, (5, 3), requires_grad=True)
     x2, x2r = pair(rng, (5, 2), requires_grad=True)
