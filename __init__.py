@@ -4,7 +4,7 @@ from __future__ import annotations
 from . import vm
 from .ops import *  # noqa: F401,F403
 from . import autograd, profiler
-from . import optim, utils
+from . import nn, optim, utils
 from .serialization import load, save
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import __all__ as _ops_all
@@ -46,5 +46,5 @@ def numel(input: Tensor) -> int:
 
 __all__ = list(_ops_all) + ["Tensor", "Size", "device", "dtype", "sync", "synchronize", "is_tensor", "numel",
                             "get_default_dtype", "set_default_dtype", "promote_types", "set_printoptions",
-                            "get_printoptions", "vm", "autograd", "profiler", "optim", "utils", "save", "load", "no_grad", "enable_grad", "set_grad_enabled",
+                            "get_printoptions", "vm", "autograd", "profiler", "nn", "optim", "utils", "save", "load", "no_grad", "enable_grad", "set_grad_enabled",
                             "inference_mode", "is_grad_enabled"]

@@ -208,4 +208,9 @@ from .functional_shape import __all__ as _shape_all  # noqa: E402
 from .functional_attention import *  # noqa: E402,F401,F403
 from .functional_attention import __all__ as _attention_all  # noqa: E402
 
-__all__ += _norm_all + _loss_all + _shape_all + _attention_all
+from ..ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold  # noqa: E402,F401
+from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: E402,F401
+                        adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
+from ..ops import conv as _conv, pool as _pool  # noqa: E402
+
+__all__ += _norm_all + _loss_all + _shape_all + _attention_all + _conv.__all__ + _pool.__all__

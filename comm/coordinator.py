@@ -1,0 +1,353 @@
+"""The coordinator: the control plane's hub, a ZeroMQ ROUTER socket served by a thread on rank 0.
+
+It keeps the rendezvous, the pending gathers (barrier, broadcast and all-gather of small
+objects are all one "gather" keyed by group and call number), a key-value store, and the
+liveness of every rank. Each message is checked against the job secret before it is decoded;
+anything else is counted in `rejected` and dropped. When a rank dies (its process is gone,
+or it sent nothing for `heartbeat_timeout` seconds) every other rank gets an abort message.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+from . import wire
+from .base import (HEARTBEAT_TIMEOUT, LIVENESS_CHECK, CommError, bind_address, process_alive, process_identity,
+                   same_host, tcp_endpoint, zmq_module)
+
+_ALIVE, _LEFT, _DEAD = "alive", "left", "dead"
+
+
+class _Member:
+    """One rank that said hello."""
+
+    __slots__ = ("rank", "identity", "pid", "host", "local", "last_seen", "last_seq", "hello_seq", "state")
+
+    def __init__(self, rank: int, identity: bytes, seq: int, process: dict):
+        self.rank, self.identity, self.hello_seq, self.last_seq = rank, identity, seq, seq
+        self.pid, self.host = process.get("pid"), process.get("host")
+        self.local = type(self.pid) is int and same_host(process)
+        self.last_seen = time.monotonic()
+        self.state = _ALIVE
+
+    def describe(self) -> str:
+        """'rank 2 (pid 123 on host)'."""
+        return f"rank {self.rank} (pid {self.pid} on {self.host})"
+
+
+class _Gather:
+    """A barrier / broadcast / all-gather waiting for its ranks."""
+
+    __slots__ = ("ranks", "contributions")
+
+    def __init__(self, ranks: tuple):
+        self.ranks = ranks
+        self.contributions: dict[int, tuple] = {}   # rank -> (op, value, select, identity, seq)
+
+
+def _rank_list(ranks) -> str:
+    ranks = sorted(ranks)
+    shown = ", ".join(map(str, ranks[:16])) + (", ..." if len(ranks) > 16 else "")
+    return f"rank {shown}" if len(ranks) == 1 else f"ranks {shown}"
+
+
+class Coordinator:
+    """The control-plane hub for `world_size` ranks, bound to `addr:port` (port 0: any free port)."""
+
+    def __init__(self, world_size: int, addr: str = "127.0.0.1", port: int = 0, secret: str | bytes = b"",
+                 timeout: float = 1800.0, heartbeat_timeout: float = HEARTBEAT_TIMEOUT):
+        if world_size < 1:
+            raise ValueError(f"Coordinator: world_size must be at least 1, got {world_size}")
+        self.world_size = world_size
+        self.addr, self.port = addr, port
+        self.timeout, self.heartbeat_timeout = float(timeout), float(heartbeat_timeout)
+        self.rejected = 0              # messages dropped: bad tag, malformed, replayed or from a stranger
+        self.aborted: str | None = None
+        self._key = wire.secret_key(secret)
+        self._members: dict[int, _Member] = {}
+        self._gathers: dict[str, _Gather] = {}
+        self._store: dict[str, bytes] = {}
+        self._waiters: dict[str, list] = {}
+        self._seq = 0
+        self._rendezvous_done = False
+        self._rendezvous_failed: str | None = None
+        self._closing_deadline: float | None = None
+        self._sock = self._ctx = self._thread = None
+        self._wake_r = self._wake_w = -1
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> "Coordinator":
+        """Bind the socket and start serving in a daemon thread; returns self."""
+        zmq = zmq_module()
+        self._ctx = zmq.Context()
+        self._sock = self._ctx.socket(zmq.ROUTER)
+        host = bind_address(self.addr)
+        if ":" in host:
+            self._sock.setsockopt(zmq.IPV6, 1)
+        self._sock.setsockopt(zmq.LINGER, 500)
+        try:
+            if self.port:
+                self._sock.bind(tcp_endpoint(host, self.port))
+            else:
+                self.port = self._sock.bind_to_random_port(tcp_endpoint(host, 0).rsplit(":", 1)[0])
+        except zmq.ZMQError as exc:
+            self._sock.close(0)
+            self._ctx.term()
+            raise CommError(f"tidal.comm: cannot bind the coordinator to {tcp_endpoint(host, self.port)}: {exc}")
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+        self._started = time.monotonic()
+        self._thread = threading.Thread(target=self._serve, name="tidal-coordinator", daemon=True)
+        self._thread.start()
+        return self
+
+    def is_alive(self) -> bool:
+        """Whether the serving thread runs."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def close(self, grace: float = 5.0) -> None:
+        """Stop serving once every rank has left or `grace` seconds have passed; ranks still
+        connected are told the group was shut down."""
+        if self._thread is None:
+            return
+        self._closing_deadline = time.monotonic() + grace
+        self._wake()
+        self._thread.join(grace + 5.0)
+        self._thread = None
+
+    def _wake(self) -> None:
+        try:
+            os.write(self._wake_w, b"x")
+        except (BlockingIOError, OSError):
+            pass
+
+    # -- the serving loop ---------------------------------------------------------------------
+    def _serve(self) -> None:
+        zmq = zmq_module()
+        poller = zmq.Poller()
+        poller.register(self._sock, zmq.POLLIN)
+        poller.register(self._wake_r, zmq.POLLIN)
+        next_check = 0.0
+        try:
+            while True:
+                for source, _ in poller.poll(int(LIVENESS_CHECK * 1000)):
+                    if source is self._sock:
+                        self._drain(zmq)
+                    else:
+                        os.read(self._wake_r, 4096)
+                now = time.monotonic()
+                if self._closing_deadline is not None and (
+                        now >= self._closing_deadline or all(m.state != _ALIVE for m in self._members.values())):
+                    break
+                if now >= next_check:
+                    next_check = now + LIVENESS_CHECK
+                    self._check_rendezvous(now)
+                    self._check_liveness(now)
+            for member in self._alive():
+                self._send(member.identity, "shutdown", {})
+        finally:
+            self._sock.close()
+            self._ctx.term()
+            os.close(self._wake_r)
+            os.close(self._wake_w)
+
+    def _drain(self, zmq) -> None:
+        while True:
+            try:
+                frames = self._sock.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            msg = wire.unpack_message(self._key, frames[1:]) if len(frames) == 3 else None
+            if msg is None:
+                self.rejected += 1
+                continue
+            try:
+                self._handle(frames[0], *msg)
+            except Exception as exc:  # noqa: BLE001 - a bad request must never stop the coordinator
+                kind, sender, seq, _ = msg
+                self._reply_error(frames[0], seq, "RuntimeError", f"the coordinator failed on {kind!r} from "
+                                  f"rank {sender}: {type(exc).__name__}: {exc}")
+
+    def _handle(self, identity: bytes, kind: str, sender: int, seq: int, payload: dict) -> None:
+        if kind == "hello":
+            self._hello(identity, sender, seq, payload)
+            return
+        member = self._members.get(sender)
+        if member is None or member.identity != identity or seq <= member.last_seq:
+            self.rejected += 1      # a stranger, another connection claiming the rank, or a replay
+            return
+        member.last_seq, member.last_seen = seq, time.monotonic()
+        if member.state != _ALIVE:
+            return
+        if kind == "hb":
+            self._send(identity, "hb", {})
+        elif kind == "bye":
+            self._leave(member)
+        elif kind == "abort":
+            self._abort(f"rank {sender} aborted the job: {payload.get('reason')}", sender)
+        elif self.aborted is not None:
+            self._reply_error(identity, seq, "aborted", self.aborted)
+        elif kind == "gather":
+            self._gather(identity, sender, seq, payload)
+        elif kind in ("set", "get", "add", "delete", "check"):
+            getattr(self, "_kv_" + kind)(identity, seq, payload)
+        else:
+            self._reply_error(identity, seq, "ValueError", f"unknown request {kind!r}")
+
+    # -- replies ------------------------------------------------------------------------------
+    def _send(self, identity: bytes, kind: str, payload: dict) -> None:
+        zmq = zmq_module()
+        self._seq += 1
+        try:
+            self._sock.send_multipart([identity, *wire.pack_message(self._key, kind, -1, self._seq, payload)],
+                                      zmq.NOBLOCK)
+        except zmq.Again:
+            pass    # that peer stopped reading; its liveness check will tell
+
+    def _reply(self, identity: bytes, seq: int, result: dict) -> None:
+        self._send(identity, "reply", {"re": seq, "ok": result})
+
+    def _reply_error(self, identity: bytes, seq: int, kind: str, message: str) -> None:
+        self._send(identity, "reply", {"re": seq, "error": message, "type": kind})
+
+    def _alive(self) -> list:
+        return [m for m in self._members.values() if m.state == _ALIVE]
+
+    # -- rendezvous and liveness --------------------------------------------------------------
+    def _hello(self, identity: bytes, rank: int, seq: int, payload: dict) -> None:
+        existing = self._members.get(rank)
+        if existing is not None and seq <= existing.last_seq:
+            self.rejected += 1      # a replayed hello
+            return
+        if not 0 <= rank < self.world_size:
+            return self._reply_error(identity, seq, "ValueError", f"rank {rank} is out of range for world "
+                                     f"size {self.world_size}")
+        if payload.get("world_size") != self.world_size:
+            return self._reply_error(identity, seq, "ValueError", f"rank {rank} was started with world size "
+                                     f"{payload.get('world_size')} but rank 0 with {self.world_size}")
+        if existing is not None:
+            return self._reply_error(identity, seq, "ValueError", f"rank {rank} joined twice (pids "
+                                     f"{existing.pid} and {payload.get('pid')})")
+        if self._rendezvous_failed or self.aborted:
+            return self._reply_error(identity, seq, "timeout", self._rendezvous_failed or self.aborted)
+        self._members[rank] = _Member(rank, identity, seq, payload)
+        if len(self._members) == self.world_size:
+            self._rendezvous_done = True
+            for member in self._members.values():
+                self._reply(member.identity, member.hello_seq, {"coordinator": process_identity()})
+
+    def _check_rendezvous(self, now: float) -> None:
+        if self._rendezvous_done or self._rendezvous_failed or now - self._started < self.timeout:
+            return
+        missing = set(range(self.world_size)) - set(self._members)
+        self._rendezvous_failed = (f"rendezvous timed out after {self.timeout:g} s: {_rank_list(missing)} never "
+                                   f"arrived ({len(self._members)} of {self.world_size} ranks joined)")
+        for member in self._alive():
+            self._reply_error(member.identity, member.hello_seq, "timeout", self._rendezvous_failed)
+
+    def _check_liveness(self, now: float) -> None:
+        if self.aborted is not None:
+            return
+        for member in self._alive():
+            if member.local and not process_alive(member.pid):
+                self._dead(member, f"{member.describe()} died")
+            elif now - member.last_seen > self.heartbeat_timeout:
+                self._dead(member, f"{member.describe()} stopped responding: no heartbeat for "
+                                   f"{self.heartbeat_timeout:g} s")
+
+    def _dead(self, member: _Member, reason: str) -> None:
+        member.state = _DEAD
+        self._abort(reason, member.rank)
+
+    def _abort(self, reason: str, rank: int) -> None:
+        if self.aborted is not None:
+            return
+        self.aborted = reason
+        for member in self._alive():
+            self._send(member.identity, "abort", {"reason": reason, "rank": rank})
+        self._gathers.clear()
+        self._waiters.clear()
+
+    def _leave(self, member: _Member) -> None:
+        member.state = _LEFT
+        for key, gather in list(self._gathers.items()):
+            if member.rank in gather.ranks and member.rank not in gather.contributions:
+                del self._gathers[key]
+                for _, _, _, identity, seq in gather.contributions.values():
+                    self._reply_error(identity, seq, "RuntimeError", f"rank {member.rank} left the process "
+                                      "group before joining this call")
+
+    # -- gathers: barrier, broadcast_object, all_gather_object --------------------------------
+    def _gather(self, identity: bytes, rank: int, seq: int, payload: dict) -> None:
+        key, ranks, select = payload.get("key"), tuple(payload.get("ranks") or ()), payload.get("select")
+        if rank not in ranks or (select is not None and select not in ranks):
+            return self._reply_error(identity, seq, "ValueError", f"rank {rank}: bad group {list(ranks)} or "
+                                     f"source {select} for {payload.get('op')}")
+        gone = [r for r in ranks if r not in self._members or self._members[r].state != _ALIVE]
+        gather = self._gathers.get(key)
+        if gather is None:
+            if gone:
+                return self._reply_error(identity, seq, "RuntimeError", f"{_rank_list(gone)} left the process "
+                                         f"group; {payload.get('op')} cannot complete")
+            gather = self._gathers[key] = _Gather(ranks)
+        if gather.ranks != ranks or rank in gather.contributions:
+            return self._reply_error(identity, seq, "RuntimeError", f"rank {rank} called {payload.get('op')} "
+                                     f"with ranks {list(ranks)}, others with {list(gather.ranks)}")
+        gather.contributions[rank] = (payload.get("op"), payload.get("value"), select, identity, seq)
+        if len(gather.contributions) == len(ranks):
+            del self._gathers[key]
+            self._finish_gather(key, gather)
+
+    def _finish_gather(self, key: str, gather: _Gather) -> None:
+        contributions = gather.contributions
+        ops = {r: c[0] for r, c in contributions.items()}
+        if len(set(ops.values())) > 1:
+            calls = "; ".join(f"{_rank_list([r for r in ops if ops[r] == op])} called {op}"
+                              for op in dict.fromkeys(ops[r] for r in gather.ranks))
+            for _, _, _, identity, seq in contributions.values():
+                self._reply_error(identity, seq, "RuntimeError", f"ranks disagree on control call {key!r}: "
+                                  f"{calls}")
+            return
+        values = [contributions[r][1] for r in gather.ranks]
+        for _, _, select, identity, seq in contributions.values():
+            self._reply(identity, seq, {"value": values if select is None else contributions[select][1]})
+
+    # -- key-value store ----------------------------------------------------------------------
+    def _kv_set(self, identity: bytes, seq: int, payload: dict) -> None:
+        key, value = payload["key"], payload["value"]
+        if not isinstance(value, bytes):
+            return self._reply_error(identity, seq, "ValueError", f"set({key!r}): the value must be bytes")
+        self._store[key] = value
+        self._reply(identity, seq, {})
+        self._notify(key)
+
+    def _kv_get(self, identity: bytes, seq: int, payload: dict) -> None:
+        key = payload["key"]
+        if key in self._store:
+            self._reply(identity, seq, {"value": self._store[key]})
+        elif payload.get("wait"):
+            self._waiters.setdefault(key, []).append((identity, seq))
+        else:
+            self._reply_error(identity, seq, "KeyError", key)
+
+    def _kv_add(self, identity: bytes, seq: int, payload: dict) -> None:
+        key, amount = payload["key"], payload["n"]
+        try:
+            total = int(self._store.get(key, b"0")) + amount
+        except ValueError:
+            return self._reply_error(identity, seq, "ValueError", f"add({key!r}): the stored value "
+                                     f"{self._store[key][:32]!r} is not an integer")
+        self._store[key] = str(total).encode()
+        self._reply(identity, seq, {"value": total})
+        self._notify(key)
+
+    def _kv_delete(self, identity: bytes, seq: int, payload: dict) -> None:
+        self._reply(identity, seq, {"deleted": self._store.pop(payload["key"], None) is not None})
+
+    def _kv_check(self, identity: bytes, seq: int, payload: dict) -> None:
+        self._reply(identity, seq, {"present": all(k in self._store for k in payload["keys"])})
+
+    def _notify(self, key: str) -> None:
+        for identity, seq in self._waiters.pop(key, ()):
+            self._reply(identity, seq, {"value": self._store[key]})

@@ -1,0 +1,367 @@
+"""The CPU data plane: ZeroMQ PAIR sockets between every two ranks of a group, and the
+pipelined algorithms the collectives run over them (ring reduce-scatter and all-gather,
+chain broadcast and reduce, pairwise exchange, point-to-point).
+
+Every algorithm works on flat C-contiguous NumPy arrays that view tensor memory. Large
+pieces leave straight from that memory (`send(copy=False)`, tracked so the memory is not
+reused before ZeroMQ is done with it) and arrive straight into their destination
+(`recv_into`) or are reduced from ZeroMQ's own buffer, so no extra copy is made. A chunk
+travels in pieces of `PIECE_BYTES`: a rank forwards a piece as soon as it is reduced, so
+the hops of a ring overlap (pipelining).
+
+Addresses are exchanged through the control plane's key-value store: ipc:// sockets in a
+private directory when every rank of the group is on one host, TCP otherwise. Each
+connection starts with a random token published through the (authenticated) store, so a
+stranger that connects first is detected, not trusted.
+"""
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import secrets
+import shutil
+import socket
+import tempfile
+import time
+
+import numpy as np
+
+from .base import CommError, CommTimeoutError, bind_address, process_identity, tcp_endpoint, zmq_module
+
+PIECE_BYTES = int(os.environ.get("TIDAL_COMM_PIECE_BYTES", 1 << 20))  # the pipelining unit
+COPY_BELOW = 1 << 16  # smaller pieces are copied into ZeroMQ: cheaper than tracking them
+POLL_MS = 100         # how often a blocked rank checks for an aborted job
+_HAS_RECV_INTO = None  # set on first use (pyzmq >= 26.4)
+
+_context = None
+_context_pid = None
+
+
+def _zmq_context():
+    """One ZeroMQ context per process (a forked child makes its own)."""
+    global _context, _context_pid
+    if _context is None or _context_pid != os.getpid():
+        global _HAS_RECV_INTO
+        zmq = zmq_module()
+        _context, _context_pid = zmq.Context(io_threads=1), os.getpid()
+        _HAS_RECV_INTO = hasattr(zmq.Socket, "recv_into")
+    return _context
+
+
+def split_bounds(n: int, parts: int) -> list:
+    """Boundaries of `parts` near-equal consecutive ranges of `n` items (the first ones longer)."""
+    base, extra = divmod(n, parts)
+    bounds = [0]
+    for k in range(parts):
+        bounds.append(bounds[-1] + base + (k < extra))
+    return bounds
+
+
+def pieces(length: int, itemsize: int) -> list:
+    """(lo, hi) element ranges cutting `length` items into pipelining pieces."""
+    step = max(1, PIECE_BYTES // max(itemsize, 1))
+    return [(lo, min(lo + step, length)) for lo in range(0, length, step)]
+
+
+def _as_bytes(arr: np.ndarray) -> memoryview:
+    # bfloat16 has no buffer-protocol format: every array travels as raw bytes
+    return memoryview(arr.reshape(-1).view(np.uint8))
+
+
+class Mesh:
+    """Connected PAIR sockets from this rank to every other rank of a group.
+
+    `publish(key, bytes)` and `lookup(key) -> bytes` (blocking) are the control plane's store;
+    `check()` raises when the job was aborted (a rank died). Ranks are group-local.
+    """
+
+    def __init__(self, rank: int, size: int, key: str, publish, lookup, check, timeout: float = 1800.0):
+        self.rank, self.size, self.key = rank, size, key
+        self.next, self.prev = (rank + 1) % size, (rank - 1) % size
+        self.timeout = timeout
+        self._check = check
+        self._socks: dict = {}
+        self._trackers: dict = {}  # chunk tag -> ZeroMQ trackers of sends still reading our memory
+        self._dir = None
+        if size > 1:
+            try:
+                self._connect(publish, lookup)
+            except BaseException:
+                self.close()
+                raise
+
+    # -- setting up ----------------------------------------------------------------------
+    def _connect(self, publish, lookup) -> None:
+        me, n = self.rank, self.size
+        ident = process_identity()
+        publish(f"{self.key}/host/{me}", json.dumps([ident["host"], ident["pidns"]]).encode())
+        hosts = {tuple(json.loads(lookup(f"{self.key}/host/{r}"))) for r in range(n)}
+        local = len(hosts) == 1
+        if local:
+            self._dir = tempfile.mkdtemp(prefix="tidal-ring-")  # mode 0700: only this user connects
+        offers = {}
+        for peer in range(me + 1, n):  # the lower rank of a pair binds, the higher one connects
+            sock = self._socks[peer] = self._socket()
+            if local:
+                address = f"ipc://{self._dir}/{me}-{peer}"
+                sock.bind(address)
+            else:
+                sock.bind(tcp_endpoint(_tcp_host(), "*"))  # any free port
+                address = sock.getsockopt_string(zmq_module().LAST_ENDPOINT)
+            offers[str(peer)] = [address, secrets.token_hex(16)]
+        publish(f"{self.key}/addr/{me}", json.dumps(offers).encode())
+        for peer in range(me):
+            address, token = json.loads(lookup(f"{self.key}/addr/{peer}"))[str(me)]
+            sock = self._socks[peer] = self._socket()
+            sock.connect(address)
+            sock.send(token.encode())
+        for peer in range(me + 1, n):
+            got = bytes(self._recv_frame(peer))
+            if not hmac.compare_digest(got, offers[str(peer)][1].encode()):
+                raise CommError(f"tidal.comm data plane: rank {me} got a connection for rank {peer} "
+                                "that did not present the group's token (a stranger on the socket?)")
+            self._socks[peer].send(b"ok")
+        for peer in range(me):
+            if bytes(self._recv_frame(peer)) != b"ok":
+                raise CommError(f"tidal.comm data plane: rank {peer} refused rank {me}'s connection")
+
+    def _socket(self):
+        zmq = zmq_module()
+        sock = _zmq_context().socket(zmq.PAIR)
+        sock.setsockopt(zmq.SNDHWM, 0)  # no limit: sends never block, messages wait in order
+        sock.setsockopt(zmq.RCVHWM, 0)
+        sock.setsockopt(zmq.LINGER, 0)
+        return sock
+
+    def close(self) -> None:
+        """Close the sockets and remove the ipc directory."""
+        for sock in self._socks.values():
+            sock.close(linger=0)
+        self._socks.clear()
+        self._trackers.clear()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    # -- moving bytes ----------------------------------------------------------------------
+    def send(self, peer: int, arr: np.ndarray, tag=None) -> None:
+        """Queue a contiguous array for `peer`; large ones are sent from their own memory, and
+        `settle(tag)` / `settle()` waits until ZeroMQ no longer reads it."""
+        raw = _as_bytes(arr)
+        sock = self._socks[peer]
+        if raw.nbytes < COPY_BELOW:
+            sock.send(raw, copy=True)
+        else:
+            self._trackers.setdefault(tag, []).append(sock.send(raw, copy=False, track=True))
+
+    def send_header(self, peer: int, values: tuple) -> None:
+        """A small message of int64 values (point-to-point tags and sizes)."""
+        self._socks[peer].send(np.asarray(values, np.int64).tobytes(), copy=True)
+
+    def recv_array(self, peer: int, dtype, count: int) -> np.ndarray:
+        """The next message from `peer` as `count` items of `dtype`, viewing ZeroMQ's buffer."""
+        frame = self._recv_frame(peer)
+        nbytes = count * np.dtype(dtype).itemsize
+        if len(frame) != nbytes:
+            raise self._mismatch(peer, nbytes, len(frame))
+        return np.frombuffer(frame, dtype, count)
+
+    def recv_into(self, peer: int, arr: np.ndarray) -> None:
+        """Receive the next message from `peer` straight into the contiguous array `arr`."""
+        raw = _as_bytes(arr)
+        sock = self._socks[peer]
+        self._wait_readable(peer)
+        if _HAS_RECV_INTO:
+            got = sock.recv_into(raw)
+        else:  # pyzmq < 26.4: one copy out of ZeroMQ's buffer all the same
+            frame = sock.recv(copy=False).buffer
+            got = len(frame)
+            if got == raw.nbytes:
+                raw[:] = frame
+        if got != raw.nbytes:
+            raise self._mismatch(peer, raw.nbytes, got)
+
+    def recv_header(self, peer: int, count: int) -> tuple:
+        """The int64 values of a `send_header` message."""
+        return tuple(int(v) for v in self.recv_array(peer, np.int64, count))
+
+    def poll_any(self, peers) -> int:
+        """The first of `peers` with a message waiting (blocks, checking for an aborted job)."""
+        zmq = zmq_module()
+        poller = zmq.Poller()
+        for peer in peers:
+            poller.register(self._socks[peer], zmq.POLLIN)
+        by_socket = {self._socks[p]: p for p in peers}
+        deadline = time.monotonic() + self.timeout
+        while True:
+            ready = dict(poller.poll(POLL_MS))
+            for sock, peer in by_socket.items():
+                if sock in ready:
+                    return peer
+            self._still_waiting(deadline, "any rank")
+
+    def settle(self, tag=None, everything: bool = False) -> None:
+        """Wait until ZeroMQ has finished reading the memory of tracked sends (of `tag`, or all)."""
+        tags = list(self._trackers) if everything else [tag]
+        deadline = time.monotonic() + self.timeout
+        for t in tags:
+            for tracker in self._trackers.pop(t, ()):
+                while not tracker.done:
+                    try:
+                        tracker.wait(POLL_MS / 1000)
+                    except zmq_module().NotDone:
+                        self._still_waiting(deadline, f"a send to complete (chunk {t})")
+
+    def _recv_frame(self, peer: int):
+        zmq = zmq_module()
+        sock = self._socks[peer]
+        try:
+            return sock.recv(zmq.NOBLOCK, copy=False).buffer
+        except zmq.Again:
+            self._wait_readable(peer)
+            return sock.recv(copy=False).buffer
+
+    def _wait_readable(self, peer: int) -> None:
+        sock = self._socks[peer]
+        zmq = zmq_module()
+        if sock.poll(0, zmq.POLLIN):
+            return
+        deadline = time.monotonic() + self.timeout
+        while not sock.poll(POLL_MS, zmq.POLLIN):
+            self._still_waiting(deadline, f"rank {peer}")
+
+    def _still_waiting(self, deadline: float, what: str) -> None:
+        self._check()  # raises if the control plane saw a rank die or the job abort
+        if time.monotonic() > deadline:
+            raise CommTimeoutError(f"tidal.comm data plane: rank {self.rank} of group '{self.key}' waited "
+                                   f"{self.timeout:g} s for {what}")
+
+    def _mismatch(self, peer: int, want: int, got: int) -> CommError:
+        return CommError(f"tidal.comm data plane: rank {self.rank} expected {want} bytes from rank {peer} "
+                         f"but got {got}: the ranks issued different collectives (set TIDAL_COMM_CHECK=1 "
+                         "to find where)")
+
+
+# -- algorithms -------------------------------------------------------------------------------
+# `src(c)` / `dst(c)` give chunk c's flat input / output array; `combine(a, b, out)` reduces two
+# arrays into `out` (which may be `a`); `finish(x)` finalizes a fully reduced piece (AVG's divide).
+
+def ring_reduce_scatter(mesh: Mesh, src, dst, last: int, combine, finish=None, forward: bool = False) -> None:
+    """Reduce-scatter around the ring: chunk `last` ends reduced over every rank in `dst(last)`.
+    With `forward`, its pieces are sent on the moment they are final (an all-gather's first step)."""
+    n, nxt, prv = mesh.size, mesh.next, mesh.prev
+    first = (last - 1) % n
+    head = src(first)
+    for lo, hi in pieces(head.shape[0], head.itemsize):
+        mesh.send(nxt, head[lo:hi], first)
+    for step in range(n - 1):
+        c = (last - 2 - step) % n
+        a, out = src(c), dst(c)
+        final = step == n - 2
+        for lo, hi in pieces(a.shape[0], a.itemsize):
+            combine(a[lo:hi], mesh.recv_array(prv, a.dtype, hi - lo), out[lo:hi])
+            if final and finish is not None:
+                finish(out[lo:hi])
+            if not final or forward:
+                mesh.send(nxt, out[lo:hi], c)
+
+
+def ring_all_gather(mesh: Mesh, dst, own: int, own_sent: bool = False) -> None:
+    """All-gather around the ring: every rank starts with chunk `own` in `dst(own)` (already sent
+    on when `own_sent`) and ends with every chunk. Pieces are forwarded as they arrive."""
+    n, nxt, prv = mesh.size, mesh.next, mesh.prev
+    if not own_sent:
+        mine = dst(own)
+        for lo, hi in pieces(mine.shape[0], mine.itemsize):
+            mesh.send(nxt, mine[lo:hi], own)
+    for step in range(n - 1):
+        c = (own - 1 - step) % n
+        out = dst(c)
+        mesh.settle(c)  # this memory may still be leaving from an earlier phase
+        for lo, hi in pieces(out.shape[0], out.itemsize):
+            mesh.recv_into(prv, out[lo:hi])
+            if step < n - 2:
+                mesh.send(nxt, out[lo:hi], c)
+
+
+def chain_broadcast(mesh: Mesh, buf: np.ndarray, root: int) -> None:
+    """Broadcast from `root` along the ring, piece by piece (each rank forwards as it receives)."""
+    n = mesh.size
+    pos = (mesh.rank - root) % n
+    for lo, hi in pieces(buf.shape[0], buf.itemsize):
+        if pos:
+            mesh.recv_into(mesh.prev, buf[lo:hi])
+        if pos < n - 1:
+            mesh.send(mesh.next, buf[lo:hi])
+
+
+def chain_reduce(mesh: Mesh, buf: np.ndarray, root: int, combine, finish=None) -> None:
+    """Reduce into `root` along the ring (starting after it), piece by piece; only the root's
+    buffer changes."""
+    n = mesh.size
+    pos = (mesh.rank - root - 1) % n  # 0 starts the chain, n - 1 is the root
+    partial = np.empty_like(buf) if 0 < pos < n - 1 else None
+    for lo, hi in pieces(buf.shape[0], buf.itemsize):
+        if pos == 0:
+            mesh.send(mesh.next, buf[lo:hi])
+            continue
+        out = buf[lo:hi] if pos == n - 1 else partial[lo:hi]
+        combine(buf[lo:hi], mesh.recv_array(mesh.prev, buf.dtype, hi - lo), out)
+        if pos == n - 1:
+            if finish is not None:
+                finish(out)
+        else:
+            mesh.send(mesh.next, out)
+    if partial is not None:
+        mesh.settle(everything=True)  # `partial` dies here: ZeroMQ must be done reading it
+
+
+def exchange(mesh: Mesh, outgoing: list, incoming: list) -> None:
+    """All-to-all: `outgoing[p]` goes to rank p and `incoming[p]` is filled from rank p."""
+    n, me = mesh.size, mesh.rank
+    for k in range(1, n):
+        part = outgoing[(me + k) % n]
+        for lo, hi in pieces(part.shape[0], part.itemsize):
+            mesh.send((me + k) % n, part[lo:hi])
+    np.copyto(incoming[me], outgoing[me])
+    for k in range(1, n):
+        part = incoming[(me - k) % n]
+        for lo, hi in pieces(part.shape[0], part.itemsize):
+            mesh.recv_into((me - k) % n, part[lo:hi])
+
+
+def send_to(mesh: Mesh, buf: np.ndarray, peer: int, tag: int) -> None:
+    """Point-to-point send: a header (tag, size) then the data in pieces."""
+    mesh.send_header(peer, (tag, buf.nbytes))
+    for lo, hi in pieces(buf.shape[0], buf.itemsize):
+        mesh.send(peer, buf[lo:hi])
+
+
+def recv_from(mesh: Mesh, buf: np.ndarray, peer: int | None, tag: int) -> int:
+    """Point-to-point receive into `buf` from `peer` (None: whichever rank sends first); returns it."""
+    if peer is None:
+        peer = mesh.poll_any([p for p in range(mesh.size) if p != mesh.rank])
+    got_tag, nbytes = mesh.recv_header(peer, 2)
+    if got_tag != tag or nbytes != buf.nbytes:
+        raise CommError(f"tidal.comm: rank {mesh.rank} expected a message with tag {tag} and {buf.nbytes} bytes "
+                        f"from rank {peer}, got tag {got_tag} and {nbytes} bytes (sends and receives "
+                        "must match in order)")
+    for lo, hi in pieces(buf.shape[0], buf.itemsize):
+        mesh.recv_into(peer, buf[lo:hi])
+    return peer
+
+
+def _tcp_host() -> str:
+    """The interface for TCP data-plane sockets: TIDAL_BIND_ADDR, loopback for a local master, else
+    the interface this host uses to reach the master."""
+    master = os.environ.get("MASTER_ADDR", "127.0.0.1")
+    host = bind_address(master)
+    if os.environ.get("TIDAL_BIND_ADDR") or host in ("127.0.0.1", "::1"):
+        return host
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect((master, 9))  # no packet is sent: this only picks the route
+            return probe.getsockname()[0]
+    except OSError:
+        return host
