@@ -20,6 +20,8 @@ class CommTimeoutError(CommError, TimeoutError):
 class JobAbortedError(CommError):
     """The job was aborted: a rank died, stopped answering, or called abort."""
 
+    rank: int | None = None     # the rank that died or aborted, when known
+
 
 def zmq_module():
     """The zmq module, imported on first use (`import tidal` must not import zmq)."""

@@ -149,7 +149,7 @@ class ControlClient(_ControlOps):
         self.endpoint = tcp_endpoint(addr, port)
         self._setup_ops("", range(world_size))
         self.rejected = 0
-        self._key = wire.secret_key(secret)
+        self._hmac_key = wire.secret_key(secret)
         self._heartbeat_interval, self._heartbeat_timeout = heartbeat_interval, heartbeat_timeout
         self._lock = threading.Lock()
         self._seq = 0
@@ -276,9 +276,7 @@ class ControlClient(_ControlOps):
         # Sequence numbers are taken and queued under one lock, so they reach the coordinator in
         # increasing order (it drops anything not newer than the last: replays).
         self._seq += 1
-        body = b"".join((b"l", wire._U32.pack(4), wire.encode(kind), wire.encode(self.global_rank),
-                         wire.encode(self._seq), payload_body))
-        self._outbox.append(wire.sign(self._key, body))
+        self._outbox.append(wire.sign(self._hmac_key, wire.envelope(kind, self.global_rank, self._seq, payload_body)))
         return self._seq
 
     def _wake(self) -> None:
@@ -327,7 +325,7 @@ class ControlClient(_ControlOps):
                 frames = self._sock.recv_multipart(zmq.NOBLOCK)
             except zmq.Again:
                 return
-            msg = wire.unpack_message(self._key, frames)
+            msg = wire.unpack_message(self._hmac_key, frames)
             if msg is None or msg[1] != -1 or msg[2] <= self._last_coordinator_seq:
                 self.rejected += 1
                 continue

@@ -64,7 +64,7 @@ class Coordinator:
         self.timeout, self.heartbeat_timeout = float(timeout), float(heartbeat_timeout)
         self.rejected = 0              # messages dropped: bad tag, malformed, replayed or from a stranger
         self.aborted: str | None = None
-        self._key = wire.secret_key(secret)
+        self._hmac_key = wire.secret_key(secret)
         self._members: dict[int, _Member] = {}
         self._gathers: dict[str, _Gather] = {}
         self._store: dict[str, bytes] = {}
@@ -137,8 +137,8 @@ class Coordinator:
                     else:
                         os.read(self._wake_r, 4096)
                 now = time.monotonic()
-                if self._closing_deadline is not None and (
-                        now >= self._closing_deadline or all(m.state != _ALIVE for m in self._members.values())):
+                if self._closing_deadline is not None and (now >= self._closing_deadline or self.aborted
+                                                           or all(m.state != _ALIVE for m in self._members.values())):
                     break
                 if now >= next_check:
                     next_check = now + LIVENESS_CHECK
@@ -158,7 +158,7 @@ class Coordinator:
                 frames = self._sock.recv_multipart(zmq.NOBLOCK)
             except zmq.Again:
                 return
-            msg = wire.unpack_message(self._key, frames[1:]) if len(frames) == 3 else None
+            msg = wire.unpack_message(self._hmac_key, frames[1:]) if len(frames) == 3 else None
             if msg is None:
                 self.rejected += 1
                 continue
@@ -200,7 +200,7 @@ class Coordinator:
         zmq = zmq_module()
         self._seq += 1
         try:
-            self._sock.send_multipart([identity, *wire.pack_message(self._key, kind, -1, self._seq, payload)],
+            self._sock.send_multipart([identity, *wire.pack_message(self._hmac_key, kind, -1, self._seq, payload)],
                                       zmq.NOBLOCK)
         except zmq.Again:
             pass    # that peer stopped reading; its liveness check will tell

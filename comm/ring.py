@@ -251,6 +251,13 @@ def ring_reduce_scatter(mesh: Mesh, src, dst, last: int, combine, finish=None, f
     """Reduce-scatter around the ring: chunk `last` ends reduced over every rank in `dst(last)`.
     With `forward`, its pieces are sent on the moment they are final (an all-gather's first step)."""
     n, nxt, prv = mesh.size, mesh.next, mesh.prev
+    if n == 1:
+        out = dst(last)
+        if out is not src(last):
+            np.copyto(out, src(last))
+        if finish is not None:
+            finish(out)
+        return
     first = (last - 1) % n
     head = src(first)
     for lo, hi in pieces(head.shape[0], head.itemsize):
@@ -271,6 +278,8 @@ def ring_all_gather(mesh: Mesh, dst, own: int, own_sent: bool = False) -> None:
     """All-gather around the ring: every rank starts with chunk `own` in `dst(own)` (already sent
     on when `own_sent`) and ends with every chunk. Pieces are forwarded as they arrive."""
     n, nxt, prv = mesh.size, mesh.next, mesh.prev
+    if n == 1:
+        return
     if not own_sent:
         mine = dst(own)
         for lo, hi in pieces(mine.shape[0], mine.itemsize):
@@ -300,6 +309,10 @@ def chain_reduce(mesh: Mesh, buf: np.ndarray, root: int, combine, finish=None) -
     """Reduce into `root` along the ring (starting after it), piece by piece; only the root's
     buffer changes."""
     n = mesh.size
+    if n == 1:
+        if finish is not None:
+            finish(buf)
+        return
     pos = (mesh.rank - root - 1) % n  # 0 starts the chain, n - 1 is the root
     partial = np.empty_like(buf) if 0 < pos < n - 1 else None
     for lo, hi in pieces(buf.shape[0], buf.itemsize):

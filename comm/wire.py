@@ -137,7 +137,12 @@ def verify(key: bytes, frames: list) -> bytes | None:
 
 def pack_message(key: bytes, kind: str, sender: int, seq: int, payload: dict) -> list[bytes]:
     """Encode and sign one control message."""
-    return sign(key, encode([kind, sender, seq, payload]))
+    return sign(key, envelope(kind, sender, seq, encode(payload)))
+
+
+def envelope(kind: str, sender: int, seq: int, encoded_payload: bytes) -> bytes:
+    """The body `encode([kind, sender, seq, payload])`, given the payload already encoded."""
+    return b"".join((b"l", _U32.pack(4), encode(kind), encode(sender), encode(seq), encoded_payload))
 
 
 def unpack_message(key: bytes, frames: list) -> tuple[str, int, int, dict] | None:

@@ -108,6 +108,7 @@ def _coef(a: float, b: float, x: Tensor) -> float:
 @_export(method=True, functional=True)
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(input, 0)."""
+    _check_tensor("relu", input)
     if input.dtype is dt.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
     return apply("relu", input, out=input if inplace else None)

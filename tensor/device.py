@@ -5,7 +5,7 @@ from __future__ import annotations
 class device:
     """Where a tensor lives, as torch.device: `device('cpu')`, `device('cuda', 0)`, `device('cuda:1')`."""
 
-    __slots__ = ("type", "index")
+    __slots__ = ("type", "index", "_hash")
     _cache: dict = {}
 
     def __new__(cls, type_or_str, index: int | None = None):
@@ -29,6 +29,7 @@ class device:
         self = object.__new__(cls)
         object.__setattr__(self, "type", kind)
         object.__setattr__(self, "index", idx)
+        object.__setattr__(self, "_hash", hash((kind, idx)))
         cls._cache[key] = self
         return self
 
@@ -41,7 +42,7 @@ class device:
         return isinstance(other, device) and self.type == other.type and self.index == other.index
 
     def __hash__(self) -> int:
-        return hash((self.type, self.index))
+        return self._hash
 
     def __repr__(self) -> str:
         if self.index is None:

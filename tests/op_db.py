@@ -49,7 +49,7 @@ class OpInfo:
     inplace: str | None = None        # Tensor method doing it in place ("add_")
     out: bool = False                 # accepts out=
     scalars: bool = False             # a Python number may replace any input (binary ops)
-    exact: bool = False               # IEEE-exact (no transcendental): fused kernels must match bitwise
+    exact: bool = False               # no transcendental: results must match torch (and fused kernels) bitwise
 
     def tolerance(self, dtype: str) -> tuple:
         """(rtol, atol) for results of `dtype`."""

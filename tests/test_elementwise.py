@@ -110,7 +110,7 @@ def core_gap(op: str, a, b) -> str | None:
 
 
 @pytest.fixture(autouse=True)
-def _numpy_path(request):
+def _numpy_path():
     """Tests other than the fusion ones run groups on the NumPy path: compiling every group seen
     twice would dominate this file's run time on a cold kernel cache."""
     saved = tidal.vm.get_fusion()["compile_after"]
@@ -134,10 +134,12 @@ FORWARD = [(info, dtype, case) for info in OPS for dtype in info.dtypes for case
 
 @pytest.mark.parametrize("info,dtype,case", FORWARD, ids=[f"{i.name}-{d}-{c}" for i, d, c in FORWARD])
 def test_forward(info, dtype, case, rng):
+    """Values, dtype and shape against torch for one record, dtype and shape case."""
     reason = info.skip_reason("forward", dtype)
     if reason:
         pytest.skip(reason)
-    made = [make(dom, shape, layout, dtype, rng) for dom, (shape, layout) in zip(info.domains, CASES[info.arity][case])]
+    inputs = zip(info.domains, CASES[info.arity][case])
+    made = [make(dom, shape, layout, dtype, rng) for dom, (shape, layout) in inputs]
     want = info.ref(*[to_torch(a) for a, _ in made])
     check(info.op(*[t for _, t in made]), want, info)
 
@@ -266,9 +268,9 @@ INPLACE_OPERATORS = {"+=": operator.iadd, "-=": operator.isub, "*=": operator.im
 def test_inplace_operator(symbol, dtypes, rng):
     """x op= y writes into x (same object) or raises torch's casting error."""
     fn = INPLACE_OPERATORS[symbol]
-    if symbol in ("<<=", ">>=") and not hasattr(tidal.Tensor, "__i" + symbol[:2].replace("<<", "lshift__")
-                                               .replace(">>", "rshift__")):
-        pytest.skip("math_api has no __ilshift__/__irshift__ (reported)")
+    dunder = {"<<=": "__ilshift__", ">>=": "__irshift__"}.get(symbol)
+    if dunder and not hasattr(tidal.Tensor, dunder):
+        pytest.skip(f"math_api has no {dunder} (reported)")
     xa, ta = make("positive", (3, 4), "c", dtypes[0], rng)
     xb, tb = make(_RHS_DOMAIN.get(symbol[:-1], "real"), (4,), "c", dtypes[1], rng)
     if core_gap(symbol[:-1], ta, tb):

@@ -120,8 +120,25 @@ class VirtualMachine:
         self.stats.instructions += 1
         window = self.window
         window.append(ins)
-        if _mode == "sync" or len(window) >= self.fusion.max_group:
+        if _mode == "sync":
             self.flush()
+        elif len(window) >= self.fusion.max_group:
+            self._flush_settled()
+
+    def _flush_settled(self) -> None:
+        # A full window is cut after its last non-elementwise instruction: the trailing run
+        # of elementwise instructions stays, so a loop's groups do not drift with the cut
+        # (each drifted cut would be a new program to compile).
+        window = self.window
+        cut = len(window)
+        while cut and window[cut - 1].expr is not None:
+            cut -= 1
+        if cut == 0 or len(window) - cut >= self.fusion.max_group:
+            self.flush()
+            return
+        self.window = window[:cut]
+        self.flush()
+        self.window = window[cut:]
 
     def flush(self, inline: bool = False) -> None:
         """Fuse the pending window and hand it to the streams (`inline`: a sync point follows)."""

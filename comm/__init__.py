@@ -1,0 +1,10 @@
+"""Many processes: the launcher (`python -m tidal.comm.launch`), the ZeroMQ control plane
+(`tidal.comm.control`), process groups and collectives. Importing this package does not import
+zmq; the first process group does."""
+from __future__ import annotations
+
+from .base import CommError, CommTimeoutError, JobAbortedError
+from .process_group import *  # noqa: F401,F403
+from .process_group import __all__ as _group_all
+
+__all__ = ["CommError", "CommTimeoutError", "JobAbortedError"] + list(_group_all)

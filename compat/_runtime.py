@@ -1,0 +1,132 @@
+"""Process-wide knobs torch scripts set: threads, determinism, matmul precision, default device,
+plus `compile` (tidal runs eagerly, so compiling returns what it was given)."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Callable
+
+from ..tensor import Tensor, device as _device
+from ..tensor import dtype as dt
+
+__all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
+           "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+           "is_deterministic_algorithms_warn_only_enabled", "set_float32_matmul_precision",
+           "get_float32_matmul_precision", "get_default_device", "set_default_device", "compile", "typename",
+           "is_floating_point", "is_complex", "is_storage"]
+
+_state = {"threads": None, "interop_threads": None, "deterministic": False, "warn_only": False,
+          "matmul_precision": "highest"}
+
+
+def _check_thread_count(fn: str, n) -> int:
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise RuntimeError(f"{fn} expects an int, but got {type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError(f"{fn} expects a positive integer")
+    return n
+
+
+def set_num_threads(n: int) -> None:
+    """Set how many threads tidal's parallel CPU kernels use."""
+    _state["threads"] = _check_thread_count("set_num_threads", n)
+    if "numba" in sys.modules:  # already started: resize its pool (it cannot grow past its launch size)
+        import numba
+        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    else:  # numba reads this when it is first imported
+        os.environ["NUMBA_NUM_THREADS"] = str(n)
+
+
+def get_num_threads() -> int:
+    """The number of threads the parallel CPU kernels use."""
+    if _state["threads"] is not None:
+        return _state["threads"]
+    if "numba" in sys.modules:
+        import numba
+        return numba.get_num_threads()
+    return int(os.environ.get("NUMBA_NUM_THREADS", 0)) or len(os.sched_getaffinity(0))
+
+
+def set_num_interop_threads(n: int) -> None:
+    """Accepted for compatibility: tidal's VM runs one worker per stream."""
+    _state["interop_threads"] = _check_thread_count("set_num_interop_threads", n)
+
+
+def get_num_interop_threads() -> int:
+    """The value last given to set_num_interop_threads (the CPU count by default)."""
+    return _state["interop_threads"] or len(os.sched_getaffinity(0))
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Record the flag; tidal's CPU kernels are deterministic whatever it says."""
+    if not isinstance(mode, bool):
+        raise RuntimeError(f"use_deterministic_algorithms expects a bool, but got {type(mode).__name__}")
+    _state["deterministic"], _state["warn_only"] = mode, bool(warn_only)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    """Whether use_deterministic_algorithms(True) is in force."""
+    return _state["deterministic"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    """Whether deterministic mode was set with warn_only=True."""
+    return _state["warn_only"]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Record the precision ('highest', 'high', 'medium'); tidal's CPU matmul always uses full float32."""
+    if precision not in ("highest", "high", "medium"):
+        raise RuntimeError(f"Invalid precision: {precision}. Expected one of 'highest', 'high', 'medium'")
+    _state["matmul_precision"] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    """The value last given to set_float32_matmul_precision ('highest' by default)."""
+    return _state["matmul_precision"]
+
+
+def get_default_device() -> _device:
+    """The device factory functions use: always the CPU in tidal."""
+    return _device("cpu")
+
+
+def set_default_device(device) -> None:
+    """Accept the CPU (or None); tidal's factory functions cannot default to another device yet."""
+    if device is not None and _device(device).type != "cpu":
+        raise RuntimeError(f"set_default_device: tidal can only make the CPU the default device, not '{device}'")
+
+
+def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: bool | None = None,
+            backend: str | Callable | None = "inductor", mode: str | None = None, options: dict | None = None,
+            disable: bool = False, **kwargs) -> Callable:
+    """Return `model` unchanged (tidal fuses at run time); without `model`, a decorator that does so."""
+    if model is None:
+        return lambda fn: fn
+    if not callable(model):
+        raise RuntimeError("Expected a callable or an nn.Module to compile, got " + type(model).__name__)
+    return model
+
+
+def typename(obj) -> str:
+    """'torch.FloatTensor'-style names for tensors, the qualified class name otherwise."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    qualname = getattr(obj, "__qualname__", None) or type(obj).__qualname__
+    return f"{module}.{qualname}" if module and module != "builtins" else qualname
+
+
+def is_floating_point(input: Tensor) -> bool:
+    """Whether the tensor's dtype is a floating type."""
+    return input.dtype.category == dt.FLOAT
+
+
+def is_complex(input: Tensor) -> bool:
+    """Always False: tidal has no complex dtypes."""
+    return False
+
+
+def is_storage(obj) -> bool:
+    """Always False: tidal has no storage objects."""
+    return False

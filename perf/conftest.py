@@ -1,0 +1,1 @@
+"""Benchmarks: run with `pytest perf/ --benchmark-only` (never part of the test suite)."""
