@@ -5,7 +5,8 @@ import os
 import socket
 
 HEARTBEAT_INTERVAL = 1.0   # seconds between heartbeats (each way)
-HEARTBEAT_TIMEOUT = 5.0    # a peer silent for longer is declared dead
+# A peer silent for longer is declared dead; raise it for ranks that hold the GIL for long stretches.
+HEARTBEAT_TIMEOUT = float(os.environ.get("TIDAL_HEARTBEAT_TIMEOUT", "5.0"))
 LIVENESS_CHECK = 0.25      # seconds between checks that peers on this host still run
 
 

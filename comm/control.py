@@ -73,6 +73,7 @@ class _ControlOps:
     def _gather(self, op: str, value, select: int | None = None, timeout: float | None = None):
         if self._client.global_rank not in self.ranks:
             raise CommError(f"{op}: rank {self._client.global_rank} is not in group {list(self.ranks)}")
+        wire.encode(value)     # a value that cannot be sent fails here, before the call number advances
         key = f"{self._name}#{next(self._calls)}"
         reply = self._client._call("gather", {"key": key, "ranks": list(self.ranks), "op": op, "value": value,
                                               "select": select}, timeout, op)
@@ -172,7 +173,14 @@ class ControlClient(_ControlOps):
         self._sock.setsockopt(zmq.SNDHWM, 0)
         if ":" in addr:
             self._sock.setsockopt(zmq.IPV6, 1)
-        self._sock.connect(self.endpoint)
+        try:
+            self._sock.connect(self.endpoint)
+        except zmq.ZMQError as exc:
+            self._sock.close(0)
+            self._ctx.term()
+            os.close(self._wake_r)
+            os.close(self._wake_w)
+            raise CommError(f"tidal.comm: rank {rank} cannot connect to the coordinator at {self.endpoint}: {exc}")
         self._thread = threading.Thread(target=self._serve, name=f"tidal-control-{rank}", daemon=True)
         self._thread.start()
 
@@ -210,15 +218,18 @@ class ControlClient(_ControlOps):
     def rendezvous(self) -> None:
         """Wait until all `world_size` ranks have joined; names the missing ranks on timeout."""
         payload = {"world_size": self.world_size, **process_identity()}
-        margin = max(1.0, min(5.0, self.timeout))    # the coordinator's own deadline normally fires first
         try:
-            reply = self._call("hello", payload, self.timeout + margin, "rendezvous")
+            reply = self._call("hello", payload, self.timeout, "rendezvous")
         except CommTimeoutError:
+            # Rank 0 may have started later than this rank, so its own deadline is not due yet: ask it.
+            missing = None
             if self._heard_from_coordinator:
-                raise CommTimeoutError(f"rendezvous timed out after {self.timeout:g} s: the coordinator on "
-                                       f"rank 0 at {self.endpoint} answered but the rendezvous did not complete")
-            raise CommTimeoutError(f"rendezvous timed out after {self.timeout:g} s: rank 0 never arrived (no "
-                                   f"coordinator answered at {self.endpoint})") from None
+                try:
+                    missing = self._call("status", {}, min(5.0, self.timeout), "rendezvous")["missing"]
+                except CommTimeoutError:
+                    pass
+            raise CommTimeoutError(missing or f"rendezvous timed out after {self.timeout:g} s: rank 0 never "
+                                   f"arrived (no coordinator answered at {self.endpoint})") from None
         self._coordinator = reply["coordinator"]
         self._welcomed = True
 
@@ -308,7 +319,7 @@ class ControlClient(_ControlOps):
                     self._sock.send_multipart(frames)
                 if self._stopping:
                     return
-                if self._welcomed and self._error is None and now >= next_check:
+                if self._heard_from_coordinator and self._error is None and now >= next_check:
                     next_check = now + LIVENESS_CHECK
                     self._check_coordinator(now)
         except Exception as exc:  # noqa: BLE001 - never leave callers waiting on a dead thread

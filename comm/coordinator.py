@@ -190,6 +190,9 @@ class Coordinator:
             self._reply_error(identity, seq, "aborted", self.aborted)
         elif kind == "gather":
             self._gather(identity, sender, seq, payload)
+        elif kind == "status":
+            missing = set(range(self.world_size)) - set(self._members)
+            self._reply(identity, seq, {"missing": self._missing_message(missing) if missing else None})
         elif kind in ("set", "get", "add", "delete", "check"):
             getattr(self, "_kv_" + kind)(identity, seq, payload)
         else:
@@ -240,11 +243,13 @@ class Coordinator:
     def _check_rendezvous(self, now: float) -> None:
         if self._rendezvous_done or self._rendezvous_failed or now - self._started < self.timeout:
             return
-        missing = set(range(self.world_size)) - set(self._members)
-        self._rendezvous_failed = (f"rendezvous timed out after {self.timeout:g} s: {_rank_list(missing)} never "
-                                   f"arrived ({len(self._members)} of {self.world_size} ranks joined)")
+        self._rendezvous_failed = self._missing_message(set(range(self.world_size)) - set(self._members))
         for member in self._alive():
             self._reply_error(member.identity, member.hello_seq, "timeout", self._rendezvous_failed)
+
+    def _missing_message(self, missing: set) -> str:
+        return (f"rendezvous timed out after {self.timeout:g} s: {_rank_list(missing)} never arrived "
+                f"({len(self._members)} of {self.world_size} ranks joined)")
 
     def _check_liveness(self, now: float) -> None:
         if self.aborted is not None:

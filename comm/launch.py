@@ -25,6 +25,7 @@ import time
 
 TAIL_LINES = 40       # stderr lines kept per rank for the failure report
 REPORT_LINES = 20
+ABORT_SETTLE = 2.0    # seconds the other ranks get to exit after a rank reports an aborted job
 
 
 def free_port(addr: str = "127.0.0.1") -> int:
@@ -126,8 +127,9 @@ def stop_all(ranks: list, grace: float) -> list:
         if rank.process.poll() is None:
             rank.signal(signal.SIGKILL)
             rank.process.wait()
-    for rank in ranks:   # kill what a rank left behind in its process group
-        rank.signal(signal.SIGKILL)
+    for rank in ranks:   # kill what a stopped or failed rank left behind in its process group
+        if rank in running or rank.process.returncode != 0:
+            rank.signal(signal.SIGKILL)
     return running
 
 
@@ -146,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     command = [sys.executable, "-u"] + (["-m", args.script] if args.module else [args.script]) + args.script_args
     world_size = nproc * nnodes
     lock = threading.Lock()
-    exits: queue.Queue = queue.Queue()
+    exits: queue.Queue = queue.Queue()     # ranks in the order they exit; None for a signal
     interrupted: list = []
 
     def on_signal(signum, frame):
@@ -155,6 +157,8 @@ def run(args: argparse.Namespace) -> int:
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     ranks: list[_Rank] = []
+    exited: list[_Rank] = []
+    stopped: list[_Rank] = []
     try:
         for local_rank in range(nproc):
             rank = args.node_rank * nproc + local_rank
@@ -162,43 +166,73 @@ def run(args: argparse.Namespace) -> int:
                                                     secret, args.node_rank)}
             ranks.append(_Rank(rank, command, env, not args.no_prefix, lock))
             threading.Thread(target=_report_exit, args=(ranks[-1], exits), daemon=True).start()
-        failed, finished, stopped = None, 0, []
-        while finished < len(ranks) and failed is None and not interrupted:
+        while len(exited) < len(ranks) and not interrupted and all(r.process.returncode == 0 for r in exited):
             try:
                 done = exits.get(timeout=0.5)
             except queue.Empty:
                 continue
-            if done is None:
-                continue
-            finished += 1
-            if done.process.returncode != 0:
-                failed = done
-        if failed is not None or interrupted:
+            if done is not None:
+                exited.append(done)
+        if exited and _learned_of_abort(exited[-1]):
+            _collect_exits(exits, exited, len(ranks), ABORT_SETTLE)  # let the rank that caused it exit first
+        if len(exited) < len(ranks):
             stopped = stop_all(ranks, args.stop_grace)
+    except BaseException:
+        stop_all(ranks, args.stop_grace)
+        raise
     finally:
-        if sys.exc_info()[0] is not None:
-            stop_all(ranks, args.stop_grace)
         for s, handler in previous.items():
             signal.signal(s, handler)
     for rank in ranks:
         for pump in rank.pumps:
             pump.join(2.0)
     if interrupted:
-        name = signal.Signals(interrupted[0]).name
-        print(f"tidal.comm.launch: got {name}; stopped all {len(ranks)} ranks", file=sys.stderr)
+        print(f"tidal.comm.launch: got {signal.Signals(interrupted[0]).name}; stopped all {len(ranks)} ranks",
+              file=sys.stderr)
         return 128 + interrupted[0]
-    if failed is not None:
-        report = [f"tidal.comm.launch: rank {failed.rank} (local rank {ranks.index(failed)}, pid {failed.process.pid}) "
-                  f"failed with {failed.describe_exit()}"]
-        tail = failed.traceback_tail()
-        if tail:
-            report.append(f"  last lines of rank {failed.rank}'s stderr:")
-            report += [f"    {line}" for line in tail]
-        if stopped:
-            report.append(f"tidal.comm.launch: stopped ranks {', '.join(str(r.rank) for r in stopped)}")
-        print("\n".join(report), file=sys.stderr)
-        return _exit_status(failed.process.returncode)
-    return 0
+    _collect_exits(exits, exited, len(ranks), None)
+    failures = [r for r in exited if r.process.returncode != 0 and r not in stopped]
+    if not failures:
+        return 0
+    print(_failure_report(failures, stopped, ranks), file=sys.stderr)
+    return _exit_status(_root_cause(failures).process.returncode)
+
+
+def _collect_exits(exits: queue.Queue, exited: list, count: int, timeout: float | None) -> None:
+    """Add ranks to `exited` as they exit, until `count` have or `timeout` seconds pass."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while len(exited) < count:
+        try:
+            done = exits.get(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            return
+        if done is not None:
+            exited.append(done)
+
+
+def _learned_of_abort(rank: _Rank) -> bool:
+    return rank.process.returncode != 0 and any("JobAbortedError" in line for line in rank.tail)
+
+
+def _root_cause(failures: list) -> _Rank:
+    """The first rank that failed on its own: not one that merely learned of another's failure."""
+    return ([r for r in failures if not _learned_of_abort(r)] or failures)[0]
+
+
+def _failure_report(failures: list, stopped: list, ranks: list) -> str:
+    failed = _root_cause(failures)
+    report = [f"tidal.comm.launch: rank {failed.rank} (local rank {ranks.index(failed)}, pid {failed.process.pid}) "
+              f"failed with {failed.describe_exit()}"]
+    tail = failed.traceback_tail()
+    if tail:
+        report.append(f"  last lines of rank {failed.rank}'s stderr:")
+        report += [f"    {line}" for line in tail]
+    others = [f"{r.rank} ({r.describe_exit()})" for r in failures if r is not failed]
+    if others:
+        report.append(f"tidal.comm.launch: then rank(s) {', '.join(others)} failed too")
+    if stopped:
+        report.append(f"tidal.comm.launch: stopped rank(s) {', '.join(str(r.rank) for r in stopped)}")
+    return "\n".join(report)
 
 
 def parse_args(argv: list | None = None) -> argparse.Namespace:

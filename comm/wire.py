@@ -71,53 +71,49 @@ def _encode(obj, parts: list, depth: int) -> None:
 
 def decode(data: bytes):
     """Decode bytes written by `encode`; raises ValueError on malformed input."""
-    view = memoryview(data)
+    data = bytes(data)
     try:
-        obj, end = _decode(view, 0, 0)
+        obj, end = _decode(data, 0, 0)
     except (IndexError, struct.error, UnicodeDecodeError, TypeError, RecursionError) as exc:
         raise ValueError(f"tidal.comm: malformed message ({exc})") from None
-    if end != len(view):
+    if end != len(data):
         raise ValueError("tidal.comm: malformed message (trailing bytes)")
     return obj
 
 
-def _take(view: memoryview, pos: int, n: int) -> tuple[memoryview, int]:
-    if pos + n > len(view):
-        raise IndexError("truncated")
-    return view[pos:pos + n], pos + n
+_CONSTANTS = {ord("N"): None, ord("T"): True, ord("F"): False}
+_SIZED = {ord("i"), ord("s"), ord("b")}
+_CONTAINERS = {ord("l"), ord("t"), ord("d")}
 
 
-def _decode(view: memoryview, pos: int, depth: int):
+def _decode(data: bytes, pos: int, depth: int):
     if depth > MAX_DEPTH:
         raise ValueError(f"tidal.comm: malformed message (nested deeper than {MAX_DEPTH} levels)")
-    code, pos = _take(view, pos, 1)
-    code = bytes(code)
-    if code == b"N":
-        return None, pos
-    if code in (b"T", b"F"):
-        return code == b"T", pos
-    if code == b"f":
-        raw, pos = _take(view, pos, 8)
-        return _F64.unpack(raw)[0], pos
-    if code in (b"i", b"s", b"b"):
-        size, pos = _take(view, pos, 4)
-        raw, pos = _take(view, pos, _U32.unpack(size)[0])
-        if code == b"i":
-            return int.from_bytes(raw, "big", signed=True), pos
-        return (str(raw, "utf-8") if code == b"s" else bytes(raw)), pos
-    if code in (b"l", b"t", b"d"):
-        count, pos = _take(view, pos, 4)
-        count = _U32.unpack(count)[0]
-        if count > len(view) - pos:  # every item takes at least one byte: reject absurd counts early
+    code = data[pos]
+    pos += 1
+    if code in _CONSTANTS:
+        return _CONSTANTS[code], pos
+    if code == 0x66:    # f
+        return _F64.unpack_from(data, pos)[0], pos + 8
+    if code in _SIZED or code in _CONTAINERS:
+        size = _U32.unpack_from(data, pos)[0]
+        pos += 4
+        if code in _SIZED:
+            if pos + size > len(data):
+                raise IndexError("truncated")
+            raw = data[pos:pos + size]
+            value = int.from_bytes(raw, "big", signed=True) if code == 0x69 else raw.decode() if code == 0x73 else raw
+            return value, pos + size
+        if size > len(data) - pos:  # every item takes at least one byte: reject absurd counts early
             raise IndexError("truncated")
         items = []
-        for _ in range(count * (2 if code == b"d" else 1)):
-            item, pos = _decode(view, pos, depth + 1)
+        for _ in range(size * 2 if code == 0x64 else size):
+            item, pos = _decode(data, pos, depth + 1)
             items.append(item)
-        if code == b"d":
+        if code == 0x64:    # d
             return dict(zip(items[0::2], items[1::2])), pos
-        return (items if code == b"l" else tuple(items)), pos
-    raise ValueError(f"tidal.comm: malformed message (unknown type code {code!r})")
+        return (items if code == 0x6C else tuple(items)), pos
+    raise ValueError(f"tidal.comm: malformed message (unknown type code {code})")
 
 
 def sign(key: bytes, body: bytes) -> list[bytes]:

@@ -17,6 +17,8 @@ def mirror(namespace: dict, source: ModuleType) -> Callable[[str], object]:
 
     def __getattr__(name: str):
         try:
+            if name.startswith("__"):  # never borrow module machinery (__path__ would make this a package)
+                raise AttributeError(name)
             return getattr(source, name)
         except AttributeError:
             raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}") from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from typing import Callable
 
 from ..tensor import Tensor, device as _device
@@ -14,6 +15,10 @@ __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads", "get
            "is_deterministic_algorithms_warn_only_enabled", "set_float32_matmul_precision",
            "get_float32_matmul_precision", "get_default_device", "set_default_device", "compile", "typename",
            "is_floating_point", "is_complex", "is_storage"]
+
+def _cpu_count() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
 
 _state = {"threads": None, "interop_threads": None, "deterministic": False, "warn_only": False,
           "matmul_precision": "highest"}
@@ -44,7 +49,7 @@ def get_num_threads() -> int:
     if "numba" in sys.modules:
         import numba
         return numba.get_num_threads()
-    return int(os.environ.get("NUMBA_NUM_THREADS", 0)) or len(os.sched_getaffinity(0))
+    return int(os.environ.get("NUMBA_NUM_THREADS", 0)) or _cpu_count()
 
 
 def set_num_interop_threads(n: int) -> None:
@@ -54,13 +59,14 @@ def set_num_interop_threads(n: int) -> None:
 
 def get_num_interop_threads() -> int:
     """The value last given to set_num_interop_threads (the CPU count by default)."""
-    return _state["interop_threads"] or len(os.sched_getaffinity(0))
+    return _state["interop_threads"] or _cpu_count()
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Record the flag; tidal's CPU kernels are deterministic whatever it says."""
     if not isinstance(mode, bool):
-        raise RuntimeError(f"use_deterministic_algorithms expects a bool, but got {type(mode).__name__}")
+        raise TypeError(f"use_deterministic_algorithms(): argument 'mode' (position 1) must be bool, not "
+                        f"{type(mode).__name__}")
     _state["deterministic"], _state["warn_only"] = mode, bool(warn_only)
 
 
@@ -77,7 +83,9 @@ def is_deterministic_algorithms_warn_only_enabled() -> bool:
 def set_float32_matmul_precision(precision: str) -> None:
     """Record the precision ('highest', 'high', 'medium'); tidal's CPU matmul always uses full float32."""
     if precision not in ("highest", "high", "medium"):
-        raise RuntimeError(f"Invalid precision: {precision}. Expected one of 'highest', 'high', 'medium'")
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+                      "set_float32_matmul_precision call has no effect.", stacklevel=2)
+        return
     _state["matmul_precision"] = precision
 
 
@@ -98,13 +106,13 @@ def set_default_device(device) -> None:
 
 
 def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: bool | None = None,
-            backend: str | Callable | None = "inductor", mode: str | None = None, options: dict | None = None,
-            disable: bool = False, **kwargs) -> Callable:
+            backend: str | Callable | None = None, mode: str | None = None, options: dict | None = None,
+            name: str | None = None, disable: bool = False, **kwargs) -> Callable:
     """Return `model` unchanged (tidal fuses at run time); without `model`, a decorator that does so."""
     if model is None:
         return lambda fn: fn
     if not callable(model):
-        raise RuntimeError("Expected a callable or an nn.Module to compile, got " + type(model).__name__)
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     return model
 
 
@@ -113,17 +121,24 @@ def typename(obj) -> str:
     if isinstance(obj, Tensor):
         return obj.type()
     module = getattr(obj, "__module__", "") or ""
-    qualname = getattr(obj, "__qualname__", None) or type(obj).__qualname__
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__qualname__
     return f"{module}.{qualname}" if module and module != "builtins" else qualname
+
+
+def _tensor_arg(fn: str, input) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input
 
 
 def is_floating_point(input: Tensor) -> bool:
     """Whether the tensor's dtype is a floating type."""
-    return input.dtype.category == dt.FLOAT
+    return _tensor_arg("is_floating_point", input).dtype.category == dt.FLOAT
 
 
 def is_complex(input: Tensor) -> bool:
-    """Always False: tidal has no complex dtypes."""
+    """Always False for a tensor: tidal has no complex dtypes."""
+    _tensor_arg("is_complex", input)
     return False
 
 

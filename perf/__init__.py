@@ -1,1 +1,1 @@
-"""perf"""
+"""tidal.perf: benchmarks against NumPy and PyTorch, and the report CLI (`python -m tidal.perf`)."""

@@ -20,6 +20,8 @@ import tidal
 from tidal.ops import activations as A
 from tidal.ops import elementwise as ew
 
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's divide-by-zero and friends
+
 # -- helpers -------------------------------------------------------------------------------------
 # tidal's dispatch raises RuntimeError/TypeError where torch raises NotImplementedError for an
 # unsupported dtype (a known divergence); every other exception type must match exactly

@@ -1,0 +1,34 @@
+"""tidal.compat: the torch-shaped namespace over tidal.
+
+`import tidal.compat as torch` gives every name of `tidal` plus the torch names that differ:
+finfo/iinfo, thread and determinism knobs, `compile`, the legacy typed constructors, and the
+submodules cuda, amp, backends, distributed, testing, onnx, jit. `install()` makes
+`import torch` itself resolve here; `python -m tidal.compat script.py` runs a script so.
+"""
+from __future__ import annotations
+
+import math as _math
+
+import tidal as _tidal
+
+from .. import optim, utils
+from . import amp, autograd, backends, cuda, distributed, jit, nn, onnx, testing, version
+from ._importer import install, is_installed, uninstall
+from ._info import finfo, iinfo
+from ._layout import channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided
+from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
+                      IntTensor, LongTensor, ShortTensor)
+from ._mirror import mirror as _mirror
+from ._runtime import (are_deterministic_algorithms_enabled, compile, get_default_device,
+                       get_float32_matmul_precision, get_num_interop_threads, get_num_threads, is_complex,
+                       is_deterministic_algorithms_warn_only_enabled, is_floating_point, is_storage,
+                       set_default_device, set_float32_matmul_precision, set_num_interop_threads, set_num_threads,
+                       typename, use_deterministic_algorithms)
+from .amp import GradScaler, autocast, is_autocast_enabled
+from .version import __version__
+
+pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
+newaxis = None
+
+__getattr__ = _mirror(globals(), _tidal)
+__all__ = sorted(name for name in globals() if not name.startswith("_") and name != "annotations")

@@ -1,0 +1,39 @@
+"""`torch.strided`, `torch.contiguous_format` and friends: the tokens scripts pass as `layout=` and
+`memory_format=`. tidal tensors are always strided; ops accept these and keep row-major order."""
+from __future__ import annotations
+
+__all__ = ["layout", "memory_format", "strided", "contiguous_format", "preserve_format", "channels_last",
+           "channels_last_3d"]
+
+
+class layout:
+    """A tensor layout token (tidal has only `strided`)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return self.name  # pickles as the module-level singleton
+
+
+class memory_format:
+    """A memory-format token."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return self.name
+
+
+strided = layout("strided")
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")

@@ -1,0 +1,7 @@
+"""torch.backends: the flags scripts set for cuDNN, cuBLAS and MPS. tidal records them; none of
+those libraries runs under tidal, so the flags change nothing."""
+from __future__ import annotations
+
+from . import cuda, cudnn, mkldnn, mps, openmp
+
+__all__ = ["cuda", "cudnn", "mkldnn", "mps", "openmp"]

@@ -1,0 +1,173 @@
+"""torch.cuda as a CPU-only torch build reports it: nothing is available, seeding and cache
+calls are harmless, and calls that need a device raise torch's AssertionError."""
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+from ...vm import machine as _machine
+from . import amp
+
+__all__ = ["amp", "is_available", "device_count", "is_initialized", "init", "manual_seed", "manual_seed_all",
+           "seed", "seed_all", "synchronize", "empty_cache", "current_device", "set_device", "get_device_name",
+           "get_device_capability", "get_device_properties", "is_bf16_supported", "memory_allocated",
+           "max_memory_allocated", "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
+           "get_arch_list", "device", "stream", "Stream", "Event"]
+
+_NOT_COMPILED = "Torch not compiled with CUDA enabled"
+
+
+def _require_cuda():
+    raise AssertionError(_NOT_COMPILED)
+
+
+def device_count() -> int:
+    """The number of CUDA devices tidal can use: 0 until a CUDA backend is registered."""
+    if "cuda" not in _machine._backends:
+        return 0
+    import cupy  # the CUDA backend is built on CuPy
+    return cupy.cuda.runtime.getDeviceCount()
+
+
+def is_available() -> bool:
+    """Whether tidal can run on a CUDA device."""
+    return device_count() > 0
+
+
+def is_initialized() -> bool:
+    """False: no CUDA context is ever created."""
+    return False
+
+
+def init() -> None:
+    """Raise: there is no CUDA to initialise."""
+    _require_cuda()
+
+
+def manual_seed(seed: int) -> None:
+    """Harmless without CUDA (as in torch: the call is queued for a device that never comes)."""
+    int(seed)
+
+
+manual_seed_all = manual_seed
+
+
+def seed() -> None:
+    """Harmless without CUDA."""
+
+
+seed_all = seed
+
+
+def synchronize(device=None) -> None:
+    """Wait for all pending tidal work (there is no CUDA stream to wait for)."""
+    from ... import sync
+    sync()
+
+
+def empty_cache() -> None:
+    """Harmless without CUDA."""
+
+
+def ipc_collect() -> None:
+    """Harmless without CUDA."""
+
+
+def current_device() -> int:
+    """Raise: there is no current CUDA device."""
+    _require_cuda()
+
+
+def set_device(device) -> None:
+    """Raise: there is no CUDA device to select."""
+    _require_cuda()
+
+
+def get_device_name(device=None) -> str:
+    """Raise: there is no CUDA device."""
+    _require_cuda()
+
+
+def get_device_capability(device=None) -> tuple:
+    """Raise: there is no CUDA device."""
+    _require_cuda()
+
+
+def get_device_properties(device=None):
+    """Raise: there is no CUDA device."""
+    _require_cuda()
+
+
+def get_rng_state(device="cuda"):
+    """Raise: there is no CUDA generator."""
+    _require_cuda()
+
+
+def set_rng_state(new_state, device="cuda") -> None:
+    """Raise: there is no CUDA generator."""
+    _require_cuda()
+
+
+def initial_seed() -> int:
+    """Raise: there is no CUDA generator."""
+    _require_cuda()
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """False without CUDA."""
+    return False
+
+
+def _zero_bytes(device=None) -> int:
+    """0: no CUDA memory is ever allocated."""
+    return 0
+
+
+memory_allocated = max_memory_allocated = memory_reserved = max_memory_reserved = _zero_bytes
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    """Harmless without CUDA."""
+
+
+def get_arch_list() -> list:
+    """No CUDA architectures are built in."""
+    return []
+
+
+class device:
+    """Context manager that would select a CUDA device; without CUDA it changes nothing."""
+
+    def __init__(self, device):
+        self.idx = device
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+@contextlib.contextmanager
+def stream(stream=None) -> Iterator[None]:
+    """Context manager that would select a CUDA stream; only `None` makes sense without CUDA."""
+    yield
+
+
+class Stream:
+    """A CUDA stream: cannot be created without CUDA."""
+
+    def __init__(self, device=None, priority: int = 0, **kwargs):
+        raise RuntimeError("torch.cuda.Stream requires CUDA support")
+
+
+class Event:
+    """A CUDA event: cannot be created without CUDA."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
+        raise RuntimeError("torch.cuda.Event requires CUDA support")
+
+
+def current_stream(device=None):
+    """Raise: there is no CUDA stream."""
+    _require_cuda()

@@ -1,0 +1,9 @@
+"""torch.nn: tidal.nn with torch's `parallel` wrappers."""
+from __future__ import annotations
+
+from ... import nn as _tidal_nn
+from .._mirror import mirror
+from . import parallel
+from .parallel import DataParallel
+
+__getattr__ = mirror(globals(), _tidal_nn)

@@ -1,0 +1,229 @@
+"""Every benchmark case, defined once: the report CLI and the pytest-benchmark files both use it.
+
+A case has a group letter (a: tiny-op dispatch, b: elementwise chains, c: training steps,
+d: peak memory, e: CUDA), a name, its competitors, and a `build` that gives, for one
+competitor, either a `Bench` to time or (memory cases) a function returning bytes.
+Shapes and data are identical across competitors; only the runtime differs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import models
+from .competitors import Competitor, cpu_competitors, cuda_skip_reason, gpu_competitors
+
+GROUPS = {
+    "a": "tiny-op dispatch overhead (time per op)",
+    "b": "elementwise chains, float32 (time per chain)",
+    "c": "one training step (time per step)",
+    "d": "peak memory of training",
+    "e": "CUDA: launch overhead and fused chains",
+}
+
+
+@dataclass
+class Bench:
+    """What one competitor times: `run()` does `per_call` operations; `after()` (untimed) drains
+    work the call left queued, so the next call starts from an idle runtime."""
+
+    run: Callable[[], object]
+    per_call: int = 1
+    after: Callable[[], object] | None = None
+
+
+@dataclass
+class Case:
+    """One row of the report: the same work for every competitor."""
+
+    group: str
+    name: str
+    competitors: tuple[Competitor, ...]
+    build: Callable[[Competitor], object]  # -> Bench (time) or a () -> bytes callable (memory)
+    unit: str = "s"                        # "s": seconds per op; "B": bytes
+    warmup: int = 2
+    min_repeat: int = 5
+    min_time: float = 0.2                  # keep sampling until this much time was spent
+    compile_now: bool = False              # tidal compiles fused kernels in the foreground
+    skip: str | None = None                # why the case cannot run here
+
+    @property
+    def id(self) -> str:
+        """A short identifier for pytest and filters."""
+        return f"{self.group}: {self.name}"
+
+
+# -- a: tiny ops -------------------------------------------------------------------------------
+
+def _full(lib, n):
+    return lib.full((n,), 1.5, dtype=lib.float32)
+
+
+TINY_OPS = {  # number of tensor inputs -> (op name, fn(lib, n, *inputs))
+    0: ("full", _full),
+    1: ("neg", lambda lib, n, a: -a),
+    2: ("add", lambda lib, n, a, b: a + b),
+    3: ("where", lambda lib, n, c, a, b: lib.where(c, a, b)),
+}
+
+
+def _tiny_inputs(arity: int, n: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(arity)
+    floats = [rng.standard_normal(n, dtype=np.float32) for _ in range(min(arity, 2))]
+    return ([rng.random(n) < 0.5] if arity == 3 else []) + floats
+
+
+def tiny_op_bench(arity: int, n: int, metric: str, per_call: int) -> Callable[[Competitor], Bench]:
+    """`metric` "enqueue": the host cost of issuing `per_call` ops (results kept, work drained
+    untimed afterwards); "synced": op then wait for it, `per_call` times."""
+    op = TINY_OPS[arity][1]
+    host = _tiny_inputs(arity, n)
+
+    def build(comp: Competitor) -> Bench:
+        lib, sync = comp.module, comp.sync
+        args = [comp.array(h) for h in host]
+        if metric == "enqueue":
+            return Bench(lambda: [op(lib, n, *args) for _ in range(per_call)], per_call, after=sync)
+
+        def synced():
+            for _ in range(per_call):
+                out = op(lib, n, *args)
+                sync()
+            return out
+        return Bench(synced, per_call)
+    return build
+
+
+def _size_label(n: int) -> str:
+    return f"{n // 1_000_000}M" if n >= 1_000_000 else f"{n // 1000}k" if n >= 1000 else str(n)
+
+
+def _tiny_cases(quick: bool) -> list[Case]:
+    sizes = (1, 1_000) if quick else (1, 1_000, 1_000_000)
+    cases = []
+    for arity, (op_name, _) in TINY_OPS.items():
+        for n in sizes:
+            per_call = (10 if quick else 20) if n >= 1_000_000 else (50 if quick else 200)
+            for metric, mode in (("enqueue", "async"), ("synced", "async"), ("synced", "sync")):
+                name = f"{op_name} ({arity} in), n={_size_label(n)}, {metric} [{mode}]"
+                cases.append(Case("a", name, cpu_competitors(mode), tiny_op_bench(arity, n, metric, per_call)))
+    return cases
+
+
+# -- b: elementwise chains ---------------------------------------------------------------------
+
+def _relu(lib, y, x):
+    return lib.maximum(y, lib.float32(0)) if lib.__name__ in ("numpy", "cupy") else lib.clamp_min(y, 0)
+
+
+CHAIN_STEPS = (  # step k of an elementwise chain: fn(lib, y, x); the 4-op chain is relu(x*2+1)*x
+    lambda lib, y, x: y * 2,
+    lambda lib, y, x: y + 1,
+    _relu,
+    lambda lib, y, x: y * x,
+    lambda lib, y, x: y + 0.5,
+    lambda lib, y, x: y * y,
+    lambda lib, y, x: y - x,
+    lambda lib, y, x: y * 0.5,
+)
+
+
+def chain(lib, x, length: int):
+    """The first `length` steps of CHAIN_STEPS applied to x."""
+    y = x
+    for step in CHAIN_STEPS[:length]:
+        y = step(lib, y, x)
+    return y
+
+
+def chain_bench(length: int, n: int) -> Callable[[Competitor], Bench]:
+    """One chain of `length` ops on n float32, synced; the result is alive until the sync."""
+    host = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
+
+    def build(comp: Competitor) -> Bench:
+        lib, sync, x = comp.module, comp.sync, comp.array(host)
+
+        def run():
+            y = chain(lib, x, length)
+            sync()
+            return y
+        return Bench(run)
+    return build
+
+
+def _chain_cases(quick: bool) -> list[Case]:
+    n = 100_000 if quick else 10_000_000
+    return [Case("b", f"{length}-op chain, n={_size_label(n)}", cpu_competitors("async"), chain_bench(length, n),
+                 warmup=3, min_repeat=5, min_time=0.05 if quick else 0.5, compile_now=True)
+            for length in (2, 4, 8)]
+
+
+# -- c: training steps -------------------------------------------------------------------------
+
+def train_bench(model: str, quick: bool) -> Callable[[Competitor], Bench]:
+    """One synced training step (zero_grad, forward, loss, backward, optimizer step)."""
+    def build(comp: Competitor) -> Bench:
+        trainer, sync = models.build(model, comp.module, quick), comp.sync
+
+        def run():
+            loss = trainer.step()
+            sync()
+            return loss
+        return Bench(run)
+    return build
+
+
+def _train_cases(quick: bool) -> list[Case]:
+    return [Case("c", f"{models.TITLES[m]}, batch {models.batch_size(m, quick)}",
+                 cpu_competitors("async", numpy=False), train_bench(m, quick), warmup=3, min_repeat=3,
+                 min_time=0.05 if quick else 1.0, compile_now=True)
+            for m in models.MODELS]
+
+
+# -- d: peak memory ----------------------------------------------------------------------------
+
+def memory_probe(model: str, metric: str, quick: bool) -> Callable[[Competitor], Callable[[], float]]:
+    """Bytes, measured in a fresh process per framework (see perf/memory.py)."""
+    def build(comp: Competitor) -> Callable[[], float]:
+        from .memory import measure_in_subprocess
+
+        return lambda: measure_in_subprocess(comp.lib, model, quick)[metric]
+    return build
+
+
+def _memory_cases(quick: bool) -> list[Case]:
+    comps = tuple(c for c in cpu_competitors("async", numpy=False) if c.threads is None)
+    cases = []
+    for m in models.MODELS:
+        for metric, what in (("alloc_peak", "tensor memory peak over rest, one step"),
+                             ("rss_growth", "peak RSS growth, first steps of a fresh model")):
+            cases.append(Case("d", f"{models.TITLES[m]}: {what}", comps, memory_probe(m, metric, quick),
+                              unit="B", warmup=0, min_repeat=1, min_time=0))
+    return cases
+
+
+# -- e: CUDA -----------------------------------------------------------------------------------
+
+def _gpu_cases(quick: bool) -> list[Case]:
+    skip = cuda_skip_reason()
+    comps = gpu_competitors()
+    n = 100_000 if quick else 10_000_000
+    return [Case("e", "add (2 in), n=1, enqueue (launch overhead)", comps, tiny_op_bench(2, 1, "enqueue", 200),
+                 skip=skip),
+            Case("e", "add (2 in), n=1, synced", comps, tiny_op_bench(2, 1, "synced", 200), skip=skip),
+            Case("e", f"4-op chain, n={_size_label(n)}", comps, chain_bench(4, n), warmup=3, compile_now=True,
+                 skip=skip)]
+
+
+_BUILDERS = {"a": _tiny_cases, "b": _chain_cases, "c": _train_cases, "d": _memory_cases, "e": _gpu_cases}
+
+
+def build_cases(quick: bool = False, only: str | None = None) -> list[Case]:
+    """Every case of the groups in `only` (e.g. "a,c"; all when None), at default or quick sizes."""
+    groups = list(GROUPS) if not only else [g.strip() for g in only.split(",") if g.strip()]
+    unknown = [g for g in groups if g not in GROUPS]
+    if unknown:
+        raise ValueError(f"unknown case group(s) {', '.join(unknown)}; expected some of {', '.join(GROUPS)}")
+    return [case for g in groups for case in _BUILDERS[g](quick)]

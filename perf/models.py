@@ -1,0 +1,130 @@
+"""The models of the training-step and memory cases, written once against PyTorch's API.
+
+Every factory takes the framework's top-level module (`tidal` or `torch`) and builds the
+same architecture, optimizer and batch from it, so the two runs differ only in the runtime.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass
+class Trainer:
+    """A model with its optimizer and one fixed batch; `step()` runs one training step."""
+
+    model: object
+    optimizer: object
+    inputs: object
+    targets: object
+    loss_fn: Callable
+
+    def zero_grad(self) -> None:
+        """Drop the gradients (set to None, as both frameworks do by default)."""
+        self.optimizer.zero_grad()
+
+    def step(self):
+        """Forward, loss, backward and the optimizer update; returns the loss (not synced)."""
+        self.optimizer.zero_grad()
+        loss = self.loss_fn(self.model(self.inputs), self.targets)
+        loss.backward()
+        self.optimizer.step()
+        return loss
+
+
+def _batch(lib, host_inputs: np.ndarray, host_targets: np.ndarray):
+    return lib.tensor(host_inputs), lib.tensor(host_targets)
+
+
+def _layer(lib, name: str):
+    """An nn layer by name; tidal's conv and pooling layers are reached through their module
+    while tidal.nn does not export them yet."""
+    layer = getattr(lib.nn, name, None)
+    if layer is None and lib.__name__ == "tidal":
+        from tidal.nn.modules import conv, pooling
+
+        layer = getattr(conv, name, None) or getattr(pooling, name)
+    return layer
+
+
+def mlp(lib, batch: int) -> Trainer:
+    """784-512-512-10 with ReLU, cross-entropy, SGD with momentum."""
+    nn = lib.nn
+    lib.manual_seed(0)
+    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+    rng = np.random.default_rng(0)
+    x, y = _batch(lib, rng.standard_normal((batch, 784), dtype=np.float32), rng.integers(0, 10, batch))
+    opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    return Trainer(model, opt, x, y, nn.functional.cross_entropy)
+
+
+def cnn(lib, batch: int) -> Trainer:
+    """Two 3x3 conv + ReLU + 2x2 max-pool stages and a linear head on 1x28x28, Adam."""
+    nn = lib.nn
+    conv, pool = _layer(lib, "Conv2d"), _layer(lib, "MaxPool2d")
+    lib.manual_seed(0)
+    model = nn.Sequential(conv(1, 16, 3, padding=1), nn.ReLU(), pool(2),
+                          conv(16, 32, 3, padding=1), nn.ReLU(), pool(2),
+                          nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
+    rng = np.random.default_rng(0)
+    x, y = _batch(lib, rng.standard_normal((batch, 1, 28, 28), dtype=np.float32), rng.integers(0, 10, batch))
+    opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+    return Trainer(model, opt, x, y, nn.functional.cross_entropy)
+
+
+GPT_VOCAB, GPT_BLOCK, GPT_WIDTH, GPT_HEADS, GPT_LAYERS = 65, 32, 64, 4, 2
+
+
+def gpt(lib, batch: int) -> Trainer:
+    """A 2-layer pre-norm causal transformer (width 64, block 32, vocab 65), AdamW."""
+    nn = lib.nn
+
+    class TinyGPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(GPT_VOCAB, GPT_WIDTH)
+            self.pos = nn.Embedding(GPT_BLOCK, GPT_WIDTH)
+            self.blocks = nn.ModuleList(
+                nn.TransformerEncoderLayer(GPT_WIDTH, GPT_HEADS, 4 * GPT_WIDTH, dropout=0.0, activation="gelu",
+                                           batch_first=True, norm_first=True) for _ in range(GPT_LAYERS))
+            self.norm = nn.LayerNorm(GPT_WIDTH)
+            self.head = nn.Linear(GPT_WIDTH, GPT_VOCAB)
+            self.register_buffer("positions", lib.arange(GPT_BLOCK))
+            self.register_buffer("mask", lib.triu(lib.full((GPT_BLOCK, GPT_BLOCK), float("-inf")), diagonal=1))
+
+        def forward(self, idx):
+            x = self.tok(idx) + self.pos(self.positions)
+            for block in self.blocks:
+                x = block(x, src_mask=self.mask, is_causal=True)
+            return self.head(self.norm(x))
+
+    lib.manual_seed(0)
+    model = TinyGPT()
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(0, GPT_VOCAB, (batch, GPT_BLOCK + 1))
+    x, y = _batch(lib, tokens[:, :-1], tokens[:, 1:])
+    opt = lib.optim.AdamW(model.parameters(), lr=3e-4)
+
+    def loss_fn(logits, targets):
+        return nn.functional.cross_entropy(logits.reshape(-1, GPT_VOCAB), targets.reshape(-1))
+    return Trainer(model, opt, x, y, loss_fn)
+
+
+MODELS = {"mlp": mlp, "cnn": cnn, "gpt": gpt}
+TITLES = {"mlp": "MLP 784-512-512-10", "cnn": "small CNN", "gpt": "tiny GPT"}
+
+
+BATCH = {"mlp": 128, "cnn": 64, "gpt": 32}
+QUICK_BATCH = {"mlp": 16, "cnn": 8, "gpt": 4}
+
+
+def batch_size(name: str, quick: bool = False) -> int:
+    """The batch a model is measured with (smaller with `--quick`)."""
+    return (QUICK_BATCH if quick else BATCH)[name]
+
+
+def build(name: str, lib, quick: bool = False) -> Trainer:
+    """The named model's Trainer in framework `lib` at the default (or quick) batch size."""
+    return MODELS[name](lib, batch_size(name, quick))
