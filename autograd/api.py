@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from .engine import run_backward
-from .graph import gradient_edge
 
 
 def _as_tuple(x) -> tuple:
@@ -34,7 +33,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
          allow_unused: bool | None = None, materialize_grads: bool = False) -> tuple:
     """The gradients of `outputs` with respect to `inputs`, without touching any .grad."""
     outputs = _as_tuple(outputs)
-    single = isinstance(inputs, Tensor)
     inputs = _as_tuple(inputs)
     grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if retain_graph is None:

@@ -5,7 +5,7 @@ import heapq
 
 from ..tensor import Tensor
 from .grad_mode import is_grad_enabled, no_grad, set_grad_enabled
-from .graph import AccumulateGrad, Node, gradient_edge
+from .graph import AccumulateGrad, gradient_edge
 
 
 def _ones_like(t: Tensor) -> Tensor:
@@ -65,7 +65,7 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
     if inputs is not None:
         for k, t in enumerate(inputs):
             if not t.requires_grad:
-                raise RuntimeError(f"One of the differentiated Tensors does not require grad")
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
             if t.grad_fn is None:
                 capture_leaves[id(t)] = k
             else:

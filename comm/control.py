@@ -228,15 +228,21 @@ class ControlClient(_ControlOps):
                     missing = self._call("status", {}, min(5.0, self.timeout), "rendezvous")["missing"]
                 except CommTimeoutError:
                     pass
-            raise CommTimeoutError(missing or f"rendezvous timed out after {self.timeout:g} s: rank 0 never "
-                                   f"arrived (no coordinator answered at {self.endpoint})") from None
+            if missing is None:
+                missing = (f"rendezvous timed out after {self.timeout:g} s: the coordinator on rank 0 at "
+                           f"{self.endpoint} did not answer in time" if self._heard_from_coordinator else
+                           f"rendezvous timed out after {self.timeout:g} s: rank 0 never arrived (no coordinator "
+                           f"answered at {self.endpoint})")
+            raise CommTimeoutError(missing) from None
         self._coordinator = reply["coordinator"]
         self._welcomed = True
 
     def abort(self, reason: str) -> None:
         """Abort the job: every rank's blocking calls raise `JobAbortedError` with `reason`."""
         self._enqueue("abort", {"reason": str(reason)})
-        self._fail(JobAbortedError(f"the job was aborted: rank {self.global_rank} aborted the job: {reason}"))
+        error = JobAbortedError(f"tidal.comm: the job was aborted: rank {self.global_rank} aborted the job: {reason}")
+        error.rank = self.global_rank
+        self._fail(error)
 
     def close(self) -> None:
         """Leave the group and stop the I/O thread; never raises."""
@@ -249,6 +255,11 @@ class ControlClient(_ControlOps):
         self._stopping = True
         self._wake()
         self._thread.join(5.0)
+        if not self._thread.is_alive():
+            with self._lock:
+                os.close(self._wake_r)
+                os.close(self._wake_w)
+                self._wake_w = -1
 
     def _call(self, kind: str, payload: dict, timeout: float | None, what: str) -> dict:
         timeout = self.timeout if timeout is None else timeout
@@ -273,7 +284,9 @@ class ControlClient(_ControlOps):
         reply = pending.reply
         if "error" in reply:
             error_type = _REMOTE_ERRORS.get(reply.get("type"), CommError)
-            message = reply["error"] if error_type is KeyError else f"tidal.comm: {what}: {reply['error']}"
+            message = reply["error"]
+            if error_type is not KeyError:
+                message = f"tidal.comm: {message}" if message.startswith(what) else f"tidal.comm: {what}: {message}"
             raise error_type(message)
         return reply.get("ok", {})
 
@@ -291,10 +304,12 @@ class ControlClient(_ControlOps):
         return self._seq
 
     def _wake(self) -> None:
-        try:
-            os.write(self._wake_w, b"x")
-        except (BlockingIOError, OSError):
-            pass
+        with self._lock:    # the pipe is closed under this lock, so a stale descriptor is never written
+            if self._wake_w >= 0:
+                try:
+                    os.write(self._wake_w, b"x")
+                except BlockingIOError:
+                    pass    # full: the I/O thread has wake-ups pending anyway
 
     def _serve(self) -> None:
         zmq = zmq_module()
@@ -327,8 +342,6 @@ class ControlClient(_ControlOps):
         finally:
             self._sock.close()
             self._ctx.term()
-            os.close(self._wake_r)
-            os.close(self._wake_w)
 
     def _drain(self, zmq) -> None:
         while True:

@@ -114,12 +114,15 @@ class Coordinator:
         self._closing_deadline = time.monotonic() + grace
         self._wake()
         self._thread.join(grace + 5.0)
+        if not self._thread.is_alive():
+            os.close(self._wake_r)
+            os.close(self._wake_w)
         self._thread = None
 
     def _wake(self) -> None:
         try:
             os.write(self._wake_w, b"x")
-        except (BlockingIOError, OSError):
+        except BlockingIOError:
             pass
 
     # -- the serving loop ---------------------------------------------------------------------
@@ -149,8 +152,6 @@ class Coordinator:
         finally:
             self._sock.close()
             self._ctx.term()
-            os.close(self._wake_r)
-            os.close(self._wake_w)
 
     def _drain(self, zmq) -> None:
         while True:
@@ -310,9 +311,10 @@ class Coordinator:
         if len(set(ops.values())) > 1:
             calls = "; ".join(f"{_rank_list([r for r in ops if ops[r] == op])} called {op}"
                               for op in dict.fromkeys(ops[r] for r in gather.ranks))
+            group, _, number = key.rpartition("#")
             for _, _, _, identity, seq in contributions.values():
-                self._reply_error(identity, seq, "RuntimeError", f"ranks disagree on control call {key!r}: "
-                                  f"{calls}")
+                self._reply_error(identity, seq, "RuntimeError", f"ranks disagree on control call {number} of "
+                                  f"group {group or 'world'}: {calls}")
             return
         values = [contributions[r][1] for r in gather.ranks]
         for _, _, select, identity, seq in contributions.values():

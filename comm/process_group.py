@@ -280,7 +280,7 @@ def new_group(ranks=None, timeout=None, backend: str | None = None, pg_options=N
         # All ranks agree on which group this is, so call orders that differ fail here, not in a collective.
         calls = world.control.all_gather_object([name, ranks])
         if any(call != [name, ranks] for call in calls):
-            raise ValueError(f"new_group: ranks called new_group differently: "
+            raise ValueError("new_group: ranks called new_group differently: "
                              + "; ".join(f"rank {r}: {c[0]} with ranks {c[1]}" for r, c in enumerate(calls)))
     scope = _state.client.scope(name, ranks) if world.rank() in ranks else None
     group = ProcessGroup(name, ranks, _BACKENDS[backend] if backend else world.backend, scope, world.rank())

@@ -229,3 +229,13 @@ uniform, normal, constant, eye, dirac = (_deprecated(f) for f in (uniform_, norm
 xavier_uniform, xavier_normal = _deprecated(xavier_uniform_), _deprecated(xavier_normal_)
 kaiming_uniform, kaiming_normal = _deprecated(kaiming_uniform_), _deprecated(kaiming_normal_)
 orthogonal, sparse = _deprecated(orthogonal_), _deprecated(sparse_)
+
+
+def default_layer_init_(weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's default for Linear and Conv layers: kaiming_uniform_(a=sqrt(5)) on the weight,
+    U(-1/sqrt(fan_in), 1/sqrt(fan_in)) on the bias."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        uniform_(bias, -bound, bound)

@@ -1,8 +1,6 @@
 """Convolution layers: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, Unfold, Fold."""
 from __future__ import annotations
 
-import math
-
 from ... import ops
 from ...tensor import Tensor
 from .. import functional as F
@@ -62,12 +60,7 @@ class _ConvNd(Module):
 
     def reset_parameters(self) -> None:
         """PyTorch's default: kaiming_uniform_(a=sqrt(5)) weight, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) bias."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        init.default_layer_init_(self.weight, self.bias)
 
     def _padded(self, input: Tensor) -> Tensor:
         # non-zero padding modes pad explicitly, then convolve without padding (as PyTorch)
