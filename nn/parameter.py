@@ -11,11 +11,7 @@ __all__ = ["Parameter", "Buffer", "set_data"]
 
 def set_data(target: Tensor, source: Tensor) -> None:
     """Make `target` use `source`'s memory, dtype and device, keeping its identity and flags (`t.data = s`)."""
-    target._v = source._v
-    target.dtype = source.dtype
-    target.device = source.device
-    target._vm = source._vm
-    target._base = source._base
+    target.data = source
 
 
 def _empty_float() -> Tensor:
@@ -37,15 +33,6 @@ class Parameter(Tensor):
         param = cls._make(data._v, data.dtype, data.device, data._vm)
         param.requires_grad = bool(requires_grad)
         return param
-
-    @property
-    def data(self) -> Tensor:
-        """The values as a plain tensor sharing this parameter's memory, outside the graph."""
-        return Tensor._make(self._v, self.dtype, self.device, self._vm)
-
-    @data.setter
-    def data(self, value: Tensor) -> None:
-        set_data(self, value)
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()

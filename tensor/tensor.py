@@ -164,6 +164,17 @@ class Tensor:
         return True
 
     @property
+    def data(self) -> "Tensor":
+        """The values as a tensor sharing this one's memory, outside the autograd graph."""
+        return Tensor._make(self._v, self.dtype, self.device, self._vm)
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        # point this tensor at `value`'s memory, dtype and device, keeping identity and flags
+        self._v, self.dtype, self.device, self._vm, self._base = value._v, value.dtype, value.device, value._vm, \
+            value._base
+
+    @property
     def is_leaf(self) -> bool:
         """True for tensors not produced by a differentiable op."""
         return self.grad_fn is None
