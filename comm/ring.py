@@ -6,7 +6,7 @@ Every algorithm works on flat C-contiguous NumPy arrays that view tensor memory.
 pieces leave straight from that memory (`send(copy=False)`, tracked so the memory is not
 reused before ZeroMQ is done with it) and arrive straight into their destination
 (`recv_into`) or are reduced from ZeroMQ's own buffer, so no extra copy is made. A chunk
-travels in pieces of `PIECE_BYTES`: a rank forwards a piece as soon as it is reduced, so
+travels in a few pieces (`pieces`): a rank forwards a piece as soon as it is reduced, so
 the hops of a ring overlap (pipelining).
 
 Addresses are exchanged through the control plane's key-value store: ipc:// sockets in a
@@ -29,7 +29,11 @@ import numpy as np
 
 from .base import CommError, CommTimeoutError, bind_address, process_identity, tcp_endpoint, zmq_module
 
-PIECE_BYTES = int(os.environ.get("TIDAL_COMM_PIECE_BYTES", 1 << 20))  # the pipelining unit
+# Pipelining unit: about a quarter of a chunk, within [1, 8] MiB. Every message costs a wake-up
+# of pyzmq's reference-dropping thread, so smaller pieces cost more than they overlap.
+# TIDAL_COMM_PIECE_BYTES fixes the size instead (the tests use tiny pieces).
+PIECE_BYTES = int(os.environ.get("TIDAL_COMM_PIECE_BYTES", 0))
+PIECE_RANGE = (1 << 20, 8 << 20)
 COPY_BELOW = 1 << 16  # smaller pieces are copied into ZeroMQ: cheaper than tracking them
 POLL_MS = 100         # how often a blocked rank checks for an aborted job
 _HAS_RECV_INTO = None  # set on first use (pyzmq >= 26.4)
@@ -59,8 +63,9 @@ def split_bounds(n: int, parts: int) -> list:
 
 
 def pieces(length: int, itemsize: int) -> list:
-    """(lo, hi) element ranges cutting `length` items into pipelining pieces."""
-    step = max(1, PIECE_BYTES // max(itemsize, 1))
+    """(lo, hi) element ranges cutting `length` items into pipelining pieces (the same on every rank)."""
+    nbytes = PIECE_BYTES or min(max(length * itemsize // 4, PIECE_RANGE[0]), PIECE_RANGE[1])
+    step = max(1, nbytes // max(itemsize, 1))
     return [(lo, min(lo + step, length)) for lo in range(0, length, step)]
 
 

@@ -45,6 +45,7 @@ def type_(self: Tensor, dtype=None, non_blocking: bool = False):
     names = {dt.float32: "FloatTensor", dt.float64: "DoubleTensor", dt.float16: "HalfTensor",
              dt.bfloat16: "BFloat16Tensor", dt.int64: "LongTensor", dt.int32: "IntTensor",
              dt.int16: "ShortTensor", dt.int8: "CharTensor", dt.uint8: "ByteTensor", dt.bool_: "BoolTensor"}
+    dtype = getattr(dtype, "dtype", dtype)  # legacy type classes (torch.DoubleTensor) carry a dtype
     if dtype is None:
         return "torch." + names[self.dtype]
     if isinstance(dtype, str):
@@ -89,7 +90,17 @@ def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
     return self
 
 
-METHODS.update(to=to, type=type_, detach=detach, detach_=detach_, cpu=cpu, cuda=cuda,
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    """This tensor converted to `other`'s dtype."""
+    return to(self, other.dtype)
+
+
+def get_device(self: Tensor) -> int:
+    """-1 on the CPU, else the device index."""
+    return -1 if self.device.type == "cpu" else (self.device.index or 0)
+
+
+METHODS.update(type_as=type_as, get_device=get_device, to=to, type=type_, detach=detach, detach_=detach_, cpu=cpu, cuda=cuda,
                requires_grad_=requires_grad_,
                float=_caster(dt.float32), double=_caster(dt.float64), half=_caster(dt.float16),
                bfloat16=_caster(dt.bfloat16), long=_caster(dt.int64), int=_caster(dt.int32),

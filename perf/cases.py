@@ -14,6 +14,7 @@ import numpy as np
 
 from . import models
 from .competitors import Competitor, cpu_competitors, cuda_skip_reason, gpu_competitors
+from .memory import measure_in_subprocess
 
 GROUPS = {
     "a": "tiny-op dispatch overhead (time per op)",
@@ -187,8 +188,6 @@ def _train_cases(quick: bool) -> list[Case]:
 def memory_probe(model: str, metric: str, quick: bool) -> Callable[[Competitor], Callable[[], float]]:
     """Bytes, measured in a fresh process per framework (see perf/memory.py)."""
     def build(comp: Competitor) -> Callable[[], float]:
-        from .memory import measure_in_subprocess
-
         return lambda: measure_in_subprocess(comp.lib, model, quick)[metric]
     return build
 

@@ -8,6 +8,7 @@ import argparse
 import importlib.metadata
 import os
 import platform
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ class Progress:
         filled = 20 * self.done // max(self.total, 1)
         line = f"[{'#' * filled}{'.' * (20 - filled)}] {self.done:>3}/{self.total} {label}"
         if self.tty:
-            width = 118
+            width = shutil.get_terminal_size().columns - 1
             self.stream.write("\r" + line[:width].ljust(width))
         else:
             self.stream.write(line + "\n")
@@ -126,10 +127,8 @@ def format_value(value: float | None, unit: str) -> str:
         scales = ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"), (1, "B"))
     else:
         scales = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
-    for scale, name in scales:
-        if abs(value) >= scale or scale == scales[-1][0]:
-            return f"{value / scale:.3g} {name}"
-    raise AssertionError("unreachable")
+    scale, name = next(((s, n) for s, n in scales if abs(value) >= s), scales[-1])
+    return f"{value / scale:.3g} {name}"
 
 
 def format_ratio(tidal: float | None, other: float | None) -> str:
