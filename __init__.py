@@ -3,9 +3,7 @@ from __future__ import annotations
 
 from . import vm
 from .ops import *  # noqa: F401,F403
-from . import autograd, profiler
-from . import nn, optim, utils
-from .serialization import load, save
+from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import __all__ as _ops_all
 from .ops import return_types
@@ -23,6 +21,31 @@ __version__ = "0.1.0"
 
 for _name, _fn in autograd.api.METHODS.items():
     setattr(Tensor, _name, _fn)
+
+
+# The PyTorch-shaped library above the runtime loads on first use, so `import tidal` stays fast.
+_LAZY_MODULES = ("nn", "optim", "utils", "profiler", "serialization", "compat", "comm", "linalg")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_MODULES:
+        import importlib
+        module = importlib.import_module(".ops.linalg_ns" if name == "linalg" else f".{name}", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'tidal' has no attribute '{name}'")
+
+
+def save(obj, f, *args, **kwargs) -> None:
+    """Save `obj` in PyTorch's zip format (see tidal.serialization.save)."""
+    from .serialization import save as _save
+    return _save(obj, f, *args, **kwargs)
+
+
+def load(f, *args, **kwargs):
+    """Load what `save` (or PyTorch) wrote, with a weights-only allow-list by default."""
+    from .serialization import load as _load
+    return _load(f, *args, **kwargs)
 
 
 def sync() -> None:

@@ -120,16 +120,17 @@ class Mesh:
             address, token = json.loads(lookup(f"{self.key}/addr/{peer}"))[str(me)]
             sock = self._socks[peer] = self._socket()
             sock.connect(address)
-            sock.send(token.encode())
+            self._push(peer, token.encode(), copy=True)
         for peer in range(me + 1, n):
             got = bytes(self._recv_frame(peer))
             if not hmac.compare_digest(got, offers[str(peer)][1].encode()):
                 raise CommError(f"tidal.comm data plane: rank {me} got a connection for rank {peer} "
                                 "that did not present the group's token (a stranger on the socket?)")
-            self._socks[peer].send(b"ok")
+            self._push(peer, b"ok", copy=True)
         for peer in range(me):
             if bytes(self._recv_frame(peer)) != b"ok":
                 raise CommError(f"tidal.comm data plane: rank {peer} refused rank {me}'s connection")
+        self._remove_dir()  # every peer is connected: the socket files are no longer needed
 
     def _socket(self):
         zmq = zmq_module()
@@ -145,6 +146,9 @@ class Mesh:
             sock.close(linger=0)
         self._socks.clear()
         self._trackers.clear()
+        self._remove_dir()
+
+    def _remove_dir(self) -> None:
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
@@ -154,15 +158,27 @@ class Mesh:
         """Queue a contiguous array for `peer`; large ones are sent from their own memory, and
         `settle(tag)` / `settle()` waits until ZeroMQ no longer reads it."""
         raw = _as_bytes(arr)
-        sock = self._socks[peer]
         if raw.nbytes < COPY_BELOW:
-            sock.send(raw, copy=True)
+            self._push(peer, raw, copy=True)
         else:
-            self._trackers.setdefault(tag, []).append(sock.send(raw, copy=False, track=True))
+            self._trackers.setdefault(tag, []).append(self._push(peer, raw, copy=False))
 
     def send_header(self, peer: int, values: tuple) -> None:
         """A small message of int64 values (point-to-point tags and sizes)."""
-        self._socks[peer].send(np.asarray(values, np.int64).tobytes(), copy=True)
+        self._push(peer, np.asarray(values, np.int64).tobytes(), copy=True)
+
+    def _push(self, peer: int, data, copy: bool):
+        # Never block inside ZeroMQ: a PAIR socket whose peer went away would wait forever.
+        zmq = zmq_module()
+        sock = self._socks[peer]
+        deadline = None
+        while True:
+            try:
+                return sock.send(data, zmq.NOBLOCK, copy=copy, track=not copy)
+            except zmq.Again:
+                deadline = deadline or time.monotonic() + self.timeout
+                if not sock.poll(POLL_MS, zmq.POLLOUT):
+                    self._still_waiting(deadline, f"rank {peer} to take a message")
 
     def recv_array(self, peer: int, dtype, count: int) -> np.ndarray:
         """The next message from `peer` as `count` items of `dtype`, viewing ZeroMQ's buffer."""
