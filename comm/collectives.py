@@ -210,7 +210,7 @@ def _comm_kernel(ins, outs, attrs):
     try:
         for stream, seq in deps:
             stream.wait(seq)
-        algorithm(mesh, [a.reshape(-1) for a in ins], [a.reshape(-1) for a in outs], extra)
+        algorithm(mesh, [ring.flat(a) for a in ins], [ring.flat(a) for a in outs], extra)
         mesh.settle(everything=True)  # the tensors' memory is free to change once we return
     except BaseException as exc:
         failure.append(exc)
@@ -239,7 +239,7 @@ def _dependences(vm, reads, writes) -> list:
 
 
 def _queue(name: str, group: ProcessGroup, algorithm, reads: list, writes: list, extra, async_op: bool,
-           result=None, failure: list | None = None):
+           result=None):
     """Queue `algorithm(mesh, read_arrays, write_arrays, extra)` on the comm stream."""
     from ..autograd.grad_mode import no_grad
     mesh = _mesh(group)
@@ -258,7 +258,7 @@ def _queue(name: str, group: ProcessGroup, algorithm, reads: list, writes: list,
         deps = _dependences(vm, reads, writes)
         for t in writes:
             t._v.blob.version += 1
-        failure = [] if failure is None else failure
+        failure: list = []  # the kernel's exception, for the Work
         ins = Instruction(name, _comm_kernel, tuple(t._v for t in reads), tuple(t._v for t in writes),
                           (algorithm, mesh, deps, extra, failure), stream=COMM_STREAM)
         vm.push(ins)
@@ -276,6 +276,9 @@ def _queue(name: str, group: ProcessGroup, algorithm, reads: list, writes: list,
 # -- algorithms (run on the comm stream; arrays are flat) ----------------------------------------------
 def _all_reduce(mesh, ins, outs, reduction):
     buf = outs[0]
+    if buf.nbytes < ring.DIRECT_BELOW:
+        ring.direct_all_reduce(mesh, buf, *reduction)
+        return
     bounds = ring.split_bounds(buf.shape[0], mesh.size)
 
     def chunk(c):

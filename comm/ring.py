@@ -34,7 +34,10 @@ from .base import CommError, CommTimeoutError, bind_address, process_identity, t
 # TIDAL_COMM_PIECE_BYTES fixes the size instead (the tests use tiny pieces).
 PIECE_BYTES = int(os.environ.get("TIDAL_COMM_PIECE_BYTES", 0))
 PIECE_RANGE = (1 << 20, 8 << 20)
-COPY_BELOW = 1 << 16  # smaller pieces are copied into ZeroMQ: cheaper than tracking them
+COPY_BELOW = 1 << 16  # smaller pieces are copied into ZeroMQ: cheaper than a zero-copy message's release
+# An all-reduce this small is one round (everyone sends everyone everything) instead of a ring's
+# 2(n - 1) steps: latency matters more than bytes there.
+DIRECT_BELOW = min(int(os.environ.get("TIDAL_COMM_DIRECT_BYTES", COPY_BELOW)), COPY_BELOW)
 POLL_MS = 100         # how often a blocked rank checks for an aborted job
 _HAS_RECV_INTO = None  # set on first use (pyzmq >= 26.4)
 
@@ -69,9 +72,16 @@ def pieces(length: int, itemsize: int) -> list:
     return [(lo, min(lo + step, length)) for lo in range(0, length, step)]
 
 
+def flat(arr: np.ndarray) -> np.ndarray:
+    """A 1-D view of a C-contiguous array (never a copy: data must land in the tensor's memory)."""
+    if not arr.flags.c_contiguous:
+        raise RuntimeError("tidal.comm data plane: got a non-contiguous array")
+    return arr.reshape(-1)
+
+
 def _as_bytes(arr: np.ndarray) -> memoryview:
     # bfloat16 has no buffer-protocol format: every array travels as raw bytes
-    return memoryview(arr.reshape(-1).view(np.uint8))
+    return memoryview(flat(arr).view(np.uint8))
 
 
 class Mesh:
@@ -191,12 +201,10 @@ class Mesh:
     def recv_into(self, peer: int, arr: np.ndarray) -> None:
         """Receive the next message from `peer` straight into the contiguous array `arr`."""
         raw = _as_bytes(arr)
-        sock = self._socks[peer]
-        self._wait_readable(peer)
         if _HAS_RECV_INTO:
-            got = sock.recv_into(raw)
+            got = self._receive(peer, lambda sock, flags: sock.recv_into(raw, flags=flags))
         else:  # pyzmq < 26.4: one copy out of ZeroMQ's buffer all the same
-            frame = sock.recv(copy=False).buffer
+            frame = self._recv_frame(peer)
             got = len(frame)
             if got == raw.nbytes:
                 raw[:] = frame
@@ -234,23 +242,21 @@ class Mesh:
                     except zmq_module().NotDone:
                         self._still_waiting(deadline, f"a send to complete (chunk {t})")
 
-    def _recv_frame(self, peer: int):
+    def _recv_frame(self, peer: int) -> memoryview:
+        return self._receive(peer, lambda sock, flags: sock.recv(flags, copy=False).buffer)
+
+    def _receive(self, peer: int, take):
+        """`take(socket, flags)` once a message from `peer` is there (checking for an aborted job)."""
         zmq = zmq_module()
         sock = self._socks[peer]
         try:
-            return sock.recv(zmq.NOBLOCK, copy=False).buffer
+            return take(sock, zmq.NOBLOCK)
         except zmq.Again:
-            self._wait_readable(peer)
-            return sock.recv(copy=False).buffer
-
-    def _wait_readable(self, peer: int) -> None:
-        sock = self._socks[peer]
-        zmq = zmq_module()
-        if sock.poll(0, zmq.POLLIN):
-            return
+            pass
         deadline = time.monotonic() + self.timeout
         while not sock.poll(POLL_MS, zmq.POLLIN):
             self._still_waiting(deadline, f"rank {peer}")
+        return take(sock, 0)
 
     def _still_waiting(self, deadline: float, what: str) -> None:
         self._check()  # raises if the control plane saw a rank die or the job abort
@@ -260,8 +266,8 @@ class Mesh:
 
     def _mismatch(self, peer: int, want: int, got: int) -> CommError:
         return CommError(f"tidal.comm data plane: rank {self.rank} expected {want} bytes from rank {peer} "
-                         f"but got {got}: the ranks issued different collectives (set TIDAL_COMM_CHECK=1 "
-                         "to find where)")
+                         f"but got {got}: the ranks issued different collectives, or the same one with "
+                         "different sizes")
 
 
 # -- algorithms -------------------------------------------------------------------------------
@@ -293,6 +299,21 @@ def ring_reduce_scatter(mesh: Mesh, src, dst, last: int, combine, finish=None, f
                 finish(out[lo:hi])
             if not final or forward:
                 mesh.send(nxt, out[lo:hi], c)
+
+
+def direct_all_reduce(mesh: Mesh, buf: np.ndarray, combine, finish=None) -> None:
+    """All-reduce of a small buffer in one round: every rank sends it to every other rank, then
+    reduces all of them in rank order (so every rank computes the same bits)."""
+    n, me = mesh.size, mesh.rank
+    for k in range(1, n):
+        mesh.send((me + k) % n, buf)  # small: copied into ZeroMQ, so `buf` may change at once
+    parts = [buf if p == me else mesh.recv_array(p, buf.dtype, buf.shape[0]) for p in range(n)]
+    total = parts[0].copy()
+    for part in parts[1:]:
+        combine(total, part, total)
+    if finish is not None:
+        finish(total)
+    np.copyto(buf, total)
 
 
 def ring_all_gather(mesh: Mesh, dst, own: int, own_sent: bool = False) -> None:

@@ -38,17 +38,6 @@ def _batch(lib, host_inputs: np.ndarray, host_targets: np.ndarray):
     return lib.tensor(host_inputs), lib.tensor(host_targets)
 
 
-def _layer(lib, name: str):
-    """An nn layer by name; tidal's conv and pooling layers are reached through their module
-    while tidal.nn does not export them yet."""
-    layer = getattr(lib.nn, name, None)
-    if layer is None and lib.__name__ == "tidal":
-        from tidal.nn.modules import conv, pooling
-
-        layer = getattr(conv, name, None) or getattr(pooling, name)
-    return layer
-
-
 def mlp(lib, batch: int) -> Trainer:
     """784-512-512-10 with ReLU, cross-entropy, SGD with momentum."""
     nn = lib.nn
@@ -63,7 +52,7 @@ def mlp(lib, batch: int) -> Trainer:
 def cnn(lib, batch: int) -> Trainer:
     """Two 3x3 conv + ReLU + 2x2 max-pool stages and a linear head on 1x28x28, Adam."""
     nn = lib.nn
-    conv, pool = _layer(lib, "Conv2d"), _layer(lib, "MaxPool2d")
+    conv, pool = nn.Conv2d, nn.MaxPool2d
     lib.manual_seed(0)
     model = nn.Sequential(conv(1, 16, 3, padding=1), nn.ReLU(), pool(2),
                           conv(16, 32, 3, padding=1), nn.ReLU(), pool(2),

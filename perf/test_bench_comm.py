@@ -5,7 +5,8 @@ measured in the same run between the same two processes.
     python perf/test_bench_comm.py [max_megabytes]
 
 Raw ipc: rank 0 streams messages of the size to rank 1 over a PAIR socket (zero-copy on both
-sides) and waits for an acknowledgement. All-reduce: float32 tensors of the size, `all_reduce`
+sides) and waits for an acknowledgement ("1-way"); then both ranks stream at once ("2-way", the
+traffic of a 2-rank ring, and its bound when the CPUs are the bottleneck). All-reduce: float32 tensors of the size, `all_reduce`
 then `tidal.sync()`, the slower rank's time. Bus bandwidth = size / time * 2 (n - 1) / n, the
 NCCL-tests convention (for 2 ranks, size / time).
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import secrets
+import shutil
 import socket
 import sys
 import tempfile
@@ -29,8 +31,9 @@ def _reps(nbytes: int) -> int:
     return max(3, min(1000, (256 << 20) // max(nbytes, 1) // 8))
 
 
-def _raw_ipc(control, rank: int, nbytes: int) -> float:
-    """Seconds rank 0 takes to stream `_reps` messages of `nbytes` to rank 1 over ipc (best of 3)."""
+def _raw_ipc(control, rank: int, nbytes: int) -> tuple:
+    """Seconds per message of `nbytes` streamed over a PAIR ipc socket (best of 3 rounds): rank 0 to
+    rank 1 only, then both ways at once (a 2-rank ring's traffic)."""
     import zmq
     ctx = zmq.Context.instance()
     sock = ctx.socket(zmq.PAIR)
@@ -44,21 +47,28 @@ def _raw_ipc(control, rank: int, nbytes: int) -> float:
         sock.connect(address)
     buf = np.ones(nbytes, np.uint8)
     reps = _reps(nbytes)
-    best = float("inf")
-    for _ in range(4):  # the first round warms up
-        control.barrier()
-        start = time.perf_counter()
-        if rank == 0:
-            for _ in range(reps):
-                sock.send(buf, copy=False)
-            sock.recv()
-        else:
-            for _ in range(reps):
-                sock.recv(copy=False)
-            sock.send(b"k")
-        best = min(best, time.perf_counter() - start)
+    times = []
+    for both_ways in (False, True):
+        best = float("inf")
+        for _ in range(4):  # the first round warms up
+            control.barrier()
+            start = time.perf_counter()
+            if rank == 0 or both_ways:
+                for _ in range(reps):
+                    sock.send(buf, copy=False)
+            if rank == 1 or both_ways:
+                for _ in range(reps):
+                    sock.recv(copy=False)
+            if not both_ways and rank == 1:  # the sender's time includes the receiver's
+                sock.send(b"k")
+            elif not both_ways:
+                sock.recv()
+            best = min(best, time.perf_counter() - start)
+        times.append(best / reps)
     sock.close(linger=0)
-    return best / reps
+    if rank == 0:
+        shutil.rmtree(path, ignore_errors=True)
+    return tuple(times)
 
 
 def _all_reduce(control, nbytes: int) -> float:
@@ -88,16 +98,18 @@ def _rank_main(rank: int, port: int, secret: str, sizes: list, results) -> None:
     control = comm.default_group().control
     rows = []
     for nbytes in sizes:
-        raw = _raw_ipc(control, rank, nbytes)
+        one_way, both_ways = _raw_ipc(control, rank, nbytes)
+        both_ways = max(control.all_gather_object(both_ways))
         reduce_time = max(control.all_gather_object(_all_reduce(control, nbytes)))
-        rows.append((nbytes, raw, reduce_time))
+        rows.append((nbytes, one_way, both_ways, reduce_time))
     if rank == 0:
         results.put(rows)
     comm.destroy_process_group()
 
 
 def measure(sizes=SIZES, timeout: float = 300.0) -> list:
-    """[(bytes, raw ipc seconds per message, all-reduce seconds)] from two spawned ranks."""
+    """[(bytes, raw ipc seconds per message one way, the same both ways at once, all-reduce seconds)]
+    from two spawned ranks."""
     ctx = mp.get_context("spawn")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -118,22 +130,25 @@ def measure(sizes=SIZES, timeout: float = 300.0) -> list:
 
 
 def table(rows: list) -> str:
-    """The rows as a text table: bandwidths in GB/s and the ratio to raw ipc."""
-    peak = max(n / raw for n, raw, _ in rows)
-    lines = [f"{'size':>9} {'raw ipc GB/s':>13} {'all_reduce us':>14} {'busbw GB/s':>11} {'ratio':>6} "
-             f"{'ratio to peak ipc':>18}"]
-    for nbytes, raw, reduce_time in rows:
+    """The rows as a text table: bandwidths in GB/s, and bus bandwidth as a ratio to raw ipc one way at
+    the same size, and to its peak over all sizes."""
+    peak = max(n / one_way for n, one_way, _, _ in rows)
+    lines = [f"{'size':>9} {'ipc 1-way GB/s':>15} {'ipc 2-way GB/s':>15} {'all_reduce us':>14} {'busbw GB/s':>11} "
+             f"{'ratio':>6} {'ratio to peak':>14}"]
+    for nbytes, one_way, both_ways, reduce_time in rows:
         busbw = nbytes / reduce_time * 2 * (WORLD - 1) / WORLD
         size = f"{nbytes >> 20} MiB" if nbytes >= 1 << 20 else f"{nbytes >> 10} KiB"
-        lines.append(f"{size:>9} {nbytes / raw / 1e9:13.3f} {reduce_time * 1e6:14.1f} {busbw / 1e9:11.3f} "
-                     f"{busbw / (nbytes / raw):6.2f} {busbw / peak:18.2f}")
+        lines.append(f"{size:>9} {nbytes / one_way / 1e9:15.3f} {nbytes / both_ways / 1e9:15.3f} "
+                     f"{reduce_time * 1e6:14.1f} {busbw / 1e9:11.3f} {busbw / (nbytes / one_way):6.2f} "
+                     f"{busbw / peak:14.2f}")
     return "\n".join(lines)
 
 
 def test_all_reduce_bus_bandwidth(benchmark):
     """One sweep over the sizes (timed as a whole); the table goes to stdout and extra_info."""
     rows = benchmark.pedantic(measure, rounds=1, iterations=1)
-    benchmark.extra_info["rows"] = [{"bytes": n, "raw_ipc_s": raw, "all_reduce_s": t} for n, raw, t in rows]
+    benchmark.extra_info["rows"] = [{"bytes": n, "ipc_one_way_s": one, "ipc_both_ways_s": both, "all_reduce_s": t}
+                                    for n, one, both, t in rows]
     print("\n" + table(rows))
 
 

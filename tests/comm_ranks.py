@@ -2,7 +2,7 @@
 `pool.run(fn)` runs a module-level function of this file on every rank. The functions check their
 results against NumPy on the ranks themselves and return a list of failures. This module does not
 import pytest, so the ranks start quickly. Small pipelining pieces (TIDAL_COMM_PIECE_BYTES) make
-modest tensors travel in many pieces."""
+modest tensors travel in many pieces, and a low TIDAL_COMM_DIRECT_BYTES sends them around the ring."""
 import multiprocessing as mp
 import os
 import queue
@@ -18,6 +18,7 @@ import tidal
 from tidal.tensor import dtype as dt
 
 PIECE_BYTES = "4096"
+DIRECT_BYTES = "2048"  # all-reduces below this take the one-round path, above it the ring
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 OPS = ["SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR"]
 SHAPES = [(), (0,), (1,), (7,), (3, 5), (1500,)]   # 1500 float64 = 3 pieces
@@ -26,7 +27,8 @@ SHAPES = [(), (0,), (1,), (7,), (3, 5), (1500,)]   # 1500 float64 = 3 pieces
 # -- the rank pool --------------------------------------------------------------------------------
 def _serve(rank: int, size: int, port: int, secret: str, inbox, outbox) -> None:
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(size), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                      TIDAL_JOB_SECRET=secret, TIDAL_COMM_PIECE_BYTES=PIECE_BYTES)
+                      TIDAL_JOB_SECRET=secret, TIDAL_COMM_PIECE_BYTES=PIECE_BYTES,
+                      TIDAL_COMM_DIRECT_BYTES=DIRECT_BYTES)
     from tidal import comm
     comm.init_process_group("gloo", timeout=60)
     outbox.put((rank, True, "ready"))
@@ -330,6 +332,34 @@ def stream_ordering() -> list:
         _check(failures, f"before ({trial})", before.numpy()[-3:], np.full(3, 3 * (rank + 1) - 2, np.float32))
         _check(failures, f"after ({trial})", after.numpy()[-3:], np.full(3, want, np.float32))
         _check(failures, f"add_ ({trial})", x.numpy()[:3], np.full(3, want + 1, np.float32))
+    return failures
+
+
+def large_tensors() -> list:
+    """Megabyte pieces: sent zero-copy from tensor memory, tracked until ZeroMQ is done with them."""
+    from tidal.comm import ring
+    C = _C()
+    rank, size = _me()
+    failures = []
+    saved, ring.PIECE_BYTES = ring.PIECE_BYTES, 0  # the default piece sizes (1 MiB and up)
+    try:
+        n = 3_000_001  # chunks of unequal length
+        base = np.arange(n, dtype=np.float32) % 1000
+        x = tidal.tensor(base + rank)
+        C.all_reduce(x)
+        x.mul_(2)  # queued compute on the result
+        _check(failures, "large all_reduce", x.numpy()[::997], (2 * (size * base + sum(range(size))))[::997])
+        out = tidal.empty((size, n), dtype=tidal.float32)
+        C.all_gather_into_tensor(out, tidal.tensor(base + rank))
+        _check(failures, "large all_gather", out.numpy()[:, ::991], np.stack([base + r for r in range(size)])[:, ::991])
+        y = tidal.tensor(base * (rank + 1))
+        C.reduce(y, dst=size - 1, op=C.ReduceOp.MAX)
+        _check(failures, "large reduce", y.numpy()[::983], base[::983] * (size if rank == size - 1 else rank + 1))
+        z = tidal.tensor(base + rank)
+        C.broadcast(z, src=0)
+        _check(failures, "large broadcast", z.numpy()[::977], base[::977])
+    finally:
+        ring.PIECE_BYTES = saved
     return failures
 
 

@@ -56,6 +56,11 @@ def test_collectives_order_with_compute(ranks):
 
 
 @pytest.mark.timeout(60)
+def test_large_tensors_in_zero_copy_pieces(ranks):
+    _no_failures(ranks.run(R.large_tensors, timeout=50))
+
+
+@pytest.mark.timeout(60)
 def test_non_contiguous_tensors(ranks):
     _no_failures(ranks.run(R.non_contiguous, timeout=50))
 

@@ -15,7 +15,7 @@ class Net(nn.Module):
         self.conv1 = nn.Conv2d(1, 4, 3, 1)
         self.conv2 = nn.Conv2d(4, 8, 3, 1)
         self.dropout = nn.Dropout(0.0)
-        self.fc1 = nn.Linear(8 * 6 * 6, 32)
+        self.fc1 = nn.Linear(8 * 5 * 5, 32)
         self.fc2 = nn.Linear(32, 10)
 
     def forward(self, x):

@@ -1,0 +1,305 @@
+"""The `tidal.linalg` namespace: norms, inverse, determinant, solve and the decompositions.
+
+Decompositions run NumPy's LAPACK wrappers in one CPU kernel, "linalg" (attrs name the routine),
+on float32/float64 stacks of matrices. Gradients: inv, det and solve (written in tidal ops, so
+double backward works); norms follow the norm op they are built from; cross and matmul are
+tidal's own. cholesky, qr, svd, eigh, pinv and the 2/-2/'nuc' matrix norms are forward only.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ..autograd.graph import needs_grad, record
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from . import math_api as M
+from .broadcast import broadcast_shapes
+from .dispatch import launch, register_kernel
+from .elementwise import torch_name
+from .linalg import linalg_cross as cross
+from .linalg import matmul
+from .reduce_stats import norm as _norm
+from .return_types import return_type
+
+__all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "solve", "cholesky", "qr", "svd", "svdvals", "eigh",
+           "eigvalsh", "pinv", "cross", "matmul"]
+
+_LOW_PRECISION = {dt.float16: "Half", dt.bfloat16: "BFloat16"}
+
+
+# -- the kernel ----------------------------------------------------------------------------------
+def _pinv(a: np.ndarray, atol: float, rtol: float) -> np.ndarray:
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
+    keep = s > np.maximum(atol, rtol * smax)
+    s_inv = np.where(keep, 1 / np.where(keep, s, 1), 0)
+    return np.swapaxes(vh, -1, -2) @ (s_inv[..., None] * np.swapaxes(u, -1, -2))
+
+
+# routine name -> fn(inputs, attrs) -> tuple of results, in output order
+_ROUTINES = {
+    "inv": lambda a, at: (np.linalg.inv(a[0]),),
+    "det": lambda a, at: (np.linalg.det(a[0]),),
+    "solve": lambda a, at: (np.linalg.solve(a[0], a[1]),),
+    "cholesky": lambda a, at: (np.linalg.cholesky(a[0]),),
+    "qr": lambda a, at: tuple(np.linalg.qr(a[0], mode=at[1])) if at[1] != "r" else (np.linalg.qr(a[0], mode="r"),),
+    "svd": lambda a, at: tuple(np.linalg.svd(a[0], full_matrices=at[1])),
+    "svdvals": lambda a, at: (np.linalg.svd(a[0], compute_uv=False),),
+    "eigh": lambda a, at: tuple(np.linalg.eigh(a[0], UPLO=at[1])),
+    "eigvalsh": lambda a, at: (np.linalg.eigvalsh(a[0], UPLO=at[1]),),
+    "pinv": lambda a, at: (_pinv(a[0], at[1], at[2]),),
+}
+
+
+@register_kernel("linalg", "cpu")
+def _linalg_kernel(ins, outs, attrs) -> None:
+    if any(o.size == 0 for o in outs) or any(x.size == 0 for x in ins):
+        for o in outs:  # empty batches or 0x0 matrices: LAPACK has nothing to do
+            o[...] = 1 if attrs[0] == "det" else 0
+        return
+    try:
+        results = _ROUTINES[attrs[0]](ins, attrs)
+    except np.linalg.LinAlgError as exc:
+        raise RuntimeError(f"linalg.{attrs[0]}: {exc}") from None
+    for o, r in zip(outs, results):
+        o[...] = r
+
+
+def _run(routine: str, ins: tuple, specs: list, *extra) -> list:
+    return launch("linalg", ins, specs, (routine,) + extra)
+
+
+# -- argument checks -----------------------------------------------------------------------------
+def _check_float(op: str, A: Tensor, arg: str = "A") -> None:
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg_{op}(): argument '{arg}' (position 1) must be Tensor, not {type(A).__name__}")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.{op}: Expected a floating point or complex tensor as input. "
+                           f"Got {_type_name(A.dtype)}")
+    if A.dtype in _LOW_PRECISION:
+        raise RuntimeError(f"linalg.{op}: Low precision dtypes not supported. Got {_LOW_PRECISION[A.dtype]}")
+
+
+def _type_name(d: dt.dtype) -> str:
+    return {dt.int64: "Long", dt.int32: "Int", dt.int16: "Short", dt.int8: "Char", dt.uint8: "Byte",
+            dt.bool_: "Bool", dt.float32: "Float", dt.float64: "Double"}.get(d, _LOW_PRECISION.get(d, str(d)))
+
+
+def _check_matrix(op: str, A: Tensor, square: bool = True) -> None:
+    _check_float(op, A)
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.{op}: The input tensor A must have at least 2 dimensions.")
+    if square and A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.{op}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+
+
+def _mT(x: Tensor) -> Tensor:
+    return x.transpose(-2, -1)
+
+
+# -- inverse, determinant, solve (with gradients) ------------------------------------------------
+def _inv_backward(node, g):
+    (a_inv,) = node.saved_tensors
+    return (-matmul(matmul(_mT(a_inv), g), _mT(a_inv)),)
+
+
+def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The inverse of each square matrix of `A`."""
+    _check_matrix("inv", A)
+    (res,) = _run("inv", (A,), [(A.shape, A.dtype)])
+    if needs_grad((A,)):
+        record("linalg_inv_ex", _inv_backward, (A,), (res,), saved=(res,))
+    return _into(res, out)
+
+
+def _det_backward(node, g):
+    (A, d) = node.saved_tensors
+    return ((g * d).unsqueeze(-1).unsqueeze(-1) * _mT(inv(A)),)
+
+
+def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The determinant of each square matrix of `A`."""
+    _check_matrix("det", A)
+    (res,) = _run("det", (A,), [(A.shape[:-2], A.dtype)])
+    if needs_grad((A,)):
+        record("linalg_det", _det_backward, (A,), (res,), saved=(A, res))
+    return _into(res, out)
+
+
+def _solve_backward(node, g):
+    (A, X) = node.saved_tensors
+    grad_b = solve(_mT(A), g)
+    return (-matmul(grad_b, _mT(X)), grad_b)
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None) -> Tensor:
+    """X with A X = B (or X A = B when left=False); B is a vector (batch) when it has one dim fewer than A."""
+    _check_matrix("solve", A)
+    _check_float("solve", B, "B")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{_type_name(A.dtype)} and B of type {_type_name(B.dtype)} instead")
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return _into(_mT(solve(_mT(A), _mT(B))), out)
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    Bm = B.unsqueeze(-1) if vector else B
+    if Bm.shape[-2] != A.shape[-1]:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                           f"({A.shape[-2]}x{A.shape[-1]} and {Bm.shape[-2]}x{Bm.shape[-1]})")
+    batch = tuple(broadcast_shapes(tuple(A.shape[:-2]), tuple(Bm.shape[:-2])))
+    A_b, B_b = A.expand(*batch, *A.shape[-2:]), Bm.expand(*batch, *Bm.shape[-2:])
+    (X,) = _run("solve", (A_b, B_b), [(B_b.shape, A.dtype)])
+    if needs_grad((A_b, B_b)):
+        record("linalg_solve_ex", _solve_backward, (A_b, B_b), (X,), saved=(A_b, X))
+    return _into(X.squeeze(-1) if vector else X, out)
+
+
+def _into(res: Tensor, out: Tensor | None) -> Tensor:
+    if out is None:
+        return res
+    if tuple(out.shape) != tuple(res.shape):
+        raise RuntimeError(f"out: expected shape {tuple(res.shape)}, got {tuple(out.shape)}")
+    out.copy_(res)
+    return out
+
+
+# -- decompositions (forward only) ---------------------------------------------------------------
+def _forward_only(op: str, A: Tensor) -> None:
+    if needs_grad((A,)):
+        raise NotImplementedError(f"linalg.{op}: the derivative is not implemented in tidal")
+
+
+def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
+    """The lower (or upper) Cholesky factor of each symmetric positive-definite matrix."""
+    _check_matrix("cholesky", A)
+    _forward_only("cholesky", A)
+    (L,) = _run("cholesky", (A,), [(A.shape, A.dtype)])
+    return _into(_mT(L).contiguous() if upper else L, out)
+
+
+def qr(A: Tensor, mode: str = "reduced", *, out=None) -> tuple:
+    """(Q, R) of each matrix; mode 'reduced', 'complete' or 'r' (Q empty)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
+                           "'r', or 'complete'")
+    _check_matrix("qr", A, square=False)
+    _forward_only("qr", A)
+    *batch, m, n = A.shape
+    k = min(m, n)
+    q_cols, r_rows = (m, m) if mode == "complete" else (k, k)
+    if mode == "r":
+        (R,) = _run("qr", (A,), [((*batch, k, n), A.dtype)], "r")
+        Q = Tensor._empty((0,), A.dtype, A.device)
+    else:
+        Q, R = _run("qr", (A,), [((*batch, m, q_cols), A.dtype), ((*batch, r_rows, n), A.dtype)], mode)
+    return return_type("qr", ("Q", "R"))(Q, R)
+
+
+def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None) -> tuple:
+    """(U, S, Vh) of each matrix, singular values descending."""
+    _check_matrix("svd", A, square=False)
+    _forward_only("svd", A)
+    *batch, m, n = A.shape
+    k = min(m, n)
+    u_cols, v_rows = (m, n) if full_matrices else (k, k)
+    U, S, Vh = _run("svd", (A,), [((*batch, m, u_cols), A.dtype), ((*batch, k), A.dtype),
+                                  ((*batch, v_rows, n), A.dtype)], bool(full_matrices))
+    return return_type("svd", ("U", "S", "Vh"))(U, S, Vh)
+
+
+def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
+    """The singular values of each matrix, descending."""
+    _check_matrix("svdvals", A, square=False)
+    _forward_only("svdvals", A)
+    (S,) = _run("svdvals", (A,), [((*A.shape[:-2], min(A.shape[-2:])), A.dtype)])
+    return S
+
+
+def _check_uplo(op: str, UPLO: str) -> str:
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return UPLO
+
+
+def eigh(A: Tensor, UPLO: str = "L", *, out=None) -> tuple:
+    """(eigenvalues ascending, eigenvectors as columns) of each symmetric matrix."""
+    _check_matrix("eigh", A)
+    _forward_only("eigh", A)
+    w, V = _run("eigh", (A,), [(A.shape[:-1], A.dtype), (A.shape, A.dtype)], _check_uplo("eigh", UPLO))
+    return return_type("eigh", ("eigenvalues", "eigenvectors"))(w, V)
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
+    """The eigenvalues (ascending) of each symmetric matrix."""
+    _check_matrix("eigvalsh", A)
+    _forward_only("eigvalsh", A)
+    (w,) = _run("eigvalsh", (A,), [(A.shape[:-1], A.dtype)], _check_uplo("eigvalsh", UPLO))
+    return w
+
+
+def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * largest) count as zero."""
+    _check_matrix("pinv", A, square=False)
+    _forward_only("pinv", A)
+    if rtol is None:  # torch's default: eps * max(m, n) unless only atol is given
+        rtol = 0.0 if atol is not None and atol > 0 else np.finfo(A.dtype.np).eps * max(A.shape[-2:])
+    shape = (*A.shape[:-2], A.shape[-1], A.shape[-2])
+    (P,) = _run("pinv", (A,), [(shape, A.dtype)], float(atol or 0.0), float(rtol))
+    return P
+
+
+# -- norms ---------------------------------------------------------------------------------------
+def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype: dt.dtype | None = None,
+                out=None) -> Tensor:
+    """The vector ord-norm over `dim` (all elements when None)."""
+    if isinstance(ord, str) or not isinstance(ord, numbers.Number) or isinstance(ord, bool):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not {type(ord).__name__}")
+    return _norm(x, float(ord), dim, keepdim, dtype)
+
+
+def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype: dt.dtype | None = None,
+                out=None) -> Tensor:
+    """The matrix norm ('fro', 'nuc', inf, -inf, 1, -1, 2, -2) over the two dims `dim`."""
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    if ord not in ("fro", "nuc", math.inf, -math.inf, 1, -1, 2, -2):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    d0, d1 = (d % A.ndim for d in dim)
+    if ord == "fro":
+        return _norm(A, 2.0, (d0, d1), keepdim, dtype)
+    if dtype is not None:
+        A = A.to(dtype)
+    _check_float("matrix_norm", A)
+    if ord in ("nuc", 2, -2):
+        s = svdvals(A.movedim((d0, d1), (-2, -1)))
+        res = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        if keepdim:
+            for d in sorted((d0, d1)):
+                res = res.unsqueeze(d)
+        return res
+    # inf / 1: the largest (smallest for -inf / -1) absolute row / column sum
+    sum_dim, pick_dim = (d1, d0) if abs(ord) == math.inf else (d0, d1)
+    sums = M.abs(A).sum(sum_dim, keepdim=True)
+    res = sums.amax(pick_dim, keepdim=True) if ord > 0 else sums.amin(pick_dim, keepdim=True)
+    return res if keepdim else res.squeeze((d0, d1))
+
+
+def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype: dt.dtype | None = None,
+         out=None) -> Tensor:
+    """vector_norm or matrix_norm, chosen by `ord` and `dim` as torch.linalg.norm does."""
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dims) == 2:
+            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+        return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
+    if A.ndim == 2:
+        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+    if A.ndim == 1:
+        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+    raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.ndim}D.")
