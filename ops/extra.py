@@ -157,7 +157,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     idx = arange(n, device=input.device)
     on_diag = M.eq(M.sub(idx.unsqueeze(0), idx.unsqueeze(1)), offset)  # [row, col]: col - row == offset
     along = v.unsqueeze(-1) if offset >= 0 else v.unsqueeze(-2)  # value indexed by row (or by column)
-    out = M.where(on_diag, along, 0)
+    out = M.where(on_diag, along, zeros((), dtype=v.dtype, device=v.device))
     return out.movedim((-2, -1), (a, b)) if (a, b) != (nd - 2, nd - 1) else out
 
 
@@ -287,6 +287,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
+    if n == 0:  # torch ignores prepend / append then
+        return input
     dim = _wrap(dim, input.ndim)
     parts = []
     for extra in (prepend, input, append):

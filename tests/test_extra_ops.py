@@ -279,7 +279,7 @@ def test_linalg_values(dtype, tol):
     same(L.solve(tidal.tensor(a), tidal.tensor(v)), torch.linalg.solve(tt(a), tt(v)), rtol=tol * 100, atol=tol)
     same(L.solve(tidal.tensor(a[0]), tidal.tensor(b)), torch.linalg.solve(tt(a[0]), tt(b)), rtol=tol * 100, atol=tol)
     bl = rng.standard_normal((2, 3)).astype(dtype)
-    same(L.solve(tidal.tensor(a), tidal.tensor(bl), left=False), torch.linalg.solve(tt(a), tt(bl[:, None]), left=False)
+    same(L.solve(tidal.tensor(a), tidal.tensor(bl[:, None]), left=False).squeeze(1), torch.linalg.solve(tt(a), tt(bl[:, None]), left=False)
          .squeeze(1), rtol=tol * 100, atol=tol)
 
 

@@ -40,7 +40,9 @@ def run_both(name, tmp_path):
     script = os.path.join(SCRIPTS, name + ".py")
     with_torch = start([script], tmp_path)
     with_tidal = start(["-m", "tidal.compat", script], tmp_path)
-    return finish(with_torch, f"torch {name}"), finish(with_tidal, f"tidal {name}")
+    theirs, ours = finish(with_torch, f"torch {name}"), finish(with_tidal, f"tidal {name}")
+    assert theirs.pop("framework") == "torch" and ours.pop("framework") != "torch"  # the runner really swapped
+    return theirs, ours
 
 
 def check_losses(theirs, ours):

@@ -24,9 +24,10 @@ class Blob:
 class View:
     """A strided window into a blob: shape, strides and offset in elements, NumPy dtype."""
 
-    __slots__ = ("blob", "shape", "strides", "offset", "dtype", "__weakref__")
+    __slots__ = ("blob", "shape", "strides", "offset", "dtype", "array", "__weakref__")
 
     def __init__(self, blob: Blob, shape: tuple, strides: tuple, offset: int, dtype):
+        self.array = None  # the device array over this view, built once the blob has memory
         self.blob = blob
         self.shape = shape
         self.strides = strides

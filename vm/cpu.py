@@ -26,12 +26,16 @@ class CpuBackend:
 
     @staticmethod
     def array(v) -> np.ndarray:
-        """The NumPy array a view describes (shares the blob's memory)."""
+        """The NumPy array a view describes (shares the blob's memory; cached on the view)."""
+        arr = v.array
+        if arr is not None:
+            return arr
         item = v.dtype.itemsize
         if 0 in v.shape:  # an empty view may point past its buffer, as PyTorch allows
             return np.empty(v.shape, v.dtype)
-        return _ndarray(v.shape, v.dtype, v.blob.data, v.offset * item,
+        arr = v.array = _ndarray(v.shape, v.dtype, v.blob.data, v.offset * item,
                         tuple(s * item for s in v.strides))
+        return arr
 
 
 register_backend("cpu", CpuBackend)

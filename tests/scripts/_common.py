@@ -22,4 +22,4 @@ def init_params(model, seed=0):
 
 def report(losses, **extra):
     """Print the per-step losses (and any extras) as JSON on the last line."""
-    print(json.dumps({"losses": [float(x) for x in losses], **extra}))
+    print(json.dumps({"losses": [float(x) for x in losses], "framework": torch.__name__, **extra}))
