@@ -18,7 +18,6 @@ from ..tensor import dtype as dt
 from . import math_api as M
 from .broadcast import broadcast_shapes
 from .dispatch import launch, register_kernel
-from .elementwise import torch_name
 from .linalg import linalg_cross as cross
 from .linalg import matmul
 from .reduce_stats import norm as _norm
