@@ -6,8 +6,9 @@ defines in `METHODS`; this file binds the methods onto Tensor.
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import (activations, conv, conversion, creation, extra, indexing, linalg, math_api, pool, random, reduce,
-               scan, shape_ops, sorting, views)
+from . import (activations, conv, conversion, creation, indexing, linalg, math_api, pool, random, reduce, scan,
+               shape_ops, sorting, views)
+from . import extra  # last: it builds on reduce, linalg and the rest
 
 MODULES = (math_api, conversion, creation, views, shape_ops, reduce, scan, linalg, sorting, indexing, random,
            activations, conv, pool, extra)
