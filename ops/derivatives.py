@@ -34,8 +34,12 @@ def _rest(share_fn):
 
 _max_a = lambda g, o, a, b: _tie_share(a, b, g, ap("gt", a, b))  # noqa: E731
 _min_a = lambda g, o, a, b: _tie_share(a, b, g, ap("lt", a, b))  # noqa: E731
-_fsel_a = lambda g, o, a, b: _tie_share(a, b, g, ap("eq", o, a))  # noqa: E731
-_none = None
+
+
+def _fpick(first_wins, b):
+    # fmax/fmin take the first input where it wins or ties, and wherever the second is NaN
+    return ap("logical_or", first_wins, ap("isnan", b))
+
 _zero_grad = lambda g, o, a: _zero(g)  # noqa: E731
 
 FORMULAS = {
@@ -45,8 +49,10 @@ FORMULAS = {
     "div": (lambda g, o, a, b: g / b, lambda g, o, a, b: -g * a / (b * b)),
     "maximum": (_max_a, _rest(_max_a)),
     "minimum": (_min_a, _rest(_min_a)),
-    "fmax": (_fsel_a, _rest(_fsel_a)),
-    "fmin": (_fsel_a, _rest(_fsel_a)),
+    # fmax/fmin give the whole gradient to the input chosen (the first on ties), as torch does
+    "fmax": (lambda g, o, a, b: g * _fpick(ap("ge", a, b), b), lambda g, o, a, b: g * ~_fpick(ap("ge", a, b), b)),
+    "fmin": (lambda g, o, a, b: g * _fpick(ap("le", a, b), b), lambda g, o, a, b: g * ~_fpick(ap("le", a, b), b)),
+    "nextafter": (lambda g, o, a, b: g, lambda g, o, a, b: _zero(g)),
     "pow": (lambda g, o, a, b: g * b * ap("pow", a, b - 1),
             lambda g, o, a, b: M.where(ap("eq", a, 0), 0.0, g * o * ap("log", a))),
     "atan2": (lambda g, o, a, b: g * b / (a * a + b * b), lambda g, o, a, b: -g * a / (a * a + b * b)),
@@ -105,8 +111,10 @@ FORMULAS = {
     "logit": (lambda g, o, a: g / (a * (1 - a)),),
     "sinc": (lambda g, o, a: g * M.where(ap("eq", a, 0), 0.0,
                                          (ap("cos", a * math.pi) * math.pi - o * math.pi) / (a * math.pi)),),
+    # clamp = min(max(a, lo), hi): when lo > hi every element is hi
     "clamp": (lambda g, o, a, lo, hi: g * ap("logical_and", ap("ge", a, lo), ap("le", a, hi)),
-              lambda g, o, a, lo, hi: g * ap("lt", a, lo), lambda g, o, a, lo, hi: g * ap("gt", a, hi)),
+              lambda g, o, a, lo, hi: g * ap("logical_and", ap("lt", a, lo), ap("le", lo, hi)),
+              lambda g, o, a, lo, hi: g * ap("logical_or", ap("gt", a, hi), ap("gt", lo, hi))),
     "where": (None, lambda g, o, c, a, b: M.where(c, g, 0.0), lambda g, o, c, a, b: M.where(c, 0.0, g)),
     "lerp": (lambda g, o, a, end, w: g * (1 - w), lambda g, o, a, end, w: g * w,
              lambda g, o, a, end, w: g * (end - a)),
