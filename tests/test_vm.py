@@ -300,3 +300,25 @@ def test_background_compile_switches_kernels_without_changing_results(async_mode
         time.sleep(0.05)
     assert len(tidal.vm.codegen.compiler.ready) > compiled
     np.testing.assert_array_equal(((tidal.maximum(x * 3 + 2, 0) - x) * 0.25).numpy(), expected)
+
+
+@register_kernel("test_slow_copy", "cpu")
+def _slow_copy_kernel(ins, outs, attrs):
+    import time
+    time.sleep(0.05)
+    outs[0][...] = ins[0] + 1
+
+
+def test_cross_stream_reader_waits_for_writer(async_mode):
+    from tidal.vm import Instruction
+    a = tidal.tensor(np.zeros(1000, np.float32)) + 0
+    a.numpy()
+    b = tidal.zeros(1000)
+    b.numpy()
+    # a slow write on the compute stream, then a read of it on another stream
+    a._vm.push(Instruction("test_slow_copy", _slow_copy_kernel, (a._v,), (b._v,)))
+    c = tidal.zeros(1000)
+    c.numpy()
+    a._vm.push(Instruction("test_copy_op", _copy_kernel, (b._v,), (c._v,), stream="side"))
+    tidal.sync()
+    np.testing.assert_array_equal(c.numpy(), 1.0)

@@ -10,7 +10,7 @@ class Instruction:
     kernel, so the fusion pass can merge it with its neighbours.
     """
 
-    __slots__ = ("name", "kernel", "ins", "outs", "attrs", "expr", "stream", "seq", "fused")
+    __slots__ = ("name", "kernel", "ins", "outs", "attrs", "expr", "stream", "seq", "fused", "waits")
 
     def __init__(self, name: str, kernel, ins: tuple, outs: tuple, attrs=None, expr: str | None = None,
                  stream: str = "compute"):
@@ -23,6 +23,7 @@ class Instruction:
         self.stream = stream  # the name of the stream it runs on
         self.seq = 0
         self.fused = 1        # how many program instructions this one stands for
+        self.waits = None     # (stream, seq) of writers on other streams to wait for
 
     def __repr__(self) -> str:
         return f"<Instruction {self.name} seq={self.seq}>"

@@ -48,9 +48,14 @@ class Stream:
         or when the caller is about to wait for them anyway and the worker is idle (this
         saves two thread switches per sync point)."""
         idle = self.done == self.pushed
+        several = len(self.vm.streams) > 1
         for ins in batch:
             self.pushed += 1
             ins.seq = self.pushed
+            if several:  # an event per cross-stream dependence: the other stream's writer
+                waits = [w for w in (v.blob.writer for v in ins.ins + ins.outs if v.__class__ is View)
+                         if w is not None and w[0] is not self and w[0].done < w[1]]
+                ins.waits = waits or None
             for v in ins.outs:
                 v.blob.writer = (self, self.pushed)
         if _mode == "sync" or (inline and idle):
@@ -159,6 +164,9 @@ class VirtualMachine:
         """Allocate outputs, wait on other streams' writers, run the kernel, record failures."""
         to_array = self.backend.array
         fresh = []  # outputs this instruction brings into being (not in-place targets)
+        if ins.waits:
+            for stream, seq in ins.waits:
+                stream.wait(seq)
         try:
             ins_arrays = []
             for v in ins.ins:
