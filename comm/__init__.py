@@ -6,5 +6,7 @@ from __future__ import annotations
 from .base import CommError, CommTimeoutError, JobAbortedError
 from .process_group import *  # noqa: F401,F403
 from .process_group import __all__ as _group_all
+from .collectives import *  # noqa: F401,F403
+from .collectives import __all__ as _collectives_all
 
-__all__ = ["CommError", "CommTimeoutError", "JobAbortedError"] + list(_group_all)
+__all__ = ["CommError", "CommTimeoutError", "JobAbortedError"] + list(_group_all) + list(_collectives_all)

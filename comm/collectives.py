@@ -2,15 +2,16 @@
 
 Each call validates its arguments on the calling thread (PyTorch's errors), then queues one
 instruction on the VM's "comm" stream: its kernel runs the data-plane algorithm of
-`tidal.comm.ring` on the tensors' memory while the compute stream goes on. Ordering across
-the two streams is kept here (see `_queue`): the collective first waits for the compute
-work it depends on, and unless `async_op=True`, the compute stream waits for the collective
-before running anything queued after it. With `async_op=True` the caller gets a `Work` and
-must `wait()` on it before touching the tensors, as in PyTorch.
+`tidal.comm.ring` on the tensors' memory while the compute stream goes on. The VM orders an
+instruction after the other streams' writers of its blobs; the collective declares the
+tensors it only reads as written too, so compute that later overwrites them waits for it,
+and itself waits for earlier readers of what it overwrites (see `_queue`). With
+`async_op=True` the caller also gets a `Work` whose `wait()` blocks until the collective ran.
 """
 from __future__ import annotations
 
 import enum
+import operator
 import time
 import warnings
 
@@ -59,7 +60,7 @@ _BITWISE = (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR)
 def _reduction(name: str, op, dtype: dt.dtype, size: int) -> tuple:
     """(combine, finish) for `op` on `dtype` over `size` ranks; errors as PyTorch's."""
     if not isinstance(op, ReduceOp):
-        raise TypeError(f"{name}(): argument 'op' must be tidal.distributed.ReduceOp, not {type(op).__name__}")
+        raise TypeError(f"{name}(): argument 'op' must be ReduceOp, not {type(op).__name__}")
     if op in _BITWISE and dtype.category == dt.FLOAT:
         raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
     if op is ReduceOp.AVG and dtype is dt.bool_:
@@ -98,13 +99,12 @@ def _tensor(name: str, arg: str, t) -> Tensor:
     return t
 
 
-def _tensor_list(name: str, arg: str, ts, size: int | None = None) -> list:
+def _tensor_list(name: str, arg: str, ts, size: int, kind: str) -> list:
     if not isinstance(ts, (list, tuple)) or not all(isinstance(t, Tensor) for t in ts):
         raise TypeError(f"Invalid function argument. Expected parameter `{arg}` of type List[tidal.Tensor] "
                         f"but got {type(ts)} instead.")
-    if size is not None and len(ts) != size:
-        raise RuntimeError(f"{name}: invalid {'output' if 'output' in arg or arg == 'tensor_list' else 'input'} "
-                           f"tensor list at index 0 (expected length {size}, got {len(ts)})")
+    if len(ts) != size:
+        raise RuntimeError(f"{name}: invalid {kind} tensor list at index 0 (expected length {size}, got {len(ts)})")
     for t in ts:
         _tensor(name, arg, t)
     return list(ts)
@@ -139,12 +139,14 @@ def _peer(name: str, group: ProcessGroup, global_rank, group_rank, what: str) ->
     if (global_rank is None) == (group_rank is None):
         raise ValueError(f"{name}: give exactly one of {what} and group_{what}")
     if group_rank is None:
+        global_rank = operator.index(global_rank)
         if group is default_group():
-            if not isinstance(global_rank, int) or not 0 <= global_rank < group.size():
+            if not 0 <= global_rank < group.size():
                 raise RuntimeError(f"{name}: invalid root rank: {global_rank}")
             return global_rank
         return get_group_rank(group, global_rank)
-    if not isinstance(group_rank, int) or not 0 <= group_rank < group.size():
+    group_rank = operator.index(group_rank)
+    if not 0 <= group_rank < group.size():
         raise ValueError(f"Group rank {group_rank} is not part of group {group}")
     return group_rank
 
@@ -206,36 +208,25 @@ def _close(mesh: ring.Mesh) -> None:
 
 
 def _comm_kernel(ins, outs, attrs):
-    algorithm, mesh, deps, extra, failure = attrs
+    algorithm, mesh, earlier, extra, failure, n_writes = attrs
     try:
-        for stream, seq in deps:
+        for stream, seq in earlier:
             stream.wait(seq)
-        algorithm(mesh, [ring.flat(a) for a in ins], [ring.flat(a) for a in outs], extra)
+        algorithm(mesh, [ring.flat(a) for a in ins], [ring.flat(a) for a in outs[:n_writes]], extra)
         mesh.settle(everything=True)  # the tensors' memory is free to change once we return
     except BaseException as exc:
         failure.append(exc)
         raise
 
 
-def _wait_kernel(ins, outs, attrs):
-    stream, seq = attrs
-    stream.wait(seq)
-
-
-def _dependences(vm, reads, writes) -> list:
-    """(stream, seq) pairs the collective must wait for: the writers of what it reads and, when it
-    overwrites memory the program has used, everything queued before it on other streams."""
-    deps = []
-    if any(t._v.blob.data is not None or t._v.blob.writer is not None for t in writes):
-        for stream in vm.streams.values():
-            if stream.name != COMM_STREAM and stream.done < stream.pushed:
-                deps.append((stream, stream.pushed))
-        return deps
-    for t in reads:
-        writer = t._v.blob.writer
-        if writer is not None and writer[0].name != COMM_STREAM and writer[0].done < writer[1]:
-            deps.append(writer)
-    return deps
+def _earlier_readers(vm, writes) -> list:
+    """(stream, seq) pairs to wait for before overwriting `writes`: the VM orders an instruction
+    after the writers of its blobs but knows no readers, so a collective that overwrites memory
+    the program has used waits for everything queued before it on the other streams."""
+    if not any(t._v.blob.data is not None or t._v.blob.writer is not None for t in writes):
+        return []
+    return [(stream, stream.pushed) for stream in vm.streams.values()
+            if stream.name != COMM_STREAM and stream.done < stream.pushed]
 
 
 def _queue(name: str, group: ProcessGroup, algorithm, reads: list, writes: list, extra, async_op: bool,
@@ -252,31 +243,30 @@ def _queue(name: str, group: ProcessGroup, algorithm, reads: list, writes: list,
                 staged[id(t)] = (t, t.contiguous())
             return staged[id(t)][1]
         reads, writes = [stage(t) for t in reads], [stage(t) for t in writes]
-        copy_back = [pair for pair in staged.values() if any(pair[1] is w for w in writes)]
+        written = {id(t._v.blob) for t in writes}
+        read_only = [t for t in reads if id(t._v.blob) not in written]
         vm = (writes or reads)[0]._vm
         vm.flush()  # the work queued so far gets its sequence numbers
-        deps = _dependences(vm, reads, writes)
+        earlier = _earlier_readers(vm, writes)
         for t in writes:
             t._v.blob.version += 1
         failure: list = []  # the kernel's exception, for the Work
-        ins = Instruction(name, _comm_kernel, tuple(t._v for t in reads), tuple(t._v for t in writes),
-                          (algorithm, mesh, deps, extra, failure), stream=COMM_STREAM)
+        ins = Instruction(name, _comm_kernel, tuple(t._v for t in reads), tuple(t._v for t in writes + read_only),
+                          (algorithm, mesh, earlier, extra, failure, len(writes)), stream=COMM_STREAM)
         vm.push(ins)
         vm.flush()
-        stream = vm.stream(COMM_STREAM)
-        if not async_op or copy_back:
-            vm.push(Instruction(f"wait[{name}]", _wait_kernel, (), (), (stream, ins.seq)))
-        for target, stand_in in copy_back:
-            target.copy_(stand_in)
+        for target, stand_in in staged.values():
+            if any(stand_in is w for w in writes):
+                target.copy_(stand_in)  # waits for the collective (its writer) on the compute stream
     if async_op:
-        return CommWork(vm, stream, ins.seq, failure, result)
+        return CommWork(vm, vm.stream(COMM_STREAM), ins.seq, failure, result)
     return None
 
 
 # -- algorithms (run on the comm stream; arrays are flat) ----------------------------------------------
 def _all_reduce(mesh, ins, outs, reduction):
     buf = outs[0]
-    if buf.nbytes < ring.DIRECT_BELOW:
+    if buf.nbytes * (mesh.size - 1) < ring.DIRECT_BELOW:
         ring.direct_all_reduce(mesh, buf, *reduction)
         return
     bounds = ring.split_bounds(buf.shape[0], mesh.size)
@@ -383,7 +373,7 @@ def all_gather(tensor_list: list, tensor: Tensor, group: ProcessGroup | None = N
     group = _member("all_gather", group)
     if group is None:
         return None
-    outs = _tensor_list("all_gather", "tensor_list", tensor_list, group.size())
+    outs = _tensor_list("all_gather", "tensor_list", tensor_list, group.size(), "output")
     _same_dtype([tensor] + outs)
     _same_numel("all_gather", tensor.numel(), outs, ", ".join(map(str, tensor.shape)))
     return _queue("all_gather", group, _all_gather, [tensor], outs, None, async_op, outs)
@@ -412,7 +402,7 @@ def reduce_scatter(output: Tensor, input_list: list, op: ReduceOp = ReduceOp.SUM
     group = _member("reduce_scatter", group)
     if group is None:
         return None
-    ins = _tensor_list("reduce_scatter", "input_list", input_list, group.size())
+    ins = _tensor_list("reduce_scatter", "input_list", input_list, group.size(), "input")
     _same_dtype([output] + ins)
     _same_numel("reduce_scatter", output.numel(), ins, ", ".join(map(str, output.shape)))
     reduction = _reduction("reduce_scatter", op, output.dtype, group.size())
@@ -441,8 +431,8 @@ def all_to_all(output_tensor_list: list, input_tensor_list: list, group: Process
     group = _member("all_to_all", group)
     if group is None:
         return None
-    outs = _tensor_list("all_to_all", "output_tensor_list", output_tensor_list, group.size())
-    ins = _tensor_list("all_to_all", "input_tensor_list", input_tensor_list, group.size())
+    outs = _tensor_list("all_to_all", "output_tensor_list", output_tensor_list, group.size(), "output")
+    ins = _tensor_list("all_to_all", "input_tensor_list", input_tensor_list, group.size(), "input")
     _same_dtype(outs + ins)
     me = group.rank()
     if outs[me].numel() != ins[me].numel():

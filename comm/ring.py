@@ -29,15 +29,15 @@ import numpy as np
 
 from .base import CommError, CommTimeoutError, bind_address, process_identity, tcp_endpoint, zmq_module
 
-# Pipelining unit: about a quarter of a chunk, within [1, 8] MiB. Every message costs a wake-up
+# Pipelining unit: an eighth of a chunk, within [1, 4] MiB. Every zero-copy message costs a wake-up
 # of pyzmq's reference-dropping thread, so smaller pieces cost more than they overlap.
 # TIDAL_COMM_PIECE_BYTES fixes the size instead (the tests use tiny pieces).
 PIECE_BYTES = int(os.environ.get("TIDAL_COMM_PIECE_BYTES", 0))
-PIECE_RANGE = (1 << 20, 8 << 20)
+PIECE_RANGE = (1 << 20, 4 << 20)
 COPY_BELOW = 1 << 16  # smaller pieces are copied into ZeroMQ: cheaper than a zero-copy message's release
-# An all-reduce this small is one round (everyone sends everyone everything) instead of a ring's
-# 2(n - 1) steps: latency matters more than bytes there.
-DIRECT_BELOW = min(int(os.environ.get("TIDAL_COMM_DIRECT_BYTES", COPY_BELOW)), COPY_BELOW)
+# An all-reduce that sends fewer bytes than this to all peers together is one round (everyone
+# sends everyone everything) instead of a ring's 2(n - 1) steps: latency matters more there.
+DIRECT_BELOW = int(os.environ.get("TIDAL_COMM_DIRECT_BYTES", 32 << 10))
 POLL_MS = 100         # how often a blocked rank checks for an aborted job
 _HAS_RECV_INTO = None  # set on first use (pyzmq >= 26.4)
 
@@ -47,9 +47,8 @@ _context_pid = None
 
 def _zmq_context():
     """One ZeroMQ context per process (a forked child makes its own)."""
-    global _context, _context_pid
+    global _context, _context_pid, _HAS_RECV_INTO
     if _context is None or _context_pid != os.getpid():
-        global _HAS_RECV_INTO
         zmq = zmq_module()
         _context, _context_pid = zmq.Context(io_threads=1), os.getpid()
         _HAS_RECV_INTO = hasattr(zmq.Socket, "recv_into")
@@ -67,7 +66,7 @@ def split_bounds(n: int, parts: int) -> list:
 
 def pieces(length: int, itemsize: int) -> list:
     """(lo, hi) element ranges cutting `length` items into pipelining pieces (the same on every rank)."""
-    nbytes = PIECE_BYTES or min(max(length * itemsize // 4, PIECE_RANGE[0]), PIECE_RANGE[1])
+    nbytes = PIECE_BYTES or min(max(length * itemsize // 8, PIECE_RANGE[0]), PIECE_RANGE[1])
     step = max(1, nbytes // max(itemsize, 1))
     return [(lo, min(lo + step, length)) for lo in range(0, length, step)]
 
@@ -306,13 +305,14 @@ def direct_all_reduce(mesh: Mesh, buf: np.ndarray, combine, finish=None) -> None
     reduces all of them in rank order (so every rank computes the same bits)."""
     n, me = mesh.size, mesh.rank
     for k in range(1, n):
-        mesh.send((me + k) % n, buf)  # small: copied into ZeroMQ, so `buf` may change at once
+        mesh.send((me + k) % n, buf)
     parts = [buf if p == me else mesh.recv_array(p, buf.dtype, buf.shape[0]) for p in range(n)]
     total = parts[0].copy()
     for part in parts[1:]:
         combine(total, part, total)
     if finish is not None:
         finish(total)
+    mesh.settle()  # `buf` may still be leaving
     np.copyto(buf, total)
 
 
@@ -367,9 +367,7 @@ def chain_reduce(mesh: Mesh, buf: np.ndarray, root: int, combine, finish=None) -
             if finish is not None:
                 finish(out)
         else:
-            mesh.send(mesh.next, out)
-    if partial is not None:
-        mesh.settle(everything=True)  # `partial` dies here: ZeroMQ must be done reading it
+            mesh.send(mesh.next, out)  # ZeroMQ holds a reference: `partial` outlives its sends
 
 
 def exchange(mesh: Mesh, outgoing: list, incoming: list) -> None:

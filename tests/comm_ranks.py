@@ -332,6 +332,19 @@ def stream_ordering() -> list:
         _check(failures, f"before ({trial})", before.numpy()[-3:], np.full(3, 3 * (rank + 1) - 2, np.float32))
         _check(failures, f"after ({trial})", after.numpy()[-3:], np.full(3, want, np.float32))
         _check(failures, f"add_ ({trial})", x.numpy()[:3], np.full(3, want + 1, np.float32))
+        ready = tidal.full((200_000,), float(rank + 1))
+        ready.numpy()          # written long ago: only the queued reader below orders the collective
+        busy = [tidal.ones(300, 300) @ tidal.ones(300, 300) for _ in range(3)]
+        reader = ready * 1     # queued behind the busy compute, before the collective overwrites `ready`
+        C.all_reduce(ready)
+        _check(failures, f"read before all_reduce ({trial})", reader.numpy()[:3], np.full(3, rank + 1, np.float32))
+        del busy
+        source = tidal.full((200_000,), float(rank)) * 1
+        gathered = [tidal.empty(200_000) for _ in range(size)]
+        C.all_gather(gathered, source)
+        source.fill_(-1.0)     # queued after: must not change what the collective sends
+        _check(failures, f"all_gather then overwrite ({trial})", np.stack([g.numpy()[-2:] for g in gathered]),
+               np.repeat(np.arange(size, dtype=np.float32)[:, None], 2, 1))
     return failures
 
 
