@@ -1,0 +1,16 @@
+"""A pytest plugin (loaded by setup.cfg's addopts): the repository root is the package
+`tidal`, installed by pip, so pytest must collect the root folder as a plain directory instead
+of importing its `__init__.py` under the checkout's folder name (which breaks, or loads a second
+copy of tidal, depending on that name)."""
+from pathlib import Path
+
+import pytest
+
+_ROOT = Path(__file__).resolve().parent
+
+
+def pytest_collect_directory(path, parent):
+    """Collect the repository root as a plain directory."""
+    if Path(path).resolve() == _ROOT:
+        return pytest.Dir.from_parent(parent, path=Path(path))
+    return None
