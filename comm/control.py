@@ -390,14 +390,15 @@ class ControlClient(_ControlOps):
             pending, self._pending = self._pending, {}
             callbacks = self._abort_callbacks if isinstance(error, JobAbortedError) else []
             self._abort_callbacks = []
-        for waiter in pending.values():
-            waiter.error = self._copy_error(error)
-            waiter.event.set()
+        # callbacks first: a woken caller may finish and exit the process before they would run
         for callback in callbacks:
             try:
                 callback(error)
             except Exception as exc:  # noqa: BLE001 - a callback's bug must not stop the I/O thread
                 print(f"tidal.comm: abort callback {callback!r} raised {exc!r}", file=sys.stderr)
+        for waiter in pending.values():
+            waiter.error = self._copy_error(error)
+            waiter.event.set()
 
     @staticmethod
     def _copy_error(error: CommError) -> CommError:
