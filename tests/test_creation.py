@@ -1,13 +1,13 @@
 """Creation functions against PyTorch: values, dtypes, shapes, strides, requires_grad, errors."""
 from __future__ import annotations
 
-import re
 import warnings
 
 import numpy as np
 import pytest
 
 import tidal
+from pairs import assert_raises_like
 
 torch = pytest.importorskip("torch")
 
@@ -40,21 +40,6 @@ def assert_same(ours, ref, exact: bool = True) -> None:
     else:
         tol = {"float16": 1e-3, "bfloat16": 1e-2, "float32": 1e-6}.get(_name(ref.dtype), 1e-12)
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
-
-
-def assert_raises_like(fn, match: str | None = None) -> None:
-    """`fn(lib)` raises the same exception type under torch and tidal, and the same message
-    (or, with `match`, both messages contain that pattern)."""
-    with pytest.raises(Exception) as ref:
-        fn(torch)
-    with pytest.raises(Exception) as ours:
-        fn(tidal)
-    assert type(ours.value) is type(ref.value), (ours.value, ref.value)
-    if match is None:
-        assert str(ours.value) == str(ref.value)
-    else:
-        assert re.search(match, str(ref.value)), str(ref.value)
-        assert re.search(match, str(ours.value)), str(ours.value)
 
 
 def dtype_of(lib, name: str):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tidal
+from pairs import as_numpy as _np, pair as _pair
 
 torch = pytest.importorskip("torch")
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -34,19 +35,6 @@ def _array(rng, shape, dtype: str, layout: str = "contiguous") -> np.ndarray:
     if layout == "sliced":
         return arr[tuple(slice(None, None, 2) for _ in shape)]
     return arr
-
-
-def _pair(arr: np.ndarray):
-    """The same values (and strides) as a tidal and a torch tensor."""
-    if arr.dtype == ml_dtypes.bfloat16:
-        return tidal.from_numpy(arr), torch.from_numpy(arr.astype(np.float32)).bfloat16()
-    return tidal.from_numpy(arr), torch.from_numpy(arr)
-
-
-def _np(t) -> np.ndarray:
-    if isinstance(t, tidal.Tensor):
-        return t.float().numpy() if t.dtype is tidal.bfloat16 else t.numpy()
-    return t.float().numpy() if t.dtype is torch.bfloat16 else t.numpy()
 
 
 def _check(got, want) -> None:

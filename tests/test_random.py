@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tidal
+from pairs import assert_raises_like
 
 torch = pytest.importorskip("torch")
 
@@ -22,21 +23,6 @@ def _np(t) -> np.ndarray:
 
 def _name(d) -> str:
     return str(d).split(".")[-1]
-
-
-def assert_raises_like(fn, match: str | None = None) -> None:
-    """`fn(lib)` raises the same exception type under torch and tidal, and the same message
-    (or, with `match`, both messages contain that pattern)."""
-    with pytest.raises(Exception) as ref:
-        fn(torch)
-    with pytest.raises(Exception) as ours:
-        fn(tidal)
-    assert type(ours.value) is type(ref.value), (ours.value, ref.value)
-    if match is None:
-        assert str(ours.value) == str(ref.value)
-    else:
-        assert re.search(match, str(ref.value)), str(ref.value)
-        assert re.search(match, str(ours.value)), str(ours.value)
 
 
 @pytest.fixture(autouse=True)

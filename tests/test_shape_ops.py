@@ -1,11 +1,11 @@
 """Shape ops against torch: cat/stack families, splits, flips, rolls, repeats, triangles, broadcasting."""
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 import tidal
+from pairs import as_numpy as _as_numpy, to_torch as _to_torch, values as _values
 
 torch = pytest.importorskip("torch")
 
@@ -15,27 +15,6 @@ DTYPES = [(tidal.bool, torch.bool), (tidal.uint8, torch.uint8), (tidal.int8, tor
           (tidal.float64, torch.float64)]
 TORCH_OF = dict(DTYPES)
 IDS = [str(d) for d, _ in DTYPES]
-
-
-def _values(rng, n: int, dtype) -> np.ndarray:
-    if dtype is tidal.bool:
-        return rng.random(n) > 0.5
-    if dtype.is_floating_point:
-        return rng.standard_normal(n).astype(np.float32).astype(dtype.np)
-    return rng.integers(0, 100, n).astype(dtype.np)
-
-
-def _to_torch(arr: np.ndarray, dtype):
-    if dtype is tidal.bfloat16:
-        return torch.from_numpy(arr.astype(np.float32)).to(torch.bfloat16)
-    return torch.from_numpy(arr.copy())
-
-
-def _as_numpy(t) -> np.ndarray:
-    if isinstance(t, torch.Tensor):
-        return t.float().numpy() if t.dtype == torch.bfloat16 else t.numpy()
-    arr = t.numpy()
-    return arr.astype(np.float32) if arr.dtype == ml_dtypes.bfloat16 else arr
 
 
 def pair(rng, shape, dtype=tidal.float32, layout="contiguous"):
