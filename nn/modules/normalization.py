@@ -15,6 +15,21 @@ def _as_shape(normalized_shape) -> tuple:
     return (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
 
 
+
+def _register_affine(module: Module, shape, affine: bool, bias: bool, device, dtype) -> None:
+    """Register `weight` and `bias` of `shape` (None where absent), as PyTorch's norm layers do."""
+    module.register_parameter("weight", Parameter(ops.empty(shape, device=device, dtype=dtype)) if affine else None)
+    module.register_parameter("bias", Parameter(ops.empty(shape, device=device, dtype=dtype))
+                              if affine and bias else None)
+
+
+def _reset_affine(module: Module) -> None:
+    """Weight ones, bias zeros (where present)."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
 class LayerNorm(Module):
     """Normalize over the trailing `normalized_shape` dims, with an optional elementwise affine map."""
 
@@ -24,23 +39,12 @@ class LayerNorm(Module):
         self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ops.empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ops.empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Weight ones, bias zeros."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         """The normalized input."""
@@ -91,23 +95,12 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(ops.empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ops.empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, num_channels, affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Weight ones, bias zeros."""
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         """The normalized input."""
