@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
-from .engine import run_backward
+from .engine import run_backward, run_post_accumulate_hooks
 
 
 def _as_tuple(x) -> tuple:
@@ -25,6 +25,8 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
         for t, g in zip(inputs, found):
             if g is not None:
                 t.grad = g.detach().clone() if t.grad is None else t.grad + g
+                if t.grad_fn is None:
+                    run_post_accumulate_hooks(t)
         return
     run_backward(tensors, grads, retain_graph, create_graph)
 
@@ -92,9 +94,21 @@ def register_hook(self: Tensor, hook) -> _RemovableHandle:
     return _RemovableHandle(hooks, hook)
 
 
+def register_post_accumulate_grad_hook(self: Tensor, hook) -> _RemovableHandle:
+    """Call `hook(tensor)` after a backward accumulates into this leaf's .grad (hook returns None)."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    hooks = self.__dict__.setdefault("_post_accumulate_hooks", [])
+    hooks.append(hook)
+    return _RemovableHandle(hooks, hook)
+
+
 def _retains_grad(self: Tensor) -> bool:
     return bool(self.__dict__.get("_retains_grad"))
 
 
 METHODS = {"backward": tensor_backward, "retain_grad": retain_grad, "register_hook": register_hook,
+           "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
            "retains_grad": property(_retains_grad)}

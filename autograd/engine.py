@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import heapq
+import sys
 
 from ..tensor import Tensor
 from .grad_mode import is_grad_enabled, no_grad, set_grad_enabled
@@ -56,9 +57,33 @@ def _roots(tensors, grad_tensors, name: str) -> list:
     return roots
 
 
+_final_callbacks: list = []  # one list per running backward (nested ones stack): queue_callback's
+
+
+def queue_callback(callback) -> None:
+    """Run `callback()` when the backward now running finishes (torch's
+    Variable._execution_engine.queue_callback); callbacks may queue more callbacks."""
+    if not _final_callbacks:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _final_callbacks[-1].append(callback)
+
+
 def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, inputs=None,
                  accumulate: bool = True, allow_unused: bool = False):
     """Propagate gradients from `tensors`; accumulate into leaves' .grad or return grads of `inputs`."""
+    callbacks: list = []
+    _final_callbacks.append(callbacks)
+    try:
+        found = _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accumulate, allow_unused)
+        while callbacks:  # after the graph ran, as torch's (not after a failed backward); may queue more
+            callbacks.pop(0)()
+    finally:
+        _final_callbacks.pop()
+    return found
+
+
+def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, inputs, accumulate: bool,
+                  allow_unused: bool):
     roots = _roots(tensors, grad_tensors, "backward")
     capture_nodes: dict = {}   # (node, output index) -> position in inputs, for non-leaf inputs
     capture_leaves: dict = {}  # id(leaf) -> position in inputs
@@ -103,7 +128,9 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
             _, _, node = heapq.heappop(ready)
             grads = buffers.pop(node, None) or [None] * node.n_outputs
             if isinstance(node, AccumulateGrad):
-                _accumulate(node, grads[0], accumulate, capture_leaves, captured)
+                grad, grads = grads[0], None  # the leaf may keep the only reference (see _stealable)
+                _accumulate(node, grad, accumulate, capture_leaves, captured)
+                grad = None
                 continue
             for k, g in enumerate(grads):
                 for hook in node._pre_hooks.get(k, ()):
@@ -140,6 +167,7 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
                 deps[nxt] -= 1
                 if deps[nxt] == 0:
                     heapq.heappush(ready, (-nxt.seq, id(nxt), nxt))
+            in_grads = grads = g = buf = None  # the buffers hold what is still needed
     if inputs is not None:
         for k, g in enumerate(captured):
             if g is None and not allow_unused:
@@ -147,6 +175,19 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
                                    "graph. Set allow_unused=True if this is the desired behavior.")
         return tuple(captured)
     return None
+
+
+# References to a gradient only the engine holds: the run loop's local, _accumulate's and _stealable's
+# arguments, getrefcount's.
+_ENGINE_REFS = 4
+
+
+def _stealable(grad: Tensor, leaf: Tensor) -> bool:
+    """Whether `grad` may become `leaf.grad` without a copy: no other tensor or view shares it, and it
+    has the leaf's layout, dtype and device."""
+    return (sys.getrefcount(grad) <= _ENGINE_REFS and grad._base is None and not grad.requires_grad
+            and sys.getrefcount(grad._v.blob) == 2 and grad._v.strides == leaf._v.strides
+            and grad.dtype is leaf.dtype and grad.device == leaf.device)
 
 
 def _accumulate(node: AccumulateGrad, grad, accumulate: bool, capture_leaves: dict, captured: list) -> None:
@@ -163,12 +204,23 @@ def _accumulate(node: AccumulateGrad, grad, accumulate: bool, capture_leaves: di
     if not accumulate:
         return
     if leaf.grad is None:
-        # a copy, since one gradient tensor may flow to several leaves (add passes it through);
-        # the copy fuses with the op that produced the gradient, so it costs no extra pass
-        leaf.grad = grad if is_grad_enabled() else grad.detach().clone()
+        # one gradient tensor may flow to several leaves (add passes it through): the leaf takes
+        # it as it is only when nothing else holds it, else a copy (as PyTorch's AccumulateGrad)
+        leaf.grad = grad if is_grad_enabled() or _stealable(grad, leaf) else grad.detach().clone()
     else:
         if is_grad_enabled():
             leaf.grad = leaf.grad + grad
         else:
             with no_grad():
                 leaf.grad.add_(grad)
+    run_post_accumulate_hooks(leaf)
+
+
+def run_post_accumulate_hooks(leaf: Tensor) -> None:
+    """Call the leaf's register_post_accumulate_grad_hook hooks, once its .grad holds the new gradient."""
+    for hook in tuple(leaf.__dict__.get("_post_accumulate_hooks", ())):
+        res = hook(leaf)
+        if isinstance(res, Tensor):
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+        if res is not None:
+            raise TypeError(f"expected Variable, but hook returned '{type(res).__name__}'")

@@ -9,4 +9,14 @@ from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter
 
 __all__ = ["Module", "Parameter", "Buffer", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
-           "ParameterDict", "functional", "init", "utils"] + list(_modules_all)
+           "ParameterDict", "functional", "init", "utils", "parallel"] + list(_modules_all)
+
+
+def __getattr__(name: str):
+    # tidal.nn.parallel imports the comm package: load it on first use
+    if name == "parallel":
+        import importlib
+        module = importlib.import_module(".parallel", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'tidal.nn' has no attribute '{name}'")
