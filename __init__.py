@@ -28,6 +28,10 @@ _LAZY_MODULES = ("nn", "optim", "utils", "profiler", "serialization", "compat", 
 
 
 def __getattr__(name: str):
+    if name in ("placement", "sbp"):  # global tensors: they live in comm, loaded on first use
+        from . import comm
+        globals().update(placement=comm.placement, sbp=comm.sbp)
+        return globals()[name]
     if name in _LAZY_MODULES:
         import importlib
         module = importlib.import_module(".ops.linalg_ns" if name == "linalg" else f".{name}", __name__)

@@ -5,6 +5,8 @@ defines in `METHODS`; this file binds the methods onto Tensor.
 """
 from __future__ import annotations
 
+import functools
+
 from ..tensor import Tensor
 from . import (activations, conv, conversion, creation, indexing, linalg, math_api, pool, random, reduce, scan,
                shape_ops, sorting, views)
@@ -13,10 +15,38 @@ from . import extra  # last: it builds on reduce, linalg and the rest
 MODULES = (math_api, conversion, creation, views, shape_ops, reduce, scan, linalg, sorting, indexing, random,
            activations, conv, pool, extra)
 
+# Set by tidal.comm.global_tensor: dispatch(name, fn, args, kwargs) runs an op on global tensors.
+global_dispatch = None
+
+
+def _accepting_global(fn, name: str):
+    """`fn`, handing calls with a global tensor to `global_dispatch`: a global tensor makes `fn` fail (it
+    has no local memory), so the check costs nothing until then."""
+    def public(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception:
+            if global_dispatch is None or not _mentions_global(args, kwargs):
+                raise
+        return global_dispatch(name, fn, args, kwargs)
+    functools.update_wrapper(public, fn)
+    public.__module__, public.__qualname__ = __name__, name  # pickled by reference as tidal.ops.<name>
+    return public
+
+
+def _mentions_global(args: tuple, kwargs: dict) -> bool:
+    for arg in (*args, *kwargs.values()):
+        for item in (arg if isinstance(arg, (list, tuple)) else (arg,)):  # (builtins.any is shadowed here)
+            if getattr(item, "is_global", False) is True:
+                return True
+    return False
+
+
 __all__: list = []
 for _mod in MODULES:
     for _name in _mod.__all__:
-        globals()[_name] = getattr(_mod, _name)
+        _fn = getattr(_mod, _name)
+        globals()[_name] = _accepting_global(_fn, _name) if callable(_fn) and not isinstance(_fn, type) else _fn
     __all__ += list(_mod.__all__)
     for _name, _fn in _mod.METHODS.items():
         setattr(Tensor, _name, _fn)

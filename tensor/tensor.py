@@ -222,6 +222,13 @@ class Tensor:
             raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
         return dim % max(n, 1)
 
+    is_global = False  # tidal.comm.GlobalTensor says True
+
+    def to_global(self, placement, sbp):
+        """This rank's part of a global tensor: its shard (split), the whole value (broadcast) or a summand."""
+        from ..comm.global_tensor import from_local  # comm sits above tensor: load it on first use
+        return from_local(self, placement, sbp)
+
     # -- sync points ---------------------------------------------------------------------
     def _sync(self) -> None:
         self._vm.wait_blob(self._v.blob)

@@ -1,0 +1,226 @@
+"""Boxing: redistributing a global tensor's local shard from one sbp to another.
+
+A 1-D step changes the sbp of one grid axis over the line of ranks along that axis (a process
+group): all-gather (S->B), local slice (B->S), all-reduce (P->B), reduce-scatter (P->S),
+all-to-all (S(i)->S(j)), keep-on-the-first-rank (B->P) or zero padding (S->P). An n-D boxing
+is a plan of such steps, one axis at a time. Every step is an autograd Function whose backward
+is the transposed step under the gradient convention "the gradient of S(i) is S(i), of B is B
+and of P is B", so gradients flow through redistribution on the ranks' shards.
+"""
+from __future__ import annotations
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+from .placement_sbp import Placement, SbpKind, broadcast, partial_sum
+from .process_group import ProcessGroup, _state, default_group
+
+__all__ = ["box", "step_cost", "line_group", "reduce_gradient"]
+
+
+# -- process groups of a placement's lines ----------------------------------------------------------
+def line_group(ranks: tuple) -> ProcessGroup:
+    """The process group of `ranks` (in this order), made on first use and kept with the world."""
+    world = default_group()
+    if ranks == world.ranks:
+        return world
+    cache = world.state.setdefault("placement_groups", {})
+    group = cache.get(ranks)
+    if group is None:
+        # Named by its ranks, so every member makes the same group without a collective call.
+        name = "placement-" + ".".join(map(str, ranks))
+        group = ProcessGroup(name, ranks, world.backend, _state.client.scope(name, ranks), world.rank())
+        _state.groups.append(group)
+        cache[ranks] = group
+    return group
+
+
+def _group(placement: Placement, axis: int) -> ProcessGroup:
+    return line_group(placement.line(default_group().rank(), axis))
+
+
+# -- the raw 1-D steps (no autograd; local shards in, local shards out) -------------------------------
+def _collectives():
+    from . import collectives
+    return collectives
+
+
+def _gather(x: Tensor, group: ProcessGroup, dim: int) -> Tensor:
+    n = group.size()
+    x = x.contiguous()
+    out = Tensor._empty((n,) + tuple(x.shape), x.dtype, x.device)
+    _collectives().all_gather_into_tensor(out, x, group=group)
+    shape = list(x.shape)
+    shape[dim] *= n
+    return out.movedim(0, dim).reshape(shape)
+
+
+def _slice(x: Tensor, group: ProcessGroup, dim: int) -> Tensor:
+    n, size = group.size(), x.shape[dim]
+    if size % n:
+        raise RuntimeError(f"boxing: cannot split dim {dim} of size {size} into {n} equal parts (global tensors "
+                           "need split dims divisible by the number of ranks)")
+    m = size // n
+    return x.narrow(dim, group.rank() * m, m).clone()
+
+
+def _all_reduce(x: Tensor, group: ProcessGroup) -> Tensor:
+    out = x.contiguous().clone()
+    _collectives().all_reduce(out, group=group)
+    return out
+
+
+def _reduce_scatter(x: Tensor, group: ProcessGroup, dim: int) -> Tensor:
+    n, size = group.size(), x.shape[dim]
+    if size % n:
+        raise RuntimeError(f"boxing: cannot split dim {dim} of size {size} into {n} equal parts (global tensors "
+                           "need split dims divisible by the number of ranks)")
+    moved = x.movedim(dim, 0).contiguous()
+    out = Tensor._empty((size // n,) + tuple(moved.shape[1:]), x.dtype, x.device)
+    _collectives().reduce_scatter_tensor(out, moved, group=group)
+    return out.movedim(0, dim)
+
+
+def _all_to_all(x: Tensor, group: ProcessGroup, src: int, dst: int) -> Tensor:
+    n, size = group.size(), x.shape[dst]
+    if size % n:
+        raise RuntimeError(f"boxing: cannot split dim {dst} of size {size} into {n} equal parts (global tensors "
+                           "need split dims divisible by the number of ranks)")
+    pieces = x.unflatten(dst, (n, size // n)).movedim(dst, 0).contiguous()  # piece k goes to rank k
+    got = Tensor._empty(tuple(pieces.shape), x.dtype, x.device)
+    _collectives().all_to_all_single(got, pieces, group=group)               # piece k came from rank k
+    shape = list(got.shape[1:])
+    shape[src] *= n
+    return got.movedim(0, src).reshape(shape)
+
+
+def _keep_first(x: Tensor, group: ProcessGroup) -> Tensor:
+    from .. import ops
+    return x.clone() if group.rank() == 0 else ops.zeros_like(x)
+
+
+def _zero_pad(x: Tensor, group: ProcessGroup, dim: int) -> Tensor:
+    from .. import ops
+    n, m = group.size(), x.shape[dim]
+    shape = list(x.shape)
+    shape[dim] = n * m
+    out = ops.zeros(shape, dtype=x.dtype)
+    out.narrow(dim, group.rank() * m, m).copy_(x)
+    return out
+
+
+def _step(x: Tensor, group: ProcessGroup, src: SbpKind, dst: SbpKind) -> Tensor:
+    """One axis from `src` to `dst` (src != dst)."""
+    if src.is_split:
+        if dst.is_split:
+            return _all_to_all(x, group, src.dim, dst.dim)
+        return _gather(x, group, src.dim) if dst is broadcast else _zero_pad(x, group, src.dim)
+    if src is broadcast:
+        return _slice(x, group, dst.dim) if dst.is_split else _keep_first(x, group)
+    return _reduce_scatter(x, group, dst.dim) if dst.is_split else _all_reduce(x, group)
+
+
+def _grad_sbp(s: SbpKind) -> SbpKind:
+    """The sbp of the gradient of a tensor with sbp `s` (P's gradient is B)."""
+    return broadcast if s is partial_sum else s
+
+
+class _Box(Function):
+    """One 1-D boxing step; backward is the transposed step."""
+
+    @staticmethod
+    def forward(ctx, x, group, src, dst):
+        ctx.step = (group, src, dst)
+        return _step(x, group, src, dst)
+
+    @staticmethod
+    def backward(ctx, grad):
+        group, src, dst = ctx.step
+        back_src, back_dst = _grad_sbp(dst), _grad_sbp(src)
+        if back_src == back_dst:
+            return grad, None, None, None
+        return _Box.apply(grad, group, back_src, back_dst), None, None, None
+
+
+class _ReduceGradient(Function):
+    """Identity forward; backward all-reduces the (partial) gradient of a broadcast input (Megatron's f)."""
+
+    @staticmethod
+    def forward(ctx, x, group):
+        ctx.group = group
+        return x.detach()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _ReduceGradientBack.apply(grad, ctx.group), None
+
+
+class _ReduceGradientBack(Function):
+    """All-reduce forward; identity backward (the transposed f, for double backward)."""
+
+    @staticmethod
+    def forward(ctx, x, group):
+        return _all_reduce(x, group)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+def reduce_gradient(x: Tensor, placement: Placement, axes) -> Tensor:
+    """`x` unchanged; in backward its gradient is summed over the ranks of each grid axis in `axes`."""
+    for axis in axes:
+        x = _ReduceGradient.apply(x, _group(placement, axis))
+    return x
+
+
+# -- n-D plans ---------------------------------------------------------------------------------------
+def _valid(state: list, axis: int, new: SbpKind) -> bool:
+    """A step on `axis` works on shards when no inner axis splits the dims it touches."""
+    dims = {s.dim for s in (state[axis], new) if s.is_split}
+    return not any(s.is_split and s.dim in dims for s in state[axis + 1:])
+
+
+def plan(src: tuple, dst: tuple) -> list:
+    """The 1-D steps (axis, from, to) turning nd-sbp `src` into `dst`."""
+    if src == dst:
+        return []
+    state, steps = list(src), []
+    for axis in reversed(range(len(src))):        # inner axes first: their shards nest inside outer ones
+        if state[axis] != dst[axis]:
+            if not _valid(state, axis, dst[axis]):
+                break
+            steps.append((axis, state[axis], dst[axis]))
+            state[axis] = dst[axis]
+    else:
+        return steps
+    # Two axes split the same dim: go through broadcast, inner axes first, then out again outer first.
+    state, steps = list(src), []
+    for axis in reversed(range(len(src))):
+        if state[axis] != broadcast:
+            steps.append((axis, state[axis], broadcast))
+            state[axis] = broadcast
+    for axis in range(len(dst)):
+        if dst[axis] != broadcast:
+            steps.append((axis, broadcast, dst[axis]))
+    return steps
+
+
+def box(x: Tensor, placement: Placement, src: tuple, dst: tuple) -> Tensor:
+    """This rank's shard of the tensor whose shard `x` has nd-sbp `src`, redistributed to `dst`."""
+    for axis, a, b in plan(src, dst):
+        x = _Box.apply(x, _group(placement, axis), a, b)
+    return x
+
+
+# Bytes a rank receives per byte of its shard; local steps cost a little (they copy), so that equal
+# signatures prefer the one that moves nothing at all.
+_COST = {("S", "B"): lambda n: n - 1, ("P", "B"): lambda n: 2 * (n - 1) / n, ("P", "S"): lambda n: (n - 1) / n,
+         ("S", "S"): lambda n: (n - 1) / n, ("B", "S"): lambda n: 0.01 / n, ("B", "P"): lambda n: 0.01,
+         ("S", "P"): lambda n: n - 1}   # zero padding: n times the memory, and P is dear to reduce later
+
+
+def step_cost(nbytes: float, src: SbpKind, dst: SbpKind, n: int) -> float:
+    """About how many bytes a rank receives redistributing a shard of `nbytes` along an axis of n ranks."""
+    if src == dst:
+        return 0.0
+    return nbytes * _COST[(src.kind, dst.kind)](n)

@@ -1,0 +1,375 @@
+"""SBP signatures: for each op (or op family), the input sbps under which running the op on the
+local shards gives a shard of the global result, and the output's sbp.
+
+A rule takes the call (`Call`: the op's arguments and its global inputs' shapes) and returns the
+candidate `Sig`s for one grid axis; the dispatcher adds "everything broadcast -> broadcast"
+(always right) and picks the candidate needing the fewest bytes of boxing. A `Sig` may carry
+`rewrite`, which turns the global arguments (shapes) into the local shard's arguments.
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+from .placement_sbp import SbpKind, broadcast as B, partial_sum as P, split as S
+
+__all__ = ["Sig", "Call", "RULES", "rule_for"]
+
+
+class Sig(NamedTuple):
+    """Input sbps (one per global input, in argument order), the outputs' sbp, and an argument rewrite."""
+
+    ins: tuple
+    out: SbpKind
+    rewrite: Callable | None = None
+
+
+class Call(NamedTuple):
+    """What a rule sees: the op's name and arguments and its global inputs with their global shapes."""
+
+    name: str
+    args: tuple
+    kwargs: dict
+    inputs: list
+    shapes: list
+
+
+def _arg(call: Call, index: int, key: str, default=None):
+    if len(call.args) > index:
+        return call.args[index]
+    return call.kwargs.get(key, default)
+
+
+def _norm(dim: int, ndim: int) -> int:
+    return dim % ndim if ndim else 0
+
+
+def _broadcast_shape(shapes: list) -> tuple:
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for k, size in enumerate(s):
+            j = ndim - len(s) + k
+            out[j] = size if out[j] == 1 else out[j]
+    return tuple(out)
+
+
+# -- elementwise ---------------------------------------------------------------------------------------
+def elementwise(call: Call) -> list:
+    """Every input split along the same (broadcast-aligned) output dim, or broadcast where it is broadcast."""
+    out_shape = _broadcast_shape(call.shapes)
+    sigs = []
+    for d in range(len(out_shape)):
+        ins = []
+        for shape in call.shapes:
+            k = d - (len(out_shape) - len(shape))
+            ins.append(S(k) if k >= 0 and shape[k] == out_shape[d] and shape[k] > 1 else B)
+        if any(s != B for s in ins):
+            sigs.append(Sig(tuple(ins), S(d)))
+    return sigs
+
+
+def _all_operands_global(call: Call) -> bool:
+    first, second = _arg(call, 0, "input"), _arg(call, 1, "other")
+    return first is call.inputs[0] and len(call.inputs) == 2 and second is call.inputs[1]
+
+
+def additive(call: Call) -> list:
+    """add/sub: elementwise, and P + P -> P when both operands are global (a number would be added n times)."""
+    sigs = elementwise(call)
+    if _all_operands_global(call):
+        sigs.append(Sig((P, P), P))
+    return sigs
+
+
+def multiplicative(call: Call) -> list:
+    """mul: elementwise, and one P times broadcast others -> P."""
+    sigs = elementwise(call)
+    for i in range(len(call.inputs)):
+        sigs.append(Sig(tuple(P if j == i else B for j in range(len(call.inputs))), P))
+    return sigs
+
+
+def divisive(call: Call) -> list:
+    """div: elementwise, and a P numerator over a broadcast denominator -> P."""
+    sigs = elementwise(call)
+    if _arg(call, 0, "input") is call.inputs[0]:
+        sigs.append(Sig((P,) + (B,) * (len(call.inputs) - 1), P))
+    return sigs
+
+
+def linear_unary(call: Call) -> list:
+    """Ops linear in their one tensor: elementwise, and P -> P."""
+    return elementwise(call) + ([Sig((P,), P)] if len(call.inputs) == 1 else [])
+
+
+# -- matmul -------------------------------------------------------------------------------------------
+def matmul(call: Call) -> list:
+    """S(0)xB->S(0), BxS(1)->S(1), S(1)xS(0)->P, PxB->P, BxP->P, and batch dims split together."""
+    if len(call.shapes) != 2 or len(call.inputs) != 2 or min(len(s) for s in call.shapes) < 2:
+        return []
+    a, b = call.shapes
+    nd = max(len(a), len(b))
+    sigs = [Sig((S(len(a) - 2), B), S(nd - 2)), Sig((B, S(len(b) - 1)), S(nd - 1)),
+            Sig((S(len(a) - 1), S(len(b) - 2)), P), Sig((P, B), P), Sig((B, P), P)]
+    for d in range(nd - 2):  # batch dims, right-aligned and broadcast like elementwise ones
+        ka, kb = d - (nd - len(a)), d - (nd - len(b))
+        sa = S(ka) if ka >= 0 and a[ka] > 1 else B
+        sb = S(kb) if kb >= 0 and b[kb] > 1 else B
+        if sa != B or sb != B:
+            sigs.append(Sig((sa, sb), S(d)))
+    return sigs
+
+
+# -- reductions ---------------------------------------------------------------------------------------
+def _reduced_dims(call: Call, ndim: int):
+    dim = _arg(call, 1, "dim")
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return set(range(ndim))
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    return {_norm(int(d), ndim) for d in dims}
+
+
+def _keep_split(call: Call, summing: bool) -> list:
+    ndim = len(call.shapes[0])
+    reduced = _reduced_dims(call, ndim)
+    keepdim = bool(_arg(call, 2, "keepdim", False))
+    sigs = [Sig((P,), P)] if summing else []
+    for d in range(ndim):
+        if d in reduced:
+            if summing:
+                sigs.append(Sig((S(d),), P))
+        else:
+            sigs.append(Sig((S(d),), S(d if keepdim else d - sum(1 for r in reduced if r < d))))
+    return sigs
+
+
+def summation(call: Call) -> list:
+    """sum over a split dim -> P, over other dims keeps the split; sum of P -> P."""
+    return _keep_split(call, summing=True) if len(call.inputs) == 1 else []
+
+
+def reduction(call: Call) -> list:
+    """Other reductions keep a split of a dim they do not reduce."""
+    if len(call.inputs) != 1:                    # max(a, b) and friends are elementwise
+        return elementwise(call)
+    return _keep_split(call, summing=False)
+
+
+def along_dim(call: Call) -> list:
+    """softmax-like ops along `dim` keep a split of any other dim."""
+    ndim = len(call.shapes[0])
+    dim = _norm(int(_arg(call, 1, "dim")), ndim)
+    return [Sig((S(d),), S(d)) for d in range(ndim) if d != dim]
+
+
+# -- views and reshapes: renumber the split dim ---------------------------------------------------------
+def _renumber(mapping: Callable) -> Callable:
+    """A rule from `mapping(call, ndim) -> {old dim: new dim}` (dims left out cannot stay split)."""
+    def rule(call: Call) -> list:
+        if len(call.inputs) != 1:
+            return []
+        ndim = len(call.shapes[0])
+        moved = mapping(call, ndim)
+        return [Sig((P,), P)] + [Sig((S(d),), S(moved[d])) for d in range(ndim) if d in moved]
+    return rule
+
+
+def _dims_arg(call: Call) -> tuple:
+    rest = call.args[1:]
+    dims = rest[0] if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else rest
+    return tuple(call.kwargs.get("dims", dims))
+
+
+def _transpose(call, ndim):
+    d0, d1 = _norm(int(_arg(call, 1, "dim0")), ndim), _norm(int(_arg(call, 2, "dim1")), ndim)
+    out = {d: d for d in range(ndim)}
+    out[d0], out[d1] = d1, d0
+    return out
+
+
+def _t(call, ndim):
+    return {d: ndim - 1 - d for d in range(ndim)}
+
+
+def _permute(call, ndim):
+    dims = [_norm(int(d), ndim) for d in _dims_arg(call)]
+    return {old: new for new, old in enumerate(dims)}
+
+
+def _movedim(call, ndim):
+    src, dst = _arg(call, 1, "source"), _arg(call, 2, "destination")
+    src = [src] if isinstance(src, int) else list(src)
+    dst = [dst] if isinstance(dst, int) else list(dst)
+    src, dst = [_norm(s, ndim) for s in src], [_norm(d, ndim) for d in dst]
+    order = [None] * ndim
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(ndim) if d not in src)
+    order = [next(rest) if o is None else o for o in order]
+    return {old: new for new, old in enumerate(order)}
+
+
+def _unsqueeze(call, ndim):
+    at = _norm(int(_arg(call, 1, "dim")), ndim + 1)
+    return {d: d + (d >= at) for d in range(ndim)}
+
+
+def _squeezed(call: Call) -> tuple:
+    shape = call.shapes[0]
+    dim = _arg(call, 1, "dim")
+    if dim is None:
+        return tuple(d for d, s in enumerate(shape) if s == 1)
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    return tuple(d for d in (_norm(int(k), len(shape)) for k in dims) if shape[d] == 1)
+
+
+def _squeeze(call, ndim):
+    gone = _squeezed(call)
+    return {d: d - sum(1 for g in gone if g < d) for d in range(ndim) if d not in gone}
+
+
+def _flatten(call, ndim):
+    if ndim == 0:
+        return {}
+    start, end = _norm(int(_arg(call, 1, "start_dim", 0)), ndim), _norm(int(_arg(call, 2, "end_dim", -1)), ndim)
+    return {d: d if d <= start else d - (end - start) for d in range(ndim) if not start < d <= end}
+
+
+def _select(call, ndim):
+    dim = _norm(int(_arg(call, 1, "dim")), ndim)
+    return {d: d - (d > dim) for d in range(ndim) if d != dim}
+
+
+def getitem(call: Call) -> list:
+    """Basic indexing (ints, slices, None, ...) keeps a split of a dim it takes whole; P stays P."""
+    if len(call.inputs) != 1:
+        return []
+    index = call.args[1] if isinstance(call.args[1], tuple) else (call.args[1],)
+    if not all(i is None or i is Ellipsis or isinstance(i, (int, slice)) for i in index) or \
+            any(isinstance(i, bool) for i in index):
+        return []
+    ndim = len(call.shapes[0])
+    used = sum(1 for i in index if i is not None and i is not Ellipsis)
+    if Ellipsis in index:
+        at = index.index(Ellipsis)
+        index = index[:at] + (slice(None),) * (ndim - used) + index[at + 1:]
+    index = index + (slice(None),) * (ndim - used)
+    moved, d, out = {}, 0, 0
+    for i in index:
+        if i is None:
+            out += 1
+            continue
+        if i == slice(None):
+            moved[d] = out
+        out += not isinstance(i, int)
+        d += 1
+    return [Sig((P,), P)] + [Sig((S(k),), S(v)) for k, v in moved.items()]
+
+
+def squeeze(call: Call) -> list:
+    """squeeze renumbers; with no dim it squeezes the dims of global size 1 only (not shards of size 1)."""
+    gone = _squeezed(call)
+
+    def rewrite(args, kwargs, out_sbp, hierarchy):
+        return (args[0], gone), {}
+    return [sig._replace(rewrite=rewrite) for sig in _renumber(_squeeze)(call)]
+
+
+def _target_shape(call: Call) -> tuple:
+    rest = call.args[1:]
+    shape = rest[0] if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else rest
+    shape = [int(s) for s in call.kwargs.get("shape", shape)]
+    known = 1
+    for s in shape:
+        known *= s if s != -1 else 1
+    total = 1
+    for s in call.shapes[0]:
+        total *= s
+    return tuple(total // max(known, 1) if s == -1 else s for s in shape)
+
+
+def reshape(call: Call) -> list:
+    """reshape/view keep a split when the elements before the split dim stay the same (OneFlow's rule too)."""
+    if len(call.inputs) != 1:
+        return []
+    try:
+        src, dst = call.shapes[0], _target_shape(call)
+    except (TypeError, ValueError):             # view(dtype) and other forms run on broadcast inputs
+        return []
+    sigs = [Sig((P,), P)]
+    for d in range(len(src)):
+        before = 1
+        for s in src[:d]:
+            before *= s
+        acc = 1
+        for k, size in enumerate(dst):
+            if acc == before and size > 1 and src[d] > 0 and (size % src[d] == 0 or src[d] % size == 0):
+                sigs.append(Sig((S(d),), S(k)))
+                break
+            acc *= size
+
+    def rewrite(args, kwargs, out_sbp, hierarchy):
+        local = list(dst)
+        for axis, s in enumerate(out_sbp):
+            if s.is_split:
+                local[s.dim] //= hierarchy[axis]
+        return (args[0], tuple(local)), {}
+    return [sig._replace(rewrite=rewrite) for sig in sigs]
+
+
+# -- joins ----------------------------------------------------------------------------------------------
+def concat(call: Call) -> list:
+    """cat along one dim keeps a split of any other dim; P's concatenate to P."""
+    ndim = len(call.shapes[0])
+    dim = _norm(int(_arg(call, 1, "dim", 0)), ndim)
+    n = len(call.inputs)
+    return [Sig((P,) * n, P)] + [Sig((S(d),) * n, S(d)) for d in range(ndim) if d != dim]
+
+
+# -- the table ------------------------------------------------------------------------------------------
+def _table() -> dict:
+    from ..ops import activations, math_api
+    rules: dict = {}
+    not_elementwise = {"where", "clone", "polygamma", "mvlgamma"}
+    for name in list(math_api.__all__) + list(activations.__all__):
+        if name not in not_elementwise and not name.endswith("_"):
+            rules[name] = elementwise
+    for name in ("where", "ones_like", "sigmoid", "tanh", "gelu", "silu", "softplus", "__lt__", "__le__", "__gt__",
+                 "__ge__", "__eq__", "__ne__", "__pow__", "__rpow__", "__rtruediv__", "__floordiv__", "__mod__",
+                 "__and__", "__or__", "__xor__", "__invert__", "__abs__", "float", "double", "half", "bfloat16",
+                 "to", "type", "int", "long", "bool"):
+        rules[name] = elementwise
+    for name in ("add", "sub", "subtract", "__add__", "__radd__", "__sub__", "__rsub__"):
+        rules[name] = additive
+    for name in ("mul", "multiply", "__mul__", "__rmul__"):
+        rules[name] = multiplicative
+    for name in ("div", "divide", "true_divide", "__truediv__"):
+        rules[name] = divisive
+    for name in ("neg", "negative", "__neg__", "positive", "__pos__", "clone", "contiguous", "detach",
+                 "zeros_like"):
+        rules[name] = linear_unary
+    for name in ("matmul", "mm", "bmm", "__matmul__"):
+        rules[name] = matmul
+    for name in ("sum", "nansum"):
+        rules[name] = summation
+    for name in ("amax", "amin", "max", "min", "prod", "any", "all", "argmax", "argmin", "logsumexp",
+                 "mean", "nanmean", "count_nonzero"):
+        rules[name] = reduction
+    for name in ("softmax", "log_softmax", "cumsum", "cumprod"):
+        rules[name] = along_dim
+    rules.update(transpose=_renumber(_transpose), swapaxes=_renumber(_transpose), swapdims=_renumber(_transpose),
+                 t=_renumber(_t), T=_renumber(_t), permute=_renumber(_permute), movedim=_renumber(_movedim),
+                 moveaxis=_renumber(_movedim), unsqueeze=_renumber(_unsqueeze), squeeze=squeeze,
+                 flatten=_renumber(_flatten), reshape=reshape, view=reshape, cat=concat, concat=concat,
+                 concatenate=concat, __getitem__=getitem, narrow=along_dim, select=_renumber(_select))
+    return rules
+
+
+RULES: dict = {}
+
+
+def rule_for(name: str):
+    """The signature rule of op `name`, or None (the op then runs on broadcast inputs)."""
+    if not RULES:
+        RULES.update(_table())
+    return RULES.get(name)
