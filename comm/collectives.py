@@ -20,6 +20,7 @@ import numpy as np
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm import Instruction
+from . import check as _check
 from . import ring
 from .process_group import ProcessGroup, Work, _seconds, default_group, get_group_rank
 
@@ -69,6 +70,7 @@ def _reduction(name: str, op, dtype: dt.dtype, size: int) -> tuple:
 
     def combine(a, b, out):
         ufunc(a, b, out=out)
+    combine.op = op  # for the order check's description of the call
     finish = None
     if op is ReduceOp.AVG:
         finish = _average_float(size) if dtype.category == dt.FLOAT else _average_int(size)
@@ -232,6 +234,8 @@ def _earlier_readers(vm, writes) -> list:
 def _queue(name: str, group: ProcessGroup, algorithm, reads: list, writes: list, extra, async_op: bool,
            result=None):
     """Queue `algorithm(mesh, read_arrays, write_arrays, extra)` on the comm stream."""
+    if _check.ENABLED:  # debug mode: the ranks agree on this call before any data moves
+        _check.verify(name, group, reads, writes, extra)
     from ..autograd.grad_mode import no_grad
     mesh = _mesh(group)
     staged = {}  # id(non-contiguous tensor) -> (tensor, contiguous stand-in)

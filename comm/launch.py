@@ -1,13 +1,14 @@
 """Start the ranks of a job on this node, like torchrun:
 
     python -m tidal.comm.launch --nproc-per-node N [--nnodes M --node-rank R
-        --master-addr A --master-port P] script.py args...
+        --master-addr A --master-port P] [-m | --no-python] script.py args...
 
-Each child gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR,
-MASTER_PORT and TIDAL_JOB_SECRET (random per job; with several nodes, set it to the same value
-on every node). Output is streamed with a "[rank N]" prefix. When a rank fails, the others are
-stopped (SIGTERM, then SIGKILL after --stop-grace seconds) and the launcher reports the rank,
-its exit code or signal and the last lines of its traceback; Ctrl-C stops every rank.
+(`-m tidal.compat script.py` runs a PyTorch script on tidal.) Each child gets RANK, WORLD_SIZE,
+LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID and
+TIDAL_JOB_SECRET (random per job; with several nodes, set it to the same value on every node).
+Output is streamed with a "[rank N]" prefix. When a rank fails, the others are stopped (SIGTERM,
+then SIGKILL after --stop-grace seconds) and the launcher reports the rank, its exit code or
+signal and the last lines of its traceback; Ctrl-C stops every rank.
 """
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def rank_environment(rank: int, local_rank: int, world_size: int, local_world_si
     return {"RANK": str(rank), "WORLD_SIZE": str(world_size), "LOCAL_RANK": str(local_rank),
             "LOCAL_WORLD_SIZE": str(local_world_size), "GROUP_RANK": str(node_rank), "NODE_RANK": str(node_rank),
             "MASTER_ADDR": master_addr, "MASTER_PORT": str(master_port), "TIDAL_JOB_SECRET": secret,
-            "PYTHONUNBUFFERED": "1"}
+            "TORCHELASTIC_RUN_ID": "none", "PYTHONUNBUFFERED": "1"}  # torchrun's default run id
 
 
 class _Rank:
@@ -145,7 +146,10 @@ def run(args: argparse.Namespace) -> int:
                          "the same random value on every node")
     secret = secret or secrets.token_hex(32)
     port = args.master_port or free_port(args.master_addr if args.master_addr not in ("localhost",) else "127.0.0.1")
-    command = [sys.executable, "-u"] + (["-m", args.script] if args.module else [args.script]) + args.script_args
+    if args.no_python:
+        command = [args.script] + args.script_args
+    else:
+        command = [sys.executable, "-u"] + (["-m", args.script] if args.module else [args.script]) + args.script_args
     world_size = nproc * nnodes
     lock = threading.Lock()
     exits: queue.Queue = queue.Queue()     # ranks in the order they exit; None for a signal
@@ -246,6 +250,9 @@ def parse_args(argv: list | None = None) -> argparse.Namespace:
     parser.add_argument("--stop-grace", type=float, default=5.0, help="seconds between SIGTERM and SIGKILL")
     parser.add_argument("--no-prefix", action="store_true", help="do not prefix output lines with the rank")
     parser.add_argument("-m", "--module", action="store_true", help="run the script as a module (python -m)")
+    parser.add_argument("--standalone", action="store_true", help="torchrun's flag; one local node is the default")
+    parser.add_argument("--no-python", "--no_python", action="store_true",
+                        help="run the script as a command, not with python (e.g. a shell script)")
     parser.add_argument("script", help="the training script (or module with -m)")
     parser.add_argument("script_args", nargs=argparse.REMAINDER, help="its arguments")
     return parser.parse_args(argv)

@@ -13,6 +13,7 @@ import sys
 import threading
 from typing import Callable
 
+from . import check as _check
 from .base import CommError
 
 __all__ = ["ProcessGroup", "Work", "init_process_group", "destroy_process_group", "is_initialized", "is_available",
@@ -261,6 +262,8 @@ def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_id
     """Wait until every rank of `group` gets here."""
     group = _group(group)
     if group.is_member:
+        if _check.ENABLED:
+            _check.verify("barrier", group)
         group.control.barrier()
     return Work.completed() if async_op else None
 

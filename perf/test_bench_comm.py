@@ -24,7 +24,7 @@ import time
 import numpy as np
 import pytest
 
-SIZES = [1 << k for k in range(10, 27, 2)]  # 1 KiB .. 64 MiB
+SIZES = [1 << k for k in range(10, 29, 2)]  # 1 KiB .. 256 MiB
 WORLD = 2
 
 

@@ -1,6 +1,8 @@
 """torch.nn.parallel: DataParallel runs its module directly (there are no GPUs to split across);
-DistributedDataParallel needs a process group, which tidal does not have yet."""
+DistributedDataParallel and the rest are tidal.nn.parallel's, imported on first use."""
 from __future__ import annotations
+
+import importlib
 
 from ...nn import Module
 from .. import distributed
@@ -23,13 +25,29 @@ class DataParallel(Module):
         return self.module(*inputs, **kwargs)
 
 
-class DistributedDataParallel(Module):
-    """Data-parallel training across processes; needs an initialised process group."""
+class _DistributedDataParallelMissing(Module):
+    """Stands in for DistributedDataParallel in a tidal without tidal.nn.parallel."""
 
-    def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0, broadcast_buffers=None,
-                 process_group=None, bucket_cap_mb=None, find_unused_parameters: bool = False, **kwargs) -> None:
+    def __init__(self, module: Module, *args, process_group=None, **kwargs) -> None:
         super().__init__()
         if process_group is None and not distributed.is_initialized():
             raise ValueError("Default process group has not been initialized, please make sure to call "
                              "init_process_group.")
-        raise NotImplementedError("DistributedDataParallel: tidal has no process groups yet")
+        raise NotImplementedError("DistributedDataParallel: this tidal has no tidal.nn.parallel")
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):  # never borrow module machinery
+        raise AttributeError(name)
+    try:
+        source = importlib.import_module("tidal.nn.parallel")
+    except ModuleNotFoundError as exc:
+        if exc.name != "tidal.nn.parallel":
+            raise
+        if name == "DistributedDataParallel":
+            return _DistributedDataParallelMissing
+        source = None
+    try:
+        return getattr(source, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
