@@ -423,6 +423,13 @@ class GlobalTensor:
         """The same value outside the autograd graph."""
         return GlobalTensor(self._local.detach(), self.placement, self.sbp, self._shape)
 
+    def as_parameter(self, requires_grad: bool = True) -> "GlobalParameter":
+        """This value as a module parameter (what `nn.Parameter(global_tensor)` returns)."""
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        return GlobalParameter(self._local.detach().requires_grad_(requires_grad), self.placement, self.sbp,
+                               self._shape)
+
     @property
     def data(self) -> "GlobalTensor":
         """The value outside the autograd graph, sharing memory."""
@@ -459,6 +466,16 @@ for _name in ("__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub_
 
 
 # -- parameters of nn modules ----------------------------------------------------------------------------
+class GlobalParameter(GlobalTensor):
+    """A global tensor registered as a Module parameter: its shard is the autograd leaf."""
+
+    __slots__ = ()
+    is_parameter = True
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+
 def distribute_parameters(module, placement: Placement, sbps: dict | None = None):
     """Replace `module`'s parameters (the same full value on every rank) by global ones: `sbps` maps dotted
     names to sbp (default broadcast). E.g. a tensor-parallel MLP: {'0.weight': split(0), '0.bias': split(0),
@@ -471,8 +488,7 @@ def distribute_parameters(module, placement: Placement, sbps: dict | None = None
             owner = getattr(owner, part)
         sbp = sbps.pop(name, broadcast)
         full = from_local(param.detach(), placement, (broadcast,) * placement.ndim)
-        spread = full.to_global(placement, sbp).detach().requires_grad_(param.requires_grad)
-        owner._parameters[leaf] = spread  # Module.__setattr__ takes only Parameters: store it directly
+        setattr(owner, leaf, full.to_global(placement, sbp).as_parameter(param.requires_grad))
     if sbps:
         raise KeyError(f"distribute_parameters(): no parameters named {sorted(sbps)}")
     return module

@@ -27,6 +27,11 @@ def _add_indent(text: str, spaces: int) -> str:
     return lines[0] + "\n" + "\n".join(pad + line for line in lines[1:])
 
 
+def _is_parameter(value) -> bool:
+    """An nn.Parameter, or a global parameter (nn.Parameter of a global tensor)."""
+    return getattr(value, "is_parameter", False) is True
+
+
 def _check_member_name(kind: str, name) -> None:
     """PyTorch's checks on the name given to register_buffer/register_parameter/add_module."""
     if not isinstance(name, str):
@@ -160,7 +165,7 @@ class Module(StateDictMixin):
         _check_member_name("parameter", name)
         if hasattr(self, name) and name not in self._parameters:
             raise KeyError(f"attribute '{name}' already exists")
-        if param is not None and not isinstance(param, Parameter):
+        if param is not None and not _is_parameter(param):
             raise TypeError(f"cannot assign '{_type_name(param)}' object to parameter '{name}' "
                             "(tidal.nn.Parameter or None required)")
         if param is not None and param.grad_fn is not None:
@@ -203,7 +208,7 @@ class Module(StateDictMixin):
         if not hasattr(mod, name):
             raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
         param = getattr(mod, name)
-        if not isinstance(param, Parameter):
+        if not _is_parameter(param):
             raise AttributeError(f"`{name}` is not an nn.Parameter")
         return param
 
@@ -238,7 +243,7 @@ class Module(StateDictMixin):
                     if store is d.get("_buffers"):
                         self._non_persistent_buffers_set.discard(name)
 
-        if isinstance(value, Parameter):
+        if _is_parameter(value):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
             forget(d, d.get("_buffers"), d.get("_modules"))

@@ -22,10 +22,13 @@ class Parameter(Tensor):
     """A tensor that a Module registers as a learnable parameter; requires grad by default."""
 
     __slots__ = ()
+    is_parameter = True  # what Module checks: a global parameter (tidal.comm.GlobalParameter) says so too
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> "Parameter":
         if data is None:
             data = _empty_float()
+        if getattr(data, "is_global", False) is True:
+            return data.as_parameter(requires_grad)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): argument 'data' must be Tensor, not {type(data).__name__}")
         if requires_grad and not data.dtype.is_floating_point:

@@ -255,6 +255,13 @@ def tensor_parallel_mlp() -> list:
     local = MLP().to(tidal.float64)
     parallel = comm.distribute_parameters(copy.deepcopy(local), placement,
                                           {"fc1.weight": S(0), "fc1.bias": S(0), "fc2.weight": S(1)})
+    from tidal.comm.global_tensor import GlobalParameter
+    # nn.Parameter of a global tensor is a global parameter, and modules take it like any parameter
+    parallel.fc2.bias = nn.Parameter(parallel.fc2.bias.detach())
+    if not isinstance(parallel.fc2.bias, GlobalParameter) or not parallel.fc2.bias.requires_grad:
+        failures.append(f"nn.Parameter(global) gave {type(parallel.fc2.bias).__name__}")
+    if [n for n, _ in parallel.named_parameters()] != [n for n, _ in local.named_parameters()]:
+        failures.append(f"parameter names {[n for n, _ in parallel.named_parameters()]}")
     x, target = _ints((5, 6), 30), _ints((5, 3), 31)
     want = local(tidal.tensor(x))
     loss = nn.functional.mse_loss(want, tidal.tensor(target))
