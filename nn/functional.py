@@ -19,7 +19,8 @@ from ._util import check_probability
 
 # activations defined in the op library (relu, gelu, silu, elu, softplus, hardswish, ...)
 for _name in _act.FUNCTIONAL:
-    globals()[_name] = getattr(_act, _name) if hasattr(_act, _name) else getattr(ops, _name)
+    # the public op when there is one: it also takes global tensors
+    globals()[_name] = getattr(ops, _name) if hasattr(ops, _name) else getattr(_act, _name)
 
 __all__ = list(_act.FUNCTIONAL) + [
     "linear", "bilinear", "softmax", "log_softmax", "softmin", "glu", "prelu", "rrelu", "dropout", "dropout1d",
