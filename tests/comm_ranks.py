@@ -19,7 +19,6 @@ from tidal.tensor import dtype as dt
 
 PIECE_BYTES = "4096"
 DIRECT_BYTES = "2048"  # all-reduces below this take the one-round path, above it the ring
-SHM_BYTES = "1024"     # messages from this size up go through shared memory (smaller ones inside ZeroMQ)
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 OPS = ["SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR"]
 SHAPES = [(), (0,), (1,), (7,), (3, 5), (1500,)]   # 1500 float64 = 3 pieces
@@ -29,7 +28,7 @@ SHAPES = [(), (0,), (1,), (7,), (3, 5), (1500,)]   # 1500 float64 = 3 pieces
 def _serve(rank: int, size: int, port: int, secret: str, inbox, outbox, env: dict | None = None) -> None:
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(size), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                       TIDAL_JOB_SECRET=secret, TIDAL_COMM_PIECE_BYTES=PIECE_BYTES,
-                      TIDAL_COMM_DIRECT_BYTES=DIRECT_BYTES, TIDAL_COMM_SHM_BYTES=SHM_BYTES)
+                      TIDAL_COMM_DIRECT_BYTES=DIRECT_BYTES)
     os.environ.update(env or {})
     from tidal import comm
     comm.init_process_group("gloo", timeout=60)
