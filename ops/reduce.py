@@ -23,8 +23,9 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from . import math_api as M
 from . import views
-from .dispatch import launch, register_kernel
-from .elementwise import torch_name
+from ..vm import Instruction
+from .dispatch import kernel_for, launch, register_kernel
+from .elementwise import _CAST_NAME, torch_name
 from .return_types import return_type  # reduce_stats.py and scan.py import it from here
 from .view_grads import overload
 
@@ -109,9 +110,41 @@ def _reduce(op: str, x: Tensor, axes: tuple, keepdim: bool, out_dtypes, compute:
             extra=None):
     """Queue reduction `op` of `x` over `axes`; one output per dtype in `out_dtypes`."""
     shape = _out_shape(x, axes, keepdim)
-    outs = launch(op, (x,), [(shape, d) for d in out_dtypes],
-                  (axes, None if compute is None else compute.np, extra))
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    attrs = (axes, None if compute is None else compute.np, extra)
+    fusable = _fusable(op, x, out_dtypes, compute)
+    if fusable is None:
+        outs = launch(op, (x,), [(shape, d) for d in out_dtypes], attrs)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+    out = Tensor._empty(shape, out_dtypes[0], x.device)  # launch(), declaring the reduction to the VM
+    out._vm.push(Instruction(op, kernel_for(op, x.device), (x._v,), (out._v,), attrs, reduce=(axes,) + fusable))
+    return out
+
+
+# -- fusable reductions: (init, combine, finish) templates the VM may fold into the loop that computes
+# the input (see vm/instruction.py). A float32 sum accumulates in float64 there: that loop adds
+# sequentially, where NumPy's kernel sums pairwise.
+_FUSABLE = {"sum": ("0", "{0} + {A}({1})", "{O}({0})"), "mean": ("0", "{0} + {A}({1})", "{O}({0} / {1})"),
+            "prod": ("1", "{0} * {A}({1})", "{O}({0})"),
+            "amax": ("lowest", "np.maximum({0}, {A}({1}))", "{O}({0})"),
+            "amin": ("highest", "np.minimum({0}, {A}({1}))", "{O}({0})")}
+
+
+def _fusable(op: str, x: Tensor, out_dtypes, compute: dt.dtype | None) -> tuple | None:
+    """(init, combine, finish) for `op` on `x`, or None when it is not fusable."""
+    spec = _FUSABLE.get(op)
+    # the fused loops are generated for the CPU only (a device's fused elementwise runner
+    # knows no reductions yet)
+    if spec is None or x.ndim == 0 or compute is None or compute is dt.bool_ or x.device.type != "cpu":
+        return None
+    init, combine, finish = spec
+    acc = dt.float64 if compute is dt.float32 and op in ("sum", "mean") else compute
+    if init == "lowest":
+        init = "-np.inf" if acc.is_floating_point else f"{np.iinfo(acc.np).min + 1} - 1"  # a literal that fits
+    elif init == "highest":
+        init = "np.inf" if acc.is_floating_point else str(np.iinfo(acc.np).max)
+    cast_acc, cast_out = _CAST_NAME[acc], _CAST_NAME[out_dtypes[0]]
+    return (f"{cast_acc}({init})", combine.replace("{A}", cast_acc),
+            finish.replace("{O}", cast_out))
 
 
 def _means_all(dim) -> bool:

@@ -8,12 +8,19 @@ class Instruction:
     `kernel(ins, outs, attrs)` receives device arrays, never tensors. An elementwise
     instruction has `expr` (a template over `{0}`, `{1}`... for its inputs) instead of a
     kernel, so the fusion pass can merge it with its neighbours.
+
+    A reduction the fusion pass may merge into the elementwise group computing its input
+    declares `reduce = (axes, init, combine, finish)`: it reduces `ins[0]` over `axes` into
+    its one output, each output element being `acc = init`, `acc = combine(acc, x)` over its
+    elements, then `finish(acc, count)`; templates over `{0}`, `{1}` in the expression
+    vocabulary. Its kernel stays valid on its own (sync mode, unfused windows).
     """
 
-    __slots__ = ("name", "kernel", "ins", "outs", "attrs", "expr", "stream", "seq", "fused", "waits")
+    __slots__ = ("name", "kernel", "ins", "outs", "attrs", "expr", "stream", "seq", "fused", "waits",
+                 "reduce")
 
     def __init__(self, name: str, kernel, ins: tuple, outs: tuple, attrs=None, expr: str | None = None,
-                 stream: str = "compute"):
+                 stream: str = "compute", reduce: tuple | None = None):
         self.name = name
         self.kernel = kernel
         self.ins = ins        # Views, or plain scalars for elementwise inputs
@@ -24,6 +31,7 @@ class Instruction:
         self.seq = 0
         self.fused = 1        # how many program instructions this one stands for
         self.waits = None     # (stream, seq) of writers on other streams to wait for
+        self.reduce = reduce  # fusable reduction data (see above), or None
 
     def __repr__(self) -> str:
         return f"<Instruction {self.name} seq={self.seq}>"
