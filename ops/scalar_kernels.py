@@ -5,8 +5,8 @@ expression template uses must exist here and in `elementwise.NUMPY_VOCAB` alike
 (except the NumPy-only 16-bit casts, which keep such expressions off the compiler).
 The special functions are written once, here, on Python floats: compiled kernels call
 them directly and the NumPy path vectorizes the same code lazily (ops/special.py).
-They compute in float64 whatever the input type, and use np.floor/np.trunc (numba's
-math.floor returns an int64, which inf does not fit). Kernels are cached by this file's
+They compute in float64 whatever the input type, and take fractional parts with `_frac`
+(numba's math.floor returns an int64, which inf does not fit, and its CUDA target has no np.floor). Kernels are cached by this file's
 hash, so everything they call must live in this file.
 """
 import math  # noqa: F401  templates may use math.*
@@ -147,16 +147,26 @@ def _digamma_positive(x):
 
 
 @njit
+def _frac(x):
+    """x - trunc(x), sign kept (numba's CUDA target has no np.trunc, its CPU target no math.fmod)."""
+    if x != x or math.isinf(x):
+        return math.nan
+    if abs(x) >= 4503599627370496.0:  # 2**52: every float this large is an integer
+        return 0.0
+    return x - float(int(x))
+
+
+@njit
 def digamma(x):
     """psi(x), the logarithmic derivative of gamma; -inf at +0, NaN at negative integers."""
     x = float(x)
     if x == 0.0:
         return math.copysign(math.inf, -x)
     if x < 0.0:
-        if x == np.floor(x):
+        if _frac(x) == 0.0 or math.isinf(x):
             return math.nan
         # reflection; tan of the fractional part keeps pi*x exact for large |x|
-        return _digamma_positive(1.0 - x) - math.pi / math.tan(math.pi * (x - np.trunc(x)))
+        return _digamma_positive(1.0 - x) - math.pi / math.tan(math.pi * _frac(x))
     return _digamma_positive(x)
 
 
@@ -167,7 +177,7 @@ def trigamma(x):
     acc = 0.0
     sign = 1.0
     if x < 0.5:
-        s = math.sin(math.pi * (x - np.trunc(x)))
+        s = math.sin(math.pi * _frac(x))
         acc = -(math.pi * math.pi) / (s * s)
         sign = -1.0
         x = 1.0 - x
@@ -197,9 +207,9 @@ def zeta(s, q):
     if math.isinf(q):
         return 0.0 if q > 0 else math.inf  # -inf counts as a pole, as in PyTorch
     if q <= 0.0:
-        if q == np.floor(q):
+        if _frac(q) == 0.0:  # q is finite here
             return math.inf
-        if s != np.floor(s):
+        if _frac(s) != 0.0 and not math.isinf(s):
             return math.nan  # a negative base to a fractional power
     total = 0.0
     a = q

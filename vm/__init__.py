@@ -9,10 +9,27 @@ from . import cpu as _cpu  # noqa: F401  registers the CPU backend
 from .blob import Blob, View
 from .fusion import config as fusion_config
 from .instruction import Instruction
+from . import machine as _machine
 from .machine import all_vms, get_mode, get_vm, register_backend, set_mode
 
 __all__ = ["Blob", "View", "Instruction", "get_vm", "set_mode", "get_mode", "register_backend",
            "stats", "reset_stats", "set_fusion", "get_fusion", "memory_stats", "empty_cache"]
+
+
+class _DeviceBackends(dict):
+    """The backend registry. Device types other than cpu load on first use (so `import tidal`
+    stays light and `"cuda" in registry` means a usable device); an unavailable one is an error."""
+
+    def __missing__(self, device_type: str):
+        if device_type == "cuda":
+            from . import cuda
+            if cuda.register():
+                return self[device_type]
+        raise RuntimeError(f"device type '{device_type}' is not available: tidal has no {device_type} "
+                           "backend on this machine")
+
+
+_machine._backends = _DeviceBackends(_machine._backends)
 
 
 def stats() -> dict:
