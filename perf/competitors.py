@@ -119,7 +119,7 @@ def cuda_skip_reason() -> str | None:
     try:
         import tidal
 
-        tidal.ones(1, device="cuda").numpy()
+        tidal.ones(1, device="cuda").cpu().numpy()
     except Exception as exc:  # noqa: BLE001 - any failure means tidal cannot run the case
         return f"tidal cannot run on cuda ({type(exc).__name__}: {exc})"
     return None

@@ -3,17 +3,15 @@ import numpy as np
 import pytest
 
 import tidal
-from tidal.vm import fusion_config
 
 
 @pytest.fixture
 def fusion_settings():
     """Restore the fusion knobs and the mode after a test changes them."""
-    saved, mode, reductions = tidal.vm.get_fusion(), tidal.vm.get_mode(), fusion_config.reductions
+    saved, mode = tidal.vm.get_fusion(), tidal.vm.get_mode()
     yield
     tidal.vm.set_mode(mode)
     tidal.vm.set_fusion(**saved)
-    fusion_config.reductions = reductions
 
 
 PATHS = ("numpy", "compiled", "unfused", "sync")
@@ -223,7 +221,7 @@ def test_knobs_turn_reduction_fusion_off(fusion_settings, rng, knob):
     if knob == "fusion_off":
         tidal.vm.set_fusion(enabled=False)
     else:
-        fusion_config.reductions = False
+        tidal.vm.set_fusion(reductions=False)
     xn, yn = rand(rng, (8, 8)), rand(rng, (8, 8))
     x, y = tidal.tensor(xn), tidal.tensor(yn)
     tidal.vm.reset_stats()

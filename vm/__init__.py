@@ -55,12 +55,15 @@ def reset_stats() -> None:
 
 
 def set_fusion(enabled: bool | None = None, max_group: int | None = None,
-               compile_after: int | None = None, background_compile: bool | None = None) -> None:
-    """Turn elementwise fusion on or off, bound group size, set when groups get compiled, and
-    whether compiling happens on a background thread (NumPy runs the group meanwhile)."""
+               compile_after: int | None = None, background_compile: bool | None = None,
+               reductions: bool | None = None) -> None:
+    """Turn elementwise fusion on or off, bound group size, set when groups get compiled, whether
+    compiling happens on a background thread (NumPy runs the group meanwhile), and whether trailing
+    reductions join their group."""
     for vm in all_vms():
         vm.synchronize()
-    for key, value in (("enabled", enabled), ("max_group", max_group), ("compile_after", compile_after)):
+    for key, value in (("enabled", enabled), ("max_group", max_group), ("compile_after", compile_after),
+                       ("reductions", reductions)):
         if value is not None:
             setattr(fusion_config, key, value)
     if background_compile is not None:
@@ -70,7 +73,8 @@ def set_fusion(enabled: bool | None = None, max_group: int | None = None,
 def get_fusion() -> dict:
     """The fusion knobs in force."""
     return {"enabled": fusion_config.enabled, "max_group": fusion_config.max_group,
-            "compile_after": fusion_config.compile_after, "background_compile": codegen.background}
+            "compile_after": fusion_config.compile_after, "background_compile": codegen.background,
+            "reductions": fusion_config.reductions}
 
 
 def memory_stats() -> dict:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-from ...vm import machine as _machine
 from . import amp
 
 __all__ = ["amp", "is_available", "device_count", "is_initialized", "init", "manual_seed", "manual_seed_all",
@@ -22,11 +21,9 @@ def _require_cuda():
 
 
 def device_count() -> int:
-    """The number of CUDA devices tidal can use: 0 until a CUDA backend is registered."""
-    if "cuda" not in _machine._backends:
-        return 0
-    import cupy  # the CUDA backend is built on CuPy
-    return cupy.cuda.runtime.getDeviceCount()
+    """0: tidal's `cuda` device runs elementwise ops and transfers only, so a torch script's
+    `"cuda" if torch.cuda.is_available() else "cpu"` must keep choosing the CPU."""
+    return 0
 
 
 def is_available() -> bool:
