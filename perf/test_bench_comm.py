@@ -12,17 +12,15 @@ NCCL-tests convention (for 2 ranks, size / time).
 """
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
-import secrets
 import shutil
-import socket
 import sys
 import tempfile
 import time
 
 import numpy as np
 import pytest
+
+from tidal.perf.ranks import run_on_ranks
 
 SIZES = [1 << k for k in range(10, 29, 2)]  # 1 KiB .. 256 MiB
 WORLD = 2
@@ -92,11 +90,8 @@ def _all_reduce(control, nbytes: int) -> float:
     return best / reps
 
 
-def _rank_main(rank: int, port: int, secret: str, sizes: list, results) -> None:
-    os.environ.update(RANK=str(rank), WORLD_SIZE=str(WORLD), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                      TIDAL_JOB_SECRET=secret)
+def _sweep(rank: int, sizes: list) -> list:
     from tidal import comm
-    comm.init_process_group("gloo", timeout=120)
     control = comm.default_group().control
     rows = []
     for nbytes in sizes:
@@ -104,31 +99,13 @@ def _rank_main(rank: int, port: int, secret: str, sizes: list, results) -> None:
         both_ways = max(control.all_gather_object(both_ways))
         reduce_time = max(control.all_gather_object(_all_reduce(control, nbytes)))
         rows.append((nbytes, one_way, both_ways, reduce_time))
-    if rank == 0:
-        results.put(rows)
-    comm.destroy_process_group()
+    return rows
 
 
-def measure(sizes=SIZES, timeout: float = 300.0) -> list:
+def measure(sizes=SIZES, timeout: float = 600.0) -> list:
     """[(bytes, raw ipc seconds per message one way, the same both ways at once, all-reduce seconds)]
     from two spawned ranks."""
-    ctx = mp.get_context("spawn")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    secret = secrets.token_hex(16)
-    results = ctx.Queue()
-    procs = [ctx.Process(target=_rank_main, args=(r, port, secret, list(sizes), results), daemon=True)
-             for r in range(WORLD)]
-    for p in procs:
-        p.start()
-    try:
-        return results.get(timeout=timeout)
-    finally:
-        for p in procs:
-            p.join(10)
-            if p.is_alive():
-                p.kill()
+    return run_on_ranks(_sweep, (list(sizes),), WORLD, timeout)
 
 
 def table(rows: list) -> str:

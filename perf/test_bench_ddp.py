@@ -13,14 +13,13 @@ overlap time (above 1: overlapping pays).
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
-import secrets
-import socket
 import statistics
 import sys
 import time
 
 import pytest
+
+from tidal.perf.ranks import run_on_ranks
 
 WORLD = 2
 WIDTH, DEPTH, BATCH = 1024, 6, 64    # about 5.3M float32 parameters: 21 MB of gradients per step
@@ -60,21 +59,16 @@ def _step_times(model, steps: int, control) -> list:
     return times
 
 
-def _rank_main(rank: int, port: int, secret: str, steps: int, results) -> None:
-    os.environ.update(RANK=str(rank), WORLD_SIZE=str(WORLD), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                      TIDAL_JOB_SECRET=secret)
+def _ddp_rows(rank: int, steps: int) -> dict:
     from tidal import comm
     from tidal.nn.parallel import DistributedDataParallel as DDP
-    comm.init_process_group("gloo", timeout=120)
     control = comm.default_group().control
     rows = {}
     overlap = DDP(_model(), bucket_cap_mb=OVERLAP_BUCKET_MB)
     rows["overlap"] = (_step_times(overlap, steps, control), len(overlap.reducer.buckets))
     single_bucket = DDP(_model(), bucket_cap_mb=1 << 20)
     rows["no overlap"] = (_step_times(single_bucket, steps, control), len(single_bucket.reducer.buckets))
-    if rank == 0:
-        results.put(rows)
-    comm.destroy_process_group()
+    return rows
 
 
 def _single_main(steps: int, results) -> None:
@@ -83,23 +77,9 @@ def _single_main(steps: int, results) -> None:
 
 def measure(steps: int = STEPS, timeout: float = 300.0) -> dict:
     """{variant: ([seconds per step], buckets)} for DDP with overlap, DDP without, and one process."""
+    rows = run_on_ranks(_ddp_rows, (steps,), WORLD, timeout)
     ctx = mp.get_context("spawn")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    secret = secrets.token_hex(16)
     results = ctx.Queue()
-    procs = [ctx.Process(target=_rank_main, args=(r, port, secret, steps, results), daemon=True)
-             for r in range(WORLD)]
-    for p in procs:
-        p.start()
-    try:
-        rows = results.get(timeout=timeout)
-    finally:
-        for p in procs:
-            p.join(10)
-            if p.is_alive():
-                p.kill()
     single = ctx.Process(target=_single_main, args=(steps, results), daemon=True)  # a fresh process, alone
     single.start()
     try:

@@ -107,6 +107,25 @@ class RankPool:
 
 
 # -- helpers that run on the ranks ------------------------------------------------------------------
+def no_failures(results: list) -> None:
+    """Fail (AssertionError) listing what every rank reported: rank functions return lists of failures."""
+    problems = [f"rank {r}: {f}" for r, fs in enumerate(results) if fs for f in fs]
+    assert not problems, "\n".join(problems[:40])
+
+
+def expect_errors(failures: list, cases) -> None:
+    """Run each (call, exception type, part of its message) and note every case that did not raise so."""
+    for k, (call, exc, match) in enumerate(cases):
+        try:
+            call()
+            failures.append(f"case {k}: no {exc.__name__} ({match})")
+        except exc as e:
+            if match not in str(e):
+                failures.append(f"case {k}: message {e!s} lacks {match!r}")
+        except Exception as e:  # noqa: BLE001
+            failures.append(f"case {k}: {type(e).__name__} {e}")
+
+
 def _C():
     from tidal.comm import collectives
     return collectives
@@ -454,15 +473,7 @@ def validation_errors() -> list:
         (lambda: C.recv(tidal.ones(2), rank), ValueError, "Invalid source rank"),
         (lambda: C.send(tidal.ones(2)), ValueError, "dst"),
     ]
-    for k, (call, exc, match) in enumerate(cases):
-        try:
-            call()
-            failures.append(f"case {k}: no error")
-        except exc as e:
-            if match not in str(e):
-                failures.append(f"case {k}: message {e}")
-        except Exception as e:  # noqa: BLE001
-            failures.append(f"case {k}: {type(e).__name__} {e}")
+    expect_errors(failures, cases)
     # the ranks still agree after the errors
     t = tidal.ones(3)
     C.all_reduce(t)

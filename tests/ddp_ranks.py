@@ -5,6 +5,7 @@ import numpy as np
 
 import tidal
 from tidal import nn
+from comm_ranks import expect_errors
 
 IN, HIDDEN, OUT = 6, 16, 3
 TINY_BUCKETS_MB = 600 / (1 << 20)   # 600 bytes: several buckets for the small MLP
@@ -236,13 +237,7 @@ def state_and_errors() -> list:
         (lambda: DDP(nn.ReLU()), RuntimeError, "doesn't have any parameter that requires a gradient"),
         (lambda: DDP(nn.Linear(2 + rank, 2)), RuntimeError, "appears not to match sizes of the same param"),
     ]
-    for make, kind, text in checks:
-        try:
-            make()
-            failures.append(f"no {kind.__name__} ({text})")
-        except kind as exc:
-            if text not in str(exc):
-                failures.append(f"message {exc!s} lacks {text!r}")
+    expect_errors(failures, checks)
     return failures
 
 

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 
 import tidal
-from comm_ranks import _me
+from comm_ranks import _me, expect_errors
 
 S, B, P = tidal.sbp.split, tidal.sbp.broadcast, tidal.sbp.partial_sum
 
@@ -310,15 +310,7 @@ def errors() -> list:
         (lambda: tidal.ones(3, size + 1).to_global(placement, S(1)).to_global(placement, S(0)), RuntimeError,
          "cannot be split evenly"),
     ]
-    for k, (call, exc, match) in enumerate(cases):
-        try:
-            call()
-            failures.append(f"case {k}: no error")
-        except exc as e:
-            if match not in str(e):
-                failures.append(f"case {k}: message {e}")
-        except Exception as e:  # noqa: BLE001
-            failures.append(f"case {k}: {type(e).__name__} {e}")
+    expect_errors(failures, cases)
     if local.is_global or not g.is_global:
         failures.append("is_global")
     _check(failures, "still usable", (g * 2).sum().numpy(), 2.0 * 6 * size * size)  # the local part is a shard

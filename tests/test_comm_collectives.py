@@ -4,7 +4,7 @@ side lives in comm_ranks.py. Every test has a timeout; a pool that stops answeri
 import pytest
 
 import comm_ranks as R
-from comm_ranks import RankPool
+from comm_ranks import RankPool, no_failures
 
 
 @pytest.fixture(scope="module", params=[2, 4], ids=["2ranks", "4ranks"])
@@ -15,64 +15,59 @@ def ranks(request):
 
 
 # -- the tests ----------------------------------------------------------------------------------------
-def _no_failures(results: list) -> None:
-    problems = [f"rank {r}: {f}" for r, fs in enumerate(results) if fs for f in fs]
-    assert not problems, "\n".join(problems[:40])
-
-
 @pytest.mark.timeout(90)
 def test_all_reduce_every_dtype_and_op(ranks):
-    _no_failures(ranks.run(R.all_reduce_everything, timeout=80))
+    no_failures(ranks.run(R.all_reduce_everything, timeout=80))
 
 
 @pytest.mark.timeout(60)
 def test_reduce_scatter_and_reduce(ranks):
-    _no_failures(ranks.run(R.reduce_and_scatter_everything, timeout=50))
+    no_failures(ranks.run(R.reduce_and_scatter_everything, timeout=50))
 
 
 @pytest.mark.timeout(60)
 def test_all_gather_and_broadcast(ranks):
-    _no_failures(ranks.run(R.gather_broadcast_everything, timeout=50))
+    no_failures(ranks.run(R.gather_broadcast_everything, timeout=50))
 
 
 @pytest.mark.timeout(60)
 def test_all_to_all(ranks):
-    _no_failures(ranks.run(R.all_to_all_everything, timeout=50))
+    no_failures(ranks.run(R.all_to_all_everything, timeout=50))
 
 
 @pytest.mark.timeout(60)
 def test_send_recv(ranks):
-    _no_failures(ranks.run(R.point_to_point, timeout=50))
+    no_failures(ranks.run(R.point_to_point, timeout=50))
 
 
 @pytest.mark.timeout(60)
 def test_async_handles(ranks):
-    _no_failures(ranks.run(R.async_handles, timeout=50))
+    no_failures(ranks.run(R.async_handles, timeout=50))
 
 
 @pytest.mark.timeout(60)
 def test_collectives_order_with_compute(ranks):
-    _no_failures(ranks.run(R.stream_ordering, timeout=50))
+    no_failures(ranks.run(R.stream_ordering, timeout=50))
 
 
 @pytest.mark.timeout(60)
 def test_large_tensors_in_zero_copy_pieces(ranks):
-    _no_failures(ranks.run(R.large_tensors, timeout=50))
+    no_failures(ranks.run(R.large_tensors, timeout=50))
 
 
 @pytest.mark.timeout(60)
 def test_non_contiguous_tensors(ranks):
-    _no_failures(ranks.run(R.non_contiguous, timeout=50))
+    no_failures(ranks.run(R.non_contiguous, timeout=50))
 
 
 @pytest.mark.timeout(60)
 def test_subgroups(ranks):
-    _no_failures(ranks.run(R.subgroups, timeout=50))
+    no_failures(ranks.run(R.subgroups, timeout=50))
 
 
 @pytest.mark.timeout(60)
 def test_argument_errors(ranks):
-    _no_failures(ranks.run(R.validation_errors, timeout=50))
+    no_failures(ranks.run(R.validation_errors, timeout=50))
 
 
 def test_reduce_op_looks_like_torch():

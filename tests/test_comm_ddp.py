@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import ddp_ranks as D
-from comm_ranks import RankPool
+from comm_ranks import RankPool, no_failures
 from tidal.utils.data import DistributedSampler
 from tidal.utils.data.distributed import torch_randperm
 
@@ -31,47 +31,42 @@ def ranks(request):
     return request.getfixturevalue(request.param)
 
 
-def _no_failures(results: list) -> None:
-    problems = [f"rank {r}: {f}" for r, fs in enumerate(results) if fs for f in fs]
-    assert not problems, "\n".join(problems[:20])
-
-
 # -- DDP ------------------------------------------------------------------------------------------------------
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("bucket_as_view", [False, True], ids=["copied", "bucket_view"])
 def test_training_matches_one_process_on_the_whole_batch(pair, bucket_as_view):
-    _no_failures(pair.run(D.train_matches_full_batch, bucket_as_view, timeout=50))
+    no_failures(pair.run(D.train_matches_full_batch, bucket_as_view, timeout=50))
 
 
 @pytest.mark.timeout(60)
 def test_training_on_4_ranks(quad):
-    _no_failures(quad.run(D.train_matches_full_batch, False, timeout=50))
+    no_failures(quad.run(D.train_matches_full_batch, False, timeout=50))
 
 
 @pytest.mark.timeout(60)
 def test_buckets_are_reduced_while_backward_runs(pair):
-    _no_failures(pair.run(D.buckets_launch_during_backward, timeout=50))
+    no_failures(pair.run(D.buckets_launch_during_backward, timeout=50))
 
 
 @pytest.mark.timeout(60)
 def test_no_sync_accumulates_then_averages(pair):
-    _no_failures(pair.run(D.no_sync_accumulates, timeout=50))
+    no_failures(pair.run(D.no_sync_accumulates, timeout=50))
 
 
 @pytest.mark.timeout(60)
 def test_find_unused_parameters(ranks):
-    _no_failures(ranks.run(D.find_unused, timeout=50))
+    no_failures(ranks.run(D.find_unused, timeout=50))
 
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("broadcast", [True, False])
 def test_buffers_come_from_rank0(pair, broadcast):
-    _no_failures(pair.run(D.buffers_follow_rank0, broadcast, timeout=50))
+    no_failures(pair.run(D.buffers_follow_rank0, broadcast, timeout=50))
 
 
 @pytest.mark.timeout(60)
 def test_state_dict_and_construction_errors(pair):
-    _no_failures(pair.run(D.state_and_errors, timeout=50))
+    no_failures(pair.run(D.state_and_errors, timeout=50))
 
 
 @pytest.mark.timeout(60)
@@ -87,7 +82,7 @@ def test_unused_parameter_error_at_next_forward(ranks):
 
 @pytest.mark.timeout(60)
 def test_sampler_defaults_to_the_process_group(pair):
-    _no_failures(pair.run(D.sampler_from_group, timeout=50))
+    no_failures(pair.run(D.sampler_from_group, timeout=50))
 
 
 @pytest.mark.parametrize("limits", [[160, 800], [10 ** 9], [100, 160, 800], [1]])

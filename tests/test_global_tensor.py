@@ -8,7 +8,7 @@ import pytest
 
 import global_ranks as G
 import tidal
-from comm_ranks import RankPool
+from comm_ranks import RankPool, no_failures
 
 
 @pytest.fixture(scope="module", params=[2, 4], ids=["2ranks", "4ranks"])
@@ -18,48 +18,43 @@ def ranks(request):
     pool.close()
 
 
-def _no_failures(results: list) -> None:
-    problems = [f"rank {r}: {f}" for r, fs in enumerate(results) if fs for f in fs]
-    assert not problems, "\n".join(problems[:40])
-
-
 @pytest.mark.timeout(120)
 def test_boxing_every_pair(ranks):
-    _no_failures(ranks.run(G.boxing_pairs, timeout=100))
+    no_failures(ranks.run(G.boxing_pairs, timeout=100))
 
 
 @pytest.mark.timeout(120)
 def test_boxing_on_a_grid(ranks):
     if ranks.size != 4:
         pytest.skip("a 2x2 grid needs 4 ranks")
-    _no_failures(ranks.run(G.boxing_grid, timeout=100))
+    no_failures(ranks.run(G.boxing_grid, timeout=100))
 
 
 @pytest.mark.timeout(120)
 def test_placement_of_some_ranks(ranks):
     if ranks.size != 4:
         pytest.skip("needs ranks outside the placement")
-    _no_failures(ranks.run(G.subset_placement, timeout=50, ranks=[1, 3]))
+    no_failures(ranks.run(G.subset_placement, timeout=50, ranks=[1, 3]))
 
 
 @pytest.mark.timeout(120)
 def test_elementwise_signatures(ranks):
-    _no_failures(ranks.run(G.elementwise_ops, timeout=100))
+    no_failures(ranks.run(G.elementwise_ops, timeout=100))
 
 
 @pytest.mark.timeout(120)
 def test_matmul_reductions_views(ranks):
-    _no_failures(ranks.run(G.matmul_and_shapes, timeout=100))
+    no_failures(ranks.run(G.matmul_and_shapes, timeout=100))
 
 
 @pytest.mark.timeout(120)
 def test_tensor_parallel_mlp(ranks):
-    _no_failures(ranks.run(G.tensor_parallel_mlp, timeout=100))
+    no_failures(ranks.run(G.tensor_parallel_mlp, timeout=100))
 
 
 @pytest.mark.timeout(120)
 def test_errors(ranks):
-    _no_failures(ranks.run(G.errors, timeout=100))
+    no_failures(ranks.run(G.errors, timeout=100))
 
 
 # -- single process: the API's objects ----------------------------------------------------------------------

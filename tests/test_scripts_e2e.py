@@ -72,3 +72,21 @@ def test_char_gpt_checkpoint_resume_and_sampling(tmp_path):
     assert ours["vocab"] == theirs["vocab"]
     assert len(ours["sample"]) == len(theirs["sample"]) == 25
     assert set(ours["sample"]) <= set(ours["vocab"])
+
+
+@pytest.mark.timeout(2 * TIMEOUT_S)
+def test_ddp_script_under_the_launcher_follows_torchrun(tmp_path):
+    """A torchrun-style DDP script (init_process_group("gloo"), DistributedSampler, DistributedDataParallel,
+    SGD) runs unmodified on two ranks under `tidal.comm.launch -m tidal.compat` and prints torchrun's numbers."""
+    script = os.path.join(SCRIPTS, "ddp_train.py")
+    theirs = start(["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", script], tmp_path)
+    ours = start(["-m", "tidal.comm.launch", "--nproc-per-node", "2", "--no-prefix", "-m", "tidal.compat", script],
+                 tmp_path)
+    expected, got = finish(theirs, "torchrun"), finish(ours, "tidal.comm.launch")
+    assert expected.pop("framework") == "torch" and got.pop("framework") != "torch"  # the runner really swapped
+    assert got["world_size"] == expected["world_size"] == 2
+    assert got["ranks_agree"] and expected["ranks_agree"]  # DDP broadcast rank 0's weights and kept them equal
+    losses = np.array(got["losses"])
+    np.testing.assert_allclose(losses, expected["losses"], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got["checksum"], expected["checksum"], rtol=1e-4, atol=1e-5)
+    assert losses[-3:].mean() < 0.5 * losses[:3].mean(), f"loss did not decrease: {losses}"
