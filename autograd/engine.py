@@ -4,7 +4,7 @@ from __future__ import annotations
 import heapq
 import sys
 
-from ..tensor import Tensor
+from ..tensor import Tensor, numel_of
 from .grad_mode import is_grad_enabled, no_grad, set_grad_enabled
 from .graph import AccumulateGrad, gradient_edge
 
@@ -132,18 +132,8 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
                 _accumulate(node, grad, accumulate, capture_leaves, captured)
                 grad = None
                 continue
-            for k, g in enumerate(grads):
-                for hook in node._pre_hooks.get(k, ()):
-                    res = hook(g)
-                    if res is not None:
-                        g = grads[k] = res
-                pos = capture_nodes.get((node, k))
-                if pos is not None:
-                    captured[pos] = g
-            for hook in node._pre_hooks.get(-1, ()):
-                res = hook(tuple(grads))
-                if res is not None:
-                    grads = list(res)
+            if node._pre_hooks or capture_nodes:
+                grads = _pre_hooks_and_capture(node, grads, capture_nodes, captured)
             if all(g is None for g in grads):
                 in_grads = (None,) * len(node.next_functions)
             else:
@@ -161,8 +151,11 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
                 if nxt is None:
                     continue
                 if g is not None:
-                    g = _fit(g, meta)
-                    buf = buffers.setdefault(nxt, [None] * nxt.n_outputs)
+                    if g._v.shape != meta[0] or g.dtype is not meta[1]:
+                        g = _fit(g, meta)
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt.n_outputs
                     buf[idx] = g if buf[idx] is None else buf[idx] + g
                 deps[nxt] -= 1
                 if deps[nxt] == 0:
@@ -177,17 +170,43 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
     return None
 
 
-# References to a gradient only the engine holds: the run loop's local, _accumulate's and _stealable's
+def _pre_hooks_and_capture(node, grads: list, capture_nodes: dict, captured: list) -> list:
+    """Run the tensor pre-hooks on a node's output gradients; keep those autograd.grad asked for."""
+    for k, g in enumerate(grads):
+        for hook in node._pre_hooks.get(k, ()):
+            res = hook(g)
+            if res is not None:
+                g = grads[k] = res
+        pos = capture_nodes.get((node, k))
+        if pos is not None:
+            captured[pos] = g
+    for hook in node._pre_hooks.get(-1, ()):
+        res = hook(tuple(grads))
+        if res is not None:
+            grads = list(res)
+    return grads
+
+
+# References to a gradient only the engine holds: the run loop's local, _accumulate's and _stolen's
 # arguments, getrefcount's.
 _ENGINE_REFS = 4
 
 
-def _stealable(grad: Tensor, leaf: Tensor) -> bool:
-    """Whether `grad` may become `leaf.grad` without a copy: no other tensor or view shares it, and it
-    has the leaf's layout, dtype and device."""
-    return (sys.getrefcount(grad) <= _ENGINE_REFS and grad._base is None and not grad.requires_grad
-            and sys.getrefcount(grad._v.blob) == 2 and grad._v.strides == leaf._v.strides
-            and grad.dtype is leaf.dtype and grad.device == leaf.device)
+def _stolen(grad: Tensor, leaf: Tensor) -> Tensor | None:
+    """`grad` as the leaf may keep it without a copy, or None: nothing else holds the gradient or its
+    memory, and it has the leaf's layout, dtype and device (PyTorch's AccumulateGrad steals alike).
+    A view that spans its whole base (the transposed weight gradient of a linear) counts too."""
+    if (sys.getrefcount(grad) > _ENGINE_REFS or grad.requires_grad or grad._v.strides != leaf._v.strides
+            or grad.dtype is not leaf.dtype or grad._vm is not leaf._vm):
+        return None
+    base = grad._base
+    if base is None:
+        return grad if sys.getrefcount(grad._v.blob) == 2 else None
+    # 3: `base`, the view's _base slot, getrefcount's argument; the blob: both Views and the argument
+    whole = grad._v.offset == 0 and numel_of(grad._v.shape) * grad.dtype.itemsize == grad._v.blob.nbytes
+    if whole and sys.getrefcount(base) == 3 and sys.getrefcount(grad._v.blob) == 3:
+        return grad.detach()
+    return None
 
 
 def _accumulate(node: AccumulateGrad, grad, accumulate: bool, capture_leaves: dict, captured: list) -> None:
@@ -206,7 +225,11 @@ def _accumulate(node: AccumulateGrad, grad, accumulate: bool, capture_leaves: di
     if leaf.grad is None:
         # one gradient tensor may flow to several leaves (add passes it through): the leaf takes
         # it as it is only when nothing else holds it, else a copy (as PyTorch's AccumulateGrad)
-        leaf.grad = grad if is_grad_enabled() or _stealable(grad, leaf) else grad.detach().clone()
+        if is_grad_enabled():
+            leaf.grad = grad
+        else:
+            stolen = _stolen(grad, leaf)
+            leaf.grad = stolen if stolen is not None else grad.detach().clone()
     else:
         if is_grad_enabled():
             leaf.grad = leaf.grad + grad

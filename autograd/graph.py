@@ -10,6 +10,7 @@ import itertools
 import weakref
 
 from ..tensor import Tensor
+from .grad_mode import is_grad_enabled
 
 _seq = itertools.count()
 _node_classes: dict = {}
@@ -134,10 +135,7 @@ def record(name: str, backward_fn, inputs: tuple, outputs, saved: tuple = (), at
 
 def needs_grad(args) -> bool:
     """Whether any tensor among `args` requires grad while grad mode is on."""
-    from .grad_mode import is_grad_enabled
-    if not is_grad_enabled():
-        return False
     for a in args:
         if isinstance(a, Tensor) and a.requires_grad:
-            return True
+            return is_grad_enabled()
     return False

@@ -72,6 +72,18 @@ def _project(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     return linear(x, weight, bias)
 
 
+def _same_input(a: Tensor, b: Tensor) -> bool:
+    """Whether two inputs are the same values with the same autograd path: one tensor, or equal views
+    (batch_first's separate transposes of x) of one base."""
+    if a is b:
+        return True
+    va, vb = a._v, b._v
+    if not (va.blob is vb.blob and va.shape == vb.shape and va.strides == vb.strides and va.offset == vb.offset
+            and a.dtype is b.dtype):
+        return False
+    return not (a.requires_grad or b.requires_grad) or (a._base is not None and a._base is b._base)
+
+
 def _pad_last(mask: Tensor | None) -> Tensor | None:
     """Append one 'attend' column (0) to a float mask, for an extra key (bias_k or the zero key)."""
     if mask is None:
@@ -110,15 +122,18 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     key_padding_mask = _additive_mask(key_padding_mask, float_dtype, "key_padding_mask", true_means_attend=False)
     attn_mask = _additive_mask(attn_mask, float_dtype, true_means_attend=False)
 
-    # input projections
-    if use_separate_proj_weight:
-        weights = (q_proj_weight, k_proj_weight, v_proj_weight)
+    # input projections: self-attention projects once with the packed weight, as PyTorch does
+    if not use_separate_proj_weight and _same_input(query, key) and _same_input(key, value):
+        q, k, v = ops.chunk(_project(query, in_proj_weight, in_proj_bias), 3, -1)
     else:
-        weights = ops.chunk(in_proj_weight, 3, 0)
-    biases = ops.chunk(in_proj_bias, 3, 0) if in_proj_bias is not None else (None, None, None)
-    q = _project(query, weights[0], biases[0])
-    k = _project(key, weights[1], biases[1])
-    v = _project(value, weights[2], biases[2])
+        if use_separate_proj_weight:
+            weights = (q_proj_weight, k_proj_weight, v_proj_weight)
+        else:
+            weights = ops.chunk(in_proj_weight, 3, 0)
+        biases = ops.chunk(in_proj_bias, 3, 0) if in_proj_bias is not None else (None, None, None)
+        q = _project(query, weights[0], biases[0])
+        k = _project(key, weights[1], biases[1])
+        v = _project(value, weights[2], biases[2])
 
     src_len = key.shape[0]
     if attn_mask is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dis
 import math
 
+from ..autograd.graph import record as attach
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import math_api as M
@@ -146,7 +147,6 @@ def _backward(node, g):
 
 def record(name: str, args: tuple, out: Tensor, inplace: bool) -> None:
     """Attach op `name`'s node to `out`; for in-place ops, bump the version after saving inputs."""
-    from ..autograd.graph import record as attach
     formulas = FORMULAS.get(name)
     if formulas is None:
         raise RuntimeError(f"the derivative for '{name}' is not implemented.")

@@ -106,10 +106,13 @@ class Plan:
     """What dispatch needs for one signature: result shape, dtype and layout, expression, scalar
     types, and the device and VM the result lives on."""
 
-    __slots__ = ("shape", "dtype", "expr", "scalar_types", "strides", "nbytes", "device", "vm", "tensors_only")
+    __slots__ = ("shape", "dtype", "expr", "scalar_types", "strides", "nbytes", "device", "vm", "tensors_only",
+                 "np_dtype", "differentiable")
 
     def __init__(self, shape, dtype, expr, scalar_types):
         self.shape, self.dtype, self.expr, self.scalar_types = shape, dtype, expr, scalar_types
+        self.np_dtype = dtype.np
+        self.differentiable = dtype.category == dt.FLOAT
         self.strides = contiguous_strides(shape)
         self.nbytes = numel_of(shape) * dtype.itemsize
         self.device = self.vm = None
@@ -188,10 +191,15 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
 
 def plan_for(op: ElemOp, args: tuple) -> Plan:
     """The cached plan for `op` on these argument types, shapes and devices (errors raised here)."""
-    key = [op.name]
-    for a in args:
-        key.append((a.dtype, a._v.shape, a.device) if isinstance(a, Tensor) else type(a))
-    key = tuple(key)
+    # the VM stands for the device in keys: one per device, and hashed by identity (devices hash in Python)
+    a = args[0] if args else None
+    if isinstance(a, Tensor) and len(args) <= 2:  # the common cases, as flat keys
+        key = (op, a.dtype, a._v.shape, a._vm)
+        if len(args) == 2:
+            b = args[1]
+            key += (b.dtype, b._v.shape, b._vm) if isinstance(b, Tensor) else (type(b),)
+    else:
+        key = (op,) + tuple((a.dtype, a._v.shape, a._vm) if isinstance(a, Tensor) else type(a) for a in args)
     plan = _plans.get(key)
     if plan is None:
         for a in args:
@@ -231,12 +239,16 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
     if out is None:
         # the hot path: a new tensor whose memory is allocated when the kernel first writes it
         vm = plan.vm
-        view = View(Blob(plan.nbytes, vm), plan.shape, plan.strides, 0, plan.dtype.np)
+        view = View(Blob(plan.nbytes, vm), plan.shape, plan.strides, 0, plan.np_dtype)
         out = Tensor._make(view, plan.dtype, plan.device, vm)
-        ins = tuple(a._v for a in args) if plan.tensors_only else \
-            tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
+        if not plan.tensors_only:
+            ins = tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
+        elif len(args) == 2:
+            ins = (args[0]._v, args[1]._v)
+        else:
+            ins = tuple(a._v for a in args)
         vm.push(Instruction(name, None, ins, (view,), expr=plan.expr))
-        if plan.dtype.category == dt.FLOAT and _wants_grad(args):
+        if plan.differentiable and _wants_grad(args):
             derivatives.record(name, args, out, False)
         return out
     check_inplace(op.name, out, plan)

@@ -142,7 +142,16 @@ def _mT(x: Tensor) -> Tensor:
     return views.transpose(x, -1, -2)
 
 
-def _product_grads(g: Tensor, a: Tensor, b: Tensor, nda: int, ndb: int, want_a: bool, want_b: bool) -> tuple:
+def _is_transposed(m: Tensor) -> bool:
+    """Whether a matrix is laid out column by column (the transpose of a contiguous one)."""
+    if m.ndim != 2:
+        return False
+    rows, cols = m._v.shape
+    return m._v.strides == (1, rows) and rows > 1 and cols > 1
+
+
+def _product_grads(g: Tensor, a: Tensor, b: Tensor, nda: int, ndb: int, want_a: bool, want_b: bool,
+                   b_transposed: bool = False) -> tuple:
     """Gradients of a @ b (matmul's rules) for the upstream `g`, possibly batch-broadcast (the engine sums)."""
     if nda == 1 and ndb == 1:
         return (g * b if want_a else None), (g * a if want_b else None)
@@ -157,7 +166,12 @@ def _product_grads(g: Tensor, a: Tensor, b: Tensor, nda: int, ndb: int, want_a: 
         if nda == 1:
             grad_a = views.squeeze(grad_a, -2)
     if want_b:
-        if nda > 2 and ndb <= 2:  # fold a's batch dims into rows: one product, nothing left to sum
+        if b_transposed and nda >= 2:
+            # b is a transposed matrix (linear's weight.t()): (g^T a)^T has b's layout, so the
+            # gradient reaching the weight through t() is contiguous, as the weight is
+            rows = numel_of(a._v.shape[:-1])
+            grad_b = _mT(matmul(_mT(views.reshape(g, (rows, g.shape[-1]))), views.reshape(a, (rows, a.shape[-1]))))
+        elif nda > 2 and ndb <= 2:  # fold a's batch dims into rows: one product, nothing left to sum
             rows = numel_of(a._v.shape[:-1])
             grad_b = matmul(_mT(views.reshape(a, (rows, a.shape[-1]))), views.reshape(g, (rows, g.shape[-1])))
         else:
@@ -174,8 +188,8 @@ def _scaled(g: Tensor | None, factor) -> Tensor | None:
 def _product_backward(node, g):
     """Backward of every "matmul" kernel op: inputs (a, b[, addend]), out = beta * addend + alpha * (a @ b)."""
     a, b = node.saved_tensors
-    nda, ndb, alpha, beta = node.attrs
-    grad_a, grad_b = _product_grads(g, a, b, nda, ndb, wants(node, 0), wants(node, 1))
+    nda, ndb, alpha, beta, b_transposed = node.attrs
+    grad_a, grad_b = _product_grads(g, a, b, nda, ndb, wants(node, 0), wants(node, 1), b_transposed)
     grads = (_scaled(grad_a, alpha), _scaled(grad_b, alpha))
     if len(node.next_functions) == 3:
         grads += (_scaled(g, beta) if wants(node, 2) else None,)
@@ -185,7 +199,7 @@ def _product_backward(node, g):
 def _product_grad(name: str, a: Tensor, b: Tensor, alpha=1, beta=1) -> tuple:
     """What `_run` records for a product a @ b: each operand is saved for the other's gradient only."""
     saved = (a if b.requires_grad else None, b if a.requires_grad else None)
-    return name, _product_backward, saved, (a.ndim, b.ndim, alpha, beta)
+    return name, _product_backward, saved, (a.ndim, b.ndim, alpha, beta, b.requires_grad and _is_transposed(b))
 
 
 def _cross_backward(node, g):

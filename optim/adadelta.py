@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..ops import creation
 from ..tensor import Tensor
+from .foreach import foreach
 from .optimizer import Optimizer, check
 
 __all__ = ["Adadelta", "adadelta"]
@@ -33,9 +34,9 @@ class Adadelta(Optimizer):
             params, grads, states = self._with_grads(group, self._init_state)
             for state in states:
                 state["step"] += 1
-            adadelta(params, grads, [s["square_avg"] for s in states], [s["acc_delta"] for s in states],
-                     lr=group["lr"], rho=group["rho"], eps=group["eps"], weight_decay=group["weight_decay"],
-                     maximize=group["maximize"])
+            foreach(adadelta, (params, grads, [s["square_avg"] for s in states], [s["acc_delta"] for s in states]),
+                    written=(0, 2, 3), lr=group["lr"], rho=group["rho"], eps=group["eps"],
+                    weight_decay=group["weight_decay"], maximize=group["maximize"])
         return loss
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..ops import creation
 from ..tensor import Tensor
+from .foreach import foreach
 from .optimizer import Optimizer, check
 
 __all__ = ["Adagrad", "adagrad"]
@@ -38,9 +39,9 @@ class Adagrad(Optimizer):
             params, grads, states = self._with_grads(group, self._init_state)
             for state in states:
                 state["step"] += 1
-            adagrad(params, grads, [s["sum"] for s in states], [s["step"] for s in states], lr=group["lr"],
-                    weight_decay=group["weight_decay"], lr_decay=group["lr_decay"], eps=group["eps"],
-                    maximize=group["maximize"])
+            foreach(adagrad, (params, grads, [s["sum"] for s in states], [s["step"] for s in states]),
+                    written=(0, 2), lr=group["lr"], weight_decay=group["weight_decay"],
+                    lr_decay=group["lr_decay"], eps=group["eps"], maximize=group["maximize"])
         return loss
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..ops import math_api as M
 from ..ops import creation
 from ..tensor import Tensor
+from .foreach import foreach
 from .optimizer import Optimizer, check
 
 __all__ = ["Adam", "AdamW", "adam"]
@@ -41,11 +42,13 @@ class Adam(Optimizer):
             for state in states:
                 state["step"] += 1
             beta1, beta2 = group["betas"]
-            adam(params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
-                 [s.get("max_exp_avg_sq") for s in states], [s["step"] for s in states],
-                 amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
-                 weight_decay=group["weight_decay"], eps=group["eps"], maximize=group["maximize"],
-                 decoupled_weight_decay=group["decoupled_weight_decay"])
+            # one multi-tensor instruction (AMSGrad's running maximum runs per parameter)
+            foreach(adam, (params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
+                           [s.get("max_exp_avg_sq") for s in states], [s["step"] for s in states]),
+                    written=(0, 2, 3, 4), enabled=not group["amsgrad"],
+                    amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
+                    weight_decay=group["weight_decay"], eps=group["eps"], maximize=group["maximize"],
+                    decoupled_weight_decay=group["decoupled_weight_decay"])
         return loss
 
 

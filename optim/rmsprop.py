@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..ops import creation
 from ..tensor import Tensor
+from .foreach import foreach
 from .optimizer import Optimizer, check
 
 __all__ = ["RMSprop", "rmsprop"]
@@ -40,10 +41,10 @@ class RMSprop(Optimizer):
             params, grads, states = self._with_grads(group, self._init_state)
             for state in states:
                 state["step"] += 1
-            rmsprop(params, grads, [s["square_avg"] for s in states], [s.get("grad_avg") for s in states],
-                    [s.get("momentum_buffer") for s in states], lr=group["lr"], alpha=group["alpha"],
-                    eps=group["eps"], weight_decay=group["weight_decay"], momentum=group["momentum"],
-                    centered=group["centered"], maximize=group["maximize"])
+            foreach(rmsprop, (params, grads, [s["square_avg"] for s in states], [s.get("grad_avg") for s in states],
+                              [s.get("momentum_buffer") for s in states]), written=(0, 2, 3, 4),
+                    lr=group["lr"], alpha=group["alpha"], eps=group["eps"], weight_decay=group["weight_decay"],
+                    momentum=group["momentum"], centered=group["centered"], maximize=group["maximize"])
         return loss
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
+from .foreach import foreach
 from .optimizer import Optimizer, check
 
 __all__ = ["SGD", "sgd"]
@@ -30,9 +31,11 @@ class SGD(Optimizer):
             use_momentum = group["momentum"] != 0
             params, grads, states = self._with_grads(group, (lambda p, g: {}) if use_momentum else None)
             buffers = [s.get("momentum_buffer") for s in states]
-            sgd(params, grads, buffers, lr=group["lr"], weight_decay=group["weight_decay"],
-                momentum=group["momentum"], dampening=group["dampening"], nesterov=group["nesterov"],
-                maximize=group["maximize"])
+            # one multi-tensor instruction, once the buffers exist (the first step creates them)
+            foreach(sgd, (params, grads, buffers), written=(0, 2) if use_momentum else (0,),
+                    enabled=not (use_momentum and any(b is None for b in buffers)), lr=group["lr"],
+                    weight_decay=group["weight_decay"], momentum=group["momentum"],
+                    dampening=group["dampening"], nesterov=group["nesterov"], maximize=group["maximize"])
             for state, buf in zip(states, buffers):
                 state["momentum_buffer"] = buf
         return loss

@@ -245,3 +245,30 @@ def test_backward_inputs_argument():
     z, _ = pair([2.0])
     (x * z).backward(tidal.ones(1, dtype=tidal.float64), inputs=[x])
     assert x.grad.item() == 2.0 and z.grad is None
+
+
+def _shares_memory(a, b) -> bool:
+    return a.untyped_storage_id() == b.untyped_storage_id()
+
+
+def test_leaf_keeps_an_unshared_gradient_and_copies_a_shared_one():
+    a = tidal.tensor([1.0, 2.0], requires_grad=True)
+    b = tidal.tensor([3.0, 4.0], requires_grad=True)
+    (a + b).backward(tidal.ones(2))  # add hands the same gradient to both leaves
+    assert not _shares_memory(a.grad, b.grad)
+    a.grad.add_(1.0)
+    np.testing.assert_allclose(b.grad.numpy(), [1.0, 1.0])
+    upstream = tidal.ones(2)
+    a.grad = None
+    a.backward(upstream)  # the caller still holds its gradient: the leaf gets a copy
+    assert not _shares_memory(a.grad, upstream)
+    a.grad.zero_()
+    np.testing.assert_allclose(upstream.numpy(), [1.0, 1.0])
+
+
+def test_linear_weight_gradient_has_the_weight_layout():
+    x = tidal.tensor(np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32))
+    w = tidal.tensor(np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32), requires_grad=True)
+    tidal.nn.functional.linear(x, w).sum().backward()
+    assert w.grad.is_contiguous() and w.grad._base is None
+    np.testing.assert_allclose(w.grad.numpy(), np.tile(x.numpy().sum(0), (4, 1)), rtol=1e-5)

@@ -327,7 +327,8 @@ def test_step_never_waits_for_the_device(name):
     assert vm.stats.syncs == 0
     tidal.sync()
     if tidal.vm.get_mode() == "async" and tidal.vm.get_fusion()["enabled"]:
-        assert vm.stats.kernels == len(ours)  # each parameter's whole update is one fused kernel
+        # the whole group's update is one multi-tensor kernel (AMSGrad: one fused kernel per parameter)
+        assert vm.stats.kernels == (len(ours) if CONFIGS[name][-1].get("amsgrad") else 1)
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])

@@ -28,7 +28,9 @@ def _profile_and_check(tmp_path):
     assert stats["my_region"]["calls"] == 1
     fused = [name for name in stats if name.startswith("fused[")]
     assert fused, stats.keys()
-    assert stats[fused[0]]["kernels"] == 1 and stats[fused[0]]["fused_away"] == 3
+    # add, maximum, the two muls and the trailing sum: one kernel (the sum joins unless reductions stay apart)
+    joined = 4 if tidal.vm.get_fusion()["reductions"] else 3
+    assert stats[fused[0]]["kernels"] == 1 and stats[fused[0]]["fused_away"] == joined
     assert stats[fused[0]]["bytes"] >= 4000
     assert all(v["host_us"] >= 0 for v in stats.values())
     table = prof.table()
@@ -40,4 +42,4 @@ def _profile_and_check(tmp_path):
     assert "host" in tracks and "stream:compute" in tracks
     # leaving the profiler restores the original methods
     assert tidal.Tensor.__add__.__name__ != "timed"
-    assert not hasattr(tidal.maximum, "__wrapped__")
+    assert tidal.maximum.__name__ != "timed"

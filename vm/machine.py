@@ -170,13 +170,14 @@ class VirtualMachine:
         try:
             ins_arrays = []
             for v in ins.ins:
-                if isinstance(v, View):
+                if v.__class__ is View:
                     blob = v.blob
                     if blob.error is not None:
                         raise blob.error
                     if blob.data is None:  # read before any write: empty() memory
                         blob.data = self.allocator.alloc(blob.nbytes)
-                    ins_arrays.append(to_array(v))
+                    arr = v.array  # the view's array, cached once built
+                    ins_arrays.append(arr if arr is not None else to_array(v))
                 else:
                     ins_arrays.append(v)
             out_arrays = []
@@ -186,7 +187,8 @@ class VirtualMachine:
                     blob.data = self.allocator.alloc(blob.nbytes)
                     fresh.append(blob)
                 blob.error = None
-                out_arrays.append(to_array(v))
+                arr = v.array
+                out_arrays.append(arr if arr is not None else to_array(v))
             prof = self.profiler
             t0 = time.perf_counter_ns() if prof is not None else 0
             ins.kernel(ins_arrays, out_arrays, ins.attrs)

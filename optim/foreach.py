@@ -1,0 +1,143 @@
+"""Multi-tensor updates: an optimizer's list-wide update function run as ONE VM instruction.
+
+Each optimizer writes its update once, as a function over lists of tensors (`sgd`, `adam`...)
+that uses a handful of tensor methods (`mul_`, `add_`, `lerp_`, `addcmul_`, `addcdiv_`, `sqrt`).
+`foreach` queues a single kernel for the whole parameter group; on the worker the same function
+runs again over `HostArray`s, NumPy arrays with those methods, computing as tidal's elementwise
+ops do (same operation order, scalars in the array's dtype). So a step costs one instruction per
+group instead of several per parameter (PyTorch's foreach idea), with the math written once.
+Where the kernel does not apply (other devices or dtypes, a differentiable step), the function
+simply runs on the tensors, one fused kernel per parameter.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..autograd.grad_mode import is_grad_enabled
+from ..ops.dispatch import launch_into, register_kernel
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+
+_KERNEL = "foreach_update"
+_DTYPES = (dt.float32, dt.float64)
+
+
+class HostArray:
+    """A NumPy array with the in-place tensor methods optimizers use, evaluated as tidal's ops are."""
+
+    __slots__ = ("a",)
+
+    def __init__(self, a: np.ndarray):
+        self.a = a if a.__class__ is np.ndarray else np.asarray(a)  # 0-d results come back as scalars
+
+    def _scalar(self, x):
+        return self.a.dtype.type(x)  # a Python scalar in the array's dtype, as elementwise plans cast it
+
+    def _value(self, x):
+        return x.a if isinstance(x, HostArray) else self._scalar(x)
+
+    def _scaled(self, other, alpha):
+        other = self._value(other)
+        return other if alpha == 1 else other * self._scalar(alpha)
+
+    # -- in place ------------------------------------------------------------------------------
+    def mul_(self, other) -> "HostArray":
+        np.multiply(self.a, self._value(other), out=self.a)
+        return self
+
+    def div_(self, other) -> "HostArray":
+        np.divide(self.a, self._value(other), out=self.a)
+        return self
+
+    def add_(self, other, alpha=1) -> "HostArray":
+        np.add(self.a, self._scaled(other, alpha), out=self.a)
+        return self
+
+    def sqrt_(self) -> "HostArray":
+        np.sqrt(self.a, out=self.a)
+        return self
+
+    def addcmul_(self, tensor1, tensor2, value=1) -> "HostArray":
+        np.add(self.a, self._scaled(tensor1, value) * self._value(tensor2), out=self.a)
+        return self
+
+    def addcdiv_(self, tensor1, tensor2, value=1) -> "HostArray":
+        np.add(self.a, self._scaled(tensor1, value) / self._value(tensor2), out=self.a)
+        return self
+
+    def lerp_(self, end, weight) -> "HostArray":
+        # tidal's (and PyTorch's) two-sided lerp, with a scalar weight
+        w, end = self._scalar(weight), self._value(end)
+        if abs(w) < 0.5:
+            np.add(self.a, w * (end - self.a), out=self.a)
+        else:
+            np.subtract(end, (end - self.a) * (self._scalar(1) - w), out=self.a)
+        return self
+
+    # -- new values ----------------------------------------------------------------------------
+    def add(self, other, alpha=1) -> "HostArray":
+        return HostArray(self.a + self._scaled(other, alpha))
+
+    def addcmul(self, tensor1, tensor2, value=1) -> "HostArray":
+        return HostArray(self.a + self._scaled(tensor1, value) * self._value(tensor2))
+
+    def sqrt(self) -> "HostArray":
+        return HostArray(np.sqrt(self.a))
+
+    def __neg__(self) -> "HostArray":
+        return HostArray(-self.a)
+
+    def __mul__(self, other) -> "HostArray":
+        return HostArray(self.a * self._value(other))
+
+    def __truediv__(self, other) -> "HostArray":
+        return HostArray(self.a / self._value(other))
+
+
+@register_kernel(_KERNEL, "cpu")
+def _foreach_kernel(ins, outs, attrs) -> None:
+    fn, layout, kwargs = attrs
+    arrays = (ins, outs)
+    lists = []
+    for kind, start, count, value in layout:
+        lists.append(value if kind is None else [HostArray(a) for a in arrays[kind][start:start + count]])
+    with np.errstate(all="ignore"):  # as elementwise kernels: inf/nan results, no warnings
+        fn(*lists, **kwargs)
+
+
+def _layout(lists: tuple, written: tuple):
+    """(ins, outs, layout) for the kernel, or None when a tensor is outside the kernel's domain (not a
+    CPU tensor of the one float dtype of the rest) or a list mixes tensors and plain values."""
+    ins, outs, layout = [], [], []
+    dtype = None
+    for k, values in enumerate(lists):
+        tensors = sum(isinstance(t, Tensor) for t in values)
+        if tensors == 0:  # plain values: step counts, or None for state a configuration does not use
+            layout.append((None, 0, 0, values))
+            continue
+        if tensors != len(values):
+            return None
+        for t in values:
+            if dtype is None:
+                dtype = t.dtype
+            if t.dtype is not dtype or t.device.type != "cpu":
+                return None
+        target = outs if k in written else ins
+        layout.append((1 if k in written else 0, len(target), len(values), None))
+        target.extend(values)
+    if dtype not in _DTYPES:
+        return None
+    return ins, outs, layout
+
+
+def foreach(fn: Callable, lists: tuple, written: tuple, *, enabled: bool = True, **kwargs) -> None:
+    """Run the list-wide update `fn(*lists, **kwargs)`: as one multi-tensor instruction when it can,
+    else directly on the tensors. `written` gives the positions of the lists updated in place."""
+    plan = _layout(lists, written) if enabled and lists[0] and not is_grad_enabled() else None
+    if plan is None:
+        fn(*lists, **kwargs)
+        return
+    ins, outs, layout = plan
+    launch_into(_KERNEL, tuple(ins), tuple(outs), (fn, tuple(layout), kwargs))
