@@ -156,6 +156,9 @@ class Optimizer:
         params = list(params)
         names = [p[0] for p in params if isinstance(p, tuple)]
         params = [p[1] if isinstance(p, tuple) else p for p in params]
+        # a global parameter's shard is its autograd leaf, and its gradient already has the parameter's sbp:
+        # the update is local to every rank
+        params = [p.to_local() if getattr(p, "is_global", False) is True else p for p in params]
         param_group["params"] = params
         if names:
             if len(names) != len(params):

@@ -280,9 +280,9 @@ def tensor_parallel_mlp() -> list:
             failures.append(f"{name} is not global")
             continue
         _check(failures, f"mlp grad {name} ({p.sbp[0].short()})", p.grad.numpy(), q.grad.numpy())
-    # optimizers work on the shards: the gradients of broadcast parameters are already summed
+    # optimizers update the shards: the gradients of broadcast parameters are already summed
     tidal.optim.SGD(local.parameters(), lr=0.1).step()
-    tidal.optim.SGD([p.to_local() for p in parallel.parameters()], lr=0.1).step()
+    tidal.optim.SGD(parallel.parameters(), lr=0.1).step()
     with tidal.no_grad():
         _check(failures, "mlp after a step", parallel(tidal.tensor(x).to_global(placement, B)).numpy(),
                local(tidal.tensor(x)).numpy())
