@@ -35,13 +35,14 @@ def same_device(name: str, tensors) -> object:
     return dev
 
 
-def launch(name: str, ins: tuple, out_specs, attrs=None, device=None) -> list:
-    """Create outputs of the given (shape, dtype) specs and queue `name`'s kernel; returns them."""
+def launch(name: str, ins: tuple, out_specs, attrs=None, device=None, reduce=None) -> list:
+    """Create outputs of the given (shape, dtype) specs and queue `name`'s kernel; returns them.
+    `reduce` declares a reduction the VM may fuse (see Instruction)."""
     dev = device if device is not None else same_device(name, ins)
     outs = [Tensor._empty(tuple(shape), dtype, dev) for shape, dtype in out_specs]
     if outs:
         outs[0]._vm.push(Instruction(name, kernel_for(name, dev), tuple(t._v for t in ins),
-                                     tuple(o._v for o in outs), attrs))
+                                     tuple(o._v for o in outs), attrs, reduce=reduce))
     return outs
 
 

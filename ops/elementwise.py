@@ -107,7 +107,7 @@ class Plan:
     types, and the device and VM the result lives on."""
 
     __slots__ = ("shape", "dtype", "expr", "scalar_types", "strides", "nbytes", "device", "vm", "tensors_only",
-                 "np_dtype", "differentiable")
+                 "np_dtype", "differentiable", "pow_exprs")
 
     def __init__(self, shape, dtype, expr, scalar_types):
         self.shape, self.dtype, self.expr, self.scalar_types = shape, dtype, expr, scalar_types
@@ -117,6 +117,7 @@ class Plan:
         self.nbytes = numel_of(shape) * dtype.itemsize
         self.device = self.vm = None
         self.tensors_only = not any(scalar_types) if scalar_types else True
+        self.pow_exprs = None  # tensor ** number: exponent -> the expression PyTorch's kernel uses
 
 
 _plans: dict = {}
@@ -186,18 +187,36 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
             names.append(f"{{{k}}}" if d.compute is want and d is want else f"{_CAST_NAME[want]}({{{k}}})")
     body = op.template.format(*names)
     expr = f"{_CAST_NAME[out]}({body})"
-    return Plan(shape, out, expr, tuple(scalar_types))
+    plan = Plan(shape, out, expr, tuple(scalar_types))
+    if op.name == "pow" and ndims[0] is not None and ndims[1] is None:
+        table = _POW_FLOAT if compute.category == dt.FLOAT else _POW_INT
+        plan.pow_exprs = {e: f"{_CAST_NAME[out]}({t.format(names[0])})" for e, t in table.items()}
+    return plan
+
+
+# PyTorch computes these scalar powers with multiplications, sqrt or a division (bitwise, and
+# numba's np.power is several times slower than NumPy's); other exponents use np.power
+_POW_INT = {2: "{0} * {0}", 3: "{0} * {0} * {0}"}
+_POW_FLOAT = {**_POW_INT, 0.5: "np.sqrt({0})", -1: "1 / {0}", -2: "1 / ({0} * {0})"}
+
+
+def _expr(plan: Plan, args: tuple) -> str:
+    if plan.pow_exprs is not None:
+        return plan.pow_exprs.get(args[1], plan.expr)
+    return plan.expr
 
 
 def plan_for(op: ElemOp, args: tuple) -> Plan:
     """The cached plan for `op` on these argument types, shapes and devices (errors raised here)."""
     # the VM stands for the device in keys: one per device, and hashed by identity (devices hash in Python)
-    a = args[0] if args else None
-    if isinstance(a, Tensor) and len(args) <= 2:  # the common cases, as flat keys
+    n = len(args)
+    a = args[0] if n else None
+    if n == 2 and isinstance(a, Tensor):  # the common cases, as flat keys built in one go
+        b = args[1]
+        key = (op, a.dtype, a._v.shape, a._vm, b.dtype, b._v.shape, b._vm) if isinstance(b, Tensor) \
+            else (op, a.dtype, a._v.shape, a._vm, type(b))
+    elif n == 1 and isinstance(a, Tensor):
         key = (op, a.dtype, a._v.shape, a._vm)
-        if len(args) == 2:
-            b = args[1]
-            key += (b.dtype, b._v.shape, b._vm) if isinstance(b, Tensor) else (type(b),)
     else:
         key = (op,) + tuple((a.dtype, a._v.shape, a._vm) if isinstance(a, Tensor) else type(a) for a in args)
     plan = _plans.get(key)
@@ -241,13 +260,15 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         vm = plan.vm
         view = View(Blob(plan.nbytes, vm), plan.shape, plan.strides, 0, plan.np_dtype)
         out = Tensor._make(view, plan.dtype, plan.device, vm)
+        expr = plan.expr
         if not plan.tensors_only:
             ins = tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
+            expr = _expr(plan, args)
         elif len(args) == 2:
             ins = (args[0]._v, args[1]._v)
         else:
             ins = tuple(a._v for a in args)
-        vm.push(Instruction(name, None, ins, (view,), expr=plan.expr))
+        vm.push(Instruction(name, None, ins, (view,), expr=expr))
         if plan.differentiable and _wants_grad(args):
             derivatives.record(name, args, out, False)
         return out
@@ -259,7 +280,7 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         if needs_rebase(out):  # writing through a view of a tensor in the graph
             return write_through_view(out, apply(name, *args))
     ins = tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
-    out._vm.push(Instruction(name, None, ins, (out._v,), expr=plan.expr))
+    out._vm.push(Instruction(name, None, ins, (out._v,), expr=_expr(plan, args)))
     if grad:
         derivatives.record(name, args, out, True)  # saves inputs, then bumps the version
     else:

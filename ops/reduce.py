@@ -23,8 +23,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from . import math_api as M
 from . import views
-from ..vm import Instruction
-from .dispatch import kernel_for, launch, register_kernel
+from .dispatch import launch, register_kernel
 from .elementwise import _CAST_NAME, torch_name
 from .return_types import return_type  # reduce_stats.py and scan.py import it from here
 from .view_grads import overload
@@ -112,12 +111,9 @@ def _reduce(op: str, x: Tensor, axes: tuple, keepdim: bool, out_dtypes, compute:
     shape = _out_shape(x, axes, keepdim)
     attrs = (axes, None if compute is None else compute.np, extra)
     fusable = _fusable(op, x, out_dtypes, compute)
-    if fusable is None:
-        outs = launch(op, (x,), [(shape, d) for d in out_dtypes], attrs)
-        return outs[0] if len(outs) == 1 else tuple(outs)
-    out = Tensor._empty(shape, out_dtypes[0], x.device)  # launch(), declaring the reduction to the VM
-    out._vm.push(Instruction(op, kernel_for(op, x.device), (x._v,), (out._v,), attrs, reduce=(axes,) + fusable))
-    return out
+    reduce = None if fusable is None else (axes,) + fusable  # declares the reduction to the VM
+    outs = launch(op, (x,), [(shape, d) for d in out_dtypes], attrs, reduce=reduce)
+    return outs[0] if len(outs) == 1 else tuple(outs)
 
 
 # -- fusable reductions: (init, combine, finish) templates the VM may fold into the loop that computes

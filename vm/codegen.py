@@ -84,12 +84,46 @@ def numpy_function(prog: Program):
 device_runners: dict = {}  # device array type -> runner(prog, ins, outs): a device backend's kernels
 
 
+# Like PyTorch, 0/0 or log(0) give nan/inf silently: kernels run with NumPy's floating-point
+# errors ignored. Entering np.errstate per kernel costs ~2 us, so the state is set once per
+# worker thread (quiet_thread) and around each inline batch (quiet/unquiet, which restore the
+# caller's state); both set NumPy's error-state context variable directly where it exists.
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _errstate_var
+    with np.errstate(all="ignore"):
+        _IGNORE_ALL = _errstate_var.get()
+except (ImportError, AttributeError):  # another NumPy layout: the public, slower way
+    _errstate_var = None
+
+
+def quiet_thread() -> None:
+    """Ignore NumPy floating-point errors for the rest of this (worker) thread."""
+    np.seterr(all="ignore")
+
+
+def quiet():
+    """Ignore NumPy floating-point errors until `unquiet(token)`; returns the token."""
+    if _errstate_var is not None:
+        return _errstate_var.set(_IGNORE_ALL)
+    state = np.errstate(all="ignore")
+    state.__enter__()
+    return state
+
+
+def unquiet(token) -> None:
+    """Restore the NumPy error state `quiet` replaced."""
+    if _errstate_var is not None:
+        _errstate_var.reset(token)
+    else:
+        token.__exit__(None, None, None)
+
+
 def run_numpy(prog: Program, ins: list, outs: list) -> None:
-    """Evaluate `prog` with NumPy and store into `outs` (device arrays go to their backend's runner)."""
+    """Evaluate `prog` with NumPy and store into `outs` (device arrays go to their backend's runner);
+    the caller has NumPy's floating-point errors ignored (see quiet)."""
     if device_runners and outs[0].__class__ in device_runners:
         return device_runners[outs[0].__class__](prog, ins, outs)
-    with np.errstate(all="ignore"):  # like PyTorch, 0/0 or log(0) give nan/inf silently
-        results = numpy_function(prog)(*ins)
+    results = numpy_function(prog)(*ins)
     for out, res in zip(outs, results):
         np.copyto(out, res, casting="unsafe")
 

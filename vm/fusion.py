@@ -70,32 +70,34 @@ class _Group:
         """Append `ins` as one SSA line, unless that would break per-element program order
         (it then returns False and leaves the group as it was)."""
         out = ins.outs[0]
-        if out.shape != self.shape or len(self.members) >= config.max_group:
+        if out.shape != self.shape or len(self.lines) >= config.max_group:
             return False
         produced, touched = self.produced, self.touched
         seen = touched.get(out.blob)
         if seen is not None and seen is not out and not _same_layout(seen, out):
             return False
-        hits = []
-        for v in ins.ins:
-            hit = produced.get(v.blob) if v.__class__ is View else None
-            if hit is not None and hit[0] is not v and not _same_layout(hit[0], v):
-                return False
-            hits.append(hit)
+        views = ins.ins
+        for v in views:  # check every input before changing anything
+            if v.__class__ is View:
+                hit = produced.get(v.blob)
+                if hit is not None and hit[0] is not v and not _same_layout(hit[0], v):
+                    return False
         args = []
         ext, ext_names = self.ext, self.ext_names
-        for v, hit in zip(ins.ins, hits):
-            if hit is not None:
-                if hit[0] is v:
-                    hit[2] += 1
-                args.append(hit[1])
-            elif v.__class__ is View:
-                if v.blob not in touched:
-                    touched[v.blob] = v
+        for v in views:
+            if v.__class__ is View:
+                hit = produced.get(v.blob)
+                if hit is not None:
+                    if hit[0] is v:
+                        hit[2] += 1
+                    args.append(hit[1])
+                    continue
                 name = ext_names.get(v)
-                if name is None:
+                if name is None:  # a new input (an input already named has its blob touched)
                     name = ext_names[v] = _IN[len(ext)]
                     ext.append(v)
+                    if v.blob not in touched:
+                        touched[v.blob] = v
                 args.append(name)
             else:
                 args.append(_IN[len(ext)])

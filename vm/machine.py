@@ -8,6 +8,7 @@ import time
 
 from .allocator import CachingAllocator
 from .blob import Blob, View
+from .codegen import quiet, quiet_thread, unquiet
 from .fusion import config as fusion_config, fuse_window
 from .instruction import Instruction
 
@@ -60,9 +61,13 @@ class Stream:
                 v.blob.writer = (self, self.pushed)
         if _mode == "sync" or (inline and idle):
             execute = self.vm.execute
-            for ins in batch:
-                execute(ins)
-                self.done = ins.seq
+            token = quiet()  # kernels' NumPy error state, restored for the caller's code
+            try:
+                for ins in batch:
+                    execute(ins)
+                    self.done = ins.seq
+            finally:
+                unquiet(token)
             if _mode == "sync" and self.vm.error is not None:
                 self.vm.raise_error()  # sync mode is for debugging: fail at the call
             return
@@ -75,6 +80,7 @@ class Stream:
     def _work(self) -> None:
         get = self._queue.get
         execute = self.vm.execute
+        quiet_thread()
         while True:
             batch = get()
             for ins in batch:
@@ -151,6 +157,9 @@ class VirtualMachine:
         batch = fuse_window(window, self.stats)
         del window
         if not batch:
+            return
+        if len(batch) == 1:  # the common case at a sync point: no grouping by stream
+            self.stream(batch[0].stream).submit(batch, inline)
             return
         by_stream: dict = {}
         for ins in batch:
