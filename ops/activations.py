@@ -198,17 +198,25 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 
 # -- smooth activations --------------------------------------------------------------------------
+# gelu is one elementwise op (not a chain) so autograd saves only the input and a fused kernel
+# computes it once; the formula's order follows PyTorch's kernels.
+# TODO(core): move these two templates into ops/elementwise.py's table.
+ew._declare("float", 1, {
+    "gelu": "{0} * 0.5 * (1 + erf({0} * %r))" % _SQRT1_2,
+    "gelu_tanh": "0.5 * {0} * (1 + np.tanh(%r * ({0} + 0.044715 * ({0} * {0} * {0}))))" % _SQRT_2_OVER_PI,
+})
+_GELU_OPS = {"none": "gelu", "tanh": "gelu_tanh"}
+
+
 @_export(top=False, functional=True)
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x), exactly (erf) or with PyTorch's tanh approximation."""
-    if approximate == "none":
-        return _run("gelu", input, lambda x: M.mul(M.mul(x, 0.5), M.add(M.erf(M.mul(x, _SQRT1_2)), 1)))
-    if approximate == "tanh":
-        def body(x):
-            inner = M.mul(M.add(x, M.mul(M.mul(M.mul(x, x), x), 0.044715)), _SQRT_2_OVER_PI)
-            return M.mul(M.mul(x, 0.5), M.add(M.tanh(inner), 1))
-        return _run("gelu", input, body)
-    raise RuntimeError("approximate argument must be either none or tanh.")
+    op = _GELU_OPS.get(approximate) if isinstance(approximate, str) else None
+    if op is None:
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    _check_tensor("gelu", input)
+    _float_only("gelu", input)
+    return apply(op, input)
 
 
 @_export(top=False, functional=True)

@@ -42,6 +42,21 @@ def _fpick(first_wins, b):
     return ap("logical_or", first_wins, ap("isnan", b))
 
 _zero_grad = lambda g, o, a: _zero(g)  # noqa: E731
+_SQRT1_2, _INV_SQRT_2PI = math.sqrt(0.5), 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_BETA, _GELU_KAPPA = math.sqrt(2.0 / math.pi), 0.044715
+
+
+def _gelu_grad(g, o, a):
+    # d/dx x*Phi(x) = Phi(x) + x*phi(x), from the input alone (torch saves only the input too)
+    cdf = (ap("erf", a * _SQRT1_2) + 1) * 0.5
+    return g * (cdf + a * ap("exp", a * a * -0.5) * _INV_SQRT_2PI)
+
+
+def _gelu_tanh_grad(g, o, a):
+    t = ap("tanh", (a + a * a * a * _GELU_KAPPA) * _GELU_BETA)
+    right = a * 0.5 * (1 - t * t) * _GELU_BETA * (a * a * (3 * _GELU_KAPPA) + 1)
+    return g * ((t + 1) * 0.5 + right)
+
 
 FORMULAS = {
     "add": (lambda g, o, a, b: g, lambda g, o, a, b: g),
@@ -99,6 +114,8 @@ FORMULAS = {
     "acosh": (lambda g, o, a: g * ap("rsqrt", a * a - 1),),
     "atanh": (lambda g, o, a: g / (1 - a * a),),
     "sigmoid": (lambda g, o, a: g * o * (1 - o),),
+    "gelu": (_gelu_grad,),
+    "gelu_tanh": (_gelu_tanh_grad,),
     "erf": (lambda g, o, a: g * _2_SQRTPI * ap("exp", -(a * a)),),
     "erfc": (lambda g, o, a: -g * _2_SQRTPI * ap("exp", -(a * a)),),
     "lgamma": (lambda g, o, a: g * ap("digamma", a),),
@@ -137,6 +154,9 @@ def _reads(fn) -> frozenset:
 _READS = {name: tuple(_reads(fn) for fn in fns) for name, fns in FORMULAS.items()}
 
 
+_NODE_NAMES = {"gelu_tanh": "gelu"}  # ops that share one PyTorch backward node (GeluBackward0)
+
+
 def _backward(node, g):
     name, wanted = node.attrs
     saved = node.saved_tensors
@@ -156,7 +176,7 @@ def record(name: str, args: tuple, out: Tensor, inplace: bool) -> None:
         if want:
             reads |= used
     saved_inputs = tuple(a if (k + 2) in reads else None for k, a in enumerate(args))
-    node = attach(name, _backward, args, (out,), (None,) + saved_inputs, (name, wanted))
+    node = attach(_NODE_NAMES.get(name, name), _backward, args, (out,), (None,) + saved_inputs, (name, wanted))
     if inplace:
         out._v.blob.version += 1
     if 1 in reads:  # the output is saved as it is after the op

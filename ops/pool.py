@@ -45,12 +45,6 @@ def _lowest(dtype: np.dtype):
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
-def _first_inside(count: int, stride: int, pad: int, dilation: int) -> np.ndarray:
-    """Per output position, the first window tap inside the image (PyTorch's index for an all -inf window)."""
-    start = np.arange(count) * stride - pad
-    return np.where(start < 0, start + (-start + dilation - 1) // dilation * dilation, start)
-
-
 def _argmax(taps: np.ndarray, axis: int) -> np.ndarray:
     """Positions of the maxima along `axis` as PyTorch's scan finds them: the first maximum, or the
     last NaN when there is one."""
@@ -65,24 +59,16 @@ def _argmax(taps: np.ndarray, axis: int) -> np.ndarray:
 
 @register_kernel("max_pool2d", "cpu")
 def _max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
-    x = compute_array(ins[0]).reshape(geo.image4)
-    low = _lowest(x.dtype)
-    (kh, kw), (sh, sw), (dh, dw) = geo.kernel, geo.stride, geo.dilation
-    n, c, oh, ow = geo.result4
-    windows = sliding_windows(padded(x, geo.pads, low), (oh, ow), geo.kernel, geo.stride, geo.dilation)
-    taps = windows.reshape(n, c, kh * kw, oh, ow)
-    best = _argmax(taps, axis=2)
-    values = np.take_along_axis(taps, best[:, :, None], axis=2)[:, :, 0]
-    rows = best // kw * dh + (np.arange(oh) * sh - geo.pads[0])[:, None]
-    cols = best % kw * dw + np.arange(ow) * sw - geo.pads[2]
-    index = rows * geo.image4[3] + cols
-    empty = values == low  # nothing beat the initial -inf: PyTorch reports the first tap inside the image
-    if empty.any():
-        first = (_first_inside(oh, sh, geo.pads[0], dh)[:, None] * geo.image4[3]
-                 + _first_inside(ow, sw, geo.pads[2], dw))
-        index = np.where(empty, first, index)
-    outs[0].reshape(values.shape)[...] = values
-    outs[1].reshape(index.shape)[...] = index
+    from .pool_kernels import max_pool_forward  # numba: loaded on first use
+    n, c, h, w = geo.image4
+    x = compute_array(ins[0]).reshape(n * c, h, w)
+    planes = (n * c,) + geo.result4[2:]
+    direct = outs[0].dtype == x.dtype  # else computed in float32 for a 16-bit float, then rounded
+    values = outs[0].reshape(planes) if direct else np.empty(planes, x.dtype)
+    max_pool_forward(x, values, outs[1].reshape(planes), *geo.kernel, *geo.stride, *geo.dilation,
+                     geo.pads[0], geo.pads[2], x.dtype.type(_lowest(x.dtype)))
+    if not direct:
+        outs[0].reshape(planes)[...] = values
 
 
 @register_kernel("adaptive_max_pool2d", "cpu")
@@ -106,11 +92,15 @@ def _adaptive_max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
 
 @register_kernel("max_pool_scatter", "cpu")
 def _max_pool_scatter_kernel(ins, outs, geo: PoolGeometry) -> None:
+    from .pool_kernels import scatter_add_by_index
     n, c, h, w = geo.image4
     pooled = geo.result4[2] * geo.result4[3]
     grad = compute_array(ins[0]).reshape(n * c, pooled)
-    flat = ins[1].reshape(n * c, pooled) + (np.arange(n * c) * (h * w))[:, None]
-    outs[0].reshape(n * c * h * w)[...] = np.bincount(flat.ravel(), weights=grad.ravel(), minlength=n * c * h * w)
+    target = outs[0].reshape(n * c, h * w)
+    total = target if target.dtype == grad.dtype else np.empty(target.shape, grad.dtype)
+    scatter_add_by_index(grad, ins[1].reshape(n * c, pooled), total)
+    if total is not target:
+        target[...] = total
 
 
 @register_kernel("max_pool_gather", "cpu")

@@ -91,13 +91,22 @@ def sliding_windows(x: np.ndarray, out_hw: tuple, kernel: tuple, stride: tuple, 
 
 
 def add_windows(target: np.ndarray, cols: np.ndarray, stride: tuple, dilation: tuple) -> None:
-    """target[n, c, y*sh + i*dh, x*sw + j*dw] += cols[n, c, i, j, y, x]: col2im, one slice per offset."""
-    kh, kw, oh, ow = cols.shape[2:]
+    """target[n, c, y*sh + i*dh, x*sw + j*dw] += cols[n, c, i, j, y, x]: col2im."""
+    n, c, kh, kw, oh, ow = cols.shape
     (sh, sw), (dh, dw) = stride, dilation
-    for i in range(kh):
+    if target.dtype == cols.dtype and target.dtype in _COMPILED_FLOATS and target.flags.c_contiguous:
+        from .pool_kernels import add_windows as compiled  # numba: loaded on first use
+        planes = n * c
+        compiled(target.reshape((planes,) + target.shape[2:]), cols.reshape((planes,) + cols.shape[2:]),
+                 sh, sw, dh, dw)
+        return
+    for i in range(kh):  # one strided slice per window offset
         rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
         for j in range(kw):
             target[:, :, rows, j * dw:j * dw + sw * (ow - 1) + 1:sw] += cols[:, :, i, j]
+
+
+_COMPILED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def im2col(x: np.ndarray, out_hw: tuple, kernel: tuple, stride: tuple, dilation: tuple, pads: tuple) -> np.ndarray:
