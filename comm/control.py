@@ -344,11 +344,7 @@ class ControlClient(_ControlOps):
             self._ctx.term()
 
     def _drain(self, zmq) -> None:
-        while True:
-            try:
-                frames = self._sock.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
-                return
+        for frames in wire.waiting(self._sock, zmq):
             msg = wire.unpack_message(self._hmac_key, frames)
             if msg is None or msg[1] != -1 or msg[2] <= self._last_coordinator_seq:
                 self.rejected += 1

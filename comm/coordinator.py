@@ -154,11 +154,7 @@ class Coordinator:
             self._ctx.term()
 
     def _drain(self, zmq) -> None:
-        while True:
-            try:
-                frames = self._sock.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
-                return
+        for frames in wire.waiting(self._sock, zmq):
             msg = wire.unpack_message(self._hmac_key, frames[1:]) if len(frames) == 3 else None
             if msg is None:
                 self.rejected += 1

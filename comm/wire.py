@@ -116,6 +116,15 @@ def _decode(data: bytes, pos: int, depth: int):
     raise ValueError(f"tidal.comm: malformed message (unknown type code {code})")
 
 
+def waiting(sock, zmq):
+    """Every multipart message already waiting on `sock`, without blocking."""
+    while True:
+        try:
+            yield sock.recv_multipart(zmq.NOBLOCK)
+        except zmq.Again:
+            return
+
+
 def sign(key: bytes, body: bytes) -> list[bytes]:
     """The frames that carry `body`: its HMAC-SHA256 tag under `key`, then the body."""
     return [hmac.new(key, body, hashlib.sha256).digest(), body]

@@ -22,3 +22,12 @@ def rng():
     """A NumPy generator seeded per test."""
     return np.random.default_rng(int.from_bytes(os.urandom(2), "little") if os.environ.get("TIDAL_RANDOM_SEED")
                                  else 1234)
+
+
+@pytest.fixture(scope="module", params=[2, 4], ids=["2ranks", "4ranks"])
+def ranks(request):
+    """Real ranks for the multi-process tests (tests/comm_ranks.py): 2, then 4."""
+    from comm_ranks import RankPool  # spawns processes: loaded only by the tests that ask
+    pool = RankPool(request.param)
+    yield pool
+    pool.close()

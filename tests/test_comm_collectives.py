@@ -7,11 +7,6 @@ import comm_ranks as R
 from comm_ranks import RankPool, no_failures
 
 
-@pytest.fixture(scope="module", params=[2, 4], ids=["2ranks", "4ranks"])
-def ranks(request):
-    pool = RankPool(request.param)
-    yield pool
-    pool.close()
 
 
 # -- the tests ----------------------------------------------------------------------------------------

@@ -8,14 +8,9 @@ import pytest
 
 import global_ranks as G
 import tidal
-from comm_ranks import RankPool, no_failures
+from comm_ranks import no_failures
 
 
-@pytest.fixture(scope="module", params=[2, 4], ids=["2ranks", "4ranks"])
-def ranks(request):
-    pool = RankPool(request.param)
-    yield pool
-    pool.close()
 
 
 @pytest.mark.timeout(120)
