@@ -1,12 +1,14 @@
-"""TransformerEncoderLayer and TransformerEncoder."""
+"""The Transformer of "Attention Is All You Need": encoder and decoder layers, their stacks, and the model."""
 from __future__ import annotations
 
 import copy
+from typing import Any, Callable
 
 from ... import ops
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from .. import functional as F
+from .. import init
 from ..containers import ModuleList
 from ..module import Module
 from .attention import MultiheadAttention
@@ -14,7 +16,8 @@ from .dropout import Dropout
 from .linear import Linear
 from .normalization import LayerNorm
 
-__all__ = ["TransformerEncoderLayer", "TransformerEncoder", "generate_square_subsequent_mask"]
+__all__ = ["Transformer", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
+           "TransformerDecoder", "generate_square_subsequent_mask"]
 
 
 def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
@@ -31,6 +34,16 @@ def _activation_fn(activation):
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
+def _activation_code(activation) -> int:
+    """PyTorch's `activation_relu_or_gelu` flag: 1 for relu, 2 for gelu, 0 for anything else."""
+    from .activation import GELU, ReLU
+    if activation is F.relu or isinstance(activation, ReLU):
+        return 1
+    if activation is F.gelu or isinstance(activation, GELU):
+        return 2
+    return 0
+
+
 def _float_mask(mask: Tensor | None, dtype: dt.dtype) -> Tensor | None:
     """Boolean masks (True = masked out) as additive float masks, as PyTorch canonicalizes them."""
     if mask is None or mask.dtype.is_floating_point:
@@ -40,11 +53,30 @@ def _float_mask(mask: Tensor | None, dtype: dt.dtype) -> Tensor | None:
     return ops.zeros(tuple(mask.shape), dtype=dtype, device=mask.device).masked_fill(mask, float("-inf"))
 
 
+def _seq_len(x: Tensor, batch_first: bool) -> int:
+    return x.shape[0] if x.dim() == 2 else x.shape[1 if batch_first else 0]
+
+
+def _detect_is_causal_mask(mask: Tensor | None, is_causal: bool | None = None, size: int | None = None) -> bool:
+    """`is_causal` when given; otherwise whether `mask` equals the causal mask of its size."""
+    if is_causal is not None or mask is None:
+        return is_causal is True
+    sz = size if size is not None else mask.shape[-2]
+    expected = generate_square_subsequent_mask(sz, device=mask.device, dtype=mask.dtype)
+    return tuple(mask.shape) == (sz, sz) and bool((mask == expected).all())
+
+
+def _clones(module: Module, n: int) -> ModuleList:
+    return ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention and a feed-forward block, each with dropout, a residual and LayerNorm (pre or post)."""
 
+    __constants__ = ["norm_first"]
+
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 activation: str | Callable = F.relu, layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
         factory = {"device": device, "dtype": dtype}
@@ -58,7 +90,9 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
-        self.activation = _activation_fn(activation) if isinstance(activation, str) else activation
+        activation = _activation_fn(activation) if isinstance(activation, str) else activation
+        self.activation_relu_or_gelu = _activation_code(activation)
+        self.activation = activation
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool = False) -> Tensor:
@@ -83,16 +117,75 @@ class TransformerEncoderLayer(Module):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
+class TransformerDecoderLayer(Module):
+    """Self-attention, attention over the encoder's memory, and a feed-forward block, each with dropout, a
+    residual and LayerNorm (pre or post)."""
+
+    __constants__ = ["norm_first"]
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: str | Callable = F.relu, layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        factory = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias,
+                                            **factory)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
+                                                 bias=bias, **factory)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = _activation_fn(activation) if isinstance(activation, str) else activation
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
+                tgt_is_causal: bool = False, memory_is_causal: bool = False) -> Tensor:
+        """One decoder layer: `tgt` attends to itself, then to `memory`."""
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+            x = x + self._ff_block(self.norm3(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
+            x = self.norm3(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool) -> Tensor:
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
+                           need_weights=False)[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x: Tensor, mem: Tensor, attn_mask, key_padding_mask, is_causal: bool) -> Tensor:
+        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                                is_causal=is_causal, need_weights=False)[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
 class TransformerEncoder(Module):
     """A stack of `num_layers` copies of an encoder layer, with an optional final norm."""
+
+    __constants__ = ["norm"]
 
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Module | None = None,
                  enable_nested_tensor: bool = True, mask_check: bool = True) -> None:
         super().__init__()
-        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.layers = _clones(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
+        self.use_nested_tensor = False  # tidal has no nested tensors: the padded path always runs
         self.mask_check = mask_check
 
     def forward(self, src: Tensor, mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
@@ -100,13 +193,94 @@ class TransformerEncoder(Module):
         """The layers in turn, then the final norm."""
         src_key_padding_mask = _float_mask(src_key_padding_mask, src.dtype)
         mask = _float_mask(mask, src.dtype)
-        causal = bool(is_causal)
-        if is_causal is None and mask is not None and mask.dim() == 2 and mask.shape[0] == mask.shape[1]:
-            expected = generate_square_subsequent_mask(mask.shape[0], device=mask.device, dtype=mask.dtype)
-            causal = bool((mask == expected).all())
+        batch_first = self.layers[0].self_attn.batch_first if len(self.layers) else False
+        causal = _detect_is_causal_mask(mask, is_causal, _seq_len(src, batch_first))
         output = src
         for layer in self.layers:
             output = layer(output, src_mask=mask, is_causal=causal, src_key_padding_mask=src_key_padding_mask)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+class TransformerDecoder(Module):
+    """A stack of `num_layers` copies of a decoder layer, with an optional final norm."""
+
+    __constants__ = ["norm"]
+
+    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Module | None = None) -> None:
+        super().__init__()
+        self.layers = _clones(decoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
+                tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:
+        """The layers in turn (each attending to `memory`), then the final norm."""
+        batch_first = self.layers[0].self_attn.batch_first if len(self.layers) else False
+        tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal, _seq_len(tgt, batch_first))
+        output = tgt
+        for layer in self.layers:
+            output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                           tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
+                           tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class Transformer(Module):
+    """An encoder-decoder Transformer: the encoder reads `src` into a memory the decoder attends to."""
+
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6,
+                 dim_feedforward: int = 2048, dropout: float = 0.1, activation: str | Callable = F.relu,
+                 custom_encoder: Any | None = None, custom_decoder: Any | None = None, layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        factory = {"device": device, "dtype": dtype}
+        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
+                      bias)
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(TransformerEncoderLayer(*layer_args, **factory), num_encoder_layers,
+                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(TransformerDecoderLayer(*layer_args, **factory), num_decoder_layers,
+                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+        self._reset_parameters()
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
+                src_is_causal: bool | None = None, tgt_is_causal: bool | None = None,
+                memory_is_causal: bool = False) -> Tensor:
+        """Encode `src`, then decode `tgt` against that memory."""
+        batch_dim = 0 if self.batch_first else 1
+        if src.dim() == 3 and src.shape[batch_dim] != tgt.shape[batch_dim]:
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+                            memory_is_causal=memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
+        """A float (sz, sz) causal mask: 0 on and below the diagonal, -inf above."""
+        return generate_square_subsequent_mask(sz, device=device, dtype=dtype)
+
+    def _reset_parameters(self) -> None:
+        """Xavier-uniform for every matrix parameter, as PyTorch initializes the model."""
+        for p in self.parameters():
+            if p.dim() > 1:
+                init.xavier_uniform_(p)

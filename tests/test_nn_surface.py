@@ -1,0 +1,145 @@
+"""nn.Transformer, TransformerDecoder(Layer) and the other late additions to tidal.nn against torch with identical
+weights (torch's state_dict loaded into tidal's module): outputs, gradients, masks and state_dict layout."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import tidal
+import tidal.nn as nn
+from nn_helpers import assert_close, assert_grads_close, backward_both, load_from_torch, pair
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(11)
+
+
+def bool_pair(arr):
+    arr = np.asarray(arr, dtype=bool)
+    return tidal.tensor(arr), torch.from_numpy(arr)
+
+
+def module_pair(name, *args, **kwargs):
+    """A tidal module and its torch twin in float64 holding torch's weights."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's nested-tensor advice
+        ref = getattr(torch.nn, name)(*args, **kwargs).double()
+    mod = getattr(nn, name)(*args, **kwargs).double()
+    assert list(mod.state_dict()) == list(ref.state_dict())
+    assert repr(mod) == repr(ref)
+    load_from_torch(mod, ref)
+    return mod, ref
+
+
+def param_grads(mod, ref):
+    refs = dict(ref.named_parameters())
+    return [(p, refs[n]) for n, p in mod.named_parameters()]
+
+
+# -- Transformer -----------------------------------------------------------------------------------------
+DECODER_CASES = [{}, {"norm_first": True, "activation": "gelu"}, {"batch_first": True, "layer_norm_eps": 1e-3},
+                 {"bias": False}]
+
+
+@pytest.mark.parametrize("kwargs", DECODER_CASES, ids=[str(k) for k in DECODER_CASES])
+def test_decoder_layer(rng, kwargs):
+    mod, ref = module_pair("TransformerDecoderLayer", 8, 2, 12, **kwargs)
+    mod.eval()
+    ref.eval()
+    bf = kwargs.get("batch_first", False)
+    x, xr = pair(rng, (2, 5, 8) if bf else (5, 2, 8), requires_grad=True)
+    m, mr = pair(rng, (2, 4, 8) if bf else (4, 2, 8), requires_grad=True)
+    causal = nn.Transformer.generate_square_subsequent_mask(5, dtype=tidal.float64)
+    causal_r = torch.nn.Transformer.generate_square_subsequent_mask(5, dtype=torch.float64)
+    kpm = np.zeros((2, 4), bool)
+    kpm[1, 2:] = True
+    kp, kpr = bool_pair(kpm)
+    out = mod(x, m, tgt_mask=causal, memory_key_padding_mask=kp, tgt_is_causal=True)
+    expected = ref(xr, mr, tgt_mask=causal_r, memory_key_padding_mask=kpr, tgt_is_causal=True)
+    assert_close(out, expected)
+    backward_both(out, expected, rng)
+    assert_grads_close([(x, xr), (m, mr)] + param_grads(mod, ref))
+
+
+def test_decoder_stack_bool_masks_and_unbatched(rng):
+    layer, ref_layer = nn.TransformerDecoderLayer(8, 2, 16).double(), torch.nn.TransformerDecoderLayer(8, 2, 16).double()
+    mod = nn.TransformerDecoder(layer, 2, norm=nn.LayerNorm(8).double())
+    ref = torch.nn.TransformerDecoder(ref_layer, 2, norm=torch.nn.LayerNorm(8).double())
+    assert list(mod.state_dict()) == list(ref.state_dict()) and repr(mod) == repr(ref)
+    load_from_torch(mod, ref)
+    mod.eval()
+    ref.eval()
+    x, xr = pair(rng, (6, 3, 8))
+    m, mr = pair(rng, (4, 3, 8))
+    tgt_mask, tgt_mask_r = bool_pair(np.triu(np.ones((6, 6)), 1))
+    mem_mask, mem_mask_r = bool_pair(rng.random((6, 4)) < 0.3)
+    tkp = np.zeros((3, 6), bool)
+    tkp[2, 5] = True
+    tk, tkr = bool_pair(tkp)
+    with torch.no_grad():
+        assert_close(mod(x, m, tgt_mask=tgt_mask, memory_mask=mem_mask, tgt_key_padding_mask=tk),
+                     ref(xr, mr, tgt_mask=tgt_mask_r, memory_mask=mem_mask_r, tgt_key_padding_mask=tkr))
+        assert_close(mod(x[:, 0], m[:, 0]), ref(xr[:, 0], mr[:, 0]))  # unbatched
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"batch_first": True, "norm_first": True}, {"activation": torch.tanh}],
+                         ids=["default", "batch_first_norm_first", "callable"])
+def test_transformer_matches_torch(rng, kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = torch.nn.Transformer(8, 2, 2, 1, 16, dropout=0.0, **kwargs).double()
+    ours = dict(kwargs, activation=tidal.tanh) if "activation" in kwargs else kwargs
+    mod = nn.Transformer(8, 2, 2, 1, 16, dropout=0.0, **ours).double()
+    assert list(mod.state_dict()) == list(ref.state_dict()) and repr(mod) == repr(ref)
+    load_from_torch(mod, ref)
+    bf = kwargs.get("batch_first", False)
+    src, srcr = pair(rng, (2, 7, 8) if bf else (7, 2, 8), requires_grad=True)
+    tgt, tgtr = pair(rng, (2, 5, 8) if bf else (5, 2, 8), requires_grad=True)
+    skp = np.zeros((2, 7), bool)
+    skp[0, 5:] = True
+    sk, skr = bool_pair(skp)
+    mask = mod.generate_square_subsequent_mask(5, dtype=tidal.float64)
+    mask_r = ref.generate_square_subsequent_mask(5, dtype=torch.float64)
+    out = mod(src, tgt, tgt_mask=mask, src_key_padding_mask=sk, memory_key_padding_mask=sk)
+    expected = ref(srcr, tgtr, tgt_mask=mask_r, src_key_padding_mask=skr, memory_key_padding_mask=skr)
+    assert_close(out, expected)
+    backward_both(out, expected, rng)
+    assert_grads_close([(src, srcr), (tgt, tgtr)] + param_grads(mod, ref))
+
+
+def test_transformer_init_errors_and_causal_detection():
+    model = nn.Transformer(8, 2, 1, 1, 16)
+    for p in model.parameters():  # xavier-uniform matrices, LayerNorm ones and zero biases
+        if p.dim() > 1:
+            bound = np.sqrt(6.0 / sum(p.shape[:2]))
+            assert np.abs(p.detach().numpy()).max() <= bound and p.detach().numpy().std() > bound / 4
+    with pytest.raises(RuntimeError, match="the batch number of src and tgt must be equal"):
+        model(tidal.randn(4, 2, 8), tidal.randn(3, 3, 8))
+    with pytest.raises(RuntimeError, match="the feature number of src and tgt must be equal to d_model"):
+        model(tidal.randn(4, 2, 8), tidal.randn(3, 2, 6))
+    with pytest.raises(RuntimeError, match="activation should be relu/gelu, not swish"):
+        nn.TransformerDecoderLayer(8, 2, activation="swish")
+    detect = nn.modules.transformer._detect_is_causal_mask
+    causal = nn.Transformer.generate_square_subsequent_mask(4)
+    assert detect(causal) and not detect(causal, size=3) and not detect(causal, is_causal=False)
+    assert not detect(tidal.zeros(4, 4)) and detect(None, is_causal=True) and not detect(None)
+    assert nn.TransformerEncoderLayer(8, 2).activation_relu_or_gelu == 1
+    assert nn.TransformerEncoderLayer(8, 2, activation="gelu").activation_relu_or_gelu == 2
+    assert nn.TransformerEncoderLayer(8, 2, activation=tidal.tanh).activation_relu_or_gelu == 0
+
+
+def test_transformer_loads_torch_state_dict_file(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = torch.nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=True).eval()
+    torch.save(ref.state_dict(), tmp_path / "t.pt")
+    mod = nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=True).eval()
+    mod.load_state_dict(tidal.load(str(tmp_path / "t.pt")))
+    src = np.random.default_rng(0).standard_normal((2, 5, 8)).astype(np.float32)
+    tgt = np.random.default_rng(1).standard_normal((2, 3, 8)).astype(np.float32)
+    with torch.no_grad():
+        assert_close(mod(tidal.tensor(src), tidal.tensor(tgt)), ref(torch.from_numpy(src), torch.from_numpy(tgt)))
