@@ -1,9 +1,10 @@
 """The `tidal.linalg` namespace: norms, inverse, determinant, solve and the decompositions.
 
 Decompositions run NumPy's LAPACK wrappers in one CPU kernel, "linalg" (attrs name the routine),
-on float32/float64 stacks of matrices. Gradients: inv, det and solve (written in tidal ops, so
-double backward works); norms follow the norm op they are built from; cross and matmul are
-tidal's own. cholesky, qr, svd, eigh, pinv and the 2/-2/'nuc' matrix norms are forward only.
+on float32/float64 stacks of matrices. Every function has PyTorch's gradient, written in tidal ops
+so double backward works: inv, det, slogdet and solve here, the decompositions (svd, svdvals, eigh,
+eigvalsh, qr, cholesky, pinv) in ops/linalg_backward.py; norms follow the op they are built from
+(the 2/-2/'nuc' matrix norms from svdvals); cross and matmul are tidal's own.
 """
 from __future__ import annotations
 
@@ -18,20 +19,27 @@ from ..tensor import dtype as dt
 from . import math_api as M
 from .broadcast import broadcast_shapes
 from .dispatch import launch, register_kernel
+from . import linalg_backward as grads
 from .linalg import linalg_cross as cross
 from .linalg import matmul
 from .reduce_stats import norm as _norm
 from .return_types import return_type
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "solve", "cholesky", "qr", "svd", "svdvals", "eigh",
-           "eigvalsh", "pinv", "cross", "matmul"]
+           "eigvalsh", "pinv", "slogdet", "cross", "matmul"]
 
 _LOW_PRECISION = {dt.float16: "Half", dt.bfloat16: "BFloat16"}
 
 
 # -- the kernel ----------------------------------------------------------------------------------
-def _pinv(a: np.ndarray, atol: float, rtol: float) -> np.ndarray:
-    u, s, vh = np.linalg.svd(a, full_matrices=False)
+def _pinv(a: np.ndarray, atol: float, rtol: float, hermitian: bool) -> np.ndarray:
+    """V diag(1/s) U^T over the singular values above max(atol, rtol * largest); with `hermitian`, from the
+    eigendecomposition of the lower triangle (as PyTorch: s = |eigenvalues|, U = V sign)."""
+    if hermitian:
+        w, v = np.linalg.eigh(a, UPLO="L")
+        s, u, vh = np.abs(w), v * np.sign(w)[..., None, :], np.swapaxes(v, -1, -2)
+    else:
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
     smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
     keep = s > np.maximum(atol, rtol * smax)
     s_inv = np.where(keep, 1 / np.where(keep, s, 1), 0)
@@ -49,15 +57,16 @@ _ROUTINES = {
     "svdvals": lambda a, at: (np.linalg.svd(a[0], compute_uv=False),),
     "eigh": lambda a, at: tuple(np.linalg.eigh(a[0], UPLO=at[1])),
     "eigvalsh": lambda a, at: (np.linalg.eigvalsh(a[0], UPLO=at[1]),),
-    "pinv": lambda a, at: (_pinv(a[0], at[1], at[2]),),
+    "pinv": lambda a, at: (_pinv(a[0], at[1], at[2], at[3]),),
+    "slogdet": lambda a, at: tuple(np.linalg.slogdet(a[0])),
 }
 
 
 @register_kernel("linalg", "cpu")
 def _linalg_kernel(ins, outs, attrs) -> None:
     if any(o.size == 0 for o in outs) or any(x.size == 0 for x in ins):
-        for o in outs:  # empty batches or 0x0 matrices: LAPACK has nothing to do
-            o[...] = 1 if attrs[0] == "det" else 0
+        for k, o in enumerate(outs):  # empty batches or 0x0 matrices: LAPACK has nothing to do
+            o[...] = 1 if attrs[0] == "det" or (attrs[0] == "slogdet" and k == 0) else 0
         return
     try:
         results = _ROUTINES[attrs[0]](ins, attrs)
@@ -166,17 +175,13 @@ def _into(res: Tensor, out: Tensor | None) -> Tensor:
     return out
 
 
-# -- decompositions (forward only) ---------------------------------------------------------------
-def _forward_only(op: str, A: Tensor) -> None:
-    if needs_grad((A,)):
-        raise NotImplementedError(f"linalg.{op}: the derivative is not implemented in tidal")
-
-
+# -- decompositions -------------------------------------------------------------------------------
 def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
     """The lower (or upper) Cholesky factor of each symmetric positive-definite matrix."""
     _check_matrix("cholesky", A)
-    _forward_only("cholesky", A)
     (L,) = _run("cholesky", (A,), [(A.shape, A.dtype)])
+    if needs_grad((A,)):
+        record("linalg_cholesky_ex", grads.cholesky_backward, (A,), (L,), saved=(L,))
     return _into(_mT(L).contiguous() if upper else L, out)
 
 
@@ -186,7 +191,6 @@ def qr(A: Tensor, mode: str = "reduced", *, out=None) -> tuple:
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
                            "'r', or 'complete'")
     _check_matrix("qr", A, square=False)
-    _forward_only("qr", A)
     *batch, m, n = A.shape
     k = min(m, n)
     q_cols, r_rows = (m, m) if mode == "complete" else (k, k)
@@ -195,25 +199,35 @@ def qr(A: Tensor, mode: str = "reduced", *, out=None) -> tuple:
         Q = Tensor._empty((0,), A.dtype, A.device)
     else:
         Q, R = _run("qr", (A,), [((*batch, m, q_cols), A.dtype), ((*batch, r_rows, n), A.dtype)], mode)
+    if needs_grad((A,)):  # mode 'r' (and 'complete' with m > n) raise at backward, as in PyTorch
+        record("linalg_qr", grads.qr_backward, (A,), (Q, R), saved=(Q, R), attrs=mode)
     return return_type("qr", ("Q", "R"))(Q, R)
 
 
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None) -> tuple:
     """(U, S, Vh) of each matrix, singular values descending."""
     _check_matrix("svd", A, square=False)
-    _forward_only("svd", A)
+    U, S, Vh = _svd(A, bool(full_matrices))
+    if needs_grad((A,)):
+        record("linalg_svd", grads.svd_backward, (A,), (U, S, Vh), saved=(U, S, Vh), attrs=bool(full_matrices))
+    return return_type("svd", ("U", "S", "Vh"))(U, S, Vh)
+
+
+def _svd(A: Tensor, full_matrices: bool) -> list:
     *batch, m, n = A.shape
     k = min(m, n)
     u_cols, v_rows = (m, n) if full_matrices else (k, k)
-    U, S, Vh = _run("svd", (A,), [((*batch, m, u_cols), A.dtype), ((*batch, k), A.dtype),
-                                  ((*batch, v_rows, n), A.dtype)], bool(full_matrices))
-    return return_type("svd", ("U", "S", "Vh"))(U, S, Vh)
+    return _run("svd", (A,), [((*batch, m, u_cols), A.dtype), ((*batch, k), A.dtype),
+                              ((*batch, v_rows, n), A.dtype)], full_matrices)
 
 
 def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
     """The singular values of each matrix, descending."""
     _check_matrix("svdvals", A, square=False)
-    _forward_only("svdvals", A)
+    if needs_grad((A,)):  # U and Vh are the node's hidden outputs: the gradient and its own gradient need them
+        U, S, Vh = _svd(A, False)
+        record("linalg_svd", grads.svdvals_backward, (A,), (S, U, Vh), saved=(U, S, Vh))
+        return S
     (S,) = _run("svdvals", (A,), [((*A.shape[:-2], min(A.shape[-2:])), A.dtype)])
     return S
 
@@ -227,28 +241,46 @@ def _check_uplo(op: str, UPLO: str) -> str:
 def eigh(A: Tensor, UPLO: str = "L", *, out=None) -> tuple:
     """(eigenvalues ascending, eigenvectors as columns) of each symmetric matrix."""
     _check_matrix("eigh", A)
-    _forward_only("eigh", A)
     w, V = _run("eigh", (A,), [(A.shape[:-1], A.dtype), (A.shape, A.dtype)], _check_uplo("eigh", UPLO))
+    if needs_grad((A,)):
+        record("linalg_eigh", grads.eigh_backward, (A,), (w, V), saved=(w, V))
     return return_type("eigh", ("eigenvalues", "eigenvectors"))(w, V)
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     """The eigenvalues (ascending) of each symmetric matrix."""
     _check_matrix("eigvalsh", A)
-    _forward_only("eigvalsh", A)
+    if needs_grad((A,)):  # the eigenvectors are the node's hidden output
+        return eigh(A, UPLO)[0]
     (w,) = _run("eigvalsh", (A,), [(A.shape[:-1], A.dtype)], _check_uplo("eigvalsh", UPLO))
     return w
 
 
 def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
-    """The Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * largest) count as zero."""
-    _check_matrix("pinv", A, square=False)
-    _forward_only("pinv", A)
+    """The Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * largest) count as zero.
+    With `hermitian`, A is taken as symmetric and only its lower triangle is read."""
+    _check_matrix("pinv", A, square=hermitian)
     if rtol is None:  # torch's default: eps * max(m, n) unless only atol is given
         rtol = 0.0 if atol is not None and atol > 0 else np.finfo(A.dtype.np).eps * max(A.shape[-2:])
     shape = (*A.shape[:-2], A.shape[-1], A.shape[-2])
-    (P,) = _run("pinv", (A,), [(shape, A.dtype)], float(atol or 0.0), float(rtol))
+    (P,) = _run("pinv", (A,), [(shape, A.dtype)], float(atol or 0.0), float(rtol), bool(hermitian))
+    if needs_grad((A,)):
+        record("linalg_pinv", grads.pinv_backward, (A,), (P,), saved=(A, P))
     return P
+
+
+def _slogdet_backward(node, g_sign, g_logabs):
+    (A,) = node.saved_tensors
+    return (g_logabs.unsqueeze(-1).unsqueeze(-1) * _mT(inv(A)),)
+
+
+def slogdet(A: Tensor, *, out=None) -> tuple:
+    """(sign, log|det|) of each square matrix; log|det| is -inf for a singular one."""
+    _check_matrix("slogdet", A)
+    sign, logabs = _run("slogdet", (A,), [(A.shape[:-2], A.dtype), (A.shape[:-2], A.dtype)])
+    if needs_grad((A,)):
+        record("linalg_slogdet", _slogdet_backward, (A,), (sign, logabs), saved=(A,))
+    return return_type("linalg_slogdet", ("sign", "logabsdet"))(sign, logabs)
 
 
 # -- norms ---------------------------------------------------------------------------------------

@@ -1,0 +1,147 @@
+"""Backward formulas of the decompositions in `tidal.linalg`: svd, svdvals, eigh, eigvalsh, qr, cholesky, pinv.
+
+Each is written in tidal ops on the decomposition's own outputs (saved with their history), so a second
+backward differentiates the formula again, as in PyTorch. Real matrices only: the gradients of U and V
+in svd and of V in eigh are well defined only for losses that do not depend on the sign of each vector
+(PyTorch's gauge rule); repeated singular values or eigenvalues give inf/nan, as in PyTorch.
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from .creation import zeros_like
+from .linalg import matmul
+from .shape_ops import cat
+
+
+def _mT(x: Tensor) -> Tensor:
+    return x.transpose(-2, -1)
+
+
+def _solve(A: Tensor, B: Tensor, left: bool = True) -> Tensor:
+    from .linalg_ns import solve  # linalg_ns imports this module
+    return solve(A, B, left=left)
+
+
+def _skew(x: Tensor) -> Tensor:
+    return x - _mT(x)
+
+
+def _gaps(values: Tensor) -> Tensor:
+    """E[i, j] = values[j] - values[i], with 1 on the diagonal (whose quotients are zero anyway)."""
+    gaps = values.unsqueeze(-2) - values.unsqueeze(-1)
+    return gaps + values.new_ones(values.shape[-1]).diag_embed()
+
+
+# -- singular value decomposition -------------------------------------------------------------------
+def svd_grad(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | None,
+             gVh: Tensor | None) -> Tensor:
+    """Gradient of A = U diag(S) Vh (reduced) for the upstream gradients of U, S and Vh (None: zero)."""
+    m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+    if gU is None and gVh is None:
+        return matmul(U * gS.unsqueeze(-2), Vh)
+    V = _mT(Vh)
+    # the core: U^T dA V, off its diagonal, fixes the rotations of U and V (S_j^2 - S_i^2 the gaps)
+    core = None
+    if gU is not None:
+        core = _skew(matmul(_mT(U), gU)) * S.unsqueeze(-2)
+    if gVh is not None:
+        term = S.unsqueeze(-1) * _skew(matmul(Vh, _mT(gVh)))
+        core = term if core is None else core + term
+    core = core / _gaps(S * S)
+    if gS is not None:
+        core = core + gS.diag_embed()
+    if m > k and gU is not None:  # gU's part outside span(U) (only when A is tall)
+        gU_s = gU / S.unsqueeze(-2)
+        return matmul(matmul(U, core) + gU_s - matmul(U, matmul(_mT(U), gU_s)), Vh)
+    if n > k and gVh is not None:  # gVh's part outside span(V) (only when A is wide)
+        gVh_s = gVh / S.unsqueeze(-1)
+        return matmul(U, matmul(core, Vh) + gVh_s - matmul(matmul(gVh_s, V), Vh))
+    return matmul(matmul(U, core), Vh)
+
+
+def svd_backward(node, gU, gS, gVh):
+    """Backward of linalg.svd; with full_matrices, the columns past min(m, n) do not reach A (as in PyTorch)."""
+    U, S, Vh = node.saved_tensors
+    k = S.shape[-1]
+    if node.attrs:  # full_matrices
+        U, Vh = U.narrow(-1, 0, k), Vh.narrow(-2, 0, k)
+        gU = None if gU is None else gU.narrow(-1, 0, k)
+        gVh = None if gVh is None else gVh.narrow(-2, 0, k)
+    return (svd_grad(U, S, Vh, gU, gS, gVh),)
+
+
+def svdvals_backward(node, gS, gU, gVh):
+    """Backward of linalg.svdvals, whose node also outputs U and Vh (so a second backward reaches them)."""
+    U, S, Vh = node.saved_tensors
+    return (svd_grad(U, S, Vh, gU, gS, gVh),)
+
+
+# -- symmetric eigendecomposition ---------------------------------------------------------------------
+def eigh_backward(node, gL, gV):
+    """Backward of linalg.eigh (and eigvalsh, whose node also outputs V): a symmetric gradient."""
+    L, V = node.saved_tensors
+    if gV is None:
+        inner = gL.diag_embed()
+    else:
+        VtgV = matmul(_mT(V), gV)
+        inner = 0.5 * (VtgV - _mT(VtgV)) / _gaps(L)
+        if gL is not None:
+            inner = inner + gL.diag_embed()
+    return (matmul(V, matmul(inner, _mT(V))),)
+
+
+# -- QR and Cholesky ------------------------------------------------------------------------------------
+def _qr_square_grad(Q: Tensor, R: Tensor, gQ: Tensor, gR: Tensor | None) -> Tensor:
+    """Gradient of A = QR with R square (m >= n): (gQ + Q copyutl(gR R^T - Q^T gQ)) R^{-T}."""
+    B = -matmul(_mT(Q), gQ)
+    if gR is not None:
+        B = B + matmul(gR, _mT(R))
+    sym = B.triu() + _mT(B.triu(1))  # the upper triangle mirrored into the lower one
+    return _mT(_solve(R, _mT(gQ + matmul(Q, sym))))
+
+
+def qr_backward(node, gQ, gR):
+    """Backward of linalg.qr in mode 'reduced' (or 'complete' with rows <= columns)."""
+    mode = node.attrs
+    Q, R = node.saved_tensors
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
+                           "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    if gQ is None:
+        gQ = zeros_like(Q)
+    if m >= n:
+        return (_qr_square_grad(Q, R, gQ, gR),)
+    # wide: A = Q [R1 | R2]; A's last n - m columns Y = Q R2 only pass gradient through Q
+    R1, R2 = R.narrow(-1, 0, m), R.narrow(-1, m, n - m)
+    gR1 = None if gR is None else gR.narrow(-1, 0, m)
+    if gR is None:
+        return (cat([_qr_square_grad(Q, R1, gQ, None), zeros_like(R2)], -1),)
+    gR2 = gR.narrow(-1, m, n - m)
+    gX = _qr_square_grad(Q, R1, gQ + matmul(matmul(Q, R2), _mT(gR2)), gR1)
+    return (cat([gX, matmul(Q, gR2)], -1),)
+
+
+def cholesky_backward(node, gL):
+    """Backward of linalg.cholesky: sym(L^{-T} phi(L^T gL) L^{-1}), phi the lower triangle with half the diagonal."""
+    (L,) = node.saved_tensors
+    inner = matmul(_mT(L), gL).tril()
+    inner = inner - 0.5 * inner.diagonal(0, -2, -1).diag_embed()
+    gA = _solve(L, _solve(_mT(L), inner), left=False)
+    return (0.5 * (gA + _mT(gA)),)
+
+
+# -- pseudo-inverse -------------------------------------------------------------------------------------
+def pinv_backward(node, g):
+    """Backward of linalg.pinv (constant rank): -P^T g P^T + (I - AP) g^T P P^T + P^T P g^T (I - PA)."""
+    A, P = node.saved_tensors
+    Pt, gt = _mT(P), _mT(g)
+    grad = -matmul(matmul(Pt, g), Pt)
+    grad = grad + matmul(gt - matmul(A, matmul(P, gt)), matmul(P, Pt))
+    return (grad + matmul(matmul(Pt, P), gt - matmul(matmul(gt, P), A)),)
+
+
+__all__ = ["svd_backward", "svdvals_backward", "eigh_backward", "qr_backward", "cholesky_backward",
+           "pinv_backward"]
