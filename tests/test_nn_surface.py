@@ -143,3 +143,12 @@ def test_transformer_loads_torch_state_dict_file(tmp_path):
     tgt = np.random.default_rng(1).standard_normal((2, 3, 8)).astype(np.float32)
     with torch.no_grad():
         assert_close(mod(tidal.tensor(src), tidal.tensor(tgt)), ref(torch.from_numpy(src), torch.from_numpy(tgt)))
+
+
+def test_translation_script_follows_torch(tmp_path):
+    """tests/scripts/transformer_translation.py (nn.Transformer seq2seq) unmodified under tidal.compat."""
+    from test_scripts_e2e import check_losses, run_both
+    theirs, ours = run_both("transformer_translation", tmp_path)
+    check_losses(theirs, ours)
+    np.testing.assert_allclose(ours["first_logits"], theirs["first_logits"], rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(ours["memory_norm"], theirs["memory_norm"], rtol=1e-4)
