@@ -3,12 +3,28 @@ from __future__ import annotations
 
 from . import lr_scheduler
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adamax import Adamax
+from .asgd import ASGD
 from .lbfgs import LBFGS
+from .nadam import NAdam
 from .optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "LBFGS", "lr_scheduler",
-           "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+           "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
+           "NAdam", "RAdam", "Adamax", "ASGD", "Rprop", "Adafactor", "SparseAdam", "swa_utils"]
+
+
+def __getattr__(name: str):
+    # swa_utils needs nn; it loads on first use, as `import tidal` loads the library lazily
+    if name == "swa_utils":
+        import importlib
+        return importlib.import_module(".swa_utils", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -95,6 +95,87 @@ class HostArray:
     def __truediv__(self, other) -> "HostArray":
         return HostArray(self.a / self._value(other))
 
+    # -- used by NAdam, RAdam, Adamax, ASGD, Rprop and Adafactor ----------------------------------
+    def sub_(self, other, alpha=1) -> "HostArray":
+        np.subtract(self.a, self._scaled(other, alpha), out=self.a)
+        return self
+
+    def copy_(self, src) -> "HostArray":
+        np.copyto(self.a, self._value(src))
+        return self
+
+    def maximum_(self, other) -> "HostArray":
+        np.maximum(self.a, self._value(other), out=self.a)
+        return self
+
+    def clamp_(self, min=None, max=None) -> "HostArray":  # noqa: A002 - torch's argument names
+        if min is not None:
+            np.maximum(self.a, self._value(min), out=self.a)
+        if max is not None:
+            np.minimum(self.a, self._value(max), out=self.a)
+        return self
+
+    def rsqrt_(self) -> "HostArray":
+        np.divide(self._scalar(1), np.sqrt(self.a), out=self.a)
+        return self
+
+    def square_(self) -> "HostArray":
+        np.multiply(self.a, self.a, out=self.a)
+        return self
+
+    def masked_fill_(self, mask: "HostArray", value) -> "HostArray":
+        np.copyto(self.a, self._scalar(value), where=mask.a)
+        return self
+
+    def masked_fill(self, mask: "HostArray", value) -> "HostArray":
+        return HostArray(self.a.copy()).masked_fill_(mask, value)
+
+    def sub(self, other, alpha=1) -> "HostArray":
+        return HostArray(self.a - self._scaled(other, alpha))
+
+    def abs(self) -> "HostArray":
+        return HostArray(np.abs(self.a))
+
+    def sign(self) -> "HostArray":
+        out = np.asarray(np.sign(self.a))
+        np.copyto(out, 0, where=np.isnan(out))  # torch's sign(nan) is 0
+        return HostArray(out)
+
+    def clone(self) -> "HostArray":
+        return HostArray(self.a.copy())
+
+    def gt(self, other) -> "HostArray":
+        return HostArray(self.a > self._value(other))
+
+    def lt(self, other) -> "HostArray":
+        return HostArray(self.a < self._value(other))
+
+    def eq(self, other) -> "HostArray":
+        return HostArray(self.a == self._value(other))
+
+    def norm(self, p=2, dim=None, keepdim=False) -> "HostArray":
+        if p != 2:
+            raise NotImplementedError("HostArray.norm: only the 2-norm")
+        return HostArray(np.sqrt(np.sum(self.a * self.a, axis=dim, keepdims=keepdim)))
+
+    def mean(self, dim=None, keepdim=False) -> "HostArray":
+        return HostArray(np.mean(self.a, axis=dim, keepdims=keepdim))
+
+    def numel(self) -> int:
+        return self.a.size
+
+    def dim(self) -> int:
+        return self.a.ndim
+
+    def size(self, dim=None):
+        return self.a.shape if dim is None else self.a.shape[dim]
+
+    def __matmul__(self, other) -> "HostArray":
+        return HostArray(np.matmul(self.a, other.a))
+
+    def __rtruediv__(self, other) -> "HostArray":
+        return HostArray(self._scalar(other) / self.a)
+
 
 @register_kernel(_KERNEL, "cpu")
 def _foreach_kernel(ins, outs, attrs) -> None:

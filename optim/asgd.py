@@ -1,0 +1,67 @@
+"""ASGD: averaged stochastic gradient descent (a decaying step size and a running average of the iterates)."""
+from __future__ import annotations
+
+from ..ops import creation
+from ..tensor import Tensor
+from .foreach import foreach
+from .optimizer import Optimizer, check
+from .scalar_state import rounded, to_host
+
+__all__ = ["ASGD", "asgd"]
+
+
+class ASGD(Optimizer):
+    """Averaged SGD, as torch.optim.ASGD; the average of the iterates is `state[p]['ax']`."""
+
+    def __init__(self, params, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75, t0: float = 1e6,
+                 weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False) -> None:
+        check(0.0 <= lr, "learning rate", lr)
+        check(0.0 <= weight_decay, "weight_decay value", weight_decay)
+        defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, value in (("foreach", None), ("maximize", False), ("differentiable", False),
+                               ("capturable", False)):
+                group.setdefault(key, value)
+        to_host(self, ("step", "eta", "mu"))
+
+    @staticmethod
+    def _init_state(p: Tensor, group: dict) -> dict:
+        return {"step": 0.0, "eta": rounded(group["lr"]), "mu": 1.0, "ax": creation.zeros_like(p)}
+
+    def step(self, closure=None):
+        """Perform one optimization step; `closure` re-evaluates the loss and returns it."""
+        loss = self._evaluate(closure)
+        for group in self.param_groups:
+            params, grads, states = self._with_grads(group, self._init_state)
+            foreach(asgd, (params, grads, [s["ax"] for s in states], [s["eta"] for s in states],
+                           [s["mu"] for s in states]),
+                    written=(0, 2), lambd=group["lambd"], weight_decay=group["weight_decay"],
+                    maximize=group["maximize"])
+            lr, lambd = group["lr"], group["lambd"]
+            for state in states:  # the step size decays; averaging starts after t0 steps
+                state["step"] += 1
+                state["eta"] = rounded(lr / ((1 + lambd * lr * state["step"]) ** group["alpha"]))
+                state["mu"] = rounded(1 / max(1, state["step"] - group["t0"]))
+        return loss
+
+
+def asgd(params: list[Tensor], grads: list[Tensor], axs: list[Tensor], etas: list[float], mus: list[float], *,
+         lambd: float, weight_decay: float, maximize: bool) -> None:
+    """The ASGD update of every parameter and of its average `ax`, in place, with this step's eta and mu."""
+    for i, param in enumerate(params):
+        grad = -grads[i] if maximize else grads[i]
+        eta, mu, ax = etas[i], mus[i], axs[i]
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        param.mul_(1 - lambd * eta)  # decay term
+        param.add_(grad, alpha=-eta)
+        if mu != 1:
+            ax.add_(param.sub(ax).mul_(mu))
+        else:
+            ax.copy_(param)

@@ -1,0 +1,85 @@
+"""NAdam: Adam with Nesterov momentum and a momentum schedule (optionally decoupled weight decay)."""
+from __future__ import annotations
+
+from ..ops import creation
+from ..tensor import Tensor
+from .foreach import foreach
+from .optimizer import Optimizer, check
+from .scalar_state import product, to_host
+
+__all__ = ["NAdam", "nadam"]
+
+
+class NAdam(Optimizer):
+    """NAdam (NAdamW with `decoupled_weight_decay`), as torch.optim.NAdam."""
+
+    def __init__(self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
+        check(0.0 <= lr, "learning rate", lr)
+        check(0.0 <= eps, "epsilon value", eps)
+        check(0.0 <= betas[0] < 1.0, "beta parameter at index 0", betas[0])
+        check(0.0 <= betas[1] < 1.0, "beta parameter at index 1", betas[1])
+        check(0.0 <= weight_decay, "weight_decay value", weight_decay)
+        check(0.0 <= momentum_decay, "momentum_decay value", momentum_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
+                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, value in (("maximize", False), ("foreach", None), ("capturable", False),
+                               ("differentiable", False), ("decoupled_weight_decay", False)):
+                group.setdefault(key, value)
+        to_host(self, ("step", "mu_product"))
+
+    @staticmethod
+    def _init_state(p: Tensor, group: dict) -> dict:
+        return {"step": 0.0, "mu_product": 1.0, "exp_avg": creation.zeros_like(p),
+                "exp_avg_sq": creation.zeros_like(p)}
+
+    def step(self, closure=None):
+        """Perform one optimization step; `closure` re-evaluates the loss and returns it."""
+        loss = self._evaluate(closure)
+        for group in self.param_groups:
+            params, grads, states = self._with_grads(group, self._init_state)
+            beta1, beta2 = group["betas"]
+            for state in states:
+                state["step"] += 1
+                state["mu_product"] = product(state["mu_product"], _mu(beta1, state["step"], group["momentum_decay"]))
+            foreach(nadam, (params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
+                            [s["mu_product"] for s in states], [s["step"] for s in states]),
+                    written=(0, 2, 3), beta1=beta1, beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
+                    momentum_decay=group["momentum_decay"], eps=group["eps"], maximize=group["maximize"],
+                    decoupled_weight_decay=group["decoupled_weight_decay"])
+        return loss
+
+
+def _mu(beta1: float, step: float, momentum_decay: float) -> float:
+    """The momentum coefficient of step `step` (the schedule warms it up)."""
+    return beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+
+
+def nadam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp_avg_sqs: list[Tensor],
+          mu_products: list[float], steps: list[float], *, beta1: float, beta2: float, lr: float,
+          weight_decay: float, momentum_decay: float, eps: float, maximize: bool,
+          decoupled_weight_decay: bool) -> None:
+    """The NAdam update of every parameter, in place; `steps` and `mu_products` include this step."""
+    for i, param in enumerate(params):
+        grad = -grads[i] if maximize else grads[i]
+        exp_avg, exp_avg_sq, step, mu_product = exp_avgs[i], exp_avg_sqs[i], steps[i], mu_products[i]
+        bias_correction2 = 1 - beta2 ** step
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                param.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(param, alpha=weight_decay)
+        mu, mu_next = _mu(beta1, step, momentum_decay), _mu(beta1, step + 1, momentum_decay)
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        denom = (exp_avg_sq / bias_correction2).sqrt().add_(eps)
+        param.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
+        param.addcdiv_(exp_avg, denom, value=(-lr * mu_next) / (1.0 - mu_product * mu_next))
