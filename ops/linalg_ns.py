@@ -259,7 +259,9 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
 def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
     """The Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * largest) count as zero.
     With `hermitian`, A is taken as symmetric and only its lower triangle is read."""
-    _check_matrix("pinv", A, square=hermitian)
+    _check_matrix("pinv", A, square=False)
+    if hermitian:
+        _check_matrix("eigh", A)
     if rtol is None:  # torch's default: eps * max(m, n) unless only atol is given
         rtol = 0.0 if atol is not None and atol > 0 else np.finfo(A.dtype.np).eps * max(A.shape[-2:])
     shape = (*A.shape[:-2], A.shape[-1], A.shape[-2])
@@ -307,16 +309,24 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     _check_float("matrix_norm", A)
     if ord in ("nuc", 2, -2):
         s = svdvals(A.movedim((d0, d1), (-2, -1)))
-        res = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        res = s.sum(-1) if ord == "nuc" else _max_min(s, -1, ord > 0, False)
         if keepdim:
             for d in sorted((d0, d1)):
                 res = res.unsqueeze(d)
         return res
-    # inf / 1: the largest (smallest for -inf / -1) absolute row / column sum
+    # inf / 1: the largest (smallest for -inf / -1) absolute row / column sum; PyTorch's order of dims
     sum_dim, pick_dim = (d1, d0) if abs(ord) == math.inf else (d0, d1)
-    sums = M.abs(A).sum(sum_dim, keepdim=True)
-    res = sums.amax(pick_dim, keepdim=True) if ord > 0 else sums.amin(pick_dim, keepdim=True)
-    return res if keepdim else res.squeeze((d0, d1))
+    sums = M.abs(A).sum(sum_dim, keepdim=keepdim)
+    if not keepdim and sum_dim < pick_dim:
+        pick_dim -= 1
+    return _max_min(sums, pick_dim, ord > 0, keepdim)
+
+
+def _max_min(x: Tensor, dim: int, largest: bool, keepdim: bool) -> Tensor:
+    """amax (amin) of non-negative values over `dim`; as PyTorch, the largest of none is 0, the smallest an error."""
+    if largest and x.shape[dim] == 0:
+        return x.sum(dim, keepdim=keepdim)
+    return x.amax(dim, keepdim=keepdim) if largest else x.amin(dim, keepdim=keepdim)
 
 
 def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype: dt.dtype | None = None,
