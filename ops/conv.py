@@ -1,4 +1,4 @@
-"""Convolution: conv1d/conv2d, their transposes, and unfold/fold (im2col/col2im), forward and backward.
+"""Convolution: conv1d/2d/3d, their transposes, and unfold/fold (im2col/col2im), forward and backward.
 
 Three kernels do all convolution work, and each one's backward is written with the other two, so
 gradients of any order come for free:
@@ -7,11 +7,13 @@ gradients of any order come for free:
     convolution_backward_input   x = col2im(w^T @ y)                   (conv's input grad; conv_transpose)
     convolution_backward_weight  w = sum over the batch of y @ im2col(x)^T
 
-They work on the canonical (N, C, H, W) layout of ops/windows.py: conv1d is conv2d with height 1.
+They work on the canonical (N, C, [D,] H, W) layout of ops/windows.py: conv1d is conv2d with height 1.
 """
 from __future__ import annotations
 
 from typing import NamedTuple
+
+import math
 
 import numpy as np
 
@@ -22,16 +24,16 @@ from .dispatch import launch, register_kernel
 from .windows import (TENSOR_TYPE, batched, check_tensor, col2im, compute_array, im2col, is_int, int_list,
                       not_implemented, padded, pair, sliding_windows)
 
-__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold"]
 METHODS: dict = {}
 
 
 class ConvGeometry(NamedTuple):
     """Everything a convolution's kernels need: the layout of the image (the conv's input), the
-    weight and the result (the conv's output), as the user sees them and in canonical 4-D."""
-    stride: tuple      # (height, width)
+    weight and the result (the conv's output), as the user sees them and in canonical form (4-D or 5-D)."""
+    stride: tuple      # per canonical spatial dim: ([depth,] height, width)
     dilation: tuple
-    pads: tuple        # (top, bottom, left, right)
+    pads: tuple        # (before, after) per canonical spatial dim: (top, bottom, left, right) in 2-D
     groups: int
     image: tuple
     weight: tuple
@@ -47,20 +49,25 @@ class ConvGeometry(NamedTuple):
 
 # -- kernels -------------------------------------------------------------------------------------
 def _taps(geo: ConvGeometry) -> int:
-    """Inputs per output value: C/groups * kh * kw."""
-    _, cg, kh, kw = geo.weight4
-    return cg * kh * kw
+    """Inputs per output value: C/groups * kh * kw (times kd in 3-D)."""
+    return geo.weight4[1] * math.prod(geo.kernel)
+
+
+def _positions(geo: ConvGeometry) -> int:
+    """Output positions per plane: oh * ow (times od in 3-D)."""
+    return math.prod(geo.result4[2:])
 
 
 def _image_columns(x: np.ndarray, geo: ConvGeometry, batch_inner: bool = False) -> np.ndarray:
     """im2col of the image, grouped: (N, groups, C/groups * kh * kw, oh * ow), or with `batch_inner`
     (groups, C/groups * kh * kw, N * oh * ow), whose one product sums over the batch."""
-    n, _, oh, ow = geo.result4
-    windows = sliding_windows(padded(compute_array(x).reshape(geo.image4), geo.pads), (oh, ow), geo.kernel,
+    n, rank = geo.result4[0], len(geo.kernel)
+    windows = sliding_windows(padded(compute_array(x).reshape(geo.image4), geo.pads), geo.result4[2:], geo.kernel,
                               geo.stride, geo.dilation)
     if batch_inner:
-        return np.ascontiguousarray(windows.transpose(1, 2, 3, 0, 4, 5)).reshape(geo.groups, _taps(geo), n * oh * ow)
-    return np.ascontiguousarray(windows).reshape(n, geo.groups, _taps(geo), oh * ow)
+        order = (1,) + tuple(range(2, 2 + rank)) + (0,) + tuple(range(2 + rank, 2 + 2 * rank))
+        return np.ascontiguousarray(windows.transpose(order)).reshape(geo.groups, _taps(geo), n * _positions(geo))
+    return np.ascontiguousarray(windows).reshape(n, geo.groups, _taps(geo), _positions(geo))
 
 
 def _grouped_weight(w: np.ndarray, geo: ConvGeometry) -> np.ndarray:
@@ -70,8 +77,8 @@ def _grouped_weight(w: np.ndarray, geo: ConvGeometry) -> np.ndarray:
 
 def _grouped_result(y: np.ndarray, geo: ConvGeometry) -> np.ndarray:
     """A result-shaped array as (N, groups, out_channels/groups, oh * ow)."""
-    n, o, oh, ow = geo.result4
-    return compute_array(y).reshape(n, geo.groups, o // geo.groups, oh * ow)
+    n, o = geo.result4[:2]
+    return compute_array(y).reshape(n, geo.groups, o // geo.groups, _positions(geo))
 
 
 @register_kernel("convolution", "cpu")
@@ -85,19 +92,20 @@ def _convolution_kernel(ins, outs, geo: ConvGeometry) -> None:
 @register_kernel("convolution_backward_input", "cpu")
 def _convolution_backward_input_kernel(ins, outs, geo: ConvGeometry) -> None:
     cols = np.matmul(_grouped_weight(ins[1], geo).transpose(0, 2, 1), _grouped_result(ins[0], geo))
-    n, c, h, w = geo.image4
-    image = col2im(cols.reshape((n, c) + geo.kernel + geo.result4[2:]), (h, w), geo.stride, geo.dilation,
+    n, c = geo.image4[:2]
+    image = col2im(cols.reshape((n, c) + geo.kernel + geo.result4[2:]), geo.image4[2:], geo.stride, geo.dilation,
                    geo.pads)
     if len(ins) > 2:
-        image += compute_array(ins[2]).reshape(c, 1, 1)
+        image += compute_array(ins[2]).reshape((c,) + (1,) * len(geo.kernel))
     outs[0].reshape(geo.image4)[...] = image
 
 
 @register_kernel("convolution_backward_weight", "cpu")
 def _convolution_backward_weight_kernel(ins, outs, geo: ConvGeometry) -> None:
     cols = _image_columns(ins[0], geo, batch_inner=True)
-    n, o, oh, ow = geo.result4
-    grad = _grouped_result(ins[1], geo).transpose(1, 2, 0, 3).reshape(geo.groups, o // geo.groups, n * oh * ow)
+    n, o = geo.result4[:2]
+    grad = _grouped_result(ins[1], geo).transpose(1, 2, 0, 3).reshape(geo.groups, o // geo.groups,
+                                                                       n * _positions(geo))
     outs[0].reshape(geo.groups, o // geo.groups, _taps(geo))[...] = np.matmul(grad, cols.transpose(0, 2, 1))
 
 
@@ -184,7 +192,7 @@ def _check_dtypes(op: str, input: Tensor, weight: Tensor, bias) -> None:
         raise RuntimeError(f"Input type ({TENSOR_TYPE[input.dtype].lower()}) and bias type "
                            f"({TENSOR_TYPE[bias.dtype].lower()}) should be the same")
     if input.dtype is dt.bool_:
-        raise not_implemented("slow_conv2d_cpu", input.dtype)
+        raise not_implemented("compute_columns3d" if weight.dim() == 5 else "slow_conv2d_cpu", input.dtype)
 
 
 def _check_operands(op: str, input, weight, bias, groups, spatial: int, transposed: bool) -> tuple:
@@ -250,8 +258,7 @@ def _same_pads(kernel: list, dilation: list) -> list:
 def _geometry(weight: Tensor, spatial: int, stride: list, dilation: list, pads: list, groups: int,
               image: tuple, result: tuple) -> ConvGeometry:
     """A ConvGeometry from per-dim arguments (pads as before/after pairs per spatial dim)."""
-    if spatial == 1:
-        pads = [0, 0] + pads
+    pads = [0, 0] * (len(batched(image, spatial)) - 2 - spatial) + pads
     return ConvGeometry(pair(stride, spatial, 1), pair(dilation, spatial, 1), tuple(pads), groups, image,
                         tuple(weight.shape), result, batched(image, spatial), batched(weight.shape, spatial),
                         batched(result, spatial))
@@ -298,8 +305,9 @@ def _conv_transposend(op: str, spatial: int, input, weight, bias, stride, paddin
     if any(p >= s and p >= d for p, s, d in zip(output_padding, stride, dilation)):
         parts = []
         for name, values in (("output_padding", output_padding), ("stride", stride), ("dilation", dilation)):
-            (h, w) = pair(values, spatial, 0 if name == "output_padding" else 1)
-            parts.append(f"{name}_height: {h} {name}_width: {w}")
+            dims = pair(values, spatial, 0 if name == "output_padding" else 1)
+            labels = ("depth", "height", "width")[-len(dims):]
+            parts.append(" ".join(f"{name}_{label}: {v}" for label, v in zip(labels, dims)))
         raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
                            + " ".join(parts))
     kernel = list(weight.shape[2:])
@@ -327,6 +335,12 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return _convnd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """3-D cross-correlation of (N, C, D, H, W) or (C, D, H, W) `input` with (O, C/groups, kd, kh, kw) `weight`."""
+    return _convnd("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """1-D transposed convolution (the gradient of conv1d in its input) with (C, O/groups, k) `weight`."""
@@ -339,6 +353,14 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     """2-D transposed convolution (the gradient of conv2d in its input) with (C, O/groups, kh, kw) `weight`."""
     return _conv_transposend("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding,
                              groups, dilation)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """3-D transposed convolution (the gradient of conv3d in its input) with (C, O/groups, kd, kh, kw) `weight`."""
+    return _conv_transposend("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding,
+                             groups, dilation)
+
 
 # -- unfold / fold: im2col and col2im as ops ------------------------------------------------------------
 class Blocks(NamedTuple):

@@ -1,9 +1,10 @@
-"""Sliding windows over the last two axes: the NumPy helpers convolution, pooling, unfold and fold share.
+"""Sliding windows over the trailing (spatial) axes: the NumPy helpers convolution, pooling, unfold and fold share.
 
-Every op here works on a canonical 4-D layout (batch, channels, height, width): 1-D ops are 2-D ops
-with height 1 and unbatched inputs get a batch of 1, so there is one implementation of each window
-idea. `sliding_windows` is im2col as a strided view; `add_windows` is its adjoint (col2im), a loop
-over the kernel's offsets that adds one strided slice per offset.
+Every op here works on a canonical layout (batch, channels, *spatial) with at least two spatial dims:
+1-D ops are 2-D ops with height 1, 3-D ops keep their depth, and unbatched inputs get a batch of 1, so
+there is one implementation of each window idea for every rank. `sliding_windows` is im2col as a
+strided view; `add_windows` is its adjoint (col2im), a loop over the kernel's offsets that adds one
+strided slice per offset.
 """
 from __future__ import annotations
 
@@ -48,17 +49,22 @@ def not_implemented(kernel: str, d: dt.dtype) -> NotImplementedError:
     return NotImplementedError(f'"{kernel}" not implemented for \'{TENSOR_TYPE[d]}\'')
 
 
+def canonical_rank(spatial: int) -> int:
+    """The number of spatial dims of the canonical layout for an op over `spatial` dims."""
+    return max(spatial, 2)
+
+
 def batched(shape: tuple, spatial: int) -> tuple:
-    """The canonical (N, C, H, W) form of a ((N,) C, *spatial) shape with 1 or 2 spatial dims."""
+    """The canonical (N, C, [D,] H, W) form of a ((N,) C, *spatial) shape with 1, 2 or 3 spatial dims."""
     shape = tuple(shape)
     if len(shape) == spatial + 1:
         shape = (1,) + shape
-    return shape[:2] + (1,) * (2 - spatial) + shape[2:]
+    return shape[:2] + (1,) * (canonical_rank(spatial) - spatial) + shape[2:]
 
 
 def pair(values: list, spatial: int, fill: int) -> tuple:
-    """A per-dim list for `spatial` dims as a (height, width) pair; 1-D ops get `fill` for height."""
-    return tuple(values) if spatial == 2 else (fill, values[0])
+    """A per-dim list for `spatial` dims in the canonical layout: 1-D ops get `fill` for height."""
+    return (fill,) * (canonical_rank(spatial) - spatial) + tuple(values)
 
 
 # -- kernels (worker thread) ---------------------------------------------------------------------
@@ -70,59 +76,60 @@ def compute_array(x: np.ndarray) -> np.ndarray:
 
 
 def padded(x: np.ndarray, pads: tuple, value=0) -> np.ndarray:
-    """`x` (N, C, H, W) with (top, bottom, left, right) rows/columns of `value` around its image."""
-    top, bottom, left, right = pads
+    """`x` (N, C, *spatial) with (before, after) pairs of `value` around each spatial dim, in order."""
     if not any(pads):
         return x
-    n, c, h, w = x.shape
-    out = np.full((n, c, h + top + bottom, w + left + right), value, x.dtype)
-    out[:, :, top:top + h, left:left + w] = x
+    before, after = pads[0::2], pads[1::2]
+    spatial = x.shape[2:]
+    out = np.full(x.shape[:2] + tuple(s + b + a for s, b, a in zip(spatial, before, after)), value, x.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(b, b + s) for b, s in zip(before, spatial))] = x
     return out
 
 
-def sliding_windows(x: np.ndarray, out_hw: tuple, kernel: tuple, stride: tuple, dilation: tuple) -> np.ndarray:
-    """The (N, C, kh, kw, oh, ow) view of a padded (N, C, H, W) array: element [n, c, i, j, y, x] is
-    x[n, c, y*sh + i*dh, x*sw + j*dw]. Callers check that the windows fit."""
-    n, c = x.shape[:2]
-    sn, sc, sy, sx = x.strides
-    shape = (n, c) + tuple(kernel) + tuple(out_hw)
-    strides = (sn, sc, sy * dilation[0], sx * dilation[1], sy * stride[0], sx * stride[1])
+def sliding_windows(x: np.ndarray, out_size: tuple, kernel: tuple, stride: tuple, dilation: tuple) -> np.ndarray:
+    """The (N, C, *kernel, *out_size) view of a padded (N, C, *spatial) array: in 2-D, element
+    [n, c, i, j, y, x] is x[n, c, y*sh + i*dh, x*sw + j*dw]. Callers check that the windows fit."""
+    spatial = x.strides[2:]
+    shape = x.shape[:2] + tuple(kernel) + tuple(out_size)
+    strides = x.strides[:2] + tuple(s * d for s, d in zip(spatial, dilation)) + \
+        tuple(s * st for s, st in zip(spatial, stride))
     return _as_strided(x, shape, strides, writeable=False)
 
 
 def add_windows(target: np.ndarray, cols: np.ndarray, stride: tuple, dilation: tuple) -> None:
-    """target[n, c, y*sh + i*dh, x*sw + j*dw] += cols[n, c, i, j, y, x]: col2im."""
-    n, c, kh, kw, oh, ow = cols.shape
-    (sh, sw), (dh, dw) = stride, dilation
-    if target.dtype == cols.dtype and target.dtype in _COMPILED_FLOATS and target.flags.c_contiguous:
+    """target[n, c, y*sh + i*dh, x*sw + j*dw] += cols[n, c, i, j, y, x] (in 2-D; any rank): col2im."""
+    rank = len(stride)
+    kernel, out = cols.shape[2:2 + rank], cols.shape[2 + rank:]
+    if rank == 2 and target.dtype == cols.dtype and target.dtype in _COMPILED_FLOATS and target.flags.c_contiguous:
         from .pool_kernels import add_windows as compiled  # numba: loaded on first use
-        planes = n * c
+        planes = cols.shape[0] * cols.shape[1]
         compiled(target.reshape((planes,) + target.shape[2:]), cols.reshape((planes,) + cols.shape[2:]),
-                 sh, sw, dh, dw)
+                 *stride, *dilation)
         return
-    for i in range(kh):  # one strided slice per window offset
-        rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
-        for j in range(kw):
-            target[:, :, rows, j * dw:j * dw + sw * (ow - 1) + 1:sw] += cols[:, :, i, j]
+    for offset in np.ndindex(*kernel):  # one strided slice per window offset
+        where = tuple(slice(i * d, i * d + s * (o - 1) + 1, s) for i, d, s, o in zip(offset, dilation, stride, out))
+        target[(slice(None), slice(None)) + where] += cols[(slice(None), slice(None)) + offset]
 
 
 _COMPILED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def im2col(x: np.ndarray, out_hw: tuple, kernel: tuple, stride: tuple, dilation: tuple, pads: tuple) -> np.ndarray:
-    """The contiguous (N, C, kh, kw, oh, ow) windows of `x` (N, C, H, W) zero-padded by `pads`."""
-    return np.ascontiguousarray(sliding_windows(padded(x, pads), out_hw, kernel, stride, dilation))
+def im2col(x: np.ndarray, out_size: tuple, kernel: tuple, stride: tuple, dilation: tuple,
+           pads: tuple) -> np.ndarray:
+    """The contiguous (N, C, *kernel, *out_size) windows of `x` (N, C, *spatial) zero-padded by `pads`."""
+    return np.ascontiguousarray(sliding_windows(padded(x, pads), out_size, kernel, stride, dilation))
 
 
-def col2im(cols: np.ndarray, image_hw: tuple, stride: tuple, dilation: tuple, pads: tuple,
+def col2im(cols: np.ndarray, image_size: tuple, stride: tuple, dilation: tuple, pads: tuple,
            dtype=None) -> np.ndarray:
-    """The (N, C, H, W) image whose windows' sums are `cols` (N, C, kh, kw, oh, ow); padding dropped."""
-    (h, w), (top, bottom, left, right) = image_hw, pads
-    n, c, kh, kw, oh, ow = cols.shape
+    """The (N, C, *image_size) image whose windows' sums are `cols` (N, C, *kernel, *out); padding dropped."""
+    rank = len(image_size)
+    kernel, out = cols.shape[2:2 + rank], cols.shape[2 + rank:]
+    before, after = pads[0::2], pads[1::2]
     # the padded image, at least large enough for every window (ceil-mode pooling may overhang)
-    full_h = max(h + top + bottom, (oh - 1) * stride[0] + (kh - 1) * dilation[0] + 1)
-    full_w = max(w + left + right, (ow - 1) * stride[1] + (kw - 1) * dilation[1] + 1)
-    target = np.zeros((n, c, full_h, full_w), dtype or cols.dtype)
+    full = tuple(max(n + b + a, (o - 1) * s + (k - 1) * d + 1)
+                 for n, b, a, o, s, k, d in zip(image_size, before, after, out, stride, kernel, dilation))
+    target = np.zeros(cols.shape[:2] + full, dtype or cols.dtype)
     if cols.size:
         add_windows(target, cols, stride, dilation)
-    return target[:, :, top:top + h, left:left + w]
+    return target[(slice(None), slice(None)) + tuple(slice(b, b + n) for b, n in zip(before, image_size))]
