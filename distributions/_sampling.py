@@ -1,0 +1,112 @@
+"""The samplers the distributions need beyond ops/random.py: standard gamma (with its implicit
+reparameterization gradient) and binomial. They join random.py's sampler table, so they draw from
+tidal's generators exactly as the other random ops do."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..autograd import Function
+from ..ops import random as _random
+from ..ops.dispatch import launch, register_kernel
+from ..tensor import Tensor
+
+__all__ = ["standard_gamma", "binomial"]
+
+_lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
+
+
+def _gamma_sampler(rng, shape, dtype, ins):
+    alpha = np.asarray(ins[0], np.float64)
+    return rng.standard_gamma(np.broadcast_to(alpha, shape))
+
+
+def _binomial_sampler(rng, shape, dtype, ins):
+    count, prob = (np.broadcast_to(np.asarray(t, np.float64), shape) for t in ins)
+    if not ((prob >= 0) & (prob <= 1)).all():
+        raise RuntimeError("binomial: probabilities must lie in [0, 1]")
+    return rng.binomial(count.astype(np.int64), prob)
+
+
+for _name, _fn in (("_standard_gamma", _gamma_sampler), ("binomial", _binomial_sampler)):
+    _random.SAMPLERS[_name] = _fn
+    register_kernel(_name, "cpu")(_random._random_kernel)
+
+
+def _digamma(a: np.ndarray) -> np.ndarray:
+    """digamma for positive arrays: recurrence up to 6, then the asymptotic series."""
+    a = a.copy()
+    result = np.zeros_like(a)
+    for _ in range(7):
+        small = a < 6
+        result -= np.where(small, 1 / a, 0)
+        a += small
+    inv2 = 1 / (a * a)
+    series = inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 * 5 / 660))))
+    return result + np.log(a) - 0.5 / a - series
+
+
+def gamma_sample_grad(alpha: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """d x / d alpha for x ~ Gamma(alpha, 1) held at a fixed CDF value: -(dP/dalpha) / pdf, where
+    P(alpha, x) = sum_n x^(alpha+n) e^-x / Gamma(alpha+n+1) is summed as a series (exact, not torch's fit)."""
+    alpha, x = np.broadcast_arrays(np.asarray(alpha, np.float64), np.asarray(x, np.float64))
+    x = np.maximum(x, np.finfo(np.float64).tiny)
+    far = x > 20000  # the series would need too many terms: Wilson-Hilferty's normal approximation
+    xs, al = np.where(far, 1.0, x), np.where(far, 1.0, alpha)
+    log_x = np.log(xs)
+    term, acc, rescaled = np.ones_like(xs), np.zeros_like(xs), np.zeros_like(xs)
+    psi = _digamma(al + 1)
+    steps = int(np.max(xs + 12 * np.sqrt(xs))) + 40 if xs.size else 0
+    for n in range(steps):  # terms are kept relative to the first (which may underflow), rescaled when large
+        acc += term * (log_x - psi)
+        psi += 1 / (al + n + 1)
+        term *= xs / (al + n + 1)
+        big = term > 1e200
+        if big.any():
+            term, acc = np.where(big, term * 1e-200, term), np.where(big, acc * 1e-200, acc)
+            rescaled += big
+    # dP/dalpha / pdf = acc * first term / pdf, and first term / pdf = x / alpha
+    with np.errstate(over="ignore"):
+        grad = -acc * (xs / al) * np.power(1e200, rescaled)
+    cube = np.cbrt(x / alpha)
+    z = (cube - 1 + 1 / (9 * alpha)) * 3 * np.sqrt(alpha)
+    base = 1 - 1 / (9 * alpha) + z / (3 * np.sqrt(alpha))
+    approx = base ** 3 + 3 * alpha * base ** 2 * (1 / (9 * alpha ** 2) - z / (6 * alpha ** 1.5))
+    return np.where(far, approx, grad)
+
+
+@register_kernel("_standard_gamma_grad", "cpu")
+def _gamma_grad_kernel(ins, outs, attrs) -> None:
+    alpha, x = ins
+    np.copyto(outs[0], gamma_sample_grad(alpha, x), casting="unsafe")
+
+
+class _StandardGamma(Function):
+    """Gamma(alpha, 1) samples whose gradient in alpha is the implicit reparameterization one."""
+
+    @staticmethod
+    def forward(ctx, alpha: Tensor) -> Tensor:
+        x = _random._fresh("_standard_gamma", "_standard_gamma", (), Tensor._empty(tuple(alpha.shape), alpha.dtype,
+                           alpha.device), False, None, (alpha,))
+        ctx.save_for_backward(alpha, x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> Tensor:
+        alpha, x = ctx.saved_tensors
+        (dx,) = launch("_standard_gamma_grad", (alpha, x), [(tuple(x.shape), x.dtype)])
+        return grad * dx
+
+
+def standard_gamma(alpha: Tensor) -> Tensor:
+    """Samples of Gamma(alpha, 1), differentiable in alpha."""
+    if not alpha.dtype.is_floating_point:
+        raise RuntimeError(f"\"standard_gamma\" not implemented for '{alpha.dtype}'")
+    return _StandardGamma.apply(alpha.contiguous())
+
+
+def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+    """Binomial(count, prob) samples, elementwise (torch.binomial)."""
+    out = Tensor._empty(tuple(count.shape), count.dtype, count.device)
+    return _random._fresh("binomial", "binomial", (), out, False, generator, (count, prob))

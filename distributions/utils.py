@@ -1,0 +1,101 @@
+"""Helpers shared by the distributions: broadcasting parameters, probs <-> logits, lazy properties."""
+from __future__ import annotations
+
+import numbers
+from functools import update_wrapper
+
+import tidal
+
+from ..ops.factory_args import FLOAT_DIGITS
+from ..tensor import Size, Tensor
+from ..tensor import dtype as dt
+
+__all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property", "eps_of",
+           "tiny_of"]
+
+_TINY = {dt.float16: 6.103515625e-05, dt.bfloat16: 1.1754943508222875e-38, dt.float32: 1.1754943508222875e-38,
+         dt.float64: 2.2250738585072014e-308}
+
+
+def eps_of(dtype: dt.dtype) -> float:
+    """finfo(dtype).eps: the gap between 1 and the next float."""
+    return 2.0 ** (1 - FLOAT_DIGITS[dtype])
+
+
+def tiny_of(dtype: dt.dtype) -> float:
+    """finfo(dtype).tiny: the smallest normal number."""
+    return _TINY[dtype]
+
+
+def broadcast_all(*values) -> tuple:
+    """Broadcast numbers and tensors to one shape; numbers take the first tensor's dtype and device."""
+    if not all(isinstance(v, (Tensor, numbers.Number)) for v in values):
+        raise ValueError("Input arguments must all be instances of numbers.Number, torch.Tensor or objects "
+                         "implementing __torch_function__.")
+    if not all(isinstance(v, Tensor) for v in values):
+        like = next((v for v in values if isinstance(v, Tensor)), None)
+        dtype = like.dtype if like is not None else dt.get_default_dtype()
+        device = like.device if like is not None else None
+        values = tuple(v if isinstance(v, Tensor) else tidal.tensor(v, dtype=dtype, device=device) for v in values)
+    return tuple(tidal.broadcast_tensors(*values))
+
+
+def _standard_normal(shape, dtype: dt.dtype, device) -> Tensor:
+    """Standard normal noise of `shape` from tidal's default generator."""
+    return tidal.randn(tuple(shape), dtype=dtype, device=device)
+
+
+def _sum_rightmost(value: Tensor, dim: int) -> Tensor:
+    """Sum out the `dim` rightmost dimensions."""
+    if dim == 0:
+        return value
+    return value.reshape(tuple(value.shape[:-dim]) + (-1,)).sum(-1)
+
+
+def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
+    """Probabilities from logits: sigmoid when binary, else softmax over the last dimension."""
+    if is_binary:
+        return tidal.sigmoid(logits)
+    return tidal.softmax(logits, dim=-1)
+
+
+def clamp_probs(probs: Tensor) -> Tensor:
+    """Clamp into [eps, 1 - eps] so logs stay finite."""
+    eps = eps_of(probs.dtype)
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
+    """Logits from probabilities (log-odds when binary, else log-probabilities)."""
+    ps_clamped = clamp_probs(probs)
+    if is_binary:
+        return tidal.log(ps_clamped) - tidal.log1p(-ps_clamped)
+    return tidal.log(ps_clamped)
+
+
+class lazy_property:
+    """A property computed once on first access (with grad enabled) and then stored on the instance."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        update_wrapper(self, wrapped)
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return _lazy_property_and_property(self.wrapped)
+        with tidal.enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
+
+
+class _lazy_property_and_property(lazy_property, property):
+    """What the class sees: a lazy_property that is also a property (for introspection)."""
+
+    def __init__(self, wrapped):
+        property.__init__(self, wrapped)
+
+
+def as_size(shape) -> Size:
+    """A Size from a tuple, list or Size."""
+    return shape if isinstance(shape, Size) else Size(tuple(shape))
