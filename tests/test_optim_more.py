@@ -1,0 +1,265 @@
+"""NAdam, RAdam, Adamax, ASGD, Rprop, Adafactor and SparseAdam against torch.optim: same parameters and
+gradients, parameters and state compared every step, state dicts exchanged both ways."""
+from __future__ import annotations
+
+import copy
+import re
+
+import numpy as np
+import pytest
+import torch
+
+import tidal
+import tidal.optim as optim
+from tidal.optim import foreach as foreach_module
+
+# a matrix, a vector, a scalar, a transposed (non-contiguous) matrix, a stack of matrices
+SHAPES = [(3, 4), (5,), (), (4, 3), (2, 3, 4)]
+TOL = {"float64": dict(rtol=1e-11, atol=1e-13), "float32": dict(rtol=2e-5, atol=2e-6)}
+
+CONFIGS = {
+    "NAdam": [dict(), dict(lr=0.01, weight_decay=0.1), dict(weight_decay=0.2, decoupled_weight_decay=True),
+              dict(momentum_decay=0.1, betas=(0.5, 0.7), eps=1e-3, maximize=True),
+              dict(foreach=True, capturable=False, differentiable=False)],
+    "RAdam": [dict(), dict(lr=0.05, weight_decay=0.1), dict(weight_decay=0.2, decoupled_weight_decay=True),
+              dict(betas=(0.5, 0.6), eps=1e-3, maximize=True), dict(foreach=False)],
+    "Adamax": [dict(), dict(weight_decay=0.1), dict(lr=0.05, betas=(0.5, 0.8), eps=0.1, maximize=True)],
+    "ASGD": [dict(), dict(lr=0.1, t0=3), dict(lr=0.05, lambd=0.1, alpha=0.5, t0=2, weight_decay=0.1, maximize=True)],
+    "Rprop": [dict(), dict(lr=0.1, etas=(0.3, 1.7), step_sizes=(0.05, 0.2)), dict(maximize=True, foreach=True)],
+    "Adafactor": [dict(), dict(lr=0.1, weight_decay=0.1),
+                  dict(eps=(1e-3, 1e-2), d=1.5, beta2_decay=-0.5, maximize=True)],
+}
+CASES = [(name, kw) for name, configs in CONFIGS.items() for kw in configs]
+SCALAR_STATE = ("step", "mu_product", "eta", "mu")
+
+
+def _case_id(case) -> str:
+    name, kw = case
+    return name + "-" + "-".join(f"{k}={v}" for k, v in kw.items())
+
+
+def _leaf(lib, arr: np.ndarray, transposed: bool):
+    t = lib.tensor(arr.T.copy() if transposed else arr)
+    return (t.t() if transposed else t).requires_grad_()
+
+
+def _param_pair(dtype: str, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in SHAPES]
+    return ([_leaf(tidal, a, i == 3) for i, a in enumerate(arrays)],
+            [_leaf(torch, a, i == 3) for i, a in enumerate(arrays)])
+
+
+def _set_grads(params_lists, rng, dtype: str, step: int) -> None:
+    """The same gradients for every list of parameters (tidal or torch); some entries are skipped or zero."""
+    for i, p in enumerate(params_lists[0]):
+        if i == 2 and step % 3 == 1:  # a parameter without gradient this step is skipped
+            for params in params_lists:
+                params[i].grad = None
+            continue
+        g = (rng.standard_normal(tuple(p.shape)) * (1 + step)).astype(dtype)
+        if i == 1 and step % 2 == 1:
+            g[::2] = 0  # zero gradients (Rprop's sign logic, Adamax's eps floor)
+        for params in params_lists:
+            lib = torch if isinstance(params[i], torch.Tensor) else tidal
+            params[i].grad = lib.tensor(g.T.copy()).t() if i == 3 else lib.tensor(g)
+
+
+def _close(ours, theirs, tol, what: str = "") -> None:
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), err_msg=what, **tol)
+
+
+def _assert_state_matches(opt, topt, ours, theirs, tol) -> None:
+    for p, q in zip(ours, theirs):
+        expected, got = topt.state.get(q, {}), opt.state.get(p, {})
+        assert set(got) == set(expected)
+        for key, value in expected.items():
+            if key in SCALAR_STATE:  # host numbers, equal to torch's scalar tensors
+                assert got[key] == float(value), key
+            else:
+                _close(got[key], value, tol, key)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_matches_torch(case, dtype):
+    name, kw = case
+    ours, theirs = _param_pair(dtype)
+    opt, topt = getattr(optim, name)(ours, **kw), getattr(torch.optim, name)(theirs, **kw)
+    rng = np.random.default_rng(1)
+    for step in range(6):
+        _set_grads([ours, theirs], rng, dtype, step)
+        opt.step()
+        topt.step()
+        for p, q in zip(ours, theirs):
+            _close(p, q, TOL[dtype], f"step {step}")
+            assert p.dtype == getattr(tidal, dtype)
+        _assert_state_matches(opt, topt, ours, theirs, TOL[dtype])
+
+
+@pytest.mark.parametrize("case", [(n, CONFIGS[n][-1]) for n in CONFIGS], ids=_case_id)
+def test_tensor_path_matches_torch(case, monkeypatch):
+    """Where the multi-tensor kernel does not apply, the same function runs on the tensors."""
+    monkeypatch.setattr(foreach_module, "_DTYPES", ())
+    name, kw = case
+    ours, theirs = _param_pair("float64", seed=5)
+    opt, topt = getattr(optim, name)(ours, **kw), getattr(torch.optim, name)(theirs, **kw)
+    rng = np.random.default_rng(6)
+    for step in range(4):
+        _set_grads([ours, theirs], rng, "float64", step)
+        opt.step()
+        topt.step()
+    for p, q in zip(ours, theirs):
+        _close(p, q, TOL["float64"])
+    _assert_state_matches(opt, topt, ours, theirs, TOL["float64"])
+
+
+def test_param_groups_with_their_own_hyperparameters():
+    ours, theirs = _param_pair("float64")
+    for name, extra in [("NAdam", dict(momentum_decay=0.05)), ("RAdam", dict(betas=(0.5, 0.9))),
+                        ("ASGD", dict(t0=2, lr=0.2)), ("Rprop", dict(etas=(0.4, 1.1))), ("Adafactor", dict(d=2.0))]:
+        def groups(params):
+            return [{"params": params[:2], "lr": 0.05, **extra}, {"params": params[2:]}]
+        mine, theirs_ = [p.detach().clone().requires_grad_() for p in ours], \
+            [q.detach().clone().requires_grad_() for q in theirs]
+        opt, topt = getattr(optim, name)(groups(mine), lr=0.01), getattr(torch.optim, name)(groups(theirs_), lr=0.01)
+        assert opt.state_dict()["param_groups"] == topt.state_dict()["param_groups"]
+        rng = np.random.default_rng(2)
+        for step in range(4):
+            _set_grads([mine, theirs_], rng, "float64", step)
+            opt.step()
+            topt.step()
+        for p, q in zip(mine, theirs_):
+            _close(p, q, TOL["float64"], name)
+
+
+def _to_torch(value):
+    if isinstance(value, tidal.Tensor):
+        return torch.from_numpy(value.numpy().copy())
+    if isinstance(value, dict):
+        return {k: _to_torch(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_to_torch(v) for v in value]
+    return value
+
+
+def _to_tidal(value):
+    if isinstance(value, torch.Tensor):
+        return tidal.tensor(value.numpy())
+    if isinstance(value, dict):
+        return {k: _to_tidal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_to_tidal(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("case", [(n, CONFIGS[n][1]) for n in CONFIGS], ids=_case_id)
+def test_state_dicts_cross_load_with_torch(case):
+    name, kw = case
+    ours, theirs = _param_pair("float64")
+    opt, topt = getattr(optim, name)(ours, **kw), getattr(torch.optim, name)(theirs, **kw)
+    rng = np.random.default_rng(3)
+    for step in range(4):
+        _set_grads([ours, theirs], rng, "float64", step)
+        opt.step()
+        topt.step()
+    sd, tsd = opt.state_dict(), topt.state_dict()
+    assert sd["param_groups"] == tsd["param_groups"]  # key names and values, exactly
+    assert set(sd["state"]) == set(tsd["state"])
+    for index, state in tsd["state"].items():
+        assert set(sd["state"][index]) == set(state)
+
+    # tidal continues from torch's state dict, torch from tidal's; all four continue identically
+    from_torch = [tidal.tensor(q.detach().numpy()).requires_grad_() for q in theirs]
+    loaded = getattr(optim, name)(from_torch, **kw)
+    loaded.load_state_dict(_to_tidal(copy.deepcopy(tsd)))
+    _assert_state_matches(loaded, topt, from_torch, theirs, TOL["float64"])
+    from_ours = [torch.tensor(p.detach().numpy()).requires_grad_() for p in ours]
+    tloaded = getattr(torch.optim, name)(from_ours, **kw)
+    tloaded.load_state_dict(_to_torch(copy.deepcopy(sd)))
+    for step in range(4, 8):
+        _set_grads([ours, theirs, from_torch, from_ours], rng, "float64", step)
+        for o in (opt, topt, loaded, tloaded):
+            o.step()
+    for p, q, a, b in zip(ours, theirs, from_torch, from_ours):
+        _close(p, q, TOL["float64"])
+        _close(a, q, TOL["float64"])
+        _close(p, b, TOL["float64"])
+
+
+def _torch_error(fn):
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - whatever torch raises
+        return exc
+    raise AssertionError("torch raised nothing")
+
+
+@pytest.mark.parametrize("name, kw", [
+    ("NAdam", dict(lr=-1.0)), ("NAdam", dict(betas=(1.0, 0.9))), ("NAdam", dict(momentum_decay=-0.1)),
+    ("NAdam", dict(weight_decay=-1.0)), ("RAdam", dict(eps=-1.0)), ("RAdam", dict(betas=(0.9, 1.5))),
+    ("Adamax", dict(lr=-0.1)), ("Adamax", dict(weight_decay=-0.1)), ("ASGD", dict(lr=-0.1)),
+    ("ASGD", dict(weight_decay=-0.1)), ("Rprop", dict(lr=-0.1)), ("Rprop", dict(etas=(1.5, 2.0))),
+    ("Rprop", dict(etas=(0.5, 0.9))), ("Adafactor", dict(lr=-0.1)), ("Adafactor", dict(beta2_decay=0.5)),
+    ("Adafactor", dict(eps=(-1.0, 1e-3))), ("Adafactor", dict(eps=(None, -1.0))), ("Adafactor", dict(d=0.5)),
+    ("Adafactor", dict(weight_decay=-0.1)), ("SparseAdam", dict(lr=0.0)), ("SparseAdam", dict(eps=0.0)),
+    ("SparseAdam", dict(betas=(0.9, 1.0))),
+])
+def test_invalid_hyperparameters(name, kw):
+    expected = _torch_error(lambda: getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)], **kw))
+    with pytest.raises(type(expected), match=re.escape(str(expected))):
+        getattr(optim, name)([tidal.zeros(2, requires_grad=True)], **kw)
+
+
+def test_repr_matches_torch():
+    for name in list(CONFIGS) + ["SparseAdam"]:
+        ours = getattr(optim, name)([tidal.zeros(2, requires_grad=True)])
+        theirs = getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)])
+        assert repr(ours) == repr(theirs)
+
+
+def test_sparse_adam_refuses_dense_gradients_and_loads_torch_state():
+    emb = torch.nn.Embedding(6, 3, sparse=True, dtype=torch.float64)
+    topt = torch.optim.SparseAdam(emb.parameters(), lr=0.1, betas=(0.8, 0.9))
+    emb(torch.tensor([1, 4])).sum().backward()
+    topt.step()
+    weight = tidal.tensor(emb.weight.detach().numpy()).requires_grad_()
+    opt = optim.SparseAdam([weight], lr=0.1, betas=(0.8, 0.9))
+    opt.load_state_dict(_to_tidal(copy.deepcopy(topt.state_dict())))
+    assert opt.state_dict()["param_groups"] == topt.state_dict()["param_groups"]
+    state, tstate = opt.state[weight], topt.state[emb.weight]
+    assert state["step"] == tstate["step"] == 1
+    _close(state["exp_avg"], tstate["exp_avg"], TOL["float64"])
+    q = torch.zeros(2, requires_grad=True)
+    q.grad = torch.ones(2)
+    expected = _torch_error(torch.optim.SparseAdam([q]).step)
+    weight.grad = tidal.ones(6, 3, dtype=tidal.float64)
+    with pytest.raises(type(expected), match=re.escape(str(expected))):
+        opt.step()
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_step_never_waits_for_the_device(name):
+    ours, _ = _param_pair("float32")
+    for p in ours:
+        p.grad = tidal.ones(p.shape)
+    opt = getattr(optim, name)(ours, **CONFIGS[name][-1])
+    opt.step()  # state creation happens here
+    tidal.sync()
+    vm = tidal.vm.get_vm(tidal.device("cpu"))
+    vm.stats.reset()
+    opt.step()
+    assert vm.stats.syncs == 0
+    tidal.sync()
+    if tidal.vm.get_mode() == "async" and tidal.vm.get_fusion()["enabled"]:
+        # one multi-tensor kernel per group (Adafactor: one for factored parameters, one for the rest)
+        assert vm.stats.kernels == (2 if name == "Adafactor" else 1)
+
+
+def test_compat_exposes_the_optimizers():
+    import tidal.compat as ttorch
+    from tidal.compat._importer import target_name
+    for name in list(CONFIGS) + ["SparseAdam"]:
+        assert getattr(ttorch.optim, name) is getattr(optim, name)
+    assert ttorch.optim.swa_utils.AveragedModel is optim.swa_utils.AveragedModel
+    assert target_name("torch.optim.swa_utils") == "tidal.optim.swa_utils"
