@@ -1,54 +1,194 @@
-"""In-place ops on views of tensors in the graph (PyTorch's CopySlices).
+"""In-place writes through views of tensors in the graph (PyTorch's CopySlices and view rebase).
 
-`y[0].mul_(2)` writes through a view, so the gradient of `y`'s earlier value must
-skip the overwritten region and flow into the new values instead. The op runs out of
-place on the view (recording its own node), the result is written into the view's
-memory, and the base gets a node that routes gradients: outside the region to its old
-history, inside the region to the result. The view then hangs off the new base.
+A view shares its base's memory, so an in-place write into either changes what the other holds.
+One rule, for every in-place writer and view chains of any depth (every view's `_base` is the root):
+
+- writing into a view `v` of `base`: the write's own node takes the view's old history; `base`
+  gets a CopySlices node that sends its gradient outside the written region to its old history
+  and inside the region to the write's node;
+- after any in-place write that changes `base`'s history, every live view of `base` that takes part
+  in autograd gets a fresh AsStridedBackward0 node on `base`'s new history (torch regenerates a
+  stale view's grad_fn on access; tidal does it at the write, which gives the same graph);
+- torch's errors where it refuses: a view of a leaf that requires grad, one output of a function
+  that returns several views.
+
+Writers that record their node on the tensor they write use `write_inplace(out, writer, ...)`;
+elementwise in-place ops (which compute the result out of place first) use `needs_rebase` and
+`write_through_view`.
 """
 from __future__ import annotations
 
+import weakref
+
 from ..tensor import Tensor
-from .grad_mode import no_grad
+from ..tensor.tensor import numel_of
+from . import graph
+from .grad_mode import is_grad_enabled, no_grad
 from .graph import record
 
+LEAF_VIEW = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+_MULTI_VIEW = ("Output {k} of {fn} is a view and is being modified inplace. This view is the output of a function "
+               "that returns multiple views. Such functions do not allow the output views to be modified inplace. "
+               "You should replace the inplace operation by an out-of-place one.")
+_MULTI_VIEW_FNS = {"UnbindBackward0": "Unbind", "SplitBackward0": "Split", "SplitWithSizesBackward0": "Split",
+                   "ChunkBackward0": "Split", "UnsafeSplitBackward0": "Split"}
+# PyTorch's class name for the base's node is CopySlices, without "Backward0"
+graph._node_classes.setdefault("copy_slices", type("CopySlices", (graph.Node,), {
+    "__slots__": (), "name": lambda self: "torch::autograd::CopySlices"}))
 
+
+# -- the live views of a base -----------------------------------------------------------------
+def track_view(view: Tensor) -> None:
+    """Remember `view` (weakly) on its base, if the base has a history that an in-place write may rebase."""
+    base = view._base
+    if base is None or base.grad_fn is None or not is_grad_enabled():
+        return  # a leaf's views never need rebasing: torch refuses in-place writes through them
+    refs = base.__dict__.get("_views")
+    if refs is None:
+        base.__dict__["_views"] = [weakref.ref(view)]
+        return
+    refs.append(weakref.ref(view))
+    if len(refs) >= 64 and not len(refs) & (len(refs) - 1):  # at powers of two: drop the dead
+        refs[:] = [r for r in refs if r() is not None]
+
+
+def _live_views(base: Tensor) -> list:
+    refs = base.__dict__.get("_views")
+    if not refs:
+        return []
+    live = [(r, v) for r, v in ((r, r()) for r in refs) if v is not None and v._base is base
+            and v._v.blob is base._v.blob]
+    refs[:] = [r for r, _ in live]
+    return [v for _, v in live]
+
+
+def refresh_views(base: Tensor) -> None:
+    """Give every live view of `base` a node on `base`'s current history (AsStridedBackward0)."""
+    if base.grad_fn is None:
+        return
+    from ..ops.view_grads import strided_node
+    for v in _live_views(base):
+        if v.dtype is base.dtype:  # views as another dtype are not differentiable
+            v.__dict__.pop("_output_nr", None)
+            strided_node("as_strided", base, v)
+
+
+# -- the rule ---------------------------------------------------------------------------------
 def needs_rebase(out: Tensor) -> bool:
-    """Whether an in-place write into `out` must rewrite its base's history."""
+    """Whether an in-place write into `out` (in grad mode) must go through `write_through_view`."""
     base = out._base
-    return base is not None and base is not out and (base.requires_grad or out.requires_grad)
+    if base is not None and base is not out:
+        return True
+    refs = out.__dict__.get("_views")
+    return bool(refs) and bool(_live_views(out))
 
 
-def _layout(view: Tensor) -> tuple:
-    v = view._v
-    return v.shape, v.strides, v.offset
+def check_view_write(out: Tensor) -> None:
+    """torch's errors for an in-place write (in grad mode) into view `out`."""
+    base = out._base
+    if out.requires_grad and base.requires_grad and base.grad_fn is None:
+        raise RuntimeError(LEAF_VIEW)
+    fn = out.grad_fn
+    if fn is not None and fn.n_outputs > 1 and fn.name() in _MULTI_VIEW_FNS:
+        raise RuntimeError(_MULTI_VIEW.format(k=out._output_nr, fn=_MULTI_VIEW_FNS[fn.name()]))
+
+
+def _geometry(base: Tensor, view: Tensor) -> tuple:
+    """(span, base layout, view layout): both layouts relative to the lowest element either reaches."""
+    a, b = base._v, view._v
+    ends = [(v.offset, v.offset + sum((n - 1) * s for n, s in zip(v.shape, v.strides)))
+            for v in (a, b) if numel_of(v.shape)]
+    lo = min((e[0] for e in ends), default=0)
+    span = max((e[1] for e in ends), default=-1) - lo + 1
+    return span, (a.shape, a.strides, a.offset - lo), (b.shape, b.strides, b.offset - lo)
 
 
 def _copy_slices_backward(node, g):
-    shape, strides, offset = node.attrs
-    rest = g.clone()
-    with no_grad():
-        rest.as_strided(shape, strides, offset + rest.storage_offset()).zero_()
-    region = g.contiguous().as_strided(shape, strides, offset + g.contiguous().storage_offset())
+    from ..ops import math_api as M
+    from ..ops.view_grads import transfer
+    span, base_layout, view_layout = node.attrs
+    rest = None
+    if node.next_functions[0][0] is not None:  # the base's old history: everything but the written region
+        with no_grad():
+            ones = M.fill_(Tensor._empty(view_layout[0], g.dtype, g.device), 1)
+            written = M.ne(transfer(ones, span, view_layout, base_layout), 0)
+        rest = M.where(written, 0.0, g)
+    region = transfer(g, span, base_layout, view_layout) if node.next_functions[1][0] is not None else None
     return rest, region
 
 
-def write_through_view(out: Tensor, result: Tensor) -> Tensor:
-    """Store `result` into view `out` and rebase the base's graph; returns `out`."""
-    from .. import ops
+def _rebase(base: Tensor, out: Tensor, result: Tensor) -> None:
+    """`result` (whose node made the values now in view `out`) becomes part of `base`'s history."""
+    if result.grad_fn is not None:
+        record("copy_slices", _copy_slices_backward, (base, result), (base,), attrs=_geometry(base, out))
+    refs = base.__dict__.get("_views")
+    if not refs or all(r() is not out for r in refs):
+        base.__dict__.setdefault("_views", []).append(weakref.ref(out))
+    refresh_views(base)
+
+
+def write_inplace(out: Tensor, writer, *args, **kwargs) -> Tensor:
+    """`writer(out, *args, **kwargs)`, an in-place op that records its node on the tensor it writes, with
+    the rule above when `out` is a view (or has views) in the graph; returns `out`."""
+    if not is_grad_enabled():
+        return writer(out, *args, **kwargs)
     base = out._base
-    if base.requires_grad and base.grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    shape, strides, offset = _layout(out)
-    rel = offset - base._v.offset
-    if not base.is_contiguous():
-        raise RuntimeError("in-place operation on a view of a non-contiguous tensor that requires grad is not "
-                           "supported by tidal yet")
+    if base is None or base is out:
+        before = out.grad_fn
+        writer(out, *args, **kwargs)
+        if out.grad_fn is not before and out.__dict__.get("_views"):
+            refresh_views(out)
+        return out
+    check_view_write(out)
+    standin = Tensor._make(out._v, out.dtype, out.device, out._vm)  # the view, detached from its base
+    standin.requires_grad, standin.grad_fn = out.requires_grad, out.grad_fn
+    if out.grad_fn is not None:
+        standin._output_nr = out._output_nr
+    writer(standin, *args, **kwargs)
+    if standin.grad_fn is not out.grad_fn:  # the write was recorded: the base takes it into its history
+        _rebase(base, out, standin)
+    return out
+
+
+def inplace_writer(fn):
+    """Decorator: make in-place op `fn(self, ...)` follow the rule for views (see `write_inplace`)."""
+    def method(self, *args, **kwargs):
+        return write_inplace(self, fn, *args, **kwargs)
+    method.__name__, method.__qualname__, method.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    method.__wrapped__ = fn
+    return method
+
+
+def _keep_saved_values(node, out: Tensor) -> None:
+    """`node` saved `out` (once) before the write overwrites it: save a copy instead, as torch's in-place
+    ops keep their original self. Saved twice (`y.mul_(y)`), torch refuses at backward, and so do we."""
+    saved = getattr(node, "_saved", ())
+    hits = [k for k, t in enumerate(saved) if t is out]
+    if len(hits) != 1:
+        return
+    from ..ops import math_api as M
+    k = hits[0]
+    copy = M.clone(out)
+    node._saved = saved[:k] + (copy,) + saved[k + 1:]
+    node._versions = node._versions[:k] + (copy._version,) + node._versions[k + 1:]
+
+
+def write_through_view(out: Tensor, result: Tensor) -> Tensor:
+    """Store `result` (computed out of place, with its node) into `out` and rebase; returns `out`."""
+    from ..ops import math_api as M
+    base = out._base
+    if base is not None and base is not out:
+        check_view_write(out)
+    if result.grad_fn is not None:
+        _keep_saved_values(result.grad_fn, out)
     with no_grad():
-        ops.math_api.convert(result, out.dtype, out=out)
-    record("copy_slices", _copy_slices_backward, (base, result), (base,), attrs=(shape, strides, rel))
-    fresh = base.as_strided(shape, strides, offset)
-    out.requires_grad = True
-    out.grad_fn = fresh.grad_fn
-    out._output_nr = 0
+        M.convert(result, out.dtype, out=out)
+    if base is None or base is out:  # the whole base is rewritten: it takes the result's history
+        out.grad_fn, out.requires_grad = result.grad_fn, result.requires_grad
+        out.__dict__.pop("_output_nr", None)
+        if result._output_nr:
+            out._output_nr = result._output_nr
+        refresh_views(out)
+        return out
+    _rebase(base, out, result)
     return out

@@ -13,7 +13,7 @@ from .factory_args import (check_requires_grad, check_shape, device_arg, dtype_a
                            empty_strided_tensor, fill_scalar, int_arg, number_arg, out_dtype, reject_extra,
                            size_tuple, size_varargs, tensor_arg, write_out)
 from .from_data import as_tensor, from_numpy, tensor
-from .math_api import fill_
+from .math_api import fill_values
 from .ranges import arange, linspace, logspace
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
@@ -25,7 +25,7 @@ _ZEROS_NEGATIVE = "zeros: Dimension size must be non-negative."
 
 def _filled(t: Tensor, fn: str, value) -> Tensor:
     """Queue the fill of a fresh tensor (a creation, not an in-place write: version stays 0)."""
-    fill_(t, fill_scalar(fn, value, t.dtype))
+    fill_values(t, fill_scalar(fn, value, t.dtype))
     t._v.blob.version = 0
     return t
 
@@ -116,7 +116,7 @@ def eye(n, m=None, *, out=None, dtype: dt.dtype | None = None, layout=None, devi
     k = min(n, m)
     if k:  # the diagonal is a strided view of the same memory; filling it is one more instruction
         diagonal = Tensor._make(View(t._v.blob, (k,), (m + 1,), 0, t._v.dtype), t.dtype, t.device, t._vm, base=t)
-        fill_(diagonal, fill_scalar("eye", 1, t.dtype))
+        fill_values(diagonal, fill_scalar("eye", 1, t.dtype))
         t._v.blob.version = 0
     return write_out(t, out)
 

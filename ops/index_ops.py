@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.graph import needs_grad, record
+from ..autograd.view_inplace import inplace_writer
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from . import math_api as M
@@ -81,6 +82,7 @@ def _check_vector_index(self: Tensor, dim: int, index: Tensor, source: Tensor, o
                                f"{list(source.shape)}")
 
 
+@inplace_writer
 def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """In place: self[index[i]] += alpha * source[i] along `dim` (repeated indices accumulate)."""
     dim = self._dim(dim, "index_add_")
@@ -126,6 +128,7 @@ def _index_add_kernel(ins, outs, attrs):
     accumulate_at(np.add, dst, idx, src if alpha == 1 else src * alpha)
 
 
+@inplace_writer
 def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """In place: self[index[i]] = source[i] along `dim`."""
     dim = self._dim(dim, "index_copy_")
@@ -161,6 +164,7 @@ def _index_copy_kernel(ins, outs, dim):
     dst[idx] = _along(ins[1], dim)
 
 
+@inplace_writer
 def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
     """In place: the slices at `index` along `dim` set to `value` (a number or a 0-d tensor)."""
     dim = self._dim(dim, "index_fill_")
@@ -225,6 +229,7 @@ def _take_kernel(ins, outs, attrs):
     outs[0][...] = flat[checked_index(ins[1], flat.size, 0, negative_ok=True, message=_FLAT_MSG)]
 
 
+@inplace_writer
 def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """In place: self seen as 1-d gets source's values at `index` (summed when `accumulate`)."""
     check_index_dtype(index, (dt.int64,), "put_(): Expected a long tensor for index, but got {got}")

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import needs_grad, record
+from ..autograd.view_inplace import inplace_writer, track_view, write_inplace
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..tensor.tensor import contiguous_strides
@@ -38,6 +39,7 @@ from .masked import masked_fill_, nonzero
 __all__ = ["index_put"] + K.__all__ + S.__all__ + I.__all__
 METHODS: dict = {**S.METHODS, **I.METHODS, **K.METHODS}
 globals().update({name: getattr(mod, name) for mod in (S, I, K) for name in mod.__all__})
+METHODS.update(masked_fill_=inplace_writer(K.masked_fill_), masked_scatter_=inplace_writer(K.masked_scatter_))
 
 _INDEX_TENSOR_DTYPES = (dt.int64, dt.int32, dt.uint8, dt.bool_)
 _MASK_DTYPES = (dt.uint8, dt.bool_)
@@ -317,8 +319,10 @@ def _drop_leading_ones(t: Tensor) -> Tensor:
         k += 1
     if not k:
         return t
-    return Tensor._make(View(t._v.blob, shape[k:], t._v.strides[k:], t._v.offset, t._v.dtype), t.dtype, t.device,
-                        t._vm, base=t._base if t._base is not None else t)
+    out = Tensor._make(View(t._v.blob, shape[k:], t._v.strides[k:], t._v.offset, t._v.dtype), t.dtype, t.device,
+                       t._vm, base=t._base if t._base is not None else t)
+    track_view(out)
+    return out
 
 
 def _check_put_dtype(self: Tensor, values: Tensor) -> None:
@@ -346,6 +350,11 @@ def setitem(self: Tensor, index, value) -> None:
     if not S.inplace_grad(self, (value,)):
         _assign(self, index, value)
         return
+    write_inplace(self, _recorded_setitem, index, value)
+
+
+def _recorded_setitem(self: Tensor, index, value) -> None:
+    """self[index] = value with its node recorded on self (grad mode, something requires grad)."""
     items = _as_items(index)
     with no_grad():
         advanced = _assign(self, items, value)
@@ -403,6 +412,7 @@ def _fill_under_mask(view: Tensor, dim: int, mask: Tensor, value) -> None:
 
 
 # -- index_put -------------------------------------------------------------------------------
+@inplace_writer
 def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """In place: self[indices] = values (or += with `accumulate`, repeated indices summing)."""
     indices = tuple(indices)

@@ -6,7 +6,7 @@ import numbers
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..autograd.graph import needs_grad, record
-from ..autograd.view_inplace import needs_rebase, write_through_view
+from ..autograd.view_inplace import needs_rebase, write_inplace, write_through_view
 from ..vm import Instruction
 from . import elementwise as ew
 from .broadcast import broadcast_shapes
@@ -225,8 +225,9 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     return convert(src, self.dtype, out=self)
 
 
-def fill_(self: Tensor, value) -> Tensor:
+def fill_(self: Tensor, value, *, _node: str = "fill") -> Tensor:
     """Set every element to `value` (a number or a one-element tensor)."""
+    node = _node
     if isinstance(value, Tensor):
         if value.dim() != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
@@ -236,15 +237,26 @@ def fill_(self: Tensor, value) -> Tensor:
         raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
     from .factory_args import fill_scalar
     value = fill_scalar("fill_", value, self.dtype)
+    if self.requires_grad and needs_grad((self,)):
+        ew.check_leaf_inplace(self)
+        return write_inplace(self, fill_values, value, node)
+    return fill_values(self, value)
+
+
+def fill_values(self: Tensor, value, node: str | None = None) -> Tensor:
+    """Queue the fill of `self` with a checked `value`; with `node`, record it (no leaf check)."""
     self._v.blob.version += 1
     typed = self.dtype.compute.np.type(value) if self.dtype is not dt.bool_ else value
     self._vm.push(Instruction("fill", None, (typed,), (self._v,), expr=f"{ew._CAST_NAME[self.dtype]}({{0}})"))
+    if node is not None and self.dtype.is_floating_point:  # the old values get no gradient
+        from .view_grads import overload
+        record(overload(node, 2) if node == "fill" else node, lambda n, g: (fill_(convert(g, g.dtype), 0),), (self,), (self,))
     return self
 
 
 def zero_(self: Tensor) -> Tensor:
     """Set every element to zero."""
-    return fill_(self, 0)
+    return fill_(self, 0, _node="zero")
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from ..autograd.graph import needs_grad, record
+from ..autograd.view_inplace import inplace_writer, track_view
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..tensor.tensor import contiguous_strides, numel_of
@@ -152,8 +153,12 @@ def view_of(t: Tensor, shape: tuple, strides: tuple, offset: int) -> Tensor:
     """A view of `t`'s blob with this layout (no instruction, no graph)."""
     if 0 in shape:  # an empty view may point past the end; the CPU backend can't map that
         offset = min(offset, t._v.blob.nbytes // t.dtype.itemsize)
-    return Tensor._make(View(t._v.blob, tuple(shape), tuple(strides), offset, t._v.dtype), t.dtype, t.device,
-                        t._vm, base=t if t._base is None else t._base)
+    base = t if t._base is None else t._base
+    out = Tensor._make(View(t._v.blob, tuple(shape), tuple(strides), offset, t._v.dtype), t.dtype, t.device,
+                       t._vm, base=base)
+    if base.grad_fn is not None:
+        track_view(out)
+    return out
 
 
 def restrided(t: Tensor, geometry: tuple) -> Tensor:
@@ -311,6 +316,7 @@ def _scatter(self: Tensor, dim: int, index: Tensor, src, value, reduce, grad_nam
     return self
 
 
+@inplace_writer
 def scatter_(self: Tensor, dim: int, index: Tensor, src=None, value=None, *, reduce: str | None = None) -> Tensor:
     """In place: self[index[i][j]][j] = src[i][j] (for dim=0), or a `value`; `reduce` 'add'/'multiply'."""
     if src is not None and not isinstance(src, Tensor):
@@ -339,6 +345,7 @@ def _scatter_kernel(ins, outs, attrs):
         accumulate_at(_SCATTER_REDUCE[reduce], dst, key, vals)
 
 
+@inplace_writer
 def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """In place: self[index[i][j]][j] += src[i][j] (for dim=0); repeated indices accumulate."""
     if not isinstance(src, Tensor):
@@ -379,6 +386,7 @@ def _scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     return self
 
 
+@inplace_writer
 def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                     include_self: bool = True) -> Tensor:
     """In place: reduce (sum/prod/mean/amax/amin) `src` into self at `index` along `dim`."""

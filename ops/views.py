@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 
 from ..autograd.graph import needs_grad
+from ..autograd.view_inplace import track_view
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..tensor.tensor import contiguous_strides, numel_of
@@ -35,8 +36,11 @@ def make_view(t: Tensor, shape: tuple, strides: tuple, offset: int, dtype: dt.dt
     """A tensor over `t`'s blob with the given geometry; its `_base` is the root tensor."""
     dtype = t.dtype if dtype is None else dtype
     base = t._base if t._base is not None else t
-    return Tensor._make(View(t._v.blob, tuple(shape), tuple(strides), offset, dtype.np), dtype, t.device,
-                        t._vm, base=base)
+    out = Tensor._make(View(t._v.blob, tuple(shape), tuple(strides), offset, dtype.np), dtype, t.device,
+                       t._vm, base=base)
+    if base.grad_fn is not None:
+        track_view(out)
+    return out
 
 
 def _restride(t: Tensor, shape, strides, offset: int | None = None) -> Tensor:

@@ -137,7 +137,6 @@ def test_setitem_grad_fn_and_leaf_error():
     np.testing.assert_array_equal(x.detach().numpy()[0], 1.0)
 
 
-@pytest.mark.xfail(reason="an in-place write through a view does not yet reach its base's graph (core autograd)")
 def test_setitem_through_a_view_reaches_the_base():
     compare(lambda lib, x: _write_through_view(x * 1), X45)
 
