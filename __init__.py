@@ -24,7 +24,8 @@ for _name, _fn in autograd.api.METHODS.items():
 
 
 # The PyTorch-shaped library above the runtime loads on first use, so `import tidal` stays fast.
-_LAZY_MODULES = ("nn", "optim", "utils", "profiler", "serialization", "compat", "comm", "linalg")
+_LAZY_MODULES = ("nn", "optim", "utils", "profiler", "serialization", "compat", "comm", "linalg",
+                 "distributions", "accelerator")
 
 
 def __getattr__(name: str):
@@ -34,7 +35,8 @@ def __getattr__(name: str):
         return globals()[name]
     if name in _LAZY_MODULES:
         import importlib
-        module = importlib.import_module(".ops.linalg_ns" if name == "linalg" else f".{name}", __name__)
+        path = {"linalg": ".ops.linalg_ns", "accelerator": ".compat.accelerator"}.get(name, f".{name}")
+        module = importlib.import_module(path, __name__)
         globals()[name] = module
         return module
     raise AttributeError(f"module 'tidal' has no attribute '{name}'")

@@ -13,6 +13,8 @@ import tidal as _tidal
 
 from .. import optim, utils
 from . import amp, autograd, backends, cuda, distributed, jit, nn, onnx, testing, version
+from . import accelerator
+from .. import distributions
 from ._importer import install, is_installed, uninstall
 from ._info import finfo, iinfo
 from ._layout import channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided
