@@ -103,11 +103,11 @@ def _qr_square_grad(Q: Tensor, R: Tensor, gQ: Tensor, gR: Tensor | None) -> Tens
 def qr_backward(node, gQ, gR):
     """Backward of linalg.qr in mode 'reduced' (or 'complete' with rows <= columns)."""
     mode = node.attrs
-    Q, R = node.saved_tensors
-    m, n = Q.shape[-2], R.shape[-1]
     if mode == "r":
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
                            "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+    Q, R = node.saved_tensors
+    m, n = Q.shape[-2], R.shape[-1]
     if mode == "complete" and m > n:
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
     if gQ is None:
@@ -127,6 +127,8 @@ def qr_backward(node, gQ, gR):
 def cholesky_backward(node, gL):
     """Backward of linalg.cholesky: sym(L^{-T} phi(L^T gL) L^{-1}), phi the lower triangle with half the diagonal."""
     (L,) = node.saved_tensors
+    if node.attrs:  # upper: the factor is U = L^T
+        L, gL = _mT(L), _mT(gL)
     inner = matmul(_mT(L), gL).tril()
     inner = inner - 0.5 * inner.diagonal(0, -2, -1).diag_embed()
     gA = _solve(L, _solve(_mT(L), inner), left=False)

@@ -397,3 +397,113 @@ def test_return_types(rng):
         return_types.return_type("sort", ("a", "b"))
     with pytest.raises(AttributeError):
         return_types.no_such_op
+
+
+# -- decompositions (tidal.linalg) -------------------------------------------------------------
+def spd(a: np.ndarray) -> np.ndarray:
+    """A symmetric positive-definite matrix (stack) made from `a`."""
+    return a @ np.swapaxes(a, -1, -2) + a.shape[-1] * np.eye(a.shape[-1])
+
+
+def sym(a: np.ndarray) -> np.ndarray:
+    return a + np.swapaxes(a, -1, -2)
+
+
+def _usv(m, r, power: int = 2):
+    """U diag(S^power) Vh: independent of the signs of the singular vectors (PyTorch's gauge rule)."""
+    return m.matmul(r.U[..., :r.S.shape[-1]] * r.S.unsqueeze(-2) ** power, r.Vh[..., :r.S.shape[-1], :])
+
+
+def _vlv(m, r):
+    return m.matmul(r.eigenvectors * r.eigenvalues.unsqueeze(-2) ** 2, r.eigenvectors.mT)
+
+
+DECOMPOSITIONS = [
+    ("svdvals", lambda m, a: m.linalg.svdvals(a), None),
+    ("svd reduced", lambda m, a: _usv(m, m.linalg.svd(a, full_matrices=False)), None),
+    ("svd full", lambda m, a: _usv(m, m.linalg.svd(a), 3), None),
+    ("svd projectors", lambda m, a: (lambda r: m.matmul(r.U, r.U.mT).sum(-1) + m.matmul(r.Vh.mT, r.Vh).sum(-2)[..., :1])(
+        m.linalg.svd(a, full_matrices=False)), None),
+    ("nuc", lambda m, a: m.linalg.matrix_norm(a, "nuc"), None),
+    ("ord 2", lambda m, a: m.linalg.matrix_norm(a, 2), None),
+    ("ord -2", lambda m, a: m.linalg.matrix_norm(a, -2, keepdim=True), None),
+    ("norm nuc", lambda m, a: m.linalg.norm(a, "nuc", dim=(-1, -2)), None),
+    ("qr Q", lambda m, a: m.linalg.qr(a).Q, None),
+    ("qr R", lambda m, a: m.linalg.qr(a).R, None),
+    ("qr both", lambda m, a: (lambda r: r.Q.sum(-2) * r.R.sum(-1)[..., :1])(m.linalg.qr(a)), None),
+    ("pinv", lambda m, a: m.linalg.pinv(a), None),
+]
+SQUARE_DECOMPOSITIONS = [
+    ("eigvalsh", lambda m, a: m.linalg.eigvalsh(a), sym),
+    ("eigvalsh U of any", lambda m, a: m.linalg.eigvalsh(a, UPLO="U"), None),
+    ("eigh", lambda m, a: _vlv(m, m.linalg.eigh(a)), sym),
+    ("eigh of any", lambda m, a: _vlv(m, m.linalg.eigh(a)), None),
+    ("cholesky", lambda m, a: m.linalg.cholesky(a), spd),
+    ("cholesky upper", lambda m, a: m.linalg.cholesky(a, upper=True), spd),
+    ("pinv hermitian", lambda m, a: m.linalg.pinv(a, hermitian=True), sym),
+    ("slogdet", lambda m, a: m.linalg.slogdet(a).logabsdet, None),
+    ("det", lambda m, a: m.linalg.det(a), None),
+    ("inv", lambda m, a: m.linalg.inv(a), None),
+]
+
+
+@pytest.mark.parametrize("name,fn,prep", DECOMPOSITIONS, ids=[c[0] for c in DECOMPOSITIONS])
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (2, 3, 3)], ids=str)
+def test_decomposition_grads(rng, name, fn, prep, shape):
+    compare(fn, [make_array(rng, shape)], rng, name=name)
+
+
+@pytest.mark.parametrize("name,fn,prep", SQUARE_DECOMPOSITIONS, ids=[c[0] for c in SQUARE_DECOMPOSITIONS])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)], ids=str)
+def test_square_decomposition_grads(rng, name, fn, prep, shape):
+    a = make_array(rng, shape)
+    compare(fn, [prep(a) if prep else a], rng, name=name)
+
+
+DOUBLE = ["svdvals", "svd reduced", "nuc", "qr both", "pinv", "eigvalsh", "eigh", "cholesky", "slogdet"]
+
+
+@pytest.mark.parametrize("name", DOUBLE)
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4)], ids=str)
+def test_decomposition_double_backward(rng, name, shape):
+    cases = {c[0]: c for c in DECOMPOSITIONS + SQUARE_DECOMPOSITIONS}
+    _, fn, prep = cases[name]
+    if any(name == c[0] for c in SQUARE_DECOMPOSITIONS):
+        shape = (shape[0], shape[0])
+    a = make_array(rng, shape)
+    compare_double(fn, [prep(a) if prep else a], rng, name)
+
+
+@pytest.mark.parametrize("fn,shape", [
+    (lambda m, a: m.linalg.svdvals(a), (3, 2)),
+    (lambda m, a: _usv(m, m.linalg.svd(a, full_matrices=False), 1), (2, 3)),
+    (lambda m, a: _vlv(m, m.linalg.eigh(a + a.mT)), (3, 3)),
+    (lambda m, a: m.linalg.qr(a).Q * 2 + m.linalg.qr(a).R.sum(), (3, 2)),
+    (lambda m, a: m.linalg.qr(a).R, (2, 3)),
+    (lambda m, a: m.linalg.cholesky(m.matmul(a, a.mT) + 3 * m.eye(3, dtype=a.dtype)), (3, 3)),
+    (lambda m, a: m.linalg.pinv(a), (3, 2)),
+], ids=["svdvals", "svd", "eigh", "qr tall", "qr wide", "cholesky", "pinv"])
+def test_decomposition_finite_differences(rng, fn, shape):
+    finite_differences(fn, [make_array(rng, shape)], rng)
+
+
+@pytest.mark.parametrize("mode,shape,message", [
+    ("r", (3, 3), "which is not computed when mode='r'"),
+    ("complete", (4, 3), "not differentiable when mode='complete' and nrows > ncols"),
+])
+def test_qr_backward_errors(rng, mode, shape, message):
+    a = make_array(rng, shape)
+    for lib in (torch, tidal):
+        x = lib.tensor(a, requires_grad=True)
+        with pytest.raises(RuntimeError, match=message):
+            lib.linalg.qr(x, mode=mode)[1].sum().backward()
+
+
+def test_qr_complete_wide_and_grad_fn_names(rng):
+    compare(lambda m, a: m.linalg.qr(a, mode="complete").Q.sum(0) + m.linalg.qr(a, mode="complete").R.sum(0)[:3],
+            [make_array(rng, (3, 5))], rng)
+    ours, theirs = leaves([spd(make_array(rng, (3, 3)))])
+    for fn in (lambda m, a: m.linalg.svd(a).U, lambda m, a: m.linalg.svdvals(a), lambda m, a: m.linalg.eigvalsh(a),
+               lambda m, a: m.linalg.qr(a).R, lambda m, a: m.linalg.cholesky(a, upper=True),
+               lambda m, a: m.linalg.pinv(a, hermitian=True), lambda m, a: m.linalg.slogdet(a).logabsdet):
+        assert type(fn(tidal, *ours).grad_fn).__name__ == type(fn(torch, *theirs).grad_fn).__name__
