@@ -263,3 +263,132 @@ def test_compat_exposes_the_optimizers():
         assert getattr(ttorch.optim, name) is getattr(optim, name)
     assert ttorch.optim.swa_utils.AveragedModel is optim.swa_utils.AveragedModel
     assert target_name("torch.optim.swa_utils") == "tidal.optim.swa_utils"
+
+
+# -- swa_utils ----------------------------------------------------------------------------------------
+swa, tswa = optim.swa_utils, torch.optim.swa_utils
+
+
+def _model_pair(seed: int = 0):
+    """The same small model with batch norm in tidal and torch (float64)."""
+    torch.manual_seed(seed)
+    theirs = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4), torch.nn.ReLU(),
+                                 torch.nn.Linear(4, 2)).double()
+    ours = tidal.nn.Sequential(tidal.nn.Linear(3, 4), tidal.nn.BatchNorm1d(4), tidal.nn.ReLU(),
+                               tidal.nn.Linear(4, 2)).double()
+    ours.load_state_dict(_to_tidal(dict(theirs.state_dict())))
+    return ours, theirs
+
+
+def _perturb(ours, theirs, rng) -> None:
+    """A 'training step': new parameter values and new batch-norm statistics, the same in both."""
+    with torch.no_grad(), tidal.no_grad():
+        x = rng.standard_normal((5, 3))
+        ours.train()(tidal.tensor(x))
+        theirs.train()(torch.tensor(x))
+        for p, q in zip(ours.parameters(), theirs.parameters()):
+            step = rng.standard_normal(tuple(q.shape)) * 0.1
+            p.add_(tidal.tensor(step))
+            q.add_(torch.tensor(step))
+
+
+def _assert_modules_match(ours, theirs) -> None:
+    sd, tsd = ours.state_dict(), theirs.state_dict()
+    assert list(sd) == list(tsd)
+    for key, value in tsd.items():
+        assert sd[key].dtype == getattr(tidal, str(value.dtype).split(".")[1]), key
+        _close(sd[key], value, TOL["float64"], key)
+
+
+@pytest.mark.parametrize("how", ["swa", "swa-buffers", "ema-avg_fn", "ema-multi-buffers", "swa-multi"])
+def test_averaged_model_matches_torch(how):
+    ours, theirs = _model_pair()
+    kw = {"swa": {}, "swa-buffers": dict(use_buffers=True), "swa-multi": "multi_swa",
+          "ema-avg_fn": "ema", "ema-multi-buffers": "multi_ema"}[how]
+
+    def make(lib, model):
+        utils = swa if lib is tidal else tswa
+        extra = {"multi_swa": dict(multi_avg_fn=utils.get_swa_multi_avg_fn()),
+                 "ema": dict(avg_fn=utils.get_ema_avg_fn(0.9)),
+                 "multi_ema": dict(multi_avg_fn=utils.get_ema_multi_avg_fn(0.8), use_buffers=True)}
+        return utils.AveragedModel(model, **(extra[kw] if isinstance(kw, str) else kw))
+    averaged, taveraged = make(tidal, ours), make(torch, theirs)
+    rng = np.random.default_rng(7)
+    for _ in range(4):
+        _perturb(ours, theirs, rng)
+        averaged.update_parameters(ours)
+        taveraged.update_parameters(theirs)
+        _assert_modules_match(averaged, taveraged)
+    assert int(averaged.n_averaged) == 4
+    x = rng.standard_normal((2, 3))
+    _close(averaged.eval()(tidal.tensor(x)), taveraged.eval()(torch.tensor(x)), TOL["float64"])
+
+
+def test_multi_avg_fns_on_lists():
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal((2, 4, 3))
+    for count in (2, torch.tensor(2)):  # a tensor count gives a weight in the default dtype, as in torch
+        for ours_fn, torch_fn in [(swa.get_swa_multi_avg_fn(), tswa.get_swa_multi_avg_fn()),
+                                  (swa.get_ema_multi_avg_fn(0.7), tswa.get_ema_multi_avg_fn(0.7))]:
+            mine, theirs = [tidal.tensor(a)], [torch.tensor(a)]
+            ours_fn(mine, [tidal.tensor(b)], tidal.tensor(2) if isinstance(count, torch.Tensor) else count)
+            torch_fn(theirs, [torch.tensor(b)], count)
+            np.testing.assert_allclose(mine[0].numpy(), theirs[0].numpy(), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(swa.get_swa_avg_fn()(tidal.tensor(a), tidal.tensor(b), 3).numpy(),
+                               tswa.get_swa_avg_fn()(torch.tensor(a), torch.tensor(b), 3).numpy(), rtol=1e-15)
+    for make in ("get_ema_multi_avg_fn", "get_ema_avg_fn"):
+        expected = _torch_error(lambda: getattr(tswa, make)(1.5))
+        with pytest.raises(type(expected), match=re.escape(str(expected))):
+            getattr(swa, make)(1.5)
+    with pytest.raises(AssertionError, match="Only one of avg_fn and multi_avg_fn should be provided"):
+        swa.AveragedModel(tidal.nn.Linear(2, 2), avg_fn=swa.get_swa_avg_fn(),
+                          multi_avg_fn=swa.get_swa_multi_avg_fn())
+
+
+def test_update_bn_matches_torch():
+    ours, theirs = _model_pair(seed=1)
+    ours.eval()
+    theirs.eval()
+    rng = np.random.default_rng(9)
+    batches = [rng.standard_normal((4, 3)) for _ in range(3)]
+    # batches as tensors and as (input, target) pairs
+    swa.update_bn([tidal.tensor(batches[0])] + [(tidal.tensor(x), 0) for x in batches[1:]], ours)
+    tswa.update_bn([torch.tensor(batches[0])] + [(torch.tensor(x), 0) for x in batches[1:]], theirs)
+    _assert_modules_match(ours, theirs)
+    assert not ours.training and ours[1].momentum == 0.1
+    plain = tidal.nn.Linear(3, 2)
+    swa.update_bn([tidal.ones(2, 3)], plain)  # no batch norm: nothing to do
+    assert plain.training
+
+
+@pytest.mark.parametrize("kw", [dict(swa_lr=0.05), dict(swa_lr=[0.01, 0.2], anneal_strategy="linear"),
+                                dict(swa_lr=0.3, anneal_epochs=0), dict(swa_lr=0.02, anneal_epochs=3)], ids=str)
+def test_swalr_matches_torch(kw):
+    def make(lib, lib_optim, lib_swa):
+        params = [lib.zeros(2, requires_grad=True), lib.zeros(3, requires_grad=True)]
+        opt = lib_optim.SGD([{"params": params[:1]}, {"params": params[1:], "lr": 0.5}], lr=0.1)
+        return opt, lib_swa.SWALR(opt, **kw)
+    opt, sched = make(tidal, optim, swa)
+    topt, tsched = make(torch, torch.optim, tswa)
+    assert sched.get_last_lr() == tsched.get_last_lr()
+    for _ in range(13):
+        opt.step()
+        topt.step()
+        sched.step()
+        tsched.step()
+        assert sched.get_last_lr() == tsched.get_last_lr()
+        assert [g["swa_lr"] for g in opt.param_groups] == [g["swa_lr"] for g in topt.param_groups]
+    state = sched.state_dict()
+    assert "optimizer" not in state and "anneal_func" not in state
+    assert state["_anneal_strategy"] == tsched.state_dict()["_anneal_strategy"]
+    other_opt, other = make(tidal, optim, swa)
+    other.load_state_dict(copy.deepcopy(state))
+    assert other.anneal_func(0.5) == sched.anneal_func(0.5) and other.last_epoch == sched.last_epoch
+
+
+@pytest.mark.parametrize("kw", [dict(swa_lr=0.1, anneal_strategy="exp"), dict(swa_lr=0.1, anneal_epochs=-1),
+                                dict(swa_lr=0.1, anneal_epochs=2.5), dict(swa_lr=[0.1, 0.2, 0.3])], ids=str)
+def test_swalr_errors(kw):
+    expected = _torch_error(lambda: tswa.SWALR(torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1), **kw))
+    with pytest.raises(type(expected), match=re.escape(str(expected))):
+        swa.SWALR(optim.SGD([tidal.zeros(1, requires_grad=True)], lr=0.1), **kw)
