@@ -1,6 +1,6 @@
-"""Pooling: max, average and adaptive pools in 1-D and 2-D, forward and backward.
+"""Pooling: max, average and adaptive pools in 1-D, 2-D and 3-D, forward and backward.
 
-Each pool is a kernel over the canonical (N, C, H, W) layout of ops/windows.py paired with the
+Each pool is a kernel over the canonical (N, C, [D,] H, W) layout of ops/windows.py paired with the
 kernel that computes its gradient; the pair are each other's backward, so double backward works:
 
     max pools     values + flat input indices   <->  scatter-add by those indices / gather by them
@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import functools
+import math
+
 import numpy as np
 
 from ..autograd.graph import needs_grad, record
@@ -20,13 +23,17 @@ from .dispatch import launch, register_kernel
 from .windows import (batched, check_tensor, col2im, compute_array, int_list, not_implemented, padded, pair,
                       sliding_windows)
 
-__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-           "adaptive_max_pool1d", "adaptive_max_pool2d"]
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+           "adaptive_max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices"]
 METHODS: dict = {}
+_COUNT = {2: "two", 3: "three"}
 
 
 class PoolGeometry(NamedTuple):
-    """A pool's windows, and the input (image) and output (result) layouts, as seen and in 4-D."""
+    """A pool's windows, and the input (image) and output (result) layouts, as seen and in canonical
+    form ((N, C, H, W), or (N, C, D, H, W) for 3-D pools; the names say 4 for either)."""
     image: tuple
     result: tuple
     image4: tuple
@@ -34,10 +41,9 @@ class PoolGeometry(NamedTuple):
     kernel: tuple = (1, 1)
     stride: tuple = (1, 1)
     dilation: tuple = (1, 1)
-    pads: tuple = (0, 0, 0, 0)   # (top, bottom, left, right); bottom/right include ceil_mode's overhang
-    divisor: object = None       # avg_pool: the (oh, ow) array each window sum is divided by
-    rows: object = None          # adaptive pools: per-dim matrices (avg) or window index tables (max)
-    cols: object = None
+    pads: tuple = (0, 0, 0, 0)   # (before, after) per spatial dim; `after` includes ceil_mode's overhang
+    divisor: object = None       # avg_pool: the output-shaped array each window sum is divided by
+    tables: tuple = ()           # adaptive pools: per-dim matrices (avg) or window index tables (max)
 
 
 # -- kernels -------------------------------------------------------------------------------------
@@ -57,35 +63,43 @@ def _argmax(taps: np.ndarray, axis: int) -> np.ndarray:
     return best
 
 
+def _planes(shape4: tuple) -> tuple:
+    """A canonical shape as (N * C, D, H, W), with D = 1 for 1-D and 2-D pools."""
+    return (shape4[0] * shape4[1],) + (1,) * (5 - len(shape4)) + tuple(shape4[2:])
+
+
+def _triple(values: tuple, fill: int) -> tuple:
+    return (fill,) * (3 - len(values)) + tuple(values)
+
+
 @register_kernel("max_pool2d", "cpu")
 def _max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
     from .pool_kernels import max_pool_forward  # numba: loaded on first use
-    n, c, h, w = geo.image4
-    x = compute_array(ins[0]).reshape(n * c, h, w)
-    planes = (n * c,) + geo.result4[2:]
+    x = compute_array(ins[0]).reshape(_planes(geo.image4))
+    planes = _planes(geo.result4)
     direct = outs[0].dtype == x.dtype  # else computed in float32 for a 16-bit float, then rounded
     values = outs[0].reshape(planes) if direct else np.empty(planes, x.dtype)
-    max_pool_forward(x, values, outs[1].reshape(planes), *geo.kernel, *geo.stride, *geo.dilation,
-                     geo.pads[0], geo.pads[2], x.dtype.type(_lowest(x.dtype)))
+    max_pool_forward(x, values, outs[1].reshape(planes), _triple(geo.kernel, 1), _triple(geo.stride, 1),
+                     _triple(geo.dilation, 1), _triple(geo.pads[0::2], 0), x.dtype.type(_lowest(x.dtype)))
     if not direct:
         outs[0].reshape(planes)[...] = values
 
 
 @register_kernel("adaptive_max_pool2d", "cpu")
 def _adaptive_max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
-    # separable: the maximum of each window row first, then of those row maxima; picking the first
-    # maximum (or last NaN) at both steps picks it in row-major order, as PyTorch's scan does
-    x = compute_array(ins[0]).reshape(geo.image4)
-    oh, ow = geo.result4[2:]
-    across = x[:, :, :, geo.cols]                                # (N, C, H, ow, Kw)
-    col_best = _argmax(across, axis=-1)
-    row_max = np.take_along_axis(across, col_best[..., None], axis=-1)[..., 0]
-    col_index = geo.cols[np.arange(ow), col_best]                # (N, C, H, ow)
-    down = row_max[:, :, geo.rows]                               # (N, C, oh, Kh, ow)
-    row_best = _argmax(down, axis=3)
-    values = np.take_along_axis(down, row_best[:, :, :, None], axis=3)[:, :, :, 0]
-    rows = geo.rows[np.arange(oh)[:, None], row_best]            # (N, C, oh, ow)
-    index = rows * geo.image4[3] + np.take_along_axis(col_index, rows, axis=2)
+    # separable: the maximum of each window along the last dim first, then along the one before, and
+    # so on; picking the first maximum (or last NaN) at every step picks it in row-major order, as
+    # PyTorch's scan does
+    values = compute_array(ins[0]).reshape(geo.image4)
+    index, inner = None, 1  # flat positions within the dims reduced so far, and their input extent
+    for d in range(len(geo.tables) - 1, -1, -1):
+        axis, table = 2 + d, geo.tables[d]
+        taps = np.take(values, table, axis=axis)                  # (..., out_d, K_d, ...)
+        best = _argmax(taps, axis=axis + 1)
+        values = np.take_along_axis(taps, np.expand_dims(best, axis + 1), axis=axis + 1).squeeze(axis + 1)
+        picked = table[np.arange(table.shape[0]).reshape((-1,) + (1,) * (values.ndim - axis - 1)), best]
+        index = picked * inner if index is None else picked * inner + np.take_along_axis(index, picked, axis=axis)
+        inner *= geo.image4[axis]
     outs[0].reshape(values.shape)[...] = values
     outs[1].reshape(index.shape)[...] = index
 
@@ -93,35 +107,33 @@ def _adaptive_max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
 @register_kernel("max_pool_scatter", "cpu")
 def _max_pool_scatter_kernel(ins, outs, geo: PoolGeometry) -> None:
     from .pool_kernels import scatter_add_by_index
-    n, c, h, w = geo.image4
-    pooled = geo.result4[2] * geo.result4[3]
-    grad = compute_array(ins[0]).reshape(n * c, pooled)
-    target = outs[0].reshape(n * c, h * w)
+    planes, pooled, size = geo.image4[0] * geo.image4[1], math.prod(geo.result4[2:]), math.prod(geo.image4[2:])
+    grad = compute_array(ins[0]).reshape(planes, pooled)
+    target = outs[0].reshape(planes, size)
     total = target if target.dtype == grad.dtype else np.empty(target.shape, grad.dtype)
-    scatter_add_by_index(grad, ins[1].reshape(n * c, pooled), total)
+    scatter_add_by_index(grad, ins[1].reshape(planes, pooled), total)
     if total is not target:
         target[...] = total
 
 
 @register_kernel("max_pool_gather", "cpu")
 def _max_pool_gather_kernel(ins, outs, geo: PoolGeometry) -> None:
-    n, c, h, w = geo.image4
-    image = compute_array(ins[0]).reshape(n * c, h * w)
-    picked = np.take_along_axis(image, ins[1].reshape(n * c, geo.result4[2] * geo.result4[3]), axis=1)
+    planes = geo.image4[0] * geo.image4[1]
+    image = compute_array(ins[0]).reshape(planes, math.prod(geo.image4[2:]))
+    picked = np.take_along_axis(image, ins[1].reshape(planes, math.prod(geo.result4[2:])), axis=1)
     outs[0].reshape(picked.shape)[...] = picked
 
 
 @register_kernel("avg_pool2d", "cpu")
 def _avg_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
     x = compute_array(ins[0]).reshape(geo.image4)
-    windows = sliding_windows(padded(x, geo.pads), geo.result4[2:], geo.kernel, geo.stride, (1, 1))
+    windows = sliding_windows(padded(x, geo.pads), geo.result4[2:], geo.kernel, geo.stride, (1,) * len(geo.kernel))
     total = np.zeros(geo.result4, np.int64 if x.dtype.kind in "iu" else x.dtype)
-    for i in range(geo.kernel[0]):
-        for j in range(geo.kernel[1]):
-            total += windows[:, :, i, j]
+    for offset in np.ndindex(*geo.kernel):
+        total += windows[(slice(None), slice(None)) + offset]
     if total.dtype.kind == "i":  # integer averages truncate toward zero, as C++ division does
         divisor = geo.divisor.astype(np.int64)
-        outs[0].reshape(geo.result4)[...] = np.sign(total) * (np.abs(total) // divisor)
+        outs[0].reshape(geo.result4)[...] = np.sign(total) * np.sign(divisor) * (np.abs(total) // np.abs(divisor))
     else:
         outs[0].reshape(geo.result4)[...] = total / geo.divisor.astype(total.dtype)
 
@@ -130,21 +142,30 @@ def _avg_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
 def _avg_pool_backward_kernel(ins, outs, geo: PoolGeometry) -> None:
     grad = compute_array(ins[0]).reshape(geo.result4)
     scaled = grad / geo.divisor.astype(grad.dtype)
-    n, c, oh, ow = geo.result4
-    cols = np.broadcast_to(scaled[:, :, None, None], (n, c) + geo.kernel + (oh, ow))
-    outs[0].reshape(geo.image4)[...] = col2im(cols, geo.image4[2:], geo.stride, (1, 1), geo.pads)
+    rank = len(geo.kernel)
+    cols = np.broadcast_to(scaled[(slice(None), slice(None)) + (None,) * rank],
+                           geo.result4[:2] + geo.kernel + geo.result4[2:])
+    outs[0].reshape(geo.image4)[...] = col2im(cols, geo.image4[2:], geo.stride, (1,) * rank, geo.pads)
+
+
+def _per_dim_product(x: np.ndarray, matrices: tuple, transpose: bool) -> np.ndarray:
+    """x multiplied along each spatial dim d by matrices[d] (out_d, in_d), or by its transpose."""
+    for d, m in enumerate(matrices):
+        m = (m.T if transpose else m).astype(x.dtype)
+        x = np.moveaxis(np.matmul(m, np.moveaxis(x, 2 + d, -2)), -2, 2 + d)
+    return x
 
 
 @register_kernel("adaptive_avg_pool2d", "cpu")
 def _adaptive_avg_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
     x = compute_array(ins[0]).reshape(geo.image4)
-    outs[0].reshape(geo.result4)[...] = np.matmul(np.matmul(geo.rows.astype(x.dtype), x), geo.cols.T.astype(x.dtype))
+    outs[0].reshape(geo.result4)[...] = _per_dim_product(x, geo.tables, transpose=False)
 
 
 @register_kernel("adaptive_avg_pool2d_backward", "cpu")
 def _adaptive_avg_pool_backward_kernel(ins, outs, geo: PoolGeometry) -> None:
     g = compute_array(ins[0]).reshape(geo.result4)
-    outs[0].reshape(geo.image4)[...] = np.matmul(np.matmul(geo.rows.T.astype(g.dtype), g), geo.cols.astype(g.dtype))
+    outs[0].reshape(geo.image4)[...] = _per_dim_product(g, geo.tables, transpose=True)
 
 
 # -- differentiable primitives ---------------------------------------------------------------------
@@ -206,7 +227,9 @@ def _per_dim(value, op: str, arg: str, spatial: int) -> list:
         either = "either be omitted, a single int," if arg == "stride" else "either be a single int,"
         if arg == "dilation":
             either = "be either a single int,"
-        raise RuntimeError(f"{op}: {arg} must {either} or a tuple of two ints")
+        if op == "avg_pool3d" and arg == "kernel_size":
+            either = "be a single int,"
+        raise RuntimeError(f"{op}: {arg} must {either} or a tuple of {_COUNT[spatial]} ints")
     return values
 
 
@@ -222,8 +245,12 @@ def _check_input_dims(op: str, input: Tensor, spatial: int) -> None:
         if spatial == 1:
             raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument "
                                f"#1 'self' (while checking arguments for {op})")
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+        raise RuntimeError(f"non-empty {spatial + 1}D or {spatial + 2}D (batch mode) tensor expected for input")
     if 0 in shape[-spatial - 1:]:
+        if spatial == 3:
+            raise RuntimeError(f"{op}_with_indices_out_cpu_template(): Expected input's non-batch dimensions to have "
+                               f"positive length, but input has a shape of {shape} and non-batch dimension "
+                               f"{shape.index(0, input.dim() - 4)} has length zero!")
         shown = shape if spatial == 2 else shape[:-1] + [1, shape[-1]]  # 1-D pools run as 2-D ones
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
                            f"got:{shown}")
@@ -242,14 +269,15 @@ def _check_max_pool1d(kernel: int, stride: int, padding: int, dilation: int) -> 
 
 
 def _check_window_values(kernel: tuple, stride: tuple, padding: tuple, dilation: tuple) -> None:
-    """The 2-D pooling argument messages (avg_pool1d uses them too, as in PyTorch)."""
+    """The pooling argument messages (1-D pools use the 2-D ones, as in PyTorch)."""
     if 0 in stride:
         raise RuntimeError("stride should not be zero")
-    for values, text in ((stride, "stride should be greater than zero, but got dH: {} dW: {}"),
-                         (kernel, "kernel size should be greater than zero, but got kH: {} kW: {}"),
-                         (dilation, "dilation should be greater than zero, but got dilationH: {} dilationW: {}")):
+    dims = ("T", "H", "W")[-len(kernel):]
+    for values, label, text in ((stride, "d", "stride"), (kernel, "k", "kernel size"),
+                                (dilation, "dilation", "dilation")):
         if min(values) <= 0:
-            raise RuntimeError(text.format(*values))
+            shown = " ".join(f"{label}{d}: {v}" for d, v in zip(dims, values))
+            raise RuntimeError(f"{text} should be greater than zero, but got {shown}")
     if min(padding) < 0:
         raise RuntimeError(f"pad must be non-negative, but got pad: {min(padding)}")
     for k, p, d in zip(kernel, padding, dilation):
@@ -284,6 +312,9 @@ def _window_geometry(op: str, spatial: int, input, kernel_size, stride, padding,
     image4 = batched(input.shape, spatial)
     out = tuple(_pooled_size(n, k, s, p, d, ceil_mode)
                 for n, k, s, p, d in zip(image4[2:], kernel, stride, padding, dilation))
+    if op == "avg_pool3d" and any(n + 2 * p < k for n, p, k in zip(image4[2:], padding, kernel)):
+        raise RuntimeError("input image (T: {} H: {} W: {}) smaller than kernel size (kT: {} kH: {} kW: {})".format(
+            *(n + 2 * p for n, p in zip(image4[2:], padding)), *kernel))
     if min(out) < 1:
         if op == "max_pool1d":
             raise RuntimeError(f"max_pool1d() Invalid computed output size: {out[1]}")
@@ -292,9 +323,9 @@ def _window_geometry(op: str, spatial: int, input, kernel_size, stride, padding,
     # ceil_mode's last window may overhang the padding: pad the far side enough for it
     far = [max(p, (o - 1) * s + d * (k - 1) + 1 - n - p)
            for n, k, s, p, d, o in zip(image4[2:], kernel, stride, padding, dilation, out)]
-    result = tuple(input.shape[:-spatial]) + out[2 - spatial:]
-    return PoolGeometry(tuple(input.shape), result, image4, image4[:2] + out, kernel, stride, dilation,
-                        (padding[0], far[0], padding[1], far[1]))
+    result = tuple(input.shape[:-spatial]) + out[len(out) - spatial:]
+    pads = tuple(v for p, f in zip(padding, far) for v in (p, f))
+    return PoolGeometry(tuple(input.shape), result, image4, image4[:2] + out, kernel, stride, dilation, pads)
 
 
 def _divisor(geo: PoolGeometry, padding: tuple, count_include_pad: bool, divisor_override) -> np.ndarray:
@@ -307,7 +338,7 @@ def _divisor(geo: PoolGeometry, padding: tuple, count_include_pad: bool, divisor
         start = np.arange(o) * s - p
         end = np.minimum(start + k, n + p)
         sizes.append(end - start if count_include_pad else np.minimum(end, n) - np.maximum(start, 0))
-    return np.outer(sizes[0], sizes[1]).astype(np.float64)
+    return functools.reduce(np.multiply.outer, sizes).astype(np.float64)
 
 
 def _max_pool_nd(op: str, spatial: int, input, kernel_size, stride, padding, dilation, ceil_mode,
@@ -325,8 +356,8 @@ def _avg_pool_nd(op: str, spatial: int, input, kernel_size, stride, padding, cei
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     if not (input.dtype.is_floating_point or input.dtype is dt.int64):
-        raise not_implemented("avg_pool2d", input.dtype)
-    padding = (geo.pads[0], geo.pads[2])
+        raise not_implemented("avg_pool3d_out_frame" if spatial == 3 else "avg_pool2d", input.dtype)
+    padding = geo.pads[0::2]
     geo = geo._replace(divisor=_divisor(geo, padding, count_include_pad, divisor_override))
     return _linear_pool(input, geo, "avg_pool2d")
 
@@ -352,7 +383,7 @@ def _window_table(size: int, out: int) -> np.ndarray:
 
 
 def _adaptive_geometry(op: str, spatial: int, input, output_size, table) -> PoolGeometry:
-    """Checks and geometry of the adaptive pools; `table(size, out)` builds each dim's rows/cols."""
+    """Checks and geometry of the adaptive pools; `table(size, out)` builds each dim's matrix or table."""
     check_tensor(input, op, "input", 1)
     if spatial == 1:
         sizes = int_list(output_size, op, "output_size")
@@ -362,14 +393,15 @@ def _adaptive_geometry(op: str, spatial: int, input, output_size, table) -> Pool
             raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument "
                                f"#1 'self' (while checking arguments for {op})")
     else:
-        items = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size, output_size]
-        if len(items) != 2:
-            raise RuntimeError(f"{op}: output_size must be 2" if op.startswith("adaptive_avg") else
-                               f"{op}(): internal error: output_size.size() must be 2")
-        if input.dim() not in (3, 4):
+        items = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size] * spatial
+        if len(items) != spatial:
+            raise RuntimeError(f"{op}: output_size must be {spatial}" if op.startswith("adaptive_avg") else
+                               f"{op}(): internal error: output_size.size() must be {spatial}")
+        if input.dim() not in (spatial + 1, spatial + 2):
             colon = ":" if op.startswith("adaptive_max") else ""
-            raise RuntimeError(f"{op}(): Expected 3D or 4D tensor, but got{colon} {list(input.shape)}")
-        sizes = [input.shape[-2 + k] if v is None else v for k, v in enumerate(items)]
+            raise RuntimeError(f"{op}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but got{colon} "
+                               f"{list(input.shape)}")
+        sizes = [input.shape[-spatial + k] if v is None else v for k, v in enumerate(items)]
         sizes = int_list(sizes, op, "output_size")
         if min(sizes) < 0:
             raise RuntimeError(f"{op}: elements of output_size must be greater than or equal to 0 but received "
@@ -379,12 +411,12 @@ def _adaptive_geometry(op: str, spatial: int, input, output_size, table) -> Pool
             raise RuntimeError(f"{op}(): Expected input to have non-zero size for non-batch dimensions, but input "
                                f"has sizes {list(input.shape)} with dimension {d} being empty")
     if not input.dtype.is_floating_point:
-        raise not_implemented(op, input.dtype)
+        raise not_implemented(f"{op}_cpu" if spatial == 3 else op, input.dtype)
     image4 = batched(input.shape, spatial)
-    out = (1,) * (2 - spatial) + tuple(sizes)
+    out = pair(sizes, spatial, 1)
     result = tuple(input.shape[:-spatial]) + tuple(sizes)
     return PoolGeometry(tuple(input.shape), result, image4, image4[:2] + out,
-                        rows=table(image4[2], out[0]), cols=table(image4[3], out[1]))
+                        tables=tuple(table(n, o) for n, o in zip(image4[2:], out)))
 
 
 # -- public pools --------------------------------------------------------------------------------
@@ -400,6 +432,30 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     return _max_pool_nd("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """3-D max pooling of ((N,) C, D, H, W) `input`; with `return_indices`, also flat argmax positions in D*H*W."""
+    return _max_pool_nd("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple:
+    """max_pool1d's values and argmax positions."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple:
+    """max_pool2d's values and flat argmax positions."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple:
+    """max_pool3d's values and flat argmax positions."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True) -> Tensor:
     """1-D average pooling of ((N,) C, L) `input`."""
@@ -410,6 +466,13 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """2-D average pooling of ((N,) C, H, W) `input`."""
     return _avg_pool_nd("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override)
+
+
+def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """3-D average pooling of ((N,) C, D, H, W) `input`."""
+    return _avg_pool_nd("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                         divisor_override)
 
 
@@ -437,3 +500,31 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     geo = _adaptive_geometry("adaptive_max_pool2d", 2, input, output_size, _window_table)
     values, index = _max_pool("adaptive_max_pool2d", input, geo, "adaptive_max_pool2d")
     return (values, index) if return_indices else values
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """Average pooling of ((N,) C, D, H, W) `input` to `output_size` (an int, or a triple whose None keeps a size)."""
+    geo = _adaptive_geometry("adaptive_avg_pool3d", 3, input, output_size, _average_matrix)
+    return _linear_pool(input, geo, "adaptive_avg_pool2d")
+
+
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
+    """Max pooling of ((N,) C, D, H, W) `input` to `output_size` (an int, or a triple whose None keeps a size)."""
+    geo = _adaptive_geometry("adaptive_max_pool3d", 3, input, output_size, _window_table)
+    values, index = _max_pool("adaptive_max_pool2d", input, geo, "adaptive_max_pool3d")
+    return (values, index) if return_indices else values
+
+
+def _adaptive_max_with_indices(spatial: int):
+    pool = {1: adaptive_max_pool1d, 2: adaptive_max_pool2d, 3: adaptive_max_pool3d}[spatial]
+
+    def with_indices(input: Tensor, output_size, return_indices: bool = False) -> tuple:
+        return pool(input, output_size, True)
+    with_indices.__name__ = f"adaptive_max_pool{spatial}d_with_indices"
+    with_indices.__doc__ = f"adaptive_max_pool{spatial}d's values and flat argmax positions."
+    return with_indices
+
+
+adaptive_max_pool1d_with_indices = _adaptive_max_with_indices(1)
+adaptive_max_pool2d_with_indices = _adaptive_max_with_indices(2)
+adaptive_max_pool3d_with_indices = _adaptive_max_with_indices(3)

@@ -8,35 +8,44 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def max_pool_forward(x, values, index, kh, kw, sh, sw, dh, dw, top, left, low):
-    """Window maxima and their flat (h * W + w) input positions, scanned as PyTorch does: the first
-    maximum wins, a NaN always wins (so the last NaN), and a window of nothing above `low` reports
-    its first tap inside the image."""
-    planes, h, w = x.shape
-    oh, ow = values.shape[1], values.shape[2]
+def max_pool_forward(x, values, index, kernel, stride, dilation, front, low):
+    """Window maxima over (planes, D, H, W) arrays (2-D pools pass D = 1) and their flat (d * H * W +
+    h * W + w) input positions, scanned as PyTorch does: the first maximum wins, a NaN always wins (so
+    the last NaN), and a window of nothing above `low` reports its first tap inside the image.
+    `kernel`, `stride`, `dilation` and `front` (the padding before each dim) are (D, H, W) triples."""
+    planes, d, h, w = x.shape
+    od, oh, ow = values.shape[1], values.shape[2], values.shape[3]
+    kd, kh, kw = kernel
     for p in range(planes):
-        for i in range(oh):
-            y0 = i * sh - top
-            for j in range(ow):
-                x0 = j * sw - left
-                best = low
-                at = -1
-                for a in range(kh):
-                    y = y0 + a * dh
-                    if y < 0 or y >= h:
-                        continue
-                    for b in range(kw):
-                        xx = x0 + b * dw
-                        if xx < 0 or xx >= w:
+        for t in range(od):
+            z0 = t * stride[0] - front[0]
+            for i in range(oh):
+                y0 = i * stride[1] - front[1]
+                for j in range(ow):
+                    x0 = j * stride[2] - front[2]
+                    best = low
+                    at = -1
+                    for c in range(kd):
+                        z = z0 + c * dilation[0]
+                        if z < 0 or z >= d:
                             continue
-                        v = x[p, y, xx]
-                        if at < 0:
-                            at = y * w + xx
-                        if v > best or v != v:
-                            best = v
-                            at = y * w + xx
-                values[p, i, j] = best
-                index[p, i, j] = at
+                        for a in range(kh):
+                            y = y0 + a * dilation[1]
+                            if y < 0 or y >= h:
+                                continue
+                            for b in range(kw):
+                                xx = x0 + b * dilation[2]
+                                if xx < 0 or xx >= w:
+                                    continue
+                                v = x[p, z, y, xx]
+                                flat = (z * h + y) * w + xx
+                                if at < 0:
+                                    at = flat
+                                if v > best or v != v:
+                                    best = v
+                                    at = flat
+                    values[p, t, i, j] = best
+                    index[p, t, i, j] = at
 
 
 @njit(cache=True, nogil=True)

@@ -1,4 +1,4 @@
-"""Convolution layers: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, Unfold, Fold."""
+"""Convolution layers: Conv1d/2d/3d, ConvTranspose1d/2d/3d, Unfold, Fold."""
 from __future__ import annotations
 
 from ... import ops
@@ -8,7 +8,7 @@ from .. import init
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "Unfold", "Fold"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Unfold", "Fold"]
 
 
 def _tuple(value, n: int) -> tuple:
@@ -110,6 +110,18 @@ class Conv2d(_ConvNd):
         return ops.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C, D, H, W) or (C, D, H, W) input."""
+
+    _dims = 3
+
+    def forward(self, input: Tensor) -> Tensor:
+        """conv3d of the input with this layer's weight and bias."""
+        if self.padding_mode != "zeros":
+            return ops.conv3d(self._padded(input), self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return ops.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
 class _ConvTransposeNd(_ConvNd):
     _transposed = True
 
@@ -141,6 +153,17 @@ class ConvTranspose2d(_ConvTransposeNd):
     def forward(self, input: Tensor) -> Tensor:
         """conv_transpose2d with this layer's weight and bias."""
         return ops.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                                    self.groups, self.dilation)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution."""
+
+    _dims = 3
+
+    def forward(self, input: Tensor) -> Tensor:
+        """conv_transpose3d with this layer's weight and bias."""
+        return ops.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
                                     self.groups, self.dilation)
 
 

@@ -1,12 +1,12 @@
-"""Pooling layers: max, average and adaptive pools in 1-D and 2-D."""
+"""Pooling layers: max, average and adaptive pools in 1-D, 2-D and 3-D."""
 from __future__ import annotations
 
 from ... import ops
 from ...tensor import Tensor
 from ..module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -38,6 +38,15 @@ class MaxPool2d(_MaxPoolNd):
     def forward(self, input: Tensor):
         """max_pool2d of the input."""
         return ops.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                              ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling."""
+
+    def forward(self, input: Tensor):
+        """max_pool3d of the input."""
+        return ops.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                               ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
@@ -79,6 +88,15 @@ class AvgPool2d(_AvgPoolNd):
                               self.count_include_pad, self.divisor_override)
 
 
+class AvgPool3d(_AvgPoolNd):
+    """3-D average pooling."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        """avg_pool3d of the input."""
+        return ops.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                              self.count_include_pad, self.divisor_override)
+
+
 class _AdaptivePool(Module):
     def __init__(self, output_size, return_indices: bool = False) -> None:
         super().__init__()
@@ -111,6 +129,17 @@ class AdaptiveAvgPool2d(_AdaptivePool):
         return ops.adaptive_avg_pool2d(input, self.output_size)
 
 
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """3-D adaptive average pooling to `output_size`."""
+
+    def __init__(self, output_size) -> None:
+        super().__init__(output_size)
+
+    def forward(self, input: Tensor) -> Tensor:
+        """adaptive_avg_pool3d of the input."""
+        return ops.adaptive_avg_pool3d(input, self.output_size)
+
+
 class AdaptiveMaxPool1d(_AdaptivePool):
     """1-D adaptive max pooling to `output_size`."""
 
@@ -125,3 +154,11 @@ class AdaptiveMaxPool2d(_AdaptivePool):
     def forward(self, input: Tensor):
         """adaptive_max_pool2d of the input."""
         return ops.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(_AdaptivePool):
+    """3-D adaptive max pooling to `output_size`."""
+
+    def forward(self, input: Tensor):
+        """adaptive_max_pool3d of the input."""
+        return ops.adaptive_max_pool3d(input, self.output_size, self.return_indices)

@@ -1,0 +1,141 @@
+"""3-D convolutions and pools (the N-d window code), pools' *_with_indices, and avg_pool on int64, against torch."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import tidal
+import tidal.nn as nn
+import tidal.nn.functional as F
+from nn_helpers import assert_close, assert_grads_close, backward_both, load_from_torch, pair
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(7)
+
+
+def check(rng, name, shapes, *args, **kwargs):
+    """F.name on random float64 inputs of `shapes` against torch: values, indices, gradients."""
+    pairs = [pair(rng, s, requires_grad=True) for s in shapes]
+    out = getattr(F, name)(*[p[0] for p in pairs], *args, **kwargs)
+    expected = getattr(TF, name)(*[p[1] for p in pairs], *args, **kwargs)
+    if isinstance(expected, tuple):
+        assert out[1].dtype is tidal.int64
+        np.testing.assert_array_equal(out[1].numpy(), expected[1].numpy())
+        out, expected = out[0], expected[0]
+    assert_close(out, expected)
+    backward_both(out, expected, rng)
+    assert_grads_close(pairs)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"stride": (1, 2, 1), "padding": (1, 0, 2), "dilation": (2, 1, 1)},
+                                    {"groups": 2, "padding": "same"}, {"stride": 2, "padding": 1}])
+def test_conv3d(rng, kwargs):
+    check(rng, "conv3d", [(2, 4, 5, 6, 5), (6, 4 // kwargs.get("groups", 1), 2, 3, 3), (6,)], **kwargs)
+
+
+def test_conv3d_unbatched_and_errors(rng):
+    check(rng, "conv3d", [(2, 4, 4, 4), (3, 2, 2, 2, 2)])
+    with pytest.raises(RuntimeError, match="Expected 4D \\(unbatched\\) or 5D \\(batched\\) input to conv3d"):
+        F.conv3d(tidal.zeros(2, 4, 4), tidal.zeros(3, 2, 2, 2, 2))
+    with pytest.raises(NotImplementedError, match='"compute_columns3d" not implemented for \'Bool\''):
+        F.conv3d(tidal.zeros(1, 2, 3, 3, 3, dtype=tidal.bool), tidal.zeros(2, 2, 2, 2, 2, dtype=tidal.bool))
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2},
+                                    {"stride": (1, 2, 3), "dilation": (2, 1, 1), "output_padding": (0, 1, 2)}])
+def test_conv_transpose3d(rng, kwargs):
+    check(rng, "conv_transpose3d", [(2, 4, 3, 4, 3), (4, 3, 2, 3, 2), (3 * kwargs.get("groups", 1),)], **kwargs)
+
+
+def test_conv_transpose3d_output_padding_error():
+    with pytest.raises(RuntimeError, match="output_padding_depth: 2 output_padding_height: 2 output_padding_width: 2 "
+                                           "stride_depth: 2"):
+        F.conv_transpose3d(tidal.zeros(1, 2, 3, 3, 3), tidal.zeros(2, 2, 2, 2, 2), stride=2, output_padding=2)
+
+
+@pytest.mark.parametrize("kwargs", [{"kernel_size": 2}, {"kernel_size": (2, 3, 2), "stride": (1, 2, 2),
+                                                         "padding": (1, 1, 0), "dilation": (1, 1, 2),
+                                                         "ceil_mode": True}])
+def test_max_pool3d_with_indices(rng, kwargs):
+    check(rng, "max_pool3d", [(2, 3, 6, 7, 8)], return_indices=True, **kwargs)
+    check(rng, "max_pool3d_with_indices", [(3, 5, 5, 5)], **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [{"kernel_size": 2}, {"kernel_size": (2, 3, 2), "stride": (1, 2, 2),
+                                                         "padding": (1, 1, 0), "ceil_mode": True,
+                                                         "count_include_pad": False},
+                                    {"kernel_size": 3, "stride": 2, "padding": 1, "divisor_override": 5}])
+def test_avg_pool3d(rng, kwargs):
+    check(rng, "avg_pool3d", [(2, 3, 6, 7, 8)], **kwargs)
+
+
+@pytest.mark.parametrize("size", [(4, None, 3), 2, (1, 5, 8)])
+def test_adaptive_pools_3d(rng, size):
+    check(rng, "adaptive_avg_pool3d", [(2, 3, 6, 7, 8)], size)
+    check(rng, "adaptive_max_pool3d", [(2, 3, 6, 7, 8)], size, return_indices=True)
+
+
+def test_adaptive_max_with_indices_and_nan_positions(rng):
+    check(rng, "adaptive_max_pool1d_with_indices", [(3, 9)], 4)
+    check(rng, "adaptive_max_pool2d_with_indices", [(2, 3, 7, 9)], (3, 4))
+    check(rng, "max_pool1d_with_indices", [(2, 3, 9)], 3, 2)
+    check(rng, "max_pool2d_with_indices", [(2, 3, 7, 9)], 3, 2, 1)
+    x = rng.standard_normal((1, 2, 5, 5, 5))
+    x[0, 0, 1, 1, 1] = x[0, 0, 1, 2, 1] = x[0, 1, 3, 3, 0] = np.nan
+    for name, args in (("max_pool3d", (3, 1, 1)), ("adaptive_max_pool3d", ((2, 3, 3),))):
+        ours = getattr(F, name)(tidal.tensor(x), *args, return_indices=True)
+        theirs = getattr(TF, name)(torch.from_numpy(x), *args, return_indices=True)
+        np.testing.assert_array_equal(ours[1].numpy(), theirs[1].numpy())
+        np.testing.assert_array_equal(ours[0].numpy(), theirs[0].numpy())
+
+
+def test_pool3d_errors():
+    x = tidal.zeros(1, 1, 3, 3, 3)
+    for call, error, text in (
+            (lambda: F.max_pool3d(x, (2, 2)), RuntimeError, "kernel_size must either be a single int, or a tuple of three"),
+            (lambda: F.avg_pool3d(tidal.zeros(3, 3, 3), 2), RuntimeError, "non-empty 4D or 5D"),
+            (lambda: F.max_pool3d(x, 2, 1, 2), RuntimeError, "pad should be at most half of effective kernel size"),
+            (lambda: F.avg_pool3d(x, 5), RuntimeError, r"input image \(T: 3 H: 3 W: 3\) smaller than kernel size"),
+            (lambda: F.max_pool3d(x, 5), RuntimeError, "Output size is too small"),
+            (lambda: F.max_pool3d(x, 2, dilation=0), RuntimeError, "dilationT: 0 dilationH: 0 dilationW: 0"),
+            (lambda: F.adaptive_max_pool3d(x, (2, 2)), RuntimeError, "output_size.size\\(\\) must be 3"),
+            (lambda: F.adaptive_avg_pool3d(tidal.zeros(1, 3, 3), 2), RuntimeError, "Expected 4D or 5D tensor"),
+            (lambda: F.max_pool3d(x.bool(), 2), NotImplementedError, '"max_pool3d" not implemented for \'Bool\''),
+            (lambda: F.avg_pool3d(x.int(), 2), NotImplementedError, "avg_pool3d_out_frame")):
+        with pytest.raises(error, match=text):
+            call()
+
+
+@pytest.mark.parametrize("divisor", [None, 3, -2])
+def test_avg_pool_int64_truncates_as_torch(rng, divisor):
+    x = rng.integers(-2 ** 40, 2 ** 40, (2, 2, 5, 6))
+    for kwargs in ({"kernel_size": 2, "stride": 1, "ceil_mode": True, "count_include_pad": False},
+                   {"kernel_size": 3, "stride": 2, "padding": 1}):
+        np.testing.assert_array_equal(F.avg_pool2d(tidal.tensor(x), divisor_override=divisor, **kwargs).numpy(),
+                                      TF.avg_pool2d(torch.from_numpy(x), divisor_override=divisor, **kwargs).numpy())
+    x3 = rng.integers(-50, 50, (2, 3, 4, 5, 6))
+    np.testing.assert_array_equal(F.avg_pool3d(tidal.tensor(x3), 2, 1, 1, divisor_override=divisor).numpy(),
+                                  TF.avg_pool3d(torch.from_numpy(x3), 2, 1, 1, divisor_override=divisor).numpy())
+
+
+@pytest.mark.parametrize("name,args,kwargs", [
+    ("Conv3d", (4, 6, 3), {"stride": 2, "padding": 1, "groups": 2}),
+    ("Conv3d", (4, 2, (1, 2, 3)), {"padding_mode": "circular", "padding": 1, "bias": False}),
+    ("ConvTranspose3d", (4, 2, 3), {"stride": 2, "output_padding": 1}),
+    ("MaxPool3d", (2,), {"padding": 1}), ("AvgPool3d", (3, 2), {"ceil_mode": True}),
+    ("AdaptiveAvgPool3d", ((2, 3, None),), {}), ("AdaptiveMaxPool3d", (2,), {})])
+def test_modules_3d(rng, name, args, kwargs):
+    ref = getattr(torch.nn, name)(*args, **kwargs).double()
+    mod = getattr(nn, name)(*args, **kwargs).double()
+    assert repr(mod) == repr(ref) and list(mod.state_dict()) == list(ref.state_dict())
+    load_from_torch(mod, ref)
+    x, xr = pair(rng, (2, 4, 5, 6, 7), requires_grad=True)
+    out, expected = mod(x), ref(xr)
+    assert_close(out, expected)
+    backward_both(out, expected, rng)
+    refs = dict(ref.named_parameters())
+    assert_grads_close([(x, xr)] + [(p, refs[n]) for n, p in mod.named_parameters()])
