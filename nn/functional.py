@@ -100,6 +100,8 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """max(0, x) + weight * min(0, x), with one weight per channel (dim 1) or one shared."""
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
     if weight.numel() != 1:
         if input.dim() == 0:
             raise RuntimeError("Not allow zero-dim input tensor.")
@@ -109,6 +111,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
                                f"{weight.numel()} and channel size = {channels}.")
         if input.dim() >= 2:
             weight = weight.reshape((channels,) + (1,) * (input.dim() - 2))
+    elif input.dim() == 0:  # one weight on a 0-d input: the result stays 0-d, as in PyTorch
+        weight = weight.reshape(())
     return ops.where(input > 0, input, weight * input)
 
 

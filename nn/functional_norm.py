@@ -5,6 +5,8 @@ Running statistics (batch_norm, instance_norm) are updated in place, outside the
 """
 from __future__ import annotations
 
+import math
+
 from .. import ops
 from ..autograd import no_grad
 from ..tensor import Tensor
@@ -78,7 +80,12 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     if c % num_groups:
         raise RuntimeError("Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
-    grouped = opmath(input).reshape(n, num_groups, -1)
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, but "
+                               f"got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    # the group's size spelled out: -1 is ambiguous when the input is empty
+    grouped = opmath(input).reshape(n, num_groups, input.numel() // max(n * num_groups, 1))
     y = _standardize(grouped, (2,), eps).reshape(tuple(input.shape))
     y = _affine(y, weight, bias, (c,) + (1,) * (input.dim() - 2))
     return y.to(input.dtype)
@@ -90,6 +97,21 @@ def _verify_batch_size(size) -> None:
         values *= s
     if values == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def _check_features(name: str, features: int, t: Tensor | None) -> None:
+    if t is not None and t.numel() != features:
+        raise RuntimeError(f"{name} should contain {features} elements not {t.numel()}")
+
+
+def _empty_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    """What PyTorch's batch_norm gives for an empty input: a copy, times weight[0], plus bias[0] (graph kept)."""
+    out = input.clone()
+    if weight is not None:
+        out = out * weight[0]
+    if bias is not None:
+        out = out + bias[0]
+    return out
 
 
 def _update_running(running: Tensor | None, batch_value: Tensor, momentum: float) -> None:
@@ -106,9 +128,18 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     """Normalize each channel (dim 1) by batch statistics (training, updating the running ones) or running ones."""
     if training:
         _verify_batch_size(input.shape)
+    if input.numel() == 0:
+        return _empty_norm(input, weight, bias)
+    # PyTorch's checks, in its order; a 1-D input has 0 features
+    c = input.shape[1] if input.dim() > 1 else 0
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is None and not training:
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
+        _check_features(name, c, t)
+    _check_features("weight", c, weight)
+    _check_features("bias", c, bias)
     if input.dim() < 2:
-        raise RuntimeError(f"batch_norm: expected at least 2D input (got {input.dim()}D input)")
-    c = input.shape[1]
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     bshape = (c,) + (1,) * (input.dim() - 2)
     x = opmath(input)
     if training:
@@ -133,17 +164,21 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
                   weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
                   momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalize each (sample, channel) over its spatial dims; running stats average the batch's."""
-    if input.dim() < 3:
-        raise ValueError(f"Expected 2D (unbatched) or 3D (batched) input to instance_norm, but got input of size: "
-                         f"{input.shape}")
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    if input.dim() < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     n, c = input.shape[0], input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None and t.numel() != c:  # PyTorch checks the stats repeated once per sample
+            raise RuntimeError(f"{name} should contain {n * c} elements not {n * t.numel()}")
+    if input.numel() == 0:  # PyTorch repeats the weight per sample: none when the batch is empty
+        return _empty_norm(input, None if weight is None else weight.repeat(n), None if bias is None else bias.repeat(n))
     bshape = (c,) + (1,) * (input.dim() - 2)
     x = opmath(input)
     if not use_input_stats:
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
     spatial = tuple(range(2, input.dim()))
-    if input.numel() // (n * c) <= 1:
-        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     mean = x.mean(spatial, keepdim=True)
     centered = x - mean
     var = (centered * centered).mean(spatial, keepdim=True)

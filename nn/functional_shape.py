@@ -101,9 +101,23 @@ def _pad_source_index(size: int, left: int, right: int, mode: str) -> np.ndarray
         j = np.where(j >= size, 2 * (size - 1) - j, j)
     elif mode == "replicate":
         j = np.clip(j, 0, size - 1)
-    else:  # circular
-        j = np.mod(j, size)
+    else:  # circular, as PyTorch: negative pads crop first, positive pads wrap around what is left
+        kept = np.arange(max(-left, 0), size - max(-right, 0))
+        j = kept[np.mod(np.arange(-max(left, 0), kept.size + max(right, 0)), max(kept.size, 1))]
     return j
+
+
+def _check_circular(size: int, left: int, right: int) -> None:
+    """PyTorch's errors for circular padding of a dim of `size` by (left, right)."""
+    if left > size or right > size:
+        raise RuntimeError("Padding value causes wrapping around more than once.")
+    if size + left + right < 0:
+        raise RuntimeError("Negative padding value is resulting in an empty dimension")
+    kept = size - max(-left, 0) - max(-right, 0)
+    if kept < 0 or (size + left + right > 0 and max(left, right) > kept):  # PyTorch wraps from its output, which overlaps
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                           "refer to a single memory location. Please clone() the tensor before performing the "
+                           "operation.")
 
 
 def _pad_constant(x: Tensor, d: int, left: int, right: int, value) -> Tensor:
@@ -150,8 +164,8 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         if mode == "reflect" and (left >= size or right >= size):
             raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
                                f"but got: padding ({left}, {right}) at dimension {d} of input {list(input.shape)}")
-        if mode == "circular" and (left > size or right > size):
-            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "circular":
+            _check_circular(size, left, right)
         index = Tensor._from_array(_pad_source_index(size, left, right, mode).astype(np.int64))
         out = out.index_select(d, index.to(device=out.device))
     return out
