@@ -50,7 +50,7 @@ class Distribution:
                     raise ValueError(
                         f"Expected parameter {param} ({type(value).__name__} of shape {tuple(value.shape)}) of "
                         f"distribution {self!r} to satisfy the constraint {constraint!r}, but found invalid "
-                        f"values:\n{value}")
+                        f"values:\n{_shown(value)}")
         super().__init__()
 
     def expand(self, batch_shape, _instance=None) -> "Distribution":
@@ -166,7 +166,7 @@ class Distribution:
         if not bool(valid.all()):
             raise ValueError(f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) to be "
                              f"within the support ({support!r}) of the distribution {self!r}, but found invalid "
-                             f"values:\n{value}")
+                             f"values:\n{_shown(value)}")
 
     def _get_checked_instance(self, cls, _instance=None):
         """A blank instance for expand(); subclasses with their own __init__ must define expand too."""
@@ -177,7 +177,18 @@ class Distribution:
 
     def __repr__(self) -> str:
         param_names = [k for k, _ in self.arg_constraints.items() if k in self.__dict__]
-        args_string = ", ".join(
-            f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
-            for p in param_names)
+        args_string = ", ".join(f"{p}: {_brief(self.__dict__[p])}" for p in param_names)
         return self.__class__.__name__ + "(" + args_string + ")"
+
+
+def _shown(value: Tensor):
+    """What an f-string shows for a tensor in torch: the number when 0-d."""
+    return value.item() if value.dim() == 0 else value
+
+
+def _brief(value: Tensor) -> str:
+    """A parameter in a repr: its value when it has one element (a number when 0-d, as torch formats it), else its
+    size."""
+    if value.numel() != 1:
+        return str(value.size())
+    return str(_shown(value))

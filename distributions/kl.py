@@ -214,18 +214,30 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     return half_term1 + 0.5 * (term2 + term3 - n)
 
 
+_SHAPES_DIFFER = "KL-divergence between two {} Multivariate Normals with" + " " * 26 + "different event shapes " \
+                 "cannot be computed"
+
+
+def _check_event_shapes(p, q, kind: str) -> None:
+    if tuple(p.event_shape) != tuple(q.event_shape):
+        raise ValueError(_SHAPES_DIFFER.format(kind))
+
+
 @register_kl(LowRankMultivariateNormal, MultivariateNormal)
 def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
+    _check_event_shapes(p, q, "(Low Rank)")
     return _kl_multivariatenormal_multivariatenormal(_as_full(p), q)
 
 
 @register_kl(MultivariateNormal, LowRankMultivariateNormal)
 def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_event_shapes(p, q, "(Low Rank)")
     return _kl_multivariatenormal_multivariatenormal(p, _as_full(q))
 
 
 @register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
 def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_event_shapes(p, q, "Low Rank")
     return _kl_multivariatenormal_multivariatenormal(_as_full(p), _as_full(q))
 
 

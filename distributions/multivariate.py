@@ -49,6 +49,7 @@ def _batch_mv(bmat: Tensor, bvec: Tensor) -> Tensor:
 def _solve_lower(bL: Tensor, bB: Tensor) -> Tensor:
     """L^-1 B over broadcast batch dimensions (B a batch of matrices)."""
     batch = tidal.broadcast_shapes(tuple(bL.shape[:-2]), tuple(bB.shape[:-2]))
+    bL = bL.tril()  # only the lower triangle is read (so only it gets a gradient), as solve_triangular
     return tidal.linalg.solve(bL.expand(tuple(batch) + tuple(bL.shape[-2:])),
                               bB.expand(tuple(batch) + tuple(bB.shape[-2:])))
 
