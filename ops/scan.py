@@ -167,11 +167,22 @@ def _logcumsumexp(x: Tensor, axes: tuple, reverse: bool = False) -> Tensor:
 
 
 def _logcumsumexp_backward(node, g):
-    """sum over later j of g_j exp(x_i - y_j), in log space, positive and negative g apart (torch's)."""
+    """sum over later j of g_j exp(x_i - y_j), in log space, positive and negative g apart (torch's formula).
+
+    Both y (rounded to its dtype) and log|g_j| - y_j (log|g_j| rounded to the spacing of y's magnitude:
+    1e-3 at y = 1e4 in float32) lose digits, so narrower floats redo y and the formula in float64: the
+    gradient is then exact to their precision."""
     x, y = node.saved_tensors
     r = node.attrs
     if not r.shape or g.numel() == 0:
         return g
+    if g.dtype is not dt.float64:
+        x = x.to(dt.float64)
+        return _logcumsumexp_grad(x, _logcumsumexp(x, r.axes, r.extra), g.to(dt.float64), r).to(g.dtype)
+    return _logcumsumexp_grad(x, y, g, r)
+
+
+def _logcumsumexp_grad(x: Tensor, y: Tensor, g: Tensor, r) -> Tensor:
     lowest = float(ml_dtypes.finfo(g.dtype.np).min)
     size = M.log(M.abs(M.where(M.eq(g, 0), 1.0, g)))  # zeros take `lowest` below; no log(0) on the way
 
