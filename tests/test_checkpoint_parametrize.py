@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+import torch.nn.utils.prune  # noqa: F401 - torch does not import it with torch.nn.utils
 
 import tidal
 import tidal.nn as nn
@@ -117,3 +118,213 @@ def test_checkpoint_sequential_matches_torch_and_lowers_peak_memory():
         assert_close(p, r, rtol=1e-5, atol=1e-6)
     activation = 1024 * 32 * 4  # plain keeps 16 of them for backward, 4 segments about 9 at the peak
     assert ckpt < plain - 4 * activation, (ckpt, plain)
+
+
+# -- parametrize ----------------------------------------------------------------------------------
+def symmetric(lib):
+    class Symmetric(lib.nn.Module):
+        def forward(self, x):
+            return x.triu() + x.triu(1).transpose(-1, -2)
+
+        def right_inverse(self, a):
+            return a.triu()
+    return Symmetric()
+
+
+def test_register_parametrization_state_dict_values_and_grads_as_torch():
+    P, PT = nn.utils.parametrize, torch.nn.utils.parametrize
+    ref = torch.nn.Linear(4, 4).double()
+    ours = nn.Linear(4, 4).double()
+    load_from_torch(ours, ref)
+    weight = ours.weight
+    PT.register_parametrization(ref, "weight", symmetric(torch))
+    P.register_parametrization(ours, "weight", symmetric(tidal))
+    assert type(ours).__name__ == "ParametrizedLinear" and P.type_before_parametrizations(ours) is nn.Linear
+    assert P.is_parametrized(ours) and P.is_parametrized(ours, "weight") and not P.is_parametrized(ours, "bias")
+    assert ours.parametrizations.weight.original is weight  # the optimizer's parameter keeps its identity
+    assert list(ours.state_dict()) == list(ref.state_dict()) == ["bias", "parametrizations.weight.original"]
+    assert_close(ours.weight, ref.weight)
+    x = rng_pair((3, 4))
+    ours(x[0]).sum().backward()
+    ref(x[1]).sum().backward()
+    assert_close(ours.parametrizations.weight.original.grad, ref.parametrizations.weight.original.grad)
+    ours.weight = tidal.ones(4, 4, dtype=tidal.float64) * 2  # assignment goes through right_inverse
+    np.testing.assert_allclose(ours.parametrizations.weight.original.detach().numpy(), np.triu(np.full((4, 4), 2.)))
+    with P.cached():
+        assert ours.weight is ours.weight
+    assert ours.weight is not ours.weight
+    P.remove_parametrizations(ours, "weight")
+    assert type(ours) is nn.Linear and isinstance(ours.weight, nn.Parameter) and not P.is_parametrized(ours)
+    np.testing.assert_allclose(ours.weight.detach().numpy(), np.full((4, 4), 2.))
+    with pytest.raises(ValueError, match="does not have a parametrization on weight"):
+        P.remove_parametrizations(ours, "weight")
+    with pytest.raises(ValueError, match="does not have a parameter, a buffer, or a parametrized element"):
+        P.register_parametrization(ours, "nope", symmetric(tidal))
+
+
+def rng_pair(shape, seed=0):
+    data = np.random.default_rng(seed).standard_normal(shape)
+    return tidal.tensor(data), torch.tensor(data)
+
+
+def test_parametrization_checks_shape_unless_unsafe():
+    class Flatten(nn.Module):
+        def forward(self, x):
+            return x.reshape(-1)
+    with pytest.raises(ValueError, match="may not change the shape"):
+        nn.utils.parametrize.register_parametrization(nn.Linear(2, 3), "weight", Flatten())
+    m = nn.utils.parametrize.register_parametrization(nn.Linear(2, 3), "weight", Flatten(), unsafe=True)
+    assert m.weight.shape == (6,)
+
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_weight_norm_parametrization_as_torch(dim):
+    ref = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv1d(3, 4, 2).double(), dim=dim)
+    ours = nn.utils.parametrizations.weight_norm(nn.Conv1d(3, 4, 2).double(), dim=dim)
+    assert list(ours.state_dict()) == list(ref.state_dict())
+    load_from_torch(ours, ref)
+    x, xr = rng_pair((2, 3, 5))
+    assert_close(ours(x), ref(xr))
+    ours(x).square().sum().backward()
+    ref(xr).square().sum().backward()
+    for name in ("original0", "original1"):
+        assert_close(getattr(ours.parametrizations.weight, name).grad, getattr(ref.parametrizations.weight, name).grad)
+
+
+def test_spectral_norm_parametrization_as_torch():
+    ref = torch.nn.utils.parametrizations.spectral_norm(torch.nn.Linear(5, 3).double())
+    ours = nn.utils.parametrizations.spectral_norm(nn.Linear(5, 3).double())
+    assert list(ours.state_dict()) == list(ref.state_dict()) == [
+        "bias", "parametrizations.weight.original", "parametrizations.weight.0._u", "parametrizations.weight.0._v"]
+    load_from_torch(ours, ref)
+    x, xr = rng_pair((2, 5))
+    for _ in range(2):  # training forwards run a power iteration each
+        y, yr = ours(x), ref(xr)
+        assert_close(y, yr)
+    y.sum().backward()
+    yr.sum().backward()
+    assert_close(ours.parametrizations.weight.original.grad, ref.parametrizations.weight.original.grad)
+    assert_close(ours.parametrizations.weight[0]._u, ref.parametrizations.weight[0]._u)
+    ours.eval(), ref.eval()
+    assert_close(ours(x), ref(xr))
+    sigma = np.linalg.svd(ours.weight.detach().numpy(), compute_uv=False)[0]
+    assert abs(sigma - 1) < 1e-3
+
+
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "cayley", "householder"])
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+def test_orthogonal_as_torch(orthogonal_map, shape):
+    ref = torch.nn.Linear(shape[1], shape[0]).double()
+    ours = nn.Linear(shape[1], shape[0]).double()
+    load_from_torch(ours, ref)
+    torch.nn.utils.parametrizations.orthogonal(ref, orthogonal_map=orthogonal_map)
+    nn.utils.parametrizations.orthogonal(ours, orthogonal_map=orthogonal_map)
+    assert list(ours.state_dict()) == list(ref.state_dict())
+    load_from_torch(ours, ref)  # `base` completes non-square weights with random columns: take torch's
+    w = ours.weight.detach().numpy()
+    small = min(shape)
+    gram = w.T @ w if shape[0] >= shape[1] else w @ w.T
+    np.testing.assert_allclose(gram, np.eye(small), atol=1e-10)
+    assert_close(ours.weight, ref.weight, rtol=1e-7, atol=1e-9)
+    x, xr = rng_pair((2, shape[1]))
+    ours(x).square().sum().backward()
+    ref(xr).square().sum().backward()
+    assert_close(ours.parametrizations.weight.original.grad, ref.parametrizations.weight.original.grad,
+                 rtol=1e-6, atol=1e-8)
+
+
+# -- the hook-based norms ---------------------------------------------------------------------------
+def test_old_weight_norm_and_spectral_norm_as_torch():
+    with pytest.warns(FutureWarning):
+        ours = nn.utils.weight_norm(nn.Linear(4, 3).double(), dim=0)
+    with pytest.warns(FutureWarning):
+        ref = torch.nn.utils.weight_norm(torch.nn.Linear(4, 3).double(), dim=0)
+    assert set(ours.state_dict()) == set(ref.state_dict()) == {"bias", "weight_g", "weight_v"}
+    load_from_torch(ours, ref)
+    x, xr = rng_pair((2, 4))
+    assert_close(ours(x), ref(xr))
+    ours(x).sum().backward()
+    ref(xr).sum().backward()
+    assert_close(ours.weight_g.grad, ref.weight_g.grad)
+    nn.utils.remove_weight_norm(ours)
+    torch.nn.utils.remove_weight_norm(ref)
+    assert set(dict(ours.named_parameters())) == {"weight", "bias"}
+    assert_close(ours.weight, ref.weight)
+    with pytest.raises(ValueError, match="weight_norm of 'weight' not found in"):
+        nn.utils.remove_weight_norm(ours)
+
+    ours = nn.utils.spectral_norm(nn.Linear(4, 3).double())
+    ref = torch.nn.utils.spectral_norm(torch.nn.Linear(4, 3).double())
+    assert set(ours.state_dict()) == set(ref.state_dict()) == {"bias", "weight_orig", "weight_u", "weight_v"}
+    load_from_torch(ours, ref)
+    for _ in range(2):
+        assert_close(ours(x), ref(xr))
+    ours(x).sum().backward()
+    ref(xr).sum().backward()
+    assert_close(ours.weight_orig.grad, ref.weight_orig.grad)
+    assert_close(ours.weight_u, ref.weight_u)
+    with pytest.raises(RuntimeError, match="Cannot register two spectral_norm hooks"):
+        nn.utils.spectral_norm(ours)
+    nn.utils.remove_spectral_norm(ours)
+    torch.nn.utils.remove_spectral_norm(ref)
+    assert_close(ours.weight, ref.weight)
+
+
+# -- prune ----------------------------------------------------------------------------------------
+def pruned_pair(shape=(6, 5)):
+    ref = torch.nn.Linear(shape[1], shape[0]).double()
+    ours = nn.Linear(shape[1], shape[0]).double()
+    load_from_torch(ours, ref)
+    return ours, ref
+
+
+def test_l1_and_ln_structured_iterative_pruning_as_torch():
+    prune, tprune = nn.utils.prune, torch.nn.utils.prune
+    ours, ref = pruned_pair()
+    prune.l1_unstructured(ours, "weight", amount=0.3)
+    tprune.l1_unstructured(ref, "weight", amount=0.3)
+    assert list(ours.state_dict()) == list(ref.state_dict()) == ["bias", "weight_orig", "weight_mask"]
+    assert_close(ours.weight_mask, ref.weight_mask)
+    prune.ln_structured(ours, "weight", amount=2, n=2, dim=0)
+    tprune.ln_structured(ref, "weight", amount=2, n=2, dim=0)
+    prune.l1_unstructured(ours, "weight", amount=3)
+    tprune.l1_unstructured(ref, "weight", amount=3)
+    assert isinstance(ours._forward_pre_hooks[next(iter(ours._forward_pre_hooks))], prune.PruningContainer)
+    assert_close(ours.weight_mask, ref.weight_mask)
+    x, xr = rng_pair((2, 5))
+    assert_close(ours(x), ref(xr))
+    ours(x).sum().backward()
+    ref(xr).sum().backward()
+    assert_close(ours.weight_orig.grad, ref.weight_orig.grad)
+    assert prune.is_pruned(ours)
+    prune.remove(ours, "weight")
+    tprune.remove(ref, "weight")
+    assert list(ours.state_dict()) == list(ref.state_dict()) == ["bias", "weight"] and not prune.is_pruned(ours)
+    assert_close(ours.weight, ref.weight)
+    with pytest.raises(ValueError, match="has to be pruned before pruning can be removed"):
+        prune.remove(ours, "weight")
+
+
+def test_global_custom_random_identity_and_errors():
+    prune, tprune = nn.utils.prune, torch.nn.utils.prune
+    (a, ar), (b, br) = pruned_pair((4, 3)), pruned_pair((3, 5))
+    prune.global_unstructured([(a, "weight"), (b, "weight")], prune.L1Unstructured, amount=10)
+    tprune.global_unstructured([(ar, "weight"), (br, "weight")], tprune.L1Unstructured, amount=10)
+    assert_close(a.weight_mask, ar.weight_mask)
+    assert_close(b.weight_mask, br.weight_mask)
+    prune.custom_from_mask(a, "bias", mask=tidal.tensor([1.0, 0.0, 1.0, 0.0]))
+    assert a.bias.detach().numpy()[1] == 0 and "bias_mask" in a.state_dict()
+    m = prune.random_unstructured(nn.Linear(10, 10), "weight", amount=0.25)
+    assert int((m.weight_mask == 0).sum()) == 25
+    m = prune.identity(nn.Linear(3, 3), "weight")
+    assert int(m.weight_mask.sum()) == 9
+    with pytest.raises(ValueError, match="should either be a float in the range"):
+        prune.l1_unstructured(nn.Linear(3, 3), "weight", amount=1.5)
+    with pytest.raises(ValueError, match="should be smaller than the number of parameters"):
+        prune.l1_unstructured(nn.Linear(3, 3), "weight", amount=10)
+    failed = nn.Linear(3, 3)
+    with pytest.raises(ValueError):
+        prune.l1_unstructured(failed, "weight", amount=10)
+    assert set(failed.state_dict()) == {"weight", "bias"}  # a failed prune leaves the module as it was
+    with pytest.raises(ValueError, match="Structured pruning can only be applied to multidimensional"):
+        prune.ln_structured(nn.Linear(3, 3), "bias", amount=1, n=2, dim=0)

@@ -1,9 +1,12 @@
-"""tidal.nn.utils: gradient clipping and parameter/vector conversion."""
+"""tidal.nn.utils: gradient clipping, parameter/vector conversion, parametrizations, norms and pruning."""
 from __future__ import annotations
 
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
-from . import rnn
+from . import parametrizations, parametrize, prune, rnn
+from .spectral_norm import remove_spectral_norm, spectral_norm
+from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
-           "parameters_to_vector", "vector_to_parameters", "rnn"]
+           "parameters_to_vector", "vector_to_parameters", "rnn", "parametrize", "parametrizations", "prune",
+           "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]
