@@ -221,3 +221,9 @@ from ..ops import conv as _conv, pool as _pool  # noqa: E402
 __all__ += _norm_all + _loss_all + _shape_all + _attention_all + _conv.__all__ + _pool.__all__
 from ..ops.conv import conv3d, conv_transpose3d  # noqa: E402,F401
 from ..ops.pool import *  # noqa: E402,F401,F403
+from .functional_pool import *  # noqa: E402,F401,F403
+from .functional_pool import __all__ as _pool_extra_all  # noqa: E402
+from .functional_sparse import *  # noqa: E402,F401,F403
+from .functional_sparse import __all__ as _sparse_all  # noqa: E402
+
+__all__ += _pool_extra_all + _sparse_all

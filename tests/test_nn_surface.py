@@ -152,3 +152,51 @@ def test_translation_script_follows_torch(tmp_path):
     check_losses(theirs, ours)
     np.testing.assert_allclose(ours["first_logits"], theirs["first_logits"], rtol=1e-3, atol=1e-4)
     np.testing.assert_allclose(ours["memory_norm"], theirs["memory_norm"], rtol=1e-4)
+
+
+# -- EmbeddingBag ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("padding_idx", [None, 3])
+@pytest.mark.parametrize("include_last_offset", [False, True])
+def test_embedding_bag(rng, mode, padding_idx, include_last_offset):
+    weight, weight_r = pair(rng, (10, 4), requires_grad=True)
+    idx = rng.integers(0, 10, 12)
+    idx[[2, 5, 8]] = 3
+    offsets = np.array([0, 3, 3, 7] + ([12] if include_last_offset else []))  # bag 1 is empty
+    psw = rng.standard_normal(12) if mode == "sum" else None
+    w, wr = (tidal.tensor(psw).requires_grad_(True), torch.from_numpy(psw).requires_grad_(True)) if mode == "sum" \
+        else (None, None)
+    kwargs = {"mode": mode, "padding_idx": padding_idx, "include_last_offset": include_last_offset}
+    out = nn.functional.embedding_bag(tidal.tensor(idx), weight, tidal.tensor(offsets), per_sample_weights=w,
+                                      **kwargs)
+    expected = torch.nn.functional.embedding_bag(torch.from_numpy(idx), weight_r, torch.from_numpy(offsets),
+                                                 per_sample_weights=wr, **kwargs)
+    assert_close(out, expected)
+    backward_both(out, expected, rng)
+    assert_grads_close([(weight, weight_r)] + ([(w, wr)] if w is not None else []))
+
+
+def test_embedding_bag_module_2d_input_and_errors(rng):
+    mod, ref = module_pair("EmbeddingBag", 7, 3, mode="max", padding_idx=-1)
+    idx = rng.integers(0, 7, (4, 5))
+    assert_close(mod(tidal.tensor(idx)), ref(torch.from_numpy(idx)))
+    mod, ref = module_pair("EmbeddingBag", 7, 3, max_norm=1.0)
+    assert_close(mod(tidal.tensor(idx)), ref(torch.from_numpy(idx)))
+    assert_close(mod.weight, ref.weight)  # both renormalized the rows they used
+    frozen = nn.EmbeddingBag.from_pretrained(tidal.ones(4, 2), mode="sum")
+    assert not frozen.weight.requires_grad and repr(frozen) == "EmbeddingBag(4, 2, mode='sum')"
+    x = tidal.tensor(idx)
+    for call, error, text in (
+            (lambda: nn.functional.embedding_bag(x, mod.weight, tidal.tensor([0, 2])), ValueError,
+             "if input is 2D, then offsets has to be None"),
+            (lambda: nn.functional.embedding_bag(x.reshape(-1), mod.weight), ValueError,
+             "offsets has to be a 1D Tensor but got None"),
+            (lambda: nn.functional.embedding_bag(x, mod.weight, mode="min"), ValueError,
+             "mode has to be one of sum, mean or max"),
+            (lambda: nn.functional.embedding_bag(x, mod.weight, per_sample_weights=tidal.ones(4, 5)),
+             NotImplementedError, "per_sample_weights is only supported for mode='sum'"),
+            (lambda: nn.functional.embedding_bag(x.reshape(-1), mod.weight, tidal.tensor([1, 4])), RuntimeError,
+             "offsets\\[0\\] has to be 0"),
+            (lambda: nn.EmbeddingBag(3, 2, padding_idx=3), AssertionError, "padding_idx must be within")):
+        with pytest.raises(error, match=text):
+            call()

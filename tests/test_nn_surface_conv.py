@@ -139,3 +139,78 @@ def test_modules_3d(rng, name, args, kwargs):
     backward_both(out, expected, rng)
     refs = dict(ref.named_parameters())
     assert_grads_close([(x, xr)] + [(p, refs[n]) for n, p in mod.named_parameters()])
+
+
+# -- lp_pool, max_unpool, fractional max pool, channel shuffle -------------------------------------------
+@pytest.mark.parametrize("name,shape,args", [("lp_pool1d", (2, 3, 9), (2.0, 3, 2)), ("lp_pool2d", (2, 3, 7, 8), (3.0, 2)),
+                                             ("lp_pool2d", (3, 7, 8), (1.5, (2, 3), (1, 2), True)),
+                                             ("lp_pool3d", (2, 2, 5, 6, 5), (2.0, 2, 1))])
+def test_lp_pool(rng, name, shape, args):
+    x = np.abs(rng.standard_normal(shape)) + 0.1  # positive windows: p-th roots of positive sums
+    a, ar = tidal.tensor(x).requires_grad_(True), torch.from_numpy(x).requires_grad_(True)
+    out, expected = getattr(F, name)(a, *args), getattr(TF, name)(ar, *args)
+    assert_close(out, expected)
+    backward_both(out, expected, rng)
+    assert_grads_close([(a, ar)])
+    mod = getattr(nn, name.replace("lp_pool", "LPPool"))(*args)
+    assert repr(mod) == repr(getattr(torch.nn, name.replace("lp_pool", "LPPool"))(*args))
+    assert_close(mod(a), expected)
+
+
+@pytest.mark.parametrize("spatial,shape,kwargs", [(1, (2, 3, 9), {"kernel_size": 2}),
+                                                  (2, (2, 3, 7, 7), {"kernel_size": 3, "stride": 2, "padding": 1}),
+                                                  (3, (3, 4, 6, 6), {"kernel_size": 2})])
+def test_max_unpool(rng, spatial, shape, kwargs):
+    x, xr = pair(rng, shape)
+    pooled, idx = getattr(F, f"max_pool{spatial}d")(x, return_indices=True, **kwargs)
+    pooled_r, idx_r = getattr(TF, f"max_pool{spatial}d")(xr, return_indices=True, **kwargs)
+    p, pr = tidal.tensor(pooled.numpy()).requires_grad_(True), pooled_r.detach().requires_grad_(True)
+    out = getattr(F, f"max_unpool{spatial}d")(p, idx, **kwargs)
+    expected = getattr(TF, f"max_unpool{spatial}d")(pr, idx_r, **kwargs)
+    assert_close(out, expected)
+    backward_both(out, expected, rng)
+    assert_grads_close([(p, pr)])
+    size = list(shape[-spatial:])  # an explicit output size, as after a pool that dropped a remainder
+    mod = getattr(nn, f"MaxUnpool{spatial}d")(**kwargs)
+    ref = getattr(torch.nn, f"MaxUnpool{spatial}d")(**kwargs)
+    assert repr(mod) == repr(ref)
+    assert_close(mod(p, idx, output_size=size), ref(pr, idx_r, output_size=size))
+    with pytest.raises(ValueError, match="invalid output_size"):
+        mod(p, idx, output_size=[s + 9 for s in size])
+    with pytest.raises(RuntimeError, match="Found an invalid max index"):
+        mod(p, idx * 0 + 10 ** 4)
+
+
+def test_fractional_max_pool_with_given_samples(rng):
+    for spatial, shape, kernel, kwargs in ((2, (2, 3, 9, 11), (2, 3), {"output_size": (4, 5)}),
+                                           (2, (3, 9, 11), 2, {"output_ratio": (0.5, 0.7)}),
+                                           (3, (2, 2, 7, 9, 8), (2, 3, 2), {"output_size": (3, 4, 5)})):
+        x, xr = pair(rng, shape, requires_grad=True)
+        samples = rng.random((shape[0] if len(shape) == spatial + 2 else 1, shape[-spatial - 1], spatial))
+        name = f"fractional_max_pool{spatial}d"
+        out = getattr(F, name)(x, kernel, return_indices=True, _random_samples=tidal.tensor(samples), **kwargs)
+        expected = getattr(TF, name)(xr, kernel, return_indices=True, _random_samples=torch.from_numpy(samples),
+                                     **kwargs)
+        np.testing.assert_array_equal(out[1].numpy(), expected[1].numpy())
+        assert_close(out[0], expected[0])
+        backward_both(out[0], expected[0], rng)
+        assert_grads_close([(x, xr)])
+    pool = nn.FractionalMaxPool2d(3, output_ratio=0.5)
+    out = pool(tidal.randn(2, 3, 10, 12))
+    assert tuple(out.shape) == (2, 3, 5, 6) and list(pool.state_dict()) == []
+    with pytest.raises(ValueError, match="requires specifying either an output size, or a pooling ratio"):
+        nn.FractionalMaxPool2d(2)
+    with pytest.raises(ValueError, match="output_ratio must be between 0 and 1"):
+        nn.FractionalMaxPool3d(2, output_ratio=1.5)
+
+
+def test_channel_shuffle(rng):
+    x, xr = pair(rng, (2, 6, 3, 2), requires_grad=True)
+    out, expected = F.channel_shuffle(x, 3), TF.channel_shuffle(xr, 3)
+    assert_close(out, expected)
+    assert_close(nn.ChannelShuffle(2)(x), torch.nn.ChannelShuffle(2)(xr))
+    assert repr(nn.ChannelShuffle(2)) == repr(torch.nn.ChannelShuffle(2))
+    backward_both(out, expected, rng)
+    assert_grads_close([(x, xr)])
+    with pytest.raises(RuntimeError, match="Number of channels must be divisible by groups"):
+        F.channel_shuffle(x, 4)

@@ -1,11 +1,12 @@
 """The layers of tidal.nn, one concern per file."""
 from __future__ import annotations
 
-from . import (activation, attention, batchnorm, conv, dropout, flatten, linear, loss, normalization, padding,
-               pooling, resampling, rnn, sparse, transformer)
+from . import (activation, attention, batchnorm, channelshuffle, conv, dropout, flatten, linear, loss, normalization,
+               padding, pooling, resampling, rnn, sparse, transformer)
 from .activation import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
+from .channelshuffle import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
@@ -19,5 +20,6 @@ from .rnn import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 
-__all__ = [name for mod in (activation, attention, batchnorm, conv, dropout, flatten, linear, loss, normalization,
-                            padding, pooling, resampling, rnn, sparse, transformer) for name in mod.__all__]
+__all__ = [name for mod in (activation, attention, batchnorm, channelshuffle, conv, dropout, flatten, linear, loss,
+                            normalization, padding, pooling, resampling, rnn, sparse, transformer)
+           for name in mod.__all__]
