@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import hashlib
 import io
 import os
 import pickle
+import re
+import socket
 import struct
 import tempfile
 import zipfile
@@ -181,13 +184,57 @@ def _new_file_mode(path: str) -> int:
         return 0o666 & ~umask
 
 
+def _host_tag() -> str:
+    """8 hex digits naming this host (and pid namespace): a pid in a temporary file's name is
+    only checked where it means the same process."""
+    try:
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        namespace = 0
+    return hashlib.sha1(f"{socket.gethostname()}/{namespace}".encode()).hexdigest()[:8]
+
+
+def _temp_prefix(path: str, pid: int) -> str:
+    """The start of the name of the temporary file process `pid` of this host writes `path` through."""
+    return f".{os.path.basename(path)}.{_host_tag()}-{pid}."
+
+
+def _pid_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process, or a pid we cannot check: assume it runs
+        return True
+    return True
+
+
+def _remove_stale_temps(path: str) -> None:
+    """Delete temporary files left beside `path` by earlier saves whose process died (killed during
+    a save): their names carry the writer's host tag and pid; a running writer's file is kept."""
+    directory = os.path.dirname(path) or "."
+    pattern = re.compile(re.escape(f".{os.path.basename(path)}.{_host_tag()}-") + r"(\d+)\.[^.]+\.tmp\Z")
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        match = pattern.match(name)
+        if match and int(match.group(1)) != os.getpid() and not _pid_running(int(match.group(1))):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(directory, name))
+
+
 def _atomic_write(path: str, write) -> None:
-    """Call `write(fp)` on a temporary file beside `path`, then move it over `path` in one step."""
+    """Call `write(fp)` on a temporary file beside `path`, then move it over `path` in one step.
+    The temporary file's name carries this process's pid, so that a later save of the same path
+    removes it if this process is killed in between."""
     directory = os.path.dirname(path) or "."
     if not os.path.isdir(directory):
         raise RuntimeError(f"Parent directory {directory} does not exist.")
     mode = _new_file_mode(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    _remove_stale_temps(path)
+    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path, os.getpid()), suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fp:
             write(fp)

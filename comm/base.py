@@ -4,10 +4,16 @@ from __future__ import annotations
 import os
 import socket
 
-HEARTBEAT_INTERVAL = 1.0   # seconds between heartbeats (each way)
-# A peer silent for longer is declared dead; raise it for ranks that hold the GIL for long stretches.
+HEARTBEAT_INTERVAL = 1.0   # seconds between ZeroMQ (ZMTP) heartbeats on the control plane's connections
+# A connection that hears nothing for longer is closed and its peer declared dead. The heartbeats are
+# sent and answered by libzmq's I/O thread, not by Python, so a rank holding the GIL stays alive.
 HEARTBEAT_TIMEOUT = float(os.environ.get("TIDAL_HEARTBEAT_TIMEOUT", "5.0"))
 LIVENESS_CHECK = 0.25      # seconds between checks that peers on this host still run
+EXIT_GRACE = 0.5           # a lost connection to a local process: time its pid gets to vanish ("died")
+# The largest control-plane message a rank sends (an object exchanged, a stored value); the sockets
+# refuse longer frames before reading them, so a peer cannot make a rank allocate what it announces.
+MAX_CONTROL_BYTES = int(os.environ.get("TIDAL_COMM_MAX_CONTROL_BYTES", 64 << 20))
+ENVELOPE_BYTES = 4096      # room for a message's signature and envelope around its payload
 
 
 class CommError(RuntimeError):
@@ -22,6 +28,41 @@ class JobAbortedError(CommError):
     """The job was aborted: a rank died, stopped answering, or called abort."""
 
     rank: int | None = None     # the rank that died or aborted, when known
+
+
+def heartbeats(sock, zmq, timeout: float = HEARTBEAT_TIMEOUT) -> None:
+    """Turn on ZMTP heartbeats: libzmq pings the peer and drops a connection silent for `timeout` s."""
+    sock.setsockopt(zmq.HEARTBEAT_IVL, int(min(HEARTBEAT_INTERVAL, timeout / 3) * 1000))
+    sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, int(timeout * 1000))
+    sock.setsockopt(zmq.HEARTBEAT_TTL, int(timeout * 1000))
+
+
+def monitor_disconnects(sock):
+    """A monitor socket that reports every connection of `sock` that closes (see `closed_connections`)."""
+    zmq = zmq_module()
+    return sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+
+
+def closed_connections(monitor, zmq) -> list:
+    """The file descriptors of the connections `monitor` reported closed since the last call."""
+    from zmq.utils.monitor import parse_monitor_message
+    fds = []
+    while True:
+        try:
+            event = parse_monitor_message(monitor.recv_multipart(zmq.NOBLOCK))
+        except zmq.Again:
+            return fds
+        if event["event"] == zmq.EVENT_DISCONNECTED:
+            fds.append(int(event["value"]))
+
+
+def stop_monitor(sock, monitor) -> None:
+    """Detach and close a socket monitor (before the socket itself is closed)."""
+    try:
+        sock.disable_monitor()
+    except Exception:  # noqa: BLE001 - the socket may already be closed
+        pass
+    monitor.close(0)
 
 
 def zmq_module():

@@ -1,6 +1,15 @@
-"""Debug mode for collective order (TIDAL_COMM_CHECK=1).
+"""Checks that the ranks of a group issue the same collectives.
 
-Before a collective moves any data, the ranks of its group exchange a fingerprint of the call
+Always on, and cheap: every collective starts with a header to each peer of its group, carried
+by the data plane (`agree`): the op, dtype, element count, reduce op or root, and for
+all-to-alls the elements sent to that peer. The ranks compare headers before any data moves, so
+different collectives, or the same one with other dtypes or sizes (even of the same byte
+count), raise `CollectiveMismatchError` on every rank instead of returning garbage or hanging;
+the group stays usable. Point-to-point messages carry the same header (`p2p_header`,
+`verify_p2p`). A collective against a control-plane call (barrier, new_group) is only caught
+by the debug mode.
+
+Debug mode (TIDAL_COMM_CHECK=1): before a collective moves any data, the ranks of its group exchange a fingerprint of the call
 through the control plane: the op, its tensors' dtypes and shapes, the reduce op and root, and
 the user's call site. If the ranks disagree, every rank raises `CollectiveMismatchError` naming
 both calls, instead of deadlocking in the data plane. All-to-alls are also checked pairwise:
@@ -9,16 +18,20 @@ what rank i sends rank j must be what rank j expects from rank i.
 Checked: every collective of tidal.comm.collectives and `barrier`. Point-to-point send/recv are
 not (they pair two ranks, possibly with any source, not a whole group). The check costs one
 control-plane round trip per call; with the mode off, callers test `ENABLED` and nothing else.
-A rank that never reaches its call still leaves the others waiting (until the group's timeout).
+A rank that never reaches its call leaves the others waiting while it runs; once it exits, their
+calls fail within seconds (its connections close).
 """
 from __future__ import annotations
 
 import os
 import sys
 
+from ..tensor import dtype as dt
+from . import ring
 from .base import CommError
 
-__all__ = ["ENABLED", "CollectiveMismatchError", "set_enabled", "verify"]
+__all__ = ["ENABLED", "CollectiveMismatchError", "set_enabled", "verify", "call_header", "agree", "p2p_header",
+           "verify_p2p"]
 
 ENABLED = os.environ.get("TIDAL_COMM_CHECK", "0").strip().lower() not in ("", "0", "false", "no", "off")
 _CONTROL_OP = "collective check"       # the control-plane call the fingerprints travel in
@@ -132,3 +145,111 @@ def _unpaired(ranks, records: list) -> str | None:
                 return (f"{call} at {sender['site']}: rank {ranks[i]} sends {sender['sends'][j]} elements to rank "
                         f"{ranks[j]} but rank {ranks[j]} expects {receiver['receives'][i]} from rank {ranks[i]}")
     return None
+
+
+# -- the always-on check: headers on the data plane --------------------------------------------------
+# An op code per data movement: calls that move data alike share one (all_gather_into_tensor is an
+# all_gather on the wire). ring.OP_SEND is the last.
+_OPS = ("all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter", "all_to_all", "send")
+_FAMILY = {"all_gather_into_tensor": "all_gather", "reduce_scatter_tensor": "reduce_scatter",
+           "all_to_all_single": "all_to_all", "recv": "send"}
+assert _OPS.index("send") + 1 == ring.OP_SEND
+_NONE = -1
+
+
+def _dtype_code(t) -> int:
+    return dt.ALL.index(t.dtype) + 1
+
+
+def call_header(name: str, group, reads: list, writes: list, extra) -> tuple:
+    """What `agree` compares for a collective queued by `collectives._queue`: (group ranks, the
+    values every rank sends every peer, elements sent to each peer, elements expected from each;
+    the last two only for all-to-alls)."""
+    family = _FAMILY.get(name, name)
+    op = _OPS.index(family) + 1
+    arg, sends, receives = _NONE, None, None
+    if family in ("all_reduce", "reduce_scatter"):
+        arg = extra[0].op.value
+    elif family == "broadcast":
+        arg = extra
+    elif family == "reduce":
+        arg = (extra[0] << 8) | extra[1][0].op.value
+    if name == "all_to_all":
+        sends, receives = [t.numel() for t in reads], [t.numel() for t in writes]
+    elif name == "all_to_all_single":
+        sends, receives = ([b - a for a, b in zip(bounds, bounds[1:])] for bounds in extra)
+    tensor = writes[0] if family == "reduce_scatter" else reads[0]
+    count = _NONE if sends is not None else tensor.numel()
+    return tuple(group.ranks), (op, _dtype_code(tensor), count, arg), sends, receives
+
+
+def _describe_header(values: tuple, ranks) -> str:
+    """'all_reduce(float32, 16 elements, SUM)' for the first four header values."""
+    from .collectives import ReduceOp
+    op, dtype, count, arg = values[:4]
+    name = _OPS[op - 1] if 0 < op <= len(_OPS) else f"op {op}"
+    kind = dt.ALL[dtype - 1].name if 0 < dtype <= len(dt.ALL) else f"dtype {dtype}"
+    parts = [kind] + ([f"{count} elements"] if count != _NONE else [])
+    if name in ("all_reduce", "reduce_scatter"):
+        parts.append(ReduceOp(arg).name)
+    elif name == "broadcast":
+        parts.append(f"src={ranks[arg]}")
+    elif name == "reduce":
+        parts += [ReduceOp(arg & 0xFF).name, f"dst={ranks[arg >> 8]}"]
+    elif name == "send":
+        parts.append(f"tag={arg}")
+    return f"{name}({', '.join(parts)})"
+
+
+def agree(mesh, call: tuple) -> None:
+    """Exchange `call`'s header with every peer of the mesh and compare, before any data moves;
+    every rank sees every header, so all raise the same `CollectiveMismatchError` (or none does)."""
+    ranks, base, sends, receives = call
+    mesh.calls += 1
+    me, n = mesh.rank, mesh.size
+    for peer in range(n):
+        if peer != me:
+            mesh.send_header(peer, (*base, _NONE if sends is None else sends[peer],
+                                    _NONE if receives is None else receives[peer], 0))
+    theirs = {me: (*base, _NONE, _NONE, 0)}
+    for peer in range(n):
+        if peer != me:
+            theirs[peer] = mesh.recv_header(peer)
+    where = f"collective mismatch at data-plane call #{mesh.calls} in group {list(ranks)}"
+    stray = [p for p in range(n) if theirs[p] is None]
+    if stray:
+        raise CollectiveMismatchError(f"{where}: rank {ranks[me]} called {_describe_header(base, ranks)} but got "
+                                      f"data from rank {ranks[stray[0]]} where a call's header was due (the ranks "
+                                      "are out of step since an earlier call)")
+    calls = {p: _describe_header(theirs[p], ranks) for p in range(n)}
+    if len(set(calls.values())) > 1:
+        by_call: dict = {}
+        for p in range(n):
+            by_call.setdefault(calls[p], []).append(str(ranks[p]))
+        parts = [f"rank{'s' if len(who) > 1 else ''} {', '.join(who)} called {call}" for call, who in by_call.items()]
+        raise CollectiveMismatchError(f"{where}: {parts[0]} but {'; '.join(parts[1:])}")
+    if sends is not None:
+        pairs = [(me, p, sends[p], theirs[p][5]) for p in range(n) if p != me]
+        pairs += [(p, me, theirs[p][4], receives[p]) for p in range(n) if p != me]
+        for src, dst, sent, expected in sorted(pairs):
+            if sent != expected:
+                raise CollectiveMismatchError(f"{where}: {calls[me].split('(')[0]}: rank {ranks[src]} sends {sent} "
+                                              f"elements to rank {ranks[dst]} but rank {ranks[dst]} expects "
+                                              f"{expected} from rank {ranks[src]}")
+
+
+def p2p_header(tensor, tag: int) -> tuple:
+    """The header of a point-to-point send of `tensor` with `tag`."""
+    return (ring.OP_SEND, _dtype_code(tensor), tensor.numel(), tag, _NONE, _NONE, 0)
+
+
+def verify_p2p(ranks, me: int, expected: tuple, peer: int, header: tuple | None) -> None:
+    """Raise unless `header`, from group rank `peer`, is the send that `expected` describes."""
+    if header == expected:
+        return
+    want = _describe_header(expected, ranks).replace("send(", "recv(", 1)
+    got = "data that is not a message's header" if header is None else _describe_header(header, ranks)
+    if header is not None and header[0] == ring.OP_SEND:
+        got = "send" + got[len("send"):]
+    raise CollectiveMismatchError(f"tidal.comm: rank {ranks[me]} called {want} from rank {ranks[peer]}, which sent "
+                                  f"{got} (sends and receives must match in order, tag, dtype and size)")

@@ -7,6 +7,7 @@ instruction after the other streams' writers of its blobs; the collective declar
 tensors it only reads as written too, so compute that later overwrites them waits for it,
 and itself waits for earlier readers of what it overwrites (see `_queue`). With
 `async_op=True` the caller also gets a `Work` whose `wait()` blocks until the collective ran.
+Before moving data, the kernel compares the call with the other ranks' (`check.agree`).
 """
 from __future__ import annotations
 
@@ -193,8 +194,10 @@ def _mesh(group: ProcessGroup) -> ring.Mesh:
     if mesh is None:
         control = group.control
         client = getattr(control, "_client", control)
+        ranks = group.ranks
         mesh = ring.Mesh(group.rank(), group.size(), f"ring-{group.name}", control.set,
-                         lambda key: control.get(key, True), client.raise_if_aborted, timeout=client.timeout)
+                         lambda key, peer: control.get(key, True, source=ranks[peer]), client.raise_if_aborted,
+                         timeout=client.timeout, left=lambda peer: ranks[peer] in client.left)
         group.state["ring"] = mesh
         group.on_destroy(lambda: _close(mesh))
     return mesh
@@ -210,10 +213,12 @@ def _close(mesh: ring.Mesh) -> None:
 
 
 def _comm_kernel(ins, outs, attrs):
-    algorithm, mesh, earlier, extra, failure, n_writes = attrs
+    algorithm, mesh, earlier, extra, failure, n_writes, call = attrs
     try:
         for stream, seq in earlier:
             stream.wait(seq)
+        if call is not None:
+            _check.agree(mesh, call)  # the ranks issued the same collective: no data has moved yet
         algorithm(mesh, [ring.flat(a) for a in ins], [ring.flat(a) for a in outs[:n_writes]], extra)
         mesh.settle(everything=True)  # the tensors' memory is free to change once we return
     except BaseException as exc:
@@ -237,6 +242,8 @@ def _queue(name: str, group: ProcessGroup, algorithm, reads: list, writes: list,
     if _check.ENABLED:  # debug mode: the ranks agree on this call before any data moves
         _check.verify(name, group, reads, writes, extra)
     from ..autograd.grad_mode import no_grad
+    call = None if name in ("send", "recv") or group.size() == 1 else _check.call_header(name, group, reads, writes,
+                                                                                          extra)
     mesh = _mesh(group)
     staged = {}  # id(non-contiguous tensor) -> (tensor, contiguous stand-in)
     with no_grad():
@@ -256,7 +263,7 @@ def _queue(name: str, group: ProcessGroup, algorithm, reads: list, writes: list,
             t._v.blob.version += 1
         failure: list = []  # the kernel's exception, for the Work
         ins = Instruction(name, _comm_kernel, tuple(t._v for t in reads), tuple(t._v for t in writes + read_only),
-                          (algorithm, mesh, earlier, extra, failure, len(writes)), stream=COMM_STREAM)
+                          (algorithm, mesh, earlier, extra, failure, len(writes), call), stream=COMM_STREAM)
         vm.push(ins)
         vm.flush()
         for target, stand_in in staged.values():
@@ -326,13 +333,13 @@ def _all_to_all(mesh, ins, outs, splits):
 
 
 def _send(mesh, ins, outs, extra):
-    peer, tag = extra
-    ring.send_to(mesh, ins[0], peer, tag)
+    peer, header = extra
+    ring.send_to(mesh, ins[0], peer, header)
 
 
 def _recv(mesh, ins, outs, extra):
-    peer, tag, source = extra
-    source.append(ring.recv_from(mesh, outs[0], peer, tag))
+    peer, verify, source = extra
+    source.append(ring.recv_from(mesh, outs[0], peer, verify))
 
 
 # -- the public functions --------------------------------------------------------------------------------
@@ -521,7 +528,8 @@ def _send_queued(name: str, tensor, dst, group, tag, group_dst, async_op: bool):
         return None
     if peer is None:
         raise ValueError(f"{name}: give dst or group_dst")
-    return _queue("send", group, _send, [tensor], [], (peer, int(tag)), async_op, [tensor])
+    return _queue("send", group, _send, [tensor], [], (peer, _check.p2p_header(tensor, int(tag))), async_op,
+                  [tensor])
 
 
 def irecv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
@@ -548,7 +556,11 @@ def _recv_queued(name: str, tensor, src, group, tag, group_src, async_op: bool) 
     if group is None:
         return None, None, None
     source: list = []  # the kernel appends the sender's group rank
-    work = _queue("recv", group, _recv, [], [tensor], (peer, int(tag), source), async_op, [tensor])
+    expected = _check.p2p_header(tensor, int(tag))
+
+    def verify(sender, header):
+        _check.verify_p2p(group.ranks, group.rank(), expected, sender, header)
+    work = _queue("recv", group, _recv, [], [tensor], (peer, verify, source), async_op, [tensor])
     if work is not None:
         work.source_rank = lambda: group.ranks[source[0]] if source else -1
     return work, group, source

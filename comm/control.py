@@ -5,9 +5,12 @@ key-value store; `client.scope(name, ranks)` gives the same calls for a sub-grou
 travel in the safe encoding of `tidal.comm.wire` (None, bool, int, float, str, bytes, list,
 tuple, dict), signed with the job secret; nothing is unpickled.
 
-One I/O thread per client owns the socket: it sends requests and heartbeats, matches replies
-to waiting calls, and turns an abort from the coordinator (a rank died) or a silent or dead
-coordinator into a `JobAbortedError` raised by every blocking call, pending or future.
+One I/O thread per client owns the socket: it sends requests, matches replies to waiting calls,
+and turns an abort from the coordinator (a rank died) or a silent or dead coordinator into a
+`JobAbortedError` raised by every blocking call, pending or future. Silence is judged by libzmq's
+ZMTP heartbeats (answered by its own I/O thread, so a rank holding the GIL is not silent) and a
+socket monitor that reports the lost connection. Objects larger than `MAX_CONTROL_BYTES` are
+refused at the call.
 """
 from __future__ import annotations
 
@@ -20,8 +23,9 @@ import uuid
 from typing import Callable
 
 from . import wire
-from .base import (HEARTBEAT_INTERVAL, HEARTBEAT_TIMEOUT, LIVENESS_CHECK, CommError, CommTimeoutError,
-                   JobAbortedError, process_alive, process_identity, same_host, tcp_endpoint, zmq_module)
+from .base import (ENVELOPE_BYTES, EXIT_GRACE, HEARTBEAT_TIMEOUT, LIVENESS_CHECK, MAX_CONTROL_BYTES, CommError,
+                   CommTimeoutError, JobAbortedError, closed_connections, heartbeats, monitor_disconnects,
+                   process_alive, process_identity, same_host, stop_monitor, tcp_endpoint, zmq_module)
 from .coordinator import Coordinator
 
 __all__ = ["Coordinator", "ControlClient", "ControlScope", "CommError", "CommTimeoutError", "JobAbortedError"]
@@ -103,9 +107,11 @@ class _ControlOps:
         """Store `value` (bytes, or str stored as UTF-8) under `key`."""
         self._client._call("set", {"key": self._key(key), "value": _as_bytes(key, value)}, None, f"set({key!r})")
 
-    def get(self, key: str, wait: bool = True, timeout: float | None = None) -> bytes:
-        """The value under `key`; waits for it to be set (KeyError if absent and not `wait`)."""
-        reply = self._client._call("get", {"key": self._key(key), "wait": bool(wait)}, timeout, f"get({key!r})")
+    def get(self, key: str, wait: bool = True, timeout: float | None = None, source: int | None = None) -> bytes:
+        """The value under `key`; waits for it to be set (KeyError if absent and not `wait`). A wait
+        for the value that global rank `source` sets fails when that rank leaves the group."""
+        reply = self._client._call("get", {"key": self._key(key), "wait": bool(wait), "source": source}, timeout,
+                                   f"get({key!r})")
         return reply["value"]
 
     def add(self, key: str, n: int = 1) -> int:
@@ -141,8 +147,7 @@ class ControlClient(_ControlOps):
     """A rank's connection to the coordinator at `addr:port`, authenticated with `secret`."""
 
     def __init__(self, rank: int, world_size: int, addr: str = "127.0.0.1", port: int = 0,
-                 secret: str | bytes = b"", timeout: float = 1800.0, *,
-                 heartbeat_interval: float = HEARTBEAT_INTERVAL, heartbeat_timeout: float = HEARTBEAT_TIMEOUT):
+                 secret: str | bytes = b"", timeout: float = 1800.0, *, heartbeat_timeout: float = HEARTBEAT_TIMEOUT):
         if not 0 <= rank < world_size:
             raise ValueError(f"ControlClient: rank {rank} is out of range for world size {world_size}")
         self._client = self
@@ -151,7 +156,8 @@ class ControlClient(_ControlOps):
         self._setup_ops("", range(world_size))
         self.rejected = 0
         self._hmac_key = wire.secret_key(secret)
-        self._heartbeat_interval, self._heartbeat_timeout = heartbeat_interval, heartbeat_timeout
+        self._heartbeat_timeout = heartbeat_timeout
+        self.left: set = set()      # ranks that left the group (destroyed it), as the coordinator told
         self._lock = threading.Lock()
         self._seq = 0
         self._outbox: list = []
@@ -160,7 +166,7 @@ class ControlClient(_ControlOps):
         self._abort_callbacks: list = []
         self._hello_sent = self._welcomed = self._heard_from_coordinator = False
         self._coordinator: dict | None = None
-        self._last_rx = time.monotonic()
+        self._lost_at: float | None = None      # when the connection to the coordinator closed
         self._last_coordinator_seq = 0
         self._stopping = self._closed = False
         self._wake_r, self._wake_w = os.pipe()
@@ -171,11 +177,16 @@ class ControlClient(_ControlOps):
         self._sock.setsockopt(zmq.ROUTING_ID, f"rank{rank}-{uuid.uuid4().hex[:12]}".encode())
         self._sock.setsockopt(zmq.LINGER, 1000)
         self._sock.setsockopt(zmq.SNDHWM, 0)
+        # replies carry at most one object per rank (an all-gather): refuse anything longer unread
+        self._sock.setsockopt(zmq.MAXMSGSIZE, (MAX_CONTROL_BYTES + ENVELOPE_BYTES) * world_size + ENVELOPE_BYTES)
+        heartbeats(self._sock, zmq, heartbeat_timeout)
+        self._monitor = monitor_disconnects(self._sock)
         if ":" in addr:
             self._sock.setsockopt(zmq.IPV6, 1)
         try:
             self._sock.connect(self.endpoint)
         except zmq.ZMQError as exc:
+            stop_monitor(self._sock, self._monitor)
             self._sock.close(0)
             self._ctx.term()
             os.close(self._wake_r)
@@ -264,6 +275,10 @@ class ControlClient(_ControlOps):
     def _call(self, kind: str, payload: dict, timeout: float | None, what: str) -> dict:
         timeout = self.timeout if timeout is None else timeout
         body = wire.encode(payload)     # type errors surface here, on the caller's thread
+        if len(body) > MAX_CONTROL_BYTES:
+            raise ValueError(f"tidal.comm: {what}: the object takes {len(body)} bytes, more than the control plane "
+                             f"carries ({MAX_CONTROL_BYTES}; set TIDAL_COMM_MAX_CONTROL_BYTES on every rank to raise "
+                             "it, or send tensors with collectives)")
         pending = _Pending()
         with self._lock:
             if self._error is not None:
@@ -316,18 +331,17 @@ class ControlClient(_ControlOps):
         poller = zmq.Poller()
         poller.register(self._sock, zmq.POLLIN)
         poller.register(self._wake_r, zmq.POLLIN)
-        next_heartbeat = next_check = 0.0
+        poller.register(self._monitor, zmq.POLLIN)
+        next_check = 0.0
         try:
             while True:
-                for source, _ in poller.poll(int(LIVENESS_CHECK * 1000)):
-                    if source is self._sock:
-                        self._drain(zmq)
-                    else:
-                        os.read(self._wake_r, 4096)
+                ready = dict(poller.poll(int(LIVENESS_CHECK * 1000)))
+                if self._wake_r in ready:
+                    os.read(self._wake_r, 4096)
+                self._drain(zmq)    # before the monitor: a shutdown or abort arrives before the disconnect
+                if self._monitor in ready and closed_connections(self._monitor, zmq) and self._lost_at is None:
+                    self._lost_at = time.monotonic()
                 now = time.monotonic()
-                if self._hello_sent and now >= next_heartbeat and not self._stopping:
-                    next_heartbeat = now + self._heartbeat_interval
-                    self._enqueue("hb", {})
                 with self._lock:
                     outbox, self._outbox = self._outbox, []
                 for frames in outbox:
@@ -340,6 +354,7 @@ class ControlClient(_ControlOps):
         except Exception as exc:  # noqa: BLE001 - never leave callers waiting on a dead thread
             self._fail(CommError(f"tidal.comm: the control client of rank {self.global_rank} failed: {exc!r}"))
         finally:
+            stop_monitor(self._sock, self._monitor)
             self._sock.close()
             self._ctx.term()
 
@@ -350,7 +365,7 @@ class ControlClient(_ControlOps):
                 self.rejected += 1
                 continue
             kind, _, self._last_coordinator_seq, payload = msg
-            self._last_rx, self._heard_from_coordinator = time.monotonic(), True
+            self._heard_from_coordinator = True
             if kind == "reply":
                 with self._lock:
                     pending = self._pending.pop(payload.get("re"), None)
@@ -361,17 +376,21 @@ class ControlClient(_ControlOps):
                 error = JobAbortedError(f"tidal.comm: the job was aborted: {payload.get('reason')}")
                 error.rank = payload.get("rank")
                 self._fail(error)
+            elif kind == "left":
+                self.left.add(payload.get("rank"))
             elif kind == "shutdown":
                 self._fail(CommError("tidal.comm: rank 0 shut the process group down"))
 
     def _check_coordinator(self, now: float) -> None:
         coordinator = self._coordinator or {}
-        if same_host(coordinator) and not process_alive(coordinator.get("pid")):
+        local = same_host(coordinator)
+        if local and not process_alive(coordinator.get("pid")):
             error = JobAbortedError(f"tidal.comm: the job was aborted: rank 0 (pid {coordinator.get('pid')} on "
                                     f"{coordinator.get('host')}), which hosts the coordinator, died")
-        elif now - self._last_rx > self._heartbeat_timeout:
+        elif self._lost_at is not None and (not local or now - self._lost_at > EXIT_GRACE):
             error = JobAbortedError(f"tidal.comm: the job was aborted: rank 0 (the coordinator at {self.endpoint}) "
-                                    f"stopped responding: nothing heard for {self._heartbeat_timeout:g} s")
+                                    f"stopped responding: the connection was lost (no heartbeat for "
+                                    f"{self._heartbeat_timeout:g} s, or it broke)")
         else:
             return
         error.rank = 0

@@ -3,8 +3,15 @@
 It keeps the rendezvous, the pending gathers (barrier, broadcast and all-gather of small
 objects are all one "gather" keyed by group and call number), a key-value store, and the
 liveness of every rank. Each message is checked against the job secret before it is decoded;
-anything else is counted in `rejected` and dropped. When a rank dies (its process is gone,
-or it sent nothing for `heartbeat_timeout` seconds) every other rank gets an abort message.
+anything else is counted in `rejected` and dropped; frames longer than a control message may
+be (`MAX_CONTROL_BYTES`) are refused by ZeroMQ before they are read.
+
+Liveness is judged without needing Python to run on the ranks: libzmq's I/O threads exchange
+ZMTP heartbeats, and a connection silent for `heartbeat_timeout` seconds (or broken) is reported
+by a socket monitor; a rank on this host is also dead when its process is gone. A rank that
+holds the GIL in a long C call is therefore alive. When a rank dies, every other rank gets an
+abort message; when one leaves (it destroyed its process group), the others are told, and
+calls waiting for it fail.
 """
 from __future__ import annotations
 
@@ -13,8 +20,9 @@ import threading
 import time
 
 from . import wire
-from .base import (HEARTBEAT_TIMEOUT, LIVENESS_CHECK, CommError, bind_address, process_alive, process_identity,
-                   same_host, tcp_endpoint, zmq_module)
+from .base import (ENVELOPE_BYTES, EXIT_GRACE, HEARTBEAT_TIMEOUT, LIVENESS_CHECK, MAX_CONTROL_BYTES, CommError,
+                   bind_address, closed_connections, heartbeats, monitor_disconnects, process_alive, process_identity,
+                   same_host, stop_monitor, tcp_endpoint, zmq_module)
 
 _ALIVE, _LEFT, _DEAD = "alive", "left", "dead"
 
@@ -22,13 +30,14 @@ _ALIVE, _LEFT, _DEAD = "alive", "left", "dead"
 class _Member:
     """One rank that said hello."""
 
-    __slots__ = ("rank", "identity", "pid", "host", "local", "last_seen", "last_seq", "hello_seq", "state")
+    __slots__ = ("rank", "identity", "pid", "host", "local", "fd", "lost_at", "last_seq", "hello_seq", "state")
 
-    def __init__(self, rank: int, identity: bytes, seq: int, process: dict):
+    def __init__(self, rank: int, identity: bytes, seq: int, process: dict, fd: int):
         self.rank, self.identity, self.hello_seq, self.last_seq = rank, identity, seq, seq
         self.pid, self.host = process.get("pid"), process.get("host")
         self.local = type(self.pid) is int and same_host(process)
-        self.last_seen = time.monotonic()
+        self.fd = fd                # the connection it spoke on, as the socket monitor names it
+        self.lost_at: float | None = None
         self.state = _ALIVE
 
     def describe(self) -> str:
@@ -70,10 +79,11 @@ class Coordinator:
         self._store: dict[str, bytes] = {}
         self._waiters: dict[str, list] = {}
         self._seq = 0
+        self._fd: int | None = None    # the connection of the message being handled
         self._rendezvous_done = False
         self._rendezvous_failed: str | None = None
         self._closing_deadline: float | None = None
-        self._sock = self._ctx = self._thread = None
+        self._sock = self._ctx = self._thread = self._monitor = None
         self._wake_r = self._wake_w = -1
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -86,12 +96,16 @@ class Coordinator:
         if ":" in host:
             self._sock.setsockopt(zmq.IPV6, 1)
         self._sock.setsockopt(zmq.LINGER, 500)
+        self._sock.setsockopt(zmq.MAXMSGSIZE, MAX_CONTROL_BYTES + ENVELOPE_BYTES)
+        heartbeats(self._sock, zmq, self.heartbeat_timeout)
+        self._monitor = monitor_disconnects(self._sock)
         try:
             if self.port:
                 self._sock.bind(tcp_endpoint(host, self.port))
             else:
                 self.port = self._sock.bind_to_random_port(tcp_endpoint(host, 0).rsplit(":", 1)[0])
         except zmq.ZMQError as exc:
+            stop_monitor(self._sock, self._monitor)
             self._sock.close(0)
             self._ctx.term()
             raise CommError(f"tidal.comm: cannot bind the coordinator to {tcp_endpoint(host, self.port)}: {exc}")
@@ -131,14 +145,16 @@ class Coordinator:
         poller = zmq.Poller()
         poller.register(self._sock, zmq.POLLIN)
         poller.register(self._wake_r, zmq.POLLIN)
+        poller.register(self._monitor, zmq.POLLIN)
         next_check = 0.0
         try:
             while True:
-                for source, _ in poller.poll(int(LIVENESS_CHECK * 1000)):
-                    if source is self._sock:
-                        self._drain(zmq)
-                    else:
-                        os.read(self._wake_r, 4096)
+                ready = dict(poller.poll(int(LIVENESS_CHECK * 1000)))
+                if self._wake_r in ready:
+                    os.read(self._wake_r, 4096)
+                self._drain(zmq)    # before the monitor: a rank's last words come before its disconnect
+                if self._monitor in ready:
+                    self._lost(closed_connections(self._monitor, zmq))
                 now = time.monotonic()
                 if self._closing_deadline is not None and (now >= self._closing_deadline or self.aborted
                                                            or all(m.state != _ALIVE for m in self._members.values())):
@@ -150,17 +166,19 @@ class Coordinator:
             for member in self._alive():
                 self._send(member.identity, "shutdown", {})
         finally:
+            stop_monitor(self._sock, self._monitor)
             self._sock.close()
             self._ctx.term()
 
     def _drain(self, zmq) -> None:
-        for frames in wire.waiting(self._sock, zmq):
-            msg = wire.unpack_message(self._hmac_key, frames[1:]) if len(frames) == 3 else None
+        for frames in wire.waiting(self._sock, zmq, copy=False):
+            msg = wire.unpack_message(self._hmac_key, [f.bytes for f in frames[1:]]) if len(frames) == 3 else None
             if msg is None:
                 self.rejected += 1
                 continue
+            self._fd = frames[1].get(zmq.SRCFD)     # the connection it came on (for the hello)
             try:
-                self._handle(frames[0], *msg)
+                self._handle(frames[0].bytes, *msg)
             except Exception as exc:  # noqa: BLE001 - a bad request must never stop the coordinator
                 kind, sender, seq, _ = msg
                 self._reply_error(frames[0], seq, "RuntimeError", f"the coordinator failed on {kind!r} from "
@@ -174,12 +192,10 @@ class Coordinator:
         if member is None or member.identity != identity or seq <= member.last_seq:
             self.rejected += 1      # a stranger, another connection claiming the rank, or a replay
             return
-        member.last_seq, member.last_seen = seq, time.monotonic()
+        member.last_seq = seq
         if member.state != _ALIVE:
             return
-        if kind == "hb":
-            self._send(identity, "hb", {})
-        elif kind == "bye":
+        if kind == "bye":
             self._leave(member)
         elif kind == "abort":
             self._abort(f"rank {sender} aborted the job: {payload.get('reason')}", sender)
@@ -231,7 +247,8 @@ class Coordinator:
                                      f"{existing.pid} and {payload.get('pid')})")
         if self._rendezvous_failed or self.aborted:
             return self._reply_error(identity, seq, "timeout", self._rendezvous_failed or self.aborted)
-        self._members[rank] = _Member(rank, identity, seq, payload)
+        self._members[rank] = _Member(rank, identity, seq, payload, self._fd)
+        self._send(identity, "joined", {})     # the rank knows a coordinator is there, if rendezvous times out
         if len(self._members) == self.world_size:
             self._rendezvous_done = True
             for member in self._members.values():
@@ -248,15 +265,22 @@ class Coordinator:
         return (f"rendezvous timed out after {self.timeout:g} s: {_rank_list(missing)} never arrived "
                 f"({len(self._members)} of {self.world_size} ranks joined)")
 
+    def _lost(self, fds: list) -> None:
+        """Note the members whose connection closed; `_check_liveness` judges them."""
+        now = time.monotonic()
+        for member in self._alive():
+            if member.fd in fds and member.lost_at is None:
+                member.lost_at = now
+
     def _check_liveness(self, now: float) -> None:
         if self.aborted is not None:
             return
         for member in self._alive():
             if member.local and not process_alive(member.pid):
                 self._dead(member, f"{member.describe()} died")
-            elif now - member.last_seen > self.heartbeat_timeout:
-                self._dead(member, f"{member.describe()} stopped responding: no heartbeat for "
-                                   f"{self.heartbeat_timeout:g} s")
+            elif member.lost_at is not None and (not member.local or now - member.lost_at > EXIT_GRACE):
+                self._dead(member, f"{member.describe()} stopped responding: its connection to the coordinator "
+                                   f"was lost (no heartbeat for {self.heartbeat_timeout:g} s, or it broke)")
 
     def _dead(self, member: _Member, reason: str) -> None:
         member.state = _DEAD
@@ -273,6 +297,14 @@ class Coordinator:
 
     def _leave(self, member: _Member) -> None:
         member.state = _LEFT
+        for other in self._alive():
+            self._send(other.identity, "left", {"rank": member.rank})
+        for key, waiters in list(self._waiters.items()):
+            keep = [w for w in waiters if w[2] != member.rank]
+            for identity, seq, _ in set(waiters) - set(keep):
+                self._reply_error(identity, seq, "RuntimeError", f"rank {member.rank} left the process group "
+                                  f"before setting {key!r}")
+            self._waiters[key] = keep
         for key, gather in list(self._gathers.items()):
             if member.rank in gather.ranks and member.rank not in gather.contributions:
                 del self._gathers[key]
@@ -326,11 +358,15 @@ class Coordinator:
         self._notify(key)
 
     def _kv_get(self, identity: bytes, seq: int, payload: dict) -> None:
-        key = payload["key"]
+        key, source = payload["key"], payload.get("source")
         if key in self._store:
             self._reply(identity, seq, {"value": self._store[key]})
         elif payload.get("wait"):
-            self._waiters.setdefault(key, []).append((identity, seq))
+            member = self._members.get(source)
+            if member is not None and member.state != _ALIVE:    # the rank that would set it has gone
+                return self._reply_error(identity, seq, "RuntimeError", f"rank {source} left the process group "
+                                         f"before setting {key!r}")
+            self._waiters.setdefault(key, []).append((identity, seq, source))
         else:
             self._reply_error(identity, seq, "KeyError", key)
 
@@ -352,5 +388,5 @@ class Coordinator:
         self._reply(identity, seq, {"present": all(k in self._store for k in payload["keys"])})
 
     def _notify(self, key: str) -> None:
-        for identity, seq in self._waiters.pop(key, ()):
+        for identity, seq, _ in self._waiters.pop(key, ()):
             self._reply(identity, seq, {"value": self._store[key]})

@@ -8,7 +8,10 @@ LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC
 TIDAL_JOB_SECRET (random per job; with several nodes, set it to the same value on every node).
 Output is streamed with a "[rank N]" prefix. When a rank fails, the others are stopped (SIGTERM,
 then SIGKILL after --stop-grace seconds) and the launcher reports the rank, its exit code or
-signal and the last lines of its traceback; Ctrl-C stops every rank.
+signal and the last lines of its traceback; Ctrl-C stops every rank. A rank that exits with 0
+while others still run is no failure (it may just have finished first); if the others wait for
+it, their collectives fail within seconds (its connections closed) and they are stopped then.
+A rank that raised but lives on (a non-daemon thread) aborts the job; it is stopped and named.
 """
 from __future__ import annotations
 
@@ -199,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
     if not failures:
         return 0
     print(_failure_report(failures, stopped, ranks), file=sys.stderr)
-    return _exit_status(_root_cause(failures).process.returncode)
+    return _exit_status(_root_cause(failures, []).process.returncode)
 
 
 def _collect_exits(exits: queue.Queue, exited: list, count: int, timeout: float | None) -> None:
@@ -218,19 +221,27 @@ def _learned_of_abort(rank: _Rank) -> bool:
     return rank.process.returncode != 0 and any("JobAbortedError" in line for line in rank.tail)
 
 
-def _root_cause(failures: list) -> _Rank:
-    """The first rank that failed on its own: not one that merely learned of another's failure."""
-    return ([r for r in failures if not _learned_of_abort(r)] or failures)[0]
+def _root_cause(failures: list, stopped: list) -> _Rank:
+    """The first rank that failed on its own: not one that merely learned of another's failure;
+    failing that, a rank that had to be stopped after printing a traceback of its own (it raised,
+    aborting the job, but a thread kept its process alive)."""
+    own = [r for r in failures if not _learned_of_abort(r)]
+    raised = [r for r in stopped if any(line.startswith("Traceback (most recent call last)") for line in r.tail)
+              and not _learned_of_abort(r)]
+    return (own or raised or failures)[0]
 
 
 def _failure_report(failures: list, stopped: list, ranks: list) -> str:
-    failed = _root_cause(failures)
+    failed = _root_cause(failures, stopped)
     report = [f"tidal.comm.launch: rank {failed.rank} (local rank {ranks.index(failed)}, pid {failed.process.pid}) "
               f"failed with {failed.describe_exit()}"]
     tail = failed.traceback_tail()
     if tail:
         report.append(f"  last lines of rank {failed.rank}'s stderr:")
         report += [f"    {line}" for line in tail]
+    if failed in stopped:
+        report[0] = (f"tidal.comm.launch: rank {failed.rank} (local rank {ranks.index(failed)}, pid {failed.process.pid})"
+                     " raised and aborted the job but did not exit (a thread kept it alive); it was stopped")
     others = [f"{r.rank} ({r.describe_exit()})" for r in failures if r is not failed]
     if others:
         report.append(f"tidal.comm.launch: then rank(s) {', '.join(others)} failed too")

@@ -200,10 +200,13 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
 
 
 def _note_uncaught(kind, value, traceback) -> None:
-    """Remember an uncaught exception, so that exiting aborts the job with its message instead
-    of leaving quietly while the other ranks wait."""
+    """Abort the job on an uncaught exception, at once: the process may live on (a non-daemon
+    thread keeps it), and the other ranks must not wait for an exit that never comes."""
     _state.uncaught = f"{kind.__name__}: {value}"
     (_state.previous_excepthook or sys.__excepthook__)(kind, value, traceback)
+    interactive = hasattr(sys, "ps1")   # at a REPL's prompt an error does not end the program
+    if _state.client is not None and _state.client.abort_error is None and not interactive:
+        _state.client.abort(f"it raised an uncaught {_state.uncaught}")
 
 
 def is_available() -> bool:
@@ -306,7 +309,7 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         each._destroy()
     if sys.excepthook is _note_uncaught:
         sys.excepthook = state.previous_excepthook
-    if state.uncaught is not None:
+    if state.uncaught is not None and state.client.abort_error is None:
         state.client.abort(f"it exited with an uncaught {state.uncaught}")
     state.client.close()
     if state.coordinator is not None:

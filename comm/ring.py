@@ -12,10 +12,18 @@ the hops of a ring overlap (pipelining).
 Addresses are exchanged through the control plane's key-value store: ipc:// sockets in a
 private directory when every rank of the group is on one host, TCP otherwise. Each
 connection starts with a random token published through the (authenticated) store, so a
-stranger that connects first is detected, not trusted.
+stranger that connects first is detected, not trusted. Frames longer than the longest piece
+(`MAX_FRAME_BYTES`) are refused by ZeroMQ before they are read.
+
+Every collective starts with a small header to each peer (`send_header`: op, dtype, element
+counts), compared before any data moves (`tidal.comm.check.agree`), so ranks that issued
+different calls get an error instead of garbage. A socket monitor reports a peer's closed
+connection: a rank waiting for a peer that exited fails within seconds (the peer's messages
+sent before it left are still read first), as gloo's "connection closed by peer".
 """
 from __future__ import annotations
 
+import collections
 import hmac
 import json
 import os
@@ -27,7 +35,8 @@ import time
 
 import numpy as np
 
-from .base import CommError, CommTimeoutError, bind_address, process_identity, tcp_endpoint, zmq_module
+from .base import (CommError, CommTimeoutError, bind_address, closed_connections, monitor_disconnects,
+                   process_identity, stop_monitor, tcp_endpoint, zmq_module)
 
 # Pipelining unit: an eighth of a chunk, within [1, 4] MiB. Every zero-copy message costs a wake-up
 # of pyzmq's reference-dropping thread, so smaller pieces cost more than they overlap.
@@ -39,20 +48,14 @@ COPY_BELOW = 1 << 16  # smaller pieces are copied into ZeroMQ: cheaper than a ze
 # sends everyone everything) instead of a ring's 2(n - 1) steps: latency matters more there.
 DIRECT_BELOW = int(os.environ.get("TIDAL_COMM_DIRECT_BYTES", 32 << 10))
 POLL_MS = 100         # how often a blocked rank checks for an aborted job
-_HAS_RECV_INTO = None  # set on first use (pyzmq >= 26.4)
-
-_context = None
-_context_pid = None
-
-
-def _zmq_context():
-    """One ZeroMQ context per process (a forked child makes its own)."""
-    global _context, _context_pid, _HAS_RECV_INTO
-    if _context is None or _context_pid != os.getpid():
-        zmq = zmq_module()
-        _context, _context_pid = zmq.Context(io_threads=1), os.getpid()
-        _HAS_RECV_INTO = hasattr(zmq.Socket, "recv_into")
-    return _context
+# The longest frame a peer may send: a pipelining piece or a one-round all-reduce's buffer (plus
+# room for an element that does not divide the piece); anything longer is refused unread.
+MAX_FRAME_BYTES = max(PIECE_RANGE[1], PIECE_BYTES, DIRECT_BELOW) + (64 << 10)
+LINGER_MS = 2000      # at close, time ZeroMQ gets to deliver what is still queued for a live peer
+LEFT_GRACE = 1.0      # a peer's connection closed: time the control plane gets to say why (abort, left)
+HEADER_MAGIC = 0x7464_6C68_6472_0001  # first value of every header ("tdlhdr", version 1)
+HEADER_VALUES = 7     # values after the magic: see tidal.comm.check.agree and send_to
+OP_SEND = 7           # the op code of a point-to-point send's header (tidal.comm.check numbers the rest)
 
 
 def split_bounds(n: int, parts: int) -> list:
@@ -86,18 +89,28 @@ def _as_bytes(arr: np.ndarray) -> memoryview:
 class Mesh:
     """Connected PAIR sockets from this rank to every other rank of a group.
 
-    `publish(key, bytes)` and `lookup(key) -> bytes` (blocking) are the control plane's store;
-    `check()` raises when the job was aborted (a rank died). Ranks are group-local.
+    `publish(key, bytes)` and `lookup(key, peer) -> bytes` (blocking; fails if `peer`, which sets
+    the key, leaves) are the control plane's store; `check()` raises when the job was aborted (a
+    rank died); `left(peer)` tells whether a peer left the group. Ranks are group-local.
     """
 
-    def __init__(self, rank: int, size: int, key: str, publish, lookup, check, timeout: float = 1800.0):
+    def __init__(self, rank: int, size: int, key: str, publish, lookup, check, timeout: float = 1800.0,
+                 left=None):
+        zmq = zmq_module()
         self.rank, self.size, self.key = rank, size, key
         self.next, self.prev = (rank + 1) % size, (rank - 1) % size
         self.timeout = timeout
-        self._check = check
+        self.calls = 0   # collectives started on this mesh (for error messages)
+        self._check, self._left = check, left or (lambda peer: False)
+        self._ctx = zmq.Context(io_threads=1)  # its own, so that closing can wait for queued sends
+        self._has_recv_into = hasattr(zmq.Socket, "recv_into")  # pyzmq >= 26.4
         self._socks: dict = {}
+        self._monitors: dict = {}  # peer -> monitor socket reporting its connection closed
+        self._gone: dict = {}      # peer -> when its connection closed
+        self._stash: dict = {}     # peer -> messages read ahead by `poll_any`, still to be taken
         self._trackers: dict = {}  # chunk tag -> ZeroMQ trackers of sends still reading our memory
         self._dir = None
+        self._closed = False
         if size > 1:
             try:
                 self._connect(publish, lookup)
@@ -110,13 +123,13 @@ class Mesh:
         me, n = self.rank, self.size
         ident = process_identity()
         publish(f"{self.key}/host/{me}", json.dumps([ident["host"], ident["pidns"]]).encode())
-        hosts = {tuple(json.loads(lookup(f"{self.key}/host/{r}"))) for r in range(n)}
+        hosts = {tuple(json.loads(lookup(f"{self.key}/host/{r}", r))) for r in range(n)}
         local = len(hosts) == 1
         if local:
             self._dir = tempfile.mkdtemp(prefix="tidal-ring-")  # mode 0700: only this user connects
         offers = {}
         for peer in range(me + 1, n):  # the lower rank of a pair binds, the higher one connects
-            sock = self._socks[peer] = self._socket()
+            sock = self._socks[peer] = self._socket(peer)
             if local:
                 address = f"ipc://{self._dir}/{me}-{peer}"
                 sock.bind(address)
@@ -126,8 +139,8 @@ class Mesh:
             offers[str(peer)] = [address, secrets.token_hex(16)]
         publish(f"{self.key}/addr/{me}", json.dumps(offers).encode())
         for peer in range(me):
-            address, token = json.loads(lookup(f"{self.key}/addr/{peer}"))[str(me)]
-            sock = self._socks[peer] = self._socket()
+            address, token = json.loads(lookup(f"{self.key}/addr/{peer}", peer))[str(me)]
+            sock = self._socks[peer] = self._socket(peer)
             sock.connect(address)
             self._push(peer, token.encode(), copy=True)
         for peer in range(me + 1, n):
@@ -141,20 +154,38 @@ class Mesh:
                 raise CommError(f"tidal.comm data plane: rank {peer} refused rank {me}'s connection")
         self._remove_dir()  # every peer is connected: the socket files are no longer needed
 
-    def _socket(self):
+    def _socket(self, peer: int):
         zmq = zmq_module()
-        sock = _zmq_context().socket(zmq.PAIR)
+        sock = self._ctx.socket(zmq.PAIR)
         sock.setsockopt(zmq.SNDHWM, 0)  # no limit: sends never block, messages wait in order
         sock.setsockopt(zmq.RCVHWM, 0)
         sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME_BYTES)
+        sock.setsockopt(zmq.RECONNECT_IVL, -1)  # a peer that went away is gone: never reconnect to its address
+        self._monitors[peer] = monitor_disconnects(sock)
         return sock
 
     def close(self) -> None:
-        """Close the sockets and remove the ipc directory."""
-        for sock in self._socks.values():
-            sock.close(linger=0)
+        """Close the sockets (giving what is still queued for live peers `LINGER_MS` to leave) and
+        remove the ipc directory."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._check()
+            aborted = False
+        except CommError:
+            aborted = True
+        self._note_gone()
+        for peer, sock in self._socks.items():
+            stop_monitor(sock, self._monitors.pop(peer))
+            sock.close(linger=0 if aborted or peer in self._gone else LINGER_MS)
+        for monitor in self._monitors.values():
+            monitor.close(0)
         self._socks.clear()
+        self._monitors.clear()
         self._trackers.clear()
+        self._ctx.term()   # returns once queued messages are delivered (or their linger ran out)
         self._remove_dir()
 
     def _remove_dir(self) -> None:
@@ -173,8 +204,17 @@ class Mesh:
             self._trackers.setdefault(tag, []).append(self._push(peer, raw, copy=False))
 
     def send_header(self, peer: int, values: tuple) -> None:
-        """A small message of int64 values (point-to-point tags and sizes)."""
-        self._push(peer, np.asarray(values, np.int64).tobytes(), copy=True)
+        """A header: `HEADER_VALUES` int64 values after the magic (a call's op, dtype, counts...)."""
+        self._push(peer, np.array((HEADER_MAGIC, *values), np.int64).tobytes(), copy=True)
+
+    def recv_header(self, peer: int) -> tuple | None:
+        """The values of the next message from `peer` if it is a header, else None (it was data:
+        the ranks are out of step)."""
+        frame = self._recv_frame(peer)
+        if len(frame) != (HEADER_VALUES + 1) * 8:
+            return None
+        values = np.frombuffer(frame, np.int64)
+        return tuple(int(v) for v in values[1:]) if values[0] == HEADER_MAGIC else None
 
     def _push(self, peer: int, data, copy: bool):
         # Never block inside ZeroMQ: a PAIR socket whose peer went away would wait forever.
@@ -187,7 +227,7 @@ class Mesh:
             except zmq.Again:
                 deadline = deadline or time.monotonic() + self.timeout
                 if not sock.poll(POLL_MS, zmq.POLLOUT):
-                    self._still_waiting(deadline, f"rank {peer} to take a message")
+                    self._still_waiting(deadline, f"rank {peer} to take a message", peer)
 
     def recv_array(self, peer: int, dtype, count: int) -> np.ndarray:
         """The next message from `peer` as `count` items of `dtype`, viewing ZeroMQ's buffer."""
@@ -200,9 +240,9 @@ class Mesh:
     def recv_into(self, peer: int, arr: np.ndarray) -> None:
         """Receive the next message from `peer` straight into the contiguous array `arr`."""
         raw = _as_bytes(arr)
-        if _HAS_RECV_INTO:
+        if self._has_recv_into and not self._stash.get(peer):
             got = self._receive(peer, lambda sock, flags: sock.recv_into(raw, flags=flags))
-        else:  # pyzmq < 26.4: one copy out of ZeroMQ's buffer all the same
+        else:  # pyzmq < 26.4 (or a message read ahead): one copy out of ZeroMQ's buffer all the same
             frame = self._recv_frame(peer)
             got = len(frame)
             if got == raw.nbytes:
@@ -210,24 +250,31 @@ class Mesh:
         if got != raw.nbytes:
             raise self._mismatch(peer, raw.nbytes, got)
 
-    def recv_header(self, peer: int, count: int) -> tuple:
-        """The int64 values of a `send_header` message."""
-        return tuple(int(v) for v in self.recv_array(peer, np.int64, count))
-
     def poll_any(self, peers) -> int:
-        """The first of `peers` with a message waiting (blocks, checking for an aborted job)."""
+        """The first of `peers` whose next message is a point-to-point send's header (blocks,
+        checking for an aborted job). A collective's header that arrives first is kept for that
+        collective: its sender cannot send this rank anything else before it."""
         zmq = zmq_module()
-        poller = zmq.Poller()
-        for peer in peers:
-            poller.register(self._socks[peer], zmq.POLLIN)
-        by_socket = {self._socks[p]: p for p in peers}
+        candidates = [p for p in peers if not self._stash.get(p)]
         deadline = time.monotonic() + self.timeout
-        while True:
+        while candidates:
+            poller = zmq.Poller()
+            for peer in candidates:
+                poller.register(self._socks[peer], zmq.POLLIN)
             ready = dict(poller.poll(POLL_MS))
-            for sock, peer in by_socket.items():
-                if sock in ready:
-                    return peer
-            self._still_waiting(deadline, "any rank")
+            for peer in list(candidates):
+                if self._socks[peer] in ready:
+                    frame = self._recv_frame(peer)
+                    self._stash.setdefault(peer, collections.deque()).append(frame)
+                    values = np.frombuffer(frame, np.int64) if len(frame) == (HEADER_VALUES + 1) * 8 else ()
+                    if len(values) and values[0] == HEADER_MAGIC and values[1] == OP_SEND:
+                        return peer
+                    candidates.remove(peer)
+            if candidates:
+                self._still_waiting(deadline, "any rank")
+        raise CommError(f"tidal.comm data plane: rank {self.rank} waits in recv from any source, but every peer's "
+                        "next message belongs to a collective this rank has not called (the ranks issued "
+                        "different calls)")
 
     def settle(self, tag=None, everything: bool = False) -> None:
         """Wait until ZeroMQ has finished reading the memory of tracked sends (of `tag`, or all)."""
@@ -242,6 +289,9 @@ class Mesh:
                         self._still_waiting(deadline, f"a send to complete (chunk {t})")
 
     def _recv_frame(self, peer: int) -> memoryview:
+        stash = self._stash.get(peer)
+        if stash:
+            return stash.popleft()
         return self._receive(peer, lambda sock, flags: sock.recv(flags, copy=False).buffer)
 
     def _receive(self, peer: int, take):
@@ -254,14 +304,38 @@ class Mesh:
             pass
         deadline = time.monotonic() + self.timeout
         while not sock.poll(POLL_MS, zmq.POLLIN):
-            self._still_waiting(deadline, f"rank {peer}")
+            self._still_waiting(deadline, f"rank {peer}", peer)
         return take(sock, 0)
 
-    def _still_waiting(self, deadline: float, what: str) -> None:
+    def _still_waiting(self, deadline: float, what: str, peer: int | None = None) -> None:
         self._check()  # raises if the control plane saw a rank die or the job abort
+        if peer is not None:
+            self._check_peer(peer)
         if time.monotonic() > deadline:
             raise CommTimeoutError(f"tidal.comm data plane: rank {self.rank} of group '{self.key}' waited "
                                    f"{self.timeout:g} s for {what}")
+
+    def _note_gone(self) -> None:
+        zmq = zmq_module()
+        now = time.monotonic()
+        for peer, monitor in self._monitors.items():
+            if peer not in self._gone and closed_connections(monitor, zmq):
+                self._gone[peer] = now
+
+    def _check_peer(self, peer: int) -> None:
+        """Raise if `peer`'s connection closed and nothing it sent before is left to read."""
+        self._note_gone()
+        since = self._gone.get(peer)
+        if since is None or self._socks[peer].poll(0, zmq_module().POLLIN):
+            return
+        if self._left(peer):
+            raise CommError(f"tidal.comm data plane: rank {self.rank} of group '{self.key}' waited for rank {peer}, "
+                            "which left the process group (it finished, or destroyed the group, without this "
+                            "call): connection closed by peer")
+        if time.monotonic() - since > LEFT_GRACE:  # the control plane had its chance to name an abort
+            raise CommError(f"tidal.comm data plane: rank {self.rank} of group '{self.key}' waited for rank {peer}, "
+                            "whose connection closed (it exited, or refused a message longer than "
+                            f"{MAX_FRAME_BYTES} bytes): connection closed by peer")
 
     def _mismatch(self, peer: int, want: int, got: int) -> CommError:
         return CommError(f"tidal.comm data plane: rank {self.rank} expected {want} bytes from rank {peer} "
@@ -384,22 +458,19 @@ def exchange(mesh: Mesh, outgoing: list, incoming: list) -> None:
             mesh.recv_into((me - k) % n, part[lo:hi])
 
 
-def send_to(mesh: Mesh, buf: np.ndarray, peer: int, tag: int) -> None:
-    """Point-to-point send: a header (tag, size) then the data in pieces."""
-    mesh.send_header(peer, (tag, buf.nbytes))
+def send_to(mesh: Mesh, buf: np.ndarray, peer: int, header: tuple) -> None:
+    """Point-to-point send: a header (op `OP_SEND`, dtype, count, tag...) then the data in pieces."""
+    mesh.send_header(peer, header)
     for lo, hi in pieces(buf.shape[0], buf.itemsize):
         mesh.send(peer, buf[lo:hi])
 
 
-def recv_from(mesh: Mesh, buf: np.ndarray, peer: int | None, tag: int) -> int:
-    """Point-to-point receive into `buf` from `peer` (None: whichever rank sends first); returns it."""
+def recv_from(mesh: Mesh, buf: np.ndarray, peer: int | None, verify) -> int:
+    """Point-to-point receive into `buf` from `peer` (None: whichever rank sends first); returns it.
+    `verify(peer, header)` raises when the sender's header (None: not a header) does not match."""
     if peer is None:
         peer = mesh.poll_any([p for p in range(mesh.size) if p != mesh.rank])
-    got_tag, nbytes = mesh.recv_header(peer, 2)
-    if got_tag != tag or nbytes != buf.nbytes:
-        raise CommError(f"tidal.comm: rank {mesh.rank} expected a message with tag {tag} and {buf.nbytes} bytes "
-                        f"from rank {peer}, got tag {got_tag} and {nbytes} bytes (sends and receives "
-                        "must match in order)")
+    verify(peer, mesh.recv_header(peer))
     for lo, hi in pieces(buf.shape[0], buf.itemsize):
         mesh.recv_into(peer, buf[lo:hi])
     return peer

@@ -116,11 +116,12 @@ def _decode(data: bytes, pos: int, depth: int):
     raise ValueError(f"tidal.comm: malformed message (unknown type code {code})")
 
 
-def waiting(sock, zmq):
-    """Every multipart message already waiting on `sock`, without blocking."""
+def waiting(sock, zmq, copy: bool = True):
+    """Every multipart message already waiting on `sock`, without blocking (as zmq Frames with
+    `copy=False`, which also tell which connection a message came on)."""
     while True:
         try:
-            yield sock.recv_multipart(zmq.NOBLOCK)
+            yield sock.recv_multipart(zmq.NOBLOCK, copy=copy)
         except zmq.Again:
             return
 
