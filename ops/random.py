@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from .broadcast import broadcast_shapes
@@ -147,6 +148,28 @@ def _sample(sampler: str, out: Tensor, params: tuple, generator, ins: tuple = ()
     seed_, offset = gen.next_stream()
     launch_into(sampler, ins, (out,), (sampler, seed_, offset, params))
     return out
+
+
+def _zero_backward(node, g):
+    return tuple(g.new_zeros(shape, dtype=d) for shape, d in node.attrs)
+
+
+def _no_derivative(node, g):
+    raise RuntimeError("derivative for aten::bernoulli is not implemented")
+
+
+def _check_out(fn: str, params: tuple, out) -> None:
+    if out is not None and needs_grad(params):
+        raise RuntimeError(f"{fn}(): functions with out=... arguments don't support automatic differentiation, but "
+                           "one of the arguments requires grad.")
+
+
+def _from_params(name: str, result: Tensor, params: tuple, backward=_zero_backward) -> Tensor:
+    """Link a sample to the tensors it was drawn with, as PyTorch does: their gradient is zero (sampling is
+    not reparameterized; rsample-style gradients are built from randn by the caller)."""
+    if needs_grad(params) and result.dtype.is_floating_point:
+        record(name, backward, params, (result,), attrs=tuple((t._v.shape, t.dtype) for t in params))
+    return result
 
 
 def _fresh(fn: str, sampler: str, params: tuple, target: Tensor, requires_grad: bool, generator,
@@ -438,8 +461,10 @@ def normal(mean, std=_UNSET, size=None, *, generator=None, out=None, dtype: dt.d
         params = (_float_arg("normal", "mean", mean), None)
     if not result_dtype.is_floating_point:
         raise _not_implemented("normal_kernel_cpu", result_dtype)
-    return _fresh("normal", "normal", params, Tensor._empty(shape, result_dtype, dev), False, generator,
-                  tuple(tensors), out=out)
+    _check_out("normal", tuple(tensors), out)
+    result = _fresh("normal", "normal", params, Tensor._empty(shape, result_dtype, dev), False, generator,
+                    tuple(tensors), out=out)
+    return _from_params("normal", result, tuple(tensors))
 
 
 def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
@@ -449,10 +474,14 @@ def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
     if p is None:
         if not input.dtype.is_floating_point:
             raise _not_implemented("bernoulli_tensor_cpu_p_", input.dtype)
-        return _fresh("bernoulli", "bernoulli", (), result, False, generator, (input,), out=out)
+        _check_out("bernoulli", (input,), out)
+        return _from_params("bernoulli", _fresh("bernoulli", "bernoulli", (), result, False, generator, (input,),
+                                                out=out), (input,))
+    _check_out("bernoulli", (input,), out)
     bernoulli_(result, p, generator=generator)
     result._v.blob.version = 0
-    return write_out(result, out)
+    # PyTorch links the sample to `input` (only its shape was used) through a node without a derivative
+    return write_out(_from_params("not_implemented", result, (input,), _no_derivative), out)
 
 
 def multinomial(input: Tensor, num_samples, replacement: bool = False, *, generator=None, out=None) -> Tensor:
@@ -480,8 +509,9 @@ def poisson(input: Tensor, generator=None) -> Tensor:
     tensor_arg("poisson", "input", input)
     if not input.dtype.is_floating_point:
         raise _not_implemented("poisson_cpu", input.dtype)
-    return _fresh("poisson", "poisson", (), Tensor._empty(input._v.shape, input.dtype, input.device), False,
-                  generator, (input,))
+    result = _fresh("poisson", "poisson", (), Tensor._empty(input._v.shape, input.dtype, input.device), False,
+                    generator, (input,))
+    return _from_params("poisson", result, (input,))
 
 
 METHODS.update(bernoulli=bernoulli, multinomial=multinomial)
