@@ -1,0 +1,229 @@
+"""torch.autograd.functional: Jacobians, Hessians and their products with vectors, from reverse mode.
+
+Everything is built on `autograd.grad`. Forward-mode products (jvp, hvp) use the double-vjp
+trick: g(u) = J^T u is linear in a dummy cotangent u, so differentiating g with respect to u in
+the direction v gives J v. `vectorize` and the strategies are accepted: the results are the
+same; tidal computes them one backward pass per output element.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from .. import ops
+from ..tensor import Tensor
+from .api import grad as _grad
+from .grad_mode import enable_grad
+
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
+
+
+def _as_tuple(x, arg: str, fn: str) -> tuple:
+    """(was it a tuple, the tensors as a tuple); errors as torch for anything else."""
+    is_tuple = isinstance(x, (tuple, list))
+    items = tuple(x) if is_tuple else (x,)
+    for i, t in enumerate(items):
+        if not isinstance(t, Tensor):
+            if is_tuple:
+                raise TypeError(f"The {arg} given to {fn} must be either a Tensor or a tuple of Tensors but the "
+                                f"value at index {i} has type {type(t)}.")
+            raise TypeError(f"The {arg} given to {fn} must be either a Tensor or a tuple of Tensors but the given "
+                            f"{arg} has type {type(t)}.")
+    return is_tuple, items
+
+
+def _prepare(inputs: tuple, create_graph: bool) -> tuple:
+    """Inputs to differentiate: connected to the caller's graph only when it is being built (create_graph)."""
+    return tuple(t.view_as(t) if create_graph and t.requires_grad else t.detach().requires_grad_(True)
+                 for t in inputs)
+
+
+def _post(items: tuple, create_graph: bool) -> tuple:
+    return items if create_graph else tuple(None if t is None else t.detach() for t in items)
+
+
+def _vjp_raw(outputs: tuple, inputs: tuple, cotangents: tuple, create_graph: bool) -> tuple:
+    """sum_i J_i^T v_i per input (None where an input does not influence the outputs); keeps the graph."""
+    pairs = [(o, v) for o, v in zip(outputs, cotangents) if o.requires_grad and v is not None]
+    if not pairs:
+        return (None,) * len(inputs)
+    outs, vs = zip(*pairs)
+    return _grad(outs, inputs, vs, retain_graph=True, create_graph=create_graph, allow_unused=True)
+
+
+def _jvp_raw(outputs: tuple, inputs: tuple, tangents: tuple, create_graph: bool) -> tuple:
+    """J v per output by the double-vjp trick (None where an output does not depend on the inputs)."""
+    dummies = tuple(ops.zeros_like(o).requires_grad_(True) for o in outputs)
+    back = _vjp_raw(outputs, inputs, dummies, create_graph=True)
+    pairs = [(b, v) for b, v in zip(back, tangents) if b is not None and b.requires_grad and v is not None]
+    if not pairs:
+        return (None,) * len(outputs)
+    bs, vs = zip(*pairs)
+    return _grad(bs, dummies, vs, retain_graph=True, create_graph=create_graph, allow_unused=True)
+
+
+def _zeros_for_none(grads: tuple, refs: tuple, strict: bool, what: Callable[[int], str]) -> tuple:
+    out = []
+    for i, (g, r) in enumerate(zip(grads, refs)):
+        if g is None:
+            if strict:
+                raise RuntimeError(what(i))
+            g = ops.zeros_like(r)
+        out.append(g)
+    return tuple(out)
+
+
+def _run(func: Callable, inputs: tuple, fn: str) -> tuple:
+    with enable_grad():
+        result = func(*inputs)
+    return _as_tuple(result, "outputs of the user-provided function", fn)
+
+
+def _check_v(v, like: tuple, fn: str, what: str) -> tuple:
+    if v is None:
+        if len(like) != 1 or like[0].numel() != 1:
+            raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
+                               "Tensor with a single element." if what == "outputs" else
+                               "The vector v can only be None if the input to the user-provided function is a "
+                               "single Tensor with a single element.")
+        return (ops.ones_like(like[0]),)
+    _, vs = _as_tuple(v, "v", fn)
+    if len(vs) != len(like):
+        raise RuntimeError(f"v is a tuple of invalid length: should be {len(like)} but got {len(vs)}.")
+    for i, (a, b) in enumerate(zip(vs, like)):
+        if a.shape != b.shape:
+            raise RuntimeError(f"Entry {i} in v has invalid size: should be {b.shape} but got {a.shape}.")
+    return vs
+
+
+def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False) -> tuple:
+    """(func(inputs), v^T J): the vector-Jacobian product at `inputs`."""
+    is_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
+    inputs = _prepare(inputs, create_graph)
+    out_tuple, outputs = _run(func, inputs, "vjp")
+    vs = _check_v(v, outputs, "vjp", "outputs")
+    grads = _zeros_for_none(_vjp_raw(outputs, inputs, vs, create_graph), inputs, strict, lambda i: (
+        f"The output of the user-provided function is independent of input {i}. This is not allowed in strict "
+        "mode."))
+    outputs, grads = _post(outputs, create_graph), _post(grads, create_graph)
+    return (outputs if out_tuple else outputs[0]), (grads if is_tuple else grads[0])
+
+
+def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False) -> tuple:
+    """(func(inputs), J v): the Jacobian-vector product at `inputs`."""
+    is_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+    inputs = _prepare(inputs, create_graph)
+    vs = _check_v(v, inputs, "jvp", "inputs")
+    out_tuple, outputs = _run(func, inputs, "jvp")
+    grads = _zeros_for_none(_jvp_raw(outputs, inputs, vs, create_graph), outputs, strict, lambda i: (
+        f"The output of the user-provided function is independent of input {i}. This is not allowed in strict "
+        "mode."))
+    outputs, grads = _post(outputs, create_graph), _post(grads, create_graph)
+    return (outputs if out_tuple else outputs[0]), (grads if out_tuple else grads[0])
+
+
+def _jacobian_of(outputs: tuple, inputs: tuple, create_graph: bool, strict: bool) -> list:
+    """jac[i][j] = d outputs[i] / d inputs[j], of shape outputs[i].shape + inputs[j].shape."""
+    jac = []
+    for i, out in enumerate(outputs):
+        rows: list = [[] for _ in inputs]
+        flat = out.reshape(-1)
+        for k in range(flat.numel()):
+            grads = (None,) * len(inputs)
+            if out.requires_grad:
+                grads = _grad((flat[k],), inputs, retain_graph=True, create_graph=create_graph, allow_unused=True)
+            for j, (g, x) in enumerate(zip(grads, inputs)):
+                if g is None:
+                    if strict:
+                        raise RuntimeError(f"Output {i} of the user-provided function is independent of input {j}."
+                                           " This is not allowed in strict mode.")
+                    g = ops.zeros_like(x)
+                rows[j].append(g)
+        jac.append([ops.stack(r).reshape(*out.shape, *x.shape) if r else
+                    ops.zeros(*out.shape, *x.shape, dtype=x.dtype, device=x.device) for r, x in zip(rows, inputs)])
+    return jac
+
+
+def _shape_jacobian(jac: list, out_tuple: bool, in_tuple: bool):
+    if out_tuple:
+        return tuple(tuple(row) if in_tuple else row[0] for row in jac)
+    return tuple(jac[0]) if in_tuple else jac[0][0]
+
+
+def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
+             strategy: str = "reverse-mode"):
+    """The Jacobian of `func` at `inputs` (nested tuples follow the tuple-ness of outputs, then inputs)."""
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise RuntimeError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+                           'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+                           'Otherwise, prefer to use "reverse-mode".')
+    if strategy == "forward-mode" and not vectorize:
+        raise NotImplementedError('torch.autograd.functional.jacobian: `strategy="forward-mode"` only works with '
+                                  "`vectorize=True`")
+    if strategy == "forward-mode" and create_graph:
+        raise NotImplementedError('torch.autograd.functional.jacobian: `strategy="forward-mode"` does not '
+                                  "support `create_graph=True`")
+    in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    inputs = _prepare(inputs, create_graph)
+    out_tuple, outputs = _run(func, inputs, "jacobian")
+    jac = _jacobian_of(outputs, inputs, create_graph, strict)
+    if not create_graph:
+        jac = [[t.detach() for t in row] for row in jac]
+    return _shape_jacobian(jac, out_tuple, in_tuple)
+
+
+def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
+            outer_jacobian_strategy: str = "reverse-mode"):
+    """The Hessian of the scalar function `func` at `inputs`."""
+    in_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+
+    def jac_func(*inp):
+        out = func(*inp)
+        is_tuple, outs = _as_tuple(out, "outputs of the user-provided function", "hessian")
+        if is_tuple or outs[0].numel() != 1:
+            raise RuntimeError("The function given to hessian should return a single Tensor")
+        if outs[0].dim() > 0:
+            out = outs[0].squeeze()
+        grads = _vjp_raw((out,), inp, (ops.ones_like(out),), create_graph=True)
+        return _zeros_for_none(grads, inp, strict, lambda i: (
+            f"The output of the user-provided function is independent of input {i}. This is not allowed in "
+            "strict mode."))
+
+    hess = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize)
+    return hess if in_tuple else hess[0][0]
+
+
+def _scalar_and_grad(func: Callable, inputs: tuple, fn: str, strict: bool) -> tuple:
+    out_tuple, outputs = _run(func, inputs, fn)
+    if out_tuple or outputs[0].numel() != 1:
+        raise RuntimeError(f"The function given to {fn} should return a single Tensor")
+    out = outputs[0]
+    grads = _zeros_for_none(_vjp_raw((out,), inputs, (ops.ones_like(out),), True), inputs, strict, lambda i: (
+        f"The output of the user-provided function is independent of input {i}. This is not allowed in strict "
+        "mode."))
+    return out, grads
+
+
+def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False) -> tuple:
+    """(func(inputs), v^T H): the vector-Hessian product of a scalar function."""
+    is_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
+    inputs = _prepare(inputs, create_graph)
+    vs = _check_v(v, inputs, "vhp", "inputs")
+    out, grads = _scalar_and_grad(func, inputs, "vhp", strict)
+    res = _zeros_for_none(_vjp_raw(grads, inputs, vs, create_graph), inputs, strict, lambda i: (
+        f"The hessian of the user-provided function with respect to input {i} is independent of the input. This "
+        "is not allowed in strict mode."))
+    out, res = _post((out,), create_graph)[0], _post(res, create_graph)
+    return out, (res if is_tuple else res[0])
+
+
+def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False) -> tuple:
+    """(func(inputs), H v): the Hessian-vector product of a scalar function (double-vjp of its gradient)."""
+    is_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
+    inputs = _prepare(inputs, create_graph)
+    vs = _check_v(v, inputs, "hvp", "inputs")
+    out, grads = _scalar_and_grad(func, inputs, "hvp", strict)
+    res = _zeros_for_none(_jvp_raw(grads, inputs, vs, create_graph), inputs, strict, lambda i: (
+        f"The hessian of the user-provided function with respect to input {i} is independent of the input. This "
+        "is not allowed in strict mode."))
+    out, res = _post((out,), create_graph)[0], _post(res, create_graph)
+    return out, (res if is_tuple else res[0])

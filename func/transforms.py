@@ -1,0 +1,255 @@
+"""torch.func's differentiation transforms: grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian.
+
+Each transform runs the function on its own fresh leaves (or, for an argument that already
+requires grad, on a view of it, so an outer transform or the caller's autograd still sees through)
+and differentiates with `autograd.grad`, building the graph of the gradient itself while grad mode
+is on, so transforms nest: grad(grad(f)), jacrev(jacrev(f)), vmap(grad(f)). A result that depends
+on nothing outside the transform is returned detached, as torch.func does. Forward mode (jvp,
+jacfwd) is the double-vjp trick over reverse mode.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .. import ops
+from ..autograd import enable_grad, is_grad_enabled
+from ..autograd.functional import _jvp_raw, _vjp_raw
+from ..autograd.graph import AccumulateGrad, _seq
+from ..tensor import Tensor
+from ._pytree import tree_flatten, tree_map, tree_unflatten
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
+
+
+class _Level:
+    """One transform's view of its inputs: lifted leaves, and the rule for detaching results."""
+
+    def __init__(self) -> None:
+        self.start = next(_seq)
+        self.create_graph = is_grad_enabled()
+        self.own: set = set()
+
+    def lift(self, t):
+        """A differentiable stand-in for `t` (non-tensors pass through)."""
+        if not isinstance(t, Tensor):
+            return t
+        if not t.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if t.requires_grad and self.create_graph:
+            return t.view_as(t)  # stays connected to the outer graph
+        leaf = t.detach().requires_grad_(True)
+        self.own.add(id(leaf))
+        return leaf
+
+    def _reaches_outside(self, t: Tensor) -> bool:
+        seen: set = set()
+        stack = [t.grad_fn]
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, AccumulateGrad):
+                if id(node.variable) not in self.own:
+                    return True
+                continue
+            if node.seq < self.start:
+                return True
+            stack.extend(nxt for nxt, _ in node.next_functions)
+        return False
+
+    def finish(self, tree):
+        """`tree` with each tensor detached unless its graph reaches past this transform."""
+        def fix(t):
+            if isinstance(t, Tensor) and t.requires_grad and not (self.create_graph and self._reaches_outside(t)):
+                return t.detach()
+            return t
+        return tree_map(fix, tree)
+
+
+def _argnums_tuple(argnums, nargs: int, fn: str) -> tuple:
+    nums = argnums if isinstance(argnums, tuple) else (argnums,)
+    if not nums:
+        raise RuntimeError(f"{fn}: argnums must be non-empty")
+    for n in nums:
+        if not isinstance(n, int):
+            raise RuntimeError(f"{fn}: argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+        if not -nargs <= n < nargs:
+            raise RuntimeError(f"Got argnums={n}, but only {nargs} positional inputs")
+    return tuple(n % nargs for n in nums)
+
+
+def _lift_args(level: _Level, args: tuple, argnums, fn: str) -> tuple:
+    """(args with the differentiated ones lifted, the lifted trees as given by argnums)."""
+    nums = _argnums_tuple(argnums, len(args), fn)
+    args = list(args)
+    for n in nums:
+        args[n] = tree_map(level.lift, args[n])
+    chosen = tuple(args[n] for n in nums) if isinstance(argnums, tuple) else args[nums[0]]
+    return tuple(args), chosen
+
+
+def _split_aux(out, has_aux: bool, fn: str) -> tuple:
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(f"{fn}(f, ...)(*args): output of function f should be a tuple: (output, aux) if "
+                           "has_aux is True")
+    return out
+
+
+def _grads_for(level: _Level, outputs: list, cotangents: list, chosen) -> Any:
+    """The gradient of `outputs` (weighted by cotangents) for every tensor of the tree `chosen`."""
+    leaves, spec = tree_flatten(chosen)
+    tensors = [x for x in leaves if isinstance(x, Tensor)]
+    grads = iter(_vjp_raw(tuple(outputs), tuple(tensors), tuple(cotangents), level.create_graph))
+    out = []
+    for x in leaves:
+        if isinstance(x, Tensor):
+            g = next(grads)
+            out.append(ops.zeros_like(x) if g is None else g)
+        else:
+            out.append(None)
+    return tree_unflatten(out, spec)
+
+
+def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
+    """A function returning (gradient of func's scalar output with respect to `argnums`, the output)."""
+    def wrapper(*args, **kwargs):
+        level = _Level()
+        with enable_grad():
+            args, chosen = _lift_args(level, args, argnums, "grad_and_value")
+            output, aux = _split_aux(func(*args, **kwargs), has_aux, "grad_and_value")
+            if not isinstance(output, Tensor):
+                raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got "
+                                   f"{type(output)}")
+            if output.dim() != 0:
+                raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+                                   f"tensor with {output.dim()} dims. Maybe you wanted to use the vjp or jacrev "
+                                   "APIs instead?")
+            grads = _grads_for(level, [output], [ops.ones_like(output)], chosen)
+        grads, output = level.finish(grads), level.finish(output)
+        if has_aux:
+            return grads, (output, level.finish(aux))
+        return grads, output
+    return wrapper
+
+
+def grad(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
+    """A function returning the gradient of func's scalar output with respect to the `argnums` inputs."""
+    both = grad_and_value(func, argnums, has_aux)
+
+    def wrapper(*args, **kwargs):
+        grads, value = both(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+    return wrapper
+
+
+def vjp(func: Callable, *primals, has_aux: bool = False) -> tuple:
+    """(func(*primals), vjp_fn[, aux]); vjp_fn(cotangents) gives a tuple of gradients, one per primal."""
+    level = _Level()
+    with enable_grad():
+        lifted = tuple(tree_map(level.lift, p) for p in primals)
+        output, aux = _split_aux(func(*lifted), has_aux, "vjp")
+    out_leaves, out_spec = tree_flatten(output)
+    for x in out_leaves:
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"vjp(f, *primals): Expected f to return a tensor or a pytree of tensors, got "
+                               f"{type(x)}")
+
+    def vjp_fn(cotangents):
+        cot_leaves, cot_spec = tree_flatten(cotangents)
+        if len(cot_leaves) != len(out_leaves):
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of "
+                               f"outputs to the function. cotangents: {cot_spec}, primal output: {out_spec}")
+        for c, o in zip(cot_leaves, out_leaves):
+            if c.shape != o.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {c.shape} and output[0] has "
+                                   f"a shape of {o.shape}.")
+        with enable_grad():
+            grads = _grads_for(level, out_leaves, cot_leaves, lifted)
+        return level.finish(grads)
+
+    result = (level.finish(output), vjp_fn)
+    return result + (level.finish(aux),) if has_aux else result
+
+
+def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: bool = False) -> tuple:
+    """(func(*primals), the directional derivative along `tangents`[, aux])."""
+    if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
+        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
+                           f"call f(*primals).")
+    if strict:
+        raise RuntimeError("jvp(f, primals, tangents): strict is not implemented in torch.func either")
+    p_leaves, p_spec = tree_flatten(primals)
+    t_leaves, t_spec = tree_flatten(tangents)
+    if len(p_leaves) != len(t_leaves):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+                           f"structure. For example, if primals is a tuple of 3 tensors, tangents also must be. "
+                           f"Got primals with structure {p_spec} and tangents with structure {t_spec}")
+    for p, t in zip(p_leaves, t_leaves):
+        if p.shape != t.shape:
+            raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same shape. "
+                               f"Got primals.shape={p.shape} and tangents.shape={t.shape}")
+    level = _Level()
+    with enable_grad():
+        lifted = [level.lift(p) for p in p_leaves]
+        output, aux = _split_aux(func(*tree_unflatten(lifted, p_spec)), has_aux, "jvp")
+        out_leaves, out_spec = tree_flatten(output)
+        outs = [o for o in out_leaves if isinstance(o, Tensor)]
+        res = iter(_jvp_raw(tuple(outs), tuple(lifted), tuple(t_leaves), level.create_graph))
+        tangent_out = [ops.zeros_like(o) if g is None else g for o, g in zip(outs, res)]
+    result = (level.finish(output), level.finish(tree_unflatten(tangent_out, out_spec)))
+    return result + (level.finish(aux),) if has_aux else result
+
+
+def _jacobian(func: Callable, argnums, has_aux: bool, fn: str) -> Callable:
+    def wrapper(*args, **kwargs):
+        level = _Level()
+        with enable_grad():
+            args, chosen = _lift_args(level, args, argnums, fn)
+            output, aux = _split_aux(func(*args, **kwargs), has_aux, fn)
+            out_leaves, out_spec = tree_flatten(output)
+            in_leaves, in_spec = tree_flatten(chosen)
+            jac = []
+            for o in out_leaves:
+                if not isinstance(o, Tensor):
+                    raise RuntimeError(f"{fn}(f, ...): Expected f to return a Tensor or a pytree of Tensors, got "
+                                       f"{type(o)}")
+                rows: list = [[] for _ in in_leaves]
+                flat = o.reshape(-1)
+                for k in range(flat.numel()):
+                    grads = (None,) * len(in_leaves)
+                    if o.requires_grad:
+                        grads = _vjp_raw((flat[k],), tuple(in_leaves), (ops.ones_like(flat[k]),), level.create_graph)
+                    for j, (g, x) in enumerate(zip(grads, in_leaves)):
+                        rows[j].append(ops.zeros_like(x) if g is None else g)
+                blocks = [ops.stack(r).reshape(*o.shape, *x.shape) if r else
+                          ops.zeros(*o.shape, *x.shape, dtype=x.dtype, device=x.device)
+                          for r, x in zip(rows, in_leaves)]
+                jac.append(tree_unflatten(blocks, in_spec))
+        jac = level.finish(tree_unflatten(jac, out_spec))
+        return (jac, level.finish(aux)) if has_aux else jac
+    return wrapper
+
+
+def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size: int | None = None,
+           _preallocate_and_copy: bool = False) -> Callable:
+    """A function returning the Jacobian of `func` with respect to `argnums`, one backward pass per output element."""
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+    return _jacobian(func, argnums, has_aux, "jacrev")
+
+
+def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *, randomness: str = "error") -> Callable:
+    """A function returning the Jacobian of `func` with respect to `argnums` (the same values as jacrev:
+    tidal has no forward mode, so it is computed in reverse)."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got "
+                           f"{randomness}")
+    return _jacobian(func, argnums, has_aux, "jacfwd")
+
+
+def hessian(func: Callable, argnums=0) -> Callable:
+    """A function returning the Hessian of the scalar `func` with respect to `argnums`."""
+    return jacfwd(jacrev(func, argnums), argnums)

@@ -1,0 +1,136 @@
+"""vmap: map a function over a dimension of its inputs.
+
+tidal has no per-op batching rules yet, so vmap runs `func` once per batch element on the
+selected slices and stacks the results along `out_dims`. That is exact (it composes with grad,
+jacrev and itself, and the outputs are what torch.func.vmap returns) but no faster than a Python
+loop; a one-time warning says so.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+from typing import Any, Callable
+
+from .. import ops
+from ..ops import rng as _rng
+from ..tensor import Tensor
+from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
+
+__all__ = ["vmap"]
+
+_warned = False
+
+
+def _warn_once() -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        warnings.warn("tidal.func.vmap: per-op batching rules are missing, so vmap runs the function once per "
+                      "batch element and stacks the results (correct, but no faster than a Python loop)",
+                      UserWarning, stacklevel=3)
+
+
+def _rng_marks() -> dict:
+    return {kind: (gen._seed, gen._offset) for kind, gen in _rng._defaults.items()}
+
+
+def _rng_states() -> dict:
+    return {kind: gen.get_state() for kind, gen in _rng._defaults.items()}
+
+
+def _func_name(func: Callable) -> str:
+    return getattr(func, "__name__", repr(func))
+
+
+def _batch_size(flat_args: list, flat_dims: list, in_dims, name: str) -> int:
+    sizes = []
+    for x, d in zip(flat_args, flat_dims):
+        if d is None:
+            continue
+        if not isinstance(d, int):
+            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims must be int or None for "
+                             f"every input, got {d!r}")
+        if not isinstance(x, Tensor):
+            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input but the "
+                             f"input is of type {type(x)}. We cannot vmap over non-Tensor arguments, please use "
+                             "None as the respective in_dim")
+        if not -x.dim() <= d < max(x.dim(), 1) or x.dim() == 0:
+            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for some input, but "
+                             f"that input is a Tensor of dimensionality {x.dim()} so expected in_dim to satisfy "
+                             f"-{x.dim()} <= in_dim < {x.dim()}.")
+        sizes.append(x.shape[d])
+    if not sizes:
+        raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got all in_dims=None; at least one input "
+                         "must be mapped over.")
+    if len(set(sizes)) != 1:
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                         f"{sizes} for the mapped dimension")
+    if sizes[0] == 0:
+        raise NotImplementedError("vmap over a dimension of size 0: tidal runs the function once per batch "
+                                  "element, so it cannot infer the shapes of an empty batch's outputs")
+    return sizes[0]
+
+
+def _stack_outputs(per_sample: list, out_dims, name: str) -> Any:
+    leaves0, spec = tree_flatten(per_sample[0])
+    dims = broadcast_prefix(out_dims, per_sample[0], "out_dims") if isinstance(out_dims, (tuple, list, dict)) \
+        else [out_dims] * len(leaves0)
+    columns = [tree_flatten(s)[0] for s in per_sample]
+    result = []
+    for k, (leaf, d) in enumerate(zip(leaves0, dims)):
+        if d is None:
+            result.append(leaf)
+            continue
+        if not isinstance(leaf, Tensor):
+            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(leaf)}. Did you "
+                             "mean to set out_dims= to None for output?")
+        if not isinstance(d, int) or not -(leaf.dim() + 1) <= d <= leaf.dim():
+            raise ValueError(f"vmap({name}, ...): Got out_dim={d} for an output, but it is a Tensor of "
+                             f"dimensionality {leaf.dim()} so expected out_dim to satisfy "
+                             f"-{leaf.dim() + 1} <= out_dim <= {leaf.dim()}.")
+        result.append(ops.stack([col[k] for col in columns], dim=d))
+    return tree_unflatten(result, spec)
+
+
+def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable:
+    """`func` mapped over dimension `in_dims` of its inputs, results stacked along `out_dims`."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got "
+                           f"{randomness}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+    if not isinstance(in_dims, (int, tuple, list, dict)) and in_dims is not None:
+        raise ValueError(f"vmap({_func_name(func)}, in_dims={in_dims}, ...): expected `in_dims` to be int or a "
+                         f"(potentially nested) tuple matching the structure of inputs, got: {type(in_dims)}.")
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        _warn_once()
+        name = _func_name(func)
+        if isinstance(in_dims, tuple):
+            if len(in_dims) != len(args):
+                raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with "
+                                 f"the structure of `inputs`. in_dims has structure {len(in_dims)} entries but "
+                                 f"inputs has {len(args)}.")
+            dims_tree = in_dims
+        else:
+            dims_tree = (in_dims,) * len(args)
+        flat_args, spec = tree_flatten(args)
+        flat_dims = broadcast_prefix(dims_tree, args, "in_dims")
+        size = _batch_size(flat_args, flat_dims, in_dims, name)
+        start = _rng_states() if randomness == "same" else None
+        samples = []
+        for i in range(size):
+            if start is not None:
+                for kind, state in start.items():
+                    _rng._defaults[kind].set_state(state)
+            sliced = [x if d is None else x.select(d, i) for x, d in zip(flat_args, flat_dims)]
+            before = _rng_marks() if randomness == "error" else None
+            samples.append(func(*tree_unflatten(sliced, spec), **kwargs))
+            if before is not None and _rng_marks() != before:
+                raise RuntimeError("vmap: called random operation while in randomness error mode. Please either "
+                                   "use the 'same' or 'different' randomness flags on vmap or perform the "
+                                   "randomness operation out of vmap")
+        return _stack_outputs(samples, out_dims, name)
+    return wrapped
