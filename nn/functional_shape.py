@@ -172,7 +172,8 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
 
 
 # -- resampling ----------------------------------------------------------------------------------
-_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3, "lanczos": 2}
+_AA_HALF_WIDTH = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}  # in input pixels, before stretching
 _CUBIC_A = -0.75
 
 
@@ -222,6 +223,41 @@ def _taps(mode: str, n_in: int, n_out: int, scale: float | None, align_corners: 
     return np.stack([i0, i1], axis=1), np.stack([1.0 - frac, frac], axis=1)
 
 
+def _aa_filter(mode: str, x: np.ndarray) -> np.ndarray:
+    """PyTorch's antialiasing kernels: the triangle (bilinear), Keys' cubic with a = -0.5 (bicubic) and the
+    3-lobe windowed sinc (lanczos)."""
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.maximum(1.0 - x, 0.0)
+    if mode == "lanczos":
+        return np.where(x < 3.0, np.sinc(x) * np.sinc(x / 3.0), 0.0)
+    a = -0.5
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1.0, near, np.where(x < 2.0, far, 0.0))
+
+
+def _aa_taps(mode: str, n_in: int, n_out: int, scale: float | None, align_corners: bool) -> tuple:
+    """(indices, weights) of antialiased resampling: when shrinking, the kernel is stretched by the scale, so
+    each output averages every input it covers (PIL's method, as PyTorch); weights are normalized to sum 1."""
+    if align_corners:
+        s = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    else:
+        s = 1.0 / scale if scale else n_in / n_out
+    half = _AA_HALF_WIDTH[mode]
+    support = half * s if s >= 1.0 else half
+    inv = 1.0 / s if s >= 1.0 else 1.0
+    center = s * (np.arange(n_out) + 0.5)
+    lo = np.maximum(np.trunc(center - support + 0.5).astype(np.int64), 0)
+    hi = np.minimum(np.trunc(center + support + 0.5).astype(np.int64), n_in)
+    width = max(int((hi - lo).max()), 1) if n_out else 1
+    idx = lo[:, None] + np.arange(width)
+    w = np.where(idx < hi[:, None], _aa_filter(mode, (idx - center[:, None] + 0.5) * inv), 0.0)
+    total = w.sum(axis=1, keepdims=True)
+    w = np.where(total != 0, w / np.where(total != 0, total, 1.0), 0.0)
+    return np.minimum(idx, n_in - 1), w
+
+
 def _resample_dim(x: Tensor, d: int, idx: np.ndarray, w: np.ndarray | None) -> Tensor:
     """Along dim d: out[k] = sum_t w[k, t] * x[idx[k, t]] (a plain gather when w is None)."""
     if w is None:
@@ -261,20 +297,26 @@ def _output_size(input: Tensor, size, scale_factor, spatial: int) -> tuple:
 
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
-    """Resize the spatial dims (after N, C) by nearest, (bi/tri)linear, bicubic or area sampling."""
-    modes = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+    """Resize the spatial dims (after N, C) by nearest, (bi/tri)linear, bicubic, area or (antialiased) lanczos."""
+    modes = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "lanczos", "area", "nearest-exact")
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
                              "linear | bilinear | bicubic | trilinear")
     align_corners = bool(align_corners)
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if antialias and not (mode in _AA_HALF_WIDTH and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
+                         "tensor as input")
+    if mode == "lanczos" and input.dim() == 4:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     spatial = input.dim() - 2
     need = _INTERP_DIMS.get(mode)
-    if mode not in modes or spatial not in (1, 2, 3):
+    if mode not in modes or spatial not in (1, 2, 3) or (mode in ("bicubic", "lanczos") and spatial != 2):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
-                                  f"the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                                  f"the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
     if need is not None and need != spatial:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need + 2}D input")
@@ -286,7 +328,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     x = input if mode.startswith("nearest") else opmath(input)
     for k in range(spatial):
         d = 2 + k
-        idx, w = _taps(mode, input.shape[d], out_size[k], scales[k] if scales else None, align_corners)
+        taps = _aa_taps if antialias else _taps
+        idx, w = taps(mode, input.shape[d], out_size[k], scales[k] if scales else None, align_corners)
         x = _resample_dim(x, d, idx, w)
     return x.to(input.dtype)
 
