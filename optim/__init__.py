@@ -9,6 +9,7 @@ from .adam import Adam, AdamW
 from .adamax import Adamax
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 from .radam import RAdam
@@ -19,7 +20,7 @@ from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "LBFGS", "lr_scheduler",
            "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
-           "NAdam", "RAdam", "Adamax", "ASGD", "Rprop", "Adafactor", "SparseAdam", "swa_utils"]
+           "NAdam", "RAdam", "Adamax", "ASGD", "Rprop", "Adafactor", "SparseAdam", "Muon", "swa_utils"]
 
 
 def __getattr__(name: str):

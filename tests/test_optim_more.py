@@ -259,10 +259,75 @@ def test_step_never_waits_for_the_device(name):
 def test_compat_exposes_the_optimizers():
     import tidal.compat as ttorch
     from tidal.compat._importer import target_name
-    for name in list(CONFIGS) + ["SparseAdam"]:
+    for name in list(CONFIGS) + ["SparseAdam", "Muon"]:
         assert getattr(ttorch.optim, name) is getattr(optim, name)
     assert ttorch.optim.swa_utils.AveragedModel is optim.swa_utils.AveragedModel
     assert target_name("torch.optim.swa_utils") == "tidal.optim.swa_utils"
+
+
+
+# -- Muon (2-D parameters only) -----------------------------------------------------------------------
+MUON_CONFIGS = [dict(), dict(nesterov=False, lr=0.02, weight_decay=0.0),
+                dict(adjust_lr_fn="match_rms_adamw", momentum=0.5),
+                dict(ns_steps=3, ns_coefficients=(2.0, -1.5, 0.5), eps=1e-3, adjust_lr_fn="original")]
+
+
+def _muon_pair(dtype: str, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in [(3, 5), (6, 2), (4, 4)]]
+    return ([_leaf(tidal, a, i == 2) for i, a in enumerate(arrays)],
+            [_leaf(torch, a, i == 2) for i, a in enumerate(arrays)])
+
+
+def _set_matrix_grads(params_lists, rng, dtype: str) -> None:
+    for i, p in enumerate(params_lists[0]):
+        g = rng.standard_normal(tuple(p.shape)).astype(dtype)
+        for params in params_lists:
+            params[i].grad = (torch if isinstance(params[i], torch.Tensor) else tidal).tensor(g)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("kw", MUON_CONFIGS, ids=str)
+def test_muon_matches_torch(kw, dtype):
+    ours, theirs = _muon_pair(dtype)
+    opt, topt = optim.Muon(ours, **kw), torch.optim.Muon(theirs, **kw)
+    rng = np.random.default_rng(1)
+    for step in range(4):
+        _set_matrix_grads([ours, theirs], rng, dtype)
+        opt.step()
+        topt.step()
+        for p, q in zip(ours, theirs):
+            _close(p, q, TOL[dtype], f"step {step}")
+        _assert_state_matches(opt, topt, ours, theirs, TOL[dtype])
+    # state dicts cross-load: tidal continues from torch's, torch from tidal's
+    sd, tsd = opt.state_dict(), topt.state_dict()
+    assert sd["param_groups"] == tsd["param_groups"] and set(sd["state"][0]) == set(tsd["state"][0])
+    from_torch = [tidal.tensor(q.detach().numpy()).requires_grad_() for q in theirs]
+    loaded = optim.Muon(from_torch, **kw)
+    loaded.load_state_dict(_to_tidal(copy.deepcopy(tsd)))
+    from_ours = [torch.tensor(p.detach().numpy()).requires_grad_() for p in ours]
+    tloaded = torch.optim.Muon(from_ours, **kw)
+    tloaded.load_state_dict(_to_torch(copy.deepcopy(sd)))
+    _set_matrix_grads([theirs, from_torch, from_ours], rng, dtype)
+    topt.step()
+    loaded.step()
+    tloaded.step()
+    for q, a, b in zip(theirs, from_torch, from_ours):
+        _close(a, q, TOL[dtype])
+        _close(b, q, TOL[dtype])
+
+
+@pytest.mark.parametrize("kw", [dict(lr=-1.0), dict(momentum=-0.1), dict(weight_decay=-0.1),
+                                dict(adjust_lr_fn="sqrt")], ids=str)
+def test_muon_errors(kw):
+    expected = _torch_error(lambda: torch.optim.Muon([torch.zeros(2, 2, requires_grad=True)], **kw))
+    with pytest.raises(type(expected), match=re.escape(str(expected))):
+        optim.Muon([tidal.zeros(2, 2, requires_grad=True)], **kw)
+    with pytest.raises(ValueError, match=re.escape("Muon only supports 2D parameters whereas we found a parameter "
+                                                   "with size: tidal.Size([3])")):
+        optim.Muon([tidal.zeros(2, 2, requires_grad=True), tidal.zeros(3, requires_grad=True)])
+    assert repr(optim.Muon([tidal.zeros(2, 2, requires_grad=True)])) == \
+        repr(torch.optim.Muon([torch.zeros(2, 2, requires_grad=True)]))
 
 
 # -- swa_utils ----------------------------------------------------------------------------------------
