@@ -10,10 +10,12 @@ from .blob import Blob, View
 from .fusion import config as fusion_config
 from .instruction import Instruction
 from . import machine as _machine
-from .machine import all_vms, get_mode, get_vm, register_backend, set_mode
+from . import replay
+from .machine import all_vms, get_mode, get_vm, limits as machine_limits, register_backend, set_mode
 
 __all__ = ["Blob", "View", "Instruction", "get_vm", "set_mode", "get_mode", "register_backend",
-           "stats", "reset_stats", "set_fusion", "get_fusion", "memory_stats", "empty_cache"]
+           "stats", "reset_stats", "set_fusion", "get_fusion", "memory_stats", "empty_cache", "set_replay",
+           "set_execution"]
 
 
 class _DeviceBackends(dict):
@@ -32,14 +34,21 @@ class _DeviceBackends(dict):
 _machine._backends = _DeviceBackends(_machine._backends)
 
 
+_SUMMED = ("instructions", "kernels", "fused_away", "allocations_avoided", "syncs", "replays",
+           "inline_batches", "worker_batches", "waits_for_room")
+
+
 def stats() -> dict:
-    """Counters summed over every device's VM: instructions, kernels, fusion, memory."""
-    out = {"instructions": 0, "kernels": 0, "fused_away": 0, "allocations_avoided": 0, "syncs": 0,
-           "allocations": 0, "cache_hits": 0, "bytes_in_use": 0, "bytes_cached": 0, "peak_bytes": 0}
+    """Counters summed over every device's VM: instructions, kernels, fusion, replayed windows,
+    where batches ran (inline or worker), instructions in flight now and at most, memory."""
+    out = dict.fromkeys(_SUMMED + ("in_flight", "max_in_flight", "allocations", "cache_hits", "bytes_in_use",
+                                   "bytes_cached", "peak_bytes"), 0)
     for vm in all_vms():
         s = vm.stats
-        for key in ("instructions", "kernels", "fused_away", "allocations_avoided", "syncs"):
+        for key in _SUMMED:
             out[key] += getattr(s, key)
+        out["in_flight"] += vm.in_flight()
+        out["max_in_flight"] = max(out["max_in_flight"], s.max_in_flight)
         for key, value in vm.allocator.stats().items():
             out[key] += value
     return out
@@ -66,6 +75,8 @@ def set_fusion(enabled: bool | None = None, max_group: int | None = None,
                        ("reductions", reductions)):
         if value is not None:
             setattr(fusion_config, key, value)
+    for vm in all_vms():
+        vm.windows.clear()  # templates were lowered under the old knobs
     if background_compile is not None:
         codegen.background = background_compile
 
@@ -75,6 +86,27 @@ def get_fusion() -> dict:
     return {"enabled": fusion_config.enabled, "max_group": fusion_config.max_group,
             "compile_after": fusion_config.compile_after, "background_compile": codegen.background,
             "reductions": fusion_config.reductions}
+
+
+def set_replay(enabled: bool) -> None:
+    """Turn window replay on or off (off: every window goes through the fusion pass)."""
+    for vm in all_vms():
+        vm.synchronize()
+        vm.windows.clear()
+    replay.enabled = enabled
+
+
+def set_execution(inline_bytes: int | None = None, max_in_flight: int | None = None) -> None:
+    """Where kernels run: batches touching at most `inline_bytes` run on the calling thread when the
+    worker is idle (0: always the worker); at most `max_in_flight` instructions wait for a worker."""
+    for vm in all_vms():
+        vm.synchronize()
+    if inline_bytes is not None:
+        machine_limits.inline_bytes = inline_bytes
+    if max_in_flight is not None:
+        if max_in_flight < 2:
+            raise ValueError(f"set_execution: max_in_flight must be at least 2, got {max_in_flight}")
+        machine_limits.max_in_flight = max_in_flight
 
 
 def memory_stats() -> dict:

@@ -55,18 +55,21 @@ class _Group:
     empties them before it counts references.
     """
 
-    __slots__ = ("shape", "members", "lines", "ext", "ext_names", "produced", "touched")
+    __slots__ = ("shape", "members", "positions", "lines", "ext", "ext_src", "ext_names", "produced",
+                 "touched")
 
     def __init__(self, shape):
         self.shape = shape
         self.members: list = []
+        self.positions: list = []  # each member's place in the window (for replay templates)
+        self.ext_src: list = []    # each external input's (window place, input slot)
         self.lines: list = []
         self.ext: list = []
         self.ext_names: dict = {}  # external view -> its input name
         self.produced: dict = {}   # blob -> [view, temp name, references to view from the group]
         self.touched: dict = {}    # blob -> a view through which the group touches it
 
-    def join(self, ins: Instruction) -> bool:
+    def join(self, ins: Instruction, pos: int) -> bool:
         """Append `ins` as one SSA line, unless that would break per-element program order
         (it then returns False and leaves the group as it was)."""
         out = ins.outs[0]
@@ -83,8 +86,8 @@ class _Group:
                 if hit is not None and hit[0] is not v and not _same_layout(hit[0], v):
                     return False
         args = []
-        ext, ext_names = self.ext, self.ext_names
-        for v in views:
+        ext, ext_names, ext_src = self.ext, self.ext_names, self.ext_src
+        for k, v in enumerate(views):
             if v.__class__ is View:
                 hit = produced.get(v.blob)
                 if hit is not None:
@@ -96,18 +99,21 @@ class _Group:
                 if name is None:  # a new input (an input already named has its blob touched)
                     name = ext_names[v] = _IN[len(ext)]
                     ext.append(v)
+                    ext_src.append((pos, k))
                     if v.blob not in touched:
                         touched[v.blob] = v
                 args.append(name)
             else:
                 args.append(_IN[len(ext)])
                 ext.append(v)
+                ext_src.append((pos, k))
         var = _TMP[len(self.lines)]
         self.lines.append((ins.expr, tuple(args)))
         old = produced.get(out.blob) if seen is not None else None  # only a touched blob was produced
         produced[out.blob] = [out, var, old[2] + 1 if old is not None and old[0] is out else 1]
         touched[out.blob] = out
         self.members.append(ins)
+        self.positions.append(pos)
         return True
 
     def feeds(self, red: Instruction) -> bool:
@@ -133,9 +139,11 @@ def _is_dead(view: View, uses_in_group: int) -> bool:
     return sys.getrefcount(blob) == 3 and sys.getrefcount(view) == uses_in_group + 3
 
 
-def _lower(g: _Group, stats, red: Instruction | None = None) -> Instruction | None:
+def _lower(g: _Group, stats, red: Instruction | None = None, red_pos: int = -1,
+           rec: list | None = None) -> Instruction | None:
     """One runnable instruction for a closed group (None when nothing it computes is wanted);
-    `red`, a reduction the group feeds (see _Group.feeds), becomes part of it."""
+    `red`, a reduction the group feeds (see _Group.feeds), becomes part of it. With `rec`, the
+    step is also recorded in window places for replay (vm/replay.py)."""
     produced = g.produced
     final = {}  # each blob's last write -> its uses
     for entry in produced.values():
@@ -150,20 +158,25 @@ def _lower(g: _Group, stats, red: Instruction | None = None) -> Instruction | No
     # drop our own references before counting the program's
     g.produced = g.touched = g.ext_names = produced = None
     outs, out_vars = [], []
-    dead = 0
+    dead = []  # (window place, uses) of each result the program dropped
+    kept = []  # window places of the results written out
+    positions = g.positions
     for k, ins in enumerate(g.members):
         out = ins.outs[0]
         uses = final.get(id(out))
         if uses is not None and _is_dead(out, uses):
-            dead += 1
+            dead.append((positions[k], uses))
             continue
         outs.append(out)
         out_vars.append(_TMP[k])
+        kept.append(positions[k])
     del out
     n = len(g.members)
     stats.fused_away += n - 1 if red is None else n
-    stats.allocations_avoided += dead
+    stats.allocations_avoided += len(dead)
     if not outs and red is None:
+        if rec is not None:
+            rec.append((_DEAD, None, None, None, -1, tuple(dead), n - 1))
         return None
     key = (tuple(g.lines), len(g.ext), tuple(out_vars)) if red is None else \
         (tuple(g.lines), len(g.ext), tuple(out_vars), reduction)
@@ -183,14 +196,27 @@ def _lower(g: _Group, stats, red: Instruction | None = None) -> Instruction | No
         entry[2], entry[3] = _compiled_kernel(entry[0]), True
     elif entry[2] is None:
         entry[2] = _numpy_kernel(entry[0])
-    stream = g.members[0].stream
+    if rec is not None:
+        rec.append((_FUSED, entry, tuple(g.ext_src), tuple(kept), red_pos, tuple(dead),
+                    n - 1 if red is None else n, g.members[0].stream, g.shape))
+    return fused_instruction(entry, tuple(g.ext), tuple(outs), red, g.members[0].stream, g.shape,
+                             n + (red is not None))
+
+
+def fused_instruction(entry: list, ext: tuple, outs: tuple, red: Instruction | None, stream: str,
+                      shape: tuple, n: int) -> Instruction:
+    """The instruction running a group's program `entry` (and the reduction `red` it feeds)."""
     if red is None:
-        fused = Instruction(entry[4], entry[2], tuple(g.ext), tuple(outs), stream=stream)
+        fused = Instruction(entry[4], entry[2], ext, outs, stream=stream)
     else:
-        attrs = ReduceAttrs(red.reduce[0], g.shape, red.ins[0].dtype, red.kernel, red.attrs)
-        fused = Instruction(entry[4], entry[2], tuple(g.ext), tuple(outs) + red.outs, attrs, stream=stream)
-    fused.fused = n + (red is not None)
+        attrs = ReduceAttrs(red.reduce[0], shape, red.ins[0].dtype, red.kernel, red.attrs)
+        fused = Instruction(entry[4], entry[2], ext, outs + red.outs, attrs, stream=stream)
+    fused.fused = n
     return fused
+
+
+# steps of a replay template (see fuse_window's `rec`), by their first field
+_ORIG, _SINGLE, _FUSED, _DEAD = 0, 1, 2, 3
 
 
 def _compilable_dtype(np_dtype) -> bool:
@@ -213,12 +239,14 @@ def _compiled_kernel(prog: Program):
     return lambda ins, outs, attrs: run_compiled(prog, ins, outs)
 
 
-def _lower_single(ins: Instruction, stats) -> Instruction | None:
+def _lower_single(ins: Instruction, stats, pos: int, rec: list | None) -> Instruction | None:
     """A group of one, the common case between differently shaped ops: the instruction itself
     gets its NumPy kernel (None when its result is dead), with no group built."""
     out = ins.outs[0]
     if _is_dead(out, 1):
         stats.allocations_avoided += 1
+        if rec is not None:
+            rec.append((_DEAD, None, None, None, -1, ((pos, 1),), 0))
         return None
     del out
     entry = _singles.get((ins.expr, len(ins.ins)))
@@ -230,64 +258,71 @@ def _lower_single(ins: Instruction, stats) -> Instruction | None:
             entry[2] = _numpy_kernel(entry[0])
         _singles[ins.expr, len(ins.ins)] = entry
     ins.kernel = entry[2]
+    if rec is not None:
+        rec.append((_SINGLE, entry, pos))
     return ins
 
 
 _singles: dict = {}  # (expression, inputs) -> the _programs entry of that one-op group
 
 
-def fuse_window(window: list, stats) -> list:
-    """The window's instructions with elementwise runs fused, in an order that keeps dependences."""
+def fuse_window(window: list, stats, rec: list | None = None) -> list:
+    """The window's instructions with elementwise runs fused, in an order that keeps dependences.
+    With `rec` (a list), each step of the result is also recorded in window places: the
+    template that vm/replay.py instantiates when the same window comes again."""
     batch = []
     group = None   # the group being built, or
     single = None  # the elementwise instruction that may start one
+    single_pos = -1
     enabled = config.enabled
     reductions = enabled and config.reductions
-    for ins in window:
+    for pos, ins in enumerate(window):
         if ins.expr is None:
             if single is not None:
                 if reductions and ins.reduce is not None:
                     group = _Group(single.outs[0].shape)
-                    group.join(single)
+                    group.join(single, single_pos)
                 else:
-                    lowered = _lower_single(single, stats)
+                    lowered = _lower_single(single, stats, single_pos, rec)
                     if lowered is not None:
                         batch.append(lowered)
                 single = None
             if group is not None:
                 if reductions and ins.reduce is not None and group.feeds(ins):
-                    batch.append(_lower(group, stats, ins))
+                    batch.append(_lower(group, stats, ins, pos, rec))
                     group = None
                     continue
-                lowered = _lower(group, stats)
+                lowered = _lower(group, stats, rec=rec)
                 if lowered is not None:
                     batch.append(lowered)
                 group = None
             batch.append(ins)
+            if rec is not None:
+                rec.append((_ORIG, None, pos))
             continue
         if single is not None:
             if enabled and ins.outs[0].shape == single.outs[0].shape:
                 group = _Group(single.outs[0].shape)
-                group.join(single)
+                group.join(single, single_pos)
             else:
-                lowered = _lower_single(single, stats)
+                lowered = _lower_single(single, stats, single_pos, rec)
                 if lowered is not None:
                     batch.append(lowered)
             single = None
         if group is not None:
-            if enabled and group.join(ins):
+            if enabled and group.join(ins, pos):
                 continue
-            lowered = _lower(group, stats)
+            lowered = _lower(group, stats, rec=rec)
             if lowered is not None:
                 batch.append(lowered)
             group = None
-        single = ins
+        single, single_pos = ins, pos
     if single is not None:
-        lowered = _lower_single(single, stats)
+        lowered = _lower_single(single, stats, single_pos, rec)
         if lowered is not None:
             batch.append(lowered)
     elif group is not None:
-        lowered = _lower(group, stats)
+        lowered = _lower(group, stats, rec=rec)
         if lowered is not None:
             batch.append(lowered)
     return batch

@@ -34,67 +34,60 @@ class ReduceAttrs:
         self.attrs = attrs
 
 
-def reduce_kernel_source(prog: Program, dims: tuple, in_is_array: tuple) -> str:
-    """Loops over `dims = (kept, reduced)` dimensions: `r0` (kept shape) gets the reduction,
-    `o0...` (the group's stored results, transposed like the inputs) the rest.
-    `dims = ("natural", axes, ndim)`: loops in memory order, accumulating into an array."""
-    if dims[0] == "natural":
-        return _natural_source(prog, dims[1], dims[2], in_is_array)
-    n_outer, n_inner = dims
-    var, init, combine, finish = prog.reduction
-    outs = [f"o{k}" for k in range(len(prog.out_vars))]
-    # the reduced extents are arguments: the background compiler's dummy call passes 0 for ints,
-    # so its loops stay inside its tiny dummy arrays
-    extents = [f"n{d}" for d in range(n_inner)]
-    params = ", ".join(["r0"] + outs + [f"i{k}" for k in range(prog.n_in)] + ["count"] + extents)
-    lines = [f"def kernel({params}):"]
-    indent = "    "
-    for d in range(n_outer):
-        lines.append(f"{indent}for j{d} in range(r0.shape[{d}]):")
-        indent += "    "
-    outer = ", ".join(f"j{d}" for d in range(n_outer))
-    lines += [f"{indent}acc{lane} = {init}" for lane in range(LANES)]
-    inner = indent
-    for d in range(n_outer, n_outer + n_inner - 1):
-        lines.append(f"{inner}for j{d} in range(n{d - n_outer}):")
-        inner += "    "
-    # the innermost reduced loop keeps LANES independent accumulators, so additions overlap
-    # instead of each waiting for the one before
-    last, n_last = n_outer + n_inner - 1, f"n{n_inner - 1}"
-    idx = ", ".join(f"j{d}" for d in range(n_outer + n_inner))
-    step = inner + "    "
-    lines.append(f"{inner}for q in range(0, {n_last} - {LANES - 1}, {LANES}):")
-    for lane in range(LANES):
-        lines.append(f"{step}j{last} = q + {lane}")
-        lines += element_body(prog, in_is_array, idx, step)
-        lines.append(f"{step}acc{lane} = {combine.format(f'acc{lane}', var)}")
-    lines.append(f"{inner}for j{last} in range({n_last} - {n_last} % {LANES}, {n_last}):")
-    lines += element_body(prog, in_is_array, idx, step)
-    lines.append(f"{step}acc0 = {combine.format('acc0', var)}")
-    lines += [f"{indent}acc0 = {combine.format('acc0', f'acc{lane}')}" for lane in range(1, LANES)]
-    lines.append(f"{indent}r0[{outer}] = {finish.format('acc0', 'count')}")
-    return "\n".join(lines) + "\n"
-
-
-def _natural_source(prog: Program, axes: tuple, ndim: int, in_is_array: tuple) -> str:
-    # when the last dim is kept, looping reduced dims inside would stride through memory: the
-    # loops keep the arrays' order and each kept position has its own accumulator
+def reduce_kernel_source(prog: Program, variant: tuple) -> str:
+    """Loops over the group's dims (extents `n<d>` are arguments): `r0` gets the reduction, the
+    stored results `o<k>` (the group's shape) the rest; each input is indexed by its own pattern
+    (codegen.input_index), so nothing is broadcast or transposed before the call.
+    variant = (kind, ndim, axes, input indices, r0's index): kind "outer" loops kept dims outside
+    and reduced dims inside, with LANES accumulators in locals; "natural" (the last dim is kept:
+    a bias gradient's sum over rows) loops in memory order into an array of accumulators."""
+    kind, ndim, axes, in_idx, r_idx = variant
     var, init, combine, finish = prog.reduction
     outs = [f"o{k}" for k in range(len(prog.out_vars))]
     extents = [f"n{d}" for d in range(ndim)]
     params = ", ".join(["r0"] + outs + [f"i{k}" for k in range(prog.n_in)] + ["count"] + extents)
-    kept_idx = ", ".join("0" if d in axes else f"j{d}" for d in range(ndim))
-    lines = [f"def kernel({params}):", f"    acc = np.full(r0.shape, {init})"]
+    in_is_array = tuple(i is not None for i in in_idx)
+    idx = ", ".join(f"j{d}" for d in range(ndim))
+    lines = [f"def kernel({params}):"]
+    if kind == "natural":
+        # the extents bound every loop: the background compiler's dummy call passes 0 for them
+        lines.append(f"    acc = np.full(r0.shape, {init})")
+        indent = "    "
+        for d in range(ndim):
+            lines.append(f"{indent}for j{d} in range(n{d}):")
+            indent += "    "
+        lines += element_body(prog, in_is_array, idx, indent, in_idx)
+        lines.append(f"{indent}acc[{r_idx}] = {combine.format(f'acc[{r_idx}]', var)}")
+        lines += ["    flat_acc = acc.reshape(-1)", "    flat_out = r0.reshape(-1)",
+                  "    for j in range(flat_out.shape[0]):",
+                  f"        flat_out[j] = {finish.format('flat_acc[j]', 'count')}"]
+        return "\n".join(lines) + "\n"
+    kept = [d for d in range(ndim) if d not in axes]
+    reduced = sorted(axes)
     indent = "    "
-    for d in range(ndim):
+    for d in kept:
         lines.append(f"{indent}for j{d} in range(n{d}):")
         indent += "    "
-    idx = ", ".join(f"j{d}" for d in range(ndim))
-    lines += element_body(prog, in_is_array, idx, indent)
-    lines.append(f"{indent}acc[{kept_idx}] = {combine.format(f'acc[{kept_idx}]', var)}")
-    lines += ["    flat_acc = acc.reshape(-1)", "    flat_out = r0.reshape(-1)",
-              "    for j in range(flat_out.shape[0]):",
-              f"        flat_out[j] = {finish.format('flat_acc[j]', 'count')}"]
+    lines += [f"{indent}acc{lane} = {init}" for lane in range(LANES)]
+    inner = indent
+    for d in reduced[:-1]:
+        lines.append(f"{inner}for j{d} in range(n{d}):")
+        inner += "    "
+    # the innermost reduced loop keeps LANES independent accumulators, so additions overlap
+    # instead of each waiting for the one before
+    last = reduced[-1]
+    n_last = f"n{last}"
+    step = inner + "    "
+    lines.append(f"{inner}for q in range(0, {n_last} - {LANES - 1}, {LANES}):")
+    for lane in range(LANES):
+        lines.append(f"{step}j{last} = q + {lane}")
+        lines += element_body(prog, in_is_array, idx, step, in_idx)
+        lines.append(f"{step}acc{lane} = {combine.format(f'acc{lane}', var)}")
+    lines.append(f"{inner}for j{last} in range({n_last} - {n_last} % {LANES}, {n_last}):")
+    lines += element_body(prog, in_is_array, idx, step, in_idx)
+    lines.append(f"{step}acc0 = {combine.format('acc0', var)}")
+    lines += [f"{indent}acc0 = {combine.format('acc0', f'acc{lane}')}" for lane in range(1, LANES)]
+    lines.append(f"{indent}r0[{r_idx}] = {finish.format('acc0', 'count')}")
     return "\n".join(lines) + "\n"
 
 
@@ -116,53 +109,30 @@ def run_numpy_reduce(prog: Program, ins: list, outs: list, r: ReduceAttrs) -> No
     r.kernel([temp], outs[n:], r.attrs)
 
 
-def run_compiled_reduce(prog: Program, ins: list, outs: list, r: ReduceAttrs) -> None:
-    """One compiled loop nest (kept dims outside, reduced inside); NumPy while it compiles."""
-    n = len(prog.out_vars)
-    shape, axes = r.shape, r.axes
-    kept = tuple(d for d in range(len(shape)) if d not in axes)
-    count = math.prod(shape[d] for d in axes)
-    natural = bool(kept) and kept[-1] == len(shape) - 1 and shape[-1] > 1
-    perm = tuple(range(len(shape))) if natural else kept + axes
-    full = []
-    for x in ins:
-        if isinstance(x, np.ndarray):
-            if x.dtype.kind not in "biuf" or (x.dtype.kind == "f" and x.dtype.itemsize == 2):
-                return run_numpy_reduce(prog, ins, outs, r)  # numba has no 16-bit float scalars
-            if x.shape != shape:
-                x = np.broadcast_to(x, shape)
-            x = x.transpose(perm)
-        full.append(x)
-    stored = [o.transpose(perm) for o in outs[:n]]
-    kept_shape = tuple(shape[d] for d in kept)
-    arrays = [x for x in full if isinstance(x, np.ndarray)] + stored
-    if natural:
-        keep_shape = tuple(1 if d in axes else s for d, s in enumerate(shape))
-        reduced = [o.reshape(keep_shape) for o in outs[n:]]
-        dims = ("natural", tuple(sorted(axes)), len(shape))
-    elif all(a.flags.c_contiguous for a in arrays):  # one flat loop over kept, one over reduced
-        flat = (math.prod(kept_shape), count)
-        full = [x.reshape(flat) if isinstance(x, np.ndarray) else x for x in full]
-        stored = [o.reshape(flat) for o in stored]
-        reduced = [o.reshape(flat[0]) for o in outs[n:]]
-        dims = (1, 1)
-    elif not kept:  # a leading length-1 dim stands for the missing kept dims
-        full = [x[np.newaxis] if isinstance(x, np.ndarray) else x for x in full]
-        stored = [o[np.newaxis] for o in stored]
-        reduced = [o.reshape(1) for o in outs[n:]]
-        dims = (1, len(shape))
+def _reduce_variant(r: ReduceAttrs, ins: list, red_out) -> tuple:
+    shape, axes = r.shape, tuple(sorted(r.axes))
+    ndim = len(shape)
+    kept = [d for d in range(ndim) if d not in axes]
+    natural = bool(kept) and kept[-1] == ndim - 1 and shape[-1] > 1
+    in_idx = tuple(codegen.input_index(x.shape, ndim) if x.__class__ is np.ndarray else None for x in ins)
+    if red_out.ndim == ndim:  # keepdim: reduced dims are 0
+        r_idx = ", ".join("0" if d in axes else f"j{d}" for d in range(ndim))
     else:
-        reduced = [o.reshape(kept_shape) for o in outs[n:]]
-        dims = (len(kept), len(axes))
-    in_is_array = tuple(isinstance(x, np.ndarray) for x in full)
-    extents = list(shape) if natural else [count] if dims == (1, 1) else [shape[d] for d in axes]
-    call = reduced + stored + full + [count] + extents
-    sig = codegen._signature(call)
-    key = (prog.key, dims, in_is_array, sig)
-    compiler = codegen.compiler
-    if key in compiler.ready or not codegen.background:
-        codegen.compiled_kernel(prog, dims, in_is_array)(*call)
-        compiler.ready.add(key)
+        r_idx = ", ".join(f"j{d}" for d in kept) if kept else "()"
+    return ("natural" if natural else "outer", ndim, axes, in_idx, r_idx)
+
+
+def run_compiled_reduce(prog: Program, ins: list, outs: list, r: ReduceAttrs) -> None:
+    """One compiled loop nest over the group's dims, reducing as it computes; NumPy while it compiles."""
+    shape = r.shape
+    call = [outs[-1]] + outs[:-1] + ins
+    key = codegen._call_key(prog, call) + (r.axes,)  # equal shapes can reduce different axes
+    fn = codegen._ready_calls.get(key)
+    extents = [math.prod(shape[d] for d in r.axes)] + list(shape)
+    if fn is not None:
+        fn(*call, *extents)
         return
-    compiler.request(key, prog, dims, in_is_array, sig)
-    run_numpy_reduce(prog, ins, outs, r)
+    if not all(codegen._compilable_array(x) for x in call):
+        return run_numpy_reduce(prog, ins, outs, r)
+    codegen.launch_compiled(key, prog, _reduce_variant(r, ins, outs[-1]), call + extents,
+                            lambda: run_numpy_reduce(prog, ins, outs, r), n_extents=len(extents))

@@ -1,8 +1,20 @@
-"""The per-device virtual machine: a fusion window, streams, sync points, errors, counters."""
+"""The per-device virtual machine: a fusion window, streams, sync points, errors, counters.
+
+Where kernels run: a batch runs on the calling thread when its stream's worker is idle and the
+batch is small (its instructions touch at most `inline_bytes`), since handing a small kernel to
+a worker costs two thread switches and a GIL hand-over that are worth more than the kernel; a
+larger batch goes to the stream's worker thread so the program keeps issuing ops while kernels
+that release the GIL (BLAS, NumPy loops, nogil numba) run. Streams other than the compute
+stream (communication) always use their worker: their kernels block on other processes.
+Back-pressure: at most `max_in_flight` instructions wait for a worker; past that the caller
+waits, so a loop that never syncs runs in bounded memory.
+"""
 from __future__ import annotations
 
+import atexit
 import os
 import queue
+import sys
 import threading
 import time
 
@@ -11,17 +23,32 @@ from .blob import Blob, View
 from .codegen import quiet, quiet_thread, unquiet
 from .fusion import config as fusion_config, fuse_window
 from .instruction import Instruction
+from .replay import WindowCache
 
 _mode = os.environ.get("TIDAL_VM_MODE", "async")
 if _mode not in ("sync", "async"):
     raise ValueError(f"TIDAL_VM_MODE must be 'sync' or 'async', got {_mode!r}")
 
 
+class Limits:
+    """Where kernels run and how much work may wait (see the module docstring)."""
+
+    __slots__ = ("inline_bytes", "max_in_flight")
+
+    def __init__(self):
+        self.inline_bytes = int(os.environ.get("TIDAL_INLINE_BYTES", str(1 << 20)))
+        self.max_in_flight = int(os.environ.get("TIDAL_MAX_IN_FLIGHT", "16384"))
+
+
+limits = Limits()
+
+
 class Stats:
     """Counters every VM keeps (see `tidal.vm.stats()`)."""
 
     __slots__ = ("instructions", "kernels", "fused_away", "allocations_avoided", "syncs",
-                 "kernel_time_ns")
+                 "kernel_time_ns", "replays", "inline_batches", "worker_batches", "max_in_flight",
+                 "waits_for_room")
 
     def __init__(self):
         self.reset()
@@ -30,6 +57,8 @@ class Stats:
         """Zero every counter."""
         self.instructions = self.kernels = self.fused_away = 0
         self.allocations_avoided = self.syncs = self.kernel_time_ns = 0
+        self.replays = self.inline_batches = self.worker_batches = self.max_in_flight = 0
+        self.waits_for_room = 0
 
 
 class Stream:
@@ -43,12 +72,22 @@ class Stream:
         self._queue: queue.SimpleQueue | None = None
         self._cond = threading.Condition()
         self._waiters = 0
+        self.small_inline = name == "compute"  # other streams' kernels block on other processes
 
     def submit(self, batch: list, inline: bool = False) -> None:
-        """Number the instructions and hand them to the worker, or run them now: in sync mode,
-        or when the caller is about to wait for them anyway and the worker is idle (this
-        saves two thread switches per sync point)."""
+        """Number the instructions and run them now (sync mode; or the worker is idle and the
+        caller is about to wait for them anyway, or the batch is small), else hand them to the
+        worker, first waiting while the worker's queue has no room for them (back-pressure)."""
         idle = self.done == self.pushed
+        if idle and not inline and self.small_inline and _mode != "sync":
+            inline = _small(batch, limits.inline_bytes)
+        run_here = _mode == "sync" or (inline and idle)
+        stats = self.vm.stats
+        if not run_here:
+            room = limits.max_in_flight - len(batch)
+            if self.pushed - self.done > room:  # let the worker catch up until the batch fits
+                stats.waits_for_room += 1
+                self.wait(self.pushed - max(room, 0))
         several = len(self.vm.streams) > 1
         for ins in batch:
             self.pushed += 1
@@ -59,7 +98,8 @@ class Stream:
                 ins.waits = waits or None
             for v in ins.outs:
                 v.blob.writer = (self, self.pushed)
-        if _mode == "sync" or (inline and idle):
+        if run_here:
+            stats.inline_batches += 1
             execute = self.vm.execute
             token = quiet()  # kernels' NumPy error state, restored for the caller's code
             try:
@@ -71,6 +111,10 @@ class Stream:
             if _mode == "sync" and self.vm.error is not None:
                 self.vm.raise_error()  # sync mode is for debugging: fail at the call
             return
+        stats.worker_batches += 1
+        waiting = self.pushed - self.done
+        if waiting > stats.max_in_flight:
+            stats.max_in_flight = waiting
         if self._queue is None:
             self._queue = queue.SimpleQueue()
             threading.Thread(target=self._work, name=f"tidal-{self.vm.device}-{self.name}",
@@ -104,6 +148,21 @@ class Stream:
                 self._waiters -= 1
 
 
+def _small(batch: list, limit: int) -> bool:
+    """Whether the batch's instructions touch at most `limit` bytes (outputs and first inputs)."""
+    total = 0
+    for ins in batch:
+        for v in ins.outs:
+            total += v.blob.nbytes
+        if ins.ins:
+            v = ins.ins[0]
+            if v.__class__ is View:
+                total += v.blob.nbytes
+        if total > limit:
+            return False
+    return True
+
+
 class VirtualMachine:
     """One per device: instructions in, kernels out, with fusion and dependence tracking."""
 
@@ -117,6 +176,12 @@ class VirtualMachine:
         self.stats = Stats()
         self.error: tuple | None = None  # (op name, exception) from a failed kernel
         self.profiler = None
+        self.windows = WindowCache()
+        self._lock = threading.RLock()  # pushes may come from any thread
+
+    def in_flight(self) -> int:
+        """Instructions pushed and not yet run: the window plus every stream's queue."""
+        return len(self.window) + sum(s.pushed - s.done for s in list(self.streams.values()))
 
     def stream(self, name: str) -> Stream:
         """The stream called `name`, created on first use."""
@@ -128,13 +193,14 @@ class VirtualMachine:
     # -- pushing -------------------------------------------------------------------------
     def push(self, ins: Instruction) -> None:
         """Queue an instruction. In async mode it waits in the window until the next flush."""
-        self.stats.instructions += 1
-        window = self.window
-        window.append(ins)
-        if _mode == "sync":
-            self.flush()
-        elif len(window) >= self.fusion.max_group:
-            self._flush_settled()
+        with self._lock:
+            self.stats.instructions += 1
+            window = self.window
+            window.append(ins)
+            if _mode == "sync":
+                self.flush()
+            elif len(window) >= self.fusion.max_group:
+                self._flush_settled()
 
     def _flush_settled(self) -> None:
         # A full window is cut after its last non-elementwise instruction: the trailing run
@@ -153,20 +219,31 @@ class VirtualMachine:
 
     def flush(self, inline: bool = False) -> None:
         """Fuse the pending window and hand it to the streams (`inline`: a sync point follows)."""
-        window, self.window = self.window, []
-        batch = fuse_window(window, self.stats)
-        del window
-        if not batch:
-            return
-        if len(batch) == 1:  # the common case at a sync point: no grouping by stream
-            self.stream(batch[0].stream).submit(batch, inline)
-            return
-        by_stream: dict = {}
-        for ins in batch:
-            by_stream.setdefault(ins.stream, []).append(ins)
-        del ins
-        for name, part in by_stream.items():
-            self.stream(name).submit(part, inline)
+        with self._lock:
+            window, self.window = self.window, []
+            if not window:
+                return
+            batch = self.windows.lower(window, self.stats)
+            del window
+            if not batch:
+                return
+            if len(batch) == 1:  # the common case at a sync point: no grouping by stream
+                self.stream(batch[0].stream).submit(batch, inline)
+                return
+            first = batch[0].stream
+            for ins in batch:
+                if ins.stream != first:
+                    break
+            else:
+                del ins
+                self.stream(first).submit(batch, inline)
+                return
+            by_stream: dict = {}
+            for ins in batch:
+                by_stream.setdefault(ins.stream, []).append(ins)
+            del ins, batch
+            for name, part in by_stream.items():
+                self.stream(name).submit(part, inline)
 
     # -- running (on the stream's thread) ---------------------------------------------------
     def execute(self, ins: Instruction) -> None:
@@ -218,7 +295,7 @@ class VirtualMachine:
         """Block until every pending write of `blob` is done; re-raise a kernel failure."""
         self.stats.syncs += 1
         if self.window:
-            self.flush(inline=True)
+            self.flush(True)
         writer = blob.writer
         if writer is not None:
             writer[0].wait(writer[1])
@@ -231,7 +308,7 @@ class VirtualMachine:
         """Wait for everything pushed so far."""
         self.stats.syncs += 1
         if self.window:
-            self.flush(inline=True)
+            self.flush(True)
         for s in list(self.streams.values()):
             s.wait(s.pushed)
         if self.error is not None:
@@ -297,6 +374,7 @@ def _after_fork_in_child() -> None:
     # streams afresh; work the parent had queued but not run is not the child's to finish.
     for vm in _vms.values():
         vm.window = []
+        vm._lock = threading.RLock()  # a lock another thread held at fork stays held in the child
         for stream in vm.streams.values():
             stream._queue = None
             stream._cond = threading.Condition()
@@ -306,3 +384,19 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _drain_at_exit() -> None:
+    # Work still queued at exit runs, and an error nobody synced on is not lost: it is printed
+    # and the process exits non-zero, as it would have had the program synced.
+    for vm in list(_vms.values()):
+        try:
+            vm.synchronize()
+        except BaseException as exc:  # noqa: BLE001 - reported, then the exit status says so
+            sys.stderr.write(f"tidal: queued work failed before exit: {type(exc).__name__}: {exc}\n")
+            sys.stderr.flush()
+            sys.stdout.flush()
+            os._exit(1)
+
+
+atexit.register(_drain_at_exit)

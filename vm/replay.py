@@ -1,0 +1,126 @@
+"""Window replay: a window seen before is lowered from its recorded template, not fused again.
+
+A training step pushes the same instructions every iteration. The fusion pass's result
+(which instructions join which group, which results the program dropped, which kernel runs
+each group) depends only on the window's *signature*: each instruction's expression or kernel,
+its reduction data and stream, and the shape, strides, offset and dtype of every view it
+touches, with views and blobs numbered by first appearance (the data-flow edges). The first
+lowerings record a template in window places (fusion.fuse_window's `rec`); once every group
+of the window has reached its final kernel (compiled or NumPy for good), the template is kept
+and later windows with the same signature are built from it directly. The one thing a
+signature cannot promise is liveness: a result the template drops must still be dead to the
+program (nothing else references it), which is checked before replaying; otherwise the window
+goes through the fusion pass as usual. Nothing here is CPU-specific: a CUDA backend can
+capture a replayed window as a graph.
+"""
+from __future__ import annotations
+
+import os
+
+from .blob import View
+from .fusion import _DEAD, _FUSED, _ORIG, _SINGLE, _is_dead, config, fuse_window, fused_instruction
+
+MAX_TEMPLATES = 1024  # distinct windows kept; past that, recording stops (memory stays bounded)
+enabled = os.environ.get("TIDAL_REPLAY", "1") != "0"
+
+
+def signature(window: list) -> tuple:
+    """A hashable description of everything the fusion pass decides on, except liveness."""
+    blobs: dict = {}
+    views: dict = {}
+    parts = []
+    append = parts.append
+    for ins in window:
+        part = [ins.expr if ins.expr is not None else ins.kernel, ins.reduce, ins.stream, len(ins.ins)]
+        for v in ins.ins + ins.outs:
+            if v.__class__ is View:
+                seen = views.get(v)
+                if seen is None:
+                    b = blobs.get(v.blob)
+                    if b is None:
+                        b = blobs[v.blob] = len(blobs)
+                    seen = views[v] = (b, v.shape, v.strides, v.offset, v.dtype, len(views))
+                part.append(seen)
+            else:
+                part.append(v.__class__)
+        append(tuple(part))
+    return tuple(parts)
+
+
+class Template:
+    """A lowered window in window places; `build` makes the batch for a new window."""
+
+    __slots__ = ("steps", "dead", "fused_away", "kernels")
+
+    def __init__(self, steps: list):
+        self.steps = steps
+        self.dead = tuple(d for step in steps if step[0] in (_FUSED, _DEAD) for d in step[5])
+        self.fused_away = sum(step[6] for step in steps if step[0] in (_FUSED, _DEAD))
+        self.kernels = sum(1 for step in steps if step[0] != _DEAD)
+
+    def live(self, window: list) -> bool:
+        """Whether every result the template drops is still dead to the program."""
+        for pos, uses in self.dead:
+            out = window[pos].outs[0]
+            if not _is_dead(out, uses):
+                return False
+        return True
+
+    def build(self, window: list) -> list:
+        """The batch for `window` (which has this template's signature and is `live`)."""
+        batch = []
+        for step in self.steps:
+            kind = step[0]
+            if kind is _ORIG:
+                batch.append(window[step[2]])
+            elif kind is _SINGLE:
+                ins = window[step[2]]
+                ins.kernel = step[1][2]
+                batch.append(ins)
+            elif kind is _FUSED:
+                _, entry, ext_src, kept, red_pos, _, n, stream, shape = step
+                ext = tuple([window[p].ins[k] for p, k in ext_src])
+                outs = tuple([window[p].outs[0] for p in kept])
+                red = window[red_pos] if red_pos >= 0 else None
+                batch.append(fused_instruction(entry, ext, outs, red, stream, shape, n + 1))
+        return batch
+
+
+def _final(steps: list) -> bool:
+    # a group's kernel may still change from NumPy to compiled: replay only settled windows
+    for step in steps:
+        if step[0] is _FUSED and not step[1][3] and step[1][1] <= config.compile_after:
+            return False
+    return True
+
+
+class WindowCache:
+    """Templates of windows seen before, by signature (one cache per VM)."""
+
+    __slots__ = ("templates",)
+
+    def __init__(self):
+        self.templates: dict = {}
+
+    def lower(self, window: list, stats) -> list:
+        """The window's batch: replayed from a template when one matches, else fused (and recorded)."""
+        if not enabled or not config.enabled:
+            return fuse_window(window, stats)
+        sig = signature(window)
+        template = self.templates.get(sig)
+        if template is not None and template.__class__ is Template:
+            if template.live(window):
+                stats.fused_away += template.fused_away
+                stats.allocations_avoided += len(template.dead)
+                stats.replays += 1
+                return template.build(window)
+            return fuse_window(window, stats)
+        rec: list = []
+        batch = fuse_window(window, stats, rec)
+        if len(self.templates) < MAX_TEMPLATES and _final(rec):
+            self.templates[sig] = Template(rec)
+        return batch
+
+    def clear(self) -> None:
+        """Forget every template (fusion knobs changed)."""
+        self.templates.clear()
