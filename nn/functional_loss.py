@@ -9,13 +9,15 @@ import warnings
 
 from .. import ops
 from ..tensor import Tensor
+from ..tensor import dtype as dt
 from ._util import check_reduction, legacy_reduction, warn_if_broadcast
 from ._util import reduce as _reduce
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
            "gaussian_nll_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
-           "cosine_embedding_loss", "triplet_margin_loss", "multilabel_soft_margin_loss"]
+           "cosine_embedding_loss", "triplet_margin_loss", "multilabel_soft_margin_loss", "ctc_loss",
+           "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss"]
 
 
 def _weighted(loss: Tensor, input: Tensor, weight: Tensor | None, reduction: str, mean_by_weight: bool) -> Tensor:
@@ -301,3 +303,125 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
         loss = loss * weight
     loss = loss.sum(input.dim() - 1) / input.shape[-1]
     return _reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *, distance_function=None,
+                                      margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Tensor:
+    """max(0, d(a, p) - d(a, n) + margin) for any distance function d (pairwise_distance by default); reduced."""
+    from .functional_shape import pairwise_distance
+    check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead")
+    if not (anchor.dim() == positive.dim() == negative.dim()):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and negative "
+                           f"{negative.dim()}D inputs")
+    distance = distance_function if distance_function is not None else pairwise_distance
+    d_pos, d_neg = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        d_neg = ops.minimum(d_neg, distance(positive, negative))
+    return _reduce(ops.clamp_min(margin + d_pos - d_neg, 0.0), reduction)
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+                      size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """Multi-class hinge loss: mean over classes i != y of max(0, margin - x[y] + x[i])^p (times weight[y])."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    x = input if input.dim() > 0 else input.reshape(1)
+    x = x.unsqueeze(0) if x.dim() == 1 else x
+    if x.dim() != 2:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    y = target.reshape(-1, 1)
+    picked = x.gather(1, y)
+    hinge = ops.clamp_min(margin - picked + x, 0.0)
+    if p == 2:
+        hinge = hinge * hinge
+    if weight is not None:
+        hinge = hinge * weight.index_select(0, y.reshape(-1)).unsqueeze(1)
+    not_target = ops.ones_like(x).scatter(1, y, 0.0)   # the target class itself does not count
+    loss = (hinge * not_target).sum(1) / x.shape[1]
+    loss = loss.reshape(tuple(target.shape)) if input.dim() < 2 else loss
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                           reduction: str = "mean") -> Tensor:
+    """Multi-label hinge loss: over target labels j (up to the first -1) and non-targets i, max(0, 1 - x[j] + x[i]),
+    divided by the number of classes."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    x = input.unsqueeze(0) if input.dim() <= 1 else input
+    t = target.reshape(tuple(x.shape))
+    if x.dim() != 2:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    classes = x.shape[1]
+    # labels count up to the first -1 in each row
+    ended = ops.cumsum((t < 0).to(dt.int64), 1) > 0
+    labels = ops.where(ended, 0, t)
+    is_label = ops.zeros(tuple(x.shape), dtype=dt.int64, device=x.device).scatter_add(1, labels, (~ended).to(dt.int64))
+    is_target = (is_label > 0).to(x.dtype)
+    picked = x.gather(1, labels)                                 # (N, C): x at each listed label
+    hinge = ops.clamp_min(1.0 - picked.unsqueeze(2) + x.unsqueeze(1), 0.0)   # [n, j, i]
+    mask = (~ended).to(x.dtype).unsqueeze(2) * (1.0 - is_target).unsqueeze(1)
+    loss = (hinge * mask).sum((1, 2)) / classes
+    loss = loss.reshape(()) if input.dim() <= 1 else loss
+    return _reduce(loss, reduction)
+
+
+# -- sequences -----------------------------------------------------------------------------------
+def _lengths(values, name: str) -> tuple:
+    """CTC lengths (a tensor or a sequence of ints) as host ints."""
+    if isinstance(values, Tensor):
+        if values.dtype.is_floating_point or values.dtype is dt.bool_:
+            raise RuntimeError(f"{name} must be integral")
+        return tuple(int(v) for v in values.reshape(-1).tolist())
+    if isinstance(values, int):
+        return (values,)
+    return tuple(int(v) for v in values)
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """Connectionist temporal classification loss of (T, N, C) log-probabilities against label sequences."""
+    from ..ops.ctc import CTCGeometry, ctc_nll
+    check_reduction(reduction)
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        targets = targets.unsqueeze(0) if targets.dim() == 1 else targets
+    if log_probs.dim() != 3:
+        raise RuntimeError(f"ctc_loss(): expected log_probs to be 2-D or 3-D, got {log_probs.dim()}-D")
+    steps, batch, classes = log_probs.shape
+    inputs, lengths = _lengths(input_lengths, "input_lengths"), _lengths(target_lengths, "target_lengths")
+    if blank < 0 or blank >= classes:
+        raise RuntimeError("blank must be in label range")
+    if len(inputs) != batch:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(lengths) != batch:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    for t in inputs:
+        if t > steps:
+            raise RuntimeError(f"Expected input_lengths to have value at most {steps}, but got value {t} (while "
+                               "checking arguments for ctc_loss_cpu)")
+        if t < 0:
+            raise RuntimeError("input_lengths must be non-negative")
+    padded = targets.dim() == 2
+    if padded and lengths and targets.shape[1] < max(lengths):
+        raise RuntimeError(f"Expected tensor to have size at least {max(lengths)} at dimension 1, but got size "
+                           f"{targets.shape[1]} for argument #2 'targets' (while checking arguments for ctc_loss_cpu)")
+    if not padded and targets.shape[0] < sum(lengths):
+        raise RuntimeError(f"Expected tensor to have size at least {sum(lengths)} at dimension 0, but got size "
+                           f"{targets.shape[0]} for argument #2 'targets' (while checking arguments for ctc_loss_cpu)")
+    geo = CTCGeometry(inputs, lengths, blank, zero_infinity, padded)
+    loss = ctc_nll(log_probs, targets, geo)
+    if reduction == "mean":
+        divisor = ops.tensor([max(n, 1) for n in lengths], dtype=loss.dtype, device=loss.device)
+        return (loss / divisor).mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss.squeeze(0) if unbatched else loss

@@ -200,3 +200,103 @@ def test_embedding_bag_module_2d_input_and_errors(rng):
             (lambda: nn.EmbeddingBag(3, 2, padding_idx=3), AssertionError, "padding_idx must be within")):
         with pytest.raises(error, match=text):
             call()
+
+
+# -- CTC and margin losses -------------------------------------------------------------------------------
+CTC_T, CTC_N, CTC_C = 12, 4, 6
+
+
+def ctc_case(rng):
+    logits = rng.standard_normal((CTC_T, CTC_N, CTC_C))
+    targets = rng.integers(1, CTC_C, (CTC_N, 5))
+    targets[1, 1] = targets[1, 0]  # a repeated label needs a blank between
+    return logits, targets, np.array([12, 10, 7, 12]), np.array([5, 3, 0, 4])
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("layout", ["padded", "concatenated"])
+def test_ctc_loss_through_log_softmax(rng, reduction, layout):
+    logits, targets, input_lengths, target_lengths = ctc_case(rng)
+    if layout == "concatenated":
+        targets = np.concatenate([targets[b, :target_lengths[b]] for b in range(CTC_N)])
+    x, xr = tidal.tensor(logits).requires_grad_(True), torch.from_numpy(logits).requires_grad_(True)
+    out = nn.functional.ctc_loss(x.log_softmax(2), tidal.tensor(targets), tidal.tensor(input_lengths),
+                                 tidal.tensor(target_lengths), reduction=reduction)
+    expected = torch.nn.functional.ctc_loss(xr.log_softmax(2), torch.from_numpy(targets),
+                                            torch.from_numpy(input_lengths), torch.from_numpy(target_lengths),
+                                            reduction=reduction)
+    assert out.dtype is tidal.float64
+    assert_close(out, expected)
+    backward_both(out, expected, rng)
+    assert_grads_close([(x, xr)])
+
+
+@pytest.mark.parametrize("zero_infinity", [False, True])
+def test_ctc_loss_module_leaf_log_probs_float32_and_infeasible(rng, zero_infinity):
+    logits, targets, input_lengths, target_lengths = ctc_case(rng)
+    input_lengths[0] = 3  # too short for 5 labels: infinite loss
+    lp = torch.from_numpy(logits).float().log_softmax(2).numpy()
+    a, ar = tidal.tensor(lp).requires_grad_(True), torch.from_numpy(lp).requires_grad_(True)
+    mod, ref = nn.CTCLoss(reduction="none", zero_infinity=zero_infinity), \
+        torch.nn.CTCLoss(reduction="none", zero_infinity=zero_infinity)
+    assert repr(mod) == repr(ref)
+    out = mod(a, tidal.tensor(targets), input_lengths.tolist(), target_lengths.tolist())
+    expected = ref(ar, torch.from_numpy(targets), input_lengths.tolist(), target_lengths.tolist())
+    assert out.dtype is tidal.float32 and np.isinf(out.detach().numpy()[0]) != zero_infinity
+    assert_close(out, expected, rtol=1e-5, atol=1e-5)
+    out.sum().backward()
+    expected.sum().backward()
+    ours, theirs = a.grad.numpy(), ar.grad.numpy()
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))  # torch's NaN gradient for an infinite loss
+    np.testing.assert_allclose(np.nan_to_num(ours), np.nan_to_num(theirs), rtol=1e-5, atol=1e-5)
+    # unbatched
+    one = nn.functional.ctc_loss(a[:, 1], tidal.tensor(targets[1, :3]), tidal.tensor(10), tidal.tensor(3),
+                                 reduction="none")
+    assert_close(one, torch.nn.functional.ctc_loss(ar[:, 1], torch.from_numpy(targets[1, :3]), torch.tensor(10),
+                                                   torch.tensor(3), reduction="none"), rtol=1e-5, atol=1e-5)
+    with pytest.raises(RuntimeError, match="blank must be in label range"):
+        nn.functional.ctc_loss(a, tidal.tensor(targets), input_lengths, target_lengths, blank=CTC_C)
+    with pytest.raises(RuntimeError, match="Expected input_lengths to have value at most 12"):
+        nn.functional.ctc_loss(a, tidal.tensor(targets), [13, 1, 1, 1], target_lengths)
+
+
+@pytest.mark.parametrize("p,weighted", [(1, False), (2, True)])
+def test_multi_margin_and_multilabel_margin_losses(rng, p, weighted):
+    x, xr = pair(rng, (5, 6), requires_grad=True)
+    y = rng.integers(0, 6, 5)
+    w = rng.random(6) if weighted else None
+    mod = nn.MultiMarginLoss(p=p, margin=0.7, weight=None if w is None else tidal.tensor(w), reduction="none")
+    ref = torch.nn.MultiMarginLoss(p=p, margin=0.7, weight=None if w is None else torch.from_numpy(w),
+                                   reduction="none")
+    assert list(mod.state_dict()) == list(ref.state_dict())
+    out, expected = mod(x, tidal.tensor(y)), ref(xr, torch.from_numpy(y))
+    labels = np.array([[3, 0, -1, 1, 2, 2], [1, 2, 3, 4, 5, 0], [-1, 1, 1, 1, 1, 1], [5, 5, -1, 0, 0, 0],
+                       [2, -1, 3, 3, 3, 3]])
+    out = out.sum() + nn.MultiLabelMarginLoss()(x, tidal.tensor(labels))
+    expected = expected.sum() + torch.nn.MultiLabelMarginLoss()(xr, torch.from_numpy(labels))
+    assert_close(out, expected)
+    out.backward()
+    expected.backward()
+    assert_grads_close([(x, xr)])
+    with pytest.raises(ValueError, match="only p == 1 and p == 2 supported"):
+        nn.MultiMarginLoss(p=3)
+
+
+def test_triplet_margin_with_distance_loss_and_nll_loss2d(rng):
+    a, ar = pair(rng, (4, 5), requires_grad=True)
+    pos, posr = pair(rng, (4, 5))
+    neg, negr = pair(rng, (4, 5))
+    mod, ref = nn.TripletMarginWithDistanceLoss(swap=True), torch.nn.TripletMarginWithDistanceLoss(swap=True)
+    assert repr(mod) == repr(ref)
+    cos = nn.TripletMarginWithDistanceLoss(distance_function=lambda u, v: 1 - nn.functional.cosine_similarity(u, v),
+                                           margin=0.5)
+    cos_r = torch.nn.TripletMarginWithDistanceLoss(
+        distance_function=lambda u, v: 1 - torch.nn.functional.cosine_similarity(u, v), margin=0.5)
+    out, expected = mod(a, pos, neg) + cos(a, pos, neg), ref(ar, posr, negr) + cos_r(ar, posr, negr)
+    assert_close(out, expected)
+    out.backward()
+    expected.backward()
+    assert_grads_close([(a, ar)])
+    with pytest.warns(FutureWarning, match="NLLLoss2d"):
+        loss = nn.NLLLoss2d()
+    assert isinstance(loss, nn.NLLLoss)
