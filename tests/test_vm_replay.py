@@ -208,6 +208,7 @@ def test_an_error_nobody_synced_on_fails_the_process_at_exit(tmp_path):
     script.write_text(textwrap.dedent("""
         import tidal
         from tidal.ops.dispatch import launch, register_kernel
+        tidal.vm.set_mode("async")  # sync mode raises at the call instead
 
         @register_kernel("exploding_op", "cpu")
         def _kernel(ins, outs, attrs):
