@@ -362,7 +362,9 @@ def _addc(name: str, input, tensor1, tensor2, value, out, combine) -> Tensor:
     result = ew.plan_for(ew.OPS["clamp"], (input, tensor1, tensor2)).dtype  # 3-way promotion and broadcast
     if result.category != dt.FLOAT and isinstance(value, float):
         value = int(value)  # PyTorch casts the scalar to the integral result type
-    args = [_opmath(t) if result in _HALF else t for t in (input, tensor1, tensor2)]
+    # every operand in the promoted (or, for 16-bit floats, float32) precision before value scales it, as torch
+    args = [_opmath(t) if result in _HALF else t if t.dtype is result else M.convert(t, result)
+            for t in (input, tensor1, tensor2)]
     scaled = args[1] if value == 1 else M.mul(args[1], value)
     return _store(name, M.add(args[0], combine(scaled, args[2])), result, out)
 

@@ -36,8 +36,31 @@ def _make_unary(name: str):
     return _public(fn)
 
 
+def _number_tensor(x) -> Tensor:
+    """A Python number as the 0-d tensor torch makes of it (bool, int64, or the default float dtype)."""
+    import numpy as np
+    dtype = dt.bool_ if isinstance(x, bool) else dt.int64 if isinstance(x, numbers.Integral) else \
+        dt.get_default_dtype()
+    return Tensor._from_array(np.array(x, dtype=dtype.np), dtype)
+
+
+_NUMBER_PAIRS = ("mul", "floor_divide")  # besides add, sub and div: torch takes two numbers for these
+
+
+def _tensors_or_numbers(name: str, input, other) -> tuple:
+    """(input, other) with `input` a 0-d tensor where both are numbers; torch's TypeError for other ops."""
+    if isinstance(input, Tensor) or isinstance(other, Tensor):
+        return input, other
+    if name in _NUMBER_PAIRS or name in ("add", "sub", "div"):
+        if isinstance(input, numbers.Number) and isinstance(other, numbers.Number):
+            return _number_tensor(input), other
+    raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
 def _make_binary(name: str):
     def fn(input, other, *, out: Tensor | None = None) -> Tensor:
+        if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+            input, other = _tensors_or_numbers(name, input, other)
         return apply(name, input, other, out=out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} with broadcasting and type promotion."
@@ -58,29 +81,118 @@ for _name, _op in ew.OPS.items():
         globals()[_name] = _make_binary(_name)
 
 
+_plain_round, _plain_pow = globals()["round"], globals()["pow"]
+
+
+@_public
+def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:
+    """Round half to even, at `decimals` decimal places (negative: to tens, hundreds...)."""
+    if decimals == 0:
+        return _plain_round(input, out=out)
+    if input.dtype.category != dt.FLOAT:
+        raise NotImplementedError(f'"round_cpu" not implemented for \'{ew.torch_name(input.dtype)}\'')
+    from ..autograd.grad_mode import no_grad
+    with no_grad():  # torch's formula, with the power of ten in the tensor's dtype
+        if decimals > 0:
+            result = apply("div", apply("round", apply("mul", input, 10.0 ** decimals)), 10.0 ** decimals)
+        else:
+            result = apply("mul", apply("round", apply("div", input, 10.0 ** -decimals)), 10.0 ** -decimals)
+    if needs_grad((input,)):
+        from .view_grads import overload
+        record(overload("round", 1), lambda node, g: (fill_(convert(g, g.dtype), 0),), (input,), (result,))
+    return result if out is None else copy_(out, result)
+
+
+def _round_(self: Tensor, *, decimals: int = 0) -> Tensor:
+    return _plain_round(self, out=self) if decimals == 0 else copy_(self, round(self, decimals=decimals))
+
+
+METHODS["round_"] = _round_
+_NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
+
+
+@_public
+def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
+    """input ** exponent; integers to negative integer powers as torch computes them (0, or +-1 for base +-1)."""
+    if isinstance(input, Tensor) and input.dtype.category == dt.FLOAT:
+        return apply("pow", input, exponent, out=out)
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        _tensors_or_numbers("pow", input, exponent)
+    kind = ew.plan_for(ew.OPS["pow"], (input, exponent)).dtype
+    if kind.category != dt.INT:
+        return apply("pow", input, exponent, out=out)
+    if not isinstance(exponent, Tensor) or exponent.dtype.np.kind != "i":  # a number, or never negative
+        if not isinstance(exponent, Tensor) and exponent < 0:
+            raise RuntimeError(_NEGATIVE_POWER)
+        return apply("pow", input, exponent, out=out)
+    negative = apply("lt", exponent, 0)
+    result = apply("pow", input, apply("where", negative, 0, exponent))
+    odd = apply("ne", apply("remainder", exponent, 2), 0)
+    minus_one = apply("where", odd, -1, 1)  # (-1) ** e
+    if isinstance(input, Tensor) and input.dtype.np.kind != "i":  # unsigned: 1 ** e = 1, others give 0
+        special = apply("where", apply("eq", input, 1), 1, 0)
+    elif isinstance(input, Tensor):
+        special = apply("where", apply("eq", input, 1), 1, apply("where", apply("eq", input, -1), minus_one, 0))
+    else:
+        special = minus_one if input == -1 else apply("where", negative, int(input == 1), 0)
+    result = convert(apply("where", negative, special, result), kind)
+    return result if out is None else copy_(out, result)
+
+
+def _pow_(self: Tensor, exponent) -> Tensor:
+    if self.dtype.category == dt.INT and isinstance(exponent, Tensor) and exponent.dtype.np.kind == "i" \
+            and ew.plan_for(ew.OPS["pow"], (self, exponent)).dtype.category == dt.INT:
+        return copy_(self, pow(self, exponent))  # integers to negative powers: computed apart, then stored
+    return pow(self, exponent, out=self)
+
+
+METHODS["pow_"] = _pow_
+
+
+def _scaled(name: str, input, other, alpha):
+    """`alpha * other` for add/sub, after torch's checks of alpha against the result type."""
+    kind = ew.plan_for(ew.OPS[name], (input, other)).dtype
+    if isinstance(alpha, bool) and kind is not dt.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and kind.category != dt.FLOAT:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if alpha == 1:  # True, 1.0
+        return other
+    return apply("mul", other, alpha) if isinstance(other, Tensor) else other * alpha
+
+
 @_public
 def add(input, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
     """input + alpha * other."""
-    if alpha != 1:
-        other = apply("mul", other, alpha)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        input, other = _tensors_or_numbers("add", input, other)
+    if type(alpha) is not int or alpha != 1:
+        other = _scaled("add", input, other, alpha)
     return apply("add", input, other, out=out)
 
 
 @_public
 def sub(input, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
     """input - alpha * other."""
-    if isinstance(input, Tensor) and input.dtype is dt.bool_ and isinstance(other, Tensor) \
-            and other.dtype is dt.bool_:
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        input, other = _tensors_or_numbers("sub", input, other)
+    bools = sum(isinstance(a, bool) or (isinstance(a, Tensor) and a.dtype is dt.bool_) for a in (input, other))
+    if bools == 2:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.")
-    if alpha != 1:
-        other = apply("mul", other, alpha)
+    if bools:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+    if type(alpha) is not int or alpha != 1:
+        other = _scaled("sub", input, other, alpha)
     return apply("sub", input, other, out=out)
 
 
 @_public
 def div(input, other, *, rounding_mode: str | None = None, out: Tensor | None = None) -> Tensor:
     """Division: true (default), 'trunc' or 'floor' rounding."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        input, other = _tensors_or_numbers("div", input, other)
     if rounding_mode is None:
         return apply("div", input, other, out=out)
     if rounding_mode == "floor":
@@ -306,7 +418,7 @@ METHODS.update(
     __truediv__=div, __rtruediv__=_rev("div"), __itruediv__=_inplace_div,
     __floordiv__=globals()["floor_divide"], __rfloordiv__=_rev("floor_divide"),
     __ifloordiv__=METHODS["floor_divide_"], __mod__=globals()["remainder"], __rmod__=_rev("remainder"),
-    __imod__=METHODS["remainder_"], __pow__=globals()["pow"], __rpow__=_rev("pow"), __ipow__=METHODS["pow_"],
+    __imod__=METHODS["remainder_"], __pow__=pow, __rpow__=lambda self, other: pow(other, self), __ipow__=_pow_,
     __neg__=_neg, neg=_neg, negative=_neg, __pos__=lambda self: self, __abs__=globals()["abs"],
     __invert__=_invert, __and__=_logical_or_bitwise("bitwise_and", "logical_and"),
     __or__=_logical_or_bitwise("bitwise_or", "logical_or"),
