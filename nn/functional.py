@@ -227,3 +227,9 @@ from .functional_sparse import *  # noqa: E402,F401,F403
 from .functional_sparse import __all__ as _sparse_all  # noqa: E402
 
 __all__ += _pool_extra_all + _sparse_all
+from .functional_grid import *  # noqa: E402,F401,F403
+from .functional_grid import __all__ as _grid_all  # noqa: E402
+from .functional_distance import *  # noqa: E402,F401,F403
+from .functional_distance import __all__ as _distance_all  # noqa: E402
+
+__all__ += _grid_all + _distance_all

@@ -214,3 +214,59 @@ def test_channel_shuffle(rng):
     assert_grads_close([(x, xr)])
     with pytest.raises(RuntimeError, match="Number of channels must be divisible by groups"):
         F.channel_shuffle(x, 4)
+
+
+# -- spatial transformers and pdist ---------------------------------------------------------------------
+@pytest.mark.parametrize("spatial", [2, 3])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_affine_grid(rng, spatial, align_corners):
+    size = [2, 3, 5, 6] if spatial == 2 else [2, 3, 4, 5, 6]
+    theta, theta_r = pair(rng, (2, spatial, spatial + 1), requires_grad=True)
+    out, expected = F.affine_grid(theta, size, align_corners), TF.affine_grid(theta_r, size, align_corners)
+    assert_close(out, expected)
+    backward_both(out, expected, rng)
+    assert_grads_close([(theta, theta_r)])
+
+
+GRID_CASES = [(2, mode, pad) for mode in ("bilinear", "nearest", "bicubic") for pad in ("zeros", "border", "reflection")]
+GRID_CASES += [(3, mode, pad) for mode in ("bilinear", "nearest") for pad in ("zeros", "reflection")]
+
+
+@pytest.mark.parametrize("spatial,mode,padding_mode", GRID_CASES)
+def test_grid_sample(rng, spatial, mode, padding_mode):
+    x, xr = pair(rng, (2, 3, 5, 6) if spatial == 2 else (2, 2, 4, 5, 3), requires_grad=True)
+    points = rng.uniform(-1.3, 1.3, (2, 4, 7, spatial) if spatial == 2 else (2, 3, 4, 2, spatial))
+    points[0, 0, 0], points[0, 0, 1] = 1.0, -1.0  # exactly on the borders
+    for align_corners in (False, True):
+        grid, grid_r = tidal.tensor(points).requires_grad_(True), torch.from_numpy(points).requires_grad_(True)
+        out = F.grid_sample(x, grid, mode, padding_mode, align_corners)
+        expected = TF.grid_sample(xr, grid_r, mode, padding_mode, align_corners)
+        assert_close(out, expected, rtol=1e-9, atol=1e-12)
+        backward_both(out, expected, rng)
+        assert_grads_close([(x, xr), (grid, grid_r)], rtol=1e-9, atol=1e-12)
+        x.grad, xr.grad = None, None
+
+
+def test_grid_sample_errors_and_default_warning():
+    x, grid = tidal.zeros(1, 1, 3, 3), tidal.zeros(1, 2, 2, 2)
+    with pytest.warns(UserWarning, match="align_corners=False since 1.3.0"):
+        F.grid_sample(x, grid)
+    with pytest.raises(ValueError, match="expected mode to be 'bilinear', 'nearest' or 'bicubic'"):
+        F.grid_sample(x, grid, mode="area", align_corners=False)
+    with pytest.raises(ValueError, match="expected padding_mode to be 'zeros', 'border', or 'reflection'"):
+        F.grid_sample(x, grid, padding_mode="wrap", align_corners=False)
+    with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
+        F.grid_sample(tidal.zeros(1, 1, 2, 2, 2), tidal.zeros(1, 1, 1, 1, 3), mode="bicubic", align_corners=False)
+    with pytest.raises(ValueError, match="Expected a batch of 2D affine matrices of shape Nx2x3"):
+        F.affine_grid(tidal.zeros(1, 3, 4), [1, 1, 2, 2], False)
+
+
+@pytest.mark.parametrize("p", [2, 1, 3.5, float("inf")])
+def test_pdist(rng, p):
+    x, xr = pair(rng, (5, 3), requires_grad=True)
+    out, expected = F.pdist(x, p), TF.pdist(xr, p)
+    assert_close(out, expected)
+    backward_both(out, expected, rng)
+    assert_grads_close([(x, xr)])
+    with pytest.raises(RuntimeError, match="pdist only supports 2D tensors, got: 3D"):
+        F.pdist(tidal.zeros(2, 2, 2))

@@ -1,0 +1,22 @@
+"""pdist: the p-norm distances between every pair of rows of a matrix."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from ..tensor import Tensor
+
+__all__ = ["pdist"]
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """Distances ||x_i - x_j||_p for i < j over the rows of (N, M) `input`, in row-major pair order."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    first, second = np.triu_indices(input.shape[0], 1)
+    rows = lambda idx: input.index_select(0, ops.tensor(idx, device=input.device))  # noqa: E731
+    return (rows(first) - rows(second)).norm(p, 1)
