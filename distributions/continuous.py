@@ -7,7 +7,7 @@ from numbers import Number
 
 import tidal
 
-from ..tensor import Size, Tensor
+from ..tensor import Size
 from . import constraints
 from ._sampling import standard_gamma
 from .distribution import Distribution

@@ -12,7 +12,7 @@ from . import constraints
 from ._sampling import binomial
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits, tiny_of
+from .utils import broadcast_all, lazy_property, logits_to_probs, min_of, probs_to_logits, tiny_of
 
 __all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson",
            "Binomial", "Multinomial", "Geometric"]
@@ -197,19 +197,13 @@ class Categorical(Distribution):
         return log_pmf.gather(-1, value).squeeze(-1)
 
     def entropy(self):
-        logits = self.logits.clamp(min=_min_real(self.logits.dtype))  # -inf logits: 0 * -inf must be 0
+        logits = self.logits.clamp(min=min_of(self.logits.dtype))  # -inf logits: 0 * -inf must be 0
         p_log_p = logits * self.probs
         return -p_log_p.sum(-1)
 
     def enumerate_support(self, expand=True):
         values = _support_values(self._num_events, tidal.empty(0, dtype=tidal.long), self._batch_shape, expand)
         return values.to(self._param.device)
-
-
-def _min_real(dtype) -> float:
-    """finfo(dtype).min."""
-    from ..ops.factory_args import FLOAT_MAX
-    return -FLOAT_MAX[dtype]
 
 
 class OneHotCategorical(Distribution):

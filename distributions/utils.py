@@ -6,12 +6,12 @@ from functools import update_wrapper
 
 import tidal
 
-from ..ops.factory_args import FLOAT_DIGITS
+from ..ops.factory_args import FLOAT_DIGITS, FLOAT_MAX
 from ..tensor import Size, Tensor
 from ..tensor import dtype as dt
 
 __all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property", "eps_of",
-           "tiny_of"]
+           "min_of", "tiny_of"]
 
 _TINY = {dt.float16: 6.103515625e-05, dt.bfloat16: 1.1754943508222875e-38, dt.float32: 1.1754943508222875e-38,
          dt.float64: 2.2250738585072014e-308}
@@ -20,6 +20,11 @@ _TINY = {dt.float16: 6.103515625e-05, dt.bfloat16: 1.1754943508222875e-38, dt.fl
 def eps_of(dtype: dt.dtype) -> float:
     """finfo(dtype).eps: the gap between 1 and the next float."""
     return 2.0 ** (1 - FLOAT_DIGITS[dtype])
+
+
+def min_of(dtype: dt.dtype) -> float:
+    """finfo(dtype).min: the most negative finite float."""
+    return -FLOAT_MAX[dtype]
 
 
 def tiny_of(dtype: dt.dtype) -> float:

@@ -1,6 +1,5 @@
 """tidal.distributions against torch.distributions: log_prob, entropy, moments, cdf/icdf and KL values and their
 gradients in the parameters; sample shapes and moments; rsample gradients; validation errors; transforms."""
-import math
 import os
 import sys
 
