@@ -25,7 +25,7 @@ for _name, _fn in autograd.api.METHODS.items():
 
 # The PyTorch-shaped library above the runtime loads on first use, so `import tidal` stays fast.
 _LAZY_MODULES = ("nn", "optim", "utils", "profiler", "serialization", "compat", "comm", "linalg",
-                 "distributions", "accelerator")
+                 "distributions", "accelerator", "func")
 
 
 def __getattr__(name: str):

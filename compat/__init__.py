@@ -15,6 +15,10 @@ from .. import optim, utils
 from . import amp, autograd, backends, cuda, distributed, jit, nn, onnx, testing, version
 from . import accelerator
 from .. import distributions
+from .. import func
+from . import multiprocessing, random
+from ..func import vmap
+from ..utils import benchmark as _benchmark, checkpoint as _checkpoint  # noqa: F401 - torch.utils.<name> attributes
 from ._importer import install, is_installed, uninstall
 from ._info import finfo, iinfo
 from ._layout import channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided

@@ -27,7 +27,8 @@ SUBMODULES = ("nn", "nn.functional", "nn.init", "nn.utils", "nn.utils.rnn", "nn.
               "nn.parameter", "optim", "optim.lr_scheduler", "utils", "utils.data", "utils.data.dataloader",
               "utils.data.dataset", "utils.data.sampler", "autograd", "cuda", "cuda.amp", "amp", "backends",
               "backends.cudnn", "backends.cuda", "backends.mps", "distributed", "testing", "onnx", "jit",
-              "version")
+              "version", "func", "autograd.functional", "utils.checkpoint", "utils.benchmark", "nn.utils.parametrize",
+              "nn.utils.parametrizations", "nn.utils.prune", "multiprocessing", "random")
 
 
 def target_name(alias: str) -> str | None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ... import autograd as _tidal_autograd
+from ...autograd import functional
 from ...tensor import Tensor
 from .._mirror import mirror
 
