@@ -37,8 +37,6 @@ def _logsumexp_body(a, axes, _):
 
 @reduction_kernel("norm")
 def _norm_body(a, axes, p):
-    if p == "nuc":
-        return np.linalg.norm(a, "nuc", axis=axes, keepdims=True)
     size = np.abs(a)
     if p in (math.inf, -math.inf):
         return (np.maximum if p > 0 else np.minimum).reduce(size, axis=axes, keepdims=True)
@@ -206,7 +204,10 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype: dt.dtyp
                                f"without narrowing to the specified dtype ({torch_name(dtype)})")
         out = dtype
     axes = _axes(input, dim, "norm")
-    if p != "nuc" and (p < 0 or p == math.inf):  # no identity: an empty reduction is an error
+    if p == "nuc":  # the sum of singular values: linalg's, whose gradient comes from svdvals
+        from .linalg_ns import matrix_norm
+        return matrix_norm(input, "nuc", tuple(axes), keepdim, dtype=dtype)
+    if p < 0 or p == math.inf:  # no identity: an empty reduction is an error
         name = str(int(p)) if float(p).is_integer() else str(p)
         if _means_all(dim) and input.numel() == 0:
             raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on an empty tensor because the "
@@ -215,7 +216,7 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype: dt.dtyp
             if input.ndim and input._v.shape[d] == 0:
                 raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on the dimension {shown}"
                                    "because this dimension is empty and the operation does not have an identity")
-    return track("linalg_vector_norm" if p != "nuc" else "linalg_matrix_norm", _norm_backward, input,
+    return track("linalg_vector_norm", _norm_backward, input,
                  _reduce("norm", input, axes, keepdim, [out], out.compute, p), axes, keepdim, ("input", 0), p)
 
 
@@ -224,8 +225,6 @@ def _norm_backward(node, g):
     x, out = node.saved_tensors
     r = node.attrs
     p = r.extra
-    if p == "nuc":
-        raise RuntimeError("the derivative for 'linalg_matrix_norm' with ord='nuc' is not implemented.")
     if p == 0:  # piecewise constant: torch gives no gradient at all
         return None
     g, out = restore(g, r, expand=False), restore(out, r, expand=False)

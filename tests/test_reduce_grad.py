@@ -372,11 +372,13 @@ def test_node_names_and_saved_output_checks():
         assert x.sum().grad_fn is None and x.softmax(0).grad_fn is None
 
 
-def test_nuclear_norm_backward_is_not_implemented():
-    x = tidal.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
-    y = x.norm(p="nuc")
-    with pytest.raises(RuntimeError, match="ord='nuc' is not implemented"):
-        y.backward()
+def test_nuclear_norm_backward():
+    """norm(p='nuc') is linalg's matrix norm: its gradient (U Vh) comes from svdvals, as in torch."""
+    values = [[1.0, 2.0], [3.0, 4.0]]
+    x, tx = tidal.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+    x.norm(p="nuc").backward()
+    tx.norm(p="nuc").backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_softmax_saves_only_its_output():
