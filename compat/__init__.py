@@ -14,7 +14,6 @@ import tidal as _tidal
 from .. import optim, utils
 from . import amp, autograd, backends, cuda, distributed, jit, nn, onnx, testing, version
 from . import accelerator
-from .. import distributions
 from .. import func
 from . import multiprocessing, random
 from ..func import vmap
