@@ -161,7 +161,6 @@ class Mesh:
         sock.setsockopt(zmq.RCVHWM, 0)
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME_BYTES)
-        sock.setsockopt(zmq.RECONNECT_IVL, -1)  # a peer that went away is gone: never reconnect to its address
         self._monitors[peer] = monitor_disconnects(sock)
         return sock
 
