@@ -300,3 +300,65 @@ def test_triplet_margin_with_distance_loss_and_nll_loss2d(rng):
     with pytest.warns(FutureWarning, match="NLLLoss2d"):
         loss = nn.NLLLoss2d()
     assert isinstance(loss, nn.NLLLoss)
+
+
+# -- lazy modules and the adaptive softmax -----------------------------------------------------------------
+@pytest.mark.parametrize("name,args,shape", [("LazyLinear", (4,), (2, 3)), ("LazyConv1d", (4, 3), (2, 3, 7)),
+                                             ("LazyConv2d", (4, 3), (3, 6, 6)),
+                                             ("LazyConvTranspose3d", (4, 2), (1, 3, 3, 3, 3)),
+                                             ("LazyBatchNorm1d", (), (4, 3)),
+                                             ("LazyInstanceNorm2d", (), (2, 3, 5, 5))])
+def test_lazy_modules_become_their_class(rng, name, args, shape):
+    kwargs = {"affine": True} if "Instance" in name else {}
+    mod, ref = getattr(nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
+    assert repr(mod) == repr(ref) and repr(mod.weight) == repr(ref.weight) == "<UninitializedParameter>"
+    weight = mod.weight
+    optimizer = tidal.optim.SGD(mod.parameters(), lr=0.1)  # built before the shapes are known, as torch allows
+    x, xr = pair(rng, shape, dtype="float32")
+    out, expected = mod(x), ref(xr)
+    assert type(mod).__name__ == type(ref).__name__ == ref.cls_to_become.__name__ if hasattr(ref, "cls_to_become") \
+        else type(ref).__name__
+    assert repr(mod) == repr(ref) and list(mod.state_dict()) == list(ref.state_dict())
+    assert mod.weight is weight and tuple(weight.shape) == tuple(ref.weight.shape)
+    assert tuple(out.shape) == tuple(expected.shape)
+    load_from_torch(mod, ref)
+    assert_close(mod(x), ref(xr), rtol=1e-5, atol=1e-5)
+    (mod(x) ** 3).sum().backward()
+    before = weight.detach().numpy().copy()
+    optimizer.step()
+    assert not np.allclose(before, weight.detach().numpy())
+
+
+def test_lazy_module_loads_a_checkpoint_and_copies():
+    ref = torch.nn.Linear(3, 5)
+    lazy = nn.LazyLinear(5)
+    lazy.load_state_dict({k: tidal.tensor(v.detach().numpy()) for k, v in ref.state_dict().items()})
+    assert tuple(lazy.weight.shape) == (5, 3)
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    assert_close(lazy(tidal.tensor(x)), ref(torch.from_numpy(x)), rtol=1e-6, atol=1e-6)
+    assert type(lazy) is nn.Linear
+    import copy
+    twin = copy.deepcopy(nn.LazyConv2d(4, 3).double())
+    assert twin.has_uninitialized_params() and twin(tidal.zeros(1, 2, 5, 5, dtype=tidal.float64)).dtype is tidal.float64
+    with pytest.raises(RuntimeError, match="Expected 3D \\(unbatched\\) or 4D \\(batched\\) input to LazyConv2d"):
+        nn.LazyConv2d(4, 3)(tidal.zeros(5, 5))
+
+
+def test_adaptive_log_softmax_with_loss(rng):
+    mod, ref = module_pair("AdaptiveLogSoftmaxWithLoss", 8, 20, [4, 10, 15], div_value=2.0, head_bias=True)
+    x, xr = pair(rng, (7, 8), requires_grad=True)
+    target = np.array([0, 5, 12, 19, 3, 11, 16])
+    out, expected = mod(x, tidal.tensor(target)), ref(xr, torch.from_numpy(target))
+    assert_close(out.output, expected.output)
+    assert_close(out.loss, expected.loss)
+    out.loss.backward()
+    expected.loss.backward()
+    assert_grads_close([(x, xr)] + param_grads(mod, ref))
+    assert_close(mod.log_prob(x), ref.log_prob(xr))
+    np.testing.assert_array_equal(mod.predict(x).numpy(), ref.predict(xr).numpy())
+    one = mod(x[0], tidal.tensor(target[0]))
+    assert_close(one.output, ref(xr[0], torch.tensor(target[0])).output)
+    with pytest.raises(RuntimeError, match="Target values should be in \\[0, 19\\]"):
+        mod(x, tidal.tensor(np.array([0, 1, 2, 3, 4, 5, 25])))
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique, positive integers"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 20, [4, 4])

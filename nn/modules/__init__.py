@@ -1,15 +1,17 @@
 """The layers of tidal.nn, one concern per file."""
 from __future__ import annotations
 
-from . import (activation, attention, batchnorm, channelshuffle, conv, dropout, flatten, linear, loss, normalization,
-               padding, pooling, resampling, rnn, sparse, transformer)
+from . import (activation, adaptive, attention, batchnorm, channelshuffle, conv, dropout, flatten, lazy, linear,
+               loss, normalization, padding, pooling, resampling, rnn, sparse, transformer)
 from .activation import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
 from .channelshuffle import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
+from .lazy import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
@@ -20,6 +22,6 @@ from .rnn import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 
-__all__ = [name for mod in (activation, attention, batchnorm, channelshuffle, conv, dropout, flatten, linear, loss,
-                            normalization, padding, pooling, resampling, rnn, sparse, transformer)
+__all__ = [name for mod in (activation, adaptive, attention, batchnorm, channelshuffle, conv, dropout, flatten, lazy,
+                            linear, loss, normalization, padding, pooling, resampling, rnn, sparse, transformer)
            for name in mod.__all__]
