@@ -10,6 +10,7 @@ import tidal
 from ..tensor import Size
 from . import constraints
 from ._sampling import standard_gamma
+from ._special import gammainc
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .utils import _standard_normal, broadcast_all, eps_of, tiny_of
@@ -361,6 +362,11 @@ class Gamma(ExponentialFamily):
             self._validate_sample(value)
         return (tidal.xlogy(self.concentration, self.rate) + tidal.xlogy(self.concentration - 1, value)
                 - self.rate * value - tidal.lgamma(self.concentration))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return gammainc(self.concentration, self.rate * value)
 
     def entropy(self):
         return (self.concentration - tidal.log(self.rate) + tidal.lgamma(self.concentration)
