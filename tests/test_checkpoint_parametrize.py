@@ -87,6 +87,32 @@ def test_checkpoint_tuple_outputs_and_no_grad_passthrough():
         checkpoint(lambda t, flag: t, x, use_reentrant=True, flag=1)
 
 
+def test_checkpoint_context_fn_determinism_check_and_warnings():
+    import contextlib
+    from tidal.utils.checkpoint import CheckpointError
+    seen = []
+
+    @contextlib.contextmanager
+    def tag(name):
+        seen.append(name)
+        yield
+    x = tidal.randn(3, requires_grad=True)
+    y = checkpoint(lambda t: t.sin(), x, use_reentrant=False, context_fn=lambda: (tag("forward"), tag("recompute")))
+    y.sum().backward()
+    assert seen == ["forward", "recompute"]
+    with pytest.raises(ValueError, match="only supported when use_reentrant=False"):
+        checkpoint(lambda t: t, x, use_reentrant=True, context_fn=lambda: (tag("a"), tag("b")))
+    calls = []
+
+    def shape_changes(t):
+        calls.append(1)
+        return t[: len(calls) + 1] * 2  # a different shape when recomputed
+    with pytest.raises(CheckpointError, match="different metadata than during the forward pass"):
+        checkpoint(shape_changes, x, use_reentrant=False).sum().backward()
+    with pytest.warns(UserWarning, match="the use_reentrant parameter should be passed explicitly"):
+        checkpoint(lambda t: t * 2, x)
+
+
 def test_checkpoint_sequential_matches_torch_and_lowers_peak_memory():
     rng = np.random.default_rng(2)
     ref = mlp(torch, 32, 16)  # activations (1024 x 32) dominate the weights (32 x 32)

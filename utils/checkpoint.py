@@ -9,6 +9,7 @@ through the fresh graph.
 """
 from __future__ import annotations
 
+import contextlib
 import warnings
 from typing import Any, Callable, Iterable
 
@@ -19,7 +20,24 @@ from ..func._pytree import tree_flatten, tree_unflatten
 from ..ops import rng as _rng
 from ..tensor import Tensor
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "noop_context_fn"]
+
+
+class CheckpointError(RuntimeError):
+    """The recomputation in backward did not reproduce the forward (torch.utils.checkpoint.CheckpointError)."""
+
+
+def noop_context_fn() -> tuple:
+    """The default context_fn: no context around the forward or the recomputation."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def _warn_reentrant(where: str) -> None:
+    warnings.warn(f"{where}: the use_reentrant parameter should be passed explicitly. Starting in PyTorch 2.9, "
+                  "calling checkpoint without use_reentrant will raise an exception. use_reentrant=False is "
+                  "recommended, but if you need to preserve the current default behavior, you can pass "
+                  "use_reentrant=True. Refer to docs for more details on the differences between the two "
+                  "variants.", stacklevel=3)
 
 
 def _rng_states() -> dict:
@@ -83,28 +101,33 @@ def _detached_inputs(args: tuple) -> tuple:
     return tuple(out)
 
 
-def checkpoint(function: Callable, *args, use_reentrant: bool | None = None, context_fn: Callable | None = None,
-               determinism_check: str = "default", debug: bool = False, preserve_rng_state: bool = True,
-               **kwargs) -> Any:
-    """Run `function(*args, **kwargs)` without keeping its activations; recompute them in backward."""
+def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
+               context_fn: Callable[[], tuple] = noop_context_fn, determinism_check: str = "default",
+               debug: bool = False, early_stop: bool = True, **kwargs) -> Any:
+    """Run `function(*args, **kwargs)` without keeping its activations; recompute them in backward.
+
+    Both variants recompute as described in the module docstring; unlike torch's reentrant one, this
+    also routes gradients to captured parameters under autograd.grad and `inputs=`."""
     if use_reentrant is None:
-        warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
-                      "Refer to docs for more details on the differences between the two variants.", stacklevel=2)
+        _warn_reentrant("torch.utils.checkpoint")
         use_reentrant = True
+    preserve_rng_state = kwargs.pop("preserve_rng_state", True)
     if use_reentrant and kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if use_reentrant and (context_fn is not noop_context_fn or debug):
+        raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
     if determinism_check not in ("default", "none"):
-        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
-    if context_fn is not None:
-        raise NotImplementedError("checkpoint(context_fn=...): tidal has no TorchDispatchMode contexts to run "
-                                  "the forward and the recomputation under")
+        raise ValueError("determinism_check should be one of ['default', 'none'], but got "
+                         f"{determinism_check}")
     if not is_grad_enabled():
         return function(*args, **kwargs)
+    forward_context, recompute_context = context_fn()
     states = _rng_states() if preserve_rng_state else None
     from ..autograd.graph import _seq
     start_seq = next(_seq)
     inner = _detached_inputs(args)
-    result = function(*inner, **kwargs)
+    with forward_context:
+        result = function(*inner, **kwargs)
     flat, spec = tree_flatten(result)
     grad_outs = [t for t in flat if isinstance(t, Tensor) and t.requires_grad]
     if not grad_outs:
@@ -114,6 +137,7 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None, con
     _release_segment(grad_outs, start_seq)
     positions = [k for k, t in enumerate(flat) if isinstance(t, Tensor) and t.requires_grad]
     outputs = [flat[k].detach() for k in positions]
+    metadata = [(t.shape, t.dtype) for t in outputs]
     arg_tensors = tuple(a for a in args if isinstance(a, Tensor))
     tensor_slots = {k for k, a in enumerate(args) if isinstance(a, Tensor)}
     args = tuple(None if isinstance(a, Tensor) else a for a in args)  # the node holds the tensors
@@ -127,14 +151,21 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None, con
         try:
             saved = iter(node.saved_tensors)  # freed with the node after a backward without retain_graph
             redo = _detached_inputs(tuple(next(saved) if k in tensor_slots else a for k, a in enumerate(args)))
-            with enable_grad():
+            with enable_grad(), recompute_context:
                 again = tree_flatten(function(*redo, **kwargs))[0]
         finally:
             if states is not None:
                 _set_rng_states(current)
+        if determinism_check == "default":
+            found_meta = [(again[k].shape, again[k].dtype) if k < len(again) and isinstance(again[k], Tensor)
+                          else None for k in positions]
+            if found_meta != metadata:
+                raise CheckpointError("torch.utils.checkpoint: Recomputed values for the following tensors have "
+                                      "different metadata than during the forward pass.\n"
+                                      f"saved metadata: {metadata}\nrecomputed metadata: {found_meta}")
         roots, root_grads = [], []
         for k, g in zip(positions, grads):
-            t = again[k]
+            t = again[k] if k < len(again) else None
             if g is not None and isinstance(t, Tensor) and t.requires_grad:
                 roots.append(t)
                 root_grads.append(g)
@@ -155,8 +186,7 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None, con
 def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None, **kwargs) -> Any:
     """Run a sequence of modules (or a Sequential) in `segments` checkpointed chunks; the last runs normally."""
     if use_reentrant is None:
-        warnings.warn("torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be "
-                      "passed explicitly.", stacklevel=2)
+        _warn_reentrant("torch.utils.checkpoint.checkpoint_sequential")
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:
