@@ -14,7 +14,7 @@ import traceback
 from multiprocessing import *  # noqa: F401,F403 - torch.multiprocessing re-exports the standard module
 from typing import Callable
 
-__all__ = [name for name in dir(multiprocessing) if not name.startswith("_")] + [
+__all__ = list(multiprocessing.__all__) + [
     "spawn", "start_processes", "ProcessContext", "ProcessRaisedException", "ProcessExitedException",
     "ProcessException", "set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies"]
 

@@ -2,13 +2,14 @@
 
 grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian differentiate functions; vmap maps one over
 a batch dimension (by running it per element, see vmap.py); functional_call and
-stack_module_state treat a module as a function of its parameters and buffers.
+stack_module_state treat a module as a function of its parameters and buffers; linearize,
+functionalize and replace_all_batch_norm_modules_ complete torch.func's names.
 """
 from __future__ import annotations
 
-from .module import functional_call, stack_module_state
-from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
+from .module import functional_call, replace_all_batch_norm_modules_, stack_module_state
+from .transforms import functionalize, grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
-           "stack_module_state"]
+           "stack_module_state", "linearize", "functionalize", "replace_all_batch_norm_modules_"]

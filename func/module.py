@@ -6,7 +6,7 @@ from typing import Any, Iterator, Mapping
 
 from .. import ops
 
-__all__ = ["functional_call", "stack_module_state"]
+__all__ = ["functional_call", "stack_module_state", "replace_all_batch_norm_modules_"]
 
 
 def _owner(module, name: str) -> tuple:
@@ -117,3 +117,15 @@ def stack_module_state(models) -> tuple:
     all_buffers = [dict(m.named_buffers()) for m in models]
     buffers = {name: ops.stack([b[name].detach() for b in all_buffers]) for name in all_buffers[0]}
     return params, buffers
+
+
+def replace_all_batch_norm_modules_(root):
+    """Make every batch norm in `root` normalize with batch statistics only (no running stats), in place."""
+    from ..nn.modules.batchnorm import _BatchNorm
+    for module in root.modules():
+        if isinstance(module, _BatchNorm) and module.track_running_stats:
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root

@@ -18,7 +18,7 @@ from ..autograd.graph import AccumulateGrad, _seq
 from ..tensor import Tensor
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize", "functionalize"]
 
 
 class _Level:
@@ -253,3 +253,25 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *, randomness: str 
 def hessian(func: Callable, argnums=0) -> Callable:
     """A function returning the Hessian of the scalar `func` with respect to `argnums`."""
     return jacfwd(jacrev(func, argnums), argnums)
+
+
+def linearize(func: Callable, *primals) -> tuple:
+    """(func(*primals), jvp_fn) where jvp_fn(*tangents) is the Jacobian-vector product at `primals`
+    (each call differentiates afresh: tidal keeps no linearized program)."""
+    output = jvp(func, primals, tuple(ops.zeros_like(p) for p in primals))[0]
+
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+    return output, jvp_fn
+
+
+def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
+    """`func` itself: functionalize changes how a program is traced, not what it computes, and tidal runs
+    every program eagerly."""
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}. "
+                           "Valid options are:\n     remove='mutations': all inplace and out= operators will be "
+                           "removed from the program, and replaced with their out-of-place equivalents.\n     "
+                           "remove='mutations_and_views': In addition to the above, all aliasing operators {view} "
+                           "will be replaced with their non-aliasing counterparts, {view}_copy.\n")
+    return func

@@ -211,3 +211,22 @@ def test_autograd_functional_create_graph_strict_and_errors():
         AF.vjp(lambda x: x * 2, a.detach())
     with pytest.raises(TypeError, match="must be either a Tensor or a tuple of Tensors"):
         AF.jacobian(lambda x: x, [a.detach(), 3])
+
+
+def test_linearize_functionalize_and_batch_norm_replacement():
+    (x, t), (xr, tr) = both(*arrays((4,), (4,), seed=7))
+    f = lambda a: a.sin() * a.exp()  # noqa: E731
+    out, jvp_fn = F.linearize(f, x)
+    out_r, jvp_fn_r = TF.linearize(f, xr)
+    assert_close(out, out_r)
+    assert_close(jvp_fn(t), jvp_fn_r(tr))
+    assert F.functionalize(f)(x).numpy().tolist() == f(x).numpy().tolist()
+    model = tidal.nn.Sequential(tidal.nn.Linear(3, 3), tidal.nn.BatchNorm1d(3))
+    ref = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.BatchNorm1d(3)).double()
+    load_from_torch(model.double(), ref)
+    F.replace_all_batch_norm_modules_(model)
+    TF.replace_all_batch_norm_modules_(ref)
+    assert list(model.state_dict()) == list(ref.state_dict())
+    (batch,), (batch_r,) = both(*arrays((5, 3), seed=8))
+    model.eval(), ref.eval()
+    assert_close(model(batch), ref(batch_r))  # batch statistics even in eval mode
