@@ -10,8 +10,8 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm import View
 from .factory_args import (check_requires_grad, check_shape, device_arg, dtype_arg, empty_like_tensor,
-                           empty_strided_tensor, fill_scalar, int_arg, number_arg, out_dtype, reject_extra,
-                           size_tuple, size_varargs, tensor_arg, write_out)
+                           empty_strided_tensor, fill_scalar, int_arg, new_tensor_checked, number_arg, out_dtype,
+                           reject_extra, size_tuple, size_varargs, tensor_arg, write_out)
 from .from_data import as_tensor, from_numpy, tensor
 from .math_api import fill_values
 from .ranges import arange, linspace, logspace
@@ -36,7 +36,7 @@ def _new(fn: str, shape: tuple, dtype, device, requires_grad: bool, default_dtyp
     dtype = out_dtype(fn, dtype_arg(fn, dtype), out) or default_dtype
     dev = default_device if device is None and default_device is not None else device_arg(device)
     check_requires_grad(dtype, requires_grad)
-    out = Tensor._empty(shape, dtype, dev)
+    out = new_tensor_checked(shape, dtype, dev)
     out.requires_grad = requires_grad
     return out
 

@@ -169,9 +169,44 @@ def fill_scalar(fn: str, value, dtype: dt.dtype):
     return v - (1 << bits) if dtype.is_signed and v >= 1 << (bits - 1) else v
 
 
+_HOST_BYTES: list = []  # physical memory plus swap, read once
+
+
+def _host_bytes() -> int:
+    if not _HOST_BYTES:
+        import os
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        try:
+            with open("/proc/meminfo") as f:
+                total += next((int(line.split()[1]) * 1024 for line in f if line.startswith("SwapTotal:")), 0)
+        except OSError:
+            pass
+        _HOST_BYTES.append(total)
+    return _HOST_BYTES[0]
+
+
+def check_allocation(shape: tuple, nbytes: int, dev) -> None:
+    """torch's error at the call for memory that can never be had: a size past int64, or (on the CPU) more
+    than the machine's memory and swap, which the OS refuses. Memory itself is still taken lazily."""
+    if nbytes < 1 << 30:
+        return
+    if nbytes >= 1 << 63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    if _device(dev).type == "cpu" and nbytes > _host_bytes():
+        raise RuntimeError(f"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+                           f"memory: you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)")
+
+
+def new_tensor_checked(shape: tuple, dtype: dt.dtype, dev) -> Tensor:
+    """`Tensor._empty` after `check_allocation`."""
+    check_allocation(shape, math.prod(shape) * dtype.itemsize, dev)
+    return Tensor._empty(shape, dtype, dev)
+
+
 def empty_strided_tensor(shape: tuple, strides: tuple, dtype: dt.dtype, dev) -> Tensor:
     """A new tensor with the given strides over a fresh blob just big enough for them."""
     span = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
+    check_allocation(shape, span * dtype.itemsize, dev)
     vm = get_vm(dev)
     return Tensor._make(View(Blob(span * dtype.itemsize, vm), tuple(shape), tuple(strides), 0, dtype.np),
                         dtype, dev, vm)
@@ -222,7 +257,7 @@ def empty_like_tensor(input: Tensor, dtype: dt.dtype, dev, memory_format=None) -
         if not _dense_and_non_overlapping(shape, strides):
             strides = _infer_dense_strides(shape, strides)
         return empty_strided_tensor(shape, strides, dtype, dev)
-    return Tensor._empty(shape, dtype, dev)
+    return new_tensor_checked(shape, dtype, dev)
 
 
 def out_dtype(fn: str, dtype: dt.dtype | None, out) -> dt.dtype | None:

@@ -18,7 +18,7 @@ from .broadcast import broadcast_shapes
 from .dispatch import launch_into, register_kernel
 from .elementwise import torch_name
 from .view_grads import overload
-from .scatter import (INDEX_DTYPES, accumulate_at, at_least_1d, check_index_dtype, check_no_overlap,
+from .scatter import (INDEX_DTYPES, accumulate_at, at_least_1d, check_index_dtype, check_no_overlap, check_now,
                       check_out_grad, checked_index, emit, filled, inplace_grad, scalar_for, scatter_add, size1,
                       wants, widened)
 
@@ -39,6 +39,7 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None =
     if shape:
         shape[dim] = index.numel()
     check_out_grad("index_select", out, (input,))
+    check_now(index, size1(input, dim), dim, message="index out of range in self")
     result = emit("index_select", (input, index), tuple(shape), input.dtype, dim, out)
     if needs_grad((input,)):
         record("index_select", lambda node, g: (index_add(filled(node.attrs[0], g), node.attrs[1],
@@ -93,6 +94,7 @@ def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     _check_vector_index(self, dim, index, source, "index_add_")
     check_no_overlap(self, (index, source))
     alpha = scalar_for(self.dtype, alpha)
+    check_now(index, size1(self, dim), dim, exc=RuntimeError)
     grad = inplace_grad(self, (source,))
     launch_into("index_add", (index, source), (self,), (dim, alpha))
     if grad:
@@ -138,6 +140,8 @@ def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
                            f"{torch_name(self.dtype)} and (source) {torch_name(source.dtype)}")
     _check_vector_index(self, dim, index, source, "index_copy_")
     check_no_overlap(self, (index, source))
+    check_now(index, size1(self, dim), dim,
+              message="index_copy_(): index {i} is out of bounds for dimension {d} with size {n}")
     grad = inplace_grad(self, (source,))
     launch_into("index_copy", (index, source), (self,), dim)
     if grad:
@@ -175,6 +179,7 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
     value_tensor = value if isinstance(value, Tensor) else None
+    check_now(index, size1(self, dim), dim, negative_ok=True)
     grad = inplace_grad(self, (value_tensor,))
     if value_tensor is not None:
         launch_into("index_fill", (index, value), (self,), (dim, None))
@@ -216,6 +221,7 @@ def take(input: Tensor, index: Tensor, *, out: Tensor | None = None) -> Tensor:
     if input.numel() == 0 and index.numel():
         raise IndexError("take(): tried to take from an empty tensor")
     check_out_grad("take", out, (input,))
+    check_now(index, input.numel(), 0, negative_ok=True, message=_FLAT_MSG)
     result = emit("take", (input, index), index._v.shape, input.dtype, None, out)
     if needs_grad((input,)):
         record("take", lambda node, g: (put(filled(node.attrs, g), node.saved_tensors[0], g, accumulate=True),),
@@ -242,6 +248,7 @@ def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     if self.numel() == 0 and index.numel():
         raise IndexError("put_(): Tried to put elements into an empty tensor")
     check_no_overlap(self, (index, source))
+    check_now(index, self.numel(), 0, negative_ok=True, message=_FLAT_MSG)
     grad = inplace_grad(self, (source,))
     launch_into("put", (index, source), (self,), bool(accumulate))
     if grad:
@@ -284,6 +291,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *, ou
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {got}")
     check_out_grad("take_along_dim", out, (input,))
     if dim is None:
+        check_now(indices, input.numel(), 0, exc=RuntimeError)
         return _track_take_along(emit("take_along_dim", (input, indices), (indices.numel(),), input.dtype, None,
                                       out), input, indices, None)
     if input.ndim == 0:
@@ -296,6 +304,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *, ou
     others = broadcast_shapes(tuple(1 if d == dim else s for d, s in enumerate(input._v.shape)),
                               tuple(1 if d == dim else s for d, s in enumerate(indices._v.shape)))
     shape = tuple(indices._v.shape[d] if d == dim else s for d, s in enumerate(others))
+    check_now(indices, size1(input, dim), dim, negative_ok=True, exc=RuntimeError)
     return _track_take_along(emit("take_along_dim", (input, indices), shape, input.dtype, dim, out), input,
                              indices, dim)
 

@@ -227,6 +227,12 @@ def _index_plan(view: Tensor, advanced: list) -> tuple:
     return tuple(dims), tuple(tensors), out_shape
 
 
+def _check_now(view: Tensor, dims: tuple, tensors: tuple) -> None:
+    """The kernel's index checks at the call, for index tensors whose values are already computed."""
+    for k, (d, ix) in enumerate(zip(dims, tensors)):
+        S.check_now(ix, view._v.shape[d], k, negative_ok=True)
+
+
 def _index_key(shape: tuple, dims: tuple, arrays) -> tuple:
     """(kernel side) A NumPy key: checked index arrays at `dims`, full slices elsewhere."""
     key = [slice(None)] * len(shape)
@@ -309,6 +315,7 @@ def getitem(self: Tensor, index) -> Tensor:
     if not p.advanced:
         return view
     dims, tensors, shape = _index_plan(view, p.advanced)
+    _check_now(view, dims, tensors)
     return _gather_at(view, dims, tensors, shape)
 
 
@@ -340,6 +347,7 @@ def _put_values(self: Tensor, dims: tuple, tensors: tuple, shape: tuple, values:
     if not S.broadcasts_to(values._v.shape, shape):
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(shape)}")
+    _check_now(view, dims, tensors)
     launch_into("index_put", (values,) + tensors, (view,), (dims, bool(accumulate)))
 
 

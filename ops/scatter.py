@@ -185,6 +185,30 @@ def fit_rank(grad: Tensor, ndim: int) -> Tensor:
     return restrided(grad, box(shape, shape))
 
 
+def computed_values(index: Tensor) -> np.ndarray | None:
+    """The values of a CPU tensor whose writers have all run (None when a write is pending, or off the CPU):
+    read at the call without waiting, so index errors raise at the user's line and the VM is not stalled."""
+    if index.device.type != "cpu":
+        return None
+    blob = index._v.blob
+    if blob.data is None or blob.error is not None:
+        return None
+    writer = blob.writer
+    if writer is not None and writer[0].done < writer[1]:
+        return None
+    if any(v.blob is blob for ins in tuple(index._vm.window) for v in ins.outs):
+        return None  # a write of it waits in the fusion window
+    return index._vm.backend.array(index._v)
+
+
+def check_now(index: Tensor, size: int, dim: int, **kwargs) -> None:
+    """The kernel's index check (`checked_index`) at the call, when `index`'s values are already computed."""
+    if index.numel():
+        values = computed_values(index)
+        if values is not None:
+            checked_index(values, size, dim, **kwargs)
+
+
 # -- helpers inside kernels ------------------------------------------------------------------
 def checked_index(idx: np.ndarray, size: int, dim: int, *, negative_ok: bool = False, exc=IndexError,
                   message: str = "index {i} is out of bounds for dimension {d} with size {n}") -> np.ndarray:
@@ -253,6 +277,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
     check_index_dtype(index, INDEX_DTYPES, "gather(): Expected dtype int32/int64 for index")
     _check_gather_shapes(input, dim, index, None, "gather")
     check_out_grad("gather", out, (input,))
+    check_now(index, size1(input, dim), dim, exc=RuntimeError)
     result = emit("gather", (input, index), index._v.shape, input.dtype, dim, out)
     if needs_grad((input,)):
         record("gather", lambda node, g: (scatter_add(filled(node.attrs[0], g), node.attrs[1],
@@ -307,6 +332,7 @@ def _scatter(self: Tensor, dim: int, index: Tensor, src, value, reduce, grad_nam
     ins = (index,) if src is None else (index, src)
     check_no_overlap(self, ins)
     typed = None if src is not None else scalar_for(self.dtype, value)
+    check_now(index, size1(self, dim), dim, exc=RuntimeError)
     grad = inplace_grad(self, (src,))
     launch_into("scatter", ins, (self,), (dim, reduce, typed))
     if grad:
@@ -375,6 +401,7 @@ def _scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     _check_gather_shapes(self, dim, index, src, "scatter")
     check_no_overlap(self, (index, src))
+    check_now(index, size1(self, dim), dim, exc=RuntimeError)
     grad = inplace_grad(self, (src,))
     if grad and reduce in _NEEDS_VALUES and before is None:
         before = M.clone(self)
