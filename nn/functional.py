@@ -219,7 +219,7 @@ from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_p
 from ..ops import conv as _conv, pool as _pool  # noqa: E402
 
 __all__ += _norm_all + _loss_all + _shape_all + _attention_all + _conv.__all__ + _pool.__all__
-from ..ops.conv import conv3d, conv_transpose3d  # noqa: E402,F401
+from ..ops.conv import conv3d, conv_tbc, conv_transpose3d  # noqa: E402,F401
 from ..ops.pool import *  # noqa: E402,F401,F403
 from .functional_pool import *  # noqa: E402,F401,F403
 from .functional_pool import __all__ as _pool_extra_all  # noqa: E402

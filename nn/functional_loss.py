@@ -17,7 +17,7 @@ __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "c
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
            "gaussian_nll_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "cosine_embedding_loss", "triplet_margin_loss", "multilabel_soft_margin_loss", "ctc_loss",
-           "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss"]
+           "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss", "linear_cross_entropy"]
 
 
 def _weighted(loss: Tensor, input: Tensor, weight: Tensor | None, reduction: str, mean_by_weight: bool) -> Tensor:
@@ -371,6 +371,46 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     loss = (hinge * mask).sum((1, 2)) / classes
     loss = loss.reshape(()) if input.dim() <= 1 else loss
     return _reduce(loss, reduction)
+
+
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *, linear_bias: Tensor | None = None,
+                         weight: Tensor | None = None, reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options=None) -> Tensor:
+    """cross_entropy(linear(input, linear_weight, linear_bias), target); `linear_weight` is (classes, *out, in).
+
+    `options` (nn.LinearCrossEntropyOptions) tunes PyTorch's chunked kernel for memory; the loss is the same
+    mathematically, and tidal computes it unchunked."""
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}")
+    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions (in_features), got "
+                           f"{input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(classes, *out_features)}, got {tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires "
+                           f"batched input, (N, {in_features}), got unbatched input with shape {tuple(input.shape)}")
+    logits_shape = batches + (classes,) + out_features
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    if options is not None and (out_features or reduction not in ("mean", "sum", "none") or label_smoothing != 0.0
+                                or target.dtype is not dt.int64):
+        warnings.warn("linear_cross_entropy: ``options`` ignored; chunked path needs reduction in {'mean','sum',"
+                      "'none'}, label_smoothing == 0, target.dtype == int64, out_features == (). Got "
+                      f"reduction={reduction!r}, label_smoothing={label_smoothing}, target.dtype={target.dtype}, "
+                      f"out_features={out_features}, tracing=False, linear_bias.shape="
+                      f"{tuple(linear_bias.shape) if linear_bias is not None else None}.", stacklevel=2)
+    from .functional import linear
+    rows = math.prod(out_features) * classes
+    logits = linear(input, linear_weight.reshape(rows, in_features),
+                    None if linear_bias is None else linear_bias.reshape(rows))
+    return cross_entropy(logits.reshape(logits_shape), target, weight=weight, reduction=reduction,
+                         ignore_index=ignore_index if ignore_index is not None else -100,
+                         label_smoothing=label_smoothing)
 
 
 # -- sequences -----------------------------------------------------------------------------------

@@ -24,7 +24,8 @@ from .dispatch import launch, register_kernel
 from .windows import (TENSOR_TYPE, batched, check_tensor, col2im, compute_array, im2col, is_int, int_list,
                       not_implemented, padded, pair, sliding_windows)
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "conv_tbc", "unfold",
+           "fold"]
 METHODS: dict = {}
 
 
@@ -360,6 +361,22 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     """3-D transposed convolution (the gradient of conv3d in its input) with (C, O/groups, kd, kh, kw) `weight`."""
     return _conv_transposend("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding,
                              groups, dilation)
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """1-D convolution in (time, batch, channel) layout with a (k, in, out) `weight`; negative `pad` crops."""
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.dim() != 1 or bias.shape[0] != weight.shape[2]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if pad < 0:
+        input = input[-pad:input.shape[0] + pad]
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=max(pad, 0))
+    return out.permute(2, 0, 1)
 
 
 # -- unfold / fold: im2col and col2im as ops ------------------------------------------------------------

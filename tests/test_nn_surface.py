@@ -362,3 +362,28 @@ def test_adaptive_log_softmax_with_loss(rng):
         mod(x, tidal.tensor(np.array([0, 1, 2, 3, 4, 5, 25])))
     with pytest.raises(ValueError, match="cutoffs should be a sequence of unique, positive integers"):
         nn.AdaptiveLogSoftmaxWithLoss(8, 20, [4, 4])
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"bias": True, "label_smoothing": 0.1, "ignore_index": 2},
+                                    {"out_features": (3,), "bias": True, "reduction": "none"}])
+def test_linear_cross_entropy_loss(rng, kwargs):
+    mod, ref = module_pair("LinearCrossEntropyLoss", 5, 4, **kwargs)
+    x, xr = pair(rng, (6, 5), requires_grad=True)
+    target = rng.integers(0, 4, (6, 3) if "out_features" in kwargs else 6)
+    out, expected = mod(x, tidal.tensor(target)), ref(xr, torch.from_numpy(target))
+    assert_close(out, expected)
+    backward_both(out, expected, rng)
+    assert_grads_close([(x, xr)] + param_grads(mod, ref))
+    options = nn.LinearCrossEntropyOptions(batch_chunk_size=2)
+    assert repr(options) == repr(torch.nn.LinearCrossEntropyOptions(batch_chunk_size=2))
+    with pytest.raises(ValueError, match="invalid acc_policy"):
+        nn.LinearCrossEntropyOptions(acc_policy="fast")
+    w = mod.linear.weight.reshape(4, *kwargs.get("out_features", ()), 5)
+    chunked = nn.functional.linear_cross_entropy(x[0], w[:, 0] if "out_features" in kwargs else w,
+                                                 tidal.tensor(target[0, 0] if target.ndim == 2 else target[0]),
+                                                 options=options)
+    wr = ref.linear.weight.reshape(4, *kwargs.get("out_features", ()), 5)
+    assert_close(chunked, torch.nn.functional.linear_cross_entropy(
+        xr[0], wr[:, 0] if "out_features" in kwargs else wr,
+        torch.tensor(target[0, 0] if target.ndim == 2 else target[0]), options=torch.nn.LinearCrossEntropyOptions(
+            batch_chunk_size=2)))

@@ -270,3 +270,15 @@ def test_pdist(rng, p):
     assert_grads_close([(x, xr)])
     with pytest.raises(RuntimeError, match="pdist only supports 2D tensors, got: 3D"):
         F.pdist(tidal.zeros(2, 2, 2))
+
+
+@pytest.mark.parametrize("pad", [0, 2, -1])
+def test_conv_tbc(rng, pad):
+    pairs = [pair(rng, s, requires_grad=True) for s in ((6, 2, 3), (3, 3, 4), (4,))]
+    out = F.conv_tbc(*[p[0] for p in pairs], pad)
+    expected = torch.conv_tbc(*[p[1] for p in pairs], pad)
+    assert_close(out, expected)
+    backward_both(out, expected, rng)
+    assert_grads_close(pairs)
+    with pytest.raises(RuntimeError, match="Input dim 2 \\(input channels\\) is not == dim 1 in the weight tensor"):
+        F.conv_tbc(pairs[0][0], pairs[1][0][:, :2], pairs[2][0])

@@ -1,9 +1,12 @@
 """Loss modules: each stores its options (reduction, weights) and calls the matching functional."""
 from __future__ import annotations
 
+import dataclasses
+import math
 import warnings
 
 from ...tensor import Tensor
+from ...tensor import dtype as dt
 from .. import functional as F
 from .._util import legacy_reduction
 from ..module import Module
@@ -12,7 +15,7 @@ __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEn
            "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss",
            "HingeEmbeddingLoss", "SoftMarginLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
            "MultiLabelSoftMarginLoss", "CTCLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
-           "TripletMarginWithDistanceLoss", "NLLLoss2d"]
+           "TripletMarginWithDistanceLoss", "NLLLoss2d", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
 
 
 class _Loss(Module):
@@ -303,3 +306,69 @@ class TripletMarginWithDistanceLoss(_Loss):
         return F.triplet_margin_with_distance_loss(anchor, positive, negative,
                                                    distance_function=self.distance_function, margin=self.margin,
                                                    swap=self.swap, reduction=self.reduction)
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearCrossEntropyOptions:
+    """PyTorch's tuning knobs for its chunked linear_cross_entropy kernel (memory, accumulation precision);
+    validated as PyTorch does. tidal's result does not depend on them."""
+
+    allow_retain_graph: bool = False
+    batch_chunk_size: int | None = None
+    chunking_method: str | None = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: dt.dtype | None = None
+
+    def __post_init__(self) -> None:
+        if self.acc_policy not in {"auto", "accurate", "balanced", "compact"}:
+            raise ValueError(f"invalid acc_policy: {self.acc_policy!r}")
+        if self.chunking_method is not None and self.chunking_method != "auto":
+            name, sep, factor = self.chunking_method.partition(":")
+            factor = factor if sep else "1"
+            if not (name == "aspect_ratio" and factor.isdigit() and int(factor) > 0):
+                raise ValueError(f"invalid chunking_method: {self.chunking_method!r}")
+        if not (self.batch_chunk_size is None or (isinstance(self.batch_chunk_size, int)
+                                                  and self.batch_chunk_size > 0)):
+            raise ValueError(f"batch_chunk_size must be positive int or None, got {self.batch_chunk_size!r}")
+        if self.acc_dtype is not None and self.acc_dtype not in (dt.float16, dt.bfloat16, dt.float32, dt.float64):
+            raise ValueError(f"acc_dtype must be one of {{None, torch.float16, torch.bfloat16, torch.float32, "
+                             f"torch.float64}}, got {self.acc_dtype!r}. Pass acc_dtype=None to let the op pick "
+                             "automatically.")
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A Linear layer followed by cross-entropy, as one loss (the logits need not be kept by the caller)."""
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple = (), bias: bool = False,
+                 device=None, dtype=None, reduction: str = "mean", weight: Tensor | None = None,
+                 ignore_index: int | None = None, label_smoothing: float = 0.0,
+                 options: LinearCrossEntropyOptions | None = None) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight=weight, reduction=reduction)
+        from .linear import Linear
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        # stored 2-D, reshaped to (classes, *out_features, in_features) in forward, as PyTorch does
+        self.linear = Linear(in_features, math.prod(out_features) * num_classes, bias=bias, device=device,
+                             dtype=dtype)
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """The cross-entropy of the linear layer's logits, reduced."""
+        weight = self.linear.weight.reshape((self.num_classes, *self.out_features, self.linear.in_features))
+        bias = None if self.linear.bias is None else self.linear.bias.reshape((self.num_classes,
+                                                                               *self.out_features))
+        return F.linear_cross_entropy(input, weight, target, linear_bias=bias, weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
