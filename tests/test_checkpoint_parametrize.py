@@ -10,7 +10,7 @@ import torch.nn.utils.prune  # noqa: F401 - torch does not import it with torch.
 import tidal
 import tidal.nn as nn
 from tidal.utils.checkpoint import checkpoint, checkpoint_sequential
-from nn_helpers import assert_close, load_from_torch, to_tidal
+from nn_helpers import assert_close, load_from_torch
 
 
 def mlp(lib, width: int, depth: int, dropout: float = 0.0):
@@ -54,6 +54,20 @@ def test_checkpoint_captured_parameters_reach_autograd_grad_and_double_backward(
     (second,) = tidal.autograd.grad(gx.sum(), w)
     (expected,) = tidal.autograd.grad(ex.sum(), w)
     assert_close(second, expected)
+
+
+def test_checkpoint_captured_non_leaf_gets_its_gradient_as_torch():
+    w_data, x_data = np.random.default_rng(4).standard_normal((2, 3, 3))
+    grads = []
+    for lib, ckpt in ((tidal, checkpoint), (torch, torch.utils.checkpoint.checkpoint)):
+        w = lib.tensor(w_data, requires_grad=True)
+        x = lib.tensor(x_data, requires_grad=True)
+        pos = (w * 2).sin()  # computed before the segment, used inside it without being an argument
+        y = ckpt(lambda a: (a @ pos).tanh(), x, use_reentrant=False)
+        (y.sum() + pos.sum()).backward()
+        grads.append((x.grad, w.grad))
+    assert_close(grads[0][0], grads[1][0])
+    assert_close(grads[0][1], grads[1][1])
 
 
 def test_checkpoint_recomputes_with_the_same_dropout_mask():

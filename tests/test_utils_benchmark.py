@@ -8,7 +8,6 @@ import os
 
 import numpy as np
 import pytest
-import torch
 import torch.utils.benchmark as TB
 
 import tidal

@@ -1,11 +1,11 @@
 """Activation checkpointing: keep a segment's inputs, drop its activations, recompute them in backward.
 
 checkpoint(fn, *args) runs `fn` once recording the graph only to learn which tensors outside the
-segment it differentiates into (its tensor arguments and the leaves it captures, such as a
-module's parameters); then it drops the segment's graph, and with it every saved activation, and
-stands one node in its place. That node's backward runs `fn` again, with the random generators
-reset to their state at the first run (so dropout draws the same mask), and backpropagates
-through the fresh graph.
+segment it differentiates into (its tensor arguments, the leaves it captures, such as a module's
+parameters, and any captured tensor computed earlier); then it drops the segment's graph, and with
+it every saved activation, and stands one node in its place. That node's backward runs `fn`
+again, with the random generators reset to their state at the first run (so dropout draws the
+same mask), and backpropagates through the fresh graph, cut where it leaves the segment.
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import contextlib
 import warnings
 from typing import Any, Callable, Iterable
 
-from ..autograd import enable_grad, is_grad_enabled, no_grad
+from ..autograd import enable_grad, is_grad_enabled
 from ..autograd.engine import run_backward
-from ..autograd.graph import AccumulateGrad, record
+from ..autograd.graph import AccumulateGrad, _seq, node_class, record
 from ..func._pytree import tree_flatten, tree_unflatten
 from ..ops import rng as _rng
 from ..tensor import Tensor
@@ -49,14 +49,14 @@ def _set_rng_states(states: dict) -> None:
         _rng._defaults[kind].set_state(state)
 
 
-def _segment_leaves(outputs: list, inputs: list, start_seq: int) -> list:
-    """Leaves outside the segment that its graph reaches (captured parameters), in first-seen order.
-
-    The walk stops at nodes recorded before the segment began; reaching one means `fn` used a
-    non-leaf tensor from outside without receiving it as an argument, which cannot be rewired."""
+def _boundary(outputs: list, inputs: list, start_seq: int) -> tuple:
+    """What the segment's graph reaches outside itself: the leaves (captured parameters) other than its
+    own inputs, and the edges into nodes recorded before it began (captured non-leaf tensors), each
+    with the shape and dtype its gradient has; in first-seen order."""
     own = {id(t) for t in inputs}
     seen: set = set()
     leaves: list = []
+    outer: dict = {}  # (id(node), output index) -> ((node, output index), gradient meta)
     stack = [t.grad_fn for t in outputs if t.grad_fn is not None]
     while stack:
         node = stack.pop()
@@ -67,13 +67,45 @@ def _segment_leaves(outputs: list, inputs: list, start_seq: int) -> list:
             if id(node.variable) not in own:
                 leaves.append(node.variable)
             continue
-        if node.seq < start_seq:
-            raise NotImplementedError(
-                "checkpoint: the checkpointed function uses a tensor that requires grad and was computed "
-                "outside of it without receiving it as an argument; tidal can only route gradients to such "
-                "tensors when they are passed as arguments (or are leaves such as parameters)")
-        stack.extend(nxt for nxt, _ in node.next_functions)
-    return leaves
+        for (nxt, idx), meta in zip(node.next_functions, node._input_meta):
+            if nxt is not None and not isinstance(nxt, AccumulateGrad) and nxt.seq < start_seq:
+                outer.setdefault((id(nxt), idx), ((nxt, idx), meta))
+            elif nxt is not None:
+                stack.append(nxt)
+    return leaves, list(outer.values())
+
+
+def _cut_at(outputs: list, start_seq: int, edges: list) -> list:
+    """Redirect the recomputed graph's edges into `edges` (outer nodes) to stand-in nodes that keep the
+    gradient arriving there and stop, so backward through the recomputation never runs the outer graph.
+    Returns one cell per edge, filled with its gradient by the backward."""
+    index = {(id(node), idx): k for k, ((node, idx), _) in enumerate(edges)}
+    cells: list = [[None] for _ in edges]
+    stand_ins: dict = {}
+    seen: set = set()
+    stack = [t.grad_fn for t in outputs if t.grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen or isinstance(node, AccumulateGrad):
+            continue
+        seen.add(id(node))
+        nexts = list(node.next_functions)
+        for j, (nxt, idx) in enumerate(nexts):
+            if nxt is None or isinstance(nxt, AccumulateGrad):
+                continue
+            if nxt.seq >= start_seq:
+                stack.append(nxt)
+                continue
+            stand_in = stand_ins.get(id(nxt))
+            if stand_in is None:
+                stand_in = stand_ins[id(nxt)] = node_class("checkpoint_boundary")(
+                    lambda _node, *grads: (), (), (), None, nxt.n_outputs)
+            k = index.get((id(nxt), idx))
+            if k is not None and idx not in stand_in._pre_hooks:
+                stand_in._pre_hooks[idx] = [lambda g, cell=cells[k]: cell.__setitem__(0, g)]
+            nexts[j] = (stand_in, idx)
+        node.next_functions = tuple(nexts)
+    return cells
 
 
 def _release_segment(outputs: list, start_seq: int) -> None:
@@ -123,7 +155,6 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
         return function(*args, **kwargs)
     forward_context, recompute_context = context_fn()
     states = _rng_states() if preserve_rng_state else None
-    from ..autograd.graph import _seq
     start_seq = next(_seq)
     inner = _detached_inputs(args)
     with forward_context:
@@ -133,7 +164,7 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
     if not grad_outs:
         return result
     in_leaves = [a for a in inner if isinstance(a, Tensor) and a.requires_grad]
-    captured = _segment_leaves(grad_outs, in_leaves, start_seq)
+    captured, outer = _boundary(grad_outs, in_leaves, start_seq)
     _release_segment(grad_outs, start_seq)
     positions = [k for k, t in enumerate(flat) if isinstance(t, Tensor) and t.requires_grad]
     outputs = [flat[k].detach() for k in positions]
@@ -151,6 +182,7 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
         try:
             saved = iter(node.saved_tensors)  # freed with the node after a backward without retain_graph
             redo = _detached_inputs(tuple(next(saved) if k in tensor_slots else a for k, a in enumerate(args)))
+            redo_start = next(_seq)
             with enable_grad(), recompute_context:
                 again = tree_flatten(function(*redo, **kwargs))[0]
         finally:
@@ -171,13 +203,16 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
                 root_grads.append(g)
         wanted = [r for r in redo if isinstance(r, Tensor)] + captured
         targets = [t for t in wanted if t.requires_grad]
-        if not roots or not targets:
-            return (None,) * len(wanted)
+        if not roots:
+            return (None,) * (len(wanted) + len(outer))
+        cells = _cut_at(roots, redo_start, outer)
         found = iter(run_backward(roots, root_grads, create_graph, create_graph, inputs=targets,
                                   accumulate=False, allow_unused=True))
-        return tuple(next(found) if t.requires_grad else None for t in wanted)
+        return tuple(next(found) if t.requires_grad else None for t in wanted) + tuple(c[0] for c in cells)
 
-    record("checkpoint_function", backward, arg_tensors + tuple(captured), outputs, saved=arg_tensors)
+    node = record("checkpoint_function", backward, arg_tensors + tuple(captured), outputs, saved=arg_tensors)
+    node.next_functions += tuple(edge for edge, _ in outer)  # captured non-leaf tensors: their producers
+    node._input_meta = list(node._input_meta) + [meta for _, meta in outer]
     for k, out in zip(positions, outputs):
         flat[k] = out
     return tree_unflatten(flat, spec)
