@@ -9,15 +9,15 @@ the group stays usable. Point-to-point messages carry the same header (`p2p_head
 `verify_p2p`). A collective against a control-plane call (barrier, new_group) is only caught
 by the debug mode.
 
-Debug mode (TIDAL_COMM_CHECK=1): before a collective moves any data, the ranks of its group exchange a fingerprint of the call
-through the control plane: the op, its tensors' dtypes and shapes, the reduce op and root, and
-the user's call site. If the ranks disagree, every rank raises `CollectiveMismatchError` naming
-both calls, instead of deadlocking in the data plane. All-to-alls are also checked pairwise:
-what rank i sends rank j must be what rank j expects from rank i.
+Debug mode (TIDAL_COMM_CHECK=1): before a collective moves any data, the ranks of its group
+exchange a fingerprint of the call through the control plane: the op, its tensors' dtypes and
+shapes, the reduce op and root, and the user's call site. If the ranks disagree, every rank
+raises `CollectiveMismatchError` naming both calls and their call sites. All-to-alls are also
+checked pairwise: what rank i sends rank j must be what rank j expects from rank i. Checked:
+every collective of tidal.comm.collectives and `barrier`; point-to-point send/recv are not (they
+pair two ranks, possibly with any source, not a whole group). It costs one control-plane round
+trip per call; with the mode off, callers test `ENABLED` and nothing else.
 
-Checked: every collective of tidal.comm.collectives and `barrier`. Point-to-point send/recv are
-not (they pair two ranks, possibly with any source, not a whole group). The check costs one
-control-plane round trip per call; with the mode off, callers test `ENABLED` and nothing else.
 A rank that never reaches its call leaves the others waiting while it runs; once it exits, their
 calls fail within seconds (its connections close).
 """

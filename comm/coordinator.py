@@ -181,7 +181,7 @@ class Coordinator:
                 self._handle(frames[0].bytes, *msg)
             except Exception as exc:  # noqa: BLE001 - a bad request must never stop the coordinator
                 kind, sender, seq, _ = msg
-                self._reply_error(frames[0], seq, "RuntimeError", f"the coordinator failed on {kind!r} from "
+                self._reply_error(frames[0].bytes, seq, "RuntimeError", f"the coordinator failed on {kind!r} from "
                                   f"rank {sender}: {type(exc).__name__}: {exc}")
 
     def _handle(self, identity: bytes, kind: str, sender: int, seq: int, payload: dict) -> None:

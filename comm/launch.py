@@ -240,8 +240,9 @@ def _failure_report(failures: list, stopped: list, ranks: list) -> str:
         report.append(f"  last lines of rank {failed.rank}'s stderr:")
         report += [f"    {line}" for line in tail]
     if failed in stopped:
-        report[0] = (f"tidal.comm.launch: rank {failed.rank} (local rank {ranks.index(failed)}, pid {failed.process.pid})"
-                     " raised and aborted the job but did not exit (a thread kept it alive); it was stopped")
+        report[0] = (f"tidal.comm.launch: rank {failed.rank} (local rank {ranks.index(failed)}, pid "
+                     f"{failed.process.pid}) raised and aborted the job but did not exit (a thread kept it alive); "
+                     "it was stopped")
     others = [f"{r.rank} ({r.describe_exit()})" for r in failures if r is not failed]
     if others:
         report.append(f"tidal.comm.launch: then rank(s) {', '.join(others)} failed too")

@@ -102,7 +102,8 @@ class Mesh:
         self.timeout = timeout
         self.calls = 0   # collectives started on this mesh (for error messages)
         self._check, self._left = check, left or (lambda peer: False)
-        self._ctx = zmq.Context(io_threads=1)  # its own, so that closing can wait for queued sends
+        # its own context, so that closing can wait for queued sends (none for a group of one)
+        self._ctx = zmq.Context(io_threads=1) if size > 1 else None
         self._has_recv_into = hasattr(zmq.Socket, "recv_into")  # pyzmq >= 26.4
         self._socks: dict = {}
         self._monitors: dict = {}  # peer -> monitor socket reporting its connection closed
@@ -184,7 +185,8 @@ class Mesh:
         self._socks.clear()
         self._monitors.clear()
         self._trackers.clear()
-        self._ctx.term()   # returns once queued messages are delivered (or their linger ran out)
+        if self._ctx is not None:
+            self._ctx.term()   # returns once queued messages are delivered (or their linger ran out)
         self._remove_dir()
 
     def _remove_dir(self) -> None:
