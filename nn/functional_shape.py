@@ -152,7 +152,11 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
         dims = len(pad) // 2
         if not (input.dim() in (dims + 1, dims + 2) and 1 <= dims <= 3):
-            raise NotImplementedError("Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
+            raise NotImplementedError(f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+                                      "Supported combinations for non-constant padding:\n"
+                                      "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+                                      "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+                                      "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     out = input
     for k in range(len(pad) // 2):
         d = input.dim() - 1 - k

@@ -274,6 +274,8 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
 
 
 def _slogdet_backward(node, g_sign, g_logabs):
+    if g_logabs is None:  # the sign is piecewise constant: no gradient at all, as in PyTorch
+        return (None,)
     (A,) = node.saved_tensors
     return (g_logabs.unsqueeze(-1).unsqueeze(-1) * _mT(inv(A)),)
 
