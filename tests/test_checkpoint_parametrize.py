@@ -207,6 +207,17 @@ def rng_pair(shape, seed=0):
     return tidal.tensor(data), torch.tensor(data)
 
 
+def test_transfer_parametrizations_shares_the_originals():
+    P = nn.utils.parametrize
+    source, target = nn.Linear(3, 3), nn.Linear(3, 3)
+    P.register_parametrization(source, "weight", symmetric(tidal))
+    P.transfer_parametrizations_and_params(source, target)
+    assert P.is_parametrized(target, "weight") and not P.is_parametrized(target, "bias")
+    with tidal.no_grad():
+        source.parametrizations.weight.original.mul_(2)
+    np.testing.assert_array_equal(target.weight.detach().numpy(), source.weight.detach().numpy())
+
+
 def test_parametrization_checks_shape_unless_unsafe():
     class Flatten(nn.Module):
         def forward(self, x):

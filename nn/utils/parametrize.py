@@ -263,13 +263,14 @@ def transfer_parametrizations_and_params(from_module: Module, to_module: Module,
     names = list(from_module.parametrizations) if tensor_name is None else [tensor_name]
     for name in names:
         if not hasattr(to_module, name):
-            setattr(to_module, name, Parameter(getattr(from_module, name)))
+            setattr(to_module, name, Parameter(getattr(from_module, name).detach()))
         for parametrization in from_module.parametrizations[name]:
             register_parametrization(to_module, name, parametrization)
         source, target = from_module.parametrizations[name], to_module.parametrizations[name]
-        if source.is_tensor:
-            target.original = source.original
-        else:
-            for i in range(source.ntensors):
-                setattr(target, f"original{i}", getattr(source, f"original{i}"))
+        with no_grad():  # the originals share memory, as torch's set_ makes them
+            if source.is_tensor:
+                set_data(target.original, source.original)
+            else:
+                for i in range(source.ntensors):
+                    set_data(getattr(target, f"original{i}"), getattr(source, f"original{i}"))
     return to_module
