@@ -240,7 +240,7 @@ def agree(mesh, call: tuple) -> None:
 
 def p2p_header(tensor, tag: int) -> tuple:
     """The header of a point-to-point send of `tensor` with `tag`."""
-    return (ring.OP_SEND, _dtype_code(tensor), tensor.numel(), tag, _NONE, _NONE, 0)
+    return (ring.OP_SEND, _dtype_code(tensor), tensor.numel(), tag, _NONE, _NONE, tensor.dtype.itemsize)
 
 
 def verify_p2p(ranks, me: int, expected: tuple, peer: int, header: tuple | None) -> None:
