@@ -8,16 +8,18 @@ from __future__ import annotations
 
 from . import constraints, transforms
 from .constraint_registry import biject_to, transform_to
-from .continuous import Beta, Cauchy, Chi2, Exponential, Gamma, Laplace, Normal, StudentT, Uniform
-from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, OneHotCategorical,
-                       OneHotCategoricalStraightThrough, Poisson)
+from .continuous import Beta, Cauchy, Chi2, Exponential, FisherSnedecor, Gamma, Laplace, Normal, StudentT, Uniform
+from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, Poisson
+from .discrete import Bernoulli, Categorical, OneHotCategorical, OneHotCategoricalStraightThrough
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .independent import Independent, MixtureSameFamily
 from .kl import kl_divergence, register_kl
+from . import kl_cross  # noqa: F401 - registers the cross-family pairs
 from .multivariate import Dirichlet, LowRankMultivariateNormal, MultivariateNormal
 from .relaxed import ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical
 from .transformed import Gumbel, HalfNormal, LogNormal, TransformedDistribution
+from .transformed_families import HalfCauchy, InverseGamma, Kumaraswamy, LogisticNormal, Pareto, Weibull
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
                          LowerCholeskyTransform, PowerTransform, ReshapeTransform, SigmoidTransform,
                          SoftmaxTransform, SoftplusTransform, StickBreakingTransform, TanhTransform, Transform,
@@ -25,11 +27,12 @@ from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTra
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ComposeTransform", "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential",
-           "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfNormal", "Independent", "IndependentTransform",
-           "Laplace", "LogNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "LowerCholeskyTransform",
-           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical",
-           "OneHotCategoricalStraightThrough", "Poisson", "PowerTransform", "RelaxedBernoulli",
-           "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
-           "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
-           "TransformedDistribution", "Uniform", "biject_to", "constraints", "identity_transform", "kl_divergence",
-           "register_kl", "transform_to", "transforms"]
+           "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+           "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
+           "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "LowerCholeskyTransform",
+           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+           "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PowerTransform",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
+           "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform",
+           "Transform", "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints",
+           "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms"]

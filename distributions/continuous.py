@@ -1,5 +1,5 @@
 """Univariate continuous distributions: Normal, Uniform, Exponential, Laplace, Cauchy, Gamma, Chi2, Beta,
-StudentT."""
+StudentT, FisherSnedecor."""
 from __future__ import annotations
 
 import math
@@ -15,7 +15,8 @@ from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .utils import _standard_normal, broadcast_all, eps_of, tiny_of
 
-__all__ = ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gamma", "Chi2", "Beta", "StudentT"]
+__all__ = ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gamma", "Chi2", "Beta", "StudentT",
+           "FisherSnedecor"]
 
 
 def _expand_params(self, cls, names: tuple, batch_shape, _instance=None):
@@ -520,3 +521,62 @@ class StudentT(Distribution):
         lbeta = tidal.lgamma(0.5 * self.df) + math.lgamma(0.5) - tidal.lgamma(0.5 * (self.df + 1))
         return (self.scale.log() + 0.5 * (self.df + 1) * (tidal.digamma(0.5 * (self.df + 1))
                 - tidal.digamma(0.5 * self.df)) + 0.5 * self.df.log() + lbeta)
+
+
+class FisherSnedecor(Distribution):
+    """FisherSnedecor(df1, df2): the F distribution, a ratio of scaled chi-squares."""
+
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, df1, df2, validate_args=None):
+        self.df1, self.df2 = broadcast_all(df1, df2)
+        self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
+        self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
+        batch_shape = Size() if isinstance(df1, Number) and isinstance(df2, Number) else self.df1.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(FisherSnedecor, _instance)
+        batch_shape = Size(tuple(batch_shape))
+        new.df1, new.df2 = self.df1.expand(batch_shape), self.df2.expand(batch_shape)
+        new._gamma1, new._gamma2 = self._gamma1.expand(batch_shape), self._gamma2.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        df2 = tidal.where(self.df2 <= 2, tidal.full_like(self.df2, math.nan), self.df2)
+        return df2 / (df2 - 2)
+
+    @property
+    def mode(self):
+        mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
+        return tidal.where(self.df1 <= 2, tidal.full_like(mode, math.nan), mode)
+
+    @property
+    def variance(self):
+        df2 = tidal.where(self.df2 <= 4, tidal.full_like(self.df2, math.nan), self.df2)
+        return 2 * df2.pow(2) * (self.df1 + df2 - 2) / (self.df1 * (df2 - 2).pow(2) * (df2 - 4))
+
+    def rsample(self, sample_shape=Size()):
+        shape = tuple(self._extended_shape(sample_shape))
+        # X1 ~ Gamma(df1 / 2, df1), X2 ~ Gamma(df2 / 2, df2): X1 / X2 ~ F(df1, df2)
+        X1 = self._gamma1.rsample(sample_shape).view(shape)
+        X2 = self._gamma2.rsample(sample_shape).view(shape)
+        tiny = tiny_of(X2.dtype)
+        return (X1 / X2.clamp(min=tiny)).clamp(min=tiny)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        ct1 = self.df1 * 0.5
+        ct2 = self.df2 * 0.5
+        ct3 = self.df1 / self.df2
+        t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
+        t2 = ct1 * ct3.log() + (ct1 - 1) * tidal.log(value)
+        t3 = (ct1 + ct2) * tidal.log1p(ct3 * value)
+        return t1 + t2 - t3
+

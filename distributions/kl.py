@@ -9,7 +9,8 @@ import tidal
 
 from ..nn import functional as F
 from .continuous import Beta, Cauchy, Exponential, Gamma, Laplace, Normal, Uniform
-from .discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical, Poisson
+from .counts import Binomial, Geometric, Poisson
+from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution
 from .independent import Independent
 from .multivariate import Dirichlet, LowRankMultivariateNormal, MultivariateNormal, _batch_mahalanobis, _solve_lower
