@@ -58,6 +58,12 @@ class _Level:
             stack.extend(nxt for nxt, _ in node.next_functions)
         return False
 
+    def settle(self, tree) -> None:
+        """Build the gradient's own graph only if the function's graph reaches past this transform (an
+        outer transform or the caller's autograd may differentiate it); otherwise it would be dropped."""
+        leaves = [t for t in tree_flatten(tree)[0] if isinstance(t, Tensor) and t.requires_grad]
+        self.create_graph = self.create_graph and any(self._reaches_outside(t) for t in leaves)
+
     def finish(self, tree):
         """`tree` with each tensor detached unless its graph reaches past this transform."""
         def fix(t):
@@ -127,6 +133,7 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
                                    f"tensor with {output.dim()} dims. Maybe you wanted to use the vjp or jacrev "
                                    "APIs instead?")
+            level.settle(output)
             grads = _grads_for(level, [output], [ops.ones_like(output)], chosen)
         grads, output = level.finish(grads), level.finish(output)
         if has_aux:
@@ -151,6 +158,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False) -> tuple:
     with enable_grad():
         lifted = tuple(tree_map(level.lift, p) for p in primals)
         output, aux = _split_aux(func(*lifted), has_aux, "vjp")
+    level.settle(output)
     out_leaves, out_spec = tree_flatten(output)
     for x in out_leaves:
         if not isinstance(x, Tensor):
@@ -195,6 +203,7 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
     with enable_grad():
         lifted = [level.lift(p) for p in p_leaves]
         output, aux = _split_aux(func(*tree_unflatten(lifted, p_spec)), has_aux, "jvp")
+        level.settle(output)
         out_leaves, out_spec = tree_flatten(output)
         outs = [o for o in out_leaves if isinstance(o, Tensor)]
         res = iter(_jvp_raw(tuple(outs), tuple(lifted), tuple(t_leaves), level.create_graph))
@@ -209,6 +218,7 @@ def _jacobian(func: Callable, argnums, has_aux: bool, fn: str) -> Callable:
         with enable_grad():
             args, chosen = _lift_args(level, args, argnums, fn)
             output, aux = _split_aux(func(*args, **kwargs), has_aux, fn)
+            level.settle(output)
             out_leaves, out_spec = tree_flatten(output)
             in_leaves, in_spec = tree_flatten(chosen)
             jac = []
