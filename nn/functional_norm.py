@@ -167,13 +167,14 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     if use_input_stats and math.prod(input.shape[2:]) == 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     if input.dim() < 2:
-        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     n, c = input.shape[0], input.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var)):
         if t is not None and t.numel() != c:  # PyTorch checks the stats repeated once per sample
             raise RuntimeError(f"{name} should contain {n * c} elements not {n * t.numel()}")
     if input.numel() == 0:  # PyTorch repeats the weight per sample: none when the batch is empty
-        return _empty_norm(input, None if weight is None else weight.repeat(n), None if bias is None else bias.repeat(n))
+        per_sample = [None if t is None else t.repeat(n) for t in (weight, bias)]
+        return _empty_norm(input, *per_sample)
     bshape = (c,) + (1,) * (input.dim() - 2)
     x = opmath(input)
     if not use_input_stats:

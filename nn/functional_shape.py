@@ -114,7 +114,8 @@ def _check_circular(size: int, left: int, right: int) -> None:
     if size + left + right < 0:
         raise RuntimeError("Negative padding value is resulting in an empty dimension")
     kept = size - max(-left, 0) - max(-right, 0)
-    if kept < 0 or (size + left + right > 0 and max(left, right) > kept):  # PyTorch wraps from its output, which overlaps
+    # PyTorch wraps from its own output: a pad wider than what is kept overlaps the copy's source
+    if kept < 0 or (size + left + right > 0 and max(left, right) > kept):
         raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
                            "refer to a single memory location. Please clone() the tensor before performing the "
                            "operation.")

@@ -174,12 +174,18 @@ def test_sum_to_size_of_0d_is_a_sum(dtype):
     check(lambda m: m.ones((), dtype=getattr(m, dtype)).sum_to_size(()))
 
 
+def _half(x):
+    return tidal.float16 if isinstance(x, tidal.Tensor) else torch.float16
+
+
+SUM_CALLS = {"1x3": lambda x: x.sum_to_size(1, 3), "3": lambda x: x.sum_to_size(3), "()": lambda x: x.sum_to_size(()),
+             "same": lambda x: x.sum_to_size(2, 3), "all": lambda x: x.sum(), "dim0": lambda x: x.sum(0),
+             "dims()": lambda x: x.sum((), keepdim=True), "own dtype": lambda x: x.sum(dtype=x.dtype),
+             "to f16": lambda x: x.sum(0, dtype=_half(x))}
+
+
 @pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float16", "float32"])
-@pytest.mark.parametrize("call", [lambda x: x.sum_to_size(1, 3), lambda x: x.sum_to_size(3), lambda x: x.sum_to_size(()),
-                                  lambda x: x.sum_to_size(2, 3), lambda x: x.sum(), lambda x: x.sum(0),
-                                  lambda x: x.sum((), keepdim=True), lambda x: x.sum(dtype=x.dtype),
-                                  lambda x: x.sum(0, dtype=tidal.float16 if isinstance(x, tidal.Tensor) else torch.float16)],
-                         ids=["1x3", "3", "()", "same", "all", "dim0", "dims()", "own dtype", "to f16"])
+@pytest.mark.parametrize("call", SUM_CALLS.values(), ids=SUM_CALLS.keys())
 def test_sum_dtypes(dtype, call):
     check(lambda m: call(m.ones(2, 3, dtype=getattr(m, dtype))))
 

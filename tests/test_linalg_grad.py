@@ -414,6 +414,11 @@ def _usv(m, r, power: int = 2):
     return m.matmul(r.U[..., :r.S.shape[-1]] * r.S.unsqueeze(-2) ** power, r.Vh[..., :r.S.shape[-1], :])
 
 
+def _projectors(m, r):
+    """Row sums of U U^T and V V^T (gauge-invariant; they exercise the gradients of U and Vh alone)."""
+    return m.matmul(r.U, r.U.mT).sum(-1) + m.matmul(r.Vh.mT, r.Vh).sum(-2)[..., :1]
+
+
 def _vlv(m, r):
     return m.matmul(r.eigenvectors * r.eigenvalues.unsqueeze(-2) ** 2, r.eigenvectors.mT)
 
@@ -422,8 +427,7 @@ DECOMPOSITIONS = [
     ("svdvals", lambda m, a: m.linalg.svdvals(a), None),
     ("svd reduced", lambda m, a: _usv(m, m.linalg.svd(a, full_matrices=False)), None),
     ("svd full", lambda m, a: _usv(m, m.linalg.svd(a), 3), None),
-    ("svd projectors", lambda m, a: (lambda r: m.matmul(r.U, r.U.mT).sum(-1) + m.matmul(r.Vh.mT, r.Vh).sum(-2)[..., :1])(
-        m.linalg.svd(a, full_matrices=False)), None),
+    ("svd projectors", lambda m, a: _projectors(m, m.linalg.svd(a, full_matrices=False)), None),
     ("nuc", lambda m, a: m.linalg.matrix_norm(a, "nuc"), None),
     ("ord 2", lambda m, a: m.linalg.matrix_norm(a, 2), None),
     ("ord -2", lambda m, a: m.linalg.matrix_norm(a, -2, keepdim=True), None),
