@@ -1,0 +1,219 @@
+"""ContinuousBernoulli: the density proportional to p^x (1-p)^(1-x) on [0, 1], with its KL pairs.
+
+Near p = 1/2 the closed forms divide 0 by 0, so inside `lims` they switch to Taylor expansions in (p - 1/2)."""
+from __future__ import annotations
+
+import math
+from numbers import Number
+
+import tidal
+
+from ..nn import functional as F
+from ..tensor import Size
+from . import constraints
+from .continuous import Beta, Exponential, Gamma, Laplace, Normal, Uniform
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .kl import _infinite_like, register_kl
+from .transformed import Gumbel
+from .transformed_families import Pareto
+from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["ContinuousBernoulli"]
+
+
+class ContinuousBernoulli(ExponentialFamily):
+    """ContinuousBernoulli(probs=None, logits=None, lims=(0.499, 0.501)): a continuous relaxation on [0, 1]."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    _mean_carrier_measure = 0
+    has_rsample = True
+
+    def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            is_scalar = isinstance(probs, Number)
+            (self.probs,) = broadcast_all(probs)
+            # checked before the clamp below, which would hide invalid values
+            if validate_args is not None and not bool(self.arg_constraints["probs"].check(self.probs).all()):
+                raise ValueError("The parameter probs has invalid values")
+            self.probs = clamp_probs(self.probs)
+        else:
+            is_scalar = isinstance(logits, Number)
+            (self.logits,) = broadcast_all(logits)
+        self._param = self.probs if probs is not None else self.logits
+        batch_shape = Size() if is_scalar else self._param.size()
+        self._lims = lims
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(ContinuousBernoulli, _instance)
+        new._lims = self._lims
+        batch_shape = Size(tuple(batch_shape))
+        if "probs" in self.__dict__:
+            new.probs = self.probs.expand(batch_shape)
+            new._param = new.probs
+        if "logits" in self.__dict__:
+            new.logits = self.logits.expand(batch_shape)
+            new._param = new.logits
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
+    def _outside_unstable_region(self):
+        return tidal.le(self.probs, self._lims[0]) | tidal.gt(self.probs, self._lims[1])
+
+    def _cut_probs(self):
+        """probs, with the unstable region replaced by lims[0] (the Taylor branch is used there instead)."""
+        return tidal.where(self._outside_unstable_region(), self.probs, self._lims[0] * tidal.ones_like(self.probs))
+
+    def _cont_bern_log_norm(self):
+        """The log normalizing constant log(2 atanh(1 - 2p) / (1 - 2p))."""
+        cut_probs = self._cut_probs()
+        below_half = tidal.where(tidal.le(cut_probs, 0.5), cut_probs, tidal.zeros_like(cut_probs))
+        above_half = tidal.where(tidal.ge(cut_probs, 0.5), cut_probs, tidal.ones_like(cut_probs))
+        log_norm = tidal.log(tidal.abs(tidal.log1p(-cut_probs) - tidal.log(cut_probs))) - tidal.where(
+            tidal.le(cut_probs, 0.5), tidal.log1p(-2.0 * below_half), tidal.log(2.0 * above_half - 1.0))
+        x = tidal.pow(self.probs - 0.5, 2)
+        taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
+        return tidal.where(self._outside_unstable_region(), log_norm, taylor)
+
+    @property
+    def mean(self):
+        cut_probs = self._cut_probs()
+        mus = cut_probs / (2.0 * cut_probs - 1.0) + 1.0 / (tidal.log1p(-cut_probs) - tidal.log(cut_probs))
+        x = self.probs - 0.5
+        taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * tidal.pow(x, 2)) * x
+        return tidal.where(self._outside_unstable_region(), mus, taylor)
+
+    @property
+    def stddev(self):
+        return tidal.sqrt(self.variance)
+
+    @property
+    def variance(self):
+        cut_probs = self._cut_probs()
+        variances = (cut_probs * (cut_probs - 1.0) / tidal.pow(1.0 - 2.0 * cut_probs, 2)
+                     + 1.0 / tidal.pow(tidal.log1p(-cut_probs) - tidal.log(cut_probs), 2))
+        x = tidal.pow(self.probs - 0.5, 2)
+        taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
+        return tidal.where(self._outside_unstable_region(), variances, taylor)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return clamp_probs(logits_to_probs(self.logits, is_binary=True))
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    def sample(self, sample_shape=Size()):
+        shape = tuple(self._extended_shape(sample_shape))
+        u = tidal.rand(shape, dtype=self.probs.dtype, device=self.probs.device)
+        with tidal.no_grad():
+            return self.icdf(u)
+
+    def rsample(self, sample_shape=Size()):
+        shape = tuple(self._extended_shape(sample_shape))
+        u = tidal.rand(shape, dtype=self.probs.dtype, device=self.probs.device)
+        return self.icdf(u)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        return -F.binary_cross_entropy_with_logits(logits, value, reduction="none") + self._cont_bern_log_norm()
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        cut_probs = self._cut_probs()
+        cdfs = ((tidal.pow(cut_probs, value) * tidal.pow(1.0 - cut_probs, 1.0 - value) + cut_probs - 1.0)
+                / (2.0 * cut_probs - 1.0))
+        unbounded_cdfs = tidal.where(self._outside_unstable_region(), cdfs, value)
+        return tidal.where(tidal.le(value, 0.0), tidal.zeros_like(value),
+                           tidal.where(tidal.ge(value, 1.0), tidal.ones_like(value), unbounded_cdfs))
+
+    def icdf(self, value):
+        cut_probs = self._cut_probs()
+        inverted = ((tidal.log1p(-cut_probs + value * (2.0 * cut_probs - 1.0)) - tidal.log1p(-cut_probs))
+                    / (tidal.log(cut_probs) - tidal.log1p(-cut_probs)))
+        return tidal.where(self._outside_unstable_region(), inverted, value)
+
+    def entropy(self):
+        log_probs0 = tidal.log1p(-self.probs)
+        log_probs1 = tidal.log(self.probs)
+        return self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm() - log_probs0
+
+    @property
+    def _natural_params(self):
+        return (self.logits,)
+
+    def _log_normalizer(self, x):
+        outside = tidal.le(x, self._lims[0] - 0.5) | tidal.gt(x, self._lims[1] - 0.5)
+        cut_nat_params = tidal.where(outside, x, (self._lims[0] - 0.5) * tidal.ones_like(x))
+        log_norm = tidal.log(tidal.abs(tidal.expm1(cut_nat_params))) - tidal.log(tidal.abs(cut_nat_params))
+        taylor = 0.5 * x + tidal.pow(x, 2) / 24.0 - tidal.pow(x, 4) / 2880.0
+        return tidal.where(outside, log_norm, taylor)
+
+
+def _log_partition_terms(q):
+    """-log(1 - q) - log C(q): what E_p[-log q(x)] adds to -mean * logits."""
+    return -tidal.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    return t1 + p._cont_bern_log_norm() + tidal.log1p(-p.probs) + _log_partition_terms(q)
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() - p.mean * q.logits + _log_partition_terms(q)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - tidal.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t2 = 0.5 * (math.log(2.0 * math.pi) + tidal.square(q.loc / q.scale)) + tidal.log(q.scale)
+    t3 = (p.variance + tidal.square(p.mean) - 2.0 * q.loc * p.mean) / (2.0 * tidal.square(q.scale))
+    return -p.entropy() + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = tidal.ge(q.low, p.support.lower_bound) | tidal.le(q.high, p.support.upper_bound)
+    return tidal.where(outside, _infinite_like(result), result)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = -p.entropy() - p.mean * q.logits + _log_partition_terms(q)
+    outside = tidal.ge(p.high, q.support.upper_bound) | tidal.le(p.low, q.support.lower_bound)
+    return tidal.where(outside, _infinite_like(result), result)
+
+
+def _infinite(param: str):
+    def kl(p, q):
+        return _infinite_like(getattr(p, param))
+    return kl
+
+
+for _p_type, _param in ((Exponential, "rate"), (Gamma, "concentration"), (Gumbel, "loc"), (Laplace, "loc"),
+                        (Normal, "loc"), (Pareto, "scale")):
+    register_kl(_p_type, ContinuousBernoulli)(_infinite(_param))

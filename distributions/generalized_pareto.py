@@ -1,0 +1,115 @@
+"""GeneralizedPareto(loc, scale, concentration): the limit law of threshold exceedances (exponential at
+concentration 0, bounded above when it is negative)."""
+from __future__ import annotations
+
+import math
+from numbers import Number, Real
+
+import tidal
+
+from ..tensor import Size
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all
+
+__all__ = ["GeneralizedPareto"]
+
+
+class GeneralizedPareto(Distribution):
+    """GeneralizedPareto(loc, scale, concentration), sampled through its inverse cdf."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive, "concentration": constraints.real}
+    has_rsample = True
+
+    def __init__(self, loc, scale, concentration, validate_args=None):
+        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
+        if isinstance(loc, Number) and isinstance(scale, Number) and isinstance(concentration, Number):
+            batch_shape = Size()
+        else:
+            batch_shape = self.loc.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(GeneralizedPareto, _instance)
+        batch_shape = Size(tuple(batch_shape))
+        new.loc = self.loc.expand(batch_shape)
+        new.scale = self.scale.expand(batch_shape)
+        new.concentration = self.concentration.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _safe_concentration(self):
+        """(concentration == 0 mask, concentration with the zeros replaced by 1)."""
+        eq_zero = tidal.isclose(self.concentration, tidal.zeros_like(self.concentration))
+        return eq_zero, tidal.where(eq_zero, tidal.ones_like(self.concentration), self.concentration)
+
+    def rsample(self, sample_shape=Size()):
+        shape = tuple(self._extended_shape(sample_shape))
+        u = tidal.rand(shape, dtype=self.loc.dtype, device=self.loc.device)
+        return self.icdf(u)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        z = self._z(value)
+        eq_zero, safe_conc = self._safe_concentration()
+        y = 1 / safe_conc + tidal.ones_like(z)
+        where_nonzero = tidal.where(y == 0, y, y * tidal.log1p(safe_conc * z))
+        log_scale = math.log(self.scale) if isinstance(self.scale, Real) else self.scale.log()
+        return -log_scale - tidal.where(eq_zero, z, where_nonzero)
+
+    def log_survival_function(self, value):
+        """log(1 - cdf(value))."""
+        if self._validate_args:
+            self._validate_sample(value)
+        z = self._z(value)
+        eq_zero, safe_conc = self._safe_concentration()
+        where_nonzero = -tidal.log1p(safe_conc * z) / safe_conc
+        return tidal.where(eq_zero, -z, where_nonzero)
+
+    def log_cdf(self, value):
+        """log(cdf(value))."""
+        return tidal.log1p(-tidal.exp(self.log_survival_function(value)))
+
+    def cdf(self, value):
+        return tidal.exp(self.log_cdf(value))
+
+    def icdf(self, value):
+        eq_zero, safe_conc = self._safe_concentration()
+        logu = tidal.log1p(-value)
+        where_nonzero = self.loc + self.scale / safe_conc * tidal.expm1(-safe_conc * logu)
+        where_zero = self.loc - self.scale * logu
+        return tidal.where(eq_zero, where_zero, where_nonzero)
+
+    def _z(self, x):
+        return (x - self.loc) / self.scale
+
+    @property
+    def mean(self):
+        valid = self.concentration < 1
+        safe_conc = tidal.where(valid, self.concentration, tidal.full_like(self.concentration, 0.5))
+        result = self.loc + self.scale / (1 - safe_conc)
+        return tidal.where(valid, result, tidal.full_like(result, math.nan))
+
+    @property
+    def variance(self):
+        valid = self.concentration < 0.5
+        safe_conc = tidal.where(valid, self.concentration, tidal.full_like(self.concentration, 0.25))
+        result = self.scale ** 2 / ((1 - safe_conc) ** 2 * (1 - 2 * safe_conc))
+        return tidal.where(valid, result, tidal.full_like(result, math.nan))
+
+    def entropy(self):
+        ans = tidal.log(self.scale) + self.concentration + 1
+        return tidal.broadcast_to(ans, tuple(self._batch_shape))
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        lower = self.loc
+        upper = tidal.where(self.concentration < 0, lower - self.scale / self.concentration,
+                            tidal.full_like(lower, math.inf))
+        return constraints.interval(lower, upper)
