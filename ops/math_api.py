@@ -99,7 +99,7 @@ def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Ten
             result = apply("mul", apply("round", apply("div", input, 10.0 ** -decimals)), 10.0 ** -decimals)
     if needs_grad((input,)):
         from .view_grads import overload
-        record(overload("round", 1), lambda node, g: (fill_(convert(g, g.dtype), 0),), (input,), (result,))
+        record(overload("round", 1), _zero_grad, (input,), (result,))
     return result if out is None else copy_(out, result)
 
 
@@ -320,6 +320,10 @@ def convert(x: Tensor, dtype: dt.dtype, out: Tensor | None = None) -> Tensor:
     return out
 
 
+def _zero_grad(node, g):
+    return (fill_(convert(g, g.dtype), 0),)
+
+
 def _copy_backward(node, g):
     # the old value of an overwritten tensor gets no gradient; the source gets g (fitted by the engine)
     return (None if node.next_functions[0][0] is None else fill_(convert(g, g.dtype), 0), g)
@@ -362,7 +366,7 @@ def fill_values(self: Tensor, value, node: str | None = None) -> Tensor:
     self._vm.push(Instruction("fill", None, (typed,), (self._v,), expr=f"{ew._CAST_NAME[self.dtype]}({{0}})"))
     if node is not None and self.dtype.is_floating_point:  # the old values get no gradient
         from .view_grads import overload
-        record(overload(node, 2) if node == "fill" else node, lambda n, g: (fill_(convert(g, g.dtype), 0),), (self,), (self,))
+        record(overload(node, 2) if node == "fill" else node, _zero_grad, (self,), (self,))
     return self
 
 

@@ -78,10 +78,12 @@ def test_pending_index_does_not_force_a_sync():
 
 # -- allocations ----------------------------------------------------------------------------------------
 ALLOC = {
-    "empty": lambda L: L.empty(10 ** 12), "zeros": lambda L: L.zeros(10 ** 12), "ones": lambda L: L.ones(10 ** 6, 10 ** 6),
-    "full": lambda L: L.full((10 ** 12,), 2.0), "bool": lambda L: L.empty(10 ** 13, dtype=L.bool),
-    "overflow": lambda L: L.empty(2 ** 62), "overflow_numel": lambda L: L.empty(2 ** 40, 2 ** 40),
-    "empty_strided": lambda L: L.empty_strided((10 ** 12,), (1,)), "new_zeros": lambda L: L.zeros(3).new_zeros(10 ** 12),
+    "empty": lambda L: L.empty(10 ** 12), "zeros": lambda L: L.zeros(10 ** 12),
+    "ones": lambda L: L.ones(10 ** 6, 10 ** 6), "full": lambda L: L.full((10 ** 12,), 2.0),
+    "bool": lambda L: L.empty(10 ** 13, dtype=L.bool), "overflow": lambda L: L.empty(2 ** 62),
+    "overflow_numel": lambda L: L.empty(2 ** 40, 2 ** 40),
+    "empty_strided": lambda L: L.empty_strided((10 ** 12,), (1,)),
+    "new_zeros": lambda L: L.zeros(3).new_zeros(10 ** 12),
     "empty_like": lambda L: L.empty_like(L.zeros(1).expand(10 ** 12)),
 }
 

@@ -66,7 +66,8 @@ def test_round_decimals_grad_and_int():
 
 
 @pytest.mark.parametrize("call", [
-    lambda L: 2 ** L.tensor([-1.0, 2.0, 0.5]), lambda L: 2 ** L.tensor([-1, 0, 3]), lambda L: (-1) ** L.tensor([-1, -2, 3]),
+    lambda L: 2 ** L.tensor([-1.0, 2.0, 0.5]), lambda L: 2 ** L.tensor([-1, 0, 3]),
+    lambda L: (-1) ** L.tensor([-1, -2, 3]),
     lambda L: 1 ** L.tensor([-5, 2]), lambda L: 0 ** L.tensor([-1, 2]), lambda L: 2.5 ** L.tensor([-1, 2]),
     lambda L: L.tensor([2, 1, -1, 0, 3]) ** L.tensor([-1, -2, -3, -1, 0]), lambda L: L.tensor([2, 3]) ** -1,
     lambda L: L.pow(L.tensor([2, 3]), -2), lambda L: L.tensor([2., 4.]) ** -1, lambda L: L.tensor([2]) ** L.tensor(-1),
