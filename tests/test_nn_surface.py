@@ -387,3 +387,33 @@ def test_linear_cross_entropy_loss(rng, kwargs):
         xr[0], wr[:, 0] if "out_features" in kwargs else wr,
         torch.tensor(target[0, 0] if target.ndim == 2 else target[0]), options=torch.nn.LinearCrossEntropyOptions(
             batch_chunk_size=2)))
+
+
+# -- SyncBatchNorm -----------------------------------------------------------------------------------------
+def test_sync_batch_norm_on_one_process_is_batch_norm(rng):
+    mod, ref = module_pair("SyncBatchNorm", 3, momentum=None)
+    x, xr = pair(rng, (4, 3, 5), requires_grad=True)
+    for _ in range(2):  # torch's SyncBatchNorm falls back to batch_norm without a process group, as tidal's
+        out, expected = mod(x), ref(xr)
+        assert_close(out, expected)
+    backward_both(out, expected, rng)
+    assert_grads_close([(x, xr)] + param_grads(mod, ref))
+    assert_close(mod.running_var, ref.running_var)
+    model = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4)))
+    reference = torch.nn.SyncBatchNorm.convert_sync_batchnorm(torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3),
+                                                                                  torch.nn.BatchNorm2d(4)))
+    assert repr(model) == repr(reference) and list(model.state_dict()) == list(reference.state_dict())
+    with pytest.raises(ValueError, match="expected at least 2D input \\(got 1D input\\)"):
+        mod(tidal.zeros(3))
+
+
+@pytest.mark.timeout(120)
+def test_sync_batch_norm_across_ranks_matches_the_whole_batch():
+    import syncbn_ranks as S
+    from comm_ranks import RankPool, no_failures
+    pool = RankPool(2)
+    try:
+        no_failures(pool.run(S.sync_batch_norm_matches_full_batch, (3, 5), 0.3, timeout=60))
+        no_failures(pool.run(S.sync_batch_norm_matches_full_batch, (2, 3, 2), None, timeout=60))
+    finally:
+        pool.close()

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from . import (activation, adaptive, attention, batchnorm, channelshuffle, conv, dropout, flatten, lazy, linear,
-               loss, normalization, padding, pooling, resampling, rnn, sparse, transformer)
+               loss, normalization, padding, pooling, resampling, rnn, sparse, syncbatchnorm, transformer)
 from .activation import *  # noqa: F401,F403
 from .adaptive import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
@@ -20,8 +20,10 @@ from .pooling import *  # noqa: F401,F403
 from .resampling import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
+from .syncbatchnorm import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 
 __all__ = [name for mod in (activation, adaptive, attention, batchnorm, channelshuffle, conv, dropout, flatten, lazy,
-                            linear, loss, normalization, padding, pooling, resampling, rnn, sparse, transformer)
+                            linear, loss, normalization, padding, pooling, resampling, rnn, sparse, syncbatchnorm,
+                            transformer)
            for name in mod.__all__]
