@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import tidal
 
-__all__ = ["Constraint", "boolean", "cat", "dependent", "dependent_property", "greater_than", "greater_than_eq",
+from .utils import eps_of
+
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent",
+           "dependent_property", "greater_than", "greater_than_eq",
            "independent", "integer_interval", "interval", "half_open_interval", "is_dependent", "less_than",
            "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
            "positive", "positive_semidefinite", "positive_definite", "positive_integer", "real", "real_vector",
@@ -283,6 +286,46 @@ class _LowerCholesky(Constraint):
         return lower_triangular & positive_diagonal
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: lower triangular, positive diagonal, unit-norm rows."""
+
+    event_dim = 2
+
+    def check(self, value):
+        tol = eps_of(value.dtype) * value.size(-1) * 10  # 10 is a fudge factor
+        row_norm = tidal.linalg.vector_norm(value.detach(), dim=-1)
+        unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
+        return _LowerCholesky().check(value) & unit_row_norm
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """A component support checked against every component of a MixtureSameFamily."""
+
+    def __init__(self, base_constraint: Constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        num_dim_to_keep = value.dim() - self.event_dim
+        return result.reshape(tuple(result.shape[:num_dim_to_keep]) + (-1,)).all(-1)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
+
+
 class _Square(Constraint):
     """Square matrices."""
 
@@ -392,6 +435,7 @@ half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 square = _Square()
 symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()

@@ -1,4 +1,5 @@
-"""Transform, its inverse, and the transforms that combine or reshape others (Compose, Independent, Reshape)."""
+"""Transform, its inverse, and the transforms that combine or reshape others (Compose, Independent, Reshape,
+Cat, Stack)."""
 from __future__ import annotations
 
 import functools
@@ -11,7 +12,8 @@ from ..tensor import Tensor
 from . import constraints
 from .utils import _sum_rightmost
 
-__all__ = ["ComposeTransform", "IndependentTransform", "ReshapeTransform", "Transform", "identity_transform"]
+__all__ = ["CatTransform", "ComposeTransform", "IndependentTransform", "ReshapeTransform", "StackTransform",
+           "Transform", "identity_transform"]
 
 
 class Transform:
@@ -380,3 +382,128 @@ class ReshapeTransform(Transform):
         if tuple(shape[cut:]) != tuple(self.out_shape):
             raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}")
         return tidal.Size(tuple(shape[:cut]) + tuple(self.in_shape))
+
+
+def _check_dim(t, dim: int, size: int, name: str, what: str) -> None:
+    """torch's AssertionErrors for a Cat/Stack input whose `dim` is out of range or has the wrong size."""
+    if not -t.dim() <= dim < t.dim():
+        raise AssertionError(f"dim {dim} out of range for {name} with {t.dim()} dimensions")
+    if t.size(dim) != size:
+        raise AssertionError(f"{name.split()[0]}.size({dim}) = {t.size(dim)} must equal {what} {size}")
+
+
+class CatTransform(Transform):
+    """Transforms applied to consecutive pieces (of `lengths`) along `dim`, concatenated."""
+
+    def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})")
+        self.dim = dim
+
+    @functools.cached_property
+    def event_dim(self) -> int:
+        return max(t.event_dim for t in self.transforms)
+
+    @functools.cached_property
+    def length(self) -> int:
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _pieces(self, t):
+        start = 0
+        for length in self.lengths:
+            yield t.narrow(self.dim, start, length)
+            start += length
+
+    def _call(self, x):
+        _check_dim(x, self.dim, self.length, "tensor", "length")
+        return tidal.cat([t(p) for t, p in zip(self.transforms, self._pieces(x))], dim=self.dim)
+
+    def _inverse(self, y):
+        _check_dim(y, self.dim, self.length, "tensor", "length")
+        return tidal.cat([t.inv(p) for t, p in zip(self.transforms, self._pieces(y))], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        _check_dim(x, self.dim, self.length, "x", "length")
+        _check_dim(y, self.dim, self.length, "y", "length")
+        terms = []
+        for t, xs, ys in zip(self.transforms, self._pieces(x), self._pieces(y)):
+            term = t.log_abs_det_jacobian(xs, ys)
+            if t.event_dim < self.event_dim:
+                term = _sum_rightmost(term, self.event_dim - t.event_dim)
+            terms.append(term)
+        dim = self.dim - x.dim() if self.dim >= 0 else self.dim
+        dim = dim + self.event_dim
+        # the pieces lie along a batch dimension (concatenate them) or inside the event (add them up)
+        return tidal.cat(terms, dim=dim) if dim < 0 else sum(terms)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """One transform per slice along `dim`, stacked."""
+
+    def __init__(self, tseq, dim: int = 0, cache_size: int = 0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slice(self, z):
+        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
+
+    def _call(self, x):
+        _check_dim(x, self.dim, len(self.transforms), "tensor", "len(transforms)")
+        return tidal.stack([t(s) for s, t in zip(self._slice(x), self.transforms)], dim=self.dim)
+
+    def _inverse(self, y):
+        _check_dim(y, self.dim, len(self.transforms), "tensor", "len(transforms)")
+        return tidal.stack([t.inv(s) for s, t in zip(self._slice(y), self.transforms)], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        _check_dim(x, self.dim, len(self.transforms), "x", "len(transforms)")
+        _check_dim(y, self.dim, len(self.transforms), "y", "len(transforms)")
+        return tidal.stack([t.log_abs_det_jacobian(xs, ys) for xs, ys, t in
+                            zip(self._slice(x), self._slice(y), self.transforms)], dim=self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+

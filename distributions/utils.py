@@ -4,6 +4,8 @@ from __future__ import annotations
 import numbers
 from functools import update_wrapper
 
+import numpy as np
+
 import tidal
 
 from ..ops.factory_args import FLOAT_DIGITS, FLOAT_MAX
@@ -11,7 +13,7 @@ from ..tensor import Size, Tensor
 from ..tensor import dtype as dt
 
 __all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property", "eps_of",
-           "min_of", "tiny_of"]
+           "min_of", "tiny_of", "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 _TINY = {dt.float16: 6.103515625e-05, dt.bfloat16: 1.1754943508222875e-38, dt.float32: 1.1754943508222875e-38,
          dt.float64: 2.2250738585072014e-308}
@@ -104,3 +106,34 @@ class _lazy_property_and_property(lazy_property, property):
 def as_size(shape) -> Size:
     """A Size from a tuple, list or Size."""
     return shape if isinstance(shape, Size) else Size(tuple(shape))
+
+
+def _tril_indices(n: int, diag: int) -> np.ndarray:
+    """Flat (row-major) positions of the entries of an n x n matrix on or below diagonal `diag`, in row order."""
+    rows, cols = np.nonzero(np.arange(n) < np.arange(n)[:, None] + (diag + 1))
+    return rows * n + cols
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The lower-triangular entries (below diagonal `diag`) of a batch of square matrices, in row order."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    index = tidal.tensor(_tril_indices(n, diag), device=mat.device)
+    return mat.flatten(-2).index_select(-1, index)
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The batch of D x D lower-triangular matrices whose entries (row order) are `vec`'s last dimension."""
+    # the positive root of D^2 + (1 + 2 diag) D - |diag| (diag + 1) - 2 N = 0
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > eps_of(vec.dtype):
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as "
+                         "the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    # scatter through a 0/1 placement matrix, so the result stays differentiable in vec
+    placement = np.zeros((vec.shape[-1], n * n))
+    placement[np.arange(vec.shape[-1]), _tril_indices(n, diag)] = 1
+    flat = vec @ tidal.tensor(placement, dtype=vec.dtype, device=vec.device)
+    return flat.reshape(tuple(vec.shape[:-1]) + (n, n))
+

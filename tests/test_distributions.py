@@ -594,6 +594,15 @@ TRANSFORMS = {
                         _pos(3, 2)),
     "independent": (lambda T: T.IndependentTransform(T.SigmoidTransform(), 1), rng.normal(size=(3, 2))),
     "reshape": (lambda T: T.ReshapeTransform((2,), (2, 1)), rng.normal(size=(3, 2))),
+    "cat": (lambda T: T.CatTransform([T.ExpTransform(), T.AffineTransform(1.0, 3.0)], dim=1, lengths=[1, 2]),
+            rng.normal(size=(2, 3))),
+    "cat event": (lambda T: T.CatTransform([T.IndependentTransform(T.SigmoidTransform(), 1),
+                                            T.IndependentTransform(T.ExpTransform(), 1)], dim=-1, lengths=[3, 2]),
+                  rng.normal(size=(2, 5))),
+    "stack": (lambda T: T.StackTransform([T.ExpTransform(), T.TanhTransform(), T.SigmoidTransform()], dim=1),
+              rng.normal(size=(2, 3))),
+    "positive definite": (lambda T: T.PositiveDefiniteTransform(), rng.normal(size=(2, 3, 3))),
+    "corr cholesky": (lambda T: T.CorrCholeskyTransform(), rng.normal(size=(2, 6))),
 }
 
 
@@ -623,6 +632,33 @@ def test_transforms_follow_torch(case):
     assert tuple(ot.forward_shape((5,) + x.shape)) == tuple(tt.forward_shape((5,) + x.shape))
 
 
+def test_cdf_transform_and_tril_helpers():
+    """CumulativeDistributionTransform is the base's cdf with its density as the Jacobian; the tril helpers
+    round-trip as torch's."""
+    from torch.distributions.utils import tril_matrix_to_vec, vec_to_tril_matrix
+    x = rng.normal(size=(4, 3))
+    outs = []
+    for fw in (torch, tidal):
+        t = fw.distributions.transforms.CumulativeDistributionTransform(
+            fw.distributions.Normal(fw.tensor([0.0, 1.0, -1.0], dtype=fw.float64), 2.0))
+        xt = fw.tensor(x)
+        y = t(xt)
+        outs.append([y.numpy(), t.inv(y).numpy(), t.log_abs_det_jacobian(xt, y).numpy()])
+    for mine, ref in zip(outs[1], outs[0]):
+        np.testing.assert_allclose(mine, ref, rtol=1e-6)
+    m = rng.normal(size=(2, 4, 4))
+    for diag in (0, -1, -2):
+        vec = tril_matrix_to_vec(torch.tensor(m), diag)
+        np.testing.assert_array_equal(D.utils.tril_matrix_to_vec(tidal.tensor(m), diag).numpy(), vec.numpy())
+        np.testing.assert_array_equal(D.utils.vec_to_tril_matrix(tidal.tensor(vec.numpy()), diag).numpy(),
+                                      vec_to_tril_matrix(vec, diag).numpy())
+    check = D.constraints.MixtureSameFamilyConstraint(D.constraints.positive)
+    torch_check = torch.distributions.constraints.MixtureSameFamilyConstraint(torch.distributions.constraints.positive)
+    value = rng.normal(size=(3, 2))
+    np.testing.assert_array_equal(check.check(tidal.tensor(value)).numpy(), torch_check.check(torch.tensor(value)))
+    assert repr(check) == repr(torch_check)
+
+
 def test_transform_caching_inverse_and_registry():
     t = D.transforms.ExpTransform(cache_size=1)
     x = tidal.tensor([0.5, 1.0])
@@ -631,16 +667,18 @@ def test_transform_caching_inverse_and_registry():
     assert D.transforms.ExpTransform() == D.transforms.ExpTransform()
     with pytest.raises(ValueError, match="cache_size must be 0 or 1"):
         D.transforms.ExpTransform(cache_size=2)
-    for name in ("real", "positive", "unit_interval", "simplex", "lower_cholesky", "real_vector"):
+    for name in ("real", "positive", "unit_interval", "simplex", "lower_cholesky", "real_vector", "corr_cholesky",
+                 "positive_definite"):
         constraint = getattr(D.constraints, name)
         torch_constraint = getattr(torch.distributions.constraints, name)
         for registry in ("biject_to", "transform_to"):
-            if name == "lower_cholesky" and registry == "biject_to":
+            if name in ("lower_cholesky", "positive_definite") and registry == "biject_to":
                 continue
             ours = getattr(D, registry)(constraint)
             theirs = getattr(torch.distributions, registry)(torch_constraint)
             assert type(ours).__name__ == type(theirs).__name__
-            z = np.random.default_rng(2).normal(size=(2, 3, 3) if name == "lower_cholesky" else (2, 3))
+            z = np.random.default_rng(2).normal(size=(2, 3, 3) if name in ("lower_cholesky", "positive_definite")
+                                                else (2, 3))
             np.testing.assert_allclose(ours(tidal.tensor(z)).numpy(), theirs(torch.tensor(z)).numpy(), rtol=1e-6)
             assert bool(constraint.check(ours(tidal.tensor(z))).all())
 
