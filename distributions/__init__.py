@@ -20,6 +20,7 @@ from .kl import kl_divergence, register_kl
 from . import kl_cross  # noqa: F401 - registers the cross-family pairs
 from .multivariate import Dirichlet, LowRankMultivariateNormal, MultivariateNormal
 from .relaxed import ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical
+from .von_mises import VonMises
 from .transformed import Gumbel, HalfNormal, LogNormal, TransformedDistribution
 from .transformed_families import HalfCauchy, InverseGamma, Kumaraswamy, LogisticNormal, Pareto, Weibull
 from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,
@@ -39,5 +40,5 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
            "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
            "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
-           "Weibull", "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl",
+           "VonMises", "Weibull", "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl",
            "transform_to", "transforms"]

@@ -152,6 +152,9 @@ CASES = {
                           {"loc": rng.normal(size=B), "scale": _pos(*B), "c": np.array([[0.2, -0.2], [0.0, 0.3],
                                                                                         [0.1, 0.4]])},
                           _pos(4, *B, low=3, high=3.5), ("log_prob", "entropy", "mean", "variance", "cdf", "icdf")),
+    "VonMises": (lambda M, p: M.VonMises(p["loc"], p["k"]), {"loc": rng.uniform(-3, 3, B),
+                                                            "k": np.array([[0.3, 2.0], [3.7, 3.8], [10.0, 50.0]])},
+                 rng.uniform(-3, 3, (4,) + B), ("log_prob", "mean", "variance", "mode")),
 }
 
 
@@ -266,6 +269,7 @@ MOMENT_CASES = {
     "ContinuousBernoulli": lambda: D.ContinuousBernoulli(tidal.tensor([0.2, 0.5, 0.9])),
     "GeneralizedPareto": lambda: D.GeneralizedPareto(tidal.tensor([0.0, 1.0]), tidal.tensor([1.0, 2.0]),
                                                      tidal.tensor([0.1, -0.3])),
+    "VonMises": lambda: D.VonMises(tidal.tensor([0.5, -2.0]), tidal.tensor([4.0, 50.0])),
     "RelaxedBernoulli": lambda: D.RelaxedBernoulli(tidal.tensor(0.5), probs=tidal.tensor([0.2, 0.7])),
     "RelaxedOneHotCategorical": lambda: D.RelaxedOneHotCategorical(tidal.tensor(0.5),
                                                                    probs=tidal.tensor([0.1, 0.2, 0.7])),
@@ -288,6 +292,10 @@ def test_sample_moments(case):
         assert list(order) == list(np.argsort(dist.probs.numpy()))
         return
     mean, var = dist.mean.numpy(), dist.variance.numpy()
+    if case == "VonMises":  # circular statistics: the mean direction and 1 - the mean resultant length
+        np.testing.assert_allclose(np.angle(np.exp(1j * x).mean(0)), mean, atol=0.03)
+        np.testing.assert_allclose(1 - np.abs(np.exp(1j * x).mean(0)), var, rtol=0.05, atol=2e-3)
+        return
     err = np.sqrt(var / n)
     np.testing.assert_array_less(np.abs(x.mean(0) - mean), 6 * err + 1e-9)
     if case in ("StudentT",):  # heavy tails: the variance estimate is too noisy to test
