@@ -39,10 +39,10 @@ graph._node_classes.setdefault("copy_slices", type("CopySlices", (graph.Node,), 
 
 # -- the live views of a base -----------------------------------------------------------------
 def track_view(view: Tensor) -> None:
-    """Remember `view` (weakly) on its base, if the base has a history that an in-place write may rebase."""
+    """Remember `view` (weakly) on its base, if an in-place write in grad mode may give the base a new history."""
     base = view._base
-    if base is None or base.grad_fn is None or not is_grad_enabled():
-        return  # a leaf's views never need rebasing: torch refuses in-place writes through them
+    if base is None or (base.requires_grad and base.grad_fn is None) or not is_grad_enabled():
+        return  # views of a leaf that requires grad never need it: torch refuses writes through them
     refs = base.__dict__.get("_views")
     if refs is None:
         base.__dict__["_views"] = [weakref.ref(view)]

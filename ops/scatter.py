@@ -156,8 +156,7 @@ def view_of(t: Tensor, shape: tuple, strides: tuple, offset: int) -> Tensor:
     base = t if t._base is None else t._base
     out = Tensor._make(View(t._v.blob, tuple(shape), tuple(strides), offset, t._v.dtype), t.dtype, t.device,
                        t._vm, base=base)
-    if base.grad_fn is not None:
-        track_view(out)
+    track_view(out)
     return out
 
 

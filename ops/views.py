@@ -38,8 +38,7 @@ def make_view(t: Tensor, shape: tuple, strides: tuple, offset: int, dtype: dt.dt
     base = t._base if t._base is not None else t
     out = Tensor._make(View(t._v.blob, tuple(shape), tuple(strides), offset, dtype.np), dtype, t.device,
                        t._vm, base=base)
-    if base.grad_fn is not None:
-        track_view(out)
+    track_view(out)
     return out
 
 

@@ -198,8 +198,16 @@ def use_before_and_after(lib, x):
     return before + z * z
 
 
+def view_of_buffer_before_writes(lib, x):
+    buf = lib.zeros(3, 4, dtype=lib.float64)  # no history yet when the view is taken
+    row = buf[1]
+    buf[1] = x[0] * 3
+    buf[2] = x[1]
+    return row * row
+
+
 @pytest.mark.parametrize("case,arrays", [
-    (view_before_base_mul, (X24,)), (view_of_view_before_base_mul, (X24, W24)), (view_before_sibling_write, (X24,)),
+    (view_of_buffer_before_writes, (X24,)), (view_before_base_mul, (X24,)), (view_of_view_before_base_mul, (X24, W24)), (view_before_sibling_write, (X24,)),
     (view_before_setitem_on_base, (X24,)), (use_before_and_after, (X24,)),
 ], ids=lambda c: getattr(c, "__name__", ""))
 def test_view_taken_before_an_inplace_write_matches_torch(case, arrays):
