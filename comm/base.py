@@ -30,6 +30,10 @@ class JobAbortedError(CommError):
     rank: int | None = None     # the rank that died or aborted, when known
 
 
+class CollectiveMismatchError(CommError):
+    """The ranks of a group issued different collectives at the same point of their programs."""
+
+
 def heartbeats(sock, zmq, timeout: float = HEARTBEAT_TIMEOUT) -> None:
     """Turn on ZMTP heartbeats: libzmq pings the peer and drops a connection silent for `timeout` s."""
     sock.setsockopt(zmq.HEARTBEAT_IVL, int(min(HEARTBEAT_INTERVAL, timeout / 3) * 1000))

@@ -28,7 +28,7 @@ import sys
 
 from ..tensor import dtype as dt
 from . import ring
-from .base import CommError
+from .base import CollectiveMismatchError, CommError
 
 __all__ = ["ENABLED", "CollectiveMismatchError", "set_enabled", "verify", "call_header", "agree", "p2p_header",
            "verify_p2p"]
@@ -36,10 +36,6 @@ __all__ = ["ENABLED", "CollectiveMismatchError", "set_enabled", "verify", "call_
 ENABLED = os.environ.get("TIDAL_COMM_CHECK", "0").strip().lower() not in ("", "0", "false", "no", "off")
 _CONTROL_OP = "collective check"       # the control-plane call the fingerprints travel in
 _UNCHECKED = ("send", "recv")
-
-
-class CollectiveMismatchError(CommError):
-    """The ranks of a group issued different collectives at the same point of their programs."""
 
 
 def set_enabled(flag: bool) -> None:
@@ -161,10 +157,10 @@ def _dtype_code(t) -> int:
     return dt.ALL.index(t.dtype) + 1
 
 
-def call_header(name: str, group, reads: list, writes: list, extra) -> tuple:
-    """What `agree` compares for a collective queued by `collectives._queue`: (group ranks, the
-    values every rank sends every peer, elements sent to each peer, elements expected from each;
-    the last two only for all-to-alls)."""
+def call_header(name: str, group, reads: list, writes: list, extra, key: str) -> tuple:
+    """What `agree` compares for a collective queued by `collectives._queue` as the group's call
+    `key`: (group ranks, the values every rank sends every peer, elements sent to each peer,
+    elements expected from each (the last two only for all-to-alls), `key`)."""
     family = _FAMILY.get(name, name)
     op = _OPS.index(family) + 1
     arg, sends, receives = _NONE, None, None
@@ -180,7 +176,12 @@ def call_header(name: str, group, reads: list, writes: list, extra) -> tuple:
         sends, receives = ([b - a for a, b in zip(bounds, bounds[1:])] for bounds in extra)
     tensor = writes[0] if family == "reduce_scatter" else reads[0]
     count = _NONE if sends is not None else tensor.numel()
-    return tuple(group.ranks), (op, _dtype_code(tensor), count, arg), sends, receives
+    return tuple(group.ranks), (op, _dtype_code(tensor), count, arg), sends, receives, key
+
+
+def describe_call(call: tuple) -> str:
+    """'all_reduce(float32, 16 elements, SUM)' for a `call_header`."""
+    return _describe_header(call[1], call[0])
 
 
 def _describe_header(values: tuple, ranks) -> str:
@@ -204,17 +205,26 @@ def _describe_header(values: tuple, ranks) -> str:
 def agree(mesh, call: tuple) -> None:
     """Exchange `call`'s header with every peer of the mesh and compare, before any data moves;
     every rank sees every header, so all raise the same `CollectiveMismatchError` (or none does)."""
-    ranks, base, sends, receives = call
+    ranks, base, sends, receives, key = call
     mesh.calls += 1
+    stale = mesh.broken()
+    if stale:
+        raise CollectiveMismatchError(f"tidal.comm: {_describe_header(base, ranks)}: the data plane of group "
+                                      f"{list(ranks)} is out of step since an earlier mismatch ({stale}); "
+                                      "make a new group")
     me, n = mesh.rank, mesh.size
     for peer in range(n):
         if peer != me:
             mesh.send_header(peer, (*base, _NONE if sends is None else sends[peer],
                                     _NONE if receives is None else receives[peer], 0))
     theirs = {me: (*base, _NONE, _NONE, 0)}
-    for peer in range(n):
-        if peer != me:
-            theirs[peer] = mesh.recv_header(peer)
+    mesh.waiting_call = (key, _describe_header(base, ranks))   # if it stalls: is a peer in a control call?
+    try:
+        for peer in range(n):
+            if peer != me:
+                theirs[peer] = mesh.recv_header(peer)
+    finally:
+        mesh.waiting_call = None
     where = f"collective mismatch at data-plane call #{mesh.calls} in group {list(ranks)}"
     stray = [p for p in range(n) if theirs[p] is None]
     if stray:

@@ -188,16 +188,25 @@ class CommWork(Work):
         return True
 
 
-def _mesh(group: ProcessGroup) -> ring.Mesh:
-    """The group's data-plane sockets, connected on first use (every member gets here together)."""
+def _mesh(group: ProcessGroup, call: tuple | None) -> ring.Mesh:
+    """The group's data-plane sockets, connected on first use (every member gets here together, in
+    collective `call`: its key and description)."""
     mesh = group.state.get("ring")
     if mesh is None:
         control = group.control
         client = getattr(control, "_client", control)
         ranks = group.ranks
+
+        def blocked(key, op):
+            client.note_blocked(key, op)
+            return client.mismatches.pop(key, None)
+
+        def broken():
+            return client.out_of_step.get(getattr(control, "_name", ""))
         mesh = ring.Mesh(group.rank(), group.size(), f"ring-{group.name}", control.set,
-                         lambda key, peer: control.get(key, True, source=ranks[peer]), client.raise_if_aborted,
-                         timeout=client.timeout, left=lambda peer: ranks[peer] in client.left)
+                         lambda key, peer: control.get(key, True, source=ranks[peer], call=call),
+                         client.raise_if_aborted, timeout=client.timeout, left=lambda peer: ranks[peer] in client.left,
+                         blocked=blocked, broken=broken)
         group.state["ring"] = mesh
         group.on_destroy(lambda: _close(mesh))
     return mesh
@@ -242,9 +251,10 @@ def _queue(name: str, group: ProcessGroup, algorithm, reads: list, writes: list,
     if _check.ENABLED:  # debug mode: the ranks agree on this call before any data moves
         _check.verify(name, group, reads, writes, extra)
     from ..autograd.grad_mode import no_grad
-    call = None if name in ("send", "recv") or group.size() == 1 else _check.call_header(name, group, reads, writes,
-                                                                                          extra)
-    mesh = _mesh(group)
+    call = None
+    if name not in ("send", "recv") and group.size() > 1:  # numbered with the group's control calls
+        call = _check.call_header(name, group, reads, writes, extra, group.control.next_call())
+    mesh = _mesh(group, call and (call[-1], _check.describe_call(call)))
     staged = {}  # id(non-contiguous tensor) -> (tensor, contiguous stand-in)
     with no_grad():
         def stage(t):

@@ -23,15 +23,16 @@ import uuid
 from typing import Callable
 
 from . import wire
-from .base import (ENVELOPE_BYTES, EXIT_GRACE, HEARTBEAT_TIMEOUT, LIVENESS_CHECK, MAX_CONTROL_BYTES, CommError,
-                   CommTimeoutError, JobAbortedError, closed_connections, heartbeats, monitor_disconnects,
-                   process_alive, process_identity, same_host, stop_monitor, tcp_endpoint, zmq_module)
+from .base import (ENVELOPE_BYTES, EXIT_GRACE, HEARTBEAT_TIMEOUT, LIVENESS_CHECK, MAX_CONTROL_BYTES,
+                   CollectiveMismatchError, CommError, CommTimeoutError, JobAbortedError, closed_connections,
+                   heartbeats, monitor_disconnects, process_alive, process_identity, same_host, stop_monitor,
+                   tcp_endpoint, zmq_module)
 from .coordinator import Coordinator
 
 __all__ = ["Coordinator", "ControlClient", "ControlScope", "CommError", "CommTimeoutError", "JobAbortedError"]
 
 _REMOTE_ERRORS = {"KeyError": KeyError, "ValueError": ValueError, "timeout": CommTimeoutError,
-                  "aborted": JobAbortedError}
+                  "aborted": JobAbortedError, "mismatch": CollectiveMismatchError}
 
 
 class _Pending:
@@ -74,11 +75,16 @@ class _ControlOps:
         """The number of ranks in the group."""
         return len(self.ranks)
 
+    def next_call(self) -> str:
+        """The key of the group's next call ('group#7'): gathers and collectives share one count, so
+        the coordinator can tell a rank stuck in collective #7 from one in barrier #7."""
+        return f"{self._name}#{next(self._calls)}"
+
     def _gather(self, op: str, value, select: int | None = None, timeout: float | None = None):
         if self._client.global_rank not in self.ranks:
             raise CommError(f"{op}: rank {self._client.global_rank} is not in group {list(self.ranks)}")
         wire.encode(value)     # a value that cannot be sent fails here, before the call number advances
-        key = f"{self._name}#{next(self._calls)}"
+        key = self.next_call()
         reply = self._client._call("gather", {"key": key, "ranks": list(self.ranks), "op": op, "value": value,
                                               "select": select}, timeout, op)
         return reply["value"]
@@ -107,12 +113,14 @@ class _ControlOps:
         """Store `value` (bytes, or str stored as UTF-8) under `key`."""
         self._client._call("set", {"key": self._key(key), "value": _as_bytes(key, value)}, None, f"set({key!r})")
 
-    def get(self, key: str, wait: bool = True, timeout: float | None = None, source: int | None = None) -> bytes:
+    def get(self, key: str, wait: bool = True, timeout: float | None = None, source: int | None = None,
+            call: tuple | None = None) -> bytes:
         """The value under `key`; waits for it to be set (KeyError if absent and not `wait`). A wait
-        for the value that global rank `source` sets fails when that rank leaves the group."""
-        reply = self._client._call("get", {"key": self._key(key), "wait": bool(wait), "source": source}, timeout,
-                                   f"get({key!r})")
-        return reply["value"]
+        for the value that global rank `source` sets fails when that rank leaves the group; one made
+        for collective `call` (its `next_call` key, its description) fails when another rank makes
+        a control call with that key (CollectiveMismatchError)."""
+        payload = {"key": self._key(key), "wait": bool(wait), "source": source, "call": call and list(call)}
+        return self._client._call("get", payload, timeout, f"get({key!r})")["value"]
 
     def add(self, key: str, n: int = 1) -> int:
         """Add `n` to the integer under `key` (0 when absent) and return the new value."""
@@ -158,6 +166,9 @@ class ControlClient(_ControlOps):
         self._hmac_key = wire.secret_key(secret)
         self._heartbeat_timeout = heartbeat_timeout
         self.left: set = set()      # ranks that left the group (destroyed it), as the coordinator told
+        self.mismatches: dict = {}  # call key -> why the collective this rank is stuck in cannot complete
+        self.out_of_step: dict = {}  # group name -> why its data plane can no longer be trusted
+        self._noted: set = set()    # call keys `note_blocked` reported
         self._lock = threading.Lock()
         self._seq = 0
         self._outbox: list = []
@@ -247,6 +258,14 @@ class ControlClient(_ControlOps):
             raise CommTimeoutError(missing) from None
         self._coordinator = reply["coordinator"]
         self._welcomed = True
+
+    def note_blocked(self, key: str, op: str) -> None:
+        """Tell the coordinator (once) that this rank waits in collective `key` (from `next_call`); if
+        other ranks made a control call with that key, both sides get a CollectiveMismatchError (this
+        one through `mismatches[key]`)."""
+        if key not in self._noted:
+            self._noted.add(key)
+            self._enqueue("blocked", {"key": key, "op": op})
 
     def abort(self, reason: str) -> None:
         """Abort the job: every rank's blocking calls raise `JobAbortedError` with `reason`."""
@@ -378,6 +397,10 @@ class ControlClient(_ControlOps):
                 self._fail(error)
             elif kind == "left":
                 self.left.add(payload.get("rank"))
+            elif kind == "mismatch":
+                self.mismatches[payload.get("key")] = payload.get("reason")
+            elif kind == "out_of_step":
+                self.out_of_step.setdefault(payload.get("group"), payload.get("reason"))
             elif kind == "shutdown":
                 self._fail(CommError("tidal.comm: rank 0 shut the process group down"))
 

@@ -12,6 +12,11 @@ by a socket monitor; a rank on this host is also dead when its process is gone. 
 holds the GIL in a long C call is therefore alive. When a rank dies, every other rank gets an
 abort message; when one leaves (it destroyed its process group), the others are told, and
 calls waiting for it fail.
+
+Gathers and collectives of a group share one call count (`ControlClient.next_call`). A rank
+stuck in collective 'group#7' says so ("blocked", or a store wait made for that call); when
+other ranks make control call 'group#7' (a barrier...), neither side can complete, and both
+get a CollectiveMismatchError naming the two calls.
 """
 from __future__ import annotations
 
@@ -61,6 +66,14 @@ def _rank_list(ranks) -> str:
     return f"rank {shown}" if len(ranks) == 1 else f"ranks {shown}"
 
 
+def _call_number(key) -> int | None:
+    """7 for the call key 'group#7' (None if `key` is not one)."""
+    if not isinstance(key, str):
+        return None
+    number = key.rpartition("#")[2]
+    return int(number) if number.isdigit() and "#" in key else None
+
+
 class Coordinator:
     """The control-plane hub for `world_size` ranks, bound to `addr:port` (port 0: any free port)."""
 
@@ -78,6 +91,8 @@ class Coordinator:
         self._gathers: dict[str, _Gather] = {}
         self._store: dict[str, bytes] = {}
         self._waiters: dict[str, list] = {}
+        self._blocked: dict[str, tuple] = {}   # call key -> (rank, its collective, its store wait or None)
+        self._collided: dict[str, str] = {}    # call key -> why (for ranks still to report being stuck in it)
         self._seq = 0
         self._fd: int | None = None    # the connection of the message being handled
         self._rendezvous_done = False
@@ -206,7 +221,11 @@ class Coordinator:
         elif kind == "status":
             missing = set(range(self.world_size)) - set(self._members)
             self._reply(identity, seq, {"missing": self._missing_message(missing) if missing else None})
-        elif kind in ("set", "get", "add", "delete", "check"):
+        elif kind == "blocked":
+            self._stuck(sender, payload.get("key"), payload.get("op"), None)
+        elif kind == "get":
+            self._kv_get(identity, seq, payload, sender)
+        elif kind in ("set", "add", "delete", "check"):
             getattr(self, "_kv_" + kind)(identity, seq, payload)
         else:
             self._reply_error(identity, seq, "ValueError", f"unknown request {kind!r}")
@@ -294,6 +313,7 @@ class Coordinator:
             self._send(member.identity, "abort", {"reason": reason, "rank": rank})
         self._gathers.clear()
         self._waiters.clear()
+        self._blocked.clear()
 
     def _leave(self, member: _Member) -> None:
         member.state = _LEFT
@@ -329,9 +349,62 @@ class Coordinator:
             return self._reply_error(identity, seq, "RuntimeError", f"rank {rank} called {payload.get('op')} "
                                      f"with ranks {list(ranks)}, others with {list(gather.ranks)}")
         gather.contributions[rank] = (payload.get("op"), payload.get("value"), select, identity, seq)
-        if len(gather.contributions) == len(ranks):
+        if key in self._blocked:
+            self._collide(key)
+        elif len(gather.contributions) == len(ranks):
             del self._gathers[key]
             self._finish_gather(key, gather)
+            self._forget_blocked(key)
+
+    # -- a collective against a control call ------------------------------------------------
+    def _stuck(self, rank: int, key, op, waiter) -> None:
+        """Rank `rank` waits in collective `key`: a gather with the same key is a mismatch."""
+        if _call_number(key) is None or not isinstance(op, str):
+            return
+        if key in self._collided:   # another rank stuck in the same collective was told already
+            return self._tell_stuck(key, rank, waiter, self._collided[key])
+        self._blocked[key] = (rank, op, waiter)
+        if key in self._gathers:
+            self._collide(key)
+
+    def _collide(self, key: str) -> None:
+        """Fail gather `key` and the collective a rank is stuck in under the same key."""
+        gather, (rank, op, waiter) = self._gathers.pop(key), self._blocked.pop(key)
+        ops: dict = {}
+        for r, contribution in sorted(gather.contributions.items()):
+            ops.setdefault(contribution[0], []).append(r)
+        group, _, number = key.rpartition("#")
+        reason = (f"ranks disagree on call {number} of group {group or 'world'}: "
+                  + "; ".join(f"{_rank_list(rs)} called {call}" for call, rs in ops.items())
+                  + f"; rank {rank} called {op}")
+        for _, _, _, identity, seq in gather.contributions.values():
+            self._reply_error(identity, seq, "mismatch", reason)
+        self._collided[key] = reason
+        while len(self._collided) > 1000:
+            del self._collided[next(iter(self._collided))]
+        self._tell_stuck(key, rank, waiter, reason)
+        if waiter is None:  # its headers went out and will never be read: the group's data plane is out of step
+            for member in self._alive():
+                if member.rank in gather.ranks:
+                    self._send(member.identity, "out_of_step", {"group": group, "reason": reason})
+
+    def _tell_stuck(self, key: str, rank: int, waiter, reason: str) -> None:
+        if waiter is not None:   # stuck connecting the data plane: a store wait
+            for waiting in self._waiters.values():
+                waiting[:] = [w for w in waiting if w[:2] != waiter]
+            self._reply_error(*waiter, "mismatch", reason)
+        elif rank in self._members:
+            self._send(self._members[rank].identity, "mismatch", {"key": key, "reason": reason})
+
+    def _forget_blocked(self, key: str) -> None:
+        """Gather `key` completed: every rank of its group is past the calls numbered before it, so
+        none will make a control call with their keys any more."""
+        number = _call_number(key)
+        if number is None:
+            return
+        group = key.rpartition("#")[0]
+        for old in [k for k in self._blocked if k.rpartition("#")[0] == group and _call_number(k) < number]:
+            del self._blocked[old]
 
     def _finish_gather(self, key: str, gather: _Gather) -> None:
         contributions = gather.contributions
@@ -357,8 +430,8 @@ class Coordinator:
         self._reply(identity, seq, {})
         self._notify(key)
 
-    def _kv_get(self, identity: bytes, seq: int, payload: dict) -> None:
-        key, source = payload["key"], payload.get("source")
+    def _kv_get(self, identity: bytes, seq: int, payload: dict, sender: int) -> None:
+        key, source, call = payload["key"], payload.get("source"), payload.get("call")
         if key in self._store:
             self._reply(identity, seq, {"value": self._store[key]})
         elif payload.get("wait"):
@@ -367,6 +440,8 @@ class Coordinator:
                 return self._reply_error(identity, seq, "RuntimeError", f"rank {source} left the process group "
                                          f"before setting {key!r}")
             self._waiters.setdefault(key, []).append((identity, seq, source))
+            if isinstance(call, list) and len(call) == 2:    # made for a collective: see `_stuck`
+                self._stuck(sender, call[0], call[1], (identity, seq))
         else:
             self._reply_error(identity, seq, "KeyError", key)
 

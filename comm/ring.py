@@ -35,8 +35,8 @@ import time
 
 import numpy as np
 
-from .base import (CommError, CommTimeoutError, bind_address, closed_connections, monitor_disconnects,
-                   process_identity, stop_monitor, tcp_endpoint, zmq_module)
+from .base import (CollectiveMismatchError, CommError, CommTimeoutError, bind_address, closed_connections,
+                   monitor_disconnects, process_identity, stop_monitor, tcp_endpoint, zmq_module)
 
 # Pipelining unit: an eighth of a chunk, within [1, 4] MiB. Every zero-copy message costs a wake-up
 # of pyzmq's reference-dropping thread, so smaller pieces cost more than they overlap.
@@ -53,6 +53,7 @@ POLL_MS = 100         # how often a blocked rank checks for an aborted job
 MAX_FRAME_BYTES = max(PIECE_RANGE[1], PIECE_BYTES, DIRECT_BELOW) + (64 << 10)
 LINGER_MS = 2000      # at close, time ZeroMQ gets to deliver what is still queued for a live peer
 LEFT_GRACE = 1.0      # a peer's connection closed: time the control plane gets to say why (abort, left)
+STALL_NOTE = 0.5      # a collective waiting this long for a peer's header asks whether it is elsewhere
 HEADER_MAGIC = 0x7464_6C68_6472_0001  # first value of every header ("tdlhdr", version 1)
 HEADER_VALUES = 7     # values after the magic: see tidal.comm.check.agree and send_to
 OP_SEND = 7           # the op code of a point-to-point send's header (tidal.comm.check numbers the rest)
@@ -91,17 +92,22 @@ class Mesh:
 
     `publish(key, bytes)` and `lookup(key, peer) -> bytes` (blocking; fails if `peer`, which sets
     the key, leaves) are the control plane's store; `check()` raises when the job was aborted (a
-    rank died); `left(peer)` tells whether a peer left the group. Ranks are group-local.
+    rank died); `left(peer)` tells whether a peer left the group; `blocked(call key, description)`
+    reports a collective stuck waiting for headers and returns why it cannot complete (another
+    rank made a control call instead), or None; `broken()` says why the group's data plane is out
+    of step (after such a mismatch), or None. Ranks are group-local.
     """
 
     def __init__(self, rank: int, size: int, key: str, publish, lookup, check, timeout: float = 1800.0,
-                 left=None):
+                 left=None, blocked=None, broken=None):
         zmq = zmq_module()
         self.rank, self.size, self.key = rank, size, key
         self.next, self.prev = (rank + 1) % size, (rank - 1) % size
         self.timeout = timeout
         self.calls = 0   # collectives started on this mesh (for error messages)
-        self._check, self._left = check, left or (lambda peer: False)
+        self.waiting_call = None  # (call key, description) while a collective waits for its headers
+        self._check, self._left, self._blocked = check, left or (lambda peer: False), blocked
+        self.broken = broken or (lambda: None)
         # its own context, so that closing can wait for queued sends (none for a group of one)
         self._ctx = zmq.Context(io_threads=1) if size > 1 else None
         self._has_recv_into = hasattr(zmq.Socket, "recv_into")  # pyzmq >= 26.4
@@ -312,6 +318,11 @@ class Mesh:
         self._check()  # raises if the control plane saw a rank die or the job abort
         if peer is not None:
             self._check_peer(peer)
+        waited = time.monotonic() - (deadline - self.timeout)
+        if self.waiting_call is not None and self._blocked is not None and waited > STALL_NOTE:
+            reason = self._blocked(*self.waiting_call)
+            if reason:
+                raise CollectiveMismatchError(f"tidal.comm: {self.waiting_call[1]}: {reason}")
         if time.monotonic() > deadline:
             raise CommTimeoutError(f"tidal.comm data plane: rank {self.rank} of group '{self.key}' waited "
                                    f"{self.timeout:g} s for {what}")

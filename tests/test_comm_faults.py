@@ -4,6 +4,7 @@ by a killed `tidal.save`. Each test reproduces the fault on real ranks (loopback
 short timeouts; every rank script arms `signal.alarm` so no process outlives a failed test."""
 import ctypes
 import os
+import re
 import socket
 import struct
 import subprocess
@@ -181,6 +182,7 @@ def mismatched(kind: str) -> dict:
         "send_vs_collective": lambda: (C.send(tidal.ones(4), 1) if rank == 0 else C.all_reduce(tidal.ones(4))),
         "recv_dtype": lambda: (C.send(tidal.ones(2), 1, tag=3) if rank == 0
                                else C.recv(tidal.ones(1, dtype=tidal.float64), 0, tag=3)),
+        "barrier": lambda: comm.barrier() if rank == 0 else C.all_reduce(tidal.ones(4)),
     }
     outcome = {}
     try:
@@ -192,8 +194,11 @@ def mismatched(kind: str) -> dict:
     if kind == "send_vs_collective":
         return outcome  # the unread all-reduce header leaves the pair out of step: the pool is thrown away
     t = tidal.ones(3) * (rank + 1)
-    C.all_reduce(t)
-    outcome["after"] = t.tolist()
+    try:
+        C.all_reduce(t)
+        outcome["after"] = t.tolist()
+    except Exception as exc:  # noqa: BLE001 - the test inspects it
+        outcome["after"] = f"{type(exc).__name__}: {exc}"
     return outcome
 
 
@@ -245,6 +250,28 @@ def test_a_send_against_a_collective_raises():
     assert results[0]["type"] is None and results[1]["type"] == "CollectiveMismatchError", results
     assert ("rank 0 called send(float32, 4 elements, tag=0) but rank 1 called all_reduce(float32, 4 elements, SUM)"
             in results[1]["message"]), results
+
+
+@pytest.mark.timeout(60)
+def test_a_collective_against_a_barrier_raises_on_both_ranks():
+    """Gathers and collectives share a call count: rank 1 stuck in all-reduce #k while rank 0 waits in
+    barrier #k is a mismatch, caught by the coordinator, whether rank 1 is still connecting the data
+    plane (its first collective) or waits for rank 0's header (then the group's data plane is out of
+    step: its later collectives raise too, never garbage)."""
+    from comm_ranks import RankPool
+    pool = RankPool(2, env={"TIDAL_COMM_CHECK": "0"})
+    try:
+        first = pool.run(mismatched, "barrier", timeout=20)
+        later = pool.run(mismatched, "barrier", timeout=20)
+    finally:
+        pool.close(kill=True)
+    for results in (first, later):
+        assert {r["type"] for r in results} == {"CollectiveMismatchError"}, results
+        for r in results:
+            assert re.search(r"ranks disagree on call \d+ of group world: rank 0 called barrier\(''\); rank 1 "
+                             r"called all_reduce\(float32, 4 elements, SUM\)", r["message"]), results
+    assert all(r["after"] == [3.0, 3.0, 3.0] for r in first), first   # no header had left: still in step
+    assert all("out of step since an earlier mismatch" in r["after"] for r in later), later
 
 
 # -- 5. message size caps on every socket facing the network ------------------------------------------
