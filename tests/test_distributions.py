@@ -28,6 +28,14 @@ def _spd(n, *batch):
     return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
 
 
+def _corr_cholesky(*batch, n):
+    """Cholesky factors of random n x n correlation matrices."""
+    x = rng.normal(size=batch + (n, 2 * n))
+    cov = x @ np.swapaxes(x, -1, -2)
+    d = np.sqrt(np.diagonal(cov, axis1=-2, axis2=-1))
+    return np.linalg.cholesky(cov / d[..., :, None] / d[..., None, :])
+
+
 def _tril(n, *batch):
     a = np.tril(rng.normal(size=batch + (n, n)) * 0.3, -1)
     return a + np.eye(n) * rng.uniform(0.5, 1.5, batch + (n,))[..., None]
@@ -155,6 +163,8 @@ CASES = {
     "VonMises": (lambda M, p: M.VonMises(p["loc"], p["k"]), {"loc": rng.uniform(-3, 3, B),
                                                             "k": np.array([[0.3, 2.0], [3.7, 3.8], [10.0, 50.0]])},
                  rng.uniform(-3, 3, (4,) + B), ("log_prob", "mean", "variance", "mode")),
+    "LKJCholesky": (lambda M, p: M.LKJCholesky(4, p["c"]), {"c": np.array([0.5, 1.0, 3.0])},
+                    _corr_cholesky(5, 3, n=4), ("log_prob",)),
 }
 
 
@@ -337,6 +347,23 @@ def test_exponential_family_entropy_from_the_log_normalizer():
             continue
         np.testing.assert_allclose(D.ExponentialFamily.entropy(dist).detach().numpy(), dist.entropy().numpy(),
                                    rtol=1e-5)
+
+
+def test_lkj_cholesky_samples():
+    """LKJ samples are Cholesky factors of correlation matrices whose correlations spread as torch's sampler's do
+    (its onion method: with concentration 1 in 3 x 3, variance 1/4 for the first and about 0.3 for the others),
+    and larger concentrations pull them towards 0."""
+    spreads = []
+    for fw in (torch, tidal):
+        fw.manual_seed(4)
+        L = fw.distributions.LKJCholesky(3, fw.tensor([1.0, 20.0])).sample((20000,))
+        assert tuple(L.shape) == (20000, 2, 3, 3)
+        assert bool(D.constraints.corr_cholesky.check(tidal.tensor(L.numpy())).all())
+        corr = (L @ L.mT).numpy()
+        np.testing.assert_allclose(np.diagonal(corr, axis1=-2, axis2=-1), 1.0, atol=1e-5)
+        spreads.append(corr[..., [1, 2, 2], [0, 0, 1]].var(0))
+    np.testing.assert_allclose(spreads[1], spreads[0], rtol=0.08)
+    assert (spreads[1][1] < 0.05).all()
 
 
 def test_samples_follow_the_seed():
