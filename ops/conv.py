@@ -24,8 +24,8 @@ from .dispatch import launch, register_kernel
 from .windows import (TENSOR_TYPE, batched, check_tensor, col2im, compute_array, im2col, is_int, int_list,
                       not_implemented, padded, pair, sliding_windows)
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "conv_tbc", "unfold",
-           "fold"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "conv_tbc",
+           "unfold", "fold"]
 METHODS: dict = {}
 
 

@@ -66,7 +66,8 @@ def test_decoder_layer(rng, kwargs):
 
 
 def test_decoder_stack_bool_masks_and_unbatched(rng):
-    layer, ref_layer = nn.TransformerDecoderLayer(8, 2, 16).double(), torch.nn.TransformerDecoderLayer(8, 2, 16).double()
+    layer = nn.TransformerDecoderLayer(8, 2, 16).double()
+    ref_layer = torch.nn.TransformerDecoderLayer(8, 2, 16).double()
     mod = nn.TransformerDecoder(layer, 2, norm=nn.LayerNorm(8).double())
     ref = torch.nn.TransformerDecoder(ref_layer, 2, norm=torch.nn.LayerNorm(8).double())
     assert list(mod.state_dict()) == list(ref.state_dict()) and repr(mod) == repr(ref)

@@ -96,7 +96,8 @@ def test_adaptive_max_with_indices_and_nan_positions(rng):
 def test_pool3d_errors():
     x = tidal.zeros(1, 1, 3, 3, 3)
     for call, error, text in (
-            (lambda: F.max_pool3d(x, (2, 2)), RuntimeError, "kernel_size must either be a single int, or a tuple of three"),
+            (lambda: F.max_pool3d(x, (2, 2)), RuntimeError,
+             "kernel_size must either be a single int, or a tuple of three"),
             (lambda: F.avg_pool3d(tidal.zeros(3, 3, 3), 2), RuntimeError, "non-empty 4D or 5D"),
             (lambda: F.max_pool3d(x, 2, 1, 2), RuntimeError, "pad should be at most half of effective kernel size"),
             (lambda: F.avg_pool3d(x, 5), RuntimeError, r"input image \(T: 3 H: 3 W: 3\) smaller than kernel size"),
@@ -142,7 +143,8 @@ def test_modules_3d(rng, name, args, kwargs):
 
 
 # -- lp_pool, max_unpool, fractional max pool, channel shuffle -------------------------------------------
-@pytest.mark.parametrize("name,shape,args", [("lp_pool1d", (2, 3, 9), (2.0, 3, 2)), ("lp_pool2d", (2, 3, 7, 8), (3.0, 2)),
+@pytest.mark.parametrize("name,shape,args", [("lp_pool1d", (2, 3, 9), (2.0, 3, 2)),
+                                             ("lp_pool2d", (2, 3, 7, 8), (3.0, 2)),
                                              ("lp_pool2d", (3, 7, 8), (1.5, (2, 3), (1, 2), True)),
                                              ("lp_pool3d", (2, 2, 5, 6, 5), (2.0, 2, 1))])
 def test_lp_pool(rng, name, shape, args):
@@ -228,7 +230,8 @@ def test_affine_grid(rng, spatial, align_corners):
     assert_grads_close([(theta, theta_r)])
 
 
-GRID_CASES = [(2, mode, pad) for mode in ("bilinear", "nearest", "bicubic") for pad in ("zeros", "border", "reflection")]
+GRID_CASES = [(2, mode, pad) for mode in ("bilinear", "nearest", "bicubic")
+              for pad in ("zeros", "border", "reflection")]
 GRID_CASES += [(3, mode, pad) for mode in ("bilinear", "nearest") for pad in ("zeros", "reflection")]
 
 
