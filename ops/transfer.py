@@ -25,6 +25,6 @@ def to_device(x: Tensor, dev, dtype) -> Tensor:
     else:
         out = Tensor._empty(tuple(host.shape), x.dtype, dev)
         blob = out._v.blob
-        blob.data = out._vm.allocator.alloc(blob.nbytes)
+        blob.hold(out._vm.allocator.alloc(blob.nbytes))
         out._vm.backend.copy_from_host(out._v, host)
     return out if dtype is x.dtype else out.to(dtype)

@@ -59,10 +59,15 @@ def numel_of(shape: tuple) -> int:
 class Tensor:
     """A multi-dimensional array on a device whose ops run as VM instructions."""
 
-    __slots__ = ("_v", "dtype", "device", "_vm", "requires_grad", "grad", "grad_fn", "_base",
-                 "_retains_grad", "_hooks", "_name", "__weakref__", "__dict__")
+    __slots__ = ("_v", "dtype", "device", "_vm", "_retains_grad", "_hooks", "_name", "__weakref__", "__dict__")
     __array_priority__ = 1000  # NumPy defers to our reflected operators
     _output_nr = 0  # which output of its grad_fn this tensor is (set for multi-output ops)
+    # autograd fields: class-level defaults, set on the instance only for tensors in a graph, so
+    # making a tensor on the hot path writes four fields
+    requires_grad = False
+    grad = None
+    grad_fn = None
+    _base = None
 
     # -- construction --------------------------------------------------------------------
     @classmethod
@@ -72,10 +77,8 @@ class Tensor:
         t.dtype = dtype
         t.device = dev
         t._vm = vm
-        t.requires_grad = False
-        t.grad = None
-        t.grad_fn = None
-        t._base = base
+        if base is not None:
+            t._base = base
         return t
 
     @classmethod
@@ -101,7 +104,7 @@ class Tensor:
         span = 1 + sum((n - 1) * s // item for n, s in zip(arr.shape, arr.strides)) if arr.size else 0
         flat = np.lib.stride_tricks.as_strided(arr, (span,), (item,)).view(np.uint8) if span else \
             np.empty(0, np.uint8)
-        blob = Blob(flat.shape[0], vm, data=flat, external=True)
+        blob = Blob(flat.shape[0], vm, data=flat)  # lent memory: never freed by us
         strides = tuple(s // item for s in arr.strides)
         return cls._make(View(blob, tuple(arr.shape), strides, 0, dtype.np), dtype, cpu, vm)
 
@@ -206,7 +209,7 @@ class Tensor:
         self._sync()
         blob = self._v.blob
         if blob.data is None:
-            blob.data = self._vm.allocator.alloc(blob.nbytes)
+            blob.hold(self._vm.allocator.alloc(blob.nbytes))
         return self._vm.backend.array(self._v).__array_interface__["data"][0]
 
     def untyped_storage_id(self) -> int:
@@ -247,7 +250,7 @@ class Tensor:
         self._sync()
         blob = self._v.blob
         if blob.data is None:  # never written (an empty() tensor): give it memory now
-            blob.data = self._vm.allocator.alloc(blob.nbytes)
+            blob.hold(self._vm.allocator.alloc(blob.nbytes))
         return self._vm.backend.to_host(self._v) if hasattr(self._vm.backend, "to_host") \
             else self._vm.backend.array(self._v)
 

@@ -5,6 +5,7 @@ import sys
 import threading
 
 _SMALL = 512
+_classes: dict = {}  # nbytes -> size class (computed once per size)
 
 
 def size_class(nbytes: int) -> int:
@@ -34,7 +35,11 @@ class CachingAllocator:
 
     def alloc(self, nbytes: int):
         """A buffer of at least `nbytes`, from the cache when one of its class is free."""
-        cls = size_class(nbytes)
+        cls = _classes.get(nbytes)
+        if cls is None:
+            cls = size_class(nbytes)
+            if len(_classes) < 65536:
+                _classes[nbytes] = cls
         with self._lock:
             self.allocs += 1
             bucket = self._free.get(cls)

@@ -3,31 +3,47 @@ from __future__ import annotations
 
 
 class Blob:
-    """A block of device memory: `nbytes`, its buffer once allocated, and its last writer."""
+    """A block of device memory: `nbytes`, its buffer once allocated, and its last writer.
 
-    __slots__ = ("nbytes", "vm", "data", "writer", "error", "external", "version", "__weakref__")
+    A blob whose memory the program lent us (from_numpy), or that never got memory (a dead
+    temporary the fusion pass kept in registers), needs nothing when it dies; `hold` turns a blob
+    into a HeldBlob, which gives its buffer back to the allocator then. Most temporaries of a
+    fused program are never allocated, so they die without a Python-level finalizer.
+    """
 
-    def __init__(self, nbytes: int, vm, data=None, external: bool = False):
+    __slots__ = ("nbytes", "vm", "data", "writer", "error", "version", "__weakref__")
+
+    def __init__(self, nbytes: int, vm, data=None):
         self.nbytes = nbytes
         self.vm = vm
         self.data = data          # device buffer, or None until an instruction writes it
         self.writer = None        # (stream, seq) of the last instruction that writes it
         self.error = None         # the exception of a failed writer, passed on to readers
-        self.external = external  # memory the program lent us (from_numpy): never cached
         self.version = 0          # bumped by every in-place write, shared by all views
 
+    def hold(self, buf) -> None:
+        """Give the blob memory from its VM's allocator, returned to it when the blob dies."""
+        self.data = buf
+        self.__class__ = HeldBlob
+
+
+class HeldBlob(Blob):
+    """A blob owning allocator memory (see Blob)."""
+
+    __slots__ = ()
+
     def __del__(self):
-        if self.data is not None and not self.external:
-            self.vm.allocator.free(self.data)  # no local: the allocator counts references
+        self.vm.allocator.free(self.data)  # no local: the allocator counts references
 
 
 class View:
     """A strided window into a blob: shape, strides and offset in elements, NumPy dtype."""
 
-    __slots__ = ("blob", "shape", "strides", "offset", "dtype", "array", "__weakref__")
+    __slots__ = ("blob", "shape", "strides", "offset", "dtype", "array", "layout", "__weakref__")
 
     def __init__(self, blob: Blob, shape: tuple, strides: tuple, offset: int, dtype):
         self.array = None  # the device array over this view, built once the blob has memory
+        self.layout = None  # (shape, strides, offset, dtype number): replay signatures, built once
         self.blob = blob
         self.shape = shape
         self.strides = strides

@@ -33,9 +33,17 @@ class CpuBackend:
         item = v.dtype.itemsize
         if 0 in v.shape:  # an empty view may point past its buffer, as PyTorch allows
             return np.empty(v.shape, v.dtype)
-        arr = v.array = _ndarray(v.shape, v.dtype, v.blob.data, v.offset * item,
-                        tuple(s * item for s in v.strides))
+        key = (v.strides, item)
+        strides = _byte_strides.get(key)
+        if strides is None:
+            strides = tuple(s * item for s in v.strides)
+            if len(_byte_strides) < 65536:
+                _byte_strides[key] = strides
+        arr = v.array = _ndarray(v.shape, v.dtype, v.blob.data, v.offset * item, strides)
         return arr
+
+
+_byte_strides: dict = {}  # (element strides, itemsize) -> byte strides
 
 
 register_backend("cpu", CpuBackend)

@@ -261,7 +261,7 @@ class VirtualMachine:
                     if blob.error is not None:
                         raise blob.error
                     if blob.data is None:  # read before any write: empty() memory
-                        blob.data = self.allocator.alloc(blob.nbytes)
+                        blob.hold(self.allocator.alloc(blob.nbytes))
                     arr = v.array  # the view's array, cached once built
                     ins_arrays.append(arr if arr is not None else to_array(v))
                 else:
@@ -270,7 +270,7 @@ class VirtualMachine:
             for v in ins.outs:
                 blob = v.blob
                 if blob.data is None:
-                    blob.data = self.allocator.alloc(blob.nbytes)
+                    blob.hold(self.allocator.alloc(blob.nbytes))
                     fresh.append(blob)
                 blob.error = None
                 arr = v.array

@@ -24,27 +24,54 @@ MAX_TEMPLATES = 1024  # distinct windows kept; past that, recording stops (memor
 enabled = os.environ.get("TIDAL_REPLAY", "1") != "0"
 
 
+_layouts: dict = {}  # (shape, strides, offset, dtype number) -> a small id, for cheap signatures
+_MAX_LAYOUTS = 1 << 20
+
+
+def _layout_id(v: View) -> int:
+    key = (v.shape, v.strides, v.offset, v.dtype.num)
+    lid = _layouts.get(key)
+    if lid is None:
+        if len(_layouts) >= _MAX_LAYOUTS:  # never reuse an id: a fresh one only matches itself
+            _layouts[None] = lid = _layouts.get(None, _MAX_LAYOUTS) + 1
+            return lid
+        lid = _layouts[key] = len(_layouts)
+    return lid
+
+
 def signature(window: list) -> tuple:
-    """A hashable description of everything the fusion pass decides on, except liveness."""
+    """A hashable description of everything the fusion pass decides on, except liveness: one flat
+    tuple (cheap to hash) of each instruction's expression or kernel, reduction data, stream and
+    arity, and per view its blob's number and layout id at first sight, else its view number."""
     blobs: dict = {}
     views: dict = {}
-    parts = []
-    append = parts.append
+    sig = []
+    add = sig.append
     for ins in window:
-        part = [ins.expr if ins.expr is not None else ins.kernel, ins.reduce, ins.stream, len(ins.ins)]
-        for v in ins.ins + ins.outs:
-            if v.__class__ is View:
-                seen = views.get(v)
-                if seen is None:
-                    b = blobs.get(v.blob)
-                    if b is None:
-                        b = blobs[v.blob] = len(blobs)
-                    seen = views[v] = (b, v.shape, v.strides, v.offset, v.dtype, len(views))
-                part.append(seen)
-            else:
-                part.append(v.__class__)
-        append(tuple(part))
-    return tuple(parts)
+        add(ins.expr if ins.expr is not None else ins.kernel)
+        add(ins.reduce)
+        add(ins.stream)
+        add(len(ins.ins))
+        add(len(ins.outs))
+        for group in (ins.ins, ins.outs):
+            for v in group:
+                if v.__class__ is View:
+                    n = views.get(v)
+                    if n is None:
+                        views[v] = -len(views) - 1
+                        b = blobs.get(v.blob)
+                        if b is None:
+                            b = blobs[v.blob] = len(blobs)
+                        lid = v.layout
+                        if lid is None:
+                            lid = v.layout = _layout_id(v)
+                        add(b)
+                        add(lid)
+                    else:
+                        add(n)
+                else:
+                    add(v.__class__)
+    return tuple(sig)
 
 
 class Template:
