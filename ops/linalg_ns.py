@@ -301,10 +301,10 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype: dt.
 def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype: dt.dtype | None = None,
                 out=None) -> Tensor:
     """The matrix norm ('fro', 'nuc', inf, -inf, 1, -1, 2, -2) over the two dims `dim`."""
-    if A.ndim < 2:
-        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if ord not in ("fro", "nuc", math.inf, -math.inf, 1, -1, 2, -2):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     d0, d1 = (d % A.ndim for d in dim)
     if ord == "fro":
         return _norm(A, 2.0, (d0, d1), keepdim, dtype)
@@ -327,9 +327,10 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
 
 
 def _max_min(x: Tensor, dim: int, largest: bool, keepdim: bool) -> Tensor:
-    """amax (amin) of non-negative values over `dim`; as PyTorch, the largest of none is 0, the smallest an error."""
+    """amax (amin) of non-negative values over `dim`; as PyTorch, the largest of none is 0 (a constant, outside
+    the graph), the smallest an error."""
     if largest and x.shape[dim] == 0:
-        return x.sum(dim, keepdim=keepdim)
+        return x.detach().sum(dim, keepdim=keepdim)
     return x.amax(dim, keepdim=keepdim) if largest else x.amin(dim, keepdim=keepdim)
 
 

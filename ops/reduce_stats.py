@@ -203,21 +203,31 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype: dt.dtyp
             raise RuntimeError(f"{op}: the dtype of the input ({torch_name(input.dtype)}) should be convertible "
                                f"without narrowing to the specified dtype ({torch_name(dtype)})")
         out = dtype
+    if p != "nuc" and (p < 0 or p == math.inf):  # no identity: an empty reduction is an error
+        _check_identity(input, dim, p)
     axes = _axes(input, dim, "norm")
     if p == "nuc":  # the sum of singular values: linalg's, whose gradient comes from svdvals
         from .linalg_ns import matrix_norm
         return matrix_norm(input, "nuc", tuple(axes), keepdim, dtype=dtype)
-    if p < 0 or p == math.inf:  # no identity: an empty reduction is an error
-        name = str(int(p)) if float(p).is_integer() else str(p)
-        if _means_all(dim) and input.numel() == 0:
-            raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on an empty tensor because the "
-                               "operation does not have an identity")
-        for d, shown in zip(axes, _as_given(dim, axes)):
-            if input.ndim and input._v.shape[d] == 0:
-                raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on the dimension {shown}"
-                                   "because this dimension is empty and the operation does not have an identity")
     return track("linalg_vector_norm", _norm_backward, input,
                  _reduce("norm", input, axes, keepdim, [out], out.compute, p), axes, keepdim, ("input", 0), p)
+
+
+def _check_identity(input: Tensor, dim, p: float) -> None:
+    """torch's error for a norm without identity (p < 0, inf) over an empty dim; checked dim by dim, in the
+    order given, before the dims are checked for repeats (a dim out of range is left to _axes)."""
+    name = str(int(p)) if float(p).is_integer() else str(p)
+    if _means_all(dim):
+        if input.numel() == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on an empty tensor because the "
+                               "operation does not have an identity")
+        return
+    for d in _as_given(dim, ()):
+        if not isinstance(d, int) or not -input.ndim <= d < input.ndim:
+            return
+        if input._v.shape[d] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on the dimension {d}"
+                               "because this dimension is empty and the operation does not have an identity")
 
 
 def _norm_backward(node, g):

@@ -115,8 +115,17 @@ def test_slogdet_values(rng):
 @pytest.mark.parametrize("ord", ["fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf], ids=str)
 def test_matrix_norm_of_empty(shape, ord):
     """The largest of no singular values or column sums is 0; the smallest is amin's error, on torch's dim."""
-    check(lambda m: m.linalg.matrix_norm(m.ones(shape, dtype=m.float64), ord))
-    check(lambda m: m.linalg.norm(m.ones(shape, dtype=m.float64), ord, dim=(0, 1)))
+    check(lambda m, x: m.linalg.matrix_norm(x, ord), [np.ones(shape)])
+    check(lambda m, x: m.linalg.norm(x, ord, dim=(0, 1)), [np.ones(shape)])
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (3, 0), (2, 0, 3)], ids=str)
+@pytest.mark.parametrize("ord", [0, 0.5, 1, 2, math.inf, -math.inf, -1], ids=str)
+@pytest.mark.parametrize("dim", [None, 0, -1, (0,), (), (0, -1)], ids=str)
+def test_vector_norm_of_empty(shape, ord, dim):
+    """Norms with an identity give 0 over empty dims; the others raise torch's error (before repeated dims')."""
+    check(lambda m, x: m.linalg.vector_norm(x, ord, dim, keepdim=True), [np.ones(shape)])
+    check(lambda m, x: m.linalg.norm(x, ord, dim if dim != () else None), [np.ones(shape)])
 
 
 # -- logcumsumexp's gradient ------------------------------------------------------------------
