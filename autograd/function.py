@@ -69,9 +69,10 @@ class Function(metaclass=_FunctionMeta):
         record_graph = needs_grad(args)
         with no_grad():
             result = cls.forward(ctx, *args, **kwargs)
+        outs = result if isinstance(result, tuple) else (result,)
+        _check_dirty(ctx._dirty, outs, record_graph)
         if not record_graph:
             return result
-        outs = result if isinstance(result, tuple) else (result,)
 
         def run_backward(node, *grads):
             if ctx.materialize_grads:
@@ -95,4 +96,28 @@ class Function(metaclass=_FunctionMeta):
                 out.grad_fn = node
                 out._output_nr = k
             meta.append(out.detach() if isinstance(out, Tensor) else out)
+        for d in ctx._dirty:  # modified in place: their bases (or views) take the new history, as in torch
+            _rebase_dirty(d)
         return result
+
+
+def _check_dirty(dirty: tuple, outs: tuple, grad: bool) -> None:
+    """torch's errors for `ctx.mark_dirty` tensors: returned as outputs, and not leaves that require grad."""
+    for d in dirty:
+        if not any(d is o for o in outs):
+            raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
+                               "The inputs that are modified inplace must all be outputs of the Function.")
+        if grad and d.requires_grad and d.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+
+
+def _rebase_dirty(d: Tensor) -> None:
+    from . import view_inplace
+    base = d._base
+    if base is None or base is d:
+        view_inplace.refresh_views(d)
+        return
+    view_inplace.check_view_write(d)
+    standin = Tensor._make(d._v, d.dtype, d.device, d._vm)  # carries the Function's node into CopySlices
+    standin.requires_grad, standin.grad_fn, standin._output_nr = d.requires_grad, d.grad_fn, d._output_nr
+    view_inplace.rebase(base, d, standin)

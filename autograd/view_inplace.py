@@ -117,7 +117,7 @@ def _copy_slices_backward(node, g):
     return rest, region
 
 
-def _rebase(base: Tensor, out: Tensor, result: Tensor) -> None:
+def rebase(base: Tensor, out: Tensor, result: Tensor) -> None:
     """`result` (whose node made the values now in view `out`) becomes part of `base`'s history."""
     if result.grad_fn is not None:
         record("copy_slices", _copy_slices_backward, (base, result), (base,), attrs=_geometry(base, out))
@@ -146,7 +146,7 @@ def write_inplace(out: Tensor, writer, *args, **kwargs) -> Tensor:
         standin._output_nr = out._output_nr
     writer(standin, *args, **kwargs)
     if standin.grad_fn is not out.grad_fn:  # the write was recorded: the base takes it into its history
-        _rebase(base, out, standin)
+        rebase(base, out, standin)
     return out
 
 
@@ -190,5 +190,5 @@ def write_through_view(out: Tensor, result: Tensor) -> Tensor:
             out._output_nr = result._output_nr
         refresh_views(out)
         return out
-    _rebase(base, out, result)
+    rebase(base, out, result)
     return out

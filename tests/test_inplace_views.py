@@ -291,3 +291,56 @@ def test_writes_without_grad_only_change_values():
     expected[0, 1] = 0.0
     expected[1] = 0.0
     np.testing.assert_allclose(y.detach().numpy(), expected)
+
+
+# -- custom Functions that modify an input in place (ctx.mark_dirty) ------------------------------------
+def _doubler(lib):
+    class Doubler(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    return Doubler
+
+
+def dirty_view(lib, x):
+    y = _y(lib, x)
+    z = y[1]
+    _doubler(lib).apply(y[0])
+    return y * y + z.sum()
+
+
+def dirty_base_with_view(lib, x):
+    y = _y(lib, x)
+    w = y[1:]
+    _doubler(lib).apply(y)
+    return w * w
+
+
+@pytest.mark.parametrize("case", [dirty_view, dirty_base_with_view], ids=lambda c: c.__name__)
+def test_mark_dirty_rebases_like_torch(case):
+    run(case, X24)
+
+
+def test_mark_dirty_errors():
+    class Unreturned(tidal.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    x = tidal.ones(2, 4, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Some elements marked as dirty during the forward method were not "):
+        Unreturned.apply(x * 1)
+    with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad has been used in an in-place"):
+        _doubler(tidal).apply(x)
+    with pytest.raises(RuntimeError, match="^a view of a leaf Variable that requires grad is being used"):
+        _doubler(tidal).apply(x[0])
