@@ -16,10 +16,10 @@ import numpy as np
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from . import linalg_backward as grads
 from . import math_api as M
 from .broadcast import broadcast_shapes
 from .dispatch import launch, register_kernel
-from . import linalg_backward as grads
 from .linalg import linalg_cross as cross
 from .linalg import matmul
 from .reduce_stats import norm as _norm
