@@ -285,3 +285,16 @@ def test_conv_tbc(rng, pad):
     assert_grads_close(pairs)
     with pytest.raises(RuntimeError, match="Input dim 2 \\(input channels\\) is not == dim 1 in the weight tensor"):
         F.conv_tbc(pairs[0][0], pairs[1][0][:, :2], pairs[2][0])
+
+
+@pytest.mark.parametrize("size,channels", [(2, 3), (3, 6), (4, 1), (5, 7)])
+def test_cross_map_lrn2d_legacy_forward_and_backward(rng, size, channels):
+    x, xr = pair(rng, (2, channels, 3, 4), requires_grad=True)
+    mod, ref = nn.CrossMapLRN2d(size, 0.1, 0.75, 2.0), torch.nn.CrossMapLRN2d(size, 0.1, 0.75, 2.0)
+    assert repr(mod) == repr(ref)
+    out, expected = mod(x), ref(xr)
+    assert_close(out, expected)
+    backward_both(out, expected, rng)
+    assert_grads_close([(x, xr)])
+    with pytest.raises(ValueError, match="CrossMapLRN2d: Expected input to be 4D, got 3D instead."):
+        mod(x[0])
