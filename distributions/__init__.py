@@ -22,6 +22,7 @@ from .lkj import LKJCholesky
 from .multivariate import Dirichlet, LowRankMultivariateNormal, MultivariateNormal
 from .relaxed import ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical
 from .von_mises import VonMises
+from .wishart import Wishart
 from .transformed import Gumbel, HalfNormal, LogNormal, TransformedDistribution
 from .transformed_families import HalfCauchy, InverseGamma, Kumaraswamy, LogisticNormal, Pareto, Weibull
 from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,
@@ -41,5 +42,6 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
            "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
-           "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to",
-           "constraints", "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms"]
+           "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart",
+           "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl", "transform_to",
+           "transforms"]

@@ -165,6 +165,15 @@ CASES = {
                  rng.uniform(-3, 3, (4,) + B), ("log_prob", "mean", "variance", "mode")),
     "LKJCholesky": (lambda M, p: M.LKJCholesky(4, p["c"]), {"c": np.array([0.5, 1.0, 3.0])},
                     _corr_cholesky(5, 3, n=4), ("log_prob",)),
+    "Wishart_tril": (lambda M, p: M.Wishart(p["df"], scale_tril=p["L"]), {"df": np.array([4.0, 6.5]),
+                                                                           "L": _tril(3, 2)},
+                     _spd(3, 4, 2), MOMENTS + ("mode",)),
+    "Wishart_cov": (lambda M, p: M.Wishart(p["df"], covariance_matrix=p["cov"]), {"df": np.array(5.0),
+                                                                                  "cov": _spd(3)},
+                    _spd(3, 4), ("log_prob", "entropy", "mean", "variance")),
+    "Wishart_prec": (lambda M, p: M.Wishart(p["df"], precision_matrix=p["prec"]), {"df": np.array([3.5, 4.0]),
+                                                                                  "prec": _spd(3, 2)},
+                     _spd(3, 4, 2), ("log_prob", "entropy", "mean")),
 }
 
 
@@ -280,6 +289,7 @@ MOMENT_CASES = {
     "GeneralizedPareto": lambda: D.GeneralizedPareto(tidal.tensor([0.0, 1.0]), tidal.tensor([1.0, 2.0]),
                                                      tidal.tensor([0.1, -0.3])),
     "VonMises": lambda: D.VonMises(tidal.tensor([0.5, -2.0]), tidal.tensor([4.0, 50.0])),
+    "Wishart": lambda: D.Wishart(tidal.tensor(6.0), tidal.tensor([[2.0, 0.5], [0.5, 1.0]])),
     "RelaxedBernoulli": lambda: D.RelaxedBernoulli(tidal.tensor(0.5), probs=tidal.tensor([0.2, 0.7])),
     "RelaxedOneHotCategorical": lambda: D.RelaxedOneHotCategorical(tidal.tensor(0.5),
                                                                    probs=tidal.tensor([0.1, 0.2, 0.7])),
