@@ -4,7 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
+from ..ops.windows import not_implemented
 from ..tensor import Tensor
+from ..tensor import dtype as dt
 
 __all__ = ["pdist"]
 
@@ -17,6 +19,8 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
         raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
+    if input.dtype in (dt.float16, dt.bfloat16):  # PyTorch's CPU kernel has no 16-bit floats
+        raise not_implemented("pdist", input.dtype)
     first, second = np.triu_indices(input.shape[0], 1)
     rows = lambda idx: input.index_select(0, ops.tensor(idx, device=input.device))  # noqa: E731
     return (rows(first) - rows(second)).norm(p, 1)

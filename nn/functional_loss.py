@@ -436,6 +436,9 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
         targets = targets.unsqueeze(0) if targets.dim() == 1 else targets
     if log_probs.dim() != 3:
         raise RuntimeError(f"ctc_loss(): expected log_probs to be 2-D or 3-D, got {log_probs.dim()}-D")
+    if log_probs.dtype in (dt.float16, dt.bfloat16):  # PyTorch's CPU kernel has no 16-bit floats
+        from ..ops.windows import not_implemented
+        raise not_implemented("ctc_loss_cpu", log_probs.dtype)
     steps, batch, classes = log_probs.shape
     inputs, lengths = _lengths(input_lengths, "input_lengths"), _lengths(target_lengths, "target_lengths")
     if blank < 0 or blank >= classes:

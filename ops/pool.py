@@ -355,7 +355,9 @@ def _avg_pool_nd(op: str, spatial: int, input, kernel_size, stride, padding, cei
     geo = _window_geometry(op, spatial, input, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    if not (input.dtype.is_floating_point or input.dtype is dt.int64):
+    # PyTorch's CPU avg_pool3d has no 16-bit float kernels; refuse them as it does
+    half = spatial == 3 and input.dtype in (dt.float16, dt.bfloat16)
+    if half or not (input.dtype.is_floating_point or input.dtype is dt.int64):
         raise not_implemented("avg_pool3d_out_frame" if spatial == 3 else "avg_pool2d", input.dtype)
     padding = geo.pads[0::2]
     geo = geo._replace(divisor=_divisor(geo, padding, count_include_pad, divisor_override))

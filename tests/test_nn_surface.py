@@ -257,6 +257,8 @@ def test_ctc_loss_module_leaf_log_probs_float32_and_infeasible(rng, zero_infinit
                                                    torch.tensor(3), reduction="none"), rtol=1e-5, atol=1e-5)
     with pytest.raises(RuntimeError, match="blank must be in label range"):
         nn.functional.ctc_loss(a, tidal.tensor(targets), input_lengths, target_lengths, blank=CTC_C)
+    with pytest.raises(NotImplementedError, match="\"ctc_loss_cpu\" not implemented for 'BFloat16'"):
+        nn.functional.ctc_loss(a.bfloat16(), tidal.tensor(targets), input_lengths, target_lengths)
     with pytest.raises(RuntimeError, match="Expected input_lengths to have value at most 12"):
         nn.functional.ctc_loss(a, tidal.tensor(targets), [13, 1, 1, 1], target_lengths)
 

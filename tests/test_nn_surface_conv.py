@@ -106,7 +106,8 @@ def test_pool3d_errors():
             (lambda: F.adaptive_max_pool3d(x, (2, 2)), RuntimeError, "output_size.size\\(\\) must be 3"),
             (lambda: F.adaptive_avg_pool3d(tidal.zeros(1, 3, 3), 2), RuntimeError, "Expected 4D or 5D tensor"),
             (lambda: F.max_pool3d(x.bool(), 2), NotImplementedError, '"max_pool3d" not implemented for \'Bool\''),
-            (lambda: F.avg_pool3d(x.int(), 2), NotImplementedError, "avg_pool3d_out_frame")):
+            (lambda: F.avg_pool3d(x.int(), 2), NotImplementedError, "avg_pool3d_out_frame"),
+            (lambda: F.avg_pool3d(x.half(), 2), NotImplementedError, "\"avg_pool3d_out_frame\" not implemented for 'Half'")):
         with pytest.raises(error, match=text):
             call()
 
@@ -273,6 +274,8 @@ def test_pdist(rng, p):
     assert_grads_close([(x, xr)])
     with pytest.raises(RuntimeError, match="pdist only supports 2D tensors, got: 3D"):
         F.pdist(tidal.zeros(2, 2, 2))
+    with pytest.raises(NotImplementedError, match="\"pdist\" not implemented for 'Half'"):
+        F.pdist(tidal.zeros(3, 2, dtype=tidal.float16))
 
 
 @pytest.mark.parametrize("pad", [0, 2, -1])
