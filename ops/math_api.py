@@ -300,6 +300,15 @@ def square(input: Tensor) -> Tensor:
     return apply("square", input)
 
 
+def _square_(self: Tensor) -> Tensor:
+    if self.dtype is dt.bool_:  # the result is int64, which a bool tensor can't hold
+        raise RuntimeError("result type Long can't be cast to the desired output type Bool")
+    return apply("square", self, out=self)
+
+
+METHODS["square_"] = _square_
+
+
 # -- casts, copies, fills ---------------------------------------------------------------------
 def convert(x: Tensor, dtype: dt.dtype, out: Tensor | None = None) -> Tensor:
     """A contiguous copy of `x` converted to `dtype`, or written into `out` (in place)."""

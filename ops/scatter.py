@@ -273,7 +273,8 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
            out: Tensor | None = None) -> Tensor:
     """out[i][j] = input[index[i][j]][j] (for dim=0): values picked along `dim`."""
     dim = input._dim(dim, "gather")
-    check_index_dtype(index, INDEX_DTYPES, "gather(): Expected dtype int32/int64 for index")
+    if not isinstance(index, Tensor) or index.numel():  # torch takes an empty index of any dtype
+        check_index_dtype(index, INDEX_DTYPES, "gather(): Expected dtype int32/int64 for index")
     _check_gather_shapes(input, dim, index, None, "gather")
     check_out_grad("gather", out, (input,))
     check_now(index, size1(input, dim), dim, exc=RuntimeError)
@@ -322,7 +323,8 @@ _SCATTER_GRADS = {"scatter": _scatter_backward, "scatter_add": _scatter_add_back
 
 def _scatter(self: Tensor, dim: int, index: Tensor, src, value, reduce, grad_name: str) -> Tensor:
     dim = self._dim(dim, "scatter")
-    check_index_dtype(index, INDEX_DTYPES, "scatter(): Expected dtype int32/int64 for index")
+    if not isinstance(index, Tensor) or index.numel():  # torch takes an empty index of any dtype
+        check_index_dtype(index, INDEX_DTYPES, "scatter(): Expected dtype int32/int64 for index")
     if src is not None and src.dtype is not self.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     _check_gather_shapes(self, dim, index, src, "scatter")
@@ -391,7 +393,8 @@ def _scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
                     before: Tensor | None) -> Tensor:
     """scatter_reduce_ into `self`; `before` holds self's values before the write (None: clone them)."""
     dim = self._dim(dim, "scatter_reduce")
-    check_index_dtype(index, INDEX_DTYPES, "scatter(): Expected dtype int32/int64 for index")
+    if not isinstance(index, Tensor) or index.numel():  # torch takes an empty index of any dtype
+        check_index_dtype(index, INDEX_DTYPES, "scatter(): Expected dtype int32/int64 for index")
     if not isinstance(src, Tensor):
         raise TypeError(f"scatter_reduce(): argument 'src' must be Tensor, not {type(src).__name__}")
     if src.dtype is not self.dtype:

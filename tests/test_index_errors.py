@@ -102,3 +102,16 @@ def test_impossible_allocation_raises_at_the_call(name):
 def test_ordinary_creation_stays_lazy():
     t = tidal.empty(1000)
     assert t._v.blob.data is None  # no memory taken until the first write
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.gather(L.zeros(3, 4), 0, L.zeros(0, 4, dtype=L.int16)),
+    lambda L: L.gather(L.zeros(3, 4), 1, L.zeros(3, 0, dtype=L.int8)),
+    lambda L: L.gather(L.zeros(3, 4), 0, L.zeros(0, 4)),
+    lambda L: L.zeros(3, 4).scatter(0, L.zeros(0, 4, dtype=L.int16), 1.0),
+    lambda L: L.zeros(3, 4).scatter_add(0, L.zeros(0, 4, dtype=L.int16), L.ones(0, 4)),
+    lambda L: L.zeros(3, 4).scatter_reduce(0, L.zeros(0, 4, dtype=L.uint8), L.ones(0, 4), "sum"),
+], ids=lambda c: "")
+def test_empty_index_of_any_dtype_is_taken(call):
+    got, want = call(tidal), call(torch)
+    assert tuple(got.shape) == tuple(want.shape) and got.tolist() == want.tolist()

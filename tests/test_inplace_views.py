@@ -344,3 +344,9 @@ def test_mark_dirty_errors():
         _doubler(tidal).apply(x)
     with pytest.raises(RuntimeError, match="^a view of a leaf Variable that requires grad is being used"):
         _doubler(tidal).apply(x[0])
+
+
+def test_square_on_bool_in_place_is_refused():
+    for lib in (tidal, torch):
+        with pytest.raises(RuntimeError, match="result type Long can't be cast to the desired output type Bool"):
+            lib.tensor([True, False]).square_()
