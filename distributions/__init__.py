@@ -6,7 +6,7 @@ Samples come from tidal's generators (`tidal.manual_seed`).
 """
 from __future__ import annotations
 
-from . import constraints, transforms
+from . import _torch_modules, constraints, transforms
 from .constraint_registry import biject_to, transform_to
 from .continuous_bernoulli import ContinuousBernoulli
 from .continuous import Beta, Cauchy, Chi2, Exponential, FisherSnedecor, Gamma, Laplace, Normal, StudentT, Uniform
@@ -45,3 +45,6 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart",
            "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl", "transform_to",
            "transforms"]
+
+_torch_modules.register(__name__, globals())
+

@@ -728,6 +728,18 @@ def test_transform_caching_inverse_and_registry():
             assert bool(constraint.check(ours(tidal.tensor(z))).all())
 
 
+def test_every_torch_distributions_module_path():
+    """`from torch.distributions.<module> import <name>` finds tidal's class for every module torch has."""
+    import importlib
+    import pkgutil
+    for info in pkgutil.iter_modules(torch.distributions.__path__):
+        theirs = importlib.import_module(f"torch.distributions.{info.name}")
+        ours = importlib.import_module(f"tidal.distributions.{info.name}")
+        for name in getattr(theirs, "__all__", ()):
+            assert hasattr(ours, name), f"{info.name}.{name}"
+    assert importlib.import_module("tidal.distributions.normal").Normal is D.Normal
+
+
 def test_vae_script_with_distributions_follows_torch(tmp_path):
     """tests/scripts/vae_distributions.py (Normal rsample, Bernoulli log_prob, kl_divergence) runs unmodified under
     `python -m tidal.compat` and follows real torch's losses."""
