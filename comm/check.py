@@ -6,8 +6,9 @@ all-to-alls the elements sent to that peer. The ranks compare headers before any
 different collectives, or the same one with other dtypes or sizes (even of the same byte
 count), raise `CollectiveMismatchError` on every rank instead of returning garbage or hanging;
 the group stays usable. Point-to-point messages carry the same header (`p2p_header`,
-`verify_p2p`). A collective against a control-plane call (barrier, new_group) is only caught
-by the debug mode.
+`verify_p2p`). A collective against a control-plane call (a barrier, an object exchange) is
+caught by the coordinator: both share the group's call count, and a collective stalled on its
+headers reports its call number (see `tidal.comm.coordinator`).
 
 Debug mode (TIDAL_COMM_CHECK=1): before a collective moves any data, the ranks of its group
 exchange a fingerprint of the call through the control plane: the op, its tensors' dtypes and

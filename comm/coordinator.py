@@ -377,16 +377,16 @@ class Coordinator:
         reason = (f"ranks disagree on call {number} of group {group or 'world'}: "
                   + "; ".join(f"{_rank_list(rs)} called {call}" for call, rs in ops.items())
                   + f"; rank {rank} called {op}")
+        if waiter is None:  # its headers went out and will never be read: the group's data plane is out of step
+            for member in self._alive():    # told before the replies, so no rank's next collective misses it
+                if member.rank in gather.ranks:
+                    self._send(member.identity, "out_of_step", {"group": group, "reason": reason})
         for _, _, _, identity, seq in gather.contributions.values():
             self._reply_error(identity, seq, "mismatch", reason)
         self._collided[key] = reason
         while len(self._collided) > 1000:
             del self._collided[next(iter(self._collided))]
         self._tell_stuck(key, rank, waiter, reason)
-        if waiter is None:  # its headers went out and will never be read: the group's data plane is out of step
-            for member in self._alive():
-                if member.rank in gather.ranks:
-                    self._send(member.identity, "out_of_step", {"group": group, "reason": reason})
 
     def _tell_stuck(self, key: str, rank: int, waiter, reason: str) -> None:
         if waiter is not None:   # stuck connecting the data plane: a store wait

@@ -316,13 +316,13 @@ class Mesh:
 
     def _still_waiting(self, deadline: float, what: str, peer: int | None = None) -> None:
         self._check()  # raises if the control plane saw a rank die or the job abort
-        if peer is not None:
-            self._check_peer(peer)
         waited = time.monotonic() - (deadline - self.timeout)
         if self.waiting_call is not None and self._blocked is not None and waited > STALL_NOTE:
             reason = self._blocked(*self.waiting_call)
-            if reason:
+            if reason:  # the root cause, even if the peer has left since
                 raise CollectiveMismatchError(f"tidal.comm: {self.waiting_call[1]}: {reason}")
+        if peer is not None:
+            self._check_peer(peer)
         if time.monotonic() > deadline:
             raise CommTimeoutError(f"tidal.comm data plane: rank {self.rank} of group '{self.key}' waited "
                                    f"{self.timeout:g} s for {what}")
