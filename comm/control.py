@@ -168,7 +168,7 @@ class ControlClient(_ControlOps):
         self.left: set = set()      # ranks that left the group (destroyed it), as the coordinator told
         self.mismatches: dict = {}  # call key -> why the collective this rank is stuck in cannot complete
         self.out_of_step: dict = {}  # group name -> why its data plane can no longer be trusted
-        self._noted: set = set()    # call keys `note_blocked` reported
+        self._noted: str | None = None  # the call key `note_blocked` reported last
         self._lock = threading.Lock()
         self._seq = 0
         self._outbox: list = []
@@ -263,8 +263,8 @@ class ControlClient(_ControlOps):
         """Tell the coordinator (once) that this rank waits in collective `key` (from `next_call`); if
         other ranks made a control call with that key, both sides get a CollectiveMismatchError (this
         one through `mismatches[key]`)."""
-        if key not in self._noted:
-            self._noted.add(key)
+        if key != self._noted:
+            self._noted = key
             self._enqueue("blocked", {"key": key, "op": op})
 
     def abort(self, reason: str) -> None:

@@ -93,6 +93,7 @@ class Coordinator:
         self._waiters: dict[str, list] = {}
         self._blocked: dict[str, tuple] = {}   # call key -> (rank, its collective, its store wait or None)
         self._collided: dict[str, str] = {}    # call key -> why (for ranks still to report being stuck in it)
+        self._stuck_at: dict[tuple, str] = {}  # (rank, group) -> the call key it last reported being stuck in
         self._seq = 0
         self._fd: int | None = None    # the connection of the message being handled
         self._rendezvous_done = False
@@ -364,6 +365,10 @@ class Coordinator:
         if key in self._collided:   # another rank stuck in the same collective was told already
             return self._tell_stuck(key, rank, waiter, self._collided[key])
         self._blocked[key] = (rank, op, waiter)
+        earlier = self._stuck_at.get((rank, key.rpartition("#")[0]))
+        if earlier not in (None, key) and self._blocked.get(earlier, (None,))[0] == rank:
+            del self._blocked[earlier]     # the rank has moved past that call: keep one record per rank
+        self._stuck_at[rank, key.rpartition("#")[0]] = key
         if key in self._gathers:
             self._collide(key)
 

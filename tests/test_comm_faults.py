@@ -274,6 +274,38 @@ def test_a_collective_against_a_barrier_raises_on_both_ranks():
     assert all("out of step since an earlier mismatch" in r["after"] for r in later), later
 
 
+@pytest.mark.timeout(30)
+def test_the_coordinator_matches_stuck_collectives_with_control_calls():
+    from tidal.comm.base import CollectiveMismatchError
+    coordinator = Coordinator(2, "127.0.0.1", 0, "secret", timeout=10).start()
+    clients = [ControlClient(r, 2, "127.0.0.1", coordinator.port, "secret", timeout=10) for r in (0, 1)]
+    try:
+        threads = [threading.Thread(target=c.rendezvous) for c in clients]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        for k in range(1, 50):      # rank 1 stuck a while in many collectives: one record kept, not 49
+            clients[1].note_blocked(f"#{k}", f"all_reduce #{k}")
+        assert clients[0].next_call() == "#1"
+        clients[1].note_blocked("#2", "all_reduce(float32, 4 elements, SUM)")
+        deadline = time.monotonic() + 5
+        while len(coordinator._blocked) != 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert list(coordinator._blocked) == ["#2"]
+        with pytest.raises(CollectiveMismatchError, match=r"ranks disagree on call 2 of group world: rank 0 called "
+                                                          r"barrier\('x'\); rank 1 called all_reduce\(float32"):
+            clients[0].barrier("x")  # the group's call #2 on rank 0
+        while "#2" not in clients[1].mismatches and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "rank 0 called barrier('x')" in clients[1].mismatches["#2"]
+        assert clients[0].out_of_step[""] == clients[1].out_of_step[""] == clients[1].mismatches["#2"]
+    finally:
+        for c in clients:
+            c.close()
+        coordinator.close(0.5)
+
+
 # -- 5. message size caps on every socket facing the network ------------------------------------------
 def _zmtp_peer(port: int) -> socket.socket:
     """A raw TCP connection that completes ZeroMQ's NULL handshake as a DEALER."""
