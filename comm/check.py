@@ -191,7 +191,7 @@ def _describe_header(values: tuple, ranks) -> str:
     op, dtype, count, arg = values[:4]
     name = _OPS[op - 1] if 0 < op <= len(_OPS) else f"op {op}"
     kind = dt.ALL[dtype - 1].name if 0 < dtype <= len(dt.ALL) else f"dtype {dtype}"
-    parts = [kind] + ([f"{count} elements"] if count != _NONE else [])
+    parts = [kind] + ([f"{count} element{'s' if count != 1 else ''}"] if count != _NONE else [])
     if name in ("all_reduce", "reduce_scatter"):
         parts.append(ReduceOp(arg).name)
     elif name == "broadcast":

@@ -168,7 +168,7 @@ def mismatched(kind: str) -> dict:
     from tidal import comm
     from tidal.comm import collectives as C
     rank = comm.get_rank()
-    cases = {   # same byte count on both ranks, different meaning
+    cases = {   # what each rank calls (the first two: the same byte count on both ranks)
         "dtype_same_bytes": lambda: C.all_reduce(tidal.ones(4) if rank == 0 else tidal.ones(4, dtype=tidal.int32)),
         "count_same_bytes": lambda: C.all_reduce(tidal.ones(2, dtype=tidal.float64) if rank == 0
                                                  else tidal.ones(4)),
@@ -234,7 +234,7 @@ def test_all_to_all_split_sizes_are_checked_pairwise(unchecked):
 def test_a_receive_that_does_not_match_the_send_raises_and_skips_it(unchecked):
     results = unchecked.run(mismatched, "recv_dtype", timeout=30)
     assert results[0]["type"] is None and results[1]["type"] == "CollectiveMismatchError", results
-    assert ("rank 1 called recv(float64, 1 elements, tag=3) from rank 0, which sent send(float32, 2 elements, "
+    assert ("rank 1 called recv(float64, 1 element, tag=3) from rank 0, which sent send(float32, 2 elements, "
             "tag=3)") in results[1]["message"], results
     assert all(r["after"] == [3.0, 3.0, 3.0] for r in results), results  # the message was skipped: still in step
 
