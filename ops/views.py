@@ -442,6 +442,8 @@ def expand_as(self: Tensor, other: Tensor) -> Tensor:
 def sum_to_size(self: Tensor, *size) -> Tensor:
     """The sum of this tensor down to `size`, a shape that expands to this one (expand's adjoint)."""
     size = size_args("sum_to_size", size)
+    if not size:  # torch's sum_to with an empty shape always sums (int and bool give int64)
+        return self.sum()
     shape = self._v.shape
     lead = len(shape) - len(size)
     if lead < 0 or any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
