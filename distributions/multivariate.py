@@ -5,7 +5,6 @@ import math
 
 import tidal
 
-from ..autograd import Function
 from ..nn import functional as F
 from ..tensor import Size, Tensor
 from . import constraints
@@ -15,30 +14,6 @@ from .exp_family import ExponentialFamily
 from .utils import _standard_normal, lazy_property, tiny_of
 
 __all__ = ["Dirichlet", "MultivariateNormal", "LowRankMultivariateNormal"]
-
-
-class _Cholesky(Function):
-    """linalg.cholesky with its derivative: gA = sym(L^-T Phi(L^T gL) L^-1), Phi = tril with half diagonal."""
-
-    @staticmethod
-    def forward(ctx, A: Tensor) -> Tensor:
-        L = tidal.linalg.cholesky(A)
-        ctx.save_for_backward(L)
-        return L
-
-    @staticmethod
-    def backward(ctx, gL: Tensor) -> Tensor:
-        (L,) = ctx.saved_tensors
-        phi = (L.mT @ gL.tril()).tril()
-        phi = phi - 0.5 * phi.diagonal(dim1=-2, dim2=-1).diag_embed()
-        L_inv = tidal.linalg.inv(L)
-        gA = L_inv.mT @ phi @ L_inv
-        return 0.5 * (gA + gA.mT)
-
-
-def _cholesky(A: Tensor) -> Tensor:
-    """The lower Cholesky factor, differentiable."""
-    return _Cholesky.apply(A) if A.requires_grad and tidal.is_grad_enabled() else tidal.linalg.cholesky(A)
 
 
 def _batch_mv(bmat: Tensor, bvec: Tensor) -> Tensor:
@@ -62,7 +37,7 @@ def _batch_mahalanobis(bL: Tensor, bx: Tensor) -> Tensor:
 
 def _precision_to_scale_tril(P: Tensor) -> Tensor:
     """The lower Cholesky factor of P^-1, through the Cholesky factor of the flipped precision."""
-    Lf = _cholesky(tidal.flip(P, (-2, -1)))
+    Lf = tidal.linalg.cholesky(tidal.flip(P, (-2, -1)))
     L_inv = tidal.transpose(tidal.flip(Lf, (-2, -1)), -2, -1)
     eye = tidal.eye(P.shape[-1], dtype=P.dtype, device=P.device)
     return tidal.linalg.solve(L_inv, eye.expand(tuple(L_inv.shape)))
@@ -159,7 +134,7 @@ class MultivariateNormal(Distribution):
         if scale_tril is not None:
             self._unbroadcasted_scale_tril = scale_tril
         elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = _cholesky(covariance_matrix)
+            self._unbroadcasted_scale_tril = tidal.linalg.cholesky(covariance_matrix)
         else:
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 
@@ -231,7 +206,7 @@ def _batch_capacitance_tril(W: Tensor, D: Tensor) -> Tensor:
     m = W.size(-1)
     Wt_Dinv = W.mT / D.unsqueeze(-2)
     K = tidal.matmul(Wt_Dinv, W) + tidal.eye(m, dtype=W.dtype, device=W.device)
-    return _cholesky(K)
+    return tidal.linalg.cholesky(K)
 
 
 def _batch_lowrank_logdet(W: Tensor, D: Tensor, capacitance_tril: Tensor) -> Tensor:
@@ -318,7 +293,7 @@ class LowRankMultivariateNormal(Distribution):
         cov_diag_sqrt_unsqueeze = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
         Dinvsqrt_W = self._unbroadcasted_cov_factor / cov_diag_sqrt_unsqueeze
         K = tidal.matmul(Dinvsqrt_W, Dinvsqrt_W.mT) + tidal.eye(n, dtype=Dinvsqrt_W.dtype, device=Dinvsqrt_W.device)
-        return (cov_diag_sqrt_unsqueeze * _cholesky(K)).expand(self._matrix_shape())
+        return (cov_diag_sqrt_unsqueeze * tidal.linalg.cholesky(K)).expand(self._matrix_shape())
 
     @lazy_property
     def covariance_matrix(self):

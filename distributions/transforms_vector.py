@@ -120,8 +120,7 @@ class PositiveDefiniteTransform(Transform):
         return x @ x.mT
 
     def _inverse(self, y):
-        from .multivariate import _cholesky
-        return LowerCholeskyTransform().inv(_cholesky(y))
+        return LowerCholeskyTransform().inv(tidal.linalg.cholesky(y))
 
 
 class CorrCholeskyTransform(Transform):

@@ -13,7 +13,7 @@ from . import constraints
 from .continuous import Chi2
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .multivariate import _cholesky, _precision_to_scale_tril
+from .multivariate import _precision_to_scale_tril
 from .utils import eps_of, lazy_property
 
 __all__ = ["Wishart"]
@@ -31,7 +31,7 @@ def _mvdigamma(x, p: int):
 
 def _logdet_spd(matrix):
     """log det of symmetric positive definite matrices, through their Cholesky factors."""
-    return 2 * _cholesky(matrix).diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    return 2 * tidal.linalg.cholesky(matrix).diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
 
 class Wishart(ExponentialFamily):
@@ -77,7 +77,7 @@ class Wishart(ExponentialFamily):
         if scale_tril is not None:
             self._unbroadcasted_scale_tril = scale_tril
         elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = _cholesky(covariance_matrix)
+            self._unbroadcasted_scale_tril = tidal.linalg.cholesky(covariance_matrix)
         else:
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
         self._dist_chi2 = self._bartlett_chi2(batch_shape)
