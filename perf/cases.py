@@ -22,6 +22,7 @@ GROUPS = {
     "c": "one training step (time per step)",
     "d": "peak memory of training",
     "e": "CUDA: launch overhead and fused chains",
+    "f": "dependent small-op loops (time per step)",
 }
 
 
@@ -203,6 +204,56 @@ def _memory_cases(quick: bool) -> list[Case]:
     return cases
 
 
+# -- f: dependent loops ------------------------------------------------------------------------
+
+LOOP_SHAPES = ((1,), (64, 64), (256, 256))
+
+
+def _loop_step(lib, x):
+    # y = relu(x * 1.0001 + 0.5).sum(0, keepdim=True); x = x + y * 0: six ops, each needing the last
+    if lib.__name__ == "numpy":
+        y = np.maximum(x * np.float32(1.0001) + np.float32(0.5), np.float32(0)).sum(0, keepdims=True)
+        return x + y * np.float32(0.0)
+    y = (x * 1.0001 + 0.5).relu().sum(0, keepdim=True)
+    return x + y * 0.0
+
+
+def loop_bench(shape: tuple, steps: int, grad: bool) -> Callable[[Competitor], Bench]:
+    """`steps` steps of the dependent 6-op loop, then a sync; with `grad`, the loop starts from a
+    leaf that requires grad and ends with a backward through the steps."""
+    host = np.ones(shape, np.float32)
+
+    def build(comp: Competitor) -> Bench:
+        lib, sync = comp.module, comp.sync
+        x0 = comp.array(host)
+        if grad:
+            x0.requires_grad_(True)
+
+        def run():
+            x = x0
+            for _ in range(steps):
+                x = _loop_step(lib, x)
+            if grad:
+                x.sum().backward()
+                x0.grad = None
+            sync()
+            return x
+        return Bench(run, steps)
+    return build
+
+
+def _loop_cases(quick: bool) -> list[Case]:
+    steps = 10 if quick else 50
+    cases = [Case("f", f"6-op loop, {'x'.join(map(str, shape))}", cpu_competitors("async"),
+                  loop_bench(shape, steps, False), warmup=3, compile_now=True, min_time=0.05 if quick else 0.5)
+             for shape in LOOP_SHAPES]
+    cases += [Case("f", f"6-op loop with grad, backward every 10 steps, {'x'.join(map(str, shape))}",
+                   cpu_competitors("async", numpy=False), loop_bench(shape, 10, True), warmup=3,
+                   compile_now=True, min_time=0.05 if quick else 0.5)
+              for shape in LOOP_SHAPES[:2]]
+    return cases
+
+
 # -- e: CUDA -----------------------------------------------------------------------------------
 
 def _gpu_cases(quick: bool) -> list[Case]:
@@ -216,7 +267,8 @@ def _gpu_cases(quick: bool) -> list[Case]:
                  skip=skip)]
 
 
-_BUILDERS = {"a": _tiny_cases, "b": _chain_cases, "c": _train_cases, "d": _memory_cases, "e": _gpu_cases}
+_BUILDERS = {"a": _tiny_cases, "b": _chain_cases, "c": _train_cases, "d": _memory_cases, "e": _gpu_cases,
+             "f": _loop_cases}
 
 
 def build_cases(quick: bool = False, only: str | None = None) -> list[Case]:

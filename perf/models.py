@@ -101,12 +101,45 @@ def gpt(lib, batch: int) -> Trainer:
     return Trainer(model, opt, x, y, loss_fn)
 
 
-MODELS = {"mlp": mlp, "cnn": cnn, "gpt": gpt}
-TITLES = {"mlp": "MLP 784-512-512-10", "cnn": "small CNN", "gpt": "tiny GPT"}
+LM_VOCAB, LM_BLOCK, LM_WIDTH, LM_HEADS, LM_LAYERS = 100, 16, 64, 4, 2
 
 
-BATCH = {"mlp": 128, "cnn": 64, "gpt": 32}
-QUICK_BATCH = {"mlp": 16, "cnn": 8, "gpt": 4}
+def lm(lib, batch: int) -> Trainer:
+    """A 2-layer post-norm transformer language model (nn.TransformerEncoder, width 64, block 16,
+    vocab 100) with a causal mask, AdamW."""
+    nn = lib.nn
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(LM_VOCAB, LM_WIDTH)
+            self.pos = nn.Parameter(lib.zeros(LM_BLOCK, LM_WIDTH))
+            layer = nn.TransformerEncoderLayer(LM_WIDTH, LM_HEADS, 4 * LM_WIDTH, dropout=0.0, batch_first=True)
+            self.encoder = nn.TransformerEncoder(layer, LM_LAYERS, enable_nested_tensor=False)
+            self.head = nn.Linear(LM_WIDTH, LM_VOCAB)
+            self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(LM_BLOCK))
+
+        def forward(self, idx):
+            return self.head(self.encoder(self.embed(idx) + self.pos, mask=self.mask, is_causal=True))
+
+    lib.manual_seed(0)
+    model = LM()
+    rng = np.random.default_rng(1)
+    tokens = rng.integers(0, LM_VOCAB, (batch, LM_BLOCK + 1))
+    x, y = _batch(lib, tokens[:, :-1], tokens[:, 1:])
+    opt = lib.optim.AdamW(model.parameters(), lr=1e-3)
+
+    def loss_fn(logits, targets):
+        return nn.functional.cross_entropy(logits.reshape(-1, LM_VOCAB), targets.reshape(-1))
+    return Trainer(model, opt, x, y, loss_fn)
+
+
+MODELS = {"mlp": mlp, "cnn": cnn, "gpt": gpt, "lm": lm}
+TITLES = {"mlp": "MLP 784-512-512-10", "cnn": "small CNN", "gpt": "tiny GPT", "lm": "2-layer transformer LM"}
+
+
+BATCH = {"mlp": 128, "cnn": 64, "gpt": 32, "lm": 32}
+QUICK_BATCH = {"mlp": 16, "cnn": 8, "gpt": 4, "lm": 4}
 
 
 def batch_size(name: str, quick: bool = False) -> int:

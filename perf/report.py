@@ -26,6 +26,7 @@ class Result:
     case: Case
     values: dict = field(default_factory=dict)
     errors: dict = field(default_factory=dict)
+    cpu: dict = field(default_factory=dict)  # CPU seconds per op (all threads), timed cases
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -67,7 +68,10 @@ def run_cases(cases: list[Case], quick: bool, progress: Progress | None = None) 
                 if progress:
                     progress.step(f"{case.id} · {comp.column}")
                 try:
-                    result.values[comp.column] = measure(case, comp, quick)
+                    cpu: list = []
+                    result.values[comp.column] = measure(case, comp, quick, cpu)
+                    if cpu:
+                        result.cpu[comp.column] = cpu[0]
                 except Exception as exc:  # noqa: BLE001 - a failing competitor is reported, the run goes on
                     result.values[comp.column] = None
                     result.errors[comp.column] = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
@@ -153,14 +157,18 @@ def group_table(results: list[Result]) -> list[str]:
     """Markdown lines of one group's table: figures, then tidal/competitor ratios."""
     columns = group_columns(results)
     others = columns[1:]
-    lines = ["| case | " + " | ".join(columns) + " | " + " | ".join(f"tidal/{c}" for c in others) + " |",
-             "|:--|" + "--:|" * (len(columns) + len(others))]
+    timed = any(r.cpu for r in results)
+    cpu_heads = [f"cpu tidal/{c}" for c in others] if timed else []
+    lines = ["| case | " + " | ".join(columns) + " | " + " | ".join([f"tidal/{c}" for c in others] + cpu_heads) + " |",
+             "|:--|" + "--:|" * (len(columns) + len(others) + len(cpu_heads))]
     for result in results:
         if result.case.skip is not None:
             continue
         values, unit = result.values, result.case.unit
         cells = [format_value(values[c], unit) if c in values else "—" for c in columns]
         cells += [format_ratio(values.get("tidal"), values.get(c)) for c in others]
+        if timed:
+            cells += [format_ratio(result.cpu.get("tidal"), result.cpu.get(c)) for c in others]
         lines.append(f"| {result.case.name} | " + " | ".join(cells) + " |")
     return lines
 
