@@ -354,7 +354,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     """Multi-label hinge loss: over target labels j (up to the first -1) and non-targets i, max(0, 1 - x[j] + x[i]),
     divided by the number of classes."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    x = input.unsqueeze(0) if input.dim() <= 1 else input
+    x = input.reshape(1, -1) if input.dim() <= 1 else input
     t = target.reshape(tuple(x.shape))
     if x.dim() != 2:
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "

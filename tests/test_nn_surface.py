@@ -283,6 +283,9 @@ def test_multi_margin_and_multilabel_margin_losses(rng, p, weighted):
     assert_grads_close([(x, xr)])
     with pytest.raises(ValueError, match="only p == 1 and p == 2 supported"):
         nn.MultiMarginLoss(p=3)
+    scalar = nn.functional.multilabel_margin_loss(tidal.tensor(-3.5), tidal.tensor(0))  # a 0-d input and label
+    assert scalar.shape == () and float(scalar) == float(torch.nn.functional.multilabel_margin_loss(
+        torch.tensor(-3.5), torch.tensor(0)))
 
 
 def test_triplet_margin_with_distance_loss_and_nll_loss2d(rng):
