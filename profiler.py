@@ -22,6 +22,10 @@ from .tensor import Tensor
 __all__ = ["profile", "record_function"]
 
 
+_VM_COUNTERS = ("instructions", "kernels", "replays", "inline_batches", "worker_batches", "fused_away",
+                "allocations_avoided")
+
+
 class _Row:
     __slots__ = ("calls", "host_ns", "kernels", "kernel_ns", "fused_away", "bytes")
 
@@ -39,6 +43,8 @@ class profile:
         self._patched: list = []
         self._t0 = 0
         self._lock = threading.Lock()
+        self.vm_stats: dict = {}  # VM counters over the profiled block (replayed windows, inline batches...)
+        self._vm_before: dict = {}
 
     # -- hooks the VM calls ------------------------------------------------------------------
     def record_kernel(self, ins, t0: int, t1: int) -> None:
@@ -90,12 +96,15 @@ class profile:
         for machine in _vm.all_vms():
             machine.profiler = self
         _vm.machine._profiler_default = self
+        self._vm_before = _vm.stats()
         return self
 
     def __exit__(self, *exc) -> bool:
         import tidal
         try:
             tidal.sync()
+            after = _vm.stats()
+            self.vm_stats = {k: after[k] - self._vm_before.get(k, 0) for k in _VM_COUNTERS}
         finally:
             for obj, name, fn in reversed(self._patched):
                 setattr(obj, name, fn)
@@ -123,6 +132,10 @@ class profile:
         for name, s in order:
             lines.append(f"{name[:48]:<{width}}  {s['calls']:>7}  {s['host_us']:>10.1f}  {s['kernels']:>7}  "
                          f"{s['kernel_us']:>10.1f}  {s['fused_away']:>10}  {s['bytes']:>12}")
+        if self.vm_stats:
+            v = self.vm_stats
+            lines.append(f"VM: {v['instructions']} instructions, {v['kernels']} kernels, {v['replays']} windows replayed, "
+                         f"{v['inline_batches']} batches on the calling thread, {v['worker_batches']} on workers")
         return "\n".join(lines)
 
     def export_chrome_trace(self, path: str | os.PathLike) -> None:

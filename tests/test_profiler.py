@@ -43,3 +43,22 @@ def _profile_and_check(tmp_path):
     # leaving the profiler restores the original methods
     assert tidal.Tensor.__add__.__name__ != "timed"
     assert tidal.maximum.__name__ != "timed"
+
+
+def test_profile_counts_replayed_windows_and_where_batches_ran():
+    mode, saved = tidal.vm.get_mode(), tidal.vm.get_fusion()
+    tidal.vm.set_mode("async")
+    tidal.vm.set_fusion(compile_after=1, background_compile=False)
+    try:
+        x = tidal.ones(64, 64)
+        for _ in range(4):  # the window's template is recorded once its kernel is final
+            ((x * 2 + 1).relu() * 3).sum(0).numpy()
+        with tidal.profiler.profile() as prof:
+            y = ((x * 2 + 1).relu() * 3).sum(0)
+            np.testing.assert_array_equal(y.numpy(), np.full(64, 64 * 9, np.float32))
+    finally:
+        tidal.vm.set_fusion(**saved)
+        tidal.vm.set_mode(mode)
+    assert prof.vm_stats["replays"] == 1 and prof.vm_stats["kernels"] == 1
+    assert prof.vm_stats["inline_batches"] == 1 and prof.vm_stats["worker_batches"] == 0
+    assert "1 windows replayed" in prof.table()
