@@ -15,7 +15,8 @@ from . import cuda
 
 __all__ = ["current_accelerator", "current_device_idx", "current_device_index", "current_stream", "device_count",
            "device_index", "empty_cache", "get_memory_info", "is_available", "max_memory_allocated",
-           "max_memory_reserved", "memory_allocated", "memory_reserved", "memory_stats",
+           "empty_host_cache", "get_device_capability", "max_memory_reserved", "memory_allocated",
+           "memory_reserved", "memory_stats",
            "reset_accumulated_memory_stats", "reset_peak_memory_stats", "set_device_idx", "set_device_index",
            "set_stream", "synchronize"]
 
@@ -107,6 +108,19 @@ def empty_cache() -> None:
     """Release the accelerator's cached, unused memory."""
     _require()
     cuda.empty_cache()
+
+
+def empty_host_cache() -> None:
+    """Release cached pinned host memory: tidal keeps no pinned host cache, so only the device check remains."""
+    _require()
+
+
+def get_device_capability(device=None, /) -> dict:
+    """{"supported_dtypes": the dtypes tensors can have on the accelerator}."""
+    _index_of(device)
+    _require()
+    from ..tensor import dtype as dt
+    return {"supported_dtypes": {d for d in vars(dt).values() if isinstance(d, dt.dtype)}}
 
 
 def _memory(name: str):

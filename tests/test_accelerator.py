@@ -46,6 +46,9 @@ CALLS = {
     "memory_stats": lambda a: a.memory_stats(),
     "reset_peak_memory_stats": lambda a: a.reset_peak_memory_stats(),
     "get_memory_info": lambda a: a.get_memory_info(),
+    "empty_host_cache": lambda a: a.empty_host_cache(),
+    "get_device_capability": lambda a: a.get_device_capability(),
+    "get_device_capability cpu": lambda a: a.get_device_capability("cpu"),
     "device_index None": lambda a: a.device_index(None).__enter__(),
     "device_index 0": lambda a: a.device_index(0).__enter__(),
 }
@@ -87,5 +90,6 @@ def test_a_usable_cuda_device_is_the_accelerator(monkeypatch):
     acc.synchronize("cuda:1")
     assert state["synced"] == 2
     assert acc.memory_allocated() == 1234
+    assert {tidal.float32, tidal.float64, tidal.int64, tidal.bool} <= acc.get_device_capability()["supported_dtypes"]
     with pytest.raises(RuntimeError, match="Accelerator expected"):
         acc.synchronize("cpu")
