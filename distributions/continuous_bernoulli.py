@@ -214,6 +214,7 @@ def _infinite(param: str):
     return kl
 
 
+register_kl(ContinuousBernoulli, Pareto)(_infinite("probs"))
 for _p_type, _param in ((Exponential, "rate"), (Gamma, "concentration"), (Gumbel, "loc"), (Laplace, "loc"),
                         (Normal, "loc"), (Pareto, "scale")):
     register_kl(_p_type, ContinuousBernoulli)(_infinite(_param))

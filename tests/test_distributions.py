@@ -440,7 +440,7 @@ KL_PAIRS = [
     ("Uniform", "Pareto"), ("Poisson", "Binomial"), ("Weibull", "Weibull"), ("NegativeBinomial", "Poisson"),
     ("ContinuousBernoulli", "ContinuousBernoulli_logits"), ("Beta", "ContinuousBernoulli"),
     ("ContinuousBernoulli", "Exponential"), ("ContinuousBernoulli", "Normal"), ("ContinuousBernoulli", "Uniform"),
-    ("Uniform_unit", "ContinuousBernoulli"), ("Gamma", "ContinuousBernoulli"),
+    ("Uniform_unit", "ContinuousBernoulli"), ("Gamma", "ContinuousBernoulli"), ("ContinuousBernoulli", "Pareto"),
 ]
 CASES["Uniform_wide"] = (lambda M, p: M.Uniform(p["low"], p["high"]), {"low": -_pos(*B) - 3, "high": _pos(*B) + 3},
                          None, ())
@@ -512,6 +512,12 @@ def test_kl_divergence_follows_torch(p_case, q_case):
             assert mine is None or not np.any(mine)
         else:
             np.testing.assert_allclose(mine, ref, rtol=1e-5, atol=1e-8)
+
+
+def test_kl_registry_has_every_torch_pair():
+    from torch.distributions.kl import _KL_REGISTRY as theirs
+    assert ({(p.__name__, q.__name__) for p, q in D.kl._KL_REGISTRY}
+            == {(p.__name__, q.__name__) for p, q in theirs})
 
 
 def test_kl_registry_dispatch_and_errors():
