@@ -120,7 +120,7 @@ def _poisson(rng, shape, dtype, ins):
     if not (rates >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     huge = rates > 1e18  # beyond NumPy's sampler; the rate itself is the only sensible answer
-    values = rng.poisson(np.where(huge, 0.0, rates)).astype(np.float64)
+    values = np.asarray(rng.poisson(np.where(huge, 0.0, rates)), np.float64)  # a 0-d rate gives a Python int
     return np.where(huge, rates, values)
 
 

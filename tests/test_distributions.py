@@ -376,6 +376,29 @@ def test_lkj_cholesky_samples():
     assert (spreads[1][1] < 0.05).all()
 
 
+SCALAR_DRAWS = [
+    lambda M, t: M.Normal(0.0, 1.0).sample(), lambda M, t: M.Normal(0.0, 1.0).sample((2,)),
+    lambda M, t: M.Poisson(t.tensor(2.0)).sample(), lambda M, t: M.Bernoulli(0.3).sample((3,)),
+    lambda M, t: M.Categorical(t.tensor([0.2, 0.8])).sample((3,)), lambda M, t: M.Binomial(10, t.tensor(0.2)).sample(),
+    lambda M, t: M.Gamma(2.0, 3.0).rsample((2,)), lambda M, t: M.Dirichlet(t.tensor([1.0, 2.0])).sample(),
+    lambda M, t: M.Uniform(0.0, 1.0).sample(), lambda M, t: M.Geometric(0.3).sample((2,)),
+    lambda M, t: M.Multinomial(5, t.tensor([0.2, 0.8])).sample(), lambda M, t: M.Beta(2.0, 3.0).sample(),
+    lambda M, t: M.StudentT(3.0).sample(), lambda M, t: M.VonMises(t.tensor(0.0), t.tensor(1.0)).sample(),
+    lambda M, t: M.NegativeBinomial(3.0, 0.5).sample(), lambda M, t: M.LKJCholesky(3, 1.0).sample(),
+    lambda M, t: M.Poisson(t.tensor([1.0, 2.0])).log_prob(t.tensor([1, 2])),
+    lambda M, t: M.Categorical(t.tensor([0.2, 0.8])).log_prob(t.tensor([1, 0])),
+    lambda M, t: M.Normal(t.tensor(0.0, dtype=t.float64), 1.0).rsample(),
+]
+
+
+@pytest.mark.parametrize("draw", range(len(SCALAR_DRAWS)))
+def test_numbers_as_parameters_and_dtypes(draw):
+    """Numbers as parameters, 0-d tensors and integer values: shapes and dtypes as torch's."""
+    theirs, ours = SCALAR_DRAWS[draw](torch.distributions, torch), SCALAR_DRAWS[draw](D, tidal)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.dtype.name == str(theirs.dtype)[6:]
+
+
 def test_samples_follow_the_seed():
     dist = D.Gamma(tidal.tensor([0.5, 2.0]), tidal.tensor(1.0))
     tidal.manual_seed(7)
