@@ -16,6 +16,7 @@ from . import amp, autograd, backends, cuda, distributed, jit, nn, onnx, testing
 from . import accelerator
 from .. import func
 from . import multiprocessing, random
+from . import signal, special
 from ..func import vmap
 from ..utils import benchmark as _benchmark, checkpoint as _checkpoint  # noqa: F401 - torch.utils.<name> attributes
 from ._importer import install, is_installed, uninstall
