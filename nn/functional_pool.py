@@ -139,7 +139,7 @@ def _fractional_max_pool(spatial: int, input: Tensor, kernel_size, output_size, 
                                f"size {image[d]}")
     if _random_samples is None:
         _random_samples = ops.rand(n, c, spatial, dtype=input.dtype, device=input.device)
-    samples = _random_samples.detach().numpy()
+    samples = _random_samples.detach().numpy()[:n]  # an unbatched input reads the first row, as PyTorch's
     if samples.dtype.itemsize < 4:
         samples = samples.astype(np.float32)
     # the sample for the last spatial dim comes first, as in PyTorch's 2-D kernel; 3-D reads them in order

@@ -189,7 +189,8 @@ def test_fractional_max_pool_with_given_samples(rng):
                                            (2, (3, 9, 11), 2, {"output_ratio": (0.5, 0.7)}),
                                            (3, (2, 2, 7, 9, 8), (2, 3, 2), {"output_size": (3, 4, 5)})):
         x, xr = pair(rng, shape, requires_grad=True)
-        samples = rng.random((shape[0] if len(shape) == spatial + 2 else 1, shape[-spatial - 1], spatial))
+        # an unbatched input reads the first row of the samples
+        samples = rng.random((shape[0] if len(shape) == spatial + 2 else 2, shape[-spatial - 1], spatial))
         name = f"fractional_max_pool{spatial}d"
         out = getattr(F, name)(x, kernel, return_indices=True, _random_samples=tidal.tensor(samples), **kwargs)
         expected = getattr(TF, name)(xr, kernel, return_indices=True, _random_samples=torch.from_numpy(samples),
