@@ -192,12 +192,18 @@ def _describe_header(values: tuple, ranks) -> str:
     name = _OPS[op - 1] if 0 < op <= len(_OPS) else f"op {op}"
     kind = dt.ALL[dtype - 1].name if 0 < dtype <= len(dt.ALL) else f"dtype {dtype}"
     parts = [kind] + ([f"{count} element{'s' if count != 1 else ''}"] if count != _NONE else [])
+
+    def reduce_op(value):
+        return ReduceOp(value).name if value in {op.value for op in ReduceOp} else f"op {value}"
+
+    def rank(index):
+        return ranks[index] if 0 <= index < len(ranks) else f"? ({index})"
     if name in ("all_reduce", "reduce_scatter"):
-        parts.append(ReduceOp(arg).name)
+        parts.append(reduce_op(arg))
     elif name == "broadcast":
-        parts.append(f"src={ranks[arg]}")
+        parts.append(f"src={rank(arg)}")
     elif name == "reduce":
-        parts += [ReduceOp(arg & 0xFF).name, f"dst={ranks[arg >> 8]}"]
+        parts += [reduce_op(arg & 0xFF), f"dst={rank(arg >> 8)}"]
     elif name == "send":
         parts.append(f"tag={arg}")
     return f"{name}({', '.join(parts)})"
