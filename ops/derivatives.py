@@ -165,17 +165,34 @@ def _backward(node, g):
                  for fn, want in zip(FORMULAS[name], wanted))
 
 
-def record(name: str, args: tuple, out: Tensor, inplace: bool) -> None:
-    """Attach op `name`'s node to `out`; for in-place ops, bump the version after saving inputs."""
+def _read_inputs(name: str, args: tuple) -> set:
+    # the parameters op `name`'s formulas read for the inputs that want a gradient
+    reads: set = set()
+    for a, used in zip(args, _READS[name]):
+        if isinstance(a, Tensor) and a.requires_grad:
+            reads |= used
+    return reads
+
+
+def originals(name: str, args: tuple, out: Tensor) -> dict | None:
+    """For an in-place op about to overwrite `out` (its first input): a copy of that input when a
+    formula reads it, made before the write is queued, as torch saves the original self. The
+    same tensor passed again as another input is saved as it is (torch then refuses backward)."""
+    if name not in FORMULAS or not args or args[0] is not out or 2 not in _read_inputs(name, args):
+        return None
+    return {0: out.detach().clone()}
+
+
+def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | None = None) -> None:
+    """Attach op `name`'s node to `out`; for in-place ops, bump the version after saving inputs
+    (`original`: copies of inputs that are `out`, taken before the write; see `originals`)."""
     formulas = FORMULAS.get(name)
     if formulas is None:
         raise RuntimeError(f"the derivative for '{name}' is not implemented.")
     wanted = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-    reads: set = set()
-    for want, used in zip(wanted, _READS[name]):
-        if want:
-            reads |= used
-    saved_inputs = tuple(a if (k + 2) in reads else None for k, a in enumerate(args))
+    reads = _read_inputs(name, args)
+    saved_inputs = tuple((original.get(k, a) if original else a) if (k + 2) in reads else None
+                         for k, a in enumerate(args))
     node = attach(_NODE_NAMES.get(name, name), _backward, args, (out,), (None,) + saved_inputs, (name, wanted))
     if inplace:
         out._v.blob.version += 1

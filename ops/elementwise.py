@@ -268,9 +268,13 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
             ins = (args[0]._v, args[1]._v)
         else:
             ins = tuple(a._v for a in args)
-        vm.push(Instruction(name, None, ins, (view,), expr=expr))
-        if plan.differentiable and _wants_grad(args):
-            derivatives.record(name, args, out, False)
+        vm.push(Instruction(name, None, ins, (view,), None, expr))
+        if plan.differentiable:
+            for a in args:
+                if a.__class__ is Tensor and a.requires_grad or isinstance(a, Tensor) and a.requires_grad:
+                    if is_grad_enabled():
+                        derivatives.record(name, args, out, False)
+                    break
         return out
     check_inplace(op.name, out, plan)
     check_overlap(out, args)
@@ -279,10 +283,11 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         check_leaf_inplace(out)
         if needs_rebase(out):  # writing through a view of a tensor in the graph
             return write_through_view(out, apply(name, *args))
+    originals = derivatives.originals(name, args, out) if grad else None  # copies made before the write
     ins = tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
-    out._vm.push(Instruction(name, None, ins, (out._v,), expr=_expr(plan, args)))
+    out._vm.push(Instruction(name, None, ins, (out._v,), None, _expr(plan, args)))
     if grad:
-        derivatives.record(name, args, out, True)  # saves inputs, then bumps the version
+        derivatives.record(name, args, out, True, originals)  # saves inputs, then bumps the version
     else:
         out._v.blob.version += 1
     return out

@@ -272,3 +272,21 @@ def test_linear_weight_gradient_has_the_weight_layout():
     tidal.nn.functional.linear(x, w).sum().backward()
     assert w.grad.is_contiguous() and w.grad._base is None
     np.testing.assert_allclose(w.grad.numpy(), np.tile(x.numpy().sum(0), (4, 1)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["mul_", "div_"])
+def test_inplace_op_on_a_graph_tensor_whose_formula_reads_the_old_self(op):
+    # torch saves the original self for the other input's gradient (y.mul_(w): dw = g * y_before)
+    results = []
+    for lib in (torch, tidal):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([2.0, 0.5, 1.5], dtype=lib.float64, requires_grad=True)
+        y = x * 2
+        getattr(y, op)(w)
+        (y * y).sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy(), w.grad.numpy(), type(y.grad_fn).__name__))
+    for mine, ref in zip(results[1], results[0]):
+        if isinstance(ref, str):
+            assert mine == ref
+        else:
+            np.testing.assert_allclose(mine, ref, rtol=1e-12)
