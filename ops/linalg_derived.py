@@ -19,7 +19,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from . import linalg_backward as grads
 from . import math_api as M
-from .creation import eye, full, zeros
+from .creation import eye, full, ones_like, zeros, zeros_like
 from .dispatch import launch, register_kernel
 from .linalg import matmul
 from .linalg_lu import lu_factor_ex, lu_solve
@@ -28,13 +28,17 @@ from .return_types import return_type
 from .shape_ops import cat
 from .views import diagonal as _diagonal
 
-__all__ = ["lstsq", "cond", "matrix_rank", "cholesky_ex", "inv_ex", "solve_ex", "householder_product",
+__all__ = ["LinAlgError", "lstsq", "cond", "matrix_rank", "cholesky_ex", "inv_ex", "solve_ex", "householder_product",
            "matrix_exp", "matrix_power", "multi_dot", "tensorinv", "tensorsolve", "vander", "vecdot", "diagonal"]
 
 # Higham (2005): the degree-13 Padé approximant of exp is accurate to double precision for |A|_1 <= theta_13.
 _PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800., 129060195264000.,
            10559470521600., 670442572800., 33522128640., 1323241920., 40840800., 960960., 16380., 182., 1.)
 _THETA13 = 5.371920351148152
+
+
+class LinAlgError(RuntimeError):
+    """A matrix the routine cannot handle (singular, not positive-definite), as torch.linalg.LinAlgError."""
 
 
 # -- the kernel ----------------------------------------------------------------------------------
@@ -112,7 +116,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, o
     if check_errors:
         err = _first_error(info)
         if err is not None:
-            raise RuntimeError(f"linalg.cholesky: {_batch_prefix(A, err[0])}The factorization could not be "
+            raise LinAlgError(f"linalg.cholesky_ex: {_batch_prefix(A, err[0])}The factorization could not be "
                                f"completed because the input is not positive-definite (the leading minor of "
                                f"order {err[1]} is not positive-definite).")
     if upper:
@@ -124,9 +128,13 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, o
 
 def _singular_error(op: str, A: Tensor, info: Tensor) -> None:
     err = _first_error(info)
-    if err is not None:
-        raise RuntimeError(f"linalg.{op}: {_batch_prefix(A, err[0])}The diagonal element {err[1]} is zero, the "
-                           "inversion could not be completed because the input matrix is singular.")
+    if err is None:
+        return
+    if op == "solve_ex":
+        raise LinAlgError(f"torch.linalg.solve_ex: {_batch_prefix(A, err[0])}The solver failed because the input "
+                          "matrix is singular.")
+    raise LinAlgError(f"linalg.{op}: {_batch_prefix(A, err[0])}The diagonal element {err[1]} is zero, the "
+                      "inversion could not be completed because the input matrix is singular.")
 
 
 def inv_ex(A: Tensor, *, check_errors: bool = False, out=None) -> tuple:
@@ -192,7 +200,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
         rank = M.gt(s, smax * rcond).sum(-1)
         if driver in ("gelsd", "gelss"):
             sv = s
-    residuals = empty
+    residuals = X.reshape(-1)[:0]  # empty, yet an output of the graph as torch's
     if m > n and driver != "gelsy":
         full_rank = driver == "gels" or bool(M.eq(rank, n).all().item())
         if full_rank:
@@ -268,7 +276,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
     Q = eye(m, n, dtype=A.dtype, device=A.device).expand(*A.shape)
     batch = tuple(A.shape[:-2])
     for i in reversed(range(k)):
-        v = cat([zeros(*batch, i, dtype=A.dtype, device=A.device), M.ones_like(A[..., i, i:i + 1]),
+        v = cat([zeros(*batch, i, dtype=A.dtype, device=A.device), ones_like(A[..., i, i:i + 1]),
                  A[..., i + 1:, i]], -1)
         Q = Q - (tau[..., i, None, None] * v.unsqueeze(-1)) * matmul(v.unsqueeze(-2), Q)
     return _into(Q, out)
@@ -278,7 +286,7 @@ def _matrix_exp_backward(node, g):
     (A,) = node.saved_tensors
     n = A.shape[-1]
     At = _mT(A)
-    block = cat([cat([At, g], -1), cat([M.zeros_like(At), At], -1)], -2)
+    block = cat([cat([At, g], -1), cat([zeros_like(At), At], -1)], -2)
     return (matrix_exp(block)[..., :n, n:],)
 
 
@@ -399,7 +407,7 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
     N = x.shape[-1] if N is None else N
     if N <= 1:
         raise RuntimeError("N must be greater than 1.")
-    ones = M.ones_like(x).unsqueeze(-1)
+    ones = ones_like(x).unsqueeze(-1)
     powers = x.unsqueeze(-1).expand(*x.shape, N - 1)
     return cat([ones, powers], -1).cumprod(-1)
 

@@ -158,6 +158,15 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
         X, A.expand(*batch, *A.shape[-2:]).clone())
 
 
+def _cholesky_solve_backward(node, g):
+    L, X = node.saved_tensors
+    upper = node.attrs
+    gB = cholesky_solve(g, L, upper)
+    common = matmul(gB, _mT(X))
+    common = common + _mT(common)
+    return (gB, -matmul(L, common) if upper else -matmul(common, L))
+
+
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """X with A X = B, A = L L^T (= U^T U when `upper`) given its Cholesky factor."""
     _check_float("cholesky_solve", B, "input")
@@ -166,18 +175,32 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Te
     if B.dtype is not L.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_type_name(B.dtype)} "
                            f"and A of type {_type_name(L.dtype)} instead.")
-    if upper:
-        Y = solve_triangular(_mT(L), B, upper=False)
-        return _into(solve_triangular(L, Y, upper=True), out)
-    Y = solve_triangular(L, B, upper=False)
-    return _into(solve_triangular(_mT(L), Y, upper=True), out)
+    batch = tuple(broadcast_shapes(tuple(B.shape[:-2]), tuple(L.shape[:-2])))
+    B, L = B.expand(*batch, *B.shape[-2:]), L.expand(*batch, *L.shape[-2:])
+    with no_grad():
+        Y = solve_triangular(_mT(L) if upper else L, B, upper=False)
+        X = solve_triangular(L if upper else _mT(L), Y, upper=True)
+    if needs_grad((B, L)):  # PyTorch's gradient: L taken as a full matrix, A = L L^T
+        record("cholesky_solve", _cholesky_solve_backward, (B, L), (X,), saved=(L, X), attrs=bool(upper))
+    return _into(X, out)
+
+
+def _cholesky_inverse_backward(node, g):
+    L, inverse = node.saved_tensors
+    common = matmul(inverse, matmul(g + _mT(g), inverse))
+    return (-matmul(L, common) if node.attrs else -matmul(common, L),)
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """The inverse of A = L L^T (U^T U when `upper`) from its Cholesky factor."""
     _check_matrix("cholesky_inverse", L)
-    I = eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(*L.shape)
-    return _into(cholesky_solve(I, L, upper), out)
+    with no_grad():
+        I = eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(*L.shape)
+        inverse = cholesky_solve(I, L, upper)
+    if needs_grad((L,)):
+        record("cholesky_inverse", _cholesky_inverse_backward, (L,), (inverse,), saved=(L, inverse),
+               attrs=bool(upper))
+    return _into(inverse, out)
 
 
 # -- LU ------------------------------------------------------------------------------------------
