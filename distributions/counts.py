@@ -159,7 +159,7 @@ class Binomial(Distribution):
         total_count = int(self.total_count.max())
         if not total_count == self.total_count.min():
             raise NotImplementedError("Inhomogeneous total count not supported by `enumerate_support`.")
-        return _support_values(1 + total_count, self._param, self._batch_shape, expand)
+        return _support_values(1 + total_count, self._param.dtype, self._param.device, self._batch_shape, expand)
 
 
 class Multinomial(Distribution):

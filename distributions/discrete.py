@@ -31,9 +31,9 @@ def _expand_probs_or_logits(self, new, param_shape) -> None:
         new._param = new.logits
 
 
-def _support_values(n: int, like, batch_shape, expand: bool):
+def _support_values(n: int, dtype, device, batch_shape, expand: bool):
     """arange(n) shaped (n, 1, ..., 1) against batch_shape, expanded to it when asked."""
-    values = tidal.arange(n, dtype=like.dtype, device=like.device)
+    values = tidal.arange(n, dtype=dtype, device=device)
     values = values.view((-1,) + (1,) * len(batch_shape))
     return values.expand((-1,) + tuple(batch_shape)) if expand else values
 
@@ -109,7 +109,7 @@ class Bernoulli(ExponentialFamily):
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
     def enumerate_support(self, expand=True):
-        return _support_values(2, self._param, self._batch_shape, expand)
+        return _support_values(2, self._param.dtype, self._param.device, self._batch_shape, expand)
 
     @property
     def _natural_params(self):
@@ -200,8 +200,7 @@ class Categorical(Distribution):
         return -p_log_p.sum(-1)
 
     def enumerate_support(self, expand=True):
-        values = _support_values(self._num_events, tidal.empty(0, dtype=tidal.long), self._batch_shape, expand)
-        return values.to(self._param.device)
+        return _support_values(self._num_events, tidal.long, self._param.device, self._batch_shape, expand)
 
 
 class OneHotCategorical(Distribution):
