@@ -16,7 +16,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from . import math_api as M
 from . import special_kernels as K
-from .activations import logit, mvlgamma
+from .activations import logit, mvlgamma, polygamma
 from .broadcast import broadcast_shapes
 from .dispatch import launch, register_kernel
 from .reduce import log_softmax as _log_softmax, softmax as _softmax
@@ -60,8 +60,7 @@ def _finish(name: str, value64: Tensor, dtype: dt.dtype, inputs: tuple, backward
 # -- aliases of tidal ops ------------------------------------------------------------------------
 erf, erfc, erfinv, expm1, exp2, log1p, sinc, digamma, i0 = (M.erf, M.erfc, M.erfinv, M.expm1, M.exp2, M.log1p,
                                                              M.sinc, M.digamma, M.i0)
-psi, gammaln, expit, i1, round, polygamma, multigammaln = (M.digamma, M.lgamma, M.sigmoid, M.i1, M.round,
-                                                            M.polygamma, mvlgamma)
+psi, gammaln, expit, i1, round, multigammaln = M.digamma, M.lgamma, M.sigmoid, M.i1, M.round, mvlgamma
 
 
 def xlogy(input, other, *, out: Tensor | None = None) -> Tensor:
@@ -348,4 +347,4 @@ SPECIAL = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", *K.POL
            "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr", "ndtri",
            "polygamma", "psi", "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "sinc",
            "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
-_ = (logit, logsumexp)  # re-exported through SPECIAL
+_ = (logit, logsumexp, polygamma)  # re-exported through SPECIAL

@@ -118,20 +118,31 @@ def modified_bessel_i1(x):
     return NUMPY_FUNCS["bessel_i1"](x)
 
 
+def _scaled_k_large(z: np.ndarray, nu: float) -> np.ndarray:
+    """exp(z) K_nu(z) for z > 50: the asymptotic series sqrt(pi / 2z) sum_k prod_j (4nu^2 - (2j-1)^2) / (k! (8z)^k)."""
+    term, total = np.ones_like(z), np.ones_like(z)
+    for k in range(1, 30):
+        term = term * (4 * nu * nu - (2 * k - 1) ** 2) / (k * 8.0 * z)
+        total += term
+    return np.sqrt(math.pi / (2 * z)) * total
+
+
 def _scaled_k(z: np.ndarray, nu: float) -> np.ndarray:
     """exp(z) K_nu(z) for z > 0 (other z give NaN here; callers mask them)."""
     flat = z.ravel()
-    good = flat > 0
+    large = flat > 50
+    good = (flat > 0) & ~large
     out = np.full(flat.shape, np.nan)
     if good.any():
         zz = flat[good][:, None]
         top = math.acosh(1 + 800 / float(zz.min()))
-        h = 0.05
+        h = 0.02
         t = np.arange(0.0, top + h, h)[None, :]
         weights = np.full(t.shape, h)
         weights[0, 0] = h / 2
         f = np.exp(-zz * (np.cosh(t) - 1)) * np.cosh(nu * t)
         out[good] = (f * weights).sum(axis=1)
+    out[large] = _scaled_k_large(flat[large], nu)
     return out.reshape(z.shape)
 
 
@@ -326,4 +337,7 @@ def igammac(a, x):
 def zeta(s, q):
     """The Hurwitz zeta function."""
     s, q = np.broadcast_arrays(s, q)
-    return _zeta(np.ascontiguousarray(s, dtype=np.float64), np.ascontiguousarray(q, dtype=np.float64))
+    out = _zeta(np.ascontiguousarray(s, dtype=np.float64), np.ascontiguousarray(q, dtype=np.float64))
+    # PyTorch's edges: s = inf gives 1 at q = 1, inf below 1, NaN above; q = inf gives NaN
+    out = np.where(s == np.inf, np.where(q == 1, 1.0, np.where(q < 1, np.inf, np.nan)), out)
+    return np.where(q == np.inf, np.nan, out)
