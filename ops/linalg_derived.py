@@ -22,7 +22,7 @@ from . import math_api as M
 from .creation import eye, full, ones_like, zeros, zeros_like
 from .dispatch import launch, register_kernel
 from .linalg import matmul
-from .linalg_lu import lu_factor_ex, lu_solve
+from .linalg_lu import into_all, lu_factor_ex, lu_solve
 from .linalg_ns import _check_float, _check_matrix, _into, _type_name, eigvalsh, inv, matrix_norm, pinv, solve, svdvals
 from .return_types import return_type
 from .shape_ops import cat
@@ -123,7 +123,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, o
         L = _mT(L).contiguous()
     if needs_grad((A,)):
         record("linalg_cholesky_ex", grads.cholesky_backward, (A,), (L,), saved=(L,), attrs=upper)
-    return return_type("linalg_cholesky_ex", ("L", "info"))(L, info)
+    return into_all(return_type("linalg_cholesky_ex", ("L", "info"))(L, info), out)
 
 
 def _singular_error(op: str, A: Tensor, info: Tensor) -> None:
@@ -144,7 +144,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, out=None) -> tuple:
     if check_errors:
         _singular_error("inv_ex", A, info)
     I = eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(*A.shape)
-    return return_type("linalg_inv_ex", ("inverse", "info"))(lu_solve(LU, pivots, I), info)
+    return into_all(return_type("linalg_inv_ex", ("inverse", "info"))(lu_solve(LU, pivots, I), info), out)
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out=None) -> tuple:
@@ -164,7 +164,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     if check_errors:
         _singular_error("solve_ex", A, info)
     X = lu_solve(LU, pivots, Bm, left=left or vector)
-    return return_type("linalg_solve_ex", ("result", "info"))(X.squeeze(-1) if vector else X, info)
+    return into_all(return_type("linalg_solve_ex", ("result", "info"))(X.squeeze(-1) if vector else X, info), out)
 
 
 # -- least squares, condition number, rank -------------------------------------------------------

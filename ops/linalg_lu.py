@@ -100,6 +100,15 @@ def _lu_kernel(ins, outs, attrs) -> None:
         o[...] = r
 
 
+def into_all(res: tuple, out) -> tuple:
+    """`res` (a named tuple) copied into the tensors of `out` when given, returned as that tuple type."""
+    if out is None:
+        return res
+    for o, r in zip(out, res):
+        _into(r, o)
+    return type(res)(*out)
+
+
 # -- triangular solve ----------------------------------------------------------------------------
 def _mT(x: Tensor) -> Tensor:
     return x.transpose(-2, -1)
@@ -154,8 +163,8 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
     coef = _mT(A) if transpose else A
     X = solve_triangular(coef, b, upper=upper != bool(transpose), unitriangular=unitriangular)
     batch = tuple(broadcast_shapes(tuple(A.shape[:-2]), tuple(b.shape[:-2])))
-    return return_type("triangular_solve", ("solution", "cloned_coefficient"))(
-        X, A.expand(*batch, *A.shape[-2:]).clone())
+    return into_all(return_type("triangular_solve", ("solution", "cloned_coefficient"))(
+        X, A.expand(*batch, *A.shape[-2:]).clone()), out)
 
 
 def _cholesky_solve_backward(node, g):
@@ -281,7 +290,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, o
     if needs_grad((A,)):
         record("linalg_lu_factor_ex", _lu_factor_backward, (A,), (LU,),
                saved=(_perm(pivots, A.shape[-2], A.dtype), LU))
-    return return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))(LU, pivots, info)
+    return into_all(return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))(LU, pivots, info), out)
 
 
 def lu_factor(A: Tensor, *, pivot: bool = True, out=None) -> tuple:
@@ -296,7 +305,7 @@ def lu_factor(A: Tensor, *, pivot: bool = True, out=None) -> tuple:
         raise RuntimeError(f"torch.linalg.lu_factor: {where}U[{i},{i}] is zero and using it on lu_solve would "
                            "result in a division by zero. If you still want to perform the factorization, consider "
                            "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
-    return return_type("linalg_lu_factor", ("LU", "pivots"))(LU, pivots)
+    return into_all(return_type("linalg_lu_factor", ("LU", "pivots"))(LU, pivots), out)
 
 
 def lu(A: Tensor, *, pivot: bool = True, out=None) -> tuple:
@@ -309,7 +318,7 @@ def lu(A: Tensor, *, pivot: bool = True, out=None) -> tuple:
         L, U = _unpack(LU)
     if needs_grad((A,)):
         record("linalg_lu", _lu_backward, (A,), (L, U), saved=(P, L, U))
-    return return_type("linalg_lu", ("P", "L", "U"))(P, L, U)
+    return into_all(return_type("linalg_lu", ("P", "L", "U"))(P, L, U), out)
 
 
 def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True, *,
@@ -323,7 +332,7 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
     empty = LU_data.new_empty((0,))
     L, U = _unpack(LU_data) if unpack_data else (empty, empty)
     P = _perm(LU_pivots, LU_data.shape[-2], LU_data.dtype) if unpack_pivots else empty
-    return return_type("lu_unpack", ("P", "L", "U"))(P, L, U)
+    return into_all(return_type("lu_unpack", ("P", "L", "U"))(P, L, U), out)
 
 
 def _lu_solve_left(LU: Tensor, pivots: Tensor, B: Tensor, adjoint: bool) -> Tensor:

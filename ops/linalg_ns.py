@@ -352,10 +352,11 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype: dt.dtyp
 
 
 # -- the rest of torch.linalg: LU and triangular solves, and the functions built on the decompositions
+from .linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: E402
 from .linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve, solve_triangular  # noqa: E402
 from .linalg_derived import (LinAlgError, cholesky_ex, cond, diagonal, householder_product, inv_ex, lstsq,  # noqa: E402
                              matrix_exp, matrix_power, matrix_rank, multi_dot, solve_ex, tensorinv, tensorsolve,
                              vander, vecdot)
-__all__ += ["LinAlgError", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "solve_triangular", "cholesky_ex", "cond", "diagonal",
-            "householder_product", "inv_ex", "lstsq", "matrix_exp", "matrix_power", "matrix_rank", "multi_dot",
+__all__ += ["LinAlgError", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+            "solve_triangular", "cholesky_ex", "cond", "diagonal", "householder_product", "inv_ex", "lstsq", "matrix_exp", "matrix_power", "matrix_rank", "multi_dot",
             "solve_ex", "tensorinv", "tensorsolve", "vander", "vecdot"]

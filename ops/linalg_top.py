@@ -9,10 +9,10 @@ import warnings
 
 from ..tensor import Tensor
 from . import math_api as M
-from .creation import full
+from .creation import full, ones_like
 from .linalg_derived import matrix_exp, matrix_power
 from .linalg_derived import vander as _linalg_vander
-from .linalg_lu import cholesky_inverse, cholesky_solve, lu_factor_ex, lu_unpack, triangular_solve
+from .linalg_lu import cholesky_inverse, cholesky_solve, into_all, lu_factor_ex, lu_unpack, triangular_solve
 from .linalg_lu import lu_solve as _linalg_lu_solve
 from .linalg_ns import _check_matrix, pinv
 from .linalg_ns import slogdet as _linalg_slogdet
@@ -28,7 +28,12 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None) -> tupl
     warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and "
                   "will be removed in a future PyTorch release.", UserWarning, stacklevel=2)
     LU, pivots, info = lu_factor_ex(A, pivot=pivot)
-    return (LU, pivots, info) if get_infos else (LU, pivots)
+    res = (LU, pivots, info) if get_infos else (LU, pivots)
+    if out is not None:
+        for o, r in zip(out, res):
+            o.copy_(r)
+        return tuple(out)
+    return res
 
 
 def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tensor:
@@ -46,7 +51,7 @@ def logdet(input: Tensor) -> Tensor:
 def slogdet(input: Tensor, *, out=None) -> tuple:
     """(sign, log|det|) of each square matrix."""
     sign, logabs = _linalg_slogdet(input)
-    return return_type("slogdet", ("sign", "logabsdet"))(sign, logabs)
+    return into_all(return_type("slogdet", ("sign", "logabsdet"))(sign, logabs), out)
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
@@ -62,7 +67,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     if N < 0:
         raise RuntimeError("N must be non-negative.")
     if N <= 1:
-        res = M.ones_like(x).unsqueeze(-1)[:, :N]
+        res = ones_like(x).unsqueeze(-1)[:, :N]
     else:
         res = _linalg_vander(x, N=N)
     return res if increasing else res.flip(-1)

@@ -39,6 +39,17 @@ def spd(*shape):
     return make
 
 
+def symmetric(*shape, zero_diag=False):
+    """Symmetric indefinite matrices; a zero diagonal forces LDL's 2x2 pivot blocks."""
+    def make(rng, dtype):
+        a = rng.normal(0, 1, shape)
+        a = a + np.swapaxes(a, -1, -2)
+        if zero_diag:
+            a = a * (1 - np.eye(shape[-1]))
+        return a.astype(dtype)
+    return make
+
+
 def lower(*shape):
     def make(rng, dtype):
         return (np.tril(rng.normal(0, 1, shape)) + 3 * np.eye(shape[-1])).astype(dtype)
@@ -160,6 +171,10 @@ CASES = [
     ("logdet_negative", lambda L, A: A.logdet(), [plain(5, 3, 3)], False),
     ("slogdet", lambda L, A: L.slogdet(A), [general(2, 3, 3)], True),
     ("pinverse", lambda L, A: L.pinverse(A), [plain(2, 5, 3)], True),
+    ("ldl_factor", lambda L, A: L.linalg.ldl_factor(A), [symmetric(3, 6, 6)], False),
+    ("ldl_factor_ex_zero_diag", lambda L, A: L.linalg.ldl_factor_ex(A), [symmetric(4, 5, 5, zero_diag=True)], False),
+    ("ldl_solve", lambda L, A, B: L.linalg.ldl_solve(*L.linalg.ldl_factor(A), B), [symmetric(2, 5, 5), plain(5, 3)],
+     False),
 ]
 IDS = [c[0] for c in CASES]
 GRAD_CASES = [c for c in CASES if c[3]]
@@ -334,10 +349,40 @@ def test_errors(fn):
     _same_error(fn, A)
 
 
+def test_ldl_pivot_blocks():
+    """A matrix whose factorization needs a 2x2 block and a row swap: LD and pivots exactly as torch's."""
+    A = np.array([[0.0, 1, 2], [1, 0, 3], [2, 3, 0]])
+    LD, piv = tidal.linalg.ldl_factor(tidal.tensor(A))
+    tLD, tpiv = torch.linalg.ldl_factor(torch.from_numpy(A))
+    np.testing.assert_array_equal(piv.numpy(), tpiv.numpy())
+    np.testing.assert_allclose(LD.numpy(), tLD.numpy(), rtol=1e-12)
+    assert (piv.numpy() < 0).any()
+    with pytest.raises(RuntimeError):  # torch raises an internal assert here; tidal a LinAlgError
+        tidal.linalg.ldl_factor(tidal.tensor(np.zeros((2, 2))))
+
+
+def test_out_arguments():
+    A = np.random.default_rng(0).normal(0, 1, (2, 4, 4)) + 2 * np.eye(4)
+    LU, piv, info = tidal.empty(2, 4, 4, dtype=tidal.float64), tidal.empty(2, 4, dtype=tidal.int32), \
+        tidal.empty(2, dtype=tidal.int32)
+    res = tidal.linalg.lu_factor_ex(tidal.tensor(A), out=(LU, piv, info))
+    assert res.LU is LU and res.pivots is piv and type(res).__name__ == "linalg_lu_factor_ex"
+    tres = torch.linalg.lu_factor_ex(torch.from_numpy(A))
+    np.testing.assert_allclose(LU.numpy(), tres.LU.numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(piv.numpy(), tres.pivots.numpy())
+    inverse = tidal.empty(2, 4, 4, dtype=tidal.float64)
+    tidal.linalg.inv_ex(tidal.tensor(A), out=(inverse, tidal.empty(2, dtype=tidal.int32)))
+    np.testing.assert_allclose(inverse.numpy(), np.linalg.inv(A), rtol=1e-10)
+    cond = tidal.empty(2, dtype=tidal.float64)
+    assert tidal.linalg.cond(tidal.tensor(A), out=cond) is cond
+    np.testing.assert_allclose(cond.numpy(), torch.linalg.cond(torch.from_numpy(A)).numpy(), rtol=1e-10)
+
+
 def test_names_and_compat():
     for name in ("lstsq", "cond", "matrix_rank", "lu_factor", "lu_factor_ex", "lu", "lu_solve", "cholesky_ex", "inv_ex",
                  "solve_ex", "solve_triangular", "householder_product", "matrix_exp", "matrix_power", "multi_dot",
-                 "tensorinv", "tensorsolve", "vander", "vecdot", "diagonal", "cross", "det"):
+                 "tensorinv", "tensorsolve", "vander", "vecdot", "diagonal", "cross", "det", "ldl_factor",
+                 "ldl_factor_ex", "ldl_solve"):
         assert callable(getattr(tc.linalg, name)), name
     for name in ("lu", "lu_solve", "lu_unpack", "triangular_solve", "cholesky_solve", "cholesky_inverse", "logdet",
                  "slogdet", "pinverse", "matrix_exp", "matrix_power", "det", "vander"):
@@ -348,3 +393,7 @@ def test_names_and_compat():
     assert tidal.linalg.lu(A)._fields == ("P", "L", "U")
     with pytest.warns(UserWarning, match="torch.lu is deprecated"):
         tidal.lu(A)
+    assert issubclass(tc.linalg.LinAlgError, RuntimeError)
+    for method in ("lu", "lu_solve", "triangular_solve", "cholesky_solve", "cholesky_inverse", "logdet", "slogdet",
+                   "pinverse", "matrix_exp", "matrix_power"):
+        assert callable(getattr(A, method)), method

@@ -1,0 +1,188 @@
+"""LDL^T factorization of symmetric matrices: linalg.ldl_factor, ldl_factor_ex and ldl_solve.
+
+One CPU kernel, "linalg_ldl", runs LAPACK's unblocked Bunch-Kaufman algorithm (sytf2, lower triangle, as
+PyTorch's CPU path uses for matrices up to LAPACK's block size) in NumPy, so the packed LD and the pivots
+(LAPACK's format: k > 0 a 1x1 block with rows k and pivots[k] swapped, two equal negative entries a 2x2
+block) equal PyTorch's; and the matching solve (sytrs). PyTorch defines no gradient for these either.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from .broadcast import broadcast_shapes
+from .dispatch import launch, register_kernel
+from .linalg_derived import LinAlgError, _batch_prefix, _first_error
+from .linalg_lu import into_all
+from .linalg_ns import _check_float, _check_matrix, _into, _type_name
+from .return_types import return_type
+
+__all__ = ["ldl_factor", "ldl_factor_ex", "ldl_solve"]
+
+_ALPHA = (1 + 17 ** 0.5) / 8  # Bunch-Kaufman's growth bound
+
+
+# -- the kernel ----------------------------------------------------------------------------------
+def _sytf2(a: np.ndarray) -> tuple:
+    """(LD, 1-based pivots, info) of one symmetric matrix, reading its lower triangle (0-based indices)."""
+    n = a.shape[0]
+    a = np.tril(a).astype(a.dtype, copy=True)
+    piv = np.zeros(n, np.int32)
+    info = 0
+    k = 0
+    while k < n:
+        kstep = 1
+        absakk = abs(a[k, k])
+        imax = k + 1 + int(np.argmax(np.abs(a[k + 1:, k]))) if k < n - 1 else k
+        colmax = abs(a[imax, k]) if k < n - 1 else 0.0
+        if max(absakk, colmax) == 0 or np.isnan(absakk):
+            info = info or k + 1
+            kp = k
+        elif absakk >= _ALPHA * colmax:
+            kp = k
+        else:
+            row = np.abs(a[imax, k:imax])
+            rowmax = row.max()
+            if imax < n - 1:
+                rowmax = max(rowmax, np.abs(a[imax + 1:, imax]).max())
+            if absakk >= _ALPHA * colmax * (colmax / rowmax):
+                kp = k
+            elif abs(a[imax, imax]) >= _ALPHA * rowmax:
+                kp = imax
+            else:
+                kp, kstep = imax, 2
+        kk = k + kstep - 1
+        if kp != kk:  # swap rows and columns kk and kp of the trailing lower triangle
+            tail = a[kp + 1:, kk].copy()
+            a[kp + 1:, kk] = a[kp + 1:, kp]
+            a[kp + 1:, kp] = tail
+            mid = a[kk + 1:kp, kk].copy()
+            a[kk + 1:kp, kk] = a[kp, kk + 1:kp]
+            a[kp, kk + 1:kp] = mid
+            a[kk, kk], a[kp, kp] = a[kp, kp], a[kk, kk]
+            if kstep == 2:
+                a[k + 1, k], a[kp, k] = a[kp, k], a[k + 1, k]
+        if kstep == 1:
+            if k < n - 1 and a[k, k] != 0:
+                x = a[k + 1:, k].copy()
+                a[k + 1:, k + 1:] -= np.tril(np.outer(x, x)) / a[k, k]
+                a[k + 1:, k] = x / a[k, k]
+            piv[k] = kp + 1
+        else:
+            if k < n - 2:
+                d21 = a[k + 1, k]
+                d11, d22 = a[k + 1, k + 1] / d21, a[k, k] / d21
+                d21 = (1 / (d11 * d22 - 1)) / d21
+                wk = d21 * (d11 * a[k + 2:, k] - a[k + 2:, k + 1])
+                wkp1 = d21 * (d22 * a[k + 2:, k + 1] - a[k + 2:, k])
+                a[k + 2:, k + 2:] -= np.tril(np.outer(a[k + 2:, k], wk) + np.outer(a[k + 2:, k + 1], wkp1))
+                a[k + 2:, k], a[k + 2:, k + 1] = wk, wkp1
+            piv[k] = piv[k + 1] = -(kp + 1)
+        k += kstep
+    return a, piv, info
+
+
+def _sytrs(ld: np.ndarray, piv: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """X with A X = B for one factored A: L D L^T with the pivots' swaps."""
+    n = ld.shape[0]
+    x = b.astype(np.result_type(ld, b), copy=True)
+    k = 0
+    while k < n:  # L D Y = P B
+        if piv[k] > 0:
+            kp = piv[k] - 1
+            x[[k, kp]] = x[[kp, k]]
+            x[k + 1:] -= np.outer(ld[k + 1:, k], x[k])
+            x[k] /= ld[k, k]
+            k += 1
+        else:
+            kp = -piv[k] - 1
+            x[[k + 1, kp]] = x[[kp, k + 1]]
+            x[k + 2:] -= np.outer(ld[k + 2:, k], x[k]) + np.outer(ld[k + 2:, k + 1], x[k + 1])
+            off = ld[k + 1, k]
+            akm1, ak = ld[k, k] / off, ld[k + 1, k + 1] / off
+            denom = akm1 * ak - 1
+            bkm1, bk = x[k] / off, x[k + 1] / off
+            x[k], x[k + 1] = (ak * bkm1 - bk) / denom, (akm1 * bk - bkm1) / denom
+            k += 2
+    k = n - 1
+    while k >= 0:  # L^T P^T X = Y
+        if piv[k] > 0:
+            x[k] -= ld[k + 1:, k] @ x[k + 1:]
+            kp = piv[k] - 1
+            x[[k, kp]] = x[[kp, k]]
+            k -= 1
+        else:
+            x[k] -= ld[k + 1:, k] @ x[k + 1:]
+            x[k - 1] -= ld[k + 1:, k - 1] @ x[k + 1:]
+            kp = -piv[k] - 1
+            x[[k, kp]] = x[[kp, k]]
+            k -= 2
+    return x
+
+
+@register_kernel("linalg_ldl", "cpu")
+def _ldl_kernel(ins, outs, attrs) -> None:
+    a = np.asarray(ins[0])
+    n = a.shape[-1]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if attrs[0] == "sytrf":
+            parts = [_sytf2(m) for m in a.reshape(-1, n, n)]
+            for k, o in enumerate(outs):
+                o[...] = np.array([p[k] for p in parts]).reshape(o.shape) if parts else 0
+            return
+        b = np.asarray(ins[2])
+        piv = np.asarray(ins[1]).reshape(-1, n)
+        flat_b = b.reshape(-1, *b.shape[-2:])
+        res = [_sytrs(ld, p, x) for ld, p, x in zip(a.reshape(-1, n, n), piv, flat_b)]
+        outs[0][...] = np.array(res).reshape(outs[0].shape) if res else 0
+
+
+# -- the functions -------------------------------------------------------------------------------
+def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False, out=None) -> tuple:
+    """(LD, pivots, info): the compact LDL^T factorization of each symmetric matrix (lower triangle read);
+    info = k > 0 when D[k-1, k-1] is exactly zero."""
+    _check_matrix("ldl_factor_ex", A)
+    LD, pivots, info = launch("linalg_ldl", (A,), [(A.shape, A.dtype), (A.shape[:-1], dt.int32),
+                                                   (A.shape[:-2], dt.int32)], ("sytrf",))
+    if check_errors:
+        _raise_singular("ldl_factor_ex", A, info)
+    return into_all(return_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"))(LD, pivots, info), out)
+
+
+def _raise_singular(op: str, A: Tensor, info: Tensor) -> None:
+    err = _first_error(info)
+    if err is not None:
+        raise LinAlgError(f"torch.linalg.{op}: {_batch_prefix(A, err[0])}The factorization could not be "
+                          f"completed because D[{err[1] - 1},{err[1] - 1}] is exactly zero.")
+
+
+def ldl_factor(A: Tensor, *, hermitian: bool = False, out=None) -> tuple:
+    """(LD, pivots) as ldl_factor_ex; an exactly singular D is an error."""
+    LD, pivots, info = ldl_factor_ex(A, hermitian=hermitian)
+    _raise_singular("ldl_factor", A, info)
+    return into_all(return_type("linalg_ldl_factor", ("LD", "pivots"))(LD, pivots), out)
+
+
+def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False, out=None) -> Tensor:
+    """X with A X = B, A given by ldl_factor's (LD, pivots)."""
+    _check_matrix("ldl_solve", LD)
+    _check_float("ldl_solve", B, "B")
+    if B.ndim < 2:
+        raise RuntimeError("torch.linalg.ldl_solve: Expected B to have at least 2 dimensions, but it has "
+                           f"{B.ndim} dimensions instead")
+    if LD.dtype is not B.dtype:
+        raise RuntimeError(f"torch.linalg.ldl_solve: Expected LD and B to have the same dtype, but found LD of "
+                           f"type {_type_name(LD.dtype)} and B of type {_type_name(B.dtype)} instead")
+    if pivots.dtype is not dt.int32:
+        raise RuntimeError("torch.linalg.ldl_solve: Expected pivots to be integers. Got Long" if pivots.dtype is
+                           dt.int64 else "torch.linalg.ldl_solve: Expected pivots to be integers.")
+    if B.shape[-2] != LD.shape[-1]:
+        raise RuntimeError(f"torch.linalg.ldl_solve: Incompatible shapes of LD and B for the equation LD X = B "
+                           f"({LD.shape[-2]}x{LD.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
+    batch = tuple(broadcast_shapes(tuple(LD.shape[:-2]), tuple(B.shape[:-2])))
+    LD_b = LD.expand(*batch, *LD.shape[-2:])
+    piv_b = pivots.expand(*batch, pivots.shape[-1])
+    B_b = B.expand(*batch, *B.shape[-2:])
+    (X,) = launch("linalg_ldl", (LD_b, piv_b, B_b), [(B_b.shape, B.dtype)], ("sytrs",))
+    return _into(X, out)
