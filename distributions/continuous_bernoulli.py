@@ -62,9 +62,6 @@ class ContinuousBernoulli(ExponentialFamily):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
-
     def _outside_unstable_region(self):
         return tidal.le(self.probs, self._lims[0]) | tidal.gt(self.probs, self._lims[1])
 

@@ -101,9 +101,6 @@ class Binomial(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
-
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
@@ -186,9 +183,6 @@ class Multinomial(Distribution):
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
@@ -344,9 +338,6 @@ class NegativeBinomial(Distribution):
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
 
     @property
     def mean(self):

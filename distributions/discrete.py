@@ -66,9 +66,6 @@ class Bernoulli(ExponentialFamily):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
-
     @property
     def mean(self):
         return self.probs
@@ -149,9 +146,6 @@ class Categorical(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
-
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self._num_events - 1)
@@ -223,9 +217,6 @@ class OneHotCategorical(Distribution):
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
 
     @property
     def _param(self):

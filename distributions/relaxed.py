@@ -50,9 +50,6 @@ class LogitRelaxedBernoulli(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
-
     @lazy_property
     def logits(self):
         return probs_to_logits(self.probs, is_binary=True)
@@ -129,9 +126,6 @@ class ExpRelaxedCategorical(Distribution):
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
 
     @property
     def param_shape(self):
