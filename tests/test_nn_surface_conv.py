@@ -266,7 +266,7 @@ def test_grid_sample_errors_and_default_warning():
         F.affine_grid(tidal.zeros(1, 3, 4), [1, 1, 2, 2], False)
 
 
-@pytest.mark.parametrize("p", [2, 1, 3.5, float("inf")])
+@pytest.mark.parametrize("p", [2, 1, 0, 3.5, float("inf")])
 def test_pdist(rng, p):
     x, xr = pair(rng, (5, 3), requires_grad=True)
     out, expected = F.pdist(x, p), TF.pdist(xr, p)
