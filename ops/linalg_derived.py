@@ -219,6 +219,8 @@ def cond(A: Tensor, p=None, *, out=None) -> Tensor:
     if p not in (None, 2, -2) + _COND_NORMS or isinstance(p, bool):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     _check_matrix("cond", A, square=False)
+    if A.shape[-1] == 0 or A.shape[-2] == 0:  # an empty matrix: 0, as torch
+        return _into(zeros(*A.shape[:-2], dtype=A.dtype, device=A.device), out)
     if p in (None, 2, -2):
         s = svdvals(A)
         hi, lo = s[..., 0], s[..., -1]
@@ -414,6 +416,7 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     """The dot product of x and y along `dim`, broadcasting the rest."""
+    _check_float("vecdot", x)
     if x.dtype is not y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
                            f"{_type_name(x.dtype)} and y of type {_type_name(y.dtype)} instead")

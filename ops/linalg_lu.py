@@ -86,12 +86,15 @@ def _trsm(a: np.ndarray, b: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
 @register_kernel("linalg_lu", "cpu")
 def _lu_kernel(ins, outs, attrs) -> None:
     routine = attrs[0]
-    if routine == "getrf":
-        results = _getrf(np.asarray(ins[0])) if ins[0].size else (ins[0], 0, 0)
-        if ins[0].size == 0:  # no matrix or empty ones: pivots are 1..k, info 0
+    if any(x.size == 0 for x in ins) or outs[0].size == 0:  # no matrix, or empty ones: pivots 1..k, info 0
+        if routine == "getrf":
             outs[1][...] = np.arange(1, outs[1].shape[-1] + 1, dtype=np.int32)
             outs[2][...] = 0
-            return
+        elif routine == "perm" and outs[0].size:  # no pivots for m rows: the identity
+            outs[0][...] = np.eye(outs[0].shape[-1], dtype=outs[0].dtype)
+        return
+    if routine == "getrf":
+        results = _getrf(np.asarray(ins[0]))
     elif routine == "perm":
         results = (_permutation(np.asarray(ins[0]), attrs[1], outs[0].dtype),)
     else:
@@ -140,6 +143,8 @@ def _solve_left(A: Tensor, B: Tensor, upper: bool, unit: bool) -> Tensor:
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False,
                      out: Tensor | None = None) -> Tensor:
     """X with A X = B (X A = B when left=False) for triangular A; only A's `upper` or lower triangle is read."""
+    if not isinstance(upper, bool):
+        raise TypeError(f"linalg_solve_triangular(): argument 'upper' must be bool, not {type(upper).__name__}")
     _check_matrix("solve_triangular", A)
     _check_float("solve_triangular", B, "B")
     if B.ndim < 2:
@@ -282,9 +287,15 @@ def _no_pivot(op: str, pivot: bool) -> None:
         raise RuntimeError(f"linalg.{op}: LU without pivoting is not implemented on the CPU")
 
 
+def _check_lu_input(op: str, A: Tensor) -> None:
+    if isinstance(A, Tensor) and not A.dtype.is_floating_point:  # torch's LU kernel has no integer version
+        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_type_name(A.dtype)}'")
+    _check_matrix(op, A, square=False)
+
+
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, out=None) -> tuple:
     """(LU, pivots, info): the packed LU factorization with partial pivoting; info > 0 marks a zero pivot."""
-    _check_matrix("lu_factor_ex", A, square=False)
+    _check_lu_input("lu_factor_ex", A)
     _no_pivot("lu_factor", pivot)
     LU, pivots, info = _getrf_run(A)
     if needs_grad((A,)):
@@ -295,7 +306,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, o
 
 def lu_factor(A: Tensor, *, pivot: bool = True, out=None) -> tuple:
     """(LU, pivots) as lu_factor_ex; a singular matrix (a zero pivot) is an error."""
-    _check_matrix("lu_factor", A, square=False)
+    _check_lu_input("lu_factor", A)
     LU, pivots, info = lu_factor_ex(A, pivot=pivot)
     flat = np.asarray(info.numpy()).reshape(-1)
     bad = np.flatnonzero(flat > 0)

@@ -341,12 +341,44 @@ def _same_error(fn, *arrays, match: str | None = None):
     lambda L, a: L.linalg.householder_product(a[0, :2], a[0, 0]),
     lambda L, a: L.linalg.lu(a, pivot=False),
     lambda L, a: L.linalg.tensorinv(a, ind=0),
+    lambda L, a: L.linalg.solve_triangular(a, a, upper=1),
 ], ids=["lu_factor", "cholesky_ex", "inv_ex", "inv_ex_single", "solve_ex", "lstsq_driver", "cond_p", "cond_square", "vander_N", "multi_dot",
-        "householder", "lu_pivot", "tensorinv_ind"])
+        "householder", "lu_pivot", "tensorinv_ind", "solve_triangular_upper_int"])
 def test_errors(fn):
     A = np.zeros((2, 3, 3))
     A[1] = np.eye(3)
     _same_error(fn, A)
+
+
+EMPTY = [
+    ("lu_factor_ex", lambda L, a: L.linalg.lu_factor_ex(a)), ("lu", lambda L, a: L.linalg.lu(a)),
+    ("cholesky_ex", lambda L, a: L.linalg.cholesky_ex(a)), ("inv_ex", lambda L, a: L.linalg.inv_ex(a)),
+    ("matrix_exp", lambda L, a: L.linalg.matrix_exp(a)), ("ldl_factor_ex", lambda L, a: L.linalg.ldl_factor_ex(a)),
+    ("cond", lambda L, a: L.linalg.cond(a)), ("matrix_rank", lambda L, a: L.linalg.matrix_rank(a)),
+    ("logdet", lambda L, a: L.logdet(a)), ("solve_triangular", lambda L, a: L.linalg.solve_triangular(a, a, upper=True)),
+    ("cholesky_inverse", lambda L, a: L.cholesky_inverse(a)),
+]
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 3), (2, 0, 0)], ids=["no_matrix", "0x0"])
+@pytest.mark.parametrize("fn", [f for _, f in EMPTY], ids=[n for n, _ in EMPTY])
+def test_empty(fn, shape):
+    ours, theirs = outputs(fn(tidal, tidal.zeros(*shape, dtype=tidal.float64))), \
+        outputs(fn(torch, torch.zeros(*shape, dtype=torch.float64)))
+    for o, t in zip(ours, theirs):
+        assert tuple(o.shape) == tuple(t.shape)
+        np.testing.assert_array_equal(o.numpy(), t.numpy())
+
+
+def test_integer_inputs():
+    ints = np.arange(9).reshape(3, 3)
+    _same_error(lambda L, a: L.linalg.lu_factor(a), ints)
+    _same_error(lambda L, a: L.linalg.vecdot(a, a), ints)
+    for fn in (lambda L, a: L.linalg.matrix_power(a, 3), lambda L, a: L.linalg.vander(a[0]),
+               lambda L, a: L.vander(a[1], 4)):
+        ours, theirs = fn(tidal, tidal.tensor(ints)), fn(torch, torch.from_numpy(ints))
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 def test_ldl_pivot_blocks():
