@@ -8,7 +8,7 @@ from coverage_report import _resolve, format_table, main, report, torch_surface
 
 # Floors: the coverage measured when issue 16 was filed; a namespace must not fall below them.
 FLOORS = {"nn (modules)": 0.80, "nn.functional": 0.70, "optim (optimizers)": 0.50, "linalg": 0.35,
-          "Tensor methods": 0.74, "torch functions": 0.55}
+          "Tensor methods": 0.74, "torch functions": 0.55, "special": 1.0, "signal.windows": 1.0}
 CLASS_ROWS = ("nn (modules)", "optim (optimizers)", "optim.lr_scheduler")
 
 
