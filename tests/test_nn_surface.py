@@ -131,6 +131,10 @@ def test_transformer_init_errors_and_causal_detection():
     assert nn.TransformerEncoderLayer(8, 2).activation_relu_or_gelu == 1
     assert nn.TransformerEncoderLayer(8, 2, activation="gelu").activation_relu_or_gelu == 2
     assert nn.TransformerEncoderLayer(8, 2, activation=tidal.tanh).activation_relu_or_gelu == 0
+    from tidal.nn.modules.transformer import _get_activation_fn, _get_clones  # imported by model code, as torch's
+    clones = _get_clones(nn.Linear(2, 2), 2)
+    assert len(clones) == 2 and clones[0].weight is not clones[1].weight and _get_activation_fn("gelu") is \
+        nn.functional.gelu
 
 
 def test_transformer_loads_torch_state_dict_file(tmp_path):

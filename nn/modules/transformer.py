@@ -70,6 +70,11 @@ def _clones(module: Module, n: int) -> ModuleList:
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
 
 
+# PyTorch's private names for these helpers, which model code imports from torch.nn.modules.transformer
+_get_clones, _get_activation_fn, _get_seq_len = _clones, _activation_fn, _seq_len
+_generate_square_subsequent_mask = generate_square_subsequent_mask
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention and a feed-forward block, each with dropout, a residual and LayerNorm (pre or post)."""
 
