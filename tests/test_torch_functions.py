@@ -390,3 +390,69 @@ def test_copies(name, args):
     before = x.detach().numpy().copy()
     first.detach().add_(1)  # a copy: input is untouched
     np.testing.assert_array_equal(x.detach().numpy(), before)
+
+
+# -- other spellings ---------------------------------------------------------------------------------
+from tidal.ops import aliases as _aliases  # noqa: E402
+
+_ARGS = {"clamp_": (-0.3, 0.4), "clip_": (-0.3, 0.4), "clamp_max_": (0.2,), "clamp_min_": (-0.1,), "fill_": (2.5,),
+         "xlogy_": (0.7,), "index_put_": ((torch.tensor([0, 2]),), torch.tensor(9.0, dtype=torch.float64)),
+         "addmv_": (torch.ones(3, 2, dtype=torch.float64), torch.ones(2, dtype=torch.float64))}
+
+
+@pytest.mark.parametrize("name", _aliases._TOP_INPLACE)
+def test_top_level_inplace(name):
+    data = RNG.uniform(0.1, 0.9, size=3)
+    t, x = both(data)
+    args = _ARGS.get(name, ())
+    xargs = tuple(tidal.tensor(a.numpy()) if isinstance(a, torch.Tensor) else
+                  tuple(tidal.tensor(v.numpy()) for v in a) if isinstance(a, tuple) else a for a in args)
+    ref, mine = getattr(torch, name)(t, *args), getattr(tc, name)(x, *xargs)
+    assert mine is x
+    check(x, t)
+    check(mine, ref)
+
+
+@pytest.mark.parametrize("name", sorted(_aliases._ARC))
+def test_arc_aliases(name):
+    t, x = both(RNG.uniform(1.1, 1.9, size=4) if name == "arccosh" else RNG.uniform(-0.9, 0.9, size=4))
+    check(getattr(tc, name)(x), getattr(torch, name)(t))
+    check(getattr(x, name)(), getattr(t, name)())
+    t.requires_grad_(True)
+    x.requires_grad_(True)
+    getattr(torch, name)(t).sum().backward()
+    getattr(tc, name)(x).sum().backward()
+    check(x.grad, t.grad)
+
+
+@pytest.mark.parametrize("name", sorted(_aliases._INPLACE_METHOD_ALIASES))
+def test_inplace_method_aliases(name):
+    t, x = both(RNG.uniform(1.1, 1.9, size=4) if name == "arccosh_" else RNG.uniform(-0.9, 0.9, size=4))
+    args = (0.1,) if name in ("subtract_", "greater_", "greater_equal_", "less_", "less_equal_",
+                              "not_equal_", "clamp_min_", "clamp_max_") else ()
+    if name == "arctan2_":
+        ref, mine = t.arctan2_(torch.tensor(0.3, dtype=torch.float64)), x.arctan2_(tidal.tensor(0.3, dtype=tidal.float64))
+    else:
+        ref, mine = getattr(t, name)(*args), getattr(x, name)(*args)
+    assert mine is x
+    check(x, t)
+
+
+def test_trivial_predicates_and_copies():
+    t, x = both([[1.5, -2.0], [0.0, 3.0]])
+    for name in ("is_conj", "is_neg", "is_signed", "is_same_size"):
+        args = (t,) if name == "is_same_size" else ()
+        xargs = (x,) if name == "is_same_size" else ()
+        assert getattr(tc, name)(x, *xargs) == getattr(torch, name)(t, *args)
+        assert getattr(x, name)(*xargs) == getattr(t, name)(*args)
+    assert tc.is_signed(tidal.tensor([1], dtype=tidal.uint8)) is torch.is_signed(torch.tensor([1], dtype=torch.uint8))
+    assert tc.is_nonzero(tidal.tensor([0.5])) is torch.is_nonzero(torch.tensor([0.5])) is True
+    with pytest.raises(RuntimeError, match="more than one value is ambiguous"):
+        tc.is_nonzero(x)
+    check(tc.isreal(x), torch.isreal(t))
+    check(tc.resolve_conj(x), torch.resolve_conj(t))
+    check(tc.resolve_neg(x), torch.resolve_neg(t))
+    check(tc.fix(x), torch.fix(t))
+    check(x.fix(), t.fix())
+    check(tc.fill(x, 4.0), torch.fill(t, 4.0))
+    check(tc.detach(x), torch.detach(t))

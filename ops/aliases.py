@@ -1,0 +1,133 @@
+"""Other spellings PyTorch offers for ops tidal already has: the arc* names (NumPy's), the top-level in-place
+forms (`torch.abs_(x)` is `x.abs_()`), the in-place method forms of comparison and arithmetic aliases
+(`x.greater_(y)`), and the trivial predicates of tensors without conjugate or negative bits.
+
+Each is a one-line forward to the op it names, so it shares that op's checks, dtypes and gradient.
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+
+__all__: list = []
+METHODS: dict = {}
+
+# arc* spelling -> tidal's name
+_ARC = {"arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh", "arctan": "atan",
+        "arctanh": "atanh"}
+# method name -> the method it spells (in place)
+_INPLACE_METHOD_ALIASES = {"absolute_": "abs_", "arctan2_": "atan2_", "subtract_": "sub_", "negative_": "neg_",
+                           "greater_": "gt_", "greater_equal_": "ge_", "less_": "lt_", "less_equal_": "le_",
+                           "not_equal_": "ne_", "clamp_min_": None, "clamp_max_": None, "fix_": "trunc_",
+                           **{name + "_": tidal + "_" for name, tidal in _ARC.items()}}
+# top-level in-place functions: torch.<name>(input, *args) is input.<name>(*args)
+_TOP_INPLACE = ("abs_", "acos_", "acosh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_",
+                "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "erf_", "erfc_", "exp2_", "exp_", "expm1_",
+                "fix_", "floor_", "frac_", "i0_", "log10_", "log1p_", "log2_", "log_", "neg_", "negative_",
+                "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_",
+                "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_", "fill_", "detach_", "index_put_",
+                "addmv_", *(name + "_" for name in _ARC))
+
+
+def _forward(target: str, name: str, doc: str):
+    def fn(input: Tensor, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        return getattr(input, target)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+for _alias, _target in _ARC.items():
+    _fn = _forward(_target, _alias, f"{_target} under NumPy's name {_alias}.")
+    globals()[_alias] = _fn
+    __all__.append(_alias)
+    METHODS[_alias] = _fn
+for _alias, _target in _INPLACE_METHOD_ALIASES.items():
+    if _target is not None:
+        METHODS[_alias] = _forward(_target, _alias, f"In-place {_target[:-1]} (PyTorch's alias {_alias}).")
+for _name in _TOP_INPLACE:
+    globals()[_name] = _forward(_name, _name, f"input.{_name}(...): PyTorch's top-level in-place form.")
+    __all__.append(_name)
+
+
+def _clamp_min_(self: Tensor, min) -> Tensor:
+    """self = max(self, min), in place."""
+    return self.clamp_(min=min)
+
+
+def _clamp_max_(self: Tensor, max) -> Tensor:
+    """self = min(self, max), in place."""
+    return self.clamp_(max=max)
+
+
+METHODS.update(clamp_min_=_clamp_min_, clamp_max_=_clamp_max_)
+
+
+def fix(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """trunc under its other name."""
+    return input.trunc() if out is None else out.copy_(input.trunc())
+
+
+def fill(input: Tensor, value) -> Tensor:
+    """A copy of input with every element set to value."""
+    return input.clone().fill_(value)
+
+
+def detach(input: Tensor) -> Tensor:
+    """input.detach()."""
+    return input.detach()
+
+
+# -- predicates and conversions that are trivial without complex dtypes ------------------------------
+def is_conj(input: Tensor) -> bool:
+    """False: tidal tensors never carry a lazy conjugation."""
+    return False
+
+
+def is_neg(input: Tensor) -> bool:
+    """False: tidal tensors never carry a lazy negation."""
+    return False
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    """input itself (there is no conjugate bit to materialize)."""
+    return input
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    """input itself (there is no negative bit to materialize)."""
+    return input
+
+
+def is_signed(input: Tensor) -> bool:
+    """Whether input's dtype is signed (everything but uint8 and bool)."""
+    return input.dtype not in (dt.uint8, dt.bool_)
+
+
+def is_nonzero(input: Tensor) -> bool:
+    """The truth of a one-element tensor; PyTorch's errors otherwise."""
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.reshape(()).item())
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    """Whether both have the same shape."""
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def isreal(input: Tensor) -> Tensor:
+    """True everywhere: real dtypes have no imaginary part."""
+    from .creation import ones_like
+    return ones_like(input, dtype=dt.bool_)
+
+
+__all__ += ["fix", "fill", "detach", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "is_signed", "is_nonzero",
+            "is_same_size", "isreal"]
+METHODS.update(fix=fix, fix_=METHODS["fix_"], is_conj=is_conj, is_neg=is_neg, resolve_conj=resolve_conj,
+               resolve_neg=resolve_neg, is_signed=is_signed, is_nonzero=is_nonzero, is_same_size=is_same_size,
+               isreal=isreal)
