@@ -206,6 +206,21 @@ def _expr(plan: Plan, args: tuple) -> str:
     return plan.expr
 
 
+_scalars: dict = {}  # (NumPy scalar type, Python number) -> the typed scalar (a loop's constants)
+
+
+def _typed_scalar(st, value):
+    """`value` as the NumPy scalar type `st`, cached: -0.0 and nan are not (they would alias 0.0 or
+    never hit), nor are values past the cache's size."""
+    key = (st, value)
+    typed = _scalars.get(key)
+    if typed is None:
+        typed = st(value)
+        if value and value == value and len(_scalars) < 4096:
+            _scalars[key] = typed
+    return typed
+
+
 def plan_for(op: ElemOp, args: tuple) -> Plan:
     """The cached plan for `op` on these argument types, shapes and devices (errors raised here)."""
     # the VM stands for the device in keys: one per device, and hashed by identity (devices hash in Python)
@@ -262,7 +277,10 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         out = Tensor._make(view, plan.dtype, plan.device, vm)
         expr = plan.expr
         if not plan.tensors_only:
-            ins = tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
+            if len(args) == 2 and plan.scalar_types[0] is None:  # tensor op number: the common case
+                ins = (args[0]._v, _typed_scalar(plan.scalar_types[1], args[1]))
+            else:
+                ins = tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
             expr = _expr(plan, args)
         elif len(args) == 2:
             ins = (args[0]._v, args[1]._v)
