@@ -427,3 +427,11 @@ def test_sync_batch_norm_across_ranks_matches_the_whole_batch():
         no_failures(pool.run(S.sync_batch_norm_matches_full_batch, (2, 3, 2), None, timeout=60))
     finally:
         pool.close()
+
+
+def test_deprecated_container():
+    with pytest.warns(FutureWarning, match="`nn.Container` is deprecated"):
+        box = nn.Container(a=nn.Linear(2, 3), b=nn.ReLU())
+    with pytest.warns(FutureWarning):
+        ref = torch.nn.Container(a=torch.nn.Linear(2, 3), b=torch.nn.ReLU())
+    assert repr(box) == repr(ref) and list(box.state_dict()) == list(ref.state_dict())
