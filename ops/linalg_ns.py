@@ -212,7 +212,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None) -> tupl
     U, S, Vh = _svd(A, bool(full_matrices))
     if needs_grad((A,)):
         record("linalg_svd", grads.svd_backward, (A,), (U, S, Vh), saved=(U, S, Vh), attrs=bool(full_matrices))
-    return return_type("svd", ("U", "S", "Vh"))(U, S, Vh)
+    return return_type("linalg_svd", ("U", "S", "Vh"))(U, S, Vh)
 
 
 def _svd(A: Tensor, full_matrices: bool) -> list:

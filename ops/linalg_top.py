@@ -1,7 +1,7 @@
 """The torch.* (and Tensor method) names of linear algebra, with their older signatures: lu, lu_solve,
 lu_unpack, triangular_solve, cholesky_solve, cholesky_inverse, logdet, slogdet, pinverse, matrix_exp,
-matrix_power and vander. Each forwards to its torch.linalg counterpart (ops/linalg_ns.py and the files
-it gathers)."""
+matrix_power, vander, cholesky, qr, svd, geqrf, orgqr, ormqr and chain_matmul. Each forwards to its
+torch.linalg counterpart (ops/linalg_ns.py and the files it gathers)."""
 from __future__ import annotations
 
 import math
@@ -10,16 +10,23 @@ import warnings
 from ..tensor import Tensor
 from . import math_api as M
 from .creation import full, ones_like
-from .linalg_derived import matrix_exp, matrix_power
+from .creation import zeros
+from .linalg_derived import householder_product, matrix_exp, matrix_power, multi_dot
 from .linalg_derived import vander as _linalg_vander
 from .linalg_lu import cholesky_inverse, cholesky_solve, into_all, lu_factor_ex, lu_unpack, triangular_solve
 from .linalg_lu import lu_solve as _linalg_lu_solve
+from .linalg_householder import geqrf, ormqr
 from .linalg_ns import _check_matrix, pinv
+from .linalg_ns import cholesky as _linalg_cholesky
+from .linalg_ns import qr as _linalg_qr
+from .linalg_ns import svd as _linalg_svd
+from .linalg_ns import svdvals
 from .linalg_ns import slogdet as _linalg_slogdet
 from .return_types import return_type
 
 __all__ = ["lu", "lu_solve", "lu_unpack", "triangular_solve", "cholesky_solve", "cholesky_inverse", "logdet",
-           "slogdet", "pinverse", "matrix_exp", "matrix_power", "vander"]
+           "slogdet", "pinverse", "matrix_exp", "matrix_power", "vander", "cholesky", "qr", "svd", "geqrf", "orgqr",
+           "ormqr", "chain_matmul"]
 METHODS: dict = {}
 
 
@@ -73,6 +80,52 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     return res if increasing else res.flip(-1)
 
 
+def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """The Cholesky factor, lower (upper when `upper`); the older torch.cholesky."""
+    warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
+                  "PyTorch release.", UserWarning, stacklevel=2)
+    return _linalg_cholesky(input, upper=upper, out=out)
+
+
+def qr(input: Tensor, some: bool = True, *, out=None) -> tuple:
+    """(Q, R), reduced unless some=False; the older torch.qr."""
+    warnings.warn("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+                  "release.", UserWarning, stacklevel=2)
+    Q, R = _linalg_qr(input, "reduced" if some else "complete")
+    return into_all(return_type("qr", ("Q", "R"))(Q, R), out)
+
+
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None) -> tuple:
+    """(U, S, V) with input = U diag(S) V^T (V, not V^T); without compute_uv, U and V are zero m x m and n x n."""
+    if compute_uv:
+        U, S, Vh = _linalg_svd(input, full_matrices=not some)
+        V = Vh.transpose(-2, -1)
+    else:
+        *batch, m, n = input.shape
+        S = svdvals(input)
+        U = zeros(*batch, m, m, dtype=input.dtype, device=input.device)
+        V = zeros(*batch, n, n, dtype=input.dtype, device=input.device)
+    return into_all(return_type("svd", ("U", "S", "V"))(U, S, V), out)
+
+
+def orgqr(input: Tensor, tau: Tensor, *, out=None) -> Tensor:
+    """Q from geqrf's output: linalg.householder_product."""
+    return householder_product(input, tau, out=out)
+
+
+def chain_matmul(*matrices, out=None) -> Tensor:
+    """The product of the matrices (the older, deprecated linalg.multi_dot)."""
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+                  "parameters.", UserWarning, stacklevel=2)
+    if len(matrices) == 0:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return multi_dot(matrices, out=out)
+
+
+METHODS.update(cholesky=cholesky, qr=qr, svd=svd, geqrf=geqrf, orgqr=orgqr, ormqr=ormqr)
 METHODS.update(lu=lu, lu_solve=lu_solve, triangular_solve=triangular_solve, cholesky_solve=cholesky_solve,
                cholesky_inverse=cholesky_inverse, logdet=logdet, slogdet=slogdet, pinverse=pinverse,
                matrix_exp=matrix_exp, matrix_power=matrix_power)

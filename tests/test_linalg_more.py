@@ -171,6 +171,23 @@ CASES = [
     ("logdet_negative", lambda L, A: A.logdet(), [plain(5, 3, 3)], False),
     ("slogdet", lambda L, A: L.slogdet(A), [general(2, 3, 3)], True),
     ("pinverse", lambda L, A: L.pinverse(A), [plain(2, 5, 3)], True),
+    ("geqrf", lambda L, A: L.geqrf(A), [plain(2, 5, 3)], False),
+    ("geqrf_wide", lambda L, A: A.geqrf(), [plain(3, 5)], False),
+    ("ormqr", lambda L, A, tau, C: L.ormqr(A, tau, C), [plain(2, 5, 3), plain(2, 3), plain(2, 5, 2)], True),
+    ("ormqr_right_t", lambda L, A, tau, C: A.ormqr(tau, C, left=False, transpose=True),
+     [plain(4, 4), plain(4), plain(3, 4)], True),
+    ("orgqr", lambda L, A, tau: L.orgqr(A, tau), [plain(5, 3), plain(3)], True),
+    ("torch_cholesky", lambda L, A: L.cholesky(A), [spd(2, 4, 4)], True),
+    ("torch_cholesky_upper", lambda L, A: A.cholesky(upper=True), [spd(4, 4)], True),
+    ("torch_qr", lambda L, A: L.qr(A), [plain(2, 5, 3)], True),
+    ("torch_qr_complete", lambda L, A: A.qr(some=False), [plain(4, 4)], True),
+    # singular vectors are defined up to sign: compare S and U diag(S) V^T (a gauge-invariant function)
+    ("torch_svd", lambda L, A: (lambda r: (r.S, (r.U * r.S.unsqueeze(-2)) @ r.V.mT))(L.svd(A)), [plain(2, 5, 3)],
+     True),
+    ("torch_svd_full", lambda L, A: (lambda r: (r.S, r.U[..., :3] @ r.V.mT))(A.svd(some=False)), [plain(5, 3)],
+     False),
+    ("torch_svd_no_uv", lambda L, A: L.svd(A, compute_uv=False), [plain(2, 4, 3)], False),
+    ("chain_matmul", lambda L, a, b, c: L.chain_matmul(a, b, c), [plain(3, 4), plain(4, 6), plain(6, 2)], True),
     ("ldl_factor", lambda L, A: L.linalg.ldl_factor(A), [symmetric(3, 6, 6)], False),
     ("ldl_factor_ex_zero_diag", lambda L, A: L.linalg.ldl_factor_ex(A), [symmetric(4, 5, 5, zero_diag=True)], False),
     ("ldl_solve", lambda L, A, B: L.linalg.ldl_solve(*L.linalg.ldl_factor(A), B), [symmetric(2, 5, 5), plain(5, 3)],
@@ -342,8 +359,11 @@ def _same_error(fn, *arrays, match: str | None = None):
     lambda L, a: L.linalg.lu(a, pivot=False),
     lambda L, a: L.linalg.tensorinv(a, ind=0),
     lambda L, a: L.linalg.solve_triangular(a, a, upper=1),
+    lambda L, a: L.ormqr(a, a[:, 0, :2], a),
+    lambda L, a: L.ormqr(a, a[:, 0, :2], a[:, :2], left=False),
 ], ids=["lu_factor", "cholesky_ex", "inv_ex", "inv_ex_single", "solve_ex", "lstsq_driver", "cond_p", "cond_square", "vander_N", "multi_dot",
-        "householder", "lu_pivot", "tensorinv_ind", "solve_triangular_upper_int"])
+        "householder", "lu_pivot", "tensorinv_ind", "solve_triangular_upper_int",
+        "ormqr_tau", "ormqr_other"])
 def test_errors(fn):
     A = np.zeros((2, 3, 3))
     A[1] = np.eye(3)
@@ -417,7 +437,8 @@ def test_names_and_compat():
                  "ldl_factor_ex", "ldl_solve"):
         assert callable(getattr(tc.linalg, name)), name
     for name in ("lu", "lu_solve", "lu_unpack", "triangular_solve", "cholesky_solve", "cholesky_inverse", "logdet",
-                 "slogdet", "pinverse", "matrix_exp", "matrix_power", "det", "vander"):
+                 "slogdet", "pinverse", "matrix_exp", "matrix_power", "det", "vander", "cholesky", "qr", "svd",
+                 "geqrf", "orgqr", "ormqr", "chain_matmul"):
         assert callable(getattr(tc, name)), name
     A = tidal.tensor(np.eye(3) * 2)
     assert type(tidal.linalg.lu_factor_ex(A)).__name__ == "linalg_lu_factor_ex"
@@ -427,5 +448,5 @@ def test_names_and_compat():
         tidal.lu(A)
     assert issubclass(tc.linalg.LinAlgError, RuntimeError)
     for method in ("lu", "lu_solve", "triangular_solve", "cholesky_solve", "cholesky_inverse", "logdet", "slogdet",
-                   "pinverse", "matrix_exp", "matrix_power"):
+                   "pinverse", "matrix_exp", "matrix_power", "cholesky", "qr", "svd", "geqrf", "orgqr", "ormqr"):
         assert callable(getattr(A, method)), method
