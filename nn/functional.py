@@ -233,3 +233,6 @@ from .functional_distance import *  # noqa: E402,F401,F403
 from .functional_distance import __all__ as _distance_all  # noqa: E402
 
 __all__ += _grid_all + _distance_all
+from .functional_grouped_mm import grouped_mm  # noqa: E402,F401
+
+__all__ += ["grouped_mm"]

@@ -435,3 +435,22 @@ def test_deprecated_container():
     with pytest.warns(FutureWarning):
         ref = torch.nn.Container(a=torch.nn.Linear(2, 3), b=torch.nn.ReLU())
     assert repr(box) == repr(ref) and list(box.state_dict()) == list(ref.state_dict())
+
+
+@pytest.mark.parametrize("shape_a,shape_b,offs", [((6, 8), (2, 8, 4), [2, 6]), ((7, 8), (2, 8, 4), [3, 7]),
+                                                  ((2, 6, 8), (2, 8, 4), None), ((4, 8), (8, 4), [4, 8]),
+                                                  ((2, 4, 8), (8, 8), [4, 8])])
+def test_grouped_mm(rng, shape_a, shape_b, offs):
+    a, ar = pair(rng, shape_a, dtype="float32", requires_grad=True)
+    b, br = pair(rng, shape_b, dtype="float32", requires_grad=True)
+    groups = None if offs is None else np.array(offs, dtype=np.int32)
+    out = nn.functional.grouped_mm(a, b, offs=None if groups is None else tidal.tensor(groups))
+    expected = torch.nn.functional.grouped_mm(ar, br, offs=None if groups is None else torch.from_numpy(groups))
+    assert_close(out, expected, rtol=1e-5, atol=1e-5)
+    backward_both(out, expected, rng)
+    assert_grads_close([(a, ar), (b, br)], rtol=1e-5, atol=1e-5)
+    if groups is not None:
+        with pytest.raises(RuntimeError, match="Offsets have to be int32"):
+            nn.functional.grouped_mm(a, b, offs=tidal.tensor(offs))
+    with pytest.raises(RuntimeError, match="Expected mat_a to be Float32, BFloat16 or Float16 matrix, got Double"):
+        nn.functional.grouped_mm(a.double(), b, offs=None if groups is None else tidal.tensor(groups))
