@@ -395,8 +395,8 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
         dims = [d % A.ndim for d in dims]
         A = A.movedim(dims, list(range(A.ndim - len(dims), A.ndim)))
     result_shape = tuple(A.shape[B.ndim:])
-    rows, cols = math.prod(B.shape), math.prod(result_shape)
-    if tuple(A.shape[:B.ndim]) != tuple(B.shape) or rows != cols:
+    rows, cols = math.prod(A.shape[:B.ndim]), math.prod(result_shape)
+    if rows != cols:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
                            f"prod(self.shape[:other.ndim]), but got {cols} != {rows}")
     return _into(solve(A.reshape(rows, cols), B.reshape(rows)).reshape(result_shape), out)
@@ -404,8 +404,8 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
 
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:
     """The Vandermonde matrix [1, x, x^2, ..., x^(N-1)] along a new last dim (N = x.shape[-1] by default)."""
-    if x.ndim < 1:
-        raise RuntimeError("x must have at least one dimension.")
+    if x.ndim == 0:  # a scalar is a vector of one, as in torch
+        x = x.unsqueeze(0)
     N = x.shape[-1] if N is None else N
     if N <= 1:
         raise RuntimeError("N must be greater than 1.")
