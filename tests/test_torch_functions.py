@@ -541,3 +541,100 @@ def test_combinations_and_range():
     with pytest.warns(UserWarning):
         check(mine, torch.range(0, 2, 0.5))
         check(tc.range(1, 4, dtype=tidal.int64), torch.range(1, 4, dtype=torch.int64))
+
+
+# -- torch.* spellings of nn.functional ops (ATen signatures) ----------------------------------------
+def _pair(shape, positive=False):
+    data = RNG.uniform(0.1, 1.0, size=shape) if positive else RNG.normal(size=shape)
+    return both(data)
+
+
+def _aten_cases():
+    (tx, xx), (ty, xy) = _pair((4, 6)), _pair((4, 6))
+    (tw, xw), (tb, xb) = _pair((6,)), _pair((6,))
+    (ti, xi) = _pair((2, 4, 3, 3))
+    (tp, xp) = _pair((4, 6), positive=True)
+    tsgn, xsgn = both(np.sign(RNG.normal(size=4)))
+    tlab, xlab = both(RNG.integers(0, 2, size=(4, 6)).astype(np.float64))
+    (tbw, xbw) = _pair((3, 6, 6))
+    tidx, xidx = both(np.array([[0, 2], [3, 1]]))
+    return [
+        ("layer_norm", (tx, [6], tw, tb, 1e-5, True), (xx, [6], xw, xb, 1e-5, True)),
+        ("group_norm", (ti, 2), (xi, 2)),
+        ("rms_norm", (tx, [6], tw), (xx, [6], xw)),
+        ("batch_norm", (ti, None, None, torch.zeros(4, dtype=torch.float64), torch.ones(4, dtype=torch.float64),
+                        False, 0.1, 1e-5, False),
+         (xi, None, None, tidal.zeros(4, dtype=tidal.float64), tidal.ones(4, dtype=tidal.float64), False, 0.1, 1e-5,
+          False)),
+        ("instance_norm", (ti, None, None, None, None, True, 0.1, 1e-5, False),
+         (xi, None, None, None, None, True, 0.1, 1e-5, False)),
+        ("embedding", (tx, tidx), (xx, xidx)),
+        ("embedding", (tx, tidx, 2), (xx, xidx, 2)),
+        ("kl_div", (tx, tp, 1), (xx, xp, 1)),
+        ("kl_div", (tx, tp), (xx, xp)),
+        ("triplet_margin_loss", (tx, ty, tp, 1.0, 2, 1e-6, False, 1), (xx, xy, xp, 1.0, 2, 1e-6, False, 1)),
+        ("binary_cross_entropy_with_logits", (tx, tlab, None, None, 2), (xx, xlab, None, None, 2)),
+        ("kl_div", (tx, tp, 0), (xx, xp, 0)),
+        ("kl_div", (tx, ty, 2), (xx, xy, 2), {"log_target": True}),
+        ("pdist", (tx,), (xx,)),
+        ("pixel_shuffle", (ti, 1), (xi, 1)),
+        ("pixel_unshuffle", (ti, 3), (xi, 3)),
+        ("channel_shuffle", (ti, 2), (xi, 2)),
+        ("cosine_similarity", (tx, ty), (xx, xy)),
+        ("pairwise_distance", (tx, ty), (xx, xy)),
+        ("prelu", (tx, torch.tensor([0.25], dtype=torch.float64)), (xx, tidal.tensor([0.25], dtype=tidal.float64))),
+        ("rrelu", (tx,), (xx,)),
+        ("bilinear", (tx, ty, tbw), (xx, xy, xbw)),
+        ("hinge_embedding_loss", (tx, tsgn.reshape(4, 1).expand(4, 6).contiguous()),
+         (xx, xsgn.reshape(4, 1).expand(4, 6).contiguous())),
+        ("margin_ranking_loss", (tx[:, 0], ty[:, 0], tsgn, 0.1, 2), (xx[:, 0], xy[:, 0], xsgn, 0.1, 2)),
+        ("triplet_margin_loss", (tx, ty, tp), (xx, xy, xp)),
+        ("poisson_nll_loss", (tx, tp, True, False, 1e-8, 1), (xx, xp, True, False, 1e-8, 1)),
+        ("cosine_embedding_loss", (tx, ty, tsgn, 0.0, 0), (xx, xy, xsgn, 0.0, 0)),
+        ("binary_cross_entropy_with_logits", (tx, tlab), (xx, xlab)),
+        ("constant_pad_nd", (tx, [1, 2], 0.5), (xx, [1, 2], 0.5)),
+        ("dropout", (tx, 0.3, False), (xx, 0.3, False)),
+        ("alpha_dropout", (tx, 0.3, False), (xx, 0.3, False)),
+        ("feature_dropout", (ti, 0.3, False), (xi, 0.3, False)),
+        ("feature_alpha_dropout", (ti, 0.3, False), (xi, 0.3, False)),
+    ]
+
+
+@pytest.mark.parametrize("case", _aten_cases(), ids=lambda c: c[0])
+def test_aten_functional_names(case):
+    name, targs, xargs = case[:3]
+    kwargs = case[3] if len(case) > 3 else {}
+    ref, mine = getattr(torch, name)(*targs, **kwargs), getattr(tc, name)(*xargs, **kwargs)
+    check(mine, ref, rtol=1e-9, atol=1e-12)
+    first = next(a for a in xargs if isinstance(a, tidal.Tensor) and a.dtype.is_floating_point)
+    tfirst = next(a for a in targs if isinstance(a, torch.Tensor) and a.dtype.is_floating_point)
+    if name in ("dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout", "constant_pad_nd"):
+        return
+    first.requires_grad_(True)
+    tfirst.requires_grad_(True)
+    getattr(torch, name)(*targs, **kwargs).sum().backward()
+    getattr(tc, name)(*xargs, **kwargs).sum().backward()
+    check(first.grad, tfirst.grad, rtol=1e-8, atol=1e-10)
+
+
+def test_aten_dropout_when_training():
+    x = tidal.ones(50, 8, 3, dtype=tidal.float64)
+    for name in ("dropout", "feature_dropout"):
+        out = getattr(tc, name)(x, 0.25, True).numpy()
+        assert set(np.unique(out)) <= {0.0, 1 / 0.75}
+        assert 0 < (out == 0).mean() < 0.6
+    channels = tc.feature_dropout(x, 0.5, True).numpy()
+    assert (channels == channels[:, :, :1]).all()  # one draw per (batch, channel)
+    y = tidal.ones(4, 4)
+    assert tc.dropout_(y, 0.5, True) is y and set(np.unique(y.numpy())) <= {0.0, 2.0}
+    with pytest.raises(ValueError, match="3 is not a valid value for reduction"):
+        tc.kl_div(x, x, 3)
+
+
+def test_embedding_renorm_():
+    data = RNG.normal(size=(5, 3)) * 3
+    t, x = both(data)
+    ti, xi = both(np.array([0, 2, 2]))
+    torch.embedding_renorm_(t, ti, 1.0, 2.0)
+    assert tc.embedding_renorm_(x, xi, 1.0, 2.0) is x
+    check(x, t, rtol=1e-9)
