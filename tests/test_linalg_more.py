@@ -58,7 +58,7 @@ def lower(*shape):
 
 def plain(*shape, scale=1.0):
     def make(rng, dtype):
-        return (scale * rng.normal(0, 1, shape)).astype(dtype)
+        return np.asarray(scale * rng.normal(0, 1, shape), dtype=dtype)
     return make
 
 
