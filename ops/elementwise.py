@@ -7,6 +7,7 @@ broadcasting and every user error happen here, at the call, before anything is q
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -107,7 +108,7 @@ class Plan:
     types, and the device and VM the result lives on."""
 
     __slots__ = ("shape", "dtype", "expr", "scalar_types", "strides", "nbytes", "device", "vm", "tensors_only",
-                 "np_dtype", "differentiable", "pow_exprs")
+                 "np_dtype", "differentiable", "pow_exprs", "direct")
 
     def __init__(self, shape, dtype, expr, scalar_types):
         self.shape, self.dtype, self.expr, self.scalar_types = shape, dtype, expr, scalar_types
@@ -118,6 +119,7 @@ class Plan:
         self.device = self.vm = None
         self.tensors_only = not any(scalar_types) if scalar_types else True
         self.pow_exprs = None  # tensor ** number: exponent -> the expression PyTorch's kernel uses
+        self.direct = None     # a CPU kernel running the op alone as one NumPy ufunc call, if it is one
 
 
 _plans: dict = {}
@@ -188,10 +190,51 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
     body = op.template.format(*names)
     expr = f"{_CAST_NAME[out]}({body})"
     plan = Plan(shape, out, expr, tuple(scalar_types))
+    if all(n == f"{{{k}}}" for k, n in enumerate(names)) and (out is compute or rule == "bool"):
+        plan.direct = _ufunc_kernel(op.template)  # no casts: one ufunc call can write the result
     if op.name == "pow" and ndims[0] is not None and ndims[1] is None:
         table = _POW_FLOAT if compute.category == dt.FLOAT else _POW_INT
         plan.pow_exprs = {e: f"{_CAST_NAME[out]}({t.format(names[0])})" for e, t in table.items()}
     return plan
+
+
+_OPERATOR_UFUNCS = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide, "==": np.equal,
+                    "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+                    "&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor}
+_BINARY_TEMPLATE = re.compile(r"^\{0\} (\S+) \{1\}$")
+_CALL_TEMPLATE = re.compile(r"^np\.(\w+)\(\{0\}(?:, (\{1\}|-?\d+))?\)$")
+_direct_kernels: dict = {}
+
+
+def _ufunc_kernel(template: str):
+    """The kernel `ufunc(inputs..., out=out)` when `template` is exactly one NumPy ufunc call (the
+    single-op NumPy path then makes no temporary and no copy), else None."""
+    if template in _direct_kernels:
+        return _direct_kernels[template]
+    ufunc, const = None, None
+    match = _BINARY_TEMPLATE.match(template)
+    if match:
+        ufunc = _OPERATOR_UFUNCS.get(match.group(1))
+    elif template == "-{0}":
+        ufunc = np.negative
+    elif template == "~{0}":
+        ufunc = np.invert
+    else:
+        match = _CALL_TEMPLATE.match(template)
+        if match and isinstance(getattr(np, match.group(1), None), np.ufunc):
+            ufunc = getattr(np, match.group(1))
+            if match.group(2) and match.group(2) != "{1}":
+                const = int(match.group(2))
+    kernel = None
+    if ufunc is not None:
+        if const is None:
+            def kernel(ins, outs, attrs):
+                ufunc(*ins, out=outs[0], casting="unsafe")  # as the copy the NumPy path ends with
+        else:
+            def kernel(ins, outs, attrs):
+                ufunc(ins[0], const, out=outs[0], casting="unsafe")
+    _direct_kernels[template] = kernel
+    return kernel
 
 
 # PyTorch computes these scalar powers with multiplications, sqrt or a division (bitwise, and
@@ -242,6 +285,8 @@ def plan_for(op: ElemOp, args: tuple) -> Plan:
         plan = _plan(op, args)
         plan.device = _device_of(op, args)
         plan.vm = get_vm(plan.device)
+        if plan.device is not None and plan.device.type != "cpu":
+            plan.direct = None  # NumPy ufuncs are the CPU's kernels
         if len(_plans) < 65536:
             _plans[key] = plan
     return plan
@@ -286,7 +331,7 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
             ins = (args[0]._v, args[1]._v)
         else:
             ins = tuple(a._v for a in args)
-        vm.push(Instruction(name, None, ins, (view,), None, expr))
+        vm.push(Instruction(name, plan.direct if plan.pow_exprs is None else None, ins, (view,), None, expr))
         if plan.differentiable:
             for a in args:
                 if a.__class__ is Tensor and a.requires_grad or isinstance(a, Tensor) and a.requires_grad:

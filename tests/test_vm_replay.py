@@ -111,13 +111,13 @@ def test_an_intermediate_the_program_keeps_is_not_dropped_by_replay(replay_vm):
         y = t * 3.0
         if keep:
             kept.append(y)
-        return y + 1.0
+        return (y + 1.0) * 2.0
     _warm(lambda t: chain(t, False), x)
     assert _run(lambda t: chain(t, False), x)[1]["replays"] == 1
     out, s = _run(lambda t: chain(t, True), x)
     assert s["replays"] == 0  # same signature, but the template drops y: fused afresh
     np.testing.assert_array_equal(kept[0].numpy(), x * 3)
-    np.testing.assert_array_equal(out, x * 3 + 1)
+    np.testing.assert_array_equal(out, (x * 3 + 1) * 2)
 
 
 def test_replay_off_gives_the_same_results(replay_vm):

@@ -249,6 +249,10 @@ def _lower_single(ins: Instruction, stats, pos: int, rec: list | None) -> Instru
             rec.append((_DEAD, None, None, None, -1, ((pos, 1),), 0))
         return None
     del out
+    if ins.kernel is not None:  # the op brought a kernel that runs it alone (a direct NumPy call)
+        if rec is not None:
+            rec.append((_SINGLE, None, pos))
+        return ins
     entry = _singles.get((ins.expr, len(ins.ins)))
     if entry is None:
         key = (((ins.expr, tuple(_IN[:len(ins.ins)])),), len(ins.ins), ("t0",))

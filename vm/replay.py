@@ -102,7 +102,8 @@ class Template:
                 batch.append(window[step[2]])
             elif kind is _SINGLE:
                 ins = window[step[2]]
-                ins.kernel = step[1][2]
+                if step[1] is not None:
+                    ins.kernel = step[1][2]
                 batch.append(ins)
             elif kind is _FUSED:
                 _, entry, ext_src, kept, red_pos, _, n, stream, shape = step
@@ -131,7 +132,7 @@ class WindowCache:
 
     def lower(self, window: list, stats) -> list:
         """The window's batch: replayed from a template when one matches, else fused (and recorded)."""
-        if not enabled or not config.enabled:
+        if not enabled or not config.enabled or len(window) < 3:  # a tiny window fuses for less
             return fuse_window(window, stats)
         sig = signature(window)
         template = self.templates.get(sig)
