@@ -97,6 +97,12 @@ def _mT(x: Tensor) -> Tensor:
     return x.transpose(-2, -1)
 
 
+def _in_graph(value: Tensor, source: Tensor) -> Tensor:
+    """`value` (of `source`'s shape) as a function of `source` with zero gradient, as torch returns constants such
+    as A^0 from a differentiable op."""
+    return M.where(zeros_like(source, dtype=dt.bool_), source, value)
+
+
 def _first_error(info: Tensor) -> tuple:
     """(batch index, info) of the first failed matrix, or None; reads `info` on the host (a sync)."""
     flat = np.asarray(info.numpy()).reshape(-1)
@@ -276,6 +282,8 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
     if A.dtype is not tau.dtype:
         raise RuntimeError(f"{op}: tau dtype {tau.dtype} does not match input dtype {A.dtype}")
     Q = eye(m, n, dtype=A.dtype, device=A.device).expand(*A.shape)
+    if k == 0:  # no reflector: Q is the identity, yet an output of A (zero gradient), as torch's
+        Q = _in_graph(Q, A)
     batch = tuple(A.shape[:-2])
     for i in reversed(range(k)):
         v = cat([zeros(*batch, i, dtype=A.dtype, device=A.device), ones_like(A[..., i, i:i + 1]),
@@ -312,7 +320,7 @@ def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
     if not isinstance(n, numbers.Integral):
         raise TypeError(f"linalg_matrix_power(): argument 'n' must be int, not {type(n).__name__}")
     if n == 0:
-        return _into(eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(*A.shape).clone(), out)
+        return _into(_in_graph(eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(*A.shape), A), out)
     if n < 0:
         A, n = inv(A), -n
     result, base = None, A
