@@ -358,5 +358,6 @@ from .linalg_derived import (LinAlgError, cholesky_ex, cond, diagonal, household
                              matrix_exp, matrix_power, matrix_rank, multi_dot, solve_ex, tensorinv, tensorsolve,
                              vander, vecdot)
 __all__ += ["LinAlgError", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
-            "solve_triangular", "cholesky_ex", "cond", "diagonal", "householder_product", "inv_ex", "lstsq", "matrix_exp", "matrix_power", "matrix_rank", "multi_dot",
-            "solve_ex", "tensorinv", "tensorsolve", "vander", "vecdot"]
+            "solve_triangular", "cholesky_ex", "cond", "diagonal", "householder_product", "inv_ex", "lstsq",
+            "matrix_exp", "matrix_power", "matrix_rank", "multi_dot", "solve_ex", "tensorinv", "tensorsolve", "vander",
+            "vecdot"]

@@ -366,7 +366,8 @@ def _same_error(fn, *arrays, match: str | None = None):
     lambda L, a: L.linalg.solve_triangular(a, a, upper=1),
     lambda L, a: L.ormqr(a, a[:, 0, :2], a),
     lambda L, a: L.ormqr(a, a[:, 0, :2], a[:, :2], left=False),
-], ids=["lu_factor", "cholesky_ex", "inv_ex", "inv_ex_single", "solve_ex", "lstsq_driver", "cond_p", "cond_square", "vander_N", "multi_dot",
+], ids=["lu_factor", "cholesky_ex", "inv_ex", "inv_ex_single", "solve_ex", "lstsq_driver", "cond_p", "cond_square",
+        "vander_N", "multi_dot",
         "householder", "lu_pivot", "tensorinv_ind", "solve_triangular_upper_int",
         "ormqr_tau", "ormqr_other"])
 def test_errors(fn):
@@ -380,7 +381,8 @@ EMPTY = [
     ("cholesky_ex", lambda L, a: L.linalg.cholesky_ex(a)), ("inv_ex", lambda L, a: L.linalg.inv_ex(a)),
     ("matrix_exp", lambda L, a: L.linalg.matrix_exp(a)), ("ldl_factor_ex", lambda L, a: L.linalg.ldl_factor_ex(a)),
     ("cond", lambda L, a: L.linalg.cond(a)), ("matrix_rank", lambda L, a: L.linalg.matrix_rank(a)),
-    ("logdet", lambda L, a: L.logdet(a)), ("solve_triangular", lambda L, a: L.linalg.solve_triangular(a, a, upper=True)),
+    ("logdet", lambda L, a: L.logdet(a)),
+    ("solve_triangular", lambda L, a: L.linalg.solve_triangular(a, a, upper=True)),
     ("cholesky_inverse", lambda L, a: L.cholesky_inverse(a)),
 ]
 
