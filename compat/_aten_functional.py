@@ -5,6 +5,8 @@ left out is 0 (none), whatever ATen's schema says.
 """
 from __future__ import annotations
 
+import warnings
+
 from .. import nn as _nn
 from ..tensor import Tensor
 
@@ -121,8 +123,10 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type
 
 
 def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *, log_target: bool = False) -> Tensor:
-    """F.kl_div with an integer reduction (ATen's 'mean' is the plain mean)."""
-    return F.kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
+    """F.kl_div with an integer reduction (ATen's 'mean' is the plain mean, without F.kl_div's warning)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return F.kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:
