@@ -47,8 +47,9 @@ def _expm(a: np.ndarray) -> np.ndarray:
     n = a.shape[-1]
     x = a.reshape(-1, n, n).astype(np.float64)
     norm = np.abs(x).sum(axis=-2).max(axis=-1)
-    with np.errstate(divide="ignore"):
-        s = np.where(norm > _THETA13, np.ceil(np.log2(np.maximum(norm, 1e-300) / _THETA13)), 0).astype(np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):  # inf/nan entries: no scaling, the result is nan as torch's
+        s = np.where(np.isfinite(norm) & (norm > _THETA13), np.ceil(np.log2(np.maximum(norm, 1e-300) / _THETA13)), 0)
+    s = s.astype(np.int64)
     x = x / np.exp2(s)[:, None, None]
     b = _PADE13
     ident = np.eye(n)
