@@ -60,12 +60,14 @@ class CachingAllocator:
                 buf = self._raw_alloc(cls)
         return buf
 
-    def free(self, buf) -> None:
+    def free(self, buf, _refcount=sys.getrefcount) -> None:
         """Take a buffer back; it is cached unless the program still holds a view of it."""
         cls = self._size_of(buf)
         # 3 = the blob's slot, our argument and getrefcount's own: more means a live
         # NumPy view from .numpy() still shares this memory, so it must not be reused.
-        shared = sys.getrefcount(buf) > 3
+        # (getrefcount is bound at definition: blobs die during interpreter shutdown too,
+        # after module globals such as `sys` are gone.)
+        shared = _refcount(buf) > 3
         with self._lock:
             self.in_use -= cls
             if shared:
