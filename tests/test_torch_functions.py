@@ -1,4 +1,6 @@
 """torch.special, torch.signal.windows, the statistics functions and the *_scatter / *_copy ops against torch."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -638,3 +640,48 @@ def test_embedding_renorm_():
     torch.embedding_renorm_(t, ti, 1.0, 2.0)
     assert tc.embedding_renorm_(x, xi, 1.0, 2.0) is x
     check(x, t, rtol=1e-9)
+
+
+# -- index_reduce, nonzero_static, the legacy norms ----------------------------------------------------
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce(reduce, include_self):
+    (ti, xi), (ts, xs) = both(RNG.normal(size=(4, 3))), both(RNG.normal(size=(5, 3)))
+    tidx, xidx = both(np.array([0, 2, 0, 3, 2]))
+    with warnings.catch_warnings():  # both warn once per process that index_reduce is in beta
+        warnings.simplefilter("ignore")
+        mine = tc.index_reduce(xi, 0, xidx, xs, reduce, include_self=include_self)
+        ref = torch.index_reduce(ti, 0, tidx, ts, reduce, include_self=include_self)
+    check(mine, ref, rtol=1e-12)
+    (tt, xt), (tu, xu) = both(RNG.normal(size=(3, 4))), both(RNG.normal(size=(3, 2)))
+    tj, xj = both(np.array([3, 1]))
+    check(xt.clone().index_reduce_(1, xj, xu, reduce, include_self=include_self),
+          tt.clone().index_reduce_(1, tj, tu, reduce, include_self=include_self), rtol=1e-12)
+    if reduce in ("mean", "prod"):
+        ts.requires_grad_(True)
+        xs.requires_grad_(True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.index_reduce(ti, 0, tidx, ts, reduce, include_self=include_self).sum().backward()
+            tc.index_reduce(xi, 0, xidx, xs, reduce, include_self=include_self).sum().backward()
+        check(xs.grad, ts.grad, rtol=1e-10)
+
+
+def test_nonzero_static():
+    t, x = both(np.array([[0, 1, 3], [2, 0, 0]]))
+    for size, fill in ((0, -1), (2, -1), (3, -1), (6, 9)):
+        check(tc.nonzero_static(x, size=size, fill_value=fill), torch.nonzero_static(t, size=size, fill_value=fill))
+    check(x.nonzero_static(size=5), t.nonzero_static(size=5))
+
+
+def test_legacy_norms():
+    t, x = both(RNG.normal(size=(3, 4)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check(tc.frobenius_norm(x, (0, 1)), torch.frobenius_norm(t, (0, 1)), rtol=1e-12)
+        check(tc.frobenius_norm(x, [1], True), torch.frobenius_norm(t, [1], True), rtol=1e-12)
+        check(tc.nuclear_norm(x), torch.nuclear_norm(t), rtol=1e-10)
+        check(tc.nuclear_norm(x, True), torch.nuclear_norm(t, True), rtol=1e-10)
+    for dim in (0, 1, -1):
+        check(tc.norm_except_dim(x, 2, dim), torch.norm_except_dim(t, 2, dim), rtol=1e-12)
+    check(tc.norm_except_dim(x, 3, 1), torch.norm_except_dim(t, 3, 1), rtol=1e-12)

@@ -1,0 +1,71 @@
+"""index_reduce (index_add's prod/mean/amax/amin siblings) and nonzero_static (nonzero at a fixed size).
+
+index_reduce is scatter_reduce with its 1-D index spread over source's shape, so it shares scatter_reduce's
+kernel and gradient.
+"""
+from __future__ import annotations
+
+import warnings
+
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from . import math_api as M
+from .creation import full
+from .masked import nonzero
+from .scatter import scatter_reduce, scatter_reduce_
+from .shape_ops import cat
+
+__all__ = ["index_reduce", "nonzero_static"]
+METHODS: dict = {}
+_REDUCES = ("prod", "mean", "amax", "amin")
+_warned = False
+
+
+def _spread(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str) -> tuple:
+    if reduce not in _REDUCES:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    if index.ndim > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+    if index.dtype not in (dt.int64, dt.int32):
+        raise IndexError("index_reduce_(): Expected dtype int32/int64 for index")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({input.dtype}) and source ({source.dtype}) must have the same "
+                           "scalar type")
+    d = input._dim(dim, "index_reduce") if input.ndim else 0
+    shape = [1] * source.ndim
+    if source.ndim:
+        shape[d] = index.numel()
+    spread = index.to(dt.int64).reshape(shape).expand(*source.shape) if source.ndim else index.reshape(())
+    return d, spread
+
+
+def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                 include_self: bool = True) -> Tensor:
+    """A copy of input with the rows of source reduced into the rows index names along dim."""
+    global _warned
+    if not _warned:  # once per process, as torch's TORCH_WARN_ONCE
+        _warned = True
+        warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning, stacklevel=2)
+    d, spread = _spread(input, dim, index, source, reduce)
+    return scatter_reduce(input, d, spread, source, reduce, include_self=include_self)
+
+
+def _index_reduce_(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    d, spread = _spread(self, dim, index, source, reduce)
+    return scatter_reduce_(self, d, spread, source, reduce, include_self=include_self)
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """nonzero's (n, ndim) indices cut or padded with fill_value to exactly `size` rows."""
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got {size}")
+    found = nonzero(input)[:size]
+    missing = size - found.shape[0]
+    if missing == 0:
+        return found
+    return cat([found, full((missing, found.shape[1]), fill_value, dtype=dt.int64, device=input.device)])
+
+
+METHODS.update(index_reduce=index_reduce, index_reduce_=_index_reduce_, nonzero_static=nonzero_static)
+_ = M  # composites only
