@@ -6,7 +6,6 @@ the rest are composites of tidal ops, so they fuse and differentiate.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -117,8 +116,6 @@ def result_type(tensor1, tensor2) -> dt.dtype:
     return M.ew._signature_dtype(None, dtypes, ndims)
 
 
-_CATEGORY = {dt.bool_: 0}
-
 
 def can_cast(from_: dt.dtype, to: dt.dtype) -> bool:
     """Whether PyTorch's casting rules allow from_ -> to: never to a lower kind (float -> int, int -> bool)."""
@@ -128,4 +125,3 @@ def can_cast(from_: dt.dtype, to: dt.dtype) -> bool:
 
 
 METHODS.update(gcd=gcd, lcm=lcm, gcd_=gcd_, lcm_=lcm_, frexp=frexp, ldexp=ldexp, ldexp_=ldexp_, angle=angle)
-_ = numbers  # number arguments are handled by the ops above

@@ -32,11 +32,11 @@ def _check(name: str, M_: int, dtype, layout) -> dt.dtype:
     return dtype
 
 
-def _trivial(M_: int, dtype, device, requires_grad: bool, one_is_ones: bool = True):
-    """The empty window for M = 0 and (where PyTorch does so) ones for M = 1; None otherwise."""
+def _trivial(M_: int, dtype, device, requires_grad: bool):
+    """The empty window for M = 0 and ones for M = 1; None otherwise."""
     if M_ == 0:
         return empty((0,), dtype=dtype, device=device, requires_grad=requires_grad)
-    if M_ == 1 and one_is_ones:
+    if M_ == 1:
         return ones((1,), dtype=dtype, device=device, requires_grad=requires_grad)
     return None
 
@@ -188,24 +188,26 @@ def _finish_window(window: Tensor, periodic: bool, requires_grad: bool) -> Tenso
     return window
 
 
-def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54, beta: float = 0.46, *,
-                   dtype=None, layout=None, device=None, pin_memory: bool = False,
-                   requires_grad: bool = False) -> Tensor:
-    """alpha - beta cos(2 pi n / (N - 1)); periodic drops the last point of an N + 1 window."""
-    n, dtype, done = _window_start("hamming_window", window_length, periodic, dtype, device, requires_grad)
+def _hamming(name: str, window_length: int, periodic: bool, alpha: float, beta: float, dtype, device,
+             requires_grad: bool) -> Tensor:
+    n, dtype, done = _window_start(name, window_length, periodic, dtype, device, requires_grad)
     if done is not None:
         return done
     w = mt.mul(arange(n, dtype=dtype, device=device), 2 * math.pi / (n - 1))
     return _finish_window(mt.add(mt.mul(mt.cos(w), -beta), alpha), periodic, requires_grad)
 
 
+def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54, beta: float = 0.46, *,
+                   dtype=None, layout=None, device=None, pin_memory: bool = False,
+                   requires_grad: bool = False) -> Tensor:
+    """alpha - beta cos(2 pi n / (N - 1)); periodic drops the last point of an N + 1 window."""
+    return _hamming("hamming_window", window_length, periodic, alpha, beta, dtype, device, requires_grad)
+
+
 def hann_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None, device=None,
                 pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """0.5 - 0.5 cos(2 pi n / (N - 1))."""
-    if window_length >= 0 and (dtype is None or dtype.is_floating_point):
-        return hamming_window(window_length, periodic, 0.5, 0.5, dtype=dtype, device=device,
-                              requires_grad=requires_grad)
-    _window_start("hann_window", window_length, periodic, dtype, device, requires_grad)
+    return _hamming("hann_window", window_length, periodic, 0.5, 0.5, dtype, device, requires_grad)
 
 
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None, device=None,

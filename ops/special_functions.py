@@ -212,13 +212,15 @@ def _scaled_large(a: Tensor, order: float) -> Tensor:
 def _i0e64(x: Tensor) -> Tensor:
     a = M.abs(x)
     big = M.gt(a, 700.0)
-    return M.where(big, _scaled_large(M.where(big, a, 700.0), 0.0), M.mul(M.i0(M.where(big, 0.0, a)), M.exp(M.neg(a))))
+    direct = M.mul(M.i0(M.where(big, 0.0, a)), M.exp(M.neg(a)))
+    return M.where(big, _scaled_large(M.where(big, a, 700.0), 0.0), direct)
 
 
 def _i1e64(x: Tensor) -> Tensor:
     a = M.abs(x)
     big = M.gt(a, 700.0)
-    scaled = M.where(big, _scaled_large(M.where(big, a, 700.0), 1.0), M.mul(M.i1(M.where(big, 0.0, a)), M.exp(M.neg(a))))
+    direct = M.mul(M.i1(M.where(big, 0.0, a)), M.exp(M.neg(a)))
+    scaled = M.where(big, _scaled_large(M.where(big, a, 700.0), 1.0), direct)
     return M.mul(scaled, M.sign(x))
 
 

@@ -27,6 +27,7 @@ from .sorting import searchsorted, sort
 __all__ = ["quantile", "nanquantile", "cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "gradient",
            "isin", "unravel_index", "histogram", "histogramdd"]
 METHODS: dict = {}
+_C_NAME = {dt.float32: "float", dt.float64: "double"}  # as torch's messages print them
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
@@ -368,9 +369,7 @@ def _histogramdd_kernel(ins, outs, attrs) -> None:
 
 def _histogramdd(op: str, input: Tensor, bins, range, weight, density: bool, dims: int) -> tuple:
     if input.dtype not in (dt.float32, dt.float64):
-        raise RuntimeError(f"torch.{op}: input tensor and bins tensors should have the same dtype, but got "
-                           f"input {input.dtype}" if isinstance(bins, Tensor) else
-                           f'"{op}_cpu" not implemented for \'{M.ew.torch_name(input.dtype)}\'')
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{M.ew.torch_name(input.dtype)}'")
     given = not isinstance(bins, numbers.Integral) and not (isinstance(bins, (list, tuple)) and bins and
                                                             isinstance(bins[0], numbers.Integral))
     if isinstance(bins, numbers.Integral):
@@ -378,10 +377,16 @@ def _histogramdd(op: str, input: Tensor, bins, range, weight, density: bool, dim
     if given:
         tensors = list(bins)
         counts = [t.numel() - 1 for t in tensors]
+        for k, t in enumerate(tensors):
+            if t.dtype is not input.dtype:
+                raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, "
+                                   f"but got input with dtype {_C_NAME[input.dtype]} and bins for dimension {k} "
+                                   f"with dtype {_C_NAME.get(t.dtype, t.dtype.name)}")
     else:
         tensors, counts = [], [int(b) for b in bins]
         if any(b <= 0 for b in counts):
-            raise RuntimeError(f"torch.{op}(): bins must be > 0, but got {counts[0]} for dimension 0")
+            k = next(i for i, b in enumerate(counts) if b <= 0)
+            raise RuntimeError(f"torch.{op}(): bins must be > 0, but got {counts[k]} for dimension {k}")
     if range is not None:
         range = [float(r) for r in range]
         for k in builtins.range(0, len(range), 2):

@@ -29,7 +29,8 @@ _BACKEND = re.compile(r"^(cudnn_|miopen_|mkldnn_|fbgemm_|native_|is_vulkan|vital
                       r"is_maia|is_xpu|is_mps|is_hpu|is_meta|is_quantized|is_nested|nested_|is_vulkan|"
                       r"share_memory_|is_shared|storage|untyped_storage|data_ptr|element_size|record_stream|"
                       r"register_post_accumulate|module_load|fork|wait|sym_|lazy_|hash_tensor|init_num_threads|"
-                      r"set_flush_denormal|segment_reduce|get_device_module|from_file|is_distributed|thread_safe_generator|"
+                      r"set_flush_denormal|segment_reduce|get_device_module|from_file|is_distributed|"
+                      r"thread_safe_generator|"
                       r"unify_type_list|has_torch_function|handle_torch_function|boolean_dispatch|"
                       r"assert_int_or_pair|ipu$|xpu$|mtia$)")
 _EXCLUDE = (_QUANT, _SPARSE, _BACKEND)

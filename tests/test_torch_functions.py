@@ -325,6 +325,15 @@ def test_histograms():
             check(m, r, rtol=1e-12)
     edges_t = [torch.tensor([-3.0, 0.0, 3.0], dtype=torch.float64), torch.tensor([-1.0, 1.0], dtype=torch.float64)]
     check(tc.histogramdd(xp, [tidal.tensor(e.numpy()) for e in edges_t]).hist, torch.histogramdd(tp, edges_t).hist)
+    for bad, exc, message in ((lambda m: m.histogram(m.tensor([1, 2]), 3), NotImplementedError, "not implemented for"),
+                              (lambda m: m.histogram(m.tensor([1.0]), m.tensor([0.0, 1.0], dtype=m.float64)),
+                               RuntimeError, "should have the same dtype"),
+                              (lambda m: m.histogram(m.tensor([1.0]), 0), RuntimeError, "bins must be > 0")):
+        with pytest.raises(exc, match=message) as mine:
+            bad(tc)
+        with pytest.raises(exc) as ref:
+            bad(torch)
+        assert str(mine.value).replace("tidal", "torch") == str(ref.value)
 
 
 # -- *_scatter and *_copy ----------------------------------------------------------------------------
@@ -433,7 +442,8 @@ def test_inplace_method_aliases(name):
     args = (0.1,) if name in ("subtract_", "greater_", "greater_equal_", "less_", "less_equal_",
                               "not_equal_", "clamp_min_", "clamp_max_") else ()
     if name == "arctan2_":
-        ref, mine = t.arctan2_(torch.tensor(0.3, dtype=torch.float64)), x.arctan2_(tidal.tensor(0.3, dtype=tidal.float64))
+        ref = t.arctan2_(torch.tensor(0.3, dtype=torch.float64))
+        mine = x.arctan2_(tidal.tensor(0.3, dtype=tidal.float64))
     else:
         ref, mine = getattr(t, name)(*args), getattr(x, name)(*args)
     assert mine is x
