@@ -4,8 +4,9 @@ from __future__ import annotations
 from ..ops import creation
 from ..tensor import Tensor
 from .foreach import foreach
+from .hyperparams import restore_defaults
 from .optimizer import Optimizer
-from .scalar_state import finfo_eps, to_host
+from .scalar_state import finfo_eps
 
 __all__ = ["Adafactor", "adafactor"]
 
@@ -35,9 +36,7 @@ class Adafactor(Optimizer):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-        to_host(self, ("step",))
+        restore_defaults(self, (("foreach", None),), ("step",))
 
     @staticmethod
     def _init_state(p: Tensor, group: dict) -> dict:

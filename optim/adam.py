@@ -5,9 +5,10 @@ from ..ops import math_api as M
 from ..ops import creation
 from ..tensor import Tensor
 from .foreach import foreach
-from .optimizer import Optimizer, check
+from .hyperparams import check_adam_hyperparameters
+from .optimizer import Optimizer
 
-__all__ = ["Adam", "AdamW", "adam"]
+__all__ = ["Adam", "AdamW", "adam", "adam_moments"]
 
 
 class Adam(Optimizer):
@@ -17,11 +18,7 @@ class Adam(Optimizer):
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False,
                  fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
-        check(0.0 <= lr, "learning rate", lr)
-        check(0.0 <= eps, "epsilon value", eps)
-        check(0.0 <= betas[0] < 1.0, "beta parameter at index 0", betas[0])
-        check(0.0 <= betas[1] < 1.0, "beta parameter at index 1", betas[1])
-        check(0.0 <= weight_decay, "weight_decay value", weight_decay)
+        check_adam_hyperparameters(lr, eps, betas, weight_decay)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
                         fused=fused, decoupled_weight_decay=decoupled_weight_decay)
@@ -78,13 +75,8 @@ def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp_
     for i, param in enumerate(params):
         grad = -grads[i] if maximize else grads[i]
         exp_avg, exp_avg_sq, step = exp_avgs[i], exp_avg_sqs[i], steps[i]
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(param, alpha=weight_decay)
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        grad = adam_moments(param, grad, exp_avg, exp_avg_sq, beta1=beta1, beta2=beta2, lr=lr,
+                            weight_decay=weight_decay, decoupled_weight_decay=decoupled_weight_decay)
         step_size = lr / (1 - beta1 ** step)
         bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
         second_moment = exp_avg_sq
@@ -92,3 +84,17 @@ def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp_
             second_moment = M.maximum(max_exp_avg_sqs[i], exp_avg_sq, out=max_exp_avg_sqs[i])
         denom = (second_moment.sqrt() / bias_correction2_sqrt).add_(eps)
         param.addcdiv_(exp_avg, denom, value=-step_size)
+
+
+def adam_moments(param: Tensor, grad: Tensor, exp_avg: Tensor, exp_avg_sq: Tensor, *, beta1: float, beta2: float,
+                 lr: float, weight_decay: float, decoupled_weight_decay: bool) -> Tensor:
+    """Adam's weight decay (decoupled: on the parameter, else into the gradient) and its two moment
+    updates, in place, as Adam, NAdam and RAdam share them; returns the gradient after weight decay."""
+    if weight_decay != 0:
+        if decoupled_weight_decay:
+            param.mul_(1 - lr * weight_decay)
+        else:
+            grad = grad.add(param, alpha=weight_decay)
+    exp_avg.lerp_(grad, 1 - beta1)
+    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    return grad

@@ -4,8 +4,8 @@ from __future__ import annotations
 from ..ops import creation
 from ..tensor import Tensor
 from .foreach import foreach
-from .optimizer import Optimizer, check
-from .scalar_state import to_host
+from .hyperparams import STEP_FLAGS, check_adam_hyperparameters, restore_defaults
+from .optimizer import Optimizer
 
 __all__ = ["Adamax", "adamax"]
 
@@ -16,22 +16,14 @@ class Adamax(Optimizer):
     def __init__(self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
-        check(0.0 <= lr, "learning rate", lr)
-        check(0.0 <= eps, "epsilon value", eps)
-        check(0.0 <= betas[0] < 1.0, "beta parameter at index 0", betas[0])
-        check(0.0 <= betas[1] < 1.0, "beta parameter at index 1", betas[1])
-        check(0.0 <= weight_decay, "weight_decay value", weight_decay)
+        check_adam_hyperparameters(lr, eps, betas, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("foreach", None), ("maximize", False), ("differentiable", False),
-                               ("capturable", False)):
-                group.setdefault(key, value)
-        to_host(self, ("step",))
+        restore_defaults(self, STEP_FLAGS, ("step",))
 
     @staticmethod
     def _init_state(p: Tensor, group: dict) -> dict:

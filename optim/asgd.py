@@ -4,8 +4,9 @@ from __future__ import annotations
 from ..ops import creation
 from ..tensor import Tensor
 from .foreach import foreach
+from .hyperparams import STEP_FLAGS, restore_defaults
 from .optimizer import Optimizer, check
-from .scalar_state import rounded, to_host
+from .scalar_state import rounded
 
 __all__ = ["ASGD", "asgd"]
 
@@ -24,11 +25,7 @@ class ASGD(Optimizer):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("foreach", None), ("maximize", False), ("differentiable", False),
-                               ("capturable", False)):
-                group.setdefault(key, value)
-        to_host(self, ("step", "eta", "mu"))
+        restore_defaults(self, STEP_FLAGS, ("step", "eta", "mu"))
 
     @staticmethod
     def _init_state(p: Tensor, group: dict) -> dict:

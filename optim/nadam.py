@@ -4,8 +4,10 @@ from __future__ import annotations
 from ..ops import creation
 from ..tensor import Tensor
 from .foreach import foreach
+from .adam import adam_moments
+from .hyperparams import check_adam_hyperparameters, restore_defaults
 from .optimizer import Optimizer, check
-from .scalar_state import product, to_host
+from .scalar_state import product
 
 __all__ = ["NAdam", "nadam"]
 
@@ -17,11 +19,7 @@ class NAdam(Optimizer):
                  weight_decay: float = 0, momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        check(0.0 <= lr, "learning rate", lr)
-        check(0.0 <= eps, "epsilon value", eps)
-        check(0.0 <= betas[0] < 1.0, "beta parameter at index 0", betas[0])
-        check(0.0 <= betas[1] < 1.0, "beta parameter at index 1", betas[1])
-        check(0.0 <= weight_decay, "weight_decay value", weight_decay)
+        check_adam_hyperparameters(lr, eps, betas, weight_decay)
         check(0.0 <= momentum_decay, "momentum_decay value", momentum_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
@@ -30,11 +28,9 @@ class NAdam(Optimizer):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("maximize", False), ("foreach", None), ("capturable", False),
-                               ("differentiable", False), ("decoupled_weight_decay", False)):
-                group.setdefault(key, value)
-        to_host(self, ("step", "mu_product"))
+        restore_defaults(self, (("maximize", False), ("foreach", None), ("capturable", False),
+                                ("differentiable", False), ("decoupled_weight_decay", False)),
+                         ("step", "mu_product"))
 
     @staticmethod
     def _init_state(p: Tensor, group: dict) -> dict:
@@ -72,14 +68,9 @@ def nadam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp
         grad = -grads[i] if maximize else grads[i]
         exp_avg, exp_avg_sq, step, mu_product = exp_avgs[i], exp_avg_sqs[i], steps[i], mu_products[i]
         bias_correction2 = 1 - beta2 ** step
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(param, alpha=weight_decay)
+        grad = adam_moments(param, grad, exp_avg, exp_avg_sq, beta1=beta1, beta2=beta2, lr=lr,
+                            weight_decay=weight_decay, decoupled_weight_decay=decoupled_weight_decay)
         mu, mu_next = _mu(beta1, step, momentum_decay), _mu(beta1, step + 1, momentum_decay)
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         denom = (exp_avg_sq / bias_correction2).sqrt().add_(eps)
         param.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
         param.addcdiv_(exp_avg, denom, value=(-lr * mu_next) / (1.0 - mu_product * mu_next))

@@ -4,8 +4,9 @@ from __future__ import annotations
 from ..ops import creation
 from ..tensor import Tensor
 from .foreach import foreach
-from .optimizer import Optimizer, check
-from .scalar_state import to_host
+from .adam import adam_moments
+from .hyperparams import check_adam_hyperparameters, restore_defaults
+from .optimizer import Optimizer
 
 __all__ = ["RAdam", "radam"]
 
@@ -16,11 +17,7 @@ class RAdam(Optimizer):
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False) -> None:
-        check(0.0 <= lr, "learning rate", lr)
-        check(0.0 <= eps, "epsilon value", eps)
-        check(0.0 <= betas[0] < 1.0, "beta parameter at index 0", betas[0])
-        check(0.0 <= betas[1] < 1.0, "beta parameter at index 1", betas[1])
-        check(0.0 <= weight_decay, "weight_decay value", weight_decay)
+        check_adam_hyperparameters(lr, eps, betas, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach,
                         capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=differentiable)
@@ -28,11 +25,9 @@ class RAdam(Optimizer):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("foreach", None), ("maximize", False), ("differentiable", False),
-                               ("decoupled_weight_decay", False), ("capturable", False)):
-                group.setdefault(key, value)
-        to_host(self, ("step",))
+        restore_defaults(self, (("foreach", None), ("maximize", False), ("differentiable", False),
+                                ("decoupled_weight_decay", False), ("capturable", False)),
+                         ("step",))
 
     @staticmethod
     def _init_state(p: Tensor, group: dict) -> dict:
@@ -61,13 +56,8 @@ def radam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp
     for i, param in enumerate(params):
         grad = -grads[i] if maximize else grads[i]
         exp_avg, exp_avg_sq, step = exp_avgs[i], exp_avg_sqs[i], steps[i]
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(param, alpha=weight_decay)
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        grad = adam_moments(param, grad, exp_avg, exp_avg_sq, beta1=beta1, beta2=beta2, lr=lr,
+                            weight_decay=weight_decay, decoupled_weight_decay=decoupled_weight_decay)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
         bias_corrected_exp_avg = exp_avg / bias_correction1
