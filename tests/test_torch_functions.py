@@ -695,3 +695,49 @@ def test_legacy_norms():
     for dim in (0, 1, -1):
         check(tc.norm_except_dim(x, 2, dim), torch.norm_except_dim(t, 2, dim), rtol=1e-12)
     check(tc.norm_except_dim(x, 3, 1), torch.norm_except_dim(t, 3, 1), rtol=1e-12)
+
+
+# -- torch.masked ------------------------------------------------------------------------------------
+_MASKED_ARGS = {"norm": (2.0, 1), "normalize": (2.0, 1), "median": (1,), "cumsum": (1,), "cumprod": (1,),
+                "softmax": (1,), "log_softmax": (1,), "softmin": (1,), "argmax": (1,), "argmin": (1,)}
+
+
+@pytest.mark.parametrize("name", [n for n in tc.masked.__all__ if n not in ("logaddexp", "is_masked_tensor")])
+def test_masked(name):
+    data = RNG.normal(size=(3, 4))
+    keep = RNG.uniform(size=(3, 4)) < 0.6
+    keep[2] = False  # a fully masked row
+    keep[:2, 0] = True  # and rows with something kept
+    (t, x), (tm, xm) = both(data), both(keep)
+    calls = [(_MASKED_ARGS.get(name, (1,)), {})]
+    if name not in _MASKED_ARGS:
+        calls += [((), {}), (((0, 1),), {"keepdim": True}), ((0,), {})]
+    if name in ("var", "std"):
+        calls += [((1,), {"unbiased": False}), ((1,), {"correction": 0})]
+    for args, kwargs in calls:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = getattr(torch.masked, name)(t, *args, mask=tm, **kwargs)
+            mine = getattr(tc.masked, name)(x, *args, mask=xm, **kwargs)
+        check(mine, ref, rtol=1e-10, atol=1e-12)
+    if name in ("sum", "mean", "softmax", "log_softmax", "norm", "var", "logsumexp", "normalize", "cumsum"):
+        t, x = both(data[:2])  # the rows with something kept
+        t.requires_grad_(True)
+        x.requires_grad_(True)
+        args = _MASKED_ARGS.get(name, (1,))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = getattr(torch.masked, name)(t, *args, mask=tm[:2])
+            mine = getattr(tc.masked, name)(x, *args, mask=xm[:2])
+        finite = torch.isfinite(ref)
+        (ref * finite).nan_to_num(0.0, 0.0, 0.0).sum().backward()
+        (mine * tidal.tensor(finite.numpy())).nan_to_num(0.0, 0.0, 0.0).sum().backward()
+        check(x.grad, t.grad, rtol=1e-9, atol=1e-12)
+
+
+def test_masked_logaddexp_and_predicate():
+    (ta, xa), (tb, xb) = both(RNG.normal(size=5)), both(RNG.normal(size=5))
+    (tm, xm), (tn, xn) = both(np.array([1, 0, 1, 0, 1], bool)), both(np.array([1, 1, 0, 0, 1], bool))
+    check(tc.masked.logaddexp(xa, xb, input_mask=xm, other_mask=xn),
+          torch.masked.logaddexp(ta, tb, input_mask=tm, other_mask=tn))
+    assert tc.masked.is_masked_tensor(xa) is torch.masked.is_masked_tensor(ta) is False
