@@ -11,23 +11,12 @@ from ..tensor import Size
 from . import constraints
 from ._sampling import standard_gamma
 from ._special import gammainc
-from .distribution import Distribution
+from .distribution import Distribution, _expand_params
 from .exp_family import ExponentialFamily
 from .utils import _standard_normal, broadcast_all, eps_of, tiny_of
 
 __all__ = ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gamma", "Chi2", "Beta", "StudentT",
            "FisherSnedecor"]
-
-
-def _expand_params(self, cls, names: tuple, batch_shape, _instance=None):
-    """The common expand(): the named parameters expanded to batch_shape, validation as in self."""
-    new = self._get_checked_instance(cls, _instance)
-    batch_shape = Size(tuple(batch_shape))
-    for name in names:
-        setattr(new, name, getattr(self, name).expand(batch_shape))
-    Distribution.__init__(new, batch_shape, validate_args=False)
-    new._validate_args = self._validate_args
-    return new
 
 
 class Normal(ExponentialFamily):

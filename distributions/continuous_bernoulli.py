@@ -4,7 +4,6 @@ Near p = 1/2 the closed forms divide 0 by 0, so inside `lims` they switch to Tay
 from __future__ import annotations
 
 import math
-from numbers import Number
 
 import tidal
 
@@ -12,7 +11,7 @@ from ..nn import functional as F
 from ..tensor import Size
 from . import constraints
 from .continuous import Beta, Exponential, Gamma, Laplace, Normal, Uniform
-from .distribution import Distribution
+from .discrete import _expand_probs_or_logits_and, _init_probs_or_logits
 from .exp_family import ExponentialFamily
 from .kl import _infinite_like, register_kl
 from .transformed import Gumbel
@@ -31,35 +30,18 @@ class ContinuousBernoulli(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        batch_shape = _init_probs_or_logits(self, probs, logits)
         if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
             # checked before the clamp below, which would hide invalid values
             if validate_args is not None and not bool(self.arg_constraints["probs"].check(self.probs).all()):
                 raise ValueError("The parameter probs has invalid values")
-            self.probs = clamp_probs(self.probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = Size() if is_scalar else self._param.size()
+            self.probs = self._param = clamp_probs(self.probs)
         self._lims = lims
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ContinuousBernoulli, _instance)
+        new = _expand_probs_or_logits_and(self, ContinuousBernoulli, (), batch_shape, _instance)
         new._lims = self._lims
-        batch_shape = Size(tuple(batch_shape))
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     def _outside_unstable_region(self):

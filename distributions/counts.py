@@ -11,8 +11,8 @@ from ..tensor import Size
 from . import constraints
 from ._sampling import binomial
 from .continuous import Gamma
-from .discrete import Categorical, _expand_probs_or_logits, _one_of, _support_values
-from .distribution import Distribution
+from .discrete import Categorical, _expand_probs_or_logits_and, _one_of, _support_values
+from .distribution import Distribution, _expand_params
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits, tiny_of
 
@@ -74,6 +74,19 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
+def _init_count_and_probs_or_logits(self, total_count, probs, logits) -> None:
+    """Binomial's and NegativeBinomial's parameters: total_count broadcast with whichever of probs / logits is
+    given, and of its dtype; `self._param` is that one."""
+    _one_of(probs, logits)
+    if probs is not None:
+        self.total_count, self.probs = broadcast_all(total_count, probs)
+        self.total_count = self.total_count.type_as(self.probs)
+    else:
+        self.total_count, self.logits = broadcast_all(total_count, logits)
+        self.total_count = self.total_count.type_as(self.logits)
+    self._param = self.probs if probs is not None else self.logits
+
+
 class Binomial(Distribution):
     """Binomial(total_count=1, probs=None, logits=None): successes in total_count Bernoulli trials."""
 
@@ -82,24 +95,11 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        _init_count_and_probs_or_logits(self, total_count, probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = Size(tuple(batch_shape))
-        new.total_count = self.total_count.expand(batch_shape)
-        _expand_probs_or_logits(self, new, batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_probs_or_logits_and(self, Binomial, ("total_count",), batch_shape, _instance)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -263,15 +263,8 @@ class Geometric(Distribution):
                                  f"{invalid_value}")
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Geometric, _instance)
-        batch_shape = Size(tuple(batch_shape))
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        held = tuple(name for name in ("probs", "logits") if name in self.__dict__)  # Geometric keeps no _param
+        return _expand_params(self, Geometric, held, batch_shape, _instance)
 
     @property
     def mean(self):
@@ -320,24 +313,11 @@ class NegativeBinomial(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        _init_count_and_probs_or_logits(self, total_count, probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = Size(tuple(batch_shape))
-        new.total_count = self.total_count.expand(batch_shape)
-        _expand_probs_or_logits(self, new, batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_probs_or_logits_and(self, NegativeBinomial, ("total_count",), batch_shape, _instance)
 
     @property
     def mean(self):

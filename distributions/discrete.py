@@ -9,7 +9,7 @@ import tidal
 from ..nn import functional as F
 from ..tensor import Size
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _expand_params
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, min_of, probs_to_logits
 
@@ -31,6 +31,27 @@ def _expand_probs_or_logits(self, new, param_shape) -> None:
         new._param = new.logits
 
 
+def _init_probs_or_logits(self, probs, logits) -> Size:
+    """Set whichever of `self.probs` / `self.logits` is given (as a tensor) and `self._param`; return the
+    batch shape, Size() for a plain number."""
+    _one_of(probs, logits)
+    if probs is not None:
+        is_scalar = isinstance(probs, Number)
+        (self.probs,) = broadcast_all(probs)
+    else:
+        is_scalar = isinstance(logits, Number)
+        (self.logits,) = broadcast_all(logits)
+    self._param = self.probs if probs is not None else self.logits
+    return Size() if is_scalar else self._param.size()
+
+
+def _expand_probs_or_logits_and(self, cls, names: tuple, batch_shape, _instance=None):
+    """expand() of a distribution held as probs or logits of its batch shape, plus the named parameters."""
+    new = _expand_params(self, cls, names, batch_shape, _instance)
+    _expand_probs_or_logits(self, new, new.batch_shape)
+    return new
+
+
 def _support_values(n: int, dtype, device, batch_shape, expand: bool):
     """arange(n) shaped (n, 1, ..., 1) against batch_shape, expanded to it when asked."""
     values = tidal.arange(n, dtype=dtype, device=device)
@@ -47,24 +68,11 @@ class Bernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = Size() if is_scalar else self._param.size()
+        batch_shape = _init_probs_or_logits(self, probs, logits)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Bernoulli, _instance)
-        batch_shape = Size(tuple(batch_shape))
-        _expand_probs_or_logits(self, new, batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_probs_or_logits_and(self, Bernoulli, (), batch_shape, _instance)
 
     @property
     def mean(self):
@@ -138,12 +146,9 @@ class Categorical(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Categorical, _instance)
-        batch_shape = Size(tuple(batch_shape))
-        _expand_probs_or_logits(self, new, tuple(batch_shape) + (self._num_events,))
+        new = _expand_params(self, Categorical, (), batch_shape, _instance)
+        _expand_probs_or_logits(self, new, tuple(new.batch_shape) + (self._num_events,))
         new._num_events = self._num_events
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)

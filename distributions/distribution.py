@@ -181,6 +181,17 @@ class Distribution:
         return self.__class__.__name__ + "(" + args_string + ")"
 
 
+def _expand_params(self, cls, names: tuple, batch_shape, _instance=None):
+    """The common expand(): the named parameters expanded to batch_shape, validation as in self."""
+    new = self._get_checked_instance(cls, _instance)
+    batch_shape = Size(tuple(batch_shape))
+    for name in names:
+        setattr(new, name, getattr(self, name).expand(batch_shape))
+    Distribution.__init__(new, batch_shape, validate_args=False)
+    new._validate_args = self._validate_args
+    return new
+
+
 def _shown(value: Tensor):
     """What an f-string shows for a tensor in torch: the number when 0-d."""
     return value.item() if value.dim() == 0 else value

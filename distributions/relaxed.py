@@ -1,13 +1,11 @@
 """Relaxed (Concrete / Gumbel-softmax) distributions: RelaxedBernoulli and RelaxedOneHotCategorical."""
 from __future__ import annotations
 
-from numbers import Number
-
 import tidal
 
 from ..tensor import Size
 from . import constraints
-from .discrete import Categorical
+from .discrete import Categorical, _expand_probs_or_logits_and, _init_probs_or_logits
 from .distribution import Distribution
 from .transformed import TransformedDistribution
 from .transforms import ExpTransform, SigmoidTransform
@@ -24,30 +22,12 @@ class LogitRelaxedBernoulli(Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = Size() if is_scalar else self._param.size()
+        batch_shape = _init_probs_or_logits(self, probs, logits)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
-        batch_shape = Size(tuple(batch_shape))
+        new = _expand_probs_or_logits_and(self, LogitRelaxedBernoulli, (), batch_shape, _instance)
         new.temperature = self.temperature
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     @lazy_property
