@@ -14,7 +14,7 @@ from .continuous import Gamma
 from .discrete import Categorical, _expand_probs_or_logits_and, _one_of, _support_values
 from .distribution import Distribution, _expand_params
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits, tiny_of
+from .utils import broadcast_all, broadcast_params, lazy_property, logits_to_probs, probs_to_logits, tiny_of
 
 __all__ = ["Poisson", "Binomial", "Multinomial", "Geometric", "NegativeBinomial"]
 
@@ -26,17 +26,11 @@ class Poisson(ExponentialFamily):
     support = constraints.nonnegative_integer
 
     def __init__(self, rate, validate_args=None):
-        (self.rate,) = broadcast_all(rate)
-        batch_shape = Size() if isinstance(rate, Number) else self.rate.size()
+        (self.rate,), batch_shape = broadcast_params(rate)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Poisson, _instance)
-        batch_shape = Size(tuple(batch_shape))
-        new.rate = self.rate.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(self, Poisson, ("rate",), batch_shape, _instance)
 
     @property
     def mean(self):

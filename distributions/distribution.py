@@ -182,12 +182,13 @@ class Distribution:
 
 
 def _expand_params(self, cls, names: tuple, batch_shape, _instance=None):
-    """The common expand(): the named parameters expanded to batch_shape, validation as in self."""
+    """The common expand(): the named parameters (tensors or distributions) expanded to batch_shape, the event
+    shape and validation as in self."""
     new = self._get_checked_instance(cls, _instance)
     batch_shape = Size(tuple(batch_shape))
     for name in names:
         setattr(new, name, getattr(self, name).expand(batch_shape))
-    Distribution.__init__(new, batch_shape, validate_args=False)
+    Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
     new._validate_args = self._validate_args
     return new
 

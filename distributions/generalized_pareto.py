@@ -3,14 +3,14 @@ concentration 0, bounded above when it is negative)."""
 from __future__ import annotations
 
 import math
-from numbers import Number, Real
+from numbers import Real
 
 import tidal
 
 from ..tensor import Size
 from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all
+from .distribution import Distribution, _expand_params
+from .utils import broadcast_params
 
 __all__ = ["GeneralizedPareto"]
 
@@ -22,22 +22,11 @@ class GeneralizedPareto(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, concentration, validate_args=None):
-        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
-        if isinstance(loc, Number) and isinstance(scale, Number) and isinstance(concentration, Number):
-            batch_shape = Size()
-        else:
-            batch_shape = self.loc.size()
+        (self.loc, self.scale, self.concentration), batch_shape = broadcast_params(loc, scale, concentration)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(GeneralizedPareto, _instance)
-        batch_shape = Size(tuple(batch_shape))
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_params(self, GeneralizedPareto, ("loc", "scale", "concentration"), batch_shape, _instance)
 
     def _safe_concentration(self):
         """(concentration == 0 mask, concentration with the zeros replaced by 1)."""

@@ -6,7 +6,7 @@ import tidal
 from ..tensor import Size
 from . import constraints
 from .discrete import Categorical, _expand_probs_or_logits_and, _init_probs_or_logits
-from .distribution import Distribution
+from .distribution import Distribution, _expand_params
 from .transformed import TransformedDistribution
 from .transforms import ExpTransform, SigmoidTransform
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
@@ -99,12 +99,8 @@ class ExpRelaxedCategorical(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
-        batch_shape = Size(tuple(batch_shape))
+        new = _expand_params(self, ExpRelaxedCategorical, ("_categorical",), batch_shape, _instance)
         new.temperature = self.temperature
-        new._categorical = self._categorical.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     @property

@@ -47,6 +47,12 @@ def broadcast_all(*values) -> tuple:
     return tuple(tidal.broadcast_tensors(*values))
 
 
+def broadcast_params(*values) -> tuple[tuple[Tensor, ...], Size]:
+    """broadcast_all(*values) and the batch shape they give a distribution: Size() when all are plain numbers."""
+    tensors = broadcast_all(*values)
+    return tensors, (Size() if all(isinstance(v, numbers.Number) for v in values) else tensors[0].size())
+
+
 def _standard_normal(shape, dtype: dt.dtype, device) -> Tensor:
     """Standard normal noise of `shape` from tidal's default generator."""
     return tidal.randn(tuple(shape), dtype=dtype, device=device)
