@@ -166,9 +166,9 @@ def format_table(rows: list, missing: bool = False) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list) -> int:
-    """Print the table (and the missing names with --missing)."""
-    print(format_table(report(), missing="--missing" in argv))
+def main(argv: list, file=None) -> int:
+    """Print the table (and the missing names with --missing) to `file` (standard output by default)."""
+    print(format_table(report(), missing="--missing" in argv), file=sys.stdout if file is None else file)
     return 0
 
 
