@@ -11,7 +11,7 @@ from ..tensor import Size
 from . import constraints
 from ._sampling import binomial
 from .continuous import Gamma
-from .discrete import Categorical, _expand_probs_or_logits_and, _one_of, _support_values
+from .discrete import Categorical, _BinaryProbsOrLogits, _expand_probs_or_logits_and, _one_of, _support_values
 from .distribution import Distribution, _expand_params
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, broadcast_params, lazy_property, logits_to_probs, probs_to_logits, tiny_of
@@ -81,7 +81,7 @@ def _init_count_and_probs_or_logits(self, total_count, probs, logits) -> None:
     self._param = self.probs if probs is not None else self.logits
 
 
-class Binomial(Distribution):
+class Binomial(_BinaryProbsOrLogits, Distribution):
     """Binomial(total_count=1, probs=None, logits=None): successes in total_count Bernoulli trials."""
 
     arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
@@ -110,18 +110,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
@@ -299,7 +287,7 @@ class Geometric(Distribution):
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none") / self.probs
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(_BinaryProbsOrLogits, Distribution):
     """NegativeBinomial(total_count, probs=None, logits=None): successes before total_count failures."""
 
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
@@ -324,18 +312,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self):
         return self.mean / tidal.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     @lazy_property
     def _gamma(self):

@@ -59,7 +59,24 @@ def _support_values(n: int, dtype, device, batch_shape, expand: bool):
     return values.expand((-1,) + tuple(batch_shape)) if expand else values
 
 
-class Bernoulli(ExponentialFamily):
+class _BinaryProbsOrLogits:
+    """Mixin of the distributions held as one success probability or its logit (`_param` is the one given):
+    each is computed from the other on first use."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+
+class Bernoulli(_BinaryProbsOrLogits, ExponentialFamily):
     """Bernoulli(probs=None, logits=None): 1 with probability probs, else 0."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -86,18 +103,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

@@ -5,16 +5,16 @@ import tidal
 
 from ..tensor import Size
 from . import constraints
-from .discrete import Categorical, _expand_probs_or_logits_and, _init_probs_or_logits
+from .discrete import Categorical, _BinaryProbsOrLogits, _expand_probs_or_logits_and, _init_probs_or_logits
 from .distribution import Distribution, _expand_params
 from .transformed import TransformedDistribution
 from .transforms import ExpTransform, SigmoidTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli", "ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(_BinaryProbsOrLogits, Distribution):
     """The logit of a RelaxedBernoulli sample (temperature, probs or logits)."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -29,18 +29,6 @@ class LogitRelaxedBernoulli(Distribution):
         new = _expand_probs_or_logits_and(self, LogitRelaxedBernoulli, (), batch_shape, _instance)
         new.temperature = self.temperature
         return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
