@@ -172,7 +172,36 @@ class LogNormal(TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
-class HalfNormal(TransformedDistribution):
+class _FoldedAtZero:
+    """Mixin of |X| for X symmetric about 0 with a `scale` (HalfNormal, HalfCauchy): density, cdf, icdf and
+    entropy follow from X's."""
+
+    @property
+    def scale(self):
+        return self.base_dist.scale
+
+    @property
+    def mode(self):
+        return tidal.zeros_like(self.scale)
+
+    def _folded_log_prob(self, value):
+        """X's log density doubled on [0, inf), -inf below 0."""
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return tidal.where(value >= 0, log_prob, tidal.full_like(log_prob, -math.inf))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_FoldedAtZero, TransformedDistribution):
     """HalfNormal(scale): |Normal(0, scale)|."""
 
     arg_constraints = {"scale": constraints.positive}
@@ -188,16 +217,8 @@ class HalfNormal(TransformedDistribution):
         return super().expand(batch_shape, _instance=new)
 
     @property
-    def scale(self):
-        return self.base_dist.scale
-
-    @property
     def mean(self):
         return self.scale * math.sqrt(2 / math.pi)
-
-    @property
-    def mode(self):
-        return tidal.zeros_like(self.scale)
 
     @property
     def variance(self):
@@ -206,19 +227,7 @@ class HalfNormal(TransformedDistribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return tidal.where(value >= 0, log_prob, tidal.full_like(log_prob, -math.inf))
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
+        return self._folded_log_prob(value)
 
 
 class Gumbel(TransformedDistribution):

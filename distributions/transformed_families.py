@@ -8,7 +8,7 @@ import tidal
 
 from . import constraints
 from .continuous import Cauchy, Exponential, Gamma, Normal, Uniform
-from .transformed import TransformedDistribution
+from .transformed import TransformedDistribution, _FoldedAtZero
 from .transforms import AbsTransform, AffineTransform, ExpTransform, PowerTransform, StickBreakingTransform
 from .utils import broadcast_all
 
@@ -17,7 +17,7 @@ __all__ = ["HalfCauchy", "Pareto", "Weibull", "InverseGamma", "Kumaraswamy", "Lo
 _EULER_GAMMA = 0.57721566490153286060
 
 
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(_FoldedAtZero, TransformedDistribution):
     """HalfCauchy(scale): |Cauchy(0, scale)|."""
 
     arg_constraints = {"scale": constraints.positive}
@@ -33,16 +33,8 @@ class HalfCauchy(TransformedDistribution):
         return super().expand(batch_shape, _instance=new)
 
     @property
-    def scale(self):
-        return self.base_dist.scale
-
-    @property
     def mean(self):
         return tidal.full(tuple(self._extended_shape()), math.inf, dtype=self.scale.dtype, device=self.scale.device)
-
-    @property
-    def mode(self):
-        return tidal.zeros_like(self.scale)
 
     @property
     def variance(self):
@@ -52,19 +44,7 @@ class HalfCauchy(TransformedDistribution):
         if self._validate_args:
             self._validate_sample(value)
         value = tidal.as_tensor(value, dtype=self.base_dist.scale.dtype, device=self.base_dist.scale.device)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return tidal.where(value >= 0, log_prob, tidal.full_like(log_prob, -math.inf))
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
+        return self._folded_log_prob(value)
 
 
 class Pareto(TransformedDistribution):
