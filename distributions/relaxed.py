@@ -44,7 +44,23 @@ class LogitRelaxedBernoulli(_BinaryProbsOrLogits, Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class _RelaxedParams:
+    """Mixin of the relaxed distributions defined by transforming a base one: its parameters are the base's."""
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs
+
+
+class RelaxedBernoulli(_RelaxedParams, TransformedDistribution):
     """RelaxedBernoulli(temperature, probs=None, logits=None): a reparameterizable relaxation to (0, 1)."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -58,18 +74,6 @@ class RelaxedBernoulli(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(RelaxedBernoulli, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -121,7 +125,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_RelaxedParams, TransformedDistribution):
     """RelaxedOneHotCategorical(temperature, probs=None, logits=None): the Gumbel-softmax on the simplex."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -135,15 +139,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
