@@ -107,7 +107,41 @@ class Dirichlet(ExponentialFamily):
         return x.lgamma().sum(-1) - tidal.lgamma(x.sum(-1))
 
 
-class MultivariateNormal(Distribution):
+def _scale_tril_from(scale_tril, covariance_matrix, precision_matrix) -> Tensor:
+    """The lower Cholesky factor of whichever of the three matrices is given."""
+    if scale_tril is not None:
+        return scale_tril
+    if covariance_matrix is not None:
+        return tidal.linalg.cholesky(covariance_matrix)
+    return _precision_to_scale_tril(precision_matrix)
+
+
+class _ScaleTrilMatrices:
+    """Mixin of the distributions held as the Cholesky factor `_unbroadcasted_scale_tril` of a covariance matrix
+    (MultivariateNormal, Wishart): the three matrices, shaped as `_matrix_shape()`, computed on first use."""
+
+    @lazy_property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        return tidal.matmul(L, L.mT).expand(self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self):
+        L_inv = tidal.linalg.inv(self._unbroadcasted_scale_tril)
+        return tidal.matmul(L_inv.mT, L_inv).expand(self._matrix_shape())
+
+    def _expand_matrices(self, new, shape) -> None:
+        """Copy the matrices computed so far onto `new`, expanded to `shape`."""
+        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
+            if name in self.__dict__:
+                setattr(new, name, self.__dict__[name].expand(shape))
+
+
+class MultivariateNormal(_ScaleTrilMatrices, Distribution):
     """MultivariateNormal(loc, covariance_matrix | precision_matrix | scale_tril): the Gaussian over vectors."""
 
     arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,
@@ -131,12 +165,7 @@ class MultivariateNormal(Distribution):
         self.loc = loc.expand(batch_shape + (-1,))
         event_shape = self.loc.shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = tidal.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_from(scale_tril, covariance_matrix, precision_matrix)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(MultivariateNormal, _instance)
@@ -145,29 +174,13 @@ class MultivariateNormal(Distribution):
         cov_shape = loc_shape + tuple(self.event_shape)
         new.loc = self.loc.expand(loc_shape)
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
-        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if name in self.__dict__:
-                setattr(new, name, self.__dict__[name].expand(cov_shape))
+        self._expand_matrices(new, cov_shape)
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
 
     def _matrix_shape(self) -> tuple:
         return tuple(self._batch_shape) + tuple(self._event_shape) + tuple(self._event_shape)
-
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return tidal.matmul(L, L.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self):
-        L_inv = tidal.linalg.inv(self._unbroadcasted_scale_tril)
-        return tidal.matmul(L_inv.mT, L_inv).expand(self._matrix_shape())
 
     @property
     def mean(self):

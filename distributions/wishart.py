@@ -13,8 +13,8 @@ from . import constraints
 from .continuous import Chi2
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .multivariate import _precision_to_scale_tril
-from .utils import eps_of, lazy_property
+from .multivariate import _ScaleTrilMatrices, _scale_tril_from
+from .utils import eps_of
 
 __all__ = ["Wishart"]
 
@@ -34,7 +34,7 @@ def _logdet_spd(matrix):
     return 2 * tidal.linalg.cholesky(matrix).diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
 
-class Wishart(ExponentialFamily):
+class Wishart(_ScaleTrilMatrices, ExponentialFamily):
     """Wishart(df, covariance_matrix=None, precision_matrix=None, scale_tril=None)."""
 
     support = constraints.positive_definite
@@ -74,12 +74,7 @@ class Wishart(ExponentialFamily):
                           "ndim.", stacklevel=2)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = tidal.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_from(scale_tril, covariance_matrix, precision_matrix)
         self._dist_chi2 = self._bartlett_chi2(batch_shape)
 
     def _bartlett_chi2(self, batch_shape):
@@ -95,9 +90,7 @@ class Wishart(ExponentialFamily):
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril.expand(cov_shape)
         new.df = self.df.expand(batch_shape)
         new._batch_dims = [-(x + 1) for x in range(len(batch_shape))]
-        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if name in self.__dict__:
-                setattr(new, name, self.__dict__[name].expand(cov_shape))
+        self._expand_matrices(new, cov_shape)
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._dist_chi2 = new._bartlett_chi2(batch_shape)
         new._validate_args = self._validate_args
@@ -105,20 +98,6 @@ class Wishart(ExponentialFamily):
 
     def _matrix_shape(self) -> tuple:
         return tuple(self._batch_shape) + tuple(self._event_shape)
-
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return (L @ L.transpose(-2, -1)).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self):
-        L_inv = tidal.linalg.inv(self._unbroadcasted_scale_tril)
-        return (L_inv.mT @ L_inv).expand(self._matrix_shape())
 
     def _df_matrix(self):
         return self.df.view(tuple(self._batch_shape) + (1, 1))
