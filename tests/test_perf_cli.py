@@ -12,7 +12,8 @@ from tidal.perf.competitors import cpu_competitors
 pytest.importorskip("torch")
 
 COLUMNS = ["tidal", "numpy", "torch", "torch 1 thread"]
-HEADER = "| case | " + " | ".join(COLUMNS + [f"tidal/{c}" for c in COLUMNS[1:]]) + " |"
+HEADER = "| case | " + " | ".join(COLUMNS + [f"tidal/{c}" for c in COLUMNS[1:]]
+                                 + [f"cpu tidal/{c}" for c in COLUMNS[1:]]) + " |"
 VALUE = re.compile(r"^(\d+(\.\d+)?(e[+-]\d+)? (s|ms|µs|ns)|error)$")
 RATIO = re.compile(r"^(\d+(\.\d+)?(e[+-]\d+)?|—)$")
 
@@ -41,7 +42,7 @@ def test_report_has_machine_and_group_a_table(quick_run):
     assert "## b." not in text
     lines = text.splitlines()
     header_at = lines.index(HEADER)
-    assert re.fullmatch(r"\|:--\|(--:\|){7}", lines[header_at + 1])
+    assert re.fullmatch(r"\|:--\|(--:\|){10}", lines[header_at + 1])
 
 
 def test_every_case_has_a_row_of_figures_and_ratios(quick_run):
@@ -50,7 +51,7 @@ def test_every_case_has_a_row_of_figures_and_ratios(quick_run):
     assert [row[0] for row in rows] == expected
     assert len(expected) == len(TINY_OPS) * 2 * 3  # ops x quick sizes x (enqueue, synced async, synced sync)
     for row in rows:
-        assert len(row) == 1 + 4 + 3, row
+        assert len(row) == 1 + 4 + 3 + 3, row  # figures, wall-time ratios, CPU-time ratios
         assert all(VALUE.match(cell) for cell in row[1:5]), row
         assert all(RATIO.match(cell) for cell in row[5:]), row
         assert row[1] != "error", row
@@ -78,11 +79,12 @@ def test_unknown_group_is_refused(capsys, tmp_path):
 def test_markdown_reports_failures_and_skips():
     comps = cpu_competitors("async")
     ran = report.Result(Case("c", "model step", comps, build=None), values={"tidal": 2e-3, "numpy": None,
-                        "torch": 4e-3, "torch 1 thread": 1e-3}, errors={"numpy": "TypeError: no"})
+                        "torch": 4e-3, "torch 1 thread": 1e-3}, errors={"numpy": "TypeError: no"},
+                        cpu={"tidal": 3e-3, "torch": 6e-3, "torch 1 thread": 1e-3})
     skipped = report.Result(Case("c", "gpu step", comps, build=None, skip="no CUDA GPU"))
     text = report.markdown([ran, skipped], ["CPU: test"])
     rows = _table_rows(text)
-    assert rows == [["model step", "2 ms", "error", "4 ms", "1 ms", "—", "0.5", "2"]]
+    assert rows == [["model step", "2 ms", "error", "4 ms", "1 ms", "—", "0.5", "2", "—", "0.5", "3"]]
     assert "- skipped gpu step: no CUDA GPU" in text
     assert "- numpy failed on model step: TypeError: no" in text
 
