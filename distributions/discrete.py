@@ -207,25 +207,15 @@ class Categorical(Distribution):
         return _support_values(self._num_events, tidal.long, self._param.device, self._batch_shape, expand)
 
 
-class OneHotCategorical(Distribution):
-    """OneHotCategorical(probs=None, logits=None): a Categorical draw as a one-hot vector."""
+def _wrap_categorical(self, probs, logits) -> tuple[Size, Size]:
+    """Set `self._categorical` from probs or logits; return the batch and event shape of a one-hot draw of it."""
+    self._categorical = Categorical(probs, logits)
+    return self._categorical.batch_shape, self._categorical.param_shape[-1:]
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    support = constraints.one_hot
-    has_enumerate_support = True
 
-    def __init__(self, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return _expand_params(self, OneHotCategorical, ("_categorical",), batch_shape, _instance)
-
-    @property
-    def _param(self):
-        return self._categorical._param
+class _OverCategorical:
+    """Mixin of the distributions over one-hot vectors of a Categorical `_categorical` (OneHotCategorical,
+    ExpRelaxedCategorical): its probs, logits and param_shape are theirs."""
 
     @property
     def probs(self):
@@ -234,6 +224,28 @@ class OneHotCategorical(Distribution):
     @property
     def logits(self):
         return self._categorical.logits
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+
+class OneHotCategorical(_OverCategorical, Distribution):
+    """OneHotCategorical(probs=None, logits=None): a Categorical draw as a one-hot vector."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.one_hot
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        super().__init__(*_wrap_categorical(self, probs, logits), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return _expand_params(self, OneHotCategorical, ("_categorical",), batch_shape, _instance)
+
+    @property
+    def _param(self):
+        return self._categorical._param
 
     @property
     def mean(self):
@@ -247,10 +259,6 @@ class OneHotCategorical(Distribution):
     @property
     def variance(self):
         return self._categorical.probs * (1 - self._categorical.probs)
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=Size()):
         sample_shape = Size(tuple(sample_shape))

@@ -5,7 +5,8 @@ import tidal
 
 from ..tensor import Size
 from . import constraints
-from .discrete import Categorical, _BinaryProbsOrLogits, _expand_probs_or_logits_and, _init_probs_or_logits
+from .discrete import (_BinaryProbsOrLogits, _OverCategorical, _expand_probs_or_logits_and, _init_probs_or_logits,
+                       _wrap_categorical)
 from .distribution import Distribution, _expand_params
 from .transformed import TransformedDistribution
 from .transforms import ExpTransform, SigmoidTransform
@@ -76,7 +77,7 @@ class RelaxedBernoulli(_RelaxedParams, TransformedDistribution):
         return super().expand(batch_shape, _instance=new)
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_OverCategorical, Distribution):
     """The log of a RelaxedOneHotCategorical sample (temperature, probs or logits)."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -84,28 +85,14 @@ class ExpRelaxedCategorical(Distribution):
     has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits)
+        batch_shape, event_shape = _wrap_categorical(self, probs, logits)
         self.temperature = temperature
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = _expand_params(self, ExpRelaxedCategorical, ("_categorical",), batch_shape, _instance)
         new.temperature = self.temperature
         return new
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
 
     def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
