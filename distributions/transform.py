@@ -121,6 +121,27 @@ class Transform:
         return shape
 
 
+class _ParameterFree(Transform):
+    """A transform without parameters: every instance of the class that names this base (or of its subclasses)
+    equals every other, as torch writes `isinstance(other, ExpTransform)` in each such class."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if _ParameterFree in cls.__bases__:
+            cls._equal_class = cls
+
+    def __eq__(self, other):
+        return isinstance(other, self._equal_class)
+
+    __hash__ = object.__hash__
+
+
+def _needs_dims(ndim: int, needed: int) -> None:
+    """torch's ValueError for an input or shape with fewer than `needed` dimensions."""
+    if ndim < needed:
+        raise ValueError("Too few dimensions on input")
+
+
 class _InverseTransform(Transform):
     """The inverse of a transform (what `.inv` returns)."""
 
@@ -307,13 +328,11 @@ class IndependentTransform(Transform):
         return self.base_transform.sign
 
     def _call(self, x):
-        if x.dim() < self.domain.event_dim:
-            raise ValueError("Too few dimensions on input")
+        _needs_dims(x.dim(), self.domain.event_dim)
         return self.base_transform(x)
 
     def _inverse(self, y):
-        if y.dim() < self.codomain.event_dim:
-            raise ValueError("Too few dimensions on input")
+        _needs_dims(y.dim(), self.codomain.event_dim)
         return self.base_transform.inv(y)
 
     def log_abs_det_jacobian(self, x, y):
@@ -368,16 +387,14 @@ class ReshapeTransform(Transform):
         return x.new_zeros(batch_shape)
 
     def forward_shape(self, shape):
-        if len(shape) < len(self.in_shape):
-            raise ValueError("Too few dimensions on input")
+        _needs_dims(len(shape), len(self.in_shape))
         cut = len(shape) - len(self.in_shape)
         if tuple(shape[cut:]) != tuple(self.in_shape):
             raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.in_shape}")
         return tidal.Size(tuple(shape[:cut]) + tuple(self.out_shape))
 
     def inverse_shape(self, shape):
-        if len(shape) < len(self.out_shape):
-            raise ValueError("Too few dimensions on input")
+        _needs_dims(len(shape), len(self.out_shape))
         cut = len(shape) - len(self.out_shape)
         if tuple(shape[cut:]) != tuple(self.out_shape):
             raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}")
