@@ -21,13 +21,15 @@ class Constraint:
 
     is_discrete = False
     event_dim = 0
+    _shown: tuple = ()  # the attributes repr() lists, as name=value
 
     def check(self, value):
         """A boolean tensor: whether each event of `value` satisfies the constraint."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        return self.__class__.__name__[1:] + "()"
+        shown = ", ".join(f"{name}={getattr(self, name)}" for name in self._shown)
+        return f"{self.__class__.__name__[1:]}({shown})"
 
 
 class _Dependent(Constraint):
@@ -135,6 +137,7 @@ class _IntegerInterval(Constraint):
     """Integers in [lower_bound, upper_bound]."""
 
     is_discrete = True
+    _shown = ("lower_bound", "upper_bound")
 
     def __init__(self, lower_bound, upper_bound):
         self.lower_bound = lower_bound
@@ -144,14 +147,12 @@ class _IntegerInterval(Constraint):
     def check(self, value):
         return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
-
 
 class _IntegerLessThan(Constraint):
     """Integers <= upper_bound."""
 
     is_discrete = True
+    _shown = ("upper_bound",)
 
     def __init__(self, upper_bound):
         self.upper_bound = upper_bound
@@ -160,14 +161,12 @@ class _IntegerLessThan(Constraint):
     def check(self, value):
         return (value % 1 == 0) & (value <= self.upper_bound)
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
-
 
 class _IntegerGreaterThan(Constraint):
     """Integers >= lower_bound."""
 
     is_discrete = True
+    _shown = ("lower_bound",)
 
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
@@ -175,9 +174,6 @@ class _IntegerGreaterThan(Constraint):
 
     def check(self, value):
         return (value % 1 == 0) & (value >= self.lower_bound)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
 
 
 class _Real(Constraint):
@@ -190,15 +186,14 @@ class _Real(Constraint):
 class _GreaterThan(Constraint):
     """Reals > lower_bound."""
 
+    _shown = ("lower_bound",)
+
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
         super().__init__()
 
     def check(self, value):
         return self.lower_bound < value
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
 
 
 class _GreaterThanEq(_GreaterThan):
@@ -211,6 +206,8 @@ class _GreaterThanEq(_GreaterThan):
 class _LessThan(Constraint):
     """Reals < upper_bound."""
 
+    _shown = ("upper_bound",)
+
     def __init__(self, upper_bound):
         self.upper_bound = upper_bound
         super().__init__()
@@ -218,12 +215,11 @@ class _LessThan(Constraint):
     def check(self, value):
         return value < self.upper_bound
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
-
 
 class _Interval(Constraint):
     """Reals in [lower_bound, upper_bound]."""
+
+    _shown = ("lower_bound", "upper_bound")
 
     def __init__(self, lower_bound, upper_bound):
         self.lower_bound = lower_bound
@@ -232,9 +228,6 @@ class _Interval(Constraint):
 
     def check(self, value):
         return (self.lower_bound <= value) & (value <= self.upper_bound)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
 
 
 class _HalfOpenInterval(_Interval):
