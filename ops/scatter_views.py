@@ -13,7 +13,7 @@ from . import splits, views
 from .conversion import detach
 
 __all__ = ["slice_scatter", "select_scatter", "diagonal_scatter", "as_strided_scatter", "alias_copy",
-           "as_strided_copy", "detach_copy", "diagonal_copy", "expand_copy", "narrow_copy", "permute_copy",
+           "as_strided_copy", "detach_copy", "diagonal_copy", "expand_copy", "permute_copy",
            "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy",
            "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy"]
 METHODS: dict = {}
@@ -104,7 +104,6 @@ _COPIES = {
     "detach_copy": (detach, "input.detach(), copied."),
     "diagonal_copy": (views.diagonal, "input.diagonal(offset, dim1, dim2), copied."),
     "expand_copy": (_expand, "input.expand(size), copied."),
-    "narrow_copy": (views.narrow, "input.narrow(dim, start, length), copied."),
     "permute_copy": (_permute, "input.permute(dims), copied."),
     "select_copy": (views.select, "input.select(dim, index), copied."),
     "slice_copy": (_slice, "input[start:end:step] along dim, copied."),
@@ -120,4 +119,4 @@ _COPIES = {
 }
 for _name, (_fn, _doc) in _COPIES.items():
     globals()[_name] = _copy_of(_fn, _name, _doc)
-METHODS["narrow_copy"] = globals()["narrow_copy"]
+# narrow_copy is ops/shape_ops.py's (with torch's NarrowCopyBackward0)
