@@ -157,13 +157,11 @@ class Multinomial(Distribution):
         super().__init__(batch_shape, event_shape, validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Multinomial, _instance)
-        batch_shape = Size(tuple(batch_shape))
+        new = _expand_params(self, Multinomial, (), batch_shape, _instance)
+        batch_shape = new.batch_shape
         new.total_count = self.total_count
         new._categorical = self._categorical.expand(batch_shape)
         new._binomial = self._binomial.expand(tuple(batch_shape) + tuple(self.event_shape))
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)

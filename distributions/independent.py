@@ -6,7 +6,7 @@ import tidal
 from ..tensor import Size
 from . import constraints
 from .discrete import Categorical
-from .distribution import Distribution
+from .distribution import Distribution, _expand_params
 from .utils import _sum_rightmost
 
 __all__ = ["Independent", "MixtureSameFamily"]
@@ -30,13 +30,11 @@ class Independent(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Independent, _instance)
-        batch_shape = Size(tuple(batch_shape))
+        new = _expand_params(self, Independent, (), batch_shape, _instance)
+        batch_shape = new.batch_shape
         new.base_dist = self.base_dist.expand(
             tuple(batch_shape) + tuple(self.event_shape[:self.reinterpreted_batch_ndims]))
         new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     @property

@@ -8,7 +8,7 @@ import tidal
 from ..tensor import Size
 from . import constraints
 from .continuous import Beta
-from .distribution import Distribution
+from .distribution import Distribution, _expand_params
 from .utils import broadcast_all, tiny_of
 
 __all__ = ["LKJCholesky"]
@@ -36,13 +36,11 @@ class LKJCholesky(Distribution):
         super().__init__(batch_shape, event_shape, validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LKJCholesky, _instance)
-        batch_shape = Size(tuple(batch_shape))
+        new = _expand_params(self, LKJCholesky, (), batch_shape, _instance)
+        batch_shape = new.batch_shape
         new.dim = self.dim
         new.concentration = self.concentration.expand(batch_shape)
         new._beta = self._beta.expand(tuple(batch_shape) + (self.dim,))
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     def sample(self, sample_shape=Size()):

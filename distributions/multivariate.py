@@ -9,7 +9,7 @@ from ..nn import functional as F
 from ..tensor import Size, Tensor
 from . import constraints
 from ._sampling import standard_gamma
-from .distribution import Distribution
+from .distribution import Distribution, _expand_params
 from .exp_family import ExponentialFamily
 from .utils import _standard_normal, lazy_property, tiny_of
 
@@ -58,11 +58,9 @@ class Dirichlet(ExponentialFamily):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Dirichlet, _instance)
-        batch_shape = Size(tuple(batch_shape))
+        new = _expand_params(self, Dirichlet, (), batch_shape, _instance)
+        batch_shape = new.batch_shape
         new.concentration = self.concentration.expand(tuple(batch_shape) + tuple(self.event_shape))
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     def rsample(self, sample_shape=()):
@@ -168,15 +166,13 @@ class MultivariateNormal(_ScaleTrilMatrices, Distribution):
         self._unbroadcasted_scale_tril = _scale_tril_from(scale_tril, covariance_matrix, precision_matrix)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(MultivariateNormal, _instance)
-        batch_shape = Size(tuple(batch_shape))
+        new = _expand_params(self, MultivariateNormal, (), batch_shape, _instance)
+        batch_shape = new.batch_shape
         loc_shape = tuple(batch_shape) + tuple(self.event_shape)
         cov_shape = loc_shape + tuple(self.event_shape)
         new.loc = self.loc.expand(loc_shape)
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
         self._expand_matrices(new, cov_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     def _matrix_shape(self) -> tuple:
@@ -270,8 +266,8 @@ class LowRankMultivariateNormal(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LowRankMultivariateNormal, _instance)
-        batch_shape = Size(tuple(batch_shape))
+        new = _expand_params(self, LowRankMultivariateNormal, (), batch_shape, _instance)
+        batch_shape = new.batch_shape
         loc_shape = tuple(batch_shape) + tuple(self.event_shape)
         new.loc = self.loc.expand(loc_shape)
         new.cov_diag = self.cov_diag.expand(loc_shape)
@@ -279,8 +275,6 @@ class LowRankMultivariateNormal(Distribution):
         new._unbroadcasted_cov_factor = self._unbroadcasted_cov_factor
         new._unbroadcasted_cov_diag = self._unbroadcasted_cov_diag
         new._capacitance_tril = self._capacitance_tril
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     def _matrix_shape(self) -> tuple:

@@ -9,7 +9,7 @@ import tidal
 from ..tensor import Size
 from . import constraints
 from .continuous import Normal, Uniform
-from .distribution import Distribution
+from .distribution import Distribution, _expand_params
 from .independent import Independent
 from .transforms import AffineTransform, ComposeTransform, ExpTransform, AbsTransform, Transform
 from .utils import _sum_rightmost, broadcast_all, eps_of, tiny_of
@@ -55,16 +55,14 @@ class TransformedDistribution(Distribution):
         super().__init__(tuple(forward_shape[:cut]), tuple(forward_shape[cut:]), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(TransformedDistribution, _instance)
-        batch_shape = Size(tuple(batch_shape))
+        new = _expand_params(self, TransformedDistribution, (), batch_shape, _instance)
+        batch_shape = new.batch_shape
         shape = Size(tuple(batch_shape) + tuple(self.event_shape))
         for t in reversed(self.transforms):
             shape = t.inverse_shape(shape)
         base_batch_shape = shape[:len(shape) - len(self.base_dist.event_shape)]
         new.base_dist = self.base_dist.expand(base_batch_shape)
         new.transforms = self.transforms
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     @constraints.dependent_property(is_discrete=False)

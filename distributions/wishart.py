@@ -11,7 +11,7 @@ import tidal
 from ..tensor import Size
 from . import constraints
 from .continuous import Chi2
-from .distribution import Distribution
+from .distribution import _expand_params
 from .exp_family import ExponentialFamily
 from .multivariate import _ScaleTrilMatrices, _scale_tril_from
 from .utils import eps_of
@@ -84,16 +84,14 @@ class Wishart(_ScaleTrilMatrices, ExponentialFamily):
         return Chi2(df=self.df.unsqueeze(-1) - shifts.expand(tuple(batch_shape) + (-1,)))
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Wishart, _instance)
-        batch_shape = Size(tuple(batch_shape))
+        new = _expand_params(self, Wishart, (), batch_shape, _instance)
+        batch_shape = new.batch_shape
         cov_shape = tuple(batch_shape) + tuple(self.event_shape)
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril.expand(cov_shape)
         new.df = self.df.expand(batch_shape)
         new._batch_dims = [-(x + 1) for x in range(len(batch_shape))]
         self._expand_matrices(new, cov_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._dist_chi2 = new._bartlett_chi2(batch_shape)
-        new._validate_args = self._validate_args
         return new
 
     def _matrix_shape(self) -> tuple:
