@@ -108,6 +108,9 @@ class Stream:
                     self.done = ins.seq
             finally:
                 unquiet(token)
+            if self._waiters:  # another thread may wait for what ran here
+                with self._cond:
+                    self._cond.notify_all()
             if _mode == "sync" and self.vm.error is not None:
                 self.vm.raise_error()  # sync mode is for debugging: fail at the call
             return
