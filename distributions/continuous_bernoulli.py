@@ -11,7 +11,7 @@ from ..nn import functional as F
 from ..tensor import Size
 from . import constraints
 from .continuous import Beta, Exponential, Gamma, Laplace, Normal, Uniform
-from .discrete import _expand_probs_or_logits_and, _init_probs_or_logits
+from .discrete import _expand_with_probs_or_logits, _init_probs_or_logits
 from .exp_family import ExponentialFamily
 from .kl import _infinite_like, register_kl
 from .transformed import Gumbel
@@ -40,7 +40,7 @@ class ContinuousBernoulli(ExponentialFamily):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = _expand_probs_or_logits_and(self, ContinuousBernoulli, (), batch_shape, _instance)
+        new = _expand_with_probs_or_logits(self, ContinuousBernoulli, (), batch_shape, _instance)
         new._lims = self._lims
         return new
 

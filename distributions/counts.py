@@ -11,7 +11,7 @@ from ..tensor import Size
 from . import constraints
 from ._sampling import binomial
 from .continuous import Gamma
-from .discrete import Categorical, _BinaryProbsOrLogits, _expand_probs_or_logits_and, _one_of, _support_values
+from .discrete import Categorical, _BinaryProbsOrLogits, _expand_with_probs_or_logits, _one_of, _support_values
 from .distribution import Distribution, _expand_params
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, broadcast_params, lazy_property, logits_to_probs, probs_to_logits, tiny_of
@@ -93,7 +93,7 @@ class Binomial(_BinaryProbsOrLogits, Distribution):
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return _expand_probs_or_logits_and(self, Binomial, ("total_count",), batch_shape, _instance)
+        return _expand_with_probs_or_logits(self, Binomial, ("total_count",), batch_shape, _instance)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -297,7 +297,7 @@ class NegativeBinomial(_BinaryProbsOrLogits, Distribution):
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return _expand_probs_or_logits_and(self, NegativeBinomial, ("total_count",), batch_shape, _instance)
+        return _expand_with_probs_or_logits(self, NegativeBinomial, ("total_count",), batch_shape, _instance)
 
     @property
     def mean(self):

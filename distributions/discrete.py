@@ -45,7 +45,7 @@ def _init_probs_or_logits(self, probs, logits) -> Size:
     return Size() if is_scalar else self._param.size()
 
 
-def _expand_probs_or_logits_and(self, cls, names: tuple, batch_shape, _instance=None):
+def _expand_with_probs_or_logits(self, cls, names: tuple, batch_shape, _instance=None):
     """expand() of a distribution held as probs or logits of its batch shape, plus the named parameters."""
     new = _expand_params(self, cls, names, batch_shape, _instance)
     _expand_probs_or_logits(self, new, new.batch_shape)
@@ -89,7 +89,7 @@ class Bernoulli(_BinaryProbsOrLogits, ExponentialFamily):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return _expand_probs_or_logits_and(self, Bernoulli, (), batch_shape, _instance)
+        return _expand_with_probs_or_logits(self, Bernoulli, (), batch_shape, _instance)
 
     @property
     def mean(self):

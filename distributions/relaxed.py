@@ -5,7 +5,7 @@ import tidal
 
 from ..tensor import Size
 from . import constraints
-from .discrete import (_BinaryProbsOrLogits, _OverCategorical, _expand_probs_or_logits_and, _init_probs_or_logits,
+from .discrete import (_BinaryProbsOrLogits, _OverCategorical, _expand_with_probs_or_logits, _init_probs_or_logits,
                        _wrap_categorical)
 from .distribution import Distribution, _expand_params
 from .transformed import TransformedDistribution
@@ -27,7 +27,7 @@ class LogitRelaxedBernoulli(_BinaryProbsOrLogits, Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = _expand_probs_or_logits_and(self, LogitRelaxedBernoulli, (), batch_shape, _instance)
+        new = _expand_with_probs_or_logits(self, LogitRelaxedBernoulli, (), batch_shape, _instance)
         new.temperature = self.temperature
         return new
 
