@@ -79,8 +79,9 @@ def test_a_rank_that_exits_early_fails_the_others_pending_collective(tmp_path, s
     assert seconds < 5, message
     assert f"rank {leaver}" in message and "left the process group" in message, message
     assert f"rank {waiter} (local rank {waiter}" in result.stderr and "exit code 5" in result.stderr, result.stderr
-    if leaver == 1:     # rank 0, hosting the coordinator, may still wait for the others to leave
-        assert f"before that, rank(s) {leaver} had exited with code 0" in result.stderr, result.stderr
+    if leaver == 1:  # the leaver is reported: exited with 0 first, or (still shutting down) stopped
+        assert (f"before that, rank(s) {leaver} had exited with code 0" in result.stderr
+                or f"stopped rank(s) {leaver}" in result.stderr), result.stderr
     assert took < 20
 
 
