@@ -1,7 +1,6 @@
 """Ready-made parametrizations: weight_norm, spectral_norm and orthogonal (torch.nn.utils.parametrizations)."""
 from __future__ import annotations
 
-import math
 
 from ... import ops
 from ...ops import linalg_ns
@@ -110,36 +109,6 @@ def _eye_like(x: Tensor, n: int) -> Tensor:
     return ops.eye(n, dtype=x.dtype, device=x.device)
 
 
-def _matrix_exp(a: Tensor) -> Tensor:
-    """exp(a) of square matrices by scaling and squaring a degree-18 Taylor series, in tidal ops
-    (so it differentiates); tidal.linalg has no matrix_exp kernel yet."""
-    n = a.shape[-1]
-    norm = float(a.detach().abs().sum(-2).amax())
-    squarings = max(0, int(math.ceil(math.log2(norm))) + 1) if norm > 0.5 else 0
-    a = a / (2.0 ** squarings)
-    eye = _eye_like(a, n)
-    result, term = eye + a, a
-    for k in range(2, 19):
-        term = (term @ a) / k
-        result = result + term
-    for _ in range(squarings):
-        result = result @ result
-    return result
-
-
-def _householder_product(a: Tensor, tau: Tensor) -> Tensor:
-    """The first n columns of H_1 ... H_n, H_i = I - tau_i v_i v_i^H, v_i the i-th column of `a` below the
-    diagonal with a 1 on it (torch.linalg.householder_product), as a product of reflections in tidal ops."""
-    m, n = a.shape[-2], a.shape[-1]
-    q = _eye_like(a, m)
-    rows = ops.arange(m, device=a.device)
-    for i in reversed(range(n)):
-        v = ops.where(rows > i, a[..., :, i], ops.zeros_like(a[..., :, i]))
-        v = ops.where(rows == i, ops.ones_like(v), v).unsqueeze(-1)
-        q = q - (tau[..., i, None, None] * v) @ (v.mH @ q)
-    return q[..., :, :n]
-
-
 class _OrthMaps:
     matrix_exp, cayley, householder = "matrix_exp", "cayley", "householder"
 
@@ -164,7 +133,7 @@ class _Orthogonal(Module):
                 x = ops.cat([x, x.new_zeros(*x.shape[:-2], n, n - k)], dim=-1)
             a = x - x.mH
             if self.orthogonal_map == _OrthMaps.matrix_exp:
-                q = _matrix_exp(a)
+                q = linalg_ns.matrix_exp(a)
             else:
                 eye = _eye_like(a, n)
                 q = linalg_ns.solve(eye - 0.5 * a, eye + 0.5 * a)
@@ -173,7 +142,7 @@ class _Orthogonal(Module):
         else:
             a = x.tril(diagonal=-1)
             tau = 2.0 / (1.0 + (a * a).sum(dim=-2))
-            q = _householder_product(a, tau)
+            q = linalg_ns.householder_product(a, tau)
             q = q * x.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
         if hasattr(self, "base"):
             q = self.base @ q
