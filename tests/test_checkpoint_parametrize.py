@@ -86,9 +86,9 @@ def test_checkpoint_recomputes_with_the_same_dropout_mask():
     # the same mask exactly; values to the last bits (a fused group may run on NumPy the first time
     # and compiled the second, while its kernel compiles in the background)
     np.testing.assert_array_equal(y.detach().numpy() == 0, y2.detach().numpy() == 0)
-    np.testing.assert_allclose(y.detach().numpy(), y2.detach().numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(y.detach().numpy(), y2.detach().numpy(), rtol=1e-5, atol=1e-6)
     for a, b in zip(got, want):
-        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
 def test_checkpoint_tuple_outputs_and_no_grad_passthrough():

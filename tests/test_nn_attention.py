@@ -239,7 +239,9 @@ def test_encoder_layer_module_activation_and_training_dropout(rng):
     a = layer(x)
     tidal.manual_seed(1)
     b = layer(x)
-    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    # the same dropout draws; values to a few ulps (a fused group may run on NumPy the first time and
+    # compiled the second, while its kernel compiles in the background)
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
     layer.eval()
     assert not np.allclose(layer(x).detach().numpy(), a.detach().numpy())
 
