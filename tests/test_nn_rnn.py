@@ -253,7 +253,8 @@ def test_dropout_only_in_training(rng):
     first = to_numpy(mod(x)[0])
     tidal.manual_seed(0)
     again = to_numpy(mod(x)[0])
-    np.testing.assert_array_equal(first, again)
+    # the same dropout draws; values to a few ulps (NumPy and compiled paths of a fused group)
+    np.testing.assert_allclose(first, again, rtol=1e-5, atol=1e-6)
     assert not np.allclose(first, to_numpy(ref(xr)[0]))
 
 
