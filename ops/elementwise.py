@@ -11,7 +11,6 @@ import re
 
 import numpy as np
 
-from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, contiguous_strides, numel_of
 from ..tensor import dtype as dt
 from ..vm import Blob, Instruction, View, codegen, get_vm
@@ -304,13 +303,6 @@ def _device_of(op: ElemOp, args: tuple):
     return dev
 
 
-def _wants_grad(args: tuple) -> bool:
-    for a in args:
-        if isinstance(a, Tensor) and a.requires_grad:
-            return is_grad_enabled()
-    return False
-
-
 def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
     """Dispatch elementwise op `name`; `out` (an existing tensor) makes it in-place."""
     op = OPS[name]
@@ -332,12 +324,8 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         else:
             ins = tuple(a._v for a in args)
         vm.push(Instruction(name, plan.direct if plan.pow_exprs is None else None, ins, (view,), None, expr))
-        if plan.differentiable:
-            for a in args:
-                if a.__class__ is Tensor and a.requires_grad or isinstance(a, Tensor) and a.requires_grad:
-                    if is_grad_enabled():
-                        derivatives.record(name, args, out, False)
-                    break
+        if plan.differentiable and needs_grad(args):
+            derivatives.record(name, args, out, False)
         return out
     check_inplace(op.name, out, plan)
     check_overlap(out, args)

@@ -77,13 +77,12 @@ def signature(window: list) -> tuple:
 class Template:
     """A lowered window in window places; `build` makes the batch for a new window."""
 
-    __slots__ = ("steps", "dead", "fused_away", "kernels")
+    __slots__ = ("steps", "dead", "fused_away")
 
     def __init__(self, steps: list):
         self.steps = steps
         self.dead = tuple(d for step in steps if step[0] in (_FUSED, _DEAD) for d in step[5])
         self.fused_away = sum(step[6] for step in steps if step[0] in (_FUSED, _DEAD))
-        self.kernels = sum(1 for step in steps if step[0] != _DEAD)
 
     def live(self, window: list) -> bool:
         """Whether every result the template drops is still dead to the program."""
