@@ -1,0 +1,274 @@
+"""FSDP2 (`torch.distributed.fsdp.fully_shard`) on tidal's global tensors.
+
+`fully_shard(module)` replaces each parameter it manages by a DTensor (a global parameter) split on
+dim 0 over the mesh, so the optimizer steps on this rank's shard. Before forward a hook all-gathers
+the shards into whole local tensors and registers those in the module; they are the output of an
+autograd Function whose backward reduce-scatters (averaging over ranks) the whole gradient into the
+shard's `.grad`. After forward (with `reshard_after_forward`, the default) the sharded parameters are
+registered again; otherwise they return after backward.
+
+What differs from torch: parameters whose sharded dim does not divide by the mesh size stay
+replicated (their gradients all-reduced) instead of being padded; backward does not all-gather again
+(autograd keeps the gathered weights the ops saved, so resharding frees only the module's reference);
+there is no explicit prefetch (collectives are queued on the VM's communication stream, so their
+issue never blocks the caller); HSDP (2-D meshes) is not implemented.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..comm import boxing
+from ..comm.global_tensor import GlobalTensor
+from ..nn.parameter import Parameter
+from ..tensor import Tensor
+from .device_mesh import DeviceMesh, init_device_mesh
+from .tensor._api import distribute_tensor
+from .tensor.placement_types import Replicate, Shard
+
+__all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy", "CPUOffloadPolicy"]
+
+
+@dataclass(frozen=True)
+class MixedPrecisionPolicy:
+    """Dtypes for the gathered parameters (forward/backward compute), the gradient reduction and outputs."""
+
+    param_dtype: object = None
+    reduce_dtype: object = None
+    output_dtype: object = None
+    cast_forward_inputs: bool = True
+
+
+@dataclass
+class OffloadPolicy:
+    """No offloading (the default)."""
+
+
+@dataclass
+class CPUOffloadPolicy(OffloadPolicy):
+    """Keep sharded parameters on the CPU: tidal's global tensors live there already, so nothing moves."""
+
+    pin_memory: bool = True
+
+
+class _Param:
+    """One managed parameter: where it is registered, its sharded DTensor, and gradients held back."""
+
+    __slots__ = ("slots", "sharded", "dim", "pending")
+
+    def __init__(self, slots: list, sharded: GlobalTensor, dim: int | None):
+        self.slots, self.sharded, self.dim, self.pending = slots, sharded, dim, None
+
+    def register(self, value) -> None:
+        for owner, name in self.slots:
+            owner._parameters[name] = value
+
+
+class _State:
+    """What fully_shard keeps for one module: its parameters, mesh and policies."""
+
+    def __init__(self, params: list, mesh: DeviceMesh, reshard_after_forward: bool, mp: MixedPrecisionPolicy):
+        self.params, self.mesh, self.mp = params, mesh, mp
+        self.reshard_after_forward = reshard_after_forward
+        self.group = mesh.get_group(0)
+        self.sync = True
+        self.unsharded = False
+        self.waiting = 0      # gathered parameters whose gradient has not come back yet
+
+
+def _gather(p: _Param, state: _State) -> Tensor:
+    local = p.sharded._local.detach()
+    full = local.clone() if p.dim is None else boxing._gather(local, state.group, p.dim)
+    dtype = state.mp.param_dtype
+    return full if dtype is None or dtype == full.dtype else full.to(dtype)
+
+
+class _Unshard(Function):
+    """Forward: the all-gathered parameter. Backward: the whole gradient averaged over the ranks and
+    reduce-scattered into the shard (all-reduced for a replicated parameter)."""
+
+    @staticmethod
+    def forward(ctx, shard, p, state):
+        ctx.p, ctx.state = p, state
+        return _gather(p, state)
+
+    @staticmethod
+    def backward(ctx, grad):
+        p, state = ctx.p, ctx.state
+        state.waiting -= 1
+        if state.waiting <= 0 and state.unsharded and not state.reshard_after_forward:
+            _reshard(state)
+        if p.pending is not None:
+            grad, p.pending = grad + p.pending, None
+        if not state.sync:
+            p.pending = grad
+            return None, None, None
+        dtype = state.mp.reduce_dtype
+        if dtype is not None and dtype != grad.dtype:
+            grad = grad.to(dtype)
+        n = state.group.size()
+        if p.dim is None:
+            reduced = boxing._all_reduce(grad, state.group)
+        else:
+            reduced = boxing._reduce_scatter(grad, state.group, p.dim)
+        reduced = reduced / n
+        shard_dtype = p.sharded.dtype
+        return (reduced if reduced.dtype == shard_dtype else reduced.to(shard_dtype)), None, None
+
+
+def _unshard(state: _State) -> None:
+    grad = is_grad_enabled()
+    state.waiting = 0
+    for p in state.params:
+        if grad and p.sharded.requires_grad:
+            full = _Unshard.apply(p.sharded._local, p, state)
+            state.waiting += 1
+        else:
+            with no_grad():
+                full = _gather(p, state)
+        p.register(full)
+    state.unsharded = True
+
+
+def _reshard(state: _State) -> None:
+    for p in state.params:
+        p.register(p.sharded)
+    state.unsharded = False
+
+
+def _cast(obj, dtype):
+    if isinstance(obj, Tensor) and obj.is_floating_point() and obj.dtype != dtype:
+        return obj.to(dtype)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_cast(o, dtype) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _cast(v, dtype) for k, v in obj.items()}
+    return obj
+
+
+def _pre_forward(module, args, kwargs):
+    state = module._fsdp_state
+    _unshard(state)
+    mp = state.mp
+    if mp.param_dtype is not None and mp.cast_forward_inputs:
+        return _cast(args, mp.param_dtype), _cast(kwargs, mp.param_dtype)
+    return None
+
+
+def _post_forward(module, args, output):
+    state = module._fsdp_state
+    if state.reshard_after_forward:
+        _reshard(state)
+    if state.mp.output_dtype is not None:
+        return _cast(output, state.mp.output_dtype)
+    return None
+
+
+class FSDPModule:
+    """What fully_shard adds to a module's class: explicit unshard/reshard and gradient-sync switches."""
+
+    def unshard(self, async_op: bool = False):
+        """All-gather the parameters now and register the whole tensors (until `reshard`)."""
+        _unshard(self._fsdp_state)
+        return None
+
+    def reshard(self) -> None:
+        """Register the sharded parameters again, dropping the module's whole ones."""
+        _reshard(self._fsdp_state)
+
+    def set_reshard_after_forward(self, reshard_after_forward: bool, recurse: bool = True) -> None:
+        """Whether forward ends by resharding (for this module and, with `recurse`, its FSDP submodules)."""
+        for m in (self.modules() if recurse else [self]):
+            if isinstance(m, FSDPModule):
+                m._fsdp_state.reshard_after_forward = bool(reshard_after_forward)
+
+    def set_requires_gradient_sync(self, requires_gradient_sync: bool, *, recurse: bool = True) -> None:
+        """Whether backward reduce-scatters gradients; without, whole gradients accumulate locally until a
+        backward that syncs (gradient accumulation without communication)."""
+        for m in (self.modules() if recurse else [self]):
+            if isinstance(m, FSDPModule):
+                m._fsdp_state.sync = bool(requires_gradient_sync)
+
+
+_CLASSES: dict = {}
+
+
+def _fsdp_class(cls: type) -> type:
+    made = _CLASSES.get(cls)
+    if made is None:
+        made = _CLASSES[cls] = type(f"FSDP{cls.__name__}", (FSDPModule, cls), {})
+    return made
+
+
+def _managed(module, ignored: set) -> list:
+    """(owner, name, parameter) for the parameters under `module` that no inner fully_shard manages."""
+    found, stack = [], [module]
+    while stack:
+        owner = stack.pop()
+        for name, param in owner._parameters.items():
+            if param is not None and id(param) not in ignored:
+                found.append((owner, name, param))
+        stack.extend(child for child in reversed(list(owner._modules.values()))
+                     if child is not None and not isinstance(child, FSDPModule))
+    return found
+
+
+def fully_shard(module, *, mesh: DeviceMesh | None = None, reshard_after_forward: bool | int = True,
+                shard_placement_fn=None, mp_policy: MixedPrecisionPolicy = MixedPrecisionPolicy(),
+                offload_policy: OffloadPolicy = OffloadPolicy(), ignored_params: set | None = None):
+    """Shard `module`'s parameters (those not already under an inner fully_shard) on dim 0 over `mesh`;
+    all-gather them around forward and reduce-scatter their gradients. Returns the module, now also an
+    FSDPModule."""
+    from ..nn import Module
+    if isinstance(module, (list, tuple)):
+        raise NotImplementedError("fully_shard(): a list of modules sharing one group is not implemented; call it "
+                                  "on each module")
+    if not isinstance(module, Module):
+        raise ValueError(f"fully_shard does not support containers that do not implement forward: {module}")
+    if isinstance(module, FSDPModule):
+        raise RuntimeError(f"fully_shard() was already applied to {type(module).__name__}")
+    if not isinstance(offload_policy, OffloadPolicy):
+        raise TypeError(f"offload_policy must be an OffloadPolicy, got {type(offload_policy).__name__}")
+    mesh = mesh if mesh is not None else init_device_mesh("cpu", (_world_size(),))
+    if mesh.ndim != 1:
+        raise NotImplementedError("fully_shard(): HSDP (a 2-D mesh of replicate x shard) is not implemented in "
+                                  "tidal; pass a 1-D mesh")
+    if not isinstance(reshard_after_forward, bool):
+        raise NotImplementedError("fully_shard(): reshard_after_forward as an int (resharding to a smaller world) "
+                                  "is not implemented")
+    n = mesh.size()
+    ignored = {id(p) for p in (ignored_params or ())}
+    by_id: dict = {}
+    for owner, name, param in _managed(module, ignored):
+        if isinstance(param, GlobalTensor):
+            raise NotImplementedError(f"fully_shard(): parameter {name!r} is already a DTensor; combining FSDP with "
+                                      "tensor parallelism is not implemented")
+        entry = by_id.get(id(param))
+        if entry is not None:           # a shared (tied) parameter: one shard, registered in every place
+            entry.slots.append((owner, name))
+            continue
+        placement = shard_placement_fn(param) if shard_placement_fn is not None else None
+        placement = Shard(0) if placement is None else placement
+        dim = placement.dim % max(param.dim(), 1)
+        if param.dim() == 0 or param.shape[dim] % n:
+            placement, dim = Replicate(), None   # tidal's shards are even: keep this one whole on every rank
+        with no_grad():
+            sharded = Parameter(distribute_tensor(param.detach(), mesh, [placement], src_data_rank=None),
+                                requires_grad=param.requires_grad)
+        by_id[id(param)] = _Param([(owner, name)], sharded, dim)
+    params = list(by_id.values())
+    for p in params:
+        p.register(p.sharded)
+    object.__setattr__(module, "_fsdp_state", _State(params, mesh, reshard_after_forward, mp_policy))
+    module.register_forward_pre_hook(_pre_forward, prepend=True, with_kwargs=True)
+    module.register_forward_hook(_post_forward)
+    module.__class__ = _fsdp_class(type(module))
+    return module
+
+
+def _world_size() -> int:
+    from ..comm import process_group as pg
+    if not pg.is_initialized():
+        pg.init_process_group("gloo")
+    return pg.get_world_size()
