@@ -1,8 +1,8 @@
 """torch.autograd.functional: Jacobians, Hessians and their products with vectors, from reverse mode.
 
-Everything is built on `autograd.grad`. Forward-mode products (jvp, hvp) use the double-vjp
-trick: g(u) = J^T u is linear in a dummy cotangent u, so differentiating g with respect to u in
-the direction v gives J v. `vectorize` and the strategies are accepted: the results are the
+Everything is built on `autograd.grad`. Forward-mode products (jvp, hvp) use forward_ad's core
+(the transpose trick: g(u) = J^T u is linear in a dummy cotangent u, so differentiating g with
+respect to u in the direction v gives J v), as torch's own jvp/hvp use the double backward. `vectorize` and the strategies are accepted: the results are the
 same; tidal computes them one backward pass per output element.
 """
 from __future__ import annotations
@@ -51,14 +51,9 @@ def _vjp_raw(outputs: tuple, inputs: tuple, cotangents: tuple, create_graph: boo
 
 
 def _jvp_raw(outputs: tuple, inputs: tuple, tangents: tuple, create_graph: bool) -> tuple:
-    """J v per output by the double-vjp trick (None where an output does not depend on the inputs)."""
-    dummies = tuple(ops.zeros_like(o).requires_grad_(True) for o in outputs)
-    back = _vjp_raw(outputs, inputs, dummies, create_graph=True)
-    pairs = [(b, v) for b, v in zip(back, tangents) if b is not None and b.requires_grad and v is not None]
-    if not pairs:
-        return (None,) * len(outputs)
-    bs, vs = zip(*pairs)
-    return _grad(bs, dummies, vs, retain_graph=True, create_graph=create_graph, allow_unused=True)
+    """J v per output, by forward mode's transpose trick (None where an output does not depend on the inputs)."""
+    from .forward_ad import linearize
+    return tuple(linearize(outputs, inputs, create_graph)(tangents))
 
 
 def _zeros_for_none(grads: tuple, refs: tuple, strict: bool, what: Callable[[int], str]) -> tuple:

@@ -5,7 +5,7 @@ requires grad, on a view of it, so an outer transform or the caller's autograd s
 and differentiates with `autograd.grad`, building the graph of the gradient itself while grad mode
 is on, so transforms nest: grad(grad(f)), jacrev(jacrev(f)), vmap(grad(f)). A result that depends
 on nothing outside the transform is returned detached, as torch.func does. Forward mode (jvp,
-jacfwd) is the double-vjp trick over reverse mode.
+jacfwd, linearize) runs on dual tensors of tidal.autograd.forward_ad at a level of its own.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from typing import Any, Callable
 
 from .. import ops
 from ..autograd import enable_grad, is_grad_enabled
-from ..autograd.functional import _jvp_raw, _vjp_raw
+from ..autograd import forward_ad as fw
+from ..autograd.functional import _vjp_raw
 from ..autograd.graph import AccumulateGrad, _seq
 from ..tensor import Tensor
 from ._pytree import tree_flatten, tree_map, tree_unflatten
@@ -182,8 +183,22 @@ def vjp(func: Callable, *primals, has_aux: bool = False) -> tuple:
     return result + (level.finish(aux),) if has_aux else result
 
 
+def _dualize(lvl, t, tangent, fn: str):
+    """`t` as a dual tensor of level `lvl` (non-tensors pass through)."""
+    if not isinstance(t, Tensor):
+        return t
+    if not t.dtype.is_floating_point:
+        raise RuntimeError(f"{fn}: only Tensors of floating point dtype can be differentiated")
+    return fw.make_dual(t, tangent if tangent is not None else ops.zeros_like(t), level=lvl)
+
+
+def _primal(t, lvl):
+    """`t` without the tangent of level `lvl` (other trees' leaves pass through)."""
+    return fw.unpack_dual(t, level=lvl).primal if isinstance(t, Tensor) else t
+
+
 def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: bool = False) -> tuple:
-    """(func(*primals), the directional derivative along `tangents`[, aux])."""
+    """(func(*primals), the directional derivative along `tangents`[, aux]), by forward-mode AD."""
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError(f"jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
                            f"call f(*primals).")
@@ -199,17 +214,22 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
         if p.shape != t.shape:
             raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same shape. "
                                f"Got primals.shape={p.shape} and tangents.shape={t.shape}")
-    level = _Level()
-    with enable_grad():
-        lifted = [level.lift(p) for p in p_leaves]
-        output, aux = _split_aux(func(*tree_unflatten(lifted, p_spec)), has_aux, "jvp")
-        level.settle(output)
+    keep = is_grad_enabled()
+    with enable_grad(), fw._internal_level() as lvl:
+        duals = [_dualize(lvl, p, t, "jvp") for p, t in zip(p_leaves, t_leaves)]
+        output, aux = _split_aux(func(*tree_unflatten(duals, p_spec)), has_aux, "jvp")
         out_leaves, out_spec = tree_flatten(output)
-        outs = [o for o in out_leaves if isinstance(o, Tensor)]
-        res = iter(_jvp_raw(tuple(outs), tuple(lifted), tuple(t_leaves), level.create_graph))
-        tangent_out = [ops.zeros_like(o) if g is None else g for o, g in zip(outs, res)]
-    result = (level.finish(output), level.finish(tree_unflatten(tangent_out, out_spec)))
-    return result + (level.finish(aux),) if has_aux else result
+        for o in out_leaves:
+            if not isinstance(o, Tensor):
+                raise RuntimeError(f"jvp(f, primals, tangents): Expected f(*primals) to return only tensors, got "
+                                   f"unsupported type {type(o)}")
+        create = keep and (fw._outer(out_leaves, lvl) or any(t.requires_grad for t in t_leaves))
+        res = fw.linearize(out_leaves, [fw._dual_handle(d) for d in duals], create)(t_leaves)
+        tangent_out = [ops.zeros_like(o) if g is None else g for o, g in zip(out_leaves, res)]
+        primal_out = [_primal(o, lvl) for o in out_leaves]
+        aux = tree_map(lambda t: _primal(t, lvl), aux)
+    result = (tree_unflatten(primal_out, out_spec), tree_unflatten(tangent_out, out_spec))
+    return result + (aux,) if has_aux else result
 
 
 def _jacobian(func: Callable, argnums, has_aux: bool, fn: str) -> Callable:
@@ -252,12 +272,52 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size: int 
 
 
 def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *, randomness: str = "error") -> Callable:
-    """A function returning the Jacobian of `func` with respect to `argnums` (the same values as jacrev:
-    tidal has no forward mode, so it is computed in reverse)."""
+    """A function returning the Jacobian of `func` with respect to `argnums` by forward mode: one
+    Jacobian-vector product per input element, all over one linearization."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got "
                            f"{randomness}")
-    return _jacobian(func, argnums, has_aux, "jacfwd")
+
+    def wrapper(*args, **kwargs):
+        keep = is_grad_enabled()
+        with enable_grad(), fw._internal_level() as lvl:
+            nums = _argnums_tuple(argnums, len(args), "jacfwd")
+            args = list(args)
+            for n in nums:
+                args[n] = tree_map(lambda t: _dualize(lvl, t, None, "jacfwd"), args[n])
+            chosen = tuple(args[n] for n in nums) if isinstance(argnums, tuple) else args[nums[0]]
+            output, aux = _split_aux(func(*args, **kwargs), has_aux, "jacfwd")
+            out_leaves, out_spec = tree_flatten(output)
+            for o in out_leaves:
+                if not isinstance(o, Tensor):
+                    raise RuntimeError(f"jacfwd(f, ...): Expected f to return a Tensor or a pytree of Tensors, got "
+                                       f"{type(o)}")
+            in_leaves, in_spec = tree_flatten(chosen)
+            duals = [x for x in in_leaves if isinstance(x, Tensor)]
+            create = keep and fw._outer(out_leaves, lvl)
+            jvp_of = fw.linearize(out_leaves, [fw._dual_handle(d) for d in duals], create)
+            blocks: list = [[] for _ in out_leaves]  # blocks[i][j]: d out i / d input j
+            for j, x in enumerate(duals):
+                cols: list = [[] for _ in out_leaves]
+                basis = ops.eye(x.numel(), dtype=x.dtype, device=x.device)
+                for k in range(x.numel()):
+                    tangents = [basis[k].reshape(x.shape) if i == j else None for i in range(len(duals))]
+                    for i, (o, g) in enumerate(zip(out_leaves, jvp_of(tangents))):
+                        cols[i].append(ops.zeros_like(o) if g is None else g)
+                for i, o in enumerate(out_leaves):
+                    blocks[i].append(ops.stack(cols[i], -1).reshape(*o.shape, *x.shape) if cols[i] else
+                                     ops.zeros(*o.shape, *x.shape, dtype=o.dtype, device=o.device))
+            jac = [tree_unflatten(iter_fill(in_leaves, row), in_spec) for row in blocks]
+            aux = tree_map(lambda t: _primal(t, lvl), aux)
+        jac = tree_unflatten(jac, out_spec)
+        return (jac, aux) if has_aux else jac
+    return wrapper
+
+
+def iter_fill(leaves: list, tensors: list) -> list:
+    """`leaves` with each tensor replaced by the next of `tensors` (non-tensors become None)."""
+    it = iter(tensors)
+    return [next(it) if isinstance(x, Tensor) else None for x in leaves]
 
 
 def hessian(func: Callable, argnums=0) -> Callable:
@@ -266,12 +326,29 @@ def hessian(func: Callable, argnums=0) -> Callable:
 
 
 def linearize(func: Callable, *primals) -> tuple:
-    """(func(*primals), jvp_fn) where jvp_fn(*tangents) is the Jacobian-vector product at `primals`
-    (each call differentiates afresh: tidal keeps no linearized program)."""
-    output = jvp(func, primals, tuple(ops.zeros_like(p) for p in primals))[0]
+    """(func(*primals), jvp_fn) where jvp_fn(*tangents) is the Jacobian-vector product at `primals`; func runs
+    once and each jvp_fn call is one pass over the linearization."""
+    keep = is_grad_enabled()
+    p_leaves, p_spec = tree_flatten(primals)
+    with enable_grad(), fw._internal_level() as lvl:
+        duals = [_dualize(lvl, p, None, "linearize") for p in p_leaves]
+        output = func(*tree_unflatten(duals, p_spec))
+        out_leaves, out_spec = tree_flatten(output)
+        jvp_of = fw.linearize(out_leaves, [fw._dual_handle(d) for d in duals if isinstance(d, Tensor)],
+                              keep and fw._outer(out_leaves, lvl))
+        output = tree_unflatten([_primal(o, lvl) for o in out_leaves], out_spec)
 
     def jvp_fn(*tangents):
-        return jvp(func, primals, tangents)[1]
+        t_leaves, t_spec = tree_flatten(tangents)
+        if repr(t_spec) != repr(p_spec):
+            raise RuntimeError(f"Expected the tangents {t_spec} to have the same argument structure as the primals "
+                               f"{p_spec}")
+        for p, t in zip(p_leaves, t_leaves):
+            if isinstance(p, Tensor) and (t.shape != p.shape or t.dtype is not p.dtype):
+                raise RuntimeError(f"Mismatch in dtype or shape: primal has shape {p.shape} and dtype {p.dtype}, "
+                                   f"tangent has shape {t.shape} and dtype {t.dtype}")
+        res = jvp_of([t for p, t in zip(p_leaves, t_leaves) if isinstance(p, Tensor)])
+        return tree_unflatten([ops.zeros_like(o) if g is None else g for o, g in zip(out_leaves, res)], out_spec)
     return output, jvp_fn
 
 

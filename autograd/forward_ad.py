@@ -1,0 +1,291 @@
+"""Forward-mode AD (torch.autograd.forward_ad): dual tensors whose tangents come from reverse mode.
+
+Design: a dual tensor is lazy. `make_dual(primal, tangent)` returns a tensor sharing `primal`'s
+memory whose grad_fn is a MakeDualBackward0 node (an identity on the primal's own history) that
+carries the level and the tangent. Ops on it record the graph as any op does. `unpack_dual(y)`
+finds the live dual nodes of the level that `y` reaches and computes the tangent by the transpose
+trick: b(u) = J^T u is linear in a dummy cotangent u (one reverse pass with create_graph), so the
+reverse pass of b along the tangents gives J t. Every op whose backward formula is differentiable
+(tidal writes them in tidal ops) thus has a forward derivative, without a second rule per op.
+
+The same core (`linearize`) serves tidal.func.jvp/jacfwd/linearize and autograd.functional.jvp/hvp:
+after one reverse pass, every further Jacobian-vector product costs one pass over b's graph.
+
+Known differences from torch: ops record a graph, so dual tensors (and what is computed from them)
+report requires_grad=True; ops run under no_grad or inference_mode record nothing, so their results
+carry no tangent (torch keeps computing tangents under no_grad); a tensor saved by an op and
+modified in place before unpack_dual makes unpack_dual raise autograd's in-place error.
+"""
+from __future__ import annotations
+
+import collections
+import contextlib
+from typing import Callable, Sequence
+
+from ..tensor import Tensor
+from .api import grad as _grad
+from .grad_mode import enable_grad, is_grad_enabled
+from .graph import AccumulateGrad, record
+
+__all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
+
+UnpackedDualTensor = collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+UnpackedDualTensor.__doc__ = "The (primal, tangent) pair unpack_dual returns; tangent is None for a non-dual tensor."
+
+_NESTED = "Nested forward mode AD is not supported at the moment"
+
+
+class _Level:
+    """One dual level: alive between enter and exit; `public` if entered by enter_dual_level."""
+
+    __slots__ = ("index", "alive", "public")
+
+    def __init__(self, index: int, public: bool):
+        self.index, self.alive, self.public = index, True, public
+
+
+_levels: list = []  # the live levels, innermost last
+
+
+def _push(public: bool) -> _Level:
+    level = _Level(len(_levels), public)
+    _levels.append(level)
+    return level
+
+
+def _pop(level: _Level) -> None:
+    if not _levels or _levels[-1] is not level:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. This is "
+                           "not supported.")
+    level.alive = False
+    _levels.pop()
+
+
+def enter_dual_level() -> int:
+    """Enter a new forward-AD level (only one at a time, as in torch); returns its index."""
+    if _levels:
+        raise RuntimeError(_NESTED)
+    return _push(public=True).index
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """Exit the current forward-AD level: dual tensors made in it lose their tangent."""
+    current = _levels[-1].index if _levels else -1
+    if level is None:
+        level = current
+    if level != current:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. This is "
+                           "not supported.")
+    if level < 0:
+        raise RuntimeError("Dual level must be a positive number.")
+    _pop(_levels[-1])
+
+
+class dual_level(contextlib.ContextDecorator):
+    """Context manager (or decorator) for one forward-AD level: `with dual_level(): ...`."""
+
+    def __enter__(self) -> int:
+        return enter_dual_level()
+
+    def __exit__(self, *exc) -> bool:
+        exit_dual_level()
+        return False
+
+
+@contextlib.contextmanager
+def _internal_level():
+    """A level for tidal's own transforms (func.jvp, jacfwd): these may nest, unlike public levels."""
+    level = _push(public=False)
+    try:
+        yield level
+    finally:
+        _pop(level)
+
+
+def _resolve(level, fn: str) -> _Level:
+    if isinstance(level, _Level):
+        return level
+    if level is None:
+        if not _levels:
+            raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+                               "enter_dual_level() first.")
+        return _levels[-1]
+    if not isinstance(level, int) or not 0 <= level < len(_levels):
+        raise RuntimeError(f"Invalid level given to {fn}")
+    return _levels[level]
+
+
+# -- dual tensors -------------------------------------------------------------------------------
+def _make_dual_backward(node, grad):
+    return (grad,)
+
+
+def _dual_info(node):
+    """(level, tangent, handle) for a live MakeDualBackward0 node, else None."""
+    info = node.__dict__.get("_fw_dual") if node is not None and hasattr(node, "__dict__") else None
+    if info is None or not info[0].alive:
+        return None
+    return info
+
+
+def _check_dtype(t: Tensor, what: str) -> None:
+    if not t.dtype.is_floating_point:
+        raise ValueError(f"Expected {what} to be floating point or complex, but got: {_torch_name(t.dtype)}")
+
+
+def _torch_name(dtype) -> str:
+    return f"torch.{dtype.name}" if hasattr(dtype, "name") else str(dtype)
+
+
+def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
+    """A dual tensor: `tensor`'s values (sharing its memory) with `tangent` as forward gradient."""
+    lvl = _resolve(level, "_make_dual")
+    if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
+        bad = tensor if not isinstance(tensor, Tensor) else tangent
+        raise TypeError(f"make_dual(): argument '{'tensor' if bad is tensor else 'tangent'}' must be Tensor, not "
+                        f"{type(bad).__name__}")
+    _check_dtype(tensor, "primal")
+    _check_dtype(tangent, "tangent")
+    if tuple(tensor.shape) != tuple(tangent.shape):
+        raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                           f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "
+                           f"forward gradient is of size {list(tangent.shape)}.")
+    if tensor.device != tangent.device:
+        raise RuntimeError(f"Expected tangent to be on the same device as the primal: {tangent.device} vs "
+                           f"{tensor.device}.")
+    if lvl in _reached(tensor)[0]:
+        raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
+                           f"level {lvl.index} is not supported.")
+    dual = Tensor._make(tensor._v, tensor.dtype, tensor.device, tensor._vm)
+    node = record("make_dual", _make_dual_backward, (tensor,), (dual,))
+    # the handle autograd.grad captures this node's gradient through, even after `dual` is written in place
+    handle = Tensor._make(tensor._v, tensor.dtype, tensor.device, tensor._vm)
+    handle.requires_grad, handle.grad_fn = True, node
+    node.__dict__["_fw_dual"] = (lvl, tangent, handle)
+    return dual
+
+
+def _reached(t: Tensor) -> tuple:
+    """({level: [dual nodes]} over the live dual nodes `t`'s graph reaches, whether it reaches a leaf
+    or a dual node of another level, i.e. whether its tangent must stay differentiable)."""
+    found: dict = {}
+    leaf = False
+    seen: set = set()
+    stack = [t.grad_fn] if isinstance(t, Tensor) and t.requires_grad else []
+    if isinstance(t, Tensor) and t.requires_grad and t.grad_fn is None:
+        leaf = True
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, AccumulateGrad):
+            leaf = True
+            continue
+        info = _dual_info(node)
+        if info is not None:
+            found.setdefault(info[0], []).append(node)
+        stack.extend(nxt for nxt, _ in node.next_functions)
+    return found, leaf
+
+
+def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
+    """(primal, tangent) of `tensor` at `level` (the current one by default); tangent None if not dual."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"_unpack_dual(): argument 'dual' (position 1) must be Tensor, not {type(tensor).__name__}")
+    if level is None and not _levels:
+        return UnpackedDualTensor(tensor, None)
+    lvl = _resolve(level, "_unpack_dual")
+    found, leaf = _reached(tensor)
+    nodes = found.get(lvl)
+    if not nodes:
+        return UnpackedDualTensor(tensor, None)
+    outer = leaf or any(other is not lvl for other in found)
+    primal = tensor.view_as(tensor) if outer and is_grad_enabled() else tensor.detach()
+    return UnpackedDualTensor(primal, _tangent(tensor, lvl, nodes, outer))
+
+
+def _tangent(y: Tensor, lvl: _Level, nodes: list, outer: bool) -> Tensor:
+    info = _dual_info(y.grad_fn)
+    if info is not None and info[0] is lvl and not y._output_nr:
+        return info[1]  # the dual itself, unchanged: its own tangent
+    key = (y.grad_fn, y._output_nr, y._version)
+    cached = y.__dict__.get("_fw_cache")
+    if cached is not None and cached[0] is lvl and cached[1] == key:
+        return cached[2]
+    infos = [n.__dict__["_fw_dual"] for n in nodes]
+    tangents = [t for _, t, _ in infos]
+    keep = is_grad_enabled() and (outer or any(t.requires_grad for t in tangents))
+    out = linearize([y], [h for _, _, h in infos], keep)(tangents)[0]
+    if out is None:  # y depends on the duals only through ops without a derivative
+        from .. import ops
+        out = ops.zeros_like(y)
+    y.__dict__["_fw_cache"] = (lvl, key, out)
+    return out
+
+
+def _dual_handle(dual: Tensor) -> Tensor:
+    """The tensor autograd.grad captures a fresh dual's gradient through (see make_dual)."""
+    return dual.grad_fn.__dict__["_fw_dual"][2]
+
+
+def _outer(outputs: Sequence, lvl: _Level) -> bool:
+    """Whether any of `outputs` reaches a leaf or another level's dual (so results must stay differentiable)."""
+    for o in outputs:
+        found, leaf = _reached(o)
+        if leaf or any(other is not lvl for other in found):
+            return True
+    return False
+
+
+# -- the transpose trick ------------------------------------------------------------------------
+def linearize(outputs: Sequence[Tensor], inputs: Sequence[Tensor], create_graph: bool) -> Callable:
+    """A function mapping tangents of `inputs` (None: zero) to the tangents J t of `outputs` (None where an
+    output does not depend on the inputs), built from one reverse pass with create_graph; each call is one
+    reverse pass over that pass's graph."""
+    from .. import ops
+    outs = [(k, o) for k, o in enumerate(outputs) if o.requires_grad]
+    dummies = [ops.zeros_like(o).requires_grad_(True) for _, o in outs]
+    with enable_grad():
+        back = _grad([o for _, o in outs], list(inputs), dummies, retain_graph=True, create_graph=True,
+                     allow_unused=True) if outs else (None,) * len(inputs)
+    live = [j for j, b in enumerate(back) if b is not None and b.requires_grad]
+    reached = [False] * len(outputs)
+    if live:  # an output is reached where its dummy is in the graph of some b
+        seen = {id(d) for d in dummies}
+        hit = _leaves_hit([back[j] for j in live], seen)
+        for (k, _), d in zip(outs, dummies):
+            reached[k] = id(d) in hit
+
+    def apply(tangents: Sequence) -> list:
+        found = [None] * len(dummies)
+        pairs = [(back[j], tangents[j]) for j in live if tangents[j] is not None]
+        if pairs:
+            bs = [b for b, _ in pairs]
+            ts = [t if t.dtype is b.dtype else t.to(b.dtype) for b, t in pairs]
+            with enable_grad():
+                found = _grad(bs, dummies, ts, retain_graph=True, create_graph=create_graph, allow_unused=True)
+        res = [ops.zeros_like(o) if hit else None for o, hit in zip(outputs, reached)]
+        for (k, _), g in zip(outs, found):
+            if g is not None:
+                res[k] = g if create_graph else g.detach()
+        return res
+    return apply
+
+
+def _leaves_hit(roots: list, wanted: set) -> set:
+    """The ids of the leaves among `wanted` whose accumulators the graphs of `roots` reach."""
+    hit = {id(r) for r in roots if id(r) in wanted}
+    seen: set = set()
+    stack = [r.grad_fn for r in roots]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, AccumulateGrad):
+            if id(node.variable) in wanted:
+                hit.add(id(node.variable))
+            continue
+        stack.extend(nxt for nxt, _ in node.next_functions)
+    return hit
