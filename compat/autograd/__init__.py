@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ... import autograd as _tidal_autograd
-from ...autograd import functional
+from ...autograd import forward_ad, functional
 from ...tensor import Tensor
 from .._mirror import mirror
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-from . import amp
+from . import amp, graphs
+from .graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables
 
 __all__ = ["amp", "is_available", "device_count", "is_initialized", "init", "manual_seed", "manual_seed_all",
            "seed", "seed_all", "synchronize", "empty_cache", "current_device", "set_device", "get_device_name",
            "get_device_capability", "get_device_properties", "is_bf16_supported", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
-           "get_arch_list", "device", "stream", "Stream", "Event"]
+           "get_arch_list", "device", "stream", "Stream", "Event", "graphs", "CUDAGraph", "graph",
+           "make_graphed_callables", "graph_pool_handle", "is_current_stream_capturing"]
 
 _NOT_COMPILED = "Torch not compiled with CUDA enabled"
 
