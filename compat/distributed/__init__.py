@@ -5,6 +5,7 @@ the comm package. What differs from tidal.comm: backend names as torch spells th
 has no NCCL or MPI, and neither has tidal), `Backend`, `group.WORLD` / `GroupMember`, and the
 object collectives, which carry plain data only (None, bool, int, float, str, bytes, and
 lists, tuples and dicts of them: tidal never unpickles what comes over the wire).
+`torch.distributed.tensor`, `.device_mesh`, `.fsdp` and `.checkpoint` are tidal.distributed's.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ _FROM_COMM = ("ProcessGroup", "Work", "ReduceOp", "destroy_process_group", "get_
 __all__ = sorted(_FROM_COMM + ("init_process_group", "is_available", "is_initialized", "is_torchelastic_launched",
                                "is_gloo_available", "is_nccl_available", "is_mpi_available", "is_ucc_available",
                                "is_backend_available", "Backend", "GroupMember", "group", "get_process_group_ranks",
-                               "all_gather_object", "broadcast_object_list"))
+                               "all_gather_object", "broadcast_object_list", "DeviceMesh", "init_device_mesh"))
 
 _MISSING_BACKENDS = {"nccl": "NCCL built in", "ucc": "UCC built in", "xccl": "XCCL built in",
                      "mpi": "MPI built in. MPI is only included if you build PyTorch from source on a host that has "
@@ -30,7 +31,18 @@ def _comm():
     return importlib.import_module("tidal.comm")
 
 
+# torch.distributed's subsystems on global tensors (tidal.distributed), imported on first use
+_SUBSYSTEMS = ("device_mesh", "tensor", "fsdp", "checkpoint")
+_FROM_MESH = ("DeviceMesh", "init_device_mesh")
+
+
 def __getattr__(name: str):
+    if name in _SUBSYSTEMS:
+        return importlib.import_module(f"tidal.distributed.{name}")
+    if name in _FROM_MESH:
+        value = getattr(importlib.import_module("tidal.distributed.device_mesh"), name)
+        globals()[name] = value
+        return value
     if name in _FROM_COMM:
         value = getattr(_comm(), name)
         globals()[name] = value  # later lookups skip this function
@@ -39,7 +51,7 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list:
-    return sorted(set(globals()) | set(_FROM_COMM))
+    return sorted(set(globals()) | set(_FROM_COMM) | set(_SUBSYSTEMS) | set(_FROM_MESH))
 
 
 class Backend(str):

@@ -1,0 +1,10 @@
+"""torch.distributed.checkpoint on tidal: sharded save and load of state dicts holding DTensors
+(each rank writes its shards, load reshards to the current layout), and the model/optimizer
+state-dict helpers (`torch.distributed.checkpoint.state_dict`)."""
+from __future__ import annotations
+
+from .filesystem import FileSystemReader, FileSystemWriter, StorageReader, StorageWriter
+from .state_dict_loader import load
+from .state_dict_saver import Metadata, save
+
+__all__ = ["save", "load", "FileSystemWriter", "FileSystemReader", "StorageWriter", "StorageReader", "Metadata"]

@@ -1,0 +1,69 @@
+"""What save() and load() share: a nested state dict flattened to dotted keys, and the region of
+the global tensor that this rank's shard covers."""
+from __future__ import annotations
+
+from ...comm.global_tensor import GlobalTensor
+from ...tensor import Tensor
+
+__all__ = ["flatten", "region", "group_of", "plain", "restore"]
+
+
+def _is_leaf_list(value) -> bool:
+    return not any(isinstance(v, (dict, list, Tensor, GlobalTensor)) for v in value)
+
+
+def flatten(obj, prefix: str = "") -> list:
+    """(dotted key, container, index, leaf) for every tensor and plain value in a nested dict/list."""
+    found = []
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj)
+    for k, v in items:
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v:
+            found.extend(flatten(v, key + "."))
+        elif isinstance(v, list) and v and not _is_leaf_list(v):
+            found.extend(flatten(v, key + "."))
+        else:
+            found.append((key, obj, k, v))
+    return found
+
+
+def region(g: GlobalTensor, rank: int) -> tuple:
+    """(offsets, sizes, writes) of `rank`'s shard of `g`: writes is False on every replica but the first."""
+    coords = g.placement.coords(rank)
+    sizes, offsets = list(g._shape), [0] * len(g._shape)
+    writes = True
+    for axis, s in enumerate(g.sbp):
+        n, c = g.placement.hierarchy[axis], coords[axis]
+        if s.is_split:
+            sizes[s.dim] //= n            # an inner axis splits the outer axis's shard again
+            offsets[s.dim] += c * sizes[s.dim]
+        elif c != 0:
+            writes = False
+    return offsets, sizes, writes
+
+
+def group_of(process_group, no_dist: bool):
+    """The process group save/load run over, or None for a single process."""
+    from ...comm import process_group as pg
+    if no_dist or not pg.is_initialized():
+        return None
+    return process_group if process_group is not None else pg.default_group()
+
+
+def plain(value, key: str):
+    """`value` as JSON data (tuples become lists); anything else is refused."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [plain(v, key) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: plain(v, key) for k, v in value.items()}
+    raise TypeError(f"save(): cannot store the {type(value).__name__} at {key!r}: tidal's distributed checkpoints "
+                    "hold tensors and plain values (None, bool, int, float, str, lists and str-keyed dicts)")
+
+
+def restore(value, like):
+    """A value read from the metadata, shaped like the state dict's current one (tuples stay tuples)."""
+    if isinstance(like, tuple) and isinstance(value, list):
+        return tuple(restore(v, w) for v, w in zip(value, like)) if len(value) == len(like) else tuple(value)
+    return value

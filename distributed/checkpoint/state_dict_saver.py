@@ -1,0 +1,84 @@
+"""torch.distributed.checkpoint.save on tidal: every rank writes the shards it holds (one replica of
+each), the coordinator writes the metadata that says where every chunk lies."""
+from __future__ import annotations
+
+import os
+
+from ...autograd.grad_mode import no_grad
+from ...comm.global_tensor import GlobalTensor
+from ...comm.placement_sbp import broadcast, partial_sum
+from ...tensor import Tensor
+from ._layout import flatten, group_of, plain, region
+from .filesystem import FileSystemWriter, StorageWriter
+
+__all__ = ["save", "Metadata"]
+
+FORMAT_VERSION = 1
+
+
+class Metadata:
+    """What a checkpoint holds: `state_dict_metadata` maps each dotted key to its record (dtype, shape and
+    chunks of a tensor, or a plain value)."""
+
+    def __init__(self, entries: dict):
+        self.state_dict_metadata = entries
+
+    def __repr__(self) -> str:
+        return f"Metadata({len(self.state_dict_metadata)} entries)"
+
+
+def _writer(checkpoint_id, storage_writer) -> StorageWriter:
+    if storage_writer is None:
+        if checkpoint_id is None:
+            raise RuntimeError("`checkpoint_id` and `storage_writer` cannot both be None.")
+        return FileSystemWriter(checkpoint_id)
+    if checkpoint_id is not None:
+        storage_writer.path = os.fspath(checkpoint_id)
+    return storage_writer
+
+
+def _chunk(t: Tensor) -> Tensor:
+    t = t.detach()
+    return t.contiguous().clone() if t.dim() else t.clone()   # its own storage: only the chunk is written
+
+
+def save(state_dict: dict, *, checkpoint_id=None, storage_writer: StorageWriter | None = None, planner=None,
+         process_group=None, no_dist: bool = False) -> Metadata:
+    """Write `state_dict` (tensors, DTensors and plain values, nested) as a sharded checkpoint; collective
+    over the process group (each rank writes its own shards)."""
+    if planner is not None:
+        raise NotImplementedError("save(): custom planners are not implemented in tidal")
+    writer = _writer(checkpoint_id, storage_writer)
+    group = group_of(process_group, no_dist)
+    from ...comm import process_group as pg
+    rank = pg.get_rank() if group is not None else 0
+    entries, chunks, records = {}, {}, []
+    with no_grad():
+        for key, _, _, leaf in flatten(state_dict):
+            if isinstance(leaf, GlobalTensor):
+                if partial_sum in leaf.sbp:   # sum the partial values first: a checkpoint holds values
+                    leaf = leaf.to_global(leaf.placement, tuple(broadcast if s is partial_sum else s
+                                                                for s in leaf.sbp))
+                offsets, sizes, writes = region(leaf, rank)
+                entries[key] = {"kind": "tensor", "dtype": leaf.dtype.name, "shape": list(leaf._shape), "chunks": []}
+                if writes:
+                    chunks[key] = _chunk(leaf._local)
+                    records.append([key, offsets, sizes])
+            elif isinstance(leaf, Tensor):
+                entries[key] = {"kind": "tensor", "dtype": leaf.dtype.name, "shape": list(leaf.shape), "chunks": []}
+                if rank == (group.ranks[0] if group is not None else 0):
+                    chunks[key] = _chunk(leaf)
+                    records.append([key, [0] * leaf.dim(), list(leaf.shape)])
+            else:
+                entries[key] = {"kind": "value", "value": plain(leaf, key)}
+    writer.write_data(rank, chunks)
+    everyone = group.control.all_gather_object([rank, records]) if group is not None else [[rank, records]]
+    if group is None or rank == group.ranks[0]:
+        for who, done in everyone:
+            for key, offsets, sizes in done:
+                entries[key]["chunks"].append({"file": writer.data_file(who), "key": key, "offsets": offsets,
+                                               "sizes": sizes})
+        writer.write_metadata({"version": FORMAT_VERSION, "entries": entries})
+    if group is not None:
+        group.control.barrier()    # every rank returns once the checkpoint is complete
+    return Metadata(entries)
