@@ -14,7 +14,7 @@ from ..comm.placement_sbp import Placement
 
 __all__ = ["DeviceMesh", "init_device_mesh"]
 
-_BY_PLACEMENT: dict = {}   # the latest mesh made for a placement: a DTensor's device_mesh keeps its dim names
+_BY_PLACEMENT: dict = {}   # the mesh last used for a placement: a DTensor's device_mesh keeps its dim names
 _ACTIVE: list = []         # meshes entered with `with mesh:`
 
 
@@ -187,6 +187,12 @@ def current_mesh() -> DeviceMesh:
     if not _ACTIVE:
         raise RuntimeError("No device mesh is currently active!")
     return _ACTIVE[-1]
+
+
+def remember(mesh: DeviceMesh) -> DeviceMesh:
+    """Make `mesh` the one that DTensors on its placement report (the last mesh a DTensor was made with)."""
+    _BY_PLACEMENT[mesh.placement] = mesh
+    return mesh
 
 
 def mesh_of(placement: Placement) -> DeviceMesh:

@@ -19,7 +19,7 @@ from ...comm.global_tensor import GlobalTensor, _grad_sbp
 from ...comm.global_tensor import from_local as _global_from_local
 from ...comm.placement_sbp import broadcast
 from ...tensor import Tensor
-from ..device_mesh import DeviceMesh, current_mesh, mesh_of
+from ..device_mesh import DeviceMesh, current_mesh, mesh_of, remember
 from .placement_types import Placement, Replicate, from_sbp, to_sbp
 
 __all__ = ["DTensor", "distribute_tensor", "distribute_module"]
@@ -32,7 +32,7 @@ def _mesh(device_mesh: DeviceMesh | None) -> DeviceMesh:
     mesh = current_mesh() if device_mesh is None else device_mesh
     if not isinstance(mesh, DeviceMesh):
         raise TypeError(f"expected a DeviceMesh, got {type(mesh).__name__}")
-    return mesh
+    return remember(mesh)
 
 
 def _sbps(mesh: DeviceMesh, placements: Sequence[Placement] | None, ndim: int) -> tuple:

@@ -1,0 +1,118 @@
+"""torch.distributed.tensor on tidal's global tensors: placements and meshes, redistribute between
+every pair of placements on 2 real ranks, and a tensor-parallel MLP (parallelize_module with
+Colwise/Rowwise) trained on 2 ranks giving the losses and weights of the same MLP trained by torch
+in one process. The rank side lives in dtensor_ranks.py."""
+import numpy as np
+import pytest
+import torch
+
+import dtensor_ranks as R
+import tidal.compat
+from comm_ranks import no_failures
+
+SIZE = 2
+
+
+@pytest.fixture(scope="module")
+def pool():
+    from comm_ranks import RankPool
+    ranks = RankPool(SIZE)
+    yield ranks
+    ranks.close()
+
+
+def _weights(rng, sizes: list) -> list:
+    return [rng.standard_normal(s) * 0.5 for s in sizes]
+
+
+def _torch_mlp(weights: list) -> torch.nn.Module:
+    m = torch.nn.Sequential(torch.nn.Linear(6, 4 * SIZE), torch.nn.Tanh(), torch.nn.Linear(4 * SIZE, 3)).double()
+    with torch.no_grad():
+        for p, w in zip(m.parameters(), weights):
+            p.copy_(torch.tensor(w))
+    return m
+
+
+MLP_SHAPES = [(4 * SIZE, 6), (4 * SIZE,), (3, 4 * SIZE), (3,)]
+
+
+# -- single process ----------------------------------------------------------------------------------------------
+def test_placement_objects_match_torch():
+    from torch.distributed.tensor import Partial as TP, Replicate as TR, Shard as TS
+    from tidal.distributed.tensor import Partial, Replicate, Shard
+    for ours, theirs in [(Shard(0), TS(0)), (Shard(-1), TS(-1)), (Replicate(), TR()), (Partial(), TP())]:
+        assert repr(ours) == repr(theirs) and str(ours) == str(theirs)
+        assert (ours.is_shard(), ours.is_replicate(), ours.is_partial()) == \
+            (theirs.is_shard(), theirs.is_replicate(), theirs.is_partial())
+    assert Shard(1) == Shard(1) and Shard(1) != Shard(0) and Replicate() != Partial()
+    assert len({Shard(0), Shard(0), Replicate(), Replicate()}) == 2
+    assert Shard(1).is_shard(1) and not Shard(1).is_shard(0) and Partial().is_partial("sum")
+
+
+def test_compat_names():
+    tc = tidal.compat
+    from tidal.distributed.tensor import DTensor
+    from tidal.comm import GlobalTensor
+    assert tc.distributed.tensor.DTensor is DTensor is GlobalTensor   # one tensor class, two faces
+    assert tc.distributed.init_device_mesh is tc.distributed.device_mesh.init_device_mesh
+    assert callable(tc.distributed.fsdp.fully_shard) and callable(tc.distributed.checkpoint.save)
+    from tidal.distributed.tensor import parallel
+    assert {"ColwiseParallel", "RowwiseParallel", "SequenceParallel", "parallelize_module"} <= set(parallel.__all__)
+
+
+def test_meshes_need_cpu():
+    from tidal.distributed.device_mesh import DeviceMesh
+    with pytest.raises(RuntimeError, match="'cpu' only"):
+        DeviceMesh("cuda", [0, 1])
+
+
+# -- 2 ranks --------------------------------------------------------------------------------------------------------
+@pytest.mark.timeout(120)
+def test_redistribute_every_pair(pool):
+    no_failures(pool.run(R.redistribute_every_pair, timeout=100))
+
+
+@pytest.mark.timeout(120)
+def test_mesh_and_errors(pool):
+    no_failures(pool.run(R.mesh_and_errors, timeout=100))
+
+
+@pytest.mark.timeout(120)
+def test_tensor_parallel_mlp_trains_like_torch(pool):
+    rng = np.random.default_rng(11)
+    weights = _weights(rng, MLP_SHAPES)
+    x, y = rng.standard_normal((5, 6)), rng.standard_normal((5, 3))
+    steps = 4
+    model = _torch_mlp(weights)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    losses = []
+    for _ in range(steps):
+        loss = torch.nn.functional.mse_loss(model(torch.tensor(x)), torch.tensor(y))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    for got in pool.run(R.tensor_parallel_training, weights, x, y, steps, timeout=100):
+        assert got["layout"] == {"0.weight": ["Shard(dim=0)"], "0.bias": ["Shard(dim=0)"],
+                                 "2.weight": ["Shard(dim=1)"], "2.bias": ["Replicate()"]}
+        assert got["out_type"] == "Tensor"   # use_local_output: the Rowwise output is a plain (replicated) tensor
+        np.testing.assert_allclose(got["losses"], losses, rtol=1e-12)
+        for ours, p in zip(got["weights"], model.parameters()):
+            np.testing.assert_allclose(ours, p.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.timeout(120)
+def test_distribute_module_and_sequence_parallel(pool):
+    rng = np.random.default_rng(12)
+    weights = _weights(rng, MLP_SHAPES)
+    x = rng.standard_normal((4, 6))
+    want = _torch_mlp(weights)(torch.tensor(x)).detach().numpy()
+    seq = torch.arange(2 * 2 * SIZE * 5, dtype=torch.float64).reshape(2, 2 * SIZE, 5) ** 1.5 / 7
+    want_seq = torch.nn.LayerNorm(5).double()(seq).detach().numpy()
+    for got in pool.run(R.distribute_module_hooks, weights, x, timeout=100):
+        assert got["failures"] == []
+        assert got["layout"] == {"0.weight": "Shard(dim=0)", "0.bias": "Shard(dim=0)", "2.weight": "Replicate()",
+                                 "2.bias": "Replicate()"}
+        np.testing.assert_allclose(got["out"], want, rtol=1e-12)
+        assert got["seq_placements"] == "(Shard(dim=1),)"
+        np.testing.assert_allclose(got["seq_full"], want_seq, rtol=1e-10, atol=1e-12)
