@@ -14,6 +14,7 @@ import numpy as np
 from ..tensor import Tensor, contiguous_strides, numel_of
 from ..tensor import dtype as dt
 from ..vm import Blob, Instruction, View, codegen, get_vm
+from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import needs_grad
 from ..autograd.view_inplace import needs_rebase, write_through_view
 from .broadcast import broadcast_shapes
@@ -84,11 +85,51 @@ _declare("same", 3, {"clamp": "np.minimum(np.maximum({0}, {1}), {2})"})
 # PyTorch's two-sided lerp: exact at both ends, and the same rounding as torch's
 _declare("float", 3, {"lerp": "where(np.abs({2}) < 0.5, {0} + {2} * ({1} - {0}), {1} - ({1} - {0}) * (1 - {2}))"})
 _declare("where", 3, {"where": "where({0}, {1}, {2})"})
+_declare("keep", 1, {"sgn": "sgn({0})", "conj": "np.conj({0})"})  # sign, and z/|z| for complex inputs (COMPLEX_TEMPLATES)
+
+# Complex inputs: templates where NumPy's complex spelling differs, and the ops torch refuses
+# (exception type, message; {t} is the dtype's C++ name). Complex groups run on the NumPy path.
+COMPLEX_TEMPLATES = {"sgn": "where({0} == 0, {0} * 0, {0} / np.abs({0}))",
+                     "logaddexp": "np.log(np.exp({0}) + np.exp({1}))"}
+_NOT_FOR = "{op} is not supported for complex inputs"
+COMPLEX_REJECT = {name: (NotImplementedError, f'"{kernel}" not implemented for \'{{t}}\'')
+                  for name, kernel in dict(
+                      floor_divide="div_floor_cpu", remainder="remainder_cpu", fmod="fmod_cpu", atan2="atan2_cpu",
+                      hypot="hypot_cpu", logaddexp2="logaddexp2_cpu", copysign="copysign_cpu",
+                      nextafter="nextafter_cpu", xlogy="xlogy_cpu", polygamma="trigamma", lt="lt_cpu", le="le_cpu",
+                      gt="gt_cpu", ge="ge_cpu", bitwise_and="bitwise_and_cpu", bitwise_or="bitwise_or_cpu",
+                      bitwise_xor="bitwise_xor_cpu", bitwise_left_shift="lshift_cpu",
+                      bitwise_right_shift="rshift_cpu", bitwise_not="bitwise_not_cpu", round="round_vml_cpu",
+                      frac="frac_cpu", erf="erf_vml_cpu", erfc="erfc_vml_cpu", lgamma="lgamma_vml_cpu",
+                      logit="logit_cpu", erfinv="erfinv_vml_cpu", digamma="digamma", i0="i0_vml_cpu",
+                      i1="i1_cpu").items()}
+COMPLEX_REJECT.update({name: (RuntimeError, f"{name} not implemented for complex tensors.")
+                       for name in ("maximum", "minimum", "fmax", "fmin")})
+COMPLEX_REJECT.update({name: (NotImplementedError, f"{name} is not supported for complex inputs")
+                       for name in ("floor", "ceil", "trunc")})
+COMPLEX_REJECT.update({name: (NotImplementedError, "clamp is not supported for complex types")
+                       for name in ("relu", "clamp")})
+COMPLEX_REJECT.update({name: (RuntimeError, f"{name} does not support complex inputs.")
+                       for name in ("isposinf", "isneginf")})
+COMPLEX_REJECT.update({name: (RuntimeError, f"{name} is not supported for complex tensors.")
+                       for name in ("deg2rad", "rad2deg")})
+COMPLEX_REJECT.update(
+    sign=(NotImplementedError, "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                               "torch.sgn instead."),
+    signbit=(NotImplementedError, "signbit is not implemented for complex tensors."))
+_REAL_RESULT = ("abs",)  # complex in, real out
 
 
 # -- the NumPy vocabulary (the compiled one is ops/scalar_kernels.py) ---------------------------
 def _caster(np_dtype):
-    return lambda x: np.asarray(x).astype(np_dtype, copy=False)
+    if np.dtype(np_dtype).kind == "c":
+        return lambda x: np.asarray(x).astype(np_dtype, copy=False)
+
+    def cast(x):
+        x = np.asarray(x)
+        # a complex value cast to a real dtype keeps its real part, as torch's casts (NumPy would warn)
+        return (x.real if x.dtype.kind == "c" else x).astype(np_dtype, copy=False)
+    return cast
 
 
 NUMPY_VOCAB = {f"as_{d.name}": _caster(d.np) for d in dt.ALL}
@@ -96,7 +137,7 @@ NUMPY_VOCAB["as_bool"] = _caster(np.bool_)
 NUMPY_VOCAB.update(where=np.where, math=math)
 NUMPY_VOCAB.update(SPECIAL_NUMPY_FUNCS)  # erf, digamma, sgn...: lazily vectorized scalar_kernels code
 codegen.register_vocabulary(NUMPY_VOCAB, "tidal.ops.scalar_kernels",
-                            numpy_only=("as_float16", "as_bfloat16"))
+                            numpy_only=("as_float16", "as_bfloat16", "as_complex64", "as_complex128"))
 
 _CAST_NAME = {d: ("as_bool" if d is dt.bool_ else f"as_{d.name}") for d in dt.ALL}
 
@@ -112,7 +153,7 @@ class Plan:
     def __init__(self, shape, dtype, expr, scalar_types):
         self.shape, self.dtype, self.expr, self.scalar_types = shape, dtype, expr, scalar_types
         self.np_dtype = dtype.np
-        self.differentiable = dtype.category == dt.FLOAT
+        self.differentiable = dtype.category >= dt.FLOAT  # floating or complex
         self.strides = contiguous_strides(shape)
         self.nbytes = numel_of(shape) * dtype.itemsize
         self.device = self.vm = None
@@ -124,7 +165,7 @@ class Plan:
 _plans: dict = {}
 _DTYPE_NAMES = {dt.float32: "Float", dt.float64: "Double", dt.float16: "Half", dt.bfloat16: "BFloat16",
                 dt.int64: "Long", dt.int32: "Int", dt.int16: "Short", dt.int8: "Char", dt.uint8: "Byte",
-                dt.bool_: "Bool"}
+                dt.bool_: "Bool", dt.complex64: "ComplexFloat", dt.complex128: "ComplexDouble"}
 
 
 def torch_name(d: dt.dtype) -> str:
@@ -161,6 +202,9 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
     if op.no_bool and all(d is dt.bool_ for d in dtypes):
         raise RuntimeError(f"{op.name}: bool tensors are not supported; use logical ops or convert "
                            "them with .int() first")
+    if common.category == dt.COMPLEX and op.name in COMPLEX_REJECT:
+        kind, message = COMPLEX_REJECT[op.name]
+        raise kind(message.format(t=torch_name(common)))
     if rule == "int" and common.category == dt.FLOAT:
         raise TypeError(f"{op.name}(): not implemented for '{torch_name(common)}' "
                         "(expected integer or bool tensors)")
@@ -168,8 +212,10 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
         compute = out = dt.bool_
     elif rule == "bool":
         compute, out = common.compute, dt.bool_
-    elif rule == "float" and common.category != dt.FLOAT:
+    elif rule == "float" and common.category < dt.FLOAT:
         compute = out = dt.get_default_dtype()
+    elif common.category == dt.COMPLEX and op.name in _REAL_RESULT:
+        compute, out = common, common.to_real()
     else:
         compute, out = common.compute, common
     if rule == "where":
@@ -186,11 +232,12 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
         else:
             scalar_types.append(None)
             names.append(f"{{{k}}}" if d.compute is want and d is want else f"{_CAST_NAME[want]}({{{k}}})")
-    body = op.template.format(*names)
+    template = COMPLEX_TEMPLATES.get(op.name, op.template) if compute.category == dt.COMPLEX else op.template
+    body = template.format(*names)
     expr = f"{_CAST_NAME[out]}({body})"
     plan = Plan(shape, out, expr, tuple(scalar_types))
     if all(n == f"{{{k}}}" for k, n in enumerate(names)) and (out is compute or rule == "bool"):
-        plan.direct = _ufunc_kernel(op.template)  # no casts: one ufunc call can write the result
+        plan.direct = _ufunc_kernel(template)  # no casts: one ufunc call can write the result
     if op.name == "pow" and ndims[0] is not None and ndims[1] is None:
         table = _POW_FLOAT if compute.category == dt.FLOAT else _POW_INT
         plan.pow_exprs = {e: f"{_CAST_NAME[out]}({t.format(names[0])})" for e, t in table.items()}
@@ -342,6 +389,46 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
     else:
         out._v.blob.version += 1
     return out
+
+
+_new = object.__new__
+
+
+def operator(name: str, general, guard=None):
+    """Tensor operator `name` (self op other) with a fast path: when the plan for these argument types
+    and shapes is cached (so the arguments were checked once) and `guard(self, other)` allows, the
+    result and its instruction are made here directly; anything else goes to `general`."""
+    op = OPS[name]
+    plans = _plans
+
+    def fast(self, other):
+        if other.__class__ is Tensor:
+            key = (op, self.dtype, self._v.shape, self._vm, other.dtype, other._v.shape, other._vm)
+            grad = self.requires_grad or other.requires_grad
+        else:
+            key = (op, self.dtype, self._v.shape, self._vm, other.__class__)
+            grad = self.requires_grad
+        plan = plans.get(key)
+        if plan is None or self.__class__ is not Tensor or plan.pow_exprs is not None or \
+                (guard is not None and not guard(self, other)):
+            return general(self, other)
+        if plan.tensors_only:
+            ins = (self._v, other._v)
+        elif plan.scalar_types[0] is None:
+            ins = (self._v, _typed_scalar(plan.scalar_types[1], other))
+        else:
+            return general(self, other)
+        vm = plan.vm
+        view = View(Blob(plan.nbytes, vm), plan.shape, plan.strides, 0, plan.np_dtype)
+        out = _new(Tensor)
+        out._v, out.dtype, out.device, out._vm = view, plan.dtype, plan.device, vm
+        vm.push(Instruction(name, plan.direct, ins, (view,), None, plan.expr))
+        if grad and plan.differentiable and is_grad_enabled():
+            derivatives.record(name, (self, other), out, False)
+        return out
+    fast.__name__ = fast.__qualname__ = f"{name}_operator"
+    fast.__doc__ = f"self {name} other, with broadcasting and type promotion."
+    return fast
 
 
 def check_leaf_inplace(out: Tensor) -> None:

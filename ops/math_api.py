@@ -425,10 +425,23 @@ def _rsub(self, other):
     return sub(other, self)
 
 
+def _no_bool(self, other) -> bool:
+    # sub's refusal of bool operands is checked by `sub` itself: keep those calls on it
+    return self.dtype is not dt.bool_ and other.__class__ is not bool and \
+        (other.__class__ is not Tensor or other.dtype is not dt.bool_)
+
+
+def _binary_method(name: str):
+    fn = globals()[name]
+    return lambda self, other: fn(self, other)
+
+
 METHODS.update(
-    __add__=add, __radd__=_rev("add"), __iadd__=_inplace_add, __sub__=sub, __rsub__=_rsub,
-    __isub__=_inplace_sub, __mul__=globals()["mul"], __rmul__=_rev("mul"), __imul__=METHODS["mul_"],
-    __truediv__=div, __rtruediv__=_rev("div"), __itruediv__=_inplace_div,
+    __add__=ew.operator("add", _binary_method("add")), __radd__=_rev("add"), __iadd__=_inplace_add,
+    __sub__=ew.operator("sub", _binary_method("sub"), _no_bool), __rsub__=_rsub,
+    __isub__=_inplace_sub, __mul__=ew.operator("mul", _binary_method("mul")), __rmul__=_rev("mul"),
+    __imul__=METHODS["mul_"], __truediv__=ew.operator("div", _binary_method("div")),
+    __rtruediv__=_rev("div"), __itruediv__=_inplace_div,
     __floordiv__=globals()["floor_divide"], __rfloordiv__=_rev("floor_divide"),
     __ifloordiv__=METHODS["floor_divide_"], __mod__=globals()["remainder"], __rmod__=_rev("remainder"),
     __imod__=METHODS["remainder_"], __pow__=pow, __rpow__=lambda self, other: pow(other, self), __ipow__=_pow_,

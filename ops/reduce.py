@@ -19,11 +19,12 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import needs_grad, record
-from ..tensor import Tensor
+from ..tensor import Tensor, contiguous_strides, numel_of
 from ..tensor import dtype as dt
+from ..vm import Blob, Instruction, View
 from . import math_api as M
 from . import views
-from .dispatch import launch, register_kernel
+from .dispatch import kernel_for, launch, register_kernel
 from .elementwise import _CAST_NAME, torch_name
 from .return_types import return_type  # reduce_stats.py and scan.py import it from here
 from .view_grads import overload
@@ -105,15 +106,70 @@ def _out_shape(x: Tensor, axes: tuple, keepdim: bool) -> tuple:
     return tuple(1 if i in axes else s for i, s in enumerate(x._v.shape) if keepdim or i not in axes)
 
 
+_launch_plans: dict = {}  # (op, x's dtype, shape and VM, axes, keepdim, dtypes, compute) -> _ReducePlan
+
+
+class _ReducePlan:
+    """What queuing one reduction needs, computed once per signature: kernel, attributes, fusable
+    reduction data and each output's layout."""
+
+    __slots__ = ("kernel", "attrs", "reduce", "outs")
+
+    def __init__(self, op: str, x: Tensor, axes: tuple, keepdim: bool, out_dtypes, compute):
+        shape = _out_shape(x, axes, keepdim)
+        self.kernel = kernel_for(op, x.device)
+        self.attrs = (axes, None if compute is None else compute.np, None)
+        fusable = _fusable(op, x, out_dtypes, compute)
+        self.reduce = None if fusable is None else (axes,) + fusable  # declares the reduction to the VM
+        strides = contiguous_strides(shape)
+        self.outs = tuple((shape, strides, numel_of(shape) * d.itemsize, d) for d in out_dtypes)
+
+
 def _reduce(op: str, x: Tensor, axes: tuple, keepdim: bool, out_dtypes, compute: dt.dtype | None = None,
             extra=None):
     """Queue reduction `op` of `x` over `axes`; one output per dtype in `out_dtypes`."""
-    shape = _out_shape(x, axes, keepdim)
-    attrs = (axes, None if compute is None else compute.np, extra)
-    fusable = _fusable(op, x, out_dtypes, compute)
-    reduce = None if fusable is None else (axes,) + fusable  # declares the reduction to the VM
-    outs = launch(op, (x,), [(shape, d) for d in out_dtypes], attrs, reduce=reduce)
+    if extra is not None:  # attributes that may not hash: planned afresh
+        shape = _out_shape(x, axes, keepdim)
+        attrs = (axes, None if compute is None else compute.np, extra)
+        fusable = _fusable(op, x, out_dtypes, compute)
+        reduce = None if fusable is None else (axes,) + fusable
+        outs = launch(op, (x,), [(shape, d) for d in out_dtypes], attrs, reduce=reduce)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+    vm = x._vm
+    key = (op, x.dtype, x._v.shape, vm, axes, keepdim, tuple(out_dtypes), compute)
+    plan = _launch_plans.get(key)
+    if plan is None:
+        plan = _ReducePlan(op, x, axes, keepdim, out_dtypes, compute)
+        if len(_launch_plans) < 16384:
+            _launch_plans[key] = plan
+    dev = x.device
+    outs, views_ = [], []
+    for shape, strides, nbytes, d in plan.outs:
+        view = View(Blob(nbytes, vm), shape, strides, 0, d.np)
+        views_.append(view)
+        outs.append(Tensor._make(view, d, dev, vm))
+    vm.push(Instruction(op, plan.kernel, (x._v,), tuple(views_), plan.attrs, reduce=plan.reduce))
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+_reduce_args: dict = {}  # (op, x's dtype and shape, dim, dtype) -> (result dtype, axes) of sum and mean
+
+
+def _sum_like_args(op: str, x: Tensor, dim, dtype) -> tuple:
+    """sum/mean's result dtype and axes, checked once per signature (errors raised as before)."""
+    cls = dim.__class__
+    if dim is None or cls is int or (cls is tuple or cls is list) and builtins.all(d.__class__ is int for d in dim):
+        # (ints only: a Tensor dim's value may change)
+        key = (op, x.dtype, x._v.shape, dim if cls is not list else tuple(dim), dtype)
+        hit = _reduce_args.get(key)
+    else:
+        key = hit = None
+    if hit is None:
+        out = accumulate_dtype(x, dtype, op) if op == "sum" else _mean_dtype(x, dtype, op)
+        hit = (out, _axes(x, dim, op))
+        if key is not None and len(_reduce_args) < 16384:
+            _reduce_args[key] = hit
+    return hit
 
 
 # -- fusable reductions: (init, combine, finish) templates the VM may fold into the loop that computes
@@ -286,10 +342,11 @@ def _extreme_with_index_body(a, axes, is_max):
 # -- sums, means, products -----------------------------------------------------------------
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:
     """Sum over `dim` (int, tuple, None or () for all); integers and bool sum to int64."""
-    out = accumulate_dtype(input, dtype, "sum")
-    axes = _axes(input, dim, "sum")
-    result = _reduce("sum", input, axes, keepdim, [out], out.compute)
-    return track("sum" if dim is None else overload("sum", 1), _sum_backward, input, result, axes, keepdim)
+    out, axes = _sum_like_args("sum", input, dim, dtype)
+    result = _reduce("sum", input, axes, keepdim, (out,), out.compute)
+    if input.requires_grad:
+        return track("sum" if dim is None else overload("sum", 1), _sum_backward, input, result, axes, keepdim)
+    return result
 
 
 def _sum_backward(node, g):
@@ -323,10 +380,11 @@ def _mean_dtype(x: Tensor, dtype: dt.dtype | None, op: str) -> dt.dtype:
 
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:
     """Arithmetic mean over `dim` (floating inputs, or a floating `dtype`)."""
-    out = _mean_dtype(input, dtype, "mean")
-    axes = _axes(input, dim, "mean")
-    result = _reduce("mean", input, axes, keepdim, [out], out.compute)
-    return track("mean" if dim is None else overload("mean", 1), _mean_backward, input, result, axes, keepdim)
+    out, axes = _sum_like_args("mean", input, dim, dtype)
+    result = _reduce("mean", input, axes, keepdim, (out,), out.compute)
+    if input.requires_grad:
+        return track("mean" if dim is None else overload("mean", 1), _mean_backward, input, result, axes, keepdim)
+    return result
 
 
 def _mean_backward(node, g):
