@@ -1,0 +1,114 @@
+"""Rank-side runs for FSDP2 (fully_shard) and distributed checkpoints on tidal (run by test_fsdp.py
+through comm_ranks.RankPool); each returns what the test compares with torch."""
+import numpy as np
+
+import tidal
+from comm_ranks import _me
+from tidal import nn
+
+
+def _model(weights: list):
+    m = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 4), nn.Tanh(), nn.Linear(4, 3)).double()
+    with tidal.no_grad():
+        for p, w in zip(m.parameters(), weights):
+            p.copy_(tidal.tensor(w))
+    return m
+
+
+def _sharded(weights: list, reshard_after_forward: bool = True):
+    from tidal.distributed.fsdp import fully_shard
+    m = _model(weights)
+    for layer in (m[0], m[2], m[4]):
+        fully_shard(layer, reshard_after_forward=reshard_after_forward)
+    return fully_shard(m, reshard_after_forward=reshard_after_forward)
+
+
+def _mean_over_ranks(value: float) -> float:
+    from tidal.comm import all_reduce
+    t = tidal.tensor([value], dtype=tidal.float64)
+    all_reduce(t)
+    return t.item() / _me()[1]
+
+
+def fsdp_training(weights: list, x: np.ndarray, y: np.ndarray, steps: int, reshard_after_forward: bool) -> dict:
+    """Each rank trains on its slice of the batch with Adam; the losses averaged over ranks, the final
+    whole weights, the layout, and what the module registers between forward and backward."""
+    from tidal.distributed.fsdp import FSDPModule
+    from tidal.distributed.tensor import DTensor
+    rank, size = _me()
+    model = _sharded(weights, reshard_after_forward)
+    opt = tidal.optim.Adam(model.parameters(), lr=0.05)
+    rows = len(x) // size
+    mine_x, mine_y = tidal.tensor(x[rank * rows:(rank + 1) * rows]), tidal.tensor(y[rank * rows:(rank + 1) * rows])
+    losses, registered = [], []
+    for _ in range(steps):
+        loss = nn.functional.mse_loss(model(mine_x), mine_y)
+        registered.append(type(model[0]._parameters["weight"]).__name__)
+        opt.zero_grad()
+        loss.backward()
+        registered.append(type(model[0]._parameters["weight"]).__name__)
+        opt.step()
+        losses.append(_mean_over_ranks(loss.item()))
+    return {"losses": losses, "registered": registered,
+            "layout": {n: [repr(p) for p in q.placements] for n, q in model.named_parameters()},
+            "local_shapes": {n: tuple(q.to_local().shape) for n, q in model.named_parameters()},
+            "classes": [type(model).__name__, isinstance(model[0], FSDPModule),
+                        all(isinstance(q, DTensor) for q in model.parameters())],
+            "weights": [q.full_tensor().detach().numpy() for q in model.parameters()]}
+
+
+def gradient_accumulation(weights: list, x: np.ndarray, y: np.ndarray) -> list:
+    """Two micro-batches per rank, the first without gradient sync: the whole gradients afterwards."""
+    rank, size = _me()
+    model = _sharded(weights)
+    rows = len(x) // size
+    part_x, part_y = x[rank * rows:(rank + 1) * rows], y[rank * rows:(rank + 1) * rows]
+    half = rows // 2
+    for k, sync in enumerate((False, True)):
+        model.set_requires_gradient_sync(sync)
+        out = model(tidal.tensor(part_x[k * half:(k + 1) * half]))
+        nn.functional.mse_loss(out, tidal.tensor(part_y[k * half:(k + 1) * half])).backward()
+        if not sync and any(q.grad is not None for q in model.parameters()):
+            return ["a backward without gradient sync wrote sharded gradients"]
+    return [q.grad.full_tensor().numpy() for q in model.parameters()]
+
+
+def save_checkpoint(weights: list, x: np.ndarray, y: np.ndarray, path: str) -> dict:
+    """Train one Adam step under FSDP, save model + optimizer + a plain value with DCP; the whole values."""
+    import tidal.distributed.checkpoint as dcp
+    from tidal.distributed.checkpoint.state_dict import get_state_dict
+    rank, size = _me()
+    model = _sharded(weights)
+    opt = tidal.optim.Adam(model.parameters(), lr=0.05)
+    nn.functional.mse_loss(model(tidal.tensor(x)), tidal.tensor(y)).backward()
+    opt.step()
+    model_sd, optim_sd = get_state_dict(model, opt)
+    dcp.save({"model": model_sd, "optim": optim_sd, "epoch": 7}, checkpoint_id=path)
+    whole = {k: v.full_tensor().numpy() for k, v in model_sd.items()}
+    exp_avg = {k: v["exp_avg"].full_tensor().numpy() for k, v in optim_sd["state"].items()}
+    return {"model": whole, "exp_avg": exp_avg, "layouts": {k: repr(v["exp_avg"].placements)
+                                                          for k, v in optim_sd["state"].items()}}
+
+
+def load_checkpoint(weights: list, path: str) -> dict:
+    """Load into a fresh FSDP model and optimizer (set_state_dict), and into DTensors of other layouts."""
+    import tidal.distributed.checkpoint as dcp
+    from tidal.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+    from tidal.distributed import tensor as D
+    _, size = _me()
+    model = _sharded([w * 0 for w in weights])
+    opt = tidal.optim.Adam(model.parameters(), lr=0.05)
+    model_sd, optim_sd = get_state_dict(model, opt)
+    state = {"model": model_sd, "optim": optim_sd, "epoch": 0}
+    dcp.load(state, checkpoint_id=path)
+    set_state_dict(model, opt, model_state_dict=state["model"], optim_state_dict=state["optim"])
+    mesh = D.init_device_mesh("cpu", (size,))
+    other = {"model": {"0.weight": D.distribute_tensor(tidal.zeros(8, 6, dtype=tidal.float64), mesh, [D.Shard(1)]),
+                       "2.weight": D.distribute_tensor(tidal.zeros(4, 8, dtype=tidal.float64), mesh,
+                                                       [D.Replicate()])}}
+    dcp.load(other, checkpoint_id=path)
+    return {"epoch": state["epoch"], "model": {k: v.full_tensor().numpy() for k, v in model.state_dict().items()},
+            "exp_avg": {k: v["exp_avg"].full_tensor().numpy()
+                        for k, v in get_state_dict(model, opt)[1]["state"].items()},
+            "step": opt.state_dict()["state"][0]["step"],
+            "other": {k: (v.to_local().numpy(), repr(v.placements)) for k, v in other["model"].items()}}

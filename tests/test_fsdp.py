@@ -1,0 +1,158 @@
+"""FSDP2 (fully_shard) and torch.distributed.checkpoint on tidal's global tensors, on 2 real ranks:
+a sharded MLP trained with Adam (each rank on half the batch) gives the losses and weights of the
+same MLP trained by torch in one process on the whole batch; gradient accumulation without sync;
+a checkpoint saved on 2 ranks loads on 2 ranks (into other layouts too) and in 1 process. The rank
+side lives in fsdp_ranks.py."""
+import numpy as np
+import pytest
+import torch
+
+import fsdp_ranks as F
+import tidal
+from tidal import nn
+
+SIZE = 2
+SHAPES = [(8, 6), (8,), (4, 8), (4,), (3, 4), (3,)]
+
+
+@pytest.fixture(scope="module")
+def pool():
+    from comm_ranks import RankPool
+    ranks = RankPool(SIZE)
+    yield ranks
+    ranks.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(21)
+    weights = [rng.standard_normal(s) * 0.5 for s in SHAPES]
+    return weights, rng.standard_normal((8, 6)), rng.standard_normal((8, 3))
+
+
+def _torch_model(weights: list) -> torch.nn.Module:
+    m = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 4), torch.nn.Tanh(),
+                              torch.nn.Linear(4, 3)).double()
+    with torch.no_grad():
+        for p, w in zip(m.parameters(), weights):
+            p.copy_(torch.tensor(w))
+    return m
+
+
+def _torch_training(weights, x, y, steps: int):
+    model = _torch_model(weights)
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    losses = []
+    for _ in range(steps):
+        loss = torch.nn.functional.mse_loss(model(torch.tensor(x)), torch.tensor(y))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, [p.detach().numpy() for p in model.parameters()]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("reshard_after_forward", [True, False])
+def test_fully_shard_trains_like_torch(pool, data, reshard_after_forward):
+    weights, x, y = data
+    steps = 4
+    losses, final = _torch_training(weights, x, y, steps)
+    for got in pool.run(F.fsdp_training, weights, x, y, steps, reshard_after_forward, timeout=100):
+        # the last layer's 3 rows cannot be split evenly over 2 ranks: they stay replicated (all-reduced gradients)
+        assert got["layout"] == {"0.weight": ["Shard(dim=0)"], "0.bias": ["Shard(dim=0)"],
+                                 "2.weight": ["Shard(dim=0)"], "2.bias": ["Shard(dim=0)"],
+                                 "4.weight": ["Replicate()"], "4.bias": ["Replicate()"]}
+        assert got["local_shapes"] == {"0.weight": (4, 6), "0.bias": (4,), "2.weight": (2, 8), "2.bias": (2,),
+                                       "4.weight": (3, 4), "4.bias": (3,)}
+        assert got["classes"] == ["FSDPSequential", True, True]
+        # between forward and backward the module holds whole tensors only without reshard_after_forward
+        assert got["registered"] == (["GlobalParameter"] * 2 * steps if reshard_after_forward
+                                     else ["Tensor", "GlobalParameter"] * steps)
+        np.testing.assert_allclose(got["losses"], losses, rtol=1e-10)
+        for ours, want in zip(got["weights"], final):
+            np.testing.assert_allclose(ours, want, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.timeout(120)
+def test_gradient_accumulation_without_sync(pool, data):
+    weights, x, y = data
+    model = _torch_model(weights)
+    rows, half = len(x) // SIZE, len(x) // SIZE // 2
+    total = 0
+    for r in range(SIZE):
+        for k in range(2):
+            lo = r * rows + k * half
+            out = model(torch.tensor(x[lo:lo + half]))
+            total = total + torch.nn.functional.mse_loss(out, torch.tensor(y[lo:lo + half])) / SIZE
+    total.backward()
+    for got in pool.run(F.gradient_accumulation, weights, x, y, timeout=100):
+        assert not isinstance(got[0], str), got
+        for ours, p in zip(got, model.parameters()):
+            np.testing.assert_allclose(ours, p.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.timeout(120)
+def test_checkpoint_saved_on_2_loads_on_2_and_1(pool, data, tmp_path):
+    weights, x, y = data
+    path = str(tmp_path / "ckpt")
+    saved = pool.run(F.save_checkpoint, weights, x, y, path, timeout=100)[0]
+    assert saved["layouts"]["0.weight"] == "(Shard(dim=0),)" and saved["layouts"]["4.bias"] == "(Replicate(),)"
+    # the values are torch's after one Adam step
+    model = _torch_model(weights)
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    torch.nn.functional.mse_loss(model(torch.tensor(x)), torch.tensor(y)).backward()
+    opt.step()
+    for (name, p), key in zip(model.named_parameters(), saved["model"]):
+        assert name == key
+        np.testing.assert_allclose(saved["model"][name], p.detach().numpy(), rtol=1e-10)
+        np.testing.assert_allclose(saved["exp_avg"][name], opt.state[p]["exp_avg"].numpy(), rtol=1e-10)
+    # 2 ranks: a fresh sharded model and optimizer, and other layouts
+    for rank, got in enumerate(pool.run(F.load_checkpoint, weights, path, timeout=100)):
+        assert got["epoch"] == 7 and got["step"] == 1
+        for name in saved["model"]:
+            np.testing.assert_array_equal(got["model"][name], saved["model"][name])
+            np.testing.assert_array_equal(got["exp_avg"][name], saved["exp_avg"][name])
+        local, placements = got["other"]["0.weight"]
+        assert placements == "(Shard(dim=1),)"
+        np.testing.assert_array_equal(local, np.split(saved["model"]["0.weight"], SIZE, axis=1)[rank])
+        np.testing.assert_array_equal(got["other"]["2.weight"][0], saved["model"]["2.weight"])
+    # 1 process, no process group: whole tensors, and an optimizer state keyed by parameter names
+    import tidal.distributed.checkpoint as dcp
+    from tidal.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+    plain = F._model([w * 0 for w in weights])
+    adam = tidal.optim.Adam(plain.parameters(), lr=0.05)
+    model_sd, optim_sd = get_state_dict(plain, adam)
+    state = {"model": model_sd, "optim": optim_sd, "epoch": 0}
+    dcp.load(state, checkpoint_id=path)
+    set_state_dict(plain, adam, model_state_dict=state["model"], optim_state_dict=state["optim"])
+    assert state["epoch"] == 7
+    for (name, p), q in zip(plain.named_parameters(), model.parameters()):
+        np.testing.assert_array_equal(p.detach().numpy(), saved["model"][name])
+        np.testing.assert_allclose(adam.state[p]["exp_avg"].numpy(), opt.state[q]["exp_avg"].numpy(), rtol=1e-10)
+
+
+def test_checkpoint_errors(tmp_path):
+    import tidal.distributed.checkpoint as dcp
+    dcp.save({"w": tidal.ones(2, 3), "lr": 0.1, "betas": (0.9, 0.99)}, checkpoint_id=tmp_path)
+    state = {"w": tidal.zeros(2, 3), "lr": 1.0, "betas": (0.0, 0.0)}
+    dcp.load(state, storage_reader=dcp.FileSystemReader(tmp_path))
+    assert state["lr"] == 0.1 and state["betas"] == (0.9, 0.99) and state["w"].tolist() == [[1.0] * 3] * 2
+    with pytest.raises(RuntimeError, match="Missing key in checkpoint state_dict: b."):
+        dcp.load({"b": tidal.zeros(2)}, checkpoint_id=tmp_path)
+    with pytest.raises(RuntimeError, match="Size mismatch"):
+        dcp.load({"w": tidal.zeros(3, 2)}, checkpoint_id=tmp_path)
+    with pytest.raises(TypeError, match="plain values"):
+        dcp.save({"f": object()}, checkpoint_id=tmp_path / "x")
+    with pytest.raises(RuntimeError, match="cannot both be None"):
+        dcp.save({"w": tidal.ones(1)})
+    with pytest.raises(FileNotFoundError, match="no distributed checkpoint"):
+        dcp.load({"w": tidal.ones(1)}, checkpoint_id=tmp_path / "missing")
+
+
+def test_fully_shard_errors():
+    from tidal.distributed.fsdp import fully_shard
+    with pytest.raises(ValueError, match="do not implement forward"):
+        fully_shard(object())
+    with pytest.raises(NotImplementedError, match="list of modules"):
+        fully_shard([nn.Linear(2, 2)])
