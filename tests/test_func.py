@@ -230,3 +230,69 @@ def test_linearize_functionalize_and_batch_norm_replacement():
     (batch,), (batch_r,) = both(*arrays((5, 3), seed=8))
     model.eval(), ref.eval()
     assert_close(model(batch), ref(batch_r))  # batch statistics even in eval mode
+
+
+# -- forward mode (jvp, jacfwd, linearize on tidal.autograd.forward_ad) ---------------------------
+def test_jvp_nests_forward_over_forward_and_forward_over_reverse():
+    (x, u, v), (xr, ur, vr) = both(*arrays((4,), (4,), (4,), seed=9))
+    f = lambda lib: (lambda a: a.sin() * a.exp() + a.pow(3))  # noqa: E731
+    second = F.jvp(lambda a: F.jvp(f(tidal), (a,), (v,))[1], (x,), (u,))
+    second_r = TF.jvp(lambda a: TF.jvp(f(torch), (a,), (vr,))[1], (xr,), (ur,))
+    close_tree(second, second_r)
+    s = lambda a: (a.sin() * a.exp()).sum() * a.square().sum()  # noqa: E731
+    hvp = F.jvp(F.grad(s), (x,), (v,))[1]
+    close_tree(hvp, TF.jvp(TF.grad(s), (xr,), (vr,))[1])
+    close_tree(hvp, AF.hvp(s, x, v)[1])  # the same product through autograd.functional
+    rev_over_fwd = F.grad(lambda a: F.jvp(s, (a,), (v,))[1])(x)
+    close_tree(rev_over_fwd, TF.grad(lambda a: TF.jvp(s, (a,), (vr,))[1])(xr))
+
+
+def test_jvp_pytrees_has_aux_closures_and_errors():
+    (x, y, tx, ty), (xr, yr, txr, tyr) = both(*arrays((3,), (2, 3), (3,), (2, 3), seed=10))
+    f = lambda d: ({"p": d["a"] * d["b"], "s": (d["b"] @ d["a"].exp(),)}, d["a"].sum())  # noqa: E731
+    got = F.jvp(f, ({"a": x, "b": y},), ({"a": tx, "b": ty},), has_aux=True)
+    want = TF.jvp(f, ({"a": xr, "b": yr},), ({"a": txr, "b": tyr},), has_aux=True)
+    close_tree(got, want)
+    assert not got[1]["p"].requires_grad and not got[2].requires_grad
+    w = tidal.tensor([0.5, -1.0, 2.0], dtype=tidal.float64, requires_grad=True)
+    wr = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    tangent = F.jvp(lambda a: (a * w).sin(), (x,), (tx,))[1]  # depends on w: stays in the caller's graph
+    assert tangent.requires_grad
+    tangent.sum().backward()
+    TF.jvp(lambda a: (a * wr).sin(), (xr,), (txr,))[1].sum().backward()
+    assert_close(w.grad, wr.grad)
+    const = F.jvp(lambda a: a.detach() * 2, (x,), (tx,))[1]  # no dependence: zeros, as torch
+    assert_close(const, torch.zeros(3, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="Expected primals and tangents to have the same shape"):
+        F.jvp(lambda a: a, (x,), (ty,))
+    with pytest.raises(RuntimeError, match="Expected primals to be a tuple"):
+        F.jvp(lambda a: a, x, (tx,))
+
+
+def test_jacfwd_as_torch_argnums_aux_and_caller_graph():
+    (x, y), (xr, yr) = both(*arrays((3,), (2, 3), seed=11))
+    f = lambda lib: (lambda a, b: ((b * a).softmax(-1), {"n": (a * a).sum()}))  # noqa: E731
+    for argnums in (0, 1, (0, 1)):
+        close_tree(F.jacfwd(f(tidal), argnums=argnums)(x, y), TF.jacfwd(f(torch), argnums=argnums)(xr, yr))
+    g = lambda a, b: ((a.exp() * b).sum(0), a.cos())  # noqa: E731
+    close_tree(F.jacfwd(g, has_aux=True)(x, y), TF.jacfwd(g, has_aux=True)(xr, yr))
+    indep = F.jacfwd(lambda a, b: b * 2, argnums=0)(x, y)
+    assert indep.shape == (2, 3, 3) and not indep.numpy().any()
+    w = tidal.tensor([1.0, 2.0, 3.0], dtype=tidal.float64, requires_grad=True)
+    wr = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    F.jacfwd(lambda a: (a * w).tanh())(x).sum().backward()
+    TF.jacfwd(lambda a: (a * wr).tanh())(xr).sum().backward()
+    assert_close(w.grad, wr.grad)
+    close_tree(F.jacfwd(F.jacfwd(lambda a: a.sin().prod()))(x), TF.jacfwd(TF.jacfwd(lambda a: a.sin().prod()))(xr))
+
+
+def test_linearize_reuses_one_linearization_for_many_tangents():
+    (x, y, t1, t2), (xr, yr, t1r, t2r) = both(*arrays((4,), (4,), (4,), (4,), seed=12))
+    f = lambda a, b: (a.sin() * b, (a @ b).exp())  # noqa: E731
+    out, jvp_fn = F.linearize(f, x, y)
+    out_r, jvp_fn_r = TF.linearize(f, xr, yr)
+    close_tree(out, out_r)
+    close_tree(jvp_fn(t1, t2), jvp_fn_r(t1r, t2r))
+    close_tree(jvp_fn(t2, t1), jvp_fn_r(t2r, t1r))
+    with pytest.raises(RuntimeError, match="same argument structure as the primals"):
+        jvp_fn(t1)
