@@ -136,3 +136,15 @@ def run_compiled_reduce(prog: Program, ins: list, outs: list, r: ReduceAttrs) ->
         return run_numpy_reduce(prog, ins, outs, r)
     codegen.launch_compiled(key, prog, _reduce_variant(r, ins, outs[-1]), call + extents,
                             lambda: run_numpy_reduce(prog, ins, outs, r), n_extents=len(extents))
+
+
+def ready_reduce_kernel(prog: Program, ins: list, outs: list, r: ReduceAttrs):
+    """Like codegen.ready_kernel, for a fused reduction (its loop extents bound too)."""
+    call = [outs[-1]] + outs[:-1] + ins
+    if call[0].__class__ is not np.ndarray:
+        return None
+    fn = codegen._ready_calls.get(codegen._call_key(prog, call) + (r.axes,))
+    if fn is None:
+        return None
+    extents = tuple([math.prod(r.shape[d] for d in r.axes)] + list(r.shape))
+    return lambda ins, outs, attrs: fn(outs[-1], *outs[:-1], *ins, *extents)

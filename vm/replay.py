@@ -18,6 +18,8 @@ from __future__ import annotations
 import os
 
 from .blob import View
+from .codegen import ready_kernel
+from .fusion_reduce import ready_reduce_kernel
 from .fusion import _DEAD, _FUSED, _ORIG, _SINGLE, _is_dead, config, fuse_window, fused_instruction
 
 MAX_TEMPLATES = 1024  # distinct windows kept; past that, recording stops (memory stays bounded)
@@ -77,10 +79,11 @@ def signature(window: list) -> tuple:
 class Template:
     """A lowered window in window places; `build` makes the batch for a new window."""
 
-    __slots__ = ("steps", "dead", "fused_away")
+    __slots__ = ("steps", "dead", "fused_away", "ready")
 
     def __init__(self, steps: list):
         self.steps = steps
+        self.ready: dict = {}  # step number -> its compiled kernel bound for the step's array types
         self.dead = tuple(d for step in steps if step[0] in (_FUSED, _DEAD) for d in step[5])
         self.fused_away = sum(step[6] for step in steps if step[0] in (_FUSED, _DEAD))
 
@@ -95,7 +98,8 @@ class Template:
     def build(self, window: list) -> list:
         """The batch for `window` (which has this template's signature and is `live`)."""
         batch = []
-        for step in self.steps:
+        ready = self.ready
+        for k, step in enumerate(self.steps):
             kind = step[0]
             if kind is _ORIG:
                 batch.append(window[step[2]])
@@ -109,8 +113,28 @@ class Template:
                 ext = tuple([window[p].ins[k] for p, k in ext_src])
                 outs = tuple([window[p].outs[0] for p in kept])
                 red = window[red_pos] if red_pos >= 0 else None
-                batch.append(fused_instruction(entry, ext, outs, red, stream, shape, n + 1))
+                fused = fused_instruction(entry, ext, outs, red, stream, shape, n + 1)
+                kernel = ready.get(k)
+                if kernel is not None:
+                    fused.kernel = kernel
+                elif entry[3]:  # compiled: bind the call on its first run
+                    fused.kernel = self._binding(k, entry[0], fused.kernel)
+                batch.append(fused)
         return batch
+
+    def _binding(self, k: int, prog, kernel):
+        # the signature fixes every array's type and layout, so the compiled call found for the
+        # step's first run serves all its replays
+        ready = self.ready
+
+        def bind(ins, outs, attrs):
+            bound = ready_kernel(prog, ins, outs) if attrs is None else ready_reduce_kernel(prog, ins, outs, attrs)
+            if bound is None:
+                kernel(ins, outs, attrs)
+            else:
+                ready[k] = bound
+                bound(ins, outs, attrs)
+        return bind
 
 
 def _final(steps: list) -> bool:
