@@ -2,8 +2,9 @@
 
 Everything is built on `autograd.grad`. Forward-mode products (jvp, hvp) use forward_ad's core
 (the transpose trick: g(u) = J^T u is linear in a dummy cotangent u, so differentiating g with
-respect to u in the direction v gives J v), as torch's own jvp/hvp use the double backward. `vectorize` and the strategies are accepted: the results are the
-same; tidal computes them one backward pass per output element.
+respect to u in the direction v gives J v), as torch's own jvp/hvp use the double backward.
+`vectorize` is accepted: reverse-mode Jacobians take one backward pass per output element,
+forward-mode ones one pass over a single linearization per input element.
 """
 from __future__ import annotations
 
@@ -138,6 +139,22 @@ def _jacobian_of(outputs: tuple, inputs: tuple, create_graph: bool, strict: bool
     return jac
 
 
+def _jacobian_forward(outputs: tuple, inputs: tuple) -> list:
+    """jac[i][j] as _jacobian_of, by forward mode: column k of block j is J e_k for input j's element k."""
+    from .forward_ad import linearize
+    jvp_of = linearize(outputs, inputs, create_graph=False)
+    cols: list = [[[] for _ in inputs] for _ in outputs]
+    for j, x in enumerate(inputs):
+        basis = ops.eye(x.numel(), dtype=x.dtype, device=x.device)
+        for k in range(x.numel()):
+            res = jvp_of([basis[k].reshape(x.shape) if i == j else None for i in range(len(inputs))])
+            for i, (o, g) in enumerate(zip(outputs, res)):
+                cols[i][j].append(ops.zeros_like(o) if g is None else g)
+    return [[ops.stack(c, -1).reshape(*o.shape, *x.shape) if c else
+             ops.zeros(*o.shape, *x.shape, dtype=o.dtype, device=o.device) for c, x in zip(row, inputs)]
+            for row, o in zip(cols, outputs)]
+
+
 def _shape_jacobian(jac: list, out_tuple: bool, in_tuple: bool):
     if out_tuple:
         return tuple(tuple(row) if in_tuple else row[0] for row in jac)
@@ -157,10 +174,19 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
     if strategy == "forward-mode" and create_graph:
         raise NotImplementedError('torch.autograd.functional.jacobian: `strategy="forward-mode"` does not '
                                   "support `create_graph=True`")
+    if strict and strategy == "forward-mode":
+        raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not '
+                           'supported together (yet). Please either set `strict=False` or `strategy="reverse-mode"`.')
+    if strict and vectorize:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+                           "supported together. Please either set `strict=False` or `vectorize=False`.")
     in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     inputs = _prepare(inputs, create_graph)
     out_tuple, outputs = _run(func, inputs, "jacobian")
-    jac = _jacobian_of(outputs, inputs, create_graph, strict)
+    if strategy == "forward-mode":
+        jac = _jacobian_forward(outputs, inputs)
+    else:
+        jac = _jacobian_of(outputs, inputs, create_graph, strict)
     if not create_graph:
         jac = [[t.detach() for t in row] for row in jac]
     return _shape_jacobian(jac, out_tuple, in_tuple)

@@ -296,3 +296,17 @@ def test_linearize_reuses_one_linearization_for_many_tangents():
     close_tree(jvp_fn(t2, t1), jvp_fn_r(t2r, t1r))
     with pytest.raises(RuntimeError, match="same argument structure as the primals"):
         jvp_fn(t1)
+
+
+def test_autograd_functional_forward_mode_jacobian_as_torch():
+    (a, b), (ar, br) = both(*arrays((3,), (2, 3), seed=13))
+    f = lambda x, y: ((y * x.exp()).sum(0), x.sum())  # noqa: E731
+    got = AF.jacobian(f, (a, b), vectorize=True, strategy="forward-mode")
+    want = torch.autograd.functional.jacobian(f, (ar, br), vectorize=True, strategy="forward-mode")
+    close_tree(got, want)
+    assert_close(AF.jacobian(lambda x: x.sin(), a, vectorize=True, strategy="forward-mode"),
+                 torch.autograd.functional.jacobian(lambda x: x.sin(), ar, vectorize=True, strategy="forward-mode"))
+    with pytest.raises(RuntimeError, match="`strict=True` and `vectorized=True` are not supported together"):
+        AF.jacobian(f, (a, b), vectorize=True, strict=True)
+    with pytest.raises(RuntimeError, match='`strict=True` and `strategy="forward-mode"` are not supported together'):
+        AF.jacobian(f, (a, b), vectorize=True, strict=True, strategy="forward-mode")
