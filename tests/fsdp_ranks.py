@@ -112,3 +112,17 @@ def load_checkpoint(weights: list, path: str) -> dict:
                         for k, v in get_state_dict(model, opt)[1]["state"].items()},
             "step": opt.state_dict()["state"][0]["step"],
             "other": {k: (v.to_local().numpy(), repr(v.placements)) for k, v in other["model"].items()}}
+
+
+def mixed_precision(weights: list, x: np.ndarray, y: np.ndarray) -> dict:
+    """float64 parameters computed in float32 (param_dtype) with float32 gradient reduction."""
+    from tidal.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    rank, size = _me()
+    model = fully_shard(_model(weights), mp_policy=MixedPrecisionPolicy(param_dtype=tidal.float32,
+                                                                        reduce_dtype=tidal.float32))
+    rows = len(x) // size
+    out = model(tidal.tensor(x[rank * rows:(rank + 1) * rows]))   # float64 inputs are cast to float32
+    nn.functional.mse_loss(out, tidal.tensor(y[rank * rows:(rank + 1) * rows], dtype=tidal.float32)).backward()
+    return {"out_dtype": str(out.dtype), "param_dtypes": sorted({str(p.dtype) for p in model.parameters()}),
+            "grad_dtypes": sorted({str(p.grad.dtype) for p in model.parameters()}),
+            "grads": [p.grad.full_tensor().numpy() for p in model.parameters()]}

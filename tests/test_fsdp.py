@@ -156,3 +156,15 @@ def test_fully_shard_errors():
         fully_shard(object())
     with pytest.raises(NotImplementedError, match="list of modules"):
         fully_shard([nn.Linear(2, 2)])
+
+
+@pytest.mark.timeout(120)
+def test_mixed_precision_policy(pool, data):
+    weights, x, y = data
+    model = _torch_model(weights)
+    torch.nn.functional.mse_loss(model(torch.tensor(x)), torch.tensor(y)).backward()
+    for got in pool.run(F.mixed_precision, weights, x, y, timeout=100):
+        assert got["out_dtype"] == "tidal.float32"
+        assert got["param_dtypes"] == got["grad_dtypes"] == ["tidal.float64"]   # shards and their grads keep theirs
+        for ours, p in zip(got["grads"], model.parameters()):
+            np.testing.assert_allclose(ours, p.grad.numpy(), rtol=1e-4, atol=1e-5)
