@@ -6,6 +6,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
                         set_grad_enabled)
 from .graph import Node, needs_grad, record
 from .api import backward, grad
+from . import forward_ad  # torch.autograd.forward_ad is reachable without its own import
 
 __all__ = ["Function", "FunctionCtx", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "Node", "record", "needs_grad"]

@@ -216,7 +216,14 @@ def _tangent(y: Tensor, lvl: _Level, nodes: list, outer: bool) -> Tensor:
     infos = [n.__dict__["_fw_dual"] for n in nodes]
     tangents = [t for _, t, _ in infos]
     keep = is_grad_enabled() and (outer or any(t.requires_grad for t in tangents))
-    out = linearize([y], [h for _, _, h in infos], keep)(tangents)[0]
+    try:
+        out = linearize([y], [h for _, _, h in infos], keep)(tangents)[0]
+    except RuntimeError as err:
+        if "modified by an inplace operation" not in str(err):
+            raise
+        raise RuntimeError("unpack_dual: tidal computes tangents from the recorded graph when they are unpacked, "
+                           "and a tensor this one's tangent needs was modified in place after it was used. Unpack "
+                           f"the tangent before the in-place write. ({err})") from None
     if out is None:  # y depends on the duals only through ops without a derivative
         from .. import ops
         out = ops.zeros_like(y)

@@ -180,6 +180,17 @@ def test_forward_over_reverse_hessian_vector_product():
     assert_close(results[0], results[1])
 
 
+def test_unpack_after_a_saved_tensor_was_written_in_place_raises_instead_of_a_wrong_tangent():
+    x, t = tidal.randn(3), tidal.randn(3)
+    with fw.dual_level():
+        d = fw.make_dual(x, t)
+        kept, lost = d * 3, d.sin()  # mul by a number saves nothing of d; sin saves d
+        d.mul_(2)
+        assert_close(fw.unpack_dual(kept).tangent, torch.from_numpy(t.numpy() * 3))  # torch's value
+        with pytest.raises(RuntimeError, match="unpack_dual: .* modified in place after it was used"):
+            fw.unpack_dual(lost)
+
+
 @pytest.mark.xfail(strict=True, reason="ops under no_grad record no graph, so their results carry no tangent "
                                        "(torch keeps computing tangents under no_grad); needs a hook in needs_grad")
 def test_no_grad_keeps_tangents_as_torch():
@@ -195,6 +206,7 @@ def test_compat_names():
     import tidal.compat as ctorch
     import importlib
     mod = importlib.import_module("tidal.compat.autograd").forward_ad
+    assert tidal.autograd.forward_ad is fw
     assert mod.make_dual is fw.make_dual and ctorch.autograd.forward_ad.dual_level is fw.dual_level
     for name in ("CUDAGraph", "graph", "make_graphed_callables", "graph_pool_handle"):
         assert hasattr(ctorch.cuda, name) and hasattr(ctorch.cuda.graphs, name)
