@@ -40,16 +40,17 @@ def fsdp_training(weights: list, x: np.ndarray, y: np.ndarray, steps: int, resha
     opt = tidal.optim.Adam(model.parameters(), lr=0.05)
     rows = len(x) // size
     mine_x, mine_y = tidal.tensor(x[rank * rows:(rank + 1) * rows]), tidal.tensor(y[rank * rows:(rank + 1) * rows])
-    losses, registered = [], []
+    losses, registered, norms = [], [], []
     for _ in range(steps):
         loss = nn.functional.mse_loss(model(mine_x), mine_y)
         registered.append(type(model[0]._parameters["weight"]).__name__)
         opt.zero_grad()
         loss.backward()
         registered.append(type(model[0]._parameters["weight"]).__name__)
+        norms.append(float(nn.utils.clip_grad_norm_(model.parameters(), 0.5)))   # over every rank's shards
         opt.step()
         losses.append(_mean_over_ranks(loss.item()))
-    return {"losses": losses, "registered": registered,
+    return {"losses": losses, "registered": registered, "norms": norms,
             "layout": {n: [repr(p) for p in q.placements] for n, q in model.named_parameters()},
             "local_shapes": {n: tuple(q.to_local().shape) for n, q in model.named_parameters()},
             "classes": [type(model).__name__, isinstance(model[0], FSDPModule),

@@ -42,14 +42,15 @@ def _torch_model(weights: list) -> torch.nn.Module:
 def _torch_training(weights, x, y, steps: int):
     model = _torch_model(weights)
     opt = torch.optim.Adam(model.parameters(), lr=0.05)
-    losses = []
+    losses, norms = [], []
     for _ in range(steps):
         loss = torch.nn.functional.mse_loss(model(torch.tensor(x)), torch.tensor(y))
         opt.zero_grad()
         loss.backward()
+        norms.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)))
         opt.step()
         losses.append(loss.item())
-    return losses, [p.detach().numpy() for p in model.parameters()]
+    return losses, norms, [p.detach().numpy() for p in model.parameters()]
 
 
 @pytest.mark.timeout(120)
@@ -57,7 +58,7 @@ def _torch_training(weights, x, y, steps: int):
 def test_fully_shard_trains_like_torch(pool, data, reshard_after_forward):
     weights, x, y = data
     steps = 4
-    losses, final = _torch_training(weights, x, y, steps)
+    losses, norms, final = _torch_training(weights, x, y, steps)
     for got in pool.run(F.fsdp_training, weights, x, y, steps, reshard_after_forward, timeout=100):
         # the last layer's 3 rows cannot be split evenly over 2 ranks: they stay replicated (all-reduced gradients)
         assert got["layout"] == {"0.weight": ["Shard(dim=0)"], "0.bias": ["Shard(dim=0)"],
@@ -70,6 +71,7 @@ def test_fully_shard_trains_like_torch(pool, data, reshard_after_forward):
         assert got["registered"] == (["GlobalParameter"] * 2 * steps if reshard_after_forward
                                      else ["Tensor", "GlobalParameter"] * steps)
         np.testing.assert_allclose(got["losses"], losses, rtol=1e-10)
+        np.testing.assert_allclose(got["norms"], norms, rtol=1e-10)
         for ours, want in zip(got["weights"], final):
             np.testing.assert_allclose(ours, want, rtol=1e-8, atol=1e-10)
 
