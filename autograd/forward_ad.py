@@ -174,6 +174,7 @@ def _reached(t: Tensor) -> tuple:
     stack = [t.grad_fn] if isinstance(t, Tensor) and t.requires_grad else []
     if isinstance(t, Tensor) and t.requires_grad and t.grad_fn is None:
         leaf = True
+    custom = None
     while stack:
         node = stack.pop()
         if node is None or id(node) in seen:
@@ -185,8 +186,38 @@ def _reached(t: Tensor) -> tuple:
         info = _dual_info(node)
         if info is not None:
             found.setdefault(info[0], []).append(node)
+        elif type(node).__name__[-8:] == "Backward":  # custom Functions' node classes (Backward0: built-in ops)
+            custom = custom or []
+            custom.append(node)
         stack.extend(nxt for nxt, _ in node.next_functions)
+    if custom and found:
+        _refuse_custom_without_jvp(custom, found)
     return found, leaf
+
+
+def _refuse_custom_without_jvp(nodes: list, found: dict) -> None:
+    """torch's error for a custom Function without `jvp` between a dual tensor and the result."""
+    from .function import Function
+    classes, todo = {}, [Function]
+    while todo:
+        cls = todo.pop()
+        classes[cls.__dict__.get("_node_cls")] = cls
+        todo.extend(cls.__subclasses__())
+    duals = {id(n) for ns in found.values() for n in ns}
+    for node in nodes:
+        cls = classes.get(type(node))
+        if cls is None or getattr(cls, "jvp", None) is not None:
+            continue  # with a jvp, the transpose of its (differentiable) backward gives the same tangent
+        seen, stack = set(), [node]
+        while stack:
+            n = stack.pop()
+            if n is None or id(n) in seen:
+                continue
+            seen.add(id(n))
+            if id(n) in duals:
+                raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use "
+                                          "it with forward mode AD.")
+            stack.extend(nxt for nxt, _ in n.next_functions)
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:

@@ -191,6 +191,33 @@ def test_unpack_after_a_saved_tensor_was_written_in_place_raises_instead_of_a_wr
             fw.unpack_dual(lost)
 
 
+def test_custom_function_needs_jvp_as_torch():
+    class Twice(tidal.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class TwiceJvp(Twice):
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 2
+
+    x, t = tidal.randn(3), tidal.randn(3)
+    with fw.dual_level():
+        d = fw.make_dual(x, t)
+        assert_close(fw.unpack_dual(TwiceJvp.apply(d).sin()).tangent,
+                     torch.from_numpy(2 * t.numpy() * np.cos(2 * x.numpy())), rtol=1e-5, atol=1e-6)
+        with pytest.raises(NotImplementedError, match="You must implement the jvp function for custom "
+                                                      "autograd.Function to use it with forward mode AD."):
+            fw.unpack_dual(Twice.apply(d) + 1)
+        other = Twice.apply(tidal.randn(3, requires_grad=True))  # not between a dual and the result: fine
+        assert fw.unpack_dual(other * d).tangent is not None
+
+
 @pytest.mark.xfail(strict=True, reason="ops under no_grad record no graph, so their results carry no tangent "
                                        "(torch keeps computing tangents under no_grad); needs a hook in needs_grad")
 def test_no_grad_keeps_tangents_as_torch():
