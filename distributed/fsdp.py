@@ -11,7 +11,9 @@ What differs from torch: parameters whose sharded dim does not divide by the mes
 replicated (their gradients all-reduced) instead of being padded; backward does not all-gather again
 (autograd keeps the gathered weights the ops saved, so resharding frees only the module's reference);
 there is no explicit prefetch (collectives are queued on the VM's communication stream, so their
-issue never blocks the caller); HSDP (2-D meshes) is not implemented.
+issue never blocks the caller and they overlap with compute already queued). A 2-D mesh is HSDP:
+parameters replicated along mesh dim 0 and sharded along dim 1, gradients reduce-scattered along dim 1
+and all-reduced along dim 0.
 """
 from __future__ import annotations
 
@@ -71,7 +73,8 @@ class _State:
     def __init__(self, params: list, mesh: DeviceMesh, reshard_after_forward: bool, mp: MixedPrecisionPolicy):
         self.params, self.mesh, self.mp = params, mesh, mp
         self.reshard_after_forward = reshard_after_forward
-        self.group = mesh.get_group(0)
+        self.group = mesh.get_group(mesh.ndim - 1)                       # the ranks sharing one parameter
+        self.replicas = mesh.get_group(0) if mesh.ndim == 2 else None    # HSDP: the replicas of a shard
         self.sync = True
         self.unsharded = False
         self.waiting = 0      # gathered parameters whose gradient has not come back yet
@@ -112,6 +115,9 @@ class _Unshard(Function):
             reduced = boxing._all_reduce(grad, state.group)
         else:
             reduced = boxing._reduce_scatter(grad, state.group, p.dim)
+        if state.replicas is not None:
+            reduced = boxing._all_reduce(reduced, state.replicas)
+            n *= state.replicas.size()
         reduced = reduced / n
         shard_dtype = p.sharded.dtype
         return (reduced if reduced.dtype == shard_dtype else reduced.to(shard_dtype)), None, None
@@ -231,13 +237,13 @@ def fully_shard(module, *, mesh: DeviceMesh | None = None, reshard_after_forward
     if not isinstance(offload_policy, OffloadPolicy):
         raise TypeError(f"offload_policy must be an OffloadPolicy, got {type(offload_policy).__name__}")
     mesh = mesh if mesh is not None else init_device_mesh("cpu", (_world_size(),))
-    if mesh.ndim != 1:
-        raise NotImplementedError("fully_shard(): HSDP (a 2-D mesh of replicate x shard) is not implemented in "
-                                  "tidal; pass a 1-D mesh")
+    if mesh.ndim > 2:
+        raise NotImplementedError(f"fully_shard(): a {mesh.ndim}-D mesh is not supported; pass a 1-D mesh (FSDP) "
+                                  "or a 2-D one (HSDP: replicate x shard)")
     if not isinstance(reshard_after_forward, bool):
         raise NotImplementedError("fully_shard(): reshard_after_forward as an int (resharding to a smaller world) "
                                   "is not implemented")
-    n = mesh.size()
+    n = mesh.shape[-1]
     ignored = {id(p) for p in (ignored_params or ())}
     by_id: dict = {}
     for owner, name, param in _managed(module, ignored):
@@ -253,8 +259,9 @@ def fully_shard(module, *, mesh: DeviceMesh | None = None, reshard_after_forward
         dim = placement.dim % max(param.dim(), 1)
         if param.dim() == 0 or param.shape[dim] % n:
             placement, dim = Replicate(), None   # tidal's shards are even: keep this one whole on every rank
+        placements = [Replicate()] * (mesh.ndim - 1) + [placement]
         with no_grad():
-            sharded = Parameter(distribute_tensor(param.detach(), mesh, [placement], src_data_rank=None),
+            sharded = Parameter(distribute_tensor(param.detach(), mesh, placements, src_data_rank=None),
                                 requires_grad=param.requires_grad)
         by_id[id(param)] = _Param([(owner, name)], sharded, dim)
     params = list(by_id.values())

@@ -15,12 +15,14 @@ def _model(weights: list):
     return m
 
 
-def _sharded(weights: list, reshard_after_forward: bool = True):
+def _sharded(weights: list, reshard_after_forward: bool = True, mesh_shape: tuple | None = None):
+    from tidal.distributed.device_mesh import init_device_mesh
     from tidal.distributed.fsdp import fully_shard
+    mesh = None if mesh_shape is None else init_device_mesh("cpu", mesh_shape)
     m = _model(weights)
     for layer in (m[0], m[2], m[4]):
-        fully_shard(layer, reshard_after_forward=reshard_after_forward)
-    return fully_shard(m, reshard_after_forward=reshard_after_forward)
+        fully_shard(layer, mesh=mesh, reshard_after_forward=reshard_after_forward)
+    return fully_shard(m, mesh=mesh, reshard_after_forward=reshard_after_forward)
 
 
 def _mean_over_ranks(value: float) -> float:
@@ -30,13 +32,14 @@ def _mean_over_ranks(value: float) -> float:
     return t.item() / _me()[1]
 
 
-def fsdp_training(weights: list, x: np.ndarray, y: np.ndarray, steps: int, reshard_after_forward: bool) -> dict:
+def fsdp_training(weights: list, x: np.ndarray, y: np.ndarray, steps: int, reshard_after_forward: bool,
+                  mesh_shape: tuple | None = None) -> dict:
     """Each rank trains on its slice of the batch with Adam; the losses averaged over ranks, the final
     whole weights, the layout, and what the module registers between forward and backward."""
     from tidal.distributed.fsdp import FSDPModule
     from tidal.distributed.tensor import DTensor
     rank, size = _me()
-    model = _sharded(weights, reshard_after_forward)
+    model = _sharded(weights, reshard_after_forward, mesh_shape)
     opt = tidal.optim.Adam(model.parameters(), lr=0.05)
     rows = len(x) // size
     mine_x, mine_y = tidal.tensor(x[rank * rows:(rank + 1) * rows]), tidal.tensor(y[rank * rows:(rank + 1) * rows])

@@ -77,6 +77,20 @@ def test_fully_shard_trains_like_torch(pool, data, reshard_after_forward):
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("mesh_shape", [(SIZE, 1), (1, SIZE)], ids=["replicate", "shard"])
+def test_hybrid_shard_on_a_2d_mesh(pool, data, mesh_shape):
+    weights, x, y = data
+    losses, norms, final = _torch_training(weights, x, y, 3)
+    for got in pool.run(F.fsdp_training, weights, x, y, 3, True, mesh_shape, timeout=100):
+        assert got["layout"]["0.weight"] == ["Replicate()", "Shard(dim=0)"]
+        assert got["local_shapes"]["0.weight"] == (8 // mesh_shape[1], 6)
+        np.testing.assert_allclose(got["losses"], losses, rtol=1e-10)
+        np.testing.assert_allclose(got["norms"], norms, rtol=1e-10)
+        for ours, want in zip(got["weights"], final):
+            np.testing.assert_allclose(ours, want, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.timeout(120)
 def test_gradient_accumulation_without_sync(pool, data):
     weights, x, y = data
     model = _torch_model(weights)
