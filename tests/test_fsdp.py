@@ -150,7 +150,8 @@ def test_checkpoint_saved_on_2_loads_on_2_and_1(pool, data, tmp_path):
 
 def test_checkpoint_errors(tmp_path):
     import tidal.distributed.checkpoint as dcp
-    dcp.save({"w": tidal.ones(2, 3), "lr": 0.1, "betas": (0.9, 0.99)}, checkpoint_id=tmp_path)
+    done = dcp.async_save({"w": tidal.ones(2, 3), "lr": 0.1, "betas": (0.9, 0.99)}, checkpoint_id=tmp_path)
+    assert sorted(done.result().state_dict_metadata) == ["betas", "lr", "w"]
     state = {"w": tidal.zeros(2, 3), "lr": 1.0, "betas": (0.0, 0.0)}
     dcp.load(state, storage_reader=dcp.FileSystemReader(tmp_path))
     assert state["lr"] == 0.1 and state["betas"] == (0.9, 0.99) and state["w"].tolist() == [[1.0] * 3] * 2

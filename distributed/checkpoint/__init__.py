@@ -5,6 +5,6 @@ from __future__ import annotations
 
 from .filesystem import FileSystemReader, FileSystemWriter, StorageReader, StorageWriter
 from .state_dict_loader import load
-from .state_dict_saver import Metadata, save
+from .state_dict_saver import Metadata, async_save, save
 
-__all__ = ["save", "load", "FileSystemWriter", "FileSystemReader", "StorageWriter", "StorageReader", "Metadata"]
+__all__ = ["save", "async_save", "load", "FileSystemWriter", "FileSystemReader", "StorageWriter", "StorageReader", "Metadata"]

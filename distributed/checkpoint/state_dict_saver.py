@@ -3,6 +3,7 @@ each), the coordinator writes the metadata that says where every chunk lies."""
 from __future__ import annotations
 
 import os
+from concurrent.futures import Future
 
 from ...autograd.grad_mode import no_grad
 from ...comm.global_tensor import GlobalTensor
@@ -11,7 +12,7 @@ from ...tensor import Tensor
 from ._layout import flatten, group_of, plain, region
 from .filesystem import FileSystemWriter, StorageWriter
 
-__all__ = ["save", "Metadata"]
+__all__ = ["save", "async_save", "Metadata"]
 
 FORMAT_VERSION = 1
 
@@ -82,3 +83,12 @@ def save(state_dict: dict, *, checkpoint_id=None, storage_writer: StorageWriter 
     if group is not None:
         group.control.barrier()    # every rank returns once the checkpoint is complete
     return Metadata(entries)
+
+
+def async_save(state_dict: dict, *, checkpoint_id=None, storage_writer: StorageWriter | None = None, planner=None,
+               process_group=None, no_dist: bool = False, **kwargs) -> Future:
+    """save(), returning a Future of its Metadata; tidal writes before returning, so the Future is done."""
+    future: Future = Future()
+    future.set_result(save(state_dict, checkpoint_id=checkpoint_id, storage_writer=storage_writer, planner=planner,
+                           process_group=process_group, no_dist=no_dist))
+    return future
