@@ -9,8 +9,8 @@ from .ops import __all__ as _ops_all
 from .ops import return_types
 from .tensor import Size, Tensor, device
 from .tensor import dtype as _dt
-from .tensor.dtype import (bfloat16, dtype, float16, float32, float64, get_default_dtype, int8, int16, int32,
-                           int64, promote_types, set_default_dtype, uint8)
+from .tensor.dtype import (bfloat16, cdouble, cfloat, complex64, complex128, dtype, float16, float32, float64,
+                           get_default_dtype, int8, int16, int32, int64, promote_types, set_default_dtype, uint8)
 from .tensor.printing import get_printoptions, set_printoptions
 
 bool = _dt.bool_  # noqa: A001 - PyTorch's name
@@ -25,7 +25,7 @@ for _name, _fn in autograd.api.METHODS.items():
 
 # The PyTorch-shaped library above the runtime loads on first use, so `import tidal` stays fast.
 _LAZY_MODULES = ("nn", "optim", "utils", "profiler", "serialization", "compat", "comm", "linalg",
-                 "distributions", "accelerator", "func")
+                 "distributions", "accelerator", "func", "fft")
 
 
 def __getattr__(name: str):
@@ -35,7 +35,7 @@ def __getattr__(name: str):
         return globals()[name]
     if name in _LAZY_MODULES:
         import importlib
-        path = {"linalg": ".ops.linalg_ns", "accelerator": ".compat.accelerator"}.get(name, f".{name}")
+        path = {"linalg": ".ops.linalg_ns", "accelerator": ".compat.accelerator", "fft": ".ops.fft"}.get(name, f".{name}")
         module = importlib.import_module(path, __name__)
         globals()[name] = module
         return module

@@ -39,7 +39,8 @@ __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_g
 _STORAGE_DTYPES = {"BoolStorage": dt.bool_, "ByteStorage": dt.uint8, "CharStorage": dt.int8,
                    "ShortStorage": dt.int16, "IntStorage": dt.int32, "LongStorage": dt.int64,
                    "HalfStorage": dt.float16, "BFloat16Storage": dt.bfloat16, "FloatStorage": dt.float32,
-                   "DoubleStorage": dt.float64}
+                   "DoubleStorage": dt.float64, "ComplexFloatStorage": dt.complex64,
+                   "ComplexDoubleStorage": dt.complex128}
 _STORAGE_NAMES = {d: name for name, d in _STORAGE_DTYPES.items()}
 _ALIGNMENT = 64
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed record dates: the same object gives the same bytes

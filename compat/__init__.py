@@ -16,7 +16,7 @@ from . import amp, autograd, backends, cuda, distributed, jit, nn, onnx, testing
 from . import accelerator
 from .. import func
 from . import multiprocessing, random
-from . import masked, signal, special
+from . import fft, masked, signal, special
 from ._aten_functional import *  # noqa: F401,F403 - torch.dropout, torch.layer_norm... (ATen signatures)
 from ..func import vmap
 from ..utils import benchmark as _benchmark, checkpoint as _checkpoint  # noqa: F401 - torch.utils.<name> attributes

@@ -137,9 +137,8 @@ def is_floating_point(input: Tensor) -> bool:
 
 
 def is_complex(input: Tensor) -> bool:
-    """Always False for a tensor: tidal has no complex dtypes."""
-    _tensor_arg("is_complex", input)
-    return False
+    """Whether the tensor's dtype is complex."""
+    return _tensor_arg("is_complex", input).dtype.is_complex
 
 
 def is_storage(obj) -> bool:

@@ -397,11 +397,11 @@ METHODS["addcdiv_"] = lambda self, tensor1, tensor2, *, value=1: addcdiv(self, t
 
 @_export(method=True)
 def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """The sign of each element (for real tensors, the same as sign)."""
-    return apply("sign", input, out=out)
+    """The sign of each element (for real tensors, the same as sign; z/|z| for complex ones)."""
+    return apply("sgn", input, out=out)
 
 
-METHODS["sgn_"] = lambda self: apply("sign", self, out=self)
+METHODS["sgn_"] = lambda self: apply("sgn", self, out=self)
 
 
 # -- special functions with extra arguments ---------------------------------------------------------

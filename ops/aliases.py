@@ -121,7 +121,9 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
 
 
 def isreal(input: Tensor) -> Tensor:
-    """True everywhere: real dtypes have no imaginary part."""
+    """Where the imaginary part is zero (True everywhere for real dtypes)."""
+    if input.dtype.is_complex:
+        return input.imag == 0
     from .creation import ones_like
     return ones_like(input, dtype=dt.bool_)
 

@@ -116,9 +116,9 @@ def check_requires_grad(dtype: dt.dtype, requires_grad: bool) -> None:
 
 def number_arg(fn: str, name: str, value, position: int | None = None):
     """A Python number from a number, a NumPy scalar or a 0-d tensor; TypeError otherwise."""
-    if isinstance(value, (bool, int, float)):
+    if isinstance(value, (bool, int, float, complex)):
         return value
-    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
         return value.item()
     if isinstance(value, Tensor) and value.dim() == 0:
         return value.item()
@@ -144,7 +144,7 @@ def fmt(x) -> str:
 
 def overflows(value, dtype: dt.dtype) -> bool:
     """c10's checked conversion: whether `value` can't be held by `dtype` (unsigned wraps negatives)."""
-    if dtype is dt.bool_:
+    if dtype is dt.bool_ or dtype.category == dt.COMPLEX:
         return False
     if dtype.category == dt.FLOAT:
         return math.isfinite(value) and abs(value) > FLOAT_MAX[dtype]
@@ -162,8 +162,8 @@ def fill_scalar(fn: str, value, dtype: dt.dtype):
         raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[dtype]} without overflow")
     if dtype is dt.bool_:
         return bool(value)
-    if dtype.category == dt.FLOAT:
-        return float(value)
+    if dtype.category >= dt.FLOAT:
+        return complex(value) if dtype.category == dt.COMPLEX else float(value)
     bits = dtype.itemsize * 8
     v = int(value) & ((1 << bits) - 1)
     return v - (1 << bits) if dtype.is_signed and v >= 1 << (bits - 1) else v

@@ -20,12 +20,14 @@ __all__ = ["tensor", "as_tensor", "from_numpy"]
 METHODS: dict = {}
 
 _SEQUENCES = (list, tuple, range)
-_PY_SCALARS = {bool: dt.bool_, int: dt.int64, float: None}  # None: the default float dtype
+_PY_SCALARS = {bool: dt.bool_, int: dt.int64, float: None, complex: None}  # None: the default float/complex
 
 
 def _scalar_dtype(kind: type) -> dt.dtype:
     d = _PY_SCALARS[kind]
-    return dt.get_default_dtype() if d is None else d
+    if d is None:
+        return dt.get_default_complex_dtype() if kind is complex else dt.get_default_dtype()
+    return d
 
 
 def _first_path_shape(data) -> list:
@@ -51,8 +53,6 @@ def _first_path_shape(data) -> list:
 def _invalid_leaf(x) -> Exception:
     if isinstance(x, str):
         return TypeError(f"new(): invalid data type '{type(x).__name__}'")
-    if isinstance(x, complex):
-        return TypeError("tensor(): complex numbers are not supported (tidal has no complex dtypes)")
     if isinstance(x, _SEQUENCES) or isinstance(x, np.ndarray):
         return TypeError(f"'{type(x).__name__}' object cannot be interpreted as a number: the sequences "
                          "nest deeper here than along the first element")
@@ -72,7 +72,7 @@ class _Reader:
         if kind in _PY_SCALARS:
             self.dtypes.add(_scalar_dtype(kind))
             self.chunks.append((x,))
-        elif isinstance(x, np.generic) and x.dtype.kind in "biuf":
+        elif isinstance(x, np.generic) and x.dtype.kind in "biufc":
             self.dtypes.add(dt.from_numpy(x.dtype))
             self.chunks.append(np.asarray(x).reshape(1))
         elif isinstance(x, Tensor):
@@ -138,7 +138,8 @@ def _promoted(dtypes) -> dt.dtype:
 
 def _carrier(d: dt.dtype) -> np.dtype:
     # A NumPy dtype holding every value of that category exactly, before the checked cast.
-    return {dt.FLOAT: np.dtype(np.float64), dt.INT: np.dtype(np.int64), dt.BOOL: np.dtype(np.bool_)}[d.category]
+    return {dt.FLOAT: np.dtype(np.float64), dt.INT: np.dtype(np.int64), dt.BOOL: np.dtype(np.bool_),
+            dt.COMPLEX: np.dtype(np.complex128)}[d.category]
 
 
 def _gather(data) -> tuple:
@@ -170,6 +171,10 @@ def _checked_cast(arr: np.ndarray, target: dt.dtype) -> np.ndarray:
             bad = int(arr.min()) < lo or int(arr.max()) > info.max
         if bad:
             raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
+    if arr.dtype.kind == "c" and target.category != dt.COMPLEX:
+        # torch reads each leaf as the target's scalar type: a complex number is no real one
+        raise TypeError("must be real number, not complex" if target.category == dt.FLOAT else
+                        "'complex' object cannot be interpreted as an integer")
     with np.errstate(over="ignore", invalid="ignore"):
         if target.np.kind == "V" and arr.dtype.kind != "f":  # bfloat16 converts from floats only
             arr = arr.astype(np.float64)

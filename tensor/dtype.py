@@ -8,7 +8,7 @@ try:  # bfloat16 has no NumPy dtype of its own; ml_dtypes provides one
 except ImportError:  # pragma: no cover - ml_dtypes is a core dependency
     _np_bfloat16 = None
 
-BOOL, INT, FLOAT = 0, 1, 2  # categories, in promotion order
+BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3  # categories, in promotion order
 
 
 class dtype:
@@ -26,17 +26,34 @@ class dtype:
 
     @property
     def is_floating_point(self) -> bool:
-        """True for float16, bfloat16, float32, float64."""
-        return self.category == FLOAT
+        """True for the inexact dtypes: float16, bfloat16, float32, float64, and (unlike torch's dtype
+        attribute) complex64/complex128, since tidal's layers read it as 'may hold gradients'; the
+        Tensor method and tidal.is_floating_point are torch's (real floats only)."""
+        return self.category >= FLOAT
 
     @property
     def is_complex(self) -> bool:
-        """Always False: tidal has no complex dtypes yet."""
-        return False
+        """True for complex64 and complex128."""
+        return self.category == COMPLEX
+
+    @property
+    def is_inexact(self) -> bool:
+        """Floating or complex: the dtypes that can require gradients."""
+        return self.category >= FLOAT
 
     def to_real(self) -> "dtype":
-        """The dtype itself (no complex dtypes)."""
-        return self
+        """The real dtype of a complex one's parts (complex64 -> float32); other dtypes unchanged."""
+        return _REAL_OF.get(self, self)
+
+    def to_complex(self) -> "dtype":
+        """The complex dtype with this float dtype's parts (float64 -> complex128), as torch's."""
+        if self.category == COMPLEX:
+            return self
+        if self in _COMPLEX_OF:
+            return _COMPLEX_OF[self]
+        if self is float16:
+            raise RuntimeError("tidal has no ComplexHalf dtype (NumPy has no complex32)")
+        raise RuntimeError(f"Unknown Complex ScalarType for {self.name[0].upper() + self.name[1:]}")
 
     def __repr__(self) -> str:
         return "tidal." + self.name
@@ -55,11 +72,17 @@ float16 = dtype("float16", np.float16, FLOAT, True)
 bfloat16 = dtype("bfloat16", _np_bfloat16 if _np_bfloat16 is not None else np.float32, FLOAT, True)
 float32 = dtype("float32", np.float32, FLOAT, True)
 float64 = dtype("float64", np.float64, FLOAT, True)
+complex64 = dtype("complex64", np.complex64, COMPLEX, True)
+complex128 = dtype("complex128", np.complex128, COMPLEX, True)
+cfloat, cdouble = complex64, complex128
 float16.compute = bfloat16.compute = float32
+_REAL_OF = {complex64: float32, complex128: float64}
+_COMPLEX_OF = {float32: complex64, float64: complex128}
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
 _BY_NAME = {d.name: d for d in ALL}
-_BY_NAME.update(half=float16, float=float32, double=float64, short=int16, int=int32, long=int64)
+_BY_NAME.update(half=float16, float=float32, double=float64, short=int16, int=int32, long=int64,
+                cfloat=complex64, cdouble=complex128)
 _BY_NP = {d.np: d for d in ALL}
 
 _default_float = float32
@@ -77,7 +100,8 @@ def from_numpy(np_dtype) -> dtype:
     except KeyError:
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
-            "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool.") from None
+            "float64, float32, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, "
+            "and bool.") from None
 
 
 def get_default_dtype() -> dtype:
@@ -85,10 +109,15 @@ def get_default_dtype() -> dtype:
     return _default_float
 
 
+def get_default_complex_dtype() -> dtype:
+    """The dtype of Python complex numbers: complex128 when the default float is float64, else complex64."""
+    return complex128 if _default_float is float64 else complex64
+
+
 def set_default_dtype(d: dtype) -> None:
     """Set the default floating dtype, as torch.set_default_dtype."""
     global _default_float
-    if not isinstance(d, dtype) or not d.is_floating_point:
+    if not isinstance(d, dtype) or d.category != FLOAT:
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     _default_float = d
 
@@ -96,6 +125,13 @@ def set_default_dtype(d: dtype) -> None:
 def _promote_pair(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
+    if COMPLEX in (a.category, b.category):
+        # complex with float: complex parts as wide as the wider float (float64 + complex64 -> complex128)
+        c, other = (a, b) if a.category == COMPLEX else (b, a)
+        if other.category < FLOAT:
+            return c
+        real = other.to_real()
+        return c if c.to_real().itemsize >= real.itemsize else _COMPLEX_OF.get(real, c)
     if a.category != b.category:
         return a if a.category > b.category else b
     if a.category == FLOAT:
@@ -120,7 +156,11 @@ def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
     # brings a higher category than the classes above it.
     if higher is None:
         return lower
-    if lower is None or higher.category == FLOAT:
+    if lower is None or higher.category == COMPLEX:
+        return higher
+    if lower.category == COMPLEX:  # a complex scalar or 0-d tensor keeps a float tensor's precision
+        return higher.to_complex() if higher.category == FLOAT else lower
+    if higher.category == FLOAT:
         return higher
     if higher.category == BOOL or lower.category == FLOAT:
         return _PROMOTE[higher, lower]
@@ -133,6 +173,8 @@ def scalar_dtype(value) -> dtype:
         return bool_
     if isinstance(value, int):
         return int64
+    if isinstance(value, complex):
+        return get_default_complex_dtype()
     return _default_float
 
 

@@ -121,6 +121,24 @@ def _summarize(values: np.ndarray, edge: int) -> tuple[np.ndarray, list[bool]]:
     return data, cut
 
 
+class _ComplexFormatter:
+    """PyTorch's complex layout: the real parts padded to one width, the imaginary parts formatted
+    on their own (their own notation) and joined with their sign and a 'j'."""
+
+    def __init__(self, data: np.ndarray) -> None:
+        self.real = _Formatter("float", np.ascontiguousarray(data.real))
+        self.imag = _Formatter("float", np.ascontiguousarray(data.imag))
+        self.width = self.real.width + 2 + self.imag.width + 1 - 2  # _render adds the ", " back
+
+    def format(self, value: Any) -> str:
+        """Format one element, e.g. ``1.0000-2.5000j``."""
+        value = complex(value)
+        imag = (self.imag.cell(value.imag) + "j").lstrip()
+        return self.real.cell(value.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+    cell = format
+
+
 def _render(
     data: np.ndarray,
     cut: Sequence[bool],
@@ -147,6 +165,10 @@ def _render(
     return "[" + sep.join(parts) + "]"
 
 
+def _make_formatter(kind: str, data: np.ndarray):
+    return _ComplexFormatter(data) if kind == "complex" else _Formatter(kind, data)
+
+
 def _size_repr(shape: tuple[int, ...]) -> str:
     return "size=" + repr(tuple(int(s) for s in shape))
 
@@ -160,7 +182,7 @@ def format_tensor(
     extras: Iterable[tuple[str, str]] = (),
 ) -> str:
     """Return the PyTorch-style repr of ``values``, e.g. ``tensor([1., 2.], dtype=tidal.float64)``."""
-    if kind not in ("bool", "int", "float"):
+    if kind not in ("bool", "int", "float", "complex"):
         raise ValueError(f"unsupported kind {kind!r}")
     values = np.asarray(values)
     linewidth = int(_OPTS["linewidth"])
@@ -180,7 +202,7 @@ def format_tensor(
     else:
         summarize = values.ndim > 0 and values.size > _OPTS["threshold"]
         if values.ndim == 0:
-            body = _Formatter(kind, values).format(values.item())
+            body = _make_formatter(kind, values).format(values.item())
         elif summarize and edge <= 0:
             body = "[...]"
         else:
@@ -188,7 +210,7 @@ def format_tensor(
                 data, cut = _summarize(values, edge)
             else:
                 data, cut = values, [False] * values.ndim
-            fmt = _Formatter(kind, data)
+            fmt = _make_formatter(kind, data)
             body = _render(data, cut, fmt, len(_PREFIX), edge, linewidth)
         # PyTorch names the size of every non-empty tensor once edgeitems is 0,
         # summarized or not.

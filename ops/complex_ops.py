@@ -1,0 +1,200 @@
+"""Complex tensors: real/imag views, conj, angle, view_as_real/view_as_complex, complex, polar, isreal.
+
+A complex64 tensor's memory is pairs of float32 (real, imaginary), so `real`, `imag` and
+`view_as_real` are float views over the same blob (strides and offset doubled) and writes through
+them reach the complex tensor, as in PyTorch. Gradients follow PyTorch's convention: the gradient of
+a real loss L with respect to z = x + iy is dL/dx + i dL/dy (see ops/complex_grad.py).
+"""
+from __future__ import annotations
+
+import builtins
+
+from ..autograd.graph import needs_grad, record
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from . import elementwise as ew
+from . import math_api as M
+from . import number_ops
+from .creation import zeros_like
+from .broadcast import broadcast_shapes
+from .dispatch import launch, register_kernel
+from .elementwise import torch_name
+from .view_grads import record_view
+from .views import make_view
+
+__all__ = ["real", "imag", "conj", "conj_physical", "angle", "view_as_real", "view_as_complex", "complex", "polar",
+           "is_complex"]
+METHODS: dict = {}
+
+
+# -- printing and Python conversions ----------------------------------------------------------------
+_real_repr = Tensor.__repr__
+
+
+def _repr(self: Tensor) -> str:
+    """PyTorch's repr; complex tensors print each element as real+imag j."""
+    if not self.dtype.is_complex:
+        return _real_repr(self)
+    from ..tensor.printing import format_tensor
+    arr = self.detach()._host_array() if self.requires_grad else self._host_array()
+    extras = []
+    if self.device.type != "cpu":
+        extras.append(("device", f"'{self.device}'"))
+    if self.grad_fn is not None:
+        extras.append(("grad_fn", f"<{type(self.grad_fn).__name__}>"))
+    elif self.requires_grad:
+        extras.append(("requires_grad", "True"))
+    return format_tensor(arr, kind="complex", dtype_repr=repr(self.dtype),
+                         show_dtype=self.dtype is not dt.get_default_complex_dtype(), extras=extras)
+
+
+def _complex_number(self: Tensor) -> complex:
+    return builtins.complex(self.item())
+
+
+def is_complex(input: Tensor) -> bool:
+    """Whether input's dtype is complex64 or complex128."""
+    return input.dtype.is_complex
+
+
+METHODS.update(__repr__=_repr, __str__=_repr, __complex__=_complex_number, is_complex=is_complex)
+
+
+# -- real / imag / view_as_real: float views of the complex memory -------------------------------------
+def _parts_view(z: Tensor, extra: bool, part: int) -> Tensor:
+    """A float view of complex `z`: its real (part 0) or imaginary (part 1) parts, or both as a last dim of 2."""
+    v = z._v
+    strides = tuple(2 * s for s in v.strides)
+    if extra:
+        return make_view(z, v.shape + (2,), strides + (1,), 2 * v.offset, z.dtype.to_real())
+    return make_view(z, v.shape, strides, 2 * v.offset + part, z.dtype.to_real())
+
+
+def _real_back(node, g):
+    return (complex(g, zeros_like(g)),)
+
+
+def _imag_back(node, g):
+    return (complex(zeros_like(g), g),)
+
+
+def real(input: Tensor) -> Tensor:
+    """The real parts, as a view for complex input (writes reach it); input itself for real dtypes."""
+    if not input.dtype.is_complex:
+        return input
+    return record_view("real", input, _parts_view(input, False, 0), _real_back)
+
+
+def imag(input: Tensor) -> Tensor:
+    """The imaginary parts of a complex tensor, as a view (writes reach it)."""
+    if not input.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return record_view("imag", input, _parts_view(input, False, 1), _imag_back)
+
+
+def _set_part(getter):
+    def setter(self: Tensor, value) -> None:
+        getter(self).copy_(value)
+    return setter
+
+
+METHODS.update(real=property(real, _set_part(real), doc="The real parts (a view for complex tensors)."),
+               imag=property(imag, _set_part(imag), doc="The imaginary parts of a complex tensor (a view)."))
+
+
+def view_as_real(input: Tensor) -> Tensor:
+    """A complex tensor seen as real pairs: shape (..., 2), sharing its memory."""
+    if not input.dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return record_view("view_as_real", input, _parts_view(input, True, 0),
+                       lambda node, g: (view_as_complex(M.contiguous(g)),))
+
+
+def view_as_complex(input: Tensor) -> Tensor:
+    """Real pairs (a last dim of size 2, stride 1) seen as complex numbers, sharing their memory."""
+    if input.dtype not in (dt.float32, dt.float64):
+        raise RuntimeError("view_as_complex is only supported for half, float and double tensors, but got a tensor "
+                           f"of scalar type: {torch_name(input.dtype)}")
+    v = input._v
+    if not v.shape or v.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if v.strides[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % 2 for s in v.strides[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if v.offset % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    out = make_view(input, v.shape[:-1], tuple(s // 2 for s in v.strides[:-1]), v.offset // 2,
+                    input.dtype.to_complex())
+    return record_view("view_as_complex", input, out, lambda node, g: (view_as_real(g),))
+
+
+METHODS.update(view_as_real=view_as_real, view_as_complex=view_as_complex)
+
+
+# -- conj, angle ------------------------------------------------------------------------------------
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate (input itself for real dtypes); tidal materializes it (no conjugate bit)."""
+    return ew.apply("conj", input) if input.dtype.is_complex else input
+
+
+def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The complex conjugate, computed into new memory (a copy for real dtypes)."""
+    if out is not None:
+        return ew.apply("conj", input, out=out)
+    return ew.apply("conj", input) if input.dtype.is_complex else M.clone(input)
+
+
+def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The argument of each element: atan2(imag, real) for complex input (real input: number_ops.angle)."""
+    if not input.dtype.is_complex:
+        return number_ops.angle(input, out=out)
+    result = ew.apply("atan2", imag(input), real(input))
+    return result if out is None else out.copy_(result)
+
+
+METHODS.update(conj=conj, conj_physical=conj_physical, angle=angle,
+               conj_physical_=lambda self: ew.apply("conj", self, out=self))
+
+
+# -- complex(real, imag) and polar(abs, angle) --------------------------------------------------------
+@register_kernel("complex", "cpu")
+def _complex_kernel(ins, outs, attrs) -> None:
+    out = outs[0]
+    out.real[...] = ins[0]
+    out.imag[...] = ins[1]
+
+
+def _complex_back(node, g):
+    return real(g), imag(g)
+
+
+def _check_parts(fn: str, a: Tensor, b: Tensor, names: tuple) -> None:
+    for t, name in ((a, names[0]), (b, names[1])):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{fn}(): argument '{name}' (position {names.index(name) + 1}) must be Tensor, "
+                            f"not {type(t).__name__}")
+    if a.dtype not in (dt.float32, dt.float64) or b.dtype not in (dt.float32, dt.float64):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{torch_name(a.dtype)} and {torch_name(b.dtype)}")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"Expected object of scalar type {torch_name(a.dtype)} but got scalar type "
+                           f"{torch_name(b.dtype)} for second argument")
+
+
+def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The complex tensor real + i imag (broadcast; both float32 or both float64)."""
+    _check_parts("complex", real, imag, ("real", "imag"))
+    shape = broadcast_shapes(real._v.shape, imag._v.shape)
+    parts = tuple(t if t._v.shape == shape else t.expand(shape) for t in (real, imag))
+    (result,) = launch("complex", tuple(p.detach() for p in parts), [(shape, real.dtype.to_complex())])
+    if needs_grad(parts):
+        record("complex", _complex_back, parts, (result,))
+    return result if out is None else out.copy_(result)
+
+
+def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The complex tensor abs * (cos(angle) + i sin(angle))."""
+    _check_parts("polar", abs, angle, ("abs", "angle"))
+    result = complex(abs * ew.apply("cos", angle), abs * ew.apply("sin", angle))
+    return result if out is None else out.copy_(result)
