@@ -68,6 +68,19 @@ def test_indexing_gather_and_index_select_with_constant_indices():
     check(lambda L, a, i: a.index_select(0, i) * 2, (4, 3), consts=(np.array([3, 0, 0]),))
 
 
+def test_complex_tangents_follow_torchs_convention():
+    rng = np.random.default_rng(7)
+    x, t = (rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3)) for _ in range(2))
+    r, rt = rng.standard_normal(3), rng.standard_normal(3)
+    for fn, (p, tp) in (
+            (lambda L, a: a * a.exp() + a.conj() * a.abs(), (x, t)),  # holomorphic and not
+            (lambda L, a: (a * a).sum(0), (x, t)),
+            (lambda L, a: (a * L.tensor(1 + 2j)).exp(), (r, rt))):  # real in, complex out
+        ours = run_dual(tidal, fw, fn, [p], [tp])
+        theirs = run_dual(torch, tfw, fn, [p], [tp])
+        assert_close(ours.tangent, theirs.tangent.detach(), rtol=1e-12, atol=1e-12)
+
+
 def test_dual_tensor_values_tangent_identity_and_unpack_of_non_duals():
     x, t = tidal.randn(3), tidal.randn(3)
     with fw.dual_level() as level:
