@@ -192,9 +192,12 @@ def _dualize(lvl, t, tangent, fn: str):
     return fw.make_dual(t, tangent if tangent is not None else ops.zeros_like(t), level=lvl)
 
 
-def _primal(t, lvl):
-    """`t` without the tangent of level `lvl` (other trees' leaves pass through)."""
-    return fw.unpack_dual(t, level=lvl).primal if isinstance(t, Tensor) else t
+def _primal(t, lvl, keep: bool = True):
+    """`t` without the tangent of level `lvl`, detached unless `keep` (the caller's grad mode); other leaves
+    of a tree pass through."""
+    if not isinstance(t, Tensor):
+        return t
+    return fw.unpack_dual(t, level=lvl).primal if keep else t.detach()
 
 
 def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: bool = False) -> tuple:
@@ -211,6 +214,9 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
                            f"structure. For example, if primals is a tuple of 3 tensors, tangents also must be. "
                            f"Got primals with structure {p_spec} and tangents with structure {t_spec}")
     for p, t in zip(p_leaves, t_leaves):
+        for x, what in ((p, "primals"), (t, "tangents")):
+            if not isinstance(x, Tensor):
+                raise RuntimeError(f"jvp(f, primals, tangents): Expected {what} to only contain Tensors, got {type(x)}")
         if p.shape != t.shape:
             raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same shape. "
                                f"Got primals.shape={p.shape} and tangents.shape={t.shape}")
@@ -221,13 +227,13 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
         out_leaves, out_spec = tree_flatten(output)
         for o in out_leaves:
             if not isinstance(o, Tensor):
-                raise RuntimeError(f"jvp(f, primals, tangents): Expected f(*primals) to return only tensors, got "
+                raise RuntimeError(f"jvp(f, primals, tangents): expected f(*primals) to return only tensors, got "
                                    f"unsupported type {type(o)}")
         create = keep and (fw._outer(out_leaves, lvl) or any(t.requires_grad for t in t_leaves))
         res = fw.linearize(out_leaves, [fw._dual_handle(d) for d in duals], create)(t_leaves)
         tangent_out = [ops.zeros_like(o) if g is None else g for o, g in zip(out_leaves, res)]
-        primal_out = [_primal(o, lvl) for o in out_leaves]
-        aux = tree_map(lambda t: _primal(t, lvl), aux)
+        primal_out = [_primal(o, lvl, keep) for o in out_leaves]
+        aux = tree_map(lambda t: _primal(t, lvl, keep), aux)
     result = (tree_unflatten(primal_out, out_spec), tree_unflatten(tangent_out, out_spec))
     return result + (aux,) if has_aux else result
 
@@ -308,7 +314,7 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *, randomness: str 
                     blocks[i].append(ops.stack(cols[i], -1).reshape(*o.shape, *x.shape) if cols[i] else
                                      ops.zeros(*o.shape, *x.shape, dtype=o.dtype, device=o.device))
             jac = [tree_unflatten(iter_fill(in_leaves, row), in_spec) for row in blocks]
-            aux = tree_map(lambda t: _primal(t, lvl), aux)
+            aux = tree_map(lambda t: _primal(t, lvl, keep), aux)
         jac = tree_unflatten(jac, out_spec)
         return (jac, aux) if has_aux else jac
     return wrapper
@@ -336,7 +342,7 @@ def linearize(func: Callable, *primals) -> tuple:
         out_leaves, out_spec = tree_flatten(output)
         jvp_of = fw.linearize(out_leaves, [fw._dual_handle(d) for d in duals if isinstance(d, Tensor)],
                               keep and fw._outer(out_leaves, lvl))
-        output = tree_unflatten([_primal(o, lvl) for o in out_leaves], out_spec)
+        output = tree_unflatten([_primal(o, lvl, keep) for o in out_leaves], out_spec)
 
     def jvp_fn(*tangents):
         t_leaves, t_spec = tree_flatten(tangents)

@@ -267,6 +267,13 @@ def test_jvp_pytrees_has_aux_closures_and_errors():
         F.jvp(lambda a: a, (x,), (ty,))
     with pytest.raises(RuntimeError, match="Expected primals to be a tuple"):
         F.jvp(lambda a: a, x, (tx,))
+    with pytest.raises(RuntimeError, match="Expected primals to only contain Tensors, got <class 'int'>"):
+        F.jvp(lambda a, n: a * n, (x, 3), (tx, 1))
+    with pytest.raises(RuntimeError, match="expected f\\(\\*primals\\) to return only tensors, got unsupported type"):
+        F.jvp(lambda a: 3, (x,), (tx,))
+    with tidal.no_grad():  # under no_grad nothing that jvp returns requires grad, as in torch
+        p, t = F.jvp(lambda a: a * w, (x,), (tx,))
+    assert not p.requires_grad and not t.requires_grad
 
 
 def test_jacfwd_as_torch_argnums_aux_and_caller_graph():
