@@ -1,4 +1,6 @@
 """tidal.fft (and torch.fft in compat) against torch.fft: values, dtypes, n/s/dim/norm, errors, gradients."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -168,3 +170,90 @@ def test_spectral_layer_trains_like_torch():
     (l1, g1), (l2, g2) = step(tidal), step(torch)
     _same(l1, l2, 1e-5)
     _same(g1, g2, 1e-4)
+
+
+# -- stft / istft ------------------------------------------------------------------------------------------
+STFT_CASES = [
+    dict(n_fft=16),
+    dict(n_fft=16, hop_length=5, window="hann"),
+    dict(n_fft=16, win_length=10, window="hann"),
+    dict(n_fft=16, center=False, normalized=True),
+    dict(n_fft=16, onesided=False),
+    dict(n_fft=15, hop_length=3, window="hann"),
+]
+
+
+def _stft_args(lib, case):
+    kw = dict(case)
+    if kw.pop("window", None):
+        kw["window"] = lib.hann_window(kw.get("win_length", kw["n_fft"]), dtype=lib.float64)
+    else:
+        kw["window"] = lib.ones(kw["n_fft"])
+    return kw
+
+
+@pytest.mark.parametrize("case", STFT_CASES, ids=str)
+@pytest.mark.parametrize("shape", [(40,), (2, 40)])
+def test_stft_istft_values(case, shape):
+    x = _data(shape, np.float64)
+    for return_complex in (True, False):
+        a = tidal.stft(tidal.tensor(x), return_complex=return_complex, **_stft_args(tidal, case))
+        b = torch.stft(torch.tensor(x), return_complex=return_complex, **_stft_args(torch, case))
+        _same(a, b, 1e-10)
+    spec = torch.stft(torch.tensor(x), return_complex=True, **_stft_args(torch, case)).numpy()
+    istft_args = {k: v for k, v in case.items() if k != "pad_mode"}
+    for length in (None, 40, 44):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch warns when it pads to `length`
+            b = torch.istft(torch.tensor(spec), length=length, **_stft_args(torch, istft_args))
+        a = tidal.istft(tidal.tensor(spec), length=length, **_stft_args(tidal, istft_args))
+        _same(a, b, 1e-10)
+    assert tc.stft is tidal.stft and tidal.tensor(x).stft(16, return_complex=True, window=tidal.ones(16)).shape == \
+        torch.tensor(x).stft(16, return_complex=True, window=torch.ones(16)).shape
+
+
+def test_stft_pad_mode_and_complex_input():
+    x = _data((33,), np.complex128)
+    w = _data((8,), np.float64)
+    _same(tidal.stft(tidal.tensor(x), 8, window=tidal.tensor(w), pad_mode="constant"),
+          torch.stft(torch.tensor(x), 8, window=torch.tensor(w), pad_mode="constant"), 1e-10)
+    spec = torch.stft(torch.tensor(x), 8, window=torch.tensor(w), return_complex=True)
+    _same(tidal.istft(tidal.tensor(spec.numpy()), 8, window=tidal.tensor(w), return_complex=True, onesided=False),
+          torch.istft(spec, 8, window=torch.tensor(w), return_complex=True, onesided=False), 1e-10)
+
+
+def test_stft_errors():
+    x = _data((20,), np.float32)
+    for lib_case in (
+        lambda L: L.stft(L.tensor(x), 16),
+        lambda L: L.istft(L.tensor(x).reshape(4, 5), 16),
+    ):
+        _raises_like(lambda: lib_case(tidal), lambda: lib_case(torch))
+    for case, tail in (
+        (lambda L: L.stft(L.tensor(x), 8, hop_length=0, return_complex=True), "expected hop_length > 0, but got hop_length=0"),
+        (lambda L: L.stft(L.tensor(x), 8, win_length=9, return_complex=True), "expected 0 < win_length <= n_fft, but got win_length=9"),
+        (lambda L: L.stft(L.tensor(x), 8, window=L.ones(7), return_complex=True),
+         "expected a 1D window tensor of size equal to win_length=8, but got window with size [7]"),
+        (lambda L: L.istft(L.tensor(_data((3, 9), np.complex64)), 16, window=L.ones(16)),
+         "expected the frequency dimension (3rd to the last) of the input tensor to match n_fft / 2 + 1 when "
+         "onesided=True, but got 3"),
+    ):
+        for lib in (tidal, torch):
+            with pytest.raises(RuntimeError) as err:
+                case(lib)
+            assert str(err.value).endswith(tail)
+
+
+def test_stft_istft_gradients():
+    x, w = _data((2, 40), np.float64), _data((8,), np.float64)
+
+    def grads(lib):
+        xt, wt = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+        spec = lib.stft(xt, 8, hop_length=2, window=wt, return_complex=True)
+        back = lib.istft(spec * spec.abs(), 8, hop_length=2, window=lib.hann_window(8, dtype=lib.float64) + 0.1,
+                         length=40)
+        (back.sum() + spec.abs().sum()).backward()
+        return xt.grad, wt.grad
+
+    for g, want in zip(grads(tidal), grads(torch)):
+        _same(g, want, 1e-8)
