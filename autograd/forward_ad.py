@@ -13,13 +13,15 @@ after one reverse pass, every further Jacobian-vector product costs one pass ove
 
 Known differences from torch: ops record a graph, so dual tensors (and what is computed from them)
 report requires_grad=True; ops run under no_grad or inference_mode record nothing, so their results
-carry no tangent (torch keeps computing tangents under no_grad); a tensor saved by an op and
-modified in place before unpack_dual makes unpack_dual raise autograd's in-place error.
+carry no tangent (torch keeps computing tangents under no_grad: make_dual and unpack_dual warn when
+grad mode is off); a tensor saved by an op and modified in place before unpack_dual makes
+unpack_dual raise instead of giving the tangent torch would.
 """
 from __future__ import annotations
 
 import collections
 import contextlib
+import warnings
 from typing import Callable, Sequence
 
 from ..tensor import Tensor
@@ -33,6 +35,9 @@ UnpackedDualTensor = collections.namedtuple("UnpackedDualTensor", ["primal", "ta
 UnpackedDualTensor.__doc__ = "The (primal, tangent) pair unpack_dual returns; tangent is None for a non-dual tensor."
 
 _NESTED = "Nested forward mode AD is not supported at the moment"
+_GRAD_OFF = ("tidal.autograd.forward_ad: grad mode is off, so ops record no graph and their results carry no "
+             "tangent (torch keeps computing tangents under no_grad). Run forward-mode AD with grad mode on, or "
+             "use tidal.func.jvp, which turns it on for the function.")
 
 
 class _Level:
@@ -156,6 +161,8 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if lvl in _reached(tensor)[0]:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
                            f"level {lvl.index} is not supported.")
+    if not is_grad_enabled():
+        warnings.warn(_GRAD_OFF, stacklevel=2)
     dual = Tensor._make(tensor._v, tensor.dtype, tensor.device, tensor._vm)
     node = record("make_dual", _make_dual_backward, (tensor,), (dual,))
     # the handle autograd.grad captures this node's gradient through, even after `dual` is written in place
@@ -230,6 +237,8 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     found, leaf = _reached(tensor)
     nodes = found.get(lvl)
     if not nodes:
+        if not is_grad_enabled() and tensor.dtype.is_floating_point:
+            warnings.warn(_GRAD_OFF, stacklevel=2)  # it may have lost its tangent to no_grad
         return UnpackedDualTensor(tensor, None)
     outer = leaf or any(other is not lvl for other in found)
     primal = tensor.view_as(tensor) if outer and is_grad_enabled() else tensor.detach()

@@ -231,6 +231,17 @@ def test_custom_function_needs_jvp_as_torch():
         assert fw.unpack_dual(other * d).tangent is not None
 
 
+def test_grad_mode_off_warns_that_tangents_are_not_propagated():
+    x, t = tidal.randn(3), tidal.randn(3)
+    with fw.dual_level():
+        with tidal.no_grad():
+            with pytest.warns(UserWarning, match="grad mode is off, so ops record no graph"):
+                d = fw.make_dual(x, t)
+            with pytest.warns(UserWarning, match="grad mode is off"):
+                assert fw.unpack_dual(d * 2).tangent is None  # torch would give 2 t: hence the warning
+            assert fw.unpack_dual(d).tangent is t  # the dual itself keeps its tangent
+
+
 @pytest.mark.xfail(strict=True, reason="ops under no_grad record no graph, so their results carry no tangent "
                                        "(torch keeps computing tangents under no_grad); needs a hook in needs_grad")
 def test_no_grad_keeps_tangents_as_torch():
