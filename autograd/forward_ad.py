@@ -165,11 +165,18 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         warnings.warn(_GRAD_OFF, stacklevel=2)
     dual = Tensor._make(tensor._v, tensor.dtype, tensor.device, tensor._vm)
     node = record("make_dual", _make_dual_backward, (tensor,), (dual,))
-    # the handle autograd.grad captures this node's gradient through, even after `dual` is written in place
-    handle = Tensor._make(tensor._v, tensor.dtype, tensor.device, tensor._vm)
-    handle.requires_grad, handle.grad_fn = True, node
-    node.__dict__["_fw_dual"] = (lvl, tangent, handle)
+    # a plain alias (no grad_fn): the node may hold it without a reference cycle
+    node.__dict__["_fw_dual"] = (lvl, tangent, Tensor._make(tensor._v, tensor.dtype, tensor.device, tensor._vm))
     return dual
+
+
+def _handle(node) -> Tensor:
+    """A tensor through which autograd.grad captures the gradient reaching dual node `node`; it stays valid
+    after the dual is written in place (which gives the dual a new grad_fn)."""
+    alias = node.__dict__["_fw_dual"][2]
+    handle = Tensor._make(alias._v, alias.dtype, alias.device, alias._vm)
+    handle.requires_grad, handle.grad_fn = True, node
+    return handle
 
 
 def _reached(t: Tensor) -> tuple:
@@ -257,7 +264,7 @@ def _tangent(y: Tensor, lvl: _Level, nodes: list, outer: bool) -> Tensor:
     tangents = [t for _, t, _ in infos]
     keep = is_grad_enabled() and (outer or any(t.requires_grad for t in tangents))
     try:
-        out = linearize([y], [h for _, _, h in infos], keep)(tangents)[0]
+        out = linearize([y], [_handle(n) for n in nodes], keep)(tangents)[0]
     except RuntimeError as err:
         if "modified by an inplace operation" not in str(err):
             raise
@@ -272,8 +279,8 @@ def _tangent(y: Tensor, lvl: _Level, nodes: list, outer: bool) -> Tensor:
 
 
 def _dual_handle(dual: Tensor) -> Tensor:
-    """The tensor autograd.grad captures a fresh dual's gradient through (see make_dual)."""
-    return dual.grad_fn.__dict__["_fw_dual"][2]
+    """The tensor autograd.grad captures a fresh dual's gradient through (see _handle)."""
+    return _handle(dual.grad_fn)
 
 
 def _outer(outputs: Sequence, lvl: _Level) -> bool:
