@@ -205,8 +205,6 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError(f"jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
                            f"call f(*primals).")
-    if strict:
-        raise RuntimeError("jvp(f, primals, tangents): strict is not implemented in torch.func either")
     p_leaves, p_spec = tree_flatten(primals)
     t_leaves, t_spec = tree_flatten(tangents)
     if len(p_leaves) != len(t_leaves):
@@ -231,6 +229,9 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
                                    f"unsupported type {type(o)}")
         create = keep and (fw._outer(out_leaves, lvl) or any(t.requires_grad for t in t_leaves))
         res = fw.linearize(out_leaves, [fw._dual_handle(d) for d in duals], create)(t_leaves)
+        if strict and any(g is None for g in res):
+            raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the inputs. "
+                               "This is not allowed with strict=True.")
         tangent_out = [ops.zeros_like(o) if g is None else g for o, g in zip(out_leaves, res)]
         primal_out = [_primal(o, lvl, keep) for o in out_leaves]
         aux = tree_map(lambda t: _primal(t, lvl, keep), aux)
@@ -347,12 +348,14 @@ def linearize(func: Callable, *primals) -> tuple:
     def jvp_fn(*tangents):
         t_leaves, t_spec = tree_flatten(tangents)
         if repr(t_spec) != repr(p_spec):
-            raise RuntimeError(f"Expected the tangents {t_spec} to have the same argument structure as the primals "
-                               f"{p_spec}")
-        for p, t in zip(p_leaves, t_leaves):
-            if isinstance(p, Tensor) and (t.shape != p.shape or t.dtype is not p.dtype):
-                raise RuntimeError(f"Mismatch in dtype or shape: primal has shape {p.shape} and dtype {p.dtype}, "
-                                   f"tangent has shape {t.shape} and dtype {t.dtype}")
+            raise RuntimeError(f"Expected the tangents {t_spec} to have the same argspec as the primals {p_spec}")
+        for k, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+            if isinstance(p, Tensor) and t.shape != p.shape:
+                raise RuntimeError(f"tangent:{k} with shape {t.shape} in flattened pytree doesn't match the shape "
+                                   f"{p.shape} of the corresponding primal.")
+            if isinstance(p, Tensor) and t.dtype is not p.dtype:
+                raise RuntimeError(f"tangent:{k} with dtype {t.dtype} in flattened pytree doesn't match the dtype "
+                                   f"{p.dtype} of the corresponding primal.")
         res = jvp_of([t for p, t in zip(p_leaves, t_leaves) if isinstance(p, Tensor)])
         return tree_unflatten([ops.zeros_like(o) if g is None else g for o, g in zip(out_leaves, res)], out_spec)
     return output, jvp_fn

@@ -263,6 +263,10 @@ def test_jvp_pytrees_has_aux_closures_and_errors():
     assert_close(w.grad, wr.grad)
     const = F.jvp(lambda a: a.detach() * 2, (x,), (tx,))[1]  # no dependence: zeros, as torch
     assert_close(const, torch.zeros(3, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="The output of f is independent of the inputs. This is not allowed with "
+                                           "strict=True"):
+        F.jvp(lambda a: a.detach() * 2, (x,), (tx,), strict=True)
+    assert_close(F.jvp(lambda a: a * 2, (x,), (tx,), strict=True)[1], 2 * txr)
     with pytest.raises(RuntimeError, match="Expected primals and tangents to have the same shape"):
         F.jvp(lambda a: a, (x,), (ty,))
     with pytest.raises(RuntimeError, match="Expected primals to be a tuple"):
@@ -301,8 +305,13 @@ def test_linearize_reuses_one_linearization_for_many_tangents():
     close_tree(out, out_r)
     close_tree(jvp_fn(t1, t2), jvp_fn_r(t1r, t2r))
     close_tree(jvp_fn(t2, t1), jvp_fn_r(t2r, t1r))
-    with pytest.raises(RuntimeError, match="same argument structure as the primals"):
+    with pytest.raises(RuntimeError, match="to have the same argspec as the primals"):
         jvp_fn(t1)
+    with pytest.raises(RuntimeError, match="tangent:1 with shape .* doesn't match the shape .* of the corresponding "
+                                           "primal"):
+        jvp_fn(t1, t2[:3])
+    with pytest.raises(RuntimeError, match="tangent:0 with dtype .* doesn't match the dtype"):
+        jvp_fn(t1.float(), t2)
 
 
 def test_autograd_functional_forward_mode_jacobian_as_torch():
