@@ -22,6 +22,7 @@ class finfo:
         if not type.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             "'torch.finfo'")
+        type = type.to_real()  # a complex dtype's limits are those of its parts, as torch's
         info = _np_finfo(type)
         self.bits = type.itemsize * 8
         self.eps = float(info.eps)

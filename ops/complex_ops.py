@@ -149,8 +149,19 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The argument of each element: atan2(imag, real) for complex input (real input: number_ops.angle)."""
     if not input.dtype.is_complex:
         return number_ops.angle(input, out=out)
-    result = ew.apply("atan2", imag(input), real(input))
+    z = input.detach()
+    result = ew.apply("atan2", imag(z), real(z))
+    if needs_grad((input,)):
+        record("angle", _angle_back, (input,), (result,), (input,))
     return result if out is None else out.copy_(result)
+
+
+def _angle_back(node, g):
+    # torch's: g * i z / |z|^2, and 0 at z = 0 (where atan2's formula would give 0/0)
+    (z,) = node.saved_tensors
+    size2 = ew.apply("square", ew.apply("abs", z))
+    grad = complex(-imag(z), real(z)) * (g / size2)
+    return (M.where(ew.apply("eq", size2, 0), 0.0, grad),)
 
 
 METHODS.update(conj=conj, conj_physical=conj_physical, angle=angle,

@@ -66,10 +66,12 @@ class _Reader:
         self.shape = shape
         self.chunks: list = []
         self.dtypes: set = set()
+        self.python_complex = False  # a Python complex leaf: torch refuses to read it as a real number
 
     def leaf(self, x) -> None:
         kind = type(x)
         if kind in _PY_SCALARS:
+            self.python_complex |= kind is complex
             self.dtypes.add(_scalar_dtype(kind))
             self.chunks.append((x,))
         elif isinstance(x, np.generic) and x.dtype.kind in "biufc":
@@ -116,6 +118,7 @@ class _Reader:
         if dim == len(shape) - 1:
             kinds = set(map(type, x))
             if kinds.issubset(_PY_SCALARS):  # the common case: a row of Python numbers, read at once
+                self.python_complex |= complex in kinds
                 self.dtypes.update(_scalar_dtype(k) for k in kinds)
                 self.chunks.append(x)
                 return
@@ -143,10 +146,11 @@ def _carrier(d: dt.dtype) -> np.dtype:
 
 
 def _gather(data) -> tuple:
-    """(carrier array, inferred dtype) for nested sequences, scalars or arrays."""
+    """(carrier array, inferred dtype, whether a Python complex was read) for nested sequences, scalars or
+    arrays."""
     if isinstance(data, np.ndarray):
         inferred = dt.from_numpy(data.dtype)
-        return data, inferred
+        return data, inferred, False
     shape = _first_path_shape(data)
     reader = _Reader(shape)
     reader.read(data, 0)
@@ -157,7 +161,7 @@ def _gather(data) -> tuple:
     except OverflowError:
         raise ValueError("Overflow when unpacking long long") from None
     flat = np.concatenate(parts) if parts else np.zeros(0, carrier)
-    return flat.reshape(shape), inferred
+    return flat.reshape(shape), inferred, reader.python_complex
 
 
 def _checked_cast(arr: np.ndarray, target: dt.dtype) -> np.ndarray:
@@ -172,9 +176,7 @@ def _checked_cast(arr: np.ndarray, target: dt.dtype) -> np.ndarray:
         if bad:
             raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
     if arr.dtype.kind == "c" and target.category != dt.COMPLEX:
-        # torch reads each leaf as the target's scalar type: a complex number is no real one
-        raise TypeError("must be real number, not complex" if target.category == dt.FLOAT else
-                        "'complex' object cannot be interpreted as an integer")
+        arr = arr.real  # NumPy complex data cast to a real dtype keeps its real parts, as torch's copy
     with np.errstate(over="ignore", invalid="ignore"):
         if target.np.kind == "V" and arr.dtype.kind != "f":  # bfloat16 converts from floats only
             arr = arr.astype(np.float64)
@@ -198,8 +200,12 @@ def tensor(data, *, dtype: dt.dtype | None = None, device=None, requires_grad: b
         check_requires_grad(dtype or data.dtype, requires_grad)
         out = _copy_of_tensor(data, dtype, dev)
     else:
-        arr, inferred = _gather(data)
+        arr, inferred, python_complex = _gather(data)
         target = dtype or inferred
+        if python_complex and target.category != dt.COMPLEX:
+            # torch reads each Python leaf as the target's scalar type: a complex number is no real one
+            raise TypeError("must be real number, not complex" if target.category == dt.FLOAT else
+                            "'complex' object cannot be interpreted as an integer")
         check_requires_grad(target, requires_grad)
         out = Tensor._from_array(_checked_cast(arr, target), target, share=True)  # a fresh copy: ours to keep
         if dev is not None and dev != CPU:

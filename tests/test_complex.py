@@ -340,3 +340,25 @@ def test_requires_grad_on_complex():
     assert a.requires_grad
     b = tidal.ones(2, dtype=tidal.cdouble).requires_grad_()
     assert b.requires_grad and (b * 2).grad_fn is not None
+
+
+def test_angle_gradient_at_zero_and_numpy_complex_to_real():
+    grads = []
+    for lib in (tidal, torch):
+        z = lib.tensor([0j, 1 + 2j, -3 - 1j], requires_grad=True)
+        z.angle().sum().backward()
+        grads.append(z.grad)
+    _same(*grads)
+    arr = np.array([1 + 2j, -3 - 0.5j])
+    _same(tidal.tensor(arr, dtype=tidal.float32), torch.tensor(arr, dtype=torch.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumPy's ComplexWarning inside torch
+        _same(tidal.tensor([np.complex64(1 + 2j)], dtype=tidal.float64),
+              torch.tensor([np.complex64(1 + 2j)], dtype=torch.float64))
+
+
+def test_finfo_of_complex_dtypes():
+    for name in ("complex64", "complex128"):
+        got, want = tc.finfo(getattr(tc, name)), torch.finfo(getattr(torch, name))
+        assert (got.bits, got.eps, got.max, got.tiny, got.dtype) == (want.bits, want.eps, want.max, want.tiny,
+                                                                      want.dtype)
