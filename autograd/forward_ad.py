@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 from ..tensor import Tensor
 from .api import grad as _grad
 from .grad_mode import enable_grad, is_grad_enabled
-from .graph import AccumulateGrad, record
+from .graph import AccumulateGrad, gradient_edge, record
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
 
@@ -300,7 +300,7 @@ def linearize(outputs: Sequence[Tensor], inputs: Sequence[Tensor], create_graph:
     from .. import ops
     outs = [(k, o) for k, o in enumerate(outputs) if o.requires_grad]
     dummies = [ops.zeros_like(o).requires_grad_(True) for _, o in outs]
-    with enable_grad():
+    with enable_grad(), _quiet([o for _, o in outs], inputs):
         back = _grad([o for _, o in outs], list(inputs), dummies, retain_graph=True, create_graph=True,
                      allow_unused=True) if outs else (None,) * len(inputs)
     live = [j for j, b in enumerate(back) if b is not None and b.requires_grad]
@@ -317,7 +317,7 @@ def linearize(outputs: Sequence[Tensor], inputs: Sequence[Tensor], create_graph:
         if pairs:
             bs = [b for b, _ in pairs]
             ts = [t if t.dtype is b.dtype else t.to(b.dtype) for b, t in pairs]
-            with enable_grad():
+            with enable_grad(), _quiet(bs, dummies):
                 found = _grad(bs, dummies, ts, retain_graph=True, create_graph=create_graph, allow_unused=True)
         res = [ops.zeros_like(o) if hit else None for o, hit in zip(outputs, reached)]
         for (k, _), g in zip(outs, found):
@@ -343,3 +343,51 @@ def _leaves_hit(roots: list, wanted: set) -> set:
             continue
         stack.extend(nxt for nxt, _ in node.next_functions)
     return hit
+
+
+def _block(grads: tuple) -> tuple:
+    return (None,) * len(grads)
+
+
+@contextlib.contextmanager
+def _quiet(roots: Sequence[Tensor], inputs: Sequence[Tensor]):
+    """For one internal reverse pass from `roots` to `inputs`: the user's hooks (tensor hooks, retain_grad,
+    node hooks) stay silent, as forward mode never runs them in torch, and nodes from which no input can
+    be reached are skipped (the engine would otherwise send gradients through the whole graph)."""
+    targets = {id(gradient_edge(t)) for t in inputs}
+    nodes: dict = {}
+    parents: dict = {}
+    stack = [gradient_edge(r) for r in roots]
+    while stack:
+        node = stack.pop()
+        if id(node) in nodes:
+            continue
+        nodes[id(node)] = node
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                parents.setdefault(id(nxt), []).append(node)
+                stack.append(nxt)
+    needed: set = set()
+    todo = [k for k in targets if k in nodes]
+    while todo:
+        k = todo.pop()
+        if k not in needed:
+            needed.add(k)
+            todo.extend(id(p) for p in parents.get(k, ()))
+    saved = []
+    try:
+        for key, node in nodes.items():
+            if isinstance(node, AccumulateGrad):
+                hooks = node.variable.__dict__.pop("_hooks_list", None)
+                if hooks is not None:
+                    saved.append((node, hooks))
+                continue
+            saved.append((node, (node._pre_hooks, node._hooks)))
+            node._pre_hooks, node._hooks = ({} if key in needed else {-1: [_block]}), []
+        yield
+    finally:
+        for node, old in saved:
+            if isinstance(node, AccumulateGrad):
+                node.variable.__dict__["_hooks_list"] = old
+            else:
+                node._pre_hooks, node._hooks = old

@@ -204,6 +204,22 @@ def test_unpack_after_a_saved_tensor_was_written_in_place_raises_instead_of_a_wr
             fw.unpack_dual(lost)
 
 
+def test_unpack_dual_runs_no_backward_hooks_and_leaves_grads_alone():
+    calls = []
+    w = tidal.randn(3, requires_grad=True)
+    w.register_hook(lambda g: calls.append("w"))
+    with fw.dual_level():
+        h = fw.make_dual(tidal.randn(3), tidal.randn(3)) * w
+        h.retain_grad()
+        h.register_hook(lambda g: calls.append("h"))
+        h.grad_fn.register_hook(lambda gi, go: calls.append("node"))
+        y = h.sin().sum()
+        assert fw.unpack_dual(y).tangent is not None
+        assert calls == [] and h.grad is None and w.grad is None  # torch's forward mode runs no hooks
+        y.backward()  # the hooks are all still there for a real backward
+    assert sorted(calls) == ["h", "node", "w"] and h.grad is not None and w.grad is not None
+
+
 def test_custom_function_needs_jvp_as_torch():
     class Twice(tidal.autograd.Function):
         @staticmethod
