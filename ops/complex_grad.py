@@ -46,6 +46,19 @@ def _sgn_grad(g, o, a):
     return ap("where", ap("eq", size, 0), grad * 0, grad)
 
 
+# holomorphic formulas whose real spelling takes the wrong branch for complex inputs
+_COMPLEX_SPELLING = {"acosh": lambda g, o, a: g * ap("rsqrt", a + 1) * ap("rsqrt", a - 1)}
+
+
+def _with_complex_spelling(real_fn, complex_fn):
+    complex_fn = _holomorphic(complex_fn)
+
+    def formula(g, o, *inputs):
+        return (complex_fn if g.dtype.is_complex else real_fn)(g, o, *inputs)
+    formula.__wrapped__ = real_fn
+    return formula
+
+
 _NOT_HOLOMORPHIC = {"abs": (_abs_grad,), "sgn": (_sgn_grad,), "conj": (lambda g, o, a: _conj(g),)}
 
 
@@ -75,6 +88,9 @@ def _install() -> None:
     for name, fns in list(derivatives.FORMULAS.items()):
         if name not in _NOT_HOLOMORPHIC and not any(getattr(f, "__wrapped__", None) for f in fns):
             derivatives.FORMULAS[name] = tuple(_holomorphic(f) for f in fns)
+    for name, fn in _COMPLEX_SPELLING.items():
+        (real_fn,) = derivatives.FORMULAS[name]
+        derivatives.FORMULAS[name] = (_with_complex_spelling(getattr(real_fn, "__wrapped__", real_fn), fn),)
     for name, fns in _NOT_HOLOMORPHIC.items():
         derivatives.FORMULAS[name] = fns
         # the new formulas read the input (position 2) or the output (position 1): save both

@@ -362,3 +362,37 @@ def test_finfo_of_complex_dtypes():
         got, want = tc.finfo(getattr(tc, name)), torch.finfo(getattr(torch, name))
         assert (got.bits, got.eps, got.max, got.tiny, got.dtype) == (want.bits, want.eps, want.max, want.tiny,
                                                                       want.dtype)
+
+
+GRAD_UNARY = ["neg", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh", "abs", "reciprocal", "rsqrt",
+              "sigmoid", "square", "expm1", "log1p", "log2", "log10", "asin", "acos", "atan", "asinh", "acosh",
+              "atanh", "sgn", "conj_physical", "exp2", "sinc", "angle", "real", "imag", "conj", "positive"]
+
+
+def _weighted_loss(lib, out):
+    w = np.arange(1, 5) * (0.5 + 0.25j)
+    return (out * lib.tensor(w)).real.sum() if out.dtype.is_complex else (out * lib.tensor(w.real)).sum()
+
+
+@pytest.mark.parametrize("name", GRAD_UNARY)
+def test_unary_gradients(name):
+    z = (_c(4, np.complex128) * 0.7)
+    grads = []
+    for lib in (tidal, torch):
+        a = lib.tensor(z, requires_grad=True)
+        _weighted_loss(lib, getattr(lib, name)(a)).backward()
+        grads.append(a.grad)
+    _same(*grads, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "pow", "logaddexp", "lerp"])
+def test_binary_gradients(name):
+    z, w = _c(4, np.complex128), _c(4, np.complex128) * 1.3
+    grads = []
+    for lib in (tidal, torch):
+        a, b = lib.tensor(z, requires_grad=True), lib.tensor(w, requires_grad=True)
+        out = lib.lerp(a, b, 0.3) if name == "lerp" else getattr(lib, name)(a, b)
+        _weighted_loss(lib, out).backward()
+        grads.append((a.grad, b.grad))
+    for got, want in zip(*grads):
+        _same(got, want, rtol=1e-7, atol=1e-9)
