@@ -345,16 +345,12 @@ def _leaves_hit(roots: list, wanted: set) -> set:
     return hit
 
 
-def _block(grads: tuple) -> tuple:
-    return (None,) * len(grads)
-
-
 @contextlib.contextmanager
 def _quiet(roots: Sequence[Tensor], inputs: Sequence[Tensor]):
     """For one internal reverse pass from `roots` to `inputs`: the user's hooks (tensor hooks, retain_grad,
-    node hooks) stay silent, as forward mode never runs them in torch, and nodes from which no input can
-    be reached are skipped (the engine would otherwise send gradients through the whole graph)."""
-    targets = {id(gradient_edge(t)) for t in inputs}
+    node hooks) stay silent, as torch's forward mode never runs them, and edges from which no input can be
+    reached are cut, so the pass neither computes (backward formulas ask `next_functions`) nor sends
+    gradients that cannot reach an input."""
     nodes: dict = {}
     parents: dict = {}
     stack = [gradient_edge(r) for r in roots]
@@ -368,26 +364,29 @@ def _quiet(roots: Sequence[Tensor], inputs: Sequence[Tensor]):
                 parents.setdefault(id(nxt), []).append(node)
                 stack.append(nxt)
     needed: set = set()
-    todo = [k for k in targets if k in nodes]
+    todo = [id(gradient_edge(t)) for t in inputs]
     while todo:
         k = todo.pop()
-        if k not in needed:
+        if k in nodes and k not in needed:
             needed.add(k)
             todo.extend(id(p) for p in parents.get(k, ()))
     saved = []
     try:
-        for key, node in nodes.items():
+        for key in needed:
+            node = nodes[key]
             if isinstance(node, AccumulateGrad):
                 hooks = node.variable.__dict__.pop("_hooks_list", None)
                 if hooks is not None:
                     saved.append((node, hooks))
                 continue
-            saved.append((node, (node._pre_hooks, node._hooks)))
-            node._pre_hooks, node._hooks = ({} if key in needed else {-1: [_block]}), []
+            saved.append((node, (node._pre_hooks, node._hooks, node.next_functions)))
+            node._pre_hooks, node._hooks = {}, []
+            node.next_functions = tuple(edge if edge[0] is not None and id(edge[0]) in needed else (None, 0)
+                                        for edge in node.next_functions)
         yield
     finally:
         for node, old in saved:
             if isinstance(node, AccumulateGrad):
                 node.variable.__dict__["_hooks_list"] = old
             else:
-                node._pre_hooks, node._hooks = old
+                node._pre_hooks, node._hooks, node.next_functions = old
