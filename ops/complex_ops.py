@@ -22,8 +22,8 @@ from .elementwise import torch_name
 from .view_grads import record_view
 from .views import make_view
 
-__all__ = ["real", "imag", "conj", "conj_physical", "angle", "view_as_real", "view_as_complex", "complex", "polar",
-           "is_complex"]
+__all__ = ["real", "imag", "conj", "conj_physical", "conj_physical_", "angle", "view_as_real", "view_as_complex",
+           "view_as_real_copy", "view_as_complex_copy", "complex", "polar", "is_complex"]
 METHODS: dict = {}
 
 
@@ -129,7 +129,17 @@ def view_as_complex(input: Tensor) -> Tensor:
     return record_view("view_as_complex", input, out, lambda node, g: (view_as_real(g),))
 
 
-METHODS.update(view_as_real=view_as_real, view_as_complex=view_as_complex)
+
+def view_as_real_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """view_as_real(input) in new memory."""
+    result = M.clone(view_as_real(input))
+    return result if out is None else out.copy_(result)
+
+
+def view_as_complex_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """view_as_complex(input) in new memory."""
+    result = M.clone(view_as_complex(input))
+    return result if out is None else out.copy_(result)
 
 
 # -- conj, angle ------------------------------------------------------------------------------------
@@ -164,8 +174,12 @@ def _angle_back(node, g):
     return (M.where(ew.apply("eq", size2, 0), 0.0, grad),)
 
 
-METHODS.update(conj=conj, conj_physical=conj_physical, angle=angle,
-               conj_physical_=lambda self: ew.apply("conj", self, out=self))
+def conj_physical_(input: Tensor) -> Tensor:
+    """Conjugate input in place (nothing to do for real dtypes)."""
+    return ew.apply("conj", input, out=input) if input.dtype.is_complex else input
+
+
+METHODS.update(conj=conj, conj_physical=conj_physical, angle=angle, conj_physical_=conj_physical_)
 
 
 # -- complex(real, imag) and polar(abs, angle) --------------------------------------------------------

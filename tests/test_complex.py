@@ -396,3 +396,19 @@ def test_binary_gradients(name):
         grads.append((a.grad, b.grad))
     for got, want in zip(*grads):
         _same(got, want, rtol=1e-7, atol=1e-9)
+
+
+def test_copy_variants_and_inplace_conj():
+    z = _c((2, 3))
+    _same(tidal.view_as_real_copy(tidal.tensor(z)), torch.view_as_real_copy(torch.tensor(z)))
+    x = RNG.standard_normal((3, 2)).astype(np.float32)
+    _same(tidal.view_as_complex_copy(tidal.tensor(x)), torch.view_as_complex_copy(torch.tensor(x)))
+    a, w = tidal.tensor(z), torch.tensor(z)
+    tidal.conj_physical_(a)
+    torch.conj_physical_(w)
+    _same(a, w)
+    a.conj_physical_()
+    w.conj_physical_()
+    _same(a, w)
+    r = tidal.ones(2)
+    assert tidal.conj_physical_(r) is r
