@@ -8,6 +8,10 @@ trick: b(u) = J^T u is linear in a dummy cotangent u (one reverse pass with crea
 reverse pass of b along the tangents gives J t. Every op whose backward formula is differentiable
 (tidal writes them in tidal ops) thus has a forward derivative, without a second rule per op.
 
+Cost: the two reverse passes only compute gradients that can reach the duals, so a jvp issues the
+kernels of one forward plus one backward (3 products per linear layer), plus the Python of recording
+twice; a 4-layer MLP measured about 5-8x its plain forward's wall time on a loaded 2-core CPU.
+
 The same core (`linearize`) serves tidal.func.jvp/jacfwd/linearize and autograd.functional.jvp/hvp:
 after one reverse pass, every further Jacobian-vector product costs one pass over b's graph.
 

@@ -220,6 +220,20 @@ def test_unpack_dual_runs_no_backward_hooks_and_leaves_grads_alone():
     assert sorted(calls) == ["h", "node", "w"] and h.grad is not None and w.grad is not None
 
 
+def test_a_jvp_costs_the_products_of_a_forward_and_backward():
+    """The transpose trick's two reverse passes skip every gradient that cannot reach the dual inputs: three
+    products per layer (forward, J^T u, its transpose), whether or not the weights require grad."""
+    x, t = tidal.randn(8, 16), tidal.randn(8, 16)
+    for requires_grad in (False, True):
+        ws = [tidal.randn(16, 16).requires_grad_(requires_grad) for _ in range(3)]
+        with tidal.profiler.profile() as prof, fw.dual_level():
+            y = fw.make_dual(x, t)
+            for w in ws:
+                y = (y @ w).tanh()
+            fw.unpack_dual(y.softmax(-1)).tangent.sum().item()
+        assert prof.key_averages()["matmul"]["kernels"] == 9
+
+
 def test_custom_function_needs_jvp_as_torch():
     class Twice(tidal.autograd.Function):
         @staticmethod
