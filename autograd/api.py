@@ -67,7 +67,7 @@ def retain_grad(self: Tensor) -> None:
         t = ref()
         if t is not None and g is not None:
             t.grad = g.detach().clone() if t.grad is None else t.grad + g.detach()
-    self.grad_fn._pre_hooks.setdefault(self._output_nr, []).append(hook)
+    self.grad_fn.pre_hooks(self._output_nr).append(hook)
 
 
 class _RemovableHandle:
@@ -89,7 +89,7 @@ def register_hook(self: Tensor, hook) -> _RemovableHandle:
     if self.grad_fn is None:
         hooks = self.__dict__.setdefault("_hooks_list", [])
     else:
-        hooks = self.grad_fn._pre_hooks.setdefault(self._output_nr, [])
+        hooks = self.grad_fn.pre_hooks(self._output_nr)
     hooks.append(hook)
     return _RemovableHandle(hooks, hook)
 

@@ -4,12 +4,19 @@ from __future__ import annotations
 import functools
 import threading
 
-_state = threading.local()
+class _State(threading.local):
+    # class attributes are each thread's defaults: reading them needs no getattr default (which
+    # costs an AttributeError inside threading.local on every op that records)
+    enabled = True
+    inference = False
+
+
+_state = _State()
 
 
 def is_grad_enabled() -> bool:
     """Whether ops on tensors that require grad record a graph (per thread)."""
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def _set(enabled: bool) -> None:
@@ -18,7 +25,7 @@ def _set(enabled: bool) -> None:
 
 def is_inference_mode_enabled() -> bool:
     """Whether an inference_mode block is active."""
-    return getattr(_state, "inference", False)
+    return _state.inference
 
 
 class _GradMode:

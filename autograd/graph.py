@@ -7,6 +7,7 @@ written in tidal ops, so it runs on the VM, fuses, and can itself be differentia
 from __future__ import annotations
 
 import itertools
+import types
 import weakref
 
 from ..tensor import Tensor
@@ -21,6 +22,10 @@ FREED = ("Trying to backward through the graph a second time (or directly access
          "graph a second time or if you need to access saved tensors after calling backward.")
 
 
+_NO_EDGE = (None, 0)
+_NO_PRE_HOOKS = types.MappingProxyType({})  # read-only: Node.pre_hooks makes a node its own table
+
+
 class Node:
     """A recorded op: its backward, saved tensors, and the nodes its inputs came from."""
 
@@ -32,21 +37,24 @@ class Node:
         self.attrs = attrs
         self.seq = next(_seq)
         self.n_outputs = n_outputs
-        self._pre_hooks: dict = {}   # output index -> hooks on that output's grad (tensor hooks)
-        self._hooks: list = []
+        # hook tables are shared empty ones until a hook is registered (most nodes never get one:
+        # two containers fewer per recorded op, for the allocator and the cyclic GC)
+        self._pre_hooks = _NO_PRE_HOOKS  # output index -> hooks on that output's grad (tensor hooks)
+        self._hooks = ()
         self._freed = False
         nexts, meta = [], []
         for t in inputs:
             if isinstance(t, Tensor) and t.requires_grad:
-                nexts.append((gradient_edge(t), t._output_nr if t.grad_fn is not None else 0))
+                fn = t.grad_fn
+                nexts.append((fn, t._output_nr) if fn is not None else (gradient_edge(t), 0))
                 meta.append((t._v.shape, t.dtype))
             else:
-                nexts.append((None, 0))
+                nexts.append(_NO_EDGE)
                 meta.append(None)
         self.next_functions = tuple(nexts)
         self._input_meta = meta
         self._saved = saved
-        self._versions = tuple(t._version if isinstance(t, Tensor) else None for t in saved)
+        self._versions = tuple([t._v.blob.version if isinstance(t, Tensor) else None for t in saved])
 
     def name(self) -> str:
         """The node's class name, e.g. 'MulBackward0'."""
@@ -77,11 +85,19 @@ class Node:
 
     def register_hook(self, fn) -> None:
         """Call `fn(grad_inputs, grad_outputs)` after this node's backward runs."""
+        if not self._hooks:
+            self._hooks = []
         self._hooks.append(fn)
 
     def register_prehook(self, fn) -> None:
         """Call `fn(grad_outputs)` before this node's backward runs."""
-        self._pre_hooks.setdefault(-1, []).append(fn)
+        self.pre_hooks(-1).append(fn)
+
+    def pre_hooks(self, output: int) -> list:
+        """The (mutable) list of hooks on output `output`'s gradient (-1: on all of them)."""
+        if self._pre_hooks is _NO_PRE_HOOKS:
+            self._pre_hooks = {}
+        return self._pre_hooks.setdefault(output, [])
 
     def __call__(self, *grads):
         return self.backward_fn(self, *grads)

@@ -183,16 +183,24 @@ def originals(name: str, args: tuple, out: Tensor) -> dict | None:
     return {0: out.detach().clone()}
 
 
+_record_plans: dict = {}  # (op name, which inputs want a gradient) -> (wanted, reads, saved input places)
+
+
 def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | None = None) -> None:
     """Attach op `name`'s node to `out`; for in-place ops, bump the version after saving inputs
     (`original`: copies of inputs that are `out`, taken before the write; see `originals`)."""
-    formulas = FORMULAS.get(name)
-    if formulas is None:
-        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
-    wanted = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-    reads = _read_inputs(name, args)
-    saved_inputs = tuple((original.get(k, a) if original else a) if (k + 2) in reads else None
-                         for k, a in enumerate(args))
+    wanted = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
+    plan = _record_plans.get((name, wanted))
+    if plan is None:
+        if name not in FORMULAS:
+            raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+        reads = _read_inputs(name, args)
+        plan = _record_plans[name, wanted] = (reads, tuple(k + 2 in reads for k in range(len(args))))
+    reads, saves = plan
+    if original:
+        saved_inputs = tuple([original.get(k, a) if save else None for k, (a, save) in enumerate(zip(args, saves))])
+    else:
+        saved_inputs = tuple([a if save else None for a, save in zip(args, saves)])
     node = attach(_NODE_NAMES.get(name, name), _backward, args, (out,), (None,) + saved_inputs, (name, wanted))
     if inplace:
         out._v.blob.version += 1

@@ -102,7 +102,7 @@ def _cut_at(outputs: list, start_seq: int, edges: list) -> list:
                     lambda _node, *grads: (), (), (), None, nxt.n_outputs)
             k = index.get((id(nxt), idx))
             if k is not None and idx not in stand_in._pre_hooks:
-                stand_in._pre_hooks[idx] = [lambda g, cell=cells[k]: cell.__setitem__(0, g)]
+                stand_in.pre_hooks(idx).append(lambda g, cell=cells[k]: cell.__setitem__(0, g))
             nexts[j] = (stand_in, idx)
         node.next_functions = tuple(nexts)
     return cells
