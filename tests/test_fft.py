@@ -257,3 +257,20 @@ def test_stft_istft_gradients():
 
     for g, want in zip(grads(tidal), grads(torch)):
         _same(g, want, 1e-8)
+
+
+def test_strided_bool_out_and_double_backward():
+    x = _data((4, 6), np.float64)
+    _same(tidal.fft.fft(tidal.tensor(x).t()), torch.fft.fft(torch.tensor(x).t()), 1e-10)
+    _same(tidal.fft.rfft2(tidal.tensor(x).t()[1:, ::2]), torch.fft.rfft2(torch.tensor(x).t()[1:, ::2]), 1e-10)
+    _same(tidal.fft.fft(tidal.tensor([True, False, True])), torch.fft.fft(torch.tensor([True, False, True])))
+    out = tidal.empty(6, dtype=tidal.complex64)
+    assert tidal.fft.fft(tidal.arange(6.0), out=out) is out
+    _same(out, torch.fft.fft(torch.arange(6.0)))
+    second = []
+    for lib in (tidal, torch):
+        t = lib.tensor(x, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.fft.rfft(t * t).abs().pow(2).sum(), t, create_graph=True)
+        (g2,) = lib.autograd.grad((g * g).sum(), t)
+        second.append(g2)
+    _same(*second, tol=1e-9)
