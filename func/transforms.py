@@ -314,14 +314,14 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *, randomness: str 
                 for i, o in enumerate(out_leaves):
                     blocks[i].append(ops.stack(cols[i], -1).reshape(*o.shape, *x.shape) if cols[i] else
                                      ops.zeros(*o.shape, *x.shape, dtype=o.dtype, device=o.device))
-            jac = [tree_unflatten(iter_fill(in_leaves, row), in_spec) for row in blocks]
+            jac = [tree_unflatten(_fill(in_leaves, row), in_spec) for row in blocks]
             aux = tree_map(lambda t: _primal(t, lvl, keep), aux)
         jac = tree_unflatten(jac, out_spec)
         return (jac, aux) if has_aux else jac
     return wrapper
 
 
-def iter_fill(leaves: list, tensors: list) -> list:
+def _fill(leaves: list, tensors: list) -> list:
     """`leaves` with each tensor replaced by the next of `tensors` (non-tensors become None)."""
     it = iter(tensors)
     return [next(it) if isinstance(x, Tensor) else None for x in leaves]

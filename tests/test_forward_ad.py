@@ -93,7 +93,8 @@ def test_dual_tensor_values_tangent_identity_and_unpack_of_non_duals():
         assert fw.unpack_dual(d.detach()).tangent is None  # detach drops the tangent, as in torch
         assert fw.unpack_dual(d.argmax()).tangent is None  # integer results carry none
         assert_close(fw.unpack_dual(d.sign()).tangent, torch.zeros(3, dtype=torch.float32))
-        assert isinstance(fw.unpack_dual(d), fw.UnpackedDualTensor) and fw.unpack_dual(d)._fields == ("primal", "tangent")
+        unpacked = fw.unpack_dual(d)
+        assert isinstance(unpacked, fw.UnpackedDualTensor) and unpacked._fields == ("primal", "tangent")
         y = d * 2
     assert fw.unpack_dual(y).tangent is None  # the level is gone
     assert fw.unpack_dual(d).tangent is None
