@@ -1,6 +1,7 @@
-"""tidal.func (torch.func): composable function transforms over tidal's reverse-mode autograd.
+"""tidal.func (torch.func): composable function transforms over tidal's autograd.
 
-grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian differentiate functions; vmap maps one over
+grad, grad_and_value, vjp, jacrev differentiate functions in reverse mode; jvp, jacfwd and linearize
+in forward mode (tidal.autograd.forward_ad); hessian is jacfwd of jacrev; vmap maps one over
 a batch dimension (by running it per element, see vmap.py); functional_call and
 stack_module_state treat a module as a function of its parameters and buffers; linearize,
 functionalize and replace_all_batch_norm_modules_ complete torch.func's names.
