@@ -118,7 +118,7 @@ def set_default_dtype(d: dtype) -> None:
     """Set the default floating dtype, as torch.set_default_dtype."""
     global _default_float
     if not isinstance(d, dtype) or d.category != FLOAT:
-        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+        raise TypeError("only floating-point types are supported as the default type")
     _default_float = d
 
 

@@ -412,3 +412,19 @@ def test_copy_variants_and_inplace_conj():
     _same(a, w)
     r = tidal.ones(2)
     assert tidal.conj_physical_(r) is r
+
+
+def test_default_complex_dtype_follows_default_float():
+    tidal.set_default_dtype(tidal.float64)
+    torch.set_default_dtype(torch.float64)
+    try:
+        a, w = tidal.tensor([1 + 2j]), torch.tensor([1 + 2j])
+        assert a.dtype is tidal.complex128 and repr(a) == repr(w)
+        assert repr(tidal.tensor([1j], dtype=tidal.complex64)) == \
+            repr(torch.tensor([1j], dtype=torch.complex64)).replace("torch.", "tidal.")
+        assert (tidal.ones(2, dtype=tidal.int64) * tidal.tensor(1j)).dtype is tidal.complex128
+        assert tidal.full((1,), 1j).dtype is tidal.complex128
+    finally:
+        tidal.set_default_dtype(tidal.float32)
+        torch.set_default_dtype(torch.float32)
+    _raises_like(lambda: tidal.set_default_dtype(tidal.complex64), lambda: torch.set_default_dtype(torch.complex64))
