@@ -35,7 +35,8 @@ def __getattr__(name: str):
         return globals()[name]
     if name in _LAZY_MODULES:
         import importlib
-        path = {"linalg": ".ops.linalg_ns", "accelerator": ".compat.accelerator", "fft": ".ops.fft"}.get(name, f".{name}")
+        path = {"linalg": ".ops.linalg_ns", "accelerator": ".compat.accelerator",
+                "fft": ".ops.fft"}.get(name, f".{name}")
         module = importlib.import_module(path, __name__)
         globals()[name] = module
         return module

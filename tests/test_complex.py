@@ -263,7 +263,8 @@ def test_conj_angle_complex_polar_isreal():
     _same(tidal.angle(tidal.tensor([-1.0, 2.0, 0.0])), torch.angle(torch.tensor([-1.0, 2.0, 0.0])))
     re, im = RNG.standard_normal((2, 3)), RNG.standard_normal((3,))
     _same(tidal.complex(tidal.tensor(re), tidal.tensor(im)), torch.complex(torch.tensor(re), torch.tensor(im)))
-    _same(tidal.polar(tidal.tensor(np.abs(re)), tidal.tensor(re)), torch.polar(torch.tensor(np.abs(re)), torch.tensor(re)))
+    _same(tidal.polar(tidal.tensor(np.abs(re)), tidal.tensor(re)),
+          torch.polar(torch.tensor(np.abs(re)), torch.tensor(re)))
     _raises_like(lambda: tidal.complex(tidal.ones(2), tidal.ones(2, dtype=tidal.float64)),
                  lambda: torch.complex(torch.ones(2), torch.ones(2, dtype=torch.float64)))
     _raises_like(lambda: tidal.complex(tidal.ones(2, dtype=tidal.int64), tidal.ones(2, dtype=tidal.int64)),

@@ -230,8 +230,10 @@ def test_stft_errors():
     ):
         _raises_like(lambda: lib_case(tidal), lambda: lib_case(torch))
     for case, tail in (
-        (lambda L: L.stft(L.tensor(x), 8, hop_length=0, return_complex=True), "expected hop_length > 0, but got hop_length=0"),
-        (lambda L: L.stft(L.tensor(x), 8, win_length=9, return_complex=True), "expected 0 < win_length <= n_fft, but got win_length=9"),
+        (lambda L: L.stft(L.tensor(x), 8, hop_length=0, return_complex=True),
+         "expected hop_length > 0, but got hop_length=0"),
+        (lambda L: L.stft(L.tensor(x), 8, win_length=9, return_complex=True),
+         "expected 0 < win_length <= n_fft, but got win_length=9"),
         (lambda L: L.stft(L.tensor(x), 8, window=L.ones(7), return_complex=True),
          "expected a 1D window tensor of size equal to win_length=8, but got window with size [7]"),
         (lambda L: L.istft(L.tensor(_data((3, 9), np.complex64)), 16, window=L.ones(16)),
