@@ -85,7 +85,8 @@ _declare("same", 3, {"clamp": "np.minimum(np.maximum({0}, {1}), {2})"})
 # PyTorch's two-sided lerp: exact at both ends, and the same rounding as torch's
 _declare("float", 3, {"lerp": "where(np.abs({2}) < 0.5, {0} + {2} * ({1} - {0}), {1} - ({1} - {0}) * (1 - {2}))"})
 _declare("where", 3, {"where": "where({0}, {1}, {2})"})
-_declare("keep", 1, {"sgn": "sgn({0})", "conj": "np.conj({0})"})  # sign, and z/|z| for complex inputs (COMPLEX_TEMPLATES)
+# sgn: sign, and z/|z| for complex inputs (COMPLEX_TEMPLATES); conj: the identity for real inputs
+_declare("keep", 1, {"sgn": "sgn({0})", "conj": "np.conj({0})"})
 
 # Complex inputs: templates where NumPy's complex spelling differs, and the ops torch refuses
 # (exception type, message; {t} is the dtype's C++ name). Complex groups run on the NumPy path.
