@@ -45,6 +45,8 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
         return_complex = True
     if input.ndim not in (1, 2):
         raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D tensor")
+    if align_to_window is not None and center:
+        raise RuntimeError("stft align_to_window should only be set when center = false")
     if center:
         pad = n_fft // 2
         shape = input.shape
@@ -67,6 +69,10 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
                       "recommended to reduce spectral leakage.To suppress this warning and use a rectangular "
                       "window, explicitly set `window=torch.ones(n_fft, device=<device>)`.", UserWarning,
                       stacklevel=2)
+    if align_to_window and win_length < n_fft:
+        # frames start where their window does: the signal gains the window's zero margins on both sides
+        left = (n_fft - win_length) // 2
+        x = F.pad(x, [left, n_fft - win_length - left])
     frames = x.unfold(1, n_fft, hop_length) * _padded_window(window, n_fft, win_length, x, where)
     onesided = not complex_in if onesided is None else onesided
     if onesided and complex_in:

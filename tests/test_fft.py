@@ -276,3 +276,16 @@ def test_strided_bool_out_and_double_backward():
         (g2,) = lib.autograd.grad((g * g).sum(), t)
         second.append(g2)
     _same(*second, tol=1e-9)
+
+
+def test_stft_align_to_window():
+    x, w = _data((2, 40), np.float64), np.hanning(10)
+    for align in (True, False):
+        _same(tidal.stft(tidal.tensor(x), 16, 4, 10, tidal.tensor(w), center=False, return_complex=True,
+                         align_to_window=align),
+              torch.stft(torch.tensor(x), 16, 4, 10, torch.tensor(w), center=False, return_complex=True,
+                         align_to_window=align), 1e-10)
+    _raises_like(lambda: tidal.stft(tidal.tensor(x), 16, window=tidal.tensor(w[:8].copy()), win_length=8,
+                                    return_complex=True, align_to_window=True),
+                 lambda: torch.stft(torch.tensor(x), 16, window=torch.tensor(w[:8].copy()), win_length=8,
+                                    return_complex=True, align_to_window=True))
