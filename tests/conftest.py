@@ -31,3 +31,12 @@ def ranks(request):
     pool = RankPool(request.param)
     yield pool
     pool.close()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The torch op database's summary, when tests/test_torch_op_db.py ran."""
+    import sys
+    db = sys.modules.get("torch_op_db")
+    if db is not None and any(db.RESULTS.values()):
+        terminalreporter.write_sep("=", "torch op_db")
+        terminalreporter.write_line(db.summary())

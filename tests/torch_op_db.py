@@ -1,0 +1,513 @@
+"""PyTorch's own op database (OpInfo `op_db`) driven against `tidal.compat`.
+
+Each OpInfo is mapped onto the tidal callable of the same name (`nn.functional.relu` ->
+`tidal.compat.nn.functional.relu`, a Tensor method where torch only has the method, the OpInfo's
+own lambda with `torch` rebound to `tidal.compat`). Its sample inputs (the first few per dtype)
+are converted to tidal tensors through NumPy and the outputs compared with torch's: values,
+dtypes, shapes. Differentiable ops also compare the gradients of sum(out * cotangent) in float64,
+and torch's `error_inputs` must raise the same exception type in tidal.
+
+tests/test_torch_op_db.py makes one test per op and check; KNOWN lists the failures still open
+(strict xfail, so a fixed op must leave the list); tests/conftest.py prints `summary()`.
+"""
+from __future__ import annotations
+
+import itertools
+import types
+
+import ml_dtypes
+import numpy as np
+import torch
+from torch.testing._internal.common_methods_invocations import op_db
+
+import tidal
+import tidal.compat as ttorch
+
+DTYPES = (torch.float32, torch.int64, torch.bool)
+SAMPLES = 3          # samples per op and dtype (CI time)
+GRAD_SAMPLES = 3
+ERROR_SAMPLES = 4
+TOL = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-6, 1e-8)}  # (rtol, atol); others exact
+
+# Another helper brings complex dtypes and torch.fft: until then these count as not present.
+COMPLEX_ONLY = {"complex", "polar", "view_as_complex", "view_as_real", "chalf", "real", "imag", "angle",
+                "conj", "conj_physical", "resolve_conj", "resolve_neg", "isreal", "H", "mH", "adjoint",
+                "stft", "istft"}
+# Results that depend on a random stream or on uninitialized memory: shape and dtype only.
+RANDOM = {"bernoulli", "normal", "rand_like", "randint", "randint_like", "randn", "randn_like", "uniform",
+          "cauchy", "exponential", "geometric", "log_normal", "multinomial", "nn.functional.dropout",
+          "nn.functional.dropout2d", "nn.functional.dropout3d", "nn.functional.alpha_dropout",
+          "nn.functional.feature_alpha_dropout", "nn.functional.rrelu", "nn.functional.fractional_max_pool2d",
+          "nn.functional.fractional_max_pool3d", "svd_lowrank", "pca_lowrank", "empty", "empty_like",
+          "new_empty", "new_empty_strided", "empty_strided", "empty_permuted", "resize_", "resize_as_"}
+
+# Known failures: (check, op id) -> reason. strict xfail: remove an entry once its op passes.
+_NUMBER_ARGS = "takes a Python number where torch's schema requires a Tensor (torch: TypeError)"
+KNOWN: dict[tuple[str, str], str] = {
+    ("values", "addr"): "bool inputs give int64 (torch: bool)",
+    ("values", "corrcoef"): "one variable gives shape (1, 1) (torch: a 0-d tensor)",
+    ("values", "gradient"): "spacing=None refused (TypeError)",
+    ("values", "as_strided.partial_views"): "the sample is a view into a larger storage; the driver copies only the view",
+    ("values", "nn.functional.unfold"): "bool input refused (torch takes it)",
+    ("values", "linalg.eigh"): "eigenvectors differ from torch's in sign/rotation (float32)",
+    ("values", "masked.prod"): "bool input gives bool (torch: int64)",
+    ("values", "masked.amax"): "int64 with a mask gives float32 (torch: int64)",
+    ("values", "masked.amin"): "int64 with a mask gives float32 (torch: int64)",
+    ("values", "masked.logsumexp"): "int64 input gives float32 (torch: int64)",
+    ("grad", "frexp"): "the mantissa does not require grad",
+    ("grad", "gradient"): "spacing=None refused (TypeError)",
+    ("grad", "as_strided.partial_views"): "the sample is a view into a larger storage; the driver copies only the view",
+    ("grad", "as_strided_scatter"): "gradients differ from torch's",
+    ("grad", "renorm"): "gradient through the max-norm rescale differs from torch's",
+    ("errors", "cov"): "3-D input raises ValueError (torch: RuntimeError)",
+    ("errors", "gradient"): "a repeated dim is accepted",
+    ("errors", "kthvalue"): "out= of the wrong dtype is accepted",
+    ("errors", "masked_select"): "out= overlapping the input is accepted",
+    ("errors", "aminmax"): "a 65-d input raises ValueError (torch: RuntimeError)",
+    ("errors", "amax"): "a 65-d input raises ValueError (torch: RuntimeError)",
+    ("errors", "amin"): "a 65-d input raises ValueError (torch: RuntimeError)",
+    ("errors", "nn.functional.adaptive_avg_pool1d"): "negative output_size raises ValueError (torch: RuntimeError)",
+    ("errors", "nn.functional.adaptive_max_pool1d"): "negative output_size raises ValueError (torch: RuntimeError)",
+    ("errors", "nn.functional.adaptive_avg_pool2d"): "a 2-d input raises RuntimeError (torch: ValueError)",
+    ("errors", "nn.functional.adaptive_avg_pool3d"): "a 3-d input raises RuntimeError (torch: ValueError)",
+    ("errors", "nn.functional.adaptive_max_pool2d"): "a 2-d input raises RuntimeError (torch: ValueError)",
+    ("errors", "nn.functional.adaptive_max_pool3d"): "a 3-d input raises RuntimeError (torch: ValueError)",
+    ("errors", "nn.functional.rms_norm"): "an empty normalized_shape is accepted",
+    ("errors", "nn.functional.multi_margin_loss"): "reduction='abc' is not checked first (torch: ValueError)",
+    ("errors", "nn.functional.multilabel_margin_loss"): "reduction='abc' is not checked first (torch: ValueError)",
+    ("errors", "nn.functional.rrelu"): "lower > upper is accepted",
+    ("errors", "nn.functional.triplet_margin_loss"): "a negative margin is accepted",
+    ("errors", "narrow_copy"): "dim out of range raises IndexError (torch: RuntimeError)",
+    ("errors", "index_select"): "out= overlapping the input is accepted",
+    ("errors", "index_add"): "a source of the wrong shape raises IndexError (torch: RuntimeError)",
+    ("errors", "take"): "out= overlapping the input is accepted",
+    ("errors", "multinomial"): "a float out= is accepted",
+    ("errors", "bernoulli"): "out= overlapping the input is accepted",
+    ("errors", "histogramdd"): "bins of the wrong length are accepted",
+    ("errors", "cat"): "out= overlapping an input is accepted",
+    ("errors", "renorm"): "a 0-d input is accepted",
+    ("errors", "nn.functional.embedding"): "a 0-d weight raises IndexError (torch: RuntimeError)",
+    ("errors", "clamp_max"): _NUMBER_ARGS,
+    ("errors", "clamp_min"): _NUMBER_ARGS,
+    ("errors", "atan2"): _NUMBER_ARGS,
+    ("errors", "copysign"): _NUMBER_ARGS,
+    ("errors", "eq"): _NUMBER_ARGS,
+    ("errors", "fmax"): _NUMBER_ARGS,
+    ("errors", "fmin"): _NUMBER_ARGS,
+    ("errors", "fmod"): _NUMBER_ARGS,
+    ("errors", "ge"): _NUMBER_ARGS,
+    ("errors", "gt"): _NUMBER_ARGS,
+    ("errors", "le"): _NUMBER_ARGS,
+    ("errors", "logaddexp"): _NUMBER_ARGS,
+    ("errors", "lt"): _NUMBER_ARGS,
+    ("errors", "max.binary"): _NUMBER_ARGS,
+    ("errors", "maximum"): _NUMBER_ARGS,
+    ("errors", "min.binary"): _NUMBER_ARGS,
+    ("errors", "minimum"): _NUMBER_ARGS,
+    ("errors", "logical_and"): _NUMBER_ARGS,
+    ("errors", "logical_or"): _NUMBER_ARGS,
+    ("errors", "logical_xor"): _NUMBER_ARGS,
+    ("errors", "lcm"): _NUMBER_ARGS,
+    ("errors", "gcd"): _NUMBER_ARGS,
+    ("errors", "nextafter"): _NUMBER_ARGS,
+    ("errors", "igamma"): _NUMBER_ARGS,
+    ("errors", "igammac"): _NUMBER_ARGS,
+    ("errors", "ne"): _NUMBER_ARGS,
+    ("errors", "float_power"): _NUMBER_ARGS,
+    ("errors", "__radd__"): _NUMBER_ARGS,
+    ("errors", "__rmul__"): _NUMBER_ARGS,
+    ("errors", "__rand__"): _NUMBER_ARGS,
+    ("errors", "__ror__"): _NUMBER_ARGS,
+    ("errors", "__rxor__"): _NUMBER_ARGS,
+    ("errors", "rsub"): _NUMBER_ARGS,
+    ("errors", "hypot"): _NUMBER_ARGS,
+    ("errors", "special.zeta"): _NUMBER_ARGS,
+    ("errors", "ldexp"): _NUMBER_ARGS,
+}
+
+RESULTS: dict[str, dict[str, bool]] = {"values": {}, "grad": {}, "errors": {}}
+
+
+def op_id(op) -> str:
+    """The test id of an OpInfo: its name, and its variant when it has one."""
+    return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
+
+
+def _lookup(root, dotted: str):
+    obj = root
+    for part in dotted.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def _method(name: str):
+    if not hasattr(ttorch.Tensor, name):
+        return None
+    unbound = getattr(ttorch.Tensor, name)  # unbound, as torch's own method variants: `self` may be a number
+    return lambda self, *args, **kwargs: unbound(self, *args, **kwargs)
+
+
+_REBOUND_GLOBALS: dict[int, dict] = {}
+
+
+def _rebind(fn):
+    """The OpInfo's own Python wrapper, with `torch` meaning tidal.compat inside it."""
+    glob = _REBOUND_GLOBALS.get(id(fn.__globals__))
+    if glob is None:
+        glob = dict(fn.__globals__, torch=ttorch, F=ttorch.nn.functional)
+        _REBOUND_GLOBALS[id(fn.__globals__)] = glob
+    return types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+def resolve(op):
+    """The tidal callable for an OpInfo, or None when tidal lacks the op."""
+    if op.name in COMPLEX_ONLY or op.name.startswith("fft."):
+        return None
+    names = [op.name] + [a.name for a in op.aliases]
+    # an OpInfo of an in-place Tensor method (`cauchy` for `Tensor.cauchy_`) is present with that method
+    present = any(_lookup(ttorch, n) is not None or hasattr(ttorch.Tensor, n) for n in names) or (
+        op.inplace_variant is not None and hasattr(ttorch.Tensor, op.name + "_"))
+    if not present:
+        return None
+    fn = op.op
+    if isinstance(fn, types.FunctionType) and fn.__module__.startswith("torch.testing"):
+        return _rebind(fn)
+    for n in names:
+        found = _lookup(ttorch, n)
+        if callable(found) and not isinstance(found, type):
+            return found
+    for n in names:
+        found = _method(n)
+        if found is not None:
+            return found
+    return None
+
+
+ENTRIES = [(op, resolve(op)) for op in op_db]
+PRESENT = [(op, fn) for op, fn in ENTRIES if fn is not None]
+
+
+def differentiable(op) -> bool:
+    """Whether torch differentiates the op in float64 on the CPU."""
+    return bool(op.supports_autograd) and torch.float64 in op.supported_backward_dtypes("cpu")
+
+
+# ---------------------------------------------------------------- conversion to tidal
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    t = t.detach().resolve_conj().resolve_neg().cpu()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return t.numpy()
+
+
+class Unconvertible(Exception):
+    """A sample tidal cannot be handed (complex values, sparse layouts): skipped, not a failure."""
+
+
+def to_tidal(obj, memo: dict, grad: bool = False):
+    """torch tensors (nested in lists, tuples, dicts) as tidal tensors; dtypes and sizes mapped."""
+    if isinstance(obj, complex) or (isinstance(obj, (torch.Tensor, torch.dtype)) and
+                                    (obj.is_complex if isinstance(obj, torch.dtype) else obj.is_complex())):
+        raise Unconvertible("complex")
+    if isinstance(obj, torch.Tensor):
+        if obj.layout != torch.strided:
+            raise Unconvertible(str(obj.layout))
+        if id(obj) not in memo:
+            rg = grad and obj.requires_grad
+            memo[id(obj)] = tidal.tensor(_np(obj), requires_grad=rg)
+        return memo[id(obj)]
+    if isinstance(obj, torch.dtype):
+        return getattr(ttorch, str(obj).split(".")[-1])
+    if isinstance(obj, torch.Size):
+        return tuple(obj)
+    if isinstance(obj, torch.device):
+        return ttorch.device(str(obj))
+    if isinstance(obj, (torch.memory_format, torch.layout)):
+        found = getattr(ttorch, str(obj).split(".")[-1], None)
+        if found is None:
+            raise Unconvertible(str(obj))
+        return found
+    if isinstance(obj, torch.nn.Module) and not any(True for _ in obj.parameters()):
+        mod = getattr(ttorch.nn, type(obj).__name__)()  # a stateless module (a loss's distance function)
+        mod.__dict__.update({k: v for k, v in obj.__dict__.items() if not k.startswith("_")})
+        return mod
+    if isinstance(obj, list):
+        return [to_tidal(o, memo, grad) for o in obj]
+    if isinstance(obj, tuple):
+        return tuple(to_tidal(o, memo, grad) for o in obj)
+    if isinstance(obj, dict):
+        return {k: to_tidal(v, memo, grad) for k, v in obj.items()}
+    return obj
+
+
+def _torch_tensors(obj) -> list:
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [t for o in obj for t in _torch_tensors(o)]
+    if isinstance(obj, dict):
+        return [t for o in obj.values() for t in _torch_tensors(o)]
+    return []
+
+
+def call(fn, sample, memo: dict, grad: bool = False):
+    """Run a tidal callable on a torch SampleInput."""
+    inp = to_tidal(sample.input, memo, grad)
+    args = to_tidal(tuple(sample.args), memo, grad)
+    kwargs = to_tidal(dict(sample.kwargs), memo, grad)
+    return fn(inp, *args, **kwargs)
+
+
+def materialize(out) -> None:
+    """Read every tensor of an output, so a deferred kernel error surfaces here."""
+    if isinstance(out, tidal.Tensor):
+        out.numpy()
+    elif isinstance(out, (list, tuple)):
+        for o in out:
+            materialize(o)
+
+
+# ---------------------------------------------------------------- comparison
+
+
+def _dtype_name(dt) -> str:
+    return str(dt).split(".")[-1]
+
+
+def compare(mine, ref, values: bool = True, path: str = "out") -> None:
+    """Assert that a tidal output matches torch's: structure, dtypes, shapes and values."""
+    if isinstance(ref, torch.Tensor):
+        assert isinstance(mine, tidal.Tensor), f"{path}: {type(mine).__name__} where torch gives a Tensor"
+        assert _dtype_name(mine.dtype) == _dtype_name(ref.dtype), f"{path}: dtype {mine.dtype} != {ref.dtype}"
+        assert tuple(mine.shape) == tuple(ref.shape), f"{path}: shape {tuple(mine.shape)} != {tuple(ref.shape)}"
+        if not values or ref.is_complex():
+            return
+        got = mine.detach().numpy()
+        want = _np(ref)
+        if ref.dtype in (torch.float16, torch.bfloat16):
+            got, want = got.astype(np.float32), want.astype(np.float32)
+        rtol, atol = TOL.get(ref.dtype, (0, 0))
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=path)
+    elif isinstance(ref, (tuple, list)):
+        assert isinstance(mine, (tuple, list)), f"{path}: {type(mine).__name__} where torch gives a sequence"
+        assert len(mine) == len(ref), f"{path}: {len(mine)} outputs != {len(ref)}"
+        for i, (m, r) in enumerate(zip(mine, ref)):
+            compare(m, r, values, f"{path}[{i}]")
+        fields = getattr(type(ref), "_fields", None)
+        if fields:
+            assert getattr(type(mine), "_fields", None) == fields, f"{path}: fields {type(mine)} != {fields}"
+    elif isinstance(ref, torch.dtype):
+        assert _dtype_name(mine) == _dtype_name(ref), f"{path}: {mine} != {ref}"
+    elif isinstance(ref, (bool, int, float)) and not isinstance(ref, type(None)):
+        assert isinstance(mine, (bool, int, float, np.number, np.bool_)), f"{path}: {type(mine)} != {type(ref)}"
+        if values:
+            assert type(mine) is type(ref), f"{path}: {type(mine).__name__} != {type(ref).__name__}"
+            np.testing.assert_allclose(mine, ref, rtol=1e-5, equal_nan=True, err_msg=path)
+    elif ref is None:
+        assert mine is None, f"{path}: {type(mine).__name__} where torch gives None"
+
+
+def _samples(op, dtype, n: int, requires_grad: bool = False):
+    # the generator itself: OpInfo.sample_inputs wraps it in a tracker that walks the stack (slow)
+    torch.manual_seed(0)
+    return list(itertools.islice(op.sample_inputs_func(op, "cpu", dtype, requires_grad), n))
+
+
+def _describe(sample) -> str:
+    def short(o):
+        if isinstance(o, torch.Tensor):
+            return f"T{tuple(o.shape)}:{_dtype_name(o.dtype)}"
+        if isinstance(o, (list, tuple)):
+            return "[" + ", ".join(short(x) for x in o) + "]"
+        return repr(o)
+    return f"{short(sample.input)}, args={short(tuple(sample.args))}, kwargs={sample.kwargs}"
+
+
+# ---------------------------------------------------------------- checks
+
+
+def _arg(sample, pos: int, name: str, default):
+    if name in sample.kwargs:
+        return sample.kwargs[name]
+    return sample.args[pos] if len(sample.args) > pos else default
+
+
+# Ops whose index outputs depend on how ties are broken (torch's CPU sort is not stable by default):
+# name -> (dim, keepdim) of a sample; their indices must point at the same values as torch's.
+TIES = {
+    "sort": lambda s: (_arg(s, 0, "dim", -1), True),
+    "argsort": lambda s: (_arg(s, 0, "dim", -1), True),
+    "topk": lambda s: (_arg(s, 1, "dim", -1), True),
+    "kthvalue": lambda s: (_arg(s, 1, "dim", -1), _arg(s, 2, "keepdim", False)),
+    "mode": lambda s: (_arg(s, 0, "dim", -1), _arg(s, 1, "keepdim", False)),
+}
+# Samples whose results are random (dropout inside): shapes and dtypes only.
+RANDOM_SAMPLE = {
+    "nn.functional.scaled_dot_product_attention": lambda s: s.kwargs.get("dropout_p", 0.0) > 0,
+    "nn.functional.multi_head_attention_forward": lambda s: s.kwargs.get("training", True) and s.args[9] > 0,
+}
+
+
+def _is_random(op, sample) -> bool:
+    return op.name in RANDOM or RANDOM_SAMPLE.get(op.name, lambda s: False)(sample)
+
+
+def _gathered(x: np.ndarray, idx: np.ndarray, dim: int, keepdim: bool) -> np.ndarray:
+    if x.ndim == 0:
+        return x.reshape(idx.shape)
+    if not keepdim:
+        idx = np.expand_dims(idx, dim)
+    return np.take_along_axis(x, idx, dim)
+
+
+def compare_ties(op, sample, mine, ref) -> None:
+    """Outputs of a tie-breaking op: values as usual, indices checked by the values they point at."""
+    dim, keepdim = TIES[op.name](sample)
+    x = _np(sample.input)
+    if isinstance(ref, torch.Tensor):  # argsort: indices only
+        compare(mine, ref, values=False)
+        np.testing.assert_array_equal(_gathered(x, mine.numpy(), dim, keepdim),
+                                      _gathered(x, ref.numpy(), dim, keepdim), err_msg="values at indices")
+        return
+    compare(mine[0], ref[0], path="out[0]")
+    compare(mine[1], ref[1], values=False, path="out[1]")
+    np.testing.assert_array_equal(_gathered(x, mine[1].numpy(), dim, keepdim),
+                                  _gathered(x, ref[1].numpy(), dim, keepdim), err_msg="values at indices")
+
+
+def _record(kind: str, name: str, failures: list) -> None:
+    RESULTS[kind][name] = not failures
+    if failures:
+        raise AssertionError(f"{name} {kind}: {len(failures)} failing sample(s)\n" + "\n".join(failures[:4]))
+
+
+def check_values(op, fn) -> None:
+    """Forward values of the first samples per dtype (float32, int64, bool) against torch."""
+    failures = []
+    supported = op.supported_dtypes("cpu")
+    for dtype in DTYPES:
+        if dtype not in supported:
+            continue
+        for sample in _samples(op, dtype, SAMPLES):
+            memo: dict = {}
+            try:
+                mine = call(fn, sample, memo)
+                materialize(mine)
+            except Unconvertible:
+                continue
+            except Exception as exc:  # noqa: BLE001 - any failure is a finding
+                failures.append(f"{_dtype_name(dtype)} {_describe(sample)}: {type(exc).__name__}: {exc}"[:400])
+                continue
+            torch.manual_seed(0)
+            try:
+                ref = op.op(sample.input, *sample.args, **sample.kwargs)
+            except Exception:  # noqa: BLE001 - torch refuses this sample itself
+                continue
+            try:
+                if op.name in TIES:
+                    compare_ties(op, sample, mine, ref)
+                else:
+                    compare(mine, ref, not _is_random(op, sample))
+            except AssertionError as exc:
+                failures.append(f"{_dtype_name(dtype)} {_describe(sample)}: {exc}"[:600])
+    _record("values", op_id(op), failures)
+
+
+def _grad_outputs(out) -> list:
+    if isinstance(out, (torch.Tensor, tidal.Tensor)):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        return [t for o in out for t in _grad_outputs(o)]
+    return []
+
+
+def check_grad(op, fn) -> None:
+    """Gradients of sum(out * cotangent) in float64 against torch's."""
+    failures = []
+    for sample in _samples(op, torch.float64, GRAD_SAMPLES, requires_grad=True):
+        torch.manual_seed(0)
+        ref_out = op.op(sample.input, *sample.args, **sample.kwargs)
+        ref_out = sample.output_process_fn_grad(ref_out)
+        ref_outs = [o for o in _grad_outputs(ref_out) if o.requires_grad]
+        leaves = [t for t in _torch_tensors([sample.input, sample.args, sample.kwargs]) if t.requires_grad]
+        if not ref_outs or not leaves:
+            continue
+        gen = torch.Generator().manual_seed(1)
+        cots = [torch.randn(o.shape, dtype=o.dtype, generator=gen) for o in ref_outs]
+        loss = sum((o * c).sum() for o, c in zip(ref_outs, cots))
+        want = [w if w is None or not w._is_zerotensor() else torch.zeros_like(w)
+                for w in torch.autograd.grad(loss, leaves, allow_unused=True)]
+        memo: dict = {}
+        try:
+            out = sample.output_process_fn_grad(call(fn, sample, memo, grad=True))
+            outs = [o for o in _grad_outputs(out) if o.requires_grad]
+            assert len(outs) == len(ref_outs), f"{len(outs)} outputs require grad, torch {len(ref_outs)}"
+            mloss = sum((o * tidal.tensor(_np(c))).sum() for o, c in zip(outs, cots))
+            mine_leaves = [memo[id(t)] for t in leaves]
+            got = tidal.autograd.grad(mloss, mine_leaves, allow_unused=True)
+            for k, (g, w) in enumerate(zip(got, want)):
+                if w is None:
+                    continue
+                if g is None:
+                    g = tidal.zeros(tuple(w.shape), dtype=tidal.float64)
+                compare(g, w, not _is_random(op, sample), f"grad[{k}]")
+        except Unconvertible:
+            continue
+        except Exception as exc:  # noqa: BLE001 - any failure is a finding
+            failures.append(f"{_describe(sample)}: {type(exc).__name__}: {exc}"[:600])
+    _record("grad", op_id(op), failures)
+
+
+def check_errors(op, fn) -> None:
+    """torch's error inputs that torch refuses: tidal raises the same exception type."""
+    failures = []
+    for ei in itertools.islice(op.error_inputs_func(op, "cpu"), ERROR_SAMPLES):
+        si = ei.sample_input
+        try:
+            op.op(si.input, *si.args, **si.kwargs)
+            continue  # torch takes it (the OpInfo marks a limit of a variant, not a refusal)
+        except Exception as exc:  # noqa: BLE001 - the type is what is checked
+            want = type(exc) if ei.error_type is Exception else ei.error_type
+        memo: dict = {}
+        try:
+            out = call(fn, si, memo)
+            materialize(out)
+            tidal.sync()
+        except Unconvertible:
+            continue
+        except Exception as exc:  # noqa: BLE001 - the type is what is checked
+            if not isinstance(exc, want):
+                failures.append(f"{_describe(si)}: {type(exc).__name__}: {exc} "
+                                f"(torch: {want.__name__}: {ei.error_regex})"[:600])
+            continue
+        failures.append(f"{_describe(si)}: no error (torch: {want.__name__}: {ei.error_regex})"[:600])
+    _record("errors", op_id(op), failures)
+
+
+def has_errors(op) -> bool:
+    """Whether the OpInfo lists error inputs."""
+    return op.error_inputs_func is not None
+
+
+# ---------------------------------------------------------------- summary
+
+
+def summary() -> str:
+    """Entries, present, and the pass counts of the checks run in this session."""
+    present = len(PRESENT)
+    diff = sum(1 for op, _ in PRESENT if differentiable(op))
+    lines = [f"torch op_db: {len(op_db)} entries, {present} present in tidal ({100 * present / len(op_db):.1f}%), "
+             f"{diff} differentiable"]
+    for kind, total in (("values", present), ("grad", diff),
+                        ("errors", sum(1 for op, _ in PRESENT if has_errors(op)))):
+        res = RESULTS[kind]
+        if not res:
+            continue
+        ok = sum(res.values())
+        lines.append(f"  {kind}: {ok}/{total} pass ({100 * ok / max(total, 1):.1f}%), {len(res)} run, "
+                     f"{sum(1 for k in KNOWN if k[0] == kind)} known failures")
+    return "\n".join(lines)
