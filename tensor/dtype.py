@@ -36,11 +36,6 @@ class dtype:
         """True for complex64 and complex128."""
         return self.category == COMPLEX
 
-    @property
-    def is_inexact(self) -> bool:
-        """Floating or complex: the dtypes that can require gradients."""
-        return self.category >= FLOAT
-
     def to_real(self) -> "dtype":
         """The real dtype of a complex one's parts (complex64 -> float32); other dtypes unchanged."""
         return _REAL_OF.get(self, self)
