@@ -182,8 +182,7 @@ class CommWork(Work):
                 time.sleep(0.001)
         if self._failure:
             exc = self._failure[0]
-            if self._vm.error is not None and self._vm.error[1] is exc:
-                self._vm.error = None  # reported here, not again at the next sync point
+            self._vm.forget_error(exc)  # reported here, not again at the next sync point
             raise exc
         return True
 

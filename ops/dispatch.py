@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from ..vm import Instruction
+from ..vm.failure import issuing_site
 
 _kernels: dict = {}  # (op name, device type) -> kernel
 
@@ -35,21 +36,30 @@ def same_device(name: str, tensors) -> object:
     return dev
 
 
-def launch(name: str, ins: tuple, out_specs, attrs=None, device=None, reduce=None) -> list:
+def launch(name: str, ins: tuple, out_specs, attrs=None, device=None, reduce=None,
+           checks_data: bool = False) -> list:
     """Create outputs of the given (shape, dtype) specs and queue `name`'s kernel; returns them.
-    `reduce` declares a reduction the VM may fuse (see Instruction)."""
+    `reduce` declares a reduction the VM may fuse (see Instruction). `checks_data`: the kernel may
+    fail on the values it reads (indices), so the instruction records the user's line that issued it
+    for the deferred error (a stack walk: only for such ops, never for elementwise ones)."""
     dev = device if device is not None else same_device(name, ins)
     outs = [Tensor._empty(tuple(shape), dtype, dev) for shape, dtype in out_specs]
     if outs:
-        outs[0]._vm.push(Instruction(name, kernel_for(name, dev), tuple(t._v for t in ins),
-                                     tuple(o._v for o in outs), attrs, reduce=reduce))
+        instr = Instruction(name, kernel_for(name, dev), tuple(t._v for t in ins), tuple(o._v for o in outs),
+                            attrs, reduce=reduce)
+        if checks_data:
+            instr.origin = issuing_site()
+        outs[0]._vm.push(instr)
     return outs
 
 
-def launch_into(name: str, ins: tuple, outs: tuple, attrs=None) -> None:
-    """Queue `name`'s kernel writing into existing tensors (in place); bumps their versions."""
+def launch_into(name: str, ins: tuple, outs: tuple, attrs=None, checks_data: bool = False) -> None:
+    """Queue `name`'s kernel writing into existing tensors (in place); bumps their versions.
+    `checks_data` as for `launch`."""
     dev = same_device(name, tuple(ins) + tuple(outs))
     for o in outs:
         o._v.blob.version += 1
-    outs[0]._vm.push(Instruction(name, kernel_for(name, dev), tuple(t._v for t in ins),
-                                 tuple(o._v for o in outs), attrs))
+    instr = Instruction(name, kernel_for(name, dev), tuple(t._v for t in ins), tuple(o._v for o in outs), attrs)
+    if checks_data:
+        instr.origin = issuing_site()
+    outs[0]._vm.push(instr)

@@ -96,7 +96,7 @@ def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     alpha = scalar_for(self.dtype, alpha)
     check_now(index, size1(self, dim), dim, exc=RuntimeError)
     grad = inplace_grad(self, (source,))
-    launch_into("index_add", (index, source), (self,), (dim, alpha))
+    launch_into("index_add", (index, source), (self,), (dim, alpha), checks_data=True)
     if grad:
         record("index_add", _index_add_backward, (self, None, None, source), (self,), saved=(index,),
                attrs=(dim, alpha))
@@ -143,7 +143,7 @@ def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     check_now(index, size1(self, dim), dim,
               message="index_copy_(): index {i} is out of bounds for dimension {d} with size {n}")
     grad = inplace_grad(self, (source,))
-    launch_into("index_copy", (index, source), (self,), dim)
+    launch_into("index_copy", (index, source), (self,), dim, checks_data=True)
     if grad:
         record("index_copy", _index_copy_backward, (self, None, None, source), (self,), saved=(index,), attrs=dim)
     return self
@@ -182,9 +182,9 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
     check_now(index, size1(self, dim), dim, negative_ok=True)
     grad = inplace_grad(self, (value_tensor,))
     if value_tensor is not None:
-        launch_into("index_fill", (index, value), (self,), (dim, None))
+        launch_into("index_fill", (index, value), (self,), (dim, None), checks_data=True)
     else:
-        launch_into("index_fill", (index,), (self,), (dim, scalar_for(self.dtype, value)))
+        launch_into("index_fill", (index,), (self,), (dim, scalar_for(self.dtype, value)), checks_data=True)
     if grad:
         name = "index_fill" if value_tensor is None else overload("index_fill", 1)  # torch's class per overload
         record(name, _index_fill_backward, (self, None, None, value_tensor), (self,), saved=(index,), attrs=dim)
@@ -250,7 +250,7 @@ def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     check_no_overlap(self, (index, source))
     check_now(index, self.numel(), 0, negative_ok=True, message=_FLAT_MSG)
     grad = inplace_grad(self, (source,))
-    launch_into("put", (index, source), (self,), bool(accumulate))
+    launch_into("put", (index, source), (self,), bool(accumulate), checks_data=True)
     if grad:
         record("put", _put_backward, (self, None, source), (self,), saved=(index,),
                attrs=(bool(accumulate), source._v.shape))

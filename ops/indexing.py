@@ -266,7 +266,7 @@ def _track_view(name: str, src: Tensor, view: Tensor, geometry: tuple) -> None:
 
 def _gather_at(src: Tensor, dims: tuple, tensors: tuple, shape: tuple) -> Tensor:
     """src indexed by `tensors` at `dims` (a copy of `shape`); differentiable."""
-    out = launch("getitem", (src,) + tensors, [(shape, src.dtype)], dims)[0]
+    out = launch("getitem", (src,) + tensors, [(shape, src.dtype)], dims, checks_data=True)[0]
     if needs_grad((src,)):
         record("index", lambda node, g: (_add_at(g, node.attrs[0], node.attrs[1], node.saved_tensors),),
                (src,), (out,), saved=tensors, attrs=(src._v.shape, dims))
@@ -348,7 +348,7 @@ def _put_values(self: Tensor, dims: tuple, tensors: tuple, shape: tuple, values:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(shape)}")
     _check_now(view, dims, tensors)
-    launch_into("index_put", (values,) + tensors, (view,), (dims, bool(accumulate)))
+    launch_into("index_put", (values,) + tensors, (view,), (dims, bool(accumulate)), checks_data=True)
 
 
 def setitem(self: Tensor, index, value) -> None:

@@ -90,12 +90,13 @@ def check_no_overlap(self: Tensor, others) -> None:
 
 
 def emit(name: str, ins: tuple, shape: tuple, dtype: dt.dtype, attrs=None, out: Tensor | None = None) -> Tensor:
-    """Queue kernel `name` producing one tensor of `shape` and `dtype` (into `out` when given)."""
+    """Queue index kernel `name` producing one tensor of `shape` and `dtype` (into `out` when given); the
+    kernel checks the indices, so the instruction records the issuing line for a deferred error."""
     if out is None:
-        return launch(name, ins, [(shape, dtype)], attrs)[0]
+        return launch(name, ins, [(shape, dtype)], attrs, checks_data=True)[0]
     prepare_out(out, shape, dtype)
     check_no_overlap(out, ins)
-    launch_into(name, ins, (out,), attrs)
+    launch_into(name, ins, (out,), attrs, checks_data=True)
     return out
 
 
@@ -335,7 +336,7 @@ def _scatter(self: Tensor, dim: int, index: Tensor, src, value, reduce, grad_nam
     typed = None if src is not None else scalar_for(self.dtype, value)
     check_now(index, size1(self, dim), dim, exc=RuntimeError)
     grad = inplace_grad(self, (src,))
-    launch_into("scatter", ins, (self,), (dim, reduce, typed))
+    launch_into("scatter", ins, (self,), (dim, reduce, typed), checks_data=True)
     if grad:
         name = overload(grad_name, 1) if grad_name == "scatter" and src is None else grad_name  # ScatterBackward1
         record(name, _SCATTER_GRADS[grad_name], (self, None, None, src), (self,), saved=(index,),
@@ -407,7 +408,8 @@ def _scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     grad = inplace_grad(self, (src,))
     if grad and reduce in _NEEDS_VALUES and before is None:
         before = M.clone(self)
-    launch_into("scatter_reduce", (index, src), (self,), (dim, reduce, bool(include_self)))
+    launch_into("scatter_reduce", (index, src), (self,), (dim, reduce, bool(include_self)),
+                checks_data=True)
     if grad:
         saved = (index, src, before, self) if reduce in _NEEDS_VALUES else (index,)
         record("scatter_reduce", _scatter_reduce_backward, (self, None, None, src), (self,), saved=saved,

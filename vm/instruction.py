@@ -14,10 +14,15 @@ class Instruction:
     its one output, each output element being `acc = init`, `acc = combine(acc, x)` over its
     elements, then `finish(acc, count)`; templates over `{0}`, `{1}` in the expression
     vocabulary. Its kernel stays valid on its own (sync mode, unfused windows).
+
+    An instruction whose kernel checks its data (index ops) gets `origin`, the issuing site
+    (`failure.issuing_site()`), so a deferred failure names the user's line. The slot is left
+    unset on every other instruction (no cost on the hot path): read it with
+    `getattr(ins, "origin", None)`.
     """
 
     __slots__ = ("name", "kernel", "ins", "outs", "attrs", "expr", "stream", "seq", "fused", "waits",
-                 "reduce")
+                 "reduce", "origin")
 
     def __init__(self, name: str, kernel, ins: tuple, outs: tuple, attrs=None, expr: str | None = None,
                  stream: str = "compute", reduce: tuple | None = None):

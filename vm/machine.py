@@ -21,6 +21,7 @@ import time
 from .allocator import CachingAllocator
 from .blob import Blob, View
 from .codegen import quiet, quiet_thread, unquiet
+from .failure import Failure
 from .fusion import config as fusion_config, fuse_window
 from .instruction import Instruction
 from .replay import WindowCache
@@ -112,7 +113,9 @@ class Stream:
                 with self._cond:
                     self._cond.notify_all()
             if _mode == "sync" and self.vm.error is not None:
-                self.vm.raise_error()  # sync mode is for debugging: fail at the call
+                failure = self.vm.take_error()
+                if failure is not None:  # sync mode is for debugging: fail at the call
+                    raise failure.exception()
             return
         stats.worker_batches += 1
         waiting = self.pushed - self.done
@@ -177,7 +180,8 @@ class VirtualMachine:
         self.window: list[Instruction] = []
         self.fusion = fusion_config
         self.stats = Stats()
-        self.error: tuple | None = None  # (op name, exception) from a failed kernel
+        self.error: list | None = None  # Failures of kernels not yet reported, oldest first
+        self._error_lock = threading.Lock()
         self.profiler = None
         self.windows = WindowCache()
         self._lock = threading.RLock()  # pushes may come from any thread
@@ -261,8 +265,11 @@ class VirtualMachine:
             for v in ins.ins:
                 if v.__class__ is View:
                     blob = v.blob
-                    if blob.error is not None:
-                        raise blob.error
+                    if blob.error is not None:  # a failed writer: pass its failure on, unrun
+                        for o in ins.outs:  # (an in-place target keeps its values, readable)
+                            if o.blob.data is None:
+                                o.blob.error = blob.error
+                        return
                     if blob.data is None:  # read before any write: empty() memory
                         blob.hold(self.allocator.alloc(blob.nbytes))
                     arr = v.array  # the view's array, cached once built
@@ -287,11 +294,15 @@ class VirtualMachine:
         except BaseException as exc:  # noqa: BLE001 - any kernel failure is reported at sync
             # New outputs hold garbage and say so when read; an in-place target keeps its data
             # (kernels validate before they write), so it stays readable.
+            failure = Failure(ins.name, exc, getattr(ins, "origin", None))
             for v in ins.outs:
                 if v.blob.data is None or v.blob in fresh:
-                    v.blob.error = exc
-            if self.error is None:
-                self.error = (ins.name, exc)
+                    v.blob.error = failure
+            with self._error_lock:
+                if self.error is None:
+                    self.error = [failure]
+                else:
+                    self.error.append(failure)
 
     # -- sync points -----------------------------------------------------------------------
     def wait_blob(self, blob: Blob) -> None:
@@ -302,34 +313,50 @@ class VirtualMachine:
         writer = blob.writer
         if writer is not None:
             writer[0].wait(writer[1])
-        if self.error is not None:
-            self.raise_error()
-        if blob.error is not None:
-            raise blob.error
+        if self.error is not None or blob.error is not None:
+            failure = self.take_error(blob)
+            if failure is not None:
+                raise failure.exception()  # raised here: the traceback starts at the sync point
 
-    def synchronize(self) -> None:
-        """Wait for everything pushed so far."""
+    def synchronize(self, every_thread: bool = False) -> None:
+        """Wait for everything pushed so far; re-raise a failure this thread issued (or, with
+        `every_thread`, any thread: at exit)."""
         self.stats.syncs += 1
         if self.window:
             self.flush(True)
         for s in list(self.streams.values()):
             s.wait(s.pushed)
         if self.error is not None:
-            self.raise_error()
+            failure = self.take_error(every_thread=every_thread)
+            if failure is not None:
+                raise failure.exception()
 
-    def raise_error(self) -> None:
-        """Raise the pending kernel failure once, naming the op; the VM stays usable."""
-        name, exc = self.error
-        self.error = None
-        cls = type(exc)
-        text = str(exc)
-        named = text.startswith(name) and text[len(name):len(name) + 2].lstrip("_")[:1] in (":", "(")
-        msg = text if named else f"{name}: {text}"  # name the op unless the message already does
-        try:
-            new = cls(msg)
-        except Exception:  # an exception type with an unusual constructor
-            new = RuntimeError(msg)
-        raise new from exc
+    def take_error(self, blob: Blob | None = None, every_thread: bool = False) -> Failure | None:
+        """Remove and return the failure a sync point on this thread reports, or None: `blob`'s own
+        (its writer failed), else the oldest failure of an op this thread issued, of a thread that
+        ended, or of an unknown issuer. Another live thread's failures wait for that thread's sync
+        points. Each failure is reported once; the VM stays usable."""
+        own = blob.error if blob is not None else None
+        me = threading.get_ident()
+        with self._error_lock:
+            pending = self.error or []
+            pick = own
+            if pick is None:
+                for f in pending:
+                    if every_thread or f.visible_to(me):
+                        pick = f
+                        break
+            if pick in pending:
+                pending.remove(pick)
+            if not pending:
+                self.error = None
+        return pick
+
+    def forget_error(self, exc: BaseException) -> None:
+        """Drop the pending failure whose kernel raised `exc` (its caller reported it already)."""
+        with self._error_lock:
+            if self.error:
+                self.error = [f for f in self.error if f.exc is not exc] or None
 
 
 def set_mode(mode: str) -> None:
@@ -378,6 +405,7 @@ def _after_fork_in_child() -> None:
     for vm in _vms.values():
         vm.window = []
         vm._lock = threading.RLock()  # a lock another thread held at fork stays held in the child
+        vm._error_lock = threading.Lock()
         for stream in vm.streams.values():
             stream._queue = None
             stream._cond = threading.Condition()
@@ -394,7 +422,7 @@ def _drain_at_exit() -> None:
     # and the process exits non-zero, as it would have had the program synced.
     for vm in list(_vms.values()):
         try:
-            vm.synchronize()
+            vm.synchronize(every_thread=True)
         except BaseException as exc:  # noqa: BLE001 - reported, then the exit status says so
             sys.stderr.write(f"tidal: queued work failed before exit: {type(exc).__name__}: {exc}\n")
             sys.stderr.flush()
