@@ -14,6 +14,7 @@ import numpy as np
 
 from . import models
 from .competitors import Competitor, cpu_competitors, cuda_skip_reason, gpu_competitors
+from . import cold
 from .memory import measure_in_subprocess
 
 GROUPS = {
@@ -23,6 +24,7 @@ GROUPS = {
     "d": "peak memory of training",
     "e": "CUDA: launch overhead and fused chains",
     "f": "dependent small-op loops (time per step)",
+    "g": "cold start: first steps of a fresh process, empty kernel cache (seconds in all)",
 }
 
 
@@ -49,6 +51,7 @@ class Case:
     min_repeat: int = 5
     min_time: float = 0.2                  # keep sampling until this much time was spent
     compile_now: bool = False              # tidal compiles fused kernels in the foreground
+    probe: bool = False                    # build gives a () -> figure callable (in `unit`), not a Bench
     skip: str | None = None                # why the case cannot run here
 
     @property
@@ -254,6 +257,17 @@ def _loop_cases(quick: bool) -> list[Case]:
     return cases
 
 
+# -- g: cold start ------------------------------------------------------------------------------
+
+def _cold_cases(quick: bool) -> list[Case]:
+    comps = tuple(c for c in cpu_competitors("async", numpy=False) if c.threads is None)
+    steps = 3 if quick else cold.FIRST_STEPS
+    return [Case("g", f"{models.TITLES['gpt']}: first {steps} steps, {what}", comps,
+                 lambda comp, key=key: lambda: cold.measure_in_subprocess(comp.lib, steps, quick)[key],
+                 warmup=0, min_repeat=1, min_time=0, probe=True)
+            for key, what in (("first_steps", "steps"), ("import_build", "import and build"))]
+
+
 # -- e: CUDA -----------------------------------------------------------------------------------
 
 def _gpu_cases(quick: bool) -> list[Case]:
@@ -268,7 +282,7 @@ def _gpu_cases(quick: bool) -> list[Case]:
 
 
 _BUILDERS = {"a": _tiny_cases, "b": _chain_cases, "c": _train_cases, "d": _memory_cases, "e": _gpu_cases,
-             "f": _loop_cases}
+             "f": _loop_cases, "g": _cold_cases}
 
 
 def build_cases(quick: bool = False, only: str | None = None) -> list[Case]:

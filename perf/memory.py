@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> None:
     """Command-line entry: print the figures of one framework and model as JSON."""
     parser = argparse.ArgumentParser(prog="python -m tidal.perf.memory", description=__doc__.splitlines()[0])
     parser.add_argument("lib", choices=["tidal", "torch"])
-    parser.add_argument("model", choices=["mlp", "cnn", "gpt"])
+    parser.add_argument("model", choices=["mlp", "cnn", "gpt", "lm"])
     parser.add_argument("--quick", action="store_true", help="the small batch of --quick runs")
     args = parser.parse_args(argv)
     print(json.dumps(measure(args.lib, args.model, args.quick)))

@@ -44,7 +44,7 @@ def measure(case: Case, comp: Competitor, quick: bool = False, cpu: list | None 
     per op are appended to `cpu` for timed cases)."""
     with comp.configured(fusion_compile_now=case.compile_now):
         built = case.build(comp)
-        if case.unit == "B":
+        if case.unit == "B" or case.probe:
             return float(built())
         scale = QUICK_TIME_SCALE if quick else 1.0
         return time_bench(built, case.warmup, case.min_repeat, case.min_time * scale, cpu=cpu)

@@ -237,13 +237,18 @@ def _dummy(a):
 
 
 class _Compiler:
-    """Compiles kernels on a background thread so a hot group never stalls the program:
-    until its kernel is ready, the group keeps running on the NumPy path."""
+    """Compiles kernels in the background so a hot group never stalls the program: until its
+    kernel is ready, the group keeps running on the NumPy path. numba's compiler is Python code
+    that would hold the program's GIL for most of a second per kernel, so a helper process
+    (vm/compile_server.py) compiles into numba's on-disk cache and this thread then only loads the
+    result; where the process cannot run, this thread compiles itself."""
 
     def __init__(self):
         self.ready: set = set()
         self.pending: set = set()
         self._queue = None
+        self._server = None  # the compile process, started with the thread; False once it failed
+        self.in_process = os.environ.get("TIDAL_COMPILE_PROCESS", "1") == "0"
 
     def request(self, key, fn, dummies: list) -> None:
         """Compile `fn` for the types of `dummies` in the background; `key` is then ready."""
@@ -260,11 +265,41 @@ class _Compiler:
         while True:
             key, fn, dummies = self._queue.get()
             try:
-                fn(*dummies)
+                self._compile_elsewhere(fn, dummies)
+                fn(*dummies)  # loads what the process compiled (or compiles here)
                 _ready_calls[key] = fn
                 self.ready.add(key)
             except Exception:  # noqa: BLE001 - the group simply stays on the NumPy path
                 pass
+
+    def _compile_elsewhere(self, fn, dummies: list) -> None:
+        # ask the compile process to build fn's kernel into the on-disk cache; returns when it did
+        # (or failed: the caller then compiles in this process)
+        if self.in_process or self._server is False:
+            return
+        import base64
+        import pickle
+        try:
+            if self._server is None:
+                self._server = self._start()
+            name = fn.py_func.__module__
+            request = (0, name, sys.modules[name].__file__, dummies)
+            self._server.stdin.write(base64.b64encode(pickle.dumps(request)) + b"\n")
+            self._server.stdin.flush()
+            line = self._server.stdout.readline()
+            if not line:
+                raise OSError("the compile process ended")
+        except (OSError, ValueError, pickle.PickleError):
+            self._server = False  # from now on, compile in this process
+
+    @staticmethod
+    def _start():
+        import subprocess
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        return subprocess.Popen([sys.executable, "-m", f"{__package__}.compile_server"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
 
 
 compiler = _Compiler()

@@ -1,0 +1,67 @@
+"""Kernels compile in a helper process (vm/compile_server.py), never holding the program's GIL."""
+import base64
+import io
+import pickle
+import time
+
+import numpy as np
+import pytest
+
+import tidal
+from tidal.vm import codegen, compile_server
+
+
+@pytest.fixture
+def fusion_settings():
+    """Restore the fusion knobs after a test changes them."""
+    saved = tidal.vm.get_fusion()
+    yield
+    tidal.vm.set_fusion(**saved)
+
+
+@pytest.fixture
+def async_mode():
+    """Run the test in async mode (fusion only exists there)."""
+    saved = tidal.vm.get_mode()
+    tidal.vm.set_mode("async")
+    yield
+    tidal.vm.set_mode(saved)
+
+
+def _request(tag, name, path, dummies) -> bytes:
+    return base64.b64encode(pickle.dumps((tag, name, path, dummies))) + b"\n"
+
+
+def test_serve_compiles_each_request_and_reports_failures(tmp_path):
+    src = tmp_path / "k_test.py"
+    src.write_text("from numba import njit\n\n@njit(cache=True)\ndef kernel(o0, i0):\n"
+                   "    for j in range(o0.shape[0]):\n        o0[j] = i0[j] * 2\n")
+    out = np.zeros(2, np.float32)
+    requests = io.BytesIO(_request(1, "tidal_test_kernel_serve", str(src), [out, np.ones(2, np.float32)])
+                          + _request(2, "tidal_test_kernel_missing", str(tmp_path / "absent.py"), []))
+    replies = io.BytesIO()
+    compile_server.serve(requests, replies)
+    answers = [pickle.loads(base64.b64decode(line)) for line in replies.getvalue().splitlines()]
+    assert answers[0] == (1, None)
+    assert list((tmp_path / "__pycache__").glob("k_test.kernel-*.nbi"))  # compiled into numba's cache
+    assert answers[1][0] == 2 and "FileNotFoundError" in answers[1][1]  # reported; the server went on
+
+
+def test_background_kernels_are_compiled_by_the_helper_process(tmp_path, monkeypatch, async_mode,
+                                                                fusion_settings):
+    monkeypatch.setenv("TIDAL_CACHE_DIR", str(tmp_path))  # an empty kernel cache: a real compile
+    monkeypatch.setattr(codegen.compiler, "in_process", False)
+    tidal.vm.set_fusion(compile_after=1, background_compile=True)
+    xn = np.linspace(-2, 2, 257).astype(np.float32)
+    x = tidal.tensor(xn)
+    expected = np.abs(xn * 5 - 1) * np.float32(0.5) + xn
+    ready = len(codegen.compiler.ready)
+    deadline = time.monotonic() + 120
+    while len(codegen.compiler.ready) == ready and time.monotonic() < deadline:
+        np.testing.assert_array_equal((tidal.abs(x * 5 - 1) * 0.5 + x).numpy(), expected)
+        time.sleep(0.05)
+    assert len(codegen.compiler.ready) > ready
+    server = codegen.compiler._server
+    assert server not in (None, False) and server.poll() is None  # the process compiled, and lives on
+    assert list((tmp_path / "kernels" / "__pycache__").glob("*.nbi"))  # numba's cache, written there
+    np.testing.assert_array_equal((tidal.abs(x * 5 - 1) * 0.5 + x).numpy(), expected)
