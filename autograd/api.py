@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from .engine import run_backward, run_post_accumulate_hooks
+from .graph import RemovableHandle
 
 
 def _as_tuple(x) -> tuple:
@@ -70,19 +71,7 @@ def retain_grad(self: Tensor) -> None:
     self.grad_fn.pre_hooks(self._output_nr).append(hook)
 
 
-class _RemovableHandle:
-    """Returned by register_hook: `.remove()` unregisters the hook."""
-
-    def __init__(self, hooks: list, fn):
-        self._hooks, self._fn = hooks, fn
-
-    def remove(self) -> None:
-        """Unregister the hook."""
-        if self._fn in self._hooks:
-            self._hooks.remove(self._fn)
-
-
-def register_hook(self: Tensor, hook) -> _RemovableHandle:
+def register_hook(self: Tensor, hook) -> RemovableHandle:
     """Call `hook(grad)` when this tensor's gradient is computed; a returned tensor replaces it."""
     if not self.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
@@ -91,10 +80,10 @@ def register_hook(self: Tensor, hook) -> _RemovableHandle:
     else:
         hooks = self.grad_fn.pre_hooks(self._output_nr)
     hooks.append(hook)
-    return _RemovableHandle(hooks, hook)
+    return RemovableHandle(hooks, hook)
 
 
-def register_post_accumulate_grad_hook(self: Tensor, hook) -> _RemovableHandle:
+def register_post_accumulate_grad_hook(self: Tensor, hook) -> RemovableHandle:
     """Call `hook(tensor)` after a backward accumulates into this leaf's .grad (hook returns None)."""
     if not self.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
@@ -102,7 +91,7 @@ def register_post_accumulate_grad_hook(self: Tensor, hook) -> _RemovableHandle:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     hooks = self.__dict__.setdefault("_post_accumulate_hooks", [])
     hooks.append(hook)
-    return _RemovableHandle(hooks, hook)
+    return RemovableHandle(hooks, hook)
 
 
 def _retains_grad(self: Tensor) -> bool:

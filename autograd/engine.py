@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import heapq
 import sys
+from contextlib import nullcontext
 
 from ..tensor import Tensor, numel_of
 from .grad_mode import is_grad_enabled, no_grad, set_grad_enabled
-from .graph import AccumulateGrad, gradient_edge
+from .graph import AccumulateGrad, gradient_edge, no_tangents
 
 
 def _ones_like(t: Tensor) -> Tensor:
@@ -123,11 +124,13 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
         buf[idx] = g if buf[idx] is None else buf[idx] + g
     ready = [(-n.seq, id(n), n) for n in deps if deps[n] == 0]
     heapq.heapify(ready)
-    with set_grad_enabled(create_graph):
+    with set_grad_enabled(create_graph), (nullcontext() if create_graph else no_tangents()):
         while ready:
             _, _, node = heapq.heappop(ready)
             grads = buffers.pop(node, None) or [None] * node.n_outputs
             if isinstance(node, AccumulateGrad):
+                if node._pre_hooks or node._hooks:
+                    grads = _leaf_node_hooks(node, grads)
                 grad, grads = grads[0], None  # the leaf may keep the only reference (see _stealable)
                 _accumulate(node, grad, accumulate, capture_leaves, captured)
                 grad = None
@@ -143,8 +146,8 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
                 in_grads = node.backward_fn(node, *grads)
                 if not isinstance(in_grads, tuple):
                     in_grads = (in_grads,)
-            for hook in node._hooks:
-                hook(in_grads, tuple(grads))
+            if node._hooks:
+                in_grads = _post_hooks(node, in_grads, grads)
             if not retain_graph:
                 node.release()
             for (nxt, idx), g, meta in zip(node.next_functions, in_grads, node._input_meta):
@@ -180,10 +183,40 @@ def _pre_hooks_and_capture(node, grads: list, capture_nodes: dict, captured: lis
         pos = capture_nodes.get((node, k))
         if pos is not None:
             captured[pos] = g
-    for hook in node._pre_hooks.get(-1, ()):
+    for hook in tuple(node._pre_hooks.get(-1, ())):
         res = hook(tuple(grads))
         if res is not None:
-            grads = list(res)
+            grads = list(_checked(hook, res, len(grads)))
+    return grads
+
+
+def _checked(hook, res, n: int) -> tuple:
+    """A node hook's returned replacement, checked as torch does."""
+    if not isinstance(res, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(res).__name__}'")
+    if len(res) != n:
+        raise RuntimeError(f"hook '{getattr(hook, '__name__', 'hook')}' has returned an incorrect number of values "
+                           f"(got {len(res)}, but expected {n})")
+    return res
+
+
+def _post_hooks(node, in_grads: tuple, grads: list) -> tuple:
+    """Node.register_hook hooks: `hook(grad_inputs, grad_outputs)`; a returned tuple replaces grad_inputs."""
+    for hook in tuple(node._hooks):
+        res = hook(in_grads, tuple(grads))
+        if res is not None:
+            in_grads = _checked(hook, res, len(in_grads))
+    return in_grads
+
+
+def _leaf_node_hooks(node, grads: list) -> list:
+    """A leaf accumulator's node hooks: pre-hooks see (grad,), post-hooks ((), (grad,)), as torch's."""
+    for hook in tuple(node._pre_hooks.get(-1, ())):
+        res = hook(tuple(grads))
+        if res is not None:
+            grads = list(_checked(hook, res, len(grads)))
+    for hook in tuple(node._hooks):
+        hook((), tuple(grads))
     return grads
 
 

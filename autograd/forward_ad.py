@@ -15,23 +15,24 @@ twice; a 4-layer MLP measured about 5-8x its plain forward's wall time on a load
 The same core (`linearize`) serves tidal.func.jvp/jacfwd/linearize and autograd.functional.jvp/hvp:
 after one reverse pass, every further Jacobian-vector product costs one pass over b's graph.
 
+Under no_grad, as in torch, tangents still flow: dual tensors carry a flag (make_dual sets it, graph.record
+copies it to outputs while a level is live), so `needs_grad` records ops on them, keeping only the edges
+towards the duals. Under inference_mode nothing is recorded and tangents are dropped, as in torch.
+
 Known differences from torch: ops record a graph, so dual tensors (and what is computed from them)
-report requires_grad=True; ops run under no_grad or inference_mode record nothing, so their results
-carry no tangent (torch keeps computing tangents under no_grad: make_dual and unpack_dual warn when
-grad mode is off); a tensor saved by an op and modified in place before unpack_dual makes
-unpack_dual raise instead of giving the tangent torch would.
+report requires_grad=True, under no_grad too; a tensor saved by an op and modified in place before
+unpack_dual makes unpack_dual raise instead of giving the tangent torch would.
 """
 from __future__ import annotations
 
 import collections
 import contextlib
-import warnings
 from typing import Callable, Sequence
 
 from ..tensor import Tensor
 from .api import grad as _grad
 from .grad_mode import enable_grad, is_grad_enabled
-from .graph import AccumulateGrad, gradient_edge, record
+from .graph import AccumulateGrad, _dual_levels, gradient_edge, record
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
 
@@ -39,9 +40,6 @@ UnpackedDualTensor = collections.namedtuple("UnpackedDualTensor", ["primal", "ta
 UnpackedDualTensor.__doc__ = "The (primal, tangent) pair unpack_dual returns; tangent is None for a non-dual tensor."
 
 _NESTED = "Nested forward mode AD is not supported at the moment"
-_GRAD_OFF = ("tidal.autograd.forward_ad: grad mode is off, so ops record no graph and their results carry no "
-             "tangent (torch keeps computing tangents under no_grad). Run forward-mode AD with grad mode on, or "
-             "use tidal.func.jvp, which turns it on for the function.")
 
 
 class _Level:
@@ -53,7 +51,7 @@ class _Level:
         self.index, self.alive, self.public = index, True, public
 
 
-_levels: list = []  # the live levels, innermost last
+_levels: list = _dual_levels  # the live levels, innermost last (graph.record reads the same list)
 
 
 def _push(public: bool) -> _Level:
@@ -165,12 +163,11 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if lvl in _reached(tensor)[0]:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
                            f"level {lvl.index} is not supported.")
-    if not is_grad_enabled():
-        warnings.warn(_GRAD_OFF, stacklevel=2)
     dual = Tensor._make(tensor._v, tensor.dtype, tensor.device, tensor._vm)
     node = record("make_dual", _make_dual_backward, (tensor,), (dual,))
     # a plain alias (no grad_fn): the node may hold it without a reference cycle
     node.__dict__["_fw_dual"] = (lvl, tangent, Tensor._make(tensor._v, tensor.dtype, tensor.device, tensor._vm))
+    dual.__dict__["_fw_levels"] = dual.__dict__.get("_fw_levels", ()) + (lvl,)
     return dual
 
 
@@ -248,8 +245,6 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     found, leaf = _reached(tensor)
     nodes = found.get(lvl)
     if not nodes:
-        if not is_grad_enabled() and tensor.dtype.is_floating_point:
-            warnings.warn(_GRAD_OFF, stacklevel=2)  # it may have lost its tangent to no_grad
         return UnpackedDualTensor(tensor, None)
     outer = leaf or any(other is not lvl for other in found)
     primal = tensor.view_as(tensor) if outer and is_grad_enabled() else tensor.detach()

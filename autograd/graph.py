@@ -6,12 +6,13 @@ written in tidal ops, so it runs on the VM, fuses, and can itself be differentia
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import types
 import weakref
 
 from ..tensor import Tensor
-from .grad_mode import is_grad_enabled
+from .grad_mode import is_grad_enabled, is_inference_mode_enabled
 
 _seq = itertools.count()
 _node_classes: dict = {}
@@ -23,6 +24,9 @@ FREED = ("Trying to backward through the graph a second time (or directly access
 
 
 _NO_EDGE = (None, 0)
+_pack_hooks: list = []  # (pack, unpack) of the active saved_tensors_hooks blocks, innermost last
+_dual_levels: list = []  # forward_ad's live dual levels; while empty, recording does no forward-AD work
+_tangents_paused: list = []  # non-empty inside no_tangents(): no_grad then records nothing, tangents or not
 _NO_PRE_HOOKS = types.MappingProxyType({})  # read-only: Node.pre_hooks makes a node its own table
 
 
@@ -55,6 +59,8 @@ class Node:
         self._input_meta = meta
         self._saved = saved
         self._versions = tuple([t._v.blob.version if isinstance(t, Tensor) else None for t in saved])
+        if _pack_hooks:  # the one check recording pays for saved-tensor hooks
+            hook_saved(self)
 
     def name(self) -> str:
         """The node's class name, e.g. 'MulBackward0'."""
@@ -83,15 +89,27 @@ class Node:
         self._saved = ()
         self._freed = True
 
-    def register_hook(self, fn) -> None:
-        """Call `fn(grad_inputs, grad_outputs)` after this node's backward runs."""
+    def register_hook(self, fn) -> RemovableHandle:
+        """Call `fn(grad_inputs, grad_outputs)` after this node's backward runs; a returned tuple replaces
+        grad_inputs."""
         if not self._hooks:
             self._hooks = []
         self._hooks.append(fn)
+        return RemovableHandle(self._hooks, fn)
 
-    def register_prehook(self, fn) -> None:
-        """Call `fn(grad_outputs)` before this node's backward runs."""
-        self.pre_hooks(-1).append(fn)
+    def register_prehook(self, fn) -> RemovableHandle:
+        """Call `fn(grad_outputs)` before this node's backward runs; a returned tuple replaces grad_outputs."""
+        hooks = self.pre_hooks(-1)
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+    @property
+    def metadata(self) -> dict:
+        """A dict kept on the node for the user's own data (torch's Node.metadata)."""
+        meta = self.__dict__.get("_metadata")
+        if meta is None:
+            meta = self.__dict__["_metadata"] = {}
+        return meta
 
     def pre_hooks(self, output: int) -> list:
         """The (mutable) list of hooks on output `output`'s gradient (-1: on all of them)."""
@@ -106,6 +124,24 @@ class Node:
         return f"<{self.name()} object at {hex(id(self))}>"
 
 
+class RemovableHandle:
+    """Returned by hook registrations: `.remove()` unregisters the hook."""
+
+    def __init__(self, hooks: list, fn):
+        self._hooks, self._fn = hooks, fn
+
+    def remove(self) -> None:
+        """Unregister the hook."""
+        if self._fn in self._hooks:
+            self._hooks.remove(self._fn)
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
 class AccumulateGrad(Node):
     """The node that adds a gradient into a leaf tensor's `.grad`."""
 
@@ -114,6 +150,13 @@ class AccumulateGrad(Node):
     def __init__(self, variable: Tensor):
         super().__init__(None, (), (), None, 1)
         self.variable = variable
+
+    def name(self) -> str:
+        """torch's name for the leaf accumulator."""
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {hex(id(self))}>"
 
 
 def gradient_edge(t: Tensor) -> Node:
@@ -140,6 +183,8 @@ def node_class(name: str) -> type:
 def record(name: str, backward_fn, inputs: tuple, outputs, saved: tuple = (), attrs=None) -> Node:
     """Attach a new node to `outputs` (which then require grad)."""
     node = node_class(name)(backward_fn, inputs, saved, attrs, len(outputs))
+    if _dual_levels:
+        _carry_duals(node, inputs, outputs)
     for k, out in enumerate(outputs):
         if out.dtype.is_floating_point:
             out.requires_grad = True
@@ -150,8 +195,46 @@ def record(name: str, backward_fn, inputs: tuple, outputs, saved: tuple = (), at
 
 
 def needs_grad(args) -> bool:
-    """Whether any tensor among `args` requires grad while grad mode is on."""
+    """Whether any tensor among `args` requires grad while grad mode is on (or, under no_grad, whether one
+    carries a forward-AD tangent: torch keeps computing tangents there)."""
     for a in args:
         if isinstance(a, Tensor) and a.requires_grad:
-            return is_grad_enabled()
+            return is_grad_enabled() or (bool(_dual_levels) and _dual_in(args))
     return False
+
+
+def _live_duals(t) -> tuple:
+    """The live dual levels whose tangent tensor `t` carries (a flag make_dual sets and record copies)."""
+    levels = t.__dict__.get("_fw_levels") if isinstance(t, Tensor) else None
+    return tuple([lvl for lvl in levels if lvl.alive]) if levels else ()
+
+
+def _dual_in(args) -> bool:
+    return not _tangents_paused and not is_inference_mode_enabled() and any(_live_duals(a) for a in args)
+
+
+@contextlib.contextmanager
+def no_tangents():
+    """For tidal's own writes under no_grad (the backward engine, copies into views): record nothing even
+    for tensors that carry forward-AD tangents."""
+    _tangents_paused.append(True)
+    try:
+        yield
+    finally:
+        _tangents_paused.pop()
+
+
+def _carry_duals(node: Node, inputs: tuple, outputs) -> None:
+    """While a dual level is live: outputs of an op on tensors with tangents carry the flag too; under
+    no_grad the node keeps only the edges towards those tensors (the graph serves the tangents alone)."""
+    flags = [_live_duals(t) for t in inputs]
+    levels = tuple({lvl: None for f in flags for lvl in f})
+    if not levels:
+        return
+    for out in outputs:
+        out.__dict__["_fw_levels"] = levels
+    if not is_grad_enabled():
+        node.next_functions = tuple([e if f else _NO_EDGE for e, f in zip(node.next_functions, flags)])
+
+
+from .saved_hooks import disable_saved_tensors_hooks, hook_saved, save_on_cpu, saved_tensors_hooks  # noqa: E402

@@ -24,7 +24,7 @@ from ..tensor import Tensor
 from ..tensor.tensor import numel_of
 from . import graph
 from .grad_mode import is_grad_enabled, no_grad
-from .graph import record
+from .graph import no_tangents, record
 
 LEAF_VIEW = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 _MULTI_VIEW = ("Output {k} of {fn} is a view and is being modified inplace. This view is the output of a function "
@@ -181,7 +181,7 @@ def write_through_view(out: Tensor, result: Tensor) -> Tensor:
         check_view_write(out)
     if result.grad_fn is not None:
         _keep_saved_values(result.grad_fn, out)
-    with no_grad():
+    with no_grad(), no_tangents():
         M.convert(result, out.dtype, out=out)
     if base is None or base is out:  # the whole base is rewritten: it takes the result's history
         out.grad_fn, out.requires_grad = result.grad_fn, result.requires_grad

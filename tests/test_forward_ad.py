@@ -262,24 +262,59 @@ def test_custom_function_needs_jvp_as_torch():
         assert fw.unpack_dual(other * d).tangent is not None
 
 
-def test_grad_mode_off_warns_that_tangents_are_not_propagated():
+def _no_grad_tangents(lib, fwd, x, t, w):
+    """Tangents of ops run under no_grad inside a dual level (a dual made under no_grad too)."""
+    with fwd.dual_level():
+        d = fwd.make_dual(lib.tensor(x), lib.tensor(t))
+        with lib.no_grad():
+            y = lib.mul(d.exp(), 2)
+            z = lib.matmul(y.reshape(2, 3), w)
+            e = fwd.make_dual(lib.tensor(x), lib.tensor(t))
+            u = e.sin()
+        v = lib.tanh(z)  # grad mode back on: still carries the tangent
+        return [fwd.unpack_dual(r).tangent for r in (y, z, u, v)], z
+
+
+def test_no_grad_keeps_tangents_as_torch():
+    x, t, w = arrays((6,), (6,), (3, 4), seed=3)
+    ours, z = _no_grad_tangents(tidal, fw, x, t, tidal.tensor(w, requires_grad=True))
+    theirs, _ = _no_grad_tangents(torch, tfw, x, t, torch.tensor(w, requires_grad=True))
+    for a, b in zip(ours, theirs):
+        assert a is not None and not a.requires_grad
+        assert_close(a, b.detach())
+    # no gradient path through the no_grad op towards the weight (the graph serves the tangent only)
+    assert all(nxt is None or type(nxt).__name__ != "AccumulateGrad" for nxt, _ in z.grad_fn.next_functions)
+
+
+def test_inference_mode_drops_tangents_as_torch():
     x, t = tidal.randn(3), tidal.randn(3)
     with fw.dual_level():
+        d = fw.make_dual(x, t)
+        with tidal.inference_mode():
+            y = tidal.mul(d, 2)
+        assert fw.unpack_dual(y).tangent is None
+        assert_close(fw.unpack_dual(tidal.mul(d, 2)).tangent, torch.from_numpy(2 * t.numpy()))
+
+
+def test_no_grad_outside_levels_records_nothing():
+    x = tidal.randn(3, requires_grad=True)
+    with fw.dual_level():
+        d = fw.make_dual(tidal.randn(3), tidal.randn(3))
         with tidal.no_grad():
-            with pytest.warns(UserWarning, match="grad mode is off, so ops record no graph"):
-                d = fw.make_dual(x, t)
-            with pytest.warns(UserWarning, match="grad mode is off"):
-                assert fw.unpack_dual(d * 2).tangent is None  # torch would give 2 t: hence the warning
-            assert fw.unpack_dual(d).tangent is t  # the dual itself keeps its tangent
+            y = tidal.mul(x, 2)  # no tangent among the inputs: nothing recorded, as without a level
+    assert not y.requires_grad and y.grad_fn is None
+    del d
 
 
-@pytest.mark.xfail(strict=True, reason="ops under no_grad record no graph, so their results carry no tangent "
-                                       "(torch keeps computing tangents under no_grad); needs a hook in needs_grad")
-def test_no_grad_keeps_tangents_as_torch():
+@pytest.mark.xfail(strict=True, reason="the elementwise operator fast path (ops/elementwise.py, lead-owned) checks "
+                                       "is_grad_enabled() instead of needs_grad, so under no_grad `d * 2` records "
+                                       "nothing once its plan is cached")
+def test_no_grad_keeps_tangents_through_operator_fast_path():
     x, t = tidal.randn(3), tidal.randn(3)
     with fw.dual_level():
         d = fw.make_dual(x, t)
         with tidal.no_grad():
+            d * 2  # caches the plan: the next one takes the fast path
             y = d * 2
         assert fw.unpack_dual(y).tangent is not None
 
