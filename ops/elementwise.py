@@ -327,7 +327,7 @@ def plan_for(op: ElemOp, args: tuple) -> Plan:
     plan = _plans.get(key)
     if plan is None:
         for a in args:
-            if not isinstance(a, (Tensor, int, float, bool)):
+            if not isinstance(a, (Tensor, int, float, bool, complex)):
                 raise TypeError(f"{op.name}(): expected Tensor or Number arguments, got {type(a).__name__}")
         plan = _plan(op, args)
         plan.device = _device_of(op, args)
@@ -377,7 +377,7 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         return out
     check_inplace(op.name, out, plan)
     check_overlap(out, args)
-    grad = plan.dtype.category == dt.FLOAT and needs_grad(args + (out,))
+    grad = plan.differentiable and needs_grad(args + (out,))
     if grad:
         check_leaf_inplace(out)
         if needs_rebase(out):  # writing through a view of a tensor in the graph

@@ -425,6 +425,18 @@ def _rsub(self, other):
     return sub(other, self)
 
 
+_real_abs_ = METHODS["abs_"]
+
+
+def _abs_(self: Tensor) -> Tensor:
+    if self.dtype.is_complex:  # the real result cannot be stored back into the complex tensor
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return _real_abs_(self)
+
+
+METHODS["abs_"] = _abs_
+
+
 def _no_bool(self, other) -> bool:
     # sub's refusal of bool operands is checked by `sub` itself: keep those calls on it
     return self.dtype is not dt.bool_ and other.__class__ is not bool and \
