@@ -40,6 +40,9 @@ def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None, shape: tuple 
 
 def _check_normalized_shape(input: Tensor, shape: tuple, star: str) -> None:
     k = len(shape)
+    if k == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
     if input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[{star}{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}")

@@ -133,3 +133,17 @@ __all__ += ["fix", "fill", "detach", "is_conj", "is_neg", "resolve_conj", "resol
 METHODS.update(fix=fix, fix_=METHODS["fix_"], is_conj=is_conj, is_neg=is_neg, resolve_conj=resolve_conj,
                resolve_neg=resolve_neg, is_signed=is_signed, is_nonzero=is_nonzero, is_same_size=is_same_size,
                isreal=isreal)
+
+
+# torch's unsafe_* forms differ only in skipping the aliasing checks of their outputs
+unsafe_chunk = _forward("chunk", "unsafe_chunk", "chunk (torch skips the aliasing checks of its outputs).")
+unsafe_split = _forward("split", "unsafe_split", "split (torch skips the aliasing checks of its outputs).")
+__all__ += ["unsafe_chunk", "unsafe_split"]
+
+
+def _rdiv(self: Tensor, other) -> Tensor:
+    """other / self, computed as torch's Tensor.__rdiv__ does (other times self's reciprocal)."""
+    return self.reciprocal() * other
+
+
+METHODS.update(unsafe_chunk=unsafe_chunk, unsafe_split=unsafe_split, __rdiv__=_rdiv)

@@ -17,7 +17,7 @@ from .math_api import fill_values
 from .ranges import arange, linspace, logspace
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
-           "ones_like", "full_like", "empty_strided", "scalar_tensor", "eye", "arange", "linspace", "logspace"]
+           "ones_like", "full_like", "empty_strided", "empty_permuted", "scalar_tensor", "eye", "arange", "linspace", "logspace"]
 METHODS: dict = {}
 
 _ZEROS_NEGATIVE = "zeros: Dimension size must be non-negative."
@@ -196,6 +196,26 @@ def new_tensor(self: Tensor, data, *, dtype: dt.dtype | None = None, device=None
     """A copy of `data` in this tensor's dtype and device (unless given)."""
     return tensor(data, dtype=dtype_arg("new_tensor", dtype) or self.dtype,
                   device=self.device if device is None else device, requires_grad=requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype: dt.dtype | None = None, layout=None, device=None,
+                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor of shape `size` whose memory holds its dims in `physical_layout` order."""
+    shape = check_shape(size_tuple("empty_permuted", size))
+    order = size_tuple("empty_permuted", physical_layout, 2, "physical_layout")
+    n = len(shape)
+    if len(order) != n:
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; "
+                           f"i.e. len(size) = {n} is not equal to len(physical_layout) = {len(order)}")
+    for i, d in enumerate(order):
+        if not 0 <= d < n:
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and {n - 1}, but got {d} at index "
+                               f"{i}).  NB: negative dims not currently supported; file an issue if you want it.")
+        if d in order[:i]:
+            raise RuntimeError("Duplicate dim not allowed")
+    physical = empty(tuple(shape[d] for d in order), dtype=dtype, device=device)
+    inverse = sorted(range(n), key=order.__getitem__)
+    return physical.permute(inverse).requires_grad_(requires_grad)
 
 
 def new_empty_strided(self: Tensor, size, stride, *, dtype: dt.dtype | None = None, device=None,

@@ -30,9 +30,8 @@ ERROR_SAMPLES = 4
 TOL = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-6, 1e-8)}  # (rtol, atol); others exact
 
 # Another helper brings complex dtypes and torch.fft: until then these count as not present.
-COMPLEX_ONLY = {"complex", "polar", "view_as_complex", "view_as_real", "chalf", "real", "imag", "angle",
-                "conj", "conj_physical", "resolve_conj", "resolve_neg", "isreal", "H", "mH", "adjoint",
-                "stft", "istft"}
+COMPLEX_ONLY = {"complex", "polar", "view_as_complex", "view_as_real", "chalf", "cfloat", "cdouble", "real", "imag",
+                "angle", "conj", "conj_physical", "H", "mH", "stft", "istft", "linalg.eig", "linalg.eigvals"}
 # Results that depend on a random stream or on uninitialized memory: shape and dtype only.
 RANDOM = {"bernoulli", "normal", "rand_like", "randint", "randint_like", "randn", "randn_like", "uniform",
           "cauchy", "exponential", "geometric", "log_normal", "multinomial", "nn.functional.dropout",
@@ -72,7 +71,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("errors", "nn.functional.adaptive_avg_pool3d"): "a 3-d input raises RuntimeError (torch: ValueError)",
     ("errors", "nn.functional.adaptive_max_pool2d"): "a 2-d input raises RuntimeError (torch: ValueError)",
     ("errors", "nn.functional.adaptive_max_pool3d"): "a 3-d input raises RuntimeError (torch: ValueError)",
-    ("errors", "nn.functional.rms_norm"): "an empty normalized_shape is accepted",
     ("errors", "nn.functional.multi_margin_loss"): "reduction='abc' is not checked first (torch: ValueError)",
     ("errors", "nn.functional.multilabel_margin_loss"): "reduction='abc' is not checked first (torch: ValueError)",
     ("errors", "nn.functional.rrelu"): "lower > upper is accepted",
