@@ -39,8 +39,8 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None =
     if shape:
         shape[dim] = index.numel()
     check_out_grad("index_select", out, (input,))
-    check_now(index, size1(input, dim), dim, message="index out of range in self")
-    result = emit("index_select", (input, index), tuple(shape), input.dtype, dim, out)
+    deferred = check_now(index, size1(input, dim), dim, message="index out of range in self")
+    result = emit("index_select", (input, index), tuple(shape), input.dtype, dim, out, deferred)
     if needs_grad((input,)):
         record("index_select", lambda node, g: (index_add(filled(node.attrs[0], g), node.attrs[1],
                                                           node.saved_tensors[0], g),),
@@ -94,9 +94,9 @@ def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     _check_vector_index(self, dim, index, source, "index_add_")
     check_no_overlap(self, (index, source))
     alpha = scalar_for(self.dtype, alpha)
-    check_now(index, size1(self, dim), dim, exc=RuntimeError)
+    deferred = check_now(index, size1(self, dim), dim, exc=RuntimeError)
     grad = inplace_grad(self, (source,))
-    launch_into("index_add", (index, source), (self,), (dim, alpha), checks_data=True)
+    launch_into("index_add", (index, source), (self,), (dim, alpha), checks_data=deferred)
     if grad:
         record("index_add", _index_add_backward, (self, None, None, source), (self,), saved=(index,),
                attrs=(dim, alpha))
@@ -140,10 +140,10 @@ def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
                            f"{torch_name(self.dtype)} and (source) {torch_name(source.dtype)}")
     _check_vector_index(self, dim, index, source, "index_copy_")
     check_no_overlap(self, (index, source))
-    check_now(index, size1(self, dim), dim,
+    deferred = check_now(index, size1(self, dim), dim,
               message="index_copy_(): index {i} is out of bounds for dimension {d} with size {n}")
     grad = inplace_grad(self, (source,))
-    launch_into("index_copy", (index, source), (self,), dim, checks_data=True)
+    launch_into("index_copy", (index, source), (self,), dim, checks_data=deferred)
     if grad:
         record("index_copy", _index_copy_backward, (self, None, None, source), (self,), saved=(index,), attrs=dim)
     return self
@@ -179,12 +179,12 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
     value_tensor = value if isinstance(value, Tensor) else None
-    check_now(index, size1(self, dim), dim, negative_ok=True)
+    deferred = check_now(index, size1(self, dim), dim, negative_ok=True)
     grad = inplace_grad(self, (value_tensor,))
     if value_tensor is not None:
-        launch_into("index_fill", (index, value), (self,), (dim, None), checks_data=True)
+        launch_into("index_fill", (index, value), (self,), (dim, None), checks_data=deferred)
     else:
-        launch_into("index_fill", (index,), (self,), (dim, scalar_for(self.dtype, value)), checks_data=True)
+        launch_into("index_fill", (index,), (self,), (dim, scalar_for(self.dtype, value)), checks_data=deferred)
     if grad:
         name = "index_fill" if value_tensor is None else overload("index_fill", 1)  # torch's class per overload
         record(name, _index_fill_backward, (self, None, None, value_tensor), (self,), saved=(index,), attrs=dim)
@@ -221,8 +221,8 @@ def take(input: Tensor, index: Tensor, *, out: Tensor | None = None) -> Tensor:
     if input.numel() == 0 and index.numel():
         raise IndexError("take(): tried to take from an empty tensor")
     check_out_grad("take", out, (input,))
-    check_now(index, input.numel(), 0, negative_ok=True, message=_FLAT_MSG)
-    result = emit("take", (input, index), index._v.shape, input.dtype, None, out)
+    deferred = check_now(index, input.numel(), 0, negative_ok=True, message=_FLAT_MSG)
+    result = emit("take", (input, index), index._v.shape, input.dtype, None, out, deferred)
     if needs_grad((input,)):
         record("take", lambda node, g: (put(filled(node.attrs, g), node.saved_tensors[0], g, accumulate=True),),
                (input,), (result,), saved=(index,), attrs=input._v.shape)
@@ -248,9 +248,9 @@ def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     if self.numel() == 0 and index.numel():
         raise IndexError("put_(): Tried to put elements into an empty tensor")
     check_no_overlap(self, (index, source))
-    check_now(index, self.numel(), 0, negative_ok=True, message=_FLAT_MSG)
+    deferred = check_now(index, self.numel(), 0, negative_ok=True, message=_FLAT_MSG)
     grad = inplace_grad(self, (source,))
-    launch_into("put", (index, source), (self,), bool(accumulate), checks_data=True)
+    launch_into("put", (index, source), (self,), bool(accumulate), checks_data=deferred)
     if grad:
         record("put", _put_backward, (self, None, source), (self,), saved=(index,),
                attrs=(bool(accumulate), source._v.shape))
@@ -291,9 +291,9 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *, ou
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {got}")
     check_out_grad("take_along_dim", out, (input,))
     if dim is None:
-        check_now(indices, input.numel(), 0, exc=RuntimeError)
+        deferred = check_now(indices, input.numel(), 0, exc=RuntimeError)
         return _track_take_along(emit("take_along_dim", (input, indices), (indices.numel(),), input.dtype, None,
-                                      out), input, indices, None)
+                                      out, deferred), input, indices, None)
     if input.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = input._dim(dim, "take_along_dim")
@@ -304,9 +304,9 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *, ou
     others = broadcast_shapes(tuple(1 if d == dim else s for d, s in enumerate(input._v.shape)),
                               tuple(1 if d == dim else s for d, s in enumerate(indices._v.shape)))
     shape = tuple(indices._v.shape[d] if d == dim else s for d, s in enumerate(others))
-    check_now(indices, size1(input, dim), dim, negative_ok=True, exc=RuntimeError)
-    return _track_take_along(emit("take_along_dim", (input, indices), shape, input.dtype, dim, out), input,
-                             indices, dim)
+    deferred = check_now(indices, size1(input, dim), dim, negative_ok=True, exc=RuntimeError)
+    return _track_take_along(emit("take_along_dim", (input, indices), shape, input.dtype, dim, out, deferred),
+                             input, indices, dim)
 
 
 def _track_take_along(result: Tensor, input: Tensor, indices: Tensor, dim: int | None) -> Tensor:

@@ -227,10 +227,13 @@ def _index_plan(view: Tensor, advanced: list) -> tuple:
     return tuple(dims), tuple(tensors), out_shape
 
 
-def _check_now(view: Tensor, dims: tuple, tensors: tuple) -> None:
-    """The kernel's index checks at the call, for index tensors whose values are already computed."""
+def _check_now(view: Tensor, dims: tuple, tensors: tuple) -> bool:
+    """The kernel's index checks at the call, for index tensors whose values are already computed; True
+    when some are not (the kernel checks them: its launch passes `checks_data`)."""
+    deferred = False
     for k, (d, ix) in enumerate(zip(dims, tensors)):
-        S.check_now(ix, view._v.shape[d], k, negative_ok=True)
+        deferred = S.check_now(ix, view._v.shape[d], k, negative_ok=True) or deferred
+    return deferred
 
 
 def _index_key(shape: tuple, dims: tuple, arrays) -> tuple:
@@ -264,9 +267,9 @@ def _track_view(name: str, src: Tensor, view: Tensor, geometry: tuple) -> None:
     record(name, lambda node, g: (S.embed(g, *node.attrs),), (src,), (view,), attrs=(src._v.shape, geometry))
 
 
-def _gather_at(src: Tensor, dims: tuple, tensors: tuple, shape: tuple) -> Tensor:
-    """src indexed by `tensors` at `dims` (a copy of `shape`); differentiable."""
-    out = launch("getitem", (src,) + tensors, [(shape, src.dtype)], dims, checks_data=True)[0]
+def _gather_at(src: Tensor, dims: tuple, tensors: tuple, shape: tuple, checks_data: bool = False) -> Tensor:
+    """src indexed by `tensors` at `dims` (a copy of `shape`); differentiable. `checks_data`: as launch's."""
+    out = launch("getitem", (src,) + tensors, [(shape, src.dtype)], dims, checks_data=checks_data)[0]
     if needs_grad((src,)):
         record("index", lambda node, g: (_add_at(g, node.attrs[0], node.attrs[1], node.saved_tensors),),
                (src,), (out,), saved=tensors, attrs=(src._v.shape, dims))
@@ -315,8 +318,7 @@ def getitem(self: Tensor, index) -> Tensor:
     if not p.advanced:
         return view
     dims, tensors, shape = _index_plan(view, p.advanced)
-    _check_now(view, dims, tensors)
-    return _gather_at(view, dims, tensors, shape)
+    return _gather_at(view, dims, tensors, shape, _check_now(view, dims, tensors))
 
 
 def _drop_leading_ones(t: Tensor) -> Tensor:
@@ -347,8 +349,8 @@ def _put_values(self: Tensor, dims: tuple, tensors: tuple, shape: tuple, values:
     if not S.broadcasts_to(values._v.shape, shape):
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(shape)}")
-    _check_now(view, dims, tensors)
-    launch_into("index_put", (values,) + tensors, (view,), (dims, bool(accumulate)), checks_data=True)
+    deferred = _check_now(view, dims, tensors)
+    launch_into("index_put", (values,) + tensors, (view,), (dims, bool(accumulate)), checks_data=deferred)
 
 
 def setitem(self: Tensor, index, value) -> None:

@@ -89,14 +89,15 @@ def check_no_overlap(self: Tensor, others) -> None:
         ew.check_overlap(self, (o,))  # partial overlaps: the elementwise rule
 
 
-def emit(name: str, ins: tuple, shape: tuple, dtype: dt.dtype, attrs=None, out: Tensor | None = None) -> Tensor:
-    """Queue index kernel `name` producing one tensor of `shape` and `dtype` (into `out` when given); the
-    kernel checks the indices, so the instruction records the issuing line for a deferred error."""
+def emit(name: str, ins: tuple, shape: tuple, dtype: dt.dtype, attrs=None, out: Tensor | None = None,
+         checks_data: bool = True) -> Tensor:
+    """Queue index kernel `name` producing one tensor of `shape` and `dtype` (into `out` when given);
+    `checks_data`: the kernel checks indices not known at the call (see `check_now`)."""
     if out is None:
-        return launch(name, ins, [(shape, dtype)], attrs, checks_data=True)[0]
+        return launch(name, ins, [(shape, dtype)], attrs, checks_data=checks_data)[0]
     prepare_out(out, shape, dtype)
     check_no_overlap(out, ins)
-    launch_into(name, ins, (out,), attrs, checks_data=True)
+    launch_into(name, ins, (out,), attrs, checks_data=checks_data)
     return out
 
 
@@ -201,12 +202,16 @@ def computed_values(index: Tensor) -> np.ndarray | None:
     return index._vm.backend.array(index._v)
 
 
-def check_now(index: Tensor, size: int, dim: int, **kwargs) -> None:
-    """The kernel's index check (`checked_index`) at the call, when `index`'s values are already computed."""
+def check_now(index: Tensor, size: int, dim: int, **kwargs) -> bool:
+    """The kernel's index check (`checked_index`) at the call, when `index`'s values are already computed.
+    True when they are not: the kernel checks them and may fail later, so its launch passes `checks_data`
+    (the instruction records the user's line for the deferred error)."""
     if index.numel():
         values = computed_values(index)
-        if values is not None:
-            checked_index(values, size, dim, **kwargs)
+        if values is None:
+            return True
+        checked_index(values, size, dim, **kwargs)
+    return False
 
 
 # -- helpers inside kernels ------------------------------------------------------------------
@@ -278,8 +283,8 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
         check_index_dtype(index, INDEX_DTYPES, "gather(): Expected dtype int32/int64 for index")
     _check_gather_shapes(input, dim, index, None, "gather")
     check_out_grad("gather", out, (input,))
-    check_now(index, size1(input, dim), dim, exc=RuntimeError)
-    result = emit("gather", (input, index), index._v.shape, input.dtype, dim, out)
+    deferred = check_now(index, size1(input, dim), dim, exc=RuntimeError)
+    result = emit("gather", (input, index), index._v.shape, input.dtype, dim, out, deferred)
     if needs_grad((input,)):
         record("gather", lambda node, g: (scatter_add(filled(node.attrs[0], g), node.attrs[1],
                                                       node.saved_tensors[0], g),),
@@ -334,9 +339,9 @@ def _scatter(self: Tensor, dim: int, index: Tensor, src, value, reduce, grad_nam
     ins = (index,) if src is None else (index, src)
     check_no_overlap(self, ins)
     typed = None if src is not None else scalar_for(self.dtype, value)
-    check_now(index, size1(self, dim), dim, exc=RuntimeError)
+    deferred = check_now(index, size1(self, dim), dim, exc=RuntimeError)
     grad = inplace_grad(self, (src,))
-    launch_into("scatter", ins, (self,), (dim, reduce, typed), checks_data=True)
+    launch_into("scatter", ins, (self,), (dim, reduce, typed), checks_data=deferred)
     if grad:
         name = overload(grad_name, 1) if grad_name == "scatter" and src is None else grad_name  # ScatterBackward1
         record(name, _SCATTER_GRADS[grad_name], (self, None, None, src), (self,), saved=(index,),
@@ -404,12 +409,11 @@ def _scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     _check_gather_shapes(self, dim, index, src, "scatter")
     check_no_overlap(self, (index, src))
-    check_now(index, size1(self, dim), dim, exc=RuntimeError)
+    deferred = check_now(index, size1(self, dim), dim, exc=RuntimeError)
     grad = inplace_grad(self, (src,))
     if grad and reduce in _NEEDS_VALUES and before is None:
         before = M.clone(self)
-    launch_into("scatter_reduce", (index, src), (self,), (dim, reduce, bool(include_self)),
-                checks_data=True)
+    launch_into("scatter_reduce", (index, src), (self,), (dim, reduce, bool(include_self)), checks_data=deferred)
     if grad:
         saved = (index, src, before, self) if reduce in _NEEDS_VALUES else (index,)
         record("scatter_reduce", _scatter_reduce_backward, (self, None, None, src), (self,), saved=saved,

@@ -65,6 +65,8 @@ def test_sync_reraises_with_torchs_error_naming_the_op_and_line(case):
     message = str(info.value)
     assert message.startswith(f"{op}: {text} (issued at ")
     assert f"at {__file__}:{call.__code__.co_firstlineno}, in <lambda>" in message
+    if sys.version_info >= (3, 11):  # the issuing line's source, shown under the message (exception notes)
+        assert f'"{case}": (' in info.value.__notes__[0]
     tidal.sync()  # reported once
 
 
@@ -85,6 +87,8 @@ def test_unsynced_error_fails_the_process_at_exit_naming_op_and_line(tmp_path):
     assert proc.returncode != 0
     assert "RuntimeError: gather: index 4 is out of bounds for dimension 1 with size 4" in proc.stderr
     assert f"at {script}:6, in pick" in proc.stderr
+    if sys.version_info >= (3, 11):  # the issuing line's source, printed (exception notes)
+        assert "    return x.gather(1, idx * 2)  # line 6" in proc.stderr
 
 
 def test_unsynced_error_in_a_module_call_names_the_users_line(tmp_path):
@@ -231,4 +235,22 @@ def test_a_failure_of_unknown_origin_keeps_the_kernels_traceback_and_can_be_forg
         stream.wait(stream.pushed)
     assert vm.error is not None and vm.error[0].exc is raised[1]
     vm.forget_error(raised[1])  # what a collective's Work.wait does once it raised the error itself
+    tidal.sync()
+
+
+def test_the_issuing_line_is_captured_only_for_checks_the_kernel_does(monkeypatch):
+    import tidal.ops.dispatch as dispatch
+    calls = []
+    real = dispatch.issuing_site
+    monkeypatch.setattr(dispatch, "issuing_site", lambda: calls.append(1) or real())
+    x, known = tidal.zeros(3, 4), tidal.tensor([[0, 1]])
+    tidal.sync()
+    y = (x + 1) * 2  # elementwise: never
+    (y @ x.T).sum(0)  # other ops: never
+    x.gather(1, known)  # the index is known at the call and checked there
+    x[known]
+    assert calls == []
+    x.gather(1, known * 1)  # the index is still being computed: the kernel checks it
+    x[known * 1]
+    assert len(calls) == 2
     tidal.sync()

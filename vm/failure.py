@@ -8,6 +8,7 @@ sync point instead of a chain through the worker thread.
 """
 from __future__ import annotations
 
+import linecache
 import sys
 import threading
 
@@ -84,4 +85,9 @@ class Failure:
             new.__cause__ = exc
         else:
             new.__suppress_context__ = True
+            filename, line, function = site(self.origin)
+            source = linecache.getline(filename, line).strip()
+            if source and hasattr(new, "add_note"):  # printed under the message, as a traceback line is
+                new.add_note(f'  File "{filename}", line {line}, in {function} (where {self.op} was issued)\n'
+                             f"    {source}")
         return new

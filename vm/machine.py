@@ -424,7 +424,8 @@ def _drain_at_exit() -> None:
         try:
             vm.synchronize(every_thread=True)
         except BaseException as exc:  # noqa: BLE001 - reported, then the exit status says so
-            sys.stderr.write(f"tidal: queued work failed before exit: {type(exc).__name__}: {exc}\n")
+            notes = "".join(f"{note}\n" for note in getattr(exc, "__notes__", ()))
+            sys.stderr.write(f"tidal: queued work failed before exit: {type(exc).__name__}: {exc}\n{notes}")
             sys.stderr.flush()
             sys.stdout.flush()
             os._exit(1)
