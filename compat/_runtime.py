@@ -63,10 +63,18 @@ def get_num_interop_threads() -> int:
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
-    """Record the flag; tidal's CPU kernels are deterministic whatever it says."""
+    """Make results bitwise equal run to run: a fused group's kernel then changes from NumPy to
+    compiled at a fixed sighting (compiled in the foreground), never when a background compile
+    happens to finish. tidal's kernels themselves are deterministic."""
     if not isinstance(mode, bool):
         raise TypeError(f"use_deterministic_algorithms(): argument 'mode' (position 1) must be bool, not "
                         f"{type(mode).__name__}")
+    from .. import vm
+    if mode and not _state["deterministic"]:
+        _state["background_compile"] = vm.get_fusion()["background_compile"]
+        vm.set_fusion(background_compile=False)
+    elif not mode and _state["deterministic"]:
+        vm.set_fusion(background_compile=_state.pop("background_compile", True))
     _state["deterministic"], _state["warn_only"] = mode, bool(warn_only)
 
 

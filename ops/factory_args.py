@@ -4,6 +4,7 @@ Shared by creation, from_data, ranges and random, so every factory raises the sa
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -150,10 +151,16 @@ def overflows(value, dtype: dt.dtype) -> bool:
         return math.isfinite(value) and abs(value) > FLOAT_MAX[dtype]
     if isinstance(value, float) and not math.isfinite(value):
         return True
-    info = np.iinfo(dtype.np)
-    if info.min == 0 and not isinstance(value, float):  # integers wrap into unsigned types, floats don't
-        return abs(value) > info.max
-    return value < info.min or value > info.max
+    lo, hi = _int_range(dtype.np)
+    if lo == 0 and not isinstance(value, float):  # integers wrap into unsigned types, floats don't
+        return abs(value) > hi
+    return value < lo or value > hi
+
+
+@functools.lru_cache(maxsize=None)
+def _int_range(np_dtype) -> tuple:
+    info = np.iinfo(np_dtype)  # slow to build: once per dtype
+    return int(info.min), int(info.max)
 
 
 def fill_scalar(fn: str, value, dtype: dt.dtype):
