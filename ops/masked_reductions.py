@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from . import math_api as M
@@ -35,6 +37,20 @@ def _filled(x: Tensor, mask, value) -> Tensor:
     return x if mask is None else M.where(mask, x, value)
 
 
+def _lowest(x: Tensor):
+    """The identity of a maximum in x's dtype: -inf, or the integer dtype's smallest value (as torch.masked)."""
+    if x.dtype.is_floating_point or x.dtype is dt.bool_:
+        return -math.inf
+    return int(np.iinfo(x.dtype.np).min)
+
+
+def _highest(x: Tensor):
+    """The identity of a minimum in x's dtype: inf, or the integer dtype's largest value."""
+    if x.dtype.is_floating_point or x.dtype is dt.bool_:
+        return math.inf
+    return int(np.iinfo(x.dtype.np).max)
+
+
 def _dims(x: Tensor, dim) -> tuple | None:
     if dim is None:
         return None
@@ -59,6 +75,8 @@ def prod(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask: Te
     dims = _dims(x, dim) if dim is not None else tuple(range(x.ndim))
     for d in sorted((d % x.ndim for d in dims), reverse=True) if x.ndim else ():
         filled = filled.prod(d, keepdim=True)
+    if x.ndim == 0:
+        return filled.prod()  # the dtype of a product (int64 for bool and the integers)
     return filled if keepdim else filled.reshape([s for i, s in enumerate(filled.shape)
                                                   if i not in {d % max(x.ndim, 1) for d in dims}])
 
@@ -66,27 +84,27 @@ def prod(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask: Te
 def amax(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask: Tensor | None = None) -> Tensor:
     """The largest kept element (-inf where none is kept)."""
     x, mask = _prepare(input, mask, dtype)
-    return _reduce(lambda t, d, k: _amax(t, d, k), _filled(x, mask, -math.inf), dim, keepdim)
+    return _reduce(lambda t, d, k: _amax(t, d, k), _filled(x, mask, _lowest(x)), dim, keepdim)
 
 
 def amin(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask: Tensor | None = None) -> Tensor:
     """The smallest kept element (inf where none is kept)."""
     x, mask = _prepare(input, mask, dtype)
-    return _reduce(lambda t, d, k: _amin(t, d, k), _filled(x, mask, math.inf), dim, keepdim)
+    return _reduce(lambda t, d, k: _amin(t, d, k), _filled(x, mask, _highest(x)), dim, keepdim)
 
 
 def argmax(input: Tensor, dim: int | None = None, *, keepdim: bool = False, dtype=None,
            mask: Tensor | None = None) -> Tensor:
     """The index of the largest kept element along dim (in input's dtype, as torch.masked gives it)."""
     x, mask = _prepare(input, mask, dtype)
-    return _filled(x, mask, -math.inf).argmax(dim, keepdim=keepdim).to(x.dtype)
+    return _filled(x, mask, _lowest(x)).argmax(dim, keepdim=keepdim).to(x.dtype)
 
 
 def argmin(input: Tensor, dim: int | None = None, *, keepdim: bool = False, dtype=None,
            mask: Tensor | None = None) -> Tensor:
     """The index of the smallest kept element along dim (in input's dtype, as torch.masked gives it)."""
     x, mask = _prepare(input, mask, dtype)
-    return _filled(x, mask, math.inf).argmin(dim, keepdim=keepdim).to(x.dtype)
+    return _filled(x, mask, _highest(x)).argmin(dim, keepdim=keepdim).to(x.dtype)
 
 
 def _count(x: Tensor, mask, dim, keepdim: bool) -> Tensor:
@@ -107,10 +125,10 @@ def median(input: Tensor, dim: int = -1, *, keepdim: bool = False, dtype=None, m
 
 
 def logsumexp(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask: Tensor | None = None) -> Tensor:
-    """log(sum(exp)) of the kept elements (-inf where none is kept)."""
+    """log(sum(exp)) of the kept elements (-inf where none is kept), in input's dtype (as torch.masked)."""
     x, mask = _prepare(input, mask, dtype)
     dims = _dims(x, dim) if dim is not None else tuple(range(x.ndim))
-    return _logsumexp(_filled(x, mask, -math.inf), dims, keepdim)
+    return _logsumexp(_filled(x, mask, _lowest(x)), dims, keepdim).to(x.dtype)
 
 
 def norm(input: Tensor, ord: float | None = 2.0, dim=None, *, keepdim: bool = False, dtype=None,

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from . import math_api as M
@@ -73,12 +74,19 @@ def _frexp_kernel(ins, outs, attrs) -> None:
     outs[1][...] = exponent
 
 
+def _frexp_backward(node, g):
+    (exponent,) = node.saved_tensors
+    return (M.div(g, M.exp2(exponent.to(g.dtype))),)  # mantissa = input / 2 ** exponent
+
+
 def frexp(input: Tensor, *, out=None) -> tuple:
     """(mantissa, exponent) with input = mantissa * 2 ** exponent and 0.5 <= |mantissa| < 1 (exponent int32)."""
     if not input.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     mantissa, exponent = launch("frexp", (input,), [(tuple(input.shape), input.dtype),
                                                      (tuple(input.shape), dt.int32)])
+    if needs_grad((input,)):
+        record("frexp", _frexp_backward, (input,), (mantissa,), saved=(exponent,))
     return return_type("frexp", ("mantissa", "exponent"))(mantissa, exponent)
 
 

@@ -152,7 +152,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     centered = M.sub(x, avg.unsqueeze(1))
     weighted = centered if w is None else M.mul(centered, w)
     c = M.div(weighted.matmul(centered.t()), norm)
-    return c.reshape(()) if input.ndim < 2 else c
+    return c.reshape(()) if input.ndim < 2 or input.shape[0] == 1 else c  # one variable: a 0-d variance
 
 
 def corrcoef(input: Tensor) -> Tensor:
@@ -259,6 +259,9 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     dims = list(range(input.ndim)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
     dims = [input._dim(d, "gradient") for d in dims]
+    for i, d in enumerate(dims):
+        if d in dims[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     for d in dims:
         if input.shape[d] < edge_order + 1:
             raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
@@ -269,7 +272,7 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
                                f"{len(spacing)} and a dim argument of length {len(dims)}.")
         steps = list(spacing)
     else:
-        steps = [spacing] * len(dims)
+        steps = [1 if spacing is None else spacing] * len(dims)
     f = input if input.dtype.is_floating_point else input.to(dt.get_default_dtype())
     out = []
     for d, h in zip(dims, steps):

@@ -31,6 +31,8 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out: Ten
     if vec1.ndim != 1 or vec2.ndim != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D" if vec1.ndim != 1 else
                            f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D")
+    if input.dtype is vec1.dtype is vec2.dtype is dt.bool_:  # bool: the scalars are truth values, as in torch
+        alpha, beta = bool(alpha), bool(beta)
     outer = M.mul(vec1.unsqueeze(1), vec2.unsqueeze(0))
     outer = outer if alpha == 1 else M.mul(outer, alpha)
     if beta == 0:  # input is ignored, NaN included, as in torch
@@ -46,6 +48,8 @@ def _addr_(self: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tens
 
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """input with each slice along dim whose p-norm exceeds maxnorm scaled down to norm maxnorm."""
+    if input.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
@@ -53,8 +57,8 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     d = input._dim(dim, "renorm")
     others = tuple(k for k in builtins.range(input.ndim) if k != d)
     norms = norm(input, p, dim=others, keepdim=True) if others else M.abs(input)
-    # torch's factor: maxnorm / (norm + 1e-7) where the norm exceeds maxnorm, else 1 (outside the graph)
-    factor = M.where(M.gt(norms, maxnorm), M.div(maxnorm, M.add(norms, 1e-7)), 1.0).detach()
+    # torch's factor: maxnorm / (norm + 1e-7) where the norm exceeds maxnorm, else 1 (differentiated, as torch)
+    factor = M.where(M.gt(norms, maxnorm), M.div(maxnorm, M.add(norms, 1e-7)), 1.0)
     return M.mul(input, factor.to(input.dtype))
 
 
