@@ -20,6 +20,7 @@ import numpy as np
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from .blas_pieces import matmul_into, matmul_summed
 from .dispatch import launch, register_kernel
 from .windows import (TENSOR_TYPE, batched, check_tensor, col2im, compute_array, im2col, is_int, int_list,
                       not_implemented, padded, pair, sliding_windows)
@@ -59,16 +60,37 @@ def _positions(geo: ConvGeometry) -> int:
     return math.prod(geo.result4[2:])
 
 
-def _image_columns(x: np.ndarray, geo: ConvGeometry, batch_inner: bool = False) -> np.ndarray:
-    """im2col of the image, grouped: (N, groups, C/groups * kh * kw, oh * ow), or with `batch_inner`
-    (groups, C/groups * kh * kw, N * oh * ow), whose one product sums over the batch."""
+_COMPILED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _compiled(a: np.ndarray, geo: ConvGeometry) -> bool:
+    """Whether the compiled 2-D col2im of ops/conv_kernels.py handles `a`'s dtype and this rank."""
+    return len(geo.kernel) == 2 and a.dtype in _COMPILED_FLOATS
+
+
+def _image_columns(x: np.ndarray, geo: ConvGeometry) -> np.ndarray:
+    """im2col of the image in the batch-inner layout (groups, C/groups * kh * kw, N * oh * ow): one
+    product with it convolves (or correlates with) the whole batch at once."""
     n, rank = geo.result4[0], len(geo.kernel)
     windows = sliding_windows(padded(compute_array(x).reshape(geo.image4), geo.pads), geo.result4[2:], geo.kernel,
                               geo.stride, geo.dilation)
-    if batch_inner:
-        order = (1,) + tuple(range(2, 2 + rank)) + (0,) + tuple(range(2 + rank, 2 + 2 * rank))
-        return np.ascontiguousarray(windows.transpose(order)).reshape(geo.groups, _taps(geo), n * _positions(geo))
-    return np.ascontiguousarray(windows).reshape(n, geo.groups, _taps(geo), _positions(geo))
+    order = (1,) + tuple(range(2, 2 + rank)) + (0,) + tuple(range(2 + rank, 2 + 2 * rank))
+    cols = np.ascontiguousarray(windows.transpose(order))
+    return cols.reshape(geo.groups, _taps(geo), n * _positions(geo))
+
+
+def _image(cols: np.ndarray, out: np.ndarray, geo: ConvGeometry) -> np.ndarray:
+    """col2im of batch-inner columns (C, *kernel, N, *out positions) into an image, written into `out`
+    (canonical image shape) when the compiled kernel can; returns the image."""
+    n, c = geo.image4[:2]
+    cols = cols.reshape((c,) + geo.kernel + (n,) + geo.result4[2:])
+    if _compiled(cols, geo) and out.dtype == cols.dtype and out.flags.c_contiguous:
+        from .conv_kernels import col2im as compiled  # numba: loaded on first use
+        compiled(np.ascontiguousarray(cols), out, *geo.stride, *geo.dilation, geo.pads[0], geo.pads[2])
+        return out
+    rank = len(geo.kernel)
+    order = (1 + rank, 0) + tuple(range(1, 1 + rank)) + tuple(range(2 + rank, 2 + 2 * rank))
+    return col2im(cols.transpose(order), geo.image4[2:], geo.stride, geo.dilation, geo.pads)
 
 
 def _grouped_weight(w: np.ndarray, geo: ConvGeometry) -> np.ndarray:
@@ -76,38 +98,59 @@ def _grouped_weight(w: np.ndarray, geo: ConvGeometry) -> np.ndarray:
     return compute_array(w).reshape(geo.groups, geo.weight4[0] // geo.groups, _taps(geo))
 
 
-def _grouped_result(y: np.ndarray, geo: ConvGeometry) -> np.ndarray:
-    """A result-shaped array as (N, groups, out_channels/groups, oh * ow)."""
+def _channels_outer(y: np.ndarray, geo: ConvGeometry) -> np.ndarray:
+    """A result-shaped array as (groups, out_channels/groups, N * oh * ow), batch inside channels."""
     n, o = geo.result4[:2]
-    return compute_array(y).reshape(n, geo.groups, o // geo.groups, _positions(geo))
+    y = compute_array(y).reshape(n, o, _positions(geo))
+    if n > 1:
+        y = np.ascontiguousarray(y.transpose(1, 0, 2))
+    return y.reshape(geo.groups, o // geo.groups, n * _positions(geo))
+
+
+def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The grouped product a @ b of (groups, m, k) and (groups, k, n) arrays, on this thread (see
+    ops/blas_pieces.py)."""
+    out = np.empty((a.shape[0], a.shape[1], b.shape[2]), np.result_type(a, b))
+    for g in range(a.shape[0]):
+        matmul_into(a[g], b[g], out[g])
+    return out
 
 
 @register_kernel("convolution", "cpu")
 def _convolution_kernel(ins, outs, geo: ConvGeometry) -> None:
-    result = np.matmul(_grouped_weight(ins[1], geo), _image_columns(ins[0], geo))
+    n, o = geo.result4[:2]
+    result = _product(_grouped_weight(ins[1], geo), _image_columns(ins[0], geo))
+    # (o, n, positions) -> the (n, o, positions) result, with the bias added in the same pass
+    result = result.reshape(o, n, _positions(geo)).transpose(1, 0, 2)
+    target = outs[0].reshape(n, o, _positions(geo))
     if len(ins) > 2:
-        result += compute_array(ins[2]).reshape(geo.groups, geo.weight4[0] // geo.groups, 1)
-    outs[0].reshape(result.shape)[...] = result
+        bias = compute_array(ins[2]).reshape(1, o, 1)
+        if target.dtype == result.dtype:
+            np.add(result, bias, out=target)
+        else:
+            target[...] = result + bias
+    else:
+        target[...] = result
 
 
 @register_kernel("convolution_backward_input", "cpu")
 def _convolution_backward_input_kernel(ins, outs, geo: ConvGeometry) -> None:
-    cols = np.matmul(_grouped_weight(ins[1], geo).transpose(0, 2, 1), _grouped_result(ins[0], geo))
-    n, c = geo.image4[:2]
-    image = col2im(cols.reshape((n, c) + geo.kernel + geo.result4[2:]), geo.image4[2:], geo.stride, geo.dilation,
-                   geo.pads)
+    cols = _product(_grouped_weight(ins[1], geo).transpose(0, 2, 1), _channels_outer(ins[0], geo))
+    target = outs[0].reshape(geo.image4)
+    image = _image(cols, target, geo)
     if len(ins) > 2:
-        image += compute_array(ins[2]).reshape((c,) + (1,) * len(geo.kernel))
-    outs[0].reshape(geo.image4)[...] = image
+        image += compute_array(ins[2]).reshape((geo.image4[1],) + (1,) * len(geo.kernel))
+    if image is not target:
+        target[...] = image
 
 
 @register_kernel("convolution_backward_weight", "cpu")
 def _convolution_backward_weight_kernel(ins, outs, geo: ConvGeometry) -> None:
-    cols = _image_columns(ins[0], geo, batch_inner=True)
-    n, o = geo.result4[:2]
-    grad = _grouped_result(ins[1], geo).transpose(1, 2, 0, 3).reshape(geo.groups, o // geo.groups,
-                                                                       n * _positions(geo))
-    outs[0].reshape(geo.groups, o // geo.groups, _taps(geo))[...] = np.matmul(grad, cols.transpose(0, 2, 1))
+    cols = _image_columns(ins[0], geo)
+    grad = _channels_outer(ins[1], geo)
+    target = outs[0].reshape(geo.groups, geo.weight4[0] // geo.groups, _taps(geo))
+    for g in range(geo.groups):
+        target[g] = matmul_summed(grad[g], cols[g].T)
 
 
 # -- the three differentiable primitives -------------------------------------------------------------
