@@ -16,7 +16,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from . import elementwise as ew
 from . import math_api as M
-from .elementwise import apply
+from .elementwise import apply, unary_method
 
 __all__: list = []
 METHODS: dict = {}
@@ -105,13 +105,22 @@ def _coef(a: float, b: float, x: Tensor) -> float:
 
 
 # -- rectifiers and clamps -------------------------------------------------------------------------
-@_export(method=True, functional=True)
-def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    """max(input, 0)."""
+def _checked_relu(input: Tensor, inplace: bool = False) -> Tensor:
     _check_tensor("relu", input)
     if input.dtype is dt.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
     return apply("relu", input, out=input if inplace else None)
+
+
+_relu_method = unary_method("relu", _checked_relu)  # a cached plan was checked when it was made
+
+
+@_export(method=True, functional=True)
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(input, 0)."""
+    if input.__class__ is Tensor and not inplace:
+        return _relu_method(input)
+    return _checked_relu(input, inplace)
 
 
 @_export(method=True, functional=True)

@@ -395,6 +395,18 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
 _new = object.__new__
 
 
+def _emit(name: str, plan: Plan, ins: tuple, args: tuple, grad: bool) -> Tensor:
+    # the result and its instruction, for a cached plan whose arguments were checked when it was made
+    vm = plan.vm
+    view = View(Blob(plan.nbytes, vm), plan.shape, plan.strides, 0, plan.np_dtype)
+    out = _new(Tensor)
+    out._v, out.dtype, out.device, out._vm = view, plan.dtype, plan.device, vm
+    vm.push(Instruction(name, plan.direct, ins, (view,), None, plan.expr))
+    if grad and plan.differentiable and is_grad_enabled():
+        derivatives.record(name, args, out, False)
+    return out
+
+
 def operator(name: str, general, guard=None):
     """Tensor operator `name` (self op other) with a fast path: when the plan for these argument types
     and shapes is cached (so the arguments were checked once) and `guard(self, other)` allows, the
@@ -414,21 +426,27 @@ def operator(name: str, general, guard=None):
                 (guard is not None and not guard(self, other)):
             return general(self, other)
         if plan.tensors_only:
-            ins = (self._v, other._v)
-        elif plan.scalar_types[0] is None:
-            ins = (self._v, _typed_scalar(plan.scalar_types[1], other))
-        else:
-            return general(self, other)
-        vm = plan.vm
-        view = View(Blob(plan.nbytes, vm), plan.shape, plan.strides, 0, plan.np_dtype)
-        out = _new(Tensor)
-        out._v, out.dtype, out.device, out._vm = view, plan.dtype, plan.device, vm
-        vm.push(Instruction(name, plan.direct, ins, (view,), None, plan.expr))
-        if grad and plan.differentiable and is_grad_enabled():
-            derivatives.record(name, (self, other), out, False)
-        return out
+            return _emit(name, plan, (self._v, other._v), (self, other), grad)
+        if plan.scalar_types[0] is None:
+            return _emit(name, plan, (self._v, _typed_scalar(plan.scalar_types[1], other)), (self, other), grad)
+        return general(self, other)
     fast.__name__ = fast.__qualname__ = f"{name}_operator"
     fast.__doc__ = f"self {name} other, with broadcasting and type promotion."
+    return fast
+
+
+def unary_method(name: str, general):
+    """Tensor method `name` (self) with the fast path of `operator`; other cases go to `general`."""
+    op = OPS[name]
+    plans = _plans
+
+    def fast(self):
+        plan = plans.get((op, self.dtype, self._v.shape, self._vm))
+        if plan is None or self.__class__ is not Tensor or not plan.tensors_only:
+            return general(self)
+        return _emit(name, plan, (self._v,), (self,), self.requires_grad)
+    fast.__name__ = fast.__qualname__ = name
+    fast.__doc__ = general.__doc__
     return fast
 
 

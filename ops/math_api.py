@@ -77,6 +77,7 @@ for _name, _op in ew.OPS.items():
         continue
     if _op.nin == 1:
         globals()[_name] = _make_unary(_name)
+        METHODS[_name] = ew.unary_method(_name, globals()[_name])  # x.exp(): no `out`, a fast path
     elif _op.nin == 2:
         globals()[_name] = _make_binary(_name)
 
