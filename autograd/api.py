@@ -22,7 +22,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     if inputs is not None:
         inputs = _as_tuple(inputs)
         found = run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=False,
-                             allow_unused=True)
+                             allow_unused=True, prune=True)
         for t, g in zip(inputs, found):
             if g is not None:
                 t.grad = g.detach().clone() if t.grad is None else t.grad + g
@@ -41,7 +41,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     if retain_graph is None:
         retain_graph = create_graph
     found = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs, accumulate=False,
-                         allow_unused=bool(allow_unused) or materialize_grads)
+                         allow_unused=bool(allow_unused) or materialize_grads, prune=True)
     if materialize_grads:
         from .. import ops
         found = tuple(ops.zeros_like(t) if g is None else g for t, g in zip(inputs, found))

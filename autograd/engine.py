@@ -7,7 +7,7 @@ from contextlib import nullcontext
 
 from ..tensor import Tensor, numel_of
 from .grad_mode import is_grad_enabled, no_grad, set_grad_enabled
-from .graph import AccumulateGrad, gradient_edge, no_tangents
+from .graph import _NO_EDGE, AccumulateGrad, gradient_edge, no_tangents
 
 
 def _ones_like(t: Tensor) -> Tensor:
@@ -70,12 +70,15 @@ def queue_callback(callback) -> None:
 
 
 def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, inputs=None,
-                 accumulate: bool = True, allow_unused: bool = False):
-    """Propagate gradients from `tensors`; accumulate into leaves' .grad or return grads of `inputs`."""
+                 accumulate: bool = True, allow_unused: bool = False, prune: bool = False):
+    """Propagate gradients from `tensors`; accumulate into leaves' .grad or return grads of `inputs`.
+    `prune` (with `inputs`): run only the nodes from which an input can be reached, as torch's
+    autograd.grad does (hooks elsewhere do not run)."""
     callbacks: list = []
     _final_callbacks.append(callbacks)
     try:
-        found = _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accumulate, allow_unused)
+        found = _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accumulate, allow_unused,
+                              prune)
         while callbacks:  # after the graph ran, as torch's (not after a failed backward); may queue more
             callbacks.pop(0)()
     finally:
@@ -84,7 +87,7 @@ def run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, 
 
 
 def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool, inputs, accumulate: bool,
-                  allow_unused: bool):
+                  allow_unused: bool, prune: bool):
     roots = _roots(tensors, grad_tensors, "backward")
     capture_nodes: dict = {}   # (node, output index) -> position in inputs, for non-leaf inputs
     capture_leaves: dict = {}  # id(leaf) -> position in inputs
@@ -116,6 +119,10 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
                 stack.append(nxt)
             deps[nxt] += 1
 
+    cut = None  # autograd.grad: node -> its edges with those that cannot reach an input cut (where some are)
+    if prune and inputs is not None:
+        deps, cut = _prune(deps, capture_nodes, capture_leaves)
+
     buffers: dict = {}
     for t, g in roots:
         node = gradient_edge(t)
@@ -135,22 +142,26 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
                 _accumulate(node, grad, accumulate, capture_leaves, captured)
                 grad = None
                 continue
+            nexts = node.next_functions if cut is None else cut.get(node, node.next_functions)
             if node._pre_hooks or capture_nodes:
-                grads = _pre_hooks_and_capture(node, grads, capture_nodes, captured)
+                grads = _pre_hooks_and_capture(node, grads, capture_nodes, captured, nexts is not _CAPTURE_ONLY)
+            if nexts is _CAPTURE_ONLY:
+                continue  # an input's node with no other input below it: torch does not run it either
             if all(g is None for g in grads):
-                in_grads = (None,) * len(node.next_functions)
+                in_grads = (None,) * len(nexts)
             else:
                 if node._freed:
                     from .graph import FREED
                     raise RuntimeError(FREED)
-                in_grads = node.backward_fn(node, *grads)
+                in_grads = node.backward_fn(node, *grads) if nexts is node.next_functions else \
+                    _call(node, grads, nexts)
                 if not isinstance(in_grads, tuple):
                     in_grads = (in_grads,)
             if node._hooks:
                 in_grads = _post_hooks(node, in_grads, grads)
             if not retain_graph:
                 node.release()
-            for (nxt, idx), g, meta in zip(node.next_functions, in_grads, node._input_meta):
+            for (nxt, idx), g, meta in zip(nexts, in_grads, node._input_meta):
                 if nxt is None:
                     continue
                 if g is not None:
@@ -173,8 +184,57 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
     return None
 
 
-def _pre_hooks_and_capture(node, grads: list, capture_nodes: dict, captured: list) -> list:
-    """Run the tensor pre-hooks on a node's output gradients; keep those autograd.grad asked for."""
+_CAPTURE_ONLY = object()  # cut's mark for a node whose gradient is captured but whose backward need not run
+
+
+def _prune(deps: dict, capture_nodes: dict, capture_leaves: dict) -> tuple:
+    """For autograd.grad: (dependency counts over the nodes from which an input can be reached, and for
+    those with edges that cannot, the edges with those cut). Backward formulas that ask `next_functions`
+    then skip the gradients nobody needs (torch's exec_info)."""
+    parents: dict = {}
+    for node in deps:
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                parents.setdefault(nxt, []).append(node)
+    targets = {node for node, _ in capture_nodes}
+    todo = [n for n in targets if n in deps]
+    todo += [n for n in deps if isinstance(n, AccumulateGrad) and id(n.variable) in capture_leaves]
+    relevant: set = set()
+    while todo:
+        node = todo.pop()
+        if node not in relevant:
+            relevant.add(node)
+            todo.extend(parents.get(node, ()))
+    counts = dict.fromkeys(relevant, 0)
+    cut: dict = {}
+    for node in relevant:
+        nexts = node.next_functions
+        kept = [e if e[0] in relevant else _NO_EDGE for e in nexts]
+        live = 0
+        for nxt, _ in kept:
+            if nxt is not None:
+                counts[nxt] += 1
+                live += 1
+        if not live and node in targets:
+            cut[node] = _CAPTURE_ONLY
+        elif live < sum(1 for nxt, _ in nexts if nxt is not None):
+            cut[node] = tuple(kept)
+    return counts, cut
+
+
+def _call(node, grads: list, nexts: tuple) -> tuple:
+    """Run `node`'s backward, showing it `nexts` (its edges, pruned) as next_functions while it runs."""
+    full, node.next_functions = node.next_functions, nexts
+    try:
+        in_grads = node.backward_fn(node, *grads)
+    finally:
+        node.next_functions = full
+    return in_grads
+
+
+def _pre_hooks_and_capture(node, grads: list, capture_nodes: dict, captured: list, runs: bool = True) -> list:
+    """Run the tensor pre-hooks on a node's output gradients; keep those autograd.grad asked for; then the
+    node's own pre-hooks if it `runs`."""
     for k, g in enumerate(grads):
         for hook in node._pre_hooks.get(k, ()):
             res = hook(g)
@@ -183,10 +243,11 @@ def _pre_hooks_and_capture(node, grads: list, capture_nodes: dict, captured: lis
         pos = capture_nodes.get((node, k))
         if pos is not None:
             captured[pos] = g
-    for hook in tuple(node._pre_hooks.get(-1, ())):
-        res = hook(tuple(grads))
-        if res is not None:
-            grads = list(_checked(hook, res, len(grads)))
+    if runs:
+        for hook in tuple(node._pre_hooks.get(-1, ())):
+            res = hook(tuple(grads))
+            if res is not None:
+                grads = list(_checked(hook, res, len(grads)))
     return grads
 
 

@@ -299,7 +299,7 @@ def linearize(outputs: Sequence[Tensor], inputs: Sequence[Tensor], create_graph:
     from .. import ops
     outs = [(k, o) for k, o in enumerate(outputs) if o.requires_grad]
     dummies = [ops.zeros_like(o).requires_grad_(True) for _, o in outs]
-    with enable_grad(), _quiet([o for _, o in outs], inputs):
+    with enable_grad(), _quiet([o for _, o in outs]):
         back = _grad([o for _, o in outs], list(inputs), dummies, retain_graph=True, create_graph=True,
                      allow_unused=True) if outs else (None,) * len(inputs)
     live = [j for j, b in enumerate(back) if b is not None and b.requires_grad]
@@ -316,7 +316,7 @@ def linearize(outputs: Sequence[Tensor], inputs: Sequence[Tensor], create_graph:
         if pairs:
             bs = [b for b, _ in pairs]
             ts = [t if t.dtype is b.dtype else t.to(b.dtype) for b, t in pairs]
-            with enable_grad(), _quiet(bs, dummies):
+            with enable_grad(), _quiet(bs):
                 found = _grad(bs, dummies, ts, retain_graph=True, create_graph=create_graph, allow_unused=True)
         res = [ops.zeros_like(o) if hit else None for o, hit in zip(outputs, reached)]
         for (k, _), g in zip(outs, found):
@@ -345,47 +345,32 @@ def _leaves_hit(roots: list, wanted: set) -> set:
 
 
 @contextlib.contextmanager
-def _quiet(roots: Sequence[Tensor], inputs: Sequence[Tensor]):
-    """For one internal reverse pass from `roots` to `inputs`: the user's hooks (tensor hooks, retain_grad,
-    node hooks) stay silent, as torch's forward mode never runs them, and edges from which no input can be
-    reached are cut, so the pass neither computes (backward formulas ask `next_functions`) nor sends
-    gradients that cannot reach an input."""
-    nodes: dict = {}
-    parents: dict = {}
-    stack = [gradient_edge(r) for r in roots]
-    while stack:
-        node = stack.pop()
-        if id(node) in nodes:
-            continue
-        nodes[id(node)] = node
-        for nxt, _ in node.next_functions:
-            if nxt is not None:
-                parents.setdefault(id(nxt), []).append(node)
-                stack.append(nxt)
-    needed: set = set()
-    todo = [id(gradient_edge(t)) for t in inputs]
-    while todo:
-        k = todo.pop()
-        if k in nodes and k not in needed:
-            needed.add(k)
-            todo.extend(id(p) for p in parents.get(k, ()))
+def _quiet(roots: Sequence[Tensor]):
+    """For one internal reverse pass from `roots`: the user's hooks (tensor hooks, retain_grad, node hooks)
+    stay silent, as torch's forward mode never runs them. (The pass, an autograd.grad, runs only the nodes
+    from which its inputs can be reached, and their formulas skip the gradients that cannot reach them.)"""
     saved = []
+    seen: set = set()
+    stack = [gradient_edge(r) for r in roots]
     try:
-        for key in needed:
-            node = nodes[key]
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
             if isinstance(node, AccumulateGrad):
                 hooks = node.variable.__dict__.pop("_hooks_list", None)
                 if hooks is not None:
                     saved.append((node, hooks))
-                continue
-            saved.append((node, (node._pre_hooks, node._hooks, node.next_functions)))
-            node._pre_hooks, node._hooks = {}, []
-            node.next_functions = tuple(edge if edge[0] is not None and id(edge[0]) in needed else (None, 0)
-                                        for edge in node.next_functions)
+            else:
+                stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
+            if node._pre_hooks or node._hooks:
+                saved.append((node, (node._pre_hooks, node._hooks)))
+                node._pre_hooks, node._hooks = {}, ()
         yield
     finally:
-        for node, old in saved:
-            if isinstance(node, AccumulateGrad):
+        for node, old in reversed(saved):
+            if isinstance(old, list):
                 node.variable.__dict__["_hooks_list"] = old
             else:
-                node._pre_hooks, node._hooks, node.next_functions = old
+                node._pre_hooks, node._hooks = old
