@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
@@ -316,6 +317,8 @@ def convert(x: Tensor, dtype: dt.dtype, out: Tensor | None = None) -> Tensor:
     inplace = out is not None
     if out is None:
         out = Tensor._empty(x._v.shape, dtype, x.device)
+    if x.dtype.is_complex and not out.dtype.is_complex:
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
     grad = out.dtype.is_floating_point and needs_grad((x, out) if inplace else (x,))
     if grad and inplace:
         ew.check_leaf_inplace(out)
