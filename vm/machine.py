@@ -104,9 +104,11 @@ class Stream:
             execute = self.vm.execute
             token = quiet()  # kernels' NumPy error state, restored for the caller's code
             try:
-                for ins in batch:
+                for k, ins in enumerate(batch):
+                    batch[k] = None  # a finished instruction's inputs may be freed at once
                     execute(ins)
                     self.done = ins.seq
+                ins = None
             finally:
                 unquiet(token)
             if self._waiters:  # another thread may wait for what ran here
@@ -133,7 +135,8 @@ class Stream:
         quiet_thread()
         while True:
             batch = get()
-            for ins in batch:
+            for k, ins in enumerate(batch):
+                batch[k] = None  # a finished instruction's inputs may be freed at once
                 execute(ins)
                 self.done = ins.seq
             del batch, ins  # drop references so finished blobs can be freed
