@@ -119,6 +119,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False) -> Tensor:
     """Leaky ReLU with a random slope in [lower, upper] when training, their mean otherwise."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return _act.leaky_relu(input, (lower + upper) / 2, inplace)
     slope = ops.empty_like(input).uniform_(lower, upper)

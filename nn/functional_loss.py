@@ -286,6 +286,8 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     """max(0, d(a, p) - d(a, n) + margin) with p-norm distances; reduced."""
     from .functional_shape import pairwise_distance
     reduction = legacy_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -327,6 +329,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
                       size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """Multi-class hinge loss: mean over classes i != y of max(0, margin - x[y] + x[i])^p (times weight[y])."""
     reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)  # before any other check, as torch
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
@@ -354,6 +357,10 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     """Multi-label hinge loss: over target labels j (up to the first -1) and non-targets i, max(0, 1 - x[j] + x[i]),
     divided by the number of classes."""
     reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)  # before any other check, as torch
+    if not ((input.dim() <= 1 and input.numel() > 0) or (input.dim() == 2 and input.shape[1] != 0)):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
     x = input.reshape(1, -1) if input.dim() <= 1 else input
     t = target.reshape(tuple(x.shape))
     if x.dim() != 2:

@@ -49,6 +49,8 @@ def _renorm_rows(weight: Tensor, flat: Tensor, max_norm: float, norm_type: float
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of `weight` picked by the integer `input`; the row at `padding_idx` gets no gradient."""
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
     num = weight.shape[0]
     if padding_idx is not None:
         if padding_idx > 0 and padding_idx >= num:

@@ -72,15 +72,24 @@ def _triple(values: tuple, fill: int) -> tuple:
     return (fill,) * (3 - len(values)) + tuple(values)
 
 
+def _is_plain_2x2(geo: PoolGeometry) -> bool:
+    """Whether a max pool has 2-D 2x2 windows with stride 2 and no padding, overhang or dilation."""
+    return geo.kernel == (2, 2) and geo.stride == (2, 2) and geo.dilation == (1, 1) and not any(geo.pads)
+
+
 @register_kernel("max_pool2d", "cpu")
 def _max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
-    from .pool_kernels import max_pool_forward  # numba: loaded on first use
+    from .pool_kernels import max_pool_2x2, max_pool_forward  # numba: loaded on first use
     x = compute_array(ins[0]).reshape(_planes(geo.image4))
     planes = _planes(geo.result4)
     direct = outs[0].dtype == x.dtype  # else computed in float32 for a 16-bit float, then rounded
     values = outs[0].reshape(planes) if direct else np.empty(planes, x.dtype)
-    max_pool_forward(x, values, outs[1].reshape(planes), _triple(geo.kernel, 1), _triple(geo.stride, 1),
-                     _triple(geo.dilation, 1), _triple(geo.pads[0::2], 0), x.dtype.type(_lowest(x.dtype)))
+    if _is_plain_2x2(geo):
+        flat = planes[:1] + planes[2:]  # (planes, H, W): the depth is 1
+        max_pool_2x2(x.reshape(x.shape[:1] + x.shape[2:]), values.reshape(flat), outs[1].reshape(flat))
+    else:
+        max_pool_forward(x, values, outs[1].reshape(planes), _triple(geo.kernel, 1), _triple(geo.stride, 1),
+                         _triple(geo.dilation, 1), _triple(geo.pads[0::2], 0), x.dtype.type(_lowest(x.dtype)))
     if not direct:
         outs[0].reshape(planes)[...] = values
 
@@ -394,7 +403,15 @@ def _adaptive_geometry(op: str, spatial: int, input, output_size, table) -> Pool
         if input.dim() not in (2, 3):
             raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument "
                                f"#1 'self' (while checking arguments for {op})")
+        if sizes[0] < 0:  # torch's 1-d pools run the 2-d kernel on (..., 1, L)
+            if op.startswith("adaptive_avg"):
+                raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 "
+                                   f"but received {{1, {sizes[0]}}}")
+            shape = list(batched(input.shape, 1)[:2]) + [1, sizes[0]]
+            raise RuntimeError(f"Trying to create tensor with negative dimension {sizes[0]}: {shape}")
     else:
+        if isinstance(output_size, (list, tuple)) and input.dim() <= len(output_size):
+            raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")  # torch's F wrapper
         items = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size] * spatial
         if len(items) != spatial:
             raise RuntimeError(f"{op}: output_size must be {spatial}" if op.startswith("adaptive_avg") else

@@ -494,6 +494,8 @@ def multinomial(input: Tensor, num_samples, replacement: bool = False, *, genera
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {torch_name(input.dtype)}")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if out is not None and out.dtype is not dt.int64:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {torch_name(out.dtype)}")
     categories = input._v.shape[-1]
     if not replacement and num_samples > categories:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")

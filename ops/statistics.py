@@ -111,7 +111,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         aweights: Tensor | None = None) -> Tensor:
     """The covariance of the variables in input's rows (observations in columns)."""
     if input.ndim > 2:
-        raise ValueError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
                          f"{input.ndim} dimensions")
     x = input.reshape(1, -1) if input.ndim < 2 else input
     if not x.dtype.is_floating_point:
@@ -377,6 +377,10 @@ def _histogramdd(op: str, input: Tensor, bins, range, weight, density: bool, dim
                                                             isinstance(bins[0], numbers.Integral))
     if isinstance(bins, numbers.Integral):
         bins = [int(bins)] * dims
+    if len(bins) != dims:
+        raise RuntimeError(f"torch.histogramdd: expected {dims} sequences of bin edges for a {dims}-dimensional "
+                           f"histogram but got {len(bins)}" if given else
+                           "histogramdd: The size of bins must be equal to the innermost dimension of the input.")
     if given:
         tensors = list(bins)
         counts = [t.numel() - 1 for t in tensors]
