@@ -24,7 +24,8 @@ FREED = ("Trying to backward through the graph a second time (or directly access
 
 
 _NO_EDGE = (None, 0)
-_pack_hooks: list = []  # (pack, unpack) of the active saved_tensors_hooks blocks, innermost last
+_pack_hooks: list = []  # (pack, unpack) of the active saved_tensors_hooks blocks, innermost last (while
+                        # there are any, Node.__init__ is saved_hooks' packing one: recording pays nothing else)
 _dual_levels: list = []  # forward_ad's live dual levels; while empty, recording does no forward-AD work
 _tangents_paused: list = []  # non-empty inside no_tangents(): no_grad then records nothing, tangents or not
 _NO_PRE_HOOKS = types.MappingProxyType({})  # read-only: Node.pre_hooks makes a node its own table
@@ -59,8 +60,6 @@ class Node:
         self._input_meta = meta
         self._saved = saved
         self._versions = tuple([t._v.blob.version if isinstance(t, Tensor) else None for t in saved])
-        if _pack_hooks:  # the one check recording pays for saved-tensor hooks
-            hook_saved(self)
 
     def name(self) -> str:
         """The node's class name, e.g. 'MulBackward0'."""
@@ -237,4 +236,4 @@ def _carry_duals(node: Node, inputs: tuple, outputs) -> None:
         node.next_functions = tuple([e if f else _NO_EDGE for e, f in zip(node.next_functions, flags)])
 
 
-from .saved_hooks import disable_saved_tensors_hooks, hook_saved, save_on_cpu, saved_tensors_hooks  # noqa: E402
+from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: E402

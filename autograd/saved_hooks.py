@@ -4,10 +4,10 @@ While a `saved_tensors_hooks(pack, unpack)` block is active, every tensor an op 
 passed to `pack` and the graph keeps only what `pack` returned; `unpack(packed)` gives the tensor back
 each time backward (or `node.saved_tensors`) reads it. Only the innermost block applies.
 
-How: `Node.__init__` checks one global list (empty unless a block is active). A node recorded under a
-block has its class swapped for a twin subclass (same name, same layout) whose `_saved` is a property:
-assignments pack (ops that save their output assign `_saved` after recording, see ops/derivatives.py),
-reads unpack. Nodes recorded outside any block keep the plain slot and pay nothing.
+How: while a block is active, `Node.__init__` is swapped for one that also packs (outside any block
+recording pays nothing, not even a check). A node recorded under a block has its class swapped for a twin
+subclass (same name, same layout) whose `_saved` is a property: assignments pack (ops that save their
+output assign `_saved` after recording, see ops/derivatives.py), reads unpack.
 
 As in torch: a packed tensor is not checked for in-place changes at unpack (the graph no longer holds
 it); the hook stack is global here (torch's is per thread).
@@ -83,8 +83,12 @@ def _twin(cls: type) -> type:
     return twin
 
 
-def hook_saved(node: Node) -> None:
-    """Called by Node.__init__ while a hooks block is active: pack what `node` saved, now and later."""
+_plain_init = Node.__init__
+
+
+def _packing_init(node: Node, *args) -> None:
+    """Node.__init__ while a hooks block is active: record, then pack what `node` saved, now and later."""
+    _plain_init(node, *args)
     node.__class__ = _twin(type(node))
     node.__dict__["_saved_hooks"] = graph._pack_hooks[-1]
     saved = _raw.__get__(node)
@@ -103,9 +107,12 @@ class saved_tensors_hooks:
         if _disabled:
             raise RuntimeError(_disabled[-1])
         graph._pack_hooks.append((self.pack_hook, self.unpack_hook))
+        Node.__init__ = _packing_init
 
     def __exit__(self, *exc) -> None:
         graph._pack_hooks.pop()
+        if not graph._pack_hooks:
+            Node.__init__ = _plain_init
 
 
 class save_on_cpu(saved_tensors_hooks):
