@@ -146,7 +146,8 @@ def _sample(sampler: str, out: Tensor, params: tuple, generator, ins: tuple = ()
     """Queue `sampler` writing into `out`, on the next stream of the generator (claimed now)."""
     gen = generator_for(fn or sampler, generator, out.device)
     seed_, offset = gen.next_stream()
-    launch_into(sampler, ins, (out,), (sampler, seed_, offset, params))
+    # multinomial checks its probabilities in the kernel: a failure names the caller's line
+    launch_into(sampler, ins, (out,), (sampler, seed_, offset, params), checks_data=sampler == "multinomial")
     return out
 
 

@@ -335,7 +335,8 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
         ins += (sorter,)
     if bounds.dtype is dt.bool_ and input.dtype is dt.bool_:
         raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
-    return launch("searchsorted", ins, [(input.shape, dt.int32 if out_int32 else dt.int64)], right)[0]
+    return launch("searchsorted", ins, [(input.shape, dt.int32 if out_int32 else dt.int64)], right,
+                  checks_data=sorter is not None)[0]  # a sorter's indices are checked by the kernel
 
 
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:

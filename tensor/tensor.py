@@ -247,7 +247,7 @@ class Tensor:
         return self._host_array()
 
     def _host_array(self) -> np.ndarray:
-        self._sync()
+        self._vm.wait_blob(self._v.blob)  # (not _sync: a deferred error's traceback stays short)
         blob = self._v.blob
         if blob.data is None:  # never written (an empty() tensor): give it memory now
             blob.hold(self._vm.allocator.alloc(blob.nbytes))
