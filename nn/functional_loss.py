@@ -10,6 +10,7 @@ import warnings
 from .. import ops
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..ops.scatter import computed_values
 from ._util import check_reduction, legacy_reduction, warn_if_broadcast
 from ._util import reduce as _reduce
 
@@ -82,6 +83,16 @@ def _class_weight_shape(input: Tensor) -> tuple:
     return (input.shape[0 if input.dim() == 1 else 1],) + (1,) * max(input.dim() - 2, 0)
 
 
+def _check_targets(target: Tensor, classes: int, ignore_index: int) -> None:
+    # torch's error for a class index out of range, at the call when the targets are already computed
+    # (else the gather below fails at the next sync, naming gather)
+    values = computed_values(target) if target.numel() else None
+    if values is not None:
+        bad = (values != ignore_index) & ((values < 0) | (values >= classes))
+        if bad.any():
+            raise IndexError(f"Target {int(values[bad].flat[0])} is out of bounds.")
+
+
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
     """-input[n, target[n]] (weighted per class, ignoring `ignore_index`), reduced."""
@@ -103,6 +114,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     if weight is not None and weight.numel() != classes:
         raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
                            f"got weight tensor of shape: {list(weight.shape)}")
+    _check_targets(target, classes, ignore_index)
     valid = target != ignore_index
     safe = ops.where(valid, target, 0)
     picked = input.gather(1, safe.unsqueeze(1)).squeeze(1)

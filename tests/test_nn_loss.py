@@ -289,3 +289,15 @@ def test_class_loss_modules(rng):
     assert_close(nn.MarginRankingLoss(0.1)(a[0], a[1], tidal.tensor([1.0, -1, 1, -1, 1])),
                  torch.nn.MarginRankingLoss(0.1)(ar[0], ar[1], torch.tensor([1.0, -1, 1, -1, 1],
                                                                               dtype=torch.float64)))
+
+
+@pytest.mark.parametrize("fn", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("target", [[0, 5], [0, -3], [3, 1]])
+def test_out_of_range_target_raises_torchs_error_at_the_call(fn, target):
+    import torch
+    logits = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    with pytest.raises(IndexError) as theirs:
+        getattr(torch.nn.functional, fn)(torch.tensor(logits), torch.tensor(target))
+    with pytest.raises(IndexError) as ours:
+        getattr(tidal.nn.functional, fn)(tidal.tensor(logits), tidal.tensor(target))
+    assert str(ours.value) == str(theirs.value)
