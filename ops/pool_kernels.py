@@ -71,3 +71,41 @@ def add_windows(target, cols, sh, sw, dh, dw):
                     for x in range(ow):
                         target[p, row, col + x * sw] += cols[p, i, j, y, x]
 
+
+
+@njit(cache=True, nogil=True)
+def max_pool_2x2(x, values, index):
+    """`max_pool_forward` for the common 2x2 window, stride 2, no padding or dilation, over (planes,
+    H, W) arrays. The maximum and the position of its first occurrence are computed without
+    branches (on random data the scan's branches mispredict about half the time); a window with a
+    NaN, rare, is rescanned with the scan's rule, where the last NaN wins."""
+    planes, h, w = x.shape
+    oh, ow = values.shape[1], values.shape[2]
+    for p in range(planes):
+        for i in range(oh):
+            top = x[p, 2 * i]
+            bottom = x[p, 2 * i + 1]
+            best = values[p, i]
+            at = index[p, i]
+            base = 2 * i * w
+            for j in range(ow):
+                a, b, c, d = top[2 * j], top[2 * j + 1], bottom[2 * j], bottom[2 * j + 1]
+                ab = a if a >= b else b   # ties keep the earlier tap, as the scan does
+                cd = c if c >= d else d
+                m = ab if ab >= cd else cd
+                # the first of a, b, c, d equal to m, as 0..3, with integer arithmetic only
+                k = (1 - (a == m)) * (1 + (1 - (b == m)) * (1 + (1 - (c == m))))
+                best[j] = m
+                at[j] = base + 2 * j + (k & 1) + (k >> 1) * w
+            for j in range(ow):
+                a, b, c, d = top[2 * j], top[2 * j + 1], bottom[2 * j], bottom[2 * j + 1]
+                if a != a or b != b or c != c or d != d:
+                    m, k = a, 0
+                    if b > m or b != b:
+                        m, k = b, 1
+                    if c > m or c != c:
+                        m, k = c, 2
+                    if d > m or d != d:
+                        m, k = d, 3
+                    best[j] = m
+                    at[j] = base + 2 * j + (k & 1) + (k >> 1) * w
