@@ -59,6 +59,13 @@ def _roots(tensors, grad_tensors, name: str) -> list:
 
 
 _final_callbacks: list = []  # one list per running backward (nested ones stack): queue_callback's
+_tasks: list = []  # the nodes each running backward will run (dependency counts), innermost last
+
+
+def will_run(node) -> bool:
+    """Whether the innermost running backward runs (or captures at) `node` (torch's
+    _will_engine_execute_node); False outside a backward."""
+    return bool(_tasks) and node in _tasks[-1]
 
 
 def queue_callback(callback) -> None:
@@ -131,6 +138,24 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
         buf[idx] = g if buf[idx] is None else buf[idx] + g
     ready = [(-n.seq, id(n), n) for n in deps if deps[n] == 0]
     heapq.heapify(ready)
+    _tasks.append(deps)  # its keys stay: run counts down the values only
+    try:
+        _run_nodes(ready, deps, buffers, cut, retain_graph, create_graph, accumulate, capture_nodes,
+                   capture_leaves, captured)
+    finally:
+        _tasks.pop()
+    if inputs is not None:
+        for k, g in enumerate(captured):
+            if g is None and not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
+        return tuple(captured)
+    return None
+
+
+def _run_nodes(ready: list, deps: dict, buffers: dict, cut, retain_graph: bool, create_graph: bool,
+               accumulate: bool, capture_nodes: dict, capture_leaves: dict, captured: list) -> None:
+    """The run loop: pop the ready node of highest sequence number, run it, pass its gradients on."""
     with set_grad_enabled(create_graph), (nullcontext() if create_graph else no_tangents()):
         while ready:
             _, _, node = heapq.heappop(ready)
@@ -175,13 +200,6 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
                 if deps[nxt] == 0:
                     heapq.heappush(ready, (-nxt.seq, id(nxt), nxt))
             in_grads = grads = g = buf = None  # the buffers hold what is still needed
-    if inputs is not None:
-        for k, g in enumerate(captured):
-            if g is None and not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the "
-                                   "graph. Set allow_unused=True if this is the desired behavior.")
-        return tuple(captured)
-    return None
 
 
 _CAPTURE_ONLY = object()  # cut's mark for a node whose gradient is captured but whose backward need not run

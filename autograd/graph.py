@@ -6,6 +6,7 @@ written in tidal ops, so it runs on the VM, fuses, and can itself be differentia
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 import types
@@ -170,6 +171,24 @@ def gradient_edge(t: Tensor) -> Node:
     return acc
 
 
+GradientEdge = collections.namedtuple("GradientEdge", ("node", "output_nr", "ownership_token"), defaults=(None,))
+GradientEdge.__doc__ = "A node of the graph and which of its outputs a gradient flows into (torch's GradientEdge)."
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The edge `tensor`'s gradient flows into: (its grad_fn or leaf accumulator, its output index)."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require "
+                           "gradients")
+    return GradientEdge(gradient_edge(tensor), tensor._output_nr if tensor.grad_fn is not None else 0)
+
+
+def increment_version(tensor) -> None:
+    """Bump the version counter of `tensor` (or of each tensor in an iterable), as an in-place write does."""
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._v.blob.version += 1
+
+
 def node_class(name: str) -> type:
     """The Node subclass named like PyTorch's grad_fn classes: 'add' -> AddBackward0."""
     cls = _node_classes.get(name)
@@ -237,3 +256,4 @@ def _carry_duals(node: Node, inputs: tuple, outputs) -> None:
 
 
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: E402
+from .multi_grad_hook import register_multi_grad_hook  # noqa: E402

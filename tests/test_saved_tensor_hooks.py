@@ -1,5 +1,6 @@
-"""torch.autograd.graph saved-tensor hooks (saved_tensors_hooks, save_on_cpu, disable_saved_tensors_hooks) and
-the Node API (next_functions, register_hook, register_prehook, name, metadata), against torch."""
+"""torch.autograd.graph against torch: saved-tensor hooks (saved_tensors_hooks, save_on_cpu,
+disable_saved_tensors_hooks), the Node API (next_functions, register_hook, register_prehook, name, metadata),
+register_multi_grad_hook, get_gradient_edge and increment_version."""
 from __future__ import annotations
 
 import gc
@@ -276,3 +277,45 @@ def test_compat_names_and_no_cost_without_hooks():
     assert type(y.grad_fn) is graph.node_class("mul") and not graph._pack_hooks
     from tidal.autograd import saved_hooks
     assert graph.Node.__init__ is saved_hooks._plain_init  # recording outside a block pays nothing
+
+
+def multi_hook_program(L):
+    G = L.autograd.graph
+    res = []
+    a, b, c = (L.tensor(v, requires_grad=True) for v in ([1., 2., 3.], [1., 1., 2.], [0., 1., 2.]))
+    out = []
+    h = G.register_multi_grad_hook((a, b, c), lambda gs: out.append([None if g is None else float(g.sum())
+                                                                     for g in gs]))
+    (a * 2 + b * 3).sum().backward()  # c gets no gradient in this backward: None, and no waiting for it
+    (a * 2).sum().backward()
+    h.remove()
+    (a * 2).sum().backward()
+    res.append(out)
+    first = []
+    G.register_multi_grad_hook((a, b), lambda g: first.append(float(g.sum())), mode="any")
+    (a * 2 + b * 3).sum().backward()
+    (a * 2 + b * 3).sum().backward()
+    res.append(len(first))
+    a2, b2 = a * 1, b * 1
+    seen = []
+    G.register_multi_grad_hook((a2, b2), lambda gs: seen.append([g is not None for g in gs]))
+    (a2 * 2).sum().backward(retain_graph=True)
+    L.autograd.grad((a2 * 2 + b2).sum(), [a2], retain_graph=True)  # b2's node does not run there
+    (a2 + b2).sum().backward()
+    res.append(seen)
+    edge = G.get_gradient_edge(a * 2)
+    res.append((edge.node.name(), edge.output_nr, G.get_gradient_edge(a).node.name()))
+    x = L.randn(2)
+    v = x._version
+    G.increment_version(x)
+    G.increment_version([x, x])
+    res.append(x._version - v)
+    with pytest.raises(ValueError, match="Expects mode to be one of \\('all', 'any'\\) but got x"):
+        G.register_multi_grad_hook((a,), print, mode="x")
+    with pytest.raises(RuntimeError, match="not possible to get the gradient edge for a Tensor that does not"):
+        G.get_gradient_edge(x)
+    return res
+
+
+def test_multi_grad_hook_gradient_edge_and_increment_version_as_torch():
+    assert multi_hook_program(tidal) == multi_hook_program(torch)
