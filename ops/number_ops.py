@@ -38,8 +38,16 @@ def _lcm_kernel(ins, outs, attrs) -> None:
     outs[0][...] = np.abs(np.lcm(ins[0], ins[1]))
 
 
+def _tensors(op: str, input, other) -> None:
+    """torch's TypeError for a Python number where the schema takes only tensors."""
+    for arg, position, value in (("input", 1, input), ("other", 2, other)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{op}(): argument '{arg}' (position {position}) must be Tensor, not "
+                            f"{type(value).__name__}")
+
+
 def _number_theory(op: str, input: Tensor, other: Tensor) -> Tensor:
-    other = other if isinstance(other, Tensor) else M._number_tensor(other)
+    _tensors(op, input, other)
     common = _integer_pair(op, input, other)
     shape = broadcast_shapes(tuple(input.shape), tuple(other.shape))
     return launch(op, (input.to(common), other.to(common)), [(shape, common)])[0]
@@ -92,6 +100,7 @@ def frexp(input: Tensor, *, out=None) -> tuple:
 
 def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """input * 2 ** other (integers give the default float)."""
+    _tensors("ldexp", input, other)
     result = M.mul(input, M.exp2(other))
     return result if out is None else out.copy_(result)
 
@@ -112,6 +121,9 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
     """other - alpha * input."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"rsub() received an invalid combination of arguments - got ({type(input).__name__}, "
+                        f"{type(other).__name__}): 'input' must be a Tensor")
     return M.sub(other, M.mul(input, alpha) if alpha != 1 else input) if isinstance(other, Tensor) else \
         M.add(M.mul(input, -alpha), other)
 

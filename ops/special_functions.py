@@ -251,6 +251,9 @@ def i1e(input: Tensor) -> Tensor:
 
 # -- incomplete gamma and Hurwitz zeta ------------------------------------------------------------
 def _binary_kernel_op(name: str, a, x, position_names=("input", "other")) -> tuple:
+    if not isinstance(a, Tensor) and not isinstance(x, Tensor):
+        raise TypeError(f"special_{name}() received an invalid combination of arguments - got "
+                        f"({type(a).__name__}, {type(x).__name__}): at least one argument must be a Tensor")
     a, x = _tensor(a, name, position_names[0], 1), _tensor(x, name, position_names[1], 2)
     dtype = _result_dtype(a, x)
     shape = broadcast_shapes(tuple(a.shape), tuple(x.shape))
@@ -259,6 +262,10 @@ def _binary_kernel_op(name: str, a, x, position_names=("input", "other")) -> tup
 
 
 def _igamma(name: str, input, other, upper: bool) -> Tensor:
+    for arg, position, value in (("input", 1, input), ("other", 2, other)):
+        if not isinstance(value, Tensor):  # torch's schema takes no Python number here
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                            f"{type(value).__name__}")
     a, x, dtype, value = _binary_kernel_op(name, input, other)
 
     def backward(node, g):
