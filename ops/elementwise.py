@@ -14,6 +14,7 @@ import numpy as np
 from ..tensor import Tensor, contiguous_strides, numel_of
 from ..tensor import dtype as dt
 from ..vm import Blob, Instruction, View, codegen, get_vm
+from ..vm.replay import layout_id
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import needs_grad
 from ..autograd.view_inplace import needs_rebase, write_through_view
@@ -149,13 +150,14 @@ class Plan:
     types, and the device and VM the result lives on."""
 
     __slots__ = ("shape", "dtype", "expr", "scalar_types", "strides", "nbytes", "device", "vm", "tensors_only",
-                 "np_dtype", "differentiable", "pow_exprs", "direct")
+                 "np_dtype", "differentiable", "pow_exprs", "direct", "layout")
 
     def __init__(self, shape, dtype, expr, scalar_types):
         self.shape, self.dtype, self.expr, self.scalar_types = shape, dtype, expr, scalar_types
         self.np_dtype = dtype.np
         self.differentiable = dtype.category >= dt.FLOAT  # floating or complex
         self.strides = contiguous_strides(shape)
+        self.layout = layout_id(shape, self.strides, 0, self.np_dtype)  # the result's, for replay signatures
         self.nbytes = numel_of(shape) * dtype.itemsize
         self.device = self.vm = None
         self.tensors_only = not any(scalar_types) if scalar_types else True
@@ -359,6 +361,7 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         # the hot path: a new tensor whose memory is allocated when the kernel first writes it
         vm = plan.vm
         view = View(Blob(plan.nbytes, vm), plan.shape, plan.strides, 0, plan.np_dtype)
+        view.layout = plan.layout
         out = Tensor._make(view, plan.dtype, plan.device, vm)
         expr = plan.expr
         if not plan.tensors_only:
@@ -399,6 +402,7 @@ def _emit(name: str, plan: Plan, ins: tuple, args: tuple, grad: bool) -> Tensor:
     # the result and its instruction, for a cached plan whose arguments were checked when it was made
     vm = plan.vm
     view = View(Blob(plan.nbytes, vm), plan.shape, plan.strides, 0, plan.np_dtype)
+    view.layout = plan.layout
     out = _new(Tensor)
     out._v, out.dtype, out.device, out._vm = view, plan.dtype, plan.device, vm
     vm.push(Instruction(name, plan.direct, ins, (view,), None, plan.expr))

@@ -22,6 +22,7 @@ from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor, contiguous_strides, numel_of
 from ..tensor import dtype as dt
 from ..vm import Blob, Instruction, View
+from ..vm.replay import layout_id
 from . import math_api as M
 from . import views
 from .dispatch import kernel_for, launch, register_kernel
@@ -122,7 +123,8 @@ class _ReducePlan:
         fusable = _fusable(op, x, out_dtypes, compute)
         self.reduce = None if fusable is None else (axes,) + fusable  # declares the reduction to the VM
         strides = contiguous_strides(shape)
-        self.outs = tuple((shape, strides, numel_of(shape) * d.itemsize, d) for d in out_dtypes)
+        self.outs = tuple((shape, strides, numel_of(shape) * d.itemsize, d, layout_id(shape, strides, 0, d.np))
+                          for d in out_dtypes)
 
 
 def _reduce(op: str, x: Tensor, axes: tuple, keepdim: bool, out_dtypes, compute: dt.dtype | None = None,
@@ -144,8 +146,9 @@ def _reduce(op: str, x: Tensor, axes: tuple, keepdim: bool, out_dtypes, compute:
             _launch_plans[key] = plan
     dev = x.device
     outs, views_ = [], []
-    for shape, strides, nbytes, d in plan.outs:
+    for shape, strides, nbytes, d, layout in plan.outs:
         view = View(Blob(nbytes, vm), shape, strides, 0, d.np)
+        view.layout = layout
         views_.append(view)
         outs.append(Tensor._make(view, d, dev, vm))
     vm.push(Instruction(op, plan.kernel, (x._v,), tuple(views_), plan.attrs, reduce=plan.reduce))

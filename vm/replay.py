@@ -31,7 +31,13 @@ _MAX_LAYOUTS = 1 << 20
 
 
 def _layout_id(v: View) -> int:
-    key = (v.shape, v.strides, v.offset, v.dtype.num)
+    return layout_id(v.shape, v.strides, v.offset, v.dtype)
+
+
+def layout_id(shape: tuple, strides: tuple, offset: int, np_dtype) -> int:
+    """The small id replay signatures use for a view of this layout (an op that makes many views of
+    one layout computes it once and stores it in `View.layout`)."""
+    key = (shape, strides, offset, np_dtype.num)
     lid = _layouts.get(key)
     if lid is None:
         if len(_layouts) >= _MAX_LAYOUTS:  # never reuse an id: a fresh one only matches itself
