@@ -150,7 +150,11 @@ def _convolution_backward_weight_kernel(ins, outs, geo: ConvGeometry) -> None:
     grad = _channels_outer(ins[1], geo)
     target = outs[0].reshape(geo.groups, geo.weight4[0] // geo.groups, _taps(geo))
     for g in range(geo.groups):
-        target[g] = matmul_summed(grad[g], cols[g].T)
+        # OpenBLAS measured faster with the larger of the two result dims as the rows
+        if cols.shape[1] > grad.shape[1]:
+            target[g] = matmul_summed(cols[g], grad[g].T).T
+        else:
+            target[g] = matmul_summed(grad[g], cols[g].T)
 
 
 # -- the three differentiable primitives -------------------------------------------------------------
