@@ -1,6 +1,7 @@
 """torch's native_* ATen ops, which return the statistics their backward saves (native_layer_norm gives
-(out, mean, rstd)), and the backward helpers torch exposes (_softmax_backward_data,
-native_dropout_backward). Each is composed of tidal ops, so its main output is differentiable.
+(out, mean, rstd)), the backward helper torch exposes (_softmax_backward_data), grid_sampler_2d/3d
+(grid_sample with integer modes) and the masked index ops of its decompositions. Each is composed of
+tidal ops, so its main output is differentiable.
 """
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from ..tensor import Tensor
 
 F = _nn.functional
 
-__all__ = ["native_layer_norm", "native_group_norm", "native_batch_norm", "_softmax_backward_data",
-           "native_dropout_backward"]
+__all__ = ["native_layer_norm", "native_group_norm", "native_batch_norm", "grid_sampler_2d", "grid_sampler_3d"]
+_GRID_MODES = ("bilinear", "nearest", "bicubic")
+_GRID_PADDINGS = ("zeros", "border", "reflection")
 
 
 def _stats(x: Tensor, dims, eps: float) -> tuple:
@@ -48,12 +50,42 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     return out, mean.reshape(-1), invstd.reshape(-1)
 
 
+def _native_batch_norm_legit(input: Tensor, weight: Tensor | None, bias: Tensor | None, *args) -> tuple:
+    """native_batch_norm; the overload (input, weight, bias, training, momentum, eps) keeps no running stats."""
+    if len(args) == 3:
+        return native_batch_norm(input, weight, bias, None, None, *args)
+    return native_batch_norm(input, weight, bias, *args)
+
+
+def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    """F.grid_sample on 4-D input, its modes given as ATen's integers."""
+    return F.grid_sample(input, grid, _GRID_MODES[interpolation_mode], _GRID_PADDINGS[padding_mode], align_corners)
+
+
+def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    """F.grid_sample on 5-D input, its modes given as ATen's integers."""
+    return F.grid_sample(input, grid, _GRID_MODES[interpolation_mode], _GRID_PADDINGS[padding_mode], align_corners)
+
+
+def _clamped(input: Tensor, indices) -> tuple:
+    """Each index clamped into its dim (the masked-out positions may hold anything)."""
+    return tuple(None if i is None else i.clamp(-input.shape[d], input.shape[d] - 1) for d, i in enumerate(indices))
+
+
+def _unsafe_masked_index(input: Tensor, mask: Tensor, indices, fill) -> Tensor:
+    """input[indices] where mask holds, fill elsewhere."""
+    picked = input[tuple(slice(None) if i is None else i for i in _clamped(input, indices))]
+    return picked.masked_fill(~mask, fill)
+
+
+def _unsafe_masked_index_put_accumulate(input: Tensor, mask: Tensor, indices, values: Tensor) -> Tensor:
+    """input with values added at indices where mask holds."""
+    return input.index_put(_clamped(input, indices), values.masked_fill(~mask, 0), accumulate=True)
+
+
 def _softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, input_dtype) -> Tensor:
     """The gradient of softmax's input from its output and the output's gradient."""
     grad = output * (grad_output - (grad_output * output).sum(dim, keepdim=True))
     return grad.to(input_dtype)
-
-
-def native_dropout_backward(grad_output: Tensor, mask: Tensor, scale: float) -> Tensor:
-    """The gradient of dropout's input: grad_output where mask keeps, times scale."""
-    return grad_output * mask.to(grad_output.dtype) * scale
