@@ -493,7 +493,7 @@ def _block_counts(size: tuple, kernel, dilation, padding, stride) -> tuple:
 
 
 def _check_block_dtype(x: Tensor, kernel_name: str) -> None:
-    if not x.dtype.is_floating_point:
+    if not x.dtype.is_floating_point and x.dtype is not dt.bool_:  # torch's im2col/col2im take bool too
         raise not_implemented(kernel_name, x.dtype)
 
 

@@ -43,8 +43,7 @@ RANDOM = {"bernoulli", "normal", "rand_like", "randint", "randint_like", "randn"
 # Known failures: (check, op id) -> reason. strict xfail: remove an entry once its op passes.
 _NUMBER_ARGS = "takes a Python number where torch's schema requires a Tensor (torch: TypeError)"
 KNOWN: dict[tuple[str, str], str] = {
-        ("values", "nn.functional.unfold"): "bool input refused (torch takes it)",
-        ("grad", "as_strided.partial_views"): "the sample is a view into a larger storage; for gradients the driver "
+            ("grad", "as_strided.partial_views"): "the sample is a view into a larger storage; for gradients the driver "
                                            "copies only the view",
         ("errors", "kthvalue"): "out= of the wrong dtype is accepted",
     ("errors", "masked_select"): "out= overlapping the input is accepted",
