@@ -2,15 +2,15 @@
 
 `fully_shard(module)` replaces each parameter it manages by a DTensor (a global parameter) split on
 dim 0 over the mesh, so the optimizer steps on this rank's shard. Before forward a hook all-gathers
-the shards into whole local tensors and registers those in the module; they are the output of an
-autograd Function whose backward reduce-scatters (averaging over ranks) the whole gradient into the
+the shards into whole local tensors and registers those in the module; they are the output of a
+graph node (FsdpUnshardBackward0) whose backward reduce-scatters (averaging over ranks) the whole gradient into the
 shard's `.grad`. After forward (with `reshard_after_forward`, the default) the sharded parameters are
-registered again; otherwise they return after backward.
+registered again, and the gathered tensors are freed: the ops of the module's forward save them through
+saved-tensor hooks (autograd.graph.saved_tensors_hooks) as a note of which parameter and which view, and
+backward all-gathers each parameter again (once per backward) when it first needs it, as torch does.
 
 What differs from torch: parameters whose sharded dim does not divide by the mesh size stay
-replicated (their gradients all-reduced) instead of being padded; backward does not all-gather again
-(autograd keeps the gathered weights the ops saved, so resharding frees only the module's reference);
-there is no explicit prefetch (collectives are queued on the VM's communication stream, so their
+replicated (their gradients all-reduced) instead of being padded; there is no explicit prefetch (collectives are queued on the VM's communication stream, so their
 issue never blocks the caller and they overlap with compute already queued). A 2-D mesh is HSDP:
 parameters replicated along mesh dim 0 and sharded along dim 1, gradients reduce-scattered along dim 1
 and all-reduced along dim 0.
@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.graph import record
+from ..autograd.saved_hooks import saved_tensors_hooks
 from ..comm import boxing
 from ..comm.global_tensor import GlobalTensor
 from ..nn.parameter import Parameter
@@ -57,10 +58,11 @@ class CPUOffloadPolicy(OffloadPolicy):
 class _Param:
     """One managed parameter: where it is registered, its sharded DTensor, and gradients held back."""
 
-    __slots__ = ("slots", "sharded", "dim", "pending")
+    __slots__ = ("slots", "sharded", "dim", "pending", "full")
 
     def __init__(self, slots: list, sharded: GlobalTensor, dim: int | None):
         self.slots, self.sharded, self.dim, self.pending = slots, sharded, dim, None
+        self.full = None  # the gathered tensor, while forward runs with reshard_after_forward
 
     def register(self, value) -> None:
         for owner, name in self.slots:
@@ -78,6 +80,8 @@ class _State:
         self.sync = True
         self.unsharded = False
         self.waiting = 0      # gathered parameters whose gradient has not come back yet
+        self.hooks = None     # the saved-tensor hooks active during forward (reshard_after_forward)
+        self.regathered: dict = {}  # _Param -> its tensor gathered again for the running backward
 
 
 def _gather(p: _Param, state: _State) -> Tensor:
@@ -87,59 +91,88 @@ def _gather(p: _Param, state: _State) -> Tensor:
     return full if dtype is None or dtype == full.dtype else full.to(dtype)
 
 
-class _Unshard(Function):
-    """Forward: the all-gathered parameter. Backward: the whole gradient averaged over the ranks and
-    reduce-scattered into the shard (all-reduced for a replicated parameter)."""
-
-    @staticmethod
-    def forward(ctx, shard, p, state):
-        ctx.p, ctx.state = p, state
-        return _gather(p, state)
-
-    @staticmethod
-    def backward(ctx, grad):
-        p, state = ctx.p, ctx.state
-        state.waiting -= 1
-        if state.waiting <= 0 and state.unsharded and not state.reshard_after_forward:
+def _unshard_backward(node, grad):
+    """The whole gradient of a gathered parameter, averaged over the ranks and reduce-scattered into the
+    shard (all-reduced for a replicated parameter)."""
+    p, state = node.attrs
+    state.waiting -= 1
+    if state.waiting <= 0:
+        state.regathered = {}
+        if state.unsharded and not state.reshard_after_forward:
             _reshard(state)
-        if p.pending is not None:
-            grad, p.pending = grad + p.pending, None
-        if not state.sync:
-            p.pending = grad
-            return None, None, None
-        dtype = state.mp.reduce_dtype
-        if dtype is not None and dtype != grad.dtype:
-            grad = grad.to(dtype)
-        n = state.group.size()
-        if p.dim is None:
-            reduced = boxing._all_reduce(grad, state.group)
-        else:
-            reduced = boxing._reduce_scatter(grad, state.group, p.dim)
-        if state.replicas is not None:
-            reduced = boxing._all_reduce(reduced, state.replicas)
-            n *= state.replicas.size()
-        reduced = reduced / n
-        shard_dtype = p.sharded.dtype
-        return (reduced if reduced.dtype == shard_dtype else reduced.to(shard_dtype)), None, None
+    if p.pending is not None:
+        grad, p.pending = grad + p.pending, None
+    if not state.sync:
+        p.pending = grad
+        return (None,)
+    dtype = state.mp.reduce_dtype
+    if dtype is not None and dtype != grad.dtype:
+        grad = grad.to(dtype)
+    n = state.group.size()
+    if p.dim is None:
+        reduced = boxing._all_reduce(grad, state.group)
+    else:
+        reduced = boxing._reduce_scatter(grad, state.group, p.dim)
+    if state.replicas is not None:
+        reduced = boxing._all_reduce(reduced, state.replicas)
+        n *= state.replicas.size()
+    reduced = reduced / n
+    shard_dtype = p.sharded.dtype
+    return (reduced if reduced.dtype == shard_dtype else reduced.to(shard_dtype),)
+
+
+class _Gathered:
+    """What the graph keeps of a saved tensor that views a gathered parameter: the parameter and the view."""
+
+    __slots__ = ("p", "state", "shape", "strides", "offset", "dtype")
+
+    def __init__(self, p: _Param, state: _State, t: Tensor):
+        v = t._v
+        self.p, self.state, self.shape, self.strides, self.offset, self.dtype = p, state, v.shape, v.strides, \
+            v.offset, t.dtype
+
+
+def _hooks(state: _State) -> saved_tensors_hooks:
+    """Saved-tensor hooks for a forward that reshards: views of gathered parameters are packed as _Gathered."""
+    def pack(t: Tensor):
+        blob = t._v.blob
+        for p in state.params:
+            if p.full is not None and p.full._v.blob is blob:
+                return _Gathered(p, state, t)
+        return t
+
+    def unpack(packed) -> Tensor:
+        if not isinstance(packed, _Gathered):
+            return packed
+        st, p = packed.state, packed.p
+        full = st.regathered.get(p)
+        if full is None:
+            with no_grad():
+                full = st.regathered[p] = _gather(p, st)
+        v = full._v
+        view = type(v)(v.blob, packed.shape, packed.strides, packed.offset, v.dtype)
+        return Tensor._make(view, packed.dtype, full.device, full._vm)
+    return saved_tensors_hooks(pack, unpack)
 
 
 def _unshard(state: _State) -> None:
     grad = is_grad_enabled()
     state.waiting = 0
     for p in state.params:
+        full = _gather(p, state)  # from the detached shard: no graph
         if grad and p.sharded.requires_grad:
-            full = _Unshard.apply(p.sharded._local, p, state)
+            record("fsdp_unshard", _unshard_backward, (p.sharded._local,), (full,), (), (p, state))
             state.waiting += 1
-        else:
-            with no_grad():
-                full = _gather(p, state)
         p.register(full)
+        if grad and state.reshard_after_forward:
+            p.full = full
     state.unsharded = True
 
 
 def _reshard(state: _State) -> None:
     for p in state.params:
         p.register(p.sharded)
+        p.full = None
     state.unsharded = False
 
 
@@ -156,6 +189,9 @@ def _cast(obj, dtype):
 def _pre_forward(module, args, kwargs):
     state = module._fsdp_state
     _unshard(state)
+    if state.reshard_after_forward and is_grad_enabled() and state.hooks is None:
+        state.hooks = _hooks(state)
+        state.hooks.__enter__()
     mp = state.mp
     if mp.param_dtype is not None and mp.cast_forward_inputs:
         return _cast(args, mp.param_dtype), _cast(kwargs, mp.param_dtype)
@@ -164,6 +200,9 @@ def _pre_forward(module, args, kwargs):
 
 def _post_forward(module, args, output):
     state = module._fsdp_state
+    if state.hooks is not None:
+        state.hooks.__exit__(None, None, None)
+        state.hooks = None
     if state.reshard_after_forward:
         _reshard(state)
     if state.mp.output_dtype is not None:

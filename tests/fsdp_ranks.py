@@ -61,6 +61,29 @@ def fsdp_training(weights: list, x: np.ndarray, y: np.ndarray, steps: int, resha
             "weights": [q.full_tensor().detach().numpy() for q in model.parameters()]}
 
 
+def gathered_lifetime(weights: list, x: np.ndarray, y: np.ndarray) -> dict:
+    """Whether the gathered weights of each layer outlive forward (with and without reshard_after_forward),
+    and the whole gradients after backward in both modes."""
+    import gc
+    import weakref
+    rank, size = _me()
+    rows = len(x) // size
+    mine_x, mine_y = tidal.tensor(x[rank * rows:(rank + 1) * rows]), tidal.tensor(y[rank * rows:(rank + 1) * rows])
+    out = {}
+    for reshard in (True, False):
+        model = _sharded(weights, reshard)
+        refs = []
+        for layer in (model[0], model[2], model[4]):  # runs after fully_shard's own pre-hook has gathered
+            layer.register_forward_pre_hook(lambda m, a: refs.append(weakref.ref(m._parameters["weight"]._v.blob)))
+        loss = nn.functional.mse_loss(model(mine_x), mine_y)
+        tidal.sync()  # queued kernels hold their operands until they run
+        gc.collect()
+        out[f"alive_{reshard}"] = [r() is not None for r in refs]
+        loss.backward()
+        out[f"grads_{reshard}"] = [q.grad.full_tensor().numpy() for q in model.parameters()]
+    return out
+
+
 def gradient_accumulation(weights: list, x: np.ndarray, y: np.ndarray) -> list:
     """Two micro-batches per rank, the first without gradient sync: the whole gradients afterwards."""
     rank, size = _me()

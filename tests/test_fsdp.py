@@ -91,6 +91,21 @@ def test_hybrid_shard_on_a_2d_mesh(pool, data, mesh_shape):
 
 
 @pytest.mark.timeout(120)
+def test_reshard_after_forward_frees_the_gathered_weights(pool, data):
+    """With reshard_after_forward the graph keeps no gathered weight (saved-tensor hooks note which parameter
+    an op saved; backward gathers it again); without, the module keeps them until backward. Same gradients."""
+    weights, x, y = data
+    model = _torch_model(weights)
+    torch.nn.functional.mse_loss(model(torch.tensor(x)), torch.tensor(y)).backward()
+    for got in pool.run(F.gathered_lifetime, weights, x, y, timeout=100):
+        assert got["alive_True"] == [False, False, False]
+        assert got["alive_False"] == [True, True, True]
+        for ours, other, p in zip(got["grads_True"], got["grads_False"], model.parameters()):
+            np.testing.assert_allclose(ours, p.grad.numpy(), rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(other, p.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.timeout(120)
 def test_gradient_accumulation_without_sync(pool, data):
     weights, x, y = data
     model = _torch_model(weights)
