@@ -10,8 +10,9 @@ saved-tensor hooks (autograd.graph.saved_tensors_hooks) as a note of which param
 backward all-gathers each parameter again (once per backward) when it first needs it, as torch does.
 
 What differs from torch: parameters whose sharded dim does not divide by the mesh size stay
-replicated (their gradients all-reduced) instead of being padded; there is no explicit prefetch (collectives are queued on the VM's communication stream, so their
-issue never blocks the caller and they overlap with compute already queued). A 2-D mesh is HSDP:
+replicated (their gradients all-reduced) instead of being padded; there is no explicit prefetch
+(collectives are queued on the VM's communication stream, so their issue never blocks the caller and
+they overlap with compute already queued); a forward that raises leaves its saved-tensor hooks active. A 2-D mesh is HSDP:
 parameters replicated along mesh dim 0 and sharded along dim 1, gradients reduce-scattered along dim 1
 and all-reduced along dim 0.
 """
