@@ -60,7 +60,7 @@ def _check_vector_index(self: Tensor, dim: int, index: Tensor, source: Tensor, o
     if index.ndim > 1:
         raise IndexError(f"{op}(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
                          f"{torch_name(index.dtype)} and size: {list(index.shape)}")
-    if source.ndim and self.ndim and source.ndim != self.ndim:
+    if op == "index_copy_" and source.ndim and self.ndim and source.ndim != self.ndim:  # index_add_: the shape check
         raise IndexError(f"{op}(): When source and destination are not scalars, their dimensionality must "
                          f"match. Source dimensionality ({source.ndim}), destination dimensionality "
                          f"({self.ndim})")

@@ -51,7 +51,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("errors", "amax"): "a 65-d input raises ValueError (torch: RuntimeError)",
     ("errors", "amin"): "a 65-d input raises ValueError (torch: RuntimeError)",
     ("errors", "index_select"): "out= overlapping the input is accepted",
-    ("errors", "index_add"): "a source of the wrong shape raises IndexError (torch: RuntimeError)",
     ("errors", "take"): "out= overlapping the input is accepted",
     ("errors", "bernoulli"): "out= overlapping the input is accepted",
     ("errors", "cat"): "out= overlapping an input is accepted",
