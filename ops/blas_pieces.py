@@ -16,13 +16,17 @@ MIN_PIECE = 32                        # never cut a dim finer than this, whateve
 
 
 def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-    """out[...] = a @ b for 2-D arrays (any strides), in pieces of b's columns run on this thread."""
-    m, k = a.shape
+    """out[...] = a @ b for 2-D arrays (any strides), in pieces of the longer of a's rows and b's
+    columns, each run on this thread."""
+    (m, k), n = a.shape, b.shape[1]
+    if m > n:  # pieces of rows: the transposed problem
+        matmul_into(b.T, a.T, out.T)
+        return
     step = max(ONE_THREAD_SIZE // max(m * k, 1), MIN_PIECE)
-    if step >= b.shape[1]:
+    if step >= n:
         np.matmul(a, b, out=out)
         return
-    for s in range(0, b.shape[1], step):
+    for s in range(0, n, step):
         np.matmul(a, b[:, s:s + step], out=out[:, s:s + step])
 
 
