@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ... import autograd as _tidal_autograd
 from ...autograd import forward_ad, functional
+from ...autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ...tensor import Tensor
 from .._mirror import mirror
 
