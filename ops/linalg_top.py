@@ -1,7 +1,8 @@
 """The torch.* (and Tensor method) names of linear algebra, with their older signatures: lu, lu_solve,
 lu_unpack, triangular_solve, cholesky_solve, cholesky_inverse, logdet, slogdet, pinverse, matrix_exp,
 matrix_power, vander, cholesky, qr, svd, geqrf, orgqr, ormqr and chain_matmul. Each forwards to its
-torch.linalg counterpart (ops/linalg_ns.py and the files it gathers)."""
+torch.linalg counterpart (ops/linalg_ns.py and the files it gathers). svd_lowrank and pca_lowrank, the
+randomized low-rank SVD (Halko, Martinsson and Tropp), are composed of qr, svd and matmul."""
 from __future__ import annotations
 
 import math
@@ -22,11 +23,12 @@ from .linalg_ns import qr as _linalg_qr
 from .linalg_ns import svd as _linalg_svd
 from .linalg_ns import svdvals
 from .linalg_ns import slogdet as _linalg_slogdet
+from .random import randn
 from .return_types import return_type
 
 __all__ = ["lu", "lu_solve", "lu_unpack", "triangular_solve", "cholesky_solve", "cholesky_inverse", "logdet",
            "slogdet", "pinverse", "matrix_exp", "matrix_power", "vander", "cholesky", "qr", "svd", "geqrf", "orgqr",
-           "ormqr", "chain_matmul"]
+           "ormqr", "chain_matmul", "svd_lowrank", "pca_lowrank"]
 METHODS: dict = {}
 
 
@@ -123,6 +125,40 @@ def chain_matmul(*matrices, out=None) -> Tensor:
     if len(matrices) == 1:
         return matrices[0].clone()
     return multi_dot(matrices, out=out)
+
+
+def _range_basis(A: Tensor, q: int, niter: int) -> Tensor:
+    """An orthonormal basis (..., m, q) approximating the range of A: a random projection, then `niter`
+    power iterations re-orthonormalized by QR."""
+    Q = _linalg_qr(A.matmul(randn(*A.shape[:-2], A.shape[-1], q, dtype=A.dtype, device=A.device)))[0]
+    for _ in range(niter):
+        Q = _linalg_qr(A.mH.matmul(Q))[0]
+        Q = _linalg_qr(A.matmul(Q))[0]
+    return Q
+
+
+def svd_lowrank(A: Tensor, q: int | None = 6, niter: int = 2, M: Tensor | None = None) -> tuple:
+    """(U, S, V) of a rank-q approximation of A - M by randomized SVD (exact when A - M has rank <= q)."""
+    q = 6 if q is None else q
+    X = A if M is None else A - M.broadcast_to(A.shape)
+    wide = X.shape[-2] < X.shape[-1]
+    X = X.mH if wide else X  # project the longer side
+    Q = _range_basis(X, q, niter)
+    U, S, Vh = _linalg_svd(Q.mH.matmul(X), full_matrices=False)
+    U, V = Q.matmul(U), Vh.mH
+    return (V, S, U) if wide else (U, S, V)
+
+
+def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2) -> tuple:
+    """(U, S, V) of svd_lowrank on A with its column means removed (when `center`)."""
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not 0 <= q <= min(m, n):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}")
+    if niter < 0:
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    return svd_lowrank(A - A.mean(-2, keepdim=True) if center else A, q, niter)
 
 
 METHODS.update(cholesky=cholesky, qr=qr, svd=svd, geqrf=geqrf, orgqr=orgqr, ormqr=ormqr)
