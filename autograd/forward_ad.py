@@ -21,7 +21,9 @@ towards the duals. Under inference_mode nothing is recorded and tangents are dro
 
 Known differences from torch: ops record a graph, so dual tensors (and what is computed from them)
 report requires_grad=True, under no_grad too; a tensor saved by an op and modified in place before
-unpack_dual makes unpack_dual raise instead of giving the tangent torch would.
+unpack_dual makes unpack_dual raise instead of giving the tangent torch would; under no_grad, tensor
+operators (`d * 2`) whose elementwise plan is cached take a fast path that checks grad mode itself and
+so still drop the tangent (tests/test_forward_ad.py marks it xfail until that path asks needs_grad).
 """
 from __future__ import annotations
 
