@@ -159,6 +159,7 @@ expm1 = _unary(np.expm1, _any(lambda x: math.expm1(x)))
 log1p = _unary(np.log1p, _any(lambda x: math.log1p(x)))
 sqrt = _unary(np.sqrt, _any(lambda x: math.sqrt(x)))
 sinc = _unary(np.sinc, _any(_sinc))
+conj = _unary(np.conj, _any(lambda x: x))  # real dtypes only on CUDA: the identity
 fmod = _binary(np.fmod, _by_kind(_int_fmod, _float_fmod))
 remainder = _binary(np.remainder, _by_kind(lambda x, y: x % y, _float_remainder))
 floor_divide = _binary(np.floor_divide, _by_kind(lambda x, y: x // y, _float_floor_divide))
