@@ -406,7 +406,7 @@ def _emit(name: str, plan: Plan, ins: tuple, args: tuple, grad: bool) -> Tensor:
     out = _new(Tensor)
     out._v, out.dtype, out.device, out._vm = view, plan.dtype, plan.device, vm
     vm.push(Instruction(name, plan.direct, ins, (view,), None, plan.expr))
-    if grad and plan.differentiable and is_grad_enabled():
+    if grad and plan.differentiable and (is_grad_enabled() or needs_grad(args)):  # (dual tensors: no_grad)
         derivatives.record(name, args, out, False)
     return out
 
