@@ -162,9 +162,9 @@ def _no_out_grad(op: str) -> None:
 
 
 @_public(method=False)
-def concatenate(tensors, axis: int = 0, out: Tensor | None = None) -> Tensor:
-    """Alias of cat (NumPy's name)."""
-    return cat(tensors, axis, out=out)
+def concatenate(tensors, dim: int = 0, *, axis: int | None = None, out: Tensor | None = None) -> Tensor:
+    """Alias of cat (NumPy's name); torch takes the dim as `dim` or, as NumPy, `axis`."""
+    return cat(tensors, dim if axis is None else axis, out=out)
 
 
 @_public(method=False)

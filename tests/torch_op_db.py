@@ -27,6 +27,7 @@ DTYPES = (torch.float32, torch.int64, torch.bool)
 SAMPLES = 3          # samples per op and dtype (CI time)
 GRAD_SAMPLES = 3
 ERROR_SAMPLES = 4
+MAX_NUMEL = 200_000  # larger samples are skipped (CI time); the small ones cover the same code
 TOL = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-6, 1e-8)}  # (rtol, atol); others exact
 
 # Another helper brings complex dtypes and torch.fft: until then these count as not present.
@@ -121,6 +122,11 @@ def _rebind(fn):
     return types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
+def _is_wrapper(fn) -> bool:
+    """Whether an OpInfo's op is its own Python wrapper (a lambda in torch's testing code)."""
+    return isinstance(fn, types.FunctionType) and fn.__module__.startswith("torch.testing")
+
+
 def resolve(op):
     """The tidal callable for an OpInfo, or None when tidal lacks the op."""
     if op.name in COMPLEX_ONLY or op.name.startswith("fft."):
@@ -131,9 +137,8 @@ def resolve(op):
         op.inplace_variant is not None and hasattr(ttorch.Tensor, op.name + "_"))
     if not present:
         return None
-    fn = op.op
-    if isinstance(fn, types.FunctionType) and fn.__module__.startswith("torch.testing"):
-        return _rebind(fn)
+    if _is_wrapper(op.op):
+        return _rebind(op.op)
     for n in names:
         found = _lookup(ttorch, n)
         if callable(found) and not isinstance(found, type):
@@ -280,7 +285,9 @@ def compare(mine, ref, values: bool = True, path: str = "out") -> None:
 def _samples(op, dtype, n: int, requires_grad: bool = False):
     # the generator itself: OpInfo.sample_inputs wraps it in a tracker that walks the stack (slow)
     torch.manual_seed(0)
-    return list(itertools.islice(op.sample_inputs_func(op, "cpu", dtype, requires_grad), n))
+    samples = op.sample_inputs_func(op, "cpu", dtype, requires_grad)
+    small = (s for s in samples if sum(t.numel() for t in _torch_tensors([s.input, s.args, s.kwargs])) <= MAX_NUMEL)
+    return list(itertools.islice(small, n))
 
 
 def _describe(sample) -> str:
@@ -380,40 +387,64 @@ def _record(kind: str, name: str, failures: list) -> None:
         raise AssertionError(f"{name} {kind}: {len(failures)} failing sample(s)\n" + "\n".join(failures[:4]))
 
 
+def variants(op, fn) -> list:
+    """(label, tidal callable, torch callable): the op, then its Tensor method and its aliases (their names
+    stripped of "torch."; a missing one is None)."""
+    out = [("fn", fn, op.op)]
+    if op.method_variant is not None and hasattr(ttorch.Tensor, op.name) and not _is_wrapper(op.op):
+        out.append(("method", _method(op.name), op.method_variant))
+    for alias in op.aliases:
+        name = alias.name.removeprefix("torch.")
+        out.append((f"alias {name}", _lookup(ttorch, name), alias.op))
+    return out
+
+
 def check_values(op, fn) -> None:
-    """Forward values of the first samples per dtype (float32, int64, bool) against torch."""
+    """Forward values of the first samples per dtype (float32, int64, bool) against torch; the method and
+    the aliases on the first sample."""
     failures = []
     supported = op.supported_dtypes("cpu")
+    calls = variants(op, fn)
     for dtype in DTYPES:
         if dtype not in supported:
             continue
         for sample in _samples(op, dtype, SAMPLES):
-            memo: dict = {"storage": op.name in STORAGE}
-            try:
-                mine = call(fn, sample, memo)
-                materialize(mine)
-            except Unconvertible:
-                continue
-            except Exception as exc:  # noqa: BLE001 - any failure is a finding
-                failures.append(f"{_dtype_name(dtype)} {_describe(sample)}: {type(exc).__name__}: {exc}"[:400])
-                continue
-            torch.manual_seed(0)
-            try:
-                ref = op.op(sample.input, *sample.args, **sample.kwargs)
-            except Exception:  # noqa: BLE001 - torch refuses this sample itself
-                continue
-            try:
-                if op.name in TIES:
-                    compare_ties(op, sample, mine, ref)
-                elif op.name in SIGN_FREE:
-                    k = SIGN_FREE[op.name]
-                    mine = tuple(_signed(o) if i in k else o for i, o in enumerate(mine))
-                    compare(mine, tuple(_signed(o) if i in k else o for i, o in enumerate(ref)))
-                else:
-                    compare(mine, ref, not _is_random(op, sample))
-            except AssertionError as exc:
-                failures.append(f"{_dtype_name(dtype)} {_describe(sample)}: {exc}"[:600])
+            for label, f, torch_f in calls:
+                _check_sample(op, dtype, sample, label, f, torch_f, failures)
+            calls = calls[:1]
     _record("values", op_id(op), failures)
+
+
+def _check_sample(op, dtype, sample, label: str, fn, torch_fn, failures: list) -> None:
+    if fn is None:
+        failures.append(f"{label}: missing in tidal")
+        return
+    memo: dict = {"storage": op.name in STORAGE}
+    try:
+        mine = call(fn, sample, memo)
+        materialize(mine)
+    except Unconvertible:
+        return
+    except Exception as exc:  # noqa: BLE001 - any failure is a finding
+        failures.append(f"{_dtype_name(dtype)} {label} {_describe(sample)}: {type(exc).__name__}: "
+                        f"{exc}"[:400])
+        return
+    torch.manual_seed(0)
+    try:
+        ref = torch_fn(sample.input, *sample.args, **sample.kwargs)
+    except Exception:  # noqa: BLE001 - torch refuses this sample itself
+        return
+    try:
+        if op.name in TIES:
+            compare_ties(op, sample, mine, ref)
+        elif op.name in SIGN_FREE:
+            k = SIGN_FREE[op.name]
+            mine = tuple(_signed(o) if i in k else o for i, o in enumerate(mine))
+            compare(mine, tuple(_signed(o) if i in k else o for i, o in enumerate(ref)))
+        else:
+            compare(mine, ref, not _is_random(op, sample))
+    except AssertionError as exc:
+        failures.append(f"{_dtype_name(dtype)} {label} {_describe(sample)}: {exc}"[:600])
 
 
 def _grad_outputs(out) -> list:
