@@ -21,6 +21,7 @@ from ._aten_functional import *  # noqa: F401,F403 - torch.dropout, torch.layer_
 from ._aten_native import *  # noqa: F401,F403 - torch.native_layer_norm... (with their saved statistics)
 from ._aten_native import (_native_batch_norm_legit, _softmax_backward_data,  # noqa: F401 - private names
                            _unsafe_masked_index, _unsafe_masked_index_put_accumulate)  # torch exposes
+from ..ops.index_reduction import segment_reduce as _segment_reduce  # noqa: F401 - torch's private spelling
 from ..func import vmap
 from ..utils import benchmark as _benchmark, checkpoint as _checkpoint  # noqa: F401 - torch.utils.<name> attributes
 from ._importer import install, is_installed, uninstall

@@ -5,17 +5,20 @@ kernel and gradient.
 """
 from __future__ import annotations
 
+import math
 import warnings
+
+import numpy as np
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from . import math_api as M
-from .creation import full
+from .creation import full, tensor
 from .masked import nonzero
 from .scatter import scatter_reduce, scatter_reduce_
 from .shape_ops import cat
 
-__all__ = ["index_reduce", "nonzero_static"]
+__all__ = ["index_reduce", "nonzero_static", "segment_reduce"]
 METHODS: dict = {}
 _REDUCES = ("prod", "mean", "amax", "amin")
 _warned = False
@@ -65,6 +68,42 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     if missing == 0:
         return found
     return cat([found, full((missing, found.shape[1]), fill_value, dtype=dt.int64, device=input.device)])
+
+
+# segment_reduce's reduction -> (scatter_reduce's name, the identity an empty segment gets)
+_SEGMENT = {"sum": ("sum", 0.0), "prod": ("prod", 1.0), "max": ("amax", -math.inf), "min": ("amin", math.inf),
+            "mean": ("sum", 0.0)}
+
+
+def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None, indices: Tensor | None = None,
+                   offsets: Tensor | None = None, axis: int = 0, unsafe: bool = False, initial=None) -> Tensor:
+    """Reduce consecutive segments of data along axis (their lengths, or the offsets between them); an empty
+    segment gives `initial`, else the reduction's identity (NaN for mean). `initial` joins every segment."""
+    if reduce not in _SEGMENT:
+        raise RuntimeError(f"segment_reduce(): reduce must be one of sum, prod, max, min or mean, got {reduce}")
+    if indices is not None or (lengths is None) == (offsets is None):
+        raise RuntimeError("segment_reduce(): exactly one of lengths or offsets must be given (indices is not "
+                           "supported)")
+    axis = data._dim(axis, "segment_reduce")
+    counts = lengths._host_array() if lengths is not None else np.diff(offsets._host_array(), axis=-1)
+    if counts.ndim != axis + 1 or counts.shape[:-1] != tuple(data.shape[:axis]):
+        raise RuntimeError(f"segment_reduce(): lengths or offsets must have shape {list(data.shape[:axis])} + "
+                           f"[segments] for axis {axis}, got {list(counts.shape)}")
+    if not unsafe and ((counts < 0).any() or (counts.sum(-1) != data.shape[axis]).any()):
+        raise RuntimeError("segment_reduce(): expected lengths to be non-negative and to sum to data.size(axis)")
+    segments = np.zeros(counts.shape[:-1] + (data.shape[axis],), np.int64)
+    for lead in np.ndindex(*counts.shape[:-1]):
+        segments[lead] = np.repeat(np.arange(counts.shape[-1]), counts[lead])
+    trailing = (1,) * (data.ndim - axis - 1)
+    index = tensor(segments, device=data.device).reshape(segments.shape + trailing).expand(*data.shape)
+    name, identity = _SEGMENT[reduce]
+    start = full(counts.shape + tuple(data.shape[axis + 1:]), identity if initial is None else initial,
+                 dtype=data.dtype, device=data.device)
+    out = scatter_reduce(start, axis, index, data, name, include_self=True)
+    if reduce == "mean":
+        count = counts.astype(np.float64) if initial is None else np.maximum(counts, 1).astype(np.float64)
+        out = M.div(out, tensor(count, device=data.device).reshape(counts.shape + trailing).to(data.dtype))
+    return out
 
 
 METHODS.update(index_reduce=index_reduce, index_reduce_=_index_reduce_, nonzero_static=nonzero_static)
