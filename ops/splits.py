@@ -173,3 +173,33 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     d = wrap_dim(dim, input.ndim, "unbind")
     pieces = tuple(selected(input, d, i) for i in range(input._v.shape[d]))
     return _joined_back("unbind", input, pieces, d, "stack")
+
+
+def _chunk_cat(tensors, dim: int, num_chunks: int, *, out: Tensor | None = None) -> Tensor:
+    """torch._chunk_cat: each tensor cut into num_chunks chunks along dim (zero-padded to equal chunks), each chunk
+    flattened from dim on, and the chunks joined: (*sizes before dim, num_chunks, total)."""
+    from .shape_ops import cat
+    if not tensors:
+        raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
+    if num_chunks < 1:
+        raise RuntimeError("_chunk_cat expects positive num_chunks")
+    if any(t.numel() == 0 for t in tensors):
+        raise RuntimeError("_chunk_cat expects non-empty tensor")
+    if dim < 0 and len({t.ndim for t in tensors}) > 1:
+        raise RuntimeError("_chunk_cat expects non-negative dim when input tensors have different ndims")
+    if any(dim >= t.ndim for t in tensors):
+        raise RuntimeError("_chunk_cat expects dim < ndim for all input tensors")
+    d = wrap_dim(dim, tensors[0].ndim, "_chunk_cat")
+    lead = tuple(tensors[0].shape[:d])
+    if any(tuple(t.shape[:d]) != lead for t in tensors):
+        raise RuntimeError("_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all tensors")
+    rows = []
+    for t in tensors:
+        size = t.shape[d]
+        chunk = -(-size // num_chunks)
+        if chunk * num_chunks != size:  # zeros after the last element of dim
+            pad = zeros(lead + (chunk * num_chunks - size,) + tuple(t.shape[d + 1:]), dtype=t.dtype, device=t.device)
+            t = cat([t, pad], d)
+        rows.append(t.reshape(lead + (num_chunks, -1)))
+    result = cat(rows, d + 1)
+    return result if out is None else out.copy_(result)
