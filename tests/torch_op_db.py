@@ -52,7 +52,8 @@ KNOWN: dict[tuple[str, str], str] = {
                                       "strides (gaps included); tidal's clone is contiguous",
     ("grad", "as_strided.partial_views"): "the sample is a view into a larger storage; for gradients the driver "
                                            "copies only the view",
-    ("errors", "aminmax"): "a 65-d input raises ValueError (torch: RuntimeError; fix in ops/reduce.py)",
+    ("errors", "aminmax"): "a 65-d input raises ValueError (torch: RuntimeError; fix in ops/reduce.py); an "
+                           "overlapping out= is accepted",
     ("errors", "amax"): "a 65-d input raises ValueError (torch: RuntimeError; fix in ops/reduce.py)",
     ("errors", "amin"): "a 65-d input raises ValueError (torch: RuntimeError; fix in ops/reduce.py)",
     ("errors", "kthvalue"): _OUT_OVERLAP,
