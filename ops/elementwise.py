@@ -331,6 +331,9 @@ def plan_for(op: ElemOp, args: tuple) -> Plan:
         for a in args:
             if not isinstance(a, (Tensor, int, float, bool, complex)):
                 raise TypeError(f"{op.name}(): expected Tensor or Number arguments, got {type(a).__name__}")
+        if not any(isinstance(a, Tensor) for a in args):  # torch's functions take numbers beside a tensor
+            raise TypeError(f"{op.name}(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(args[0]).__name__}")
         plan = _plan(op, args)
         plan.device = _device_of(op, args)
         plan.vm = get_vm(plan.device)

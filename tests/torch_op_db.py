@@ -84,7 +84,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("errors", "logical_xor"): _NUMBER_ARGS,
     ("errors", "nextafter"): _NUMBER_ARGS,
     ("errors", "ne"): _NUMBER_ARGS,
-    ("errors", "float_power"): _NUMBER_ARGS,
     ("errors", "__radd__"): _NUMBER_ARGS,
     ("errors", "__rmul__"): _NUMBER_ARGS,
     ("errors", "__rand__"): _NUMBER_ARGS,
