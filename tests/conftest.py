@@ -18,6 +18,24 @@ def _vm_clean():
 
 
 @pytest.fixture
+def fusion_settings():
+    """Restore the fusion knobs and the VM mode after a test changes them."""
+    saved, mode = tidal.vm.get_fusion(), tidal.vm.get_mode()
+    yield
+    tidal.vm.set_mode(mode)
+    tidal.vm.set_fusion(**saved)
+
+
+@pytest.fixture
+def async_mode():
+    """Run the test in async mode (the window and fusion only exist there)."""
+    saved = tidal.vm.get_mode()
+    tidal.vm.set_mode("async")
+    yield
+    tidal.vm.set_mode(saved)
+
+
+@pytest.fixture
 def rng():
     """A NumPy generator seeded per test."""
     return np.random.default_rng(int.from_bytes(os.urandom(2), "little") if os.environ.get("TIDAL_RANDOM_SEED")

@@ -5,27 +5,9 @@ import pickle
 import time
 
 import numpy as np
-import pytest
 
 import tidal
 from tidal.vm import codegen, compile_server
-
-
-@pytest.fixture
-def fusion_settings():
-    """Restore the fusion knobs after a test changes them."""
-    saved = tidal.vm.get_fusion()
-    yield
-    tidal.vm.set_fusion(**saved)
-
-
-@pytest.fixture
-def async_mode():
-    """Run the test in async mode (fusion only exists there)."""
-    saved = tidal.vm.get_mode()
-    tidal.vm.set_mode("async")
-    yield
-    tidal.vm.set_mode(saved)
 
 
 def _request(tag, name, path, dummies) -> bytes:

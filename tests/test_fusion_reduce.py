@@ -5,15 +5,6 @@ import pytest
 import tidal
 
 
-@pytest.fixture
-def fusion_settings():
-    """Restore the fusion knobs and the mode after a test changes them."""
-    saved, mode = tidal.vm.get_fusion(), tidal.vm.get_mode()
-    yield
-    tidal.vm.set_mode(mode)
-    tidal.vm.set_fusion(**saved)
-
-
 PATHS = ("numpy", "compiled", "unfused", "sync")
 
 

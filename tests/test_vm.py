@@ -15,23 +15,6 @@ from tidal.vm import machine
 ROOT = pathlib.Path(tidal.__file__).parent
 
 
-@pytest.fixture
-def fusion_settings():
-    """Restore the fusion knobs after a test changes them."""
-    saved = tidal.vm.get_fusion()
-    yield
-    tidal.vm.set_fusion(**saved)
-
-
-@pytest.fixture
-def async_mode():
-    """Run the test in async mode (the window and fusion only exist there)."""
-    saved = tidal.vm.get_mode()
-    tidal.vm.set_mode("async")
-    yield
-    tidal.vm.set_mode(saved)
-
-
 def chain(x):
     return tidal.maximum(x * 2 + 1, 0) * x + 0.5
 

@@ -211,6 +211,11 @@ def load_generated(src: str, prefix: str = "k"):
         os.replace(tmp, path)
     # numba's cache records the module name: CPU kernels keep the name they were cached under
     name = f"tidal_kernel_{digest}" if prefix == "k" else f"tidal_kernel_{prefix}_{digest}"
+    return import_file(name, path)
+
+
+def import_file(name: str, path: str):
+    """The module `name` loaded from `path` (once per process)."""
     module = sys.modules.get(name)
     if module is None:
         spec = importlib.util.spec_from_file_location(name, path)

@@ -13,19 +13,10 @@ It exits when stdin closes (the program ended).
 from __future__ import annotations
 
 import base64
-import importlib.util
 import pickle
 import sys
 
-
-def _load(name: str, path: str):
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return module
+from .codegen import import_file
 
 
 def serve(requests, replies) -> None:
@@ -33,7 +24,7 @@ def serve(requests, replies) -> None:
     for line in requests:
         tag, name, path, dummies = pickle.loads(base64.b64decode(line))
         try:
-            _load(name, path).kernel(*dummies)
+            import_file(name, path).kernel(*dummies)
             error = None
         except Exception as exc:  # noqa: BLE001 - reported; the program keeps the NumPy path
             error = repr(exc)
