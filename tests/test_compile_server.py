@@ -29,6 +29,11 @@ def test_serve_compiles_each_request_and_reports_failures(tmp_path):
     assert answers[1][0] == 2 and "FileNotFoundError" in answers[1][1]  # reported; the server went on
 
 
+def _unusual(x):
+    # a program no other test builds: its kernel file is new in this test's cache directory
+    return (tidal.copysign(x * 7 - 3, x).expm1().abs() * 0.25 + x)
+
+
 def test_background_kernels_are_compiled_by_the_helper_process(tmp_path, monkeypatch, async_mode,
                                                                 fusion_settings):
     monkeypatch.setenv("TIDAL_CACHE_DIR", str(tmp_path))  # an empty kernel cache: a real compile
@@ -36,14 +41,14 @@ def test_background_kernels_are_compiled_by_the_helper_process(tmp_path, monkeyp
     tidal.vm.set_fusion(compile_after=1, background_compile=True)
     xn = np.linspace(-2, 2, 257).astype(np.float32)
     x = tidal.tensor(xn)
-    expected = np.abs(xn * 5 - 1) * np.float32(0.5) + xn
+    expected = _unusual(tidal.tensor(xn)).numpy()  # (runs on NumPy: seen once)
     ready = len(codegen.compiler.ready)
     deadline = time.monotonic() + 120
     while len(codegen.compiler.ready) == ready and time.monotonic() < deadline:
-        np.testing.assert_array_equal((tidal.abs(x * 5 - 1) * 0.5 + x).numpy(), expected)
+        np.testing.assert_allclose(_unusual(x).numpy(), expected, rtol=1e-6)  # NumPy or compiled
         time.sleep(0.05)
     assert len(codegen.compiler.ready) > ready
     server = codegen.compiler._server
     assert server not in (None, False) and server.poll() is None  # the process compiled, and lives on
     assert list((tmp_path / "kernels" / "__pycache__").glob("*.nbi"))  # numba's cache, written there
-    np.testing.assert_array_equal((tidal.abs(x * 5 - 1) * 0.5 + x).numpy(), expected)
+    np.testing.assert_allclose(_unusual(x).numpy(), expected, rtol=1e-6)
