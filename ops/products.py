@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import dtype as dt
-from . import blas_pieces
 from .dispatch import register_kernel
 
 HALF_NP = (np.dtype(np.float16), dt.bfloat16.np)  # stored in 16 bits, computed in float32
@@ -48,25 +47,7 @@ def product_into(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> None:
     elif acc.dtype in HALF_NP:
         acc[...] = np.matmul(a.astype(np.float32), b.astype(np.float32))
     else:
-        _float_product_into(_blas_ready(a), _blas_ready(b), acc)
-
-
-def _float_product_into(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> None:
-    # In one-thread pieces (ops/blas_pieces.py): the VM's worker runs products while the program's
-    # thread keeps a core busy, and OpenBLAS's own threads would wait for a core at every block.
-    if b.ndim == 2 and a.ndim > 2 and acc.flags.c_contiguous:  # (..., k) @ (k, n): one 2-D product
-        a, acc = a.reshape(-1, a.shape[-1]), acc.reshape(-1, acc.shape[-1])
-    if a.ndim == 2 and b.ndim == 2:
-        if a.shape[1] > 4 * max(a.shape[0], b.shape[1]):
-            acc[...] = blas_pieces.matmul_summed(a, b)
-        else:
-            blas_pieces.matmul_into(a, b, acc)
-    elif a.ndim == 3 and b.ndim == 3 and acc.ndim == 3 and \
-            a.shape[1] * a.shape[2] * b.shape[2] > blas_pieces.ONE_THREAD_SIZE:
-        for i in range(acc.shape[0]):  # (batches of one are broadcast by indexing modulo their size)
-            blas_pieces.matmul_into(a[i % a.shape[0]], b[i % b.shape[0]], acc[i])
-    else:
-        np.matmul(a, b, out=acc)
+        np.matmul(_blas_ready(a), _blas_ready(b), out=acc)
 
 
 # -- kernels ------------------------------------------------------------------------------------
