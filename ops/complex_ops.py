@@ -27,27 +27,7 @@ __all__ = ["real", "imag", "conj", "conj_physical", "conj_physical_", "angle", "
 METHODS: dict = {}
 
 
-# -- printing and Python conversions ----------------------------------------------------------------
-_real_repr = Tensor.__repr__
-
-
-def _repr(self: Tensor) -> str:
-    """PyTorch's repr; complex tensors print each element as real+imag j."""
-    if not self.dtype.is_complex:
-        return _real_repr(self)
-    from ..tensor.printing import format_tensor
-    arr = self.detach()._host_array() if self.requires_grad else self._host_array()
-    extras = []
-    if self.device.type != "cpu":
-        extras.append(("device", f"'{self.device}'"))
-    if self.grad_fn is not None:
-        extras.append(("grad_fn", f"<{type(self.grad_fn).__name__}>"))
-    elif self.requires_grad:
-        extras.append(("requires_grad", "True"))
-    return format_tensor(arr, kind="complex", dtype_repr=repr(self.dtype),
-                         show_dtype=self.dtype is not dt.get_default_complex_dtype(), extras=extras)
-
-
+# -- Python conversions --------------------------------------------------------------------------
 def _complex_number(self: Tensor) -> complex:
     return builtins.complex(self.item())
 
@@ -57,7 +37,7 @@ def is_complex(input: Tensor) -> bool:
     return input.dtype.is_complex
 
 
-METHODS.update(__repr__=_repr, __str__=_repr, __complex__=_complex_number, is_complex=is_complex)
+METHODS.update(__complex__=_complex_number, is_complex=is_complex)
 
 
 # -- real / imag / view_as_real: float views of the complex memory -------------------------------------

@@ -309,8 +309,8 @@ class Tensor:
         arr = self.detach()._host_array() if self.requires_grad else self._host_array()
         if self.dtype in (dt.float16, dt.bfloat16):
             arr = arr.astype(np.float32)
-        kind = {dt.BOOL: "bool", dt.INT: "int", dt.FLOAT: "float"}[self.dtype.category]
-        show = self.dtype not in (dt.get_default_dtype(), dt.int64, dt.bool_)
+        kind = {dt.BOOL: "bool", dt.INT: "int", dt.FLOAT: "float", dt.COMPLEX: "complex"}[self.dtype.category]
+        show = self.dtype not in (dt.get_default_dtype(), dt.get_default_complex_dtype(), dt.int64, dt.bool_)
         extras = []
         if self.device.type != "cpu":
             extras.append(("device", f"'{self.device}'"))
