@@ -362,25 +362,13 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
     plan = plan_for(op, args)
     if out is None:
         # the hot path: a new tensor whose memory is allocated when the kernel first writes it
-        vm = plan.vm
-        view = View(Blob(plan.nbytes, vm), plan.shape, plan.strides, 0, plan.np_dtype)
-        view.layout = plan.layout
-        out = Tensor._make(view, plan.dtype, plan.device, vm)
-        expr = plan.expr
-        if not plan.tensors_only:
-            if len(args) == 2 and plan.scalar_types[0] is None:  # tensor op number: the common case
-                ins = (args[0]._v, _typed_scalar(plan.scalar_types[1], args[1]))
-            else:
-                ins = tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
-            expr = _expr(plan, args)
-        elif len(args) == 2:
-            ins = (args[0]._v, args[1]._v)
+        if plan.tensors_only:
+            ins = (args[0]._v, args[1]._v) if len(args) == 2 else tuple(a._v for a in args)
+        elif len(args) == 2 and plan.scalar_types[0] is None:  # tensor op number: the common case
+            ins = (args[0]._v, _typed_scalar(plan.scalar_types[1], args[1]))
         else:
-            ins = tuple(a._v for a in args)
-        vm.push(Instruction(name, plan.direct if plan.pow_exprs is None else None, ins, (view,), None, expr))
-        if plan.differentiable and needs_grad(args):
-            derivatives.record(name, args, out, False)
-        return out
+            ins = tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
+        return _emit(name, plan, ins, args, needs_grad(args), None if plan.pow_exprs is None else _expr(plan, args))
     check_inplace(op.name, out, plan)
     check_overlap(out, args)
     grad = plan.differentiable and needs_grad(args + (out,))
@@ -401,14 +389,18 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
 _new = object.__new__
 
 
-def _emit(name: str, plan: Plan, ins: tuple, args: tuple, grad: bool) -> Tensor:
-    # the result and its instruction, for a cached plan whose arguments were checked when it was made
+def _emit(name: str, plan: Plan, ins: tuple, args: tuple, grad: bool, pow_expr: str | None = None) -> Tensor:
+    # the result and its instruction, for a plan whose arguments were checked when it was made
+    # (`pow_expr`: the expression a number exponent chose; it runs without the direct kernel)
     vm = plan.vm
     view = View(Blob(plan.nbytes, vm), plan.shape, plan.strides, 0, plan.np_dtype)
     view.layout = plan.layout
     out = _new(Tensor)
     out._v, out.dtype, out.device, out._vm = view, plan.dtype, plan.device, vm
-    vm.push(Instruction(name, plan.direct, ins, (view,), None, plan.expr))
+    if pow_expr is None:
+        vm.push(Instruction(name, plan.direct, ins, (view,), None, plan.expr))
+    else:
+        vm.push(Instruction(name, None, ins, (view,), None, pow_expr))
     if grad and plan.differentiable and (is_grad_enabled() or needs_grad(args)):  # (dual tensors: no_grad)
         derivatives.record(name, args, out, False)
     return out
