@@ -35,6 +35,7 @@ from ..tensor import Tensor
 from .api import grad as _grad
 from .grad_mode import enable_grad, is_grad_enabled
 from .graph import AccumulateGrad, _dual_levels, gradient_edge, record
+from .graph_walk import leaves_reached, roots_of, walk
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
 
@@ -186,17 +187,11 @@ def _reached(t: Tensor) -> tuple:
     """({level: [dual nodes]} over the live dual nodes `t`'s graph reaches, whether it reaches a leaf
     or a dual node of another level, i.e. whether its tangent must stay differentiable)."""
     found: dict = {}
-    leaf = False
-    seen: set = set()
-    stack = [t.grad_fn] if isinstance(t, Tensor) and t.requires_grad else []
-    if isinstance(t, Tensor) and t.requires_grad and t.grad_fn is None:
-        leaf = True
-    custom = None
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
+    if not isinstance(t, Tensor) or not t.requires_grad:
+        return found, False
+    leaf = t.grad_fn is None
+    custom = []
+    for node in walk([t.grad_fn]):
         if isinstance(node, AccumulateGrad):
             leaf = True
             continue
@@ -204,9 +199,7 @@ def _reached(t: Tensor) -> tuple:
         if info is not None:
             found.setdefault(info[0], []).append(node)
         elif type(node).__name__[-8:] == "Backward":  # custom Functions' node classes (Backward0: built-in ops)
-            custom = custom or []
             custom.append(node)
-        stack.extend(nxt for nxt, _ in node.next_functions)
     if custom and found:
         _refuse_custom_without_jvp(custom, found)
     return found, leaf
@@ -225,16 +218,9 @@ def _refuse_custom_without_jvp(nodes: list, found: dict) -> None:
         cls = classes.get(type(node))
         if cls is None or getattr(cls, "jvp", None) is not None:
             continue  # with a jvp, the transpose of its (differentiable) backward gives the same tangent
-        seen, stack = set(), [node]
-        while stack:
-            n = stack.pop()
-            if n is None or id(n) in seen:
-                continue
-            seen.add(id(n))
-            if id(n) in duals:
-                raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use "
-                                          "it with forward mode AD.")
-            stack.extend(nxt for nxt, _ in n.next_functions)
+        if any(id(n) in duals for n in walk([node])):
+            raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use "
+                                      "it with forward mode AD.")
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
@@ -331,18 +317,7 @@ def linearize(outputs: Sequence[Tensor], inputs: Sequence[Tensor], create_graph:
 def _leaves_hit(roots: list, wanted: set) -> set:
     """The ids of the leaves among `wanted` whose accumulators the graphs of `roots` reach."""
     hit = {id(r) for r in roots if id(r) in wanted}
-    seen: set = set()
-    stack = [r.grad_fn for r in roots]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, AccumulateGrad):
-            if id(node.variable) in wanted:
-                hit.add(id(node.variable))
-            continue
-        stack.extend(nxt for nxt, _ in node.next_functions)
+    hit.update(id(v) for v in leaves_reached(roots_of(roots)) if id(v) in wanted)
     return hit
 
 
@@ -352,20 +327,12 @@ def _quiet(roots: Sequence[Tensor]):
     stay silent, as torch's forward mode never runs them. (The pass, an autograd.grad, runs only the nodes
     from which its inputs can be reached, and their formulas skip the gradients that cannot reach them.)"""
     saved = []
-    seen: set = set()
-    stack = [gradient_edge(r) for r in roots]
     try:
-        while stack:
-            node = stack.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
+        for node in walk([gradient_edge(r) for r in roots]):
             if isinstance(node, AccumulateGrad):
                 hooks = node.variable.__dict__.pop("_hooks_list", None)
                 if hooks is not None:
                     saved.append((node, hooks))
-            else:
-                stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
             if node._pre_hooks or node._hooks:
                 saved.append((node, (node._pre_hooks, node._hooks)))
                 node._pre_hooks, node._hooks = {}, ()

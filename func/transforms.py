@@ -16,6 +16,7 @@ from ..autograd import enable_grad, is_grad_enabled
 from ..autograd import forward_ad as fw
 from ..autograd.functional import _vjp_raw
 from ..autograd.graph import AccumulateGrad, _seq
+from ..autograd.graph_walk import walk
 from ..tensor import Tensor
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 
@@ -43,21 +44,9 @@ class _Level:
         return leaf
 
     def _reaches_outside(self, t: Tensor) -> bool:
-        seen: set = set()
-        stack = [t.grad_fn]
-        while stack:
-            node = stack.pop()
-            if node is None or id(node) in seen:
-                continue
-            seen.add(id(node))
-            if isinstance(node, AccumulateGrad):
-                if id(node.variable) not in self.own:
-                    return True
-                continue
-            if node.seq < self.start:
-                return True
-            stack.extend(nxt for nxt, _ in node.next_functions)
-        return False
+        """Whether `t`'s graph reaches a leaf this transform did not make, or a node recorded before it."""
+        return any(id(node.variable) not in self.own if isinstance(node, AccumulateGrad) else node.seq < self.start
+                   for node in walk([t.grad_fn]))
 
     def settle(self, tree) -> None:
         """Build the gradient's own graph only if the function's graph reaches past this transform (an
@@ -86,14 +75,25 @@ def _argnums_tuple(argnums, nargs: int, fn: str) -> tuple:
     return tuple(n % nargs for n in nums)
 
 
-def _lift_args(level: _Level, args: tuple, argnums, fn: str) -> tuple:
-    """(args with the differentiated ones lifted, the lifted trees as given by argnums)."""
+def _lift_args(lift: Callable, args: tuple, argnums, fn: str) -> tuple:
+    """(args with each tensor of the differentiated ones replaced by lift(tensor), the lifted trees as
+    given by argnums)."""
     nums = _argnums_tuple(argnums, len(args), fn)
     args = list(args)
     for n in nums:
-        args[n] = tree_map(level.lift, args[n])
+        args[n] = tree_map(lift, args[n])
     chosen = tuple(args[n] for n in nums) if isinstance(argnums, tuple) else args[nums[0]]
     return tuple(args), chosen
+
+
+def _tensor_leaves(tree, message: str) -> tuple:
+    """(leaves, spec) of the pytree `tree`, whose leaves must all be tensors (else RuntimeError(message + the
+    type found), torch.func's wording for each transform)."""
+    leaves, spec = tree_flatten(tree)
+    for x in leaves:
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"{message}{type(x)}")
+    return leaves, spec
 
 
 def _split_aux(out, has_aux: bool, fn: str) -> tuple:
@@ -125,7 +125,7 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
     def wrapper(*args, **kwargs):
         level = _Level()
         with enable_grad():
-            args, chosen = _lift_args(level, args, argnums, "grad_and_value")
+            args, chosen = _lift_args(level.lift, args, argnums, "grad_and_value")
             output, aux = _split_aux(func(*args, **kwargs), has_aux, "grad_and_value")
             if not isinstance(output, Tensor):
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got "
@@ -160,11 +160,8 @@ def vjp(func: Callable, *primals, has_aux: bool = False) -> tuple:
         lifted = tuple(tree_map(level.lift, p) for p in primals)
         output, aux = _split_aux(func(*lifted), has_aux, "vjp")
     level.settle(output)
-    out_leaves, out_spec = tree_flatten(output)
-    for x in out_leaves:
-        if not isinstance(x, Tensor):
-            raise RuntimeError(f"vjp(f, *primals): Expected f to return a tensor or a pytree of tensors, got "
-                               f"{type(x)}")
+    out_leaves, out_spec = _tensor_leaves(output, "vjp(f, *primals): Expected f to return a tensor or a pytree of "
+                                                  "tensors, got ")
 
     def vjp_fn(cotangents):
         cot_leaves, cot_spec = tree_flatten(cotangents)
@@ -211,10 +208,9 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
                            f"structure. For example, if primals is a tuple of 3 tensors, tangents also must be. "
                            f"Got primals with structure {p_spec} and tangents with structure {t_spec}")
+    for leaves, what in ((p_leaves, "primals"), (t_leaves, "tangents")):
+        _tensor_leaves(leaves, f"jvp(f, primals, tangents): Expected {what} to only contain Tensors, got ")
     for p, t in zip(p_leaves, t_leaves):
-        for x, what in ((p, "primals"), (t, "tangents")):
-            if not isinstance(x, Tensor):
-                raise RuntimeError(f"jvp(f, primals, tangents): Expected {what} to only contain Tensors, got {type(x)}")
         if p.shape != t.shape:
             raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same shape. "
                                f"Got primals.shape={p.shape} and tangents.shape={t.shape}")
@@ -222,11 +218,8 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
     with enable_grad(), fw._internal_level() as lvl:
         duals = [_dualize(lvl, p, t, "jvp") for p, t in zip(p_leaves, t_leaves)]
         output, aux = _split_aux(func(*tree_unflatten(duals, p_spec)), has_aux, "jvp")
-        out_leaves, out_spec = tree_flatten(output)
-        for o in out_leaves:
-            if not isinstance(o, Tensor):
-                raise RuntimeError(f"jvp(f, primals, tangents): expected f(*primals) to return only tensors, got "
-                                   f"unsupported type {type(o)}")
+        out_leaves, out_spec = _tensor_leaves(output, "jvp(f, primals, tangents): expected f(*primals) to return "
+                                                      "only tensors, got unsupported type ")
         create = keep and (fw._outer(out_leaves, lvl) or any(t.requires_grad for t in t_leaves))
         res = fw.linearize(out_leaves, [fw._dual_handle(d) for d in duals], create)(t_leaves)
         if strict and any(g is None for g in res):
@@ -243,16 +236,14 @@ def _jacobian(func: Callable, argnums, has_aux: bool, fn: str) -> Callable:
     def wrapper(*args, **kwargs):
         level = _Level()
         with enable_grad():
-            args, chosen = _lift_args(level, args, argnums, fn)
+            args, chosen = _lift_args(level.lift, args, argnums, fn)
             output, aux = _split_aux(func(*args, **kwargs), has_aux, fn)
             level.settle(output)
-            out_leaves, out_spec = tree_flatten(output)
+            out_leaves, out_spec = _tensor_leaves(output, f"{fn}(f, ...): Expected f to return a Tensor or a "
+                                                          "pytree of Tensors, got ")
             in_leaves, in_spec = tree_flatten(chosen)
             jac = []
             for o in out_leaves:
-                if not isinstance(o, Tensor):
-                    raise RuntimeError(f"{fn}(f, ...): Expected f to return a Tensor or a pytree of Tensors, got "
-                                       f"{type(o)}")
                 rows: list = [[] for _ in in_leaves]
                 flat = o.reshape(-1)
                 for k in range(flat.numel()):
@@ -288,17 +279,10 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *, randomness: str 
     def wrapper(*args, **kwargs):
         keep = is_grad_enabled()
         with enable_grad(), fw._internal_level() as lvl:
-            nums = _argnums_tuple(argnums, len(args), "jacfwd")
-            args = list(args)
-            for n in nums:
-                args[n] = tree_map(lambda t: _dualize(lvl, t, None, "jacfwd"), args[n])
-            chosen = tuple(args[n] for n in nums) if isinstance(argnums, tuple) else args[nums[0]]
+            args, chosen = _lift_args(lambda t: _dualize(lvl, t, None, "jacfwd"), args, argnums, "jacfwd")
             output, aux = _split_aux(func(*args, **kwargs), has_aux, "jacfwd")
-            out_leaves, out_spec = tree_flatten(output)
-            for o in out_leaves:
-                if not isinstance(o, Tensor):
-                    raise RuntimeError(f"jacfwd(f, ...): Expected f to return a Tensor or a pytree of Tensors, got "
-                                       f"{type(o)}")
+            out_leaves, out_spec = _tensor_leaves(output, "jacfwd(f, ...): Expected f to return a Tensor or a pytree "
+                                                          "of Tensors, got ")
             in_leaves, in_spec = tree_flatten(chosen)
             duals = [x for x in in_leaves if isinstance(x, Tensor)]
             create = keep and fw._outer(out_leaves, lvl)

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 from ..autograd import enable_grad, is_grad_enabled
 from ..autograd.engine import run_backward
 from ..autograd.graph import AccumulateGrad, _seq, node_class, record
+from ..autograd.graph_walk import roots_of, walk
 from ..func._pytree import tree_flatten, tree_unflatten
 from ..ops import rng as _rng
 from ..tensor import Tensor
@@ -49,20 +50,20 @@ def _set_rng_states(states: dict) -> None:
         _rng._defaults[kind].set_state(state)
 
 
+def _outside(start_seq: int, leaves: bool) -> Callable:
+    """A walk's prune rule: stop at nodes recorded before the segment began, and at leaf accumulators
+    unless `leaves`."""
+    return lambda node: (not leaves) if isinstance(node, AccumulateGrad) else node.seq < start_seq
+
+
 def _boundary(outputs: list, inputs: list, start_seq: int) -> tuple:
     """What the segment's graph reaches outside itself: the leaves (captured parameters) other than its
     own inputs, and the edges into nodes recorded before it began (captured non-leaf tensors), each
     with the shape and dtype its gradient has; in first-seen order."""
     own = {id(t) for t in inputs}
-    seen: set = set()
     leaves: list = []
     outer: dict = {}  # (id(node), output index) -> ((node, output index), gradient meta)
-    stack = [t.grad_fn for t in outputs if t.grad_fn is not None]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node in walk(roots_of(outputs), _outside(start_seq, leaves=True)):
         if isinstance(node, AccumulateGrad):
             if id(node.variable) not in own:
                 leaves.append(node.variable)
@@ -70,8 +71,6 @@ def _boundary(outputs: list, inputs: list, start_seq: int) -> tuple:
         for (nxt, idx), meta in zip(node.next_functions, node._input_meta):
             if nxt is not None and not isinstance(nxt, AccumulateGrad) and nxt.seq < start_seq:
                 outer.setdefault((id(nxt), idx), ((nxt, idx), meta))
-            elif nxt is not None:
-                stack.append(nxt)
     return leaves, list(outer.values())
 
 
@@ -82,19 +81,10 @@ def _cut_at(outputs: list, start_seq: int, edges: list) -> list:
     index = {(id(node), idx): k for k, ((node, idx), _) in enumerate(edges)}
     cells: list = [[None] for _ in edges]
     stand_ins: dict = {}
-    seen: set = set()
-    stack = [t.grad_fn for t in outputs if t.grad_fn is not None]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen or isinstance(node, AccumulateGrad):
-            continue
-        seen.add(id(node))
+    for node in walk(roots_of(outputs), _outside(start_seq, leaves=False)):
         nexts = list(node.next_functions)
         for j, (nxt, idx) in enumerate(nexts):
-            if nxt is None or isinstance(nxt, AccumulateGrad):
-                continue
-            if nxt.seq >= start_seq:
-                stack.append(nxt)
+            if nxt is None or isinstance(nxt, AccumulateGrad) or nxt.seq >= start_seq:
                 continue
             stand_in = stand_ins.get(id(nxt))
             if stand_in is None:
@@ -110,14 +100,7 @@ def _cut_at(outputs: list, start_seq: int, edges: list) -> list:
 
 def _release_segment(outputs: list, start_seq: int) -> None:
     """Free the saved tensors of the segment's nodes now (saved outputs make cycles the GC frees late)."""
-    seen: set = set()
-    stack = [t.grad_fn for t in outputs if t.grad_fn is not None]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen or isinstance(node, AccumulateGrad) or node.seq < start_seq:
-            continue
-        seen.add(id(node))
-        stack.extend(nxt for nxt, _ in node.next_functions)
+    for node in walk(roots_of(outputs), _outside(start_seq, leaves=False)):
         node.release()
 
 

@@ -1,11 +1,31 @@
-"""What save() and load() share: a nested state dict flattened to dotted keys, and the region of
-the global tensor that this rank's shard covers."""
+"""What save() and load() share: their arguments (storage, process group, rank), a nested state dict
+flattened to dotted keys, and the region of the global tensor that this rank's shard covers."""
 from __future__ import annotations
+
+import os
+from typing import Callable
 
 from ...comm.global_tensor import GlobalTensor
 from ...tensor import Tensor
 
-__all__ = ["flatten", "region", "group_of", "plain", "restore"]
+__all__ = ["setup", "flatten", "region", "group_of", "plain", "restore"]
+
+
+def setup(verb: str, checkpoint_id, storage, role: str, make: Callable, planner, process_group,
+          no_dist: bool) -> tuple:
+    """(storage, process group or None, this rank) for save/load (`verb`): `storage` is the user's
+    storage_reader/writer (`role`) pointed at `checkpoint_id`, or `make(checkpoint_id)`."""
+    if planner is not None:
+        raise NotImplementedError(f"{verb}(): custom planners are not implemented in tidal")
+    if storage is None:
+        if checkpoint_id is None:
+            raise RuntimeError(f"`checkpoint_id` and `{role}` cannot both be None.")
+        storage = make(checkpoint_id)
+    elif checkpoint_id is not None:
+        storage.path = os.fspath(checkpoint_id)
+    group = group_of(process_group, no_dist)
+    from ...comm import process_group as pg
+    return storage, group, (pg.get_rank() if group is not None else 0)
 
 
 def _is_leaf_list(value) -> bool:

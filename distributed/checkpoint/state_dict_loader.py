@@ -2,26 +2,14 @@
 each rank reading the parts of the saved chunks that its own layout needs (resharding on load)."""
 from __future__ import annotations
 
-import os
-
 from ...autograd.grad_mode import no_grad
 from ...comm.global_tensor import GlobalTensor
 from ...comm.placement_sbp import partial_sum
 from ...tensor import Tensor
-from ._layout import flatten, group_of, region, restore
+from ._layout import flatten, region, restore, setup
 from .filesystem import FileSystemReader, StorageReader
 
 __all__ = ["load"]
-
-
-def _reader(checkpoint_id, storage_reader) -> StorageReader:
-    if storage_reader is None:
-        if checkpoint_id is None:
-            raise RuntimeError("`checkpoint_id` and `storage_reader` cannot both be None.")
-        return FileSystemReader(checkpoint_id)
-    if checkpoint_id is not None:
-        storage_reader.path = os.fspath(checkpoint_id)
-    return storage_reader
 
 
 def _fill(target: Tensor, offsets: list, sizes: list, entry: dict, reader: StorageReader) -> None:
@@ -44,13 +32,9 @@ def load(state_dict: dict, *, checkpoint_id=None, storage_reader: StorageReader 
          process_group=None, no_dist: bool = False) -> None:
     """Load a checkpoint into `state_dict` in place: its tensors and DTensors (any layout: each rank reads
     what its shards cover) and plain values."""
-    if planner is not None:
-        raise NotImplementedError("load(): custom planners are not implemented in tidal")
-    reader = _reader(checkpoint_id, storage_reader)
+    reader, _, rank = setup("load", checkpoint_id, storage_reader, "storage_reader", FileSystemReader, planner,
+                            process_group, no_dist)
     entries = reader.read_metadata()["entries"]
-    group = group_of(process_group, no_dist)
-    from ...comm import process_group as pg
-    rank = pg.get_rank() if group is not None else 0
     with no_grad():
         for key, container, index, leaf in flatten(state_dict):
             entry = entries.get(key)

@@ -2,14 +2,13 @@
 each), the coordinator writes the metadata that says where every chunk lies."""
 from __future__ import annotations
 
-import os
 from concurrent.futures import Future
 
 from ...autograd.grad_mode import no_grad
 from ...comm.global_tensor import GlobalTensor
 from ...comm.placement_sbp import broadcast, partial_sum
 from ...tensor import Tensor
-from ._layout import flatten, group_of, plain, region
+from ._layout import flatten, plain, region, setup
 from .filesystem import FileSystemWriter, StorageWriter
 
 __all__ = ["save", "async_save", "Metadata"]
@@ -28,16 +27,6 @@ class Metadata:
         return f"Metadata({len(self.state_dict_metadata)} entries)"
 
 
-def _writer(checkpoint_id, storage_writer) -> StorageWriter:
-    if storage_writer is None:
-        if checkpoint_id is None:
-            raise RuntimeError("`checkpoint_id` and `storage_writer` cannot both be None.")
-        return FileSystemWriter(checkpoint_id)
-    if checkpoint_id is not None:
-        storage_writer.path = os.fspath(checkpoint_id)
-    return storage_writer
-
-
 def _chunk(t: Tensor) -> Tensor:
     t = t.detach()
     return t.contiguous().clone() if t.dim() else t.clone()   # its own storage: only the chunk is written
@@ -47,12 +36,8 @@ def save(state_dict: dict, *, checkpoint_id=None, storage_writer: StorageWriter 
          process_group=None, no_dist: bool = False) -> Metadata:
     """Write `state_dict` (tensors, DTensors and plain values, nested) as a sharded checkpoint; collective
     over the process group (each rank writes its own shards)."""
-    if planner is not None:
-        raise NotImplementedError("save(): custom planners are not implemented in tidal")
-    writer = _writer(checkpoint_id, storage_writer)
-    group = group_of(process_group, no_dist)
-    from ...comm import process_group as pg
-    rank = pg.get_rank() if group is not None else 0
+    writer, group, rank = setup("save", checkpoint_id, storage_writer, "storage_writer", FileSystemWriter, planner,
+                                process_group, no_dist)
     entries, chunks, records = {}, {}, []
     with no_grad():
         for key, _, _, leaf in flatten(state_dict):
