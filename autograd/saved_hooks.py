@@ -10,19 +10,33 @@ subclass (same name, same layout) whose `_saved` is a property: assignments pack
 output assign `_saved` after recording, see ops/derivatives.py), reads unpack.
 
 As in torch: a packed tensor is not checked for in-place changes at unpack (the graph no longer holds
-it); the hook stack is global here (torch's is per thread).
+it); the stack of blocks, and of disable_saved_tensors_hooks blocks, is per thread: a block entered on
+one thread does not pack what another thread records (the swapped Node.__init__ finds that thread's
+stack empty and records plainly).
 """
 from __future__ import annotations
 
+import threading
 import weakref
 
 from ..tensor import Tensor
-from . import graph
 from .graph import FREED, Node
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
 
-_disabled: list = []  # error messages of the active disable_saved_tensors_hooks blocks, innermost last
+
+class _Stacks(threading.local):
+    """This thread's active blocks, innermost last: (pack, unpack) pairs, and the error messages of
+    disable_saved_tensors_hooks blocks."""
+
+    def __init__(self) -> None:
+        self.hooks: list = []
+        self.disabled: list = []
+
+
+_stacks = _Stacks()
+_open = [0]                 # hook blocks open on all threads: while any is, Node.__init__ is _packing_init
+_open_lock = threading.Lock()
 _raw = Node._saved  # the slot descriptor: the packed entries of a hooked node
 _twins: dict = {}   # Node subclass -> its hooked twin
 
@@ -87,10 +101,14 @@ _plain_init = Node.__init__
 
 
 def _packing_init(node: Node, *args) -> None:
-    """Node.__init__ while a hooks block is active: record, then pack what `node` saved, now and later."""
+    """Node.__init__ while a hooks block is active on some thread: record, then, if this thread has a
+    block, pack what `node` saved, now and later."""
     _plain_init(node, *args)
+    hooks = _stacks.hooks
+    if not hooks:
+        return
     node.__class__ = _twin(type(node))
-    node.__dict__["_saved_hooks"] = graph._pack_hooks[-1]
+    node.__dict__["_saved_hooks"] = hooks[-1]
     saved = _raw.__get__(node)
     _raw.__set__(node, ())
     node._saved = saved
@@ -104,15 +122,19 @@ class saved_tensors_hooks:
         self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
 
     def __enter__(self) -> None:
-        if _disabled:
-            raise RuntimeError(_disabled[-1])
-        graph._pack_hooks.append((self.pack_hook, self.unpack_hook))
-        Node.__init__ = _packing_init
+        if _stacks.disabled:
+            raise RuntimeError(_stacks.disabled[-1])
+        _stacks.hooks.append((self.pack_hook, self.unpack_hook))
+        with _open_lock:
+            _open[0] += 1
+            Node.__init__ = _packing_init
 
     def __exit__(self, *exc) -> None:
-        graph._pack_hooks.pop()
-        if not graph._pack_hooks:
-            Node.__init__ = _plain_init
+        _stacks.hooks.pop()
+        with _open_lock:
+            _open[0] -= 1
+            if not _open[0]:
+                Node.__init__ = _plain_init
 
 
 class save_on_cpu(saved_tensors_hooks):
@@ -142,9 +164,9 @@ class disable_saved_tensors_hooks:
         self.error_message = error_message
 
     def __enter__(self) -> None:
-        if graph._pack_hooks:
+        if _stacks.hooks:
             raise RuntimeError(self.error_message)
-        _disabled.append(self.error_message)
+        _stacks.disabled.append(self.error_message)
 
     def __exit__(self, *exc) -> None:
-        _disabled.pop()
+        _stacks.disabled.pop()
