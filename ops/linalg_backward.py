@@ -4,6 +4,8 @@ Each is written in tidal ops on the decomposition's own outputs (saved with thei
 backward differentiates the formula again, as in PyTorch. Real matrices only: the gradients of U and V
 in svd and of V in eigh are well defined only for losses that do not depend on the sign of each vector
 (PyTorch's gauge rule); repeated singular values or eigenvalues give inf/nan, as in PyTorch.
+Complex matrices use the same formulas with conjugate transposes (`mH`); for complex svd the loss must
+not depend on the phase of each singular vector pair, which PyTorch checks and tidal does not.
 """
 from __future__ import annotations
 
@@ -13,8 +15,17 @@ from .linalg import matmul
 from .shape_ops import cat
 
 
-def _mT(x: Tensor) -> Tensor:
-    return x.transpose(-2, -1)
+def conj(x: Tensor) -> Tensor:
+    """The conjugate of a complex tensor (a differentiable copy); x itself for real ones."""
+    return x.conj() if x.dtype.is_complex else x
+
+
+def mH(x: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims (the transpose, a view, for real dtypes)."""
+    return conj(x.transpose(-2, -1))
+
+
+_mT = mH  # every transpose in these formulas is an adjoint
 
 
 def _solve(A: Tensor, B: Tensor, left: bool = True) -> Tensor:
@@ -41,15 +52,18 @@ def svd_grad(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | N
         return matmul(U * gS.unsqueeze(-2), Vh)
     V = _mT(Vh)
     # the core: U^T dA V, off its diagonal, fixes the rotations of U and V (S_j^2 - S_i^2 the gaps)
-    core = None
+    core = UhgU = None
     if gU is not None:
-        core = _skew(matmul(_mT(U), gU)) * S.unsqueeze(-2)
+        UhgU = _skew(matmul(_mT(U), gU))
+        core = UhgU * S.unsqueeze(-2)
     if gVh is not None:
         term = S.unsqueeze(-1) * _skew(matmul(Vh, _mT(gVh)))
         core = term if core is None else core + term
     core = core / _gaps(S * S)
     if gS is not None:
         core = core + gS.diag_embed()
+    if gU is not None and U.dtype.is_complex:  # i Im(diag(U^H gU)) / S; the gauge rule cancels core's diagonal
+        core = core + (UhgU.diagonal(0, -2, -1) / (2 * S)).diag_embed()
     if m > k and gU is not None:  # gU's part outside span(U) (only when A is tall)
         gU_s = gU / S.unsqueeze(-2)
         return matmul(matmul(U, core) + gU_s - matmul(U, matmul(_mT(U), gU_s)), Vh)
@@ -81,22 +95,24 @@ def eigh_backward(node, gL, gV):
     """Backward of linalg.eigh (and eigvalsh, whose node also outputs V): a symmetric gradient."""
     L, V = node.saved_tensors
     if gV is None:
-        inner = gL.diag_embed()
+        inner = gL.diag_embed().to(V.dtype)  # real eigenvalues: a complex V needs a complex product
     else:
         VtgV = matmul(_mT(V), gV)
         inner = 0.5 * (VtgV - _mT(VtgV)) / _gaps(L)
         if gL is not None:
             inner = inner + gL.diag_embed()
-    return (matmul(V, matmul(inner, _mT(V))),)
+    return (matmul(V, matmul(inner.to(V.dtype), _mT(V))),)
 
 
 # -- QR and Cholesky ------------------------------------------------------------------------------------
 def _qr_square_grad(Q: Tensor, R: Tensor, gQ: Tensor, gR: Tensor | None) -> Tensor:
-    """Gradient of A = QR with R square (m >= n): (gQ + Q copyutl(gR R^T - Q^T gQ)) R^{-T}."""
+    """Gradient of A = QR with R square (m >= n): (gQ + Q copyutl(gR R^H - Q^H gQ)) R^{-H}."""
     B = -matmul(_mT(Q), gQ)
     if gR is not None:
         B = B + matmul(gR, _mT(R))
-    sym = B.triu() + _mT(B.triu(1))  # the upper triangle mirrored into the lower one
+    # the strict upper triangle mirrored into the lower one, and B's real diagonal (R's diagonal is real)
+    upper, diag = B.triu(1), B.diagonal(0, -2, -1)
+    sym = upper + _mT(upper) + (diag.real if diag.dtype.is_complex else diag).diag_embed()
     return _mT(_solve(R, _mT(gQ + matmul(Q, sym))))
 
 
@@ -125,14 +141,13 @@ def qr_backward(node, gQ, gR):
 
 
 def cholesky_backward(node, gL):
-    """Backward of linalg.cholesky: sym(L^{-T} phi(L^T gL) L^{-1}), phi the lower triangle with half the diagonal."""
+    """Backward of linalg.cholesky: L^{-H} phi L^{-1}, phi = (X + X's strict lower triangle^H) / 2, X = tril(L^H gL)."""
     (L,) = node.saved_tensors
     if node.attrs:  # upper: the factor is U = L^T
         L, gL = _mT(L), _mT(gL)
     inner = matmul(_mT(L), gL).tril()
-    inner = inner - 0.5 * inner.diagonal(0, -2, -1).diag_embed()
-    gA = _solve(L, _solve(_mT(L), inner), left=False)
-    return (0.5 * (gA + _mT(gA)),)
+    inner = 0.5 * (inner + _mT(inner.tril(-1)))  # Hermitian but for the diagonal's imaginary part, as torch's
+    return (_solve(L, _solve(_mT(L), inner), left=False),)
 
 
 # -- pseudo-inverse -------------------------------------------------------------------------------------

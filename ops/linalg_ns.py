@@ -1,8 +1,9 @@
 """The `tidal.linalg` namespace: norms, inverse, determinant, solve and the decompositions.
 
 Decompositions run NumPy's LAPACK wrappers in one CPU kernel, "linalg" (attrs name the routine),
-on float32/float64 stacks of matrices. Every function has PyTorch's gradient, written in tidal ops
-so double backward works: inv, det, slogdet and solve here, the decompositions (svd, svdvals, eigh,
+on float32/float64/complex64/complex128 stacks of matrices (singular values, Hermitian eigenvalues
+and log|det| are real for complex input, as in PyTorch). Every function has PyTorch's gradient
+(conjugate transposes for complex input), written in tidal ops so double backward works: inv, det, slogdet and solve here, the decompositions (svd, svdvals, eigh,
 eigvalsh, qr, cholesky, pinv) in ops/linalg_backward.py; norms follow the op they are built from
 (the 2/-2/'nuc' matrix norms from svdvals); cross and matmul are tidal's own.
 """
@@ -33,17 +34,21 @@ _LOW_PRECISION = {dt.float16: "Half", dt.bfloat16: "BFloat16"}
 
 # -- the kernel ----------------------------------------------------------------------------------
 def _pinv(a: np.ndarray, atol: float, rtol: float, hermitian: bool) -> np.ndarray:
-    """V diag(1/s) U^T over the singular values above max(atol, rtol * largest); with `hermitian`, from the
+    """V diag(1/s) U^H over the singular values above max(atol, rtol * largest); with `hermitian`, from the
     eigendecomposition of the lower triangle (as PyTorch: s = |eigenvalues|, U = V sign)."""
     if hermitian:
         w, v = np.linalg.eigh(a, UPLO="L")
-        s, u, vh = np.abs(w), v * np.sign(w)[..., None, :], np.swapaxes(v, -1, -2)
+        s, u, vh = np.abs(w), v * np.sign(w)[..., None, :], _adjoint(v)
     else:
         u, s, vh = np.linalg.svd(a, full_matrices=False)
     smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
     keep = s > np.maximum(atol, rtol * smax)
     s_inv = np.where(keep, 1 / np.where(keep, s, 1), 0)
-    return np.swapaxes(vh, -1, -2) @ (s_inv[..., None] * np.swapaxes(u, -1, -2))
+    return _adjoint(vh) @ (s_inv[..., None] * _adjoint(u))
+
+
+def _adjoint(a: np.ndarray) -> np.ndarray:
+    return np.conj(np.swapaxes(a, -1, -2))
 
 
 # routine name -> fn(inputs, attrs) -> tuple of results, in output order
@@ -93,7 +98,8 @@ def _check_float(op: str, A: Tensor, arg: str = "A") -> None:
 
 def _type_name(d: dt.dtype) -> str:
     return {dt.int64: "Long", dt.int32: "Int", dt.int16: "Short", dt.int8: "Char", dt.uint8: "Byte",
-            dt.bool_: "Bool", dt.float32: "Float", dt.float64: "Double"}.get(d, _LOW_PRECISION.get(d, str(d)))
+            dt.bool_: "Bool", dt.float32: "Float", dt.float64: "Double", dt.complex64: "ComplexFloat",
+            dt.complex128: "ComplexDouble"}.get(d, _LOW_PRECISION.get(d, str(d)))
 
 
 def _check_matrix(op: str, A: Tensor, square: bool = True) -> None:
@@ -109,10 +115,13 @@ def _mT(x: Tensor) -> Tensor:
     return x.transpose(-2, -1)
 
 
+_mH = grads.mH  # the conjugate transpose: the backward formulas' transpose
+
+
 # -- inverse, determinant, solve (with gradients) ------------------------------------------------
 def _inv_backward(node, g):
     (a_inv,) = node.saved_tensors
-    return (-matmul(matmul(_mT(a_inv), g), _mT(a_inv)),)
+    return (-matmul(matmul(_mH(a_inv), g), _mH(a_inv)),)
 
 
 def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -126,7 +135,7 @@ def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def _det_backward(node, g):
     (A, d) = node.saved_tensors
-    return ((g * d).unsqueeze(-1).unsqueeze(-1) * _mT(inv(A)),)
+    return ((g * grads.conj(d)).unsqueeze(-1).unsqueeze(-1) * _mH(inv(A)),)
 
 
 def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -140,8 +149,8 @@ def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def _solve_backward(node, g):
     (A, X) = node.saved_tensors
-    grad_b = solve(_mT(A), g)
-    return (-matmul(grad_b, _mT(X)), grad_b)
+    grad_b = solve(_mH(A), g)
+    return (-matmul(grad_b, _mH(X)), grad_b)
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None) -> Tensor:
@@ -219,7 +228,7 @@ def _svd(A: Tensor, full_matrices: bool) -> list:
     *batch, m, n = A.shape
     k = min(m, n)
     u_cols, v_rows = (m, n) if full_matrices else (k, k)
-    return _run("svd", (A,), [((*batch, m, u_cols), A.dtype), ((*batch, k), A.dtype),
+    return _run("svd", (A,), [((*batch, m, u_cols), A.dtype), ((*batch, k), A.dtype.to_real()),
                               ((*batch, v_rows, n), A.dtype)], full_matrices)
 
 
@@ -230,7 +239,7 @@ def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
         U, S, Vh = _svd(A, False)
         record("linalg_svd", grads.svdvals_backward, (A,), (S, U, Vh), saved=(U, S, Vh))
         return S
-    (S,) = _run("svdvals", (A,), [((*A.shape[:-2], min(A.shape[-2:])), A.dtype)])
+    (S,) = _run("svdvals", (A,), [((*A.shape[:-2], min(A.shape[-2:])), A.dtype.to_real())])
     return S
 
 
@@ -243,7 +252,7 @@ def _check_uplo(op: str, UPLO: str) -> str:
 def eigh(A: Tensor, UPLO: str = "L", *, out=None) -> tuple:
     """(eigenvalues ascending, eigenvectors as columns) of each symmetric matrix."""
     _check_matrix("eigh", A)
-    w, V = _run("eigh", (A,), [(A.shape[:-1], A.dtype), (A.shape, A.dtype)], _check_uplo("eigh", UPLO))
+    w, V = _run("eigh", (A,), [(A.shape[:-1], A.dtype.to_real()), (A.shape, A.dtype)], _check_uplo("eigh", UPLO))
     if needs_grad((A,)):
         record("linalg_eigh", grads.eigh_backward, (A,), (w, V), saved=(w, V))
     return return_type("eigh", ("eigenvalues", "eigenvectors"))(w, V)
@@ -254,7 +263,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     _check_matrix("eigvalsh", A)
     if needs_grad((A,)):  # the eigenvectors are the node's hidden output
         return eigh(A, UPLO)[0]
-    (w,) = _run("eigvalsh", (A,), [(A.shape[:-1], A.dtype)], _check_uplo("eigvalsh", UPLO))
+    (w,) = _run("eigvalsh", (A,), [(A.shape[:-1], A.dtype.to_real())], _check_uplo("eigvalsh", UPLO))
     return w
 
 
@@ -274,18 +283,24 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
 
 
 def _slogdet_backward(node, g_sign, g_logabs):
-    if g_logabs is None:  # the sign is piecewise constant: no gradient at all, as in PyTorch
+    A, sign = node.saved_tensors
+    g = g_logabs
+    if A.dtype.is_complex and g_sign is not None:  # torch's: g_logabs - i Im(conj(g_sign) sign)
+        from .complex_ops import complex, imag
+        turn = imag(grads.conj(g_sign) * sign)
+        turn = complex(turn * 0, -turn)
+        g = turn if g is None else g + turn
+    if g is None:  # a real sign is piecewise constant: no gradient at all, as in PyTorch
         return (None,)
-    (A,) = node.saved_tensors
-    return (g_logabs.unsqueeze(-1).unsqueeze(-1) * _mT(inv(A)),)
+    return (g.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A)),)
 
 
 def slogdet(A: Tensor, *, out=None) -> tuple:
     """(sign, log|det|) of each square matrix; log|det| is -inf for a singular one."""
     _check_matrix("slogdet", A)
-    sign, logabs = _run("slogdet", (A,), [(A.shape[:-2], A.dtype), (A.shape[:-2], A.dtype)])
+    sign, logabs = _run("slogdet", (A,), [(A.shape[:-2], A.dtype), (A.shape[:-2], A.dtype.to_real())])
     if needs_grad((A,)):
-        record("linalg_slogdet", _slogdet_backward, (A,), (sign, logabs), saved=(A,))
+        record("linalg_slogdet", _slogdet_backward, (A,), (sign, logabs), saved=(A, sign))
     return return_type("linalg_slogdet", ("sign", "logabsdet"))(sign, logabs)
 
 

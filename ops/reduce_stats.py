@@ -55,6 +55,8 @@ def _var_mean_body(a, axes, spec):
     n = _count(a, axes)
     mean = np.add.reduce(a, axis=axes, keepdims=True) / n
     dev = a - mean
+    if dev.dtype.kind == "c":  # |x - mean|^2: a complex tensor's spread is real
+        dev = np.abs(dev)
     var = np.add.reduce(dev * dev, axis=axes, keepdims=True) / builtins.max(n - correction, 0)
     return (np.sqrt(var) if take_sqrt else var), mean
 
@@ -115,7 +117,8 @@ def _var_like(op: str, x: Tensor, dim, unbiased, keepdim: bool, correction, take
         warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                       "factor (input numel divided by output numel).", UserWarning, stacklevel=3)
     grad = needs_grad((x,))
-    dtypes = [x.dtype, x.dtype] if with_mean or grad else [x.dtype]  # the backward reads the mean
+    spread = x.dtype.to_real()  # complex input: a real var/std, a complex mean (as torch)
+    dtypes = [spread, x.dtype] if with_mean or grad else [spread]  # the backward reads the mean
     outs = _reduce("var_mean", x, axes, keepdim, dtypes, x.dtype.compute, (correction, take_sqrt))
     if not grad:
         return outs
@@ -199,6 +202,9 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype: dt.dtyp
     if dtype_arg(dtype, "norm") is not None:
         if not dtype.is_floating_point:
             raise RuntimeError(f"{op}: dtype should be floating point or complex, but got {torch_name(dtype)}")
+        if dtype.is_complex != input.dtype.is_complex:
+            kind = "complex" if input.dtype.is_complex else "real"
+            raise RuntimeError(f"{op}: dtype should be {kind} for {kind} inputs, but got {torch_name(dtype)}")
         if dt.promote_types(input.dtype, dtype) is not dtype:
             raise RuntimeError(f"{op}: the dtype of the input ({torch_name(input.dtype)}) should be convertible "
                                f"without narrowing to the specified dtype ({torch_name(dtype)})")
@@ -209,8 +215,10 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype: dt.dtyp
     if p == "nuc":  # the sum of singular values: linalg's, whose gradient comes from svdvals
         from .linalg_ns import matrix_norm
         return matrix_norm(input, "nuc", tuple(axes), keepdim, dtype=dtype)
+    # a complex input is reduced in its (complex) dtype into a real result
     return track("linalg_vector_norm", _norm_backward, input,
-                 _reduce("norm", input, axes, keepdim, [out], out.compute, p), axes, keepdim, ("input", 0), p)
+                 _reduce("norm", input, axes, keepdim, [out.to_real()], out.compute, p), axes, keepdim, ("input", 0),
+                 p)
 
 
 def _check_identity(input: Tensor, dim, p: float) -> None:
@@ -231,7 +239,7 @@ def _check_identity(input: Tensor, dim, p: float) -> None:
 
 
 def _norm_backward(node, g):
-    """torch's norm_backward, case by case in p; 0 where the norm is 0."""
+    """torch's norm_backward, case by case in p; 0 where the norm is 0 (sgn: x/|x|, also for complex x)."""
     x, out = node.saved_tensors
     r = node.attrs
     p = r.extra
@@ -239,17 +247,17 @@ def _norm_backward(node, g):
         return None
     g, out = restore(g, r, expand=False), restore(out, r, expand=False)
     if p == 1:
-        return M.sign(x) * g
+        return M.sgn(x) * g
     if p == 2:
         return g * M.where(M.eq(out, 0), 0.0, x / out)
     if math.isinf(p):  # the max (min) of |x|, shared among ties; NaN elements take it
         size = M.abs(x)
         mask = M.logical_or(M.eq(size, out), M.isnan(size))
-        return M.sign(x) * (g / sum(mask, r.axes, keepdim=True) * mask)
+        return M.sgn(x) * (g / sum(mask, r.axes, keepdim=True) * mask)
     if p < 1:
-        scaled = M.where(M.eq(x, 0), 0.0, M.sign(x) * M.pow(M.abs(x), p - 1))
+        scaled = M.where(M.eq(x, 0), 0.0, M.sgn(x) * M.pow(M.abs(x), p - 1))
         return scaled * g * M.pow(out, 1 - p)
-    scaled = M.sign(x) * M.pow(M.abs(x), p - 1) if p < 2 else x * M.pow(M.abs(x), p - 2)
+    scaled = M.sgn(x) * M.pow(M.abs(x), p - 1) if p < 2 else x * M.pow(M.abs(x), p - 2)
     return scaled * M.where(M.eq(out, 0), 0.0, g / M.pow(out, p - 1))
 
 

@@ -279,8 +279,13 @@ def t(input: Tensor) -> Tensor:
 
 @_public
 def adjoint(input: Tensor) -> Tensor:
-    """The last two dims swapped (the conjugate is the identity: no complex dtypes)."""
-    return _matrix_transpose(input, "tensor.adjoint()")
+    """The last two dims swapped and conjugated (a view for real dtypes; a copy for complex ones: tidal
+    has no conjugate bit)."""
+    return _conj(_matrix_transpose(input, "tensor.adjoint()"))
+
+
+def _conj(x: Tensor) -> Tensor:
+    return x.conj() if x.dtype.is_complex else x
 
 
 def _matrix_transpose(input: Tensor, name: str) -> Tensor:
@@ -309,7 +314,7 @@ def _H(self: Tensor) -> Tensor:
     if self.ndim != 2:
         hint = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.{hint}")
-    return transpose(self, 0, 1)
+    return _conj(transpose(self, 0, 1))
 
 
 def _matrix_property(name: str):
@@ -318,14 +323,15 @@ def _matrix_property(name: str):
             warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. This function is the identity in these "
                           "cases.", UserWarning, stacklevel=2)
             return self  # PyTorch returns the tensor itself
-        return _matrix_transpose(self, f"tensor.{name}")
+        result = _matrix_transpose(self, f"tensor.{name}")
+        return _conj(result) if name == "mH" else result
     return getter
 
 
 METHODS.update(T=property(_T, doc="The dims reversed (a view)."),
-               H=property(_H, doc="The transpose of a matrix (no complex dtypes: no conjugate)."),
+               H=property(_H, doc="The conjugate transpose of a matrix (a copy for complex dtypes)."),
                mT=property(_matrix_property("mT"), doc="The last two dims swapped (a view)."),
-               mH=property(_matrix_property("mH"), doc="Same as mT (no complex dtypes)."))
+               mH=property(_matrix_property("mH"), doc="mT conjugated (a copy for complex dtypes)."))
 
 
 @_public(aliases=("moveaxis",))

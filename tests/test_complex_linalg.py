@@ -1,0 +1,218 @@
+"""Complex tensors in spread, norms and linear algebra, against torch: real results where torch's are
+real (var, std, norms, singular values, Hermitian eigenvalues, log|det|), conjugate transposes (mH, H,
+adjoint, vdot), and gradients under PyTorch's conjugate Wirtinger convention."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import tidal
+import tidal.compat as tc
+
+RNG = np.random.default_rng(16)
+
+
+def _c(shape, dtype=np.complex128):
+    return (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(dtype)
+
+
+def _name(d):
+    return str(d).split(".")[-1]
+
+
+def _np(t):
+    if isinstance(t, torch.Tensor):
+        return t.detach().resolve_conj().numpy()
+    return t.detach().numpy()
+
+
+def _check(fn, *arrays, rtol=1e-6, atol=1e-8, grad=True, loss=None):
+    """fn(lib, *tensors) in tidal and torch: same dtypes and values; with `grad`, the gradients of a real loss
+    (a random weighting of every output's real and imaginary parts, or `loss`) agree too."""
+    ts = [tidal.tensor(a, requires_grad=grad) for a in arrays]
+    ws = [torch.tensor(a, requires_grad=grad) for a in arrays]
+    got, want = fn(tc, *ts), fn(torch, *ws)
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert _name(g.dtype) == _name(w.dtype)
+        np.testing.assert_allclose(_np(g), _np(w), rtol=rtol, atol=atol)
+    if not grad:
+        return
+    if loss is None:
+        weights = [RNG.standard_normal(tuple(w.shape)) + 1j * RNG.standard_normal(tuple(w.shape)) for w in want]
+
+        def loss(lib, outs):
+            total = 0
+            for out, wgt in zip(outs, weights):
+                if out.dtype.is_complex:
+                    wt = lib.tensor(wgt, dtype=out.dtype)
+                    total = total + (out * wt).real.sum()
+                else:
+                    total = total + (out * lib.tensor(wgt.real, dtype=out.dtype)).sum()
+            return total
+    loss(tc, got).backward()
+    loss(torch, want).backward()
+    for t, w in zip(ts, ws):
+        if w.grad is None:  # torch gives no gradient (a norm of order 0)
+            assert t.grad is None
+            continue
+        assert _name(t.grad.dtype) == _name(w.grad.dtype)
+        np.testing.assert_allclose(_np(t.grad), _np(w.grad), rtol=1e-5, atol=1e-7)
+
+
+def _raises_like(fn_t, fn_torch):
+    with pytest.raises(Exception) as want:
+        fn_torch()
+    with pytest.raises(type(want.value)) as got:
+        fn_t()
+    assert str(got.value) == str(want.value)
+
+
+# -- spread and norms: real results -----------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("op", ["var", "std"])
+@pytest.mark.parametrize("kw", [{}, {"dim": 0}, {"dim": (0, 2), "keepdim": True}, {"correction": 0, "dim": 1}])
+def test_var_std_real(dtype, op, kw):
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype is np.complex64 else {}
+    _check(lambda lib, x: getattr(lib, op)(x, **kw), _c((3, 4, 2), dtype), **tol)
+
+
+@pytest.mark.parametrize("op", ["var_mean", "std_mean"])
+def test_var_mean_complex(op):
+    _check(lambda lib, x: getattr(lib, op)(x, dim=1), _c((3, 4)))
+
+
+def test_var_single_element_warns_and_nan_grad():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _check(lambda lib, x: lib.var(x), _c((1,)), grad=False)
+
+
+@pytest.mark.parametrize("ord", [2, 1, 3, 0.5, float("inf"), -float("inf"), 0])
+def test_vector_norm(ord):
+    x = _c((3, 5))
+    _check(lambda lib, x: lib.linalg.vector_norm(x, ord, dim=1), x)
+    _check(lambda lib, x: lib.linalg.vector_norm(x, ord), x)
+
+
+@pytest.mark.parametrize("ord", ["fro", "nuc", 2, -2, 1, -1, float("inf"), -float("inf")])
+def test_matrix_norm(ord):
+    _check(lambda lib, x: lib.linalg.matrix_norm(x, ord), _c((2, 3, 4)), rtol=1e-5)
+
+
+def test_norm_functions_and_method():
+    x = _c((3, 4))
+    _check(lambda lib, x: x.norm(), x)
+    _check(lambda lib, x: lib.norm(x, p=3, dim=0), x)
+    _check(lambda lib, x: lib.linalg.norm(x), x)
+    _check(lambda lib, x: lib.linalg.norm(x, "nuc"), x)
+    _check(lambda lib, x: lib.linalg.vector_norm(x, dtype=lib.complex128), _c(5, np.complex64), rtol=1e-5)
+
+
+def test_norm_dtype_kind_errors():
+    z, x = _c(3, np.complex64), np.ones(3, np.float32)
+    _raises_like(lambda: tidal.linalg.vector_norm(tidal.tensor(z), dtype=tidal.float64),
+                 lambda: torch.linalg.vector_norm(torch.tensor(z), dtype=torch.float64))
+    _raises_like(lambda: tidal.linalg.vector_norm(tidal.tensor(x), dtype=tidal.complex64),
+                 lambda: torch.linalg.vector_norm(torch.tensor(x), dtype=torch.complex64))
+
+
+# -- conjugate transposes and vdot ------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["mH", "H", "adjoint"])
+def test_conjugate_transposes(name):
+    x = _c((3, 4))
+
+    def fn(lib, t):
+        return t.adjoint() if name == "adjoint" else getattr(t, name)
+    _check(fn, x)
+    if name != "H":
+        _check(fn, _c((2, 3, 4)))
+    _check(fn, x.real.copy())  # real: the plain transpose
+    assert tidal.tensor(x.real).mH._v.blob is not None
+
+
+def test_vdot():
+    a, b = _c(5), _c(5)
+    _check(lambda lib, x, y: lib.vdot(x, y), a, b)
+    _check(lambda lib, x, y: x.vdot(y), a, b)
+    _check(lambda lib, x, y: lib.vdot(x, y), a.real.copy(), b.real.copy())
+
+
+# -- linalg: values, dtypes, gradients --------------------------------------------------------------
+def _well_conditioned(shape):
+    a = _c(shape)
+    return a + 3 * np.eye(shape[-1])
+
+
+def _hermitian(shape):
+    a = _c(shape)
+    return a + np.swapaxes(a, -1, -2).conj()
+
+
+@pytest.mark.parametrize("name", ["det", "inv"])
+def test_det_inv(name):
+    _check(lambda lib, x: getattr(lib.linalg, name)(x), _well_conditioned((2, 3, 3)))
+
+
+def test_slogdet():
+    _check(lambda lib, x: tuple(lib.linalg.slogdet(x)), _well_conditioned((2, 3, 3)))
+    _check(lambda lib, x: lib.linalg.slogdet(x)[1], _well_conditioned((3, 3)))
+    _check(lambda lib, x: lib.linalg.slogdet(x)[0], _well_conditioned((3, 3)))
+
+
+@pytest.mark.parametrize("vector", [False, True])
+def test_solve(vector):
+    b = _c((2, 3)) if vector else _c((2, 3, 2))
+    _check(lambda lib, a, b: lib.linalg.solve(a, b), _well_conditioned((2, 3, 3)), b)
+
+
+def test_solve_dtype_mismatch():
+    a, b = _well_conditioned((3, 3)), _c(3)
+    _raises_like(lambda: tidal.linalg.solve(tidal.tensor(a), tidal.tensor(b.real)),
+                 lambda: torch.linalg.solve(torch.tensor(a), torch.tensor(b.real)))
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4)])
+def test_svdvals(shape):
+    _check(lambda lib, x: lib.linalg.svdvals(x), _c((2,) + shape))
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4)])
+def test_svd_gauge_invariant_grad(shape):
+    """U and Vh are defined up to a phase per pair: compare |U|, S, |Vh| and a loss that ignores the phase."""
+    x = _c(shape)
+
+    def fn(lib, t):
+        U, S, Vh = lib.linalg.svd(t, full_matrices=False)
+        return U.abs(), S, Vh.abs()
+    _check(fn, x)
+
+    def product(lib, t):  # U diag(S) Vh with the phases cancelling
+        U, S, Vh = lib.linalg.svd(t, full_matrices=False)
+        return (U * S.to(U.dtype).unsqueeze(-2)) @ Vh
+    _check(product, x)
+
+
+def test_eigh_and_eigvalsh():
+    a = _hermitian((2, 3, 3))
+    _check(lambda lib, x: lib.linalg.eigvalsh(x), a)
+
+    def fn(lib, t):
+        L, V = lib.linalg.eigh(t)
+        return L, V.abs()
+    _check(fn, a)
+
+
+def test_cholesky_qr_pinv():
+    a = _c((3, 3))
+    spd = a @ a.conj().T + 3 * np.eye(3)
+    _check(lambda lib, x: lib.linalg.cholesky(x), spd)
+
+    def qr(lib, t):  # Q and R are unique once R's diagonal is real and positive, as LAPACK gives them
+        Q, R = lib.linalg.qr(t)
+        return Q, R
+    _check(qr, _c((4, 3)))
+    _check(lambda lib, x: lib.linalg.pinv(x), _c((4, 3)))
