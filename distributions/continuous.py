@@ -7,10 +7,10 @@ from numbers import Number
 
 import tidal
 
+from ..ops.special_functions import gammainc
 from ..tensor import Size
 from . import constraints
 from ._sampling import standard_gamma
-from ._special import gammainc
 from .distribution import Distribution, _expand_params
 from .exp_family import ExponentialFamily
 from .utils import _standard_normal, broadcast_all, broadcast_params, eps_of, tiny_of

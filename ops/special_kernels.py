@@ -264,32 +264,49 @@ for _name in POLYNOMIALS:
 
 
 # -- incomplete gamma and zeta ----------------------------------------------------------------
+# the one incomplete gamma of tidal: torch.special.gammainc/gammaincc, torch.igamma/igammac and the Gamma cdf
+_EPS = np.finfo(np.float64).eps
+_TINY = 1e-300
+_MAX_TERMS = 5000  # enough for a up to ~1e5; both loops stop once every element has converged
+
+
+def _prefactor(a, x):
+    """x^a e^-x / Gamma(a), through logs."""
+    return np.exp(a * np.log(x) - x - _lgamma(a))
+
+
 def _lower_series(a, x):
+    """P(a, x) = x^a e^-x / Gamma(a) * sum_k x^k / (a (a + 1) ... (a + k)); converges fast for x < a + 1."""
     term = 1.0 / a
     total = term.copy()
-    for k in range(1, 500):
+    for k in range(1, _MAX_TERMS):
         term = term * x / (a + k)
         total += term
-    return total * np.exp(a * np.log(x) - x - _lgamma(a))
+        if (np.abs(term) <= np.abs(total) * _EPS).all():
+            break
+    return total * _prefactor(a, x)
 
 
 def _upper_fraction(a, x):
-    """Q(a, x) by Lentz's continued fraction (x >= a + 1)."""
-    tiny = 1e-300
+    """Q(a, x) = x^a e^-x / Gamma(a) / (x + 1 - a - 1 (1 - a) / (x + 3 - a - ...)), by Lentz's method
+    (x >= a + 1)."""
     b = x + 1 - a
-    c = np.full_like(x, 1 / tiny)
+    c = np.full_like(x, 1 / _TINY)
     d = 1 / b
     h = d.copy()
-    for i in range(1, 500):
+    for i in range(1, _MAX_TERMS):
         an = -i * (i - a)
         b = b + 2
         d = an * d + b
-        d = np.where(np.abs(d) < tiny, tiny, d)
+        d = np.where(np.abs(d) < _TINY, _TINY, d)
         c = b + an / c
-        c = np.where(np.abs(c) < tiny, tiny, c)
+        c = np.where(np.abs(c) < _TINY, _TINY, c)
         d = 1 / d
-        h = h * d * c
-    return np.exp(a * np.log(x) - x - _lgamma(a)) * h
+        delta = d * c
+        h = h * delta
+        if (np.abs(delta - 1) <= _EPS).all():
+            break
+    return _prefactor(a, x) * h
 
 
 def _lgamma(a):
@@ -297,6 +314,8 @@ def _lgamma(a):
 
 
 def _gamma_pq(a, x, upper: bool):
+    """P(a, x) or, with `upper`, Q(a, x) = 1 - P(a, x) in float64, with PyTorch's values at the edges
+    (the series gives P below x = a + 1, the continued fraction Q above)."""
     a, x = np.broadcast_arrays(a, x)
     a, x = a.astype(np.float64), x.astype(np.float64)
     out = np.full(a.shape, np.nan)
@@ -305,13 +324,12 @@ def _gamma_pq(a, x, upper: bool):
         regular = ok & (a > 0) & (x > 0) & np.isfinite(x) & np.isfinite(a)
         series = regular & (x < a + 1)
         frac = regular & ~series
-        p = np.empty(a.shape)
-        p[series] = _lower_series(a[series], x[series])
-        p[frac] = 1 - _upper_fraction(a[frac], x[frac])
-        q = np.empty(a.shape)
-        q[series] = 1 - p[series]
-        q[frac] = _upper_fraction(a[frac], x[frac])
-        out[regular] = (q if upper else p)[regular]
+        if series.any():
+            p = _lower_series(a[series], x[series])
+            out[series] = 1 - p if upper else p
+        if frac.any():
+            q = _upper_fraction(a[frac], x[frac])
+            out[frac] = q if upper else 1 - q
     # the edges as PyTorch defines them
     zero_x = ok & (x == 0) & (a > 0)
     out[zero_x] = 1.0 if upper else 0.0

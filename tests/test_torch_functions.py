@@ -82,6 +82,19 @@ def test_special_binary(name):
     check(getattr(tc.special, name)(xa, xb), getattr(torch.special, name)(ta, tb), rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("name", ["gammainc", "gammaincc"])
+def test_incomplete_gamma_large_shapes(name):
+    """Shape parameters in the thousands, x near a (the series and the continued fraction need hundreds of
+    terms there); the Gamma cdf is the same function."""
+    a = np.concatenate([RNG.uniform(50, 5e4, 40), [1e3, 1e4, 4e4]])
+    x = a * np.concatenate([RNG.uniform(0.9, 1.1, 40), [1.0, 0.99, 1.01]])
+    (ta, xa), (tx, xx) = both(a), both(x)
+    check(getattr(tc.special, name)(xa, xx), getattr(torch.special, name)(ta, tx), rtol=1e-7, atol=1e-12)
+    if name == "gammainc":
+        check(tc.distributions.Gamma(xa, 1.0).cdf(xx), torch.distributions.Gamma(ta, 1.0).cdf(tx), rtol=1e-7,
+              atol=1e-12)
+
+
 @pytest.mark.parametrize("name, grad_arg", [("gammainc", 1), ("gammaincc", 1), ("zeta", 1), ("xlog1py", 0),
                                             ("xlog1py", 1)])
 def test_special_binary_gradients(name, grad_arg):
