@@ -26,14 +26,15 @@ from .view_grads import overload
 __all__ = ["masked_fill", "masked_scatter", "masked_select", "nonzero", "argwhere"]
 
 
-def host_result(arr: np.ndarray, dtype: dt.dtype, device, out: Tensor | None = None) -> Tensor:
-    """Wrap a freshly computed host array as a tensor on `device` (or copy it into `out`)."""
+def host_result(arr: np.ndarray, dtype: dt.dtype, device, out: Tensor | None = None, reads=()) -> Tensor:
+    """Wrap a freshly computed host array as a tensor on `device` (or copy it into `out`, which must not
+    overlap the tensors the op `reads`)."""
     result = Tensor._from_array(np.ascontiguousarray(arr, dtype=dtype.np), dtype, share=True)
     if device != result.device:
         result = result.to(device)
     if out is None:
         return result
-    S.prepare_out(out, result._v.shape, dtype)
+    S.prepare_out(out, result._v.shape, dtype, reads)
     return M.copy_(out, result)
 
 
@@ -147,7 +148,8 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> 
     shape = broadcast_shapes(mask._v.shape, input._v.shape)  # this order names the sizes as PyTorch does
     S.check_out_grad("masked_select", out, (input,))
     values = np.broadcast_to(input._host_array(), shape)
-    result = host_result(values[np.broadcast_to(mask._host_array(), shape)], input.dtype, input.device, out)
+    result = host_result(values[np.broadcast_to(mask._host_array(), shape)], input.dtype, input.device, out,
+                         (input, mask))
     if needs_grad((input,)):
         record("masked_select", lambda node, g: (masked_scatter(S.filled(node.attrs, g), node.saved_tensors[0], g),
                                                  None),
@@ -159,7 +161,7 @@ def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False)
     """Indices of the nonzero elements: an (n, ndim) int64 tensor, or one 1-d tensor per dim (syncs)."""
     found = input._host_array() != 0
     if not as_tuple:
-        return host_result(np.argwhere(found), dt.int64, input.device, out)
+        return host_result(np.argwhere(found), dt.int64, input.device, out, (input,))
     coords = np.nonzero(found) if found.ndim else (np.zeros(int(found), np.int64),)
     return tuple(host_result(c, dt.int64, input.device) for c in coords)
 

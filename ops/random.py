@@ -18,6 +18,7 @@ from .elementwise import torch_name
 from .factory_args import (CHECKED_NAME, FLOAT_DIGITS, FLOAT_MAX, TYPEMETA_NAME, check_requires_grad, check_shape,
                            device_arg, dtype_arg, empty_like_tensor, fmt, int_arg, is_int, number_arg, reject_extra,
                            out_dtype, size_tuple, size_varargs, tensor_arg, write_out)
+from .mem_overlap import check_out
 from .rng import (Generator, default_generator, generator_for, get_rng_state, initial_seed, manual_seed, philox,
                   seed, set_rng_state)
 
@@ -160,6 +161,8 @@ def _no_derivative(node, g):
 
 
 def _check_out(fn: str, params: tuple, out) -> None:
+    if out is not None:
+        check_out(out)  # an expanded out= (torch's sampling refuses it)
     if out is not None and needs_grad(params):
         raise RuntimeError(f"{fn}(): functions with out=... arguments don't support automatic differentiation, but "
                            "one of the arguments requires grad.")
@@ -176,6 +179,8 @@ def _from_params(name: str, result: Tensor, params: tuple, backward=_zero_backwa
 def _fresh(fn: str, sampler: str, params: tuple, target: Tensor, requires_grad: bool, generator,
            ins: tuple = (), out=None) -> Tensor:
     """Fill a new tensor with samples (a creation, so its version stays 0); copy it to `out=` if given."""
+    if out is not None:
+        check_out(out)  # before drawing: an expanded out= consumes no random numbers
     _sample(sampler, target, params, generator, ins, fn)
     target._v.blob.version = 0
     target.requires_grad = requires_grad

@@ -25,6 +25,7 @@ from . import elementwise as ew
 from . import math_api as M
 from .dispatch import launch, launch_into, register_kernel
 from .elementwise import torch_name
+from .mem_overlap import check_out
 from .view_grads import overload, transfer
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce"]
@@ -78,15 +79,7 @@ def check_expand(src: Tensor, target: tuple) -> None:
 
 def check_no_overlap(self: Tensor, others) -> None:
     """PyTorch's error when an op writing `self` in place reads memory of `self` (any layout)."""
-    v = self._v
-    for o in others:
-        if not isinstance(o, Tensor) or o._v.blob is not v.blob or not o.numel() or not self.numel():
-            continue
-        if (o._v.shape, o._v.strides, o._v.offset) == (v.shape, v.strides, v.offset):
-            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
-                               "tensor refer to a single memory location. Please clone() the tensor before "
-                               "performing the operation.")
-        ew.check_overlap(self, (o,))  # partial overlaps: the elementwise rule
+    check_out(self, others)
 
 
 def emit(name: str, ins: tuple, shape: tuple, dtype: dt.dtype, attrs=None, out: Tensor | None = None,
@@ -95,14 +88,15 @@ def emit(name: str, ins: tuple, shape: tuple, dtype: dt.dtype, attrs=None, out: 
     `checks_data`: the kernel checks indices not known at the call (see `check_now`)."""
     if out is None:
         return launch(name, ins, [(shape, dtype)], attrs, checks_data=checks_data)[0]
-    prepare_out(out, shape, dtype)
-    check_no_overlap(out, ins)
+    prepare_out(out, shape, dtype, ins)
     launch_into(name, ins, (out,), attrs, checks_data=checks_data)
     return out
 
 
-def prepare_out(out: Tensor, shape: tuple, dtype: dt.dtype) -> None:
-    """Check an `out=` tensor's dtype and resize it to `shape` as PyTorch does (warning if it had data)."""
+def prepare_out(out: Tensor, shape: tuple, dtype: dt.dtype, reads=()) -> None:
+    """Check an `out=` tensor's dtype and its overlap with itself and the tensors the op `reads`, then
+    resize it to `shape` as PyTorch does (warning if it had data)."""
+    check_out(out, reads)
     if out.dtype is not dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {C_NAMES[dtype]}, but got "
                            f"{C_NAMES[out.dtype]} instead")

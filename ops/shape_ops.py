@@ -22,6 +22,7 @@ from .creation import zeros
 from .dim_args import as_int, dims_arg, exporter, size_args, wrap_dim
 from .dispatch import launch, launch_into, register_kernel, same_device
 from .elementwise import check_leaf_inplace, torch_name
+from .mem_overlap import check_out
 from .splits import (chunk, dsplit, hsplit, split, split_with_sizes, tensor_split, unbind,  # noqa: F401
                      vsplit)
 from .view_grads import record_view, window_node
@@ -132,6 +133,7 @@ def cat(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         if grad:
             _no_out_grad("cat")
+        check_out(out, tensors)
         if tuple(out._v.shape) != tuple(shape):
             raise RuntimeError(f"cat(): expected out of shape {shape}, but got {list(out._v.shape)}")
         if ins:

@@ -16,8 +16,9 @@ import numpy as np
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from . import scatter as S
 from .creation import full
-from .dispatch import launch, register_kernel
+from .dispatch import launch, launch_into, register_kernel
 from .elementwise import torch_name
 from .return_types import return_type
 from .scatter import scatter
@@ -150,6 +151,16 @@ def _selection(name: str, input: Tensor, values: Tensor, indices: Tensor, axis: 
     return values, indices
 
 
+def _into(op: str, input: Tensor, out, shape: tuple, attrs) -> tuple:
+    """Run selection `op` into `out` = (values, indices), with torch's checks (grad, overlap, dtypes)."""
+    values, indices = out
+    S.check_out_grad(op, values, (input,))
+    for o, dtype in ((values, input.dtype), (indices, dt.int64)):
+        S.prepare_out(o, shape, dtype, (input,))
+    launch_into(op, (input,), (values, indices), attrs)
+    return values, indices
+
+
 def _need_tensor(op: str, x) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
@@ -203,8 +214,8 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     return TopkResult(*_selection("topk", input, values, indices, axis))
 
 
-def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
-    """The k-th smallest value along `dim` (k counts from 1) and its index."""
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
+    """The k-th smallest value along `dim` (k counts from 1) and its index (into `out`=(values, indices))."""
     _need_tensor("kthvalue", input)
     _need_int("kthvalue", "k", 2, k)
     axis = input._dim(dim, "kthvalue")
@@ -216,6 +227,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     if k < 1 or k > size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
     shape = input.shape[:axis] + ((1,) if keepdim else ()) + input.shape[axis + 1:] if input.ndim else ()
+    if out is not None:
+        return KthvalueResult(*_into("kthvalue", input, out, shape, (axis, int(k))))
     values, indices = launch("kthvalue", (input,), [(shape, input.dtype), (shape, dt.int64)], (axis, int(k)))
     return KthvalueResult(*_selection("kthvalue", input, values, indices, axis, keepdim))
 

@@ -44,24 +44,15 @@ RANDOM = {"bernoulli", "normal", "rand_like", "randint", "randint_like", "randn"
 # Known failures: (check, op id) -> reason. strict xfail: remove an entry once its op passes.
 # the fix for these lies in ops/math_api.py (ops/reduce.py for max/min): Tensor-only schemas, reflected methods
 _NUMBER_ARGS = "takes a Python number where torch's schema requires a Tensor (torch: TypeError)"
-# the fix lies where out= is written (Tensor.copy_ / a shared out= helper): torch refuses an out= that
-# overlaps an input or itself (a 0-stride, expanded out)
-_OUT_OVERLAP = "an out= overlapping an input or itself is accepted (torch: RuntimeError 'unsupported operation')"
 KNOWN: dict[tuple[str, str], str] = {
     ("values", "as_strided_scatter"): "on a non-contiguous input torch scatters into a clone that keeps the input's "
                                       "strides (gaps included); tidal's clone is contiguous",
     ("grad", "as_strided.partial_views"): "the sample is a view into a larger storage; for gradients the driver "
                                            "copies only the view",
-    ("errors", "aminmax"): "a 65-d input raises ValueError (torch: RuntimeError; fix in ops/reduce.py); an "
-                           "overlapping out= is accepted",
+    ("errors", "aminmax"): "a 65-d input raises ValueError (torch: RuntimeError; fix in ops/reduce.py); no "
+                           "out= (torch checks its dtypes)",
     ("errors", "amax"): "a 65-d input raises ValueError (torch: RuntimeError; fix in ops/reduce.py)",
     ("errors", "amin"): "a 65-d input raises ValueError (torch: RuntimeError; fix in ops/reduce.py)",
-    ("errors", "kthvalue"): _OUT_OVERLAP,
-    ("errors", "masked_select"): _OUT_OVERLAP,
-    ("errors", "index_select"): _OUT_OVERLAP,
-    ("errors", "take"): _OUT_OVERLAP,
-    ("errors", "bernoulli"): _OUT_OVERLAP,
-    ("errors", "cat"): _OUT_OVERLAP,
     ("errors", "clamp_max"): _NUMBER_ARGS,
     ("errors", "clamp_min"): _NUMBER_ARGS,
     ("errors", "atan2"): _NUMBER_ARGS,
@@ -171,6 +162,8 @@ def differentiable(op) -> bool:
 
 def _np(t: torch.Tensor) -> np.ndarray:
     t = t.detach().resolve_conj().resolve_neg().cpu()
+    if t.dim() > 64:  # past NumPy's limit on dims: tidal_tensor() reshapes it back
+        t = t.reshape(-1)
     if t.dtype == torch.bfloat16:
         return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
     return t.numpy()
@@ -178,6 +171,24 @@ def _np(t: torch.Tensor) -> np.ndarray:
 
 class Unconvertible(Exception):
     """A sample tidal cannot be handed (complex values, sparse layouts): skipped, not a failure."""
+
+
+def tidal_tensor(t: torch.Tensor, requires_grad: bool = False):
+    """A tidal copy of a torch tensor (any number of dims)."""
+    out = tidal.tensor(_np(t))
+    if t.dim() > 64:
+        out = out.reshape(tuple(t.shape))
+    return out.requires_grad_() if requires_grad else out
+
+
+def _storage_view(t: torch.Tensor, memo: dict):
+    """`t` as tidal views its storage, as torch has it: tensors of one storage (and dtype) view one tidal
+    tensor, so as_strided reads past the view and aliased or overlapping `out=` tensors overlap in tidal."""
+    key = ("storage", t.untyped_storage().data_ptr(), t.dtype)
+    if key not in memo:
+        memo[key] = tidal.tensor(_np(torch.as_strided(t, (t.untyped_storage().nbytes() // t.element_size(),),
+                                                      (1,), 0)))
+    return ttorch.as_strided(memo[key], tuple(t.shape), t.stride(), t.storage_offset())
 
 
 def to_tidal(obj, memo: dict, grad: bool = False):
@@ -190,12 +201,10 @@ def to_tidal(obj, memo: dict, grad: bool = False):
             raise Unconvertible(str(obj.layout))
         if id(obj) not in memo:
             rg = grad and obj.requires_grad
-            if memo.get("storage") and not rg:  # a view into its storage as torch has it (as_strided reads it)
-                flat = torch.as_strided(obj, (obj.untyped_storage().nbytes() // obj.element_size(),), (1,), 0)
-                memo[id(obj)] = ttorch.as_strided(tidal.tensor(_np(flat)), tuple(obj.shape), obj.stride(),
-                                                  obj.storage_offset())
+            if memo.get("storage") and not rg:
+                memo[id(obj)] = _storage_view(obj, memo)
             else:
-                memo[id(obj)] = tidal.tensor(_np(obj), requires_grad=rg)
+                memo[id(obj)] = tidal_tensor(obj, requires_grad=rg)
         return memo[id(obj)]
     if isinstance(obj, torch.dtype):
         return getattr(ttorch, str(obj).split(".")[-1])
@@ -510,7 +519,7 @@ def check_errors(op, fn) -> None:
             continue  # torch takes it (the OpInfo marks a limit of a variant, not a refusal)
         except Exception as exc:  # noqa: BLE001 - the type is what is checked
             want = type(exc) if ei.error_type is Exception else ei.error_type
-        memo: dict = {}
+        memo: dict = {"storage": True}  # aliased and overlapping arguments stay so in tidal
         try:
             out = call(fn, si, memo)
             materialize(out)
