@@ -9,11 +9,28 @@ first), so a type is compiled once and then loaded from numba's on-disk cache.
 """
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
 
 _lock = threading.Lock()
+
+
+# Functions the C library computes too: while numba builds their ufunc (about a second, in the
+# compile process when kernels compile in the background), calls run on these, element by element.
+_LIBM = {"erf": math.erf, "erfc": math.erfc, "lgamma": math.lgamma}
+
+
+def build(name: str, type_name: str, nin: int = 1):
+    """numba's ufunc of scalar_kernels' `name` for one float type, from numba's on-disk cache when
+    there (the compile process calls this to fill that cache)."""
+    import numba
+
+    from . import scalar_kernels
+    scalar = getattr(scalar_kernels, name)
+    sig = f"{type_name}({', '.join([type_name] * nin)})"
+    return numba.vectorize([sig], cache=True)(getattr(scalar, "py_func", scalar))
 
 
 class LazyUfunc:
@@ -29,20 +46,26 @@ class LazyUfunc:
         with _lock:
             fn = self._by_type.get(np_type)
             if fn is None:
-                import numba
-
-                from . import scalar_kernels
-                scalar = getattr(scalar_kernels, self.name)
-                t = np.dtype(np_type).name
-                sig = f"{t}({', '.join([t] * self.nin)})"
-                fn = self._by_type[np_type] = numba.vectorize([sig], cache=True)(getattr(scalar, "py_func", scalar))
+                fn = self._by_type[np_type] = build(self.name, np.dtype(np_type).name, self.nin)
         return fn
+
+    def _missing(self, np_type):
+        # the ufunc to call now: built here, or the C library's function while it builds elsewhere
+        from ..vm import codegen
+        exact = _LIBM.get(self.name)
+        if exact is None or not codegen.background:
+            return self._build(np_type)
+        codegen.compiler.request(("ufunc", self.name, np_type), lambda: self._build(np_type),
+                                 (__name__, None, "build", (self.name, np.dtype(np_type).name, self.nin)),
+                                 first=True)  # the stand-in below is slow
+        each = np.frompyfunc(exact, self.nin, 1)
+        return lambda *args: np.asarray(each(*args), dtype=np_type)
 
     def __call__(self, *args):
         np_type = np.result_type(*args).type
         fn = self._by_type.get(np_type)
         if fn is None:
-            fn = self._build(np_type)
+            fn = self._missing(np_type)
         return fn(*args)
 
     def __repr__(self) -> str:

@@ -1,6 +1,7 @@
 """Kernels compile in a helper process (vm/compile_server.py), never holding the program's GIL."""
 import base64
 import io
+import math
 import pickle
 import time
 
@@ -10,8 +11,8 @@ import tidal
 from tidal.vm import codegen, compile_server
 
 
-def _request(tag, name, path, dummies) -> bytes:
-    return base64.b64encode(pickle.dumps((tag, name, path, dummies))) + b"\n"
+def _request(tag, name, path, dummies, function="kernel") -> bytes:
+    return base64.b64encode(pickle.dumps((tag, name, path, function, dummies))) + b"\n"
 
 
 def test_serve_compiles_each_request_and_reports_failures(tmp_path):
@@ -20,13 +21,15 @@ def test_serve_compiles_each_request_and_reports_failures(tmp_path):
                    "    for j in range(o0.shape[0]):\n        o0[j] = i0[j] * 2\n")
     out = np.zeros(2, np.float32)
     requests = io.BytesIO(_request(1, "tidal_test_kernel_serve", str(src), [out, np.ones(2, np.float32)])
-                          + _request(2, "tidal_test_kernel_missing", str(tmp_path / "absent.py"), []))
+                          + _request(2, "tidal_test_kernel_missing", str(tmp_path / "absent.py"), [])
+                          + _request(3, "tidal.ops.special", None, ["erf", "float64"], function="build"))
     replies = io.BytesIO()
     compile_server.serve(requests, replies)
     answers = [pickle.loads(base64.b64decode(line)) for line in replies.getvalue().splitlines()]
     assert answers[0] == (1, None)
     assert list((tmp_path / "__pycache__").glob("k_test.kernel-*.nbi"))  # compiled into numba's cache
     assert answers[1][0] == 2 and "FileNotFoundError" in answers[1][1]  # reported; the server went on
+    assert answers[2] == (3, None)  # an importable module's builder (a special function's ufunc)
 
 
 def _unusual(x):
@@ -52,3 +55,19 @@ def test_background_kernels_are_compiled_by_the_helper_process(tmp_path, monkeyp
     assert server not in (None, False) and server.poll() is None  # the process compiled, and lives on
     assert list((tmp_path / "kernels" / "__pycache__").glob("*.nbi"))  # numba's cache, written there
     np.testing.assert_allclose(_unusual(x).numpy(), expected, rtol=1e-6)
+
+
+def test_special_function_runs_on_the_c_library_while_its_ufunc_builds(monkeypatch):
+    from tidal.ops import special
+    erf = special.LazyUfunc("erf")  # a fresh one: nothing built yet
+    requested = []
+    monkeypatch.setattr(codegen, "background", True)
+    monkeypatch.setattr(codegen.compiler, "request", lambda key, load, remote, first: requested.append((key, remote)))
+    x = np.linspace(-3, 3, 101).astype(np.float32)
+    y = erf(x)
+    assert y.dtype == np.float32 and not erf._by_type  # computed without building the ufunc
+    np.testing.assert_array_equal(y, np.array([math.erf(v) for v in x.astype(np.float64)], np.float32))
+    assert requested == [(("ufunc", "erf", np.float32), ("tidal.ops.special", None, "build", ("erf", "float32", 1)))]
+    monkeypatch.setattr(codegen, "background", False)  # compile in the foreground (deterministic mode)
+    np.testing.assert_allclose(erf(x), y, rtol=1e-6)
+    assert np.float32 in erf._by_type

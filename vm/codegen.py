@@ -255,31 +255,41 @@ class _Compiler:
         self._server = None  # the compile process, started with the thread; False once it failed
         self.in_process = os.environ.get("TIDAL_COMPILE_PROCESS", "1") == "0"
 
-    def request(self, key, fn, dummies: list) -> None:
-        """Compile `fn` for the types of `dummies` in the background; `key` is then ready."""
+    def request(self, key, load, remote: tuple | None = None, first: bool = False) -> None:
+        """Make `key` ready in the background: the compile process runs `remote` (module name, file
+        path or None, function name, arguments) to fill numba's on-disk cache, then this thread
+        calls `load()`, which loads the result (or compiles it here). `first` jumps the queue."""
         if key in self.pending:
             return
         self.pending.add(key)
         if self._queue is None:
             import queue
-            self._queue = queue.SimpleQueue()
+            self._queue = queue.PriorityQueue()
             threading.Thread(target=self._work, name="tidal-compiler", daemon=True).start()
-        self._queue.put((key, fn, dummies))
+        self._queue.put((0 if first else 1, len(self.pending), key, load, remote))
 
     def _work(self) -> None:
+        from . import blas_threads
+        held = False
         while True:
-            key, fn, dummies = self._queue.get()
+            _, _, key, load, remote = self._queue.get()
+            if not held:  # the compiler takes a core that a threaded BLAS call would wait for
+                blas_threads.hold()
+                held = True
             try:
-                self._compile_elsewhere(fn, dummies)
-                fn(*dummies)  # loads what the process compiled (or compiles here)
-                _ready_calls[key] = fn
+                if remote is not None:
+                    self._compile_elsewhere(remote)
+                load()
                 self.ready.add(key)
-            except Exception:  # noqa: BLE001 - the group simply stays on the NumPy path
+            except Exception:  # noqa: BLE001 - the caller simply stays on the NumPy path
                 pass
+            if self._queue.empty():
+                blas_threads.release()
+                held = False
 
-    def _compile_elsewhere(self, fn, dummies: list) -> None:
-        # ask the compile process to build fn's kernel into the on-disk cache; returns when it did
-        # (or failed: the caller then compiles in this process)
+    def _compile_elsewhere(self, remote: tuple) -> None:
+        # ask the compile process to fill numba's on-disk cache; returns when it did (or failed:
+        # load() then compiles in this process)
         if self.in_process or self._server is False:
             return
         import base64
@@ -287,9 +297,7 @@ class _Compiler:
         try:
             if self._server is None:
                 self._server = self._start()
-            name = fn.py_func.__module__
-            request = (0, name, sys.modules[name].__file__, dummies)
-            self._server.stdin.write(base64.b64encode(pickle.dumps(request)) + b"\n")
+            self._server.stdin.write(base64.b64encode(pickle.dumps((0,) + remote)) + b"\n")
             self._server.stdin.flush()
             line = self._server.stdout.readline()
             if not line:
@@ -339,7 +347,14 @@ def launch_compiled(key: tuple, prog: Program, variant, call: list, fallback, n_
         compiler.ready.add(key)
         return
     arrays = call[:len(call) - n_extents]
-    compiler.request(key, fn, [_dummy(a) for a in arrays] + [0] * n_extents)
+    dummies = [_dummy(a) for a in arrays] + [0] * n_extents
+    name = fn.py_func.__module__
+
+    def load():
+        fn(*dummies)  # loads what the compile process built (or compiles here)
+        _ready_calls[key] = fn
+
+    compiler.request(key, load, (name, sys.modules[name].__file__, "kernel", dummies))
     fallback()
 
 
