@@ -109,6 +109,8 @@ def _coef(value, d: dt.dtype):
     """alpha/beta as the scalar type of `d` (PyTorch truncates float coefficients for integer tensors)."""
     if isinstance(value, Tensor):
         value = value.item()
+    if d.is_complex:
+        return complex(value)
     return int(value) if d.category != dt.FLOAT else float(value)
 
 
@@ -484,7 +486,7 @@ def trace(input: Tensor) -> Tensor:
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     not_bool("trace", input.dtype)
-    d = input.dtype if input.dtype.category == dt.FLOAT else dt.int64
+    d = input.dtype if input.dtype.is_floating_point else dt.int64  # (complex dtypes count as floating)
     result = launch("trace", (input,), [((), d)])[0]
     if needs_grad((input,)):
         record("trace", _trace_backward, (input,), (result,), attrs=input._v.shape)

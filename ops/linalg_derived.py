@@ -45,7 +45,7 @@ class LinAlgError(RuntimeError):
 def _expm(a: np.ndarray) -> np.ndarray:
     """exp(A) by scaling and squaring, each matrix scaled by its own power of two (in float64)."""
     n = a.shape[-1]
-    x = a.reshape(-1, n, n).astype(np.float64)
+    x = a.reshape(-1, n, n).astype(np.complex128 if a.dtype.kind == "c" else np.float64)
     norm = np.abs(x).sum(axis=-2).max(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):  # inf/nan entries: no scaling, the result is nan as torch's
         s = np.where(np.isfinite(norm) & (norm > _THETA13), np.ceil(np.log2(np.maximum(norm, 1e-300) / _THETA13)), 0)
@@ -73,11 +73,12 @@ def _cholesky_info(a: np.ndarray) -> tuple:
     info = np.zeros(x.shape[0], np.int32)
     with np.errstate(invalid="ignore", divide="ignore"):
         for j in range(n):
-            d = x[:, j, j] - np.einsum("bk,bk->b", L[:, j, :j], L[:, j, :j])
+            row = np.conj(L[:, j, :j])  # A = L L^H: a complex diagonal is real
+            d = np.real(x[:, j, j] - np.einsum("bk,bk->b", L[:, j, :j], row))
             bad = ~(d > 0) & (info == 0)
             info[bad] = j + 1
             L[:, j, j] = np.where(info == 0, np.sqrt(np.where(d > 0, d, 1)), d)
-            col = x[:, j + 1:, j] - np.einsum("bik,bk->bi", L[:, j + 1:, :j], L[:, j, :j])
+            col = x[:, j + 1:, j] - np.einsum("bik,bk->bi", L[:, j + 1:, :j], row)
             L[:, j + 1:, j] = np.where((info == 0)[:, None], col / np.where(d > 0, L[:, j, j], 1)[:, None], 0)
     return L.reshape(a.shape), info.reshape(a.shape[:-2])
 
@@ -95,7 +96,9 @@ def _derived_kernel(ins, outs, attrs) -> None:
 
 
 def _mT(x: Tensor) -> Tensor:
-    return x.transpose(-2, -1)
+    """The conjugate transpose (the transpose for real dtypes): A = L L^H, exp's adjoint."""
+    x = x.transpose(-2, -1)
+    return x.conj() if x.dtype.is_complex else x
 
 
 def _in_graph(value: Tensor, source: Tensor) -> Tensor:
@@ -264,7 +267,7 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
 
 # -- products ------------------------------------------------------------------------------------
 def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
-    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i the i-th column of A below the
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i the i-th column of A below the
     diagonal with a unit i-th entry (the Q of geqrf's output)."""
     op = "torch.linalg.householder_product"
     if A.ndim < 2:
@@ -289,7 +292,8 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
     for i in reversed(range(k)):
         v = cat([zeros(*batch, i, dtype=A.dtype, device=A.device), ones_like(A[..., i, i:i + 1]),
                  A[..., i + 1:, i]], -1)
-        Q = Q - (tau[..., i, None, None] * v.unsqueeze(-1)) * matmul(v.unsqueeze(-2), Q)
+        vh = v.conj() if v.dtype.is_complex else v
+        Q = Q - (tau[..., i, None, None] * v.unsqueeze(-1)) * matmul(vh.unsqueeze(-2), Q)
     return _into(Q, out)
 
 
@@ -429,7 +433,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     if x.dtype is not y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
                            f"{_type_name(x.dtype)} and y of type {_type_name(y.dtype)} instead")
-    return _into((x * y).sum(dim), out)
+    return _into(((x.conj() if x.dtype.is_complex else x) * y).sum(dim), out)  # torch conjugates x
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:

@@ -31,16 +31,17 @@ def _geqr2(a: np.ndarray) -> tuple:
         for j in range(min(m, n)):
             alpha = r[:, j, j].copy()
             xnorm = np.linalg.norm(r[:, j + 1:, j], axis=-1)
-            active = xnorm != 0  # a zero column below the diagonal: H_j = I, tau_j = 0
-            beta = -np.copysign(np.hypot(alpha, xnorm), alpha)
+            # a zero column below a real diagonal entry: H_j = I, tau_j = 0 (zlarfg: beta real, tau complex)
+            active = (xnorm != 0) | (np.imag(alpha) != 0)
+            beta = -np.copysign(np.hypot(np.abs(alpha), xnorm), np.real(alpha))
             t = np.where(active, (beta - alpha) / beta, 0)
             scale = np.where(active, 1 / (alpha - beta), 1)
             r[:, j + 1:, j] *= scale[:, None]
             r[:, j, j] = np.where(active, beta, alpha)
             tau[:, j] = t
             v = np.concatenate([np.ones((r.shape[0], 1), a.dtype), r[:, j + 1:, j]], axis=1)
-            w = np.einsum("bi,bik->bk", v, r[:, j:, j + 1:])
-            r[:, j:, j + 1:] -= t[:, None, None] * v[:, :, None] * w[:, None, :]
+            w = np.einsum("bi,bik->bk", np.conj(v), r[:, j:, j + 1:])  # H_j^H applied from the left
+            r[:, j:, j + 1:] -= np.conj(t)[:, None, None] * v[:, :, None] * w[:, None, :]
     return r.reshape(a.shape), tau.reshape(*batch, min(m, n))
 
 

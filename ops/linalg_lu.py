@@ -114,7 +114,9 @@ def into_all(res: tuple, out) -> tuple:
 
 # -- triangular solve ----------------------------------------------------------------------------
 def _mT(x: Tensor) -> Tensor:
-    return x.transpose(-2, -1)
+    """The conjugate transpose: every transpose here is an adjoint (the plain one for real dtypes)."""
+    x = x.transpose(-2, -1)
+    return x.conj() if x.dtype.is_complex else x
 
 
 def _triangle(x: Tensor, upper: bool, unit: bool) -> Tensor:
@@ -165,7 +167,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False, *, out=None) -> tuple:
     """(X, A.clone()) with op(A) X = b, op(A) = A or A^T (the older torch.triangular_solve)."""
-    coef = _mT(A) if transpose else A
+    coef = A.transpose(-2, -1) if transpose else A  # torch's `transpose` does not conjugate
     X = solve_triangular(coef, b, upper=upper != bool(transpose), unitriangular=unitriangular)
     batch = tuple(broadcast_shapes(tuple(A.shape[:-2]), tuple(b.shape[:-2])))
     return into_all(return_type("triangular_solve", ("solution", "cloned_coefficient"))(

@@ -189,8 +189,8 @@ def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Te
     """The lower (or upper) Cholesky factor of each symmetric positive-definite matrix."""
     _check_matrix("cholesky", A)
     (L,) = _run("cholesky", (A,), [(A.shape, A.dtype)])
-    if upper:
-        L = _mT(L).contiguous()
+    if upper:  # U = L^H
+        L = _mH(L).contiguous()
     if needs_grad((A,)):
         record("linalg_cholesky_ex", grads.cholesky_backward, (A,), (L,), saved=(L,), attrs=upper)
     return _into(L, out)

@@ -51,9 +51,12 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tens
 
 
 def logdet(input: Tensor) -> Tensor:
-    """log det(A): nan for a negative determinant, -inf for a singular matrix."""
+    """log det(A): nan for a negative determinant, -inf for a singular matrix (complex: log|det| + i angle)."""
     _check_matrix("logdet", input)
     sign, logabs = _linalg_slogdet(input)
+    if input.dtype.is_complex:
+        from .complex_ops import angle
+        return logabs + angle(sign) * 1j
     return M.where(M.lt(sign, 0), full((), math.nan, dtype=input.dtype, device=input.device), logabs)
 
 

@@ -216,3 +216,52 @@ def test_cholesky_qr_pinv():
         return Q, R
     _check(qr, _c((4, 3)))
     _check(lambda lib, x: lib.linalg.pinv(x), _c((4, 3)))
+
+
+def test_pinv_hermitian():
+    _check(lambda lib, x: lib.linalg.pinv(x, hermitian=True), _hermitian((3, 3)) + 4 * np.eye(3))
+
+
+# -- the rest of torch.linalg (and its torch.* spellings) on complex input ---------------------------
+def _spd(n):
+    a = _c((n, n))
+    return a @ a.conj().T + n * np.eye(n)
+
+
+@pytest.mark.parametrize("name", ["cholesky_ex", "cholesky_upper", "cholesky_inverse", "cholesky_solve"])
+def test_cholesky_family(name):
+    fns = {"cholesky_ex": lambda lib, x, b: lib.linalg.cholesky_ex(x)[0],
+           "cholesky_upper": lambda lib, x, b: lib.linalg.cholesky(x, upper=True),
+           "cholesky_inverse": lambda lib, x, b: lib.cholesky_inverse(lib.linalg.cholesky(x)),
+           "cholesky_solve": lambda lib, x, b: lib.cholesky_solve(b, lib.linalg.cholesky(x))}
+    _check(fns[name], _spd(3), _c((3, 2)))
+
+
+@pytest.mark.parametrize("name", ["lu_factor", "lu", "lu_solve", "solve_triangular", "solve_triangular_right",
+                                  "triangular_solve_t", "lstsq", "matrix_exp", "matrix_power", "inv_ex",
+                                  "logdet", "trace", "vecdot", "householder_product", "multi_dot"])
+def test_more_linalg(name):
+    fns = {"lu_factor": lambda lib, a, b: lib.linalg.lu_factor(a)[0],
+           "lu": lambda lib, a, b: tuple(lib.linalg.lu(a)),
+           "lu_solve": lambda lib, a, b: lib.linalg.lu_solve(*lib.linalg.lu_factor(a), b, adjoint=True),
+           "solve_triangular": lambda lib, a, b: lib.linalg.solve_triangular(a.triu(), b, upper=True),
+           "solve_triangular_right": lambda lib, a, b: lib.linalg.solve_triangular(a.tril(), b.mT, upper=False,
+                                                                                   left=False),
+           "triangular_solve_t": lambda lib, a, b: lib.triangular_solve(b, a.triu(), transpose=True)[0],
+           "lstsq": lambda lib, a, b: lib.linalg.lstsq(a, b).solution,
+           "matrix_exp": lambda lib, a, b: lib.linalg.matrix_exp(a * 0.3),
+           "matrix_power": lambda lib, a, b: lib.linalg.matrix_power(a, -2),
+           "inv_ex": lambda lib, a, b: lib.linalg.inv_ex(a)[0],
+           "logdet": lambda lib, a, b: lib.logdet(a),
+           "trace": lambda lib, a, b: lib.trace(a),
+           "vecdot": lambda lib, a, b: lib.linalg.vecdot(a, a.flip(0)),
+           "householder_product": lambda lib, a, b: lib.linalg.householder_product(a, b[:, 0]),
+           "multi_dot": lambda lib, a, b: lib.linalg.multi_dot([a, a, b])}
+    grad = name not in ("lu_factor",)
+    _check(fns[name], _well_conditioned((3, 3)), _c((3, 2)), grad=grad, rtol=1e-5)
+
+
+def test_geqrf_and_addmm_coefficients():
+    a = _c((4, 3))
+    _check(lambda lib, x: tuple(lib.geqrf(x)), a, grad=False)
+    _check(lambda lib, x, y: lib.addmm(y, x, x.mT, alpha=2j, beta=1 + 1j), a, _c((4, 4)))
