@@ -13,7 +13,7 @@ from .factory_args import (check_requires_grad, check_shape, device_arg, dtype_a
                            empty_strided_tensor, fill_scalar, int_arg, new_tensor_checked, number_arg, out_dtype,
                            reject_extra, size_tuple, size_varargs, tensor_arg, write_out)
 from .from_data import as_tensor, from_numpy, tensor
-from .math_api import fill_values
+from .math_api import fill_, fill_values
 from .ranges import arange, linspace, logspace
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
@@ -28,6 +28,15 @@ def _filled(t: Tensor, fn: str, value) -> Tensor:
     fill_values(t, fill_scalar(fn, value, t.dtype))
     t._v.blob.version = 0
     return t
+
+
+def _fill_result(t: Tensor, fn: str, value, out) -> Tensor:
+    """`t` filled with `value`, or `out=` filled in its place (a fill takes an expanded out, as torch's)."""
+    if out is None:
+        return _filled(t, fn, value)
+    if out._v.shape != t._v.shape:
+        return write_out(t, out)  # its error: tidal can't resize an out= tensor
+    return fill_(out, fill_scalar(fn, value, out.dtype))
 
 
 def _new(fn: str, shape: tuple, dtype, device, requires_grad: bool, default_dtype: dt.dtype,
@@ -56,7 +65,7 @@ def zeros(*size, out=None, dtype: dt.dtype | None = None, layout=None, device=No
     shape = check_shape(size_varargs("zeros", size, kwargs.pop("size", None)), _ZEROS_NEGATIVE)
     reject_extra("zeros", kwargs)
     t = _new("zeros", shape, dtype, device, requires_grad, dt.get_default_dtype(), out=out)
-    return write_out(_filled(t, "zeros", 0), out)
+    return _fill_result(t, "zeros", 0, out)
 
 
 def ones(*size, out=None, dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
@@ -65,7 +74,7 @@ def ones(*size, out=None, dtype: dt.dtype | None = None, layout=None, device=Non
     shape = check_shape(size_varargs("ones", size, kwargs.pop("size", None)))
     reject_extra("ones", kwargs)
     t = _new("ones", shape, dtype, device, requires_grad, dt.get_default_dtype(), out=out)
-    return write_out(_filled(t, "ones", 1), out)
+    return _fill_result(t, "ones", 1, out)
 
 
 def full(size, fill_value, *, out=None, dtype: dt.dtype | None = None, layout=None, device=None,
@@ -74,7 +83,7 @@ def full(size, fill_value, *, out=None, dtype: dt.dtype | None = None, layout=No
     shape = check_shape(size_tuple("full", size))
     value = number_arg("full", "fill_value", fill_value, 2)
     t = _new("full", shape, dtype, device, requires_grad, dt.scalar_dtype(value), out=out)
-    return write_out(_filled(t, "full", value), out)
+    return _fill_result(t, "full", value, out)
 
 
 def empty_strided(size, stride, *, dtype: dt.dtype | None = None, layout=None, device=None,

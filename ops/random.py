@@ -145,6 +145,7 @@ for _name in SAMPLERS:
 
 def _sample(sampler: str, out: Tensor, params: tuple, generator, ins: tuple = (), fn: str | None = None) -> Tensor:
     """Queue `sampler` writing into `out`, on the next stream of the generator (claimed now)."""
+    check_out(out)  # an expanded tensor: torch's sampling refuses it
     gen = generator_for(fn or sampler, generator, out.device)
     seed_, offset = gen.next_stream()
     # multinomial checks its probabilities in the kernel: a failure names the caller's line
@@ -162,7 +163,7 @@ def _no_derivative(node, g):
 
 def _check_out(fn: str, params: tuple, out) -> None:
     if out is not None:
-        check_out(out)  # an expanded out= (torch's sampling refuses it)
+        check_out(out)  # an expanded out=, refused before anything is drawn
     if out is not None and needs_grad(params):
         raise RuntimeError(f"{fn}(): functions with out=... arguments don't support automatic differentiation, but "
                            "one of the arguments requires grad.")

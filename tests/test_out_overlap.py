@@ -42,7 +42,22 @@ CASES = {
     "index_add_ expanded self": lambda L: _expanded(L).index_add_(0, L.tensor([0]), L.ones(1)),
     "index_add_ source is self": lambda L: (lambda x: x.index_add_(0, L.tensor([0, 1]), x[1:]))(L.arange(3.)),
     "scatter_ expanded self": lambda L: _expanded(L).scatter_(0, L.tensor([0]), L.ones(1)),
+    "uniform_ expanded": lambda L: _expanded(L).uniform_(),
+    "bernoulli_ expanded": lambda L: _expanded(L).bernoulli_(0.5),
+    "zeros out expanded": lambda L: L.zeros(3, out=_expanded(L)),
+    "full out expanded": lambda L: L.full((3,), 2.0, out=_expanded(L)),
+    "fill_ expanded": lambda L: _expanded(L).fill_(2.0),
+    "add_ expanded": lambda L: _expanded(L).add_(1),
+    "copy_ expanded": lambda L: _expanded(L).copy_(L.arange(3.)),
+    "exp out expanded": lambda L: L.exp(L.ones(3), out=_expanded(L)),
+    "arange out expanded": lambda L: L.arange(3.0, out=_expanded(L)),
+    "add out is input": lambda L: (lambda x: L.add(x, 1, out=x))(L.arange(3.)),
+    "add_ partly overlapping input": lambda L: (lambda x: x[1:].add_(x[:-1]))(L.arange(4.)),
+    "mul_ transposed self": lambda L: (lambda x: x.mul_(x.t()))(L.arange(4.).reshape(2, 2)),
 }
+# refused by torch, still taken by tidal until the lead applies the memory-overlap patch (the check lives in
+# ops/elementwise.py and math_api.copy_, files this change may not edit)
+NEEDS_ELEMENTWISE_PATCH = {"add_ expanded", "copy_ expanded", "exp out expanded", "arange out expanded"}
 
 
 def _run(lib, fn):
@@ -58,7 +73,8 @@ def _values(out) -> list:
     return [np.asarray(out.tolist())]
 
 
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="lead's patch"))
+                                  if n in NEEDS_ELEMENTWISE_PATCH else n for n in CASES])
 def test_same_outcome_as_torch(name):
     fn = CASES[name]
     want, want_exc = _run(torch, fn)
