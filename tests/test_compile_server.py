@@ -71,3 +71,21 @@ def test_special_function_runs_on_the_c_library_while_its_ufunc_builds(monkeypat
     monkeypatch.setattr(codegen, "background", False)  # compile in the foreground (deterministic mode)
     np.testing.assert_allclose(erf(x), y, rtol=1e-6)
     assert np.float32 in erf._by_type
+
+
+def test_kernel_specs_survive_pickling_with_their_layout(tmp_path):
+    # the compile process must compile the signature the program will call: a strided or read-only
+    # argument pickled as an array would arrive contiguous and writeable, and the program would then
+    # compile again, holding its GIL
+    src = tmp_path / "k_layout.py"
+    src.write_text("from numba import njit\n\n@njit(cache=True)\ndef kernel(o0, i0):\n"
+                   "    for j in range(o0.shape[0]):\n        o0[j] = i0[j] + 1\n")
+    strided = np.zeros(8, np.float32)[::2]
+    frozen = np.zeros(4, np.float64)
+    frozen.flags.writeable = False
+    specs = pickle.loads(pickle.dumps([codegen._dummy_spec(np.zeros(4, np.float32)), codegen._dummy_spec(strided)]))
+    codegen.compile_kernel_file("tidal_test_kernel_layout", str(src), specs)
+    kernel = codegen.import_file("tidal_test_kernel_layout", str(src)).kernel
+    assert [str(t) for t in kernel.signatures[0]] == ["array(float32, 1d, C)", "array(float32, 1d, A)"]
+    args = [codegen._dummy(s) for s in pickle.loads(pickle.dumps([codegen._dummy_spec(np.zeros(4)), codegen._dummy_spec(frozen)]))]
+    assert not args[1].flags.writeable and args[0].flags.writeable

@@ -225,20 +225,34 @@ def import_file(name: str, path: str):
     return module
 
 
-def _dummy(a):
-    # a tiny array numba types exactly like `a` (dtype, ndim, layout, writeable): its last dim has
-    # two elements (one reachable through a stride of two when `a` is strided), the others one, so
-    # a loop over any dummy output reads no dummy input out of bounds
+def _dummy_spec(a):
+    # what numba types an argument on (dtype, ndim, layout, writeable), in a form that survives
+    # pickling to the compile process (a pickled strided array arrives contiguous)
     if not isinstance(a, np.ndarray):
         return a.__class__(0)
-    if a.ndim == 0:
-        out = np.zeros((), a.dtype)
-    elif a.flags.c_contiguous:
-        out = np.zeros((1,) * (a.ndim - 1) + (2,), a.dtype)
+    return (a.dtype.str, a.ndim, a.ndim == 0 or a.flags.c_contiguous, a.flags.writeable)
+
+
+def _dummy(spec):
+    # a tiny array numba types exactly as `spec` says: its last dim has two elements (one reachable
+    # through a stride of two when strided), the others one, so a loop over any dummy output reads
+    # no dummy input out of bounds
+    if not isinstance(spec, tuple):
+        return spec
+    dtype, ndim, contiguous, writeable = spec
+    if ndim == 0:
+        out = np.zeros((), dtype)
+    elif contiguous:
+        out = np.zeros((1,) * (ndim - 1) + (2,), dtype)
     else:
-        out = np.zeros((1,) * (a.ndim - 1) + (4,), a.dtype)[..., ::2]
-    out.flags.writeable = a.flags.writeable
+        out = np.zeros((1,) * (ndim - 1) + (4,), dtype)[..., ::2]
+    out.flags.writeable = writeable
     return out
+
+
+def compile_kernel_file(name: str, path: str, specs: list) -> None:
+    """Compile generated file `path`'s kernel for arguments like `specs` (the compile process runs this)."""
+    import_file(name, path).kernel(*[_dummy(s) for s in specs])
 
 
 class _Compiler:
@@ -347,14 +361,14 @@ def launch_compiled(key: tuple, prog: Program, variant, call: list, fallback, n_
         compiler.ready.add(key)
         return
     arrays = call[:len(call) - n_extents]
-    dummies = [_dummy(a) for a in arrays] + [0] * n_extents
+    specs = [_dummy_spec(a) for a in arrays] + [0] * n_extents
     name = fn.py_func.__module__
 
     def load():
-        fn(*dummies)  # loads what the compile process built (or compiles here)
+        fn(*[_dummy(s) for s in specs])  # loads what the compile process built (or compiles here)
         _ready_calls[key] = fn
 
-    compiler.request(key, load, (name, sys.modules[name].__file__, "kernel", dummies))
+    compiler.request(key, load, (__name__, None, "compile_kernel_file", (name, sys.modules[name].__file__, specs)))
     fallback()
 
 
