@@ -104,6 +104,23 @@ def eigh_backward(node, gL, gV):
     return (matmul(V, matmul(inner.to(V.dtype), _mT(V))),)
 
 
+def eig_backward(node, gL, gV):
+    """Backward of linalg.eig (torch's): V^{-H} (diag(gL) + P(V^H gV) / conj(E)) V^H, P removing the part that
+    only rescales each unit eigenvector; a real input takes the real part."""
+    L, V = node.saved_tensors
+    Vh = _mT(V)
+    if gV is None:
+        gA = _solve(Vh, gL.unsqueeze(-1) * Vh)
+    else:
+        VhgV = matmul(Vh, gV)
+        diag = VhgV.diagonal(0, -2, -1)
+        inner = (VhgV - matmul(Vh, V * diag.real.unsqueeze(-2))) / _gaps(L.conj())
+        if gL is not None:
+            inner = inner + (gL - inner.diagonal(0, -2, -1)).diag_embed()
+        gA = _solve(Vh, matmul(inner, Vh))
+    return (gA if node.attrs else gA.real,)
+
+
 # -- QR and Cholesky ------------------------------------------------------------------------------------
 def _qr_square_grad(Q: Tensor, R: Tensor, gQ: Tensor, gR: Tensor | None) -> Tensor:
     """Gradient of A = QR with R square (m >= n): (gQ + Q copyutl(gR R^H - Q^H gQ)) R^{-H}."""
@@ -160,5 +177,5 @@ def pinv_backward(node, g):
     return (grad + matmul(matmul(Pt, P), gt - matmul(matmul(gt, P), A)),)
 
 
-__all__ = ["svd_backward", "svdvals_backward", "eigh_backward", "qr_backward", "cholesky_backward",
+__all__ = ["svd_backward", "svdvals_backward", "eigh_backward", "eig_backward", "qr_backward", "cholesky_backward",
            "pinv_backward"]

@@ -27,7 +27,7 @@ from .reduce_stats import norm as _norm
 from .return_types import return_type
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "solve", "cholesky", "qr", "svd", "svdvals", "eigh",
-           "eigvalsh", "pinv", "slogdet", "cross", "matmul"]
+           "eigvalsh", "eig", "eigvals", "pinv", "slogdet", "cross", "matmul"]
 
 _LOW_PRECISION = {dt.float16: "Half", dt.bfloat16: "BFloat16"}
 
@@ -62,6 +62,8 @@ _ROUTINES = {
     "svdvals": lambda a, at: (np.linalg.svd(a[0], compute_uv=False),),
     "eigh": lambda a, at: tuple(np.linalg.eigh(a[0], UPLO=at[1])),
     "eigvalsh": lambda a, at: (np.linalg.eigvalsh(a[0], UPLO=at[1]),),
+    "eig": lambda a, at: tuple(np.linalg.eig(a[0])),
+    "eigvals": lambda a, at: (np.linalg.eigvals(a[0]),),
     "pinv": lambda a, at: (_pinv(a[0], at[1], at[2], at[3]),),
     "slogdet": lambda a, at: tuple(np.linalg.slogdet(a[0])),
 }
@@ -264,6 +266,35 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     if needs_grad((A,)):  # the eigenvectors are the node's hidden output
         return eigh(A, UPLO)[0]
     (w,) = _run("eigvalsh", (A,), [(A.shape[:-1], A.dtype.to_real())], _check_uplo("eigvalsh", UPLO))
+    return w
+
+
+def _eig_dtype(A: Tensor) -> dt.dtype:
+    """The complex dtype of eig's results, with torch's errors for the dtypes it refuses."""
+    if isinstance(A, Tensor) and not A.dtype.is_floating_point:
+        raise RuntimeError(f"Unknown Complex ScalarType for {_type_name(A.dtype)}")
+    if isinstance(A, Tensor) and A.dtype in _LOW_PRECISION:
+        raise NotImplementedError(f"\"linalg_eig_out_cpu\" not implemented for '{_LOW_PRECISION[A.dtype]}'")
+    return A.dtype if A.dtype.is_complex else A.dtype.to_complex()
+
+
+def eig(A: Tensor, *, out=None) -> tuple:
+    """(eigenvalues, eigenvectors as unit columns) of each square matrix, complex for every input dtype."""
+    cd = _eig_dtype(A)
+    _check_matrix("eig", A)
+    w, V = _run("eig", (A,), [(A.shape[:-1], cd), (A.shape, cd)])
+    if needs_grad((A,)):
+        record("linalg_eig", grads.eig_backward, (A,), (w, V), saved=(w, V), attrs=A.dtype.is_complex)
+    return return_type("linalg_eig", ("eigenvalues", "eigenvectors"))(w, V)
+
+
+def eigvals(A: Tensor, *, out=None) -> Tensor:
+    """The eigenvalues of each square matrix (complex)."""
+    cd = _eig_dtype(A)
+    _check_matrix("eigvals", A)
+    if needs_grad((A,)):  # the eigenvectors are the node's hidden output
+        return eig(A)[0]
+    (w,) = _run("eigvals", (A,), [(A.shape[:-1], cd)])
     return w
 
 

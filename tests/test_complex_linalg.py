@@ -265,3 +265,26 @@ def test_geqrf_and_addmm_coefficients():
     a = _c((4, 3))
     _check(lambda lib, x: tuple(lib.geqrf(x)), a, grad=False)
     _check(lambda lib, x, y: lib.addmm(y, x, x.mT, alpha=2j, beta=1 + 1j), a, _c((4, 4)))
+
+
+@pytest.mark.parametrize("kind", ["complex", "real"])
+def test_eig_and_eigvals(kind):
+    a = _well_conditioned((2, 3, 3))
+    a = a if kind == "complex" else a.real.copy()
+    _check(lambda lib, x: lib.linalg.eigvals(x), a)
+
+    def fn(lib, t):  # eigenvectors are unit columns up to a phase: compare |V| (largest entry real, as LAPACK)
+        L, V = lib.linalg.eig(t)
+        return L, V.abs()
+    _check(fn, a)
+    _check(lambda lib, x: lib.linalg.eigvals(x), a, grad=False)
+
+
+def test_eig_errors():
+    a = np.ones((2, 3))
+    _raises_like(lambda: tidal.linalg.eig(tidal.tensor(a)), lambda: torch.linalg.eig(torch.tensor(a)))
+    _raises_like(lambda: tidal.linalg.eigvals(tidal.tensor(np.ones((2, 2), np.int64))),
+                 lambda: torch.linalg.eigvals(torch.tensor(np.ones((2, 2), np.int64))))
+    for dtype in ("int32", "bool", "float16"):
+        _raises_like(lambda: tidal.linalg.eig(tidal.ones(2, 2, dtype=getattr(tidal, dtype))),
+                     lambda: torch.linalg.eig(torch.ones(2, 2, dtype=getattr(torch, dtype))))
