@@ -1,0 +1,86 @@
+"""Where torch's binary functions take a Python number in place of a tensor, and where they refuse one.
+
+One table of torch's schemas for the binary elementwise functions: whether `input`, `other` or both
+may be numbers, and which ops compute on two numbers (as a 0-d tensor). Everything that turns a
+Python number given to a public binary function into an operand goes through `binary`, so a number
+where torch's schema wants a Tensor raises torch's TypeError at the call.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+
+# neither argument may be a number (torch: "argument 'other' (position 2) must be Tensor")
+TENSORS_ONLY = frozenset({"atan2", "arctan2", "fmax", "fmin", "hypot", "logaddexp", "logaddexp2", "logical_and",
+                          "logical_or", "logical_xor", "maximum", "minimum", "nextafter"})
+# `input` may be a number when `other` is a tensor (torch's `(Number self, Tensor other)` overloads)
+NUMBER_INPUT = frozenset({"add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+                          "floor_divide", "pow", "remainder", "xlogy", "float_power", "bitwise_and", "bitwise_or",
+                          "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"})
+# both may be numbers: the result is a 0-d tensor
+TWO_NUMBERS = frozenset({"add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+                         "floor_divide"})
+# every other binary function: a Tensor `input`, a Tensor or a number `other` (eq, fmod, copysign...)
+
+
+def number_tensor(x) -> Tensor:
+    """A Python number as the 0-d tensor torch makes of it (bool, int64, or the default float dtype)."""
+    dtype = dt.bool_ if isinstance(x, bool) else dt.int64 if isinstance(x, numbers.Integral) else \
+        dt.get_default_dtype()
+    return Tensor._from_array(np.array(x, dtype=dtype.np), dtype)
+
+
+def must_be_tensor(op: str, arg: str, position: int, value) -> TypeError:
+    """torch's TypeError for a non-tensor where a single schema takes only a Tensor."""
+    return TypeError(f"{op}(): argument '{arg}' (position {position}) must be Tensor, not {type(value).__name__}")
+
+
+def invalid_combination(op: str, args: tuple, schemas: tuple) -> TypeError:
+    """torch's TypeError when no overload of `op` takes these argument types."""
+    got = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args)
+    lines = "".join(f"\n * ({s})" for s in schemas)
+    return TypeError(f"{op}() received an invalid combination of arguments - got ({got}), but expected one of:{lines}")
+
+
+_OVERLOADS = ("Tensor input, Tensor other, *, Tensor out = None", "Tensor input, Number other, *, Tensor out = None")
+
+
+def binary(op: str, input, other, names: tuple = ("input", "other")) -> tuple:
+    """(input, other) ready for elementwise op `op`, at least one of them a tensor (two numbers become
+    a 0-d tensor and a number where torch allows it); torch's TypeError where its schema refuses."""
+    in_tensor, other_tensor = isinstance(input, Tensor), isinstance(other, Tensor)
+    if in_tensor and other_tensor:
+        return input, other
+    for k, value in enumerate((input, other)):
+        if not isinstance(value, (Tensor, numbers.Number)):
+            raise must_be_tensor(op, names[k], k + 1, value)
+    if op in TENSORS_ONLY:
+        raise must_be_tensor(op, names[0], 1, input) if not in_tensor else must_be_tensor(op, names[1], 2, other)
+    if in_tensor:
+        return input, other
+    if other_tensor and op in NUMBER_INPUT:
+        return input, other
+    if not other_tensor and op in TWO_NUMBERS:
+        return number_tensor(input), other
+    schemas = tuple(s.replace("other", names[1]) for s in _OVERLOADS)
+    if op in NUMBER_INPUT:
+        schemas += (f"Number self, Tensor {names[1]}",)
+    raise invalid_combination(op, (input, other), schemas)
+
+
+def require_tensor(op: str, value, arg: str = "input", position: int = 1) -> Tensor:
+    """`value` when it is a tensor; torch's TypeError naming the argument otherwise."""
+    if not isinstance(value, Tensor):
+        raise must_be_tensor(op, arg, position, value)
+    return value
+
+
+def require_self(method: str, self) -> None:
+    """torch's TypeError for a Tensor method called unbound on something else (`Tensor.__radd__(2, t)`)."""
+    if not isinstance(self, Tensor):
+        raise TypeError(f"descriptor '{method}' for 'Tensor' objects doesn't apply to a "
+                        f"'{type(self).__name__}' object")
