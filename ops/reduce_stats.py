@@ -287,9 +287,9 @@ def _median(op: str, x: Tensor, dim, keepdim: bool):
     axes = _axes(x, None, op) if dim is None else one_axis(x, dim, op)
     if dim is not None:
         _require_nonempty(x, axes, "median():")
-    if x.dtype is dt.bool_ and (dim is not None or x.numel()):
+    if (x.dtype is dt.bool_ or x.dtype.is_complex) and (dim is not None or x.numel()):
         kernel = "median_cpu" if dim is None else "median_out"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{torch_name(x.dtype)}'")
     if dim is None:  # the gradient is shared among the elements equal to the median, as in torch
         result = _reduce("median", x, axes, False, [x.dtype], x.dtype.compute, ignore_nan)
         return track(op, shared_backward, x, result, axes, False, ("input", 0))
@@ -312,6 +312,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     """The most frequent value along `dim` (smallest on ties) and the index of its last occurrence."""
     axes = one_axis(input, dim, "mode")
     _require_nonempty(input, axes, "mode():")
+    if input.dtype.is_complex and input.numel():  # (torch's kernel refuses it only when it has work)
+        raise NotImplementedError(f"\"mode_cpu\" not implemented for '{torch_name(input.dtype)}'")
     values, indices = _reduce("mode", input, axes, keepdim, [input.dtype, dt.int64], input.dtype.compute)
     return track("mode", indexed_backward, input, _mode_type(values, indices), axes, keepdim, (1,))
 

@@ -175,10 +175,17 @@ def _axis_size(x: Tensor, axis: int) -> int:
     return x._v.shape[axis] if x.ndim else 1
 
 
+def _refuse_complex(x: Tensor, message: str, exc=RuntimeError) -> None:
+    """torch's error for an ordering op on complex input (complex numbers have no order)."""
+    if x.dtype.is_complex:
+        raise exc(message.format(name=torch_name(x.dtype)))
+
+
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False):
     """Sorted values and their indices along `dim` (a stable sort: ties keep input order)."""
     _need_tensor("sort", input)
     axis = input._dim(dim, "sort")
+    _refuse_complex(input, " Sort does not support complex dtypes on CPU")
     values, indices = launch("sort", (input,), [(input.shape, input.dtype), (input.shape, dt.int64)],
                              (axis, bool(descending)))
     return SortResult(*_selection("sort", input, values, indices, axis))
@@ -188,6 +195,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: b
     """The indices that sort `input` along `dim` (stable)."""
     _need_tensor("argsort", input)
     axis = input._dim(dim, "argsort")
+    _refuse_complex(input, " Sort does not support complex dtypes on CPU")
     return launch("sort", (input,), [(input.shape, dt.int64)], (axis, bool(descending)))[0]
 
 
@@ -205,6 +213,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
         raise RuntimeError("selected index k out of range")
     if input.dtype is dt.bool_:
         raise RuntimeError("topk does not support bool dtypes on CPU")
+    _refuse_complex(input, " topk does not support complex dtypes on CPU")
     if input.ndim == 0:  # PyTorch returns the element for k = 0 as well
         shape, k = (), 1
     else:
@@ -219,8 +228,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out
     _need_tensor("kthvalue", input)
     _need_int("kthvalue", "k", 2, k)
     axis = input._dim(dim, "kthvalue")
-    if input.dtype is dt.bool_:
-        raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
+    if input.dtype is dt.bool_ or input.dtype.is_complex:
+        raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{torch_name(input.dtype)}'")
     size = _axis_size(input, axis)
     if size == 0:
         raise IndexError(f"kthvalue(): Expected reduction dim {axis} to have non-zero size.")
@@ -291,6 +300,8 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
            dim: int | None = None):
     """The distinct elements (or slices along `dim`), sorted; optionally inverse indices and counts (syncs)."""
     _need_tensor("unique", input)
+    _refuse_complex(input, "\"unique" + ("_dim" if dim is not None else "") + "\" not implemented for '{name}'",
+                    NotImplementedError)
     return _unique_result(input, _grouped(input, dim, True), return_inverse, return_counts)
 
 
@@ -298,6 +309,8 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
                        dim: int | None = None):
     """Collapse each run of equal consecutive elements (or slices along `dim`) to one (syncs)."""
     _need_tensor("unique_consecutive", input)
+    _refuse_complex(input, "\"unique" + ("_dim" if dim is not None else "") + "\" not implemented for '{name}'",
+                    NotImplementedError)
     return _unique_result(input, _grouped(input, dim, False), return_inverse, return_counts)
 
 
@@ -348,6 +361,8 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
         ins += (sorter,)
     if bounds.dtype is dt.bool_ and input.dtype is dt.bool_:
         raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
+    for t in ins[:2] if input.numel() else ():  # (torch's kernel refuses them only when it has work)
+        _refuse_complex(t, "\"searchsorted_out_cpu\" not implemented for '{name}'", NotImplementedError)
     return launch("searchsorted", ins, [(input.shape, dt.int32 if out_int32 else dt.int64)], right,
                   checks_data=sorter is not None)[0]  # a sorter's indices are checked by the kernel
 

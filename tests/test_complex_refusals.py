@@ -1,0 +1,61 @@
+"""Ordering ops refuse complex input with torch's error type and message (complex numbers have no order)."""
+import numpy as np
+import pytest
+import torch
+
+import tidal
+
+Z = (np.arange(6).reshape(2, 3) + 1j * np.arange(6)[::-1].reshape(2, 3)).astype(np.complex64)
+
+CASES = {
+    "sort": lambda m, x: m.sort(x),
+    "sort_dim0_stable": lambda m, x: m.sort(x, dim=0, stable=True),
+    "sort_0d": lambda m, x: m.sort(x[0, 0]),
+    "argsort": lambda m, x: m.argsort(x),
+    "msort": lambda m, x: m.msort(x),
+    "topk": lambda m, x: m.topk(x, 1),
+    "topk_k_out_of_range_first": lambda m, x: m.topk(x, 10),
+    "kthvalue": lambda m, x: m.kthvalue(x, 1),
+    "kthvalue_bad_dim_first": lambda m, x: m.kthvalue(x, 1, dim=5),
+    "median": lambda m, x: m.median(x),
+    "median_dim": lambda m, x: m.median(x, 0),
+    "nanmedian": lambda m, x: m.nanmedian(x),
+    "nanmedian_dim": lambda m, x: m.nanmedian(x, 1),
+    "mode": lambda m, x: m.mode(x),
+    "unique": lambda m, x: m.unique(x),
+    "unique_dim": lambda m, x: m.unique(x, dim=0),
+    "unique_consecutive": lambda m, x: m.unique_consecutive(x),
+    "searchsorted_bounds": lambda m, x: m.searchsorted(x[0], m.ones(3)),
+    "searchsorted_values": lambda m, x: m.searchsorted(m.ones(3, dtype=x.dtype), x),
+    "bucketize": lambda m, x: m.bucketize(x, m.ones(3, dtype=x.dtype)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_refuses_complex_like_torch(case, dtype):
+    fn = CASES[case]
+    with pytest.raises(Exception) as want:
+        fn(torch, torch.tensor(Z, dtype=getattr(torch, dtype)))
+    with pytest.raises(type(want.value)) as got:
+        fn(tidal, tidal.tensor(Z, dtype=getattr(tidal, dtype)))
+    assert str(got.value) == str(want.value)
+
+
+def test_empty_inputs_keep_torch_order():
+    """torch checks an empty reduced dim before the dtype; mode and searchsorted with no work do not refuse."""
+    for fn in (lambda m, x: m.mode(x, 0), lambda m, x: m.median(x, 0)):
+        with pytest.raises(IndexError) as want:
+            fn(torch, torch.zeros(0, 2, dtype=torch.complex64))
+        with pytest.raises(IndexError) as got:
+            fn(tidal, tidal.zeros(0, 2, dtype=tidal.complex64))
+        assert str(got.value) == str(want.value)
+    empty = np.zeros((0, 2), np.complex64)
+    assert tuple(tidal.mode(tidal.tensor(empty), 1).values.shape) == tuple(torch.mode(torch.tensor(empty), 1).values.shape)
+    none = tidal.zeros(0, dtype=tidal.complex64)
+    assert tidal.searchsorted(none, none).numel() == 0
+
+
+def test_real_inputs_still_sort():
+    x = np.array([3.0, -1.0, 2.0], np.float32)
+    np.testing.assert_array_equal(tidal.sort(tidal.tensor(x)).values.numpy(), torch.sort(torch.tensor(x)).values)
