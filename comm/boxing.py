@@ -14,7 +14,27 @@ from ..tensor import Tensor
 from .placement_sbp import Placement, SbpKind, broadcast, partial_sum
 from .process_group import ProcessGroup, _state, default_group
 
-__all__ = ["box", "step_cost", "line_group", "reduce_gradient"]
+__all__ = ["box", "step_cost", "line_group", "reduce_gradient", "chunk_span", "shard_shape"]
+
+
+# -- uneven splits: torch.chunk's rule ----------------------------------------------------------------
+def chunk_span(size: int, n: int, k: int) -> tuple:
+    """(offset, length) of part k of a dim of `size` split over n ranks as torch.chunk does: parts of
+    ceil(size / n), the last ones smaller or empty."""
+    chunk = -(-size // n) if n else size
+    offset = min(k * chunk, size)
+    return offset, max(0, min(chunk, size - offset))
+
+
+def shard_shape(shape: tuple, placement: Placement, sbp: tuple, rank: int, upto: int | None = None) -> list:
+    """The shape of `rank`'s shard of a tensor of global `shape` laid out as `sbp`, applying the splits of
+    the grid axes before `upto` (all by default), outer axes first, as torch nests them."""
+    sizes = list(shape)
+    coords = placement.coords(rank)
+    for axis, s in enumerate(sbp[:upto]):
+        if s.is_split:
+            sizes[s.dim] = chunk_span(sizes[s.dim], placement.hierarchy[axis], coords[axis])[1]
+    return sizes
 
 
 # -- process groups of a placement's lines ----------------------------------------------------------
@@ -44,23 +64,34 @@ def _collectives():
     return collectives
 
 
-def _gather(x: Tensor, group: ProcessGroup, dim: int) -> Tensor:
+def _pad_to(x: Tensor, dim: int, size: int) -> Tensor:
+    """`x` zero-padded at the end of `dim` to `size`."""
+    if x.shape[dim] == size:
+        return x
+    from .. import ops
+    shape = list(x.shape)
+    shape[dim] = size
+    out = ops.zeros(shape, dtype=x.dtype, device=x.device)
+    out.narrow(dim, 0, x.shape[dim]).copy_(x)
+    return out
+
+
+def _gather(x: Tensor, group: ProcessGroup, dim: int, whole: int | None = None) -> Tensor:
     n = group.size()
-    x = x.contiguous()
+    whole = x.shape[dim] * n if whole is None else whole
+    chunk = -(-whole // n)
+    x = _pad_to(x, dim, chunk).contiguous()          # uneven parts travel padded to one chunk
     out = Tensor._empty((n,) + tuple(x.shape), x.dtype, x.device)
     _collectives().all_gather_into_tensor(out, x, group=group)
     shape = list(x.shape)
     shape[dim] *= n
-    return out.movedim(0, dim).reshape(shape)
+    full = out.movedim(0, dim).reshape(shape)
+    return full if whole == chunk * n else full.narrow(dim, 0, whole)
 
 
 def _slice(x: Tensor, group: ProcessGroup, dim: int) -> Tensor:
-    n, size = group.size(), x.shape[dim]
-    if size % n:
-        raise RuntimeError(f"boxing: cannot split dim {dim} of size {size} into {n} equal parts (global tensors "
-                           "need split dims divisible by the number of ranks)")
-    m = size // n
-    return x.narrow(dim, group.rank() * m, m).clone()
+    offset, length = chunk_span(x.shape[dim], group.size(), group.rank())
+    return x.narrow(dim, offset, length).clone()
 
 
 def _all_reduce(x: Tensor, group: ProcessGroup) -> Tensor:
@@ -71,20 +102,19 @@ def _all_reduce(x: Tensor, group: ProcessGroup) -> Tensor:
 
 def _reduce_scatter(x: Tensor, group: ProcessGroup, dim: int) -> Tensor:
     n, size = group.size(), x.shape[dim]
-    if size % n:
-        raise RuntimeError(f"boxing: cannot split dim {dim} of size {size} into {n} equal parts (global tensors "
-                           "need split dims divisible by the number of ranks)")
-    moved = x.movedim(dim, 0).contiguous()
-    out = Tensor._empty((size // n,) + tuple(moved.shape[1:]), x.dtype, x.device)
+    chunk = -(-size // n)
+    moved = _pad_to(x, dim, chunk * n).movedim(dim, 0).contiguous()
+    out = Tensor._empty((chunk,) + tuple(moved.shape[1:]), x.dtype, x.device)
     _collectives().reduce_scatter_tensor(out, moved, group=group)
-    return out.movedim(0, dim)
+    out = out.movedim(0, dim)
+    length = chunk_span(size, n, group.rank())[1]
+    return out if length == chunk else out.narrow(dim, 0, length)
 
 
-def _all_to_all(x: Tensor, group: ProcessGroup, src: int, dst: int) -> Tensor:
+def _all_to_all(x: Tensor, group: ProcessGroup, src: int, dst: int, whole: int | None = None) -> Tensor:
     n, size = group.size(), x.shape[dst]
-    if size % n:
-        raise RuntimeError(f"boxing: cannot split dim {dst} of size {size} into {n} equal parts (global tensors "
-                           "need split dims divisible by the number of ranks)")
+    if size % n or (whole is not None and whole != x.shape[src] * n):
+        return _slice(_gather(x, group, src, whole), group, dst)   # uneven on either side: gather, then cut
     pieces = x.unflatten(dst, (n, size // n)).movedim(dst, 0).contiguous()  # piece k goes to rank k
     got = Tensor._empty(tuple(pieces.shape), x.dtype, x.device)
     _collectives().all_to_all_single(got, pieces, group=group)               # piece k came from rank k
@@ -98,22 +128,25 @@ def _keep_first(x: Tensor, group: ProcessGroup) -> Tensor:
     return x.clone() if group.rank() == 0 else ops.zeros_like(x)
 
 
-def _zero_pad(x: Tensor, group: ProcessGroup, dim: int) -> Tensor:
+def _zero_pad(x: Tensor, group: ProcessGroup, dim: int, whole: int | None = None) -> Tensor:
     from .. import ops
     n, m = group.size(), x.shape[dim]
+    whole = n * m if whole is None else whole
     shape = list(x.shape)
-    shape[dim] = n * m
+    shape[dim] = whole
     out = ops.zeros(shape, dtype=x.dtype)
-    out.narrow(dim, group.rank() * m, m).copy_(x)
+    out.narrow(dim, chunk_span(whole, n, group.rank())[0], m).copy_(x)
     return out
 
 
-def _step(x: Tensor, group: ProcessGroup, src: SbpKind, dst: SbpKind) -> Tensor:
-    """One axis from `src` to `dst` (src != dst)."""
+def _step(x: Tensor, group: ProcessGroup, src: SbpKind, dst: SbpKind, line: tuple | None) -> Tensor:
+    """One axis from `src` to `dst` (src != dst); `line` is the shape of the tensor the ranks of this axis
+    share (None: even splits, so it follows from the shard)."""
     if src.is_split:
+        whole = None if line is None else line[src.dim]
         if dst.is_split:
-            return _all_to_all(x, group, src.dim, dst.dim)
-        return _gather(x, group, src.dim) if dst is broadcast else _zero_pad(x, group, src.dim)
+            return _all_to_all(x, group, src.dim, dst.dim, whole)
+        return _gather(x, group, src.dim, whole) if dst is broadcast else _zero_pad(x, group, src.dim, whole)
     if src is broadcast:
         return _slice(x, group, dst.dim) if dst.is_split else _keep_first(x, group)
     return _reduce_scatter(x, group, dst.dim) if dst.is_split else _all_reduce(x, group)
@@ -128,17 +161,17 @@ class _Box(Function):
     """One 1-D boxing step; backward is the transposed step."""
 
     @staticmethod
-    def forward(ctx, x, group, src, dst):
-        ctx.step = (group, src, dst)
-        return _step(x, group, src, dst)
+    def forward(ctx, x, group, src, dst, line):
+        ctx.step = (group, src, dst, line)
+        return _step(x, group, src, dst, line)
 
     @staticmethod
     def backward(ctx, grad):
-        group, src, dst = ctx.step
+        group, src, dst, line = ctx.step
         back_src, back_dst = _grad_sbp(dst), _grad_sbp(src)
         if back_src == back_dst:
-            return grad, None, None, None
-        return _Box.apply(grad, group, back_src, back_dst), None, None, None
+            return grad, None, None, None, None
+        return _Box.apply(grad, group, back_src, back_dst, line), None, None, None, None
 
 
 class _ReduceGradient(Function):
@@ -205,10 +238,17 @@ def plan(src: tuple, dst: tuple) -> list:
     return steps
 
 
-def box(x: Tensor, placement: Placement, src: tuple, dst: tuple) -> Tensor:
-    """This rank's shard of the tensor whose shard `x` has nd-sbp `src`, redistributed to `dst`."""
+def box(x: Tensor, placement: Placement, src: tuple, dst: tuple, shape: tuple | None = None) -> Tensor:
+    """This rank's shard of the tensor whose shard `x` has nd-sbp `src`, redistributed to `dst`. With the
+    global `shape`, splits may be uneven (torch.chunk's parts); without, they must be even."""
+    state = list(src)
+    rank = default_group().rank() if shape is not None else None
     for axis, a, b in plan(src, dst):
-        x = _Box.apply(x, _group(placement, axis), a, b)
+        # the ranks along `axis` share the tensor as the outer axes' splits leave it (inner ones do not
+        # split the dims this step touches: see _valid)
+        line = None if shape is None else tuple(shard_shape(shape, placement, tuple(state), rank, axis))
+        x = _Box.apply(x, _group(placement, axis), a, b, line)
+        state[axis] = b
     return x
 
 

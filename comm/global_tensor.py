@@ -175,7 +175,7 @@ def dispatch(name: str, fn, args: tuple, kwargs: dict):
     grad = is_grad_enabled()
     shards = []
     for g, want in zip(inputs, ins):
-        shard = boxing.box(g._local, placement, g.sbp, want)
+        shard = boxing.box(g._local, placement, g.sbp, want, g._shape)
         if grad and shard.requires_grad:
             shard = boxing.reduce_gradient(shard, placement, [axis for axis, (s, o) in enumerate(zip(want, out))
                                                               if s is broadcast and o is not broadcast])
@@ -206,7 +206,7 @@ def _inplace(name: str, fn, args: tuple, kwargs: dict):
     if twin is not None and rule_for(twin) is not None and hasattr(Tensor, twin):
         result = dispatch(twin, getattr(Tensor, twin), args, kwargs)
     else:
-        full = {id(g): boxing.box(g._local, g.placement, g.sbp, (broadcast,) * g.placement.ndim) for g in
+        full = {id(g): boxing.box(g._local, g.placement, g.sbp, (broadcast,) * g.placement.ndim, g._shape) for g in
                 _inputs(name, args, kwargs)}
         local_args, local_kwargs = _substitute(args, kwargs, lambda g: full[id(g)])
         scratch = local_args[0].clone()
@@ -215,7 +215,7 @@ def _inplace(name: str, fn, args: tuple, kwargs: dict):
     if tuple(result.shape) != target._shape:
         raise RuntimeError(f"{name}(): output with shape {list(target._shape)} doesn't match the broadcast shape "
                            f"{list(result.shape)}")
-    target._local.copy_(boxing.box(result._local, target.placement, result.sbp, target.sbp))
+    target._local.copy_(boxing.box(result._local, target.placement, result.sbp, target.sbp, target._shape))
     return target
 
 
@@ -305,11 +305,15 @@ class GlobalTensor:
         if not _divides(self._shape, sbp, placement):
             raise RuntimeError(f"to_global(): shape {list(self._shape)} cannot be split evenly as "
                                f"{tuple(s.short() for s in sbp)} over {placement}")
-        local = boxing.box(self._local, placement, self.sbp, sbp)
-        return GlobalTensor(local, placement, sbp, self._shape)
+        return self._relayout(sbp)
+
+    def _relayout(self, sbp: tuple) -> "GlobalTensor":
+        # splits that do not divide give torch.chunk's parts (DTensor's uneven shards)
+        return GlobalTensor(boxing.box(self._local, self.placement, self.sbp, sbp, self._shape), self.placement, sbp,
+                            self._shape)
 
     def _full(self) -> Tensor:
-        return boxing.box(self._local, self.placement, self.sbp, (broadcast,) * self.placement.ndim)
+        return boxing.box(self._local, self.placement, self.sbp, (broadcast,) * self.placement.ndim, self._shape)
 
     def numpy(self) -> np.ndarray:
         """The whole value (gathered on every rank)."""
@@ -385,7 +389,7 @@ class GlobalTensor:
         if value is None:
             self._local.grad = None
         else:
-            self._local.grad = boxing.box(value._local, value.placement, value.sbp, _grad_sbp(self.sbp))
+            self._local.grad = boxing.box(value._local, value.placement, value.sbp, _grad_sbp(self.sbp), self._shape)
 
     @property
     def grad_fn(self):
@@ -405,7 +409,8 @@ class GlobalTensor:
         """Call hook(grad) with this tensor's (global) gradient; a global tensor it returns replaces it."""
         def on_shard(grad):
             out = hook(GlobalTensor(grad, self.placement, _grad_sbp(self.sbp), self._shape))
-            return None if out is None else boxing.box(out._local, out.placement, out.sbp, _grad_sbp(self.sbp))
+            return None if out is None else boxing.box(out._local, out.placement, out.sbp, _grad_sbp(self.sbp),
+                                                          self._shape)
         return self._local.register_hook(on_shard)
 
     def backward(self, gradient: "GlobalTensor | None" = None, retain_graph=None, create_graph: bool = False,
@@ -415,7 +420,8 @@ class GlobalTensor:
         if gradient is not None:
             if not isinstance(gradient, GlobalTensor):
                 raise TypeError("backward(): the gradient of a global tensor must be a global tensor")
-            local_grad = boxing.box(gradient._local, gradient.placement, gradient.sbp, _grad_sbp(self.sbp))
+            local_grad = boxing.box(gradient._local, gradient.placement, gradient.sbp, _grad_sbp(self.sbp),
+                                   self._shape)
         local_inputs = None if inputs is None else [g._local for g in inputs]
         self._local.backward(local_grad, retain_graph=retain_graph, create_graph=create_graph, inputs=local_inputs)
 

@@ -9,12 +9,12 @@ registered again, and the gathered tensors are freed: the ops of the module's fo
 saved-tensor hooks (autograd.graph.saved_tensors_hooks) as a note of which parameter and which view, and
 backward all-gathers each parameter again (once per backward) when it first needs it, as torch does.
 
-What differs from torch: parameters whose sharded dim does not divide by the mesh size stay
-replicated (their gradients all-reduced) instead of being padded; there is no explicit prefetch
-(collectives are queued on the VM's communication stream, so their issue never blocks the caller and
-they overlap with compute already queued); a forward that raises leaves its saved-tensor hooks active. A 2-D mesh is HSDP:
-parameters replicated along mesh dim 0 and sharded along dim 1, gradients reduce-scattered along dim 1
-and all-reduced along dim 0.
+A parameter whose sharded dim does not divide by the mesh size is split as torch.chunk does (the last
+ranks hold less, or nothing), as torch's FSDP2 shards it; the collectives pad it internally. What differs
+from torch: there is no explicit prefetch (collectives are queued on the VM's communication stream, so
+their issue never blocks the caller and they overlap with compute already queued); a forward that raises
+leaves its saved-tensor hooks active. A 2-D mesh is HSDP: parameters replicated along mesh dim 0 and
+sharded along dim 1, gradients reduce-scattered along dim 1 and all-reduced along dim 0.
 """
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ class _State:
 
 def _gather(p: _Param, state: _State) -> Tensor:
     local = p.sharded._local.detach()
-    full = local.clone() if p.dim is None else boxing._gather(local, state.group, p.dim)
+    full = local.clone() if p.dim is None else boxing._gather(local, state.group, p.dim, p.sharded._shape[p.dim])
     dtype = state.mp.param_dtype
     return full if dtype is None or dtype == full.dtype else full.to(dtype)
 
@@ -283,7 +283,6 @@ def fully_shard(module, *, mesh: DeviceMesh | None = None, reshard_after_forward
     if not isinstance(reshard_after_forward, bool):
         raise NotImplementedError("fully_shard(): reshard_after_forward as an int (resharding to a smaller world) "
                                   "is not implemented")
-    n = mesh.shape[-1]
     ignored = {id(p) for p in (ignored_params or ())}
     by_id: dict = {}
     for owner, name, param in _managed(module, ignored):
@@ -297,8 +296,8 @@ def fully_shard(module, *, mesh: DeviceMesh | None = None, reshard_after_forward
         placement = shard_placement_fn(param) if shard_placement_fn is not None else None
         placement = Shard(0) if placement is None else placement
         dim = placement.dim % max(param.dim(), 1)
-        if param.dim() == 0 or param.shape[dim] % n:
-            placement, dim = Replicate(), None   # tidal's shards are even: keep this one whole on every rank
+        if param.dim() == 0:
+            placement, dim = Replicate(), None   # nothing to split: whole on every rank
         placements = [Replicate()] * (mesh.ndim - 1) + [placement]
         with no_grad():
             sharded = Parameter(distribute_tensor(param.detach(), mesh, placements, src_data_rank=None),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Callable
 
+from ...comm.boxing import chunk_span
 from ...comm.global_tensor import GlobalTensor
 from ...tensor import Tensor
 
@@ -54,9 +55,9 @@ def region(g: GlobalTensor, rank: int) -> tuple:
     writes = True
     for axis, s in enumerate(g.sbp):
         n, c = g.placement.hierarchy[axis], coords[axis]
-        if s.is_split:
-            sizes[s.dim] //= n            # an inner axis splits the outer axis's shard again
-            offsets[s.dim] += c * sizes[s.dim]
+        if s.is_split:                    # an inner axis splits the outer axis's shard again
+            offset, sizes[s.dim] = chunk_span(sizes[s.dim], n, c)
+            offsets[s.dim] += offset
         elif c != 0:
             writes = False
     return offsets, sizes, writes

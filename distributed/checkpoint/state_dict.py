@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ...autograd.grad_mode import no_grad
 from ...comm.global_tensor import GlobalTensor
 from ...tensor import Tensor
+from ..tensor._api import distribute_tensor  # also gives GlobalTensor redistribute()
 from ._layout import region
 
 __all__ = ["StateDictOptions", "get_model_state_dict", "get_optimizer_state_dict", "get_state_dict",
@@ -141,7 +142,7 @@ def _local_part(value, param):
     whole tensor."""
     if isinstance(value, GlobalTensor):
         if isinstance(param, GlobalTensor) and value.sbp != param.sbp:
-            value = value.to_global(param.placement, param.sbp)
+            value = value.redistribute(param.device_mesh, param.placements)
         return value.to_local()
     if isinstance(param, GlobalTensor) and isinstance(value, Tensor) and tuple(value.shape) == tuple(param.shape) \
             and value.dim() > 0:
@@ -153,7 +154,6 @@ def _local_part(value, param):
 def set_model_state_dict(model, model_state_dict: dict, *, options: StateDictOptions | None = None):
     """Load a model state dict (DTensors, or whole tensors that are sharded here to the parameters' layout)."""
     from ...nn.hooks import IncompatibleKeys
-    from ..tensor._api import distribute_tensor
     options = _options(options)
     _resharded(model)
     current = model.state_dict()
@@ -171,7 +171,7 @@ def set_model_state_dict(model, model_state_dict: dict, *, options: StateDictOpt
                 raise RuntimeError(f"Error(s) in loading state_dict for {type(model).__name__}:\n\tsize mismatch "
                                    f"or wrong type for {key}")
             if value._local is not target._local:     # a state dict loaded in place already holds the values
-                target._local.copy_(value.to_global(target.placement, target.sbp)._local)
+                target._local.copy_(value.redistribute(target.device_mesh, target.placements)._local)
         result = model.load_state_dict(local, strict=False)
     missing = [k for k in result.missing_keys if k not in model_state_dict]
     unexpected = list(result.unexpected_keys)

@@ -43,8 +43,7 @@ def save(state_dict: dict, *, checkpoint_id=None, storage_writer: StorageWriter 
         for key, _, _, leaf in flatten(state_dict):
             if isinstance(leaf, GlobalTensor):
                 if partial_sum in leaf.sbp:   # sum the partial values first: a checkpoint holds values
-                    leaf = leaf.to_global(leaf.placement, tuple(broadcast if s is partial_sum else s
-                                                                for s in leaf.sbp))
+                    leaf = leaf._relayout(tuple(broadcast if s is partial_sum else s for s in leaf.sbp))
                 offsets, sizes, writes = region(leaf, rank)
                 entries[key] = {"kind": "tensor", "dtype": leaf.dtype.name, "shape": list(leaf._shape), "chunks": []}
                 if writes:

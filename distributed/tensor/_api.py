@@ -4,8 +4,9 @@
 boxing, and every op runs through the global-tensor dispatcher (SBP signatures). This module adds
 torch's names to the class once (`placements`, `device_mesh`, `redistribute`, `full_tensor`,
 `to_local(grad_placements=)`, `DTensor.from_local`) and gives the module-level functions
-`distribute_tensor` and `distribute_module`. Shards must divide evenly (tidal's split sbp); torch's
-uneven sharding is not supported and says so.
+`distribute_tensor` and `distribute_module`. A Shard whose dim does not divide over the mesh gives
+torch.chunk's parts (the last ranks smaller or empty), as torch's does; ops on such a tensor run on its
+gathered value (tidal's SBP signatures need even splits), so their results are replicated.
 """
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ def _redistribute(self: GlobalTensor, device_mesh: DeviceMesh | None = None,
         raise NotImplementedError(f"redistribute(): moving a DTensor from {self.device_mesh!r} to another mesh "
                                   f"{mesh!r} is not supported")
     sbps = self.sbp if placements is None else _sbps(mesh, placements, self.dim())
-    return self.to_global(self.placement, sbps)
+    return self._relayout(sbps)
 
 
 def _full_tensor(self: GlobalTensor, *, grad_placements: Sequence[Placement] | None = None) -> Tensor:
@@ -109,20 +110,30 @@ def _full_tensor(self: GlobalTensor, *, grad_placements: Sequence[Placement] | N
 def from_local(local_tensor: Tensor, device_mesh: DeviceMesh | None = None,
                placements: Sequence[Placement] | None = None, *, run_check: bool = False, shape=None,
                stride=None) -> GlobalTensor:
-    """A DTensor whose local tensor on this rank is `local_tensor` (gradients flow back into it)."""
+    """A DTensor whose local tensor on this rank is `local_tensor` (gradients flow back into it); uneven
+    shards need the global `shape` (and `stride`, as torch asks)."""
     if not isinstance(local_tensor, Tensor):
         raise TypeError(f"from_local(): expected a Tensor, got {type(local_tensor).__name__}")
+    if (shape is None) != (stride is None):
+        raise RuntimeError(f"Found shape:{shape}, stride:{stride}. Please pass both shape and stride at the same "
+                           "time.")
     mesh = _mesh(device_mesh)
     sbps = _sbps(mesh, placements, local_tensor.dim())
-    if run_check:
+    if run_check and shape is None:
         shapes = mesh.get_group(0).control.all_gather_object(list(local_tensor.shape)) if mesh.ndim == 1 else None
         if shapes is not None and any(s != shapes[0] for s in shapes):
-            raise ValueError(f"from_local(): local tensors of different shapes {shapes} (tidal needs even shards)")
-    out = _global_from_local(local_tensor, mesh.placement, sbps)
-    if shape is not None and tuple(shape) != tuple(out.shape):
-        raise NotImplementedError(f"from_local(): global shape {tuple(shape)} differs from the even-shard shape "
-                                  f"{tuple(out.shape)}; tidal does not support uneven shards")
-    return out
+            raise ValueError(f"Inconsistent tensor metadata (including shape and stride) across ranks: {shapes}")
+    if shape is None:
+        return _global_from_local(local_tensor, mesh.placement, sbps)   # even shards, as torch assumes
+    shape = tuple(shape)
+    expected = boxing.shard_shape(shape, mesh.placement, sbps, mesh.get_rank()) if len(shape) == local_tensor.dim() \
+        else None
+    if expected != list(local_tensor.shape):
+        raise RuntimeError(f"from_local(): rank {mesh.get_rank()}'s part of a tensor of shape {list(shape)} laid "
+                           f"out as {list(placements)} has shape {expected} (torch.chunk's parts), but the local "
+                           f"tensor has shape {list(local_tensor.shape)}")
+    _global_from_local(local_tensor, mesh.placement, (broadcast,) * mesh.ndim)   # checks the placement
+    return GlobalTensor(local_tensor, mesh.placement, sbps, shape)
 
 
 def _install() -> None:
@@ -160,7 +171,7 @@ def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None,
     ranks = mesh.placement.flat_ranks()
     if src_data_rank is not None and len(ranks) > 1:
         collectives.broadcast(full, src=ranks[src_data_rank], group=boxing.line_group(ranks))
-    laid = _global_from_local(full, mesh.placement, (broadcast,) * mesh.ndim).to_global(mesh.placement, sbps)
+    laid = _global_from_local(full, mesh.placement, (broadcast,) * mesh.ndim)._relayout(sbps)
     local = laid._local.detach().requires_grad_(tensor.requires_grad)
     return GlobalTensor(local, mesh.placement, sbps, laid._shape)
 

@@ -1,0 +1,46 @@
+"""Rank-side runs for test_distributed_layouts.py (through comm_ranks.RankPool): DTensors with uneven
+shards, Partial with reduce ops other than sum, and DTensor's repr. Each returns what the test compares
+with torch (torch.chunk's parts, torch's reductions, torch's repr)."""
+import numpy as np
+
+import tidal
+from comm_ranks import _me
+
+
+def _dt():
+    from tidal.distributed import tensor
+    return tensor
+
+
+def _placement(spec: str):
+    D = _dt()
+    return {"S0": D.Shard(0), "S1": D.Shard(1), "R": D.Replicate(), "P": D.Partial()}[spec]
+
+
+def uneven_shards(full: np.ndarray, weight: np.ndarray, src: str) -> dict:
+    """`full` sharded unevenly as `src`, then redistributed to every placement: local tensors, whole values and
+    the gradient of sum(y * weight) for the source's local tensor."""
+    D = _dt()
+    rank, size = _me()
+    mesh = D.init_device_mesh("cpu", (size,))
+    x = D.distribute_tensor(tidal.tensor(full), mesh, [_placement(src)])
+    out = {"src_local": x.to_local().numpy(), "src_shape": tuple(x.shape)}
+    for dst in ("S0", "S1", "R", "P"):
+        leaf = x.to_local().detach().requires_grad_(True)
+        g = D.DTensor.from_local(leaf, mesh, [_placement(src)], shape=full.shape, stride=(full.shape[1], 1))
+        y = g.redistribute(mesh, [_placement(dst)])
+        (y * D.distribute_tensor(tidal.tensor(weight), mesh, [D.Replicate()])).sum().backward()
+        out[dst] = {"local": y.to_local().detach().numpy(), "full": y.full_tensor().detach().numpy(),
+                    "placements": repr(y.placements), "shape": tuple(y.shape), "grad": leaf.grad.numpy()}
+    # an op on uneven shards runs on the gathered value (elementwise: gradient flows back to the shards)
+    leaf = x.to_local().detach().requires_grad_(True)
+    g = D.DTensor.from_local(leaf, mesh, [_placement(src)], shape=full.shape, stride=(full.shape[1], 1))
+    z = (g * g).sum()
+    z.backward()
+    out["op"] = {"value": z.full_tensor().item(), "grad": leaf.grad.numpy()}
+    try:
+        D.DTensor.from_local(tidal.ones(7, 7), mesh, [_placement(src)], shape=full.shape, stride=(full.shape[1], 1))
+        out["wrong_shape"] = None
+    except RuntimeError as err:
+        out["wrong_shape"] = str(err)
+    return out

@@ -1,0 +1,80 @@
+"""DTensor layouts beyond even shards and sums, on 2 real ranks: uneven Shard (torch.chunk's parts,
+the last rank smaller or empty) through every redistribution with gradients; the rank side lives in
+layout_ranks.py. Expected values come from torch (torch.chunk, torch's reductions)."""
+import numpy as np
+import pytest
+import torch
+
+import layout_ranks as L
+from tidal.comm.boxing import chunk_span, shard_shape
+from tidal.comm.placement_sbp import Placement, broadcast, split
+
+SIZE = 2
+
+
+@pytest.fixture(scope="module")
+def pool():
+    from comm_ranks import RankPool
+    ranks = RankPool(SIZE)
+    yield ranks
+    ranks.close()
+
+
+# -- single process -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_chunk_span_is_torch_chunk(n):
+    for size in range(0, 12):
+        parts = torch.arange(size).chunk(n) if size else ()
+        lengths = [len(p) for p in parts] + [0] * (n - len(parts))
+        offsets = [int(p[0]) if len(p) else size for p in parts] + [size] * (n - len(parts))
+        assert [chunk_span(size, n, k) for k in range(n)] == list(zip(offsets, lengths)), size
+
+
+def test_nested_shard_shapes_follow_torch_nesting():
+    """A 2x2 grid splitting one dim twice: the outer axis's parts are split again (torch's nesting)."""
+    grid = Placement("cpu", [[0, 1], [2, 3]])
+    for rows in range(0, 9):
+        full = torch.arange(rows * 3).reshape(rows, 3)
+        for rank in range(4):
+            outer, inner = divmod(rank, 2)
+            first = full.chunk(2, 0)
+            part = first[outer] if outer < len(first) else full[:0]
+            second = part.chunk(2, 0)
+            part = second[inner] if inner < len(second) else part[:0]
+            assert shard_shape((rows, 3), grid, (split(0), split(0)), rank) == list(part.shape), (rows, rank)
+            assert shard_shape((rows, 3), grid, (broadcast, split(1)), rank) == \
+                [rows, [2, 1][inner]], (rows, rank)
+
+
+# -- 2 ranks --------------------------------------------------------------------------------------------------
+def _torch_part(full: np.ndarray, spec: str, rank: int) -> np.ndarray:
+    if spec in ("R", "P"):
+        return full
+    dim = int(spec[1])
+    parts = torch.tensor(full).chunk(SIZE, dim)
+    return parts[rank].numpy() if rank < len(parts) else np.take(full, [], axis=dim)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("shape,src", [((5, 3), "S0"), ((1, 3), "S0"), ((3, 5), "S1"), ((5, 3), "P")],
+                         ids=["rows-3-2", "rows-1-0", "cols-3-2", "partial-to-uneven"])
+def test_uneven_shards_redistribute_as_torch(pool, shape, src):
+    rng = np.random.default_rng(5)
+    full = rng.integers(-5, 6, shape).astype(np.float64)
+    weight = rng.integers(-3, 4, shape).astype(np.float64)
+    for rank, got in enumerate(pool.run(L.uneven_shards, full, weight, src, timeout=100)):
+        if src != "P":
+            np.testing.assert_array_equal(got["src_local"], _torch_part(full, src, rank))
+        assert got["src_shape"] == shape
+        for dst in ("S0", "S1", "R", "P"):
+            res = got[dst]
+            assert res["shape"] == shape and res["placements"] == repr((L._placement(dst),))
+            np.testing.assert_array_equal(res["full"], full)
+            if dst != "P":
+                np.testing.assert_array_equal(res["local"], _torch_part(full, dst, rank))
+            # the gradient of sum(y * weight) reaches the source's local tensor laid out as the source
+            np.testing.assert_array_equal(res["grad"], _torch_part(weight, "R" if src == "P" else src, rank))
+        if src != "P":   # an op on uneven shards: value and gradient (on the shard) as torch's
+            assert got["op"]["value"] == float((full * full).sum())
+            np.testing.assert_array_equal(got["op"]["grad"], _torch_part(2 * full, src, rank))
+        assert "torch.chunk's parts" in got["wrong_shape"]
