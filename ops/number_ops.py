@@ -138,9 +138,10 @@ def result_type(tensor1, tensor2) -> dt.dtype:
 
 
 def can_cast(from_: dt.dtype, to: dt.dtype) -> bool:
-    """Whether PyTorch's casting rules allow from_ -> to: never to a lower kind (float -> int, int -> bool)."""
+    """Whether PyTorch's casting rules allow from_ -> to: never to a lower kind (complex -> float, float -> int,
+    int -> bool)."""
     def kind(d: dt.dtype) -> int:
-        return 0 if d is dt.bool_ else 2 if d.is_floating_point else 1
+        return 0 if d is dt.bool_ else 3 if d.is_complex else 2 if d.is_floating_point else 1
     return kind(from_) <= kind(to)
 
 
