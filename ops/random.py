@@ -131,10 +131,33 @@ SAMPLERS = {"uniform_": _uniform, "normal_": _normal, "normal": _normal, "random
             "multinomial": _multinomial, "poisson": _poisson}
 
 
+def _complex_uniform(rng, shape, dtype, ins, low, high):
+    """torch's: the real and imaginary parts each uniform on [low, high)."""
+    pairs = _uniform(rng, shape + (2,), np.empty(0, dtype).real.dtype, ins, low, high)
+    return pairs[..., 0] + 1j * pairs[..., 1]
+
+
+def _complex_normal(rng, shape, dtype, ins, mean, std):
+    """torch's: the real and imaginary parts each of variance std**2 / 2 (so E|z - mean|^2 = std**2); a number
+    `mean` is the mean of both parts (normal_ on the real view), a tensor one the complex mean."""
+    work, tensors = _work(np.empty(0, dtype).real.dtype), iter(ins)
+    mean = np.asarray(next(tensors)) if mean is None else complex(mean, mean)
+    if std is None:
+        std = np.asarray(next(tensors), work)
+        if not (std >= 0).all():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    pairs = rng.standard_normal(shape + (2,), dtype=work) * (std / np.sqrt(2))[..., None]
+    return pairs[..., 0] + 1j * pairs[..., 1] + mean
+
+
+_COMPLEX_SAMPLERS = {"uniform_": _complex_uniform, "normal_": _complex_normal, "normal": _complex_normal}
+
+
 def _random_kernel(ins, outs, attrs) -> None:
     name, seed_, offset, params = attrs
     out = outs[0]
-    values = SAMPLERS[name](philox(seed_, offset), out.shape, out.dtype, ins, *params)
+    samplers = _COMPLEX_SAMPLERS if out.dtype.kind == "c" else SAMPLERS
+    values = samplers[name](philox(seed_, offset), out.shape, out.dtype, ins, *params)
     with np.errstate(over="ignore", invalid="ignore"):
         np.copyto(out, values, casting="unsafe")
 
@@ -201,7 +224,8 @@ def _uniform_params(dtype: dt.dtype, low, high) -> tuple:
     low, high = _float_arg("uniform_", "from", low), _float_arg("uniform_", "to", high)
     if not dtype.is_floating_point:
         raise _not_implemented("check_uniform_bounds", dtype)
-    limit, name = FLOAT_MAX[dtype], TYPEMETA_NAME[dtype]
+    # a complex dtype: both parts are drawn in [low, high), so its real dtype's bounds apply
+    limit, name = FLOAT_MAX[dtype.to_real()], TYPEMETA_NAME.get(dtype) or _COMPLEX_TYPEMETA[dtype]
     if not -limit <= low <= limit:
         raise RuntimeError(f"from is out of bounds for {name}")
     if not -limit <= high <= limit:
@@ -212,6 +236,14 @@ def _uniform_params(dtype: dt.dtype, low, high) -> tuple:
         raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{torch_name(dtype)}>::max(), but found "
                            f"to={fmt(high)} and from={fmt(low)} which result in to-from to exceed the limit")
     return low, high
+
+
+_COMPLEX_TYPEMETA = {dt.complex64: "c10::complex<float>", dt.complex128: "c10::complex<double>"}
+
+
+def _continuous(dtype: dt.dtype) -> bool:
+    """Whether a real-valued distribution may fill `dtype` (a float; complex dtypes count as floating in tidal)."""
+    return dtype.is_floating_point and not dtype.is_complex
 
 
 def _check_std(std: float) -> None:
@@ -239,6 +271,10 @@ def _integer_bounds(dtype: dt.dtype) -> tuple:
 def _random_params(fn: str, dtype: dt.dtype, low, high) -> tuple:
     """[low, high) as PyTorch's random_ checks it; high None means up to the dtype's largest integer."""
     low = int_arg(fn, "from", low)
+    if dtype.is_complex:
+        if high is None:  # random_(): the kernel's own refusal (a range is checked first)
+            raise _not_implemented("random_kernel_cpu", dtype)
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
     if high is None:
         high_inclusive = (1 << FLOAT_DIGITS[dtype]) if dtype.is_floating_point else _integer_bounds(dtype)[1]
     else:
@@ -292,11 +328,15 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     if isinstance(p, Tensor):
         if not p.dtype.is_floating_point:
             raise _not_implemented("bernoulli_tensor_cpu_p_", p.dtype)
+        if self.dtype.is_complex:
+            raise _not_implemented("bernoulli_tensor_cpu_self_", self.dtype)
         _expand_check(p, self._v.shape)
         return _sample("bernoulli", self, (), generator, (p,), "bernoulli_")
     p = _float_arg("bernoulli_", "p", p)
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={fmt(p)}")
+    if self.dtype.is_complex:
+        raise _not_implemented("bernoulli_scalar_cpu_", self.dtype)
     return _sample("bernoulli_", self, (p,), generator)
 
 
@@ -305,7 +345,7 @@ def exponential_(self: Tensor, lambd=1.0, *, generator=None) -> Tensor:
     lambd = _float_arg("exponential_", "lambd", lambd)
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={fmt(lambd)}")
-    if not self.dtype.is_floating_point:
+    if not _continuous(self.dtype):
         raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
                            f"floating point but you specified {torch_name(self.dtype)}")
     return _sample("exponential_", self, (lambd,), generator)
@@ -316,7 +356,7 @@ def geometric_(self: Tensor, p, *, generator=None) -> Tensor:
     p = _float_arg("geometric_", "p", p)
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={fmt(p)}")
-    if self.dtype is dt.bool_:
+    if self.dtype is dt.bool_ or self.dtype.is_complex:
         raise _not_implemented("geometric_cpu", self.dtype)
     return _sample("geometric_", self, (p,), generator)
 
@@ -326,7 +366,7 @@ def log_normal_(self: Tensor, mean=1.0, std=2.0, *, generator=None) -> Tensor:
     mean, std = _float_arg("log_normal_", "mean", mean), _float_arg("log_normal_", "std", std)
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={fmt(std)}")
-    if not self.dtype.is_floating_point:
+    if not _continuous(self.dtype):
         raise _not_implemented("log_normal_cpu", self.dtype)
     return _sample("log_normal_", self, (mean, std), generator)
 
@@ -336,9 +376,10 @@ def cauchy_(self: Tensor, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
     median, sigma = _float_arg("cauchy_", "median", median), _float_arg("cauchy_", "sigma", sigma)
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={fmt(sigma)}")
-    if not self.dtype.is_floating_point:
+    if not _continuous(self.dtype):
         raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a "
-                           f"floating point but you specified {TYPEMETA_NAME[self.dtype]}")
+                           f"floating point but you specified "
+                           f"{TYPEMETA_NAME.get(self.dtype) or _COMPLEX_TYPEMETA[self.dtype]}")
     return _sample("cauchy_", self, (median, sigma), generator)
 
 
@@ -456,6 +497,8 @@ def normal(mean, std=_UNSET, size=None, *, generator=None, out=None, dtype: dt.d
     if size is not None or dtype is not None or device is not None or requires_grad:
         raise _invalid_normal("Tensor arguments with size, dtype, device or requires_grad")
     std = 1.0 if std is _UNSET else std
+    if isinstance(std, Tensor) and std.dtype.is_complex:
+        raise RuntimeError("normal expects standard deviation to be non-complex")
     if isinstance(mean, Tensor) and isinstance(std, Tensor):
         dev = same_device("normal", (mean, std))
         shape, result_dtype, params = broadcast_shapes(mean._v.shape, std._v.shape), mean.dtype, (None, None)
@@ -479,6 +522,8 @@ def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
     tensor_arg("bernoulli", "input", input)
     result = Tensor._empty(input._v.shape, input.dtype, input.device)
     if p is None:
+        if input.dtype.is_complex:
+            raise _not_implemented("bernoulli_tensor_cpu_self_", input.dtype)
         if not input.dtype.is_floating_point:
             raise _not_implemented("bernoulli_tensor_cpu_p_", input.dtype)
         _check_out("bernoulli", (input,), out)
@@ -497,7 +542,7 @@ def multinomial(input: Tensor, num_samples, replacement: bool = False, *, genera
     num_samples = int_arg("multinomial", "num_samples", num_samples, 2)
     if input.dim() not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if not input.dtype.is_floating_point:
+    if not _continuous(input.dtype):
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {torch_name(input.dtype)}")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
@@ -516,7 +561,7 @@ def multinomial(input: Tensor, num_samples, replacement: bool = False, *, genera
 def poisson(input: Tensor, generator=None) -> Tensor:
     """Samples from Poisson distributions whose rates are `input`."""
     tensor_arg("poisson", "input", input)
-    if not input.dtype.is_floating_point:
+    if not _continuous(input.dtype):
         raise _not_implemented("poisson_cpu", input.dtype)
     result = _fresh("poisson", "poisson", (), Tensor._empty(input._v.shape, input.dtype, input.device), False,
                     generator, (input,))
