@@ -94,18 +94,22 @@ def _slice(x: Tensor, group: ProcessGroup, dim: int) -> Tensor:
     return x.narrow(dim, offset, length).clone()
 
 
-def _all_reduce(x: Tensor, group: ProcessGroup) -> Tensor:
+def _reduce_op(op: str):
+    return getattr(_collectives().ReduceOp, op.upper())
+
+
+def _all_reduce(x: Tensor, group: ProcessGroup, op: str = "sum") -> Tensor:
     out = x.contiguous().clone()
-    _collectives().all_reduce(out, group=group)
+    _collectives().all_reduce(out, _reduce_op(op), group=group)
     return out
 
 
-def _reduce_scatter(x: Tensor, group: ProcessGroup, dim: int) -> Tensor:
+def _reduce_scatter(x: Tensor, group: ProcessGroup, dim: int, op: str = "sum") -> Tensor:
     n, size = group.size(), x.shape[dim]
     chunk = -(-size // n)
     moved = _pad_to(x, dim, chunk * n).movedim(dim, 0).contiguous()
     out = Tensor._empty((chunk,) + tuple(moved.shape[1:]), x.dtype, x.device)
-    _collectives().reduce_scatter_tensor(out, moved, group=group)
+    _collectives().reduce_scatter_tensor(out, moved, _reduce_op(op), group=group)
     out = out.movedim(0, dim)
     length = chunk_span(size, n, group.rank())[1]
     return out if length == chunk else out.narrow(dim, 0, length)
@@ -123,9 +127,15 @@ def _all_to_all(x: Tensor, group: ProcessGroup, src: int, dst: int, whole: int |
     return got.movedim(0, src).reshape(shape)
 
 
-def _keep_first(x: Tensor, group: ProcessGroup) -> Tensor:
-    from .. import ops
-    return x.clone() if group.rank() == 0 else ops.zeros_like(x)
+def _partition(x: Tensor, group: ProcessGroup, op: str) -> Tensor:
+    """A whole value as partial values that `op` reduces back to it: the first rank's value and zeros for a
+    sum (exact), the value itself on every rank for avg/max/min (torch's Replicate -> Partial)."""
+    if op == "sum":
+        from .. import ops
+        return x.clone() if group.rank() == 0 else ops.zeros_like(x)
+    if op in ("avg", "max", "min"):
+        return x.clone()
+    raise ValueError(f"Replicate to Partial({op}) conversion is not supported.")
 
 
 def _zero_pad(x: Tensor, group: ProcessGroup, dim: int, whole: int | None = None) -> Tensor:
@@ -146,15 +156,22 @@ def _step(x: Tensor, group: ProcessGroup, src: SbpKind, dst: SbpKind, line: tupl
         whole = None if line is None else line[src.dim]
         if dst.is_split:
             return _all_to_all(x, group, src.dim, dst.dim, whole)
-        return _gather(x, group, src.dim, whole) if dst is broadcast else _zero_pad(x, group, src.dim, whole)
+        if dst is partial_sum:
+            return _zero_pad(x, group, src.dim, whole)
+        full = _gather(x, group, src.dim, whole)
+        return full if dst is broadcast else _partition(full, group, dst.op)
     if src is broadcast:
-        return _slice(x, group, dst.dim) if dst.is_split else _keep_first(x, group)
-    return _reduce_scatter(x, group, dst.dim) if dst.is_split else _all_reduce(x, group)
+        return _slice(x, group, dst.dim) if dst.is_split else _partition(x, group, dst.op)
+    if dst.is_split:
+        return _reduce_scatter(x, group, dst.dim, src.op)
+    full = _all_reduce(x, group, src.op)
+    return full if dst is broadcast else _partition(full, group, dst.op)   # partial to another reduce op
 
 
 def _grad_sbp(s: SbpKind) -> SbpKind:
-    """The sbp of the gradient of a tensor with sbp `s` (P's gradient is B)."""
-    return broadcast if s is partial_sum else s
+    """The sbp of the gradient of a tensor with sbp `s` (a partial value's gradient is B, whatever its op,
+    as torch's DTensor has it)."""
+    return broadcast if s.is_partial else s
 
 
 class _Box(Function):
@@ -263,4 +280,6 @@ def step_cost(nbytes: float, src: SbpKind, dst: SbpKind, n: int) -> float:
     """About how many bytes a rank receives redistributing a shard of `nbytes` along an axis of n ranks."""
     if src == dst:
         return 0.0
+    if src.kind == dst.kind == "P":   # another reduce op: through the whole value
+        return nbytes * (_COST[("P", "B")](n) + _COST[("B", "P")](n))
     return nbytes * _COST[(src.kind, dst.kind)](n)

@@ -15,7 +15,7 @@ import numpy as np
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Size, Tensor
 from . import boxing
-from .placement_sbp import Placement, SbpKind, broadcast, partial_sum
+from .placement_sbp import Placement, SbpKind, broadcast
 from .process_group import default_group, is_initialized
 from .sbp_rules import Call, Sig, rule_for
 
@@ -63,7 +63,7 @@ def _global_shape(local_shape, sbp: tuple, placement: Placement) -> tuple:
 
 
 def _grad_sbp(sbp: tuple) -> tuple:
-    return tuple(broadcast if s is partial_sum else s for s in sbp)
+    return tuple(broadcast if s.is_partial else s for s in sbp)
 
 
 def from_local(local: Tensor, placement: Placement, sbp) -> "GlobalTensor":

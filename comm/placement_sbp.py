@@ -3,7 +3,8 @@
 `placement("cpu", ranks=[0, 1])` names the ranks (a list, or a nested list for a 2-D grid of
 ranks); `sbp` says, per grid dimension, how the logical tensor maps onto those ranks:
 `split(dim)` (each rank holds one equal slice along `dim`), `broadcast` (each rank holds the
-whole value) or `partial_sum` (the value is the sum of every rank's tensor).
+whole value) or `partial_sum` (the value is the sum of every rank's tensor); `partial(op)` is a
+partial value reduced by another op ("avg", "max", "min", ...: DTensor's Partial(reduce_op)).
 """
 from __future__ import annotations
 
@@ -12,36 +13,49 @@ import operator
 
 import numpy as np
 
-__all__ = ["placement", "sbp", "Placement", "SbpKind", "split", "broadcast", "partial_sum"]
+__all__ = ["placement", "sbp", "Placement", "SbpKind", "split", "broadcast", "partial_sum", "partial",
+           "REDUCE_OPS"]
+
+REDUCE_OPS = ("sum", "avg", "max", "min", "product", "band", "bor", "bxor")  # torch.distributed.ReduceOp's
 
 
 class SbpKind:
-    """One grid dimension's distribution: split(dim), broadcast or partial_sum (immutable, interned)."""
+    """One grid dimension's distribution: split(dim), broadcast or partial(op) (immutable, interned)."""
 
-    __slots__ = ("kind", "dim")
+    __slots__ = ("kind", "dim", "op")
 
-    def __init__(self, kind: str, dim: int | None = None):
-        self.kind, self.dim = kind, dim
+    def __init__(self, kind: str, dim: int | None = None, op: str | None = None):
+        self.kind, self.dim, self.op = kind, dim, op
 
     @property
     def is_split(self) -> bool:
         """Whether this is split(dim)."""
         return self.kind == "S"
 
+    @property
+    def is_partial(self) -> bool:
+        """Whether this is a partial value (partial_sum or partial(op))."""
+        return self.kind == "P"
+
     def __eq__(self, other) -> bool:
-        return isinstance(other, SbpKind) and self.kind == other.kind and self.dim == other.dim
+        return isinstance(other, SbpKind) and self.kind == other.kind and self.dim == other.dim and \
+            self.op == other.op
 
     def __hash__(self) -> int:
-        return hash((self.kind, self.dim))
+        return hash((self.kind, self.dim, self.op))
 
     def __repr__(self) -> str:
         if self.kind == "S":
             return f"tidal.sbp.split(dim={self.dim})"
-        return "tidal.sbp.broadcast" if self.kind == "B" else "tidal.sbp.partial_sum"
+        if self.kind == "B":
+            return "tidal.sbp.broadcast"
+        return "tidal.sbp.partial_sum" if self.op == "sum" else f"tidal.sbp.partial({self.op!r})"
 
     def __reduce__(self):
         # copies and pickles are the interned objects again, so `s is broadcast` holds everywhere
-        return (split, (self.dim,)) if self.kind == "S" else (_named, (self.kind,))
+        if self.kind == "S":
+            return (split, (self.dim,))
+        return (partial, (self.op,)) if self.kind == "P" else (_named, (self.kind,))
 
     def __copy__(self) -> "SbpKind":
         return self
@@ -51,6 +65,8 @@ class SbpKind:
 
     def short(self) -> str:
         """S(0), B or P: the notation of the SBP papers."""
+        if self.kind == "P" and self.op != "sum":
+            return f"P({self.op})"
         return f"S({self.dim})" if self.kind == "S" else self.kind
 
 
@@ -69,7 +85,18 @@ def split(dim: int) -> SbpKind:
 
 
 broadcast = SbpKind("B")
-partial_sum = SbpKind("P")
+partial_sum = SbpKind("P", op="sum")
+_partials: dict = {"sum": partial_sum}
+
+
+def partial(op: str = "sum") -> SbpKind:
+    """The value is every rank's tensor reduced by `op` (one of REDUCE_OPS); partial("sum") is partial_sum."""
+    hit = _partials.get(op)
+    if hit is None:
+        if op not in REDUCE_OPS:
+            raise ValueError(f"partial(): reduce op must be one of {', '.join(REDUCE_OPS)}, got {op!r}")
+        hit = _partials[op] = SbpKind("P", op=op)
+    return hit
 
 
 def _named(kind: str) -> SbpKind:

@@ -110,7 +110,7 @@ def mesh_and_errors() -> list:
         (lambda: grid["pp"], KeyError, "does not exist"),
         (lambda: D.init_device_mesh("cpu", (size + 1,)), RuntimeError, "ranks but the world has"),
         (lambda: D.init_device_mesh("cpu", (size,), mesh_dim_names=("a", "b")), RuntimeError, "same length"),
-        (lambda: D.Partial("max"), NotImplementedError, "other reduce ops"),
+        (lambda: D.Partial("mean"), ValueError, "reduce_op must be one of"),
         (lambda: D.DTensor.from_local(tidal.ones(rank + 1), mesh, [D.Shard(0)], run_check=True), ValueError,
          "Inconsistent tensor metadata"),
     ])

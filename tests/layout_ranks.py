@@ -44,3 +44,29 @@ def uneven_shards(full: np.ndarray, weight: np.ndarray, src: str) -> dict:
     except RuntimeError as err:
         out["wrong_shape"] = str(err)
     return out
+
+
+def partial_ops(parts: list, weight, op: str) -> dict:
+    """A Partial(op) DTensor made from each rank's part, redistributed to every placement (values, local
+    tensors, gradients), an op on it, and Replicate -> Partial(op)."""
+    D = _dt()
+    rank, size = _me()
+    mesh = D.init_device_mesh("cpu", (size,))
+    out = {}
+    for dst in ("S0", "S1", "R", "P"):
+        leaf = tidal.tensor(parts[rank], requires_grad=True)
+        g = D.DTensor.from_local(leaf, mesh, [D.Partial(op)])
+        y = g.redistribute(mesh, [_placement(dst)])
+        (y * D.distribute_tensor(tidal.tensor(weight), mesh, [D.Replicate()])).sum().backward()
+        out[dst] = {"local": y.to_local().detach().numpy(), "full": y.full_tensor().detach().numpy(),
+                    "placements": repr(y.placements), "grad": leaf.grad.numpy()}
+    g = D.DTensor.from_local(tidal.tensor(parts[rank]), mesh, [D.Partial(op)])
+    out["placements"] = repr(g.placements)
+    out["times_two"] = (g * 2).full_tensor().numpy()
+    whole = D.distribute_tensor(tidal.tensor(parts[0]), mesh, [D.Replicate()])
+    try:
+        made = whole.redistribute(mesh, [D.Partial(op)])
+        out["from_replicate"] = (made.to_local().numpy(), made.full_tensor().numpy())
+    except ValueError as err:
+        out["from_replicate"] = str(err)
+    return out

@@ -78,3 +78,46 @@ def test_uneven_shards_redistribute_as_torch(pool, shape, src):
             assert got["op"]["value"] == float((full * full).sum())
             np.testing.assert_array_equal(got["op"]["grad"], _torch_part(2 * full, src, rank))
         assert "torch.chunk's parts" in got["wrong_shape"]
+
+
+# -- Partial(reduce_op) ------------------------------------------------------------------------------------
+def test_partial_placements_match_torch():
+    from torch.distributed.tensor import Partial as TP
+    from tidal.distributed.tensor import Partial
+    for op in ("sum", "avg", "max", "min", "product", "band", "bor", "bxor"):
+        ours, theirs = Partial(op), TP(op)
+        assert (repr(ours), str(ours), ours.reduce_op) == (repr(theirs), str(theirs), theirs.reduce_op)
+        assert ours.is_partial(op) and not ours.is_partial("other") and ours.is_partial()
+        assert ours == Partial(op) and hash(ours) == hash(Partial(op)) and (op == "sum") == (ours == Partial())
+    with pytest.raises(ValueError, match="reduce_op must be one of"):
+        Partial("mean")
+
+
+_REDUCE = {"avg": lambda a: np.mean(a, 0), "max": lambda a: np.max(a, 0), "min": lambda a: np.min(a, 0),
+           "product": lambda a: np.prod(a, 0)}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("op", ["avg", "max", "min", "product"])
+def test_partial_reduce_ops_as_torch(pool, op):
+    rng = np.random.default_rng(8)
+    parts = [rng.integers(-6, 7, (3, 4)).astype(np.float64) for _ in range(SIZE)]
+    weight = rng.integers(-3, 4, (3, 4)).astype(np.float64)
+    want = _REDUCE[op](np.stack(parts))
+    for rank, got in enumerate(pool.run(L.partial_ops, parts, weight, op, timeout=100)):
+        assert got["placements"] == f"(Partial({op}),)"
+        for dst in ("S0", "S1", "R", "P"):
+            res = got[dst]
+            assert res["placements"] == repr((L._placement(dst),))
+            np.testing.assert_allclose(res["full"], want, rtol=1e-12)
+            if dst != "P":
+                np.testing.assert_allclose(res["local"], _torch_part(want, dst, rank), rtol=1e-12)
+            # torch's convention: a Partial's gradient is Replicate, whatever its reduce op
+            np.testing.assert_array_equal(res["grad"], weight)
+        np.testing.assert_allclose(got["times_two"], 2 * want, rtol=1e-12)
+        if op == "product":   # torch's Replicate -> Partial(product) refuses
+            assert got["from_replicate"] == "Replicate to Partial(product) conversion is not supported."
+        else:                 # avg/max/min: every rank holds the value (torch's _partition_value)
+            local, full = got["from_replicate"]
+            np.testing.assert_array_equal(local, parts[0])
+            np.testing.assert_array_equal(full, parts[0])

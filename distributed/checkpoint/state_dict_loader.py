@@ -53,11 +53,15 @@ def load(state_dict: dict, *, checkpoint_id=None, storage_reader: StorageReader 
                 raise RuntimeError(f"Size mismatch between saved {tuple(entry['shape'])} and current: {shape} "
                                    f"for {key}")
             if isinstance(leaf, GlobalTensor):
+                for s in leaf.sbp:   # the saved value is whole: partial values must be made from it
+                    if s.is_partial and s.op not in ("sum", "avg", "max", "min"):
+                        raise ValueError(f"Replicate to Partial({s.op}) conversion is not supported.")
                 offsets, sizes, _ = region(leaf, rank)
                 _fill(leaf._local, offsets, sizes, entry, reader)
                 coords = leaf.placement.coords(rank)
                 if any(s is partial_sum and c != 0 for s, c in zip(leaf.sbp, coords)):
-                    leaf._local.zero_()    # a partial value: the first rank of the axis holds it, the others 0
+                    leaf._local.zero_()    # a partial sum: the first rank of the axis holds it, the others 0
+                                           # (avg/max/min: every rank holds the value)
             else:
                 _fill(leaf, [0] * leaf.dim(), list(shape), entry, reader)
     reader_reset = getattr(reader, "reset", None)

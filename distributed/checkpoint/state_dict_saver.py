@@ -6,7 +6,7 @@ from concurrent.futures import Future
 
 from ...autograd.grad_mode import no_grad
 from ...comm.global_tensor import GlobalTensor
-from ...comm.placement_sbp import broadcast, partial_sum
+from ...comm.placement_sbp import broadcast
 from ...tensor import Tensor
 from ._layout import flatten, plain, region, setup
 from .filesystem import FileSystemWriter, StorageWriter
@@ -42,8 +42,8 @@ def save(state_dict: dict, *, checkpoint_id=None, storage_writer: StorageWriter 
     with no_grad():
         for key, _, _, leaf in flatten(state_dict):
             if isinstance(leaf, GlobalTensor):
-                if partial_sum in leaf.sbp:   # sum the partial values first: a checkpoint holds values
-                    leaf = leaf._relayout(tuple(broadcast if s is partial_sum else s for s in leaf.sbp))
+                if any(s.is_partial for s in leaf.sbp):   # reduce the partial values first: a checkpoint holds values
+                    leaf = leaf._relayout(tuple(broadcast if s.is_partial else s for s in leaf.sbp))
                 offsets, sizes, writes = region(leaf, rank)
                 entries[key] = {"kind": "tensor", "dtype": leaf.dtype.name, "shape": list(leaf._shape), "chunks": []}
                 if writes:

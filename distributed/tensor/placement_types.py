@@ -1,10 +1,11 @@
 """DTensor placements as torch names them, each the face of one tidal sbp: `Shard(dim)` is
-`split(dim)`, `Replicate()` is `broadcast`, `Partial()` is `partial_sum`."""
+`split(dim)`, `Replicate()` is `broadcast`, `Partial(reduce_op)` is `partial(reduce_op)` (`Partial()`:
+`partial_sum`)."""
 from __future__ import annotations
 
 import operator
 
-from ...comm.placement_sbp import SbpKind, broadcast, partial_sum, split
+from ...comm.placement_sbp import REDUCE_OPS, SbpKind, broadcast, partial, split
 
 __all__ = ["Placement", "Shard", "Replicate", "Partial", "to_sbp", "from_sbp"]
 
@@ -28,7 +29,7 @@ class Placement:
 
 
 class Shard(Placement):
-    """Each rank of the mesh dimension holds one equal slice of the tensor along `dim`."""
+    """Each rank of the mesh dimension holds one slice of the tensor along `dim` (torch.chunk's parts)."""
 
     __slots__ = ("dim",)
 
@@ -75,14 +76,14 @@ class Replicate(Placement):
 
 
 class Partial(Placement):
-    """The tensor is the sum of the ranks' tensors along the mesh dimension (reduce_op 'sum' only)."""
+    """The tensor is the ranks' tensors along the mesh dimension reduced by `reduce_op` ("sum", "avg", "max",
+    "min", "product", "band", "bor", "bxor")."""
 
     __slots__ = ("reduce_op",)
 
     def __init__(self, reduce_op: str = "sum"):
-        if reduce_op != "sum":
-            raise NotImplementedError(f"Partial({reduce_op!r}): tidal's partial tensors are sums (partial_sum); "
-                                      "other reduce ops are not implemented")
+        if reduce_op not in REDUCE_OPS:   # torch fails only when it reduces; tidal says so at once
+            raise ValueError(f"Partial({reduce_op!r}): reduce_op must be one of {', '.join(REDUCE_OPS)}")
         self.reduce_op = reduce_op
 
     def is_partial(self, reduce_op: str | None = None) -> bool:
@@ -112,7 +113,7 @@ def to_sbp(placement: Placement, ndim: int) -> SbpKind:
     if isinstance(placement, Replicate):
         return broadcast
     if isinstance(placement, Partial):
-        return partial_sum
+        return partial(placement.reduce_op)
     raise TypeError(f"expected a Placement (Shard, Replicate or Partial), got {type(placement).__name__}")
 
 
@@ -120,4 +121,4 @@ def from_sbp(sbp: SbpKind) -> Placement:
     """The placement of tidal's `sbp`."""
     if sbp.is_split:
         return Shard(sbp.dim)
-    return Replicate() if sbp is broadcast else Partial()
+    return Replicate() if sbp is broadcast else Partial(sbp.op)
