@@ -66,11 +66,14 @@ def refresh_views(base: Tensor) -> None:
     """Give every live view of `base` a node on `base`'s current history (AsStridedBackward0)."""
     if base.grad_fn is None:
         return
-    from ..ops.view_grads import strided_node
+    from ..ops.view_grads import parts_node, strided_node
     for v in _live_views(base):
-        if v.dtype is base.dtype:  # views as another dtype are not differentiable
+        if v.dtype is base.dtype:
             v.__dict__.pop("_output_nr", None)
             strided_node("as_strided", base, v)
+        elif _as_parts(base, v):  # real/imag parts of a complex base, or complex numbers over real pairs
+            v.__dict__.pop("_output_nr", None)
+            parts_node(base, v)
 
 
 # -- the rule ---------------------------------------------------------------------------------
@@ -93,20 +96,41 @@ def check_view_write(out: Tensor) -> None:
         raise RuntimeError(_MULTI_VIEW.format(k=out._output_nr, fn=_MULTI_VIEW_FNS[fn.name()]))
 
 
+def _as_parts(base: Tensor, view: Tensor) -> bool:
+    """Whether `view` reads `base`'s memory as another dtype of the same numbers: a real/imag view of a complex
+    base, or a complex view of real pairs (its autograd works on the real parts)."""
+    a, b = base.dtype, view.dtype
+    return (a.is_complex and a.to_real() is b) or (b.is_complex and b.to_real() is a)
+
+
+def _layout(t: Tensor) -> tuple:
+    """(shape, strides, offset) of `t`, counted in real parts when it is complex (a last dim of 2)."""
+    v = t._v
+    if not t.dtype.is_complex:
+        return v.shape, v.strides, v.offset
+    return v.shape + (2,), tuple(2 * s for s in v.strides) + (1,), 2 * v.offset
+
+
 def _geometry(base: Tensor, view: Tensor) -> tuple:
-    """(span, base layout, view layout): both layouts relative to the lowest element either reaches."""
-    a, b = base._v, view._v
-    ends = [(v.offset, v.offset + sum((n - 1) * s for n, s in zip(v.shape, v.strides)))
-            for v in (a, b) if numel_of(v.shape)]
+    """(span, base layout, view layout, parts): both layouts relative to the lowest element either reaches.
+    For a view as another dtype (see _as_parts) they count real parts, and `parts` names the complex one
+    ("base" or "view"); else it is None."""
+    parts = None
+    if base.dtype is not view.dtype and _as_parts(base, view):
+        parts = "base" if base.dtype.is_complex else "view"
+    a, b = (_layout(base), _layout(view)) if parts else ((t._v.shape, t._v.strides, t._v.offset) for t in (base, view))
+    ends = [(v[2], v[2] + sum((n - 1) * s for n, s in zip(v[0], v[1]))) for v in (a, b) if numel_of(v[0])]
     lo = min((e[0] for e in ends), default=0)
     span = max((e[1] for e in ends), default=-1) - lo + 1
-    return span, (a.shape, a.strides, a.offset - lo), (b.shape, b.strides, b.offset - lo)
+    return span, (a[0], a[1], a[2] - lo), (b[0], b[1], b[2] - lo), parts
 
 
 def _copy_slices_backward(node, g):
     from ..ops import math_api as M
-    from ..ops.view_grads import transfer
-    span, base_layout, view_layout = node.attrs
+    from ..ops.view_grads import as_parts, from_parts, transfer
+    span, base_layout, view_layout, parts = node.attrs
+    if parts == "base":  # work on the real parts of the complex gradient
+        g = as_parts(g)
     rest = None
     if node.next_functions[0][0] is not None:  # the base's old history: everything but the written region
         with no_grad():
@@ -114,6 +138,10 @@ def _copy_slices_backward(node, g):
             written = M.ne(transfer(ones, span, view_layout, base_layout), 0)
         rest = M.where(written, 0.0, g)
     region = transfer(g, span, base_layout, view_layout) if node.next_functions[1][0] is not None else None
+    if parts == "base" and rest is not None:
+        rest = from_parts(rest)
+    if parts == "view" and region is not None:
+        region = from_parts(region)
     return rest, region
 
 

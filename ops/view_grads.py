@@ -123,6 +123,36 @@ def window_node(name: str, view_fn, input: Tensor, out: Tensor, *args) -> Tensor
     return out
 
 
+# -- complex numbers and their real parts: one memory, two dtypes ----------------------------------------
+def as_parts(x: Tensor) -> Tensor:
+    """A complex tensor's real parts as a float tensor with a last dim of 2 (view_as_real, differentiable)."""
+    from .complex_ops import view_as_real
+    return view_as_real(x)
+
+
+def from_parts(x: Tensor) -> Tensor:
+    """Real pairs (a last dim of 2) as complex numbers (view_as_complex of a contiguous copy, differentiable)."""
+    from .complex_ops import view_as_complex
+    return view_as_complex(x.contiguous())
+
+
+def _parts_back(node, g):
+    span, view_layout, base_layout, base_complex = node.attrs
+    grad = transfer(g if base_complex else as_parts(g), span, view_layout, base_layout)
+    return (from_parts(grad) if base_complex else grad,)
+
+
+def parts_node(input: Tensor, out: Tensor) -> Tensor:
+    """Record a view node for `out`, a view of `input`'s memory as the other of a complex dtype and its real
+    one (real/imag parts of complex numbers, or complex numbers over real pairs), anywhere in that memory:
+    the gradient moves through both layouts counted in real parts."""
+    if needs_grad((input,)):
+        from ..autograd.view_inplace import _geometry
+        span, base_layout, view_layout, parts = _geometry(input, out)
+        record("as_strided", _parts_back, (input,), (out,), attrs=(span, view_layout, base_layout, parts == "base"))
+    return out
+
+
 def strided_node(name: str, input: Tensor, out: Tensor) -> Tensor:
     """Record `name` for a view `out` of `input` placed anywhere in its memory (as_strided)."""
     if needs_grad((input,)):
