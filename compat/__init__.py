@@ -42,5 +42,13 @@ from .version import __version__
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
 newaxis = None
 
-__getattr__ = _mirror(globals(), _tidal)
+_mirrored = _mirror(globals(), _tidal)
+
+
+def __getattr__(name: str):
+    if name in ("complex32", "chalf"):  # torch's ComplexHalf: tidal stores tensors in NumPy, which has none
+        raise AttributeError(f"module 'tidal.compat' has no attribute '{name}': tidal has no ComplexHalf dtype "
+                             "(NumPy has no complex32); use complex64")
+    return _mirrored(name)
+
 __all__ = sorted(name for name in globals() if not name.startswith("_") and name != "annotations")

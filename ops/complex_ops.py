@@ -37,7 +37,22 @@ def is_complex(input: Tensor) -> bool:
     return input.dtype.is_complex
 
 
-METHODS.update(__complex__=_complex_number, is_complex=is_complex)
+def _cfloat(self: Tensor, memory_format=None) -> Tensor:
+    """This tensor as complex64 (self.to(torch.cfloat))."""
+    return self.to(dt.complex64)
+
+
+def _cdouble(self: Tensor, memory_format=None) -> Tensor:
+    """This tensor as complex128 (self.to(torch.cdouble))."""
+    return self.to(dt.complex128)
+
+
+def _chalf(self: Tensor, memory_format=None) -> Tensor:
+    """torch's complex32 conversion, which tidal refuses: NumPy, its storage, has no 32-bit complex type."""
+    return self.to(dt.float16.to_complex())  # to_complex raises tidal's ComplexHalf error
+
+
+METHODS.update(__complex__=_complex_number, is_complex=is_complex, cfloat=_cfloat, cdouble=_cdouble, chalf=_chalf)
 
 
 # -- real / imag / view_as_real: float views of the complex memory -------------------------------------
@@ -92,6 +107,8 @@ def view_as_real(input: Tensor) -> Tensor:
 
 def view_as_complex(input: Tensor) -> Tensor:
     """Real pairs (a last dim of size 2, stride 1) seen as complex numbers, sharing their memory."""
+    if input.dtype is dt.float16:  # torch gives complex32, which tidal lacks
+        input.dtype.to_complex()
     if input.dtype not in (dt.float32, dt.float64):
         raise RuntimeError("view_as_complex is only supported for half, float and double tensors, but got a tensor "
                            f"of scalar type: {torch_name(input.dtype)}")
@@ -179,6 +196,8 @@ def _check_parts(fn: str, a: Tensor, b: Tensor, names: tuple) -> None:
         if not isinstance(t, Tensor):
             raise TypeError(f"{fn}(): argument '{name}' (position {names.index(name) + 1}) must be Tensor, "
                             f"not {type(t).__name__}")
+    if a.dtype is dt.float16 and b.dtype is dt.float16:  # torch gives complex32, which tidal lacks
+        a.dtype.to_complex()
     if a.dtype not in (dt.float32, dt.float64) or b.dtype not in (dt.float32, dt.float64):
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
                            f"{torch_name(a.dtype)} and {torch_name(b.dtype)}")
