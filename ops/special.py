@@ -17,9 +17,53 @@ import numpy as np
 _lock = threading.Lock()
 
 
-# Functions the C library computes too: while numba builds their ufunc (about a second, in the
-# compile process when kernels compile in the background), calls run on these, element by element.
+# Functions the C library computes too: while numba builds their ufunc (seconds, in the compile
+# process when kernels compile in the background), calls run on these, element by element
+# (0.1-0.4 us an element), or, for float32 erf/erfc (GELU), on whole arrays in float64 below.
 _LIBM = {"erf": math.erf, "erfc": math.erfc, "lgamma": math.lgamma}
+
+
+# erf(z) = 2/sqrt(pi) * z * sum_n (-1)^n z^2n / (n! (2n + 1)): 9 terms, error < 1e-11 for z < 0.5
+_ERF_SERIES = [(-1) ** n / (math.factorial(n) * (2 * n + 1)) * 2 / math.sqrt(math.pi) for n in range(9)]
+# erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z/2), for z >= 0: the Chebyshev fit in Numerical
+# Recipes (Press et al., 6.2), relative error below 1.2e-7 (about one float32 ulp)
+_ERFC_FIT = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806, 0.09678418,
+             0.37409196, 1.00002368, -1.26551223)
+
+
+def _horner(coefficients, t: np.ndarray) -> np.ndarray:
+    # sum_i c_i t^(n-i), highest power first, in place
+    out = np.full_like(t, coefficients[0])
+    for c in coefficients[1:]:
+        out *= t
+        out += c
+    return out
+
+
+def _erfc_positive(z: np.ndarray) -> np.ndarray:
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = _horner(_ERFC_FIT, t)
+    poly -= z * z
+    np.exp(poly, out=poly)
+    poly *= t
+    return poly
+
+
+def _erf_float32(x: np.ndarray) -> np.ndarray:
+    z = np.abs(x.astype(np.float64).ravel())
+    near = z < 0.5  # there the series keeps erf's relative accuracy
+    out = 1.0 - _erfc_positive(z)
+    s = z[near]
+    out[near] = _horner(_ERF_SERIES[::-1], s * s) * s
+    return np.copysign(out.reshape(x.shape), x).astype(np.float32)
+
+
+def _erfc_float32(x: np.ndarray) -> np.ndarray:
+    tail = _erfc_positive(np.abs(x.astype(np.float64).ravel())).reshape(x.shape)
+    return np.where(x >= 0, tail, 2.0 - tail).astype(np.float32)
+
+
+_WHOLE_ARRAY = {("erf", np.float32): _erf_float32, ("erfc", np.float32): _erfc_float32}
 
 
 def build(name: str, type_name: str, nin: int = 1):
@@ -58,6 +102,9 @@ class LazyUfunc:
         codegen.compiler.request(("ufunc", self.name, np_type), lambda: self._build(np_type),
                                  (__name__, None, "build", (self.name, np.dtype(np_type).name, self.nin)),
                                  first=True)  # the stand-in below is slow
+        whole = _WHOLE_ARRAY.get((self.name, np_type))
+        if whole is not None:
+            return lambda x: whole(np.asarray(x))
         each = np.frompyfunc(exact, self.nin, 1)
         return lambda *args: np.asarray(each(*args), dtype=np_type)
 
