@@ -3,14 +3,28 @@ from __future__ import annotations
 
 from ..ops import creation
 from ..tensor import Tensor
-from .foreach import foreach
-from .optimizer import Optimizer, check
+from .optimizer import Optimizer, check, descent_grad
 
 __all__ = ["Adadelta", "adadelta"]
 
 
+def adadelta(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor], acc_deltas: list[Tensor], *,
+             lr: float, rho: float, eps: float, weight_decay: float, maximize: bool) -> None:
+    """The Adadelta update of every parameter, in place."""
+    for param, grad, square_avg, acc_delta in zip(params, grads, square_avgs, acc_deltas):
+        grad = descent_grad(param, grad, maximize, weight_decay)
+        square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
+        std = square_avg.add(eps).sqrt_()
+        delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
+        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+        param.add_(delta, alpha=-lr)
+
+
 class Adadelta(Optimizer):
     """Adadelta, as torch.optim.Adadelta."""
+
+    _update = staticmethod(adadelta)
+    _state_keys = ("square_avg", "acc_delta")
 
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0,
                  foreach: bool | None = None, *, capturable: bool = False, maximize: bool = False,
@@ -26,30 +40,3 @@ class Adadelta(Optimizer):
     @staticmethod
     def _init_state(p: Tensor, group: dict) -> dict:
         return {"step": 0.0, "square_avg": creation.zeros_like(p), "acc_delta": creation.zeros_like(p)}
-
-    def step(self, closure=None):
-        """Perform one optimization step; `closure` re-evaluates the loss and returns it."""
-        loss = self._evaluate(closure)
-        for group in self.param_groups:
-            params, grads, states = self._with_grads(group, self._init_state)
-            for state in states:
-                state["step"] += 1
-            foreach(adadelta, (params, grads, [s["square_avg"] for s in states], [s["acc_delta"] for s in states]),
-                    written=(0, 2, 3), lr=group["lr"], rho=group["rho"], eps=group["eps"],
-                    weight_decay=group["weight_decay"], maximize=group["maximize"])
-        return loss
-
-
-def adadelta(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor], acc_deltas: list[Tensor], *,
-             lr: float, rho: float, eps: float, weight_decay: float, maximize: bool) -> None:
-    """The Adadelta update of every parameter, in place."""
-    for param, grad, square_avg, acc_delta in zip(params, grads, square_avgs, acc_deltas):
-        if maximize:
-            grad = -grad
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
-        square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
-        std = square_avg.add(eps).sqrt_()
-        delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
-        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-        param.add_(delta, alpha=-lr)

@@ -3,14 +3,27 @@ from __future__ import annotations
 
 from ..ops import creation
 from ..tensor import Tensor
-from .foreach import foreach
-from .optimizer import Optimizer, check
+from .optimizer import Optimizer, check, descent_grad
 
 __all__ = ["Adagrad", "adagrad"]
 
 
+def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor], steps: list[float], *, lr: float,
+            weight_decay: float, lr_decay: float, eps: float, maximize: bool) -> None:
+    """The Adagrad update of every parameter, in place; `steps` are the counts including this step."""
+    for param, grad, state_sum, step in zip(params, grads, state_sums, steps):
+        grad = descent_grad(param, grad, maximize, weight_decay)
+        decayed_lr = lr / (1 + (step - 1) * lr_decay)
+        state_sum.addcmul_(grad, grad, value=1)
+        std = state_sum.sqrt().add_(eps)
+        param.addcdiv_(grad, std, value=-decayed_lr)
+
+
 class Adagrad(Optimizer):
     """Adagrad, as torch.optim.Adagrad (state is created for every parameter at construction)."""
+
+    _update = staticmethod(adagrad)
+    _state_keys = ("sum", "step")
 
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
@@ -31,29 +44,3 @@ class Adagrad(Optimizer):
     def _init_state(self, p: Tensor, group: dict) -> dict:
         # PyTorch fills the accumulator from the defaults, whatever the group says
         return {"step": 0.0, "sum": creation.full_like(p, self.defaults["initial_accumulator_value"])}
-
-    def step(self, closure=None):
-        """Perform one optimization step; `closure` re-evaluates the loss and returns it."""
-        loss = self._evaluate(closure)
-        for group in self.param_groups:
-            params, grads, states = self._with_grads(group, self._init_state)
-            for state in states:
-                state["step"] += 1
-            foreach(adagrad, (params, grads, [s["sum"] for s in states], [s["step"] for s in states]),
-                    written=(0, 2), lr=group["lr"], weight_decay=group["weight_decay"],
-                    lr_decay=group["lr_decay"], eps=group["eps"], maximize=group["maximize"])
-        return loss
-
-
-def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor], steps: list[float], *, lr: float,
-            weight_decay: float, lr_decay: float, eps: float, maximize: bool) -> None:
-    """The Adagrad update of every parameter, in place; `steps` are the counts including this step."""
-    for param, grad, state_sum, step in zip(params, grads, state_sums, steps):
-        if maximize:
-            grad = -grad
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
-        decayed_lr = lr / (1 + (step - 1) * lr_decay)
-        state_sum.addcmul_(grad, grad, value=1)
-        std = state_sum.sqrt().add_(eps)
-        param.addcdiv_(grad, std, value=-decayed_lr)

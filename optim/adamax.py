@@ -3,15 +3,31 @@ from __future__ import annotations
 
 from ..ops import creation
 from ..tensor import Tensor
-from .foreach import foreach
 from .hyperparams import STEP_FLAGS, check_adam_hyperparameters, restore_defaults
-from .optimizer import Optimizer
+from .optimizer import Optimizer, descent_grad
 
 __all__ = ["Adamax", "adamax"]
 
 
+def adamax(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp_infs: list[Tensor],
+           steps: list[float], *, eps: float, beta1: float, beta2: float, lr: float, weight_decay: float,
+           maximize: bool) -> None:
+    """The Adamax update of every parameter, in place; `steps` are the counts including this step."""
+    for i, param in enumerate(params):
+        grad = descent_grad(param, grads[i], maximize, weight_decay)
+        exp_avg, exp_inf = exp_avgs[i], exp_infs[i]
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_inf.mul_(beta2).maximum_(grad.abs().add_(eps))  # the exponentially weighted infinity norm
+        clr = lr / (1 - beta1 ** steps[i])
+        param.addcdiv_(exp_avg, exp_inf, value=-clr)
+
+
 class Adamax(Optimizer):
     """Adamax, as torch.optim.Adamax."""
+
+    _update = staticmethod(adamax)
+    _state_keys = ("exp_avg", "exp_inf", "step")
+    _pairs = {"betas": ("beta1", "beta2")}
 
     def __init__(self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
@@ -28,32 +44,3 @@ class Adamax(Optimizer):
     @staticmethod
     def _init_state(p: Tensor, group: dict) -> dict:
         return {"step": 0.0, "exp_avg": creation.zeros_like(p), "exp_inf": creation.zeros_like(p)}
-
-    def step(self, closure=None):
-        """Perform one optimization step; `closure` re-evaluates the loss and returns it."""
-        loss = self._evaluate(closure)
-        for group in self.param_groups:
-            params, grads, states = self._with_grads(group, self._init_state)
-            for state in states:
-                state["step"] += 1
-            beta1, beta2 = group["betas"]
-            foreach(adamax, (params, grads, [s["exp_avg"] for s in states], [s["exp_inf"] for s in states],
-                             [s["step"] for s in states]),
-                    written=(0, 2, 3), eps=group["eps"], beta1=beta1, beta2=beta2, lr=group["lr"],
-                    weight_decay=group["weight_decay"], maximize=group["maximize"])
-        return loss
-
-
-def adamax(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp_infs: list[Tensor],
-           steps: list[float], *, eps: float, beta1: float, beta2: float, lr: float, weight_decay: float,
-           maximize: bool) -> None:
-    """The Adamax update of every parameter, in place; `steps` are the counts including this step."""
-    for i, param in enumerate(params):
-        grad = -grads[i] if maximize else grads[i]
-        exp_avg, exp_inf = exp_avgs[i], exp_infs[i]
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_inf.mul_(beta2).maximum_(grad.abs().add_(eps))  # the exponentially weighted infinity norm
-        clr = lr / (1 - beta1 ** steps[i])
-        param.addcdiv_(exp_avg, exp_inf, value=-clr)

@@ -3,16 +3,32 @@ from __future__ import annotations
 
 from ..ops import creation
 from ..tensor import Tensor
-from .foreach import foreach
 from .hyperparams import STEP_FLAGS, restore_defaults
-from .optimizer import Optimizer, check
+from .optimizer import Optimizer, check, descent_grad
 from .scalar_state import rounded
 
 __all__ = ["ASGD", "asgd"]
 
 
+def asgd(params: list[Tensor], grads: list[Tensor], axs: list[Tensor], etas: list[float], mus: list[float], *,
+         lambd: float, weight_decay: float, maximize: bool) -> None:
+    """The ASGD update of every parameter and of its average `ax`, in place, with this step's eta and mu."""
+    for i, param in enumerate(params):
+        grad = descent_grad(param, grads[i], maximize, weight_decay)
+        eta, mu, ax = etas[i], mus[i], axs[i]
+        param.mul_(1 - lambd * eta)  # decay term
+        param.add_(grad, alpha=-eta)
+        if mu != 1:
+            ax.add_(param.sub(ax).mul_(mu))
+        else:
+            ax.copy_(param)
+
+
 class ASGD(Optimizer):
     """Averaged SGD, as torch.optim.ASGD; the average of the iterates is `state[p]['ax']`."""
+
+    _update = staticmethod(asgd)
+    _state_keys = ("ax", "eta", "mu")
 
     def __init__(self, params, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75, t0: float = 1e6,
                  weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
@@ -31,34 +47,9 @@ class ASGD(Optimizer):
     def _init_state(p: Tensor, group: dict) -> dict:
         return {"step": 0.0, "eta": rounded(group["lr"]), "mu": 1.0, "ax": creation.zeros_like(p)}
 
-    def step(self, closure=None):
-        """Perform one optimization step; `closure` re-evaluates the loss and returns it."""
-        loss = self._evaluate(closure)
-        for group in self.param_groups:
-            params, grads, states = self._with_grads(group, self._init_state)
-            foreach(asgd, (params, grads, [s["ax"] for s in states], [s["eta"] for s in states],
-                           [s["mu"] for s in states]),
-                    written=(0, 2), lambd=group["lambd"], weight_decay=group["weight_decay"],
-                    maximize=group["maximize"])
-            lr, lambd = group["lr"], group["lambd"]
-            for state in states:  # the step size decays; averaging starts after t0 steps
-                state["step"] += 1
-                state["eta"] = rounded(lr / ((1 + lambd * lr * state["step"]) ** group["alpha"]))
-                state["mu"] = rounded(1 / max(1, state["step"] - group["t0"]))
-        return loss
-
-
-def asgd(params: list[Tensor], grads: list[Tensor], axs: list[Tensor], etas: list[float], mus: list[float], *,
-         lambd: float, weight_decay: float, maximize: bool) -> None:
-    """The ASGD update of every parameter and of its average `ax`, in place, with this step's eta and mu."""
-    for i, param in enumerate(params):
-        grad = -grads[i] if maximize else grads[i]
-        eta, mu, ax = etas[i], mus[i], axs[i]
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
-        param.mul_(1 - lambd * eta)  # decay term
-        param.add_(grad, alpha=-eta)
-        if mu != 1:
-            ax.add_(param.sub(ax).mul_(mu))
-        else:
-            ax.copy_(param)
+    def _apply(self, group: dict, params: list, grads: list, states: list, *extra: list) -> None:
+        super()._apply(group, params, grads, states, *extra)  # with the eta and mu the last step left
+        lr, lambd = group["lr"], group["lambd"]
+        for state in states:  # the step size decays; averaging starts after t0 steps
+            state["eta"] = rounded(lr / ((1 + lambd * lr * state["step"]) ** group["alpha"]))
+            state["mu"] = rounded(1 / max(1, state["step"] - group["t0"]))

@@ -194,15 +194,16 @@ def _layout(lists: tuple, written: tuple):
     ins, outs, layout = [], [], []
     dtype = None
     for k, values in enumerate(lists):
-        tensors = sum(isinstance(t, Tensor) for t in values)
-        if tensors == 0:  # plain values: step counts, or None for state a configuration does not use
+        types = set(map(type, values))  # a loop in C: this runs for every list of every step
+        tensors = [issubclass(t, Tensor) for t in types]
+        if not any(tensors):  # plain values: step counts, or None for state a configuration does not use
             layout.append((None, 0, 0, values))
             continue
-        if tensors != len(values):
+        if not all(tensors):
             return None
+        if dtype is None:
+            dtype = values[0].dtype
         for t in values:
-            if dtype is None:
-                dtype = t.dtype
             if t.dtype is not dtype or t.device.type != "cpu":
                 return None
         target = outs if k in written else ins
@@ -213,9 +214,10 @@ def _layout(lists: tuple, written: tuple):
     return ins, outs, layout
 
 
-def foreach(fn: Callable, lists: tuple, written: tuple, *, enabled: bool = True, **kwargs) -> None:
+def foreach(fn: Callable, lists: tuple, written: tuple, kwargs: dict, enabled: bool = True) -> None:
     """Run the list-wide update `fn(*lists, **kwargs)`: as one multi-tensor instruction when it can,
-    else directly on the tensors. `written` gives the positions of the lists updated in place."""
+    else directly on the tensors. `written` gives the positions of the lists updated in place; `kwargs`
+    is a dict (not keywords), so that the step does not copy it on the way."""
     plan = _layout(lists, written) if enabled and lists[0] and not is_grad_enabled() else None
     if plan is None:
         fn(*lists, **kwargs)

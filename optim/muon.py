@@ -6,7 +6,6 @@ import math
 from ..ops import creation
 from ..ops.linalg import addmm
 from ..tensor import Tensor
-from .foreach import foreach
 from .optimizer import Optimizer
 
 __all__ = ["Muon", "muon"]
@@ -14,44 +13,6 @@ __all__ = ["Muon", "muon"]
 EPS = 1e-7
 DEFAULT_A, DEFAULT_B, DEFAULT_C = 3.4445, -4.7750, 2.0315
 DEFAULT_NS_STEPS = 5
-
-
-class Muon(Optimizer):
-    """Muon, as torch.optim.Muon; biases, embeddings and other non-matrix parameters belong to another
-    optimizer (AdamW, say)."""
-
-    def __init__(self, params, lr: float = 1e-3, weight_decay: float = 0.1, momentum: float = 0.95,
-                 nesterov: bool = True, ns_coefficients: tuple[float, float, float] = (DEFAULT_A, DEFAULT_B, DEFAULT_C),
-                 eps: float = EPS, ns_steps: int = DEFAULT_NS_STEPS, adjust_lr_fn: str | None = None) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"momentum should be >= 0 but is: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"weight decay should be >= 0 but is: {weight_decay}")
-        if adjust_lr_fn is not None and adjust_lr_fn not in ["original", "match_rms_adamw"]:
-            raise ValueError(f"Adjust learning rate function {adjust_lr_fn} is not supported")
-        defaults = dict(lr=lr, weight_decay=weight_decay, momentum=momentum, nesterov=nesterov,
-                        ns_coefficients=ns_coefficients, eps=eps, ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn)
-        super().__init__(params, defaults)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.dim() != 2:
-                    raise ValueError(f"Muon only supports 2D parameters whereas we found a parameter with size: "
-                                     f"{p.size()}")
-
-    def step(self, closure=None):
-        """Perform one optimization step; `closure` re-evaluates the loss and returns it."""
-        loss = self._evaluate(closure)
-        for group in self.param_groups:
-            params, grads, states = self._with_grads(
-                group, lambda p, g: {"momentum_buffer": creation.zeros_like(p.grad)})
-            # matrix products in bfloat16: the update runs as ops on the tensors, not as one host kernel
-            foreach(muon, (params, grads, [s["momentum_buffer"] for s in states]), written=(0, 2), enabled=False,
-                    lr=group["lr"], weight_decay=group["weight_decay"], momentum=group["momentum"],
-                    nesterov=group["nesterov"], ns_coefficients=group["ns_coefficients"], eps=group["eps"],
-                    ns_steps=group["ns_steps"], adjust_lr_fn=group["adjust_lr_fn"])
-        return loss
 
 
 def _zeropower_via_newtonschulz(grad: Tensor, ns_coefficients: tuple[float, float, float], ns_steps: int,
@@ -99,3 +60,41 @@ def muon(params: list[Tensor], grads: list[Tensor], momentum_buffers: list[Tenso
         param.mul_(1 - lr * weight_decay)
         # in the parameter's dtype, as type promotion gives (the bfloat16 update converts exactly)
         param.add_(update.to(param.dtype), alpha=-_adjust_lr(lr, adjust_lr_fn, param.shape))
+
+
+class Muon(Optimizer):
+    """Muon, as torch.optim.Muon; biases, embeddings and other non-matrix parameters belong to another
+    optimizer (AdamW, say)."""
+
+    _update = staticmethod(muon)
+    _state_keys = ("momentum_buffer",)
+
+    def __init__(self, params, lr: float = 1e-3, weight_decay: float = 0.1, momentum: float = 0.95,
+                 nesterov: bool = True, ns_coefficients: tuple[float, float, float] = (DEFAULT_A, DEFAULT_B, DEFAULT_C),
+                 eps: float = EPS, ns_steps: int = DEFAULT_NS_STEPS, adjust_lr_fn: str | None = None) -> None:
+        if not 0.0 <= lr:
+            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"momentum should be >= 0 but is: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"weight decay should be >= 0 but is: {weight_decay}")
+        if adjust_lr_fn is not None and adjust_lr_fn not in ["original", "match_rms_adamw"]:
+            raise ValueError(f"Adjust learning rate function {adjust_lr_fn} is not supported")
+        defaults = dict(lr=lr, weight_decay=weight_decay, momentum=momentum, nesterov=nesterov,
+                        ns_coefficients=ns_coefficients, eps=eps, ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.dim() != 2:
+                    raise ValueError(f"Muon only supports 2D parameters whereas we found a parameter with size: "
+                                     f"{p.size()}")
+
+    @staticmethod
+    def _init_state(p: Tensor, group: dict) -> dict:
+        return {"momentum_buffer": creation.zeros_like(p.grad)}
+
+    def _advance(self, group: dict, states: list) -> None:
+        pass  # no step count
+
+    def _multi_tensor(self, group: dict) -> bool:
+        return False  # matrix products in bfloat16: the update runs as ops on the tensors, not as one host kernel

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from ..ops import creation
 from ..tensor import Tensor
-from .foreach import foreach
 from .adam import adam_moments
 from .hyperparams import check_adam_hyperparameters, restore_defaults
 from .optimizer import Optimizer, check
@@ -12,8 +11,34 @@ from .scalar_state import product
 __all__ = ["NAdam", "nadam"]
 
 
+def _mu(beta1: float, step: float, momentum_decay: float) -> float:
+    """The momentum coefficient of step `step` (the schedule warms it up)."""
+    return beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+
+
+def nadam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp_avg_sqs: list[Tensor],
+          mu_products: list[float], steps: list[float], *, beta1: float, beta2: float, lr: float,
+          weight_decay: float, momentum_decay: float, eps: float, maximize: bool,
+          decoupled_weight_decay: bool) -> None:
+    """The NAdam update of every parameter, in place; `steps` and `mu_products` include this step."""
+    for i, param in enumerate(params):
+        exp_avg, exp_avg_sq, step, mu_product = exp_avgs[i], exp_avg_sqs[i], steps[i], mu_products[i]
+        bias_correction2 = 1 - beta2 ** step
+        grad = adam_moments(param, grads[i], exp_avg, exp_avg_sq, beta1=beta1, beta2=beta2, lr=lr,
+                            weight_decay=weight_decay, decoupled_weight_decay=decoupled_weight_decay,
+                            maximize=maximize)
+        mu, mu_next = _mu(beta1, step, momentum_decay), _mu(beta1, step + 1, momentum_decay)
+        denom = (exp_avg_sq / bias_correction2).sqrt().add_(eps)
+        param.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
+        param.addcdiv_(exp_avg, denom, value=(-lr * mu_next) / (1.0 - mu_product * mu_next))
+
+
 class NAdam(Optimizer):
     """NAdam (NAdamW with `decoupled_weight_decay`), as torch.optim.NAdam."""
+
+    _update = staticmethod(nadam)
+    _state_keys = ("exp_avg", "exp_avg_sq", "mu_product", "step")
+    _pairs = {"betas": ("beta1", "beta2")}
 
     def __init__(self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *,
@@ -37,40 +62,8 @@ class NAdam(Optimizer):
         return {"step": 0.0, "mu_product": 1.0, "exp_avg": creation.zeros_like(p),
                 "exp_avg_sq": creation.zeros_like(p)}
 
-    def step(self, closure=None):
-        """Perform one optimization step; `closure` re-evaluates the loss and returns it."""
-        loss = self._evaluate(closure)
-        for group in self.param_groups:
-            params, grads, states = self._with_grads(group, self._init_state)
-            beta1, beta2 = group["betas"]
-            for state in states:
-                state["step"] += 1
-                state["mu_product"] = product(state["mu_product"], _mu(beta1, state["step"], group["momentum_decay"]))
-            foreach(nadam, (params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
-                            [s["mu_product"] for s in states], [s["step"] for s in states]),
-                    written=(0, 2, 3), beta1=beta1, beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
-                    momentum_decay=group["momentum_decay"], eps=group["eps"], maximize=group["maximize"],
-                    decoupled_weight_decay=group["decoupled_weight_decay"])
-        return loss
-
-
-def _mu(beta1: float, step: float, momentum_decay: float) -> float:
-    """The momentum coefficient of step `step` (the schedule warms it up)."""
-    return beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
-
-
-def nadam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp_avg_sqs: list[Tensor],
-          mu_products: list[float], steps: list[float], *, beta1: float, beta2: float, lr: float,
-          weight_decay: float, momentum_decay: float, eps: float, maximize: bool,
-          decoupled_weight_decay: bool) -> None:
-    """The NAdam update of every parameter, in place; `steps` and `mu_products` include this step."""
-    for i, param in enumerate(params):
-        grad = -grads[i] if maximize else grads[i]
-        exp_avg, exp_avg_sq, step, mu_product = exp_avgs[i], exp_avg_sqs[i], steps[i], mu_products[i]
-        bias_correction2 = 1 - beta2 ** step
-        grad = adam_moments(param, grad, exp_avg, exp_avg_sq, beta1=beta1, beta2=beta2, lr=lr,
-                            weight_decay=weight_decay, decoupled_weight_decay=decoupled_weight_decay)
-        mu, mu_next = _mu(beta1, step, momentum_decay), _mu(beta1, step + 1, momentum_decay)
-        denom = (exp_avg_sq / bias_correction2).sqrt().add_(eps)
-        param.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
-        param.addcdiv_(exp_avg, denom, value=(-lr * mu_next) / (1.0 - mu_product * mu_next))
+    def _advance(self, group: dict, states: list) -> None:
+        beta1 = group["betas"][0]
+        for state in states:  # the step count and the product of the momentum coefficients so far
+            state["step"] += 1
+            state["mu_product"] = product(state["mu_product"], _mu(beta1, state["step"], group["momentum_decay"]))

@@ -1,12 +1,17 @@
 """Optimizer: parameter groups, per-parameter state, hooks and PyTorch-format state dicts.
 
-Subclasses define `step`; it is wrapped once per class (see `__init_subclass__`) so that
-every step runs the step hooks and runs without recording a graph. The update math of
-each optimizer is a single list-wide function in its own module.
+`step` is wrapped once per class (see `__init_subclass__`) so that every step runs the step
+hooks and runs without recording a graph. The update math of each optimizer is a single
+list-wide function in its own module; an optimizer that declares it (`_update`, with the state
+entries it takes, `_state_keys`) inherits the one `step` skeleton written here: collect the
+parameters with gradients, create their state the first time, count the step, and run the
+update over the group as one multi-tensor instruction. A subclass overrides only the piece
+particular to its algorithm (`_init_state`, `_advance`, `_apply`).
 """
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
@@ -15,8 +20,10 @@ from typing import Any, Callable
 
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..tensor import Tensor
+from .foreach import foreach
 
-__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+__all__ = ["Optimizer", "required", "descent_grad", "register_optimizer_step_pre_hook",
+           "register_optimizer_step_post_hook"]
 
 
 class _RequiredParameter:
@@ -99,11 +106,26 @@ def _with_step_hooks(step: Callable) -> Callable:
 class Optimizer:
     """Base class: holds `param_groups` (dicts with 'params' and hyperparameters) and `state`."""
 
+    # the list-wide update `_update(params, grads, *state lists, *extra lists, **hyperparameters)` that the
+    # inherited `step` runs: one list per key of `_state_keys` (a parameter's `state.get(key)`), and as
+    # keywords the group's entries of the same names, pairs split as `_pairs` says ({"betas": ("beta1", "beta2")})
+    _update: Callable | None = None
+    _state_keys: tuple[str, ...] = ()
+    _pairs: dict[str, tuple[str, ...]] = {}
+    _init_state: Callable[[Tensor, dict], dict] | None = None
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         step = cls.__dict__.get("step")
         if step is not None and not getattr(step, "_hooked", False):
             cls.step = _with_step_hooks(step)
+        if "_update" in cls.__dict__:  # what the inherited step passes, worked out once per class
+            keywords = [p.name for p in inspect.signature(cls._update).parameters.values()
+                        if p.kind is inspect.Parameter.KEYWORD_ONLY]
+            split = {name: (key, i) for key, names in cls._pairs.items() for i, name in enumerate(names)}
+            cls._direct = tuple(name for name in keywords if name not in split)
+            cls._split = tuple((name,) + split[name] for name in keywords if name in split)
+            cls._written = (0,) + tuple(range(2, 2 + len(cls._state_keys)))  # parameters and state, in place
 
     def __init__(self, params, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -204,8 +226,48 @@ class Optimizer:
                     p.grad.zero_()
 
     def step(self, closure: Callable | None = None):
-        """Perform one optimization step (subclasses implement it)."""
-        raise NotImplementedError
+        """Perform one optimization step; `closure` re-evaluates the loss and returns it."""
+        if self._update is None:  # a subclass without a declared update implements step itself
+            raise NotImplementedError
+        loss = self._evaluate(closure)
+        for group in self.param_groups:
+            self._step_group(group)
+        return loss
+
+    def _step_group(self, group: dict) -> None:
+        """One parameter group's step: its parameters with gradients, their state, the update."""
+        params, grads, states = self._with_grads(group, self._init_state)
+        self._advance(group, states)
+        self._apply(group, params, grads, states)
+
+    def _advance(self, group: dict, states: list) -> None:
+        """The scalar state before the update (host numbers, so the step never waits for the device)."""
+        for state in states:
+            state["step"] += 1
+
+    def _apply(self, group: dict, params: list, grads: list, states: list, *extra: list) -> None:
+        """Run `_update` over the group as one multi-tensor instruction where `_multi_tensor(group)` allows."""
+        lists = [params, grads]
+        for key in self._state_keys:
+            try:
+                lists.append([s[key] for s in states])
+            except KeyError:  # state that this group's configuration does not keep (AMSGrad's maximum...)
+                lists.append([s.get(key) for s in states])
+        foreach(self._update, (*lists, *extra), self._written, self._hyperparameters(group),
+                self._multi_tensor(group))
+
+    def _multi_tensor(self, group: dict) -> bool:
+        """Whether the update may run as one host kernel over the group (else on the tensors)."""
+        return True
+
+    def _hyperparameters(self, group: dict) -> dict:
+        """The keyword arguments of `_update`, read from the group."""
+        kwargs = {}
+        for name in self._direct:  # a plain loop: cheaper than a comprehension, and this runs every step
+            kwargs[name] = group[name]
+        for name, key, i in self._split:
+            kwargs[name] = group[key][i]
+        return kwargs
 
     @staticmethod
     def _evaluate(closure: Callable | None):
@@ -219,17 +281,14 @@ class Optimizer:
         """The group's parameters that have a gradient, their gradients and their state dicts;
         a parameter's state is created by `init_state(param, group)` the first time it is seen
         (with `init_state` None, state is not touched and the list of states is empty)."""
-        params, grads, states = [], [], []
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            grads.append(p.grad)
-            if init_state is not None:
-                state = self.state[p]
-                if not state:
-                    state.update(init_state(p, group))
-                states.append(state)
+        params = [p for p in group["params"] if p.grad is not None]
+        grads = [p.grad for p in params]
+        if init_state is None:
+            return params, grads, []
+        states = [self.state[p] for p in params]
+        for p, state in zip(params, states):
+            if not state:
+                state.update(init_state(p, group))
         return params, grads, states
 
     # -- state dicts -------------------------------------------------------------------------
@@ -315,6 +374,9 @@ class Optimizer:
         return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
 
+Optimizer.step = _with_step_hooks(Optimizer.step)  # the inherited step, as every subclass's own
+
+
 def _cast_state(param: Tensor, value, key=None):
     """A copy of a saved state value whose tensors follow `param`'s dtype (floats) and device."""
     if isinstance(value, Tensor):
@@ -328,6 +390,15 @@ def _cast_state(param: Tensor, value, key=None):
     if isinstance(value, (list, tuple)):
         return type(value)(_cast_state(param, v) for v in value)
     return value
+
+
+def descent_grad(param: Tensor, grad: Tensor, maximize: bool, weight_decay: float = 0) -> Tensor:
+    """The gradient an update descends: negated to maximize, then with L2 weight decay (PyTorch's order)."""
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        grad = grad.add(param, alpha=weight_decay)
+    return grad
 
 
 def check(ok: bool, what: str, value) -> None:

@@ -3,14 +3,37 @@ from __future__ import annotations
 
 from ..ops import creation
 from ..tensor import Tensor
-from .foreach import foreach
-from .optimizer import Optimizer, check
+from .optimizer import Optimizer, check, descent_grad
 
 __all__ = ["RMSprop", "rmsprop"]
 
 
+def rmsprop(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor], grad_avgs: list[Tensor | None],
+            momentum_buffers: list[Tensor | None], *, lr: float, alpha: float, eps: float, weight_decay: float,
+            momentum: float, centered: bool, maximize: bool) -> None:
+    """The RMSprop update of every parameter, in place."""
+    for i, param in enumerate(params):
+        grad = descent_grad(param, grads[i], maximize, weight_decay)
+        square_avg = square_avgs[i]
+        square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+        if centered:
+            grad_avg = grad_avgs[i].lerp_(grad, 1 - alpha)
+            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+        else:
+            avg = square_avg.sqrt()
+        avg = avg.add_(eps)
+        if momentum > 0:
+            buf = momentum_buffers[i].mul_(momentum).addcdiv_(grad, avg)
+            param.add_(buf, alpha=-lr)
+        else:
+            param.addcdiv_(grad, avg, value=-lr)
+
+
 class RMSprop(Optimizer):
     """RMSprop, as torch.optim.RMSprop."""
+
+    _update = staticmethod(rmsprop)
+    _state_keys = ("square_avg", "grad_avg", "momentum_buffer")
 
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8, weight_decay: float = 0,
                  momentum: float = 0, centered: bool = False, capturable: bool = False,
@@ -33,39 +56,3 @@ class RMSprop(Optimizer):
         if group["centered"]:
             state["grad_avg"] = creation.zeros_like(p)
         return state
-
-    def step(self, closure=None):
-        """Perform one optimization step; `closure` re-evaluates the loss and returns it."""
-        loss = self._evaluate(closure)
-        for group in self.param_groups:
-            params, grads, states = self._with_grads(group, self._init_state)
-            for state in states:
-                state["step"] += 1
-            foreach(rmsprop, (params, grads, [s["square_avg"] for s in states], [s.get("grad_avg") for s in states],
-                              [s.get("momentum_buffer") for s in states]), written=(0, 2, 3, 4),
-                    lr=group["lr"], alpha=group["alpha"], eps=group["eps"], weight_decay=group["weight_decay"],
-                    momentum=group["momentum"], centered=group["centered"], maximize=group["maximize"])
-        return loss
-
-
-def rmsprop(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor], grad_avgs: list[Tensor | None],
-            momentum_buffers: list[Tensor | None], *, lr: float, alpha: float, eps: float, weight_decay: float,
-            momentum: float, centered: bool, maximize: bool) -> None:
-    """The RMSprop update of every parameter, in place."""
-    for i, param in enumerate(params):
-        grad = -grads[i] if maximize else grads[i]
-        square_avg = square_avgs[i]
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
-        square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
-        if centered:
-            grad_avg = grad_avgs[i].lerp_(grad, 1 - alpha)
-            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
-        else:
-            avg = square_avg.sqrt()
-        avg = avg.add_(eps)
-        if momentum > 0:
-            buf = momentum_buffers[i].mul_(momentum).addcdiv_(grad, avg)
-            param.add_(buf, alpha=-lr)
-        else:
-            param.addcdiv_(grad, avg, value=-lr)

@@ -3,15 +3,34 @@ from __future__ import annotations
 
 from ..ops import creation
 from ..tensor import Tensor
-from .foreach import foreach
 from .hyperparams import STEP_FLAGS, restore_defaults
-from .optimizer import Optimizer, check
+from .optimizer import Optimizer, check, descent_grad
 
 __all__ = ["Rprop", "rprop"]
 
 
+def rprop(params: list[Tensor], grads: list[Tensor], prevs: list[Tensor], step_sizes: list[Tensor], *,
+          step_size_min: float, step_size_max: float, etaminus: float, etaplus: float, maximize: bool) -> None:
+    """The Rprop update of every parameter, its step sizes and its previous gradient, in place."""
+    for i, param in enumerate(params):
+        grad = descent_grad(param, grads[i], maximize)
+        prev, step_size = prevs[i], step_sizes[i]
+        # the sign of grad * prev chooses each element's factor: etaplus (same sign), etaminus (flipped), 1 (zero)
+        factor = (grad * prev).sign()
+        factor.masked_fill_(factor.gt(0), etaplus).masked_fill_(factor.lt(0), etaminus)
+        factor.masked_fill_(factor.eq(0), 1)
+        step_size.mul_(factor).clamp_(step_size_min, step_size_max)
+        grad = grad.masked_fill(factor.eq(etaminus), 0)  # after a sign flip: no step, and no flip next time
+        param.addcmul_(grad.sign(), step_size, value=-1)
+        prev.copy_(grad)
+
+
 class Rprop(Optimizer):
     """Rprop, as torch.optim.Rprop."""
+
+    _update = staticmethod(rprop)
+    _state_keys = ("prev", "step_size")
+    _pairs = {"etas": ("etaminus", "etaplus"), "step_sizes": ("step_size_min", "step_size_max")}
 
     def __init__(self, params, lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
                  step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
@@ -30,33 +49,3 @@ class Rprop(Optimizer):
     @staticmethod
     def _init_state(p: Tensor, group: dict) -> dict:
         return {"step": 0.0, "prev": creation.zeros_like(p), "step_size": creation.full_like(p.grad, group["lr"])}
-
-    def step(self, closure=None):
-        """Perform one optimization step; `closure` re-evaluates the loss and returns it."""
-        loss = self._evaluate(closure)
-        for group in self.param_groups:
-            params, grads, states = self._with_grads(group, self._init_state)
-            for state in states:
-                state["step"] += 1
-            etaminus, etaplus = group["etas"]
-            step_size_min, step_size_max = group["step_sizes"]
-            foreach(rprop, (params, grads, [s["prev"] for s in states], [s["step_size"] for s in states]),
-                    written=(0, 2, 3), step_size_min=step_size_min, step_size_max=step_size_max,
-                    etaminus=etaminus, etaplus=etaplus, maximize=group["maximize"])
-        return loss
-
-
-def rprop(params: list[Tensor], grads: list[Tensor], prevs: list[Tensor], step_sizes: list[Tensor], *,
-          step_size_min: float, step_size_max: float, etaminus: float, etaplus: float, maximize: bool) -> None:
-    """The Rprop update of every parameter, its step sizes and its previous gradient, in place."""
-    for i, param in enumerate(params):
-        grad = -grads[i] if maximize else grads[i]
-        prev, step_size = prevs[i], step_sizes[i]
-        # the sign of grad * prev chooses each element's factor: etaplus (same sign), etaminus (flipped), 1 (zero)
-        factor = (grad * prev).sign()
-        factor.masked_fill_(factor.gt(0), etaplus).masked_fill_(factor.lt(0), etaminus)
-        factor.masked_fill_(factor.eq(0), 1)
-        step_size.mul_(factor).clamp_(step_size_min, step_size_max)
-        grad = grad.masked_fill(factor.eq(etaminus), 0)  # after a sign flip: no step, and no flip next time
-        param.addcmul_(grad.sign(), step_size, value=-1)
-        prev.copy_(grad)

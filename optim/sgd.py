@@ -3,13 +3,35 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from .foreach import foreach
-from .optimizer import Optimizer, check
+from .optimizer import Optimizer, check, descent_grad
 
 __all__ = ["SGD", "sgd"]
 
 
+def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffers: list[Tensor | None], *, lr: float,
+        weight_decay: float, momentum: float, dampening: float, nesterov: bool, maximize: bool) -> None:
+    """The SGD update of every parameter, in place; None momentum buffers are created (in the list)."""
+    for i, (param, grad) in enumerate(zip(params, grads)):
+        grad = descent_grad(param, grad, maximize, weight_decay)
+        if momentum != 0:
+            buf = momentum_buffers[i]
+            if buf is None:
+                buf = momentum_buffers[i] = grad.detach().clone()
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+            grad = grad.add(buf, alpha=momentum) if nesterov else buf
+        param.add_(grad, alpha=-lr)
+
+
+def _no_state(p: Tensor, group: dict) -> dict:
+    return {}  # the momentum buffer is the first step's gradient, made by the update
+
+
 class SGD(Optimizer):
     """Stochastic gradient descent (optionally with momentum), as torch.optim.SGD."""
+
+    _update = staticmethod(sgd)
+    _state_keys = ("momentum_buffer",)
 
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
@@ -24,36 +46,12 @@ class SGD(Optimizer):
                         fused=fused)
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        """Perform one optimization step; `closure` re-evaluates the loss and returns it."""
-        loss = self._evaluate(closure)
-        for group in self.param_groups:
-            use_momentum = group["momentum"] != 0
-            params, grads, states = self._with_grads(group, (lambda p, g: {}) if use_momentum else None)
-            buffers = [s.get("momentum_buffer") for s in states]
-            # one multi-tensor instruction, once the buffers exist (the first step creates them)
-            foreach(sgd, (params, grads, buffers), written=(0, 2) if use_momentum else (0,),
-                    enabled=not (use_momentum and any(b is None for b in buffers)), lr=group["lr"],
-                    weight_decay=group["weight_decay"], momentum=group["momentum"],
-                    dampening=group["dampening"], nesterov=group["nesterov"], maximize=group["maximize"])
-            for state, buf in zip(states, buffers):
-                state["momentum_buffer"] = buf
-        return loss
-
-
-def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffers: list[Tensor | None], *, lr: float,
-        weight_decay: float, momentum: float, dampening: float, nesterov: bool, maximize: bool) -> None:
-    """The SGD update of every parameter, in place; None momentum buffers are created (in the list)."""
-    for i, (param, grad) in enumerate(zip(params, grads)):
-        if maximize:
-            grad = -grad
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
-        if momentum != 0:
-            buf = momentum_buffers[i]
-            if buf is None:
-                buf = momentum_buffers[i] = grad.detach().clone()
-            else:
-                buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-            grad = grad.add(buf, alpha=momentum) if nesterov else buf
-        param.add_(grad, alpha=-lr)
+    def _step_group(self, group: dict) -> None:
+        # parameters have state (a momentum buffer) only with momentum, and no step count
+        params, grads, states = self._with_grads(group, _no_state if group["momentum"] != 0 else None)
+        buffers = [s.get("momentum_buffer") for s in states]
+        # one multi-tensor instruction, once the buffers exist (the first step creates them)
+        foreach(sgd, (params, grads, buffers), self._written, self._hyperparameters(group),
+                all(b is not None for b in buffers))
+        for state, buf in zip(states, buffers):
+            state["momentum_buffer"] = buf

@@ -46,8 +46,8 @@ def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
     def ema_update(ema_param_list: list[Tensor], current_param_list: list[Tensor], _) -> None:
         with no_grad():
             if ema_param_list[0].is_floating_point():
-                foreach(_lerp_all, (list(ema_param_list), list(current_param_list)), written=(0,),
-                        weight=1 - decay)
+                foreach(_lerp_all, (list(ema_param_list), list(current_param_list)), (0,),
+                        {"weight": 1 - decay})
             else:
                 for p_ema, p_model in zip(ema_param_list, current_param_list):
                     p_ema.copy_(p_ema * decay + p_model * (1 - decay))
@@ -64,8 +64,8 @@ def get_swa_multi_avg_fn() -> Callable:
                 # a tensor count gives a weight in the default dtype, as PyTorch's 1 / (count + 1) does
                 weight = rounded(1 / (int(num_averaged) + 1)) if isinstance(num_averaged, Tensor) \
                     else 1 / (num_averaged + 1)
-                foreach(_lerp_all, (list(averaged_param_list), list(current_param_list)), written=(0,),
-                        weight=weight)
+                foreach(_lerp_all, (list(averaged_param_list), list(current_param_list)), (0,),
+                        {"weight": weight})
             else:
                 for p_avg, p_model in zip(averaged_param_list, current_param_list):
                     diff = p_model - p_avg
