@@ -70,3 +70,25 @@ def partial_ops(parts: list, weight, op: str) -> dict:
     except ValueError as err:
         out["from_replicate"] = str(err)
     return out
+
+
+def dtensor_reprs() -> dict:
+    """repr and str of DTensors made through torch's API (the mesh's repr comes back for the expected strings),
+    and of a global tensor on a placement no mesh was made for (tidal's own repr)."""
+    D = _dt()
+    from tidal.comm import placement
+    from tidal.comm.placement_sbp import split
+    rank, size = _me()
+    mesh = D.init_device_mesh("cpu", (size,))
+    grid = D.init_device_mesh("cpu", (1, size), mesh_dim_names=("dp", "tp"))
+    shard = D.DTensor.from_local(tidal.tensor([1.0, 2.5]), mesh, [D.Shard(0)])
+    leaf = D.distribute_tensor(tidal.tensor([[1.0, 2.0]], requires_grad=True), mesh, [D.Replicate()])
+    out = {"mesh": repr(mesh), "grid": repr(grid),
+           "shard": (repr(shard), str(shard)), "leaf": repr(leaf), "computed": repr(leaf * 2),
+           "param": repr(tidal.nn.Parameter(leaf)),
+           "partial": repr(D.DTensor.from_local(tidal.tensor([1.0, 2.5], dtype=tidal.float64), grid,
+                                                [D.Replicate(), D.Partial("max")]))}
+    reversed_ranks = placement("cpu", ranks=list(reversed(range(size))))   # no DeviceMesh for this one
+    native = tidal.tensor([1.0, 2.0]).to_global(reversed_ranks, split(0))   # each rank one shard
+    out["native"] = repr(native)
+    return out

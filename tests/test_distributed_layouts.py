@@ -121,3 +121,42 @@ def test_partial_reduce_ops_as_torch(pool, op):
             local, full = got["from_replicate"]
             np.testing.assert_array_equal(local, parts[0])
             np.testing.assert_array_equal(full, parts[0])
+
+
+# -- repr -----------------------------------------------------------------------------------------------------
+def _torch_reprs() -> dict:
+    """torch's DTensor reprs of the same tensors, on a 1-rank gloo group in this process, with the mesh's repr
+    left as a slot."""
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        mesh = init_device_mesh("cpu", (1,))
+        grid = init_device_mesh("cpu", (1, 1), mesh_dim_names=("dp", "tp"))
+        shard = DTensor.from_local(torch.tensor([1.0, 2.5]), mesh, [Shard(0)])
+        leaf = distribute_tensor(torch.tensor([[1.0, 2.0]], requires_grad=True), mesh, [Replicate()])
+        got = {"shard": (repr(shard), str(shard)), "leaf": repr(leaf), "computed": repr(leaf * 2),
+               "param": repr(torch.nn.Parameter(leaf)),
+               "partial": repr(DTensor.from_local(torch.tensor([1.0, 2.5], dtype=torch.float64), grid,
+                                                  [Replicate(), Partial("max")]))}
+        slots = {"mesh": repr(mesh), "grid": repr(grid)}
+    finally:
+        dist.destroy_process_group()
+    swap = lambda text: text.replace(slots["grid"], "{grid}").replace(slots["mesh"], "{mesh}")  # noqa: E731
+    return {k: tuple(map(swap, v)) if isinstance(v, tuple) else swap(v) for k, v in got.items()}
+
+
+@pytest.mark.timeout(120)
+def test_dtensor_repr_as_torch(pool):
+    want = _torch_reprs()
+    for got in pool.run(L.dtensor_reprs, timeout=100):
+        meshes = {"mesh": got["mesh"], "grid": got["grid"]}
+        for key, text in want.items():
+            expected = tuple(t.format(**meshes) for t in text) if isinstance(text, tuple) else text.format(**meshes)
+            ours = tuple(t.replace("dtype=tidal.", "dtype=torch.") for t in got[key]) if isinstance(text, tuple) \
+                else got[key].replace("dtype=tidal.", "dtype=torch.")   # tidal's tensors name their own dtypes
+            assert ours == expected, key
+        # a global tensor on a placement without a mesh keeps tidal's repr (the whole value, placement, sbp)
+        native = "tensor([" + ", ".join(["1., 2."] * SIZE) + "], placement=tidal.placement("
+        assert got["native"].startswith(native) and "sbp=(tidal.sbp.split(dim=0),)" in got["native"]

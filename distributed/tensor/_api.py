@@ -16,11 +16,11 @@ from typing import Callable, Sequence
 from ...autograd.function import Function
 from ...comm import boxing
 from ...comm import collectives
-from ...comm.global_tensor import GlobalTensor, _grad_sbp
+from ...comm.global_tensor import GlobalParameter, GlobalTensor, _grad_sbp
 from ...comm.global_tensor import from_local as _global_from_local
 from ...comm.placement_sbp import broadcast
 from ...tensor import Tensor
-from ..device_mesh import DeviceMesh, current_mesh, mesh_of, remember
+from ..device_mesh import _BY_PLACEMENT, DeviceMesh, current_mesh, mesh_of, remember
 from .placement_types import Placement, Replicate, from_sbp, to_sbp
 
 __all__ = ["DTensor", "distribute_tensor", "distribute_module"]
@@ -136,8 +136,24 @@ def from_local(local_tensor: Tensor, device_mesh: DeviceMesh | None = None,
     return GlobalTensor(local_tensor, mesh.placement, sbps, shape)
 
 
+def _dtensor_repr(tidal_repr: Callable) -> Callable:
+    """torch's DTensor repr (this rank's local tensor, the mesh, the placements) for a tensor on the placement
+    of a DeviceMesh the program made; `tidal_repr` (the whole value, placement and sbp) otherwise."""
+    def __repr__(self: GlobalTensor) -> str:
+        mesh = _BY_PLACEMENT.get(self.placement)
+        if mesh is None:
+            return tidal_repr(self)
+        # torch's local tensor carries no autograd history of its own (the DTensor does), nor a parameter's flag
+        local = self._local.detach() if self._local.grad_fn is not None or getattr(self, "is_parameter", False) \
+            else self._local
+        return f"DTensor(local_tensor={local!r}, device_mesh={mesh!r}, placements={self.placements!r})"
+    return __repr__
+
+
 def _install() -> None:
     """Give tidal's global tensor torch's DTensor members (the names do not clash with tidal's own)."""
+    for cls in (GlobalTensor, GlobalParameter):
+        cls.__repr__ = cls.__str__ = _dtensor_repr(cls.__dict__["__repr__"])
     GlobalTensor.placements = property(_placements)
     GlobalTensor.device_mesh = property(_device_mesh)
     GlobalTensor.redistribute = _redistribute
