@@ -19,6 +19,7 @@ from . import math_api as M
 from . import views
 from .creation import ones_like, zeros_like
 from .dispatch import launch, register_kernel
+from .elementwise import torch_name
 from .reduce import sum as _sum
 from .return_types import return_type
 from .shape_ops import cat
@@ -35,6 +36,7 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 def _quantile(op: str, input: Tensor, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    op = "quantile"  # torch's checks name quantile() for nanquantile too
     if input.numel() == 0:
         raise RuntimeError(f"{op}() input tensor must be non-empty")
     if input.dtype not in (dt.float32, dt.float64):
@@ -50,11 +52,11 @@ def _quantile(op: str, input: Tensor, q, dim, keepdim: bool, interpolation: str,
             raise RuntimeError(f"{op}() q values must be in the range [0, 1]")
     else:
         if not 0 <= q <= 1:
-            raise ValueError(f"{op}() q must be in the range [0, 1] but got {q}")
+            raise RuntimeError(f"{op}() q must be in the range [0, 1] but got {q}")
         q_values = Tensor._from_array(np.array([q], dtype=input.dtype.np), input.dtype)
     if interpolation not in _INTERPOLATIONS:
-        raise ValueError(f"{op}() interpolation must be one of linear, lower, higher, midpoint or nearest. "
-                         f"Got {interpolation}")
+        raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, midpoint or nearest, "
+                           f"but got {interpolation}")
     if dim is None:
         x = input.reshape(-1)
     else:
@@ -135,11 +137,11 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         w_sum = float(n)
         norm = w_sum - correction
     else:
-        w = w.to(x.dtype)
+        w = w.to(x.dtype.to_real())  # (real weights for complex input too)
         w_sum = w.sum()
         avg = M.div(_sum(M.mul(x, w), 1), w_sum)
         norm = M.sub(w_sum, correction) if aweights is None else \
-            M.sub(w_sum, M.div(M.mul(_sum(M.mul(w, aweights.to(x.dtype))), correction), w_sum))
+            M.sub(w_sum, M.div(M.mul(_sum(M.mul(w, aweights.to(w.dtype))), correction), w_sum))
     if isinstance(norm, Tensor):
         if bool(M.le(norm, 0).item()):
             warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the "
@@ -151,17 +153,22 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         norm = 0.0
     centered = M.sub(x, avg.unsqueeze(1))
     weighted = centered if w is None else M.mul(centered, w)
-    c = M.div(weighted.matmul(centered.t()), norm)
+    c = M.div(weighted.matmul(centered.t().conj() if x.dtype.is_complex else centered.t()), norm)  # x x^H
     return c.reshape(()) if input.ndim < 2 or input.shape[0] == 1 else c  # one variable: a 0-d variance
 
 
 def corrcoef(input: Tensor) -> Tensor:
-    """Pearson correlation coefficients of the variables in input's rows, clipped to [-1, 1]."""
+    """Pearson correlation coefficients of the variables in input's rows, clipped to [-1, 1] (complex ones: each
+    part clipped, as torch)."""
     c = cov(input)
     if c.ndim == 0:
         return M.div(c, c)
-    std = M.sqrt(views.diagonal(c))
+    diag = views.diagonal(c)
+    std = M.sqrt(diag.real if diag.dtype.is_complex else diag)
     c = M.div(M.div(c, std.unsqueeze(1)), std.unsqueeze(0))
+    if c.dtype.is_complex:
+        from .complex_ops import complex
+        return complex(M.clamp(c.real, -1, 1), M.clamp(c.imag, -1, 1))
     return M.clamp(c, -1, 1)
 
 
@@ -291,6 +298,8 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     a = elements if isinstance(elements, Tensor) else M._number_tensor(elements)
     b = test_elements if isinstance(test_elements, Tensor) else M._number_tensor(test_elements)
     common = dt.promote_types(a.dtype, b.dtype)
+    if common.is_complex:  # (complex numbers have no order to search in)
+        raise RuntimeError(f"Unsupported input type encountered for isin(): {torch_name(common)}")
     a, b = a.to(common), b.to(common).reshape(-1)
     if b.numel() == 0:
         found = zeros_like(a, dtype=dt.bool_)

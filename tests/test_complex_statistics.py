@@ -1,0 +1,57 @@
+"""Statistics on complex input against torch: cov/corrcoef (conjugated products, each part of the correlation
+clipped) with gradients; quantile and isin refuse complex, with torch's errors."""
+import numpy as np
+import pytest
+import torch
+
+import tidal
+import tidal.compat as tc
+
+RNG = np.random.default_rng(21)
+
+
+def _c(shape):
+    return RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)
+
+
+@pytest.mark.parametrize("op", ["cov", "corrcoef"])
+@pytest.mark.parametrize("shape", [(3, 6), (6,)])
+def test_cov_corrcoef(op, shape):
+    data = _c(shape)
+    w = _c((3, 3) if len(shape) == 2 else ())
+    x, t = tc.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    got, want = getattr(tc, op)(x), getattr(torch, op)(t)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-10, atol=1e-12)
+    (got * tc.tensor(w)).real.sum().backward()
+    (want * torch.tensor(w)).real.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_cov_weights():
+    data, fw, aw = _c((2, 5)), np.array([1, 2, 1, 3, 1]), RNG.random(5)
+    got = tc.cov(tc.tensor(data), fweights=tc.tensor(fw), aweights=tc.tensor(aw), correction=0)
+    want = torch.cov(torch.tensor(data), fweights=torch.tensor(fw), aweights=torch.tensor(aw), correction=0)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10)
+
+
+ERRORS = {
+    "quantile": lambda m, x: m.quantile(x, 0.5),
+    "nanquantile": lambda m, x: m.nanquantile(x, 0.5),
+    "nanquantile_int": lambda m, x: m.nanquantile(x.real.to(m.int64), 0.5),
+    "nanquantile_q_range": lambda m, x: m.nanquantile(x.real, 1.5),
+    "quantile_interpolation": lambda m, x: m.quantile(x.real, 0.5, interpolation="cubic"),
+    "isin": lambda m, x: m.isin(x, x[:1]),
+    "isin_promoted": lambda m, x: m.isin(x.real, x[:1]),
+    "isin_scalar": lambda m, x: m.isin(x, 1.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_errors_like_torch(case):
+    data = _c(4).astype(np.complex64)
+    with pytest.raises(Exception) as want:
+        ERRORS[case](torch, torch.tensor(data))
+    with pytest.raises(type(want.value)) as got:
+        ERRORS[case](tidal, tidal.tensor(data))
+    assert str(got.value) == str(want.value)
