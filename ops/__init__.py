@@ -12,7 +12,7 @@ from . import (activations, conv, conversion, creation, indexing, linalg, math_a
                shape_ops, sorting, views)
 from . import extra  # last: it builds on reduce, linalg and the rest
 from . import aliases, number_ops, scatter_views, signal_windows, special_functions, statistics, vector_ops
-from . import index_reduction, legacy_norms
+from . import index_reduction, legacy_norms, number_args
 from . import complex_grad, complex_ops, stft
 from . import linalg_top  # the torch.* linalg names (after extra, which loads tidal.linalg)
 
@@ -27,8 +27,17 @@ global_dispatch = None
 
 def _accepting_global(fn, name: str):
     """`fn`, handing calls with a global tensor to `global_dispatch`: a global tensor makes `fn` fail (it
-    has no local memory), so the check costs nothing until then."""
+    has no local memory), so the check costs nothing until then. Functions whose torch schema refuses
+    Python numbers check their arguments first (number_args: torch's TypeError at the user's call)."""
+    check = number_args.checker(name)
+
     def public(*args, **kwargs):
+        if check is not None:
+            try:
+                check(args, kwargs)
+            except TypeError:
+                if not _mentions_global(args, kwargs):
+                    raise
         try:
             return fn(*args, **kwargs)
         except Exception:
@@ -48,6 +57,19 @@ def _mentions_global(args: tuple, kwargs: dict) -> bool:
     return False
 
 
+def _checked_method(fn, name: str):
+    """Tensor method `name`, refusing a Python number where torch's schema takes only a Tensor."""
+    check = number_args.method_checker(name)
+    if check is None:
+        return fn
+
+    def method(self, *args, **kwargs):
+        check((self,) + args, kwargs)
+        return fn(self, *args, **kwargs)
+    functools.update_wrapper(method, fn)
+    return method
+
+
 __all__: list = []
 for _mod in MODULES:
     for _name in _mod.__all__:
@@ -55,4 +77,4 @@ for _mod in MODULES:
         globals()[_name] = _accepting_global(_fn, _name) if callable(_fn) and not isinstance(_fn, type) else _fn
     __all__ += list(_mod.__all__)
     for _name, _fn in _mod.METHODS.items():
-        setattr(Tensor, _name, _fn)
+        setattr(Tensor, _name, _checked_method(_fn, _name))

@@ -1,9 +1,9 @@
-"""Where torch's binary functions take a Python number in place of a tensor, and where they refuse one.
+"""Where torch's public binary functions take a Python number in place of a tensor, and where they refuse one.
 
-One table of torch's schemas for the binary elementwise functions: whether `input`, `other` or both
-may be numbers, and which ops compute on two numbers (as a 0-d tensor). Everything that turns a
-Python number given to a public binary function into an operand goes through `binary`, so a number
-where torch's schema wants a Tensor raises torch's TypeError at the call.
+One table of torch's schemas for the binary elementwise functions: whether `input`, `other` or both may be
+numbers. It is applied at the public boundary (ops/__init__.py wraps the public functions and the Tensor
+methods named here), as torch's argument parser applies its schemas: a number where torch wants a Tensor
+raises torch's TypeError at the user's call, while tidal's own ops keep passing numbers to each other.
 """
 from __future__ import annotations
 
@@ -70,6 +70,48 @@ def binary(op: str, input, other, names: tuple = ("input", "other")) -> tuple:
     if op in NUMBER_INPUT:
         schemas += (f"Number self, Tensor {names[1]}",)
     raise invalid_combination(op, (input, other), schemas)
+
+
+# public functions whose first argument must be a tensor whatever follows, and torch's overloads
+TENSOR_INPUT = {
+    "max": ("Tensor input, *, Tensor out = None", "Tensor input, Tensor other, *, Tensor out = None",
+            "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None"),
+    "min": ("Tensor input, *, Tensor out = None", "Tensor input, Tensor other, *, Tensor out = None",
+            "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None"),
+}
+# the second argument's name where it is not `other`
+SECOND = {"clamp_min": "min", "clamp_max": "max", "pow": "exponent", "float_power": "exponent"}
+BINARY = TENSORS_ONLY | NUMBER_INPUT | {"eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
+                                       "less_equal", "not_equal", "fmod", "copysign", "clamp_min", "clamp_max"}
+
+
+def checker(name: str):
+    """The argument check of public function `name` (a callable on its (args, kwargs)), or None."""
+    if name in TENSOR_INPUT:
+        schemas = TENSOR_INPUT[name]
+
+        def check_input(args: tuple, kwargs: dict) -> None:
+            x = args[0] if args else kwargs.get("input")
+            if not isinstance(x, Tensor):
+                raise invalid_combination(name, args, schemas)
+        return check_input
+    if name not in BINARY:
+        return None
+    names = ("input", SECOND.get(name, "other"))
+
+    def check_binary(args: tuple, kwargs: dict) -> None:
+        a = args[0] if args else kwargs.get(names[0])
+        b = args[1] if len(args) > 1 else kwargs.get(names[1])
+        if a.__class__ is not Tensor or b.__class__ is not Tensor:
+            binary(name, a, b, names)
+    return check_binary
+
+
+def method_checker(name: str):
+    """The check of Tensor method `name` (in-place forms too): `self` is a tensor, so only the Tensor-only
+    ops have something to refuse."""
+    base = name[:-1] if name.endswith("_") else name
+    return checker(base) if base in TENSORS_ONLY else None
 
 
 def require_tensor(op: str, value, arg: str = "input", position: int = 1) -> Tensor:

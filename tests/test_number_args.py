@@ -1,6 +1,7 @@
 """Python numbers given to binary functions, against torch: where torch's schema takes a number (either
 argument, or both as a 0-d tensor) tidal computes torch's value and dtype; where it wants a Tensor
-tidal raises torch's TypeError at the call (ops/number_args.py holds the one table)."""
+tidal raises torch's TypeError at the call (ops/number_args.py holds the one table, applied by
+ops/__init__.py to the public functions and Tensor methods)."""
 import numpy as np
 import pytest
 import torch
@@ -17,15 +18,6 @@ ARG_NAMES = {"clamp_min": ("input", "min"), "clamp_max": ("input", "max"), "pow"
 COMBOS = {"number, tensor": lambda L: (3, L.tensor([1, 2, 4])), "tensor, number": lambda L: (L.tensor([1, 2, 4]), 3),
           "int, int": lambda L: (5, 3), "float, int": lambda L: (2.5, 2), "float, tensor": lambda L: (1.5, L.tensor([1., 2.])),
           "tensor, bool": lambda L: (L.tensor([True, False]), True)}
-# public calls still wrong until the lead applies the number-args hook in ops/math_api.py
-# (tidal computes where torch refuses): name -> combos
-NEEDS_MATH_API_PATCH = {
-    **{n: {"number, tensor", "float, tensor"} for n in (
-        "copysign", "eq", "fmod", "ge", "gt", "le", "lt", "ne", "clamp_min", "clamp_max")},
-    **{n: {"number, tensor", "tensor, number", "float, tensor", "tensor, bool"} for n in (
-        "atan2", "arctan2", "fmax", "fmin", "hypot", "logaddexp", "logaddexp2", "logical_and", "logical_or",
-        "logical_xor", "maximum", "minimum", "nextafter")},
-}
 # dtype refusals (not number handling) where tidal differs from torch: a float operand of a bitwise op
 # (TypeError, torch NotImplementedError), a bool tensor in shifts, clamp_min/max, fmod, remainder,
 # floor_divide (computed, or RuntimeError; torch NotImplementedError "..._cpu" not implemented for 'Bool')
@@ -62,8 +54,7 @@ def _params():
     out = []
     for name in NAMES:
         for combo in COMBOS:
-            marks = [pytest.mark.xfail(strict=True, reason="math_api hook")] \
-                if combo in NEEDS_MATH_API_PATCH.get(name, ()) else []
+            marks = []
             if combo in DTYPE_REFUSALS.get(name, ()):
                 marks = [pytest.mark.xfail(strict=True, reason="dtype refusal differs (ops/elementwise.py)")]
             out.append(pytest.param(name, combo, marks=marks, id=f"{name}-{combo}"))
@@ -84,10 +75,11 @@ def test_public_function_as_torch(name, combo):
     np.testing.assert_allclose(np.asarray(got.tolist(), dtype=float), np.asarray(want.tolist(), dtype=float))
 
 
-REVERSED = ["__radd__", "__rmul__", "__rsub__", "__rtruediv__", "__rpow__", "__rand__", "__ror__", "__rxor__"]
+# torch's C-level reflected operators (its Python ones, __rsub__ or __rpow__, take any `self`)
+REVERSED = ["__radd__", "__rmul__", "__rand__", "__ror__", "__rxor__"]
 
 
-@pytest.mark.xfail(strict=True, reason="math_api hook: reflected operators check `self`")
+@pytest.mark.xfail(strict=True, reason="needs the lead's patch: _rev/_logical_or_bitwise in ops/math_api.py check self")
 @pytest.mark.parametrize("method", REVERSED)
 def test_unbound_reflected_operator_refuses_a_number_self(method):
     with pytest.raises(TypeError):
@@ -96,7 +88,33 @@ def test_unbound_reflected_operator_refuses_a_number_self(method):
         getattr(ttorch.Tensor, method)(2, ttorch.tensor([1, 2]))
 
 
-@pytest.mark.parametrize("method", REVERSED)
+@pytest.mark.parametrize("call", ["maximum", "atan2_", "logical_and", "hypot"])
+def test_tensor_only_methods_refuse_numbers(call):
+    with pytest.raises(TypeError):
+        getattr(torch.tensor([1., 2.]), call)(2)
+    with pytest.raises(TypeError, match=call.rstrip("_")):
+        getattr(ttorch.tensor([1., 2.]), call)(2)
+
+
+def test_max_min_of_numbers_refuse():
+    for name in ("max", "min"):
+        for args in ((2, 3), (2, torch.tensor([1]))):
+            with pytest.raises(TypeError):
+                getattr(torch, name)(*args)
+        for args in ((2, 3), (2, ttorch.tensor([1]))):
+            with pytest.raises(TypeError, match=f"{name}\\(\\) received an invalid combination"):
+                getattr(ttorch, name)(*args)
+
+
+def test_keyword_arguments_checked():
+    with pytest.raises(TypeError, match="argument 'other'"):
+        ttorch.maximum(ttorch.tensor([1.]), other=2)
+    with pytest.raises(TypeError, match="clamp_min"):
+        ttorch.clamp_min(input=2, min=ttorch.tensor([1.]))
+    assert ttorch.eq(ttorch.tensor([1, 2]), other=2).tolist() == [False, True]
+
+
+@pytest.mark.parametrize("method", REVERSED + ["__rsub__", "__rpow__", "__rtruediv__", "__rfloordiv__", "__rmod__"])
 def test_reflected_operator_as_torch(method):
     want = getattr(torch.tensor([1, 2, 3]), method)(2)
     got = getattr(ttorch.tensor([1, 2, 3]), method)(2)
