@@ -348,6 +348,20 @@ def _compilable_array(x) -> bool:
     return x.__class__ is not np.ndarray or (x.dtype.kind in "biuf" and not (x.dtype.kind == "f" and x.dtype.itemsize == 2))
 
 
+def _direct(fn, args: list, n_extents: int):
+    # the machine-code entry of the overload numba chose for these arguments' types, called without
+    # numba's dispatcher (which types every argument again on each call: about 1 us): a call key
+    # fixes each array's dtype, dimensions and layout, so the same overload serves every call of
+    # the key. Python ints are typed by value (int64 or uint64), so their calls keep the dispatcher.
+    if any(a.__class__ is int for a in args[:len(args) - n_extents]):
+        return fn
+    try:
+        compiled = fn.overloads.get(tuple([fn.typeof_pyval(a) for a in args]))
+    except Exception:  # noqa: BLE001 - numba internals changed: the dispatcher still works
+        return fn
+    return fn if compiled is None else compiled.entry_point
+
+
 def launch_compiled(key: tuple, prog: Program, variant, call: list, fallback, n_extents: int = 0) -> None:
     """Call `prog`'s kernel for `variant` on `call` (compiled now, or in the background while
     `fallback()` runs the NumPy path); `key` is the call's _call_key. The last `n_extents`
@@ -357,7 +371,7 @@ def launch_compiled(key: tuple, prog: Program, variant, call: list, fallback, n_
         _ready_calls.clear()
     if not background:
         fn(*call)
-        _ready_calls[key] = fn
+        _ready_calls[key] = _direct(fn, call, n_extents)
         compiler.ready.add(key)
         return
     arrays = call[:len(call) - n_extents]
@@ -365,8 +379,9 @@ def launch_compiled(key: tuple, prog: Program, variant, call: list, fallback, n_
     name = fn.py_func.__module__
 
     def load():
-        fn(*[_dummy(s) for s in specs])  # loads what the compile process built (or compiles here)
-        _ready_calls[key] = fn
+        dummies = [_dummy(s) for s in specs]
+        fn(*dummies)  # loads what the compile process built (or compiles here)
+        _ready_calls[key] = _direct(fn, dummies, n_extents)
 
     compiler.request(key, load, (__name__, None, "compile_kernel_file", (name, sys.modules[name].__file__, specs)))
     fallback()
