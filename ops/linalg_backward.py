@@ -43,6 +43,19 @@ def _gaps(values: Tensor) -> Tensor:
     return gaps + values.new_ones(values.shape[-1]).diag_embed()
 
 
+_PHASE = ("{op}: The {what} in the complex case are specified up to multiplication by e^{{i phi}}. The specified "
+          "loss function depends on this {quantity}")
+
+
+def _check_phase(imag_a: Tensor, imag_b, message: str) -> None:
+    """torch's refusal of a loss that depends on each complex singular/eigen vector's phase: Im(diag) of the
+    projected gradient must vanish (allclose(a, -b) with rtol = atol = 1e-2, as torch; a host sync)."""
+    if imag_b is None:
+        imag_b = zeros_like(imag_a)
+    if not bool(((imag_a + imag_b).abs() <= 1e-2 + 1e-2 * imag_b.abs()).all()):
+        raise RuntimeError(message)
+
+
 # -- singular value decomposition -------------------------------------------------------------------
 def svd_grad(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | None,
              gVh: Tensor | None) -> Tensor:
@@ -52,13 +65,19 @@ def svd_grad(U: Tensor, S: Tensor, Vh: Tensor, gU: Tensor | None, gS: Tensor | N
         return matmul(U * gS.unsqueeze(-2), Vh)
     V = _mT(Vh)
     # the core: U^T dA V, off its diagonal, fixes the rotations of U and V (S_j^2 - S_i^2 the gaps)
-    core = UhgU = None
+    core = UhgU = VhgV = None
     if gU is not None:
         UhgU = _skew(matmul(_mT(U), gU))
         core = UhgU * S.unsqueeze(-2)
     if gVh is not None:
-        term = S.unsqueeze(-1) * _skew(matmul(Vh, _mT(gVh)))
+        VhgV = _skew(matmul(Vh, _mT(gVh)))
+        term = S.unsqueeze(-1) * VhgV
         core = term if core is None else core + term
+    if U.dtype.is_complex:  # the phases of U's and V's columns must cancel in the loss
+        _check_phase(zeros_like(S) if UhgU is None else UhgU.diagonal(0, -2, -1).imag,
+                     None if VhgV is None else VhgV.diagonal(0, -2, -1).imag,
+                     _PHASE.format(op="svd_backward", what="singular vectors",
+                                   quantity="phase term, making it ill-defined."))
     core = core / _gaps(S * S)
     if gS is not None:
         core = core + gS.diag_embed()
@@ -98,6 +117,9 @@ def eigh_backward(node, gL, gV):
         inner = gL.diag_embed().to(V.dtype)  # real eigenvalues: a complex V needs a complex product
     else:
         VtgV = matmul(_mT(V), gV)
+        if V.dtype.is_complex:
+            _check_phase(VtgV.diagonal(0, -2, -1).imag, None, _PHASE.format(
+                op="linalg_eigh_backward", what="eigenvectors", quantity="quantity, so it is ill-defined."))
         inner = 0.5 * (VtgV - _mT(VtgV)) / _gaps(L)
         if gL is not None:
             inner = inner + gL.diag_embed()
@@ -114,6 +136,8 @@ def eig_backward(node, gL, gV):
     else:
         VhgV = matmul(Vh, gV)
         diag = VhgV.diagonal(0, -2, -1)
+        _check_phase(diag.imag, None, _PHASE.format(op="linalg_eig_backward", what="eigenvectors",
+                                                    quantity="quantity, so it is ill-defined."))
         inner = (VhgV - matmul(Vh, V * diag.real.unsqueeze(-2))) / _gaps(L.conj())
         if gL is not None:
             inner = inner + (gL - inner.diagonal(0, -2, -1)).diag_embed()

@@ -288,3 +288,19 @@ def test_eig_errors():
     for dtype in ("int32", "bool", "float16"):
         _raises_like(lambda: tidal.linalg.eig(tidal.ones(2, 2, dtype=getattr(tidal, dtype))),
                      lambda: torch.linalg.eig(torch.ones(2, 2, dtype=getattr(torch, dtype))))
+
+
+PHASE_DEPENDENT = {"svd_U": lambda m, x: m.linalg.svd(x)[0].real.sum(),
+                   "svd_Vh": lambda m, x: m.linalg.svd(x, full_matrices=False)[2].real.sum(),
+                   "eig": lambda m, x: m.linalg.eig(x)[1].real.sum(),
+                   "eigh": lambda m, x: m.linalg.eigh(x + x.mH)[1].real.sum()}
+
+
+@pytest.mark.parametrize("case", sorted(PHASE_DEPENDENT))
+def test_phase_dependent_loss_is_refused(case):
+    a = _c((3, 3))
+    with pytest.raises(RuntimeError) as want:
+        PHASE_DEPENDENT[case](torch, torch.tensor(a, requires_grad=True)).backward()
+    with pytest.raises(RuntimeError) as got:
+        PHASE_DEPENDENT[case](tc, tidal.tensor(a, requires_grad=True)).backward()
+    assert str(got.value) == str(want.value)
