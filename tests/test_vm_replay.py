@@ -65,7 +65,7 @@ def test_replay_allocates_only_what_the_program_keeps(replay_vm):
     x = np.linspace(-2, 2, 1000, dtype=np.float32)
 
     def chain(t):
-        return tidal.maximum(t * 2 + 1, 0) * t + 0.5
+        return (t * 2 + 1).clamp_min(0) * t + 0.5
     _warm(chain, x)
     out, s = _run(chain, x)
     assert s["replays"] == 1
