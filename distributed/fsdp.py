@@ -10,10 +10,15 @@ saved-tensor hooks (autograd.graph.saved_tensors_hooks) as a note of which param
 backward all-gathers each parameter again (once per backward) when it first needs it, as torch does.
 
 A parameter whose sharded dim does not divide by the mesh size is split as torch.chunk does (the last
-ranks hold less, or nothing), as torch's FSDP2 shards it; the collectives pad it internally. What differs
-from torch: there is no explicit prefetch (collectives are queued on the VM's communication stream, so
-their issue never blocks the caller and they overlap with compute already queued); a forward that raises
-leaves its saved-tensor hooks active. A 2-D mesh is HSDP: parameters replicated along mesh dim 0 and
+ranks hold less, or nothing), as torch's FSDP2 shards it; the collectives pad it internally.
+
+Prefetch: collectives are queued on the VM's communication stream, so issuing one never blocks the caller
+and it overlaps with compute already queued. By default a module gathers when its forward starts (and, with
+reshard_after_forward, each parameter again when backward first needs it); `set_modules_to_forward_prefetch`
+makes a module's forward also issue the listed modules' all-gathers right after its own (their forward then
+finds them gathered), and `set_modules_to_backward_prefetch` makes its backward's first re-gather issue the
+listed modules' re-gathers too. What differs from torch: a forward that raises leaves its saved-tensor
+hooks active. A 2-D mesh is HSDP: parameters replicated along mesh dim 0 and
 sharded along dim 1, gradients reduce-scattered along dim 1 and all-reduced along dim 0.
 """
 from __future__ import annotations
@@ -83,6 +88,11 @@ class _State:
         self.waiting = 0      # gathered parameters whose gradient has not come back yet
         self.hooks = None     # the saved-tensor hooks active during forward (reshard_after_forward)
         self.regathered: dict = {}  # _Param -> its tensor gathered again for the running backward
+        self.forward_prefetch: list = []    # _States whose all-gathers this module's forward issues early
+        self.backward_prefetch: list = []   # _States whose re-gathers this module's backward issues early
+        self.prefetched = False             # gathered by another module's forward prefetch, not yet used
+        self.backward_started = False       # this backward has read a gathered parameter of this module
+        self.saved: set = set()             # parameters the last forward's graph saved (backward re-gathers them)
 
 
 def _gather(p: _Param, state: _State) -> Tensor:
@@ -99,6 +109,7 @@ def _unshard_backward(node, grad):
     state.waiting -= 1
     if state.waiting <= 0:
         state.regathered = {}
+        state.backward_started = False
         if state.unsharded and not state.reshard_after_forward:
             _reshard(state)
     if p.pending is not None:
@@ -139,6 +150,7 @@ def _hooks(state: _State) -> saved_tensors_hooks:
         blob = t._v.blob
         for p in state.params:
             if p.full is not None and p.full._v.blob is blob:
+                state.saved.add(p)
                 return _Gathered(p, state, t)
         return t
 
@@ -146,19 +158,31 @@ def _hooks(state: _State) -> saved_tensors_hooks:
         if not isinstance(packed, _Gathered):
             return packed
         st, p = packed.state, packed.p
-        full = st.regathered.get(p)
-        if full is None:
-            with no_grad():
+        with no_grad():
+            full = st.regathered.get(p)
+            if full is None:
                 full = st.regathered[p] = _gather(p, st)
+            if not st.backward_started:   # this module's backward starts: so do the re-gathers it prefetches
+                st.backward_started = True
+                for other in st.backward_prefetch:
+                    _regather_all(other)
         v = full._v
         view = type(v)(v.blob, packed.shape, packed.strides, packed.offset, v.dtype)
         return Tensor._make(view, packed.dtype, full.device, full._vm)
     return saved_tensors_hooks(pack, unpack)
 
 
+def _regather_all(state: _State) -> None:
+    """Re-gather, for the coming backward, every parameter of `state` that the graph saved (and freed)."""
+    for p in state.params:
+        if p in state.saved and p not in state.regathered:
+            state.regathered[p] = _gather(p, state)
+
+
 def _unshard(state: _State) -> None:
     grad = is_grad_enabled()
     state.waiting = 0
+    state.saved = set()
     for p in state.params:
         full = _gather(p, state)  # from the detached shard: no graph
         if grad and p.sharded.requires_grad:
@@ -189,7 +213,14 @@ def _cast(obj, dtype):
 
 def _pre_forward(module, args, kwargs):
     state = module._fsdp_state
-    _unshard(state)
+    if state.prefetched:
+        state.prefetched = False
+    else:
+        _unshard(state)
+    for other in state.forward_prefetch:
+        if not other.prefetched:
+            _unshard(other)
+            other.prefetched = True
     if state.reshard_after_forward and is_grad_enabled() and state.hooks is None:
         state.hooks = _hooks(state)
         state.hooks.__enter__()
@@ -229,12 +260,28 @@ class FSDPModule:
             if isinstance(m, FSDPModule):
                 m._fsdp_state.reshard_after_forward = bool(reshard_after_forward)
 
+    def set_modules_to_forward_prefetch(self, modules: list) -> None:
+        """Issue the all-gathers of `modules` (FSDP modules) right after this module's own, in forward."""
+        self._fsdp_state.forward_prefetch = [m._fsdp_state for m in _fsdp_modules(modules)]
+
+    def set_modules_to_backward_prefetch(self, modules: list) -> None:
+        """Issue the re-gathers of `modules` (FSDP modules) when this module's backward starts re-gathering."""
+        self._fsdp_state.backward_prefetch = [m._fsdp_state for m in _fsdp_modules(modules)]
+
     def set_requires_gradient_sync(self, requires_gradient_sync: bool, *, recurse: bool = True) -> None:
         """Whether backward reduce-scatters gradients; without, whole gradients accumulate locally until a
         backward that syncs (gradient accumulation without communication)."""
         for m in (self.modules() if recurse else [self]):
             if isinstance(m, FSDPModule):
                 m._fsdp_state.sync = bool(requires_gradient_sync)
+
+
+def _fsdp_modules(modules) -> list:
+    modules = list(modules)
+    for module in modules:
+        if not isinstance(module, FSDPModule):
+            raise ValueError(f"Expects FSDPModule but got {type(module)}: {module}")
+    return modules
 
 
 _CLASSES: dict = {}

@@ -153,3 +153,53 @@ def mixed_precision(weights: list, x: np.ndarray, y: np.ndarray) -> dict:
     return {"out_dtype": str(out.dtype), "param_dtypes": sorted({str(p.dtype) for p in model.parameters()}),
             "grad_dtypes": sorted({str(p.grad.dtype) for p in model.parameters()}),
             "grads": [p.grad.full_tensor().numpy() for p in model.parameters()]}
+
+
+def prefetching(weights: list, x: np.ndarray, y: np.ndarray, steps: int) -> dict:
+    """Training with explicit prefetch (each layer's forward prefetches the next, each layer's backward the one
+    before) and without: the losses, what the next layer holds while a layer's forward runs, and the order of
+    the all-gathers and gradient reductions in the first backward."""
+    from tidal.distributed import fsdp as F
+    rank, size = _me()
+    rows = len(x) // size
+    mine_x, mine_y = tidal.tensor(x[rank * rows:(rank + 1) * rows]), tidal.tensor(y[rank * rows:(rank + 1) * rows])
+    real_gather, real_backward = F._gather, F._unshard_backward
+    out = {}
+    for prefetch in (True, False):
+        model = _sharded(weights)
+        layers = [model[0], model[2], model[4]]
+        index = {id(m._fsdp_state): k for k, m in enumerate(layers)}
+        if prefetch:
+            for before, after in zip(layers, layers[1:]):
+                before.set_modules_to_forward_prefetch([after])
+                after.set_modules_to_backward_prefetch([before])
+        seen, events = [], []
+        for k in (0, 1):   # runs after fully_shard's own pre-hook
+            layers[k].register_forward_pre_hook(
+                lambda m, a, k=k: seen.append(type(layers[k + 1]._parameters["weight"]).__name__))
+        F._gather = lambda p, state: events.append(("gather", index.get(id(state)))) or real_gather(p, state)
+        F._unshard_backward = lambda node, grad: events.append(("reduce", index.get(id(node.attrs[1])))) or \
+            real_backward(node, grad)
+        try:
+            opt = tidal.optim.Adam(model.parameters(), lr=0.05)
+            losses = []
+            for step in range(steps):
+                loss = nn.functional.mse_loss(model(mine_x), mine_y)
+                start = len(events)
+                opt.zero_grad()
+                loss.backward()
+                if step == 0:
+                    out[f"backward_{prefetch}"] = events[start:]
+                nn.utils.clip_grad_norm_(model.parameters(), 0.5)   # as the torch run
+                opt.step()
+                losses.append(_mean_over_ranks(loss.item()))
+        finally:
+            F._gather, F._unshard_backward = real_gather, real_backward
+        out[f"losses_{prefetch}"] = losses
+        out[f"seen_{prefetch}"] = seen[:2]
+    try:
+        model[0].set_modules_to_forward_prefetch([nn.Linear(2, 2)])
+        out["error"] = None
+    except ValueError as err:
+        out["error"] = str(err)
+    return out

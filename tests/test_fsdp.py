@@ -198,3 +198,26 @@ def test_mixed_precision_policy(pool, data):
         assert got["param_dtypes"] == got["grad_dtypes"] == ["tidal.float64"]   # shards and their grads keep theirs
         for ours, p in zip(got["grads"], model.parameters()):
             np.testing.assert_allclose(ours, p.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.timeout(120)
+def test_explicit_prefetch_as_torch(pool, data):
+    """set_modules_to_forward_prefetch / set_modules_to_backward_prefetch: the next layer is gathered before its
+    forward starts, the previous layer's re-gather is issued before this layer's gradients are reduced; the
+    training is torch's either way."""
+    weights, x, y = data
+    losses = _torch_training(weights, x, y, 3)[0]
+    for got in pool.run(F.prefetching, weights, x, y, 3, timeout=100):
+        for prefetch in (True, False):
+            np.testing.assert_allclose(got[f"losses_{prefetch}"], losses, rtol=1e-10)
+        assert got["seen_True"] == ["Tensor", "Tensor"]             # gathered by the layer before
+        assert got["seen_False"] == ["GlobalParameter", "GlobalParameter"]
+
+        def first(events, kind, layer):
+            return events.index((kind, layer))
+        with_, without = got["backward_True"], got["backward_False"]
+        assert sorted(with_) == sorted(without)                      # the same collectives, once each
+        # (the first layer's weight is not saved: its input needs no gradient, so nothing re-gathers it)
+        assert first(with_, "gather", 1) < first(with_, "reduce", 2)
+        assert first(without, "gather", 1) > first(without, "reduce", 2)
+        assert got["error"].startswith("Expects FSDPModule but got <class ")
