@@ -16,8 +16,8 @@ from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from . import math_api as M
-from .complex_ops import conj, real
-from .creation import zeros
+from .complex_ops import complex, conj, real
+from .creation import zeros, zeros_like
 from .dispatch import launch, register_kernel
 from .dim_args import as_int
 from .elementwise import torch_name
@@ -112,7 +112,11 @@ def _check_input(op: str, x, real_only: bool = False) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"fft_{op}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
     if x.dtype.is_complex:
-        if real_only:
+        if real_only:  # torch's wording differs between the 1-d and n-d transforms
+            if op in ("rfft2", "rfftn"):
+                raise RuntimeError(f"rfftn expects a real-valued input tensor, but got {torch_name(x.dtype)}")
+            if op in ("ihfft2", "ihfftn"):
+                raise RuntimeError(f"Only supports floating-point dtypes, but found: {torch_name(x.dtype)}")
             raise RuntimeError(f"{op} expects a real input tensor, but got {torch_name(x.dtype)}")
         return x
     if x.dtype in (dt.float16, dt.bfloat16):
@@ -155,6 +159,12 @@ def _resize(x: Tensor, d: int, n: int) -> Tensor:
     return cat([x, zeros(shape, dtype=x.dtype, device=x.device)], d)
 
 
+def _to_complex(x: Tensor) -> Tensor:
+    """A real signal as complex numbers; its gradient is the real part (a cast would warn that it drops the
+    imaginary part)."""
+    return complex(x, zeros_like(x))
+
+
 def _resized(x: Tensor, dims: tuple, sizes: list) -> Tensor:
     for d, n in zip(dims, sizes):
         x = _resize(x, d, n)
@@ -171,7 +181,7 @@ def _complex_fft(op, input, s, dim, norm, forward, default_dims, out):
     dims, sizes = _dims_and_sizes(op, x, s, dim, default_dims)
     x = _resized(x, dims, sizes)
     if not x.dtype.is_complex:
-        x = M.convert(x, x.dtype.to_complex())
+        x = _to_complex(x)
     return _out(_c2c(x, dims, _norm(norm), forward) if dims else M.clone(x), out)
 
 
@@ -194,7 +204,7 @@ def _inverse_real_fft(op, input, s, dim, norm, default_dims, out, hermitian=Fals
     last = sizes[-1]
     x = _resized(x, dims, sizes[:-1] + [last // 2 + 1])
     if not x.dtype.is_complex:
-        x = M.convert(x, x.dtype.to_complex())
+        x = _to_complex(x)
     norm = _norm(norm)
     if hermitian:  # hfft: c2r of the conjugate with the norm swapped
         return _out(_c2r(conj(x), dims, _SWAP[norm], last), out)
