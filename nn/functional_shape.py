@@ -15,6 +15,7 @@ from ..autograd import no_grad
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..ops.index_ops import embedding_rows
 from ._util import opmath
 
 __all__ = ["embedding", "one_hot", "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
@@ -63,12 +64,13 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         padding_idx = -1
     if input.dtype not in (dt.int64, dt.int32):
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
+                           f"Long, Int; but got {'CPUBoolType' if input.dtype is dt.bool_ else input.type()} instead "
+                           "(while checking arguments for embedding)")
     flat = input.reshape(-1)
     if max_norm is not None:
         _renorm_rows(weight, flat, max_norm, norm_type)
     with no_grad():
-        out = weight.index_select(0, flat).reshape(tuple(input.shape) + (weight.shape[1],))
+        out = embedding_rows(weight, flat).reshape(tuple(input.shape) + (weight.shape[1],))
     if needs_grad((weight,)):
         record("embedding", _embedding_backward, (input, weight), (out,), saved=(flat,),
                attrs=(num, padding_idx, scale_grad_by_freq))

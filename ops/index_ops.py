@@ -55,6 +55,17 @@ def _index_select_kernel(ins, outs, dim):
     outs[0][...] = np.take(src, idx, axis=dim).reshape(outs[0].shape)
 
 
+def embedding_rows(weight: Tensor, indices: Tensor) -> Tensor:
+    """The rows of the 2-d `weight` at the 1-d `indices` (no graph), issued as the op `embedding`: an index
+    error found by the kernel names embedding, the op the user called."""
+    deferred = check_now(indices, weight._v.shape[0], 0, message="index out of range in self")
+    return emit("embedding", (weight, indices), (indices.numel(), weight._v.shape[1]), weight.dtype, 0, None,
+                deferred)
+
+
+register_kernel("embedding", "cpu")(_index_select_kernel)
+
+
 def _check_vector_index(self: Tensor, dim: int, index: Tensor, source: Tensor, op: str) -> None:
     """The checks index_add_ and index_copy_ share: source is self with `dim` resized to len(index)."""
     if index.ndim > 1:
