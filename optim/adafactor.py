@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from ..ops import creation
 from ..tensor import Tensor
-from .hyperparams import restore_defaults
 from .optimizer import Optimizer, descent_grad
 from .scalar_state import finfo_eps
 
@@ -46,6 +45,8 @@ class Adafactor(Optimizer):
     _update = staticmethod(adafactor)
     _state_keys = ("row_var", "col_var", "variance", "step")  # then a list of eps1, one per parameter
     _pairs = {"eps": ("eps1", "eps2")}
+    _group_flags = (("foreach", None),)
+    _host_state = ("step",)
 
     def __init__(self, params, lr: float = 1e-2, beta2_decay: float = -0.8,
                  eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0, weight_decay: float = 0.0, *,
@@ -65,10 +66,6 @@ class Adafactor(Optimizer):
         defaults = dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        restore_defaults(self, (("foreach", None),), ("step",))
 
     @staticmethod
     def _init_state(p: Tensor, group: dict) -> dict:

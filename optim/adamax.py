@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..ops import creation
 from ..tensor import Tensor
-from .hyperparams import STEP_FLAGS, check_adam_hyperparameters, restore_defaults
+from .hyperparams import STEP_FLAGS, check_adam_hyperparameters
 from .optimizer import Optimizer, descent_grad
 
 __all__ = ["Adamax", "adamax"]
@@ -28,6 +28,8 @@ class Adamax(Optimizer):
     _update = staticmethod(adamax)
     _state_keys = ("exp_avg", "exp_inf", "step")
     _pairs = {"betas": ("beta1", "beta2")}
+    _group_flags = STEP_FLAGS
+    _host_state = ("step",)
 
     def __init__(self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
@@ -36,10 +38,6 @@ class Adamax(Optimizer):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        restore_defaults(self, STEP_FLAGS, ("step",))
 
     @staticmethod
     def _init_state(p: Tensor, group: dict) -> dict:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..ops import creation
 from ..tensor import Tensor
-from .hyperparams import STEP_FLAGS, restore_defaults
+from .hyperparams import STEP_FLAGS
 from .optimizer import Optimizer, check, descent_grad
 from .scalar_state import rounded
 
@@ -29,6 +29,8 @@ class ASGD(Optimizer):
 
     _update = staticmethod(asgd)
     _state_keys = ("ax", "eta", "mu")
+    _group_flags = STEP_FLAGS
+    _host_state = ("step", "eta", "mu")
 
     def __init__(self, params, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75, t0: float = 1e6,
                  weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
@@ -38,10 +40,6 @@ class ASGD(Optimizer):
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        restore_defaults(self, STEP_FLAGS, ("step", "eta", "mu"))
 
     @staticmethod
     def _init_state(p: Tensor, group: dict) -> dict:

@@ -1,12 +1,9 @@
-"""Hyperparameter checks and parameter-group defaults shared by several optimizers."""
+"""Hyperparameter checks and parameter-group flags shared by several optimizers."""
 from __future__ import annotations
 
-from typing import Any, Iterable
-
 from .optimizer import check
-from .scalar_state import to_host
 
-__all__ = ["check_adam_hyperparameters", "restore_defaults", "STEP_FLAGS"]
+__all__ = ["check_adam_hyperparameters", "STEP_FLAGS"]
 
 # the flags most optimizers gained after their first release, with the values older pickles mean
 STEP_FLAGS = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
@@ -20,12 +17,3 @@ def check_adam_hyperparameters(lr: float, eps: float, betas: tuple[float, float]
     check(0.0 <= betas[1] < 1.0, "beta parameter at index 1", betas[1])
     check(0.0 <= weight_decay, "weight_decay value", weight_decay)
 
-
-def restore_defaults(optimizer, group_defaults: Iterable[tuple[str, Any]], host_keys: Iterable[str]) -> None:
-    """After unpickling: give param groups saved by older versions the flags they lack (in the given
-    order), and turn the scalar state under `host_keys` back into Python floats."""
-    group_defaults = tuple(group_defaults)
-    for group in optimizer.param_groups:
-        for key, value in group_defaults:
-            group.setdefault(key, value)
-    to_host(optimizer, host_keys)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..ops import creation
 from ..tensor import Tensor
 from .adam import adam_moments
-from .hyperparams import check_adam_hyperparameters, restore_defaults
+from .hyperparams import check_adam_hyperparameters
 from .optimizer import Optimizer, check
 from .scalar_state import product
 
@@ -39,6 +39,9 @@ class NAdam(Optimizer):
     _update = staticmethod(nadam)
     _state_keys = ("exp_avg", "exp_avg_sq", "mu_product", "step")
     _pairs = {"betas": ("beta1", "beta2")}
+    _group_flags = (("maximize", False), ("foreach", None), ("capturable", False), ("differentiable", False),
+                    ("decoupled_weight_decay", False))
+    _host_state = ("step", "mu_product")
 
     def __init__(self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *,
@@ -50,12 +53,6 @@ class NAdam(Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        restore_defaults(self, (("maximize", False), ("foreach", None), ("capturable", False),
-                                ("differentiable", False), ("decoupled_weight_decay", False)),
-                         ("step", "mu_product"))
 
     @staticmethod
     def _init_state(p: Tensor, group: dict) -> dict:

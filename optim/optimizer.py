@@ -21,6 +21,7 @@ from typing import Any, Callable
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..tensor import Tensor
 from .foreach import foreach
+from .scalar_state import to_host
 
 __all__ = ["Optimizer", "required", "descent_grad", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
@@ -113,6 +114,10 @@ class Optimizer:
     _state_keys: tuple[str, ...] = ()
     _pairs: dict[str, tuple[str, ...]] = {}
     _init_state: Callable[[Tensor, dict], dict] | None = None
+    # on unpickling and loading: the flags that param groups saved by older versions lack (with the values those
+    # versions meant), and the scalar state kept as Python numbers (PyTorch saves it as 0-d tensors)
+    _group_flags: tuple[tuple[str, Any], ...] = ()
+    _host_state: tuple[str, ...] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -156,6 +161,12 @@ class Optimizer:
         for name in ("step_pre", "step_post", "state_dict_pre", "state_dict_post", "load_state_dict_pre",
                      "load_state_dict_post"):
             self.__dict__.setdefault(f"_optimizer_{name}_hooks", OrderedDict())
+        if self._group_flags:
+            for group in self.param_groups:
+                for key, value in self._group_flags:
+                    group.setdefault(key, value)
+        if self._host_state:
+            to_host(self, self._host_state)
 
     def __repr__(self) -> str:
         lines = [self.__class__.__name__ + " ("]

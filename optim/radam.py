@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..ops import creation
 from ..tensor import Tensor
 from .adam import adam_moments
-from .hyperparams import check_adam_hyperparameters, restore_defaults
+from .hyperparams import check_adam_hyperparameters
 from .optimizer import Optimizer
 
 __all__ = ["RAdam", "radam"]
@@ -38,6 +38,9 @@ class RAdam(Optimizer):
     _update = staticmethod(radam)
     _state_keys = ("exp_avg", "exp_avg_sq", "step")
     _pairs = {"betas": ("beta1", "beta2")}
+    _group_flags = (("foreach", None), ("maximize", False), ("differentiable", False), ("decoupled_weight_decay", False),
+                    ("capturable", False))
+    _host_state = ("step",)
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
@@ -47,12 +50,6 @@ class RAdam(Optimizer):
                         capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=differentiable)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        restore_defaults(self, (("foreach", None), ("maximize", False), ("differentiable", False),
-                                ("decoupled_weight_decay", False), ("capturable", False)),
-                         ("step",))
 
     @staticmethod
     def _init_state(p: Tensor, group: dict) -> dict:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..ops import creation
 from ..tensor import Tensor
-from .hyperparams import STEP_FLAGS, restore_defaults
+from .hyperparams import STEP_FLAGS
 from .optimizer import Optimizer, check, descent_grad
 
 __all__ = ["Rprop", "rprop"]
@@ -31,6 +31,8 @@ class Rprop(Optimizer):
     _update = staticmethod(rprop)
     _state_keys = ("prev", "step_size")
     _pairs = {"etas": ("etaminus", "etaplus"), "step_sizes": ("step_size_min", "step_size_max")}
+    _group_flags = STEP_FLAGS
+    _host_state = ("step",)
 
     def __init__(self, params, lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
                  step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
@@ -41,10 +43,6 @@ class Rprop(Optimizer):
         defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        restore_defaults(self, STEP_FLAGS, ("step",))
 
     @staticmethod
     def _init_state(p: Tensor, group: dict) -> dict:

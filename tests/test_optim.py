@@ -313,6 +313,17 @@ def test_step_hooks_and_closure():
     assert calls == []
 
 
+def test_optimizer_subclass_without_step_raises_as_torch():
+    """The base class's step runs only a declared update: a subclass with neither raises, as torch's."""
+    for lib in (tidal, torch):
+        class Custom(lib.optim.Optimizer):
+            pass
+        p = lib.zeros(2, requires_grad=True)
+        p.grad = lib.ones(2)
+        with pytest.raises(NotImplementedError):
+            Custom([p], {"lr": 0.1}).step()
+
+
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_step_never_waits_for_the_device(name):
     ours, _ = _param_pair([(16, 8), (8,), (3, 5)], "float32")

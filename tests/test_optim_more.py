@@ -259,6 +259,31 @@ def test_step_never_waits_for_the_device(name):
         assert vm.stats.kernels == (2 if name == "Adafactor" else 1)
 
 
+FLAGS = ("foreach", "maximize", "differentiable", "capturable", "decoupled_weight_decay")
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_unpickling_an_older_optimizer_restores_its_flags_as_torch(name):
+    """An optimizer pickled before its flags existed: unpickling gives its groups torch's values for them, in
+    torch's order, and turns step counts saved as tensors back into host numbers."""
+    ours, theirs = _param_pair("float64")
+    groups = []
+    for lib, params in ((tidal, ours), (torch, theirs)):
+        opt = getattr(lib.optim, name)(params)
+        _set_grads([params], np.random.default_rng(2), "float64", 0)
+        opt.step()
+        state = copy.copy(opt.__getstate__())
+        state["param_groups"] = [{k: v for k, v in g.items() if k not in FLAGS} for g in opt.param_groups]
+        for per_param in opt.state.values():
+            per_param["step"] = lib.tensor(float(per_param["step"]))
+        old = type(opt).__new__(type(opt))
+        old.__setstate__(state)
+        groups.append([[(k, v) for k, v in g.items() if k != "params"] for g in old.param_groups])
+        if lib is tidal:
+            assert all(type(s["step"]) is float for s in old.state.values())
+    assert groups[0] == groups[1]
+
+
 def test_compat_exposes_the_optimizers():
     import tidal.compat as ttorch
     from tidal.compat._importer import target_name
