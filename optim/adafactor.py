@@ -43,8 +43,8 @@ class Adafactor(Optimizer):
     other parameters a full one."""
 
     _update = staticmethod(adafactor)
-    _state_keys = ("row_var", "col_var", "variance", "step")  # then a list of eps1, one per parameter
-    _pairs = {"eps": ("eps1", "eps2")}
+    _state_keys = ("row_var", "col_var", "variance", "step")
+    _pairs = {"eps": ("eps1", "eps2")}  # eps2 by keyword; eps1 (per dtype when None) as a list, see _apply
     _group_flags = (("foreach", None),)
     _host_state = ("step",)
 
