@@ -25,6 +25,7 @@ from . import elementwise as ew
 from . import math_api as M
 from .dispatch import launch, launch_into, register_kernel
 from .elementwise import torch_name
+from .factory_args import CHECKED_NAME
 from .mem_overlap import check_out
 from .view_grads import overload, transfer
 
@@ -53,6 +54,12 @@ def scalar_for(dtype: dt.dtype, value):
         value = value.item()
     if dtype is dt.bool_:
         return bool(value)
+    if dtype.is_complex:
+        return complex(value)
+    if isinstance(value, (complex, np.complexfloating)):  # torch's checked conversion: a real part only
+        if value.imag:
+            raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[dtype]} without overflow")
+        value = value.real
     return int(value) if dtype.category == dt.INT else float(value)
 
 

@@ -37,3 +37,23 @@ def test_complex32_is_refused_clearly(k):
         REFUSALS[k]()
     assert "complex32" in str(info.value)
     assert not hasattr(tc, "chalf") and hasattr(torch, "chalf")  # torch has it; tidal says why it does not
+
+
+FILLS = {"masked_fill": lambda m, x, v: x.masked_fill(m.tensor([True, False, True]), v),
+         "scatter": lambda m, x, v: x.scatter(0, m.tensor([1]), v),
+         "index_fill_complex_self": lambda m, x, v: x.index_fill(0, m.tensor([2]), v) if x.dtype.is_complex else None}
+
+
+@pytest.mark.parametrize("fill", sorted(FILLS))
+@pytest.mark.parametrize("dtype", ["complex64", "float32", "float64", "int64"])
+@pytest.mark.parametrize("value", [2j, 1 - 3j, 2 + 0j, 3])
+def test_fill_with_complex_scalars(fill, dtype, value):
+    results = []
+    for m in (tc, torch):
+        x = m.ones(3, dtype=getattr(m, dtype))
+        try:
+            out = FILLS[fill](m, x, value)
+            results.append(None if out is None else (str(out.dtype).split(".")[-1], out.numpy().tolist()))
+        except RuntimeError as exc:
+            results.append(str(exc))
+    assert results[0] == results[1]
