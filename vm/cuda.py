@@ -24,6 +24,10 @@ class _Runtime:
     """numba.cuda (real or simulated), CuPy when present, and the device array type in use."""
 
     def __init__(self):
+        if not hasattr(np, "row_stack"):
+            # numba-cuda (0.2x) registers an implementation for np.row_stack when it first compiles,
+            # and NumPy 2.5 removed that alias of vstack: without it no kernel compiles at all
+            np.row_stack = np.vstack
         from numba import cuda
         from numba.core import config
         self.cuda = cuda
