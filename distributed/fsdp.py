@@ -20,6 +20,12 @@ finds them gathered), and `set_modules_to_backward_prefetch` makes its backward'
 listed modules' re-gathers too. What differs from torch: a forward that raises leaves its saved-tensor
 hooks active. A 2-D mesh is HSDP: parameters replicated along mesh dim 0 and
 sharded along dim 1, gradients reduce-scattered along dim 1 and all-reduced along dim 0.
+
+Over tensor parallelism (parallelize_module on mesh["tp"], then fully_shard with mesh["dp"] of one 2-D
+mesh): each DTensor parameter's tp-local tensor is what the dp ranks shard, gather and reduce-scatter; the
+module computes with the gathered tp DTensor. The sharded parameter is a DTensor on the (tp, dp) mesh with
+placements (tp placement, Shard(0)) -- torch names the same layout on the (dp, tp) mesh, with a
+_StridedShard where both split dim 0.
 """
 from __future__ import annotations
 
@@ -34,7 +40,7 @@ from ..nn.parameter import Parameter
 from ..tensor import Tensor
 from .device_mesh import DeviceMesh, init_device_mesh
 from .tensor._api import distribute_tensor
-from .tensor.placement_types import Replicate, Shard
+from .tensor.placement_types import Replicate, Shard, from_sbp, to_sbp
 
 __all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy", "CPUOffloadPolicy"]
 
@@ -64,11 +70,16 @@ class CPUOffloadPolicy(OffloadPolicy):
 class _Param:
     """One managed parameter: where it is registered, its sharded DTensor, and gradients held back."""
 
-    __slots__ = ("slots", "sharded", "dim", "pending", "full")
+    __slots__ = ("slots", "sharded", "dim", "pending", "full", "whole", "tp")
 
-    def __init__(self, slots: list, sharded: GlobalTensor, dim: int | None):
+    def __init__(self, slots: list, sharded: GlobalTensor, dim: int | None, tp: tuple | None = None):
         self.slots, self.sharded, self.dim, self.pending = slots, sharded, dim, None
         self.full = None  # the gathered tensor, while forward runs with reshard_after_forward
+        # a tensor-parallel parameter: (placement, sbp, shape) of the DTensor the module computes with, whose
+        # local tensor is what the data-parallel ranks shard and gather again
+        self.tp = tp
+        self.whole = None if dim is None else (sharded._shape[dim] if tp is None else
+                                               boxing.shard_shape(tp[2], tp[0], tp[1], _rank())[dim])
 
     def register(self, value) -> None:
         for owner, name in self.slots:
@@ -97,7 +108,7 @@ class _State:
 
 def _gather(p: _Param, state: _State) -> Tensor:
     local = p.sharded._local.detach()
-    full = local.clone() if p.dim is None else boxing._gather(local, state.group, p.dim, p.sharded._shape[p.dim])
+    full = local.clone() if p.dim is None else boxing._gather(local, state.group, p.dim, p.whole)
     dtype = state.mp.param_dtype
     return full if dtype is None or dtype == full.dtype else full.to(dtype)
 
@@ -188,7 +199,7 @@ def _unshard(state: _State) -> None:
         if grad and p.sharded.requires_grad:
             record("fsdp_unshard", _unshard_backward, (p.sharded._local,), (full,), (), (p, state))
             state.waiting += 1
-        p.register(full)
+        p.register(full if p.tp is None else GlobalTensor(full, *p.tp))
         if grad and state.reshard_after_forward:
             p.full = full
     state.unsharded = True
@@ -333,9 +344,6 @@ def fully_shard(module, *, mesh: DeviceMesh | None = None, reshard_after_forward
     ignored = {id(p) for p in (ignored_params or ())}
     by_id: dict = {}
     for owner, name, param in _managed(module, ignored):
-        if isinstance(param, GlobalTensor):
-            raise NotImplementedError(f"fully_shard(): parameter {name!r} is already a DTensor; combining FSDP with "
-                                      "tensor parallelism is not implemented")
         entry = by_id.get(id(param))
         if entry is not None:           # a shared (tied) parameter: one shard, registered in every place
             entry.slots.append((owner, name))
@@ -345,6 +353,9 @@ def fully_shard(module, *, mesh: DeviceMesh | None = None, reshard_after_forward
         dim = placement.dim % max(param.dim(), 1)
         if param.dim() == 0:
             placement, dim = Replicate(), None   # nothing to split: whole on every rank
+        if isinstance(param, GlobalTensor):
+            by_id[id(param)] = _over_tensor_parallel(owner, name, param, mesh, dim)
+            continue
         placements = [Replicate()] * (mesh.ndim - 1) + [placement]
         with no_grad():
             sharded = Parameter(distribute_tensor(param.detach(), mesh, placements, src_data_rank=None),
@@ -358,6 +369,53 @@ def fully_shard(module, *, mesh: DeviceMesh | None = None, reshard_after_forward
     module.register_forward_hook(_post_forward)
     module.__class__ = _fsdp_class(type(module))
     return module
+
+
+def _over_tensor_parallel(owner, name: str, param: GlobalTensor, mesh: DeviceMesh, dim: int | None) -> _Param:
+    """A tensor-parallel parameter (a DTensor on the tp mesh) sharded again over the data-parallel `mesh`: its
+    local tensor split on `dim` over the dp ranks, kept as a DTensor on the (tp, dp) mesh. The tp axis comes
+    first, so that even a tp Shard(0) split again on dim 0 is exactly tidal's nested split (torch reports it
+    on the (dp, tp) mesh with a _StridedShard)."""
+    if mesh.ndim != 1 or param.placement.ndim != 1:
+        raise NotImplementedError(f"fully_shard(): parameter {name!r} is a DTensor on a {param.placement.ndim}-D "
+                                  f"mesh and the FSDP mesh is {mesh.ndim}-D; tidal combines a 1-D tensor-parallel "
+                                  "mesh with a 1-D data-parallel one (mesh['tp'] and mesh['dp'] of a 2-D mesh)")
+    grid = _joint_grid(param.placement.flat_ranks(), mesh.placement.flat_ranks())
+    both = DeviceMesh("cpu", grid.tolist(), mesh_dim_names=_joint_names(param, mesh), _init_backend=False)
+    placements = [from_sbp(param.sbp[0]), Replicate() if dim is None else Shard(dim)]
+    with no_grad():
+        local = param._local.detach()
+        if dim is not None:
+            local = boxing._slice(local, mesh.get_group(), dim)
+        sharded = GlobalTensor(local, both.placement, tuple(to_sbp(q, param.dim()) for q in placements),
+                               param._shape).as_parameter(param.requires_grad)
+    return _Param([(owner, name)], sharded, dim, (param.placement, param.sbp, param._shape))
+
+
+def _joint_grid(tp_ranks: tuple, dp_ranks: tuple):
+    """The ranks of the 2-D mesh whose lines through this rank are `tp_ranks` and `dp_ranks`, as a (tp, dp) grid."""
+    from .device_mesh import _BY_PLACEMENT
+    rank = _rank()
+    for made in list(_BY_PLACEMENT.values()):
+        placement = made.placement
+        if placement.ndim == 2 and placement.coords(rank) is not None:
+            for tp_axis in (0, 1):
+                if placement.line(rank, tp_axis) == tp_ranks and placement.line(rank, 1 - tp_axis) == dp_ranks:
+                    return placement.ranks if tp_axis == 0 else placement.ranks.T
+    raise NotImplementedError("fully_shard(): the tensor-parallel and data-parallel meshes of this rank are not "
+                              "the two dims of a 2-D mesh made with init_device_mesh; tidal shards DTensor "
+                              "parameters over mesh['dp'] of such a mesh")
+
+
+def _joint_names(param: GlobalTensor, mesh: DeviceMesh) -> tuple:
+    tp = param.device_mesh.mesh_dim_names
+    dp = mesh.mesh_dim_names
+    return (tp[0], dp[0]) if tp and dp and tp[0] != dp[0] else ("tp", "dp")
+
+
+def _rank() -> int:
+    from ..comm import process_group as pg
+    return pg.get_rank()
 
 
 def _world_size() -> int:

@@ -203,3 +203,35 @@ def prefetching(weights: list, x: np.ndarray, y: np.ndarray, steps: int) -> dict
     except ValueError as err:
         out["error"] = str(err)
     return out
+
+
+def fsdp_over_tensor_parallel(weights: list, x: np.ndarray, y: np.ndarray, steps: int) -> dict:
+    """A Colwise -> Rowwise MLP on mesh['tp'] of a (dp, tp) mesh, each layer and the root fully_shard-ed over
+    mesh['dp'], trained with Adam on this dp rank's half of the batch: the losses (mean over dp), the final
+    whole weights, and each parameter's layout."""
+    from tidal.distributed.device_mesh import init_device_mesh
+    from tidal.distributed.fsdp import fully_shard
+    from tidal.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+    rank, size = _me()
+    mesh = init_device_mesh("cpu", (2, size // 2), mesh_dim_names=("dp", "tp"))
+    m = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)).double()
+    with tidal.no_grad():
+        for p, w in zip(m.parameters(), weights):
+            p.copy_(tidal.tensor(w))
+    parallelize_module(m, mesh["tp"], {"0": ColwiseParallel(), "2": RowwiseParallel()})
+    for layer in (m[0], m[2]):
+        fully_shard(layer, mesh=mesh["dp"])
+    model = fully_shard(m, mesh=mesh["dp"])
+    dp, rows = mesh.get_local_rank("dp"), len(x) // 2
+    mine_x, mine_y = tidal.tensor(x[dp * rows:(dp + 1) * rows]), tidal.tensor(y[dp * rows:(dp + 1) * rows])
+    opt = tidal.optim.Adam(model.parameters(), lr=0.05)
+    losses = []
+    for _ in range(steps):
+        loss = nn.functional.mse_loss(model(mine_x), mine_y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(_mean_over_ranks(loss.item()))
+    return {"losses": losses, "weights": [q.full_tensor().detach().numpy() for q in model.parameters()],
+            "layout": {n: (q.device_mesh.mesh_dim_names, [repr(p) for p in q.placements], tuple(q.to_local().shape))
+                       for n, q in model.named_parameters()}}

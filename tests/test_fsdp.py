@@ -221,3 +221,43 @@ def test_explicit_prefetch_as_torch(pool, data):
         assert first(with_, "gather", 1) < first(with_, "reduce", 2)
         assert first(without, "gather", 1) > first(without, "reduce", 2)
         assert got["error"].startswith("Expects FSDPModule but got <class ")
+
+
+@pytest.fixture(scope="module")
+def pool4():
+    from comm_ranks import RankPool
+    ranks = RankPool(4)
+    yield ranks
+    ranks.close()
+
+
+@pytest.mark.timeout(180)
+def test_fully_shard_over_tensor_parallel_trains_like_torch(pool4):
+    """2-D parallelism on 4 ranks: tensor parallel on mesh['tp'], FSDP over mesh['dp']; torch's losses and
+    weights from one process on the whole batch."""
+    rng = np.random.default_rng(4)
+    weights = [rng.standard_normal(s) * 0.5 for s in [(8, 6), (8,), (3, 8), (3,)]]
+    x, y = rng.standard_normal((4, 6)), rng.standard_normal((4, 3))
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3)).double()
+    with torch.no_grad():
+        for p, w in zip(model.parameters(), weights):
+            p.copy_(torch.tensor(w))
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    losses = []
+    for _ in range(2):
+        loss = torch.nn.functional.mse_loss(model(torch.tensor(x)), torch.tensor(y))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    for rank, got in enumerate(pool4.run(F.fsdp_over_tensor_parallel, weights, x, y, 2, timeout=150)):
+        tp, dp = rank % 2, rank // 2
+        # the tp layout first, then FSDP's Shard(0) over dp of each tp-local tensor (torch.chunk's parts)
+        assert got["layout"] == {
+            "0.weight": (("tp", "dp"), ["Shard(dim=0)", "Shard(dim=0)"], (2, 6)),
+            "0.bias": (("tp", "dp"), ["Shard(dim=0)", "Shard(dim=0)"], (2,)),
+            "2.weight": (("tp", "dp"), ["Shard(dim=1)", "Shard(dim=0)"], ((2, 4), (1, 4))[dp]),
+            "2.bias": (("tp", "dp"), ["Replicate()", "Shard(dim=0)"], ((2,), (1,))[dp])}, (rank, tp)
+        np.testing.assert_allclose(got["losses"], losses, rtol=1e-10)
+        for ours, p in zip(got["weights"], model.parameters()):
+            np.testing.assert_allclose(ours, p.detach().numpy(), rtol=1e-8, atol=1e-10)
