@@ -17,6 +17,7 @@ from ..tensor import dtype as dt
 from . import elementwise as ew
 from . import math_api as M
 from .elementwise import apply, unary_method
+from .factory_args import CHECKED_NAME
 
 __all__: list = []
 METHODS: dict = {}
@@ -368,8 +369,16 @@ def nan_to_num_(input: Tensor, nan: float = 0.0, posinf: float | None = None,
 def _addc(name: str, input, tensor1, tensor2, value, out, combine) -> Tensor:
     for arg, t in (("self", input), ("tensor1", tensor1), ("tensor2", tensor2)):
         _check_tensor(name, t, arg)
-    result = ew.plan_for(ew.OPS["clamp"], (input, tensor1, tensor2)).dtype  # 3-way promotion and broadcast
-    if result.category != dt.FLOAT and isinstance(value, float):
+    operands = (input, tensor1, tensor2)
+    if any(t.dtype.is_complex for t in operands):  # (clamp's plan refuses complex; broadcasting is checked below)
+        result = ew._signature_dtype(None, [t.dtype for t in operands], [t.ndim for t in operands])
+    else:
+        result = ew.plan_for(ew.OPS["clamp"], operands).dtype  # 3-way promotion and broadcast
+    if isinstance(value, complex) and not result.is_complex:  # torch's checked conversion of the scalar
+        if value.imag:
+            raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[result]} without overflow")
+        value = value.real
+    if result.category == dt.INT and isinstance(value, float):
         value = int(value)  # PyTorch casts the scalar to the integral result type
     # every operand in the promoted (or, for 16-bit floats, float32) precision before value scales it, as torch
     args = [_opmath(t) if result in _HALF else t if t.dtype is result else M.convert(t, result)
@@ -388,7 +397,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Te
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None) -> Tensor:
     """input + value * tensor1 / tensor2 (true division; integer tensor1 and tensor2 are refused)."""
     if isinstance(tensor1, Tensor) and isinstance(tensor2, Tensor) and \
-            tensor1.dtype.category != dt.FLOAT and tensor2.dtype.category != dt.FLOAT:
+            not tensor1.dtype.is_floating_point and not tensor2.dtype.is_floating_point:  # (complex counts)
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform "
             "a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + "

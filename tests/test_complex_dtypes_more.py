@@ -57,3 +57,37 @@ def test_fill_with_complex_scalars(fill, dtype, value):
         except RuntimeError as exc:
             results.append(str(exc))
     assert results[0] == results[1]
+
+
+ADDC = {"addcmul_complex": lambda m, x, f: m.addcmul(x, x, x, value=2),
+        "addcdiv_complex_value": lambda m, x, f: m.addcdiv(x, x, x + 3, value=0.5j),
+        "addcmul_mixed": lambda m, x, f: m.addcmul(f, f, x),
+        "addcmul_real_complex_value": lambda m, x, f: m.addcmul(f, x, f, value=1j),
+        "addcdiv_real_complex_value": lambda m, x, f: m.addcdiv(f, f, f, value=1j),
+        "addcdiv_real_value_2+0j": lambda m, x, f: m.addcdiv(f, f, f + 1, value=2 + 0j)}
+
+
+@pytest.mark.parametrize("case", sorted(ADDC))
+def test_addcmul_addcdiv_complex(case):
+    results = []
+    for m in (tc, torch):
+        x = m.tensor([1 + 1j, 2 - 1j], requires_grad=True)
+        f = m.tensor([1.0, 2.0], requires_grad=True)
+        try:
+            out = ADDC[case](m, x, f)
+        except RuntimeError as exc:
+            results.append(str(exc))
+            continue
+        (out * m.tensor([1 - 2j, 0.5j])).real.sum().backward()
+        results.append((str(out.dtype).split(".")[-1], out.detach().numpy(),
+                        [None if t.grad is None else t.grad.numpy() for t in (x, f)]))
+    got, want = results
+    if isinstance(want, str):
+        assert got == want
+        return
+    assert got[0] == want[0]
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+    for g, w in zip(got[2], want[2]):
+        assert (g is None) == (w is None)
+        if w is not None:
+            np.testing.assert_allclose(g, w, rtol=1e-6)
