@@ -198,9 +198,9 @@ def node_class(name: str) -> type:
     return cls
 
 
-def record(name: str, backward_fn, inputs: tuple, outputs, saved: tuple = (), attrs=None) -> Node:
-    """Attach a new node to `outputs` (which then require grad)."""
-    node = node_class(name)(backward_fn, inputs, saved, attrs, len(outputs))
+def record(name: str | type, backward_fn, inputs: tuple, outputs, saved: tuple = (), attrs=None) -> Node:
+    """Attach a new node to `outputs` (which then require grad); `name` may be its node_class already."""
+    node = (name if name.__class__ is type else node_class(name))(backward_fn, inputs, saved, attrs, len(outputs))
     if _dual_levels:
         _carry_duals(node, inputs, outputs)
     for k, out in enumerate(outputs):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dis
 import math
 
-from ..autograd.graph import record as attach
+from ..autograd.graph import node_class, record as attach
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import math_api as M
@@ -195,13 +195,14 @@ def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | 
         if name not in FORMULAS:
             raise RuntimeError(f"the derivative for '{name}' is not implemented.")
         reads = _read_inputs(name, args)
-        plan = _record_plans[name, wanted] = (reads, tuple(k + 2 in reads for k in range(len(args))))
-    reads, saves = plan
+        plan = _record_plans[name, wanted] = (reads, tuple(k + 2 in reads for k in range(len(args))),
+                                              node_class(_NODE_NAMES.get(name, name)), (name, wanted))
+    reads, saves, cls, attrs = plan
     if original:
         saved_inputs = tuple([original.get(k, a) if save else None for k, (a, save) in enumerate(zip(args, saves))])
     else:
         saved_inputs = tuple([a if save else None for a, save in zip(args, saves)])
-    node = attach(_NODE_NAMES.get(name, name), _backward, args, (out,), (None,) + saved_inputs, (name, wanted))
+    node = attach(cls, _backward, args, (out,), (None,) + saved_inputs, attrs)
     if inplace:
         out._v.blob.version += 1
     if 1 in reads:  # the output is saved as it is after the op

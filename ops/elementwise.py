@@ -150,7 +150,7 @@ class Plan:
     types, and the device and VM the result lives on."""
 
     __slots__ = ("shape", "dtype", "expr", "scalar_types", "strides", "nbytes", "device", "vm", "tensors_only",
-                 "np_dtype", "differentiable", "pow_exprs", "direct", "layout")
+                 "np_dtype", "differentiable", "pow_exprs", "direct", "layout", "head")
 
     def __init__(self, shape, dtype, expr, scalar_types):
         self.shape, self.dtype, self.expr, self.scalar_types = shape, dtype, expr, scalar_types
@@ -163,6 +163,8 @@ class Plan:
         self.tensors_only = not any(scalar_types) if scalar_types else True
         self.pow_exprs = None  # tensor ** number: exponent -> the expression PyTorch's kernel uses
         self.direct = None     # a CPU kernel running the op alone as one NumPy ufunc call, if it is one
+        # its instructions' replay-signature head (vm/replay.instruction_head), made once here
+        self.head = (expr, None, "compute", len(scalar_types or ()), 1)
 
 
 _plans: dict = {}
@@ -398,7 +400,7 @@ def _emit(name: str, plan: Plan, ins: tuple, args: tuple, grad: bool, pow_expr: 
     out = _new(Tensor)
     out._v, out.dtype, out.device, out._vm = view, plan.dtype, plan.device, vm
     if pow_expr is None:
-        vm.push(Instruction(name, plan.direct, ins, (view,), None, plan.expr))
+        vm.push(Instruction(name, plan.direct, ins, (view,), None, plan.expr, head=plan.head))
     else:
         vm.push(Instruction(name, None, ins, (view,), None, pow_expr))
     if grad and plan.differentiable and (is_grad_enabled() or needs_grad(args)):  # (dual tensors: no_grad)

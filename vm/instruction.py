@@ -22,10 +22,10 @@ class Instruction:
     """
 
     __slots__ = ("name", "kernel", "ins", "outs", "attrs", "expr", "stream", "seq", "fused", "waits",
-                 "reduce", "origin")
+                 "reduce", "origin", "head")
 
     def __init__(self, name: str, kernel, ins: tuple, outs: tuple, attrs=None, expr: str | None = None,
-                 stream: str = "compute", reduce: tuple | None = None):
+                 stream: str = "compute", reduce: tuple | None = None, head: tuple | None = None):
         self.name = name
         self.kernel = kernel
         self.ins = ins        # Views, or plain scalars for elementwise inputs
@@ -37,6 +37,7 @@ class Instruction:
         self.fused = 1        # how many program instructions this one stands for
         self.waits = None     # (stream, seq) of writers on other streams to wait for
         self.reduce = reduce  # fusable reduction data (see above), or None
+        self.head = head      # replay.instruction_head(self), when the issuer made it once for many
 
     def __repr__(self) -> str:
         return f"<Instruction {self.name} seq={self.seq}>"

@@ -47,20 +47,24 @@ def layout_id(shape: tuple, strides: tuple, offset: int, np_dtype) -> int:
     return lid
 
 
+def instruction_head(ins) -> tuple:
+    """What a signature records of an instruction besides its views: expression or kernel,
+    reduction data, stream and arity (an issuer of many alike, such as an op plan, makes it once
+    and passes it as `Instruction(head=...)`)."""
+    return (ins.expr if ins.expr is not None else ins.kernel, ins.reduce, ins.stream, len(ins.ins), len(ins.outs))
+
+
 def signature(window: list) -> tuple:
     """A hashable description of everything the fusion pass decides on, except liveness: one flat
-    tuple (cheap to hash) of each instruction's expression or kernel, reduction data, stream and
-    arity, and per view its blob's number and layout id at first sight, else its view number."""
+    tuple (cheap to hash) of each instruction's head (instruction_head), and per view its blob's
+    number and layout id at first sight, else its view number."""
     blobs: dict = {}
     views: dict = {}
     sig = []
     add = sig.append
     for ins in window:
-        add(ins.expr if ins.expr is not None else ins.kernel)
-        add(ins.reduce)
-        add(ins.stream)
-        add(len(ins.ins))
-        add(len(ins.outs))
+        head = ins.head
+        add(head if head is not None else instruction_head(ins))
         for group in (ins.ins, ins.outs):
             for v in group:
                 if v.__class__ is View:
