@@ -12,6 +12,7 @@ import math
 import ml_dtypes
 import numpy as np
 
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from . import elementwise as ew
@@ -49,9 +50,17 @@ def _check_tensor(name: str, x, arg: str = "input") -> None:
         raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
 
 
+# torch's kernel names, as its dtype errors print them (real floating dtypes only, unless listed in _COMPLEX_OK)
+_KERNEL = {"elu": "elu_cpu", "selu": "elu_cpu", "celu": "elu_cpu", "gelu": "GeluKernelImpl", "mish": "mish_cpu",
+           "hardswish": "hardswish_cpu", "hardsigmoid": "hardsigmoid_cpu", "leaky_relu": "leaky_relu_cpu",
+           "softplus": "softplus_cpu", "log_sigmoid": "log_sigmoid_cpu", "softshrink": "softshrink_check",
+           "hardshrink": "hardshrink_cpu", "silu": "silu_cpu", "threshold": "threshold_cpu"}
+_COMPLEX_OK = {"silu"}
+
+
 def _float_only(name: str, x: Tensor) -> None:
-    if not x.dtype.is_floating_point:
-        raise NotImplementedError(f'"{name}" not implemented for \'{ew.torch_name(x.dtype)}\'')
+    if not x.dtype.is_floating_point or (x.dtype.is_complex and name not in _COMPLEX_OK):
+        raise NotImplementedError(f'"{_KERNEL.get(name, name)}" not implemented for \'{ew.torch_name(x.dtype)}\'')
 
 
 def _opmath(x: Tensor) -> Tensor:
@@ -172,6 +181,8 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 def _threshold(input: Tensor, threshold: float, value: float, out: Tensor | None) -> Tensor:
     _check_tensor("threshold", input)
+    if input.dtype.is_complex:
+        _float_only("threshold", input)
     th, val = _typed(input, threshold), _typed(input, value)
     return apply("where", M.le(input, th), val, input, out=out)
 
@@ -232,6 +243,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 @_export(top=False, functional=True)
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x), computed as PyTorch does: x / (1 + exp(-x))."""
+    if isinstance(input, Tensor) and input.dtype.is_complex and input.requires_grad and is_grad_enabled():
+        raise RuntimeError("silu does not support automatic differentiation for outputs with complex dtype.")
     return _run("silu", input, lambda x: M.div(x, M.add(M.exp(M.neg(x)), 1)), inplace)
 
 

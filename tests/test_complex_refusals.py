@@ -4,6 +4,7 @@ import pytest
 import torch
 
 import tidal
+import tidal.compat as tc
 
 Z = (np.arange(6).reshape(2, 3) + 1j * np.arange(6)[::-1].reshape(2, 3)).astype(np.complex64)
 
@@ -59,3 +60,33 @@ def test_empty_inputs_keep_torch_order():
 def test_real_inputs_still_sort():
     x = np.array([3.0, -1.0, 2.0], np.float32)
     np.testing.assert_array_equal(tidal.sort(tidal.tensor(x)).values.numpy(), torch.sort(torch.tensor(x)).values)
+
+
+ACTIVATIONS = ["elu", "selu", "celu", "gelu", "mish", "hardswish", "hardsigmoid", "leaky_relu", "softplus",
+               "logsigmoid", "softshrink", "hardshrink", "rrelu", "silu"]
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS)
+@pytest.mark.parametrize("dtype", ["complex64", "int64", "bool"])
+def test_real_activations_refuse_like_torch(name, dtype):
+    """torch's kernel names for the dtypes these activations refuse (silu takes complex, without autograd)."""
+    results = []
+    for m in (torch, tc):
+        x = m.ones(3, dtype=getattr(m, dtype))
+        try:
+            y = getattr(m.nn.functional, name)(x)
+            results.append(("ok", str(y.dtype).split(".")[-1], np.asarray(y.numpy()).tolist()))
+        except Exception as exc:  # noqa: BLE001 - the type and message are what is compared
+            results.append((type(exc).__name__, str(exc)))
+    assert results[0] == results[1]
+
+
+def test_silu_complex_forward_and_autograd_refusal():
+    z = (np.array([1 + 1j, -2 + 0.5j])).astype(np.complex64)
+    np.testing.assert_allclose(tc.nn.functional.silu(tc.tensor(z)).numpy(),
+                               torch.nn.functional.silu(torch.tensor(z)).numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError) as want:
+        torch.nn.functional.silu(torch.tensor(z, requires_grad=True))
+    with pytest.raises(RuntimeError) as got:
+        tc.nn.functional.silu(tc.tensor(z, requires_grad=True))
+    assert str(got.value) == str(want.value)
