@@ -282,15 +282,6 @@ class _Compiler:
             threading.Thread(target=self._work, name="tidal-compiler", daemon=True).start()
         self._queue.put((0 if first else 1, len(self.pending), key, load, remote))
 
-    def warm(self) -> None:
-        """Start the compile process and import numba in it and here, ahead of the first kernel
-        (a fresh process's first compile otherwise waits for both: one to three seconds)."""
-        if self.in_process or "numba" in self.pending:
-            return
-        import importlib
-        self.request("numba", lambda: importlib.import_module("numba"), ("importlib", None, "import_module", ("numba",)),
-                     first=True)
-
     def _work(self) -> None:
         from . import blas_threads
         held = False

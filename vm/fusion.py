@@ -19,7 +19,6 @@ import math
 import os
 import sys
 
-from . import codegen
 from .blob import View
 from .codegen import Program, is_compilable, run_compiled, run_numpy
 from .fusion_reduce import ReduceAttrs, run_compiled_reduce, run_numpy_reduce
@@ -186,8 +185,6 @@ def _lower(g: _Group, stats, red: Instruction | None = None, red_pos: int = -1,
         names = [i.name for i in g.members] + ([red.name] if red is not None else [])
         name = names[0] if len(names) == 1 else "fused[" + "+".join(names) + "]"
         entry = _programs[key] = [Program(*key), 0, None, False, name]
-        if codegen.background and n > 1:  # a new group that may soon be compiled
-            codegen.compiler.warm()
     entry[1] += 1
     # wide groups (many independent outputs, e.g. a burst of fills) compile slowly and gain
     # little over NumPy: only groups with few stored outputs are compiled. A lone op feeding a
