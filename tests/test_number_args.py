@@ -16,8 +16,8 @@ NAMES = sorted(({n for n, op in ew.OPS.items() if op.nin == 2 and hasattr(torch,
 ARG_NAMES = {"clamp_min": ("input", "min"), "clamp_max": ("input", "max"), "pow": ("input", "exponent"),
              "float_power": ("input", "exponent")}
 COMBOS = {"number, tensor": lambda L: (3, L.tensor([1, 2, 4])), "tensor, number": lambda L: (L.tensor([1, 2, 4]), 3),
-          "int, int": lambda L: (5, 3), "float, int": lambda L: (2.5, 2), "float, tensor": lambda L: (1.5, L.tensor([1., 2.])),
-          "tensor, bool": lambda L: (L.tensor([True, False]), True)}
+          "int, int": lambda L: (5, 3), "float, int": lambda L: (2.5, 2),
+          "float, tensor": lambda L: (1.5, L.tensor([1., 2.])), "tensor, bool": lambda L: (L.tensor([True, False]), True)}
 # dtype refusals (not number handling) where tidal differs from torch: a float operand of a bitwise op
 # (TypeError, torch NotImplementedError), a bool tensor in shifts, clamp_min/max, fmod, remainder,
 # floor_divide (computed, or RuntimeError; torch NotImplementedError "..._cpu" not implemented for 'Bool')
