@@ -5,8 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+import torch._decomp.decompositions_for_jvp  # noqa: F401
 import torch.autograd.forward_ad as tfw
 
+# (imported above, before tidal holds tensors: torch's first make_dual loads these by scripting torch's own
+# source, and CPython 3.11's ast.parse fails with "AST constructor recursion depth mismatch" when a garbage
+# collection frees tidal tensors in the middle of it)
 import tidal
 from tidal.autograd import forward_ad as fw
 from nn_helpers import assert_close
