@@ -50,7 +50,8 @@ def product_into(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> None:
         if b.ndim == 2 and a.ndim > 2 and acc.flags.c_contiguous:
             # (..., k) @ (k, n) as one 2-D product: NumPy would call BLAS once per matrix of a's
             # batch, each call too small to use BLAS well (a transformer's linear layers)
-            a, acc = a.reshape(-1, a.shape[-1]), acc.reshape(-1, acc.shape[-1])
+            rows = acc.size // acc.shape[-1] if acc.shape[-1] else int(np.prod(acc.shape[:-1]))
+            a, acc = a.reshape(rows, a.shape[-1]), acc.reshape(rows, acc.shape[-1])
         np.matmul(_blas_ready(a), _blas_ready(b), out=acc)
 
 
