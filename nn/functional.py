@@ -13,6 +13,8 @@ import warnings
 
 from .. import ops
 from ..ops import activations as _act
+from ..ops.complex_ops import refuse_complex
+from ..ops.elementwise import torch_name
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ._util import check_probability
@@ -94,12 +96,16 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     size = input.shape[dim]
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}")
+    refuse_complex(input, "\"glu_cpu\" not implemented for '{name}'")
     a, b = ops.split(input, size // 2, dim)
     return a * ops.sigmoid(b)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """max(0, x) + weight * min(0, x), with one weight per channel (dim 1) or one shared."""
+    if (input.dtype.is_complex or weight.dtype.is_complex) and input.dtype is not weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {torch_name(input.dtype)} and "
+                           f"{torch_name(weight.dtype)}")
     if weight.dim() > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
     if weight.numel() != 1:
@@ -113,6 +119,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
             weight = weight.reshape((channels,) + (1,) * (input.dim() - 2))
     elif input.dim() == 0:  # one weight on a 0-d input: the result stays 0-d, as in PyTorch
         weight = weight.reshape(())
+    refuse_complex(input, "\"prelu_cpu\" not implemented for '{name}'")
     return ops.where(input > 0, input, weight * input)
 
 

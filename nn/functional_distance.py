@@ -15,7 +15,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     """Distances ||x_i - x_j||_p for i < j over the rows of (N, M) `input`, in row-major pair order."""
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_floating_point or input.dtype.is_complex:
         raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")

@@ -10,6 +10,8 @@ import warnings
 from .. import ops
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..ops.complex_ops import refuse_complex
+from ..ops.elementwise import torch_name
 from ..ops.scatter import computed_values
 from ._util import check_reduction, legacy_reduction, warn_if_broadcast
 from ._util import reduce as _reduce
@@ -42,6 +44,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     warn_if_broadcast(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     diff = input - target
+    refuse_complex(diff, "\"mse_cpu\" not implemented for '{name}'")
     return _weighted(diff * diff, input, weight, reduction, True)
 
 
@@ -60,7 +63,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     reduction = legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    diff = (input - target).abs()
+    diff = input - target
+    refuse_complex(diff, "\"smooth_l1_cpu\" not implemented for '{name}'")
+    diff = diff.abs()
     if beta == 0.0:
         return _reduce(diff, reduction)
     return _reduce(ops.where(diff < beta, diff * diff * (0.5 / beta), diff - 0.5 * beta), reduction)
@@ -72,7 +77,9 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     warn_if_broadcast(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    diff = (input - target).abs()
+    diff = input - target
+    refuse_complex(diff, "\"huber_cpu\" not implemented for '{name}'")
+    diff = diff.abs()
     loss = ops.where(diff < delta, diff * diff * 0.5, (diff - 0.5 * delta) * delta)
     return _weighted(loss, input, weight, reduction, False)
 
@@ -115,6 +122,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
                            f"got weight tensor of shape: {list(weight.shape)}")
     _check_targets(target, classes, ignore_index)
+    refuse_complex(input, ("\"nll_loss_out_frame\"" if input.dim() <= 2 else "\"nll_loss2d_forward_out_frame\"")
+                   + " not implemented for '{name}'")
     valid = target != ignore_index
     safe = ops.where(valid, target, 0)
     picked = input.gather(1, safe.unsqueeze(1)).squeeze(1)
@@ -177,6 +186,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    refuse_complex(input, "\"binary_cross_entropy\" not implemented for '{name}'")
+    if target.dtype.is_complex:
+        raise RuntimeError(f"Found dtype {torch_name(target.dtype)} but expected {torch_name(input.dtype)}")
     log_x = ops.clamp_min(ops.log(input), -100.0)
     log_1mx = ops.clamp_min(ops.log(1.0 - input), -100.0)
     loss = -(target * log_x + (1.0 - target) * log_1mx)
@@ -212,6 +224,8 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       stacklevel=2)
+    if input.dtype.is_complex or target.dtype.is_complex:
+        raise RuntimeError("kl_div: Complex inputs not supported.")
     if log_target:
         loss = ops.exp(target) * (target - input)
     else:

@@ -9,6 +9,7 @@ import math
 
 from .. import ops
 from ..autograd import no_grad
+from ..ops.complex_ops import refuse_complex
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ._util import opmath
@@ -57,6 +58,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
         if t is not None and tuple(t.shape) != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(t.shape)} and normalized_shape = {list(shape)}")
+    refuse_complex(input, "\"LayerNormKernelImpl\" not implemented for '{name}'")
     dims = tuple(range(-len(shape), 0))
     y = _affine(_standardize(opmath(input), dims, eps), weight, bias)
     return y.to(input.dtype)
@@ -68,7 +70,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
     _check_normalized_shape(input, shape, "*")
     x = opmath(input)
     if eps is None:
-        eps = _EPS[x.dtype]  # machine epsilon of the compute dtype, as PyTorch
+        eps = _EPS[x.dtype.to_real()]  # machine epsilon of the compute dtype (its parts' for complex), as PyTorch
     dims = tuple(range(-len(shape), 0))
     y = (x * ops.rsqrt((x * x).mean(dims, keepdim=True) + eps)).to(input.dtype)
     return y if weight is None else y * weight
@@ -87,6 +89,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
         if t is not None and (t.dim() != 1 or t.numel() != c):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, but "
                                f"got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    refuse_complex(input, "\"GroupNormKernelImpl\" not implemented for '{name}'")
     # the group's size spelled out: -1 is ambiguous when the input is empty
     grouped = opmath(input).reshape(n, num_groups, input.numel() // max(n * num_groups, 1))
     y = _standardize(grouped, (2,), eps).reshape(tuple(input.shape))
@@ -143,6 +146,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     _check_features("bias", c, bias)
     if input.dim() < 2:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    refuse_complex(input, "\"batch_norm\" not implemented for '{name}'")
     bshape = (c,) + (1,) * (input.dim() - 2)
     x = opmath(input)
     if training:
@@ -178,6 +182,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     if input.numel() == 0:  # PyTorch repeats the weight per sample: none when the batch is empty
         per_sample = [None if t is None else t.repeat(n) for t in (weight, bias)]
         return _empty_norm(input, *per_sample)
+    refuse_complex(input, "\"batch_norm\" not implemented for '{name}'")
     bshape = (c,) + (1,) * (input.dim() - 2)
     x = opmath(input)
     if not use_input_stats:

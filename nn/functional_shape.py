@@ -15,6 +15,7 @@ from ..autograd import no_grad
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..ops.elementwise import torch_name
 from ..ops.index_ops import embedding_rows
 from ._util import opmath
 
@@ -72,6 +73,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     with no_grad():
         out = embedding_rows(weight, flat).reshape(tuple(input.shape) + (weight.shape[1],))
     if needs_grad((weight,)):
+        if weight.dtype.is_complex:
+            raise RuntimeError("embedding does not support automatic differentiation for outputs with complex dtype.")
         record("embedding", _embedding_backward, (input, weight), (out,), saved=(flat,),
                attrs=(num, padding_idx, scale_grad_by_freq))
     return out
@@ -388,6 +391,9 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """sum(x1/|x1| * x2/|x2|) along dim, each norm clamped below at eps (the clamp passes gradients through)."""
     x1, x2 = ops.broadcast_tensors(x1, x2)
+    if x1.dtype.is_complex:
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{torch_name(dt.promote_types(x1.dtype, x2.dtype))}")
 
     def unit(x: Tensor) -> Tensor:
         norm = x.norm(2, dim, keepdim=True)

@@ -350,6 +350,8 @@ def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Te
     _check_tensor("heaviside", input)
     if not isinstance(values, Tensor):
         raise TypeError(f"heaviside(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
+    if input.dtype.is_complex or values.dtype.is_complex:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if input.dtype is not values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     return apply("where", M.eq(input, 0), values, M.gt(input, 0), out=out)

@@ -32,6 +32,13 @@ def _complex_number(self: Tensor) -> complex:
     return builtins.complex(self.item())
 
 
+def refuse_complex(x, message: str, exc=NotImplementedError) -> None:
+    """Raise torch's error (`message`, with {name} the dtype's C++ name) when `x` is a complex tensor: the
+    entry check of an op torch does not define for complex numbers."""
+    if isinstance(x, Tensor) and x.dtype.is_complex:
+        raise exc(message.format(name=torch_name(x.dtype)))
+
+
 def is_complex(input: Tensor) -> bool:
     """Whether input's dtype is complex64 or complex128."""
     return input.dtype.is_complex

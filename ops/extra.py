@@ -25,7 +25,8 @@ __all__ = ["equal", "allclose", "isclose", "meshgrid", "diag", "diag_embed", "di
 METHODS: dict = {}
 
 _C_NAMES = {dt.int64: "Long", dt.int32: "Int", dt.int16: "Short", dt.int8: "Char", dt.uint8: "Byte",
-            dt.bool_: "Bool", dt.float16: "Half", dt.bfloat16: "BFloat16", dt.float32: "Float", dt.float64: "Double"}
+            dt.bool_: "Bool", dt.float16: "Half", dt.bfloat16: "BFloat16", dt.float32: "Float", dt.float64: "Double",
+            dt.complex64: "ComplexFloat", dt.complex128: "ComplexDouble"}
 
 
 def _need_tensor(op: str, arg: str, pos: int, x) -> None:
@@ -218,7 +219,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     for name, t in (("X1", x1), ("X2", x2)):
-        if not t.dtype.is_floating_point:
+        if not t.dtype.is_floating_point or t.dtype.is_complex:
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {_C_NAMES[t.dtype]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
@@ -269,8 +270,10 @@ def _histc_kernel(ins, outs, attrs) -> None:
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out=None) -> Tensor:  # noqa: A002
     """Histogram of `bins` equal-width bins over [min, max] (the data's range when both are 0)."""
     _need_tensor("histc", "input", 1, input)
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_C_NAMES[input.dtype]}'")
+    if not input.dtype.is_floating_point or input.dtype.is_complex:
+        # complex input, data range asked: torch fails in aminmax first
+        kernel = "aminmax_cpu" if input.dtype.is_complex and min == max == 0 and input.numel() else "histogram_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_C_NAMES[input.dtype]}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     if min > max:

@@ -140,6 +140,8 @@ def cummin(input: Tensor, dim: int):
 
 def _cum_extreme(op: str, x: Tensor, dim: int, is_max: bool):
     axes = one_axis(x, dim, op)
+    if x.dtype.is_complex and x.numel():  # complex numbers have no order (an empty scan is no error)
+        raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{torch_name(x.dtype)}'")
     values, indices = _scan(op, x, axes, [x.dtype, dt.int64], x.dtype.compute, is_max, "cum_extreme")
     result = (_cummax_type if is_max else _cummin_type)(values, indices)
     return track(op, _cum_extreme_backward, x, result, axes, True, (1,))

@@ -90,3 +90,54 @@ def test_silu_complex_forward_and_autograd_refusal():
     with pytest.raises(RuntimeError) as got:
         tc.nn.functional.silu(tc.tensor(z, requires_grad=True))
     assert str(got.value) == str(want.value)
+
+
+NN_CASES = {
+    "layer_norm": lambda m, x: m.nn.functional.layer_norm(x, (3,)),
+    "group_norm": lambda m, x: m.nn.functional.group_norm(x.reshape(1, 2, 3), 1),
+    "batch_norm": lambda m, x: m.nn.functional.batch_norm(x, None, None, training=True),
+    "instance_norm": lambda m, x: m.nn.functional.instance_norm(x.reshape(1, 2, 3)),
+    "mse_loss": lambda m, x: m.nn.functional.mse_loss(x, x),
+    "mse_loss_mixed": lambda m, x: m.nn.functional.mse_loss(x.real, x),
+    "smooth_l1_loss": lambda m, x: m.nn.functional.smooth_l1_loss(x, x),
+    "huber_loss": lambda m, x: m.nn.functional.huber_loss(x, x),
+    "kl_div": lambda m, x: m.nn.functional.kl_div(x, x, reduction="sum"),
+    "binary_cross_entropy": lambda m, x: m.nn.functional.binary_cross_entropy(x, x),
+    "binary_cross_entropy_target": lambda m, x: m.nn.functional.binary_cross_entropy(x.real.sigmoid(), x),
+    "nll_loss": lambda m, x: m.nn.functional.nll_loss(x, m.tensor([0, 1])),
+    "nll_loss_2d": lambda m, x: m.nn.functional.nll_loss(x.reshape(1, 2, 3), m.tensor([[0, 1, 1]])),
+    "glu": lambda m, x: m.nn.functional.glu(x, 0),
+    "prelu": lambda m, x: m.nn.functional.prelu(x, m.tensor([0.25], dtype=x.dtype)),
+    "prelu_mixed": lambda m, x: m.nn.functional.prelu(x.real, m.tensor([0.25], dtype=x.dtype)),
+    "cosine_similarity": lambda m, x: m.nn.functional.cosine_similarity(x, x),
+    "pdist": lambda m, x: m.nn.functional.pdist(x),
+    "cdist": lambda m, x: m.cdist(x.real, x),
+    "embedding_grad": lambda m, x: m.nn.functional.embedding(m.tensor([0, 1]), x.requires_grad_()),
+    "histc": lambda m, x: m.histc(x),
+    "histc_range": lambda m, x: m.histc(x, min=0, max=1),
+    "cummax": lambda m, x: m.cummax(x, 0),
+    "cummin": lambda m, x: m.cummin(x, 1),
+    "heaviside": lambda m, x: m.heaviside(x, x),
+    "heaviside_values": lambda m, x: m.heaviside(x.real, x),
+}
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("case", sorted(NN_CASES))
+def test_nn_and_misc_refuse_complex_like_torch(case, dtype):
+    fn = NN_CASES[case]
+    with pytest.raises(Exception) as want:
+        fn(torch, torch.tensor(Z, dtype=getattr(torch, dtype)))
+    with pytest.raises(type(want.value)) as got:
+        fn(tc, tc.tensor(Z, dtype=getattr(tc, dtype)))
+    assert str(got.value) == str(want.value)
+
+
+def test_complex_that_torch_allows():
+    """l1_loss, rms_norm, embedding without grad and an empty cummin work on complex input, as in torch."""
+    cases = [lambda m, x: m.nn.functional.l1_loss(x, x * 2), lambda m, x: m.nn.functional.rms_norm(x, (3,)),
+             lambda m, x: m.nn.functional.embedding(m.tensor([1, 0]), x), lambda m, x: m.cummin(x[:0], 0).values]
+    for fn in cases:
+        got, want = fn(tc, tc.tensor(Z)), fn(torch, torch.tensor(Z))
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
