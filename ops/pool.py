@@ -355,6 +355,9 @@ def _max_pool_nd(op: str, spatial: int, input, kernel_size, stride, padding, dil
     geo = _window_geometry(op, spatial, input, kernel_size, stride, padding, dilation, ceil_mode)
     if input.dtype is dt.bool_:
         raise not_implemented(op, input.dtype)
+    if input.dtype.is_complex:  # torch's kernel names: the 1-d and 2-d pools share the 2-d one
+        kernel = "max_pool1d_impl" if spatial == 1 and not return_indices else f"max_pool{max(spatial, 2)}d"
+        raise not_implemented(kernel, input.dtype)
     values, index = _max_pool("max_pool2d", input, geo, f"max_pool{spatial}d_with_indices")
     return (values, index) if return_indices else values
 
@@ -366,7 +369,7 @@ def _avg_pool_nd(op: str, spatial: int, input, kernel_size, stride, padding, cei
         raise RuntimeError("divisor must be not zero")
     # PyTorch's CPU avg_pool3d has no 16-bit float kernels; refuse them as it does
     half = spatial == 3 and input.dtype in (dt.float16, dt.bfloat16)
-    if half or not (input.dtype.is_floating_point or input.dtype is dt.int64):
+    if half or input.dtype.is_complex or not (input.dtype.is_floating_point or input.dtype is dt.int64):
         raise not_implemented("avg_pool3d_out_frame" if spatial == 3 else "avg_pool2d", input.dtype)
     padding = geo.pads[0::2]
     geo = geo._replace(divisor=_divisor(geo, padding, count_include_pad, divisor_override))
@@ -431,6 +434,9 @@ def _adaptive_geometry(op: str, spatial: int, input, output_size, table) -> Pool
                                f"has sizes {list(input.shape)} with dimension {d} being empty")
     if not input.dtype.is_floating_point:
         raise not_implemented(f"{op}_cpu" if spatial == 3 else op, input.dtype)
+    # complex input: torch averages to size 1 with a mean, and has no kernel otherwise (1-d pools run the 2-d one)
+    if input.dtype.is_complex and not (op.startswith("adaptive_avg") and all(v == 1 for v in sizes)):
+        raise not_implemented(f"{op}_cpu" if spatial == 3 else op.replace("1d", "2d"), input.dtype)
     image4 = batched(input.shape, spatial)
     out = pair(sizes, spatial, 1)
     result = tuple(input.shape[:-spatial]) + tuple(sizes)

@@ -18,7 +18,7 @@ _as_strided = np.lib.stride_tricks.as_strided
 # PyTorch's legacy tensor-type names, as its conv dtype errors print them
 TENSOR_TYPE = {dt.float32: "Float", dt.float64: "Double", dt.float16: "Half", dt.bfloat16: "BFloat16",
                dt.int64: "Long", dt.int32: "Int", dt.int16: "Short", dt.int8: "Char", dt.uint8: "Byte",
-               dt.bool_: "Bool"}
+               dt.bool_: "Bool", dt.complex64: "ComplexFloat", dt.complex128: "ComplexDouble"}
 
 
 # -- arguments (calling thread) ------------------------------------------------------------------

@@ -119,6 +119,16 @@ NN_CASES = {
     "cummin": lambda m, x: m.cummin(x, 1),
     "heaviside": lambda m, x: m.heaviside(x, x),
     "heaviside_values": lambda m, x: m.heaviside(x.real, x),
+    "max_pool1d": lambda m, x: m.nn.functional.max_pool1d(x.reshape(1, 2, 3), 2),
+    "max_pool1d_indices": lambda m, x: m.nn.functional.max_pool1d(x.reshape(1, 2, 3), 2, return_indices=True),
+    "max_pool2d": lambda m, x: m.nn.functional.max_pool2d(x.reshape(1, 1, 2, 3), 2),
+    "max_pool3d": lambda m, x: m.nn.functional.max_pool3d(x.reshape(1, 1, 1, 2, 3), 1),
+    "avg_pool1d": lambda m, x: m.nn.functional.avg_pool1d(x.reshape(1, 2, 3), 2),
+    "avg_pool3d": lambda m, x: m.nn.functional.avg_pool3d(x.reshape(1, 1, 1, 2, 3), 1),
+    "lp_pool2d": lambda m, x: m.nn.functional.lp_pool2d(x.reshape(1, 1, 2, 3), 2, 2),
+    "adaptive_avg_pool1d": lambda m, x: m.nn.functional.adaptive_avg_pool1d(x.reshape(1, 2, 3), 2),
+    "adaptive_max_pool2d": lambda m, x: m.nn.functional.adaptive_max_pool2d(x.reshape(1, 1, 2, 3), 2),
+    "adaptive_avg_pool3d": lambda m, x: m.nn.functional.adaptive_avg_pool3d(x.reshape(1, 1, 1, 2, 3), (1, 2, 2)),
 }
 
 
@@ -136,7 +146,9 @@ def test_nn_and_misc_refuse_complex_like_torch(case, dtype):
 def test_complex_that_torch_allows():
     """l1_loss, rms_norm, embedding without grad and an empty cummin work on complex input, as in torch."""
     cases = [lambda m, x: m.nn.functional.l1_loss(x, x * 2), lambda m, x: m.nn.functional.rms_norm(x, (3,)),
-             lambda m, x: m.nn.functional.embedding(m.tensor([1, 0]), x), lambda m, x: m.cummin(x[:0], 0).values]
+             lambda m, x: m.nn.functional.embedding(m.tensor([1, 0]), x), lambda m, x: m.cummin(x[:0], 0).values,
+             lambda m, x: m.nn.functional.adaptive_avg_pool2d(x.reshape(1, 1, 2, 3), 1),
+             lambda m, x: m.nn.functional.adaptive_avg_pool1d(x, 1)]
     for fn in cases:
         got, want = fn(tc, tc.tensor(Z)), fn(torch, torch.tensor(Z))
         assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
