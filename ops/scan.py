@@ -35,7 +35,29 @@ def _directed(scan):
 
 reduction_kernel("cumsum")(_directed(lambda a, axis: np.cumsum(a, axis=axis)))
 reduction_kernel("cumprod")(_directed(lambda a, axis: np.cumprod(a, axis=axis)))
-reduction_kernel("logcumsumexp")(_directed(lambda a, axis: np.logaddexp.accumulate(a, axis=axis)))
+def _logaddexp_complex(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """log(exp(a) + exp(b)) for complex arrays as torch computes it: the larger real part plus
+    log1p(exp(smaller - larger)) (`a` counts as the smaller on ties); NaN if either real part is; equal
+    infinite real parts taken whole (-inf: `a`)."""
+    swap = b.real < a.real
+    lo, hi = np.where(swap, b, a), np.where(swap, a, b)
+    out = hi + np.log1p(np.exp(lo - hi))
+    same_inf = np.isinf(lo.real) & (lo.real == hi.real)
+    out = np.where(same_inf, np.where(lo.real < 0, lo, np.log(np.exp(lo) + np.exp(hi))), out)
+    return np.where(np.isnan(a.real) | np.isnan(b.real), complex(np.nan, np.nan), out)
+
+
+def _logcumsumexp_scan(a: np.ndarray, axis: int) -> np.ndarray:
+    if a.dtype.kind != "c":
+        return np.logaddexp.accumulate(a, axis=axis)
+    out = np.moveaxis(a.copy(), axis, 0)  # complex: one step at a time (NumPy's logaddexp is real only)
+    acc = np.full(out.shape[1:], complex(-np.inf, 0), out.dtype)  # torch's scan starts from log(0)
+    for i in range(out.shape[0]):
+        acc = out[i] = _logaddexp_complex(acc, out[i])
+    return np.moveaxis(out, 0, axis)
+
+
+reduction_kernel("logcumsumexp")(_directed(_logcumsumexp_scan))
 
 
 @reduction_kernel("cum_extreme")
@@ -178,6 +200,9 @@ def _logcumsumexp_backward(node, g):
     r = node.attrs
     if not r.shape or g.numel() == 0:
         return g
+    if g.dtype.is_complex:  # torch's complex formula needs no split by sign
+        from .complex_ops import conj
+        return conj(M.exp(_logcumsumexp(M.log(conj(g)) - y, r.axes, not r.extra) + x))
     if g.dtype is not dt.float64:
         x = x.to(dt.float64)
         return _logcumsumexp_grad(x, _logcumsumexp(x, r.axes, r.extra), g.to(dt.float64), r).to(g.dtype)

@@ -55,3 +55,28 @@ def test_errors_like_torch(case):
     with pytest.raises(type(want.value)) as got:
         ERRORS[case](tidal, tidal.tensor(data))
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_logcumsumexp_complex(dtype, dim):
+    data = _c((3, 5))
+    data[0, 1] = -np.inf + 0j  # an exp of 0 on the way
+    data[1, :2] = -np.inf + 1j  # leading terms of 0
+    w = _c((3, 5))
+    w[2, 3] = 0  # a zero gradient: log(0) in torch's formula
+    results = []
+    for m in (tc, torch):
+        x = m.tensor(data, dtype=getattr(m, dtype), requires_grad=True)
+        y = m.logcumsumexp(x, dim)
+        (y * m.tensor(w, dtype=y.dtype)).real.sum().backward()
+        results.append((str(y.dtype).split(".")[-1], _np(y), _np(x.grad)))
+    got, want = results
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == "complex64" else dict(rtol=1e-10, atol=1e-12)
+    assert got[0] == want[0]
+    np.testing.assert_allclose(got[1], want[1], **tol)
+    np.testing.assert_allclose(got[2], want[2], **tol)
+
+
+def _np(t):
+    return t.detach().resolve_conj().numpy() if isinstance(t, torch.Tensor) else t.detach().numpy()
