@@ -25,8 +25,6 @@ FREED = ("Trying to backward through the graph a second time (or directly access
 
 
 _NO_EDGE = (None, 0)
-_pack_hooks: list = []  # (pack, unpack) of the active saved_tensors_hooks blocks, innermost last (while
-                        # there are any, Node.__init__ is saved_hooks' packing one: recording pays nothing else)
 _dual_levels: list = []  # forward_ad's live dual levels; while empty, recording does no forward-AD work
 _tangents_paused: list = []  # non-empty inside no_tangents(): no_grad then records nothing, tangents or not
 _NO_PRE_HOOKS = types.MappingProxyType({})  # read-only: Node.pre_hooks makes a node its own table

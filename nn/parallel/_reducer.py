@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from ...autograd.engine import queue_callback
 from ...autograd.grad_mode import no_grad
-from ...autograd.graph import AccumulateGrad, gradient_edge
+from ...autograd.graph import gradient_edge
+from ...autograd.graph_walk import leaves_reached
 from ...comm import collectives as C
 from ...tensor import Tensor
 
@@ -93,17 +94,7 @@ def _find_tensors(obj) -> list:
 
 def _reachable_leaves(outputs: list) -> set:
     """ids of the leaf tensors whose gradient backward from `outputs` would reach."""
-    seen, leaves = set(), set()
-    stack = [gradient_edge(t) for t in outputs if t.requires_grad]
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        if isinstance(node, AccumulateGrad):
-            leaves.add(id(node.variable))
-        stack.extend(nxt for nxt, _ in node.next_functions)
-    return leaves
+    return {id(t) for t in leaves_reached([gradient_edge(t) for t in outputs if t.requires_grad])}
 
 
 class Reducer:
