@@ -18,6 +18,7 @@ import torch.nn.functional as F
 
 import tidal
 from tidal.ops import activations as A
+from tidal.ops.number_args import TENSORS_ONLY
 
 FLOATS = ("float32", "float64", "float16", "bfloat16")
 INTS = ("int64", "int32", "int16", "int8", "uint8")
@@ -48,7 +49,7 @@ class OpInfo:
     skips: dict = field(default_factory=dict)  # test kind or (test kind, dtype) -> reason
     inplace: str | None = None        # Tensor method doing it in place ("add_")
     out: bool = False                 # accepts out=
-    scalars: bool = False             # a Python number may replace any input (binary ops)
+    scalars: bool = False             # a Python number may replace an input (binary ops torch lets take one)
     exact: bool = False               # no transcendental: results must match torch (and fused kernels) bitwise
 
     def tolerance(self, dtype: str) -> tuple:
@@ -121,7 +122,7 @@ def binary(name, ref=None, op=None, domains=("real", "real"), **kw) -> OpInfo:
     """A binary op with broadcasting: tidal.<name>(a, b) against torch.<name>(a, b)."""
     kw.setdefault("inplace", name + "_")
     kw.setdefault("out", True)
-    kw.setdefault("scalars", True)
+    kw.setdefault("scalars", name not in TENSORS_ONLY)  # torch's schema refuses numbers there (test_number_args)
     return OpInfo(name, op or getattr(tidal, name), ref or _t(name), arity=2, domains=domains, **kw)
 
 
