@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from .. import ops
+from ..ops.complex_ops import refuse_complex
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 
@@ -35,7 +36,7 @@ def affine_grid(theta: Tensor, size: list, align_corners: bool | None = None) ->
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
-    if not theta.dtype.is_floating_point:
+    if not theta.dtype.is_floating_point or theta.dtype.is_complex:
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
     size = list(size)
     if len(size) in (4, 5):
@@ -141,6 +142,8 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
+    refuse_complex(input, ("\"grid_sampler3d_cpu\"" if input.dim() == 5 else "\"grid_sampler_2d_cpu_kernel_impl\"")
+                   + " not implemented for '{name}'")
     if input.dtype is not grid.dtype:
         raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
                            f"{input.type()} and grid has {grid.type()}")

@@ -129,6 +129,10 @@ NN_CASES = {
     "adaptive_avg_pool1d": lambda m, x: m.nn.functional.adaptive_avg_pool1d(x.reshape(1, 2, 3), 2),
     "adaptive_max_pool2d": lambda m, x: m.nn.functional.adaptive_max_pool2d(x.reshape(1, 1, 2, 3), 2),
     "adaptive_avg_pool3d": lambda m, x: m.nn.functional.adaptive_avg_pool3d(x.reshape(1, 1, 1, 2, 3), (1, 2, 2)),
+    "grid_sample": lambda m, x: m.nn.functional.grid_sample(x.reshape(1, 1, 2, 3), m.zeros(1, 2, 2, 2),
+                                                           align_corners=False),
+    "grid_sample_3d": lambda m, x: m.nn.functional.grid_sample(x.reshape(1, 1, 1, 2, 3), m.zeros(1, 1, 2, 2, 3),
+                                                              align_corners=False),
 }
 
 
