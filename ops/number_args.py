@@ -81,8 +81,10 @@ TENSOR_INPUT = {
 }
 # the second argument's name where it is not `other`
 SECOND = {"clamp_min": "min", "clamp_max": "max", "pow": "exponent", "float_power": "exponent"}
-BINARY = TENSORS_ONLY | NUMBER_INPUT | {"eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
-                                       "less_equal", "not_equal", "fmod", "copysign", "clamp_min", "clamp_max"}
+# the public functions checked at the boundary: those refusing a number `input` (the NUMBER_INPUT ops refuse
+# only two numbers, as their own bodies already do, so their calls pay nothing)
+BINARY = TENSORS_ONLY | {"eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+                         "not_equal", "fmod", "copysign", "clamp_min", "clamp_max"}
 
 
 def checker(name: str):
