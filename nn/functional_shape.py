@@ -337,6 +337,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         scales = None
     if mode == "area":
         scales = None  # adaptive average pooling uses the sizes only
+    if input.dtype.is_complex and not (mode == "area" and all(o == 1 for o in out_size)):
+        raise NotImplementedError(f"\"{_complex_kernel(mode, spatial)}\" not implemented for "
+                                  f"'{torch_name(input.dtype)}'")
     x = input if mode.startswith("nearest") else opmath(input)
     for k in range(spatial):
         d = 2 + k
@@ -344,6 +347,16 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         idx, w = taps(mode, input.shape[d], out_size[k], scales[k] if scales else None, align_corners)
         x = _resample_dim(x, d, idx, w)
     return x.to(input.dtype)
+
+
+def _complex_kernel(mode: str, spatial: int) -> str:
+    """The torch kernel whose dtype check refuses complex input to interpolate (area to size 1 is a mean)."""
+    if mode == "area":
+        return "adaptive_avg_pool3d_cpu" if spatial == 3 else "adaptive_avg_pool2d"
+    if spatial == 2 and mode in ("bilinear", "nearest", "nearest-exact"):
+        return f"upsample_{'bilinear' if mode == 'bilinear' else 'nearest'}2d_channels_last"
+    kind = {"bicubic": "cubic", "lanczos": "aa"}.get(mode, "nearest" if mode.startswith("nearest") else "linear")
+    return "compute_indices_weights_" + kind
 
 
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None) -> Tensor:
