@@ -230,7 +230,7 @@ def cond(A: Tensor, p=None, *, out=None) -> Tensor:
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     _check_matrix("cond", A, square=False)
     if A.shape[-1] == 0 or A.shape[-2] == 0:  # an empty matrix: 0, as torch
-        return _into(zeros(*A.shape[:-2], dtype=A.dtype, device=A.device), out)
+        return _into(zeros(tuple(A.shape[:-2]), dtype=A.dtype.to_real(), device=A.device), out)  # (real for complex A)
     if p in (None, 2, -2):
         s = svdvals(A)
         hi, lo = s[..., 0], s[..., -1]
@@ -240,7 +240,7 @@ def cond(A: Tensor, p=None, *, out=None) -> Tensor:
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
     inverse, info = inv_ex(A)
     res = matrix_norm(A, p) * matrix_norm(inverse, p)
-    return _into(M.where(M.gt(info, 0), full((), math.inf, dtype=A.dtype, device=A.device), res), out)
+    return _into(M.where(M.gt(info, 0), full((), math.inf, dtype=res.dtype, device=A.device), res), out)
 
 
 def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:

@@ -304,3 +304,19 @@ def test_phase_dependent_loss_is_refused(case):
     with pytest.raises(RuntimeError) as got:
         PHASE_DEPENDENT[case](tc, tidal.tensor(a, requires_grad=True)).backward()
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("p", [None, "fro", "nuc", 1, -1, 2, -2, float("inf")])
+def test_cond_is_real(p):
+    a = _well_conditioned((2, 3, 3))
+    _check(lambda lib, x: lib.linalg.cond(x, p), a, grad=p in (None, 2, -2))
+
+
+def test_cond_empty_and_singular():
+    for shape in ((0, 0), (2, 0, 0)):
+        got, want = tc.linalg.cond(tc.zeros(shape, dtype=tc.complex64)), torch.linalg.cond(
+            torch.zeros(shape, dtype=torch.complex64))
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] and tuple(got.shape) == tuple(want.shape)
+    got = tc.linalg.cond(tc.zeros(2, 2, dtype=tc.complex64), 1)
+    want = torch.linalg.cond(torch.zeros(2, 2, dtype=torch.complex64), 1)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] and float(got) == float(want)
