@@ -202,7 +202,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     if rcond is None:
         rcond = float(np.finfo(A.dtype.np).eps) * max(m, n)
     X = matmul(pinv(A, rtol=rcond if driver != "gels" else 0.0), Bm)
-    empty = A.new_empty((0,))
+    empty = A.new_empty((0,), dtype=A.dtype.to_real())  # singular values are real for complex A too
     rank, sv = empty.to(dt.int64), empty
     if driver != "gels":
         s = svdvals(A.detach())
@@ -211,10 +211,13 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
         if driver in ("gelsd", "gelss"):
             sv = s
     residuals = X.reshape(-1)[:0]  # empty, yet an output of the graph as torch's
+    if residuals.dtype.is_complex:
+        residuals = residuals.real
     if m > n and driver != "gelsy":
         full_rank = driver == "gels" or bool(M.eq(rank, n).all().item())
         if full_rank:
-            residuals = ((matmul(A, X) - Bm) ** 2).sum(-2)
+            diff = matmul(A, X) - Bm
+            residuals = ((diff.abs() if diff.dtype.is_complex else diff) ** 2).sum(-2)  # |r|^2: real
     solution = X.squeeze(-1) if vector else X
     return return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))(
         solution, residuals, rank, sv)

@@ -320,3 +320,16 @@ def test_cond_empty_and_singular():
     got = tc.linalg.cond(tc.zeros(2, 2, dtype=tc.complex64), 1)
     want = torch.linalg.cond(torch.zeros(2, 2, dtype=torch.complex64), 1)
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] and float(got) == float(want)
+
+
+@pytest.mark.parametrize("driver", [None, "gelsd", "gelss", "gelsy", "gels"])
+def test_lstsq_outputs(driver):
+    a, b = _c((5, 3)), _c((5, 2))
+
+    def fn(lib, x, y):
+        return tuple(t for t in lib.linalg.lstsq(x, y, driver=driver) if t.dtype.is_floating_point or t.dtype.is_complex)
+    _check(fn, a, b, rtol=1e-6)
+    got, want = tc.linalg.lstsq(tc.tensor(a), tc.tensor(b), driver=driver), \
+        torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver=driver)
+    for g, w in zip(got, want):
+        assert str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1] and tuple(g.shape) == tuple(w.shape)
