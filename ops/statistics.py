@@ -120,6 +120,13 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         x = x.to(dt.get_default_dtype())
     n = x.shape[1]
     w = None
+    for name, weights in (("fweights", fweights), ("aweights", aweights)):
+        if weights is not None and weights.ndim > 1:
+            raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
+                               f"{weights.ndim} dimensions")
+        if weights is not None and weights.numel() != n:
+            raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the "
+                               f"input but got {weights.numel()} != {n}")
     if fweights is not None:
         if fweights.dtype.is_floating_point:
             raise RuntimeError("cov(): expected fweights to have integral dtype")

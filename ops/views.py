@@ -467,6 +467,8 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.ndim, "narrow")
+    if isinstance(start, Tensor) and (start.ndim != 0 or start.dtype.category != dt.INT):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     start, length = as_int(start, "narrow", "start"), as_int(length, "narrow", "length")
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")

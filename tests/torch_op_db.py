@@ -26,7 +26,7 @@ import tidal.compat as ttorch
 DTYPES = (torch.float32, torch.int64, torch.bool)
 SAMPLES = 2          # samples per op and dtype (CI time)
 GRAD_SAMPLES = 2
-ERROR_SAMPLES = 4
+ERROR_SAMPLES = 64  # every error input torch lists (the most any op has is below this)
 MAX_NUMEL = 200_000  # larger samples are skipped (CI time); the small ones cover the same code
 TOL = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-6, 1e-8)}  # (rtol, atol); others exact
 
@@ -52,8 +52,10 @@ KNOWN: dict[tuple[str, str], str] = {
                                            "copies only the view",
     ("errors", "aminmax"): "a 65-d input with dim raises ValueError (torch: RuntimeError, the dim mask; fix in "
                            "ops/reduce.py's _axes/one_axis); no out= (torch checks its dtypes)",
-    ("errors", "amax"): "a 65-d input with dim raises ValueError (torch: RuntimeError; fix in ops/reduce.py)",
-    ("errors", "amin"): "a 65-d input with dim raises ValueError (torch: RuntimeError; fix in ops/reduce.py)",
+    ("errors", "amax"): "a 65-d input with dim raises ValueError (torch: RuntimeError; fix in ops/reduce.py); no "
+                        "out= (torch checks its dtype)",
+    ("errors", "amin"): "a 65-d input with dim raises ValueError (torch: RuntimeError; fix in ops/reduce.py); no "
+                        "out= (torch checks its dtype)",
     ("errors", "__radd__"): _NUMBER_ARGS,
     ("errors", "__rmul__"): _NUMBER_ARGS,
     ("errors", "__rand__"): _NUMBER_ARGS,
