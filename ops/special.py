@@ -20,7 +20,8 @@ _lock = threading.Lock()
 # Functions the C library computes too: while numba builds their ufunc (seconds, in the compile
 # process when kernels compile in the background), calls run on these, element by element
 # (0.1-0.4 us an element), or, for float32 erf/erfc (GELU), on whole arrays in float64 below.
-_LIBM = {"erf": math.erf, "erfc": math.erfc, "lgamma": math.lgamma}
+# (not lgamma: Python's raises at its poles, where the ufunc gives inf)
+_LIBM = {"erf": math.erf, "erfc": math.erfc}
 
 
 # erf(z) = 2/sqrt(pi) * z * sum_n (-1)^n z^2n / (n! (2n + 1)): 9 terms, error < 1e-11 for z < 0.5
