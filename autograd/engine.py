@@ -35,7 +35,9 @@ def _fit(grad: Tensor, meta) -> Tensor:
     if grad._v.shape != shape:
         grad = _sum_to(grad, shape)
     if grad.dtype is not dtype:
-        grad = grad.to(dtype)
+        if grad.dtype.is_complex and not dtype.is_complex:  # a real input of a complex op: its real part (torch's)
+            grad = grad.real
+        grad = grad if grad.dtype is dtype else grad.to(dtype)
     return grad
 
 

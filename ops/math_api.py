@@ -156,8 +156,10 @@ def _scaled(name: str, input, other, alpha):
     kind = ew.plan_for(ew.OPS[name], (input, other)).dtype
     if isinstance(alpha, bool) and kind is not dt.bool_:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if isinstance(alpha, float) and kind.category != dt.FLOAT:
+    if isinstance(alpha, (float, complex)) and kind.category not in (dt.FLOAT, dt.COMPLEX):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if isinstance(alpha, complex) and not kind.is_complex:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
     if alpha == 1:  # True, 1.0
         return other
     return apply("mul", other, alpha) if isinstance(other, Tensor) else other * alpha
@@ -249,6 +251,7 @@ def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Te
     """Limit values to [min, max]; either bound may be None (a number or a tensor)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    _no_complex_clamp(input, None)
     if max is None:
         return apply("maximum", input, min, out=out)
     if min is None:
@@ -268,12 +271,21 @@ METHODS.update(clip=clamp, clamp_=_clamp_, clip_=_clamp_)
 @_public
 def clamp_min(input: Tensor, min) -> Tensor:
     """max(input, min)."""
+    _no_complex_clamp(input, min)
     return apply("maximum", input, min)
+
+
+def _no_complex_clamp(input, bound) -> None:
+    """torch's refusal of clamp on complex input (clamp_min/clamp_max: with a number bound; a tensor bound gets
+    maximum's and minimum's own refusal)."""
+    if isinstance(input, Tensor) and input.dtype.is_complex and not isinstance(bound, Tensor):
+        raise NotImplementedError("clamp is not supported for complex types")
 
 
 @_public
 def clamp_max(input: Tensor, max) -> Tensor:
     """min(input, max)."""
+    _no_complex_clamp(input, max)
     return apply("minimum", input, max)
 
 

@@ -29,6 +29,27 @@ CASES = {
     "searchsorted_bounds": lambda m, x: m.searchsorted(x[0], m.ones(3)),
     "searchsorted_values": lambda m, x: m.searchsorted(m.ones(3, dtype=x.dtype), x),
     "bucketize": lambda m, x: m.bucketize(x, m.ones(3, dtype=x.dtype)),
+    # ops/reduce.py and ops/math_api.py
+    "max": lambda m, x: m.max(x),
+    "max_dim": lambda m, x: m.max(x, 0),
+    "min_dim_keepdim": lambda m, x: m.min(x, 1, keepdim=True),
+    "max_empty_first": lambda m, x: m.max(x[:0]),
+    "amax": lambda m, x: m.amax(x),
+    "amin_dim": lambda m, x: m.amin(x, 0),
+    "aminmax": lambda m, x: m.aminmax(x),
+    "argmax": lambda m, x: m.argmax(x),
+    "argmin_dim": lambda m, x: x.argmin(1),
+    "softmax": lambda m, x: m.softmax(x, 0),
+    "softmax_lastdim": lambda m, x: m.nn.functional.softmax(x, -1),
+    "log_softmax": lambda m, x: m.log_softmax(x, 0),
+    "softmax_to_complex": lambda m, x: m.softmax(x.real, 0, dtype=x.dtype),
+    "cross_entropy": lambda m, x: m.nn.functional.cross_entropy(x, m.tensor([0, 1])),
+    "nansum": lambda m, x: m.nansum(x),
+    "nanmean_dim": lambda m, x: m.nanmean(x, 0),
+    "clamp_min": lambda m, x: m.clamp_min(x, 0),
+    "clip_max": lambda m, x: x.clip(max=1),
+    "clamp_max_": lambda m, x: x.clamp_max_(1),
+    "clamp_tensor_bound": lambda m, x: m.clamp(x, min=m.zeros(3)),
 }
 
 
@@ -165,3 +186,21 @@ def test_complex_that_torch_allows():
         got, want = fn(tc, tc.tensor(Z)), fn(torch, torch.tensor(Z))
         assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+ALPHA = {"complex_float_alpha": lambda m: m.ones(2, dtype=m.complex64).add(m.ones(2, dtype=m.complex64), alpha=0.5),
+         "complex_complex_alpha": lambda m: m.ones(2, dtype=m.complex64).sub(m.ones(2), alpha=2j),
+         "real_complex_alpha": lambda m: m.ones(2).add(m.ones(2), alpha=1j),
+         "int_complex_alpha": lambda m: m.ones(2, dtype=m.int64).add(m.ones(2, dtype=m.int64), alpha=1j)}
+
+
+@pytest.mark.parametrize("case", sorted(ALPHA))
+def test_add_alpha_with_complex(case):
+    results = []
+    for m in (tc, torch):
+        try:
+            out = ALPHA[case](m)
+            results.append((str(out.dtype).split(".")[-1], out.numpy().tolist()))
+        except RuntimeError as exc:
+            results.append(str(exc))
+    assert results[0] == results[1]
