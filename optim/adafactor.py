@@ -43,6 +43,7 @@ class Adafactor(Optimizer):
     other parameters a full one."""
 
     _update = staticmethod(adafactor)
+    _refuses_complex = True
     _state_keys = ("row_var", "col_var", "variance", "step")
     _pairs = {"eps": ("eps1", "eps2")}  # eps2 by keyword; eps1 (per dtype when None) as a list, see _apply
     _group_flags = (("foreach", None),)

@@ -42,5 +42,6 @@ class Adagrad(Optimizer):
                 self.state[p].update(self._init_state(p, group))
 
     def _init_state(self, p: Tensor, group: dict) -> dict:
-        # PyTorch fills the accumulator from the defaults, whatever the group says
-        return {"step": 0.0, "sum": creation.full_like(p, self.defaults["initial_accumulator_value"])}
+        # PyTorch fills the accumulator from the defaults, whatever the group says (both parts of a complex one)
+        value = self.defaults["initial_accumulator_value"]
+        return {"step": 0.0, "sum": creation.full_like(p, complex(value, value) if p.dtype.is_complex else value)}

@@ -10,6 +10,7 @@ from typing import Callable
 
 from ..ops import math_api as M
 from ..ops import shape_ops
+from ..ops.complex_ops import view_as_real
 from ..tensor import Tensor
 from .optimizer import Optimizer, check
 
@@ -118,12 +119,18 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
 
     def _gather_flat_grad(self) -> Tensor:
-        return shape_ops.cat([p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1)
-                              for p in self._params], 0)
+        views = []
+        for p in self._params:
+            view = p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1)
+            # a complex gradient enters as its real parts, as PyTorch's (the search runs in real space)
+            views.append(view_as_real(view).reshape(-1) if view.dtype.is_complex else view)
+        return shape_ops.cat(views, 0)
 
     def _add_grad(self, step_size: float, update: Tensor) -> None:
         offset = 0
         for p in self._params:
+            if p.dtype.is_complex:
+                p = view_as_real(p)
             n = p.numel()
             p.add_(update[offset:offset + n].view_as(p), alpha=step_size)
             offset += n

@@ -67,6 +67,7 @@ class Muon(Optimizer):
     optimizer (AdamW, say)."""
 
     _update = staticmethod(muon)
+    _refuses_complex = True
     _state_keys = ("momentum_buffer",)
 
     def __init__(self, params, lr: float = 1e-3, weight_decay: float = 0.1, momentum: float = 0.95,

@@ -5,13 +5,14 @@ hooks and runs without recording a graph. The update math of each optimizer is a
 list-wide function in its own module; an optimizer that declares it (`_update`, with the state
 entries it takes, `_state_keys`) inherits the one `step` skeleton written here: collect the
 parameters with gradients, create their state the first time, count the step, and run the
-update over the group as one multi-tensor instruction. A subclass overrides only the piece
-particular to its algorithm (`_init_state`, `_advance`, `_apply`).
+update over the group as one multi-tensor instruction (complex parameters through their real
+views, as PyTorch: see `_run`). A subclass overrides only the piece particular to its algorithm (`_init_state`, `_advance`, `_apply`).
 """
 from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import warnings
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
@@ -19,6 +20,7 @@ from itertools import chain
 from typing import Any, Callable
 
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
+from ..ops.complex_ops import view_as_complex, view_as_real
 from ..tensor import Tensor
 from .foreach import foreach
 from .scalar_state import to_host
@@ -118,6 +120,9 @@ class Optimizer:
     # versions meant), and the scalar state kept as Python numbers (PyTorch saves it as 0-d tensors)
     _group_flags: tuple[tuple[str, Any], ...] = ()
     _host_state: tuple[str, ...] = ()
+    # whether the step refuses complex parameters (PyTorch's Adafactor and Muon) instead of updating them
+    # through their real views
+    _refuses_complex: bool = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -264,8 +269,25 @@ class Optimizer:
                 lists.append([s[key] for s in states])
             except KeyError:  # state that this group's configuration does not keep (AMSGrad's maximum...)
                 lists.append([s.get(key) for s in states])
-        foreach(self._update, (*lists, *extra), self._written, self._hyperparameters(group),
-                self._multi_tensor(group))
+        self._run(group, (*lists, *extra), self._multi_tensor(group))
+
+    def _run(self, group: dict, lists: tuple, multi_tensor: bool) -> None:
+        """Run `_update` over `lists` (parameters, gradients, state...), as one multi-tensor instruction where
+        `multi_tensor` allows. Complex parameters, their gradients and their complex state are updated through
+        their real views, as PyTorch does: the update's math is the real one, applied to the parts."""
+        kwargs = self._hyperparameters(group)
+        dtypes = set(map(_dtype_of, lists[0]))  # a loop in C; the check below is one test per distinct dtype
+        if not any(d.is_complex for d in dtypes):
+            foreach(self._update, lists, self._written, kwargs, multi_tensor)
+            return
+        at = [i for i, p in enumerate(lists[0]) if p.dtype.is_complex]
+        views = [_real_views(values, at) for values in lists]
+        foreach(self._update, views, self._written, kwargs, multi_tensor)
+        complex_at = set(at)
+        for values, seen in zip(lists, views):  # state the update created in the copies (SGD's first buffers)
+            for i in range(len(seen)) if seen is not values else ():
+                if values[i] is None and isinstance(seen[i], Tensor):  # kept complex for a complex parameter
+                    values[i] = view_as_complex(seen[i]) if i in complex_at else seen[i]
 
     def _multi_tensor(self, group: dict) -> bool:
         """Whether the update may run as one host kernel over the group (else on the tensors)."""
@@ -294,6 +316,8 @@ class Optimizer:
         (with `init_state` None, state is not touched and the list of states is empty)."""
         params = [p for p in group["params"] if p.grad is not None]
         grads = [p.grad for p in params]
+        if self._refuses_complex and any(p.dtype.is_complex for p in params):  # before any state, as PyTorch
+            raise RuntimeError(f"{type(self).__name__} does not support complex parameters")
         if init_state is None:
             return params, grads, []
         states = [self.state[p] for p in params]
@@ -386,6 +410,21 @@ class Optimizer:
 
 
 Optimizer.step = _with_step_hooks(Optimizer.step)  # the inherited step, as every subclass's own
+
+
+_dtype_of = operator.attrgetter("dtype")
+
+
+def _real_views(values: list, at: list[int]) -> list:
+    """A copy of `values` whose complex tensors at the positions `at` are replaced by their real views."""
+    if len(values) <= at[-1]:  # not a per-parameter list (SGD's buffers without momentum: none)
+        return values
+    values = list(values)
+    for i in at:
+        v = values[i]
+        if isinstance(v, Tensor) and v.dtype.is_complex:
+            values[i] = view_as_real(v)
+    return values
 
 
 def _cast_state(param: Tensor, value, key=None):

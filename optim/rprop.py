@@ -46,4 +46,6 @@ class Rprop(Optimizer):
 
     @staticmethod
     def _init_state(p: Tensor, group: dict) -> dict:
-        return {"step": 0.0, "prev": creation.zeros_like(p), "step_size": creation.full_like(p.grad, group["lr"])}
+        # a complex parameter's parts are two real ones: the imaginary part's step size starts at lr too (PyTorch's)
+        lr = complex(group["lr"], group["lr"]) if p.dtype.is_complex else group["lr"]
+        return {"step": 0.0, "prev": creation.zeros_like(p), "step_size": creation.full_like(p.grad, lr)}

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
-from .foreach import foreach
 from .optimizer import Optimizer, check, descent_grad
 
 __all__ = ["SGD", "sgd"]
@@ -51,7 +50,6 @@ class SGD(Optimizer):
         params, grads, states = self._with_grads(group, _no_state if group["momentum"] != 0 else None)
         buffers = [s.get("momentum_buffer") for s in states]
         # one multi-tensor instruction, once the buffers exist (the first step creates them)
-        foreach(sgd, (params, grads, buffers), self._written, self._hyperparameters(group),
-                all(b is not None for b in buffers))
+        self._run(group, (params, grads, buffers), all(b is not None for b in buffers))
         for state, buf in zip(states, buffers):
             state["momentum_buffer"] = buf
