@@ -45,7 +45,7 @@ def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
 
     def ema_update(ema_param_list: list[Tensor], current_param_list: list[Tensor], _) -> None:
         with no_grad():
-            if ema_param_list[0].is_floating_point():
+            if ema_param_list[0].is_floating_point() or ema_param_list[0].is_complex():
                 foreach(_lerp_all, (list(ema_param_list), list(current_param_list)), (0,),
                         {"weight": 1 - decay})
             else:
@@ -60,7 +60,7 @@ def get_swa_multi_avg_fn() -> Callable:
     def swa_update(averaged_param_list: list[Tensor], current_param_list: list[Tensor],
                    num_averaged: Tensor | int) -> None:
         with no_grad():
-            if averaged_param_list[0].is_floating_point():
+            if averaged_param_list[0].is_floating_point() or averaged_param_list[0].is_complex():
                 # a tensor count gives a weight in the default dtype, as PyTorch's 1 / (count + 1) does
                 weight = rounded(1 / (int(num_averaged) + 1)) if isinstance(num_averaged, Tensor) \
                     else 1 / (num_averaged + 1)

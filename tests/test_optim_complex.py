@@ -189,3 +189,24 @@ def test_refuses_complex_params(name):
         p.grad = lib.tensor(grads[0][0])
         with pytest.raises(RuntimeError, match=f"^{name} does not support complex parameters$"):
             opt.step()
+
+
+@pytest.mark.parametrize("use_ema", [False, True], ids=["swa", "ema"])
+def test_averaged_model_complex_param(use_ema):
+    # torch averages complex parameters with the same lerp as real ones (bit for bit: decay*ema + (1-decay)*p
+    # rounds differently)
+    rng = np.random.default_rng(5)
+    values = [(rng.standard_normal(6) + 1j * rng.standard_normal(6)).astype(np.complex64) for _ in range(4)]
+    results = []
+    for lib, swa_utils in ((torch, torch.optim.swa_utils), (tidal, optim.swa_utils)):
+        model = lib.nn.Module()
+        model.w = lib.nn.Parameter(lib.tensor(values[0]))
+        kw = dict(multi_avg_fn=swa_utils.get_ema_multi_avg_fn(0.7)) if use_ema else {}
+        averaged = swa_utils.AveragedModel(model, **kw)
+        for v in values[1:]:
+            with lib.no_grad():
+                model.w.copy_(lib.tensor(v))
+            averaged.update_parameters(model)
+        results.append(averaged.module.w.detach().numpy())
+    assert results[1].dtype == np.complex64
+    np.testing.assert_array_equal(results[1], results[0])
