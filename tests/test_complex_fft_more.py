@@ -7,15 +7,12 @@ import pytest
 import torch
 
 import tidal.compat as tc
+from complex_helpers import to_numpy
 
 RNG = np.random.default_rng(5)
 NAMES = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
          "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn"]
 REAL_ONLY = {"rfft", "rfft2", "rfftn", "ihfft", "ihfft2", "ihfftn"}
-
-
-def _np(t):
-    return t.detach().resolve_conj().numpy() if isinstance(t, torch.Tensor) else t.detach().numpy()
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -34,7 +31,7 @@ def test_transform_values_and_grads(name, kind):
             warnings.simplefilter("error")  # the gradient of a real input is its real part, silently
             y = getattr(lib.fft, name)(x, norm="ortho")
             ((y * (1 + 0.5j)).real if y.dtype.is_complex else 1.5 * y).sum().backward()
-        results.append((str(y.dtype).split(".")[-1], _np(y), _np(x.grad)))
+        results.append((str(y.dtype).split(".")[-1], to_numpy(y), to_numpy(x.grad)))
     got, want = results
     if isinstance(want, str):
         assert got == want
