@@ -18,6 +18,7 @@ from ..vm.replay import layout_id
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import needs_grad
 from ..autograd.view_inplace import needs_rebase, write_through_view
+from .mem_overlap import check_out
 from .broadcast import broadcast_shapes
 from .special import NUMPY_FUNCS as SPECIAL_NUMPY_FUNCS
 
@@ -467,31 +468,9 @@ def check_inplace(name: str, out: Tensor, plan: Plan) -> None:
                            f"type {torch_name(out.dtype)}")
 
 
-def _offsets(v) -> np.ndarray:
-    grids = np.ix_(*[np.arange(n) * s for n, s in zip(v.shape, v.strides)]) if v.shape else ()
-    return np.unique(sum(grids, np.zeros((), np.int64)) + v.offset) if v.shape else np.array([v.offset])
-
-
-def _span(v) -> tuple:
-    far = sum((n - 1) * s for n, s in zip(v.shape, v.strides) if n > 0)
-    return v.offset, v.offset + far
-
-
 def check_overlap(out: Tensor, args: tuple) -> None:
-    """PyTorch's error when an input partly overlaps the memory an in-place op writes."""
-    ov = out._v
-    for a in args:
-        if not isinstance(a, Tensor) or a._v.blob is not ov.blob or a._v is ov:
-            continue
-        av = a._v
-        if (av.shape, av.strides, av.offset) == (ov.shape, ov.strides, ov.offset) or 0 in av.shape or 0 in ov.shape:
-            continue
-        (lo_a, hi_a), (lo_o, hi_o) = _span(av), _span(ov)
-        if hi_a < lo_o or hi_o < lo_a or not np.intersect1d(_offsets(av), _offsets(ov)).size:
-            continue
-        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
-                           "tensor refer to a single memory location. Please clone() the tensor before "
-                           "performing the operation.")
+    """PyTorch's error when `out` overlaps itself (expanded) or partly overlaps an input."""
+    check_out(out, args, elementwise=True)
 
 
 from . import derivatives  # noqa: E402  (its formulas call back into this module)

@@ -11,6 +11,9 @@ from ..autograd.view_inplace import needs_rebase, write_inplace, write_through_v
 from ..vm import Instruction
 from . import elementwise as ew
 from .broadcast import broadcast_shapes
+from .mem_overlap import check_out
+from .number_args import binary, require_self
+from .number_args import number_tensor as _number_tensor  # noqa: F401 (other modules import it from here)
 
 apply = ew.apply
 __all__: list = []
@@ -37,31 +40,10 @@ def _make_unary(name: str):
     return _public(fn)
 
 
-def _number_tensor(x) -> Tensor:
-    """A Python number as the 0-d tensor torch makes of it (bool, int64, or the default float dtype)."""
-    import numpy as np
-    dtype = dt.bool_ if isinstance(x, bool) else dt.int64 if isinstance(x, numbers.Integral) else \
-        dt.get_default_dtype()
-    return Tensor._from_array(np.array(x, dtype=dtype.np), dtype)
-
-
-_NUMBER_PAIRS = ("mul", "floor_divide")  # besides add, sub and div: torch takes two numbers for these
-
-
-def _tensors_or_numbers(name: str, input, other) -> tuple:
-    """(input, other) with `input` a 0-d tensor where both are numbers; torch's TypeError for other ops."""
-    if isinstance(input, Tensor) or isinstance(other, Tensor):
-        return input, other
-    if name in _NUMBER_PAIRS or name in ("add", "sub", "div"):
-        if isinstance(input, numbers.Number) and isinstance(other, numbers.Number):
-            return _number_tensor(input), other
-    raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-
-
 def _make_binary(name: str):
     def fn(input, other, *, out: Tensor | None = None) -> Tensor:
         if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-            input, other = _tensors_or_numbers(name, input, other)
+            input, other = binary(name, input, other)
         return apply(name, input, other, out=out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} with broadcasting and type promotion."
@@ -119,7 +101,7 @@ def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
     if isinstance(input, Tensor) and input.dtype.category == dt.FLOAT:
         return apply("pow", input, exponent, out=out)
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
-        _tensors_or_numbers("pow", input, exponent)
+        binary("pow", input, exponent, ("input", "exponent"))
     kind = ew.plan_for(ew.OPS["pow"], (input, exponent)).dtype
     if kind.category != dt.INT:
         return apply("pow", input, exponent, out=out)
@@ -169,7 +151,7 @@ def _scaled(name: str, input, other, alpha):
 def add(input, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
     """input + alpha * other."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        input, other = _tensors_or_numbers("add", input, other)
+        input, other = binary("add", input, other)
     if type(alpha) is not int or alpha != 1:
         other = _scaled("add", input, other, alpha)
     return apply("add", input, other, out=out)
@@ -179,7 +161,7 @@ def add(input, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
 def sub(input, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
     """input - alpha * other."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        input, other = _tensors_or_numbers("sub", input, other)
+        input, other = binary("sub", input, other)
     bools = sum(isinstance(a, bool) or (isinstance(a, Tensor) and a.dtype is dt.bool_) for a in (input, other))
     if bools == 2:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
@@ -196,7 +178,7 @@ def sub(input, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
 def div(input, other, *, rounding_mode: str | None = None, out: Tensor | None = None) -> Tensor:
     """Division: true (default), 'trunc' or 'floor' rounding."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        input, other = _tensors_or_numbers("div", input, other)
+        input, other = binary("div", input, other)
     if rounding_mode is None:
         return apply("div", input, other, out=out)
     if rounding_mode == "floor":
@@ -361,6 +343,7 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     if broadcast_shapes(self._v.shape, src._v.shape) != self._v.shape:
         raise RuntimeError(f"copy_: the source of shape {list(src._v.shape)} can't be broadcast to the "
                            f"destination of shape {list(self._v.shape)}")
+    check_out(self, (src,), elementwise=True)
     if src.device != self.device:
         src = src.to(self.device)
     return convert(src, self.dtype, out=self)
@@ -415,12 +398,17 @@ METHODS.update(copy_=copy_, fill_=fill_, zero_=zero_, clone=clone, contiguous=co
 
 
 # -- operators ---------------------------------------------------------------------------------
-def _rev(name):
-    return lambda self, other: apply(name, other, self)
-
-
-def _logical_or_bitwise(bitwise: str, logical: str):
+def _rev(name, method: str | None = None):
     def op(self, other):
+        if method is not None:  # torch's C-level reflected operators check `self` (its Python ones do not)
+            require_self(method, self)
+        return apply(name, other, self)
+    return op
+
+
+def _logical_or_bitwise(bitwise: str, logical: str, method: str):
+    def op(self, other):
+        require_self(method, self)
         return apply(logical if self.dtype is dt.bool_ and (not isinstance(other, Tensor) or
                                                           other.dtype is dt.bool_) else bitwise, self, other)
     return op
@@ -465,21 +453,21 @@ def _binary_method(name: str):
 
 
 METHODS.update(
-    __add__=ew.operator("add", _binary_method("add")), __radd__=_rev("add"), __iadd__=_inplace_add,
+    __add__=ew.operator("add", _binary_method("add")), __radd__=_rev("add", "__radd__"), __iadd__=_inplace_add,
     __sub__=ew.operator("sub", _binary_method("sub"), _no_bool), __rsub__=_rsub,
-    __isub__=_inplace_sub, __mul__=ew.operator("mul", _binary_method("mul")), __rmul__=_rev("mul"),
+    __isub__=_inplace_sub, __mul__=ew.operator("mul", _binary_method("mul")), __rmul__=_rev("mul", "__rmul__"),
     __imul__=METHODS["mul_"], __truediv__=ew.operator("div", _binary_method("div")),
     __rtruediv__=_rev("div"), __itruediv__=_inplace_div,
     __floordiv__=globals()["floor_divide"], __rfloordiv__=_rev("floor_divide"),
     __ifloordiv__=METHODS["floor_divide_"], __mod__=globals()["remainder"], __rmod__=_rev("remainder"),
     __imod__=METHODS["remainder_"], __pow__=pow, __rpow__=lambda self, other: pow(other, self), __ipow__=_pow_,
     __neg__=_neg, neg=_neg, negative=_neg, __pos__=lambda self: self, __abs__=globals()["abs"],
-    __invert__=_invert, __and__=_logical_or_bitwise("bitwise_and", "logical_and"),
-    __or__=_logical_or_bitwise("bitwise_or", "logical_or"),
-    __xor__=_logical_or_bitwise("bitwise_xor", "logical_xor"),
-    __rand__=_logical_or_bitwise("bitwise_and", "logical_and"),
-    __ror__=_logical_or_bitwise("bitwise_or", "logical_or"),
-    __rxor__=_logical_or_bitwise("bitwise_xor", "logical_xor"),
+    __invert__=_invert, __and__=_logical_or_bitwise("bitwise_and", "logical_and", "__and__"),
+    __or__=_logical_or_bitwise("bitwise_or", "logical_or", "__or__"),
+    __xor__=_logical_or_bitwise("bitwise_xor", "logical_xor", "__xor__"),
+    __rand__=_logical_or_bitwise("bitwise_and", "logical_and", "__rand__"),
+    __ror__=_logical_or_bitwise("bitwise_or", "logical_or", "__ror__"),
+    __rxor__=_logical_or_bitwise("bitwise_xor", "logical_xor", "__rxor__"),
     __iand__=METHODS["bitwise_and_"], __ior__=METHODS["bitwise_or_"], __ixor__=METHODS["bitwise_xor_"],
     __lshift__=globals()["bitwise_left_shift"], __rshift__=globals()["bitwise_right_shift"],
     __eq__=globals()["eq"], __ne__=globals()["ne"], __lt__=globals()["lt"], __le__=globals()["le"],

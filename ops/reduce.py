@@ -87,6 +87,7 @@ def _axes(x: Tensor, dim, op: str, empty_is_all: bool = True) -> tuple:
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     if not dims:
         return tuple(range(builtins.max(x.ndim, 1))) if empty_is_all else ()
+    _check_dim_mask(x)
     out = []
     for d in dims:
         d = x._dim(d, op) % builtins.max(x.ndim, 1)
@@ -96,8 +97,15 @@ def _axes(x: Tensor, dim, op: str, empty_is_all: bool = True) -> tuple:
     return tuple(out)
 
 
+def _check_dim_mask(x: Tensor) -> None:
+    """torch's error for a reduction over given dims of a tensor of more than 64 dims (its dim mask)."""
+    if x.ndim > 64:
+        raise RuntimeError("only tensors with up to 64 dims are supported")
+
+
 def one_axis(x: Tensor, dim, op: str) -> tuple:
     """A single int `dim`, wrapped, as an axes tuple (TypeError for tuples, as torch's int-dim ops)."""
+    _check_dim_mask(x)
     return (x._dim(dim, op) % builtins.max(x.ndim, 1),)
 
 
@@ -450,14 +458,16 @@ def _prod_backward(node, g):
 
 
 # -- extremes --------------------------------------------------------------------------------
-def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+def amax(input: Tensor, dim=(), keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
     """Maximum over `dim` (int or tuple; () or None for all); NaN propagates."""
-    return _amax_amin("amax", input, dim, keepdim)
+    result = _amax_amin("amax", input, dim, keepdim)
+    return result if out is None else _written("amax", input, (result,), (out,))[0]
 
 
-def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+def amin(input: Tensor, dim=(), keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
     """Minimum over `dim` (int or tuple; () or None for all); NaN propagates."""
-    return _amax_amin("amin", input, dim, keepdim)
+    result = _amax_amin("amin", input, dim, keepdim)
+    return result if out is None else _written("amin", input, (result,), (out,))[0]
 
 
 def _amax_amin(op: str, x: Tensor, dim, keepdim: bool) -> Tensor:
@@ -511,8 +521,8 @@ def min(input: Tensor, dim=None, keepdim: bool = False, *, other: Tensor | None 
 _aminmax_type = return_type("aminmax", ("min", "max"))
 
 
-def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False):
-    """(min, max) over one dim or everything, in one pass."""
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False, out=None):
+    """(min, max) over one dim or everything, in one pass (into `out`=(min, max) when given)."""
     if dim is None:
         if input.numel() == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has "
@@ -523,7 +533,18 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False):
         _require_nonempty(input, axes, "aminmax:")
     _refuse_complex(input, "\"aminmax_cpu\" not implemented for '{name}'")
     result = _aminmax_type(*_reduce("aminmax", input, axes, keepdim, [input.dtype] * 2, input.dtype.compute))
+    if out is not None:
+        return _aminmax_type(*_written("aminmax", input, result, tuple(out)))
     return track("aminmax", _aminmax_backward, input, result, axes, keepdim, save=("input", 0, 1))
+
+
+def _written(op: str, input: Tensor, results: tuple, outs: tuple) -> tuple:
+    """`results` copied into the `out=` tensors, after torch's checks (grad, overlap, dtype; resized)."""
+    from .scatter import check_out_grad, prepare_out
+    check_out_grad(op, outs[0], (input,))
+    for o, r in zip(outs, results):
+        prepare_out(o, r._v.shape, input.dtype, (input,))
+    return tuple(M.copy_(o, r) for o, r in zip(outs, results))
 
 
 def _aminmax_backward(node, g_min, g_max):

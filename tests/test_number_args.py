@@ -79,7 +79,6 @@ def test_public_function_as_torch(name, combo):
 REVERSED = ["__radd__", "__rmul__", "__rand__", "__ror__", "__rxor__"]
 
 
-@pytest.mark.xfail(strict=True, reason="needs the lead's patch: _rev/_logical_or_bitwise in ops/math_api.py check self")
 @pytest.mark.parametrize("method", REVERSED)
 def test_unbound_reflected_operator_refuses_a_number_self(method):
     with pytest.raises(TypeError):

@@ -55,9 +55,6 @@ CASES = {
     "add_ partly overlapping input": lambda L: (lambda x: x[1:].add_(x[:-1]))(L.arange(4.)),
     "mul_ transposed self": lambda L: (lambda x: x.mul_(x.t()))(L.arange(4.).reshape(2, 2)),
 }
-# refused by torch, still taken by tidal until the lead applies the memory-overlap patch (the check lives in
-# ops/elementwise.py and math_api.copy_, files this change may not edit)
-NEEDS_ELEMENTWISE_PATCH = {"add_ expanded", "copy_ expanded", "exp out expanded", "arange out expanded"}
 
 
 def _run(lib, fn):
@@ -73,8 +70,7 @@ def _values(out) -> list:
     return [np.asarray(out.tolist())]
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="lead's patch"))
-                                  if n in NEEDS_ELEMENTWISE_PATCH else n for n in CASES])
+@pytest.mark.parametrize("name", list(CASES))
 def test_same_outcome_as_torch(name):
     fn = CASES[name]
     want, want_exc = _run(torch, fn)

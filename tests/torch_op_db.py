@@ -42,25 +42,11 @@ RANDOM = {"bernoulli", "normal", "rand_like", "randint", "randint_like", "randn"
           "new_empty", "new_empty_strided", "empty_strided", "empty_permuted", "resize_", "resize_as_"}
 
 # Known failures: (check, op id) -> reason. strict xfail: remove an entry once its op passes.
-# the check of `self` in the reflected operators belongs in ops/math_api.py (_rev, _logical_or_bitwise), a
-# lead-owned file: the lead's patch removes these entries
-_NUMBER_ARGS = "Tensor.__radd__(2, t) takes a Python number as self (torch: TypeError, the descriptor's check)"
 KNOWN: dict[tuple[str, str], str] = {
     ("values", "as_strided_scatter"): "on a non-contiguous input torch scatters into a clone that keeps the input's "
                                       "strides (gaps included); tidal's clone is contiguous",
     ("grad", "as_strided.partial_views"): "the sample is a view into a larger storage; for gradients the driver "
                                            "copies only the view",
-    ("errors", "aminmax"): "a 65-d input with dim raises ValueError (torch: RuntimeError, the dim mask; fix in "
-                           "ops/reduce.py's _axes/one_axis); no out= (torch checks its dtypes)",
-    ("errors", "amax"): "a 65-d input with dim raises ValueError (torch: RuntimeError; fix in ops/reduce.py); no "
-                        "out= (torch checks its dtype)",
-    ("errors", "amin"): "a 65-d input with dim raises ValueError (torch: RuntimeError; fix in ops/reduce.py); no "
-                        "out= (torch checks its dtype)",
-    ("errors", "__radd__"): _NUMBER_ARGS,
-    ("errors", "__rmul__"): _NUMBER_ARGS,
-    ("errors", "__rand__"): _NUMBER_ARGS,
-    ("errors", "__ror__"): _NUMBER_ARGS,
-    ("errors", "__rxor__"): _NUMBER_ARGS,
 }
 
 RESULTS: dict[str, dict[str, bool]] = {"values": {}, "grad": {}, "errors": {}}
