@@ -51,6 +51,15 @@ def ranks(request):
     pool.close()
 
 
+@pytest.fixture(scope="module")
+def pool():
+    """Two real ranks shared by one test module's multi-process tests (tests/comm_ranks.py)."""
+    from comm_ranks import RankPool
+    ranks = RankPool(2)
+    yield ranks
+    ranks.close()
+
+
 def pytest_terminal_summary(terminalreporter):
     """The torch op database's summary, when tests/test_torch_op_db.py ran."""
     import sys

@@ -12,14 +12,6 @@ from tidal.comm.placement_sbp import Placement, broadcast, split
 SIZE = 2
 
 
-@pytest.fixture(scope="module")
-def pool():
-    from comm_ranks import RankPool
-    ranks = RankPool(SIZE)
-    yield ranks
-    ranks.close()
-
-
 # -- single process -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
 def test_chunk_span_is_torch_chunk(n):

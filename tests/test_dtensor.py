@@ -13,14 +13,6 @@ from comm_ranks import no_failures
 SIZE = 2
 
 
-@pytest.fixture(scope="module")
-def pool():
-    from comm_ranks import RankPool
-    ranks = RankPool(SIZE)
-    yield ranks
-    ranks.close()
-
-
 def _weights(rng, sizes: list) -> list:
     return [rng.standard_normal(s) * 0.5 for s in sizes]
 

@@ -16,14 +16,6 @@ SHAPES = [(8, 6), (8,), (4, 8), (4,), (3, 4), (3,)]
 
 
 @pytest.fixture(scope="module")
-def pool():
-    from comm_ranks import RankPool
-    ranks = RankPool(SIZE)
-    yield ranks
-    ranks.close()
-
-
-@pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(21)
     weights = [rng.standard_normal(s) * 0.5 for s in SHAPES]
