@@ -24,6 +24,7 @@ from ..tensor import dtype as dt
 from ..vm import Blob, Instruction, View
 from ..vm.replay import layout_id
 from . import math_api as M
+from .complex_ops import refuse_complex
 from . import views
 from .dispatch import kernel_for, launch, register_kernel
 from .elementwise import _CAST_NAME, torch_name
@@ -239,12 +240,6 @@ def _require_float(x: Tensor, message: str, exc=RuntimeError) -> None:
         raise exc(message.format(name=torch_name(x.dtype)))
 
 
-def _refuse_complex(x: Tensor, message: str, exc=NotImplementedError) -> None:
-    """torch's error for an ordering reduction (max, argmax, softmax...) of complex input."""
-    if x.dtype.is_complex:
-        raise exc(message.format(name=torch_name(x.dtype)))
-
-
 def _count(a: np.ndarray, axes: tuple) -> int:
     return math.prod(a.shape[d] for d in axes)
 
@@ -374,7 +369,7 @@ def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype: dt.dtype | 
     """Sum treating NaN as zero."""
     out = accumulate_dtype(input, dtype, "nansum")
     axes = _axes(input, dim, "nansum")
-    _refuse_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
+    refuse_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
     result = _reduce("nansum", input, axes, keepdim, [out], out.compute)
     return track("nansum", _nansum_backward, input, result, axes, keepdim, save=("input",))
 
@@ -415,7 +410,7 @@ def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype: dt.dtype |
     _require_float(input, "nanmean(): expected input to have floating point or complex dtype but got {name}")
     out = _mean_dtype(input, dtype, "nanmean")
     axes = _axes(input, dim, "nanmean")
-    _refuse_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
+    refuse_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
     result = _reduce("nanmean", input, axes, keepdim, [out], out.compute)
     return track("nanmean", _nanmean_backward, input, result, axes, keepdim, save=("input",))
 
@@ -475,7 +470,7 @@ def _amax_amin(op: str, x: Tensor, dim, keepdim: bool) -> Tensor:
     if _means_all(dim):
         _require_dim_for_empty(x, op)
     _require_nonempty(x, axes, f"{op}():", _as_given(dim, axes))
-    _refuse_complex(x, f"\"{op[1:]}_values_cpu\" not implemented for '{{name}}'")
+    refuse_complex(x, f"\"{op[1:]}_values_cpu\" not implemented for '{{name}}'")
     result = _reduce(op, x, axes, keepdim, [x.dtype], x.dtype.compute)
     return track(op, _amax_amin_backward, x, result, axes, keepdim, save=("input", 0))
 
@@ -495,13 +490,13 @@ def _extreme(op: str, x: Tensor, dim, keepdim: bool, other) -> object:
         return M.maximum(x, other) if op == "max" else M.minimum(x, other)
     if dim is None:
         _require_dim_for_empty(x, op)
-        _refuse_complex(x, f"\"{op}_all\" not implemented for '{{name}}'")
+        refuse_complex(x, f"\"{op}_all\" not implemented for '{{name}}'")
         axes = _axes(x, None, op)
         result = _reduce("amax" if op == "max" else "amin", x, axes, False, [x.dtype], x.dtype.compute)
         return track(overload(op, 1), shared_backward, x, result, axes, False, save=("input", 0))
     axes = one_axis(x, dim, op)
     _require_nonempty(x, axes, f"{op}():")
-    _refuse_complex(x, f"{op}(): does not support complex input", RuntimeError)
+    refuse_complex(x, f"{op}(): does not support complex input", RuntimeError)
     values, indices = _reduce("extreme_with_index", x, axes, keepdim, [x.dtype, dt.int64], x.dtype.compute,
                               op == "max")
     return track(op, indexed_backward, x, (_max_type if op == "max" else _min_type)(values, indices), axes,
@@ -531,7 +526,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False, out
     else:
         axes = one_axis(input, dim, "aminmax")
         _require_nonempty(input, axes, "aminmax:")
-    _refuse_complex(input, "\"aminmax_cpu\" not implemented for '{name}'")
+    refuse_complex(input, "\"aminmax_cpu\" not implemented for '{name}'")
     result = _aminmax_type(*_reduce("aminmax", input, axes, keepdim, [input.dtype] * 2, input.dtype.compute))
     if out is not None:
         return _aminmax_type(*_written("aminmax", input, result, tuple(out)))
@@ -556,7 +551,7 @@ def _aminmax_backward(node, g_min, g_max):
 def _arg_extreme(op: str, x: Tensor, dim, keepdim: bool) -> Tensor:
     if x.dtype is dt.bool_:
         raise RuntimeError(f"{op}(): does not support bool input")
-    _refuse_complex(x, f"{op}(): does not support complex input", RuntimeError)
+    refuse_complex(x, f"{op}(): does not support complex input", RuntimeError)
     if dim is None:
         _require_dim_for_empty(x, op, IndexError, hint=False)
         axes = _axes(x, None, op)
