@@ -14,7 +14,7 @@ import numpy as np
 from ..tensor import Tensor, contiguous_strides, numel_of
 from ..tensor import dtype as dt
 from ..vm import Blob, Instruction, View, codegen, get_vm
-from ..vm.replay import layout_id
+from ..vm.replay import head as replay_head, layout_id
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import needs_grad
 from ..autograd.view_inplace import needs_rebase, write_through_view
@@ -165,7 +165,7 @@ class Plan:
         self.pow_exprs = None  # tensor ** number: exponent -> the expression PyTorch's kernel uses
         self.direct = None     # a CPU kernel running the op alone as one NumPy ufunc call, if it is one
         # its instructions' replay-signature head (vm/replay.instruction_head), made once here
-        self.head = (expr, None, "compute", len(scalar_types or ()), 1)
+        self.head = replay_head(expr, None, "compute", len(scalar_types or ()), 1)
 
 
 _plans: dict = {}

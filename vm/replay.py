@@ -47,11 +47,16 @@ def layout_id(shape: tuple, strides: tuple, offset: int, np_dtype) -> int:
     return lid
 
 
+def head(code, reduce, stream: str, n_ins: int, n_outs: int) -> tuple:
+    """What a signature records of an instruction besides its views: its expression (else its kernel),
+    reduction data, stream and arity. An issuer of many alike (an op plan) makes it once and passes
+    it as `Instruction(head=...)`."""
+    return (code, reduce, stream, n_ins, n_outs)
+
+
 def instruction_head(ins) -> tuple:
-    """What a signature records of an instruction besides its views: expression or kernel,
-    reduction data, stream and arity (an issuer of many alike, such as an op plan, makes it once
-    and passes it as `Instruction(head=...)`)."""
-    return (ins.expr if ins.expr is not None else ins.kernel, ins.reduce, ins.stream, len(ins.ins), len(ins.outs))
+    """`head` of an instruction that did not bring its own."""
+    return head(ins.expr if ins.expr is not None else ins.kernel, ins.reduce, ins.stream, len(ins.ins), len(ins.outs))
 
 
 def signature(window: list) -> tuple:
@@ -63,8 +68,8 @@ def signature(window: list) -> tuple:
     sig = []
     add = sig.append
     for ins in window:
-        head = ins.head
-        add(head if head is not None else instruction_head(ins))
+        made = ins.head
+        add(made if made is not None else instruction_head(ins))
         for group in (ins.ins, ins.outs):
             for v in group:
                 if v.__class__ is View:
