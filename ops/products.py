@@ -4,6 +4,8 @@ Products go through BLAS whenever the result stays exact; float16/bfloat16 compu
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..tensor import dtype as dt
@@ -50,7 +52,7 @@ def product_into(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> None:
         if b.ndim == 2 and a.ndim > 2 and acc.flags.c_contiguous:
             # (..., k) @ (k, n) as one 2-D product: NumPy would call BLAS once per matrix of a's
             # batch, each call too small to use BLAS well (a transformer's linear layers)
-            rows = acc.size // acc.shape[-1] if acc.shape[-1] else int(np.prod(acc.shape[:-1]))
+            rows = math.prod(acc.shape[:-1])
             a, acc = a.reshape(rows, a.shape[-1]), acc.reshape(rows, acc.shape[-1])
         np.matmul(_blas_ready(a), _blas_ready(b), out=acc)
 

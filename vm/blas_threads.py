@@ -3,7 +3,7 @@
 OpenBLAS's threaded GEMM synchronizes its threads once per block; when one of them waits for a
 core (the compile process is busy, or the machine is loaded) a product runs many times slower
 than on one thread: the first 20 steps of the tiny GPT took 13-15 s with one BLAS thread and
-50-95 s with two while kernels compiled beside them. `one_thread()` is held while such work runs.
+50-95 s with two while kernels compiled beside them. The compiler `hold()`s one thread while it works.
 """
 from __future__ import annotations
 
