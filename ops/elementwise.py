@@ -164,7 +164,7 @@ class Plan:
         self.tensors_only = not any(scalar_types) if scalar_types else True
         self.pow_exprs = None  # tensor ** number: exponent -> the expression PyTorch's kernel uses
         self.direct = None     # a CPU kernel running the op alone as one NumPy ufunc call, if it is one
-        # its instructions' replay-signature head (vm/replay.instruction_head), made once here
+        # its instructions' replay-signature head (vm/replay.head), made once here
         self.head = replay_head(expr, None, "compute", len(scalar_types or ()), 1)
 
 

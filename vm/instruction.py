@@ -37,7 +37,7 @@ class Instruction:
         self.fused = 1        # how many program instructions this one stands for
         self.waits = None     # (stream, seq) of writers on other streams to wait for
         self.reduce = reduce  # fusable reduction data (see above), or None
-        self.head = head      # replay.instruction_head(self), when the issuer made it once for many
+        self.head = head      # replay.head of this instruction, when the issuer made it once for many
 
     def __repr__(self) -> str:
         return f"<Instruction {self.name} seq={self.seq}>"
