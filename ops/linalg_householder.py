@@ -3,17 +3,20 @@ linalg.householder_product, in ops/linalg_derived.py).
 
 geqrf runs one CPU kernel, "linalg_geqrf": LAPACK's geqr2 in NumPy (reflectors H_j = I - tau_j v_j v_j^T
 with beta = -sign(alpha) |x| as larfg chooses them), so the output agrees with PyTorch's entry by entry;
-PyTorch defines no gradient for it. ormqr applies the reflectors one by one with tidal ops, so it is
+PyTorch defines no gradient for it (a backward through it raises torch's error). ormqr applies the reflectors one by one with tidal ops, so it is
 differentiable in all three inputs.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.graph import needs_grad
 from ..tensor import Tensor
+from . import math_api as M
 from .creation import ones_like, zeros
 from .dispatch import launch, register_kernel
 from .linalg import matmul
+from .linalg_ldl import record_no_derivative
 from .linalg_lu import into_all
 from .linalg_ns import _check_float, _check_matrix, _into
 from .return_types import return_type
@@ -58,14 +61,18 @@ def geqrf(input: Tensor, *, out=None) -> tuple:
     vectors below it); linalg.householder_product(a, tau) gives Q."""
     _check_matrix("geqrf", input, square=False)
     *batch, m, n = input.shape
+    if input.dtype.is_complex and needs_grad((input,)):
+        raise RuntimeError("geqrf does not support automatic differentiation for outputs with complex dtype.")
     a, tau = launch("linalg_geqrf", (input,), [(input.shape, input.dtype), ((*batch, min(m, n)), input.dtype)])
+    record_no_derivative((input,), (a, tau), NotImplementedError("the derivative for 'geqrf' is not implemented."),
+                         "geqrf")
     return into_all(return_type("geqrf", ("a", "tau"))(a, tau), out)
 
 
 def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpose: bool = False, *,
           out=None) -> Tensor:
-    """op(Q) C (or C op(Q) when left=False), Q = H_1 ... H_k from geqrf's (input, tau), op(Q) = Q^T with
-    `transpose`."""
+    """op(Q) C (or C op(Q) when left=False), Q = H_1 ... H_k from geqrf's (input, tau), H_i = I - tau_i v_i v_i^H,
+    op(Q) = Q^H with `transpose`."""
     _check_matrix("ormqr", input, square=False)
     _check_float("ormqr", other, "other")
     if input.dtype is not other.dtype or input.dtype is not tau.dtype:
@@ -85,9 +92,10 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpos
         v = cat([zeros(*batch, i, dtype=input.dtype, device=input.device), ones_like(input[..., i, i:i + 1]),
                  input[..., i + 1:, i]], -1)
         t = tau[..., i, None, None]
-        if left:  # H C = C - tau v (v^T C)
-            C = C - (t * v.unsqueeze(-1)) * matmul(v.unsqueeze(-2), C)
-        else:  # C H = C - tau (C v) v^T
-            C = C - matmul(C, v.unsqueeze(-1)) * (t * v.unsqueeze(-2))
+        t, vh = (M.conj(t) if transpose else t), M.conj(v)  # H^H = I - conj(tau) v v^H (conj: itself if real)
+        if left:  # H C = C - tau v (v^H C)
+            C = C - (t * v.unsqueeze(-1)) * matmul(vh.unsqueeze(-2), C)
+        else:  # C H = C - tau (C v) v^H
+            C = C - matmul(C, v.unsqueeze(-1)) * (t * vh.unsqueeze(-2))
     return _into(C if C is not other else other.clone(), out)
 
