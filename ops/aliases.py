@@ -80,27 +80,7 @@ def detach(input: Tensor) -> Tensor:
     return input.detach()
 
 
-# -- predicates and conversions that are trivial without complex dtypes ------------------------------
-def is_conj(input: Tensor) -> bool:
-    """False: tidal tensors never carry a lazy conjugation."""
-    return False
-
-
-def is_neg(input: Tensor) -> bool:
-    """False: tidal tensors never carry a lazy negation."""
-    return False
-
-
-def resolve_conj(input: Tensor) -> Tensor:
-    """input itself (there is no conjugate bit to materialize)."""
-    return input
-
-
-def resolve_neg(input: Tensor) -> Tensor:
-    """input itself (there is no negative bit to materialize)."""
-    return input
-
-
+# -- predicates ----------------------------------------------------------------------------------------
 def is_signed(input: Tensor) -> bool:
     """Whether input's dtype is signed (everything but uint8 and bool)."""
     return input.dtype not in (dt.uint8, dt.bool_)
@@ -128,10 +108,8 @@ def isreal(input: Tensor) -> Tensor:
     return ones_like(input, dtype=dt.bool_)
 
 
-__all__ += ["fix", "fill", "detach", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "is_signed", "is_nonzero",
-            "is_same_size", "isreal"]
-METHODS.update(fix=fix, fix_=METHODS["fix_"], is_conj=is_conj, is_neg=is_neg, resolve_conj=resolve_conj,
-               resolve_neg=resolve_neg, is_signed=is_signed, is_nonzero=is_nonzero, is_same_size=is_same_size,
+__all__ += ["fix", "fill", "detach", "is_signed", "is_nonzero", "is_same_size", "isreal"]
+METHODS.update(fix=fix, fix_=METHODS["fix_"], is_signed=is_signed, is_nonzero=is_nonzero, is_same_size=is_same_size,
                isreal=isreal)
 
 

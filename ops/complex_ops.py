@@ -23,7 +23,8 @@ from .view_grads import record_view
 from .views import make_view
 
 __all__ = ["real", "imag", "conj", "conj_physical", "conj_physical_", "angle", "view_as_real", "view_as_complex",
-           "view_as_real_copy", "view_as_complex_copy", "complex", "polar", "is_complex"]
+           "view_as_real_copy", "view_as_complex_copy", "complex", "polar", "is_complex", "is_conj", "is_neg",
+           "resolve_conj", "resolve_neg"]
 METHODS: dict = {}
 
 
@@ -147,16 +148,41 @@ def view_as_complex_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 
 # -- conj, angle ------------------------------------------------------------------------------------
+# torch's conj() of a complex tensor is a lazy view (a conjugate bit on the same memory: writes through it reach
+# the source, and is_conj() is True until resolve_conj()); likewise the imaginary part of such a view carries a
+# negative bit. tidal's kernels read memory as it is, with no such bits, so conj() materializes the conjugate:
+# its values, dtypes and gradients are torch's, but it is a copy, writes to it stay there, and every tidal tensor
+# reports is_conj() and is_neg() False (torch's resolve_* then return the tensor itself, as here).
 def conj(input: Tensor) -> Tensor:
-    """The complex conjugate (input itself for real dtypes); tidal materializes it (no conjugate bit)."""
+    """The complex conjugate, materialized (a copy, not torch's lazy view); input itself for real dtypes."""
     return ew.apply("conj", input) if input.dtype.is_complex else input
 
 
 def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """The complex conjugate, computed into new memory (a copy for real dtypes)."""
+    """The complex conjugate computed into new memory; input itself for real dtypes (as torch)."""
     if out is not None:
         return ew.apply("conj", input, out=out)
-    return ew.apply("conj", input) if input.dtype.is_complex else M.clone(input)
+    return ew.apply("conj", input) if input.dtype.is_complex else input
+
+
+def is_conj(input: Tensor) -> bool:
+    """False: tidal tensors never carry torch's lazy conjugate bit (conj() materializes)."""
+    return False
+
+
+def is_neg(input: Tensor) -> bool:
+    """False: tidal tensors never carry torch's lazy negative bit."""
+    return False
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    """input itself: with no conjugate bit there is nothing to materialize (torch returns self too then)."""
+    return input
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    """input itself: with no negative bit there is nothing to materialize (torch returns self too then)."""
+    return input
 
 
 def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -183,7 +209,8 @@ def conj_physical_(input: Tensor) -> Tensor:
     return ew.apply("conj", input, out=input) if input.dtype.is_complex else input
 
 
-METHODS.update(conj=conj, conj_physical=conj_physical, angle=angle, conj_physical_=conj_physical_)
+METHODS.update(conj=conj, conj_physical=conj_physical, angle=angle, conj_physical_=conj_physical_, is_conj=is_conj,
+               is_neg=is_neg, resolve_conj=resolve_conj, resolve_neg=resolve_neg)
 
 
 # -- complex(real, imag) and polar(abs, angle) --------------------------------------------------------
