@@ -111,29 +111,54 @@ def _inputs(name: str, args: tuple, kwargs: dict) -> list:
 def _fits(sig: Sig, shapes: list, n: int) -> bool:
     if len(sig.ins) != len(shapes):
         return False
-    return all(not s.is_split or (s.dim < len(shape) and shape[s.dim] % n == 0) for s, shape in zip(sig.ins, shapes))
+    return all(not s.is_split or (s.dim < len(shape) and _parts_fit(shape[s.dim], n, sig.parts))
+               for s, shape in zip(sig.ins, shapes))
+
+
+def _parts_fit(size: int, n: int, parts: str) -> bool:
+    """Whether a dim of `size` split over n ranks has parts a signature of kind `parts` holds for."""
+    if size % n == 0:
+        return parts != "nonempty" or size > 0
+    return parts == "any" or (parts == "nonempty" and boxing.chunk_span(size, n, n - 1)[1] > 0)
 
 
 def _nbytes(g: "GlobalTensor") -> int:
     return g._local.numel() * g.dtype.itemsize
 
 
-def _choose(call: Call, sigs: list, placement: Placement) -> tuple:
-    """Per grid axis, the cheapest signature: (nd-sbp per input, output nd-sbp, rewrite)."""
+def _cost(g: "GlobalTensor", src: SbpKind, dst: SbpKind, n: int) -> float:
+    """The boxing cost of one axis; moving an uneven split to another dim is a gather then a slice (so, as
+    torch's DTensor does, an op that cannot keep an uneven split gathers it rather than moving it)."""
+    if src.is_split and dst.is_split and src != dst and (g._shape[src.dim] % n or g._shape[dst.dim] % n):
+        return boxing.step_cost(_nbytes(g), src, broadcast, n)
+    return boxing.step_cost(_nbytes(g), src, dst, n)
+
+
+def _choose(call: Call, sigs: list, placement: Placement) -> list:
+    """Per grid axis, the cheapest signature that fits the inputs' shapes (everything broadcast if none)."""
     everything_broadcast = Sig((broadcast,) * len(call.inputs), broadcast)
     chosen = []
     for axis, n in enumerate(placement.hierarchy):
         options = [everything_broadcast] + [sig for sig in sigs if _fits(sig, call.shapes, n)]  # ties: B
-        costs = [sum(boxing.step_cost(_nbytes(g), g.sbp[axis], want, n) for g, want in zip(call.inputs, sig.ins))
-                 for sig in options]
+        costs = [sum(_cost(g, g.sbp[axis], want, n) for g, want in zip(call.inputs, sig.ins)) for sig in options]
         chosen.append(options[costs.index(min(costs))])
-    ins = [tuple(sig.ins[i] for sig in chosen) for i in range(len(call.inputs))]
-    if not all(_divides(shape, nd, placement) for shape, nd in zip(call.shapes, ins)):
-        chosen = [everything_broadcast] * placement.ndim   # nested splits that do not divide evenly
-        ins = [(broadcast,) * placement.ndim for _ in call.inputs]
-    rewrite = next((sig.rewrite for sig in chosen if sig.rewrite is not None and sig is not everything_broadcast),
-                   None)
-    return ins, tuple(sig.out for sig in chosen), rewrite
+    if placement.ndim > 1 and not _nested_fit(call, chosen, placement):
+        chosen = [everything_broadcast] * placement.ndim
+    return chosen
+
+
+def _nested_fit(call: Call, chosen: list, placement: Placement) -> bool:
+    """Whether splits of one dim by several grid axes still give parts the chosen signatures hold for."""
+    parts = {sig.parts for sig in chosen if any(s.is_split for s in sig.ins)}
+    for i, shape in enumerate(call.shapes):
+        nd = tuple(sig.ins[i] for sig in chosen)
+        if "even" in parts and not _divides(shape, nd, placement):
+            return False
+        if "nonempty" in parts and any(0 in [size for d, size in enumerate(boxing.shard_shape(shape, placement, nd, r))
+                                             if any(s.is_split and s.dim == d for s in nd)]
+                                       for r in placement.flat_ranks()):
+            return False
+    return True
 
 
 def _divides(shape: tuple, nd: tuple, placement: Placement) -> bool:
@@ -144,13 +169,27 @@ def _divides(shape: tuple, nd: tuple, placement: Placement) -> bool:
     return all(shape[d] % k == 0 for d, k in parts.items())
 
 
-def _wrap(result, placement: Placement, sbp: tuple):
+def _split_sizes(call: Call, chosen: list) -> dict:
+    """The global size of each output split dim whose signature holds for uneven parts: the size of the
+    input dim it comes from (such signatures keep it), as the local sizes cannot tell it."""
+    sizes = {}
+    for sig in chosen:
+        if sig.out.is_split and sig.parts != "even":
+            i = next(i for i, s in enumerate(sig.ins) if s.is_split)
+            sizes[sig.out.dim] = call.shapes[i][sig.ins[i].dim]
+    return sizes
+
+
+def _wrap(result, placement: Placement, sbp: tuple, sizes: dict | None = None):
     if isinstance(result, Tensor):
-        return GlobalTensor(result, placement, sbp, _global_shape(result.shape, sbp, placement))
+        shape = list(_global_shape(result.shape, sbp, placement))
+        for d, size in (sizes or {}).items():
+            shape[d] = size
+        return GlobalTensor(result, placement, sbp, tuple(shape))
     if isinstance(result, tuple) and hasattr(result, "_fields"):
-        return type(result)(*(_wrap(r, placement, sbp) for r in result))
+        return type(result)(*(_wrap(r, placement, sbp, sizes) for r in result))
     if isinstance(result, (list, tuple)):
-        return type(result)(_wrap(r, placement, sbp) for r in result)
+        return type(result)(_wrap(r, placement, sbp, sizes) for r in result)
     return result
 
 
@@ -171,7 +210,10 @@ def dispatch(name: str, fn, args: tuple, kwargs: dict):
     placement = inputs[0].placement
     call = Call(name, args, kwargs, inputs, [tuple(g.shape) for g in inputs])
     rule = rule_for(name)
-    ins, out, rewrite = _choose(call, rule(call) if rule is not None else [], placement)
+    chosen = _choose(call, rule(call) if rule is not None else [], placement)
+    ins = [tuple(sig.ins[i] for sig in chosen) for i in range(len(inputs))]
+    out = tuple(sig.out for sig in chosen)
+    rewrite = next((sig.rewrite for sig in chosen if sig.rewrite is not None), None)
     grad = is_grad_enabled()
     shards = []
     for g, want in zip(inputs, ins):
@@ -184,7 +226,7 @@ def dispatch(name: str, fn, args: tuple, kwargs: dict):
     local_args, local_kwargs = _substitute(args, kwargs, lambda g: next(feed))
     if rewrite is not None:
         local_args, local_kwargs = rewrite(local_args, local_kwargs, out, placement.hierarchy)
-    return _wrap(fn(*local_args, **local_kwargs), placement, out)
+    return _wrap(fn(*local_args, **local_kwargs), placement, out, _split_sizes(call, chosen))
 
 
 _INPLACE_DUNDERS = {"__iadd__": "__add__", "__isub__": "__sub__", "__imul__": "__mul__", "__itruediv__": "__truediv__",
@@ -220,10 +262,15 @@ def _inplace(name: str, fn, args: tuple, kwargs: dict):
 
 
 def _mean(input, dim=None, keepdim: bool = False, *, dtype=None):
-    """mean as sum / count, so a split or partial input reduces without gathering."""
+    """mean as sum / count, so a split or partial input reduces without gathering; a dim split unevenly
+    is gathered first, as torch's DTensor does (the parts' averages do not average to the mean)."""
     if not isinstance(input, GlobalTensor) or not (dtype or input.dtype).is_floating_point:
         return NotImplemented
     dims = range(input.dim()) if dim is None or dim == () else ([dim] if isinstance(dim, int) else dim)
+    reduced = {d % max(input.dim(), 1) for d in dims}
+    if not _divides(input._shape, tuple(s if s.is_split and s.dim in reduced else broadcast for s in input.sbp),
+                    input.placement):
+        return NotImplemented
     count = 1
     for d in dims:
         count *= input._shape[d % max(input.dim(), 1)]

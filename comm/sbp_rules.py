@@ -4,13 +4,18 @@ local shards gives a shard of the global result, and the output's sbp.
 A rule takes the call (`Call`: the op's arguments and its global inputs' shapes) and returns the
 candidate `Sig`s for one grid axis; the dispatcher adds "everything broadcast -> broadcast"
 (always right) and picks the candidate needing the fewest bytes of boxing. A `Sig` may carry
-`rewrite`, which turns the global arguments (shapes) into the local shard's arguments.
+`rewrite`, which turns the global arguments (shapes) into the local shard's arguments, and says
+through `parts` whether it also holds for uneven splits (torch.chunk's parts, as DTensor's Shard
+lays out a dim that does not divide): "any" for signatures whose output split dim keeps the size of
+the inputs' split dim (elementwise ops, reductions of other dims, transposes, matmul), "nonempty"
+for max/min reductions (a rank's empty part has no max), "even" otherwise (reshape, mean's average).
 """
 from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
-from .placement_sbp import SbpKind, broadcast as B, partial_sum as P, split as S
+from ..autograd.grad_mode import is_grad_enabled
+from .placement_sbp import SbpKind, broadcast as B, partial, partial_sum as P, split as S
 
 __all__ = ["Sig", "Call", "RULES", "rule_for"]
 
@@ -21,6 +26,7 @@ class Sig(NamedTuple):
     ins: tuple
     out: SbpKind
     rewrite: Callable | None = None
+    parts: str = "even"   # which splits it holds for: "even", "any" (uneven too) or "nonempty" (no empty part)
 
 
 class Call(NamedTuple):
@@ -41,6 +47,11 @@ def _arg(call: Call, index: int, key: str, default=None):
 
 def _norm(dim: int, ndim: int) -> int:
     return dim % ndim if ndim else 0
+
+
+def _uneven(sigs: list, parts: str = "any") -> list:
+    """`sigs` marked as holding for torch.chunk's uneven parts too (their output split dims keep their size)."""
+    return [sig._replace(parts=parts) for sig in sigs]
 
 
 def _broadcast_shape(shapes: list) -> tuple:
@@ -64,7 +75,7 @@ def elementwise(call: Call) -> list:
             k = d - (len(out_shape) - len(shape))
             ins.append(S(k) if k >= 0 and shape[k] == out_shape[d] and shape[k] > 1 else B)
         if any(s != B for s in ins):
-            sigs.append(Sig(tuple(ins), S(d)))
+            sigs.append(Sig(tuple(ins), S(d), parts="any"))
     return sigs
 
 
@@ -117,7 +128,7 @@ def matmul(call: Call) -> list:
         sb = S(kb) if kb >= 0 and b[kb] > 1 else B
         if sa != B or sb != B:
             sigs.append(Sig((sa, sb), S(d)))
-    return sigs
+    return _uneven(sigs)
 
 
 # -- reductions ---------------------------------------------------------------------------------------
@@ -129,37 +140,63 @@ def _reduced_dims(call: Call, ndim: int):
     return {_norm(int(d), ndim) for d in dims}
 
 
-def _keep_split(call: Call, summing: bool) -> list:
+def _keep_split(call: Call, over_split: SbpKind | None, parts: str = "any", keepdim_at: int = 2) -> list:
+    """A split of a dim the reduction keeps stays (renumbered); a split of a reduced dim gives `over_split`
+    (None: it cannot stay split)."""
     ndim = len(call.shapes[0])
     reduced = _reduced_dims(call, ndim)
-    keepdim = bool(_arg(call, 2, "keepdim", False))
-    sigs = [Sig((P,), P)] if summing else []
+    keepdim = bool(_arg(call, keepdim_at, "keepdim", False))
+    sigs = []
     for d in range(ndim):
-        if d in reduced:
-            if summing:
-                sigs.append(Sig((S(d),), P))
-        else:
-            sigs.append(Sig((S(d),), S(d if keepdim else d - sum(1 for r in reduced if r < d))))
+        if d not in reduced:
+            sigs.append(Sig((S(d),), S(d if keepdim else d - sum(1 for r in reduced if r < d)), parts="any"))
+        elif over_split is not None:
+            sigs.append(Sig((S(d),), over_split, parts=parts))
     return sigs
 
 
 def summation(call: Call) -> list:
     """sum over a split dim -> P, over other dims keeps the split; sum of P -> P."""
-    return _keep_split(call, summing=True) if len(call.inputs) == 1 else []
+    return [Sig((P,), P)] + _keep_split(call, P) if len(call.inputs) == 1 else []
+
+
+# The partial value each rank's reduction of its part is, as torch's DTensor has it (max(dim)/min(dim) give
+# indices too, which cannot be combined, so only their whole-tensor forms are here).
+_PARTIAL_OF = {"amax": "max", "amin": "min", "max": "max", "min": "min", "prod": "product", "all": "product",
+               "any": "sum"}
+
+
+def _needs_grad(call: Call) -> bool:
+    return is_grad_enabled() and any(g.requires_grad for g in call.inputs)
 
 
 def reduction(call: Call) -> list:
-    """Other reductions keep a split of a dim they do not reduce."""
+    """Other reductions keep a split of a dim they do not reduce; max/min/prod/all/any of a split dim give the
+    ranks' partial max/min/product/sum. Partial max/min/product are offered only when no gradient is recorded:
+    the local op's backward would send each rank's gradient to its own extremum (or leave out the other ranks'
+    factors), so with autograd the reduced dim is gathered instead."""
     if len(call.inputs) != 1:                    # max(a, b) and friends are elementwise
         return elementwise(call)
-    return _keep_split(call, summing=False)
+    op = _PARTIAL_OF.get(call.name)
+    whole = call.name not in ("max", "min") or _arg(call, 1, "dim") is None
+    if op is None or not whole or (op != "sum" and _needs_grad(call)):
+        return _keep_split(call, None)
+    sigs = _keep_split(call, partial(op), parts="nonempty" if op in ("max", "min") else "any")
+    if op in ("max", "min", "product"):         # max of partial maxes is the max (product likewise)
+        sigs.append(Sig((partial(op),), partial(op)))
+    return sigs
+
+
+def variance(call: Call) -> list:
+    """var/std keep a split of a dim they do not reduce (keepdim is their fourth argument)."""
+    return _keep_split(call, None, keepdim_at=3) if len(call.inputs) == 1 else []
 
 
 def along_dim(call: Call) -> list:
     """softmax-like ops along `dim` keep a split of any other dim."""
     ndim = len(call.shapes[0])
     dim = _norm(int(_arg(call, 1, "dim")), ndim)
-    return [Sig((S(d),), S(d)) for d in range(ndim) if d != dim]
+    return [Sig((S(d),), S(d), parts="any") for d in range(ndim) if d != dim]
 
 
 # -- views and reshapes: renumber the split dim ---------------------------------------------------------
@@ -170,7 +207,7 @@ def _renumber(mapping: Callable) -> Callable:
             return []
         ndim = len(call.shapes[0])
         moved = mapping(call, ndim)
-        return [Sig((P,), P)] + [Sig((S(d),), S(moved[d])) for d in range(ndim) if d in moved]
+        return [Sig((P,), P)] + [Sig((S(d),), S(moved[d]), parts="any") for d in range(ndim) if d in moved]
     return rule
 
 
@@ -228,11 +265,26 @@ def _squeeze(call, ndim):
     return {d: d - sum(1 for g in gone if g < d) for d in range(ndim) if d not in gone}
 
 
+def _flat_range(call, ndim) -> tuple:
+    return _norm(int(_arg(call, 1, "start_dim", 0)), ndim), _norm(int(_arg(call, 2, "end_dim", -1)), ndim)
+
+
 def _flatten(call, ndim):
     if ndim == 0:
         return {}
-    start, end = _norm(int(_arg(call, 1, "start_dim", 0)), ndim), _norm(int(_arg(call, 2, "end_dim", -1)), ndim)
+    start, end = _flat_range(call, ndim)
     return {d: d if d <= start else d - (end - start) for d in range(ndim) if not start < d <= end}
+
+
+def flatten(call: Call) -> list:
+    """flatten renumbers; a split of the first merged dim only holds for even parts (the merged dim's
+    torch.chunk parts are not the parts of its first dim times the rest)."""
+    sigs = _renumber(_flatten)(call)
+    ndim = len(call.shapes[0]) if call.inputs else 0
+    if ndim == 0:
+        return sigs
+    start, end = _flat_range(call, ndim)
+    return [sig._replace(parts="even") if end > start and sig.ins[0] == S(start) else sig for sig in sigs]
 
 
 def _select(call, ndim):
@@ -263,7 +315,7 @@ def getitem(call: Call) -> list:
             moved[d] = out
         out += not isinstance(i, int)
         d += 1
-    return [Sig((P,), P)] + [Sig((S(k),), S(v)) for k, v in moved.items()]
+    return [Sig((P,), P)] + [Sig((S(k),), S(v), parts="any") for k, v in moved.items()]
 
 
 def squeeze(call: Call) -> list:
@@ -323,7 +375,7 @@ def concat(call: Call) -> list:
     ndim = len(call.shapes[0])
     dim = _norm(int(_arg(call, 1, "dim", 0)), ndim)
     n = len(call.inputs)
-    return [Sig((P,) * n, P)] + [Sig((S(d),) * n, S(d)) for d in range(ndim) if d != dim]
+    return [Sig((P,) * n, P)] + [Sig((S(d),) * n, S(d), parts="any") for d in range(ndim) if d != dim]
 
 
 # -- the table ------------------------------------------------------------------------------------------
@@ -331,7 +383,7 @@ def _table() -> dict:
     from ..ops import activations, math_api
     rules: dict = {}
     not_elementwise = {"where", "clone", "polygamma", "mvlgamma"}
-    for name in list(math_api.__all__) + list(activations.__all__):
+    for name in list(math_api.__all__) + list(activations.__all__) + list(activations.FUNCTIONAL):
         if name not in not_elementwise and not name.endswith("_"):
             rules[name] = elementwise
     for name in ("where", "ones_like", "sigmoid", "tanh", "gelu", "silu", "softplus", "__lt__", "__le__", "__gt__",
@@ -355,12 +407,14 @@ def _table() -> dict:
     for name in ("amax", "amin", "max", "min", "prod", "any", "all", "argmax", "argmin", "logsumexp",
                  "mean", "nanmean", "count_nonzero"):
         rules[name] = reduction
+    for name in ("var", "std"):
+        rules[name] = variance
     for name in ("softmax", "log_softmax", "cumsum", "cumprod"):
         rules[name] = along_dim
     rules.update(transpose=_renumber(_transpose), swapaxes=_renumber(_transpose), swapdims=_renumber(_transpose),
                  t=_renumber(_t), T=_renumber(_t), permute=_renumber(_permute), movedim=_renumber(_movedim),
                  moveaxis=_renumber(_movedim), unsqueeze=_renumber(_unsqueeze), squeeze=squeeze,
-                 flatten=_renumber(_flatten), reshape=reshape, view=reshape, cat=concat, concat=concat,
+                 flatten=flatten, reshape=reshape, view=reshape, cat=concat, concat=concat,
                  concatenate=concat, __getitem__=getitem, narrow=along_dim, select=_renumber(_select))
     return rules
 

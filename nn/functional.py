@@ -21,8 +21,12 @@ from ._util import check_probability
 
 # activations defined in the op library (relu, gelu, silu, elu, softplus, hardswish, ...)
 for _name in _act.FUNCTIONAL:
-    # the public op when there is one: it also takes global tensors
-    globals()[_name] = getattr(ops, _name) if hasattr(ops, _name) else getattr(_act, _name)
+    # the public op when there is one; either way it also takes global tensors (DTensors)
+    if hasattr(ops, _name):
+        globals()[_name] = getattr(ops, _name)
+    else:
+        globals()[_name] = ops._accepting_global(getattr(_act, _name), _name)
+        globals()[_name].__module__ = __name__   # pickled by reference as tidal.nn.functional.<name>
 
 __all__ = list(_act.FUNCTIONAL) + [
     "linear", "bilinear", "softmax", "log_softmax", "softmin", "glu", "prelu", "rrelu", "dropout", "dropout1d",

@@ -5,8 +5,9 @@ boxing, and every op runs through the global-tensor dispatcher (SBP signatures).
 torch's names to the class once (`placements`, `device_mesh`, `redistribute`, `full_tensor`,
 `to_local(grad_placements=)`, `DTensor.from_local`) and gives the module-level functions
 `distribute_tensor` and `distribute_module`. A Shard whose dim does not divide over the mesh gives
-torch.chunk's parts (the last ranks smaller or empty), as torch's does; ops on such a tensor run on its
-gathered value (tidal's SBP signatures need even splits), so their results are replicated.
+torch.chunk's parts (the last ranks smaller or empty), as torch's does; ops on such a tensor run on the
+local parts where torch's do (elementwise ops, reductions, softmax-like ops, transposes, matmul: the SBP
+signatures marked for uneven parts) and on the gathered value otherwise, as torch's.
 """
 from __future__ import annotations
 
