@@ -25,11 +25,15 @@ Over tensor parallelism (parallelize_module on mesh["tp"], then fully_shard with
 mesh): each DTensor parameter's tp-local tensor is what the dp ranks shard, gather and reduce-scatter; the
 module computes with the gathered tp DTensor. The sharded parameter is a DTensor on the (tp, dp) mesh with
 placements (tp placement, Shard(0)) -- torch names the same layout on the (dp, tp) mesh, with a
-_StridedShard where both split dim 0.
+_StridedShard where both split dim 0. HSDP over tensor parallelism (a 3-D mesh: fully_shard with
+mesh["dp_replicate", "dp_shard"]) is the same with the replicas' all-reduce added: the parameter is a
+DTensor on the (tp, dp_replicate, dp_shard) mesh with placements (tp placement, Replicate(), Shard(0)).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.graph import record
@@ -372,45 +376,54 @@ def fully_shard(module, *, mesh: DeviceMesh | None = None, reshard_after_forward
 
 
 def _over_tensor_parallel(owner, name: str, param: GlobalTensor, mesh: DeviceMesh, dim: int | None) -> _Param:
-    """A tensor-parallel parameter (a DTensor on the tp mesh) sharded again over the data-parallel `mesh`: its
-    local tensor split on `dim` over the dp ranks, kept as a DTensor on the (tp, dp) mesh. The tp axis comes
-    first, so that even a tp Shard(0) split again on dim 0 is exactly tidal's nested split (torch reports it
-    on the (dp, tp) mesh with a _StridedShard)."""
-    if mesh.ndim != 1 or param.placement.ndim != 1:
+    """A tensor-parallel parameter (a DTensor on the tp mesh) sharded again over the data-parallel `mesh` (1-D:
+    FSDP, 2-D: HSDP): its local tensor split on `dim` over the dp shard ranks (and replicated over the HSDP
+    replicas), kept as a DTensor on the (tp, *dp) mesh. The tp axis comes first, so that even a tp Shard(0)
+    split again on dim 0 is exactly tidal's nested split (torch reports it on the (*dp, tp) mesh with a
+    _StridedShard)."""
+    if param.placement.ndim != 1:
         raise NotImplementedError(f"fully_shard(): parameter {name!r} is a DTensor on a {param.placement.ndim}-D "
-                                  f"mesh and the FSDP mesh is {mesh.ndim}-D; tidal combines a 1-D tensor-parallel "
-                                  "mesh with a 1-D data-parallel one (mesh['tp'] and mesh['dp'] of a 2-D mesh)")
-    grid = _joint_grid(param.placement.flat_ranks(), mesh.placement.flat_ranks())
+                                  "mesh; tidal shards DTensor parameters laid out on a 1-D tensor-parallel mesh "
+                                  "(mesh['tp'])")
+    grid = _joint_grid(param.placement.flat_ranks(), mesh.placement)
     both = DeviceMesh("cpu", grid.tolist(), mesh_dim_names=_joint_names(param, mesh), _init_backend=False)
-    placements = [from_sbp(param.sbp[0]), Replicate() if dim is None else Shard(dim)]
+    placements = [from_sbp(param.sbp[0])] + [Replicate()] * (mesh.ndim - 1) + \
+        [Replicate() if dim is None else Shard(dim)]
     with no_grad():
         local = param._local.detach()
         if dim is not None:
-            local = boxing._slice(local, mesh.get_group(), dim)
+            local = boxing._slice(local, mesh.get_group(mesh.ndim - 1), dim)
         sharded = GlobalTensor(local, both.placement, tuple(to_sbp(q, param.dim()) for q in placements),
                                param._shape).as_parameter(param.requires_grad)
     return _Param([(owner, name)], sharded, dim, (param.placement, param.sbp, param._shape))
 
 
-def _joint_grid(tp_ranks: tuple, dp_ranks: tuple):
-    """The ranks of the 2-D mesh whose lines through this rank are `tp_ranks` and `dp_ranks`, as a (tp, dp) grid."""
+def _joint_grid(tp_ranks: tuple, dp):
+    """The ranks of the mesh made with init_device_mesh whose line through this rank along one axis is
+    `tp_ranks` and whose other axes, through this rank, are the grid of the dp placement `dp`: as a (tp, *dp)
+    grid."""
     from .device_mesh import _BY_PLACEMENT
     rank = _rank()
+    dp_grid = dp.ranks
     for made in list(_BY_PLACEMENT.values()):
         placement = made.placement
-        if placement.ndim == 2 and placement.coords(rank) is not None:
-            for tp_axis in (0, 1):
-                if placement.line(rank, tp_axis) == tp_ranks and placement.line(rank, 1 - tp_axis) == dp_ranks:
-                    return placement.ranks if tp_axis == 0 else placement.ranks.T
+        coords = placement.coords(rank)
+        if placement.ndim != 1 + dp_grid.ndim or coords is None:
+            continue
+        for tp_axis in range(placement.ndim):
+            index = tuple(coords[a] if a == tp_axis else slice(None) for a in range(placement.ndim))
+            if placement.line(rank, tp_axis) == tp_ranks and np.array_equal(placement.ranks[index], dp_grid):
+                return np.moveaxis(placement.ranks, tp_axis, 0)
     raise NotImplementedError("fully_shard(): the tensor-parallel and data-parallel meshes of this rank are not "
-                              "the two dims of a 2-D mesh made with init_device_mesh; tidal shards DTensor "
-                              "parameters over mesh['dp'] of such a mesh")
+                              "sub-meshes of one mesh made with init_device_mesh; tidal shards DTensor parameters "
+                              "over mesh['dp'] (or mesh['dp_replicate', 'dp_shard']) of the mesh whose "
+                              "mesh['tp'] laid them out")
 
 
 def _joint_names(param: GlobalTensor, mesh: DeviceMesh) -> tuple:
-    tp = param.device_mesh.mesh_dim_names
-    dp = mesh.mesh_dim_names
-    return (tp[0], dp[0]) if tp and dp and tp[0] != dp[0] else ("tp", "dp")
+    tp = param.device_mesh.mesh_dim_names or ("tp",)
+    dp = mesh.mesh_dim_names or (("dp",) if mesh.ndim == 1 else ("dp_replicate", "dp_shard"))
+    return tp + dp if not set(tp) & set(dp) else ("tp",) + tuple(f"dp{k}" for k in range(mesh.ndim))
 
 
 def _rank() -> int:

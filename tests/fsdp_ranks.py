@@ -235,3 +235,35 @@ def fsdp_over_tensor_parallel(weights: list, x: np.ndarray, y: np.ndarray, steps
     return {"losses": losses, "weights": [q.full_tensor().detach().numpy() for q in model.parameters()],
             "layout": {n: (q.device_mesh.mesh_dim_names, [repr(p) for p in q.placements], tuple(q.to_local().shape))
                        for n, q in model.named_parameters()}}
+
+
+def hsdp_over_tensor_parallel(weights: list, x: np.ndarray, y: np.ndarray, steps: int, shape: tuple) -> dict:
+    """fsdp_over_tensor_parallel on a 3-D (dp_replicate, dp_shard, tp) mesh of `shape`, each layer and the root
+    fully_shard-ed over mesh['dp_replicate', 'dp_shard'] (HSDP): losses, final whole weights and layouts."""
+    from tidal.distributed.device_mesh import init_device_mesh
+    from tidal.distributed.fsdp import fully_shard
+    from tidal.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+    mesh = init_device_mesh("cpu", shape, mesh_dim_names=("dp_replicate", "dp_shard", "tp"))
+    m = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)).double()
+    with tidal.no_grad():
+        for p, w in zip(m.parameters(), weights):
+            p.copy_(tidal.tensor(w))
+    parallelize_module(m, mesh["tp"], {"0": ColwiseParallel(), "2": RowwiseParallel()})
+    dp_mesh = mesh["dp_replicate", "dp_shard"]
+    for layer in (m[0], m[2]):
+        fully_shard(layer, mesh=dp_mesh)
+    model = fully_shard(m, mesh=dp_mesh)
+    dp = mesh.get_local_rank("dp_replicate") * shape[1] + mesh.get_local_rank("dp_shard")
+    rows = len(x) // (shape[0] * shape[1])
+    mine_x, mine_y = tidal.tensor(x[dp * rows:(dp + 1) * rows]), tidal.tensor(y[dp * rows:(dp + 1) * rows])
+    opt = tidal.optim.Adam(model.parameters(), lr=0.05)
+    losses = []
+    for _ in range(steps):
+        loss = nn.functional.mse_loss(model(mine_x), mine_y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(_mean_over_ranks(loss.item()))
+    return {"losses": losses, "weights": [q.full_tensor().detach().numpy() for q in model.parameters()],
+            "layout": {n: (q.device_mesh.mesh_dim_names, [repr(p) for p in q.placements], tuple(q.to_local().shape))
+                       for n, q in model.named_parameters()}}

@@ -223,11 +223,10 @@ def pool4():
     ranks.close()
 
 
-@pytest.mark.timeout(180)
-def test_fully_shard_over_tensor_parallel_trains_like_torch(pool4):
-    """2-D parallelism on 4 ranks: tensor parallel on mesh['tp'], FSDP over mesh['dp']; torch's losses and
-    weights from one process on the whole batch."""
-    rng = np.random.default_rng(4)
+def _torch_tp_reference(seed: int, steps: int) -> tuple:
+    """Weights, data, and torch's losses and trained model for the MLP the 4-rank tests parallelize (one
+    process, the whole batch)."""
+    rng = np.random.default_rng(seed)
     weights = [rng.standard_normal(s) * 0.5 for s in [(8, 6), (8,), (3, 8), (3,)]]
     x, y = rng.standard_normal((4, 6)), rng.standard_normal((4, 3))
     model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3)).double()
@@ -236,12 +235,20 @@ def test_fully_shard_over_tensor_parallel_trains_like_torch(pool4):
             p.copy_(torch.tensor(w))
     opt = torch.optim.Adam(model.parameters(), lr=0.05)
     losses = []
-    for _ in range(2):
+    for _ in range(steps):
         loss = torch.nn.functional.mse_loss(model(torch.tensor(x)), torch.tensor(y))
         opt.zero_grad()
         loss.backward()
         opt.step()
         losses.append(loss.item())
+    return weights, x, y, losses, model
+
+
+@pytest.mark.timeout(180)
+def test_fully_shard_over_tensor_parallel_trains_like_torch(pool4):
+    """2-D parallelism on 4 ranks: tensor parallel on mesh['tp'], FSDP over mesh['dp']; torch's losses and
+    weights from one process on the whole batch."""
+    weights, x, y, losses, model = _torch_tp_reference(4, 2)
     for rank, got in enumerate(pool4.run(F.fsdp_over_tensor_parallel, weights, x, y, 2, timeout=150)):
         tp, dp = rank % 2, rank // 2
         # the tp layout first, then FSDP's Shard(0) over dp of each tp-local tensor (torch.chunk's parts)
@@ -250,6 +257,31 @@ def test_fully_shard_over_tensor_parallel_trains_like_torch(pool4):
             "0.bias": (("tp", "dp"), ["Shard(dim=0)", "Shard(dim=0)"], (2,)),
             "2.weight": (("tp", "dp"), ["Shard(dim=1)", "Shard(dim=0)"], ((2, 4), (1, 4))[dp]),
             "2.bias": (("tp", "dp"), ["Replicate()", "Shard(dim=0)"], ((2,), (1,))[dp])}, (rank, tp)
+        np.testing.assert_allclose(got["losses"], losses, rtol=1e-10)
+        for ours, p in zip(got["weights"], model.parameters()):
+            np.testing.assert_allclose(ours, p.detach().numpy(), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("shape", [(2, 1, 2), (1, 2, 2)], ids=["replicas2", "shards2"])
+def test_hsdp_over_tensor_parallel_trains_like_torch(pool4, shape):
+    """3-D parallelism on 4 ranks: tensor parallel on mesh['tp'], HSDP over mesh['dp_replicate', 'dp_shard']
+    (gradients reduce-scattered over the shards, all-reduced over the replicas); torch's losses and weights
+    from one process on the whole batch, and the layout: the tp placement, Replicate, then FSDP's Shard(0)
+    of each tp-local tensor over the shard ranks (torch.chunk's parts)."""
+    weights, x, y, losses, model = _torch_tp_reference(5, 2)
+    replicas, shards, _ = shape
+    for rank, got in enumerate(pool4.run(F.hsdp_over_tensor_parallel, weights, x, y, 2, shape, timeout=150)):
+        shard = (rank // 2) % shards
+        names = ("tp", "dp_replicate", "dp_shard")
+        tp_local = {"0.weight": (4, 6), "0.bias": (4,), "2.weight": (3, 4), "2.bias": (3,)}
+        for name, (mesh_names, placements, local) in got["layout"].items():
+            whole = tp_local[name]
+            part = torch.zeros(whole).chunk(shards, 0)
+            assert mesh_names == names and placements[1:] == ["Replicate()", "Shard(dim=0)"], (rank, name)
+            assert local == (tuple(part[shard].shape) if shard < len(part) else (0,) + whole[1:]), (rank, name)
+        assert [got["layout"][n][1][0] for n in tp_local] == ["Shard(dim=0)", "Shard(dim=0)", "Shard(dim=1)",
+                                                               "Replicate()"]
         np.testing.assert_allclose(got["losses"], losses, rtol=1e-10)
         for ours, p in zip(got["weights"], model.parameters()):
             np.testing.assert_allclose(ours, p.detach().numpy(), rtol=1e-8, atol=1e-10)
