@@ -8,6 +8,7 @@ import torch
 
 import tidal.compat as ttorch
 from tidal.ops import elementwise as ew
+from tidal.ops import math_api as M
 from tidal.ops import number_args as NA
 
 NAMES = sorted(({n for n, op in ew.OPS.items() if op.nin == 2 and hasattr(torch, n)} |
@@ -18,14 +19,20 @@ ARG_NAMES = {"clamp_min": ("input", "min"), "clamp_max": ("input", "max"), "pow"
 COMBOS = {"number, tensor": lambda L: (3, L.tensor([1, 2, 4])), "tensor, number": lambda L: (L.tensor([1, 2, 4]), 3),
           "int, int": lambda L: (5, 3), "float, int": lambda L: (2.5, 2),
           "float, tensor": lambda L: (1.5, L.tensor([1., 2.])), "tensor, bool": lambda L: (L.tensor([True, False]), True)}
-# dtype refusals (not number handling) where tidal differs from torch: a float operand of a bitwise op
+# dtype refusals (not number handling) where tidal differed from torch: a float operand of a bitwise op
 # (TypeError, torch NotImplementedError), a bool tensor in shifts, clamp_min/max, fmod, remainder,
 # floor_divide (computed, or RuntimeError; torch NotImplementedError "..._cpu" not implemented for 'Bool')
-# and pow of a bool tensor by a bool (refused; torch computes). The dtype rules live in ops/elementwise.py.
+# and pow of a bool tensor by a bool (refused; torch computes). Fixed by the issue 15 patches to
+# ops/elementwise.py (REAL_REJECT) and, for clamp_min/max's number bounds, ops/math_api.py (kernel_dtypes
+# hooks); tests/test_kernel_dtypes.py covers the dtype rules themselves.
+PLAN_PATCHED = hasattr(ew, "REAL_REJECT")
+HOOKS_PATCHED = PLAN_PATCHED and hasattr(M, "kernel_dtypes")
 DTYPE_REFUSALS = {
-    **{n: {"float, tensor"} for n in ("bitwise_and", "bitwise_or", "bitwise_xor")},
-    **{n: {"float, tensor", "tensor, bool"} for n in ("bitwise_left_shift", "bitwise_right_shift")},
-    **{n: {"tensor, bool"} for n in ("clamp_max", "clamp_min", "floor_divide", "fmod", "pow", "remainder")},
+    **{n: {"float, tensor": PLAN_PATCHED} for n in ("bitwise_and", "bitwise_or", "bitwise_xor")},
+    **{n: {"float, tensor": PLAN_PATCHED, "tensor, bool": PLAN_PATCHED}
+       for n in ("bitwise_left_shift", "bitwise_right_shift")},
+    **{n: {"tensor, bool": PLAN_PATCHED} for n in ("floor_divide", "fmod", "pow", "remainder")},
+    **{n: {"tensor, bool": HOOKS_PATCHED} for n in ("clamp_max", "clamp_min")},
 }
 
 
@@ -55,8 +62,8 @@ def _params():
     for name in NAMES:
         for combo in COMBOS:
             marks = []
-            if combo in DTYPE_REFUSALS.get(name, ()):
-                marks = [pytest.mark.xfail(strict=True, reason="dtype refusal differs (ops/elementwise.py)")]
+            if combo in DTYPE_REFUSALS.get(name, {}) and not DTYPE_REFUSALS[name][combo]:
+                marks = [pytest.mark.xfail(strict=True, reason="awaits the issue 15 dtype patches")]
             out.append(pytest.param(name, combo, marks=marks, id=f"{name}-{combo}"))
     return out
 

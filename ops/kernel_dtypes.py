@@ -1,0 +1,66 @@
+"""Dtype refusals of torch's kernels that the elementwise plan cannot see: it knows an op's promoted dtype,
+not which public function called it or whether a bound was a Python number.
+
+clamp with number bounds runs torch's `clamp_scalar` kernels (no bool loop, where a bool tensor bound
+takes maximum/minimum, which have one); lerp wants `end` and a weight tensor of the input's own dtype and
+has no integer loop; `~` and unary `+` refuse by dtype before any kernel. The elementwise plan's own table
+(elementwise.REAL_REJECT) covers the refusals that follow from the promoted dtype alone.
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from .factory_args import TYPEMETA_NAME, overflows
+from .elementwise import torch_name
+from .number_args import invalid_combination
+
+_TYPEMETA = {**TYPEMETA_NAME, dt.complex64: "c10::complex<float>", dt.complex128: "c10::complex<double>"}
+
+
+_CLAMP = ("Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None",
+          "Tensor input, Number min = None, Number max = None, *, Tensor out = None")
+
+
+def check_clamp(input, min, max) -> None:
+    """torch's TypeError for clamp's bounds mixing a tensor and a number, and its NotImplementedError for
+    clamp/clamp_min/clamp_max of a bool tensor by Python bool bounds."""
+    bounds = [b for b in (min, max) if b is not None]
+    if len({isinstance(b, Tensor) for b in bounds}) == 2:  # one schema takes two tensors, the other two numbers
+        raise invalid_combination("clamp", (input, min, max), _CLAMP)
+    if not isinstance(input, Tensor) or input.dtype is not dt.bool_:
+        return
+    if bounds and all(isinstance(b, bool) for b in bounds):  # any other number promotes past bool
+        kernel = "clamp_scalar_cpu" if len(bounds) == 2 else "clamp_min_scalar_cpu" if max is None \
+            else "clamp_max_scalar_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def check_lerp(input: Tensor, end, weight) -> None:
+    """torch's errors for lerp: `end` and a weight tensor of more than 0 dims must have the input's dtype,
+    integer and bool inputs have no kernel (a number weight; the plan refuses tensor weights), and a number
+    weight must fit the kernel's math type."""
+    for name, other in (("end", end), ("weight", weight)):
+        if isinstance(other, Tensor) and other.dtype is not input.dtype and (name == "end" or other.ndim):
+            raise RuntimeError(f"expected dtype {_TYPEMETA[input.dtype]} for `{name}` but got dtype "
+                               f"{_TYPEMETA[other.dtype]}")
+    if isinstance(weight, Tensor):
+        return
+    if input.dtype.category < dt.FLOAT:
+        raise NotImplementedError(f"\"lerp_kernel_scalar\" not implemented for '{torch_name(input.dtype)}'")
+    # the weight is converted to the kernel's math type (float32 for 16-bit floats)
+    math_type = input.dtype.compute
+    if isinstance(weight, complex) and not math_type.is_complex or \
+            not isinstance(weight, complex) and overflows(weight, math_type.to_real()):
+        raise RuntimeError(f"value cannot be converted to type {_TYPEMETA[math_type]} without overflow")
+
+
+def check_invert(input: Tensor) -> None:
+    """torch's TypeError for `~` on a floating or complex tensor."""
+    if input.dtype.category >= dt.FLOAT:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+
+
+def check_positive(input: Tensor) -> None:
+    """torch's RuntimeError for unary `+` (torch.positive) on a bool tensor."""
+    if input.dtype is dt.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
