@@ -278,7 +278,17 @@ def _mean(input, dim=None, keepdim: bool = False, *, dtype=None):
     return total / count
 
 
-_COMPOSITES = {"mean": _mean}
+def _copy_(target, src, non_blocking: bool = False):
+    """copy_ between global tensors on one placement: the source redistributed to the target's layout and
+    copied into its shard (load_state_dict of a DTensor state dict); anything else takes the general path."""
+    if not (isinstance(target, GlobalTensor) and isinstance(src, GlobalTensor) and src.placement == target.placement
+            and src._shape == target._shape):
+        return NotImplemented
+    target._local.copy_(boxing.box(src._local, src.placement, src.sbp, target.sbp, src._shape))
+    return target
+
+
+_COMPOSITES = {"mean": _mean, "copy_": _copy_}
 
 
 # -- the class ------------------------------------------------------------------------------------------

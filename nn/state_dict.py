@@ -87,7 +87,7 @@ class StateDictMixin:
                     missing_keys.append(key)
                 continue
             incoming = state_dict[key]
-            if not isinstance(incoming, Tensor):
+            if not isinstance(incoming, Tensor) and getattr(incoming, "is_global", False) is not True:  # DTensors load
                 error_msgs.append(f'While copying the parameter named "{key}", expected tidal.Tensor or '
                                   f"Tensor-like object from checkpoint but received {type(incoming)}")
                 continue

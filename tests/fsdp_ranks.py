@@ -237,22 +237,29 @@ def fsdp_over_tensor_parallel(weights: list, x: np.ndarray, y: np.ndarray, steps
                        for n, q in model.named_parameters()}}
 
 
-def hsdp_over_tensor_parallel(weights: list, x: np.ndarray, y: np.ndarray, steps: int, shape: tuple) -> dict:
+def hsdp_over_tensor_parallel(weights: list, x: np.ndarray, y: np.ndarray, steps: int, shape: tuple,
+                              path: str) -> dict:
     """fsdp_over_tensor_parallel on a 3-D (dp_replicate, dp_shard, tp) mesh of `shape`, each layer and the root
-    fully_shard-ed over mesh['dp_replicate', 'dp_shard'] (HSDP): losses, final whole weights and layouts."""
+    fully_shard-ed over mesh['dp_replicate', 'dp_shard'] (HSDP): losses, final whole weights and layouts; then
+    the trained state saved with dcp and loaded into a fresh model as torch's tutorial does (dcp.load into its
+    state dict, then load_state_dict), and loaded straight from the trained model's state dict."""
+    import tidal.distributed.checkpoint as dcp
     from tidal.distributed.device_mesh import init_device_mesh
     from tidal.distributed.fsdp import fully_shard
     from tidal.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
     mesh = init_device_mesh("cpu", shape, mesh_dim_names=("dp_replicate", "dp_shard", "tp"))
-    m = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)).double()
-    with tidal.no_grad():
-        for p, w in zip(m.parameters(), weights):
-            p.copy_(tidal.tensor(w))
-    parallelize_module(m, mesh["tp"], {"0": ColwiseParallel(), "2": RowwiseParallel()})
     dp_mesh = mesh["dp_replicate", "dp_shard"]
-    for layer in (m[0], m[2]):
-        fully_shard(layer, mesh=dp_mesh)
-    model = fully_shard(m, mesh=dp_mesh)
+
+    def build(values: list):
+        m = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)).double()
+        with tidal.no_grad():
+            for p, w in zip(m.parameters(), values):
+                p.copy_(tidal.tensor(w))
+        parallelize_module(m, mesh["tp"], {"0": ColwiseParallel(), "2": RowwiseParallel()})
+        for layer in (m[0], m[2]):
+            fully_shard(layer, mesh=dp_mesh)
+        return fully_shard(m, mesh=dp_mesh)
+    model = build(weights)
     dp = mesh.get_local_rank("dp_replicate") * shape[1] + mesh.get_local_rank("dp_shard")
     rows = len(x) // (shape[0] * shape[1])
     mine_x, mine_y = tidal.tensor(x[dp * rows:(dp + 1) * rows]), tidal.tensor(y[dp * rows:(dp + 1) * rows])
@@ -264,6 +271,14 @@ def hsdp_over_tensor_parallel(weights: list, x: np.ndarray, y: np.ndarray, steps
         loss.backward()
         opt.step()
         losses.append(_mean_over_ranks(loss.item()))
-    return {"losses": losses, "weights": [q.full_tensor().detach().numpy() for q in model.parameters()],
+    dcp.save({"model": model.state_dict()}, checkpoint_id=path)
+    resumed = build([np.zeros_like(w) for w in weights])
+    state = {"model": resumed.state_dict()}
+    dcp.load(state, checkpoint_id=path)
+    resumed.load_state_dict(state["model"])
+    copied = build([np.ones_like(w) for w in weights])
+    copied.load_state_dict(model.state_dict())
+    whole = lambda m: [q.full_tensor().detach().numpy() for q in m.parameters()]  # noqa: E731
+    return {"losses": losses, "weights": whole(model), "resumed": whole(resumed), "copied": whole(copied),
             "layout": {n: (q.device_mesh.mesh_dim_names, [repr(p) for p in q.placements], tuple(q.to_local().shape))
                        for n, q in model.named_parameters()}}

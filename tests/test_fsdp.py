@@ -264,14 +264,16 @@ def test_fully_shard_over_tensor_parallel_trains_like_torch(pool4):
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("shape", [(2, 1, 2), (1, 2, 2)], ids=["replicas2", "shards2"])
-def test_hsdp_over_tensor_parallel_trains_like_torch(pool4, shape):
+def test_hsdp_over_tensor_parallel_trains_like_torch(pool4, shape, tmp_path):
     """3-D parallelism on 4 ranks: tensor parallel on mesh['tp'], HSDP over mesh['dp_replicate', 'dp_shard']
     (gradients reduce-scattered over the shards, all-reduced over the replicas); torch's losses and weights
     from one process on the whole batch, and the layout: the tp placement, Replicate, then FSDP's Shard(0)
-    of each tp-local tensor over the shard ranks (torch.chunk's parts)."""
+    of each tp-local tensor over the shard ranks (torch.chunk's parts). A dcp checkpoint of the trained model
+    and its state dict load into fresh models (dcp.load, then load_state_dict of DTensors)."""
     weights, x, y, losses, model = _torch_tp_reference(5, 2)
     replicas, shards, _ = shape
-    for rank, got in enumerate(pool4.run(F.hsdp_over_tensor_parallel, weights, x, y, 2, shape, timeout=150)):
+    for rank, got in enumerate(pool4.run(F.hsdp_over_tensor_parallel, weights, x, y, 2, shape, str(tmp_path),
+                                              timeout=150)):
         shard = (rank // 2) % shards
         names = ("tp", "dp_replicate", "dp_shard")
         tp_local = {"0.weight": (4, 6), "0.bias": (4,), "2.weight": (3, 4), "2.bias": (3,)}
@@ -283,5 +285,7 @@ def test_hsdp_over_tensor_parallel_trains_like_torch(pool4, shape):
         assert [got["layout"][n][1][0] for n in tp_local] == ["Shard(dim=0)", "Shard(dim=0)", "Shard(dim=1)",
                                                                "Replicate()"]
         np.testing.assert_allclose(got["losses"], losses, rtol=1e-10)
-        for ours, p in zip(got["weights"], model.parameters()):
+        for ours, resumed, copied, p in zip(got["weights"], got["resumed"], got["copied"], model.parameters()):
             np.testing.assert_allclose(ours, p.detach().numpy(), rtol=1e-8, atol=1e-10)
+            np.testing.assert_array_equal(resumed, ours)
+            np.testing.assert_array_equal(copied, ours)
