@@ -19,6 +19,8 @@ from . import multiprocessing, random
 from . import fft, masked, signal, special
 from ._aten_functional import *  # noqa: F401,F403 - torch.dropout, torch.layer_norm... (ATen signatures)
 from ._aten_native import *  # noqa: F401,F403 - torch.native_layer_norm... (with their saved statistics)
+from ._aten_nn import *  # noqa: F401,F403 - torch.convolution, torch.lstm, torch.gru_cell... (ATen signatures)
+from ._control_flow import cond, while_loop
 from ._aten_native import (_native_batch_norm_legit, _softmax_backward_data,  # noqa: F401 - private names
                            _unsafe_masked_index, _unsafe_masked_index_put_accumulate)  # torch exposes
 from ..ops.index_reduction import segment_reduce as _segment_reduce  # noqa: F401 - torch's private spelling
@@ -36,6 +38,9 @@ from ._runtime import (are_deterministic_algorithms_enabled, compile, get_defaul
                        is_deterministic_algorithms_warn_only_enabled, is_floating_point, is_storage,
                        set_default_device, set_float32_matmul_precision, set_num_interop_threads, set_num_threads,
                        typename, use_deterministic_algorithms)
+from ._runtime import (get_deterministic_debug_mode, get_device, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                       is_inference_mode_enabled, is_warn_always_enabled, set_anomaly_enabled,
+                       set_default_tensor_type, set_deterministic_debug_mode, set_warn_always)
 from .amp import GradScaler, autocast, is_autocast_enabled
 from .version import __version__
 

@@ -14,7 +14,9 @@ __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads", "get
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_float32_matmul_precision",
            "get_float32_matmul_precision", "get_default_device", "set_default_device", "compile", "typename",
-           "is_floating_point", "is_complex", "is_storage"]
+           "is_floating_point", "is_complex", "is_storage", "set_anomaly_enabled", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled", "set_warn_always", "is_warn_always_enabled", "set_deterministic_debug_mode",
+           "get_deterministic_debug_mode", "set_default_tensor_type", "get_device", "is_inference_mode_enabled"]
 
 def _cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -152,3 +154,100 @@ def is_complex(input: Tensor) -> bool:
 def is_storage(obj) -> bool:
     """Always False: tidal has no storage objects."""
     return False
+
+
+# -- debug switches: anomaly mode, warn-always, deterministic debug mode -----------------------------------
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """torch.autograd.set_detect_anomaly under its torch.* name (the same switch)."""
+    if not isinstance(enabled, bool):
+        raise TypeError(f"set_anomaly_enabled(): argument 'enabled' (position 1) must be bool, not "
+                        f"{type(enabled).__name__}")
+    from .autograd import set_detect_anomaly
+    set_detect_anomaly(enabled, check_nan)
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly mode is on (set_anomaly_enabled, autograd.set_detect_anomaly or detect_anomaly())."""
+    from .autograd import _anomaly
+    return _anomaly["enabled"]
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly mode was turned on with check_nan."""
+    from .autograd import _anomaly
+    return _anomaly["enabled"] and _anomaly["check_nan"]
+
+
+def set_warn_always(b: bool) -> None:
+    """Record torch's warn-always switch (its once-per-process warnings then repeat); tidal's warnings use
+    Python's own filters, which this leaves alone."""
+    if not isinstance(b, bool):
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
+    _state["warn_always"] = b
+
+
+def is_warn_always_enabled() -> bool:
+    """The value last given to set_warn_always (False by default)."""
+    return _state.get("warn_always", False)
+
+
+_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_deterministic_debug_mode(debug_mode: str | int) -> None:
+    """0/'default': deterministic mode off; 1/'warn': on with warn_only; 2/'error': on."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, `error`, but got "
+                               f"{debug_mode}")
+        debug_mode = _DEBUG_MODES[debug_mode]
+    elif not isinstance(debug_mode, int) or isinstance(debug_mode, bool):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    use_deterministic_algorithms(debug_mode > 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    """2 when deterministic mode errors, 1 when it warns, 0 when it is off."""
+    if not _state["deterministic"]:
+        return 0
+    return 1 if _state["warn_only"] else 2
+
+
+# -- the legacy default tensor type, devices ------------------------------------------------------------------
+def set_default_tensor_type(t) -> None:
+    """Deprecated torch form of set_default_dtype: a legacy type (torch.DoubleTensor) or its name."""
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                  stacklevel=2)
+    from . import _legacy
+    name = t if isinstance(t, str) else getattr(t, "__name__", None)
+    if isinstance(t, str):
+        module, _, name = t.rpartition(".")
+        if module == "torch.cuda":
+            from . import cuda
+            if not cuda.is_available():
+                raise TypeError(f"type {t} not available. Torch not compiled with CUDA enabled.")
+            set_default_device("cuda")
+        elif module != "torch":
+            raise ModuleNotFoundError(f"No module named '{module}'")
+    elif not isinstance(t, _legacy.tensortype):
+        raise TypeError("invalid type object: only floating-point types are supported as the default type")
+    kind = getattr(_legacy, name or "", None)
+    if not isinstance(kind, _legacy.tensortype):
+        raise TypeError(f"invalid type: '{t}'")
+    if not kind.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    dt.set_default_dtype(kind.dtype)
+
+
+def get_device(input: Tensor) -> int:
+    """input.get_device(): the CUDA device index, -1 on the CPU."""
+    return _tensor_arg("get_device", input).get_device()
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether an inference_mode block is active."""
+    from ..autograd import is_inference_mode_enabled as enabled
+    return enabled()
