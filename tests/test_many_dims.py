@@ -1,0 +1,135 @@
+"""Tensors of more than 64 dims against torch: elementwise ops (fused or not, broadcast, in place, through
+views), casts and copies, creation, whole reductions, gradients, item and tolist compute as torch's;
+reductions over given dims and all/any raise torch's error at the call (ops/many_dims.py collapses dims
+before the kernels; the hooks into lead-owned files are /work/notes/issue15_ndim.patch, and until it is
+applied these tests are strict xfails)."""
+import numpy as np
+import pytest
+import torch
+
+import tidal
+import tidal.compat as ttorch
+from tidal.ops import elementwise as ew
+from tidal.ops import many_dims
+
+PATCHED = hasattr(ew, "many_dims")
+awaits_patch = pytest.mark.xfail(not PATCHED, strict=True, reason="awaits /work/notes/issue15_ndim.patch")
+
+ONES = (1,) * 68
+
+
+def _x(L, shape=ONES + (2, 3)):
+    n = int(np.prod(shape))
+    return (L.arange(n, dtype=L.float32) / 4 - 0.5).reshape(shape)
+
+
+def _y(L):
+    return (L.arange(3, dtype=L.float32) + 1).reshape(ONES + (1, 3))
+
+
+def _t(L):  # not contiguous: the last two dims swapped
+    return _x(L, ONES + (3, 2)).transpose(-1, -2)
+
+
+CALLS = {
+    "x + y (broadcast)": lambda L: _x(L) + _y(L),
+    "x * 2 + 1 (fused)": lambda L: (_x(L) * 2 + 1).exp() - _x(L),
+    "exp(transposed)": lambda L: L.exp(_t(L)),
+    "t + x": lambda L: _t(L) + _x(L),
+    "where": lambda L: L.where(_x(L) > 0, _x(L), _y(L)),
+    "x == t": lambda L: _x(L) == _t(L),
+    "add_ in place": lambda L: _x(L).add_(_y(L)),
+    "mul_ into a transposed view": lambda L: _t(L).mul_(3),
+    "ones": lambda L: L.ones(ONES + (2, 3)),
+    "full int": lambda L: L.full(ONES + (2, 1, 3), 7),
+    "zeros_like(t)": lambda L: L.zeros_like(_t(L)),
+    "to float64": lambda L: _x(L).double(),
+    "t.contiguous()": lambda L: _t(L).contiguous(),
+    "clone(t)": lambda L: _t(L).clone(),
+    "copy_ broadcast": lambda L: L.zeros(ONES + (2, 3)).copy_(_y(L)),
+    "sum": lambda L: _x(L).sum(),
+    "sum keepdim": lambda L: _x(L).sum(dim=None, keepdim=True),
+    "amax keepdim": lambda L: _x(L).amax(dim=(), keepdim=True),
+    "nansum keepdim": lambda L: _x(L).nansum(keepdim=True),
+    "nanmean": lambda L: _x(L).nanmean(),
+    "mean(t)": lambda L: _t(L).mean(),
+    "max": lambda L: _x(L).max(),
+    "argmax(t)": lambda L: _t(L).argmax(),
+    "prod": lambda L: (_x(L) + 2).prod(),
+    "var": lambda L: _x(L).var(),
+    "norm": lambda L: _x(L).norm(),
+    "sum over a dim": lambda L: _x(L).sum(-1),
+    "all": lambda L: (_x(L) > -1).all(),
+    "any": lambda L: (_x(L) > 0).any(),
+    "empty + 1": lambda L: L.zeros(ONES + (0, 3)) + 1,
+}
+
+
+def _outcome(fn):
+    try:
+        return fn(), None
+    except Exception as exc:  # noqa: BLE001 - the outcome is compared
+        return None, exc
+
+
+@pytest.fixture(autouse=True)
+def _drain():
+    """Before the patch the cases leave deferred kernel errors: read them here, not in conftest's check."""
+    yield
+    if not PATCHED:
+        try:
+            tidal.sync()
+        except Exception:  # noqa: BLE001 - the test's own outcome is what counts
+            pass
+
+
+MATCHED_BEFORE = {"sum over a dim"}  # refused at the call already (ops/reduce.py)
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n in MATCHED_BEFORE else [awaits_patch])
+                                  for n in CALLS])
+def test_call_as_torch(name):
+    want, want_exc = _outcome(lambda: CALLS[name](torch))
+    got, got_exc = _outcome(lambda: CALLS[name](ttorch))
+    if want_exc is not None:
+        assert got_exc is not None, f"tidal computes where torch raises {want_exc!r}"
+        assert type(got_exc) is type(want_exc) and str(got_exc) == str(want_exc)
+        return
+    assert got_exc is None, f"tidal raises {got_exc!r}"
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(np.asarray(got.reshape(-1).tolist(), dtype=np.float64),
+                               want.reshape(-1).double().numpy(), rtol=1e-6)
+
+
+@awaits_patch
+def test_tolist_and_item():
+    for L in (torch, ttorch):
+        assert isinstance(_x(L).tolist(), list)
+    assert _x(ttorch).tolist() == _x(torch).tolist()
+    assert _t(ttorch).tolist() == _t(torch).tolist()
+    assert ttorch.zeros(ONES + (2, 0)).tolist() == torch.zeros(ONES + (2, 0)).tolist()
+    assert _x(ttorch, ONES + (1, 1))[..., 0:1].item() == _x(torch, ONES + (1, 1))[..., 0:1].item()
+
+
+@awaits_patch
+def test_gradients():
+    grads = []
+    for L in (torch, ttorch):
+        a = L.arange(6, dtype=L.float64).requires_grad_(True)
+        x = a.reshape(ONES + (2, 3))
+        ((x * x).exp() / 10 + x.transpose(-1, -2).reshape(ONES + (2, 3))).sum().backward()
+        grads.append(np.asarray(a.grad.tolist()))
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-10)
+
+
+def test_collapse_keeps_the_order():
+    """The collapse drops extent-1 dims and merges what every layout walks as one, nothing else."""
+    shape = (1, 2, 3, 1, 4)
+    contiguous = (24, 12, 4, 4, 1)
+    swapped = (99, 4, 8, 99, 1)  # dims 1 and 2 swapped in memory (extent-1 dims: any stride)
+    assert many_dims.collapse(shape, [contiguous]) == ((24,), [(1,)])
+    assert many_dims.collapse(shape, [contiguous, swapped]) == ((2, 3, 4), [(12, 4, 1), (4, 8, 1)])
+    padded = (0, 40, 4, 0, 1)  # rows of 12 elements, 40 apart
+    assert many_dims.collapse(shape, [padded]) == ((2, 12), [(40, 1)])
+    assert many_dims.collapse((3, 0, 2), [(0, 2, 1)]) == ((0,), [(1,)])
