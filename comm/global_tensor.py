@@ -226,7 +226,18 @@ def dispatch(name: str, fn, args: tuple, kwargs: dict):
     local_args, local_kwargs = _substitute(args, kwargs, lambda g: next(feed))
     if rewrite is not None:
         local_args, local_kwargs = rewrite(local_args, local_kwargs, out, placement.hierarchy)
-    return _wrap(fn(*local_args, **local_kwargs), placement, out, _split_sizes(call, chosen))
+    result = fn(*local_args, **local_kwargs)
+    finishing = [axis for axis, sig in enumerate(chosen) if sig.finish is not None]
+    if finishing:
+        result = chosen[finishing[0]].finish(result, shards[0], _axes_group(placement, finishing))
+    return _wrap(result, placement, out, _split_sizes(call, chosen))
+
+
+def _axes_group(placement: Placement, axes: list):
+    """The process group of the ranks that share this rank's coordinates on every grid axis but `axes`."""
+    coords = placement.coords(default_group().rank())
+    index = tuple(slice(None) if axis in axes else c for axis, c in enumerate(coords))
+    return boxing.line_group(tuple(placement.ranks[index].ravel().tolist()))
 
 
 _INPLACE_DUNDERS = {"__iadd__": "__add__", "__isub__": "__sub__", "__imul__": "__mul__", "__itruediv__": "__truediv__",

@@ -27,6 +27,7 @@ class Sig(NamedTuple):
     out: SbpKind
     rewrite: Callable | None = None
     parts: str = "even"   # which splits it holds for: "even", "any" (uneven too) or "nonempty" (no empty part)
+    finish: Callable | None = None   # finish(local result, local input, group of the axes) -> local result
 
 
 class Call(NamedTuple):
@@ -172,17 +173,25 @@ def _needs_grad(call: Call) -> bool:
 
 def reduction(call: Call) -> list:
     """Other reductions keep a split of a dim they do not reduce; max/min/prod/all/any of a split dim give the
-    ranks' partial max/min/product/sum. Partial max/min/product are offered only when no gradient is recorded:
-    the local op's backward would send each rank's gradient to its own extremum (or leave out the other ranks'
-    factors), so with autograd the reduced dim is gathered instead."""
+    ranks' partial max/min/product/sum. With autograd, a partial max/min/product's local result is wrapped so
+    that its gradient is the global reduction's (comm.partial_grad)."""
     if len(call.inputs) != 1:                    # max(a, b) and friends are elementwise
         return elementwise(call)
     op = _PARTIAL_OF.get(call.name)
     whole = call.name not in ("max", "min") or _arg(call, 1, "dim") is None
-    if op is None or not whole or (op != "sum" and _needs_grad(call)):
+    if op is None or not whole:
         return _keep_split(call, None)
-    sigs = _keep_split(call, partial(op), parts="nonempty" if op in ("max", "min") else "any")
-    if op in ("max", "min", "product"):         # max of partial maxes is the max (product likewise)
+    grad = _needs_grad(call)
+    finish = None
+    if grad and op == "product":
+        from .partial_grad import finish_product as finish
+    elif grad and op != "sum":
+        from .partial_grad import finish_extremum
+        ndim = len(call.shapes[0])
+        finish = finish_extremum(op, tuple(sorted(_reduced_dims(call, ndim))), bool(_arg(call, 2, "keepdim", False)))
+    sigs = [sig._replace(finish=finish) if sig.out.is_partial else sig for sig in
+            _keep_split(call, partial(op), parts="nonempty" if op in ("max", "min") else "any")]
+    if op in ("max", "min", "product") and not grad:   # max of partial maxes is the max (product likewise)
         sigs.append(Sig((partial(op),), partial(op)))
     return sigs
 

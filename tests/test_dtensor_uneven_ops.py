@@ -20,8 +20,8 @@ def _names(x, full: np.ndarray, wrap) -> dict:
     return names
 
 
-def _torch_dtensor_results(full: np.ndarray, dim: int) -> list:
-    """Per rank, torch's DTensor placements, global shape and local tensor of every expression in U.OPS."""
+def _torch_dtensor_results(full: np.ndarray, dim: int, exprs: list = U.OPS) -> list:
+    """Per rank, torch's DTensor placements, global shape and local tensor of every expression in `exprs`."""
     import torch.distributed as dist
     from torch.distributed.tensor import DTensor, Replicate, Shard, init_device_mesh
     from torch.testing._internal.distributed.fake_pg import FakeStore
@@ -35,7 +35,7 @@ def _torch_dtensor_results(full: np.ndarray, dim: int) -> list:
             names = _names(x, full, lambda t: DTensor.from_local(t, mesh, [Replicate()]))
             with torch.no_grad():
                 ranks.append({e: (repr(r.placements), tuple(r.shape), r.to_local().numpy())
-                              for e in U.OPS for r in [eval(e, names)]})
+                              for e in exprs for r in [eval(e, names)]})
         finally:
             dist.destroy_process_group()
     return ranks
@@ -60,16 +60,22 @@ def test_ops_on_uneven_shards_run_locally_as_torch(pool, dim):
 
 
 @pytest.mark.timeout(120)
-def test_gradients_reach_uneven_shards_as_torch(pool):
+@pytest.mark.parametrize("full", [FULL, np.round(FULL / 4)], ids=["distinct", "ties"])
+def test_gradients_reach_uneven_shards_as_torch(pool, full):
+    """Losses through local ops on uneven shards: torch's values and gradients (on the ties of a max shared
+    across ranks, and through zeros of a product, too), and torch's placements for reductions of a shard that
+    requires grad."""
     for dim in (0, 1):
+        placements = _torch_dtensor_results(full, dim, U.RECORDED)[0]
         grads = {}
         for expr in U.LOSSES:
-            x = torch.tensor(FULL, requires_grad=True)
-            loss = eval(expr, _names(x, FULL, lambda t: t))
+            x = torch.tensor(full, requires_grad=True)
+            loss = eval(expr, _names(x, full, lambda t: t))
             loss.backward()
             grads[expr] = (loss.item(), x.grad.chunk(SIZE, dim))
-        for rank, ours in enumerate(pool.run(U.uneven_grads, FULL, dim, timeout=100)):
+        for rank, ours in enumerate(pool.run(U.uneven_grads, full, dim, timeout=100)):
             for expr, (value, parts) in grads.items():
                 assert ours[expr]["value"] == pytest.approx(value, rel=1e-12), (dim, expr)
                 np.testing.assert_allclose(ours[expr]["grad"], parts[rank].numpy(), rtol=1e-12, atol=1e-14,
                                            err_msg=f"{dim} {rank} {expr}")
+            assert ours["recorded"] == {e: placements[e][0] for e in U.RECORDED}, dim

@@ -14,8 +14,12 @@ OPS = ["x * x + 1", "torch.sin(x) - x / 2", "x + y", "x * w", "torch.where(x > 3
        "x.max(1).values", "x.prod()", "(x > 3).any()", "(x > 3).all()", "x.argmax(1)", "x.softmax(1)",
        "x.cumsum(0)", "x.var(1)", "x.std()", "x.logsumexp(0)", "x.t()", "x.unsqueeze(0)", "x[:, 1:]", "x @ m"]
 # Scalar losses whose gradient reaches the shard (the local op's autograd, or the gathered value's).
-LOSSES = ["(x * x + 1).sin().sum()", "(x.softmax(1) * x).sum()", "x.sum(1).pow(2).sum()", "x.amax()",
-          "(x.mean(0) * w).sum()", "(x @ m).tanh().sum()"]
+# amax/amin/max()/min()/prod over the split dim stay Partial under autograd too; a max's gradient reaches only
+# the global extremum, shared among its ties on every rank, a product's takes in the other ranks' factors.
+LOSSES = ["(x * x + 1).sin().sum()", "(x.softmax(1) * x).sum()", "x.sum(1).pow(2).sum()", "x.amax()", "x.min()",
+          "(x.amax(0) * w).sum()", "x.amin(1).sum()", "(x.mean(0) * w).sum()", "(x @ m).tanh().sum()",
+          "(x / 4).prod()", "(x.prod(0) * w).sum()"]
+RECORDED = ["x.amax()", "x.min()", "x.amax(0)", "x.amin(1)", "x.sum(0)", "x.prod()"]   # placements with autograd
 
 
 def inputs(full: np.ndarray) -> dict:
@@ -65,7 +69,8 @@ def uneven_ops(full: np.ndarray, dim: int) -> dict:
 
 
 def uneven_grads(full: np.ndarray, dim: int) -> dict:
-    """Each loss of LOSSES on `full` sharded as Shard(dim): its value and the gradient of the local tensor."""
+    """Each loss of LOSSES on `full` sharded as Shard(dim): its value and placements and the gradient of the
+    local tensor."""
     import tidal.compat as torch
     from tidal.distributed.tensor import DTensor, Replicate, Shard, init_device_mesh
     rank, size = _me()
@@ -80,4 +85,5 @@ def uneven_grads(full: np.ndarray, dim: int) -> dict:
         loss = eval(expr, names)
         loss.backward()
         out[expr] = {"value": loss.full_tensor().item(), "grad": leaf.grad.numpy()}
+    out["recorded"] = {expr: repr(eval(expr, names).placements) for expr in RECORDED}
     return out
