@@ -21,6 +21,7 @@ from ._aten_functional import *  # noqa: F401,F403 - torch.dropout, torch.layer_
 from ._aten_native import *  # noqa: F401,F403 - torch.native_layer_norm... (with their saved statistics)
 from ._aten_nn import *  # noqa: F401,F403 - torch.convolution, torch.lstm, torch.gru_cell... (ATen signatures)
 from ._control_flow import cond, while_loop
+from ..distributions._sampling import binomial
 from ._aten_native import (_native_batch_norm_legit, _softmax_backward_data,  # noqa: F401 - private names
                            _unsafe_masked_index, _unsafe_masked_index_put_accumulate)  # torch exposes
 from ..ops.index_reduction import segment_reduce as _segment_reduce  # noqa: F401 - torch's private spelling

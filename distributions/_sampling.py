@@ -107,6 +107,14 @@ def standard_gamma(alpha: Tensor) -> Tensor:
 
 
 def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
-    """Binomial(count, prob) samples, elementwise (torch.binomial)."""
+    """Binomial(count, prob) samples, elementwise over the broadcast shape (torch.binomial)."""
+    from ..ops.elementwise import torch_name
+    if not count.dtype.is_floating_point:
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: {torch_name(count.dtype)}")
+    if prob.dtype is not count.dtype:
+        raise RuntimeError(f"Found dtype {torch_name(prob.dtype)} but expected {torch_name(count.dtype)}")
+    if tuple(count.shape) != tuple(prob.shape):
+        from ..ops import broadcast_tensors
+        count, prob = (t.contiguous() for t in broadcast_tensors(count, prob))
     out = Tensor._empty(tuple(count.shape), count.dtype, count.device)
     return _random._fresh("binomial", "binomial", (), out, False, generator, (count, prob))

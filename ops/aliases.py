@@ -125,3 +125,26 @@ def _rdiv(self: Tensor, other) -> Tensor:
 
 
 METHODS.update(unsafe_chunk=unsafe_chunk, unsafe_split=unsafe_split, __rdiv__=_rdiv)
+
+
+# -- in-place float_power, Tensor.prelu ------------------------------------------------------------------
+def _float_power_(self: Tensor, exponent) -> Tensor:
+    """self = self ** exponent, computed in double precision: self must already be float64 (complex128 when
+    either side is complex), as torch requires."""
+    from .elementwise import torch_name
+    complex_ = self.dtype.is_complex or isinstance(exponent, complex) or (
+        isinstance(exponent, Tensor) and exponent.dtype.is_complex)
+    want = dt.complex128 if complex_ else dt.float64
+    if self.dtype is not want:
+        raise RuntimeError(f"the base given to float_power_ has dtype {torch_name(self.dtype)} but the operation's "
+                           f"result requires dtype {torch_name(want)}")
+    return self.pow_(exponent.to(want) if isinstance(exponent, Tensor) else exponent)
+
+
+def _prelu(self: Tensor, weight: Tensor) -> Tensor:
+    """F.prelu(self, weight)."""
+    from ..nn import functional as F
+    return F.prelu(self, weight)
+
+
+METHODS.update(float_power_=_float_power_, prelu=_prelu)

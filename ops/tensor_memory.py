@@ -17,6 +17,7 @@ import numpy as np
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..tensor.tensor import Size, contiguous_strides, numel_of
+from .view_grads import record_view
 from .views import make_view
 
 __all__ = ["resize_as_", "is_set_to"]
@@ -277,6 +278,23 @@ def new(self: Tensor, *args, device=None) -> Tensor:
 
 
 METHODS.update(new=new)
+
+
+# -- as_subclass ---------------------------------------------------------------------------------------
+def as_subclass(self: Tensor, cls: type) -> Tensor:
+    """An alias of self (same memory, still in the autograd graph) whose class is `cls`, a Tensor subclass."""
+    if not isinstance(cls, type):
+        raise TypeError(f"cls must be a type (got {type(cls).__name__})")
+    if not issubclass(cls, Tensor):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. "
+                        "Make sure your class inherits from Tensor.")
+    v = self._v
+    alias = record_view("alias", self, make_view(self, v.shape, v.strides, v.offset), lambda node, g: (g,))
+    alias.__class__ = cls
+    return alias
+
+
+METHODS.update(as_subclass=as_subclass)
 
 
 # -- pinned memory -----------------------------------------------------------------------------------
