@@ -29,8 +29,8 @@ for _name in _act.FUNCTIONAL:
         globals()[_name].__module__ = __name__   # pickled by reference as tidal.nn.functional.<name>
 
 __all__ = list(_act.FUNCTIONAL) + [
-    "linear", "bilinear", "softmax", "log_softmax", "softmin", "glu", "prelu", "rrelu", "dropout", "dropout1d",
-    "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "gumbel_softmax"]
+    "linear", "bilinear", "softmax", "log_softmax", "softmin", "glu", "prelu", "rrelu", "rrelu_", "dropout",
+    "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "gumbel_softmax"]
 
 
 # -- linear maps ---------------------------------------------------------------------------------
@@ -137,6 +137,11 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     slope = ops.empty_like(input).uniform_(lower, upper)
     out = ops.where(input >= 0, input, input * slope)
     return input.copy_(out) if inplace else out
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """rrelu in place."""
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 # -- dropout --------------------------------------------------------------------------------------

@@ -131,3 +131,18 @@ def test_binomial():
                     (np.ones(2, np.float32), np.ones(3, np.float32))):
         raises_like(lambda: tc.binomial(tc.tensor(cnt), tc.tensor(pr)),
                     lambda: torch.binomial(torch.tensor(cnt), torch.tensor(pr)))
+
+
+def test_functional_rrelu_():
+    data = np.array([-2.0, -0.5, 0.0, 1.5])
+    for lib in (tc, torch):
+        x = lib.tensor(data)
+        assert lib.nn.functional.rrelu_(x) is x  # eval: the mean slope
+    got, want = tc.tensor(data), torch.tensor(data)
+    tc.nn.functional.rrelu_(got, 0.1, 0.3)
+    torch.nn.functional.rrelu_(want, 0.1, 0.3)
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+    train = tc.tensor(data)
+    tc.nn.functional.rrelu_(train, 0.1, 0.3, training=True)
+    slopes = train.numpy()[:2] / data[:2]
+    assert ((slopes >= 0.1) & (slopes <= 0.3)).all() and (train.numpy()[2:] == data[2:]).all()
