@@ -273,15 +273,12 @@ def _inplace(name: str, fn, args: tuple, kwargs: dict):
 
 
 def _mean(input, dim=None, keepdim: bool = False, *, dtype=None):
-    """mean as sum / count, so a split or partial input reduces without gathering; a dim split unevenly
-    is gathered first, as torch's DTensor does (the parts' averages do not average to the mean)."""
-    if not isinstance(input, GlobalTensor) or not (dtype or input.dtype).is_floating_point:
+    """mean of a partial sum as sum / count, so it stays a partial sum; other layouts take the "mean" signatures
+    (torch's: a split of a reduced dim gives Partial("avg") when it divides evenly, else it is gathered)."""
+    if not isinstance(input, GlobalTensor) or not (dtype or input.dtype).is_floating_point or \
+            not any(s.is_partial and s.op == "sum" for s in input.sbp):
         return NotImplemented
     dims = range(input.dim()) if dim is None or dim == () else ([dim] if isinstance(dim, int) else dim)
-    reduced = {d % max(input.dim(), 1) for d in dims}
-    if not _divides(input._shape, tuple(s if s.is_split and s.dim in reduced else broadcast for s in input.sbp),
-                    input.placement):
-        return NotImplemented
     count = 1
     for d in dims:
         count *= input._shape[d % max(input.dim(), 1)]

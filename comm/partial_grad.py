@@ -1,13 +1,14 @@
-"""The gradient of a partial max/min/product: a reduction of a split dim whose ranks' results stay
-Partial("max"), Partial("min") or Partial("product") (torch's DTensor placements for amax/amin/max()/min()/
-prod over a Shard dim).
+"""The gradient of a partial max/min/product/average: a reduction of a split dim whose ranks' results stay
+Partial("max"), Partial("min"), Partial("product") or Partial("avg") (torch's DTensor placements for
+amax/amin/max()/min()/prod/mean over a Shard dim).
 
 Each rank's local reduction sends its gradient to its own extremum, but only the ranks holding the global
 extremum should get it, shared among every element equal to it (as torch's amax backward shares it among
 ties). `finish_extremum` wraps the local result in an identity whose backward scales the incoming gradient
 by win * local_ties / global_ties (win: this rank's result is the global one), so the local op's backward
 gives each tied element grad / global_ties. It costs two all-reduces in backward. A partial product's
-gradient is the local one times the other ranks' products (`finish_product`: one all-gather in backward).
+gradient is the local one times the other ranks' products (`finish_product`: one all-gather in backward), and
+a partial average's (mean over an evenly split dim) is the local one over the number of ranks averaged.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from . import boxing
 
-__all__ = ["finish_extremum", "finish_product"]
+__all__ = ["finish_extremum", "finish_product", "finish_average"]
 
 
 def _spread(y: Tensor, ndim: int, dims: tuple, keepdim: bool) -> Tensor:
@@ -83,3 +84,21 @@ class _PartialProduct(Function):
 def finish_product(result: Tensor, shard: Tensor, group) -> Tensor:
     """A signature's `finish` for prod over a split dim (Partial("product")): the global product's gradient."""
     return _PartialProduct.apply(result, group) if result.requires_grad else result
+
+
+class _PartialAverage(Function):
+    """Identity on the local mean; backward divides the gradient by the number of ranks averaged."""
+
+    @staticmethod
+    def forward(ctx, y, ranks):
+        ctx.ranks = ranks
+        return y.detach()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad / ctx.ranks, None
+
+
+def finish_average(result: Tensor, shard: Tensor, group) -> Tensor:
+    """A signature's `finish` for mean over an evenly split dim (Partial("avg")): the global mean's gradient."""
+    return _PartialAverage.apply(result, group.size()) if result.requires_grad else result

@@ -196,6 +196,19 @@ def reduction(call: Call) -> list:
     return sigs
 
 
+def averaging(call: Call) -> list:
+    """mean keeps a split of a dim it does not reduce; over a split dim that divides evenly each rank's mean is
+    a Partial("avg") (uneven parts do not average to the mean: gathered). With autograd the local result is
+    wrapped so that its gradient is divided by the number of ranks averaged."""
+    if len(call.inputs) != 1:
+        return []
+    finish = None
+    if _needs_grad(call):
+        from .partial_grad import finish_average as finish
+    return [sig._replace(finish=finish) if sig.out.is_partial else sig
+            for sig in _keep_split(call, partial("avg"), parts="even")]
+
+
 def variance(call: Call) -> list:
     """var/std keep a split of a dim they do not reduce (keepdim is their fourth argument)."""
     return _keep_split(call, None, keepdim_at=3) if len(call.inputs) == 1 else []
@@ -414,8 +427,9 @@ def _table() -> dict:
     for name in ("sum", "nansum"):
         rules[name] = summation
     for name in ("amax", "amin", "max", "min", "prod", "any", "all", "argmax", "argmin", "logsumexp",
-                 "mean", "nanmean", "count_nonzero"):
+                 "nanmean", "count_nonzero"):
         rules[name] = reduction
+    rules["mean"] = averaging
     for name in ("var", "std"):
         rules[name] = variance
     for name in ("softmax", "log_softmax", "cumsum", "cumprod"):

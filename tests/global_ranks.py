@@ -211,8 +211,10 @@ def matmul_and_shapes() -> list:
     _op_case(failures, "sum keepdim", gx1.sum(0, keepdim=True), x.sum(0, keepdims=True), S(1))
     _op_case(failures, "sum all", gx1.sum(), x.sum(), P)
     _op_case(failures, "sum of P", gxp.sum(1), x.sum(1), P)
-    _op_case(failures, "mean over split", gx0.mean(0), x.mean(0), P)
-    _op_case(failures, "tidal.mean", tidal.mean(gx1), x.mean(), P)
+    avg = tidal.comm.placement_sbp.partial("avg")   # torch's DTensor: each rank's mean of an even split
+    _op_case(failures, "mean over split", gx0.mean(0), x.mean(0), avg)
+    _op_case(failures, "tidal.mean", tidal.mean(gx1), x.mean(), avg)
+    _op_case(failures, "mean of a partial sum", gxp.mean(1), x.mean(1), P)
     _op_case(failures, "amax over other", gx0.amax(1), x.max(1), S(0))
     _op_case(failures, "amax over split (partial max, as torch's DTensor)", gx0.amax(0), x.max(0),
              tidal.comm.placement_sbp.partial("max"))

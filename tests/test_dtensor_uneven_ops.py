@@ -60,11 +60,11 @@ def test_ops_on_uneven_shards_run_locally_as_torch(pool, dim):
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("full", [FULL, np.round(FULL / 4)], ids=["distinct", "ties"])
+@pytest.mark.parametrize("full", [FULL, np.round(FULL / 4), FULL[:4, :2]], ids=["distinct", "ties", "even"])
 def test_gradients_reach_uneven_shards_as_torch(pool, full):
     """Losses through local ops on uneven shards: torch's values and gradients (on the ties of a max shared
     across ranks, and through zeros of a product, too), and torch's placements for reductions of a shard that
-    requires grad."""
+    requires grad; an even split too (mean over it is Partial("avg"))."""
     for dim in (0, 1):
         placements = _torch_dtensor_results(full, dim, U.RECORDED)[0]
         grads = {}

@@ -18,8 +18,8 @@ OPS = ["x * x + 1", "torch.sin(x) - x / 2", "x + y", "x * w", "torch.where(x > 3
 # the global extremum, shared among its ties on every rank, a product's takes in the other ranks' factors.
 LOSSES = ["(x * x + 1).sin().sum()", "(x.softmax(1) * x).sum()", "x.sum(1).pow(2).sum()", "x.amax()", "x.min()",
           "(x.amax(0) * w).sum()", "x.amin(1).sum()", "(x.mean(0) * w).sum()", "(x @ m).tanh().sum()",
-          "(x / 4).prod()", "(x.prod(0) * w).sum()"]
-RECORDED = ["x.amax()", "x.min()", "x.amax(0)", "x.amin(1)", "x.sum(0)", "x.prod()"]   # placements with autograd
+          "(x / 4).prod()", "(x.prod(0) * w).sum()", "x.mean()"]
+RECORDED = ["x.amax()", "x.min()", "x.amax(0)", "x.amin(1)", "x.sum(0)", "x.prod()", "x.mean(0)", "x.mean()"]   # placements with autograd
 
 
 def inputs(full: np.ndarray) -> dict:
