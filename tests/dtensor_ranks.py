@@ -183,3 +183,48 @@ def distribute_module_hooks(weights: list, x: np.ndarray) -> dict:
     normed = norm(tidal.tensor(local_seq))
     return {"layout": layout, "out": out.detach().numpy(), "failures": failures,
             "seq_placements": repr(normed.placements), "seq_full": normed.full_tensor().detach().numpy()}
+
+
+FACTORY_LAYOUTS = ["S0", "S1", "R", "P"]
+
+
+def _layout(spec: str):
+    D = _dt()
+    return {"S0": D.Shard(0), "S1": D.Shard(1), "R": D.Replicate(), "P": D.Partial()}[spec]
+
+
+def factories_and_prepare(shape: tuple) -> dict:
+    """DTensor factories (zeros/ones/full/empty; rand/randn) on every layout, and PrepareModuleInputOutput
+    around a Tanh: what the module saw and what it gave back."""
+    D = _dt()
+    from tidal.distributed.tensor.parallel import PrepareModuleInputOutput, parallelize_module
+    rank, size = _me()
+    mesh = D.init_device_mesh("cpu", (size,))
+    out = {}
+    for spec in FACTORY_LAYOUTS:
+        made = {"zeros": D.zeros(shape, device_mesh=mesh, placements=[_layout(spec)]),
+                "ones": D.ones(*shape, dtype=tidal.float64, device_mesh=mesh, placements=[_layout(spec)]),
+                "full": D.full(shape, 2.5, requires_grad=True, device_mesh=mesh, placements=[_layout(spec)]),
+                "empty": D.empty(shape, device_mesh=mesh, placements=[_layout(spec)])}
+        out[spec] = {k: (repr(v.placements), tuple(v.shape), str(v.dtype).split(".")[-1], v.requires_grad,
+                         v.to_local().detach().numpy() if k != "empty" else tuple(v.to_local().shape))
+                     for k, v in made.items()}
+        tidal.manual_seed(7)
+        whole = D.randn(shape, device_mesh=mesh, placements=[D.Replicate()]).to_local().numpy()
+        tidal.manual_seed(7)
+        part = D.randn(*shape, device_mesh=mesh, placements=[_layout(spec)])
+        tidal.manual_seed(7)
+        uniform = D.rand(shape, device_mesh=mesh, placements=[_layout(spec)])
+        out[spec]["randn"] = (whole, part.full_tensor().numpy(), repr(part.placements))
+        out[spec]["rand"] = (uniform.full_tensor().numpy(), repr(uniform.placements))
+    seen = []
+    block = tidal.nn.Tanh()
+    parallelize_module(block, mesh, PrepareModuleInputOutput(
+        input_layouts=D.Shard(0), desired_input_layouts=D.Replicate(), output_layouts=D.Replicate(),
+        desired_output_layouts=D.Shard(0)))
+    block.register_forward_pre_hook(lambda mod, args: seen.append((type(args[0]).__name__,
+                                                                  repr(args[0].placements))))
+    rows = np.arange(2 * size * 3, dtype=np.float64).reshape(2 * size, 3) / 10
+    got = block(tidal.tensor(np.split(rows, size)[rank]))
+    out["prepared"] = {"seen": seen, "type": type(got).__name__, "value": got.numpy()}
+    return out

@@ -108,3 +108,51 @@ def test_distribute_module_and_sequence_parallel(pool):
         np.testing.assert_allclose(got["out"], want, rtol=1e-12)
         assert got["seq_placements"] == "(Shard(dim=1),)"
         np.testing.assert_allclose(got["seq_full"], want_seq, rtol=1e-10, atol=1e-12)
+
+
+def _torch_factories(shape: tuple) -> dict:
+    """torch's DTensor factories on a fake 2-rank group (they make local tensors only): per rank and layout."""
+    import torch.distributed as dist
+    from torch.distributed.tensor import Partial, Replicate, Shard, empty, full, ones, zeros
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+    layouts = {"S0": Shard(0), "S1": Shard(1), "R": Replicate(), "P": Partial()}
+    ranks = []
+    for rank in range(SIZE):
+        dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=SIZE)
+        try:
+            mesh = init_device_mesh("cpu", (SIZE,))
+            per = {}
+            for spec in R.FACTORY_LAYOUTS:
+                made = {"zeros": zeros(shape, device_mesh=mesh, placements=[layouts[spec]]),
+                        "ones": ones(*shape, dtype=torch.float64, device_mesh=mesh, placements=[layouts[spec]]),
+                        "full": full(shape, 2.5, requires_grad=True, device_mesh=mesh, placements=[layouts[spec]]),
+                        "empty": empty(shape, device_mesh=mesh, placements=[layouts[spec]])}
+                per[spec] = {k: (repr(v.placements), tuple(v.shape), str(v.dtype).split(".")[-1], v.requires_grad,
+                                 v.to_local().detach().numpy() if k != "empty" else tuple(v.to_local().shape))
+                             for k, v in made.items()}
+            ranks.append(per)
+        finally:
+            dist.destroy_process_group()
+    return ranks
+
+
+@pytest.mark.timeout(120)
+def test_factories_and_prepare_module_input_output(pool):
+    shape = (5, 3)   # uneven on both dims over 2 ranks
+    theirs = _torch_factories(shape)
+    rows = np.arange(2 * SIZE * 3, dtype=np.float64).reshape(2 * SIZE, 3) / 10
+    for rank, got in enumerate(pool.run(R.factories_and_prepare, shape, timeout=100)):
+        for spec in R.FACTORY_LAYOUTS:
+            for kind, want in theirs[rank][spec].items():
+                ours = got[spec][kind]
+                assert ours[:4] == want[:4], (rank, spec, kind)
+                np.testing.assert_array_equal(ours[4], want[4])
+            whole, parts, placements = got[spec]["randn"]   # the parts of one global draw, whatever the layout
+            np.testing.assert_array_equal(parts, whole)
+            uniform, placements_u = got[spec]["rand"]
+            assert placements == placements_u == want[0] and uniform.shape == shape
+            assert 0 <= uniform.min() and uniform.max() < 1 and len(np.unique(uniform)) == uniform.size
+        prepared = got["prepared"]
+        assert prepared["seen"] == [("GlobalTensor", "(Replicate(),)")] and prepared["type"] == "Tensor"
+        np.testing.assert_allclose(prepared["value"], np.tanh(np.split(rows, SIZE)[rank]), rtol=1e-12)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..device_mesh import DeviceMesh, init_device_mesh
 from ._api import DTensor, distribute_module, distribute_tensor
+from ._factory import empty, full, ones, rand, randn, zeros
 from .placement_types import Partial, Placement, Replicate, Shard
 
 __all__ = ["DTensor", "DeviceMesh", "init_device_mesh", "distribute_tensor", "distribute_module", "Shard",
-           "Replicate", "Partial", "Placement"]
+           "Replicate", "Partial", "Placement", "empty", "zeros", "ones", "full", "rand", "randn"]

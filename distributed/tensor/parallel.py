@@ -14,7 +14,7 @@ from ._api import _mesh, distribute_module, distribute_tensor, from_local
 from .placement_types import Placement, Replicate, Shard
 
 __all__ = ["ParallelStyle", "ColwiseParallel", "RowwiseParallel", "SequenceParallel", "PrepareModuleInput",
-           "PrepareModuleOutput", "parallelize_module"]
+           "PrepareModuleOutput", "PrepareModuleInputOutput", "parallelize_module"]
 
 
 def _one(layouts, default: Placement) -> tuple:
@@ -201,6 +201,26 @@ class PrepareModuleOutput(ParallelStyle):
             return converted[0] if single else converted
         module.register_forward_hook(hook)
         return module
+
+
+class PrepareModuleInputOutput(ParallelStyle):
+    """PrepareModuleInput and PrepareModuleOutput on one module (`use_local_input` is the input side's
+    use_local_output)."""
+
+    def __init__(self, *, input_layouts=None, desired_input_layouts=None, input_kwarg_layouts: dict | None = None,
+                 desired_input_kwarg_layouts: dict | None = None, use_local_input: bool = False, output_layouts,
+                 desired_output_layouts, use_local_output: bool = True):
+        self.prepare_module_input = PrepareModuleInput(
+            input_layouts=input_layouts, desired_input_layouts=desired_input_layouts,
+            input_kwarg_layouts=input_kwarg_layouts, desired_input_kwarg_layouts=desired_input_kwarg_layouts,
+            use_local_output=use_local_input)
+        self.prepare_module_output = PrepareModuleOutput(
+            output_layouts=output_layouts, desired_output_layouts=desired_output_layouts,
+            use_local_output=use_local_output)
+
+    def _apply(self, module, device_mesh: DeviceMesh):
+        self.prepare_module_input._apply(module, device_mesh)
+        return self.prepare_module_output._apply(module, device_mesh)
 
 
 def _layout_list(layouts) -> list:
