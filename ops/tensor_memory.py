@@ -17,6 +17,8 @@ import numpy as np
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..tensor.tensor import Size, contiguous_strides, numel_of
+from ..autograd.grad_mode import is_grad_enabled
+from .linalg_ldl import record_no_derivative
 from .view_grads import record_view
 from .views import make_view
 
@@ -141,7 +143,17 @@ def _c_type(d: dt.dtype) -> str:
 
 def set_(self: Tensor, source: Tensor | None = None, storage_offset: int = 0, size=None, stride=None) -> Tensor:
     """Share `source`'s memory: its view (set_(source)) or the given geometry over it; set_() empties self.
-    A geometry past the end of source's memory is refused (torch grows the shared storage instead)."""
+    A geometry past the end of source's memory is refused (torch grows the shared storage instead). In a graph,
+    as torch: refused on a leaf that requires grad; otherwise the result has no derivative."""
+    if is_grad_enabled() and self.requires_grad and self.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    inputs = (self,) if source is None else (self, source)
+    out = _set(self, source, storage_offset, size, stride)
+    record_no_derivative(inputs, (out,), RuntimeError("derivative for set_ is not implemented"))
+    return out
+
+
+def _set(self: Tensor, source: Tensor | None, storage_offset: int, size, stride) -> Tensor:
     if source is None:
         empty = Tensor._empty((0,), self.dtype, self.device)
         return _repoint(self, empty, (0,), (1,), 0)

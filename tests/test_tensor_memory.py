@@ -194,3 +194,16 @@ def test_map_and_map2():
                 lambda: b.clone().requires_grad_().map_(torch.ones(4), lambda u, v: u))
     raises_like(lambda: a.clone().requires_grad_().apply_(lambda u: u),
                 lambda: b.clone().requires_grad_().apply_(lambda u: u))
+
+
+def test_set_in_a_graph():
+    raises_like(lambda: tc.ones(2, requires_grad=True).set_(tc.zeros(3)),
+                lambda: torch.ones(2, requires_grad=True).set_(torch.zeros(3)))
+    for make in (lambda lib: (lib.ones(2, requires_grad=True) * 2, lib.zeros(3)),
+                 lambda lib: (lib.ones(2), lib.zeros(3, requires_grad=True))):
+        ours, theirs = make(tc), make(torch)
+        ours[0].set_(ours[1])
+        theirs[0].set_(theirs[1])
+        assert ours[0].requires_grad and theirs[0].requires_grad
+        assert type(ours[0].grad_fn).__name__ == type(theirs[0].grad_fn).__name__
+        raises_like(lambda: ours[0].sum().backward(), lambda: theirs[0].sum().backward())
