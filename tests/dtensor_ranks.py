@@ -228,3 +228,44 @@ def factories_and_prepare(shape: tuple) -> dict:
     got = block(tidal.tensor(np.split(rows, size)[rank]))
     out["prepared"] = {"seen": seen, "type": type(got).__name__, "value": got.numpy()}
     return out
+
+
+LOSS_CASES = [("mean", False), ("sum", True), ("none", False), ("mean", True)]   # (reduction, class weights)
+
+
+def parallel_loss(logits: np.ndarray, target: np.ndarray, weight: np.ndarray) -> dict:
+    """loss_parallel: cross_entropy of logits sharded on the class dim (torch.chunk's parts), per LOSS_CASES:
+    the loss, its placements, the local logits' gradient and the communicating boxing steps (no gather)."""
+    from uneven_ops_ranks import _communicating_steps
+    D = _dt()
+    from tidal.distributed.tensor.parallel import loss_parallel
+    rank, size = _me()
+    mesh = D.init_device_mesh("cpu", (size,))
+    F = nn.functional
+    original = F.cross_entropy
+    out = {}
+    for reduction, weighted in LOSS_CASES:
+        leaf = tidal.tensor(logits).chunk(size, 1)[rank].clone().requires_grad_(True)
+        x = D.DTensor.from_local(leaf, mesh, [D.Shard(1)], shape=logits.shape, stride=(logits.shape[1], 1))
+        with loss_parallel():
+            loss, steps = _communicating_steps(lambda: F.cross_entropy(
+                x, tidal.tensor(target), weight=tidal.tensor(weight) if weighted else None, reduction=reduction,
+                ignore_index=-1))
+            (loss.sum() if reduction == "none" else loss).backward()
+        out[(reduction, weighted)] = {"value": loss.full_tensor().detach().numpy(), "grad": leaf.grad.numpy(),
+                                      "placements": repr(loss.placements), "steps": steps}
+    with loss_parallel():
+        x = D.DTensor.from_local(tidal.tensor(logits).chunk(size, 1)[rank], mesh, [D.Shard(1)], shape=logits.shape,
+                                 stride=(logits.shape[1], 1))
+        logp, steps = _communicating_steps(lambda: F.log_softmax(x, dim=1))
+        module = nn.CrossEntropyLoss(ignore_index=-1)(x, tidal.tensor(target))
+    out["log_softmax"] = {"placements": repr(logp.placements), "local": logp.to_local().numpy(), "steps": steps}
+    out["module"] = module.full_tensor().item()
+    out["restored"] = F.cross_entropy is original
+    try:
+        with loss_parallel():
+            F.cross_entropy(D.DTensor.from_local(tidal.ones(4, 3), mesh, [D.Shard(0)]), tidal.tensor(target[:4]))
+        out["wrong_layout"] = None
+    except ValueError as err:
+        out["wrong_layout"] = str(err)
+    return out

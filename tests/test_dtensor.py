@@ -156,3 +156,29 @@ def test_factories_and_prepare_module_input_output(pool):
         prepared = got["prepared"]
         assert prepared["seen"] == [("GlobalTensor", "(Replicate(),)")] and prepared["type"] == "Tensor"
         np.testing.assert_allclose(prepared["value"], np.tanh(np.split(rows, SIZE)[rank]), rtol=1e-12)
+
+
+@pytest.mark.timeout(120)
+def test_loss_parallel_as_torch(pool):
+    """Cross-entropy of logits sharded (unevenly) on the class dim inside loss_parallel: torch's values and
+    gradients, a Replicate loss, the logits never gathered (only the max, the sum of exponentials and the
+    picked log-probabilities are all-reduced)."""
+    rng = np.random.default_rng(13)
+    logits, weight = rng.standard_normal((6, 5)) * 2, rng.uniform(0.5, 2.0, 5)
+    target = np.array([0, 4, 2, -1, 3, 1])   # -1: ignored
+    for rank, got in enumerate(pool.run(R.parallel_loss, logits, target, weight, timeout=100)):
+        for reduction, weighted in R.LOSS_CASES:
+            x = torch.tensor(logits, requires_grad=True)
+            loss = torch.nn.functional.cross_entropy(x, torch.tensor(target), weight=torch.tensor(weight) if weighted
+                                                     else None, reduction=reduction, ignore_index=-1)
+            (loss.sum() if reduction == "none" else loss).backward()
+            ours = got[(reduction, weighted)]
+            np.testing.assert_allclose(ours["value"], loss.detach().numpy(), rtol=1e-12)
+            np.testing.assert_allclose(ours["grad"], x.grad.chunk(SIZE, 1)[rank].numpy(), rtol=1e-10, atol=1e-14)
+            assert ours["placements"] == "(Replicate(),)" and "S(1)->B" not in ours["steps"], ours["steps"]
+        logp = torch.log_softmax(torch.tensor(logits), 1)
+        assert got["log_softmax"]["placements"] == "(Shard(dim=1),)" and "S(1)->B" not in got["log_softmax"]["steps"]
+        np.testing.assert_allclose(got["log_softmax"]["local"], logp.chunk(SIZE, 1)[rank].numpy(), rtol=1e-12)
+        want = torch.nn.CrossEntropyLoss(ignore_index=-1)(torch.tensor(logits), torch.tensor(target)).item()
+        assert got["module"] == pytest.approx(want, rel=1e-12) and got["restored"]
+        assert "requires exactly one mesh dim to shard tensor dimension 1" in got["wrong_layout"]

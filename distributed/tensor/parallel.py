@@ -11,10 +11,11 @@ from ...comm.global_tensor import GlobalTensor
 from ...nn.parameter import Parameter
 from ..device_mesh import DeviceMesh
 from ._api import _mesh, distribute_module, distribute_tensor, from_local
+from ._loss_parallel import loss_parallel
 from .placement_types import Placement, Replicate, Shard
 
 __all__ = ["ParallelStyle", "ColwiseParallel", "RowwiseParallel", "SequenceParallel", "PrepareModuleInput",
-           "PrepareModuleOutput", "PrepareModuleInputOutput", "parallelize_module"]
+           "PrepareModuleOutput", "PrepareModuleInputOutput", "parallelize_module", "loss_parallel"]
 
 
 def _one(layouts, default: Placement) -> tuple:
