@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
-from .factory_args import TYPEMETA_NAME, overflows
+from .factory_args import CHECKED_NAME, TYPEMETA_NAME, overflows
 from .elementwise import torch_name
 from .number_args import invalid_combination
 
@@ -21,13 +21,28 @@ _CLAMP = ("Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = N
           "Tensor input, Number min = None, Number max = None, *, Tensor out = None")
 
 
+def check_number(value, dtype: dt.dtype) -> None:
+    """torch's RuntimeError for a number argument (alpha, clamp's bounds) that `dtype` can't hold (its
+    checked conversion: negative integers do wrap into unsigned types)."""
+    if overflows(value, dtype):
+        raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[dtype]} without overflow")
+
+
 def check_clamp(input, min, max) -> None:
-    """torch's TypeError for clamp's bounds mixing a tensor and a number, and its NotImplementedError for
-    clamp/clamp_min/clamp_max of a bool tensor by Python bool bounds."""
+    """torch's TypeError for clamp's bounds mixing a tensor and a number; for number bounds, its RuntimeError
+    for a bound the result dtype can't hold and its NotImplementedError for a bool tensor by bool bounds."""
     bounds = [b for b in (min, max) if b is not None]
     if len({isinstance(b, Tensor) for b in bounds}) == 2:  # one schema takes two tensors, the other two numbers
         raise invalid_combination("clamp", (input, min, max), _CLAMP)
-    if not isinstance(input, Tensor) or input.dtype is not dt.bool_:
+    if not isinstance(input, Tensor) or not bounds or isinstance(bounds[0], Tensor) or input.dtype.is_complex:
+        return
+    wrapped = dt.scalar_dtype(bounds[0])
+    for b in bounds[1:]:
+        wrapped = dt.promote_types(wrapped, dt.scalar_dtype(b))
+    result = dt.result_type_of(input.dtype if input.ndim else None, None if input.ndim else input.dtype, wrapped)
+    for b in bounds:
+        check_number(b, result)
+    if input.dtype is not dt.bool_:
         return
     if bounds and all(isinstance(b, bool) for b in bounds):  # any other number promotes past bool
         kernel = "clamp_scalar_cpu" if len(bounds) == 2 else "clamp_min_scalar_cpu" if max is None \

@@ -34,6 +34,23 @@ def number_tensor(x) -> Tensor:
     return Tensor._from_array(np.array(x, dtype=dtype.np), dtype)
 
 
+def typed_number(st, value):
+    """A Python number as the NumPy scalar type `st` of an op's kernel, as torch converts a number operand: an
+    int outside int64 and uint64 raises torch's OverflowError, an int past `st`'s range wraps (a C++ cast)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < -(1 << 63):
+            raise OverflowError("can't convert negative int to unsigned")
+        if value >= 1 << 64:
+            raise OverflowError("int too big to convert")
+        kind = np.dtype(st)
+        if kind.kind in "iu":
+            bits = kind.itemsize * 8
+            value &= (1 << bits) - 1
+            if kind.kind == "i" and value >= 1 << (bits - 1):
+                value -= 1 << bits
+    return st(value)
+
+
 def must_be_tensor(op: str, arg: str, position: int, value) -> TypeError:
     """torch's TypeError for a non-tensor where a single schema takes only a Tensor."""
     return TypeError(f"{op}(): argument '{arg}' (position {position}) must be Tensor, not {type(value).__name__}")

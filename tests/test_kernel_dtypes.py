@@ -146,6 +146,28 @@ CASES = {
                                               L.tensor([1., 2.], dtype=L.float16)), "plan"),
     "nextafter(BF, BF)": (lambda L: L.nextafter(L.tensor([0., 1.], dtype=L.bfloat16),
                                                 L.tensor([1., 2.], dtype=L.bfloat16)), "plan"),
+    # Python ints past a small integer dtype's range wrap as torch's conversion of a number operand does
+    "u8 + -1": (lambda L: L.tensor([1, 2], dtype=L.uint8) + (-1), "plan"),
+    "u8 & -1": (lambda L: L.tensor([1, 2], dtype=L.uint8) & -1, "plan"),
+    "i8 * 1000": (lambda L: L.tensor([1, 2], dtype=L.int8) * 1000, "plan"),
+    "u8 == 256": (lambda L: L.tensor([0, 255], dtype=L.uint8) == 256, "plan"),
+    "i8.mul_(1000)": (lambda L: L.tensor([1, 2], dtype=L.int8).mul_(1000), "plan"),
+    "where(B, u8, -1)": (lambda L: L.where(_b(L), L.tensor([1, 2, 3], dtype=L.uint8), -1), "plan"),
+    "i64 + 2**63": (lambda L: _i(L) + 2**63, "plan"),
+    "i64 + 2**64": (lambda L: _i(L) + 2**64, None),
+    "i64 - (-2**63 - 1)": (lambda L: _i(L) - (-2**63 - 1), None),
+    # numbers checked against the result dtype: alpha and clamp's bounds
+    "clamp(u8, -1, 300)": (lambda L: L.clamp(_i(L).to(L.uint8), -1, 300), "hooks"),
+    "clamp_min(u8, -1)": (lambda L: L.clamp_min(_i(L).to(L.uint8), -1), "plan"),
+    "clamp_max(i8, 1000)": (lambda L: L.clamp_max(_i(L).to(L.int8), 1000), "hooks"),
+    "clamp(H, 1e5)": (lambda L: L.clamp(_f(L).half(), 1e5), "hooks"),
+    "clamp(u8, 1.5, 300)": (lambda L: L.clamp(_i(L).to(L.uint8), 1.5, 300), None),
+    "add(u8, u8, alpha=-1)": (lambda L: L.add(_i(L).to(L.uint8), _i(L).to(L.uint8), alpha=-1), "plan"),
+    "add(i8, 1, alpha=1000)": (lambda L: L.add(_i(L).to(L.int8), 1, alpha=1000), "hooks"),
+    "sub(F, 1, alpha=1e300)": (lambda L: L.sub(_f(L), 1, alpha=1e300), "hooks"),
+    "float_power(F, 1j)": (lambda L: L.float_power(_f(L), 1j), "hooks"),
+    "float_power(I, CF)": (lambda L: L.float_power(_i(L), _f(L).cfloat()), "hooks"),
+    "float_power(I, -1)": (lambda L: L.float_power(_i(L), -1), None),
 }
 _APPLIED = {"plan": PLAN_PATCHED, "hooks": HOOKS_PATCHED and PLAN_PATCHED, None: True}
 
