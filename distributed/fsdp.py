@@ -31,6 +31,7 @@ DTensor on the (tp, dp_replicate, dp_shard) mesh with placements (tp placement, 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,7 +47,8 @@ from .device_mesh import DeviceMesh, init_device_mesh
 from .tensor._api import distribute_tensor
 from .tensor.placement_types import Replicate, Shard, from_sbp, to_sbp
 
-__all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy", "CPUOffloadPolicy"]
+__all__ = ["fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy", "CPUOffloadPolicy", "UnshardHandle",
+           "register_fsdp_forward_method"]
 
 
 @dataclass(frozen=True)
@@ -260,14 +262,20 @@ def _post_forward(module, args, output):
 class FSDPModule:
     """What fully_shard adds to a module's class: explicit unshard/reshard and gradient-sync switches."""
 
-    def unshard(self, async_op: bool = False):
-        """All-gather the parameters now and register the whole tensors (until `reshard`)."""
-        _unshard(self._fsdp_state)
-        return None
+    def unshard(self, async_op: bool = False) -> "UnshardHandle | None":
+        """All-gather the parameters now and register the whole tensors (until `reshard`); the next forward
+        uses them instead of gathering again. With `async_op`, a handle to wait on (the all-gathers are queued
+        on the VM's communication stream either way, and whatever reads them waits for them)."""
+        state = self._fsdp_state
+        if not (state.unsharded and state.prefetched):
+            _unshard(state)
+            state.prefetched = True
+        return UnshardHandle() if async_op else None
 
     def reshard(self) -> None:
         """Register the sharded parameters again, dropping the module's whole ones."""
         _reshard(self._fsdp_state)
+        self._fsdp_state.prefetched = False
 
     def set_reshard_after_forward(self, reshard_after_forward: bool, recurse: bool = True) -> None:
         """Whether forward ends by resharding (for this module and, with `recurse`, its FSDP submodules)."""
@@ -289,6 +297,33 @@ class FSDPModule:
         for m in (self.modules() if recurse else [self]):
             if isinstance(m, FSDPModule):
                 m._fsdp_state.sync = bool(requires_gradient_sync)
+
+
+class UnshardHandle:
+    """A handle to wait on an FSDPModule.unshard(async_op=True)."""
+
+    def wait(self) -> None:
+        """Nothing to do: what reads the gathered parameters waits for their all-gathers (VM dependencies)."""
+        return None
+
+
+def register_fsdp_forward_method(module, method_name: str) -> None:
+    """Make `module.<method_name>(...)` gather and reshard the module's parameters as forward does (a no-op for
+    a module that is not an FSDPModule)."""
+    if not isinstance(module, FSDPModule):
+        return
+    if not hasattr(module, method_name):
+        raise ValueError(f"{type(module)} does not have a method {method_name}")
+    method = getattr(module, method_name)
+
+    def wrapped(*args, **kwargs):
+        prepared = _pre_forward(module, args, kwargs)
+        if prepared is not None:
+            args, kwargs = prepared
+        out = method(*args, **kwargs)
+        replaced = _post_forward(module, args, out)
+        return out if replaced is None else replaced
+    object.__setattr__(module, method_name, functools.update_wrapper(wrapped, method))
 
 
 def _fsdp_modules(modules) -> list:

@@ -282,3 +282,50 @@ def hsdp_over_tensor_parallel(weights: list, x: np.ndarray, y: np.ndarray, steps
     return {"losses": losses, "weights": whole(model), "resumed": whole(resumed), "copied": whole(copied),
             "layout": {n: (q.device_mesh.mesh_dim_names, [repr(p) for p in q.placements], tuple(q.to_local().shape))
                        for n, q in model.named_parameters()}}
+
+
+class _Scorer(nn.Module):
+    """A module with a second method that reads its parameters (as generate/encode methods do)."""
+
+    def __init__(self, weights: list):
+        super().__init__()
+        self.body = _model(weights)
+
+    def forward(self, x):
+        return self.body(x)
+
+    def score(self, x, scale: float = 1.0):
+        first = self.body[0]
+        return (x @ first.weight.t() + first.bias).tanh().sum(1) * scale
+
+
+def forward_method_and_unshard(weights: list, x: np.ndarray) -> dict:
+    """register_fsdp_forward_method on a method that reads the parameters; an explicit unshard(async_op=True)
+    that the next forward uses (the all-gathers counted); the errors torch raises."""
+    import tidal.distributed.fsdp as F
+    from tidal.distributed.fsdp import UnshardHandle, fully_shard, register_fsdp_forward_method
+    model = fully_shard(_Scorer(weights))
+    register_fsdp_forward_method(model, "score")
+    score = model.score(tidal.tensor(x), scale=2.0)
+    score.sum().backward()   # the gathered weights' gradients reduce-scatter into the shards
+    out = {"score": score.detach().numpy(), "after": type(model.body[0].weight).__name__,
+           "grad": model.body[0].weight.grad.full_tensor().numpy()}
+    gathers, real = [], F._gather
+    F._gather = lambda p, state: gathers.append(1) or real(p, state)
+    try:
+        with tidal.no_grad():
+            handle = model.unshard(async_op=True)
+            out["handle"] = isinstance(handle, UnshardHandle) and handle.wait() is None
+            out["forward"] = model(tidal.tensor(x)).numpy()
+        out["gathers"] = len(gathers)
+    finally:
+        F._gather = real
+    plain = _Scorer(weights)
+    register_fsdp_forward_method(plain, "score")         # not an FSDPModule: nothing changes
+    out["plain_unchanged"] = "score" not in vars(plain)
+    try:
+        register_fsdp_forward_method(model, "decode")
+        out["missing"] = None
+    except ValueError as err:
+        out["missing"] = str(err)
+    return out

@@ -289,3 +289,25 @@ def test_hsdp_over_tensor_parallel_trains_like_torch(pool4, shape, tmp_path):
             np.testing.assert_allclose(ours, p.detach().numpy(), rtol=1e-8, atol=1e-10)
             np.testing.assert_array_equal(resumed, ours)
             np.testing.assert_array_equal(copied, ours)
+
+
+@pytest.mark.timeout(120)
+def test_forward_method_and_explicit_unshard(pool, data):
+    weights, x, _ = data
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 4), torch.nn.Tanh(),
+                                torch.nn.Linear(4, 3)).double()
+    with torch.no_grad():
+        for p, w in zip(model.parameters(), weights):
+            p.copy_(torch.tensor(w))
+    xt = torch.tensor(x)
+    score = torch.tanh(xt @ model[0].weight.t() + model[0].bias).sum(1) * 2.0
+    score.sum().backward()
+    want_score, want_grad = score.detach().numpy(), model[0].weight.grad.numpy()
+    for got in pool.run(F.forward_method_and_unshard, weights, x, timeout=100):
+        np.testing.assert_allclose(got["score"], want_score, rtol=1e-12)
+        np.testing.assert_allclose(got["grad"], want_grad, rtol=1e-12)   # every rank had the same x: the mean
+        assert got["after"] == "GlobalParameter"   # resharded after the method, as after forward
+        np.testing.assert_allclose(got["forward"], model(xt).detach().numpy(), rtol=1e-12)
+        assert got["handle"] and got["gathers"] == len(weights)   # forward used the explicit unshard's gathers
+        assert got["plain_unchanged"]
+        assert got["missing"].endswith("does not have a method decode")
