@@ -193,8 +193,25 @@ def _wrap(result, placement: Placement, sbp: tuple, sizes: dict | None = None):
     return result
 
 
+IMPLICIT_REPLICATION = [False]   # set by DTensor's implicit_replication(): local tensors count as broadcast
+
+
+def _replicate_locals(args: tuple, kwargs: dict) -> tuple:
+    """`args`/`kwargs` with each local tensor made a broadcast global tensor on the placement of the first
+    global one (implicit_replication)."""
+    found = []
+    _substitute(args, kwargs, lambda t: found.append(t) or t)
+    placement = next((t.placement for t in found if isinstance(t, GlobalTensor)), None)
+    if placement is None:
+        return args, kwargs
+    return _substitute(args, kwargs, lambda t: t if isinstance(t, GlobalTensor) else
+                       GlobalTensor(t, placement, (broadcast,) * placement.ndim, tuple(t.shape)))
+
+
 def dispatch(name: str, fn, args: tuple, kwargs: dict):
     """Run op `name` (local function `fn`) on global tensors among `args`/`kwargs`."""
+    if IMPLICIT_REPLICATION[0]:
+        args, kwargs = _replicate_locals(args, kwargs)
     composite = _COMPOSITES.get(name)
     if composite is not None:
         result = composite(*args, **kwargs)

@@ -269,3 +269,45 @@ def parallel_loss(logits: np.ndarray, target: np.ndarray, weight: np.ndarray) ->
     except ValueError as err:
         out["wrong_layout"] = str(err)
     return out
+
+
+def experimental_local_map(w: np.ndarray, x: np.ndarray, bias: np.ndarray) -> dict:
+    """local_map of a plain-tensor matmul on a column-sharded W and a row-sharded X (its partial sums wrapped as
+    Partial), with gradients; the placement checks; implicit_replication of a plain bias."""
+    D = _dt()
+    from tidal.distributed.tensor.experimental import implicit_replication, local_map
+    rank, size = _me()
+    mesh = D.init_device_mesh("cpu", (size,))
+    col, row = [D.Shard(1)], [D.Shard(0)]
+    leaf = tidal.tensor(w).chunk(size, 1)[rank].clone().requires_grad_(True)
+    wd = D.DTensor.from_local(leaf, mesh, col)
+    xd = D.distribute_tensor(tidal.tensor(x), mesh, row)
+    seen = []
+
+    @local_map(out_placements=[D.Partial()], in_placements=(col, row), device_mesh=mesh)
+    def mm(a, b):
+        seen.append((type(a).__name__, tuple(a.shape), tuple(b.shape)))
+        return a @ b
+    y = mm(wd, xd)
+    full = y.full_tensor()
+    full.sum().backward()
+    out = {"placements": repr(y.placements), "full": full.detach().numpy(), "grad": leaf.grad.numpy(),
+           "seen": seen}
+    try:
+        mm(xd, xd)
+        out["mismatch"] = None
+    except ValueError as err:
+        out["mismatch"] = str(err)
+    again = local_map(lambda a, b: a @ b, [D.Partial()], (col, row), redistribute_inputs=True)(
+        D.distribute_tensor(tidal.tensor(w), mesh, [D.Replicate()]), xd)
+    out["redistributed"] = again.full_tensor().numpy()
+    shard = D.distribute_tensor(tidal.tensor(x), mesh, row)
+    try:
+        shard + tidal.tensor(bias)
+        out["without"] = None
+    except TypeError as err:
+        out["without"] = type(err).__name__
+    with implicit_replication():
+        summed = shard + tidal.tensor(bias)
+    out["implicit"] = (repr(summed.placements), summed.full_tensor().numpy())
+    return out

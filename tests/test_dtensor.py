@@ -182,3 +182,21 @@ def test_loss_parallel_as_torch(pool):
         want = torch.nn.CrossEntropyLoss(ignore_index=-1)(torch.tensor(logits), torch.tensor(target)).item()
         assert got["module"] == pytest.approx(want, rel=1e-12) and got["restored"]
         assert "requires exactly one mesh dim to shard tensor dimension 1" in got["wrong_layout"]
+
+
+@pytest.mark.timeout(120)
+def test_local_map_and_implicit_replication(pool):
+    rng = np.random.default_rng(17)
+    w, x, bias = rng.standard_normal((6, 4)), rng.standard_normal((4, 5)), rng.standard_normal(5)
+    wt = torch.tensor(w, requires_grad=True)
+    (wt @ torch.tensor(x)).sum().backward()
+    for rank, got in enumerate(pool.run(R.experimental_local_map, w, x, bias, timeout=100)):
+        assert got["placements"] == "(Partial(sum),)"
+        assert got["seen"] == [("Tensor", (6, 4 // SIZE), (4 // SIZE, 5))]   # func saw the local tensors
+        np.testing.assert_allclose(got["full"], w @ x, rtol=1e-12)
+        np.testing.assert_allclose(got["grad"], wt.grad.chunk(SIZE, 1)[rank].numpy(), rtol=1e-12)
+        assert "in local_map has a mismatched placements" in got["mismatch"]
+        np.testing.assert_allclose(got["redistributed"], w @ x, rtol=1e-12)
+        assert got["without"] == "TypeError"
+        assert got["implicit"][0] == "(Shard(dim=0),)"
+        np.testing.assert_allclose(got["implicit"][1], x + bias, rtol=1e-12)
