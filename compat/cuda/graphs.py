@@ -1,7 +1,9 @@
 """torch.cuda.graphs: the names exist so scripts import, and each use raises, naming what is missing.
 
-tidal's CUDA device has no graph capture yet (the VM would have to record a window of instructions
-and replay it on a captured stream); until it does, capturing silently as eager would be wrong.
+tidal's VM records windows of instructions and replays them (vm/replay.py: the fusion result of a window
+seen before), but its CUDA device has no stream capture to turn such a window into a CUDA graph, nor the
+static input/output buffers a graph replay writes; until it does, capturing silently as eager would be
+wrong.
 """
 from __future__ import annotations
 
@@ -9,8 +11,9 @@ __all__ = ["CUDAGraph", "graph", "make_graphed_callables", "graph_pool_handle", 
 
 
 def _missing(name: str) -> NotImplementedError:
-    return NotImplementedError(f"torch.cuda.{name}: tidal's CUDA device has no CUDA graph capture yet (no stream "
-                               "capture or replay of recorded instructions); run the step eagerly instead.")
+    return NotImplementedError(f"torch.cuda.{name}: tidal's CUDA device has no CUDA graph capture yet (its VM "
+                               "replays recorded instruction windows, but there is no CUDA stream capture or "
+                               "static-buffer graph replay); run the step eagerly instead.")
 
 
 class CUDAGraph:
