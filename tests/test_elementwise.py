@@ -19,6 +19,7 @@ from op_db import BY_NAME, DEFAULT_TOL, FLOATS, OPS, sample
 import tidal
 from tidal.ops import activations as A
 from tidal.ops import elementwise as ew
+from tidal.ops import math_api
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's divide-by-zero and friends
 
@@ -92,17 +93,25 @@ def _is_bool(v) -> bool:
     return isinstance(v, bool) or getattr(v, "dtype", None) in (tidal.bool, np.bool_)
 
 
+# issue 15's patches to ops/elementwise.py (dtype refusals) and ops/math_api.py (kernel_dtypes hooks) close
+# three of the gaps below; until they are applied those combinations stay skipped
+_PLAN_PATCHED = hasattr(ew, "REAL_REJECT")
+_HOOKS_PATCHED = _PLAN_PATCHED and hasattr(math_api, "kernel_dtypes")
+
+
 def core_gap(op: str, a, b) -> str | None:
     """Why tidal's core (dispatch, math_api; reported, not this file's to fix) still differs from
     torch on `a op b`, or None. Tests skip exactly these combinations."""
     if op in ("sub", "-") and (_is_bool(a) or _is_bool(b)):
         return "math_api.sub: torch refuses any bool operand, tidal only two bool tensors"
     if op in ("&", "|", "^") and _is_bool(a) != _is_bool(b) and not (isinstance(a, tidal.Tensor)
-                                                                 and isinstance(b, tidal.Tensor)):
+                                                                 and isinstance(b, tidal.Tensor)) \
+            and not _HOOKS_PATCHED:
         return "math_api: bool tensor & number takes the logical op; torch promotes (or refuses floats)"
-    if op in ("<<", ">>", "bitwise_left_shift", "bitwise_right_shift") and (_is_bool(a) or _is_bool(b)):
+    if op in ("<<", ">>", "bitwise_left_shift", "bitwise_right_shift") and (_is_bool(a) or _is_bool(b)) \
+            and not _PLAN_PATCHED:
         return "dispatch: the 'int' rule accepts bool for shifts; torch refuses"
-    if op in ("**", "pow") and isinstance(b, bool) and isinstance(a, tidal.Tensor):
+    if op in ("**", "pow") and isinstance(b, bool) and isinstance(a, tidal.Tensor) and not _PLAN_PATCHED:
         return "dispatch: no_bool counts a Python bool exponent as a bool tensor"
     halves = {tidal.float16, tidal.bfloat16}
     if op in ("eq", "ne", "lt", "le", "gt", "ge") and isinstance(a, tidal.Tensor) and isinstance(b, tidal.Tensor) \
@@ -476,11 +485,11 @@ CHAINS = {  # name: (dtype, exact, input domains, fn of tidal tensors -> at most
     "compare_where": ("float32", True, ("real", "real"),
                       lambda x, y: [tidal.where((x > y) & (x != 0), x - y, y * 2).sign()]),
     "transcendental_f32": ("float32", False, ("real", "real"),
-                           lambda x, y: [(x.exp() + y.sin()).tanh() * x.sigmoid(), tidal.log1p(x.abs()).sqrt()]),
+                           lambda x, y: [(x.exp() + y.exp()).log() * x.sigmoid(), tidal.log1p(x.abs()).sqrt()]),
     "smooth_activations_f32": ("float32", False, ("real", "real"),
-                               lambda x, y: [A.gelu(x) + A.silu(y), A.softplus(x) * A.mish(y)]),
+                               lambda x, y: [A.gelu(x) + A.silu(y), A.softplus(x) * A.selu(y)]),
     "more_activations_f64": ("float64", False, ("real", "real"),
-                             lambda x, y: [A.elu(x) - A.logsigmoid(y), A.gelu(y, approximate="tanh")]),
+                             lambda x, y: [A.elu(x) - A.logsigmoid(y), A.celu(y, 0.5) * A.softsign(x)]),
     "exact_activations_f64": ("float64", True, ("real", "real"),
                               lambda x, y: [A.hardswish(x) + A.leaky_relu(y), A.hardshrink(x) * A.relu6(y)]),
 }
@@ -561,3 +570,22 @@ def test_import_does_not_load_numba():
     code = "import sys, tidal; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_groups_with_tanh_sin_cos_stay_on_numpy_and_match(fusion_settings, rng):
+    # numba computes these one element at a time, 2-3.5x slower than NumPy's vectorized float32
+    # loops: their groups are never compiled, and run as NumPy in cache-sized pieces when large
+    # (mish and the tanh GELU among them)
+    from tidal.vm import codegen
+    from tidal.vm.fusion import _programs
+    tidal.vm.set_fusion(compile_after=1, background_compile=False)
+    x = rng.standard_normal((3, 40000)).astype(np.float32)  # past two pieces of the NumPy path
+    y = rng.standard_normal((40000,)).astype(np.float32)
+    tx, ty = tidal.tensor(x), tidal.tensor(y)
+    for _ in range(3):
+        got = ((tx * 0.5).tanh() + ty.sin() * tx.cos()).numpy()
+    ref = np.tanh(x * np.float32(0.5)) + np.sin(y) * np.cos(x)
+    np.testing.assert_allclose(got, ref, rtol=2e-6, atol=2e-7)
+    progs = [e for e in _programs.values() if "tanh" in e[4]]
+    assert progs and not any(e[3] for e in progs)  # seen thrice, never compiled
+    assert codegen.CHUNK_ELEMENTS * 2 <= x.size

@@ -76,9 +76,10 @@ def _outcome(fn):
 def _drain():
     """Before the patch the cases leave deferred kernel errors: read them here, not in conftest's check."""
     yield
-    if not PATCHED:
+    for _ in range(8 if not PATCHED else 0):  # each sync reports one pending error
         try:
             tidal.sync()
+            break
         except Exception:  # noqa: BLE001 - the test's own outcome is what counts
             pass
 
