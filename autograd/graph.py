@@ -58,7 +58,10 @@ class Node:
         self.next_functions = tuple(nexts)
         self._input_meta = meta
         self._saved = saved
-        self._versions = tuple([t._v.blob.version if isinstance(t, Tensor) else None for t in saved])
+        versions = []  # (a loop: a comprehension is a call of its own on Python 3.11)
+        for t in saved:
+            versions.append(t._v.blob.version if isinstance(t, Tensor) else None)
+        self._versions = tuple(versions)
 
     def name(self) -> str:
         """The node's class name, e.g. 'MulBackward0'."""

@@ -189,7 +189,11 @@ _record_plans: dict = {}  # (op name, which inputs want a gradient) -> (wanted, 
 def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | None = None) -> None:
     """Attach op `name`'s node to `out`; for in-place ops, bump the version after saving inputs
     (`original`: copies of inputs that are `out`, taken before the write; see `originals`)."""
-    wanted = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
+    # (loops, not comprehensions: a comprehension is a function call of its own on Python 3.11)
+    wanted = []
+    for a in args:
+        wanted.append(isinstance(a, Tensor) and a.requires_grad)
+    wanted = tuple(wanted)
     plan = _record_plans.get((name, wanted))
     if plan is None:
         if name not in FORMULAS:
@@ -198,13 +202,12 @@ def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | 
         plan = _record_plans[name, wanted] = (reads, tuple(k + 2 in reads for k in range(len(args))),
                                               node_class(_NODE_NAMES.get(name, name)), (name, wanted))
     reads, saves, cls, attrs = plan
-    if original:
-        saved_inputs = tuple([original.get(k, a) if save else None for k, (a, save) in enumerate(zip(args, saves))])
-    else:
-        saved_inputs = tuple([a if save else None for a, save in zip(args, saves)])
-    node = attach(cls, _backward, args, (out,), (None,) + saved_inputs, attrs)
+    saved = [None]  # the output's place, filled below when a formula reads the output
+    for k, a in enumerate(args):
+        saved.append((original.get(k, a) if original else a) if saves[k] else None)
+    node = attach(cls, _backward, args, (out,), tuple(saved), attrs)
     if inplace:
         out._v.blob.version += 1
     if 1 in reads:  # the output is saved as it is after the op
-        node._saved = (out,) + saved_inputs
+        node._saved = (out,) + node._saved[1:]
         node._versions = (out._version,) + node._versions[1:]

@@ -51,6 +51,7 @@ def stats() -> dict:
         out["max_in_flight"] = max(out["max_in_flight"], s.max_in_flight)
         for key, value in vm.allocator.stats().items():
             out[key] += value
+        out["allocations"] += s.small_allocations  # small blobs: the backend's memory, not counted in bytes
     return out
 
 

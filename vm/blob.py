@@ -1,6 +1,30 @@
 """Blobs (device memory, allocated when first written) and views into them."""
 from __future__ import annotations
 
+_strides_cache: dict = {}
+
+
+def contiguous_strides(shape: tuple) -> tuple:
+    """Row-major strides, in elements, for `shape`."""
+    hit = _strides_cache.get(shape)
+    if hit is None:
+        strides, acc = [], 1
+        for s in reversed(shape):
+            strides.append(acc)
+            acc *= max(s, 1)
+        hit = tuple(reversed(strides))
+        if len(_strides_cache) < 4096:
+            _strides_cache[shape] = hit
+    return hit
+
+
+def numel_of(shape: tuple) -> int:
+    """The number of elements of `shape`."""
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
 
 class Blob:
     """A block of device memory: `nbytes`, its buffer once allocated, and its last writer.
@@ -39,7 +63,9 @@ class HeldBlob(Blob):
 class View:
     """A strided window into a blob: shape, strides and offset in elements, NumPy dtype."""
 
-    __slots__ = ("blob", "shape", "strides", "offset", "dtype", "array", "layout", "__weakref__")
+    # `array` first: a dying view drops its array before its blob, so the blob's buffer goes back
+    # to the allocator unshared (slots are cleared in this order)
+    __slots__ = ("array", "blob", "shape", "strides", "offset", "dtype", "layout", "__weakref__")
 
     def __init__(self, blob: Blob, shape: tuple, strides: tuple, offset: int, dtype):
         self.array = None  # the device array over this view, built once the blob has memory

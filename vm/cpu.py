@@ -1,18 +1,41 @@
 """The CPU memory backend: NumPy byte buffers and strided array views over them."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
+from .blob import _strides_cache  # row-major strides by shape (contiguous_strides' cache)
 from .machine import register_backend
 
 _ndarray = np.ndarray
+_empty = np.empty
 
 
 class CpuBackend:
-    """Memory for `cpu`: raw buffers are uint8 NumPy arrays."""
+    """Memory for `cpu`: raw buffers are uint8 NumPy arrays.
+
+    A small blob (at most `small_bytes`) takes its memory straight from NumPy when first written,
+    as the array its view describes: a caching allocator buys nothing at that size (malloc reuses
+    small blocks itself) and costs a lock, counters and a finalizer per tensor, about half the
+    host cost of a tiny op. Larger blobs go through the VM's caching allocator, which counts them.
+    """
+
+    small_bytes = int(os.environ.get("TIDAL_SMALL_BYTES", str(1 << 16)))
 
     def __init__(self, device):
         self.device = device
+
+    @staticmethod
+    def own(v) -> np.ndarray:
+        """Give `v`'s small unallocated blob its memory from NumPy; returns `v`'s array."""
+        blob = v.blob
+        arr = _empty(v.shape, v.dtype)
+        if arr.nbytes == blob.nbytes and v.offset == 0 and v.strides == _strides_cache.get(v.shape):
+            blob.data = v.array = arr  # the view is the whole blob (the usual case): its array
+            return arr
+        blob.data = _empty(blob.nbytes, np.uint8)
+        return CpuBackend.array(v)
 
     @staticmethod
     def raw_alloc(nbytes: int):

@@ -296,9 +296,7 @@ def fuse_window(window: list, stats, rec: list | None = None) -> list:
                     batch.append(_lower(group, stats, ins, pos, rec))
                     group = None
                     continue
-                lowered = _lower(group, stats, rec=rec)
-                if lowered is not None:
-                    batch.append(lowered)
+                _lower_into(batch, group, stats, rec)
                 group = None
             batch.append(ins)
             if rec is not None:
@@ -316,9 +314,7 @@ def fuse_window(window: list, stats, rec: list | None = None) -> list:
         if group is not None:
             if enabled and group.join(ins, pos):
                 continue
-            lowered = _lower(group, stats, rec=rec)
-            if lowered is not None:
-                batch.append(lowered)
+            _lower_into(batch, group, stats, rec)
             group = None
         single, single_pos = ins, pos
     if single is not None:
@@ -326,7 +322,24 @@ def fuse_window(window: list, stats, rec: list | None = None) -> list:
         if lowered is not None:
             batch.append(lowered)
     elif group is not None:
-        lowered = _lower(group, stats, rec=rec)
-        if lowered is not None:
-            batch.append(lowered)
+        _lower_into(batch, group, stats, rec)
     return batch
+
+
+def _lower_into(batch: list, g: _Group, stats, rec: list | None) -> None:
+    """Append what a closed group (with no reduction) runs as. A wide group whose members all read
+    only outside values (a burst of independent ops) gains nothing from one NumPy program, which
+    would compute each result as a temporary and then copy it: its members run alone, each with
+    its own kernel (a single ufunc call writing its result in place, where the op has one)."""
+    if len(g.members) > config.max_compiled_outputs and all(
+            a[0] == "i" for _, args in g.lines for a in args):
+        members, positions = g.members, g.positions
+        g.produced = g.touched = g.ext_names = None  # our references to the members' results
+        for ins, pos in zip(members, positions):
+            lowered = _lower_single(ins, stats, pos, rec)
+            if lowered is not None:
+                batch.append(lowered)
+        return
+    lowered = _lower(g, stats, rec=rec)
+    if lowered is not None:
+        batch.append(lowered)

@@ -49,7 +49,7 @@ class Stats:
 
     __slots__ = ("instructions", "kernels", "fused_away", "allocations_avoided", "syncs",
                  "kernel_time_ns", "replays", "inline_batches", "worker_batches", "max_in_flight",
-                 "waits_for_room")
+                 "waits_for_room", "small_allocations")
 
     def __init__(self):
         self.reset()
@@ -59,7 +59,7 @@ class Stats:
         self.instructions = self.kernels = self.fused_away = 0
         self.allocations_avoided = self.syncs = self.kernel_time_ns = 0
         self.replays = self.inline_batches = self.worker_batches = self.max_in_flight = 0
-        self.waits_for_room = 0
+        self.waits_for_room = self.small_allocations = 0
 
 
 class Stream:
@@ -179,6 +179,7 @@ class VirtualMachine:
         self.device = device
         self.backend = backend
         self.allocator = CachingAllocator(backend.raw_alloc, backend.size_of)
+        self.small_bytes = getattr(backend, "small_bytes", -1)  # blobs the backend allocates itself
         self.streams: dict[str, Stream] = {}
         self.window: list[Instruction] = []
         self.fusion = fusion_config
@@ -258,11 +259,10 @@ class VirtualMachine:
     # -- running (on the stream's thread) ---------------------------------------------------
     def execute(self, ins: Instruction) -> None:
         """Allocate outputs, wait on other streams' writers, run the kernel, record failures."""
-        to_array = self.backend.array
-        fresh = []  # outputs this instruction brings into being (not in-place targets)
         if ins.waits:
             for stream, seq in ins.waits:
                 stream.wait(seq)
+        fresh = None  # outputs this instruction brings into being (not in-place targets)
         try:
             ins_arrays = []
             for v in ins.ins:
@@ -273,33 +273,42 @@ class VirtualMachine:
                             if o.blob.data is None:
                                 o.blob.error = blob.error
                         return
-                    if blob.data is None:  # read before any write: empty() memory
-                        blob.hold(self.allocator.alloc(blob.nbytes))
-                    arr = v.array  # the view's array, cached once built
-                    ins_arrays.append(arr if arr is not None else to_array(v))
+                    arr = v.array  # the view's array, cached once built (its blob has memory then)
+                    if arr is None:
+                        if blob.data is None:  # read before any write: empty() memory
+                            blob.hold(self.allocator.alloc(blob.nbytes))
+                        arr = self.backend.array(v)
+                    ins_arrays.append(arr)
                 else:
                     ins_arrays.append(v)
             out_arrays = []
             for v in ins.outs:
                 blob = v.blob
-                if blob.data is None:
-                    blob.hold(self.allocator.alloc(blob.nbytes))
-                    fresh.append(blob)
                 blob.error = None
                 arr = v.array
-                out_arrays.append(arr if arr is not None else to_array(v))
-            prof = self.profiler
-            t0 = time.perf_counter_ns() if prof is not None else 0
-            ins.kernel(ins_arrays, out_arrays, ins.attrs)
+                if arr is None:
+                    if blob.data is None:
+                        fresh = [blob] if fresh is None else fresh + [blob]
+                        if blob.nbytes <= self.small_bytes:  # the backend's own memory (CpuBackend)
+                            self.stats.small_allocations += 1
+                            out_arrays.append(self.backend.own(v))
+                            continue
+                        blob.hold(self.allocator.alloc(blob.nbytes))
+                    arr = self.backend.array(v)
+                out_arrays.append(arr)
+            if self.profiler is None:
+                ins.kernel(ins_arrays, out_arrays, ins.attrs)
+            else:
+                t0 = time.perf_counter_ns()
+                ins.kernel(ins_arrays, out_arrays, ins.attrs)
+                self.profiler.record_kernel(ins, t0, time.perf_counter_ns())
             self.stats.kernels += 1
-            if prof is not None:
-                prof.record_kernel(ins, t0, time.perf_counter_ns())
         except BaseException as exc:  # noqa: BLE001 - any kernel failure is reported at sync
             # New outputs hold garbage and say so when read; an in-place target keeps its data
             # (kernels validate before they write), so it stays readable.
             failure = Failure(ins.name, exc, getattr(ins, "origin", None))
             for v in ins.outs:
-                if v.blob.data is None or v.blob in fresh:
+                if v.blob.data is None or (fresh is not None and v.blob in fresh):
                     v.blob.error = failure
             with self._error_lock:
                 if self.error is None:
