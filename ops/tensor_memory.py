@@ -52,29 +52,6 @@ def _should_swap(shape: tuple, strides: tuple, a: int, b: int) -> int:
     return -1 if ge(sb, sa) else 1
 
 
-_INNERMOST_FIRST = {"contiguous_format": None, "channels_last": (1, 3, 2, 0), "channels_last_3d": (1, 4, 3, 2, 0)}
-
-
-def _contiguous_as(t: Tensor, memory_format) -> bool:
-    """torch's is_contiguous(memory_format=...): strides dense in that format's order, size-1 dims ignored."""
-    name = str(getattr(memory_format, "name", memory_format)).split(".")[-1]
-    order = _INNERMOST_FIRST.get(name, ())
-    shape, strides = t._v.shape, t._v.strides
-    if order is None:
-        order = tuple(reversed(range(len(shape))))
-    elif len(order) != len(shape):
-        return False
-    if 0 in shape:
-        return True
-    expected = 1
-    for d in order:
-        if shape[d] != 1:
-            if strides[d] != expected:
-                return False
-            expected *= shape[d]
-    return True
-
-
 def dim_order(self: Tensor, *, ambiguity_check: bool | list = False) -> tuple:
     """The dims from outermost to innermost in memory (torch's insertion sort over the strides); with
     ambiguity_check, torch's RuntimeError when more than one order fits (or than one listed memory format)."""
@@ -84,12 +61,12 @@ def dim_order(self: Tensor, *, ambiguity_check: bool | list = False) -> tuple:
     if ambiguity_check is not False:
         formats = ambiguity_check if isinstance(ambiguity_check, list) else []
         several = any(a == b for a, b in zip(strides, strides[1:])) or any(s == 1 for s in shape)
-        if several and sum(_contiguous_as(self, f) for f in formats) != 1:
+        if several and sum(self.is_contiguous(memory_format=f) for f in formats) != 1:
             raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
                                "memory formats.")
     if ndim <= 1:
         return tuple(range(ndim))
-    dense, last = _contiguous_as(self, "contiguous_format"), _contiguous_as(self, "channels_last")
+    dense, last = self.is_contiguous(), self.is_contiguous(memory_format="channels_last")
     if dense and not last:
         return tuple(range(ndim))
     if last and not dense:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..vm import Blob, View, get_vm
+from ..vm.blob import contiguous_strides, numel_of  # noqa: F401  (re-exported: ops use them)
 from . import dtype as dt
 from .device import cpu, device
 
@@ -31,29 +32,9 @@ class Size(tuple):
         return Size(out) if isinstance(item, slice) else out
 
 
-_strides_cache: dict = {}
-
-
-def contiguous_strides(shape: tuple) -> tuple:
-    """Row-major strides, in elements, for `shape`."""
-    hit = _strides_cache.get(shape)
-    if hit is None:
-        strides, acc = [], 1
-        for s in reversed(shape):
-            strides.append(acc)
-            acc *= max(s, 1)
-        hit = tuple(reversed(strides))
-        if len(_strides_cache) < 4096:
-            _strides_cache[shape] = hit
-    return hit
-
-
-def numel_of(shape: tuple) -> int:
-    """The number of elements of `shape`."""
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+# each memory format's dims, innermost first (None: row-major)
+_INNERMOST_FIRST = {"contiguous_format": None, "preserve_format": None, "channels_last": (1, 3, 2, 0),
+                    "channels_last_3d": (1, 4, 3, 2, 0)}
 
 
 class Tensor:
@@ -152,18 +133,24 @@ class Tensor:
         return self.dtype.itemsize
 
     def is_contiguous(self, memory_format=None) -> bool:
-        """Whether the elements are laid out row-major without gaps (size-1 dims ignored)."""
-        if 0 in self._v.shape:
-            return True  # as in PyTorch, every empty tensor is contiguous
-        expected = 1
-        for size, stride in zip(reversed(self._v.shape), reversed(self._v.strides)):
-            if size == 1:
-                continue
-            if size == 0:
+        """Whether the strides are dense in `memory_format`'s order (row-major by default, where every
+        empty tensor counts as contiguous; size-1 dims ignored), as in PyTorch."""
+        name = "contiguous_format" if memory_format is None else \
+            str(getattr(memory_format, "name", memory_format)).split(".")[-1]
+        order = _INNERMOST_FIRST.get(name, ())
+        shape, strides = self._v.shape, self._v.strides
+        if order is None:
+            if 0 in shape:  # (torch's special case for the default format only)
                 return True
-            if stride != expected:
-                return False
-            expected *= size
+            order = range(len(shape) - 1, -1, -1)
+        elif len(order) != len(shape):
+            return False
+        expected = 1
+        for d in order:
+            if shape[d] != 1:
+                if strides[d] != expected:
+                    return False
+                expected *= shape[d]
         return True
 
     @property

@@ -207,3 +207,18 @@ def test_set_in_a_graph():
         assert ours[0].requires_grad and theirs[0].requires_grad
         assert type(ours[0].grad_fn).__name__ == type(theirs[0].grad_fn).__name__
         raises_like(lambda: ours[0].sum().backward(), lambda: theirs[0].sum().backward())
+
+
+@pytest.mark.parametrize("shape,perm", [((2, 3, 4, 5), (0, 2, 3, 1)), ((2, 3, 4, 5), (0, 1, 2, 3)),
+                                        ((2, 1, 4, 5), (0, 2, 3, 1)), ((2, 3, 4, 5, 6), (0, 2, 3, 4, 1)),
+                                        ((3, 4), (1, 0)), ((2, 0, 3, 4), (0, 2, 3, 1))])
+def test_is_contiguous_in_each_memory_format_as_torch(shape, perm):
+    back = [perm.index(i) for i in range(len(perm))]
+    ours = tc.zeros(*[shape[p] for p in perm]).permute(*back)
+    ref = torch.zeros(*[shape[p] for p in perm]).permute(*back)
+    for fmt in ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format"):
+        if fmt == "preserve_format":
+            continue  # torch refuses it here
+        assert ours.is_contiguous(memory_format=getattr(tc, fmt)) == \
+            ref.is_contiguous(memory_format=getattr(torch, fmt)), fmt
+    assert ours.is_contiguous() == ref.is_contiguous()
