@@ -18,7 +18,8 @@ from ..tensor import dtype as dt
 from . import elementwise as ew
 from . import math_api as M
 from .elementwise import apply, unary_method
-from .factory_args import CHECKED_NAME
+from .broadcast import broadcast_shapes
+from .factory_args import CHECKED_NAME, overflows
 
 __all__: list = []
 METHODS: dict = {}
@@ -385,14 +386,16 @@ def _addc(name: str, input, tensor1, tensor2, value, out, combine) -> Tensor:
     for arg, t in (("self", input), ("tensor1", tensor1), ("tensor2", tensor2)):
         _check_tensor(name, t, arg)
     operands = (input, tensor1, tensor2)
-    if any(t.dtype.is_complex for t in operands):  # (clamp's plan refuses complex; broadcasting is checked below)
-        result = ew._signature_dtype(None, [t.dtype for t in operands], [t.ndim for t in operands])
-    else:
-        result = ew.plan_for(ew.OPS["clamp"], operands).dtype  # 3-way promotion and broadcast
+    result = ew._signature_dtype(None, [t.dtype for t in operands], [t.ndim for t in operands])
+    broadcast_shapes(*(t._v.shape for t in operands))  # torch's error before any conversion
+    if result is dt.bool_:
+        raise NotImplementedError(f"\"{name}_cpu_out\" not implemented for 'Bool'")
     if isinstance(value, complex) and not result.is_complex:  # torch's checked conversion of the scalar
         if value.imag:
             raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[result]} without overflow")
         value = value.real
+    if result.category == dt.INT and not isinstance(value, float) and overflows(value, result):
+        raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[result]} without overflow")
     if result.category == dt.INT and isinstance(value, float):
         value = int(value)  # PyTorch casts the scalar to the integral result type
     # every operand in the promoted (or, for 16-bit floats, float32) precision before value scales it, as torch

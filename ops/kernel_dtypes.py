@@ -28,6 +28,36 @@ def check_number(value, dtype: dt.dtype) -> None:
         raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[dtype]} without overflow")
 
 
+def _fits_every_dtype(value) -> bool:
+    """Whether every dtype holds `value` (a cheap test first: exponents and bounds are mostly small)."""
+    return (value.__class__ is int or value.__class__ is float) and -128 <= value <= 127
+
+
+def _result_dtype(*args) -> dt.dtype:
+    """The promoted dtype of tensors and Python numbers, as the elementwise plan promotes them."""
+    kinds = {"dim": None, "zero": None, "wrapped": None}
+    for a in args:
+        kind, d = ("dim" if a.ndim else "zero", a.dtype) if isinstance(a, Tensor) else ("wrapped", dt.scalar_dtype(a))
+        kinds[kind] = d if kinds[kind] is None else dt.promote_types(kinds[kind], d)
+    return dt.result_type_of(kinds["dim"], kinds["zero"], kinds["wrapped"])
+
+
+def check_pow(input, exponent) -> None:
+    """torch's RuntimeError for a number exponent of a tensor that the result dtype can't hold."""
+    if not _fits_every_dtype(exponent) and isinstance(input, Tensor) and not isinstance(exponent, (Tensor, complex)):
+        check_number(exponent, _result_dtype(input, exponent))
+
+
+def check_where(input, other) -> None:
+    """torch's RuntimeError for a number branch of where that an integer result dtype can't hold."""
+    numbers = [a for a in (input, other) if not isinstance(a, (Tensor, complex)) and not _fits_every_dtype(a)]
+    if numbers and any(isinstance(a, Tensor) for a in (input, other)):
+        result = _result_dtype(input, other)
+        if result.category == dt.INT:
+            for n in numbers:
+                check_number(n, result)
+
+
 def check_clamp(input, min, max) -> None:
     """torch's TypeError for clamp's bounds mixing a tensor and a number; for number bounds, its RuntimeError
     for a bound the result dtype can't hold and its NotImplementedError for a bool tensor by bool bounds."""
@@ -36,12 +66,10 @@ def check_clamp(input, min, max) -> None:
         raise invalid_combination("clamp", (input, min, max), _CLAMP)
     if not isinstance(input, Tensor) or not bounds or isinstance(bounds[0], Tensor) or input.dtype.is_complex:
         return
-    wrapped = dt.scalar_dtype(bounds[0])
-    for b in bounds[1:]:
-        wrapped = dt.promote_types(wrapped, dt.scalar_dtype(b))
-    result = dt.result_type_of(input.dtype if input.ndim else None, None if input.ndim else input.dtype, wrapped)
-    for b in bounds:
-        check_number(b, result)
+    if not all(_fits_every_dtype(b) for b in bounds):
+        result = _result_dtype(input, *bounds)
+        for b in bounds:
+            check_number(b, result)
     if input.dtype is not dt.bool_:
         return
     if bounds and all(isinstance(b, bool) for b in bounds):  # any other number promotes past bool

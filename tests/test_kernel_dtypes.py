@@ -169,6 +169,17 @@ CASES = {
     "float_power(F, 1j)": (lambda L: L.float_power(_f(L), 1j), "hooks"),
     "float_power(I, CF)": (lambda L: L.float_power(_i(L), _f(L).cfloat()), "hooks"),
     "float_power(I, -1)": (lambda L: L.float_power(_i(L), -1), None),
+    "sub(i8, 1, alpha=128)": (lambda L: L.sub(_i(L).to(L.int8), 1, alpha=128), "plan"),  # scaled by -alpha
+    "sub(i8, 1, alpha=-128)": (lambda L: L.sub(_i(L).to(L.int8), 1, alpha=-128), "hooks"),
+    "pow(i8, 300)": (lambda L: L.pow(_i(L).to(L.int8), 300), "hooks"),
+    "pow(H, 1e5)": (lambda L: L.pow(_f(L).half(), 1e5), "hooks"),
+    "pow(1000, i8)": (lambda L: L.pow(1000, _i(L).to(L.int8)), "plan"),
+    "where(B, i8, 1000)": (lambda L: L.where(_b(L), _i(L).to(L.int8), 1000), "hooks"),
+    "i8.where(B, 1000)": (lambda L: _i(L).to(L.int8).where(_b(L), 1000), "hooks"),
+    "where(B, H, 1e5)": (lambda L: L.where(_b(L), _f(L).half(), 1e5), None),
+    "addcmul(B, B, B)": (lambda L: L.addcmul(_b(L), _b(L), _b(L)), None),
+    "addcmul(i8, i8, i8, value=1000)": (lambda L: L.addcmul(*[_i(L).to(L.int8)] * 3, value=1000), None),
+    "addcmul(u8, u8, u8, value=-1)": (lambda L: L.addcmul(*[_i(L).to(L.uint8)] * 3, value=-1), "plan"),
 }
 _APPLIED = {"plan": PLAN_PATCHED, "hooks": HOOKS_PATCHED and PLAN_PATCHED, None: True}
 
