@@ -65,6 +65,12 @@ def kernel_views(out: View, *ins: View) -> tuple:
     return tuple(View(v.blob, shape, st, v.offset, v.dtype) for v, st in zip((out,) + ins, strides))
 
 
+def collapsed(t: Tensor) -> Tensor:
+    """A view of `t`'s elements, in order, in the fewest dims its layout allows (64 or fewer)."""
+    shape, _ = collapse(tuple(t.shape), [t._v.strides])
+    return t.view(shape)
+
+
 def _restrided(t: Tensor, shape: tuple) -> Tensor:
     """`t` broadcast to `shape` (a view; expand refuses nothing here: shape is the broadcast of its own)."""
     return t if tuple(t.shape) == shape else t.expand(shape)

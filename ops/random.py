@@ -18,6 +18,7 @@ from .elementwise import torch_name
 from .factory_args import (CHECKED_NAME, FLOAT_DIGITS, FLOAT_MAX, TYPEMETA_NAME, check_requires_grad, check_shape,
                            device_arg, dtype_arg, empty_like_tensor, fmt, int_arg, is_int, number_arg, reject_extra,
                            out_dtype, size_tuple, size_varargs, tensor_arg, write_out)
+from . import many_dims
 from .mem_overlap import check_out
 from .rng import (Generator, default_generator, generator_for, get_rng_state, initial_seed, manual_seed, philox,
                   seed, set_rng_state)
@@ -171,8 +172,10 @@ def _sample(sampler: str, out: Tensor, params: tuple, generator, ins: tuple = ()
     check_out(out)  # an expanded tensor: torch's sampling refuses it
     gen = generator_for(fn or sampler, generator, out.device)
     seed_, offset = gen.next_stream()
+    # more dims than a NumPy array holds: draw into the same memory seen in fewer dims
+    target = many_dims.collapsed(out) if len(out._v.shape) > many_dims.MAX_NDIM and not ins else out
     # multinomial checks its probabilities in the kernel: a failure names the caller's line
-    launch_into(sampler, ins, (out,), (sampler, seed_, offset, params), checks_data=sampler == "multinomial")
+    launch_into(sampler, ins, (target,), (sampler, seed_, offset, params), checks_data=sampler == "multinomial")
     return out
 
 

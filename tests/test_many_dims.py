@@ -134,3 +134,16 @@ def test_collapse_keeps_the_order():
     padded = (0, 40, 4, 0, 1)  # rows of 12 elements, 40 apart
     assert many_dims.collapse(shape, [padded]) == ((2, 12), [(40, 1)])
     assert many_dims.collapse((3, 0, 2), [(0, 2, 1)]) == ((0,), [(1,)])
+
+
+def test_random_fills():
+    """In-place samplers draw into tensors of more than 64 dims (contiguous or not) as into their flat view."""
+    tidal.manual_seed(0)
+    x = tidal.empty(ONES + (2, 3)).uniform_(2, 3)
+    y = tidal.empty(ONES + (3, 2)).transpose(-1, -2).normal_()
+    z = tidal.randint(0, 5, ONES + (4,))
+    assert tuple(x.shape) == ONES + (2, 3) and tuple(z.shape) == ONES + (4,)
+    values = np.asarray(x.reshape(-1).tolist())
+    assert values.min() >= 2 and values.max() < 3 and len(set(values.tolist())) == 6
+    assert np.isfinite(y.transpose(-1, -2).reshape(-1).tolist()).all()
+    assert set(z.reshape(-1).tolist()) <= set(range(5))
