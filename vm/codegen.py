@@ -31,7 +31,7 @@ def register_vocabulary(numpy_ns: dict, compiled_module: str, numpy_only: tuple 
     and the names only the NumPy path has (expressions using them are never compiled)."""
     global _compiled_vocab_module, _vocab_hash, _numpy_only
     if numpy_only:
-        _numpy_only = re.compile(r"\b(" + "|".join(numpy_only) + r")\(")
+        _numpy_only = re.compile(r"\b(" + "|".join(map(re.escape, numpy_only)) + r")\(")
     _numpy_ns.update(numpy_ns)
     _compiled_vocab_module = compiled_module
     spec = importlib.util.find_spec(compiled_module)
@@ -124,9 +124,51 @@ def run_numpy(prog: Program, ins: list, outs: list) -> None:
     the caller has NumPy's floating-point errors ignored (see quiet)."""
     if device_runners and outs[0].__class__ in device_runners:
         return device_runners[outs[0].__class__](prog, ins, outs)
-    results = numpy_function(prog)(*ins)
+    fn = numpy_function(prog)
+    out = outs[0]
+    if out.size >= 2 * CHUNK_ELEMENTS and prog.n_in and _chunkable(ins, outs):
+        # in pieces that fit in cache: a program's temporaries are then never written to memory
+        # (whole-array temporaries cost a pass to memory each, and page faults when fresh)
+        axis = next(d for d, n in enumerate(out.shape) if n > 1)
+        n = out.shape[axis]
+        step = max(1, CHUNK_ELEMENTS * n // out.size)
+        lead = [slice(None)] * axis
+        cuts = [_cut_of(a, out.ndim, axis, n) for a in ins]
+        for start in range(0, n, step):
+            part = (*lead, slice(start, start + step))
+            results = fn(*[a if cut is None else a[part[cut:]] for a, cut in zip(ins, cuts)])
+            for o, res in zip(outs, results):
+                np.copyto(o[part], res, casting="unsafe")
+        return
+    results = fn(*ins)
     for out, res in zip(outs, results):
         np.copyto(out, res, casting="unsafe")
+
+
+CHUNK_ELEMENTS = 16384  # per piece of a large NumPy-path program: its float32/64 temporaries stay in L2
+
+
+def _cut_of(a, ndim: int, axis: int, n: int):
+    """How to slice input `a` along the output's `axis`: None (a scalar, or broadcast along it), else
+    the number of leading output dims `a` lacks (the slice tuple drops that many entries)."""
+    if a.__class__ is not np.ndarray:
+        return None
+    lack = ndim - a.ndim
+    if axis < lack or a.shape[axis - lack] != n:
+        return None
+    return lack
+
+
+def _chunkable(ins: list, outs: list) -> bool:
+    # a program run piece by piece must not read what an earlier piece wrote: an output that
+    # shares memory with an input is allowed only as that very array (elementwise in place)
+    for o in outs:
+        for a in ins:
+            if a.__class__ is np.ndarray and np.may_share_memory(o, a) and not (
+                    a.shape == o.shape and a.strides == o.strides
+                    and a.__array_interface__["data"][0] == o.__array_interface__["data"][0]):
+                return False
+    return True
 
 
 def input_index(shape: tuple, ndim: int) -> str:
