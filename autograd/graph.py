@@ -34,18 +34,18 @@ class Node:
     """A recorded op: its backward, saved tensors, and the nodes its inputs came from."""
 
     __slots__ = ("next_functions", "backward_fn", "attrs", "_saved", "_versions", "_input_meta", "seq",
-                 "_pre_hooks", "_hooks", "n_outputs", "_freed", "__weakref__", "__dict__")
+                 "n_outputs", "__weakref__", "__dict__")
+    # class-level until set on a node (recording then writes three fields fewer): hook tables are
+    # shared empty ones until a hook is registered (most nodes never get one)
+    _pre_hooks = _NO_PRE_HOOKS  # output index -> hooks on that output's grad (tensor hooks)
+    _hooks = ()
+    _freed = False
 
     def __init__(self, backward_fn, inputs: tuple, saved: tuple, attrs, n_outputs: int):
         self.backward_fn = backward_fn
         self.attrs = attrs
         self.seq = next(_seq)
         self.n_outputs = n_outputs
-        # hook tables are shared empty ones until a hook is registered (most nodes never get one:
-        # two containers fewer per recorded op, for the allocator and the cyclic GC)
-        self._pre_hooks = _NO_PRE_HOOKS  # output index -> hooks on that output's grad (tensor hooks)
-        self._hooks = ()
-        self._freed = False
         nexts, meta = [], []
         for t in inputs:
             if isinstance(t, Tensor) and t.requires_grad:
