@@ -19,7 +19,9 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import needs_grad
 from ..autograd.view_inplace import needs_rebase, write_through_view
 from .mem_overlap import check_out
+from . import many_dims
 from .broadcast import broadcast_shapes
+from .number_args import typed_number
 from .special import NUMPY_FUNCS as SPECIAL_NUMPY_FUNCS
 
 
@@ -121,6 +123,21 @@ COMPLEX_REJECT.update(
                                "torch.sgn instead."),
     signbit=(NotImplementedError, "signbit is not implemented for complex tensors."))
 _REAL_RESULT = ("abs",)  # complex in, real out
+# Real dtypes torch's CPU kernels have no loop for: op -> (refused categories, exception, message), {t} the
+# promoted dtype's C++ name as in COMPLEX_REJECT (kernel_dtypes checks clamp's number bounds, lerp's dtypes)
+_NOT_IMPLEMENTED = '"{}" not implemented for \'{{t}}\''
+REAL_REJECT = {name: (kinds, NotImplementedError, _NOT_IMPLEMENTED.format(kernel)) for kinds, kernels in (
+    ((dt.FLOAT,), dict(bitwise_and="bitwise_and_cpu", bitwise_or="bitwise_or_cpu", bitwise_xor="bitwise_xor_cpu",
+                       bitwise_not="bitwise_not_cpu")),
+    ((dt.BOOL, dt.FLOAT), dict(bitwise_left_shift="lshift_cpu", bitwise_right_shift="rshift_cpu")),
+    ((dt.BOOL,), dict(abs="abs_cpu", floor="floor_vml_cpu", ceil="ceil_vml_cpu", trunc="trunc_vml_cpu",
+                      round="round_vml_cpu", floor_divide="div_floor_cpu", remainder="remainder_cpu", fmod="fmod_cpu",
+                      pow="pow", clamp="clamp_cpu")),
+    ((dt.BOOL, dt.INT), dict(frac="frac_cpu", hypot="hypot_cpu", logaddexp="logaddexp_cpu",
+                             logaddexp2="logaddexp2_cpu", nextafter="nextafter_cpu", lerp="lerp_kernel_tensor")))
+    for name, kernel in kernels.items()}
+REAL_REJECT["positive"] = ((dt.BOOL,), RuntimeError, "The `+` operator, on a bool tensor is not supported.")
+_EXACT = ("nextafter",)  # computed in the result's own dtype (the next float16 is not float32's, rounded)
 
 
 # -- the NumPy vocabulary (the compiled one is ops/scalar_kernels.py) ---------------------------
@@ -213,15 +230,17 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
     rule = op.rule
     promoted_args = range(1, 3) if rule == "where" else range(len(args))
     common = _signature_dtype(op, [dtypes[i] for i in promoted_args], [ndims[i] for i in promoted_args])
-    if op.no_bool and all(d is dt.bool_ for d in dtypes):
+    # torch's pow(Tensor, Scalar) returns the input for exponent 1 and ones for 0 before its kernel's checks
+    bool_power = op.name == "pow" and common is dt.bool_ and ndims[1] is None
+    refused = REAL_REJECT.get(op.name)
+    if refused is not None and common.category in refused[0] and not bool_power:
+        raise refused[1](refused[2].format(t=torch_name(common)))
+    if op.no_bool and all(d is dt.bool_ for d in dtypes) and not bool_power:
         raise RuntimeError(f"{op.name}: bool tensors are not supported; use logical ops or convert "
                            "them with .int() first")
     if common.category == dt.COMPLEX and op.name in COMPLEX_REJECT:
         kind, message = COMPLEX_REJECT[op.name]
         raise kind(message.format(t=torch_name(common)))
-    if rule == "int" and common.category == dt.FLOAT:
-        raise TypeError(f"{op.name}(): not implemented for '{torch_name(common)}' "
-                        "(expected integer or bool tensors)")
     if rule == "logical":
         compute = out = dt.bool_
     elif rule == "bool":
@@ -230,6 +249,8 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
         compute = out = dt.get_default_dtype()
     elif common.category == dt.COMPLEX and op.name in _REAL_RESULT:
         compute, out = common, common.to_real()
+    elif op.name in _EXACT:
+        compute = out = common
     else:
         compute, out = common.compute, common
     if rule == "where":
@@ -253,7 +274,7 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
     if all(n == f"{{{k}}}" for k, n in enumerate(names)) and (out is compute or rule == "bool"):
         plan.direct = _ufunc_kernel(template)  # no casts: one ufunc call can write the result
     if op.name == "pow" and ndims[0] is not None and ndims[1] is None:
-        table = _POW_FLOAT if compute.category == dt.FLOAT else _POW_INT
+        table = _POW_FLOAT if compute.category == dt.FLOAT else _POW_BOOL if bool_power else _POW_INT
         plan.pow_exprs = {e: f"{_CAST_NAME[out]}({t.format(names[0])})" for e, t in table.items()}
     return plan
 
@@ -301,6 +322,7 @@ def _ufunc_kernel(template: str):
 # numba's np.power is several times slower than NumPy's); other exponents use np.power
 _POW_INT = {2: "{0} * {0}", 3: "{0} * {0} * {0}"}
 _POW_FLOAT = {**_POW_INT, 0.5: "np.sqrt({0})", -1: "1 / {0}", -2: "1 / ({0} * {0})"}
+_POW_BOOL = {1: "{0}", 0: "{0} | True"}  # a bool exponent: the input, or ones
 
 
 def _expr(plan: Plan, args: tuple) -> str:
@@ -318,7 +340,10 @@ def _typed_scalar(st, value):
     key = (st, value)
     typed = _scalars.get(key)
     if typed is None:
-        typed = st(value)
+        try:
+            typed = st(value)
+        except OverflowError:  # an int past the kernel type's range wraps, as torch converts it
+            typed = typed_number(st, value)
         if value and value == value and len(_scalars) < 4096:
             _scalars[key] = typed
     return typed
@@ -346,6 +371,8 @@ def plan_for(op: ElemOp, args: tuple) -> Plan:
             raise TypeError(f"{op.name}(): argument 'input' (position 1) must be Tensor, not "
                             f"{type(args[0]).__name__}")
         plan = _plan(op, args)
+        if len(plan.shape) > many_dims.MAX_NDIM:  # never cached: apply runs it on collapsed views
+            raise many_dims.TooManyDims(plan.shape)
         plan.device = _device_of(op, args)
         plan.vm = get_vm(plan.device)
         if plan.device is not None and plan.device.type != "cpu":
@@ -370,7 +397,10 @@ def _device_of(op: ElemOp, args: tuple):
 def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
     """Dispatch elementwise op `name`; `out` (an existing tensor) makes it in-place."""
     op = OPS[name]
-    plan = plan_for(op, args)
+    try:
+        plan = plan_for(op, args)
+    except many_dims.TooManyDims as e:  # more dims than a NumPy array holds
+        return many_dims.elementwise(apply, name, args, out, e.shape)
     if out is None:
         # the hot path: a new tensor whose memory is allocated when the kernel first writes it
         if plan.tensors_only:
@@ -378,7 +408,7 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         elif len(args) == 2 and plan.scalar_types[0] is None:  # tensor op number: the common case
             ins = (args[0]._v, _typed_scalar(plan.scalar_types[1], args[1]))
         else:
-            ins = tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
+            ins = tuple(a._v if st is None else _typed_scalar(st, a) for a, st in zip(args, plan.scalar_types))
         return _emit(name, plan, ins, args, needs_grad(args), None if plan.pow_exprs is None else _expr(plan, args))
     check_inplace(op.name, out, plan)
     check_overlap(out, args)
@@ -388,7 +418,7 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         if needs_rebase(out):  # writing through a view of a tensor in the graph
             return write_through_view(out, apply(name, *args))
     originals = derivatives.originals(name, args, out) if grad else None  # copies made before the write
-    ins = tuple(a._v if st is None else st(a) for a, st in zip(args, plan.scalar_types))
+    ins = tuple(a._v if st is None else _typed_scalar(st, a) for a, st in zip(args, plan.scalar_types))
     out._vm.push(Instruction(name, None, ins, (out._v,), None, _expr(plan, args)))
     if grad:
         derivatives.record(name, args, out, True, originals)  # saves inputs, then bumps the version

@@ -10,6 +10,7 @@ from ..autograd.graph import needs_grad, record
 from ..autograd.view_inplace import needs_rebase, write_inplace, write_through_view
 from ..vm import Instruction
 from . import elementwise as ew
+from . import kernel_dtypes, many_dims
 from .broadcast import broadcast_shapes
 from .mem_overlap import check_out
 from .number_args import binary, require_self
@@ -98,6 +99,7 @@ _NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
 @_public
 def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
     """input ** exponent; integers to negative integer powers as torch computes them (0, or +-1 for base +-1)."""
+    kernel_dtypes.check_pow(input, exponent)
     if isinstance(input, Tensor) and input.dtype.category == dt.FLOAT:
         return apply("pow", input, exponent, out=out)
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
@@ -142,6 +144,7 @@ def _scaled(name: str, input, other, alpha):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     if isinstance(alpha, complex) and not kind.is_complex:
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+    kernel_dtypes.check_number(-alpha if name == "sub" else alpha, kind)  # sub scales by -alpha
     if alpha == 1:  # True, 1.0
         return other
     return apply("mul", other, alpha) if isinstance(other, Tensor) else other * alpha
@@ -218,10 +221,12 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:
     if input is None and other is None:
         from . import indexing
         return indexing.nonzero(condition, as_tuple=True)
+    kernel_dtypes.check_where(input, other)
     return apply("where", condition, input, other)
 
 
 def _where_method(self, condition, other):
+    kernel_dtypes.check_where(self, other)
     return apply("where", condition, self, other)
 
 
@@ -234,6 +239,7 @@ def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Te
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     _no_complex_clamp(input, None)
+    kernel_dtypes.check_clamp(input, min, max)
     if max is None:
         return apply("maximum", input, min, out=out)
     if min is None:
@@ -254,6 +260,7 @@ METHODS.update(clip=clamp, clamp_=_clamp_, clip_=_clamp_)
 def clamp_min(input: Tensor, min) -> Tensor:
     """max(input, min)."""
     _no_complex_clamp(input, min)
+    kernel_dtypes.check_clamp(input, min, None)
     return apply("maximum", input, min)
 
 
@@ -268,23 +275,33 @@ def _no_complex_clamp(input, bound) -> None:
 def clamp_max(input: Tensor, max) -> Tensor:
     """min(input, max)."""
     _no_complex_clamp(input, max)
+    kernel_dtypes.check_clamp(input, None, max)
     return apply("minimum", input, max)
 
 
 @_public
 def lerp(input: Tensor, end, weight) -> Tensor:
     """input + weight * (end - input)."""
+    kernel_dtypes.check_lerp(input, end, weight)
     return apply("lerp", input, end, weight)
 
 
-METHODS["lerp_"] = lambda self, end, weight: apply("lerp", self, end, weight, out=self)
+def _lerp_(self: Tensor, end, weight) -> Tensor:
+    kernel_dtypes.check_lerp(self, end, weight)
+    return apply("lerp", self, end, weight, out=self)
+
+
+METHODS["lerp_"] = _lerp_
 
 
 @_public
 def float_power(input, exponent) -> Tensor:
-    """pow computed in float64."""
-    a = convert(input, dt.float64) if isinstance(input, Tensor) else float(input)
-    b = convert(exponent, dt.float64) if isinstance(exponent, Tensor) else float(exponent)
+    """pow computed in float64 (complex128 when either side is complex)."""
+    wide = dt.complex128 if any(isinstance(v, complex) or isinstance(v, Tensor) and v.dtype.is_complex
+                                for v in (input, exponent)) else dt.float64
+    number = complex if wide.is_complex else float
+    a = convert(input, wide) if isinstance(input, Tensor) else number(input)
+    b = convert(exponent, wide) if isinstance(exponent, Tensor) else number(exponent)
     return apply("pow", a, b)
 
 
@@ -319,7 +336,8 @@ def convert(x: Tensor, dtype: dt.dtype, out: Tensor | None = None) -> Tensor:
         if needs_rebase(out):
             return write_through_view(out, convert(x, out.dtype) if x.shape == out.shape else
                                       convert(x, out.dtype).expand(out.shape))
-    out._vm.push(Instruction("to", None, (x._v,), (out._v,), expr=f"{ew._CAST_NAME[out.dtype]}({{0}})"))
+    dst, src = (out._v, x._v) if len(out._v.shape) <= many_dims.MAX_NDIM else many_dims.kernel_views(out._v, x._v)
+    out._vm.push(Instruction("to", None, (src,), (dst,), expr=f"{ew._CAST_NAME[out.dtype]}({{0}})"))
     if grad:
         record("copy_" if inplace else "to_copy", _copy_backward, (out, x) if inplace else (None, x), (out,))
     if inplace:
@@ -371,7 +389,8 @@ def fill_values(self: Tensor, value, node: str | None = None) -> Tensor:
     """Queue the fill of `self` with a checked `value`; with `node`, record it (no leaf check)."""
     self._v.blob.version += 1
     typed = self.dtype.compute.np.type(value) if self.dtype is not dt.bool_ else value
-    self._vm.push(Instruction("fill", None, (typed,), (self._v,), expr=f"{ew._CAST_NAME[self.dtype]}({{0}})"))
+    self._vm.push(Instruction("fill", None, (typed,), (many_dims.kernel_view(self._v),),
+                              expr=f"{ew._CAST_NAME[self.dtype]}({{0}})"))
     if node is not None and self.dtype.is_floating_point:  # the old values get no gradient
         from .view_grads import overload
         record(overload(node, 2) if node == "fill" else node, _zero_grad, (self,), (self,))
@@ -409,12 +428,13 @@ def _rev(name, method: str | None = None):
 def _logical_or_bitwise(bitwise: str, logical: str, method: str):
     def op(self, other):
         require_self(method, self)
-        return apply(logical if self.dtype is dt.bool_ and (not isinstance(other, Tensor) or
-                                                          other.dtype is dt.bool_) else bitwise, self, other)
+        return apply(logical if self.dtype is dt.bool_ and (other.__class__ is bool or isinstance(other, Tensor)
+                                                          and other.dtype is dt.bool_) else bitwise, self, other)
     return op
 
 
 def _invert(self):
+    kernel_dtypes.check_invert(self)
     return apply("logical_not" if self.dtype is dt.bool_ else "bitwise_not", self)
 
 
@@ -423,6 +443,11 @@ def _neg(self):
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     return apply("neg", self)
+
+
+def _pos(self):
+    kernel_dtypes.check_positive(self)
+    return self
 
 
 def _rsub(self, other):
@@ -461,7 +486,7 @@ METHODS.update(
     __floordiv__=globals()["floor_divide"], __rfloordiv__=_rev("floor_divide"),
     __ifloordiv__=METHODS["floor_divide_"], __mod__=globals()["remainder"], __rmod__=_rev("remainder"),
     __imod__=METHODS["remainder_"], __pow__=pow, __rpow__=lambda self, other: pow(other, self), __ipow__=_pow_,
-    __neg__=_neg, neg=_neg, negative=_neg, __pos__=lambda self: self, __abs__=globals()["abs"],
+    __neg__=_neg, neg=_neg, negative=_neg, __pos__=_pos, __abs__=globals()["abs"],
     __invert__=_invert, __and__=_logical_or_bitwise("bitwise_and", "logical_and", "__and__"),
     __or__=_logical_or_bitwise("bitwise_or", "logical_or", "__or__"),
     __xor__=_logical_or_bitwise("bitwise_xor", "logical_xor", "__xor__"),
@@ -470,6 +495,8 @@ METHODS.update(
     __rxor__=_logical_or_bitwise("bitwise_xor", "logical_xor", "__rxor__"),
     __iand__=METHODS["bitwise_and_"], __ior__=METHODS["bitwise_or_"], __ixor__=METHODS["bitwise_xor_"],
     __lshift__=globals()["bitwise_left_shift"], __rshift__=globals()["bitwise_right_shift"],
+    __rlshift__=_rev("bitwise_left_shift"), __rrshift__=_rev("bitwise_right_shift"),
+    __ilshift__=METHODS["bitwise_left_shift_"], __irshift__=METHODS["bitwise_right_shift_"],
     __eq__=globals()["eq"], __ne__=globals()["ne"], __lt__=globals()["lt"], __le__=globals()["le"],
     __gt__=globals()["gt"], __ge__=globals()["ge"],
     greater=globals()["gt"], greater_equal=globals()["ge"], less=globals()["lt"], less_equal=globals()["le"],

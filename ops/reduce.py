@@ -24,6 +24,7 @@ from ..tensor import dtype as dt
 from ..vm import Blob, Instruction, View
 from ..vm.replay import layout_id
 from . import math_api as M
+from . import many_dims
 from .complex_ops import refuse_complex
 from . import views
 from .dispatch import kernel_for, launch, register_kernel
@@ -139,6 +140,8 @@ class _ReducePlan:
 def _reduce(op: str, x: Tensor, axes: tuple, keepdim: bool, out_dtypes, compute: dt.dtype | None = None,
             extra=None):
     """Queue reduction `op` of `x` over `axes`; one output per dtype in `out_dtypes`."""
+    if len(x._v.shape) > many_dims.MAX_NDIM:  # only whole reductions get here (_check_dim_mask)
+        return many_dims.reduce_whole(_reduce, op, x, keepdim, out_dtypes, compute, extra)
     if extra is not None:  # attributes that may not hash: planned afresh
         shape = _out_shape(x, axes, keepdim)
         attrs = (axes, None if compute is None else compute.np, extra)

@@ -246,11 +246,16 @@ class Tensor:
         n = self.numel()
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        if len(self._v.shape) > 64:  # more dims than a NumPy array holds
+            return self.reshape(()).item()
         return self._host_array().reshape(()).item() if self.dtype.np.kind != "V" else \
             float(self._host_array().reshape(()).astype(np.float32))
 
     def tolist(self):
         """The values as (nested) Python lists."""
+        if len(self._v.shape) > 64:  # more dims than a NumPy array holds: ops/many_dims reads them
+            from ..ops.many_dims import tolist
+            return tolist(self)
         arr = self._host_array()
         if self.dtype in (dt.bfloat16,):
             arr = arr.astype(np.float32)

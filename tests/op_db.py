@@ -132,8 +132,6 @@ def functional(name, op, ref, dtypes=FLOATS, **kw) -> OpInfo:
     return OpInfo(name, op, ref, dtypes=dtypes, **kw)
 
 
-_NOT_FLOAT_ONLY = "tidal promotes integers to float where torch refuses them (dispatch has no float-only rule)"
-_HALF_NEXTAFTER = "nextafter runs in float32 for 16-bit floats (the plan casts to the compute dtype)"
 _LOOSE = {"float32": (1e-5, 1e-5), "float64": (1e-9, 1e-9)}
 
 OPS: list = [
@@ -259,5 +257,3 @@ OPS: list = [
 ]
 
 BY_NAME = {info.name: info for info in OPS}
-NOTES = {"hypot": _NOT_FLOAT_ONLY, "logaddexp": _NOT_FLOAT_ONLY, "logaddexp2": _NOT_FLOAT_ONLY,
-         "nextafter": _HALF_NEXTAFTER}  # known divergences outside the tested dtypes
