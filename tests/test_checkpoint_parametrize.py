@@ -263,8 +263,11 @@ def test_spectral_norm_parametrization_as_torch():
     assert_close(ours.parametrizations.weight[0]._u, ref.parametrizations.weight[0]._u)
     ours.eval(), ref.eval()
     assert_close(ours(x), ref(xr))
+    # power iteration estimates the top singular value from below (by up to ~12% for close singular
+    # values, so the normalized weight's is >= 1, not ~1): torch's normalized weight is the reference
     sigma = np.linalg.svd(ours.weight.detach().numpy(), compute_uv=False)[0]
-    assert abs(sigma - 1) < 1e-3
+    sigma_ref = np.linalg.svd(ref.weight.detach().numpy(), compute_uv=False)[0]
+    assert abs(sigma - sigma_ref) < 1e-9 and sigma >= 1 - 1e-9
 
 
 @pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "cayley", "householder"])
