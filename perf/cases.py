@@ -158,11 +158,33 @@ def chain_bench(length: int, n: int) -> Callable[[Competitor], Bench]:
     return build
 
 
+def gelu_tanh(lib, x):
+    """GELU's tanh form written as 7 elementwise ops (a transcendental chain: numba's float32 tanh is
+    slower than NumPy's and torch's vectorized loops, so tidal runs this group on NumPy, in pieces)."""
+    return x * 0.5 * (lib.tanh((x + x * x * x * 0.044715) * 0.7978845608) + 1)
+
+
+def gelu_tanh_bench(n: int) -> Callable[[Competitor], Bench]:
+    """gelu_tanh on n float32, synced."""
+    host = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
+
+    def build(comp: Competitor) -> Bench:
+        lib, sync, x = comp.module, comp.sync, comp.array(host)
+
+        def run():
+            y = gelu_tanh(lib, x)
+            sync()
+            return y
+        return Bench(run)
+    return build
+
+
 def _chain_cases(quick: bool) -> list[Case]:
     n = 100_000 if quick else 10_000_000
+    timing = dict(warmup=3, min_repeat=5, min_time=0.05 if quick else 0.5, compile_now=True)
     return [Case("b", f"{length}-op chain, n={_size_label(n)}", cpu_competitors("async"), chain_bench(length, n),
-                 warmup=3, min_repeat=5, min_time=0.05 if quick else 0.5, compile_now=True)
-            for length in (2, 4, 8)]
+                 **timing) for length in (2, 4, 8)] + \
+        [Case("b", f"tanh GELU as 9 ops, n={_size_label(n)}", cpu_competitors("async"), gelu_tanh_bench(n), **timing)]
 
 
 # -- c: training steps -------------------------------------------------------------------------
