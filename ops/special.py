@@ -32,9 +32,9 @@ _ERFC_FIT = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18
              0.37409196, 1.00002368, -1.26551223)
 
 
-def _horner(coefficients, t: np.ndarray) -> np.ndarray:
-    # sum_i c_i t^(n-i), highest power first, in place
-    out = np.full_like(t, coefficients[0])
+def _horner(coefficients, t: np.ndarray, out: np.ndarray) -> np.ndarray:
+    # sum_i c_i t^(n-i), highest power first, into `out`, in place
+    out.fill(coefficients[0])
     for c in coefficients[1:]:
         out *= t
         out += c
@@ -46,10 +46,7 @@ def _erfc_positive(z: np.ndarray, t: np.ndarray, out: np.ndarray) -> np.ndarray:
     np.multiply(z, 0.5, out=t)
     t += 1.0
     np.reciprocal(t, out=t)
-    out.fill(_ERFC_FIT[0])
-    for c in _ERFC_FIT[1:]:
-        out *= t
-        out += c
+    _horner(_ERFC_FIT, t, out)
     out -= z * z
     np.exp(out, out=out)
     out *= t
@@ -75,10 +72,7 @@ def _erf_chunk(x, z, t, p, s):
     np.abs(x, out=z)
     np.subtract(1.0, _erfc_positive(z, t, p), out=p)
     np.multiply(z, z, out=t)  # the series where it keeps erf's relative accuracy (z < 0.5)
-    s.fill(_ERF_SERIES[-1])
-    for c in _ERF_SERIES[-2::-1]:
-        s *= t
-        s += c
+    _horner(_ERF_SERIES[::-1], t, s)
     s *= z
     np.copyto(p, s, where=z < 0.5)
     return np.copysign(p, x, out=p)

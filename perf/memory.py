@@ -90,11 +90,8 @@ def measure(lib_name: str, model: str, quick: bool) -> dict:
 
     lib = importlib.import_module(lib_name)
     if lib_name == "tidal":  # count every tensor: small blobs otherwise take NumPy's memory, uncounted
-        from ..vm import all_vms
         from ..vm.cpu import CpuBackend
         CpuBackend.small_bytes = -1
-        for vm in all_vms():
-            vm.small_bytes = -1
     trainer = models.build(model, lib, quick)
     sync = lib.sync if lib_name == "tidal" else (lambda: None)
 

@@ -19,6 +19,8 @@ class CpuBackend:
     as the array its view describes: a caching allocator buys nothing at that size (malloc reuses
     small blocks itself) and costs a lock, counters and a finalizer per tensor, about half the
     host cost of a tiny op. Larger blobs go through the VM's caching allocator, which counts them.
+    (Every backend declares `small_bytes`; the VM reads it on each allocation, so setting it here
+    changes every CPU VM.)
     """
 
     small_bytes = int(os.environ.get("TIDAL_SMALL_BYTES", str(1 << 16)))

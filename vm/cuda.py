@@ -75,6 +75,8 @@ def register() -> bool:
 class CudaBackend:
     """Memory for `cuda:0`: raw buffers are uint8 device arrays; views become strided arrays."""
 
+    small_bytes = -1  # every blob from the caching allocator (CuPy's pool): none is the backend's own
+
     def __init__(self, device):
         if (device.index or 0) != 0:
             raise NotImplementedError(f"{device}: only cuda:0 is supported by tidal's CUDA backend so far")

@@ -179,7 +179,6 @@ class VirtualMachine:
         self.device = device
         self.backend = backend
         self.allocator = CachingAllocator(backend.raw_alloc, backend.size_of)
-        self.small_bytes = getattr(backend, "small_bytes", -1)  # blobs the backend allocates itself
         self.streams: dict[str, Stream] = {}
         self.window: list[Instruction] = []
         self.fusion = fusion_config
@@ -289,7 +288,7 @@ class VirtualMachine:
                 if arr is None:
                     if blob.data is None:
                         fresh = [blob] if fresh is None else fresh + [blob]
-                        if blob.nbytes <= self.small_bytes:  # the backend's own memory (CpuBackend)
+                        if blob.nbytes <= self.backend.small_bytes:  # the backend's own memory (CpuBackend)
                             self.stats.small_allocations += 1
                             out_arrays.append(self.backend.own(v))
                             continue
