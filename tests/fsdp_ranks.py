@@ -205,25 +205,24 @@ def prefetching(weights: list, x: np.ndarray, y: np.ndarray, steps: int) -> dict
     return out
 
 
-def fsdp_over_tensor_parallel(weights: list, x: np.ndarray, y: np.ndarray, steps: int) -> dict:
-    """A Colwise -> Rowwise MLP on mesh['tp'] of a (dp, tp) mesh, each layer and the root fully_shard-ed over
-    mesh['dp'], trained with Adam on this dp rank's half of the batch: the losses (mean over dp), the final
-    whole weights, and each parameter's layout."""
-    from tidal.distributed.device_mesh import init_device_mesh
+def _tp_mlp(values: list, tp_mesh, dp_mesh):
+    """A Colwise -> Rowwise MLP holding `values` on `tp_mesh`, each layer and the root fully_shard-ed over `dp_mesh`."""
     from tidal.distributed.fsdp import fully_shard
     from tidal.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
-    rank, size = _me()
-    mesh = init_device_mesh("cpu", (2, size // 2), mesh_dim_names=("dp", "tp"))
     m = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)).double()
     with tidal.no_grad():
-        for p, w in zip(m.parameters(), weights):
+        for p, w in zip(m.parameters(), values):
             p.copy_(tidal.tensor(w))
-    parallelize_module(m, mesh["tp"], {"0": ColwiseParallel(), "2": RowwiseParallel()})
+    parallelize_module(m, tp_mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
     for layer in (m[0], m[2]):
-        fully_shard(layer, mesh=mesh["dp"])
-    model = fully_shard(m, mesh=mesh["dp"])
-    dp, rows = mesh.get_local_rank("dp"), len(x) // 2
-    mine_x, mine_y = tidal.tensor(x[dp * rows:(dp + 1) * rows]), tidal.tensor(y[dp * rows:(dp + 1) * rows])
+        fully_shard(layer, mesh=dp_mesh)
+    return fully_shard(m, mesh=dp_mesh)
+
+
+def _train_on_slice(model, x: np.ndarray, y: np.ndarray, part: int, parts: int, steps: int) -> list:
+    """Adam steps on slice `part` of `parts` of the batch: the losses, each the mean over ranks."""
+    rows = len(x) // parts
+    mine_x, mine_y = tidal.tensor(x[part * rows:(part + 1) * rows]), tidal.tensor(y[part * rows:(part + 1) * rows])
     opt = tidal.optim.Adam(model.parameters(), lr=0.05)
     losses = []
     for _ in range(steps):
@@ -232,9 +231,28 @@ def fsdp_over_tensor_parallel(weights: list, x: np.ndarray, y: np.ndarray, steps
         loss.backward()
         opt.step()
         losses.append(_mean_over_ranks(loss.item()))
-    return {"losses": losses, "weights": [q.full_tensor().detach().numpy() for q in model.parameters()],
-            "layout": {n: (q.device_mesh.mesh_dim_names, [repr(p) for p in q.placements], tuple(q.to_local().shape))
-                       for n, q in model.named_parameters()}}
+    return losses
+
+
+def _whole_weights(model) -> list:
+    return [q.full_tensor().detach().numpy() for q in model.parameters()]
+
+
+def _mesh_layouts(model) -> dict:
+    return {n: (q.device_mesh.mesh_dim_names, [repr(p) for p in q.placements], tuple(q.to_local().shape))
+            for n, q in model.named_parameters()}
+
+
+def fsdp_over_tensor_parallel(weights: list, x: np.ndarray, y: np.ndarray, steps: int) -> dict:
+    """A Colwise -> Rowwise MLP on mesh['tp'] of a (dp, tp) mesh, each layer and the root fully_shard-ed over
+    mesh['dp'], trained with Adam on this dp rank's half of the batch: the losses (mean over dp), the final
+    whole weights, and each parameter's layout."""
+    from tidal.distributed.device_mesh import init_device_mesh
+    _, size = _me()
+    mesh = init_device_mesh("cpu", (2, size // 2), mesh_dim_names=("dp", "tp"))
+    model = _tp_mlp(weights, mesh["tp"], mesh["dp"])
+    losses = _train_on_slice(model, x, y, mesh.get_local_rank("dp"), 2, steps)
+    return {"losses": losses, "weights": _whole_weights(model), "layout": _mesh_layouts(model)}
 
 
 def hsdp_over_tensor_parallel(weights: list, x: np.ndarray, y: np.ndarray, steps: int, shape: tuple,
@@ -245,43 +263,20 @@ def hsdp_over_tensor_parallel(weights: list, x: np.ndarray, y: np.ndarray, steps
     state dict, then load_state_dict), and loaded straight from the trained model's state dict."""
     import tidal.distributed.checkpoint as dcp
     from tidal.distributed.device_mesh import init_device_mesh
-    from tidal.distributed.fsdp import fully_shard
-    from tidal.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
     mesh = init_device_mesh("cpu", shape, mesh_dim_names=("dp_replicate", "dp_shard", "tp"))
     dp_mesh = mesh["dp_replicate", "dp_shard"]
-
-    def build(values: list):
-        m = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)).double()
-        with tidal.no_grad():
-            for p, w in zip(m.parameters(), values):
-                p.copy_(tidal.tensor(w))
-        parallelize_module(m, mesh["tp"], {"0": ColwiseParallel(), "2": RowwiseParallel()})
-        for layer in (m[0], m[2]):
-            fully_shard(layer, mesh=dp_mesh)
-        return fully_shard(m, mesh=dp_mesh)
-    model = build(weights)
+    model = _tp_mlp(weights, mesh["tp"], dp_mesh)
     dp = mesh.get_local_rank("dp_replicate") * shape[1] + mesh.get_local_rank("dp_shard")
-    rows = len(x) // (shape[0] * shape[1])
-    mine_x, mine_y = tidal.tensor(x[dp * rows:(dp + 1) * rows]), tidal.tensor(y[dp * rows:(dp + 1) * rows])
-    opt = tidal.optim.Adam(model.parameters(), lr=0.05)
-    losses = []
-    for _ in range(steps):
-        loss = nn.functional.mse_loss(model(mine_x), mine_y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(_mean_over_ranks(loss.item()))
+    losses = _train_on_slice(model, x, y, dp, shape[0] * shape[1], steps)
     dcp.save({"model": model.state_dict()}, checkpoint_id=path)
-    resumed = build([np.zeros_like(w) for w in weights])
+    resumed = _tp_mlp([np.zeros_like(w) for w in weights], mesh["tp"], dp_mesh)
     state = {"model": resumed.state_dict()}
     dcp.load(state, checkpoint_id=path)
     resumed.load_state_dict(state["model"])
-    copied = build([np.ones_like(w) for w in weights])
+    copied = _tp_mlp([np.ones_like(w) for w in weights], mesh["tp"], dp_mesh)
     copied.load_state_dict(model.state_dict())
-    whole = lambda m: [q.full_tensor().detach().numpy() for q in m.parameters()]  # noqa: E731
-    return {"losses": losses, "weights": whole(model), "resumed": whole(resumed), "copied": whole(copied),
-            "layout": {n: (q.device_mesh.mesh_dim_names, [repr(p) for p in q.placements], tuple(q.to_local().shape))
-                       for n, q in model.named_parameters()}}
+    return {"losses": losses, "weights": _whole_weights(model), "resumed": _whole_weights(resumed),
+            "copied": _whole_weights(copied), "layout": _mesh_layouts(model)}
 
 
 class _Scorer(nn.Module):
