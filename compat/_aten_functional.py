@@ -49,18 +49,12 @@ def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
 
 def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """Dropout of whole channels: one draw per (batch, channel), scaled by 1 / (1 - p)."""
-    if not train or p == 0:
-        return input
-    if p == 1:
-        return input * 0
-    from .. import ops
-    keep = ops.bernoulli(ops.full(tuple(input.shape[:2]) + (1,) * (input.ndim - 2), 1 - p, dtype=input.dtype))
-    return input * keep / (1 - p)
+    return F._feature_dropout(input, p, train, False)
 
 
 def feature_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     """feature_dropout in place."""
-    return input.copy_(feature_dropout(input, p, train)) if train else input
+    return F._feature_dropout(input, p, train, True)
 
 
 def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:

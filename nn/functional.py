@@ -160,18 +160,14 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return _apply_noise(input, noise, inplace)
 
 
-def _feature_dropout(name: str, input: Tensor, p: float, training: bool, inplace: bool, spatial: int) -> Tensor:
-    """Dropout of whole channels: one draw per (batch, channel), for inputs with `spatial` trailing dims."""
+def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool) -> Tensor:
+    """ATen's feature_dropout: one draw per input[i, j], shared over every later dim."""
     check_probability(p)
-    if input.dim() not in (spatial + 1, spatial + 2):
-        raise RuntimeError(f"{name}: Expected {spatial + 1}D or {spatial + 2}D input, but received a "
-                           f"{input.dim()}D input. Note that {name} exists to provide channel-wise dropout on "
-                           "inputs with 1 spatial dimension, a channel dimension, and an optional batch "
-                           "dimension (i.e. 2D or 3D inputs).".replace("1 spatial", f"{spatial} spatial"))
-    if not training or p == 0.0:
+    if not training or p == 0.0 or input.numel() == 0:
         return input
-    lead = input.shape[:input.dim() - spatial]
-    noise_shape = tuple(lead) + (1,) * spatial
+    if input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    noise_shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
     if p == 1.0:
         noise = ops.zeros(noise_shape, dtype=input.dtype, device=input.device)
     else:
@@ -179,19 +175,53 @@ def _feature_dropout(name: str, input: Tensor, p: float, training: bool, inplace
     return _apply_noise(input, noise, inplace)
 
 
+def _unbatched_feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, batched: bool) -> Tensor:
+    """feature_dropout on `input`, given a leading batch dim of one first when it has none."""
+    if batched:
+        return _feature_dropout(input, p, training, inplace)
+    out = _feature_dropout(input.unsqueeze(0), p, training, inplace)
+    return input if inplace else out.squeeze(0)
+
+
+def _warn_spatial(name: str, dim: int, spatial: int) -> None:
+    """torch's deprecation warning for channel dropout on inputs of another rank (it still computes)."""
+    warnings.warn(f"{name}: Received a {dim}-D input to {name}, which is deprecated and will result in an error in "
+                  "a future release. To retain the behavior and silence this warning, please use dropout instead. "
+                  f"Note that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial "
+                  f"dimensions, a channel dimension, and an optional batch dimension (i.e. {spatial + 1}D or "
+                  f"{spatial + 2}D inputs).", stacklevel=3)
+
+
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Channel dropout for (N, C, L) or (C, L) inputs."""
-    return _feature_dropout("dropout1d", input, p, training, inplace, 1)
+    check_probability(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _unbatched_feature_dropout(input, p, training, inplace, input.dim() == 3)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Channel dropout for (N, C, H, W) or (C, H, W) inputs."""
-    return _feature_dropout("dropout2d", input, p, training, inplace, 2)
+    """Channel dropout for (N, C, H, W) inputs; like torch, a 3D input is taken as (N, C, L), with a warning."""
+    check_probability(p)
+    if input.dim() not in (3, 4):
+        _warn_spatial("dropout2d", input.dim(), 2)
+    if input.dim() == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
+                      "will change in a future release to interpret the input as one without a batch dimension, i.e. "
+                      "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
+                      "dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Channel dropout for (N, C, D, H, W) or (C, D, H, W) inputs."""
-    return _feature_dropout("dropout3d", input, p, training, inplace, 3)
+    check_probability(p)
+    if input.dim() not in (4, 5):
+        _warn_spatial("dropout3d", input.dim(), 3)
+    return _unbatched_feature_dropout(input, p, training, inplace, input.dim() == 5)
 
 
 _SELU_ALPHA_PRIME = -1.7580993408473766  # -selu_scale * selu_alpha: the value SELU saturates to
