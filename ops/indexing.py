@@ -153,7 +153,7 @@ def _parse(t: Tensor, index, track: bool = False) -> _Parsed:
     if ndim == 0 and len(items) == 1 and isinstance(items[0], (int, np.integer)) and not isinstance(items[0], bool):
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
                          "in C++ to convert a 0-dim tensor to a number")
-    items = [_index_tensor(it, t.device) if isinstance(it, (list, tuple, np.ndarray)) else it for it in items]
+    items = [_index_tensor(it, t.device) if isinstance(it, (list, tuple, range, np.ndarray)) else it for it in items]
     specified = sum(_dims_taken(it) for it in items)
     if specified > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
