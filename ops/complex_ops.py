@@ -240,9 +240,17 @@ def _check_parts(fn: str, a: Tensor, b: Tensor, names: tuple) -> None:
                            f"{torch_name(b.dtype)} for second argument")
 
 
+def _check_out(out, a: Tensor) -> None:
+    """torch's error for an out= tensor of another dtype than the complex result."""
+    if out is not None and out.dtype is not a.dtype.to_complex():
+        raise RuntimeError(f"Expected object of scalar type {torch_name(a.dtype.to_complex())} but got scalar type "
+                           f"{torch_name(out.dtype)} for argument 'out'")
+
+
 def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The complex tensor real + i imag (broadcast; both float32 or both float64)."""
     _check_parts("complex", real, imag, ("real", "imag"))
+    _check_out(out, real)
     shape = broadcast_shapes(real._v.shape, imag._v.shape)
     parts = tuple(t if t._v.shape == shape else t.expand(shape) for t in (real, imag))
     (result,) = launch("complex", tuple(p.detach() for p in parts), [(shape, real.dtype.to_complex())])
@@ -254,5 +262,6 @@ def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
 def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The complex tensor abs * (cos(angle) + i sin(angle))."""
     _check_parts("polar", abs, angle, ("abs", "angle"))
+    _check_out(out, abs)
     result = complex(abs * ew.apply("cos", angle), abs * ew.apply("sin", angle))
     return result if out is None else out.copy_(result)

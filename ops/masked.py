@@ -21,6 +21,7 @@ from . import scatter as S
 from .broadcast import broadcast_shapes
 from .dispatch import launch_into, register_kernel
 from .elementwise import torch_name
+from .factory_args import CHECKED_NAME
 from .view_grads import overload
 
 __all__ = ["masked_fill", "masked_scatter", "masked_select", "nonzero", "argwhere"]
@@ -58,11 +59,22 @@ def _fill_value(self: Tensor, value, op: str):
         if value.ndim:
             raise RuntimeError(f"{op} only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value.ndim} dimension(s).")
+        if value.dtype.is_complex and not self.dtype.is_complex:  # torch takes the value as a number
+            number = complex(value.item())
+            if self.dtype is not dt.bool_:
+                _check_complex_fill(number, self.dtype)
+            return S.scalar_for(self.dtype, number.real if self.dtype is not dt.bool_ else bool(number))
         same_memory = value._v.blob is self._v.blob  # reading self while writing it: take the value first
         return value if value.dtype is self.dtype and not same_memory else M.convert(value, self.dtype)
     if not isinstance(value, (numbers.Number, np.generic)):
         raise TypeError(f"{op}(): argument 'value' must be Number, not {type(value).__name__}")
     return S.scalar_for(self.dtype, value)
+
+
+def _check_complex_fill(value: complex, dtype) -> None:
+    """torch's checked conversion of a complex fill into a real dtype: a nonzero imaginary part overflows."""
+    if value.imag != 0:
+        raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[dtype]} without overflow")
 
 
 _MASK_MSG = "masked_fill_ only supports boolean masks, but got mask with dtype {c}"

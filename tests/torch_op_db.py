@@ -30,9 +30,9 @@ ERROR_SAMPLES = 64  # every error input torch lists (the most any op has is belo
 MAX_NUMEL = 200_000  # larger samples are skipped (CI time); the small ones cover the same code
 TOL = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-6, 1e-8)}  # (rtol, atol); others exact
 
-# Another helper brings complex dtypes and torch.fft: until then these count as not present.
-COMPLEX_ONLY = {"complex", "polar", "view_as_complex", "view_as_real", "chalf", "cfloat", "cdouble", "real", "imag",
-                "angle", "conj", "conj_physical", "H", "mH", "stft", "istft", "linalg.eig", "linalg.eigvals"}
+# Ops about complex numbers: their complex samples run too (complex64 values, complex128 gradients).
+COMPLEX_OPS = {"complex", "polar", "view_as_complex", "view_as_real", "chalf", "cfloat", "cdouble", "real", "imag",
+               "angle", "conj", "conj_physical", "H", "mH", "stft", "istft", "linalg.eig", "linalg.eigvals"}
 # Results that depend on a random stream or on uninitialized memory: shape and dtype only.
 RANDOM = {"bernoulli", "normal", "rand_like", "randint", "randint_like", "randn", "randn_like", "uniform",
           "cauchy", "exponential", "geometric", "log_normal", "multinomial", "nn.functional.dropout",
@@ -45,6 +45,7 @@ RANDOM = {"bernoulli", "normal", "rand_like", "randint", "randint_like", "randn"
 KNOWN: dict[tuple[str, str], str] = {
     ("values", "as_strided_scatter"): "on a non-contiguous input torch scatters into a clone that keeps the input's "
                                       "strides (gaps included); tidal's clone is contiguous",
+    ("values", "chalf"): "complex32: NumPy has no complex32, so tidal has none (tidal raises a RuntimeError saying so)",
     ("grad", "as_strided.partial_views"): "the sample is a view into a larger storage; for gradients the driver "
                                            "copies only the view",
 }
@@ -92,8 +93,6 @@ def _is_wrapper(fn) -> bool:
 
 def resolve(op):
     """The tidal callable for an OpInfo, or None when tidal lacks the op."""
-    if op.name in COMPLEX_ONLY or op.name.startswith("fft."):
-        return None
     names = [op.name] + [a.name for a in op.aliases]
     # an OpInfo of an in-place Tensor method (`cauchy` for `Tensor.cauchy_`) is present with that method
     present = any(_lookup(ttorch, n) is not None or hasattr(ttorch.Tensor, n) for n in names) or (
@@ -117,6 +116,11 @@ ENTRIES = [(op, resolve(op)) for op in op_db]
 PRESENT = [(op, fn) for op, fn in ENTRIES if fn is not None]
 
 
+def is_complex_op(op) -> bool:
+    """Whether the op's complex samples run as well (an op about complex numbers, or torch.fft's)."""
+    return op.name in COMPLEX_OPS or op.name.startswith("fft.")
+
+
 def differentiable(op) -> bool:
     """Whether torch differentiates the op in float64 on the CPU (and its OpInfo trusts that gradient)."""
     return (bool(op.supports_autograd) and torch.float64 in op.supported_backward_dtypes("cpu")
@@ -136,7 +140,7 @@ def _np(t: torch.Tensor) -> np.ndarray:
 
 
 class Unconvertible(Exception):
-    """A sample tidal cannot be handed (complex values, sparse layouts): skipped, not a failure."""
+    """A sample tidal cannot be handed (complex32, sparse layouts): skipped, not a failure."""
 
 
 def tidal_tensor(t: torch.Tensor, requires_grad: bool = False):
@@ -159,9 +163,8 @@ def _storage_view(t: torch.Tensor, memo: dict):
 
 def to_tidal(obj, memo: dict, grad: bool = False):
     """torch tensors (nested in lists, tuples, dicts) as tidal tensors; dtypes and sizes mapped."""
-    if isinstance(obj, complex) or (isinstance(obj, (torch.Tensor, torch.dtype)) and
-                                    (obj.is_complex if isinstance(obj, torch.dtype) else obj.is_complex())):
-        raise Unconvertible("complex")
+    if obj is torch.complex32 or isinstance(obj, torch.Tensor) and obj.dtype == torch.complex32:
+        raise Unconvertible("complex32")  # NumPy has no complex32, nor has tidal
     if isinstance(obj, torch.Tensor):
         if obj.layout != torch.strided:
             raise Unconvertible(str(obj.layout))
@@ -236,13 +239,13 @@ def compare(mine, ref, values: bool = True, path: str = "out") -> None:
         assert isinstance(mine, tidal.Tensor), f"{path}: {type(mine).__name__} where torch gives a Tensor"
         assert _dtype_name(mine.dtype) == _dtype_name(ref.dtype), f"{path}: dtype {mine.dtype} != {ref.dtype}"
         assert tuple(mine.shape) == tuple(ref.shape), f"{path}: shape {tuple(mine.shape)} != {tuple(ref.shape)}"
-        if not values or ref.is_complex():
+        if not values:
             return
         got = mine.detach().numpy()
         want = _np(ref)
         if ref.dtype in (torch.float16, torch.bfloat16):
             got, want = got.astype(np.float32), want.astype(np.float32)
-        rtol, atol = TOL.get(ref.dtype, (0, 0))
+        rtol, atol = TOL.get(ref.dtype.to_real() if ref.is_complex() else ref.dtype, (0, 0))
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=path)
     elif isinstance(ref, (tuple, list)):
         assert isinstance(mine, (tuple, list)), f"{path}: {type(mine).__name__} where torch gives a sequence"
@@ -301,8 +304,8 @@ TIES = {
 }
 # Ops that read their input's storage beyond the view (tested on a view of the same storage; values only).
 STORAGE = {"as_strided", "as_strided_scatter"}
-# Outputs defined up to the sign of each column (eigenvectors): op name -> output index.
-SIGN_FREE = {"linalg.eigh": (1,), "svd_lowrank": (0, 2), "pca_lowrank": (0, 2)}
+# Outputs defined up to the sign (complex: the phase) of each column (eigenvectors): op name -> output index.
+SIGN_FREE = {"linalg.eigh": (1,), "svd_lowrank": (0, 2), "pca_lowrank": (0, 2), "linalg.eig": (1,)}
 # Samples whose results are random (dropout inside): shapes and dtypes only.
 RANDOM_SAMPLE = {
     "nn.functional.scaled_dot_product_attention": lambda s: s.kwargs.get("dropout_p", 0.0) > 0,
@@ -338,12 +341,16 @@ def compare_ties(op, sample, mine, ref) -> None:
 
 
 def _signed(vectors):
-    """Column vectors scaled by the sign of each column's largest entry (a tidal tensor or a torch one)."""
+    """Column vectors scaled by the sign (complex: the inverse phase) of each column's largest entry (a tidal
+    tensor or a torch one)."""
     is_torch = isinstance(vectors, torch.Tensor)
     v = _np(vectors) if is_torch else vectors.numpy()
     if v.size:
-        pick = np.take_along_axis(v, np.abs(v).argmax(-2)[..., None, :], -2)
-        v = v * np.where(pick < 0, -1, 1).astype(v.dtype)
+        pick = np.take_along_axis(v, np.round(np.abs(v), 4).argmax(-2)[..., None, :], -2)
+        if np.iscomplexobj(v):
+            v = v * (np.conj(pick) / np.where(pick == 0, 1, np.abs(pick))).astype(v.dtype)
+        else:
+            v = v * np.where(pick < 0, -1, 1).astype(v.dtype)
     return torch.from_numpy(v) if is_torch else tidal.tensor(v)
 
 
@@ -386,7 +393,7 @@ def check_values(op, fn) -> None:
     failures = []
     supported = op.supported_dtypes("cpu")
     calls, first = variants(op, fn), True
-    for dtype in DTYPES:
+    for dtype in DTYPES + ((torch.complex64,) if is_complex_op(op) else ()):
         if dtype not in supported:
             continue
         for sample in _samples(op, dtype, SAMPLES):
@@ -396,6 +403,16 @@ def check_values(op, fn) -> None:
                 _check_sample(op, dtype, sample.noncontiguous(), "noncontiguous", fn, op.op, failures, storage=True)
             first = False
     _record("values", op_id(op), failures)
+
+
+def _refused_alike(torch_fn, sample, exc: Exception) -> bool:
+    """Whether torch refuses the sample too, with the same exception type (a non-contiguous copy that
+    view_as_complex can't view, for one)."""
+    try:
+        torch_fn(sample.input, *sample.args, **sample.kwargs)
+    except Exception as ref:  # noqa: BLE001 - the type is what is compared
+        return isinstance(exc, type(ref))
+    return False
 
 
 def _check_sample(op, dtype, sample, label: str, fn, torch_fn, failures: list, storage: bool = False) -> None:
@@ -409,8 +426,9 @@ def _check_sample(op, dtype, sample, label: str, fn, torch_fn, failures: list, s
     except Unconvertible:
         return
     except Exception as exc:  # noqa: BLE001 - any failure is a finding
-        failures.append(f"{_dtype_name(dtype)} {label} {_describe(sample)}: {type(exc).__name__}: "
-                        f"{exc}"[:400])
+        if not _refused_alike(torch_fn, sample, exc):
+            failures.append(f"{_dtype_name(dtype)} {label} {_describe(sample)}: {type(exc).__name__}: "
+                            f"{exc}"[:400])
         return
     torch.manual_seed(0)
     try:
@@ -438,10 +456,25 @@ def _grad_outputs(out) -> list:
     return []
 
 
+def _loss(outs: list, cots: list):
+    """sum(out * cotangent), its real part where an output is complex (the gradient of a real loss)."""
+    total = 0
+    for o, c in zip(outs, cots):
+        prod = o * c
+        total = total + (prod.real if prod.is_complex() else prod).sum()
+    return total
+
+
+def _grad_samples(op):
+    complex_too = is_complex_op(op) and torch.complex128 in op.supported_backward_dtypes("cpu")
+    for dtype in (torch.float64,) + ((torch.complex128,) if complex_too else ()):
+        yield from _samples(op, dtype, GRAD_SAMPLES, requires_grad=True)
+
+
 def check_grad(op, fn) -> None:
-    """Gradients of sum(out * cotangent) in float64 against torch's."""
+    """Gradients of sum(out * cotangent) in float64 (and complex128 for complex ops) against torch's."""
     failures = []
-    for sample in _samples(op, torch.float64, GRAD_SAMPLES, requires_grad=True):
+    for sample in _grad_samples(op):
         torch.manual_seed(0)
         ref_out = op.op(sample.input, *sample.args, **sample.kwargs)
         ref_out = sample.output_process_fn_grad(ref_out)
@@ -451,7 +484,7 @@ def check_grad(op, fn) -> None:
             continue
         gen = torch.Generator().manual_seed(1)
         cots = [torch.randn(o.shape, dtype=o.dtype, generator=gen) for o in ref_outs]
-        loss = sum((o * c).sum() for o, c in zip(ref_outs, cots))
+        loss = _loss(ref_outs, cots)
         want = [w if w is None or not w._is_zerotensor() else torch.zeros_like(w)
                 for w in torch.autograd.grad(loss, leaves, allow_unused=True)]
         memo: dict = {}
@@ -459,14 +492,14 @@ def check_grad(op, fn) -> None:
             out = sample.output_process_fn_grad(call(fn, sample, memo, grad=True))
             outs = [o for o in _grad_outputs(out) if o.requires_grad]
             assert len(outs) == len(ref_outs), f"{len(outs)} outputs require grad, torch {len(ref_outs)}"
-            mloss = sum((o * tidal.tensor(_np(c))).sum() for o, c in zip(outs, cots))
+            mloss = _loss(outs, [tidal.tensor(_np(c)) for c in cots])
             mine_leaves = [memo[id(t)] for t in leaves]
             got = tidal.autograd.grad(mloss, mine_leaves, allow_unused=True)
             for k, (g, w) in enumerate(zip(got, want)):
                 if w is None:
                     continue
                 if g is None:
-                    g = tidal.zeros(tuple(w.shape), dtype=tidal.float64)
+                    g = tidal.zeros(tuple(w.shape), dtype=getattr(tidal, _dtype_name(w.dtype)))
                 compare(g, w, not _is_random(op, sample), f"grad[{k}]")
         except Unconvertible:
             continue
