@@ -57,7 +57,10 @@ def type_(self: Tensor, dtype=None, non_blocking: bool = False):
 
 def detach(self: Tensor) -> Tensor:
     """A tensor sharing this one's memory, cut from the autograd graph."""
-    return Tensor._make(self._v, self.dtype, self.device, self._vm)
+    out = Tensor._make(self._v, self.dtype, self.device, self._vm)
+    if getattr(self, "_inference", False):  # a view of an inference tensor is one (ops/grad_attrs)
+        out._inference = True
+    return out
 
 
 def detach_(self: Tensor) -> Tensor:
