@@ -76,6 +76,30 @@ def _restrided(t: Tensor, shape: tuple) -> Tensor:
     return t if tuple(t.shape) == shape else t.expand(shape)
 
 
+def result_dtype(plan_for, op, args: tuple):
+    """The promoted dtype of elementwise `op` on `args`, some of more than 64 dims: tensors past 64 dims
+    stand in as 1-dim tensors of their dtype (promotion reads only dtypes and whether a tensor has dims)."""
+    stand_ins = tuple(Tensor._empty((1,), a.dtype, a.device) if isinstance(a, Tensor) and a.ndim > MAX_NDIM else a
+                      for a in args)
+    return plan_for(op, stand_ins).dtype
+
+
+def along_dim(fn, x: Tensor, dim, *rest) -> Tensor:
+    """`fn(x, dim, *rest)` (softmax, log_softmax) for `x` of more than 64 dims, run on a view of the dims
+    before `dim`, `dim` and the dims after it, each merged into one (reshape: gradients flow back)."""
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        return fn(x.reshape(-1), dim, *rest)  # the same TypeError about `dim` as for any tensor
+    shape = tuple(x.shape)
+    d = x._dim(dim, getattr(fn, "__name__", "dim"))
+    before = after = 1
+    for n in shape[:d]:
+        before *= n
+    for n in shape[d + 1:]:
+        after *= n
+    small = (before, shape[d], after) if d < len(shape) - 1 else (before, shape[d])  # the last dim stays last
+    return fn(x.reshape(small), 1, *rest).reshape(shape)
+
+
 def elementwise(apply, name: str, args: tuple, out: Tensor | None, shape: tuple) -> Tensor:
     """Elementwise op `name` on operands broadcasting to `shape` (more than 64 dims), run by `apply` on
     collapsed views of the same memory (views and reshapes: gradients flow back through them)."""

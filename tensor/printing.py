@@ -146,9 +146,16 @@ def _render(
     column: int,
     edge: int,
     linewidth: int,
+    units: Sequence[bool] | None = None,
 ) -> str:
-    """Render nested brackets; ``column`` is where this level's '[' sits."""
-    if data.ndim == 1:
+    """Render nested brackets; ``column`` is where this level's '[' sits. ``units`` marks the dims of
+    extent 1 that ``data`` lacks (a tensor of more than 64 dims, which NumPy can't hold)."""
+    units = (False,) * data.ndim if units is None else units
+    if units[0]:  # a dim of extent 1 that data lacks
+        inner = fmt.cell(data.item()) if len(units) == 1 else \
+            _render(data, cut[1:], fmt, column + 1, edge, linewidth, units[1:])
+        return "[" + inner + "]"
+    if len(units) == 1:
         items = [fmt.cell(v) for v in data.tolist()]
         if cut[0]:
             items = items[:edge] + [" ..."] + items[edge:]
@@ -156,12 +163,12 @@ def _render(
         lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (column + 1)).join(lines) + "]"
     parts = [
-        _render(data[i], cut[1:], fmt, column + 1, edge, linewidth)
+        _render(data[i], cut[1:], fmt, column + 1, edge, linewidth, units[1:])
         for i in range(data.shape[0])
     ]
     if cut[0]:
         parts = parts[:edge] + ["..."] + parts[edge:]
-    sep = "," + "\n" * (data.ndim - 1) + " " * (column + 1)
+    sep = "," + "\n" * (len(units) - 1) + " " * (column + 1)
     return "[" + sep.join(parts) + "]"
 
 
@@ -173,6 +180,27 @@ def _size_repr(shape: tuple[int, ...]) -> str:
     return "size=" + repr(tuple(int(s) for s in shape))
 
 
+def _missing_units(full: tuple, kept: tuple) -> list[bool]:
+    """Which dims of ``full`` are the extent-1 dims that ``kept`` (its other dims, in order) leaves out."""
+    units, j = [], 0
+    for n in full:
+        if j < len(kept) and kept[j] == n:
+            units.append(False)
+            j += 1
+        else:
+            units.append(True)  # (only extent-1 dims are ever left out)
+    return units
+
+
+def host_values(t) -> tuple:
+    """(NumPy array of ``t``'s values, None), or for more than 64 dims, which NumPy can't hold, (the values
+    without their dims of extent 1, ``t``'s shape) for format_tensor's ``shape``."""
+    src = t.detach() if t.requires_grad else t
+    if src.ndim <= 64:
+        return src._host_array(), None
+    return src.reshape(tuple(n for n in src.shape if n != 1))._host_array(), tuple(src.shape)
+
+
 def format_tensor(
     values: np.ndarray,
     *,
@@ -180,11 +208,15 @@ def format_tensor(
     dtype_repr: str,
     show_dtype: bool,
     extras: Iterable[tuple[str, str]] = (),
+    shape: tuple[int, ...] | None = None,
 ) -> str:
-    """Return the PyTorch-style repr of ``values``, e.g. ``tensor([1., 2.], dtype=tidal.float64)``."""
+    """Return the PyTorch-style repr of ``values``, e.g. ``tensor([1., 2.], dtype=tidal.float64)``.
+    ``shape``: the tensor's own shape where ``values`` lacks its dims of extent 1 (see host_values)."""
     if kind not in ("bool", "int", "float", "complex"):
         raise ValueError(f"unsupported kind {kind!r}")
     values = np.asarray(values)
+    full = tuple(values.shape) if shape is None else tuple(shape)
+    units = None if shape is None else _missing_units(full, values.shape)
     linewidth = int(_OPTS["linewidth"])
     edge = int(_OPTS["edgeitems"])
     extras = list(extras)
@@ -194,14 +226,14 @@ def format_tensor(
 
     if values.size == 0:
         body = "[]"
-        if values.shape != (0,):
-            suffixes.append(_size_repr(values.shape))
+        if full != (0,):
+            suffixes.append(_size_repr(full))
         # Empty tensors name every dtype except the default float one.
         if show_dtype or kind != "float":
             suffixes.append(dtype_suffix)
     else:
-        summarize = values.ndim > 0 and values.size > _OPTS["threshold"]
-        if values.ndim == 0:
+        summarize = len(full) > 0 and values.size > _OPTS["threshold"]
+        if len(full) == 0:
             body = _make_formatter(kind, values).format(values.item())
         elif summarize and edge <= 0:
             body = "[...]"
@@ -210,12 +242,15 @@ def format_tensor(
                 data, cut = _summarize(values, edge)
             else:
                 data, cut = values, [False] * values.ndim
+            if units is not None:  # a cut flag for every dim, False for the missing ones
+                kept = iter(cut)
+                cut = [False if u else next(kept) for u in units]
             fmt = _make_formatter(kind, data)
-            body = _render(data, cut, fmt, len(_PREFIX), edge, linewidth)
+            body = _render(data, cut, fmt, len(_PREFIX), edge, linewidth, units)
         # PyTorch names the size of every non-empty tensor once edgeitems is 0,
         # summarized or not.
         if edge <= 0:
-            suffixes.append(_size_repr(values.shape))
+            suffixes.append(_size_repr(full))
         if show_dtype:
             suffixes.append(dtype_suffix)
 
