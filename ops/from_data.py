@@ -8,6 +8,7 @@ scalars, arrays and tensors keep theirs).
 from __future__ import annotations
 
 import warnings
+from collections import deque
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from .math_api import convert
 __all__ = ["tensor", "as_tensor", "from_numpy"]
 METHODS: dict = {}
 
-_SEQUENCES = (list, tuple, range)
+_SEQUENCES = (list, tuple, range, deque)  # what torch reads as sequences (deque: reinforce.py's returns)
 _PY_SCALARS = {bool: dt.bool_, int: dt.int64, float: None, complex: None}  # None: the default float/complex
 
 
