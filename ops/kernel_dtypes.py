@@ -58,14 +58,17 @@ def check_where(input, other) -> None:
                 check_number(n, result)
 
 
-def check_clamp(input, min, max) -> None:
+def check_clamp(input, min, max, out=None) -> None:
     """torch's TypeError for clamp's bounds mixing a tensor and a number; for number bounds, its RuntimeError
-    for a bound the result dtype can't hold and its NotImplementedError for a bool tensor by bool bounds."""
+    for a bound the result dtype can't hold, for an `out` of another dtype than the result (in place: of a
+    lower kind, named by its C++ type) and its NotImplementedError for a bool tensor by bool bounds."""
     bounds = [b for b in (min, max) if b is not None]
     if len({isinstance(b, Tensor) for b in bounds}) == 2:  # one schema takes two tensors, the other two numbers
         raise invalid_combination("clamp", (input, min, max), _CLAMP)
     if not isinstance(input, Tensor) or not bounds or isinstance(bounds[0], Tensor) or input.dtype.is_complex:
         return
+    if out is not None:
+        _check_clamp_out(input, bounds, out)
     if not all(_fits_every_dtype(b) for b in bounds):
         result = _result_dtype(input, *bounds)
         for b in bounds:
@@ -76,6 +79,17 @@ def check_clamp(input, min, max) -> None:
         kernel = "clamp_scalar_cpu" if len(bounds) == 2 else "clamp_min_scalar_cpu" if max is None \
             else "clamp_max_scalar_cpu"
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def _check_clamp_out(input: Tensor, bounds: list, out: Tensor) -> None:
+    """clamp_scalar's checks of its output: in place the result must cast into it, otherwise match it."""
+    result = _result_dtype(input, *bounds)
+    if out is input:
+        if result.category > out.dtype.category:
+            raise RuntimeError(f"result type {torch_name(result)} can't be cast to the desired output type "
+                               f"{_TYPEMETA[out.dtype]}")
+    elif out.dtype is not result:
+        raise RuntimeError(f"Found dtype {torch_name(out.dtype)} but expected {torch_name(result)}")
 
 
 def check_lerp(input: Tensor, end, weight) -> None:
