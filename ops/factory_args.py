@@ -147,6 +147,10 @@ def overflows(value, dtype: dt.dtype) -> bool:
     """c10's checked conversion: whether `value` can't be held by `dtype` (unsigned wraps negatives)."""
     if dtype is dt.bool_ or dtype.category == dt.COMPLEX:
         return False
+    if isinstance(value, complex):  # into a real dtype: only its real part, and only when that is all of it
+        if value.imag != 0:
+            return True
+        value = value.real
     if dtype.category == dt.FLOAT:
         return math.isfinite(value) and abs(value) > FLOAT_MAX[dtype]
     if isinstance(value, float) and not math.isfinite(value):
@@ -169,6 +173,8 @@ def fill_scalar(fn: str, value, dtype: dt.dtype):
         raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[dtype]} without overflow")
     if dtype is dt.bool_:
         return bool(value)
+    if isinstance(value, complex) and dtype.category != dt.COMPLEX:
+        value = value.real
     if dtype.category >= dt.FLOAT:
         return complex(value) if dtype.category == dt.COMPLEX else float(value)
     bits = dtype.itemsize * 8

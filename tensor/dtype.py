@@ -154,7 +154,7 @@ def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
     if lower is None or higher.category == COMPLEX:
         return higher
     if lower.category == COMPLEX:  # a complex scalar or 0-d tensor keeps a float tensor's precision
-        return higher.to_complex() if higher.category == FLOAT else lower
+        return (complex64 if higher is bfloat16 else higher.to_complex()) if higher.category == FLOAT else lower
     if higher.category == FLOAT:
         return higher
     if higher.category == BOOL or lower.category == FLOAT:
