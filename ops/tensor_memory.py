@@ -102,6 +102,19 @@ METHODS.update(nbytes=property(_nbytes, doc="numel() * itemsize."),
                dim_order=dim_order, const_data_ptr=_const_data_ptr)
 
 
+def _false(self: Tensor) -> bool:
+    return False
+
+
+# layouts and device kinds tidal has none of: library code tests them as guards (`if grad.is_sparse: raise`)
+METHODS.update({name: property(_false, doc=f"False: tidal has no {kind}.") for name, kind in (
+    ("is_sparse", "sparse layouts"), ("is_sparse_csr", "sparse layouts"), ("is_quantized", "quantized tensors"),
+    ("is_meta", "meta tensors"), ("is_nested", "nested tensors"), ("is_mkldnn", "MKL-DNN layout"),
+    ("is_mps", "MPS device"), ("is_xpu", "XPU device"), ("is_xla", "XLA device"), ("is_ipu", "IPU device"),
+    ("is_maia", "MAIA device"), ("is_mtia", "MTIA device"), ("is_vulkan", "Vulkan device"))})
+METHODS["is_distributed"] = _false
+
+
 # -- set_, is_set_to ---------------------------------------------------------------------------------
 def _repoint(self: Tensor, source: Tensor, shape: tuple, strides: tuple, offset: int) -> Tensor:
     """Make `self` a view of `source`'s blob with the given geometry, keeping its identity."""
