@@ -163,6 +163,12 @@ def _wants(node, k: int) -> bool:
     return node.next_functions[k][0] is not None
 
 
+def _conjugated(node) -> tuple:
+    """The saved factors of a bilinear primitive, conjugated for complex dtypes: each input's gradient is the
+    real formula with the other factor conjugated (torch's convention)."""
+    return tuple(t.conj() for t in node.saved_tensors)
+
+
 def _bias_grad(g: Tensor, shape: tuple, geo: ConvGeometry) -> Tensor:
     """The gradient of a per-channel bias added to `g`'s tensor (of `shape`): a sum over all but channels."""
     channel = 0 if len(shape) == len(geo.weight) - 1 else 1
@@ -179,7 +185,7 @@ def convolve(x: Tensor, w: Tensor, b: Tensor | None, geo: ConvGeometry, name: st
 
 
 def _convolve_backward(node, g: Tensor) -> tuple:
-    x, w = node.saved_tensors
+    x, w = _conjugated(node)
     geo = node.attrs
     return (convolve_transpose(g, w, None, geo) if _wants(node, 0) else None,
             weight_grad(x, g, geo) if _wants(node, 1) else None,
@@ -197,7 +203,7 @@ def convolve_transpose(y: Tensor, w: Tensor, b: Tensor | None, geo: ConvGeometry
 
 
 def _convolve_transpose_backward(node, g: Tensor) -> tuple:
-    y, w = node.saved_tensors
+    y, w = _conjugated(node)
     geo = node.attrs
     return (convolve(g, w, None, geo) if _wants(node, 0) else None,
             weight_grad(g, y, geo) if _wants(node, 1) else None,
@@ -213,7 +219,7 @@ def weight_grad(x: Tensor, y: Tensor, geo: ConvGeometry) -> Tensor:
 
 
 def _weight_grad_backward(node, g: Tensor) -> tuple:
-    x, y = node.saved_tensors
+    x, y = _conjugated(node)
     geo = node.attrs
     return (convolve_transpose(y, g, None, geo) if _wants(node, 0) else None,
             convolve(x, g, None, geo) if _wants(node, 1) else None)

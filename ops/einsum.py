@@ -19,6 +19,7 @@ from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from .creation import eye, ones
+from . import elementwise as ew
 from .dispatch import launch, register_kernel
 from .elementwise import torch_name
 from .products import HALF_NP, product_into
@@ -216,7 +217,7 @@ def _result_dtype(terms: list, output: list, operands: list) -> dt.dtype:
     """PyTorch's einsum dtype: a label summed within one operand (alone, or against a size-1 dim) goes
     through torch.sum, so integers and bool come out as int64; bool can't be contracted (bmm)."""
     first = operands[0].dtype
-    if first.category == dt.FLOAT:
+    if first.category >= dt.FLOAT:  # float and complex sums keep their dtype
         return first
     sizes: dict = {}  # label -> its size in each operand that has it
     for tokens, op in zip(terms, operands):
@@ -320,7 +321,8 @@ def _operand_grad(g: Tensor, k: int, operands: tuple, terms: list, output: list,
     term = terms[k]
     if "..." in term or "..." in output:
         raise NotImplementedError("einsum(): the gradient needs an unused letter for each ellipsis dim")
-    ins = [g] + [op for j, op in enumerate(operands) if j != k]
+    # a product's gradient takes the other factors conjugated (g * conj(b) for a * b, torch's convention)
+    ins = [g] + [ew.apply("conj", op) if op.dtype.is_complex else op for j, op in enumerate(operands) if j != k]
     in_terms = [output] + [t for j, t in enumerate(terms) if j != k]
     have = _label_sizes(in_terms, ins)
     have.update((tok, size) for tok, size in zip(term, shapes[k]) if term.count(tok) > 1)  # from the identity

@@ -29,7 +29,7 @@ __all__ = ["lu_factor", "lu_factor_ex", "lu", "lu_solve", "solve_triangular"]
 
 # -- the kernel ----------------------------------------------------------------------------------
 def _getrf(a: np.ndarray) -> tuple:
-    """Right-looking LU with partial pivoting (the first largest |a| in the column, as LAPACK's idamax),
+    """Right-looking LU with partial pivoting (the first largest |a| in the column, as LAPACK's i?amax),
     batched over the leading dims: (LU, 1-based int32 pivots, int32 info)."""
     *batch, m, n = a.shape
     k = min(m, n)
@@ -40,7 +40,9 @@ def _getrf(a: np.ndarray) -> tuple:
     rows = np.arange(b)
     with np.errstate(divide="ignore", invalid="ignore"):
         for j in range(k):
-            p = j + np.argmax(np.abs(lu[:, j:, j]), axis=1)
+            col = lu[:, j:, j]
+            # complex: LAPACK's izamax ranks by |re| + |im|, not the modulus
+            p = j + np.argmax(np.abs(col.real) + np.abs(col.imag) if np.iscomplexobj(col) else np.abs(col), axis=1)
             piv[:, j] = p + 1
             top = lu[rows, j].copy()
             lu[rows, j] = lu[rows, p]

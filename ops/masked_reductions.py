@@ -146,8 +146,9 @@ def _variance(input: Tensor, dim, unbiased, correction, keepdim: bool, dtype, ma
     count = _count(x, mask, dim, True)
     centre = M.div(sum(x, dim, keepdim=True, mask=mask), count)
     deviation = _filled(M.sub(x, centre), mask, 0)
-    total = _reduce(lambda t, d, k: t.sum(d, keepdim=k), M.mul(deviation, deviation), dim, keepdim)
-    divisor = M.clamp_min(M.sub(_count(x, mask, dim, keepdim), correction), 0)
+    # |deviation|^2, kept complex for complex input (torch.masked's dtype); the count is real
+    total = _reduce(lambda t, d, k: t.sum(d, keepdim=k), M.mul(deviation, deviation.conj()), dim, keepdim)
+    divisor = M.clamp_min(M.sub(_count(x.real if x.dtype.is_complex else x, mask, dim, keepdim), correction), 0)
     return M.div(total, divisor)
 
 

@@ -30,7 +30,8 @@ METHODS: dict = {}
 # -- kernel bodies ---------------------------------------------------------------------------
 @reduction_kernel("logsumexp")
 def _logsumexp_body(a, axes, _):
-    top = np.maximum.reduce(a, axis=axes, keepdims=True, initial=-np.inf)
+    # complex: shifted by the largest real part (torch's), so the imaginary part comes out in (-pi, pi]
+    top = np.maximum.reduce(a.real if np.iscomplexobj(a) else a, axis=axes, keepdims=True, initial=-np.inf)
     top = np.where(np.isinf(top), 0, top)  # all -inf (or an inf) must not become inf - inf
     return np.log(np.add.reduce(np.exp(a - top), axis=axes, keepdims=True)) + top
 
@@ -273,7 +274,7 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
 
 def _logsumexp_backward(node, g):
     x, out = node.saved_tensors
-    return restore(g, node.attrs, expand=False) * M.exp(x - restore(out, node.attrs, expand=False))
+    return restore(g, node.attrs, expand=False) * M.exp(x - restore(out, node.attrs, expand=False)).conj()
 
 
 # -- order statistics ------------------------------------------------------------------------

@@ -106,7 +106,7 @@ def _cumprod_backward(node, g):
     """torch's cumprod_backward without its sync: before the first zero of a slice, the reverse
     running sum of g * y over x; at the first zero, the product before it times the running
     products after it (up to the second zero) weighted by g; after it, 0."""
-    x, y = node.saved_tensors
+    x, y = (t.conj() for t in node.saved_tensors)  # complex: the real formula on conjugates (torch's rule)
     r = node.attrs
     axes = r.axes
     if x.numel() <= 1 or r.shape[axes[0]] == 1:
