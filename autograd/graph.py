@@ -41,22 +41,31 @@ class Node:
     _hooks = ()
     _freed = False
 
-    def __init__(self, backward_fn, inputs: tuple, saved: tuple, attrs, n_outputs: int):
+    def __init__(self, backward_fn, inputs: tuple, saved: tuple, attrs, n_outputs: int, meta=None):
         self.backward_fn = backward_fn
         self.attrs = attrs
         self.seq = next(_seq)
         self.n_outputs = n_outputs
-        nexts, meta = [], []
-        for t in inputs:
-            if isinstance(t, Tensor) and t.requires_grad:
-                fn = t.grad_fn
-                nexts.append((fn, t._output_nr) if fn is not None else (gradient_edge(t), 0))
-                meta.append((t._v.shape, t.dtype))
-            else:
-                nexts.append(_NO_EDGE)
-                meta.append(None)
+        nexts = []
+        if meta is None:
+            meta = []
+            for t in inputs:
+                if isinstance(t, Tensor) and t.requires_grad:
+                    fn = t.grad_fn
+                    nexts.append((fn, t._output_nr) if fn is not None else (gradient_edge(t), 0))
+                    meta.append((t._v.shape, t.dtype))
+                else:
+                    nexts.append(_NO_EDGE)
+                    meta.append(None)
+        else:  # made once by a caller whose plan fixes the inputs' shapes and dtypes
+            for t in inputs:
+                if isinstance(t, Tensor) and t.requires_grad:
+                    fn = t.grad_fn
+                    nexts.append((fn, t._output_nr) if fn is not None else (gradient_edge(t), 0))
+                else:
+                    nexts.append(_NO_EDGE)
         self.next_functions = tuple(nexts)
-        self._input_meta = meta
+        self._input_meta = meta  # per input (shape, dtype), read for the inputs with an edge
         self._saved = saved
         versions = []  # (a loop: a comprehension is a call of its own on Python 3.11)
         for t in saved:
@@ -199,9 +208,12 @@ def node_class(name: str) -> type:
     return cls
 
 
-def record(name: str | type, backward_fn, inputs: tuple, outputs, saved: tuple = (), attrs=None) -> Node:
-    """Attach a new node to `outputs` (which then require grad); `name` may be its node_class already."""
-    node = (name if name.__class__ is type else node_class(name))(backward_fn, inputs, saved, attrs, len(outputs))
+def record(name: str | type, backward_fn, inputs: tuple, outputs, saved: tuple = (), attrs=None,
+           meta: tuple | None = None) -> Node:
+    """Attach a new node to `outputs` (which then require grad); `name` may be its node_class already;
+    `meta`: each input's (shape, dtype) (None for non-tensors), when the caller has it made once."""
+    node = (name if name.__class__ is type else node_class(name))(backward_fn, inputs, saved, attrs, len(outputs),
+                                                                   meta)
     if _dual_levels:
         _carry_duals(node, inputs, outputs)
     for k, out in enumerate(outputs):

@@ -186,9 +186,11 @@ def originals(name: str, args: tuple, out: Tensor) -> dict | None:
 _record_plans: dict = {}  # (op name, which inputs want a gradient) -> (wanted, reads, saved input places)
 
 
-def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | None = None) -> None:
+def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | None = None,
+           meta: tuple | None = None) -> None:
     """Attach op `name`'s node to `out`; for in-place ops, bump the version after saving inputs
-    (`original`: copies of inputs that are `out`, taken before the write; see `originals`)."""
+    (`original`: copies of inputs that are `out`, taken before the write; see `originals`;
+    `meta`: the arguments' (shape, dtype), made once by the caller's plan; see graph.record)."""
     # (loops, not comprehensions: a comprehension is a function call of its own on Python 3.11)
     wanted = []
     for a in args:
@@ -205,7 +207,7 @@ def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | 
     saved = [None]  # the output's place, filled below when a formula reads the output
     for k, a in enumerate(args):
         saved.append((original.get(k, a) if original else a) if saves[k] else None)
-    node = attach(cls, _backward, args, (out,), tuple(saved), attrs)
+    node = attach(cls, _backward, args, (out,), tuple(saved), attrs, meta)
     if inplace:
         out._v.blob.version += 1
     if 1 in reads:  # the output is saved as it is after the op

@@ -165,9 +165,10 @@ NUMPY_VOCAB.update(SPECIAL_NUMPY_FUNCS)  # erf, digamma, sgn...: lazily vectoriz
 # loops, measured on 1M float32: a group using them runs as NumPy, in cache-sized pieces)
 codegen.register_vocabulary(NUMPY_VOCAB, "tidal.ops.scalar_kernels",
                             numpy_only=("as_float16", "as_bfloat16", "as_complex64", "as_complex128",
-                                        "np.tanh", "np.sin", "np.cos"))
+                                        "np.tanh", "np.sin", "np.cos"), imports=("tidal.ops.special",))
 
 _CAST_NAME = {d: ("as_bool" if d is dt.bool_ else f"as_{d.name}") for d in dt.ALL}
+_SINGLE_ERF = re.compile(r"\berf\(")  # float32 computes erf with its own formula (special.erf_single)
 
 
 # -- planning: dtypes, shapes, the expression ---------------------------------------------------
@@ -176,7 +177,7 @@ class Plan:
     types, and the device and VM the result lives on."""
 
     __slots__ = ("shape", "dtype", "expr", "scalar_types", "strides", "nbytes", "device", "vm", "tensors_only",
-                 "np_dtype", "differentiable", "pow_exprs", "direct", "layout", "head")
+                 "np_dtype", "differentiable", "pow_exprs", "direct", "layout", "head", "grad_meta")
 
     def __init__(self, shape, dtype, expr, scalar_types):
         self.shape, self.dtype, self.expr, self.scalar_types = shape, dtype, expr, scalar_types
@@ -191,6 +192,7 @@ class Plan:
         self.direct = None     # a CPU kernel running the op alone as one NumPy ufunc call, if it is one
         # its instructions' replay-signature head (vm/replay.head), made once here
         self.head = replay_head(expr, None, "compute", len(scalar_types or ()), 1)
+        self.grad_meta = None  # the arguments' (shape, dtype) for autograd nodes, made on first record
 
 
 _plans: dict = {}
@@ -267,7 +269,8 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
         else:
             scalar_types.append(None)
             names.append(f"{{{k}}}" if d.compute is want and d is want else f"{_CAST_NAME[want]}({{{k}}})")
-    template = COMPLEX_TEMPLATES.get(op.name, op.template) if compute.category == dt.COMPLEX else op.template
+    template = COMPLEX_TEMPLATES.get(op.name, op.template) if compute.category == dt.COMPLEX else \
+        _SINGLE_ERF.sub("erf_single(", op.template) if compute is dt.float32 else op.template
     body = template.format(*names)
     expr = f"{_CAST_NAME[out]}({body})"
     plan = Plan(shape, out, expr, tuple(scalar_types))
@@ -443,7 +446,10 @@ def _emit(name: str, plan: Plan, ins: tuple, args: tuple, grad: bool, pow_expr: 
     else:
         vm.push(Instruction(name, None, ins, (view,), None, pow_expr))
     if grad and plan.differentiable and (is_grad_enabled() or needs_grad(args)):  # (dual tensors: no_grad)
-        derivatives.record(name, args, out, False)
+        meta = plan.grad_meta
+        if meta is None:  # the plan fixes every argument's shape and dtype: made once
+            meta = plan.grad_meta = tuple([(a._v.shape, a.dtype) if isinstance(a, Tensor) else None for a in args])
+        derivatives.record(name, args, out, False, meta=meta)
     return out
 
 

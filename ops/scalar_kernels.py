@@ -61,6 +61,25 @@ def erf(x):
     return math.erf(x)
 
 
+from .special import ERF_SINGLE_LIMIT, ERF_SINGLE_P, ERF_SINGLE_Q  # noqa: E402  (hashed with this file)
+
+_P0, _P1, _P2, _P3, _P4, _P5, _P6 = ERF_SINGLE_P
+_Q0, _Q1, _Q2, _Q3, _Q4, _Q5 = ERF_SINGLE_Q
+
+
+@njit(inline="always")
+def erf_single(x):
+    # erf for float32 (and narrower) values: special.py's rational formula, plain arithmetic that
+    # a compiled loop vectorizes (a NaN fails both comparisons and stays NaN)
+    z = np.float64(x)
+    z = ERF_SINGLE_LIMIT if z > ERF_SINGLE_LIMIT else (-ERF_SINGLE_LIMIT if z < -ERF_SINGLE_LIMIT else z)
+    t = z * z
+    p = (((((_P6 * t + _P5) * t + _P4) * t + _P3) * t + _P2) * t + _P1) * t + _P0
+    q = ((((_Q5 * t + _Q4) * t + _Q3) * t + _Q2) * t + _Q1) * t + _Q0
+    r = z * p / q
+    return (1.0 if z > 0 else -1.0) if t >= ERF_SINGLE_LIMIT * ERF_SINGLE_LIMIT else r
+
+
 @njit(inline="always")
 def erfc(x):
     return math.erfc(x)

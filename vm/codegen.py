@@ -26,17 +26,20 @@ _kernel_files: dict = {}  # (program key, variant) -> (module name, path) of its
 _lock = threading.Lock()
 
 
-def register_vocabulary(numpy_ns: dict, compiled_module: str, numpy_only: tuple = ()) -> None:
+def register_vocabulary(numpy_ns: dict, compiled_module: str, numpy_only: tuple = (), imports: tuple = ()) -> None:
     """Set the names expressions may use: a NumPy namespace, a module for compiled kernels,
-    and the names only the NumPy path has (expressions using them are never compiled)."""
+    and the names only the NumPy path has (expressions using them are never compiled).
+    `imports`: modules the compiled module takes constants from (their source keys the kernel cache too)."""
     global _compiled_vocab_module, _vocab_hash, _numpy_only
     if numpy_only:
         _numpy_only = re.compile(r"\b(" + "|".join(map(re.escape, numpy_only)) + r")\(")
     _numpy_ns.update(numpy_ns)
     _compiled_vocab_module = compiled_module
-    spec = importlib.util.find_spec(compiled_module)
-    with open(spec.origin, "rb") as f:
-        _vocab_hash = hashlib.sha1(f.read()).hexdigest()[:12]
+    digest = hashlib.sha1()
+    for module in (compiled_module,) + tuple(imports):
+        with open(importlib.util.find_spec(module).origin, "rb") as f:
+            digest.update(f.read())
+    _vocab_hash = digest.hexdigest()[:12]
 
 
 class Program:
@@ -319,6 +322,7 @@ class _Compiler:
     def __init__(self):
         self.ready: set = set()
         self.pending: set = set()
+        self.generation = 0  # bumped whenever a kernel becomes ready: callers re-look only then
         self._queue = None
         self._server = None  # the compile process, started with the thread; False once it failed
         self.in_process = os.environ.get("TIDAL_COMPILE_PROCESS", "1") == "0"
@@ -349,6 +353,7 @@ class _Compiler:
                     self._compile_elsewhere(remote)
                 load()
                 self.ready.add(key)
+                self.generation += 1
             except Exception:  # noqa: BLE001 - the caller simply stays on the NumPy path
                 pass
             if self._queue.empty():
@@ -367,6 +372,7 @@ class _Compiler:
                 self._server = self._start()
             self._server.stdin.write(base64.b64encode(pickle.dumps((0,) + remote)) + b"\n")
             self._server.stdin.flush()
+            _warm_numba()  # numba's own start-up here, while the compile process works
             line = self._server.stdout.readline()
             if not line:
                 raise OSError("the compile process ended")
@@ -381,6 +387,25 @@ class _Compiler:
         env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         return subprocess.Popen([sys.executable, "-m", f"{__package__}.compile_server"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+
+
+_numba_warm = False
+
+
+def _warm_numba() -> None:
+    # importing numba and building its target context (its typing and lowering registries) takes
+    # about a second of this process's time before the first compiled kernel loads; done once,
+    # overlapped with the compile process's work, it no longer adds to the wait for that kernel
+    global _numba_warm
+    if _numba_warm:
+        return
+    _numba_warm = True
+    try:
+        from numba.core.registry import cpu_target
+        cpu_target.typing_context.refresh()
+        cpu_target.target_context.refresh()
+    except Exception:  # noqa: BLE001 - numba internals moved: the first load does this itself
+        pass
 
 
 compiler = _Compiler()
@@ -427,6 +452,7 @@ def launch_compiled(key: tuple, prog: Program, variant, call: list, fallback, n_
         fn(*call)
         _ready_calls[key] = _direct(fn, call, n_extents)
         compiler.ready.add(key)
+        compiler.generation += 1
         return
     arrays = call[:len(call) - n_extents]
     specs = [_dummy_spec(a) for a in arrays] + [0] * n_extents
@@ -473,6 +499,6 @@ def run_compiled(prog: Program, ins: list, outs: list) -> None:
     if fn is not None:
         fn(*call)
         return
-    if not all(_compilable_array(x) for x in call):
+    if key in compiler.pending or not all(_compilable_array(x) for x in call):  # (pending: being built)
         return run_numpy(prog, ins, outs)
     launch_compiled(key, prog, _elementwise_variant(outs, ins), call, lambda: run_numpy(prog, ins, outs))

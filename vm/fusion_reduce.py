@@ -132,7 +132,7 @@ def run_compiled_reduce(prog: Program, ins: list, outs: list, r: ReduceAttrs) ->
     if fn is not None:
         fn(*call, *extents)
         return
-    if not all(codegen._compilable_array(x) for x in call):
+    if key in codegen.compiler.pending or not all(codegen._compilable_array(x) for x in call):
         return run_numpy_reduce(prog, ins, outs, r)
     codegen.launch_compiled(key, prog, _reduce_variant(r, ins, outs[-1]), call + extents,
                             lambda: run_numpy_reduce(prog, ins, outs, r), n_extents=len(extents))
