@@ -372,7 +372,6 @@ class _Compiler:
                 self._server = self._start()
             self._server.stdin.write(base64.b64encode(pickle.dumps((0,) + remote)) + b"\n")
             self._server.stdin.flush()
-            _warm_numba()  # numba's own start-up here, while the compile process works
             line = self._server.stdout.readline()
             if not line:
                 raise OSError("the compile process ended")
@@ -387,25 +386,6 @@ class _Compiler:
         env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         return subprocess.Popen([sys.executable, "-m", f"{__package__}.compile_server"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-
-
-_numba_warm = False
-
-
-def _warm_numba() -> None:
-    # importing numba and building its target context (its typing and lowering registries) takes
-    # about a second of this process's time before the first compiled kernel loads; done once,
-    # overlapped with the compile process's work, it no longer adds to the wait for that kernel
-    global _numba_warm
-    if _numba_warm:
-        return
-    _numba_warm = True
-    try:
-        from numba.core.registry import cpu_target
-        cpu_target.typing_context.refresh()
-        cpu_target.target_context.refresh()
-    except Exception:  # noqa: BLE001 - numba internals moved: the first load does this itself
-        pass
 
 
 compiler = _Compiler()
