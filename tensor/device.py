@@ -55,5 +55,15 @@ class device:
     def __reduce__(self):
         return (device, (str(self),))
 
+    def __enter__(self) -> "device":
+        """`with device(d):` makes `d` the factory functions' default; tidal's default is always the CPU."""
+        if self.type != "cpu":
+            raise RuntimeError(f"with device('{self}'): tidal can only make the CPU the default device, "
+                               f"not '{self}'")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
 
 cpu = device("cpu")
