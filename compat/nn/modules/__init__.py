@@ -1,0 +1,56 @@
+"""torch.nn.modules: tidal.nn.modules laid out as torch lays it out.
+
+tidal files its layers by its own concerns (MultiheadAttention in attention.py, the containers in
+nn/containers.py, the lazy layers in lazy.py...), while scripts name torch's files:
+`torch.nn.modules.activation.MultiheadAttention` in a `safe_globals` list, `torch.nn.modules.module.Module`
+in isinstance checks. Each torch file whose names tidal keeps elsewhere is a module here holding
+tidal's file of that name (where there is one) plus the names torch keeps in it; the rest resolve to
+tidal.nn.modules itself.
+"""
+from __future__ import annotations
+
+import importlib.machinery
+import sys
+import types
+
+from .... import nn as _tidal_nn
+from ....nn import modules as _tidal_modules
+from ..._mirror import mirror
+
+# torch's file -> the names torch defines there that tidal's file of that name lacks
+_TORCH_FILES = {
+    "activation": ("MultiheadAttention",),
+    "batchnorm": ("LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "SyncBatchNorm"),
+    "container": ("Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"),
+    "conv": ("LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+             "LazyConvTranspose3d"),
+    "distance": ("PairwiseDistance", "CosineSimilarity"),
+    "fold": ("Fold", "Unfold"),
+    "instancenorm": ("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",
+                     "LazyInstanceNorm2d", "LazyInstanceNorm3d"),
+    "linear": ("LazyLinear",),
+    "module": ("Module",),
+    "normalization": ("CrossMapLRN2d",),
+    "pixelshuffle": ("PixelShuffle", "PixelUnshuffle"),
+    "upsampling": ("Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"),
+}
+
+
+def _torch_file(name: str, extra: tuple) -> types.ModuleType:
+    """The module standing for torch.nn.modules.<name>: tidal's file of that name, plus `extra`."""
+    full = f"{__name__}.{name}"
+    module = types.ModuleType(full, f"torch.nn.modules.{name}, over tidal's layers.")
+    module.__spec__ = importlib.machinery.ModuleSpec(full, None)  # so the torch import hook finds it
+    own = getattr(_tidal_modules, name, None)
+    names = list(getattr(own, "__all__", ())) + list(extra)
+    for attr in names:
+        setattr(module, attr, getattr(own, attr) if hasattr(own, attr) else getattr(_tidal_nn, attr))
+    module.__all__ = names
+    sys.modules[full] = module
+    return module
+
+
+for _name, _extra in _TORCH_FILES.items():
+    globals()[_name] = _torch_file(_name, _extra)
+
+__getattr__ = mirror(globals(), _tidal_modules)
