@@ -166,7 +166,7 @@ def _wants(node, k: int) -> bool:
 def _conjugated(node) -> tuple:
     """The saved factors of a bilinear primitive, conjugated for complex dtypes: each input's gradient is the
     real formula with the other factor conjugated (torch's convention)."""
-    return tuple(t.conj() for t in node.saved_tensors)
+    return tuple(None if t is None else t.conj() for t in node.saved_tensors)
 
 
 def _bias_grad(g: Tensor, shape: tuple, geo: ConvGeometry) -> Tensor:
