@@ -16,7 +16,7 @@ from . import amp, autograd, backends, cuda, distributed, jit, nn, onnx, testing
 from . import accelerator
 from .. import func
 from . import multiprocessing, random
-from . import fft, masked, signal, special
+from . import fft, masked, signal, sparse, special
 from ._aten_functional import *  # noqa: F401,F403 - torch.dropout, torch.layer_norm... (ATen signatures)
 from ._aten_native import *  # noqa: F401,F403 - torch.native_layer_norm... (with their saved statistics)
 from ._aten_nn import *  # noqa: F401,F403 - torch.convolution, torch.lstm, torch.gru_cell... (ATen signatures)
@@ -30,7 +30,8 @@ from ..func import vmap
 from ..utils import benchmark as _benchmark, checkpoint as _checkpoint  # noqa: F401 - torch.utils.<name> attributes
 from ._importer import install, is_installed, uninstall
 from ._info import finfo, iinfo
-from ._layout import channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided
+from ._layout import (channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format,
+                      sparse_coo, strided)
 from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                       IntTensor, LongTensor, ShortTensor)
 from ._mirror import mirror as _mirror

@@ -2,12 +2,12 @@
 `memory_format=`. tidal tensors are always strided; ops accept these and keep row-major order."""
 from __future__ import annotations
 
-__all__ = ["layout", "memory_format", "strided", "contiguous_format", "preserve_format", "channels_last",
+__all__ = ["layout", "memory_format", "strided", "sparse_coo", "contiguous_format", "preserve_format", "channels_last",
            "channels_last_3d"]
 
 
 class layout:
-    """A tensor layout token (tidal has only `strided`)."""
+    """A tensor layout token (`strided`, or `sparse_coo` for ops/sparse_coo.py's tensors)."""
 
     def __init__(self, name: str):
         self.name = name
@@ -33,6 +33,7 @@ class memory_format:
 
 
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")  # ops/sparse_coo.py's tensors
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
