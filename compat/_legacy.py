@@ -1,8 +1,8 @@
 """The legacy typed constructors: `FloatTensor([1, 2])`, `LongTensor(3, 4)`, `isinstance(t, FloatTensor)`."""
 from __future__ import annotations
 
-from .. import ops
-from ..tensor import Size, Tensor
+from ..ops.from_data import legacy_new
+from ..tensor import Tensor
 from ..tensor import dtype as dt
 
 _TYPES = {"FloatTensor": dt.float32, "DoubleTensor": dt.float64, "HalfTensor": dt.float16,
@@ -20,16 +20,7 @@ class tensortype(type):
         return isinstance(obj, Tensor) and obj.dtype is cls.dtype
 
     def __call__(cls, *args, device=None) -> Tensor:
-        if len(args) == 1 and isinstance(args[0], Tensor):
-            if args[0].dtype is not cls.dtype:
-                raise TypeError(f"expected {cls.dtype} (got {args[0].dtype})")
-            return args[0].detach()
-        if len(args) == 1 and not isinstance(args[0], (int, Size)):
-            if not hasattr(args[0], "__len__"):
-                raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
-            return ops.tensor(args[0], dtype=cls.dtype, device=device)
-        shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else (args or (0,))
-        return ops.empty(*shape, dtype=cls.dtype, device=device)
+        return legacy_new(cls.dtype, *args, device=device)
 
     def __repr__(cls) -> str:
         return f"<class 'torch.{cls.__name__}'>"
