@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from .. import ops
+from ..ops.reduce import safe_softmax
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ._util import check_probability
@@ -27,10 +28,7 @@ def _additive_mask(mask: Tensor | None, dtype: dt.dtype, name: str = "attn_mask"
 
 def _safe_softmax(scores: Tensor) -> Tensor:
     """softmax over the last dim, with rows that are entirely -inf giving zeros instead of NaN (as PyTorch)."""
-    dead = (scores == float("-inf")).all(-1, keepdim=True)
-    # dead rows are replaced before the softmax too, so that neither values nor gradients see NaN
-    probs = ops.softmax(ops.where(dead, 0.0, scores), -1)
-    return ops.where(dead, 0.0, probs)
+    return safe_softmax(scores, -1)
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,

@@ -9,6 +9,8 @@ import math
 
 from .. import ops
 from ..autograd import no_grad
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.graph import needs_grad, record
 from ..ops.complex_ops import refuse_complex
 from ..tensor import Tensor
 from ..tensor import dtype as dt
@@ -60,8 +62,41 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
                                f"{list(t.shape)} and normalized_shape = {list(shape)}")
     refuse_complex(input, "\"LayerNormKernelImpl\" not implemented for '{name}'")
     dims = tuple(range(-len(shape), 0))
-    y = _affine(_standardize(opmath(input), dims, eps), weight, bias)
-    return y.to(input.dtype)
+    with no_grad():  # one node saving the input and the small statistics, as torch's (not a graph per step)
+        x = opmath(input)
+        mean = x.mean(dims, keepdim=True)
+        centered = x - mean
+        rstd = ops.rsqrt((centered * centered).mean(dims, keepdim=True) + eps)
+        y = _affine(centered * rstd, weight, bias).to(input.dtype)
+    if needs_grad((input, weight, bias)):
+        record("native_layer_norm", _layer_norm_backward, (input, weight, bias), (y,),
+               (input, mean, rstd, weight), (dims, eps))
+    return y
+
+
+def _layer_norm_backward(node, g: Tensor) -> tuple:
+    # the normalized input is recomputed (an elementwise group) rather than saved; under create_graph
+    # the statistics are too, from the input, so that double backward sees them depend on it
+    input, mean, rstd, weight = node.saved_tensors
+    dims, eps = node.attrs
+    x, g32 = opmath(input), opmath(g)
+    if is_grad_enabled():
+        mean = x.mean(dims, keepdim=True)
+        centered = x - mean
+        rstd = ops.rsqrt((centered * centered).mean(dims, keepdim=True) + eps)
+    xhat = (x - mean) * rstd
+    lead = tuple(range(input.dim() - len(dims)))  # the dims weight and bias are broadcast over
+    wants = [edge is not None for edge, _ in node.next_functions]
+    grad_input = grad_weight = grad_bias = None
+    if wants[0]:
+        dy = g32 if weight is None else g32 * weight
+        grad_input = (rstd * (dy - dy.mean(dims, keepdim=True) - xhat * (dy * xhat).mean(dims, keepdim=True)))
+        grad_input = grad_input.to(input.dtype)
+    if weight is not None and wants[1]:
+        grad_weight = ((g32 * xhat).sum(lead) if lead else g32 * xhat).to(weight.dtype)
+    if len(wants) > 2 and wants[2]:
+        grad_bias = (g32.sum(lead) if lead else g32).to(g.dtype if weight is None else weight.dtype)
+    return grad_input, grad_weight, grad_bias
 
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:

@@ -635,6 +635,19 @@ def _softmax_body(x: Tensor, d: int) -> Tensor:
     return M.div(e, sum(e, d, keepdim=True))
 
 
+def safe_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
+    """softmax where a slice that is all -inf gives zeros rather than NaN (torch's _safe_softmax, which
+    attention uses for fully masked rows); one node saving only the output, as softmax."""
+    return _softmax_family("_safe_softmax", input, dim, dtype, _safe_softmax_body, _softmax_backward)
+
+
+def _safe_softmax_body(x: Tensor, d: int) -> Tensor:
+    top = amax(x, d, keepdim=True)
+    e = M.exp(M.sub(x, M.where(M.eq(top, -math.inf), 0.0, top)))  # an all -inf slice: exp(-inf) = 0 throughout
+    total = sum(e, d, keepdim=True)  # 0 only for such a slice: elsewhere its largest element gives 1
+    return M.where(M.eq(total, 0.0), 0.0, M.div(e, total))
+
+
 def _softmax_backward(node, g):
     (y,) = node.saved_tensors
     return y * (g - sum(g * y, node.attrs, keepdim=True))

@@ -1,0 +1,89 @@
+"""layer_norm and attention's safe softmax are one autograd node each, as torch's: values, gradients and double
+backward follow torch, and the node keeps only the input and small statistics (so training holds less memory)."""
+import numpy as np
+import pytest
+import torch
+
+import tidal
+
+
+CASES = [((4, 5, 8), (8,), "float32", True), ((3, 4, 6), (4, 6), "float64", True),
+         ((2, 3, 5), (5,), "float32", False), ((6,), (6,), "float64", True), ((2, 3, 8), (8,), "bfloat16", True)]
+
+
+def _layer_norm_run(lib, xn, wn, bn, gn, normalized, dtype, affine):
+    d = getattr(lib, dtype)
+    x = lib.tensor(xn, dtype=d, requires_grad=True)
+    params = [lib.tensor(wn, dtype=d, requires_grad=True), lib.tensor(bn, dtype=d, requires_grad=True)] if affine \
+        else [None, None]
+    y = lib.nn.functional.layer_norm(x, normalized, *params, eps=1e-5)
+    leaves = [x] + [p for p in params if p is not None]
+    grads = lib.autograd.grad(y, leaves, lib.tensor(gn, dtype=d), create_graph=True)
+    second = lib.autograd.grad(sum((g * g).sum() for g in grads), leaves[:2])  # bias's grad is not a function of it
+    return y, [t.detach().double().numpy() for t in (y, *grads, *second)]
+
+
+@pytest.mark.parametrize("shape,normalized,dtype,affine", CASES)
+def test_layer_norm_one_node_follows_torch(shape, normalized, dtype, affine):
+    rng = np.random.default_rng(len(shape) + len(normalized))
+    xn, gn = rng.standard_normal(shape), rng.standard_normal(shape)
+    wn, bn = rng.standard_normal(normalized), rng.standard_normal(normalized)
+    theirs, want = _layer_norm_run(torch, xn, wn, bn, gn, normalized, dtype, affine)
+    ours, got = _layer_norm_run(tidal, xn, wn, bn, gn, normalized, dtype, affine)
+    assert type(ours.grad_fn).__name__ == type(theirs.grad_fn).__name__ == "NativeLayerNormBackward0"
+    tol = {"float32": 1e-5, "float64": 1e-10, "bfloat16": 3e-2}[dtype]  # bfloat16: 8 bits, rounded at each op
+    for a, b in zip(want, got):
+        np.testing.assert_allclose(b, a, rtol=tol, atol=tol * np.abs(a).max())
+
+
+def test_layer_norm_node_saves_input_and_statistics_only():
+    x = tidal.randn(16, 10, 32, requires_grad=True)
+    ln = tidal.nn.LayerNorm(32)
+    y = ln(x)
+    saved = [t for t in y.grad_fn.saved_tensors if t is not None]
+    assert any(t is x for t in saved)
+    assert sorted(t.numel() for t in saved if t is not x and t is not ln.weight) == [160, 160]  # mean, rstd
+    x.data.add_(1.0)  # torch's version check covers the saved input
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_safe_softmax_one_node_follows_torch():
+    rng = np.random.default_rng(3)
+    xn = rng.standard_normal((3, 4, 5))
+    xn[0, 1, :] = -np.inf  # a fully masked row: zeros, not NaN
+    xn[1, 2, 3] = -np.inf
+    xn[2, 0, 1] = np.nan  # NaN stays NaN
+    gn = rng.standard_normal((3, 4, 5))
+    results = []
+    for lib, fn in ((torch, torch._safe_softmax), (tidal, tidal.ops.reduce.safe_softmax)):
+        x = lib.tensor(xn, requires_grad=True)
+        y = fn(x, -1)
+        (gx,) = lib.autograd.grad(y, x, lib.tensor(gn), create_graph=True)
+        (gg,) = lib.autograd.grad((gx * gx).sum(), x)
+        results.append((type(y.grad_fn).__name__, [t.detach().numpy() for t in (y, gx, gg)]))
+    (name_t, want), (name_d, got) = results
+    assert name_d == name_t == "SafeSoftmaxBackward0"
+    for a, b in zip(want, got):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12, equal_nan=True)
+    assert (got[0][0, 1] == 0).all() and np.isnan(got[0][2, 0]).all()
+
+
+def test_attention_without_weights_masks_whole_rows_as_torch():
+    rng = np.random.default_rng(4)
+    q = rng.standard_normal((5, 2, 8)).astype(np.float32)
+    mask = np.zeros((5, 5), bool)
+    mask[2, :] = True  # query 2 may attend nowhere
+    outs = []
+    for lib in (torch, tidal):
+        torch.manual_seed(0)
+        mha = torch.nn.MultiheadAttention(8, 2)
+        state = {k: v.detach().numpy() for k, v in mha.state_dict().items()}
+        m = lib.nn.MultiheadAttention(8, 2)
+        m.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
+        x = lib.tensor(q, requires_grad=True)
+        out, _ = m(x, x, x, attn_mask=lib.tensor(mask), need_weights=False)
+        out.sum().backward()
+        outs.append((out.detach().numpy(), x.grad.numpy()))
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-5, equal_nan=True)
