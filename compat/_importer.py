@@ -20,6 +20,8 @@ import sys
 import types
 import zipfile
 
+from ..tensor import dtype as _dtype
+
 __all__ = ["install", "uninstall", "is_installed", "run_script", "run_module", "SUBMODULES"]
 
 # torch submodules scripts import by name; install() registers each one up front
@@ -87,6 +89,7 @@ def install() -> None:
     sys.meta_path.insert(0, _finder)
     for alias in ("torch", *("torch." + path for path in SUBMODULES)):
         sys.modules[alias] = importlib.import_module(target_name(alias))
+    _dtype.repr_namespace[0] = "torch"  # x.dtype and x.shape print as under torch
 
 
 def uninstall() -> None:
@@ -94,6 +97,7 @@ def uninstall() -> None:
     if not is_installed():
         return
     sys.meta_path.remove(_finder)
+    _dtype.repr_namespace[0] = "tidal"
     for name in _torch_names():
         del sys.modules[name]
     sys.modules.update(_displaced)

@@ -51,7 +51,7 @@ class dtype:
         raise RuntimeError(f"Unknown Complex ScalarType for {self.name[0].upper() + self.name[1:]}")
 
     def __repr__(self) -> str:
-        return "tidal." + self.name
+        return f"{repr_namespace[0]}.{self.name}"
 
     def __reduce__(self):
         return (from_name, (self.name,))
@@ -81,6 +81,9 @@ _BY_NAME.update(half=float16, float=float32, double=float64, short=int16, int=in
 _BY_NP = {d.np: d for d in ALL}
 
 _default_float = float32
+# The module name dtype and Size reprs show: "torch" while tidal.compat.install() makes `import torch` give
+# tidal, so a script prints `torch.float32` as it does under torch
+repr_namespace = ["tidal"]
 
 
 def from_name(name: str) -> dtype:
