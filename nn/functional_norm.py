@@ -61,41 +61,58 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(t.shape)} and normalized_shape = {list(shape)}")
     refuse_complex(input, "\"LayerNormKernelImpl\" not implemented for '{name}'")
-    dims = tuple(range(-len(shape), 0))
-    with no_grad():  # one node saving the input and the small statistics, as torch's (not a graph per step)
+    return _normalized("native_layer_norm", input, tuple(range(-len(shape), 0)), eps, weight, bias)[0]
+
+
+def _normalized(name: str, input: Tensor, axes: tuple, eps: float, weight: Tensor | None, bias: Tensor | None,
+                wshape: tuple | None = None) -> tuple:
+    """(x - mean) / sqrt(biased var + eps) over `axes`, times weight plus bias (reshaped to `wshape`), as
+    one autograd node `name` saving the input and the statistics, as torch's native norms (not a graph of
+    its steps, whose saved intermediates would hold several input-sized tensors); (y, mean, var)."""
+    with no_grad():
         x = opmath(input)
-        mean = x.mean(dims, keepdim=True)
+        mean = x.mean(axes, keepdim=True)
         centered = x - mean
-        rstd = ops.rsqrt((centered * centered).mean(dims, keepdim=True) + eps)
-        y = _affine(centered * rstd, weight, bias).to(input.dtype)
+        var = (centered * centered).mean(axes, keepdim=True)
+        rstd = ops.rsqrt(var + eps)
+        y = _affine(centered * rstd, weight, bias, wshape).to(input.dtype)
     if needs_grad((input, weight, bias)):
-        record("native_layer_norm", _layer_norm_backward, (input, weight, bias), (y,),
-               (input, mean, rstd, weight), (dims, eps))
-    return y
+        param = weight if weight is not None else bias
+        record(name, _normalized_backward, (input, weight, bias), (y,), (input, mean, rstd, weight),
+               (axes, eps, wshape, None if param is None else (tuple(param.shape), param.dtype)))
+    return y, mean, var
 
 
-def _layer_norm_backward(node, g: Tensor) -> tuple:
+def _normalized_backward(node, g: Tensor) -> tuple:
     # the normalized input is recomputed (an elementwise group) rather than saved; under create_graph
     # the statistics are too, from the input, so that double backward sees them depend on it
     input, mean, rstd, weight = node.saved_tensors
-    dims, eps = node.attrs
+    axes, eps, wshape, param = node.attrs
     x, g32 = opmath(input), opmath(g)
     if is_grad_enabled():
-        mean = x.mean(dims, keepdim=True)
+        mean = x.mean(axes, keepdim=True)
         centered = x - mean
-        rstd = ops.rsqrt((centered * centered).mean(dims, keepdim=True) + eps)
+        rstd = ops.rsqrt((centered * centered).mean(axes, keepdim=True) + eps)
     xhat = (x - mean) * rstd
-    lead = tuple(range(input.dim() - len(dims)))  # the dims weight and bias are broadcast over
     wants = [edge is not None for edge, _ in node.next_functions]
     grad_input = grad_weight = grad_bias = None
     if wants[0]:
-        dy = g32 if weight is None else g32 * weight
-        grad_input = (rstd * (dy - dy.mean(dims, keepdim=True) - xhat * (dy * xhat).mean(dims, keepdim=True)))
+        dy = g32 if weight is None else g32 * (weight if wshape is None else weight.reshape(wshape))
+        grad_input = (rstd * (dy - dy.mean(axes, keepdim=True) - xhat * (dy * xhat).mean(axes, keepdim=True)))
         grad_input = grad_input.to(input.dtype)
+    if param is None:
+        return grad_input, None, None
+    # weight and bias gradients: summed over the dims they are broadcast along
+    pshape, pdtype = param
+    full = (1,) * (input.dim() - len(wshape or pshape)) + tuple(wshape or pshape)
+    spread = tuple(d for d in range(input.dim()) if full[d] == 1)
+
+    def reduced(t: Tensor) -> Tensor:  # (an empty dim list would sum over every dim)
+        return (t.sum(spread) if spread else t).reshape(pshape).to(pdtype)
     if weight is not None and wants[1]:
-        grad_weight = ((g32 * xhat).sum(lead) if lead else g32 * xhat).to(weight.dtype)
-    if len(wants) > 2 and wants[2]:
-        grad_bias = (g32.sum(lead) if lead else g32).to(g.dtype if weight is None else weight.dtype)
+        grad_weight = reduced(g32 * xhat)
+    if wants[2]:
+        grad_bias = reduced(g32)
     return grad_input, grad_weight, grad_bias
 
 
@@ -183,22 +200,18 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     refuse_complex(input, "\"batch_norm\" not implemented for '{name}'")
     bshape = (c,) + (1,) * (input.dim() - 2)
-    x = opmath(input)
     if training:
         axes = (0,) + tuple(range(2, input.dim()))
-        mean = x.mean(axes, keepdim=True)
-        centered = x - mean
-        var = (centered * centered).mean(axes, keepdim=True)
+        y, mean, var = _normalized("native_batch_norm", input, axes, eps, weight, bias, bshape)
         count = input.numel() // c
         _update_running(running_mean, mean.reshape(c), momentum)
         _update_running(running_var, var.reshape(c) * (count / max(count - 1, 1)), momentum)
-        y = centered * ops.rsqrt(var + eps)
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in "
-                               "evaluation mode")
-        scale = ops.rsqrt(opmath(running_var).reshape(bshape) + eps)
-        y = (x - opmath(running_mean).reshape(bshape)) * scale
+        return y
+    if running_mean is None or running_var is None:
+        raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in "
+                           "evaluation mode")
+    scale = ops.rsqrt(opmath(running_var).reshape(bshape) + eps)
+    y = (opmath(input) - opmath(running_mean).reshape(bshape)) * scale
     return _affine(y, weight, bias, bshape).to(input.dtype)
 
 

@@ -87,3 +87,41 @@ def test_attention_without_weights_masks_whole_rows_as_torch():
         outs.append((out.detach().numpy(), x.grad.numpy()))
     for a, b in zip(*outs):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("shape,affine,dtype", [((4, 3, 5, 5), True, "float32"), ((6, 3), True, "float64"),
+                                                ((4, 3, 7), False, "float64"), ((3, 2, 4, 4), True, "bfloat16")])
+def test_batch_norm_training_one_node_follows_torch(shape, affine, dtype):
+    rng = np.random.default_rng(shape[0] * 10 + len(shape))
+    xn, gn = rng.standard_normal(shape), rng.standard_normal(shape)
+    wn, bn = rng.standard_normal(shape[1]), rng.standard_normal(shape[1])
+    results = []
+    for lib in (torch, tidal):
+        d = getattr(lib, dtype)
+        x = lib.tensor(xn, dtype=d, requires_grad=True)
+        params = [lib.tensor(wn, dtype=d, requires_grad=True), lib.tensor(bn, dtype=d, requires_grad=True)] \
+            if affine else [None, None]
+        running = [lib.zeros(shape[1], dtype=d), lib.ones(shape[1], dtype=d)]
+        y = lib.nn.functional.batch_norm(x, *running, *params, training=True, momentum=0.1, eps=1e-5)
+        leaves = [x] + [p for p in params if p is not None]
+        grads = lib.autograd.grad(y, leaves, lib.tensor(gn, dtype=d), create_graph=True)
+        second = lib.autograd.grad(sum((g * g).sum() for g in grads), leaves[:2])
+        results.append((type(y.grad_fn).__name__, [t.detach().double().numpy() for t in (y, *running, *grads, *second)]))
+    (name_t, want), (name_d, got) = results
+    assert name_d == name_t == "NativeBatchNormBackward0"
+    tol = {"float32": 1e-5, "float64": 1e-10, "bfloat16": 3e-2}[dtype]
+    for a, b in zip(want, got):
+        np.testing.assert_allclose(b, a, rtol=tol, atol=tol * np.abs(a).max())
+
+
+def test_layer_norm_bias_without_weight_gets_its_gradient():
+    rng = np.random.default_rng(9)
+    xn, bn = rng.standard_normal((2, 3, 4)), rng.standard_normal(4)
+    grads = []
+    for lib in (torch, tidal):
+        x = lib.tensor(xn, requires_grad=True)
+        b = lib.tensor(bn, requires_grad=True)
+        (lib.nn.functional.layer_norm(x, (4,), None, b) ** 3).sum().backward()
+        grads.append([x.grad.numpy(), b.grad.numpy()])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
