@@ -258,13 +258,13 @@ def _scatter_key(idx: np.ndarray, dim: int) -> tuple:
 
 # -- gather / scatter --------------------------------------------------------------------------
 def _check_gather_shapes(input: Tensor, dim: int, index: Tensor, src: Tensor | None, op: str) -> None:
+    if index.numel() == 0:  # torch checks nothing of an empty index's shape (its dims may differ)
+        return
     if _dim1(index) != _dim1(input):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as "
                            f"{'input' if op == 'gather' else 'self'} tensor")
     if src is not None and _dim1(index) != _dim1(src):
         raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
-    if index.numel() == 0:
-        return
     for d in range(_dim1(index)):
         too_big = d != dim and size1(index, d) > size1(input, d)
         if op == "gather" and too_big:
