@@ -14,6 +14,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import io
+import multiprocessing.spawn as _spawn
 import os
 import runpy
 import sys
@@ -73,6 +74,17 @@ class _TorchFinder(importlib.abc.MetaPathFinder):
 
 
 _finder = _TorchFinder()
+_command_line = _spawn.get_command_line
+
+
+def _children_install(**kwds) -> list:
+    """multiprocessing's command for a spawned child, installing tidal first: the child imports the script
+    (for its functions) and unpickles tensors with `torch` resolving to tidal, as in this process."""
+    command = _command_line(**kwds)
+    if "-c" in command:
+        at = command.index("-c") + 1
+        command[at] = "import tidal.compat; tidal.compat.install(); " + command[at]
+    return command
 _displaced: dict = {}  # modules named torch* that install() took out of sys.modules
 
 
@@ -90,6 +102,7 @@ def install() -> None:
     for alias in ("torch", *("torch." + path for path in SUBMODULES)):
         sys.modules[alias] = importlib.import_module(target_name(alias))
     _dtype.repr_namespace[0] = "torch"  # x.dtype and x.shape print as under torch
+    _spawn.get_command_line = _children_install
 
 
 def uninstall() -> None:
@@ -98,6 +111,7 @@ def uninstall() -> None:
         return
     sys.meta_path.remove(_finder)
     _dtype.repr_namespace[0] = "tidal"
+    _spawn.get_command_line = _command_line
     for name in _torch_names():
         del sys.modules[name]
     sys.modules.update(_displaced)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.connection
+import os
+import secrets
 import signal
 import sys
 import time
@@ -127,6 +129,8 @@ def start_processes(fn: Callable, args: tuple = (), nprocs: int = 1, join: bool 
                     start_method: str = "spawn") -> ProcessContext | None:
     """Start `nprocs` processes running fn(i, *args) with `start_method`; join them unless join=False."""
     ctx = multiprocessing.get_context(start_method)
+    if "TIDAL_JOB_SECRET" not in os.environ:  # the ranks it starts share one, as the launcher gives them
+        os.environ["TIDAL_JOB_SECRET"] = secrets.token_hex(16)
     queues, processes = [], []
     for i in range(nprocs):
         queue = ctx.SimpleQueue()

@@ -422,6 +422,10 @@ class Module(StateDictMixin):
                 self._buffers[key] = fn(buf)
         return self
 
+    def share_memory(self) -> "Module":
+        """Move every parameter and buffer into shared memory (Hogwild: worker processes update them in place)."""
+        return self._apply(lambda t: t.share_memory_())
+
     def to(self, *args, **kwargs) -> "Module":
         """Move/cast parameters and buffers: `.to(device)`, `.to(dtype)`, `.to(tensor)`, `.to(device, dtype)`."""
         device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)

@@ -666,10 +666,12 @@ def test_llama2_rope_and_rmsnorm():
 _PRINTS = "import torch\nprint(repr(torch.float64), repr(torch.zeros(2, dtype=torch.int8)), repr(torch.ones(2, 3).shape))\n"
 
 
-def _runner_prints(tmp_path) -> list:
+@pytest.fixture(scope="module")
+def runner_prints(tmp_path_factory) -> list:
+    """The words a small script prints under `python -m tidal.compat` (run once for this file)."""
     import subprocess
     import sys
-    script = tmp_path / "prints.py"
+    script = tmp_path_factory.mktemp("runner") / "prints.py"
     script.write_text(_PRINTS)
     done = subprocess.run([sys.executable, "-m", "tidal.compat", str(script)], capture_output=True, text=True,
                           timeout=120)
@@ -677,15 +679,83 @@ def _runner_prints(tmp_path) -> list:
     return done.stdout.split()
 
 
-def test_runner_prints_torch_dtypes(tmp_path):
+def test_runner_prints_torch_dtypes(runner_prints):
     """Under the runner a script's `x.dtype` prints `torch.float64`, as it did under torch; in-process tidal
     keeps its own names."""
-    words = _runner_prints(tmp_path)
+    words = runner_prints
     assert words[:4] == [repr(real_torch.float64), "tensor([0,", "0],", f"dtype={real_torch.int8})"]
     assert repr(tidal.float64) == "tidal.float64"
 
 
 @pytest.mark.xfail("repr_namespace" not in tidal.Size.__repr__.__code__.co_names, strict=True,
                    reason="needs /work/notes/examples_torch_repr.patch (tensor/tensor.py)")
-def test_runner_prints_torch_size(tmp_path):
-    assert _runner_prints(tmp_path)[4:] == repr(real_torch.ones(2, 3).shape).split()
+def test_runner_prints_torch_size(runner_prints):
+    assert runner_prints[4:] == repr(real_torch.ones(2, 3).shape).split()
+
+
+# -- mnist_hogwild: workers train one shared model --------------------------------------------------------
+_HOGWILD = '''
+import torch, torch.multiprocessing as mp, torch.nn as nn
+
+def train(rank, model):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.ones(4, 3) * (rank + 1)
+    for _ in range(3):
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+
+if __name__ == "__main__":
+    mp.set_start_method("spawn", force=True)
+    model = nn.Linear(3, 2)
+    with torch.no_grad():
+        model.weight.fill_(0.5)
+        model.bias.fill_(0.1)
+    model.share_memory()
+    print(torch.__name__, model.weight.is_shared(), torch.ones(2).is_shared())
+    processes = [mp.Process(target=train, args=(rank, model)) for rank in range(2)]
+    for p in processes:
+        p.start()
+    for p in processes:
+        p.join()
+    print(*model.weight.data.reshape(-1).tolist(), *model.bias.data.tolist())
+'''
+
+
+def test_mnist_hogwild_shared_model(tmp_path):
+    """model.share_memory() and spawned mp.Process workers updating it in place (the children run tidal too)."""
+    import subprocess
+    import sys
+    script = tmp_path / "hogwild.py"
+    script.write_text(_HOGWILD)
+    done = subprocess.run([sys.executable, "-m", "tidal.compat", str(script)], capture_output=True, text=True,
+                          timeout=180, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    head, values = done.stdout.splitlines()[-2:]
+    assert head.split() == ["tidal.compat", "True", "False"]
+    # the workers' gradients do not depend on the weights, so torch running them one after the other agrees
+    model = real_torch.nn.Linear(3, 2)
+    with real_torch.no_grad():
+        model.weight.fill_(0.5)
+        model.bias.fill_(0.1)
+    namespace = {"torch": real_torch, "nn": real_torch.nn}
+    exec(_HOGWILD.split("if __name__")[0].replace("import torch, torch.multiprocessing as mp, torch.nn as nn", ""),
+         namespace)
+    for rank in range(2):
+        namespace["train"](rank, model)
+    expected = model.weight.data.reshape(-1).tolist() + model.bias.data.tolist()
+    np.testing.assert_allclose([float(v) for v in values.split()], expected, rtol=1e-6)
+
+
+def test_share_memory_pickles_by_name():
+    """A shared tensor sent through multiprocessing's pickler maps the same memory."""
+    from multiprocessing.reduction import ForkingPickler
+    import pickle
+    for T in FRAMEWORKS:
+        shared = T.nn.Parameter(T.arange(6.0).reshape(2, 3))
+        assert not shared.is_shared() and shared.share_memory_() is shared and shared.is_shared()
+        twin = pickle.loads(ForkingPickler.dumps(shared))
+        with T.no_grad():
+            twin[1, 2] = 50.0
+        assert type(twin) is type(shared) and twin.requires_grad and twin.is_shared()
+        assert shared[1, 2].item() == 50.0
