@@ -47,23 +47,19 @@ class Node:
         self.seq = next(_seq)
         self.n_outputs = n_outputs
         nexts = []
-        if meta is None:
+        own_meta = meta is None  # (a caller whose plan fixes its inputs' shapes and dtypes passes them)
+        if own_meta:
             meta = []
-            for t in inputs:
-                if isinstance(t, Tensor) and t.requires_grad:
-                    fn = t.grad_fn
-                    nexts.append((fn, t._output_nr) if fn is not None else (gradient_edge(t), 0))
+        for t in inputs:
+            if isinstance(t, Tensor) and t.requires_grad:
+                fn = t.grad_fn
+                nexts.append((fn, t._output_nr) if fn is not None else (gradient_edge(t), 0))
+                if own_meta:
                     meta.append((t._v.shape, t.dtype))
-                else:
-                    nexts.append(_NO_EDGE)
+            else:
+                nexts.append(_NO_EDGE)
+                if own_meta:
                     meta.append(None)
-        else:  # made once by a caller whose plan fixes the inputs' shapes and dtypes
-            for t in inputs:
-                if isinstance(t, Tensor) and t.requires_grad:
-                    fn = t.grad_fn
-                    nexts.append((fn, t._output_nr) if fn is not None else (gradient_edge(t), 0))
-                else:
-                    nexts.append(_NO_EDGE)
         self.next_functions = tuple(nexts)
         self._input_meta = meta  # per input (shape, dtype), read for the inputs with an edge
         self._saved = saved
