@@ -229,6 +229,10 @@ def test_torch_nn_modules_files_hold_torchs_names():
         ours = getattr(tidal_torch.nn.modules, info.name)
         for name in names:
             assert getattr(ours, name) is getattr(tidal_torch.nn, name), (info.name, name)
+    for name in ("_single", "_pair", "_triple", "_quadruple"):  # torch.nn.modules.utils, which layers import
+        for value in (3, (1, 2)):
+            assert getattr(tidal_torch.nn.modules.utils, name)(value) == getattr(real_torch.nn.modules.utils,
+                                                                                 name)(value)
 
 
 # -- time_sequence_prediction -----------------------------------------------------------------------------

@@ -9,7 +9,9 @@ tidal.nn.modules itself.
 """
 from __future__ import annotations
 
+import collections.abc
 import importlib.machinery
+import itertools
 import sys
 import types
 
@@ -52,5 +54,23 @@ def _torch_file(name: str, extra: tuple) -> types.ModuleType:
 
 for _name, _extra in _TORCH_FILES.items():
     globals()[_name] = _torch_file(_name, _extra)
+
+
+def _ntuple(n: int, name: str = "parse"):
+    """torch.nn.modules.utils._ntuple: a function making an n-tuple of a number (an iterable stays as is)."""
+    def parse(x):
+        if isinstance(x, collections.abc.Iterable):
+            return tuple(x)
+        return tuple(itertools.repeat(x, n))
+    parse.__name__ = name
+    return parse
+
+
+utils = types.ModuleType(f"{__name__}.utils", "torch.nn.modules.utils: the n-tuple helpers layers import.")
+utils.__spec__ = importlib.machinery.ModuleSpec(utils.__name__, None)
+utils._ntuple = _ntuple
+utils._single, utils._pair = _ntuple(1, "_single"), _ntuple(2, "_pair")
+utils._triple, utils._quadruple = _ntuple(3, "_triple"), _ntuple(4, "_quadruple")
+sys.modules[utils.__name__] = utils
 
 __getattr__ = mirror(globals(), _tidal_modules)
