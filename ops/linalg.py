@@ -205,7 +205,8 @@ def _product_grad(name: str, a: Tensor, b: Tensor, alpha=1, beta=1) -> tuple:
 
 
 def _cross_backward(node, g):
-    a, b = (None if t is None else t.conj() for t in node.saved_tensors)  # (complex: the other factor conjugated, as torch)
+    # complex: each gradient takes the other factor conjugated (torch's convention)
+    a, b = (None if t is None else t.conj() for t in node.saved_tensors)
     return (linalg_cross(b, g, dim=node.attrs) if wants(node, 0) else None,
             linalg_cross(g, a, dim=node.attrs) if wants(node, 1) else None)
 
