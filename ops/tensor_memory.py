@@ -112,7 +112,7 @@ METHODS.update({name: property(_false, doc=f"False: tidal has no {kind}.") for n
     ("is_meta", "meta tensors"), ("is_nested", "nested tensors"), ("is_mkldnn", "MKL-DNN layout"),
     ("is_mps", "MPS device"), ("is_xpu", "XPU device"), ("is_xla", "XLA device"), ("is_ipu", "IPU device"),
     ("is_maia", "MAIA device"), ("is_mtia", "MTIA device"), ("is_vulkan", "Vulkan device"))})
-METHODS.update(is_distributed=_false, is_shared=_false)  # (no shared-memory storage either: see compat/multiprocessing)
+METHODS["is_distributed"] = _false
 
 
 # -- set_, is_set_to ---------------------------------------------------------------------------------
