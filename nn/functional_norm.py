@@ -26,13 +26,6 @@ def _shape_tuple(shape) -> tuple:
     return (shape,) if isinstance(shape, int) else tuple(shape)
 
 
-def _standardize(x: Tensor, dims: tuple, eps: float) -> Tensor:
-    """(x - mean) / sqrt(biased var + eps) over `dims`."""
-    centered = x - x.mean(dims, keepdim=True)
-    var = (centered * centered).mean(dims, keepdim=True)
-    return centered * ops.rsqrt(var + eps)
-
-
 def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None, shape: tuple | None = None) -> Tensor:
     if weight is not None:
         y = y * (weight if shape is None else weight.reshape(shape))
@@ -65,21 +58,22 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
 
 
 def _normalized(name: str, input: Tensor, axes: tuple, eps: float, weight: Tensor | None, bias: Tensor | None,
-                wshape: tuple | None = None) -> tuple:
-    """(x - mean) / sqrt(biased var + eps) over `axes`, times weight plus bias (reshaped to `wshape`), as
-    one autograd node `name` saving the input and the statistics, as torch's native norms (not a graph of
-    its steps, whose saved intermediates would hold several input-sized tensors); (y, mean, var)."""
+                wshape: tuple | None = None, grouped: tuple | None = None) -> tuple:
+    """(x - mean) / sqrt(biased var + eps) over `axes` (of the input reshaped to `grouped`, if given), times
+    weight plus bias (reshaped to `wshape`), as one autograd node `name` saving the input and the statistics,
+    as torch's native norms (not a graph of its steps, whose saved intermediates would hold several
+    input-sized tensors); (y, mean, var)."""
     with no_grad():
-        x = opmath(input)
+        x = opmath(input) if grouped is None else opmath(input).reshape(grouped)
         mean = x.mean(axes, keepdim=True)
         centered = x - mean
         var = (centered * centered).mean(axes, keepdim=True)
         rstd = ops.rsqrt(var + eps)
-        y = _affine(centered * rstd, weight, bias, wshape).to(input.dtype)
+        y = _affine((centered * rstd).reshape(tuple(input.shape)), weight, bias, wshape).to(input.dtype)
     if needs_grad((input, weight, bias)):
         param = weight if weight is not None else bias
         record(name, _normalized_backward, (input, weight, bias), (y,), (input, mean, rstd, weight),
-               (axes, eps, wshape, None if param is None else (tuple(param.shape), param.dtype)))
+               (axes, eps, wshape, grouped, None if param is None else (tuple(param.shape), param.dtype)))
     return y, mean, var
 
 
@@ -87,8 +81,11 @@ def _normalized_backward(node, g: Tensor) -> tuple:
     # the normalized input is recomputed (an elementwise group) rather than saved; under create_graph
     # the statistics are too, from the input, so that double backward sees them depend on it
     input, mean, rstd, weight = node.saved_tensors
-    axes, eps, wshape, param = node.attrs
+    axes, eps, wshape, grouped, param = node.attrs
+    shape = tuple(input.shape)
     x, g32 = opmath(input), opmath(g)
+    if grouped is not None:
+        x = x.reshape(grouped)
     if is_grad_enabled():
         mean = x.mean(axes, keepdim=True)
         centered = x - mean
@@ -98,8 +95,10 @@ def _normalized_backward(node, g: Tensor) -> tuple:
     grad_input = grad_weight = grad_bias = None
     if wants[0]:
         dy = g32 if weight is None else g32 * (weight if wshape is None else weight.reshape(wshape))
+        if grouped is not None:
+            dy = dy.reshape(grouped)
         grad_input = (rstd * (dy - dy.mean(axes, keepdim=True) - xhat * (dy * xhat).mean(axes, keepdim=True)))
-        grad_input = grad_input.to(input.dtype)
+        grad_input = grad_input.reshape(shape).to(input.dtype)
     if param is None:
         return grad_input, None, None
     # weight and bias gradients: summed over the dims they are broadcast along
@@ -110,7 +109,7 @@ def _normalized_backward(node, g: Tensor) -> tuple:
     def reduced(t: Tensor) -> Tensor:  # (an empty dim list would sum over every dim)
         return (t.sum(spread) if spread else t).reshape(pshape).to(pdtype)
     if weight is not None and wants[1]:
-        grad_weight = reduced(g32 * xhat)
+        grad_weight = reduced(g32 * xhat.reshape(shape))
     if wants[2]:
         grad_bias = reduced(g32)
     return grad_input, grad_weight, grad_bias
@@ -143,10 +142,9 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
                                f"got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
     refuse_complex(input, "\"GroupNormKernelImpl\" not implemented for '{name}'")
     # the group's size spelled out: -1 is ambiguous when the input is empty
-    grouped = opmath(input).reshape(n, num_groups, input.numel() // max(n * num_groups, 1))
-    y = _standardize(grouped, (2,), eps).reshape(tuple(input.shape))
-    y = _affine(y, weight, bias, (c,) + (1,) * (input.dim() - 2))
-    return y.to(input.dtype)
+    grouped = (n, num_groups, input.numel() // max(n * num_groups, 1))
+    return _normalized("native_group_norm", input, (2,), eps, weight, bias, (c,) + (1,) * (input.dim() - 2),
+                       grouped)[0]
 
 
 def _verify_batch_size(size) -> None:

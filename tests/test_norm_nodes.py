@@ -125,3 +125,27 @@ def test_layer_norm_bias_without_weight_gets_its_gradient():
         grads.append([x.grad.numpy(), b.grad.numpy()])
     for a, b in zip(*grads):
         np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape,groups,affine,dtype", [((4, 6, 5, 5), 3, True, "float32"), ((2, 4, 7), 2, True, "float64"),
+                                                       ((3, 4), 4, False, "float64"), ((2, 4, 3, 3), 2, True, "bfloat16")])
+def test_group_norm_one_node_follows_torch(shape, groups, affine, dtype):
+    rng = np.random.default_rng(groups * 7 + len(shape))
+    xn, gn = rng.standard_normal(shape), rng.standard_normal(shape)
+    wn, bn = rng.standard_normal(shape[1]), rng.standard_normal(shape[1])
+    results = []
+    for lib in (torch, tidal):
+        d = getattr(lib, dtype)
+        x = lib.tensor(xn, dtype=d, requires_grad=True)
+        params = [lib.tensor(wn, dtype=d, requires_grad=True), lib.tensor(bn, dtype=d, requires_grad=True)] \
+            if affine else [None, None]
+        y = lib.nn.functional.group_norm(x, groups, *params, eps=1e-5)
+        leaves = [x] + [p for p in params if p is not None]
+        grads = lib.autograd.grad(y, leaves, lib.tensor(gn, dtype=d), create_graph=True)
+        second = lib.autograd.grad(sum((g * g).sum() for g in grads), leaves[:2])
+        results.append((type(y.grad_fn).__name__, [t.detach().double().numpy() for t in (y, *grads, *second)]))
+    (name_t, want), (name_d, got) = results
+    assert name_d == name_t == "NativeGroupNormBackward0"
+    tol = {"float32": 1e-5, "float64": 1e-10, "bfloat16": 3e-2}[dtype]
+    for a, b in zip(want, got):
+        np.testing.assert_allclose(b, a, rtol=tol, atol=tol * np.abs(a).max())
