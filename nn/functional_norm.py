@@ -1,7 +1,9 @@
 """Normalization functions: layer_norm, rms_norm, group_norm, batch_norm, instance_norm, normalize.
 
-Each is mean/variance arithmetic on tidal ops, run in float32 for 16-bit inputs and cast back.
-Running statistics (batch_norm, instance_norm) are updated in place, outside the graph.
+Each is mean/variance arithmetic on tidal ops, run in float32 for 16-bit inputs and cast back. layer,
+group and (training) batch norm are one autograd node each, as torch's native norms: the node saves the
+input and the statistics, and its backward recomputes the normalized input. Running statistics
+(batch_norm, instance_norm) are updated in place, outside the graph.
 """
 from __future__ import annotations
 
