@@ -539,6 +539,84 @@ def test_mnist_forward_forward():
     run_both(forward_forward)
 
 
+# -- vae / siamese_network ----------------------------------------------------------------------------------
+def vae_and_siamese(T):
+    """vae's reparameterised loss (binary_cross_entropy sum + KLD) with Adam; siamese_network's feature extractor
+    as nn.Sequential(*list(resnet.children())[:-1]) with BatchNorm, BCELoss, Adadelta + StepLR, and
+    torch.where(outputs > 0.5, 1, 0).eq(targets.view_as(pred)) in eval mode."""
+    nn, F = T.nn, T.nn.functional
+    rng = np.random.default_rng(11)
+    fc1, fc21, fc22, fc3, fc4 = nn.Linear(64, 16), nn.Linear(16, 4), nn.Linear(16, 4), nn.Linear(4, 16), nn.Linear(16, 64)
+    vae = nn.ModuleList([fc1, fc21, fc22, fc3, fc4])
+    init_weights(T, vae)
+    x = T.from_numpy(rng.uniform(size=(8, 1, 8, 8)).astype(np.float32))
+    eps = T.from_numpy(rng.normal(size=(8, 4)).astype(np.float32))
+    optimizer = T.optim.Adam(vae.parameters(), lr=1e-3)
+    vae_losses = []
+    for _ in range(2):
+        h1 = F.relu(fc1(x.view(-1, 64)))
+        mu, logvar = fc21(h1), fc22(h1)
+        recon = T.sigmoid(fc4(F.relu(fc3(mu + eps * T.exp(0.5 * logvar)))))
+        loss = F.binary_cross_entropy(recon, x.view(-1, 64), reduction="sum") - 0.5 * T.sum(
+            1 + logvar - mu.pow(2) - logvar.exp())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        vae_losses.append(loss.item())
+    comparison = T.cat([x[:2], recon.view(8, 1, 8, 8)[:2]])
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn = nn.BatchNorm2d(cout)
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            out = self.bn(self.conv(x))
+            out += self.down(x)
+            return T.relu(out)
+
+    backbone = nn.Sequential()
+    backbone.conv1 = nn.Conv2d(3, 4, 3, 1, 1, bias=False)
+    backbone.add_module("layer1", Block(4, 8, 2))
+    backbone.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+    backbone.fc = nn.Linear(8, 10)
+    backbone.conv1 = nn.Conv2d(1, 4, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=False)
+    features = nn.Sequential(*(list(backbone.children())[:-1]))
+    head = nn.Sequential(nn.Linear(backbone.fc.in_features * 2, 8), nn.ReLU(inplace=True), nn.Linear(8, 1))
+    model = nn.ModuleList([features, head])
+    init_weights(T, model)
+
+    def siamese(a, b):
+        fa, fb = features(a), features(b)
+        return T.sigmoid(head(T.cat((fa.view(fa.size()[0], -1), fb.view(fb.size()[0], -1)), 1)))
+
+    a, b = (T.from_numpy(rng.normal(size=(6, 1, 8, 8)).astype(np.float32)) for _ in range(2))
+    targets = T.from_numpy(rng.integers(0, 2, 6).astype(np.float32))
+    optimizer = T.optim.Adadelta(model.parameters(), lr=1.0)
+    scheduler = T.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
+    siamese_losses = []
+    for _ in range(2):
+        optimizer.zero_grad()
+        loss = nn.BCELoss()(siamese(a, b).squeeze(), targets)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        siamese_losses.append(loss.item())
+    model.eval()
+    with T.no_grad():
+        outputs = siamese(a, b).squeeze()
+        pred = T.where(outputs > 0.5, 1, 0)
+        correct = pred.eq(targets.view_as(pred)).sum().item()
+    return {"vae": vae_losses, "comparison": comparison, "siamese": siamese_losses, "outputs": outputs,
+            "pred": pred, "correct": correct, "running_var": features[1].bn.running_var, "lr": scheduler.get_last_lr()}
+
+
+def test_vae_and_siamese_network():
+    run_both(vae_and_siamese)
+
+
 # -- reinforcement_learning -------------------------------------------------------------------------------
 def policy_gradient(T):
     """reinforce/actor_critic: Categorical(probs).log_prob, returns gathered in a deque and normalised,
