@@ -327,6 +327,9 @@ def _accumulate(node: AccumulateGrad, grad, accumulate: bool, capture_leaves: di
     leaf = node.variable
     if grad is None:
         return
+    want = leaf.__dict__.get("_grad_dtype", leaf.dtype)  # Tensor.grad_dtype (ops/grad_attrs); None: any
+    if want is not None and grad.dtype is not want:
+        grad = grad.to(want)
     for hook in leaf.__dict__.get("_hooks_list", ()):
         res = hook(grad)
         if res is not None:

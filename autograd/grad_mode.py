@@ -4,6 +4,9 @@ from __future__ import annotations
 import functools
 import threading
 
+from ..tensor.tensor import INFERENCE
+
+
 class _State(threading.local):
     # class attributes are each thread's defaults: reading them needs no getattr default (which
     # costs an AttributeError inside threading.local on every op that records)
@@ -89,7 +92,7 @@ class set_grad_enabled(_GradMode):
 
 
 class inference_mode(_GradMode):
-    """Like no_grad (tidal keeps no extra inference-only state)."""
+    """Like no_grad; tensors made inside are inference tensors (Tensor.is_inference)."""
 
     def __init__(self, mode: bool = True):
         super().__init__()
@@ -98,11 +101,11 @@ class inference_mode(_GradMode):
 
     def __enter__(self):
         self._prev_inf = is_inference_mode_enabled()
-        _state.inference = self._mode
+        _state.inference = INFERENCE.active = self._mode
         return super().__enter__()
 
     def __exit__(self, *exc) -> bool:
-        _state.inference = self._prev_inf
+        _state.inference = INFERENCE.active = self._prev_inf
         return super().__exit__(*exc)
 
     def _args(self) -> tuple:

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..tensor import Tensor, contiguous_strides, numel_of
 from ..tensor import dtype as dt
+from ..tensor.tensor import INFERENCE
 from ..vm import Blob, Instruction, View, codegen, get_vm
 from ..vm.replay import head as replay_head, layout_id
 from ..autograd.grad_mode import is_grad_enabled
@@ -95,7 +96,9 @@ _declare("keep", 1, {"sgn": "sgn({0})", "conj": "np.conj({0})"})
 # Complex inputs: templates where NumPy's complex spelling differs, and the ops torch refuses
 # (exception type, message; {t} is the dtype's C++ name). Complex groups run on the NumPy path.
 COMPLEX_TEMPLATES = {"sgn": "where({0} == 0, {0} * 0, {0} / np.abs({0}))",
-                     "logaddexp": "np.log(np.exp({0}) + np.exp({1}))"}
+                     # torch's: the larger real part plus log1p(exp(other - it)), its imaginary part unwrapped
+                     "logaddexp": "where(np.real({0}) >= np.real({1}), {0} + np.log1p(np.exp({1} - {0})), "
+                                  "{1} + np.log1p(np.exp({0} - {1})))"}
 _NOT_FOR = "{op} is not supported for complex inputs"
 COMPLEX_REJECT = {name: (NotImplementedError, f'"{kernel}" not implemented for \'{{t}}\'')
                   for name, kernel in dict(
@@ -441,6 +444,8 @@ def _emit(name: str, plan: Plan, ins: tuple, args: tuple, grad: bool, pow_expr: 
     view.layout = plan.layout
     out = _new(Tensor)
     out._v, out.dtype, out.device, out._vm = view, plan.dtype, plan.device, vm
+    if INFERENCE.active:  # made under inference_mode (as Tensor._make marks)
+        out._inference = True
     if pow_expr is None:
         vm.push(Instruction(name, plan.direct, ins, (view,), None, plan.expr, head=plan.head))
     else:

@@ -93,6 +93,16 @@ def _round_(self: Tensor, *, decimals: int = 0) -> Tensor:
 
 
 METHODS["round_"] = _round_
+
+
+def _result_dtype(name: str, args: tuple) -> dt.dtype:
+    """The dtype elementwise op `name` promotes `args` to (tensors of more than 64 dims too)."""
+    try:
+        return ew.plan_for(ew.OPS[name], args).dtype
+    except many_dims.TooManyDims:
+        return many_dims.result_dtype(ew.plan_for, ew.OPS[name], args)
+
+
 _NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
 
 
@@ -104,7 +114,7 @@ def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
         return apply("pow", input, exponent, out=out)
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         binary("pow", input, exponent, ("input", "exponent"))
-    kind = ew.plan_for(ew.OPS["pow"], (input, exponent)).dtype
+    kind = _result_dtype("pow", (input, exponent))
     if kind.category != dt.INT:
         return apply("pow", input, exponent, out=out)
     if not isinstance(exponent, Tensor) or exponent.dtype.np.kind != "i":  # a number, or never negative
@@ -127,7 +137,7 @@ def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
 
 def _pow_(self: Tensor, exponent) -> Tensor:
     if self.dtype.category == dt.INT and isinstance(exponent, Tensor) and exponent.dtype.np.kind == "i" \
-            and ew.plan_for(ew.OPS["pow"], (self, exponent)).dtype.category == dt.INT:
+            and _result_dtype("pow", (self, exponent)).category == dt.INT:
         return copy_(self, pow(self, exponent))  # integers to negative powers: computed apart, then stored
     return pow(self, exponent, out=self)
 
@@ -137,7 +147,7 @@ METHODS["pow_"] = _pow_
 
 def _scaled(name: str, input, other, alpha):
     """`alpha * other` for add/sub, after torch's checks of alpha against the result type."""
-    kind = ew.plan_for(ew.OPS[name], (input, other)).dtype
+    kind = _result_dtype(name, (input, other))
     if isinstance(alpha, bool) and kind is not dt.bool_:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if isinstance(alpha, (float, complex)) and kind.category not in (dt.FLOAT, dt.COMPLEX):
@@ -189,7 +199,7 @@ def div(input, other, *, rounding_mode: str | None = None, out: Tensor | None = 
     if rounding_mode == "trunc":
         q = apply("div", input, other)
         res = apply("trunc", q)
-        kind = ew.plan_for(ew.OPS["sub"], (input, other)).dtype
+        kind = _result_dtype("sub", (input, other))
         return res if kind.is_floating_point and out is None else convert(res, kind, out=out)
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                      f"'{rounding_mode}'")
@@ -239,7 +249,7 @@ def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Te
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     _no_complex_clamp(input, None)
-    kernel_dtypes.check_clamp(input, min, max)
+    kernel_dtypes.check_clamp(input, min, max, out)
     if max is None:
         return apply("maximum", input, min, out=out)
     if min is None:

@@ -627,6 +627,8 @@ def _softmax_family(op: str, input: Tensor, dim, dtype, body, backward) -> Tenso
 
 def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim`, shifted by the max for stability."""
+    if input.ndim > many_dims.MAX_NDIM:  # on a view of 3 dims or fewer
+        return many_dims.along_dim(softmax, input, dim, dtype)
     return _softmax_family("softmax", input, dim, dtype, _softmax_body, _softmax_backward)
 
 
@@ -655,6 +657,8 @@ def _softmax_backward(node, g):
 
 def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """x - logsumexp(x) along `dim`, shifted by the max for stability."""
+    if input.ndim > many_dims.MAX_NDIM:  # on a view of 3 dims or fewer
+        return many_dims.along_dim(log_softmax, input, dim, dtype)
     return _softmax_family("log_softmax", input, dim, dtype, _log_softmax_body, _log_softmax_backward)
 
 

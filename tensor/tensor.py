@@ -4,6 +4,8 @@ Ops are attached as methods by `tidal.ops`; this file holds what every tensor is
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..vm import Blob, View, get_vm
@@ -32,6 +34,12 @@ class Size(tuple):
         return Size(out) if isinstance(item, slice) else out
 
 
+class _Inference(threading.local):
+    active = False  # set by autograd.grad_mode.inference_mode: tensors made meanwhile are inference tensors
+
+
+INFERENCE = _Inference()
+
 # each memory format's dims, innermost first (None: row-major)
 _INNERMOST_FIRST = {"contiguous_format": None, "preserve_format": None, "channels_last": (1, 3, 2, 0),
                     "channels_last_3d": (1, 4, 3, 2, 0)}
@@ -49,6 +57,7 @@ class Tensor:
     grad = None
     grad_fn = None
     _base = None
+    _inference = False  # made under inference_mode (ops/grad_attrs.is_inference)
 
     # -- construction --------------------------------------------------------------------
     @classmethod
@@ -60,6 +69,8 @@ class Tensor:
         t._vm = vm
         if base is not None:
             t._base = base
+        if INFERENCE.active:
+            t._inference = True
         return t
 
     @classmethod
@@ -156,7 +167,10 @@ class Tensor:
     @property
     def data(self) -> "Tensor":
         """The values as a tensor sharing this one's memory, outside the autograd graph."""
-        return Tensor._make(self._v, self.dtype, self.device, self._vm)
+        out = Tensor._make(self._v, self.dtype, self.device, self._vm)
+        if self._inference:  # a view of an inference tensor is one
+            out._inference = True
+        return out
 
     @data.setter
     def data(self, value: "Tensor") -> None:
@@ -297,8 +311,8 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
-        from .printing import format_tensor
-        arr = self.detach()._host_array() if self.requires_grad else self._host_array()
+        from .printing import format_tensor, host_values
+        arr, shape = host_values(self)  # (shape: past 64 dims, the values lack their dims of extent 1)
         if self.dtype in (dt.float16, dt.bfloat16):
             arr = arr.astype(np.float32)
         kind = {dt.BOOL: "bool", dt.INT: "int", dt.FLOAT: "float", dt.COMPLEX: "complex"}[self.dtype.category]
@@ -310,7 +324,8 @@ class Tensor:
             extras.append(("grad_fn", f"<{type(self.grad_fn).__name__}>"))
         elif self.requires_grad:
             extras.append(("requires_grad", "True"))
-        return format_tensor(arr, kind=kind, dtype_repr=repr(self.dtype), show_dtype=show, extras=extras)
+        return format_tensor(arr, kind=kind, dtype_repr=repr(self.dtype), show_dtype=show, extras=extras,
+                             shape=shape)
 
     __str__ = __repr__
 

@@ -1,19 +1,15 @@
 """Tensors of more than 64 dims against torch: elementwise ops (fused or not, broadcast, in place, through
 views), casts and copies, creation, whole reductions, gradients, item and tolist compute as torch's;
 reductions over given dims and all/any raise torch's error at the call (ops/many_dims.py collapses dims
-before the kernels; the hooks into lead-owned files are /work/notes/issue15_ndim.patch, and until it is
-applied these tests are strict xfails)."""
+before the kernels)."""
 import numpy as np
 import pytest
 import torch
 
 import tidal
 import tidal.compat as ttorch
-from tidal.ops import elementwise as ew
 from tidal.ops import many_dims
 
-PATCHED = hasattr(ew, "many_dims")
-awaits_patch = pytest.mark.xfail(not PATCHED, strict=True, reason="awaits /work/notes/issue15_ndim.patch")
 
 ONES = (1,) * 68
 
@@ -72,23 +68,7 @@ def _outcome(fn):
         return None, exc
 
 
-@pytest.fixture(autouse=True)
-def _drain():
-    """Before the patch the cases leave deferred kernel errors: read them here, not in conftest's check."""
-    yield
-    for _ in range(8 if not PATCHED else 0):  # each sync reports one pending error
-        try:
-            tidal.sync()
-            break
-        except Exception:  # noqa: BLE001 - the test's own outcome is what counts
-            pass
-
-
-MATCHED_BEFORE = {"sum over a dim"}  # refused at the call already (ops/reduce.py)
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n in MATCHED_BEFORE else [awaits_patch])
-                                  for n in CALLS])
+@pytest.mark.parametrize("name", list(CALLS))
 def test_call_as_torch(name):
     want, want_exc = _outcome(lambda: CALLS[name](torch))
     got, got_exc = _outcome(lambda: CALLS[name](ttorch))
@@ -103,7 +83,6 @@ def test_call_as_torch(name):
                                want.reshape(-1).double().numpy(), rtol=1e-6)
 
 
-@awaits_patch
 def test_tolist_and_item():
     for L in (torch, ttorch):
         assert isinstance(_x(L).tolist(), list)
@@ -113,7 +92,6 @@ def test_tolist_and_item():
     assert _x(ttorch, ONES + (1, 1))[..., 0:1].item() == _x(torch, ONES + (1, 1))[..., 0:1].item()
 
 
-@awaits_patch
 def test_gradients():
     grads = []
     for L in (torch, ttorch):
@@ -149,9 +127,7 @@ def test_random_fills():
     assert set(z.reshape(-1).tolist()) <= set(range(5))
 
 
-# -- printing, softmax over a dim, integer pow, add/sub with alpha (/work/notes/surface_many_dims.patch) ----------
-PATCHED_MORE = hasattr(tidal.ops.math_api, "_result_dtype")
-awaits_more = pytest.mark.xfail(not PATCHED_MORE, strict=True, reason="awaits /work/notes/surface_many_dims.patch")
+# -- printing, softmax over a dim, integer pow, add/sub with alpha ------------------------------------------------
 
 MORE = {
     "softmax last dim": lambda L: L.softmax(_x(L), -1),
@@ -178,11 +154,7 @@ MORE = {
 }
 
 
-MORE_MATCHED_BEFORE = {"softmax dim None", "rsub alpha"}  # (rsub scales a number: no plan of 65 dims)
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n in MORE_MATCHED_BEFORE else [awaits_more])
-                                  for n in MORE])
+@pytest.mark.parametrize("name", list(MORE))
 def test_more_calls_as_torch(name):
     CALLS[name] = MORE[name]
     try:
@@ -206,13 +178,11 @@ PRINTED = {
 }
 
 
-@awaits_more
 @pytest.mark.parametrize("name", list(PRINTED))
 def test_printing_as_torch(name):
     assert repr(PRINTED[name](ttorch)) == repr(PRINTED[name](torch)).replace("torch.", "tidal.")
 
 
-@awaits_more
 def test_softmax_gradients():
     grads = []
     for L in (torch, ttorch):

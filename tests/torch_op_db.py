@@ -48,9 +48,6 @@ RANDOM = {"bernoulli", "normal", "rand_like", "randint", "randint_like", "randn"
 KNOWN: dict[tuple[str, str], str] = {
     ("values", "as_strided_scatter"): "on a non-contiguous input torch scatters into a clone that keeps the input's "
                                       "strides (gaps included); tidal's clone is contiguous",
-    ("values", "logaddexp"): "complex: torch adds log1p(exp(min - max)) to the input of larger real part, whose "
-                             "imaginary part it keeps; tidal wraps it into (-pi, pi] (notes/surface_complex_logaddexp"
-                             ".patch)",
     ("values", "chalf"): "complex32: NumPy has no complex32, so tidal has none (tidal raises a RuntimeError saying so)",
     ("grad", "as_strided.partial_views"): "the sample is a view into a larger storage; for gradients the driver "
                                            "copies only the view",
