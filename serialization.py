@@ -431,7 +431,8 @@ def safe_globals(globals_list: list):
 
 def _refusal(module: str, name: str, reason: str) -> pickle.UnpicklingError:
     return pickle.UnpicklingError(
-        f"Weights only load failed. Re-running `tidal.load` with `weights_only` set to `False` will likely "
+        f"Weights only load failed. Re-running `{dt.repr_namespace[0]}.load` with `weights_only` set to `False` "
+        "will likely "
         f"succeed, but it can result in arbitrary code execution. Do it only if you got the file from a trusted "
         f"source.\nWeightsUnpickler error: Unsupported global: GLOBAL {module}.{name} {reason}")
 
@@ -562,9 +563,10 @@ class _Unpickler(pickle.Unpickler):
         if module == "torch" or module.startswith("torch."):
             raise _refusal(module, name, "has no tidal equivalent (tidal.load never imports torch).")
         if self.weights_only:
+            ns, full = dt.repr_namespace[0], f"{module}.{name}"  # torch names the global by its full path
             raise _refusal(module, name, "was not an allowed global by default. Please use "
-                           f"`tidal.serialization.add_safe_globals([{name}])` or the "
-                           f"`tidal.serialization.safe_globals([{name}])` context manager to allowlist this "
+                           f"`{ns}.serialization.add_safe_globals([{full}])` or the "
+                           f"`{ns}.serialization.safe_globals([{full}])` context manager to allowlist this "
                            "global if you trust this class/function.")
         return super().find_class(module, name)
 
