@@ -164,6 +164,11 @@ def to_sparse(self: Tensor, sparse_dim: int | None = None, *, layout=None, block
     return _wrap(self.clone(), index, values, True)
 
 
+def to_dense(self: Tensor, dtype=None, *, masked_grad=None) -> Tensor:
+    """A dense tensor is its own dense form (in `dtype` if given)."""
+    return self if dtype is None else self.to(dtype)
+
+
 def spmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Sparse (or dense) matrix times dense matrix: torch.spmm."""
     return input.mm(mat2)
@@ -196,4 +201,4 @@ def _repr(t: SparseCooTensor) -> str:
     return text + ")"
 
 
-METHODS = {"to_sparse": to_sparse, "to_sparse_coo": to_sparse}
+METHODS = {"to_sparse": to_sparse, "to_sparse_coo": to_sparse, "to_dense": to_dense}

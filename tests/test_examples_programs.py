@@ -436,7 +436,9 @@ def graph_conv(T):
     e = T.nn.functional.leaky_relu(support @ support.t(), 0.2)
     e = T.where(adj > 0, e, -9e16 * T.ones_like(e))
     attention = T.nn.functional.elu(T.softmax(e, dim=-1) @ support)
-    return {"out": out, "grad": kernel.grad, "attention": attention, "facts": facts,
+    facts += [adj_norm.to_dense() is adj_norm, sparse_adj.to_dense().is_sparse]
+    sums = [T.sparse.sum(sparse_adj, dim=1).to_dense(), T.sparse.mm(sparse_adj, support.detach())]
+    return {"out": out, "grad": kernel.grad, "attention": attention, "facts": facts, "sums": sums,
             "indices": coalesced.indices(), "values": coalesced.values(), "dense": sparse_adj.to_dense()}
 
 
