@@ -854,3 +854,13 @@ def test_share_memory_pickles_by_name():
             twin[1, 2] = 50.0
         assert type(twin) is type(shared) and twin.requires_grad and twin.is_shared()
         assert shared[1, 2].item() == 50.0
+
+
+def test_default_backend_for_device():
+    """distributed/ddp's example asks torch.distributed which backend goes with the accelerator's device."""
+    for device in ("cpu", "cuda:1", real_torch.device("cpu")):
+        ours = tidal_torch.distributed.get_default_backend_for_device(str(device))
+        assert ours == real_torch.distributed.get_default_backend_for_device(device)
+    for T in FRAMEWORKS:
+        with pytest.raises(RuntimeError, match="Expected one of cpu, cuda"):
+            T.distributed.get_default_backend_for_device("foo")

@@ -19,8 +19,9 @@ _FROM_COMM = ("ProcessGroup", "Work", "ReduceOp", "destroy_process_group", "get_
 
 __all__ = sorted(_FROM_COMM + ("init_process_group", "is_available", "is_initialized", "is_torchelastic_launched",
                                "is_gloo_available", "is_nccl_available", "is_mpi_available", "is_ucc_available",
-                               "is_backend_available", "Backend", "GroupMember", "group", "get_process_group_ranks",
-                               "all_gather_object", "broadcast_object_list", "DeviceMesh", "init_device_mesh"))
+                               "is_backend_available", "get_default_backend_for_device", "Backend", "GroupMember",
+                               "group", "get_process_group_ranks", "all_gather_object", "broadcast_object_list",
+                               "DeviceMesh", "init_device_mesh"))
 
 _MISSING_BACKENDS = {"nccl": "NCCL built in", "ucc": "UCC built in", "xccl": "XCCL built in",
                      "mpi": "MPI built in. MPI is only included if you build PyTorch from source on a host that has "
@@ -58,11 +59,23 @@ class Backend(str):
     """A backend name, lowercased (torch.distributed.Backend)."""
 
     UNDEFINED, GLOO, NCCL, UCC, MPI = "undefined", "gloo", "nccl", "ucc", "mpi"
+    default_device_backend_map = {"cpu": "gloo", "cuda": "nccl"}
 
     def __new__(cls, name: str) -> "Backend":
         if not isinstance(name, str):
             raise ValueError(f"Backend constructor parameter must be string-ish, but got: {type(name)}")
         return super().__new__(cls, name.lower())
+
+
+def get_default_backend_for_device(device) -> str:
+    """The backend torch pairs with a device type: 'gloo' for the CPU, 'nccl' for CUDA."""
+    from ...tensor import device as _device
+    if device is None:
+        raise TypeError("device() received an invalid combination of arguments - got (NoneType)")
+    backend = Backend.default_device_backend_map.get(_device(device).type)
+    if backend is None:
+        raise ValueError(f"Default backend not registered for device : {device}")
+    return backend
 
 
 def is_available() -> bool:
