@@ -261,14 +261,14 @@ def time_sequence_prediction(T):
             return T.cat(outputs, dim=1)
 
     rng = np.random.default_rng(2)
-    x = np.arange(16) + rng.integers(-8, 8, (5, 1))
+    x = np.arange(10) + rng.integers(-8, 8, (5, 1))
     data = np.sin(x / 4.0)
     input, target = T.from_numpy(data[2:, :-1]), T.from_numpy(data[2:, 1:])
     seq = Sequence()
     seq.double()
     init_weights(T, seq)
     criterion = nn.MSELoss()
-    optimizer = T.optim.LBFGS(seq.parameters(), lr=0.8, max_iter=4)
+    optimizer = T.optim.LBFGS(seq.parameters(), lr=0.8, max_iter=3)
     losses = []
 
     def closure():
