@@ -548,7 +548,8 @@ def vae_and_siamese(T):
     torch.where(outputs > 0.5, 1, 0).eq(targets.view_as(pred)) in eval mode."""
     nn, F = T.nn, T.nn.functional
     rng = np.random.default_rng(11)
-    fc1, fc21, fc22, fc3, fc4 = nn.Linear(64, 16), nn.Linear(16, 4), nn.Linear(16, 4), nn.Linear(4, 16), nn.Linear(16, 64)
+    fc1, fc21, fc22 = nn.Linear(64, 16), nn.Linear(16, 4), nn.Linear(16, 4)
+    fc3, fc4 = nn.Linear(4, 16), nn.Linear(16, 64)
     vae = nn.ModuleList([fc1, fc21, fc22, fc3, fc4])
     init_weights(T, vae)
     x = T.from_numpy(rng.uniform(size=(8, 1, 8, 8)).astype(np.float32))
