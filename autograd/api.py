@@ -21,11 +21,14 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
         retain_graph = create_graph
     if inputs is not None:
         inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         found = run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=False,
                              allow_unused=True, prune=True)
         for t, g in zip(inputs, found):
             if g is not None:
-                t.grad = g.detach().clone() if t.grad is None else t.grad + g
+                old = t.__dict__.get("grad")  # not t.grad: no non-leaf warning for an internal read
+                t.grad = g.detach().clone() if old is None else old + g
                 if t.grad_fn is None:
                     run_post_accumulate_hooks(t)
         return

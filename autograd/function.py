@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
+from .anomaly import check_nan
 from .grad_mode import no_grad
-from .graph import Node, needs_grad
+from .graph import Node, increment_version, needs_grad
 
 
 class FunctionCtx:
@@ -19,6 +20,10 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors for backward (checked against in-place changes when read)."""
+        for k, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {k} is of type "
+                                f"{type(t).__name__}")
         self._to_save = tensors
 
     @property
@@ -50,6 +55,12 @@ class _FunctionMeta(type):
 class Function(metaclass=_FunctionMeta):
     """Base class: `forward(ctx, *args)` and `backward(ctx, *grads)` as static methods; call `.apply`."""
 
+    def __call__(self, *args, **kwargs):
+        """Calling an instance is the pre-0.4 API, which torch rejects."""
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
+                           "new-style autograd function with static forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
     @staticmethod
     def forward(ctx, *args, **kwargs):
         """Compute the outputs (runs without recording a graph)."""
@@ -71,6 +82,8 @@ class Function(metaclass=_FunctionMeta):
             result = cls.forward(ctx, *args, **kwargs)
         outs = result if isinstance(result, tuple) else (result,)
         _check_dirty(ctx._dirty, outs, record_graph)
+        if ctx._dirty:  # torch counts mark_dirty as one more in-place write
+            increment_version(ctx._dirty)
         if not record_graph:
             return result
 
@@ -85,6 +98,8 @@ class Function(metaclass=_FunctionMeta):
             if len(res) != len(args):
                 raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
                                    f"(expected {len(args)}, got {len(res)})")
+            _check_grad_shapes(cls.__name__, res, args)
+            check_nan(f"{cls.__name__}Backward", res)
             return res
 
         node = cls._node_cls(run_backward, args, ctx._to_save, None, len(outs))
@@ -111,6 +126,17 @@ def _check_dirty(dirty: tuple, outs: tuple, grad: bool) -> None:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
 
 
+def _check_grad_shapes(name: str, grads: tuple, args: tuple) -> None:
+    """torch's error when a backward returned a gradient that cannot be summed to its input's shape."""
+    for k, (g, a) in enumerate(zip(grads, args)):
+        if isinstance(g, Tensor) and isinstance(a, Tensor) and tuple(g.shape) != tuple(a.shape):
+            gs, as_ = tuple(g.shape), tuple(a.shape)
+            fits = len(as_) <= len(gs) and all(d == 1 or d == e for d, e in zip(as_[::-1], gs[::-1]))
+            if not fits:
+                raise RuntimeError(f"Function {name}Backward returned an invalid gradient at index {k} - got "
+                                   f"{list(gs)} but expected shape compatible with {list(as_)}")
+
+
 def _rebase_dirty(d: Tensor) -> None:
     from . import view_inplace
     base = d._base
@@ -121,3 +147,38 @@ def _rebase_dirty(d: Tensor) -> None:
     standin = Tensor._make(d._v, d.dtype, d.device, d._vm)  # carries the Function's node into CopySlices
     standin.requires_grad, standin.grad_fn, standin._output_nr = d.requires_grad, d.grad_fn, d._output_nr
     view_inplace.rebase(base, d, standin)
+
+
+class _DelayedError(Function):
+    """Passes its inputs through; differentiating them raises (what once_differentiable wraps outputs in)."""
+
+    @staticmethod
+    def forward(ctx, anchor, *tensors):
+        # `anchor` (a gradient that requires grad) links the node into the graph
+        return tuple(t.clone() if isinstance(t, Tensor) else t for t in tensors)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+
+
+def once_differentiable(fn):
+    """Decorate a Function's backward that is not itself differentiable: it runs without recording, and a
+    second differentiation through its results raises."""
+    import functools
+
+    from .grad_mode import is_grad_enabled
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            outputs = fn(ctx, *args)
+        anchor = next((a for a in args if isinstance(a, Tensor) and a.requires_grad), None)
+        if not is_grad_enabled() or anchor is None:
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        wrapped = _DelayedError.apply(anchor, *outs)
+        wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
+        return wrapped[0] if single else wrapped
+    return wrapper

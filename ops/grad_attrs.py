@@ -7,6 +7,8 @@ marked an inference tensor where it is made (tensor/tensor.py `Tensor._make`). B
 """
 from __future__ import annotations
 
+import warnings
+
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from .elementwise import torch_name
@@ -38,7 +40,7 @@ def _set_grad_dtype(self: Tensor, value) -> None:
         raise RuntimeError("grad_dtype can only be set on leaf tensors.")
     if value is not None and not isinstance(value, dt.dtype):
         raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got {type(value).__name__}")
-    grad = self.grad
+    grad = self.__dict__.get("grad")
     if value is not None and grad is not None and grad.dtype is not value:
         raise RuntimeError(f"Cannot set grad_dtype to '{torch_name(value)}' because there is already a gradient "
                            f"with dtype '{TYPEMETA_NAME.get(grad.dtype, torch_name(grad.dtype))}'. Please clear the "
@@ -47,11 +49,51 @@ def _set_grad_dtype(self: Tensor, value) -> None:
     self.__dict__["_grad_dtype"] = value
 
 
+def _get_grad(self: Tensor):
+    grad = self.__dict__.get("grad")
+    if grad is None and self.grad_fn is not None and not self.__dict__.get("_retains_grad"):
+        warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+                      "attribute won't be populated during autograd.backward(). If you indeed want the .grad field to "
+                      "be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access "
+                      "the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+                      "github.com/pytorch/pytorch/pull/30531 for more information.", UserWarning, stacklevel=2)
+    return grad
+
+
+def _set_grad(self: Tensor, value) -> None:
+    if value is not None:  # torch's checks on an assigned gradient (the engine's own writes pass them)
+        if not isinstance(value, Tensor):
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                            f"{type(value).__name__}")
+        if value is self:
+            raise RuntimeError("can't assign Variable as its own grad")
+        want = self.__dict__.get("_grad_dtype", self.dtype)
+        if want is not None and value.dtype is not want:
+            got = TYPEMETA_NAME.get(value.dtype, torch_name(value.dtype))
+            raise RuntimeError(f"attempting to assign a gradient with dtype '{got}' to a tensor with grad_dtype '{torch_name(want)}'. The "
+                               "gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). You "
+                               "can set the tensor's grad_dtype attribute with a specific dtype, or None to allow "
+                               "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its "
+                               "gradient may break downstream systems that assume they match.")
+        if tuple(value.shape) != tuple(self.shape):
+            raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                               f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are the "
+                               "same size")
+    self.__dict__["grad"] = value
+
+
+def _is_view(self: Tensor) -> bool:
+    """Whether this tensor is a view of another (its `_base` is set)."""
+    return self._base is not None
+
+
 def _name(self: Tensor) -> None:
     return None
 
 
-METHODS.update(is_inference=is_inference,
+METHODS.update(is_inference=is_inference, _is_view=_is_view,
+               grad=property(_get_grad, _set_grad, doc="The gradient accumulated by backward (leaves, or "
+                             "non-leaves after retain_grad()); None until then."),
                grad_dtype=property(_get_grad_dtype, _set_grad_dtype,
                                    doc="The dtype of a leaf's gradient (the engine casts to it); None: any."),
                name=property(_name, doc="None: torch names tensors only inside its compiler's graphs."))

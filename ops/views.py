@@ -90,7 +90,9 @@ def _contiguous_view(t: Tensor, shape: tuple) -> Tensor:
     if strides is not None:
         return shaped(_restride(t, shape, strides), t)
     copy = M.convert(t, t.dtype)
-    return shaped(_restride(copy, shape, contiguous_strides(shape)), copy, "unsafe_view")
+    out = _restride(copy, shape, contiguous_strides(shape))
+    out.__dict__.pop("_base", None)  # torch's _unsafe_view: the copy is no one's view (its `_base` is None)
+    return shaped(out, copy, "unsafe_view")
 
 
 # -- view / reshape ------------------------------------------------------------------------------

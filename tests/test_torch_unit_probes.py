@@ -1,0 +1,355 @@
+"""Behaviour probed from PyTorch's own unit tests (test_autograd, test_view_ops, test_type_promotion):
+each case runs the same calls on torch and on tidal.compat and asserts the same values, dtypes, or the
+same error type and message."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import tidal.compat as tc
+
+
+def _norm(v):
+    """A comparable form of a result: tensors as (dtype name, shape, values)."""
+    if hasattr(v, "detach") and hasattr(v, "dtype"):
+        return (str(v.dtype).split(".")[-1], tuple(v.shape), np.asarray(v.detach().numpy()).tolist())
+    if isinstance(v, (list, tuple)):
+        return tuple(_norm(x) for x in v)
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return str(v).split(".")[-1]
+
+
+def _run(fn, mod):
+    try:
+        return ("ok", _norm(fn(mod)))
+    except Exception as e:  # compared below: type and message
+        return ("err", type(e).__name__, str(e).split("\n")[0])
+
+
+def same(fn):
+    """Run `fn(torch)` and `fn(tidal.compat)`; assert one answer, or one error."""
+    want, got = _run(fn, torch), _run(fn, tc)
+    assert got == want
+
+
+def _square(t):
+    class Square(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 2 * x * g
+    return Square
+
+
+def _once_square(t):
+    od = t.autograd.function.once_differentiable
+
+    class Square(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @od
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 2 * x * g
+    return Square
+
+
+# -- Function subclasses -------------------------------------------------------------------------
+def test_function_double_backward():
+    def f(t):
+        x = t.tensor([1., 2.], requires_grad=True)
+        g, = t.autograd.grad(_square(t).apply(x).sum(), x, create_graph=True)
+        g.sum().backward()
+        return g, x.grad
+    same(f)
+
+
+def test_mark_dirty_bumps_version():
+    def f(t):
+        class Inc(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.add_(1)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        a = t.ones(2, requires_grad=True)
+        b = a * 1
+        c = Inc.apply(b)
+        c.sum().backward()
+        return c is b, a.grad, b._version
+    same(f)
+
+
+def test_backward_returns_wrong_shape():
+    def f(t):
+        class F(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return t.ones(3)
+        F.apply(t.ones(2, requires_grad=True)).sum().backward()
+    same(f)
+
+
+def test_backward_returns_broadcastable_grad():
+    def f(t):
+        class F(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return t.ones(3, 2)
+        x = t.ones(1, 2, requires_grad=True)
+        F.apply(x).sum().backward()
+        return x.grad
+    same(f)
+
+
+def test_save_for_backward_non_tensor():
+    def f(t):
+        class F(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x, None, 3)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        F.apply(t.ones(2, requires_grad=True))
+    same(f)
+
+
+def test_legacy_function_call():
+    def f(t):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _square(t)()(t.ones(2))
+    same(f)
+
+
+def test_once_differentiable_plain_grad():
+    def f(t):
+        x = t.tensor([1., 2.], requires_grad=True)
+        g, = t.autograd.grad(_once_square(t).apply(x).sum(), x, create_graph=True)
+        return g, g.requires_grad, g.grad_fn is None
+    same(f)
+
+
+def test_once_differentiable_twice():
+    def f(t):
+        x = t.tensor([1., 2.], requires_grad=True)
+        y = _once_square(t).apply(x)
+        gy = t.ones(2, requires_grad=True)
+        g, = t.autograd.grad(y, x, grad_outputs=gy, create_graph=True)
+        g.sum().backward()
+    same(f)
+
+
+def test_once_differentiable_import():
+    from tidal.compat.autograd.function import once_differentiable  # noqa: F401
+    from torch.autograd.function import once_differentiable as ref  # noqa: F401
+
+
+# -- anomaly mode --------------------------------------------------------------------------------
+def test_anomaly_nan_in_function_backward():
+    def f(t):
+        class F(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * float("nan")
+        x = t.ones(2, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with t.autograd.detect_anomaly():
+                F.apply(x).sum().backward()
+    same(f)
+
+
+def test_anomaly_nan_ignored_without_check_nan():
+    def f(t):
+        class F(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * float("nan")
+        x = t.ones(2, requires_grad=True)
+        with t.autograd.set_detect_anomaly(True, check_nan=False):
+            F.apply(x).sum().backward()
+        return x.grad.isnan().all()
+    same(f)
+
+
+def test_set_detect_anomaly_modes():
+    def f(t):
+        a = t.is_anomaly_enabled()
+        with t.autograd.set_detect_anomaly(True):
+            b = t.is_anomaly_enabled()
+        c = t.is_anomaly_enabled()
+        t.autograd.set_detect_anomaly(True)
+        d = t.is_anomaly_enabled()
+        t.autograd.set_detect_anomaly(False)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with t.autograd.detect_anomaly():
+                e = t.is_anomaly_enabled()
+        return a, b, c, d, e, t.is_anomaly_enabled(), [str(x.message) for x in w]
+    same(f)
+
+
+# -- .grad, detach_, backward arguments ------------------------------------------------------------
+@pytest.mark.parametrize("value", ["int", "self", "shape", "dtype", "ok", "none"])
+def test_grad_setter_checks(value):
+    def f(t):
+        x = t.ones(2, requires_grad=True)
+        v = {"int": 3, "self": x, "shape": t.ones(2, 2), "dtype": t.ones(2, dtype=t.int64),
+             "ok": t.full((2,), 3.), "none": None}[value]
+        x.grad = v
+        (x * 2).sum().backward()
+        return x.grad
+    same(f)
+
+
+def test_grad_setter_grad_dtype_none_allows_any():
+    def f(t):
+        x = t.ones(2, requires_grad=True)
+        x.grad_dtype = None
+        x.grad = t.ones(2, dtype=t.float64)
+        return x.grad
+    same(f)
+
+
+def test_non_leaf_grad_warns():
+    def f(t):
+        x = t.ones(3, requires_grad=True)
+        y = x * 2
+        z = x * 3
+        z.retain_grad()
+        (y + z).sum().backward()
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            got = (y.grad, z.grad, x.grad)
+        return got, [str(m.message)[:120] for m in w]
+    same(f)
+
+
+def test_detach_inplace_on_view():
+    def f(t):
+        x = t.ones(3, requires_grad=True)
+        (x * 2)[:2].detach_()
+    same(f)
+
+
+def test_detach_inplace_on_non_view():
+    def f(t):
+        x = t.ones(3, requires_grad=True)
+        y = x * 2
+        y.detach_()
+        return y.requires_grad, y.grad_fn, y.is_leaf
+    same(f)
+
+
+def test_backward_empty_inputs():
+    same(lambda t: (t.ones(2, requires_grad=True) * 2).sum().backward(inputs=[]))
+
+
+def test_backward_inputs_non_leaf():
+    def f(t):
+        x = t.ones(2, requires_grad=True)
+        y = x * 2
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            (y * y).sum().backward(inputs=[y])
+        return y.grad, x.grad, len(w)
+    same(f)
+
+
+# -- views -----------------------------------------------------------------------------------------
+def test_is_view_and_base():
+    def f(t):
+        x = t.arange(6.)
+        return (x.view(2, 3)._is_view(), x._is_view(), x.view(2, 3)._base is x, x.reshape(2, 3)._base is x,
+                x.detach()._is_view())
+    same(f)
+
+
+def test_reshape_copy_is_not_a_view():
+    def f(t):
+        x = t.zeros(2, 3).t()
+        r = x.reshape(6)
+        fl = x.flatten()
+        fl[0] = 1
+        return r._base is None, r._is_view(), fl._base is None, x
+    same(f)
+
+
+def test_reshape_copy_grad():
+    def f(t):
+        x = t.arange(6., requires_grad=True)
+        y = (x * 1).view(2, 3).t().reshape(6)
+        y.mul_(t.arange(6.))
+        y.sum().backward()
+        return x.grad, y.grad_fn.name()
+    same(f)
+
+
+def test_inplace_into_no_grad_view():
+    def f(t):
+        x = t.ones(3, requires_grad=True).clone()
+        with t.no_grad():
+            v = x[:2]
+        v.mul_(t.ones(2, requires_grad=True))
+    same(f)
+
+
+def test_view_of_leaf_inplace():
+    same(lambda t: t.ones(3, requires_grad=True)[:2].mul_(2))
+
+
+def test_unbind_output_inplace():
+    def f(t):
+        a, b = t.ones(2, 2, requires_grad=True).clone().unbind()
+        a.mul_(2)
+    same(f)
+
+
+# -- type promotion --------------------------------------------------------------------------------
+def test_promotion_zero_dim_and_scalars():
+    def f(t):
+        return ((t.ones(2, dtype=t.float32) + t.tensor(1., dtype=t.float64)).dtype,
+                (t.ones(2, dtype=t.int32) + t.tensor(1., dtype=t.float64)).dtype,
+                (t.ones(2, dtype=t.uint8) + t.ones(2, dtype=t.int8)).dtype,
+                t.ones(2, dtype=t.int32) + 1.5, t.tensor([True, False]) + 1,
+                t.result_type(t.tensor([1], dtype=t.int32), 1.0), t.promote_types(t.float16, t.bfloat16))
+    same(f)
+
+
+def test_promotion_inplace_cast_error():
+    same(lambda t: t.ones(2, dtype=t.int32).add_(1.5))
