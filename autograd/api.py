@@ -36,11 +36,14 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
-         allow_unused: bool | None = None, materialize_grads: bool = False) -> tuple:
+         allow_unused: bool | None = None, is_grads_batched: bool = False,
+         materialize_grads: bool = False) -> tuple:
     """The gradients of `outputs` with respect to `inputs`, without touching any .grad."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads)
     if retain_graph is None:
         retain_graph = create_graph
     found = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs, accumulate=False,
@@ -49,6 +52,19 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
         from .. import ops
         found = tuple(ops.zeros_like(t) if g is None else g for t, g in zip(inputs, found))
     return found
+
+
+def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads) -> tuple:
+    """autograd.grad with `is_grads_batched`: one backward per row of the grad_outputs, results stacked."""
+    from .. import ops
+    if any(g is None for g in grads):
+        raise RuntimeError("If is_grads_batched=True, we interpret the first dimension of each grad_output as "
+                           "the batch dimension. The sizes of the remaining dimensions are expected to match the "
+                           "shape of corresponding output, but a mismatch was detected")
+    rows = [grad(outputs, inputs, tuple(g[k] for g in grads), True if k < len(grads[0]) - 1 else retain_graph,
+                 create_graph, allow_unused, materialize_grads=materialize_grads) for k in range(len(grads[0]))]
+    return tuple(None if any(r[i] is None for r in rows) else ops.stack([r[i] for r in rows])
+                 for i in range(len(inputs)))
 
 
 def tensor_backward(self: Tensor, gradient=None, retain_graph: bool | None = None, create_graph: bool = False,

@@ -353,3 +353,31 @@ def test_promotion_zero_dim_and_scalars():
 
 def test_promotion_inplace_cast_error():
     same(lambda t: t.ones(2, dtype=t.int32).add_(1.5))
+
+
+# -- grad mode decorators, autograd.grad options ---------------------------------------------------
+def test_no_grad_decorates_generator():
+    def f(t):
+        @t.no_grad()
+        def gen(x):
+            yield x * 2
+            yield x * 3
+
+        @t.enable_grad()
+        def gen_on(x):
+            yield x * 2
+        x = t.ones(2, requires_grad=True)
+        outs = list(gen(x))
+        with t.no_grad():
+            on = next(gen_on(x))
+        return [o.requires_grad for o in outs], on.requires_grad, t.is_grad_enabled()
+    same(f)
+
+
+def test_grad_is_grads_batched():
+    def f(t):
+        x = t.tensor([1., 2.], requires_grad=True)
+        y = x ** 3
+        g, = t.autograd.grad(y, x, grad_outputs=t.eye(2), is_grads_batched=True)
+        return g
+    same(f)
