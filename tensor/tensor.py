@@ -15,12 +15,12 @@ from .device import cpu, device
 
 
 class Size(tuple):
-    """A tensor shape: a tuple of ints that prints as `tidal.Size([2, 3])`."""
+    """A tensor shape: a tuple of ints that prints as `tidal.Size([2, 3])` (`torch.Size` under compat.install())."""
 
     __slots__ = ()
 
     def __repr__(self) -> str:
-        return f"tidal.Size({list(self)})"
+        return f"{dt.repr_namespace[0]}.Size({list(self)})"
 
     def numel(self) -> int:
         """The product of the dimensions."""
@@ -60,6 +60,14 @@ class Tensor:
     _inference = False  # made under inference_mode (ops/grad_attrs.is_inference)
 
     # -- construction --------------------------------------------------------------------
+    def __new__(cls, *args, **kwargs):
+        """`Tensor(2, 3)`, `Tensor([1., 2.])`: torch's legacy constructor, in the default dtype (tidal makes
+        its own tensors with _make, which never comes here; subclasses keep plain object construction)."""
+        if cls is not Tensor:
+            return object.__new__(cls)
+        from ..ops.from_data import legacy_new
+        return legacy_new(dt.get_default_dtype(), *args, **kwargs)
+
     @classmethod
     def _make(cls, view: View, dtype: dt.dtype, dev: device, vm, base=None) -> "Tensor":
         t = object.__new__(cls)

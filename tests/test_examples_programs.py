@@ -446,8 +446,6 @@ def test_graph_conv_sparse_adjacency():
     run_both(graph_conv)
 
 
-@pytest.mark.xfail("__new__" not in vars(tidal.Tensor), strict=True,
-                   reason="needs /work/notes/examples_legacy_tensor.patch (tensor/tensor.py)")
 def test_legacy_tensor_constructor():
     """gcn's GraphConv: nn.Parameter(torch.Tensor(input_dim, output_dim)), then an init in place."""
     for T in FRAMEWORKS:
@@ -783,8 +781,6 @@ def test_runner_prints_torch_dtypes(runner_prints):
     assert repr(tidal.float64) == "tidal.float64"
 
 
-@pytest.mark.xfail("repr_namespace" not in tidal.Size.__repr__.__code__.co_names, strict=True,
-                   reason="needs /work/notes/examples_torch_repr.patch (tensor/tensor.py)")
 def test_runner_prints_torch_size(runner_prints):
     assert runner_prints[1] == repr(real_torch.ones(2, 3).shape)
 
