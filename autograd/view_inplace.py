@@ -39,6 +39,9 @@ _MULTI_VIEW_FNS = {"UnbindBackward0": "Unbind", "SplitBackward0": "Split", "Spli
 # PyTorch's class name for the base's node is CopySlices, without "Backward0"
 graph._node_classes.setdefault("copy_slices", type("CopySlices", (graph.Node,), {
     "__slots__": (), "name": lambda self: "torch::autograd::CopySlices"}))
+# and Tensor.copy_'s node is CopyBackwards
+graph._node_classes.setdefault("copy_", type("CopyBackwards", (graph.Node,), {
+    "__slots__": (), "name": lambda self: "torch::autograd::CopyBackwards"}))
 
 
 # -- the live views of a base -----------------------------------------------------------------

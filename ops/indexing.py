@@ -19,9 +19,9 @@ import warnings
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.graph import needs_grad, record
-from ..autograd.view_inplace import inplace_writer, track_view, write_inplace
+from ..autograd.view_inplace import LEAF_VIEW, inplace_writer, track_view, write_inplace
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..tensor.tensor import contiguous_strides
@@ -357,10 +357,34 @@ def setitem(self: Tensor, index, value) -> None:
     """self[index] = value: a number or a tensor, broadcast to the selection."""
     if not isinstance(value, (Tensor, numbers.Number, np.generic)):
         raise TypeError(f"can't assign a {_type_name(value)} to a {self.type()}")
+    if self.requires_grad and self.grad_fn is None and is_grad_enabled() and _slices_to_view(self, index):
+        raise RuntimeError(LEAF_VIEW)  # torch writes through the view its basic indexing made
     if not S.inplace_grad(self, (value,)):
         _assign(self, index, value)
         return
     write_inplace(self, _recorded_setitem, index, value)
+
+
+def _slices_to_view(t: Tensor, index) -> bool:
+    """Whether the basic part of `index` (ints, None, slices) makes a view other than `t` itself, as torch's
+    indexing does before it writes (a full slice or Ellipsis keeps `t`)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    d = 0
+    for p in parts:
+        if p is None or (isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_))):
+            return True
+        if p is Ellipsis:
+            d = None  # the dims after it are counted from the end: only plainly full slices keep `t`
+        elif isinstance(p, slice):
+            size = t.shape[d] if d is not None and d < t.ndim else None
+            full = p.start in (None, 0) and p.step in (None, 1) and (
+                p.stop is None or (size is not None and isinstance(p.stop, int) and p.stop >= size))
+            if not full:
+                return True
+            d = None if d is None else d + 1
+        else:
+            d = None if d is None else d + (p.ndim if isinstance(p, Tensor) and p.dtype is dt.bool_ else 1)
+    return False
 
 
 def _recorded_setitem(self: Tensor, index, value) -> None:

@@ -381,3 +381,25 @@ def test_grad_is_grads_batched():
         g, = t.autograd.grad(y, x, grad_outputs=t.eye(2), is_grads_batched=True)
         return g
     same(f)
+
+
+@pytest.mark.parametrize("index", ["full_slice", "part_slice", "none", "int", "int_col", "ellipsis_int",
+                                   "advanced", "int_advanced", "mask"])
+def test_setitem_on_leaf_message(index):
+    def f(t):
+        y = t.ones(2, 3, requires_grad=True)
+        key = {"full_slice": slice(0, 2), "part_slice": slice(0, 1), "none": None, "int": 0,
+               "int_col": (slice(None), 0), "ellipsis_int": (Ellipsis, 0), "advanced": (slice(None), t.tensor([0])),
+               "int_advanced": (0, t.tensor([0])), "mask": t.tensor([True, False])}[index]
+        y[key] = 2.
+    same(f)
+
+
+def test_copy_node_name():
+    def f(t):
+        x = t.ones(2, requires_grad=True)
+        y = t.zeros(2)
+        y.copy_(x * 3)
+        y.sum().backward()
+        return x.grad, type(y.grad_fn).__name__, y.grad_fn.name()
+    same(f)
