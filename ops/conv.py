@@ -20,6 +20,7 @@ import numpy as np
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..vm.codegen import import_numba_user
 from .blas_pieces import matmul_into, matmul_summed
 from .dispatch import launch, register_kernel
 from .windows import (TENSOR_TYPE, batched, check_tensor, col2im, compute_array, im2col, is_int, int_list,
@@ -85,7 +86,7 @@ def _image(cols: np.ndarray, out: np.ndarray, geo: ConvGeometry) -> np.ndarray:
     n, c = geo.image4[:2]
     cols = cols.reshape((c,) + geo.kernel + (n,) + geo.result4[2:])
     if _compiled(cols, geo) and out.dtype == cols.dtype and out.flags.c_contiguous:
-        from .conv_kernels import col2im as compiled  # numba: loaded on first use
+        compiled = import_numba_user(".conv_kernels", __package__).col2im  # numba: loaded on first use
         compiled(np.ascontiguousarray(cols), out, *geo.stride, *geo.dilation, geo.pads[0], geo.pads[2])
         return out
     rank = len(geo.kernel)

@@ -19,6 +19,7 @@ import numpy as np
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..vm.codegen import import_numba_user
 from .dispatch import launch, register_kernel
 from .windows import (batched, check_tensor, col2im, compute_array, int_list, not_implemented, padded, pair,
                       sliding_windows)
@@ -79,7 +80,8 @@ def _is_plain_2x2(geo: PoolGeometry) -> bool:
 
 @register_kernel("max_pool2d", "cpu")
 def _max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
-    from .pool_kernels import max_pool_2x2, max_pool_forward  # numba: loaded on first use
+    kernels = import_numba_user(".pool_kernels", __package__)  # numba: loaded on first use
+    max_pool_2x2, max_pool_forward = kernels.max_pool_2x2, kernels.max_pool_forward
     x = compute_array(ins[0]).reshape(_planes(geo.image4))
     planes = _planes(geo.result4)
     direct = outs[0].dtype == x.dtype  # else computed in float32 for a 16-bit float, then rounded
@@ -115,7 +117,7 @@ def _adaptive_max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
 
 @register_kernel("max_pool_scatter", "cpu")
 def _max_pool_scatter_kernel(ins, outs, geo: PoolGeometry) -> None:
-    from .pool_kernels import scatter_add_by_index
+    scatter_add_by_index = import_numba_user(".pool_kernels", __package__).scatter_add_by_index
     planes, pooled, size = geo.image4[0] * geo.image4[1], math.prod(geo.result4[2:]), math.prod(geo.image4[2:])
     grad = compute_array(ins[0]).reshape(planes, pooled)
     target = outs[0].reshape(planes, size)

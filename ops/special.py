@@ -110,10 +110,9 @@ _WHOLE_ARRAY = {("erfc", np.float32): _erfc_float32}
 def build(name: str, type_name: str, nin: int = 1):
     """numba's ufunc of scalar_kernels' `name` for one float type, from numba's on-disk cache when
     there (the compile process calls this to fill that cache)."""
-    import numba
-
-    from . import scalar_kernels
-    scalar = getattr(scalar_kernels, name)
+    from ..vm.codegen import import_numba_user
+    numba = import_numba_user("numba")
+    scalar = getattr(import_numba_user(".scalar_kernels", __package__), name)
     sig = f"{type_name}({', '.join([type_name] * nin)})"
     return numba.vectorize([sig], cache=True)(getattr(scalar, "py_func", scalar))
 

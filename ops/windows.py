@@ -12,6 +12,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..vm.codegen import import_numba_user
 
 _as_strided = np.lib.stride_tricks.as_strided
 
@@ -101,7 +102,7 @@ def add_windows(target: np.ndarray, cols: np.ndarray, stride: tuple, dilation: t
     rank = len(stride)
     kernel, out = cols.shape[2:2 + rank], cols.shape[2 + rank:]
     if rank == 2 and target.dtype == cols.dtype and target.dtype in _COMPILED_FLOATS and target.flags.c_contiguous:
-        from .pool_kernels import add_windows as compiled  # numba: loaded on first use
+        compiled = import_numba_user(".pool_kernels", __package__).add_windows  # numba: loaded on first use
         planes = cols.shape[0] * cols.shape[1]
         compiled(target.reshape((planes,) + target.shape[2:]), cols.reshape((planes,) + cols.shape[2:]),
                  *stride, *dilation)

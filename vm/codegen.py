@@ -271,14 +271,29 @@ def load_generated(src: str, prefix: str = "k"):
     return import_file(*generated_file(src, prefix))
 
 
+# Two threads importing numba at once (the compiler thread loading a kernel, a VM worker building a
+# special-function ufunc or calling a pool kernel for the first time) can deadlock in numba's circular
+# imports (Python raises _DeadlockError): every import of a module that imports numba takes this lock.
+_numba_lock = threading.RLock()
+
+
+def import_numba_user(name: str, package: str | None = None):
+    """Module `name` (one that imports numba; relative to `package`), imported under the numba lock."""
+    with _numba_lock:
+        return importlib.import_module(name, package)
+
+
 def import_file(name: str, path: str):
-    """The module `name` loaded from `path` (once per process)."""
+    """The module `name` loaded from `path` (once per process; generated kernels import numba)."""
     module = sys.modules.get(name)
     if module is None:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
+        with _numba_lock:
+            module = sys.modules.get(name)
+            if module is None:
+                spec = importlib.util.spec_from_file_location(name, path)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[name] = module
+                spec.loader.exec_module(module)
     return module
 
 
