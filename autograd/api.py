@@ -1,9 +1,14 @@
 """`backward`, `grad`, and the Tensor methods of autograd (backward, retain_grad, hooks)."""
 from __future__ import annotations
 
+import warnings
+
 from ..tensor import Tensor
 from .engine import run_backward, run_post_accumulate_hooks
 from .graph import RemovableHandle
+
+
+_warned = {"create_graph": False}
 
 
 def _as_tuple(x) -> tuple:
@@ -17,8 +22,16 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     """Accumulate gradients of `tensors` into the .grad of the leaves they depend on."""
     tensors = _as_tuple(tensors)
     grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
+    create_graph = bool(create_graph)  # the engine's set_grad_enabled takes a bool only
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph and not _warned["create_graph"]:  # torch warns once per process
+        _warned["create_graph"] = True
+        warnings.warn("Using backward() with create_graph=True will create a reference cycle between the parameter "
+                      "and its gradient which can cause a memory leak. We recommend using autograd.grad when "
+                      "creating the graph to avoid this. If you have to use this function, make sure to reset the "
+                      ".grad fields of your parameters to None after use to break the cycle and avoid the leak.",
+                      UserWarning, stacklevel=3)
     if inputs is not None:
         inputs = _as_tuple(inputs)
         if not inputs:
@@ -36,14 +49,21 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
-         allow_unused: bool | None = None, is_grads_batched: bool = False,
+         only_inputs: bool = True, allow_unused: bool | None = None, is_grads_batched: bool = False,
          materialize_grads: bool = False) -> tuple:
     """The gradients of `outputs` with respect to `inputs`, without touching any .grad."""
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.",
+                      UserWarning, stacklevel=2)
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if is_grads_batched:
         return _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads)
+    create_graph = bool(create_graph)  # the engine's set_grad_enabled takes a bool only
     if retain_graph is None:
         retain_graph = create_graph
     found = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs, accumulate=False,
@@ -62,7 +82,8 @@ def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unus
                            "the batch dimension. The sizes of the remaining dimensions are expected to match the "
                            "shape of corresponding output, but a mismatch was detected")
     rows = [grad(outputs, inputs, tuple(g[k] for g in grads), True if k < len(grads[0]) - 1 else retain_graph,
-                 create_graph, allow_unused, materialize_grads=materialize_grads) for k in range(len(grads[0]))]
+                 create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads)
+            for k in range(len(grads[0]))]
     return tuple(None if any(r[i] is None for r in rows) else ops.stack([r[i] for r in rows])
                  for i in range(len(inputs)))
 
@@ -87,6 +108,7 @@ def retain_grad(self: Tensor) -> None:
         t = ref()
         if t is not None and g is not None:
             t.grad = g.detach().clone() if t.grad is None else t.grad + g.detach()
+    hook.retains_grad = True  # register_hook keeps it last: .grad holds the gradient after every hook
     self.grad_fn.pre_hooks(self._output_nr).append(hook)
 
 
@@ -98,7 +120,10 @@ def register_hook(self: Tensor, hook) -> RemovableHandle:
         hooks = self.__dict__.setdefault("_hooks_list", [])
     else:
         hooks = self.grad_fn.pre_hooks(self._output_nr)
-    hooks.append(hook)
+    if hooks and getattr(hooks[-1], "retains_grad", False):
+        hooks.insert(len(hooks) - 1, hook)
+    else:
+        hooks.append(hook)
     return RemovableHandle(hooks, hook)
 
 

@@ -108,8 +108,11 @@ class set_grad_enabled(_GradMode):
     """Set gradient recording to `mode`; takes effect at once, as in PyTorch, and as a context."""
 
     def __init__(self, mode: bool):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
+                            f"{type(mode).__name__}")
         super().__init__()
-        self._value = bool(mode)
+        self._value = mode
         self._prev = is_grad_enabled()
         _set(self._value)
 

@@ -403,3 +403,36 @@ def test_copy_node_name():
         y.sum().backward()
         return x.grad, type(y.grad_fn).__name__, y.grad_fn.name()
     same(f)
+
+
+def test_grad_empty_inputs_and_only_inputs():
+    def f(t):
+        x = t.ones(2, requires_grad=True)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            g = t.autograd.grad((x * 2).sum(), x, only_inputs=False)
+        try:
+            t.autograd.grad((x * 2).sum(), [])
+        except RuntimeError as e:
+            err = str(e)
+        return g, [str(m.message) for m in w], err
+    same(f)
+
+
+def test_set_grad_enabled_type_check():
+    same(lambda t: t.set_grad_enabled("a"))
+
+
+def test_retain_grad_sees_hooks_registered_later():
+    def f(t):
+        x = t.ones(2, requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        h = y.register_hook(lambda g: g * 10)
+        (y * 1).sum().backward()
+        first = (y.grad, x.grad)
+        h.remove()
+        y.grad = None
+        (y * 1).sum().backward()
+        return first, y.grad, x.grad
+    same(f)
