@@ -72,6 +72,17 @@ class Function(metaclass=_FunctionMeta):
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
 
+    @staticmethod
+    def vjp(ctx, *grad_outputs):
+        """Another name for backward: define one of them."""
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output) -> None:
+        """Optional: fill `ctx` from the inputs and output when forward takes no ctx."""
+        raise NotImplementedError("setup_context is not implemented.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward and, if any input requires grad, record a node running backward."""
@@ -79,25 +90,42 @@ class Function(metaclass=_FunctionMeta):
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         record_graph = needs_grad(args)
         with no_grad():
-            result = cls.forward(ctx, *args, **kwargs)
+            if cls.setup_context is Function.setup_context:
+                result = cls.forward(ctx, *args, **kwargs)
+            else:  # the forward(*args) + setup_context(ctx, inputs, output) style
+                result = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, result)
         outs = result if isinstance(result, tuple) else (result,)
         _check_dirty(ctx._dirty, outs, record_graph)
         if ctx._dirty:  # torch counts mark_dirty as one more in-place write
             increment_version(ctx._dirty)
         if not record_graph:
             return result
+        user_backward = _backward_of(cls)
+        if any(isinstance(o, Tensor) and any(o is a for a in args) and not any(o is d for d in ctx._dirty)
+               for o in outs):  # an input returned as it is: the output is a new view of it, as in torch
+            with no_grad():
+                outs = tuple(o.view_as(o) if isinstance(o, Tensor) and any(o is a for a in args) and
+                             not any(o is d for d in ctx._dirty) else o for o in outs)
+            result = outs if isinstance(result, tuple) else outs[0]
 
         def run_backward(node, *grads):
             if ctx.materialize_grads:
                 from .. import ops
-                grads = tuple(ops.zeros_like(o) if g is None else g for g, o in zip(grads, meta))
-            res = cls.backward(ctx, *grads)
+                grads = tuple(ops.zeros_like(o) if g is None and isinstance(o, Tensor) else g
+                              for g, o in zip(grads, meta))
+            res = user_backward(ctx, *grads)
             res = res if isinstance(res, tuple) else (res,)
             if len(res) < len(args):
                 res = res + (None,) * (len(args) - len(res))
             if len(res) != len(args):
                 raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
                                    f"(expected {len(args)}, got {len(res)})")
+            for k, (g, a) in enumerate(zip(res, args)):
+                if g is not None and not isinstance(a, Tensor):
+                    raise RuntimeError(f"function {cls.__name__}Backward returned a gradient different than None "
+                                       f"at position {k + 1}, but the corresponding forward input was not a "
+                                       "Variable")
             _check_grad_shapes(cls.__name__, res, args)
             check_nan(f"{cls.__name__}Backward", res)
             return res
@@ -114,6 +142,15 @@ class Function(metaclass=_FunctionMeta):
         for d in ctx._dirty:  # modified in place: their bases (or views) take the new history, as in torch
             _rebase_dirty(d)
         return result
+
+
+def _backward_of(cls) -> object:
+    """The user's backward: `backward` or its other name `vjp` (not both)."""
+    has_backward, has_vjp = cls.backward is not Function.backward, cls.vjp is not Function.vjp
+    if has_backward and has_vjp:
+        raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You should "
+                           "only implement one of them.")
+    return cls.vjp if has_vjp else cls.backward
 
 
 def _check_dirty(dirty: tuple, outs: tuple, grad: bool) -> None:

@@ -436,3 +436,90 @@ def test_retain_grad_sees_hooks_registered_later():
         (y * 1).sum().backward()
         return first, y.grad, x.grad
     same(f)
+
+
+# -- more Function forms ---------------------------------------------------------------------------
+def test_function_setup_context_style():
+    def f(t):
+        class F(t.autograd.Function):
+            @staticmethod
+            def forward(x, k):
+                return x * k
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.k = inputs[1]
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.k, None
+        x = t.ones(2, requires_grad=True)
+        F.apply(x, 3.).sum().backward()
+        return x.grad
+    same(f)
+
+
+def test_function_returning_its_input():
+    def f(t):
+        class F(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 5
+        x = t.ones(2, requires_grad=True)
+        y = F.apply(x)
+        y.sum().backward()
+        return y is x, x.is_leaf, x.grad_fn, x.grad, type(y.grad_fn).__name__, y._base is x
+    same(f)
+
+
+def test_function_non_tensor_output_and_vjp():
+    def f(t):
+        class F(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, 5
+
+            @staticmethod
+            def vjp(ctx, g, _):
+                return g * 7
+        x = t.ones(2, requires_grad=True)
+        y, k = F.apply(x)
+        y.sum().backward()
+        return k, x.grad
+    same(f)
+
+
+def test_function_gradient_for_non_tensor_input():
+    def f(t):
+        class F(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k):
+                return x * k
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, g
+        F.apply(t.ones(2, requires_grad=True), 2).sum().backward()
+    same(f)
+
+
+def test_function_both_backward_and_vjp():
+    def f(t):
+        class F(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+            @staticmethod
+            def vjp(ctx, g):
+                return g
+        F.apply(t.ones(2, requires_grad=True)).sum().backward()
+    same(f)
