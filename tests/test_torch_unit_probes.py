@@ -523,3 +523,17 @@ def test_function_both_backward_and_vjp():
                 return g
         F.apply(t.ones(2, requires_grad=True)).sum().backward()
     same(f)
+
+
+@pytest.mark.parametrize("op, args", [("t_", ()), ("squeeze_", ()), ("unsqueeze_", (0,)), ("transpose_", (0, 1)),
+                                      ("swapdims_", (0, 1)), ("as_strided_", ((3,), (1,)))])
+def test_metadata_inplace_bumps_version(op, args):
+    def f(t):
+        x = t.zeros(1, 3)
+        getattr(x, op)(*args)
+        a = t.ones(1, 3, requires_grad=True)
+        b = a * 1
+        getattr(b, op)(*args)
+        (b * b).sum().backward()
+        return x._version, x.shape, a.grad
+    same(f)
