@@ -5,7 +5,7 @@ import warnings
 
 from ..tensor import Tensor
 from .engine import run_backward, run_post_accumulate_hooks
-from .graph import RemovableHandle
+from .graph import AccumulateGrad, GradientEdge, RemovableHandle
 
 
 _warned = {"create_graph": False}
@@ -57,7 +57,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
                       "gradient for other parts of the graph, please use torch.autograd.backward.",
                       UserWarning, stacklevel=2)
     outputs = _as_tuple(outputs)
-    inputs = _as_tuple(inputs)
+    inputs = tuple(_edge_input(x) for x in ((inputs,) if isinstance(inputs, GradientEdge) else _as_tuple(inputs)))
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
@@ -72,6 +72,17 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
         from .. import ops
         found = tuple(ops.zeros_like(t) if g is None else g for t, g in zip(inputs, found))
     return found
+
+
+def _edge_input(x):
+    """An input of autograd.grad: a tensor, or a GradientEdge as a stand-in tensor on that edge."""
+    if not isinstance(x, GradientEdge):
+        return x
+    if isinstance(x.node, AccumulateGrad):
+        return x.node.variable
+    standin = object.__new__(Tensor)  # the engine reads only requires_grad, grad_fn and _output_nr of it
+    standin.requires_grad, standin.grad_fn, standin._output_nr = True, x.node, x.output_nr
+    return standin
 
 
 def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads) -> tuple:

@@ -537,3 +537,13 @@ def test_metadata_inplace_bumps_version(op, args):
         (b * b).sum().backward()
         return x._version, x.shape, a.grad
     same(f)
+
+
+def test_grad_wrt_gradient_edges():
+    def f(t):
+        x = t.ones(2, requires_grad=True)
+        y = x * 2
+        z = (y * y).sum()
+        edges = [t.autograd.graph.get_gradient_edge(y), t.autograd.graph.get_gradient_edge(x)]
+        return (t.autograd.grad(z, edges[0], retain_graph=True), t.autograd.grad(z, edges))
+    same(f)
