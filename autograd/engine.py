@@ -54,8 +54,8 @@ def _roots(tensors, grad_tensors, name: str) -> list:
             from .. import ops
             g = ops.tensor(g, dtype=t.dtype)
         elif g._v.shape != t._v.shape:
-            raise RuntimeError(f"Mismatch in shape: grad_output[{k}] has a shape of {list(g.shape)} and "
-                               f"output[{k}] has a shape of {list(t.shape)}.")
+            raise RuntimeError(f"Mismatch in shape: grad_output[{k}] has a shape of torch.Size({list(g.shape)}) "
+                               f"and output[{k}] has a shape of torch.Size({list(t.shape)}).")
         roots.append((t, g))
     return roots
 
@@ -149,8 +149,8 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
     if inputs is not None:
         for k, g in enumerate(captured):
             if g is None and not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the "
-                                   "graph. Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have been used in "
+                                   "the graph. Set allow_unused=True if this is the desired behavior.")
         return tuple(captured)
     return None
 
@@ -259,6 +259,7 @@ def _pre_hooks_and_capture(node, grads: list, capture_nodes: dict, captured: lis
         for hook in node._pre_hooks.get(k, ()):
             res = hook(g)
             if res is not None:
+                _check_hook_result(hook, g, res)
                 g = grads[k] = res
         pos = capture_nodes.get((node, k))
         if pos is not None:
@@ -269,6 +270,20 @@ def _pre_hooks_and_capture(node, grads: list, capture_nodes: dict, captured: lis
             if res is not None:
                 grads = list(_checked(hook, res, len(grads)))
     return grads
+
+
+def _check_hook_result(hook, grad, res) -> None:
+    """torch's errors when a tensor hook's replacement gradient changes its size or dtype."""
+    name = getattr(hook, "__name__", "hook")
+    if isinstance(grad, Tensor) and isinstance(res, Tensor):
+        if res.dtype is not grad.dtype:
+            kinds = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                     "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor"}
+            raise RuntimeError(f"hook '{name}' has changed the type of value (was torch."
+                               f"{kinds.get(grad.dtype.name, grad.dtype.name)} got torch."
+                               f"{kinds.get(res.dtype.name, res.dtype.name)})")
+        if res._v.shape != grad._v.shape:
+            raise RuntimeError(f"hook '{name}' has changed the size of value")
 
 
 def _checked(hook, res, n: int) -> tuple:
@@ -333,6 +348,7 @@ def _accumulate(node: AccumulateGrad, grad, accumulate: bool, capture_leaves: di
     for hook in leaf.__dict__.get("_hooks_list", ()):
         res = hook(grad)
         if res is not None:
+            _check_hook_result(hook, grad, res)
             grad = res
     pos = capture_leaves.get(id(leaf))
     if pos is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import itertools
+import re
 import types
 import weakref
 
@@ -28,6 +29,12 @@ _NO_EDGE = (None, 0)
 _dual_levels: list = []  # forward_ad's live dual levels; while empty, recording does no forward-AD work
 _tangents_paused: list = []  # non-empty inside no_tangents(): no_grad then records nothing, tangents or not
 _NO_PRE_HOOKS = types.MappingProxyType({})  # read-only: Node.pre_hooks makes a node its own table
+
+
+INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
+                   "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
+                   "normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+                   "`torch.inference_mode()`.")
 
 
 class Node:
@@ -65,7 +72,12 @@ class Node:
         self._saved = saved
         versions = []  # (a loop: a comprehension is a call of its own on Python 3.11)
         for t in saved:
-            versions.append(t._v.blob.version if isinstance(t, Tensor) else None)
+            if isinstance(t, Tensor):
+                if t._inference:  # class default False: one attribute read per saved tensor
+                    raise RuntimeError(INFERENCE_SAVED)
+                versions.append(t._v.blob.version)
+            else:
+                versions.append(None)
         self._versions = tuple(versions)
 
     def name(self) -> str:
@@ -81,13 +93,14 @@ class Node:
             if isinstance(t, Tensor) and t._version != v:
                 kind = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor"}.get(
                     t.dtype.name, t.dtype.name)
+                # torch names the tensor's node without its "Backward<k>" suffix, and nothing for a leaf
+                made = "" if t.grad_fn is None else \
+                    f", which is output {t._output_nr} of {re.sub(r'Backward[0-9]*$', '', t.grad_fn.name())},"
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: [torch.{kind} {list(t.shape)}], which is output {t._output_nr} of "
-                    f"{t.grad_fn.name() if t.grad_fn is not None else 'a leaf'}, is at version "
-                    f"{t._version}; expected version {v} instead. Hint: the backtrace further above shows "
-                    "the operation that failed to compute its gradient. The variable in question was "
-                    "changed in there or anywhere later. Good luck!")
+                    f"operation: [torch.{kind} {list(t.shape)}]{made} is at version {t._version}; expected "
+                    f"version {v} instead. Hint: enable anomaly detection to find the operation that failed to "
+                    "compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
         return self._saved
 
     def release(self) -> None:

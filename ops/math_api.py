@@ -6,7 +6,7 @@ import warnings
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
-from ..autograd.graph import needs_grad, record
+from ..autograd.graph import needs_grad, node_class, record
 from ..autograd.view_inplace import needs_rebase, write_inplace, write_through_view
 from ..vm import Instruction
 from . import elementwise as ew
@@ -412,14 +412,22 @@ def zero_(self: Tensor) -> Tensor:
     return fill_(self, 0, _node="zero")
 
 
+def _cloned(x: Tensor) -> Tensor:
+    """A contiguous copy of `x` whose node is torch's CloneBackward0 (a cast's is ToCopyBackward0)."""
+    out = convert(x, x.dtype)
+    if out.grad_fn is not None:
+        out.grad_fn.__class__ = node_class("clone")  # same layout: only the name differs
+    return out
+
+
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
     """A contiguous copy."""
-    return convert(input, input.dtype)
+    return _cloned(input)
 
 
 def contiguous(self: Tensor, memory_format=None) -> Tensor:
     """Self if already contiguous, else a contiguous copy."""
-    return self if self.is_contiguous() else convert(self, self.dtype)
+    return self if self.is_contiguous() else _cloned(self)
 
 
 __all__.append("clone")

@@ -547,3 +547,68 @@ def test_grad_wrt_gradient_edges():
         edges = [t.autograd.graph.get_gradient_edge(y), t.autograd.graph.get_gradient_edge(x)]
         return (t.autograd.grad(z, edges[0], retain_graph=True), t.autograd.grad(z, edges))
     same(f)
+
+
+
+def test_saved_input_modified_message():
+    def f(t):
+        x = t.ones(2, requires_grad=True)
+        w = x * 1
+        y = (w * w).sum()
+        w.add_(1)
+        y.backward()
+    same(f)
+
+
+def test_saved_leaf_modified_message():
+    def f(t):
+        x = t.ones(2, requires_grad=True)
+        y = (x * x).sum()
+        with t.no_grad():
+            x.mul_(2)
+        y.backward()
+    same(f)
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+@pytest.mark.parametrize("change", ["size", "dtype"])
+def test_hook_changes_value(leaf, change):
+    def f(t):
+        x = t.ones(2, requires_grad=True)
+        y = x if leaf else x * 2
+        y.register_hook(lambda g: t.ones(3) if change == "size" else g.double())
+        (y * 2).sum().backward()
+    same(f)
+
+
+def test_grad_output_shape_mismatch_message():
+    same(lambda t: (t.ones(2, requires_grad=True) * 2).backward(t.ones(3)))
+
+
+def test_unused_input_index_message():
+    def f(t):
+        x, z = t.ones(2, requires_grad=True), t.ones(2, requires_grad=True)
+        t.autograd.grad((x * 2).sum(), [x, z])
+    same(f)
+
+
+# -- for /work/notes/unit_clone_node.patch (ops/math_api.py) --------------------------------------
+def test_clone_node_names():
+    def f(t):
+        x = t.ones(2, 3, requires_grad=True)
+        r = x.t().reshape(6)
+        return (x.clone().grad_fn.name(), x.t().contiguous().grad_fn.name(), x.to(t.float64).grad_fn.name(),
+                r.grad_fn.name(), r.grad_fn.next_functions[0][0].name())
+    same(f)
+
+
+# -- for /work/notes/unit_inference_saved.patch (autograd/graph.py) -------------------------------
+@pytest.mark.parametrize("op", ["add", "mul", "exp_mul", "plain"])
+def test_inference_tensor_saved_for_backward(op):
+    def f(t):
+        with t.inference_mode():
+            x = t.ones(2)
+        y = t.ones(2, requires_grad=True)
+        r = {"add": lambda: x + y, "mul": lambda: x * y, "exp_mul": lambda: y.exp() * x, "plain": lambda: x.exp()}[op]()
+        return r.requires_grad
+    same(f)
