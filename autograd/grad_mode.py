@@ -133,11 +133,13 @@ class inference_mode(_GradMode):
 
     def __enter__(self):
         self._prev_inf = is_inference_mode_enabled()
-        _state.inference = INFERENCE.active = self._mode
+        _state.inference = self._mode
+        INFERENCE.set(self._mode)
         return super().__enter__()
 
     def __exit__(self, *exc) -> bool:
-        _state.inference = INFERENCE.active = self._prev_inf
+        _state.inference = self._prev_inf
+        INFERENCE.set(self._prev_inf)
         return super().__exit__(*exc)
 
     def _args(self) -> tuple:

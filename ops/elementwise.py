@@ -444,7 +444,7 @@ def _emit(name: str, plan: Plan, ins: tuple, args: tuple, grad: bool, pow_expr: 
     view.layout = plan.layout
     out = _new(Tensor)
     out._v, out.dtype, out.device, out._vm = view, plan.dtype, plan.device, vm
-    if INFERENCE.active:  # made under inference_mode (as Tensor._make marks)
+    if INFERENCE.active and INFERENCE.now():  # made under inference_mode (as Tensor._make marks)
         out._inference = True
     if pow_expr is None:
         vm.push(Instruction(name, plan.direct, ins, (view,), None, plan.expr, head=plan.head))

@@ -34,8 +34,32 @@ class Size(tuple):
         return Size(out) if isinstance(item, slice) else out
 
 
-class _Inference(threading.local):
-    active = False  # set by autograd.grad_mode.inference_mode: tensors made meanwhile are inference tensors
+class _Inference:
+    """Whether tensors made now are inference tensors (made under inference_mode, Tensor.is_inference).
+    `active` is a plain attribute read on the hot path: True while any thread is inside inference_mode,
+    and only then is this thread's own flag (`here.active`) consulted."""
+
+    __slots__ = ("active", "threads", "here", "_lock")
+
+    def __init__(self):
+        self.active = False
+        self.threads = 0  # threads now inside inference_mode
+        self.here = threading.local()
+        self._lock = threading.Lock()
+
+    def now(self) -> bool:
+        """Whether this thread is inside inference_mode."""
+        return self.active and getattr(self.here, "active", False)
+
+    def set(self, on: bool) -> None:
+        """Enter (True) or leave (False) inference mode on this thread."""
+        was = getattr(self.here, "active", False)
+        if was == on:
+            return
+        self.here.active = on
+        with self._lock:
+            self.threads += 1 if on else -1
+            self.active = self.threads > 0
 
 
 INFERENCE = _Inference()
@@ -77,7 +101,7 @@ class Tensor:
         t._vm = vm
         if base is not None:
             t._base = base
-        if INFERENCE.active:
+        if INFERENCE.active and INFERENCE.now():
             t._inference = True
         return t
 
