@@ -11,29 +11,35 @@ CASES = [((4, 5, 8), (8,), "float32", True), ((3, 4, 6), (4, 6), "float64", True
          ((2, 3, 5), (5,), "float32", False), ((6,), (6,), "float64", True), ((2, 3, 8), (8,), "bfloat16", True)]
 
 
-def _layer_norm_run(lib, xn, wn, bn, gn, normalized, dtype, affine):
-    d = getattr(lib, dtype)
-    x = lib.tensor(xn, dtype=d, requires_grad=True)
-    params = [lib.tensor(wn, dtype=d, requires_grad=True), lib.tensor(bn, dtype=d, requires_grad=True)] if affine \
-        else [None, None]
-    y = lib.nn.functional.layer_norm(x, normalized, *params, eps=1e-5)
-    leaves = [x] + [p for p in params if p is not None]
-    grads = lib.autograd.grad(y, leaves, lib.tensor(gn, dtype=d), create_graph=True)
-    second = lib.autograd.grad(sum((g * g).sum() for g in grads), leaves[:2])  # bias's grad is not a function of it
-    return y, [t.detach().double().numpy() for t in (y, *grads, *second)]
+def _compare_with_torch(call, shape, params_shape, dtype, affine, node, seed, running=False):
+    """`call(lib, x, weight, bias, running)` on torch and tidal from the same NumPy values: its output, the first
+    gradients (create_graph) and second gradients of x and weight, and the running statistics, all as torch's."""
+    rng = np.random.default_rng(seed)
+    xn, gn = rng.standard_normal(shape), rng.standard_normal(shape)
+    wn, bn = rng.standard_normal(params_shape), rng.standard_normal(params_shape)
+    results = []
+    for lib in (torch, tidal):
+        d = getattr(lib, dtype)
+        x = lib.tensor(xn, dtype=d, requires_grad=True)
+        params = [lib.tensor(wn, dtype=d, requires_grad=True), lib.tensor(bn, dtype=d, requires_grad=True)] \
+            if affine else [None, None]
+        stats = [lib.zeros(params_shape, dtype=d), lib.ones(params_shape, dtype=d)] if running else []
+        y = call(lib, x, *params, stats)
+        leaves = [x] + [p for p in params if p is not None]
+        grads = lib.autograd.grad(y, leaves, lib.tensor(gn, dtype=d), create_graph=True)
+        second = lib.autograd.grad(sum((g * g).sum() for g in grads), leaves[:2])  # bias's grad: not a function of it
+        results.append((type(y.grad_fn).__name__, [t.detach().double().numpy() for t in (y, *stats, *grads, *second)]))
+    (name_t, want), (name_d, got) = results
+    assert name_d == name_t == node
+    tol = {"float32": 1e-5, "float64": 1e-10, "bfloat16": 3e-2}[dtype]  # bfloat16: 8 bits, rounded at each op
+    for a, b in zip(want, got):
+        np.testing.assert_allclose(b, a, rtol=tol, atol=tol * np.abs(a).max())
 
 
 @pytest.mark.parametrize("shape,normalized,dtype,affine", CASES)
 def test_layer_norm_one_node_follows_torch(shape, normalized, dtype, affine):
-    rng = np.random.default_rng(len(shape) + len(normalized))
-    xn, gn = rng.standard_normal(shape), rng.standard_normal(shape)
-    wn, bn = rng.standard_normal(normalized), rng.standard_normal(normalized)
-    theirs, want = _layer_norm_run(torch, xn, wn, bn, gn, normalized, dtype, affine)
-    ours, got = _layer_norm_run(tidal, xn, wn, bn, gn, normalized, dtype, affine)
-    assert type(ours.grad_fn).__name__ == type(theirs.grad_fn).__name__ == "NativeLayerNormBackward0"
-    tol = {"float32": 1e-5, "float64": 1e-10, "bfloat16": 3e-2}[dtype]  # bfloat16: 8 bits, rounded at each op
-    for a, b in zip(want, got):
-        np.testing.assert_allclose(b, a, rtol=tol, atol=tol * np.abs(a).max())
+    _compare_with_torch(lambda lib, x, w, b, _: lib.nn.functional.layer_norm(x, normalized, w, b, eps=1e-5),
+                        shape, normalized, dtype, affine, "NativeLayerNormBackward0", len(shape) + len(normalized))
 
 
 def test_layer_norm_node_saves_input_and_statistics_only():
@@ -92,26 +98,9 @@ def test_attention_without_weights_masks_whole_rows_as_torch():
 @pytest.mark.parametrize("shape,affine,dtype", [((4, 3, 5, 5), True, "float32"), ((6, 3), True, "float64"),
                                                 ((4, 3, 7), False, "float64"), ((3, 2, 4, 4), True, "bfloat16")])
 def test_batch_norm_training_one_node_follows_torch(shape, affine, dtype):
-    rng = np.random.default_rng(shape[0] * 10 + len(shape))
-    xn, gn = rng.standard_normal(shape), rng.standard_normal(shape)
-    wn, bn = rng.standard_normal(shape[1]), rng.standard_normal(shape[1])
-    results = []
-    for lib in (torch, tidal):
-        d = getattr(lib, dtype)
-        x = lib.tensor(xn, dtype=d, requires_grad=True)
-        params = [lib.tensor(wn, dtype=d, requires_grad=True), lib.tensor(bn, dtype=d, requires_grad=True)] \
-            if affine else [None, None]
-        running = [lib.zeros(shape[1], dtype=d), lib.ones(shape[1], dtype=d)]
-        y = lib.nn.functional.batch_norm(x, *running, *params, training=True, momentum=0.1, eps=1e-5)
-        leaves = [x] + [p for p in params if p is not None]
-        grads = lib.autograd.grad(y, leaves, lib.tensor(gn, dtype=d), create_graph=True)
-        second = lib.autograd.grad(sum((g * g).sum() for g in grads), leaves[:2])
-        results.append((type(y.grad_fn).__name__, [t.detach().double().numpy() for t in (y, *running, *grads, *second)]))
-    (name_t, want), (name_d, got) = results
-    assert name_d == name_t == "NativeBatchNormBackward0"
-    tol = {"float32": 1e-5, "float64": 1e-10, "bfloat16": 3e-2}[dtype]
-    for a, b in zip(want, got):
-        np.testing.assert_allclose(b, a, rtol=tol, atol=tol * np.abs(a).max())
+    _compare_with_torch(lambda lib, x, w, b, stats: lib.nn.functional.batch_norm(
+        x, *stats, w, b, training=True, momentum=0.1, eps=1e-5), shape, (shape[1],), dtype, affine,
+        "NativeBatchNormBackward0", shape[0] * 10 + len(shape), running=True)
 
 
 def test_layer_norm_bias_without_weight_gets_its_gradient():
@@ -130,22 +119,5 @@ def test_layer_norm_bias_without_weight_gets_its_gradient():
 @pytest.mark.parametrize("shape,groups,affine,dtype", [((4, 6, 5, 5), 3, True, "float32"), ((2, 4, 7), 2, True, "float64"),
                                                        ((3, 4), 4, False, "float64"), ((2, 4, 3, 3), 2, True, "bfloat16")])
 def test_group_norm_one_node_follows_torch(shape, groups, affine, dtype):
-    rng = np.random.default_rng(groups * 7 + len(shape))
-    xn, gn = rng.standard_normal(shape), rng.standard_normal(shape)
-    wn, bn = rng.standard_normal(shape[1]), rng.standard_normal(shape[1])
-    results = []
-    for lib in (torch, tidal):
-        d = getattr(lib, dtype)
-        x = lib.tensor(xn, dtype=d, requires_grad=True)
-        params = [lib.tensor(wn, dtype=d, requires_grad=True), lib.tensor(bn, dtype=d, requires_grad=True)] \
-            if affine else [None, None]
-        y = lib.nn.functional.group_norm(x, groups, *params, eps=1e-5)
-        leaves = [x] + [p for p in params if p is not None]
-        grads = lib.autograd.grad(y, leaves, lib.tensor(gn, dtype=d), create_graph=True)
-        second = lib.autograd.grad(sum((g * g).sum() for g in grads), leaves[:2])
-        results.append((type(y.grad_fn).__name__, [t.detach().double().numpy() for t in (y, *grads, *second)]))
-    (name_t, want), (name_d, got) = results
-    assert name_d == name_t == "NativeGroupNormBackward0"
-    tol = {"float32": 1e-5, "float64": 1e-10, "bfloat16": 3e-2}[dtype]
-    for a, b in zip(want, got):
-        np.testing.assert_allclose(b, a, rtol=tol, atol=tol * np.abs(a).max())
+    _compare_with_torch(lambda lib, x, w, b, _: lib.nn.functional.group_norm(x, groups, w, b, eps=1e-5),
+                        shape, (shape[1],), dtype, affine, "NativeGroupNormBackward0", groups * 7 + len(shape))

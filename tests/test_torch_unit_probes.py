@@ -95,32 +95,22 @@ def test_mark_dirty_bumps_version():
     same(f)
 
 
+def _doubling(t, grad_shape):
+    """A Function of framework `t`: forward doubles, backward returns ones of `grad_shape`."""
+    return type("F", (t.autograd.Function,), {"forward": staticmethod(lambda ctx, x: x * 2),
+                                              "backward": staticmethod(lambda ctx, g: t.ones(grad_shape))})
+
+
 def test_backward_returns_wrong_shape():
     def f(t):
-        class F(t.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x * 2
-
-            @staticmethod
-            def backward(ctx, g):
-                return t.ones(3)
-        F.apply(t.ones(2, requires_grad=True)).sum().backward()
+        _doubling(t, (3,)).apply(t.ones(2, requires_grad=True)).sum().backward()
     same(f)
 
 
 def test_backward_returns_broadcastable_grad():
     def f(t):
-        class F(t.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x * 2
-
-            @staticmethod
-            def backward(ctx, g):
-                return t.ones(3, 2)
         x = t.ones(1, 2, requires_grad=True)
-        F.apply(x).sum().backward()
+        _doubling(t, (3, 2)).apply(x).sum().backward()
         return x.grad
     same(f)
 
@@ -172,37 +162,34 @@ def test_once_differentiable_import():
 
 
 # -- anomaly mode --------------------------------------------------------------------------------
+def _nan_backward(t):
+    """A Function of framework `t` whose backward returns NaN."""
+    class F(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * float("nan")
+    return F
+
+
 def test_anomaly_nan_in_function_backward():
     def f(t):
-        class F(t.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x.clone()
-
-            @staticmethod
-            def backward(ctx, g):
-                return g * float("nan")
         x = t.ones(2, requires_grad=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             with t.autograd.detect_anomaly():
-                F.apply(x).sum().backward()
+                _nan_backward(t).apply(x).sum().backward()
     same(f)
 
 
 def test_anomaly_nan_ignored_without_check_nan():
     def f(t):
-        class F(t.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x.clone()
-
-            @staticmethod
-            def backward(ctx, g):
-                return g * float("nan")
         x = t.ones(2, requires_grad=True)
         with t.autograd.set_detect_anomaly(True, check_nan=False):
-            F.apply(x).sum().backward()
+            _nan_backward(t).apply(x).sum().backward()
         return x.grad.isnan().all()
     same(f)
 
