@@ -6,6 +6,7 @@ import sys
 from contextlib import nullcontext
 
 from ..tensor import Tensor, numel_of
+from ..tensor import dtype as dt
 from .grad_mode import is_grad_enabled, no_grad, set_grad_enabled
 from .graph import _NO_EDGE, AccumulateGrad, gradient_edge, no_tangents
 
@@ -277,11 +278,8 @@ def _check_hook_result(hook, grad, res) -> None:
     name = getattr(hook, "__name__", "hook")
     if isinstance(grad, Tensor) and isinstance(res, Tensor):
         if res.dtype is not grad.dtype:
-            kinds = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                     "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor"}
             raise RuntimeError(f"hook '{name}' has changed the type of value (was torch."
-                               f"{kinds.get(grad.dtype.name, grad.dtype.name)} got torch."
-                               f"{kinds.get(res.dtype.name, res.dtype.name)})")
+                               f"{dt.legacy_type_name(grad.dtype)} got torch.{dt.legacy_type_name(res.dtype)})")
         if res._v.shape != grad._v.shape:
             raise RuntimeError(f"hook '{name}' has changed the size of value")
 

@@ -14,6 +14,7 @@ import types
 import weakref
 
 from ..tensor import Tensor
+from ..tensor import dtype as dt
 from .grad_mode import is_grad_enabled, is_inference_mode_enabled
 
 _seq = itertools.count()
@@ -91,8 +92,7 @@ class Node:
             raise RuntimeError(FREED)
         for t, v in zip(self._saved, self._versions):
             if isinstance(t, Tensor) and t._version != v:
-                kind = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor"}.get(
-                    t.dtype.name, t.dtype.name)
+                kind = dt.legacy_type_name(t.dtype)
                 # torch names the tensor's node without its "Backward<k>" suffix, and nothing for a leaf
                 made = "" if t.grad_fn is None else \
                     f", which is output {t._output_nr} of {re.sub(r'Backward[0-9]*$', '', t.grad_fn.name())},"

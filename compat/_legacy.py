@@ -5,9 +5,7 @@ from ..ops.from_data import legacy_new
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 
-_TYPES = {"FloatTensor": dt.float32, "DoubleTensor": dt.float64, "HalfTensor": dt.float16,
-          "BFloat16Tensor": dt.bfloat16, "LongTensor": dt.int64, "IntTensor": dt.int32, "ShortTensor": dt.int16,
-          "CharTensor": dt.int8, "ByteTensor": dt.uint8, "BoolTensor": dt.bool_}
+_TYPES = {name: d for d, name in dt.LEGACY_TYPE_NAMES.items()}
 __all__ = list(_TYPES)
 
 

@@ -42,9 +42,7 @@ def _caster(d: dt.dtype):
 
 def type_(self: Tensor, dtype=None, non_blocking: bool = False):
     """The type name, or a converted tensor when `dtype` is given."""
-    names = {dt.float32: "FloatTensor", dt.float64: "DoubleTensor", dt.float16: "HalfTensor",
-             dt.bfloat16: "BFloat16Tensor", dt.int64: "LongTensor", dt.int32: "IntTensor",
-             dt.int16: "ShortTensor", dt.int8: "CharTensor", dt.uint8: "ByteTensor", dt.bool_: "BoolTensor"}
+    names = dt.LEGACY_TYPE_NAMES
     dtype = getattr(dtype, "dtype", dtype)  # legacy type classes (torch.DoubleTensor) carry a dtype
     if dtype is None:
         return "torch." + names[self.dtype]
