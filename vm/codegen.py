@@ -355,6 +355,11 @@ class _Compiler:
             threading.Thread(target=self._work, name="tidal-compiler", daemon=True).start()
         self._queue.put((0 if first else 1, len(self.pending), key, load, remote))
 
+    def mark_ready(self, key) -> None:
+        """Record that `key`'s kernel is loaded (the generation tells replayed steps to look again)."""
+        self.ready.add(key)
+        self.generation += 1
+
     def _work(self) -> None:
         from . import blas_threads
         held = False
@@ -367,8 +372,7 @@ class _Compiler:
                 if remote is not None:
                     self._compile_elsewhere(remote)
                 load()
-                self.ready.add(key)
-                self.generation += 1
+                self.mark_ready(key)
             except Exception:  # noqa: BLE001 - the caller simply stays on the NumPy path
                 pass
             if self._queue.empty():
@@ -446,8 +450,7 @@ def launch_compiled(key: tuple, prog: Program, variant, call: list, fallback, n_
         fn = compiled_kernel(prog, variant)
         fn(*call)
         _ready_calls[key] = _direct(fn, call, n_extents)
-        compiler.ready.add(key)
-        compiler.generation += 1
+        compiler.mark_ready(key)
         return
     arrays = call[:len(call) - n_extents]
     specs = [_dummy_spec(a) for a in arrays] + [0] * n_extents
