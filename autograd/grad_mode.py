@@ -12,7 +12,6 @@ class _State(threading.local):
     # class attributes are each thread's defaults: reading them needs no getattr default (which
     # costs an AttributeError inside threading.local on every op that records)
     enabled = True
-    inference = False
 
 
 _state = _State()
@@ -29,7 +28,7 @@ def _set(enabled: bool) -> None:
 
 def is_inference_mode_enabled() -> bool:
     """Whether an inference_mode block is active."""
-    return _state.inference
+    return INFERENCE.now()
 
 
 class _GradMode:
@@ -133,12 +132,10 @@ class inference_mode(_GradMode):
 
     def __enter__(self):
         self._prev_inf = is_inference_mode_enabled()
-        _state.inference = self._mode
         INFERENCE.set(self._mode)
         return super().__enter__()
 
     def __exit__(self, *exc) -> bool:
-        _state.inference = self._prev_inf
         INFERENCE.set(self._prev_inf)
         return super().__exit__(*exc)
 

@@ -34,27 +34,30 @@ class Size(tuple):
         return Size(out) if isinstance(item, slice) else out
 
 
+class _ThreadInference(threading.local):
+    active = False  # this thread is inside inference_mode (a class default: no getattr fallback per read)
+
+
 class _Inference:
-    """Whether tensors made now are inference tensors (made under inference_mode, Tensor.is_inference).
-    `active` is a plain attribute read on the hot path: True while any thread is inside inference_mode,
-    and only then is this thread's own flag (`here.active`) consulted."""
+    """Inference mode (autograd.grad_mode.inference_mode): whether tensors made now are inference tensors
+    (Tensor.is_inference). `active` is a plain attribute read on the hot path: True while any thread is
+    inside inference_mode, and only then is this thread's own flag (`here.active`) consulted."""
 
     __slots__ = ("active", "threads", "here", "_lock")
 
     def __init__(self):
         self.active = False
         self.threads = 0  # threads now inside inference_mode
-        self.here = threading.local()
+        self.here = _ThreadInference()
         self._lock = threading.Lock()
 
     def now(self) -> bool:
         """Whether this thread is inside inference_mode."""
-        return self.active and getattr(self.here, "active", False)
+        return self.active and self.here.active
 
     def set(self, on: bool) -> None:
         """Enter (True) or leave (False) inference mode on this thread."""
-        was = getattr(self.here, "active", False)
-        if was == on:
+        if self.here.active == on:
             return
         self.here.active = on
         with self._lock:
