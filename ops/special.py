@@ -68,10 +68,11 @@ def _whole_array(x: np.ndarray, chunk_fn) -> np.ndarray:
 
 
 # erf in single precision: z P(z^2) / Q(z^2), computed in float64, and +-1 from the first float32
-# whose erf rounds to 1 (as float32 arithmetic, and torch's GELU tail, have it). A rational least-squares fit to math.erf made for tidal (relative error
-# 2e-9: within one float32 ulp of the exact erf, 98% of float32 inputs exactly rounded). Plain
-# arithmetic: a compiled loop vectorizes it where libm's erf is a call per element (5x slower), and
-# NumPy runs it in a dozen passes. Lowest power first; scalar_kernels.erf_single is the same formula.
+# whose erf rounds to 1 (as float32 arithmetic, and torch's GELU tail, have it). P and Q are a rational
+# least-squares fit to math.erf made for tidal (relative error 2e-9: within one float32 ulp of the exact
+# erf, 98% of float32 inputs exactly rounded). Plain arithmetic: a compiled loop vectorizes it where
+# libm's erf is a call per element (5x slower), and NumPy runs it in a dozen passes. Lowest power
+# first; scalar_kernels.erf_single is the same formula.
 ERF_SINGLE_P = (1.1283791693639165, 0.1852052164955875, 0.054316832939581144, 0.0038496496870612093,
                 0.00037959541342880257, 4.684364364601171e-06, -1.3200209689266332e-08)
 ERF_SINGLE_Q = (1.0, 0.49746726318306633, 0.11395893701610844, 0.015462118009937766, 0.0013075597685788497,
@@ -89,7 +90,6 @@ def erf_single(x) -> np.ndarray:
     p /= q
     np.copyto(p, np.sign(z), where=t >= ERF_SINGLE_LIMIT * ERF_SINGLE_LIMIT)
     return p
-
 
 
 def _erfc_chunk(x, z, t, p, s):
