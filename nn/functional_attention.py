@@ -35,7 +35,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
     """softmax(Q K^T * scale + mask) V, with an optional causal mask and dropout on the weights."""
+    from .attention import check_viable
+    from .attention.bias import CausalBias
     from .functional import dropout
+    if isinstance(attn_mask, CausalBias):
+        return attn_mask._dispatch(query, key, value, dropout_p, is_causal, scale, enable_gqa)
+    check_viable(query.device.type)
     if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
         raise RuntimeError("scaled_dot_product_attention: expected query, key and value to have at least 2 dims")
     if query.shape[-1] != key.shape[-1]:

@@ -4,9 +4,12 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
+from ...nn.attention import ENABLED, SDPAParams, can_use_efficient_attention, can_use_flash_attention
+
 __all__ = ["matmul", "is_built", "flash_sdp_enabled", "enable_flash_sdp", "mem_efficient_sdp_enabled",
            "enable_mem_efficient_sdp", "math_sdp_enabled", "enable_math_sdp", "cudnn_sdp_enabled",
-           "enable_cudnn_sdp", "sdp_kernel", "preferred_linalg_library"]
+           "enable_cudnn_sdp", "sdp_kernel", "preferred_linalg_library", "SDPAParams", "can_use_flash_attention",
+           "can_use_efficient_attention"]
 
 
 class _MatmulFlags:
@@ -32,7 +35,7 @@ class _MatmulFlags:
 
 
 matmul = _MatmulFlags()
-_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+_sdp = ENABLED  # the switches scaled_dot_product_attention reads (tidal.nn.attention)
 
 
 def is_built() -> bool:
