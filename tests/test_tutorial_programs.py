@@ -744,3 +744,518 @@ def char_rnn_generation(T):
 
 def test_char_rnn_generation():
     run_both(char_rnn_generation)
+
+
+def seq2seq_translation(T):
+    """Translation with a sequence to sequence network and attention: Embedding + GRU(batch_first) encoder,
+    a decoder unrolled with teacher forcing (torch.empty(...).fill_(SOS_token), topk, squeeze(-1).detach(),
+    torch.cat(decoder_outputs, dim=1), log_softmax), BahdanauAttention (Va(tanh(Wa(q) + Ua(k))),
+    squeeze(2).unsqueeze(1), softmax, bmm), TensorDataset/RandomSampler/DataLoader batches, Adam and
+    NLLLoss over view(-1, size)."""
+    nn, F, optim = T.nn, T.nn.functional, T.optim
+    SOS_token, EOS_token, MAX_LENGTH, device = 0, 1, 6, T.device("cpu")
+
+    class EncoderRNN(nn.Module):
+        def __init__(self, input_size, hidden_size, dropout_p=0.1):
+            super().__init__()
+            self.hidden_size = hidden_size
+            self.embedding = nn.Embedding(input_size, hidden_size)
+            self.gru = nn.GRU(hidden_size, hidden_size, batch_first=True)
+            self.dropout = nn.Dropout(dropout_p)
+
+        def forward(self, input):
+            embedded = self.dropout(self.embedding(input))
+            output, hidden = self.gru(embedded)
+            return output, hidden
+
+    class BahdanauAttention(nn.Module):
+        def __init__(self, hidden_size):
+            super().__init__()
+            self.Wa = nn.Linear(hidden_size, hidden_size)
+            self.Ua = nn.Linear(hidden_size, hidden_size)
+            self.Va = nn.Linear(hidden_size, 1)
+
+        def forward(self, query, keys):
+            scores = self.Va(T.tanh(self.Wa(query) + self.Ua(keys)))
+            scores = scores.squeeze(2).unsqueeze(1)
+            weights = F.softmax(scores, dim=-1)
+            context = T.bmm(weights, keys)
+            return context, weights
+
+    class AttnDecoderRNN(nn.Module):
+        def __init__(self, hidden_size, output_size, dropout_p=0.1):
+            super().__init__()
+            self.embedding = nn.Embedding(output_size, hidden_size)
+            self.attention = BahdanauAttention(hidden_size)
+            self.gru = nn.GRU(2 * hidden_size, hidden_size, batch_first=True)
+            self.out = nn.Linear(hidden_size, output_size)
+            self.dropout = nn.Dropout(dropout_p)
+
+        def forward(self, encoder_outputs, encoder_hidden, target_tensor=None):
+            batch_size = encoder_outputs.size(0)
+            decoder_input = T.empty(batch_size, 1, dtype=T.long, device=device).fill_(SOS_token)
+            decoder_hidden = encoder_hidden
+            decoder_outputs, attentions = [], []
+            for i in range(MAX_LENGTH):
+                decoder_output, decoder_hidden, attn_weights = self.forward_step(
+                    decoder_input, decoder_hidden, encoder_outputs)
+                decoder_outputs.append(decoder_output)
+                attentions.append(attn_weights)
+                if target_tensor is not None:
+                    decoder_input = target_tensor[:, i].unsqueeze(1)  # teacher forcing
+                else:
+                    _, topi = decoder_output.topk(1)
+                    decoder_input = topi.squeeze(-1).detach()
+            decoder_outputs = T.cat(decoder_outputs, dim=1)
+            decoder_outputs = F.log_softmax(decoder_outputs, dim=-1)
+            attentions = T.cat(attentions, dim=1)
+            return decoder_outputs, decoder_hidden, attentions
+
+        def forward_step(self, input, hidden, encoder_outputs):
+            embedded = self.dropout(self.embedding(input))
+            query = hidden.permute(1, 0, 2)
+            context, attn_weights = self.attention(query, encoder_outputs)
+            input_gru = T.cat((embedded, context), dim=2)
+            output, hidden = self.gru(input_gru, hidden)
+            output = self.out(output)
+            return output, hidden, attn_weights
+
+    rng = np.random.default_rng(70)
+    n_pairs, in_words, out_words, hidden_size = 6, 12, 10, 16
+    input_ids = np.zeros((n_pairs, MAX_LENGTH), dtype=np.int32)
+    target_ids = np.zeros((n_pairs, MAX_LENGTH), dtype=np.int32)
+    for idx in range(n_pairs):
+        n = int(rng.integers(2, MAX_LENGTH))
+        input_ids[idx, :n - 1], input_ids[idx, n - 1] = rng.integers(2, in_words, n - 1), EOS_token
+        target_ids[idx, :n - 1], target_ids[idx, n - 1] = rng.integers(2, out_words, n - 1), EOS_token
+    train_data = T.utils.data.TensorDataset(T.LongTensor(input_ids).to(device), T.LongTensor(target_ids).to(device))
+    train_sampler = T.utils.data.SequentialSampler(train_data)
+    train_dataloader = T.utils.data.DataLoader(train_data, sampler=train_sampler, batch_size=3)
+    assert isinstance(T.utils.data.RandomSampler(train_data), T.utils.data.Sampler)
+    encoder, decoder = EncoderRNN(in_words, hidden_size).to(device), AttnDecoderRNN(hidden_size, out_words).to(device)
+    init_weights(T, encoder, 71)
+    init_weights(T, decoder, 72)
+    encoder.eval(), decoder.eval()  # dropout off: its draw differs between frameworks
+    encoder_optimizer = optim.Adam(encoder.parameters(), lr=0.001)
+    decoder_optimizer = optim.Adam(decoder.parameters(), lr=0.001)
+    criterion = nn.NLLLoss()
+    losses = []
+    for epoch in range(2):
+        total_loss = 0
+        for data in train_dataloader:
+            input_tensor, target_tensor = data
+            encoder_optimizer.zero_grad()
+            decoder_optimizer.zero_grad()
+            encoder_outputs, encoder_hidden = encoder(input_tensor)
+            decoder_outputs, _, _ = decoder(encoder_outputs, encoder_hidden, target_tensor)
+            loss = criterion(decoder_outputs.view(-1, decoder_outputs.size(-1)), target_tensor.view(-1))
+            loss.backward()
+            encoder_optimizer.step()
+            decoder_optimizer.step()
+            total_loss += loss.item()
+        losses.append(total_loss / len(train_dataloader))
+    with T.no_grad():
+        encoder_outputs, encoder_hidden = encoder(T.LongTensor(input_ids[:2]))
+        decoder_outputs, decoder_hidden, decoder_attn = decoder(encoder_outputs, encoder_hidden)
+        _, topi = decoder_outputs.topk(1)
+        decoded_ids = topi.squeeze()
+    return {"losses": losses, "decoded": decoded_ids, "attn": decoder_attn, "hidden": decoder_hidden}
+
+
+def test_seq2seq_translation():
+    run_both(seq2seq_translation)
+
+
+def seq2seq_classic_attention(T):
+    """The earlier seq2seq tutorial's one-sentence-at-a-time loop: encoder_outputs = torch.zeros(max_length,
+    hidden) filled row by row, AttnDecoderRNN with attn = Linear(2h, max_length) over torch.cat((embedded[0],
+    hidden[0]), 1), bmm of attn_weights.unsqueeze(0) by encoder_outputs.unsqueeze(0), attn_combine, teacher
+    forcing chosen by random.random(), the loss summed per step and divided by target_length."""
+    nn, F, optim = T.nn, T.nn.functional, T.optim
+    SOS_token, EOS_token, max_length, hidden_size = 0, 1, 6, 12
+
+    class EncoderRNN(nn.Module):
+        def __init__(self, input_size, hidden_size):
+            super().__init__()
+            self.hidden_size = hidden_size
+            self.embedding = nn.Embedding(input_size, hidden_size)
+            self.gru = nn.GRU(hidden_size, hidden_size)
+
+        def forward(self, input, hidden):
+            embedded = self.embedding(input).view(1, 1, -1)
+            output = embedded
+            output, hidden = self.gru(output, hidden)
+            return output, hidden
+
+        def initHidden(self):
+            return T.zeros(1, 1, self.hidden_size)
+
+    class AttnDecoderRNN(nn.Module):
+        def __init__(self, hidden_size, output_size, dropout_p=0.1, max_length=max_length):
+            super().__init__()
+            self.embedding = nn.Embedding(output_size, hidden_size)
+            self.attn = nn.Linear(hidden_size * 2, max_length)
+            self.attn_combine = nn.Linear(hidden_size * 2, hidden_size)
+            self.dropout = nn.Dropout(dropout_p)
+            self.gru = nn.GRU(hidden_size, hidden_size)
+            self.out = nn.Linear(hidden_size, output_size)
+
+        def forward(self, input, hidden, encoder_outputs):
+            embedded = self.embedding(input).view(1, 1, -1)
+            embedded = self.dropout(embedded)
+            attn_weights = F.softmax(self.attn(T.cat((embedded[0], hidden[0]), 1)), dim=1)
+            attn_applied = T.bmm(attn_weights.unsqueeze(0), encoder_outputs.unsqueeze(0))
+            output = T.cat((embedded[0], attn_applied[0]), 1)
+            output = self.attn_combine(output).unsqueeze(0)
+            output = F.relu(output)
+            output, hidden = self.gru(output, hidden)
+            output = F.log_softmax(self.out(output[0]), dim=1)
+            return output, hidden, attn_weights
+
+    def train(input_tensor, target_tensor, encoder, decoder, encoder_optimizer, decoder_optimizer, criterion):
+        encoder_hidden = encoder.initHidden()
+        encoder_optimizer.zero_grad()
+        decoder_optimizer.zero_grad()
+        input_length, target_length = input_tensor.size(0), target_tensor.size(0)
+        encoder_outputs = T.zeros(max_length, encoder.hidden_size)
+        loss = 0
+        for ei in range(input_length):
+            encoder_output, encoder_hidden = encoder(input_tensor[ei], encoder_hidden)
+            encoder_outputs[ei] = encoder_output[0, 0]
+        decoder_input = T.tensor([[SOS_token]])
+        decoder_hidden = encoder_hidden
+        use_teacher_forcing = random.random() < 0.5
+        for di in range(target_length):
+            decoder_output, decoder_hidden, decoder_attention = decoder(decoder_input, decoder_hidden, encoder_outputs)
+            loss += criterion(decoder_output, target_tensor[di])
+            if use_teacher_forcing:
+                decoder_input = target_tensor[di]
+            else:
+                topv, topi = decoder_output.topk(1)
+                decoder_input = topi.squeeze().detach()
+                if decoder_input.item() == EOS_token:
+                    break
+        loss.backward()
+        encoder_optimizer.step()
+        decoder_optimizer.step()
+        return loss.item() / target_length
+
+    encoder, decoder = EncoderRNN(9, hidden_size), AttnDecoderRNN(hidden_size, 8)
+    init_weights(T, encoder, 73)
+    init_weights(T, decoder, 74)
+    decoder.eval()
+    encoder_optimizer = optim.SGD(encoder.parameters(), lr=0.01)
+    decoder_optimizer = optim.SGD(decoder.parameters(), lr=0.01)
+    criterion = nn.NLLLoss()
+    rng = np.random.default_rng(75)
+    random.seed(1)
+    losses = []
+    for it in range(4):
+        src = [int(v) for v in rng.integers(2, 9, 4)] + [EOS_token]
+        tgt = [int(v) for v in rng.integers(2, 8, 3)] + [EOS_token]
+        input_tensor = T.tensor(src, dtype=T.long).view(-1, 1)
+        target_tensor = T.tensor(tgt, dtype=T.long).view(-1, 1)
+        losses.append(train(input_tensor, target_tensor, encoder, decoder, encoder_optimizer, decoder_optimizer,
+                            criterion))
+    return {"losses": losses, "attn": decoder.attn.weight}
+
+
+def test_seq2seq_classic_attention():
+    run_both(seq2seq_classic_attention)
+
+
+# -- Deep Learning for NLP with PyTorch ----------------------------------------------------------------------
+TEST_SENTENCE = """When forty winters shall besiege thy brow, And dig deep trenches in thy beauty's field,
+Thy youth's proud livery so gazed on now, Will be a totter'd weed of small worth held""".split()
+
+
+def word_embeddings(T):
+    """N-gram language model: nn.Embedding looked up with torch.tensor([word_to_ix["hello"]], dtype=torch.long),
+    embeds.view((1, -1)), relu, log_softmax, NLLLoss, SGD, total_loss += loss.item(); the embedding row of
+    one word afterwards; then CBOW summing its context embeddings."""
+    nn, F, optim = T.nn, T.nn.functional, T.optim
+    CONTEXT_SIZE, EMBEDDING_DIM = 2, 6
+    ngrams = [([TEST_SENTENCE[i - j - 1] for j in range(CONTEXT_SIZE)], TEST_SENTENCE[i])
+              for i in range(CONTEXT_SIZE, len(TEST_SENTENCE))]
+    vocab = sorted(set(TEST_SENTENCE))
+    word_to_ix = {word: i for i, word in enumerate(vocab)}
+
+    word_to_ix2 = {"hello": 0, "world": 1}
+    embeds = nn.Embedding(2, 5)
+    init_weights(T, embeds, 80)
+    lookup_tensor = T.tensor([word_to_ix2["hello"]], dtype=T.long)
+    hello_embed = embeds(lookup_tensor)
+
+    class NGramLanguageModeler(nn.Module):
+        def __init__(self, vocab_size, embedding_dim, context_size):
+            super().__init__()
+            self.embeddings = nn.Embedding(vocab_size, embedding_dim)
+            self.linear1 = nn.Linear(context_size * embedding_dim, 32)
+            self.linear2 = nn.Linear(32, vocab_size)
+
+        def forward(self, inputs):
+            embeds = self.embeddings(inputs).view((1, -1))
+            out = F.relu(self.linear1(embeds))
+            out = self.linear2(out)
+            log_probs = F.log_softmax(out, dim=1)
+            return log_probs
+
+    losses = []
+    loss_function = nn.NLLLoss()
+    model = NGramLanguageModeler(len(vocab), EMBEDDING_DIM, CONTEXT_SIZE)
+    init_weights(T, model, 81)
+    optimizer = optim.SGD(model.parameters(), lr=0.001)
+    for epoch in range(2):
+        total_loss = 0
+        for context, target in ngrams:
+            context_idxs = T.tensor([word_to_ix[w] for w in context], dtype=T.long)
+            model.zero_grad()
+            log_probs = model(context_idxs)
+            loss = loss_function(log_probs, T.tensor([word_to_ix[target]], dtype=T.long))
+            loss.backward()
+            optimizer.step()
+            total_loss += loss.item()
+        losses.append(total_loss)
+
+    class CBOW(nn.Module):
+        def __init__(self, vocab_size, embedding_dim):
+            super().__init__()
+            self.embeddings = nn.Embedding(vocab_size, embedding_dim)
+            self.linear = nn.Linear(embedding_dim, vocab_size)
+
+        def forward(self, inputs):
+            return F.log_softmax(self.linear(self.embeddings(inputs).sum(dim=0, keepdim=True)), dim=-1)
+
+    def make_context_vector(context, word_to_ix):
+        idxs = [word_to_ix[w] for w in context]
+        return T.tensor(idxs, dtype=T.long)
+
+    data = [([TEST_SENTENCE[i - 2], TEST_SENTENCE[i - 1], TEST_SENTENCE[i + 1], TEST_SENTENCE[i + 2]],
+             TEST_SENTENCE[i]) for i in range(2, len(TEST_SENTENCE) - 2)]
+    cbow = CBOW(len(vocab), EMBEDDING_DIM)
+    init_weights(T, cbow, 82)
+    optimizer = optim.SGD(cbow.parameters(), lr=0.01)
+    cbow_loss = 0.0
+    for context, target in data:
+        optimizer.zero_grad()
+        loss = loss_function(cbow(make_context_vector(context, word_to_ix)), T.tensor([word_to_ix[target]]))
+        loss.backward()
+        optimizer.step()
+        cbow_loss += loss.item()
+    return {"hello": hello_embed, "losses": losses, "beauty": model.embeddings.weight[word_to_ix["thy"]],
+            "cbow": cbow_loss, "cbow_grad": cbow.embeddings.weight.grad}
+
+
+def test_word_embeddings():
+    run_both(word_embeddings)
+
+
+def lstm_tagger(T):
+    """Sequence models and LSTMs: stepping nn.LSTM one element at a time with a (h, c) tuple, then the whole
+    sequence at once; the LSTMTagger (embeds.view(len(sentence), 1, -1), hidden2tag over
+    lstm_out.view(len(sentence), -1), log_softmax), NLLLoss and SGD(lr=0.1), scores before/after under
+    no_grad."""
+    nn, F, optim = T.nn, T.nn.functional, T.optim
+    lstm = nn.LSTM(3, 3)
+    init_weights(T, lstm, 90)
+    seq = uniform((5, 1, 3), 91)
+    inputs = [T.from_numpy(seq[i]) for i in range(5)]
+    hidden = (T.from_numpy(uniform((1, 1, 3), 92)), T.from_numpy(uniform((1, 1, 3), 93)))
+    for i in inputs:
+        out, hidden = lstm(i.view(1, 1, -1), hidden)
+    step_out = [out, hidden[0], hidden[1]]
+    inputs = T.cat(inputs).view(len(inputs), 1, -1)
+    hidden = (T.from_numpy(uniform((1, 1, 3), 92)), T.from_numpy(uniform((1, 1, 3), 93)))
+    out, hidden = lstm(inputs, hidden)
+
+    def prepare_sequence(seq, to_ix):
+        idxs = [to_ix[w] for w in seq]
+        return T.tensor(idxs, dtype=T.long)
+
+    training_data = [("The dog ate the apple".split(), ["DET", "NN", "V", "DET", "NN"]),
+                     ("Everybody read that book".split(), ["NN", "V", "DET", "NN"])]
+    word_to_ix = {}
+    for sent, tags in training_data:
+        for word in sent:
+            if word not in word_to_ix:
+                word_to_ix[word] = len(word_to_ix)
+    tag_to_ix = {"DET": 0, "NN": 1, "V": 2}
+
+    class LSTMTagger(nn.Module):
+        def __init__(self, embedding_dim, hidden_dim, vocab_size, tagset_size):
+            super().__init__()
+            self.hidden_dim = hidden_dim
+            self.word_embeddings = nn.Embedding(vocab_size, embedding_dim)
+            self.lstm = nn.LSTM(embedding_dim, hidden_dim)
+            self.hidden2tag = nn.Linear(hidden_dim, tagset_size)
+
+        def forward(self, sentence):
+            embeds = self.word_embeddings(sentence)
+            lstm_out, _ = self.lstm(embeds.view(len(sentence), 1, -1))
+            tag_space = self.hidden2tag(lstm_out.view(len(sentence), -1))
+            tag_scores = F.log_softmax(tag_space, dim=1)
+            return tag_scores
+
+    model = LSTMTagger(6, 6, len(word_to_ix), len(tag_to_ix))
+    init_weights(T, model, 94)
+    loss_function = nn.NLLLoss()
+    optimizer = optim.SGD(model.parameters(), lr=0.1)
+    with T.no_grad():
+        before = model(prepare_sequence(training_data[0][0], word_to_ix))
+    for epoch in range(20):
+        for sentence, tags in training_data:
+            model.zero_grad()
+            sentence_in = prepare_sequence(sentence, word_to_ix)
+            targets = prepare_sequence(tags, tag_to_ix)
+            tag_scores = model(sentence_in)
+            loss = loss_function(tag_scores, targets)
+            loss.backward()
+            optimizer.step()
+    with T.no_grad():
+        after = model(prepare_sequence(training_data[0][0], word_to_ix))
+    return {"step": step_out, "out": out, "hidden": list(hidden), "before": before, "after": after,
+            "loss": loss.item()}
+
+
+def test_lstm_tagger():
+    run_both(lstm_tagger)
+
+
+def bilstm_crf(T):
+    """Advanced: Making Dynamic Decisions and the Bi-LSTM CRF: argmax via torch.max(vec, 1) and .item(),
+    log_sum_exp with view(1, -1).expand, transitions as an nn.Parameter written through .data[...] = -10000,
+    the forward algorithm over torch.full((1, n), -10000.) with alphas_t appended as view(1) tensors and
+    torch.cat, _score_sentence indexing transitions[tags[i + 1], tags[i]], Viterbi decoding with
+    backpointers, neg_log_likelihood trained with SGD(weight_decay=1e-4)."""
+    nn, optim = T.nn, T.optim
+    START_TAG, STOP_TAG, EMBEDDING_DIM, HIDDEN_DIM = "<START>", "<STOP>", 5, 4
+
+    def argmax(vec):
+        _, idx = T.max(vec, 1)
+        return idx.item()
+
+    def prepare_sequence(seq, to_ix):
+        idxs = [to_ix[w] for w in seq]
+        return T.tensor(idxs, dtype=T.long)
+
+    def log_sum_exp(vec):
+        max_score = vec[0, argmax(vec)]
+        max_score_broadcast = max_score.view(1, -1).expand(1, vec.size()[1])
+        return max_score + T.log(T.sum(T.exp(vec - max_score_broadcast)))
+
+    class BiLSTM_CRF(nn.Module):
+        def __init__(self, vocab_size, tag_to_ix, embedding_dim, hidden_dim):
+            super().__init__()
+            self.embedding_dim, self.hidden_dim = embedding_dim, hidden_dim
+            self.vocab_size, self.tag_to_ix, self.tagset_size = vocab_size, tag_to_ix, len(tag_to_ix)
+            self.word_embeds = nn.Embedding(vocab_size, embedding_dim)
+            self.lstm = nn.LSTM(embedding_dim, hidden_dim // 2, num_layers=1, bidirectional=True)
+            self.hidden2tag = nn.Linear(hidden_dim, self.tagset_size)
+            self.transitions = nn.Parameter(T.randn(self.tagset_size, self.tagset_size))
+            init_weights(T, self, 100)
+            self.transitions.data[tag_to_ix[START_TAG], :] = -10000
+            self.transitions.data[:, tag_to_ix[STOP_TAG]] = -10000
+            self.hidden = self.init_hidden()
+
+        def init_hidden(self):  # torch.randn in the tutorial: the same numbers for both frameworks here
+            return (T.from_numpy(uniform((2, 1, self.hidden_dim // 2), 101)),
+                    T.from_numpy(uniform((2, 1, self.hidden_dim // 2), 102)))
+
+        def _forward_alg(self, feats):
+            init_alphas = T.full((1, self.tagset_size), -10000.)
+            init_alphas[0][self.tag_to_ix[START_TAG]] = 0.
+            forward_var = init_alphas
+            for feat in feats:
+                alphas_t = []
+                for next_tag in range(self.tagset_size):
+                    emit_score = feat[next_tag].view(1, -1).expand(1, self.tagset_size)
+                    trans_score = self.transitions[next_tag].view(1, -1)
+                    next_tag_var = forward_var + trans_score + emit_score
+                    alphas_t.append(log_sum_exp(next_tag_var).view(1))
+                forward_var = T.cat(alphas_t).view(1, -1)
+            terminal_var = forward_var + self.transitions[self.tag_to_ix[STOP_TAG]]
+            return log_sum_exp(terminal_var)
+
+        def _get_lstm_features(self, sentence):
+            self.hidden = self.init_hidden()
+            embeds = self.word_embeds(sentence).view(len(sentence), 1, -1)
+            lstm_out, self.hidden = self.lstm(embeds, self.hidden)
+            lstm_out = lstm_out.view(len(sentence), self.hidden_dim)
+            return self.hidden2tag(lstm_out)
+
+        def _score_sentence(self, feats, tags):
+            score = T.zeros(1)
+            tags = T.cat([T.tensor([self.tag_to_ix[START_TAG]], dtype=T.long), tags])
+            for i, feat in enumerate(feats):
+                score = score + self.transitions[tags[i + 1], tags[i]] + feat[tags[i + 1]]
+            score = score + self.transitions[self.tag_to_ix[STOP_TAG], tags[-1]]
+            return score
+
+        def _viterbi_decode(self, feats):
+            backpointers = []
+            init_vvars = T.full((1, self.tagset_size), -10000.)
+            init_vvars[0][self.tag_to_ix[START_TAG]] = 0
+            forward_var = init_vvars
+            for feat in feats:
+                bptrs_t, viterbivars_t = [], []
+                for next_tag in range(self.tagset_size):
+                    next_tag_var = forward_var + self.transitions[next_tag]
+                    best_tag_id = argmax(next_tag_var)
+                    bptrs_t.append(best_tag_id)
+                    viterbivars_t.append(next_tag_var[0][best_tag_id].view(1))
+                forward_var = (T.cat(viterbivars_t) + feat).view(1, -1)
+                backpointers.append(bptrs_t)
+            terminal_var = forward_var + self.transitions[self.tag_to_ix[STOP_TAG]]
+            best_tag_id = argmax(terminal_var)
+            path_score = terminal_var[0][best_tag_id]
+            best_path = [best_tag_id]
+            for bptrs_t in reversed(backpointers):
+                best_tag_id = bptrs_t[best_tag_id]
+                best_path.append(best_tag_id)
+            start = best_path.pop()
+            assert start == self.tag_to_ix[START_TAG]
+            best_path.reverse()
+            return path_score, best_path
+
+        def neg_log_likelihood(self, sentence, tags):
+            feats = self._get_lstm_features(sentence)
+            forward_score = self._forward_alg(feats)
+            gold_score = self._score_sentence(feats, tags)
+            return forward_score - gold_score
+
+        def forward(self, sentence):
+            lstm_feats = self._get_lstm_features(sentence)
+            score, tag_seq = self._viterbi_decode(lstm_feats)
+            return score, tag_seq
+
+    training_data = [("the wall street journal reported today that apple corporation made money".split(),
+                      "B I I I O O O B I O O".split()),
+                     ("georgia tech is a university in georgia".split(), "B I O O O O B".split())]
+    word_to_ix = {}
+    for sentence, tags in training_data:
+        for word in sentence:
+            if word not in word_to_ix:
+                word_to_ix[word] = len(word_to_ix)
+    tag_to_ix = {"B": 0, "I": 1, "O": 2, START_TAG: 3, STOP_TAG: 4}
+    model = BiLSTM_CRF(len(word_to_ix), tag_to_ix, EMBEDDING_DIM, HIDDEN_DIM)
+    optimizer = optim.SGD(model.parameters(), lr=0.01, weight_decay=1e-4)
+    with T.no_grad():
+        precheck_sent = prepare_sequence(training_data[0][0], word_to_ix)
+        before = model(precheck_sent)
+    losses = []
+    for epoch in range(2):
+        for sentence, tags in training_data:
+            model.zero_grad()
+            sentence_in = prepare_sequence(sentence, word_to_ix)
+            targets = T.tensor([tag_to_ix[t] for t in tags], dtype=T.long)
+            loss = model.neg_log_likelihood(sentence_in, targets)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+    with T.no_grad():
+        after = model(precheck_sent)
+    return {"before": list(before), "after": list(after), "losses": losses, "transitions": model.transitions}
+
+
+def test_bilstm_crf():
+    run_both(bilstm_crf)
