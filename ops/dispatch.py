@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
-from ..vm import Instruction
+from ..vm import compute_instruction
 from ..vm.failure import issuing_site
 
 _kernels: dict = {}  # (op name, device type) -> kernel
@@ -45,8 +45,8 @@ def launch(name: str, ins: tuple, out_specs, attrs=None, device=None, reduce=Non
     dev = device if device is not None else same_device(name, ins)
     outs = [Tensor._empty(tuple(shape), dtype, dev) for shape, dtype in out_specs]
     if outs:
-        instr = Instruction(name, kernel_for(name, dev), tuple(t._v for t in ins), tuple(o._v for o in outs),
-                            attrs, reduce=reduce)
+        instr = compute_instruction(name, kernel_for(name, dev), tuple([t._v for t in ins]),
+                                    tuple([o._v for o in outs]), attrs, None, reduce, None)
         if checks_data:
             instr.origin = issuing_site()
         outs[0]._vm.push(instr)
@@ -59,7 +59,8 @@ def launch_into(name: str, ins: tuple, outs: tuple, attrs=None, checks_data: boo
     dev = same_device(name, tuple(ins) + tuple(outs))
     for o in outs:
         o._v.blob.version += 1
-    instr = Instruction(name, kernel_for(name, dev), tuple(t._v for t in ins), tuple(o._v for o in outs), attrs)
+    instr = compute_instruction(name, kernel_for(name, dev), tuple([t._v for t in ins]), tuple([o._v for o in outs]),
+                                attrs, None, None, None)
     if checks_data:
         instr.origin = issuing_site()
     outs[0]._vm.push(instr)

@@ -14,7 +14,7 @@ import numpy as np
 from ..tensor import Tensor, contiguous_strides, numel_of
 from ..tensor import dtype as dt
 from ..tensor.tensor import INFERENCE
-from ..vm import Blob, Instruction, View, codegen, get_vm
+from ..vm import Instruction, codegen, compute_instruction, fresh_view, get_vm
 from ..vm.replay import head as replay_head, layout_id
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import needs_grad
@@ -440,14 +440,13 @@ def _emit(name: str, plan: Plan, ins: tuple, args: tuple, grad: bool, pow_expr: 
     # the result and its instruction, for a plan whose arguments were checked when it was made
     # (`pow_expr`: the expression a number exponent chose; it runs without the direct kernel)
     vm = plan.vm
-    view = View(Blob(plan.nbytes, vm), plan.shape, plan.strides, 0, plan.np_dtype)
-    view.layout = plan.layout
+    view = fresh_view(plan.nbytes, vm, plan.shape, plan.strides, plan.np_dtype, plan.layout)
     out = _new(Tensor)
     out._v, out.dtype, out.device, out._vm = view, plan.dtype, plan.device, vm
     if INFERENCE.active and INFERENCE.now():  # made under inference_mode (as Tensor._make marks)
         out._inference = True
     if pow_expr is None:
-        vm.push(Instruction(name, plan.direct, ins, (view,), None, plan.expr, head=plan.head))
+        vm.push(compute_instruction(name, plan.direct, ins, (view,), None, plan.expr, None, plan.head))
     else:
         vm.push(Instruction(name, None, ins, (view,), None, pow_expr))
     if grad and plan.differentiable and (is_grad_enabled() or needs_grad(args)):  # (dual tensors: no_grad)

@@ -21,7 +21,7 @@ from ..autograd.grad_mode import no_grad
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor, contiguous_strides, numel_of
 from ..tensor import dtype as dt
-from ..vm import Blob, Instruction, View
+from ..vm import compute_instruction, fresh_view
 from ..vm.replay import layout_id
 from . import math_api as M
 from . import many_dims
@@ -159,11 +159,10 @@ def _reduce(op: str, x: Tensor, axes: tuple, keepdim: bool, out_dtypes, compute:
     dev = x.device
     outs, views_ = [], []
     for shape, strides, nbytes, d, layout in plan.outs:
-        view = View(Blob(nbytes, vm), shape, strides, 0, d.np)
-        view.layout = layout
+        view = fresh_view(nbytes, vm, shape, strides, d.np, layout)
         views_.append(view)
         outs.append(Tensor._make(view, d, dev, vm))
-    vm.push(Instruction(op, plan.kernel, (x._v,), tuple(views_), plan.attrs, reduce=plan.reduce))
+    vm.push(compute_instruction(op, plan.kernel, (x._v,), tuple(views_), plan.attrs, None, plan.reduce, None))
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 

@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 
-from ..vm import Blob, View, get_vm
+from ..vm import Blob, View, fresh_view, get_vm
 from ..vm.blob import contiguous_strides, numel_of  # noqa: F401  (re-exported: ops use them)
 from . import dtype as dt
 from .device import cpu, device
@@ -112,8 +112,8 @@ class Tensor:
     def _empty(cls, shape: tuple, dtype: dt.dtype, dev: device = cpu) -> "Tensor":
         """A new contiguous tensor whose memory is allocated when first written."""
         vm = get_vm(dev)
-        blob = Blob(numel_of(shape) * dtype.itemsize, vm)
-        return cls._make(View(blob, shape, contiguous_strides(shape), 0, dtype.np), dtype, dev, vm)
+        return cls._make(fresh_view(numel_of(shape) * dtype.itemsize, vm, shape, contiguous_strides(shape), dtype.np),
+                         dtype, dev, vm)
 
     @classmethod
     def _from_array(cls, arr: np.ndarray, dtype: dt.dtype | None = None, share: bool = False) -> "Tensor":

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from . import codegen
 from . import cpu as _cpu  # noqa: F401  registers the CPU backend
-from .blob import Blob, View
+from .blob import Blob, View, fresh_view
 from .fusion import config as fusion_config
-from .instruction import Instruction
+from .instruction import Instruction, compute_instruction
 from . import machine as _machine
 from . import replay
 from .machine import all_vms, get_mode, get_vm, limits as machine_limits, register_backend, set_mode

@@ -41,3 +41,26 @@ class Instruction:
 
     def __repr__(self) -> str:
         return f"<Instruction {self.name} seq={self.seq}>"
+
+
+_new = object.__new__
+
+
+def compute_instruction(name: str, kernel, ins: tuple, outs: tuple, attrs, expr: str | None, reduce: tuple | None,
+                        head: tuple | None) -> Instruction:
+    """`Instruction(name, kernel, ins, outs, attrs, expr, reduce=reduce, head=head)` on the compute stream, made without
+    the constructor's call overhead: each op issues one. Keep in step with Instruction.__init__."""
+    i = _new(Instruction)
+    i.name = name
+    i.kernel = kernel
+    i.ins = ins
+    i.outs = outs
+    i.attrs = attrs
+    i.expr = expr
+    i.stream = "compute"
+    i.seq = 0
+    i.fused = 1
+    i.waits = None
+    i.reduce = reduce
+    i.head = head
+    return i
