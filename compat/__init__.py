@@ -13,7 +13,7 @@ import tidal as _tidal
 
 from .. import optim, utils
 from . import amp, autograd, backends, cuda, distributed, jit, nn, onnx, testing, version
-from . import accelerator
+from . import accelerator, cpu
 from .. import func
 from . import multiprocessing, random
 from . import fft, masked, signal, sparse, special

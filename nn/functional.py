@@ -284,3 +284,4 @@ __all__ += _grid_all + _distance_all
 from .functional_grouped_mm import grouped_mm  # noqa: E402,F401
 
 __all__ += ["grouped_mm"]
+from . import grad  # noqa: E402,F401 - torch.nn.functional.grad is torch.nn.grad

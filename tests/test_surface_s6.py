@@ -114,3 +114,141 @@ def test_causal_bias(variant, lq, lk):
     check(mk.grad, tk.grad, rtol=1e-4, atol=1e-5)
     with pytest.raises(ValueError, match="CausalBias should not be used with causal=True"):
         tc.nn.functional.scaled_dot_product_attention(mq, mk, mk, mb, is_causal=True)
+
+
+# ---- torch.cpu ----------------------------------------------------------------------------------
+
+def test_cpu_module_as_torch():
+    for name in ("is_available", "is_initialized", "current_device", "device_count"):
+        assert getattr(tc.cpu, name)() == getattr(torch.cpu, name)()
+    ref, mine = torch.cpu.get_capabilities(), tc.cpu.get_capabilities()
+    assert mine["architecture"] == ref["architecture"]
+    shared = [k for k in mine if k in ref and isinstance(ref[k], bool)]
+    assert len(shared) > 20 and {k: mine[k] for k in shared} == {k: ref[k] for k in shared}
+    with pytest.raises(TypeError):
+        mine["avx2"] = True  # read-only, as torch's MappingProxyType
+    s = tc.cpu.Stream()
+    assert tc.cpu.current_stream() is not s
+    with tc.cpu.stream(s):
+        assert tc.cpu.current_stream() is s
+    assert tc.cpu.current_stream() is not s
+    e = tc.cpu.Event()
+    assert e.query() is True and e.record() is None and e.synchronize() is None
+    x = tc.ones(3) * 2
+    tc.cpu.synchronize()
+    assert x.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_cpu_amp_deprecated_spellings():
+    for lib in (torch, tc):
+        with pytest.warns(FutureWarning, match=r"`torch.cpu.amp.autocast\(args...\)` is deprecated"):
+            a = lib.cpu.amp.autocast()
+        with pytest.warns(FutureWarning, match=r"`torch.cpu.amp.GradScaler\(args...\)` is deprecated"):
+            lib.cpu.amp.GradScaler()
+        assert a.device == "cpu" and str(a.fast_dtype).endswith("bfloat16")
+
+
+# ---- torch.nn.grad ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spatial,shape,stride,padding,dilation,groups", [
+    (1, (2, 4, 9), 2, 1, 1, 2), (2, (2, 3, 7, 6), (2, 1), (1, 0), (1, 2), 1), (3, (1, 2, 5, 5, 5), 1, 1, 1, 1)])
+def test_nn_grad_conv(spatial, shape, stride, padding, dilation, groups):
+    """conv*_input/conv*_weight as torch's, and differentiable (double backward through them)."""
+    rng = np.random.default_rng(3)
+    out_channels = 4
+    w_shape = (out_channels, shape[1] // groups) + (3,) * spatial
+    x, w = rng.standard_normal(shape).astype(np.float32), rng.standard_normal(w_shape).astype(np.float32)
+    conv = getattr(torch.nn.functional, f"conv{spatial}d")
+    kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    go = rng.standard_normal(conv(torch.tensor(x), torch.tensor(w), **kw).shape).astype(np.float32)
+    results = []
+    for lib, make in ((torch, torch.tensor), (tc, tidal.tensor)):
+        tw, tx, tg = make(w).requires_grad_(), make(x).requires_grad_(), make(go).requires_grad_()
+        gi = getattr(lib.nn.grad, f"conv{spatial}d_input")(shape, tw, tg, **kw)
+        gw = getattr(lib.nn.grad, f"conv{spatial}d_weight")(tx, w_shape, tg, **kw)
+        (gi.square().sum() + gw.square().sum()).backward()
+        results.append((gi, gw, tw.grad, tx.grad, tg.grad))
+    for mine, ref in zip(results[1], results[0]):
+        check(mine, ref, rtol=1e-4, atol=1e-4)
+    assert tc.nn.functional.grad is tc.nn.grad
+
+
+# ---- torch.nn.utils: fusion, stateless, skip_init, memory format --------------------------------
+
+def _copy_module(src, dst):
+    dst.load_state_dict({k: tidal.tensor(v.detach().numpy()) for k, v in src.state_dict().items()})
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+def test_fuse_conv_bn_eval(transpose):
+    torch.manual_seed(0)
+    rconv = (torch.nn.ConvTranspose2d(3, 4, 3) if transpose else torch.nn.Conv2d(3, 4, 3, bias=False)).eval()
+    rbn = torch.nn.BatchNorm2d(4).eval()
+    with torch.no_grad():
+        rbn.running_mean.uniform_(-1, 1), rbn.running_var.uniform_(0.5, 2), rbn.weight.uniform_(0.5, 2)
+        rbn.bias.uniform_(-1, 1)
+    mconv = (tc.nn.ConvTranspose2d(3, 4, 3) if transpose else tc.nn.Conv2d(3, 4, 3, bias=False)).eval()
+    mbn = tc.nn.BatchNorm2d(4).eval()
+    _copy_module(rconv, mconv)
+    _copy_module(rbn, mbn)
+    rf = torch.nn.utils.fuse_conv_bn_eval(rconv, rbn, transpose)
+    mf = tc.nn.utils.fuse_conv_bn_eval(mconv, mbn, transpose)
+    assert mf is not mconv and type(mf.weight).__name__ == "Parameter" and mf.weight.requires_grad
+    check(mf.weight, rf.weight, rtol=1e-5, atol=1e-6)
+    check(mf.bias, rf.bias, rtol=1e-5, atol=1e-6)
+    tx, mx = _pair(2, 3, 6, 6)
+    check(mf(mx), rf(tx), rtol=1e-4, atol=1e-5)
+    check(mf(mx), mbn(mconv(mx)), rtol=1e-4, atol=1e-5)
+    mconv.train()
+    with pytest.raises(AssertionError, match="Fusion only for eval!"):
+        tc.nn.utils.fuse_conv_bn_eval(mconv, mbn)
+
+
+def test_fuse_linear_bn_eval():
+    torch.manual_seed(1)
+    rlin, rbn = torch.nn.Linear(5, 4).eval(), torch.nn.BatchNorm1d(4).eval()
+    with torch.no_grad():
+        rbn.running_mean.uniform_(-1, 1), rbn.running_var.uniform_(0.5, 2)
+    mlin, mbn = tc.nn.Linear(5, 4).eval(), tc.nn.BatchNorm1d(4).eval()
+    _copy_module(rlin, mlin)
+    _copy_module(rbn, mbn)
+    rf, mf = torch.nn.utils.fuse_linear_bn_eval(rlin, rbn), tc.nn.utils.fuse_linear_bn_eval(mlin, mbn)
+    check(mf.weight, rf.weight, rtol=1e-5, atol=1e-6)
+    check(mf.bias, rf.bias, rtol=1e-5, atol=1e-6)
+    bad = tc.nn.BatchNorm1d(3).eval()
+    with pytest.raises(AssertionError, match="linear.out_features=4 and bn.num_features=3"):
+        tc.nn.utils.fuse_linear_bn_eval(mlin, bad)
+    w, b = tc.nn.utils.fuse_linear_bn_weights(mlin.weight, None, mbn.running_mean, mbn.running_var, 1e-5,
+                                              mbn.weight, mbn.bias)
+    rw, rb = torch.nn.utils.fuse_linear_bn_weights(rlin.weight, None, rbn.running_mean, rbn.running_var, 1e-5,
+                                                   rbn.weight, rbn.bias)
+    check(w, rw, rtol=1e-5, atol=1e-6)
+    check(b, rb, rtol=1e-5, atol=1e-6)
+    assert b.requires_grad == rb.requires_grad
+
+
+def test_stateless_functional_call():
+    lin = tc.nn.Linear(3, 2)
+    new = {"weight": tc.ones(2, 3), "bias": tc.zeros(2)}
+    x = tc.tensor([[1.0, 2.0, 3.0]])
+    with pytest.warns(FutureWarning, match="torch.nn.utils.stateless.functional_call` is deprecated"):
+        out = tc.nn.utils.stateless.functional_call(lin, new, (x,))
+    assert out.tolist() == [[6.0, 6.0]] and lin.weight.tolist() != [[1.0] * 3] * 2
+
+
+def test_skip_init_and_conv_memory_format():
+    m = tc.nn.utils.skip_init(tc.nn.Linear, 5, 1)
+    assert isinstance(m, tc.nn.Linear) and tuple(m.weight.shape) == (1, 5) and m.weight.requires_grad
+    for lib in (torch, tc):
+        with pytest.raises(RuntimeError, match="Expected a Module; got"):
+            lib.nn.utils.skip_init(int)
+        with pytest.raises(RuntimeError, match="Module must support a 'device' arg to skip initialization"):
+            lib.nn.utils.skip_init(lib.nn.ReLU)
+    for lib in (torch, tc):
+        net = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3), lib.nn.Sequential(lib.nn.ConvTranspose2d(4, 2, 3)))
+        before = net[0].weight.detach().clone()
+        out = lib.nn.utils.convert_conv2d_weight_memory_format(net, lib.channels_last)
+        assert out is net
+        assert net[0].weight.is_contiguous(memory_format=lib.channels_last)
+        assert net[1][0].weight.is_contiguous(memory_format=lib.channels_last)
+        assert lib.equal(net[0].weight, before)
