@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor, device as _device
 from ..tensor import dtype as dt
+from ..tensor.tensor import INFERENCE
 from .math_api import convert
 
 __all__: list = []
@@ -93,7 +94,10 @@ def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
                            "use var_no_grad = var.detach().")
     if requires_grad and not self.dtype.is_floating_point:
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
-    self.requires_grad = requires_grad
+    if requires_grad and (self._base if self._base is not None else self)._inference and not INFERENCE.now():
+        raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+    if self.grad_fn is None:  # (on a non-leaf, requires_grad_(True) changes nothing, as in torch)
+        self.requires_grad = requires_grad
     return self
 
 

@@ -35,6 +35,7 @@ from .creation import full
 from .dispatch import launch, launch_into, register_kernel
 from .elementwise import torch_name
 from .masked import masked_fill_, nonzero
+from .mem_overlap import check_written
 
 __all__ = ["index_put"] + K.__all__ + S.__all__ + I.__all__
 METHODS: dict = {**S.METHODS, **I.METHODS, **K.METHODS}
@@ -357,6 +358,7 @@ def setitem(self: Tensor, index, value) -> None:
     """self[index] = value: a number or a tensor, broadcast to the selection."""
     if not isinstance(value, (Tensor, numbers.Number, np.generic)):
         raise TypeError(f"can't assign a {_type_name(value)} to a {self.type()}")
+    check_written(self)
     if self.requires_grad and self.grad_fn is None and is_grad_enabled() and _slices_to_view(self, index):
         raise RuntimeError(LEAF_VIEW)  # torch writes through the view its basic indexing made
     if not S.inplace_grad(self, (value,)):

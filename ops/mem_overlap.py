@@ -6,17 +6,32 @@ One place decides when a written-to tensor may share memory with itself or with 
 - an input sharing memory with the output: elementwise ops may read exactly the memory they write (the
   same elements in the same order, `x.add_(1)`), any other overlap is refused; other ops (index_select,
   cat, masked_select...) refuse full overlap too, as torch's assert_no_overlap.
+`check_out` also refuses a write into an inference tensor outside inference_mode (`check_written`), since
+every in-place op and `out=` passes through it.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..tensor import Tensor
+from ..tensor.tensor import INFERENCE
 
 INTERNAL = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
             "location. Please clone() the tensor before performing the operation.")
 PARTIAL = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
            "memory location. Please clone() the tensor before performing the operation.")
+
+INFERENCE_WRITE = ("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
+                   "get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+                   "more details.")
+
+
+def check_written(out: Tensor) -> None:
+    """torch's RuntimeError for an in-place write into an inference tensor (or a view of one) outside
+    inference_mode (`_inference`, `_base`: class defaults, so a normal tensor costs two attribute reads)."""
+    base = out._base if out._base is not None else out
+    if base._inference and not INFERENCE.now():
+        raise RuntimeError(INFERENCE_WRITE)
 
 
 def has_internal_overlap(t: Tensor) -> bool:
@@ -54,6 +69,7 @@ def overlap(a: Tensor, b: Tensor) -> str | None:
 def check_out(out: Tensor, reads=(), elementwise: bool = False) -> None:
     """torch's RuntimeError when `out` overlaps itself or any tensor in `reads` (numbers and None are
     skipped); `elementwise`: an input viewing exactly `out`'s elements is allowed."""
+    check_written(out)
     if has_internal_overlap(out):
         raise RuntimeError(INTERNAL)
     for r in reads:

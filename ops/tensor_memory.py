@@ -19,6 +19,7 @@ from ..tensor import dtype as dt
 from ..tensor.tensor import Size, contiguous_strides, numel_of
 from ..autograd.grad_mode import is_grad_enabled
 from .linalg_ldl import record_no_derivative
+from .mem_overlap import check_written
 from .view_grads import record_view
 from .views import make_view
 
@@ -220,6 +221,7 @@ def resize_(self: Tensor, *size, memory_format=None) -> Tensor:
     there keep their values, new ones are uninitialized."""
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
+    check_written(self)
     shape = _sizes(size)
     strides = _contiguous_for(shape, memory_format)
     offset, item = self._v.offset, self.dtype.itemsize

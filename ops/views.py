@@ -22,6 +22,7 @@ from ..vm import View
 from . import math_api as M
 from .dim_args import as_int, dims_arg, exporter, infer_size, size_args, wrap_dim  # noqa: F401 (re-exported)
 from .elementwise import check_leaf_inplace, torch_name
+from .mem_overlap import check_written
 from .view_grads import inplace_node, overload, record_view, strided_node, window_node
 
 __all__: list = []
@@ -592,6 +593,7 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
 def _inplace(fn, node: str, variant=lambda args, kwargs: 1):
     """The in-place form of view `fn`; `variant(args, kwargs)` numbers PyTorch's node (TBackward1...)."""
     def method(self: Tensor, *args, **kwargs) -> Tensor:
+        check_written(self)
         tracked = self.requires_grad and self.grad_fn is not None
         if not tracked and needs_grad((self,)):
             check_leaf_inplace(self)
