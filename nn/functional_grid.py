@@ -23,11 +23,13 @@ _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to a
 
 
 # -- affine_grid ---------------------------------------------------------------------------------
-def _base_coords(steps: int, align_corners: bool) -> np.ndarray:
-    """Normalized pixel coordinates in [-1, 1]: corner pixels' centers at +-1 with align_corners, else edges."""
+def _base_coords(steps: int, align_corners: bool, theta: Tensor) -> Tensor:
+    """Normalized pixel coordinates in [-1, 1]: corner pixels' centers at +-1 with align_corners, else edges;
+    computed in theta's dtype as torch does (a grid point that lands on a pixel exactly, or just beside it,
+    decides which neighbours grid_sample's gradient reads)."""
     if steps <= 1:
-        return np.zeros(max(steps, 0))
-    coords = np.linspace(-1.0, 1.0, steps)
+        return ops.zeros(max(steps, 0), dtype=theta.dtype, device=theta.device)
+    coords = ops.linspace(-1.0, 1.0, steps, dtype=theta.dtype, device=theta.device)
     return coords if align_corners else coords * (steps - 1) / steps
 
 
@@ -55,10 +57,9 @@ def affine_grid(theta: Tensor, size: list, align_corners: bool | None = None) ->
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     # base[..., k] is the k-th grid coordinate (x first, so the last spatial dim), then a column of ones
-    axes = [_base_coords(n, align_corners) for n in extent]
-    mesh = np.meshgrid(*axes, indexing="ij")
-    base = np.stack(list(mesh[::-1]) + [np.ones(tuple(extent))], axis=-1).reshape(-1, spatial + 1)
-    base = ops.tensor(base, dtype=theta.dtype, device=theta.device)
+    axes = [_base_coords(n, align_corners, theta) for n in extent]
+    mesh = ops.meshgrid(*axes, indexing="ij")
+    base = ops.stack(list(mesh[::-1]) + [ops.ones_like(mesh[0])], dim=-1).reshape(-1, spatial + 1)
     grid = ops.matmul(base, theta.transpose(1, 2))              # (N, prod(extent), spatial)
     return grid.reshape([size[0]] + extent + [spatial])
 
@@ -68,6 +69,10 @@ def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
     """[-1, 1] grid coordinates as pixel positions."""
     if align_corners:
         return (coord + 1) / 2 * (size - 1)
+    if coord.dtype in (dt.float32, dt.float16, dt.bfloat16):
+        # torch's kernel rounds (coord + 1) * size / 2 - 0.5 once (a fused multiply-add): a product of two
+        # floats is exact in double, so one rounding back gives the same pixel position bit for bit
+        return ((coord + 1).double() * (size / 2) - 0.5).to(coord.dtype)
     return ((coord + 1) * size - 1) / 2
 
 

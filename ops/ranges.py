@@ -129,11 +129,19 @@ def _arange_kernel(ins, outs, attrs) -> None:
         _store(outs[0], acc.type(start) + acc.type(step) * np.arange(outs[0].shape[0], dtype=acc))
 
 
-def _ramp(start, end, step, steps: int, dtype: np.dtype) -> np.ndarray:
-    """PyTorch's symmetric ramp: from `start` for the first half, back from `end` for the second, in `dtype`."""
+# a wider type in which `a * b + c` of two `dtype` numbers rounds once, as the fused multiply-add torch's
+# compiled loop uses (float32 products are exact in double; x86's long double holds double's nearly always)
+_FMA_WIDE = {np.dtype(np.float32): np.float64, np.dtype(np.float64): np.longdouble}
+
+
+def _ramp(start, end, step, steps: int, dtype: np.dtype, fused: bool = False) -> np.ndarray:
+    """PyTorch's symmetric ramp: from `start` for the first half, back from `end` for the second, in `dtype`;
+    `fused`: each value one multiply-add (start + step * i, end - step * (steps - 1 - i)) rounded once."""
+    wide = _FMA_WIDE.get(np.dtype(dtype), np.dtype(dtype).type) if fused else np.dtype(dtype).type
     idx = np.arange(steps)
-    down = (steps - idx - 1).astype(dtype)
-    return np.where(idx < steps // 2, start + step * idx.astype(dtype), end - step * down).astype(dtype)
+    up, down = idx.astype(wide), (steps - idx - 1).astype(wide)
+    start, end, step = wide(start), wide(end), wide(step)
+    return np.where(idx < steps // 2, start + step * up, end - step * down).astype(dtype)
 
 
 @register_kernel("linspace", "cpu")
@@ -151,7 +159,7 @@ def _linspace_kernel(ins, outs, attrs) -> None:
         _store(out, np.asarray(start))
         return
     start, end = work.type(start), work.type(end)
-    _store(out, _ramp(start, end, (end - start) / work.type(steps - 1), steps, work))
+    _store(out, _ramp(start, end, (end - start) / work.type(steps - 1), steps, work, fused=True))
 
 
 @register_kernel("logspace", "cpu")
