@@ -6,12 +6,14 @@ ordinary attribute. Subclasses set hyperparameters in `__init__` and compute in 
 """
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from typing import Callable, Iterator
 
 from ..autograd import no_grad
 from ..tensor import Tensor, device as _device
 from ..tensor import dtype as dt
+from .backward_hooks import BackwardHook, legacy_backward_hooks
 from .hooks import RemovableHandle
 from .parameter import Buffer, Parameter, set_data
 from .state_dict import StateDictMixin
@@ -48,6 +50,7 @@ class Module(StateDictMixin):
     _version: int = 1
     training: bool
     dump_patches: bool = False
+    call_super_init: bool = False
 
     def __init__(self, *args, **kwargs) -> None:
         if args or kwargs:
@@ -66,6 +69,9 @@ class Module(StateDictMixin):
         setter("_forward_hooks", OrderedDict())
         setter("_forward_hooks_with_kwargs", set())
         setter("_forward_hooks_always_called", set())
+        setter("_backward_hooks", OrderedDict())
+        setter("_backward_pre_hooks", OrderedDict())
+        setter("_is_full_backward_hook", None)
         setter("_state_dict_hooks", OrderedDict())
         setter("_load_state_dict_pre_hooks", OrderedDict())
         setter("_load_state_dict_post_hooks", OrderedDict())
@@ -76,7 +82,7 @@ class Module(StateDictMixin):
 
     # -- calling -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -90,6 +96,11 @@ class Module(StateDictMixin):
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        full = self._is_full_backward_hook is True and list(self._backward_hooks.values())
+        bw_hook = None
+        if full or self._backward_pre_hooks:
+            bw_hook = BackwardHook(self, full or [], list(self._backward_pre_hooks.values()))
+            args = bw_hook.setup_input_hook(args)
         called = set()
         try:
             output = self.forward(*args, **kwargs)
@@ -113,7 +124,46 @@ class Module(StateDictMixin):
                     except Exception:  # noqa: BLE001 - the forward's own error is the one to report
                         pass
             raise
+        if bw_hook is not None:
+            if not isinstance(output, (Tensor, tuple)):
+                warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
+                              f"Tensors but received {type(output)}", stacklevel=2)
+            output = bw_hook.setup_output_hook(output)
+        if self._is_full_backward_hook is False and self._backward_hooks:
+            legacy_backward_hooks(self, list(self._backward_hooks.values()), args, output)
         return output
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call `hook(module, grad_output)` when the outputs' gradients are known; it may replace them."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call `hook(module, grad_input, grad_output)` once the inputs' gradients are computed; it may
+        replace grad_input."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self._is_full_backward_hook = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """Deprecated: `hook(module, grad_input, grad_output)` on the node that made the output (its own
+        gradients, which are the module's only for one-node modules)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self._is_full_backward_hook = False
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
@@ -184,6 +234,20 @@ class Module(StateDictMixin):
         self._modules[name] = module
 
     register_module = add_module
+
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Put `module` at dotted path `target` (its parent must exist; with `strict`, the name too)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        *path, name = target.split(".")
+        parent = self.get_submodule(".".join(path))
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
 
     def get_submodule(self, target: str) -> "Module":
         """The submodule at dotted path `target` ('' is self)."""
@@ -295,6 +359,10 @@ class Module(StateDictMixin):
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        for name, empty in (("_backward_hooks", OrderedDict), ("_backward_pre_hooks", OrderedDict),
+                            ("_is_full_backward_hook", lambda: None)):  # pickled before these existed
+            if name not in self.__dict__:
+                self.__dict__[name] = empty()
 
     # -- traversal -----------------------------------------------------------------------------
     def named_modules(self, memo: set | None = None, prefix: str = "",
@@ -421,6 +489,14 @@ class Module(StateDictMixin):
             if buf is not None:
                 self._buffers[key] = fn(buf)
         return self
+
+    def to_empty(self, *, device, recurse: bool = True) -> "Module":
+        """Move parameters and buffers to `device` without copying their values (new, uninitialized storage)."""
+        from .. import ops
+        return self._apply(lambda t: ops.empty_like(t, device=device), recurse=recurse)
+
+    def compile(self, *args, **kwargs) -> None:
+        """torch compiles the module's call in place; tidal runs eagerly (the VM fuses), so calls are unchanged."""
 
     def share_memory(self) -> "Module":
         """Move every parameter and buffer into shared memory (Hogwild: worker processes update them in place)."""

@@ -18,6 +18,9 @@ from .parameter import Parameter
 __all__ = ["StateDictMixin"]
 
 
+_EXTRA_STATE = "_extra_state"  # the key of a module's get_extra_state() in its state dict
+
+
 class StateDictMixin:
     """Saving to and loading from a state dict (mixed into Module)."""
 
@@ -29,6 +32,29 @@ class StateDictMixin:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(self).get_extra_state is not StateDictMixin.get_extra_state:
+            destination[prefix + _EXTRA_STATE] = self.get_extra_state()
+
+    def get_extra_state(self):
+        """Extra (non-tensor) state for state_dict; a subclass that has some overrides this and set_extra_state."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
+                           "report this bug.")
+
+    def set_extra_state(self, state) -> None:
+        """Restore what get_extra_state returned (called by load_state_dict)."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
+                           "report this bug.")
+
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Call `hook(module, prefix, keep_vars)` before state_dict collects this module's entries."""
+        hooks = self.__dict__.get("_state_dict_pre_hooks")
+        if hooks is None:
+            hooks = self.__dict__["_state_dict_pre_hooks"] = OrderedDict()
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
 
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False) -> dict:
         """An ordered dict of every parameter and persistent buffer, keyed by dotted name."""
@@ -39,6 +65,8 @@ class StateDictMixin:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
+        for hook in self.__dict__.get("_state_dict_pre_hooks", {}).values():
+            hook(self, prefix, keep_vars)
         metadata = getattr(destination, "_metadata", None)
         if metadata is not None:
             metadata[prefix[:-1]] = {"version": self._version}
@@ -111,12 +139,18 @@ class StateDictMixin:
                 error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
                                   f"{current.size()} and whose dimensions in the checkpoint are "
                                   f"{incoming.size()}, an exception occurred : {exc.args}.")
+        extra_key = prefix + _EXTRA_STATE
+        has_extra = type(self).set_extra_state is not StateDictMixin.set_extra_state
+        if has_extra and extra_key in state_dict:
+            self.set_extra_state(state_dict[extra_key])
+        elif has_extra and strict:
+            missing_keys.append(extra_key)
         if strict:
             for key in state_dict:
                 if not key.startswith(prefix):
                     continue
                 head = key[len(prefix):].split(".", 1)[0]
-                if head not in self._modules and head not in local:
+                if head not in self._modules and head not in local and not (has_extra and key == extra_key):
                     unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict: Mapping, strict: bool = True, assign: bool = False) -> IncompatibleKeys:

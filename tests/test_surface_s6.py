@@ -252,3 +252,161 @@ def test_skip_init_and_conv_memory_format():
         assert net[0].weight.is_contiguous(memory_format=lib.channels_last)
         assert net[1][0].weight.is_contiguous(memory_format=lib.channels_last)
         assert lib.equal(net[0].weight, before)
+
+
+# ---- Module: backward hooks, extra state, set_submodule, to_empty ------------------------------
+
+def _hook_program(lib, state):
+    """A module with two outputs and a non-tensor argument, hooked; returns what the hooks saw and the grads."""
+    class Two(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(3, 2)
+
+        def forward(self, x, y, k=3):
+            return self.lin(x) * y, x.sum() * k
+
+    m = Two()
+    m.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
+    seen = []
+
+    def full(mod, grad_input, grad_output):
+        seen.append(("full", [None if g is None else g.detach().numpy().copy() for g in grad_input],
+                     [None if g is None else g.detach().numpy().copy() for g in grad_output]))
+
+    def pre(mod, grad_output):
+        seen.append(("pre", [None if g is None else g.detach().numpy().copy() for g in grad_output]))
+        return (grad_output[0] * 2, grad_output[1])
+
+    m.register_full_backward_hook(full)
+    m.register_full_backward_pre_hook(pre)
+    a = np.arange(12, dtype=np.float32).reshape(4, 3) / 7
+    x, y = lib.tensor(a, requires_grad=True), lib.tensor(np.full((4, 2), 0.5, np.float32))
+    out, s = m(x, y, 5)
+    (out.sum() + s).backward()
+    grads = [x.grad.numpy().copy(), m.lin.weight.grad.numpy().copy()]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out, s = m(x.detach(), y)  # no input requires grad: the hook fires from the outputs, grad_input all None
+        out.sum().backward()
+    return seen, grads, [str(w.message) for w in caught], (out.requires_grad, s.requires_grad)
+
+
+def test_full_backward_hooks_as_torch():
+    torch.manual_seed(0)
+    state = {k: v.numpy() for k, v in torch.nn.Linear(3, 2).state_dict().items()}
+    state = {"lin." + k: v for k, v in state.items()}
+    ref, mine = _hook_program(torch, state), _hook_program(tc, state)
+    assert [s[0] for s in mine[0]] == [s[0] for s in ref[0]]
+    for rs, ms in zip(ref[0], mine[0]):
+        for rpart, mpart in zip(rs[1:], ms[1:]):
+            assert len(rpart) == len(mpart)
+            for r, m in zip(rpart, mpart):
+                assert (r is None) == (m is None)
+                if r is not None:
+                    np.testing.assert_allclose(m, r, rtol=1e-5, atol=1e-6)
+    for r, m in zip(ref[1], mine[1]):
+        np.testing.assert_allclose(m, r, rtol=1e-5, atol=1e-6)
+    assert any("no inputs require gradients" in w for w in mine[2]) and any("no inputs require" in w for w in ref[2])
+    assert mine[3] == ref[3]
+
+
+def test_backward_hook_errors_and_replacement():
+    for lib in (torch, tc):
+        x = lib.ones(2, 3, requires_grad=True)
+        m = lib.nn.Linear(3, 2)
+        m.register_full_backward_hook(lambda mod, gi, go: (gi[0] * 10,))
+        m(x).sum().backward()
+        expected = m.weight.detach().sum(0) * 10
+        assert np.allclose(x.grad.numpy(), np.broadcast_to(expected.numpy(), (2, 3)))
+        bad = lib.nn.Linear(3, 2)
+        bad.register_full_backward_hook(lambda mod, gi, go: (gi[0], gi[0]))
+        with pytest.raises(RuntimeError, match="Backward hook returned an invalid number of grad_input, got 2, but "
+                                               "expected 1"):
+            bad(x).sum().backward()
+        badpre = lib.nn.Linear(3, 2)
+        badpre.register_full_backward_pre_hook(lambda mod, go: (go[0], go[0]))
+        with pytest.raises(RuntimeError, match="Backward pre hook returned an invalid number of grad_output, got 2"):
+            badpre(x).sum().backward()
+        legacy = lib.nn.Linear(3, 2)
+        legacy.register_backward_hook(lambda *a: None)
+        with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks and full backward hooks"):
+            legacy.register_full_backward_hook(lambda *a: None)
+        handle = m.register_full_backward_hook(lambda *a: (None,))
+        handle.remove()
+
+
+def test_legacy_backward_hook_runs_on_output_node():
+    """register_backward_hook sees the gradients of the node that made the output (its own, as in torch)."""
+    for lib in (torch, tc):
+        seen = []
+        m = lib.nn.Tanh()
+        m.register_backward_hook(lambda mod, gi, go: seen.append((gi[0].numpy().copy(), go[0].numpy().copy())))
+        x = lib.tensor([0.5, -1.0], requires_grad=True)
+        with pytest.warns(FutureWarning, match="non-full backward hook when the forward contains multiple autograd"):
+            y = m(x)  # x is a leaf: its node differs from the output node's next functions, as torch warns
+        y.sum().backward()
+        (gi, go), = seen
+        np.testing.assert_allclose(gi, 1 - np.tanh([0.5, -1.0]) ** 2, rtol=1e-5)
+        np.testing.assert_allclose(go, [1.0, 1.0])
+
+
+def _extra_program(lib):
+    class WithExtra(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(2, 2)
+            self.count = 5
+
+        def get_extra_state(self):
+            return {"count": self.count}
+
+        def set_extra_state(self, state):
+            self.count = state["count"]
+
+    out = []
+    sd = WithExtra().state_dict()
+    out.append(list(sd))
+    other = WithExtra()
+    other.count = 0
+    out.append((repr(other.load_state_dict(sd)), other.count))
+    partial = {k: v for k, v in sd.items() if k != "_extra_state"}
+    out.append(repr(WithExtra().load_state_dict(partial, strict=False)))
+    for module, state in ((WithExtra(), partial), (lib.nn.Linear(2, 2), sd)):
+        with pytest.raises(RuntimeError) as err:
+            module.load_state_dict(state)
+        out.append(str(err.value).replace("tidal", "torch"))
+    with pytest.raises(RuntimeError) as err:
+        lib.nn.Linear(2, 2).get_extra_state()
+    out.append(str(err.value))
+    return out
+
+
+def test_extra_state_as_torch():
+    assert _extra_program(tc) == _extra_program(torch)
+
+
+def test_set_submodule_state_dict_pre_hook_to_empty():
+    results = []
+    for lib in (torch, tc):
+        net = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.Sequential(lib.nn.ReLU()))
+        net.set_submodule("1.0", lib.nn.Tanh())
+        out = [type(net[1][0]).__name__]
+        for args in (("1.5", lib.nn.Tanh(), True), ("2.0", lib.nn.Tanh()), ("0.weight", lib.nn.Tanh()),
+                     ("", lib.nn.Tanh()), ("1.0", 3)):
+            try:
+                net.set_submodule(*args)
+            except (AttributeError, ValueError) as e:
+                out.append((type(e).__name__, str(e)))
+        net.set_submodule("1.1", lib.nn.ReLU())
+        out.append(len(net[1]))
+        calls = []
+        net.register_state_dict_pre_hook(lambda mod, prefix, keep_vars: calls.append((prefix, keep_vars)))
+        net[0].register_state_dict_pre_hook(lambda mod, prefix, keep_vars: calls.append((prefix, keep_vars)))
+        net.state_dict(keep_vars=True)
+        out.append(calls)
+        weight = net[0].weight
+        assert net.to_empty(device="cpu") is net and net[0].weight is weight and weight.requires_grad
+        out.append(lib.nn.Module.call_super_init)
+        results.append(out)
+    assert results[1] == results[0]
