@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import warnings
+import weakref
 
 from ..tensor import Tensor
 from .engine import run_backward, run_post_accumulate_hooks
@@ -23,6 +24,8 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     tensors = _as_tuple(tensors)
     grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
     create_graph = bool(create_graph)  # the engine's set_grad_enabled takes a bool only
+    if _retaining:
+        follow_retained()
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph and not _warned["create_graph"]:  # torch warns once per process
@@ -66,6 +69,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     create_graph = bool(create_graph)  # the engine's set_grad_enabled takes a bool only
     if retain_graph is None:
         retain_graph = create_graph
+    if _retaining:
+        follow_retained()
     found = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs, accumulate=False,
                          allow_unused=bool(allow_unused) or materialize_grads, prune=True)
     if materialize_grads:
@@ -111,16 +116,46 @@ def retain_grad(self: Tensor) -> None:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if self.grad_fn is None or self.__dict__.get("_retains_grad"):
         return
-    self.__dict__["_retains_grad"] = True
-    import weakref
-    ref = weakref.ref(self)
+    _retain_on(self)
+    key = id(self)
+    _retaining[key] = weakref.ref(self, lambda _: _retaining.pop(key, None))
+
+
+def _retain_on(t: Tensor) -> None:
+    """Put the hook that keeps `t`'s gradient in .grad on t's grad_fn, and remember where it is."""
+    ref = weakref.ref(t)
 
     def hook(g):
         t = ref()
         if t is not None and g is not None:
             t.grad = g.detach().clone() if t.grad is None else t.grad + g.detach()
     hook.retains_grad = True  # register_hook keeps it last: .grad holds the gradient after every hook
-    self.grad_fn.pre_hooks(self._output_nr).append(hook)
+    t.__dict__["_retains_grad"] = (t.grad_fn, t._output_nr, hook)
+    t.grad_fn.pre_hooks(t._output_nr).append(hook)
+
+
+# tensors that called retain_grad, by id: torch moves the hook to a tensor's new grad_fn when an in-place op
+# (or a write into its base) gives it one; tidal moves it when a backward starts (the graph is the same then)
+_retaining: dict = {}
+
+
+def follow_retained() -> None:
+    """Move the retain_grad hook of every tensor whose grad_fn changed since to its current grad_fn."""
+    for ref in tuple(_retaining.values()):
+        t = ref()
+        if t is None:
+            continue
+        fn, nr, hook = t.__dict__["_retains_grad"]
+        if t.grad_fn is fn and t._output_nr == nr:
+            continue
+        hooks = fn.pre_hooks(nr)
+        if hook in hooks:
+            hooks.remove(hook)
+        if t.grad_fn is None:  # detach_() made it a leaf: nothing left to retain
+            t.__dict__.pop("_retains_grad")
+            _retaining.pop(id(t), None)
+        else:
+            _retain_on(t)
 
 
 def register_hook(self: Tensor, hook) -> RemovableHandle:

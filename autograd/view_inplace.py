@@ -27,10 +27,10 @@ from .grad_mode import is_grad_enabled, no_grad
 from .graph import no_tangents, record
 
 LEAF_VIEW = "a view of a leaf Variable that requires grad is being used in an in-place operation."
-_NO_GRAD_VIEW = ("A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
-                 "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
-                 "both the view and the inplace either both inside the no_grad block (if you don't want the inplace "
-                 "to be tracked) or both outside (if you want the inplace to be tracked).")
+NO_GRAD_VIEW = ("A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
+                "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+                "both the view and the inplace either both inside the no_grad block (if you don't want the inplace "
+                "to be tracked) or both outside (if you want the inplace to be tracked).")
 _MULTI_VIEW = ("Output {k} of {fn} is a view and is being modified inplace. This view is the output of a function "
                "that returns multiple views. Such functions do not allow the output views to be modified inplace. "
                "You should replace the inplace operation by an out-of-place one.")
@@ -98,7 +98,7 @@ def check_view_write(out: Tensor) -> None:
     base = out._base
     if out.grad_fn is None and base.requires_grad and is_grad_enabled():
         # a view of a tensor that requires grad has a node unless it was made under no_grad
-        raise RuntimeError(_NO_GRAD_VIEW)
+        raise RuntimeError(NO_GRAD_VIEW)
     if out.requires_grad and base.requires_grad and base.grad_fn is None:
         raise RuntimeError(LEAF_VIEW)
     fn = out.grad_fn

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.graph import needs_grad, record
-from ..autograd.view_inplace import LEAF_VIEW, inplace_writer, track_view, write_inplace
+from ..autograd.view_inplace import LEAF_VIEW, NO_GRAD_VIEW, inplace_writer, track_view, write_inplace
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..tensor.tensor import contiguous_strides
@@ -359,34 +359,41 @@ def setitem(self: Tensor, index, value) -> None:
     if not isinstance(value, (Tensor, numbers.Number, np.generic)):
         raise TypeError(f"can't assign a {_type_name(value)} to a {self.type()}")
     check_written(self)
-    if self.requires_grad and self.grad_fn is None and is_grad_enabled() and _slices_to_view(self, index):
-        raise RuntimeError(LEAF_VIEW)  # torch writes through the view its basic indexing made
+    if self.requires_grad and self.grad_fn is None and is_grad_enabled():
+        op = _last_view_op(self, index)  # torch writes through the view its basic indexing made
+        if "_nograd_view" in self.__dict__:  # a view made under no_grad (ops/views.make_view)
+            raise RuntimeError(NO_GRAD_VIEW if op is None else f"Output 0 of {op} is a view of a view which"
+                               + NO_GRAD_VIEW[len("A view"):])
+        if op is not None:
+            raise RuntimeError(LEAF_VIEW)
     if not S.inplace_grad(self, (value,)):
         _assign(self, index, value)
         return
     write_inplace(self, _recorded_setitem, index, value)
 
 
-def _slices_to_view(t: Tensor, index) -> bool:
-    """Whether the basic part of `index` (ints, None, slices) makes a view other than `t` itself, as torch's
-    indexing does before it writes (a full slice or Ellipsis keeps `t`)."""
+def _last_view_op(t: Tensor, index) -> str | None:
+    """The last view op ("Select", "Slice", "Unsqueeze") the basic part of `index` (ints, None, slices) applies
+    to `t`, as torch's indexing does before it writes; None when it keeps `t` (a full slice, Ellipsis)."""
     parts = index if isinstance(index, tuple) else (index,)
-    d = 0
+    d, last = 0, None
     for p in parts:
-        if p is None or (isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_))):
-            return True
-        if p is Ellipsis:
+        if p is None:
+            last = "Unsqueeze"
+        elif isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)):
+            last, d = "Select", None if d is None else d + 1
+        elif p is Ellipsis:
             d = None  # the dims after it are counted from the end: only plainly full slices keep `t`
         elif isinstance(p, slice):
             size = t.shape[d] if d is not None and d < t.ndim else None
             full = p.start in (None, 0) and p.step in (None, 1) and (
                 p.stop is None or (size is not None and isinstance(p.stop, int) and p.stop >= size))
             if not full:
-                return True
+                last = "Slice"
             d = None if d is None else d + 1
         else:
             d = None if d is None else d + (p.ndim if isinstance(p, Tensor) and p.dtype is dt.bool_ else 1)
-    return False
+    return last
 
 
 def _recorded_setitem(self: Tensor, index, value) -> None:

@@ -10,15 +10,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.graph import needs_grad, record
+from ..autograd.view_inplace import write_inplace
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from .broadcast import broadcast_shapes
 from .dispatch import launch_into, register_kernel, same_device
-from .elementwise import torch_name
+from .creation import zeros_like
+from .elementwise import check_leaf_inplace, torch_name
 from .factory_args import (CHECKED_NAME, FLOAT_DIGITS, FLOAT_MAX, TYPEMETA_NAME, check_requires_grad, check_shape,
                            device_arg, dtype_arg, empty_like_tensor, fmt, int_arg, is_int, number_arg, reject_extra,
                            out_dtype, size_tuple, size_varargs, tensor_arg, write_out)
 from . import many_dims
+from .view_grads import overload
 from .mem_overlap import check_out
 from .rng import (Generator, default_generator, generator_for, get_rng_state, initial_seed, manual_seed, philox,
                   seed, set_rng_state)
@@ -203,6 +206,28 @@ def _from_params(name: str, result: Tensor, params: tuple, backward=_zero_backwa
     return result
 
 
+def _sample_inplace(sampler: str, out: Tensor, params: tuple, generator, node: str, ins: tuple = (),
+                    fn: str | None = None) -> Tensor:
+    """`_sample` for an in-place method: in grad mode, torch's refusal on a leaf (or a view made under no_grad)
+    and a node (`node`, e.g. NormalBackward0) whose gradient is zero for `out`'s old values and for `ins`."""
+    if not needs_grad((out,) + ins):
+        return _sample(sampler, out, params, generator, ins, fn)
+    check_leaf_inplace(out)
+    return write_inplace(out, _sample_recorded, sampler, params, generator, node, ins, fn)
+
+
+def _sample_recorded(out: Tensor, sampler: str, params: tuple, generator, node: str, ins: tuple, fn) -> Tensor:
+    _sample(sampler, out, params, generator, ins, fn)
+    if out.dtype.is_floating_point:
+        record(node, _zero_grads, (out,) + ins, (out,))
+    return out
+
+
+def _zero_grads(node, g) -> tuple:
+    zero = zeros_like(g)  # (the engine sums it to each input's shape)
+    return (zero,) * len(node.next_functions)
+
+
 def _fresh(fn: str, sampler: str, params: tuple, target: Tensor, requires_grad: bool, generator,
            ins: tuple = (), out=None) -> Tensor:
     """Fill a new tensor with samples (a creation, so its version stays 0); copy it to `out=` if given."""
@@ -308,12 +333,12 @@ def _expand_check(p: Tensor, target: tuple) -> None:
 # -- in-place samplers (Tensor methods) ---------------------------------------------------------------------
 def uniform_(self: Tensor, from_=0.0, to=1.0, *, generator=None) -> Tensor:
     """Fill with samples from the uniform distribution on [from, to)."""
-    return _sample("uniform_", self, _uniform_params(self.dtype, from_, to), generator)
+    return _sample_inplace("uniform_", self, _uniform_params(self.dtype, from_, to), generator, "uniform")
 
 
 def normal_(self: Tensor, mean=0.0, std=1.0, *, generator=None) -> Tensor:
     """Fill with samples from the normal distribution N(mean, std**2)."""
-    return _sample("normal_", self, _normal_params(self.dtype, mean, std), generator)
+    return _sample_inplace("normal_", self, _normal_params(self.dtype, mean, std), generator, "normal")
 
 
 def random_(self: Tensor, from_=_UNSET, to=_UNSET, *, generator=None) -> Tensor:
@@ -323,7 +348,8 @@ def random_(self: Tensor, from_=_UNSET, to=_UNSET, *, generator=None) -> Tensor:
         low, high = (0, None) if from_ is _UNSET else (0, from_)
     else:
         low, high = (0 if from_ is _UNSET else from_), to
-    return _sample("random_", self, _random_params("random_", self.dtype, low, high), generator)
+    node = overload("random", 2 if to is _UNSET and from_ is _UNSET else 1 if to is _UNSET else 0)
+    return _sample_inplace("random_", self, _random_params("random_", self.dtype, low, high), generator, node)
 
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
@@ -334,13 +360,13 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
         if self.dtype.is_complex:
             raise _not_implemented("bernoulli_tensor_cpu_self_", self.dtype)
         _expand_check(p, self._v.shape)
-        return _sample("bernoulli", self, (), generator, (p,), "bernoulli_")
+        return _sample_inplace("bernoulli", self, (), generator, overload("bernoulli", 1), (p,), "bernoulli_")
     p = _float_arg("bernoulli_", "p", p)
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={fmt(p)}")
     if self.dtype.is_complex:
         raise _not_implemented("bernoulli_scalar_cpu_", self.dtype)
-    return _sample("bernoulli_", self, (p,), generator)
+    return _sample_inplace("bernoulli_", self, (p,), generator, overload("bernoulli", 2))
 
 
 def exponential_(self: Tensor, lambd=1.0, *, generator=None) -> Tensor:
@@ -351,7 +377,7 @@ def exponential_(self: Tensor, lambd=1.0, *, generator=None) -> Tensor:
     if not _continuous(self.dtype):
         raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
                            f"floating point but you specified {torch_name(self.dtype)}")
-    return _sample("exponential_", self, (lambd,), generator)
+    return _sample_inplace("exponential_", self, (lambd,), generator, "exponential")
 
 
 def geometric_(self: Tensor, p, *, generator=None) -> Tensor:
@@ -361,7 +387,7 @@ def geometric_(self: Tensor, p, *, generator=None) -> Tensor:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={fmt(p)}")
     if self.dtype is dt.bool_ or self.dtype.is_complex:
         raise _not_implemented("geometric_cpu", self.dtype)
-    return _sample("geometric_", self, (p,), generator)
+    return _sample_inplace("geometric_", self, (p,), generator, "geometric")
 
 
 def log_normal_(self: Tensor, mean=1.0, std=2.0, *, generator=None) -> Tensor:
@@ -371,7 +397,7 @@ def log_normal_(self: Tensor, mean=1.0, std=2.0, *, generator=None) -> Tensor:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={fmt(std)}")
     if not _continuous(self.dtype):
         raise _not_implemented("log_normal_cpu", self.dtype)
-    return _sample("log_normal_", self, (mean, std), generator)
+    return _sample_inplace("log_normal_", self, (mean, std), generator, "log_normal")
 
 
 def cauchy_(self: Tensor, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
@@ -383,7 +409,7 @@ def cauchy_(self: Tensor, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
         raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a "
                            f"floating point but you specified "
                            f"{TYPEMETA_NAME.get(self.dtype) or _COMPLEX_TYPEMETA[self.dtype]}")
-    return _sample("cauchy_", self, (median, sigma), generator)
+    return _sample_inplace("cauchy_", self, (median, sigma), generator, "cauchy")
 
 
 METHODS.update(uniform_=uniform_, normal_=normal_, random_=random_, bernoulli_=bernoulli_,

@@ -161,3 +161,223 @@ def test_inference_tensor_reads_and_new_tensors_allowed():
         i = _inference(t)
         return i + 1, i.view(3), i[1:] * 2, i.clone().add_(1), t.cat([i, i])
     same(fn)
+
+
+# -- 3. views made under no_grad of a tensor that requires grad ----------------------------------------------
+_NOGRAD_VIEWS = {
+    "slice": lambda x: x[:2],
+    "select": lambda x: x[0],
+    "view": lambda x: x.view(12),
+    "unsqueeze": lambda x: x.unsqueeze(0),
+    "transpose": lambda x: x.t(),
+    "expand": lambda x: x[:1].expand(3, 4),
+    "unbind": lambda x: x.unbind(0)[1],
+    "narrow": lambda x: x.narrow(1, 1, 2),
+    "nonleaf_slice": lambda x: x[1:],  # (x made a non-leaf first, by _nograd_view)
+}
+
+
+def _nograd_view(t, name):
+    x = t.ones(3, 4, requires_grad=True)
+    if name.startswith("nonleaf"):
+        x = x * 2
+    with t.no_grad():
+        return x, _NOGRAD_VIEWS[name](x)
+
+
+@PATCH_RG
+@pytest.mark.parametrize("name", sorted(_NOGRAD_VIEWS))
+def test_nograd_view_requires_grad_as_torch(name):
+    def fn(t):
+        x, v = _nograd_view(t, name)
+        return v.requires_grad, v.is_leaf, v.grad_fn is None
+    same(fn)
+
+
+@pytest.mark.parametrize("name", ["slice", "view", "nonleaf_slice"])
+def test_nograd_view_passes_no_gradient(name):
+    """A gradient reaches neither the view nor its base; backward through it runs without error."""
+    def fn(t):
+        x, v = _nograd_view(t, name)
+        w = t.ones(v.shape, requires_grad=True)
+        (v * w).sum().backward()
+        return x.grad if x.is_leaf else None, v.grad, w.grad
+    same(fn)
+
+
+def test_nograd_view_detached_and_not_views_do_not_require_grad():
+    def fn(t):
+        x = t.ones(3, 4, requires_grad=True)
+        with t.no_grad():
+            return x.detach().requires_grad, x.clone().requires_grad, (x * 2).requires_grad, x.data[:2].requires_grad
+    same(fn)
+
+
+@PATCH_RG
+def test_nograd_view_keeps_requires_grad_when_set_false():
+    same(lambda t: _setattr(_nograd_view(t, "slice")[1], "requires_grad", False).requires_grad)
+
+
+_NOGRAD_WRITES = {
+    "mul_": lambda t, v: v.mul_(2),
+    "zero_": lambda t, v: v.zero_(),
+    "copy_": lambda t, v: v.copy_(t.zeros(v.shape)),
+    "unsqueeze_": lambda t, v: v.unsqueeze_(0),
+    "normal_": lambda t, v: v.normal_(),
+    "index_fill_": lambda t, v: v.index_fill_(0, t.tensor([0]), 1.),
+    "setitem_select": lambda t, v: v.__setitem__(0, 3.),
+    "setitem_slice": lambda t, v: v.__setitem__((0, slice(1, None)), 3.),
+    "setitem_unsqueeze": lambda t, v: v.__setitem__((slice(None), None), 3.),
+    "setitem_full": lambda t, v: v.__setitem__(Ellipsis, 3.),
+    "setitem_index": lambda t, v: v.__setitem__(t.tensor([1]), 3.),
+}
+
+
+_NOGRAD_WRITES_NOW = {"index_fill_"}  # refused before the patch too
+
+
+@pytest.mark.parametrize("name", [n if n in _NOGRAD_WRITES_NOW else pytest.param(n, marks=PATCH_RG)
+                                  for n in sorted(_NOGRAD_WRITES)])
+def test_nograd_view_write_in_grad_mode_refused(name):
+    """torch refuses the write, so the leaf keeps its values (tidal wrote through before)."""
+    def fn(t):
+        x, v = _nograd_view(t, "slice")
+        try:
+            _NOGRAD_WRITES[name](t, v)
+        except RuntimeError as e:
+            return str(e), x
+        return "no error", x
+    same(fn)
+
+
+@pytest.mark.parametrize("name", sorted(_NOGRAD_WRITES))
+def test_nograd_view_write_under_no_grad_allowed(name):
+    def fn(t):
+        x, v = _nograd_view(t, "slice")
+        with t.no_grad():
+            if name != "normal_":
+                _NOGRAD_WRITES[name](t, v)
+        return x.requires_grad, x.grad_fn is None, x.shape
+    same(fn)
+
+
+@pytest.mark.parametrize("index", [0, slice(1, None), (slice(None), 0), (0, slice(1, 3)), None, Ellipsis,
+                                   slice(0, 5)], ids=repr)
+def test_setitem_on_leaf_messages(index):
+    def fn(t):
+        x = t.ones(3, 4, requires_grad=True)
+        x[index] = 3.
+    same(fn)
+
+
+# -- in-place random samplers in grad mode -------------------------------------------------------------------
+_SAMPLERS = {"normal_": (), "uniform_": (), "bernoulli_": (), "exponential_": (), "random_": (), "cauchy_": (),
+             "geometric_": (0.5,), "log_normal_": (), "random_5": (5,), "random_1_5": (1, 5)}
+
+
+@pytest.mark.parametrize("name", sorted(_SAMPLERS))
+def test_inplace_sampler_node_and_zero_gradient(name):
+    """Sampling into a non-leaf gives torch's node (NormalBackward0...), and the old values get no gradient."""
+    def fn(t):
+        x = t.ones(3, requires_grad=True)
+        y = x * 2
+        getattr(y, name.split("_")[0] + "_" if name.startswith("random") else name)(*_SAMPLERS[name])
+        kind = type(y.grad_fn).__name__
+        y.sum().backward()
+        return kind, x.grad
+    same(fn)
+
+
+@pytest.mark.parametrize("name", ["normal_", "uniform_", "bernoulli_", "exponential_"])
+def test_inplace_sampler_on_leaf_refused(name):
+    same(lambda t: getattr(t.ones(3, requires_grad=True), name)())
+    same(lambda t: getattr(t.ones(3, requires_grad=True)[:2], name)())
+
+
+def test_inplace_bernoulli_tensor_p_gets_zero_gradient():
+    def fn(t):
+        x = t.ones(3, requires_grad=True)
+        p = t.full((3,), 0.5, requires_grad=True)
+        y = x * 2
+        y.bernoulli_(p)
+        kind = type(y.grad_fn).__name__
+        (y * 1).sum().backward()
+        return kind, x.grad, p.grad
+    same(fn)
+
+
+def test_sampler_into_view_of_nonleaf():
+    def fn(t):
+        x = t.ones(4, requires_grad=True)
+        y = x * 2
+        y[1:3].uniform_()
+        kind = type(y.grad_fn).__name__
+        y.sum().backward()
+        return kind, x.grad
+    same(fn)
+
+
+# -- 4. retain_grad follows the tensor through in-place ops -----------------------------------------------------
+def _retained(t, write):
+    x = t.tensor([1., 2., 3.], requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    write(t, y)
+    (y * y).sum().backward()
+    return y.grad, x.grad, y.retains_grad
+
+
+_RETAIN_WRITES = {
+    "mul_": lambda t, y: y.mul_(3),
+    "add_tensor_": lambda t, y: y.add_(t.tensor([1., 2., 3.], requires_grad=True)),
+    "setitem": lambda t, y: y.__setitem__(0, 10.),
+    "view_write": lambda t, y: y[1:].mul_(2),
+    "copy_": lambda t, y: y.copy_(t.tensor([4., 5., 6.])),
+    "twice": lambda t, y: (y.mul_(3), y.add_(1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_RETAIN_WRITES))
+def test_retain_grad_follows_inplace(name):
+    same(lambda t: _retained(t, _RETAIN_WRITES[name]))
+
+
+def test_retain_grad_on_view_follows_write_into_base():
+    def fn(t):
+        x = t.tensor([1., 2., 3.], requires_grad=True)
+        y = x * 2
+        v = y[:2]
+        v.retain_grad()
+        y.add_(1)
+        (v * v).sum().backward()
+        return v.grad, x.grad
+    same(fn)
+
+
+def test_retain_grad_and_hooks_around_inplace():
+    """A hook registered before the in-place op stays on the old node; retain_grad moves to the new one."""
+    def fn(t):
+        seen = []
+        x = t.tensor([1., 2., 3.], requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        y.register_hook(lambda g: seen.append(g * 1))
+        z = y * 5
+        y.add_(1)
+        y.register_hook(lambda g: seen.append(g * 10))
+        (z.sum() + (y * y).sum()).backward()
+        return y.grad, x.grad, seen
+    same(fn)
+
+
+def test_retain_grad_through_autograd_grad_and_twice():
+    def fn(t):
+        x = t.tensor([1., 2., 3.], requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        y.mul_(3)
+        (y * y).sum().backward(retain_graph=True)
+        first = y.grad.clone()
+        (y * y).sum().backward()
+        return first, y.grad, x.grad
+    same(fn)
