@@ -17,6 +17,8 @@ from . import accelerator, cpu
 from .. import func
 from . import multiprocessing, random
 from . import fft, masked, signal, sparse, special
+from . import functional, futures, linalg, types
+from .futures import Future
 from ._aten_functional import *  # noqa: F401,F403 - torch.dropout, torch.layer_norm... (ATen signatures)
 from ._aten_native import *  # noqa: F401,F403 - torch.native_layer_norm... (with their saved statistics)
 from ._aten_nn import *  # noqa: F401,F403 - torch.convolution, torch.lstm, torch.gru_cell... (ATen signatures)
@@ -44,9 +46,15 @@ from ._runtime import (get_deterministic_debug_mode, get_device, is_anomaly_chec
                        is_inference_mode_enabled, is_warn_always_enabled, set_anomaly_enabled,
                        set_default_tensor_type, set_deterministic_debug_mode, set_warn_always)
 from .amp import GradScaler, autocast, is_autocast_enabled
-from .version import __version__
+from .torch_version import __version__
+from . import torch_version
+from ._errors import AcceleratorError, OutOfMemoryError
+from ._streams import Event, Stream
 
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
+legacy_contiguous_format = contiguous_format  # torch's alias of the same token
+# what tidal's build offers, as torch's flags report its own: LAPACK (NumPy's) and the FFTs yes, MKL no
+has_lapack, has_spectral, has_mkl, has_openmp = True, True, backends.mkl.is_available(), backends.openmp.is_available()
 newaxis = None
 
 _mirrored = _mirror(globals(), _tidal)

@@ -1,7 +1,7 @@
 """tidal.nn: modules, parameters, containers, the functional layer, initializers and utilities."""
 from __future__ import annotations
 
-from . import attention, functional, grad, init, utils
+from . import attention, common_types, functional, grad, init, utils
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .module import Module
 from .modules import *  # noqa: F401,F403
@@ -9,7 +9,23 @@ from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter
 
 __all__ = ["Module", "Parameter", "Buffer", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
-           "ParameterDict", "attention", "functional", "grad", "init", "utils", "parallel"] + list(_modules_all)
+           "ParameterDict", "attention", "common_types", "factory_kwargs", "functional", "grad", "init", "utils", "parallel"] + list(_modules_all)
+
+
+def factory_kwargs(kwargs: dict | None) -> dict:
+    """The factory arguments (device, dtype, memory_format) in `kwargs`, merged with its `factory_kwargs`."""
+    if kwargs is None:
+        return {}
+    simple = {"device", "dtype", "memory_format"}
+    unexpected = kwargs.keys() - (simple | {"factory_kwargs"})
+    if unexpected:
+        raise TypeError(f"unexpected kwargs {unexpected}")
+    out = dict(kwargs.get("factory_kwargs", {}))
+    for key in simple & kwargs.keys():
+        if key in out:
+            raise TypeError(f"{key} specified twice, in **kwargs and in factory_kwargs")
+        out[key] = kwargs[key]
+    return out
 
 
 def __getattr__(name: str):

@@ -410,3 +410,117 @@ def test_set_submodule_state_dict_pre_hook_to_empty():
         out.append(lib.nn.Module.call_super_init)
         results.append(out)
     assert results[1] == results[0]
+
+
+# ---- small torch.* names: version, futures, streams, errors, flags, importable modules ----------
+
+@pytest.mark.parametrize("other", ["2.0", "2.13", "2.13.0", "2.13.1", "2.13.0rc1", "2.14.0.dev20260101", "1.13.1",
+                                   (2, 13), (2, 12, 9), (3,), "parrot"])
+def test_torch_version_compares_as_torch(other):
+    ref = torch.torch_version.TorchVersion("2.13.0+tidal")
+    mine = tc.__version__
+    assert isinstance(mine, str) and mine == "2.13.0+tidal" and type(mine).__name__ == "TorchVersion"
+    for op in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__"):
+        assert getattr(mine, op)(other) == getattr(ref, op)(other), (op, other)
+    assert {mine: 1}["2.13.0+tidal"] == 1
+
+
+def test_futures_as_torch():
+    results = []
+    for lib in (torch, tc):
+        F, out = lib.futures.Future, []
+        f = F()
+        out.append(f.done())
+        f.set_result(3)
+        with pytest.raises(RuntimeError, match="Attempting to mark a completed Future as complete again"):
+            f.set_result(4)
+        out += [f.wait(), f.value(), f.done()]
+        g = F()
+        g.set_exception(ValueError("bad"))
+        for call in (g.wait, g.value):
+            with pytest.raises(ValueError, match="bad"):
+                call()
+        out.append(f.then(lambda fut: fut.wait() + 1).wait())
+        with pytest.raises(RuntimeError, match="Got the following error when running the callback: "
+                                               "ZeroDivisionError: division by zero"):
+            f.then(lambda fut: 1 / 0).wait()
+        late, seen = F(), []
+        late.add_done_callback(lambda fut: seen.append(fut.value()))
+        late.set_result(7)
+        out.append(seen)
+        out.append([x.wait() for x in lib.futures.collect_all([f, late]).wait()])
+        out.append(lib.futures.wait_all([f, late]))
+        with pytest.raises(ValueError, match="bad"):
+            lib.futures.wait_all([f, g])
+        with pytest.raises(AssertionError, match="3 is of type <class 'int'>, not an Exception."):
+            F().set_exception(3)
+        results.append(out)
+    assert results[1] == results[0]
+
+
+def test_generic_stream_and_event_on_cpu():
+    for lib in (torch, tc):
+        s, e = lib.Stream("cpu"), lib.Event()
+        assert repr(s) == "torch.Stream device_type=cpu, device_index=-1, stream_id=0"
+        assert repr(lib.Event(enable_timing=True)) == ("torch.Event device_type=cpu, device_index=-1, event_flag=1, "
+                                                       "event_id=0")
+        assert s == lib.Stream() and hash(s) == hash(lib.Stream()) and s.device_type == 0 and str(s.device) == "cpu"
+        assert s.query() and e.query() and s.is_capturing() is False
+        s.synchronize(), e.synchronize(), e.wait(), s.wait_event(e)
+        for call in (lambda: s.wait_stream(lib.Stream()), s.record_event, e.record):
+            with pytest.raises(RuntimeError, match="cpu backend doesn't support events."):
+                call()
+        with pytest.raises(ValueError, match="Both events must be created with argument 'enable_timing=True'."):
+            e.elapsed_time(e)
+        with pytest.raises(NotImplementedError, match="torch.Event ipc is not supported yet"):
+            e.ipc_handle()
+        with pytest.raises(RuntimeError, match="PyTorch is not linked with support for cuda devices"):
+            lib.Stream("cuda")
+
+
+def test_errors_flags_and_aliases():
+    for name in ("OutOfMemoryError", "AcceleratorError"):
+        assert issubclass(getattr(tc, name), RuntimeError)
+    assert tc.OutOfMemoryError is tc.cuda.OutOfMemoryError
+    assert tc.legacy_contiguous_format is tc.contiguous_format
+    assert repr(tc.legacy_contiguous_format) == repr(torch.legacy_contiguous_format)
+    assert tc.has_lapack is True and tc.has_spectral is True
+    assert tc.has_mkl == tc.backends.mkl.is_available() and tc.has_openmp == tc.backends.openmp.is_available()
+    assert tc.nn.factory_kwargs({"device": "cpu", "factory_kwargs": {"dtype": tc.float64}}) == \
+        {"device": "cpu", "dtype": tc.float64}
+    for lib in (torch, tc):
+        with pytest.raises(TypeError, match="unexpected kwargs"):
+            lib.nn.factory_kwargs({"bias": True})
+        with pytest.raises(TypeError, match="dtype specified twice, in \\*\\*kwargs and in factory_kwargs"):
+            lib.nn.factory_kwargs({"dtype": lib.float32, "factory_kwargs": {"dtype": lib.float32}})
+    assert tc.nn.utils.rnn.bind(None, abs) is None and tc.nn.utils.rnn.bind(-2, abs) == 2
+    assert issubclass(tc.nn.utils.rnn.PackedSequence, tc.nn.utils.rnn.PackedSequence_)
+    assert tc.nn.utils.rnn.PackedSequence_._fields == torch.nn.utils.rnn.PackedSequence_._fields
+
+
+def test_modules_scripts_import(tmp_path):
+    """`import torch.linalg`, torch.types, torch.functional, torch.futures, torch.nn.common_types... resolve."""
+    import subprocess
+    import sys
+    script = tmp_path / "imports.py"
+    script.write_text(
+        "import torch.linalg, torch.types, torch.functional, torch.futures, torch.cpu, torch.nn.grad\n"
+        "from torch.linalg import norm, vector_norm\n"
+        "from torch.nn.common_types import _size_2_t\n"
+        "from torch.nn.attention import SDPBackend, sdpa_kernel\n"
+        "from torch.nn.attention.bias import causal_lower_right\n"
+        "from torch.nn.utils.fusion import fuse_conv_bn_eval\n"
+        "from torch.nn.utils.stateless import functional_call\n"
+        "from torch.torch_version import TorchVersion\n"
+        "from torch.types import Device, Number\n"
+        "x = torch.tensor([3.0, 4.0])\n"
+        "assert float(norm(x)) == 5.0 and torch.functional.einsum('i,i->', x, x).item() == 25.0\n"
+        "assert torch.__version__ >= (2, 0) and torch.linalg.__name__.startswith('tidal')\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-m", "tidal.compat", str(script)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "ok"
+    torch_linalg = {n for n in dir(torch.linalg) if not n.startswith("_") and callable(getattr(torch.linalg, n))}
+    assert torch_linalg <= set(tc.linalg.__all__)
+    assert sorted(tc.functional.__all__) == sorted(torch.functional.__all__)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
+from .._errors import OutOfMemoryError
 from . import amp, graphs
 from .graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables
 
@@ -13,7 +14,7 @@ __all__ = ["amp", "is_available", "device_count", "is_initialized", "init", "man
            "get_device_capability", "get_device_properties", "is_bf16_supported", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
            "get_arch_list", "device", "stream", "Stream", "Event", "graphs", "CUDAGraph", "graph",
-           "make_graphed_callables", "graph_pool_handle", "is_current_stream_capturing"]
+           "make_graphed_callables", "graph_pool_handle", "is_current_stream_capturing", "OutOfMemoryError"]
 
 _NOT_COMPILED = "Torch not compiled with CUDA enabled"
 

@@ -18,11 +18,21 @@ __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_
            "unpad_sequence", "pack_sequence", "unpack_sequence"]
 
 
-class _PackedFields(NamedTuple):
+class PackedSequence_(NamedTuple):  # noqa: N801 - torch's name for PackedSequence's field tuple
+    """The four fields of a PackedSequence."""
+
     data: Tensor
     batch_sizes: Tensor
     sorted_indices: Tensor | None
     unsorted_indices: Tensor | None
+
+
+_PackedFields = PackedSequence_
+
+
+def bind(optional, fn):
+    """fn(optional), or None when `optional` is None."""
+    return None if optional is None else fn(optional)
 
 
 def _host_ints(t) -> list:
