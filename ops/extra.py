@@ -209,8 +209,16 @@ def fill_diagonal_(self: Tensor, fill_value, wrap: bool = False) -> Tensor:
 
 
 # -- distances, counting, differences ----------------------------------------------------------------
-def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
-    """p-norm distances between the rows of x1 (..., P, M) and of x2 (..., R, M): shape (..., P, R)."""
+_CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """p-norm distances between the rows of x1 (..., P, M) and of x2 (..., R, M): shape (..., P, R).
+
+    Every compute_mode gives the same (direct) computation: torch's matmul form only trades accuracy
+    for speed."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     _need_tensor("cdist", "x1", 1, x1)
     _need_tensor("cdist", "x2", 2, x2)
     for name, t in (("X1", x1), ("X2", x2)):

@@ -100,10 +100,19 @@ class _Capsule:
         return (_KDLCPU, 0)
 
 
-def from_dlpack(ext_tensor) -> Tensor:
-    """A tensor sharing the memory of a DLPack producer (an object with `__dlpack__`, or a capsule)."""
+def from_dlpack(ext_tensor, *, device=None, copy: bool | None = None) -> Tensor:
+    """A tensor sharing the memory of a DLPack producer (an object with `__dlpack__`, or a capsule); with
+    `copy=True` a copy, and with `device` the tensor moved there."""
+    out = _from_dlpack(ext_tensor, bool(copy))
+    if device is not None:
+        from ..tensor import device as _device
+        out = out.to(_device(device))
+    return out
+
+
+def _from_dlpack(ext_tensor, copy: bool) -> Tensor:
     if isinstance(ext_tensor, Tensor):
-        return ext_tensor.detach()
+        return ext_tensor.detach().clone() if copy else ext_tensor.detach()
     if not hasattr(ext_tensor, "__dlpack__"):
         if type(ext_tensor).__name__ != "PyCapsule":
             raise TypeError(f"from_dlpack: expected an object with __dlpack__ or a DLPack capsule, got "
@@ -112,7 +121,9 @@ def from_dlpack(ext_tensor) -> Tensor:
     device = ext_tensor.__dlpack_device__()
     if int(device[0]) != _KDLCPU:
         raise BufferError(f"tidal imports only host (CPU) memory through DLPack, not device type {device[0]}")
-    return _shared(np.from_dlpack(ext_tensor))
+    array = np.from_dlpack(ext_tensor)
+    # a copy is taken now, on the host: a VM clone would run later, after the producer may have changed it
+    return _shared(array.copy() if copy else array)
 
 
 def to_dlpack(tensor: Tensor):

@@ -524,3 +524,63 @@ def test_modules_scripts_import(tmp_path):
     torch_linalg = {n for n in dir(torch.linalg) if not n.startswith("_") and callable(getattr(torch.linalg, n))}
     assert torch_linalg <= set(tc.linalg.__all__)
     assert sorted(tc.functional.__all__) == sorted(torch.functional.__all__)
+
+
+# ---- signatures torch 2.13 has: norm `bias=`, Hardtanh's old keywords, cdist's compute_mode, from_dlpack --
+
+@pytest.mark.parametrize("cls,shape", [("BatchNorm1d", (4, 3)), ("BatchNorm2d", (4, 3, 2, 2)),
+                                       ("InstanceNorm1d", (4, 3, 5)), ("LazyBatchNorm2d", (4, 3, 2, 2)),
+                                       ("SyncBatchNorm", (4, 3, 2))])
+@pytest.mark.parametrize("affine,bias", [(True, False), (True, True), (False, True)])
+def test_norm_bias_keyword(cls, shape, affine, bias):
+    lazy = cls.startswith("Lazy")
+    args = () if lazy else (3,)
+    ref = getattr(torch.nn, cls)(*args, affine=affine, bias=bias)
+    mine = getattr(tc.nn, cls)(*args, affine=affine, bias=bias)
+    assert repr(mine) == repr(ref)
+    tx, mx = _pair(*shape, seed=4, requires_grad=True)
+    if cls == "SyncBatchNorm":  # one process: torch's needs a process group for training, so compare in eval
+        ref.eval(), mine.eval()
+    rout, mout = ref(tx), mine(mx)
+    assert list(mine.state_dict()) == list(ref.state_dict())
+    check(mout, rout, rtol=1e-4, atol=1e-5)
+    rout.square().sum().backward()
+    mout.square().sum().backward()
+    check(mx.grad, tx.grad, rtol=1e-3, atol=1e-4)
+    if affine:
+        check(mine.weight.grad, ref.weight.grad, rtol=1e-3, atol=1e-4)
+
+
+def test_hardtanh_old_keywords():
+    for lib in (torch, tc):
+        with pytest.warns(FutureWarning, match="keyword argument `min_value` is deprecated and renamed to `min_val`"):
+            m = lib.nn.Hardtanh(min_value=-0.5, max_val=2.0)
+        with pytest.warns(FutureWarning, match="keyword argument `max_value` is deprecated and renamed to `max_val`"):
+            m2 = lib.nn.Hardtanh(max_value=0.25)
+        assert (m.min_val, m.max_val, m2.max_val) == (-0.5, 2.0, 0.25)
+        assert m(lib.tensor([-1.0, 3.0])).tolist() == [-0.5, 2.0]
+        with pytest.raises(AssertionError, match=r"max_val \(-2.0\) must be greater than min_val \(-1.0\)"):
+            lib.nn.Hardtanh(max_val=-2.0)
+
+
+def test_cdist_compute_modes():
+    (ta, ma), (tb, mb) = _pair(5, 3, seed=5), _pair(4, 3, seed=6)
+    for mode in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"):
+        check(tc.cdist(ma, mb, compute_mode=mode), torch.cdist(ta, tb, compute_mode=mode), rtol=1e-5, atol=1e-5)
+    for lib, a, b in ((torch, ta, tb), (tc, ma, mb)):
+        for bad in (None, "x"):
+            with pytest.raises(ValueError, match=f"{bad} is not a valid value for compute_mode"):
+                lib.cdist(a, b, compute_mode=bad)
+
+
+def test_from_dlpack_copy_and_device():
+    for lib in (torch, tc):
+        a = np.arange(3.0)
+        copied = lib.from_dlpack(a, copy=True)
+        shared = lib.from_dlpack(a, device="cpu")
+        a[0] = 9.0
+        assert copied.tolist() == [0.0, 1.0, 2.0] and shared.tolist() == [9.0, 1.0, 2.0]
+        x = lib.arange(3.0)
+        y = lib.from_dlpack(x, copy=True)
+        y[0] = 5.0
+        assert x.tolist() == [0.0, 1.0, 2.0]

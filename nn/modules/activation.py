@@ -1,6 +1,8 @@
 """Activation modules: each stores its hyperparameters and calls the matching functional."""
 from __future__ import annotations
 
+import warnings
+
 from ... import ops
 from ...tensor import Tensor
 from .. import functional as F
@@ -135,10 +137,19 @@ class Threshold(Module):
 class Hardtanh(Module):
     """clamp(x, min_val, max_val)."""
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None) -> None:
         super().__init__()
+        if min_value is not None:  # the old keyword names, still taken with torch's warning
+            warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`", FutureWarning,
+                          stacklevel=2)
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`", FutureWarning,
+                          stacklevel=2)
+            max_val = max_value
         if max_val <= min_val:
-            raise AssertionError("max_val must be greater than min_val")
+            raise AssertionError(f"max_val ({max_val}) must be greater than min_val ({min_val})")
         self.min_val = min_val
         self.max_val = max_val
         self.inplace = inplace

@@ -20,19 +20,17 @@ class _NormBase(Module):
     _version = 2
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None) -> None:
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__()
         self.num_features = num_features
         self.eps = eps
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(ops.empty(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(ops.empty(num_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        self.register_parameter("weight", Parameter(ops.empty(num_features, device=device, dtype=dtype))
+                                if affine else None)
+        self.register_parameter("bias", Parameter(ops.empty(num_features, device=device, dtype=dtype))
+                                if affine and bias else None)
         if track_running_stats:
             self.register_buffer("running_mean", ops.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", ops.ones(num_features, device=device, dtype=dtype))
@@ -55,7 +53,8 @@ class _NormBase(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError
@@ -123,8 +122,8 @@ class _InstanceNorm(_NormBase):
     _spatial = 1
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
-                 track_running_stats: bool = False, device=None, dtype=None) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+                 track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() not in (self._spatial + 1, self._spatial + 2):
