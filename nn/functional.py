@@ -15,6 +15,7 @@ from .. import ops
 from ..ops import activations as _act
 from ..ops.complex_ops import refuse_complex
 from ..ops.elementwise import torch_name
+from ..ops.node_names import torch_node
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ._util import check_probability
@@ -102,7 +103,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}")
     refuse_complex(input, "\"glu_cpu\" not implemented for '{name}'")
     a, b = ops.split(input, size // 2, dim)
-    return a * ops.sigmoid(b)
+    return torch_node(a * ops.sigmoid(b), "glu", input)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
@@ -124,7 +125,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     elif input.dim() == 0:  # one weight on a 0-d input: the result stays 0-d, as in PyTorch
         weight = weight.reshape(())
     refuse_complex(input, "\"prelu_cpu\" not implemented for '{name}'")
-    return ops.where(input > 0, input, weight * input)
+    return torch_node(ops.where(input > 0, input, weight * input), "prelu_kernel", input, weight)
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,

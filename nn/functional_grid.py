@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import ops
 from ..ops.complex_ops import refuse_complex
+from ..ops.node_names import torch_node
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 
@@ -61,7 +62,7 @@ def affine_grid(theta: Tensor, size: list, align_corners: bool | None = None) ->
     mesh = ops.meshgrid(*axes, indexing="ij")
     base = ops.stack(list(mesh[::-1]) + [ops.ones_like(mesh[0])], dim=-1).reshape(-1, spatial + 1)
     grid = ops.matmul(base, theta.transpose(1, 2))              # (N, prod(extent), spatial)
-    return grid.reshape([size[0]] + extent + [spatial])
+    return torch_node(grid.reshape([size[0]] + extent + [spatial]), "affine_grid_generator", theta)
 
 
 # -- grid_sample ---------------------------------------------------------------------------------
@@ -190,7 +191,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
                     weight = w if weight is None else weight * w
                 term = image.read([low + bit for low, bit in zip(lows, corner)]) * weight.unsqueeze(1)
                 out = term if out is None else out + term
-    return out.reshape((image.n, image.c) + out_shape)
+    return torch_node(out.reshape((image.n, image.c) + out_shape), f"grid_sampler_{spatial}d", input, grid)
 
 
 def _bicubic(image: _Image, coords: list, padding_mode: str, align_corners: bool) -> Tensor:

@@ -12,6 +12,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..ops.complex_ops import refuse_complex
 from ..ops.elementwise import torch_name
+from ..ops.node_names import torch_node
 from ..ops.scatter import computed_values
 from ._util import check_reduction, legacy_reduction, warn_if_broadcast
 from ._util import reduce as _reduce
@@ -45,7 +46,8 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     reduction = legacy_reduction(size_average, reduce, reduction)
     diff = input - target
     refuse_complex(diff, "\"mse_cpu\" not implemented for '{name}'")
-    return _weighted(diff * diff, input, weight, reduction, True)
+    loss = _weighted(diff * diff, input, weight, reduction, True)
+    return loss if weight is not None else torch_node(loss, "mse_loss", input, target)
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
@@ -67,8 +69,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     refuse_complex(diff, "\"smooth_l1_cpu\" not implemented for '{name}'")
     diff = diff.abs()
     if beta == 0.0:
-        return _reduce(diff, reduction)
-    return _reduce(ops.where(diff < beta, diff * diff * (0.5 / beta), diff - 0.5 * beta), reduction)
+        return torch_node(_reduce(diff, reduction), "smooth_l1_loss", input, target)
+    loss = _reduce(ops.where(diff < beta, diff * diff * (0.5 / beta), diff - 0.5 * beta), reduction)
+    return torch_node(loss, "smooth_l1_loss", input, target)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
@@ -81,7 +84,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     refuse_complex(diff, "\"huber_cpu\" not implemented for '{name}'")
     diff = diff.abs()
     loss = ops.where(diff < delta, diff * diff * 0.5, (diff - 0.5 * delta) * delta)
-    return _weighted(loss, input, weight, reduction, False)
+    loss = _weighted(loss, input, weight, reduction, False)
+    return loss if weight is not None else torch_node(loss, "huber_loss", input, target)
 
 
 # -- classification ------------------------------------------------------------------------------
@@ -108,6 +112,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
     unbatched = input.dim() == 1
+    # torch's node: NllLoss for (N, C), NllLoss2d for (N, C, H, W) and for other shapes it reduces
+    node = "nll_loss" if input.dim() <= 2 else "nll_loss2d" if input.dim() == 4 or reduction != "none" else None
     if unbatched:
         if target.dim() != 0:
             raise ValueError(f"Expected input batch_size (1) to match target batch_size ({target.shape[0]}).")
@@ -131,10 +137,10 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         ops.where(valid, weight.index_select(0, safe.reshape(-1)).reshape(tuple(safe.shape)), 0.0).to(input.dtype)
     loss = -picked * w
     if reduction == "none":
-        return loss.squeeze(0) if unbatched else loss
-    if reduction == "sum":
-        return loss.sum()
-    return loss.sum() / w.sum()
+        loss = loss.squeeze(0) if unbatched else loss
+    else:
+        loss = loss.sum() if reduction == "sum" else loss.sum() / w.sum()
+    return loss if node is None else torch_node(loss, node, input, target, weight)
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
@@ -194,7 +200,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     loss = -(target * log_x + (1.0 - target) * log_1mx)
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return torch_node(_reduce(loss, reduction), "binary_cross_entropy", input, target, weight)
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -212,7 +218,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         loss = (1.0 - target) * input + softplus_neg
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return torch_node(_reduce(loss, reduction), "binary_cross_entropy_with_logits", input, target, weight,
+                      pos_weight)
 
 
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
@@ -292,7 +299,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
                      reduction: str = "mean") -> Tensor:
     """log(1 + exp(-target * input)), reduced."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    return _reduce(ops.log1p(ops.exp(-target * input)), reduction)
+    return torch_node(_reduce(ops.log1p(ops.exp(-target * input)), reduction), "soft_margin_loss", input, target)
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0, size_average=None,
@@ -375,7 +382,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     not_target = ops.ones_like(x).scatter(1, y, 0.0)   # the target class itself does not count
     loss = (hinge * not_target).sum(1) / x.shape[1]
     loss = loss.reshape(tuple(target.shape)) if input.dim() < 2 else loss
-    return _reduce(loss, reduction)
+    return torch_node(_reduce(loss, reduction), "multi_margin_loss", input, target, weight)
 
 
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
@@ -403,7 +410,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     mask = (~ended).to(x.dtype).unsqueeze(2) * (1.0 - is_target).unsqueeze(1)
     loss = (hinge * mask).sum((1, 2)) / classes
     loss = loss.reshape(()) if input.dim() <= 1 else loss
-    return _reduce(loss, reduction)
+    return torch_node(_reduce(loss, reduction), "multilabel_margin_loss", input, target)
 
 
 def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *, linear_bias: Tensor | None = None,

@@ -17,6 +17,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..ops.elementwise import torch_name
 from ..ops.index_ops import embedding_rows
+from ..ops.node_names import torch_node
 from ._util import opmath
 
 __all__ = ["embedding", "one_hot", "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
@@ -180,7 +181,12 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             _check_circular(size, left, right)
         index = Tensor._from_array(_pad_source_index(size, left, right, mode).astype(np.int64))
         out = out.index_select(d, index.to(device=out.device))
-    return out
+    node = _PAD_NODES.get(mode)
+    return out if node is None else torch_node(out, node.format(len(pad) // 2), input)
+
+
+# torch's grad_fn for each padding mode ({} the number of padded dims); circular is a composite there too
+_PAD_NODES = {"constant": "constant_pad_nd", "reflect": "reflection_pad{}d", "replicate": "replication_pad{}d"}
 
 
 # -- resampling ----------------------------------------------------------------------------------
@@ -346,7 +352,16 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         taps = _aa_taps if antialias else _taps
         idx, w = taps(mode, input.shape[d], out_size[k], scales[k] if scales else None, align_corners)
         x = _resample_dim(x, d, idx, w)
-    return x.to(input.dtype)
+    node = _INTERP_NODES.get(mode)
+    if node is None:
+        return x.to(input.dtype)
+    return torch_node(x.to(input.dtype), node.format(spatial) + ("_aa" if antialias else ""), input)
+
+
+# torch's grad_fn for each mode ({} the number of spatial dims)
+_INTERP_NODES = {"nearest": "upsample_nearest{}d", "nearest-exact": "upsample_nearest_exact{}d",
+                 "linear": "upsample_linear{}d", "bilinear": "upsample_bilinear{}d", "bicubic": "upsample_bicubic{}d",
+                 "trilinear": "upsample_trilinear{}d"}
 
 
 def _complex_kernel(mode: str, spatial: int) -> str:

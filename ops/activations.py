@@ -20,6 +20,7 @@ from . import math_api as M
 from .elementwise import apply, unary_method
 from .broadcast import broadcast_shapes
 from .factory_args import CHECKED_NAME, overflows
+from .node_names import torch_node
 
 __all__: list = []
 METHODS: dict = {}
@@ -57,6 +58,9 @@ _KERNEL = {"elu": "elu_cpu", "selu": "elu_cpu", "celu": "elu_cpu", "gelu": "Gelu
            "softplus": "softplus_cpu", "log_sigmoid": "log_sigmoid_cpu", "softshrink": "softshrink_check",
            "hardshrink": "hardshrink_cpu", "silu": "silu_cpu", "threshold": "threshold_cpu"}
 _COMPLEX_OK = {"silu"}
+# the activations torch runs as one node: their chain's last node takes its name ("" when it is the op's own)
+_TORCH_NODE = {"leaky_relu": "", "silu": "", "mish": "", "softplus": "", "elu": "", "selu": "elu", "celu": "",
+               "hardsigmoid": "", "hardswish": "", "log_sigmoid": "", "hardshrink": "", "softshrink": ""}
 
 
 def _float_only(name: str, x: Tensor) -> None:
@@ -87,7 +91,10 @@ def _run(name: str, x: Tensor, body, inplace: bool = False, float_only: bool = T
         _float_only(name, x)
     y = body(_opmath(x) if opmath else x)
     dtype = x.dtype if x.dtype.is_floating_point else y.dtype  # integer inputs of float ops give floats
-    return _store(name, y, dtype, x if inplace else None)
+    if inplace:
+        return _store(name, y, dtype, x)
+    out, node = _store(name, y, dtype, None), _TORCH_NODE.get(name)
+    return out if node is None else torch_node(out, node or name, x)
 
 
 _C_INT_NAMES = {dt.uint8: "uint8_t", dt.int8: "int8_t", dt.int16: "int16_t", dt.int32: "int", dt.int64: "int64_t"}
@@ -153,7 +160,9 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     lo, hi = _typed(input, min_val), _typed(input, max_val)
     if input.dtype.is_floating_point:
         lo, hi = float(lo), float(hi)
-    return apply("clamp", input, lo, hi, out=input if inplace else None)
+    if inplace:
+        return apply("clamp", input, lo, hi, out=input)
+    return torch_node(apply("clamp", input, lo, hi), "hardtanh", input)
 
 
 @_export(top=False, functional=True)
@@ -185,7 +194,9 @@ def _threshold(input: Tensor, threshold: float, value: float, out: Tensor | None
     if input.dtype.is_complex:
         _float_only("threshold", input)
     th, val = _typed(input, threshold), _typed(input, value)
-    return apply("where", M.le(input, th), val, input, out=out)
+    if out is not None:
+        return apply("where", M.le(input, th), val, input, out=out)
+    return torch_node(apply("where", M.le(input, th), val, input), "threshold", input)
 
 
 @_export(functional=True)

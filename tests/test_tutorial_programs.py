@@ -1666,3 +1666,64 @@ def meta_device_load(T, tmp_path):
                    "infers shapes) and `with torch.device(...)` only takes the CPU")
 def test_meta_device_load_recipe(tmp_path):
     run_both(meta_device_load, tmp_path=tmp_path)
+
+
+# -- what the tutorials print: grad_fn names -------------------------------------------------------------------------
+def _grad_fn_names(T) -> dict:
+    """The class of the last node of the ops the tutorials print `.grad_fn` of (losses, activations, padding,
+    resampling, spatial transformers); tidal composes them, naming the composite's last node as torch's."""
+    F = T.nn.functional
+    x = T.tensor(uniform((3, 4), 160), requires_grad=True)
+    p, t = T.from_numpy(uniform((3, 4), 161, 0, 1)), T.tensor([1, 0, 2])
+    img = T.tensor(uniform((1, 2, 5, 6), 162), requires_grad=True)
+    vol = T.tensor(uniform((1, 1, 3, 4, 5), 163), requires_grad=True)
+    cases = {
+        "mse": lambda: F.mse_loss(x, p), "mse_none": lambda: F.mse_loss(x, p, reduction="none"),
+        "nll": lambda: F.nll_loss(x, t), "nll_sum": lambda: F.nll_loss(x, t, reduction="sum"),
+        "ce": lambda: F.cross_entropy(x, t), "ce_weight": lambda: F.cross_entropy(x, t, weight=p[0]),
+        "ce_1d": lambda: F.cross_entropy(x[0], t[0]), "ce_2d": lambda: F.cross_entropy(img, T.zeros(1, 5, 6).long()),
+        "nll_3d": lambda: F.nll_loss(img[0], T.zeros(2, 6).long()),
+        "bce": lambda: F.binary_cross_entropy(x.sigmoid(), p), "bce_w": lambda: F.binary_cross_entropy(x.sigmoid(), p, p),
+        "bce_logits": lambda: F.binary_cross_entropy_with_logits(x, p),
+        "bce_logits_pw": lambda: F.binary_cross_entropy_with_logits(x, p, pos_weight=p[0]),
+        "smooth_l1": lambda: F.smooth_l1_loss(x, p), "huber": lambda: F.huber_loss(x, p),
+        "soft_margin": lambda: F.soft_margin_loss(x, p.sign()), "multi_margin": lambda: F.multi_margin_loss(x, t),
+        "multilabel_margin": lambda: F.multilabel_margin_loss(x, T.tensor([[1, -1, 0, 0]] * 3)),
+        "leaky_relu": lambda: F.leaky_relu(x, 0.2), "silu": lambda: F.silu(x), "mish": lambda: F.mish(x),
+        "elu": lambda: F.elu(x), "selu": lambda: F.selu(x), "celu": lambda: F.celu(x), "softplus": lambda: F.softplus(x),
+        "hardtanh": lambda: F.hardtanh(x), "relu6": lambda: F.relu6(x), "logsigmoid": lambda: F.logsigmoid(x),
+        "hardswish": lambda: F.hardswish(x), "hardsigmoid": lambda: F.hardsigmoid(x),
+        "hardshrink": lambda: F.hardshrink(x), "softshrink": lambda: F.softshrink(x),
+        "threshold": lambda: F.threshold(x, 0.1, 2.0), "glu": lambda: F.glu(x), "prelu": lambda: F.prelu(x, p[0, :1]),
+        "pad": lambda: F.pad(img, (1, 1)), "pad_reflect": lambda: F.pad(img, (1, 1, 1, 1), mode="reflect"),
+        "pad_replicate": lambda: F.pad(vol, (1, 1, 1, 1, 1, 1), mode="replicate"),
+        "nearest": lambda: F.interpolate(img, scale_factor=2), "bilinear": lambda: F.interpolate(img, size=(7, 8),
+                                                                                               mode="bilinear"),
+        "nearest_exact": lambda: F.interpolate(img, scale_factor=2, mode="nearest-exact"),
+        "trilinear": lambda: F.interpolate(vol, scale_factor=2, mode="trilinear"),
+        "affine_grid": lambda: F.affine_grid(x[:2, :3].reshape(1, 2, 3), [1, 1, 3, 3], align_corners=False),
+        "grid_sample": lambda: F.grid_sample(img, p[:2, :].reshape(1, 2, 2, 2) * 2 - 1, align_corners=False),
+    }
+    return {k: type(f().grad_fn).__name__ for k, f in cases.items()}
+
+
+def test_grad_fn_names_of_composites():
+    run_both(_grad_fn_names)
+    ours = _grad_fn_names(tidal_torch)
+    assert ours["mse"] == "MseLossBackward0" and ours["ce"] == "NllLossBackward0" and ours["ce_2d"] == "NllLoss2DBackward0"
+    # the renamed node still differentiates as before
+    x = tidal_torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = tidal_torch.nn.functional.leaky_relu(x, 0.2)
+    y.backward(tidal_torch.ones(3))
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 0.2, 1.0])
+
+
+@pytest.mark.xfail(strict=True, reason="needs /work/notes/s6_tut_node_names.patch")
+def test_grad_fn_names_title_cased():
+    """torch title-cases each part of an op's name: Log1PBackward0, Deg2RadBackward0, MaxPool2DWithIndices..."""
+    def names(T):
+        x = T.tensor(uniform((1, 1, 4, 4), 164, 0, 1), requires_grad=True)
+        F = T.nn.functional
+        return [type(y.grad_fn).__name__ for y in (x.log1p(), x.deg2rad(), F.max_pool2d(x, 2), F.avg_pool2d(x, 2),
+                                                   F.adaptive_max_pool2d(x, 2), F.unfold(x, 2))]
+    run_both(names)
