@@ -5,15 +5,18 @@ tidal.nn.functional_rnn, already written against torch's signatures.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import nn as _nn
 from .. import ops
 from ..nn import functional_rnn as _R
 from ..tensor import Tensor
+from ..tensor import dtype as dt
 
 F = _nn.functional
 
 __all__ = ["convolution", "grid_sampler", "affine_grid_generator", "rnn_tanh", "rnn_relu", "gru", "lstm",
-           "rnn_tanh_cell", "rnn_relu_cell", "gru_cell", "lstm_cell"]
+           "rnn_tanh_cell", "rnn_relu_cell", "gru_cell", "lstm_cell", "embedding_bag"]
 
 _CONV = {1: (ops.conv1d, ops.conv_transpose1d), 2: (ops.conv2d, ops.conv_transpose2d),
          3: (ops.conv3d, ops.conv_transpose3d)}
@@ -74,3 +77,44 @@ def _recurrent(fn):
 
 rnn_tanh, rnn_relu, gru, lstm = (_recurrent(f) for f in (_R.rnn_tanh, _R.rnn_relu, _R.gru, _R.lstm))
 rnn_tanh_cell, rnn_relu_cell, gru_cell, lstm_cell = _R.rnn_tanh_cell, _R.rnn_relu_cell, _R.gru_cell, _R.lstm_cell
+
+
+_BAG_MODES = ("sum", "mean", "max")
+_FAST_SUM = (dt.float32, dt.float16, dt.bfloat16)  # torch's CPU sum kernel skips offset2bag for these
+
+
+def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False,
+                  mode: int = 0, sparse: bool = False, per_sample_weights: Tensor | None = None,
+                  include_last_offset: bool = False, padding_idx: int | None = None) -> tuple:
+    """aten::embedding_bag: (output, offset2bag, bag_size, max_indices), mode 0/1/2 = sum/mean/max.
+
+    The output (and its gradient) is F.embedding_bag's; the three index tensors are the bookkeeping
+    torch's CPU kernel returns, computed on the host."""
+    if not isinstance(offsets, Tensor):
+        raise TypeError(f"embedding_bag(): argument 'offsets' (position 3) must be Tensor, not "
+                        f"{type(offsets).__name__}")
+    output = F.embedding_bag(indices, weight, offsets, None, 2, scale_grad_by_freq, _BAG_MODES[mode], sparse,
+                             per_sample_weights, include_last_offset, padding_idx)
+    idx, offs = indices.numpy().astype(np.int64), offsets.numpy().astype(np.int64)
+    ends = offs[1:] if include_last_offset else np.append(offs[1:], len(idx))
+    starts = offs[:-1] if include_last_offset else offs
+    bags = len(starts)
+    bag_of = np.repeat(np.arange(bags, dtype=np.int64), np.maximum(ends - starts, 0))
+    pad = None if padding_idx is None else padding_idx % weight.shape[0]
+    kept = np.ones(len(idx), bool) if pad is None else idx != pad
+    counts = np.bincount(bag_of[kept], minlength=bags).astype(np.int64)
+    fast = mode == 0 and pad is None and weight.dtype in _FAST_SUM
+    offset2bag = np.zeros(0, np.int64) if fast else bag_of
+    bag_size = counts if mode != 0 else np.zeros(bags, np.int64)
+    if mode == 2:  # the row of each bag's maximum, per column (the first one on ties); 0 for an empty bag
+        table = weight.detach().numpy()
+        max_indices = np.zeros((bags, weight.shape[1]), np.int64)
+        for b in range(bags):
+            rows = idx[starts[b]:ends[b]][kept[starts[b]:ends[b]]]
+            if len(rows):
+                max_indices[b] = rows[np.argmax(table[rows], axis=0)]
+    else:
+        max_indices = bag_size.copy()
+    device = weight.device
+    return (output,) + tuple(ops.tensor(a, dtype=dt.int64, device=device) for a in (offset2bag, bag_size,
+                                                                                    max_indices))

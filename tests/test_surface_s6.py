@@ -584,3 +584,30 @@ def test_from_dlpack_copy_and_device():
         y = lib.from_dlpack(x, copy=True)
         y[0] = 5.0
         assert x.tolist() == [0.0, 1.0, 2.0]
+
+
+# ---- torch.embedding_bag (ATen signature) -------------------------------------------------------
+
+@pytest.mark.parametrize("offsets,mode,weighted,last,pad,dtype", [
+    ([0, 4], 0, False, False, None, np.float32), ([0, 4], 0, False, False, None, np.float64),
+    ([0, 4], 1, False, False, None, np.float32), ([0, 4], 2, False, False, None, np.float32),
+    ([0, 4, 8], 0, False, True, None, np.float32), ([0, 4], 0, False, False, 2, np.float32),
+    ([0, 4], 1, False, False, 2, np.float32), ([0, 4], 2, False, False, 4, np.float32),
+    ([0, 4, 4], 2, False, False, None, np.float32), ([0, 4, 4], 1, False, False, None, np.float32),
+    ([0, 4], 0, True, False, None, np.float32), ([0, 4], 1, False, False, -1, np.float32)])
+def test_aten_embedding_bag(offsets, mode, weighted, last, pad, dtype):
+    """All four results (output, offset2bag, bag_size, max_indices) and the weight's gradient, as torch's."""
+    w = np.random.default_rng(7).standard_normal((10, 3)).astype(dtype)
+    idx, off = np.array([1, 2, 4, 5, 4, 3, 2, 9]), np.array(offsets)
+    psw = np.linspace(0, 1, 8).astype(dtype) if weighted else None
+    results = []
+    for lib in (torch, tc):
+        weight = lib.tensor(w, requires_grad=True)
+        out = lib.embedding_bag(weight, lib.tensor(idx), lib.tensor(off), False, mode, False,
+                                None if psw is None else lib.tensor(psw), last, pad)
+        out[0].square().sum().backward()
+        results.append(list(out) + [weight.grad])
+    for mine, ref in zip(results[1], results[0]):
+        check(mine, ref, rtol=1e-5, atol=1e-6)
+    with pytest.raises(TypeError, match="argument 'offsets' \\(position 3\\) must be Tensor, not NoneType"):
+        tc.embedding_bag(tc.tensor(w), tc.tensor(idx), None)
