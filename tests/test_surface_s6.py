@@ -611,3 +611,49 @@ def test_aten_embedding_bag(offsets, mode, weighted, last, pad, dtype):
         check(mine, ref, rtol=1e-5, atol=1e-6)
     with pytest.raises(TypeError, match="argument 'offsets' \\(position 3\\) must be Tensor, not NoneType"):
         tc.embedding_bag(tc.tensor(w), tc.tensor(idx), None)
+
+
+# ---- torch.quasirandom.SobolEngine --------------------------------------------------------------
+
+@pytest.mark.parametrize("dimension", [1, 7, 1111])
+def test_sobol_unscrambled_as_torch(dimension):
+    pytest.importorskip("scipy")  # tidal reads Joe and Kuo's direction numbers from SciPy's copy
+    ref, mine = torch.quasirandom.SobolEngine(dimension), tc.quasirandom.SobolEngine(dimension)
+    assert repr(mine) == repr(ref)
+    check(mine.sobolstate, ref.sobolstate)
+    for step in (lambda e, lib: e.draw(), lambda e, lib: e.draw(5, dtype=lib.float64),
+                 lambda e, lib: e.fast_forward(4).draw(6, dtype=lib.float64), lambda e, lib: e.draw_base2(4),
+                 lambda e, lib: e.reset().fast_forward(3).draw(2)):
+        check(step(mine, tc), step(ref, torch))
+    assert mine.num_generated == ref.num_generated
+    out = tc.empty(0)
+    assert mine.draw(2, out=out) is out and tuple(out.shape) == (2, dimension)
+
+
+def test_sobol_scrambled_and_errors():
+    pytest.importorskip("scipy")
+    from tidal.compat import quasirandom as q
+    # the linear matrix scramble, fed torch's random bits, gives torch's scrambled directions
+    g = torch.Generator().manual_seed(5)
+    ltm = torch.randint(2, (3, 30, 30), generator=g).tril()
+    state = torch.zeros(3, 30, dtype=torch.long)
+    torch._sobol_engine_initialize_state_(state, 3)
+    torch._sobol_engine_scramble_(state, ltm, 3)
+    bits = np.int64(1) << np.arange(29, -1, -1, dtype=np.int64)
+    lower = ltm.numpy().astype(np.int64)
+    lower[:, np.arange(30), np.arange(30)] = 1
+    ours = q._parity((lower @ bits)[:, None, :] & q._direction_numbers(3, 30)[:, :, None]) @ bits
+    np.testing.assert_array_equal(ours, state.numpy())
+    e = tc.quasirandom.SobolEngine(3, scramble=True, seed=1)
+    assert repr(e) == repr(torch.quasirandom.SobolEngine(3, scramble=True, seed=1))
+    pts = e.draw_base2(6).numpy()
+    assert tc.quasirandom.SobolEngine(3, scramble=True, seed=1).draw(64).equal(tc.tensor(pts))
+    for column in pts.T:  # a scrambled (0, m, 1)-net: one point in each of the 2**m strata
+        assert sorted(np.floor(column * 64).astype(int).tolist()) == list(range(64))
+    for lib in (torch, tc):
+        eng = lib.quasirandom.SobolEngine(2)
+        eng.draw(3)
+        with pytest.raises(ValueError, match=r"3 points have been previously generated, then: n=3\+2\*\*1=5"):
+            eng.draw_base2(1)
+        with pytest.raises(ValueError, match=r"Supported range of dimensionality for SobolEngine is \[1, 21201\]"):
+            lib.quasirandom.SobolEngine(0)
