@@ -247,9 +247,12 @@ def main(argv: list[str] | None = None) -> int:
     progress = Progress(sum(len(c.competitors) for c in cases if c.skip is None))
     results = run_cases(cases, args.quick, progress)
     elapsed = time.perf_counter() - start
+    load_after = _load()
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    busy = any(x != "?" and float(x) > cores for x in (load_before, load_after))
     header = machine_lines() + [
-        f"load average (1 min): {load_before} at start, {_load()} at end (above the usable core count, "
-        "the machine was shared and figures are noisy)",
+        f"load average (1 min): {load_before} at start, {load_after} at end"
+        + (" (above the usable core count: the machine was shared and figures are noisy)" if busy else ""),
         f"run: {'quick' if args.quick else 'default'} sizes, groups {args.only or ','.join(GROUPS)}, {elapsed:.0f} s",
         "method: every figure is the median of repeated calls after warmup; competitors run in the same "
         "process and run; ratios below 1 mean tidal is faster (or uses less memory)"]

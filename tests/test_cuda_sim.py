@@ -214,6 +214,8 @@ def _lowering_case(names, dtype: str) -> tuple:
 
 
 def _lower(prog: Program, argtypes: tuple, monkeypatch) -> None:
+    from tidal.vm import cuda as cuda_backend
+    cuda_backend.runtime()  # what numba-cuda needs of NumPy (the np.row_stack alias), as a program gets it
     import numba.cuda.dispatcher as cuda_dispatcher
     from numba import types as nt
     from numba.cuda.compiler import compile_cuda

@@ -12,8 +12,13 @@ import builtins
 import math
 
 import numpy as np
-from numba import types
-from numba.core.extending import overload
+
+try:  # the numba-cuda package: its own typing and IR, so overloads must be registered through it
+    from numba.cuda import types
+    from numba.cuda.extending import overload
+except ImportError:  # numba's built-in CUDA target
+    from numba import types
+    from numba.core.extending import overload
 
 # compiled by numba's CUDA target as they are
 arctan2, hypot, maximum, minimum, fmax, fmin = np.arctan2, np.hypot, np.maximum, np.minimum, np.fmax, np.fmin
@@ -23,6 +28,9 @@ sinh, cosh, tanh, arcsinh, arccosh, arctanh = np.sinh, np.cosh, np.tanh, np.arcs
 deg2rad, rad2deg, log, log2, log10 = np.deg2rad, np.rad2deg, np.log, np.log2, np.log10
 
 _LN2 = math.log(2.0)
+
+# names of the compiled (CPU) vocabulary that this module replaces in CUDA kernels (see module_source)
+__all__ = ["nonzero_divisor"]
 
 
 def _is_int(*tys) -> bool:
@@ -168,3 +176,12 @@ copysign = _binary(np.copysign, _any(lambda x, y: math.copysign(x, y)))
 nextafter = _binary(np.nextafter, _nextafter_typer)
 logaddexp = _binary(np.logaddexp, _any(_logaddexp))
 logaddexp2 = _binary(np.logaddexp2, _any(_logaddexp2))
+
+
+def nonzero_divisor(b):
+    """The divisor as it is: a GPU kernel cannot raise, so an integer division by zero gives what numba's
+    division gives there (the CPU vocabulary's version raises PyTorch's error)."""
+    return b
+
+
+overload(nonzero_divisor, target="cuda", inline="always")(lambda b: lambda b: b)
