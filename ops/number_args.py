@@ -104,8 +104,48 @@ BINARY = TENSORS_ONLY | {"eq", "ne", "lt", "le", "gt", "ge", "greater", "greater
                          "not_equal", "fmod", "copysign", "clamp_min", "clamp_max"}
 
 
+# integer division by a Python number that is 0 once cast to the result dtype (`int8_tensor // 256` too): torch
+# raises at the call, so tidal does; a tensor divisor holding a zero is found by the kernel instead, its error
+# raised at the next sync point. Public functions and Tensor methods (in-place and operator forms) by torch name.
+DIVISIONS = {"floor_divide": False, "remainder": False, "fmod": False, "div": True, "divide": True,
+             "true_divide": True, "__floordiv__": False, "__mod__": False, "__ifloordiv__": False, "__imod__": False}
+_ZERO_DIVISION = "ZeroDivisionError"
+
+
+def divides_by_zero(a, b) -> bool:
+    """Whether integer division of tensor `a` by the number `b` divides by zero (`b` cast as torch casts it)."""
+    if not isinstance(b, (int, np.integer)) or not isinstance(a, Tensor):
+        return False
+    cat = a.dtype.category
+    if cat == dt.BOOL:  # bool // int gives int64; bool // bool is refused by the kernel lookup
+        return not isinstance(b, bool) and int(b) % (1 << 64) == 0 and a.numel() > 0
+    return cat == dt.INT and int(b) % (1 << (8 * a.dtype.itemsize)) == 0 and a.numel() > 0
+
+
+def _zero_division_check(name: str, first=None):
+    """The check for division `name`, after `first` (its schema check) when given."""
+    rounding = DIVISIONS[name]  # div & co. divide integers only with a rounding mode
+
+    def check_divisor(args: tuple, kwargs: dict) -> None:
+        if first is not None:
+            first(args, kwargs)
+        if rounding and kwargs.get("rounding_mode") not in ("floor", "trunc"):
+            return
+        a = args[0] if args else kwargs.get("input")
+        b = args[1] if len(args) > 1 else kwargs.get("other")
+        if divides_by_zero(a, b):
+            raise RuntimeError(_ZERO_DIVISION)
+    return check_divisor
+
+
 def checker(name: str):
     """The argument check of public function `name` (a callable on its (args, kwargs)), or None."""
+    if name in DIVISIONS:
+        return _zero_division_check(name, _schema_checker(name))
+    return _schema_checker(name)
+
+
+def _schema_checker(name: str):
     if name in TENSOR_INPUT:
         schemas = TENSOR_INPUT[name]
 
@@ -129,7 +169,9 @@ def checker(name: str):
 def method_checker(name: str):
     """The check of Tensor method `name` (in-place forms too): `self` is a tensor, so only the Tensor-only
     ops have something to refuse."""
-    base = name[:-1] if name.endswith("_") else name
+    base = name[:-1] if name.endswith("_") and not name.endswith("__") else name
+    if base in DIVISIONS:
+        return _zero_division_check(base)
     return checker(base) if base in TENSORS_ONLY else None
 
 
