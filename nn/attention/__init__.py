@@ -10,7 +10,7 @@ import contextlib
 import enum
 from typing import Iterable, Iterator
 
-from . import bias
+from . import bias, flex_attention
 from ._registry import (activate_flash_attention_impl, current_flash_attention_impl, list_flash_attention_impls,
                         register_flash_attention_impl, restore_flash_attention_impl)
 
