@@ -140,6 +140,8 @@ REAL_REJECT = {name: (kinds, NotImplementedError, _NOT_IMPLEMENTED.format(kernel
                              logaddexp2="logaddexp2_cpu", nextafter="nextafter_cpu", lerp="lerp_kernel_tensor")))
     for name, kernel in kernels.items()}
 REAL_REJECT["positive"] = ((dt.BOOL,), RuntimeError, "The `+` operator, on a bool tensor is not supported.")
+REAL_REJECT["neg"] = ((dt.BOOL,), RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. If you "
+                      "are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 _EXACT = ("nextafter",)  # computed in the result's own dtype (the next float16 is not float32's, rounded)
 
 

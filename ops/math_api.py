@@ -457,10 +457,10 @@ def _invert(self):
 
 
 def _neg(self):
-    if self.dtype is dt.bool_:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
-                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
-    return apply("neg", self)
+    return apply("neg", self)  # (bool refused by the plan: elementwise.REAL_REJECT)
+
+
+_neg_method = ew.unary_method("neg", _neg)
 
 
 def _pos(self):
@@ -504,7 +504,7 @@ METHODS.update(
     __floordiv__=globals()["floor_divide"], __rfloordiv__=_rev("floor_divide"),
     __ifloordiv__=METHODS["floor_divide_"], __mod__=globals()["remainder"], __rmod__=_rev("remainder"),
     __imod__=METHODS["remainder_"], __pow__=pow, __rpow__=lambda self, other: pow(other, self), __ipow__=_pow_,
-    __neg__=_neg, neg=_neg, negative=_neg, __pos__=_pos, __abs__=globals()["abs"],
+    __neg__=_neg_method, neg=_neg_method, negative=_neg_method, __pos__=_pos, __abs__=globals()["abs"],
     __invert__=_invert, __and__=_logical_or_bitwise("bitwise_and", "logical_and", "__and__"),
     __or__=_logical_or_bitwise("bitwise_or", "logical_or", "__or__"),
     __xor__=_logical_or_bitwise("bitwise_xor", "logical_xor", "__xor__"),
