@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import collections
 
+from ..tensor import dtype as _dt
+
 _TYPES: dict = {}
 
 
 def _repr(self) -> str:
     body = ",\n".join(f"{field}={value!r}" for field, value in zip(self._fields, self))
-    return f"tidal.return_types.{type(self).__name__}(\n{body})"
+    return f"{_dt.repr_namespace[0]}.return_types.{type(self).__name__}(\n{body})"
 
 
 def return_type(name: str, fields: tuple = ("values", "indices")) -> type:
-    """The namedtuple class `name` with `fields` (made on first use), printing as tidal.return_types.<name>."""
+    """The namedtuple class `name` with `fields` (made on first use), printing as tidal.return_types.<name>
+    (torch.return_types.<name> under compat.install(), as x.dtype does)."""
     cls = _TYPES.get(name)
     if cls is None:
         base = collections.namedtuple(name, fields)

@@ -101,7 +101,7 @@ def quickstart(T, tmp_path):
         return test_loss / num_batches, correct / size
 
     results = []
-    for t in range(3):
+    for t in range(2):
         train(train_dataloader, model, loss_fn, optimizer)
         results.append(test(test_dataloader, model, loss_fn))
     path = tmp_path / f"model_{T.__name__}.pth"
@@ -304,7 +304,7 @@ def nn_really_refactored(T):
 
     model = Mnist_Linear()
     init_weights(T, model, 25)
-    out["linear"] = fit(2, model, loss_func, optim.SGD(model.parameters(), lr=lr), train_dl, valid_dl)
+    out["linear"] = fit(1, model, loss_func, optim.SGD(model.parameters(), lr=lr), train_dl, valid_dl)
 
     class Mnist_CNN(nn.Module):
         def __init__(self):
@@ -357,7 +357,7 @@ def nn_really_refactored(T):
         nn.AdaptiveAvgPool2d(1), Lambda(lambda x: x.view(x.size(0), -1)))
     init_weights(T, model, 27)
     opt = optim.SGD(model.parameters(), lr=lr, momentum=0.9)
-    out["sequential"] = fit(2, model, loss_func, opt, train_dl, valid_dl)
+    out["sequential"] = fit(1, model, loss_func, opt, train_dl, valid_dl)
     out["momentum"] = opt.state_dict()["state"][0]["momentum_buffer"]
     return out
 
@@ -840,7 +840,7 @@ def seq2seq_translation(T):
     decoder_optimizer = optim.Adam(decoder.parameters(), lr=0.001)
     criterion = nn.NLLLoss()
     losses = []
-    for epoch in range(2):
+    for epoch in range(1):
         total_loss = 0
         for data in train_dataloader:
             input_tensor, target_tensor = data
@@ -1102,7 +1102,7 @@ def lstm_tagger(T):
     optimizer = optim.SGD(model.parameters(), lr=0.1)
     with T.no_grad():
         before = model(prepare_sequence(training_data[0][0], word_to_ix))
-    for epoch in range(20):
+    for epoch in range(4):
         for sentence, tags in training_data:
             model.zero_grad()
             sentence_in = prepare_sequence(sentence, word_to_ix)
@@ -1243,7 +1243,7 @@ def bilstm_crf(T):
         precheck_sent = prepare_sequence(training_data[0][0], word_to_ix)
         before = model(precheck_sent)
     losses = []
-    for epoch in range(2):
+    for epoch in range(1):
         for sentence, tags in training_data:
             model.zero_grad()
             sentence_in = prepare_sequence(sentence, word_to_ix)
