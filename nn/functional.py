@@ -37,8 +37,26 @@ __all__ = list(_act.FUNCTIONAL) + [
 # -- linear maps ---------------------------------------------------------------------------------
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = input @ weight.T + bias."""
+    if bias is not None:
+        _check_addmm(input, weight, bias)
     out = ops.matmul(input, weight.t())
     return out if bias is None else out + bias
+
+
+def _check_addmm(input: Tensor, weight: Tensor, bias: Tensor) -> None:
+    """torch's errors for linear with a bias (its addmm on the input seen as 2-D): no silent dtype promotion."""
+    if input.dim() == 0 or weight.dim() == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.dim()}D and "
+                           f"{weight.dim()}D")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {torch_name(input.dtype)} and "
+                           f"{torch_name(weight.dtype)}")
+    if bias.dtype is not weight.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {torch_name(bias.dtype)} and "
+                           f"{torch_name(weight.dtype)}")
+    if bias.dim() != 1 or weight.dim() != 2 or bias.shape[0] != weight.shape[0]:
+        rows = math.prod(input.shape[:-1])
+        bias.expand(rows, weight.shape[0] if weight.dim() == 2 else 1)  # torch's expand error when it can't
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

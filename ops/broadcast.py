@@ -12,7 +12,8 @@ def broadcast_shapes(*shapes: tuple) -> tuple:
     ndim = max(len(s) for s in shapes)
     out = [1] * ndim
     for shape in shapes:
-        for i, size in enumerate(shape):
+        for i in range(len(shape) - 1, -1, -1):  # from the last dim, as torch's infer_size (the error names it)
+            size = shape[i]
             j = ndim - len(shape) + i
             cur = out[j]
             if cur == 1:

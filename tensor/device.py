@@ -2,6 +2,28 @@
 from __future__ import annotations
 
 
+import re
+
+# torch's device types, in the order its error message lists them
+_TORCH_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
+                "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+_DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([1-9]\d*|0))?")
+
+
+def _parse(text: str, index) -> tuple:
+    """(type, index) of a device string 'type' or 'type:N', with torch's errors."""
+    if not text:
+        raise RuntimeError("Device string must not be empty")
+    found = _DEVICE_STRING.fullmatch(text)
+    if found is None:
+        raise RuntimeError(f"Invalid device string: '{text}'")
+    if found.group(2) is not None:
+        if index is not None:
+            raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {text}")
+        return found.group(1), int(found.group(2))
+    return text, index
+
+
 class device:
     """Where a tensor lives, as torch.device: `device('cpu')`, `device('cuda', 0)`, `device('cuda:1')`."""
 
@@ -16,16 +38,17 @@ class device:
         if hit is not None:
             return hit
         kind, idx = type_or_str, index
-        if isinstance(type_or_str, str) and ":" in type_or_str:
-            if index is not None:
-                raise ValueError(f"type (string) must not include an index because index was passed explicitly: {type_or_str}")
-            kind, _, num = type_or_str.partition(":")
-            if not num.isdigit():
-                raise RuntimeError(f"Invalid device string: '{type_or_str}'")
-            idx = int(num)
+        if isinstance(type_or_str, str):
+            kind, idx = _parse(type_or_str, index)
+        if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
+            raise TypeError(f"device(): argument 'index' (position 2) must be int, not {type(index).__name__}")
+        if idx is not None and idx < 0:
+            raise RuntimeError("Device index must not be negative")
         if kind not in ("cpu", "cuda", "meta"):
-            raise RuntimeError(
-                f"Expected one of cpu, cuda, meta device type at start of device string: {type_or_str}")
+            if kind in _TORCH_TYPES:  # a device type torch knows but tidal has no backend for
+                raise RuntimeError(f"tidal has no '{kind}' device (it has cpu, cuda and meta): {type_or_str}")
+            raise RuntimeError(f"Expected one of {', '.join(_TORCH_TYPES)} device type at start of device string: "
+                               f"{type_or_str}")
         self = object.__new__(cls)
         object.__setattr__(self, "type", kind)
         object.__setattr__(self, "index", idx)

@@ -511,3 +511,39 @@ def test_detach_shares_the_version_counter():
         x.detach()[0] = 5.
         return x._version
     same(fn)
+
+
+# -- bad inputs a new user tries -------------------------------------------------------------------------------
+_BAD_CALLS = {
+    "add_shapes": lambda t: t.ones(2, 3) + t.ones(4, 5),
+    "add_shapes_3d": lambda t: t.ones(2, 3, 4) + t.ones(5, 3, 1),
+    "broadcast_shapes": lambda t: t.broadcast_shapes((2, 3), (4, 5)),
+    "device_typo": lambda t: t.device("gpu"),
+    "device_upper": lambda t: t.device("CPU"),
+    "device_bad_index": lambda t: t.device("cuda:x"),
+    "device_leading_zero": lambda t: t.device("cuda:01"),
+    "device_empty": lambda t: t.device(""),
+    "device_negative": lambda t: t.device("cuda", -1),
+    "device_index_type": lambda t: t.device("cpu", "a"),
+    "device_twice": lambda t: t.device("cuda:0", 1),
+    "to_dtype_string": lambda t: t.ones(2).to("float99"),
+    "linear_int_input": lambda t: t.nn.Linear(3, 2)(t.ones(2, 3, dtype=t.long)),
+    "linear_long_bias": lambda t: t.nn.functional.linear(t.ones(2, 3), t.ones(4, 3), t.ones(4, dtype=t.long)),
+    "linear_long_bias_1d": lambda t: t.nn.functional.linear(t.ones(3), t.ones(4, 3), t.ones(4, dtype=t.long)),
+    "linear_bias_shape": lambda t: t.nn.functional.linear(t.ones(2, 3), t.ones(4, 3), t.ones(5)),
+    "linear_bias_shape_3d": lambda t: t.nn.functional.linear(t.ones(2, 2, 3), t.ones(4, 3), t.ones(5)),
+    "linear_bias_2d_ok": lambda t: t.nn.functional.linear(t.ones(2, 3), t.ones(4, 3), t.ones(1, 4)),
+    "linear_input_shape": lambda t: t.nn.Linear(4, 2)(t.ones(2, 3)),
+    "linear_0d": lambda t: t.nn.functional.linear(t.tensor(1.), t.ones(4, 3), t.ones(4)),
+    "linear_ints": lambda t: t.nn.functional.linear(t.ones(2, 3).long(), t.ones(4, 3).long(), t.ones(4).long()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BAD_CALLS))
+def test_bad_call_as_torch(name):
+    same(_BAD_CALLS[name])
+
+
+def test_devices_still_parse():
+    same(lambda t: (str(t.device("cpu")), str(t.device("cuda:1")), str(t.device("cuda", 0)), str(t.device("meta")),
+                    str(t.ones(2).to("cpu").device)))
