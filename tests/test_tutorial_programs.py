@@ -1768,3 +1768,23 @@ def numpy_bridge(T):
 @pytest.mark.xfail(strict=True, reason="needs /work/notes/s6_tut_numpy_bridge.patch")
 def test_numpy_bridge_sees_values_at_the_call():
     run_both(numpy_bridge, rtol=0, atol=0)
+
+
+# -- what the tutorials print, as scripts under the runner -----------------------------------------------------------
+def test_tutorial_prints_match_torch():
+    """tests/scripts/tutorial_prints.py (tensor creation, arithmetic, broadcasting errors, reductions, in-place
+    ops, out=, clone/detach, squeeze/unsqueeze, the blitz's autograd and Net) prints what torch prints."""
+    import os
+    import re
+    import subprocess
+    import sys
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "tutorial_prints.py")
+    runs = [subprocess.Popen([sys.executable, *args, script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True) for args in ([], ["-m", "tidal.compat"])]
+    (theirs, their_err), (ours, our_err) = (run.communicate(timeout=180) for run in runs)
+    assert runs[0].returncode == 0, their_err
+    assert runs[1].returncode == 0, our_err
+    mask = lambda text: re.sub(r"0x[0-9a-f]+", "0x", text).splitlines()  # noqa: E731
+    for k, (a, b) in enumerate(zip(mask(theirs), mask(ours))):
+        assert a == b, f"line {k + 1}: torch printed {a!r}, tidal {b!r}"
+    assert len(mask(theirs)) == len(mask(ours)) > 250
