@@ -18,6 +18,7 @@ from . import interop, linalg_lobpcg, removed_api, tensor_memory
 from . import grad_attrs
 from . import linalg_top  # the torch.* linalg names (after extra, which loads tidal.linalg)
 from . import shared_memory, sparse_coo
+from .out_args import with_out as _with_out
 
 MODULES = (math_api, conversion, creation, views, shape_ops, reduce, scan, linalg, sorting, indexing, random,
            activations, conv, pool, extra, linalg_top)
@@ -77,7 +78,7 @@ def _checked_method(fn, name: str):
 __all__: list = []
 for _mod in MODULES:
     for _name in _mod.__all__:
-        _fn = getattr(_mod, _name)
+        _fn = _with_out(_name, getattr(_mod, _name))  # torch's out= where the op has none of its own
         globals()[_name] = _accepting_global(_fn, _name) if callable(_fn) and not isinstance(_fn, type) else _fn
     __all__ += list(_mod.__all__)
     for _name, _fn in _mod.METHODS.items():

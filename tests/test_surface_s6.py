@@ -779,3 +779,77 @@ def test_flex_attention_errors_as_torch():
             fa.flex_attention(q, k, v, enable_gqa=True, return_lse=True, return_aux=fa.AuxRequest(lse=True))
         with pytest.warns(FutureWarning, match="return_lse is deprecated"):
             fa.flex_attention(q, k, v, enable_gqa=True, return_lse=True)
+
+
+# ---- out= on the torch functions that take it ---------------------------------------------------
+
+def _out_calls(lib, x, y, i, b):
+    return {
+        "absolute": lambda o: lib.absolute(x, out=o), "all": lambda o: lib.all(b, 1, out=o),
+        "any": lambda o: lib.any(b, out=o), "argmax": lambda o: lib.argmax(x, 1, out=o),
+        "argmin": lambda o: lib.argmin(x, 0, True, out=o), "clamp_min": lambda o: lib.clamp_min(x, 0.5, out=o),
+        "column_stack": lambda o: lib.column_stack((x, y), out=o), "cumprod": lambda o: lib.cumprod(x, 1, out=o),
+        "cumsum": lambda o: lib.cumsum(x, 0, out=o), "diff": lambda o: lib.diff(x, out=o),
+        "float_power": lambda o: lib.float_power(x.abs(), 2, out=o), "hstack": lambda o: lib.hstack((x, y), out=o),
+        "igamma": lambda o: lib.igamma(x.abs(), y.abs(), out=o),
+        "index_add": lambda o: lib.index_add(x, 0, i, y[:2], out=o), "isin": lambda o: lib.isin(i, i + 1, out=o),
+        "lerp": lambda o: lib.lerp(x, y, 0.3, out=o), "log_softmax": lambda o: lib.log_softmax(x, 1, out=o),
+        "logcumsumexp": lambda o: lib.logcumsumexp(x, 1, out=o), "logsumexp": lambda o: lib.logsumexp(x, 1, out=o),
+        "max": lambda o: lib.max(x, 1, out=o), "max2": lambda o: lib.max(x, y, out=o),
+        "mean": lambda o: lib.mean(x, 1, out=o), "mean_all": lambda o: lib.mean(x, out=o),
+        "msort": lambda o: lib.msort(x, out=o), "nanmean": lambda o: lib.nanmean(x, 0, out=o),
+        "nansum": lambda o: lib.nansum(x, 1, out=o), "neg": lambda o: lib.neg(x, out=o),
+        "norm": lambda o: lib.norm(x, 2, 1, out=o), "prod": lambda o: lib.prod(x, 1, out=o),
+        "renorm": lambda o: lib.renorm(x, 2, 0, 1.0, out=o), "softmax": lambda o: lib.softmax(x, 1, out=o),
+        "square": lambda o: lib.square(x, out=o), "std": lambda o: lib.std(x, 1, out=o),
+        "sum": lambda o: lib.sum(x, 1, out=o), "var": lambda o: lib.var(x, 0, out=o),
+        "vstack": lambda o: lib.vstack((x, y), out=o), "where": lambda o: lib.where(b, x, y, out=o)}
+
+
+@pytest.mark.parametrize("out_dtype", ["float32", "int64", "bool", "float64"])
+def test_out_argument_as_torch(out_dtype):
+    """Each function with out=: same values and dtype written into out (and out returned), or torch's error."""
+    rng = np.random.default_rng(0)
+    xa, ya = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
+    per_lib = []
+    for lib in (torch, tc):
+        x, y = lib.tensor(xa), lib.tensor(ya)
+        per_lib.append((lib, _out_calls(lib, x, y, lib.tensor([0, 2]), x > 0)))
+    (_, ref_calls), (_, my_calls) = per_lib
+    for name in ref_calls:
+        seen = []
+        for (lib, calls) in per_lib:
+            plain = calls[name](None)
+            want = getattr(lib, out_dtype)
+            out = tuple(lib.empty(0, dtype=lib.int64 if k else want) for k in range(len(plain))) \
+                if isinstance(plain, tuple) else lib.empty(2, dtype=want)  # 2 elements: resized, with a warning
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    got = calls[name](out)
+                outs = got if isinstance(got, tuple) else (got,)
+                same = all(a is b for a, b in zip(outs, out if isinstance(out, tuple) else (out,)))
+                warned = any("resized" in str(w.message) for w in caught)
+                seen.append(("ok", [(str(t.dtype).split(".")[-1], t.numpy().tolist()) for t in outs], same, warned))
+            except Exception as e:  # noqa: BLE001 - the error itself is compared
+                seen.append((type(e).__name__, str(e)))
+        ref, mine = seen
+        if ref[0] == "ok":
+            assert mine[0] == "ok", (name, mine)
+            assert [d for d, _ in mine[1]] == [d for d, _ in ref[1]] and mine[2:] == ref[2:], name
+            for (_, m), (_, r) in zip(mine[1], ref[1]):
+                np.testing.assert_allclose(np.asarray(m, float), np.asarray(r, float), rtol=1e-5, atol=1e-6,
+                                           err_msg=name)
+        else:
+            assert mine == ref, name
+
+
+def test_out_argument_refuses_grad_and_shows_in_signature():
+    import inspect
+    x = tc.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"sum\(\): functions with out=... arguments don't support automatic "
+                                           "differentiation, but one of the arguments requires grad."):
+        tc.sum(x, 0, out=tc.empty(0))
+    with tc.no_grad():
+        assert tc.sum(x, 0, out=tc.empty(0)).item() == 3.0
+    assert "out" in inspect.signature(tc.mean).parameters and "out" in inspect.signature(tc.hstack).parameters
