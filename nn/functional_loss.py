@@ -104,6 +104,28 @@ def _check_targets(target: Tensor, classes: int, ignore_index: int) -> None:
             raise IndexError(f"Target {int(values[bad].flat[0])} is out of bounds.")
 
 
+def _check_nll_target(input: Tensor, target: Tensor) -> None:
+    """torch's errors for class-index targets that do not fit `input` (its batch, its other dims, its dtype)."""
+    if input.dim() == 1:
+        if target.dim() == 1 and target.shape[0] != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
+    elif target.dim() == 0 or input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0] if target.dim() else 0}).")
+    if input.dim() <= 2 and target.dim() > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target.dtype not in (dt.int64, dt.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {torch_name(target.dtype)}")
+    if input.dim() == 4 and target.dim() != 3:
+        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                           f"{target.dim()}")
+    want = tuple(input.shape[:1]) + tuple(input.shape[2:])
+    if input.dim() > 2 and tuple(target.shape) != want:
+        if input.dim() == 4:
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
+        raise RuntimeError(f"Expected target size {list(want)}, got {list(target.shape)}")
+
+
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
     """-input[n, target[n]] (weighted per class, ignoring `ignore_index`), reduced."""
@@ -114,15 +136,11 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     unbatched = input.dim() == 1
     # torch's node: NllLoss for (N, C), NllLoss2d for (N, C, H, W) and for other shapes it reduces
     node = "nll_loss" if input.dim() <= 2 else "nll_loss2d" if input.dim() == 4 or reduction != "none" else None
+    _check_nll_target(input, target)
+    if target.dtype is dt.uint8:  # (torch takes Byte class indices too)
+        target = target.long()
     if unbatched:
-        if target.dim() != 0:
-            raise ValueError(f"Expected input batch_size (1) to match target batch_size ({target.shape[0]}).")
-        input, target = input.unsqueeze(0), target.unsqueeze(0)
-    if input.shape[0] != target.shape[0]:
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                         f"({target.shape[0]}).")
-    if target.dtype.is_floating_point:
-        raise RuntimeError(f"expected scalar type Long but found {target.type()[len('torch.'):-len('Tensor')]}")
+        input, target = input.unsqueeze(0), target.reshape((1,))
     classes = input.shape[1]
     if weight is not None and weight.numel() != classes:
         raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
@@ -155,9 +173,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     classes = input.shape[class_dim]
     logp = ops.log_softmax(input, class_dim)
     wshape = _class_weight_shape(input)
-    if target.dtype.is_floating_point:  # class probabilities
-        if target.shape != input.shape:
-            raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+    if target.shape == input.shape:  # class probabilities (torch tells them apart by shape)
+        if not target.dtype.is_floating_point:
+            raise RuntimeError("Expected floating point type for target with class probabilities, got "
+                               f"{torch_name(target.dtype)}")
         if label_smoothing > 0:
             target = target * (1.0 - label_smoothing) + label_smoothing / classes
         per_class = logp * target
@@ -168,6 +187,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
             return loss.sum() / (input.numel() / classes) if input.numel() else loss.sum() / 0.0
         return _reduce(loss, reduction)
     nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    if target.dtype is dt.uint8:  # (checked by nll_loss; the smoothing below indexes with it)
+        target = target.long()
     if label_smoothing == 0.0:
         return nll
     smooth = -(logp if weight is None else logp * weight.reshape(wshape)).sum(class_dim)

@@ -536,6 +536,20 @@ _BAD_CALLS = {
     "linear_input_shape": lambda t: t.nn.Linear(4, 2)(t.ones(2, 3)),
     "linear_0d": lambda t: t.nn.functional.linear(t.tensor(1.), t.ones(4, 3), t.ones(4)),
     "linear_ints": lambda t: t.nn.functional.linear(t.ones(2, 3).long(), t.ones(4, 3).long(), t.ones(4).long()),
+    "ce_float_index_target": lambda t: t.nn.functional.cross_entropy(t.ones(2, 3), t.tensor([0., 1.])),
+    "ce_long_prob_target": lambda t: t.nn.functional.cross_entropy(t.ones(2, 3), t.ones(2, 3).long()),
+    "ce_int32_target": lambda t: t.nn.functional.cross_entropy(t.ones(2, 3), t.tensor([0, 1], dtype=t.int32)),
+    "ce_uint8_target": lambda t: t.nn.functional.cross_entropy(t.ones(2, 3), t.tensor([0, 2], dtype=t.uint8)),
+    "ce_batch": lambda t: t.nn.functional.cross_entropy(t.ones(2, 3), t.tensor([0, 1, 1])),
+    "ce_1d_input_target_1": lambda t: t.nn.functional.cross_entropy(t.tensor([1., 2., 3.]), t.tensor([1])),
+    "ce_1d_input_target_2": lambda t: t.nn.functional.cross_entropy(t.tensor([1., 2., 3.]), t.tensor([1, 2])),
+    "ce_3d_target_shape": lambda t: t.nn.functional.cross_entropy(t.ones(2, 3, 4), t.ones(2, 5).long()),
+    "ce_3d_target_dims": lambda t: t.nn.functional.cross_entropy(t.ones(2, 3, 4), t.ones(2).long()),
+    "nll_multi_target": lambda t: t.nn.functional.nll_loss(t.ones(2, 3), t.tensor([[0], [1]])),
+    "nll_float_target": lambda t: t.nn.functional.nll_loss(t.ones(2, 3), t.tensor([0., 1.])),
+    "nll_4d_target_dims": lambda t: t.nn.functional.nll_loss(t.ones(2, 3, 4, 5), t.ones(2, 4).long()),
+    "nll_4d_target_shape": lambda t: t.nn.functional.nll_loss(t.ones(2, 3, 4, 5), t.ones(2, 4, 6).long()),
+    "nll_uint8": lambda t: t.nn.functional.nll_loss(t.ones(2, 3), t.tensor([0, 1], dtype=t.uint8)),
 }
 
 
