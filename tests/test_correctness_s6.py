@@ -541,7 +541,7 @@ _BAD_CALLS = {
     "ce_int32_target": lambda t: t.nn.functional.cross_entropy(t.ones(2, 3), t.tensor([0, 1], dtype=t.int32)),
     "ce_uint8_target": lambda t: t.nn.functional.cross_entropy(t.ones(2, 3), t.tensor([0, 2], dtype=t.uint8)),
     "ce_batch": lambda t: t.nn.functional.cross_entropy(t.ones(2, 3), t.tensor([0, 1, 1])),
-    "ce_1d_input_target_1": lambda t: t.nn.functional.cross_entropy(t.tensor([1., 2., 3.]), t.tensor([1])),
+    "ce_1d_input_target_1": lambda t: round(t.nn.functional.cross_entropy(t.tensor([1., 2., 3.]), t.tensor([1])).item(), 5),
     "ce_1d_input_target_2": lambda t: t.nn.functional.cross_entropy(t.tensor([1., 2., 3.]), t.tensor([1, 2])),
     "ce_3d_target_shape": lambda t: t.nn.functional.cross_entropy(t.ones(2, 3, 4), t.ones(2, 5).long()),
     "ce_3d_target_dims": lambda t: t.nn.functional.cross_entropy(t.ones(2, 3, 4), t.ones(2).long()),
