@@ -75,13 +75,13 @@ def detach_(self: Tensor) -> Tensor:
     return self
 
 
-def cpu(self: Tensor) -> Tensor:
-    """This tensor on the CPU."""
+def cpu(self: Tensor, memory_format=None) -> Tensor:
+    """This tensor on the CPU (tidal keeps row-major order whatever `memory_format` asks)."""
     return to(self, "cpu")
 
 
-def cuda(self: Tensor, device=None, non_blocking: bool = False) -> Tensor:
-    """This tensor on a CUDA device."""
+def cuda(self: Tensor, device=None, non_blocking: bool = False, memory_format=None) -> Tensor:
+    """This tensor on a CUDA device (tidal keeps row-major order whatever `memory_format` asks)."""
     return to(self, _device("cuda", 0 if device is None else (device if isinstance(device, int) else
                                                               _device(device).index or 0)))
 

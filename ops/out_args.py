@@ -36,7 +36,7 @@ RULES = {
     "bool": ("all", "any"),
     "cat": ("hstack", "vstack", "dstack", "column_stack", "row_stack"),
     "float_power": ("float_power",), "logsumexp": ("logsumexp",), "logcumsumexp": ("logcumsumexp",),
-    "where": ("where",),
+    "where": ("where",), "searchsorted": ("searchsorted", "bucketize"),
 }
 RULE_OF = {name: rule for rule, names in RULES.items() for name in names}
 
@@ -68,6 +68,8 @@ def _refusal(rule: str, op: str, result: dt.dtype, out: dt.dtype, all_elements: 
         return RuntimeError(f"logsumexp(): Expected floating point type for result tensor, but got: {o}")
     if rule == "logcumsumexp" and out is not result:
         return RuntimeError(f"expected scalar_type {r} but found {o}")
+    if rule == "searchsorted" and out is not result:  # (the dtype checked before the op ran)
+        return RuntimeError(f"Expected out tensor to have dtype {C_NAMES.get(result)}, but got {C_NAMES.get(out)}")
     if rule == "where" and out is not result:
         return RuntimeError(f"Expected out type to be {r} but got {o}")
     return None
@@ -83,7 +85,7 @@ def _tensors(args: tuple, kwargs: dict) -> tuple:
     return tuple(found)
 
 
-def write(op: str, result, out, inputs: tuple, all_elements: bool = False):
+def write(op: str, result, out, inputs: tuple, all_elements: bool = False, rule: str | None = None):
     """`result` (a tensor or a tuple of them) written into `out` by op's rule; returns out (as result's type)."""
     from .math_api import copy_
     results = result if isinstance(result, tuple) else (result,)
@@ -91,7 +93,7 @@ def write(op: str, result, out, inputs: tuple, all_elements: bool = False):
     if len(outs) != len(results) or not all(isinstance(o, Tensor) for o in outs):
         raise TypeError(f"{op}(): argument 'out' must be {'tuple of Tensors' if len(results) > 1 else 'Tensor'}, "
                         f"not {type(out).__name__}")
-    rule = RULE_OF[op]
+    rule = rule or RULE_OF[op]
     if op in ("max", "min") and not isinstance(result, tuple):  # the elementwise / all-element forms
         rule = "cast"
     for o, r in zip(outs, results):
@@ -103,9 +105,19 @@ def write(op: str, result, out, inputs: tuple, all_elements: bool = False):
     return type(result)(*written) if isinstance(result, tuple) else written[0]
 
 
-def with_out(name: str, fn):
-    """`fn` taking torch's `out=` when `name` has an out rule here (and fn no `out` of its own); else fn."""
-    if name not in RULE_OF:
+def _check_searchsorted_out(out, out_int32: bool) -> None:
+    want = dt.int32 if out_int32 else dt.int64
+    if isinstance(out, Tensor) and out.dtype is not want:
+        raise RuntimeError("torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+                           "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's "
+                           f"dtype {TENSOR_TYPE.get(out.dtype)} and out_int32 flag is {bool(out_int32)}")
+
+
+def with_out(name: str, fn, rule: str | None = None):
+    """`fn` taking torch's `out=` when it has an out rule (`rule`, or this table's for `name`) and no `out` of
+    its own; else fn itself."""
+    rule = rule or RULE_OF.get(name)
+    if rule is None:
         return fn
     import inspect
     try:
@@ -119,17 +131,19 @@ def with_out(name: str, fn):
         if out is None:
             return fn(*args, **kwargs)
         inputs = _tensors(args, kwargs)
+        if rule == "searchsorted":
+            _check_searchsorted_out(out, kwargs.get("out_int32", False))
         if needs_grad(inputs):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                                "differentiation, but one of the arguments requires grad.")
         all_elements = len(args) < 2 and "dim" not in kwargs
         first = out[0] if isinstance(out, (tuple, list)) and out else out
-        if RULE_OF[name] == "any" and isinstance(first, Tensor) and kwargs.get("dtype") is None:
+        if rule == "any" and isinstance(first, Tensor) and kwargs.get("dtype") is None:
             error = _refusal("any", name, first.dtype, first.dtype)
             if error is not None:
                 raise error
             kwargs["dtype"] = first.dtype  # torch accumulates in out's dtype
-        return write(name, fn(*args, **kwargs), out, inputs, all_elements)
+        return write(name, fn(*args, **kwargs), out, inputs, all_elements, rule)
     functools.update_wrapper(call, fn)
     if signature is not None:  # the signature shows the `out` it now takes
         params = list(signature.parameters.values())

@@ -82,8 +82,8 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     return input[index.reshape(-1)].reshape(len(rows), r)
 
 
-def range(start=0, end=None, step=1, *, dtype: dt.dtype | None = None, device=None,
-          requires_grad: bool = False, out=None) -> Tensor:
+def range(start=0, end=None, step=1, *, out=None, dtype: dt.dtype | None = None, layout=None, device=None,
+          requires_grad: bool = False) -> Tensor:
     """Values from start to end inclusive by step (deprecated in PyTorch: use arange)."""
     warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values "

@@ -153,9 +153,9 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
 _PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
 
 
-def promote_types(a: dtype, b: dtype) -> dtype:
-    """The smallest dtype both `a` and `b` convert to, as torch.promote_types."""
-    return _PROMOTE[a, b]
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """The smallest dtype both `type1` and `type2` convert to, as torch.promote_types."""
+    return _PROMOTE[type1, type2]
 
 
 def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:

@@ -853,3 +853,31 @@ def test_out_argument_refuses_grad_and_shows_in_signature():
     with tc.no_grad():
         assert tc.sum(x, 0, out=tc.empty(0)).item() == 3.0
     assert "out" in inspect.signature(tc.mean).parameters and "out" in inspect.signature(tc.hstack).parameters
+
+
+def test_out_and_keywords_of_special_searchsorted_and_friends():
+    results = []
+    for lib in (torch, tc):
+        x = lib.tensor(np.linspace(0.1, 2, 6, dtype=np.float32))
+        calls = [lambda: lib.special.entr(x, out=lib.empty(0)),
+                 lambda: lib.special.entr(x, out=lib.empty(0, dtype=lib.long)),
+                 lambda: lib.special.i0e(x, out=lib.empty(0, dtype=lib.float64)),
+                 lambda: lib.special.gammainc(x, x, out=lib.empty(0)),
+                 lambda: lib.searchsorted(lib.tensor([0.5, 1.0]), x, out=lib.empty(0, dtype=lib.long)),
+                 lambda: lib.bucketize(x, lib.tensor([0.5]), out=lib.empty(0)),
+                 lambda: lib.bucketize(x, lib.tensor([0.5]), out_int32=True, out=lib.empty(0, dtype=lib.int32)),
+                 lambda: lib.promote_types(type1=lib.int32, type2=lib.float32),
+                 lambda: lib.range(0, 2, layout=lib.strided),
+                 lambda: x.cpu(memory_format=lib.contiguous_format)]
+        seen = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch.range's deprecation
+            for call in calls:
+                try:
+                    r = call()
+                    seen.append((str(getattr(r, "dtype", r)).split(".")[-1],
+                                 np.round(r.numpy(), 5).tolist() if hasattr(r, "numpy") else None))
+                except Exception as e:  # noqa: BLE001 - the error itself is compared
+                    seen.append((type(e).__name__, str(e)))
+        results.append(seen)
+    assert results[1] == results[0]
