@@ -30,6 +30,8 @@ METHODS: dict = {}
 
 # -- Python conversions --------------------------------------------------------------------------
 def _complex_number(self: Tensor) -> complex:
+    if self.numel() != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
     return builtins.complex(self.item())
 
 
