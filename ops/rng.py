@@ -41,6 +41,35 @@ class Generator:
             self._seed, self._offset = seed & _MASK64, 0
         return self
 
+    def clone_state(self) -> "Generator":
+        """A new generator of the same device in this one's state (its stream continues from here)."""
+        twin = Generator(self.device)
+        with self._lock:
+            twin._seed, twin._offset = self._seed, self._offset
+        return twin
+
+    def get_offset(self) -> int:
+        """Refused on the CPU, as torch's CPU generator (its offset is a Philox/CUDA notion)."""
+        if self.device.type == "cpu":
+            raise RuntimeError("CPU Generator does not use offset")
+        return self._offset
+
+    def set_offset(self, offset: int) -> "Generator":
+        """Refused on the CPU, as torch's CPU generator."""
+        if self.device.type == "cpu":
+            raise RuntimeError("CPU Generator does not use offset")
+        with self._lock:
+            self._offset = int(offset)
+        return self
+
+    def graphsafe_get_state(self):
+        """Refused: no CUDA-graph-safe generator state here, as torch's CPU generator."""
+        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+
+    def graphsafe_set_state(self, state) -> None:
+        """Refused: no CUDA-graph-safe generator state here, as torch's CPU generator."""
+        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+
     def seed(self) -> int:
         """Seed from the operating system's entropy; returns the seed."""
         value = int.from_bytes(os.urandom(8), "little")

@@ -881,3 +881,22 @@ def test_out_and_keywords_of_special_searchsorted_and_friends():
                     seen.append((type(e).__name__, str(e)))
         results.append(seen)
     assert results[1] == results[0]
+
+
+def test_generator_and_packed_sequence_extras():
+    for lib in (torch, tc):
+        g = lib.Generator()
+        g.manual_seed(3)
+        lib.rand(2, generator=g)
+        twin = g.clone_state()
+        assert twin is not g and twin.initial_seed() == 3
+        assert lib.rand(3, generator=g).tolist() == lib.rand(3, generator=twin).tolist()
+        for call in (g.get_offset, lambda: g.set_offset(5)):
+            with pytest.raises(RuntimeError, match="CPU Generator does not use offset"):
+                call()
+        with pytest.raises(NotImplementedError, match="graphsafe_get_state is not supported in this Generator"):
+            g.graphsafe_get_state()
+        packed = lib.nn.utils.rnn.pack_sequence([lib.ones(3), lib.ones(2)])
+        assert [str(p.data.dtype).split(".")[-1] for p in (packed.byte(), packed.char(), packed.short())] == \
+            ["uint8", "int8", "int16"]
+        assert packed.is_pinned() is False and packed.short().batch_sizes.tolist() == [2, 2, 1]

@@ -96,6 +96,26 @@ class PackedSequence(_PackedFields):
         """The data as int32."""
         return self.to(dtype=dt.int32)
 
+    def short(self) -> "PackedSequence":
+        """The data as int16."""
+        return self.to(dtype=dt.int16)
+
+    def char(self) -> "PackedSequence":
+        """The data as int8."""
+        return self.to(dtype=dt.int8)
+
+    def byte(self) -> "PackedSequence":
+        """The data as uint8."""
+        return self.to(dtype=dt.uint8)
+
+    def is_pinned(self) -> bool:
+        """Whether the data is in pinned host memory."""
+        return self.data.is_pinned()
+
+    def pin_memory(self) -> "PackedSequence":
+        """The sequence with its data in pinned host memory."""
+        return type(self)(self.data.pin_memory(), self.batch_sizes, self.sorted_indices, self.unsorted_indices)
+
     @property
     def is_cuda(self) -> bool:
         """Whether the data lives on a CUDA device."""
