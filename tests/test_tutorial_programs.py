@@ -2291,3 +2291,119 @@ def autocast_dtypes(T):
 @pytest.mark.xfail(strict=True, reason="tidal's autocast is a no-op: ops keep their input dtypes")
 def test_autocast_dtypes():
     run_both(autocast_dtypes, rtol=2e-2, atol=2e-2)
+
+
+# -- text classification (EmbeddingBag), model ensembling (torch.func) ---------------------------------------------------
+def text_classification(T):
+    """The text-classification tutorial: collate_batch building a flat text tensor with offsets from
+    torch.tensor(offsets[:-1]).cumsum(dim=0), nn.EmbeddingBag(mode='mean') called with (text, offsets),
+    init_weights with uniform_/zero_ (overwritten by the shared weights), CrossEntropyLoss, SGD,
+    clip_grad_norm_(0.1), StepLR(1.0, gamma=0.1), random_split with a seeded generator, evaluate()."""
+    nn = T.nn
+    rng = np.random.default_rng(230)
+    samples = [(int(rng.integers(0, 4)), [int(v) for v in rng.integers(0, 20, int(rng.integers(2, 7)))])
+               for _ in range(12)]
+
+    def collate_batch(batch):
+        label_list, text_list, offsets = [], [], [0]
+        for _label, _text in batch:
+            label_list.append(_label)
+            processed_text = T.tensor(_text, dtype=T.int64)
+            text_list.append(processed_text)
+            offsets.append(processed_text.size(0))
+        label_list = T.tensor(label_list, dtype=T.int64)
+        offsets = T.tensor(offsets[:-1]).cumsum(dim=0)
+        text_list = T.cat(text_list)
+        return label_list, text_list, offsets
+
+    class TextClassificationModel(nn.Module):
+        def __init__(self, vocab_size, embed_dim, num_class):
+            super().__init__()
+            self.embedding = nn.EmbeddingBag(vocab_size, embed_dim, sparse=False)
+            self.fc = nn.Linear(embed_dim, num_class)
+            self.init_weights()
+
+        def init_weights(self):
+            initrange = 0.5
+            self.embedding.weight.data.uniform_(-initrange, initrange)
+            self.fc.weight.data.uniform_(-initrange, initrange)
+            self.fc.bias.data.zero_()
+
+        def forward(self, text, offsets):
+            return self.fc(self.embedding(text, offsets))
+
+    model = TextClassificationModel(20, 8, 4)
+    init_weights(T, model, 231)
+    criterion = nn.CrossEntropyLoss()
+    optimizer = T.optim.SGD(model.parameters(), lr=5)
+    scheduler = T.optim.lr_scheduler.StepLR(optimizer, 1.0, gamma=0.1)
+    loader = T.utils.data.DataLoader(samples, batch_size=4, shuffle=False, collate_fn=collate_batch)
+    losses = []
+    for epoch in range(2):
+        model.train()
+        for label, text, offsets in loader:
+            optimizer.zero_grad()
+            predicted_label = model(text, offsets)
+            loss = criterion(predicted_label, label)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+            optimizer.step()
+            losses.append(loss.item())
+        scheduler.step()
+    model.eval()
+    total_acc, total_count = 0, 0
+    with T.no_grad():
+        for label, text, offsets in loader:
+            predicted_label = model(text, offsets)
+            total_acc += (predicted_label.argmax(1) == label).sum().item()
+            total_count += label.size(0)
+    split = T.utils.data.random_split(samples, [9, 3], generator=T.Generator().manual_seed(42))
+    return {"losses": losses, "acc": total_acc / total_count, "lr": scheduler.get_last_lr(),
+            "split": [len(split[0]), len(split[1])], "offsets": collate_batch(samples[:3])[2],
+            "bag": model.embedding(T.tensor([1, 2, 4, 5, 4, 3]), T.tensor([0, 2]))}
+
+
+def test_text_classification():
+    run_both(text_classification)
+
+
+def model_ensembling(T):
+    """The model-ensembling tutorial: stack_module_state of several MLPs, a 'meta' base model replaced here by
+    copy.deepcopy (tidal has no meta device), functional_call vmapped over the stacked parameters, with
+    in_dims=(0, 0, None) for one minibatch shared and (0, 0, 0) for one per model; results against a loop."""
+    import copy
+    nn, F, func = T.nn, T.nn.functional, T.func
+
+    class SimpleMLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(12, 8)
+            self.fc2 = nn.Linear(8, 3)
+
+        def forward(self, x):
+            return self.fc2(F.relu(self.fc1(x.flatten(1))))
+
+    num_models = 3
+    models = []
+    for k in range(num_models):
+        m = SimpleMLP()
+        init_weights(T, m, 240 + k)
+        models.append(m)
+    minibatches = T.from_numpy(uniform((num_models, 4, 3, 4), 245))
+    minibatch = minibatches[0]
+    predictions_diff_minibatch_loop = [model(mb) for model, mb in zip(models, minibatches)]
+    predictions2 = [model(minibatch) for model in models]
+    params, buffers = func.stack_module_state(models)
+    base_model = copy.deepcopy(models[0])
+
+    def fmodel(params, buffers, x):
+        return func.functional_call(base_model, (params, buffers), (x,))
+
+    predictions1_vmap = func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, minibatch)
+    predictions2_vmap = func.vmap(fmodel)(params, buffers, minibatches)
+    return {"loop1": predictions2, "vmap1": predictions1_vmap, "loop2": predictions_diff_minibatch_loop,
+            "vmap2": predictions2_vmap, "keys": sorted(params), "shape": list(params["fc1.weight"].shape)}
+
+
+def test_model_ensembling():
+    run_both(model_ensembling)
