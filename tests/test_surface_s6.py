@@ -900,3 +900,11 @@ def test_generator_and_packed_sequence_extras():
         assert [str(p.data.dtype).split(".")[-1] for p in (packed.byte(), packed.char(), packed.short())] == \
             ["uint8", "int8", "int16"]
         assert packed.is_pinned() is False and packed.short().batch_sizes.tolist() == [2, 2, 1]
+
+
+def test_backends_sdp_kernel_deprecated_as_torch():
+    for lib in (torch, tc):
+        with pytest.warns(FutureWarning, match=r"`torch.backends.cuda.sdp_kernel\(\)` is deprecated"):
+            with lib.backends.cuda.sdp_kernel(enable_math=False):
+                assert not lib.backends.cuda.math_sdp_enabled() and lib.backends.cuda.flash_sdp_enabled()
+        assert lib.backends.cuda.math_sdp_enabled()

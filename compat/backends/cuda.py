@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import warnings
 from typing import Iterator
 
 from ...nn.attention import ENABLED, SDPAParams, can_use_efficient_attention, can_use_flash_attention
@@ -86,7 +87,10 @@ def enable_cudnn_sdp(enabled: bool) -> None:
 @contextlib.contextmanager
 def sdp_kernel(enable_flash: bool = True, enable_math: bool = True, enable_mem_efficient: bool = True,
                enable_cudnn: bool = True) -> Iterator[None]:
-    """Set the attention kernel switches inside a `with` block and restore them after."""
+    """Deprecated: set the attention kernel switches inside a `with` block and restore them after."""
+    warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will be "
+                  "removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context manager, with updated "
+                  "signature.", FutureWarning, stacklevel=3)
     saved = dict(_sdp)
     _sdp.update(flash=enable_flash, math=enable_math, mem_efficient=enable_mem_efficient, cudnn=enable_cudnn)
     try:
