@@ -214,14 +214,29 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
     refuse_complex(input, "\"binary_cross_entropy\" not implemented for '{name}'")
-    if target.dtype.is_complex:
+    if target.dtype is not input.dtype:  # torch takes no promotion here
         raise RuntimeError(f"Found dtype {torch_name(target.dtype)} but expected {torch_name(input.dtype)}")
+    if input.dtype.category != dt.FLOAT:
+        raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for '{torch_name(input.dtype)}'")
     log_x = ops.clamp_min(ops.log(input), -100.0)
     log_1mx = ops.clamp_min(ops.log(1.0 - input), -100.0)
     loss = -(target * log_x + (1.0 - target) * log_1mx)
     if weight is not None:
         loss = loss * weight
     return torch_node(_reduce(loss, reduction), "binary_cross_entropy", input, target, weight)
+
+
+def _check_logits_target(input: Tensor, target: Tensor) -> None:
+    """torch's refusals for binary_cross_entropy_with_logits: an integer input (its log_sigmoid kernel), a
+    target its result can't be written into (torch computes in place in `1 - target`)."""
+    if input.dtype.category != dt.FLOAT:
+        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{torch_name(input.dtype)}'")
+    if target.dtype is dt.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if target.dtype.category != dt.FLOAT:
+        raise RuntimeError(f"result type {torch_name(input.dtype)} can't be cast to the desired output type "
+                           f"{torch_name(target.dtype)}")
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -232,6 +247,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     check_reduction(reduction)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    _check_logits_target(input, target)
     softplus_neg = ops.clamp_min(-input, 0.0) + ops.log1p(ops.exp(-input.abs()))  # -log(sigmoid(x))
     if pos_weight is not None:
         loss = (1.0 - target) * input + (1.0 + (pos_weight - 1.0) * target) * softplus_neg
@@ -239,6 +255,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         loss = (1.0 - target) * input + softplus_neg
     if weight is not None:
         loss = loss * weight
+    if loss.dtype is not target.dtype:  # torch computes in place in `1 - target`: the result has its dtype
+        loss = loss.to(target.dtype)
     return torch_node(_reduce(loss, reduction), "binary_cross_entropy_with_logits", input, target, weight,
                       pos_weight)
 

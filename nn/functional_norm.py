@@ -13,7 +13,7 @@ from .. import ops
 from ..autograd import no_grad
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import needs_grad, record
-from ..ops.complex_ops import refuse_complex
+from ..ops.elementwise import torch_name
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ._util import opmath
@@ -22,6 +22,25 @@ _EPS = {dt.float32: 1.1920928955078125e-07, dt.float64: 2.220446049250313e-16}
 
 __all__ = ["layer_norm", "rms_norm", "group_norm", "batch_norm", "instance_norm", "normalize",
            "local_response_norm"]
+
+
+def _float_kernel(input: Tensor, kernel: str, complex_too: bool = False) -> None:
+    """torch's NotImplementedError for an input its norm kernel has no code for (integers, bool; complex unless
+    `complex_too`)."""
+    if input.dtype.category != dt.FLOAT and not (complex_too and input.dtype.is_complex):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{torch_name(input.dtype)}'")
+
+
+def _check_mixed(input: Tensor, *params) -> None:
+    """torch's CPU rule for norm parameters (weight, bias, running stats) of another dtype than the input: only a
+    float16/bfloat16 input may take them, and then only float32 ones."""
+    first = next((p for p in params if p is not None), None)
+    if first is None or first.dtype is input.dtype or input.device.type != "cpu":
+        return
+    if any(p is not None and p.dtype is not dt.float32 for p in params):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if input.dtype not in (dt.float16, dt.bfloat16):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
 def _shape_tuple(shape) -> tuple:
@@ -55,7 +74,8 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
         if t is not None and tuple(t.shape) != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(t.shape)} and normalized_shape = {list(shape)}")
-    refuse_complex(input, "\"LayerNormKernelImpl\" not implemented for '{name}'")
+    _check_mixed(input, weight, bias)
+    _float_kernel(input, "LayerNormKernelImpl")
     return _normalized("native_layer_norm", input, tuple(range(-len(shape), 0)), eps, weight, bias)[0]
 
 
@@ -121,6 +141,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
     """x / sqrt(mean(x^2) + eps) over the trailing dims, times weight."""
     shape = _shape_tuple(normalized_shape)
     _check_normalized_shape(input, shape, "*")
+    _float_kernel(input, "rms_norm", complex_too=True)
     x = opmath(input)
     if eps is None:
         eps = _EPS[x.dtype.to_real()]  # machine epsilon of the compute dtype (its parts' for complex), as PyTorch
@@ -142,7 +163,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
         if t is not None and (t.dim() != 1 or t.numel() != c):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, but "
                                f"got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
-    refuse_complex(input, "\"GroupNormKernelImpl\" not implemented for '{name}'")
+    _check_mixed(input, weight, bias)
+    _float_kernel(input, "GroupNormKernelImpl")
     # the group's size spelled out: -1 is ambiguous when the input is empty
     grouped = (n, num_groups, input.numel() // max(n * num_groups, 1))
     return _normalized("native_group_norm", input, (2,), eps, weight, bias, (c,) + (1,) * (input.dim() - 2),
@@ -198,7 +220,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     _check_features("bias", c, bias)
     if input.dim() < 2:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
-    refuse_complex(input, "\"batch_norm\" not implemented for '{name}'")
+    _float_kernel(input, "batch_norm")
+    _check_mixed(input, weight, bias, running_mean, running_var)
     bshape = (c,) + (1,) * (input.dim() - 2)
     if training:
         axes = (0,) + tuple(range(2, input.dim()))
@@ -230,7 +253,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     if input.numel() == 0:  # PyTorch repeats the weight per sample: none when the batch is empty
         per_sample = [None if t is None else t.repeat(n) for t in (weight, bias)]
         return _empty_norm(input, *per_sample)
-    refuse_complex(input, "\"batch_norm\" not implemented for '{name}'")
+    _float_kernel(input, "batch_norm")
     bshape = (c,) + (1,) * (input.dim() - 2)
     x = opmath(input)
     if not use_input_stats:

@@ -39,7 +39,7 @@ def _check_member_name(kind: str, name) -> None:
     if not isinstance(name, str):
         raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
     if "." in name:
-        raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
+        raise KeyError(f'{kind} name can\'t contain "."' + (f", got: {name}" if kind == "module" else ""))
     if name == "":
         raise KeyError(f'{kind} name can\'t be empty string ""')
 
@@ -199,7 +199,7 @@ class Module(StateDictMixin):
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
-                            "(tidal Tensor or None required)")
+                            f"({dt.repr_namespace[0]} Tensor or None required)")
         if isinstance(tensor, Buffer):
             persistent = tensor.__dict__.get("persistent", persistent)
         self._buffers[name] = tensor
@@ -217,7 +217,7 @@ class Module(StateDictMixin):
             raise KeyError(f"attribute '{name}' already exists")
         if param is not None and not _is_parameter(param):
             raise TypeError(f"cannot assign '{_type_name(param)}' object to parameter '{name}' "
-                            "(tidal.nn.Parameter or None required)")
+                            f"({dt.repr_namespace[0]}.nn.Parameter or None required)")
         if param is not None and param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
                              f"created explicitly. To express '{name}' as a function of another Tensor, "
@@ -315,7 +315,7 @@ class Module(StateDictMixin):
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(f"cannot assign '{_type_name(value)}' as parameter '{name}' "
-                                "(tidal.nn.Parameter or None expected)")
+                                f"({dt.repr_namespace[0]}.nn.Parameter or None expected)")
             self.register_parameter(name, value)
         elif isinstance(value, Module):
             modules = d.get("_modules")
@@ -326,12 +326,12 @@ class Module(StateDictMixin):
         elif d.get("_modules") is not None and name in d["_modules"]:
             if value is not None:
                 raise TypeError(f"cannot assign '{_type_name(value)}' as child module '{name}' "
-                                "(tidal.nn.Module or None expected)")
+                                f"({dt.repr_namespace[0]}.nn.Module or None expected)")
             d["_modules"][name] = value
         elif isinstance(value, Buffer) or (d.get("_buffers") is not None and name in d["_buffers"]):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "
-                                "(tidal.Tensor or None expected)")
+                                f"({dt.repr_namespace[0]}.Tensor or None expected)")
             if isinstance(value, Buffer):
                 persistent = value.__dict__.get("persistent", True)
             else:
