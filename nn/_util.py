@@ -32,6 +32,13 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
     return result
 
 
+def warn_mismatched_masks(mask, name: str, other, other_name: str) -> None:
+    """torch's deprecation warning when a padding mask and an attention mask have different dtypes."""
+    if mask is not None and other is not None and mask.dtype is not other.dtype:
+        warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use same type for both "
+                      "instead.", stacklevel=3)
+
+
 def check_reduction(reduction: str) -> None:
     """ValueError for an unknown reduction name."""
     if reduction not in ("none", "mean", "sum"):

@@ -7,7 +7,7 @@ from .. import ops
 from ..ops.reduce import safe_softmax
 from ..tensor import Tensor
 from ..tensor import dtype as dt
-from ._util import check_probability
+from ._util import check_probability, warn_mismatched_masks
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -122,6 +122,7 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
                            "method `generate_square_subsequent_mask` to create this mask.")
     float_dtype = query.dtype
+    warn_mismatched_masks(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask")
     key_padding_mask = _additive_mask(key_padding_mask, float_dtype, "key_padding_mask", true_means_attend=False)
     attn_mask = _additive_mask(attn_mask, float_dtype, true_means_attend=False)
 

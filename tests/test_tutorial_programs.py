@@ -2407,3 +2407,153 @@ def model_ensembling(T):
 
 def test_model_ensembling():
     run_both(model_ensembling)
+
+
+# -- Language translation with nn.Transformer ------------------------------------------------------------------------------
+def transformer_translation(T):
+    """The nn.Transformer translation tutorial: PositionalEncoding and TokenEmbedding modules, Seq2SeqTransformer
+    (nn.Transformer with encode/decode), generate_square_subsequent_mask from triu(ones) == 1 turned into a float
+    mask with masked_fill(-inf / 0.0), boolean padding masks (src == PAD_IDX).transpose(0, 1), cross_entropy with
+    ignore_index, Adam(betas=(0.9, 0.98), eps=1e-9), and greedy_decode growing ys with
+    torch.ones(1, 1).type_as(src.data).fill_(next_word)."""
+    nn = T.nn
+    PAD_IDX, BOS_IDX, EOS_IDX, SRC_V, TGT_V, EMB = 1, 2, 3, 15, 13, 16
+
+    class PositionalEncoding(nn.Module):
+        def __init__(self, emb_size, dropout, maxlen=50):
+            super().__init__()
+            den = T.exp(- T.arange(0, emb_size, 2) * math.log(10000) / emb_size)
+            pos = T.arange(0, maxlen).reshape(maxlen, 1)
+            pos_embedding = T.zeros((maxlen, emb_size))
+            pos_embedding[:, 0::2] = T.sin(pos * den)
+            pos_embedding[:, 1::2] = T.cos(pos * den)
+            pos_embedding = pos_embedding.unsqueeze(-2)
+            self.dropout = nn.Dropout(dropout)
+            self.register_buffer("pos_embedding", pos_embedding)
+
+        def forward(self, token_embedding):
+            return self.dropout(token_embedding + self.pos_embedding[:token_embedding.size(0), :])
+
+    class TokenEmbedding(nn.Module):
+        def __init__(self, vocab_size, emb_size):
+            super().__init__()
+            self.embedding = nn.Embedding(vocab_size, emb_size)
+            self.emb_size = emb_size
+
+        def forward(self, tokens):
+            return self.embedding(tokens.long()) * math.sqrt(self.emb_size)
+
+    class Seq2SeqTransformer(nn.Module):
+        def __init__(self, num_encoder_layers, num_decoder_layers, emb_size, nhead, src_vocab_size,
+                     tgt_vocab_size, dim_feedforward=32, dropout=0.0):
+            super().__init__()
+            self.transformer = nn.Transformer(d_model=emb_size, nhead=nhead, num_encoder_layers=num_encoder_layers,
+                                              num_decoder_layers=num_decoder_layers, dim_feedforward=dim_feedforward,
+                                              dropout=dropout)
+            self.generator = nn.Linear(emb_size, tgt_vocab_size)
+            self.src_tok_emb = TokenEmbedding(src_vocab_size, emb_size)
+            self.tgt_tok_emb = TokenEmbedding(tgt_vocab_size, emb_size)
+            self.positional_encoding = PositionalEncoding(emb_size, dropout=dropout)
+
+        def forward(self, src, trg, src_mask, tgt_mask, src_padding_mask, tgt_padding_mask,
+                    memory_key_padding_mask):
+            src_emb = self.positional_encoding(self.src_tok_emb(src))
+            tgt_emb = self.positional_encoding(self.tgt_tok_emb(trg))
+            outs = self.transformer(src_emb, tgt_emb, src_mask, tgt_mask, None, src_padding_mask, tgt_padding_mask,
+                                    memory_key_padding_mask)
+            return self.generator(outs)
+
+        def encode(self, src, src_mask):
+            return self.transformer.encoder(self.positional_encoding(self.src_tok_emb(src)), src_mask)
+
+        def decode(self, tgt, memory, tgt_mask):
+            return self.transformer.decoder(self.positional_encoding(self.tgt_tok_emb(tgt)), memory, tgt_mask)
+
+    def generate_square_subsequent_mask(sz):
+        mask = (T.triu(T.ones((sz, sz))) == 1).transpose(0, 1)
+        return mask.float().masked_fill(mask == 0, float("-inf")).masked_fill(mask == 1, float(0.0))
+
+    def create_mask(src, tgt):
+        src_seq_len, tgt_seq_len = src.shape[0], tgt.shape[0]
+        tgt_mask = generate_square_subsequent_mask(tgt_seq_len)
+        src_mask = T.zeros((src_seq_len, src_seq_len)).type(T.bool)
+        src_padding_mask = (src == PAD_IDX).transpose(0, 1)
+        tgt_padding_mask = (tgt == PAD_IDX).transpose(0, 1)
+        return src_mask, tgt_mask, src_padding_mask, tgt_padding_mask
+
+    rng = np.random.default_rng(250)
+
+    def batch(vocab, lengths):
+        seqs = [[BOS_IDX] + [int(v) for v in rng.integers(4, vocab, n)] + [EOS_IDX] for n in lengths]
+        width = max(len(s) for s in seqs)
+        return T.tensor([s + [PAD_IDX] * (width - len(s)) for s in seqs]).t().contiguous()  # (seq, batch)
+
+    src, tgt = batch(SRC_V, (4, 2, 3)), batch(TGT_V, (3, 4, 1))
+    transformer = Seq2SeqTransformer(1, 1, EMB, 2, SRC_V, TGT_V)
+    init_weights(T, transformer, 251)
+    loss_fn = nn.CrossEntropyLoss(ignore_index=PAD_IDX)
+    optimizer = T.optim.Adam(transformer.parameters(), lr=0.0001, betas=(0.9, 0.98), eps=1e-9)
+    transformer.train()
+    losses = []
+    for _ in range(2):
+        tgt_input = tgt[:-1, :]
+        src_mask, tgt_mask, src_padding_mask, tgt_padding_mask = create_mask(src, tgt_input)
+        logits = transformer(src, tgt_input, src_mask, tgt_mask, src_padding_mask, tgt_padding_mask,
+                             src_padding_mask)
+        optimizer.zero_grad()
+        tgt_out = tgt[1:, :]
+        loss = loss_fn(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1))
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+
+    def greedy_decode(model, src, src_mask, max_len, start_symbol):
+        memory = model.encode(src, src_mask)
+        ys = T.ones(1, 1).fill_(start_symbol).type(T.long)
+        for i in range(max_len - 1):
+            tgt_mask = generate_square_subsequent_mask(ys.size(0)).type(T.bool)
+            out = model.decode(ys, memory, tgt_mask)
+            out = out.transpose(0, 1)
+            prob = model.generator(out[:, -1])
+            _, next_word = T.max(prob, dim=1)
+            next_word = next_word.item()
+            ys = T.cat([ys, T.ones(1, 1).type_as(src.data).fill_(next_word)], dim=0)
+            if next_word == EOS_IDX:
+                break
+        return ys
+
+    transformer.eval()
+    one = src[:, :1]
+    decoded = greedy_decode(transformer, one, T.zeros(one.shape[0], one.shape[0]).type(T.bool), 5, BOS_IDX)
+    return {"losses": losses, "mask": generate_square_subsequent_mask(4), "decoded": decoded.flatten()}
+
+
+def test_transformer_translation():
+    run_both(transformer_translation)
+
+
+def transformer_warnings(T):
+    """The warnings torch gives the transformer tutorials: enable_nested_tensor with a layer that rules out the
+    fast path (batch_first False, norm_first, an odd head count), and padding and attention masks of different
+    types (bool and float) in TransformerEncoder, TransformerEncoderLayer and MultiheadAttention."""
+    import warnings
+    nn = T.nn
+    src = T.ones(3, 2, 8)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2), 1)
+        nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, batch_first=True), 1)
+        nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2), 1, enable_nested_tensor=False)
+        nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, batch_first=True, norm_first=True), 1)
+        nn.TransformerEncoder(nn.TransformerEncoderLayer(9, 3, batch_first=True), 1)
+        encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dropout=0.0), 1, enable_nested_tensor=False)
+        encoder(src, mask=T.zeros(3, 3), src_key_padding_mask=T.zeros(2, 3).bool())
+        encoder.layers[0](src, src_mask=T.zeros(3, 3).bool(), src_key_padding_mask=T.zeros(2, 3))
+        nn.MultiheadAttention(8, 2)(src, src, src, key_padding_mask=T.zeros(2, 3).bool(), attn_mask=T.zeros(3, 3))
+        nn.MultiheadAttention(8, 2)(src, src, src, key_padding_mask=T.zeros(2, 3).bool(),
+                                    attn_mask=T.zeros(3, 3).bool())
+    return [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+
+
+def test_transformer_warnings():
+    run_both(transformer_warnings)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Any, Callable
 
 from ... import ops
@@ -10,6 +11,7 @@ from ...tensor import dtype as dt
 from .. import functional as F
 from .. import init
 from ..containers import ModuleList
+from .._util import warn_mismatched_masks
 from ..module import Module
 from .attention import MultiheadAttention
 from .dropout import Dropout
@@ -51,6 +53,22 @@ def _float_mask(mask: Tensor | None, dtype: dt.dtype) -> Tensor | None:
     if mask.dtype is not dt.bool_:
         raise AssertionError("only bool and floating types of masks are supported")
     return ops.zeros(tuple(mask.shape), dtype=dtype, device=mask.device).masked_fill(mask, float("-inf"))
+
+
+def _no_fast_path_reason(layer) -> str:
+    """Why torch's TransformerEncoder would not use nested tensors with this layer ('' if it would)."""
+    if not isinstance(layer, TransformerEncoderLayer):
+        return "encoder_layer was not TransformerEncoderLayer"
+    attn = layer.self_attn
+    checks = ((layer.norm_first, "encoder_layer.norm_first was True"),
+              (not attn.batch_first, "encoder_layer.self_attn.batch_first was not True(use batch_first for better "
+                                     "inference performance)"),
+              (not attn._qkv_same_embed_dim, "encoder_layer.self_attn._qkv_same_embed_dim was not True"),
+              (attn.in_proj_bias is None, "encoder_layer.self_attn was passed bias=False"),
+              (not layer.activation_relu_or_gelu, "encoder_layer.activation_relu_or_gelu was not True"),
+              (layer.norm1.eps != layer.norm2.eps, "encoder_layer.norm1.eps was not equal to encoder_layer.norm2.eps"),
+              (attn.num_heads % 2 == 1, "encoder_layer.self_attn.num_heads is odd"))
+    return next((why for failed, why in checks if failed), "")
 
 
 def _seq_len(x: Tensor, batch_first: bool) -> int:
@@ -102,6 +120,7 @@ class TransformerEncoderLayer(Module):
     def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool = False) -> Tensor:
         """One encoder layer on (S, N, E) (or (N, S, E) with batch_first) inputs."""
+        warn_mismatched_masks(src_key_padding_mask, "src_key_padding_mask", src_mask, "src_mask")
         src_key_padding_mask = _float_mask(src_key_padding_mask, src.dtype)
         src_mask = _float_mask(src_mask, src.dtype)
         x = src
@@ -191,11 +210,16 @@ class TransformerEncoder(Module):
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
         self.use_nested_tensor = False  # tidal has no nested tensors: the padded path always runs
+        reason = _no_fast_path_reason(encoder_layer)
+        if enable_nested_tensor and reason:  # torch's warning when its sparsity fast path is ruled out
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {reason}",
+                          stacklevel=2)
         self.mask_check = mask_check
 
     def forward(self, src: Tensor, mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool | None = None) -> Tensor:
         """The layers in turn, then the final norm."""
+        warn_mismatched_masks(src_key_padding_mask, "src_key_padding_mask", mask, "mask")
         src_key_padding_mask = _float_mask(src_key_padding_mask, src.dtype)
         mask = _float_mask(mask, src.dtype)
         batch_first = self.layers[0].self_attn.batch_first if len(self.layers) else False
