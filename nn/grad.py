@@ -20,7 +20,8 @@ def _geometry(spatial: int, image: tuple, weight: tuple, grad_output: Tensor, st
     padding = _conv._per_dim(padding, spatial, op, "padding")
     _conv._check_window_args(stride, dilation, padding)
     pads = [p for p in padding for _ in (0, 1)]
-    return _conv._geometry(SimpleNamespace(shape=tuple(weight)), spatial, stride, dilation, pads, groups, tuple(image), tuple(grad_output.shape))
+    return _conv._geometry(SimpleNamespace(shape=tuple(weight)), spatial, stride, dilation, pads, groups,
+                           tuple(image), tuple(grad_output.shape))
 
 
 def _input(spatial: int, input_size, weight: Tensor, grad_output: Tensor, stride, padding, dilation,
