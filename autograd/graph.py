@@ -48,6 +48,7 @@ class Node:
     _pre_hooks = _NO_PRE_HOOKS  # output index -> hooks on that output's grad (tensor hooks)
     _hooks = ()
     _freed = False
+    _saved_outputs = ()  # (place in _saved, output number) of this node's own outputs it saved (see record)
 
     def __init__(self, backward_fn, inputs: tuple, saved: tuple, attrs, n_outputs: int, meta=None):
         self.backward_fn = backward_fn
@@ -90,7 +91,8 @@ class Node:
         """The tensors saved at forward time; errors if freed or modified in place since."""
         if self._freed:
             raise RuntimeError(FREED)
-        for t, v in zip(self._saved, self._versions):
+        saved = self._saved if not self._saved_outputs else self.outputs_restored(self._saved)
+        for t, v in zip(saved, self._versions):
             if isinstance(t, Tensor) and t._version != v:
                 kind = dt.legacy_type_name(t.dtype)
                 # torch names the tensor's node without its "Backward<k>" suffix, and nothing for a leaf
@@ -101,7 +103,30 @@ class Node:
                     f"operation: [torch.{kind} {list(t.shape)}]{made} is at version {t._version}; expected "
                     f"version {v} instead. Hint: enable anomaly detection to find the operation that failed to "
                     "compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
-        return self._saved
+        return saved
+
+    def outputs_restored(self, saved: tuple) -> tuple:
+        """`saved` with the node's saved outputs given back as its outputs: it keeps them without their
+        grad_fn (record: no out -> node -> out cycle), and a create_graph backward differentiates through them."""
+        saved = list(saved)
+        for k, nr in self._saved_outputs:
+            t = saved[k]
+            if isinstance(t, Tensor):
+                t = saved[k] = Tensor._make(t._v, t.dtype, t.device, t._vm)
+                t.requires_grad = True
+                t.grad_fn = self
+                if nr:
+                    t._output_nr = nr
+        return tuple(saved)
+
+    def save_output(self, place: int, out: Tensor, output_nr: int = 0) -> None:
+        """Save `out`, this node's output `output_nr`, at `place` of its saved tensors, at its current version
+        (ops that save their result once it is written)."""
+        kept = out if "_saved_hooks" in self.__dict__ else output_alias(out)  # (see _cut_output_cycles)
+        self._saved = self._saved[:place] + (kept,) + self._saved[place + 1:]
+        self._versions = self._versions[:place] + (out._version,) + self._versions[place + 1:]
+        if (place, output_nr) not in self._saved_outputs:
+            self._saved_outputs = self._saved_outputs + ((place, output_nr),)
 
     def release(self) -> None:
         """Free saved tensors (after a backward without retain_graph)."""
@@ -223,6 +248,8 @@ def record(name: str | type, backward_fn, inputs: tuple, outputs, saved: tuple =
     `meta`: each input's (shape, dtype) (None for non-tensors), when the caller has it made once."""
     node = (name if name.__class__ is type else node_class(name))(backward_fn, inputs, saved, attrs, len(outputs),
                                                                    meta)
+    if saved:  # an output saved as it is would hold its own node (out -> grad_fn -> saved -> out): a cycle that
+        _cut_output_cycles(node, saved, outputs)  # only the cyclic garbage collector frees
     if _dual_levels:
         _carry_duals(node, inputs, outputs)
     for k, out in enumerate(outputs):
@@ -232,6 +259,26 @@ def record(name: str | type, backward_fn, inputs: tuple, outputs, saved: tuple =
             if k:
                 out._output_nr = k
     return node
+
+
+def _cut_output_cycles(node: Node, saved: tuple, outputs) -> None:
+    # the node keeps grad-less aliases of the outputs it saved (Node.outputs_restored gives them back); under
+    # saved_tensors_hooks the pack hook has seen the outputs themselves, as torch's does, and keeps its own
+    kept = None
+    for k, t in enumerate(saved):
+        for j, out in enumerate(outputs):
+            if t is out:
+                kept = ((k, j),) if kept is None else kept + ((k, j),)
+    if kept is not None:
+        node._saved_outputs = kept
+        if "_saved_hooks" not in node.__dict__:
+            places = [k for k, _ in kept]
+            node._saved = tuple([output_alias(t) if k in places else t for k, t in enumerate(saved)])
+
+
+def output_alias(t: Tensor) -> Tensor:
+    """`t`'s values and version counter without its autograd history: what a node saves of its own output."""
+    return Tensor._make(t._v, t.dtype, t.device, t._vm)
 
 
 def needs_grad(args) -> bool:

@@ -85,7 +85,7 @@ def _saved_tensors(node) -> tuple:
     """The saved tensors, each given back by its unpack hook (no version check: the graph holds no original)."""
     if node._freed:
         raise RuntimeError(FREED)
-    return _get_saved(node)
+    return node.outputs_restored(_get_saved(node)) if node._saved_outputs else _get_saved(node)
 
 
 def _twin(cls: type) -> type:

@@ -211,5 +211,4 @@ def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | 
     if inplace:
         out._v.blob.version += 1
     if 1 in reads:  # the output is saved as it is after the op
-        node._saved = (out,) + node._saved[1:]
-        node._versions = (out._version,) + node._versions[1:]
+        node.save_output(0, out)

@@ -290,3 +290,34 @@ def test_inplace_op_on_a_graph_tensor_whose_formula_reads_the_old_self(op):
             assert mine == ref
         else:
             np.testing.assert_allclose(mine, ref, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [lambda x: x.exp(), lambda x: x.relu(), lambda x: x.sigmoid(), lambda x: x.tanh(),
+                                lambda x: x.softmax(1), lambda x: x.sqrt(), lambda x: x.cumprod(1)],
+                         ids=["exp", "relu", "sigmoid", "tanh", "softmax", "sqrt", "cumprod"])
+def test_dropped_graph_is_freed_without_the_cycle_collector(fn):
+    """An op that saves its own output keeps it without its grad_fn (torch's saved-output rule), so a forward
+    whose result is dropped frees its tensors at once, by reference counting alone; the saved output still
+    comes back with the node as its grad_fn, and double backward through it matches torch."""
+    import gc
+    import weakref
+    x = tidal.tensor([[0.5, 1.5, 2.0]], requires_grad=True)
+    gc.disable()
+    try:
+        y = fn(x * 1.0)
+        gone = weakref.ref(y)
+        del y
+        assert gone() is None
+    finally:
+        gc.enable()
+    y = fn(x)
+    assert all(s is not y for s in y.grad_fn.saved_tensors)
+    (g,) = tidal.autograd.grad(y.sum(), x, create_graph=True)
+    xt = torch.tensor([[0.5, 1.5, 2.0]], dtype=torch.float32, requires_grad=True)
+    yt = fn(xt)
+    (gt,) = torch.autograd.grad(yt.sum(), xt, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), gt.detach().numpy(), rtol=1e-5, atol=1e-6)
+    if g.requires_grad:  # (relu's gradient is piecewise constant: nothing to differentiate again)
+        (gg,) = tidal.autograd.grad(g.sum(), x)
+        (ggt,) = torch.autograd.grad(gt.sum(), xt)
+        np.testing.assert_allclose(gg.numpy(), ggt.numpy(), rtol=1e-5, atol=1e-6)

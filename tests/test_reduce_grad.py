@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 
 import tidal
 
@@ -384,5 +385,10 @@ def test_nuclear_norm_backward():
 def test_softmax_saves_only_its_output():
     x = tidal.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
     y = x.softmax(1)
-    assert len(y.grad_fn.saved_tensors) == 1 and y.grad_fn.saved_tensors[0] is y
+    saved = y.grad_fn.saved_tensors
+    ref = torch.tensor([[1.0, 2.0, 3.0]], requires_grad=True).softmax(1)
+    # as torch's _saved_result: the output's values and node, not the output object (no out -> node -> out cycle)
+    assert len(saved) == 1 and saved[0] is not y and saved[0].grad_fn is y.grad_fn
+    assert (ref.grad_fn._saved_result is ref, ref.grad_fn._saved_result.grad_fn is ref.grad_fn) == (False, True)
+    np.testing.assert_array_equal(saved[0].detach().numpy(), y.detach().numpy())
     assert len(tidal.log_softmax(x, 1).grad_fn.saved_tensors) == 1
