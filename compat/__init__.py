@@ -45,7 +45,7 @@ from ._runtime import (are_deterministic_algorithms_enabled, compile, get_defaul
 from ._runtime import (get_deterministic_debug_mode, get_device, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                        is_inference_mode_enabled, is_warn_always_enabled, set_anomaly_enabled,
                        set_default_tensor_type, set_deterministic_debug_mode, set_warn_always)
-from .amp import GradScaler, autocast, is_autocast_enabled
+from .amp import GradScaler, autocast, get_autocast_dtype, is_autocast_enabled
 from .torch_version import __version__
 from . import torch_version
 from ._errors import AcceleratorError, OutOfMemoryError

@@ -15,6 +15,7 @@ from .. import ops
 from ..ops import activations as _act
 from ..ops.complex_ops import refuse_complex
 from ..ops.elementwise import torch_name
+from ..ops import autocast as _ac
 from ..ops.node_names import torch_node
 from ..tensor import Tensor
 from ..tensor import dtype as dt
@@ -37,6 +38,8 @@ __all__ = list(_act.FUNCTIONAL) + [
 # -- linear maps ---------------------------------------------------------------------------------
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = input @ weight.T + bias."""
+    if _ac.ACTIVE[0]:
+        input, weight, bias = _ac.lower(input, weight, bias)
     if bias is not None:
         _check_addmm(input, weight, bias)
     out = ops.matmul(input, weight.t())

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from .. import ops
+from ..ops import autocast as _ac
 from ..ops.reduce import safe_softmax
 from ..tensor import Tensor
 from ..tensor import dtype as dt
@@ -40,6 +41,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     from .functional import dropout
     if isinstance(attn_mask, CausalBias):
         return attn_mask._dispatch(query, key, value, dropout_p, is_causal, scale, enable_gqa)
+    if _ac.ACTIVE[0]:
+        query, key, value, attn_mask = _ac.lower(query, key, value, attn_mask)
     check_viable(query.device.type)
     if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
         raise RuntimeError("scaled_dot_product_attention: expected query, key and value to have at least 2 dims")

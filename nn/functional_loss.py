@@ -4,18 +4,31 @@ Every function accepts PyTorch's deprecated `size_average`/`reduce` flags where 
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
 from .. import ops
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..ops import autocast as _ac
 from ..ops.complex_ops import refuse_complex
 from ..ops.elementwise import torch_name
 from ..ops.node_names import torch_node
 from ..ops.scatter import computed_values
 from ._util import check_reduction, legacy_reduction, warn_if_broadcast
 from ._util import reduce as _reduce
+
+def _autocast_fp32(fn):
+    """Run the loss in float32 inside an autocast block (torch's float32 list holds every loss)."""
+    @functools.wraps(fn)
+    def loss(*args, **kwargs):
+        if _ac.ACTIVE[0]:
+            args = _ac.fp32(*args)
+            kwargs = dict(zip(kwargs, _ac.fp32(*kwargs.values())))
+        return fn(*args, **kwargs)
+    return loss
+
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
@@ -547,3 +560,11 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
     if reduction == "sum":
         return loss.sum()
     return loss.squeeze(0) if unbatched else loss
+
+
+# the losses on torch's autocast float32 list
+for _name in __all__:
+    if _name not in ("linear_cross_entropy", "gaussian_nll_loss", "triplet_margin_with_distance_loss",
+                     "multilabel_soft_margin_loss"):  # composites there too: their own ops decide
+        globals()[_name] = _autocast_fp32(globals()[_name])
+del _name

@@ -21,6 +21,7 @@ from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm.codegen import import_numba_user
+from . import autocast as _ac
 from .blas_pieces import matmul_into, matmul_summed
 from .dispatch import launch, register_kernel
 from .windows import (TENSOR_TYPE, batched, check_tensor, col2im, compute_array, im2col, is_int, int_list,
@@ -320,6 +321,8 @@ def _geometry(weight: Tensor, spatial: int, stride: list, dilation: list, pads: 
 
 
 def _convnd(op: str, spatial: int, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
+    if _ac.ACTIVE[0]:
+        input, weight, bias = _ac.lower(input, weight, bias)
     stride, dilation = _per_dim(stride, spatial, op, "stride"), _per_dim(dilation, spatial, op, "dilation")
     if isinstance(padding, str):
         if padding not in ("same", "valid"):
@@ -350,6 +353,8 @@ def _convnd(op: str, spatial: int, input, weight, bias, stride, padding, dilatio
 
 def _conv_transposend(op: str, spatial: int, input, weight, bias, stride, padding, output_padding, groups,
                       dilation) -> Tensor:
+    if _ac.ACTIVE[0]:
+        input, weight, bias = _ac.lower(input, weight, bias)
     stride, dilation = _per_dim(stride, spatial, op, "stride"), _per_dim(dilation, spatial, op, "dilation")
     padding = _per_dim(padding, spatial, op, "padding")
     output_padding = _per_dim(output_padding, spatial, op, "output_padding")

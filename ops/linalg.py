@@ -18,6 +18,7 @@ from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..tensor.tensor import numel_of
+from . import autocast as _ac
 from . import math_api as M
 from . import products  # noqa: F401 (registers the matmul, trace and cross kernels)
 from . import views
@@ -250,6 +251,8 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     """Matrix product with PyTorch's 1-D and batched broadcasting rules."""
     need_tensor("matmul", "input", 1, input)
     need_tensor("matmul", "other", 2, other)
+    if _ac.ACTIVE[0] and out is None:
+        input, other = _ac.lower(input, other)
     node = _MATMUL_NODES.get((input.ndim, other.ndim), "matmul")
     return _run("matmul", (input, other), _matmul_shape(input, other), input.dtype, (1, 0, False), out,
                 _product_grad(node, input, other))
@@ -259,6 +262,8 @@ def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Product of two matrices."""
     need_tensor("mm", "input", 1, input)
     need_tensor("mm", "mat2", 2, mat2)
+    if _ac.ACTIVE[0] and out is None:
+        input, mat2 = _ac.lower(input, mat2)
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
@@ -279,6 +284,8 @@ def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Batched product of 3-D tensors, (b,n,k) @ (b,k,m)."""
     need_tensor("bmm", "input", 1, input)
     need_tensor("bmm", "mat2", 2, mat2)
+    if _ac.ACTIVE[0] and out is None:
+        input, mat2 = _ac.lower(input, mat2)
     _check_batches(input, mat2)
     (batches, rows, depth), sb = input._v.shape, mat2._v.shape
     _check_bmm((batches, depth), sb[:2], input.dtype, mat2.dtype)
@@ -306,6 +313,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out: Te
     """beta * input + alpha * (mat1 @ mat2); input broadcasts to the product's shape."""
     for pos, (arg, t) in enumerate((("input", input), ("mat1", mat1), ("mat2", mat2)), start=1):
         need_tensor("addmm", arg, pos, t)
+    if _ac.ACTIVE[0] and out is None and not _inplace:
+        input, mat1, mat2 = _ac.lower(input, mat1, mat2)
     for arg, t in (("mat1", mat1), ("mat2", mat2)):
         if t.ndim != 2:
             raise RuntimeError(f"{arg} must be a matrix, got {t.ndim}-D tensor")
@@ -336,6 +345,8 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, ou
     """beta * input + alpha * sum over the batch of batch1[i] @ batch2[i]."""
     for pos, (arg, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2)), start=1):
         need_tensor("addbmm", arg, pos, t)
+    if _ac.ACTIVE[0] and out is None and not _inplace:
+        input, batch1, batch2 = _ac.lower(input, batch1, batch2)
     _check_batches(batch1, batch2)
     (n1, rows, depth), (n2, depth2, cols) = batch1._v.shape, batch2._v.shape
     if n1 != n2:
@@ -357,6 +368,8 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, o
     """beta * input + alpha * bmm(batch1, batch2); input broadcasts to (b, n, m)."""
     for pos, (arg, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2)), start=1):
         need_tensor("baddbmm", arg, pos, t)
+    if _ac.ACTIVE[0] and out is None and not _inplace:
+        input, batch1, batch2 = _ac.lower(input, batch1, batch2)
     _check_batches(batch1, batch2)
     (batches, rows, depth), sb = batch1._v.shape, batch2._v.shape
     if input.dtype is not batch1.dtype or input.dtype is not batch2.dtype:

@@ -1,7 +1,7 @@
-"""autocast: a context manager and decorator that accepts torch's arguments and changes nothing.
-
-tidal has no mixed-precision dispatch: ops run in the dtypes of their inputs inside and
-outside the block. On a machine without CUDA torch disables CUDA autocast too (and says so).
+"""autocast: a context manager and decorator; inside an enabled block matmuls, linear, convolutions and
+attention run in its dtype (bfloat16 on the CPU, float16 on CUDA by default) and the losses in float32, as
+torch's lower-precision and float32 lists say (tidal.ops.autocast does the casting). On a machine without
+CUDA torch disables CUDA autocast (and says so); so does tidal.
 """
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import functools
 import warnings
 from typing import Callable
 
+from ...ops import autocast as _state
 from ...tensor import dtype as dt
 
-__all__ = ["autocast", "custom_fwd", "custom_bwd", "is_autocast_available", "is_autocast_enabled"]
+__all__ = ["autocast", "custom_fwd", "custom_bwd", "is_autocast_available", "is_autocast_enabled",
+           "get_autocast_dtype"]
 
 
 class autocast:
@@ -32,9 +34,12 @@ class autocast:
             self._enabled = False
 
     def __enter__(self) -> "autocast":
+        self._tokens = getattr(self, "_tokens", [])
+        self._tokens.append(_state.enter(self.device, self.fast_dtype, self._enabled))
         return self
 
     def __exit__(self, exc_type, exc_value, traceback) -> bool:
+        _state.leave(self.device, self._tokens.pop())
         return False
 
     def __call__(self, func: Callable) -> Callable:
@@ -46,8 +51,8 @@ class autocast:
 
 
 def is_autocast_available(device_type: str) -> bool:
-    """Whether autocast accepts `device_type` (it accepts them all, as a no-op)."""
-    return True
+    """Whether autocast takes `device_type` (tidal's devices: cpu and cuda)."""
+    return device_type in ("cpu", "cuda")
 
 
 def _passthrough_decorator(fwd: Callable | None) -> Callable:
@@ -55,8 +60,29 @@ def _passthrough_decorator(fwd: Callable | None) -> Callable:
 
 
 def custom_fwd(fwd: Callable | None = None, *, device_type: str, cast_inputs: dt.dtype | None = None) -> Callable:
-    """Decorator for a custom Function's forward under autocast: returns it unchanged."""
-    return _passthrough_decorator(fwd)
+    """Decorator for a custom Function's forward: with `cast_inputs`, inside an enabled block its floating
+    tensor inputs are cast to that dtype and it runs with autocast off, as torch's."""
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+    if cast_inputs is None:
+        return fwd
+
+    @functools.wraps(fwd)
+    def forward(*args, **kwargs):
+        if _state.enabled_dtype(device_type) is None:
+            return fwd(*args, **kwargs)
+        args = tuple(_cast_to(a, cast_inputs, device_type) for a in args)
+        kwargs = {k: _cast_to(v, cast_inputs, device_type) for k, v in kwargs.items()}
+        with autocast(device_type, enabled=False):
+            return fwd(*args, **kwargs)
+    return forward
+
+
+def _cast_to(value, dtype: dt.dtype, device_type: str):
+    from ...tensor import Tensor
+    if isinstance(value, Tensor) and value.dtype.is_floating_point and value.device.type == device_type:
+        return value.to(dtype)
+    return value
 
 
 def custom_bwd(bwd: Callable | None = None, *, device_type: str) -> Callable:
@@ -70,5 +96,11 @@ def _cuda_available() -> bool:
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
-    """False: tidal never changes op dtypes, inside autocast blocks or out."""
-    return False
+    """Whether an enabled autocast block surrounds this thread's code on `device_type` (torch's default: cuda)."""
+    return _state.enabled_dtype("cuda" if device_type is None else device_type) is not None
+
+
+def get_autocast_dtype(device_type: str) -> dt.dtype:
+    """The dtype autocast uses on `device_type` (its default when no block is open)."""
+    found = _state.enabled_dtype(device_type)
+    return found if found is not None else (dt.float16 if device_type == "cuda" else dt.bfloat16)
