@@ -15,10 +15,14 @@ from ..tensor import Tensor, device as _device
 from ..tensor import dtype as dt
 from .backward_hooks import BackwardHook, legacy_backward_hooks
 from .hooks import RemovableHandle
+from .module_hooks import GLOBAL as _G
+from .module_hooks import registered as _registered
 from .parameter import Buffer, Parameter, set_data
 from .state_dict import StateDictMixin
 
 __all__ = ["Module", "RemovableHandle"]
+# the global hook tables (torch.nn.modules.module.register_module_*), bound once: a plain call tests them
+_G_FORWARD_PRE, _G_FORWARD, _G_BACKWARD_PRE, _G_BACKWARD = _G.forward_pre, _G.forward, _G.backward_pre, _G.backward
 
 def _add_indent(text: str, spaces: int) -> str:
     """Indent every line of `text` but the first (for nested reprs)."""
@@ -82,9 +86,10 @@ class Module(StateDictMixin):
 
     # -- calling -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+                or _G_FORWARD_PRE or _G_FORWARD or _G_BACKWARD_PRE or _G_BACKWARD):
             return self.forward(*args, **kwargs)
-        for hook_id, hook in list(self._forward_pre_hooks.items()):
+        for hook_id, hook in (*_G_FORWARD_PRE.items(), *self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
                 if result is not None:
@@ -96,42 +101,55 @@ class Module(StateDictMixin):
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
-        full = self._is_full_backward_hook is True and list(self._backward_hooks.values())
+        full, legacy = self._backward_hook_lists()
         bw_hook = None
-        if full or self._backward_pre_hooks:
-            bw_hook = BackwardHook(self, full or [], list(self._backward_pre_hooks.values()))
+        pre = [*_G_BACKWARD_PRE.values(), *self._backward_pre_hooks.values()]
+        if full or pre:
+            bw_hook = BackwardHook(self, full, pre)
             args = bw_hook.setup_input_hook(args)
+        forward_hooks = (*_G_FORWARD.items(), *self._forward_hooks.items())
+        with_kwargs = self._forward_hooks_with_kwargs | _G.forward_with_kwargs
+        always = self._forward_hooks_always_called | _G.forward_always_called
         called = set()
         try:
             output = self.forward(*args, **kwargs)
-            for hook_id, hook in list(self._forward_hooks.items()):
+            for hook_id, hook in forward_hooks:
                 called.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
+                if hook_id in with_kwargs:
                     result = hook(self, args, kwargs, output)
                 else:
                     result = hook(self, args, output)
                 if result is not None:
                     output = result
         except Exception:
-            for hook_id in self._forward_hooks_always_called - called:
-                hook = self._forward_hooks.get(hook_id)
-                if hook is not None:
-                    try:
-                        if hook_id in self._forward_hooks_with_kwargs:
-                            hook(self, args, kwargs, None)
-                        else:
-                            hook(self, args, None)
-                    except Exception:  # noqa: BLE001 - the forward's own error is the one to report
-                        pass
+            for hook_id, hook in forward_hooks:
+                if hook_id not in always or hook_id in called:
+                    continue
+                try:
+                    if hook_id in with_kwargs:
+                        hook(self, args, kwargs, None)
+                    else:
+                        hook(self, args, None)
+                except Exception:  # noqa: BLE001 - the forward's own error is the one to report
+                    pass
             raise
         if bw_hook is not None:
             if not isinstance(output, (Tensor, tuple)):
                 warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
                               f"Tensors but received {type(output)}", stacklevel=2)
             output = bw_hook.setup_output_hook(output)
-        if self._is_full_backward_hook is False and self._backward_hooks:
-            legacy_backward_hooks(self, list(self._backward_hooks.values()), args, output)
+        if legacy:
+            legacy_backward_hooks(self, legacy, args, output)
         return output
+
+    def _backward_hook_lists(self) -> tuple:
+        """(full, legacy) backward hooks for a call: the global ones, then the module's own."""
+        full, legacy = [], []
+        if _G_BACKWARD:
+            (full if _G.full_backward else legacy).extend(_G_BACKWARD.values())
+        if self._backward_hooks:
+            (full if self._is_full_backward_hook else legacy).extend(self._backward_hooks.values())
+        return full, legacy
 
     def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """Call `hook(module, grad_output)` when the outputs' gradients are known; it may replace them."""
@@ -202,6 +220,8 @@ class Module(StateDictMixin):
                             f"({dt.repr_namespace[0]} Tensor or None required)")
         if isinstance(tensor, Buffer):
             persistent = tensor.__dict__.get("persistent", persistent)
+        if _G.buffer_registration:
+            tensor = _registered(_G.buffer_registration, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -222,6 +242,8 @@ class Module(StateDictMixin):
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
                              f"created explicitly. To express '{name}' as a function of another Tensor, "
                              "compute the value in the forward() method.")
+        if _G.parameter_registration:
+            param = _registered(_G.parameter_registration, self, name, param)
         self._parameters[name] = param
 
     def add_module(self, name: str, module: "Module | None") -> None:
@@ -231,6 +253,8 @@ class Module(StateDictMixin):
         _check_member_name("module", name)
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
+        if _G.module_registration:
+            module = _registered(_G.module_registration, self, name, module)
         self._modules[name] = module
 
     register_module = add_module
@@ -322,12 +346,13 @@ class Module(StateDictMixin):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             forget(d, params, d.get("_buffers"))
-            modules[name] = value
+            modules[name] = _registered(_G.module_registration, self, name, value) if _G.module_registration \
+                else value
         elif d.get("_modules") is not None and name in d["_modules"]:
             if value is not None:
                 raise TypeError(f"cannot assign '{_type_name(value)}' as child module '{name}' "
                                 f"({dt.repr_namespace[0]}.nn.Module or None expected)")
-            d["_modules"][name] = value
+            d["_modules"][name] = _registered(_G.module_registration, self, name, value)
         elif isinstance(value, Buffer) or (d.get("_buffers") is not None and name in d["_buffers"]):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "

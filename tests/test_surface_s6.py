@@ -348,3 +348,52 @@ def test_hardtanh_old_keywords():
         assert m(lib.tensor([-1.0, 3.0])).tolist() == [-0.5, 2.0]
         with pytest.raises(AssertionError, match=r"max_val \(-2.0\) must be greater than min_val \(-1.0\)"):
             lib.nn.Hardtanh(max_val=-2.0)
+
+
+# ---- global module hooks (torch.nn.modules.module.register_module_*) -----------------------------
+
+def _global_hooks_program(lib, M):
+    log, handles = [], []
+    try:
+        handles += [M.register_module_forward_pre_hook(lambda m, a: log.append(("gpre", type(m).__name__))),
+                    M.register_module_forward_hook(lambda m, a, o: log.append(("gpost", type(m).__name__))),
+                    M.register_module_forward_hook(lambda m, a, k, o: log.append(("kw", type(m).__name__, sorted(k))),
+                                                   with_kwargs=True),
+                    M.register_module_full_backward_pre_hook(lambda m, go: log.append(("bpre", type(m).__name__))),
+                    M.register_module_full_backward_hook(
+                        lambda m, gi, go: log.append(("bw", type(m).__name__, [tuple(g.shape) for g in gi])))]
+        net = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.Tanh())
+        net[0].register_forward_pre_hook(lambda m, a: log.append(("lpre", type(m).__name__)))
+        net[0].register_forward_hook(lambda m, a, o: log.append(("lpost", type(m).__name__)))
+        net(lib.ones(4, 3, requires_grad=True)).sum().backward()
+        with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks and full backward hooks as a "
+                                               "global Module hook"):
+            M.register_module_backward_hook(lambda *a: None)
+        handles.append(M.register_module_buffer_registration_hook(
+            lambda m, n, b: log.append(("buf", n)) or (None if b is None else b + 1)))
+        handles.append(M.register_module_parameter_registration_hook(lambda m, n, p: log.append(("param", n))))
+        handles.append(M.register_module_module_registration_hook(lambda m, n, s: log.append(("mod", n))))
+        bn = lib.nn.BatchNorm1d(2)
+        seq = lib.nn.Sequential()
+        seq.add_module("a", lib.nn.ReLU())
+        seq.b = lib.nn.ReLU()
+        seq.b = None
+        log.append(bn.num_batches_tracked.item())
+
+        class Boom(lib.nn.Module):
+            def forward(self, x):
+                raise ValueError("boom")
+        handles.append(M.register_module_forward_hook(lambda m, a, o: log.append(("always", o)), always_call=True))
+        with pytest.raises(ValueError, match="boom"):
+            Boom()(lib.ones(1))
+    finally:
+        for h in handles:
+            h.remove()
+    net(lib.ones(1, 3))  # removed: only the module's own hooks run
+    return log
+
+
+def test_global_module_hooks_as_torch():
+    mine = _global_hooks_program(tc, tc.nn.modules.module)  # what `import torch.nn.modules.module` gives
+    import torch.nn.modules.module as ref_module
+    assert mine == _global_hooks_program(torch, ref_module)

@@ -55,6 +55,13 @@ def _torch_file(name: str, extra: tuple) -> types.ModuleType:
 for _name, _extra in _TORCH_FILES.items():
     globals()[_name] = _torch_file(_name, _extra)
 
+# torch.nn.modules.module also holds the global module hooks (tidal keeps them in nn/module_hooks.py)
+from ....nn import module_hooks as _module_hooks  # noqa: E402
+
+for _hook_name in _module_hooks.__all__:
+    setattr(module, _hook_name, getattr(_module_hooks, _hook_name))  # noqa: F821 - `module` made just above
+    module.__all__.append(_hook_name)  # noqa: F821
+
 
 def _ntuple(n: int, name: str = "parse"):
     """torch.nn.modules.utils._ntuple: a function making an n-tuple of a number (an iterable stays as is)."""
