@@ -1,7 +1,8 @@
 """Anomaly mode: `detect_anomaly` / `set_detect_anomaly` and the NaN check custom Functions run under it.
 
-tidal's engine keeps no forward tracebacks; what anomaly mode adds here is torch's check that a custom
-Function's backward returned no NaN (autograd/function.py calls `check_nan`).
+tidal's engine keeps no forward tracebacks; what anomaly mode adds here is torch's check that a backward
+function returned no NaN (autograd/function.py calls `check_nan` for custom Functions; `nan_checks` hooks
+every other node a backward reaches).
 """
 from __future__ import annotations
 
@@ -68,6 +69,20 @@ class set_detect_anomaly(_AnomalyMode):
 
     def _args(self) -> tuple:
         return self._mode
+
+
+def nan_checks(tensors: tuple) -> list:
+    """In anomaly mode, a post-hook on every node a backward from `tensors` reaches, checking what it returns for
+    NaN as torch checks every backward function; the hooks' handles (removed when the backward ends)."""
+    if not (_anomaly["enabled"] and _anomaly["check_nan"]):
+        return []
+    from .graph import AccumulateGrad
+    from .graph_walk import roots_of, walk
+    handles = []
+    for node in walk(roots_of(tensors)):
+        if not isinstance(node, AccumulateGrad):
+            handles.append(node.register_hook(lambda grads, _, name=node.name(): check_nan(name, grads)))
+    return handles
 
 
 def check_nan(node_name: str, grads: tuple) -> None:

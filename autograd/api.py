@@ -5,6 +5,7 @@ import warnings
 import weakref
 
 from ..tensor import Tensor
+from .anomaly import nan_checks
 from .engine import run_backward, run_post_accumulate_hooks
 from .graph import AccumulateGrad, GradientEdge, RemovableHandle
 
@@ -35,6 +36,15 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
                       "creating the graph to avoid this. If you have to use this function, make sure to reset the "
                       ".grad fields of your parameters to None after use to break the cycle and avoid the leak.",
                       UserWarning, stacklevel=3)
+    checks = nan_checks(tensors)
+    try:
+        _backward(tensors, grads, retain_graph, create_graph, inputs)
+    finally:
+        for handle in checks:
+            handle.remove()
+
+
+def _backward(tensors: tuple, grads: tuple, retain_graph: bool, create_graph: bool, inputs) -> None:
     if inputs is not None:
         inputs = _as_tuple(inputs)
         if not inputs:
@@ -71,8 +81,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
         retain_graph = create_graph
     if _retaining:
         follow_retained()
-    found = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs, accumulate=False,
-                         allow_unused=bool(allow_unused) or materialize_grads, prune=True)
+    checks = nan_checks(outputs)
+    try:
+        found = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs, accumulate=False,
+                             allow_unused=bool(allow_unused) or materialize_grads, prune=True)
+    finally:
+        for handle in checks:
+            handle.remove()
     if materialize_grads:
         from .. import ops
         found = tuple(ops.zeros_like(t) if g is None else g for t, g in zip(inputs, found))
