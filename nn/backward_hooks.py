@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import warnings
 
+from typing import Callable
+
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
 from ..tensor import Tensor
+from .hooks import RemovableHandle
+from .module_hooks import GLOBAL as _G
 
-__all__ = ["BackwardHookFunction", "BackwardHook", "legacy_backward_hooks"]
+__all__ = ["BackwardHookFunction", "BackwardHook", "BackwardHooksMixin", "legacy_backward_hooks"]
 
 _NO_INPUT_GRAD = ("Full backward hook is firing when gradients are computed with respect to module outputs since "
                   "no inputs require gradients. See https://docs.pytorch.org/docs/main/generated/torch.nn.Module."
@@ -182,3 +186,48 @@ def _warn_partial(inputs, result, node) -> None:
                       "deprecated and will be removed in future versions. This hook will be missing some "
                       "grad_input. Please use register_full_backward_hook to get the documented behavior.",
                       FutureWarning, stacklevel=3)
+
+
+class BackwardHooksMixin:
+    """Module's backward-hook registration (mixed into Module; the call itself runs BackwardHook)."""
+
+    def _backward_hook_lists(self) -> tuple:
+        """(full, legacy) backward hooks for a call: the global ones, then the module's own."""
+        full, legacy = [], []
+        if _G.backward:
+            (full if _G.full_backward else legacy).extend(_G.backward.values())
+        if self._backward_hooks:
+            (full if self._is_full_backward_hook else legacy).extend(self._backward_hooks.values())
+        return full, legacy
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call `hook(module, grad_output)` when the outputs' gradients are known; it may replace them."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call `hook(module, grad_input, grad_output)` once the inputs' gradients are computed; it may
+        replace grad_input."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self._is_full_backward_hook = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """Deprecated: `hook(module, grad_input, grad_output)` on the node that made the output (its own
+        gradients, which are the module's only for one-node modules)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self._is_full_backward_hook = False
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle

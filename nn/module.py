@@ -13,7 +13,7 @@ from typing import Callable, Iterator
 from ..autograd import no_grad
 from ..tensor import Tensor, device as _device
 from ..tensor import dtype as dt
-from .backward_hooks import BackwardHook, legacy_backward_hooks
+from .backward_hooks import BackwardHook, BackwardHooksMixin, legacy_backward_hooks
 from .hooks import RemovableHandle
 from .module_hooks import GLOBAL as _G
 from .module_hooks import registered as _registered
@@ -48,7 +48,7 @@ def _check_member_name(kind: str, name) -> None:
         raise KeyError(f'{kind} name can\'t be empty string ""')
 
 
-class Module(StateDictMixin):
+class Module(BackwardHooksMixin, StateDictMixin):
     """Base class for all neural network modules."""
 
     _version: int = 1
@@ -141,47 +141,6 @@ class Module(StateDictMixin):
         if legacy:
             legacy_backward_hooks(self, legacy, args, output)
         return output
-
-    def _backward_hook_lists(self) -> tuple:
-        """(full, legacy) backward hooks for a call: the global ones, then the module's own."""
-        full, legacy = [], []
-        if _G_BACKWARD:
-            (full if _G.full_backward else legacy).extend(_G_BACKWARD.values())
-        if self._backward_hooks:
-            (full if self._is_full_backward_hook else legacy).extend(self._backward_hooks.values())
-        return full, legacy
-
-    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
-        """Call `hook(module, grad_output)` when the outputs' gradients are known; it may replace them."""
-        handle = RemovableHandle(self._backward_pre_hooks)
-        self._backward_pre_hooks[handle.id] = hook
-        if prepend:
-            self._backward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
-        """Call `hook(module, grad_input, grad_output)` once the inputs' gradients are computed; it may
-        replace grad_input."""
-        if self._is_full_backward_hook is False:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
-                               "Please use only one of them.")
-        self._is_full_backward_hook = True
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
-        """Deprecated: `hook(module, grad_input, grad_output)` on the node that made the output (its own
-        gradients, which are the module's only for one-node modules)."""
-        if self._is_full_backward_hook is True:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
-                               "Please use only one of them.")
-        self._is_full_backward_hook = False
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        return handle
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
