@@ -50,6 +50,8 @@ def type_(self: Tensor, dtype=None, non_blocking: bool = False):
     if isinstance(dtype, str):
         rev = {("torch." + v): k for k, v in names.items()}
         rev.update({("tidal." + v[len("torch."):]): k for v, k in rev.items()})
+        if dtype not in rev:
+            raise ValueError(f"invalid type: '{dtype}'")
         dtype = rev[dtype]
     return to(self, dtype)
 

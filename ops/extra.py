@@ -6,6 +6,7 @@ bincount and the index builders sync or build host data because their size depen
 """
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
@@ -79,6 +80,15 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """Whether every element of `input` isclose to `other` (one sync)."""
     return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
+
+
+def _contains(self: Tensor, element) -> bool:
+    """`element in tensor`: whether any element equals it (one sync), as torch (not Python's row iteration)."""
+    if not isinstance(element, (Tensor, numbers.Number)):
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                           f"{type(element)}.")
+    found = M.eq(element, self) if isinstance(element, Tensor) else M.eq(self, element)  # (torch's order)
+    return bool(found.any().item())
 
 
 # -- grids -------------------------------------------------------------------------------------------
@@ -345,5 +355,5 @@ def block_diag(*tensors) -> Tensor:
 inverse = linalg_ns.inv
 det = linalg_ns.det
 
-METHODS.update(equal=equal, allclose=allclose, isclose=isclose, diag=diag, diag_embed=diag_embed, diagflat=diagflat,
+METHODS.update(__contains__=_contains, equal=equal, allclose=allclose, isclose=isclose, diag=diag, diag_embed=diag_embed, diagflat=diagflat,
                diff=diff, histc=histc, bincount=bincount, inverse=inverse, det=det, fill_diagonal_=fill_diagonal_)

@@ -581,6 +581,12 @@ _BAD_CALLS = {
                                                                                          t.ones(2).bool()),
     "bce_logits_half_target": lambda t: t.nn.functional.binary_cross_entropy_with_logits(t.ones(2),
                                                                                          t.ones(2).half()).dtype,
+    "contains_number": lambda t: (1 in t.ones(2, 3), 0 in t.ones(2, 3), True in t.ones(2), 1.0 in t.arange(3)),
+    "contains_tensor": lambda t: (t.ones(1) in t.ones(2, 3), t.ones(3) in t.ones(2, 3), t.zeros(3) in t.ones(2, 3)),
+    "contains_shape": lambda t: t.ones(2) in t.ones(2, 3),
+    "contains_str": lambda t: "a" in t.ones(2),
+    "type_unknown": lambda t: t.ones(2).type("torch.FooTensor"),
+    "type_known": lambda t: t.ones(2).type("torch.LongTensor"),
     "bce_logits_float_target": lambda t: t.nn.functional.binary_cross_entropy_with_logits(t.ones(2).double(),
                                                                                           t.ones(2)).dtype,
 }
