@@ -18,6 +18,7 @@ from .. import func
 from . import multiprocessing, random
 from . import fft, masked, signal, sparse, special
 from . import functional, futures, linalg, quasirandom, types
+from . import _dynamo, compiler
 from .futures import Future
 from ._aten_functional import *  # noqa: F401,F403 - torch.dropout, torch.layer_norm... (ATen signatures)
 from ._aten_native import *  # noqa: F401,F403 - torch.native_layer_norm... (with their saved statistics)

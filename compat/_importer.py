@@ -31,7 +31,7 @@ SUBMODULES = ("nn", "nn.functional", "nn.init", "nn.utils", "nn.utils.rnn", "nn.
               "utils.data.dataset", "utils.data.sampler", "autograd", "cuda", "cuda.amp", "amp", "backends",
               "backends.cudnn", "backends.cuda", "backends.mps", "distributed", "testing", "onnx", "jit",
               "version", "func", "autograd.functional", "utils.checkpoint", "utils.benchmark", "nn.utils.parametrize",
-              "nn.utils.parametrizations", "nn.utils.prune", "multiprocessing", "random")
+              "nn.utils.parametrizations", "nn.utils.prune", "multiprocessing", "random", "_dynamo", "compiler")
 
 
 def target_name(alias: str) -> str | None:

@@ -118,12 +118,14 @@ def set_default_device(device) -> None:
 def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: bool | None = None,
             backend: str | Callable | None = None, mode: str | None = None, options: dict | None = None,
             name: str | None = None, disable: bool = False, **kwargs) -> Callable:
-    """Return `model` unchanged (tidal fuses at run time); without `model`, a decorator that does so."""
+    """A module wrapped as torch's OptimizedModule (its forward runs eagerly: tidal fuses at run time), a
+    function as it is; without `model`, a decorator that does so."""
+    from ._dynamo import compiled
     if model is None:
-        return lambda fn: fn
+        return compiled
     if not callable(model):
         raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
-    return model
+    return compiled(model)
 
 
 def typename(obj) -> str:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch as real_torch
 
+import tidal
 import tidal.compat as tidal_torch
 from test_examples_programs import init_weights, picklable, run_both
 
@@ -1765,7 +1766,8 @@ def numpy_bridge(T):
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="needs /work/notes/s6_tut_numpy_bridge.patch")
+@pytest.mark.xfail(tidal.vm.get_mode() != "sync", strict=True,
+                   reason="needs /work/notes/s6_tut_numpy_bridge.patch (sync mode runs each op at its call)")
 def test_numpy_bridge_sees_values_at_the_call():
     run_both(numpy_bridge, rtol=0, atol=0)
 
@@ -2613,3 +2615,45 @@ def amp_recipe(T):
 
 def test_amp_recipe():
     run_both(amp_recipe, rtol=1e-2, atol=1e-3)  # bfloat16 matmuls: rounding differs with the summation order
+
+
+def compile_intro(T, tmp_path):
+    """The torch.compile introduction as it runs eagerly: torch.compile(model) gives an OptimizedModule holding
+    `_orig_mod` (state_dict keys prefixed '_orig_mod.', attributes read through, eval() reaching the original),
+    a compiled function and decorator, mode/fullgraph/dynamic arguments, torch._dynamo.reset and config,
+    torch.compiler.is_compiling; the TorchScript save/load round trip of the save-load tutorial."""
+    import importlib
+    nn = T.nn
+    dynamo = importlib.import_module("torch._dynamo") if T is real_torch else T._dynamo
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    init_weights(T, model, 260)
+    x = T.from_numpy(uniform((5, 3), 261))
+    opt_model = T.compile(model)
+    opt_model.eval()
+    out = {"type": type(opt_model).__name__, "keys": list(opt_model.state_dict()), "out": opt_model(x),
+           "training": [opt_model.training, model.training], "attr": getattr(opt_model, "0").weight,
+           "repr": repr(opt_model).replace("tidal.", "torch."), "orig": opt_model._orig_mod is model}
+
+    @T.compile
+    def foo(a, b):
+        return T.sin(a) + T.cos(b)
+
+    opt_foo = T.compile(foo, mode="reduce-overhead", fullgraph=True, dynamic=False)
+    out["foo"] = [foo(x, x), opt_foo(x, x)]
+    dynamo.reset()
+    dynamo.config.suppress_errors = True
+    out["compiling"] = [T.compiler.is_compiling(), dynamo.is_compiling()]
+    path = tmp_path / f"scripted_{T.__name__}.pt"
+    model_scripted = T.jit.script(model)
+    T.jit.save(model_scripted, path)
+    loaded = T.jit.load(path)
+    loaded.eval()
+    out["jit"] = loaded(x)
+    model2 = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    model2.load_state_dict({k.removeprefix("_orig_mod."): v for k, v in opt_model.state_dict().items()})
+    out["reloaded"] = model2(x)
+    return out
+
+
+def test_compile_intro(tmp_path):
+    run_both(compile_intro, tmp_path=tmp_path)
