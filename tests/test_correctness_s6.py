@@ -673,3 +673,22 @@ def test_anomaly_mode_leaves_no_hooks_behind():
         y.backward()
         return x.grad, len(y.grad_fn._forward_hooks) if hasattr(y.grad_fn, "_forward_hooks") else 0
     same(fn)
+
+
+@PATCH_MSG
+def test_bool_tensor_as_index():
+    same(lambda t: ([1, 2, 3][t.tensor(True)], [1, 2, 3][t.tensor(False)]))
+
+
+def test_float_tensor_as_index_refused():
+    same(lambda t: [1, 2][t.tensor(1.)])
+
+
+@PATCH_MSG
+@pytest.mark.parametrize("shape", [(2,), (1,)])
+def test_format_spec_of_non_scalar_refused(shape):
+    same(lambda t: f"{t.ones(*shape):.2f}")
+
+
+def test_format_of_scalars_and_plain_format():
+    same(lambda t: (f"{t.tensor(1.5):.2f}", f"{t.tensor(3):d}", format(t.ones(2), "").replace("tidal", "torch")))
