@@ -2657,3 +2657,56 @@ def compile_intro(T, tmp_path):
 
 def test_compile_intro(tmp_path):
     run_both(compile_intro, tmp_path=tmp_path)
+
+
+def dataloader_tour(T):
+    """The data tutorial's DataLoader features: dict/namedtuple/str samples collated, Subset/ConcatDataset/
+    StackDataset, BatchSampler with and without drop_last, an IterableDataset splitting its range with
+    get_worker_info across two workers, persistent workers with pin_memory (and torch's warning when no
+    accelerator is there to pin for), SubsetRandomSampler, fractional random_split lengths."""
+    import collections
+    import warnings
+    data = T.utils.data
+    Point = collections.namedtuple("Point", "x y")
+
+    class DictDS(data.Dataset):
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            return {"a": T.tensor([i, i + 1.0]), "b": i, "p": Point(i, float(i)), "s": f"s{i}"}
+
+    class Ranged(data.IterableDataset):
+        def __init__(self, start, end):
+            self.start, self.end = start, end
+
+        def __iter__(self):
+            info = data.get_worker_info()
+            if info is None:
+                return iter(range(self.start, self.end))
+            per = int(math.ceil((self.end - self.start) / float(info.num_workers)))
+            s = self.start + info.id * per
+            return iter(range(s, min(s + per, self.end)))
+
+    ds = data.TensorDataset(T.arange(10.0).view(5, 2), T.arange(5))
+    out = {"dict": [[b["a"], b["b"], list(b["p"]), b["s"]] for b in data.DataLoader(DictDS(), batch_size=2)],
+           "subset": [len(data.Subset(ds, [0, 2])), list(data.Subset(ds, [0, 2])[1]), len(data.ConcatDataset([ds, ds])),
+                      list(data.ConcatDataset([ds, ds])[7]), data.StackDataset(ds, ds)[1][0][1]],
+           "batches": [list(data.BatchSampler(data.SequentialSampler(range(7)), batch_size=3, drop_last=d))
+                       for d in (False, True)],
+           "iterable": [list(data.DataLoader(Ranged(3, 7))), sorted(int(v) for v in
+                                                                   data.DataLoader(Ranged(3, 11), num_workers=2))],
+           "subset_sampler": len(list(data.DataLoader(ds, sampler=data.SubsetRandomSampler([0, 1, 2])))),
+           "split": [len(s) for s in data.random_split(range(10), [0.7, 0.3], generator=T.Generator().manual_seed(0))]}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loader = data.DataLoader(ds, batch_size=2, drop_last=True, pin_memory=True, num_workers=2,
+                                 persistent_workers=True)
+        out["pinned"] = [[b[1] for b in loader], [b[1] for b in loader], len(loader)]
+        list(data.DataLoader(ds, pin_memory=True, pin_memory_device="cpu"))
+    out["warnings"] = [str(w.message) for w in caught]
+    return out
+
+
+def test_dataloader_tour():
+    run_both(dataloader_tour)

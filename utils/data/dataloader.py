@@ -16,6 +16,7 @@ import os
 import pickle
 import queue
 import time
+import warnings
 
 from ... import vm
 from ...ops.creation import empty
@@ -156,9 +157,23 @@ class DataLoader:
         return len(self._index_sampler)
 
 
+def _warn_pin_memory(device: str) -> None:
+    """torch's warnings for pin_memory=True, given as each iterator starts: a pin_memory_device is ignored, and
+    without an accelerator nothing is pinned."""
+    from ...compat import accelerator  # the accelerator tidal.compat reports (none while CUDA runs no kernels)
+    if device:
+        warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
+                      f"ignore pin_memory_device='{device}'.", stacklevel=4)
+    if not accelerator.is_available():
+        warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned memory "
+                      "won't be used.", stacklevel=4)
+
+
 class _BaseIter:
     def __init__(self, loader: DataLoader):
         self._index_sampler = loader._index_sampler
+        if loader.pin_memory:
+            _warn_pin_memory(loader.pin_memory_device)
         self._reset(loader)
 
     def _reset(self, loader: DataLoader) -> None:
@@ -199,6 +214,8 @@ class _MultiProcessIter(_BaseIter):
         self._prefetch = max(1, loader.prefetch_factor) * n
         self._timeout, self._persistent = loader.timeout, loader.persistent_workers
         self._index_sampler = loader._index_sampler
+        if loader.pin_memory:
+            _warn_pin_memory(loader.pin_memory_device)
         ctx = loader._context()
         self._workers, self._index_queues, self._shut = [], [], False
         self._epoch = 0
