@@ -143,25 +143,25 @@ def _like(fn: str, input, dtype, device, requires_grad: bool, memory_format) -> 
 
 
 def empty_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
-               requires_grad: bool = False, memory_format=None) -> Tensor:
+               requires_grad: bool = False, pin_memory: bool = False, memory_format=None) -> Tensor:
     """An uninitialised tensor like `input` (same shape, dtype, device and layout unless given)."""
     return _like("empty_like", input, dtype, device, requires_grad, memory_format)
 
 
 def zeros_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
-               requires_grad: bool = False, memory_format=None) -> Tensor:
+               requires_grad: bool = False, pin_memory: bool = False, memory_format=None) -> Tensor:
     """Zeros shaped like `input`."""
     return _filled(_like("zeros_like", input, dtype, device, requires_grad, memory_format), "zeros_like", 0)
 
 
 def ones_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
-              requires_grad: bool = False, memory_format=None) -> Tensor:
+              requires_grad: bool = False, pin_memory: bool = False, memory_format=None) -> Tensor:
     """Ones shaped like `input`."""
     return _filled(_like("ones_like", input, dtype, device, requires_grad, memory_format), "ones_like", 1)
 
 
 def full_like(input: Tensor, fill_value, *, dtype: dt.dtype | None = None, layout=None, device=None,
-              requires_grad: bool = False, memory_format=None) -> Tensor:
+              requires_grad: bool = False, pin_memory: bool = False, memory_format=None) -> Tensor:
     """`fill_value` shaped like `input` (in `input`'s dtype unless given)."""
     value = number_arg("full_like", "fill_value", fill_value, 2)
     return _filled(_like("full_like", input, dtype, device, requires_grad, memory_format), "full_like", value)

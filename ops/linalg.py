@@ -392,7 +392,14 @@ def _add_product(op: str, a: Tensor, b: Tensor, input: Tensor, shape: tuple, alp
 
 
 def _inplace(fn):
-    def method(self: Tensor, a: Tensor, b: Tensor, *, beta=1, alpha=1) -> Tensor:
+    import inspect
+    first, second = list(inspect.signature(fn).parameters)[1:3]  # torch's names: mat1/mat2, mat/vec, batch1/batch2
+
+    def method(self: Tensor, *args, beta=1, alpha=1, **operands) -> Tensor:
+        named = [operands.pop(first, None), operands.pop(second, None)]
+        if operands:
+            raise TypeError(f"{fn.__name__}_() got an unexpected keyword argument '{next(iter(operands))}'")
+        a, b = (list(args) + [v for v in named if v is not None] + [None, None])[:2]
         return fn(self, a, b, beta=beta, alpha=alpha, out=self, _inplace=True)
     method.__name__ = fn.__name__ + "_"
     method.__doc__ = f"In-place {fn.__name__}."

@@ -69,10 +69,11 @@ def geqrf(input: Tensor, *, out=None) -> tuple:
     return into_all(return_type("geqrf", ("a", "tau"))(a, tau), out)
 
 
-def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpose: bool = False, *,
+def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, transpose: bool = False, *,
           out=None) -> Tensor:
-    """op(Q) C (or C op(Q) when left=False), Q = H_1 ... H_k from geqrf's (input, tau), H_i = I - tau_i v_i v_i^H,
-    op(Q) = Q^H with `transpose`."""
+    """op(Q) C (or C op(Q) when left=False), C = input3, Q = H_1 ... H_k from geqrf's (input, tau = input2),
+    H_i = I - tau_i v_i v_i^H, op(Q) = Q^H with `transpose` (torch's argument names)."""
+    tau, other = input2, input3
     _check_matrix("ormqr", input, square=False)
     _check_float("ormqr", other, "other")
     if input.dtype is not other.dtype or input.dtype is not tau.dtype:

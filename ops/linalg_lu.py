@@ -185,8 +185,9 @@ def _cholesky_solve_backward(node, g):
     return (gB, -matmul(L, common) if upper else -matmul(common, L))
 
 
-def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """X with A X = B, A = L L^T (= U^T U when `upper`) given its Cholesky factor."""
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """X with A X = B (B = input), A = L L^T (= U^T U when `upper`) given its Cholesky factor L = input2."""
+    B, L = input, input2
     _check_float("cholesky_solve", B, "input")
     if B.ndim < 2 or L.ndim < 2:
         raise RuntimeError(f"b should have at least 2 dimensions, but has {B.ndim} dimensions instead")

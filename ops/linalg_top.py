@@ -113,9 +113,9 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None) 
     return into_all(return_type("svd", ("U", "S", "V"))(U, S, V), out)
 
 
-def orgqr(input: Tensor, tau: Tensor, *, out=None) -> Tensor:
-    """Q from geqrf's output: linalg.householder_product."""
-    return householder_product(input, tau, out=out)
+def orgqr(input: Tensor, input2: Tensor, *, out=None) -> Tensor:
+    """Q from geqrf's output (input2: its tau): linalg.householder_product."""
+    return householder_product(input, input2, out=out)
 
 
 def chain_matmul(*matrices, out=None) -> Tensor:

@@ -128,10 +128,10 @@ def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
         M.add(M.mul(input, -alpha), other)
 
 
-def result_type(tensor1, tensor2) -> dt.dtype:
+def result_type(tensor, other) -> dt.dtype:
     """The dtype an arithmetic op on the two arguments (tensors or numbers) would give."""
-    args = [a if isinstance(a, Tensor) else None for a in (tensor1, tensor2)]
-    dtypes = [a.dtype if isinstance(a, Tensor) else dt.scalar_dtype(a) for a in (tensor1, tensor2)]
+    args = [a if isinstance(a, Tensor) else None for a in (tensor, other)]
+    dtypes = [a.dtype if isinstance(a, Tensor) else dt.scalar_dtype(a) for a in (tensor, other)]
     ndims = [a.ndim if a is not None else None for a in args]
     return M.ew._signature_dtype(None, dtypes, ndims)
 

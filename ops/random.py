@@ -331,8 +331,18 @@ def _expand_check(p: Tensor, target: tuple) -> None:
 
 
 # -- in-place samplers (Tensor methods) ---------------------------------------------------------------------
-def uniform_(self: Tensor, from_=0.0, to=1.0, *, generator=None) -> Tensor:
+def _from_keyword(op: str, from_, extra: dict):
+    """torch's keyword `from` (a Python keyword, so passed as **{"from": ...}) in place of `from_`."""
+    if "from" in extra:
+        from_ = extra.pop("from")
+    if extra:
+        raise TypeError(f"{op}() got an unexpected keyword argument '{next(iter(extra))}'")
+    return from_
+
+
+def uniform_(self: Tensor, from_=0.0, to=1.0, *, generator=None, **from_keyword) -> Tensor:
     """Fill with samples from the uniform distribution on [from, to)."""
+    from_ = _from_keyword("uniform_", from_, from_keyword)
     return _sample_inplace("uniform_", self, _uniform_params(self.dtype, from_, to), generator, "uniform")
 
 
@@ -341,9 +351,10 @@ def normal_(self: Tensor, mean=0.0, std=1.0, *, generator=None) -> Tensor:
     return _sample_inplace("normal_", self, _normal_params(self.dtype, mean, std), generator, "normal")
 
 
-def random_(self: Tensor, from_=_UNSET, to=_UNSET, *, generator=None) -> Tensor:
+def random_(self: Tensor, from_=_UNSET, to=_UNSET, *, generator=None, **from_keyword) -> Tensor:
     """Fill with integers: random_() over the dtype's range, random_(to) in [0, to), random_(from, to)
     (to=None: up to the dtype's largest integer)."""
+    from_ = _from_keyword("random_", from_, from_keyword)
     if to is _UNSET:
         low, high = (0, None) if from_ is _UNSET else (0, from_)
     else:
@@ -608,7 +619,7 @@ def _like(fn: str, input, dtype, device, memory_format) -> tuple:
 
 
 def rand_like(input: Tensor, *, generator=None, dtype: dt.dtype | None = None, layout=None, device=None,
-              requires_grad: bool = False, memory_format=None) -> Tensor:
+              requires_grad: bool = False, pin_memory: bool = False, memory_format=None) -> Tensor:
     """Uniform [0, 1) samples shaped like `input`."""
     dtype, dev = _like("rand_like", input, dtype, device, memory_format)
     params = _uniform_params(dtype, 0.0, 1.0)
@@ -618,7 +629,7 @@ def rand_like(input: Tensor, *, generator=None, dtype: dt.dtype | None = None, l
 
 
 def randn_like(input: Tensor, *, generator=None, dtype: dt.dtype | None = None, layout=None, device=None,
-               requires_grad: bool = False, memory_format=None) -> Tensor:
+               requires_grad: bool = False, pin_memory: bool = False, memory_format=None) -> Tensor:
     """Standard normal samples shaped like `input`."""
     dtype, dev = _like("randn_like", input, dtype, device, memory_format)
     params = _normal_params(dtype, 0.0, 1.0)
@@ -628,7 +639,7 @@ def randn_like(input: Tensor, *, generator=None, dtype: dt.dtype | None = None, 
 
 
 def randint_like(input: Tensor, low=0, high=None, *, generator=None, dtype: dt.dtype | None = None, layout=None,
-                 device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
+                 device=None, requires_grad: bool = False, pin_memory: bool = False, memory_format=None) -> Tensor:
     """Integers from [low, high) shaped like `input` (in its dtype): `randint_like(x, high)` or `(x, low, high)`."""
     if high is None:
         low, high = 0, low

@@ -143,7 +143,11 @@ def tensor_split(input: Tensor, indices_or_sections=None, dim: int = 0, *, secti
 
 
 def _split_along(op: str, min_dims: int, dim_of, which: str):
-    def fn(input: Tensor, indices_or_sections) -> tuple:
+    def fn(input: Tensor, indices_or_sections=None, *, sections=None, indices=None) -> tuple:
+        # torch's keyword names: `sections` (an int) and `indices` (a list); positional, either
+        indices_or_sections = next((v for v in (indices_or_sections, sections, indices) if v is not None), None)
+        if indices_or_sections is None:
+            raise TypeError(f"{op}() missing 1 required positional arguments: \"sections\"")
         if input.ndim < min_dims:
             raise RuntimeError(f"torch.{op} requires a tensor with at least {min_dims} dimension, but got a "
                                f"tensor with {input.ndim} dimensions!")

@@ -436,8 +436,9 @@ def _expand_back(node, g):
 
 
 @_public(function=False)
-def expand(self: Tensor, *sizes, size=None) -> Tensor:
-    """A view with size-1 dims repeated (stride 0) and new leading dims; -1 keeps a size."""
+def expand(self: Tensor, *sizes, size=None, implicit: bool = False) -> Tensor:
+    """A view with size-1 dims repeated (stride 0) and new leading dims; -1 keeps a size (`implicit`, a
+    tracing flag in torch, changes nothing)."""
     return expanded(self, size_args("expand", sizes if size is None else (size,)))
 
 

@@ -346,3 +346,33 @@ def test_generator_and_packed_sequence_extras():
         assert [str(p.data.dtype).split(".")[-1] for p in (packed.byte(), packed.char(), packed.short())] == \
             ["uint8", "int8", "int16"]
         assert packed.is_pinned() is False and packed.short().batch_sizes.tolist() == [2, 2, 1]
+
+
+def test_torch_keyword_names():
+    """Keywords torch's schemas name: *_like pin_memory, input2/input3, sections/indices, mat1/mat2..., from."""
+    results = []
+    for lib in (torch, tc):
+        x = lib.tensor(np.arange(16.0).reshape(4, 4))
+        spd = lib.tensor(np.array([[4.0, 1.0], [1.0, 3.0]]))
+        m = lib.tensor(np.random.default_rng(2).standard_normal((4, 4)))  # well conditioned, for geqrf
+        calls = [lambda: lib.zeros_like(x, pin_memory=False), lambda: lib.rand_like(x, pin_memory=False).shape,
+                 lambda: lib.full_like(x, 2, pin_memory=False),
+                 lambda: lib.cholesky_solve(lib.tensor([[1.0], [2.0]], dtype=lib.float64),
+                                            input2=lib.linalg.cholesky(spd)),
+                 lambda: lib.hsplit(x, sections=2), lambda: lib.hsplit(x, indices=[1]), lambda: lib.vsplit(x, [1, 3]),
+                 lambda: x.clone().addmm_(mat1=x, mat2=x), lambda: x.clone().addmm_(x, mat2=x, beta=2),
+                 lambda: lib.ones(4, dtype=x.dtype).addmv_(mat=x, vec=lib.ones(4, dtype=x.dtype)),
+                 lambda: x[None].clone().baddbmm_(batch1=x[None], batch2=x[None]),
+                 lambda: x.clone().addbmm_(batch1=x[None], batch2=x[None], alpha=0.5),
+                 lambda: lib.result_type(tensor=x, other=1), lambda: lib.orgqr(m, input2=lib.geqrf(m)[1]),
+                 lambda: lib.ormqr(m, input2=lib.geqrf(m)[1], input3=x), lambda: x[:1].expand(4, 4, implicit=False),
+                 lambda: bool((x.clone().uniform_(**{"from": 2, "to": 3}) >= 2).all()),
+                 lambda: bool((x.clone().random_(**{"from": 5, "to": 6}) == 5).all())]
+        seen = []
+        for call in calls:
+            r = call()
+            items = r if isinstance(r, tuple) else (r,)
+            seen.append([np.round(i.numpy(), 4).tolist() if hasattr(i, "numpy") else str(i).split(".")[-1]
+                         for i in items])
+        results.append(seen)
+    assert results[1] == results[0]
