@@ -179,7 +179,7 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
 
 
 @no_grad()
-def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     """A (semi-)orthogonal matrix (dims 1+ flattened), times gain."""
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")

@@ -44,17 +44,17 @@ def eig(self: Tensor, eigenvectors: bool = False, *, e=None, v=None):
     raise RuntimeError(_MESSAGES["eig"])
 
 
-def lstsq(self: Tensor, A: Tensor, *, X=None, qr=None):
+def lstsq(input: Tensor, A: Tensor, *, out=None):
     """Removed in torch 1.9: raises torch's RuntimeError pointing to torch.linalg.lstsq."""
     raise RuntimeError(_MESSAGES["lstsq"])
 
 
-def solve(self: Tensor, A: Tensor, *, out=None):
+def solve(input: Tensor, A: Tensor, *, out=None):
     """Removed in torch 1.9: raises torch's RuntimeError pointing to torch.linalg.solve."""
     raise RuntimeError(_MESSAGES["solve"])
 
 
-def symeig(self: Tensor, eigenvectors: bool = False, upper: bool = True, *, out=None):
+def symeig(input: Tensor, eigenvectors: bool = False, upper: bool = True, *, out=None):
     """Removed in torch 1.9: raises torch's RuntimeError pointing to torch.linalg.eigh / eigvalsh."""
     raise RuntimeError(_MESSAGES["symeig"])
 

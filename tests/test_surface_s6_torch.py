@@ -376,3 +376,13 @@ def test_torch_keyword_names():
                          for i in items])
         results.append(seen)
     assert results[1] == results[0]
+
+
+def test_removed_linalg_names_keep_torch_signatures():
+    import inspect
+    for name in ("lstsq", "solve", "symeig"):
+        assert list(inspect.signature(getattr(tc, name)).parameters)[0] == "input"
+        with pytest.raises(RuntimeError, match="This function was deprecated since version 1.9 and is now removed"):
+            getattr(tc, name)(input=tc.ones(2, 2), **({} if name == "symeig" else {"A": tc.ones(2, 2)}))
+    assert inspect.signature(tc.nn.init.orthogonal_).parameters["gain"].default == \
+        inspect.signature(torch.nn.init.orthogonal_).parameters["gain"].default
