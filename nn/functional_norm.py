@@ -14,6 +14,7 @@ from ..autograd import no_grad
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import needs_grad, record
 from ..ops.elementwise import torch_name
+from ..ops.node_names import torch_node
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ._util import opmath
@@ -235,7 +236,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                            "evaluation mode")
     scale = ops.rsqrt(opmath(running_var).reshape(bshape) + eps)
     y = (opmath(input) - opmath(running_mean).reshape(bshape)) * scale
-    return _affine(y, weight, bias, bshape).to(input.dtype)
+    return torch_node(_affine(y, weight, bias, bshape).to(input.dtype), "native_batch_norm", input, weight, bias)
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,

@@ -399,7 +399,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     n = len(lead)
     x = input.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
     x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+    return torch_node(x.reshape(tuple(lead) + (c // (r * r), h * r, w * r)), "pixel_shuffle", input)
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
@@ -412,7 +412,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     n = len(lead)
     x = input.reshape(tuple(lead) + (c, h // r, r, w // r, r))
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+    return torch_node(x.reshape(tuple(lead) + (c * r * r, h // r, w // r)), "pixel_unshuffle", input)
 
 
 # -- distances -----------------------------------------------------------------------------------

@@ -1704,6 +1704,9 @@ def _grad_fn_names(T) -> dict:
         "trilinear": lambda: F.interpolate(vol, scale_factor=2, mode="trilinear"),
         "affine_grid": lambda: F.affine_grid(x[:2, :3].reshape(1, 2, 3), [1, 1, 3, 3], align_corners=False),
         "grid_sample": lambda: F.grid_sample(img, p[:2, :].reshape(1, 2, 2, 2) * 2 - 1, align_corners=False),
+        "batch_norm_eval": lambda: F.batch_norm(img, T.zeros(2), T.ones(2), T.ones(2), T.zeros(2), training=False),
+        "pixel_shuffle": lambda: F.pixel_shuffle(img[:, :1].expand(1, 4, 5, 6), 2),
+        "pixel_unshuffle": lambda: F.pixel_unshuffle(img[..., :4, :4], 2),
     }
     return {k: type(f().grad_fn).__name__ for k, f in cases.items()}
 
