@@ -43,7 +43,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is not None:
         _check_addmm(input, weight, bias)
     out = ops.matmul(input, weight.t())
-    return out if bias is None else out + bias
+    if bias is None:
+        return out
+    # torch's node: addmm for a batch of vectors, else the view around it
+    return torch_node(out + bias, "addmm" if input.dim() == 2 else "view", input, weight, bias)
 
 
 def _check_addmm(input: Tensor, weight: Tensor, bias: Tensor) -> None:
@@ -122,7 +125,8 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     size = input.shape[dim]
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}")
-    refuse_complex(input, "\"glu_cpu\" not implemented for '{name}'")
+    if input.dtype.category != dt.FLOAT:  # (integers, bool, complex: torch's kernel has no code for them)
+        raise NotImplementedError(f"\"glu_cpu\" not implemented for '{torch_name(input.dtype)}'")
     a, b = ops.split(input, size // 2, dim)
     return torch_node(a * ops.sigmoid(b), "glu", input)
 

@@ -191,7 +191,7 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 def _threshold(input: Tensor, threshold: float, value: float, out: Tensor | None) -> Tensor:
     _check_tensor("threshold", input)
-    if input.dtype.is_complex:
+    if input.dtype.is_complex or input.dtype is dt.bool_:
         _float_only("threshold", input)
     th, val = _typed(input, threshold), _typed(input, value)
     if out is not None:

@@ -587,6 +587,9 @@ _BAD_CALLS = {
     "contains_str": lambda t: "a" in t.ones(2),
     "type_unknown": lambda t: t.ones(2).type("torch.FooTensor"),
     "type_known": lambda t: t.ones(2).type("torch.LongTensor"),
+    "threshold_bool": lambda t: t.nn.functional.threshold(t.ones(2).bool(), 0, 1),
+    "threshold_long": lambda t: t.nn.functional.threshold(t.ones(2).long(), 0, 1),
+    "glu_long": lambda t: t.nn.functional.glu(t.ones(2).long()),
     "bce_logits_float_target": lambda t: t.nn.functional.binary_cross_entropy_with_logits(t.ones(2).double(),
                                                                                           t.ones(2)).dtype,
 }
