@@ -26,6 +26,7 @@ from .broadcast import broadcast_shapes
 from .creation import eye
 from .dispatch import launch, launch_into
 from .einsum import contract, einsum
+from .node_names import torch_node
 from .elementwise import check_leaf_inplace, torch_name
 from .scatter import check_out_grad, wants
 
@@ -245,6 +246,8 @@ def _run(op: str, ins: tuple, shape: tuple, d: dt.dtype, attrs: tuple, out: Tens
 
 # The node PyTorch's matmul records on each of its paths (others: its batched path's views).
 _MATMUL_NODES = {(1, 1): "dot", (2, 1): "mv", (2, 2): "mm"}
+# ...and the last node torch's matmul leaves on the others: the view (or squeeze, clone) after its mm/bmm
+_MATMUL_LAST = {(1, 2): "SqueezeBackward4", (2, 3): "CloneBackward0"}
 
 
 def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -253,9 +256,13 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     need_tensor("matmul", "other", 2, other)
     if _ac.ACTIVE[0] and out is None:
         input, other = _ac.lower(input, other)
-    node = _MATMUL_NODES.get((input.ndim, other.ndim), "matmul")
-    return _run("matmul", (input, other), _matmul_shape(input, other), input.dtype, (1, 0, False), out,
-                _product_grad(node, input, other))
+    ranks = (input.ndim, other.ndim)
+    node = _MATMUL_NODES.get(ranks, "matmul")
+    result = _run("matmul", (input, other), _matmul_shape(input, other), input.dtype, (1, 0, False), out,
+                  _product_grad(node, input, other))
+    if node != "matmul" or out is not None or result.grad_fn is None:
+        return result
+    return torch_node(result, _MATMUL_LAST.get(ranks, "_unsafe_view"), input, other)
 
 
 def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:

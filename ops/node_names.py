@@ -16,11 +16,11 @@ _CLASSES: dict = {}
 
 def _node_type(op: str) -> type:
     """A Node class named as torch's codegen names it: each '_'-separated part title-cased, so
-    'upsample_nearest2d' gives UpsampleNearest2DBackward0."""
+    'upsample_nearest2d' gives UpsampleNearest2DBackward0; a name given in full ('SqueezeBackward4') is kept."""
     cls = _CLASSES.get(op)
     if cls is None:
-        cls = _CLASSES[op] = type("".join(p.title() for p in op.split("_")) + "Backward0", (Node,),
-                                  {"__slots__": ()})
+        name = op if op[:1].isupper() else "".join(p.title() for p in op.split("_")) + "Backward0"
+        cls = _CLASSES[op] = type(name, (Node,), {"__slots__": ()})
     return cls
 
 
