@@ -82,6 +82,13 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} through {num - 1}, but "
                            f"got {padding_idx}")
     indices = flat.numpy()
+    outside = np.nonzero((indices < 0) | (indices >= num))[0]
+    if len(outside):  # torch's bag kernel names the first bad position (embedding's own error differs)
+        raise RuntimeError(f"Index {outside[0]} of input takes value {indices[outside[0]]} which is not in the valid "
+                           f"range [0, {num})")
+    if np.any(np.diff(offsets) < 0):
+        raise RuntimeError("Expected i < index_size to be true, but got false.  (Could this error message be "
+                           "improved?  If so, please report an enhancement request to PyTorch.)")
     bag, bags = _bag_of_each(offsets, len(indices), include_last_offset)
     keep = bag >= 0
     if padding_idx is not None:

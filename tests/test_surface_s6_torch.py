@@ -386,3 +386,15 @@ def test_removed_linalg_names_keep_torch_signatures():
             getattr(tc, name)(input=tc.ones(2, 2), **({} if name == "symeig" else {"A": tc.ones(2, 2)}))
     assert inspect.signature(tc.nn.init.orthogonal_).parameters["gain"].default == \
         inspect.signature(torch.nn.init.orthogonal_).parameters["gain"].default
+
+
+@pytest.mark.parametrize("indices,offsets", [([1, 2, 4, 5], [0, 3, 2]), ([1, 2, 40], [0]), ([1, -1, 4], [0]),
+                                             ([1, 2, 4, 5], [1, 3])])
+def test_functional_embedding_bag_errors_as_torch(indices, offsets):
+    w = np.random.default_rng(0).standard_normal((10, 3)).astype(np.float32)
+    messages = []
+    for lib in (torch, tc):
+        with pytest.raises(RuntimeError) as err:
+            lib.nn.functional.embedding_bag(lib.tensor(indices), lib.tensor(w), lib.tensor(offsets), mode="sum")
+        messages.append(str(err.value).split("\n")[0])
+    assert messages[1] == messages[0]
