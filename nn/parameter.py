@@ -5,6 +5,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..tensor.tensor import INFERENCE
 
 __all__ = ["Parameter", "Buffer", "set_data"]
 
@@ -33,6 +34,8 @@ class Parameter(Tensor):
             raise TypeError(f"Parameter(): argument 'data' must be Tensor, not {type(data).__name__}")
         if requires_grad and not data.dtype.is_floating_point:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        if requires_grad and (data._base if data._base is not None else data)._inference and not INFERENCE.now():
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         param = cls._make(data._v, data.dtype, data.device, data._vm)
         param.requires_grad = bool(requires_grad)
         return param

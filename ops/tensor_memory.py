@@ -138,6 +138,7 @@ def set_(self: Tensor, source: Tensor | None = None, storage_offset: int = 0, si
     as torch: refused on a leaf that requires grad; otherwise the result has no derivative."""
     if is_grad_enabled() and self.requires_grad and self.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    check_written(self)
     inputs = (self,) if source is None else (self, source)
     out = _set(self, source, storage_offset, size, stride)
     record_no_derivative(inputs, (out,), RuntimeError("derivative for set_ is not implemented"))
@@ -221,8 +222,9 @@ def resize_(self: Tensor, *size, memory_format=None) -> Tensor:
     there keep their values, new ones are uninitialized."""
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
-    check_written(self)
     shape = _sizes(size)
+    if tuple(shape) != self._v.shape:  # (torch lets a resize to the same shape through)
+        check_written(self)
     strides = _contiguous_for(shape, memory_format)
     offset, item = self._v.offset, self.dtype.itemsize
     need = offset + numel_of(shape)

@@ -127,10 +127,23 @@ _INPLACE_NOW = {
     "masked_fill_": lambda t, i: i.masked_fill_(t.tensor([True, False, True]), 0.),
     "index_add_": lambda t, i: i.index_add_(0, t.tensor([0]), t.ones(1)),
 }
+_INPLACE_NOW.update({
+    "set_": lambda t, i: i.set_(t.ones(3)),
+    "resize_same_shape": lambda t, i: i.resize_(3),
+    "resize_other_shape": lambda t, i: i.resize_(4),
+    "parameter": lambda t, i: t.nn.Parameter(i),
+    "parameter_no_grad": lambda t, i: t.nn.Parameter(i, requires_grad=False).requires_grad,
+})
 _INPLACE_PATCH = {
     "fill_": lambda t, i: i.fill_(2),
     "zero_": lambda t, i: i.zero_(),
     "init.zeros_": lambda t, i: t.nn.init.zeros_(i),
+    "matmul_out": lambda t, i: t.matmul(t.ones(3, 3), t.ones(3), out=i),
+    "zeros_out": lambda t, i: t.zeros(3, out=i),
+    "addmv_": lambda t, i: i.addmv_(t.ones(3, 3), t.ones(3)),
+    "cumsum_": lambda t, i: i.cumsum_(0),
+    "masked_scatter_": lambda t, i: i.masked_scatter_(t.tensor([True, False, True]), t.ones(3)),
+    "tril_": lambda t, i: i.unsqueeze(0).tril_(),
     "index_fill_": lambda t, i: i.index_fill_(0, t.tensor([0]), 1.),
 }
 
