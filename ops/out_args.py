@@ -9,6 +9,7 @@ refusal differently), `out` must not overlap the inputs, and an `out` of another
     same    out's dtype must be the result's ("Found dtype ...")
     exact   out's dtype must be the result's ("Expected out tensor to have dtype ...")
     any     the op computes in out's dtype (as its `dtype=` argument)
+    nan     nansum / nanmean: out must be a float dtype (torch's nansum kernel)
     bool    out must be bool (all / any)
     cat     the stacking functions: torch.cat's cast rule and TypeError
 """
@@ -23,8 +24,7 @@ from .number_ops import can_cast
 from .scatter import C_NAMES, prepare_out
 from .windows import TENSOR_TYPE
 
-__all__: list = []
-METHODS: dict = {}
+__all__ = ["with_out", "write", "RULES"]
 
 RULES = {
     "cast": ("diff", "igamma", "igammac", "lerp", "mean", "std", "var", "square"),
