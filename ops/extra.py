@@ -355,5 +355,5 @@ def block_diag(*tensors) -> Tensor:
 inverse = linalg_ns.inv
 det = linalg_ns.det
 
-METHODS.update(__contains__=_contains, equal=equal, allclose=allclose, isclose=isclose, diag=diag, diag_embed=diag_embed, diagflat=diagflat,
-               diff=diff, histc=histc, bincount=bincount, inverse=inverse, det=det, fill_diagonal_=fill_diagonal_)
+METHODS.update(__contains__=_contains, equal=equal, allclose=allclose, isclose=isclose, diag=diag,
+               diag_embed=diag_embed, diagflat=diagflat, diff=diff, histc=histc, bincount=bincount, inverse=inverse, det=det, fill_diagonal_=fill_diagonal_)
