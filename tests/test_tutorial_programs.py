@@ -32,7 +32,7 @@ def quickstart(T, tmp_path):
     SGD, the train()/test() loops as written, state_dict save/load and whole-model save/load."""
     nn = T.nn
     from_numpy = T.from_numpy
-    images, targets = uniform((40, 1, 28, 28), 1, 0, 1), labels(40, 10, 2)
+    images, targets = uniform((24, 1, 28, 28), 1, 0, 1), labels(24, 10, 2)
 
     class FakeFashion(T.utils.data.Dataset):
         def __init__(self, transform=None, target_transform=None):
@@ -239,8 +239,8 @@ def test_nn_really_from_scratch():
 def nn_really_refactored(T):
     """The refactoring steps: an nn.Module holding nn.Parameters updated by `p -= p.grad * lr` and
     model.zero_grad(); nn.Linear with optim.SGD; TensorDataset/DataLoader with get_data, loss_batch and fit
-    (np.sum(np.multiply(losses, nums)) / np.sum(nums)); Mnist_CNN with F.avg_pool2d; nn.Sequential with a
-    Lambda module and nn.AdaptiveAvgPool2d; a WrappedDataLoader and momentum SGD."""
+    (np.sum(np.multiply(losses, nums)) / np.sum(nums)); the CNN as nn.Sequential with a Lambda module and
+    nn.AdaptiveAvgPool2d; a WrappedDataLoader and momentum SGD."""
     nn, F, optim = T.nn, T.nn.functional, T.optim
     TensorDataset, DataLoader = T.utils.data.TensorDataset, T.utils.data.DataLoader
     x_train, y_train = T.from_numpy(uniform((48, 784), 20, 0, 1)), T.from_numpy(labels(48, 10, 21))
@@ -307,25 +307,6 @@ def nn_really_refactored(T):
     init_weights(T, model, 25)
     out["linear"] = fit(1, model, loss_func, optim.SGD(model.parameters(), lr=lr), train_dl, valid_dl)
 
-    class Mnist_CNN(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 16, kernel_size=3, stride=2, padding=1)
-            self.conv2 = nn.Conv2d(16, 16, kernel_size=3, stride=2, padding=1)
-            self.conv3 = nn.Conv2d(16, 10, kernel_size=3, stride=2, padding=1)
-
-        def forward(self, xb):
-            xb = xb.view(-1, 1, 28, 28)
-            xb = F.relu(self.conv1(xb))
-            xb = F.relu(self.conv2(xb))
-            xb = F.relu(self.conv3(xb))
-            xb = F.avg_pool2d(xb, 4)
-            return xb.view(-1, xb.size(1))
-
-    model = Mnist_CNN()
-    init_weights(T, model, 26)
-    out["cnn"] = fit(1, model, loss_func, optim.SGD(model.parameters(), lr=lr, momentum=0.9), train_dl, valid_dl)
-
     class Lambda(nn.Module):
         def __init__(self, func):
             super().__init__()
@@ -379,7 +360,7 @@ def polynomial_fits(T):
     out = {}
     a, b, c, d = (T.tensor(v, device=device, dtype=dtype) for v in start)
     learning_rate = 1e-5
-    for t in range(50):
+    for t in range(25):
         y_pred = a + b * x + c * x ** 2 + d * x ** 3
         loss = (y_pred - y).pow(2).sum().item()
         grad_y_pred = 2.0 * (y_pred - y)
@@ -394,7 +375,7 @@ def polynomial_fits(T):
     out["tensors"] = [loss, a.item(), b.item(), c.item(), d.item()]
 
     a, b, c, d = (T.tensor(v, device=device, dtype=dtype, requires_grad=True) for v in start)
-    for t in range(50):
+    for t in range(25):
         y_pred = a + b * x + c * x ** 2 + d * x ** 3
         loss = (y_pred - y).pow(2).sum()
         loss.backward()
@@ -421,7 +402,7 @@ def polynomial_fits(T):
             return grad_output * 1.5 * (5 * input ** 2 - 1)
 
     a, b, c, d = (T.full((), v, device=device, dtype=dtype, requires_grad=True) for v in (0.0, -1.0, 0.0, 0.3))
-    for t in range(50):
+    for t in range(25):
         P3 = LegendrePolynomial3.apply
         y_pred = a + b * P3(c + d * x)
         loss = (y_pred - y).pow(2).sum()
@@ -442,7 +423,7 @@ def polynomial_fits(T):
     model = T.nn.Sequential(T.nn.Linear(3, 1), T.nn.Flatten(0, 1))
     init_weights(T, model, 31)
     loss_fn = T.nn.MSELoss(reduction="sum")
-    for t in range(50):
+    for t in range(25):
         y_pred = model(xx)
         loss = loss_fn(y_pred, y)
         model.zero_grad()
@@ -457,7 +438,7 @@ def polynomial_fits(T):
     model = T.nn.Sequential(T.nn.Linear(3, 1), T.nn.Flatten(0, 1))
     init_weights(T, model, 31)
     optimizer = T.optim.RMSprop(model.parameters(), lr=1e-3)
-    for t in range(50):
+    for t in range(25):
         loss = loss_fn(model(xx), y)
         optimizer.zero_grad()
         loss.backward()
@@ -479,7 +460,7 @@ def polynomial_fits(T):
     model = Polynomial3()
     criterion = T.nn.MSELoss(reduction="sum")
     optimizer = T.optim.SGD(model.parameters(), lr=1e-6)
-    for t in range(50):
+    for t in range(25):
         loss = criterion(model(x), y)
         optimizer.zero_grad()
         loss.backward()
