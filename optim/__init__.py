@@ -17,10 +17,12 @@ from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
 from .sparse_adam import SparseAdam
+from .stateless import swap_in_optimizer_params_and_state
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "LBFGS", "lr_scheduler",
            "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
-           "NAdam", "RAdam", "Adamax", "ASGD", "Rprop", "Adafactor", "SparseAdam", "Muon", "swa_utils"]
+           "NAdam", "RAdam", "Adamax", "ASGD", "Rprop", "Adafactor", "SparseAdam", "Muon", "swa_utils",
+           "swap_in_optimizer_params_and_state"]
 
 
 def __getattr__(name: str):

@@ -20,6 +20,9 @@ class Ix:
     def __init__(self, data, dtype=None):
         self.data = np.asarray(data, dtype=dtype)
 
+    def __repr__(self) -> str:  # test ids: the same in every process (pytest-xdist's workers compare them)
+        return f"Ix({self.data.tolist()}, {self.data.dtype})"
+
 
 def build(spec, lib):
     """Turn a test index spec into one for `lib` (tidal or torch): Ix become tensors."""
