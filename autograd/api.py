@@ -101,7 +101,7 @@ def _edge_input(x):
     if isinstance(x.node, AccumulateGrad):
         return x.node.variable
     standin = object.__new__(Tensor)  # the engine reads only requires_grad, grad_fn and _output_nr of it
-    standin.requires_grad, standin.grad_fn, standin._output_nr = True, x.node, x.output_nr
+    standin._requires_grad, standin.grad_fn, standin._output_nr = True, x.node, x.output_nr
     return standin
 
 

@@ -135,7 +135,7 @@ class Function(metaclass=_FunctionMeta):
         meta = []
         for k, out in enumerate(outs):
             if isinstance(out, Tensor) and id(out) not in ctx._non_differentiable and out.dtype.is_floating_point:
-                out.requires_grad = True
+                out._requires_grad = True
                 out.grad_fn = node
                 out._output_nr = k
             meta.append(out.detach() if isinstance(out, Tensor) else out)

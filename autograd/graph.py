@@ -60,7 +60,7 @@ class Node:
         if own_meta:
             meta = []
         for t in inputs:
-            if isinstance(t, Tensor) and t.requires_grad:
+            if isinstance(t, Tensor) and t._requires_grad:
                 fn = t.grad_fn
                 nexts.append((fn, t._output_nr) if fn is not None else (gradient_edge(t), 0))
                 if own_meta:
@@ -77,7 +77,7 @@ class Node:
             if isinstance(t, Tensor):
                 if t._inference:  # class default False: one attribute read per saved tensor
                     raise RuntimeError(INFERENCE_SAVED)
-                versions.append(t._v.blob.version)
+                versions.append((t._vc or t._v.blob).version)
             else:
                 versions.append(None)
         self._versions = tuple(versions)
@@ -112,8 +112,8 @@ class Node:
         for k, nr in self._saved_outputs:
             t = saved[k]
             if isinstance(t, Tensor):
-                t = saved[k] = Tensor._make(t._v, t.dtype, t.device, t._vm)
-                t.requires_grad = True
+                t = saved[k] = output_alias(t)
+                t._requires_grad = True
                 t.grad_fn = self
                 if nr:
                     t._output_nr = nr
@@ -129,9 +129,13 @@ class Node:
             self._saved_outputs = self._saved_outputs + ((place, output_nr),)
 
     def release(self) -> None:
-        """Free saved tensors (after a backward without retain_graph)."""
-        self._saved = ()
-        self._freed = True
+        """Free saved tensors (after a backward without retain_graph). A node that saved none can run again,
+        as torch's: its error is about freed saved values (`(x + 1).sum()` may backward twice)."""
+        for s in _SAVED.__get__(self):  # (the slot: saved_hooks' property over it would unpack)
+            if s is not None:
+                self._saved = ()
+                self._freed = True
+                return
 
     def register_hook(self, fn) -> RemovableHandle:
         """Call `fn(grad_inputs, grad_outputs)` after this node's backward runs; a returned tuple replaces
@@ -166,6 +170,9 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {hex(id(self))}>"
+
+
+_SAVED = Node.__dict__["_saved"]  # Node's slot for its saved tensors
 
 
 class RemovableHandle:
@@ -207,6 +214,8 @@ def gradient_edge(t: Tensor) -> Node:
     """The node a gradient for `t` flows into: its grad_fn, or its leaf accumulator."""
     if t.grad_fn is not None:
         return t.grad_fn
+    if "_nograd_view" in t.__dict__:  # a view made under no_grad (ops/views.make_view): torch has no edge
+        return None
     ref = t.__dict__.get("_grad_acc")
     acc = ref() if ref is not None else None
     if acc is None:
@@ -230,14 +239,15 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
 def increment_version(tensor) -> None:
     """Bump the version counter of `tensor` (or of each tensor in an iterable), as an in-place write does."""
     for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
-        t._v.blob.version += 1
+        (t._vc or t._v.blob).version += 1
 
 
 def node_class(name: str) -> type:
-    """The Node subclass named like PyTorch's grad_fn classes: 'add' -> AddBackward0."""
+    """The Node subclass named like PyTorch's grad_fn classes: 'add' -> AddBackward0; each part title-cased
+    as torch's codegen does ('log1p' -> Log1PBackward0, 'max_pool2d' -> MaxPool2DBackward0)."""
     cls = _node_classes.get(name)
     if cls is None:
-        camel = "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
+        camel = "".join(p.title() for p in name.strip("_").split("_"))
         cls = _node_classes[name] = type(f"{camel}Backward0", (Node,), {"__slots__": ()})
     return cls
 
@@ -254,7 +264,7 @@ def record(name: str | type, backward_fn, inputs: tuple, outputs, saved: tuple =
         _carry_duals(node, inputs, outputs)
     for k, out in enumerate(outputs):
         if out.dtype.is_floating_point:
-            out.requires_grad = True
+            out._requires_grad = True
             out.grad_fn = node
             if k:
                 out._output_nr = k
@@ -278,14 +288,17 @@ def _cut_output_cycles(node: Node, saved: tuple, outputs) -> None:
 
 def output_alias(t: Tensor) -> Tensor:
     """`t`'s values and version counter without its autograd history: what a node saves of its own output."""
-    return Tensor._make(t._v, t.dtype, t.device, t._vm)
+    alias = Tensor._make(t._v, t.dtype, t.device, t._vm)
+    if t._vc is not None:  # (`x.data`'s own counter)
+        alias._vc = t._vc
+    return alias
 
 
 def needs_grad(args) -> bool:
     """Whether any tensor among `args` requires grad while grad mode is on (or, under no_grad, whether one
     carries a forward-AD tangent: torch keeps computing tangents there)."""
     for a in args:
-        if isinstance(a, Tensor) and a.requires_grad:
+        if isinstance(a, Tensor) and a._requires_grad:
             return is_grad_enabled() or (bool(_dual_levels) and _dual_in(args))
     return False
 

@@ -46,9 +46,18 @@ graph._node_classes.setdefault("copy_", type("CopyBackwards", (graph.Node,), {
 
 # -- the live views of a base -----------------------------------------------------------------
 def track_view(view: Tensor) -> None:
-    """Remember `view` (weakly) on its base, if an in-place write in grad mode may give the base a new history."""
+    """Remember `view` (weakly) on its base, if an in-place write in grad mode may give the base a new history.
+    Under no_grad, a view of a tensor that requires grad is marked as torch's: it requires grad, yet no gradient
+    reaches it or its base (graph.gradient_edge), and an in-place write into it in grad mode is refused."""
     base = view._base
-    if base is None or (base.requires_grad and base.grad_fn is None) or not is_grad_enabled():
+    if base is None:
+        return
+    if not is_grad_enabled():
+        if base._requires_grad and view.dtype.is_floating_point:
+            view._requires_grad = True
+            view.__dict__["_nograd_view"] = True
+        return
+    if base._requires_grad and base.grad_fn is None:
         return  # views of a leaf that requires grad never need it: torch refuses writes through them
     refs = base.__dict__.get("_views")
     if refs is None:
@@ -222,7 +231,7 @@ def write_through_view(out: Tensor, result: Tensor) -> Tensor:
     with no_grad(), no_tangents():
         M.convert(result, out.dtype, out=out)
     if base is None or base is out:  # the whole base is rewritten: it takes the result's history
-        out.grad_fn, out.requires_grad = result.grad_fn, result.requires_grad
+        out.grad_fn, out._requires_grad = result.grad_fn, result._requires_grad
         out.__dict__.pop("_output_nr", None)
         if result._output_nr:
             out._output_nr = result._output_nr

@@ -59,6 +59,8 @@ def type_(self: Tensor, dtype=None, non_blocking: bool = False):
 def detach(self: Tensor) -> Tensor:
     """A tensor sharing this one's memory, cut from the autograd graph."""
     out = Tensor._make(self._v, self.dtype, self.device, self._vm)
+    if self._vc is not None:  # (shares the version counter: `x.data`'s own one too)
+        out._vc = self._vc
     if getattr(self, "_inference", False):  # a view of an inference tensor is one (ops/grad_attrs)
         out._inference = True
     return out

@@ -209,6 +209,6 @@ def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | 
         saved.append((original.get(k, a) if original else a) if saves[k] else None)
     node = attach(cls, _backward, args, (out,), tuple(saved), attrs, meta)
     if inplace:
-        out._v.blob.version += 1
+        (out._vc or out._v.blob).version += 1
     if 1 in reads:  # the output is saved as it is after the op
         node.save_output(0, out)

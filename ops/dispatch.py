@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..tensor import Tensor
 from ..vm import compute_instruction
 from ..vm.failure import issuing_site
+from .mem_overlap import check_written
 
 _kernels: dict = {}  # (op name, device type) -> kernel
 
@@ -58,7 +59,8 @@ def launch_into(name: str, ins: tuple, outs: tuple, attrs=None, checks_data: boo
     `checks_data` as for `launch`."""
     dev = same_device(name, tuple(ins) + tuple(outs))
     for o in outs:
-        o._v.blob.version += 1
+        check_written(o)  # (an inference tensor outside inference_mode: refused before anything is queued)
+        (o._vc or o._v.blob).version += 1
     instr = compute_instruction(name, kernel_for(name, dev), tuple([t._v for t in ins]), tuple([o._v for o in outs]),
                                 attrs, None, None, None)
     if checks_data:

@@ -431,7 +431,7 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
     if grad:
         derivatives.record(name, args, out, True, originals)  # saves inputs, then bumps the version
     else:
-        out._v.blob.version += 1
+        (out._vc or out._v.blob).version += 1
     return out
 
 
@@ -469,10 +469,10 @@ def operator(name: str, general, guard=None):
     def fast(self, other):
         if other.__class__ is Tensor:
             key = (op, self.dtype, self._v.shape, self._vm, other.dtype, other._v.shape, other._vm)
-            grad = self.requires_grad or other.requires_grad
+            grad = self._requires_grad or other._requires_grad
         else:
             key = (op, self.dtype, self._v.shape, self._vm, other.__class__)
-            grad = self.requires_grad
+            grad = self._requires_grad
         plan = plans.get(key)
         if plan is None or self.__class__ is not Tensor or plan.pow_exprs is not None or \
                 (guard is not None and not guard(self, other)):
@@ -496,7 +496,7 @@ def unary_method(name: str, general):
         plan = plans.get((op, self.dtype, self._v.shape, self._vm))
         if plan is None or self.__class__ is not Tensor or not plan.tensors_only:
             return general(self)
-        return _emit(name, plan, (self._v,), (self,), self.requires_grad)
+        return _emit(name, plan, (self._v,), (self,), self._requires_grad)
     fast.__name__ = fast.__qualname__ = name
     fast.__doc__ = general.__doc__
     return fast
@@ -504,7 +504,10 @@ def unary_method(name: str, general):
 
 def check_leaf_inplace(out: Tensor) -> None:
     """PyTorch's error for an in-place op on a leaf that requires grad (in grad mode)."""
-    if out.requires_grad and out.grad_fn is None:
+    if out._requires_grad and out.grad_fn is None:
+        if "_nograd_view" in out.__dict__:  # a view made under no_grad (ops/views.make_view)
+            from ..autograd.view_inplace import NO_GRAD_VIEW
+            raise RuntimeError(NO_GRAD_VIEW)
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 

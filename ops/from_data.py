@@ -233,8 +233,8 @@ def as_tensor(data, dtype: dt.dtype | None = None, device=None) -> Tensor:
 
 
 def from_numpy(ndarray: np.ndarray) -> Tensor:
-    """A CPU tensor sharing `ndarray`'s memory: writes through either are seen by the other
-    (tidal's writes once they have run: after a sync point such as `.numpy()` or `tidal.sync()`)."""
+    """A CPU tensor sharing `ndarray`'s memory: writes through either are seen by the other (ops on it run
+    at their call, as torch's: see VirtualMachine.lent)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     dtype = dt.from_numpy(ndarray.dtype)
@@ -242,7 +242,9 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
         warnings.warn("The given NumPy array is not writable, and tidal does not support non-writable "
                       "tensors. This means writing to this tensor will result in undefined behavior.",
                       UserWarning, stacklevel=2)
-    return Tensor._from_array(ndarray, dtype, share=True)
+    out = Tensor._from_array(ndarray, dtype, share=True)
+    out._vm.lend(out._v.blob)
+    return out
 
 
 def legacy_new(dtype: dt.dtype, *args, device=None) -> Tensor:

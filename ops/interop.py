@@ -25,8 +25,10 @@ _KDLCPU = 1  # DLPack's device type for host memory
 
 def _shared(arr: np.ndarray, dtype: dt.dtype | None = None) -> Tensor:
     if not arr.flags.writeable:  # tidal would write into it: copy instead (see the module docstring)
-        arr = arr.copy()
-    return Tensor._from_array(arr, dtype, share=True)
+        return Tensor._from_array(arr.copy(), dtype, share=True)
+    out = Tensor._from_array(arr, dtype, share=True)
+    out._vm.lend(out._v.blob)  # the program reaches this memory too: ops on it run at their call
+    return out
 
 
 def _requires_grad(t: Tensor, requires_grad: bool) -> Tensor:

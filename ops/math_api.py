@@ -12,7 +12,7 @@ from ..vm import Instruction
 from . import elementwise as ew
 from . import kernel_dtypes, many_dims
 from .broadcast import broadcast_shapes
-from .mem_overlap import check_out
+from .mem_overlap import check_out, check_written
 from .number_args import binary, require_self
 from .number_args import number_tensor as _number_tensor  # noqa: F401 (other modules import it from here)
 
@@ -197,9 +197,15 @@ def div(input, other, *, rounding_mode: str | None = None, out: Tensor | None = 
     if rounding_mode == "floor":
         return apply("floor_divide", input, other, out=out)
     if rounding_mode == "trunc":
-        q = apply("div", input, other)
-        res = apply("trunc", q)
-        kind = _result_dtype("sub", (input, other))
+        kind = _result_dtype("mul", (input, other))
+        if kind is dt.bool_:
+            raise NotImplementedError('"div_trunc_cpu" not implemented for \'Bool\'')
+        if kind.category == dt.INT:  # exact for every int64 (a float quotient is not): floor, +1 where they differ
+            q, r = apply("floor_divide", input, other), apply("fmod", input, other)
+            negative = apply("lt", other, 0) if isinstance(other, Tensor) else other < 0
+            res = apply("add", q, apply("logical_and", apply("ne", r, 0), apply("ne", apply("lt", r, 0), negative)))
+            return res if out is None else convert(res, kind, out=out)
+        res = apply("trunc", apply("div", input, other))
         return res if kind.is_floating_point and out is None else convert(res, kind, out=out)
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                      f"'{rounding_mode}'")
@@ -351,7 +357,7 @@ def convert(x: Tensor, dtype: dt.dtype, out: Tensor | None = None) -> Tensor:
     if grad:
         record("copy_" if inplace else "to_copy", _copy_backward, (out, x) if inplace else (None, x), (out,))
     if inplace:
-        out._v.blob.version += 1
+        (out._vc or out._v.blob).version += 1
     return out
 
 
@@ -389,6 +395,7 @@ def fill_(self: Tensor, value, *, _node: str = "fill") -> Tensor:
         raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
     from .factory_args import fill_scalar
     value = fill_scalar("fill_", value, self.dtype)
+    check_written(self)
     if self.requires_grad and needs_grad((self,)):
         ew.check_leaf_inplace(self)
         return write_inplace(self, fill_values, value, node)
@@ -397,7 +404,7 @@ def fill_(self: Tensor, value, *, _node: str = "fill") -> Tensor:
 
 def fill_values(self: Tensor, value, node: str | None = None) -> Tensor:
     """Queue the fill of `self` with a checked `value`; with `node`, record it (no leaf check)."""
-    self._v.blob.version += 1
+    (self._vc or self._v.blob).version += 1
     typed = self.dtype.compute.np.type(value) if self.dtype is not dt.bool_ else value
     self._vm.push(Instruction("fill", None, (typed,), (many_dims.kernel_view(self._v),),
                               expr=f"{ew._CAST_NAME[self.dtype]}({{0}})"))

@@ -600,7 +600,7 @@ def _inplace(fn, node: str, variant=lambda args, kwargs: 1):
             check_leaf_inplace(self)
         out = fn(self, *args, **kwargs)
         self._v = out._v
-        self._v.blob.version += 1  # torch counts a metadata change in place as a write
+        (self._vc or self._v.blob).version += 1  # torch counts a metadata change in place as a write
         if tracked and out.grad_fn is not None:  # the new node's input is this tensor as it was
             inplace_node(out, node, variant(args, kwargs))
             self.grad_fn = out.grad_fn

@@ -4,6 +4,7 @@ Ops are attached as methods by `tidal.ops`; this file holds what every tensor is
 """
 from __future__ import annotations
 
+import operator
 import threading
 
 import numpy as np
@@ -32,6 +33,18 @@ class Size(tuple):
     def __getitem__(self, item):
         out = tuple.__getitem__(self, item)
         return Size(out) if isinstance(item, slice) else out
+
+
+ONE_ELEMENT = "only one element tensors can be converted to Python scalars"  # int(t), float(t), complex(t)
+
+
+class VersionCounter:
+    """A version counter of its own (`x.data`'s); every other tensor counts in its blob's `version`."""
+
+    __slots__ = ("version",)
+
+    def __init__(self):
+        self.version = 0
 
 
 class _ThreadInference(threading.local):
@@ -80,10 +93,11 @@ class Tensor:
     _output_nr = 0  # which output of its grad_fn this tensor is (set for multi-output ops)
     # autograd fields: class-level defaults, set on the instance only for tensors in a graph, so
     # making a tensor on the hot path writes four fields
-    requires_grad = False
+    _requires_grad = False  # what `requires_grad` reads; internal code that records graphs writes it directly
     grad = None
     grad_fn = None
     _base = None
+    _vc = None  # `x.data`'s own version counter, shared by its views (None: the blob's, shared by x's views)
     _inference = False  # made under inference_mode (ops/grad_attrs.is_inference)
 
     # -- construction --------------------------------------------------------------------
@@ -104,6 +118,8 @@ class Tensor:
         t._vm = vm
         if base is not None:
             t._base = base
+            if base._vc is not None:
+                t._vc = base._vc
         if INFERENCE.active and INFERENCE.now():
             t._inference = True
         return t
@@ -203,6 +219,7 @@ class Tensor:
     def data(self) -> "Tensor":
         """The values as a tensor sharing this one's memory, outside the autograd graph."""
         out = Tensor._make(self._v, self.dtype, self.device, self._vm)
+        out._vc = VersionCounter()  # writes through it do not invalidate this tensor's saved values (torch)
         if self._inference:  # a view of an inference tensor is one
             out._inference = True
         return out
@@ -212,6 +229,29 @@ class Tensor:
         # point this tensor at `value`'s memory, dtype and device, keeping identity and flags
         self._v, self.dtype, self.device, self._vm, self._base = value._v, value.dtype, value.device, value._vm, \
             value._base
+
+    def _set_requires_grad(self, value: bool) -> None:
+        # torch's checks for `t.requires_grad = value` (ops set `_requires_grad` directly, unchecked)
+        if value.__class__ is not bool:
+            raise RuntimeError("requires_grad must be a bool")
+        if self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables." + (
+                "" if value else " If you want to use a computed variable in a subgraph that doesn't require "
+                "differentiation use var_no_grad = var.detach()."))
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if value and (self._base if self._base is not None else self)._inference and not INFERENCE.now():
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+        if not value and "_nograd_view" in self.__dict__:
+            return  # a view made under no_grad keeps reading its base's flag, as in torch (autograd/view_inplace)
+        self._requires_grad = value
+
+    def _del_requires_grad(self) -> None:
+        raise RuntimeError("requires_grad must be a bool")  # (torch's answer to `del t.requires_grad`)
+
+    # a C getter (attrgetter) keeps reads cheap; hot paths read `_requires_grad` itself
+    requires_grad = property(operator.attrgetter("_requires_grad"), _set_requires_grad, _del_requires_grad,
+                             "Whether gradients are computed for this tensor.")
 
     @property
     def is_leaf(self) -> bool:
@@ -238,7 +278,7 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        return self._v.blob.version
+        return (self._vc or self._v.blob).version
 
     def data_ptr(self) -> int:
         """The address of the first element (waits for the tensor's writer)."""
@@ -280,7 +320,12 @@ class Tensor:
         if self.device.type != "cpu" and not force:
             raise TypeError(f"can't convert {self.device.type}:{self.device.index or 0} device type tensor "
                             "to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
-        return self._host_array()
+        array = self._host_array()
+        if self.device.type == "cpu":  # the program's own view of the blob: while it lives, ops on the blob
+            array = array.view()       # run at their call (see VirtualMachine.lent), and the ones pending
+            self._vm.synchronize()     # now finish before the program can write through it
+            self._vm.lend(self._v.blob, array)
+        return array
 
     def _host_array(self) -> np.ndarray:
         self._vm.wait_blob(self._v.blob)  # (not _sync: a deferred error's traceback stays short)
@@ -317,18 +362,22 @@ class Tensor:
     def __bool__(self) -> bool:
         n = self.numel()
         if n != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {'no' if n == 0 else 'more than one'} "
-                               "values is ambiguous")
+            raise RuntimeError(f"Boolean value of Tensor with {'no values' if n == 0 else 'more than one value'} "
+                               "is ambiguous")
         return bool(self.item())
 
     def __float__(self) -> float:
+        if self.numel() != 1:
+            raise ValueError(ONE_ELEMENT)
         return float(self.item())
 
     def __int__(self) -> int:
+        if self.numel() != 1:
+            raise ValueError(ONE_ELEMENT)
         return int(self.item())
 
     def __index__(self) -> int:
-        if self.dtype.category != dt.INT or self.numel() != 1:
+        if self.dtype.category not in (dt.INT, dt.BOOL) or self.numel() != 1:  # (torch takes bool: True is 1)
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
@@ -367,6 +416,8 @@ class Tensor:
     def __format__(self, spec: str) -> str:
         if self.dim() == 0 and spec:
             return self.item().__format__(spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
         return repr(self)
 
     def __reduce_ex__(self, protocol):

@@ -222,7 +222,7 @@ MAX_POOL2D = [
 @pytest.mark.parametrize("shape", [(2, 3, 9, 8), (3, 7, 10)])
 def test_max_pool2d(rng, kwargs, shape):
     out = compare(rng, "max_pool2d", [randn(rng, shape)], kwargs)
-    assert type(out.grad_fn).__name__ == "MaxPool2dWithIndicesBackward0"
+    assert type(out.grad_fn).__name__ == "MaxPool2DWithIndicesBackward0"
 
 
 @pytest.mark.parametrize("kwargs", [dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, return_indices=True),
@@ -343,7 +343,7 @@ def test_pool_double_backward(rng, name, kwargs):
 ])
 def test_unfold_fold_against_torch(rng, shape, kwargs):
     cols = compare(rng, "unfold", [randn(rng, shape)], kwargs)
-    assert type(cols.grad_fn).__name__ == "Im2colBackward0"
+    assert type(cols.grad_fn).__name__ == "Im2ColBackward0"
     compare(rng, "fold", [randn(rng, tuple(cols.shape))], dict(output_size=shape[-2:], **kwargs))
 
 

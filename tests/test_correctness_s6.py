@@ -8,8 +8,6 @@ import torch
 
 import tidal.compat as tc
 
-PATCH_RG = pytest.mark.xfail(strict=True, reason="needs /work/notes/s6_requires_grad.patch")
-PATCH_INF = pytest.mark.xfail(strict=True, reason="needs /work/notes/s6_inference_inplace.patch")
 
 
 def _norm(v):
@@ -49,25 +47,21 @@ def _nonleaf(t):
     return t.ones(3, requires_grad=True) * 2
 
 
-@PATCH_RG
 @pytest.mark.parametrize("value", [True, False])
 def test_set_requires_grad_on_nonleaf_refused(value):
     same(lambda t: _setattr(_nonleaf(t), "requires_grad", value))
 
 
-@PATCH_RG
 @pytest.mark.parametrize("dtype", ["int64", "int32", "bool", "uint8"])
 def test_set_requires_grad_on_integer_refused(dtype):
     same(lambda t: _setattr(t.ones(3, dtype=getattr(t, dtype)), "requires_grad", True))
 
 
-@PATCH_RG
 @pytest.mark.parametrize("value", [1, 0, "yes", None])
 def test_set_requires_grad_needs_a_bool(value):
     same(lambda t: _setattr(t.ones(3), "requires_grad", value))
 
 
-@PATCH_RG
 def test_del_requires_grad_refused():
     def fn(t):
         x = t.ones(3)
@@ -88,7 +82,6 @@ def test_requires_grad_method_on_nonleaf():
     same(lambda t: t.ones(3, dtype=t.int64).requires_grad_())
 
 
-@PATCH_RG
 def test_nonleaf_grad_flows_after_refused_set():
     """The refusal leaves the graph as it was: backward still reaches the leaf."""
     def fn(t):
@@ -153,7 +146,6 @@ def test_inplace_into_inference_tensor_refused(name):
     same(lambda t: _INPLACE_NOW[name](t, _inference(t)))
 
 
-@PATCH_INF
 @pytest.mark.parametrize("name", sorted(_INPLACE_PATCH))
 def test_inplace_into_inference_tensor_refused_kernels(name):
     same(lambda t: _INPLACE_PATCH[name](t, _inference(t)))
@@ -200,7 +192,6 @@ def _nograd_view(t, name):
         return x, _NOGRAD_VIEWS[name](x)
 
 
-@PATCH_RG
 @pytest.mark.parametrize("name", sorted(_NOGRAD_VIEWS))
 def test_nograd_view_requires_grad_as_torch(name):
     def fn(t):
@@ -228,7 +219,6 @@ def test_nograd_view_detached_and_not_views_do_not_require_grad():
     same(fn)
 
 
-@PATCH_RG
 def test_nograd_view_keeps_requires_grad_when_set_false():
     same(lambda t: _setattr(_nograd_view(t, "slice")[1], "requires_grad", False).requires_grad)
 
@@ -248,11 +238,7 @@ _NOGRAD_WRITES = {
 }
 
 
-_NOGRAD_WRITES_NOW = {"index_fill_"}  # refused before the patch too
-
-
-@pytest.mark.parametrize("name", [n if n in _NOGRAD_WRITES_NOW else pytest.param(n, marks=PATCH_RG)
-                                  for n in sorted(_NOGRAD_WRITES)])
+@pytest.mark.parametrize("name", sorted(_NOGRAD_WRITES))
 def test_nograd_view_write_in_grad_mode_refused(name):
     """torch refuses the write, so the leaf keeps its values (tidal wrote through before)."""
     def fn(t):
@@ -399,7 +385,6 @@ def test_retain_grad_through_autograd_grad_and_twice():
 
 
 # -- 6. integer division by zero ---------------------------------------------------------------------------------
-PATCH_DIV = pytest.mark.xfail(strict=True, reason="needs /work/notes/s6_int_division.patch")
 _INT = [1, -2, 3]
 
 _DIV_ZERO = {
@@ -460,13 +445,11 @@ def test_trunc_division_of_integers(dtype):
     same(fn)
 
 
-@PATCH_DIV
 def test_trunc_division_of_large_int64_is_exact():
     """A float quotient loses the low digits of an int64 past 2**53 (tidal gave 1537228718622113792)."""
     same(lambda t: t.div(t.tensor([2 ** 62 + 1, -(2 ** 62 + 1), 2 ** 63 - 1]), 3, rounding_mode="trunc"))
 
 
-@PATCH_DIV
 def test_trunc_division_of_bools_refused():
     same(lambda t: t.div(t.tensor([True, False]), t.tensor([True, True]), rounding_mode="trunc"))
 
@@ -482,10 +465,8 @@ def test_trunc_division_out_and_inplace():
 
 
 # -- 5. `x.data` has its own version counter (x.detach() shares x's) ----------------------------------------------
-PATCH_DATA = pytest.mark.xfail(strict=True, reason="needs /work/notes/s6_data_version.patch (after the other three)")
 
 
-@PATCH_DATA
 def test_data_has_its_own_version_counter():
     def fn(t):
         x = t.ones(3, requires_grad=True)
@@ -498,7 +479,6 @@ def test_data_has_its_own_version_counter():
     same(fn)
 
 
-@PATCH_DATA
 def test_write_through_data_keeps_saved_values_valid():
     """torch: a write through x.data is not seen by autograd (the gradient uses the new values)."""
     def fn(t):
@@ -619,11 +599,9 @@ def test_devices_still_parse():
                     str(t.ones(2).to("cpu").device)))
 
 
-PATCH_MSG = pytest.mark.xfail(strict=True, reason="needs /work/notes/s6_tensor_messages.patch (after the others)")
 
 
-@pytest.mark.parametrize("convert, n", [(bool, 0)] + [pytest.param(c, n, marks=PATCH_MSG) for c, n in
-                                                     [(bool, 2), (int, 0), (int, 2), (float, 0), (float, 2)]])
+@pytest.mark.parametrize("convert, n", [(bool, 0), (bool, 2), (int, 0), (int, 2), (float, 0), (float, 2)])
 def test_python_number_of_many_elements(convert, n):
     same(lambda t: convert(t.ones(n)))
 
@@ -634,7 +612,6 @@ def test_complex_of_many_elements():
 
 
 # -- backward twice: torch refuses only where a node's saved tensors were freed ---------------------------------
-PATCH_TWICE = pytest.mark.xfail(strict=True, reason="needs /work/notes/s6_backward_twice.patch (after the others)")
 _TWICE = {
     "mul_number": (lambda x: x * 2, False),
     "mul": (lambda x: x * x, False),
@@ -651,8 +628,7 @@ _TWICE = {
 }
 
 
-@pytest.mark.parametrize("name", [n if not _TWICE[n][1] else pytest.param(n, marks=PATCH_TWICE)
-                                  for n in sorted(_TWICE)])
+@pytest.mark.parametrize("name", sorted(_TWICE))
 def test_backward_twice(name):
     def fn(t):
         x = t.ones(2, requires_grad=True)
@@ -692,7 +668,6 @@ def test_anomaly_mode_leaves_no_hooks_behind():
     same(fn)
 
 
-@PATCH_MSG
 def test_bool_tensor_as_index():
     same(lambda t: ([1, 2, 3][t.tensor(True)], [1, 2, 3][t.tensor(False)]))
 
@@ -701,7 +676,6 @@ def test_float_tensor_as_index_refused():
     same(lambda t: [1, 2][t.tensor(1.)])
 
 
-@PATCH_MSG
 @pytest.mark.parametrize("shape", [(2,), (1,)])
 def test_format_spec_of_non_scalar_refused(shape):
     same(lambda t: f"{t.ones(*shape):.2f}")

@@ -501,7 +501,8 @@ CHAINS = {  # name: (dtype, exact, input domains, fn of tidal tensors -> at most
 def test_fused_matches_unfused(name, fusion_modes, rng):
     """Chains of 2-8 ops: bitwise equal for arithmetic, within a few ulps for transcendentals."""
     dtype, exact, domains, fn = CHAINS[name]
-    inputs = [make(dom, (5, 7), "c", dtype, rng)[1] for dom in domains]
+    # (clones: tidal's own memory; ops on memory NumPy shares run at their call, unfused)
+    inputs = [make(dom, (5, 7), "c", dtype, rng)[1].clone() for dom in domains]
     plain, fused = fusion_modes(fn, *inputs)
     for p, f in zip(plain, fused):
         if exact:
@@ -542,9 +543,9 @@ def test_every_template_compiles(dtype, fusion_modes, rng):
     """Each template works in both vocabularies: NumPy arrays and numba scalars agree. (float32
     runs the same templates; the special functions' float32 code is what the NumPy path's lazy
     ufuncs compile, so the forward tests cover it.)"""
-    x = make("positive", (4, 3), "c", dtype, rng)[1]
-    y = make("positive", (4, 3), "c", dtype, rng)[1]
-    z = tidal.tensor(rng.random((4, 3)) < 0.5) if dtype != "bool" else make("real", (4, 3), "c", dtype, rng)[1]
+    x = make("positive", (4, 3), "c", dtype, rng)[1].clone()  # (clones: see test_fused_matches_unfused)
+    y = make("positive", (4, 3), "c", dtype, rng)[1].clone()
+    z = tidal.tensor(rng.random((4, 3)) < 0.5) if dtype != "bool" else make("real", (4, 3), "c", dtype, rng)[1].clone()
     with np.errstate(all="ignore"):
         plain, fused = fusion_modes(_every_template(getattr(tidal, dtype)), x, y, z)
     for p, f in zip(plain, fused):  # integer inputs give float32 results for float ops

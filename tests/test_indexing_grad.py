@@ -95,7 +95,8 @@ def test_getitem_of_a_non_leaf_and_iteration():
 def test_getitem_without_grad_records_nothing():
     x = tidal.tensor(X345, requires_grad=True)
     with tidal.no_grad():
-        assert x[1:].grad_fn is None and x[[0, 1]].grad_fn is None and not x[0].requires_grad
+        assert x[1:].grad_fn is None and x[[0, 1]].grad_fn is None and not x[[0, 1]].requires_grad
+        assert x[0].requires_grad  # as torch: a view made under no_grad reads its base's flag
     assert tidal.tensor(X345)[0].grad_fn is None
 
 

@@ -35,7 +35,7 @@ class Blob:
     fused program are never allocated, so they die without a Python-level finalizer.
     """
 
-    __slots__ = ("nbytes", "vm", "data", "writer", "error", "version", "__weakref__")
+    __slots__ = ("nbytes", "vm", "data", "writer", "error", "version", "lent", "__weakref__")
 
     def __init__(self, nbytes: int, vm, data=None):
         self.nbytes = nbytes
@@ -44,6 +44,7 @@ class Blob:
         self.writer = None        # (stream, seq) of the last instruction that writes it
         self.error = None         # the exception of a failed writer, passed on to readers
         self.version = 0          # bumped by every in-place write, shared by all views
+        self.lent = 0             # how many of the program's own arrays alias it (VirtualMachine.lend)
 
     def hold(self, buf) -> None:
         """Give the blob memory from its VM's allocator, returned to it when the blob dies."""
@@ -71,7 +72,7 @@ def fresh_view(nbytes: int, vm, shape: tuple, strides: tuple, np_dtype, layout=N
     b.nbytes = nbytes
     b.vm = vm
     b.data = b.writer = b.error = None
-    b.version = 0
+    b.version = b.lent = 0
     v = _new(View)
     v.array = None
     v.layout = layout

@@ -17,6 +17,7 @@ import queue
 import sys
 import threading
 import time
+import weakref
 
 from .allocator import CachingAllocator
 from .blob import Blob, View
@@ -188,6 +189,32 @@ class VirtualMachine:
         self.profiler = None
         self.windows = WindowCache()
         self._lock = threading.RLock()  # pushes may come from any thread
+        # blobs whose memory the program reaches without tidal (from_numpy, .numpy()) carry a count
+        # (Blob.lent): an instruction that touches one runs before its push returns, as torch's op does, so
+        # NumPy sees (and feeds) the values of that moment. `lent` counts them on this VM: while it is 0,
+        # pushes check nothing more.
+        self.lent = 0
+        self._lend_lock = threading.Lock()
+
+    def lend(self, blob: Blob, holder=None) -> None:
+        """Mark `blob` as shared with the program's own arrays (see `lent`): for its whole life, or while
+        `holder` (an exported array) lives; the holder keeps the blob, whose memory it shows, alive."""
+        with self._lend_lock:
+            blob.lent += 1
+            self.lent += 1
+        if holder is None:
+            weakref.finalize(blob, self._forget_lent)
+        else:
+            weakref.finalize(holder, self._unlend, blob)
+
+    def _unlend(self, blob: Blob) -> None:
+        with self._lend_lock:
+            blob.lent -= 1
+            self.lent -= 1
+
+    def _forget_lent(self) -> None:  # a blob lent for its whole life died
+        with self._lend_lock:
+            self.lent -= 1
 
     def in_flight(self) -> int:
         """Instructions pushed and not yet run: the window plus every stream's queue."""
@@ -209,8 +236,24 @@ class VirtualMachine:
             window.append(ins)
             if _mode == "sync":
                 self.flush()
-            elif len(window) >= self.fusion.max_group:
-                self._flush_settled()
+                return
+            if not (self.lent and self._touches_lent(ins)):
+                if len(window) >= self.fusion.max_group:
+                    self._flush_settled()
+                return
+            self.flush(True)
+        for v in ins.outs:  # outside the lock: another thread's pushes go on meanwhile
+            self.wait_blob(v.blob)
+
+    @staticmethod
+    def _touches_lent(ins: Instruction) -> bool:
+        for v in ins.ins:
+            if v.__class__ is View and v.blob.lent:
+                return True
+        for v in ins.outs:
+            if v.blob.lent:
+                return True
+        return False
 
     def _flush_settled(self) -> None:
         # A full window is cut after its last non-elementwise instruction: the trailing run
@@ -417,6 +460,7 @@ def _after_fork_in_child() -> None:
         vm.window = []
         vm._lock = threading.RLock()  # a lock another thread held at fork stays held in the child
         vm._error_lock = threading.Lock()
+        vm._lend_lock = threading.Lock()
         for stream in vm.streams.values():
             stream._queue = None
             stream._cond = threading.Condition()
