@@ -251,7 +251,7 @@ def test_cudnn_flags_context_restores():
 def test_autocast_blocks():
     x = tc.ones(2, 2)
     with tc.autocast(device_type="cpu", dtype=tc.bfloat16):
-        assert (x @ x).dtype is tc.bfloat16  # as torch (tests/test_tutorial_programs.py compares the rest)
+        assert (x @ x).dtype is tc.bfloat16  # as torch (tests/test_tutorials_training_recipes.py compares the rest)
     with tc.amp.autocast("cpu", enabled=False):
         pass
     with pytest.warns(UserWarning, match="CUDA is not available"):
