@@ -278,6 +278,8 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if (self._base if self._base is not None else self)._inference:  # (views of one too, as torch's)
+            raise RuntimeError("Inference tensors do not track version counter.")
         return (self._vc or self._v.blob).version
 
     def data_ptr(self) -> int:

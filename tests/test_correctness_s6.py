@@ -146,6 +146,13 @@ def test_inplace_into_inference_tensor_refused(name):
     same(lambda t: _INPLACE_NOW[name](t, _inference(t)))
 
 
+@pytest.mark.parametrize("make", [lambda t: _inference(t), lambda t: _inference(t)[1:], lambda t: t.ones(3)],
+                         ids=["inference", "inference_view", "normal"])
+def test_version_of_inference_tensor_refused(make):
+    """torch's inference tensors keep no version counter: `_version` raises (a normal tensor's is a number)."""
+    same(lambda t: make(t)._version)
+
+
 @pytest.mark.parametrize("name", sorted(_INPLACE_PATCH))
 def test_inplace_into_inference_tensor_refused_kernels(name):
     same(lambda t: _INPLACE_PATCH[name](t, _inference(t)))
