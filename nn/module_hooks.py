@@ -58,11 +58,14 @@ def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
     return handle
 
 
+_MIXED_BACKWARD_HOOKS = ("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
+                         "Please use only one of them.")
+
+
 def register_module_backward_hook(hook: Callable) -> RemovableHandle:
     """Deprecated: a legacy backward hook for every module (see Module.register_backward_hook)."""
     if GLOBAL.full_backward is True:
-        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
-                           "Please use only one of them.")
+        raise RuntimeError(_MIXED_BACKWARD_HOOKS)
     GLOBAL.full_backward = False
     return _add(GLOBAL.backward, hook)
 
@@ -75,8 +78,7 @@ def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
 def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
     """Call `hook(module, grad_input, grad_output)` for every module once its inputs' gradients are computed."""
     if GLOBAL.full_backward is False:
-        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
-                           "Please use only one of them.")
+        raise RuntimeError(_MIXED_BACKWARD_HOOKS)
     GLOBAL.full_backward = True
     return _add(GLOBAL.backward, hook)
 
