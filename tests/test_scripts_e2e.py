@@ -22,14 +22,17 @@ def start(args, cwd):
                             text=True)
 
 
-def finish(proc, label):
-    """Wait for a run and parse the JSON on its last output line."""
+def finish(proc, label, again=None):
+    """Wait for a run and parse the JSON on its last output line; `again()`, if given, starts a second try of a
+    run that failed (for the torch reference only, see its use)."""
     try:
         out, err = proc.communicate(timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
         pytest.fail(f"{label} ran past {TIMEOUT_S} s")
+    if proc.returncode != 0 and again is not None:
+        return finish(again(), label)
     if proc.returncode != 0:
         pytest.fail(f"{label} failed ({proc.returncode}):\n{out[-2000:]}\n{err[-4000:]}")
     return json.loads(out.strip().splitlines()[-1])
@@ -79,10 +82,14 @@ def test_ddp_script_under_the_launcher_follows_torchrun(tmp_path):
     """A torchrun-style DDP script (init_process_group("gloo"), DistributedSampler, DistributedDataParallel,
     SGD) runs unmodified on two ranks under `tidal.comm.launch -m tidal.compat` and prints torchrun's numbers."""
     script = os.path.join(SCRIPTS, "ddp_train.py")
-    theirs = start(["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", script], tmp_path)
+    def torchrun():
+        return start(["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", script], tmp_path)
+    theirs = torchrun()
     ours = start(["-m", "tidal.comm.launch", "--nproc-per-node", "2", "--no-prefix", "-m", "tidal.compat", script],
                  tmp_path)
-    expected, got = finish(theirs, "torchrun"), finish(ours, "tidal.comm.launch")
+    # torch's gloo teardown can abort a rank of a finished run at exit ("terminate called without an active
+    # exception", seen once in CI): the reference, and only it, gets a second try
+    expected, got = finish(theirs, "torchrun", again=torchrun), finish(ours, "tidal.comm.launch")
     assert expected.pop("framework") == "torch" and got.pop("framework") != "torch"  # the runner really swapped
     assert got["world_size"] == expected["world_size"] == 2
     assert got["ranks_agree"] and expected["ranks_agree"]  # DDP broadcast rank 0's weights and kept them equal
