@@ -7,6 +7,7 @@ import re
 # torch's device types, in the order its error message lists them
 _TORCH_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
                 "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+_TYPE_NUMBERS = {"cpu": 0, "cuda": 1, "meta": 14}  # c10::DeviceType values, for torch's hash
 _DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([1-9]\d*|0))?")
 
 
@@ -52,7 +53,8 @@ class device:
         self = object.__new__(cls)
         object.__setattr__(self, "type", kind)
         object.__setattr__(self, "index", idx)
-        object.__setattr__(self, "_hash", hash((kind, idx)))
+        # torch's hash: the device type's number in the high bits, the index as a byte (-1 when none)
+        object.__setattr__(self, "_hash", (_TYPE_NUMBERS[kind] << 16) | ((-1 if idx is None else idx) & 0xFF))
         cls._cache[key] = self
         return self
 
@@ -60,9 +62,22 @@ class device:
         raise AttributeError("device is immutable")
 
     def __eq__(self, other) -> bool:
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and self.type == other.type and self.index == other.index
+        # as torch: a device equals only a device (never a str), and 'cuda' differs from 'cuda:0'
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
+
+    def __ne__(self, other) -> bool:
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type != other.type or self.index != other.index
+
+    def _no_order(self, other):
+        if not isinstance(other, device):
+            return NotImplemented
+        raise TypeError("comparison not implemented")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _no_order
 
     def __hash__(self) -> int:
         return self._hash
