@@ -219,6 +219,12 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     return nll * (1.0 - label_smoothing) + smooth * (label_smoothing / classes)
 
 
+def _check_unit_range(x: Tensor, name: str) -> None:
+    """torch's refusal of a value outside [0, 1] (NaN included); it reads the values, a sync point as in torch."""
+    if x.device.type != "meta" and x.numel() and not bool(((x >= 0) & (x <= 1)).all()):
+        raise RuntimeError(f"all elements of {name} should be between 0 and 1")
+
+
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                          reduce=None, reduction: str = "mean") -> Tensor:
     """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as PyTorch does; reduced."""
@@ -231,6 +237,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise RuntimeError(f"Found dtype {torch_name(target.dtype)} but expected {torch_name(input.dtype)}")
     if input.dtype.category != dt.FLOAT:
         raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for '{torch_name(input.dtype)}'")
+    check_reduction(reduction)  # (torch names a bad reduction before it reads a value)
+    _check_unit_range(input, "input")
+    _check_unit_range(target, "target")
     log_x = ops.clamp_min(ops.log(input), -100.0)
     log_1mx = ops.clamp_min(ops.log(1.0 - input), -100.0)
     loss = -(target * log_x + (1.0 - target) * log_1mx)

@@ -120,3 +120,66 @@ def test_array_of_detached_tensor_reads_values(call):
 def test_array_of_list_of_detached_tensors():
     got = [np.array([_grad_leaf(lib).detach(), _grad_leaf(lib).detach()]) for lib in (torch, tidal)]
     np.testing.assert_array_equal(got[0], got[1])
+
+
+# ---- binary_cross_entropy reads its input and target: both must lie in [0, 1] ---------------------
+_NAN, _INF = float("nan"), float("inf")
+_BCE_CASES = {
+    "input above 1": ([0.2, 1.5], [0.0, 1.0]),
+    "input below 0": ([-0.2, 0.5], [0.0, 1.0]),
+    "input nan": ([_NAN, 0.5], [0.0, 1.0]),
+    "input inf": ([_INF, 0.5], [0.0, 1.0]),
+    "input at the bounds": ([0.0, 1.0], [0.0, 1.0]),
+    "target above 1": ([0.2, 0.7], [0.0, 2.0]),
+    "target below 0": ([0.2, 0.7], [-1.0, 1.0]),
+    "target nan": ([0.2, 0.7], [_NAN, 1.0]),
+    "both out": ([2.0, 0.5], [-1.0, 1.0]),
+    "soft targets": ([0.2, 0.7], [0.3, 0.9]),
+    "0-d out": (1.5, 1.0),
+    "empty": ([], []),
+}
+
+
+def _bce_outcome(lib, x, y, dtype_name, **kwargs):
+    dtype = getattr(lib, dtype_name)
+    fn = lib.nn.functional.binary_cross_entropy
+    kind, value = _outcome(lambda: fn(lib.tensor(x, dtype=dtype), lib.tensor(y, dtype=dtype), **kwargs))
+    return (kind, value) if kind != "ok" else (kind, np.asarray(value.float().tolist()))
+
+
+@pytest.mark.parametrize("case", sorted(_BCE_CASES))
+@pytest.mark.parametrize("dtype_name", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_binary_cross_entropy_range_checks(case, dtype_name, reduction):
+    x, y = _BCE_CASES[case]
+    got = [_bce_outcome(lib, x, y, dtype_name, reduction=reduction) for lib in (torch, tidal)]
+    assert got[0][0] == got[1][0], (got[0], got[1])
+    if got[0][0] == "ok":
+        np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-2 if dtype_name == "bfloat16" else 1e-6)
+    else:
+        assert got[0][1] == got[1][1]
+
+
+def test_binary_cross_entropy_checks_the_reduction_first():
+    got = [_bce_outcome(lib, [1.5], [1.0], "float32", reduction="foo") for lib in (torch, tidal)]
+    assert got[0] == got[1] and got[0][0] == "ValueError"
+
+
+def test_bce_loss_module_and_weight_refuse_as_torch():
+    for make in (lambda lib: lib.nn.BCELoss(), lambda lib: lib.nn.BCELoss(weight=lib.tensor([-3.0, 2.0]))):
+        got = [_outcome(lambda: make(lib)(lib.tensor([0.5, 1.5]), lib.tensor([1.0, 0.0]))) for lib in (torch, tidal)]
+        assert got[0][0] == "RuntimeError" and got[0] == got[1]
+
+
+def test_binary_cross_entropy_in_range_value_and_grad():
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(0.01, 0.99, (4, 5)).astype(np.float32), rng.uniform(0, 1, (4, 5)).astype(np.float32)
+    grads, losses = [], []
+    for lib in (torch, tidal):
+        xt = lib.tensor(x, requires_grad=True)
+        loss = lib.nn.functional.binary_cross_entropy(lib.sigmoid(xt * 3) * 0 + xt, lib.tensor(y))
+        loss.backward()
+        losses.append(loss.item())
+        grads.append(xt.grad.numpy())
+    assert losses[1] == pytest.approx(losses[0], rel=1e-5)
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5)
