@@ -12,6 +12,7 @@ import builtins
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from . import complex_compiled  # noqa: F401  (complex fused groups compile: it registers their vocabulary)
 from . import elementwise as ew
 from . import math_api as M
 from . import number_ops

@@ -7,6 +7,7 @@ The VM composes templates and compiles them; it never learns what they mean.
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 import os
@@ -20,6 +21,12 @@ _numpy_ns: dict = {"np": np}
 _compiled_vocab_module: str | None = None
 _vocab_hash = ""
 _numpy_only: re.Pattern | None = None
+_numpy_only_names: tuple = ()
+_complex_module: str | None = None  # what kernels of complex-valued programs import too (register_complex_vocabulary)
+_complex_hash = ""
+_complex_compiles: tuple = ()     # NumPy-only names that the complex module defines
+_complex_wrong: tuple = ()        # names compiled wrong for complex values
+_complex_numpy_only: re.Pattern | None = None
 _cache: dict = {}          # source key -> python function (NumPy path)
 _compiled: dict = {}       # source key -> numba dispatcher
 _kernel_files: dict = {}  # (program key, variant) -> (module name, path) of its generated file
@@ -30,9 +37,9 @@ def register_vocabulary(numpy_ns: dict, compiled_module: str, numpy_only: tuple 
     """Set the names expressions may use: a NumPy namespace, a module for compiled kernels,
     and the names only the NumPy path has (expressions using them are never compiled).
     `imports`: modules the compiled module takes constants from (their source keys the kernel cache too)."""
-    global _compiled_vocab_module, _vocab_hash, _numpy_only
+    global _compiled_vocab_module, _vocab_hash, _numpy_only_names
     if numpy_only:
-        _numpy_only = re.compile(r"\b(" + "|".join(map(re.escape, numpy_only)) + r")\(")
+        _numpy_only_names = tuple(numpy_only)
     _numpy_ns.update(numpy_ns)
     _compiled_vocab_module = compiled_module
     digest = hashlib.sha1()
@@ -40,6 +47,31 @@ def register_vocabulary(numpy_ns: dict, compiled_module: str, numpy_only: tuple 
         with open(importlib.util.find_spec(module).origin, "rb") as f:
             digest.update(f.read())
     _vocab_hash = digest.hexdigest()[:12]
+    _name_rules()
+
+
+def register_complex_vocabulary(module: str, compiles: tuple = (), numpy_only: tuple = ()) -> None:
+    """Programs computing on complex values: their compiled kernels also import `module` (after the
+    vocabulary, so its names, `np` included, replace the vocabulary's), which defines `compiles` (names
+    otherwise NumPy-only); `numpy_only`: names whose compiled versions are wrong for complex values (a
+    complex-valued program using one runs on the NumPy path)."""
+    global _complex_module, _complex_hash, _complex_compiles, _complex_wrong
+    with open(importlib.util.find_spec(module).origin, "rb") as f:
+        _complex_hash = hashlib.sha1(f.read()).hexdigest()[:12]
+    _complex_module, _complex_compiles, _complex_wrong = module, tuple(compiles), tuple(numpy_only)
+    _name_rules()
+
+
+def _calls_of(names) -> re.Pattern | None:
+    return re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\(") if names else None
+
+
+def _name_rules() -> None:
+    # the NumPy-only names, for real programs and for complex-valued ones
+    global _numpy_only, _complex_numpy_only
+    _numpy_only = _calls_of(_numpy_only_names)
+    _complex_numpy_only = _calls_of([n for n in _numpy_only_names if n not in _complex_compiles]
+                                    + list(_complex_wrong))
 
 
 class Program:
@@ -65,12 +97,14 @@ class Program:
         return "".join(out)
 
 
-def is_compilable(prog: Program) -> bool:
-    """Whether every name `prog` uses exists in the compiled vocabulary."""
-    if _compiled_vocab_module is None:
+def is_compilable(prog: Program, complex_values: bool = False) -> bool:
+    """Whether every name `prog` uses exists in the compiled vocabulary (and, for a program computing
+    on complex values, in the complex one, and compiles right for them)."""
+    if _compiled_vocab_module is None or (complex_values and _complex_module is None):
         return False
+    numpy_only = _complex_numpy_only if complex_values else _numpy_only
     templates = [template for template, _ in prog.lines] + list(prog.reduction[1:] if prog.reduction else ())
-    return _numpy_only is None or not any(_numpy_only.search(template) for template in templates)
+    return numpy_only is None or not any(numpy_only.search(template) for template in templates)
 
 
 def numpy_function(prog: Program):
@@ -181,7 +215,24 @@ def input_index(shape: tuple, ndim: int) -> str:
     return ", ".join("0" if n == 1 else f"j{d + lead}" for d, n in enumerate(shape)) if shape else "()"
 
 
+COMPLEX = "complex"  # the last item of a loop layout whose values are complex (its kernel has its own file)
+
+
+class _DivisionsAsCalls(ast.NodeTransformer):
+    # a / b as np.true_divide(a, b): numba's `/` raises ZeroDivisionError for a complex zero divisor,
+    # its true_divide gives NumPy's inf/nan (as torch)
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Div):
+            fn = ast.Attribute(ast.Name("np", ast.Load()), "true_divide", ast.Load())
+            return ast.Call(fn, [node.left, node.right], [])
+        return node
+
+
 def _kernel_source(prog: Program, variant: tuple) -> str:
+    if variant[-1] == COMPLEX:
+        tree = _DivisionsAsCalls().visit(ast.parse(_kernel_source(prog, variant[:-1])))
+        return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
     if prog.reduction is not None:
         from .fusion_reduce import reduce_kernel_source
         return reduce_kernel_source(prog, variant)
@@ -232,9 +283,12 @@ def _kernel_file(prog: Program, variant: tuple) -> tuple:
     found = _kernel_files.get(key)
     if found is None:
         # numba caches by file and function: one generated file per kernel source
-        src = (f"# generated by tidal; vocabulary {_vocab_hash}\n"
-               f"import numpy as np\nfrom numba import njit\nfrom {_compiled_vocab_module} import *\n\n"
-               f"@njit(cache=True, nogil=True, error_model='numpy')\n{_kernel_source(prog, variant)}")
+        complex_values = variant[-1] == COMPLEX
+        src = (f"# generated by tidal; vocabulary {_vocab_hash}"
+               + (f", complex vocabulary {_complex_hash}\n" if complex_values else "\n")
+               + f"import numpy as np\nfrom numba import njit\nfrom {_compiled_vocab_module} import *\n"
+               + (f"from {_complex_module} import *\n" if complex_values else "")
+               + f"\n@njit(cache=True, nogil=True, error_model='numpy')\n{_kernel_source(prog, variant)}")
         found = _kernel_files[key] = generated_file(src)
     return found
 
@@ -421,9 +475,9 @@ def _call_key(prog: Program, arrays: list) -> tuple:
     return (prog,) + tuple([_array_key(x) for x in arrays])
 
 
-def _compilable_array(x) -> bool:
+def _compilable_array(x, kinds: str = "biuf") -> bool:
     # numba has no 16-bit float scalars; other NumPy arrays (views, subclasses) take the NumPy path
-    return x.__class__ is not np.ndarray or (x.dtype.kind in "biuf" and not (x.dtype.kind == "f" and x.dtype.itemsize == 2))
+    return x.__class__ is not np.ndarray or (x.dtype.kind in kinds and not (x.dtype.kind == "f" and x.dtype.itemsize == 2))
 
 
 def _direct(fn, args: list, n_extents: int):
@@ -480,10 +534,15 @@ def ready_kernel(prog: Program, ins: list, outs: list):
 def _elementwise_variant(outs: list, ins: list) -> tuple:
     shape = outs[0].shape
     arrays = [x for x in ins if x.__class__ is np.ndarray]
+    # complex values anywhere (arrays or NumPy scalars): the complex vocabulary's own kernel file
+    tail = (COMPLEX,) if any(getattr(x, "dtype", _REAL).kind == "c" for x in outs + ins) else ()
     if all(x.shape == shape and x.flags.c_contiguous for x in arrays) and all(o.flags.c_contiguous for o in outs):
-        return ("flat", tuple(x.__class__ is np.ndarray for x in ins))
+        return ("flat", tuple(x.__class__ is np.ndarray for x in ins)) + tail
     ndim = len(shape)
-    return ("nd", ndim, tuple(input_index(x.shape, ndim) if x.__class__ is np.ndarray else None for x in ins))
+    return ("nd", ndim, tuple(input_index(x.shape, ndim) if x.__class__ is np.ndarray else None for x in ins)) + tail
+
+
+_REAL = np.dtype(np.float64)  # the kind of a Python number (which has no dtype) in _elementwise_variant
 
 
 def run_compiled(prog: Program, ins: list, outs: list) -> None:
@@ -497,6 +556,9 @@ def run_compiled(prog: Program, ins: list, outs: list) -> None:
     if fn is not None:
         fn(*call)
         return
-    if key in compiler.pending or not all(_compilable_array(x) for x in call):  # (pending: being built)
+    if key in compiler.pending or not all(_compilable_array(x, "biufc") for x in call):  # (pending: being built)
         return run_numpy(prog, ins, outs)
-    launch_compiled(key, prog, _elementwise_variant(outs, ins), call, lambda: run_numpy(prog, ins, outs))
+    variant = _elementwise_variant(outs, ins)
+    if variant[-1] == COMPLEX and not is_compilable(prog, True):  # a program compiled for real values
+        return run_numpy(prog, ins, outs)
+    launch_compiled(key, prog, variant, call, lambda: run_numpy(prog, ins, outs))

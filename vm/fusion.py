@@ -191,8 +191,7 @@ def _lower(g: _Group, stats, red: Instruction | None = None, red_pos: int = -1,
     # reduction stays on NumPy too: its vectorized ufuncs (exp, maximum) beat a scalar loop as
     # often as not, and the fused NumPy path already skips storing the reduced temporary.
     if (not entry[3] and n > 1 and len(outs) <= config.max_compiled_outputs
-            and entry[1] >= config.compile_after and is_compilable(entry[0])
-            and all(_compilable_dtype(v.dtype) for v in g.ext if v.__class__ is View)):
+            and entry[1] >= config.compile_after and _compilable_group(entry[0], g.ext, outs)):
         entry[2], entry[3] = _compiled_kernel(entry[0]), True
     elif entry[2] is None:
         entry[2] = _numpy_kernel(entry[0])
@@ -221,7 +220,27 @@ _ORIG, _SINGLE, _FUSED, _DEAD = 0, 1, 2, 3
 
 def _compilable_dtype(np_dtype) -> bool:
     # numba has no float16/bfloat16 scalars: groups touching them stay on the NumPy path
-    return np_dtype.kind in "biuf" and not (np_dtype.kind == "f" and np_dtype.itemsize == 2)
+    return np_dtype.kind in "biufc" and not (np_dtype.kind == "f" and np_dtype.itemsize == 2)
+
+
+def _compilable_group(prog: Program, ext: list, outs: list) -> bool:
+    """Whether `prog` may run compiled on these inputs and outputs: numba has scalars of their dtypes,
+    and each name the program uses compiles right for them (complex values have their own rules:
+    codegen.register_complex_vocabulary)."""
+    complex_values = False
+    for v in ext:
+        if v.__class__ is View:
+            if not _compilable_dtype(v.dtype):
+                return False
+            complex_values = complex_values or v.dtype.kind == "c"
+        elif getattr(v, "dtype", None) is not None:  # a NumPy scalar (a Python number has no dtype)
+            complex_values = complex_values or v.dtype.kind == "c"
+    complex_values = complex_values or any(o.dtype.kind == "c" for o in outs)
+    # a complex group feeding a reduction stays on NumPy: the fused reduction loops (fusion_reduce)
+    # are written and tested for real accumulators only
+    if complex_values and prog.reduction is not None:
+        return False
+    return is_compilable(prog, complex_values)
 
 
 _programs: dict = {}  # program key -> [Program, times seen, kernel, compiled?, instruction name]
