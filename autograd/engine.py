@@ -21,14 +21,24 @@ def _zeros(shape, dtype, device) -> Tensor:
     return ops.zeros(shape, dtype=dtype, device=device)
 
 
+_sum_plans: dict = {}  # (gradient shape, input shape) -> (dims to sum, whether the sum needs a reshape)
+
+
 def _sum_to(grad: Tensor, shape: tuple) -> Tensor:
     """Reduce a broadcast gradient back to `shape`."""
-    if grad._v.shape == shape:
+    have = grad._v.shape
+    if have == shape:
         return grad
-    lead = grad.dim() - len(shape)
-    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and grad._v.shape[lead + i] != 1]
+    plan = _sum_plans.get((have, shape))
+    if plan is None:
+        lead = len(have) - len(shape)
+        dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and have[lead + i] != 1]
+        plan = (dims, lead > 0)  # keepdim sums leave the shape whole when no leading dims go
+        if len(_sum_plans) < 4096:
+            _sum_plans[have, shape] = plan
+    dims, reshape = plan
     out = grad.sum(dim=dims, keepdim=True) if dims else grad
-    return out.reshape(shape)
+    return out.reshape(shape) if reshape or out._v.shape != shape else out
 
 
 def _fit(grad: Tensor, meta) -> Tensor:
@@ -160,8 +170,9 @@ def _run_nodes(ready: list, deps: dict, buffers: dict, cut, retain_graph: bool, 
                accumulate: bool, capture_nodes: dict, capture_leaves: dict, captured: list) -> None:
     """The run loop: pop the ready node of highest sequence number, run it, pass its gradients on."""
     with set_grad_enabled(create_graph), (nullcontext() if create_graph else no_tangents()):
+        pop, push = heapq.heappop, heapq.heappush
         while ready:
-            _, _, node = heapq.heappop(ready)
+            node = pop(ready)[2]
             grads = buffers.pop(node, None) or [None] * node.n_outputs
             if isinstance(node, AccumulateGrad):
                 if node._pre_hooks or node._hooks:
@@ -175,9 +186,13 @@ def _run_nodes(ready: list, deps: dict, buffers: dict, cut, retain_graph: bool, 
                 grads = _pre_hooks_and_capture(node, grads, capture_nodes, captured, nexts is not _CAPTURE_ONLY)
             if nexts is _CAPTURE_ONLY:
                 continue  # an input's node with no other input below it: torch does not run it either
-            if all(g is None for g in grads):
+            for g in grads:
+                if g is not None:
+                    break
+            else:  # no gradient reached this node: none flows on
+                g = None
                 in_grads = (None,) * len(nexts)
-            else:
+            if g is not None:
                 if node._freed:
                     from .graph import FREED
                     raise RuntimeError(FREED)
@@ -199,9 +214,10 @@ def _run_nodes(ready: list, deps: dict, buffers: dict, cut, retain_graph: bool, 
                     if buf is None:
                         buf = buffers[nxt] = [None] * nxt.n_outputs
                     buf[idx] = g if buf[idx] is None else buf[idx] + g
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(ready, (-nxt.seq, id(nxt), nxt))
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if not left:
+                    push(ready, (-nxt.seq, id(nxt), nxt))
             in_grads = grads = g = buf = None  # the buffers hold what is still needed
 
 

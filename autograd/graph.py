@@ -93,7 +93,8 @@ class Node:
             raise RuntimeError(FREED)
         saved = self._saved if not self._saved_outputs else self.outputs_restored(self._saved)
         for t, v in zip(saved, self._versions):
-            if isinstance(t, Tensor) and t._version != v:
+            # (the counter read directly: a saved inference tensor was refused when the node was made)
+            if v is not None and isinstance(t, Tensor) and (t._vc or t._v.blob).version != v:
                 kind = dt.legacy_type_name(t.dtype)
                 # torch names the tensor's node without its "Backward<k>" suffix, and nothing for a leaf
                 made = "" if t.grad_fn is None else \
@@ -253,13 +254,14 @@ def node_class(name: str) -> type:
 
 
 def record(name: str | type, backward_fn, inputs: tuple, outputs, saved: tuple = (), attrs=None,
-           meta: tuple | None = None) -> Node:
+           meta: tuple | None = None, saves_outputs: bool = True) -> Node:
     """Attach a new node to `outputs` (which then require grad); `name` may be its node_class already;
-    `meta`: each input's (shape, dtype) (None for non-tensors), when the caller has it made once."""
+    `meta`: each input's (shape, dtype) (None for non-tensors), when the caller has it made once;
+    `saves_outputs=False`: the caller never passes an output among `saved` (it uses Node.save_output)."""
     node = (name if name.__class__ is type else node_class(name))(backward_fn, inputs, saved, attrs, len(outputs),
                                                                    meta)
-    if saved:  # an output saved as it is would hold its own node (out -> grad_fn -> saved -> out): a cycle that
-        _cut_output_cycles(node, saved, outputs)  # only the cyclic garbage collector frees
+    if saved and saves_outputs:  # an output saved as it is would hold its own node (out -> grad_fn -> saved ->
+        _cut_output_cycles(node, saved, outputs)  # out): a cycle that only the cyclic garbage collector frees
     if _dual_levels:
         _carry_duals(node, inputs, outputs)
     for k, out in enumerate(outputs):

@@ -42,6 +42,7 @@ def _fpick(first_wins, b):
     return ap("logical_or", first_wins, ap("isnan", b))
 
 _zero_grad = lambda g, o, a: _zero(g)  # noqa: E731
+_zero_grad3 = lambda g, o, a, b, c: _zero(g)  # noqa: E731
 _SQRT1_2, _INV_SQRT_2PI = math.sqrt(0.5), 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_BETA, _GELU_KAPPA = math.sqrt(2.0 / math.pi), 0.044715
 
@@ -90,7 +91,9 @@ FORMULAS = {
     "trunc": (_zero_grad,),
     "round": (_zero_grad,),
     "frac": (lambda g, o, a: g,),
-    "relu": (lambda g, o, a: g * ap("gt", o, 0),),
+    "relu": (lambda g, o, a: ap("threshold_backward", g, o, 0),),
+    # torch's derivatives: the same mask for the gradient, none through the saved values
+    "threshold_backward": (lambda g, o, gr, a, th: ap("threshold_backward", g, a, th), _zero_grad3, None),
     "exp": (lambda g, o, a: g * o,),
     "exp2": (lambda g, o, a: g * o * _LN2,),
     "expm1": (lambda g, o, a: g * (o + 1),),
@@ -161,8 +164,10 @@ def _backward(node, g):
     name, wanted = node.attrs
     saved = node.saved_tensors
     out, inputs = saved[0], saved[1:]
-    return tuple(fn(g, out, *inputs) if (fn is not None and want) else None
-                 for fn, want in zip(FORMULAS[name], wanted))
+    grads = []  # (a loop: a generator is a call of its own per input)
+    for fn, want in zip(FORMULAS[name], wanted):
+        grads.append(fn(g, out, *inputs) if (want and fn is not None) else None)
+    return tuple(grads)
 
 
 def _read_inputs(name: str, args: tuple) -> set:
@@ -194,7 +199,7 @@ def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | 
     # (loops, not comprehensions: a comprehension is a function call of its own on Python 3.11)
     wanted = []
     for a in args:
-        wanted.append(isinstance(a, Tensor) and a.requires_grad)
+        wanted.append(isinstance(a, Tensor) and a._requires_grad)
     wanted = tuple(wanted)
     plan = _record_plans.get((name, wanted))
     if plan is None:
@@ -207,7 +212,7 @@ def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | 
     saved = [None]  # the output's place, filled below when a formula reads the output
     for k, a in enumerate(args):
         saved.append((original.get(k, a) if original else a) if saves[k] else None)
-    node = attach(cls, _backward, args, (out,), tuple(saved), attrs, meta)
+    node = attach(cls, _backward, args, (out,), tuple(saved), attrs, meta, saves_outputs=False)
     if inplace:
         (out._vc or out._v.blob).version += 1
     if 1 in reads:  # the output is saved as it is after the op

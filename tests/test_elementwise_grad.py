@@ -64,3 +64,23 @@ def test_gradient_matches_torch(info, case):
 
 def test_every_float_op_is_covered():
     assert len({info.name for info, _ in GRAD_CASES}) >= 80
+
+
+@pytest.mark.parametrize("upstream", [[1.0, 2.0, 3.0, 4.0, 5.0], [float("nan"), 2.0, float("inf"), 4.0, 5.0]])
+def test_relu_backward_is_torchs_threshold_backward_under_create_graph(upstream):
+    """relu's gradient is one threshold_backward node (masked elements exactly 0, NaN upstream too), which
+    itself requires grad under create_graph, with torch's node name and second derivatives."""
+    x0 = np.array([-1.5, 0.0, 0.5, 2.0, -3.0])
+    found = []
+    for lib in (tidal, torch):
+        x = lib.tensor(x0, requires_grad=True)
+        g, = lib.autograd.grad((x * x).relu(), x, lib.tensor(upstream, dtype=lib.float64), create_graph=True)
+        assert g.requires_grad
+        mask = lib.autograd.grad(x.relu(), x, lib.tensor(upstream, dtype=lib.float64), create_graph=True)[0]
+        g2, = lib.autograd.grad(g.sum(), x)
+        found.append((g.detach().numpy(), mask.detach().numpy(), mask.grad_fn.name(), g2.numpy()))
+    for ours, theirs in zip(*found):
+        if isinstance(ours, str):
+            assert ours == theirs == "ThresholdBackwardBackward0"
+        else:
+            np.testing.assert_array_equal(ours, theirs)
