@@ -25,6 +25,8 @@ def to(self: Tensor, *args, dtype: dt.dtype | None = None, device=None, non_bloc
     dev = self.device if device is None else _device(device)
     if dev.type == "cuda" and dev.index is None:
         dev = _device("cuda", 0)
+    elif dev.type == "meta" and dev.index is not None:  # a meta tensor has no index, as in torch
+        dev = _device("meta")
     target = self.dtype if dtype is None else dtype
     if dev != self.device:
         from . import transfer

@@ -12,10 +12,12 @@ import numpy as np
 
 from ..tensor import Tensor, device as _device
 from ..tensor import dtype as dt
+from ..tensor.device import OPEN_BLOCKS, default_device
 from ..vm import Blob, View, get_vm
 from .elementwise import torch_name
 
 CPU = _device("cpu")
+META = _device("meta")
 _PY_DTYPES = {float: dt.float64, int: dt.int64, bool: dt.bool_}
 
 # How C++ names each type in the messages PyTorch copies them into.
@@ -98,14 +100,21 @@ def dtype_arg(fn: str, dtype) -> dt.dtype | None:
 
 
 def device_arg(device) -> _device:
-    """The device a factory creates on: cpu by default; 'cuda' means cuda:0; an int is a CUDA index."""
+    """The device a factory creates on: cpu by default (or an open `with device(d):` block's); 'cuda' means
+    cuda:0; an int is a CUDA index; cpu and meta tensors have no index."""
     if device is None:
-        return CPU
+        if not OPEN_BLOCKS[0]:
+            return CPU
+        device = default_device()
+        if device is None:
+            return CPU
     if isinstance(device, int) and not isinstance(device, bool):
         device = _device("cuda", device)
     d = _device(device)
     if d.type == "cpu":
         return CPU
+    if d.type == "meta":
+        return META
     return _device(d.type, 0) if d.index is None else d
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
-from .factory_args import CPU, check_requires_grad, device_arg, dtype_arg
+from .factory_args import CPU, OPEN_BLOCKS, check_requires_grad, device_arg, dtype_arg
 from .math_api import convert
 
 __all__ = ["tensor", "as_tensor", "from_numpy"]
@@ -196,7 +196,7 @@ def tensor(data, *, dtype: dt.dtype | None = None, device=None, requires_grad: b
            pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of `data` (numbers, nested sequences, NumPy arrays, tensors)."""
     dtype = dtype_arg("tensor", dtype)
-    dev = None if device is None else device_arg(device)
+    dev = None if device is None and not OPEN_BLOCKS[0] else device_arg(device)  # (with device(d): d)
     if isinstance(data, Tensor):
         check_requires_grad(dtype or data.dtype, requires_grad)
         out = _copy_of_tensor(data, dtype, dev)
@@ -218,7 +218,7 @@ def tensor(data, *, dtype: dt.dtype | None = None, device=None, requires_grad: b
 def as_tensor(data, dtype: dt.dtype | None = None, device=None) -> Tensor:
     """`data` as a tensor without copying when it already is one (or a NumPy array) of that dtype and device."""
     dtype = dtype_arg("as_tensor", dtype)
-    dev = None if device is None else device_arg(device)
+    dev = None if device is None and not OPEN_BLOCKS[0] else device_arg(device)  # (with device(d): d)
     if isinstance(data, Tensor):
         out = data if dtype is None or dtype is data.dtype else convert(data, dtype)
         return out if dev is None or dev == out.device else out.to(dev)

@@ -110,10 +110,11 @@ def _false(self: Tensor) -> bool:
 # layouts and device kinds tidal has none of: library code tests them as guards (`if grad.is_sparse: raise`)
 METHODS.update({name: property(_false, doc=f"False: tidal has no {kind}.") for name, kind in (
     ("is_sparse", "sparse layouts"), ("is_sparse_csr", "sparse layouts"), ("is_quantized", "quantized tensors"),
-    ("is_meta", "meta tensors"), ("is_nested", "nested tensors"), ("is_mkldnn", "MKL-DNN layout"),
+    ("is_nested", "nested tensors"), ("is_mkldnn", "MKL-DNN layout"),
     ("is_mps", "MPS device"), ("is_xpu", "XPU device"), ("is_xla", "XLA device"), ("is_ipu", "IPU device"),
     ("is_maia", "MAIA device"), ("is_mtia", "MTIA device"), ("is_vulkan", "Vulkan device"))})
 METHODS["is_distributed"] = _false
+METHODS["is_meta"] = property(lambda self: self.device.type == "meta", doc="Whether the tensor is on the meta device.")
 
 
 # -- set_, is_set_to ---------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 writer is done (the destination is a fresh tensor nothing else can be writing)."""
 from __future__ import annotations
 
+from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..vm import machine
 
@@ -14,12 +15,25 @@ def _available(device_type: str) -> bool:
     return True
 
 
+def _device_copy_backward(node, g):
+    return (g.to(node.attrs),)  # the gradient goes back to the source's device
+
+
 def to_device(x: Tensor, dev, dtype) -> Tensor:
-    """A copy of `x` on device `dev` with `dtype`."""
+    """A copy of `x` on device `dev` with `dtype` (a ToCopyBackward0 node when x needs grad, as in torch)."""
+    out = _copied(x, dev)
+    if needs_grad((x,)):
+        record("to_copy", _device_copy_backward, (x,), (out,), attrs=x.device)
+    return out if dtype is x.dtype else out.to(dtype)
+
+
+def _copied(x: Tensor, dev) -> Tensor:
     if not _available(dev.type):
         raise RuntimeError(f"to(): device '{dev}' is not available: tidal has no {dev.type} backend "
                            "on this machine")
-    host = x.detach()._host_array()  # a private copy when x is not on the CPU
+    if dev.type == "meta":  # nothing to copy: a tensor of x's shape without data (reading x: none either)
+        return Tensor._empty(tuple(x.shape), x.dtype, dev)
+    host = x.detach()._host_array()  # a private copy when x is not on the CPU (meta: torch's refusal)
     if dev.type == "cpu":
         out = Tensor._from_array(host, x.dtype, share=x.device.type != "cpu")
     else:
@@ -27,4 +41,4 @@ def to_device(x: Tensor, dev, dtype) -> Tensor:
         blob = out._v.blob
         blob.hold(out._vm.allocator.alloc(blob.nbytes))
         out._vm.backend.copy_from_host(out._v, host)
-    return out if dtype is x.dtype else out.to(dtype)
+    return out

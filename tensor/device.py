@@ -3,6 +3,7 @@ from __future__ import annotations
 
 
 import re
+import threading
 
 # torch's device types, in the order its error message lists them
 _TORCH_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
@@ -94,14 +95,35 @@ class device:
         return (device, (str(self),))
 
     def __enter__(self) -> "device":
-        """`with device(d):` makes `d` the factory functions' default; tidal's default is always the CPU."""
-        if self.type != "cpu":
-            raise RuntimeError(f"with device('{self}'): tidal can only make the CPU the default device, "
-                               f"not '{self}'")
+        """`with device(d):` makes `d` the factory functions' device when they are given none (this thread)."""
+        _DEFAULT.stack = _DEFAULT.stack + (self,)
+        with _DEFAULT_LOCK:
+            OPEN_BLOCKS[0] += 1
         return self
 
     def __exit__(self, *exc) -> None:
+        _DEFAULT.stack = _DEFAULT.stack[:-1]
+        with _DEFAULT_LOCK:
+            OPEN_BLOCKS[0] -= 1
         return None
+
+
+class _DefaultStack(threading.local):
+    stack: tuple = ()  # this thread's open `with device(...)` blocks, innermost last (a class default per thread)
+
+
+_DEFAULT = _DefaultStack()
+_DEFAULT_LOCK = threading.Lock()
+OPEN_BLOCKS = [0]  # `with device(...)` blocks open in any thread: while 0, default_device reads no thread-local
+
+
+def default_device() -> device | None:
+    """The device of this thread's innermost open `with device(d):` block, or None outside any."""
+    if OPEN_BLOCKS[0]:
+        stack = _DEFAULT.stack
+        if stack:
+            return stack[-1]
+    return None
 
 
 cpu = device("cpu")

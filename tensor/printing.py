@@ -180,6 +180,19 @@ def _size_repr(shape: tuple[int, ...]) -> str:
     return "size=" + repr(tuple(int(s) for s in shape))
 
 
+def meta_repr(t) -> str:
+    """torch's repr of a tensor without data (meta): its device, size, a dtype other than the default, autograd."""
+    from .dtype import get_default_dtype
+    suffixes = [f"device='{t.device}'", _size_repr(t.shape)]
+    if t.dtype is not get_default_dtype():
+        suffixes.append(f"dtype={t.dtype!r}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return f"tensor(..., {', '.join(suffixes)})"
+
+
 def _missing_units(full: tuple, kept: tuple) -> list[bool]:
     """Which dims of ``full`` are the extent-1 dims that ``kept`` (its other dims, in order) leaves out."""
     units, j = [], 0
