@@ -105,8 +105,9 @@ def get_float32_matmul_precision() -> str:
 
 
 def get_default_device() -> _device:
-    """The device factory functions use: always the CPU in tidal."""
-    return _device("cpu")
+    """The device factory functions use: the innermost open `with device(d):` block's on this thread, else the CPU."""
+    from ..tensor.device import default_device
+    return default_device() or _device("cpu")
 
 
 def set_default_device(device) -> None:
