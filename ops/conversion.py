@@ -47,8 +47,8 @@ def type_(self: Tensor, dtype=None, non_blocking: bool = False):
     """The type name, or a converted tensor when `dtype` is given."""
     names = dt.LEGACY_TYPE_NAMES
     dtype = getattr(dtype, "dtype", dtype)  # legacy type classes (torch.DoubleTensor) carry a dtype
-    if dtype is None:
-        return "torch." + names[self.dtype]
+    if dtype is None:  # (a meta tensor's name carries its device: torch.meta.FloatTensor)
+        return "torch." + ("meta." if self.device.type == "meta" else "") + names[self.dtype]
     if isinstance(dtype, str):
         rev = {("torch." + v): k for k, v in names.items()}
         rev.update({("tidal." + v[len("torch."):]): k for v, k in rev.items()})
@@ -113,8 +113,8 @@ def type_as(self: Tensor, other: Tensor) -> Tensor:
 
 
 def get_device(self: Tensor) -> int:
-    """-1 on the CPU, else the device index."""
-    return -1 if self.device.type == "cpu" else (self.device.index or 0)
+    """-1 on the CPU (and meta), else the device index."""
+    return -1 if self.device.type in ("cpu", "meta") else (self.device.index or 0)
 
 
 METHODS.update(type_as=type_as, get_device=get_device, to=to, type=type_, detach=detach, detach_=detach_, cpu=cpu, cuda=cuda,

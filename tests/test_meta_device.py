@@ -169,7 +169,8 @@ _OPS = {
     "to meta:0": lambda T: T.ones(2).to("meta:0"),
     "to meta of a grad leaf": lambda T: T.ones(2, requires_grad=True).to("meta"),
     "module to meta": lambda T: T.nn.Linear(2, 3).to("meta").weight,
-    "is_meta": lambda T: (_m(T, 1).is_meta, _m(T, 1).device.type),
+    "is_meta": lambda T: (_m(T, 1).is_meta, _m(T, 1).device.type, _m(T, 1).is_cpu, _m(T, 1).get_device()),
+    "type name": lambda T: (_m(T, 1).type(), _m(T, 1, dtype=T.int64).type()),
 }
 
 
