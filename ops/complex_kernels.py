@@ -1,13 +1,16 @@
 """What compiled kernels of complex-valued programs import after the vocabulary (ops/scalar_kernels.py).
 
 A program that computes on complex values gets its own kernel file (vm/codegen.py), whose header
-ends with `from tidal.ops.complex_kernels import *`: the complex casts, and `np`, which replaces
-NumPy's namespace in those kernels by one whose `exp` follows NumPy and torch where numba's does
-not (C99's special values: exp(x + 0j) keeps its zero imaginary part, exp(-inf + iy) is a signed
-zero, and a complex64 result that overflows float32 only in one part keeps the other). Every other
-name is NumPy's own. The functions numba gets wrong that are not fixed here keep their programs on
-the NumPy path (ops/complex_compiled.py says which, and why). Kernels are cached by this file's
-hash (it is registered with codegen), so everything they call lives here.
+ends with `from tidal.ops.complex_kernels import *`: the complex casts, and `np`, a stand-in for
+NumPy's namespace whose complex functions below follow NumPy's C code (C99 Annex G, as glibc and
+torch) where numba's do not: numba multiplies through infinities (sinh(inf + 1j) gives nan parts,
+C99 signed infinities), drops exact zeros (exp(x + 0j) gets a nan imaginary part once e^x
+overflows), loses tiny results (log(1 + 1e-30j) has real part 0, not 5e-61) and takes -0.0 for
+|-0.0| in its complex division (1 / (-0.0 + 0j) is -inf + nan j, NumPy's inf + nan j). Each
+function works on float64 parts; complex64 values are widened and the result rounded once, so a
+part that overflows float32 alone stays alone. Real arguments get NumPy's own function; every
+other name is NumPy's. Kernels are cached by this file's hash (codegen registers it), so
+everything they call lives here.
 """
 import math
 import sys
@@ -30,16 +33,32 @@ def as_complex128(x):
     return numpy.complex128(x)
 
 
-@njit
-def _cexp_parts(x, y):
-    # C99 Annex G's cexp on float64 parts (what NumPy's npy_cexp and glibc give)
+_DBL_MIN = 2.2250738585072014e-308
+_DBL_MAX = 1.7976931348623157e308
+_EXP_LIMIT = 709.0    # int((DBL_MAX_EXP - 1) * ln 2): e^x beyond it overflows
+_TANH_LIMIT = 354.0   # half of it: sinh(x)^2 beyond it overflows
+_LOG2E = 1.4426950408889634
+_LOG10E = 0.4342944819032518
+_LN2 = 0.6931471805599453
+
+
+@njit(cache=True, error_model="numpy")
+def _sin_cos(y):
+    # sin and cos of y, exact for tiny y (glibc's: a subnormal y is its own sine)
+    if math.fabs(y) > _DBL_MIN:
+        return math.sin(y), math.cos(y)
+    return y, 1.0
+
+
+@njit(cache=True, error_model="numpy")
+def _exp_parts(x, y):
     if math.isfinite(x):
         if y == 0.0:
             return math.exp(x), y  # exact: the imaginary zero keeps its sign
         if not math.isfinite(y):
             return math.nan, math.nan
         e = math.exp(x)
-        if math.isinf(e):  # e^x overflows but e^x cos(y) may not: halve the exponent twice
+        if math.isinf(e):  # e^x overflows but e^x cos(y) may not
             h = math.exp(0.5 * x)
             return h * math.cos(y) * h, h * math.sin(y) * h
         return e * math.cos(y), e * math.sin(y)
@@ -51,41 +70,342 @@ def _cexp_parts(x, y):
                 return x, math.nan
             return x * math.cos(y), x * math.sin(y)
         if not math.isfinite(y):
-            return 0.0, 0.0
+            return 0.0, math.copysign(0.0, y)
         return math.copysign(0.0, math.cos(y)), math.copysign(0.0, math.sin(y))
     if y == 0.0:  # x is nan
         return x, y
     return math.nan, math.nan
 
 
-def cexp(z):
-    """e**z (the compiled overload below computes it)."""
-    return numpy.exp(z)
+@njit(cache=True, error_model="numpy")
+def _exp2_parts(x, y):
+    return _exp_parts(x * _LN2, y * _LN2)  # NumPy's: exp(z ln 2)
 
 
-@overload(cexp)
-def _cexp(z):
-    if not isinstance(z, types.Complex):
-        return lambda z: numpy.exp(z)
-    if z.bitwidth == 64:  # complex64: float64 parts, rounded once (a part overflowing float32 alone stays alone)
-        def exp64(z):
-            re, im = _cexp_parts(numpy.float64(z.real), numpy.float64(z.imag))
-            return numpy.complex64(complex(re, im))
-        return exp64
+@njit(cache=True, error_model="numpy")
+def _exp2_single(x, y):
+    ln2 = numpy.float32(_LN2)  # z ln 2 rounded to float32 as in NumPy's complex64 loop (it moves sin(1e30 ln 2))
+    return _exp_parts(numpy.float64(x * ln2), numpy.float64(y * ln2))
 
-    def exp128(z):
-        re, im = _cexp_parts(z.real, z.imag)
-        return complex(re, im)
-    return exp128
+
+@njit(cache=True, error_model="numpy")
+def _expm1_parts(x, y):
+    # NumPy's: expm1(x) cos(y) - 2 sin(y/2)^2 + i e^x sin(y)
+    a = math.sin(0.5 * y)
+    return math.expm1(x) * math.cos(y) - 2.0 * a * a, math.exp(x) * math.sin(y)
+
+
+@njit(cache=True, error_model="numpy")
+def _expm1_single(x, y):
+    # the same in float32, as NumPy's complex64 loop (exp(100) overflows there: 0 * inf is its nan)
+    half, two = numpy.float32(0.5), numpy.float32(2.0)
+    a = math.sin(y * half)
+    return math.expm1(x) * math.cos(y) - two * a * a, math.exp(x) * math.sin(y)
+
+
+_SPLIT = 134217729.0  # 2**27 + 1: Veltkamp's splitter for float64
+
+
+@njit(cache=True, error_model="numpy")
+def _square_parts(a):
+    # a*a as hi + lo exactly (Dekker's product, no FMA needed)
+    hi = a * a
+    t = _SPLIT * a
+    ah = t - (t - a)
+    al = a - ah
+    return hi, ((ah * ah - hi) + 2.0 * ah * al) + al * al
+
+
+@njit(cache=True, error_model="numpy")
+def _two_sum(a, b):
+    s = a + b
+    v = s - a
+    return s, (a - (s - v)) + (b - v)
+
+
+@njit(cache=True, error_model="numpy")
+def _x2y2m1(x, y):
+    # x^2 + y^2 - 1 with the cancellation near |z| = 1 done exactly (compensated sums of exact squares)
+    x2, x2lo = _square_parts(x)
+    y2, y2lo = _square_parts(y)
+    s, e1 = _two_sum(-1.0, x2)
+    s, e2 = _two_sum(s, y2)
+    return s + (((e1 + e2) + x2lo) + y2lo)
+
+
+@njit(cache=True, error_model="numpy")
+def _log_parts(x, y):
+    # glibc's clog: log|z| + i arg z, log|z| through log1p(|z|^2 - 1) where |z| is near 1
+    ax, ay = math.fabs(x), math.fabs(y)
+    if math.isinf(ax) or math.isinf(ay):
+        re = math.inf
+    elif math.isnan(ax) or math.isnan(ay):
+        re = math.nan
+    else:
+        if ax < ay:
+            ax, ay = ay, ax
+        if ax == 1.0:
+            re = 0.5 * math.log1p(ay * ay)
+        elif 1.0 < ax < 2.0 and ay < 1.0:
+            d = (ax - 1.0) * (ax + 1.0)
+            re = 0.5 * math.log1p(d + ay * ay if ay >= 2.220446049250313e-16 else d)
+        elif 0.5 <= ax < 1.0 and ay < 1.1102230246251565e-16:
+            re = 0.5 * math.log1p((ax - 1.0) * (ax + 1.0))
+        elif 0.5 <= ax < 1.0 and ax * ax + ay * ay >= 0.5:
+            re = 0.5 * math.log1p(_x2y2m1(ax, ay))
+        else:
+            re = math.log(math.hypot(ax, ay))
+    return re, math.atan2(y, x)
+
+
+@njit(cache=True, error_model="numpy")
+def _log2_parts(x, y):
+    re, im = _log_parts(x, y)
+    return re * _LOG2E, im * _LOG2E
+
+
+@njit(cache=True, error_model="numpy")
+def _log10_parts(x, y):
+    re, im = _log_parts(x, y)
+    return re * _LOG10E, im * _LOG10E
+
+
+@njit(cache=True, error_model="numpy")
+def _sinh_parts(x, y):
+    # glibc's csinh: C99 Annex G's special values, and no overflow before the result's
+    negate = math.copysign(1.0, x) < 0.0
+    ax = math.fabs(x)
+    if math.isfinite(ax):
+        if not math.isfinite(y):
+            if ax == 0.0:
+                return (-0.0 if negate else 0.0), y - y
+            return math.nan, math.nan
+        s, c = _sin_cos(y)
+        if ax > _EXP_LIMIT:
+            e = math.exp(_EXP_LIMIT)
+            rx = ax - _EXP_LIMIT
+            s *= 0.5 * e
+            c *= 0.5 * e
+            if rx > _EXP_LIMIT:
+                rx -= _EXP_LIMIT
+                s *= e
+                c *= e
+            if rx > _EXP_LIMIT:
+                re, im = _DBL_MAX * c, _DBL_MAX * s
+            else:
+                ev = math.exp(rx)
+                re, im = ev * c, ev * s
+        else:
+            re, im = math.sinh(ax) * c, math.cosh(ax) * s
+        return (-re if negate else re), im
+    if math.isinf(ax):
+        if math.isfinite(y) and y != 0.0:
+            s, c = _sin_cos(y)
+            re = math.copysign(math.inf, c)
+            return (-re if negate else re), math.copysign(math.inf, s)
+        if y == 0.0:
+            return (-math.inf if negate else math.inf), y
+        return math.inf, y - y
+    return math.nan, (y if y == 0.0 else math.nan)
+
+
+@njit(cache=True, error_model="numpy")
+def _cosh_parts(x, y):
+    # glibc's ccosh
+    if math.isfinite(x):
+        if not math.isfinite(y):
+            return y - y, (0.0 if x == 0.0 else math.nan)
+        s, c = _sin_cos(y)
+        ax = math.fabs(x)
+        if ax > _EXP_LIMIT:
+            e = math.exp(_EXP_LIMIT)
+            if x < 0.0:
+                s = -s
+            rx = ax - _EXP_LIMIT
+            s *= 0.5 * e
+            c *= 0.5 * e
+            if rx > _EXP_LIMIT:
+                rx -= _EXP_LIMIT
+                s *= e
+                c *= e
+            if rx > _EXP_LIMIT:
+                return _DBL_MAX * c, _DBL_MAX * s
+            ev = math.exp(rx)
+            return ev * c, ev * s
+        return math.cosh(x) * c, math.sinh(x) * s
+    if math.isinf(x):
+        if math.isfinite(y) and y != 0.0:
+            s, c = _sin_cos(y)
+            return math.copysign(math.inf, c), math.copysign(math.inf, s) * math.copysign(1.0, x)
+        if y == 0.0:
+            return math.inf, y * math.copysign(1.0, x)
+        return math.inf, y - y
+    return math.nan, (y if y == 0.0 else math.nan)
+
+
+@njit(cache=True, error_model="numpy")
+def _tanh_parts(x, y):
+    # glibc's ctanh
+    if not math.isfinite(x) or not math.isfinite(y):
+        if x == 0.0:  # C99: tanh(+-0 + i inf) and tanh(+-0 + i nan) are +-0 + i nan
+            return x, math.nan
+        if math.isinf(x):
+            if math.isfinite(y) and math.fabs(y) > 1.0:
+                s, c = _sin_cos(y)
+                return math.copysign(1.0, x), math.copysign(0.0, s * c)
+            return math.copysign(1.0, x), math.copysign(0.0, y)
+        if y == 0.0:
+            return x, y
+        return math.nan, math.nan
+    s, c = _sin_cos(y)
+    if math.fabs(x) > _TANH_LIMIT:
+        # tanh is +-1 to double precision; the imaginary part 4 sin(y) cos(y) / e^(2|x|) without overflow
+        e2 = math.exp(2.0 * _TANH_LIMIT)
+        im = 4.0 * s * c / e2
+        rx = math.fabs(x) - _TANH_LIMIT
+        im = im / e2 if rx > _TANH_LIMIT else im / math.exp(2.0 * rx)
+        return math.copysign(1.0, x), im
+    if math.fabs(x) > _DBL_MIN:
+        sh, ch = math.sinh(x), math.cosh(x)
+    else:
+        sh, ch = x, 1.0
+    den = sh * sh + c * c if math.fabs(sh) > math.fabs(c) * 2.220446049250313e-16 else c * c
+    return sh * ch / den, s * c / den
+
+
+# sin, cos and tan through their hyperbolic twins: sin z = -i sinh(iz), cos z = cosh(iz), tan z = -i tanh(iz)
+@njit(cache=True, error_model="numpy")
+def _sin_parts(x, y):
+    re, im = _sinh_parts(-y, x)
+    return im, -re
+
+
+@njit(cache=True, error_model="numpy")
+def _cos_parts(x, y):
+    return _cosh_parts(-y, x)
+
+
+@njit(cache=True, error_model="numpy")
+def _tan_parts(x, y):
+    re, im = _tanh_parts(-y, x)
+    return im, -re
+
+
+@njit(cache=True, error_model="numpy")
+def _sinc_parts(x, y):
+    # NumPy's sinc: sin(pi z) / (pi z), with 1e-20 for z = 0; pi z is a complex product there
+    # ((pi + 0j) z: an infinite part makes the other nan)
+    if x == 0.0 and y == 0.0:
+        x = 1.0e-20
+    px, py = math.pi * x - 0.0 * y, math.pi * y + 0.0 * x
+    sr, si = _sin_parts(px, py)
+    return _divide_parts(sr, si, px, py)
+
+
+@njit(cache=True, error_model="numpy")
+def _sinc_single(x, y):
+    # the same as NumPy's complex64 steps: pi z and the quotient in float32, sin rounded to float32
+    zero = numpy.float32(0.0)
+    if x == zero and y == zero:
+        x = numpy.float32(1.0e-20)
+    pi = numpy.float32(math.pi)
+    px, py = pi * x - zero * y, pi * y + zero * x
+    sr, si = _sin_parts(numpy.float64(px), numpy.float64(py))
+    return _divide_single(numpy.float32(sr), numpy.float32(si), px, py)
+
+
+@njit(cache=True, error_model="numpy")
+def _divide_parts(ar, ai, br, bi):
+    # NumPy's complex division (Smith's, with a reciprocal): inf/nan for a zero divisor
+    abs_br, abs_bi = math.fabs(br), math.fabs(bi)
+    if abs_br >= abs_bi:
+        if abs_br == 0.0 and abs_bi == 0.0:
+            return ar / abs_br, ai / abs_br
+        rat = bi / br
+        scl = 1.0 / (br + bi * rat)
+        return (ar + ai * rat) * scl, (ai - ar * rat) * scl
+    rat = br / bi
+    scl = 1.0 / (bi + br * rat)
+    return (ar * rat + ai) * scl, (ai * rat - ar) * scl
+
+
+@njit(cache=True, error_model="numpy")
+def _divide_single(ar, ai, br, bi):
+    # the same in float32, as NumPy's complex64 loop computes it (each step rounded to float32)
+    one, zero = numpy.float32(1.0), numpy.float32(0.0)
+    ar, ai, br, bi = numpy.float32(ar), numpy.float32(ai), numpy.float32(br), numpy.float32(bi)
+    abs_br, abs_bi = numpy.float32(math.fabs(br)), numpy.float32(math.fabs(bi))
+    if abs_br >= abs_bi:
+        if abs_br == zero and abs_bi == zero:
+            return ar / abs_br, ai / abs_br
+        rat = bi / br
+        scl = one / (br + bi * rat)
+        return (ar + ai * rat) * scl, (ai - ar * rat) * scl
+    rat = br / bi
+    scl = one / (bi + br * rat)
+    return (ar * rat + ai) * scl, (ai * rat - ar) * scl
+
+
+@njit(inline="always")
+def _single(parts):
+    return numpy.complex64(complex(parts[0], parts[1]))
+
+
+@njit(inline="always")
+def _double(parts):
+    return complex(parts[0], parts[1])
+
+
+def _function(numpy_fn, parts, single=None):
+    """NumPy's `numpy_fn` for kernels: on a complex value, `parts` computes it from float64 parts
+    (`single`, where given, from a complex64 value's float32 parts, as NumPy's complex64 loop)."""
+    def fn(z):
+        return numpy_fn(z)
+    fn.__name__ = fn.__qualname__ = numpy_fn.__name__
+
+    def typer(z):
+        if not isinstance(z, types.Complex):
+            return lambda z: numpy_fn(z)
+        if z.bitwidth == 64 and single is not None:
+            return lambda z: _single(single(z.real, z.imag))
+        if z.bitwidth == 64:
+            return lambda z: _single(parts(numpy.float64(z.real), numpy.float64(z.imag)))
+        return lambda z: _double(parts(z.real, z.imag))
+    overload(fn)(typer)
+    return fn
+
+
+def true_divide(a, b):
+    """a / b (kernels of complex programs spell `/` this way: see vm/codegen.py)."""
+    return numpy.true_divide(a, b)
+
+
+@overload(true_divide)
+def _true_divide(a, b):
+    if not isinstance(a, types.Complex) and not isinstance(b, types.Complex):
+        return lambda a, b: numpy.true_divide(a, b)
+    # the complex operand's precision, as the NumPy path's (a number in a template is weak there)
+    single = all(t.bitwidth == 64 for t in (a, b) if isinstance(t, types.Complex))
+    if single:
+        return lambda a, b: _single(_divide_single(a.real, a.imag, b.real, b.imag))
+    return lambda a, b: _double(_divide_parts(numpy.float64(a.real), numpy.float64(a.imag),
+                                              numpy.float64(b.real), numpy.float64(b.imag)))
 
 
 class _Namespace(_pytypes.ModuleType):
-    """NumPy's names, with the complex-correct functions above in place of NumPy's."""
+    """NumPy's names, with the complex-correct functions of this file in place of NumPy's."""
 
     def __getattr__(self, name):
         return getattr(numpy, name)
 
 
 np = _Namespace(__name__ + ".np")
-np.exp = cexp
+for _fn in (_function(numpy.exp, _exp_parts), _function(numpy.exp2, _exp2_parts, _exp2_single),
+            _function(numpy.expm1, _expm1_parts, _expm1_single), _function(numpy.log, _log_parts),
+            _function(numpy.log2, _log2_parts), _function(numpy.log10, _log10_parts),
+            _function(numpy.sinh, _sinh_parts), _function(numpy.cosh, _cosh_parts),
+            _function(numpy.tanh, _tanh_parts), _function(numpy.sin, _sin_parts),
+            _function(numpy.cos, _cos_parts), _function(numpy.tan, _tan_parts), true_divide):
+    setattr(np, _fn.__name__, _fn)
+np.sinc = _function(numpy.sinc, _sinc_parts, _sinc_single)
 sys.modules.setdefault(np.__name__, np)

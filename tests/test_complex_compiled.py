@@ -1,0 +1,154 @@
+"""Fused complex64/complex128 groups run as compiled numba loops (vm/codegen.py with
+ops/complex_kernels.py), with torch's values: special values (signed zeros, infinities, NaNs,
+negative reals on branch cuts), mixed real and complex inputs, gradients; the functions numba gets
+wrong for complex values keep their groups on the NumPy path (ops/complex_compiled.py).
+
+Each test builds a few wide groups (one kernel per group and dtype) so that compiling stays cheap.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import tidal
+from tidal.ops import complex_compiled
+from tidal.vm import codegen, fusion
+
+DTYPES = ["complex64", "complex128"]
+TOL = {"complex64": dict(rtol=2e-6, atol=1e-30), "complex128": dict(rtol=1e-14, atol=1e-300)}
+_PARTS = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e30, -1e30, np.inf, -np.inf, np.nan, 1e-30]
+SPECIAL = np.array([complex(a, b) for a in _PARTS for b in _PARTS])  # 169 values
+
+
+@pytest.fixture
+def runs(monkeypatch):
+    """Fused groups compile on first sight, in the foreground; yields a record of which programs
+    ran compiled ('compiled': (program, layout) pairs) and which complex ones ran on NumPy."""
+    saved, mode = tidal.vm.get_fusion(), tidal.vm.get_mode()
+    seen = {"compiled": [], "numpy": []}
+    real_kernel, real_numpy = codegen.compiled_kernel, codegen.run_numpy
+
+    def kernel(prog, variant):
+        seen["compiled"].append((prog, variant))
+        return real_kernel(prog, variant)
+
+    def numpy_path(prog, ins, outs):
+        if len(prog.lines) > 1 and any(getattr(x, "dtype", np.dtype(float)).kind == "c" for x in ins + outs):
+            seen["numpy"].append(prog)
+        return real_numpy(prog, ins, outs)
+
+    monkeypatch.setattr(codegen, "compiled_kernel", kernel)
+    monkeypatch.setattr(codegen, "run_numpy", numpy_path)
+    monkeypatch.setattr(fusion, "run_numpy", numpy_path)
+    monkeypatch.setattr(codegen, "_ready_calls", {})  # kernels bound earlier are looked up (and seen) anew
+    monkeypatch.setattr(codegen.compiler, "pending", set())
+    tidal.vm.set_mode("async")  # the fusion window exists in async mode
+    tidal.vm.set_fusion(enabled=True, compile_after=1, max_group=512, background_compile=False)
+    try:
+        yield seen
+    finally:
+        tidal.vm.set_fusion(**saved)
+        tidal.vm.set_mode(mode)
+
+
+def _unfused(fn, *args):
+    """fn(*args) with fusion off: every op alone, on the NumPy path."""
+    saved = tidal.vm.get_fusion()
+    tidal.vm.set_fusion(enabled=False)
+    try:
+        out = fn(*args)
+        return [t.numpy() for t in out] if isinstance(out, (list, tuple)) else out.numpy()
+    finally:
+        tidal.vm.set_fusion(**saved)
+
+
+def _complex_compiled(seen) -> bool:
+    return any(variant[-1] == codegen.COMPLEX for _, variant in seen["compiled"])
+
+
+def _np(t) -> np.ndarray:
+    if isinstance(t, np.ndarray):
+        return t
+    return t.detach().resolve_conj().numpy() if isinstance(t, torch.Tensor) else t.detach().numpy()
+
+
+def _same(got, want, dtype: str, signs: bool = True) -> None:
+    """Finite values within rtol of |want| (complex magnitude), the same infinities and NaN parts
+    elsewhere, and (`signs`) zeros of want's sign."""
+    got, want = _np(got), _np(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype, got.shape, want.shape)
+    g, w = got.astype(np.complex128), want.astype(np.complex128)
+    tol = TOL[dtype]
+    finite = np.isfinite(g) & np.isfinite(w)
+    with np.errstate(all="ignore"):
+        close = np.abs(g - w) <= tol["rtol"] * np.abs(w) + tol["atol"]
+    ok = np.ones(g.shape, bool)
+    for a, b in ((g.real, w.real), (g.imag, w.imag)):
+        with np.errstate(all="ignore"):
+            part = (a == b) | (np.isnan(a) & np.isnan(b)) | (np.abs(a - b) <= tol["rtol"] * np.abs(b) + tol["atol"])
+        ok &= np.where(finite, close, part)
+        if signs:
+            ok &= ~((a == 0) & (b == 0) & (np.signbit(a) != np.signbit(b)))
+    where = np.argwhere(~ok)[:4].tolist()
+    assert ok.all(), f"{np.count_nonzero(~ok)} differ, at {where}: {got[~ok][:4]} vs {want[~ok][:4]}"
+
+
+# -- every compiled unary op, one group per dtype: row k of the result is op k on the special values ----
+UNARY = {  # name: (tidal fn, torch fn)
+    "neg": (lambda z: -z, lambda z: -z), "positive": (lambda z: +z, lambda z: +z),
+    "conj": (tidal.conj_physical, torch.conj_physical), "square": (tidal.square, torch.square),
+    "abs": (tidal.abs, torch.abs), "sgn": (tidal.sgn, torch.sgn), "reciprocal": (tidal.reciprocal, torch.reciprocal),
+    "rsqrt": (tidal.rsqrt, torch.rsqrt), "sqrt": (tidal.sqrt, torch.sqrt), "exp": (tidal.exp, torch.exp),
+    "exp2": (tidal.exp2, torch.exp2), "expm1": (tidal.expm1, torch.expm1), "log": (tidal.log, torch.log),
+    "log2": (tidal.log2, torch.log2), "log10": (tidal.log10, torch.log10), "log1p": (tidal.log1p, torch.log1p),
+    "sigmoid": (tidal.sigmoid, torch.sigmoid), "sin": (tidal.sin, torch.sin), "cos": (tidal.cos, torch.cos),
+    "tan": (tidal.tan, torch.tan), "sinh": (tidal.sinh, torch.sinh), "cosh": (tidal.cosh, torch.cosh),
+    "tanh": (tidal.tanh, torch.tanh), "sinc": (tidal.sinc, torch.sinc),
+    "isnan": (tidal.isnan, torch.isnan), "isinf": (tidal.isinf, torch.isinf), "isfinite": (tidal.isfinite, torch.isfinite),
+    "eq0": (lambda z: z == 0, lambda z: z == 0), "ne1": (lambda z: z != 1, lambda z: z != 1),
+    "mul_scalar": (lambda z: z * (2 - 1j), lambda z: z * (2 - 1j)), "div_scalar": (lambda z: z / 3j, lambda z: z / 3j),
+}
+_HUGE = lambda z: ~np.isfinite(z) | (np.abs(z) > 1e20)  # noqa: E731
+# where tidal's NumPy path (whose values the compiled loops keep) and torch disagree, by op: such
+# elements are not compared with torch (neg: torch's -(0+0j) is 0+0j, NumPy's -0-0j; sgn of
+# infinities: NumPy's z/|z| is nan+nanj; log1p: NumPy's log(1+z) loses tiny parts and takes
+# infinities its own way; sinc, square: NumPy rounds differently where parts overflow)
+TORCH_DIFFERS = {"neg": lambda z: z == 0, "sgn": _HUGE, "log1p": lambda z: _HUGE(z) | (np.abs(z) < 1e-20),
+                 "sinc": _HUGE, "square": _HUGE}
+# and where the NumPy path is not what the compiled loop gives: square, whose SIMD loop fuses a
+# multiply-add (the real part of (1e30+1e30j)**2 in float64 is -8.8e43 there, 0 here and in torch)
+NUMPY_DIFFERS = {"square": _HUGE}
+
+
+def _mask(table: dict, z: np.ndarray) -> np.ndarray:
+    skip = np.zeros(z.shape, bool)
+    for k, name in enumerate(UNARY):
+        if name in table:
+            skip[k] = table[name](z[k])
+    return skip
+
+
+def _rows(ops: dict, z, lib):
+    """One fused group: where(row == k, op_k(z), acc), so that row k holds op k's values."""
+    mod = tidal if lib == "tidal" else torch
+    k, n = len(ops), z.shape[-1]
+    rows = mod.arange(k).reshape(k, 1).expand(k, n) if lib == "torch" else tidal.arange(k).reshape(k, 1) * \
+        tidal.ones(1, n, dtype=tidal.int64)
+    acc = mod.zeros(k, n, dtype=z.dtype)
+    for j, (fn_t, fn_torch) in enumerate(ops.values()):
+        acc = mod.where(rows == j, (fn_t if lib == "tidal" else fn_torch)(z), acc)
+    return acc
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unary_ops_compiled_with_special_values(dtype, runs):
+    z = np.broadcast_to(SPECIAL.astype(dtype), (len(UNARY), len(SPECIAL))).copy()
+    got = _rows(UNARY, tidal.tensor(z), "tidal").numpy()
+    assert _complex_compiled(runs) and not runs["numpy"], "the complex group did not run compiled"
+    skip = _mask(NUMPY_DIFFERS, z)
+    plain = _unfused(_rows, UNARY, tidal.tensor(z), "tidal")
+    _same(np.where(skip, 0, got), np.where(skip, 0, plain), dtype)  # the NumPy path's values, zero signs too
+    skip = _mask(TORCH_DIFFERS, z)
+    want = _rows(UNARY, torch.tensor(z), "torch").numpy()
+    _same(np.where(skip, 0, got), np.where(skip, 0, want), dtype, signs=False)
