@@ -17,6 +17,7 @@ from tidal.vm import codegen, fusion
 
 DTYPES = ["complex64", "complex128"]
 TOL = {"complex64": dict(rtol=2e-6, atol=1e-30), "complex128": dict(rtol=1e-14, atol=1e-300)}
+TOL["float64"] = TOL["complex128"]
 _PARTS = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e30, -1e30, np.inf, -np.inf, np.nan, 1e-30]
 SPECIAL = np.array([complex(a, b) for a in _PARTS for b in _PARTS])  # 169 values
 
@@ -152,3 +153,106 @@ def test_unary_ops_compiled_with_special_values(dtype, runs):
     skip = _mask(TORCH_DIFFERS, z)
     want = _rows(UNARY, torch.tensor(z), "torch").numpy()
     _same(np.where(skip, 0, got), np.where(skip, 0, want), dtype, signs=False)
+
+
+# -- binary ops and mixed real/complex operands, on every pair of special values ---------------------------
+BINARY = {
+    "add": lambda lib, a, b, r: a + b, "sub": lambda lib, a, b, r: a - b, "mul": lambda lib, a, b, r: a * b,
+    "div": lambda lib, a, b, r: a / b, "eq": lambda lib, a, b, r: a == b, "ne": lambda lib, a, b, r: a != b,
+    "logaddexp": lambda lib, a, b, r: lib.logaddexp(a, b), "lerp": lambda lib, a, b, r: lib.lerp(a, b, 0.25),
+    "where": lambda lib, a, b, r: lib.where(a.abs() > b.abs(), a, b),
+    "real_mul": lambda lib, a, b, r: r * b, "real_div": lambda lib, a, b, r: r / a,
+    "real_add_abs": lambda lib, a, b, r: (a + r).abs() * r,
+}
+# tidal's NumPy path (kept by the compiled loops) against torch: torch's add and sub compute a + alpha b
+# with alpha the complex 1 (0 + inf j plus 0 is nan + inf j there), NumPy's multiply fuses a multiply-add
+# where products overflow, and its logaddexp template meets infinities its own way
+TORCH_DIFFERS_2 = {"add": _HUGE, "sub": _HUGE, "mul": _HUGE, "logaddexp": _HUGE, "div": _HUGE, "real_div": _HUGE,
+                   "lerp": _HUGE, "real_add_abs": _HUGE}
+NUMPY_DIFFERS_2 = {"mul": _HUGE, "lerp": _HUGE, "logaddexp": _HUGE}
+
+
+def _binary_rows(lib, a, b, r):
+    mod = tidal if lib == "tidal" else torch
+    k, n = len(BINARY), a.shape[-1]
+    rows = mod.arange(k).reshape(k, 1) * mod.ones(1, n, dtype=mod.int64)
+    acc = mod.zeros(k, n, dtype=a.dtype)
+    for j, fn in enumerate(BINARY.values()):
+        acc = mod.where(rows == j, fn(mod, a, b, r), acc)
+    return acc
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_binary_and_mixed_ops_compiled_with_special_values(dtype, runs):
+    pairs = (np.repeat(SPECIAL, len(SPECIAL)), np.tile(SPECIAL, len(SPECIAL)))
+    a, b = (np.broadcast_to(p.astype(dtype), (len(BINARY), p.size)).copy() for p in pairs)
+    r = b.real.copy()  # a real operand: float32 beside complex64, float64 beside complex128
+    args = [tidal.tensor(x) for x in (a, b, r)]
+    got = _binary_rows("tidal", *args).numpy()
+    assert _complex_compiled(runs) and not runs["numpy"], "the complex group did not run compiled"
+    skip = np.zeros(a.shape, bool)
+    for k, name in enumerate(BINARY):
+        skip[k] = NUMPY_DIFFERS_2[name](a[k]) | NUMPY_DIFFERS_2[name](b[k]) if name in NUMPY_DIFFERS_2 else False
+    _same(np.where(skip, 0, got), np.where(skip, 0, _unfused(_binary_rows, "tidal", *args)), dtype)
+    for k, name in enumerate(BINARY):
+        skip[k] = TORCH_DIFFERS_2[name](a[k]) | TORCH_DIFFERS_2[name](b[k]) if name in TORCH_DIFFERS_2 else False
+    want = _binary_rows("torch", *[torch.tensor(x) for x in (a, b, r)]).numpy()
+    _same(np.where(skip, 0, got), np.where(skip, 0, want), dtype, signs=False)
+
+
+# -- what stays on NumPy, views of complex results, broadcasting, gradients ------------------------------
+def _randn(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+@pytest.mark.parametrize("name", ["asin", "acos", "atan", "asinh", "acosh", "atanh", "pow"])
+def test_functions_numba_gets_wrong_keep_their_group_on_numpy(name, runs):
+    """A complex group using one of them runs on the NumPy path (no kernel is built), with torch's values."""
+    fn = (lambda m, z: m.pow(z, z * 0.5 + 1)) if name == "pow" else (lambda m, z: getattr(m, name)(z * 2) + 1)
+    assert any(name.replace("a", "arc", 1) in k or name in k for k in complex_compiled.COMPLEX_NUMPY_ONLY)
+    z = np.concatenate([_randn(8, np.complex128), SPECIAL[:40]])
+    got = fn(tidal, tidal.tensor(z)).numpy()
+    assert not runs["compiled"] and runs["numpy"], "the group should have run on the NumPy path"
+    want = fn(torch, torch.tensor(z)).numpy()
+    finite = np.isfinite(z)  # (where NumPy and torch agree: torch's own kernels take some infinities otherwise)
+    _same(got[finite], want[finite], "complex128", signs=False)
+
+
+def test_real_view_of_a_fused_complex_result_broadcast_and_strided(runs):
+    """A complex group over broadcast and transposed operands (the loop-nest layout), its result's .real
+    and .imag (float views of complex memory) feeding a real group; complex64 beside a float32 scalar."""
+    zn, wn = _randn((6, 1), np.complex64, 1), _randn((7, 6), np.complex64, 2)
+
+    def fn(m, z, w):
+        u = (z * w.t() + 0.5j).exp() / (w.t() - 3)
+        return [u, u.real.abs() * 2 + u.imag.abs(), (u.conj() * z).real.sigmoid()]
+    got = [t.numpy() for t in fn(tidal, tidal.tensor(zn), tidal.tensor(wn))]
+    assert any(v[0] == "nd" and v[-1] == codegen.COMPLEX for _, v in runs["compiled"]), runs["compiled"]
+    want = fn(torch, torch.tensor(zn), torch.tensor(wn))
+    for g, w in zip(got, want):
+        _same(g, w, "complex64", signs=False)
+
+
+def test_gradients_of_a_fused_complex_chain(runs):
+    """The backward pass of a complex chain (holomorphic ops, abs, conj, a real mix) runs compiled groups,
+    and the gradients are torch's (complex128: PyTorch's conjugate Wirtinger convention)."""
+    zn, wn = _randn((5, 4), np.complex128, 3), _randn((5, 4), np.complex128, 4)
+    rn = np.random.default_rng(5).standard_normal((5, 4))
+
+    def loss(m, z, w, r):
+        y = (z * w).exp() * 0.5 - z.conj() * (w + r).sigmoid()
+        return (y.abs() * r + (y / w).real).sum()
+    args = [tidal.tensor(x, requires_grad=True) for x in (zn, wn, rn)]
+    out = loss(tidal, *args)
+    value = out.item()  # (the forward group stores every result autograd saves: too many outputs to compile)
+    runs["compiled"].clear()
+    out.backward()
+    grads = [a.grad.numpy() for a in args]
+    assert _complex_compiled(runs), "no complex group of the backward pass ran compiled"
+    targs = [torch.tensor(x, requires_grad=True) for x in (zn, wn, rn)]
+    tout = loss(torch, *targs)
+    tout.backward()
+    np.testing.assert_allclose(value, tout.item(), rtol=1e-13)
+    for g, t in zip(grads, targs):
+        _same(g, t.grad.numpy(), "complex128" if g.dtype.kind == "c" else "float64")
