@@ -15,6 +15,7 @@ import weakref
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..tensor.dtype import FLOAT
 from .grad_mode import is_grad_enabled, is_inference_mode_enabled
 
 _seq = itertools.count()
@@ -49,13 +50,14 @@ class Node:
     _hooks = ()
     _freed = False
     _saved_outputs = ()  # (place in _saved, output number) of this node's own outputs it saved (see record)
+    _hooked = False  # True on saved_hooks' twin classes: the node packs what it saves
 
     def __init__(self, backward_fn, inputs: tuple, saved: tuple, attrs, n_outputs: int, meta=None):
         self.backward_fn = backward_fn
         self.attrs = attrs
         self.seq = next(_seq)
         self.n_outputs = n_outputs
-        nexts = []
+        nexts = []  # (loops, not comprehensions: a comprehension is a call of its own on Python 3.11)
         own_meta = meta is None  # (a caller whose plan fixes its inputs' shapes and dtypes passes them)
         if own_meta:
             meta = []
@@ -72,14 +74,14 @@ class Node:
         self.next_functions = tuple(nexts)
         self._input_meta = meta  # per input (shape, dtype), read for the inputs with an edge
         self._saved = saved
-        versions = []  # (a loop: a comprehension is a call of its own on Python 3.11)
+        versions = []
         for t in saved:
-            if isinstance(t, Tensor):
-                if t._inference:  # class default False: one attribute read per saved tensor
-                    raise RuntimeError(INFERENCE_SAVED)
-                versions.append((t._vc or t._v.blob).version)
-            else:
+            if t is None or not isinstance(t, Tensor):
                 versions.append(None)
+            elif t._inference:  # class default False: one attribute read per saved tensor
+                raise RuntimeError(INFERENCE_SAVED)
+            else:
+                versions.append((t._vc or t._v.blob).version)
         self._versions = tuple(versions)
 
     def name(self) -> str:
@@ -123,11 +125,16 @@ class Node:
     def save_output(self, place: int, out: Tensor, output_nr: int = 0) -> None:
         """Save `out`, this node's output `output_nr`, at `place` of its saved tensors, at its current version
         (ops that save their result once it is written)."""
-        kept = out if "_saved_hooks" in self.__dict__ else output_alias(out)  # (see _cut_output_cycles)
-        self._saved = self._saved[:place] + (kept,) + self._saved[place + 1:]
-        self._versions = self._versions[:place] + (out._version,) + self._versions[place + 1:]
-        if (place, output_nr) not in self._saved_outputs:
-            self._saved_outputs = self._saved_outputs + ((place, output_nr),)
+        kept = out if self._hooked else output_alias(out)  # (see _cut_output_cycles)
+        saved, versions = list(self._saved), list(self._versions)
+        # (the counter read directly: an output recorded in grad mode is never an inference tensor)
+        saved[place], versions[place] = kept, (out._vc or out._v.blob).version
+        self._saved, self._versions = tuple(saved), tuple(versions)
+        mark = (place, output_nr)
+        if not self._saved_outputs:
+            self._saved_outputs = (mark,)
+        elif mark not in self._saved_outputs:
+            self._saved_outputs = self._saved_outputs + (mark,)
 
     def release(self) -> None:
         """Free saved tensors (after a backward without retain_graph). A node that saved none can run again,
@@ -199,8 +206,12 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable",)
 
-    def __init__(self, variable: Tensor):
-        super().__init__(None, (), (), None, 1)
+    def __init__(self, variable: Tensor):  # (Node's fields set directly: one is made per leaf and graph)
+        self.backward_fn = self.attrs = None
+        self.seq = next(_seq)
+        self.n_outputs = 1
+        self.next_functions = self._saved = self._versions = ()
+        self._input_meta = []
         self.variable = variable
 
     def name(self) -> str:
@@ -264,12 +275,14 @@ def record(name: str | type, backward_fn, inputs: tuple, outputs, saved: tuple =
         _cut_output_cycles(node, saved, outputs)  # out): a cycle that only the cyclic garbage collector frees
     if _dual_levels:
         _carry_duals(node, inputs, outputs)
-    for k, out in enumerate(outputs):
-        if out.dtype.is_floating_point:
+    k = 0
+    for out in outputs:
+        if out.dtype.category >= FLOAT:  # (is_floating_point, without its property call)
             out._requires_grad = True
             out.grad_fn = node
             if k:
                 out._output_nr = k
+        k += 1
     return node
 
 
@@ -283,7 +296,7 @@ def _cut_output_cycles(node: Node, saved: tuple, outputs) -> None:
                 kept = ((k, j),) if kept is None else kept + ((k, j),)
     if kept is not None:
         node._saved_outputs = kept
-        if "_saved_hooks" not in node.__dict__:
+        if not node._hooked:
             places = [k for k, _ in kept]
             node._saved = tuple([output_alias(t) if k in places else t for k, t in enumerate(saved)])
 

@@ -92,7 +92,7 @@ def _twin(cls: type) -> type:
     twin = _twins.get(cls)
     if twin is None:
         twin = _twins[cls] = type(cls.__name__, (cls,), {
-            "__slots__": (), "__module__": cls.__module__, "__qualname__": cls.__qualname__,
+            "__slots__": (), "__module__": cls.__module__, "__qualname__": cls.__qualname__, "_hooked": True,
             "_saved": property(_get_saved, _set_saved), "saved_tensors": property(_saved_tensors)})
     return twin
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import dis
 import math
 
-from ..autograd.graph import node_class, record as attach
+from ..autograd import graph
+from ..autograd.graph import node_class
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import math_api as M
@@ -188,32 +189,40 @@ def originals(name: str, args: tuple, out: Tensor) -> dict | None:
     return {0: out.detach().clone()}
 
 
-_record_plans: dict = {}  # (op name, which inputs want a gradient) -> (wanted, reads, saved input places)
+_record_plans: dict = {}  # (op name, which inputs want a gradient) -> (pick, node class, attrs, saves output)
+
+
+def _record_plan(name: str, args: tuple, wanted: tuple) -> tuple:
+    if name not in FORMULAS:
+        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+    reads = _read_inputs(name, args)
+    # what the node saves, picked from the arguments by one expression made once: the output's place (filled
+    # after the op, when a formula reads it), then each input the formulas read, else None
+    picked = "".join(f"a[{k}], " if k + 2 in reads else "None, " for k in range(len(args)))
+    pick = eval(f"lambda a: (None, {picked})")  # noqa: S307 - built from ints only
+    plan = _record_plans[name, wanted] = (pick, node_class(_NODE_NAMES.get(name, name)), (name, wanted), 1 in reads)
+    return plan
 
 
 def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | None = None,
            meta: tuple | None = None) -> None:
-    """Attach op `name`'s node to `out`; for in-place ops, bump the version after saving inputs
-    (`original`: copies of inputs that are `out`, taken before the write; see `originals`;
-    `meta`: the arguments' (shape, dtype), made once by the caller's plan; see graph.record)."""
-    # (loops, not comprehensions: a comprehension is a function call of its own on Python 3.11)
-    wanted = []
+    """Attach op `name`'s node to `out` (a floating result); for in-place ops, bump the version after saving
+    inputs (`original`: copies of inputs that are `out`, taken before the write; see `originals`;
+    `meta`: the arguments' (shape, dtype), made once by the caller's plan; see graph.record). The node is made
+    here rather than by graph.record: every elementwise op with a gradient passes, and its plan fixes the rest."""
+    wanted = []  # (a loop, not a comprehension: a comprehension is a function call of its own on Python 3.11)
     for a in args:
         wanted.append(isinstance(a, Tensor) and a._requires_grad)
     wanted = tuple(wanted)
-    plan = _record_plans.get((name, wanted))
-    if plan is None:
-        if name not in FORMULAS:
-            raise RuntimeError(f"the derivative for '{name}' is not implemented.")
-        reads = _read_inputs(name, args)
-        plan = _record_plans[name, wanted] = (reads, tuple(k + 2 in reads for k in range(len(args))),
-                                              node_class(_NODE_NAMES.get(name, name)), (name, wanted))
-    reads, saves, cls, attrs = plan
-    saved = [None]  # the output's place, filled below when a formula reads the output
-    for k, a in enumerate(args):
-        saved.append((original.get(k, a) if original else a) if saves[k] else None)
-    node = attach(cls, _backward, args, (out,), tuple(saved), attrs, meta, saves_outputs=False)
+    plan = _record_plans.get((name, wanted)) or _record_plan(name, args, wanted)
+    pick, cls, attrs, saves_out = plan
+    node = cls(_backward, args, pick(tuple([original.get(k, a) for k, a in enumerate(args)]) if original
+                                     else args), attrs, 1, meta)
+    if graph._dual_levels:
+        graph._carry_duals(node, args, (out,))
+    out._requires_grad = True
+    out.grad_fn = node
     if inplace:
         (out._vc or out._v.blob).version += 1
-    if 1 in reads:  # the output is saved as it is after the op
+    if saves_out:  # the output is saved as it is after the op
         node.save_output(0, out)
