@@ -17,12 +17,22 @@ def register_kernel(name: str, device_type: str):
     return deco
 
 
+ANY_OP = "*"  # register_kernel(ANY_OP, device_type): the kernel of every op on that type (meta: never run)
+
+
 def kernel_for(name: str, device) -> object:
-    """The kernel registered for `name` on `device`; NotImplementedError naming both if none."""
+    """The kernel registered for `name` on `device` (or for ANY_OP there); NotImplementedError naming both if none."""
     fn = _kernels.get((name, device.type))
+    if fn is None:
+        fn = _kernels.get((ANY_OP, device.type))
     if fn is None:
         raise NotImplementedError(f"{name}: no kernel for device type '{device.type}'")
     return fn
+
+
+@register_kernel(ANY_OP, "meta")
+def _meta_kernel(ins, outs, attrs) -> None:
+    raise AssertionError("the meta VM runs no kernel")  # (vm/meta.py: meta tensors have no data)
 
 
 def same_device(name: str, tensors) -> object:

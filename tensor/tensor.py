@@ -283,7 +283,9 @@ class Tensor:
         return (self._vc or self._v.blob).version
 
     def data_ptr(self) -> int:
-        """The address of the first element (waits for the tensor's writer)."""
+        """The address of the first element (waits for the tensor's writer); 0 for a meta tensor, as torch."""
+        if self.device.type == "meta":
+            return 0
         self._sync()
         blob = self._v.blob
         if blob.data is None:
@@ -316,12 +318,8 @@ class Tensor:
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The values as a NumPy array sharing this tensor's memory (waits for pending work)."""
-        if self.requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
-                               "Use tensor.detach().numpy() instead.")
-        if self.device.type != "cpu" and not force:
-            raise TypeError(f"can't convert {self.device.type}:{self.device.index or 0} device type tensor "
-                            "to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
+        if not force:
+            self._check_numpy()
         array = self._host_array()
         if self.device.type == "cpu":  # the program's own view of the blob: while it lives, ops on the blob
             array = array.view()       # run at their call (see VirtualMachine.lent), and the ones pending
@@ -339,6 +337,8 @@ class Tensor:
 
     def item(self):
         """The single value of a one-element tensor, as a Python number."""
+        if self.device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         n = self.numel()
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
@@ -357,8 +357,22 @@ class Tensor:
             arr = arr.astype(np.float32)
         return arr.tolist()
 
+    def _check_numpy(self) -> None:
+        """torch's refusals of numpy(): a tensor that requires grad while grad mode is on, or not on the CPU."""
+        if self.requires_grad:
+            from ..autograd.grad_mode import is_grad_enabled  # (autograd sits above tensor)
+            if is_grad_enabled():
+                raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                                   "Use tensor.detach().numpy() instead.")
+        if self.device.type != "cpu":
+            where = self.device if self.device.type == "meta" else f"{self.device.type}:{self.device.index or 0}"
+            raise TypeError(f"can't convert {where} device type tensor "
+                            "to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
+
     def __array__(self, dtype=None, copy=None):
-        arr = self.detach()._host_array() if self.requires_grad else self._host_array()
+        if self.requires_grad or self.device.type == "meta":  # torch's __array__ is numpy()'s (cuda: see to_host)
+            self._check_numpy()
+        arr = self._host_array()
         return arr if dtype is None else arr.astype(dtype)
 
     def __bool__(self) -> bool:
@@ -397,7 +411,9 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
-        from .printing import format_tensor, host_values
+        from .printing import format_tensor, host_values, meta_repr
+        if self.device.type == "meta":  # no values to show: torch prints the size instead
+            return meta_repr(self)
         arr, shape = host_values(self)  # (shape: past 64 dims, the values lack their dims of extent 1)
         if self.dtype in (dt.float16, dt.bfloat16):
             arr = arr.astype(np.float32)

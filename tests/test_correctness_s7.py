@@ -85,12 +85,7 @@ def _grad_leaf(lib, shape=(2, 3)):
     return lib.tensor(np.arange(6.0).reshape(shape).astype(np.float32), requires_grad=True)
 
 
-def _array_refusal(call: str):
-    return call if call == "numpy()" else pytest.param(
-        call, marks=pytest.mark.xfail(strict=True, reason="needs s7_numpy_grad.patch"))
-
-
-@pytest.mark.parametrize("call", [_array_refusal(c) for c in sorted(_ARRAY_CALLS)])
+@pytest.mark.parametrize("call", sorted(_ARRAY_CALLS))
 def test_array_of_requires_grad_tensor_raises_as_torch(call):
     fn = _ARRAY_CALLS[call]
     outs = [_outcome(lambda: fn(_grad_leaf(lib))) for lib in (torch, tidal)]
@@ -99,7 +94,6 @@ def test_array_of_requires_grad_tensor_raises_as_torch(call):
     assert outs[0][0] == "RuntimeError" and outs[0] == outs[1]
 
 
-@pytest.mark.xfail(strict=True, reason="needs s7_numpy_grad.patch")
 def test_array_of_requires_grad_tensor_under_no_grad_reads_values():
     for call in ("np.array", "np.asarray", "numpy()"):
         got = []

@@ -10,9 +10,6 @@ import torch
 import tidal
 import tidal.compat as tc
 
-NEEDS_VM = pytest.mark.xfail(strict=True, reason="needs s7_meta_vm.patch")
-NEEDS_VM_TENSOR = pytest.mark.xfail(strict=True, reason="needs s7_meta_vm.patch and s7_meta_tensor.patch")
-NEEDS_VM_NUMPY = pytest.mark.xfail(strict=True, reason="needs s7_meta_vm.patch and s7_numpy_grad.patch")
 LIBS = (torch, tc)
 
 
@@ -102,13 +99,11 @@ _FACTORIES = {
 }
 
 
-@NEEDS_VM
 @pytest.mark.parametrize("name", sorted(_FACTORIES))
 def test_factories_on_meta(name):
     same(_FACTORIES[name])
 
 
-@NEEDS_VM
 def test_meta_block_makes_factories_meta():
     def fn(T):
         with T.device("meta"):
@@ -117,7 +112,6 @@ def test_meta_block_makes_factories_meta():
     same(fn)
 
 
-@NEEDS_VM
 def test_meta_tensors_take_no_memory():
     tidal.sync()
     before = tidal.vm.memory_stats()["bytes_in_use"]
@@ -174,19 +168,16 @@ _OPS = {
 }
 
 
-@NEEDS_VM
 @pytest.mark.parametrize("name", sorted(_OPS))
 def test_ops_on_meta(name):
     same(_OPS[name])
 
 
-@NEEDS_VM
 def test_mixing_meta_and_cpu_is_refused():
     metas = {lib: _m(lib, 2, 3) for lib in LIBS}  # (made first: the refusal is the add's)
     assert same(lambda T: metas[T] + T.ones(2, 3), message=False)[0] == "RuntimeError"
 
 
-@NEEDS_VM
 def test_backward_on_meta_gives_meta_grads():
     def fn(T):
         w = T.empty(3, 4, device="meta", requires_grad=True)
@@ -222,31 +213,26 @@ _DATA_DEPENDENT = {  # torch's meta kernels refuse these (a NotImplementedError 
 }
 
 
-@NEEDS_VM
 @pytest.mark.parametrize("name", sorted(_READS))
 def test_reading_meta_values_raises_as_torch(name):
     assert same(_READS[name]) == ("NotImplementedError", "Cannot copy out of meta tensor; no data!")
 
 
-@NEEDS_VM_TENSOR
 @pytest.mark.parametrize("name", sorted(_ITEM_READS))
 def test_item_of_meta_raises_as_torch(name):
     assert same(_ITEM_READS[name]) == ("RuntimeError", "Tensor.item() cannot be called on meta tensors")
 
 
-@NEEDS_VM_NUMPY
 @pytest.mark.parametrize("name", sorted(_NUMPY_READS))
 def test_numpy_of_meta_raises_as_torch(name):
     assert same(_NUMPY_READS[name])[0] == "TypeError"
 
 
-@NEEDS_VM
 @pytest.mark.parametrize("name", sorted(_DATA_DEPENDENT))
 def test_data_dependent_ops_refuse_on_meta(name):
     assert same(_DATA_DEPENDENT[name], message=False)[0] == "NotImplementedError"
 
 
-@NEEDS_VM_TENSOR
 def test_meta_repr_and_data_ptr():
     def fn(T):
         x = T.ones(2, requires_grad=True, device="meta")
@@ -302,7 +288,6 @@ def _loss(T, model, idx, target):
     return T.nn.functional.cross_entropy(model(idx).view(-1, VOCAB), target.view(-1))
 
 
-@NEEDS_VM
 def test_gpt_on_meta_shapes_forward_backward():
     def fn(T):
         model = gpt(T)
@@ -315,7 +300,6 @@ def test_gpt_on_meta_shapes_forward_backward():
     same(fn)
 
 
-@NEEDS_VM
 def test_gpt_to_empty_then_init_trains_one_step_as_torch():
     rng = np.random.default_rng(16)
     idx, target = rng.integers(0, VOCAB, (2, 5)), rng.integers(0, VOCAB, (2, 5))

@@ -151,8 +151,6 @@ def meta_device_load(T, tmp_path):
     return {"before": before, "after": str(new_m[0].weight.device), "out": new_m(T.ones(2, 3))}
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError, reason="tidal has no meta device (a backend that only "
-                   "infers shapes) and `with torch.device(...)` only takes the CPU")
 def test_meta_device_load_recipe(tmp_path):
     run_both(meta_device_load, tmp_path=tmp_path)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from . import codegen
 from . import cpu as _cpu  # noqa: F401  registers the CPU backend
+from . import meta as _meta  # noqa: F401  registers the meta backend (tensors without data)
 from .blob import Blob, View, fresh_view
 from .fusion import config as fusion_config
 from .instruction import Instruction, compute_instruction

@@ -443,7 +443,9 @@ def get_vm(device) -> VirtualMachine:
     """The VM of a device, created on first use."""
     vm = _vms.get(device)
     if vm is None:
-        vm = _vms[device] = VirtualMachine(device, _backends[device.type](device))
+        backend = _backends[device.type](device)
+        # a backend may bring its own VM class (meta's runs nothing)
+        vm = _vms[device] = getattr(backend, "machine", VirtualMachine)(device, backend)
         vm.profiler = _profiler_default
     return vm
 
