@@ -23,14 +23,8 @@ from numba.extending import overload
 __all__ = ["as_complex64", "as_complex128", "np"]
 
 
-@njit(inline="always")
-def as_complex64(x):
-    return numpy.complex64(x)
-
-
-@njit(inline="always")
-def as_complex128(x):
-    return numpy.complex128(x)
+as_complex64 = numpy.complex64
+as_complex128 = numpy.complex128
 
 
 _DBL_MIN = 2.2250738585072014e-308
@@ -42,12 +36,10 @@ _LOG10E = 0.4342944819032518
 _LN2 = 0.6931471805599453
 
 
-@njit(cache=True, error_model="numpy")
+@njit(inline="always")
 def _sin_cos(y):
     # sin and cos of y, exact for tiny y (glibc's: a subnormal y is its own sine)
-    if math.fabs(y) > _DBL_MIN:
-        return math.sin(y), math.cos(y)
-    return y, 1.0
+    return (math.sin(y), math.cos(y)) if math.fabs(y) > _DBL_MIN else (y, 1.0)
 
 
 @njit(cache=True, error_model="numpy")
@@ -77,12 +69,12 @@ def _exp_parts(x, y):
     return math.nan, math.nan
 
 
-@njit(cache=True, error_model="numpy")
+@njit(inline="always")
 def _exp2_parts(x, y):
     return _exp_parts(x * _LN2, y * _LN2)  # NumPy's: exp(z ln 2)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(inline="always")
 def _exp2_single(x, y):
     ln2 = numpy.float32(_LN2)  # z ln 2 rounded to float32 as in NumPy's complex64 loop (it moves sin(1e30 ln 2))
     return _exp_parts(numpy.float64(x * ln2), numpy.float64(y * ln2))
@@ -106,7 +98,7 @@ def _expm1_single(x, y):
 _SPLIT = 134217729.0  # 2**27 + 1: Veltkamp's splitter for float64
 
 
-@njit(cache=True, error_model="numpy")
+@njit(inline="always")
 def _square_parts(a):
     # a*a as hi + lo exactly (Dekker's product, no FMA needed)
     hi = a * a
@@ -116,7 +108,7 @@ def _square_parts(a):
     return hi, ((ah * ah - hi) + 2.0 * ah * al) + al * al
 
 
-@njit(cache=True, error_model="numpy")
+@njit(inline="always")
 def _two_sum(a, b):
     s = a + b
     v = s - a
@@ -158,13 +150,13 @@ def _log_parts(x, y):
     return re, math.atan2(y, x)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(inline="always")
 def _log2_parts(x, y):
     re, im = _log_parts(x, y)
     return re * _LOG2E, im * _LOG2E
 
 
-@njit(cache=True, error_model="numpy")
+@njit(inline="always")
 def _log10_parts(x, y):
     re, im = _log_parts(x, y)
     return re * _LOG10E, im * _LOG10E
@@ -274,18 +266,18 @@ def _tanh_parts(x, y):
 
 
 # sin, cos and tan through their hyperbolic twins: sin z = -i sinh(iz), cos z = cosh(iz), tan z = -i tanh(iz)
-@njit(cache=True, error_model="numpy")
+@njit(inline="always")
 def _sin_parts(x, y):
     re, im = _sinh_parts(-y, x)
     return im, -re
 
 
-@njit(cache=True, error_model="numpy")
+@njit(inline="always")
 def _cos_parts(x, y):
     return _cosh_parts(-y, x)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(inline="always")
 def _tan_parts(x, y):
     re, im = _tanh_parts(-y, x)
     return im, -re

@@ -392,6 +392,7 @@ class _Compiler:
         self.ready: set = set()
         self.pending: set = set()
         self.generation = 0  # bumped whenever a kernel becomes ready: callers re-look only then
+        self._requests = 0   # requests made: the queue's tie-break (keys and loaders do not compare)
         self._queue = None
         self._server = None  # the compile process, started with the thread; False once it failed
         self.in_process = os.environ.get("TIDAL_COMPILE_PROCESS", "1") == "0"
@@ -407,7 +408,8 @@ class _Compiler:
             import queue
             self._queue = queue.PriorityQueue()
             threading.Thread(target=self._work, name="tidal-compiler", daemon=True).start()
-        self._queue.put((0 if first else 1, len(self.pending), key, load, remote))
+        self._requests += 1
+        self._queue.put((0 if first else 1, self._requests, key, load, remote))
 
     def mark_ready(self, key) -> None:
         """Record that `key`'s kernel is loaded (the generation tells replayed steps to look again)."""
