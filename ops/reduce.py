@@ -256,8 +256,24 @@ def track(name: str, backward, x: Tensor, outs, axes: tuple, keepdim: bool, save
     if needs_grad((x,)):
         results = outs if isinstance(outs, tuple) else (outs,)
         saved = tuple(x if s == "input" else results[s] for s in save)
-        record(name, backward, (x,), results, saved, Reduced(x._v.shape, axes, keepdim, extra))
+        record(name, backward, (x,), results, saved, _reduced(x._v.shape, axes, keepdim, extra))
     return outs
+
+
+_reduced_cache: dict = {}  # (shape, axes, keepdim) -> its Reduced, for reductions without extras
+
+
+def _reduced(shape: tuple, axes: tuple, keepdim: bool, extra) -> Reduced:
+    """Reduced(shape, axes, keepdim, extra), made once per signature when there is no extra (it is immutable)."""
+    if extra is not None:
+        return Reduced(shape, axes, keepdim, extra)
+    key = (shape, axes, keepdim)
+    r = _reduced_cache.get(key)
+    if r is None:
+        r = Reduced(shape, axes, keepdim, None)
+        if len(_reduced_cache) < 4096:
+            _reduced_cache[key] = r
+    return r
 
 
 def restore(t: Tensor, r: Reduced, expand: bool = True) -> Tensor:

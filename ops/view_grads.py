@@ -25,11 +25,14 @@ def record_view(name: str, input: Tensor, out: Tensor, backward, attrs=None) -> 
     return out
 
 
+_overloads: dict = {}  # (name, k) -> its key in graph._node_classes
+
+
 def overload(name: str, k: int) -> str:
     """A node name giving PyTorch's class for the k-th overload of `name` (SqueezeBackward1, TBackward1)."""
-    key = f"{name}.{k}"
-    # graph.node_class only makes `...Backward0`; the class for this key is made once and cached there
-    if key not in graph._node_classes:
+    key = _overloads.get((name, k))
+    if key is None:  # graph.node_class only makes `...Backward0`: the class for this key is made once, kept there
+        key = _overloads[name, k] = f"{name}.{k}"
         zeroth = graph.node_class(name).__name__
         graph._node_classes[key] = type(zeroth[:-1] + str(k), (graph.Node,), {"__slots__": ()})
     return key
