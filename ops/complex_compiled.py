@@ -31,4 +31,4 @@ COMPLEX_NUMPY_ONLY = {
 # vectorized float loops); NumPy's complex ones are scalar C calls, so fusing them pays
 codegen.register_complex_vocabulary("tidal.ops.complex_kernels",
                                     compiles=("as_complex64", "as_complex128", "np.tanh", "np.sin", "np.cos"),
-                                    numpy_only=tuple(COMPLEX_NUMPY_ONLY))
+                                    numpy_only=tuple(COMPLEX_NUMPY_ONLY), cuda_module="tidal.ops.complex_cuda")

@@ -151,6 +151,27 @@ def _log_parts(x, y):
 
 
 @njit(inline="always")
+def _hypot(a, b):
+    # C99's hypot: an infinite part wins over a nan one (numba's CPU hypot returns a for hypot(a, nan))
+    if math.isinf(a) or math.isinf(b):
+        return math.inf
+    return math.hypot(a, b) if not (math.isnan(a) or math.isnan(b)) else math.nan
+
+
+@njit(cache=True, error_model="numpy")
+def _log1p_parts(x, y):
+    # NumPy's: log|1 + z| + i arg(1 + z)
+    a = x + 1.0
+    return math.log(_hypot(a, y)), math.atan2(y, a)
+
+
+@njit(cache=True, error_model="numpy")
+def _log1p_single(x, y):
+    a = x + numpy.float32(1.0)  # rounded to float32 first, as NumPy's complex64 loop
+    return math.log(_hypot(numpy.float64(a), numpy.float64(y))), math.atan2(numpy.float64(y), numpy.float64(a))
+
+
+@njit(inline="always")
 def _log2_parts(x, y):
     re, im = _log_parts(x, y)
     return re * _LOG2E, im * _LOG2E
@@ -348,22 +369,44 @@ def _double(parts):
     return complex(parts[0], parts[1])
 
 
-def _function(numpy_fn, parts, single=None):
-    """NumPy's `numpy_fn` for kernels: on a complex value, `parts` computes it from float64 parts
-    (`single`, where given, from a complex64 value's float32 parts, as NumPy's complex64 loop)."""
+def complex_impl(z, parts, single=None):
+    """The implementation, for the complex numba type `z`, of a function that `parts` computes from
+    float64 parts (`single`, where given, from a complex64 value's float32 parts, as NumPy's loop)."""
+    if z.bitwidth == 64 and single is not None:
+        return lambda z: _single(single(z.real, z.imag))
+    if z.bitwidth == 64:
+        return lambda z: _single(parts(numpy.float64(z.real), numpy.float64(z.imag)))
+    return lambda z: _double(parts(z.real, z.imag))
+
+
+def divide_impl(a, b):
+    """The implementation of a / b for numba types `a`, `b`, one of them complex: NumPy's division,
+    in the complex operand's precision as on the NumPy path (a number in a template is weak there)."""
+    if all(t.bitwidth == 64 for t in (a, b) if isinstance(t, types.Complex)):
+        return lambda a, b: _single(_divide_single(a.real, a.imag, b.real, b.imag))
+    return lambda a, b: _double(_divide_parts(numpy.float64(a.real), numpy.float64(a.imag),
+                                              numpy.float64(b.real), numpy.float64(b.imag)))
+
+
+# NumPy's name -> (parts, single): the functions this file computes for complex values
+FUNCTIONS = {"exp": (_exp_parts, None), "exp2": (_exp2_parts, _exp2_single), "expm1": (_expm1_parts, _expm1_single),
+             "log": (_log_parts, None), "log2": (_log2_parts, None), "log10": (_log10_parts, None),
+             "log1p": (_log1p_parts, _log1p_single),
+             "sinh": (_sinh_parts, None), "cosh": (_cosh_parts, None), "tanh": (_tanh_parts, None),
+             "sin": (_sin_parts, None), "cos": (_cos_parts, None), "tan": (_tan_parts, None),
+             "sinc": (_sinc_parts, _sinc_single)}
+
+
+def _function(name: str):
+    """NumPy's function `name` for kernels, FUNCTIONS' version on complex values."""
+    numpy_fn = getattr(numpy, name)
+    parts, single = FUNCTIONS[name]
+
     def fn(z):
         return numpy_fn(z)
-    fn.__name__ = fn.__qualname__ = numpy_fn.__name__
-
-    def typer(z):
-        if not isinstance(z, types.Complex):
-            return lambda z: numpy_fn(z)
-        if z.bitwidth == 64 and single is not None:
-            return lambda z: _single(single(z.real, z.imag))
-        if z.bitwidth == 64:
-            return lambda z: _single(parts(numpy.float64(z.real), numpy.float64(z.imag)))
-        return lambda z: _double(parts(z.real, z.imag))
-    overload(fn)(typer)
+    fn.__name__ = fn.__qualname__ = name
+    overload(fn)(lambda z: complex_impl(z, parts, single) if isinstance(z, types.Complex) else
+                 (lambda z: numpy_fn(z)))
     return fn
 
 
@@ -376,28 +419,22 @@ def true_divide(a, b):
 def _true_divide(a, b):
     if not isinstance(a, types.Complex) and not isinstance(b, types.Complex):
         return lambda a, b: numpy.true_divide(a, b)
-    # the complex operand's precision, as the NumPy path's (a number in a template is weak there)
-    single = all(t.bitwidth == 64 for t in (a, b) if isinstance(t, types.Complex))
-    if single:
-        return lambda a, b: _single(_divide_single(a.real, a.imag, b.real, b.imag))
-    return lambda a, b: _double(_divide_parts(numpy.float64(a.real), numpy.float64(a.imag),
-                                              numpy.float64(b.real), numpy.float64(b.imag)))
+    return divide_impl(a, b)
 
 
 class _Namespace(_pytypes.ModuleType):
-    """NumPy's names, with the complex-correct functions of this file in place of NumPy's."""
+    """A module's names (NumPy's here), with some replaced (setattr)."""
+
+    def __init__(self, name: str, fallback):
+        super().__init__(name)
+        self._fallback = fallback
 
     def __getattr__(self, name):
-        return getattr(numpy, name)
+        return getattr(self._fallback, name)
 
 
-np = _Namespace(__name__ + ".np")
-for _fn in (_function(numpy.exp, _exp_parts), _function(numpy.exp2, _exp2_parts, _exp2_single),
-            _function(numpy.expm1, _expm1_parts, _expm1_single), _function(numpy.log, _log_parts),
-            _function(numpy.log2, _log2_parts), _function(numpy.log10, _log10_parts),
-            _function(numpy.sinh, _sinh_parts), _function(numpy.cosh, _cosh_parts),
-            _function(numpy.tanh, _tanh_parts), _function(numpy.sin, _sin_parts),
-            _function(numpy.cos, _cos_parts), _function(numpy.tan, _tan_parts), true_divide):
-    setattr(np, _fn.__name__, _fn)
-np.sinc = _function(numpy.sinc, _sinc_parts, _sinc_single)
+np = _Namespace(__name__ + ".np", numpy)
+for _name in FUNCTIONS:
+    setattr(np, _name, _function(_name))
+np.true_divide = true_divide
 sys.modules.setdefault(np.__name__, np)

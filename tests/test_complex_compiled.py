@@ -7,6 +7,9 @@ Each test builds a few wide groups (one kernel per group and dtype) so that comp
 """
 from __future__ import annotations
 
+import os
+import types
+
 import numpy as np
 import pytest
 import torch
@@ -256,3 +259,35 @@ def test_gradients_of_a_fused_complex_chain(runs):
     np.testing.assert_allclose(value, tout.item(), rtol=1e-13)
     for g, t in zip(grads, targs):
         _same(g, t.grad.numpy(), "complex128" if g.dtype.kind == "c" else "float64")
+
+
+# -- the CUDA kernel of a complex program (no GPU needed: typed and lowered for the real target) --------
+@pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", reason="needs numba's real CUDA target")
+def test_complex_kernel_lowers_for_cuda(monkeypatch):
+    """One kernel with each kind of complex code a GPU kernel holds (ops/complex_cuda.py: division,
+    complex_kernels' functions in both precisions, cmath, part tests, real, power) types and lowers:
+    i0 is complex64, i1 complex128."""
+    from numba import types as nt
+    from numba.cuda.compiler import compile_cuda
+    import numba.cuda.dispatcher as cuda_dispatcher
+    from tidal.ops import elementwise as ew
+    from tidal.vm import cuda as cuda_backend, codegen_cuda
+    cuda_backend.runtime()
+    monkeypatch.setattr(cuda_dispatcher, "get_current_device", lambda: types.SimpleNamespace(compute_capability=(8, 0)))
+    numba_type = {"complex64": nt.complex64, "complex128": nt.complex128, "float32": nt.float32,
+                  "float64": nt.float64, "bool": nt.boolean}
+    lines, out_types = [], []
+    for arg, names in (("i0", ("div", "sinc", "sqrt", "isfinite")),
+                       ("i1", ("div", "asin", "conj", "logaddexp", "pow", "sgn", "logical_not"))):
+        d = tidal.complex64 if arg == "i0" else tidal.complex128
+        for name in names:
+            op = ew.OPS[name]
+            plan = ew.plan_for(op, (tidal.ones(2, dtype=d),) * op.nin)
+            lines.append((plan.expr, (arg,) * op.nin))
+            out_types.append(numba_type[plan.dtype.name])
+    prog = codegen.Program(tuple(lines), 2, tuple(f"t{k}" for k in range(len(lines))))
+    src = codegen_cuda.module_source(prog, 2, (True, True), complex_values=True)
+    assert "np.true_divide(a0, a0)" in src and "complex_cuda import *" in src
+    kernel = codegen.load_generated(src, prefix="cuda").kernel
+    arrays = out_types + [nt.complex64, nt.complex128]
+    compile_cuda(kernel.py_func, nt.void, tuple(nt.Array(t, 2, "A") for t in arrays), cc=(8, 0))

@@ -27,6 +27,7 @@ _complex_hash = ""
 _complex_compiles: tuple = ()     # NumPy-only names that the complex module defines
 _complex_wrong: tuple = ()        # names compiled wrong for complex values
 _complex_numpy_only: re.Pattern | None = None
+_complex_cuda_module: str | None = None  # the same for CUDA kernels (vm/codegen_cuda.py)
 _cache: dict = {}          # source key -> python function (NumPy path)
 _compiled: dict = {}       # source key -> numba dispatcher
 _kernel_files: dict = {}  # (program key, variant) -> (module name, path) of its generated file
@@ -50,15 +51,21 @@ def register_vocabulary(numpy_ns: dict, compiled_module: str, numpy_only: tuple 
     _name_rules()
 
 
-def register_complex_vocabulary(module: str, compiles: tuple = (), numpy_only: tuple = ()) -> None:
+def register_complex_vocabulary(module: str, compiles: tuple = (), numpy_only: tuple = (),
+                                cuda_module: str | None = None) -> None:
     """Programs computing on complex values: their compiled kernels also import `module` (after the
     vocabulary, so its names, `np` included, replace the vocabulary's), which defines `compiles` (names
     otherwise NumPy-only); `numpy_only`: names whose compiled versions are wrong for complex values (a
-    complex-valued program using one runs on the NumPy path)."""
-    global _complex_module, _complex_hash, _complex_compiles, _complex_wrong
-    with open(importlib.util.find_spec(module).origin, "rb") as f:
-        _complex_hash = hashlib.sha1(f.read()).hexdigest()[:12]
+    complex-valued program using one runs on the NumPy path); `cuda_module`: what CUDA kernels of
+    complex programs import last (a GPU has no NumPy path: it compiles every name)."""
+    global _complex_module, _complex_hash, _complex_compiles, _complex_wrong, _complex_cuda_module
+    digest = hashlib.sha1()
+    for name in (module, cuda_module) if cuda_module else (module,):
+        with open(importlib.util.find_spec(name).origin, "rb") as f:
+            digest.update(f.read())
+    _complex_hash = digest.hexdigest()[:12]
     _complex_module, _complex_compiles, _complex_wrong = module, tuple(compiles), tuple(numpy_only)
+    _complex_cuda_module = cuda_module
     _name_rules()
 
 
@@ -229,10 +236,14 @@ class _DivisionsAsCalls(ast.NodeTransformer):
         return node
 
 
+def divisions_as_calls(src: str) -> str:
+    """Kernel source `src` with every `a / b` written np.true_divide(a, b) (complex programs' kernels)."""
+    return ast.unparse(ast.fix_missing_locations(_DivisionsAsCalls().visit(ast.parse(src)))) + "\n"
+
+
 def _kernel_source(prog: Program, variant: tuple) -> str:
     if variant[-1] == COMPLEX:
-        tree = _DivisionsAsCalls().visit(ast.parse(_kernel_source(prog, variant[:-1])))
-        return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+        return divisions_as_calls(_kernel_source(prog, variant[:-1]))
     if prog.reduction is not None:
         from .fusion_reduce import reduce_kernel_source
         return reduce_kernel_source(prog, variant)
