@@ -8,9 +8,12 @@ C99 signed infinities), drops exact zeros (exp(x + 0j) gets a nan imaginary part
 overflows), loses tiny results (log(1 + 1e-30j) has real part 0, not 5e-61) and takes -0.0 for
 |-0.0| in its complex division (1 / (-0.0 + 0j) is -inf + nan j, NumPy's inf + nan j). Each
 function works on float64 parts; complex64 values are widened and the result rounded once, so a
-part that overflows float32 alone stays alone. Real arguments get NumPy's own function; every
-other name is NumPy's. Kernels are cached by this file's hash (codegen registers it), so
-everything they call lives here.
+part that overflows float32 alone stays alone, except where NumPy's complex64 loop rounds on the
+way (exp2, expm1, log1p, sinc, division: the `single` versions, in float32). Real arguments get
+NumPy's own function; every other name is NumPy's. ops/complex_cuda.py calls the same functions in
+CUDA kernels. Kernels are cached by this file's hash (codegen registers it), so everything they
+call lives here; the helpers are cached by numba too, so a new kernel in a new process does not
+compile them again.
 """
 import math
 import sys
