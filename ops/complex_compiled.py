@@ -2,11 +2,12 @@
 
 Fused groups on complex64/complex128 values compile into the same generated numba loops as real
 ones; their kernel files also import ops/complex_kernels.py (the complex casts, and an `np` whose
-complex exp, exp2, expm1, log, log2, log10, sin, cos, tan, sinh, cosh, tanh and sinc follow NumPy's
-C code, C99's special values) and spell `a / b` as NumPy's complex division (numba's `/` raises on
+complex exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, sinh, cosh, tanh and sinc follow
+NumPy's C code, C99's special values) and spell `a / b` as NumPy's complex division (numba's `/` raises on
 a zero divisor). So arithmetic, division, reciprocal, rsqrt, sigmoid, eq/ne, where, lerp, logical
-ops, abs, sgn, conj, square, isnan/isinf/isfinite, sqrt, log1p, logaddexp and the functions above
-compile, with the NumPy path's values.
+ops, abs, sgn, conj, square, isnan/isinf/isfinite, sqrt, logaddexp and the functions above compile,
+with the NumPy path's values (GPU kernels: ops/complex_cuda.py). A complex group feeding a fused
+reduction stays on NumPy (vm/fusion.py).
 
 The names below keep a complex-valued program on the NumPy path, each for a reason found by
 comparing numba 0.68 with NumPy and torch on a grid of zeros, signed infinities, NaNs, huge and
