@@ -115,10 +115,10 @@ UNARY = {  # name: (tidal fn, torch fn)
 }
 _HUGE = lambda z: ~np.isfinite(z) | (np.abs(z) > 1e20)  # noqa: E731
 # where tidal's NumPy path (whose values the compiled loops keep) and torch disagree, by op: such
-# elements are not compared with torch (neg: torch's -(0+0j) is 0+0j, NumPy's -0-0j; sgn of
-# infinities: NumPy's z/|z| is nan+nanj; log1p: NumPy's log(1+z) loses tiny parts and takes
-# infinities its own way; sinc, square: NumPy rounds differently where parts overflow)
-TORCH_DIFFERS = {"neg": lambda z: z == 0, "sgn": _HUGE, "log1p": lambda z: _HUGE(z) | (np.abs(z) < 1e-20),
+# elements are not compared with torch (sgn of infinities: NumPy's z/|z| is nan+nanj, torch's
+# vectorized loop nan j; log1p: NumPy's log(1+z) loses tiny real parts and takes infinities its own
+# way; sinc, square: the two round differently where parts overflow)
+TORCH_DIFFERS = {"sgn": _HUGE, "log1p": lambda z: _HUGE(z) | (np.abs(z) < 1e-20),
                  "sinc": _HUGE, "square": _HUGE}
 # and where the NumPy path is not what the compiled loop gives: square, whose SIMD loop fuses a
 # multiply-add (the real part of (1e30+1e30j)**2 in float64 is -8.8e43 there, 0 here and in torch)
