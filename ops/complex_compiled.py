@@ -2,8 +2,8 @@
 
 Fused groups on complex64/complex128 values compile into the same generated numba loops as real
 ones; their kernel files also import ops/complex_kernels.py (the complex casts, and an `np` whose
-complex exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, sinh, cosh, tanh and sinc follow
-NumPy's C code, C99's special values) and spell `a / b` as NumPy's complex division (numba's `/` raises on
+complex exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, sinh, cosh, tanh, sinc and power
+follow NumPy's C code, C99's special values) and spell `a / b` as NumPy's complex division (numba's `/` raises on
 a zero divisor). So arithmetic, division, reciprocal, rsqrt, sigmoid, eq/ne, where, lerp, logical
 ops, abs, sgn, conj, square, isnan/isinf/isfinite, sqrt, logaddexp and the functions above compile,
 with the NumPy path's values (GPU kernels: ops/complex_cuda.py). A complex group feeding a fused
@@ -11,7 +11,8 @@ reduction stays on NumPy (vm/fusion.py).
 
 The names below keep a complex-valued program on the NumPy path, each for a reason found by
 comparing numba 0.68 with NumPy and torch on a grid of zeros, signed infinities, NaNs, huge and
-tiny parts (rewriting them as glibc does is possible, not yet done):
+tiny parts (rewriting them as glibc does is possible, not yet done; numba's complex power, which
+has none of NumPy's special cases, is replaced by NumPy's in complex_kernels):
 """
 from __future__ import annotations
 
@@ -23,9 +24,6 @@ COMPLEX_NUMPY_ONLY = {
     # and acosh loses precision near the imaginary axis (acosh(1e-30j) has real part 0, not 1e-30)
     "np.arcsin": "nan parts", "np.arccos": "nan parts", "np.arctan": "nan parts",
     "np.arcsinh": "nan parts", "np.arccosh": "nan parts, precision", "np.arctanh": "nan parts",
-    # numba's complex power has none of NumPy's special cases (0 ** (1+1j) is nan + nan j in numba,
-    # 0j in NumPy; small integer exponents are repeated products there)
-    "np.power": "zero bases, integer exponents",
 }
 
 # compiles: the complex casts, and the functions the real vocabulary keeps on NumPy for speed (its

@@ -3,17 +3,17 @@
 A complex program on a GPU compiles from the same Program as on the CPU (vm/codegen_cuda.py): its
 kernel file imports this module last, so `np` is cuda_math's namespace with complex versions of
 its functions: ops/complex_kernels.py's (NumPy's C code: exp, log, sin... and the division, called
-as device functions), numba's cmath sqrt (NumPy's algorithm, as the CPU's np.sqrt), and the part
-tests. A GPU has no NumPy path, so the functions the CPU keeps on NumPy for complex values
-(ops/complex_compiled.py: the inverse trigonometric functions, power) compile here from numba's
-cmath and complex `**`, whose NaN and infinity cases are numba's, not NumPy's.
+as device functions, power and the division included), numba's cmath sqrt (NumPy's algorithm, as
+the CPU's np.sqrt), and the part tests. A GPU has no NumPy path, so the functions the CPU keeps on
+NumPy for complex values (ops/complex_compiled.py: the inverse trigonometric functions) compile here
+from numba's cmath, whose NaN cases are numba's, not NumPy's.
 """
 import cmath
 import math
 import sys
 
 from ..vm import cuda_math
-from .complex_kernels import FUNCTIONS, _Namespace, as_complex64, as_complex128, complex_impl, divide_impl
+from .complex_kernels import FUNCTIONS, _Namespace, as_complex64, as_complex128, complex_impl, divide_impl, power_impl
 
 try:  # the numba-cuda package (its own typing), or numba's built-in CUDA target: as in cuda_math
     from numba.cuda import types
@@ -72,5 +72,5 @@ for _name, (_parts, _single) in FUNCTIONS.items():
 for _name, _impl in _CMATH.items():
     setattr(np, _name, _unary(_name, _of(_impl)))
 np.true_divide = _binary("true_divide", lambda x, y: x / y, divide_impl)
-np.power = _binary("power", cuda_math.power, lambda a, b: lambda a, b: a ** b)
+np.power = _binary("power", cuda_math.power, power_impl)
 sys.modules.setdefault(np.__name__, np)

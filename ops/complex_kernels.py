@@ -363,6 +363,119 @@ def _divide_single(ar, ai, br, bi):
 
 
 @njit(inline="always")
+def _cmul(ar, ai, br, bi):
+    return ar * br - ai * bi, ar * bi + ai * br  # (in the parts' own precision: no literals)
+
+
+@njit(cache=True, error_model="numpy")
+def _int_power(ar, ai, n, one):
+    # NumPy's a**n for an integer 0 < |n| < 100: products (unrolled for n = 1, 2, 3, "to handle inf
+    # better"), and 1 / a**|n| for a negative n; `one` is 1 in the parts' precision
+    if n == 1:
+        return ar, ai
+    if n == 2:
+        return _cmul(ar, ai, ar, ai)
+    if n == 3:
+        sr, si = _cmul(ar, ai, ar, ai)
+        return _cmul(ar, ai, sr, si)
+    m = abs(n)
+    rr, ri = one, one - one
+    pr, pi = ar, ai
+    mask = 1
+    while True:
+        if m & mask:
+            rr, ri = _cmul(rr, ri, pr, pi)
+        mask <<= 1
+        if m < mask:
+            break
+        pr, pi = _cmul(pr, pi, pr, pi)
+    if n < 0:
+        return _divide_parts(1.0, 0.0, numpy.float64(rr), numpy.float64(ri))
+    return numpy.float64(rr), numpy.float64(ri)
+
+
+@njit(cache=True, error_model="numpy")
+def _c_multiply(a, b, c, d):
+    # (a + bi)(c + di) as C99 Annex G's multiplication (gcc's __muldc3): a nan + nan j product of an
+    # infinite operand is recomputed with the infinities boxed (glibc's cpow multiplies this way)
+    ac, bd, ad, bc = a * c, b * d, a * d, b * c
+    x, y = ac - bd, ad + bc
+    if math.isnan(x) and math.isnan(y):
+        recalc = False
+        if math.isinf(a) or math.isinf(b):
+            a = math.copysign(1.0 if math.isinf(a) else 0.0, a)
+            b = math.copysign(1.0 if math.isinf(b) else 0.0, b)
+            c = math.copysign(0.0, c) if math.isnan(c) else c
+            d = math.copysign(0.0, d) if math.isnan(d) else d
+            recalc = True
+        if math.isinf(c) or math.isinf(d):
+            c = math.copysign(1.0 if math.isinf(c) else 0.0, c)
+            d = math.copysign(1.0 if math.isinf(d) else 0.0, d)
+            a = math.copysign(0.0, a) if math.isnan(a) else a
+            b = math.copysign(0.0, b) if math.isnan(b) else b
+            recalc = True
+        if not recalc and (math.isinf(ac) or math.isinf(bd) or math.isinf(ad) or math.isinf(bc)):
+            a = math.copysign(0.0, a) if math.isnan(a) else a
+            b = math.copysign(0.0, b) if math.isnan(b) else b
+            c = math.copysign(0.0, c) if math.isnan(c) else c
+            d = math.copysign(0.0, d) if math.isnan(d) else d
+            recalc = True
+        if recalc:
+            x, y = math.inf * (a * c - b * d), math.inf * (a * d + b * c)
+    return x, y
+
+
+@njit(cache=True, error_model="numpy")
+def _power_special(ar, ai, br, bi):
+    # NumPy's cases before the general a**b: 1 for b = 0, 0 or nan for a = 0, products for an
+    # integer b; (kind, n): kind 0 = general, 1 = one, 2 = zero, 3 = nan, 4 = integer n
+    if br == 0.0 and bi == 0.0:
+        return 1, 0
+    if ar == 0.0 and ai == 0.0:
+        return (2, 0) if br > 0.0 else (3, 0)
+    if bi == 0.0 and math.fabs(br) < 100.0 and br == math.floor(br):
+        return 4, int(br)
+    return 0, 0
+
+
+@njit(cache=True, error_model="numpy")
+def _power_parts(ar, ai, br, bi):
+    # NumPy's complex power; in general glibc's cpow: exp(b log a)
+    kind, n = _power_special(ar, ai, br, bi)
+    if kind == 1:
+        return 1.0, 0.0
+    if kind == 2:
+        return 0.0, 0.0
+    if kind == 3:
+        return math.nan, math.nan
+    if kind == 4:
+        return _int_power(ar, ai, n, 1.0)
+    lr, li = _log_parts(ar, ai)
+    er, ei = _c_multiply(br, bi, lr, li)
+    return _exp_parts(er, ei)
+
+
+@njit(cache=True, error_model="numpy")
+def _power_single(ar, ai, br, bi):
+    # the same on float32 parts, rounding where NumPy's complex64 loop (cpowf) does
+    kind, n = _power_special(ar, ai, br, bi)
+    if kind == 1:
+        return 1.0, 0.0
+    if kind == 2:
+        return 0.0, 0.0
+    if kind == 3:
+        return math.nan, math.nan
+    if kind == 4:
+        return _int_power(ar, ai, n, numpy.float32(1.0))
+    lr, li = _log_parts(numpy.float64(ar), numpy.float64(ai))
+    fr, fi = numpy.float32(lr), numpy.float32(li)
+    er, ei = br * fr - bi * fi, br * fi + bi * fr  # float32 products, as cpowf's
+    if math.isnan(er) and math.isnan(ei):
+        er, ei = _c_multiply(numpy.float64(br), numpy.float64(bi), numpy.float64(fr), numpy.float64(fi))
+    return _exp_parts(numpy.float64(er), numpy.float64(ei))
+
+
+@njit(inline="always")
 def _single(parts):
     return numpy.complex64(complex(parts[0], parts[1]))
 
@@ -389,6 +502,16 @@ def divide_impl(a, b):
         return lambda a, b: _single(_divide_single(a.real, a.imag, b.real, b.imag))
     return lambda a, b: _double(_divide_parts(numpy.float64(a.real), numpy.float64(a.imag),
                                               numpy.float64(b.real), numpy.float64(b.imag)))
+
+
+def power_impl(a, b):
+    """The implementation of a ** b for numba types `a`, `b`, one of them complex: NumPy's complex power,
+    in the complex operands' precision (as divide_impl)."""
+    if all(t.bitwidth == 64 for t in (a, b) if isinstance(t, types.Complex)):
+        return lambda a, b: _single(_power_single(numpy.float32(a.real), numpy.float32(a.imag),
+                                                  numpy.float32(b.real), numpy.float32(b.imag)))
+    return lambda a, b: _double(_power_parts(numpy.float64(a.real), numpy.float64(a.imag),
+                                             numpy.float64(b.real), numpy.float64(b.imag)))
 
 
 # NumPy's name -> (parts, single): the functions this file computes for complex values
@@ -425,6 +548,18 @@ def _true_divide(a, b):
     return divide_impl(a, b)
 
 
+def power(a, b):
+    """NumPy's power (complex values: power_impl)."""
+    return numpy.power(a, b)
+
+
+@overload(power)
+def _power(a, b):
+    if not isinstance(a, types.Complex) and not isinstance(b, types.Complex):
+        return lambda a, b: numpy.power(a, b)
+    return power_impl(a, b)
+
+
 class _Namespace(_pytypes.ModuleType):
     """A module's names (NumPy's here), with some replaced (setattr)."""
 
@@ -440,4 +575,5 @@ np = _Namespace(__name__ + ".np", numpy)
 for _name in FUNCTIONS:
     setattr(np, _name, _function(_name))
 np.true_divide = true_divide
+np.power = power
 sys.modules.setdefault(np.__name__, np)
