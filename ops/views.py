@@ -47,12 +47,26 @@ def _restride(t: Tensor, shape, strides, offset: int | None = None) -> Tensor:
     return make_view(t, shape, strides, t._v.offset if offset is None else offset)
 
 
-def view_strides(old_shape: tuple, old_strides: tuple, new_shape: tuple) -> tuple | None:
-    """Strides that make `new_shape` read the same elements in the same order, or None.
+_view_strides: dict = {}  # (old shape, old strides, new shape) -> view_strides' answer, for the layouts a program reuses
 
-    The old dims fall into chunks, runs that are contiguous with each other (size-1 dims join
-    any run); a view exists when consecutive new dims tile each chunk exactly.
-    """
+
+def view_strides(old_shape: tuple, old_strides: tuple, new_shape: tuple) -> tuple | None:
+    """Strides that make `new_shape` read the same elements in the same order, or None (found once per
+    layout and shape: see _chunked_strides)."""
+    key = (old_shape, old_strides, new_shape)
+    try:
+        return _view_strides[key]
+    except KeyError:
+        pass
+    strides = _chunked_strides(tuple(old_shape), tuple(old_strides), tuple(new_shape))
+    if len(_view_strides) < 16384:
+        _view_strides[key] = strides
+    return strides
+
+
+def _chunked_strides(old_shape: tuple, old_strides: tuple, new_shape: tuple) -> tuple | None:
+    """The old dims fall into chunks, runs that are contiguous with each other (size-1 dims join
+    any run); a view exists when consecutive new dims tile each chunk exactly."""
     if not old_shape:
         return (1,) * len(new_shape)
     if numel_of(old_shape) == 0:
