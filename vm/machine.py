@@ -134,6 +134,7 @@ class Stream:
         get = self._queue.get
         execute = self.vm.execute
         quiet_thread()
+        _thread.stream = self
         while True:
             batch = get()
             for k, ins in enumerate(batch):
@@ -156,6 +157,17 @@ class Stream:
                     self._cond.wait(0.05)
             finally:
                 self._waiters -= 1
+
+
+_thread = threading.local()  # `stream`: set on a stream's worker thread, that stream
+
+
+def issuer_running() -> bool:
+    """Whether this thread is a stream's worker while no thread waits for that stream: the program's own
+    thread is then busy issuing ops, and kernels that start threads of their own leave it a core (see
+    ops/blas_threads.py). At a sync point it waits, and they may use every core."""
+    stream = getattr(_thread, "stream", None)
+    return stream is not None and not stream._waiters
 
 
 def _small(batch: list, limit: int) -> bool:
