@@ -22,7 +22,7 @@ from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor, contiguous_strides, numel_of
 from ..tensor import dtype as dt
 from ..vm import compute_instruction, fresh_view
-from ..vm.replay import layout_id
+from ..vm.replay import head as replay_head, layout_id
 from . import math_api as M
 from . import many_dims
 from .complex_ops import refuse_complex
@@ -124,7 +124,7 @@ class _ReducePlan:
     """What queuing one reduction needs, computed once per signature: kernel, attributes, fusable
     reduction data and each output's layout."""
 
-    __slots__ = ("kernel", "attrs", "reduce", "outs")
+    __slots__ = ("kernel", "attrs", "reduce", "outs", "head")
 
     def __init__(self, op: str, x: Tensor, axes: tuple, keepdim: bool, out_dtypes, compute):
         shape = _out_shape(x, axes, keepdim)
@@ -135,6 +135,7 @@ class _ReducePlan:
         strides = contiguous_strides(shape)
         self.outs = tuple((shape, strides, numel_of(shape) * d.itemsize, d, layout_id(shape, strides, 0, d.np))
                           for d in out_dtypes)
+        self.head = replay_head(self.kernel, self.reduce, "compute", 1, len(self.outs))  # made once (vm/replay)
 
 
 def _reduce(op: str, x: Tensor, axes: tuple, keepdim: bool, out_dtypes, compute: dt.dtype | None = None,
@@ -150,20 +151,26 @@ def _reduce(op: str, x: Tensor, axes: tuple, keepdim: bool, out_dtypes, compute:
         outs = launch(op, (x,), [(shape, d) for d in out_dtypes], attrs, reduce=reduce)
         return outs[0] if len(outs) == 1 else tuple(outs)
     vm = x._vm
-    key = (op, x.dtype, x._v.shape, vm, axes, keepdim, tuple(out_dtypes), compute)
+    key = (op, x.dtype, x._v.shape, vm, axes, keepdim,
+           out_dtypes if out_dtypes.__class__ is tuple else tuple(out_dtypes), compute)
     plan = _launch_plans.get(key)
     if plan is None:
         plan = _ReducePlan(op, x, axes, keepdim, out_dtypes, compute)
         if len(_launch_plans) < 16384:
             _launch_plans[key] = plan
     dev = x.device
+    if len(plan.outs) == 1:  # (the common case, without the lists)
+        shape, strides, nbytes, d, layout = plan.outs[0]
+        view = fresh_view(nbytes, vm, shape, strides, d.np, layout)
+        vm.push(compute_instruction(op, plan.kernel, (x._v,), (view,), plan.attrs, None, plan.reduce, plan.head))
+        return Tensor._make(view, d, dev, vm)
     outs, views_ = [], []
     for shape, strides, nbytes, d, layout in plan.outs:
         view = fresh_view(nbytes, vm, shape, strides, d.np, layout)
         views_.append(view)
         outs.append(Tensor._make(view, d, dev, vm))
-    vm.push(compute_instruction(op, plan.kernel, (x._v,), tuple(views_), plan.attrs, None, plan.reduce, None))
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    vm.push(compute_instruction(op, plan.kernel, (x._v,), tuple(views_), plan.attrs, None, plan.reduce, plan.head))
+    return tuple(outs)
 
 
 _reduce_args: dict = {}  # (op, x's dtype and shape, dim, dtype) -> (result dtype, axes) of sum and mean
@@ -255,7 +262,7 @@ def track(name: str, backward, x: Tensor, outs, axes: tuple, keepdim: bool, save
     """Record `name`'s node on `outs` if `x` requires grad; `save` lists "input" and/or output positions."""
     if needs_grad((x,)):
         results = outs if isinstance(outs, tuple) else (outs,)
-        saved = tuple(x if s == "input" else results[s] for s in save)
+        saved = tuple([x if s == "input" else results[s] for s in save]) if save else ()
         record(name, backward, (x,), results, saved, _reduced(x._v.shape, axes, keepdim, extra))
     return outs
 
