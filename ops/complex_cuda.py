@@ -2,11 +2,9 @@
 
 A complex program on a GPU compiles from the same Program as on the CPU (vm/codegen_cuda.py): its
 kernel file imports this module last, so `np` is cuda_math's namespace with complex versions of
-its functions: ops/complex_kernels.py's (NumPy's C code: exp, log, sin... and the division, called
-as device functions, power and the division included), numba's cmath sqrt (NumPy's algorithm, as
-the CPU's np.sqrt), and the part tests. A GPU has no NumPy path, so the functions the CPU keeps on
-NumPy for complex values (ops/complex_compiled.py: the inverse trigonometric functions) compile here
-from numba's cmath, whose NaN cases are numba's, not NumPy's.
+its functions: ops/complex_math.py's (NumPy's C code: exp, log, sin..., their inverses, power and
+the division, called as device functions, through complex_kernels' tables), numba's cmath sqrt
+(NumPy's algorithm, as the CPU's np.sqrt), and the part tests: the CPU's compiled loops' values.
 """
 import cmath
 import math
@@ -58,9 +56,7 @@ def _of(fn):
     return lambda z: fn
 
 
-_CMATH = {"sqrt": lambda z: cmath.sqrt(z), "arcsin": lambda z: cmath.asin(z), "arccos": lambda z: cmath.acos(z),
-          "arctan": lambda z: cmath.atan(z), "arcsinh": lambda z: cmath.asinh(z),
-          "arccosh": lambda z: cmath.acosh(z), "arctanh": lambda z: cmath.atanh(z),
+_CMATH = {"sqrt": lambda z: cmath.sqrt(z),
           "isnan": lambda z: math.isnan(z.real) or math.isnan(z.imag),
           "isinf": lambda z: math.isinf(z.real) or math.isinf(z.imag),
           "isfinite": lambda z: math.isfinite(z.real) and math.isfinite(z.imag),

@@ -52,15 +52,16 @@ def register_vocabulary(numpy_ns: dict, compiled_module: str, numpy_only: tuple 
 
 
 def register_complex_vocabulary(module: str, compiles: tuple = (), numpy_only: tuple = (),
-                                cuda_module: str | None = None) -> None:
+                                cuda_module: str | None = None, imports: tuple = ()) -> None:
     """Programs computing on complex values: their compiled kernels also import `module` (after the
     vocabulary, so its names, `np` included, replace the vocabulary's), which defines `compiles` (names
     otherwise NumPy-only); `numpy_only`: names whose compiled versions are wrong for complex values (a
     complex-valued program using one runs on the NumPy path); `cuda_module`: what CUDA kernels of
-    complex programs import last (a GPU has no NumPy path: it compiles every name)."""
+    complex programs import last (a GPU has no NumPy path: it compiles every name); `imports`: modules
+    these take code from (their source keys the kernel cache too)."""
     global _complex_module, _complex_hash, _complex_compiles, _complex_wrong, _complex_cuda_module
     digest = hashlib.sha1()
-    for name in (module, cuda_module) if cuda_module else (module,):
+    for name in (module,) + ((cuda_module,) if cuda_module else ()) + tuple(imports):
         with open(importlib.util.find_spec(name).origin, "rb") as f:
             digest.update(f.read())
     _complex_hash = digest.hexdigest()[:12]
