@@ -19,14 +19,12 @@ def _conj(t):
 
 
 def _holomorphic(fn):
-    """`fn`, or for a complex gradient conj(fn(conj(g), ...)) = g * conj(f'(z))."""
+    """For a complex gradient: conj(fn(conj(g), ...)) = g * conj(f'(z)), `fn` being the real formula."""
     if fn is None:
         return None
 
     def formula(g, o, *inputs):
-        if g.dtype.is_complex:
-            return _conj(fn(_conj(g), o, *inputs))
-        return fn(g, o, *inputs)
+        return _conj(fn(_conj(g), o, *inputs))
     formula.__wrapped__ = fn
     return formula
 
@@ -48,15 +46,6 @@ def _sgn_grad(g, o, a):
 
 # holomorphic formulas whose real spelling takes the wrong branch for complex inputs
 _COMPLEX_SPELLING = {"acosh": lambda g, o, a: g * ap("rsqrt", a + 1) * ap("rsqrt", a - 1)}
-
-
-def _with_complex_spelling(real_fn, complex_fn):
-    complex_fn = _holomorphic(complex_fn)
-
-    def formula(g, o, *inputs):
-        return (complex_fn if g.dtype.is_complex else real_fn)(g, o, *inputs)
-    formula.__wrapped__ = real_fn
-    return formula
 
 
 _NOT_HOLOMORPHIC = {"abs": (_abs_grad,), "sgn": (_sgn_grad,), "conj": (lambda g, o, a: _conj(g),)}
@@ -85,13 +74,14 @@ def _install() -> None:
         fn = getattr(mod, name)
         if not hasattr(fn, "__wrapped__"):
             setattr(mod, name, _holomorphic_node(fn))
-    for name, fns in list(derivatives.FORMULAS.items()):
-        if name not in _NOT_HOLOMORPHIC and not any(getattr(f, "__wrapped__", None) for f in fns):
-            derivatives.FORMULAS[name] = tuple(_holomorphic(f) for f in fns)
+    # complex gradients read their own table (derivatives._backward picks it by the gradient's dtype): real ones
+    # pay no wrapper
+    for name, fns in derivatives.FORMULAS.items():
+        if name not in _NOT_HOLOMORPHIC:
+            derivatives.COMPLEX_FORMULAS[name] = tuple(_holomorphic(f) for f in fns)
     for name, fn in _COMPLEX_SPELLING.items():
-        (real_fn,) = derivatives.FORMULAS[name]
-        derivatives.FORMULAS[name] = (_with_complex_spelling(getattr(real_fn, "__wrapped__", real_fn), fn),)
-    for name, fns in _NOT_HOLOMORPHIC.items():
+        derivatives.COMPLEX_FORMULAS[name] = (_holomorphic(fn),)
+    for name, fns in _NOT_HOLOMORPHIC.items():  # one formula for real and complex gradients
         derivatives.FORMULAS[name] = fns
         # the new formulas read the input (position 2) or the output (position 1): save both
         derivatives._READS[name] = (frozenset({1, 2}),)

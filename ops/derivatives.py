@@ -14,6 +14,7 @@ import math
 from ..autograd import graph
 from ..autograd.graph import node_class
 from ..tensor import Tensor
+from ..tensor.dtype import COMPLEX
 from . import elementwise as ew
 from . import math_api as M
 
@@ -161,12 +162,16 @@ _READS = {name: tuple(_reads(fn) for fn in fns) for name, fns in FORMULAS.items(
 _NODE_NAMES = {"gelu_tanh": "gelu"}  # ops that share one PyTorch backward node (GeluBackward0)
 
 
+COMPLEX_FORMULAS: dict = {}  # name -> the formulas for a complex gradient, where they differ (ops/complex_grad.py)
+
+
 def _backward(node, g):
     name, wanted = node.attrs
     saved = node.saved_tensors
     out, inputs = saved[0], saved[1:]
     grads = []  # (a loop: a generator is a call of its own per input)
-    for fn, want in zip(FORMULAS[name], wanted):
+    formulas = FORMULAS[name] if g.dtype.category != COMPLEX else COMPLEX_FORMULAS.get(name) or FORMULAS[name]
+    for fn, want in zip(formulas, wanted):
         grads.append(fn(g, out, *inputs) if (want and fn is not None) else None)
     return tuple(grads)
 
