@@ -11,7 +11,7 @@ import math
 import sys
 
 from ..vm import cuda_math
-from .complex_kernels import FUNCTIONS, _Namespace, as_complex64, as_complex128, complex_impl, divide_impl, power_impl
+from .complex_kernels import FUNCTIONS, Namespace, as_complex64, as_complex128, complex_impl, divide_impl, power_impl
 
 try:  # the numba-cuda package (its own typing), or numba's built-in CUDA target: as in cuda_math
     from numba.cuda import types
@@ -62,7 +62,7 @@ _CMATH = {"sqrt": lambda z: cmath.sqrt(z),
           "isfinite": lambda z: math.isfinite(z.real) and math.isfinite(z.imag),
           "conj": lambda z: z.conjugate(), "real": lambda z: z.real}
 
-np = _Namespace(__name__ + ".np", cuda_math)
+np = Namespace(__name__ + ".np", cuda_math)
 for _name, (_parts, _single) in FUNCTIONS.items():
     setattr(np, _name, _unary(_name, lambda z, p=_parts, s=_single: complex_impl(z, p, s)))
 for _name, _impl in _CMATH.items():

@@ -109,7 +109,7 @@ def _power(a, b):
     return power_impl(a, b)
 
 
-class _Namespace(_pytypes.ModuleType):
+class Namespace(_pytypes.ModuleType):
     """A module's names (NumPy's here), with some replaced (setattr)."""
 
     def __init__(self, name: str, fallback):
@@ -120,7 +120,7 @@ class _Namespace(_pytypes.ModuleType):
         return getattr(self._fallback, name)
 
 
-np = _Namespace(__name__ + ".np", numpy)
+np = Namespace(__name__ + ".np", numpy)
 for _name in FUNCTIONS:
     setattr(np, _name, _function(_name))
 np.true_divide = true_divide

@@ -491,7 +491,8 @@ def _call_key(prog: Program, arrays: list) -> tuple:
 
 def _compilable_array(x, kinds: str = "biuf") -> bool:
     # numba has no 16-bit float scalars; other NumPy arrays (views, subclasses) take the NumPy path
-    return x.__class__ is not np.ndarray or (x.dtype.kind in kinds and not (x.dtype.kind == "f" and x.dtype.itemsize == 2))
+    return x.__class__ is not np.ndarray or (x.dtype.kind in kinds
+                                             and not (x.dtype.kind == "f" and x.dtype.itemsize == 2))
 
 
 def _direct(fn, args: list, n_extents: int):
