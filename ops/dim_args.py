@@ -34,6 +34,8 @@ def as_int(value, op: str, arg: str) -> int:
 
 def wrap_dim(dim, ndim: int, op: str = "dim", arg: str = "dim") -> int:
     """`dim` wrapped into [0, ndim); IndexError as PyTorch's when out of range (0-d allows -1 and 0)."""
+    if dim.__class__ is int and ndim and -ndim <= dim < ndim:  # (the usual case, first)
+        return dim + ndim if dim < 0 else dim
     dim = as_int(dim, op, arg)
     lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
     if dim < lo or dim > hi:
