@@ -594,3 +594,24 @@ def test_groups_with_tanh_sin_cos_stay_on_numpy_and_match(fusion_settings, rng):
              and any(line[0].startswith("np.tanh(") or "(np.tanh(" in line[0] for line in e[0].lines)]
     assert progs and not any(e[3] for e in progs)  # seen thrice, never compiled
     assert codegen.CHUNK_ELEMENTS * 2 <= x.size
+
+
+def test_a_lone_op_of_several_numpy_calls_compiles_when_large(fusion_settings, async_mode, rng):
+    """threshold_backward (relu's gradient) is one op whose NumPy form takes several passes: alone, or alone
+    before a reduction, on a large input it gets a compiled loop (a one-call op such as exp stays on NumPy)."""
+    from tidal.vm.fusion import _programs, config
+    tidal.vm.set_fusion(compile_after=1, background_compile=False)
+    n = config.single_compile_bytes // 4
+    x, g = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    tx, tg = tidal.tensor(x), tidal.tensor(g)
+    seen = {id(e): e[1] for e in _programs.values()}
+    for _ in range(3):
+        alone = ew.apply("threshold_backward", tg, tx, 0).numpy()
+        summed = ew.apply("threshold_backward", tg, tx, 0).sum().item()
+        tx.exp().numpy()
+    ran = {e[4]: e for e in _programs.values() if e[1] > seen.get(id(e), 0)}
+    assert ran["threshold_backward"][3] and ran["fused[threshold_backward+sum]"][3]
+    assert "exp" not in ran  # one NumPy call: it runs as that call, with no program
+    want = np.where(x > 0, g, np.float32(0))
+    np.testing.assert_array_equal(alone, want)
+    np.testing.assert_allclose(summed, want.sum(dtype=np.float64), rtol=1e-5)

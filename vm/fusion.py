@@ -29,7 +29,7 @@ class FusionConfig:
     """Knobs: fusion on/off, group size limit, how often a group is seen before it is compiled."""
 
     __slots__ = ("enabled", "max_group", "compile_after", "max_compiled_outputs", "reductions",
-                 "reduce_min_numel")
+                 "reduce_min_numel", "single_compile_bytes")
 
     def __init__(self):
         self.enabled = os.environ.get("TIDAL_FUSION", "1") != "0"
@@ -38,6 +38,7 @@ class FusionConfig:
         self.max_compiled_outputs = 4
         self.reductions = os.environ.get("TIDAL_FUSE_REDUCTIONS", "1") != "0"  # trailing reductions join
         self.reduce_min_numel = 1  # smallest reduced input worth a fused reduction (at least 1)
+        self.single_compile_bytes = 1 << 18  # a lone multi-call op compiles from this result size (see _lower_single)
 
 
 config = FusionConfig()  # one configuration for every device
@@ -188,9 +189,12 @@ def _lower(g: _Group, stats, red: Instruction | None = None, red_pos: int = -1,
     entry[1] += 1
     # wide groups (many independent outputs, e.g. a burst of fills) compile slowly and gain
     # little over NumPy: only groups with few stored outputs are compiled. A lone op feeding a
-    # reduction stays on NumPy too: its vectorized ufuncs (exp, maximum) beat a scalar loop as
-    # often as not, and the fused NumPy path already skips storing the reduced temporary.
-    if (not entry[3] and n > 1 and len(outs) <= config.max_compiled_outputs
+    # reduction stays on NumPy too when it is one NumPy call: its vectorized ufuncs (exp, maximum)
+    # beat a scalar loop as often as not, and the fused NumPy path already skips storing the reduced
+    # temporary; one of several calls (no direct kernel) on a large input compiles, as in _lower_single.
+    first = g.members[0]
+    several = n > 1 or (first.kernel is None and first.outs[0].blob.nbytes >= config.single_compile_bytes)
+    if (not entry[3] and several and len(outs) <= config.max_compiled_outputs
             and entry[1] >= config.compile_after and _compilable_group(entry[0], g.ext, outs)):
         entry[2], entry[3] = _compiled_kernel(entry[0]), True
     elif entry[2] is None:
@@ -280,6 +284,12 @@ def _lower_single(ins: Instruction, stats, pos: int, rec: list | None) -> Instru
             entry = _programs[key] = [Program(*key), 0, None, False, ins.name]
             entry[2] = _numpy_kernel(entry[0])
         _singles[ins.expr, len(ins.ins)] = entry
+    # an op whose expression is more than one NumPy call (threshold_backward, lerp, sigmoid...) makes NumPy
+    # temporaries and passes: one seen often on large arrays gets a compiled loop as a group would
+    entry[1] += 1
+    if (not entry[3] and entry[1] >= config.compile_after and ins.outs[0].blob.nbytes >= config.single_compile_bytes
+            and _compilable_group(entry[0], ins.ins, ins.outs)):
+        entry[2], entry[3] = _compiled_kernel(entry[0]), True
     ins.kernel = entry[2]
     if rec is not None:
         rec.append((_SINGLE, entry, pos))

@@ -160,7 +160,8 @@ class Template:
 def _final(steps: list) -> bool:
     # a group's kernel may still change from NumPy to compiled: replay only settled windows
     for step in steps:
-        if step[0] is _FUSED and not step[1][3] and step[1][1] <= config.compile_after:
+        if (step[0] is _FUSED or step[0] is _SINGLE and step[1] is not None) and not step[1][3] \
+                and step[1][1] <= config.compile_after:
             return False
     return True
 
