@@ -3,8 +3,10 @@
 In async mode a stream's worker thread runs kernels while the program's own thread goes on issuing ops
 in Python. A product NumPy hands to OpenBLAS runs on as many threads as there are cores: with the
 program's thread that is one runnable thread more than cores. OpenBLAS's threads synchronise once per
-block, so each wait for a core stalls the whole product: a training step's products measured 1.3-2x
-slower on two cores that way, and several times slower on a busy machine. A product on a worker thread
+block, so each wait for a core stalls the whole product: on this project's 2-core machine, with another
+process busy, the tiny GPT's products averaged 5.2 ms on the worker against 0.2-0.6 ms alone, and its step
+time varied 5x from run to run. On a quiet machine the rule changes the training steps by a few percent
+either way (a per-step sync lets products at the sync use every thread). A product on a worker thread
 therefore runs on one thread fewer (at least one; `TIDAL_BLAS_WORKER_THREADS` sets the count) while
 the program's thread runs; a product run while the program waits for the worker (a sync point), or on
 the program's own thread (sync mode, batches run at the call), keeps them all. The count is OpenBLAS's
