@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ..tensor import dtype as dt
-from . import blas_threads
+from ..vm import blas_threads
 from .dispatch import register_kernel
 
 HALF_NP = (np.dtype(np.float16), dt.bfloat16.np)  # stored in 16 bits, computed in float32
@@ -55,11 +55,12 @@ def product_into(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> None:
             # batch, each call too small to use BLAS well (a transformer's linear layers)
             rows = math.prod(acc.shape[:-1])
             a, acc = a.reshape(rows, a.shape[-1]), acc.reshape(rows, acc.shape[-1])
-        saved = blas_threads.enter()
+        held = blas_threads.spare_issuer()
         try:
             np.matmul(_blas_ready(a), _blas_ready(b), out=acc)
         finally:
-            blas_threads.leave(saved)
+            if held is not None:
+                blas_threads.release(held)
 
 
 # -- kernels ------------------------------------------------------------------------------------

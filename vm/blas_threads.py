@@ -1,9 +1,19 @@
-"""How many threads the BLAS under NumPy may use, lowered while another process holds a core.
+"""How many threads the BLAS under NumPy may use: fewer while something else needs a core.
 
 OpenBLAS's threaded GEMM synchronizes its threads once per block; when one of them waits for a
-core (the compile process is busy, or the machine is loaded) a product runs many times slower
-than on one thread: the first 20 steps of the tiny GPT took 13-15 s with one BLAS thread and
-50-95 s with two while kernels compiled beside them. The compiler `hold()`s one thread while it works.
+core, a product runs many times slower than on fewer threads. Two holders lower the count:
+- the compiler (vm/codegen.py) holds one thread while it works: the first 20 steps of the tiny GPT
+  took 13-15 s with one BLAS thread and 50-95 s with two while kernels compiled beside them;
+- a product on a stream's worker thread while the program's thread issues ops (async mode) holds one
+  thread fewer than the default (`spare_issuer`): the worker's BLAS threads and the issuing thread were
+  one runnable thread more than cores. On the project's 2-core machine with another process busy, the
+  tiny GPT's products averaged 5.2 ms on the worker against 0.2-0.6 ms alone, and its step time varied
+  5x from run to run; on a quiet machine the rule moves the training steps by a few percent either way.
+  A product while the program waits for the worker (a sync point), or on the program's own thread
+  (sync mode, batches run at the call), keeps every thread.
+BLAS runs on the fewest threads any holder asks for. The count is the library's global setting: the
+program's own NumPy products made meanwhile use it too. Where NumPy links another BLAS (Accelerate,
+MKL) nothing is found and holds change nothing. `TIDAL_BLAS_WORKER_THREADS` sets the worker count.
 """
 from __future__ import annotations
 
@@ -12,17 +22,18 @@ import glob
 import os
 import threading
 
+from .machine import issuer_running
+
 _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
             "openblas_set_num_threads")
 _lock = threading.Lock()
-_holders = 0
+_holds: list = []  # the thread counts holders asked for
 _setter = None  # the BLAS library's thread-count setter; False where none was found
 _default = 0    # its thread count before the first hold
 
 
 def _find_setter():
-    # NumPy's wheels bundle OpenBLAS in numpy.libs (Linux) or numpy/.dylibs (macOS); where NumPy
-    # links another BLAS (Accelerate, MKL) nothing is found and holds change nothing
+    # NumPy's wheels bundle OpenBLAS in numpy.libs (Linux) or numpy/.dylibs (macOS)
     import numpy
     root = os.path.dirname(numpy.__file__)
     for path in glob.glob(os.path.join(root + ".libs", "*openblas*")) + glob.glob(os.path.join(root, ".dylibs", "*openblas*")):
@@ -38,21 +49,43 @@ def _find_setter():
     return False, 0
 
 
-def hold() -> None:
-    """Run BLAS on one thread until the matching `release()`."""
-    global _holders, _setter, _default
-    with _lock:
-        if _setter is None:
-            _setter, _default = _find_setter()
-        _holders += 1
-        if _holders == 1 and _setter:
-            _setter(1)
+def _found() -> bool:
+    """Whether there is a BLAS thread count to steer (looked up once; call under _lock)."""
+    global _setter, _default
+    if _setter is None:
+        _setter, _default = _find_setter()
+    return bool(_setter)
 
 
-def release() -> None:
-    """End one `hold()`; BLAS gets its threads back when none is left."""
-    global _holders
+def hold(threads: int = 1) -> None:
+    """Run BLAS on at most `threads` threads until the matching `release(threads)`."""
     with _lock:
-        _holders -= 1
-        if _holders == 0 and _setter:
-            _setter(_default)
+        _found()
+        _holds.append(threads)
+        if _setter:
+            _setter(max(min(_holds), 1))
+
+
+def release(threads: int = 1) -> None:
+    """End one `hold(threads)`; BLAS gets back the fewest threads still held, else its default."""
+    with _lock:
+        _holds.remove(threads)
+        if _setter:
+            _setter(max(min(_holds), 1) if _holds else _default)
+
+
+def spare_issuer() -> int | None:
+    """Before a BLAS call: on a stream's worker while the program's thread issues ops, hold one thread
+    fewer than the default; the count held (give it to `release` after the call), or None."""
+    if not issuer_running():
+        return None
+    if _setter is None:
+        with _lock:
+            _found()
+    if not _setter:
+        return None
+    threads = int(os.environ.get("TIDAL_BLAS_WORKER_THREADS", max(_default - 1, 1)))
+    if threads >= _default:
+        return None
+    hold(threads)
+    return threads

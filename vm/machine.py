@@ -165,7 +165,7 @@ _thread = threading.local()  # `stream`: set on a stream's worker thread, that s
 def issuer_running() -> bool:
     """Whether this thread is a stream's worker while no thread waits for that stream: the program's own
     thread is then busy issuing ops, and kernels that start threads of their own leave it a core (see
-    ops/blas_threads.py). At a sync point it waits, and they may use every core."""
+    vm/blas_threads.py). At a sync point it waits, and they may use every core."""
     stream = getattr(_thread, "stream", None)
     return stream is not None and not stream._waiters
 
