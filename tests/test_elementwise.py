@@ -575,7 +575,7 @@ def test_import_does_not_load_numba():
     assert out.stdout.strip() == "False"
 
 
-def test_groups_with_tanh_sin_cos_stay_on_numpy_and_match(fusion_settings, rng):
+def test_groups_with_tanh_sin_cos_stay_on_numpy_and_match(fusion_settings, async_mode, rng):
     # numba computes these one element at a time, 2-3.5x slower than NumPy's vectorized float32
     # loops: their groups are never compiled, and run as NumPy in cache-sized pieces when large
     # (mish and the tanh GELU among them)
