@@ -21,7 +21,7 @@ def _zeros(shape, dtype, device) -> Tensor:
     return ops.zeros(shape, dtype=dtype, device=device)
 
 
-_sum_plans: dict = {}  # (gradient shape, input shape) -> (dims to sum, whether the sum needs a reshape)
+_sum_dims: dict = {}  # (gradient shape, input shape) -> the dims a broadcast gradient sums over
 
 
 def _sum_to(grad: Tensor, shape: tuple) -> Tensor:
@@ -29,16 +29,14 @@ def _sum_to(grad: Tensor, shape: tuple) -> Tensor:
     have = grad._v.shape
     if have == shape:
         return grad
-    plan = _sum_plans.get((have, shape))
-    if plan is None:
+    dims = _sum_dims.get((have, shape))
+    if dims is None:
         lead = len(have) - len(shape)
         dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and have[lead + i] != 1]
-        plan = (dims, lead > 0)  # keepdim sums leave the shape whole when no leading dims go
-        if len(_sum_plans) < 4096:
-            _sum_plans[have, shape] = plan
-    dims, reshape = plan
+        if len(_sum_dims) < 4096:
+            _sum_dims[have, shape] = dims
     out = grad.sum(dim=dims, keepdim=True) if dims else grad
-    return out.reshape(shape) if reshape or out._v.shape != shape else out
+    return out if out._v.shape == shape else out.reshape(shape)  # (keepdim sums keep the shape when no lead goes)
 
 
 def _fit(grad: Tensor, meta) -> Tensor:
