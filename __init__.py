@@ -10,7 +10,8 @@ from .ops import return_types
 from .tensor import Size, Tensor, device
 from .tensor import dtype as _dt
 from .tensor.dtype import (bfloat16, cdouble, cfloat, complex64, complex128, dtype, float16, float32, float64,
-                           get_default_dtype, int8, int16, int32, int64, promote_types, set_default_dtype, uint8)
+                           get_default_dtype, int8, int16, int32, int64, promote_types, set_default_dtype, uint8,
+                           uint16, uint32, uint64)
 from .tensor.printing import get_printoptions, set_printoptions
 
 bool = _dt.bool_  # noqa: A001 - PyTorch's name

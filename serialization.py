@@ -95,7 +95,8 @@ class _TorchPickler(pickle._Pickler):
 
     def persistent_id(self, obj):
         if type(obj) is _StorageRecord:
-            return ("storage", _torch_name("torch", obj.type_name), obj.key, obj.location, obj.numel)
+            module = "torch.storage" if obj.type_name == "UntypedStorage" else "torch"
+            return ("storage", _torch_name(module, obj.type_name), obj.key, obj.location, obj.numel)
         return None
 
     def reducer_override(self, obj):
@@ -109,8 +110,10 @@ class _TorchPickler(pickle._Pickler):
             plain = Tensor._make(t._v, t.dtype, t.device, t._vm)
             return _torch_name("torch._utils", "_rebuild_parameter"), (plain, t.requires_grad, OrderedDict())
         v = t._v
-        return (_torch_name("torch._utils", "_rebuild_tensor_v2"),
-                (self._storage_of(t), v.offset, tuple(v.shape), tuple(v.strides), t.requires_grad, OrderedDict()))
+        args = (self._storage_of(t), v.offset, tuple(v.shape), tuple(v.strides), t.requires_grad, OrderedDict())
+        if t.dtype not in _STORAGE_NAMES:  # no typed storage (uint16/32/64): an untyped one and the dtype, as torch
+            return _torch_name("torch._utils", "_rebuild_tensor_v3"), args + (t.dtype,)
+        return _torch_name("torch._utils", "_rebuild_tensor_v2"), args
 
     def _storage_of(self, t: Tensor) -> _StorageRecord:
         # Views of one blob share a record, as torch's views share a storage. A blob seen under
@@ -122,8 +125,10 @@ class _TorchPickler(pickle._Pickler):
             numel = blob.nbytes // t.dtype.itemsize
             raw = Tensor._make(View(blob, (numel * t.dtype.itemsize,), (1,), 0, np.dtype(np.uint8)), dt.uint8,
                                t.device, t._vm)
-            record = self.storages[key] = _StorageRecord(str(len(self.storages)), _STORAGE_NAMES[t.dtype],
-                                                         _location(t.device), numel, raw)
+            type_name = _STORAGE_NAMES.get(t.dtype, "UntypedStorage")  # an untyped storage counts bytes
+            record = self.storages[key] = _StorageRecord(str(len(self.storages)), type_name, _location(t.device),
+                                                         numel if type_name != "UntypedStorage" else
+                                                         numel * t.dtype.itemsize, raw)
         return record
 
     def _save_torch_name(self, obj: _TorchName) -> None:

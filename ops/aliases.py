@@ -82,8 +82,8 @@ def detach(input: Tensor) -> Tensor:
 
 # -- predicates ----------------------------------------------------------------------------------------
 def is_signed(input: Tensor) -> bool:
-    """Whether input's dtype is signed (everything but uint8 and bool)."""
-    return input.dtype not in (dt.uint8, dt.bool_)
+    """Whether input's dtype is signed (everything but bool and the unsigned integers)."""
+    return input.dtype.is_signed
 
 
 def is_nonzero(input: Tensor) -> bool:

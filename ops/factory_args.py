@@ -23,10 +23,11 @@ _PY_DTYPES = {float: dt.float64, int: dt.int64, bool: dt.bool_}
 # How C++ names each type in the messages PyTorch copies them into.
 CHECKED_NAME = {dt.uint8: "uint8_t", dt.int8: "int8_t", dt.int16: "int16_t", dt.int32: "int", dt.int64: "int64_t",
                 dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16", dt.float32: "float", dt.float64: "double",
-                dt.bool_: "bool"}
+                dt.bool_: "bool", dt.uint16: "uint16_t", dt.uint32: "uint32_t", dt.uint64: "uint64_t"}
 TYPEMETA_NAME = dict(CHECKED_NAME)
 TYPEMETA_NAME.update({dt.uint8: "unsigned char", dt.int8: "signed char", dt.int16: "short int",
-                      dt.int64: "long int"})
+                      dt.int64: "long int", dt.uint16: "short unsigned int", dt.uint32: "unsigned int",
+                      dt.uint64: "long unsigned int"})
 FLOAT_MAX = {dt.float16: 65504.0, dt.bfloat16: 3.3895313892515355e38, dt.float32: 3.4028234663852886e38,
              dt.float64: 1.7976931348623157e308}
 FLOAT_DIGITS = {dt.float16: 11, dt.bfloat16: 8, dt.float32: 24, dt.float64: 53}
@@ -179,6 +180,8 @@ def _int_range(np_dtype) -> tuple:
 def fill_scalar(fn: str, value, dtype: dt.dtype):
     """`value` as the Python scalar a fill of `dtype` stores (checked, integers wrapped like C++)."""
     if overflows(value, dtype):
+        if dtype is dt.uint64 and isinstance(value, int):  # torch reads it as a C unsigned long first
+            raise OverflowError("can't convert negative int to unsigned" if value < 0 else "int too big to convert")
         raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[dtype]} without overflow")
     if dtype is dt.bool_:
         return bool(value)

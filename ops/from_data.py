@@ -142,13 +142,30 @@ def _promoted(dtypes) -> dt.dtype:
 
 def _carrier(d: dt.dtype) -> np.dtype:
     # A NumPy dtype holding every value of that category exactly, before the checked cast.
+    if d is dt.uint64:  # past int64's range
+        return d.np
     return {dt.FLOAT: np.dtype(np.float64), dt.INT: np.dtype(np.int64), dt.BOOL: np.dtype(np.bool_),
             dt.COMPLEX: np.dtype(np.complex128)}[d.category]
 
 
-def _gather(data) -> tuple:
+def _unsigned_leaves(chunks: list) -> None:
+    """torch's errors for Python numbers read as uint64 (it reads them as C unsigned longs, unchecked
+    otherwise): a float is no integer, and negative or too large ints don't convert."""
+    for c in chunks:
+        if isinstance(c, np.ndarray):
+            continue
+        for v in c:
+            if isinstance(v, float):
+                raise TypeError("an integer is required")
+            if isinstance(v, int) and v < 0:
+                raise OverflowError("can't convert negative int to unsigned")
+            if isinstance(v, int) and v >> 64:
+                raise OverflowError("int too big to convert")
+
+
+def _gather(data, target: dt.dtype | None = None) -> tuple:
     """(carrier array, inferred dtype, whether a Python complex was read) for nested sequences, scalars or
-    arrays."""
+    arrays (read as `target` where that changes how: Python ints as uint64)."""
     if isinstance(data, np.ndarray):
         inferred = dt.from_numpy(data.dtype)
         return data, inferred, False
@@ -157,6 +174,9 @@ def _gather(data) -> tuple:
     reader.read(data, 0)
     inferred = _promoted(reader.dtypes)
     carrier = _carrier(inferred)
+    if target is dt.uint64 and not reader.python_complex:
+        _unsigned_leaves(reader.chunks)
+        carrier = target.np
     try:
         parts = [np.asarray(c, dtype=carrier).reshape(-1) for c in reader.chunks]
     except OverflowError:
@@ -167,7 +187,7 @@ def _gather(data) -> tuple:
 
 def _checked_cast(arr: np.ndarray, target: dt.dtype) -> np.ndarray:
     """`arr` converted to `target`, raising PyTorch's overflow error for integers that don't fit."""
-    if target.category == dt.INT and arr.size and arr.dtype.kind in "fiu":
+    if target.category == dt.INT and arr.size and arr.dtype.kind in "fiu" and arr.dtype != target.np:
         info = np.iinfo(target.np)
         if arr.dtype.kind == "f":
             bad = not np.isfinite(arr).all() or arr.min() < info.min or arr.max() > info.max
@@ -201,7 +221,7 @@ def tensor(data, *, dtype: dt.dtype | None = None, device=None, requires_grad: b
         check_requires_grad(dtype or data.dtype, requires_grad)
         out = _copy_of_tensor(data, dtype, dev)
     else:
-        arr, inferred, python_complex = _gather(data)
+        arr, inferred, python_complex = _gather(data, dtype)
         target = dtype or inferred
         if python_complex and target.category != dt.COMPLEX:
             # torch reads each Python leaf as the target's scalar type: a complex number is no real one

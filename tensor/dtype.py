@@ -14,10 +14,11 @@ BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3  # categories, in promotion order
 class dtype:
     """A tensor element type: a name, a NumPy dtype and a promotion category."""
 
-    __slots__ = ("name", "np", "itemsize", "category", "is_signed", "compute")
+    __slots__ = ("name", "np", "itemsize", "category", "is_signed", "compute", "scalar_name")
 
-    def __init__(self, name: str, np_dtype, category: int, is_signed: bool):
+    def __init__(self, name: str, np_dtype, category: int, is_signed: bool, scalar_name: str):
         self.name = name
+        self.scalar_name = scalar_name  # torch's C++ ScalarType name, as its messages print it ('Long')
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
         self.category = category
@@ -57,24 +58,31 @@ class dtype:
         return (from_name, (self.name,))
 
 
-bool_ = dtype("bool", np.bool_, BOOL, False)
-uint8 = dtype("uint8", np.uint8, INT, False)
-int8 = dtype("int8", np.int8, INT, True)
-int16 = dtype("int16", np.int16, INT, True)
-int32 = dtype("int32", np.int32, INT, True)
-int64 = dtype("int64", np.int64, INT, True)
-float16 = dtype("float16", np.float16, FLOAT, True)
-bfloat16 = dtype("bfloat16", _np_bfloat16 if _np_bfloat16 is not None else np.float32, FLOAT, True)
-float32 = dtype("float32", np.float32, FLOAT, True)
-float64 = dtype("float64", np.float64, FLOAT, True)
-complex64 = dtype("complex64", np.complex64, COMPLEX, True)
-complex128 = dtype("complex128", np.complex128, COMPLEX, True)
+bool_ = dtype("bool", np.bool_, BOOL, False, "Bool")
+uint8 = dtype("uint8", np.uint8, INT, False, "Byte")
+int8 = dtype("int8", np.int8, INT, True, "Char")
+int16 = dtype("int16", np.int16, INT, True, "Short")
+int32 = dtype("int32", np.int32, INT, True, "Int")
+int64 = dtype("int64", np.int64, INT, True, "Long")
+float16 = dtype("float16", np.float16, FLOAT, True, "Half")
+bfloat16 = dtype("bfloat16", _np_bfloat16 if _np_bfloat16 is not None else np.float32, FLOAT, True, "BFloat16")
+float32 = dtype("float32", np.float32, FLOAT, True, "Float")
+float64 = dtype("float64", np.float64, FLOAT, True, "Double")
+complex64 = dtype("complex64", np.complex64, COMPLEX, True, "ComplexFloat")
+complex128 = dtype("complex128", np.complex128, COMPLEX, True, "ComplexDouble")
+# torch's "limited support" unsigned types: no promotion with any other integer, bool or complex dtype, and
+# only some kernels (ops/limited_dtypes.py lists the ones torch refuses)
+uint16 = dtype("uint16", np.uint16, INT, False, "UInt16")
+uint32 = dtype("uint32", np.uint32, INT, False, "UInt32")
+uint64 = dtype("uint64", np.uint64, INT, False, "UInt64")
+LIMITED = frozenset((uint16, uint32, uint64))
 cfloat, cdouble = complex64, complex128
 float16.compute = bfloat16.compute = float32
 _REAL_OF = {complex64: float32, complex128: float64}
 _COMPLEX_OF = {float32: complex64, float64: complex128}
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128,
+       uint16, uint32, uint64)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update(half=float16, float=float32, double=float64, short=int16, int=int32, long=int64,
                 cfloat=complex64, cdouble=complex128)
@@ -82,7 +90,8 @@ _BY_NP = {d.np: d for d in ALL}
 # PyTorch's legacy tensor type names (`t.type()`, torch.FloatTensor...), also used in its messages
 LEGACY_TYPE_NAMES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfTensor",
                      bfloat16: "BFloat16Tensor", int64: "LongTensor", int32: "IntTensor", int16: "ShortTensor",
-                     int8: "CharTensor", uint8: "ByteTensor", bool_: "BoolTensor"}
+                     int8: "CharTensor", uint8: "ByteTensor", bool_: "BoolTensor", uint16: "UInt16Tensor",
+                     uint32: "UInt32Tensor", uint64: "UInt64Tensor"}
 
 
 def legacy_type_name(d: dtype) -> str:
@@ -107,8 +116,8 @@ def from_numpy(np_dtype) -> dtype:
     except KeyError:
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
-            "float64, float32, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, "
-            "and bool.") from None
+            "float64, float32, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint64, "
+            "uint32, uint16, uint8, and bool.") from None
 
 
 def get_default_dtype() -> dtype:
@@ -129,9 +138,11 @@ def set_default_dtype(d: dtype) -> None:
     _default_float = d
 
 
-def _promote_pair(a: dtype, b: dtype) -> dtype:
+def _promote_pair(a: dtype, b: dtype) -> dtype | None:
     if a is b:
         return a
+    if (a in LIMITED or b in LIMITED) and FLOAT not in (a.category, b.category):
+        return None  # torch promotes uint16/32/64 with floats only (promote_types raises)
     if COMPLEX in (a.category, b.category):
         # complex with float: complex parts as wide as the wider float (float64 + complex64 -> complex128)
         c, other = (a, b) if a.category == COMPLEX else (b, a)
@@ -150,12 +161,18 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
     return _BY_NP[np.promote_types(a.np, b.np)]
 
 
-_PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
+_PROMOTE = {(a, b): c for a in ALL for b in ALL if (c := _promote_pair(a, b)) is not None}
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
     """The smallest dtype both `type1` and `type2` convert to, as torch.promote_types."""
-    return _PROMOTE[type1, type2]
+    try:
+        return _PROMOTE[type1, type2]
+    except KeyError:
+        if isinstance(type1, dtype) and isinstance(type2, dtype):
+            raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, attempted to "
+                               f"promote {type1.scalar_name} and {type2.scalar_name}") from None
+        raise
 
 
 def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
@@ -170,7 +187,7 @@ def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
     if higher.category == FLOAT:
         return higher
     if higher.category == BOOL or lower.category == FLOAT:
-        return _PROMOTE[higher, lower]
+        return promote_types(higher, lower)
     return higher
 
 
