@@ -12,6 +12,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from .factory_args import CHECKED_NAME, TYPEMETA_NAME, overflows
 from .elementwise import torch_name
+from .limited_dtypes import check as check_limited
 from .number_args import invalid_combination
 
 _TYPEMETA = {**TYPEMETA_NAME, dt.complex64: "c10::complex<float>", dt.complex128: "c10::complex<double>"}
@@ -67,6 +68,9 @@ def check_clamp(input, min, max, out=None) -> None:
         raise invalid_combination("clamp", (input, min, max), _CLAMP)
     if not isinstance(input, Tensor) or not bounds or isinstance(bounds[0], Tensor) or input.dtype.is_complex:
         return
+    if input.dtype in dt.LIMITED:  # torch's clamp_scalar kernels have no uint16/32/64 loop
+        check_limited("clamp_scalar" if len(bounds) == 2 else "clamp_min_scalar" if max is None else
+                      "clamp_max_scalar", _result_dtype(input, *bounds))
     if out is not None:
         _check_clamp_out(input, bounds, out)
     if not all(_fits_every_dtype(b) for b in bounds):

@@ -49,7 +49,7 @@ class dtype:
             return _COMPLEX_OF[self]
         if self is float16:
             raise RuntimeError("tidal has no ComplexHalf dtype (NumPy has no complex32)")
-        raise RuntimeError(f"Unknown Complex ScalarType for {self.name[0].upper() + self.name[1:]}")
+        raise RuntimeError(f"Unknown Complex ScalarType for {self.scalar_name}")
 
     def __repr__(self) -> str:
         return f"{repr_namespace[0]}.{self.name}"

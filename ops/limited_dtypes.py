@@ -1,0 +1,55 @@
+"""torch's "limited support" for uint16, uint32 and uint64: the ops whose CPU kernels have no loop for them.
+
+torch 2.13 runs these dtypes through copies and casts, creation (empty/zeros/ones/full, randint), views and
+shape ops, cat/stack/roll/repeat, reads by slices and integer tensors, mul, eq/ne, bitwise and/or/xor,
+floor/ceil/round/trunc, the floating functions (computed in the default float), sum/prod/cumsum/cumprod (into
+int64) and sort/argsort/unique. Every other op refuses them with its kernel's NotImplementedError: the table
+below (op -> torch's kernel name) is read where each op checks its dtypes, so tidal raises the same error.
+Promotion with any dtype but a floating one is refused in tensor/dtype.py.
+"""
+from __future__ import annotations
+
+from ..tensor import dtype as dt
+
+__all__ = ["KERNELS", "check"]
+
+KERNELS = {
+    # elementwise ops (ops/elementwise.py's names): checked on the promoted dtype
+    "add": "add_stub", "sub": "add_stub", "floor_divide": "div_floor_cpu", "remainder": "remainder_cpu",
+    "fmod": "fmod_cpu", "pow": "pow", "square": "pow", "maximum": "maximum_cpu", "minimum": "minimum_cpu",
+    "fmax": "maximum_cpu", "fmin": "minimum_cpu", "hypot": "hypot_cpu", "logaddexp": "logaddexp_cpu",
+    "logaddexp2": "logaddexp2_cpu", "nextafter": "nextafter_cpu", "lt": "lt_cpu", "le": "le_cpu", "gt": "gt_cpu",
+    "ge": "ge_cpu", "logical_and": "logical_and_cpu", "logical_or": "logical_or_cpu",
+    "logical_xor": "logical_xor_cpu", "logical_not": "logical_not_cpu", "bitwise_left_shift": "lshift_cpu",
+    "bitwise_right_shift": "rshift_cpu", "bitwise_not": "bitwise_not_cpu", "neg": "neg_cpu", "sign": "sign_cpu",
+    "sgn": "sign_cpu", "abs": "abs_cpu", "relu": "clamp_min_scalar_cpu", "clamp": "clamp_cpu",
+    # (frac, hypot, logaddexp(2), nextafter and lerp refuse every integer type: elementwise.REAL_REJECT)
+    # clamp with number bounds (ops/kernel_dtypes.check_clamp), div's trunc rounding
+    "clamp_scalar": "clamp_scalar_cpu", "clamp_min_scalar": "clamp_min_scalar_cpu",
+    "clamp_max_scalar": "clamp_max_scalar_cpu", "div_trunc": "div_trunc_cpu",
+    # reductions (a sum-like op's dtype= argument: its kernel computes in that dtype)
+    "max": "max_all", "min": "min_all", "amax": "max_values_cpu", "amin": "min_values_cpu", "max_dim": "max_cpu",
+    "min_dim": "min_cpu", "argmax": "argmax_cpu", "argmin": "argmin_cpu", "aminmax": "aminmax_cpu",
+    "count_nonzero": "nonzero_count_cpu", "nonzero": "nonzero_count_cpu", "cummax": "cummax_cpu",
+    "cummin": "cummin_cpu", "logcumsumexp": "logcumsumexp_out_cpu", "median": "median_cpu",
+    "kthvalue": "kthvalue_cpu", "mode": "mode_cpu", "topk": "topk_cpu", "trace": "trace", "histc": "aminmax_cpu",
+    "bincount": "bincount_cpu", "sum(dtype=)": "sum_cpu", "nansum(dtype=)": "sum_cpu",
+    "prod(dtype=)": "prod_out_cpu", "cumsum(dtype=)": "cumsum_out_cpu", "cumprod(dtype=)": "cumprod_out_cpu",
+    # products
+    "mm": "addmm_impl_cpu_", "bmm": "bmm", "mv": "addmv_impl_cpu", "dot": "dot",
+    # indexing and movement
+    "gather": "scatter_gather_tensor_cpu", "scatter": "scatter_gather_tensor_cpu",
+    "index_select": "index_select", "index_add": "index_add_", "index_fill": "index_fill_cpu",
+    "index_copy": "index_copy_cpu", "index_put": "index_put", "masked_fill": "masked_fill",
+    "masked_scatter": "masked_scatter", "take": "take_cpu", "flip": "flip_cpu", "tril": "tril", "triu": "triu",
+    "searchsorted": "searchsorted_out_cpu", "isin": "isin_default_cpu",
+    # creation and random fills
+    "arange": "arange_cpu", "linspace": "linspace_cpu", "eye": "eye", "randperm": "randperm",
+    "uniform_": "check_uniform_bounds", "normal_": "normal_kernel_cpu", "bernoulli_": "bernoulli_scalar_cpu_",
+}
+
+
+def check(op: str, d: dt.dtype) -> None:
+    """torch's NotImplementedError when `op` has no kernel for `d` (one of the limited unsigned dtypes)."""
+    if d in dt.LIMITED and op in KERNELS:
+        raise NotImplementedError(f'"{KERNELS[op]}" not implemented for \'{d.scalar_name}\'')
