@@ -287,9 +287,14 @@ def linearize(outputs: Sequence[Tensor], inputs: Sequence[Tensor], create_graph:
     from .. import ops
     outs = [(k, o) for k, o in enumerate(outputs) if o.requires_grad]
     dummies = [ops.zeros_like(o).requires_grad_(True) for _, o in outs]
-    with enable_grad(), _quiet([o for _, o in outs]):
-        back = _grad([o for _, o in outs], list(inputs), dummies, retain_graph=True, create_graph=True,
-                     allow_unused=True) if outs else (None,) * len(inputs)
+    from .function import TRANSPOSING
+    TRANSPOSING[0] += 1  # custom Functions that define only jvp may be transposed in this pass
+    try:
+        with enable_grad(), _quiet([o for _, o in outs]):
+            back = _grad([o for _, o in outs], list(inputs), dummies, retain_graph=True, create_graph=True,
+                         allow_unused=True) if outs else (None,) * len(inputs)
+    finally:
+        TRANSPOSING[0] -= 1
     live = [j for j, b in enumerate(back) if b is not None and b.requires_grad]
     reached = [False] * len(outputs)
     if live:  # an output is reached where its dummy is in the graph of some b

@@ -101,7 +101,8 @@ class Function(metaclass=_FunctionMeta):
             increment_version(ctx._dirty)
         if not record_graph:
             return result
-        user_backward = _backward_of(cls)
+        user_backward = _backward_of(cls) if _has_backward(cls) or getattr(cls, "jvp", None) is None else \
+            _transposed_jvp(cls, ctx, args)
         if any(isinstance(o, Tensor) and any(o is a for a in args) and not any(o is d for d in ctx._dirty)
                for o in outs):  # an input returned as it is: the output is a new view of it, as in torch
             with no_grad():
@@ -116,14 +117,14 @@ class Function(metaclass=_FunctionMeta):
                               for g, o in zip(grads, meta))
             res = user_backward(ctx, *grads)
             res = res if isinstance(res, tuple) else (res,)
-            if len(res) < len(args):
-                res = res + (None,) * (len(args) - len(res))
+            if len(res) > len(args) and all(g is None for g in res[len(args):]):
+                res = res[:len(args)]  # torch drops extra trailing Nones (and refuses too few gradients)
             if len(res) != len(args):
                 raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
                                    f"(expected {len(args)}, got {len(res)})")
             for k, (g, a) in enumerate(zip(res, args)):
                 if g is not None and not isinstance(a, Tensor):
-                    raise RuntimeError(f"function {cls.__name__}Backward returned a gradient different than None "
+                    raise RuntimeError(f"{'function' if len(res) > len(args) else 'Function'} {cls.__name__}Backward returned a gradient different than None "
                                        f"at position {k + 1}, but the corresponding forward input was not a "
                                        "Variable")
             _check_grad_shapes(cls.__name__, res, args)
@@ -151,6 +152,44 @@ def _backward_of(cls) -> object:
         raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You should "
                            "only implement one of them.")
     return cls.vjp if has_vjp else cls.backward
+
+
+def _has_backward(cls) -> bool:
+    return cls.backward is not Function.backward or cls.vjp is not Function.vjp
+
+
+# forward mode's internal reverse passes (autograd.forward_ad.linearize) raise this while they run
+TRANSPOSING = [0]
+
+
+def _transposed_jvp(cls, ctx, args: tuple):
+    """The backward of a Function that defines only `jvp`: forward mode (forward_ad) computes tangents by
+    transposing reverse passes, and the transpose of the linear map t -> jvp(ctx, t) is its reverse pass at
+    dummy tangents. It is computed once per node (a jvp may `del` what it read from ctx); plain backward
+    through such a Function raises torch's error."""
+    cache = []
+
+    def backward(ctx, *grads):
+        if not TRANSPOSING[0]:
+            return cls.backward(ctx, *grads)  # torch's NotImplementedError
+        from .api import grad
+        from .grad_mode import enable_grad
+        if not cache:
+            with enable_grad():
+                dummies = [a.detach().new_zeros(a.shape).requires_grad_() if isinstance(a, Tensor) and
+                           a.dtype.is_floating_point else None for a in args]
+                outs = cls.jvp(ctx, *dummies)
+            cache.append((dummies, outs if isinstance(outs, tuple) else (outs,)))
+        dummies, outs = cache[0]
+        pairs = [(o, g) for o, g in zip(outs, grads) if isinstance(o, Tensor) and g is not None]
+        wrt = [d for d in dummies if d is not None]
+        if not pairs or not wrt:
+            return (None,) * len(args)
+        with enable_grad():
+            found = iter(grad([o for o, _ in pairs], wrt, [g for _, g in pairs], retain_graph=True,
+                              create_graph=True, allow_unused=True))
+        return tuple(next(found) if d is not None else None for d in dummies)
+    return backward
 
 
 def _check_dirty(dirty: tuple, outs: tuple, grad: bool) -> None:

@@ -73,6 +73,42 @@ def _analytical(func: Callable, inputs: tuple, wrt: list) -> list:
     return jac
 
 
+def _forward_analytical(func: Callable, inputs: tuple, wrt: list) -> list:
+    """[output][input] -> (numel(input), numel(output)) array, one forward-mode call per input element."""
+    from .. import ops
+    from . import forward_ad as fwad
+    jac = None
+    for col, i in enumerate(wrt):
+        for e in range(inputs[i].numel()):
+            onehot = np.zeros(inputs[i].numel())
+            onehot[e] = 1.0
+            with fwad.dual_level():
+                tangent = ops.tensor(onehot.reshape(tuple(inputs[i].shape)), dtype=inputs[i].dtype)
+                args = list(inputs)
+                args[i] = fwad.make_dual(inputs[i].detach(), tangent)
+                outs = _outputs(func, tuple(args))
+                if jac is None:
+                    jac = [[np.zeros((inputs[j].numel(), o.numel())) for j in wrt] for o in outs]
+                for k, o in enumerate(outs):
+                    t = fwad.unpack_dual(o).tangent
+                    if t is not None:
+                        jac[k][col][e] = t.detach().numpy().astype(np.float64).ravel()
+    return jac
+
+
+def _compare(numerical: list, analytical: list, wrt: list, rtol: float, atol: float, raise_exception: bool,
+             mode: str) -> bool:
+    for k, (num_row, ana_row) in enumerate(zip(numerical, analytical)):
+        for col, (num, ana) in enumerate(zip(num_row, ana_row)):
+            if not np.allclose(ana, num, rtol=rtol, atol=atol):
+                if not raise_exception:
+                    return False
+                how = "" if mode == "backward" else " computed with forward mode"
+                raise GradcheckError(f"Jacobian{how} mismatch for output {k} with respect to input {wrt[col]},\n"
+                                     f"numerical:{_show(num)}\nanalytical:{_show(ana)}\n")
+    return True
+
+
 def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
               check_grad_dtypes: bool = False, check_batched_grad: bool = False,
@@ -89,17 +125,15 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, 
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
                           "This check will likely fail if all the inputs are not of double precision floating "
                           "point or complex. ", stacklevel=2)
-    if not check_backward_ad:
+    if not (check_backward_ad or check_forward_ad):
         return True
     numerical = _numerical(func, inputs, wrt, eps)
-    analytical = _analytical(func, inputs, wrt)
-    for k, (num_row, ana_row) in enumerate(zip(numerical, analytical)):
-        for col, (num, ana) in enumerate(zip(num_row, ana_row)):
-            if not np.allclose(ana, num, rtol=rtol, atol=atol):
-                if not raise_exception:
-                    return False
-                raise GradcheckError(f"Jacobian mismatch for output {k} with respect to input {wrt[col]},\n"
-                                     f"numerical:{_show(num)}\nanalytical:{_show(ana)}\n")
+    if check_backward_ad and not _compare(numerical, _analytical(func, inputs, wrt), wrt, rtol, atol,
+                                          raise_exception, "backward"):
+        return False
+    if check_forward_ad:
+        return _compare(numerical, _forward_analytical(func, inputs, wrt), wrt, rtol, atol, raise_exception,
+                        "forward")
     return True
 
 

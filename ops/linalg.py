@@ -10,6 +10,7 @@ outer and kron are views and a product, differentiable through those.
 from __future__ import annotations
 
 import string
+import sys
 import warnings
 
 import numpy as np
@@ -546,13 +547,23 @@ def _resized(out: Tensor, shape: tuple, d: dt.dtype) -> Tensor:
     return out
 
 
+def _user_stacklevel() -> int:
+    """The stacklevel of the first caller outside tidal (ops are reached through wrappers of varying depth)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("tidal."):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out: Tensor | None = None) -> Tensor:
     """3-D cross product along `dim` (default: the first dimension of size 3)."""
     need_tensor("cross", "input", 1, input)
     need_tensor("cross", "other", 2, other)
     if dim is None and input.ndim == other.ndim:
-        warnings.warn("Using tidal.cross without specifying the dim arg is deprecated. Please either pass the dim "
-                      "explicitly or simply use linalg.cross.", UserWarning, stacklevel=2)
+        ns = dt.repr_namespace[0]
+        warnings.warn(f"Using {ns}.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                      f"explicitly or simply use {ns}.linalg.cross.\nThe default value of dim will change to agree "
+                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=_user_stacklevel())
         shape = broadcast_shapes(input._v.shape, other._v.shape)
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:

@@ -1,0 +1,201 @@
+"""Programs shaped like the official PyTorch tutorials (pytorch/tutorials: forward-mode AD, fusing conv and batch
+norm with a custom Function, the Tensors deep dive, ...), run on real torch and on `tidal.compat` from the same
+NumPy-made data (see tests/tutorial_data.py); each test checks one behaviour those programs met."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch as real_torch
+
+import tidal.compat as tidal_torch
+from test_examples_programs import run_both
+from tutorial_data import uniform
+
+FRAMEWORKS = (real_torch, tidal_torch)
+
+
+# -- forward-mode AD tutorial: a custom Function with only jvp --------------------------------------------------
+def _exp_jvp_function(T, factor: float = 1.0):
+    class Fn(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, foo):
+            result = T.exp(foo)
+            ctx.result = result
+            return result
+
+        @staticmethod
+        def jvp(ctx, gI):
+            gO = gI * ctx.result * factor
+            del ctx.result  # the tutorial frees what only the jvp needed
+            return gO
+    return Fn
+
+
+def forward_ad_custom_function(T):
+    """fwAD.make_dual of a float64 primal with a float32 tangent through Fn.apply, Fn defining only jvp."""
+    fwAD = T.autograd.forward_ad
+    Fn = _exp_jvp_function(T)
+    primal = T.from_numpy(uniform((3, 4), 1).astype(np.float64)).requires_grad_()
+    tangent = T.from_numpy(uniform((3, 4), 2))
+    with fwAD.dual_level():
+        dual_output = Fn.apply(fwAD.make_dual(primal, tangent))
+        jvp = fwAD.unpack_dual(dual_output).tangent
+        primal_out = fwAD.unpack_dual(dual_output).primal
+    return {"jvp": jvp, "primal": primal_out, "dtype": str(jvp.dtype).split(".")[-1]}
+
+
+def test_forward_ad_custom_function_with_only_jvp():
+    run_both(forward_ad_custom_function, rtol=1e-6)
+
+
+@pytest.mark.parametrize("T", FRAMEWORKS, ids=["torch", "tidal"])
+def test_jvp_only_function_refuses_backward(T):
+    x = T.ones(3, dtype=T.float64, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="You must implement either the backward or vjp method"):
+        _exp_jvp_function(T).apply(x).sum().backward()
+
+
+@pytest.mark.parametrize("T", FRAMEWORKS, ids=["torch", "tidal"])
+def test_gradcheck_checks_forward_ad(T):
+    """gradcheck(check_forward_ad=True, check_backward_ad=False) compares the jvp with finite differences."""
+    x = T.from_numpy(uniform((3,), 3).astype(np.float64)).requires_grad_()
+    kwargs = dict(check_forward_ad=True, check_backward_ad=False, check_undefined_grad=False,
+                  check_batched_grad=False)
+    assert T.autograd.gradcheck(_exp_jvp_function(T).apply, (x,), **kwargs)
+    assert T.autograd.gradcheck(T.sin, (x,), check_forward_ad=True)
+    wrong = _exp_jvp_function(T, factor=2.0).apply
+    assert not T.autograd.gradcheck(wrong, (x,), raise_exception=False, **kwargs)
+    with pytest.raises(RuntimeError, match="Jacobian computed with forward mode mismatch for output 0 with respect "
+                                           "to input 0"):
+        T.autograd.gradcheck(wrong, (x,), **kwargs)
+
+
+# -- fusing convolution and batch norm with a custom Function ------------------------------------------------------
+def fused_conv_bn(T):
+    """The tutorial's FusedConvBN2DFunction: conv2d + batch statistics in forward (in place: out -= mean; out /=),
+    conv recomputed in backward, conv_transpose2d / transposed conv2d for the gradients, and a backward that
+    returns 7 values (trailing Nones) for 3 inputs; then a few Adadelta + StepLR steps of a net using it."""
+    F, nn = T.nn.functional, T.nn
+
+    def unsqueeze_all(t):
+        return t[None, :, None, None]
+
+    def convolution_backward(grad_out, X, weight):
+        grad_input = F.conv2d(X.transpose(0, 1), grad_out.transpose(0, 1)).transpose(0, 1)
+        return F.conv_transpose2d(grad_out, weight), grad_input
+
+    def batch_norm_backward(grad_out, X, sum, sqrt_var, N, eps):
+        tmp = -((X - unsqueeze_all(sum) / N) * grad_out).sum(dim=(0, 2, 3))
+        d_var = tmp / (sqrt_var + eps) ** 2 / (2 * sqrt_var)
+        d_mean_dx = unsqueeze_all(-(grad_out / unsqueeze_all(sqrt_var + eps)).sum(dim=(0, 2, 3)) / N)
+        grad_input = X * unsqueeze_all(d_var * N)
+        grad_input += unsqueeze_all(-d_var * sum)
+        grad_input *= 2 / ((N - 1) * N)
+        grad_input += d_mean_dx
+        grad_input *= unsqueeze_all(sqrt_var + eps)
+        grad_input += grad_out
+        grad_input /= unsqueeze_all(sqrt_var + eps)
+        return grad_input
+
+    class FusedConvBN2DFunction(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, X, conv_weight, eps=1e-3):
+            assert X.ndim == 4
+            ctx.save_for_backward(X, conv_weight)
+            X = F.conv2d(X, conv_weight)
+            sum = X.sum(dim=(0, 2, 3))
+            var = X.var(unbiased=True, dim=(0, 2, 3))
+            N = X.numel() / X.size(1)
+            sqrt_var = T.sqrt(var)
+            ctx.eps, ctx.sum, ctx.N, ctx.sqrt_var = eps, sum, N, sqrt_var
+            out = X - unsqueeze_all(sum / N)
+            out /= unsqueeze_all(sqrt_var + eps)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            X, conv_weight, = ctx.saved_tensors
+            X_conv_out = F.conv2d(X, conv_weight)
+            grad_out = batch_norm_backward(grad_out, X_conv_out, ctx.sum, ctx.sqrt_var, ctx.N, ctx.eps)
+            grad_X, grad_input = convolution_backward(grad_out, X, conv_weight)
+            return grad_X, grad_input, None, None, None, None, None
+
+    weight = T.from_numpy(uniform((2, 1, 2, 2), 10, 0, 1).astype(np.float64)).requires_grad_()
+    X = T.from_numpy(uniform((2, 1, 3, 3), 11, 0, 1).astype(np.float64)).requires_grad_()
+    checked = T.autograd.gradcheck(FusedConvBN2DFunction.apply, (X, weight))
+
+    class FusedConvBN(nn.Module):
+        def __init__(self, in_channels, out_channels, kernel_size, eps=1e-3):
+            super().__init__()
+            self.conv_weight = nn.Parameter(T.empty(out_channels, in_channels, kernel_size, kernel_size))
+            self.eps = eps
+            nn.init.kaiming_uniform_(self.conv_weight, a=math.sqrt(5))
+
+        def forward(self, X):
+            return FusedConvBN2DFunction.apply(X, self.conv_weight, self.eps)
+
+    model = nn.Sequential(FusedConvBN(1, 3, 3), nn.ReLU(), FusedConvBN(3, 4, 3), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(16, 5), nn.LogSoftmax(dim=1))
+    with T.no_grad():
+        for k, p in enumerate(model.parameters()):
+            p.copy_(T.from_numpy(uniform(tuple(p.shape), 20 + k, -0.5, 0.5)))
+    optimizer = T.optim.Adadelta(model.parameters(), lr=1.0)
+    scheduler = T.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
+    data, target = T.from_numpy(uniform((6, 1, 8, 8), 12)), T.tensor([0, 1, 2, 3, 4, 0])
+    losses = []
+    for _ in range(3):
+        optimizer.zero_grad()
+        loss = F.nll_loss(model(data), target)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        losses.append(loss.item())
+    return {"gradcheck": float(checked), "losses": losses, "lr": scheduler.get_last_lr()}
+
+
+def test_fused_conv_bn_custom_function():
+    run_both(fused_conv_bn, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("T", FRAMEWORKS, ids=["torch", "tidal"])
+def test_custom_function_gradient_count(T):
+    """Too few gradients is an error, extra trailing Nones are dropped, extra gradients that are not None are an
+    error."""
+    def make(grads):
+        class Fn(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y, k):
+                return x * y * k
+
+            @staticmethod
+            def backward(ctx, g):
+                return grads(g)
+        return Fn
+
+    x = T.ones(2, requires_grad=True)
+    make(lambda g: (g * 3, None, None, None, None)).apply(x, T.ones(2), 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+    with pytest.raises(RuntimeError, match=r"^function FnBackward returned an incorrect number of gradients "
+                                           r"\(expected 3, got 2\)"):
+        make(lambda g: (g, g)).apply(x, T.ones(2), 3).sum().backward()
+    with pytest.raises(RuntimeError, match=r"^function FnBackward returned an incorrect number of gradients "
+                                           r"\(expected 3, got 4\)"):
+        make(lambda g: (g, None, None, g)).apply(x, T.ones(2), 3).sum().backward()
+
+
+# -- the Tensors deep dive (introyt) -----------------------------------------------------------------------------
+def test_cross_without_dim_warns_at_the_callers_line():
+    """torch.cross(a, b) without dim: torch's deprecation text, reported at the caller's line (function and method)."""
+    from tidal.tensor.dtype import repr_namespace
+    v1, v2 = tidal_torch.tensor([1., 0., 0.]), tidal_torch.tensor([0., 1., 0.])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outs = [tidal_torch.cross(v2, v1), v2.cross(v1)]
+    assert [o.tolist() for o in outs] == [real_torch.cross(*pair, dim=0).tolist() for pair in
+                                          [(real_torch.tensor([0., 1., 0.]), real_torch.tensor([1., 0., 0.]))] * 2]
+    assert [w.filename for w in caught] == [__file__] * 2
+    text = ("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim explicitly or "
+            "simply use torch.linalg.cross.\nThe default value of dim will change to agree with that of linalg.cross "
+            "in a future release.").replace("torch.", repr_namespace[0] + ".")
+    assert str(caught[0].message) == text
