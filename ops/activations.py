@@ -21,6 +21,7 @@ from .elementwise import apply, unary_method
 from .broadcast import broadcast_shapes
 from .factory_args import CHECKED_NAME, overflows
 from .node_names import torch_node
+from .limited_dtypes import check as check_limited
 
 __all__: list = []
 METHODS: dict = {}
@@ -366,6 +367,7 @@ def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Te
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if input.dtype is not values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    check_limited("heaviside", input.dtype)
     return apply("where", M.eq(input, 0), values, M.gt(input, 0), out=out)
 
 
@@ -401,6 +403,7 @@ def _addc(name: str, input, tensor1, tensor2, value, out, combine) -> Tensor:
     broadcast_shapes(*(t._v.shape for t in operands))  # torch's error before any conversion
     if result is dt.bool_:
         raise NotImplementedError(f"\"{name}_cpu_out\" not implemented for 'Bool'")
+    check_limited(name, result)
     if isinstance(value, complex) and not result.is_complex:  # torch's checked conversion of the scalar
         if value.imag:
             raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[result]} without overflow")

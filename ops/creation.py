@@ -15,6 +15,7 @@ from .factory_args import (check_requires_grad, check_shape, device_arg, dtype_a
 from .from_data import as_tensor, from_numpy, tensor
 from .math_api import fill_, fill_values
 from .ranges import arange, linspace, logspace
+from .limited_dtypes import check as check_limited
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
            "ones_like", "full_like", "empty_strided", "empty_permuted", "scalar_tensor", "eye", "arange", "linspace", "logspace"]
@@ -121,6 +122,7 @@ def eye(n, m=None, *, out=None, dtype: dt.dtype | None = None, layout=None, devi
     m = n if m is None else int_arg("eye", "m", m, 2)
     if m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    check_limited("eye", dtype)
     t = _filled(_new("eye", (n, m), dtype, device, requires_grad, dt.get_default_dtype(), out=out), "eye", 0)
     k = min(n, m)
     if k:  # the diagonal is a strided view of the same memory; filling it is one more instruction

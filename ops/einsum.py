@@ -233,8 +233,8 @@ def _result_dtype(terms: list, output: list, operands: list) -> dt.dtype:
     summed = [s for tok, s in sizes.items() if tok not in output]
     alone = any(len(s) == 1 or (1 in s and max(s) > 1) for s in summed)
     empty = any(op.numel() == 0 for op in operands)  # PyTorch never reaches its bmm kernel then
-    if first is dt.bool_ and not empty and any(len(s) > 1 and 1 not in s for s in summed):
-        raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+    if (first is dt.bool_ or first in dt.LIMITED) and not empty and any(len(s) > 1 and 1 not in s for s in summed):
+        raise NotImplementedError(f"\"bmm\" not implemented for '{first.scalar_name}'")
     return dt.int64 if alone else first
 
 

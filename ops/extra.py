@@ -20,6 +20,7 @@ from .dispatch import launch, register_kernel
 from .ranges import arange
 from .reduce_stats import norm as _norm
 from .shape_ops import cat, stack
+from .limited_dtypes import check as check_limited
 
 __all__ = ["equal", "allclose", "isclose", "meshgrid", "diag", "diag_embed", "diagflat", "cdist", "bincount",
            "triu_indices", "tril_indices", "histc", "diff", "cartesian_prod", "block_diag", "inverse", "det"]
@@ -250,6 +251,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Counts (or summed weights) of each non-negative integer in 1-D `input`; syncs for the output size."""
     _need_tensor("bincount", "input", 1, input)
+    check_limited("bincount", input.dtype)
     if input.dtype.is_floating_point or input.dtype is dt.bool_:
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_C_NAMES[input.dtype]}'")
     if minlength < 0:
@@ -288,6 +290,7 @@ def _histc_kernel(ins, outs, attrs) -> None:
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out=None) -> Tensor:  # noqa: A002
     """Histogram of `bins` equal-width bins over [min, max] (the data's range when both are 0)."""
     _need_tensor("histc", "input", 1, input)
+    check_limited("histc" if min == max == 0 else "histc(min, max)", input.dtype)
     if not input.dtype.is_floating_point or input.dtype.is_complex:
         # complex input, data range asked: torch fails in aminmax first
         kernel = "aminmax_cpu" if input.dtype.is_complex and min == max == 0 and input.numel() else "histogram_cpu"

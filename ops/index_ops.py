@@ -21,6 +21,7 @@ from .view_grads import overload
 from .scatter import (INDEX_DTYPES, accumulate_at, at_least_1d, check_index_dtype, check_no_overlap, check_now,
                       check_out_grad, checked_index, emit, filled, inplace_grad, scalar_for, scatter_add, size1,
                       wants, widened)
+from .limited_dtypes import check as check_limited
 
 __all__ = ["index_select", "index_add", "index_copy", "index_fill", "take", "take_along_dim", "put"]
 METHODS: dict = {}
@@ -35,6 +36,7 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None =
         raise IndexError("index_select(): Index is supposed to be a vector")
     if out is not None and out.dtype is not input.dtype:
         raise RuntimeError("index_select(): self and result must have the same scalar type")
+    check_limited("index_select", input.dtype)
     shape = list(input._v.shape)
     if shape:
         shape[dim] = index.numel()
@@ -103,6 +105,7 @@ def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
         raise RuntimeError(f"index_add_(): self ({torch_name(self.dtype)}) and source "
                            f"({torch_name(source.dtype)}) must have the same scalar type")
     _check_vector_index(self, dim, index, source, "index_add_")
+    check_limited("index_add", self.dtype)
     check_no_overlap(self, (index, source))
     alpha = scalar_for(self.dtype, alpha)
     deferred = check_now(index, size1(self, dim), dim, exc=RuntimeError)
@@ -150,6 +153,7 @@ def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
                            f"{torch_name(self.dtype)} and (source) {torch_name(source.dtype)}")
     _check_vector_index(self, dim, index, source, "index_copy_")
+    check_limited("index_copy", self.dtype)
     check_no_overlap(self, (index, source))
     deferred = check_now(index, size1(self, dim), dim,
               message="index_copy_(): index {i} is out of bounds for dimension {d} with size {n}")
@@ -190,6 +194,7 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
     value_tensor = value if isinstance(value, Tensor) else None
+    check_limited("index_fill", self.dtype)
     deferred = check_now(index, size1(self, dim), dim, negative_ok=True)
     grad = inplace_grad(self, (value_tensor,))
     if value_tensor is not None:
@@ -232,6 +237,7 @@ def take(input: Tensor, index: Tensor, *, out: Tensor | None = None) -> Tensor:
     if input.numel() == 0 and index.numel():
         raise IndexError("take(): tried to take from an empty tensor")
     check_out_grad("take", out, (input,))
+    check_limited("take", input.dtype)
     deferred = check_now(index, input.numel(), 0, negative_ok=True, message=_FLAT_MSG)
     result = emit("take", (input, index), index._v.shape, input.dtype, None, out, deferred)
     if needs_grad((input,)):
@@ -301,6 +307,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *, ou
         got = torch_name(indices.dtype) if isinstance(indices, Tensor) else type(indices).__name__
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {got}")
     check_out_grad("take_along_dim", out, (input,))
+    check_limited("gather", input.dtype)  # (torch's take_along_dim gathers)
     if dim is None:
         deferred = check_now(indices, input.numel(), 0, exc=RuntimeError)
         return _track_take_along(emit("take_along_dim", (input, indices), (indices.numel(),), input.dtype, None,

@@ -36,6 +36,7 @@ from .dispatch import launch, launch_into, register_kernel
 from .elementwise import torch_name
 from .masked import masked_fill_, nonzero
 from .mem_overlap import check_written
+from .limited_dtypes import check as check_limited
 
 __all__ = ["index_put"] + K.__all__ + S.__all__ + I.__all__
 METHODS: dict = {**S.METHODS, **I.METHODS, **K.METHODS}
@@ -437,6 +438,7 @@ def _assign(self: Tensor, index, value) -> bool:
             (not isinstance(value, Tensor) or value.ndim == 0):
         _fill_under_mask(view, p.advanced[0][0], p.advanced[0][1], value)  # no sync: an elementwise where
         return True
+    check_limited("index_put", self.dtype)
     if not isinstance(value, Tensor):
         value = full((), S.scalar_for(self.dtype, value), dtype=self.dtype, device=self.device)
     S.check_no_overlap(view, (value,))
@@ -469,6 +471,7 @@ def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) 
     taken = sum(_dims_taken(ix) for ix in indices)
     if taken > self.ndim:
         raise IndexError(f"too many indices for tensor of dimension {self.ndim} (got {taken})")
+    check_limited("index_put", self.dtype)
     advanced, dim = [], 0
     for ix in indices:
         advanced.append((dim, ix))

@@ -31,21 +31,24 @@ KERNELS = {
     "max": "max_all", "min": "min_all", "amax": "max_values_cpu", "amin": "min_values_cpu", "max_dim": "max_cpu",
     "min_dim": "min_cpu", "argmax": "argmax_cpu", "argmin": "argmin_cpu", "aminmax": "aminmax_cpu",
     "count_nonzero": "nonzero_count_cpu", "nonzero": "nonzero_count_cpu", "cummax": "cummax_cpu",
-    "cummin": "cummin_cpu", "logcumsumexp": "logcumsumexp_out_cpu", "median": "median_cpu",
-    "kthvalue": "kthvalue_cpu", "mode": "mode_cpu", "topk": "topk_cpu", "trace": "trace", "histc": "aminmax_cpu",
-    "bincount": "bincount_cpu", "sum(dtype=)": "sum_cpu", "nansum(dtype=)": "sum_cpu",
+    "cummin": "cummin_cpu", "median": "median_cpu",
+    "kthvalue": "kthvalue_cpu", "mode": "mode_cpu", "topk": "topk_cpu", "histc": "aminmax_cpu",
+    "bincount": "bincount_cpu", "median_dim": "median_out", "histc(min, max)": "linspace_cpu",
+    "sum(dtype=)": "sum_cpu", "nansum(dtype=)": "sum_cpu",
     "prod(dtype=)": "prod_out_cpu", "cumsum(dtype=)": "cumsum_out_cpu", "cumprod(dtype=)": "cumprod_out_cpu",
-    # products
-    "mm": "addmm_impl_cpu_", "bmm": "bmm", "mv": "addmv_impl_cpu", "dot": "dot",
+    # (products: linalg.not_bool names their kernels)
+    "gcd": "gcd_cpu", "lcm": "lcm_cpu", "heaviside": "heaviside_cpu", "addcmul": "addcmul_cpu_out",
     # indexing and movement
     "gather": "scatter_gather_tensor_cpu", "scatter": "scatter_gather_tensor_cpu",
+    "scatter(value=)": "scatter_gather_scalar_cpu",
     "index_select": "index_select", "index_add": "index_add_", "index_fill": "index_fill_cpu",
     "index_copy": "index_copy_cpu", "index_put": "index_put", "masked_fill": "masked_fill",
     "masked_scatter": "masked_scatter", "take": "take_cpu", "flip": "flip_cpu", "tril": "tril", "triu": "triu",
     "searchsorted": "searchsorted_out_cpu", "isin": "isin_default_cpu",
     # creation and random fills
-    "arange": "arange_cpu", "linspace": "linspace_cpu", "eye": "eye", "randperm": "randperm",
-    "uniform_": "check_uniform_bounds", "normal_": "normal_kernel_cpu", "bernoulli_": "bernoulli_scalar_cpu_",
+    "arange": "arange_cpu", "linspace": "linspace_cpu", "logspace": "logspace_cpu", "eye": "eye",
+    "randperm": "randperm", "uniform_": "check_uniform_bounds", "normal_": "normal_kernel_cpu",
+    "bernoulli_": "bernoulli_scalar_cpu_", "bernoulli_(p tensor)": "bernoulli_tensor_cpu_self_",
 }
 
 

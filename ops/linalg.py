@@ -49,9 +49,9 @@ def need_tensor(op: str, arg: str, pos: int, x) -> None:
 
 
 def not_bool(kernel: str, d: dt.dtype) -> None:
-    """NotImplementedError as PyTorch's for a kernel with no bool version."""
-    if d is dt.bool_:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    """NotImplementedError as PyTorch's for a kernel with no bool version (nor uint16/32/64 ones)."""
+    if d is dt.bool_ or d in dt.LIMITED:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{d.scalar_name}'")
 
 
 def _check_dot(a: Tensor, b: Tensor) -> None:

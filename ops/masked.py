@@ -23,6 +23,7 @@ from .dispatch import launch_into, register_kernel
 from .elementwise import torch_name
 from .factory_args import CHECKED_NAME
 from .view_grads import overload
+from .limited_dtypes import check as check_limited
 
 __all__ = ["masked_fill", "masked_scatter", "masked_select", "nonzero", "argwhere"]
 
@@ -89,6 +90,7 @@ def _masked_fill_backward(node, g):
 
 def _fill_where(input: Tensor, mask: Tensor, value, out: Tensor | None) -> Tensor:
     """where(mask, value, input), into `out` if given, recorded as masked_fill."""
+    check_limited("masked_fill", input.dtype)
     fill = _fill_value(input, value, "masked_fill_")
     tensor_fill = fill if isinstance(fill, Tensor) else None
     grad = S.inplace_grad(out, (input, tensor_fill)) if out is not None else needs_grad((input, tensor_fill))
@@ -119,6 +121,7 @@ def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
                            f"{torch_name(self.dtype)} and {torch_name(source.dtype)}")
     S.check_expand(mask, self._v.shape)
+    check_limited("masked_scatter", self.dtype)
     grad = S.inplace_grad(self, (source,))
     launch_into("masked_scatter", (mask, source), (self,))
     if grad:
@@ -171,6 +174,7 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> 
 
 def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False):
     """Indices of the nonzero elements: an (n, ndim) int64 tensor, or one 1-d tensor per dim (syncs)."""
+    check_limited("nonzero", input.dtype)
     found = input._host_array() != 0
     if not as_tuple:
         return host_result(np.argwhere(found), dt.int64, input.device, out, (input,))

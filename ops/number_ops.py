@@ -16,6 +16,7 @@ from . import math_api as M
 from .broadcast import broadcast_shapes
 from .dispatch import launch, register_kernel
 from .return_types import return_type
+from .limited_dtypes import check as check_limited
 
 __all__ = ["gcd", "lcm", "gcd_", "lcm_", "frexp", "ldexp", "ldexp_", "angle", "rsub", "result_type", "can_cast"]
 METHODS: dict = {}
@@ -49,6 +50,7 @@ def _tensors(op: str, input, other) -> None:
 def _number_theory(op: str, input: Tensor, other: Tensor) -> Tensor:
     _tensors(op, input, other)
     common = _integer_pair(op, input, other)
+    check_limited(op, common)
     shape = broadcast_shapes(tuple(input.shape), tuple(other.shape))
     return launch(op, (input.to(common), other.to(common)), [(shape, common)])[0]
 

@@ -25,6 +25,7 @@ from .view_grads import overload
 from .mem_overlap import check_out
 from .rng import (Generator, default_generator, generator_for, get_rng_state, initial_seed, manual_seed, philox,
                   seed, set_rng_state)
+from .limited_dtypes import check as check_limited
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
            "set_rng_state", "rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
@@ -342,12 +343,14 @@ def _from_keyword(op: str, from_, extra: dict):
 
 def uniform_(self: Tensor, from_=0.0, to=1.0, *, generator=None, **from_keyword) -> Tensor:
     """Fill with samples from the uniform distribution on [from, to)."""
+    check_limited("uniform_", self.dtype)
     from_ = _from_keyword("uniform_", from_, from_keyword)
     return _sample_inplace("uniform_", self, _uniform_params(self.dtype, from_, to), generator, "uniform")
 
 
 def normal_(self: Tensor, mean=0.0, std=1.0, *, generator=None) -> Tensor:
     """Fill with samples from the normal distribution N(mean, std**2)."""
+    check_limited("normal_", self.dtype)
     return _sample_inplace("normal_", self, _normal_params(self.dtype, mean, std), generator, "normal")
 
 
@@ -370,9 +373,11 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
             raise _not_implemented("bernoulli_tensor_cpu_p_", p.dtype)
         if self.dtype.is_complex:
             raise _not_implemented("bernoulli_tensor_cpu_self_", self.dtype)
+        check_limited("bernoulli_(p tensor)", self.dtype)
         _expand_check(p, self._v.shape)
         return _sample_inplace("bernoulli", self, (), generator, overload("bernoulli", 1), (p,), "bernoulli_")
     p = _float_arg("bernoulli_", "p", p)
+    check_limited("bernoulli_", self.dtype)
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={fmt(p)}")
     if self.dtype.is_complex:
@@ -504,6 +509,7 @@ def randperm(n, *, generator=None, out=None, dtype: dt.dtype | None = None, layo
     dtype = out_dtype("randperm", dtype_arg("randperm", dtype), out) or dt.int64
     if dtype is dt.bool_:
         raise _not_implemented("randperm", dtype)
+    check_limited("randperm", dtype)
     if dtype in _RANDPERM_FLOAT_LIMIT:
         limit, text, name = _RANDPERM_FLOAT_LIMIT[dtype]
         if n > limit:

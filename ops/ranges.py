@@ -15,6 +15,7 @@ from ..tensor import dtype as dt
 from .dispatch import launch, register_kernel
 from .elementwise import torch_name
 from .factory_args import check_requires_grad, device_arg, dtype_arg, int_arg, number_arg, out_dtype, write_out
+from .limited_dtypes import check as check_limited
 
 __all__ = ["arange", "linspace", "logspace"]
 METHODS: dict = {}
@@ -70,6 +71,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype: dt.dtype | None = None
     if dtype is None:
         dtype = dt.get_default_dtype() if any(isinstance(v, float) for v in (start, end, step)) else dt.int64
     _not_for_bool("arange_cpu", dtype)
+    check_limited("arange", dtype)
     size = _arange_size(start, end, step, dtype)
     check_requires_grad(dtype, requires_grad)
     if dtype.category == dt.INT:
@@ -94,6 +96,7 @@ def _spaced(fn: str, start, end, steps, base, dtype, device, requires_grad, out)
     steps = int_arg(fn, "steps", steps, 3)
     dtype = out_dtype(fn, dtype_arg(fn, dtype), out) or dt.get_default_dtype()
     _not_for_bool(f"{fn}_cpu", dtype)
+    check_limited(fn, dtype)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     check_requires_grad(dtype, requires_grad)

@@ -22,6 +22,7 @@ from .reduce import (_as_given, _axes, _count, _means_all, _reduce, _require_flo
                      indexed_backward, one_axis, reduction_kernel, restore, return_type, shared_backward, sum,
                      track)
 from .view_grads import overload
+from .limited_dtypes import check as check_limited
 
 __all__ = ["var", "std", "var_mean", "std_mean", "norm", "logsumexp", "median", "nanmedian", "mode"]
 METHODS: dict = {}
@@ -291,6 +292,7 @@ def _median(op: str, x: Tensor, dim, keepdim: bool):
     if (x.dtype is dt.bool_ or x.dtype.is_complex) and (dim is not None or x.numel()):
         kernel = "median_cpu" if dim is None else "median_out"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{torch_name(x.dtype)}'")
+    check_limited("median" if dim is None else "median_dim", x.dtype)
     if dim is None:  # the gradient is shared among the elements equal to the median, as in torch
         result = _reduce("median", x, axes, False, [x.dtype], x.dtype.compute, ignore_nan)
         return track(op, shared_backward, x, result, axes, False, ("input", 0))
@@ -315,6 +317,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     _require_nonempty(input, axes, "mode():")
     if input.dtype.is_complex and input.numel():  # (torch's kernel refuses it only when it has work)
         raise NotImplementedError(f"\"mode_cpu\" not implemented for '{torch_name(input.dtype)}'")
+    check_limited("mode", input.dtype)
     values, indices = _reduce("mode", input, axes, keepdim, [input.dtype, dt.int64], input.dtype.compute)
     return track("mode", indexed_backward, input, _mode_type(values, indices), axes, keepdim, (1,))
 

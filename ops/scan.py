@@ -18,6 +18,7 @@ from .creation import zeros_like
 from .dispatch import launch, launch_into
 from .elementwise import check_leaf_inplace, torch_name
 from .reduce import Reduced, _prod, accumulate_dtype, dtype_arg, one_axis, reduction_kernel, return_type, sum, track
+from .limited_dtypes import check as check_limited
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
 METHODS: dict = {}
@@ -129,6 +130,7 @@ def _in_place(op: str, backward):
                                f"dtype {torch_name(dtype)} should match")
         if self.dtype is dt.bool_:
             raise NotImplementedError(f"\"{op}_out_cpu\" not implemented for 'Bool'")
+        check_limited(f"{op}(dtype=)", self.dtype)  # (computed in its own dtype)
         axes = one_axis(self, dim, op + "_")
         compute = accumulate_dtype(self, None, op).compute
         grad = needs_grad((self,))
@@ -164,6 +166,7 @@ def _cum_extreme(op: str, x: Tensor, dim: int, is_max: bool):
     axes = one_axis(x, dim, op)
     if x.dtype.is_complex and x.numel():  # complex numbers have no order (an empty scan is no error)
         raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{torch_name(x.dtype)}'")
+    check_limited(op, x.dtype)
     values, indices = _scan(op, x, axes, [x.dtype, dt.int64], x.dtype.compute, is_max, "cum_extreme")
     result = (_cummax_type if is_max else _cummin_type)(values, indices)
     return track(op, _cum_extreme_backward, x, result, axes, True, (1,))

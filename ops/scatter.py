@@ -28,6 +28,7 @@ from .elementwise import torch_name
 from .factory_args import CHECKED_NAME
 from .mem_overlap import check_out
 from .view_grads import overload, transfer
+from .limited_dtypes import check as check_limited
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce"]
 METHODS: dict = {}
@@ -283,6 +284,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
     if not isinstance(index, Tensor) or index.numel():  # torch takes an empty index of any dtype
         check_index_dtype(index, INDEX_DTYPES, "gather(): Expected dtype int32/int64 for index")
     _check_gather_shapes(input, dim, index, None, "gather")
+    check_limited("gather", input.dtype)
     check_out_grad("gather", out, (input,))
     deferred = check_now(index, size1(input, dim), dim, exc=RuntimeError)
     result = emit("gather", (input, index), index._v.shape, input.dtype, dim, out, deferred)
@@ -357,6 +359,7 @@ def scatter_(self: Tensor, dim: int, index: Tensor, src=None, value=None, *, red
         src, value = None, src
     if src is None and value is None:
         raise TypeError("scatter() missing required argument 'src' or 'value'")
+    check_limited("scatter" if src is not None else "scatter(value=)", self.dtype)
     return _scatter(self, dim, index, src, value, reduce, "scatter" if reduce is None else "not_implemented")
 
 
@@ -384,6 +387,7 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """In place: self[index[i][j]][j] += src[i][j] (for dim=0); repeated indices accumulate."""
     if not isinstance(src, Tensor):
         raise TypeError(f"scatter_add(): argument 'src' must be Tensor, not {type(src).__name__}")
+    check_limited("scatter", self.dtype)
     return _scatter(self, dim, index, src, None, "add", "scatter_add")
 
 

@@ -28,6 +28,7 @@ from .splits import (chunk, dsplit, hsplit, split, split_with_sizes, tensor_spli
 from .view_grads import record_view, window_node
 from .views import (expand, expanded, flatten, make_view, narrow, reshape, slice_dim, transpose, unsqueeze, unsqueezed,
                     view)
+from .limited_dtypes import check as check_limited
 
 __all__: list = list(splits.__all__)  # the splits live in their own file; they are shape ops too
 METHODS: dict = dict(splits.METHODS)
@@ -287,6 +288,7 @@ def _dense_strides_in_order(shape: tuple, strides: tuple) -> tuple:
 def flip(input: Tensor, dims) -> Tensor:
     """A copy with the order of elements reversed along `dims` (laid out like `input`)."""
     dims = dims_arg(dims, input.ndim, "flip")
+    check_limited("flip", input.dtype)
     out = M.convert(_reversed_view(input, dims), input.dtype, out=_empty_like(input))
     return record_view("flip", input, out, lambda node, g: (flip(g, node.attrs),), dims)
 
@@ -507,6 +509,7 @@ def _triangle(name: str, upper: bool):
         if input.ndim < 2:
             raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
         diagonal = as_int(diagonal, name, "diagonal")
+        check_limited(name, input.dtype)
         grad = needs_grad((input,))
         if out is not None and out is not input and grad:
             _no_out_grad(name)

@@ -23,6 +23,7 @@ from .elementwise import torch_name
 from .return_types import return_type
 from .scatter import scatter
 from .views import unsqueeze
+from .limited_dtypes import check as check_limited
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive", "searchsorted",
            "bucketize"]
@@ -211,6 +212,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     axis = input._dim(dim, "topk")
     if k < 0 or k > _axis_size(input, axis):
         raise RuntimeError("selected index k out of range")
+    check_limited("topk", input.dtype)
     if input.dtype is dt.bool_:
         raise RuntimeError("topk does not support bool dtypes on CPU")
     _refuse_complex(input, " topk does not support complex dtypes on CPU")
@@ -230,6 +232,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out
     axis = input._dim(dim, "kthvalue")
     if input.dtype is dt.bool_ or input.dtype.is_complex:
         raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{torch_name(input.dtype)}'")
+    check_limited("kthvalue", input.dtype)
     size = _axis_size(input, axis)
     if size == 0:
         raise IndexError(f"kthvalue(): Expected reduction dim {axis} to have non-zero size.")
@@ -363,6 +366,8 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
         raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
     for t in ins[:2] if input.numel() else ():  # (torch's kernel refuses them only when it has work)
         _refuse_complex(t, "\"searchsorted_out_cpu\" not implemented for '{name}'", NotImplementedError)
+    if input.numel():  # (its kernel runs in the two's common dtype)
+        check_limited("searchsorted", dt.promote_types(bounds.dtype, input.dtype))
     return launch("searchsorted", ins, [(input.shape, dt.int32 if out_int32 else dt.int64)], right,
                   checks_data=sorter is not None)[0]  # a sorter's indices are checked by the kernel
 

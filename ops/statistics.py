@@ -24,6 +24,7 @@ from .reduce import sum as _sum
 from .return_types import return_type
 from .shape_ops import cat
 from .sorting import searchsorted, sort
+from .limited_dtypes import check as check_limited
 
 __all__ = ["quantile", "nanquantile", "cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "gradient",
            "isin", "unravel_index", "histogram", "histogramdd"]
@@ -305,6 +306,7 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     a = elements if isinstance(elements, Tensor) else M._number_tensor(elements)
     b = test_elements if isinstance(test_elements, Tensor) else M._number_tensor(test_elements)
     common = dt.promote_types(a.dtype, b.dtype)
+    check_limited("isin", common)
     if common.is_complex:  # (complex numbers have no order to search in)
         raise RuntimeError(f"Unsupported input type encountered for isin(): {torch_name(common)}")
     a, b = a.to(common), b.to(common).reshape(-1)
