@@ -16,7 +16,7 @@ from . import amp, autograd, backends, cuda, distributed, jit, nn, onnx, testing
 from . import accelerator, cpu
 from .. import func
 from . import multiprocessing, random
-from . import fft, masked, signal, sparse, special
+from . import fft, masked, profiler, signal, sparse, special
 from . import functional, futures, linalg, quasirandom, types
 from . import _dynamo, compiler
 from .futures import Future

@@ -199,3 +199,72 @@ def test_cross_without_dim_warns_at_the_callers_line():
             "simply use torch.linalg.cross.\nThe default value of dim will change to agree with that of linalg.cross "
             "in a future release.").replace("torch.", repr_namespace[0] + ".")
     assert str(caught[0].message) == text
+
+
+# -- the Fundamentals of Autograd (introyt): walking grad_fn.next_functions ------------------------------------------
+def _node_names(y) -> list:
+    return [type(n).__name__ if n is not None else None for n, _ in y.grad_fn.next_functions]
+
+
+@pytest.mark.xfail(strict=True, reason="needs s8_reflected_operands.patch")
+def test_reflected_operator_puts_the_tensor_first():
+    """`c = 2 * b; d = c + 1`: the tutorial walks d.grad_fn.next_functions[0][0].next_functions[0][0] down to
+    SinBackward0 and AccumulateGrad; torch records `2 * b` as b.mul(2) and `2 + b` as b.add(2)."""
+    def chain(T):
+        a = T.linspace(0., 2. * math.pi, steps=5, requires_grad=True)
+        b = T.sin(a)
+        return {"mul": _node_names(2 * b), "add": _node_names(2 + b), "leaf": _node_names(2 * a),
+                "walk": [type(n).__name__ for n in [(2 * b + 1).grad_fn.next_functions[0][0].next_functions[0][0]]]}
+    assert chain(tidal_torch) == chain(real_torch)
+
+
+# -- profiling: torch.autograd.profiler (introyt) and torch.profiler (the profiler recipe) -------------------------
+def profiler_programs(T):
+    """What the profiler recipe and the autograd tutorial read off a profile: table columns and footer, a
+    record_function label listed once with self time below its total, op names and call counts, and a
+    schedule(wait=1, warmup=1, active=2) handing two windows of two steps to on_trace_ready."""
+    from tutorial_data import uniform
+    model = T.nn.Sequential(T.nn.Linear(8, 8), T.nn.ReLU(), T.nn.Linear(8, 2))
+    inputs = T.from_numpy(uniform((5, 8), 30))
+    with T.profiler.profile(activities=[T.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        with T.profiler.record_function("model_inference"):
+            model(inputs)
+    table = prof.key_averages().table(sort_by="cpu_time_total", row_limit=10)
+    label = next(e for e in prof.key_averages() if e.key == "model_inference")
+    x, y, z = (T.from_numpy(uniform((2, 3), 31 + k)) for k in range(3))
+    with T.autograd.profiler.profile(use_cuda=False) as prf:
+        for _ in range(3):
+            z = (z / x) * y
+    counts = {e.key: e.count for e in prf.key_averages() if e.key in ("aten::div", "aten::mul")}
+    seen = []
+
+    def trace_handler(p):
+        seen.append((p.step_num, [e.count for e in p.key_averages() if e.key == "model_step"]))
+    with T.profiler.profile(activities=[T.profiler.ProfilerActivity.CPU], on_trace_ready=trace_handler,
+                            schedule=T.profiler.schedule(wait=1, warmup=1, active=2)) as p:
+        for _ in range(8):
+            with T.profiler.record_function("model_step"):
+                model(inputs)
+            p.step()
+    return {"header": table.splitlines()[1].split(), "footer": table.splitlines()[-1].split(":")[0],
+            "label": [label.count, float(label.self_cpu_time_total < label.cpu_time_total)], "counts": counts,
+            "windows": seen, "types": [type(prof.key_averages()).__name__, type(label).__name__]}
+
+
+def test_profiler_reports_as_torch():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (torch: "Profiler clears events at the end of each cycle")
+        run_both(profiler_programs)
+
+
+def test_profiler_sort_key_and_trace(tmp_path):
+    with tidal_torch.profiler.profile() as prof:
+        tidal_torch.ones(3).mul(2)
+    with pytest.raises(AttributeError, match="'FunctionEventAvg' object has no attribute 'nonsense'"):
+        prof.key_averages().table(sort_by="nonsense")
+    with tidal_torch.profiler.profile(schedule=tidal_torch.profiler.schedule(wait=0, warmup=1, active=1),
+                                      on_trace_ready=tidal_torch.profiler.tensorboard_trace_handler(tmp_path)) as p:
+        for _ in range(4):
+            tidal_torch.ones(3).mul(2)
+            p.step()
+    assert len([f for f in tmp_path.iterdir() if f.name.endswith(".pt.trace.json")]) == 2

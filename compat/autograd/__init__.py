@@ -8,6 +8,7 @@ from ...tensor import Tensor
 from .._mirror import mirror
 from ...autograd.anomaly import _anomaly, detect_anomaly, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
 from . import function  # torch.autograd.function (once_differentiable) is reachable as an attribute
+from . import profiler  # torch.autograd.profiler.profile
 
 
 def Variable(data: Tensor, requires_grad: bool = False, volatile: bool = False) -> Tensor:
