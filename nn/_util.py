@@ -5,6 +5,7 @@ import warnings
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..ops.user_frame import user_stacklevel
 
 _HALF = (dt.float16, dt.bfloat16)
 
@@ -28,7 +29,7 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
     reduce = True if reduce is None else reduce
     result = "none" if not reduce else ("mean" if size_average else "sum")
     warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{result}' instead.",
-                  stacklevel=3)
+                  stacklevel=user_stacklevel())
     return result
 
 
@@ -55,9 +56,10 @@ def reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
-def warn_if_broadcast(input: Tensor, target: Tensor, stacklevel: int = 3) -> None:
-    """PyTorch's warning when a loss's target shape differs from its input's."""
+def warn_if_broadcast(input: Tensor, target: Tensor, stacklevel: int | None = None) -> None:
+    """PyTorch's warning when a loss's target shape differs from its input's (at the user's line by default)."""
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
                       f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
-                      "Please ensure they have the same size.", stacklevel=stacklevel)
+                      "Please ensure they have the same size.",
+                      stacklevel=user_stacklevel() if stacklevel is None else stacklevel)

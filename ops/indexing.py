@@ -37,6 +37,7 @@ from .elementwise import torch_name
 from .masked import masked_fill_, nonzero
 from .mem_overlap import check_written
 from .limited_dtypes import check as check_limited
+from .user_frame import user_stacklevel
 
 __all__ = ["index_put"] + K.__all__ + S.__all__ + I.__all__
 METHODS: dict = {**S.METHODS, **I.METHODS, **K.METHODS}
@@ -56,7 +57,8 @@ def _as_items(index) -> tuple:
     if type(index) is list and len(index) < 32 and any(
             isinstance(e, (Tensor, list, tuple, slice)) or e is None or e is Ellipsis for e in index):
         warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
-                      "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq].", UserWarning, stacklevel=3)
+                      "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq].", UserWarning,
+                      stacklevel=user_stacklevel())
         return tuple(index)
     return (index,)
 

@@ -10,7 +10,6 @@ outer and kron are views and a product, differentiable through those.
 from __future__ import annotations
 
 import string
-import sys
 import warnings
 
 import numpy as np
@@ -28,6 +27,7 @@ from .creation import eye
 from .dispatch import launch, launch_into
 from .einsum import contract, einsum
 from .node_names import torch_node
+from .user_frame import user_stacklevel
 from .elementwise import check_leaf_inplace, torch_name
 from .scatter import check_out_grad, wants
 
@@ -547,14 +547,6 @@ def _resized(out: Tensor, shape: tuple, d: dt.dtype) -> Tensor:
     return out
 
 
-def _user_stacklevel() -> int:
-    """The stacklevel of the first caller outside tidal (ops are reached through wrappers of varying depth)."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("tidal."):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
 def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out: Tensor | None = None) -> Tensor:
     """3-D cross product along `dim` (default: the first dimension of size 3)."""
     need_tensor("cross", "input", 1, input)
@@ -563,7 +555,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out: Tensor |
         ns = dt.repr_namespace[0]
         warnings.warn(f"Using {ns}.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       f"explicitly or simply use {ns}.linalg.cross.\nThe default value of dim will change to agree "
-                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=_user_stacklevel())
+                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=user_stacklevel())
         shape = broadcast_shapes(input._v.shape, other._v.shape)
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:

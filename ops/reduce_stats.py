@@ -23,6 +23,7 @@ from .reduce import (_as_given, _axes, _count, _means_all, _reduce, _require_flo
                      track)
 from .view_grads import overload
 from .limited_dtypes import check as check_limited
+from .user_frame import user_stacklevel
 
 __all__ = ["var", "std", "var_mean", "std_mean", "norm", "logsumexp", "median", "nanmedian", "mode"]
 METHODS: dict = {}
@@ -117,7 +118,7 @@ def _var_like(op: str, x: Tensor, dim, unbiased, keepdim: bool, correction, take
     axes = _axes(x, dim, op)
     if math.prod(x._v.shape[d] for d in axes if x.ndim) - correction <= 0:
         warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
-                      "factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+                      "factor (input numel divided by output numel).", UserWarning, stacklevel=user_stacklevel())
     grad = needs_grad((x,))
     spread = x.dtype.to_real()  # complex input: a real var/std, a complex mean (as torch)
     dtypes = [spread, x.dtype] if with_mean or grad else [spread]  # the backward reads the mean

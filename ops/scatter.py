@@ -27,6 +27,7 @@ from .dispatch import launch, launch_into, register_kernel
 from .elementwise import torch_name
 from .factory_args import CHECKED_NAME
 from .mem_overlap import check_out
+from .user_frame import user_stacklevel
 from .view_grads import overload, transfer
 from .limited_dtypes import check as check_limited
 
@@ -114,7 +115,8 @@ def prepare_out(out: Tensor, shape: tuple, dtype: dt.dtype, reads=()) -> None:
                           f"{list(out._v.shape)}, which does not match the required output shape {list(shape)}. "
                           "This behavior is deprecated, and in a future PyTorch release outputs will not be "
                           "resized unless they have zero elements. You can explicitly reuse an out tensor t by "
-                          "resizing it, inplace, to zero elements with t.resize_(0).", UserWarning, stacklevel=3)
+                          "resizing it, inplace, to zero elements with t.resize_(0).", UserWarning,
+                          stacklevel=user_stacklevel())
         out._v = Tensor._empty(tuple(shape), dtype, out.device)._v  # new storage, as resize_ gives
 
 
