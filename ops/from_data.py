@@ -185,9 +185,10 @@ def _gather(data, target: dt.dtype | None = None) -> tuple:
     return flat.reshape(shape), inferred, reader.python_complex
 
 
-def _checked_cast(arr: np.ndarray, target: dt.dtype) -> np.ndarray:
-    """`arr` converted to `target`, raising PyTorch's overflow error for integers that don't fit."""
-    if target.category == dt.INT and arr.size and arr.dtype.kind in "fiu" and arr.dtype != target.np:
+def _checked_cast(arr: np.ndarray, target: dt.dtype, checked: bool = True) -> np.ndarray:
+    """`arr` converted to `target`, raising PyTorch's overflow error for integers that don't fit (when `checked`:
+    torch casts a NumPy array's values as C does, wrapping them)."""
+    if checked and target.category == dt.INT and arr.size and arr.dtype.kind in "fiu" and arr.dtype != target.np:
         info = np.iinfo(target.np)
         if arr.dtype.kind == "f":
             bad = not np.isfinite(arr).all() or arr.min() < info.min or arr.max() > info.max
@@ -228,7 +229,8 @@ def tensor(data, *, dtype: dt.dtype | None = None, device=None, requires_grad: b
             raise TypeError("must be real number, not complex" if target.category == dt.FLOAT else
                             "'complex' object cannot be interpreted as an integer")
         check_requires_grad(target, requires_grad)
-        out = Tensor._from_array(_checked_cast(arr, target), target, share=True)  # a fresh copy: ours to keep
+        out = Tensor._from_array(_checked_cast(arr, target, not isinstance(data, np.ndarray)), target,
+                                 share=True)  # a fresh copy: ours to keep
         if dev is not None and dev != CPU:
             out = out.to(dev)
     out.requires_grad = requires_grad
