@@ -469,3 +469,23 @@ def test_uint64_reads_python_ints_as_unsigned(d):
     for values in ([-1], [2 ** 63, -1], [1.5], [2 ** 64], [2 ** 63, 7], [True, 3]) + \
             (([2 ** 63, 1.5],) if d == "uint64" else ()):
         _same(lambda L: L.tensor(values, dtype=getattr(L, d)))
+
+
+@pytest.mark.xfail(strict=True, reason="needs s8_scalar_kernels.patch")
+def test_compiled_kernel():
+    """Fused elementwise groups compile their expressions with numba: the casts to the unsigned dtypes exist
+    in the compiled vocabulary (else such groups could only run as NumPy)."""
+    from tidal.ops import elementwise as ew
+    from tidal.vm import codegen
+    lines = []
+    for k, (name, d) in enumerate((("mul", tidal.uint64), ("bitwise_xor", tidal.uint16), ("eq", tidal.uint32))):
+        plan = ew.plan_for(ew.OPS[name], (tidal.ones(2, dtype=d),) * 2)
+        lines.append((plan.expr, (f"i{2 * k}", f"i{2 * k + 1}")))
+    prog = codegen.Program(tuple(lines), 6, ("t0", "t1", "t2"))
+    ins = [np.array(v, dtype=d) for v, d in (([2 ** 63 + 1, 3], "uint64"), ([3, 2], "uint64"), ([65535, 7], "uint16"),
+                                             ([1, 7], "uint16"), ([2 ** 32 - 1, 1], "uint32"), ([2 ** 32 - 1, 2], "uint32"))]
+    outs = [np.empty(2, "uint64"), np.empty(2, "uint16"), np.empty(2, np.bool_)]
+    codegen.compiled_kernel(prog, ("flat", (True,) * 6))(*outs, *ins)
+    assert outs[0].tolist() == (torch.tensor(ins[0]) * torch.tensor(ins[1])).tolist()
+    assert outs[1].tolist() == (torch.tensor(ins[2]) ^ torch.tensor(ins[3])).tolist()
+    assert outs[2].tolist() == (torch.tensor(ins[4]) == torch.tensor(ins[5])).tolist()
