@@ -124,7 +124,7 @@ class Function(metaclass=_FunctionMeta):
                                    f"(expected {len(args)}, got {len(res)})")
             for k, (g, a) in enumerate(zip(res, args)):
                 if g is not None and not isinstance(a, Tensor):
-                    raise RuntimeError(f"{'function' if len(res) > len(args) else 'Function'} {cls.__name__}Backward returned a gradient different than None "
+                    raise RuntimeError(f"function {cls.__name__}Backward returned a gradient different than None "
                                        f"at position {k + 1}, but the corresponding forward input was not a "
                                        "Variable")
             _check_grad_shapes(cls.__name__, res, args)
