@@ -3,7 +3,7 @@ a few kernels (copies, creation, views, mul, eq/ne, bitwise and/or/xor, the floa
 sort/unique...), every other op refused with its kernel's NotImplementedError. Values, dtypes, errors (type and
 message), printing, NumPy interop and save/load are compared with torch.
 
-Some refusals live in lead-owned files: their tests are strict xfails until /work/notes/s8_<name>.patch is
+Some refusals live in lead-owned files: their tests are strict xfails until /work/notes/s8_uint_<name>.patch is
 applied (then the marks go)."""
 import io
 
@@ -17,9 +17,9 @@ import tidal.compat as ttorch
 UNSIGNED = ("uint16", "uint32", "uint64")
 ALL_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
               "complex64", "complex128", "uint16", "uint32", "uint64")
-NEEDS_ELEMENTWISE = pytest.mark.xfail(strict=True, reason="needs s8_elementwise.patch")
-NEEDS_REDUCE = pytest.mark.xfail(strict=True, reason="needs s8_reduce.patch")
-NEEDS_MATH_API = pytest.mark.xfail(strict=True, reason="needs s8_math_api.patch")
+NEEDS_ELEMENTWISE = pytest.mark.xfail(strict=True, reason="needs s8_uint_elementwise.patch")
+NEEDS_REDUCE = pytest.mark.xfail(strict=True, reason="needs s8_uint_reduce.patch")
+NEEDS_MATH_API = pytest.mark.xfail(strict=True, reason="needs s8_uint_math_api.patch")
 
 
 def _outcome(fn):
@@ -471,7 +471,7 @@ def test_uint64_reads_python_ints_as_unsigned(d):
         _same(lambda L: L.tensor(values, dtype=getattr(L, d)))
 
 
-@pytest.mark.xfail(strict=True, reason="needs s8_scalar_kernels.patch")
+@pytest.mark.xfail(strict=True, reason="needs s8_uint_scalar_kernels.patch")
 def test_compiled_kernel():
     """Fused elementwise groups compile their expressions with numba: the casts to the unsigned dtypes exist
     in the compiled vocabulary (else such groups could only run as NumPy)."""
@@ -489,3 +489,11 @@ def test_compiled_kernel():
     assert outs[0].tolist() == (torch.tensor(ins[0]) * torch.tensor(ins[1])).tolist()
     assert outs[1].tolist() == (torch.tensor(ins[2]) ^ torch.tensor(ins[3])).tolist()
     assert outs[2].tolist() == (torch.tensor(ins[4]) == torch.tensor(ins[5])).tolist()
+
+
+@pytest.mark.xfail(strict=True, reason="needs s8_uint_tensor.patch")
+def test_uint64_past_int64_as_python_number():
+    # int(), bool() and index use torch's conversion through int64_t; item() and float() take any uint64
+    for convert in (int, bool, lambda t: [0, 1][t], lambda t: t.item(), float):
+        for value in (2 ** 63, 5):
+            _same(lambda L: convert(L.tensor(value, dtype=L.uint64)))
