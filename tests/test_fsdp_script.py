@@ -11,6 +11,8 @@ import sys
 import numpy as np
 import pytest
 
+import torch_reference
+
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "fsdp_tp_train.py")
 TIMEOUT_S = 120
 
@@ -39,11 +41,16 @@ def test_fsdp_tp_script_on_2_ranks_follows_torch(tmp_path):
         port = probe.getsockname()[1]
     (tmp_path / "torch").mkdir()
     (tmp_path / "tidal").mkdir()
-    theirs = _start([SCRIPT], tmp_path / "torch", {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1",
-                                                    "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
+    run_key = torch_reference.key("fsdp_tp_train", "1 rank")  # (torch's result, from the other VM mode's pass)
+    expected = torch_reference.lookup(run_key)
+    theirs = None if expected is not None else _start(
+        [SCRIPT], tmp_path / "torch", {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1",
+                                       "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
     ours = _start(["-m", "tidal.comm.launch", "--nproc-per-node", "2", "--no-prefix", "-m", "tidal.compat", SCRIPT],
                   tmp_path / "tidal")
-    expected, got = _finish(theirs, "torch"), _finish(ours, "tidal.comm.launch")
+    if expected is None:
+        expected = torch_reference.store(run_key, _finish(theirs, "torch"))
+    expected, got = dict(expected), _finish(ours, "tidal.comm.launch")
     assert expected.pop("framework") == "torch" and got.pop("framework") != "torch"   # the runner really swapped
     assert got["world_size"] == 2 and expected["world_size"] == 1
     assert got["placements"] == expected["placements"] and got["all_dtensors"] and expected["all_dtensors"]

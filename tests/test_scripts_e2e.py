@@ -12,6 +12,8 @@ import sys
 import numpy as np
 import pytest
 
+import torch_reference
+
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
 TIMEOUT_S = 120
 
@@ -39,11 +41,16 @@ def finish(proc, label, again=None):
 
 
 def run_both(name, tmp_path):
-    """Run a script with real torch and under tidal.compat; return (torch result, tidal result)."""
+    """Run a script with real torch (or read that run's result from the other VM mode's pass: torch_reference)
+    and under tidal.compat; return (torch result, tidal result)."""
     script = os.path.join(SCRIPTS, name + ".py")
-    with_torch = start([script], tmp_path)
+    run_key = torch_reference.key(name)
+    theirs = torch_reference.lookup(run_key)
+    with_torch = start([script], tmp_path) if theirs is None else None
     with_tidal = start(["-m", "tidal.compat", script], tmp_path)
-    theirs, ours = finish(with_torch, f"torch {name}"), finish(with_tidal, f"tidal {name}")
+    if theirs is None:
+        theirs = torch_reference.store(run_key, finish(with_torch, f"torch {name}"))
+    theirs, ours = dict(theirs), finish(with_tidal, f"tidal {name}")
     assert theirs.pop("framework") == "torch" and ours.pop("framework") != "torch"  # the runner really swapped
     return theirs, ours
 
@@ -84,12 +91,16 @@ def test_ddp_script_under_the_launcher_follows_torchrun(tmp_path):
     script = os.path.join(SCRIPTS, "ddp_train.py")
     def torchrun():
         return start(["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", script], tmp_path)
-    theirs = torchrun()
+    run_key = torch_reference.key("torchrun", "ddp_train")
+    expected = torch_reference.lookup(run_key)
+    theirs = torchrun() if expected is None else None
     ours = start(["-m", "tidal.comm.launch", "--nproc-per-node", "2", "--no-prefix", "-m", "tidal.compat", script],
                  tmp_path)
     # torch's gloo teardown can abort a rank of a finished run at exit ("terminate called without an active
     # exception", seen once in CI): the reference, and only it, gets a second try
-    expected, got = finish(theirs, "torchrun", again=torchrun), finish(ours, "tidal.comm.launch")
+    if expected is None:
+        expected = torch_reference.store(run_key, finish(theirs, "torchrun", again=torchrun))
+    expected, got = dict(expected), finish(ours, "tidal.comm.launch")
     assert expected.pop("framework") == "torch" and got.pop("framework") != "torch"  # the runner really swapped
     assert got["world_size"] == expected["world_size"] == 2
     assert got["ranks_agree"] and expected["ranks_agree"]  # DDP broadcast rank 0's weights and kept them equal
