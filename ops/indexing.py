@@ -473,7 +473,8 @@ def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) 
     taken = sum(_dims_taken(ix) for ix in indices)
     if taken > self.ndim:
         raise IndexError(f"too many indices for tensor of dimension {self.ndim} (got {taken})")
-    check_limited("index_put", self.dtype)
+    one_mask = len(indices) == 1 and indices[0].dtype is dt.bool_ and values.ndim == 0  # (torch: a masked_fill)
+    check_limited("masked_fill" if one_mask else "index_put", self.dtype)
     advanced, dim = [], 0
     for ix in indices:
         advanced.append((dim, ix))

@@ -43,6 +43,7 @@ KERNELS = {
     "scatter(value=)": "scatter_gather_scalar_cpu",
     "index_select": "index_select", "index_add": "index_add_", "index_fill": "index_fill_cpu",
     "index_copy": "index_copy_cpu", "index_put": "index_put", "masked_fill": "masked_fill",
+    "masked_select": "masked_select",
     "masked_scatter": "masked_scatter", "take": "take_cpu", "flip": "flip_cpu", "tril": "tril", "triu": "triu",
     "searchsorted": "searchsorted_out_cpu", "isin": "isin_default_cpu",
     # creation and random fills

@@ -162,6 +162,7 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> 
     _check_bool_mask(mask, "masked_select: expected BoolTensor for mask")
     shape = broadcast_shapes(mask._v.shape, input._v.shape)  # this order names the sizes as PyTorch does
     S.check_out_grad("masked_select", out, (input,))
+    check_limited("masked_select", input.dtype)
     values = np.broadcast_to(input._host_array(), shape)
     result = host_result(values[np.broadcast_to(mask._host_array(), shape)], input.dtype, input.device, out,
                          (input, mask))

@@ -69,6 +69,7 @@ def test_dtype_attributes(d):
     assert _outcome(lambda: ttorch.finfo(ours)) == _outcome(lambda: torch.finfo(theirs))
     assert _x(ttorch, d).is_signed() is False and _x(ttorch, d).element_size() == theirs.itemsize
     assert _x(ttorch, d).type() == _x(torch, d).type()
+    _same(lambda L: L.tensor([1, 2]).type(f"torch.{d[0].upper()}Int{d[4:]}Tensor"))
 
 
 @pytest.mark.parametrize("d", UNSIGNED)
@@ -333,6 +334,9 @@ REFUSED = {
     "setitem index tensor": (lambda L, d: _setitem(_x(L, d), L.tensor([1, 0]), 7), None),
     "setitem list": (lambda L, d: _setitem(_x(L, d), [0, 1], 7), None),
     "index_put": (lambda L, d: _x(L, d).index_put((L.tensor([0]),), _x(L, d)[:1]), None),
+    "index_put mask, 0-d value": (lambda L, d: _x(L, d).index_put((L.tensor([True, False, True]),),
+                                                                  L.tensor(9, dtype=getattr(L, d))), None),
+    "masked_select": (lambda L, d: _x(L, d).masked_select(L.tensor([True, False, True])), None),
     "arange": (lambda L, d: L.arange(3, dtype=getattr(L, d)), None),
     "linspace": (lambda L, d: L.linspace(0, 3, 4, dtype=getattr(L, d)), None),
     "logspace": (lambda L, d: L.logspace(0, 1, 3, dtype=getattr(L, d)), None),
