@@ -360,3 +360,28 @@ def test_saved_tensor_unpacked_from_disk_twice(T, tmp_path):
     assert read().equal(x)
     with pytest.raises(FileNotFoundError):
         read()
+
+
+# -- NumPy scalars as operands (np.prod(shape), np.float32 constants: what data and metric code passes) -----------
+NUMPY_SCALAR_CALLS = {
+    "t * f32": lambda T, t: t * np.float32(2.0), "f32 * t": lambda T, t: np.float32(2.0) * t,
+    "t + i64": lambda T, t: t + np.int64(3), "i64 - t": lambda T, t: np.int64(3) - t,
+    "t / prod(shape)": lambda T, t: t / np.prod(t.shape), "add": lambda T, t: T.add(t, np.float32(1)),
+    "mul_": lambda T, t: t.clone().mul_(np.float32(3)), "clamp": lambda T, t: t.clamp(np.float32(0), np.float64(0.5)),
+    "where": lambda T, t: T.where(t > 0, t, np.float32(0)), "pow base": lambda T, t: T.pow(np.float32(2), t),
+    "int * i64": lambda T, t: t.long() * np.int64(2), "int32 * f32": lambda T, t: t.int() * np.float32(2.5),
+    "half * f64": lambda T, t: t.half() * np.float64(2), "lt": lambda T, t: t < np.float32(0.5),
+    "lerp": lambda T, t: T.lerp(t, t * 2, np.float32(0.5)), "addcmul": lambda T, t: T.addcmul(t, t, t, value=np.float32(2)),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="needs s8_numpy_scalars.patch")
+def test_numpy_scalar_operands():
+    def program(T):
+        t = T.from_numpy(uniform((2, 3), 50))
+        out = {k: f(T, t) for k, f in NUMPY_SCALAR_CALLS.items()}
+        dtypes = {k: str(v.dtype).split(".")[-1] for k, v in out.items()}
+        w = T.from_numpy(uniform((3,), 51)).requires_grad_()
+        ((w * np.float32(2) + np.int64(1)) / np.float32(4)).sum().backward()
+        return {"values": {k: v.double() for k, v in out.items()}, "dtypes": dtypes, "grad": w.grad}
+    run_both(program)
