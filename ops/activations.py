@@ -158,6 +158,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
         raise ValueError("min_val cannot be greater than max_val")
     if input.dtype is dt.uint8 and (min_val < 0 or max_val < 0):
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    check_limited("clamp_scalar", input.dtype)
     lo, hi = _typed(input, min_val), _typed(input, max_val)
     if input.dtype.is_floating_point:
         lo, hi = float(lo), float(hi)
@@ -194,6 +195,7 @@ def _threshold(input: Tensor, threshold: float, value: float, out: Tensor | None
     _check_tensor("threshold", input)
     if input.dtype.is_complex or input.dtype is dt.bool_:
         _float_only("threshold", input)
+    check_limited("threshold", input.dtype)
     th, val = _typed(input, threshold), _typed(input, value)
     if out is not None:
         return apply("where", M.le(input, th), val, input, out=out)

@@ -26,10 +26,6 @@ __all__ = ["equal", "allclose", "isclose", "meshgrid", "diag", "diag_embed", "di
            "triu_indices", "tril_indices", "histc", "diff", "cartesian_prod", "block_diag", "inverse", "det"]
 METHODS: dict = {}
 
-_C_NAMES = {dt.int64: "Long", dt.int32: "Int", dt.int16: "Short", dt.int8: "Char", dt.uint8: "Byte",
-            dt.bool_: "Bool", dt.float16: "Half", dt.bfloat16: "BFloat16", dt.float32: "Float", dt.float64: "Double",
-            dt.complex64: "ComplexFloat", dt.complex128: "ComplexDouble"}
-
 
 def _need_tensor(op: str, arg: str, pos: int, x) -> None:
     if not isinstance(x, Tensor):
@@ -60,7 +56,7 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     _need_tensor("isclose", "input", 1, input)
     _need_tensor("isclose", "other", 2, other)
     if input.dtype is not other.dtype:
-        raise RuntimeError(f"{_C_NAMES[input.dtype]} did not match {_C_NAMES[other.dtype]}")
+        raise RuntimeError(f"{input.dtype.scalar_name} did not match {other.dtype.scalar_name}")
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:
@@ -137,18 +133,18 @@ def cartesian_prod(*tensors) -> Tensor:
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: dt.dtype = dt.int64, device=None,
                  layout=None) -> Tensor:
     """The 2 x N (row, col) coordinates of the upper triangle (diagonal `offset`) of a row x col matrix."""
-    return _tri_indices(np.triu_indices(row, offset, col), dtype, device)
+    return _tri_indices("triu_indices", np.triu_indices(row, offset, col), dtype, device)
 
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: dt.dtype = dt.int64, device=None,
                  layout=None) -> Tensor:
     """The 2 x N (row, col) coordinates of the lower triangle (diagonal `offset`) of a row x col matrix."""
-    return _tri_indices(np.tril_indices(row, offset, col), dtype, device)
+    return _tri_indices("tril_indices", np.tril_indices(row, offset, col), dtype, device)
 
 
-def _tri_indices(rows_cols: tuple, dtype: dt.dtype, device) -> Tensor:
-    if dtype not in (dt.int64, dt.int32):
-        raise RuntimeError(f"\"triu_tril_indices\" not implemented for '{_C_NAMES.get(dtype, dtype)}'")
+def _tri_indices(name: str, rows_cols: tuple, dtype: dt.dtype, device) -> Tensor:
+    if dtype not in (dt.int64, dt.int32):  # (torch's kernels have int32 and int64 loops only)
+        raise NotImplementedError(f"\"{name}\" not implemented for '{dtype.scalar_name}'")
     t = Tensor._from_array(np.stack(rows_cols).astype(dtype.np).reshape(2, -1), dtype)
     return t if device is None else t.to(device)
 
@@ -239,11 +235,11 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     for name, t in (("X1", x1), ("X2", x2)):
         if not t.dtype.is_floating_point or t.dtype.is_complex:
-            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {_C_NAMES[t.dtype]}")
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {t.dtype.scalar_name}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     if x1.dtype is not x2.dtype:
-        raise RuntimeError(f"expected scalar type {_C_NAMES[x1.dtype]} but found {_C_NAMES[x2.dtype]}")
+        raise RuntimeError(f"expected scalar type {x1.dtype.scalar_name} but found {x2.dtype.scalar_name}")
     pairs = M.sub(x1.unsqueeze(-2), x2.unsqueeze(-3))  # (..., P, R, M)
     return _norm(pairs, float(p), -1)
 
@@ -253,7 +249,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     _need_tensor("bincount", "input", 1, input)
     check_limited("bincount", input.dtype)
     if input.dtype.is_floating_point or input.dtype is dt.bool_:
-        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_C_NAMES[input.dtype]}'")
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{input.dtype.scalar_name}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if input.ndim != 1:
@@ -294,7 +290,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out
     if not input.dtype.is_floating_point or input.dtype.is_complex:
         # complex input, data range asked: torch fails in aminmax first
         kernel = "aminmax_cpu" if input.dtype.is_complex and min == max == 0 and input.numel() else "histogram_cpu"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_C_NAMES[input.dtype]}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype.scalar_name}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     if min > max:

@@ -265,6 +265,7 @@ def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     if self.numel() == 0 and index.numel():
         raise IndexError("put_(): Tried to put elements into an empty tensor")
     check_no_overlap(self, (index, source))
+    check_limited("put_", self.dtype)
     deferred = check_now(index, self.numel(), 0, negative_ok=True, message=_FLAT_MSG)
     grad = inplace_grad(self, (source,))
     launch_into("put", (index, source), (self,), bool(accumulate), checks_data=deferred)

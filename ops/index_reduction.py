@@ -17,6 +17,7 @@ from .creation import full, tensor
 from .masked import nonzero
 from .scatter import scatter_reduce, scatter_reduce_
 from .shape_ops import cat
+from .limited_dtypes import check as check_limited
 
 __all__ = ["index_reduce", "nonzero_static", "segment_reduce"]
 METHODS: dict = {}
@@ -35,6 +36,7 @@ def _spread(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str)
         raise RuntimeError(f"index_reduce_(): self ({input.dtype}) and source ({source.dtype}) must have the same "
                            "scalar type")
     d = input._dim(dim, "index_reduce") if input.ndim else 0
+    check_limited("index_reduce", input.dtype)
     shape = [1] * source.ndim
     if source.ndim:
         shape[d] = index.numel()

@@ -38,9 +38,16 @@ KERNELS = {
     "prod(dtype=)": "prod_out_cpu", "cumsum(dtype=)": "cumsum_out_cpu", "cumprod(dtype=)": "cumprod_out_cpu",
     # (products: linalg.not_bool names their kernels)
     "gcd": "gcd_cpu", "lcm": "lcm_cpu", "heaviside": "heaviside_cpu", "addcmul": "addcmul_cpu_out",
+    "threshold": "threshold_cpu",
     # indexing and movement
     "gather": "scatter_gather_tensor_cpu", "scatter": "scatter_gather_tensor_cpu",
-    "scatter(value=)": "scatter_gather_scalar_cpu",
+    "scatter(value=)": "scatter_gather_scalar_cpu", "scatter_reduce(sum)": "scatter_gather_tensor_cpu",
+    "scatter_reduce(prod)": "scatter_gather_tensor_cpu",
+    "scatter_reduce(mean)": "scatter_gather_tensor_cpu_reduce_mean",
+    "scatter_reduce(amax)": "scatter_gather_tensor_cpu_reduce_amax",
+    "scatter_reduce(amin)": "scatter_gather_tensor_cpu_reduce_amin",
+    "scatter_reduce(include_self=False)": "scatter_reduce_exclude_input_init", "index_reduce": "index_func_",
+    "put_": "take_put_cpu",
     "index_select": "index_select", "index_add": "index_add_", "index_fill": "index_fill_cpu",
     "index_copy": "index_copy_cpu", "index_put": "index_put", "masked_fill": "masked_fill",
     "masked_select": "masked_select",

@@ -26,6 +26,7 @@ from .broadcast import broadcast_shapes
 from .creation import eye
 from .dispatch import launch, launch_into
 from .einsum import contract, einsum
+from .factory_args import TYPEMETA_NAME
 from .node_names import torch_node
 from .user_frame import user_stacklevel
 from .elementwise import check_leaf_inplace, torch_name
@@ -35,10 +36,8 @@ __all__ = ["matmul", "mm", "bmm", "mv", "addmm", "addmv", "addbmm", "baddbmm", "
            "outer", "ger", "tensordot", "einsum", "trace", "kron", "cross"]
 METHODS: dict = {}
 
-# PyTorch's C++ type names, as its mm/baddbmm dtype errors print them.
-C_NAMES = {dt.float32: "float", dt.float64: "double", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16",
-           dt.int64: "long int", dt.int32: "int", dt.int16: "short int", dt.int8: "signed char",
-           dt.uint8: "unsigned char", dt.bool_: "bool"}
+# PyTorch's C++ type names, as its mm/baddbmm dtype errors print them (its TypeMeta names).
+C_NAMES = TYPEMETA_NAME
 
 
 # -- argument checks -------------------------------------------------------------------------------

@@ -341,6 +341,7 @@ def _scatter(self: Tensor, dim: int, index: Tensor, src, value, reduce, grad_nam
     _check_gather_shapes(self, dim, index, src, "scatter")
     if reduce is not None and reduce not in _SCATTER_REDUCE:
         raise RuntimeError("reduce argument must be either add or multiply.")
+    check_limited("scatter" if src is not None else "scatter(value=)", self.dtype)
     ins = (index,) if src is None else (index, src)
     check_no_overlap(self, ins)
     typed = None if src is not None else scalar_for(self.dtype, value)
@@ -361,7 +362,6 @@ def scatter_(self: Tensor, dim: int, index: Tensor, src=None, value=None, *, red
         src, value = None, src
     if src is None and value is None:
         raise TypeError("scatter() missing required argument 'src' or 'value'")
-    check_limited("scatter" if src is not None else "scatter(value=)", self.dtype)
     return _scatter(self, dim, index, src, value, reduce, "scatter" if reduce is None else "not_implemented")
 
 
@@ -389,7 +389,6 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """In place: self[index[i][j]][j] += src[i][j] (for dim=0); repeated indices accumulate."""
     if not isinstance(src, Tensor):
         raise TypeError(f"scatter_add(): argument 'src' must be Tensor, not {type(src).__name__}")
-    check_limited("scatter", self.dtype)
     return _scatter(self, dim, index, src, None, "add", "scatter_add")
 
 
@@ -415,6 +414,7 @@ def _scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     if reduce not in _REDUCTIONS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     _check_gather_shapes(self, dim, index, src, "scatter")
+    check_limited(f"scatter_reduce({reduce})" if include_self else "scatter_reduce(include_self=False)", self.dtype)
     check_no_overlap(self, (index, src))
     deferred = check_now(index, size1(self, dim), dim, exc=RuntimeError)
     grad = inplace_grad(self, (src,))
