@@ -385,3 +385,27 @@ def test_numpy_scalar_operands():
         ((w * np.float32(2) + np.int64(1)) / np.float32(4)).sum().backward()
         return {"values": {k: v.double() for k, v in out.items()}, "dtypes": dtypes, "grad": w.grad}
     run_both(program)
+
+
+# -- the SDPA tutorial: attention biases are Tensor subclasses -------------------------------------------------------
+def causal_biases(T):
+    """causal_upper_left / causal_lower_right: one type, a Tensor subclass printing as its boolean mask, passed
+    as attn_mask (upper-left equals is_causal=True, lower-right differs when the lengths differ)."""
+    import importlib
+    bias_module = importlib.import_module(T.nn.attention.__name__ + ".bias")  # (torch imports it on request)
+    F = T.nn.functional
+    upper_left_bias = bias_module.causal_upper_left(2, 10)
+    lower_right_bias = bias_module.causal_lower_right(2, 10)
+    q, k, v = (T.from_numpy(uniform(s, 60 + n)) for n, s in enumerate([(2, 2, 2, 4), (2, 2, 10, 4), (2, 2, 10, 4)]))
+    out_upper_left = F.scaled_dot_product_attention(q, k, v, upper_left_bias)
+    out_lower_right = F.scaled_dot_product_attention(q, k, v, lower_right_bias)
+    out_is_causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return {"types": [float(type(upper_left_bias) == type(lower_right_bias)),
+                      float(issubclass(type(upper_left_bias), T.Tensor)), float(isinstance(lower_right_bias, T.Tensor))],
+            "reprs": [repr(upper_left_bias), repr(lower_right_bias)],
+            "outs": [out_upper_left, out_lower_right, out_is_causal],
+            "materialized": lower_right_bias._materialize(device="cpu").int()}
+
+
+def test_causal_bias_is_a_tensor():
+    run_both(causal_biases)

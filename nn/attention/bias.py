@@ -5,6 +5,7 @@ import enum
 import warnings
 
 from ... import ops
+from ...tensor import Tensor
 from ...tensor import dtype as dt
 
 __all__ = ["causal_upper_left", "causal_lower_right", "CausalVariant", "CausalBias"]
@@ -17,26 +18,30 @@ class CausalVariant(enum.IntEnum):
     LOWER_RIGHT = 2
 
 
-class CausalBias:
-    """A causal mask given by its variant and sequence lengths, materialized only when needed.
+class CausalBias(Tensor):
+    """A causal mask given by its variant and sequence lengths: a Tensor (its values are the boolean mask, True
+    where a query may attend, as torch's CausalBias prints and materializes).
 
     scaled_dot_product_attention takes it as `attn_mask`; an upper-left bias (or a square one)
     becomes `is_causal=True`, a lower-right one the boolean mask it stands for."""
 
-    def __init__(self, variant: CausalVariant, seq_len_q: int, seq_len_kv: int) -> None:
+    def __new__(cls, variant: CausalVariant, seq_len_q: int, seq_len_kv: int) -> "CausalBias":
         if not isinstance(variant, CausalVariant):
             raise AssertionError(f"variant must be a CausalVariant, got {type(variant).__name__}")
-        self.variant, self.seq_len_q, self.seq_len_kv = variant, seq_len_q, seq_len_kv
         if seq_len_q > seq_len_kv and variant == CausalVariant.LOWER_RIGHT:
             warnings.warn("Lower right causal bias will produce NaNs in the output when seq_len_q > seq_len_kv!",
-                          stacklevel=2)
+                          stacklevel=3)
+        mask = _mask(variant, seq_len_q, seq_len_kv, "cpu")
+        self = cls._make(mask._v, mask.dtype, mask.device, mask._vm)
+        self.variant, self.seq_len_q, self.seq_len_kv = variant, seq_len_q, seq_len_kv
+        return self
+
+    def __init__(self, variant: CausalVariant, seq_len_q: int, seq_len_kv: int) -> None:
+        pass  # (made by __new__)
 
     def _materialize(self, device=None):
         """The boolean mask (True: may attend), on `device` (the CPU by default)."""
-        ones = ops.ones((self.seq_len_q, self.seq_len_kv), dtype=dt.bool_, device=device or "cpu")
-        if self.variant == CausalVariant.UPPER_LEFT:
-            return ones.tril()
-        return ones.tril(self.seq_len_kv - self.seq_len_q)
+        return _mask(self.variant, self.seq_len_q, self.seq_len_kv, device or "cpu")
 
     def _dispatch(self, query, key, value, dropout_p: float = 0.0, is_causal: bool = False, scale=None,
                   enable_gqa: bool = False):
@@ -50,6 +55,11 @@ class CausalBias:
 
     def __repr__(self) -> str:
         return repr(self._materialize())
+
+
+def _mask(variant: CausalVariant, seq_len_q: int, seq_len_kv: int, device):
+    ones = ops.ones((seq_len_q, seq_len_kv), dtype=dt.bool_, device=device)
+    return ones.tril() if variant == CausalVariant.UPPER_LEFT else ones.tril(seq_len_kv - seq_len_q)
 
 
 def causal_upper_left(*size: int) -> CausalBias:
