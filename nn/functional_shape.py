@@ -49,6 +49,12 @@ def _renorm_rows(weight: Tensor, flat: Tensor, max_norm: float, norm_type: float
         weight.index_copy_(0, rows_idx, rows * scale)
 
 
+def _options_name(t: Tensor) -> str:
+    """How torch's argument checks name a tensor's type: its legacy name, or CPU<ScalarType>Type for the dtypes
+    whose messages have none (bool, uint16/32/64)."""
+    return f"CPU{t.dtype.scalar_name}Type" if t.dtype is dt.bool_ or t.dtype in dt.LIMITED else t.type()
+
+
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of `weight` picked by the integer `input`; the row at `padding_idx` gets no gradient."""
@@ -66,7 +72,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         padding_idx = -1
     if input.dtype not in (dt.int64, dt.int32):
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {'CPUBoolType' if input.dtype is dt.bool_ else input.type()} instead "
+                           f"Long, Int; but got {_options_name(input)} instead "
                            "(while checking arguments for embedding)")
     flat = input.reshape(-1)
     if max_norm is not None:

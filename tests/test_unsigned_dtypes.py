@@ -347,6 +347,7 @@ REFUSED = {
     "hardtanh": (lambda L, d: L.nn.functional.hardtanh(_x(L, d), 0, 1), None),
     "relu6": (lambda L, d: L.nn.functional.relu6(_x(L, d)), None),
     "threshold": (lambda L, d: L.nn.functional.threshold(_x(L, d), 1, 0), None),
+    "embedding indices": (lambda L, d: L.nn.functional.embedding(_x(L, d), L.ones(4, 2)), None),
     "index_put mask, 0-d value": (lambda L, d: _x(L, d).index_put((L.tensor([True, False, True]),),
                                                                   L.tensor(9, dtype=getattr(L, d))), None),
     "masked_select": (lambda L, d: _x(L, d).masked_select(L.tensor([True, False, True])), None),
