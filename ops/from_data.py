@@ -66,25 +66,25 @@ class _Reader:
     def __init__(self, shape: list):
         self.shape = shape
         self.chunks: list = []
-        self.dtypes: set = set()
+        self.dtypes: dict = {}  # (as an ordered set: promotion errors name the dtypes in reading order, as torch's)
         self.python_complex = False  # a Python complex leaf: torch refuses to read it as a real number
 
     def leaf(self, x) -> None:
         kind = type(x)
         if kind in _PY_SCALARS:
             self.python_complex |= kind is complex
-            self.dtypes.add(_scalar_dtype(kind))
+            self.dtypes[_scalar_dtype(kind)] = None
             self.chunks.append((x,))
         elif isinstance(x, np.generic) and x.dtype.kind in "biufc":
-            self.dtypes.add(dt.from_numpy(x.dtype))
+            self.dtypes[dt.from_numpy(x.dtype)] = None
             self.chunks.append(np.asarray(x).reshape(1))
         elif isinstance(x, Tensor):
             if x.numel() != 1:
                 raise ValueError("only one element tensors can be converted to Python scalars")
-            self.dtypes.add(x.dtype)
+            self.dtypes[x.dtype] = None
             self.chunks.append(_host(x).reshape(1))
         elif isinstance(x, np.ndarray) and x.size == 1:
-            self.dtypes.add(dt.from_numpy(x.dtype))
+            self.dtypes[dt.from_numpy(x.dtype)] = None
             self.chunks.append(x.reshape(1))
         else:
             raise _invalid_leaf(x)
@@ -96,7 +96,7 @@ class _Reader:
                 if w != g:
                     raise ValueError(f"expected sequence of length {w} at dim {dim + k} (got {g})")
             raise ValueError(f"expected {len(want)} more dimension(s) at dim {dim} (got {arr.ndim})")
-        self.dtypes.add(d)
+        self.dtypes[d] = None
         self.chunks.append(arr)
 
     def read(self, x, dim: int) -> None:
@@ -120,7 +120,7 @@ class _Reader:
             kinds = set(map(type, x))
             if kinds.issubset(_PY_SCALARS):  # the common case: a row of Python numbers, read at once
                 self.python_complex |= complex in kinds
-                self.dtypes.update(_scalar_dtype(k) for k in kinds)
+                self.dtypes.update(dict.fromkeys(_scalar_dtype(k) for k in kinds))
                 self.chunks.append(x)
                 return
         for item in x:

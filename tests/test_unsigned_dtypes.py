@@ -301,6 +301,8 @@ REFUSED = {
     "mul uint8 tensor": (lambda L, d: _x(L, d) * L.tensor([1, 2, 3], dtype=L.uint8), None),
     "eq int64 tensor": (lambda L, d: L.tensor([1, 2, 3]) == _x(L, d), None),
     "cat with int64": (lambda L, d: L.cat([_x(L, d), L.tensor([1])]), None),
+    "tensor of numpy scalar and int": (lambda L, d: L.tensor([np.dtype(d).type(5), 7]), None),
+    "tensor of int and numpy scalar": (lambda L, d: L.tensor([7, np.dtype(d).type(5)]), None),
     "where with another unsigned": (lambda L, d: L.where(L.tensor([True, False, True]), _x(L, d),
                                                          _x(L, "uint32" if d == "uint16" else "uint16")), None),
     # ops with their own dtype checks (tidal files)
