@@ -98,9 +98,6 @@ def _run(name: str, x: Tensor, body, inplace: bool = False, float_only: bool = T
     return out if node is None else torch_node(out, node or name, x)
 
 
-_C_INT_NAMES = {dt.uint8: "uint8_t", dt.int8: "int8_t", dt.int16: "int16_t", dt.int32: "int", dt.int64: "int64_t"}
-
-
 def _typed(x: Tensor, value):
     """A Python scalar converted to `x`'s integer dtype (truncated, range-checked) as PyTorch does;
     unchanged for other dtypes."""
@@ -109,7 +106,7 @@ def _typed(x: Tensor, value):
     v = int(value)
     info = np.iinfo(x.dtype.np)
     if not info.min <= v <= info.max:
-        raise RuntimeError(f"value cannot be converted to type {_C_INT_NAMES[x.dtype]} without overflow")
+        raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[x.dtype]} without overflow")
     return v
 
 

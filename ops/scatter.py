@@ -25,7 +25,7 @@ from . import elementwise as ew
 from . import math_api as M
 from .dispatch import launch, launch_into, register_kernel
 from .elementwise import torch_name
-from .factory_args import CHECKED_NAME
+from .factory_args import CHECKED_NAME, TYPEMETA_NAME
 from .mem_overlap import check_out
 from .user_frame import user_stacklevel
 from .view_grads import overload, transfer
@@ -35,9 +35,7 @@ __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce"]
 METHODS: dict = {}
 
 INDEX_DTYPES = (dt.int64, dt.int32)
-C_NAMES = {dt.bool_: "bool", dt.uint8: "unsigned char", dt.int8: "signed char", dt.int16: "short int",
-           dt.int32: "int", dt.int64: "long int", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16",
-           dt.float32: "float", dt.float64: "double"}  # the C++ names some PyTorch messages print
+C_NAMES = TYPEMETA_NAME  # the C++ names some PyTorch messages print
 _NARROW_FLOATS = (np.dtype(np.float16), dt.bfloat16.np)
 
 

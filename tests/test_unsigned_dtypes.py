@@ -350,6 +350,8 @@ REFUSED = {
     "relu6": (lambda L, d: L.nn.functional.relu6(_x(L, d)), None),
     "threshold": (lambda L, d: L.nn.functional.threshold(_x(L, d), 1, 0), None),
     "embedding indices": (lambda L, d: L.nn.functional.embedding(_x(L, d), L.ones(4, 2)), None),
+    "gather into an unsigned out": (lambda L, d: L.gather(L.ones(2), 0, L.tensor([1, 0]),
+                                                          out=L.empty(2, dtype=getattr(L, d))), None),
     "index_put mask, 0-d value": (lambda L, d: _x(L, d).index_put((L.tensor([True, False, True]),),
                                                                   L.tensor(9, dtype=getattr(L, d))), None),
     "masked_select": (lambda L, d: _x(L, d).masked_select(L.tensor([True, False, True])), None),
