@@ -9,7 +9,7 @@ import pytest
 import torch as real_torch
 
 import tidal.compat as tidal_torch
-from test_examples_programs import run_both
+from test_examples_programs import picklable, run_both
 from tutorial_data import uniform
 
 FRAMEWORKS = (real_torch, tidal_torch)
@@ -409,3 +409,39 @@ def causal_biases(T):
 
 def test_causal_bias_is_a_tensor():
     run_both(causal_biases)
+
+
+# -- Intro to TorchScript / deployment: a scripted or traced module saves itself ----------------------------------
+def torchscript_save(T, tmp_path):
+    """torch.jit.trace(module, example) and torch.jit.script(module) give modules with .save(path); jit.load
+    gives a module that runs (and saves) again; a traced cell still trains through plain autograd."""
+    from tutorial_data import uniform
+
+    class MyCell(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = T.nn.Linear(4, 4)
+
+        def forward(self, x, h):
+            new_h = T.tanh(self.linear(x) + h)
+            return new_h, new_h
+
+    cell = picklable(MyCell, T)()  # (tidal's jit.save pickles the module: its class must be importable)
+    with T.no_grad():
+        cell.linear.weight.copy_(T.from_numpy(uniform((4, 4), 70)))
+        cell.linear.bias.copy_(T.from_numpy(uniform((4,), 71)))
+    x, h = T.from_numpy(uniform((3, 4), 72)), T.from_numpy(uniform((3, 4), 73))
+    traced = T.jit.trace(cell, (x, h))
+    scripted = T.jit.script(T.nn.Sequential(T.nn.Linear(4, 2)))
+    path = str(tmp_path / f"traced_{T.__name__}.pt")
+    traced.save(path)
+    scripted.save(str(tmp_path / f"scripted_{T.__name__}.pt"))
+    loaded = T.jit.load(path)
+    loaded.save(str(tmp_path / f"again_{T.__name__}.pt"))
+    traced(x, h)[0].sum().backward()
+    return {"out": traced(x, h)[0], "loaded": loaded(x, h)[0], "grad": cell.linear.weight.grad,
+            "callable": float(callable(loaded.save))}
+
+
+def test_torchscript_modules_save(tmp_path):
+    run_both(torchscript_save, tmp_path=tmp_path)
