@@ -5,7 +5,7 @@ from ..ops.from_data import legacy_new
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 
-_TYPES = {name: d for d, name in dt.LEGACY_TYPE_NAMES.items()}
+_TYPES = {name: d for d, name in dt.LEGACY_TYPE_NAMES.items() if d not in dt.LIMITED}  # (no torch.UInt32Tensor)
 __all__ = list(_TYPES)
 
 

@@ -87,7 +87,8 @@ _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update(half=float16, float=float32, double=float64, short=int16, int=int32, long=int64,
                 cfloat=complex64, cdouble=complex128)
 _BY_NP = {d.np: d for d in ALL}
-# PyTorch's legacy tensor type names (`t.type()`, torch.FloatTensor...), also used in its messages
+# PyTorch's legacy tensor type names (`t.type()`, torch.FloatTensor...), also used in its messages; the unsigned
+# types have `t.type()` names but no constructors
 LEGACY_TYPE_NAMES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfTensor",
                      bfloat16: "BFloat16Tensor", int64: "LongTensor", int32: "IntTensor", int16: "ShortTensor",
                      int8: "CharTensor", uint8: "ByteTensor", bool_: "BoolTensor", uint16: "UInt16Tensor",
