@@ -12,9 +12,10 @@ _handle_ids = itertools.count()
 class RemovableHandle:
     """Returned by `register_*_hook`; `remove()` unregisters the hook (also usable as a context)."""
 
-    def __init__(self, *hook_dicts: dict):
+    def __init__(self, *hook_dicts: dict, extra_dict=None):
         self.id = next(_handle_ids)
-        self._dicts = hook_dicts
+        extra = () if extra_dict is None else (extra_dict,) if isinstance(extra_dict, dict) else tuple(extra_dict)
+        self._dicts = hook_dicts + extra  # (torch's `extra_dict`: tables the hook's id is also removed from)
 
     def remove(self) -> None:
         """Unregister the hook."""

@@ -445,3 +445,29 @@ def torchscript_save(T, tmp_path):
 
 def test_torchscript_modules_save(tmp_path):
     run_both(torchscript_save, tmp_path=tmp_path)
+
+
+# -- torch.utils.hooks ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("T", FRAMEWORKS, ids=["torch", "tidal"])
+def test_utils_hooks_removable_handle(T):
+    """Code that keeps its own hook tables makes torch.utils.hooks.RemovableHandle(table, extra_dict=...); module
+    hook handles are instances of it."""
+    import importlib
+    from collections import OrderedDict
+    hooks_module = importlib.import_module(T.__name__ + ".utils.hooks") if T is real_torch else T.utils.hooks
+    hooks, extra = OrderedDict(), OrderedDict()
+    h = hooks_module.RemovableHandle(hooks)
+    hooks[h.id] = print
+    h2 = hooks_module.RemovableHandle(hooks, extra_dict=extra)
+    hooks[h2.id] = extra[h2.id] = len
+    assert h2.id != h.id and (len(hooks), len(extra)) == (2, 1)
+    h2.remove()
+    assert (len(hooks), len(extra)) == (1, 0)
+    with h:
+        pass
+    assert not hooks
+    assert isinstance(T.nn.Linear(2, 2).register_forward_hook(lambda *a: None), hooks_module.RemovableHandle)
+
+    def hook(grad):
+        return grad
+    assert hooks_module.unserializable_hook(hook) is hook and hook.__torch_unserializable__

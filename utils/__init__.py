@@ -1,4 +1,4 @@
 """tidal.utils: the data-loading library (tidal.utils.data)."""
-from . import data
+from . import data, hooks
 
-__all__ = ["data"]
+__all__ = ["data", "hooks"]
