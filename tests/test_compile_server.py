@@ -41,7 +41,7 @@ def test_background_kernels_are_compiled_by_the_helper_process(tmp_path, monkeyp
                                                                 fusion_settings):
     monkeypatch.setenv("TIDAL_CACHE_DIR", str(tmp_path))  # an empty kernel cache: a real compile
     monkeypatch.setattr(codegen.compiler, "in_process", False)
-    tidal.vm.set_fusion(compile_after=1, background_compile=True)
+    tidal.vm.set_fusion(compile_after=1, background_compile=True, compile_heat=0)
     xn = np.linspace(-2, 2, 257).astype(np.float32)
     x = tidal.tensor(xn)
     expected = _unusual(tidal.tensor(xn)).numpy()  # (runs on NumPy: seen once)

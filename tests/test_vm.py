@@ -271,7 +271,7 @@ def test_machine_stats_reset():
 
 def test_background_compile_switches_kernels_without_changing_results(async_mode, fusion_settings):
     import time
-    tidal.vm.set_fusion(compile_after=1, background_compile=True)
+    tidal.vm.set_fusion(compile_after=1, background_compile=True, compile_heat=0)
     xn = np.linspace(-3, 3, 301).astype(np.float32)
     x = tidal.tensor(xn)
     expected = (np.maximum(xn * 3 + 2, 0) - xn) * np.float32(0.25)
@@ -290,6 +290,31 @@ def test_background_compile_switches_kernels_without_changing_results(async_mode
         time.sleep(0.05)
     assert kernels() > compiled
     np.testing.assert_array_equal((((x * 3 + 2).clamp_min(0) - x) * 0.25).numpy(), expected)
+
+
+@pytest.mark.parametrize("seconds_per_run, runs_before", [(0.0, 3), (1.0, 1)], ids=["short-runs", "long-runs"])
+def test_background_compile_starts_once_a_group_is_hot(seconds_per_run, runs_before, async_mode, fusion_settings,
+                                                        monkeypatch):
+    # heat = NumPy seconds spent on a call key, each run counted as at least heat_floor: short runs
+    # compile after compile_heat / heat_floor runs, long ones after compile_heat seconds
+    import itertools
+    codegen = tidal.vm.codegen
+    clock = itertools.count(0.0, seconds_per_run)
+    monkeypatch.setattr(codegen, "_clock", lambda: next(clock))
+    monkeypatch.setattr(codegen, "_heat", {})  # (the other case heated the same call key)
+    requested = []
+    monkeypatch.setattr(codegen.compiler, "request", lambda key, *args, **kwargs: requested.append(key))
+    tidal.vm.set_fusion(compile_after=1, background_compile=True, compile_heat=2.5 * codegen.heat_floor)
+    xn = np.linspace(-1, 1, 7).astype(np.float32)
+    x = tidal.tensor(xn)
+    first_request = None
+    for run in range(6):
+        y = ((x * 5.25 - 1.5).abs() * 0.75).numpy()
+        np.testing.assert_allclose(y, np.abs(xn * np.float32(5.25) - np.float32(1.5)) * np.float32(0.75), rtol=1e-6)
+        if requested and first_request is None:
+            first_request = run
+    assert first_request == runs_before
+    assert all(k == requested[0] for k in requested)  # one call key: the program's
 
 
 @register_kernel("test_slow_copy", "cpu")

@@ -67,10 +67,11 @@ def reset_stats() -> None:
 
 def set_fusion(enabled: bool | None = None, max_group: int | None = None,
                compile_after: int | None = None, background_compile: bool | None = None,
-               reductions: bool | None = None) -> None:
-    """Turn elementwise fusion on or off, bound group size, set when groups get compiled, whether
-    compiling happens on a background thread (NumPy runs the group meanwhile), and whether trailing
-    reductions join their group."""
+               reductions: bool | None = None, compile_heat: float | None = None) -> None:
+    """Turn elementwise fusion on or off, bound group size, set when groups get compiled (seen
+    `compile_after` times, then, compiling in the background, once `compile_heat` seconds of NumPy
+    time were spent on them), whether compiling happens on a background thread (NumPy runs the group
+    meanwhile), and whether trailing reductions join their group."""
     for vm in all_vms():
         vm.synchronize()
     for key, value in (("enabled", enabled), ("max_group", max_group), ("compile_after", compile_after),
@@ -81,13 +82,15 @@ def set_fusion(enabled: bool | None = None, max_group: int | None = None,
         vm.windows.clear()  # templates were lowered under the old knobs
     if background_compile is not None:
         codegen.background = background_compile
+    if compile_heat is not None:
+        codegen.compile_heat = compile_heat
 
 
 def get_fusion() -> dict:
     """The fusion knobs in force."""
     return {"enabled": fusion_config.enabled, "max_group": fusion_config.max_group,
             "compile_after": fusion_config.compile_after, "background_compile": codegen.background,
-            "reductions": fusion_config.reductions}
+            "reductions": fusion_config.reductions, "compile_heat": codegen.compile_heat}
 
 
 def set_replay(enabled: bool) -> None:

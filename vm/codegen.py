@@ -14,6 +14,7 @@ import os
 import re
 import sys
 import threading
+from time import perf_counter as _clock
 
 import numpy as np
 
@@ -479,6 +480,31 @@ compiler = _Compiler()
 background = os.environ.get("TIDAL_COMPILE_BACKGROUND", "1") != "0"
 _ready_calls: dict = {}  # call key (program, array types and shapes) -> compiled kernel to call
 
+# When a background compile starts (ski rental): compiling a kernel costs about half a second of a core
+# (and numba's import, once, in this process), which a 2-core machine takes from the program itself.
+# So a call key first runs on the NumPy path until its heat -- NumPy seconds spent on it, each run
+# counted as at least `heat_floor` s (a short run gains most from one compiled call over several
+# NumPy calls) -- reaches `compile_heat` s. The first steps of a fresh program then compile only what
+# has proven hot, rather than every group seen twice.
+compile_heat = float(os.environ.get("TIDAL_COMPILE_HEAT", "0.2"))
+heat_floor = 0.002
+_heat: dict = {}  # call key -> NumPy seconds (with the floor) spent on it so far
+
+
+def _warming(key: tuple, fallback) -> bool:
+    """Run `fallback` (the NumPy path) and add its time to `key`'s heat, if `key` is still colder than
+    compile_heat (then True: nothing to compile yet); else False."""
+    heat = _heat.get(key, 0.0)
+    if heat >= compile_heat or not background:
+        return False
+    if len(_heat) > 65536:  # a program of ever-new shapes: forget, rather than grow
+        _heat.clear()
+    t = _clock()
+    fallback()
+    spent = _clock() - t
+    _heat[key] = heat + (spent if spent > heat_floor else heat_floor)
+    return True
+
 
 def _array_key(x):
     return (x.dtype, x.shape, x.strides) if x.__class__ is np.ndarray else x.__class__
@@ -573,7 +599,10 @@ def run_compiled(prog: Program, ins: list, outs: list) -> None:
         return
     if key in compiler.pending or not all(_compilable_array(x, "biufc") for x in call):  # (pending: being built)
         return run_numpy(prog, ins, outs)
+    fallback = lambda: run_numpy(prog, ins, outs)  # noqa: E731
+    if _warming(key, fallback):
+        return
     variant = _elementwise_variant(outs, ins)
     if variant[-1] == COMPLEX and not is_compilable(prog, True):  # a program compiled for real values
         return run_numpy(prog, ins, outs)
-    launch_compiled(key, prog, variant, call, lambda: run_numpy(prog, ins, outs))
+    launch_compiled(key, prog, variant, call, fallback)

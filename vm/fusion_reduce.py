@@ -134,8 +134,11 @@ def run_compiled_reduce(prog: Program, ins: list, outs: list, r: ReduceAttrs) ->
         return
     if key in codegen.compiler.pending or not all(codegen._compilable_array(x) for x in call):
         return run_numpy_reduce(prog, ins, outs, r)
-    codegen.launch_compiled(key, prog, _reduce_variant(r, ins, outs[-1]), call + extents,
-                            lambda: run_numpy_reduce(prog, ins, outs, r), n_extents=len(extents))
+    fallback = lambda: run_numpy_reduce(prog, ins, outs, r)  # noqa: E731
+    if codegen._warming(key, fallback):
+        return
+    codegen.launch_compiled(key, prog, _reduce_variant(r, ins, outs[-1]), call + extents, fallback,
+                            n_extents=len(extents))
 
 
 def ready_reduce_kernel(prog: Program, ins: list, outs: list, r: ReduceAttrs):
