@@ -20,7 +20,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import needs_grad
 from ..autograd.view_inplace import needs_rebase, write_through_view
 from .mem_overlap import check_out
-from . import many_dims
+from . import limited_dtypes, many_dims
 from .broadcast import broadcast_shapes
 from .number_args import typed_number
 from .special import NUMPY_FUNCS as SPECIAL_NUMPY_FUNCS
@@ -204,14 +204,11 @@ class Plan:
 
 
 _plans: dict = {}
-_DTYPE_NAMES = {dt.float32: "Float", dt.float64: "Double", dt.float16: "Half", dt.bfloat16: "BFloat16",
-                dt.int64: "Long", dt.int32: "Int", dt.int16: "Short", dt.int8: "Char", dt.uint8: "Byte",
-                dt.bool_: "Bool", dt.complex64: "ComplexFloat", dt.complex128: "ComplexDouble"}
 
 
 def torch_name(d: dt.dtype) -> str:
     """PyTorch's C++ name of a dtype, as its error messages print it."""
-    return _DTYPE_NAMES[d]
+    return d.scalar_name
 
 
 def _signature_dtype(op: ElemOp, dtypes: list, ndims: list):
@@ -242,6 +239,8 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
     common = _signature_dtype(op, [dtypes[i] for i in promoted_args], [ndims[i] for i in promoted_args])
     # torch's pow(Tensor, Scalar) returns the input for exponent 1 and ones for 0 before its kernel's checks
     bool_power = op.name == "pow" and common is dt.bool_ and ndims[1] is None
+    if common in dt.LIMITED:  # uint16/32/64: torch has kernels for a few ops only
+        limited_dtypes.check(op.name, common)
     refused = REAL_REJECT.get(op.name)
     if refused is not None and common.category in refused[0] and not bool_power:
         raise refused[1](refused[2].format(t=torch_name(common)))

@@ -10,7 +10,7 @@ from ..autograd.graph import needs_grad, node_class, record
 from ..autograd.view_inplace import needs_rebase, write_inplace, write_through_view
 from ..vm import Instruction
 from . import elementwise as ew
-from . import kernel_dtypes, many_dims
+from . import kernel_dtypes, limited_dtypes, many_dims
 from .broadcast import broadcast_shapes
 from .mem_overlap import check_out, check_written
 from .number_args import binary, require_self
@@ -200,6 +200,7 @@ def div(input, other, *, rounding_mode: str | None = None, out: Tensor | None = 
         kind = _result_dtype("mul", (input, other))
         if kind is dt.bool_:
             raise NotImplementedError('"div_trunc_cpu" not implemented for \'Bool\'')
+        limited_dtypes.check("div_trunc", kind)
         if kind.category == dt.INT:  # exact for every int64 (a float quotient is not): floor, +1 where they differ
             q, r = apply("floor_divide", input, other), apply("fmod", input, other)
             negative = apply("lt", other, 0) if isinstance(other, Tensor) else other < 0

@@ -26,6 +26,7 @@ from ..vm.replay import head as replay_head, layout_id
 from . import math_api as M
 from . import many_dims
 from .complex_ops import refuse_complex
+from .limited_dtypes import check as check_limited
 from . import views
 from .dispatch import kernel_for, launch, register_kernel
 from .elementwise import _CAST_NAME, torch_name
@@ -73,6 +74,7 @@ def dtype_arg(dtype, op: str) -> dt.dtype | None:
 def accumulate_dtype(x: Tensor, dtype: dt.dtype | None, op: str) -> dt.dtype:
     """The result dtype of sum-like ops: `dtype`, else int64 for integers and bool, else x's."""
     if dtype_arg(dtype, op) is not None:
+        check_limited(f"{op}(dtype=)", dtype)
         return dtype
     return x.dtype if x.dtype.is_floating_point else dt.int64
 
@@ -496,6 +498,7 @@ def _amax_amin(op: str, x: Tensor, dim, keepdim: bool) -> Tensor:
         _require_dim_for_empty(x, op)
     _require_nonempty(x, axes, f"{op}():", _as_given(dim, axes))
     refuse_complex(x, f"\"{op[1:]}_values_cpu\" not implemented for '{{name}}'")
+    check_limited(op, x.dtype)
     result = _reduce(op, x, axes, keepdim, [x.dtype], x.dtype.compute)
     return track(op, _amax_amin_backward, x, result, axes, keepdim, save=("input", 0))
 
@@ -516,12 +519,14 @@ def _extreme(op: str, x: Tensor, dim, keepdim: bool, other) -> object:
     if dim is None:
         _require_dim_for_empty(x, op)
         refuse_complex(x, f"\"{op}_all\" not implemented for '{{name}}'")
+        check_limited(op, x.dtype)
         axes = _axes(x, None, op)
         result = _reduce("amax" if op == "max" else "amin", x, axes, False, [x.dtype], x.dtype.compute)
         return track(overload(op, 1), shared_backward, x, result, axes, False, save=("input", 0))
     axes = one_axis(x, dim, op)
     _require_nonempty(x, axes, f"{op}():")
     refuse_complex(x, f"{op}(): does not support complex input", RuntimeError)
+    check_limited(f"{op}_dim", x.dtype)
     values, indices = _reduce("extreme_with_index", x, axes, keepdim, [x.dtype, dt.int64], x.dtype.compute,
                               op == "max")
     return track(op, indexed_backward, x, (_max_type if op == "max" else _min_type)(values, indices), axes,
@@ -552,6 +557,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False, out
         axes = one_axis(input, dim, "aminmax")
         _require_nonempty(input, axes, "aminmax:")
     refuse_complex(input, "\"aminmax_cpu\" not implemented for '{name}'")
+    check_limited("aminmax", input.dtype)
     result = _aminmax_type(*_reduce("aminmax", input, axes, keepdim, [input.dtype] * 2, input.dtype.compute))
     if out is not None:
         return _aminmax_type(*_written("aminmax", input, result, tuple(out)))
@@ -583,6 +589,7 @@ def _arg_extreme(op: str, x: Tensor, dim, keepdim: bool) -> Tensor:
     else:
         axes = one_axis(x, dim, op)
         _require_nonempty(x, axes, f"{op}():")
+    check_limited(op, x.dtype)
     return _reduce("arg_extreme", x, axes, keepdim, [dt.int64], x.dtype.compute, op == "argmax")
 
 
@@ -614,6 +621,8 @@ def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 
 def count_nonzero(input: Tensor, dim=None) -> Tensor:
     """The number of nonzero elements along `dim` (int, tuple or None)."""
+    if dim is None:  # (torch's kernel along a dim takes uint16/32/64, its count of everything does not)
+        check_limited("count_nonzero", input.dtype)
     return _reduce("count_nonzero", input, _axes(input, dim, "count_nonzero"), False, [dt.int64],
                    input.dtype.compute)
 

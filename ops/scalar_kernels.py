@@ -16,6 +16,9 @@ from numba import njit, types
 from numba.extending import overload
 
 as_uint8 = np.uint8
+as_uint16 = np.uint16
+as_uint32 = np.uint32
+as_uint64 = np.uint64
 as_int8 = np.int8
 as_int16 = np.int16
 as_int32 = np.int32

@@ -380,7 +380,7 @@ class Tensor:
         if n != 1:
             raise RuntimeError(f"Boolean value of Tensor with {'no values' if n == 0 else 'more than one value'} "
                                "is ambiguous")
-        return bool(self.item())
+        return bool(self._int64_item())
 
     def __float__(self) -> float:
         if self.numel() != 1:
@@ -390,12 +390,19 @@ class Tensor:
     def __int__(self) -> int:
         if self.numel() != 1:
             raise ValueError(ONE_ELEMENT)
-        return int(self.item())
+        return int(self._int64_item())
 
     def __index__(self) -> int:
         if self.dtype.category not in (dt.INT, dt.BOOL) or self.numel() != 1:  # (torch takes bool: True is 1)
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.item())
+        return int(self._int64_item())
+
+    def _int64_item(self):
+        """item(), refused as torch's conversion through int64_t refuses a uint64 value past its range."""
+        value = self.item()
+        if self.dtype is dt.uint64 and value >> 63:
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        return value
 
     def __len__(self) -> int:
         if not self._v.shape:

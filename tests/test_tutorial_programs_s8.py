@@ -471,3 +471,18 @@ def test_utils_hooks_removable_handle(T):
     def hook(grad):
         return grad
     assert hooks_module.unserializable_hook(hook) is hook and hook.__torch_unserializable__
+
+
+def test_measurement_repr_names_torchs_class_under_the_runner():
+    """The benchmark recipe prints a Measurement: its first line names torch's class when `torch` is tidal (the
+    runner sets the repr namespace, as for dtypes)."""
+    import importlib
+    from tidal.tensor.dtype import repr_namespace
+    bench = importlib.import_module("torch.utils.benchmark")
+    theirs = repr(bench.Timer(stmt="x * 2", globals={"x": real_torch.ones(3)}).timeit(3)).split(" object")[0]
+    saved, repr_namespace[0] = repr_namespace[0], "torch"
+    try:
+        ours = repr(tidal_torch.utils.benchmark.Timer(stmt="x * 2", globals={"x": tidal_torch.ones(3)}).timeit(3))
+    finally:
+        repr_namespace[0] = saved
+    assert ours.split(" object")[0] == theirs

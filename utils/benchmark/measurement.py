@@ -201,7 +201,7 @@ class Measurement:
         self._lazy_init()
         n = len(self._sorted_times)
         unit, scale = select_unit(self._median)
-        lines = [f"<{type(self).__module__}.{type(self).__name__} object at {hex(id(self))}>",
+        lines = [f"<{_class_path(type(self))} object at {hex(id(self))}>",
                  self.task_spec.summarize(),
                  f"  {'Median: ' if n > 1 else ''}{self._median / scale:.2f} {unit}"]
         if n >= 4:
@@ -225,3 +225,11 @@ class Measurement:
         return [Measurement(1, [t for m in group for t in m.times], spec, None,
                             [t for m in group for t in m.host_times], [t for m in group for t in m.kernel_times])
                 for spec, group in groups.items()]
+
+
+def _class_path(cls: type) -> str:
+    """The class's dotted path; under `import torch` (the compat runner) torch's own path for Measurement."""
+    from ...tensor.dtype import repr_namespace
+    if repr_namespace[0] == "torch" and cls is Measurement:
+        return "torch.utils.benchmark.utils.common.Measurement"
+    return f"{cls.__module__}.{cls.__name__}"
