@@ -2,9 +2,7 @@
 a few kernels (copies, creation, views, mul, eq/ne, bitwise and/or/xor, the floating functions, sum/prod/cumsum,
 sort/unique...), every other op refused with its kernel's NotImplementedError. Values, dtypes, errors (type and
 message), printing, NumPy interop and save/load are compared with torch.
-
-Some refusals live in lead-owned files: their tests are strict xfails until /work/notes/s8_uint_<name>.patch is
-applied (then the marks go)."""
+"""
 import io
 
 import numpy as np
@@ -17,9 +15,6 @@ import tidal.compat as ttorch
 UNSIGNED = ("uint16", "uint32", "uint64")
 ALL_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
               "complex64", "complex128", "uint16", "uint32", "uint64")
-NEEDS_ELEMENTWISE = pytest.mark.xfail(strict=True, reason="needs s8_uint_elementwise.patch")
-NEEDS_REDUCE = pytest.mark.xfail(strict=True, reason="needs s8_uint_reduce.patch")
-NEEDS_MATH_API = pytest.mark.xfail(strict=True, reason="needs s8_uint_math_api.patch")
 
 
 def _outcome(fn):
@@ -282,8 +277,7 @@ def _setitem(t, index, value):
     return t
 
 
-@pytest.mark.parametrize("case", [pytest.param(name, marks=NEEDS_ELEMENTWISE) if name.startswith("view as") else name
-                                  for name in SUPPORTED])  # (a view's dtype check names the dtype via elementwise)
+@pytest.mark.parametrize("case", list(SUPPORTED))
 def test_supported(case):
     for d in UNSIGNED:
         _same(lambda L: SUPPORTED[case](L, d))
@@ -384,71 +378,71 @@ REFUSED = {
     "einsum": (lambda L, d: L.einsum("ij,jk->ik", _m(L, d), _m(L, d)), None),
     "trace": (lambda L, d: _m(L, d).trace(), None),
     # elementwise ops (ops/elementwise.py)
-    "add": (lambda L, d: _x(L, d) + _x(L, d), NEEDS_ELEMENTWISE),
-    "add number": (lambda L, d: _x(L, d) + 1, NEEDS_ELEMENTWISE),
-    "add 0-d int64": (lambda L, d: _x(L, d) + L.tensor(1), NEEDS_ELEMENTWISE),
-    "sub": (lambda L, d: _x(L, d) - _x(L, d), NEEDS_ELEMENTWISE),
-    "rsub": (lambda L, d: 5 - _x(L, d), NEEDS_ELEMENTWISE),
-    "floor_divide": (lambda L, d: _x(L, d) // 2, NEEDS_ELEMENTWISE),
-    "remainder": (lambda L, d: _x(L, d) % _x(L, d), NEEDS_ELEMENTWISE),
-    "fmod": (lambda L, d: _x(L, d).fmod(_x(L, d)), NEEDS_ELEMENTWISE),
-    "pow 2": (lambda L, d: _x(L, d) ** 2, NEEDS_ELEMENTWISE),
-    "rpow": (lambda L, d: 2 ** _x(L, d), NEEDS_ELEMENTWISE),
-    "square": (lambda L, d: _x(L, d).square(), NEEDS_ELEMENTWISE),
-    "neg": (lambda L, d: -_x(L, d), NEEDS_ELEMENTWISE),
-    "abs": (lambda L, d: _x(L, d).abs(), NEEDS_ELEMENTWISE),
-    "sign": (lambda L, d: _x(L, d).sign(), NEEDS_ELEMENTWISE),
-    "sgn": (lambda L, d: _x(L, d).sgn(), NEEDS_ELEMENTWISE),
-    "lt": (lambda L, d: _x(L, d) < _x(L, d), NEEDS_ELEMENTWISE),
-    "le number": (lambda L, d: _x(L, d) <= 2, NEEDS_ELEMENTWISE),
-    "gt": (lambda L, d: _x(L, d) > 1, NEEDS_ELEMENTWISE),
-    "ge": (lambda L, d: _x(L, d) >= _x(L, d), NEEDS_ELEMENTWISE),
-    "maximum": (lambda L, d: L.maximum(_x(L, d), _x(L, d)), NEEDS_ELEMENTWISE),
-    "minimum": (lambda L, d: L.minimum(_x(L, d), _x(L, d)), NEEDS_ELEMENTWISE),
-    "max of two": (lambda L, d: L.max(_x(L, d), _x(L, d)), NEEDS_ELEMENTWISE),
-    "fmax": (lambda L, d: L.fmax(_x(L, d), _x(L, d)), NEEDS_ELEMENTWISE),
-    "clamp tensors": (lambda L, d: L.clamp(_x(L, d), _x(L, d), _x(L, d)), NEEDS_ELEMENTWISE),
-    "relu": (lambda L, d: L.relu(_x(L, d)), NEEDS_ELEMENTWISE),
-    "logical_and": (lambda L, d: _x(L, d).logical_and(_x(L, d)), NEEDS_ELEMENTWISE),
-    "logical_not": (lambda L, d: _x(L, d).logical_not(), NEEDS_ELEMENTWISE),
-    "bitwise_not": (lambda L, d: ~_x(L, d), NEEDS_ELEMENTWISE),
-    "lshift": (lambda L, d: _x(L, d) << 1, NEEDS_ELEMENTWISE),
-    "rshift": (lambda L, d: _x(L, d) >> _x(L, d), NEEDS_ELEMENTWISE),
-    "frac": (lambda L, d: _x(L, d).frac(), NEEDS_ELEMENTWISE),
-    "hypot": (lambda L, d: _x(L, d).hypot(_x(L, d)), NEEDS_ELEMENTWISE),
-    "logaddexp": (lambda L, d: _x(L, d).logaddexp(_x(L, d)), NEEDS_ELEMENTWISE),
-    "nextafter": (lambda L, d: _x(L, d).nextafter(_x(L, d)), NEEDS_ELEMENTWISE),
-    "lerp": (lambda L, d: _x(L, d).lerp(_x(L, d), 0.5), NEEDS_ELEMENTWISE),
-    "diff": (lambda L, d: _x(L, d).diff(), NEEDS_ELEMENTWISE),
+    "add": (lambda L, d: _x(L, d) + _x(L, d), None),
+    "add number": (lambda L, d: _x(L, d) + 1, None),
+    "add 0-d int64": (lambda L, d: _x(L, d) + L.tensor(1), None),
+    "sub": (lambda L, d: _x(L, d) - _x(L, d), None),
+    "rsub": (lambda L, d: 5 - _x(L, d), None),
+    "floor_divide": (lambda L, d: _x(L, d) // 2, None),
+    "remainder": (lambda L, d: _x(L, d) % _x(L, d), None),
+    "fmod": (lambda L, d: _x(L, d).fmod(_x(L, d)), None),
+    "pow 2": (lambda L, d: _x(L, d) ** 2, None),
+    "rpow": (lambda L, d: 2 ** _x(L, d), None),
+    "square": (lambda L, d: _x(L, d).square(), None),
+    "neg": (lambda L, d: -_x(L, d), None),
+    "abs": (lambda L, d: _x(L, d).abs(), None),
+    "sign": (lambda L, d: _x(L, d).sign(), None),
+    "sgn": (lambda L, d: _x(L, d).sgn(), None),
+    "lt": (lambda L, d: _x(L, d) < _x(L, d), None),
+    "le number": (lambda L, d: _x(L, d) <= 2, None),
+    "gt": (lambda L, d: _x(L, d) > 1, None),
+    "ge": (lambda L, d: _x(L, d) >= _x(L, d), None),
+    "maximum": (lambda L, d: L.maximum(_x(L, d), _x(L, d)), None),
+    "minimum": (lambda L, d: L.minimum(_x(L, d), _x(L, d)), None),
+    "max of two": (lambda L, d: L.max(_x(L, d), _x(L, d)), None),
+    "fmax": (lambda L, d: L.fmax(_x(L, d), _x(L, d)), None),
+    "clamp tensors": (lambda L, d: L.clamp(_x(L, d), _x(L, d), _x(L, d)), None),
+    "relu": (lambda L, d: L.relu(_x(L, d)), None),
+    "logical_and": (lambda L, d: _x(L, d).logical_and(_x(L, d)), None),
+    "logical_not": (lambda L, d: _x(L, d).logical_not(), None),
+    "bitwise_not": (lambda L, d: ~_x(L, d), None),
+    "lshift": (lambda L, d: _x(L, d) << 1, None),
+    "rshift": (lambda L, d: _x(L, d) >> _x(L, d), None),
+    "frac": (lambda L, d: _x(L, d).frac(), None),
+    "hypot": (lambda L, d: _x(L, d).hypot(_x(L, d)), None),
+    "logaddexp": (lambda L, d: _x(L, d).logaddexp(_x(L, d)), None),
+    "nextafter": (lambda L, d: _x(L, d).nextafter(_x(L, d)), None),
+    "lerp": (lambda L, d: _x(L, d).lerp(_x(L, d), 0.5), None),
+    "diff": (lambda L, d: _x(L, d).diff(), None),
     "addcmul": (lambda L, d: _x(L, d).addcmul(_x(L, d), _x(L, d)), None),
-    "mul_ by float": (lambda L, d: _x(L, d).mul_(1.5), NEEDS_ELEMENTWISE),
-    "div_": (lambda L, d: _x(L, d).div_(2), NEEDS_ELEMENTWISE),
-    "mean": (lambda L, d: _x(L, d).mean(), NEEDS_ELEMENTWISE),
-    "nanmean": (lambda L, d: _x(L, d).nanmean(), NEEDS_ELEMENTWISE),
-    "var": (lambda L, d: _x(L, d).var(), NEEDS_ELEMENTWISE),
-    "norm": (lambda L, d: _x(L, d).norm(), NEEDS_ELEMENTWISE),
-    "softmax": (lambda L, d: _m(L, d).softmax(0), NEEDS_ELEMENTWISE),
-    "log_softmax last dim": (lambda L, d: _x(L, d).log_softmax(0), NEEDS_ELEMENTWISE),
-    "logcumsumexp": (lambda L, d: _x(L, d).logcumsumexp(0), NEEDS_ELEMENTWISE),
+    "mul_ by float": (lambda L, d: _x(L, d).mul_(1.5), None),
+    "div_": (lambda L, d: _x(L, d).div_(2), None),
+    "mean": (lambda L, d: _x(L, d).mean(), None),
+    "nanmean": (lambda L, d: _x(L, d).nanmean(), None),
+    "var": (lambda L, d: _x(L, d).var(), None),
+    "norm": (lambda L, d: _x(L, d).norm(), None),
+    "softmax": (lambda L, d: _m(L, d).softmax(0), None),
+    "log_softmax last dim": (lambda L, d: _x(L, d).log_softmax(0), None),
+    "logcumsumexp": (lambda L, d: _x(L, d).logcumsumexp(0), None),
     # reductions (ops/reduce.py)
-    "max": (lambda L, d: _x(L, d).max(), NEEDS_REDUCE),
-    "min": (lambda L, d: _x(L, d).min(), NEEDS_REDUCE),
-    "max dim": (lambda L, d: _m(L, d).max(1), NEEDS_REDUCE),
-    "min dim": (lambda L, d: _m(L, d).min(0), NEEDS_REDUCE),
-    "amax": (lambda L, d: _x(L, d).amax(), NEEDS_REDUCE),
-    "amin dim": (lambda L, d: _m(L, d).amin(1), NEEDS_REDUCE),
-    "argmax": (lambda L, d: _x(L, d).argmax(), NEEDS_REDUCE),
-    "argmin dim": (lambda L, d: _m(L, d).argmin(0), NEEDS_REDUCE),
-    "aminmax": (lambda L, d: _x(L, d).aminmax(), NEEDS_REDUCE),
-    "count_nonzero": (lambda L, d: _x(L, d).count_nonzero(), NEEDS_REDUCE),
-    "sum dtype": (lambda L, d: L.tensor([1, 2]).sum(dtype=getattr(L, d)), NEEDS_REDUCE),
-    "prod dtype": (lambda L, d: _x(L, d).prod(dtype=getattr(L, d)), NEEDS_REDUCE),
-    "cumsum dtype": (lambda L, d: _x(L, d).cumsum(0, dtype=getattr(L, d)), NEEDS_REDUCE),
+    "max": (lambda L, d: _x(L, d).max(), None),
+    "min": (lambda L, d: _x(L, d).min(), None),
+    "max dim": (lambda L, d: _m(L, d).max(1), None),
+    "min dim": (lambda L, d: _m(L, d).min(0), None),
+    "amax": (lambda L, d: _x(L, d).amax(), None),
+    "amin dim": (lambda L, d: _m(L, d).amin(1), None),
+    "argmax": (lambda L, d: _x(L, d).argmax(), None),
+    "argmin dim": (lambda L, d: _m(L, d).argmin(0), None),
+    "aminmax": (lambda L, d: _x(L, d).aminmax(), None),
+    "count_nonzero": (lambda L, d: _x(L, d).count_nonzero(), None),
+    "sum dtype": (lambda L, d: L.tensor([1, 2]).sum(dtype=getattr(L, d)), None),
+    "prod dtype": (lambda L, d: _x(L, d).prod(dtype=getattr(L, d)), None),
+    "cumsum dtype": (lambda L, d: _x(L, d).cumsum(0, dtype=getattr(L, d)), None),
     "empty max": (lambda L, d: _x(L, d)[:0].max(), None),
     "empty argmax": (lambda L, d: _x(L, d)[:0].argmax(), None),
     # div's rounding modes (ops/math_api.py)
-    "div trunc": (lambda L, d: L.div(_x(L, d), 2, rounding_mode="trunc"), NEEDS_MATH_API),
-    "div floor": (lambda L, d: L.div(_x(L, d), 2, rounding_mode="floor"), NEEDS_ELEMENTWISE),
+    "div trunc": (lambda L, d: L.div(_x(L, d), 2, rounding_mode="trunc"), None),
+    "div floor": (lambda L, d: L.div(_x(L, d), 2, rounding_mode="floor"), None),
 }
 
 
@@ -460,28 +454,9 @@ def _refused_alike(case: str) -> None:
         assert _outcome(lambda: fn(ttorch, d)) == want, (case, d)
 
 
-@pytest.mark.parametrize("case", [name for name, (_, mark) in REFUSED.items() if mark is None])
+@pytest.mark.parametrize("case", list(REFUSED))
 def test_refused(case):
     _refused_alike(case)
-
-
-# (one test per patch: each case fails until the patch is applied)
-@NEEDS_ELEMENTWISE
-def test_refused_elementwise():
-    for case in [name for name, (_, mark) in REFUSED.items() if mark is NEEDS_ELEMENTWISE]:
-        _refused_alike(case)
-
-
-@NEEDS_REDUCE
-def test_refused_reductions():
-    for case in [name for name, (_, mark) in REFUSED.items() if mark is NEEDS_REDUCE]:
-        _refused_alike(case)
-
-
-@NEEDS_MATH_API
-def test_refused_div_trunc():
-    for case in [name for name, (_, mark) in REFUSED.items() if mark is NEEDS_MATH_API]:
-        _refused_alike(case)
 
 
 @pytest.mark.parametrize("d", UNSIGNED)
@@ -493,7 +468,6 @@ def test_uint64_reads_python_ints_as_unsigned(d):
         _same(lambda L: L.tensor(values, dtype=getattr(L, d)))
 
 
-@pytest.mark.xfail(strict=True, reason="needs s8_uint_scalar_kernels.patch")
 def test_compiled_kernel():
     """Fused elementwise groups compile their expressions with numba: the casts to the unsigned dtypes exist
     in the compiled vocabulary (else such groups could only run as NumPy)."""
@@ -513,7 +487,6 @@ def test_compiled_kernel():
     assert outs[2].tolist() == (torch.tensor(ins[4]) == torch.tensor(ins[5])).tolist()
 
 
-@pytest.mark.xfail(strict=True, reason="needs s8_uint_tensor.patch")
 def test_uint64_past_int64_as_python_number():
     # int(), bool() and index use torch's conversion through int64_t; item() and float() take any uint64
     for convert in (int, bool, lambda t: [0, 1][t], lambda t: t.item(), float):
