@@ -13,6 +13,7 @@ from typing import Callable, Iterator
 from ..autograd import no_grad
 from ..tensor import Tensor, device as _device
 from ..tensor import dtype as dt
+from . import future_flags
 from .backward_hooks import BackwardHook, BackwardHooksMixin, legacy_backward_hooks
 from .hooks import RemovableHandle
 from .module_hooks import GLOBAL as _G
@@ -464,6 +465,15 @@ class Module(BackwardHooksMixin, StateDictMixin):
                 continue
             with no_grad():
                 new = fn(param)
+            if new is not param and future_flags.get_overwrite_module_params_on_conversion() and \
+                    not future_flags.get_swap_module_params_on_conversion():
+                # torch.__future__'s overwrite switch: a new Parameter object (the old one keeps its values)
+                fresh = type(param)(new, param.requires_grad)
+                if param.grad is not None:
+                    with no_grad():
+                        fresh.grad = fn(param.grad)
+                self._parameters[key] = fresh
+                continue
             if new is not param:
                 set_data(param, new)
             if param.grad is not None:

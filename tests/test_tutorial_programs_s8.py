@@ -486,3 +486,45 @@ def test_measurement_repr_names_torchs_class_under_the_runner():
     finally:
         repr_namespace[0] = saved
     assert ours.split(" object")[0] == theirs
+
+
+# -- the swap_tensors recipe and torch.__future__'s conversion switches ---------------------------------------------
+def swap_tensors_recipe(T):
+    """torch.utils.swap_tensors exchanges two tensors' contents (and classes: a Parameter and a plain tensor);
+    module conversions keep the Parameter objects under the swap switch and by default, and make new ones under
+    the overwrite switch."""
+    t1, t2 = T.arange(2), T.arange(3)
+    T.utils.swap_tensors(t1, t2)
+    p, q = T.nn.Parameter(T.ones(2)), T.zeros(3)
+    T.utils.swap_tensors(p, q)
+    x = T.ones(2, requires_grad=True)
+    y, z = x * 2, T.zeros(2)
+    T.utils.swap_tensors(y, z)
+    out = {"swapped": [t1, t2], "classes": [type(p).__name__, type(q).__name__], "values": [p, q],
+           "grad_fn": [float(z.grad_fn is not None), float(y.grad_fn is None), float(z.requires_grad)]}
+    future = T.__future__
+    for switch in ("swap", "overwrite", None):
+        if switch:
+            getattr(future, f"set_{switch}_module_params_on_conversion")(True)
+        try:
+            lin = T.nn.Linear(2, 2)
+            w0 = lin.weight
+            lin.double()
+            out[str(switch)] = [float(lin.weight is w0), str(w0.dtype).split(".")[-1],
+                                str(lin.weight.dtype).split(".")[-1]]
+        finally:
+            if switch:
+                getattr(future, f"set_{switch}_module_params_on_conversion")(False)
+    out["flags"] = [float(future.get_swap_module_params_on_conversion()),
+                    float(future.get_overwrite_module_params_on_conversion())]
+    import weakref
+    a = T.ones(1)
+    ref = weakref.ref(a)
+    with pytest.raises(RuntimeError, match="Cannot swap t1 because it has weakref associated with it"):
+        T.utils.swap_tensors(a, T.ones(2))
+    del ref
+    return out
+
+
+def test_swap_tensors_and_conversion_switches():
+    run_both(swap_tensors_recipe)
