@@ -168,12 +168,13 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
         raise RuntimeError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
                            'function has more outputs than inputs, "forward-mode" tends to be more performant. '
                            'Otherwise, prefer to use "reverse-mode".')
-    if strategy == "forward-mode" and not vectorize:
-        raise NotImplementedError('torch.autograd.functional.jacobian: `strategy="forward-mode"` only works with '
-                                  "`vectorize=True`")
     if strategy == "forward-mode" and create_graph:
-        raise NotImplementedError('torch.autograd.functional.jacobian: `strategy="forward-mode"` does not '
-                                  "support `create_graph=True`")
+        raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and '
+                                  '`strategy="forward-mode"` are not supported together (yet). Please either set '
+                                  '`create_graph=False` or `strategy="reverse-mode"`.')
+    if strategy == "forward-mode" and not vectorize:  # (torch's text, its missing space included)
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly "
+                                  "implemented for `vectorize=True`.")
     if strict and strategy == "forward-mode":
         raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not '
                            'supported together (yet). Please either set `strict=False` or `strategy="reverse-mode"`.')
@@ -209,7 +210,8 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
             f"The output of the user-provided function is independent of input {i}. This is not allowed in "
             "strict mode."))
 
-    hess = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize)
+    hess = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                    strategy=outer_jacobian_strategy)
     return hess if in_tuple else hess[0][0]
 
 

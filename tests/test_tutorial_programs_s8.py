@@ -528,3 +528,21 @@ def swap_tensors_recipe(T):
 
 def test_swap_tensors_and_conversion_switches():
     run_both(swap_tensors_recipe)
+
+
+@pytest.mark.parametrize("T", FRAMEWORKS, ids=["torch", "tidal"])
+def test_forward_mode_jacobian_refusals(T):
+    """autograd.functional.jacobian/hessian with strategy="forward-mode": torch's messages for the combinations it
+    does not implement."""
+    F = T.autograd.functional
+    with pytest.raises(NotImplementedError, match="^Computing Jacobian using forward-AD or forward-over-reverse "
+                                                  r"Hessian isonly implemented for `vectorize=True`\.$"):
+        F.jacobian(T.sin, T.ones(2), strategy="forward-mode")
+    with pytest.raises(NotImplementedError, match="forward-over-reverse Hessian isonly implemented"):
+        F.hessian(lambda x: (x ** 3).sum(), T.ones(2), outer_jacobian_strategy="forward-mode")
+    with pytest.raises(NotImplementedError, match=r"`create_graph=True` and `strategy=\"forward-mode\"` are not "
+                                                  "supported together"):
+        F.jacobian(T.sin, T.ones(2), strategy="forward-mode", vectorize=True, create_graph=True)
+    h = F.hessian(lambda x: (x ** 3).sum(), T.tensor([1.0, 2.0]), outer_jacobian_strategy="forward-mode",
+                  vectorize=True)
+    assert h.tolist() == [[6.0, 0.0], [0.0, 12.0]]
