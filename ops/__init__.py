@@ -17,14 +17,14 @@ from . import complex_grad, complex_ops, stft
 from . import interop, linalg_lobpcg, removed_api, tensor_memory
 from . import grad_attrs
 from . import linalg_top  # the torch.* linalg names (after extra, which loads tidal.linalg)
-from . import shared_memory, sparse_coo
+from . import shared_memory, sparse_coo, storage
 from .out_args import with_out as _with_out
 
 MODULES = (math_api, conversion, creation, views, shape_ops, reduce, scan, linalg, sorting, indexing, random,
            activations, conv, pool, extra, linalg_top)
 MODULES += (aliases, number_ops, scatter_views, signal_windows, special_functions, statistics, vector_ops)
 MODULES += (index_reduction, legacy_norms, complex_ops, stft)
-MODULES += (tensor_memory, interop, removed_api, linalg_lobpcg, grad_attrs, sparse_coo, shared_memory)
+MODULES += (tensor_memory, interop, removed_api, linalg_lobpcg, grad_attrs, sparse_coo, shared_memory, storage)
 
 # Set by tidal.comm.global_tensor: dispatch(name, fn, args, kwargs) runs an op on global tensors.
 global_dispatch = None

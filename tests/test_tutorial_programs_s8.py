@@ -546,3 +546,29 @@ def test_forward_mode_jacobian_refusals(T):
     h = F.hessian(lambda x: (x ** 3).sum(), T.tensor([1.0, 2.0]), outer_jacobian_strategy="forward-mode",
                   vectorize=True)
     assert h.tolist() == [[6.0, 0.0], [0.0, 12.0]]
+
+
+# -- storages: do two tensors share memory? -------------------------------------------------------------------------
+def storages(T):
+    """untyped_storage(): one address and size for every view of a memory, another for a copy; the typed
+    storage() (deprecated: torch's warning) lists the elements; reprs as torch's."""
+    x = T.arange(12, dtype=T.float32).view(3, 4)
+    s = x.untyped_storage()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        typed = x[1:].storage()
+    return {"nbytes": [s.nbytes(), len(s), x[1:].untyped_storage().nbytes()],
+            "shared": [float(x[1:].untyped_storage().data_ptr() == s.data_ptr()),
+                       float(x.t().untyped_storage().data_ptr() == s.data_ptr()),
+                       float(x.clone().untyped_storage().data_ptr() == s.data_ptr()),
+                       float(s.data_ptr() == x.data_ptr())],
+            "typed": [typed.size(), typed[5], typed.tolist()[:3], typed.element_size()],
+            "warning": [str(w.message) for w in caught],
+            "reprs": [repr(T.arange(3, dtype=T.int16).untyped_storage()).replace("tidal.", "torch."),
+                      repr(T.arange(2, dtype=T.int16).storage()).replace("tidal.", "torch.")]}
+
+
+def test_storages():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_both(storages)
