@@ -500,7 +500,7 @@ class Module(BackwardHooksMixin, StateDictMixin):
         """Move/cast parameters and buffers: `.to(device)`, `.to(dtype)`, `.to(tensor)`, `.to(device, dtype)`."""
         device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
+        memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword "
                             f"argument '{next(iter(kwargs))}'")
@@ -519,6 +519,8 @@ class Module(BackwardHooksMixin, StateDictMixin):
 
         def convert(t: Tensor) -> Tensor:
             target = dtype if dtype is not None and t.dtype.is_floating_point else None
+            if memory_format is not None and t.dim() in (4, 5):  # torch lays out 4-D and 5-D tensors only
+                return t.to(device=device, dtype=target, memory_format=memory_format)
             return t.to(device=device, dtype=target)
         return self._apply(convert)
 

@@ -152,13 +152,23 @@ def view_as_complex_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 # -- conj, angle ------------------------------------------------------------------------------------
 # torch's conj() of a complex tensor is a lazy view (a conjugate bit on the same memory: writes through it reach
-# the source, and is_conj() is True until resolve_conj()); likewise the imaginary part of such a view carries a
-# negative bit. tidal's kernels read memory as it is, with no such bits, so conj() materializes the conjugate:
-# its values, dtypes and gradients are torch's, but it is a copy, writes to it stay there, and every tidal tensor
-# reports is_conj() and is_neg() False (torch's resolve_* then return the tensor itself, as here).
+# the source). tidal's kernels read memory as it is, with no such bit, so conj() materializes the conjugate and
+# marks the result (`_is_conj`) so that what a program observes of the bit is torch's: is_conj() is True,
+# resolve_conj() gives an unmarked copy, numpy() refuses it, conj() of it gives the source's values unmarked.
+# Unlike torch, the result is a copy: writes to it (or to its source) are not seen by the other, and views or
+# detach() of it are not marked. Likewise the imaginary part of a conj view carries no negative bit here.
+_CONJ = "_is_conj"
+
+
 def conj(input: Tensor) -> Tensor:
-    """The complex conjugate, materialized (a copy, not torch's lazy view); input itself for real dtypes."""
-    return ew.apply("conj", input) if input.dtype.is_complex else input
+    """The complex conjugate, materialized and marked conjugate (torch's lazy view); input itself for real
+    dtypes."""
+    if not input.dtype.is_complex:
+        return input
+    out = ew.apply("conj", input)
+    if not input.__dict__.get(_CONJ, False):  # conj of a conj view: the source's values, unmarked
+        out.__dict__[_CONJ] = True
+    return out
 
 
 def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -169,8 +179,8 @@ def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 
 def is_conj(input: Tensor) -> bool:
-    """False: tidal tensors never carry torch's lazy conjugate bit (conj() materializes)."""
-    return False
+    """Whether input is the (marked) result of conj() of a complex tensor, as torch's conjugate bit."""
+    return input.__dict__.get(_CONJ, False)
 
 
 def is_neg(input: Tensor) -> bool:
@@ -179,8 +189,8 @@ def is_neg(input: Tensor) -> bool:
 
 
 def resolve_conj(input: Tensor) -> Tensor:
-    """input itself: with no conjugate bit there is nothing to materialize (torch returns self too then)."""
-    return input
+    """An unmarked copy of a conj() result (torch materializes the bit); input itself otherwise."""
+    return M.clone(input) if input.__dict__.get(_CONJ, False) else input
 
 
 def resolve_neg(input: Tensor) -> Tensor:

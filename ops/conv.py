@@ -23,6 +23,7 @@ from ..tensor import dtype as dt
 from ..vm.codegen import import_numba_user
 from . import autocast as _ac
 from .blas_pieces import matmul_into, matmul_summed
+from .memory_format import conv_layout
 from .dispatch import launch, register_kernel
 from .windows import (TENSOR_TYPE, batched, check_tensor, col2im, compute_array, im2col, is_int, int_list,
                       not_implemented, padded, pair, sliding_windows)
@@ -348,7 +349,7 @@ def _convnd(op: str, spatial: int, input, weight, bias, stride, padding, dilatio
     out_size = [(p - e) // s + 1 for p, e, s in zip(padded_size, extent, stride)]
     result = tuple(input.shape[:-spatial - 1]) + (weight.shape[0],) + tuple(out_size)
     geo = _geometry(weight, spatial, stride, dilation, pads, groups, tuple(input.shape), result)
-    return convolve(input, weight, bias, geo)
+    return conv_layout(convolve(input, weight, bias, geo), input, weight)  # channels_last in, channels_last out
 
 
 def _conv_transposend(op: str, spatial: int, input, weight, bias, stride, padding, output_padding, groups,

@@ -31,6 +31,11 @@ def to(self: Tensor, *args, dtype: dt.dtype | None = None, device=None, non_bloc
     if dev != self.device:
         from . import transfer
         return transfer.to_device(self, dev, target)
+    if memory_format is not None or not self.is_contiguous():  # (ops/memory_format: torch's layouts)
+        from .memory_format import to_layout
+        laid = to_layout(self, target, copy, memory_format)
+        if laid is not None:
+            return laid
     if target is self.dtype and not copy:
         return self
     return convert(self, target)

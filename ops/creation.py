@@ -57,7 +57,11 @@ def empty(*size, out=None, dtype: dt.dtype | None = None, layout=None, device=No
     """An uninitialised tensor: `empty(2, 3)`, `empty((2, 3))`, `empty(size=[2, 3])`."""
     shape = check_shape(size_varargs("empty", size, kwargs.pop("size", None)))
     reject_extra("empty", kwargs)
-    return write_out(_new("empty", shape, dtype, device, requires_grad, dt.get_default_dtype(), out=out), out)
+    t = _new("empty", shape, dtype, device, requires_grad, dt.get_default_dtype(), out=out)
+    if memory_format is not None:  # channels_last(_3d): the same memory, laid out in the format's order
+        from .memory_format import empty_in_format
+        t = empty_in_format(t, memory_format)
+    return write_out(t, out)
 
 
 def zeros(*size, out=None, dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,

@@ -278,7 +278,12 @@ def _infer_dense_strides(shape: tuple, strides: tuple) -> tuple:
 def empty_like_tensor(input: Tensor, dtype: dt.dtype, dev, memory_format=None) -> Tensor:
     """A new tensor shaped like `input`, keeping its memory layout as `preserve_format` does."""
     shape, strides = input._v.shape, input._v.strides
-    if memory_format is None and not input.is_contiguous():
+    if memory_format is not None:  # an explicit format (ops/memory_format: its strides, torch's errors)
+        from .memory_format import format_strides, memory_format_name, preserved_strides
+        name = memory_format_name("empty_like", memory_format)
+        strides = preserved_strides(input) if name == "preserve_format" else format_strides(shape, name)
+        return empty_strided_tensor(shape, strides, dtype, dev)
+    if not input.is_contiguous():
         if not _dense_and_non_overlapping(shape, strides):
             strides = _infer_dense_strides(shape, strides)
         return empty_strided_tensor(shape, strides, dtype, dev)

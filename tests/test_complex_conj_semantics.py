@@ -1,7 +1,7 @@
-"""conj and its bits, against torch, for what tidal has: conj() materializes (tidal has no conjugate bit), so
-values, dtypes and gradients are torch's while is_conj()/is_neg() are False and the resolve_* functions return
-the tensor itself; conj_physical returns real input itself, as torch. The copy semantics are pinned down here
-so a future conjugate view must change this test on purpose."""
+"""conj and its bits, against torch, for what tidal has: conj() materializes (tidal has no lazy conjugate bit)
+and marks its result, so values, dtypes and gradients are torch's, is_conj() is True on a conj() result (see
+tests/test_memory_format.py) while is_neg() is False; conj_physical returns real input itself, as torch. The copy
+semantics are pinned down here so a future conjugate view must change this test on purpose."""
 import numpy as np
 import pytest
 import torch
@@ -65,10 +65,11 @@ def test_resolved_tensors_are_plain_in_both():
 
 def test_conj_is_a_copy_in_tidal():
     """tidal's documented difference from torch: conj() and mH of a complex tensor are new memory (no conjugate
-    bit), so is_conj() is False and writing through them leaves the source alone; torch writes through."""
+    bit), marked is_conj() as torch's view, but writing through them leaves the source alone; torch writes
+    through."""
     z, w = tc.tensor(Z), torch.tensor(Z)
     c, cw = z.conj(), w.conj()
-    assert not c.is_conj() and cw.is_conj()
+    assert c.is_conj() and cw.is_conj()
     c[0, 0] = 5.0
     cw[0, 0] = 5.0
     assert complex(z[0, 0].item()) == Z[0, 0]

@@ -1,0 +1,225 @@
+"""Memory formats: the strides torch gives a result for `memory_format=` (contiguous_format, channels_last,
+channels_last_3d, preserve_format), and the layout its TensorIterator gives elementwise results of
+channels_last inputs. A tidal tensor is already a strided view of its blob, so a format is only a choice of
+strides for new memory: values never change.
+
+Torch's rules, as followed here:
+- contiguous(fmt): self when already dense in fmt's order, else a copy laid out in it (preserve refused);
+- clone/empty_like/*_like/to with preserve_format: a dense non-overlapping input keeps its strides, another
+  gets the dense strides of its stride order; explicit formats lay the result out in their order;
+- an elementwise result follows its inputs' stride order (TensorIterator's permutation) when one of them is
+  channels_last(_3d) and not row-major; tidal keeps row-major results for other strided inputs.
+"""
+from __future__ import annotations
+
+from ..autograd.graph import needs_grad, node_class, record
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from ..tensor.tensor import contiguous_strides
+from .factory_args import _dense_and_non_overlapping, _infer_dense_strides, empty_strided_tensor
+
+__all__ = ["memory_format_name", "format_strides", "empty_in_format", "to_layout", "preserved_strides", "laid_out", "contiguous", "clone",
+           "elementwise_strides", "conv_layout", "channels_last_like"]
+
+_RANK = {"channels_last": 4, "channels_last_3d": 5}
+# a torch.memory_format token's name, for the token classes tidal knows (compat's, or a plain name internally)
+PRESERVE, CONTIGUOUS = "preserve_format", "contiguous_format"
+
+
+def memory_format_name(fn: str, memory_format, default: str = PRESERVE) -> str:
+    """The format's name; torch's TypeError for something that is not a torch.memory_format."""
+    if memory_format is None:
+        return default
+    from ..compat._layout import memory_format as token  # the torch-shaped token class
+    if not isinstance(memory_format, token):
+        raise TypeError(f"{fn}(): argument 'memory_format' must be torch.memory_format, not "
+                        f"{type(memory_format).__name__}")
+    return memory_format.name
+
+
+def format_strides(shape: tuple, name: str) -> tuple:
+    """Dense strides of `shape` in format `name` (contiguous or channels_last(_3d)); torch's rank error."""
+    rank = _RANK.get(name)
+    if rank is None:
+        return contiguous_strides(shape)
+    if len(shape) != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {name} format")
+    strides, acc = [0] * rank, 1
+    for d in (1, *range(rank - 1, 1, -1), 0):  # innermost first: C, then W, H, (D), then N
+        strides[d] = acc
+        acc *= max(shape[d], 1)
+    return tuple(strides)
+
+
+def preserved_strides(x: Tensor) -> tuple:
+    """preserve_format's strides for a copy of `x`: its own when dense and non-overlapping, else dense ones in
+    its stride order."""
+    shape, strides = x._v.shape, x._v.strides
+    if x.is_contiguous():
+        return contiguous_strides(shape)
+    if _dense_and_non_overlapping(shape, strides):
+        return strides
+    return _infer_dense_strides(shape, strides)
+
+
+def empty_in_format(t: Tensor, memory_format) -> Tensor:
+    """torch.empty(memory_format=): a new tensor like `t` (fresh, uninitialized) laid out in the format."""
+    name = memory_format_name("empty", memory_format, CONTIGUOUS)
+    if name == PRESERVE:
+        raise RuntimeError("unsupported memory format Preserve")
+    strides = format_strides(t._v.shape, name)
+    if strides == t._v.strides:
+        return t
+    out = empty_strided_tensor(t._v.shape, strides, t.dtype, t.device)
+    out.requires_grad = t.requires_grad
+    return out
+
+
+def _target(fn: str, x: Tensor, memory_format) -> tuple:
+    name = memory_format_name(fn, memory_format)
+    return preserved_strides(x) if name == PRESERVE else format_strides(x._v.shape, name)
+
+
+def _to_copy_backward(node, g):
+    return (None, g)  # the engine casts g to the input's dtype
+
+
+def laid_out(x: Tensor, strides: tuple, dtype: dt.dtype | None = None, node: str = "to_copy") -> Tensor:
+    """A copy of `x` (in `dtype`) with `strides`, whose grad_fn is torch's ToCopyBackward0 (or `node`'s)."""
+    from .math_api import convert
+    dtype = x.dtype if dtype is None else dtype
+    out = empty_strided_tensor(x._v.shape, strides, dtype, x.device)
+    convert(x.detach(), dtype, out=out)
+    out._v.blob.version = 0  # a new tensor: its first write is not an in-place change
+    if dtype.category >= dt.FLOAT and needs_grad((x,)):
+        record(node_class(node), _to_copy_backward, (None, x), (out,))
+    return out
+
+
+def clone(input: Tensor, memory_format=None) -> Tensor:
+    """clone(memory_format=): a copy laid out in the format (preserve_format: torch's preserve rule)."""
+    strides = _target("clone", input, memory_format)
+    if strides == contiguous_strides(input._v.shape):
+        return None  # the caller's row-major clone
+    return laid_out(input, strides, node="clone")
+
+
+def contiguous(self: Tensor, memory_format=None) -> Tensor | None:
+    """contiguous(memory_format=): self when dense in the format, else a copy laid out in it; None: the
+    caller's row-major copy."""
+    name = memory_format_name("contiguous", memory_format, CONTIGUOUS)
+    if name == CONTIGUOUS:
+        return self if self.is_contiguous() else None
+    if self.is_contiguous(memory_format=name):
+        return self
+    if name == PRESERVE:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return laid_out(self, format_strides(self._v.shape, name), node="clone")
+
+
+def to_layout(x: Tensor, dtype: dt.dtype, copy: bool, memory_format) -> Tensor | None:
+    """Tensor.to's memory format on the same device: the result, or None for the caller's row-major
+    conversion (preserve_format of a row-major input)."""
+    name = memory_format_name("to", memory_format)
+    if dtype is x.dtype and not copy and (name == PRESERVE or x.is_contiguous(memory_format=name)):
+        return x
+    if name == PRESERVE:
+        if x.is_contiguous():
+            return None
+        return laid_out(x, preserved_strides(x), dtype)
+    return laid_out(x, format_strides(x._v.shape, name), dtype)
+
+
+def channels_last_like(x: Tensor) -> str | None:
+    """The channels-last format `x` is dense in while not row-major (None if none)."""
+    n = len(x._v.shape)
+    if n not in (4, 5) or x.is_contiguous():
+        return None
+    name = "channels_last" if n == 4 else "channels_last_3d"
+    return name if x.is_contiguous(memory_format=name) else None
+
+
+# -- elementwise results: TensorIterator's output layout ----------------------------------------------------
+def _operand_strides(t: Tensor, shape: tuple) -> tuple:
+    """`t`'s strides against the broadcast `shape` (0 for broadcast dims, as TensorIterator sees them)."""
+    own, strides = t._v.shape, t._v.strides
+    lead = len(shape) - len(own)
+    return tuple(0 if k < lead or (own[k - lead] == 1 and shape[k] != 1) else strides[k - lead]
+                 for k in range(len(shape)))
+
+
+def _iterator_strides(shape: tuple, operands: list) -> tuple:
+    """Strides TensorIterator gives a new output: its permutation sorted by the operands' strides."""
+    ndim = len(shape)
+
+    def should_swap(d0: int, d1: int) -> int:
+        for strides in operands:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(ndim - 1, -1, -1))  # innermost first
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    out, acc = [0] * ndim, 1
+    for d in perm:
+        out[d] = acc
+        acc *= shape[d]
+    return tuple(out)
+
+
+def elementwise_strides(shape: tuple, args: tuple) -> tuple | None:
+    """The strides of an elementwise result of `args` (None: row-major). Called only when an input's strides
+    are not its row-major ones; a row-major input seen here gets those interned, so it is not seen again."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    special = False
+    for t in tensors:
+        v = t._v
+        if v.strides == contiguous_strides(v.shape):
+            v.strides = contiguous_strides(v.shape)  # the same values, as the shared tuple the plan compares
+        elif channels_last_like(t) is not None:
+            special = True
+    if not special or len(shape) < 2:
+        return None
+    if all(t._v.shape == shape for t in tensors):  # TensorIterator's fast setups
+        if all(t.is_contiguous() for t in tensors):
+            return None
+        if len(shape) == 4 and all(t.is_contiguous(memory_format="channels_last") for t in tensors):
+            return format_strides(shape, "channels_last")
+        first = tensors[0]._v.strides
+        if all(t._v.strides == first for t in tensors) and _dense_and_non_overlapping(shape, first):
+            return first
+    strides = _iterator_strides(shape, [_operand_strides(t, shape) for t in tensors])
+    return None if strides == contiguous_strides(shape) else strides
+
+
+# -- convolutions ----------------------------------------------------------------------------------------
+def conv_layout(result: Tensor, input: Tensor, weight: Tensor) -> Tensor:
+    """torch's CPU convolution gives a channels_last result when its input or weight is channels_last."""
+    fmt = channels_last_like(input) or channels_last_like(weight)
+    if fmt is None or len(result._v.shape) != _RANK[fmt]:
+        return result
+    return laid_out(result, format_strides(result._v.shape, fmt), node="clone") if result.grad_fn is None else \
+        _relaid(result, fmt)
+
+
+def _relaid(result: Tensor, fmt: str) -> Tensor:
+    """A channels_last copy of a result in the graph, that keeps the result's node as its grad_fn."""
+    out = empty_strided_tensor(result._v.shape, format_strides(result._v.shape, fmt), result.dtype, result.device)
+    from .math_api import convert
+    convert(result.detach(), result.dtype, out=out)
+    out._v.blob.version = 0
+    out.grad_fn, out._requires_grad, out._output_nr = result.grad_fn, True, result._output_nr
+    return out
