@@ -3,7 +3,11 @@ from __future__ import annotations
 
 from typing import Callable, Final  # noqa: F401 - `torch.jit.Final[int]` annotations
 
-__all__ = ["script", "trace", "ignore", "unused", "export", "is_scripting", "is_tracing", "Final", "save", "load"]
+__all__ = ["script", "trace", "ignore", "unused", "export", "is_scripting", "is_tracing", "Final", "save", "load",
+           "ScriptModule", "RecursiveScriptModule", "ScriptFunction", "script_method", "Attribute", "annotate", "fork",
+           "wait", "freeze", "optimize_for_inference", "interface", "trace_module", "TracerWarning", "isinstance",
+           "script_if_tracing", "Error", "Future", "enable_onednn_fusion", "onednn_fusion_enabled",
+           "set_fusion_strategy", "strict_fusion"]
 
 
 def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
@@ -17,32 +21,27 @@ def trace(func, example_inputs=None, optimize=None, check_trace: bool = True, ch
     return _with_save(func)
 
 
-_TWINS: dict = {}  # a module class -> its subclass with ScriptModule's save()
+_TWINS: dict = {}  # a module class -> its subclass that is also a ScriptModule
 
 
 def _with_save(obj):
-    """A scripted or traced nn.Module is saved with `m.save(path)` (the deployment tutorials do): its class becomes
-    a subclass (same name) adding `save`; it pickles as the original class."""
+    """A scripted or traced nn.Module is a ScriptModule (`isinstance` checks, `m.save(path)` as the deployment
+    tutorials do): its class becomes a subclass of it and ScriptModule, of the same name, pickled as the original."""
     from ..nn import Module
-    if not isinstance(obj, Module) or "_jit_twin" in type(obj).__dict__:
+    if not _builtin_isinstance(obj, Module) or _builtin_isinstance(obj, ScriptModule):
         return obj
     base = type(obj)
     twin = _TWINS.get(base)
     if twin is None:
-        twin = _TWINS[base] = type(base.__name__, (base,), {
-            "save": _save_method, "__reduce_ex__": _reduce_as_base, "_jit_twin": True,
-            "__module__": base.__module__, "__qualname__": base.__qualname__, "__doc__": base.__doc__})
+        twin = _TWINS[base] = type(base.__name__, (base, RecursiveScriptModule), {
+            "__reduce_ex__": _reduce_as_base, "__module__": base.__module__, "__qualname__": base.__qualname__,
+            "__doc__": base.__doc__})
     obj.__class__ = twin
     return obj
 
 
-def _save_method(self, f, _extra_files=None) -> None:
-    """ScriptModule.save: what torch.jit.save(self, f) writes."""
-    save(self, f, _extra_files)
-
-
 def _reduce_as_base(self, protocol):
-    """Pickle a module given save() as an instance of its own class (the twin class is not importable)."""
+    """Pickle a scripted module as an instance of its own class (the twin class is not importable)."""
     return _rebuild, (type(self).__mro__[1], self.__getstate__())
 
 
@@ -91,3 +90,16 @@ def load(f, map_location=None, _extra_files=None):
     """Load what jit.save wrote: the module, ready to call."""
     from ..serialization import load as _load
     return _with_save(_load(f, map_location=map_location, weights_only=False))
+
+
+_builtin_isinstance = isinstance
+from .jit_api import (Attribute, Error, Future, RecursiveScriptModule, ScriptFunction, ScriptModule,  # noqa: E402
+                      TracerWarning, annotate, enable_onednn_fusion, fork, freeze, interface, isinstance,
+                      onednn_fusion_enabled, optimize_for_inference, script_if_tracing, script_method,
+                      set_fusion_strategy, strict_fusion, wait)
+
+
+def trace_module(mod, inputs, optimize=None, check_trace: bool = True, check_inputs=None,
+                 check_tolerance: float = 1e-05, strict: bool = True, **kwargs):
+    """The module itself, as a ScriptModule (nothing is traced)."""
+    return _with_save(mod)

@@ -572,3 +572,57 @@ def test_storages():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run_both(storages)
+
+
+def jit_surface(T):
+    """What deployment code reaches for in torch.jit besides script/trace: isinstance(scripted, ScriptModule),
+    freeze / optimize_for_inference (torch's refusals), Attribute and annotate, fork/wait, jit.isinstance with
+    typing containers, TracerWarning as a warnings filter category, the legacy ScriptModule + script_method."""
+    from typing import Dict, List, Optional, Tuple
+    jit = T.jit
+    lin = T.nn.Linear(2, 2)
+    scripted = jit.script(lin)
+    out = {"isinstance": [float(builtins_isinstance(scripted, jit.ScriptModule)),
+                          float(builtins_isinstance(lin, T.nn.Linear)),
+                          float(builtins_isinstance(T.nn.ReLU(), jit.ScriptModule))]}
+    with pytest.raises(RuntimeError, match="Freezing expects a ScriptModule as input"):
+        jit.freeze(T.nn.Linear(2, 2))
+    with pytest.raises(RuntimeError, match="Freezing is currently only implemented for modules in eval mode"):
+        jit.freeze(scripted)
+    frozen = jit.freeze(scripted.eval())
+    x = T.ones(1, 2)
+    out["frozen"] = [float(builtins_isinstance(frozen, jit.ScriptModule)), float(T.equal(frozen(x), lin(x)))]
+    out["optimized"] = float(builtins_isinstance(jit.optimize_for_inference(jit.script(T.nn.Linear(2, 2))),
+                                                 jit.ScriptModule))
+    out["annotate"] = jit.annotate(List[int], [])
+    fut = jit.fork(lambda a, b: a * b, T.tensor([2.0]), 3)
+    out["fork"] = jit.wait(fut)
+    out["jit.isinstance"] = [float(jit.isinstance([1, 2], List[int])), float(jit.isinstance([1, "a"], List[int])),
+                             float(jit.isinstance({"a": T.ones(1)}, Dict[str, T.Tensor])),
+                             float(jit.isinstance((1, "a"), Tuple[int, str])),
+                             float(jit.isinstance(None, Optional[int]))]
+    with pytest.raises(RuntimeError, match="Attempted to use list without a contained type"):
+        jit.isinstance([1], list)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=jit.TracerWarning)
+        warnings.warn("traced", jit.TracerWarning)
+
+    class Legacy(jit.ScriptModule):
+        def __init__(self):
+            super().__init__()
+            self.scale = jit.Attribute(2.0, float)
+
+        @jit.script_method
+        def forward(self, x):
+            return x * self.scale
+    out["legacy"] = [Legacy()(T.ones(2)), Legacy().scale]
+    out["strategy"] = [list(map(list, jit.set_fusion_strategy([("DYNAMIC", 3)]))),
+                       list(map(list, jit.set_fusion_strategy([("STATIC", 2), ("DYNAMIC", 10)])))]
+    return out
+
+
+builtins_isinstance = isinstance
+
+
+def test_jit_surface():
+    run_both(jit_surface)
