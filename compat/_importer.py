@@ -92,6 +92,19 @@ def _torch_names() -> list:
     return [name for name in sys.modules if name == "torch" or name.startswith("torch.")]
 
 
+_class_modules: dict = {}  # class -> its own __module__, while install() shows torch's
+
+
+def _torch_class_modules() -> dict:
+    # the classes scripts print the type of, with the module torch defines them in (each importable under the
+    # aliases, so pickle finds them by that name too)
+    from ..nn.parameter import Parameter
+    from ..tensor.device import device
+    from ..tensor.dtype import dtype
+    from ..tensor.tensor import Size, Tensor
+    return {Tensor: "torch", Size: "torch", dtype: "torch", device: "torch", Parameter: "torch.nn.parameter"}
+
+
 def install() -> None:
     """Make `import torch` and `import torch.<submodule>` give tidal in this process."""
     if is_installed():
@@ -102,6 +115,9 @@ def install() -> None:
     for alias in ("torch", *("torch." + path for path in SUBMODULES)):
         sys.modules[alias] = importlib.import_module(target_name(alias))
     _dtype.repr_namespace[0] = "torch"  # x.dtype and x.shape print as under torch
+    for cls, module in _torch_class_modules().items():  # and type(x) too: <class 'torch.Tensor'>
+        _class_modules[cls] = cls.__module__
+        cls.__module__ = module
     _spawn.get_command_line = _children_install
 
 
@@ -111,6 +127,9 @@ def uninstall() -> None:
         return
     sys.meta_path.remove(_finder)
     _dtype.repr_namespace[0] = "tidal"
+    for cls, module in _class_modules.items():
+        cls.__module__ = module
+    _class_modules.clear()
     _spawn.get_command_line = _command_line
     for name in _torch_names():
         del sys.modules[name]

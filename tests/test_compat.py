@@ -473,8 +473,14 @@ try:
     import torch.no_such_module
 except ModuleNotFoundError as e:
     out["missing"] = str(e)
+import pickle
+x = torch.ones(2)
+values = (x, torch.nn.Parameter(x), x.shape, x.dtype, x.device)
+out["types"] = [repr(type(v)) for v in values]
+out["pickled"] = [repr(type(pickle.loads(pickle.dumps(v)))) for v in values]
 tidal.compat.uninstall()
 out["uninstalled"] = "torch" not in sys.modules
+out["types_after"] = [repr(type(v)) for v in values]
 print(json.dumps(out))
 """
 
@@ -490,6 +496,12 @@ def test_install_makes_torch_resolve_to_tidal(tmp_path):
                 "backends", "backends.cudnn", "distributed", "testing", "onnx"]
     assert set(required) <= set(out["submodules"])
     assert all(name.startswith("tidal.") for name in out["submodules"].values())
+    x = torch.ones(2)  # (the real torch, in this process)
+    theirs = [repr(type(v)) for v in (x, torch.nn.Parameter(x), x.shape, x.dtype, x.device)]
+    assert out["types"] == out["pickled"] == theirs  # type(x) prints as under torch, and pickles by that name
+    assert out["types_after"] == ["<class 'tidal.tensor.tensor.Tensor'>", "<class 'tidal.nn.parameter.Parameter'>",
+                                  "<class 'tidal.tensor.tensor.Size'>", "<class 'tidal.tensor.dtype.dtype'>",
+                                  "<class 'tidal.tensor.device.device'>"]
 
 
 PROBE_SCRIPT = """
