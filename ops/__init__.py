@@ -17,14 +17,15 @@ from . import complex_grad, complex_ops, stft
 from . import interop, linalg_lobpcg, removed_api, tensor_memory
 from . import grad_attrs
 from . import linalg_top  # the torch.* linalg names (after extra, which loads tidal.linalg)
-from . import shared_memory, sparse_coo, storage
+from . import shared_memory, sparse_coo, storage, torch_function
 from .out_args import with_out as _with_out
 
 MODULES = (math_api, conversion, creation, views, shape_ops, reduce, scan, linalg, sorting, indexing, random,
            activations, conv, pool, extra, linalg_top)
 MODULES += (aliases, number_ops, scatter_views, signal_windows, special_functions, statistics, vector_ops)
 MODULES += (index_reduction, legacy_norms, complex_ops, stft)
-MODULES += (tensor_memory, interop, removed_api, linalg_lobpcg, grad_attrs, sparse_coo, shared_memory, storage)
+MODULES += (tensor_memory, interop, removed_api, linalg_lobpcg, grad_attrs, sparse_coo, shared_memory, storage,
+            torch_function)
 
 # Set by tidal.comm.global_tensor: dispatch(name, fn, args, kwargs) runs an op on global tensors.
 global_dispatch = None
@@ -42,11 +43,18 @@ def _accepting_global(fn, name: str):
                 check(args, kwargs)
             except TypeError:
                 if not _mentions_global(args, kwargs):
+                    handled, result = torch_function.dispatch_if_overloaded(public, args, kwargs)
+                    if handled:
+                        return result
                     raise
         try:
             return fn(*args, **kwargs)
         except Exception:
             if global_dispatch is None or not _mentions_global(args, kwargs):
+                # a tensor-like with its own __torch_function__ (torch.overrides) makes `fn` fail first
+                handled, result = torch_function.dispatch_if_overloaded(public, args, kwargs)
+                if handled:
+                    return result
                 raise
         return global_dispatch(name, fn, args, kwargs)
     functools.update_wrapper(public, fn)

@@ -626,3 +626,75 @@ builtins_isinstance = isinstance
 
 def test_jit_surface():
     run_both(jit_surface)
+
+
+# -- Extending torch: a tensor-like with __torch_function__ (the docs' ScalarTensor) -----------------------------------
+def scalar_tensor_program(T):
+    """torch.mean / torch.add on ScalarTensor go to its handlers (registered by the public function objects);
+    a function it does not handle is torch's TypeError; torch.overrides' helpers."""
+    import functools
+    handled = {}
+
+    class ScalarTensor:
+        def __init__(self, N, value):
+            self._N, self._value = N, value
+
+        def __repr__(self):
+            return f"ScalarTensor(N={self._N}, value={self._value})"
+
+        def tensor(self):
+            return self._value * T.eye(self._N)
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func not in handled or not all(issubclass(t, (T.Tensor, ScalarTensor)) for t in types):
+                return NotImplemented
+            return handled[func](*args, **kwargs)
+
+    def implements(torch_function):
+        def decorator(func):
+            functools.update_wrapper(func, torch_function)
+            handled[torch_function] = func
+            return func
+        return decorator
+
+    @implements(T.mean)
+    def mean(input):
+        return float(input._value) / input._N
+
+    def ensure_tensor(data):
+        return data.tensor() if isinstance(data, ScalarTensor) else T.as_tensor(data)
+
+    @implements(T.add)
+    def add(input, other):
+        try:
+            if input._N == other._N:
+                return ScalarTensor(input._N, input._value + other._value)
+            raise ValueError("Shape mismatch!")
+        except AttributeError:
+            return T.add(ensure_tensor(input), ensure_tensor(other))
+
+    s = ScalarTensor(2, 2)
+    with pytest.raises(TypeError, match=r"^Multiple dispatch failed for 'torch.mul'; all __torch_function__ "
+                                        r"handlers returned NotImplemented:\n\n  - tensor subclass <class"):
+        T.mul(s, 3) if T is real_torch else _in_torch_namespace(lambda: T.mul(s, 3))
+    overrides = T.overrides
+    return {"mean": T.mean(ScalarTensor(5, 2)), "add": repr(T.add(s, s)),
+            "mixed": T.add(s, T.tensor([[1, 1], [1, 1]])),
+            "helpers": [float(overrides.has_torch_function((s,))), float(overrides.has_torch_function((T.ones(1),))),
+                        float(overrides.is_tensor_like(s)), float(overrides.is_tensor_like(T.ones(1))),
+                        float(overrides.is_tensor_like(3))]}
+
+
+def _in_torch_namespace(fn):
+    from tidal.tensor.dtype import repr_namespace
+    saved, repr_namespace[0] = repr_namespace[0], "torch"
+    try:
+        return fn()
+    finally:
+        repr_namespace[0] = saved
+
+
+def test_torch_function_tensor_like():
+    run_both(scalar_tensor_program)
