@@ -19,7 +19,8 @@ from ..tensor.tensor import contiguous_strides
 from .factory_args import _dense_and_non_overlapping, _infer_dense_strides, empty_strided_tensor
 
 __all__ = ["memory_format_name", "format_strides", "empty_in_format", "to_layout", "preserved_strides", "laid_out", "contiguous", "clone",
-           "elementwise_strides", "conv_layout", "channels_last_like"]
+           "elementwise_strides", "conv_layout", "channels_last_like",
+           "suggest_memory_format"]
 
 _RANK = {"channels_last": 4, "channels_last_3d": 5}
 # a torch.memory_format token's name, for the token classes tidal knows (compat's, or a plain name internally)
@@ -121,13 +122,35 @@ def to_layout(x: Tensor, dtype: dt.dtype, copy: bool, memory_format) -> Tensor |
     """Tensor.to's memory format on the same device: the result, or None for the caller's row-major
     conversion (preserve_format of a row-major input)."""
     name = memory_format_name("to", memory_format)
-    if dtype is x.dtype and not copy and (name == PRESERVE or x.is_contiguous(memory_format=name)):
+    if dtype is x.dtype and not copy and (name == PRESERVE or suggest_memory_format(x) == name):
         return x
     if name == PRESERVE:
         if x.is_contiguous():
             return None
         return laid_out(x, preserved_strides(x), dtype)
     return laid_out(x, format_strides(x._v.shape, name), dtype)
+
+
+def _strides_like(shape: tuple, strides: tuple, order: tuple) -> bool:
+    """torch's is_channels_last_strides_2d/3d: strides ordered as the format's (ambiguous cases: not)."""
+    if strides[1] == 0:
+        return False
+    least = 0
+    for d in order:
+        if shape[d] == 0 or strides[d] < least or (d == 0 and least == strides[1]):
+            return False
+        least = strides[d] * shape[d] if shape[d] > 1 else strides[d]
+    return True
+
+
+def suggest_memory_format(x: Tensor) -> str:
+    """torch's suggest_memory_format(): the format `x`'s strides are ordered like."""
+    shape, strides = x._v.shape, x._v.strides
+    if len(shape) == 4 and _strides_like(shape, strides, (1, 3, 2, 0)):
+        return "channels_last"
+    if len(shape) == 5 and _strides_like(shape, strides, (1, 4, 3, 2, 0)):
+        return "channels_last_3d"
+    return CONTIGUOUS
 
 
 def channels_last_like(x: Tensor) -> str | None:
@@ -208,8 +231,10 @@ def elementwise_strides(shape: tuple, args: tuple) -> tuple | None:
 # -- convolutions ----------------------------------------------------------------------------------------
 def conv_layout(result: Tensor, input: Tensor, weight: Tensor) -> Tensor:
     """torch's CPU convolution gives a channels_last result when its input or weight is channels_last."""
-    fmt = channels_last_like(input) or channels_last_like(weight)
-    if fmt is None or len(result._v.shape) != _RANK[fmt]:
+    fmt = suggest_memory_format(input)
+    if fmt == CONTIGUOUS:
+        fmt = suggest_memory_format(weight)
+    if fmt == CONTIGUOUS or len(result._v.shape) != _RANK[fmt]:
         return result
     return laid_out(result, format_strides(result._v.shape, fmt), node="clone") if result.grad_fn is None else \
         _relaid(result, fmt)
