@@ -17,7 +17,7 @@ from . import accelerator, cpu
 from . import __future__  # torch.__future__ (the module-conversion switches)
 from .. import func
 from . import multiprocessing, random
-from . import fft, masked, overrides, profiler, signal, sparse, special
+from . import fft, hub, masked, overrides, profiler, signal, sparse, special
 from . import functional, futures, linalg, quasirandom, types
 from . import _dynamo, compiler
 from .futures import Future

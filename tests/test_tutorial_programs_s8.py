@@ -2,6 +2,7 @@
 norm with a custom Function, the Tensors deep dive, ...), run on real torch and on `tidal.compat` from the same
 NumPy-made data (see tests/tutorial_data.py); each test checks one behaviour those programs met."""
 import math
+import os
 import warnings
 
 import numpy as np
@@ -698,3 +699,58 @@ def _in_torch_namespace(fn):
 
 def test_torch_function_tensor_like():
     run_both(scalar_tensor_program)
+
+
+# -- torch.hub: checkpoints by URL (file:// here) and a local hubconf.py ----------------------------------------------
+HUBCONF = '''
+dependencies = ["numpy"]
+
+
+def tiny(T, n=2):
+    """A one-layer model."""
+    return T.nn.Linear(n, 1)
+
+
+def _private():
+    pass
+'''
+
+
+def hub_program(T, tmp_path):
+    """load_state_dict_from_url with a hash-named file (check_hash), cached on the second call; set_dir/get_dir;
+    hub.load / list / help on a local hubconf.py; torch's refusals (unknown source, missing entrypoint)."""
+    name = T.__name__.replace(".", "_")
+    src = tmp_path / f"src_{name}"
+    src.mkdir()
+    (src / "hubconf.py").write_text(HUBCONF)
+    state = {"weight": T.tensor([[1.0, 2.0]]), "bias": T.tensor([0.5])}
+    raw = tmp_path / f"raw_{name}.pt"
+    T.save(state, raw)
+    import hashlib
+    digest = hashlib.sha256(raw.read_bytes()).hexdigest()
+    named = tmp_path / f"tiny-{digest[:8]}.pth"
+    named.write_bytes(raw.read_bytes())
+    previous = T.hub.get_dir()
+    T.hub.set_dir(str(tmp_path / f"hub_{name}"))
+    try:
+        return _hub_calls(T, src, named, name)
+    finally:
+        T.hub.set_dir(previous)
+
+
+def _hub_calls(T, src, named, name):
+    sd = T.hub.load_state_dict_from_url(named.as_uri(), check_hash=True, weights_only=True)
+    again = T.hub.load_state_dict_from_url(named.as_uri(), map_location="cpu")
+    model = T.hub.load(str(src), "tiny", T, n=2, source="local")
+    model.load_state_dict(sd)
+    with pytest.raises(ValueError, match='Unknown source: "gitlab"'):
+        T.hub.load(str(src), "tiny", source="gitlab")
+    with pytest.raises(RuntimeError, match="Cannot find callable nope in hubconf"):
+        T.hub.load(str(src), "nope", source="local")
+    cached = sorted(os.listdir(os.path.join(T.hub.get_dir(), "checkpoints")))
+    return {"out": model(T.ones(1, 2)), "again": again["weight"], "cached": [f.split("-")[0] for f in cached],
+            "dir": float(T.hub.get_dir().endswith(f"hub_{name}"))}
+
+
+def test_hub(tmp_path):
+    run_both(hub_program, tmp_path=tmp_path)
