@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor, device as _device
 from ..tensor import dtype as dt
-from ..tensor.tensor import INFERENCE
+from ..tensor.tensor import INFERENCE, contiguous_strides
 from .math_api import convert
 
 __all__: list = []
@@ -31,7 +31,8 @@ def to(self: Tensor, *args, dtype: dt.dtype | None = None, device=None, non_bloc
     if dev != self.device:
         from . import transfer
         return transfer.to_device(self, dev, target)
-    if memory_format is not None or not self.is_contiguous():  # (ops/memory_format: torch's layouts)
+    v = self._v  # (a row-major tensor without memory_format keeps the plain conversion below)
+    if memory_format is not None or v.strides != contiguous_strides(v.shape) and not self.is_contiguous():
         from .memory_format import to_layout
         laid = to_layout(self, target, copy, memory_format)
         if laid is not None:

@@ -203,17 +203,19 @@ def _iterator_strides(shape: tuple, operands: list) -> tuple:
     return tuple(out)
 
 
-def elementwise_strides(shape: tuple, args: tuple) -> tuple | None:
-    """The strides of an elementwise result of `args` (None: row-major). Called only when an input's strides
-    are not its row-major ones; a row-major input seen here gets those interned, so it is not seen again."""
-    tensors = [a for a in args if isinstance(a, Tensor)]
-    special = False
-    for t in tensors:
-        v = t._v
-        if v.strides == contiguous_strides(v.shape):
-            v.strides = contiguous_strides(v.shape)  # the same values, as the shared tuple the plan compares
-        elif channels_last_like(t) is not None:
-            special = True
+def elementwise_strides(plan, args: tuple) -> tuple | None:
+    """The strides of an elementwise result of `args` (None: row-major), for the op's elementwise plan. Called
+    only when an input's strides are not the plan's row-major tuple (by identity); an input whose strides equal
+    it gets the plan's tuple, so it is not seen here again."""
+    shape, tensors, special = plan.shape, [], False
+    for a, plain in zip(args, plan.plain):
+        if isinstance(a, Tensor):
+            tensors.append(a)
+            v = a._v
+            if v.strides == plain:
+                v.strides = plain  # the same values, as the tuple the plan compares by identity
+            elif channels_last_like(a) is not None:
+                special = True
     if not special or len(shape) < 2:
         return None
     if all(t._v.shape == shape for t in tensors):  # TensorIterator's fast setups
