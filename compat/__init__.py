@@ -14,7 +14,7 @@ import tidal as _tidal
 from .. import optim, utils
 from . import amp, autograd, backends, cuda, distributed, jit, nn, onnx, testing, version
 from . import accelerator, cpu
-from . import __future__  # torch.__future__ (the module-conversion switches)
+from . import __config__, __future__  # torch.__config__ (build and threads), torch.__future__ (conversion switches)
 from .. import func
 from . import multiprocessing, random
 from . import fft, hub, masked, overrides, profiler, signal, sparse, special

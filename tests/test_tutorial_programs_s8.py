@@ -754,3 +754,24 @@ def _hub_calls(T, src, named, name):
 
 def test_hub(tmp_path):
     run_both(hub_program, tmp_path=tmp_path)
+
+
+# -- the performance tuning guide's switches -------------------------------------------------------------------
+@pytest.mark.parametrize("T", FRAMEWORKS, ids=["torch", "tidal"])
+def test_tuning_guide_switches(T):
+    """emit_nvtx/emit_itt blocks, profile(enabled=False), backends.cpu / opt_einsum, torch.__config__."""
+    with T.autograd.profiler.emit_nvtx(enabled=False), T.autograd.profiler.emit_itt(enabled=False):
+        y = T.ones(2) * 2
+    with T.autograd.profiler.profile(enabled=False):
+        y = y + 1
+    assert y.tolist() == [3.0, 3.0]
+    capability = T.backends.cpu.get_cpu_capability()
+    theirs = real_torch.backends.cpu.get_cpu_capability()
+    assert capability == theirs if theirs in ("AVX2", "DEFAULT") else capability.startswith("AVX")
+    oe = T.backends.opt_einsum
+    assert (oe.is_available(), oe.enabled, oe.strategy) == (real_torch.backends.opt_einsum.is_available(),
+                                                           real_torch.backends.opt_einsum.enabled,
+                                                           real_torch.backends.opt_einsum.strategy)
+    info = T.__config__.parallel_info()
+    assert f"at::get_num_threads() : {T.get_num_threads()}" in info and "OMP_NUM_THREADS" in info
+    assert "built with" in T.__config__.show()

@@ -2,6 +2,6 @@
 those libraries runs under tidal, so the flags change nothing."""
 from __future__ import annotations
 
-from . import cuda, cudnn, mkl, mkldnn, mps, openmp
+from . import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp, opt_einsum
 
-__all__ = ["cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp"]
+__all__ = ["cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]
