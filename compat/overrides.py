@@ -1,9 +1,11 @@
 """torch.overrides: the __torch_function__ protocol's helpers (ops/torch_function.py)."""
 from __future__ import annotations
 
-from ..ops.torch_function import handle_torch_function, has_torch_function, is_tensor_like
+from ..ops.torch_function import (handle_torch_function, has_torch_function, has_torch_function_unary,
+                                  has_torch_function_variadic, is_tensor_like)
 
-__all__ = ["handle_torch_function", "has_torch_function", "is_tensor_like", "get_ignored_functions",
+__all__ = ["handle_torch_function", "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
+           "is_tensor_like", "get_ignored_functions",
            "get_overridable_functions", "is_tensor_method_or_property", "wrap_torch_function"]
 
 

@@ -311,3 +311,6 @@ from .functional_grouped_mm import grouped_mm  # noqa: E402,F401
 
 __all__ += ["grouped_mm"]
 from . import grad  # noqa: E402,F401 - torch.nn.functional.grad is torch.nn.grad
+# torch.nn.functional's __torch_function__ helpers, for code written on top of it
+from ..ops.torch_function import (handle_torch_function, has_torch_function,  # noqa: E402,F401
+                                  has_torch_function_unary, has_torch_function_variadic)

@@ -48,6 +48,16 @@ def has_torch_function(relevant_args: Iterable) -> bool:
                for arg in relevant_args for a in (arg if isinstance(arg, (list, tuple)) else (arg,)))
 
 
+def has_torch_function_unary(input) -> bool:
+    """has_torch_function for one argument (torch.nn.functional's fast spelling)."""
+    return has_torch_function((input,))
+
+
+def has_torch_function_variadic(*args) -> bool:
+    """has_torch_function over the positional arguments."""
+    return has_torch_function(args)
+
+
 def is_tensor_like(inp) -> bool:
     """A Tensor, or an object whose type defines __torch_function__."""
     return isinstance(inp, Tensor) or hasattr(type(inp), "__torch_function__")

@@ -775,3 +775,16 @@ def test_tuning_guide_switches(T):
     info = T.__config__.parallel_info()
     assert f"at::get_num_threads() : {T.get_num_threads()}" in info and "OMP_NUM_THREADS" in info
     assert "built with" in T.__config__.show()
+
+
+@pytest.mark.parametrize("T", FRAMEWORKS, ids=["torch", "tidal"])
+def test_small_switches(T):
+    """Names code built on torch reaches for: F.has_torch_function*, autograd.set_multithreading_enabled (a
+    context manager that also takes effect at once), kineto_available."""
+    F = T.nn.functional
+    assert not F.has_torch_function_unary(T.ones(1)) and not F.has_torch_function_variadic(T.ones(1), 1)
+    assert T.autograd.is_multithreading_enabled()
+    with T.autograd.set_multithreading_enabled(False):
+        assert not T.autograd.is_multithreading_enabled()
+    assert T.autograd.is_multithreading_enabled()
+    assert isinstance(T.autograd.kineto_available(), bool)

@@ -19,4 +19,35 @@ def Variable(data: Tensor, requires_grad: bool = False, volatile: bool = False) 
     return out
 
 
+_MULTITHREADING = [True]
+
+
+class set_multithreading_enabled:
+    """Whether backward may run device threads (tidal's engine runs on the caller's thread either way): set at once,
+    and restored when used as a context manager."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev, _MULTITHREADING[0] = _MULTITHREADING[0], bool(mode)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> bool:
+        _MULTITHREADING[0] = self.prev
+        return False
+
+    def clone(self) -> "set_multithreading_enabled":
+        return type(self)(_MULTITHREADING[0])
+
+
+def is_multithreading_enabled() -> bool:
+    """The switch set_multithreading_enabled sets (True by default)."""
+    return _MULTITHREADING[0]
+
+
+def kineto_available() -> bool:
+    """False: the Kineto profiler library is not part of tidal (torch.profiler reports tidal's own timings)."""
+    return False
+
+
 __getattr__ = mirror(globals(), _tidal_autograd)
