@@ -1,6 +1,7 @@
 """Programs shaped like the official PyTorch tutorials (pytorch/tutorials: forward-mode AD, fusing conv and batch
 norm with a custom Function, the Tensors deep dive, ...), run on real torch and on `tidal.compat` from the same
 NumPy-made data (see tests/tutorial_data.py); each test checks one behaviour those programs met."""
+import collections
 import math
 import os
 import warnings
@@ -788,3 +789,18 @@ def test_small_switches(T):
         assert not T.autograd.is_multithreading_enabled()
     assert T.autograd.is_multithreading_enabled()
     assert isinstance(T.autograd.kineto_available(), bool)
+
+
+@pytest.mark.parametrize("T", FRAMEWORKS, ids=["torch", "tidal"])
+def test_cuda_memory_queries_without_cuda(T):
+    """Memory bookkeeping a training script prints, on a build without CUDA: empty statistics, zero sizes with
+    the deprecated names' FutureWarnings, no device generators, mem_get_info refused."""
+    assert T.cuda.memory_stats() == collections.OrderedDict() and T.cuda.memory_stats_as_nested_dict() == {}
+    with pytest.warns(FutureWarning, match="`torch.cuda.memory_cached` has been renamed to "
+                                           "`torch.cuda.memory_reserved`"):
+        assert T.cuda.memory_cached() == 0
+    with pytest.warns(FutureWarning, match="renamed to `torch.cuda.max_memory_reserved`"):
+        assert T.cuda.max_memory_cached() == 0
+    assert T.cuda.get_rng_state_all() == [] and T.cuda.set_rng_state_all([]) is None
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+        T.cuda.mem_get_info()

@@ -2,7 +2,9 @@
 calls are harmless, and calls that need a device raise torch's AssertionError."""
 from __future__ import annotations
 
+import collections
 import contextlib
+import warnings
 from typing import Iterator
 
 from .._errors import OutOfMemoryError
@@ -13,6 +15,9 @@ __all__ = ["amp", "is_available", "device_count", "is_initialized", "init", "man
            "seed", "seed_all", "synchronize", "empty_cache", "current_device", "set_device", "get_device_name",
            "get_device_capability", "get_device_properties", "is_bf16_supported", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
+           "memory_stats", "memory_stats_as_nested_dict", "memory_summary", "mem_get_info", "memory_cached",
+           "max_memory_cached", "reset_max_memory_allocated", "reset_max_memory_cached", "get_rng_state_all",
+           "set_rng_state_all",
            "get_arch_list", "device", "stream", "Stream", "Event", "graphs", "CUDAGraph", "graph",
            "make_graphed_callables", "graph_pool_handle", "is_current_stream_capturing", "OutOfMemoryError"]
 
@@ -128,6 +133,62 @@ memory_allocated = max_memory_allocated = memory_reserved = max_memory_reserved 
 
 def reset_peak_memory_stats(device=None) -> None:
     """Harmless without CUDA."""
+
+
+def memory_stats(device=None) -> collections.OrderedDict:
+    """The caching allocator's statistics: none without CUDA (an empty OrderedDict, as torch)."""
+    return collections.OrderedDict()
+
+
+def memory_stats_as_nested_dict(device=None) -> dict:
+    """memory_stats as nested dicts: empty without CUDA."""
+    return {}
+
+
+def memory_summary(device=None, abbreviated: bool = False) -> str:
+    """A readable summary of memory_stats (no CUDA memory is ever allocated)."""
+    return "No CUDA memory is allocated: tidal's CUDA device is not in use by torch scripts.\n"
+
+
+def mem_get_info(device=None) -> tuple:
+    """(free, total) bytes of a CUDA device: there is none."""
+    _require_cuda()
+
+
+def _renamed(old: str, new: str, fn):
+    def renamed(*args, **kwargs):
+        warnings.warn(f"`torch.cuda.{old}` has been renamed to `torch.cuda.{new}`", FutureWarning, stacklevel=2)
+        return fn(*args, **kwargs)
+    renamed.__name__ = renamed.__qualname__ = old
+    renamed.__doc__ = f"Deprecated name of {new}."
+    return renamed
+
+
+memory_cached = _renamed("memory_cached", "memory_reserved", memory_reserved)
+max_memory_cached = _renamed("max_memory_cached", "max_memory_reserved", max_memory_reserved)
+
+
+def reset_max_memory_allocated(device=None) -> None:
+    """Deprecated: reset_peak_memory_stats (torch's FutureWarning)."""
+    warnings.warn("torch.cuda.reset_max_memory_allocated now calls torch.cuda.reset_peak_memory_stats, which resets "
+                  "/all/ peak memory stats.", FutureWarning, stacklevel=2)
+    reset_peak_memory_stats(device)
+
+
+def reset_max_memory_cached(device=None) -> None:
+    """Deprecated: reset_peak_memory_stats (torch's FutureWarning)."""
+    warnings.warn("torch.cuda.reset_max_memory_cached now calls torch.cuda.reset_peak_memory_stats, which resets "
+                  "/all/ peak memory stats.", FutureWarning, stacklevel=2)
+    reset_peak_memory_stats(device)
+
+
+def get_rng_state_all() -> list:
+    """The generator states of every CUDA device: none."""
+    return []
+
+
+def set_rng_state_all(new_states) -> None:
+    """Set every CUDA device's generator state: there are none."""
 
 
 def get_arch_list() -> list:
