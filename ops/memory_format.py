@@ -6,7 +6,10 @@ strides for new memory: values never change.
 Torch's rules, as followed here:
 - contiguous(fmt): self when already dense in fmt's order, else a copy laid out in it (preserve refused);
 - clone/empty_like/*_like/to with preserve_format: a dense non-overlapping input keeps its strides, another
-  gets the dense strides of its stride order; explicit formats lay the result out in their order;
+  gets the dense strides of its stride order; explicit formats lay the result out in their order. One
+  difference: torch's default memory_format is preserve_format, but tidal's own code relies on clone() and
+  to() giving row-major copies, so without memory_format= they keep the layout only of inputs whose strides
+  suggest channels_last(_3d) (torch's suggest_memory_format); an explicit preserve_format follows torch fully;
 - an elementwise result follows its inputs' stride order (TensorIterator's permutation) when one of them is
   channels_last(_3d) and not row-major; tidal keeps row-major results for other strided inputs.
 """
@@ -78,7 +81,10 @@ def empty_in_format(t: Tensor, memory_format) -> Tensor:
 
 def _target(fn: str, x: Tensor, memory_format) -> tuple:
     name = memory_format_name(fn, memory_format)
+    if memory_format is None and suggest_memory_format(x) == CONTIGUOUS:
+        return contiguous_strides(x._v.shape)  # tidal's default (see the module's docstring)
     return preserved_strides(x) if name == PRESERVE else format_strides(x._v.shape, name)
+
 
 
 def _to_copy_backward(node, g):
@@ -125,8 +131,8 @@ def to_layout(x: Tensor, dtype: dt.dtype, copy: bool, memory_format) -> Tensor |
     if dtype is x.dtype and not copy and (name == PRESERVE or suggest_memory_format(x) == name):
         return x
     if name == PRESERVE:
-        if x.is_contiguous():
-            return None
+        if x.is_contiguous() or memory_format is None and suggest_memory_format(x) == CONTIGUOUS:
+            return None  # (tidal's default: see the module's docstring)
         return laid_out(x, preserved_strides(x), dtype)
     return laid_out(x, format_strides(x._v.shape, name), dtype)
 

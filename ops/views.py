@@ -104,7 +104,7 @@ def _contiguous_view(t: Tensor, shape: tuple) -> Tensor:
     strides = view_strides(t._v.shape, t._v.strides, shape)
     if strides is not None:
         return shaped(_restride(t, shape, strides), t)
-    copy = M.clone(t)
+    copy = M.contiguous(t)  # (row-major whatever clone's memory_format rule would keep)
     out = _restride(copy, shape, contiguous_strides(shape))
     out.__dict__.pop("_base", None)  # torch's _unsafe_view: the copy is no one's view (its `_base` is None)
     return shaped(out, copy, "unsafe_view")
