@@ -544,6 +544,20 @@ def broadcast_to(input: Tensor, size) -> Tensor:
     return expanded(input, size_args("broadcast_to", (size,)))
 
 
+def _broadcast_to_method(self: Tensor, *size, **kwargs) -> Tensor:
+    """self.broadcast_to(size): the sizes may also come as separate arguments, as torch's method takes them."""
+    if "size" in kwargs:
+        size = (kwargs.pop("size"),) + size
+    if kwargs:
+        raise TypeError(f"broadcast_to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if not size:
+        raise TypeError('broadcast_to() missing 1 required positional arguments: "size"')
+    return broadcast_to(self, size[0] if len(size) == 1 else size)
+
+
+METHODS["broadcast_to"] = _broadcast_to_method
+
+
 @_public(method=False)
 def broadcast_tensors(*tensors) -> tuple:
     """Views of every tensor expanded to their common broadcast shape."""

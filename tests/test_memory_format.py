@@ -338,3 +338,26 @@ def test_conj_gradients():
 def test_numpy_of_a_conj_view_is_refused():
     z, w = _complex_pair()
     raises_same(lambda: z.conj().numpy(), lambda: w.conj().numpy())
+
+
+# -- Tensor.broadcast_to's sizes (not a memory format: the last item) ------------------------------------
+@pytest.mark.parametrize("call", [
+    lambda L, x: x.broadcast_to(2, 3), lambda L, x: x.broadcast_to((2, 3)), lambda L, x: x.broadcast_to(size=[2, -1]),
+    lambda L, x: x.broadcast_to(L.Size([4, 2, 3])), lambda L, x: L.broadcast_to(x, (2, 3)),
+], ids=["varargs", "tuple", "size_kw", "Size", "function"])
+def test_broadcast_to_sizes(call):
+    x, t = pair(3)
+    x.requires_grad_()
+    t.requires_grad_()
+    got, want = call(tc, x), call(torch, t)
+    same(got, want)
+    (got * got).sum().backward()
+    (want * want).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", [lambda L, x: x.broadcast_to(), lambda L, x: x.broadcast_to(2),
+                                  lambda L, x: L.broadcast_to(x, 2, 3)], ids=["none", "mismatch", "function_varargs"])
+def test_broadcast_to_errors(call):
+    x, t = pair(3)
+    raises_same(lambda: call(tc, x), lambda: call(torch, t))
