@@ -21,12 +21,11 @@ from ..tensor import dtype as dt
 from ..tensor.tensor import contiguous_strides
 from .factory_args import _dense_and_non_overlapping, _infer_dense_strides, empty_strided_tensor
 
-__all__ = ["memory_format_name", "format_strides", "empty_in_format", "to_layout", "preserved_strides", "laid_out", "contiguous", "clone",
-           "elementwise_strides", "conv_layout", "channels_last_like",
-           "suggest_memory_format"]
+__all__ = ["memory_format_name", "format_strides", "empty_in_format", "to_layout", "preserved_strides", "laid_out",
+           "contiguous", "clone", "elementwise_strides", "conv_layout", "channels_last_like", "suggest_memory_format"]
 
 _RANK = {"channels_last": 4, "channels_last_3d": 5}
-# a torch.memory_format token's name, for the token classes tidal knows (compat's, or a plain name internally)
+# format names, as torch.memory_format tokens carry them (compat/_layout.py)
 PRESERVE, CONTIGUOUS = "preserve_format", "contiguous_format"
 
 
@@ -105,9 +104,13 @@ def laid_out(x: Tensor, strides: tuple, dtype: dt.dtype | None = None, node: str
 
 def clone(input: Tensor, memory_format=None) -> Tensor:
     """clone(memory_format=): a copy laid out in the format (preserve_format: torch's preserve rule)."""
+    v = input._v
+    if memory_format is None and (v.strides == contiguous_strides(v.shape)
+                                  or suggest_memory_format(input) == CONTIGUOUS):
+        return None  # the caller's row-major clone (tidal's default: see the module's docstring)
     strides = _target("clone", input, memory_format)
-    if strides == contiguous_strides(input._v.shape):
-        return None  # the caller's row-major clone
+    if strides == contiguous_strides(v.shape):
+        return None
     return laid_out(input, strides, node="clone")
 
 
