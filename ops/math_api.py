@@ -11,6 +11,7 @@ from ..autograd.view_inplace import needs_rebase, write_inplace, write_through_v
 from ..vm import Instruction
 from . import elementwise as ew
 from . import kernel_dtypes, limited_dtypes, many_dims
+from . import memory_format as _mf
 from .broadcast import broadcast_shapes
 from .mem_overlap import check_out, check_written
 from .number_args import binary, require_self
@@ -429,13 +430,17 @@ def _cloned(x: Tensor) -> Tensor:
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    """A contiguous copy."""
-    return _cloned(input)
+    """A copy, laid out as `memory_format` says (ops/memory_format: torch's rules, and tidal's default)."""
+    laid = _mf.clone(input, memory_format)  # (None: row-major)
+    return _cloned(input) if laid is None else laid
 
 
 def contiguous(self: Tensor, memory_format=None) -> Tensor:
-    """Self if already contiguous, else a contiguous copy."""
-    return self if self.is_contiguous() else _cloned(self)
+    """Self if already dense in `memory_format`'s order (row-major by default), else a copy laid out in it."""
+    if memory_format is None:
+        return self if self.is_contiguous() else _cloned(self)
+    laid = _mf.contiguous(self, memory_format)
+    return _cloned(self) if laid is None else laid
 
 
 __all__.append("clone")

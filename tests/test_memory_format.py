@@ -1,6 +1,6 @@
 """Memory formats (contiguous_format, channels_last, channels_last_3d, preserve_format) and conj()'s conjugate
 bit, against torch: values, strides and is_contiguous in each format, identity where torch returns self, errors
-with their types and messages. Tests marked xfail need a patch to a lead-owned file (/work/notes/s8b_*.patch)."""
+with their types and messages."""
 import numpy as np
 import pytest
 import torch
@@ -9,9 +9,11 @@ import tidal.compat as tc
 
 RNG = np.random.default_rng(816)
 FORMATS = ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format")
-CLONE_PATCH = pytest.mark.xfail(strict=True, reason="needs s8b_clone_format.patch")
-ELEMENTWISE_PATCH = pytest.mark.xfail(strict=True, reason="needs s8b_elementwise_layout.patch")
-NUMPY_PATCH = pytest.mark.xfail(strict=True, reason="needs s8b_conj_numpy.patch")
+# known gaps, kept as strict xfails so closing one shows: elementwise results follow channels_last inputs only once
+# that costs the per-op path nothing measurable (/work/notes/s8b_elementwise_layout.patch checks strides on every
+# op); numpy() of a conj-marked copy is allowed because tidal's own kernels read tensors through numpy()
+ELEMENTWISE_PATCH = pytest.mark.xfail(strict=True, reason="elementwise results do not follow channels_last inputs")
+NUMPY_PATCH = pytest.mark.xfail(strict=True, reason="numpy() of a conj-marked tensor is not refused")
 
 
 def pair(*shape, dtype="float32"):
@@ -186,8 +188,7 @@ def test_conv2d_layout_values_and_grads(case):
 
 
 # -- contiguous / clone (s8b_clone_format.patch) -------------------------------------------------------------
-@pytest.mark.parametrize("name", ["contiguous_format", pytest.param("channels_last", marks=CLONE_PATCH),
-                                  pytest.param("preserve_format", marks=CLONE_PATCH)])
+@pytest.mark.parametrize("name", ["contiguous_format", "channels_last", "preserve_format"])
 def test_contiguous_in_a_format(name):
     a = RNG.standard_normal((2, 3, 4, 5)).astype("float32")
     ours_in, ref_in = _inputs(tc, a), _inputs(torch, a)
@@ -204,7 +205,6 @@ def test_contiguous_in_a_format(name):
         assert (got is x) == (want is t), layout
 
 
-@CLONE_PATCH
 def test_contiguous_channels_last_example_from_the_issue():
     x, t = pair(2, 3, 4, 5)
     got, want = x.contiguous(memory_format=tc.channels_last), t.contiguous(memory_format=torch.channels_last)
@@ -214,7 +214,6 @@ def test_contiguous_channels_last_example_from_the_issue():
     same(x5.contiguous(memory_format=tc.channels_last_3d), t5.contiguous(memory_format=torch.channels_last_3d))
 
 
-@CLONE_PATCH
 @pytest.mark.parametrize("make", [
     lambda L: L.ones(2, 3, 4).contiguous(memory_format=L.channels_last),
     lambda L: L.ones(2, 3, 4, 5).contiguous(memory_format=L.channels_last_3d),
@@ -227,9 +226,8 @@ def test_contiguous_and_clone_errors(make):
     raises_same(lambda: make(tc), lambda: make(torch))
 
 
-@pytest.mark.parametrize("name", [pytest.param(None, marks=CLONE_PATCH), "contiguous_format",
-                                  pytest.param("preserve_format", marks=CLONE_PATCH),
-                                  pytest.param("channels_last", marks=CLONE_PATCH)])
+@pytest.mark.parametrize("name", [None, "contiguous_format", "preserve_format",
+                                  "channels_last"])
 def test_clone_in_a_format(name):
     a = RNG.standard_normal((2, 3, 6, 5)).astype("float32")
     ours_in, ref_in = _inputs(tc, a), _inputs(torch, a)
@@ -239,7 +237,6 @@ def test_clone_in_a_format(name):
         same(ours_in[layout].clone(**kw_o), ref_in[layout].clone(**kw_r))
 
 
-@CLONE_PATCH
 def test_clone_in_a_format_keeps_gradients():
     a = RNG.standard_normal((2, 3, 4, 5)).astype("float32")
     x, t = tc.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
