@@ -47,6 +47,11 @@ def _accepting_global(fn, name: str):
                     if handled:
                         return result
                     raise
+        if torch_function.SUBCLASSES[0] and args and torch_function.first_is_subclass(args[0]):
+            # an instance of a user's Tensor subclass: results keep its class (or its __torch_function__ answers)
+            handled, result = torch_function.dispatch_subclass(public, fn, args, kwargs)
+            if handled:
+                return result
         try:
             return fn(*args, **kwargs)
         except Exception:

@@ -5,8 +5,12 @@ ScalarTensor) receives the torch functions called with its instances: `torch.mea
 returns, NotImplemented from every handler is torch's TypeError. The public functions reach this only when they
 failed on such an argument (ops/__init__.py: the check costs nothing for tensors, as for global tensors).
 
-Not provided: Tensor subclasses' own __torch_function__ is not called for ops that run (tidal does not dispatch
-on subclasses); Tensor.__torch_function__ exists for handlers that defer to it with super().
+Tensor subclasses made outside tidal (not Parameters) get, when the class is created, methods and operators that
+keep their class (`m * 2`, `m.sum()`, `m[0]` are instances of it, as torch's default __torch_function__ makes them)
+or, when the class defines its own __torch_function__, that pass each call to it (the handler may defer to
+Tensor.__torch_function__ with super()). Plain tensors are untouched: the methods live on the subclass. The public
+torch functions do the same when their first argument (or the first tensor of a list) is such an instance; they
+check it only once such a class exists (before, one flag read per call).
 """
 from __future__ import annotations
 
@@ -120,4 +124,98 @@ def _convert(value, cls):
     return value
 
 
+# -- Tensor subclasses ------------------------------------------------------------------------------------------
+_OPERATORS = {f"__{n}__" for n in (
+    "add radd iadd sub rsub isub mul rmul imul truediv rtruediv itruediv floordiv rfloordiv ifloordiv mod rmod imod "
+    "pow rpow ipow matmul rmatmul and rand iand or ror ior xor rxor ixor lshift rlshift ilshift rshift rrshift "
+    "irshift eq ne lt le gt ge neg pos abs invert getitem").split()}
+_VIEW_PROPERTIES = ("T", "mT", "H", "mH")
+
+
+SUBCLASSES = [False]  # whether a user's Tensor subclass exists (the public functions then look at their input)
+_USER_CLASSES: set = set()
+
+
+def first_is_subclass(first) -> bool:
+    """Whether a call's first argument (or the first tensor of a list of them, as cat takes) is an instance of a
+    user's Tensor subclass: the one check a public function makes once such a class exists."""
+    c = first.__class__
+    if c is list or c is tuple:
+        return bool(first) and first[0].__class__ in _USER_CLASSES
+    return c in _USER_CLASSES
+
+
+def _found(args, kwargs) -> list:
+    found = []
+    for arg in (*args, *kwargs.values()) if kwargs else args:
+        c = arg.__class__
+        if c in _USER_CLASSES:
+            found.append(arg)
+        elif c is list or c is tuple:
+            found.extend(item for item in arg if item.__class__ in _USER_CLASSES)
+    return found
+
+
+def dispatch_subclass(public_api: Callable, fn: Callable, args: tuple, kwargs: dict):
+    """(True, result) for a call with instances of a user's Tensor subclass (its handler's answer, or `fn`'s with
+    tensors converted to the subclass), else (False, None)."""
+    found = _found(args, kwargs)
+    if not found or _DISABLED[0]:
+        return False, None
+    cls = type(found[0])
+    for item in found[1:]:
+        if issubclass(type(item), cls):
+            cls = type(item)
+    handler = cls.__torch_function__
+    if getattr(handler, "__func__", None) is not _default_torch_function:
+        return True, handler(public_api, tuple(dict.fromkeys(type(i) for i in found)), args, kwargs)
+    with DisableTorchFunction():
+        result = fn(*args, **kwargs)
+    return True, _convert(result, cls)
+
+
+def _subclass_methods(cls) -> None:
+    """Give a user's Tensor subclass torch's subclass behaviour (see the module docstring)."""
+    if cls.__module__.startswith("tidal."):  # (tidal's own subclasses: Parameter, Buffer, CausalBias...)
+        return
+    from ..nn.parameter import Parameter
+    if issubclass(cls, Parameter):  # torch's Parameter disables __torch_function__: results are plain tensors
+        return
+    _USER_CLASSES.add(cls)
+    SUBCLASSES[0] = True
+    for name, fn in list(vars(Tensor).items()):
+        if callable(fn) and not isinstance(fn, (type, classmethod, staticmethod)) and \
+                (not name.startswith("_") or name in _OPERATORS) and name not in vars(cls):
+            setattr(cls, name, _dispatching(fn))
+    for name in _VIEW_PROPERTIES:
+        prop = vars(Tensor).get(name)
+        if isinstance(prop, property) and name not in vars(cls):
+            setattr(cls, name, property(_dispatching(prop.fget), doc=prop.__doc__))
+
+
+def _dispatching(fn):
+    def method(self, *args, **kwargs):
+        if _DISABLED[0]:
+            return fn(self, *args, **kwargs)
+        cls = type(self)
+        handler = cls.__torch_function__
+        if getattr(handler, "__func__", None) is not _default_torch_function:
+            return handler(named, (cls,), (self, *args), kwargs)
+        with DisableTorchFunction():
+            result = fn(self, *args, **kwargs)
+        return _convert(result, cls)
+
+    def named(*args, **kwargs):  # what a handler receives as `func`: named as the op ("add" for `x + y`)
+        return fn(*args, **kwargs)
+    named.__name__ = fn.__name__.removesuffix("_operator")
+    method.__name__, method.__qualname__, method.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    return method
+
+
+def _init_subclass(cls, **kwargs) -> None:
+    super(Tensor, cls).__init_subclass__(**kwargs)
+    _subclass_methods(cls)
+
+
 METHODS["__torch_function__"] = classmethod(_default_torch_function)
+METHODS["__init_subclass__"] = classmethod(_init_subclass)

@@ -844,3 +844,33 @@ def test_benchmark_fuzzer(T):
         assert {d.sample(np.random.RandomState(s)) for s in range(20)} <= {1, 2, 3}
         x = next(bench.op_fuzzers.binary.BinaryOpFuzzer(seed=0).take(1))[0]
         assert x["x"].shape == x["y"].shape
+
+
+# -- Tensor subclasses: results keep the class; a subclass's __torch_function__ sees each call ------------------------
+def tensor_subclasses(T):
+    """The Extending-torch docs' subclass behaviour: methods, operators, indexing and torch functions on an
+    instance give instances of its class; a LoggingTensor's __torch_function__ sees `x + 1` and torch.add as
+    'add' and defers to super(); parameters stay plain."""
+    class Meta(T.Tensor):
+        pass
+
+    calls = []
+
+    class LoggingTensor(T.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            calls.append(func.__name__)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    m = T.ones(2, 3).as_subclass(Meta)
+    results = [m * 2, m.sum(), T.relu(m), m[0], m.t(), m.T, T.cat([m, m]), m.view(3, 2), 2 + m]
+    x = T.ones(2).as_subclass(LoggingTensor)
+    logged = [x + 1, T.add(x, 1)]
+    p = T.nn.Parameter(T.ones(2))
+    return {"types": [type(r).__name__ for r in results], "values": [r.as_subclass(T.Tensor) for r in results],
+            "logged": [type(r).__name__ for r in logged], "calls": calls,
+            "parameter": [type(p * 2).__name__, type(T.relu(p)).__name__]}
+
+
+def test_tensor_subclasses_keep_their_class():
+    run_both(tensor_subclasses)
