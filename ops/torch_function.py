@@ -184,13 +184,21 @@ def _subclass_methods(cls) -> None:
     _USER_CLASSES.add(cls)
     SUBCLASSES[0] = True
     for name, fn in list(vars(Tensor).items()):
+        # (only where Tensor's own method would be found: not over the class's or a parent subclass's methods)
         if callable(fn) and not isinstance(fn, (type, classmethod, staticmethod)) and \
-                (not name.startswith("_") or name in _OPERATORS) and name not in vars(cls):
+                (not name.startswith("_") or name in _OPERATORS) and _found_on(cls, name) is fn:
             setattr(cls, name, _dispatching(fn))
     for name in _VIEW_PROPERTIES:
         prop = vars(Tensor).get(name)
-        if isinstance(prop, property) and name not in vars(cls):
+        if isinstance(prop, property) and _found_on(cls, name) is prop:
             setattr(cls, name, property(_dispatching(prop.fget), doc=prop.__doc__))
+
+
+def _found_on(cls, name: str):
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
 
 
 def _dispatching(fn):

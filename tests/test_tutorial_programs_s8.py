@@ -854,6 +854,13 @@ def tensor_subclasses(T):
     class Meta(T.Tensor):
         pass
 
+    class Named(Meta):
+        def sum(self, *args, **kwargs):
+            return "own sum"
+
+    class Child(Named):
+        pass
+
     calls = []
 
     class LoggingTensor(T.Tensor):
@@ -867,7 +874,9 @@ def tensor_subclasses(T):
     x = T.ones(2).as_subclass(LoggingTensor)
     logged = [x + 1, T.add(x, 1)]
     p = T.nn.Parameter(T.ones(2))
+    c = T.ones(2).as_subclass(Child)
     return {"types": [type(r).__name__ for r in results], "values": [r.as_subclass(T.Tensor) for r in results],
+            "child": [c.sum(), type(c * 2).__name__, type(c.mean()).__name__],
             "logged": [type(r).__name__ for r in logged], "calls": calls,
             "parameter": [type(p * 2).__name__, type(T.relu(p)).__name__]}
 
