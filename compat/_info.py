@@ -30,6 +30,10 @@ class finfo:
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
         self.resolution = 10.0 ** -int(info.precision)
+        if type in dt.FLOAT8:  # c10's numeric_limits: digits10 is 0, and e5m2fnuz's epsilon is 2**-3
+            self.resolution = 1.0
+            if type is dt.float8_e5m2fnuz:
+                self.eps = 0.125
         self.dtype = type.name
 
     def __eq__(self, other) -> bool:
@@ -71,8 +75,8 @@ class iinfo:
 
 
 def _np_finfo(d: dt.dtype):
-    if d is dt.bfloat16:  # NumPy has no bfloat16; ml_dtypes describes it
+    if d is dt.bfloat16 or d in dt.FLOAT8:  # NumPy has no bfloat16 or float8 types; ml_dtypes describes them
         import ml_dtypes
-        return ml_dtypes.finfo(ml_dtypes.bfloat16)
+        return ml_dtypes.finfo(d.np)
     return np.finfo(d.np)
 

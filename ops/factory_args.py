@@ -24,12 +24,16 @@ _PY_DTYPES = {float: dt.float64, int: dt.int64, bool: dt.bool_}
 CHECKED_NAME = {dt.uint8: "uint8_t", dt.int8: "int8_t", dt.int16: "int16_t", dt.int32: "int", dt.int64: "int64_t",
                 dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16", dt.float32: "float", dt.float64: "double",
                 dt.bool_: "bool", dt.uint16: "uint16_t", dt.uint32: "uint32_t", dt.uint64: "uint64_t"}
+CHECKED_NAME.update({d: f"c10::{d.scalar_name}" for d in dt.FLOAT8})
 TYPEMETA_NAME = dict(CHECKED_NAME)
 TYPEMETA_NAME.update({dt.uint8: "unsigned char", dt.int8: "signed char", dt.int16: "short int",
                       dt.int64: "long int", dt.uint16: "short unsigned int", dt.uint32: "unsigned int",
                       dt.uint64: "long unsigned int"})
 FLOAT_MAX = {dt.float16: 65504.0, dt.bfloat16: 3.3895313892515355e38, dt.float32: 3.4028234663852886e38,
              dt.float64: 1.7976931348623157e308}
+FLOAT_MAX.update({dt.float8_e4m3fn: 448.0, dt.float8_e5m2: 57344.0, dt.float8_e4m3fnuz: 240.0,
+                  dt.float8_e5m2fnuz: 57344.0, dt.float8_e8m0fnu: 2.0 ** 127})
+_NO_INFINITY = (dt.float8_e4m3fn, dt.float8_e4m3fnuz, dt.float8_e5m2fnuz, dt.float8_e8m0fnu)
 FLOAT_DIGITS = {dt.float16: 11, dt.bfloat16: 8, dt.float32: 24, dt.float64: 53}
 
 
@@ -162,6 +166,9 @@ def overflows(value, dtype: dt.dtype) -> bool:
             return True
         value = value.real
     if dtype.category == dt.FLOAT:
+        if dtype in dt.FLOAT8:  # c10: an infinity overflows a type without one; e8m0fnu holds no negatives
+            if math.isinf(value) and dtype in _NO_INFINITY or dtype is dt.float8_e8m0fnu and value < 0:
+                return True
         return math.isfinite(value) and abs(value) > FLOAT_MAX[dtype]
     if isinstance(value, float) and not math.isfinite(value):
         return True

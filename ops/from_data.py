@@ -14,6 +14,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from .float8 import cast as float8_cast, is_float8
 from .factory_args import CPU, OPEN_BLOCKS, check_requires_grad, device_arg, dtype_arg
 from .math_api import convert
 
@@ -199,6 +200,8 @@ def _checked_cast(arr: np.ndarray, target: dt.dtype, checked: bool = True) -> np
             raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
     if arr.dtype.kind == "c" and target.category != dt.COMPLEX:
         arr = arr.real  # NumPy complex data cast to a real dtype keeps its real parts, as torch's copy
+    if target in dt.FLOAT8 or is_float8(arr.dtype):  # torch's float8 rounding and special values
+        return np.array(float8_cast(arr, target.np), order="K")
     with np.errstate(over="ignore", invalid="ignore"):
         if target.np.kind == "V" and arr.dtype.kind != "f":  # bfloat16 converts from floats only
             arr = arr.astype(np.float64)

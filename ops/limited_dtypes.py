@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..tensor import dtype as dt
 
-__all__ = ["KERNELS", "check"]
+__all__ = ["KERNELS", "FLOAT8_KERNELS", "check"]
 
 KERNELS = {
     # elementwise ops (ops/elementwise.py's names): checked on the promoted dtype
@@ -59,8 +59,28 @@ KERNELS = {
     "bernoulli_": "bernoulli_scalar_cpu_", "bernoulli_(p tensor)": "bernoulli_tensor_cpu_self_",
 }
 
+# torch 2.13's float8 types run fewer kernels still: copies, casts, creation (empty/zeros/ones/full, eye), views
+# and shape ops, cat/stack/roll/repeat, reads by slices, integer and boolean tensors, index_put, mul of two
+# tensors, abs, eq/ne, isnan, where, any/all and mm; the others refuse them under these kernel names
+FLOAT8_KERNELS = dict(KERNELS)
+for _name in ("abs", "index_select", "index_put", "masked_select", "eye"):
+    del FLOAT8_KERNELS[_name]
+FLOAT8_KERNELS.update({
+    "fmax": "fmax_cpu", "fmin": "fmin_cpu", "gather": "gather_expanded_index", "div": "div_cpu",
+    "true_divide": "div_cpu", "reciprocal": "reciprocal_cpu", "sigmoid": "sigmoid_cpu_reduced_float",
+    "isinf": "isinf", "isfinite": "isfinite", "lerp": "lerp_kernel_tensor", "sum": "sum_cpu", "mean": "sum_cpu",
+    "prod": "prod_out_cpu", "cumsum": "cumsum_out_cpu", "cumprod": "cumprod_out_cpu",
+    "sort": "sorting_kernel_method_name", "argsort": "sorting_kernel_method_name", "unique": "unique",
+    "norm": "norm_cpu", "dot": "dot", "mv": "addmv_impl_cpu", "bmm": "bmm", "softmax": "softmax_lastdim_kernel_impl",
+    "equal": "equal_notnan_cpu", "rand": "check_uniform_bounds", "randn": "normal_kernel_cpu",
+    **{name: f"{name}_vml_cpu" for name in ("exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+                                           "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+                                           "floor", "ceil", "round", "trunc", "erf", "erfc", "exp2")},
+})
+
 
 def check(op: str, d: dt.dtype) -> None:
-    """torch's NotImplementedError when `op` has no kernel for `d` (one of the limited unsigned dtypes)."""
-    if d in dt.LIMITED and op in KERNELS:
-        raise NotImplementedError(f'"{KERNELS[op]}" not implemented for \'{d.scalar_name}\'')
+    """torch's NotImplementedError when `op` has no kernel for `d` (a limited unsigned or float8 dtype)."""
+    table = FLOAT8_KERNELS if d in dt.FLOAT8 else KERNELS
+    if d in dt.LIMITED and op in table:
+        raise NotImplementedError(f'"{table[op]}" not implemented for \'{d.scalar_name}\'')

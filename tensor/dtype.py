@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # bfloat16 has no NumPy dtype of its own; ml_dtypes provides one
-    from ml_dtypes import bfloat16 as _np_bfloat16
+try:  # bfloat16 and the float8 types have no NumPy dtypes of their own; ml_dtypes provides them
+    import ml_dtypes as _ml
+    _np_bfloat16 = _ml.bfloat16
 except ImportError:  # pragma: no cover - ml_dtypes is a core dependency
-    _np_bfloat16 = None
+    _ml = _np_bfloat16 = None
 
 BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3  # categories, in promotion order
 
@@ -75,14 +76,24 @@ complex128 = dtype("complex128", np.complex128, COMPLEX, True, "ComplexDouble")
 uint16 = dtype("uint16", np.uint16, INT, False, "UInt16")
 uint32 = dtype("uint32", np.uint32, INT, False, "UInt32")
 uint64 = dtype("uint64", np.uint64, INT, False, "UInt64")
-LIMITED = frozenset((uint16, uint32, uint64))
+# torch's float8 types (storage formats for scaled matmuls): casts, copies, creation, views and a few kernels
+# only (ops/limited_dtypes.py), no promotion with any other dtype
+float8_e4m3fn = dtype("float8_e4m3fn", _ml.float8_e4m3fn, FLOAT, True, "Float8_e4m3fn")
+float8_e5m2 = dtype("float8_e5m2", _ml.float8_e5m2, FLOAT, True, "Float8_e5m2")
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", _ml.float8_e4m3fnuz, FLOAT, True, "Float8_e4m3fnuz")
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", _ml.float8_e5m2fnuz, FLOAT, True, "Float8_e5m2fnuz")
+float8_e8m0fnu = dtype("float8_e8m0fnu", _ml.float8_e8m0fnu, FLOAT, False, "Float8_e8m0fnu")
+FLOAT8 = frozenset((float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu))
+LIMITED = frozenset((uint16, uint32, uint64)) | FLOAT8
 cfloat, cdouble = complex64, complex128
 float16.compute = bfloat16.compute = float32
+for _d in FLOAT8:
+    _d.compute = float32
 _REAL_OF = {complex64: float32, complex128: float64}
 _COMPLEX_OF = {float32: complex64, float64: complex128}
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128,
-       uint16, uint32, uint64)
+       uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update(half=float16, float=float32, double=float64, short=int16, int=int32, long=int64,
                 cfloat=complex64, cdouble=complex128)
@@ -93,6 +104,7 @@ LEGACY_TYPE_NAMES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "
                      bfloat16: "BFloat16Tensor", int64: "LongTensor", int32: "IntTensor", int16: "ShortTensor",
                      int8: "CharTensor", uint8: "ByteTensor", bool_: "BoolTensor", uint16: "UInt16Tensor",
                      uint32: "UInt32Tensor", uint64: "UInt64Tensor"}
+LEGACY_TYPE_NAMES.update({d: d.scalar_name + "Tensor" for d in FLOAT8})
 
 
 def legacy_type_name(d: dtype) -> str:
@@ -142,6 +154,8 @@ def set_default_dtype(d: dtype) -> None:
 def _promote_pair(a: dtype, b: dtype) -> dtype | None:
     if a is b:
         return a
+    if a in FLOAT8 or b in FLOAT8:
+        return None  # torch promotes a float8 type with nothing but itself (promote_types raises)
     if (a in LIMITED or b in LIMITED) and FLOAT not in (a.category, b.category):
         return None  # torch promotes uint16/32/64 with floats only (promote_types raises)
     if COMPLEX in (a.category, b.category):
@@ -171,6 +185,9 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
         return _PROMOTE[type1, type2]
     except KeyError:
         if isinstance(type1, dtype) and isinstance(type2, dtype):
+            if type1 in FLOAT8 or type2 in FLOAT8:
+                raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to promote "
+                                   f"{type1.scalar_name} and {type2.scalar_name}") from None
             raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, attempted to "
                                f"promote {type1.scalar_name} and {type2.scalar_name}") from None
         raise
