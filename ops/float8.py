@@ -55,8 +55,10 @@ def from_float8(x: np.ndarray, target) -> np.ndarray:
     if is_float8(target):
         return to_float8(f32, target)
     nan = np.isnan(f32)
-    if nan.any():  # torch's NaN is quiet in every wider type (NumPy keeps 0x7f800001 signaling in float16)
-        f32 = np.where(nan, (f32.view(np.uint32) | np.uint32(0x400000)).view(np.float32), f32)
+    if nan.any():  # torch's NaN is quiet in every wider type (NumPy keeps 0x7f800001 signaling in float16);
+        bits = f32.view(np.uint32) | np.uint32(0x400000)  # bfloat16 has the one NaN 0x7fc0
+        bits = np.full_like(bits, 0x7FC00000) if target == dt.bfloat16.np else bits
+        f32 = np.where(nan, bits.view(np.float32), f32)
     with np.errstate(invalid="ignore", over="ignore"):
         return f32.astype(target)
 
@@ -96,6 +98,9 @@ def _to_e8m0(f: np.ndarray) -> np.ndarray:
 
 def cast(x: np.ndarray, target) -> np.ndarray:
     """`x` as NumPy dtype `target` with torch's float8 conversions when either side is float8."""
+    x = np.asarray(x)
+    if x.ndim == 0:  # (a fill's scalar: the fix-ups index arrays)
+        return cast(x.reshape(1), target).reshape(())
     if is_float8(x.dtype):
         return from_float8(x, target)
     if is_float8(np.dtype(target)):

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..vm import View
 from .float8 import cast as float8_cast, is_float8
 from .factory_args import CPU, OPEN_BLOCKS, check_requires_grad, device_arg, dtype_arg
 from .math_api import convert
@@ -208,6 +209,16 @@ def _checked_cast(arr: np.ndarray, target: dt.dtype, checked: bool = True) -> np
         return np.array(arr, dtype=target.np, order="K")  # keeps a NumPy input's layout, as PyTorch does
 
 
+def _holding(arr: np.ndarray, target: dt.dtype) -> Tensor:
+    """A CPU tensor using `arr`'s memory (a fresh copy: ours to keep)."""
+    if target not in dt.FLOAT8:
+        return Tensor._from_array(arr, target, share=True)
+    # NumPy's as_strided can't read ml_dtypes' float8 arrays: hold their bytes and give them the dtype
+    arr = arr if arr.flags.c_contiguous else arr.copy(order="C")
+    v = Tensor._from_array(arr.view(np.uint8), dt.uint8, share=True)._v
+    return Tensor._make(View(v.blob, v.shape, v.strides, v.offset, target.np), target, CPU, v.blob.vm)
+
+
 def _copy_of_tensor(data: Tensor, dtype, dev) -> Tensor:
     warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
                   "or sourceTensor.detach().clone().requires_grad_(True), rather than "
@@ -232,8 +243,7 @@ def tensor(data, *, dtype: dt.dtype | None = None, device=None, requires_grad: b
             raise TypeError("must be real number, not complex" if target.category == dt.FLOAT else
                             "'complex' object cannot be interpreted as an integer")
         check_requires_grad(target, requires_grad)
-        out = Tensor._from_array(_checked_cast(arr, target, not isinstance(data, np.ndarray)), target,
-                                 share=True)  # a fresh copy: ours to keep
+        out = _holding(_checked_cast(arr, target, not isinstance(data, np.ndarray)), target)
         if dev is not None and dev != CPU:
             out = out.to(dev)
     out.requires_grad = requires_grad
@@ -263,6 +273,10 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     dtype = dt.from_numpy(ndarray.dtype)
+    if dtype in dt.FLOAT8:  # torch reads no ml_dtypes array
+        raise TypeError(f"can't convert np.ndarray of type ml_dtypes.{dtype.name}. The only supported types are: "
+                        "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
+                        "uint32, uint16, uint8, and bool.")
     if not ndarray.flags.writeable:
         warnings.warn("The given NumPy array is not writable, and tidal does not support non-writable "
                       "tensors. This means writing to this tensor will result in undefined behavior.",
