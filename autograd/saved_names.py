@@ -16,7 +16,8 @@ __all__ = ["saved_value"]
 
 # input names of elementwise ops whose torch schema does not call them self/other
 _ARG_NAMES = {"pow": ("self", "exponent"), "float_power": ("self", "exponent"),
-              "where": ("condition", "self", "other"), "lerp": ("self", "end", "weight"), "clamp": ("self", "min", "max"),
+              "where": ("condition", "self", "other"), "lerp": ("self", "end", "weight"),
+              "clamp": ("self", "min", "max"),
               "addcmul": ("self", "tensor1", "tensor2"), "addcdiv": ("self", "tensor1", "tensor2"),
               "masked_fill": ("self", "mask", "value")}
 _DEFAULT = ("self", "other")

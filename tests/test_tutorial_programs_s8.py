@@ -379,7 +379,8 @@ NUMPY_SCALAR_CALLS = {
     "where": lambda T, t: T.where(t > 0, t, np.float32(0)), "pow base": lambda T, t: T.pow(np.float32(2), t),
     "int * i64": lambda T, t: t.long() * np.int64(2), "int32 * f32": lambda T, t: t.int() * np.float32(2.5),
     "half * f64": lambda T, t: t.half() * np.float64(2), "lt": lambda T, t: t < np.float32(0.5),
-    "lerp": lambda T, t: T.lerp(t, t * 2, np.float32(0.5)), "addcmul": lambda T, t: T.addcmul(t, t, t, value=np.float32(2)),
+    "lerp": lambda T, t: T.lerp(t, t * 2, np.float32(0.5)),
+    "addcmul": lambda T, t: T.addcmul(t, t, t, value=np.float32(2)),
 }
 
 
@@ -409,7 +410,8 @@ def causal_biases(T):
     out_lower_right = F.scaled_dot_product_attention(q, k, v, lower_right_bias)
     out_is_causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     return {"types": [float(type(upper_left_bias) == type(lower_right_bias)),
-                      float(issubclass(type(upper_left_bias), T.Tensor)), float(isinstance(lower_right_bias, T.Tensor))],
+                      float(issubclass(type(upper_left_bias), T.Tensor)),
+                      float(isinstance(lower_right_bias, T.Tensor))],
             "reprs": [repr(upper_left_bias), repr(lower_right_bias)],
             "outs": [out_upper_left, out_lower_right, out_is_causal],
             "materialized": lower_right_bias._materialize(device="cpu").int()}
