@@ -18,6 +18,7 @@ from ..vm import View
 from .float8 import cast as float8_cast, is_float8
 from .factory_args import CPU, OPEN_BLOCKS, check_requires_grad, device_arg, dtype_arg
 from .math_api import convert
+from .user_frame import user_stacklevel
 
 __all__ = ["tensor", "as_tensor", "from_numpy"]
 METHODS: dict = {}
@@ -222,7 +223,7 @@ def _holding(arr: np.ndarray, target: dt.dtype) -> Tensor:
 def _copy_of_tensor(data: Tensor, dtype, dev) -> Tensor:
     warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
                   "or sourceTensor.detach().clone().requires_grad_(True), rather than "
-                  "tidal.tensor(sourceTensor).", UserWarning, stacklevel=3)
+                  f"{dt.repr_namespace[0]}.tensor(sourceTensor).", UserWarning, stacklevel=user_stacklevel())
     out = convert(data.detach(), dtype or data.dtype)
     return out if dev is None or dev == out.device else out.to(dev)
 

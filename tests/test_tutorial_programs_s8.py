@@ -286,6 +286,8 @@ WARNING_CALLS = {
     "list index (non-tuple sequence)": lambda T: T.ones(3, 4)[[0, slice(None)]],
     "mse_loss target size": lambda T: T.nn.functional.mse_loss(T.ones(3, 4), T.ones(4)),
     "cross without dim": lambda T: T.cross(T.ones(2, 3), T.ones(2, 3)),
+    "tensor(tensor)": lambda T: T.tensor(T.ones(2)),
+    "new_tensor(tensor)": lambda T: T.ones(2).new_tensor(T.ones(2)),
 }
 
 
