@@ -758,6 +758,9 @@ def _hub_calls(T, src, named, name):
         T.hub.load(str(src), "tiny", source="gitlab")
     with pytest.raises(RuntimeError, match="Cannot find callable nope in hubconf"):
         T.hub.load(str(src), "nope", source="local")
+    import importlib
+    zoo = importlib.import_module(T.__name__ + ".utils.model_zoo") if T is real_torch else T.utils.model_zoo
+    assert zoo.load_url(named.as_uri())["bias"].tolist() == [0.5]
     cached = sorted(os.listdir(os.path.join(T.hub.get_dir(), "checkpoints")))
     return {"out": model(T.ones(1, 2)), "again": again["weight"], "cached": [f.split("-")[0] for f in cached],
             "dir": float(T.hub.get_dir().endswith(f"hub_{name}"))}
