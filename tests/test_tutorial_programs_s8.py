@@ -890,3 +890,21 @@ def tensor_subclasses(T):
 
 def test_tensor_subclasses_keep_their_class():
     run_both(tensor_subclasses)
+
+
+@pytest.mark.xfail(strict=True, reason="needs s8_float_warning.patch")
+def test_float_of_a_tensor_requiring_grad_warns_once():
+    """'%.3f' % loss and float(loss) on a loss that requires grad: torch's warning, once per process, at the
+    caller's line; int(), item() and format() do not warn."""
+    from tidal.tensor import tensor as tensor_module
+    tensor_module.SCALAR_WARNED.clear()
+    y = tidal_torch.tensor(1.5, requires_grad=True) * 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        int(y), y.item(), f"{y:.2f}"
+        assert not caught
+        "%.1f" % y
+        float(y)
+    assert [(str(w.message), w.filename) for w in caught] == [
+        ("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\nConsider using "
+         "tensor.detach() first.", __file__)]
