@@ -166,8 +166,8 @@ def overflows(value, dtype: dt.dtype) -> bool:
             return True
         value = value.real
     if dtype.category == dt.FLOAT:
-        if dtype in dt.FLOAT8:  # c10: an infinity overflows a type without one; e8m0fnu holds no negatives
-            if math.isinf(value) and dtype in _NO_INFINITY or dtype is dt.float8_e8m0fnu and value < 0:
+        if dtype in dt.FLOAT8:  # c10: an infinity overflows a type without one; e8m0fnu's lowest is 2**-127
+            if math.isinf(value) and dtype in _NO_INFINITY or dtype is dt.float8_e8m0fnu and value < 2.0 ** -127:
                 return True
         return math.isfinite(value) and abs(value) > FLOAT_MAX[dtype]
     if isinstance(value, float) and not math.isfinite(value):
@@ -184,9 +184,12 @@ def _int_range(np_dtype) -> tuple:
     return int(info.min), int(info.max)
 
 
+_ZERO_FILLS = ("zeros", "zeros_like", "new_zeros")
+
+
 def fill_scalar(fn: str, value, dtype: dt.dtype):
     """`value` as the Python scalar a fill of `dtype` stores (checked, integers wrapped like C++)."""
-    if overflows(value, dtype):
+    if overflows(value, dtype) and not (fn in _ZERO_FILLS and value == 0):  # (torch zeros e8m0fnu's bytes)
         if dtype is dt.uint64 and isinstance(value, int):  # torch reads it as a C unsigned long first
             raise OverflowError("can't convert negative int to unsigned" if value < 0 else "int too big to convert")
         raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[dtype]} without overflow")

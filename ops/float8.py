@@ -90,7 +90,8 @@ def _to_e8m0(f: np.ndarray) -> np.ndarray:
     bits = f.view(np.uint32)
     exponent = (bits >> 23) & 0xFF
     mantissa = bits & 0x7FFFFF
-    up = mantissa >= 0x400000  # to the nearest power of two by the mantissa, ties up
+    # to the nearest power of two by the mantissa, ties up (but down below the smallest normal float32)
+    up = (mantissa > 0x400000) | (mantissa == 0x400000) & (exponent != 0)
     out = (exponent + up).astype(np.uint8)
     out[exponent == 0xFF] = 0xFF  # infinities and NaN
     return out
