@@ -48,8 +48,9 @@ def need_tensor(op: str, arg: str, pos: int, x) -> None:
 
 
 def not_bool(kernel: str, d: dt.dtype) -> None:
-    """NotImplementedError as PyTorch's for a kernel with no bool version (nor uint16/32/64 ones)."""
-    if d is dt.bool_ or d in dt.LIMITED:
+    """NotImplementedError as PyTorch's for a kernel with no bool version (nor uint16/32/64 or float8 ones: but
+    torch multiplies float8 matrices)."""
+    if d is dt.bool_ or d in dt.LIMITED and not (d in dt.FLOAT8 and kernel == "addmm_impl_cpu_"):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{d.scalar_name}'")
 
 

@@ -11,8 +11,10 @@ import numpy as np
 from ..tensor import dtype as dt
 from ..vm import blas_threads
 from .dispatch import register_kernel
+from .float8 import to_float8
 
 HALF_NP = (np.dtype(np.float16), dt.bfloat16.np)  # stored in 16 bits, computed in float32
+FLOAT8_NP = frozenset(d.np for d in dt.FLOAT8)  # computed in float32 too, rounded once as torch's casts
 
 
 def _blas_ready(x: np.ndarray) -> np.ndarray:
@@ -78,7 +80,10 @@ def _matmul_kernel(ins, outs, attrs) -> None:
     alpha, beta, sum_batches = attrs
     if sum_batches:
         a, b = _fold_batches(a, b)
-    compute = np.float32 if out.dtype in HALF_NP else out.dtype
+    float8 = out.dtype in FLOAT8_NP
+    if float8:
+        a, b, addend = (x.astype(np.float32) if x is not None else None for x in (a, b, addend))
+    compute = np.float32 if out.dtype in HALF_NP or float8 else out.dtype
     # write straight into `out` unless it must hold float32 or still has to be read as the addend
     direct = compute == out.dtype and (addend is None or beta == 0 or not np.may_share_memory(out, addend))
     acc = out if direct else np.empty(out.shape, compute)
@@ -91,7 +96,7 @@ def _matmul_kernel(ins, outs, attrs) -> None:
     if addend is not None and beta != 0:
         acc += addend.astype(compute, copy=False) if beta == 1 else addend.astype(compute) * beta
     if acc is not out:
-        out[...] = acc
+        out[...] = acc if not float8 else to_float8(acc, out.dtype)
 
 
 @register_kernel("trace", "cpu")

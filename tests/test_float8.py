@@ -231,6 +231,14 @@ OPS = {  # op -> fn(L) (values where torch runs it, its error where not)
     "pad": lambda L: L.nn.functional.pad(_x(L), (1, 1)), "isin": lambda L: L.isin(_x(L), _x(L)),
     "addcmul": lambda L: L.addcmul(_x(L), _x(L), _x(L)), "masked_select": lambda L: _x(L).masked_select(_M(L)),
     "e5m2 mul": lambda L: _x(L, "float8_e5m2") * _x(L, "float8_e5m2"),
+    "mm": lambda L: _x(L).view(2, 2).mm(_x(L).view(2, 2).t()), "matmul": lambda L: _x(L)[:2] @ _x(L).view(2, 2),
+    "mv": lambda L: _x(L).view(2, 2) @ _x(L)[:2], "addmm": lambda L: L.addmm(*[_x(L).view(2, 2)] * 3),
+    "mm e5m2": lambda L: _x(L, "float8_e5m2").view(2, 2) @ _x(L, "float8_e5m2").view(2, 2),
+    "mm rounds": lambda L: L.full((2, 3), 12.0, dtype=L.float8_e4m3fn) @ L.full((3, 2), 13.0, dtype=L.float8_e4m3fn),
+    "batched @ 2-d": lambda L: L.ones(2, 2, 2, dtype=L.float8_e4m3fn) @ _x(L).view(2, 2),
+    "2-d @ batched": lambda L: _x(L).view(2, 2) @ L.ones(2, 2, 2, dtype=L.float8_e4m3fn),
+    "mm mixed": lambda L: _x(L).view(2, 2) @ _x(L, "float8_e5m2").view(2, 2),
+    "mm float32": lambda L: _x(L).view(2, 2).float() @ _x(L).view(2, 2),
     "mixed": lambda L: _x(L) * _x(L, "float8_e5m2"), "with float32": lambda L: _x(L) * L.ones(4),
 }
 
