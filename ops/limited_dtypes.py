@@ -69,6 +69,7 @@ FLOAT8_KERNELS.update({
     "fmax": "fmax_cpu", "fmin": "fmin_cpu", "gather": "gather_expanded_index", "div": "div_cpu",
     "true_divide": "div_cpu", "reciprocal": "reciprocal_cpu", "sigmoid": "sigmoid_cpu_reduced_float",
     "isinf": "isinf", "isfinite": "isfinite", "lerp": "lerp_kernel_tensor", "sum": "sum_cpu", "mean": "sum_cpu",
+    "nansum": "nansum_cpu", "nanmean": "nansum_cpu",
     "prod": "prod_out_cpu", "cumsum": "cumsum_out_cpu", "cumprod": "cumprod_out_cpu",
     "sort": "sorting_kernel_method_name", "argsort": "sorting_kernel_method_name", "unique": "unique",
     "norm": "norm_cpu", "dot": "dot", "mv": "addmv_impl_cpu", "bmm": "bmm", "softmax": "softmax_lastdim_kernel_impl",

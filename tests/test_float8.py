@@ -248,6 +248,29 @@ def test_op_as_torch(op):
     _same(OPS[op])
 
 
+REDUCTIONS = {  # torch has no float8 sum/prod/scan kernels; a dtype= argument casts first
+    "sum": lambda L: _x(L).sum(), "sum dim": lambda L: _x(L).sum(0), "mean": lambda L: _x(L).mean(),
+    "prod": lambda L: _x(L).prod(), "nansum": lambda L: _x(L).nansum(), "nanmean": lambda L: _x(L).nanmean(),
+    "cumsum": lambda L: _x(L).cumsum(0), "cumprod": lambda L: _x(L).cumprod(0),
+}
+CASTING_REDUCTIONS = {
+    "sum(dtype=float32)": lambda L: _x(L).sum(dtype=L.float32), "mean(dtype=)": lambda L: _x(L).mean(dtype=L.float32),
+    "prod(dtype=)": lambda L: _x(L).prod(dtype=L.float32), "cumsum(dtype=)": lambda L: _x(L).cumsum(0, dtype=L.float32),
+    "into float8": lambda L: _x(L).float().sum(dtype=L.float8_e4m3fn),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="needs s8c_float8_reduce.patch")
+@pytest.mark.parametrize("op", REDUCTIONS)
+def test_reduction_refused_as_torch(op):
+    _same(REDUCTIONS[op])
+
+
+@pytest.mark.parametrize("op", CASTING_REDUCTIONS)
+def test_reduction_with_dtype_as_torch(op):
+    _same(CASTING_REDUCTIONS[op])
+
+
 # -- torch._scaled_mm ----------------------------------------------------------------------------------
 def _mats(L, name_a="float8_e4m3fn", name_b="float8_e4m3fn"):
     rng = np.random.default_rng(3)  # small halves: every product and sum is exact in float32
