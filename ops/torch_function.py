@@ -192,6 +192,17 @@ def _subclass_methods(cls) -> None:
         prop = vars(Tensor).get(name)
         if isinstance(prop, property) and _found_on(cls, name) is prop:
             setattr(cls, name, property(_dispatching(prop.fget), doc=prop.__doc__))
+    if _found_on(cls, "__repr__") is Tensor.__repr__:
+        cls.__repr__ = cls.__str__ = _named_repr
+
+
+def _named_repr(self) -> str:
+    """torch prints a subclass instance under its class name: `Meta([1., 2.])`."""
+    name = type(self).__name__
+    text = Tensor.__repr__(self)
+    if not text.startswith("tensor("):
+        return text
+    return name + text[len("tensor"):].replace("\n" + " " * len("tensor("), "\n" + " " * (len(name) + 1))
 
 
 def _found_on(cls, name: str):

@@ -884,6 +884,7 @@ def tensor_subclasses(T):
     c = T.ones(2).as_subclass(Child)
     return {"types": [type(r).__name__ for r in results], "values": [r.as_subclass(T.Tensor) for r in results],
             "child": [c.sum(), type(c * 2).__name__, type(c.mean()).__name__],
+            "reprs": [repr(m[0] * 2), str(T.arange(6.).view(2, 3).as_subclass(Child)), repr(p * 1)],
             "logged": [type(r).__name__ for r in logged], "calls": calls,
             "parameter": [type(p * 2).__name__, type(T.relu(p)).__name__]}
 
