@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import json
 import os
-import socket
 import time
 from typing import Callable, Iterable
 
@@ -87,6 +85,7 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
                               use_gzip: bool = False) -> Callable[["profile"], None]:
     """An on_trace_ready handler writing each trace as `<worker>.<time>.pt.trace.json` into `dir_name`."""
     def handler(prof: "profile") -> None:
+        import socket
         os.makedirs(dir_name, exist_ok=True)
         worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
         name = f"{worker}.{time.time_ns() // 1_000_000}.pt.trace.json" + (".gz" if use_gzip else "")
@@ -196,6 +195,7 @@ class EventList(list):
 
     def export_chrome_trace(self, path: str) -> None:
         """A Chrome trace of these events."""
+        import json
         with open(path, "w") as f:
             json.dump({"traceEvents": [{"name": e.key, "ph": "X", "ts": e.time_range_start, "dur": e.cpu_time_total,
                                         "pid": 0, "tid": "host", "cat": "cpu_op"} for e in self]}, f)

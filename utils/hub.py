@@ -8,15 +8,10 @@ load_state_dict_from_url.
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import re
-import shutil
 import sys
-import tempfile
-import urllib.parse
-import urllib.request
 
 __all__ = ["download_url_to_file", "get_dir", "help", "list", "load", "load_state_dict_from_url", "set_dir"]
 
@@ -40,6 +35,10 @@ def set_dir(d) -> None:
 
 def download_url_to_file(url: str, dst: str, hash_prefix: str | None = None, progress: bool = True) -> None:
     """Copy the object at `url` to `dst` (through a temporary file beside it), checking its sha256 prefix."""
+    import hashlib  # (urllib.request costs tens of ms: imported on first use)
+    import shutil
+    import tempfile
+    import urllib.request
     dst = os.path.expanduser(dst)
     folder = os.path.dirname(os.path.abspath(dst))
     digest = hashlib.sha256()
@@ -61,6 +60,7 @@ def download_url_to_file(url: str, dst: str, hash_prefix: str | None = None, pro
 def load_state_dict_from_url(url: str, model_dir: str | None = None, map_location=None, progress: bool = True,
                              check_hash: bool = False, file_name: str | None = None, weights_only: bool = False):
     """The object saved at `url`, downloaded once into `model_dir` (default `<get_dir()>/checkpoints`)."""
+    import urllib.parse
     from ..serialization import load as _load
     model_dir = model_dir or os.path.join(get_dir(), "checkpoints")
     os.makedirs(model_dir, exist_ok=True)
