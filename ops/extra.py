@@ -48,6 +48,9 @@ def equal(input: Tensor, other: Tensor) -> bool:
     _need_tensor("equal", "other", 2, other)
     if tuple(input.shape) != tuple(other.shape):
         return False
+    a, b = input._v, other._v
+    if input.dtype is other.dtype and a.blob is b.blob and (a.offset, a.strides) == (b.offset, b.strides):
+        check_limited("equal", input.dtype)  # torch checks one tensor against NaN: no float8 kernel for that
     return bool(M.eq(input, other).all().item())
 
 

@@ -71,7 +71,7 @@ FLOAT8_KERNELS.update({
     "isinf": "isinf", "isfinite": "isfinite", "lerp": "lerp_kernel_tensor", "sum": "sum_cpu", "mean": "sum_cpu",
     "nansum": "nansum_cpu", "nanmean": "nansum_cpu",
     "prod": "prod_out_cpu", "cumsum": "cumsum_out_cpu", "cumprod": "cumprod_out_cpu",
-    "sort": "sorting_kernel_method_name", "argsort": "sorting_kernel_method_name", "unique": "unique",
+    "sort": "sorting_kernel_method_name", "argsort": "sorting_kernel_method_name", "unique": "unique", "unique_dim": "unique_dim", "std": "std_cpu",
     "norm": "norm_cpu", "dot": "dot", "mv": "addmv_impl_cpu", "bmm": "bmm", "softmax": "softmax_lastdim_kernel_impl",
     "equal": "equal_notnan_cpu", "rand": "check_uniform_bounds", "randn": "normal_kernel_cpu",
     **{name: f"{name}_vml_cpu" for name in ("exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",

@@ -433,6 +433,12 @@ METHODS.update(uniform_=uniform_, normal_=normal_, random_=random_, bernoulli_=b
 
 
 # -- creation ------------------------------------------------------------------------------------------------
+def _check_float8(sampler: str, dtype: dt.dtype) -> None:
+    """torch's refusal of a float8 fill by its sampling kernel (the unsigned types are refused before this)."""
+    if dtype in dt.FLOAT8:
+        check_limited(sampler, dtype)
+
+
 def rand(*size, generator=None, out=None, dtype: dt.dtype | None = None, layout=None, device=None,
          pin_memory: bool = False, requires_grad: bool = False, **kwargs) -> Tensor:
     """Samples from the uniform distribution on [0, 1)."""
@@ -441,6 +447,7 @@ def rand(*size, generator=None, out=None, dtype: dt.dtype | None = None, layout=
     dtype = out_dtype("rand", dtype_arg("rand", dtype), out) or dt.get_default_dtype()
     params = _uniform_params(dtype, 0.0, 1.0)
     check_requires_grad(dtype, requires_grad)
+    _check_float8("uniform_", dtype)
     return _fresh("rand", "uniform_", params, Tensor._empty(shape, dtype, device_arg(device)), requires_grad,
                   generator, out=out)
 
@@ -453,6 +460,7 @@ def randn(*size, generator=None, out=None, dtype: dt.dtype | None = None, layout
     dtype = out_dtype("randn", dtype_arg("randn", dtype), out) or dt.get_default_dtype()
     params = _normal_params(dtype, 0.0, 1.0)
     check_requires_grad(dtype, requires_grad)
+    _check_float8("normal_", dtype)
     return _fresh("randn", "normal_", params, Tensor._empty(shape, dtype, device_arg(device)), requires_grad,
                   generator, out=out)
 
@@ -630,6 +638,7 @@ def rand_like(input: Tensor, *, generator=None, dtype: dt.dtype | None = None, l
     dtype, dev = _like("rand_like", input, dtype, device, memory_format)
     params = _uniform_params(dtype, 0.0, 1.0)
     check_requires_grad(dtype, requires_grad)
+    _check_float8("uniform_", dtype)
     return _fresh("rand_like", "uniform_", params, empty_like_tensor(input, dtype, dev, memory_format),
                   requires_grad, generator)
 
@@ -640,6 +649,7 @@ def randn_like(input: Tensor, *, generator=None, dtype: dt.dtype | None = None, 
     dtype, dev = _like("randn_like", input, dtype, device, memory_format)
     params = _normal_params(dtype, 0.0, 1.0)
     check_requires_grad(dtype, requires_grad)
+    _check_float8("normal_", dtype)
     return _fresh("randn_like", "normal_", params, empty_like_tensor(input, dtype, dev, memory_format),
                   requires_grad, generator)
 

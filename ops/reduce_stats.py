@@ -115,6 +115,10 @@ def _var_like(op: str, x: Tensor, dim, unbiased, keepdim: bool, correction, take
     elif correction is None:
         correction = 1
     _require_float(x, ("std and var" if not with_mean else op) + " only support floating point and complex dtypes")
+    if x.dtype in dt.FLOAT8:  # torch has no float8 std/var kernel (the full reduction says so its own way)
+        if dim is None:
+            raise RuntimeError(f"std_var_all: Unsupported dtype {x.dtype.scalar_name}")
+        check_limited("std", x.dtype)
     axes = _axes(x, dim, op)
     if math.prod(x._v.shape[d] for d in axes if x.ndim) - correction <= 0:
         warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
@@ -181,6 +185,7 @@ def std_mean(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: boo
 
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype: dt.dtype | None = None) -> Tensor:
     """Vector p-norm over `dim` (p: number, inf, -inf, 'fro'), or the nuclear norm over two dims."""
+    check_limited("norm", input.dtype)  # (float8: torch has no norm kernel)
     n_dims = None if dim is None else (1 if not isinstance(dim, (tuple, list)) else len(dim))
     if p is None:
         p = 2

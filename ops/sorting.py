@@ -187,6 +187,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     _need_tensor("sort", input)
     axis = input._dim(dim, "sort")
     _refuse_complex(input, " Sort does not support complex dtypes on CPU")
+    check_limited("sort", input.dtype)
     values, indices = launch("sort", (input,), [(input.shape, input.dtype), (input.shape, dt.int64)],
                              (axis, bool(descending)))
     return SortResult(*_selection("sort", input, values, indices, axis))
@@ -197,6 +198,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: b
     _need_tensor("argsort", input)
     axis = input._dim(dim, "argsort")
     _refuse_complex(input, " Sort does not support complex dtypes on CPU")
+    check_limited("sort", input.dtype)
     return launch("sort", (input,), [(input.shape, dt.int64)], (axis, bool(descending)))[0]
 
 
@@ -305,6 +307,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     _need_tensor("unique", input)
     _refuse_complex(input, "\"unique" + ("_dim" if dim is not None else "") + "\" not implemented for '{name}'",
                     NotImplementedError)
+    check_limited("unique" if dim is None else "unique_dim", input.dtype)
     return _unique_result(input, _grouped(input, dim, True), return_inverse, return_counts)
 
 
@@ -314,6 +317,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     _need_tensor("unique_consecutive", input)
     _refuse_complex(input, "\"unique" + ("_dim" if dim is not None else "") + "\" not implemented for '{name}'",
                     NotImplementedError)
+    check_limited("unique", input.dtype)
     return _unique_result(input, _grouped(input, dim, False), return_inverse, return_counts)
 
 

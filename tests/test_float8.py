@@ -239,6 +239,17 @@ OPS = {  # op -> fn(L) (values where torch runs it, its error where not)
     "2-d @ batched": lambda L: _x(L).view(2, 2) @ L.ones(2, 2, 2, dtype=L.float8_e4m3fn),
     "mm mixed": lambda L: _x(L).view(2, 2) @ _x(L, "float8_e5m2").view(2, 2),
     "mm float32": lambda L: _x(L).view(2, 2).float() @ _x(L).view(2, 2),
+    "sort": lambda L: _x(L).sort(), "argsort": lambda L: _x(L).argsort(), "msort": lambda L: _x(L).view(2, 2).msort(),
+    "unique": lambda L: _x(L).unique(), "unique dim": lambda L: _x(L).view(2, 2).unique(dim=0),
+    "unique_consecutive": lambda L: L.unique_consecutive(_x(L)), "rand": lambda L: L.rand(2, dtype=L.float8_e4m3fn),
+    "randn": lambda L: L.randn(2, dtype=L.float8_e5m2), "rand_like": lambda L: L.rand_like(_x(L)),
+    "randn_like": lambda L: L.randn_like(_x(L)), "uniform_": lambda L: _x(L).uniform_(),
+    "normal_": lambda L: _x(L).normal_(), "equal": lambda L: L.equal(_x(L), _x(L)),
+    "equal itself": lambda L: (lambda x: L.equal(x, x))(_x(L)),
+    "equal float32": lambda L: L.equal(_x(L), _x(L).float()), "std": lambda L: _x(L).std(),
+    "var dim": lambda L: _x(L).view(2, 2).var(0), "std_mean": lambda L: L.std_mean(_x(L).view(2, 2), 1),
+    "norm": lambda L: _x(L).norm(), "norm dim": lambda L: _x(L).view(2, 2).norm(p=1, dim=0),
+    "vector_norm": lambda L: L.linalg.vector_norm(_x(L)),
     "mixed": lambda L: _x(L) * _x(L, "float8_e5m2"), "with float32": lambda L: _x(L) * L.ones(4),
 }
 
