@@ -47,7 +47,8 @@ def _accepting_global(fn, name: str):
                     if handled:
                         return result
                     raise
-        if torch_function.SUBCLASSES[0] and args and torch_function.first_is_subclass(args[0]):
+        if torch_function.SUBCLASSES[0] and args and torch_function.first_is_subclass(args[0]) and \
+                name not in torch_function.NOT_OVERRIDABLE:
             # an instance of a user's Tensor subclass: results keep its class (or its __torch_function__ answers)
             handled, result = torch_function.dispatch_subclass(public, fn, args, kwargs)
             if handled:

@@ -133,6 +133,7 @@ _VIEW_PROPERTIES = ("T", "mT", "H", "mH")
 
 
 SUBCLASSES = [False]  # whether a user's Tensor subclass exists (the public functions then look at their input)
+NOT_OVERRIDABLE = frozenset({"tensor"})  # functions torch does not dispatch: torch.tensor(m) is a plain tensor
 _USER_CLASSES: set = set()
 
 

@@ -877,7 +877,11 @@ def tensor_subclasses(T):
             return super().__torch_function__(func, types, args, kwargs or {})
 
     m = T.ones(2, 3).as_subclass(Meta)
-    results = [m * 2, m.sum(), T.relu(m), m[0], m.t(), m.T, T.cat([m, m]), m.view(3, 2), 2 + m]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (torch.tensor(a tensor): the copy-construct warning)
+        copied = T.tensor(m)
+    results = [m * 2, m.sum(), T.relu(m), m[0], m.t(), m.T, T.cat([m, m]), m.view(3, 2), 2 + m, copied,
+               T.zeros_like(m), *T.split(m, 1)]
     x = T.ones(2).as_subclass(LoggingTensor)
     logged = [x + 1, T.add(x, 1)]
     p = T.nn.Parameter(T.ones(2))
