@@ -259,6 +259,23 @@ def test_op_as_torch(op):
     _same(OPS[op])
 
 
+SCALAR_MUL = {  # torch's float8 mul has no loop for a second operand that is one number
+    "a * 2": lambda L: _x(L) * 2, "2 * a": lambda L: 2 * _x(L), "mul 0-d": lambda L: _x(L) * L.tensor(2.0),
+    "mul one element": lambda L: _x(L) * _x(L)[:1], "mul_": lambda L: _x(L).mul_(2.5),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="needs s8c_float8_mul.patch")
+@pytest.mark.parametrize("op", SCALAR_MUL)
+def test_scalar_mul_refused_as_torch(op):
+    _same(SCALAR_MUL[op])
+
+
+def test_mul_by_a_broadcast_first_operand_runs():
+    _same(lambda L: _x(L)[:1] * _x(L))
+    _same(lambda L: _x(L).view(2, 2) * _x(L)[:2])
+
+
 REDUCTIONS = {  # torch has no float8 sum/prod/scan kernels; a dtype= argument casts first
     "sum": lambda L: _x(L).sum(), "sum dim": lambda L: _x(L).sum(0), "mean": lambda L: _x(L).mean(),
     "prod": lambda L: _x(L).prod(), "nansum": lambda L: _x(L).nansum(), "nanmean": lambda L: _x(L).nanmean(),
