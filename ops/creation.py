@@ -26,7 +26,7 @@ _ZEROS_NEGATIVE = "zeros: Dimension size must be non-negative."
 
 def _filled(t: Tensor, fn: str, value) -> Tensor:
     """Queue the fill of a fresh tensor (a creation, not an in-place write: version stays 0)."""
-    fill_values(t, fill_scalar(fn, value, t.dtype))
+    fill_values(t, fill_scalar(fn, value, t.dtype, t.numel()))
     t._v.blob.version = 0
     return t
 

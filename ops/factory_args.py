@@ -187,9 +187,11 @@ def _int_range(np_dtype) -> tuple:
 _ZERO_FILLS = ("zeros", "zeros_like", "new_zeros")
 
 
-def fill_scalar(fn: str, value, dtype: dt.dtype):
-    """`value` as the Python scalar a fill of `dtype` stores (checked, integers wrapped like C++)."""
-    if overflows(value, dtype) and not (fn in _ZERO_FILLS and value == 0):  # (torch zeros e8m0fnu's bytes)
+def fill_scalar(fn: str, value, dtype: dt.dtype, numel: int | None = None):
+    """`value` as the Python scalar a fill of `dtype` stores (checked, integers wrapped like C++). torch's fill of
+    one float8 element (`numel` 1) is a plain cast, unchecked."""
+    if overflows(value, dtype) and not (fn in _ZERO_FILLS and value == 0) and \
+            not (numel == 1 and dtype in dt.FLOAT8):  # (torch zeros e8m0fnu's bytes)
         if dtype is dt.uint64 and isinstance(value, int):  # torch reads it as a C unsigned long first
             raise OverflowError("can't convert negative int to unsigned" if value < 0 else "int too big to convert")
         raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[dtype]} without overflow")

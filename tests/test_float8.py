@@ -149,6 +149,15 @@ def test_fill_and_full_overflow_as_torch(name):
         _same(lambda L, v=value: L.zeros(2, dtype=getattr(L, name)).fill_(v).view(L.uint8))
 
 
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_CAST_PATCH) if n in ("float8_e4m3fn", "float8_e8m0fnu")
+                                  else n for n in FLOAT8])
+def test_one_element_fill_is_an_unchecked_cast(name):
+    for value in (500.0, -3.0, 1e6, float("inf"), -1e9):
+        _same(lambda L, v=value: L.full((1,), v, dtype=getattr(L, name)).view(L.uint8))
+        _same(lambda L, v=value: L.scalar_tensor(v, dtype=getattr(L, name)).view(L.uint8))
+        _same(lambda L, v=value: L.full_like(L.zeros(1, 1, dtype=getattr(L, name)), v).view(L.uint8))
+
+
 def test_printing_as_torch():
     from tidal.tensor import dtype as dt
     old, dt.repr_namespace[0] = dt.repr_namespace[0], "torch"
