@@ -88,6 +88,13 @@ class Node:
         """The node's class name, e.g. 'MulBackward0'."""
         return type(self).__name__
 
+    def __getattr__(self, name: str):
+        # only for names not found otherwise: torch's grad_fn._saved_<name> (autograd/saved_names.py)
+        if name.startswith("_saved_"):
+            from .saved_names import saved_value
+            return saved_value(self, name[len("_saved_"):])
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     @property
     def saved_tensors(self) -> tuple:
         """The tensors saved at forward time; errors if freed or modified in place since."""

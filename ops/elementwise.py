@@ -376,6 +376,10 @@ def plan_for(op: ElemOp, args: tuple) -> Plan:
     if plan is None:
         for a in args:
             if not isinstance(a, (Tensor, int, float, bool, complex)):
+                if isinstance(a, (np.number, np.bool_)):  # NumPy scalars count as the Python numbers they hold
+                    plan = _plans[key] = plan_for(op, tuple([x.item() if isinstance(x, np.generic) else x
+                                                             for x in args]))
+                    return plan
                 raise TypeError(f"{op.name}(): expected Tensor or Number arguments, got {type(a).__name__}")
         if not any(isinstance(a, Tensor) for a in args):  # torch's functions take numbers beside a tensor
             raise TypeError(f"{op.name}(): argument 'input' (position 1) must be Tensor, not "

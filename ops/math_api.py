@@ -448,11 +448,12 @@ METHODS.update(copy_=copy_, fill_=fill_, zero_=zero_, clone=clone, contiguous=co
 
 
 # -- operators ---------------------------------------------------------------------------------
-def _rev(name, method: str | None = None):
+def _rev(name, method: str | None = None, commutes: bool = False):
     def op(self, other):
         if method is not None:  # torch's C-level reflected operators check `self` (its Python ones do not)
             require_self(method, self)
-        return apply(name, other, self)
+        # `2 * t` is t.mul(2) in torch: the tensor is the node's first input (grad_fn.next_functions[0])
+        return apply(name, self, other) if commutes else apply(name, other, self)
     return op
 
 
@@ -509,9 +510,9 @@ def _binary_method(name: str):
 
 
 METHODS.update(
-    __add__=ew.operator("add", _binary_method("add")), __radd__=_rev("add", "__radd__"), __iadd__=_inplace_add,
+    __add__=ew.operator("add", _binary_method("add")), __radd__=_rev("add", "__radd__", True), __iadd__=_inplace_add,
     __sub__=ew.operator("sub", _binary_method("sub"), _no_bool), __rsub__=_rsub,
-    __isub__=_inplace_sub, __mul__=ew.operator("mul", _binary_method("mul")), __rmul__=_rev("mul", "__rmul__"),
+    __isub__=_inplace_sub, __mul__=ew.operator("mul", _binary_method("mul")), __rmul__=_rev("mul", "__rmul__", True),
     __imul__=METHODS["mul_"], __truediv__=ew.operator("div", _binary_method("div")),
     __rtruediv__=_rev("div"), __itruediv__=_inplace_div,
     __floordiv__=globals()["floor_divide"], __rfloordiv__=_rev("floor_divide"),

@@ -36,6 +36,7 @@ class Size(tuple):
 
 
 ONE_ELEMENT = "only one element tensors can be converted to Python scalars"  # int(t), float(t), complex(t)
+SCALAR_WARNED: list = []  # float() of a tensor that requires grad has warned (torch's TORCH_WARN_ONCE)
 
 
 class VersionCounter:
@@ -385,6 +386,11 @@ class Tensor:
     def __float__(self) -> float:
         if self.numel() != 1:
             raise ValueError(ONE_ELEMENT)
+        if self._requires_grad and not SCALAR_WARNED:  # torch warns once per process
+            SCALAR_WARNED.append(True)
+            import warnings
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                          "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
         return float(self.item())
 
     def __int__(self) -> int:
