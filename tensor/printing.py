@@ -62,11 +62,13 @@ class _Formatter:
         self.precision = int(_OPTS["precision"])
         measured = data.ravel()
         if kind == "float":
+            # torch's isfinite counts float8_e8m0fnu's NaN as finite: there it takes part in the choice below
+            nan_counts = data.dtype.name == "float8_e8m0fnu"
             flat = np.asarray(measured, dtype=np.float64)
             with np.errstate(invalid="ignore"):
                 # Like PyTorch, only finite nonzero values set the column width,
                 # so nan/inf/-0. may stick out past it.
-                measured = flat[np.isfinite(flat) & (flat != 0)]
+                measured = flat[(np.isfinite(flat) | nan_counts & np.isnan(flat)) & (flat != 0)]
             self.mode = self._choose_float_mode(measured)
         self.width = max([1] + [len(self.format(v)) for v in measured.tolist()])
 
