@@ -22,7 +22,8 @@ from .creation import eye, ones
 from . import elementwise as ew
 from .dispatch import launch, register_kernel
 from .elementwise import torch_name
-from .products import HALF_NP, product_into
+from .float8 import to_float8
+from .products import FLOAT8_NP, HALF_NP, product_into
 
 # Sublist subscripts 0..51 name A..Z then a..z, so implicit outputs sort the same in both forms.
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase
@@ -48,9 +49,12 @@ def _pair_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, plan: tuple) ->
 def _einsum_kernel(ins, outs, attrs) -> None:
     equation, optimize, plan = attrs
     out = outs[0]
-    compute = np.dtype(np.float32) if out.dtype in HALF_NP else out.dtype
+    float8 = out.dtype in FLOAT8_NP  # (no summing: products of float8 values, rounded once as torch's casts)
+    compute = np.dtype(np.float32) if out.dtype in HALF_NP or float8 else out.dtype
     operands = [x.astype(compute, copy=False) for x in ins]
-    if plan is not None:
+    if float8:
+        out[...] = to_float8(np.asarray(np.einsum(equation, *operands, optimize=optimize)), out.dtype)
+    elif plan is not None:
         _pair_product(operands[0], operands[1], out, plan)
     elif compute == out.dtype:
         np.einsum(equation, *operands, out=out, optimize=optimize)
@@ -217,7 +221,7 @@ def _result_dtype(terms: list, output: list, operands: list) -> dt.dtype:
     """PyTorch's einsum dtype: a label summed within one operand (alone, or against a size-1 dim) goes
     through torch.sum, so integers and bool come out as int64; bool can't be contracted (bmm)."""
     first = operands[0].dtype
-    if first.category >= dt.FLOAT:  # float and complex sums keep their dtype
+    if first.category >= dt.FLOAT and first not in dt.FLOAT8:  # float and complex sums keep their dtype
         return first
     sizes: dict = {}  # label -> its size in each operand that has it
     for tokens, op in zip(terms, operands):
@@ -233,9 +237,11 @@ def _result_dtype(terms: list, output: list, operands: list) -> dt.dtype:
     summed = [s for tok, s in sizes.items() if tok not in output]
     alone = any(len(s) == 1 or (1 in s and max(s) > 1) for s in summed)
     empty = any(op.numel() == 0 for op in operands)  # PyTorch never reaches its bmm kernel then
+    if first in dt.FLOAT8 and alone and not empty:  # torch.sum first: no float8 kernel
+        raise NotImplementedError(f"\"sum_cpu\" not implemented for '{first.scalar_name}'")
     if (first is dt.bool_ or first in dt.LIMITED) and not empty and any(len(s) > 1 and 1 not in s for s in summed):
         raise NotImplementedError(f"\"bmm\" not implemented for '{first.scalar_name}'")
-    return dt.int64 if alone else first
+    return dt.int64 if alone and first.category < dt.FLOAT else first
 
 
 def _pair_plan(terms: list, output: list, operands: list, d: dt.dtype):

@@ -258,6 +258,10 @@ OPS = {  # op -> fn(L) (values where torch runs it, its error where not)
     "var dim": lambda L: _x(L).view(2, 2).var(0), "std_mean": lambda L: L.std_mean(_x(L).view(2, 2), 1),
     "norm": lambda L: _x(L).norm(), "norm dim": lambda L: _x(L).view(2, 2).norm(p=1, dim=0),
     "vector_norm": lambda L: L.linalg.vector_norm(_x(L)),
+    "einsum dot": lambda L: L.einsum("i,i->", _x(L), _x(L)), "einsum sum": lambda L: L.einsum("ij->j", _x(L).view(2, 2)),
+    "einsum outer": lambda L: L.einsum("i,j->ij", _x(L), L.full((3,), 30.0, dtype=L.float8_e4m3fn)),
+    "einsum transpose": lambda L: L.einsum("ij->ji", _x(L).view(2, 2)),
+    "einsum diagonal": lambda L: L.einsum("ii->i", _x(L).view(2, 2)),
     "mixed": lambda L: _x(L) * _x(L, "float8_e5m2"), "with float32": lambda L: _x(L) * L.ones(4),
 }
 
