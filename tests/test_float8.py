@@ -271,6 +271,13 @@ def test_op_as_torch(op):
     _same(OPS[op])
 
 
+@_CAST_PATCH
+def test_mul_rounds_as_torch_casts():
+    """A float8 product is a float32 one cast back: e4m3fn saturates, e5m2 writes NaN as 0x7f."""
+    _same(lambda L: (lambda a: (a * a).view(L.uint8))(L.tensor([30.0, -30, 2.5, 0.5], dtype=L.float8_e4m3fn)))
+    _same(lambda L: (lambda b: (b * b).view(L.uint8))(L.tensor([30.0, 30, float("nan"), 448], dtype=L.float8_e5m2)))
+
+
 SCALAR_MUL = {  # torch's float8 mul has no loop for a second operand that is one number
     "a * 2": lambda L: _x(L) * 2, "2 * a": lambda L: 2 * _x(L), "mul 0-d": lambda L: _x(L) * L.tensor(2.0),
     "mul one element": lambda L: _x(L) * _x(L)[:1], "mul_": lambda L: _x(L).mul_(2.5),
