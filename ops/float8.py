@@ -4,10 +4,12 @@ torch converts through float32 (a float64 source is rounded to float32 first), a
 ml_dtypes' in a few codes, which this module fixes up after ml_dtypes' round-to-nearest-even:
 - float8_e4m3fn saturates: a finite value past 448, and an infinity, becomes +-448 (ml_dtypes: NaN);
 - float8_e5m2 writes NaN as 0x7f/0xff (ml_dtypes: 0x7e/0xfe);
-- float8_e8m0fnu keeps the exponent only: the sign is dropped, zero is code 0, a value between two powers
-  of two rounds up (ml_dtypes: NaN for zero and negatives, round to nearest).
+- float8_e8m0fnu keeps the float32 exponent only: the sign is dropped, zero is code 0, and the mantissa
+  rounds it to the nearest power of two, ties up except below float32's smallest normal (ml_dtypes: NaN for
+  zero and negatives).
 Back to float32, a NaN keeps its mantissa bits as payload with the quiet bit set (the fnuz types' and
-e8m0fnu's single NaN reads as 0x7f800001), a 256-entry table per dtype.
+e8m0fnu's single NaN reads as 0x7f800001), a 256-entry table per dtype; wider types get a quiet NaN
+(bfloat16 its one NaN, 0x7fc0).
 """
 from __future__ import annotations
 
