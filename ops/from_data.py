@@ -79,7 +79,7 @@ class _Reader:
             self.dtypes[_scalar_dtype(kind)] = None
             self.chunks.append((x,))
         elif isinstance(x, np.generic) and x.dtype.kind in "biufc":
-            self.dtypes[dt.from_numpy(x.dtype)] = None
+            self.dtypes[_numpy_dtype(x.dtype)] = None
             self.chunks.append(np.asarray(x).reshape(1))
         elif isinstance(x, Tensor):
             if x.numel() != 1:
@@ -87,7 +87,7 @@ class _Reader:
             self.dtypes[x.dtype] = None
             self.chunks.append(_host(x).reshape(1))
         elif isinstance(x, np.ndarray) and x.size == 1:
-            self.dtypes[dt.from_numpy(x.dtype)] = None
+            self.dtypes[_numpy_dtype(x.dtype)] = None
             self.chunks.append(x.reshape(1))
         else:
             raise _invalid_leaf(x)
@@ -111,7 +111,7 @@ class _Reader:
             self.block(_host(x), dim, x.dtype)
             return
         if isinstance(x, np.ndarray):
-            self.block(x, dim, dt.from_numpy(x.dtype))
+            self.block(x, dim, _numpy_dtype(x.dtype))
             return
         if not isinstance(x, _SEQUENCES):
             if isinstance(x, str):
@@ -170,7 +170,7 @@ def _gather(data, target: dt.dtype | None = None) -> tuple:
     """(carrier array, inferred dtype, whether a Python complex was read) for nested sequences, scalars or
     arrays (read as `target` where that changes how: Python ints as uint64)."""
     if isinstance(data, np.ndarray):
-        inferred = dt.from_numpy(data.dtype)
+        inferred = _numpy_dtype(data.dtype)
         return data, inferred, False
     shape = _first_path_shape(data)
     reader = _Reader(shape)
@@ -186,6 +186,16 @@ def _gather(data, target: dt.dtype | None = None) -> tuple:
         raise ValueError("Overflow when unpacking long long") from None
     flat = np.concatenate(parts) if parts else np.zeros(0, carrier)
     return flat.reshape(shape), inferred, reader.python_complex
+
+
+def _numpy_dtype(np_dtype) -> dt.dtype:
+    """The dtype of NumPy data torch reads; its TypeError for others, ml_dtypes' float8 arrays included."""
+    d = dt.from_numpy(np_dtype)
+    if d in dt.FLOAT8:
+        raise TypeError(f"can't convert np.ndarray of type ml_dtypes.{d.name}. The only supported types are: "
+                        "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
+                        "uint32, uint16, uint8, and bool.")
+    return d
 
 
 def _checked_cast(arr: np.ndarray, target: dt.dtype, checked: bool = True) -> np.ndarray:
@@ -260,7 +270,7 @@ def as_tensor(data, dtype: dt.dtype | None = None, device=None) -> Tensor:
         return out if dev is None or dev == out.device else out.to(dev)
     if isinstance(data, np.ndarray) and dev in (None, CPU) and all(s >= 0 for s in data.strides):
         try:
-            native = dt.from_numpy(data.dtype)
+            native = _numpy_dtype(data.dtype)
         except TypeError:
             native = None
         if native is not None and (dtype is None or dtype is native):
@@ -273,11 +283,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     at their call, as torch's: see VirtualMachine.lent)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    dtype = dt.from_numpy(ndarray.dtype)
-    if dtype in dt.FLOAT8:  # torch reads no ml_dtypes array
-        raise TypeError(f"can't convert np.ndarray of type ml_dtypes.{dtype.name}. The only supported types are: "
-                        "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
-                        "uint32, uint16, uint8, and bool.")
+    dtype = _numpy_dtype(ndarray.dtype)
     if not ndarray.flags.writeable:
         warnings.warn("The given NumPy array is not writable, and tidal does not support non-writable "
                       "tensors. This means writing to this tensor will result in undefined behavior.",

@@ -183,6 +183,10 @@ def test_from_numpy_refuses_ml_dtypes_arrays():
     import ml_dtypes
     arr = np.zeros(2, ml_dtypes.float8_e4m3fn)
     _same(lambda L: L.from_numpy(arr))
+    _same(lambda L: L.tensor(arr))
+    _same(lambda L: L.as_tensor(arr))
+    _same(lambda L: L.tensor(arr, dtype=L.float32))
+    _same(lambda L: L.tensor([arr, arr]))
 
 
 @pytest.mark.parametrize("name", FLOAT8)
