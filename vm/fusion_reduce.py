@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from . import codegen
-from .codegen import Program, element_body
+from .codegen import Program, element_body, numpy_function
 
 LANES = 4  # accumulators per reduced row in compiled loops
 
@@ -100,10 +100,17 @@ def run_numpy_reduce(prog: Program, ins: list, outs: list, r: ReduceAttrs) -> No
     if full is None:
         full = _numpy_programs[prog.key] = Program(prog.lines, prog.n_in, prog.out_vars + (prog.reduction[0],))
     n = len(prog.out_vars)
-    # the reduced temporary is one more output of the program, so run_numpy computes large groups in
-    # cache-sized pieces (NumPy's error state is quiet on VM threads: machine.py)
-    temp = np.empty(r.shape, r.dtype)
-    codegen.run_numpy(full, ins, outs[:n] + [temp])
+    if math.prod(r.shape) >= 2 * codegen.CHUNK_ELEMENTS:
+        # the reduced temporary as one more output of the program: run_numpy computes it in cache-sized pieces
+        temp = np.empty(r.shape, r.dtype)
+        codegen.run_numpy(full, ins, outs[:n] + [temp])
+    else:
+        results = numpy_function(full)(*ins)  # NumPy's error state is quiet on VM threads (machine.py)
+        for out, res in zip(outs, results[:n]):
+            np.copyto(out, res, casting="unsafe")
+        temp = np.asarray(results[n]).astype(r.dtype, copy=False)
+        if temp.shape != r.shape:
+            temp = np.broadcast_to(temp, r.shape)
     r.kernel([temp], outs[n:], r.attrs)
 
 
