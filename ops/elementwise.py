@@ -21,6 +21,7 @@ from ..autograd.graph import needs_grad
 from ..autograd.view_inplace import needs_rebase, write_through_view
 from .mem_overlap import check_out
 from . import limited_dtypes, many_dims
+from .float8 import cast as float8_cast, is_float8
 from .broadcast import broadcast_shapes
 from .number_args import typed_number
 from .special import NUMPY_FUNCS as SPECIAL_NUMPY_FUNCS
@@ -160,6 +161,8 @@ def _caster(np_dtype):
         if x.__class__ is ndarray and x.dtype is target:  # the usual case: nothing to do
             return x
         x = np.asarray(x)
+        if is_float8(x.dtype) or is_float8(target):  # torch's float8 rounding and special values
+            return float8_cast(x, target)
         # a complex value cast to a real dtype keeps its real part, as torch's casts (NumPy would warn)
         return (x.real if x.dtype.kind == "c" else x).astype(np_dtype, copy=False)
     return cast
@@ -173,7 +176,8 @@ NUMPY_VOCAB.update(SPECIAL_NUMPY_FUNCS)  # erf, digamma, sgn...: lazily vectoriz
 # loops, measured on 1M float32: a group using them runs as NumPy, in cache-sized pieces)
 codegen.register_vocabulary(NUMPY_VOCAB, "tidal.ops.scalar_kernels",
                             numpy_only=("as_float16", "as_bfloat16", "as_complex64", "as_complex128",
-                                        "np.tanh", "np.sin", "np.cos"), imports=("tidal.ops.special",))
+                                        "np.tanh", "np.sin", "np.cos", *(f"as_{d.name}" for d in dt.FLOAT8)),
+                            imports=("tidal.ops.special",))
 
 _CAST_NAME = {d: ("as_bool" if d is dt.bool_ else f"as_{d.name}") for d in dt.ALL}
 _SINGLE_ERF = re.compile(r"\berf\(")  # float32 computes erf with its own formula (special.erf_single)
@@ -241,6 +245,10 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
     bool_power = op.name == "pow" and common is dt.bool_ and ndims[1] is None
     if common in dt.LIMITED:  # uint16/32/64: torch has kernels for a few ops only
         limited_dtypes.check(op.name, common)
+        if op.name == "mul" and common in dt.FLOAT8 and (None in ndims[:2] or numel_of(shapes[-1]) == 1):
+            # torch's float8 mul has no loop for a second operand that is one number (broadcast); a
+            # Python number is its second operand either way (torch's reflected mul swaps them)
+            raise NotImplementedError(f'"mul_cpu_reduced_float" not implemented for \'{common.scalar_name}\'')
     refused = REAL_REJECT.get(op.name)
     if refused is not None and common.category in refused[0] and not bool_power:
         raise refused[1](refused[2].format(t=torch_name(common)))

@@ -76,6 +76,8 @@ def accumulate_dtype(x: Tensor, dtype: dt.dtype | None, op: str) -> dt.dtype:
     if dtype_arg(dtype, op) is not None:
         check_limited(f"{op}(dtype=)", dtype)
         return dtype
+    if x.dtype in dt.FLOAT8 and x.numel():  # torch has no float8 sum/prod/cumsum kernels (an empty one runs none)
+        check_limited(op, x.dtype)
     return x.dtype if x.dtype.is_floating_point else dt.int64
 
 
@@ -411,6 +413,8 @@ def _mean_dtype(x: Tensor, dtype: dt.dtype | None, op: str) -> dt.dtype:
         if not x.dtype.is_floating_point:
             raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either a floating "
                                f"point or complex dtype. Got: {torch_name(x.dtype)}")
+        if x.dtype in dt.FLOAT8 and x.numel():  # (mean sums in the input's dtype)
+            check_limited(op, x.dtype)
         return x.dtype
     if not dtype.is_floating_point:
         raise RuntimeError(f"{op}(): could not infer output dtype. Optional dtype must be either a floating "

@@ -319,6 +319,8 @@ class Tensor:
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The values as a NumPy array sharing this tensor's memory (waits for pending work)."""
+        if self.dtype in dt.FLOAT8:  # torch has no NumPy dtype for them (tidal's arrays are ml_dtypes')
+            raise TypeError(f"Got unsupported ScalarType {self.dtype.scalar_name}")
         if not force:
             self._check_numpy()
         array = self._host_array()
@@ -371,6 +373,8 @@ class Tensor:
                             "to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
 
     def __array__(self, dtype=None, copy=None):
+        if self.dtype in dt.FLOAT8:
+            raise TypeError(f"Got unsupported ScalarType {self.dtype.scalar_name}")
         if self.requires_grad or self.device.type == "meta":  # torch's __array__ is numpy()'s (cuda: see to_host)
             self._check_numpy()
         arr = self._host_array()

@@ -14,8 +14,6 @@ import tidal.compat as ttorch
 
 FLOAT8 = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu")
 CODES = np.arange(256, dtype=np.uint8)
-_CAST_PATCH = pytest.mark.xfail(strict=True, reason="needs s8c_float8_cast.patch")
-_NUMPY_PATCH = pytest.mark.xfail(strict=True, reason="needs s8c_float8_numpy.patch")
 
 
 def _grid() -> np.ndarray:
@@ -94,12 +92,9 @@ def test_tensor_constructor_rounds_as_torch(name):
     assert ttorch.tensor(3.0, dtype=getattr(ttorch, name)).shape == ()
 
 
-# ml_dtypes' own casts are torch's for the fnuz types; the others saturate, code NaN or round differently
-_ML_DIFFERS = [pytest.param(n, marks=_CAST_PATCH) if n in ("float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu") else n
-               for n in FLOAT8]
-
-
-@pytest.mark.parametrize("name", _ML_DIFFERS)
+# (ml_dtypes' own casts are torch's for the fnuz types only; the others saturate, code NaN or round differently:
+# ops/float8.py casts as torch)
+@pytest.mark.parametrize("name", FLOAT8)
 def test_to_float8_bits_as_torch(name):
     for src in (np.float32, np.float64, np.float16):
         with np.errstate(over="ignore"):
@@ -111,7 +106,6 @@ def test_to_float8_bits_as_torch(name):
     _same(lambda L: L.full((2,), float("nan"), dtype=getattr(L, name)).view(L.uint8))
 
 
-@_CAST_PATCH
 @pytest.mark.parametrize("name", FLOAT8)
 def test_from_float8_bits_as_torch(name):
     """All 256 codes into float32/64/16, bfloat16 and the other float8 types: NaN payloads included."""
@@ -149,8 +143,7 @@ def test_fill_and_full_overflow_as_torch(name):
         _same(lambda L, v=value: L.zeros(2, dtype=getattr(L, name)).fill_(v).view(L.uint8))
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_CAST_PATCH) if n in ("float8_e4m3fn", "float8_e8m0fnu")
-                                  else n for n in FLOAT8])
+@pytest.mark.parametrize("name", list(FLOAT8))
 def test_one_element_fill_is_an_unchecked_cast(name):
     for value in (500.0, -3.0, 1e6, float("inf"), -1e9):
         _same(lambda L, v=value: L.full((1,), v, dtype=getattr(L, name)).view(L.uint8))
@@ -171,7 +164,6 @@ def test_printing_as_torch():
         dt.repr_namespace[0] = old
 
 
-@_NUMPY_PATCH
 def test_numpy_refused_as_torch():
     for name in FLOAT8:
         _same(lambda L: L.ones(2, dtype=getattr(L, name)).numpy())
@@ -275,7 +267,6 @@ def test_op_as_torch(op):
     _same(OPS[op])
 
 
-@_CAST_PATCH
 def test_mul_rounds_as_torch_casts():
     """A float8 product is a float32 one cast back: e4m3fn saturates, e5m2 writes NaN as 0x7f."""
     _same(lambda L: (lambda a: (a * a).view(L.uint8))(L.tensor([30.0, -30, 2.5, 0.5], dtype=L.float8_e4m3fn)))
@@ -288,7 +279,6 @@ SCALAR_MUL = {  # torch's float8 mul has no loop for a second operand that is on
 }
 
 
-@pytest.mark.xfail(strict=True, reason="needs s8c_float8_mul.patch")
 @pytest.mark.parametrize("op", SCALAR_MUL)
 def test_scalar_mul_refused_as_torch(op):
     _same(SCALAR_MUL[op])
@@ -311,7 +301,6 @@ CASTING_REDUCTIONS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="needs s8c_float8_reduce.patch")
 @pytest.mark.parametrize("op", REDUCTIONS)
 def test_reduction_refused_as_torch(op):
     _same(REDUCTIONS[op])
