@@ -396,7 +396,7 @@ def fill_(self: Tensor, value, *, _node: str = "fill") -> Tensor:
     if not isinstance(value, numbers.Number):
         raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
     from .factory_args import fill_scalar
-    value = fill_scalar("fill_", value, self.dtype)
+    value = fill_scalar("fill_", value, self.dtype, self.numel())  # (one float8 element: a plain cast, as torch)
     check_written(self)
     if self.requires_grad and needs_grad((self,)):
         ew.check_leaf_inplace(self)

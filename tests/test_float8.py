@@ -149,6 +149,8 @@ def test_one_element_fill_is_an_unchecked_cast(name):
         _same(lambda L, v=value: L.full((1,), v, dtype=getattr(L, name)).view(L.uint8))
         _same(lambda L, v=value: L.scalar_tensor(v, dtype=getattr(L, name)).view(L.uint8))
         _same(lambda L, v=value: L.full_like(L.zeros(1, 1, dtype=getattr(L, name)), v).view(L.uint8))
+        _same(lambda L, v=value: L.ones(1, dtype=getattr(L, name)).fill_(v).view(L.uint8))
+        _same(lambda L, v=value: L.ones(2, dtype=getattr(L, name)).fill_(v).view(L.uint8))  # (checked: may raise)
 
 
 def test_printing_as_torch():
