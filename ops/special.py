@@ -55,10 +55,10 @@ def _erfc_positive(z: np.ndarray, t: np.ndarray, out: np.ndarray) -> np.ndarray:
 _CHUNK = 16384  # elements per pass: float64 scratch that stays in cache across the ~40 passes
 
 
-def _whole_array(x: np.ndarray, chunk_fn) -> np.ndarray:
-    """`chunk_fn(x_part, z, t, p, s) -> float64 result` over `x` in cache-sized pieces, as float32."""
+def _whole_array(x: np.ndarray, chunk_fn, out_type=np.float32) -> np.ndarray:
+    """`chunk_fn(x_part, z, t, p, s) -> float64 result` over `x` in cache-sized pieces, as `out_type`."""
     flat = np.ascontiguousarray(x).reshape(-1)
-    out = np.empty(flat.shape, np.float32)
+    out = np.empty(flat.shape, out_type)
     n = min(_CHUNK, flat.size)
     scratch = [np.empty(n) for _ in range(4)]
     for start in range(0, flat.size, _CHUNK):
@@ -82,28 +82,18 @@ ERF_SINGLE_LIMIT = 3.919205904006958
 
 def erf_single(x) -> np.ndarray:
     """erf of float32 (or narrower) values, as scalar_kernels.erf_single computes it (float64 result)."""
-    x = np.asarray(x)
-    flat = np.ascontiguousarray(x).reshape(-1)
-    out = np.empty(flat.shape, np.float64)
-    # in cache-sized pieces: a dozen float64 passes over scratch that stays in cache (3x faster than
-    # whole-array passes on the sizes models use)
-    n = min(_ERF_CHUNK, flat.size)
-    z, t, q, tail = np.empty(n), np.empty(n), np.empty(n), np.empty(n, np.bool_)
-    for start in range(0, flat.size, _ERF_CHUNK):
-        k = min(_ERF_CHUNK, flat.size - start)
-        zk, tk, qk, tailk, pk = z[:k], t[:k], q[:k], tail[:k], out[start:start + k]
-        np.clip(flat[start:start + k], -ERF_SINGLE_LIMIT, ERF_SINGLE_LIMIT, out=zk)  # (NaN stays NaN)
-        np.multiply(zk, zk, out=tk)
-        _horner(ERF_SINGLE_Q[::-1], tk, qk)
-        _horner(ERF_SINGLE_P[::-1], tk, pk)
-        pk *= zk
-        pk /= qk
-        np.greater_equal(tk, ERF_SINGLE_LIMIT * ERF_SINGLE_LIMIT, out=tailk)
-        np.divide(zk, ERF_SINGLE_LIMIT, out=pk, where=tailk)  # z is +-LIMIT there: exactly +-1
-    return out.reshape(x.shape)
+    return _whole_array(x, _erf_single_chunk, np.float64)  # (a dozen passes over scratch that stays in cache)
 
 
-_ERF_CHUNK = 8192
+def _erf_single_chunk(x, z, t, q, p):
+    np.clip(x, -ERF_SINGLE_LIMIT, ERF_SINGLE_LIMIT, out=z)  # (NaN stays NaN)
+    np.multiply(z, z, out=t)
+    _horner(ERF_SINGLE_Q[::-1], t, q)
+    _horner(ERF_SINGLE_P[::-1], t, p)
+    p *= z
+    p /= q
+    np.divide(z, ERF_SINGLE_LIMIT, out=p, where=t >= ERF_SINGLE_LIMIT * ERF_SINGLE_LIMIT)  # z is +-LIMIT: exactly +-1
+    return p
 
 
 def _erfc_chunk(x, z, t, p, s):
