@@ -1,0 +1,36 @@
+"""tidal.fx: symbolic tracing, graphs and graph modules (torch.fx).
+
+`symbolic_trace(module_or_fn)` runs the program on Proxies and records a Graph of Nodes (placeholder,
+get_attr, call_function, call_method, call_module, output); `GraphModule` runs a graph through generated
+Python (`gm.code`), `Interpreter` node by node, `Transformer` rebuilds one. Loaded on first use (compat's
+`torch.fx`), never at `import tidal`.
+"""
+from __future__ import annotations
+
+from .graph import Graph
+from .graph_module import GraphModule
+from .interpreter import Interpreter, Transformer
+from .node import Node, map_arg
+from .proxy import Attribute, Proxy, TraceError
+from . import tracer as _symbolic_trace  # noqa: F401 - torch's module name, which generated code calls wrap() on
+from .tracer import PH, Tracer, symbolic_trace, wrap
+
+__all__ = ["Graph", "GraphModule", "Interpreter", "Node", "Proxy", "Tracer", "Transformer", "map_arg",
+           "symbolic_trace", "wrap", "replace_pattern", "has_side_effect"]
+
+
+def has_side_effect(fn):
+    """Mark `fn` as having side effects: dead-code elimination keeps its calls."""
+    from .node import _SIDE_EFFECTS
+    _SIDE_EFFECTS.add(fn)
+    return fn
+
+
+def __getattr__(name: str):
+    if name in ("passes", "subgraph_rewriter", "node", "graph", "proxy", "interpreter"):
+        import importlib
+        return importlib.import_module(f".{name}", __name__)
+    if name == "replace_pattern":
+        from .subgraph_rewriter import replace_pattern
+        return replace_pattern
+    raise AttributeError(f"module 'tidal.fx' has no attribute '{name}'")

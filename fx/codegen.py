@@ -1,0 +1,166 @@
+"""Python source from a Graph (torch.fx's codegen): one line per node, operators written as operators.
+
+The text matches torch's: `add = x + y;  x = y = None` frees each value after its last use, call_module reads
+`self.conv(x)`, a torch function `torch.flatten(view, 1)`. `PythonCode.globals` holds what the source names
+(`torch` is tidal.compat, so the code runs under tidal).
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._names import Namespace, qualified_name
+from .node import Node
+
+__all__ = ["PythonCode", "python_code", "MAGIC_METHODS", "REFLECTABLE"]
+
+# operator functions written as Python operators in the code (and traced from the Proxy's dunders)
+MAGIC_METHODS = {
+    "add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "floordiv": "{} // {}", "truediv": "{} / {}",
+    "mod": "{} % {}", "pow": "{} ** {}", "lshift": "{} << {}", "rshift": "{} >> {}", "and_": "{} & {}",
+    "or_": "{} | {}", "xor": "{} ^ {}", "getitem": "{}[{}]", "matmul": "{} @ {}", "eq": "{} == {}",
+    "ne": "{} != {}", "lt": "{} < {}", "gt": "{} > {}", "le": "{} <= {}", "ge": "{} >= {}",
+    "neg": "-{}", "pos": "+{}", "invert": "~{}"}
+REFLECTABLE = ("add", "sub", "mul", "floordiv", "truediv", "mod", "pow", "lshift", "rshift", "and_", "or_",
+               "xor", "matmul")
+
+
+@dataclass
+class PythonCode:
+    """The generated source of a graph and the globals it needs (torch.fx.graph.PythonCode)."""
+    src: str
+    globals: dict = field(default_factory=dict)
+    _lineno_map: dict | None = None
+
+
+def _format_target(base: str, target: str) -> str:
+    out = base
+    for part in target.split("."):
+        out = f"{out}.{part}" if part.isidentifier() else f'getattr({out}, "{part}")'
+    return out
+
+
+class _Globals:
+    """The names the code reads besides its own values, each bound to its object."""
+
+    def __init__(self, namespace: Namespace) -> None:
+        import tidal.compat as torch
+        from ..tensor.device import device
+        self.namespace = namespace
+        self.values: dict = {"inf": math.inf, "nan": math.nan, "NoneType": type(None), "torch": torch,
+                             "device": device, "operator": operator}
+
+    def add(self, obj: Any) -> str:
+        """The name the code uses for `obj`."""
+        name = qualified_name(obj)
+        head = name.split(".")[0]
+        if name.startswith("torch.") or (head == "operator" and getattr(operator, name[9:], None) is obj):
+            return name
+        if builtins.__dict__.get(name) is obj:
+            return name
+        short = self.namespace.create_name(name, obj)  # (torch's hint: the dotted name, dots made '_')
+        self.values[short] = obj
+        return short
+
+    def repr(self, arg: Any) -> str:
+        """`arg` as source text."""
+        from ..tensor.device import device
+        from ..tensor.dtype import dtype
+        if isinstance(arg, Node):
+            return arg.name
+        if isinstance(arg, tuple) and hasattr(arg, "_fields"):
+            inner = ", ".join(self.repr(a) for a in arg)
+            return f"{self.add(type(arg))}({inner})"
+        if isinstance(arg, tuple):
+            inner = ", ".join(self.repr(a) for a in arg)
+            return f"({inner},)" if len(arg) == 1 else f"({inner})"
+        if isinstance(arg, list):
+            return "[" + ", ".join(self.repr(a) for a in arg) + "]"
+        if isinstance(arg, dict):
+            return "{" + ", ".join(f"{k!r}: {self.repr(v)}" for k, v in arg.items()) + "}"
+        if isinstance(arg, slice):
+            return f"slice({self.repr(arg.start)}, {self.repr(arg.stop)}, {self.repr(arg.step)})"
+        if isinstance(arg, dtype):
+            return f"torch.{str(arg).split('.')[-1]}"
+        if isinstance(arg, device):
+            return f"device({str(arg)!r})"
+        if callable(arg) and not isinstance(arg, type) and hasattr(arg, "__name__"):
+            return self.add(arg)
+        if isinstance(arg, type):
+            return self.add(arg)
+        return repr(arg)
+
+    def args(self, args: tuple, kwargs: dict) -> str:
+        """Call arguments as source text: `a, 1, dim = 1`."""
+        parts = [self.repr(a) for a in args] + [f"{k} = {self.repr(v)}" for k, v in kwargs.items()]
+        return ", ".join(parts)
+
+
+def python_code(graph, root_module: str = "self") -> PythonCode:
+    """The source of `def forward(self, ...)` running `graph`, with the globals it names."""
+    namespace = graph._namespace.copy()
+    glob = _Globals(namespace)
+    nodes = list(graph.nodes)
+    last_uses: dict = {}  # user -> the values it uses last
+    seen: set = set()
+    for user in reversed(nodes):
+        for inp in user.all_input_nodes:
+            if inp not in seen:
+                seen.add(inp)
+                last_uses.setdefault(user, []).append(inp)
+    free_vars = [root_module]
+    body: list = []
+    wrapped: list = []
+    for node in nodes:
+        line = _emit(node, glob, root_module, free_vars)
+        if node.meta.get("is_wrapped") and node.op == "call_function":
+            wrapped.append(glob.add(node.target))
+        if line is None:
+            continue
+        if node.op == "output":
+            body.append(line + "\n")
+            continue
+        dead = list(last_uses.get(node, []))
+        if not node.users and node.op != "placeholder":
+            dead.append(node)
+        if node.op == "placeholder":
+            dead = []
+        body.append(line + (";  " + " = ".join([n.name for n in dead] + ["None"]) if dead else "") + "\n")
+    if not any(n.op == "output" for n in nodes):
+        body.append("pass\n")
+    code = "".join("    " + line for line in body)
+    wraps = "\n".join(f'torch.fx._symbolic_trace.wrap("{name}")' for name in dict.fromkeys(wrapped))
+    src = f"\n{wraps}\n\ndef forward({', '.join(free_vars)}):\n{code}    "
+    return PythonCode(src, glob.values)
+
+
+def _emit(node: Node, glob: _Globals, root: str, free_vars: list) -> str | None:
+    name = node.name
+    if node.op == "placeholder":
+        default = f" = {glob.repr(node.args[0])}" if node.args else ""
+        free_vars.append(f"{node.target}{default}")
+        raw = node.target.replace("*", "")
+        return f"{name} = {raw}" if raw != name else None
+    if node.op == "call_method":
+        return f"{name} = {_format_target(glob.repr(node.args[0]), node.target)}({glob.args(node.args[1:], node.kwargs)})"
+    if node.op == "call_function":
+        target = node.target
+        short = getattr(target, "__name__", None)
+        if short in MAGIC_METHODS and getattr(operator, short, None) is target and not node.kwargs:
+            pattern = MAGIC_METHODS[short]
+            if pattern.count("{}") == len(node.args):
+                return f"{name} = {pattern.format(*(glob.repr(a) for a in node.args))}"
+        if target is builtins.getattr and len(node.args) == 2 and isinstance(node.args[1], str) \
+                and node.args[1].isidentifier() and not node.kwargs:
+            return f"{name} = {_format_target(glob.repr(node.args[0]), node.args[1])}"
+        return f"{name} = {glob.add(target)}({glob.args(node.args, node.kwargs)})"
+    if node.op == "call_module":
+        return f"{name} = {_format_target(root, node.target)}({glob.args(node.args, node.kwargs)})"
+    if node.op == "get_attr":
+        return f"{name} = {_format_target(root, node.target)}"
+    if node.op == "output":
+        return f"return {glob.repr(node.args[0])}"
+    raise NotImplementedError(f"node: {node.op} {node.target}")

@@ -1,0 +1,182 @@
+"""fx.Proxy: the value that flows through a traced program and records what is done to it (torch.fx.Proxy).
+
+Operators on a Proxy record `call_function` nodes of the `operator` functions, attribute reads record
+`getattr` (or, when called, `call_method`), and torch functions reach `Proxy.__torch_function__` (tidal's
+public functions dispatch there once the call fails on the Proxy). A Proxy that reaches tidal's own library
+code stops that call at once (`LibraryUse`, a TypeError) so that the function which received it records one
+node instead of the library's inner steps.
+"""
+from __future__ import annotations
+
+import dis
+import operator
+import os
+import sys
+from bisect import bisect_left
+from typing import Any
+
+from .codegen import MAGIC_METHODS, REFLECTABLE
+from .node import Node, map_aggregate
+
+__all__ = ["Proxy", "Attribute", "TraceError", "GraphAppendingTracer", "LibraryUse"]
+
+_FX_DIR = os.path.dirname(os.path.abspath(__file__))
+_PKG_DIR = os.path.dirname(_FX_DIR)
+_OWN_DIRS = (_FX_DIR + os.sep, os.path.join(_PKG_DIR, "tests") + os.sep)
+
+
+class TraceError(ValueError):
+    """A traced program did something symbolic tracing cannot record (control flow on a Proxy)."""
+
+
+class LibraryUse(TypeError):
+    """A Proxy reached tidal's library code: the torch function called with it records one node instead."""
+
+
+def _from_library(depth: int = 2) -> bool:
+    """Whether the code `depth` frames up is tidal's library (not fx itself, not the tests)."""
+    filename = sys._getframe(depth).f_code.co_filename
+    return filename.startswith(_PKG_DIR + os.sep) and not filename.startswith(_OWN_DIRS)
+
+
+def _check_caller(proxy: "Proxy", what: str) -> None:
+    if _from_library(3):
+        frame = sys._getframe(2)
+        raise LibraryUse(f"a traced value ({proxy!r}) reached tidal's library code ({what} at "
+                         f"{frame.f_code.co_filename}:{frame.f_lineno}); a torch function, tensor method or "
+                         "operator applied to it directly is recorded as one node")
+
+
+class GraphAppendingTracer:
+    """The minimal tracer for Proxies made over an existing graph: new nodes go at its insertion point."""
+
+    def __init__(self, graph) -> None:
+        from .tracer import TracerBase
+        self.graph = graph
+        self.scope = None
+        self._base = TracerBase()
+        self._base.graph = graph
+
+    def __getattr__(self, name: str):
+        return getattr(self._base, name)
+
+
+class Proxy:
+    """A stand-in for a value in a traced program; every use becomes a node of the tracer's graph."""
+
+    def __init__(self, node: Node, tracer: Any = None) -> None:
+        if tracer is None:
+            tracer = GraphAppendingTracer(node.graph)
+        self.tracer = tracer
+        self.node = node
+
+    def __repr__(self) -> str:
+        return f"Proxy({self.node.name})"
+
+    __hash__ = object.__hash__
+
+    def __getattr__(self, k: str) -> "Attribute":
+        if k.startswith("__") and k.endswith("__"):  # copy/pickle probe these: not tensor attributes
+            raise AttributeError(k)
+        _check_caller(self, f".{k}")
+        return Attribute(self, k)
+
+    def __getstate__(self) -> dict:
+        return dict(self.__dict__)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__ = state
+
+    def __call__(self, *args, **kwargs) -> "Proxy":
+        return self.tracer.create_proxy("call_method", "__call__", (self,) + args, kwargs)
+
+    def __iter__(self):
+        _check_caller(self, "iteration")
+        frame = sys._getframe(1)
+        code = frame.f_code
+        instructions = list(dis.get_instructions(code))
+        at = bisect_left([i.offset for i in instructions], frame.f_lasti)
+        inst = instructions[at] if at < len(instructions) else None
+        if inst is not None and inst.opname == "UNPACK_SEQUENCE":  # `a, b = proxy`: as many items as names
+            return (self[i] for i in range(inst.argval))
+        return self.tracer.iter(self)
+
+    def __bool__(self) -> bool:
+        _check_caller(self, "bool()")
+        return self.tracer.to_bool(self)
+
+    def keys(self):
+        """What `**proxy` unpacks (the tracer decides; by default it refuses)."""
+        return self.tracer.keys(self)
+
+    def __len__(self) -> int:
+        _check_caller(self, "len()")
+        raise RuntimeError("'len' is not supported in symbolic tracing by default. If you want this call to be "
+                           "recorded, please call torch.fx.wrap('len') at module scope")
+
+    @classmethod
+    def __torch_function__(cls, orig_method, types, args=(), kwargs=None):
+        """Record a torch function called with a Proxy as one call_function node."""
+        kwargs = kwargs or {}
+        tracers: list = []
+
+        def find(a):
+            if isinstance(a, Proxy) and a.tracer not in tracers:
+                tracers.append(a.tracer)
+            return a
+        map_aggregate(args, find)
+        map_aggregate(kwargs, find)
+        if len(tracers) > 1:
+            raise RuntimeError(f"Found multiple different tracers {tracers} while trying to trace operation "
+                               f"{orig_method}")
+        return tracers[0].create_proxy("call_function", orig_method, tuple(args), dict(kwargs))
+
+
+class Attribute(Proxy):
+    """`proxy.name`: a getattr node made when the value is used, or a call_method node when it is called."""
+
+    def __init__(self, root: Proxy, attr: str) -> None:
+        self.root = root
+        self.attr = attr
+        self.tracer = root.tracer
+        self._node = None
+
+    @property
+    def node(self) -> Node:
+        """The getattr node (made on first use)."""
+        if self._node is None:
+            self._node = self.tracer.create_proxy("call_function", getattr, (self.root, self.attr), {}).node
+        return self._node
+
+    def __call__(self, *args, **kwargs) -> Proxy:
+        return self.tracer.create_proxy("call_method", self.attr, (self.root,) + args, kwargs)
+
+
+def _dunder(name: str) -> str:
+    return f"__{name.rstrip('_')}__"
+
+
+def _make_magic(name: str):
+    target = getattr(operator, name)
+
+    def impl(*args):
+        _check_caller(args[0], name)
+        return args[0].tracer.create_proxy("call_function", target, args, {})
+    impl.__name__ = _dunder(name)
+    return impl
+
+
+def _make_reflected(name: str):
+    target = getattr(operator, name)
+
+    def impl(self, rhs):
+        _check_caller(self, name)
+        return self.tracer.create_proxy("call_function", target, (rhs, self), {})
+    impl.__name__ = f"__r{name.rstrip('_')}__"
+    return impl
+
+
+for _name in MAGIC_METHODS:
+    setattr(Proxy, _dunder(_name), _make_magic(_name))
+for _name in REFLECTABLE:
+    setattr(Proxy, f"__r{_name.rstrip('_')}__", _make_reflected(_name))

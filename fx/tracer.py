@@ -1,0 +1,354 @@
+"""fx.Tracer and symbolic_trace: run a module's forward on Proxies and record a Graph (torch.fx.Tracer).
+
+While tracing, `Module.__call__` and `Module.__getattr__` are patched (as torch does): a leaf module (one of
+tidal's nn modules, Sequential excepted) becomes a call_module node, a Parameter read a get_attr node. The
+functions of torch.nn.functional, those `wrap()` named and the math functions a traced function's globals
+hold are wrapped so that a call with a Proxy records a call_function node. Tensor operators given a Proxy on
+the right defer to it (so `tensor + proxy` records operator.add).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import operator
+import sys
+from typing import Any, Callable
+
+from .graph import Graph
+from .node import Node, map_aggregate
+from .proxy import Proxy, TraceError
+
+__all__ = ["TracerBase", "Tracer", "symbolic_trace", "wrap", "PH", "PHBase"]
+
+_WRAPPED: dict = {}  # (id of a module's globals, name) -> those globals: the functions wrap() named
+
+
+class PHBase:
+    """A placeholder marker for concrete_args: the argument stays an input of the graph."""
+
+    def __repr__(self) -> str:
+        return "PH"
+
+
+PH = PHBase()
+
+
+def _assert(condition: Any, message: str) -> None:
+    """torch._assert: raise AssertionError(message) unless `condition`."""
+    if not condition:
+        raise AssertionError(message)
+
+
+def _assert_is_none(value: Any, msg: str) -> None:
+    """Check a specialized argument is still None."""
+    if value is not None:
+        raise AssertionError(msg)
+
+
+class TracerBase:
+    """Turns calls on Proxies into nodes of `self.graph`."""
+
+    graph: Graph
+    record_stack_traces = False
+    check_mutable_operations = False
+    trace_asserts = False
+    proxy_buffer_attributes = False
+    traced_func_name = "forward"
+    scope = None
+
+    def create_node(self, kind: str, target: Any, args: tuple, kwargs: dict, name: str | None = None,
+                    type_expr: Any = None) -> Node:
+        """A node in the graph (subclasses may annotate it)."""
+        return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+
+    def proxy(self, node: Node) -> Proxy:
+        """The Proxy standing for `node`'s value."""
+        return Proxy(node, self)
+
+    def create_proxy(self, kind: str, target: Any, args: tuple, kwargs: dict, name: str | None = None,
+                     type_expr: Any = None, proxy_factory_fn: Callable | None = None) -> Proxy:
+        """Record one operation (its Proxy arguments become nodes) and return a Proxy of its result."""
+        args_ = self.create_arg(args)
+        kwargs_ = self.create_arg(kwargs)
+        node = self.create_node(kind, target, args_, kwargs_, name, type_expr)
+        return self.proxy(node) if proxy_factory_fn is None else proxy_factory_fn(node)
+
+    def create_arg(self, a: Any) -> Any:
+        """`a` as a node argument: Proxies become their nodes, containers are rebuilt, constants kept."""
+        from ..tensor.device import device
+        from ..tensor.dtype import dtype
+        if isinstance(a, Proxy):
+            return a.node
+        if isinstance(a, Node):
+            return a
+        if isinstance(a, tuple) and hasattr(a, "_fields"):
+            return type(a)(*(self.create_arg(e) for e in a))
+        if isinstance(a, (tuple, list)):
+            return type(a)(self.create_arg(e) for e in a) if type(a) in (tuple, list) else \
+                tuple(self.create_arg(e) for e in a)
+        if isinstance(a, dict):
+            out = {}
+            for k, v in a.items():
+                if not isinstance(k, str):
+                    k = self.create_arg(k)
+                    if isinstance(k, Node):
+                        raise RuntimeError(f"Keys for dictionaries used as an argument cannot contain a Node. "
+                                           f"Got key: {k}")
+                out[k] = self.create_arg(v)
+            return out
+        if isinstance(a, slice):
+            return slice(self.create_arg(a.start), self.create_arg(a.stop), self.create_arg(a.step))
+        if isinstance(a, range):
+            return range(self.create_arg(a.start), self.create_arg(a.stop), self.create_arg(a.step))
+        if a is None or a is ... or isinstance(a, (str, int, float, bool, complex, dtype, device)):
+            return a
+        if callable(a) and hasattr(a, "__name__") or isinstance(a, type):
+            return a
+        from .. import compat
+        if isinstance(a, (compat.memory_format, compat.layout)):
+            return a
+        raise NotImplementedError(f"argument of type: {type(a)}")
+
+    def to_bool(self, obj: Proxy) -> bool:
+        """`bool(proxy)`: control flow on a traced value cannot be recorded."""
+        raise TraceError("symbolically traced variables cannot be used as inputs to control flow")
+
+    def iter(self, obj: Proxy):
+        """`iter(proxy)`: refused (only `a, b = proxy` unpacking is traced)."""
+        raise TraceError("Proxy object cannot be iterated. This can be attempted when the Proxy is used in a "
+                         "loop or as a *args or **kwargs function argument. See the torch.fx docs on pytorch.org "
+                         "for a more detailed explanation of what types of control flow can be traced, and "
+                         "check out the Proxy docstring for help troubleshooting Proxy iteration errors")
+
+    def keys(self, obj: Proxy):
+        """`**proxy`: a call_method node `keys`."""
+        return Proxy(self.create_node("call_method", "keys", (obj.node,), {}), self)
+
+
+class Tracer(TracerBase):
+    """Symbolic tracer: `trace(root)` runs root's forward on Proxies and returns the Graph recorded."""
+
+    def __init__(self, autowrap_modules: tuple = (math,), autowrap_functions: tuple = (),
+                 param_shapes_constant: bool = False) -> None:
+        super().__init__()
+        self._autowrap_function_ids = {id(v) for m in autowrap_modules for k, v in vars(m).items()
+                                       if not k.startswith("_") and callable(v)}
+        self._autowrap_function_ids.update(id(f) for f in autowrap_functions)
+        self._autowrap_modules = list(autowrap_modules)
+        self.param_shapes_constant = param_shapes_constant
+        self.submodule_paths: dict | None = None
+        self.root = None
+        self.tensor_attrs: dict = {}
+
+    # -- what becomes a node ---------------------------------------------------------------------
+    def is_leaf_module(self, m, module_qualified_name: str) -> bool:
+        """torch's rule: modules of torch.nn (tidal.nn here) are leaves, except Sequential."""
+        from ..nn import Sequential
+        module = type(m).__module__ or ""
+        return module.startswith(("tidal.nn", "torch.nn", "torch.ao.nn")) and not isinstance(m, Sequential)
+
+    def path_of_module(self, mod) -> str:
+        """The qualified name of submodule `mod` in the root."""
+        if self.submodule_paths is not None:
+            path = self.submodule_paths.get(id(mod))
+            if path is None:
+                raise NameError("module is not installed as a submodule")
+            return path
+        for name, candidate in self.root.named_modules():
+            if candidate is mod:
+                return name
+        raise NameError("module is not installed as a submodule")
+
+    def call_module(self, m, forward: Callable, args: tuple, kwargs: dict) -> Any:
+        """A call of submodule `m`: a call_module node for a leaf, else its forward traced through."""
+        name = self.path_of_module(m)
+        if not self.is_leaf_module(m, name):
+            return forward(*args, **kwargs)
+        return self.create_proxy("call_module", name, args, kwargs)
+
+    def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: dict) -> Any:
+        """A module attribute read while tracing: a Parameter becomes a get_attr Proxy (one per parameter)."""
+        from ..nn.parameter import Parameter
+        if isinstance(attr_val, Parameter):
+            for name, param in self.root.named_parameters():
+                if param is attr_val:
+                    if name not in parameter_proxy_cache:
+                        parameter_proxy_cache[name] = self.create_proxy("get_attr", name, (), {})
+                    return parameter_proxy_cache[name]
+        return attr_val
+
+    def create_arg(self, a: Any) -> Any:
+        """As TracerBase, and a tensor of the root (parameter, buffer, attribute) becomes a get_attr node; any
+        other tensor is stored on the root as `_tensor_constant<N>`."""
+        from ..nn.parameter import Parameter
+        from ..tensor import Tensor
+        if isinstance(a, Parameter):
+            for name, param in self.root.named_parameters():
+                if param is a:
+                    return self.create_node("get_attr", name, (), {})
+            raise NameError("parameter is not a member of this module")
+        if isinstance(a, Tensor):
+            for name, buf in self.root.named_buffers():
+                if buf is a:
+                    return self.create_node("get_attr", name, (), {})
+            qualname = self.tensor_attrs.get(id(a))
+            if qualname is None:
+                i = 0
+                while hasattr(self.root, f"_tensor_constant{i}"):
+                    i += 1
+                qualname = f"_tensor_constant{i}"
+                setattr(self.root, qualname, a)
+                self.tensor_attrs[id(a)] = qualname
+            return self.create_node("get_attr", qualname, (), {})
+        from ..nn.module import Module
+        if isinstance(a, Module):
+            raise NotImplementedError(f"argument of type: {type(a)}")
+        return super().create_arg(a)
+
+    # -- tracing ---------------------------------------------------------------------------------
+    def create_args_for_root(self, root_fn: Callable, is_module: bool, concrete_args: dict | None = None):
+        """The placeholders (Proxies, or the concrete values given) root_fn is called with."""
+        sig = inspect.signature(root_fn)
+        params = list(sig.parameters.values())
+        if is_module:
+            params = params[1:]
+        concrete_args = dict(concrete_args or {})
+        args: list = []
+        kwargs: dict = {}
+        for p in params:
+            if p.kind is p.VAR_POSITIONAL:
+                args.extend(self._placeholder("*" + p.name, None, concrete_args, root_fn) if
+                            not isinstance(concrete_args.get(p.name), tuple) else concrete_args[p.name])
+                continue
+            if p.kind is p.VAR_KEYWORD:
+                kwargs.update(self._placeholder("**" + p.name, None, concrete_args, root_fn))
+                continue
+            value = self._placeholder(p.name, p, concrete_args, root_fn)
+            if p.kind is p.KEYWORD_ONLY:
+                kwargs[p.name] = value
+            else:
+                args.append(value)
+        return args, kwargs
+
+    def _placeholder(self, name: str, param, concrete_args: dict, root_fn: Callable) -> Any:
+        default = () if param is None or param.default is inspect.Parameter.empty else (param.default,)
+        if name in concrete_args:
+            value = concrete_args[name]
+            out = self.create_proxy("placeholder", f"{name}_1", default, {})
+            if isinstance(value, PHBase):
+                return out
+            if value is None:
+                self.create_proxy("call_function", _assert_is_none,
+                                  (out, f"{name} has been specialized to have value None but got another value"), {})
+            elif isinstance(value, (bool, int, float, str, complex)):
+                eq = self.create_proxy("call_function", operator.eq, (out, value), {})
+                self.create_proxy("call_function", _assert,
+                                  (eq, f"{name} has been specialized to have value {value} but got another value"),
+                                  {}, name="_assert")
+            else:
+                import warnings
+                warnings.warn(f"Was not able to add assertion to guarantee correct input {name} to specialized "
+                              "function. It is up to the user to make sure that your inputs match the inputs you "
+                              "specialized the function with.")
+            return value
+        if name.startswith("**"):
+            return {}
+        proxy = self.create_proxy("placeholder", name, default, {},
+                                  type_expr=getattr(root_fn, "__annotations__", {}).get(name.lstrip("*")))
+        return (proxy,) if name.startswith("*") else proxy
+
+    def trace(self, root, concrete_args: dict | None = None) -> Graph:
+        """Trace `root` (a Module or a function) into a Graph."""
+        from ..nn.module import Module
+        if isinstance(root, Module):
+            self.root = root
+            fn = type(root).forward
+            is_module = True
+        else:
+            self.root = Module()
+            fn = root
+            is_module = False
+        self.graph = Graph(tracer_cls=getattr(self, "__class__", None))
+        self.submodule_paths = {}
+        for name, m in self.root.named_modules():
+            self.submodule_paths.setdefault(id(m), name)
+        self.tensor_attrs = self._collect_tensor_attrs()
+        args, kwargs = self.create_args_for_root(fn, is_module, concrete_args)
+        if is_module:
+            args = [root, *args]
+        from ._patch import Patcher
+        cache: dict = {}
+        with Patcher(self, cache, getattr(fn, "__globals__", {})):
+            result = fn(*args, **kwargs)
+            self.create_node("output", "output", (self.create_arg(result),), {},
+                             type_expr=getattr(fn, "__annotations__", {}).get("return"))
+        self.submodule_paths = None
+        return self.graph
+
+    def _collect_tensor_attrs(self) -> dict:
+        from ..nn.parameter import Parameter
+        from ..tensor import Tensor
+        found: dict = {}
+        for prefix, mod in self.root.named_modules():
+            for name, value in vars(mod).items():
+                if isinstance(value, Tensor) and not isinstance(value, Parameter):
+                    found.setdefault(id(value), f"{prefix}.{name}" if prefix else name)
+        return found
+
+
+def symbolic_trace(root, concrete_args: dict | None = None):
+    """Trace `root` (a Module or a function) and return a GraphModule running the graph recorded."""
+    from ..nn.module import Module
+    from .graph_module import GraphModule
+    tracer = Tracer()
+    graph = tracer.trace(root, concrete_args)
+    name = type(root).__name__ if isinstance(root, Module) else root.__name__
+    return GraphModule(tracer.root, graph, name)
+
+
+def wrap(fn_or_name):
+    """Called at module level: calls of this global function (or builtin name) from that module become one
+    call_function node instead of being traced through."""
+    if not callable(fn_or_name) and not isinstance(fn_or_name, str):
+        raise AssertionError("Unsupported type for global function! Must be either a callable or string name")
+    if callable(fn_or_name):
+        if isinstance(fn_or_name, str):
+            raise AssertionError("fn_or_name must be a global function or string name")
+        name = fn_or_name.__name__
+    else:
+        name = fn_or_name
+    caller = sys._getframe(1)
+    if caller.f_code.co_name != "<module>":
+        raise NotImplementedError("wrap must be called at the top level of a module")
+    _WRAPPED[(id(caller.f_globals), name)] = caller.f_globals
+    return fn_or_name
+
+
+def wrapped_names() -> dict:
+    """The (globals id, name) -> globals entries wrap() registered."""
+    return _WRAPPED
+
+
+def make_wrapper(orig_fn: Callable, mark: bool = True) -> Callable:
+    """`orig_fn`, recording a call_function node (target orig_fn) when an argument is a Proxy (`mark`: noted
+    in the node's meta as wrapped, so the code names it in a wrap() line)."""
+    @functools.wraps(orig_fn)
+    def wrapped(*args, **kwargs):
+        found: list = []
+
+        def find(a):
+            if isinstance(a, Proxy) and not found:
+                found.append(a)
+            return a
+        map_aggregate(args, find)
+        map_aggregate(kwargs, find)
+        if found:
+            proxy = found[0].tracer.create_proxy("call_function", orig_fn, args, kwargs)
+            if mark:
+                proxy.node.meta["is_wrapped"] = True
+            return proxy
+        return orig_fn(*args, **kwargs)
+    wrapped.__fx_original__ = orig_fn
+    return wrapped
+
