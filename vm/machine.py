@@ -201,6 +201,7 @@ class VirtualMachine:
         self.profiler = None
         self.windows = WindowCache()
         self._lock = threading.RLock()  # pushes may come from any thread
+        self._acquire, self._release = self._lock.acquire, self._lock.release
         # blobs whose memory the program reaches without tidal (from_numpy, .numpy()) carry a count
         # (Blob.lent): an instruction that touches one runs before its push returns, as torch's op does, so
         # NumPy sees (and feeds) the values of that moment. `lent` counts them on this VM: while it is 0,
@@ -242,7 +243,10 @@ class VirtualMachine:
     # -- pushing -------------------------------------------------------------------------
     def push(self, ins: Instruction) -> None:
         """Queue an instruction. In async mode it waits in the window until the next flush."""
-        with self._lock:
+        # acquire/release rather than `with`: the statement's __enter__/__exit__ calls cost more than
+        # the lock itself (0.5 vs 0.2 us on CPython 3.11), and every op pushes
+        self._acquire()
+        try:
             self.stats.instructions += 1
             window = self.window
             window.append(ins)
@@ -254,6 +258,8 @@ class VirtualMachine:
                     self._flush_settled()
                 return
             self.flush(True)
+        finally:
+            self._release()
         for v in ins.outs:  # outside the lock: another thread's pushes go on meanwhile
             self.wait_blob(v.blob)
 
