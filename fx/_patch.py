@@ -10,36 +10,40 @@ import builtins
 import types
 from typing import Any
 
-from .proxy import Proxy
+from .proxy import LibraryUse, Proxy, _from_library
 from .tracer import make_wrapper, wrapped_names
 
 __all__ = ["Patcher"]
 
-_BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift",
-           "rshift", "div")
-_COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
+# tensor operators given a Proxy operand record torch's method name (`b + x` with b a tensor: b.add(x))
+_OPERATOR_METHODS = {"__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div",
+                     "__div__": "div", "__floordiv__": "floor_divide", "__mod__": "remainder", "__pow__": "pow",
+                     "__matmul__": "matmul", "__and__": "__and__", "__or__": "__or__", "__xor__": "__xor__",
+                     "__lshift__": "__lshift__", "__rshift__": "__rshift__", "__eq__": "eq", "__ne__": "ne",
+                     "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__getitem__": "__getitem__"}
 # torch.nn.functional's own __torch_function__ helpers: they take Proxies as plain arguments
 _KEEP = {"has_torch_function", "has_torch_function_unary", "has_torch_function_variadic", "handle_torch_function"}
 _MISSING = object()
 
 
-def _deferring(orig):
-    def op(self, other):
-        if isinstance(other, Proxy):
-            return NotImplemented
-        return orig(self, other)
-    return op
+def _first_proxy(args: tuple, kwargs: dict):
+    for arg in (*args, *kwargs.values()):
+        for item in (arg if isinstance(arg, (list, tuple)) else (arg,)):
+            if isinstance(item, Proxy):
+                return item
+    return None
 
 
-def _indexing(orig):
-    def getitem(self, index):
-        items = index if isinstance(index, tuple) else (index,)
-        if any(isinstance(i, Proxy) for i in items):
-            proxy = next(i for i in items if isinstance(i, Proxy))
-            import operator
-            return proxy.tracer.create_proxy("call_function", operator.getitem, (self, index), {})
-        return orig(self, index)
-    return getitem
+def _tensor_method(orig, method: str):
+    """Tensor method `orig`: with a Proxy argument, a call_method node `method` on the tensor (a get_attr)."""
+    def wrapper(self, *args, **kwargs):
+        proxy = _first_proxy(args, kwargs)
+        if proxy is None:
+            return orig(self, *args, **kwargs)
+        if _from_library(2):
+            raise LibraryUse(f"a traced value ({proxy!r}) reached tidal's library code (Tensor.{method})")
+        return proxy.tracer.create_proxy("call_method", method, (self, *args), kwargs)
+    return wrapper
 
 
 class Patcher:
@@ -74,12 +78,9 @@ class Patcher:
             return tracer.getattr(attr, orig_getattr(mod, attr), cache)
         self._set(Module, "__call__", module_call)
         self._set(Module, "__getattr__", module_getattr)
-        for base in _BINARY + _COMPARE:
-            for name in (f"__{base}__", f"__r{base}__", f"__i{base}__"):
-                orig = getattr(Tensor, name, None)
-                if orig is not None:
-                    self._set(Tensor, name, _deferring(orig))
-        self._set(Tensor, "__getitem__", _indexing(Tensor.__getitem__))
+        for name, value in list(vars(Tensor).items()):
+            if isinstance(value, types.FunctionType) and (not name.startswith("_") or name in _OPERATOR_METHODS):
+                self._set(Tensor, name, _tensor_method(value, _OPERATOR_METHODS.get(name, name)))
         for name, value in list(vars(F).items()):
             if not name.startswith("_") and name not in _KEEP and isinstance(value, types.FunctionType):
                 self._set(F.__dict__, name, make_wrapper(value, mark=False))

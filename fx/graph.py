@@ -106,6 +106,8 @@ class Graph:
             op = target
             if isinstance(op, str) and op.startswith("*"):
                 op = op[1:]
+            if isinstance(op, str) and len(op) > 4 and op.startswith("__") and op.endswith("__"):
+                op = op[2:-2]  # a dunder method's node reads as its name: getitem
         return snake_case(str(op))
 
     def placeholder(self, name: str, type_expr: Any = None, default_value: Any = inspect.Signature.empty) -> Node:

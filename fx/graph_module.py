@@ -135,7 +135,7 @@ class GraphModule(Module):
         holder = Module()
         holder.__dict__.update(copy.deepcopy(state, memo))
         graph = copy.deepcopy(self._graph, memo)
-        return GraphModule(holder, graph, type(self).__name__)
+        return GraphModule(holder, graph)  # (torch's copy is named GraphModule too)
 
     def __copy__(self) -> "GraphModule":
         new = GraphModule(self, self.graph, type(self).__name__)

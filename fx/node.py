@@ -224,6 +224,8 @@ class Node:
     def _pretty_print_target(self, target: Target) -> str:
         if isinstance(target, str):
             return target
+        if getattr(target, "__module__", None) == "builtins" and hasattr(target, "__name__"):
+            return f"builtins.{target.__name__}"  # (the graph's text spells builtins out; the code does not)
         return _qualified_name(target)
 
     def format_node(self, placeholder_names: list | None = None, maybe_return_typename: list | None = None) -> str:

@@ -33,10 +33,31 @@ class LibraryUse(TypeError):
     """A Proxy reached tidal's library code: the torch function called with it records one node instead."""
 
 
-def _from_library(depth: int = 2) -> bool:
-    """Whether the code `depth` frames up is tidal's library (not fx itself, not the tests)."""
-    filename = sys._getframe(depth).f_code.co_filename
+_DISPATCHING: list = []  # code objects of tidal's public op wrappers (they dispatch to __torch_function__)
+
+
+def _dispatching_code():
+    if not _DISPATCHING:
+        from .. import ops
+        _DISPATCHING.append(ops.add.__code__)  # every public op shares the code of ops' `public` wrapper
+    return _DISPATCHING[0]
+
+
+def _is_library(filename: str) -> bool:
     return filename.startswith(_PKG_DIR + os.sep) and not filename.startswith(_OWN_DIRS)
+
+
+def _from_library(depth: int = 2) -> bool:
+    """Whether the code `depth` frames up is tidal's library running under one of its public ops (which will
+    hand the call to Proxy.__torch_function__ once it fails). Library code reached otherwise (the forward of
+    a module a tracer does not treat as a leaf) is traced through, as torch traces Python code."""
+    frame = sys._getframe(depth)
+    public = _dispatching_code()
+    while frame is not None and _is_library(frame.f_code.co_filename):
+        if frame.f_code is public:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _check_caller(proxy: "Proxy", what: str) -> None:

@@ -1,0 +1,404 @@
+"""tidal.fx (torch.fx under compat) against torch.fx: the same programs traced with both, compared by their
+graphs (ops, names, targets), their generated code and their outputs."""
+from __future__ import annotations
+
+import copy
+import operator
+import pickle
+
+import numpy as np
+import pytest
+import torch
+import torch.fx
+from torch.fx.passes.shape_prop import ShapeProp as TorchShapeProp
+
+import tidal
+import tidal.compat as tc
+from tidal.fx.passes.shape_prop import ShapeProp
+from nn_helpers import assert_close, load_from_torch, to_tidal
+
+
+def _wrapped_helper(x, k):
+    """A module-level function that fx.wrap keeps as one call (both tracers register it below)."""
+    return x * k + k
+
+
+torch.fx.wrap("_wrapped_helper")
+tidal.fx.wrap("_wrapped_helper")
+
+
+def _nodes(gm) -> list:
+    """(op, name, target as text) of each node."""
+    out = []
+    for n in gm.graph.nodes:
+        target = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", str(n.target))
+        out.append((n.op, n.name, target))
+    return out
+
+
+def _pair(build, *args):
+    """The same module built with torch and with tidal.compat, with torch's weights loaded into tidal's."""
+    torch.manual_seed(0)
+    ref = build(torch, *args)
+    ours = build(tc, *args)
+    load_from_torch(ours, ref)
+    return ref, ours
+
+
+def _mlp(lib):
+    class MLP(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = lib.nn.Linear(12, 8)
+            self.act = lib.nn.ReLU()
+            self.fc2 = lib.nn.Linear(8, 4)
+            self.scale = lib.nn.Parameter(lib.ones(4) * 0.5)
+            self.register_buffer("shift", lib.arange(4.0))
+            self.body = lib.nn.Sequential(lib.nn.Tanh(), lib.nn.Identity())
+
+        def forward(self, x, y=None):
+            x = x.view(x.size(0), -1)
+            h = self.body(self.act(self.fc1(x)))
+            h = lib.flatten(h, 1)
+            out = self.fc2(h) * self.scale + self.shift
+            out = lib.add(out, 1.0) - out[:, 0:2].mean() + out.shape[0]
+            return lib.cat([out, -out], dim=1), out.T @ out, out.sum(dim=1, keepdim=True)
+    return MLP()
+
+
+def _cnn(lib):
+    class CNN(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = lib.nn.Conv2d(2, 4, 3, padding=1)
+            self.bn1 = lib.nn.BatchNorm2d(4)
+            self.conv2 = lib.nn.Conv2d(4, 4, 3)
+            self.bn2 = lib.nn.BatchNorm2d(4)
+            self.pool = lib.nn.AdaptiveAvgPool2d(1)
+            self.head = lib.nn.Linear(4, 3)
+
+        def forward(self, x):
+            x = lib.nn.functional.relu(self.bn1(self.conv1(x)))
+            x = self.bn2(self.conv2(x)).relu()
+            x = lib.nn.functional.max_pool2d(x, 2)
+            return lib.softmax(self.head(self.pool(x).flatten(1)), dim=-1)
+    return CNN()
+
+
+def test_mlp_trace_matches_torch_code_graph_and_values():
+    ref, ours = _pair(_mlp)
+    gref, gm = torch.fx.symbolic_trace(ref), tc.fx.symbolic_trace(ours)
+    assert isinstance(gm, tidal.fx.GraphModule) and isinstance(gm, tidal.nn.Module)
+    assert type(gm).__name__ == type(gref).__name__ == "MLP"
+    assert gm.code == gref.code
+    assert str(gm.graph) == str(gref.graph)
+    assert _nodes(gm) == _nodes(gref)
+    assert [n.op for n in gm.graph.nodes][:2] == ["placeholder", "placeholder"]
+    assert str(gm) == str(gref)  # the module tree (plain Modules along dotted paths) and the code
+    x = np.random.default_rng(0).standard_normal((3, 2, 6)).astype(np.float32)
+    for got, want, direct in zip(gm(to_tidal(x)), gref(torch.tensor(x)), ours(to_tidal(x))):
+        assert_close(got, want, rtol=1e-5, atol=1e-5)
+        assert_close(got, direct, rtol=1e-6, atol=1e-6)
+
+
+def test_cnn_trace_function_names_and_outputs():
+    ref, ours = _pair(_cnn)
+    ref.eval(), ours.eval()
+    gref, gm = torch.fx.symbolic_trace(ref), tc.fx.symbolic_trace(ours)
+    assert [(op, name) for op, name, _ in _nodes(gm)] == [(op, name) for op, name, _ in _nodes(gref)]
+    assert [t for _, _, t in _nodes(gm)] == [t for _, _, t in _nodes(gref)]
+    relu = next(n for n in gm.graph.nodes if n.name == "relu")
+    assert relu.target is tc.nn.functional.relu and relu.args[0].target == "bn1"
+    assert gm.graph.find_nodes(op="call_module", target="head")[0].users.keys() == {gm.graph.find_nodes(
+        op="call_function", target=tc.softmax)[0]}
+    x = np.random.default_rng(1).standard_normal((2, 2, 8, 8)).astype(np.float32)
+    assert_close(gm(to_tidal(x)), gref(torch.tensor(x)), rtol=1e-5, atol=1e-6)
+
+
+def _add_to_mul(lib, gm):
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target in (lib.add, operator.add):
+            with gm.graph.inserting_after(n):
+                new = gm.graph.call_function(lib.mul, n.args, n.kwargs)
+            n.replace_all_uses_with(new)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+
+
+def test_pass_replacing_add_with_mul_recompiles():
+    def f(lib):
+        def fn(x, y):
+            return lib.add(x, y) + x * 2 + (y + 1).sum()
+        return fn
+    gref, gm = _add_to_mul(torch, torch.fx.symbolic_trace(f(torch))), _add_to_mul(tc, tc.fx.symbolic_trace(f(tc)))
+    assert gm.code == gref.code
+    assert "mul_1 = torch.mul(" in gm.code and "add" not in gm.code
+    x, y = np.arange(6.0).reshape(2, 3), np.full((2, 3), 3.0)
+    assert_close(gm(to_tidal(x), to_tidal(y)), gref(torch.tensor(x), torch.tensor(y)))
+    np.testing.assert_allclose(gm(to_tidal(x), to_tidal(y)).numpy(), x * y * (x * 2) * (y * 1).sum())
+
+
+def _counting(lib):
+    class Count(lib.fx.Interpreter):
+        def __init__(self, mod):
+            super().__init__(mod)
+            self.calls: dict = {}
+
+        def call_function(self, target, args, kwargs):
+            self.calls[target.__name__] = self.calls.get(target.__name__, 0) + 1
+            return super().call_function(target, args, kwargs)
+
+        def call_module(self, target, args, kwargs):
+            self.calls[target] = self.calls.get(target, 0) + 1
+            return super().call_module(target, args, kwargs)
+
+        def call_method(self, target, args, kwargs):
+            self.calls["." + target] = self.calls.get("." + target, 0) + 1
+            return super().call_method(target, args, kwargs)
+    return Count
+
+
+def test_interpreter_subclass_counts_and_runs():
+    ref, ours = _pair(_mlp)
+    gref, gm = torch.fx.symbolic_trace(ref), tc.fx.symbolic_trace(ours)
+    x = np.random.default_rng(2).standard_normal((2, 12)).astype(np.float32)
+    cref, cours = _counting(torch)(gref), _counting(tc)(gm)
+    want, got = cref.run(torch.tensor(x)), cours.run(to_tidal(x))
+    assert cours.calls == cref.calls and cours.calls["add"] == 3 and cours.calls["fc1"] == 1
+    for g, w in zip(got, want):
+        assert_close(g, w, rtol=1e-5, atol=1e-5)
+    assert sorted(map(str, cours.env)) == sorted(map(str, cref.env)) == ["output", "y"]  # the rest were dropped
+    with pytest.raises(RuntimeError, match="Expected positional argument for parameter x"):
+        tc.fx.Interpreter(gm).run()
+
+
+def _fuse_conv_bn(lib, gm):
+    """Fold each BatchNorm that follows a Conv2d into the conv's weights (the classic fx pass)."""
+    modules = dict(gm.named_modules())
+    for node in list(gm.graph.nodes):
+        if node.op != "call_module" or not isinstance(modules[node.target], lib.nn.BatchNorm2d):
+            continue
+        prev = node.args[0]
+        if prev.op != "call_module" or not isinstance(modules[prev.target], lib.nn.Conv2d) or len(prev.users) > 1:
+            continue
+        conv, bn = modules[prev.target], modules[node.target]
+        with lib.no_grad():
+            factor = bn.weight / lib.sqrt(bn.running_var + bn.eps)
+            conv.weight.copy_(conv.weight * factor.reshape(-1, 1, 1, 1))
+            conv.bias.copy_((conv.bias - bn.running_mean) * factor + bn.bias)
+        node.replace_all_uses_with(prev)
+        gm.graph.erase_node(node)
+    gm.graph.lint()
+    gm.delete_all_unused_submodules()
+    gm.recompile()
+    return gm
+
+
+def test_conv_bn_fusion_by_walking_nodes():
+    ref, ours = _pair(_cnn)
+    for m in (ref, ours):
+        m.eval()
+        for bn in (m.bn1, m.bn2):  # statistics that make the fold visible
+            bn.running_mean.copy_(tc.linspace(-1, 1, 4) if m is ours else torch.linspace(-1, 1, 4))
+            bn.running_var.fill_(2.0)
+    x = np.random.default_rng(3).standard_normal((2, 2, 8, 8)).astype(np.float32)
+    before = ours(to_tidal(x))
+    gref = _fuse_conv_bn(torch, torch.fx.symbolic_trace(ref))
+    gm = _fuse_conv_bn(tc, tc.fx.symbolic_trace(ours))
+    assert _nodes(gm) == _nodes(gref) and "bn1" not in gm.code
+    assert not hasattr(gm, "bn1") and hasattr(gm, "conv1")
+    assert_close(gm(to_tidal(x)), gref(torch.tensor(x)), rtol=1e-4, atol=1e-6)
+    assert_close(gm(to_tidal(x)), before, rtol=1e-4, atol=1e-6)
+
+
+def _to_sigmoid(lib):
+    class ReluToSigmoid(lib.fx.Transformer):
+        def call_function(self, target, args, kwargs):
+            if target in (lib.relu, lib.nn.functional.relu):
+                return super().call_function(lib.sigmoid, args, {})
+            return super().call_function(target, args, kwargs)
+    return ReluToSigmoid
+
+
+def test_transformer_rewrites_graph():
+    def f(lib):
+        def fn(x):
+            return lib.relu(x) * 3 + x.relu().sum()
+        return fn
+    gref = _to_sigmoid(torch)(torch.fx.symbolic_trace(f(torch))).transform()
+    gm = _to_sigmoid(tc)(tc.fx.symbolic_trace(f(tc))).transform()
+    assert gm.code == gref.code and type(gm).__name__ == "GraphModule"
+    x = np.linspace(-2, 2, 5)
+    assert_close(gm(to_tidal(x)), gref(torch.tensor(x)))
+
+
+def test_concrete_args_specialize_control_flow():
+    def f(lib):
+        def fn(x, flag):
+            if flag:
+                return x + 1
+            return x * 2
+        return fn
+    gref = torch.fx.symbolic_trace(f(torch), concrete_args={"flag": True})
+    gm = tc.fx.symbolic_trace(f(tc), concrete_args={"flag": True})
+    assert [(op, name) for op, name, _ in _nodes(gm)] == [(op, name) for op, name, _ in _nodes(gref)]
+    assert gm.code.replace("tidal_fx_tracer__assert", "torch._assert") == gref.code
+    assert_close(gm(tc.ones(2), True), gref(torch.ones(2), True))
+    with pytest.raises(AssertionError, match="flag has been specialized to have value True"):
+        gm(tc.ones(2), False)
+    with pytest.raises(AssertionError, match="flag has been specialized to have value True"):
+        gref(torch.ones(2), False)
+
+    def g(x, y):
+        return x + y
+    gph = tc.fx.symbolic_trace(g, concrete_args={"y": tidal.fx.PH})  # PH: the argument stays an input
+    gph_ref = torch.fx.symbolic_trace(g, concrete_args={"y": torch.fx._symbolic_trace.PH})
+    assert gph.code == gph_ref.code
+
+
+@pytest.mark.parametrize("body,error", [("bool", "TraceError"), ("len", "RuntimeError"), ("iter", "TraceError")])
+def test_untraceable_programs_raise_as_torch(body, error):
+    def f(lib):
+        def fn(x):
+            if body == "bool":
+                return x if x.sum() > 0 else -x
+            if body == "len":
+                return len(x)
+            return [y for y in x]
+        return fn
+    with pytest.raises(Exception) as want:
+        torch.fx.symbolic_trace(f(torch))
+    with pytest.raises(Exception) as got:
+        tc.fx.symbolic_trace(f(tc))
+    assert type(got.value).__name__ == type(want.value).__name__ == error
+    assert str(got.value) == str(want.value)
+
+
+def test_tensor_operands_and_unpacking_and_wrap():
+    def build(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("b", lib.ones(4))
+                self.c = lib.full((4,), 2.0)
+
+            def forward(self, x):
+                a, z = x.chunk(2)
+                return (self.b + a, self.b > z, self.c * x, lib.ones(4) / x, self.b.add(z), 2 - x,
+                        _wrapped_helper(a, 3), self.b[z.long()])
+        return M()
+    ref, ours = build(torch), build(tc)
+    gref, gm = torch.fx.symbolic_trace(ref), tc.fx.symbolic_trace(ours)
+    assert gm.code == gref.code
+    assert 'wrap("test_fx__wrapped_helper")' in gm.code
+    x = np.array([[1.0, 2.0, 0.0, 3.0], [0.0, 1.0, 2.0, 3.0]])
+    for got, want in zip(gm(to_tidal(x).float()), gref(torch.tensor(x).float())):
+        assert_close(got, want)
+
+
+def test_custom_tracer_traces_through_library_modules():
+    class Deep(tc.fx.Tracer):
+        def is_leaf_module(self, m, name):
+            return False
+
+    class TorchDeep(torch.fx.Tracer):
+        def is_leaf_module(self, m, name):
+            return False
+
+    def build(lib):
+        return lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
+    ref, ours = _pair(build)
+    gref, gm = torch.fx.GraphModule(ref, TorchDeep().trace(ref)), tc.fx.GraphModule(ours, Deep().trace(ours))
+    assert [(op, name) for op, name, _ in _nodes(gm)] == [(op, name) for op, name, _ in _nodes(gref)]
+    assert [n.target for n in gm.graph.nodes if n.op == "get_attr"] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    x = np.random.default_rng(4).standard_normal((5, 3)).astype(np.float32)
+    assert_close(gm(to_tidal(x)), gref(torch.tensor(x)), rtol=1e-5, atol=1e-6)
+
+
+def _hand_graph(lib):
+    graph = lib.fx.Graph()
+    a = graph.placeholder("a")
+    b = graph.placeholder("b", default_value=2.0)
+    s = graph.call_function(lib.add, (a, b))
+    t = graph.call_method("sum", (s,), {"dim": 0})
+    dead = graph.call_function(operator.neg, (a,))
+    graph.output((t, s))
+    return graph, (a, b, s, t, dead)
+
+
+def test_hand_built_graph_edit_lint_and_dce():
+    gref, nref = _hand_graph(torch)
+    g, (a, b, s, t, dead) = _hand_graph(tc)
+    assert str(g) == str(gref)
+    assert list(a.users) == [s, dead] and s.all_input_nodes == [a, b] and s.prev is b and s.next is t
+    assert g.eliminate_dead_code() is gref.eliminate_dead_code() is True
+    assert str(g) == str(gref) and len(g.nodes) == 5
+    with pytest.raises(RuntimeError) as got:
+        g.erase_node(s)
+    with pytest.raises(RuntimeError) as want:
+        gref.erase_node(nref[2])
+    assert str(got.value) == str(want.value)
+    with g.inserting_before(s):
+        m = g.call_function(operator.mul, (a, a))
+    s.replace_input_with(a, m)
+    assert s.args == (m, b) and a.users.keys() == {m}
+    gm = tc.fx.GraphModule(tc.nn.Module(), g)
+    assert gm.code.splitlines()[4:6] == ["    mul = a * a;  a = None", "    add = torch.add(mul, b);  mul = b = None"]
+    total, sums = gm(tc.tensor([[1.0, 2.0]]))
+    np.testing.assert_allclose(sums.numpy(), [[3.0, 6.0]])
+    np.testing.assert_allclose(total.numpy(), [3.0, 6.0])
+    s.prepend(t)  # t now comes before the value it reads
+    with pytest.raises(RuntimeError, match="used before it has been defined"):
+        g.lint()
+
+
+def test_shape_prop_records_shapes_and_dtypes():
+    ref, ours = _pair(_cnn)
+    gref, gm = torch.fx.symbolic_trace(ref), tc.fx.symbolic_trace(ours)
+    x = np.zeros((2, 2, 8, 8), np.float32)
+    TorchShapeProp(gref).propagate(torch.tensor(x))
+    ShapeProp(gm).propagate(to_tidal(x))
+    meta = [(n.name, tuple(n.meta["tensor_meta"].shape), str(n.meta["tensor_meta"].dtype).split(".")[-1])
+            for n in gm.graph.nodes]
+    want = [(n.name, tuple(n.meta["tensor_meta"].shape), str(n.meta["tensor_meta"].dtype).split(".")[-1])
+            for n in gref.graph.nodes]
+    assert meta == want
+    assert gm.graph.find_nodes(op="call_module", target="conv1")[0].meta["tensor_meta"].stride == (256, 64, 8, 1)
+
+
+def test_copy_pickle_readable_and_print_tabular(capsys):
+    _, ours = _pair(_mlp)
+    gm = tc.fx.symbolic_trace(ours)
+    x = tc.randn(2, 12)
+    for other in (copy.deepcopy(gm), pickle.loads(pickle.dumps(gm))):
+        assert other.code == gm.code and other.fc1 is not gm.fc1
+        for got, want in zip(other(x), gm(x)):
+            assert_close(got, want)
+    assert gm.print_readable(print_output=False).startswith("class MLP(torch.nn.Module):\n    def forward(self, x")
+    try:
+        import tabulate  # noqa: F401
+    except ImportError:
+        with pytest.raises(ModuleNotFoundError):
+            gm.graph.print_tabular()
+        assert "relies on the library `tabulate`" in capsys.readouterr().out
+    else:
+        gm.graph.print_tabular()
+        assert "call_module" in capsys.readouterr().out
+
+
+def test_import_torch_fx_under_install():
+    import sys
+    import subprocess
+    code = ("import tidal.compat; tidal.compat.install()\n"
+            "import torch, torch.fx\nfrom torch.fx import symbolic_trace, GraphModule\n"
+            "from torch.fx.passes.shape_prop import ShapeProp\n"
+            "gm = symbolic_trace(torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU()))\n"
+            "print(type(gm).__mro__[1] is GraphModule, gm(torch.ones(1, 2)).shape)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True torch.Size([1, 2])"
+    lazy = subprocess.run([sys.executable, "-c", "import sys, tidal; print('tidal.fx' in sys.modules)"],
+                          capture_output=True, text=True, timeout=60)
+    assert lazy.stdout.strip() == "False"
