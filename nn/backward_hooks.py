@@ -11,6 +11,7 @@ import warnings
 
 from typing import Callable
 
+from ..ops.user_frame import user_stacklevel
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
 from ..tensor import Tensor
@@ -129,7 +130,7 @@ class BackwardHook:
             self.grad_outputs = new
         grads = self.grad_outputs
         if self.input_positions is None:  # no input needs a gradient: the hooks fire now, with grad_input all None
-            warnings.warn(_NO_INPUT_GRAD, stacklevel=5)
+            warnings.warn(_NO_INPUT_GRAD, stacklevel=user_stacklevel())
             nothing = (None,) * self.n_inputs
             for hook in self.hooks:
                 res = hook(self.module, nothing, self.grad_outputs)

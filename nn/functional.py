@@ -36,12 +36,20 @@ __all__ = list(_act.FUNCTIONAL) + [
 
 
 # -- linear maps ---------------------------------------------------------------------------------
+_ROUNDED_ONCE = (dt.bfloat16, dt.float16)
+
+
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = input @ weight.T + bias."""
     if _ac.ACTIVE[0]:
         input, weight, bias = _ac.lower(input, weight, bias)
     if bias is not None:
         _check_addmm(input, weight, bias)
+    if bias is not None and input.dtype in _ROUNDED_ONCE and bias.dim() == 1 and input.dim() >= 1 \
+            and (input.dim() == 2 or input.is_contiguous()):
+        # torch's fused addmm: the bias joins the float32 accumulator, so a half/bfloat16 result rounds once
+        flat = ops.addmm(bias, input.reshape(-1, input.shape[-1]), weight.t())
+        return flat if input.dim() == 2 else flat.view(*input.shape[:-1], flat.shape[-1])
     out = ops.matmul(input, weight.t())
     if bias is None:
         return out

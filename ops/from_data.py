@@ -39,6 +39,8 @@ def _first_path_shape(data) -> list:
     shape = []
     x = data
     while True:
+        if isinstance(x, str) and shape:  # torch walks into a string as a sequence of itself, past 64 dims
+            raise ValueError("too many dimensions 'str'")
         if isinstance(x, _SEQUENCES):
             shape.append(len(x))
             if not len(x):
@@ -55,7 +57,7 @@ def _first_path_shape(data) -> list:
 
 
 def _invalid_leaf(x) -> Exception:
-    if isinstance(x, str):
+    if isinstance(x, (str, bytes)):
         return TypeError(f"new(): invalid data type '{type(x).__name__}'")
     if isinstance(x, _SEQUENCES) or isinstance(x, np.ndarray):
         return TypeError(f"'{type(x).__name__}' object cannot be interpreted as a number: the sequences "

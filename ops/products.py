@@ -81,9 +81,10 @@ def _matmul_kernel(ins, outs, attrs) -> None:
     if sum_batches:
         a, b = _fold_batches(a, b)
     float8 = out.dtype in FLOAT8_NP
-    if float8:
+    widened = float8 or out.dtype in HALF_NP
+    if widened:  # NumPy would multiply 16-bit operands in their own type: torch accumulates in float32
         a, b, addend = (x.astype(np.float32) if x is not None else None for x in (a, b, addend))
-    compute = np.float32 if out.dtype in HALF_NP or float8 else out.dtype
+    compute = np.float32 if widened else out.dtype
     # write straight into `out` unless it must hold float32 or still has to be read as the addend
     direct = compute == out.dtype and (addend is None or beta == 0 or not np.may_share_memory(out, addend))
     acc = out if direct else np.empty(out.shape, compute)

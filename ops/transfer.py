@@ -29,6 +29,8 @@ def to_device(x: Tensor, dev, dtype) -> Tensor:
 
 def _copied(x: Tensor, dev) -> Tensor:
     if not _available(dev.type):
+        if dev.type == "cuda":  # a CPU-only torch build's refusal
+            raise AssertionError("Torch not compiled with CUDA enabled")
         raise RuntimeError(f"to(): device '{dev}' is not available: tidal has no {dev.type} backend "
                            "on this machine")
     if dev.type == "meta":  # nothing to copy: a tensor of x's shape without data (reading x: none either)

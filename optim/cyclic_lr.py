@@ -9,7 +9,7 @@ import math
 import types
 from typing import Any, Callable
 
-from .lr_scheduler import LRScheduler, _group_values, _per_group
+from .lr_scheduler import LRScheduler, _group_values, _per_group, within_step
 from .optimizer import Optimizer
 
 __all__ = ["OneCycleLR", "CyclicLR", "CosineAnnealingWarmRestarts"]
@@ -244,6 +244,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             self.T_i = self.T_0
             self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        with within_step(self):
+            values = self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = _group_values(self.optimizer, "lr")

@@ -8,6 +8,8 @@ match PyTorch's to the last bit. `step(epoch)` (deprecated) jumps with the close
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import types
 import warnings
@@ -42,10 +44,40 @@ def _per_group(name: str, optimizer: Optimizer, value) -> list:
     return [value] * len(optimizer.param_groups)
 
 
+_PACKAGE = __name__.split(".")[0]
+_GET_LR_OUTSIDE_STEP = "To get the last learning rate computed by the scheduler, please use `get_last_lr()`."
+
+
+def _warns_outside_step(get_lr):
+    """torch's own `get_lr` methods warn when a program calls them instead of `get_last_lr()`."""
+    @functools.wraps(get_lr)
+    def checked(self) -> list:
+        if not self.__dict__.get("_get_lr_called_within_step", False):
+            warnings.warn(_GET_LR_OUTSIDE_STEP, UserWarning, stacklevel=2)
+        return get_lr(self)
+    return checked
+
+
+@contextlib.contextmanager
+def within_step(scheduler):
+    """Mark `get_lr` calls as the scheduler's own (torch's `_enable_get_lr_call`; saved in the state dict)."""
+    scheduler._get_lr_called_within_step = True
+    try:
+        yield
+    finally:
+        scheduler._get_lr_called_within_step = False
+
+
 class LRScheduler:
     """Base class: subclasses implement `get_lr` (and `_get_closed_form_lr` where one exists)."""
 
     _is_initial: bool = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        get_lr = cls.__dict__.get("get_lr")
+        if get_lr is not None and cls.__module__.split(".")[0] == _PACKAGE:  # a program's own scheduler: silent
+            cls.get_lr = _warns_outside_step(get_lr)
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
@@ -99,13 +131,14 @@ class LRScheduler:
         self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None = None) -> None:
-        if epoch is None:
-            self.last_epoch += 1
-            values = self.get_lr()
-        else:
-            self.last_epoch = epoch
-            closed_form = getattr(self, "_get_closed_form_lr", None)
-            values = closed_form() if closed_form is not None else self.get_lr()
+        with within_step(self):
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                closed_form = getattr(self, "_get_closed_form_lr", None)
+                values = closed_form() if closed_form is not None else self.get_lr()
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = _group_values(self.optimizer, "lr")

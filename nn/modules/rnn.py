@@ -289,7 +289,7 @@ class LSTM(RNNBase):
                 _zeros(self._state_shape(input, batch_sizes, self.hidden_size), input))
 
     def _batch_hidden(self, hx: tuple, batched: bool) -> tuple:
-        h0, c0 = hx
+        h0, c0 = hx[0], hx[1]  # indexed as torch does: a 1-tuple is its IndexError
         if h0.dim() != (3 if batched else 2) or c0.dim() != (3 if batched else 2):
             shape = "batched 3-D" if batched else "unbatched 2-D"
             raise RuntimeError(f"For {shape} input, hx and cx should also be {3 if batched else 2}-D but got "
