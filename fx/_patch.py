@@ -10,6 +10,7 @@ import builtins
 import types
 from typing import Any
 
+from .node import map_aggregate
 from .proxy import LibraryUse, Proxy, _from_library
 from .tracer import make_wrapper, wrapped_names
 
@@ -27,11 +28,14 @@ _MISSING = object()
 
 
 def _first_proxy(args: tuple, kwargs: dict):
-    for arg in (*args, *kwargs.values()):
-        for item in (arg if isinstance(arg, (list, tuple)) else (arg,)):
-            if isinstance(item, Proxy):
-                return item
-    return None
+    found: list = []
+
+    def note(a):
+        if isinstance(a, Proxy) and not found:
+            found.append(a)
+        return a
+    map_aggregate((args, kwargs), note)  # (through lists, tuples, dicts and slices: t[:n] with n traced)
+    return found[0] if found else None
 
 
 def _tensor_method(orig, method: str):

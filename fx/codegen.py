@@ -93,6 +93,17 @@ class _Globals:
             return self.add(arg)
         return repr(arg)
 
+    def annotation(self, t: Any) -> str:
+        """` : type` for a placeholder's annotation ('' when there is none or it is not a plain class)."""
+        from ..tensor import Tensor
+        if not isinstance(t, type):
+            return ""  # strings (postponed annotations) and typing constructs are left out of the code
+        if issubclass(t, Tensor) and t.__module__.startswith("tidal."):
+            return " : torch.Tensor"
+        if t.__module__ == "builtins":
+            return f" : {t.__qualname__}"
+        return f" : {self.add(t)}"
+
     def args(self, args: tuple, kwargs: dict) -> str:
         """Call arguments as source text: `a, 1, dim = 1`."""
         parts = [self.repr(a) for a in args] + [f"{k} = {self.repr(v)}" for k, v in kwargs.items()]
@@ -141,7 +152,7 @@ def _emit(node: Node, glob: _Globals, root: str, free_vars: list) -> str | None:
     name = node.name
     if node.op == "placeholder":
         default = f" = {glob.repr(node.args[0])}" if node.args else ""
-        free_vars.append(f"{node.target}{default}")
+        free_vars.append(f"{node.target}{glob.annotation(node.type)}{default}")
         raw = node.target.replace("*", "")
         return f"{name} = {raw}" if raw != name else None
     if node.op == "call_method":

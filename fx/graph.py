@@ -104,8 +104,6 @@ class Graph:
             op = getattr(target, "__name__", None) or type(target).__name__
         else:
             op = target
-            if isinstance(op, str) and op.startswith("*"):
-                op = op[1:]
             if isinstance(op, str) and len(op) > 4 and op.startswith("__") and op.endswith("__"):
                 op = op[2:-2]  # a dunder method's node reads as its name: getitem
         return snake_case(str(op))

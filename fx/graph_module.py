@@ -112,7 +112,7 @@ class GraphModule(Module):
         filename = f"<eval_with_key>.{next(_KEYS)}"
         linecache.cache[filename] = (len(self._code), None, self._code.splitlines(True), filename)
         namespace = dict(python_code.globals)
-        exec(compile(self._code, filename, "exec"), namespace)
+        exec(compile(self._code, filename, "exec", dont_inherit=True), namespace)
         cls = type(self)
         cls.forward = namespace["forward"]
         return python_code

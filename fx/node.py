@@ -233,7 +233,7 @@ class Node:
         if self.op == "placeholder":
             if placeholder_names is not None:
                 placeholder_names.append(self.target)
-            typename = f"[num_users={len(self.users)}]"
+            typename = f"{_type_repr(self.type)}[num_users={len(self.users)}]"
             default = f"(default={self.args[0]})" if self.args else ""
             return f"%{self.name} : {typename} = {self.op}[target={self.target}]{default}"
         if self.op == "get_attr":
@@ -243,6 +243,19 @@ class Node:
         return (f"%{self.name} : [num_users={len(self.users)}] = {self.op}[target="
                 f"{self._pretty_print_target(self.target)}](args = {_format_arg(self.args)}, kwargs = "
                 f"{_format_arg(self.kwargs)})")
+
+
+def _type_repr(t: Any) -> str:
+    """A node's annotation as the graph's text shows it, with the space after it ('' when none)."""
+    if t is None:
+        return ""
+    if isinstance(t, type):
+        if t.__module__ == "builtins":
+            return t.__qualname__ + " "
+        if t.__module__.startswith("tidal.") and t.__name__ == "Tensor":
+            return "torch.Tensor "
+        return f"{t.__module__}.{t.__qualname__} "
+    return f"{t} "
 
 
 def _format_arg(arg: Argument, max_list_len: float = float("inf")) -> str:

@@ -33,6 +33,11 @@ class LibraryUse(TypeError):
     """A Proxy reached tidal's library code: the torch function called with it records one node instead."""
 
 
+class LibraryAttribute(AttributeError):
+    """An attribute of a Proxy read by tidal's library code under a public op (so `getattr(x, name, default)`
+    probes answer the default); the op then records one node."""
+
+
 _DISPATCHING: list = []  # code objects of tidal's public op wrappers (they dispatch to __torch_function__)
 
 
@@ -60,10 +65,10 @@ def _from_library(depth: int = 2) -> bool:
     return False
 
 
-def _check_caller(proxy: "Proxy", what: str) -> None:
+def _check_caller(proxy: "Proxy", what: str, error: type = LibraryUse) -> None:
     if _from_library(3):
         frame = sys._getframe(2)
-        raise LibraryUse(f"a traced value ({proxy!r}) reached tidal's library code ({what} at "
+        raise error(f"a traced value ({proxy!r}) reached tidal's library code ({what} at "
                          f"{frame.f_code.co_filename}:{frame.f_lineno}); a torch function, tensor method or "
                          "operator applied to it directly is recorded as one node")
 
@@ -99,7 +104,7 @@ class Proxy:
     def __getattr__(self, k: str) -> "Attribute":
         if k.startswith("__") and k.endswith("__"):  # copy/pickle probe these: not tensor attributes
             raise AttributeError(k)
-        _check_caller(self, f".{k}")
+        _check_caller(self, f".{k}", LibraryAttribute)
         return Attribute(self, k)
 
     def __getstate__(self) -> dict:

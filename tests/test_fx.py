@@ -391,14 +391,100 @@ def test_copy_pickle_readable_and_print_tabular(capsys):
 def test_import_torch_fx_under_install():
     import sys
     import subprocess
-    code = ("import tidal.compat; tidal.compat.install()\n"
+    code = ("import sys, tidal.compat; tidal.compat.install()\n"
+            "print('tidal.fx' in sys.modules)\n"  # not loaded until torch.fx is asked for
             "import torch, torch.fx\nfrom torch.fx import symbolic_trace, GraphModule\n"
             "from torch.fx.passes.shape_prop import ShapeProp\n"
             "gm = symbolic_trace(torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU()))\n"
             "print(type(gm).__mro__[1] is GraphModule, gm(torch.ones(1, 2)).shape)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "True torch.Size([1, 2])"
-    lazy = subprocess.run([sys.executable, "-c", "import sys, tidal; print('tidal.fx' in sys.modules)"],
-                          capture_output=True, text=True, timeout=60)
-    assert lazy.stdout.strip() == "False"
+    assert out.stdout.split("\n")[:2] == ["False", "True torch.Size([1, 2])"]
+
+
+def test_subgraph_rewriter_replace_pattern():
+    def build(lib):
+        class M(lib.nn.Module):
+            def forward(self, x, w1, w2):
+                m1 = lib.cat([w1, w2]).sum()
+                m2 = lib.cat([w1, w2]).sum()
+                return x + lib.max(m1) + lib.max(m2)
+        return M()
+
+    def rewrite(lib, gm):
+        return lib.fx.replace_pattern(gm, lambda w1, w2: lib.cat([w1, w2]).sum(),
+                                      lambda w1, w2: lib.stack([w1, w2]))
+    gref, gm = torch.fx.symbolic_trace(build(torch)), tc.fx.symbolic_trace(build(tc))
+    mref, ms = rewrite(torch, gref), rewrite(tc, gm)
+    assert gm.code == gref.code and len(ms) == len(mref) == 2
+    assert [sorted((k.name, v.name) for k, v in m.nodes_map.items()) for m in ms] == \
+        [sorted((k.name, v.name) for k, v in m.nodes_map.items()) for m in mref]
+    args = [np.arange(3.0), np.array([1.0, 5.0, 2.0]), np.array([4.0, 0.0, 1.0])]
+    assert_close(gm(*map(to_tidal, args)), gref(*map(torch.tensor, args)))
+
+    def chained(lib):  # the second match takes the first one's result, which the rewrite replaced
+        def fn(x, y):
+            a = lib.relu(x + y)
+            return a * 2 + lib.relu(a + x)
+        return fn
+    gref, gm = torch.fx.symbolic_trace(chained(torch)), tc.fx.symbolic_trace(chained(tc))
+    torch.fx.replace_pattern(gref, lambda a, b: torch.relu(a + b), lambda a, b: torch.sigmoid(b - a))
+    tc.fx.replace_pattern(gm, lambda a, b: tc.relu(a + b), lambda a, b: tc.sigmoid(b - a))
+    assert gm.code == gref.code
+    assert_close(gm(tc.ones(2), tc.zeros(2)), gref(torch.ones(2), torch.zeros(2)))
+
+
+def test_annotations_varargs_and_retrace():
+    src = ("class M(lib.nn.Module):\n"
+           "    def __init__(self):\n        super().__init__()\n        self.l = lib.nn.Linear(2, 2)\n"
+           "    def forward(self, x: lib.Tensor, k: int = 3, *args) -> lib.Tensor:\n"
+           "        return self.l(x) * k\n")
+    mods = {}
+    for name, lib in (("torch", torch), ("tidal", tc)):
+        scope = {"lib": lib}
+        exec(compile(src, "<fx-test>", "exec", dont_inherit=True), scope)  # real annotations, not strings
+        mods[name] = scope["M"]()
+    load_from_torch(mods["tidal"], mods["torch"])
+    gref, gm = torch.fx.symbolic_trace(mods["torch"]), tc.fx.symbolic_trace(mods["tidal"])
+    assert gm.code == gref.code and str(gm.graph) == str(gref.graph)
+    assert "def forward(self, x : torch.Tensor, k : int = 3, *args):" in gm.code
+    again, again_ref = tc.fx.symbolic_trace(gm), torch.fx.symbolic_trace(gref)
+    assert again.code == again_ref.code
+    assert_close(again(tc.ones(1, 2), 2), gref(torch.ones(1, 2), 2), rtol=1e-6, atol=1e-6)
+
+
+def _attention(lib):
+    import math
+    F = lib.nn.functional
+
+    class Attn(lib.nn.Module):
+        def __init__(self, d=8, h=2):
+            super().__init__()
+            self.h = h
+            self.qkv = lib.nn.Linear(d, 3 * d)
+            self.proj = lib.nn.Linear(d, d)
+            self.ln = lib.nn.LayerNorm(d)
+            self.pos = lib.nn.Parameter(lib.linspace(0, 1, 32).reshape(1, 4, 8))
+
+        def forward(self, x):
+            B, T, C = x.shape
+            x = x + self.pos[:, :T]
+            q, k, v = self.qkv(self.ln(x)).split(C, dim=2)
+            q = q.view(B, T, self.h, C // self.h).transpose(1, 2)
+            k = k.view(B, T, self.h, C // self.h).transpose(1, 2)
+            v = v.view(B, T, self.h, C // self.h).transpose(1, 2)
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+            att = att.masked_fill(~lib.tril(lib.ones_like(att)).bool(), float("-inf"))
+            y = (F.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous().view(B, T, C)
+            y = F.dropout(y, p=0.1, training=self.training)
+            return x + self.proj(y).to(lib.float32)
+    return Attn().eval()
+
+
+def test_attention_block_traces_as_torch():
+    ref, ours = _pair(_attention)
+    gref, gm = torch.fx.symbolic_trace(ref), tc.fx.symbolic_trace(ours)
+    assert _nodes(gm) == _nodes(gref)
+    assert 'torch.fx._symbolic_trace.wrap("math_sqrt")' in gm.code and "masked_fill(invert, -inf)" in gm.code
+    x = np.random.default_rng(5).standard_normal((2, 4, 8)).astype(np.float32)
+    assert_close(gm(to_tidal(x)), gref(torch.tensor(x)), rtol=1e-5, atol=1e-5)
