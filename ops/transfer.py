@@ -10,7 +10,7 @@ from ..vm import machine
 def _available(device_type: str) -> bool:
     try:
         machine._backends[device_type]  # loads a device backend on first use
-    except RuntimeError:
+    except (RuntimeError, AssertionError):  # (AssertionError: torch's refusal of CUDA on a CPU-only build)
         return False
     return True
 

@@ -641,6 +641,7 @@ MISTAKES = {
     "tensor.cuda()": lambda T: T.ones(2).cuda(),
     "tensor.to('cuda')": lambda T: T.ones(2).to("cuda"),
     "module.cuda()": lambda T: T.nn.Linear(2, 2).cuda(),
+    "tensor(data, device='cuda')": lambda T: T.tensor([1.0], device="cuda"),
     "matmul shapes": lambda T: T.ones(2, 3) @ T.ones(4, 5),
     "cat shapes": lambda T: T.cat([T.ones(2, 3), T.ones(2, 4)]),
     "view of a transpose": lambda T: T.ones(2, 3).t().view(6),
@@ -689,3 +690,12 @@ def test_format_of_a_0d_tensor_is_its_number():
                 out.append(str(exc))
         return out
     assert formats(tidal_torch) == formats(real_torch)
+
+
+@pytest.mark.xfail(strict=True, reason="needs s9_hunt_cuda_factory patch")
+@pytest.mark.parametrize("make", [lambda T: T.ones(2, device="cuda"), lambda T: T.nn.Linear(2, 2, device="cuda")],
+                         ids=["ones", "Linear"])
+def test_creation_on_cuda_raises_as_a_cpu_only_torch(make):
+    theirs, ours = (_raised(T, make) for T in FRAMEWORKS)
+    assert theirs[0] is not None
+    assert ours == theirs
