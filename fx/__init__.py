@@ -12,7 +12,7 @@ from .graph_module import GraphModule
 from .interpreter import Interpreter, Transformer
 from .node import Node, map_arg
 from .proxy import Attribute, Proxy, TraceError
-from . import tracer as _symbolic_trace  # noqa: F401 - torch's module name, which generated code calls wrap() on
+from . import _symbolic_trace  # noqa: F401 - torch's module name, which generated code calls wrap() on
 from .tracer import PH, Tracer, symbolic_trace, wrap
 
 __all__ = ["Graph", "GraphModule", "Interpreter", "Node", "Proxy", "Tracer", "Transformer", "map_arg",

@@ -24,11 +24,10 @@ class _NodeList:
         root = self._graph._root
         step = "_prev" if self._reverse else "_next"
         cur = getattr(root, step)
-        while cur is not root:
-            following = getattr(cur, step)
+        while cur is not root:  # (an erased node keeps its links, so erasing while iterating is safe)
             if not cur._erased:
                 yield cur
-            cur = following
+            cur = getattr(cur, step)
 
     def __reversed__(self) -> "_NodeList":
         return _NodeList(self._graph, not self._reverse)

@@ -107,7 +107,6 @@ class Node:
     def _remove_from_list(self) -> None:
         p, n = self._prev, self._next
         p._next, n._prev = n, p
-        self._prev = self._next = self
 
     # -- arguments ---------------------------------------------------------------------------------
     @property

@@ -171,12 +171,23 @@ class Tracer(TracerBase):
         """A module attribute read while tracing: a Parameter becomes a get_attr Proxy (one per parameter)."""
         from ..nn.parameter import Parameter
         if isinstance(attr_val, Parameter):
-            for name, param in self.root.named_parameters():
-                if param is attr_val:
-                    if name not in parameter_proxy_cache:
-                        parameter_proxy_cache[name] = self.create_proxy("get_attr", name, (), {})
-                    return parameter_proxy_cache[name]
+            name = self._names("_parameter_names", "named_parameters").get(id(attr_val))
+            if name is not None:
+                if name not in parameter_proxy_cache:
+                    parameter_proxy_cache[name] = self.create_proxy("get_attr", name, (), {})
+                return parameter_proxy_cache[name]
         return attr_val
+
+    def _names(self, key: str, method: str) -> dict:
+        """id(tensor) -> its qualified name among root's parameters or buffers (built once per trace)."""
+        names = self.__dict__.get(key)
+        if names is None or names[0] is not self.root:
+            table: dict = {}
+            for name, t in getattr(self.root, method)():
+                table.setdefault(id(t), name)
+            names = (self.root, table)
+            self.__dict__[key] = names
+        return names[1]
 
     def create_arg(self, a: Any) -> Any:
         """As TracerBase, and a tensor of the root (parameter, buffer, attribute) becomes a get_attr node; any
@@ -184,14 +195,14 @@ class Tracer(TracerBase):
         from ..nn.parameter import Parameter
         from ..tensor import Tensor
         if isinstance(a, Parameter):
-            for name, param in self.root.named_parameters():
-                if param is a:
-                    return self.create_node("get_attr", name, (), {})
-            raise NameError("parameter is not a member of this module")
+            name = self._names("_parameter_names", "named_parameters").get(id(a))
+            if name is None:
+                raise NameError("parameter is not a member of this module")
+            return self.create_node("get_attr", name, (), {})
         if isinstance(a, Tensor):
-            for name, buf in self.root.named_buffers():
-                if buf is a:
-                    return self.create_node("get_attr", name, (), {})
+            name = self._names("_buffer_names", "named_buffers").get(id(a))
+            if name is not None:
+                return self.create_node("get_attr", name, (), {})
             qualname = self.tensor_attrs.get(id(a))
             if qualname is None:
                 i = 0
@@ -273,6 +284,8 @@ class Tracer(TracerBase):
         self.submodule_paths = {}
         for name, m in self.root.named_modules():
             self.submodule_paths.setdefault(id(m), name)
+        self.__dict__.pop("_parameter_names", None)
+        self.__dict__.pop("_buffer_names", None)
         self.tensor_attrs = self._collect_tensor_attrs()
         args, kwargs = self.create_args_for_root(fn, is_module, concrete_args)
         if is_module:
