@@ -1,7 +1,7 @@
 """The temporary patches a trace runs under, all undone when it ends (torch's _Patcher).
 
-Module.__call__ and Module.__getattr__ go through the tracer; tensor operators return NotImplemented for a
-Proxy operand (so the Proxy's reflected operator records the node); functions of torch.nn.functional, of the
+Module.__call__ and Module.__getattr__ go through the tracer; a Tensor method or operator given a Proxy
+records a call_method node on the tensor; functions of torch.nn.functional, of the
 autowrap modules (math) and those wrap() named become wrappers that record a call with a Proxy.
 """
 from __future__ import annotations

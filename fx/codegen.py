@@ -156,7 +156,8 @@ def _emit(node: Node, glob: _Globals, root: str, free_vars: list) -> str | None:
         raw = node.target.replace("*", "")
         return f"{name} = {raw}" if raw != name else None
     if node.op == "call_method":
-        return f"{name} = {_format_target(glob.repr(node.args[0]), node.target)}({glob.args(node.args[1:], node.kwargs)})"
+        method = _format_target(glob.repr(node.args[0]), node.target)
+        return f"{name} = {method}({glob.args(node.args[1:], node.kwargs)})"
     if node.op == "call_function":
         target = node.target
         short = getattr(target, "__name__", None)

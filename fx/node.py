@@ -236,7 +236,8 @@ class Node:
             default = f"(default={self.args[0]})" if self.args else ""
             return f"%{self.name} : {typename} = {self.op}[target={self.target}]{default}"
         if self.op == "get_attr":
-            return f"%{self.name} : [num_users={len(self.users)}] = {self.op}[target={self._pretty_print_target(self.target)}]"
+            target = self._pretty_print_target(self.target)
+            return f"%{self.name} : [num_users={len(self.users)}] = {self.op}[target={target}]"
         if self.op == "output":
             return f"return {self.args[0]}"
         return (f"%{self.name} : [num_users={len(self.users)}] = {self.op}[target="

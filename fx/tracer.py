@@ -3,8 +3,8 @@
 While tracing, `Module.__call__` and `Module.__getattr__` are patched (as torch does): a leaf module (one of
 tidal's nn modules, Sequential excepted) becomes a call_module node, a Parameter read a get_attr node. The
 functions of torch.nn.functional, those `wrap()` named and the math functions a traced function's globals
-hold are wrapped so that a call with a Proxy records a call_function node. Tensor operators given a Proxy on
-the right defer to it (so `tensor + proxy` records operator.add).
+hold are wrapped so that a call with a Proxy records a call_function node. A tensor's methods and operators
+given a Proxy record a call_method node (`b + x` with b a buffer: `b.add(x)`, as torch records it).
 """
 from __future__ import annotations
 

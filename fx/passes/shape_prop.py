@@ -1,4 +1,4 @@
-"""ShapeProp: run a GraphModule and note each node's tensor shape and dtype in node.meta (torch.fx.passes.shape_prop)."""
+"""ShapeProp: run a GraphModule, noting each node's shape and dtype in node.meta (torch.fx.passes.shape_prop)."""
 from __future__ import annotations
 
 from typing import Any, NamedTuple
