@@ -8,7 +8,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
-__all__ = ["Namespace", "qualified_name", "snake_case"]
+__all__ = ["Namespace", "qualified_name", "target_name", "canonical_name", "snake_case"]
 
 _ILLEGAL = re.compile(r"[^0-9a-zA-Z_]+")
 _SUFFIX = re.compile(r"(.*)_(\d+)$")
@@ -74,7 +74,7 @@ class Namespace:
 _TABLE: dict = {}
 
 
-def _torch_table() -> dict:
+def torch_table() -> dict:
     """id(function) -> its torch spelling, for the functions of torch, torch.nn.functional and the sub-namespaces."""
     if _TABLE:
         return _TABLE
@@ -84,14 +84,30 @@ def _torch_table() -> dict:
     for sub in ("linalg", "fft", "special"):
         spaces.append((f"torch.{sub}", getattr(compat, sub)))
     spaces.append(("torch", compat))
-    for prefix, module in spaces:  # the last spelling wins: torch.relu over torch.nn.functional.relu
-        for name, value in vars(module).items():
-            if not name.startswith("__") and callable(value) and not isinstance(value, type):
+    for prefix, module in spaces:  # the last spelling wins (torch.relu over torch.nn.functional.relu), except
+        for name, value in vars(module).items():  # that an alias never hides the function's own name
+            if name.startswith("__") or not callable(value) or isinstance(value, type):
+                continue
+            held = _TABLE.get(id(value))
+            own = canonical_name(value)
+            if held is None or name == own or held[0].rsplit(".", 1)[-1] != own:
                 _TABLE[id(value)] = (f"{prefix}.{name}", value)
     for name, value in vars(F).items():  # functions F defines itself read as torch.nn.functional.<name>
         if callable(value) and getattr(value, "__module__", "") == F.__name__ and not name.startswith("_"):
             _TABLE[id(value)] = (f"torch.nn.functional.{name}", value)
     return _TABLE
+
+
+def canonical_name(fn: Any) -> str:
+    """A function's own name: its __qualname__ when that is a plain identifier (tidal's ops: `neg`), else __name__."""
+    qualname = getattr(fn, "__qualname__", "")
+    return qualname if qualname.isidentifier() else getattr(fn, "__name__", "")
+
+
+def target_name(fn: Any) -> str:
+    """The name a call_function node of `fn` is named after: torch's name for a torch function."""
+    spelled = qualified_name(fn)
+    return spelled.rsplit(".", 1)[-1] if spelled.startswith("torch.") else getattr(fn, "__name__", type(fn).__name__)
 
 
 def qualified_name(fn: Any) -> str:
@@ -101,7 +117,7 @@ def qualified_name(fn: Any) -> str:
         return f"operator.{name}"
     if name is not None and builtins.__dict__.get(name) is fn:
         return name
-    hit = _torch_table().get(id(fn))
+    hit = torch_table().get(id(fn))
     if hit is not None and hit[1] is fn:
         return hit[0]
     module = getattr(fn, "__module__", None) or ""

@@ -25,6 +25,7 @@ _OPERATOR_METHODS = {"__add__": "add", "__sub__": "sub", "__mul__": "mul", "__tr
 # torch.nn.functional's own __torch_function__ helpers: they take Proxies as plain arguments
 _KEEP = {"has_torch_function", "has_torch_function_unary", "has_torch_function_variadic", "handle_torch_function"}
 _MISSING = object()
+_ATEN_MODULES = ("tidal.compat._aten_functional", "tidal.compat._aten_native", "tidal.compat._aten_nn")
 
 
 def _first_proxy(args: tuple, kwargs: dict):
@@ -72,6 +73,8 @@ class Patcher:
         from ..nn import functional as F
         from ..nn.module import Module
         from ..tensor import Tensor
+        from ._names import torch_table
+        torch_table()  # the spellings of torch's functions, read before any is patched
         tracer, cache = self.tracer, self.cache
         orig_call, orig_getattr = Module.__call__, Module.__getattr__
 
@@ -88,6 +91,10 @@ class Patcher:
         for name, value in list(vars(F).items()):
             if not name.startswith("_") and name not in _KEEP and isinstance(value, types.FunctionType):
                 self._set(F.__dict__, name, make_wrapper(value, mark=False))
+        from .. import compat
+        for name, value in list(vars(compat).items()):  # torch.dropout, torch.layer_norm... (ATen spellings)
+            if isinstance(value, types.FunctionType) and value.__module__.startswith(_ATEN_MODULES):
+                self._set(compat.__dict__, name, make_wrapper(value, mark=False))
         ids = tracer._autowrap_function_ids
         for space in [self.fn_globals] + [m.__dict__ for m in tracer._autowrap_modules]:
             for name, value in list(space.items()):

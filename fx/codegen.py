@@ -57,10 +57,12 @@ class _Globals:
         """The name the code uses for `obj`."""
         name = qualified_name(obj)
         head = name.split(".")[0]
-        if name.startswith("torch.") or (head == "operator" and getattr(operator, name[9:], None) is obj):
+        if name.startswith("torch."):
             return name
         if builtins.__dict__.get(name) is obj:
             return name
+        if head == "operator" and getattr(operator, name[9:], None) is obj:
+            name = "_" + name  # torch's global for an operator function called by name: _operator_abs
         short = self.namespace.create_name(name, obj)  # (torch's hint: the dotted name, dots made '_')
         self.values[short] = obj
         return short

@@ -5,7 +5,7 @@ import contextlib
 import inspect
 from typing import Any, Callable, Iterator
 
-from ._names import Namespace, snake_case
+from ._names import Namespace, snake_case, target_name
 from .node import Node, map_arg
 
 __all__ = ["Graph"]
@@ -100,7 +100,7 @@ class Graph:
 
     def _target_to_str(self, target: Any) -> str:
         if callable(target) and not isinstance(target, str):
-            op = getattr(target, "__name__", None) or type(target).__name__
+            op = target_name(target)
         else:
             op = target
             if isinstance(op, str) and len(op) > 4 and op.startswith("__") and op.endswith("__"):

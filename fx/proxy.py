@@ -202,7 +202,7 @@ def _make_reflected(name: str):
     return impl
 
 
-for _name in MAGIC_METHODS:
+for _name in (*MAGIC_METHODS, "abs"):  # (abs has no operator syntax: the code calls it)
     setattr(Proxy, _dunder(_name), _make_magic(_name))
 for _name in REFLECTABLE:
     setattr(Proxy, f"__r{_name.rstrip('_')}__", _make_reflected(_name))

@@ -128,9 +128,9 @@ def from_numpy(np_dtype) -> dtype:
         return _BY_NP[np.dtype(np_dtype)]
     except KeyError:
         raise TypeError(
-            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
-            "float64, float32, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint64, "
-            "uint32, uint16, uint8, and bool.") from None
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The only supported types "
+            "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, "
+            "uint16, uint8, and bool.") from None  # torch's words (its list: without tidal's ml_dtypes bfloat16)
 
 
 def get_default_dtype() -> dtype:

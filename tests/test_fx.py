@@ -488,3 +488,36 @@ def test_attention_block_traces_as_torch():
     assert 'torch.fx._symbolic_trace.wrap("math_sqrt")' in gm.code and "masked_fill(invert, -inf)" in gm.code
     x = np.random.default_rng(5).standard_normal((2, 4, 8)).astype(np.float32)
     assert_close(gm(to_tidal(x)), gref(torch.tensor(x)), rtol=1e-5, atol=1e-5)
+
+
+def _neg_sigmoid_swap(lib):
+    """torch.fx's documented Transformer example: sigmoid and neg trade places."""
+    class Swap(lib.fx.Transformer):
+        def call_function(self, target, args, kwargs):
+            if target == lib.sigmoid:
+                return lib.neg(*args, **kwargs)
+            return super().call_function(target, args, kwargs)
+
+        def call_method(self, target, args, kwargs):
+            if target == "neg":
+                call_self, *args_tail = args
+                return call_self.sigmoid(*args_tail, **kwargs)
+            return super().call_method(target, args, kwargs)
+    return Swap
+
+
+def test_documented_transformer_and_operator_spellings():
+    def f(lib):
+        def fn(x, y):
+            x = x.clone()
+            x += y
+            z = lib.sigmoid(x).neg() + abs(y)
+            return z, lib.dropout(x, 0.0, False), lib.zeros(x.shape[0], dtype=x.dtype), y.to(lib.float64)
+        return fn
+    gref, gm = torch.fx.symbolic_trace(f(torch)), tc.fx.symbolic_trace(f(tc))
+    assert gm.code == gref.code and "_operator_abs(y)" in gm.code
+    sref, sw = _neg_sigmoid_swap(torch)(gref).transform(), _neg_sigmoid_swap(tc)(gm).transform()
+    assert sw.code == sref.code and "neg = torch.neg(add)" in sw.code
+    x, y = np.array([-1.0, 0.5, 2.0]), np.array([0.25, -3.0, 1.0])
+    for got, want in zip(sw(to_tidal(x), to_tidal(y)), sref(torch.tensor(x), torch.tensor(y))):
+        assert_close(got, want)
