@@ -290,6 +290,30 @@ def test_resnet_one_cycle():
     run_both(resnet_one_cycle, rtol=1e-4, atol=1e-5)
 
 
+def padding_modes(T):
+    """Conv layers with padding='same'/'valid'/numbers and every padding_mode (the non-zero modes pad
+    explicitly first: 'same' with an even kernel puts the extra column on the right), and their gradients."""
+    nn = T.nn
+    x = T.from_numpy(data((2, 4, 9, 8), 60)).requires_grad_()
+    layers = [nn.Conv2d(4, 4, 3, padding="same", padding_mode="reflect"),
+              nn.Conv2d(4, 2, (4, 3), padding="same", padding_mode="replicate", dilation=(1, 2)),
+              nn.Conv2d(4, 2, 3, padding=2, padding_mode="circular"), nn.Conv2d(4, 2, 3, padding="valid"),
+              nn.Conv2d(4, 2, 2, padding="same")]
+    out = []
+    for i, layer in enumerate(layers):
+        init(T, layer, 61 + i)
+        y = layer(x)
+        y.pow(2).sum().backward()
+        out += [y, layer.weight.grad, repr(layer)]
+    conv1d = nn.Conv1d(4, 2, 4, padding="same", padding_mode="reflect")
+    init(T, conv1d, 70)
+    return out + [conv1d(x[:, :, 0]), x.grad]
+
+
+def test_padding_modes():
+    run_both(padding_modes, rtol=1e-4, atol=1e-5)
+
+
 # -- reduced precision ------------------------------------------------------------------------------------------------
 def autocast_bfloat16(T):
     """autocast(cpu, bfloat16) around a Linear with a bias: torch's fused addmm adds the bias in float32 and rounds
@@ -646,6 +670,8 @@ MISTAKES = {
     "cat shapes": lambda T: T.cat([T.ones(2, 3), T.ones(2, 4)]),
     "view of a transpose": lambda T: T.ones(2, 3).t().view(6),
     "float index": lambda T: T.ones(5)[T.tensor([0.0, 1.0])],
+    "object array": lambda T: T.from_numpy(np.array([1, "a"], dtype=object)),
+    "string array": lambda T: T.tensor(np.array(["a"])),
     "float targets": lambda T: T.nn.functional.cross_entropy(T.ones(3, 4), T.tensor([0.0, 1.0, 2.0])),
 }
 

@@ -49,6 +49,7 @@ class _ConvNd(Module):
         self.output_padding = _tuple(output_padding, n)
         self.groups = groups
         self.padding_mode = padding_mode
+        self._reversed_padding_repeated_twice = _explicit_pads(self.padding, self.kernel_size, self.dilation)
         shape = ((in_channels, out_channels // groups) if self._transposed else
                  (out_channels, in_channels // groups)) + self.kernel_size
         self.weight = Parameter(ops.empty(shape, device=device, dtype=dtype))
@@ -64,10 +65,7 @@ class _ConvNd(Module):
 
     def _padded(self, input: Tensor) -> Tensor:
         # non-zero padding modes pad explicitly, then convolve without padding (as PyTorch)
-        pads = []
-        for p in reversed(self.padding):
-            pads += [p, p]
-        return F.pad(input, pads, mode=self.padding_mode)
+        return F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
 
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
@@ -84,6 +82,19 @@ class _ConvNd(Module):
         if self.padding_mode != "zeros":
             s += f", padding_mode={self.padding_mode}"
         return s
+
+
+def _explicit_pads(padding, kernel_size: tuple, dilation: tuple) -> list:
+    """F.pad's list (last dim first) for `padding`: numbers, 'valid', or 'same' (the odd extra on the right)."""
+    if padding == "valid":
+        return [0, 0] * len(kernel_size)
+    if padding == "same":
+        pads = []
+        for d, k in zip(reversed(dilation), reversed(kernel_size)):
+            total = d * (k - 1)
+            pads += [total // 2, total - total // 2]
+        return pads
+    return [p for p in reversed(padding) for _ in range(2)]
 
 
 class Conv1d(_ConvNd):
