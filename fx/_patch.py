@@ -70,6 +70,14 @@ class Patcher:
         self._undo.append((owner, name, old))
 
     def __enter__(self) -> "Patcher":
+        try:
+            self._apply()
+        except BaseException:
+            self.__exit__()  # (a with statement does not undo a failed __enter__)
+            raise
+        return self
+
+    def _apply(self) -> None:
         from ..nn import functional as F
         from ..nn.module import Module
         from ..tensor import Tensor
@@ -106,7 +114,6 @@ class Patcher:
                 orig = getattr(builtins, name, _MISSING)
             if orig is not _MISSING:
                 self._set(space, name, make_wrapper(getattr(orig, "__fx_original__", orig)))
-        return self
 
     def __exit__(self, *exc) -> None:
         for owner, name, old in reversed(self._undo):

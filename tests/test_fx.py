@@ -95,10 +95,15 @@ def test_mlp_trace_matches_torch_code_graph_and_values():
     assert _nodes(gm) == _nodes(gref)
     assert [n.op for n in gm.graph.nodes][:2] == ["placeholder", "placeholder"]
     assert str(gm) == str(gref)  # the module tree (plain Modules along dotted paths) and the code
+    assert list(gm.state_dict()) == list(gref.state_dict()) and gm.fc1.weight is ours.fc1.weight
     x = np.random.default_rng(0).standard_normal((3, 2, 6)).astype(np.float32)
     for got, want, direct in zip(gm(to_tidal(x)), gref(torch.tensor(x)), ours(to_tidal(x))):
         assert_close(got, want, rtol=1e-5, atol=1e-5)
         assert_close(got, direct, rtol=1e-6, atol=1e-6)
+    gm(to_tidal(x))[0].square().sum().backward()  # the GraphModule trains the module's own parameters
+    gref(torch.tensor(x))[0].square().sum().backward()
+    assert_close(ours.fc1.weight.grad, ref.fc1.weight.grad, rtol=1e-4, atol=1e-5)
+    assert_close(ours.scale.grad, ref.scale.grad, rtol=1e-4, atol=1e-5)
 
 
 def test_cnn_trace_function_names_and_outputs():
