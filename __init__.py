@@ -9,7 +9,7 @@ from .ops import __all__ as _ops_all
 from .ops import return_types
 from .tensor import Size, Tensor, device
 from .tensor import dtype as _dt
-from .tensor.dtype import (bfloat16, cdouble, cfloat, complex64, complex128, dtype, float8_e4m3fn, float8_e4m3fnuz,
+from .tensor.dtype import (bfloat16, cdouble, cfloat, chalf, complex32, complex64, complex128, dtype, float8_e4m3fn, float8_e4m3fnuz,
                            float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float16, float32, float64, get_default_dtype,
                            int8, int16, int32, int64, promote_types, set_default_dtype, uint8, uint16, uint32, uint64)
 from .tensor.printing import get_printoptions, set_printoptions

@@ -64,9 +64,6 @@ _mirrored = _mirror(globals(), _tidal)
 
 
 def __getattr__(name: str):
-    if name in ("complex32", "chalf"):  # torch's ComplexHalf: tidal stores tensors in NumPy, which has none
-        raise AttributeError(f"module 'tidal.compat' has no attribute '{name}': tidal has no ComplexHalf dtype "
-                             "(NumPy has no complex32); use complex64")
     if name == "fx":  # torch.fx: loaded on first use (tidal.fx)
         from .. import fx
         return fx

@@ -378,6 +378,7 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
                out: Tensor | None = None) -> Tensor:
     """NaN, +inf and -inf replaced by `nan`, `posinf`, `neginf` (defaults: 0 and the dtype's range)."""
     _check_tensor("nan_to_num", input)
+    check_limited("nan_to_num", input.dtype)
     if not input.dtype.is_floating_point:
         return _store("nan_to_num", input, input.dtype, out) if out is not None else M.clone(input)
     info = _finfo(input.dtype)

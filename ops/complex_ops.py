@@ -22,6 +22,7 @@ from .dispatch import launch, register_kernel
 from .elementwise import torch_name
 from .view_grads import record_view
 from .views import make_view
+from .limited_dtypes import check as check_limited
 
 __all__ = ["real", "imag", "conj", "conj_physical", "conj_physical_", "angle", "view_as_real", "view_as_complex",
            "view_as_real_copy", "view_as_complex_copy", "complex", "polar", "is_complex", "is_conj", "is_neg",
@@ -59,8 +60,8 @@ def _cdouble(self: Tensor, memory_format=None) -> Tensor:
 
 
 def _chalf(self: Tensor, memory_format=None) -> Tensor:
-    """torch's complex32 conversion, which tidal refuses: NumPy, its storage, has no 32-bit complex type."""
-    return self.to(dt.float16.to_complex())  # to_complex raises tidal's ComplexHalf error
+    """This tensor as complex32 (self.to(torch.chalf))."""
+    return self.to(dt.complex32)
 
 
 METHODS.update(__complex__=_complex_number, is_complex=is_complex, cfloat=_cfloat, cdouble=_cdouble, chalf=_chalf)
@@ -118,9 +119,7 @@ def view_as_real(input: Tensor) -> Tensor:
 
 def view_as_complex(input: Tensor) -> Tensor:
     """Real pairs (a last dim of size 2, stride 1) seen as complex numbers, sharing their memory."""
-    if input.dtype is dt.float16:  # torch gives complex32, which tidal lacks
-        input.dtype.to_complex()
-    if input.dtype not in (dt.float32, dt.float64):
+    if input.dtype not in (dt.float16, dt.float32, dt.float64):
         raise RuntimeError("view_as_complex is only supported for half, float and double tensors, but got a tensor "
                            f"of scalar type: {torch_name(input.dtype)}")
     v = input._v
@@ -202,6 +201,7 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The argument of each element: atan2(imag, real) for complex input (real input: number_ops.angle)."""
     if not input.dtype.is_complex:
         return number_ops.angle(input, out=out)
+    check_limited("angle", input.dtype)
     z = input.detach()
     result = ew.apply("atan2", imag(z), real(z))
     if needs_grad((input,)):
@@ -230,8 +230,8 @@ METHODS.update(conj=conj, conj_physical=conj_physical, angle=angle, conj_physica
 @register_kernel("complex", "cpu")
 def _complex_kernel(ins, outs, attrs) -> None:
     out = outs[0]
-    out.real[...] = ins[0]
-    out.imag[...] = ins[1]
+    (out["real"] if out.dtype.names else out.real)[...] = ins[0]
+    (out["imag"] if out.dtype.names else out.imag)[...] = ins[1]
 
 
 def _complex_back(node, g):
@@ -243,9 +243,7 @@ def _check_parts(fn: str, a: Tensor, b: Tensor, names: tuple) -> None:
         if not isinstance(t, Tensor):
             raise TypeError(f"{fn}(): argument '{name}' (position {names.index(name) + 1}) must be Tensor, "
                             f"not {type(t).__name__}")
-    if a.dtype is dt.float16 and b.dtype is dt.float16:  # torch gives complex32, which tidal lacks
-        a.dtype.to_complex()
-    if a.dtype not in (dt.float32, dt.float64) or b.dtype not in (dt.float32, dt.float64):
+    if a.dtype not in (dt.float16, dt.float32, dt.float64) or b.dtype not in (dt.float16, dt.float32, dt.float64):
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
                            f"{torch_name(a.dtype)} and {torch_name(b.dtype)}")
     if a.dtype is not b.dtype:
@@ -275,6 +273,8 @@ def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
 def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The complex tensor abs * (cos(angle) + i sin(angle))."""
     _check_parts("polar", abs, angle, ("abs", "angle"))
+    if abs.dtype is dt.float16:  # torch's CPU polar has no half kernel
+        raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
     _check_out(out, abs)
     result = complex(abs * ew.apply("cos", angle), abs * ew.apply("sin", angle))
     return result if out is None else out.copy_(result)

@@ -221,7 +221,7 @@ def _result_dtype(terms: list, output: list, operands: list) -> dt.dtype:
     """PyTorch's einsum dtype: a label summed within one operand (alone, or against a size-1 dim) goes
     through torch.sum, so integers and bool come out as int64; bool can't be contracted (bmm)."""
     first = operands[0].dtype
-    if first.category >= dt.FLOAT and first not in dt.FLOAT8:  # float and complex sums keep their dtype
+    if first.category >= dt.FLOAT and first not in dt.NO_SUM:  # float and complex sums keep their dtype
         return first
     sizes: dict = {}  # label -> its size in each operand that has it
     for tokens, op in zip(terms, operands):
@@ -237,7 +237,7 @@ def _result_dtype(terms: list, output: list, operands: list) -> dt.dtype:
     summed = [s for tok, s in sizes.items() if tok not in output]
     alone = any(len(s) == 1 or (1 in s and max(s) > 1) for s in summed)
     empty = any(op.numel() == 0 for op in operands)  # PyTorch never reaches its bmm kernel then
-    if first in dt.FLOAT8 and alone and not empty:  # torch.sum first: no float8 kernel
+    if first in dt.NO_SUM and alone and not empty:  # torch.sum first: no float8/complex32 kernel
         raise NotImplementedError(f"\"sum_cpu\" not implemented for '{first.scalar_name}'")
     if (first is dt.bool_ or first in dt.LIMITED) and not empty and any(len(s) > 1 and 1 not in s for s in summed):
         raise NotImplementedError(f"\"bmm\" not implemented for '{first.scalar_name}'")

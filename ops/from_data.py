@@ -16,6 +16,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm import View
 from .float8 import cast as float8_cast, is_float8
+from .complex_half import cast as complex32_cast, widened as complex32_widened
 from .factory_args import CPU, OPEN_BLOCKS, check_requires_grad, device_arg, dtype_arg
 from .math_api import convert
 from .user_frame import user_stacklevel
@@ -134,7 +135,7 @@ class _Reader:
 
 def _host(x) -> np.ndarray:
     if isinstance(x, Tensor):
-        return x.detach()._host_array()
+        return complex32_widened(x.detach()._host_array())  # (complex32's float16 pairs: NumPy reads complex64)
     return x
 
 
@@ -212,6 +213,8 @@ def _checked_cast(arr: np.ndarray, target: dt.dtype, checked: bool = True) -> np
             bad = int(arr.min()) < lo or int(arr.max()) > info.max
         if bad:
             raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
+    if target is dt.complex32:  # (NumPy can't cast to its float16 pairs)
+        return np.array(complex32_cast(arr, target.np), order="K")
     if arr.dtype.kind == "c" and target.category != dt.COMPLEX:
         arr = arr.real  # NumPy complex data cast to a real dtype keeps its real parts, as torch's copy
     if target in dt.FLOAT8 or is_float8(arr.dtype):  # torch's float8 rounding and special values

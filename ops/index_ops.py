@@ -18,6 +18,7 @@ from .broadcast import broadcast_shapes
 from .dispatch import launch_into, register_kernel
 from .elementwise import torch_name
 from .view_grads import overload
+from .complex_half import fitted
 from .scatter import (INDEX_DTYPES, accumulate_at, at_least_1d, check_index_dtype, check_no_overlap, check_now,
                       check_out_grad, checked_index, emit, filled, inplace_grad, scalar_for, scatter_add, size1,
                       wants, widened)
@@ -224,7 +225,7 @@ def _index_fill_kernel(ins, outs, attrs):
     dim, value = attrs
     dst = _along(outs[0], dim)
     dst[checked_index(ins[0].reshape(-1), dst.shape[0], dim, negative_ok=True)] = \
-        ins[1] if len(ins) > 1 else value
+        fitted(dst, ins[1] if len(ins) > 1 else value)
 
 
 # -- flat indices: take, put_, take_along_dim --------------------------------------------------

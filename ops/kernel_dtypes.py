@@ -15,7 +15,8 @@ from .elementwise import torch_name
 from .limited_dtypes import check as check_limited
 from .number_args import invalid_combination
 
-_TYPEMETA = {**TYPEMETA_NAME, dt.complex64: "c10::complex<float>", dt.complex128: "c10::complex<double>"}
+_TYPEMETA = {**TYPEMETA_NAME, dt.complex32: "c10::complex<c10::Half>", dt.complex64: "c10::complex<float>",
+             dt.complex128: "c10::complex<double>"}
 
 
 _CLAMP = ("Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None",
@@ -104,6 +105,7 @@ def check_lerp(input: Tensor, end, weight) -> None:
         if isinstance(other, Tensor) and other.dtype is not input.dtype and (name == "end" or other.ndim):
             raise RuntimeError(f"expected dtype {_TYPEMETA[input.dtype]} for `{name}` but got dtype "
                                f"{_TYPEMETA[other.dtype]}")
+    check_limited("lerp" if isinstance(weight, Tensor) else "lerp(weight=number)", input.dtype)
     if isinstance(weight, Tensor):
         return
     if input.dtype.category < dt.FLOAT:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..tensor import dtype as dt
 
-__all__ = ["KERNELS", "FLOAT8_KERNELS", "check"]
+__all__ = ["KERNELS", "FLOAT8_KERNELS", "COMPLEX32_KERNELS", "check"]
 
 KERNELS = {
     # elementwise ops (ops/elementwise.py's names): checked on the promoted dtype
@@ -80,8 +80,48 @@ FLOAT8_KERNELS.update({
 })
 
 
+# torch 2.13's complex32 (ComplexHalf) runs copies and casts, creation (empty/zeros/ones/full, rand/randn and
+# normal_/uniform_), views and shape ops, cat/stack/roll/repeat, reads and writes by index (index_select/add/fill/
+# copy, index_put, masked_fill/select), where, tril/triu, add/sub/mul, neg/conj/sgn/abs, eq/ne, isnan/isinf/
+# isfinite, nonzero/count_nonzero/any/all, norm/std/var, addcmul and isclose; of the ops it runs for complex64,
+# these refuse it (ops that refuse every complex dtype keep their complex message, naming 'ComplexHalf')
+COMPLEX32_KERNELS = {
+    "div": "div_cpu", "div_trunc": "div_trunc_cpu", "pow": "pow", "square": "pow", "logaddexp": "logaddexp_cpu",
+    "logical_and": "logical_and_cpu", "logical_or": "logical_or_cpu", "logical_xor": "logical_xor_cpu",
+    "logical_not": "logical_not_cpu", "rsqrt": "rsqrt_cpu", "reciprocal": "reciprocal_cpu", "sigmoid": "sigmoid_cpu",
+    "sinc": "sinc_cpu", "exp2": "exp2", "angle": "angle_cpu", "lerp": "lerp_kernel_tensor",
+    "lerp(weight=number)": "lerp_kernel_scalar", "nan_to_num": "nan_to_num",
+    **{name: f"{name}_vml_cpu" for name in ("exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos",
+                                           "tan", "asin", "acos", "atan", "tanh")},
+    **{name: f"{name}_cpu" for name in ("sinh", "cosh", "asinh", "acosh", "atanh")},
+    # reductions and scans
+    "sum": "sum_cpu", "mean": "sum_cpu", "prod": "prod_out_cpu", "cumsum": "cumsum_out_cpu",
+    "cumprod": "cumprod_out_cpu", "logcumsumexp": "logcumsumexp_out_cpu", "max": "max_all", "min": "min_all",
+    "amax": "max_values_cpu", "amin": "min_values_cpu", "aminmax": "aminmax_cpu", "histc": "aminmax_cpu",
+    "cummax": "cummax_cpu", "cummin": "cummin_cpu", "median": "median_cpu", "median_dim": "median_out",
+    "kthvalue": "kthvalue_cpu", "mode": "mode_cpu", "unique": "unique", "unique_dim": "unique_dim",
+    "equal": "equal_notnan_cpu", "softmax": "softmax_lastdim_kernel_impl", "trace": "trace",
+    "sum(dtype=)": "sum_cpu", "mean(dtype=)": "sum_cpu", "prod(dtype=)": "prod_out_cpu",
+    "cumsum(dtype=)": "cumsum_out_cpu", "cumprod(dtype=)": "cumprod_out_cpu",
+    # products
+    "mm": "addmm_impl_cpu_", "addmm": "addmm_impl_cpu_", "mv": "addmv_impl_cpu", "dot": "dot", "vdot": "vdot",
+    "bmm": "bmm", "cross": "cross", "addcdiv": "addcdiv_cpu_out",
+    # indexing and movement
+    "flip": "flip_cpu", "gather": "scatter_gather_tensor_cpu", "scatter": "scatter_gather_tensor_cpu",
+    "scatter(value=)": "scatter_gather_scalar_cpu", "scatter_reduce(sum)": "scatter_gather_tensor_cpu",
+    "scatter_reduce(prod)": "scatter_gather_tensor_cpu", "index_reduce": "index_func_", "take": "take_cpu",
+    "put_": "take_put_cpu", "masked_scatter": "masked_scatter", "searchsorted": "searchsorted_out_cpu",
+    "isin": "isin_default_cpu", "threshold": "threshold_cpu",
+    # creation and random fills
+    "arange": "arange_cpu", "linspace": "linspace_cpu", "eye": "eye", "randperm": "randperm",
+    "bernoulli_": "bernoulli_scalar_cpu_",
+}
+_TABLES = {dt.complex32: COMPLEX32_KERNELS, **{d: FLOAT8_KERNELS for d in dt.FLOAT8}}
+
+
 def check(op: str, d: dt.dtype) -> None:
-    """torch's NotImplementedError when `op` has no kernel for `d` (a limited unsigned or float8 dtype)."""
-    table = FLOAT8_KERNELS if d in dt.FLOAT8 else KERNELS
+    """torch's NotImplementedError when `op` has no kernel for `d` (a limited unsigned, float8 or complex32
+    dtype)."""
+    table = _TABLES.get(d, KERNELS)
     if d in dt.LIMITED and op in table:
         raise NotImplementedError(f'"{table[op]}" not implemented for \'{d.scalar_name}\'')

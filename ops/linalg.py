@@ -432,6 +432,8 @@ def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """dot with the first argument conjugated (the same as dot for real dtypes)."""
     need_tensor("vdot", "input", 1, input)
     need_tensor("vdot", "other", 2, other)
+    if input.dtype is dt.complex32:
+        not_bool("vdot", input.dtype)
     if input.dtype.is_complex and input.ndim == 1:  # tidal has no conjugate bit: conj is a (differentiable) copy
         input = input.conj()
     return _dot("vdot", input, other, out)

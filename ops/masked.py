@@ -24,6 +24,7 @@ from .elementwise import torch_name
 from .factory_args import CHECKED_NAME
 from .view_grads import overload
 from .limited_dtypes import check as check_limited
+from .complex_half import widened as complex32_widened
 
 __all__ = ["masked_fill", "masked_scatter", "masked_select", "nonzero", "argwhere"]
 
@@ -176,7 +177,7 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> 
 def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False):
     """Indices of the nonzero elements: an (n, ndim) int64 tensor, or one 1-d tensor per dim (syncs)."""
     check_limited("nonzero", input.dtype)
-    found = input._host_array() != 0
+    found = complex32_widened(input._host_array()) != 0
     if not as_tuple:
         return host_result(np.argwhere(found), dt.int64, input.device, out, (input,))
     coords = np.nonzero(found) if found.ndim else (np.zeros(int(found), np.int64),)

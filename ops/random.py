@@ -26,6 +26,7 @@ from .mem_overlap import check_out
 from .rng import (Generator, default_generator, generator_for, get_rng_state, initial_seed, manual_seed, philox,
                   seed, set_rng_state)
 from .limited_dtypes import check as check_limited
+from .complex_half import fitted
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
            "set_rng_state", "rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
@@ -136,16 +137,21 @@ SAMPLERS = {"uniform_": _uniform, "normal_": _normal, "normal": _normal, "random
             "multinomial": _multinomial, "poisson": _poisson}
 
 
+def _part_dtype(dtype) -> np.dtype:
+    """The NumPy dtype of a complex NumPy dtype's parts (complex32's float16 pairs included)."""
+    return np.dtype(np.float16) if dtype == dt.COMPLEX32_NP else np.empty(0, dtype).real.dtype
+
+
 def _complex_uniform(rng, shape, dtype, ins, low, high):
     """torch's: the real and imaginary parts each uniform on [low, high)."""
-    pairs = _uniform(rng, shape + (2,), np.empty(0, dtype).real.dtype, ins, low, high)
+    pairs = _uniform(rng, shape + (2,), _part_dtype(dtype), ins, low, high)
     return pairs[..., 0] + 1j * pairs[..., 1]
 
 
 def _complex_normal(rng, shape, dtype, ins, mean, std):
     """torch's: the real and imaginary parts each of variance std**2 / 2 (so E|z - mean|^2 = std**2); a number
     `mean` is the mean of both parts (normal_ on the real view), a tensor one the complex mean."""
-    work, tensors = _work(np.empty(0, dtype).real.dtype), iter(ins)
+    work, tensors = _work(_part_dtype(dtype)), iter(ins)
     mean = np.asarray(next(tensors)) if mean is None else complex(mean, mean)
     if std is None:
         std = np.asarray(next(tensors), work)
@@ -161,10 +167,10 @@ _COMPLEX_SAMPLERS = {"uniform_": _complex_uniform, "normal_": _complex_normal, "
 def _random_kernel(ins, outs, attrs) -> None:
     name, seed_, offset, params = attrs
     out = outs[0]
-    samplers = _COMPLEX_SAMPLERS if out.dtype.kind == "c" else SAMPLERS
+    samplers = _COMPLEX_SAMPLERS if out.dtype.kind == "c" or out.dtype == dt.COMPLEX32_NP else SAMPLERS
     values = samplers[name](philox(seed_, offset), out.shape, out.dtype, ins, *params)
     with np.errstate(over="ignore", invalid="ignore"):
-        np.copyto(out, values, casting="unsafe")
+        np.copyto(out, fitted(out, values), casting="unsafe")
 
 
 for _name in SAMPLERS:
@@ -254,7 +260,7 @@ def _uniform_params(dtype: dt.dtype, low, high) -> tuple:
     if not dtype.is_floating_point:
         raise _not_implemented("check_uniform_bounds", dtype)
     # a complex dtype: both parts are drawn in [low, high), so its real dtype's bounds apply
-    limit, name = FLOAT_MAX[dtype.to_real()], TYPEMETA_NAME.get(dtype) or _COMPLEX_TYPEMETA[dtype]
+    limit, name = FLOAT_MAX[dtype.to_real()], TYPEMETA_NAME[dtype.to_real()]  # (complex64: 'float', as torch)
     if not -limit <= low <= limit:
         raise RuntimeError(f"from is out of bounds for {name}")
     if not -limit <= high <= limit:
@@ -267,7 +273,8 @@ def _uniform_params(dtype: dt.dtype, low, high) -> tuple:
     return low, high
 
 
-_COMPLEX_TYPEMETA = {dt.complex64: "c10::complex<float>", dt.complex128: "c10::complex<double>"}
+_COMPLEX_TYPEMETA = {dt.complex32: "c10::complex<c10::Half>", dt.complex64: "c10::complex<float>",
+                     dt.complex128: "c10::complex<double>"}
 
 
 def _continuous(dtype: dt.dtype) -> bool:

@@ -273,6 +273,8 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     """log(sum(exp(input))) over `dim`, computed stably; integers give the default float."""
     if dim is None:
         raise TypeError("logsumexp(): argument 'dim' (position 2) must be tuple of ints, not NoneType")
+    if input.dtype is dt.complex32:  # (torch's exp first)
+        check_limited("exp", input.dtype)
     out = input.dtype if input.dtype.is_floating_point else dt.get_default_dtype()
     axes = _axes(input, dim, "logsumexp")
     result = _reduce("logsumexp", input, axes, keepdim, [out], out.compute)

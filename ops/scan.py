@@ -185,6 +185,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """log(cumsum(exp(input))) along `dim`, computed stably (floating inputs)."""
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{torch_name(input.dtype)}'")
+    check_limited("logcumsumexp", input.dtype)
     return _logcumsumexp(input, one_axis(input, dim, "logcumsumexp"))
 
 

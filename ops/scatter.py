@@ -30,6 +30,7 @@ from .mem_overlap import check_out
 from .user_frame import user_stacklevel
 from .view_grads import overload, transfer
 from .limited_dtypes import check as check_limited
+from .complex_half import fitted, widened as complex32_widened
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce"]
 METHODS: dict = {}
@@ -230,7 +231,7 @@ def checked_index(idx: np.ndarray, size: int, dim: int, *, negative_ok: bool = F
 
 def widened(a: np.ndarray) -> np.ndarray:
     """`a` in the dtype kernels compute it in (float32 for 16-bit floats)."""
-    return a.astype(np.float32) if a.dtype in _NARROW_FLOATS else a
+    return a.astype(np.float32) if a.dtype in _NARROW_FLOATS else complex32_widened(a)
 
 
 def accumulate_at(ufunc, dst: np.ndarray, key, vals) -> None:
@@ -238,7 +239,7 @@ def accumulate_at(ufunc, dst: np.ndarray, key, vals) -> None:
     work = widened(dst)
     ufunc.at(work, key, np.asarray(vals).astype(work.dtype, copy=False))
     if work is not dst:
-        dst[...] = work
+        dst[...] = fitted(dst, work)
 
 
 def at_least_1d(a: np.ndarray) -> np.ndarray:

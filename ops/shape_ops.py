@@ -29,6 +29,7 @@ from .view_grads import record_view, window_node
 from .views import (expand, expanded, flatten, make_view, narrow, reshape, slice_dim, transpose, unsqueeze, unsqueezed,
                     view)
 from .limited_dtypes import check as check_limited
+from .complex_half import fitted
 
 __all__: list = list(splits.__all__)  # the splits live in their own file; they are shape ops too
 METHODS: dict = dict(splits.METHODS)
@@ -43,7 +44,7 @@ def _cat_kernel(ins, outs, dim):
     start = 0
     for x in ins:
         n = x.shape[dim]
-        out[lead + (slice(start, start + n),)] = x
+        out[lead + (slice(start, start + n),)] = fitted(out, x)  # (NumPy would copy a number into both complex32 parts)
         start += n
 
 

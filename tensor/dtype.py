@@ -35,7 +35,7 @@ class dtype:
 
     @property
     def is_complex(self) -> bool:
-        """True for complex64 and complex128."""
+        """True for complex32, complex64 and complex128."""
         return self.category == COMPLEX
 
     def to_real(self) -> "dtype":
@@ -48,8 +48,6 @@ class dtype:
             return self
         if self in _COMPLEX_OF:
             return _COMPLEX_OF[self]
-        if self is float16:
-            raise RuntimeError("tidal has no ComplexHalf dtype (NumPy has no complex32)")
         raise RuntimeError(f"Unknown Complex ScalarType for {self.scalar_name}")
 
     def __repr__(self) -> str:
@@ -71,6 +69,11 @@ float32 = dtype("float32", np.float32, FLOAT, True, "Float")
 float64 = dtype("float64", np.float64, FLOAT, True, "Double")
 complex64 = dtype("complex64", np.complex64, COMPLEX, True, "ComplexFloat")
 complex128 = dtype("complex128", np.complex128, COMPLEX, True, "ComplexDouble")
+# torch's ComplexHalf: NumPy has no 32-bit complex type, so its arrays hold (real, imag) float16 pairs as a
+# structured dtype (4 bytes, so views, strides and element_size stay torch's); it computes as complex64, and
+# every conversion goes through ops/complex_half.cast (NumPy cannot cast a structured array)
+COMPLEX32_NP = np.dtype([("real", "<f2"), ("imag", "<f2")])
+complex32 = dtype("complex32", COMPLEX32_NP, COMPLEX, True, "ComplexHalf")
 # torch's "limited support" unsigned types: no promotion with any other integer, bool or complex dtype, and
 # only some kernels (ops/limited_dtypes.py lists the ones torch refuses)
 uint16 = dtype("uint16", np.uint16, INT, False, "UInt16")
@@ -84,19 +87,25 @@ float8_e4m3fnuz = dtype("float8_e4m3fnuz", _ml.float8_e4m3fnuz, FLOAT, True, "Fl
 float8_e5m2fnuz = dtype("float8_e5m2fnuz", _ml.float8_e5m2fnuz, FLOAT, True, "Float8_e5m2fnuz")
 float8_e8m0fnu = dtype("float8_e8m0fnu", _ml.float8_e8m0fnu, FLOAT, False, "Float8_e8m0fnu")
 FLOAT8 = frozenset((float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu))
-LIMITED = frozenset((uint16, uint32, uint64)) | FLOAT8
-cfloat, cdouble = complex64, complex128
+UNSIGNED_LIMITED = frozenset((uint16, uint32, uint64))
+# the dtypes with only some of torch's kernels (ops/limited_dtypes.py holds what each refuses)
+LIMITED = UNSIGNED_LIMITED | FLOAT8 | {complex32}
+NO_NUMPY = FLOAT8 | {complex32}  # numpy() refuses them, as torch's (ml_dtypes' types, float16 pairs)
+NO_SUM = FLOAT8 | {complex32}  # torch has no sum/prod/cumsum kernels for them
+cfloat, cdouble, chalf = complex64, complex128, complex32
 float16.compute = bfloat16.compute = float32
 for _d in FLOAT8:
     _d.compute = float32
-_REAL_OF = {complex64: float32, complex128: float64}
-_COMPLEX_OF = {float32: complex64, float64: complex128}
+complex32.compute = complex64
+_REAL_OF = {complex32: float16, complex64: float32, complex128: float64}
+_COMPLEX_OF = {float16: complex32, float32: complex64, float64: complex128}
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128,
-       uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+       uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu,
+       complex32)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update(half=float16, float=float32, double=float64, short=int16, int=int32, long=int64,
-                cfloat=complex64, cdouble=complex128)
+                cfloat=complex64, cdouble=complex128, chalf=complex32)
 _BY_NP = {d.np: d for d in ALL}
 # PyTorch's legacy tensor type names (`t.type()`, torch.FloatTensor...), also used in its messages; the unsigned
 # types have `t.type()` names but no constructors
@@ -104,7 +113,16 @@ LEGACY_TYPE_NAMES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "
                      bfloat16: "BFloat16Tensor", int64: "LongTensor", int32: "IntTensor", int16: "ShortTensor",
                      int8: "CharTensor", uint8: "ByteTensor", bool_: "BoolTensor", uint16: "UInt16Tensor",
                      uint32: "UInt32Tensor", uint64: "UInt64Tensor"}
-LEGACY_TYPE_NAMES.update({d: d.scalar_name + "Tensor" for d in FLOAT8})
+LEGACY_TYPE_NAMES.update({d: d.scalar_name + "Tensor" for d in FLOAT8 | {complex32}})
+
+
+def complex32_values(arr: np.ndarray) -> np.ndarray:
+    """A complex32 array (float16 pairs) as the complex64 array of the same values (exact)."""
+    arr = np.asarray(arr)
+    out = np.empty(arr.shape, np.complex64)
+    out.real = arr["real"]
+    out.imag = arr["imag"]
+    return out
 
 
 def legacy_type_name(d: dtype) -> str:
@@ -156,7 +174,7 @@ def _promote_pair(a: dtype, b: dtype) -> dtype | None:
         return a
     if a in FLOAT8 or b in FLOAT8:
         return None  # torch promotes a float8 type with nothing but itself (promote_types raises)
-    if (a in LIMITED or b in LIMITED) and FLOAT not in (a.category, b.category):
+    if (a in UNSIGNED_LIMITED or b in UNSIGNED_LIMITED) and FLOAT not in (a.category, b.category):
         return None  # torch promotes uint16/32/64 with floats only (promote_types raises)
     if COMPLEX in (a.category, b.category):
         # complex with float: complex parts as wide as the wider float (float64 + complex64 -> complex128)
@@ -164,6 +182,8 @@ def _promote_pair(a: dtype, b: dtype) -> dtype | None:
         if other.category < FLOAT:
             return c
         real = other.to_real()
+        if real is bfloat16:  # half and bfloat16 promote to float32 (complex32 + bfloat16 -> complex64)
+            real = float32
         return c if c.to_real().itemsize >= real.itemsize else _COMPLEX_OF.get(real, c)
     if a.category != b.category:
         return a if a.category > b.category else b

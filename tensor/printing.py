@@ -12,6 +12,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from . import dtype as dt
+
 __all__ = ["set_printoptions", "get_printoptions", "format_tensor"]
 
 _PROFILES: dict[str, dict[str, Any]] = {
@@ -212,8 +214,12 @@ def host_values(t) -> tuple:
     without their dims of extent 1, ``t``'s shape) for format_tensor's ``shape``."""
     src = t.detach() if t.requires_grad else t
     if src.ndim <= 64:
-        return src._host_array(), None
-    return src.reshape(tuple(n for n in src.shape if n != 1))._host_array(), tuple(src.shape)
+        values, shape = src._host_array(), None
+    else:
+        values, shape = src.reshape(tuple(n for n in src.shape if n != 1))._host_array(), tuple(src.shape)
+    if t.dtype is dt.complex32:  # (float16 pairs: printed as the complex64 values they are, as torch)
+        values = dt.complex32_values(values)
+    return values, shape
 
 
 def format_tensor(

@@ -1,4 +1,4 @@
-"""Complex conversions torch scripts reach for (cfloat/cdouble) and tidal's clear refusal of complex32."""
+"""Complex conversions torch scripts reach for (cfloat/cdouble); complex32 has its own file (test_complex32.py)."""
 import numpy as np
 import pytest
 import torch
@@ -23,20 +23,6 @@ def test_cfloat_keeps_the_graph():
     (x.cfloat() * tc.tensor([1j, 2 + 1j])).real.sum().backward()
     (w.cfloat() * torch.tensor([1j, 2 + 1j])).real.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), w.grad.numpy())
-
-
-REFUSALS = [lambda: tc.chalf, lambda: tc.complex32, lambda: tc.ones(2).chalf(),
-            lambda: tc.view_as_complex(tc.ones(2, 2, dtype=tc.half)),
-            lambda: tc.complex(tc.ones(2, dtype=tc.half), tc.ones(2, dtype=tc.half)),
-            lambda: tidal.float16.to_complex()]
-
-
-@pytest.mark.parametrize("k", range(len(REFUSALS)))
-def test_complex32_is_refused_clearly(k):
-    with pytest.raises((AttributeError, RuntimeError), match="ComplexHalf") as info:
-        REFUSALS[k]()
-    assert "complex32" in str(info.value)
-    assert not hasattr(tc, "chalf") and hasattr(torch, "chalf")  # torch has it; tidal says why it does not
 
 
 FILLS = {"masked_fill": lambda m, x, v: x.masked_fill(m.tensor([True, False, True]), v),

@@ -1,8 +1,7 @@
 """16-bit floats meeting complex numbers, against torch 2.13: bfloat16 promotes to complex64 (even beside
 complex128 0-d tensors and Python complex numbers); float16 beside a dimensioned complex tensor gives its
-dtype, but beside a complex number or 0-d tensor torch gives complex32, which NumPy (and so tidal) lacks:
-tidal refuses those with a RuntimeError that says so. Complex fill values into real dtypes: torch's
-checked conversion (only a zero imaginary part converts)."""
+dtype (beside a complex number or 0-d tensor torch gives complex32: tests/test_complex32.py). Complex fill
+values into real dtypes: torch's checked conversion (only a zero imaginary part converts)."""
 import pytest
 import torch
 
@@ -40,24 +39,6 @@ for _dtype in ("float32", "int64", "bool", "float16"):
     SAME[f"fill_ 1j {_dtype}"] = lambda L, d=_dtype: L.zeros(2, dtype=getattr(L, d)).fill_(1j)
     SAME[f"fill_ 3+0j {_dtype}"] = lambda L, d=_dtype: L.zeros(2, dtype=getattr(L, d)).fill_(3 + 0j)
 
-COMPLEX32 = {
-    "float16 + 1j": lambda L: L.ones(2, dtype=L.float16) + 1j,
-    "float16 * complex64 0-d": lambda L: L.ones(2, dtype=L.float16) * L.tensor(1j),
-    "float16 0-d + 1j": lambda L: L.tensor(1.0, dtype=L.float16) + 1j,
-    "result_type(float16, 1j)": lambda L: L.result_type(L.ones(2, dtype=L.float16), 1j),
-    "complex(float16, float16)": lambda L: L.complex(L.ones(2, dtype=L.float16), L.ones(2, dtype=L.float16)),
-    "where(float16, 1j)": lambda L: L.where(L.tensor([True, False]), L.ones(2, dtype=L.float16), 1j),
-}
-
-
 @pytest.mark.parametrize("name", list(SAME))
 def test_as_torch(name):
     assert _outcome(lambda: SAME[name](ttorch)) == _outcome(lambda: SAME[name](torch))
-
-
-@pytest.mark.parametrize("name", list(COMPLEX32))
-def test_complex32_refused_clearly(name):
-    want = _outcome(lambda: COMPLEX32[name](torch))
-    assert want[:2] == ("ok", "complex32")
-    with pytest.raises(RuntimeError, match="tidal has no ComplexHalf dtype \\(NumPy has no complex32\\)"):
-        COMPLEX32[name](ttorch)

@@ -48,7 +48,8 @@ RANDOM = {"bernoulli", "normal", "rand_like", "randint", "randint_like", "randn"
 KNOWN: dict[tuple[str, str], str] = {
     ("values", "as_strided_scatter"): "on a non-contiguous input torch scatters into a clone that keeps the input's "
                                       "strides (gaps included); tidal's clone is contiguous",
-    ("values", "chalf"): "complex32: NumPy has no complex32, so tidal has none (tidal raises a RuntimeError saying so)",
+    ("values", "chalf"): "complex32: this driver compares results through numpy(), which torch and tidal refuse for "
+                         "ComplexHalf (tests/test_complex32.py compares it)",
     ("grad", "as_strided.partial_views"): "the sample is a view into a larger storage; for gradients the driver "
                                            "copies only the view",
 }
@@ -167,7 +168,7 @@ def _storage_view(t: torch.Tensor, memo: dict):
 def to_tidal(obj, memo: dict, grad: bool = False):
     """torch tensors (nested in lists, tuples, dicts) as tidal tensors; dtypes and sizes mapped."""
     if obj is torch.complex32 or isinstance(obj, torch.Tensor) and obj.dtype == torch.complex32:
-        raise Unconvertible("complex32")  # NumPy has no complex32, nor has tidal
+        raise Unconvertible("complex32")  # (NumPy has no complex32: this driver's tensors go through NumPy)
     if isinstance(obj, torch.Tensor):
         if obj.layout != torch.strided:
             raise Unconvertible(str(obj.layout))
