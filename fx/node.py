@@ -12,6 +12,8 @@ import operator
 import types
 from typing import Any, Callable
 
+from .immutable_collections import immutable_dict, immutable_list
+
 __all__ = ["Node", "map_arg", "map_aggregate", "Argument", "Target"]
 
 Argument = Any
@@ -28,9 +30,9 @@ def map_aggregate(a: Argument, fn: Callable) -> Argument:
         mapped = tuple(map_aggregate(e, fn) for e in a)
         return type(a)(*mapped) if hasattr(a, "_fields") else mapped  # named tuples keep their type
     if isinstance(a, list):
-        return [map_aggregate(e, fn) for e in a]
+        return immutable_list(map_aggregate(e, fn) for e in a)
     if isinstance(a, dict):
-        return {k: map_aggregate(v, fn) for k, v in a.items()}
+        return immutable_dict((k, map_aggregate(v, fn)) for k, v in a.items())
     if isinstance(a, slice):
         return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn), map_aggregate(a.step, fn))
     return fn(a)

@@ -84,9 +84,10 @@ class TracerBase:
             return a
         if isinstance(a, tuple) and hasattr(a, "_fields"):
             return type(a)(*(self.create_arg(e) for e in a))
-        if isinstance(a, (tuple, list)):
-            return type(a)(self.create_arg(e) for e in a) if type(a) in (tuple, list) else \
-                tuple(self.create_arg(e) for e in a)
+        if isinstance(a, list):
+            return [self.create_arg(e) for e in a]
+        if isinstance(a, tuple):
+            return tuple(self.create_arg(e) for e in a)
         if isinstance(a, dict):
             out = {}
             for k, v in a.items():

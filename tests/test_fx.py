@@ -526,3 +526,20 @@ def test_documented_transformer_and_operator_spellings():
     x, y = np.array([-1.0, 0.5, 2.0]), np.array([0.25, -3.0, 1.0])
     for got, want in zip(sw(to_tidal(x), to_tidal(y)), sref(torch.tensor(x), torch.tensor(y))):
         assert_close(got, want)
+
+
+def test_node_arguments_are_read_only():
+    gref = torch.fx.symbolic_trace(lambda x: torch.cat([x, x], dim=0))
+    gm = tc.fx.symbolic_trace(lambda x: tc.cat([x, x], dim=0))
+    cat, cat_ref = list(gm.graph.nodes)[1], list(gref.graph.nodes)[1]
+    for mutate in (lambda n: n.args[0].append(n), lambda n: n.kwargs.update(dim=1)):
+        with pytest.raises(TypeError) as got:
+            mutate(cat)
+        with pytest.raises(TypeError) as want:
+            mutate(cat_ref)
+        assert str(got.value) == str(want.value)
+    cat.kwargs = {"dim": 1}  # assigning a changed copy is the way
+    cat.args = ([cat.args[0][0]] * 3,)
+    gm.recompile()
+    assert "torch.cat([x, x, x], dim = 1)" in gm.code and tuple(gm(tc.ones(2, 2)).shape) == (2, 6)
+    assert copy.deepcopy(gm).code == gm.code
