@@ -112,8 +112,9 @@ class _Globals:
         return ", ".join(parts)
 
 
-def python_code(graph, root_module: str = "self") -> PythonCode:
-    """The source of `def forward(self, ...)` running `graph`, with the globals it names."""
+def python_code(graph, root_module: str = "self", verbose: bool = False) -> PythonCode:
+    """The source of `def forward(self, ...)` running `graph`, with the globals it names (`verbose`: with
+    torch's comments naming where the traced program made each run of nodes)."""
     namespace = graph._namespace.copy()
     glob = _Globals(namespace)
     nodes = list(graph.nodes)
@@ -127,7 +128,15 @@ def python_code(graph, root_module: str = "self") -> PythonCode:
     free_vars = [root_module]
     body: list = []
     wrapped: list = []
+    summary = None
     for node in nodes:
+        if verbose and node.op not in ("placeholder", "output"):
+            trace = node.stack_trace
+            where = trace.strip().splitlines()[-1].strip() if trace else "No stacktrace found for following nodes"
+            text = f"\n# {where}\n"
+            if text != summary:
+                summary = text
+                body.append(text)
         line = _emit(node, glob, root_module, free_vars)
         if node.meta.get("is_wrapped") and node.op == "call_function":
             wrapped.append(glob.add(node.target))
@@ -144,9 +153,10 @@ def python_code(graph, root_module: str = "self") -> PythonCode:
         body.append(line + (";  " + " = ".join([n.name for n in dead] + ["None"]) if dead else "") + "\n")
     if not any(n.op == "output" for n in nodes):
         body.append("pass\n")
-    code = "".join("    " + line for line in body)
+    code = "".join(body).lstrip("\n")
+    code = "\n".join("    " + line for line in code.split("\n"))
     wraps = "\n".join(f'torch.fx._symbolic_trace.wrap("{name}")' for name in dict.fromkeys(wrapped))
-    src = f"\n{wraps}\n\ndef forward({', '.join(free_vars)}):\n{code}    "
+    src = f"\n{wraps}\n\ndef forward({', '.join(free_vars)}):\n{code}"
     return PythonCode(src, glob.values)
 
 

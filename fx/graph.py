@@ -249,10 +249,10 @@ class Graph:
                                        "reference an nn.Module")
 
     # -- text and code -------------------------------------------------------------------------------
-    def python_code(self, root_module: str = "self", **kwargs):
+    def python_code(self, root_module: str = "self", *, verbose: bool = False, **kwargs):
         """The PythonCode (source and globals) of a forward running this graph."""
         from .codegen import python_code
-        return python_code(self, root_module)
+        return python_code(self, root_module, verbose)
 
     def on_generate_code(self, make_transformer: Callable) -> contextlib.AbstractContextManager:
         """torch's hook around code generation: tidal generates one way, so this only yields."""

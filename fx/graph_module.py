@@ -119,9 +119,9 @@ class GraphModule(Module):
 
     def print_readable(self, print_output: bool = True, include_stride: bool = False, include_device: bool = False,
                        colored: bool = False, **kwargs) -> str:
-        """The module as a class with its forward's source (printed unless print_output is False)."""
-        body = self._code.replace("\n", "\n    ").rstrip()
-        text = f"class {type(self).__name__}(torch.nn.Module):\n    {body.lstrip()}\n"
+        """The module as a class with its forward's source, GraphModule children nested (printed unless
+        print_output is False)."""
+        text = _readable(self, type(self).__name__)
         if print_output:
             print(text)
         return text
@@ -189,6 +189,19 @@ class GraphModule(Module):
         for name, _ in list(self.named_modules()):
             if name and name not in used:
                 self.delete_submodule(name)
+
+
+def _indent(text: str) -> str:
+    first, *rest = text.split("\n")
+    return "\n".join([first] + [("    " + line) if line.strip() else "" for line in rest]) if rest else text
+
+
+def _readable(module: GraphModule, name: str) -> str:
+    code = module.graph.python_code("self", verbose=True).src.lstrip("\n")
+    text = _indent(f"class {name}(torch.nn.Module):\n" + code)
+    children = [""] + [_readable(child, child_name) for child_name, child in module.named_children()
+                       if isinstance(child, GraphModule)]
+    return text + _indent("\n".join(children))
 
 
 def _rebuild(state: dict, graph: Graph, class_name: str) -> GraphModule:

@@ -49,10 +49,13 @@ class Interpreter:
             try:
                 self.env[node] = self.run_node(node)
             except Exception as e:
-                if self.extra_traceback:
+                if self.extra_traceback:  # torch's note on which node failed (its tlparse pointer left out)
                     msg = f"While executing {node.format_node()}"
-                    e.args = (f"{e.args[0]}\n\n{msg}" if e.args and isinstance(e.args[0], str) else msg,) + \
-                        e.args[1:]
+                    msg = f"{e.args[0]}\n\n{msg}" if e.args else msg
+                    msg += f"\nOriginal traceback:\n{node.stack_trace}"
+                    e.args = (msg,) + e.args[1:]
+                    if isinstance(e, KeyError):
+                        raise RuntimeError(*e.args) from e
                 raise
             if self.garbage_collect_values:
                 for to_delete in self.user_to_last_uses.get(node, []):

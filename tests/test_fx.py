@@ -381,6 +381,8 @@ def test_copy_pickle_readable_and_print_tabular(capsys):
         assert other.code == gm.code and other.fc1 is not gm.fc1
         for got, want in zip(other(x), gm(x)):
             assert_close(got, want)
+    gref = torch.fx.symbolic_trace(_mlp(torch))
+    assert gm.print_readable(print_output=False) == gref.print_readable(print_output=False)
     assert gm.print_readable(print_output=False).startswith("class MLP(torch.nn.Module):\n    def forward(self, x")
     try:
         import tabulate  # noqa: F401
