@@ -455,6 +455,10 @@ class _Placement:
             return raw
         try:
             return raw.to(target)
+        except AssertionError:  # no CUDA here: torch's words
+            raise RuntimeError("Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is "
+                               "False. If you are running on a CPU-only machine, please use torch.load with "
+                               "map_location=torch.device('cpu') to map your storages to the CPU.") from None
         except (RuntimeError, NotImplementedError) as exc:
             raise RuntimeError(f"Attempting to deserialize object on device '{target}', which tidal cannot use "
                                f"here ({exc}). Use tidal.load with map_location='cpu' to map your storages to "

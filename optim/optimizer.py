@@ -21,7 +21,9 @@ from typing import Any, Callable
 
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..ops.complex_ops import view_as_complex, view_as_real
+from ..ops.creation import scalar_tensor
 from ..tensor import Tensor
+from ..tensor import dtype
 from .foreach import foreach
 from .scalar_state import to_host
 
@@ -343,7 +345,9 @@ class Optimizer:
             packed["params"] = [index_of[id(p)] for p in group["params"]]
             start += len(group["params"])
             packed_groups.append(packed)
-        packed_state = {(index_of[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        # (the step count only: torch would load NAdam's mu_product or ASGD's eta as the parameter's dtype)
+        packed_state = {(index_of[id(k)] if isinstance(k, Tensor) else k): _saved_state(v, ("step",))
+                        for k, v in self.state.items()}
         state_dict = {"state": packed_state, "param_groups": packed_groups}
         for hook in self._optimizer_state_dict_post_hooks.values():
             result = hook(self, state_dict)
@@ -425,6 +429,19 @@ def _real_views(values: list, at: list[int]) -> list:
         if isinstance(v, Tensor) and v.dtype.is_complex:
             values[i] = view_as_real(v)
     return values
+
+
+def _saved_state(state, keys: tuple):
+    """A parameter's state as torch's state_dict holds it: the scalar counts kept here as Python floats become
+    0-d tensors of torch's scalar dtype (a program reads `sd['state'][0]['step'].item()`)."""
+    if not isinstance(state, dict) or not any(isinstance(state.get(k), float) for k in keys):
+        return state
+    state = dict(state)
+    scalar_dtype = dtype.float64 if dtype.get_default_dtype() is dtype.float64 else dtype.float32
+    for key in keys:
+        if isinstance(state.get(key), float):
+            state[key] = scalar_tensor(state[key], dtype=scalar_dtype)
+    return state
 
 
 def _cast_state(param: Tensor, value, key=None):

@@ -509,10 +509,10 @@ def checkpoint_round_trip(T):
     opt2.load_state_dict(ck["opt"])
     sched2 = T.optim.lr_scheduler.ExponentialLR(opt2, 0.9)
     sched2.load_state_dict(ck["sched"])
+    original, loaded = [step(model, opt, sched) for _ in range(2)], [step(model2, opt2, sched2) for _ in range(2)]
     state = opt2.state_dict()
-    return {"before": before, "original": [step(model, opt, sched) for _ in range(2)],
-            "loaded": [step(model2, opt2, sched2) for _ in range(2)], "keys": list(ck["model"]),
-            "result": str(result), "state_keys": sorted(state["state"][0]), "step": float(state["state"][0]["step"]),
+    return {"before": before, "original": original, "loaded": loaded, "keys": list(ck["model"]),
+            "result": str(result), "state_keys": sorted(state["state"][0]), "step": state["state"][0]["step"],
             "group_keys": sorted(state["param_groups"][0]), "lr": opt2.param_groups[0]["lr"],
             "batches": ck["model"]["1.num_batches_tracked"], "epoch": ck["epoch"]}
 
@@ -725,3 +725,22 @@ def test_creation_on_cuda_raises_as_a_cpu_only_torch(make):
     theirs, ours = (_raised(T, make) for T in FRAMEWORKS)
     assert theirs[0] is not None
     assert ours == theirs
+
+
+def optimizer_state_dicts(T):
+    """What a program printing a checkpoint sees: the step count is a 0-d float32 tensor in torch's state dict
+    (`sd["state"][0]["step"].item()` works), for every optimizer that counts steps."""
+    out = {}
+    for name in ("Adam", "AdamW", "NAdam", "RAdam", "Adamax", "ASGD", "RMSprop", "Rprop", "Adagrad", "Adadelta",
+                 "SGD"):
+        p = T.nn.Parameter(T.ones(2, 2))
+        opt = getattr(T.optim, name)([p], lr=0.1, **({"momentum": 0.9} if name == "SGD" else {}))
+        (p * p).sum().backward()
+        opt.step()
+        state = opt.state_dict()["state"][0]
+        out[name] = [sorted(state), state.get("step"), state["step"].item() if "step" in state else None]
+    return out
+
+
+def test_optimizer_state_dicts():
+    run_both(optimizer_state_dicts)
