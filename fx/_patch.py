@@ -42,7 +42,7 @@ def _first_proxy(args: tuple, kwargs: dict):
 def _tensor_method(orig, method: str):
     """Tensor method `orig`: with a Proxy argument, a call_method node `method` on the tensor (a get_attr)."""
     def wrapper(self, *args, **kwargs):
-        proxy = _first_proxy(args, kwargs)
+        proxy = self if isinstance(self, Proxy) else _first_proxy(args, kwargs)  # (Tensor.add(proxy, 1) too)
         if proxy is None:
             return orig(self, *args, **kwargs)
         if _from_library(2):

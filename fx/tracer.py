@@ -13,6 +13,7 @@ import inspect
 import math
 import operator
 import sys
+import types
 from typing import Any, Callable
 
 from .graph import Graph
@@ -220,31 +221,24 @@ class Tracer(TracerBase):
 
     # -- tracing ---------------------------------------------------------------------------------
     def create_args_for_root(self, root_fn: Callable, is_module: bool, concrete_args: dict | None = None):
-        """The placeholders (Proxies, or the concrete values given) root_fn is called with."""
+        """root_fn (made to take keyword-only, *args and **kwargs parameters positionally, as torch does) and
+        the placeholders (Proxies, or the concrete values given) to call it with."""
         sig = inspect.signature(root_fn)
-        params = list(sig.parameters.values())
-        if is_module:
-            params = params[1:]
+        params = list(sig.parameters.values())[1 if is_module else 0:]
         concrete_args = dict(concrete_args or {})
         args: list = []
-        kwargs: dict = {}
-        for p in params:
-            if p.kind is p.VAR_POSITIONAL:
-                args.extend(self._placeholder("*" + p.name, None, concrete_args, root_fn) if
-                            not isinstance(concrete_args.get(p.name), tuple) else concrete_args[p.name])
-                continue
-            if p.kind is p.VAR_KEYWORD:
-                kwargs.update(self._placeholder("**" + p.name, None, concrete_args, root_fn))
-                continue
-            value = self._placeholder(p.name, p, concrete_args, root_fn)
-            if p.kind is p.KEYWORD_ONLY:
-                kwargs[p.name] = value
-            else:
-                args.append(value)
-        return args, kwargs
+        for kind in (("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD"), ("KEYWORD_ONLY",), ("VAR_POSITIONAL",),
+                     ("VAR_KEYWORD",)):  # the order of the code's variables
+            for p in params:
+                if p.kind.name in kind:
+                    prefix = {"VAR_POSITIONAL": "*", "VAR_KEYWORD": "**"}.get(p.kind.name, "")
+                    args.append(self._placeholder(prefix + p.name, p, concrete_args, root_fn))
+        if any(p.kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+            root_fn = _positional(root_fn, len(args) + int(is_module))
+        return root_fn, args
 
     def _placeholder(self, name: str, param, concrete_args: dict, root_fn: Callable) -> Any:
-        default = () if param is None or param.default is inspect.Parameter.empty else (param.default,)
+        default = () if name.startswith("*") or param.default is inspect.Parameter.empty else (param.default,)
         if name in concrete_args:
             value = concrete_args[name]
             out = self.create_proxy("placeholder", f"{name}_1", default, {})
@@ -264,11 +258,8 @@ class Tracer(TracerBase):
                               "function. It is up to the user to make sure that your inputs match the inputs you "
                               "specialized the function with.")
             return value
-        if name.startswith("**"):
-            return {}
-        proxy = self.create_proxy("placeholder", name, default, {},
-                                  type_expr=getattr(root_fn, "__annotations__", {}).get(name.lstrip("*")))
-        return (proxy,) if name.startswith("*") else proxy
+        return self.create_proxy("placeholder", name, default, {},
+                                 type_expr=getattr(root_fn, "__annotations__", {}).get(name.lstrip("*")))
 
     def trace(self, root, concrete_args: dict | None = None) -> Graph:
         """Trace `root` (a Module or a function) into a Graph."""
@@ -288,15 +279,15 @@ class Tracer(TracerBase):
         self.__dict__.pop("_parameter_names", None)
         self.__dict__.pop("_buffer_names", None)
         self.tensor_attrs = self._collect_tensor_attrs()
-        args, kwargs = self.create_args_for_root(fn, is_module, concrete_args)
+        returns = getattr(fn, "__annotations__", {}).get("return")
+        fn, args = self.create_args_for_root(fn, is_module, concrete_args)
         if is_module:
             args = [root, *args]
         from ._patch import Patcher
         cache: dict = {}
         with Patcher(self, cache, getattr(fn, "__globals__", {})):
-            result = fn(*args, **kwargs)
-            self.create_node("output", "output", (self.create_arg(result),), {},
-                             type_expr=getattr(fn, "__annotations__", {}).get("return"))
+            result = fn(*args)
+            self.create_node("output", "output", (self.create_arg(result),), {}, type_expr=returns)
         self.submodule_paths = None
         return self.graph
 
@@ -309,6 +300,14 @@ class Tracer(TracerBase):
                 if isinstance(value, Tensor) and not isinstance(value, Parameter):
                     found.setdefault(id(value), f"{prefix}.{name}" if prefix else name)
         return found
+
+
+def _positional(fn: Callable, count: int) -> Callable:
+    """`fn` with every parameter (keyword-only, *args, **kwargs too) taken positionally, in code order."""
+    code = fn.__code__
+    flags = code.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    new_code = code.replace(co_flags=flags, co_argcount=count, co_kwonlyargcount=0, co_posonlyargcount=0)
+    return types.FunctionType(new_code, fn.__globals__, fn.__name__, None, fn.__closure__)
 
 
 def symbolic_trace(root, concrete_args: dict | None = None):

@@ -545,3 +545,19 @@ def test_node_arguments_are_read_only():
     gm.recompile()
     assert "torch.cat([x, x, x], dim = 1)" in gm.code and tuple(gm(tc.ones(2, 2)).shape) == (2, 6)
     assert copy.deepcopy(gm).code == gm.code
+
+
+def test_keyword_only_and_variadic_parameters():
+    def fn(x, *args, scale=2.0, **kw):
+        return x * scale + args[0], kw
+
+    def build(lib):
+        class M(lib.nn.Module):
+            def forward(self, x, *, bias):
+                return x + bias
+        return M()
+    for traced in (fn, build):
+        gref = torch.fx.symbolic_trace(traced if traced is fn else build(torch))
+        gm = tc.fx.symbolic_trace(traced if traced is fn else build(tc))
+        assert gm.code == gref.code and str(gm.graph) == str(gref.graph)
+    assert_close(gm(tc.ones(2), tc.full((2,), 3.0)), gref(torch.ones(2), torch.full((2,), 3.0)))
