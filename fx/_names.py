@@ -107,6 +107,9 @@ def canonical_name(fn: Any) -> str:
 def target_name(fn: Any) -> str:
     """The name a call_function node of `fn` is named after: torch's name for a torch function."""
     spelled = qualified_name(fn)
+    for sub in ("linalg", "fft", "special"):  # torch names these functions linalg_norm, fft_fft, ...
+        if spelled.startswith(f"torch.{sub}."):
+            return f"{sub}_{spelled.rsplit('.', 1)[-1]}"
     return spelled.rsplit(".", 1)[-1] if spelled.startswith("torch.") else getattr(fn, "__name__", type(fn).__name__)
 
 

@@ -103,6 +103,10 @@ class Patcher:
         for name, value in list(vars(compat).items()):  # torch.dropout, torch.layer_norm... (ATen spellings)
             if isinstance(value, types.FunctionType) and value.__module__.startswith(_ATEN_MODULES):
                 self._set(compat.__dict__, name, make_wrapper(value, mark=False))
+        for space in (compat.linalg, compat.fft, compat.special):  # torch.linalg.norm(proxy): one node
+            for name, value in list(vars(space).items()):
+                if not name.startswith("_") and isinstance(value, types.FunctionType):
+                    self._set(space.__dict__, name, make_wrapper(value, mark=False))
         ids = tracer._autowrap_function_ids
         for space in [self.fn_globals] + [m.__dict__ for m in tracer._autowrap_modules]:
             for name, value in list(space.items()):

@@ -561,3 +561,30 @@ def test_keyword_only_and_variadic_parameters():
         gm = tc.fx.symbolic_trace(traced if traced is fn else build(tc))
         assert gm.code == gref.code and str(gm.graph) == str(gref.graph)
     assert_close(gm(tc.ones(2), tc.full((2,), 3.0)), gref(torch.ones(2), torch.full((2,), 3.0)))
+
+
+def _calls(lib):
+    """Common torch functions applied to a traced value: each must become the node torch records."""
+    F = lib.nn.functional
+    return {
+        "einsum": lambda x: lib.einsum("ij,jk->ik", x, x), "stack": lambda x: lib.stack([x, x]),
+        "split": lambda x: lib.split(x, 1), "where": lambda x: lib.where(x > 0, x, lib.zeros_like(x)),
+        "max": lambda x: lib.max(x, dim=0), "clamp": lambda x: lib.clamp(x, min=0),
+        "log_softmax": lambda x: F.log_softmax(x, dim=-1), "normalize": lambda x: F.normalize(x, dim=-1),
+        "mse": lambda x: F.mse_loss(x, x), "ce": lambda x: F.cross_entropy(x, lib.tensor([0, 1])),
+        "interpolate": lambda x: F.interpolate(x[None, None], scale_factor=2),
+        "sdpa": lambda x: F.scaled_dot_product_attention(x[None], x[None], x[None]),
+        "topk": lambda x: lib.topk(x, 1), "unbind": lambda x: lib.unbind(x), "arange": lambda x: lib.arange(x.size(0)),
+        "linalg": lambda x: lib.linalg.norm(x), "fft": lambda x: lib.fft.fft(x).real,
+        "aten_spelling": lambda x: lib.layer_norm(x, (2,)) + lib.dropout(x, 0.0, False),
+    }
+
+
+def test_common_functions_record_torchs_nodes():
+    data = np.array([[1.0, -2.0], [0.5, 3.0]], np.float32)
+    for (name, ours), theirs in zip(_calls(tc).items(), _calls(torch).values()):
+        gm, gref = tc.fx.symbolic_trace(ours), torch.fx.symbolic_trace(theirs)
+        assert [(n.op, n.name) for n in gm.graph.nodes] == [(n.op, n.name) for n in gref.graph.nodes], name
+        got, want = gm(to_tidal(data)), gref(torch.tensor(data))
+        for g, w in zip(got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]):
+            assert_close(g, w, rtol=1e-5, atol=1e-5)
