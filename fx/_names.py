@@ -58,10 +58,6 @@ class Namespace:
             return obj is not builtins.__dict__[name]
         return False
 
-    def forget(self, name: str) -> None:
-        """Let `name` be handed out again (its node was erased)."""
-        self._used.discard(name)
-
     def copy(self) -> "Namespace":
         """An independent namespace with the same names taken."""
         other = Namespace()

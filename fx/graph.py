@@ -193,8 +193,7 @@ class Graph:
             return
         to_erase._remove_from_list()
         to_erase._erased = True
-        self._len -= 1
-        self._namespace.forget(to_erase.name)
+        self._len -= 1  # (its name stays taken: torch never hands an erased node's name out again)
         to_erase.args, to_erase.kwargs = (), {}  # drop it from its inputs' users
 
     def eliminate_dead_code(self, is_impure_node: Callable[[Node], bool] | None = None) -> bool:
