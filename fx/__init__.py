@@ -2,8 +2,13 @@
 
 `symbolic_trace(module_or_fn)` runs the program on Proxies and records a Graph of Nodes (placeholder,
 get_attr, call_function, call_method, call_module, output); `GraphModule` runs a graph through generated
-Python (`gm.code`), `Interpreter` node by node, `Transformer` rebuilds one. Loaded on first use (compat's
-`torch.fx`), never at `import tidal`.
+Python (`gm.code`, written as torch writes it), `Interpreter` node by node, `Transformer` rebuilds one;
+`replace_pattern` rewrites subgraphs, `passes.shape_prop.ShapeProp` notes shapes. Loaded on first use
+(compat's `torch.fx`), never at `import tidal`.
+
+Files: node.py (Node, map_arg), graph.py (Graph and its edits), codegen.py (Python from a graph), proxy.py
+(Proxy), tracer.py (Tracer, symbolic_trace, wrap), _patch.py (what a trace patches), graph_module.py,
+interpreter.py (Interpreter, Transformer), subgraph_rewriter.py, passes/shape_prop.py.
 """
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from .graph import Graph
 from .graph_module import GraphModule
 from .interpreter import Interpreter, Transformer
 from .node import Node, map_arg
-from .proxy import Attribute, Proxy, TraceError
+from .proxy import Attribute, Proxy, TraceError  # noqa: F401 - Attribute, TraceError: torch.fx.proxy's names
 from . import _symbolic_trace  # noqa: F401 - torch's module name, which generated code calls wrap() on
 from .tracer import PH, Tracer, symbolic_trace, wrap
 
@@ -27,7 +32,7 @@ def has_side_effect(fn):
 
 
 def __getattr__(name: str):
-    if name in ("passes", "subgraph_rewriter", "node", "graph", "proxy", "interpreter"):
+    if name in ("passes", "subgraph_rewriter"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     if name == "replace_pattern":

@@ -588,3 +588,31 @@ def test_common_functions_record_torchs_nodes():
         got, want = gm(to_tidal(data)), gref(torch.tensor(data))
         for g, w in zip(got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]):
             assert_close(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_tracer_subclass_makes_user_module_a_leaf():
+    def build(lib):
+        class Block(lib.nn.Module):
+            def forward(self, x):
+                return x.relu() * 2
+
+        class Outer(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+
+            def forward(self, x):
+                return self.block(x) + 1
+        return Outer()
+
+    def leafy(lib):
+        class Leafy(lib.fx.Tracer):
+            def is_leaf_module(self, m, name):
+                return type(m).__name__ == "Block" or super().is_leaf_module(m, name)
+        return Leafy()
+    ref, ours = build(torch), build(tc)
+    gref, g = leafy(torch).trace(ref), leafy(tc).trace(ours)
+    assert str(g) == str(gref) and [n.op for n in g.nodes] == ["placeholder", "call_module", "call_function", "output"]
+    gm = tc.fx.GraphModule(ours, g)
+    assert type(gm.block).__name__ == "Block"
+    assert_close(gm(tc.tensor([-1.0, 2.0])), torch.fx.GraphModule(ref, gref)(torch.tensor([-1.0, 2.0])))
