@@ -13,6 +13,7 @@ import functools
 import math
 import types
 import warnings
+import weakref
 from bisect import bisect_right
 from collections import Counter
 from typing import Any, Iterable, Sequence
@@ -58,6 +59,35 @@ def _warns_outside_step(get_lr):
     return checked
 
 
+_STEP_OVERRIDDEN = (
+    "Seems like `optimizer.step()` has been overridden after learning rate scheduler initialization. Please, make "
+    "sure to call `optimizer.step()` before `lr_scheduler.step()`. See more details at "
+    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate")
+_STEP_ORDER = (
+    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, you should call "
+    "them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will result in "
+    "PyTorch skipping the first value of the learning rate schedule. See more details at "
+    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate")
+
+
+def _track_step_called(optimizer: Optimizer) -> None:
+    """torch's patch of `optimizer.step` (on the instance, once) recording that it ran, so that a scheduler's first
+    step can warn when the program stepped the scheduler first."""
+    if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
+        return
+    opt_ref = weakref.ref(optimizer)  # (no reference cycle through the instance attribute)
+    func = optimizer.step.__func__
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        opt = opt_ref()
+        opt._opt_called = True
+        return func.__get__(opt, opt.__class__)(*args, **kwargs)
+
+    wrapper._wrapped_by_lr_sched = True
+    optimizer.step = wrapper
+
+
 @contextlib.contextmanager
 def within_step(scheduler):
     """Mark `get_lr` calls as the scheduler's own (torch's `_enable_get_lr_call`; saved in the state dict)."""
@@ -96,6 +126,7 @@ class LRScheduler:
                         ">= 0 for a fresh training run (not recommended)")
         self.base_lrs: list = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
+        _track_step_called(optimizer)
         self._initial_step()
 
     def _initial_step(self) -> None:
@@ -125,6 +156,11 @@ class LRScheduler:
 
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (or, deprecated, jump to `epoch`) and set the new learning rates."""
+        if self._step_count == 1:
+            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+                warnings.warn(_STEP_OVERRIDDEN, UserWarning, stacklevel=2)
+            elif not getattr(self.optimizer, "_opt_called", False):
+                warnings.warn(_STEP_ORDER, UserWarning, stacklevel=2)
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)

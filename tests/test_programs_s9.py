@@ -744,3 +744,34 @@ def optimizer_state_dicts(T):
 
 def test_optimizer_state_dicts():
     run_both(optimizer_state_dicts)
+
+
+def scheduler_step_order(T):
+    """torch's warnings on a scheduler's first step: stepped before the optimizer (a common slip, and what a skipped
+    GradScaler step shows), or after the program replaced optimizer.step; none in the right order."""
+    L = T.optim.lr_scheduler
+    makers = {"step": lambda o: L.StepLR(o, 2), "onecycle": lambda o: L.OneCycleLR(o, 1.0, total_steps=10),
+              "restarts": lambda o: L.CosineAnnealingWarmRestarts(o, 3),
+              "chained": lambda o: L.ChainedScheduler([L.StepLR(o, 2), L.ExponentialLR(o, 0.9)])}
+    out = {}
+    for order in ("wrong", "right", "replaced"):
+        for name, make in makers.items():
+            opt = T.optim.SGD([T.nn.Parameter(T.ones(1))], lr=0.1, momentum=0.9)
+            sched = make(opt)
+            if order == "replaced":
+                opt.step = lambda *args, **kwargs: None
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                for _ in range(3):
+                    if order != "wrong":
+                        opt.step()
+                    sched.step()
+                    if order == "wrong":
+                        opt.step()
+            out[f"{order} {name}"] = [[str(w.message) for w in caught], opt.param_groups[0]["lr"],
+                                      [w.filename == __file__ for w in caught]]
+    return out
+
+
+def test_scheduler_step_order():
+    run_both(scheduler_step_order)
