@@ -51,6 +51,20 @@ def _tensor_method(orig, method: str):
     return wrapper
 
 
+_REUSED: dict = {}  # (id of a function, method name) -> (the function, its wrapper): made once, not per trace
+
+
+def _reused(fn, method: str | None = None):
+    """The wrapper of library function `fn` (or of Tensor method `method`), made on first need; wrappers hold
+    no trace state (each finds its tracer through the Proxy it is given)."""
+    hit = _REUSED.get((id(fn), method))
+    if hit is None or hit[0] is not fn:
+        wrapper = make_wrapper(fn, mark=False) if method is None else \
+            _tensor_method(fn, _OPERATOR_METHODS.get(method, method))
+        hit = _REUSED[(id(fn), method)] = (fn, wrapper)
+    return hit[1]
+
+
 class Patcher:
     """Context manager applying the trace's patches and restoring every original on exit."""
 
@@ -95,18 +109,18 @@ class Patcher:
         self._set(Module, "__getattr__", module_getattr)
         for name, value in list(vars(Tensor).items()):
             if isinstance(value, types.FunctionType) and (not name.startswith("_") or name in _OPERATOR_METHODS):
-                self._set(Tensor, name, _tensor_method(value, _OPERATOR_METHODS.get(name, name)))
+                self._set(Tensor, name, _reused(value, name))
         for name, value in list(vars(F).items()):
             if not name.startswith("_") and name not in _KEEP and isinstance(value, types.FunctionType):
-                self._set(F.__dict__, name, make_wrapper(value, mark=False))
+                self._set(F.__dict__, name, _reused(value))
         from .. import compat
         for name, value in list(vars(compat).items()):  # torch.dropout, torch.layer_norm... (ATen spellings)
             if isinstance(value, types.FunctionType) and value.__module__.startswith(_ATEN_MODULES):
-                self._set(compat.__dict__, name, make_wrapper(value, mark=False))
+                self._set(compat.__dict__, name, _reused(value))
         for space in (compat.linalg, compat.fft, compat.special):  # torch.linalg.norm(proxy): one node
             for name, value in list(vars(space).items()):
                 if not name.startswith("_") and isinstance(value, types.FunctionType):
-                    self._set(space.__dict__, name, make_wrapper(value, mark=False))
+                    self._set(space.__dict__, name, _reused(value))
         ids = tracer._autowrap_function_ids
         for space in [self.fn_globals] + [m.__dict__ for m in tracer._autowrap_modules]:
             for name, value in list(space.items()):
