@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,7 @@ MAGIC_METHODS = {
     "or_": "{} | {}", "xor": "{} ^ {}", "getitem": "{}[{}]", "matmul": "{} @ {}", "eq": "{} == {}",
     "ne": "{} != {}", "lt": "{} < {}", "gt": "{} > {}", "le": "{} <= {}", "ge": "{} >= {}",
     "neg": "-{}", "pos": "+{}", "invert": "~{}"}
+_FRAME = re.compile(r'^File "(.+)", line (\d+), in (.+)$')
 REFLECTABLE = ("add", "sub", "mul", "floordiv", "truediv", "mod", "pow", "lshift", "rshift", "and_", "or_",
                "xor", "matmul")
 
@@ -131,9 +133,7 @@ def python_code(graph, root_module: str = "self", verbose: bool = False) -> Pyth
     summary = None
     for node in nodes:
         if verbose and node.op not in ("placeholder", "output"):
-            trace = node.stack_trace
-            where = trace.strip().splitlines()[-1].strip() if trace else "No stacktrace found for following nodes"
-            text = f"\n# {where}\n"
+            text = f"\n# {_summary(node.stack_trace)}\n"
             if text != summary:
                 summary = text
                 body.append(text)
@@ -158,6 +158,16 @@ def python_code(graph, root_module: str = "self", verbose: bool = False) -> Pyth
     wraps = "\n".join(f'torch.fx._symbolic_trace.wrap("{name}")' for name in dict.fromkeys(wrapped))
     src = f"\n{wraps}\n\ndef forward({', '.join(free_vars)}):\n{code}"
     return PythonCode(src, glob.values)
+
+
+def _summary(stack_trace: str | None) -> str:
+    """The innermost frame of a node's stack trace, as torch's verbose code names it."""
+    lines = (stack_trace or "").strip().split("\n")
+    for i in range(len(lines) - 2, -1, -1):
+        found = _FRAME.match(lines[i].strip())
+        if found:
+            return f"File: {found.group(1)}:{found.group(2)} in {found.group(3)}, code: {lines[i + 1].strip()}"
+    return "No stacktrace found for following nodes"
 
 
 def _emit(node: Node, glob: _Globals, root: str, free_vars: list) -> str | None:

@@ -13,12 +13,13 @@ import inspect
 import math
 import operator
 import sys
+import traceback
 import types
 from typing import Any, Callable
 
 from .graph import Graph
 from .node import Node, map_aggregate
-from .proxy import Proxy, TraceError
+from .proxy import _FX_DIR, Proxy, TraceError, _is_library
 
 __all__ = ["TracerBase", "Tracer", "symbolic_trace", "wrap", "PH", "PHBase"]
 
@@ -60,8 +61,16 @@ class TracerBase:
 
     def create_node(self, kind: str, target: Any, args: tuple, kwargs: dict, name: str | None = None,
                     type_expr: Any = None) -> Node:
-        """A node in the graph (subclasses may annotate it)."""
-        return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+        """A node in the graph (subclasses may annotate it); with `record_stack_traces`, where the traced
+        program made it, from its first `forward` frame on (torch's rule)."""
+        node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+        if self.record_stack_traces and not node.stack_trace:
+            frames = [f for f in traceback.extract_stack() if not _is_library(f.filename)
+                      and not f.filename.startswith(_FX_DIR)]
+            start = next((i for i, f in enumerate(frames) if f.name == "forward"), None)
+            if start is not None:
+                node.stack_trace = "".join(traceback.StackSummary.from_list(frames[start:]).format()).strip()
+        return node
 
     def proxy(self, node: Node) -> Proxy:
         """The Proxy standing for `node`'s value."""

@@ -616,3 +616,22 @@ def test_tracer_subclass_makes_user_module_a_leaf():
     gm = tc.fx.GraphModule(ours, g)
     assert type(gm.block).__name__ == "Block"
     assert_close(gm(tc.tensor([-1.0, 2.0])), torch.fx.GraphModule(ref, gref)(torch.tensor([-1.0, 2.0])))
+
+
+def test_record_stack_traces_names_the_forward_line():
+    class M(tc.nn.Module):
+        def forward(self, x):
+            y = x.sin()
+            return y * 2
+
+    tracer = tc.fx.Tracer()
+    tracer.record_stack_traces = True
+    graph = tracer.trace(M())
+    gm = tc.fx.GraphModule(tracer.root, graph)
+    sin = next(n for n in gm.graph.nodes if n.name == "sin")
+    assert sin.stack_trace.splitlines()[-1].strip() == "y = x.sin()" and "in forward" in sin.stack_trace
+    text = gm.print_readable(print_output=False)
+    assert f"# File: {__file__}:" in text and "in forward, code: return y * 2" in text
+    untraced = tc.fx.symbolic_trace(M())
+    assert all(n.stack_trace is None for n in untraced.graph.nodes)
+    assert "# No stacktrace found for following nodes" in untraced.print_readable(print_output=False)
