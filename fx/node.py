@@ -242,7 +242,7 @@ class Node:
             return f"%{self.name} : [num_users={len(self.users)}] = {self.op}[target={target}]"
         if self.op == "output":
             return f"return {self.args[0]}"
-        return (f"%{self.name} : [num_users={len(self.users)}] = {self.op}[target="
+        return (f"%{self.name} : {_type_repr(self.type)}[num_users={len(self.users)}] = {self.op}[target="
                 f"{self._pretty_print_target(self.target)}](args = {_format_arg(self.args)}, kwargs = "
                 f"{_format_arg(self.kwargs)})")
 
@@ -260,7 +260,7 @@ def _type_repr(t: Any) -> str:
     return f"{t} "
 
 
-def _format_arg(arg: Argument, max_list_len: float = float("inf")) -> str:
+def _format_arg(arg: Argument) -> str:
     """An argument as the graph's text shows it: nodes as %name."""
     if isinstance(arg, tuple) and not hasattr(arg, "_fields"):
         inner = ", ".join(_format_arg(a) for a in arg)
@@ -273,6 +273,9 @@ def _format_arg(arg: Argument, max_list_len: float = float("inf")) -> str:
         return "%" + str(arg)
     if isinstance(arg, (types.FunctionType, types.BuiltinFunctionType)):
         return _qualified_name(arg)
+    from ..tensor.dtype import dtype
+    if isinstance(arg, dtype):  # torch.float32, whether or not compat is installed
+        return "torch." + str(arg).rsplit(".", 1)[-1]
     return str(arg)
 
 
