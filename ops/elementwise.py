@@ -21,7 +21,8 @@ from ..autograd.graph import needs_grad
 from ..autograd.view_inplace import needs_rebase, write_through_view
 from .mem_overlap import check_out
 from . import limited_dtypes, many_dims
-from .float8 import cast as float8_cast, is_float8
+from .float8 import cast as float8_cast
+from .complex_half import cast as complex32_cast, is_complex32
 from .broadcast import broadcast_shapes
 from .number_args import typed_number
 from .special import NUMPY_FUNCS as SPECIAL_NUMPY_FUNCS
@@ -150,19 +151,34 @@ _EXACT = ("nextafter",)  # computed in the result's own dtype (the next float16 
 
 
 # -- the NumPy vocabulary (the compiled one is ops/scalar_kernels.py) ---------------------------
+# dtypes whose NumPy astype is not torch's cast: float8 (rounding, special values) and complex32, which NumPy
+# can't cast at all (float16 pairs: ops/complex_half)
+_TORCH_CASTS = frozenset([d.np for d in dt.FLOAT8] + [dt.COMPLEX32_NP])
+
+
+def _torch_cast(x: np.ndarray, target) -> np.ndarray:
+    return complex32_cast(x, target) if is_complex32(x.dtype) or is_complex32(target) else float8_cast(x, target)
+
+
 def _caster(np_dtype):
+    if is_complex32(np_dtype):
+        return lambda x: complex32_cast(x, np_dtype)
     if np.dtype(np_dtype).kind == "c":
-        return lambda x: np.asarray(x).astype(np_dtype, copy=False)
+        def cast_complex(x):
+            x = np.asarray(x)
+            return complex32_cast(x, np_dtype) if is_complex32(x.dtype) else x.astype(np_dtype, copy=False)
+        return cast_complex
 
     target = np.dtype(np_dtype)
     ndarray = np.ndarray
+    special = target in _TORCH_CASTS
 
     def cast(x):
         if x.__class__ is ndarray and x.dtype is target:  # the usual case: nothing to do
             return x
         x = np.asarray(x)
-        if is_float8(x.dtype) or is_float8(target):  # torch's float8 rounding and special values
-            return float8_cast(x, target)
+        if special or x.dtype in _TORCH_CASTS:
+            return _torch_cast(x, target)
         # a complex value cast to a real dtype keeps its real part, as torch's casts (NumPy would warn)
         return (x.real if x.dtype.kind == "c" else x).astype(np_dtype, copy=False)
     return cast
@@ -170,17 +186,24 @@ def _caster(np_dtype):
 
 NUMPY_VOCAB = {f"as_{d.name}": _caster(d.np) for d in dt.ALL}
 NUMPY_VOCAB["as_bool"] = _caster(np.bool_)
-NUMPY_VOCAB.update(where=np.where, math=math)
+NUMPY_VOCAB.update(where=np.where, math=math, exp_single=np.exp)
 NUMPY_VOCAB.update(SPECIAL_NUMPY_FUNCS)  # erf, digamma, sgn...: lazily vectorized scalar_kernels code
 # (also the functions numba computes one element at a time 2-3.5x slower than NumPy's vectorized
 # loops, measured on 1M float32: a group using them runs as NumPy, in cache-sized pieces)
 codegen.register_vocabulary(NUMPY_VOCAB, "tidal.ops.scalar_kernels",
-                            numpy_only=("as_float16", "as_bfloat16", "as_complex64", "as_complex128",
+                            numpy_only=("as_float16", "as_bfloat16", "as_complex32", "as_complex64", "as_complex128",
                                         "np.tanh", "np.sin", "np.cos", *(f"as_{d.name}" for d in dt.FLOAT8)),
                             imports=("tidal.ops.special",))
 
 _CAST_NAME = {d: ("as_bool" if d is dt.bool_ else f"as_{d.name}") for d in dt.ALL}
-_SINGLE_ERF = re.compile(r"\berf\(")  # float32 computes erf with its own formula (special.erf_single)
+# float32 computes erf and exp with formulas of its own that compiled loops vectorize (scalar_kernels'
+# erf_single and exp_single; the NumPy path runs special.erf_single and NumPy's own exp)
+_SINGLE_FORMULAS = {"erf": "erf_single(", "np.exp": "exp_single("}
+_SINGLE_CALLS = re.compile(r"(?<![\w.])(erf|np\.exp)\(")
+
+
+def _single_formulas(template: str) -> str:
+    return _SINGLE_CALLS.sub(lambda m: _SINGLE_FORMULAS[m.group(1)], template)
 
 
 # -- planning: dtypes, shapes, the expression ---------------------------------------------------
@@ -265,7 +288,7 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
     elif rule == "float" and common.category < dt.FLOAT:
         compute = out = dt.get_default_dtype()
     elif common.category == dt.COMPLEX and op.name in _REAL_RESULT:
-        compute, out = common, common.to_real()
+        compute, out = common.compute, common.to_real()
     elif op.name in _EXACT:
         compute = out = common
     else:
@@ -284,13 +307,13 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
         else:
             scalar_types.append(None)
             names.append(f"{{{k}}}" if d.compute is want and d is want else f"{_CAST_NAME[want]}({{{k}}})")
-    template = COMPLEX_TEMPLATES.get(op.name, op.template) if compute.category == dt.COMPLEX else \
-        _SINGLE_ERF.sub("erf_single(", op.template) if compute is dt.float32 else op.template
+    base = COMPLEX_TEMPLATES.get(op.name, op.template) if compute.category == dt.COMPLEX else op.template
+    template = _single_formulas(base) if compute is dt.float32 else base
     body = template.format(*names)
     expr = f"{_CAST_NAME[out]}({body})"
     plan = Plan(shape, out, expr, tuple(scalar_types))
     if all(n == f"{{{k}}}" for k, n in enumerate(names)) and (out is compute or rule == "bool"):
-        plan.direct = _ufunc_kernel(template)  # no casts: one ufunc call can write the result
+        plan.direct = _ufunc_kernel(base)  # no casts: one NumPy ufunc call can write the result
     if op.name == "pow" and ndims[0] is not None and ndims[1] is None:
         table = _POW_FLOAT if compute.category == dt.FLOAT else _POW_BOOL if bool_power else _POW_INT
         plan.pow_exprs = {e: f"{_CAST_NAME[out]}({t.format(names[0])})" for e, t in table.items()}
@@ -441,7 +464,10 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
             return write_through_view(out, apply(name, *args))
     originals = derivatives.originals(name, args, out) if grad else None  # copies made before the write
     ins = tuple(a._v if st is None else _typed_scalar(st, a) for a, st in zip(args, plan.scalar_types))
-    out._vm.push(Instruction(name, None, ins, (out._v,), None, _expr(plan, args)))
+    expr = _expr(plan, args)
+    if out.dtype is dt.complex32 and plan.dtype is not out.dtype:  # (NumPy would copy a number into both parts)
+        expr = f"as_complex32({expr})"
+    out._vm.push(Instruction(name, None, ins, (out._v,), None, expr))
     if grad:
         derivatives.record(name, args, out, True, originals)  # saves inputs, then bumps the version
     else:

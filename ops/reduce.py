@@ -26,6 +26,7 @@ from ..vm.replay import head as replay_head, layout_id
 from . import math_api as M
 from . import many_dims
 from .complex_ops import refuse_complex
+from .complex_half import to_complex32
 from .limited_dtypes import check as check_limited
 from . import views
 from .dispatch import kernel_for, launch, register_kernel
@@ -52,13 +53,14 @@ def reduction_kernel(name: str):
             if a.ndim == 0:
                 a = a.reshape(1)
             if compute is not None and a.dtype != compute:
-                a = a.astype(compute)
+                a = a.astype(compute) if a.dtype != dt.COMPLEX32_NP else dt.complex32_values(a).astype(compute)
             with np.errstate(all="ignore"):  # 0/0 and overflow give nan/inf (or int garbage), as in torch
                 results = body(a, axes, extra)
                 if not isinstance(results, tuple):
                     results = (results,)
                 for out, res in zip(outs, results):
-                    out[...] = np.reshape(res, out.shape)
+                    res = np.reshape(res, out.shape)
+                    out[...] = res if out.dtype.names is None else to_complex32(res)  # (complex32: float16 pairs)
         register_kernel(name, "cpu")(kernel)
         return body
     return deco
@@ -76,7 +78,7 @@ def accumulate_dtype(x: Tensor, dtype: dt.dtype | None, op: str) -> dt.dtype:
     if dtype_arg(dtype, op) is not None:
         check_limited(f"{op}(dtype=)", dtype)
         return dtype
-    if x.dtype in dt.FLOAT8 and x.numel():  # torch has no float8 sum/prod/cumsum kernels (an empty one runs none)
+    if x.dtype in dt.NO_SUM and x.numel():  # no float8/complex32 sum/prod/cumsum kernels (an empty one runs none)
         check_limited(op, x.dtype)
     return x.dtype if x.dtype.is_floating_point else dt.int64
 
@@ -413,12 +415,13 @@ def _mean_dtype(x: Tensor, dtype: dt.dtype | None, op: str) -> dt.dtype:
         if not x.dtype.is_floating_point:
             raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either a floating "
                                f"point or complex dtype. Got: {torch_name(x.dtype)}")
-        if x.dtype in dt.FLOAT8 and x.numel():  # (mean sums in the input's dtype)
+        if x.dtype in dt.NO_SUM and x.numel():  # (mean sums in the input's dtype)
             check_limited(op, x.dtype)
         return x.dtype
     if not dtype.is_floating_point:
         raise RuntimeError(f"{op}(): could not infer output dtype. Optional dtype must be either a floating "
                            f"point or complex dtype. Got: {torch_name(dtype)}")
+    check_limited(f"{op}(dtype=)", dtype)
     return dtype
 
 

@@ -319,7 +319,7 @@ class Tensor:
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The values as a NumPy array sharing this tensor's memory (waits for pending work)."""
-        if self.dtype in dt.FLOAT8:  # torch has no NumPy dtype for them (tidal's arrays are ml_dtypes')
+        if self.dtype in dt.NO_NUMPY:  # torch has no NumPy dtype for them (tidal's arrays are ml_dtypes', pairs)
             raise TypeError(f"Got unsupported ScalarType {self.dtype.scalar_name}")
         if not force:
             self._check_numpy()
@@ -347,6 +347,8 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
         if len(self._v.shape) > 64:  # more dims than a NumPy array holds
             return self.reshape(()).item()
+        if self.dtype is dt.complex32:  # (float16 pairs: their complex64 value)
+            return dt.complex32_values(self._host_array().reshape(())).item()
         return self._host_array().reshape(()).item() if self.dtype.np.kind != "V" else \
             float(self._host_array().reshape(()).astype(np.float32))
 
@@ -358,6 +360,8 @@ class Tensor:
         arr = self._host_array()
         if self.dtype in (dt.bfloat16,):
             arr = arr.astype(np.float32)
+        elif self.dtype is dt.complex32:
+            arr = dt.complex32_values(arr)
         return arr.tolist()
 
     def _check_numpy(self) -> None:
@@ -373,7 +377,7 @@ class Tensor:
                             "to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
 
     def __array__(self, dtype=None, copy=None):
-        if self.dtype in dt.FLOAT8:
+        if self.dtype in dt.NO_NUMPY:
             raise TypeError(f"Got unsupported ScalarType {self.dtype.scalar_name}")
         if self.requires_grad or self.device.type == "meta":  # torch's __array__ is numpy()'s (cuda: see to_host)
             self._check_numpy()

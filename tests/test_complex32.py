@@ -1,10 +1,7 @@
 """torch's complex32 (ComplexHalf, `chalf`) against torch 2.13 CPU: creation, printing, conversions to and from
 every dtype, the memory layout (float16 pairs, 4 bytes), the ops torch runs on it, its refusals (exception type
 and message) and its promotion rules. Each case runs the same code on torch and on tidal.compat and compares
-dtype, values (repr, so -0.0 and NaN count) or the error.
-
-Cases needing the s9_complex32 patches (/work/notes/s9_complex32.md: casts in ops/elementwise.py, numpy()/item()
-in tensor/tensor.py, reductions in ops/reduce.py) are strict xfails until those are applied."""
+dtype, values (repr, so -0.0 and NaN count) or the error."""
 import copy
 import io
 import warnings
@@ -16,7 +13,6 @@ import torch
 import tidal
 import tidal.compat as tc
 
-PATCH = "needs s9_complex32 patch"
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex64",
           "complex128", "uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
           "float8_e5m2fnuz", "float8_e8m0fnu"]
@@ -376,31 +372,7 @@ def _complex32_source(L, name: str):
     return L.tensor([1.5 + 2j, 2.75 - 1j, 100 + 0.5j, 0j, 7.25j], dtype=L.complex32)  # (in every integer's range)
 
 
-# cases that need the s9_complex32 patches (every cast goes through ops/elementwise's casters; item()/tolist();
-# the reductions): all conversions, and these
-NEEDS_PATCH = {n for n in CASES if " -> " in n} | {
-    'ones', 'full complex', 'full int', 'full overflow', 'ones_like', 'full_like', 'new_full', 'scalar_tensor',
-    'fill_', 'fill_ 0-d tensor', 'chalf of int64', 'chalf of bool', 'chalf of complex128 (double rounding)',
-    'to(chalf) of float64 (through float)', 'to(complex32) of float32', 'copy_ into complex32',
-    'copy_ float16 into complex32', 'item', 'tolist', 'complex()', 'bool()', 'add', 'sub', 'mul', 'mul rounds once',
-    'mul overflows to inf', 'mul by number', 'number times', 'add number', 'rsub', 'add complex number',
-    'add alpha', 'add_ in place', 'mul_ in place', 'add_ float32 into complex32', 'add_ complex64 into complex32',
-    'broadcast', 'neg', 'conj', 'conj_physical', 'sgn', 'abs', 'eq', 'ne number', 'eq float16',
-    'isnan isinf isfinite', 'where', 'where number first', 'where float16', 'masked_fill',
-    'masked_fill real number', 'masked_fill 0-d tensor', 'setitem number', 'setitem complex',
-    'setitem float32 slice', 'setitem complex64 slice', 'setitem mask', 'count_nonzero', 'any', 'all', 'any dim',
-    'norm', 'vector_norm 1', 'norm inf', 'std', 'isclose', 'isclose atol', 'isclose equal_nan', 'allclose',
-    'addcmul', 'outer', 'diff', 'sum with dtype', 'empty sum and prod', 'float16 + 1j', 'float16 * complex64 0-d',
-    'float16 * complex128 0-d', 'where(float16, 1j)', 'int64 + complex32 0-d', 'float32 + complex32 0-d',
-    'complex32 + float32 0-d', 'complex32 + complex128 0-d', 'complex32 * float16', 'complex32 - int64',
-    'complex32 * bool', 'complex32 * complex64', 'complex32 + float64', 'complex32 + bfloat16',
-    'complex32 + float32', 'sum refused', 'sum dim refused', 'mean refused', 'prod refused', 'cumsum refused',
-    'cumprod refused', 'mean dtype=complex32 refused',
-}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=PATCH))
-                                  if n in NEEDS_PATCH else n for n in CASES])
+@pytest.mark.parametrize("name", list(CASES))
 def test_as_torch(name):
     want = _outcome(CASES[name], torch)
     if name.endswith("refused"):
@@ -410,7 +382,6 @@ def test_as_torch(name):
         pytest.fail(f"tidal gives {got!r}, torch {want!r}", pytrace=False)
 
 
-@pytest.mark.xfail(strict=True, reason=PATCH)
 @pytest.mark.parametrize("how", ["numpy", "numpy(force=True)", "np.asarray"])
 def test_numpy_refused_as_torch(how):
     def call(L):

@@ -649,3 +649,37 @@ def test_record_stack_traces_names_the_forward_line():
     untraced = tc.fx.symbolic_trace(M())
     assert all(n.stack_trace is None for n in untraced.graph.nodes)
     assert "# No stacktrace found for following nodes" in untraced.print_readable(print_output=False)
+
+
+def _insert_observers(lib, gm):
+    class Observer(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("maxabs", lib.zeros(()))
+
+        def forward(self, x):
+            self.maxabs = lib.maximum(self.maxabs, x.detach().abs().max())
+            return x
+    for node in list(gm.graph.nodes):
+        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), lib.nn.Linear):
+            name = f"obs_{node.name}"
+            assert gm.add_submodule(name, Observer())
+            with gm.graph.inserting_after(node):
+                obs = gm.graph.call_module(name, (node,))
+            node.replace_all_uses_with(obs, delete_user_cb=lambda user: user is not obs)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+
+
+def test_pass_inserting_observer_modules():
+    def build(lib):
+        return lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
+    ref, ours = _pair(build)
+    gref, gm = _insert_observers(torch, torch.fx.symbolic_trace(ref)), _insert_observers(tc, tc.fx.symbolic_trace(ours))
+    assert gm.code == gref.code and str(gm) == str(gref)
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    assert_close(gm(to_tidal(x)), gref(torch.tensor(x)), rtol=1e-5, atol=1e-5)
+    assert list(gm.state_dict()) == list(gref.state_dict())
+    assert_close(gm.obs__2.maxabs, gref.obs__2.maxabs, rtol=1e-5, atol=1e-6)
+    assert gm.delete_submodule("obs__0") and not hasattr(gm, "obs__0") and not gm.delete_submodule("obs__0")
