@@ -7,6 +7,7 @@ elementwise ops, so it runs on the VM and differentiates through them.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from ..tensor import dtype as dt
 from ..ops.elementwise import torch_name
 from ..ops.index_ops import embedding_rows
 from ..ops.node_names import torch_node
+from ..ops.user_frame import user_stacklevel
 from ._util import opmath
 
 __all__ = ["embedding", "one_hot", "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
@@ -382,16 +384,22 @@ def _complex_kernel(mode: str, spatial: int) -> str:
 
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None) -> Tensor:
     """Deprecated alias of interpolate."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
+                  UserWarning, stacklevel=user_stacklevel())
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
     """Deprecated: interpolate(mode='nearest')."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  UserWarning, stacklevel=user_stacklevel())
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
     """Deprecated: interpolate(mode='bilinear', align_corners=True)."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  UserWarning, stacklevel=user_stacklevel())
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

@@ -25,6 +25,7 @@ from .linalg_ns import svdvals
 from .linalg_ns import slogdet as _linalg_slogdet
 from .random import randn
 from .return_types import return_type
+from .user_frame import user_stacklevel
 
 __all__ = ["lu", "lu_solve", "lu_unpack", "triangular_solve", "cholesky_solve", "cholesky_inverse", "logdet",
            "slogdet", "pinverse", "matrix_exp", "matrix_power", "vander", "cholesky", "qr", "svd", "geqrf", "orgqr",
@@ -35,7 +36,10 @@ METHODS: dict = {}
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None) -> tuple:
     """(LU, pivots[, infos]): the packed LU factorization; never raises on a singular matrix."""
     warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and "
-                  "will be removed in a future PyTorch release.", UserWarning, stacklevel=2)
+                  "will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be "
+                  "replaced with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = "
+                  "torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+                  "torch.linalg.lu_factor_ex(A, compute_pivots)", UserWarning, stacklevel=user_stacklevel())
     LU, pivots, info = lu_factor_ex(A, pivot=pivot)
     res = (LU, pivots, info) if get_infos else (LU, pivots)
     if out is not None:

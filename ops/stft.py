@@ -13,6 +13,7 @@ from .complex_ops import real as _real
 from .complex_ops import view_as_real
 from .creation import ones, zeros
 from .shape_ops import cat
+from .user_frame import user_stacklevel
 
 __all__ = ["stft", "istft"]
 METHODS: dict = {}
@@ -63,6 +64,11 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
         raise RuntimeError(f"{where}: expected hop_length > 0, but got hop_length={hop_length}")
     if not 0 < win_length <= n_fft:
         raise RuntimeError(f"{where}: expected 0 < win_length <= n_fft, but got win_length={win_length}")
+    if not return_complex and not complex_in:
+        warnings.warn("stft with return_complex=False is deprecated. In a future pytorch release, stft will return "
+                      "complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can "
+                      "still call torch.view_as_real on the complex output to recover the old return format.",
+                      UserWarning, stacklevel=user_stacklevel())
     if window is None:
         warnings.warn("A window was not provided. A rectangular window will be applied,which is known to cause "
                       "spectral leakage. Other windows such as torch.hann_window or torch.hamming_window are "

@@ -16,6 +16,7 @@ from . import math_api as M
 from .broadcast import broadcast_shapes
 from .ranges import arange
 from .reduce_stats import norm
+from .user_frame import user_stacklevel
 
 __all__ = ["dist", "addr", "renorm", "combinations", "range"]
 METHODS: dict = {}
@@ -87,7 +88,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype: dt.dtype | None = None,
     """Values from start to end inclusive by step (deprecated in PyTorch: use arange)."""
     warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values "
-                  "in [start, end).", UserWarning, stacklevel=2)
+                  "in [start, end).", UserWarning, stacklevel=user_stacklevel())
     if end is None:
         start, end = 0, start
     count = math.floor((end - start) / step) + 1

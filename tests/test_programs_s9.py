@@ -775,3 +775,45 @@ def scheduler_step_order(T):
 
 def test_scheduler_step_order():
     run_both(scheduler_step_order)
+
+
+# -- warnings a program meets: torch's category and words (C++ warnings' "Triggered internally at" note aside) -----
+WARNING_CALLS = {
+    "autocast to float64": lambda T: T.autocast("cpu", dtype=T.float64).__enter__().__exit__(None, None, None),
+    "F.upsample": lambda T: T.nn.functional.upsample(T.ones(1, 1, 2, 2), scale_factor=2),
+    "F.upsample_nearest": lambda T: T.nn.functional.upsample_nearest(T.ones(1, 1, 2, 2), scale_factor=2),
+    "F.upsample_bilinear": lambda T: T.nn.functional.upsample_bilinear(T.ones(1, 1, 2, 2), scale_factor=2),
+    "weight_norm": lambda T: T.nn.utils.weight_norm(T.nn.Linear(2, 2)),
+    "stft(return_complex=False)": lambda T: T.stft(T.ones(64), 16, window=T.ones(16), return_complex=False),
+    "torch.lu": lambda T: T.lu(T.eye(2)),
+    "torch.range": lambda T: T.range(0, 2),
+    "softmax without dim": lambda T: T.nn.functional.softmax(T.ones(2, 3)),
+    "tensor(tensor)": lambda T: T.tensor(T.ones(2)),
+    "size_average": lambda T: T.nn.MSELoss(size_average=False),
+}
+
+
+def _warned(T, call) -> list:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call(T)
+    # (tidal names its own namespace unless run by `python -m tidal.compat`)
+    return [(w.category.__name__, str(w.message).split(" (Triggered internally at ")[0].replace("tidal.", "torch."))
+            for w in caught]
+
+
+@pytest.mark.parametrize("name", list(WARNING_CALLS))
+def test_warnings_as_torch(name):
+    theirs, ours = (_warned(T, WARNING_CALLS[name]) for T in FRAMEWORKS)
+    assert theirs
+    assert ours == theirs
+
+
+def test_autocast_with_an_unsupported_dtype_is_off():
+    """torch disables CPU autocast for a dtype other than bfloat16/float16 (tidal ran matmuls in float64)."""
+    def program(T):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with T.autocast("cpu", dtype=T.float64):
+                return [str(T.mm(T.ones(2, 2), T.ones(2, 2)).dtype), T.is_autocast_enabled("cpu")]
+    run_both(program)

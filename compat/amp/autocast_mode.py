@@ -32,6 +32,10 @@ class autocast:
         if self._enabled and device_type == "cuda" and not _cuda_available():
             warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
             self._enabled = False
+        if self._enabled and device_type == "cpu" and self.fast_dtype not in (dt.bfloat16, dt.float16):
+            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\nCPU Autocast "
+                          "only supports dtypes of torch.bfloat16, torch.float16 currently.", stacklevel=2)
+            self._enabled = False
 
     def __enter__(self) -> "autocast":
         self._tokens = getattr(self, "_tokens", [])

@@ -50,7 +50,8 @@ class WeightNorm:
 
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
     """Split `module.<name>` into magnitude `<name>_g` and direction `<name>_v`, recombined before each forward."""
-    warnings.warn("torch.nn.utils.weight_norm is deprecated in favor of torch.nn.utils.parametrizations.weight_norm.",
+    warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                  "`torch.nn.utils.parametrizations.weight_norm`.",
                   FutureWarning, stacklevel=2)
     WeightNorm.apply(module, name, dim)
     return module
