@@ -2,9 +2,9 @@
 
 Operators on a Proxy record `call_function` nodes of the `operator` functions, attribute reads record
 `getattr` (or, when called, `call_method`), and torch functions reach `Proxy.__torch_function__` (tidal's
-public functions dispatch there once the call fails on the Proxy). A Proxy that reaches tidal's own library
-code stops that call at once (`LibraryUse`, a TypeError) so that the function which received it records one
-node instead of the library's inner steps.
+public functions dispatch there once the call fails on the Proxy). A Proxy that reaches tidal's library code
+while one of those public functions runs stops it at once (`LibraryUse`, a TypeError) so that the function
+records one node, never the inner steps it took before failing.
 """
 from __future__ import annotations
 
@@ -69,8 +69,8 @@ def _check_caller(proxy: "Proxy", what: str, error: type = LibraryUse) -> None:
     if _from_library(3):
         frame = sys._getframe(2)
         raise error(f"a traced value ({proxy!r}) reached tidal's library code ({what} at "
-                         f"{frame.f_code.co_filename}:{frame.f_lineno}); a torch function, tensor method or "
-                         "operator applied to it directly is recorded as one node")
+                    f"{frame.f_code.co_filename}:{frame.f_lineno}); a torch function, tensor method or operator "
+                    "applied to it directly is recorded as one node")
 
 
 class GraphAppendingTracer:
@@ -132,7 +132,7 @@ class Proxy:
         return self.tracer.to_bool(self)
 
     def keys(self):
-        """What `**proxy` unpacks (the tracer decides; by default it refuses)."""
+        """What `**proxy` unpacks (the tracer decides; by default a call_method node `keys`)."""
         return self.tracer.keys(self)
 
     def __len__(self) -> int:

@@ -683,3 +683,14 @@ def test_pass_inserting_observer_modules():
     assert list(gm.state_dict()) == list(gref.state_dict())
     assert_close(gm.obs__2.maxabs, gref.obs__2.maxabs, rtol=1e-5, atol=1e-6)
     assert gm.delete_submodule("obs__0") and not hasattr(gm, "obs__0") and not gm.delete_submodule("obs__0")
+
+
+def test_graph_written_with_proxies():
+    def build(lib):
+        graph = lib.fx.Graph()
+        x = lib.fx.Proxy(graph.placeholder("x"))
+        graph.output((lib.relu(x) + x.sum() * 2).node)
+        return lib.fx.GraphModule(lib.nn.Module(), graph)
+    gm, gref = build(tc), build(torch)
+    assert gm.code == gref.code
+    assert_close(gm(tc.tensor([-1.0, 2.0])), gref(torch.tensor([-1.0, 2.0])))
