@@ -58,8 +58,7 @@ class Node:
                  return_type: Any = None) -> None:
         if op not in OPCODES:
             raise AssertionError(f"Unknown opcode {op}")
-        if op in ("call_method", "call_module", "get_attr", "placeholder", "output") and not isinstance(target, str) \
-                and op != "output":
+        if op in ("call_method", "call_module", "get_attr", "placeholder") and not isinstance(target, str):
             raise ValueError(f"Node [graph = {graph}, name = '{name}'] target {target} has type "
                              f"{type(target)} but a str is expected")
         if op == "call_function" and not callable(target):
