@@ -30,7 +30,7 @@ deg2rad, rad2deg, log, log2, log10 = np.deg2rad, np.rad2deg, np.log, np.log2, np
 _LN2 = math.log(2.0)
 
 # names of the compiled (CPU) vocabulary that this module replaces in CUDA kernels (see module_source)
-__all__ = ["nonzero_divisor"]
+__all__ = ["nonzero_divisor", "exp_single"]
 
 
 def _is_int(*tys) -> bool:
@@ -162,6 +162,7 @@ isfinite = _unary(np.isfinite, _by_kind(lambda x: True, lambda x: math.isfinite(
 signbit = _unary(np.signbit, _by_kind(lambda x: x < 0, lambda x: math.copysign(1.0, x) < 0))
 invert = _unary(np.invert, lambda x: (lambda x: not x) if isinstance(x, types.Boolean) else (lambda x: ~x))
 exp = _unary(np.exp, _any(lambda x: math.exp(x)))
+exp_single = _unary(np.exp, _any(lambda x: math.exp(x)))  # (the CPU formula is for vectorizing loops)
 exp2 = _unary(np.exp2, _any(lambda x: 2.0 ** x))
 expm1 = _unary(np.expm1, _any(lambda x: math.expm1(x)))
 log1p = _unary(np.log1p, _any(lambda x: math.log1p(x)))

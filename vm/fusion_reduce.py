@@ -18,6 +18,7 @@ from . import codegen
 from .codegen import Program, element_body, numpy_function
 
 LANES = 4  # accumulators per reduced row in compiled loops
+BLOCK = 256  # elements of a reduced row computed (vectorized) into a scratch row before they are accumulated
 
 
 class ReduceAttrs:
@@ -78,6 +79,13 @@ def reduce_kernel_source(prog: Program, variant: tuple) -> str:
     last = reduced[-1]
     n_last = f"n{last}"
     step = inner + "    "
+    row_type = _stored_type(prog, var)
+    if row_type is not None:
+        lines.insert(1, f"    row = np.empty({BLOCK}, np.{row_type})")
+        lines += _blocked_row(prog, in_is_array, idx, inner, in_idx, last, combine)
+        lines += [f"{indent}acc0 = {combine.format('acc0', f'acc{lane}')}" for lane in range(1, LANES)]
+        lines.append(f"{indent}r0[{r_idx}] = {finish.format('acc0', 'count')}")
+        return "\n".join(lines) + "\n"
     lines.append(f"{inner}for q in range(0, {n_last} - {LANES - 1}, {LANES}):")
     for lane in range(LANES):
         lines.append(f"{step}j{last} = q + {lane}")
@@ -156,3 +164,36 @@ def ready_reduce_kernel(prog: Program, ins: list, outs: list, r: ReduceAttrs):
         return None
     extents = tuple([math.prod(r.shape[d] for d in r.axes)] + list(r.shape))
     return lambda ins, outs, attrs: fn(outs[-1], *outs[:-1], *ins, *extents)
+
+
+def _stored_type(prog: Program, var: str) -> str | None:
+    # the NumPy type name of temporary `var` (its line's cast), or None when the line has none
+    if not var.startswith("t"):
+        return None
+    template = prog.lines[int(var[1:])][0]
+    if not template.startswith("as_") or "(" not in template:
+        return None
+    name = template[3:template.index("(")]
+    return "bool_" if name == "bool" else name if hasattr(np, name) else None
+
+
+def _blocked_row(prog: Program, in_is_array: tuple, idx: str, indent: str, in_idx: tuple, last: int,
+                 combine: str) -> list:
+    """The innermost reduced dim in blocks: the group's values for a block of the row first, in a loop
+    with no reduction in it (compiled loops vectorize it, transcendental functions included), then the
+    block into the LANES accumulators, element j into lane j % LANES and the row's last n % LANES into
+    lane 0: the order of the unblocked loop, so the same sums to the bit."""
+    var = prog.reduction[0]
+    n = f"n{last}"
+    inner = indent + "        "
+    lines = [f"{indent}for b0 in range(0, {n}, {BLOCK}):",
+             f"{indent}    b1 = min(b0 + {BLOCK}, {n})",
+             f"{indent}    for j{last} in range(b0, b1):"]
+    lines += element_body(prog, in_is_array, idx, inner, in_idx)
+    lines.append(f"{inner}row[j{last} - b0] = {var}")
+    lines += [f"{indent}    full = min(b1, {n} - {n} % {LANES})",
+              f"{indent}    for q in range(0, full - b0, {LANES}):"]
+    lines += [f"{inner}acc{lane} = {combine.format(f'acc{lane}', f'row[q + {lane}]')}" for lane in range(LANES)]
+    lines += [f"{indent}    for q in range(max(full, b0) - b0, b1 - b0):",
+              f"{inner}acc0 = {combine.format('acc0', 'row[q]')}"]
+    return lines
