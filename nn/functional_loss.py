@@ -196,9 +196,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         if weight is not None:
             per_class = per_class * weight.reshape(wshape)
         loss = -per_class.sum(class_dim)
-        if reduction == "mean":
-            return loss.sum() / (input.numel() / classes) if input.numel() else loss.sum() / 0.0
-        return _reduce(loss, reduction)
+        if reduction == "mean":  # torch's nodes: -(p * q).sum() divided by a number; or negated
+            mean = loss.sum() / (input.numel() / classes) if input.numel() else loss.sum() / 0.0
+            return torch_node(mean, "DivBackward1", input, target)
+        return torch_node(_reduce(loss, reduction), "NegBackward0", input, target)
     nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
     if target.dtype is dt.uint8:  # (checked by nll_loss; the smoothing below indexes with it)
         target = target.long()

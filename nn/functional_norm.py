@@ -258,7 +258,8 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     bshape = (c,) + (1,) * (input.dim() - 2)
     x = opmath(input)
     if not use_input_stats:
-        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+        return torch_node(batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps), "view",
+                          input, weight, bias)
     spatial = tuple(range(2, input.dim()))
     mean = x.mean(spatial, keepdim=True)
     centered = x - mean
@@ -267,7 +268,8 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     _update_running(running_mean, mean.reshape(n, c).mean(0), momentum)
     _update_running(running_var, var.reshape(n, c).mean(0) * (count / (count - 1)), momentum)
     y = centered * ops.rsqrt(var + eps)
-    return _affine(y, weight, bias, bshape).to(input.dtype)
+    # torch's node: the view back from its batch norm over (1, n * c, ...)
+    return torch_node(_affine(y, weight, bias, bshape).to(input.dtype), "view", input, weight, bias)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:

@@ -21,6 +21,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm.codegen import import_numba_user
 from .dispatch import launch, register_kernel
+from .node_names import torch_node
 from .windows import (batched, check_tensor, col2im, compute_array, int_list, not_implemented, padded, pair,
                       sliding_windows)
 
@@ -450,7 +451,8 @@ def _adaptive_geometry(op: str, spatial: int, input, output_size, table) -> Pool
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
     """1-D max pooling of ((N,) C, L) `input`; with `return_indices`, also the argmax positions in L."""
-    return _max_pool_nd("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    return _squeezed(_max_pool_nd("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode,
+                                  return_indices), input)
 
 
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
@@ -483,10 +485,22 @@ def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+# torch's grad_fn names where it runs a pool through another: 1-d pools as 2-d ones and a squeeze, adaptive
+# averages to a single element as a mean
+def _squeezed(result, input: Tensor):
+    torch_node(result[0] if isinstance(result, tuple) else result, "SqueezeBackward1", input)
+    return result
+
+
+def _adaptive_named(out: Tensor, op: str, input: Tensor, spatial: int) -> Tensor:
+    return torch_node(out, "MeanBackward1" if all(n == 1 for n in out.shape[-spatial:]) else op, input)
+
+
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True) -> Tensor:
     """1-D average pooling of ((N,) C, L) `input`."""
-    return _avg_pool_nd("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+    return _squeezed(_avg_pool_nd("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                  None), input)
 
 
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -499,26 +513,27 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """3-D average pooling of ((N,) C, D, H, W) `input`."""
-    return _avg_pool_nd("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                        divisor_override)
+    return torch_node(_avg_pool_nd("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode,
+                                   count_include_pad, divisor_override), "avg_pool3d", input)
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """Average pooling of ((N,) C, L) `input` into `output_size` windows of (nearly) equal length."""
     geo = _adaptive_geometry("adaptive_avg_pool1d", 1, input, output_size, _average_matrix)
-    return _linear_pool(input, geo, "adaptive_avg_pool2d")
+    return _squeezed(_linear_pool(input, geo, "adaptive_avg_pool2d"), input)
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Average pooling of ((N,) C, H, W) `input` to `output_size` (an int, or a pair whose None keeps a size)."""
     geo = _adaptive_geometry("adaptive_avg_pool2d", 2, input, output_size, _average_matrix)
-    return _linear_pool(input, geo, "adaptive_avg_pool2d")
+    return _adaptive_named(_linear_pool(input, geo, "adaptive_avg_pool2d"), "adaptive_avg_pool2d", input, 2)
 
 
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
     """Max pooling of ((N,) C, L) `input` into `output_size` windows of (nearly) equal length."""
     geo = _adaptive_geometry("adaptive_max_pool1d", 1, input, output_size, _window_table)
     values, index = _max_pool("adaptive_max_pool2d", input, geo, "adaptive_max_pool2d")
+    _squeezed(values, input)
     return (values, index) if return_indices else values
 
 
@@ -532,7 +547,7 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
 def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     """Average pooling of ((N,) C, D, H, W) `input` to `output_size` (an int, or a triple whose None keeps a size)."""
     geo = _adaptive_geometry("adaptive_avg_pool3d", 3, input, output_size, _average_matrix)
-    return _linear_pool(input, geo, "adaptive_avg_pool2d")
+    return _adaptive_named(_linear_pool(input, geo, "adaptive_avg_pool2d"), "adaptive_avg_pool3d", input, 3)
 
 
 def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):

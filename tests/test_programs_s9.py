@@ -817,3 +817,31 @@ def test_autocast_with_an_unsupported_dtype_is_off():
             with T.autocast("cpu", dtype=T.float64):
                 return [str(T.mm(T.ones(2, 2), T.ones(2, 2)).dtype), T.is_autocast_enabled("cpu")]
     run_both(program)
+
+
+# -- what print(loss) and print(output) show: torch's grad_fn names ------------------------------------------------
+def grad_fn_names(T):
+    """The node a program prints with a result (`tensor(0.69, grad_fn=<DivBackward1>)`): losses with probability
+    targets, pools that torch runs through others (1-d pools through 2-d ones and a squeeze, adaptive averages
+    to one element as a mean), instance norm's view, and common ops that already agreed."""
+    F = T.nn.functional
+    x = T.from_numpy(data((4, 6), 1)).requires_grad_()
+    y, probs = T.tensor([0, 1, 2, 3]), T.softmax(T.from_numpy(data((4, 6), 2)), 1)
+    seq, img, vol = (T.ones(*shape, requires_grad=True) for shape in ((2, 3, 8), (2, 3, 4, 4), (2, 3, 4, 4, 4)))
+    results = {
+        "ce": F.cross_entropy(x, y), "ce soft": F.cross_entropy(x, probs), "ce soft sum": F.cross_entropy(x, probs, reduction="sum"),
+        "ce soft smoothed": F.cross_entropy(x, probs, label_smoothing=0.1), "mse": F.mse_loss(x, probs),
+        "max_pool1d": F.max_pool1d(seq, 2), "max_pool1d indices": F.max_pool1d(seq, 2, return_indices=True)[0],
+        "avg_pool1d": F.avg_pool1d(seq, 2), "adaptive_avg_pool1d": T.nn.AdaptiveAvgPool1d(1)(seq),
+        "adaptive_max_pool1d": F.adaptive_max_pool1d(seq, 2), "adaptive_avg_pool2d 1": T.nn.AdaptiveAvgPool2d((1, 1))(img),
+        "adaptive_avg_pool2d 2": F.adaptive_avg_pool2d(img, 2), "adaptive_avg_pool3d 1": F.adaptive_avg_pool3d(vol, 1),
+        "adaptive_avg_pool3d 2": F.adaptive_avg_pool3d(vol, 2), "avg_pool3d": F.avg_pool3d(vol, 2),
+        "max_pool2d": F.max_pool2d(img, 2), "instance_norm": T.nn.InstanceNorm1d(3, affine=True)(seq),
+        "instance_norm eval": F.instance_norm(seq, T.zeros(3), T.ones(3), use_input_stats=False),
+        "linear": T.nn.Linear(6, 2)(x), "relu": F.relu(x), "mean": x.mean(), "view": x.view(-1),
+    }
+    return {k: type(v.grad_fn).__name__ for k, v in results.items()}
+
+
+def test_grad_fn_names():
+    run_both(grad_fn_names)
