@@ -63,6 +63,12 @@ newaxis = None
 _mirrored = _mirror(globals(), _tidal)
 
 
+def _assert(condition, message: str) -> None:
+    """torch._assert: raise AssertionError(message) unless `condition` (symbolic tracing records it)."""
+    if not condition:
+        raise AssertionError(message)
+
+
 def __getattr__(name: str):
     if name == "fx":  # torch.fx: loaded on first use (tidal.fx)
         from .. import fx

@@ -76,7 +76,8 @@ def torch_table() -> dict:
         return _TABLE
     import tidal.compat as compat
     from ..nn import functional as F
-    spaces = [("torch.nn.functional", F)]
+    from . import _symbolic_trace
+    spaces = [("torch.fx._symbolic_trace", _symbolic_trace), ("torch.nn.functional", F)]
     for sub in ("linalg", "fft", "special"):
         spaces.append((f"torch.{sub}", getattr(compat, sub)))
     spaces.append(("torch", compat))

@@ -36,12 +36,6 @@ class PHBase:
 PH = PHBase()
 
 
-def _assert(condition: Any, message: str) -> None:
-    """torch._assert: raise AssertionError(message) unless `condition`."""
-    if not condition:
-        raise AssertionError(message)
-
-
 def _assert_is_none(value: Any, msg: str) -> None:
     """Check a specialized argument is still None."""
     if value is not None:
@@ -258,6 +252,7 @@ class Tracer(TracerBase):
                                   (out, f"{name} has been specialized to have value None but got another value"), {})
             elif isinstance(value, (bool, int, float, str, complex)):
                 eq = self.create_proxy("call_function", operator.eq, (out, value), {})
+                from ..compat import _assert  # torch._assert
                 self.create_proxy("call_function", _assert,
                                   (eq, f"{name} has been specialized to have value {value} but got another value"),
                                   {}, name="_assert")
