@@ -24,6 +24,7 @@ from . import products  # noqa: F401 (registers the matmul, trace and cross kern
 from . import views
 from .broadcast import broadcast_shapes
 from .creation import eye
+from .operator_operands import operand_not_implemented
 from .dispatch import launch, launch_into
 from .einsum import contract, einsum
 from .factory_args import TYPEMETA_NAME
@@ -589,4 +590,5 @@ def _rmatmul(self: Tensor, other) -> Tensor:
 METHODS.update(matmul=matmul, mm=mm, bmm=bmm, mv=mv, addmm=addmm, addmm_=_inplace(addmm), addmv=addmv,
                addmv_=_inplace(addmv), addbmm=addbmm, addbmm_=_inplace(addbmm), baddbmm=baddbmm,
                baddbmm_=_inplace(baddbmm), dot=dot, vdot=vdot, inner=inner, outer=outer, ger=ger,
-               trace=trace, kron=kron, cross=cross, __matmul__=matmul, __rmatmul__=_rmatmul)
+               trace=trace, kron=kron, cross=cross, __matmul__=operand_not_implemented(matmul),
+               __rmatmul__=operand_not_implemented(_rmatmul))

@@ -845,3 +845,40 @@ def grad_fn_names(T):
 
 def test_grad_fn_names():
     run_both(grad_fn_names)
+
+
+# -- operands a Tensor operator does not take: NotImplemented as torch, then Python's own answer ----------------------
+OPERAND_CASES = ["x == None", "x != None", "x == 'a'", "x == [1.0, 2.0]", "None == x", "x in [None, x]",
+                 "x in [None, 1]", "x + 'a'", "'a' + x", "x * None", "None * x", "x < None", "x + [1.0, 2.0]",
+                 "[1.0, 2.0] + x", "x / 'a'", "x ** None", "x & None", "x // None", "x % None", "x << None",
+                 "x + {}"]
+ARRAY_CASES = ["x + np.ones(2)", "x - np.ones((3, 1))", "x @ np.ones(2)", "x == np.array([1.0, 3.0])",
+               "np.array([1.0, 3.0]) == x", "x > np.ones(2)", "np.sin(x)", "np.maximum(x, 0.5)", "np.isnan(x)"]
+
+
+def _evaluated(T, expression: str) -> str:
+    x = T.ones(2)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (torch's __array_wrap__ lacks NumPy 2's arguments)
+            result = eval(expression, {"x": x, "np": np})
+    except Exception as exc:  # noqa: BLE001 - the comparison is the point
+        return f"{type(exc).__name__}: {exc}".replace("torch._C.TensorBase", "Tensor")
+    return f"{type(result).__name__} {result!r}".replace("tidal.compat", "torch").replace("tidal.", "torch.")
+
+
+@pytest.mark.parametrize("expression", ["x @ None", "None @ x", "x @ 'a'", "np.float32(2) * x", "x * np.int64(3)"])
+def test_operands_that_agree(expression):
+    assert _evaluated(tidal_torch, expression) == _evaluated(real_torch, expression)
+
+
+@pytest.mark.xfail(strict=True, reason="needs s9_hunt_operator_operands patch")
+@pytest.mark.parametrize("expression", OPERAND_CASES)
+def test_operator_operands_as_torch(expression):
+    assert _evaluated(tidal_torch, expression) == _evaluated(real_torch, expression)
+
+
+@pytest.mark.xfail(strict=True, reason="needs s9_hunt_operator_operands and s9_hunt_array_wrap patches")
+@pytest.mark.parametrize("expression", ARRAY_CASES)
+def test_numpy_operands_as_torch(expression):
+    assert _evaluated(tidal_torch, expression) == _evaluated(real_torch, expression)
