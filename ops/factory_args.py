@@ -13,6 +13,7 @@ import numpy as np
 from ..tensor import Tensor, device as _device
 from ..tensor import dtype as dt
 from ..tensor.device import OPEN_BLOCKS, default_device
+from ..tensor.tensor import contiguous_strides
 from ..vm import Blob, View, get_vm
 from .elementwise import torch_name
 
@@ -249,57 +250,15 @@ def empty_strided_tensor(shape: tuple, strides: tuple, dtype: dt.dtype, dev) -> 
                         dtype, dev, vm)
 
 
-def _dense_and_non_overlapping(shape: tuple, strides: tuple) -> bool:
-    dims = sorted((k for k in range(len(shape)) if shape[k] >= 2), key=lambda k: strides[k])
-    expected = 1
-    for k in dims:
-        if strides[k] != expected:
-            return False
-        expected *= shape[k]
-    return True
-
-
-def _infer_dense_strides(shape: tuple, strides: tuple) -> tuple:
-    # PyTorch's rule: order dims by stride (0-stride dims keep their place), then lay them out densely.
-    perm = list(range(len(shape) - 1, -1, -1))
-
-    def should_swap(a: int, b: int) -> int:
-        if strides[a] == 0 or strides[b] == 0:
-            return 0
-        if strides[a] != strides[b]:
-            return -1 if strides[a] < strides[b] else 1
-        return 1 if shape[a] > shape[b] else 0
-
-    for i in range(1, len(perm)):
-        j = i
-        for k in range(i - 1, -1, -1):
-            cmp = should_swap(perm[k], perm[j])
-            if cmp > 0:
-                perm[k], perm[j] = perm[j], perm[k]
-                j = k
-            elif cmp < 0:
-                break
-    out, acc = [0] * len(shape), 1
-    for k in perm:
-        out[k] = acc
-        if shape[k] > 1:
-            acc *= shape[k]
-    return tuple(out)
-
-
 def empty_like_tensor(input: Tensor, dtype: dt.dtype, dev, memory_format=None) -> Tensor:
-    """A new tensor shaped like `input`, keeping its memory layout as `preserve_format` does."""
-    shape, strides = input._v.shape, input._v.strides
-    if memory_format is not None:  # an explicit format (ops/memory_format: its strides, torch's errors)
-        from .memory_format import format_strides, memory_format_name, preserved_strides
-        name = memory_format_name("empty_like", memory_format)
-        strides = preserved_strides(input) if name == "preserve_format" else format_strides(shape, name)
-        return empty_strided_tensor(shape, strides, dtype, dev)
-    if not input.is_contiguous():
-        if not _dense_and_non_overlapping(shape, strides):
-            strides = _infer_dense_strides(shape, strides)
-        return empty_strided_tensor(shape, strides, dtype, dev)
-    return new_tensor_checked(shape, dtype, dev)
+    """A new tensor shaped like `input`, laid out in `memory_format` (default preserve_format: torch's rule)."""
+    from .memory_format import PRESERVE, format_strides, memory_format_name, preserved_strides
+    shape = input._v.shape
+    name = memory_format_name("empty_like", memory_format)
+    strides = preserved_strides(input) if name == PRESERVE else format_strides(shape, name)
+    if strides == contiguous_strides(shape):
+        return new_tensor_checked(shape, dtype, dev)
+    return empty_strided_tensor(shape, strides, dtype, dev)
 
 
 def out_dtype(fn: str, dtype: dt.dtype | None, out) -> dt.dtype | None:

@@ -37,7 +37,7 @@ def check_written(out: Tensor) -> None:
 def has_internal_overlap(t: Tensor) -> bool:
     """Whether `t` repeats an element along a dim (stride 0, size > 1): torch's definite internal overlap."""
     v = t._v
-    return 0 in v.strides and any(s == 0 and n > 1 for n, s in zip(v.shape, v.strides))
+    return 0 in v.strides and 0 not in v.shape and any(s == 0 and n > 1 for n, s in zip(v.shape, v.strides))
 
 
 def _offsets(v) -> np.ndarray:

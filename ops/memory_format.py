@@ -11,7 +11,10 @@ Torch's rules, as followed here:
   to() giving row-major copies, so without memory_format= they keep the layout only of inputs whose strides
   suggest channels_last(_3d) (torch's suggest_memory_format); an explicit preserve_format follows torch fully;
 - an elementwise result follows its inputs' stride order (TensorIterator's permutation) when one of them is
-  channels_last(_3d) and not row-major; tidal keeps row-major results for other strided inputs.
+  channels_last(_3d) and not row-major; tidal keeps row-major results for other strided inputs;
+- cat (and stack along an existing dim) lays its result out in the format every input suggests.
+torch's two "dense strides in the inputs' stride order" rules (infer_dense_strides, TensorIterator's) are one
+function here, `dense_strides`.
 """
 from __future__ import annotations
 
@@ -19,10 +22,11 @@ from ..autograd.graph import needs_grad, node_class, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..tensor.tensor import contiguous_strides
-from .factory_args import _dense_and_non_overlapping, _infer_dense_strides, empty_strided_tensor
+from .factory_args import empty_strided_tensor
 
 __all__ = ["memory_format_name", "format_strides", "empty_in_format", "to_layout", "preserved_strides", "laid_out",
-           "contiguous", "clone", "elementwise_strides", "conv_layout", "channels_last_like", "suggest_memory_format"]
+           "contiguous", "clone", "elementwise_strides", "iterator_strides", "conv_layout", "channels_last_like",
+           "suggest_memory_format", "non_overlapping_and_dense", "dense_strides", "cat_memory_format"]
 
 _RANK = {"channels_last": 4, "channels_last_3d": 5}
 # format names, as torch.memory_format tokens carry them (compat/_layout.py)
@@ -54,15 +58,63 @@ def format_strides(shape: tuple, name: str) -> tuple:
     return tuple(strides)
 
 
-def preserved_strides(x: Tensor) -> tuple:
-    """preserve_format's strides for a copy of `x`: its own when dense and non-overlapping, else dense ones in
-    its stride order."""
-    shape, strides = x._v.shape, x._v.strides
-    if x.is_contiguous():
+def non_overlapping_and_dense(shape: tuple, strides: tuple) -> bool:
+    """torch's is_non_overlapping_and_dense(): the elements fill one block of memory exactly, in some dim order
+    (dims of size 1 have no say; an empty tensor always does, as torch finds it contiguous)."""
+    if 0 in shape:
+        return True
+    expected = 1
+    for d in sorted((d for d in range(len(shape)) if shape[d] > 1), key=lambda d: strides[d]):
+        if strides[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
+
+
+def dense_strides(shape: tuple, operands: list, size0_as_1: bool = True) -> tuple:
+    """Dense strides of `shape` in the dim order of the `operands`' strides: torch's stable insertion sort of the
+    dims, innermost first, shared by infer_dense_strides (empty_like/clone of a strided input) and TensorIterator's
+    outputs. A stride of 0 (broadcast) gives no order; equal strides put the smaller dim inner, else ask the next
+    operand. Only the layout of a permuted order differs between torch's two callers: infer_dense_strides lays a
+    size-0 dim out as size 1 (`size0_as_1`), TensorIterator multiplies by its 0; the row-major order is always
+    the contiguous strides."""
+    ndim = len(shape)
+
+    def outer(d0: int, d1: int) -> int:  # 1: d0 goes outside d1, -1: inside, 0: no opinion
+        for strides in operands:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(ndim - 1, -1, -1))
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = outer(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    if perm == list(range(ndim - 1, -1, -1)):
         return contiguous_strides(shape)
-    if _dense_and_non_overlapping(shape, strides):
-        return strides
-    return _infer_dense_strides(shape, strides)
+    out, acc = [0] * ndim, 1
+    for d in perm:
+        out[d] = acc
+        acc *= max(shape[d], 1) if size0_as_1 else shape[d]
+    return tuple(out)
+
+
+def preserved_strides(x: Tensor) -> tuple:
+    """preserve_format's strides for a copy of `x` (torch's empty_like): its own when non-overlapping and dense,
+    else dense ones in its stride order."""
+    shape, strides = x._v.shape, x._v.strides
+    return strides if non_overlapping_and_dense(shape, strides) else dense_strides(shape, [strides])
 
 
 def empty_in_format(t: Tensor, memory_format) -> Tensor:
@@ -134,9 +186,10 @@ def to_layout(x: Tensor, dtype: dt.dtype, copy: bool, memory_format) -> Tensor |
     if dtype is x.dtype and not copy and (name == PRESERVE or suggest_memory_format(x) == name):
         return x
     if name == PRESERVE:
-        if x.is_contiguous() or memory_format is None and suggest_memory_format(x) == CONTIGUOUS:
+        if memory_format is None and (x.is_contiguous() or suggest_memory_format(x) == CONTIGUOUS):
             return None  # (tidal's default: see the module's docstring)
-        return laid_out(x, preserved_strides(x), dtype)
+        strides = preserved_strides(x)
+        return None if strides == contiguous_strides(x._v.shape) else laid_out(x, strides, dtype)
     return laid_out(x, format_strides(x._v.shape, name), dtype)
 
 
@@ -162,6 +215,18 @@ def suggest_memory_format(x: Tensor) -> str:
     return CONTIGUOUS
 
 
+def cat_memory_format(tensors) -> str:
+    """torch.cat's result format: the one every input suggests (skipped empty inputs included), else
+    contiguous_format."""
+    fmt = None
+    for t in tensors:
+        f = suggest_memory_format(t)
+        if f == CONTIGUOUS or fmt not in (None, f):
+            return CONTIGUOUS
+        fmt = f
+    return fmt
+
+
 def channels_last_like(x: Tensor) -> str | None:
     """The channels-last format `x` is dense in while not row-major (None if none)."""
     n = len(x._v.shape)
@@ -180,63 +245,37 @@ def _operand_strides(t: Tensor, shape: tuple) -> tuple:
                  for k in range(len(shape)))
 
 
-def _iterator_strides(shape: tuple, operands: list) -> tuple:
-    """Strides TensorIterator gives a new output: its permutation sorted by the operands' strides."""
-    ndim = len(shape)
-
-    def should_swap(d0: int, d1: int) -> int:
-        for strides in operands:
-            s0, s1 = strides[d0], strides[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 != s1:
-                return -1 if s0 < s1 else 1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    perm = list(range(ndim - 1, -1, -1))  # innermost first
-    for i in range(1, ndim):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
-    out, acc = [0] * ndim, 1
-    for d in perm:
-        out[d] = acc
-        acc *= shape[d]
-    return tuple(out)
-
-
 def elementwise_strides(plan, args: tuple) -> tuple | None:
     """The strides of an elementwise result of `args` (None: row-major), for the op's elementwise plan. Called
     only when an input's strides are not the plan's row-major tuple (by identity); an input whose strides equal
     it gets the plan's tuple, so it is not seen here again."""
-    shape, tensors, special = plan.shape, [], False
+    special = False
     for a, plain in zip(args, plan.plain):
         if isinstance(a, Tensor):
-            tensors.append(a)
             v = a._v
             if v.strides == plain:
                 v.strides = plain  # the same values, as the tuple the plan compares by identity
             elif channels_last_like(a) is not None:
                 special = True
-    if not special or len(shape) < 2:
+    if not special or len(plan.shape) < 2:
         return None
-    if all(t._v.shape == shape for t in tensors):  # TensorIterator's fast setups
+    strides = iterator_strides(plan.shape, args)
+    return None if strides == contiguous_strides(plan.shape) else strides
+
+
+def iterator_strides(shape: tuple, args) -> tuple:
+    """The strides TensorIterator gives a new output of `shape` from its inputs `args` (tensors and numbers):
+    its fast setups when every input has the output's shape, else its permutation of the dims."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if len(tensors) == len(args) and all(t._v.shape == shape for t in tensors):
         if all(t.is_contiguous() for t in tensors):
-            return None
+            return contiguous_strides(shape)
         if len(shape) == 4 and all(t.is_contiguous(memory_format="channels_last") for t in tensors):
             return format_strides(shape, "channels_last")
         first = tensors[0]._v.strides
-        if all(t._v.strides == first for t in tensors) and _dense_and_non_overlapping(shape, first):
+        if all(t._v.strides == first for t in tensors) and non_overlapping_and_dense(shape, first):
             return first
-    strides = _iterator_strides(shape, [_operand_strides(t, shape) for t in tensors])
-    return None if strides == contiguous_strides(shape) else strides
+    return dense_strides(shape, [_operand_strides(t, shape) for t in tensors], size0_as_1=False)
 
 
 # -- convolutions ----------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import numpy as np
 from ..autograd.graph import needs_grad, record
 from ..tensor import Size, Tensor
 from ..tensor import dtype as dt
-from ..tensor.tensor import contiguous_strides, numel_of
+from ..tensor.tensor import contiguous_strides
 from ..vm import View
 from . import math_api as M
 from . import splits
@@ -22,12 +22,14 @@ from .creation import zeros
 from .dim_args import as_int, dims_arg, exporter, size_args, wrap_dim
 from .dispatch import launch, launch_into, register_kernel, same_device
 from .elementwise import check_leaf_inplace, torch_name
+from .factory_args import empty_like_tensor, empty_strided_tensor
 from .mem_overlap import check_out
+from .memory_format import CONTIGUOUS, cat_memory_format, format_strides
 from .splits import (chunk, dsplit, hsplit, split, split_with_sizes, tensor_split, unbind,  # noqa: F401
                      vsplit)
 from .view_grads import record_view, window_node
 from .views import (expand, expanded, flatten, make_view, narrow, reshape, slice_dim, transpose, unsqueeze, unsqueezed,
-                    view)
+                    view, view_strides)
 from .limited_dtypes import check as check_limited
 from .complex_half import fitted
 
@@ -141,7 +143,14 @@ def cat(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
         if ins:
             launch_into("cat", ins, (out,), d)
         return out
-    result = launch("cat", ins, [(shape, dtype)], d)[0] if ins else Tensor._empty(tuple(shape), dtype, dev)
+    fmt = cat_memory_format(tensors)
+    if fmt == CONTIGUOUS:
+        result = launch("cat", ins, [(shape, dtype)], d)[0] if ins else Tensor._empty(tuple(shape), dtype, dev)
+    else:  # torch lays the result out in the format all the inputs suggest
+        result = empty_strided_tensor(tuple(shape), format_strides(tuple(shape), fmt), dtype, dev)
+        if ins:
+            launch_into("cat", ins, (result,), d)
+            result._v.blob.version = 0  # a new tensor: its first write is not an in-place change
     if grad:
         extents = [(None if skip and parts else x._v.shape[d]) for x, skip in zip(tensors, skipped)]
         record("cat", _cat_backward, tuple(tensors), (result,), attrs=(d, extents))
@@ -186,8 +195,13 @@ def stack(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
     grad = needs_grad(tensors)
     if grad and out is not None:
         _no_out_grad("stack")
-    # the unsqueezed inputs record nothing: the stack node links straight to the inputs
-    result = cat([unsqueezed(x, d) for x in tensors], d, out=out)
+    if d < len(first) and out is None:  # torch: cat along d, then d split in two by a view (cat's layout kept)
+        joined = cat(tensors, d)
+        v, stacked = joined._v, first[:d] + (len(tensors),) + first[d:]
+        result = Tensor._make(View(v.blob, stacked, view_strides(v.shape, v.strides, stacked), v.offset, v.dtype),
+                              joined.dtype, joined.device, joined._vm)  # a new tensor, not a view of `joined`
+    else:  # the unsqueezed inputs record nothing: the stack node links straight to the inputs
+        result = cat([unsqueezed(x, d) for x in tensors], d, out=out)
     if grad:
         record("stack", lambda node, g: unbind(g, node.attrs), tuple(tensors), (result,), attrs=d)
     return result
@@ -238,59 +252,12 @@ def _reversed_view(input: Tensor, dims: tuple) -> Tensor:
     return make_view(input, shape, strides, offset)
 
 
-def _empty_like(t: Tensor) -> Tensor:
-    """A new tensor shaped like `t` whose memory follows `t`'s dim order (PyTorch's preserve format)."""
-    shape, strides = t._v.shape, t._v.strides
-    if not _is_dense(shape, strides):
-        strides = _dense_strides_in_order(shape, strides)
-    flat = Tensor._empty((numel_of(shape),), t.dtype, t.device)
-    return Tensor._make(View(flat._v.blob, shape, strides, 0, t.dtype.np), t.dtype, t.device, t._vm)
-
-
-def _is_dense(shape: tuple, strides: tuple) -> bool:
-    """Whether the elements fill a block of memory exactly, in some dim order."""
-    expected = 1
-    for d in sorted(range(len(shape)), key=lambda d: (shape[d] < 2, strides[d])):  # innermost first
-        if shape[d] < 2:
-            return True
-        if strides[d] != expected:
-            return False
-        expected *= shape[d]
-    return True
-
-
-def _dense_strides_in_order(shape: tuple, strides: tuple) -> tuple:
-    """Dense strides following the order of `strides` (stride-0 dims compare as ties)."""
-    def after(a: int, b: int) -> int:  # >0: dim a is outer to dim b; 0: no opinion
-        if strides[a] == 0 or strides[b] == 0:
-            return 0
-        if strides[a] != strides[b]:
-            return 1 if strides[a] > strides[b] else -1
-        return 1 if shape[a] > shape[b] else 0
-
-    order = list(range(len(shape)))[::-1]  # innermost first, sorted by insertion
-    for i in range(1, len(order)):
-        cur = i
-        for k in range(i - 1, -1, -1):
-            c = after(order[k], order[cur])
-            if c > 0:
-                order[k], order[cur] = order[cur], order[k]
-                cur = k
-            elif c < 0:
-                break
-    out, acc = [0] * len(shape), 1
-    for d in order:
-        out[d] = acc
-        acc *= max(shape[d], 1)
-    return tuple(out)
-
-
 @_public
 def flip(input: Tensor, dims) -> Tensor:
     """A copy with the order of elements reversed along `dims` (laid out like `input`)."""
     dims = dims_arg(dims, input.ndim, "flip")
     check_limited("flip", input.dtype)
-    out = M.convert(_reversed_view(input, dims), input.dtype, out=_empty_like(input))
+    out = M.convert(_reversed_view(input, dims), input.dtype, out=empty_like_tensor(input, input.dtype, input.device))
     return record_view("flip", input, out, lambda node, g: (flip(g, node.attrs),), dims)
 
 
