@@ -882,3 +882,22 @@ def test_operator_operands_as_torch(expression):
 @pytest.mark.parametrize("expression", ARRAY_CASES)
 def test_numpy_operands_as_torch(expression):
     assert _evaluated(tidal_torch, expression) == _evaluated(real_torch, expression)
+
+
+@pytest.mark.xfail(strict=True, reason="needs s9_hunt_deepcopy patch")
+def test_deepcopy_as_torch():
+    """copy.deepcopy refuses a non-leaf tensor (torch's RuntimeError: a module holding a computed tensor) and
+    takes a leaf's .grad along."""
+    import copy
+
+    def program(T):
+        x = T.ones(2, requires_grad=True)
+        out = []
+        for t in (x * 2, x[0], x.detach()):
+            try:
+                out.append(copy.deepcopy(t).requires_grad)
+            except RuntimeError as exc:
+                out.append(str(exc))
+        (x * 3).sum().backward()
+        return out + [copy.deepcopy(x).grad]
+    run_both(program)
