@@ -9,6 +9,8 @@ import math
 import warnings
 
 from .. import ops
+from ..autograd import no_grad
+from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..ops import autocast as _ac
@@ -241,12 +243,21 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     check_reduction(reduction)  # (torch names a bad reduction before it reads a value)
     _check_unit_range(input, "input")
     _check_unit_range(target, "target")
-    log_x = ops.clamp_min(ops.log(input), -100.0)
-    log_1mx = ops.clamp_min(ops.log(1.0 - input), -100.0)
-    loss = -(target * log_x + (1.0 - target) * log_1mx)
+    with no_grad():  # torch's kernel: (t - 1) * max(log1p(-x), -100) - t * max(log(x), -100)
+        loss = (target - 1.0) * ops.clamp_min(ops.log1p(-input), -100.0) - \
+            target * ops.clamp_min(ops.log(input), -100.0)
+    if needs_grad((input, target)):  # torch's formulas: finite where x is exactly 0 or 1 (a saturated sigmoid)
+        record("binary_cross_entropy", _bce_backward, (input, target), (loss,), (input, target),
+               attrs=target.requires_grad)
     if weight is not None:
         loss = loss * weight
     return torch_node(_reduce(loss, reduction), "binary_cross_entropy", input, target, weight)
+
+
+def _bce_backward(node, g: Tensor) -> tuple:
+    x, t = node.saved_tensors
+    gx = g * (x - t) / ops.clamp_min((1.0 - x) * x, 1e-12)
+    return gx, (g * (ops.log1p(-x) - ops.log(x)) if node.attrs else None)  # (target: torch's -logit(x))
 
 
 def _check_logits_target(input: Tensor, target: Tensor) -> None:

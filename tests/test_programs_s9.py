@@ -901,3 +901,25 @@ def test_deepcopy_as_torch():
         (x * 3).sum().backward()
         return out + [copy.deepcopy(x).grad]
     run_both(program)
+
+
+def saturated_bce(T):
+    """BCELoss after a saturated sigmoid (x == 1.0 or 0.0 exactly, as in GAN training): torch's log clamp at -100
+    and its gradient formula (x - t) / max(x (1 - x), 1e-12) keep everything finite; every reduction, with a
+    weight, and the target's gradient (torch's -logit(x))."""
+    F = T.nn.functional
+    out = []
+    for red in ("mean", "sum", "none"):
+        for weight in (None, T.tensor([2.0] * 6)):
+            x = T.tensor([0.0, 1.0, 1.0, 0.5, 1e-8, 1 - 1e-7], requires_grad=True)
+            t = T.tensor([1.0, 0.0, 1.0, 0.3, 0.0, 1.0], requires_grad=True)
+            loss = F.binary_cross_entropy(x, t, weight=weight, reduction=red)
+            out.append([loss, *T.autograd.grad(loss.sum(), (x, t)), type(loss.grad_fn).__name__])
+    logits = T.tensor([20.0, -20.0, 0.5], requires_grad=True)
+    loss = T.nn.BCELoss()(T.sigmoid(logits), T.tensor([1.0, 0.0, 1.0]))
+    loss.backward()
+    return out + [loss, logits.grad]
+
+
+def test_saturated_bce():
+    run_both(saturated_bce, rtol=1e-6, atol=0)
