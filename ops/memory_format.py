@@ -26,7 +26,7 @@ from .factory_args import empty_strided_tensor
 
 __all__ = ["memory_format_name", "format_strides", "empty_in_format", "to_layout", "preserved_strides", "laid_out",
            "contiguous", "clone", "elementwise_strides", "iterator_strides", "conv_layout", "channels_last_like",
-           "suggest_memory_format", "non_overlapping_and_dense", "dense_strides", "cat_memory_format"]
+           "suggest_memory_format", "non_overlapping_and_dense", "dense_strides", "cat_memory_format", "in_format"]
 
 _RANK = {"channels_last": 4, "channels_last_3d": 5}
 # format names, as torch.memory_format tokens carry them (compat/_layout.py)
@@ -282,12 +282,18 @@ def iterator_strides(shape: tuple, args) -> tuple:
 def conv_layout(result: Tensor, input: Tensor, weight: Tensor) -> Tensor:
     """torch's CPU convolution gives a channels_last result when its input or weight is channels_last."""
     fmt = suggest_memory_format(input)
-    if fmt == CONTIGUOUS:
-        fmt = suggest_memory_format(weight)
+    return in_format(result, suggest_memory_format(weight) if fmt == CONTIGUOUS else fmt)
+
+
+def in_format(result: Tensor, fmt: str) -> Tensor:
+    """`result` (a new op result) laid out in format `fmt`: itself for contiguous_format or a format of another
+    rank, else a copy that keeps its grad_fn (kernels compute row-major; torch's CPU kernels write the format)."""
     if fmt == CONTIGUOUS or len(result._v.shape) != _RANK[fmt]:
         return result
-    return laid_out(result, format_strides(result._v.shape, fmt), node="clone") if result.grad_fn is None else \
-        _relaid(result, fmt)
+    strides = format_strides(result._v.shape, fmt)
+    if strides == result._v.strides:
+        return result
+    return laid_out(result, strides, node="clone") if result.grad_fn is None else _relaid(result, fmt)
 
 
 def _relaid(result: Tensor, fmt: str) -> Tensor:

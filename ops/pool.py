@@ -21,6 +21,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm.codegen import import_numba_user
 from .dispatch import launch, register_kernel
+from .memory_format import CONTIGUOUS, in_format, suggest_memory_format
 from .node_names import torch_node
 from .windows import (batched, check_tensor, col2im, compute_array, int_list, not_implemented, padded, pair,
                       sliding_windows)
@@ -46,6 +47,8 @@ class PoolGeometry(NamedTuple):
     pads: tuple = (0, 0, 0, 0)   # (before, after) per spatial dim; `after` includes ceil_mode's overhang
     divisor: object = None       # avg_pool: the output-shaped array each window sum is divided by
     tables: tuple = ()           # adaptive pools: per-dim matrices (avg) or window index tables (max)
+    result_format: str = CONTIGUOUS  # memory formats of new result- and image-shaped (gradient) tensors; the
+    image_format: str = CONTIGUOUS   # kernels compute row-major (see _batched_format)
 
 
 # -- kernels -------------------------------------------------------------------------------------
@@ -186,7 +189,7 @@ def _max_pool(kernel: str, x: Tensor, geo: PoolGeometry, name: str) -> tuple:
     if needs_grad((x,)):
         record(name, lambda node, g: (_scatter(g, node.saved_tensors[0], node.attrs),), (x,), (values,),
                saved=(index,), attrs=geo)
-    return values, index
+    return in_format(values, geo.result_format), in_format(index, geo.result_format)  # (saved index: row-major)
 
 
 def _scatter(g: Tensor, index: Tensor, geo: PoolGeometry) -> Tensor:
@@ -195,7 +198,7 @@ def _scatter(g: Tensor, index: Tensor, geo: PoolGeometry) -> Tensor:
     if needs_grad((g,)):
         record("max_pool_scatter", lambda node, gg: (_gather(gg, node.saved_tensors[0], node.attrs), None),
                (g, index), (out,), saved=(index,), attrs=geo)
-    return out
+    return in_format(out, geo.image_format)
 
 
 def _gather(image: Tensor, index: Tensor, geo: PoolGeometry) -> Tensor:
@@ -204,7 +207,7 @@ def _gather(image: Tensor, index: Tensor, geo: PoolGeometry) -> Tensor:
     if needs_grad((image,)):
         record("max_pool_gather", lambda node, g: (_scatter(g, node.saved_tensors[0], node.attrs), None),
                (image, index), (out,), saved=(index,), attrs=geo)
-    return out
+    return in_format(out, geo.result_format)
 
 
 _ADJOINT = {"avg_pool2d": "avg_pool2d_backward", "adaptive_avg_pool2d": "adaptive_avg_pool2d_backward"}
@@ -217,7 +220,18 @@ def _linear_pool(x: Tensor, geo: PoolGeometry, kernel: str, forward: bool = True
     out = launch(name, (x,), [(shape, x.dtype)], geo)[0]
     if needs_grad((x,)):
         record(name, lambda node, g: (_linear_pool(g, node.attrs, kernel, not forward),), (x,), (out,), attrs=geo)
-    return out
+    return in_format(out, geo.result_format if forward else geo.image_format)
+
+
+def _batched_format(input: Tensor, spatial: int) -> str:
+    """The format torch's CPU pool kernels write for a batched `input` (and its gradient): the channels_last(_3d)
+    it suggests. Kept by max_pool2d/3d, avg_pool2d and the 2-d adaptive pools (and averages to one element, as
+    torch's mean); avg_pool3d and the other 3-d adaptive pools give row-major results."""
+    return suggest_memory_format(input) if input.dim() == spatial + 2 else CONTIGUOUS
+
+
+def _formats(geo: PoolGeometry, fmt: str) -> PoolGeometry:
+    return geo._replace(result_format=fmt, image_format=fmt)
 
 
 # -- argument checks (calling thread) ----------------------------------------------------------------
@@ -361,7 +375,10 @@ def _max_pool_nd(op: str, spatial: int, input, kernel_size, stride, padding, dil
     if input.dtype.is_complex:  # torch's kernel names: the 1-d and 2-d pools share the 2-d one
         kernel = "max_pool1d_impl" if spatial == 1 and not return_indices else f"max_pool{max(spatial, 2)}d"
         raise not_implemented(kernel, input.dtype)
-    values, index = _max_pool("max_pool2d", input, geo, f"max_pool{spatial}d_with_indices")
+    if spatial == 3 and suggest_memory_format(input) == "channels_last":  # (an unbatched input)
+        raise RuntimeError("Unsupported memory format. Supports only ChannelsLast3d, Contiguous")
+    values, index = _max_pool("max_pool2d", input, _formats(geo, _batched_format(input, spatial)),
+                              f"max_pool{spatial}d_with_indices")
     return (values, index) if return_indices else values
 
 
@@ -376,7 +393,7 @@ def _avg_pool_nd(op: str, spatial: int, input, kernel_size, stride, padding, cei
         raise not_implemented("avg_pool3d_out_frame" if spatial == 3 else "avg_pool2d", input.dtype)
     padding = geo.pads[0::2]
     geo = geo._replace(divisor=_divisor(geo, padding, count_include_pad, divisor_override))
-    return _linear_pool(input, geo, "avg_pool2d")
+    return _linear_pool(input, _formats(geo, _batched_format(input, spatial)) if spatial == 2 else geo, "avg_pool2d")
 
 
 def _adaptive_bounds(size: int, out: int) -> tuple:
@@ -493,7 +510,19 @@ def _squeezed(result, input: Tensor):
 
 
 def _adaptive_named(out: Tensor, op: str, input: Tensor, spatial: int) -> Tensor:
-    return torch_node(out, "MeanBackward1" if all(n == 1 for n in out.shape[-spatial:]) else op, input)
+    # an average to one element is torch's mean, laid out channels_last(_3d) by an as_strided_ when the input is
+    if all(n == 1 for n in out.shape[-spatial:]):
+        op = "MeanBackward1" if _batched_format(input, spatial) == CONTIGUOUS else "AsStridedBackward1"
+    return torch_node(out, op, input)
+
+
+def _adaptive_average(op: str, spatial: int, input: Tensor, output_size) -> Tensor:
+    geo = _adaptive_geometry(op, spatial, input, output_size, _average_matrix)
+    if all(n == 1 for n in geo.result4[2:]):  # torch's mean, then as_strided_: the gradient is row-major
+        geo = geo._replace(result_format=_batched_format(input, spatial))
+    elif spatial == 2:
+        geo = _formats(geo, _batched_format(input, spatial))
+    return _adaptive_named(_linear_pool(input, geo, "adaptive_avg_pool2d"), op, input, spatial)
 
 
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -525,8 +554,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
 
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Average pooling of ((N,) C, H, W) `input` to `output_size` (an int, or a pair whose None keeps a size)."""
-    geo = _adaptive_geometry("adaptive_avg_pool2d", 2, input, output_size, _average_matrix)
-    return _adaptive_named(_linear_pool(input, geo, "adaptive_avg_pool2d"), "adaptive_avg_pool2d", input, 2)
+    return _adaptive_average("adaptive_avg_pool2d", 2, input, output_size)
 
 
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
@@ -540,14 +568,14 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
     """Max pooling of ((N,) C, H, W) `input` to `output_size` (an int, or a pair whose None keeps a size)."""
     geo = _adaptive_geometry("adaptive_max_pool2d", 2, input, output_size, _window_table)
-    values, index = _max_pool("adaptive_max_pool2d", input, geo, "adaptive_max_pool2d")
+    values, index = _max_pool("adaptive_max_pool2d", input, _formats(geo, _batched_format(input, 2)),
+                              "adaptive_max_pool2d")
     return (values, index) if return_indices else values
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     """Average pooling of ((N,) C, D, H, W) `input` to `output_size` (an int, or a triple whose None keeps a size)."""
-    geo = _adaptive_geometry("adaptive_avg_pool3d", 3, input, output_size, _average_matrix)
-    return _adaptive_named(_linear_pool(input, geo, "adaptive_avg_pool2d"), "adaptive_avg_pool3d", input, 3)
+    return _adaptive_average("adaptive_avg_pool3d", 3, input, output_size)
 
 
 def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
