@@ -12,7 +12,8 @@ import math
 import ml_dtypes
 import numpy as np
 
-from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from . import elementwise as ew
@@ -159,9 +160,19 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     lo, hi = _typed(input, min_val), _typed(input, max_val)
     if input.dtype.is_floating_point:
         lo, hi = float(lo), float(hi)
-    if inplace:
-        return apply("clamp", input, lo, hi, out=input)
-    return torch_node(apply("clamp", input, lo, hi), "hardtanh", input)
+    if not (input.dtype.is_floating_point and needs_grad((input,))):
+        return apply("clamp", input, lo, hi, out=input) if inplace else \
+            torch_node(apply("clamp", input, lo, hi), "hardtanh", input)
+    with no_grad():  # torch's node: no gradient at the bounds themselves (clamp passes it there)
+        out = apply("clamp", input, lo, hi)
+    record("hardtanh", _hardtanh_backward, (input,), (out,), (out,), attrs=(lo, hi))
+    return torch_node(input.copy_(out), "hardtanh") if inplace else out
+
+
+def _hardtanh_backward(node, g: Tensor) -> tuple:
+    (out,) = node.saved_tensors  # (the result: in place, the input itself is gone)
+    lo, hi = node.attrs
+    return (g * ~((out <= lo) | (out >= hi)),)
 
 
 @_export(top=False, functional=True)

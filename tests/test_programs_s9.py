@@ -872,13 +872,13 @@ def test_operands_that_agree(expression):
     assert _evaluated(tidal_torch, expression) == _evaluated(real_torch, expression)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s9_hunt_operator_operands patch")
+@pytest.mark.xfail(strict=True, reason="needs s9_hunt_math_api patch")
 @pytest.mark.parametrize("expression", OPERAND_CASES)
 def test_operator_operands_as_torch(expression):
     assert _evaluated(tidal_torch, expression) == _evaluated(real_torch, expression)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s9_hunt_operator_operands and s9_hunt_array_wrap patches")
+@pytest.mark.xfail(strict=True, reason="needs s9_hunt_math_api and s9_hunt_array_wrap patches")
 @pytest.mark.parametrize("expression", ARRAY_CASES)
 def test_numpy_operands_as_torch(expression):
     assert _evaluated(tidal_torch, expression) == _evaluated(real_torch, expression)
@@ -923,3 +923,57 @@ def saturated_bce(T):
 
 def test_saturated_bce():
     run_both(saturated_bce, rtol=1e-6, atol=0)
+
+
+# -- gradients at the edges: ties, bounds, zeros ------------------------------------------------------------------
+def _edge_grad(T, fn, values):
+    x = T.tensor(values, requires_grad=True)
+    y = fn(T, x)
+    return [y, T.autograd.grad(y.sum(), x)[0], type(y.grad_fn).__name__]
+
+
+def hardtanh_edges(T):
+    """hardtanh/relu6 pass no gradient at their bounds (torch's hardtanh_backward; clamp's passes it there), but
+    do at NaN; in place too (nn.ReLU6(inplace=True), MobileNet's)."""
+    F = T.nn.functional
+    values = [float("nan"), 0.0, 1.0, 6.0, -1.0, 3.0, 0.5, -2.0]
+    return [_edge_grad(T, fn, values) for fn in (
+        lambda T, x: F.hardtanh(x), lambda T, x: F.relu6(x), lambda T, x: F.hardtanh(x * 1, inplace=True),
+        lambda T, x: T.nn.ReLU6(inplace=True)(x * 1), lambda T, x: F.hardtanh(x, -2.0, 0.5))]
+
+
+def test_hardtanh_edges():
+    run_both(hardtanh_edges)
+
+
+def clamp_edges(T):
+    """clamp with one bound passes the whole gradient where the input equals it (maximum would split a tie in
+    halves), none at NaN; torch's node names for number and tensor bounds."""
+    values, bound = [0.0, 1.0, -1.0, 2.0, float("nan")], T.zeros(5)
+    return [_edge_grad(T, fn, values) for fn in (
+        lambda T, x: x.clamp(min=0.0), lambda T, x: x.clamp(max=1.0), lambda T, x: x.clamp(0.0, 1.0),
+        lambda T, x: x.clamp(min=bound), lambda T, x: T.clamp_min(x, 0.0), lambda T, x: T.clamp_max(x, 1.0),
+        lambda T, x: x.clamp_min(bound), lambda T, x: x.clip(min=0.0))]
+
+
+@pytest.mark.xfail(strict=True, reason="needs s9_hunt_math_api patch")
+def test_clamp_edges():
+    run_both(clamp_edges)
+
+
+def pow_edges(T):
+    """x ** 0 has no gradient at x = 0 (torch's pow_backward; 0 * 0 ** -1 was NaN), 0 ** e none for e >= 0,
+    a number base (0.0 ** e crashed), atan2 at the origin."""
+    e = [0.0, 0.5, -1.0, 2.0]
+    out = [_edge_grad(T, fn, [0.0, 2.0, -1.5]) for fn in (
+        lambda T, x: x ** 0, lambda T, x: x ** T.tensor([0.0, 0.0, 2.0]), lambda T, x: x ** 3)]
+    out += [_edge_grad(T, fn, e) for fn in (lambda T, x: 0.0 ** x, lambda T, x: 2.0 ** x,
+                                            lambda T, x: T.zeros(4) ** x)]
+    a, b = T.tensor([0.0, 1.0, 0.0], requires_grad=True), T.tensor([0.0, 0.0, 2.0], requires_grad=True)
+    # (values only: torch names pow's nodes by overload, PowBackward1 for a tensor exponent, 2 for a number base)
+    return [o[:2] for o in out] + [T.autograd.grad(T.atan2(a, b).sum(), (a, b))[0]]
+
+
+@pytest.mark.xfail(strict=True, reason="needs s9_hunt_pow_grad patch")
+def test_pow_edges():
+    run_both(pow_edges)
