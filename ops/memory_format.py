@@ -26,7 +26,8 @@ from .factory_args import empty_strided_tensor
 
 __all__ = ["memory_format_name", "format_strides", "empty_in_format", "to_layout", "preserved_strides", "laid_out",
            "contiguous", "clone", "elementwise_strides", "iterator_strides", "conv_layout", "channels_last_like",
-           "suggest_memory_format", "non_overlapping_and_dense", "dense_strides", "cat_memory_format", "in_format"]
+           "suggest_memory_format", "non_overlapping_and_dense", "dense_strides", "cat_memory_format", "in_format",
+           "relaid", "suggested_format"]
 
 _RANK = {"channels_last": 4, "channels_last_3d": 5}
 # format names, as torch.memory_format tokens carry them (compat/_layout.py)
@@ -207,7 +208,11 @@ def _strides_like(shape: tuple, strides: tuple, order: tuple) -> bool:
 
 def suggest_memory_format(x: Tensor) -> str:
     """torch's suggest_memory_format(): the format `x`'s strides are ordered like."""
-    shape, strides = x._v.shape, x._v.strides
+    return suggested_format(x._v.shape, x._v.strides)
+
+
+def suggested_format(shape: tuple, strides: tuple) -> str:
+    """suggest_memory_format() of a tensor with this geometry."""
     if len(shape) == 4 and _strides_like(shape, strides, (1, 3, 2, 0)):
         return "channels_last"
     if len(shape) == 5 and _strides_like(shape, strides, (1, 4, 3, 2, 0)):
@@ -290,15 +295,19 @@ def in_format(result: Tensor, fmt: str) -> Tensor:
     rank, else a copy that keeps its grad_fn (kernels compute row-major; torch's CPU kernels write the format)."""
     if fmt == CONTIGUOUS or len(result._v.shape) != _RANK[fmt]:
         return result
-    strides = format_strides(result._v.shape, fmt)
+    return relaid(result, format_strides(result._v.shape, fmt))
+
+
+def relaid(result: Tensor, strides: tuple) -> Tensor:
+    """`result` (a new op result) with `strides`: itself when it has them, else a copy that keeps its grad_fn."""
     if strides == result._v.strides:
         return result
-    return laid_out(result, strides, node="clone") if result.grad_fn is None else _relaid(result, fmt)
+    return laid_out(result, strides, node="clone") if result.grad_fn is None else _relaid(result, strides)
 
 
-def _relaid(result: Tensor, fmt: str) -> Tensor:
-    """A channels_last copy of a result in the graph, that keeps the result's node as its grad_fn."""
-    out = empty_strided_tensor(result._v.shape, format_strides(result._v.shape, fmt), result.dtype, result.device)
+def _relaid(result: Tensor, strides: tuple) -> Tensor:
+    """A copy of a result in the graph with `strides`, that keeps the result's node as its grad_fn."""
+    out = empty_strided_tensor(result._v.shape, strides, result.dtype, result.device)
     from .math_api import convert
     convert(result.detach(), result.dtype, out=out)
     out._v.blob.version = 0

@@ -21,7 +21,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm.codegen import import_numba_user
 from .dispatch import launch, register_kernel
-from .memory_format import CONTIGUOUS, in_format, suggest_memory_format
+from .memory_format import CONTIGUOUS, format_strides, in_format, relaid, suggest_memory_format, suggested_format
 from .node_names import torch_node
 from .windows import (batched, check_tensor, col2im, compute_array, int_list, not_implemented, padded, pair,
                       sliding_windows)
@@ -189,7 +189,7 @@ def _max_pool(kernel: str, x: Tensor, geo: PoolGeometry, name: str) -> tuple:
     if needs_grad((x,)):
         record(name, lambda node, g: (_scatter(g, node.saved_tensors[0], node.attrs),), (x,), (values,),
                saved=(index,), attrs=geo)
-    return in_format(values, geo.result_format), in_format(index, geo.result_format)  # (saved index: row-major)
+    return _laid(values, geo.result_format), _laid(index, geo.result_format)  # (saved index: row-major)
 
 
 def _scatter(g: Tensor, index: Tensor, geo: PoolGeometry) -> Tensor:
@@ -198,7 +198,7 @@ def _scatter(g: Tensor, index: Tensor, geo: PoolGeometry) -> Tensor:
     if needs_grad((g,)):
         record("max_pool_scatter", lambda node, gg: (_gather(gg, node.saved_tensors[0], node.attrs), None),
                (g, index), (out,), saved=(index,), attrs=geo)
-    return in_format(out, geo.image_format)
+    return _laid(out, geo.image_format)
 
 
 def _gather(image: Tensor, index: Tensor, geo: PoolGeometry) -> Tensor:
@@ -207,7 +207,7 @@ def _gather(image: Tensor, index: Tensor, geo: PoolGeometry) -> Tensor:
     if needs_grad((image,)):
         record("max_pool_gather", lambda node, g: (_scatter(g, node.saved_tensors[0], node.attrs), None),
                (image, index), (out,), saved=(index,), attrs=geo)
-    return in_format(out, geo.result_format)
+    return _laid(out, geo.result_format)
 
 
 _ADJOINT = {"avg_pool2d": "avg_pool2d_backward", "adaptive_avg_pool2d": "adaptive_avg_pool2d_backward"}
@@ -220,14 +220,29 @@ def _linear_pool(x: Tensor, geo: PoolGeometry, kernel: str, forward: bool = True
     out = launch(name, (x,), [(shape, x.dtype)], geo)[0]
     if needs_grad((x,)):
         record(name, lambda node, g: (_linear_pool(g, node.attrs, kernel, not forward),), (x,), (out,), attrs=geo)
-    return in_format(out, geo.result_format if forward else geo.image_format)
+    return _laid(out, geo.result_format if forward else geo.image_format)
 
 
 def _batched_format(input: Tensor, spatial: int) -> str:
     """The format torch's CPU pool kernels write for a batched `input` (and its gradient): the channels_last(_3d)
     it suggests. Kept by max_pool2d/3d, avg_pool2d and the 2-d adaptive pools (and averages to one element, as
-    torch's mean); avg_pool3d and the other 3-d adaptive pools give row-major results."""
-    return suggest_memory_format(input) if input.dim() == spatial + 2 else CONTIGUOUS
+    torch's mean); avg_pool3d and the other 3-d adaptive pools give row-major results. torch runs a 1-d pool as a
+    2-d one of the (N, C, 1, L) view, so a (N, C, L) input whose channels are innermost suggests channels_last."""
+    if input.dim() != spatial + 2:
+        return CONTIGUOUS
+    if spatial > 1:
+        return suggest_memory_format(input)
+    (n, c, length), (sn, sc, sl) = input.shape, input._v.strides
+    return suggested_format((n, c, 1, length), (sn, sc, length * sl, sl))
+
+
+def _laid(t: Tensor, fmt: str) -> Tensor:
+    """A pool's new tensor in format `fmt` (a 1-d pool's (N, C, L) one: as the 2-d one it squeezes)."""
+    if len(t._v.shape) == 3 and fmt == "channels_last":
+        n, c, length = t._v.shape
+        strides = format_strides((n, c, 1, length), fmt)
+        return relaid(t, strides[:2] + strides[3:])
+    return in_format(t, fmt)
 
 
 def _formats(geo: PoolGeometry, fmt: str) -> PoolGeometry:
@@ -377,8 +392,9 @@ def _max_pool_nd(op: str, spatial: int, input, kernel_size, stride, padding, dil
         raise not_implemented(kernel, input.dtype)
     if spatial == 3 and suggest_memory_format(input) == "channels_last":  # (an unbatched input)
         raise RuntimeError("Unsupported memory format. Supports only ChannelsLast3d, Contiguous")
-    values, index = _max_pool("max_pool2d", input, _formats(geo, _batched_format(input, spatial)),
-                              f"max_pool{spatial}d_with_indices")
+    # torch's max_pool1d runs its own row-major kernel, unless it needs indices (return_indices, or a gradient)
+    fmt = _batched_format(input, spatial) if spatial > 1 or return_indices or needs_grad((input,)) else CONTIGUOUS
+    values, index = _max_pool("max_pool2d", input, _formats(geo, fmt), f"max_pool{spatial}d_with_indices")
     return (values, index) if return_indices else values
 
 
@@ -393,7 +409,7 @@ def _avg_pool_nd(op: str, spatial: int, input, kernel_size, stride, padding, cei
         raise not_implemented("avg_pool3d_out_frame" if spatial == 3 else "avg_pool2d", input.dtype)
     padding = geo.pads[0::2]
     geo = geo._replace(divisor=_divisor(geo, padding, count_include_pad, divisor_override))
-    return _linear_pool(input, _formats(geo, _batched_format(input, spatial)) if spatial == 2 else geo, "avg_pool2d")
+    return _linear_pool(input, _formats(geo, _batched_format(input, spatial)) if spatial < 3 else geo, "avg_pool2d")
 
 
 def _adaptive_bounds(size: int, out: int) -> tuple:
@@ -520,9 +536,10 @@ def _adaptive_average(op: str, spatial: int, input: Tensor, output_size) -> Tens
     geo = _adaptive_geometry(op, spatial, input, output_size, _average_matrix)
     if all(n == 1 for n in geo.result4[2:]):  # torch's mean, then as_strided_: the gradient is row-major
         geo = geo._replace(result_format=_batched_format(input, spatial))
-    elif spatial == 2:
+    elif spatial < 3:
         geo = _formats(geo, _batched_format(input, spatial))
-    return _adaptive_named(_linear_pool(input, geo, "adaptive_avg_pool2d"), op, input, spatial)
+    out = _linear_pool(input, geo, "adaptive_avg_pool2d")
+    return _squeezed(out, input) if spatial == 1 else _adaptive_named(out, op, input, spatial)
 
 
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -548,8 +565,7 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """Average pooling of ((N,) C, L) `input` into `output_size` windows of (nearly) equal length."""
-    geo = _adaptive_geometry("adaptive_avg_pool1d", 1, input, output_size, _average_matrix)
-    return _squeezed(_linear_pool(input, geo, "adaptive_avg_pool2d"), input)
+    return _adaptive_average("adaptive_avg_pool1d", 1, input, output_size)
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
@@ -560,7 +576,8 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
     """Max pooling of ((N,) C, L) `input` into `output_size` windows of (nearly) equal length."""
     geo = _adaptive_geometry("adaptive_max_pool1d", 1, input, output_size, _window_table)
-    values, index = _max_pool("adaptive_max_pool2d", input, geo, "adaptive_max_pool2d")
+    values, index = _max_pool("adaptive_max_pool2d", input, _formats(geo, _batched_format(input, 1)),
+                              "adaptive_max_pool2d")
     _squeezed(values, input)
     return (values, index) if return_indices else values
 

@@ -33,12 +33,22 @@ POOLS_3D = {
     "adaptive_avg_pool3d_to_1": lambda F, x: F.adaptive_avg_pool3d(x, 1),
     "adaptive_max_pool3d": lambda F, x: F.adaptive_max_pool3d(x, 2, return_indices=True),
 }
+POOLS_1D = {  # torch runs these as 2-d pools of the (N, C, 1, L) view: channels-innermost inputs stay so
+    "max_pool1d": lambda F, x: F.max_pool1d(x, 2),  # (its own kernel, row-major, when no indices are needed)
+    "max_pool1d_indices": lambda F, x: F.max_pool1d(x, 3, 2, 1, return_indices=True),
+    "avg_pool1d": lambda F, x: F.avg_pool1d(x, 3, 2, 1, ceil_mode=True),
+    "adaptive_avg_pool1d": lambda F, x: F.adaptive_avg_pool1d(x, 2),
+    "adaptive_avg_pool1d_to_1": lambda F, x: F.adaptive_avg_pool1d(x, 1),
+    "adaptive_max_pool1d": lambda F, x: F.adaptive_max_pool1d(x, 3, return_indices=True),
+}
 
 # (shape, how the input is laid out): channels_last dense and sliced, with size-1 dims, and inputs that are not
 LAYOUTS_2D = [((2, 3, 6, 7), "channels_last"), ((1, 3, 6, 7), "channels_last"), ((2, 1, 6, 7), "channels_last"),
               ((2, 3, 2, 7), "channels_last"), ((2, 3, 6, 7), "sliced"), ((2, 3, 6, 7), "contiguous"),
               ((2, 3, 6, 7), "permuted"), ((3, 6, 7), "contiguous")]
 LAYOUTS_3D = [((2, 3, 4, 6, 5), "channels_last_3d"), ((2, 3, 4, 6, 5), "contiguous"), ((3, 4, 6, 5), "channels_last")]
+LAYOUTS_1D = [((2, 3, 5), "permuted"), ((1, 3, 5), "permuted"), ((2, 1, 5), "permuted"), ((2, 3, 5), "contiguous"),
+              ((3, 5), "permuted")]
 
 
 def _inputs(shape: tuple, how: str, grad: bool = False) -> tuple:
@@ -52,7 +62,7 @@ def _inputs(shape: tuple, how: str, grad: bool = False) -> tuple:
         elif how == "sliced":  # channels_last, then every other column: still suggests channels_last, not dense
             x = L.tensor(np.repeat(a, 2, axis=-1)).contiguous(memory_format=L.channels_last)[..., ::2]
         elif how == "permuted":
-            x = L.tensor(np.ascontiguousarray(np.swapaxes(a, -1, -2))).transpose(-1, -2)
+            x = L.tensor(np.array(np.swapaxes(a, -1, -2))).transpose(-1, -2)  # (a fresh copy: canonical strides)
         out.append(x.requires_grad_() if grad else x)
     return tuple(out)
 
@@ -79,7 +89,8 @@ def _outcome(fn) -> tuple:
 
 
 @pytest.mark.parametrize("op,pools,layouts", [(op, POOLS_2D, LAYOUTS_2D) for op in sorted(POOLS_2D)] +
-                         [(op, POOLS_3D, LAYOUTS_3D) for op in sorted(POOLS_3D)])
+                         [(op, POOLS_3D, LAYOUTS_3D) for op in sorted(POOLS_3D)] +
+                         [(op, POOLS_1D, LAYOUTS_1D) for op in sorted(POOLS_1D)])
 def test_pool_result_layouts(op, pools, layouts):
     for shape, how in layouts:
         if op.startswith("module_") and len(shape) != 4:
@@ -95,16 +106,18 @@ def test_pool_result_layouts(op, pools, layouts):
 
 
 @pytest.mark.parametrize("op,pools,how", [(op, POOLS_2D, "channels_last") for op in sorted(POOLS_2D)] +
-                         [(op, POOLS_3D, "channels_last_3d") for op in sorted(POOLS_3D)])
+                         [(op, POOLS_3D, "channels_last_3d") for op in sorted(POOLS_3D)] +
+                         [(op, POOLS_1D, "permuted") for op in sorted(POOLS_1D)])
 def test_pool_gradients_of_channels_last_inputs(op, pools, how):
     """The gradient an op's backward gives its (channels_last) input, and the leaf's accumulated gradient values
     (tidal does not yet re-lay a leaf's gradient out as its leaf, as torch's AccumulateGrad does)."""
-    shape = (2, 3, 6, 7) if how == "channels_last" else (2, 3, 4, 6, 5)
+    shape = {"channels_last": (2, 3, 6, 7), "channels_last_3d": (2, 3, 4, 6, 5), "permuted": (2, 3, 5)}[how]
     a = RNG.standard_normal(shape).astype("float32")
     results = []
     for L in (tc, torch):
         leaf = L.tensor(a, requires_grad=True)
-        x = leaf.contiguous(memory_format=getattr(L, how))
+        x = leaf.transpose(1, 2).contiguous().transpose(1, 2) if how == "permuted" else \
+            leaf.contiguous(memory_format=getattr(L, how))
         y = _each(pools[op](L.nn.functional, x))[0]
         g = L.tensor(np.random.default_rng(5).standard_normal(tuple(y.shape)).astype("float32"))
         (gx,) = L.autograd.grad(y, x, g, retain_graph=True)
