@@ -6,6 +6,9 @@ kernel that computes its gradient; the pair are each other's backward, so double
     max pools     values + flat input indices   <->  scatter-add by those indices / gather by them
     avg_pool      window sums / divisor          <->  divisor-scaled col2im
     adaptive avg  Ah @ x @ Aw^T (separable)      <->  Ah^T @ g @ Aw
+
+Kernels compute row-major; a result or gradient torch lays out channels_last(_3d) is copied into that layout
+(see _batched_format for which pools do).
 """
 from __future__ import annotations
 

@@ -96,7 +96,8 @@ def test_pool_result_layouts(op, pools, layouts):
         if op.startswith("module_") and len(shape) != 4:
             continue
         x, t = _inputs(shape, how)
-        got, want = _outcome(lambda: pools[op](tc.nn.functional, x)), _outcome(lambda: pools[op](torch.nn.functional, t))
+        got = _outcome(lambda: pools[op](tc.nn.functional, x))
+        want = _outcome(lambda: pools[op](torch.nn.functional, t))
         assert len(got) == len(want)
         if isinstance(want[0], str):
             assert got == want
