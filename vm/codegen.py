@@ -253,13 +253,15 @@ def _kernel_source(prog: Program, variant: tuple) -> str:
     params = ", ".join([f"o{k}" for k in range(n_out)] + [f"i{k}" for k in range(prog.n_in)])
     lines = [f"def kernel({params}):"]
     if variant[0] == "flat":  # every array C-contiguous and of the output's shape: one loop
-        in_is_array = variant[1]
+        _, in_is_array, aliases = variant
         lines.append("    n = o0.size")
         lines += [f"    o{k} = o{k}.reshape(n)" for k in range(n_out)]
         lines += [f"    i{k} = i{k}.reshape(n)" for k, is_arr in enumerate(in_is_array) if is_arr]
+        lines += alias_lines(aliases)
         lines.append("    for j in range(n):")
         return "\n".join(lines + element_body(prog, in_is_array, "j", "        ")) + "\n"
-    _, ndim, in_idx = variant
+    _, ndim, in_idx, aliases = variant
+    lines += alias_lines(aliases)
     indent = "    "
     for d in range(ndim):
         lines.append(f"{indent}for j{d} in range(o0.shape[{d}]):")
@@ -267,6 +269,23 @@ def _kernel_source(prog: Program, variant: tuple) -> str:
     idx = ", ".join(f"j{d}" for d in range(ndim)) if ndim else "()"
     in_is_array = tuple(i is not None for i in in_idx)
     return "\n".join(lines + element_body(prog, in_is_array, idx, indent, in_idx)) + "\n"
+
+
+def aliases(outs: list, ins: list) -> tuple:
+    """(input number, output number) of each input that is an output's very array (an in-place op, `x += y`)."""
+    found = ()
+    for k, o in enumerate(outs):
+        for m, x in enumerate(ins):
+            if x is o:
+                found += ((m, k),)
+    return found
+
+
+def alias_lines(pairs: tuple) -> list:
+    """Kernel lines reading each aliased input through its output: with two names for one array, the compiled
+    loop checks for overlap at run time and takes its scalar version (2.5x slower: a gradient accumulated in
+    place); with one name it vectorizes (each element is read before it is written, at the same index)."""
+    return [f"    i{m} = o{k}" for m, k in pairs]
 
 
 def element_body(prog: Program, in_is_array: tuple, idx: str, indent: str, in_idx: tuple | None = None) -> list:
@@ -560,15 +579,34 @@ def launch_compiled(key: tuple, prog: Program, variant, call: list, fallback, n_
     fallback()
 
 
+def unbroadcast(x):
+    """`x` with each dim it broadcasts by a 0 stride cut to its one row there: kernels index a size-1 dim at 0
+    (input_index), and the cut array is a plain (often C-contiguous) one that numba's loops vectorize, where the
+    expanded view types as 'A' layout: a GELU backward over an expanded gradient ran 2.3x slower."""
+    if x.__class__ is np.ndarray and 0 in x.strides and x.size > 1:
+        return x[tuple([slice(0, 1) if st == 0 else slice(None) for st in x.strides])]
+    return x
+
+
+def unbroadcast_all(arrays: list) -> list:
+    """`arrays` through `unbroadcast` (the same list when none broadcasts by a 0 stride)."""
+    for x in arrays:
+        if x.__class__ is np.ndarray and 0 in x.strides:
+            return [unbroadcast(y) for y in arrays]
+    return arrays
+
+
 def ready_kernel(prog: Program, ins: list, outs: list):
     """`prog`'s compiled loop bound as a kernel (ins, outs, attrs) for arrays of exactly these types and
     layouts, once compiled (else None): a replayed window calls it without working out the call key."""
-    call = outs + ins
+    call = outs + unbroadcast_all(ins)
     if call[0].__class__ is not np.ndarray:
         return None
-    fn = _ready_calls.get(_call_key(prog, call))
+    fn = _ready_calls.get(_call_key(prog, call) + aliases(outs, ins))
     if fn is None:
         return None
+    if unbroadcast_all(ins) is not ins:  # (the replayed window's inputs broadcast the same way)
+        return lambda ins, outs, attrs: fn(*outs, *unbroadcast_all(ins))
     return lambda ins, outs, attrs: fn(*outs, *ins)
 
 
@@ -578,9 +616,10 @@ def _elementwise_variant(outs: list, ins: list) -> tuple:
     # complex values anywhere (arrays or NumPy scalars): the complex vocabulary's own kernel file
     tail = (COMPLEX,) if any(getattr(x, "dtype", _REAL).kind == "c" for x in outs + ins) else ()
     if all(x.shape == shape and x.flags.c_contiguous for x in arrays) and all(o.flags.c_contiguous for o in outs):
-        return ("flat", tuple(x.__class__ is np.ndarray for x in ins)) + tail
+        return ("flat", tuple(x.__class__ is np.ndarray for x in ins), aliases(outs, ins)) + tail
     ndim = len(shape)
-    return ("nd", ndim, tuple(input_index(x.shape, ndim) if x.__class__ is np.ndarray else None for x in ins)) + tail
+    return ("nd", ndim, tuple(input_index(x.shape, ndim) if x.__class__ is np.ndarray else None for x in ins),
+            aliases(outs, ins)) + tail
 
 
 _REAL = np.dtype(np.float64)  # the kind of a Python number (which has no dtype) in _elementwise_variant
@@ -591,8 +630,9 @@ def run_compiled(prog: Program, ins: list, outs: list) -> None:
     NumPy evaluates it while its compiled loop is still being built."""
     if device_runners and outs[0].__class__ in device_runners:
         return device_runners[outs[0].__class__](prog, ins, outs)
+    ins = unbroadcast_all(ins)
     call = outs + ins
-    key = _call_key(prog, call)
+    key = _call_key(prog, call) + aliases(outs, ins)  # (an in-place call's kernel reads through its output)
     fn = _ready_calls.get(key)
     if fn is not None:
         fn(*call)

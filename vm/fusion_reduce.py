@@ -42,14 +42,14 @@ def reduce_kernel_source(prog: Program, variant: tuple) -> str:
     variant = (kind, ndim, axes, input indices, r0's index): kind "outer" loops kept dims outside
     and reduced dims inside, with LANES accumulators in locals; "natural" (the last dim is kept:
     a bias gradient's sum over rows) loops in memory order into an array of accumulators."""
-    kind, ndim, axes, in_idx, r_idx = variant
+    kind, ndim, axes, in_idx, r_idx, aliases = variant
     var, init, combine, finish = prog.reduction
     outs = [f"o{k}" for k in range(len(prog.out_vars))]
     extents = [f"n{d}" for d in range(ndim)]
     params = ", ".join(["r0"] + outs + [f"i{k}" for k in range(prog.n_in)] + ["count"] + extents)
     in_is_array = tuple(i is not None for i in in_idx)
     idx = ", ".join(f"j{d}" for d in range(ndim))
-    lines = [f"def kernel({params}):"]
+    lines = [f"def kernel({params}):"] + codegen.alias_lines(aliases)
     if kind == "natural":
         # the extents bound every loop: the background compiler's dummy call passes 0 for them
         lines.append(f"    acc = np.full(r0.shape, {init})")
@@ -122,24 +122,26 @@ def run_numpy_reduce(prog: Program, ins: list, outs: list, r: ReduceAttrs) -> No
     r.kernel([temp], outs[n:], r.attrs)
 
 
-def _reduce_variant(r: ReduceAttrs, ins: list, red_out) -> tuple:
+def _reduce_variant(r: ReduceAttrs, ins: list, outs: list) -> tuple:
     shape, axes = r.shape, tuple(sorted(r.axes))
     ndim = len(shape)
     kept = [d for d in range(ndim) if d not in axes]
     natural = bool(kept) and kept[-1] == ndim - 1 and shape[-1] > 1
     in_idx = tuple(codegen.input_index(x.shape, ndim) if x.__class__ is np.ndarray else None for x in ins)
-    if red_out.ndim == ndim:  # keepdim: reduced dims are 0
+    if outs[-1].ndim == ndim:  # keepdim: reduced dims are 0
         r_idx = ", ".join("0" if d in axes else f"j{d}" for d in range(ndim))
     else:
         r_idx = ", ".join(f"j{d}" for d in kept) if kept else "()"
-    return ("natural" if natural else "outer", ndim, axes, in_idx, r_idx)
+    return ("natural" if natural else "outer", ndim, axes, in_idx, r_idx, codegen.aliases(outs[:-1], ins))
 
 
 def run_compiled_reduce(prog: Program, ins: list, outs: list, r: ReduceAttrs) -> None:
     """One compiled loop nest over the group's dims, reducing as it computes; NumPy while it compiles."""
     shape = r.shape
+    ins = codegen.unbroadcast_all(ins)
     call = [outs[-1]] + outs[:-1] + ins
-    key = codegen._call_key(prog, call) + (r.axes,)  # equal shapes can reduce different axes
+    key = codegen._call_key(prog, call) + (r.axes,) + codegen.aliases(outs[:-1], ins)  # (axes: equal shapes
+    # can reduce different ones; aliases: an in-place call's kernel reads through its output)
     fn = codegen._ready_calls.get(key)
     extents = [math.prod(shape[d] for d in r.axes)] + list(shape)
     if fn is not None:
@@ -150,19 +152,21 @@ def run_compiled_reduce(prog: Program, ins: list, outs: list, r: ReduceAttrs) ->
     fallback = lambda: run_numpy_reduce(prog, ins, outs, r)  # noqa: E731
     if codegen._warming(key, fallback):
         return
-    codegen.launch_compiled(key, prog, _reduce_variant(r, ins, outs[-1]), call + extents, fallback,
+    codegen.launch_compiled(key, prog, _reduce_variant(r, ins, outs), call + extents, fallback,
                             n_extents=len(extents))
 
 
 def ready_reduce_kernel(prog: Program, ins: list, outs: list, r: ReduceAttrs):
     """Like codegen.ready_kernel, for a fused reduction (its loop extents bound too)."""
-    call = [outs[-1]] + outs[:-1] + ins
+    call = [outs[-1]] + outs[:-1] + codegen.unbroadcast_all(ins)
     if call[0].__class__ is not np.ndarray:
         return None
-    fn = codegen._ready_calls.get(codegen._call_key(prog, call) + (r.axes,))
+    fn = codegen._ready_calls.get(codegen._call_key(prog, call) + (r.axes,) + codegen.aliases(outs[:-1], ins))
     if fn is None:
         return None
     extents = tuple([math.prod(r.shape[d] for d in r.axes)] + list(r.shape))
+    if codegen.unbroadcast_all(ins) is not ins:  # (the replayed window's inputs broadcast the same way)
+        return lambda ins, outs, attrs: fn(outs[-1], *outs[:-1], *codegen.unbroadcast_all(ins), *extents)
     return lambda ins, outs, attrs: fn(outs[-1], *outs[:-1], *ins, *extents)
 
 
