@@ -9,6 +9,8 @@ composites of those.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..autograd.graph import needs_grad, record
@@ -22,6 +24,7 @@ from .linalg import matmul
 from .linalg_ns import _check_float, _check_matrix, _into, _type_name
 from .return_types import return_type
 from .shape_ops import cat
+from .user_frame import user_stacklevel
 
 # the torch.linalg names; tidal.ops.linalg_top gives the torch.* ones (lu, lu_solve, ...) their old signatures
 __all__ = ["lu_factor", "lu_factor_ex", "lu", "lu_solve", "solve_triangular"]
@@ -169,6 +172,10 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False, *, out=None) -> tuple:
     """(X, A.clone()) with op(A) X = b, op(A) = A or A^T (the older torch.triangular_solve)."""
+    warnings.warn("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed "
+                  "in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not "
+                  "return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced "
+                  "with\nX = torch.linalg.solve_triangular(A, B).", UserWarning, stacklevel=user_stacklevel())
     coef = A.transpose(-2, -1) if transpose else A  # torch's `transpose` does not conjugate
     X = solve_triangular(coef, b, upper=upper != bool(transpose), unitriangular=unitriangular)
     batch = tuple(broadcast_shapes(tuple(A.shape[:-2]), tuple(b.shape[:-2])))

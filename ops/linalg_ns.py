@@ -214,7 +214,7 @@ def qr(A: Tensor, mode: str = "reduced", *, out=None) -> tuple:
         Q, R = _run("qr", (A,), [((*batch, m, q_cols), A.dtype), ((*batch, r_rows, n), A.dtype)], mode)
     if needs_grad((A,)):  # mode 'r' (and 'complete' with m > n) raise at backward, as in PyTorch
         record("linalg_qr", grads.qr_backward, (A,), (Q, R), saved=(Q, R), attrs=mode)
-    return return_type("qr", ("Q", "R"))(Q, R)
+    return return_type("linalg_qr", ("Q", "R"))(Q, R)
 
 
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None) -> tuple:
@@ -257,7 +257,7 @@ def eigh(A: Tensor, UPLO: str = "L", *, out=None) -> tuple:
     w, V = _run("eigh", (A,), [(A.shape[:-1], A.dtype.to_real()), (A.shape, A.dtype)], _check_uplo("eigh", UPLO))
     if needs_grad((A,)):
         record("linalg_eigh", grads.eigh_backward, (A,), (w, V), saved=(w, V))
-    return return_type("eigh", ("eigenvalues", "eigenvectors"))(w, V)
+    return return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))(w, V)
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:

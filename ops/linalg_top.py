@@ -51,6 +51,10 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None) -> tupl
 
 def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tensor:
     """X with A X = b, A given by torch.lu's (LU_data, LU_pivots)."""
+    warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future "
+                  "PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = torch.lu_solve(B, "
+                  "LU, pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)", UserWarning,
+                  stacklevel=user_stacklevel())  # (torch's words, its missing space included)
     return _linalg_lu_solve(LU_data, LU_pivots, b, out=out)
 
 
