@@ -299,6 +299,18 @@ def _resample_dim(x: Tensor, d: int, idx: np.ndarray, w: np.ndarray | None) -> T
     return out
 
 
+def _resample_image_dim(x: Tensor, d: int, idx: np.ndarray, w: np.ndarray) -> Tensor:
+    """_resample_dim as torch's uint8 kernel computes it: int16 weights of the most fraction bits that fit, an
+    integer sum rounded by a shift, saturated to 0..255 after each pass (float64 holds every sum exactly)."""
+    bits = 0
+    while bits < 22 and int(0.5 + max(w.max(), 0.0) * (1 << (bits + 1))) < (1 << 15):
+        bits += 1
+    scaled = w * (1 << bits)
+    fixed = np.where(scaled < 0, np.ceil(scaled - 0.5), np.floor(scaled + 0.5))  # halves away from zero
+    acc = _resample_dim(x, d, idx, fixed)
+    return ((acc + (1 << bits >> 1)) / (1 << bits)).floor().clamp(0, 255)
+
+
 def _output_size(input: Tensor, size, scale_factor, spatial: int) -> tuple:
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
@@ -354,12 +366,15 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if input.dtype.is_complex and not (mode == "area" and all(o == 1 for o in out_size)):
         raise NotImplementedError(f"\"{_complex_kernel(mode, spatial)}\" not implemented for "
                                   f"'{torch_name(input.dtype)}'")
-    x = input if mode.startswith("nearest") else opmath(input)
-    for k in range(spatial):
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        _check_integer_interpolation(input, mode, spatial)
+    image = input.dtype is dt.uint8 and not mode.startswith("nearest")
+    x = input if mode.startswith("nearest") else input.double() if image else opmath(input)
+    for k in (reversed(range(spatial)) if image else range(spatial)):  # (torch's uint8 kernel: the last dim first)
         d = 2 + k
         taps = _aa_taps if antialias else _taps
         idx, w = taps(mode, input.shape[d], out_size[k], scales[k] if scales else None, align_corners)
-        x = _resample_dim(x, d, idx, w)
+        x = _resample_image_dim(x, d, idx, w) if image else _resample_dim(x, d, idx, w)
     node = _INTERP_NODES.get(mode)
     if node is None:
         return x.to(input.dtype)
@@ -380,6 +395,20 @@ def _complex_kernel(mode: str, spatial: int) -> str:
         return f"upsample_{'bilinear' if mode == 'bilinear' else 'nearest'}2d_channels_last"
     kind = {"bicubic": "cubic", "lanczos": "aa"}.get(mode, "nearest" if mode.startswith("nearest") else "linear")
     return "compute_indices_weights_" + kind
+
+
+def _check_integer_interpolation(input: Tensor, mode: str, spatial: int) -> None:
+    """torch's CPU kernels for integer images: uint8 only, and only for nearest, bilinear and bicubic."""
+    if input.dtype is dt.uint8 and (mode.startswith("nearest") or mode in ("bilinear", "bicubic")):
+        return
+    if mode.startswith("nearest"):
+        kernel = "upsample_nearest2d_channels_last" if spatial == 2 else "compute_indices_weights_nearest"
+    elif mode == "area":
+        kernel = "adaptive_avg_pool3d_cpu" if spatial == 3 else "adaptive_avg_pool2d"
+    else:
+        kernel = {"bilinear": "upsample_bilinear2d_channels_last",
+                  "bicubic": "compute_indices_weights_cubic"}.get(mode, "compute_indices_weights_linear")
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{torch_name(input.dtype)}'")
 
 
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None) -> Tensor:

@@ -989,3 +989,29 @@ def test_linalg_return_type_names():
             T.linalg.eigh(A), T.linalg.qr(A), T.linalg.eig(A), T.linalg.svd(A), T.linalg.slogdet(A), T.svd(A),
             T.linalg.lu_factor(A), T.aminmax(A))]
     assert names(tidal_torch) == names(real_torch)
+
+
+def uint8_resize(T):
+    """F.interpolate on uint8 images (torchvision's Resize on uint8 tensors): torch's uint8 kernel, int16
+    weights and a rounding shift, saturated per pass (tidal truncated the weights to 0: all-black images)."""
+    img = T.from_numpy(np.random.default_rng(0).integers(0, 256, (2, 3, 7, 9)).astype(np.uint8))
+    F = T.nn.functional
+    return [F.interpolate(img, mode=mode, **size, **kw) for mode, kw in (
+        ("bilinear", {}), ("bilinear", dict(align_corners=True)), ("bilinear", dict(antialias=True)),
+        ("bicubic", dict(antialias=True)), ("nearest", {}), ("nearest-exact", {}))
+        for size in (dict(scale_factor=1.7), dict(size=(4, 5)), dict(size=(14, 3)))] + \
+        [F.interpolate(img, size=(4, 5), mode="bicubic")]
+
+
+def test_uint8_resize():
+    run_both(uint8_resize, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "bilinear", "bicubic", "area"])
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint8", "bool"])
+def test_interpolate_of_integers_refused_as_torch(mode, dtype):
+    """torch's CPU kernels take uint8 images (nearest, bilinear, bicubic) and refuse other integer dtypes."""
+    spatial = {"linear": 1, "bilinear": 2, "bicubic": 2}.get(mode, 2)
+    theirs, ours = (_raised(T, lambda T: T.nn.functional.interpolate(
+        T.ones((1, 1) + (3,) * spatial, dtype=getattr(T, dtype)), scale_factor=2, mode=mode)) for T in FRAMEWORKS)
+    assert ours == theirs
