@@ -95,6 +95,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     warn_if_broadcast(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if input.dtype.is_floating_point and target.dtype.is_floating_point and target.dtype is not input.dtype:
+        target = target.to(input.dtype)  # torch's huber kernel writes the input's dtype (mse/l1 promote)
     diff = input - target
     refuse_complex(diff, "\"huber_cpu\" not implemented for '{name}'")
     diff = diff.abs()
@@ -104,6 +106,11 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
 
 
 # -- classification ------------------------------------------------------------------------------
+_SCALAR_NAME = {dt.float32: "Float", dt.float64: "Double", dt.float16: "Half", dt.bfloat16: "BFloat16",
+                dt.int64: "Long", dt.int32: "Int", dt.int16: "Short", dt.int8: "Char", dt.uint8: "Byte",
+                dt.bool_: "Bool"}
+
+
 def _class_weight_shape(input: Tensor) -> tuple:
     """The shape that broadcasts a per-class vector along an input's class dim (1, or 0 if unbatched)."""
     return (input.shape[0 if input.dim() == 1 else 1],) + (1,) * max(input.dim() - 2, 0)
@@ -160,6 +167,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     if weight is not None and weight.numel() != classes:
         raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
                            f"got weight tensor of shape: {list(weight.shape)}")
+    if weight is not None and weight.dtype is not input.dtype and not input.dtype.is_complex:
+        raise RuntimeError(f"expected scalar type {_SCALAR_NAME.get(input.dtype, input.dtype.name)} but found "
+                           f"{_SCALAR_NAME.get(weight.dtype, weight.dtype.name)}")  # (torch's kernel: no promotion)
     _check_targets(target, classes, ignore_index)
     refuse_complex(input, ("\"nll_loss_out_frame\"" if input.dim() <= 2 else "\"nll_loss2d_forward_out_frame\"")
                    + " not implemented for '{name}'")

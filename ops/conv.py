@@ -240,14 +240,49 @@ def _per_dim(value, spatial: int, op: str, arg: str) -> list:
     return values
 
 
-def _check_dtypes(op: str, input: Tensor, weight: Tensor, bias) -> None:
-    if weight.dtype is not input.dtype:
-        raise RuntimeError(f"Input type (torch.{TENSOR_TYPE[input.dtype]}Tensor) and weight type "
-                           f"(torch.{TENSOR_TYPE[weight.dtype]}Tensor) should be the same or input should be a "
-                           "MKLDNN tensor and weight is a dense tensor")
-    if bias is not None and bias.dtype is not input.dtype:
-        raise RuntimeError(f"Input type ({TENSOR_TYPE[input.dtype].lower()}) and bias type "
-                           f"({TENSOR_TYPE[bias.dtype].lower()}) should be the same")
+# the C++ type names torch 2.13's conv prints for a bias of another dtype than the input
+_C_TYPE = {dt.float32: "float", dt.float64: "double", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16",
+           dt.int64: "long int", dt.int32: "int", dt.int16: "short int", dt.int8: "signed char",
+           dt.uint8: "unsigned char", dt.bool_: "bool", dt.complex64: "c10::complex<float>",
+           dt.complex128: "c10::complex<double>"}
+
+
+_NO_TRANSPOSED_KERNEL = frozenset((dt.int32, dt.int16, dt.int8, dt.uint8, dt.bool_))  # (int64 has one)
+
+
+def _uses_mkldnn(input: Tensor, full: list, w_shape, groups: int) -> bool:
+    """Whether torch's CPU conv takes its MKLDNN path (float32 only: groups, a kernel larger than 3x3, a batch, a
+    large image), whose dtype refusal differs from the native kernel's."""
+    if input.dtype is not dt.float32:
+        return False
+    image = list(full) if len(full) != 3 else [full[0], full[1], 1, full[2]]  # (1-D: seen as 2-D)
+    kernel = list(w_shape[2:]) if len(w_shape) != 3 else [1, w_shape[2]]
+    return groups > 1 or (kernel[-1] > 3 and kernel[-2] > 3) or image[0] > 1 or math.prod(image[:4]) > 20480
+
+
+def _check_dtypes(op: str, input: Tensor, weight: Tensor, bias, transposed: bool = False,
+                  mkldnn: bool = False) -> None:
+    """torch 2.13's refusals of mixed dtypes, in its order: on the MKLDNN path the weight first; then a plain
+    conv's bias (C type names), then the weight ("expected scalar type Double but found Float"); a transposed
+    conv names the weight."""
+    if mkldnn and weight.dtype is not input.dtype:
+        other = "CPUBFloat16Type" if weight.dtype is dt.bfloat16 else f"torch.{TENSOR_TYPE[weight.dtype]}Tensor"
+        raise RuntimeError(f"Input type (torch.{TENSOR_TYPE[input.dtype]}Tensor) and weight type ({other}) should be "
+                           "the same or input should be a MKLDNN tensor and weight is a dense tensor")
+    if transposed and input.dtype in _NO_TRANSPOSED_KERNEL:
+        raise not_implemented(f"slow_conv_transpose{3 if weight.dim() == 5 else 2}d_out_cpu", input.dtype)
+    if bias is not None and bias.dtype is not input.dtype and not transposed:
+        raise RuntimeError(f"Input type ({_C_TYPE.get(input.dtype, input.dtype.name)}) and bias type "
+                           f"({_C_TYPE.get(bias.dtype, bias.dtype.name)}) should be the same")
+    for other in (weight,) if transposed else (weight, bias):  # (a transposed conv adds any bias)
+        if other is None or other.dtype is input.dtype:
+            continue
+        if input.dtype is dt.bool_ and not transposed:
+            break  # torch's kernel refuses bool first (below)
+        if input.dtype.is_complex:
+            raise RuntimeError(f"Input type (CPU{TENSOR_TYPE[input.dtype]}Type) and weight type "
+                               f"(torch.{TENSOR_TYPE[other.dtype]}Tensor) should be the same")
+        raise RuntimeError(f"expected scalar type {TENSOR_TYPE[input.dtype]} but found {TENSOR_TYPE[other.dtype]}")
     if input.dtype is dt.bool_:
         raise not_implemented("compute_columns3d" if weight.dim() == 5 else "slow_conv2d_cpu", input.dtype)
 
@@ -286,7 +321,7 @@ def _check_operands(op: str, input, weight, bias, groups, spatial: int, transpos
         given = "transposed=1, " if transposed else ""
         raise RuntimeError(f"Given {given}weight of size {w_shape}, expected bias to be 1-dimensional with "
                            f"{out_channels} elements, but got bias of size {list(bias.shape)} instead")
-    _check_dtypes(op, input, weight, bias)
+    _check_dtypes(op, input, weight, bias, transposed, _uses_mkldnn(input, full, w_shape, groups))
     if any(s == 0 for s in full[2:]):
         raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got input shape: {full}")
     if any(k == 0 for k in w_shape[2:]):

@@ -672,6 +672,21 @@ MISTAKES = {
     "float index": lambda T: T.ones(5)[T.tensor([0.0, 1.0])],
     "object array": lambda T: T.from_numpy(np.array([1, "a"], dtype=object)),
     "string array": lambda T: T.tensor(np.array(["a"])),
+    "conv2d double input, float bias": lambda T: T.nn.Conv2d(1, 1, 2)(T.ones(1, 1, 3, 3, dtype=T.float64)),
+    "conv2d float input, double layer": lambda T: T.nn.Conv2d(1, 1, 2).double()(T.ones(1, 1, 3, 3)),
+    "conv2d no bias, double input": lambda T: T.nn.functional.conv2d(T.ones(1, 1, 3, 3, dtype=T.float64),
+                                                                     T.ones(1, 1, 2, 2)),
+    "conv2d batch (MKLDNN path)": lambda T: T.nn.functional.conv2d(T.ones(2, 1, 3, 3), T.ones(1, 1, 2, 2).double()),
+    "conv2d bfloat16 weight (MKLDNN path)": lambda T: T.nn.functional.conv2d(T.ones(2, 1, 3, 3),
+                                                                             T.ones(1, 1, 2, 2).bfloat16()),
+    "conv2d long input": lambda T: T.nn.Conv2d(1, 1, 2)(T.ones(1, 1, 3, 3, dtype=T.long)),
+    "conv_transpose2d int32": lambda T: T.nn.functional.conv_transpose2d(T.ones(1, 1, 3, 3, dtype=T.int32),
+                                                                         T.ones(1, 1, 2, 2, dtype=T.int32)),
+    "conv_transpose2d double": lambda T: T.nn.ConvTranspose2d(1, 1, 2)(T.ones(1, 1, 3, 3, dtype=T.float64)),
+    "cross_entropy double weight": lambda T: T.nn.functional.cross_entropy(T.ones(3, 4), T.tensor([0, 1, 2]),
+                                                                           weight=T.ones(4, dtype=T.float64)),
+    "nll_loss float weight": lambda T: T.nn.functional.nll_loss(T.ones(3, 4, dtype=T.float64), T.tensor([0, 1, 2]),
+                                                                weight=T.ones(4)),
     "float targets": lambda T: T.nn.functional.cross_entropy(T.ones(3, 4), T.tensor([0.0, 1.0, 2.0])),
 }
 
@@ -1015,3 +1030,18 @@ def test_interpolate_of_integers_refused_as_torch(mode, dtype):
     theirs, ours = (_raised(T, lambda T: T.nn.functional.interpolate(
         T.ones((1, 1) + (3,) * spatial, dtype=getattr(T, dtype)), scale_factor=2, mode=mode)) for T in FRAMEWORKS)
     assert ours == theirs
+
+
+def mixed_dtype_losses(T):
+    """Where torch promotes or keeps a dtype: huber keeps the input's (mse and l1 promote), cross entropy with
+    probability targets takes a float64 weight, a transposed conv adds a bias of another dtype."""
+    F = T.nn.functional
+    out = [F.huber_loss(T.ones(3), T.ones(3, dtype=T.float64) * 0.3), F.huber_loss(T.ones(3, dtype=T.float64), T.ones(3)),
+           F.mse_loss(T.ones(3), T.ones(3, dtype=T.float64) * 0.3),
+           F.cross_entropy(T.ones(3, 4), T.softmax(T.ones(3, 4), 1), weight=T.ones(4, dtype=T.float64)),
+           F.conv_transpose2d(T.ones(1, 1, 3, 3, dtype=T.float64), T.ones(1, 1, 2, 2, dtype=T.float64), T.ones(1))]
+    return out
+
+
+def test_mixed_dtype_losses():
+    run_both(mixed_dtype_losses)
