@@ -70,7 +70,7 @@ def signature(window: list) -> tuple:
     for ins in window:
         made = ins.head
         add(made if made is not None else instruction_head(ins))
-        for v in ins.ins:
+        for v in ins.ins + ins.outs:  # (one concatenated tuple: cheaper than a loop over the two)
             if v.__class__ is View:
                 n = views.get(v)
                 if n is None:
@@ -79,30 +79,15 @@ def signature(window: list) -> tuple:
                     if b is None:
                         b = blobs[v.blob] = len(blobs)
                     lid = v.layout
+                    if lid is None:
+                        lid = v.layout = _layout_id(v)
                     add(b)
-                    add(lid if lid is not None else _first_layout(v))
+                    add(lid)
                 else:
                     add(n)
             else:
                 add(v.__class__)
-        for v in ins.outs:  # (a loop of its own: outputs are always views, and mostly new ones)
-            n = views.get(v)
-            if n is None:
-                views[v] = -len(views) - 1
-                b = blobs.get(v.blob)
-                if b is None:
-                    b = blobs[v.blob] = len(blobs)
-                lid = v.layout
-                add(b)
-                add(lid if lid is not None else _first_layout(v))
-            else:
-                add(n)
     return tuple(sig)
-
-
-def _first_layout(v: View) -> int:
-    lid = v.layout = _layout_id(v)
-    return lid
 
 
 class Template:
