@@ -1045,3 +1045,32 @@ def mixed_dtype_losses(T):
 
 def test_mixed_dtype_losses():
     run_both(mixed_dtype_losses)
+
+
+def encoder_padding_in_eval(T):
+    """A TransformerEncoder in eval under no_grad with a right-padded key_padding_mask: torch runs nested tensors,
+    so the padded positions hold zeros before the final norm; a program pooling `out.mean(1)` without the mask
+    sees them. Training mode, a gradient to record, a left-padded mask or an attention mask keep the plain path."""
+    nn = T.nn
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+    enc = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(8))
+    init(T, enc, 110)
+    x = T.from_numpy(data((2, 4, 8), 111))
+    right = T.tensor([[False, False, True, True], [False, False, False, False]])
+    left = T.tensor([[True, False, False, False], [False, False, False, False]])
+    out = [enc.use_nested_tensor]
+    enc.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (torch's prototype warning comes once per process)
+        with T.no_grad():
+            out += [enc(x, src_key_padding_mask=right).mean(1), enc(x, src_key_padding_mask=left),
+                    enc(x, mask=T.zeros(4, 4), src_key_padding_mask=right)]
+        out.append(enc(x, src_key_padding_mask=right))  # (parameters require grad: no fast path)
+        enc.train()
+        with T.no_grad():
+            out.append(enc(x, src_key_padding_mask=right))
+    return out
+
+
+def test_encoder_padding_in_eval():
+    run_both(encoder_padding_in_eval, rtol=1e-4, atol=1e-5)

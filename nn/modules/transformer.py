@@ -6,6 +6,8 @@ import warnings
 from typing import Any, Callable
 
 from ... import ops
+from ...autograd.grad_mode import is_grad_enabled
+from ...ops import autocast as _ac
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from .. import functional as F
@@ -209,8 +211,9 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = False  # tidal has no nested tensors: the padded path always runs
         reason = _no_fast_path_reason(encoder_layer)
+        # torch's flag; tidal has no nested tensors, but gives the padded positions what they would hold (forward)
+        self.use_nested_tensor = enable_nested_tensor and not reason
         if enable_nested_tensor and reason:  # torch's warning when its sparsity fast path is ruled out
             warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {reason}",
                           stacklevel=2)
@@ -220,6 +223,7 @@ class TransformerEncoder(Module):
                 is_causal: bool | None = None) -> Tensor:
         """The layers in turn, then the final norm."""
         warn_mismatched_masks(src_key_padding_mask, "src_key_padding_mask", mask, "mask")
+        padded = self._nested_padding(src, mask, src_key_padding_mask)
         src_key_padding_mask = _float_mask(src_key_padding_mask, src.dtype)
         mask = _float_mask(mask, src.dtype)
         batch_first = self.layers[0].self_attn.batch_first if len(self.layers) else False
@@ -227,9 +231,39 @@ class TransformerEncoder(Module):
         output = src
         for layer in self.layers:
             output = layer(output, src_mask=mask, is_causal=causal, src_key_padding_mask=src_key_padding_mask)
+        if padded is not None:  # torch's nested-tensor path leaves zeros where it computed nothing
+            output = output.masked_fill(padded.unsqueeze(-1), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+    def _nested_padding(self, src: Tensor, mask, key_padding_mask):
+        """The padded positions (bool, (N, S)) when torch's TransformerEncoder would run on nested tensors (eval,
+        no gradient to record, a right-padded key_padding_mask, no attention mask, no autocast), else None."""
+        if key_padding_mask is None or mask is not None or not self.use_nested_tensor or not len(self.layers):
+            return None
+        first = self.layers[0]
+        if first.training or src.dim() != 3 or _ac.enabled_dtype(src.device.type) is not None:
+            return None
+        weights = (src, *(p for p in first.parameters()))
+        if is_grad_enabled() and any(t.requires_grad for t in weights):
+            return None
+        padded = key_padding_mask if key_padding_mask.dtype is dt.bool_ else key_padding_mask != 0
+        valid = ~padded
+        if self.mask_check and bool((valid[:, 1:] & ~valid[:, :-1]).any()):  # torch's left-aligned check
+            return None
+        global _NESTED_WARNED
+        if not _NESTED_WARNED:  # (torch warns once per process)
+            _NESTED_WARNED = True
+            warnings.warn("The PyTorch API of nested tensors is in prototype stage and will change in the near "
+                          "future. We recommend specifying layout=torch.jagged when constructing a nested tensor, as "
+                          "this layout receives active development, has better operator coverage, and works with "
+                          "torch.compile.", UserWarning, stacklevel=3)
+        return padded
+
+
+_NESTED_WARNED = False
 
 
 class TransformerDecoder(Module):
