@@ -435,11 +435,23 @@ def safe_globals(globals_list: list):
 
 
 def _refusal(module: str, name: str, reason: str) -> pickle.UnpicklingError:
-    return pickle.UnpicklingError(
-        f"Weights only load failed. Re-running `{dt.repr_namespace[0]}.load` with `weights_only` set to `False` "
-        "will likely "
-        f"succeed, but it can result in arbitrary code execution. Do it only if you got the file from a trusted "
-        f"source.\nWeightsUnpickler error: Unsupported global: GLOBAL {module}.{name} {reason}")
+    """torch 2.13's words for a global a weights-only load refuses (its two options for a class that is merely
+    not allow-listed, else the issue-filing form), and the pointer to its documentation."""
+    ns = dt.repr_namespace[0]
+    unsafe = (f"In PyTorch 2.6, we changed the default value of the `weights_only` argument in `{ns}.load` from "
+              f"`False` to `True`. Re-running `{ns}.load` with `weights_only` set to `False` will likely succeed, but "
+              "it can result in arbitrary code execution. Do it only if you got the file from a trusted source.")
+    message = f"Unsupported global: GLOBAL {module}.{name} {reason}"
+    if reason.startswith("was not an allowed global by default."):
+        text = ("Weights only load failed. This file can still be loaded, to do so you have two options, \033[1mdo "
+                f"those steps only if you trust the source of the checkpoint\033[0m. \n\t(1) {unsafe}\n\t(2) "
+                "Alternatively, to load with `weights_only=True` please check the recommended steps in the following "
+                f"error message.\n\tWeightsUnpickler error: {message}")
+    else:
+        text = (f"Weights only load failed. {unsafe}\nPlease file an issue with the following so that we can make "
+                f"`weights_only=True` compatible with your use case: WeightsUnpickler error: {message}")
+    return pickle.UnpicklingError(text + f"\n\nCheck the documentation of {ns}.load to learn more about types accepted "
+                                  "by default with weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
 
 
 class _Placement:

@@ -687,15 +687,26 @@ MISTAKES = {
                                                                            weight=T.ones(4, dtype=T.float64)),
     "nll_loss float weight": lambda T: T.nn.functional.nll_loss(T.ones(3, 4, dtype=T.float64), T.tensor([0, 1, 2]),
                                                                 weight=T.ones(4)),
+    "GradScaler.step before scale": lambda T: T.amp.GradScaler("cpu").step(T.optim.SGD([T.nn.Parameter(T.ones(1))],
+                                                                                   lr=0.1)),
+    "GradScaler.update before scale": lambda T: T.amp.GradScaler("cpu").update(),
+    "torch.load of a whole module": lambda T: _load_whole_module(T),
     "float targets": lambda T: T.nn.functional.cross_entropy(T.ones(3, 4), T.tensor([0.0, 1.0, 2.0])),
 }
+
+
+def _load_whole_module(T):
+    buffer = io.BytesIO()
+    T.save(T.nn.Linear(2, 2), buffer)
+    buffer.seek(0)
+    return T.load(buffer)  # weights_only by default since torch 2.6: the class is not allow-listed
 
 
 def _raised(T, mistake) -> tuple:
     try:
         mistake(T)
     except Exception as exc:  # noqa: BLE001 - the comparison is the point
-        return type(exc).__name__, str(exc)
+        return type(exc).__name__, str(exc).replace("tidal.", "torch.")  # (the namespace tidal runs under)
     return None, None
 
 

@@ -43,6 +43,12 @@ class GradScaler:
         self._growth_interval = int(growth_interval)
         self._growth_tracker = 0
         self._per_optimizer = defaultdict(lambda: {"stage": _READY, "found_inf": None})
+        self._scaled_once = False  # torch creates its scale tensor on the first scale(): step() needs one
+
+    def _check_scaled(self, funcname: str) -> None:
+        if not self._scaled_once:
+            raise AssertionError(f"Attempted {funcname} but _scale is None.  This may indicate your script did not "
+                                 "use scaler.scale(loss or outputs) earlier in the iteration.")
 
     def is_enabled(self) -> bool:
         """Whether scaling is on."""
@@ -52,6 +58,7 @@ class GradScaler:
         """Multiply a tensor (or every tensor in a nested list/tuple) by the scale."""
         if not self._enabled:
             return outputs
+        self._scaled_once = True
         if isinstance(outputs, Tensor):
             return outputs * self._scale
         if isinstance(outputs, (list, tuple)):
@@ -62,6 +69,7 @@ class GradScaler:
         """Divide the optimizer's gradients by the scale, noting whether any is inf or NaN."""
         if not self._enabled:
             return
+        self._check_scaled("unscale_")
         state = self._per_optimizer[id(optimizer)]
         if state["stage"] == _UNSCALED:
             raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
@@ -87,6 +95,7 @@ class GradScaler:
             return optimizer.step(*args, **kwargs)
         if "closure" in kwargs:
             raise RuntimeError("Closure use is not currently supported if GradScaler is enabled.")
+        self._check_scaled("step")
         state = self._per_optimizer[id(optimizer)]
         if state["stage"] == _STEPPED:
             raise RuntimeError("step() has already been called since the last update().")
@@ -104,6 +113,7 @@ class GradScaler:
         """Set the scale for the next iteration: back off after an inf/NaN, grow after a clean run."""
         if not self._enabled:
             return
+        self._check_scaled("update")
         if new_scale is not None:
             self._scale = float(new_scale.item() if isinstance(new_scale, Tensor) else new_scale)
         else:
