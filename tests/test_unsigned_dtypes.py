@@ -481,7 +481,7 @@ def test_compiled_kernel():
     ins = [np.array(v, dtype=d) for v, d in (([2 ** 63 + 1, 3], "uint64"), ([3, 2], "uint64"), ([65535, 7], "uint16"),
                                              ([1, 7], "uint16"), ([2 ** 32 - 1, 1], "uint32"), ([2 ** 32 - 1, 2], "uint32"))]
     outs = [np.empty(2, "uint64"), np.empty(2, "uint16"), np.empty(2, np.bool_)]
-    codegen.compiled_kernel(prog, ("flat", (True,) * 6))(*outs, *ins)
+    codegen.compiled_kernel(prog, ("flat", (True,) * 6, ()))(*outs, *ins)  # (no input aliases an output)
     assert outs[0].tolist() == (torch.tensor(ins[0]) * torch.tensor(ins[1])).tolist()
     assert outs[1].tolist() == (torch.tensor(ins[2]) ^ torch.tensor(ins[3])).tolist()
     assert outs[2].tolist() == (torch.tensor(ins[4]) == torch.tensor(ins[5])).tolist()
