@@ -61,6 +61,32 @@ def _gelu_tanh_grad(g, o, a):
     return g * ((t + 1) * 0.5 + right)
 
 
+def _pow_base_grad(g, o, a, b):
+    """torch's pow_backward_self: none where the exponent is 0 (not 0 * 0 ** -1 = nan)."""
+    if not isinstance(b, Tensor):
+        return _zero(g) if b == 0 else g * b * ap("pow", a, b - 1)
+    return M.where(ap("eq", b, 0), 0.0, g * b * ap("pow", a, b - 1))
+
+
+def _pow_exponent_grad(g, o, a, b):
+    """torch's pow_backward_exponent: none where the base is 0 and the exponent >= 0 (0 ** -1 keeps -inf)."""
+    if not isinstance(a, Tensor):  # a number base (2 ** t)
+        if a == 0:
+            return M.where(ap("ge", b, 0), 0.0, g * o * -math.inf)
+        return g * o * (math.log(a) if a > 0 else math.nan)
+    return M.where(ap("logical_and", ap("eq", a, 0), _real_nonnegative(b)), 0.0, g * o * ap("log", a))
+
+
+def _real_nonnegative(b):
+    """exponent >= 0 (torch's test; a complex exponent counts when it is real)."""
+    if not isinstance(b, Tensor):
+        return b.real >= 0 and b.imag == 0 if isinstance(b, complex) else b >= 0
+    if b.dtype.is_complex:
+        from .complex_ops import imag, real  # (complex_ops imports this module's users)
+        return ap("logical_and", ap("eq", imag(b), 0), ap("ge", real(b), 0))
+    return ap("ge", b, 0)
+
+
 FORMULAS = {
     "add": (lambda g, o, a, b: g, lambda g, o, a, b: g),
     "sub": (lambda g, o, a, b: g, lambda g, o, a, b: -g),
@@ -72,9 +98,10 @@ FORMULAS = {
     "fmax": (lambda g, o, a, b: g * _fpick(ap("ge", a, b), b), lambda g, o, a, b: g * ~_fpick(ap("ge", a, b), b)),
     "fmin": (lambda g, o, a, b: g * _fpick(ap("le", a, b), b), lambda g, o, a, b: g * ~_fpick(ap("le", a, b), b)),
     "nextafter": (lambda g, o, a, b: g, lambda g, o, a, b: _zero(g)),
-    "pow": (lambda g, o, a, b: g * b * ap("pow", a, b - 1),
-            lambda g, o, a, b: M.where(ap("eq", a, 0), 0.0, g * o * ap("log", a))),
-    "atan2": (lambda g, o, a, b: g * b / (a * a + b * b), lambda g, o, a, b: -g * a / (a * a + b * b)),
+    "pow": (_pow_base_grad, _pow_exponent_grad),
+    # torch's: 0 at the origin
+    "atan2": (lambda g, o, a, b: M.where(ap("eq", a * a + b * b, 0), 0.0, g * b / (a * a + b * b)),
+              lambda g, o, a, b: M.where(ap("eq", a * a + b * b, 0), 0.0, -g * a / (a * a + b * b))),
     "hypot": (lambda g, o, a, b: g * a / o, lambda g, o, a, b: g * b / o),
     "logaddexp": (lambda g, o, a, b: g * ap("exp", a - o), lambda g, o, a, b: g * ap("exp", b - o)),
     "logaddexp2": (lambda g, o, a, b: g * ap("exp2", a - o), lambda g, o, a, b: g * ap("exp2", b - o)),

@@ -1,6 +1,7 @@
 """Public elementwise functions, Tensor operators, casts, copies and fills."""
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 
@@ -14,7 +15,9 @@ from . import kernel_dtypes, limited_dtypes, many_dims
 from . import memory_format as _mf
 from .broadcast import broadcast_shapes
 from .mem_overlap import check_out, check_written
+from .node_names import torch_node
 from .number_args import binary, require_self
+from .operator_operands import operand_not_implemented
 from .number_args import number_tensor as _number_tensor  # noqa: F401 (other modules import it from here)
 
 apply = ew.apply
@@ -112,12 +115,18 @@ def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
     """input ** exponent; integers to negative integer powers as torch computes them (0, or +-1 for base +-1)."""
     kernel_dtypes.check_pow(input, exponent)
     if isinstance(input, Tensor) and input.dtype.category == dt.FLOAT:
-        return apply("pow", input, exponent, out=out)
+        result = apply("pow", input, exponent, out=out)
+        # torch's node for a tensor exponent (pow.Tensor_Tensor); x ** 2 keeps PowBackward0
+        return result if out is not None or exponent.__class__ is not Tensor else \
+            torch_node(result, "PowBackward1", input, exponent)
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         binary("pow", input, exponent, ("input", "exponent"))
     kind = _result_dtype("pow", (input, exponent))
     if kind.category != dt.INT:
-        return apply("pow", input, exponent, out=out)
+        result = apply("pow", input, exponent, out=out)
+        if out is None:  # torch's nodes: a number base (2 ** t) is pow.Scalar
+            torch_node(result, "PowBackward1" if isinstance(input, Tensor) else "PowBackward2", input, exponent)
+        return result
     if not isinstance(exponent, Tensor) or exponent.dtype.np.kind != "i":  # a number, or never negative
         if not isinstance(exponent, Tensor) and exponent < 0:
             raise RuntimeError(_NEGATIVE_POWER)
@@ -258,11 +267,24 @@ def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Te
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     _no_complex_clamp(input, None)
     kernel_dtypes.check_clamp(input, min, max, out)
+    tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
+    return _named_clamp(_clamped(input, min, max, out), "ClampBackward0" if tensors else "ClampBackward1", input, out)
+
+
+def _clamped(input: Tensor, min, max, out):
+    """clamp's values, and torch's gradient: it passes where the input is within the bounds, ties included
+    (maximum/minimum, which split a tie, serve only integers: they have no gradient)."""
+    if input.dtype.is_floating_point:
+        return apply("clamp", input, -math.inf if min is None else min, math.inf if max is None else max, out=out)
     if max is None:
         return apply("maximum", input, min, out=out)
     if min is None:
         return apply("minimum", input, max, out=out)
     return apply("clamp", input, min, max, out=out)
+
+
+def _named_clamp(result: Tensor, name: str, input: Tensor, out) -> Tensor:
+    return result if out is not None else torch_node(result, name, input)
 
 
 def _clamp_(self, min=None, max=None):
@@ -279,7 +301,8 @@ def clamp_min(input: Tensor, min) -> Tensor:
     """max(input, min)."""
     _no_complex_clamp(input, min)
     kernel_dtypes.check_clamp(input, min, None)
-    return apply("maximum", input, min)
+    name = "ClampMinBackward1" if isinstance(min, Tensor) else "ClampMinBackward0"
+    return _named_clamp(_clamped(input, min, None, None), name, input, None)
 
 
 def _no_complex_clamp(input, bound) -> None:
@@ -294,7 +317,8 @@ def clamp_max(input: Tensor, max) -> Tensor:
     """min(input, max)."""
     _no_complex_clamp(input, max)
     kernel_dtypes.check_clamp(input, None, max)
-    return apply("minimum", input, max)
+    name = "ClampMaxBackward1" if isinstance(max, Tensor) else "ClampMaxBackward0"
+    return _named_clamp(_clamped(input, None, max, None), name, input, None)
 
 
 @_public
@@ -483,7 +507,11 @@ def _pos(self):
 
 
 def _rsub(self, other):
-    return sub(other, self)
+    return torch_node(sub(other, self), "RsubBackward1", self)  # (torch's node for `1 - t`)
+
+
+def _rtruediv(self, other):
+    return torch_node(_rev("div")(self, other), "MulBackward0", self)  # (torch computes `2 / t` as t.reciprocal() * 2)
 
 
 _real_abs_ = METHODS["abs_"]
@@ -506,31 +534,37 @@ def _no_bool(self, other) -> bool:
 
 def _binary_method(name: str):
     fn = globals()[name]
-    return lambda self, other: fn(self, other)
+    return operand_not_implemented(lambda self, other: fn(self, other))
+
+
+_N = operand_not_implemented  # torch's TypeError -> NotImplemented of binary operators
 
 
 METHODS.update(
-    __add__=ew.operator("add", _binary_method("add")), __radd__=_rev("add", "__radd__", True), __iadd__=_inplace_add,
-    __sub__=ew.operator("sub", _binary_method("sub"), _no_bool), __rsub__=_rsub,
-    __isub__=_inplace_sub, __mul__=ew.operator("mul", _binary_method("mul")), __rmul__=_rev("mul", "__rmul__", True),
-    __imul__=METHODS["mul_"], __truediv__=ew.operator("div", _binary_method("div")),
-    __rtruediv__=_rev("div"), __itruediv__=_inplace_div,
-    __floordiv__=globals()["floor_divide"], __rfloordiv__=_rev("floor_divide"),
-    __ifloordiv__=METHODS["floor_divide_"], __mod__=globals()["remainder"], __rmod__=_rev("remainder"),
-    __imod__=METHODS["remainder_"], __pow__=pow, __rpow__=lambda self, other: pow(other, self), __ipow__=_pow_,
+    __add__=ew.operator("add", _binary_method("add")), __radd__=_N(_rev("add", "__radd__", True)),
+    __iadd__=_N(_inplace_add),
+    __sub__=ew.operator("sub", _binary_method("sub"), _no_bool), __rsub__=_N(_rsub),
+    __isub__=_N(_inplace_sub), __mul__=ew.operator("mul", _binary_method("mul")),
+    __rmul__=_N(_rev("mul", "__rmul__", True)),
+    __imul__=_N(METHODS["mul_"]), __truediv__=ew.operator("div", _binary_method("div")),
+    __rtruediv__=_N(_rtruediv), __itruediv__=_N(_inplace_div),
+    __floordiv__=_N(globals()["floor_divide"]), __rfloordiv__=_N(_rev("floor_divide")),
+    __ifloordiv__=_N(METHODS["floor_divide_"]), __mod__=_N(globals()["remainder"]), __rmod__=_N(_rev("remainder")),
+    __imod__=_N(METHODS["remainder_"]), __pow__=_N(pow), __rpow__=_N(lambda self, other: pow(other, self)),
+    __ipow__=_N(_pow_),
     __neg__=_neg_method, neg=_neg_method, negative=_neg_method, __pos__=_pos, __abs__=globals()["abs"],
-    __invert__=_invert, __and__=_logical_or_bitwise("bitwise_and", "logical_and", "__and__"),
-    __or__=_logical_or_bitwise("bitwise_or", "logical_or", "__or__"),
-    __xor__=_logical_or_bitwise("bitwise_xor", "logical_xor", "__xor__"),
-    __rand__=_logical_or_bitwise("bitwise_and", "logical_and", "__rand__"),
-    __ror__=_logical_or_bitwise("bitwise_or", "logical_or", "__ror__"),
-    __rxor__=_logical_or_bitwise("bitwise_xor", "logical_xor", "__rxor__"),
-    __iand__=METHODS["bitwise_and_"], __ior__=METHODS["bitwise_or_"], __ixor__=METHODS["bitwise_xor_"],
-    __lshift__=globals()["bitwise_left_shift"], __rshift__=globals()["bitwise_right_shift"],
-    __rlshift__=_rev("bitwise_left_shift"), __rrshift__=_rev("bitwise_right_shift"),
-    __ilshift__=METHODS["bitwise_left_shift_"], __irshift__=METHODS["bitwise_right_shift_"],
-    __eq__=globals()["eq"], __ne__=globals()["ne"], __lt__=globals()["lt"], __le__=globals()["le"],
-    __gt__=globals()["gt"], __ge__=globals()["ge"],
+    __invert__=_invert, __and__=_N(_logical_or_bitwise("bitwise_and", "logical_and", "__and__")),
+    __or__=_N(_logical_or_bitwise("bitwise_or", "logical_or", "__or__")),
+    __xor__=_N(_logical_or_bitwise("bitwise_xor", "logical_xor", "__xor__")),
+    __rand__=_N(_logical_or_bitwise("bitwise_and", "logical_and", "__rand__")),
+    __ror__=_N(_logical_or_bitwise("bitwise_or", "logical_or", "__ror__")),
+    __rxor__=_N(_logical_or_bitwise("bitwise_xor", "logical_xor", "__rxor__")),
+    __iand__=_N(METHODS["bitwise_and_"]), __ior__=_N(METHODS["bitwise_or_"]), __ixor__=_N(METHODS["bitwise_xor_"]),
+    __lshift__=_N(globals()["bitwise_left_shift"]), __rshift__=_N(globals()["bitwise_right_shift"]),
+    __rlshift__=_N(_rev("bitwise_left_shift")), __rrshift__=_N(_rev("bitwise_right_shift")),
+    __ilshift__=_N(METHODS["bitwise_left_shift_"]), __irshift__=_N(METHODS["bitwise_right_shift_"]),
+    __eq__=_N(globals()["eq"], arrays=True), __ne__=_N(globals()["ne"]), __lt__=_N(globals()["lt"]),
+    __le__=_N(globals()["le"]), __gt__=_N(globals()["gt"]), __ge__=_N(globals()["ge"]),
     greater=globals()["gt"], greater_equal=globals()["ge"], less=globals()["lt"], less_equal=globals()["le"],
     not_equal=globals()["ne"], absolute=globals()["abs"], arctan2=globals()["atan2"],
 )

@@ -384,6 +384,12 @@ class Tensor:
         arr = self._host_array()
         return arr if dtype is None else arr.astype(dtype)
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # torch's: what a NumPy ufunc computed from a tensor operand (`np.sin(t)`, `t + array` after the operator
+        # gave NotImplemented) comes back as a tensor; a bool result as uint8
+        from ..ops.from_data import from_numpy
+        return from_numpy(array.astype("uint8") if array.dtype == bool else array)
+
     def __bool__(self) -> bool:
         n = self.numel()
         if n != 1:
@@ -453,11 +459,10 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
-        if self.dim() == 0 and spec:
-            return self.item().__format__(spec)
-        if spec:
-            raise TypeError("unsupported format string passed to Tensor.__format__")
-        return repr(self)
+        # torch's: a plain 0-d tensor formats as its number (f"{loss}" prints 0.693...), anything else as object
+        if self.dim() == 0 and type(self) is Tensor and not self.is_meta:
+            return self.detach().item().__format__(spec)
+        return object.__format__(self, spec)
 
     def __reduce_ex__(self, protocol):
         arr = np.array(self.detach()._host_array())
@@ -467,8 +472,17 @@ class Tensor:
         pass
 
     def __deepcopy__(self, memo):
+        if not self.is_leaf:  # torch's refusal (a module holding a computed tensor: weight_norm's weight)
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                               "because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        if id(self) in memo:
+            return memo[id(self)]
         out = self.detach().clone()
         out.requires_grad = self.requires_grad
+        if self.grad is not None:  # the gradient comes along, as in torch
+            out.grad = self.grad.__deepcopy__(memo)
         memo[id(self)] = out
         return out
 

@@ -727,7 +727,6 @@ def test_full_backward_hook_warning_points_at_the_callers_line():
     assert [w.filename for w in caught] == [__file__]
 
 
-@pytest.mark.xfail(strict=True, reason="needs s9_hunt_format patch")
 def test_format_of_a_0d_tensor_is_its_number():
     """f"{loss}" prints the number in torch (Tensor.__format__ of a plain 0-d tensor); a Parameter or a 1-d tensor
     formats as object does."""
@@ -744,7 +743,6 @@ def test_format_of_a_0d_tensor_is_its_number():
     assert formats(tidal_torch) == formats(real_torch)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s9_hunt_cuda_factory patch")
 @pytest.mark.parametrize("make", [lambda T: T.ones(2, device="cuda"), lambda T: T.nn.Linear(2, 2, device="cuda")],
                          ids=["ones", "Linear"])
 def test_creation_on_cuda_raises_as_a_cpu_only_torch(make):
@@ -900,19 +898,16 @@ def test_operands_that_agree(expression):
     assert _evaluated(tidal_torch, expression) == _evaluated(real_torch, expression)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s9_hunt_math_api patch")
 @pytest.mark.parametrize("expression", OPERAND_CASES)
 def test_operator_operands_as_torch(expression):
     assert _evaluated(tidal_torch, expression) == _evaluated(real_torch, expression)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s9_hunt_math_api and s9_hunt_array_wrap patches")
 @pytest.mark.parametrize("expression", ARRAY_CASES)
 def test_numpy_operands_as_torch(expression):
     assert _evaluated(tidal_torch, expression) == _evaluated(real_torch, expression)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s9_hunt_deepcopy patch")
 def test_deepcopy_as_torch():
     """copy.deepcopy refuses a non-leaf tensor (torch's RuntimeError: a module holding a computed tensor) and
     takes a leaf's .grad along."""
@@ -984,7 +979,6 @@ def clamp_edges(T):
         lambda T, x: x.clamp_min(bound), lambda T, x: x.clip(min=0.0))]
 
 
-@pytest.mark.xfail(strict=True, reason="needs s9_hunt_math_api patch")
 def test_clamp_edges():
     run_both(clamp_edges)
 
@@ -1002,7 +996,6 @@ def pow_edges(T):
     return [o[:2] for o in out] + [T.autograd.grad(T.atan2(a, b).sum(), (a, b))[0]]
 
 
-@pytest.mark.xfail(strict=True, reason="needs s9_hunt_pow_grad patch")
 def test_pow_edges():
     run_both(pow_edges)
 
@@ -1087,7 +1080,6 @@ def test_encoder_padding_in_eval():
     run_both(encoder_padding_in_eval, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s9_hunt_math_api patch")
 def test_reflected_and_pow_node_names():
     """print(1 - cos) shows grad_fn=<RsubBackward1>; 2 / x is torch's reciprocal times 2 (MulBackward0); pow's
     node follows its overload (PowBackward0 number exponent, 1 tensor exponent, 2 number base)."""

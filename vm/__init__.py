@@ -28,6 +28,7 @@ class _DeviceBackends(dict):
             from . import cuda
             if cuda.register():
                 return self[device_type]
+            raise AssertionError("Torch not compiled with CUDA enabled")  # a CPU-only torch build's refusal
         raise RuntimeError(f"device type '{device_type}' is not available: tidal has no {device_type} "
                            "backend on this machine")
 
