@@ -507,6 +507,8 @@ def operator(name: str, general, guard=None):
     plans = _plans
 
     def fast(self, other):
+        if self.__class__ is not Tensor:  # a subclass, or a number (an unbound reflected call): the general path
+            return general(self, other)
         if other.__class__ is Tensor:
             key = (op, self.dtype, self._v.shape, self._vm, other.dtype, other._v.shape, other._vm)
             grad = self._requires_grad or other._requires_grad
@@ -514,8 +516,7 @@ def operator(name: str, general, guard=None):
             key = (op, self.dtype, self._v.shape, self._vm, other.__class__)
             grad = self._requires_grad
         plan = plans.get(key)
-        if plan is None or self.__class__ is not Tensor or plan.pow_exprs is not None or \
-                (guard is not None and not guard(self, other)):
+        if plan is None or plan.pow_exprs is not None or (guard is not None and not guard(self, other)):
             return general(self, other)
         if plan.tensors_only:
             return _emit(name, plan, (self._v, other._v), (self, other), grad)

@@ -541,11 +541,11 @@ _N = operand_not_implemented  # torch's TypeError -> NotImplemented of binary op
 
 
 METHODS.update(
-    __add__=ew.operator("add", _binary_method("add")), __radd__=_N(_rev("add", "__radd__", True)),
+    __add__=ew.operator("add", _binary_method("add")), __radd__=ew.operator("add", _N(_rev("add", "__radd__", True))),
     __iadd__=_N(_inplace_add),
     __sub__=ew.operator("sub", _binary_method("sub"), _no_bool), __rsub__=_N(_rsub),
     __isub__=_N(_inplace_sub), __mul__=ew.operator("mul", _binary_method("mul")),
-    __rmul__=_N(_rev("mul", "__rmul__", True)),
+    __rmul__=ew.operator("mul", _N(_rev("mul", "__rmul__", True))),
     __imul__=_N(METHODS["mul_"]), __truediv__=ew.operator("div", _binary_method("div")),
     __rtruediv__=_N(_rtruediv), __itruediv__=_N(_inplace_div),
     __floordiv__=_N(globals()["floor_divide"]), __rfloordiv__=_N(_rev("floor_divide")),
@@ -563,8 +563,10 @@ METHODS.update(
     __lshift__=_N(globals()["bitwise_left_shift"]), __rshift__=_N(globals()["bitwise_right_shift"]),
     __rlshift__=_N(_rev("bitwise_left_shift")), __rrshift__=_N(_rev("bitwise_right_shift")),
     __ilshift__=_N(METHODS["bitwise_left_shift_"]), __irshift__=_N(METHODS["bitwise_right_shift_"]),
-    __eq__=_N(globals()["eq"], arrays=True), __ne__=_N(globals()["ne"]), __lt__=_N(globals()["lt"]),
-    __le__=_N(globals()["le"]), __gt__=_N(globals()["gt"]), __ge__=_N(globals()["ge"]),
+    # (comparisons and the commuting reflected operators take the operators' fast path off cached plans too)
+    __eq__=ew.operator("eq", _N(globals()["eq"], arrays=True)), __ne__=ew.operator("ne", _N(globals()["ne"])),
+    __lt__=ew.operator("lt", _N(globals()["lt"])), __le__=ew.operator("le", _N(globals()["le"])),
+    __gt__=ew.operator("gt", _N(globals()["gt"])), __ge__=ew.operator("ge", _N(globals()["ge"])),
     greater=globals()["gt"], greater_equal=globals()["ge"], less=globals()["lt"], less_equal=globals()["le"],
     not_equal=globals()["ne"], absolute=globals()["abs"], arctan2=globals()["atan2"],
 )

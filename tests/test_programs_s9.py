@@ -820,9 +820,14 @@ WARNING_CALLS = {
 
 
 def _warned(T, call) -> list:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        call(T)
+    always = T.is_warn_always_enabled()
+    T.set_warn_always(True)  # torch's deprecation warnings fire once per process otherwise (an earlier test's call)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call(T)
+    finally:
+        T.set_warn_always(always)
     # (tidal names its own namespace unless run by `python -m tidal.compat`)
     return [(w.category.__name__, str(w.message).split(" (Triggered internally at ")[0].replace("tidal.", "torch."))
             for w in caught]
