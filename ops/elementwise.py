@@ -463,11 +463,17 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         if needs_rebase(out):  # writing through a view of a tensor in the graph
             return write_through_view(out, apply(name, *args))
     originals = derivatives.originals(name, args, out) if grad else None  # copies made before the write
-    ins = tuple(a._v if st is None else _typed_scalar(st, a) for a, st in zip(args, plan.scalar_types))
+    if plan.tensors_only and len(args) == 2:
+        ins = (args[0]._v, args[1]._v)
+    else:
+        ins = tuple(a._v if st is None else _typed_scalar(st, a) for a, st in zip(args, plan.scalar_types))
     expr = _expr(plan, args)
     if out.dtype is dt.complex32 and plan.dtype is not out.dtype:  # (NumPy would copy a number into both parts)
         expr = f"as_complex32({expr})"
-    out._vm.push(Instruction(name, None, ins, (out._v,), None, expr))
+    # the plan's replay head serves the in-place instruction too (same expression and arity; the signature
+    # tells the write into an input apart by its view numbers)
+    out._vm.push(compute_instruction(name, None, ins, (out._v,), None, expr, None,
+                                     plan.head if expr is plan.expr else None))
     if grad:
         derivatives.record(name, args, out, True, originals)  # saves inputs, then bumps the version
     else:
