@@ -448,13 +448,8 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         return many_dims.elementwise(apply, name, args, out, e.shape)
     if out is None:
         # the hot path: a new tensor whose memory is allocated when the kernel first writes it
-        if plan.tensors_only:
-            ins = (args[0]._v, args[1]._v) if len(args) == 2 else tuple(a._v for a in args)
-        elif len(args) == 2 and plan.scalar_types[0] is None:  # tensor op number: the common case
-            ins = (args[0]._v, _typed_scalar(plan.scalar_types[1], args[1]))
-        else:
-            ins = tuple(a._v if st is None else _typed_scalar(st, a) for a, st in zip(args, plan.scalar_types))
-        return _emit(name, plan, ins, args, needs_grad(args), None if plan.pow_exprs is None else _expr(plan, args))
+        return _emit(name, plan, _instruction_inputs(plan, args), args, needs_grad(args),
+                     None if plan.pow_exprs is None else _expr(plan, args))
     check_inplace(op.name, out, plan)
     check_overlap(out, args)
     grad = plan.differentiable and needs_grad(args + (out,))
@@ -463,10 +458,7 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         if needs_rebase(out):  # writing through a view of a tensor in the graph
             return write_through_view(out, apply(name, *args))
     originals = derivatives.originals(name, args, out) if grad else None  # copies made before the write
-    if plan.tensors_only and len(args) == 2:
-        ins = (args[0]._v, args[1]._v)
-    else:
-        ins = tuple(a._v if st is None else _typed_scalar(st, a) for a, st in zip(args, plan.scalar_types))
+    ins = _instruction_inputs(plan, args)
     expr = _expr(plan, args)
     if out.dtype is dt.complex32 and plan.dtype is not out.dtype:  # (NumPy would copy a number into both parts)
         expr = f"as_complex32({expr})"
@@ -479,6 +471,15 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
     else:
         (out._vc or out._v.blob).version += 1
     return out
+
+
+def _instruction_inputs(plan: Plan, args: tuple) -> tuple:
+    """What an instruction reads: each tensor's view, each number typed as the plan computes it."""
+    if plan.tensors_only:
+        return (args[0]._v, args[1]._v) if len(args) == 2 else tuple([a._v for a in args])
+    if len(args) == 2 and plan.scalar_types[0] is None:  # tensor op number: the common case
+        return (args[0]._v, _typed_scalar(plan.scalar_types[1], args[1]))
+    return tuple([a._v if st is None else _typed_scalar(st, a) for a, st in zip(args, plan.scalar_types)])
 
 
 _new = object.__new__

@@ -529,6 +529,12 @@ def _array_key(x):
     return (x.dtype, x.shape, x.strides) if x.__class__ is np.ndarray else x.__class__
 
 
+def kernel_key(prog: Program, call: list, outs: list, ins: list) -> tuple:
+    """The key a compiled kernel is kept under: `call`'s arrays (see _call_key) and which of `ins` are `outs`'
+    very arrays (an in-place call's kernel reads them through the output: alias_lines)."""
+    return _call_key(prog, call) + aliases(outs, ins)
+
+
 def _call_key(prog: Program, arrays: list) -> tuple:
     # everything numba types on (dtype, ndim, layout) and the loop layout depends on (shapes)
     return (prog,) + tuple([_array_key(x) for x in arrays])
@@ -599,13 +605,14 @@ def unbroadcast_all(arrays: list) -> list:
 def ready_kernel(prog: Program, ins: list, outs: list):
     """`prog`'s compiled loop bound as a kernel (ins, outs, attrs) for arrays of exactly these types and
     layouts, once compiled (else None): a replayed window calls it without working out the call key."""
-    call = outs + unbroadcast_all(ins)
+    cut = unbroadcast_all(ins)
+    call = outs + cut
     if call[0].__class__ is not np.ndarray:
         return None
-    fn = _ready_calls.get(_call_key(prog, call) + aliases(outs, ins))
+    fn = _ready_calls.get(kernel_key(prog, call, outs, ins))
     if fn is None:
         return None
-    if unbroadcast_all(ins) is not ins:  # (the replayed window's inputs broadcast the same way)
+    if cut is not ins:  # (the replayed window's inputs broadcast the same way)
         return lambda ins, outs, attrs: fn(*outs, *unbroadcast_all(ins))
     return lambda ins, outs, attrs: fn(*outs, *ins)
 
@@ -632,7 +639,7 @@ def run_compiled(prog: Program, ins: list, outs: list) -> None:
         return device_runners[outs[0].__class__](prog, ins, outs)
     ins = unbroadcast_all(ins)
     call = outs + ins
-    key = _call_key(prog, call) + aliases(outs, ins)  # (an in-place call's kernel reads through its output)
+    key = kernel_key(prog, call, outs, ins)
     fn = _ready_calls.get(key)
     if fn is not None:
         fn(*call)

@@ -39,7 +39,7 @@ def reduce_kernel_source(prog: Program, variant: tuple) -> str:
     """Loops over the group's dims (extents `n<d>` are arguments): `r0` gets the reduction, the
     stored results `o<k>` (the group's shape) the rest; each input is indexed by its own pattern
     (codegen.input_index), so nothing is broadcast or transposed before the call.
-    variant = (kind, ndim, axes, input indices, r0's index): kind "outer" loops kept dims outside
+    variant = (kind, ndim, axes, input indices, r0's index, aliases (codegen.aliases)): kind "outer" loops kept dims outside
     and reduced dims inside, with LANES accumulators in locals; "natural" (the last dim is kept:
     a bias gradient's sum over rows) loops in memory order into an array of accumulators."""
     kind, ndim, axes, in_idx, r_idx, aliases = variant
@@ -83,17 +83,15 @@ def reduce_kernel_source(prog: Program, variant: tuple) -> str:
     if row_type is not None:
         lines.insert(1, f"    row = np.empty({BLOCK}, np.{row_type})")
         lines += _blocked_row(prog, in_is_array, idx, inner, in_idx, last, combine)
-        lines += [f"{indent}acc0 = {combine.format('acc0', f'acc{lane}')}" for lane in range(1, LANES)]
-        lines.append(f"{indent}r0[{r_idx}] = {finish.format('acc0', 'count')}")
-        return "\n".join(lines) + "\n"
-    lines.append(f"{inner}for q in range(0, {n_last} - {LANES - 1}, {LANES}):")
-    for lane in range(LANES):
-        lines.append(f"{step}j{last} = q + {lane}")
+    else:  # (a reduced value without a cast to type the row by: computed and added in one loop)
+        lines.append(f"{inner}for q in range(0, {n_last} - {LANES - 1}, {LANES}):")
+        for lane in range(LANES):
+            lines.append(f"{step}j{last} = q + {lane}")
+            lines += element_body(prog, in_is_array, idx, step, in_idx)
+            lines.append(f"{step}acc{lane} = {combine.format(f'acc{lane}', var)}")
+        lines.append(f"{inner}for j{last} in range({n_last} - {n_last} % {LANES}, {n_last}):")
         lines += element_body(prog, in_is_array, idx, step, in_idx)
-        lines.append(f"{step}acc{lane} = {combine.format(f'acc{lane}', var)}")
-    lines.append(f"{inner}for j{last} in range({n_last} - {n_last} % {LANES}, {n_last}):")
-    lines += element_body(prog, in_is_array, idx, step, in_idx)
-    lines.append(f"{step}acc0 = {combine.format('acc0', var)}")
+        lines.append(f"{step}acc0 = {combine.format('acc0', var)}")
     lines += [f"{indent}acc0 = {combine.format('acc0', f'acc{lane}')}" for lane in range(1, LANES)]
     lines.append(f"{indent}r0[{r_idx}] = {finish.format('acc0', 'count')}")
     return "\n".join(lines) + "\n"
@@ -140,8 +138,7 @@ def run_compiled_reduce(prog: Program, ins: list, outs: list, r: ReduceAttrs) ->
     shape = r.shape
     ins = codegen.unbroadcast_all(ins)
     call = [outs[-1]] + outs[:-1] + ins
-    key = codegen._call_key(prog, call) + (r.axes,) + codegen.aliases(outs[:-1], ins)  # (axes: equal shapes
-    # can reduce different ones; aliases: an in-place call's kernel reads through its output)
+    key = codegen.kernel_key(prog, call, outs[:-1], ins) + (r.axes,)  # (equal shapes can reduce different axes)
     fn = codegen._ready_calls.get(key)
     extents = [math.prod(shape[d] for d in r.axes)] + list(shape)
     if fn is not None:
@@ -158,14 +155,15 @@ def run_compiled_reduce(prog: Program, ins: list, outs: list, r: ReduceAttrs) ->
 
 def ready_reduce_kernel(prog: Program, ins: list, outs: list, r: ReduceAttrs):
     """Like codegen.ready_kernel, for a fused reduction (its loop extents bound too)."""
-    call = [outs[-1]] + outs[:-1] + codegen.unbroadcast_all(ins)
+    cut = codegen.unbroadcast_all(ins)
+    call = [outs[-1]] + outs[:-1] + cut
     if call[0].__class__ is not np.ndarray:
         return None
-    fn = codegen._ready_calls.get(codegen._call_key(prog, call) + (r.axes,) + codegen.aliases(outs[:-1], ins))
+    fn = codegen._ready_calls.get(codegen.kernel_key(prog, call, outs[:-1], ins) + (r.axes,))
     if fn is None:
         return None
     extents = tuple([math.prod(r.shape[d] for d in r.axes)] + list(r.shape))
-    if codegen.unbroadcast_all(ins) is not ins:  # (the replayed window's inputs broadcast the same way)
+    if cut is not ins:  # (the replayed window's inputs broadcast the same way)
         return lambda ins, outs, attrs: fn(outs[-1], *outs[:-1], *codegen.unbroadcast_all(ins), *extents)
     return lambda ins, outs, attrs: fn(outs[-1], *outs[:-1], *ins, *extents)
 
