@@ -22,8 +22,8 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm.codegen import import_numba_user
 from . import autocast as _ac
-from .blas_pieces import matmul_into, matmul_summed
 from .memory_format import conv_layout
+from .products import blas_matmul
 from .dispatch import launch, register_kernel
 from .windows import (TENSOR_TYPE, batched, check_tensor, col2im, compute_array, im2col, is_int, int_list,
                       not_implemented, padded, pair, sliding_windows)
@@ -110,19 +110,10 @@ def _channels_outer(y: np.ndarray, geo: ConvGeometry) -> np.ndarray:
     return y.reshape(geo.groups, o // geo.groups, n * _positions(geo))
 
 
-def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The grouped product a @ b of (groups, m, k) and (groups, k, n) arrays, on this thread (see
-    ops/blas_pieces.py)."""
-    out = np.empty((a.shape[0], a.shape[1], b.shape[2]), np.result_type(a, b))
-    for g in range(a.shape[0]):
-        matmul_into(a[g], b[g], out[g])
-    return out
-
-
 @register_kernel("convolution", "cpu")
 def _convolution_kernel(ins, outs, geo: ConvGeometry) -> None:
     n, o = geo.result4[:2]
-    result = _product(_grouped_weight(ins[1], geo), _image_columns(ins[0], geo))
+    result = blas_matmul(_grouped_weight(ins[1], geo), _image_columns(ins[0], geo))
     # (o, n, positions) -> the (n, o, positions) result, with the bias added in the same pass
     result = result.reshape(o, n, _positions(geo)).transpose(1, 0, 2)
     target = outs[0].reshape(n, o, _positions(geo))
@@ -138,7 +129,7 @@ def _convolution_kernel(ins, outs, geo: ConvGeometry) -> None:
 
 @register_kernel("convolution_backward_input", "cpu")
 def _convolution_backward_input_kernel(ins, outs, geo: ConvGeometry) -> None:
-    cols = _product(_grouped_weight(ins[1], geo).transpose(0, 2, 1), _channels_outer(ins[0], geo))
+    cols = blas_matmul(_grouped_weight(ins[1], geo).transpose(0, 2, 1), _channels_outer(ins[0], geo))
     target = outs[0].reshape(geo.image4)
     image = _image(cols, target, geo)
     if len(ins) > 2:
@@ -152,12 +143,10 @@ def _convolution_backward_weight_kernel(ins, outs, geo: ConvGeometry) -> None:
     cols = _image_columns(ins[0], geo)
     grad = _channels_outer(ins[1], geo)
     target = outs[0].reshape(geo.groups, geo.weight4[0] // geo.groups, _taps(geo))
-    for g in range(geo.groups):
-        # OpenBLAS measured faster with the larger of the two result dims as the rows
-        if cols.shape[1] > grad.shape[1]:
-            target[g] = matmul_summed(cols[g], grad[g].T).T
-        else:
-            target[g] = matmul_summed(grad[g], cols[g].T)
+    if target.dtype == np.result_type(grad, cols):
+        blas_matmul(grad, cols.transpose(0, 2, 1), target)
+    else:
+        target[...] = blas_matmul(grad, cols.transpose(0, 2, 1))
 
 
 # -- the three differentiable primitives -------------------------------------------------------------

@@ -57,12 +57,18 @@ def product_into(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> None:
             # batch, each call too small to use BLAS well (a transformer's linear layers)
             rows = math.prod(acc.shape[:-1])
             a, acc = a.reshape(rows, a.shape[-1]), acc.reshape(rows, acc.shape[-1])
-        held = blas_threads.spare_issuer()
-        try:
-            np.matmul(_blas_ready(a), _blas_ready(b), out=acc)
-        finally:
-            if held is not None:
-                blas_threads.release(held)
+        blas_matmul(_blas_ready(a), _blas_ready(b), acc)
+
+
+def blas_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """np.matmul(a, b, out=out), its BLAS on one thread fewer while a stream's worker runs it beside the
+    program's issuing thread (vm/blas_threads.py), on every thread otherwise."""
+    held = blas_threads.spare_issuer()
+    try:
+        return np.matmul(a, b, out=out)
+    finally:
+        if held is not None:
+            blas_threads.release(held)
 
 
 # -- kernels ------------------------------------------------------------------------------------

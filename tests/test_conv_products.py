@@ -1,12 +1,11 @@
-"""Convolutions large enough that their GEMMs run in pieces (ops/blas_pieces.py) and through the
-compiled col2im, against torch: values and gradients of input, weight and bias."""
+"""Convolutions whose products are large enough for threaded BLAS, through the compiled col2im, against
+torch: values and gradients of input, weight and bias."""
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
 import tidal
-from tidal.ops import blas_pieces
 
 TOL = {np.float64: dict(rtol=1e-9, atol=1e-9), np.float32: dict(rtol=2e-4, atol=2e-4)}
 
@@ -25,7 +24,7 @@ def _check(rng, name, x_shape, w_shape, bias_size, kwargs, dtype):
         np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), **TOL[dtype])
 
 
-CONV2D = [  # input, weight, kwargs: 32 x 144 weights over >= 1200 columns, so every product is cut
+CONV2D = [  # input, weight, kwargs: 32 x 144 weights over >= 1200 columns
     ((3, 16, 20, 20), (32, 16, 3, 3), dict(padding=1)),
     ((2, 16, 23, 21), (32, 8, 3, 3), dict(groups=2, stride=2, padding=(2, 1))),
     ((2, 16, 24, 24), (24, 16, 3, 2), dict(dilation=(2, 3), padding="same")),
@@ -36,25 +35,15 @@ CONV2D = [  # input, weight, kwargs: 32 x 144 weights over >= 1200 columns, so e
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("x_shape,w_shape,kwargs", CONV2D)
-def test_conv2d_in_pieces(rng, x_shape, w_shape, kwargs, dtype):
+def test_conv2d_large(rng, x_shape, w_shape, kwargs, dtype):
     _check(rng, "conv2d", x_shape, w_shape, w_shape[0], kwargs, dtype)
 
 
-def test_conv_transpose2d_and_conv1d_in_pieces(rng):
+def test_conv_transpose2d_and_conv1d_large(rng):
     _check(rng, "conv_transpose2d", (2, 32, 12, 11), (32, 16, 3, 3), 16,
            dict(stride=2, padding=1, output_padding=1), np.float64)
     _check(rng, "conv1d", (3, 24, 300), (40, 24, 5), 40, dict(padding=2, stride=2), np.float64)
 
 
-def test_conv3d_in_pieces(rng):
+def test_conv3d_large(rng):
     _check(rng, "conv3d", (2, 8, 9, 10, 11), (16, 8, 3, 3, 3), 16, dict(padding=1, stride=(1, 2, 1)), np.float64)
-
-
-@pytest.mark.parametrize("m,k,n", [(32, 144, 5000), (3, 5, 7), (600, 600, 40), (1, 9, 70000)])
-def test_blas_pieces_match_matmul(rng, m, k, n):
-    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
-    out = np.empty((m, n))
-    blas_pieces.matmul_into(a, b, out)
-    np.testing.assert_allclose(out, a @ b, rtol=1e-12, atol=1e-10)
-    # the long inner dim (n) summed over pieces of it
-    np.testing.assert_allclose(blas_pieces.matmul_summed(b, b.T), b @ b.T, rtol=1e-12, atol=1e-9)
