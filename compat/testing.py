@@ -23,7 +23,8 @@ __all__ = ["assert_close", "make_tensor"]
 
 # {dtype: (rtol, atol)}; every other dtype compares exactly
 _PRECISION = {dt.float16: (1e-3, 1e-5), dt.bfloat16: (1.6e-2, 1e-5), dt.float32: (1.3e-6, 1e-5),
-              dt.float64: (1e-7, 1e-7)}
+              dt.float64: (1e-7, 1e-7), dt.complex32: (1e-3, 1e-5), dt.complex64: (1.3e-6, 1e-5),
+              dt.complex128: (1e-7, 1e-7)}
 _NUMBER_DTYPE = {int: dt.int64, float: dt.float64, complex: dt.float64}  # complex has float64's tolerances
 
 
@@ -166,6 +167,8 @@ _PAIR_KINDS = (_none_pair, _bool_pair, _number_pair, _tensor_pair)
 def _arithmetic(dtype: dt.dtype) -> tuple:
     """(working NumPy dtype, rounding after each op): 16-bit floats compute in float32 and round per op;
     integers and bools are measured against tolerances in the default float dtype, as torch does."""
+    if dtype.category == dt.COMPLEX:  # |a - e| and |e| are real: measured in the parts' float dtype
+        return np.dtype(np.float64 if dtype is dt.complex128 else np.float32), lambda x: x
     if dtype.category != dt.FLOAT:
         return dt.get_default_dtype().np, lambda x: x
     if dtype.compute is not dtype:
@@ -175,10 +178,20 @@ def _arithmetic(dtype: dt.dtype) -> tuple:
 
 def _abs_diff(a: np.ndarray, e: np.ndarray, dtype: dt.dtype) -> np.ndarray:
     """|a - e| as torch computes it: in the float dtype, or in int64 for integers and bools."""
+    if dtype.category == dt.COMPLEX:
+        parts = np.complex128 if dtype is dt.complex128 else np.complex64
+        return np.abs(a.astype(parts) - e.astype(parts))
     if dtype.category != dt.FLOAT:
         return np.abs(a.astype(np.int64) - e.astype(np.int64))
     work, rnd = _arithmetic(dtype)
     return rnd(np.abs(rnd(a.astype(work) - e.astype(work))))
+
+
+def _magnitude(e: np.ndarray, dtype: dt.dtype) -> np.ndarray:
+    """The expected values in the working dtype; for complex values their modulus."""
+    if dtype.category == dt.COMPLEX:
+        return np.abs(e.astype(np.complex128 if dtype is dt.complex128 else np.complex64))
+    return e.astype(_arithmetic(dtype)[0])
 
 
 def _isclose(a: np.ndarray, e: np.ndarray, dtype: dt.dtype, rtol: float, atol: float,
@@ -189,11 +202,13 @@ def _isclose(a: np.ndarray, e: np.ndarray, dtype: dt.dtype, rtol: float, atol: f
         if rtol == 0 and atol == 0:
             return close
         work, rnd = _arithmetic(dtype)
-        allowed = rnd(work.type(atol) + rnd(np.abs(rnd(work.type(rtol) * e.astype(work)))))
+        allowed = rnd(work.type(atol) + rnd(np.abs(rnd(work.type(rtol) * _magnitude(e, dtype)))))
         error = _abs_diff(a, e, dtype).astype(work)
         close |= np.isfinite(error) & (error <= allowed)
         if equal_nan and dtype.category == dt.FLOAT:
             close |= np.isnan(a.astype(work)) & np.isnan(e.astype(work))
+        elif equal_nan and dtype.category == dt.COMPLEX:  # a NaN in either part, as torch.isnan
+            close |= np.isnan(a.astype(np.complex128)) & np.isnan(e.astype(np.complex128))
     return close
 
 
@@ -206,7 +221,7 @@ def _tensor_message(a: np.ndarray, e: np.ndarray, dtype: dt.dtype, matches: np.n
     work, rnd = _arithmetic(dtype)
     with np.errstate(all="ignore"):
         abs_diff = _abs_diff(a, e, dtype)
-        rel_diff = rnd(abs_diff.astype(work) / np.abs(e.astype(work)))
+        rel_diff = rnd(abs_diff.astype(work) / np.abs(_magnitude(e, dtype)))
     abs_diff[flat_match] = 0
     rel_diff[flat_match] = 0
     abs_at, rel_at = int(np.argmax(abs_diff)), int(np.argmax(rel_diff))

@@ -170,9 +170,11 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
     src_len = k.shape[1]
     if key_padding_mask is not None:
-        if tuple(key_padding_mask.shape) != (bsz, src_len):
-            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
-                                 f"{key_padding_mask.shape}")
+        # torch 2.13's _check_key_padding_mask: the batch size first, then the source length
+        for dim, expected in ((0, bsz), (1, src_len)):
+            if key_padding_mask.shape[dim] != expected:
+                raise AssertionError(f"Expected key_padded_mask.shape[{dim}] to be {expected}, but got "
+                                     f"{key_padding_mask.shape[dim]}")
         kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
         kpm = kpm.reshape(bsz * num_heads, 1, src_len)
         attn_mask = kpm if attn_mask is None else attn_mask + kpm

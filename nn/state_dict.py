@@ -21,6 +21,16 @@ __all__ = ["StateDictMixin"]
 _EXTRA_STATE = "_extra_state"  # the key of a module's get_extra_state() in its state dict
 
 
+class _WithoutModule:
+    """A load pre-hook registered without its module: called with the hook arguments after the module."""
+
+    def __init__(self, hook: Callable) -> None:
+        self.hook = hook
+
+    def __call__(self, module, *args):
+        return self.hook(*args)
+
+
 class StateDictMixin:
     """Saving to and loading from a state dict (mixed into Module)."""
 
@@ -76,14 +86,35 @@ class StateDictMixin:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
             result = hook(self, destination, prefix, {"version": self._version})
-            if result is not None:
+            if getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif result is not None:  # the private API's hooks may return a new dict (kept at the root)
                 destination = result
         return destination
 
-    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
-        """Call `hook(module, state_dict, prefix, local_metadata)` after state_dict fills its entries."""
+    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        """torch's private post-hook API: `hook(module, state_dict, prefix, local_metadata)` may return a new dict."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook that was "
+                               "previously registered via register_state_dict_post_hook")
         handle = RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Call `hook(module, state_dict, prefix, local_metadata)` after state_dict fills its entries (in place)."""
+        hook._from_public_api = True  # as torch marks it: such a hook must return None
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False) -> RemovableHandle:
+        """torch's private pre-hook API: without `with_module` the hook is called without the module."""
+        if with_module:
+            return self.register_load_state_dict_pre_hook(hook)
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = _WithoutModule(hook)
         return handle
 
     def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:

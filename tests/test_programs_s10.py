@@ -1,0 +1,91 @@
+"""A second hunt with real programs (issue 15): the corners of module hooks, attention masks, torch.testing,
+optimizers and schedulers that programs reach, each run on real torch and on `tidal.compat` from NumPy-made
+weights and data; values, dtypes, warnings and errors (type and message) must agree."""
+import warnings
+
+import numpy as np
+import pytest
+import torch as real_torch
+
+import tidal.compat as tidal_torch
+from test_programs_s9 import FRAMEWORKS, data, init, run_both
+
+
+def outcome(call) -> tuple:
+    """('ok', result) or the exception's type name and message (tidal's namespace printed as torch's)."""
+    try:
+        return "ok", call()
+    except Exception as exc:  # noqa: BLE001 - the comparison is the point
+        return type(exc).__name__, str(exc).replace("tidal.", "torch.")
+
+
+# -- state_dict hooks through torch's private API, which libraries call -----------------------------------------------
+def state_dict_hooks(T):
+    log = []
+    m = T.nn.Linear(2, 2)
+    m.register_state_dict_pre_hook(lambda mod, prefix, keep_vars: log.append(("pre", prefix, keep_vars)))
+    m._register_state_dict_hook(lambda mod, sd, prefix, meta: log.append(("post", sorted(sd))))
+    renamed = T.nn.Linear(2, 2)
+    renamed._register_state_dict_hook(lambda mod, sd, prefix, meta: {k.upper(): v for k, v in sd.items()})
+    log.append(sorted(renamed.state_dict()))
+    m.state_dict(prefix="p.")
+    m._register_load_state_dict_pre_hook(lambda sd, prefix, *rest: log.append(("load", sorted(sd), prefix)))
+    m._register_load_state_dict_pre_hook(lambda mod, sd, *rest: log.append(("with module", type(mod).__name__)),
+                                         with_module=True)
+    m.load_state_dict({"weight": T.zeros(2, 2), "bias": T.zeros(2)})
+    public = T.nn.Linear(1, 1)
+    public.register_state_dict_post_hook(lambda mod, sd, prefix, meta: {})  # must return None
+    log.append(outcome(public.state_dict))
+    return log
+
+
+def test_state_dict_hooks():
+    run_both(state_dict_hooks)
+
+
+def test_private_hook_registered_twice_is_refused():
+    def refused(T):
+        def hook(mod, sd, prefix, meta):
+            return None
+        m = T.nn.Linear(1, 1)
+        m.register_state_dict_post_hook(hook)
+        return outcome(lambda: m._register_state_dict_hook(hook))
+    theirs, ours = (refused(T) for T in FRAMEWORKS)
+    assert theirs[0] == "RuntimeError" and ours == theirs
+
+
+# -- nn.MultiheadAttention's key_padding_mask check ----------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(2, 3), (3, 4)])
+def test_key_padding_mask_shape_refused_as_torch(shape):
+    def program(T):
+        m = T.nn.MultiheadAttention(8, 2, batch_first=True)
+        q = T.zeros(2, 4, 8)
+        return outcome(lambda: m(q, q, q, key_padding_mask=T.zeros(*shape, dtype=T.bool)))
+    theirs, ours = (program(T) for T in FRAMEWORKS)
+    assert theirs[0] == "AssertionError" and ours == theirs
+
+
+# -- torch.testing.assert_close on complex values: torch's tolerances and the modulus of the difference ------------
+COMPLEX_CASES = {
+    "0-d": lambda T: T.testing.assert_close(T.tensor(1 + 1j), T.tensor(1 + 2j)),
+    "within complex64's tolerance": lambda T: T.testing.assert_close(T.tensor([1 + 1j, 2]), T.tensor([1 + 1j, 2 + 1e-7j])),
+    "mismatches": lambda T: T.testing.assert_close(T.tensor([1 + 1j, 2, 3j]), T.tensor([1 + 1.1j, 2, 3.5j])),
+    "complex128": lambda T: T.testing.assert_close(T.tensor([1 + 1j], dtype=T.complex128),
+                                                   T.tensor([1 + 1.0000001j], dtype=T.complex128)),
+    "nan": lambda T: T.testing.assert_close(T.tensor([complex(float("nan"), 1)]), T.tensor([complex(float("nan"), 1)])),
+    "equal_nan": lambda T: T.testing.assert_close(T.tensor([complex(float("nan"), 1)]),
+                                                  T.tensor([complex(1, float("nan"))]), equal_nan=True),
+    "exact": lambda T: T.testing.assert_close(T.tensor([1 + 1j, 5]), T.tensor([1 + 1j, 5.001]), rtol=0, atol=0),
+    "real against complex": lambda T: T.testing.assert_close(T.tensor([1.0, 2.0]), T.tensor([1 + 0j, 2.5]),
+                                                             check_dtype=False),
+}
+
+
+@pytest.mark.parametrize("name", list(COMPLEX_CASES))
+def test_assert_close_of_complex_values(name):
+    def program(T):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # tidal cast complex differences to integers (a ComplexWarning)
+            return outcome(lambda: COMPLEX_CASES[name](T))
+    theirs, ours = (program(T) for T in FRAMEWORKS)
+    assert ours == theirs
