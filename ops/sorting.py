@@ -1,8 +1,9 @@
 """Sorting and searching: sort, argsort, msort, topk, kthvalue, unique, unique_consecutive, searchsorted, bucketize.
 
-Orders follow PyTorch: NaN sorts as the largest value, and every sort here is stable, so ties keep
-their input order (descending sorts too). unique and unique_consecutive have data-dependent shapes:
-they sync and compute on the host.
+Orders follow PyTorch: NaN sorts as the largest value. `stable=True` keeps ties in input order
+(descending sorts too); otherwise sort, topk, kthvalue and unique pick among equal values the index
+torch's CPU kernels pick (`ops/tie_order.py` runs the same algorithms). unique and
+unique_consecutive have data-dependent shapes: they sync and compute on the host.
 
 sort, msort, topk and kthvalue are differentiable: the values' gradient is scattered back to the
 positions the indices name. Indices, argsort, unique and searchsorted get no grad_fn.
@@ -24,6 +25,7 @@ from .return_types import return_type
 from .scatter import scatter
 from .views import unsqueeze
 from .limited_dtypes import check as check_limited
+from . import tie_order
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive", "searchsorted",
            "bucketize"]
@@ -47,10 +49,6 @@ def _stable_order(key: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     return (n - 1) - np.flip(np.argsort(np.flip(key, axis), axis=axis, kind="stable"), axis)
 
 
-def _span(axis: int, start: int, stop: int) -> tuple:
-    return (slice(None),) * axis + (slice(start, stop),)
-
-
 def _as_1d(arrays) -> list:
     """0-d arrays as one-element 1-D views (dim 0 then means the only element)."""
     return [a.reshape(1) if a.ndim == 0 else a for a in arrays]
@@ -59,8 +57,13 @@ def _as_1d(arrays) -> list:
 @register_kernel("sort", "cpu")
 def _sort_kernel(ins, outs, attrs) -> None:
     (x,), outs = _as_1d(ins), _as_1d(outs)
-    axis, descending = attrs
-    order = _stable_order(_key(x), axis, descending)
+    axis, descending, stable = attrs
+    if stable:
+        order = _stable_order(_key(x), axis, descending)
+    elif x.strides[axis] == 0:  # torch skips the sort of an expanded dim: indices in input order
+        order = np.broadcast_to(np.arange(x.shape[axis]).reshape((-1,) + (1,) * (x.ndim - axis - 1)), x.shape)
+    else:  # torch's std::sort: its own order of ties
+        order = tie_order.sort_order(_key(x), axis, descending)
     outs[-1][...] = order
     if len(outs) == 2:  # sort; argsort has only the indices
         outs[0][...] = np.take_along_axis(x, order, axis)
@@ -69,18 +72,10 @@ def _sort_kernel(ins, outs, attrs) -> None:
 @register_kernel("topk", "cpu")
 def _topk_kernel(ins, outs, attrs) -> None:
     (x,), (values, indices) = _as_1d(ins), _as_1d(outs)
-    axis, k, largest = attrs
+    axis, k, largest, sorted_ = attrs
     if values.size == 0:
         return
-    key = _key(x)
-    n = key.shape[axis]
-    if 4 * k < n:  # partition in O(n), then order only the k chosen
-        part = np.argpartition(key, n - k if largest else k - 1, axis=axis)
-        chosen = part[_span(axis, n - k, n) if largest else _span(axis, 0, k)]
-        order = np.take_along_axis(chosen, _stable_order(np.take_along_axis(key, chosen, axis), axis, largest),
-                                   axis)
-    else:
-        order = _stable_order(key, axis, largest)[_span(axis, 0, k)]
+    order = tie_order.topk_order(_key(x), axis, k, largest, sorted_)
     indices[...] = order
     values[...] = np.take_along_axis(x, order, axis)
 
@@ -92,7 +87,7 @@ def _kthvalue_kernel(ins, outs, attrs) -> None:
     axis, k = attrs
     if values.size == 0:
         return
-    at = np.argpartition(_key(x), k - 1, axis=axis)[_span(axis, k - 1, k)]
+    at = tie_order.kthvalue_index(_key(x), axis, k)
     indices[...] = at.reshape(indices.shape)
     values[...] = np.take_along_axis(x, at, axis).reshape(values.shape)
 
@@ -183,23 +178,23 @@ def _refuse_complex(x: Tensor, message: str, exc=RuntimeError) -> None:
 
 
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False):
-    """Sorted values and their indices along `dim` (a stable sort: ties keep input order)."""
+    """Sorted values and their indices along `dim` (ties in torch's order; input order if `stable`)."""
     _need_tensor("sort", input)
     axis = input._dim(dim, "sort")
     _refuse_complex(input, " Sort does not support complex dtypes on CPU")
     check_limited("sort", input.dtype)
     values, indices = launch("sort", (input,), [(input.shape, input.dtype), (input.shape, dt.int64)],
-                             (axis, bool(descending)))
+                             (axis, bool(descending), bool(stable)))
     return SortResult(*_selection("sort", input, values, indices, axis))
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
-    """The indices that sort `input` along `dim` (stable)."""
+    """The indices that sort `input` along `dim` (ties as `sort`'s)."""
     _need_tensor("argsort", input)
     axis = input._dim(dim, "argsort")
     _refuse_complex(input, " Sort does not support complex dtypes on CPU")
     check_limited("sort", input.dtype)
-    return launch("sort", (input,), [(input.shape, dt.int64)], (axis, bool(descending)))[0]
+    return launch("sort", (input,), [(input.shape, dt.int64)], (axis, bool(descending), bool(stable)))[0]
 
 
 def msort(input: Tensor) -> Tensor:
@@ -223,7 +218,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     else:
         shape = input.shape[:axis] + (k,) + input.shape[axis + 1:]
     values, indices = launch("topk", (input,), [(shape, input.dtype), (shape, dt.int64)],
-                             (axis, int(k), bool(largest)))
+                             (axis, int(k), bool(largest), bool(sorted)))
     return TopkResult(*_selection("topk", input, values, indices, axis))
 
 
@@ -270,10 +265,10 @@ def _grouped(x: Tensor, dim: int | None, sort_first: bool) -> tuple:
     n = key.shape[0]
     if not sort_first or key.shape[1] == 0:
         order = np.arange(n)
-    elif key.shape[1] == 1:
-        order = np.argsort(key[:, 0], kind="stable")
-    else:  # lexsort's last key is the primary one
-        order = np.lexsort(key.T[::-1])
+    elif dim is None:  # torch sorts the flattened input (std::sort): which of equal values leads is its
+        order = tie_order.sort_order(key[:, 0], 0, False)
+    else:  # torch's std::sort of the slices, compared lexicographically
+        order = tie_order.lex_order(key)
     ordered = key[order]
     starts = np.ones(n, bool)
     if n > 1:
