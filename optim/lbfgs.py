@@ -1,20 +1,44 @@
 """L-BFGS: quasi-Newton steps from a limited history of updates, with an optional strong-Wolfe line search.
 
 The algorithm decides what to do from scalars (losses, directional derivatives), so unlike
-the other optimizers its step reads values back from the device.
+the other optimizers its step reads values back from the device. torch keeps those scalars as 0-d
+tensors of the parameters' dtype: each is read back as a NumPy scalar of that dtype, whose arithmetic
+with Python numbers rounds as torch's does (float32 steps, not double), so the iterates stay torch's.
 """
 from __future__ import annotations
 
-import math
 from typing import Callable
+
+import numpy as np
 
 from ..ops import math_api as M
 from ..ops import shape_ops
+from ..ops.creation import scalar_tensor
 from ..ops.complex_ops import view_as_real
 from ..tensor import Tensor
+from ..tensor import dtype as dt
 from .optimizer import Optimizer, check
 
 __all__ = ["LBFGS"]
+
+
+def _host(value):
+    """A 0-d tensor as a NumPy scalar of its dtype (16-bit floats in float32); numbers unchanged."""
+    if not isinstance(value, Tensor):
+        return value
+    kind = value.dtype.np if value.dtype in (dt.float32, dt.float64) else np.dtype(np.float32)
+    return kind.type(value.item())
+
+
+def _loss_value(loss) -> float:
+    """The closure's loss as a Python float, read without float()'s requires-grad warning (torch reads it
+    under no_grad, where the warning is off)."""
+    return float(loss.detach()) if isinstance(loss, Tensor) else float(loss)
+
+
+def _kept(value, like: Tensor):
+    """A NumPy scalar as the 0-d tensor torch keeps in the optimizer's state; numbers unchanged."""
+    return scalar_tensor(value.item(), dtype=like.dtype) if isinstance(value, np.generic) else value
 
 
 def _cubic_interpolate(x1: float, f1: float, g1: float, x2: float, f2: float, g2: float,
@@ -25,7 +49,7 @@ def _cubic_interpolate(x1: float, f1: float, g1: float, x2: float, f2: float, g2
     d2_square = d1 ** 2 - g1 * g2
     if d2_square < 0:
         return (lo + hi) / 2.0
-    d2 = math.sqrt(d2_square)
+    d2 = np.sqrt(d2_square)
     if x1 <= x2:
         min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
     else:
@@ -39,11 +63,11 @@ def _strong_wolfe(evaluate: Callable, t: float, d: Tensor, f: float, g: Tensor, 
 
     A point is [t, loss, flat gradient, directional derivative]; `evaluate(t)` returns (loss, gradient).
     Returns (loss, gradient, t, number of evaluations)."""
-    d_norm = d.abs().max().item()
+    d_norm = _host(d.abs().max())
 
     def probe(step: float) -> list:
         loss, grad = evaluate(step)
-        return [step, loss, grad, grad.dot(d).item()]
+        return [step, loss, grad, _host(grad.dot(d))]
 
     def sufficient_decrease(point: list) -> bool:
         return point[1] <= f + c1 * point[0] * gtd
@@ -132,12 +156,12 @@ class LBFGS(Optimizer):
             if p.dtype.is_complex:
                 p = view_as_real(p)
             n = p.numel()
-            p.add_(update[offset:offset + n].view_as(p), alpha=step_size)
+            p.add_(update[offset:offset + n].view_as(p), alpha=float(step_size))
             offset += n
 
     def _directional_evaluate(self, closure: Callable, x: list, t: float, d: Tensor) -> tuple:
         self._add_grad(t, d)
-        loss = float(self._evaluate(closure))
+        loss = _loss_value(self._evaluate(closure))
         flat_grad = self._gather_flat_grad()
         for p, saved in zip(self._params, x):
             p.copy_(saved)
@@ -148,24 +172,24 @@ class LBFGS(Optimizer):
         estimate to the negative gradient (the two-loop recursion)."""
         y = flat_grad.sub(state["prev_flat_grad"])
         s = state["d"].mul(state["t"])
-        ys = y.dot(s).item()
+        ys = _host(y.dot(s))
         dirs, steps, ro = state["old_dirs"], state["old_stps"], state["ro"]
         if ys > 1e-10:  # keep only pairs with positive curvature
             if len(dirs) == history_size:
                 del dirs[0], steps[0], ro[0]
             dirs.append(y)
             steps.append(s)
-            ro.append(1.0 / ys)
-            state["H_diag"] = ys / y.dot(y).item()
+            ro.append(_kept(1.0 / ys, y))
+            state["H_diag"] = _kept(ys / _host(y.dot(y)), y)
         al = state.setdefault("al", [None] * history_size)
         q = flat_grad.neg()
         for i in reversed(range(len(dirs))):
-            al[i] = steps[i].dot(q).item() * ro[i]
-            q.add_(dirs[i], alpha=-al[i])
+            al[i] = _kept(_host(steps[i].dot(q)) * _host(ro[i]), q)
+            q.add_(dirs[i], alpha=float(-_host(al[i])))
         r = M.mul(q, state["H_diag"])
         for i in range(len(dirs)):
-            be_i = dirs[i].dot(r).item() * ro[i]
-            r.add_(steps[i], alpha=al[i] - be_i)
+            be_i = _host(dirs[i].dot(r)) * _host(ro[i])
+            r.add_(steps[i], alpha=float(_host(al[i]) - be_i))
         return r
 
     def step(self, closure: Callable):
@@ -179,11 +203,11 @@ class LBFGS(Optimizer):
         state.setdefault("n_iter", 0)
 
         orig_loss = self._evaluate(closure)
-        loss = float(orig_loss)
+        loss = _loss_value(orig_loss)
         current_evals = 1
         state["func_evals"] += 1
         flat_grad = self._gather_flat_grad()
-        if flat_grad.abs().max().item() <= tolerance_grad:
+        if _host(flat_grad.abs().max()) <= tolerance_grad:
             return orig_loss
 
         n_iter = 0
@@ -200,10 +224,10 @@ class LBFGS(Optimizer):
             else:
                 state["prev_flat_grad"].copy_(flat_grad)
             state["prev_loss"] = prev_loss = loss
-            t = min(1.0, 1.0 / flat_grad.abs().sum().item()) * lr if state["n_iter"] == 1 else lr
-            gtd = flat_grad.dot(d).item()
+            t = min(1.0, 1.0 / _host(flat_grad.abs().sum())) * lr if state["n_iter"] == 1 else lr
+            gtd = _host(flat_grad.dot(d))
             if gtd > -tolerance_change:  # not a descent direction
-                state["t"] = t
+                state["t"] = _kept(t, d)
                 break
 
             evals = 0
@@ -215,20 +239,20 @@ class LBFGS(Optimizer):
                     lambda step: self._directional_evaluate(closure, start, step, d), t, d, loss, flat_grad, gtd,
                     max_ls=max_eval - current_evals)
                 self._add_grad(t, d)
-                opt_cond = flat_grad.abs().max().item() <= tolerance_grad
+                opt_cond = _host(flat_grad.abs().max()) <= tolerance_grad
             else:
                 self._add_grad(t, d)
                 if n_iter != max_iter:  # the last iteration's loss is left for the next step to compute
-                    loss = float(self._evaluate(closure))
+                    loss = _loss_value(self._evaluate(closure))
                     flat_grad = self._gather_flat_grad()
-                    opt_cond = flat_grad.abs().max().item() <= tolerance_grad
+                    opt_cond = _host(flat_grad.abs().max()) <= tolerance_grad
                     evals = 1
-            state["t"] = t
+            state["t"] = _kept(t, d)
             current_evals += evals
             state["func_evals"] += evals
 
             if n_iter == max_iter or current_evals >= max_eval or opt_cond:
                 break
-            if d.mul(t).abs().max().item() <= tolerance_change or abs(loss - prev_loss) < tolerance_change:
+            if _host(d.mul(t).abs().max()) <= tolerance_change or abs(loss - prev_loss) < tolerance_change:
                 break
         return orig_loss
