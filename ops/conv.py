@@ -22,6 +22,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm.codegen import import_numba_user
 from . import autocast as _ac
+from . import conv_rows
 from .memory_format import conv_layout
 from .products import blas_matmul
 from .dispatch import launch, register_kernel
@@ -113,12 +114,16 @@ def _channels_outer(y: np.ndarray, geo: ConvGeometry) -> np.ndarray:
 @register_kernel("convolution", "cpu")
 def _convolution_kernel(ins, outs, geo: ConvGeometry) -> None:
     n, o = geo.result4[:2]
-    result = blas_matmul(_grouped_weight(ins[1], geo), _image_columns(ins[0], geo))
-    # (o, n, positions) -> the (n, o, positions) result, with the bias added in the same pass
-    result = result.reshape(o, n, _positions(geo)).transpose(1, 0, 2)
-    target = outs[0].reshape(n, o, _positions(geo))
+    weight = _grouped_weight(ins[1], geo)
+    if conv_rows.takes(geo):
+        result = conv_rows.keep_real(blas_matmul(weight, conv_rows.columns(ins[0], geo)), geo)
+    else:
+        result = blas_matmul(weight, _image_columns(ins[0], geo)).reshape((o, n) + geo.result4[2:])
+    # (o, n, *positions) -> the (n, o, *positions) result, with the bias added in the same pass
+    result = result.swapaxes(0, 1)
+    target = outs[0].reshape(geo.result4)
     if len(ins) > 2:
-        bias = compute_array(ins[2]).reshape(1, o, 1)
+        bias = compute_array(ins[2]).reshape((1, o) + (1,) * (len(geo.result4) - 2))
         if target.dtype == result.dtype:
             np.add(result, bias, out=target)
         else:
@@ -129,9 +134,15 @@ def _convolution_kernel(ins, outs, geo: ConvGeometry) -> None:
 
 @register_kernel("convolution_backward_input", "cpu")
 def _convolution_backward_input_kernel(ins, outs, geo: ConvGeometry) -> None:
-    cols = blas_matmul(_grouped_weight(ins[1], geo).transpose(0, 2, 1), _channels_outer(ins[0], geo))
+    weight = _grouped_weight(ins[1], geo).transpose(0, 2, 1)
     target = outs[0].reshape(geo.image4)
-    image = _image(cols, target, geo)
+    if conv_rows.takes(geo):
+        # the slack columns of y's rows are zeros, so the columns' slack is too unless a weight is not finite
+        cols = blas_matmul(weight, conv_rows.result_rows(ins[0], geo))
+        conv_rows.add_columns(cols, target, geo, slack_is_zero=bool(np.isfinite(weight).all()))
+        image = target
+    else:
+        image = _image(blas_matmul(weight, _channels_outer(ins[0], geo)), target, geo)
     if len(ins) > 2:
         image += compute_array(ins[2]).reshape((geo.image4[1],) + (1,) * len(geo.kernel))
     if image is not target:
@@ -140,9 +151,17 @@ def _convolution_backward_input_kernel(ins, outs, geo: ConvGeometry) -> None:
 
 @register_kernel("convolution_backward_weight", "cpu")
 def _convolution_backward_weight_kernel(ins, outs, geo: ConvGeometry) -> None:
-    cols = _image_columns(ins[0], geo)
-    grad = _channels_outer(ins[1], geo)
     target = outs[0].reshape(geo.groups, geo.weight4[0] // geo.groups, _taps(geo))
+    if conv_rows.takes(geo):
+        _correlate(conv_rows.columns(ins[0], geo), conv_rows.result_rows(ins[1], geo), target)
+        if np.isfinite(target).all():
+            return
+        # a non-finite pixel may reach the sum through a slack column (times the zero there): the general path
+    _correlate(_image_columns(ins[0], geo), _channels_outer(ins[1], geo), target)
+
+
+def _correlate(cols: np.ndarray, grad: np.ndarray, target: np.ndarray) -> None:
+    # target = grad @ cols^T per group, in target's dtype
     if target.dtype == np.result_type(grad, cols):
         blas_matmul(grad, cols.transpose(0, 2, 1), target)
     else:

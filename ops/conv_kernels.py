@@ -1,4 +1,4 @@
-"""Compiled (numba) col2im for 2-D convolution's input gradient, from batch-inner columns.
+"""Compiled (numba) col2im for convolution's input gradient, from batch-inner columns.
 
 Imported lazily by ops/conv.py, so `import tidal` never imports numba. The columns of an (N, C, H, W)
 image are a (C, kh, kw, N, oh, ow) array (one GEMM over the whole batch makes them); taps that fall
@@ -42,3 +42,18 @@ def col2im(cols, image, sh, sw, dh, dw, top, left):
                         for q in range(x_lo, x_hi):
                             dst[row + q * sw] += src[block + q]
                     at += oh * ow
+
+
+@njit(cache=True, nogil=True)
+def add_runs(cols, buf, offsets, plane):
+    """buf[(n * C + c) * plane + offsets[t] + q] += cols[c, t, n, q]: col2im of unit-stride columns taken as
+    contiguous runs of the padded image (ops/conv_rows.py), a plane at a time so it stays in cache."""
+    c_, t_, n_, run = cols.shape
+    for n in range(n_):
+        for c in range(c_):
+            base = (n * c_ + c) * plane
+            for t in range(t_):
+                src = cols[c, t, n]
+                dst = buf[base + offsets[t]:base + offsets[t] + run]
+                for q in range(run):
+                    dst[q] += src[q]

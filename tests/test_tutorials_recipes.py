@@ -266,6 +266,25 @@ def test_numpy_bridge_sees_values_at_the_call():
 
 
 # -- what the tutorials print, as scripts under the runner -----------------------------------------------------------
+_NUMBER = r"-?\d+\.\d+(?:e[+-]\d+)?"
+
+
+def _same_print(theirs: str, ours: str) -> bool:
+    """The same line, but for a float printed one unit off in its last digit (float32 sums are rounded
+    differently by other BLAS kernels, so a value near a rounding boundary may print either way)."""
+    import re
+    if theirs == ours:
+        return True
+    if re.split(_NUMBER, theirs) != re.split(_NUMBER, ours):
+        return False
+    for a, b in zip(re.findall(_NUMBER, theirs), re.findall(_NUMBER, ours)):
+        unit = 10.0 ** -len(a.split("e")[0].split(".")[1])
+        if len(a) != len(b) or abs(float(a.split("e")[0]) - float(b.split("e")[0])) > 1.5 * unit or \
+                a.partition("e")[2] != b.partition("e")[2]:
+            return False
+    return True
+
+
 def test_tutorial_prints_match_torch():
     """tests/scripts/tutorial_prints.py (tensor creation, arithmetic, broadcasting errors, reductions, in-place
     ops, out=, clone/detach, squeeze/unsqueeze, the blitz's autograd and Net) prints what torch prints."""
@@ -288,5 +307,5 @@ def test_tutorial_prints_match_torch():
     assert runs[0].returncode == 0, our_err
     mask = lambda text: re.sub(r"0x[0-9a-f]+", "0x", text).splitlines()  # noqa: E731
     for k, (a, b) in enumerate(zip(mask(theirs), mask(ours))):
-        assert a == b, f"line {k + 1}: torch printed {a!r}, tidal {b!r}"
+        assert _same_print(a, b), f"line {k + 1}: torch printed {a!r}, tidal {b!r}"
     assert len(mask(theirs)) == len(mask(ours)) > 250
