@@ -33,9 +33,16 @@ __all__ = ["lu_factor", "lu_factor_ex", "lu", "lu_solve", "solve_triangular"]
 # -- the kernel ----------------------------------------------------------------------------------
 def _getrf(a: np.ndarray) -> tuple:
     """Right-looking LU with partial pivoting (the first largest |a| in the column, as LAPACK's i?amax),
-    batched over the leading dims: (LU, 1-based int32 pivots, int32 info)."""
+    batched over the leading dims: (LU, 1-based int32 pivots, int32 info).
+
+    For real matrices of up to 16 rows and columns the rounding is MKL's (torch's CPU LAPACK), so the
+    factors are torch's bit for bit and a pivot is exactly zero where torch's is: the column below the
+    pivot is scaled by its reciprocal, except in the next-to-last column of a square matrix of order
+    up to 4, which is divided (found by comparing with torch.linalg.lu_factor_ex, square and not).
+    """
     *batch, m, n = a.shape
     k = min(m, n)
+    mkl_small = a.dtype.kind == "f" and max(m, n) <= 16
     lu = a.reshape(-1, m, n).copy()
     b = lu.shape[0]
     piv = np.zeros((b, k), np.int32)
@@ -53,7 +60,10 @@ def _getrf(a: np.ndarray) -> tuple:
             pivot = lu[:, j, j]
             zero = pivot == 0
             info[(info == 0) & zero] = j + 1
-            lu[:, j + 1:, j] /= np.where(zero, 1, pivot)[:, None]
+            if mkl_small and not (m == n <= 4 and j == n - 2):
+                lu[:, j + 1:, j] *= (1 / np.where(zero, 1, pivot))[:, None]
+            else:
+                lu[:, j + 1:, j] /= np.where(zero, 1, pivot)[:, None]
             lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j, None] * lu[:, j, None, j + 1:]
     return lu.reshape(a.shape), piv.reshape(*batch, k), info.reshape(batch)
 

@@ -3,8 +3,9 @@
 Decompositions run NumPy's LAPACK wrappers in one CPU kernel, "linalg" (attrs name the routine),
 on float32/float64/complex64/complex128 stacks of matrices (singular values, Hermitian eigenvalues
 and log|det| are real for complex input, as in PyTorch). Every function has PyTorch's gradient
-(conjugate transposes for complex input), written in tidal ops so double backward works: inv, det, slogdet and solve here, the decompositions (svd, svdvals, eigh,
-eigvalsh, qr, cholesky, pinv) in ops/linalg_backward.py; norms follow the op they are built from
+(conjugate transposes for complex input), written in tidal ops so double backward works: inv and solve
+here, det and slogdet in ops/linalg_det_grad.py (singular matrices as torch), the decompositions (svd,
+svdvals, eigh, eigvalsh, qr, cholesky, pinv) in ops/linalg_backward.py; norms follow the op they are built from
 (the 2/-2/'nuc' matrix norms from svdvals); cross and matmul are tidal's own.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from . import linalg_backward as grads
+from . import linalg_det_grad as det_grad
 from . import math_api as M
 from .broadcast import broadcast_shapes
 from .dispatch import launch, register_kernel
@@ -51,10 +53,27 @@ def _adjoint(a: np.ndarray) -> np.ndarray:
     return np.conj(np.swapaxes(a, -1, -2))
 
 
+def _det(a: np.ndarray, log: bool) -> tuple:
+    """det (or (sign, log|det|)) from torch's LU: of A^T for a contiguous real A (torch's choice), so a
+    determinant is exactly 0 where torch's is (and its gradient takes the same route) wherever tidal's LU
+    rounds as torch's (real, order <= 16, see linalg_lu._getrf); NumPy's LAPACK otherwise."""
+    if a.dtype.kind != "f" or a.shape[-1] > 16:
+        return tuple(np.linalg.slogdet(a)) if log else (np.linalg.det(a),)
+    from .linalg_lu import _getrf
+    lu, piv, _ = _getrf(np.swapaxes(a, -1, -2) if a.flags.c_contiguous else a)
+    diag = np.diagonal(lu, 0, -2, -1)
+    swaps = np.count_nonzero(piv != np.arange(1, a.shape[-1] + 1, dtype=piv.dtype), axis=-1)
+    sign = np.where(swaps % 2 == 1, -1, 1).astype(a.dtype)
+    if not log:
+        return (sign * np.prod(diag, axis=-1),)
+    with np.errstate(divide="ignore"):
+        return sign * np.prod(np.sign(diag), axis=-1), np.sum(np.log(np.abs(diag)), axis=-1)
+
+
 # routine name -> fn(inputs, attrs) -> tuple of results, in output order
 _ROUTINES = {
     "inv": lambda a, at: (np.linalg.inv(a[0]),),
-    "det": lambda a, at: (np.linalg.det(a[0]),),
+    "det": lambda a, at: _det(a[0], False),
     "solve": lambda a, at: (np.linalg.solve(a[0], a[1]),),
     "cholesky": lambda a, at: (np.linalg.cholesky(a[0]),),
     "qr": lambda a, at: tuple(np.linalg.qr(a[0], mode=at[1])) if at[1] != "r" else (np.linalg.qr(a[0], mode="r"),),
@@ -65,7 +84,7 @@ _ROUTINES = {
     "eig": lambda a, at: tuple(np.linalg.eig(a[0])),
     "eigvals": lambda a, at: (np.linalg.eigvals(a[0]),),
     "pinv": lambda a, at: (_pinv(a[0], at[1], at[2], at[3]),),
-    "slogdet": lambda a, at: tuple(np.linalg.slogdet(a[0])),
+    "slogdet": lambda a, at: _det(a[0], True),
 }
 
 
@@ -135,17 +154,12 @@ def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _into(res, out)
 
 
-def _det_backward(node, g):
-    (A, d) = node.saved_tensors
-    return ((g * grads.conj(d)).unsqueeze(-1).unsqueeze(-1) * _mH(inv(A)),)
-
-
 def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The determinant of each square matrix of `A`."""
     _check_matrix("det", A)
     (res,) = _run("det", (A,), [(A.shape[:-2], A.dtype)])
     if needs_grad((A,)):
-        record("linalg_det", _det_backward, (A,), (res,), saved=(A, res))
+        record("linalg_det", det_grad.det_backward, (A,), (res,), saved=(A, res))
     return _into(res, out)
 
 
@@ -313,25 +327,12 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
     return P
 
 
-def _slogdet_backward(node, g_sign, g_logabs):
-    A, sign = node.saved_tensors
-    g = g_logabs
-    if A.dtype.is_complex and g_sign is not None:  # torch's: g_logabs - i Im(conj(g_sign) sign)
-        from .complex_ops import complex, imag
-        turn = imag(grads.conj(g_sign) * sign)
-        turn = complex(turn * 0, -turn)
-        g = turn if g is None else g + turn
-    if g is None:  # a real sign is piecewise constant: no gradient at all, as in PyTorch
-        return (None,)
-    return (g.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A)),)
-
-
 def slogdet(A: Tensor, *, out=None) -> tuple:
     """(sign, log|det|) of each square matrix; log|det| is -inf for a singular one."""
     _check_matrix("slogdet", A)
     sign, logabs = _run("slogdet", (A,), [(A.shape[:-2], A.dtype), (A.shape[:-2], A.dtype.to_real())])
     if needs_grad((A,)):
-        record("linalg_slogdet", _slogdet_backward, (A,), (sign, logabs), saved=(A, sign))
+        record("linalg_slogdet", det_grad.slogdet_backward, (A,), (sign, logabs), saved=(A, sign))
     return return_type("linalg_slogdet", ("sign", "logabsdet"))(sign, logabs)
 
 
