@@ -188,11 +188,14 @@ def _blocked_row(prog: Program, in_is_array: tuple, idx: str, indent: str, in_id
     var = prog.reduction[0]
     n = f"n{last}"
     inner = indent + "        "
+    # the block's index unsigned: numba then drops the negative-index wraparound on each access, which
+    # kept the loop from vectorizing (a fused gelu + sum ran 1.7x slower than the two apart)
     lines = [f"{indent}for b0 in range(0, {n}, {BLOCK}):",
              f"{indent}    b1 = min(b0 + {BLOCK}, {n})",
-             f"{indent}    for j{last} in range(b0, b1):"]
+             f"{indent}    u0 = np.uint64(b0)",
+             f"{indent}    for j{last} in range(u0, np.uint64(b1)):"]
     lines += element_body(prog, in_is_array, idx, inner, in_idx)
-    lines.append(f"{inner}row[j{last} - b0] = {var}")
+    lines.append(f"{inner}row[j{last} - u0] = {var}")
     lines += [f"{indent}    full = min(b1, {n} - {n} % {LANES})",
               f"{indent}    for q in range(0, full - b0, {LANES}):"]
     lines += [f"{inner}acc{lane} = {combine.format(f'acc{lane}', f'row[q + {lane}]')}" for lane in range(LANES)]
