@@ -11,8 +11,19 @@ from . import function  # torch.autograd.function (once_differentiable) is reach
 from . import profiler  # torch.autograd.profiler.profile
 
 
-def Variable(data: Tensor, requires_grad: bool = False, volatile: bool = False) -> Tensor:
-    """The pre-0.4 wrapper: a tensor sharing `data`'s memory, with `requires_grad` set."""
+def Variable(data: Tensor | None = None, requires_grad: bool = False, volatile: bool = False) -> Tensor:
+    """The pre-0.4 wrapper: a tensor sharing `data`'s memory, with `requires_grad` set (no data: an empty one)."""
+    if volatile:
+        import warnings
+        warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                      UserWarning, stacklevel=2)
+        if requires_grad:
+            raise ValueError("Variable can't be volatile and require_grad at the same time!")
+    if data is None:
+        from ...ops.creation import empty
+        data = empty(0)
+    if not isinstance(data, Tensor):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
     out = data.detach()
     if requires_grad:
         out.requires_grad_(True)
