@@ -232,3 +232,12 @@ def test_new_tensor_of_a_tensor_warns_naming_new_tensor():
         return [str(w.message) for w in caught]
     theirs, ours = (program(T) for T in FRAMEWORKS)
     assert ours == theirs
+
+
+@pytest.mark.xfail(strict=True, reason="needs s10_hunt_optimizer_repr.patch")
+def test_optimizer_repr_with_groups():
+    def program(T):
+        first, second = T.nn.Parameter(T.ones(1)), T.nn.Parameter(T.ones(1))
+        return repr(T.optim.Adam([{"params": [first]}, {"params": [second], "lr": 0.5}], lr=0.1))
+    theirs, ours = (program(T) for T in FRAMEWORKS)
+    assert ours == theirs
