@@ -61,9 +61,9 @@ def product_into(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> None:
 
 
 def blas_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """np.matmul(a, b, out=out), its BLAS on one thread fewer while a stream's worker runs it beside the
-    program's issuing thread (vm/blas_threads.py), on every thread otherwise."""
-    held = blas_threads.spare_issuer()
+    """np.matmul(a, b, out=out), its BLAS on the threads vm/blas_threads.py leaves it (fewer beside the
+    program's issuing thread or other busy processes)."""
+    held = blas_threads.hold_for_product()
     try:
         return np.matmul(a, b, out=out)
     finally:

@@ -33,6 +33,13 @@ def settled():
     _wait_for_no_holds()
 
 
+@pytest.fixture(autouse=True)
+def quiet_machine(request, monkeypatch):
+    """Other processes' load taken as none (the suite may run beside others), unless a test reads it."""
+    if request.node.name != "test_a_busy_process_beside_counts_as_busy_cores":
+        monkeypatch.setattr(blas_threads, "others_busy", lambda: 0.0)
+
+
 class _Stream:  # what issuer_running reads of a stream: how many threads wait for it
     _waiters = 0
 
@@ -56,7 +63,7 @@ def test_a_worker_product_holds_one_thread_fewer_and_gives_it_back(settled):
     before = _count()
 
     def product():
-        held = blas_threads.spare_issuer()
+        held = blas_threads.hold_for_product()
         inside = _count()
         if held is not None:
             blas_threads.release(held)
@@ -81,8 +88,8 @@ def test_the_fewest_held_threads_win_until_every_hold_ends(settled):
 
 
 def test_the_program_thread_and_a_waited_for_worker_keep_every_thread():
-    assert blas_threads.spare_issuer() is None  # the program's own thread (sync mode, batches run at the call)
-    assert _on_worker(blas_threads.spare_issuer, waiters=1) is None  # a sync point waits for the worker
+    assert blas_threads.hold_for_product() is None  # the program's own thread (sync mode, batches run at the call)
+    assert _on_worker(blas_threads.hold_for_product, waiters=1) is None  # a sync point waits for the worker
 
 
 def test_products_on_the_worker_compute_the_same_values(settled):
@@ -93,3 +100,36 @@ def test_products_on_the_worker_compute_the_same_values(settled):
     for out in outs:
         np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-4, atol=1e-4)
     _wait_for_no_holds()  # no worker hold is left behind
+
+
+def test_a_busy_process_beside_counts_as_busy_cores():
+    import subprocess
+    import sys
+    if not os.path.exists("/proc/stat"):
+        pytest.skip("no /proc on this system")
+    spinner = subprocess.Popen([sys.executable, "-c", "import time\nt = time.time()\nwhile time.time() - t < 3: pass"])
+    try:
+        time.sleep(0.2)
+        blas_threads._sample[0] = 0.0  # start a fresh sample now
+        blas_threads.others_busy()
+        time.sleep(blas_threads.SAMPLE_S + 0.3)
+        assert blas_threads.others_busy() >= 0.5  # the spinner kept most of a core busy
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
+def test_a_product_takes_no_more_threads_than_other_processes_left_free(settled, monkeypatch):
+    before = _count()
+    monkeypatch.setattr(blas_threads, "others_busy", lambda: float(blas_threads._CORES))  # every core taken
+    held = blas_threads.hold_for_product()
+    inside = _count()
+    if held is not None:
+        blas_threads.release(held)
+    if before > 1:
+        assert held == 1 and inside == 1
+    else:
+        assert held is None
+    assert _count() == before
+    monkeypatch.setattr(blas_threads, "others_busy", lambda: 0.0)  # a quiet machine: the program's thread keeps all
+    assert blas_threads.hold_for_product() is None

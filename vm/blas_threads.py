@@ -1,16 +1,20 @@
 """How many threads the BLAS under NumPy may use: fewer while something else needs a core.
 
 OpenBLAS's threaded GEMM synchronizes its threads once per block; when one of them waits for a
-core, a product runs many times slower than on fewer threads. Two holders lower the count:
+core, a product runs many times slower than on fewer threads. Three things lower the count:
 - the compiler (vm/codegen.py) holds one thread while it works: the first 20 steps of the tiny GPT
   took 13-15 s with one BLAS thread and 50-95 s with two while kernels compiled beside them;
 - a product on a stream's worker thread while the program's thread issues ops (async mode) holds one
-  thread fewer than the default (`spare_issuer`): the worker's BLAS threads and the issuing thread were
+  thread fewer than the default (`hold_for_product`): the worker's BLAS threads and the issuing thread were
   one runnable thread more than cores. On the project's 2-core machine with another process busy, the
   tiny GPT's products averaged 5.2 ms on the worker against 0.2-0.6 ms alone, and its step time varied
   5x from run to run; on a quiet machine the rule moves the training steps by a few percent either way.
   A product while the program waits for the worker (a sync point), or on the program's own thread
-  (sync mode, batches run at the call), keeps every thread.
+  (sync mode, batches run at the call), keeps every thread;
+- other processes: a product runs on no more threads than the cores other processes left free over the
+  last half second (Linux's /proc: their busy time and the hypervisor's steal). With two other
+  processes busy on the 2-core machine, the tiny GPT's products took 8.4 ms on two threads (its step
+  470 ms, torch's 32 ms); a DataLoader's worker processes load a machine the same way.
 BLAS runs on the fewest threads any holder asks for. The count is the library's global setting: the
 program's own NumPy products made meanwhile use it too. Where NumPy links another BLAS (Accelerate,
 MKL) nothing is found and holds change nothing. `TIDAL_BLAS_WORKER_THREADS` sets the worker count.
@@ -21,6 +25,7 @@ import ctypes
 import glob
 import os
 import threading
+import time
 
 from .machine import issuer_running
 
@@ -74,18 +79,59 @@ def release(threads: int = 1) -> None:
             _setter(max(min(_holds), 1) if _holds else _default)
 
 
-def spare_issuer() -> int | None:
-    """Before a BLAS call: on a stream's worker while the program's thread issues ops, hold one thread
-    fewer than the default; the count held (give it to `release` after the call), or None."""
-    if not issuer_running():
-        return None
+def hold_for_product() -> int | None:
+    """Before a BLAS call: hold fewer threads than the default where they would wait for a core (one
+    fewer on a stream's worker while the program's thread issues ops; no more than other processes left
+    cores free); the count held (give it to `release` after the call), or None."""
     if _setter is None:
         with _lock:
             _found()
     if not _setter:
         return None
-    threads = int(os.environ.get("TIDAL_BLAS_WORKER_THREADS", max(_default - 1, 1)))
+    threads = _default
+    if issuer_running():
+        threads = int(os.environ.get("TIDAL_BLAS_WORKER_THREADS", max(_default - 1, 1)))
+    threads = max(min(threads, _CORES - round(others_busy())), 1)
     if threads >= _default:
         return None
     hold(threads)
     return threads
+
+
+# -- other processes' load ----------------------------------------------------------------------
+SAMPLE_S = 0.5  # how often the load is re-read
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_sample = [0.0, 0, 0, 0.0]  # when, the machine's busy ticks, this process's ticks, others' busy cores; None: no /proc
+
+
+def _ticks() -> tuple:
+    """(busy ticks of the whole machine, steal included; this process's user + system ticks)."""
+    with open("/proc/stat", "rb") as f:
+        fields = [int(v) for v in f.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
+    with open("/proc/self/stat", "rb") as f:
+        own = f.read()
+    own_fields = own[own.rindex(b")") + 2:].split()  # (the command name may hold spaces)
+    return sum(fields) - fields[3] - fields[4], int(own_fields[11]) + int(own_fields[12])
+
+
+def others_busy() -> float:
+    """The cores other processes kept busy over the last sample (re-read at most every SAMPLE_S; 0 where
+    the machine does not tell)."""
+    global _sample
+    sample = _sample
+    if sample is None:
+        return 0.0
+    now = time.monotonic()
+    if now - sample[0] < SAMPLE_S:
+        return sample[3]
+    try:
+        busy, own = _ticks()
+    except (OSError, ValueError, IndexError):
+        _sample = None
+        return 0.0
+    others = 0.0
+    if sample[0]:
+        others = max((busy - sample[1]) - (own - sample[2]), 0) / ((now - sample[0]) * _HZ)
+    _sample = [now, busy, own, others]
+    return others
