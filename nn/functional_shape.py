@@ -18,6 +18,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..ops.elementwise import torch_name
 from ..ops.index_ops import embedding_rows
+from ..ops.sparse_coo import sparse_grad
 from ..ops.node_names import torch_node
 from ..ops.user_frame import user_stacklevel
 from ._util import opmath
@@ -29,8 +30,10 @@ __all__ = ["embedding", "one_hot", "pad", "interpolate", "upsample", "upsample_n
 # -- embedding -----------------------------------------------------------------------------------
 def _embedding_backward(node, grad: Tensor):
     (flat,) = node.saved_tensors
-    num_embeddings, padding_idx, scale_by_freq = node.attrs
+    num_embeddings, padding_idx, scale_by_freq, sparse = node.attrs
     g = grad.reshape(-1, grad.shape[-1])
+    if sparse:
+        return None, _embedding_sparse_grad(g, flat, num_embeddings, padding_idx, scale_by_freq)
     if padding_idx >= 0:
         g = g * (flat != padding_idx).unsqueeze(1).to(g.dtype)
     if scale_by_freq:
@@ -39,6 +42,19 @@ def _embedding_backward(node, grad: Tensor):
         g = g / counts.index_select(0, flat).unsqueeze(1)
     grad_weight = ops.zeros((num_embeddings, g.shape[1]), dtype=g.dtype, device=g.device).index_add(0, flat, g)
     return None, grad_weight
+
+
+def _embedding_sparse_grad(g: Tensor, flat: Tensor, num_embeddings: int, padding_idx: int, scale_by_freq: bool):
+    """torch's embedding_sparse_backward: a sparse_coo gradient whose entries are the looked-up rows in
+    order (uncoalesced), those of padding_idx left out."""
+    if scale_by_freq:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+    if padding_idx >= 0:
+        keep = flat != padding_idx
+        flat, g = flat[keep], g[keep]
+    flat = flat.to(dt.int64)
+    dense = ops.zeros((num_embeddings, g.shape[1]), dtype=g.dtype, device=g.device).index_add(0, flat, g)
+    return sparse_grad(dense, flat.reshape(1, -1), g)
 
 
 def _renorm_rows(weight: Tensor, flat: Tensor, max_norm: float, norm_type: float) -> None:
@@ -85,7 +101,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         if weight.dtype.is_complex:
             raise RuntimeError("embedding does not support automatic differentiation for outputs with complex dtype.")
         record("embedding", _embedding_backward, (input, weight), (out,), saved=(flat,),
-               attrs=(num, padding_idx, scale_grad_by_freq))
+               attrs=(num, padding_idx, scale_grad_by_freq, bool(sparse)))
     return out
 
 

@@ -93,7 +93,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     keep = bag >= 0
     if padding_idx is not None:
         keep &= indices != padding_idx % num
-    rows = embedding(flat, weight, scale_grad_by_freq=scale_grad_by_freq)     # (L, D)
+    # (L, D); with `sparse`, the weight's gradient is torch's sparse_coo one (padding_idx's entries left out)
+    rows = embedding(flat, weight, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
     dim = weight.shape[1]
     if mode == "max":
         return _bag_max(rows, bag, keep, bags, dim)

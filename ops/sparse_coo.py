@@ -6,6 +6,10 @@ summed), plus the indices and values it was given. Every op therefore computes o
 on a sparse tensor (the graph examples' `D^-1/2 A D^-1/2` and `spmm(adj, support)`), and ops other than the
 ones below return dense (strided) tensors, where torch returns some of them sparse. Memory is that of the
 dense tensor, so this suits the moderate sizes scripts use, not huge sparse matrices.
+
+Sparse gradients (`Embedding(sparse=True)`, `embedding_bag(sparse=True)`) are such tensors too, made by
+`sparse_grad`: uncoalesced, their entries joined on accumulation as torch's sparse add joins them, and the
+optimizers that take them (SGD, Adagrad, SparseAdam) update only the entries they hold.
 """
 from __future__ import annotations
 
@@ -85,9 +89,18 @@ class SparseCooTensor(Tensor):
         keep = np.stack(np.unravel_index(unique, tuple(self.shape[:index.shape[0]]))).astype(np.int64)
         return _wrap(self.clone(), Tensor._from_array(keep, dt.int64), summed, True)
 
+    def entry_mask(self) -> Tensor:
+        """A dense bool tensor of this shape, True at the entries the indices address (their dense dims whole)."""
+        from . import creation
+        sparse_dim = self.sparse_dim()
+        held = creation.zeros(tuple(self.shape[:sparse_dim]), dtype=dt.bool_, device=self.device)
+        if self._nnz():
+            held.index_put_(tuple(self._indices()), creation.ones((), dtype=dt.bool_, device=self.device))
+        return held.reshape(tuple(self.shape[:sparse_dim]) + (1,) * self.dense_dim()).expand(*self.shape)
+
     def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
         """The dense (strided) tensor of the same values."""
-        out = self.clone()
+        out = Tensor.clone(self)
         return out if dtype is None else out.to(dtype)
 
     def to_sparse(self, *args, **kwargs) -> "SparseCooTensor":
@@ -97,7 +110,32 @@ class SparseCooTensor(Tensor):
     def __add__(self, other):
         if isinstance(other, Tensor) and not other.is_sparse:
             raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+        if isinstance(other, SparseCooTensor):
+            return _joined(Tensor.__add__(self, other), self, other, 1)
         return Tensor.__add__(self, other)
+
+    def add_(self, other, *, alpha=1) -> "SparseCooTensor":
+        """In place: another sparse tensor's entries joined to these (torch's sparse add_)."""
+        if not isinstance(other, SparseCooTensor):
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+        indices, values, coalesced = _joined_coo(self, other, alpha)
+        Tensor.add_(self, other, alpha=alpha)
+        self.__dict__["_coo"] = (indices, values)
+        self.__dict__["_coalesced"] = coalesced
+        return self
+
+    def zero_(self) -> "SparseCooTensor":
+        """In place: no entries at all (nnz 0), as torch's sparse zero_."""
+        Tensor.zero_(self)
+        indices, values = self.__dict__["_coo"]
+        self.__dict__["_coo"] = (indices[:, :0], values[:0])
+        self.__dict__["_coalesced"] = True
+        return self
+
+    def clone(self, *, memory_format=None) -> "SparseCooTensor":
+        """A sparse copy: the values, indices and coalesced flag copied."""
+        indices, values = self.__dict__["_coo"]
+        return _wrap(Tensor.clone(self), indices.clone(), values.clone(), self.is_coalesced())
 
     def __repr__(self) -> str:
         return _repr(self)
@@ -111,6 +149,68 @@ def _wrap(dense: Tensor, indices: Tensor, values: Tensor, coalesced: bool) -> Sp
     dense.__dict__["_coo"] = (indices, values)
     dense.__dict__["_coalesced"] = coalesced
     return dense
+
+
+def _merge_order(a: np.ndarray, b: np.ndarray) -> tuple:
+    """torch's add_out_sparse_contiguous walk over two index sequences (row-major positions), as if both were
+    sorted: the output slot of each entry of `a` and of `b` (equal heads share a slot), and the slot count."""
+    slot_a, slot_b = np.empty(len(a), np.int64), np.empty(len(b), np.int64)
+    a, b = a.tolist(), b.tolist()
+    i = j = r = 0
+    while i < len(a) or j < len(b):  # (a host loop: taken only when gradients accumulate)
+        cmp = -1 if i >= len(a) else 1 if j >= len(b) else 1 if a[i] < b[j] else -1 if a[i] > b[j] else 0
+        if cmp >= 0:
+            slot_a[i] = r
+            i += 1
+        if cmp <= 0:
+            slot_b[j] = r
+            j += 1
+        r += 1
+    return slot_a, slot_b, r
+
+
+def _joined_coo(a: SparseCooTensor, b: SparseCooTensor, alpha) -> tuple:
+    """(indices, values, coalesced) of a + alpha * b, as torch's sparse add joins them: with contiguous values,
+    its merge walk (entries at equal heads summed; coalesced when both were); otherwise the entries
+    concatenated (coalesced once they outnumber the elements)."""
+    from . import creation
+    from .shape_ops import cat
+    if tuple(a.shape) != tuple(b.shape):
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size "
+                           f"{list(a.shape)} while other has size {list(b.shape)} (FYI: op2-sparse addition does "
+                           "not currently support broadcasting)")
+    b_values = (b._values() if alpha == 1 else b._values() * alpha).to(a.dtype)
+    if b._nnz() == 0:
+        return a._indices().clone(), a._values().clone(), a.is_coalesced()
+    if a._nnz() == 0:
+        return b._indices().clone(), b_values.clone(), b.is_coalesced()
+    if a._values().is_contiguous() and b._values().is_contiguous():
+        dims = tuple(a.shape[:a.sparse_dim()])
+        slot_a, slot_b, n = _merge_order(*(np.ravel_multi_index(tuple(t._indices().numpy()), dims) for t in (a, b)))
+        slot_a, slot_b = (Tensor._from_array(s, dt.int64) for s in (slot_a, slot_b))
+        indices = creation.zeros((len(dims), n), dtype=dt.int64, device=a.device)
+        indices[:, slot_a] = a._indices()
+        indices[:, slot_b] = b._indices()
+        values = creation.zeros((n,) + tuple(a._values().shape[1:]), dtype=a.dtype, device=a.device)
+        values.index_add_(0, slot_a, a._values())
+        values.index_add_(0, slot_b, b_values)
+        return indices, values, a.is_coalesced() and b.is_coalesced()
+    indices, values = cat([a._indices(), b._indices()], 1), cat([a._values(), b_values], 0)
+    if indices.shape[1] > a.numel():
+        merged = _wrap(Tensor.clone(a), indices, values, False).coalesce()
+        return merged._indices(), merged._values(), True
+    return indices, values, False
+
+
+def _joined(dense: Tensor, a: SparseCooTensor, b: SparseCooTensor, alpha) -> SparseCooTensor:
+    indices, values, coalesced = _joined_coo(a, b, alpha)
+    return _wrap(dense, indices, values, coalesced)
+
+
+def sparse_grad(dense: Tensor, indices: Tensor, values: Tensor) -> SparseCooTensor:
+    """A gradient of layout sparse_coo (uncoalesced, as torch's embedding backward makes it): `dense` (a
+    fresh tensor holding the summed entries) with the COO `indices` (sparse_dim, nnz) and `values`."""
+    return _wrap(dense, indices, values, False)
 
 
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory: bool = False,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..ops import creation
+from ..ops import math_api as M
 from ..tensor import Tensor
 from .optimizer import Optimizer, check, descent_grad
 
@@ -19,11 +20,37 @@ def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
         param.addcdiv_(grad, std, value=-decayed_lr)
 
 
+def sparse_adagrad(param: Tensor, grad, state_sum: Tensor, step: float, *, lr: float, lr_decay: float, eps: float,
+                   maximize: bool) -> None:
+    """torch's Adagrad step for a sparse gradient: only the entries the (coalesced) gradient holds change."""
+    held = grad.coalesce().entry_mask()
+    grad = grad.to_dense()
+    if maximize:
+        grad = -grad
+    state_sum.addcmul_(grad, grad, value=1)
+    std = state_sum.sqrt().add_(eps)
+    param.add_(M.where(held, grad / std, 0.0), alpha=-lr / (1 + (step - 1) * lr_decay))
+
+
 class Adagrad(Optimizer):
     """Adagrad, as torch.optim.Adagrad (state is created for every parameter at construction)."""
 
     _update = staticmethod(adagrad)
     _state_keys = ("sum", "step")
+    _sparse_refusal = None  # sparse gradients take torch's sparse update (sparse_adagrad)
+
+    def _apply(self, group: dict, params: list, grads: list, states: list, *extra: list) -> None:
+        if not any(g.is_sparse for g in grads):
+            return super()._apply(group, params, grads, states, *extra)
+        if group["weight_decay"] != 0:
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+        kwargs = self._hyperparameters(group)
+        for p, g, state in zip(params, grads, states):
+            if g.is_sparse:
+                sparse_adagrad(p, g, state["sum"], state["step"], lr=kwargs["lr"], lr_decay=kwargs["lr_decay"],
+                               eps=kwargs["eps"], maximize=kwargs["maximize"])
+            else:
+                adagrad([p], [g], [state["sum"]], [state["step"]], **kwargs)
 
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,

@@ -47,6 +47,7 @@ class Adam(Optimizer):
     _update = staticmethod(adam)
     _state_keys = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step")
     _pairs = {"betas": ("beta1", "beta2")}
+    _sparse_refusal = "Adam does not support sparse gradients, please consider SparseAdam instead"  # AdamW's too
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,

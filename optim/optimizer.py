@@ -22,6 +22,7 @@ from typing import Any, Callable
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..ops.complex_ops import view_as_complex, view_as_real
 from ..ops.creation import scalar_tensor
+from ..ops.sparse_coo import SparseCooTensor
 from ..tensor import Tensor
 from ..tensor import dtype
 from .foreach import foreach
@@ -125,6 +126,9 @@ class Optimizer:
     # whether the step refuses complex parameters (PyTorch's Adafactor and Muon) instead of updating them
     # through their real views
     _refuses_complex: bool = False
+    # PyTorch's refusal of sparse (layout sparse_coo) gradients at the step; None where the update takes them
+    # (SGD, Adagrad; SparseAdam takes only them)
+    _sparse_refusal: str | None = "{name} does not support sparse gradients"
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -320,6 +324,8 @@ class Optimizer:
         grads = [p.grad for p in params]
         if self._refuses_complex and any(p.dtype.is_complex for p in params):  # before any state, as PyTorch
             raise RuntimeError(f"{type(self).__name__} does not support complex parameters")
+        if self._sparse_refusal is not None and any(g.__class__ is SparseCooTensor for g in grads):
+            raise RuntimeError(self._sparse_refusal.format(name=type(self).__name__))
         if init_state is None:
             return params, grads, []
         states = [self.state[p] for p in params]

@@ -31,6 +31,7 @@ class SGD(Optimizer):
 
     _update = staticmethod(sgd)
     _state_keys = ("momentum_buffer",)
+    _sparse_refusal = None  # sparse gradients update the parameter as their dense equal (momentum too)
 
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
@@ -48,6 +49,8 @@ class SGD(Optimizer):
     def _step_group(self, group: dict) -> None:
         # parameters have state (a momentum buffer) only with momentum, and no step count
         params, grads, states = self._with_grads(group, _no_state if group["momentum"] != 0 else None)
+        if group["weight_decay"] != 0 and any(g.is_sparse for g in grads):  # torch's grad.add(param) refuses
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
         buffers = [s.get("momentum_buffer") for s in states]
         # one multi-tensor instruction, once the buffers exist (the first step creates them)
         self._run(group, (params, grads, buffers), all(b is not None for b in buffers))

@@ -227,3 +227,156 @@ def test_slogdet_logdet_grad_at_singular(op):
     for create_graph in (False, True):
         _close(_grads(tidal, arr, fn, create_graph, False), _grads(torch, arr, fn, create_graph, False), 1e-9)
     _close(_grads(tidal, arr, fn, True, True), _grads(torch, arr, fn, True, True), 1e-8)
+
+
+# -- sparse embedding gradients and the optimizers that take them ------------------------------------
+IDX = np.array([[1, 2, 1], [4, 1, 0]])
+
+
+def _embeddings(**kwargs):
+    """A torch and a tidal nn.Embedding(6, 3, sparse=True) with the same weights."""
+    weight = np.random.default_rng(11).standard_normal((6, 3)).astype(np.float32)
+    ref = torch.nn.Embedding(6, 3, sparse=True, **kwargs)
+    ours = tidal.nn.Embedding(6, 3, sparse=True, **kwargs)
+    with torch.no_grad():
+        ref.weight.copy_(torch.from_numpy(weight))
+    with tidal.no_grad():
+        ours.weight.copy_(tidal.tensor(weight))
+    return ours, ref
+
+
+def _same_sparse(got, want) -> None:
+    assert got.is_sparse and want.is_sparse and str(got.layout) == str(want.layout) == "torch.sparse_coo"
+    assert got.is_coalesced() == want.is_coalesced() and got._nnz() == want._nnz()
+    _same(got._indices(), want._indices())
+    _same(got._values(), want._values())
+    _same(got.to_dense(), want.to_dense())
+    coalesced, expected = got.coalesce(), want.coalesce()
+    _same(coalesced.indices(), expected.indices())
+    _same(coalesced.values(), expected.values())
+
+
+@pytest.mark.parametrize("padding_idx", (None, 1))
+@pytest.mark.parametrize("square", (True, False), ids=("contiguous", "expanded"))
+def test_embedding_sparse_grad_is_sparse_coo(padding_idx, square):
+    ours, ref = _embeddings(padding_idx=padding_idx)
+    for _ in range(2):
+        # a second backward joins its entries to the first's as torch's sparse add: merged where both
+        # gradients' values are contiguous, concatenated where one is an expanded view (sum's gradient)
+        (ours(tidal.tensor(IDX)) ** (2 if square else 1)).sum().backward()
+        (ref(torch.tensor(IDX)) ** (2 if square else 1)).sum().backward()
+        _same_sparse(ours.weight.grad, ref.weight.grad)
+    assert repr(ours.weight.grad) == repr(ref.weight.grad).replace("torch", "tidal").replace("tidal.sparse_coo",
+                                                                                             "torch.sparse_coo")
+    w, v = tidal.randn(5, 2, requires_grad=True), torch.randn(5, 2, requires_grad=True)
+    (g,) = tidal.autograd.grad(tidal.nn.functional.embedding(tidal.tensor([[1, 3]], dtype=tidal.int32), w,
+                                                             sparse=True).sum(), w)
+    (h,) = torch.autograd.grad(torch.nn.functional.embedding(torch.tensor([[1, 3]], dtype=torch.int32), v,
+                                                             sparse=True).sum(), v)
+    _same_sparse(g, h)
+    for lib, t in ((tidal, w), (torch, v)):  # every row at padding_idx: an empty gradient
+        (e,) = lib.autograd.grad(lib.nn.functional.embedding(lib.tensor([1, 1]), t, padding_idx=1,
+                                                             sparse=True).sum(), t)
+        assert e.is_sparse and e._nnz() == 0 and tuple(e._indices().shape) == (1, 0)
+        with pytest.raises(RuntimeError, match="^embedding_backward: scale_grad_by_freq not supported with "
+                                               "sparse gradients$"):
+            lib.nn.functional.embedding(lib.tensor([1, 1]), t, scale_grad_by_freq=True, sparse=True).sum().backward()
+
+
+OPTIMIZERS = {
+    "SGD": dict(lr=0.1), "SGD-momentum": dict(lr=0.1, momentum=0.9), "SGD-nesterov": dict(lr=0.1, momentum=0.9,
+    nesterov=True), "SGD-maximize": dict(lr=0.1, maximize=True), "SparseAdam": dict(lr=0.1),
+    "SparseAdam-maximize": dict(lr=0.1, maximize=True), "Adagrad": dict(lr=0.1),
+    "Adagrad-decay": dict(lr=0.1, lr_decay=0.01, initial_accumulator_value=0.1), "Adagrad-eps0": dict(lr=0.1, eps=0),
+    "Adagrad-maximize": dict(lr=0.1, maximize=True),
+}
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_optimizers_take_sparse_grads_as_torch(name):
+    ours, ref = _embeddings()
+    kind = name.split("-")[0]
+    opt = getattr(tidal.optim, kind)(ours.parameters(), **OPTIMIZERS[name])
+    opt_ref = getattr(torch.optim, kind)(ref.parameters(), **OPTIMIZERS[name])
+    for step in range(3):
+        idx = IDX if step != 1 else IDX[:, :2]  # rows 2 and 4 left out of one step
+        for o, module, lib in ((opt, ours, tidal), (opt_ref, ref, torch)):
+            o.zero_grad()
+            (module(lib.tensor(idx)) ** 2).sum().backward()
+            o.step()
+        np.testing.assert_allclose(as_numpy(ours.weight.detach()), as_numpy(ref.weight.detach()), rtol=1e-6,
+                                   atol=1e-7)
+    assert not np.isnan(as_numpy(ours.weight.detach())).any()
+
+
+@pytest.mark.parametrize("name, kwargs, message", [
+    ("Adam", {}, "Adam does not support sparse gradients, please consider SparseAdam instead"),
+    ("AdamW", {}, "Adam does not support sparse gradients, please consider SparseAdam instead"),
+    ("RMSprop", {}, "RMSprop does not support sparse gradients"),
+    ("Adadelta", {}, "Adadelta does not support sparse gradients"),
+    ("Adamax", {}, "Adamax does not support sparse gradients"),
+    ("NAdam", {}, "NAdam does not support sparse gradients"),
+    ("RAdam", {}, "RAdam does not support sparse gradients"),
+    ("ASGD", {}, "ASGD does not support sparse gradients"),
+    ("Rprop", {}, "Rprop does not support sparse gradients"),
+    ("Adafactor", {}, "Adafactor does not support sparse gradients"),
+    ("SGD", {"weight_decay": 0.1}, "add(sparse, dense) is not supported. Use add(dense, sparse) instead."),
+    ("Adagrad", {"weight_decay": 0.1}, "weight_decay option is not compatible with sparse gradients"),
+])
+def test_optimizers_refuse_sparse_grads_as_torch(name, kwargs, message):
+    for lib in (torch, tidal):
+        module = lib.nn.Embedding(6, 3, sparse=True)
+        opt = getattr(lib.optim, name)(module.parameters(), lr=0.1, **kwargs)
+        module(lib.tensor(IDX)).sum().backward()
+        with pytest.raises(RuntimeError) as info:
+            opt.step()
+        assert str(info.value) == message
+
+
+def test_sparse_adam_refuses_dense_grads():
+    for lib in (torch, tidal):
+        module = lib.nn.Embedding(6, 3)
+        opt = lib.optim.SparseAdam(module.parameters())
+        module(lib.tensor(IDX)).sum().backward()
+        with pytest.raises(RuntimeError, match="^SparseAdam does not support dense gradients, please consider Adam "
+                                               "instead$"):
+            opt.step()
+
+
+def test_dense_then_sparse_grads_accumulate_dense():
+    for lib in (tidal, torch):
+        w = lib.ones(5, 2, requires_grad=True)
+        (w * 2).sum().backward()
+        lib.nn.functional.embedding(lib.tensor([1]), w, sparse=True).sum().backward()
+        assert not w.grad.is_sparse
+        np.testing.assert_array_equal(as_numpy(w.grad), np.array([[2.0, 2], [3, 3], [2, 2], [2, 2], [2, 2]]))
+
+
+@pytest.mark.xfail(strict=True, reason="needs s10_open_sparse_accumulate.patch")
+@pytest.mark.parametrize("create_graph", (False, True))
+def test_sparse_then_dense_grads_accumulate_dense(create_graph):
+    for lib in (tidal, torch):
+        w = lib.ones(5, 2, requires_grad=True)
+        lib.nn.functional.embedding(lib.tensor([1]), w, sparse=True).sum().backward(create_graph=create_graph)
+        (w * 2).sum().backward(create_graph=create_graph)
+        assert not w.grad.is_sparse
+        np.testing.assert_array_equal(as_numpy(w.grad.detach()), np.array([[2.0, 2], [3, 3], [2, 2], [2, 2],
+                                                                          [2, 2]]))
+
+
+@pytest.mark.parametrize("kwargs", [dict(mode="sum"), dict(mode="mean"), dict(mode="mean", padding_idx=1),
+                                    dict(mode="sum", per_sample_weights=(0.5, 2.0, 1.0, 3.0, 1.5))])
+def test_embedding_bag_sparse_grad(kwargs):
+    weight = np.random.default_rng(12).standard_normal((6, 3)).astype(np.float32)
+    grads = []
+    for lib in (tidal, torch):
+        w, extra = lib.tensor(weight, requires_grad=True), dict(kwargs)
+        if "per_sample_weights" in extra:
+            extra["per_sample_weights"] = lib.tensor(extra["per_sample_weights"])
+        lib.nn.functional.embedding_bag(lib.tensor([1, 2, 4, 1, 5]), w, lib.tensor([0, 2]), sparse=True,
+                                        **extra).sum().backward()
+        grads.append(w.grad)
+    assert grads[0]._nnz() == grads[1]._nnz()
+    _same(grads[0]._indices(), grads[1]._indices())
+    np.testing.assert_allclose(as_numpy(grads[0]._values()), as_numpy(grads[1]._values()), rtol=1e-6)
+    np.testing.assert_allclose(as_numpy(grads[0].to_dense()), as_numpy(grads[1].to_dense()), rtol=1e-6)
