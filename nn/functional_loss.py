@@ -178,7 +178,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     picked = input.gather(1, safe.unsqueeze(1)).squeeze(1)
     w = valid.to(input.dtype) if weight is None else \
         ops.where(valid, weight.index_select(0, safe.reshape(-1)).reshape(tuple(safe.shape)), 0.0).to(input.dtype)
-    loss = -picked * w
+    # ignored positions give no gradient even when the mean divides by a zero total weight (torch skips them:
+    # its gradient is 0 there, not 0 * inf)
+    loss = ops.where(valid, -picked * w, 0.0)
     if reduction == "none":
         loss = loss.squeeze(0) if unbatched else loss
     else:
@@ -270,6 +272,20 @@ def _bce_backward(node, g: Tensor) -> tuple:
     return gx, (g * (ops.log1p(-x) - ops.log(x)) if node.attrs else None)  # (target: torch's -logit(x))
 
 
+def _bce_logits_backward(node, g: Tensor) -> tuple:
+    x, t, pos_weight = node.saved_tensors
+    if pos_weight is None:
+        gx = g * (ops.sigmoid(x) - t)
+    else:
+        pt = pos_weight * t
+        gx = g * ((pt + 1.0 - t) * ops.sigmoid(x) - pt)
+    if not node.attrs:
+        return gx, None
+    from ..ops.activations import logsigmoid
+    gt = -x if pos_weight is None else logsigmoid(-x) - logsigmoid(x) * pos_weight
+    return gx, g * gt
+
+
 def _check_logits_target(input: Tensor, target: Tensor) -> None:
     """torch's refusals for binary_cross_entropy_with_logits: an integer input (its log_sigmoid kernel), a
     target its result can't be written into (torch computes in place in `1 - target`)."""
@@ -292,11 +308,16 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     _check_logits_target(input, target)
-    softplus_neg = ops.clamp_min(-input, 0.0) + ops.log1p(ops.exp(-input.abs()))  # -log(sigmoid(x))
-    if pos_weight is not None:
-        loss = (1.0 - target) * input + (1.0 + (pos_weight - 1.0) * target) * softplus_neg
-    else:
-        loss = (1.0 - target) * input + softplus_neg
+    from ..ops.activations import logsigmoid
+    with no_grad():  # torch's kernel: (1 - t) x - log_sigmoid(x) (times (pos_weight - 1) t + 1)
+        log_sigmoid = logsigmoid(input)
+        if pos_weight is not None:
+            log_sigmoid = log_sigmoid * ((pos_weight - 1.0) * target + 1.0)
+        loss = (1.0 - target) * input - log_sigmoid
+    if needs_grad((input, target)):  # torch's formulas, not the forward's pieces differentiated: at x = 0 these
+        # give sigmoid(0) - t (a max(-x, 0) in the forward would take a whole unit gradient at its kink)
+        record("binary_cross_entropy_with_logits", _bce_logits_backward, (input, target), (loss,),
+               (input, target, pos_weight), attrs=target.requires_grad)
     if weight is not None:
         loss = loss * weight
     if loss.dtype is not target.dtype:  # torch computes in place in `1 - target`: the result has its dtype
@@ -340,17 +361,21 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
 def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, eps: float = 1e-6,
                       reduction: str = "mean") -> Tensor:
     """Negative log likelihood of `target` under N(input, var), with var clamped below at eps."""
+    # torch's order: the sign of var, its size, then the reduction
     if not isinstance(var, Tensor):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
         var = ops.full_like(input, float(var))
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
     if var.shape != input.shape:
-        if tuple(input.shape[:-1]) == tuple(var.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):  # one dim short: one variance per row
             var = var.unsqueeze(-1)
-        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
+        # otherwise var broadcasts with one mismatched dim, of size 1 (torch: the mismatched sizes of var sum to 1)
+        elif not (var.dim() == input.dim() and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
-    if bool((var < 0).any()):
-        raise ValueError("var has negative entry/entries")
     # clamped without a gradient through the clamp, as PyTorch does (clamp_ under no_grad)
     var = var + (var.clamp_min(eps) - var).detach()
     diff = input - target

@@ -117,6 +117,20 @@ def _intervals(sample: np.ndarray, size: int, out: int, pool: int) -> np.ndarray
     return starts
 
 
+def _check_random_samples(samples: Tensor, input: Tensor, n: int, c: int, spatial: int) -> None:
+    """torch's checks of a given `_random_samples`, in its order (its words, "then" included)."""
+    if samples.dtype is not input.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    if samples.dim() != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.dim()}")
+    if samples.shape[0] < n:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if samples.shape[1] != c:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if samples.shape[2] != spatial:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {spatial}; got {samples.shape[2]}.")
+
+
 def _fractional_max_pool(spatial: int, input: Tensor, kernel_size, output_size, output_ratio, return_indices,
                          _random_samples) -> tuple:
     name = f"fractional_max_pool{spatial}d"
@@ -139,6 +153,8 @@ def _fractional_max_pool(spatial: int, input: Tensor, kernel_size, output_size, 
                                f"size {image[d]}")
     if _random_samples is None:
         _random_samples = ops.rand(n, c, spatial, dtype=input.dtype, device=input.device)
+    else:
+        _check_random_samples(_random_samples, input, n, c, spatial)
     samples = _random_samples.detach().numpy()[:n]  # an unbatched input reads the first row, as PyTorch's
     if samples.dtype.itemsize < 4:
         samples = samples.astype(np.float32)

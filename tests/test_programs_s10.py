@@ -241,3 +241,78 @@ def test_optimizer_repr_with_groups():
         return repr(T.optim.Adam([{"params": [first]}, {"params": [second], "lr": 0.5}], lr=0.1))
     theirs, ours = (program(T) for T in FRAMEWORKS)
     assert ours == theirs
+
+
+# -- losses at the points training meets: zero logits, all targets ignored, a broadcast variance ---------------------
+def zero_logit_heads(T):
+    # a zero-initialized classifier head gives logits of exactly 0 at the first step: d/dx at 0 is sigmoid(0) - t
+    # (tidal's max(-x, 0) + log1p(exp(-|x|)) took a whole unit at the kink: the gradient's sign flipped)
+    out = []
+    head = T.nn.Linear(4, 3)
+    T.nn.init.zeros_(head.weight)
+    T.nn.init.zeros_(head.bias)
+    x = T.from_numpy(data((5, 4), 0))
+    target = T.from_numpy((data((5, 3), 1) > 0).astype(np.float32) * 0.9)
+    F = T.nn.functional
+    for kwargs in ({}, {"pos_weight": T.tensor([1.0, 2.0, 0.5])}, {"weight": T.tensor([1.0, 0.0, 3.0])},
+                   {"reduction": "sum"}):
+        head.zero_grad()
+        loss = F.binary_cross_entropy_with_logits(head(x), target, **kwargs)
+        loss.backward()
+        out += [loss, head.weight.grad, head.bias.grad, type(loss.grad_fn).__name__]
+    logits = T.tensor([0.0, float("inf"), -float("inf"), 30.0, -30.0, 0.5], requires_grad=True)
+    soft = T.full((6,), 0.3, requires_grad=True)
+    F.binary_cross_entropy_with_logits(logits, soft, pos_weight=T.full((6,), 2.0)).backward()
+    return out + [logits.grad, soft.grad]
+
+
+def all_ignored(T):
+    # a batch whose every target is ignore_index: the mean is 0/0 (nan) but the gradient is 0, not nan
+    out = []
+    F = T.nn.functional
+    logits = T.from_numpy(data((2, 3), 6)).requires_grad_()
+    for target in ([1, 1], [1, 0]):
+        for kwargs in ({}, {"label_smoothing": 0.2}, {"weight": T.tensor([1.0, 2.0, 3.0])}):
+            logits.grad = None
+            loss = F.cross_entropy(logits, T.tensor(target), ignore_index=1, **kwargs)
+            loss.backward()
+            out += [loss, logits.grad]
+        logits.grad = None
+        F.nll_loss(logits, T.tensor(target), ignore_index=1, weight=T.tensor([0.0, 1.0, 1.0])).backward()
+        out.append(logits.grad)
+    return out
+
+
+def gaussian_variances(T):
+    out = []
+    F = T.nn.functional
+    inp = T.from_numpy(data((4, 3), 2)).requires_grad_()
+    tgt = T.from_numpy(data((4, 3), 3))
+    for shape in ((1, 3), (4, 1), (4,), (3,), (1, 1), (2, 3), (4, 3, 1), ()):
+        var = T.from_numpy(data(shape, 4, 0.1, 1)).requires_grad_()
+        out.append(outcome(lambda: F.gaussian_nll_loss(inp, tgt, var, reduction="none")))
+    out.append(outcome(lambda: F.gaussian_nll_loss(inp, tgt, -0.5, reduction="avg")))
+    out.append(outcome(lambda: F.gaussian_nll_loss(inp, tgt, T.ones(2, 3), reduction="avg")))
+    return out
+
+
+@pytest.mark.parametrize("program", [zero_logit_heads, all_ignored, gaussian_variances])
+def test_loss_edges(program):
+    run_both(program)
+
+
+def fractional_samples(T):
+    out = []
+    for spatial, x in ((2, T.rand(2, 3, 5, 7)), (3, T.rand(2, 3, 5, 7, 6))):
+        pool = T.nn.FractionalMaxPool2d if spatial == 2 else T.nn.FractionalMaxPool3d
+        for shape, dtype in (((2, 3, spatial + 1), "float32"), ((2, 2, spatial), "float32"),
+                             ((1, 3, spatial), "float32"), ((3, spatial), "float32"), ((2, 3, spatial), "float64"),
+                             ((1, 2, spatial + 1), "float64"), ((3, 3, spatial), "float32")):
+            samples = T.rand(*shape).to(getattr(T, dtype))
+            for image in (x, x[0]):
+                out.append(outcome(lambda: tuple(pool(2, output_ratio=0.5, _random_samples=samples)(image).shape)))
+    return out
+
+
+def test_fractional_max_pool_samples_checked_as_torch():
+    run_both(fractional_samples)
