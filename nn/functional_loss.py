@@ -73,6 +73,26 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduc
     return _weighted((input - target).abs(), input, weight, reduction, True)
 
 
+def _piecewise_quadratic(name: str, x: Tensor, limit: float, divisor: float, slope: float) -> Tensor:
+    """0.5 x^2 / divisor where |x| < limit, else slope * (|x| - limit / 2) (torch's kernels' order), with torch's
+    gradient: -slope below -limit, slope above limit, x / divisor between (so infinite x give +-slope and NaN
+    stays NaN; the pieces differentiated would give NaN at infinities and 0 at NaN)."""
+    with no_grad():
+        size = x.abs()
+        quadratic = size * size * 0.5 if divisor == 1.0 else size * size * 0.5 / divisor
+        loss = ops.where(size < limit, quadratic, (size - 0.5 * limit) * slope)
+    if needs_grad((x,)):
+        record(name, _piecewise_backward, (x,), (loss,), saved=(x,), attrs=(limit, divisor, slope))
+    return loss
+
+
+def _piecewise_backward(node, g: Tensor) -> tuple:
+    (x,) = node.saved_tensors
+    limit, divisor, slope = node.attrs
+    inner = x * g if divisor == 1.0 else x * g / divisor
+    return (ops.where(x < -limit, -slope * g, ops.where(x > limit, slope * g, inner)),)
+
+
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, else |d| - beta / 2; reduced."""
@@ -82,10 +102,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     diff = input - target
     refuse_complex(diff, "\"smooth_l1_cpu\" not implemented for '{name}'")
-    diff = diff.abs()
-    if beta == 0.0:
-        return torch_node(_reduce(diff, reduction), "smooth_l1_loss", input, target)
-    loss = _reduce(ops.where(diff < beta, diff * diff * (0.5 / beta), diff - 0.5 * beta), reduction)
+    if beta == 0.0:  # torch takes l1_loss's path (its nodes: Abs, then Mean or Sum)
+        return _reduce(diff.abs(), reduction)
+    loss = _reduce(_piecewise_quadratic("smooth_l1_loss", input - target, beta, beta, 1.0), reduction)
     return torch_node(loss, "smooth_l1_loss", input, target)
 
 
@@ -99,8 +118,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         target = target.to(input.dtype)  # torch's huber kernel writes the input's dtype (mse/l1 promote)
     diff = input - target
     refuse_complex(diff, "\"huber_cpu\" not implemented for '{name}'")
-    diff = diff.abs()
-    loss = ops.where(diff < delta, diff * diff * 0.5, (diff - 0.5 * delta) * delta)
+    loss = _piecewise_quadratic("huber_loss", diff, delta, 1.0, delta)
     loss = _weighted(loss, input, weight, reduction, False)
     return loss if weight is not None else torch_node(loss, "huber_loss", input, target)
 
@@ -482,7 +500,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
                            f"{list(input.shape)}")
     y = target.reshape(-1, 1)
     picked = x.gather(1, y)
-    hinge = ops.clamp_min(margin - picked + x, 0.0)
+    z = margin - picked + x
+    hinge = ops.where(z > 0, z, 0.0)  # torch's kernel counts only z > 0: no gradient at the kink (nor a NaN)
     if p == 2:
         hinge = hinge * hinge
     if weight is not None:
@@ -514,7 +533,8 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     is_label = ops.zeros(tuple(x.shape), dtype=dt.int64, device=x.device).scatter_add(1, labels, (~ended).to(dt.int64))
     is_target = (is_label > 0).to(x.dtype)
     picked = x.gather(1, labels)                                 # (N, C): x at each listed label
-    hinge = ops.clamp_min(1.0 - picked.unsqueeze(2) + x.unsqueeze(1), 0.0)   # [n, j, i]
+    z = 1.0 - picked.unsqueeze(2) + x.unsqueeze(1)   # [n, j, i]
+    hinge = ops.where(z > 0, z, 0.0)  # torch's kernel counts only z > 0: no gradient at the kink
     mask = (~ended).to(x.dtype).unsqueeze(2) * (1.0 - is_target).unsqueeze(1)
     loss = (hinge * mask).sum((1, 2)) / classes
     loss = loss.reshape(()) if input.dim() <= 1 else loss

@@ -316,3 +316,32 @@ def fractional_samples(T):
 
 def test_fractional_max_pool_samples_checked_as_torch():
     run_both(fractional_samples)
+
+
+def loss_kinks(T):
+    # torch's loss kernels count a hinge only where it is positive, and give a regression loss's gradient
+    # piecewise: +-1 (or +-delta) at infinite differences, NaN at NaN (tidal's composed pieces gave NaN and 0)
+    out = []
+    F = T.nn.functional
+    scores = T.tensor([[1.0, 0.0, 1.0], [0.0, 0.5, 1.5]], requires_grad=True)
+    for kwargs in ({}, {"p": 2, "weight": T.tensor([1.0, 2.0, 3.0])}):
+        scores.grad = None
+        F.multi_margin_loss(scores, T.tensor([0, 2]), **kwargs).backward()
+        out.append(scores.grad)
+    scores.grad = None
+    F.multilabel_margin_loss(scores, T.tensor([[0, -1, 1], [2, 1, -1]])).backward()
+    out.append(scores.grad)
+    x = T.tensor([float("nan"), float("inf"), -float("inf"), 0.0, 0.3, -2.0, 1.0], requires_grad=True)
+    for name, kwargs in (("smooth_l1_loss", {"beta": 0.5}), ("smooth_l1_loss", {}), ("huber_loss", {"delta": 0.3}),
+                         ("huber_loss", {})):
+        for reduction in ("none", "mean"):
+            x.grad = None
+            loss = getattr(F, name)(x, T.zeros(7), reduction=reduction, **kwargs)
+            loss.sum().backward()
+            out += [loss, x.grad, type(loss.grad_fn).__name__]
+    loss = F.smooth_l1_loss(x, T.zeros(7), beta=0.0)  # torch takes l1_loss's path
+    return out + [loss, type(loss.grad_fn).__name__]
+
+
+def test_loss_kinks():
+    run_both(loss_kinks)
