@@ -24,7 +24,7 @@ from ..vm.codegen import import_numba_user
 from . import autocast as _ac
 from . import conv_rows
 from .memory_format import conv_layout
-from .products import blas_matmul
+from .products import blas_matmul, blas_rows
 from .dispatch import launch, register_kernel
 from .windows import (TENSOR_TYPE, batched, check_tensor, col2im, compute_array, im2col, is_int, int_list,
                       not_implemented, padded, pair, sliding_windows)
@@ -79,7 +79,9 @@ def _image_columns(x: np.ndarray, geo: ConvGeometry) -> np.ndarray:
     windows = sliding_windows(padded(compute_array(x).reshape(geo.image4), geo.pads), geo.result4[2:], geo.kernel,
                               geo.stride, geo.dilation)
     order = (1,) + tuple(range(2, 2 + rank)) + (0,) + tuple(range(2 + rank, 2 + 2 * rank))
-    cols = np.ascontiguousarray(windows.transpose(order))
+    windows = windows.transpose(order)
+    cols = blas_rows((geo.groups * _taps(geo),), n * _positions(geo), windows.dtype)
+    np.copyto(cols.reshape(windows.shape), windows)
     return cols.reshape(geo.groups, _taps(geo), n * _positions(geo))
 
 
@@ -107,20 +109,19 @@ def _channels_outer(y: np.ndarray, geo: ConvGeometry) -> np.ndarray:
     n, o = geo.result4[:2]
     y = compute_array(y).reshape(n, o, _positions(geo))
     if n > 1:
-        y = np.ascontiguousarray(y.transpose(1, 0, 2))
+        rows = blas_rows((o,), n * _positions(geo), y.dtype)
+        np.copyto(rows.reshape(o, n, _positions(geo)), y.transpose(1, 0, 2))
+        y = rows
     return y.reshape(geo.groups, o // geo.groups, n * _positions(geo))
 
 
 @register_kernel("convolution", "cpu")
 def _convolution_kernel(ins, outs, geo: ConvGeometry) -> None:
     n, o = geo.result4[:2]
-    weight = _grouped_weight(ins[1], geo)
-    if conv_rows.takes(geo):
-        result = conv_rows.keep_real(blas_matmul(weight, conv_rows.columns(ins[0], geo)), geo)
-    else:
-        result = blas_matmul(weight, _image_columns(ins[0], geo)).reshape((o, n) + geo.result4[2:])
+    weight, cols = _grouped_weight(ins[1], geo), _image_columns(ins[0], geo)
+    rows = blas_rows(weight.shape[:2], cols.shape[-1], np.result_type(weight, cols))
     # (o, n, *positions) -> the (n, o, *positions) result, with the bias added in the same pass
-    result = result.swapaxes(0, 1)
+    result = blas_matmul(weight, cols, rows).reshape((o, n) + geo.result4[2:]).swapaxes(0, 1)
     target = outs[0].reshape(geo.result4)
     if len(ins) > 2:
         bias = compute_array(ins[2]).reshape((1, o) + (1,) * (len(geo.result4) - 2))
@@ -138,7 +139,9 @@ def _convolution_backward_input_kernel(ins, outs, geo: ConvGeometry) -> None:
     target = outs[0].reshape(geo.image4)
     if conv_rows.takes(geo):
         # the slack columns of y's rows are zeros, so the columns' slack is too unless a weight is not finite
-        cols = blas_matmul(weight, conv_rows.result_rows(ins[0], geo))
+        rows = conv_rows.result_rows(ins[0], geo)
+        cols = blas_matmul(weight, rows, blas_rows(weight.shape[:2], rows.shape[-1],
+                                                              np.result_type(weight, rows)))
         conv_rows.add_columns(cols, target, geo, slack_is_zero=bool(np.isfinite(weight).all()))
         image = target
     else:
@@ -151,17 +154,8 @@ def _convolution_backward_input_kernel(ins, outs, geo: ConvGeometry) -> None:
 
 @register_kernel("convolution_backward_weight", "cpu")
 def _convolution_backward_weight_kernel(ins, outs, geo: ConvGeometry) -> None:
+    cols, grad = _image_columns(ins[0], geo), _channels_outer(ins[1], geo)
     target = outs[0].reshape(geo.groups, geo.weight4[0] // geo.groups, _taps(geo))
-    if conv_rows.takes(geo):
-        _correlate(conv_rows.columns(ins[0], geo), conv_rows.result_rows(ins[1], geo), target)
-        if np.isfinite(target).all():
-            return
-        # a non-finite pixel may reach the sum through a slack column (times the zero there): the general path
-    _correlate(_image_columns(ins[0], geo), _channels_outer(ins[1], geo), target)
-
-
-def _correlate(cols: np.ndarray, grad: np.ndarray, target: np.ndarray) -> None:
-    # target = grad @ cols^T per group, in target's dtype
     if target.dtype == np.result_type(grad, cols):
         blas_matmul(grad, cols.transpose(0, 2, 1), target)
     else:

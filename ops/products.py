@@ -71,6 +71,23 @@ def blas_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> 
             blas_threads.release(held)
 
 
+def _row_pitch(n: int, itemsize: int) -> int:
+    # n, or a little more: a row length whose bytes stay 64 or more away from a multiple of 2 KiB
+    step = max(64 // itemsize, 1)
+    while not 64 <= (n * itemsize) % 2048 <= 2048 - 64:
+        n += step
+    return n
+
+
+def blas_rows(lead: tuple, n: int, dtype, zeros: bool = False) -> np.ndarray:
+    """An uninitialised (or zero) (*lead, n) array for a BLAS operand or result, its rows laid a little wider
+    than n where n's bytes sit near a multiple of 2 KiB: OpenBLAS's packing of a wide, shallow operand with
+    such rows thrashes one cache set (144 x 32 @ 32 x 14336 float32: 2.5 ms with rows 14336 wide, 1.5 ms
+    with rows 14368 wide; one core of this machine's EPYC). A view of a wider array."""
+    make = np.zeros if zeros else np.empty
+    return make(lead + (_row_pitch(n, np.dtype(dtype).itemsize),), dtype)[..., :n]
+
+
 # -- kernels ------------------------------------------------------------------------------------
 def _fold_batches(a: np.ndarray, b: np.ndarray) -> tuple:
     """(B,n,k), (B,k,m) -> (n,B*k), (B*k,m): one product that sums the B products (addbmm)."""

@@ -29,6 +29,7 @@ CONV2D = [  # input, weight, kwargs: 32 x 144 weights over >= 1200 columns
     ((2, 16, 23, 21), (32, 8, 3, 3), dict(groups=2, stride=2, padding=(2, 1))),
     ((2, 16, 24, 24), (24, 16, 3, 2), dict(dilation=(2, 3), padding="same")),
     ((4, 1, 28, 28), (16, 1, 3, 3), dict(padding=1)),                  # the CNN benchmark's first layer
+    ((64, 3, 16, 16), (8, 3, 3, 3), dict(stride=2, padding=1)),         # 64 * 8 * 8 columns: rows laid wider
     ((2, 32, 17, 17), (32, 1, 3, 3), dict(groups=32, stride=3, padding=1)),  # depthwise
 ]
 

@@ -1,6 +1,7 @@
-"""Unit-stride convolutions through ops/conv_rows.py (columns as contiguous runs of the padded image, with
-slack columns) against torch: values and gradients of input, weight and bias, over ranks, dilations,
-groups, asymmetric padding and dtypes; non-finite values that only the slack reads stay out of the result."""
+"""Unit-stride convolutions against torch (their input gradient through ops/conv_rows.py: columns as
+contiguous runs of the padded image, with slack columns): values and gradients of input, weight and
+bias, over ranks, dilations, groups, asymmetric padding and dtypes; non-finite values that only the
+slack reads stay out of the result."""
 import numpy as np
 import pytest
 import torch
@@ -34,6 +35,7 @@ def _check(name, arrays, kwargs, tol):
 
 CASES = [  # name, input, weight, kwargs
     ("conv2d", (3, 4, 9, 11), (6, 4, 3, 3), dict(padding=1)),
+    ("conv2d", (16, 4, 14, 14), (6, 4, 3, 3), dict(padding=1)),  # rows of 16 * 14 * 16 floats: 14 KiB, laid wider
     ("conv2d", (2, 4, 9, 11), (6, 2, 3, 2), dict(padding=(2, 0), dilation=(1, 2), groups=2)),
     ("conv2d", (2, 3, 8, 8), (5, 3, 2, 4), dict(padding="same")),        # asymmetric padding
     ("conv2d", (1, 2, 5, 6), (3, 2, 3, 3), dict()),                      # no padding
@@ -108,3 +110,13 @@ def test_channels_last_unit_stride_conv():
     ref = F.conv2d(torch.tensor(x).to(memory_format=torch.channels_last), torch.tensor(w), padding=1)
     assert ours.stride() == ref.stride()
     np.testing.assert_allclose(ours.numpy(), ref.detach().numpy(), rtol=1e-12)
+
+
+def test_blas_rows_keep_row_bytes_away_from_multiples_of_2_kib():
+    from tidal.ops.products import blas_rows
+    for n, dtype in [(3584, np.float32), (4096, np.float32), (1024, np.float64), (100, np.float32), (512, np.float16)]:
+        rows = blas_rows((3,), n, dtype)
+        assert rows.shape == (3, n) and rows.strides[1] == rows.itemsize
+        assert 64 <= rows.strides[0] % 2048 <= 2048 - 64
+        assert rows.strides[0] - n * rows.itemsize < 2048  # (a little wider, not much)
+    assert not blas_rows((2,), 10, np.float64, zeros=True).any()
