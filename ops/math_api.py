@@ -9,7 +9,8 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..autograd.graph import needs_grad, node_class, record
 from ..autograd.view_inplace import needs_rebase, write_inplace, write_through_view
-from ..vm import Instruction
+from ..vm import Instruction, compute_instruction
+from ..vm.replay import head as replay_head
 from . import elementwise as ew
 from . import kernel_dtypes, limited_dtypes, many_dims
 from . import memory_format as _mf
@@ -428,12 +429,21 @@ def fill_(self: Tensor, value, *, _node: str = "fill") -> Tensor:
     return fill_values(self, value)
 
 
+_FILLS: dict = {}  # dtype -> (fill expression, its replay head)
+
+
 def fill_values(self: Tensor, value, node: str | None = None) -> Tensor:
     """Queue the fill of `self` with a checked `value`; with `node`, record it (no leaf check)."""
     (self._vc or self._v.blob).version += 1
-    typed = self.dtype.compute.np.type(value) if self.dtype is not dt.bool_ else value
-    self._vm.push(Instruction("fill", None, (typed,), (many_dims.kernel_view(self._v),),
-                              expr=f"{ew._CAST_NAME[self.dtype]}({{0}})"))
+    dtype = self.dtype
+    fill = _FILLS.get(dtype)
+    if fill is None:  # the expression and its replay head, made once per dtype
+        expr = f"{ew._CAST_NAME[dtype]}({{0}})"
+        fill = _FILLS[dtype] = (expr, replay_head(expr, None, "compute", 1, 1))
+    typed = dtype.compute.np.type(value) if dtype is not dt.bool_ else value
+    v = self._v
+    self._vm.push(compute_instruction("fill", None, (typed,), (v if len(v.shape) <= many_dims.MAX_NDIM else
+                                                             many_dims.kernel_view(v),), None, fill[0], None, fill[1]))
     if node is not None and self.dtype.is_floating_point:  # the old values get no gradient
         from .view_grads import overload
         record(overload(node, 2) if node == "fill" else node, _zero_grad, (self,), (self,))
