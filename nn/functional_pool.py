@@ -155,7 +155,8 @@ def _fractional_max_pool(spatial: int, input: Tensor, kernel_size, output_size, 
         _random_samples = ops.rand(n, c, spatial, dtype=input.dtype, device=input.device)
     else:
         _check_random_samples(_random_samples, input, n, c, spatial)
-    samples = _random_samples.detach().numpy()[:n]  # an unbatched input reads the first row, as PyTorch's
+    # (the host array: bfloat16 samples have no numpy()); an unbatched input reads the first row, as PyTorch's
+    samples = _random_samples.detach()._host_array()[:n]
     if samples.dtype.itemsize < 4:
         samples = samples.astype(np.float32)
     # the sample for the last spatial dim comes first, as in PyTorch's 2-D kernel; 3-D reads them in order

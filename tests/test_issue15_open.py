@@ -320,6 +320,7 @@ def test_optimizers_take_sparse_grads_as_torch(name):
     ("ASGD", {}, "ASGD does not support sparse gradients"),
     ("Rprop", {}, "Rprop does not support sparse gradients"),
     ("Adafactor", {}, "Adafactor does not support sparse gradients"),
+    ("Muon", {}, "Muon does not support sparse gradients"),
     ("SGD", {"weight_decay": 0.1}, "add(sparse, dense) is not supported. Use add(dense, sparse) instead."),
     ("Adagrad", {"weight_decay": 0.1}, "weight_decay option is not compatible with sparse gradients"),
 ])
@@ -380,3 +381,14 @@ def test_embedding_bag_sparse_grad(kwargs):
     _same(grads[0]._indices(), grads[1]._indices())
     np.testing.assert_allclose(as_numpy(grads[0]._values()), as_numpy(grads[1]._values()), rtol=1e-6)
     np.testing.assert_allclose(as_numpy(grads[0].to_dense()), as_numpy(grads[1].to_dense()), rtol=1e-6)
+
+
+# -- bfloat16 has no NumPy dtype in torch ------------------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="needs s10_open_bf16_numpy.patch")
+def test_bfloat16_numpy_refused_as_torch():
+    for lib in (torch, tidal):
+        x = lib.ones(2, dtype=lib.bfloat16)
+        for call in (lambda: x.numpy(), lambda: x.numpy(force=True), lambda: np.asarray(x)):
+            with pytest.raises(TypeError, match="^Got unsupported ScalarType BFloat16$"):
+                call()
+        assert x.tolist() == [1.0, 1.0] and x.float().numpy().tolist() == [1.0, 1.0]
