@@ -345,3 +345,24 @@ def loss_kinks(T):
 
 def test_loss_kinks():
     run_both(loss_kinks)
+
+
+EDGE_GRADIENTS = {  # where training meets NaN, infinities and domain ends
+    "relu": lambda T, x: T.relu(x),
+    "relu_": lambda T, x: T.relu_(x * 1),
+    "maximum": lambda T, x: T.maximum(x, T.zeros_like(x)),
+    "minimum": lambda T, x: T.minimum(x, T.zeros_like(x)),
+    "xlogy at 0": lambda T, x: T.xlogy(x, T.tensor([0.0, 0.0, 2.0, 0.0, 1.0])),
+    "logit outside [0, 1]": lambda T, x: T.logit(x),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="needs s10_hunt_grad_edges.patch")
+@pytest.mark.parametrize("name", list(EDGE_GRADIENTS))
+def test_gradients_at_nan_and_domain_ends(name):
+    def program(T):
+        x = T.tensor([float("nan"), float("inf"), 1.5, 0.0, -2.0], requires_grad=True)
+        EDGE_GRADIENTS[name](T, x).sum().backward()
+        return x.grad
+    program.__name__ = name
+    run_both(program)
