@@ -32,6 +32,12 @@ def _safe_softmax(scores: Tensor) -> Tensor:
     return safe_softmax(scores, -1)
 
 
+# how torch's C++ checks print a dtype (its C++ type's name)
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
@@ -46,9 +52,18 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     check_viable(query.device.type)
     if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
         raise RuntimeError("scaled_dot_product_attention: expected query, key and value to have at least 2 dims")
+    if not query.dtype is key.dtype is value.dtype:
+        names = [_CPP_NAMES.get(t.dtype.name, t.dtype.name) for t in (query, key, value)]
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: {names[0]} "
+                           f"key.dtype: {names[1]} and value.dtype: {names[2]} instead.")
+    # torch's math path multiplies in batches (bmm): its size check names the batch and the dims it expected
+    batch = math.prod(query.shape[:-2])
     if query.shape[-1] != key.shape[-1]:
-        raise RuntimeError(f"Expected query's last dim ({query.shape[-1]}) to match key's last dim "
-                           f"({key.shape[-1]})")
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, "
+                           f"{query.shape[-1]}] but got: [{batch}, {key.shape[-1]}].")
+    if key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, "
+                           f"{key.shape[-2]}] but got: [{batch}, {value.shape[-2]}].")
     tgt, src = query.shape[-2], key.shape[-2]
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])

@@ -8,7 +8,7 @@ import numpy as np
 from .. import ops
 from ..tensor import Tensor
 from ..tensor import dtype as dt
-from .functional_shape import _renorm_rows, embedding
+from .functional_shape import _options_name, _renorm_rows, embedding
 
 __all__ = ["embedding_bag"]
 
@@ -33,6 +33,25 @@ def _flatten_bags(input: Tensor, offsets: Tensor | None, per_sample_weights, inc
     raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
 
 
+def _promoted_indices(input: Tensor, offsets: Tensor | None) -> tuple:
+    """Indices and offsets in their common dtype, which must be int64 or int32 (torch promotes them: int16 indices
+    with int64 offsets are taken; 2-D input's offsets are an arange of the input's own dtype)."""
+    if input.dim() == 2 and offsets is None:
+        if input.dtype is dt.bool_:
+            raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+        common = input.dtype
+    elif offsets is None or not isinstance(offsets, Tensor):
+        return input, offsets
+    else:
+        common = dt.promote_types(input.dtype, offsets.dtype)
+    if common not in (dt.int64, dt.int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {_options_name(input.to(common))} instead "
+                           "(while checking arguments for embedding_bag)")
+    input = input if input.dtype is common else input.to(common)
+    return input, offsets if offsets is None or offsets.dtype is common else offsets.to(common)
+
+
 def _bag_of_each(offsets: np.ndarray, length: int, include_last_offset: bool) -> tuple:
     """Per input position its bag (-1 when in none), and the number of bags."""
     bags = len(offsets) - 1 if include_last_offset else len(offsets)
@@ -40,7 +59,7 @@ def _bag_of_each(offsets: np.ndarray, length: int, include_last_offset: bool) ->
         raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
                            f"position 0. However, got {offsets[0]}")
     if len(offsets) and offsets[-1] > length:
-        raise RuntimeError(f"offsets[-1] can not be greater than input's length {length}, but got offsets[-1] of "
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {length} but got offsets[-1] of "
                            f"{offsets[-1]}")
     ends = offsets[1:] if include_last_offset else np.append(offsets[1:], length)
     bag = np.searchsorted(offsets[:bags], np.arange(length), side="right") - 1
@@ -58,6 +77,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
                       "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.",
                       stacklevel=2)
         weight, input = input, weight
+    input, offsets = _promoted_indices(input, offsets)
     if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
         raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
                          f"must have the same shape as the input ({input.shape})")

@@ -124,7 +124,6 @@ def test_lbfgs_float64_iterates():
     run_both(program, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_hunt_scalar_warning.patch")
 def test_scalar_of_a_tensor_requiring_grad_warns_only_with_grad_mode_on():
     from tidal.tensor import tensor as tensor_module
     tensor_module.SCALAR_WARNED.clear()  # torch warns once per process: start from not having warned
@@ -176,7 +175,6 @@ SINGULAR_CASES = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_hunt_linalg.patch")
 @pytest.mark.parametrize("name", list(SINGULAR_CASES))
 def test_singular_matrices_raise_at_the_call(name):
     def program(T):
@@ -209,7 +207,6 @@ ONCE_CASES = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_hunt_warnings.patch and s10_hunt_linalg.patch")
 def test_warnings_once_as_torch():
     import subprocess
     import sys
@@ -223,7 +220,6 @@ def test_warnings_once_as_torch():
     assert ours == theirs
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_hunt_warnings.patch")
 def test_new_tensor_of_a_tensor_warns_naming_new_tensor():
     def program(T):
         with warnings.catch_warnings(record=True) as caught:
@@ -234,7 +230,6 @@ def test_new_tensor_of_a_tensor_warns_naming_new_tensor():
     assert ours == theirs
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_hunt_optimizer_repr.patch")
 def test_optimizer_repr_with_groups():
     def program(T):
         first, second = T.nn.Parameter(T.ones(1)), T.nn.Parameter(T.ones(1))
@@ -357,7 +352,6 @@ EDGE_GRADIENTS = {  # where training meets NaN, infinities and domain ends
 }
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_hunt_grad_edges.patch")
 @pytest.mark.parametrize("name", list(EDGE_GRADIENTS))
 def test_gradients_at_nan_and_domain_ends(name):
     def program(T):
@@ -366,3 +360,32 @@ def test_gradients_at_nan_and_domain_ends(name):
         return x.grad
     program.__name__ = name
     run_both(program)
+
+
+BAG_AND_ATTENTION_CASES = {
+    "int16 indices with offsets": lambda T: T.nn.functional.embedding_bag(
+        T.tensor([1, 0, 2], dtype=T.int16), T.ones(4, 2), T.tensor([0, 2])),
+    "int8 2-D indices": lambda T: T.nn.functional.embedding_bag(T.tensor([[1, 0]], dtype=T.int8), T.ones(4, 2)),
+    "float offsets": lambda T: T.nn.functional.embedding_bag(T.tensor([1, 0]), T.ones(4, 2), T.tensor([0.0])),
+    "float indices": lambda T: T.nn.functional.embedding_bag(T.tensor([1.0, 0.0]), T.ones(4, 2), T.tensor([0])),
+    "bool 2-D indices": lambda T: T.nn.functional.embedding_bag(T.tensor([[True, False]]), T.ones(4, 2)),
+    "offsets past the end": lambda T: T.nn.functional.embedding_bag(T.tensor([1, 0]), T.ones(4, 2), T.tensor([0, 3])),
+    "sdpa head dims": lambda T: T.nn.functional.scaled_dot_product_attention(T.ones(2, 3, 4, 8), T.ones(2, 3, 5, 7),
+                                                                             T.ones(2, 3, 5, 6)),
+    "sdpa key and value lengths": lambda T: T.nn.functional.scaled_dot_product_attention(
+        T.ones(3, 4, 8), T.ones(3, 5, 8), T.ones(3, 4, 6)),
+    "sdpa dtypes": lambda T: T.nn.functional.scaled_dot_product_attention(T.ones(2, 4, 8).half(),
+                                                                          T.ones(2, 5, 8).bfloat16(), T.ones(2, 5, 6)),
+}
+
+
+@pytest.mark.parametrize("name", list(BAG_AND_ATTENTION_CASES))
+def test_bag_and_attention_inputs_as_torch(name):
+    def program(T):
+        return outcome(lambda: BAG_AND_ATTENTION_CASES[name](T))
+    theirs, ours = (program(T) for T in FRAMEWORKS)
+    if theirs[0] == "ok":
+        assert ours[0] == "ok"
+        np.testing.assert_allclose(ours[1].numpy(), theirs[1].numpy())
+    else:
+        assert ours == theirs
