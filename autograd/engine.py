@@ -375,6 +375,8 @@ def _accumulate(node: AccumulateGrad, grad, accumulate: bool, capture_leaves: di
         else:
             stolen = _stolen(grad, leaf)
             leaf.grad = stolen if stolen is not None else grad.detach().clone()
+    elif leaf.grad.is_sparse and not grad.is_sparse:  # torch: a dense gradient replaces a sparse one, summed
+        leaf.grad = grad + leaf.grad
     else:
         if is_grad_enabled():
             leaf.grad = leaf.grad + grad

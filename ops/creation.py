@@ -12,7 +12,7 @@ from ..vm import View
 from .factory_args import (check_requires_grad, check_shape, device_arg, dtype_arg, empty_like_tensor,
                            empty_strided_tensor, fill_scalar, int_arg, new_tensor_checked, number_arg, out_dtype,
                            reject_extra, size_tuple, size_varargs, tensor_arg, write_out)
-from .from_data import as_tensor, from_numpy, tensor
+from .from_data import as_tensor, copied, from_numpy, tensor
 from .math_api import fill_, fill_values
 from .ranges import arange, linspace, logspace
 from .limited_dtypes import check as check_limited
@@ -213,8 +213,8 @@ def new_full(self: Tensor, size, fill_value, *, dtype: dt.dtype | None = None, d
 def new_tensor(self: Tensor, data, *, dtype: dt.dtype | None = None, device=None, requires_grad: bool = False,
                layout=None, pin_memory: bool = False) -> Tensor:
     """A copy of `data` in this tensor's dtype and device (unless given)."""
-    return tensor(data, dtype=dtype_arg("new_tensor", dtype) or self.dtype,
-                  device=self.device if device is None else device, requires_grad=requires_grad)
+    return copied(data, dtype_arg("new_tensor", dtype) or self.dtype, self.device if device is None else device,
+                  requires_grad, "tensor.new_tensor")
 
 
 def empty_permuted(size, physical_layout, *, dtype: dt.dtype | None = None, layout=None, device=None,

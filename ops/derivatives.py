@@ -26,17 +26,16 @@ def _zero(g: Tensor) -> Tensor:
     return M.fill_(M.convert(g, g.dtype), 0)
 
 
-def _tie_share(a, b, g, first_wins):
-    # PyTorch splits the gradient evenly between equal inputs of maximum/minimum
-    return M.where(ap("eq", a, b), g * 0.5, M.where(first_wins, g, _zero(g)))
+def _tie_share(a, b, g, loses):
+    # PyTorch splits the gradient evenly between equal inputs of maximum/minimum and takes it from the input that
+    # loses: where a NaN is compared, neither loses and both get the whole gradient
+    return M.where(ap("eq", a, b), g * 0.5, M.where(loses, _zero(g), g))
 
 
-def _rest(share_fn):
-    return lambda g, o, a, b: g - share_fn(g, o, a, b)
-
-
-_max_a = lambda g, o, a, b: _tie_share(a, b, g, ap("gt", a, b))  # noqa: E731
-_min_a = lambda g, o, a, b: _tie_share(a, b, g, ap("lt", a, b))  # noqa: E731
+_max_a = lambda g, o, a, b: _tie_share(a, b, g, ap("lt", a, b))  # noqa: E731
+_max_b = lambda g, o, a, b: _tie_share(a, b, g, ap("gt", a, b))  # noqa: E731
+_min_a = lambda g, o, a, b: _tie_share(a, b, g, ap("gt", a, b))  # noqa: E731
+_min_b = lambda g, o, a, b: _tie_share(a, b, g, ap("lt", a, b))  # noqa: E731
 
 
 def _fpick(first_wins, b):
@@ -92,8 +91,8 @@ FORMULAS = {
     "sub": (lambda g, o, a, b: g, lambda g, o, a, b: -g),
     "mul": (lambda g, o, a, b: g * b, lambda g, o, a, b: g * a),
     "div": (lambda g, o, a, b: g / b, lambda g, o, a, b: -g * a / (b * b)),
-    "maximum": (_max_a, _rest(_max_a)),
-    "minimum": (_min_a, _rest(_min_a)),
+    "maximum": (_max_a, _max_b),
+    "minimum": (_min_a, _min_b),
     # fmax/fmin give the whole gradient to the input chosen (the first on ties), as torch does
     "fmax": (lambda g, o, a, b: g * _fpick(ap("ge", a, b), b), lambda g, o, a, b: g * ~_fpick(ap("ge", a, b), b)),
     "fmin": (lambda g, o, a, b: g * _fpick(ap("le", a, b), b), lambda g, o, a, b: g * ~_fpick(ap("le", a, b), b)),
@@ -109,7 +108,8 @@ FORMULAS = {
     "fmod": (lambda g, o, a, b: g, lambda g, o, a, b: -g * ap("trunc", a / b)),
     "floor_divide": (lambda g, o, a, b: _zero(g), lambda g, o, a, b: _zero(g)),
     "copysign": (lambda g, o, a, b: g * ap("sign", a) * ap("sign", o), lambda g, o, a, b: _zero(g)),
-    "xlogy": (lambda g, o, a, b: g * ap("log", b) * ap("ne", a, 0), lambda g, o, a, b: g * a / b),
+    # torch's: xlogy(a != 0, b), 0 where a is 0 even if log(b) is infinite
+    "xlogy": (lambda g, o, a, b: g * ap("xlogy", ap("ne", a, 0), b), lambda g, o, a, b: g * a / b),
     "neg": (lambda g, o, a: -g,),
     "positive": (lambda g, o, a: g,),
     "abs": (lambda g, o, a: g * ap("sign", a),),
@@ -158,7 +158,9 @@ FORMULAS = {
     "i1": (lambda g, o, a: g * (ap("i0", a) - M.where(ap("eq", a, 0), 0.5, o / a)),),
     "deg2rad": (lambda g, o, a: g * (math.pi / 180),),
     "rad2deg": (lambda g, o, a: g * (180 / math.pi),),
-    "logit": (lambda g, o, a: g / (a * (1 - a)),),
+    # torch's: NaN outside [0, 1] (the formula alone is finite there)
+    "logit": (lambda g, o, a: M.where(ap("logical_or", ap("lt", a, 0), ap("gt", a, 1)), math.nan,
+                                      g / (a * (1 - a))),),
     "sinc": (lambda g, o, a: g * M.where(ap("eq", a, 0), 0.0,
                                          (ap("cos", a * math.pi) * math.pi - o * math.pi) / (a * math.pi)),),
     # clamp = min(max(a, lo), hi): when lo > hi every element is hi
@@ -177,7 +179,7 @@ def _reads(fn) -> frozenset:
         return frozenset()
     names = fn.__code__.co_varnames[:fn.__code__.co_argcount]
     loaded = {ins.argval for ins in dis.get_instructions(fn) if ins.opname.startswith("LOAD_FAST")}
-    # closures (_rest) read everything their inner formula reads: be conservative
+    # closures read everything their inner formula reads: be conservative
     if fn.__code__.co_freevars:
         return frozenset(range(len(names)))
     return frozenset(k for k, n in enumerate(names) if n in loaded)

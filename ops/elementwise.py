@@ -92,9 +92,10 @@ _declare("same", 3, {"clamp": "np.minimum(np.maximum({0}, {1}), {2})"})
 # PyTorch's two-sided lerp: exact at both ends, and the same rounding as torch's
 _declare("float", 3, {"lerp": "where(np.abs({2}) < 0.5, {0} + {2} * ({1} - {0}), {1} - ({1} - {0}) * (1 - {2}))"})
 _declare("where", 3, {"where": "where({0}, {1}, {2})"})
-# relu's backward in one pass (torch's threshold_backward): the gradient where the input passed the
-# threshold, else 0 (`{2} - {2}`: a zero of the computing dtype, exact even where the gradient is NaN)
-_declare("same", 3, {"threshold_backward": "where({1} > {2}, {0}, {2} - {2})"}, no_bool=True)
+# relu's backward in one pass (torch's threshold_backward): 0 where the input is at or below the threshold,
+# else the gradient (a NaN input passes it, as torch's) (`{2} - {2}`: a zero of the computing dtype, exact even
+# where the gradient is NaN)
+_declare("same", 3, {"threshold_backward": "where({1} <= {2}, {2} - {2}, {0})"}, no_bool=True)
 # sgn: sign, and z/|z| for complex inputs (COMPLEX_TEMPLATES); conj: the identity for real inputs
 _declare("keep", 1, {"sgn": "sgn({0})", "conj": "np.conj({0})"})
 

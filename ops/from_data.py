@@ -235,10 +235,12 @@ def _holding(arr: np.ndarray, target: dt.dtype) -> Tensor:
     return Tensor._make(View(v.blob, v.shape, v.strides, v.offset, target.np), target, CPU, v.blob.vm)
 
 
-def _copy_of_tensor(data: Tensor, dtype, dev) -> Tensor:
+def _copy_of_tensor(data: Tensor, dtype, dev, call: str | None = None) -> Tensor:
+    """A copy of `data`, with torch's warning naming the call (`torch.tensor`, or `tensor.new_tensor`)."""
+    call = call or f"{dt.repr_namespace[0]}.tensor"
     warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
                   "or sourceTensor.detach().clone().requires_grad_(True), rather than "
-                  f"{dt.repr_namespace[0]}.tensor(sourceTensor).", UserWarning, stacklevel=user_stacklevel())
+                  f"{call}(sourceTensor).", UserWarning, stacklevel=user_stacklevel())
     out = convert(data.detach(), dtype or data.dtype)
     return out if dev is None or dev == out.device else out.to(dev)
 
@@ -246,11 +248,16 @@ def _copy_of_tensor(data: Tensor, dtype, dev) -> Tensor:
 def tensor(data, *, dtype: dt.dtype | None = None, device=None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of `data` (numbers, nested sequences, NumPy arrays, tensors)."""
+    return copied(data, dtype, device, requires_grad)
+
+
+def copied(data, dtype, device, requires_grad: bool, call: str | None = None) -> Tensor:
+    """torch.tensor's work; `call` names the function a tensor `data` is copied by in the warning."""
     dtype = dtype_arg("tensor", dtype)
     dev = None if device is None and not OPEN_BLOCKS[0] else device_arg(device)  # (with device(d): d)
     if isinstance(data, Tensor):
         check_requires_grad(dtype or data.dtype, requires_grad)
-        out = _copy_of_tensor(data, dtype, dev)
+        out = _copy_of_tensor(data, dtype, dev, call)
     else:
         arr, inferred, python_complex = _gather(data, dtype)
         target = dtype or inferred

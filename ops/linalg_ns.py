@@ -149,6 +149,7 @@ def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The inverse of each square matrix of `A`."""
     _check_matrix("inv", A)
     (res,) = _run("inv", (A,), [(A.shape, A.dtype)])
+    reported_at_the_call("inv", A, res)
     if needs_grad((A,)):
         record("linalg_inv_ex", _inv_backward, (A,), (res,), saved=(res,))
     return _into(res, out)
@@ -186,9 +187,34 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None)
     batch = tuple(broadcast_shapes(tuple(A.shape[:-2]), tuple(Bm.shape[:-2])))
     A_b, B_b = A.expand(*batch, *A.shape[-2:]), Bm.expand(*batch, *Bm.shape[-2:])
     (X,) = _run("solve", (A_b, B_b), [(B_b.shape, A.dtype)])
+    reported_at_the_call("solve", A_b, X)
     if needs_grad((A_b, B_b)):
         record("linalg_solve_ex", _solve_backward, (A_b, B_b), (X,), saved=(A_b, X))
     return _into(X.squeeze(-1) if vector else X, out)
+
+
+def reported_at_the_call(op: str, A: Tensor, result: Tensor) -> None:
+    """torch raises for a singular (for cholesky: not positive-definite) matrix at the call, as its LinAlgError, so
+    a program's `except RuntimeError` around the call sees it: wait for `result`, and if its kernel failed, name
+    the first failing matrix and pivot (or minor) as torch does, from an LU (Cholesky) factorization's info."""
+    try:
+        result._sync()
+    except RuntimeError:
+        from .linalg_derived import _batch_prefix, _first_error, cholesky_ex, lu_factor_ex
+        positive_definite = op.endswith("cholesky")
+        err = _first_error(cholesky_ex(A).info if positive_definite else lu_factor_ex(A).info)
+        if err is None:
+            raise  # another op's failure, reported at this sync point
+        where = _batch_prefix(A, err[0])
+        if positive_definite:
+            message = (f"{op}: {where}The factorization could not be completed because the input is not "
+                       f"positive-definite (the leading minor of order {err[1]} is not positive-definite).")
+        elif op == "solve":
+            message = f"torch.linalg.solve: {where}The solver failed because the input matrix is singular."
+        else:
+            message = (f"linalg.{op}: {where}The diagonal element {err[1]} is zero, the inversion could not be "
+                       "completed because the input matrix is singular.")
+        raise LinAlgError(message) from None
 
 
 def _into(res: Tensor, out: Tensor | None) -> Tensor:
@@ -205,6 +231,7 @@ def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Te
     """The lower (or upper) Cholesky factor of each symmetric positive-definite matrix."""
     _check_matrix("cholesky", A)
     (L,) = _run("cholesky", (A,), [(A.shape, A.dtype)])
+    reported_at_the_call("linalg.cholesky", A, L)
     if upper:  # U = L^H
         L = _mH(L).contiguous()
     if needs_grad((A,)):

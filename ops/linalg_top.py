@@ -17,7 +17,7 @@ from .linalg_derived import vander as _linalg_vander
 from .linalg_lu import cholesky_inverse, cholesky_solve, into_all, lu_factor_ex, lu_unpack, triangular_solve
 from .linalg_lu import lu_solve as _linalg_lu_solve
 from .linalg_householder import geqrf, ormqr
-from .linalg_ns import _check_matrix, pinv
+from .linalg_ns import LinAlgError, _check_matrix, pinv
 from .linalg_ns import cholesky as _linalg_cholesky
 from .linalg_ns import qr as _linalg_qr
 from .linalg_ns import svd as _linalg_svd
@@ -93,17 +93,33 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     return res if increasing else res.flip(-1)
 
 
+_WARNED: set = set()  # the deprecations torch's C++ warns of once per process (TORCH_WARN_ONCE)
+
+
+def _warn_once(name: str, message: str) -> None:
+    if name not in _WARNED:
+        _WARNED.add(name)
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+
 def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """The Cholesky factor, lower (upper when `upper`); the older torch.cholesky."""
-    warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
-                  "PyTorch release.", UserWarning, stacklevel=2)
-    return _linalg_cholesky(input, upper=upper, out=out)
+    _warn_once("cholesky", "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
+               "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)"
+               "\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
+               "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.")
+    try:
+        return _linalg_cholesky(input, upper=upper, out=out)
+    except LinAlgError as exc:  # torch.cholesky's message names it so
+        raise LinAlgError("cholesky" + str(exc)[len("linalg.cholesky"):]) from None
 
 
 def qr(input: Tensor, some: bool = True, *, out=None) -> tuple:
     """(Q, R), reduced unless some=False; the older torch.qr."""
-    warnings.warn("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
-                  "release.", UserWarning, stacklevel=2)
+    _warn_once("qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+               "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\nQ, R = "
+               "torch.qr(A, some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if some else "
+               "'complete')")
     Q, R = _linalg_qr(input, "reduced" if some else "complete")
     return into_all(return_type("qr", ("Q", "R"))(Q, R), out)
 

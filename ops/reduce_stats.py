@@ -23,6 +23,7 @@ from .reduce import (_as_given, _axes, _count, _means_all, _reduce, _require_flo
                      track)
 from .view_grads import overload
 from .limited_dtypes import check as check_limited
+from . import tie_order
 from .user_frame import user_stacklevel
 
 __all__ = ["var", "std", "var_mean", "std_mean", "norm", "logsumexp", "median", "nanmedian", "mode"]
@@ -74,8 +75,13 @@ def _median_body(a, axes, ignore_nan):
         return np.full(1, np.nan), np.zeros(1, np.int64)
     nan = np.isnan(a) if a.dtype.kind == "f" else None
     if nan is None or not nan.any():  # the common case: a linear-time selection
-        index = np.take(np.argpartition(a, (n - 1) // 2, axis=axis), [(n - 1) // 2], axis=axis)
-        return np.take_along_axis(a, index, axis), index
+        k = (n - 1) // 2
+        value = np.take_along_axis(a, np.take(np.argpartition(a, k, axis=axis), [k], axis=axis), axis)
+        # torch breaks ties by index: among the elements equal to the median, the one of rank k
+        equal = a == value
+        rank = k - np.count_nonzero(a < value, axis=axis, keepdims=True)
+        index = np.argmax(np.cumsum(equal, axis=axis) > rank, axis=axis, keepdims=True)
+        return value, index
     order = np.argsort(a, axis=axis, kind="stable")  # NaNs sort last, in their original order
     count = n - np.count_nonzero(nan, axis=axis, keepdims=True)
     if ignore_nan:
@@ -88,19 +94,8 @@ def _median_body(a, axes, ignore_nan):
 
 @reduction_kernel("mode")
 def _mode_body(a, axes, _):
-    """The most frequent value along the axis (the smallest on ties) and its last index."""
-    axis = axes[0]
-    rows = np.moveaxis(a, axis, -1)
-    flat = rows.reshape(-1, rows.shape[-1])
-    values = np.empty(flat.shape[0], a.dtype)
-    indices = np.empty(flat.shape[0], np.int64)
-    for r, row in enumerate(flat):
-        uniq, counts = np.unique(row, return_counts=True)
-        values[r] = uniq[np.argmax(counts)]
-        hits = np.flatnonzero(row == values[r])
-        indices[r] = hits[-1] if hits.size else 0  # NaN matches nothing
-    shape = rows.shape[:-1] + (1,)
-    return (np.moveaxis(values.reshape(shape), -1, axis), np.moveaxis(indices.reshape(shape), -1, axis))
+    """The most frequent value along the axis and the index torch reports (see tie_order.mode_rows)."""
+    return tie_order.mode_rows(a, axes[0])
 
 
 # -- spread and norms -----------------------------------------------------------------------
@@ -320,7 +315,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False):
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
-    """The most frequent value along `dim` (smallest on ties) and the index of its last occurrence."""
+    """The most frequent value along `dim` (smallest on ties) and the index torch's CPU kernel reports."""
     axes = one_axis(input, dim, "mode")
     _require_nonempty(input, axes, "mode():")
     if input.dtype.is_complex and input.numel():  # (torch's kernel refuses it only when it has work)

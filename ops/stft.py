@@ -19,6 +19,9 @@ __all__ = ["stft", "istft"]
 METHODS: dict = {}
 
 
+_NO_WINDOW_WARNED: list = []  # istft without a window has warned
+
+
 def _padded_window(window: Tensor | None, n_fft: int, win_length: int, like: Tensor, where: str) -> Tensor:
     """The window as n_fft samples: ones by default, centred in zeros when win_length < n_fft."""
     if window is None:
@@ -120,6 +123,12 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
                            f"match n_fft when onesided=False, but got {fft_size}")
     if not 0 < win_length <= n_fft:
         raise RuntimeError(f"{where}: expected 0 < win_length <= n_fft, but got win_length={win_length}")
+    if window is None and not _NO_WINDOW_WARNED:  # torch's TORCH_WARN_ONCE
+        _NO_WINDOW_WARNED.append(True)
+        warnings.warn("A window was not provided. A rectangular window will be applied.Please provide the same window "
+                      "used by stft to make the inversion lossless.To suppress this warning and use a rectangular "
+                      "window, explicitly set `window=torch.ones(n_fft, device=<device>)`.", UserWarning,
+                      stacklevel=user_stacklevel())
     window = _padded_window(window, n_fft, win_length, x, where)
     x = x.transpose(1, 2)  # (B, frames, freq)
     norm = "ortho" if normalized else "backward"

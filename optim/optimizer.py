@@ -180,11 +180,11 @@ class Optimizer:
             to_host(self, self._host_state)
 
     def __repr__(self) -> str:
-        lines = [self.__class__.__name__ + " ("]
-        for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
-            lines += [f"    {key}: {group[key]}" for key in sorted(group) if key != "params"]
-        return "\n".join(lines) + "\n)"
+        text = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):  # each group after a newline: a blank line between groups
+            text += f"\nParameter Group {i}\n"
+            text += "".join(f"    {key}: {group[key]}\n" for key in sorted(group) if key != "params")
+        return text + ")"
 
     # -- parameter groups ------------------------------------------------------------------
     def add_param_group(self, param_group: dict[str, Any]) -> None:

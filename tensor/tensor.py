@@ -39,6 +39,11 @@ ONE_ELEMENT = "only one element tensors can be converted to Python scalars"  # i
 SCALAR_WARNED: list = []  # float() of a tensor that requires grad has warned (torch's TORCH_WARN_ONCE)
 
 
+def _grad_mode_on() -> bool:
+    from ..autograd.grad_mode import is_grad_enabled  # (autograd sits above tensor)
+    return is_grad_enabled()
+
+
 class VersionCounter:
     """A version counter of its own (`x.data`'s); every other tensor counts in its blob's `version`."""
 
@@ -367,8 +372,7 @@ class Tensor:
     def _check_numpy(self) -> None:
         """torch's refusals of numpy(): a tensor that requires grad while grad mode is on, or not on the CPU."""
         if self.requires_grad:
-            from ..autograd.grad_mode import is_grad_enabled  # (autograd sits above tensor)
-            if is_grad_enabled():
+            if _grad_mode_on():
                 raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                    "Use tensor.detach().numpy() instead.")
         if self.device.type != "cpu":
@@ -400,7 +404,7 @@ class Tensor:
     def __float__(self) -> float:
         if self.numel() != 1:
             raise ValueError(ONE_ELEMENT)
-        if self._requires_grad and not SCALAR_WARNED:  # torch warns once per process
+        if self._requires_grad and not SCALAR_WARNED and _grad_mode_on():  # torch: once per process, grad mode on
             SCALAR_WARNED.append(True)
             import warnings
             warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"

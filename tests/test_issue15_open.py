@@ -13,7 +13,6 @@ from pairs import as_numpy, pair
 torch = pytest.importorskip("torch")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
-PATCH_TIES = "needs s10_open_median_mode_ties.patch"
 TIE_DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int8", "uint8", "bool")
 # lengths around torch's switches: insertion sort up to 16, introsort past it, topk's 64k <= n
 LENGTHS = (5, 16, 17, 33, 64, 65, 130)
@@ -132,7 +131,6 @@ def test_unique_ties_as_torch():
 
 
 # -- median, nanmedian, mode, max/min(dim) -----------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason=PATCH_TIES)
 @pytest.mark.parametrize("dtype", ("float32", "float64", "int64", "uint8", "bool"))
 def test_median_mode_ties_pick_torchs_index(dtype):
     rng = np.random.default_rng(7)
@@ -353,7 +351,6 @@ def test_dense_then_sparse_grads_accumulate_dense():
         np.testing.assert_array_equal(as_numpy(w.grad), np.array([[2.0, 2], [3, 3], [2, 2], [2, 2], [2, 2]]))
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_open_sparse_accumulate.patch")
 @pytest.mark.parametrize("create_graph", (False, True))
 def test_sparse_then_dense_grads_accumulate_dense(create_graph):
     for lib in (tidal, torch):
