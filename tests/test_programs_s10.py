@@ -389,3 +389,20 @@ def test_bag_and_attention_inputs_as_torch(name):
         np.testing.assert_allclose(ours[1].numpy(), theirs[1].numpy())
     else:
         assert ours == theirs
+
+
+SIZE_CASES = ["s + (4,)", "(1,) + s", "s * 2", "2 * s", "s + s", "x.shape + (1,)", "x.shape[:1] + x.shape[1:]",
+              "s + [4]", "s * 1.5"]
+
+
+@pytest.mark.xfail(strict=True, reason="needs s10_hunt_size.patch")
+def test_size_arithmetic_keeps_size():
+    def program(T):
+        names = {"s": T.Size([2, 3]), "x": T.ones(2, 3)}
+        results = []
+        for expression in SIZE_CASES:
+            result = outcome(lambda: eval(expression, {}, names))
+            results.append((result[0], repr(result[1]).replace("tidal.", "torch.")))
+        return results
+    theirs, ours = (program(T) for T in FRAMEWORKS)
+    assert ours == theirs
