@@ -62,11 +62,11 @@ def _check_addmm(input: Tensor, weight: Tensor, bias: Tensor) -> None:
     if input.dim() == 0 or weight.dim() == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.dim()}D and "
                            f"{weight.dim()}D")
+    if bias.dtype is not weight.dtype:  # (addmm checks its self, the bias, first)
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {torch_name(bias.dtype)} and "
+                           f"{torch_name(weight.dtype)}")
     if input.dtype is not weight.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {torch_name(input.dtype)} and "
-                           f"{torch_name(weight.dtype)}")
-    if bias.dtype is not weight.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {torch_name(bias.dtype)} and "
                            f"{torch_name(weight.dtype)}")
     if bias.dim() != 1 or weight.dim() != 2 or bias.shape[0] != weight.shape[0]:
         rows = math.prod(input.shape[:-1])

@@ -406,3 +406,15 @@ def test_size_arithmetic_keeps_size():
         return results
     theirs, ours = (program(T) for T in FRAMEWORKS)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float64", "float32"), ("float64", "float32", "float64"),
+                                    ("float32", "float32", "float64"), ("float64", "float64", "float32")])
+def test_linear_dtype_mismatch_names_as_torch(dtypes):
+    # torch's addmm checks its self (the bias) against mat2 before mat1: the message names which pair differs
+    def program(T):
+        weight, inp, bias = (getattr(T, name) for name in dtypes)
+        return outcome(lambda: T.nn.functional.linear(T.ones(1, 2, dtype=inp), T.ones(2, 2, dtype=weight),
+                                                      T.ones(2, dtype=bias)))
+    theirs, ours = (program(T) for T in FRAMEWORKS)
+    assert theirs[0] == "RuntimeError" and ours == theirs
