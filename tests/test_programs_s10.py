@@ -408,8 +408,8 @@ def test_size_arithmetic_keeps_size():
     assert ours == theirs
 
 
-@pytest.mark.parametrize("dtypes", [("float32", "float64", "float32"), ("float64", "float32", "float64"),
-                                    ("float32", "float32", "float64"), ("float64", "float64", "float32")])
+@pytest.mark.parametrize("dtypes", [("float64", "float32", "float32"), ("float32", "float64", "float64"),
+                                    ("float32", "float64", "float32"), ("float32", "float32", "float64")])
 def test_linear_dtype_mismatch_names_as_torch(dtypes):
     # torch's addmm checks its self (the bias) against mat2 before mat1: the message names which pair differs
     def program(T):
