@@ -222,6 +222,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         if not target.dtype.is_floating_point:
             raise RuntimeError("Expected floating point type for target with class probabilities, got "
                                f"{torch_name(target.dtype)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
         if label_smoothing > 0:
             target = target * (1.0 - label_smoothing) + label_smoothing / classes
         per_class = logp * target
@@ -498,6 +500,10 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     if x.dim() != 2:
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
                            f"{list(input.shape)}")
+    if target.dim() > 1 or target.numel() != x.shape[0]:
+        raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{x.shape[0]}], but got {list(target.shape)}. "
+                           f"Input has shape {list(input.shape)}.")
     y = target.reshape(-1, 1)
     picked = x.gather(1, y)
     z = margin - picked + x

@@ -209,6 +209,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     """Normalize each channel (dim 1) by batch statistics (training, updating the running ones) or running ones."""
     if training:
         _verify_batch_size(input.shape)
+        if eps <= 0.0:
+            raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if input.numel() == 0:
         return _empty_norm(input, weight, bias)
     # PyTorch's checks, in its order; a 1-D input has 0 features

@@ -448,3 +448,22 @@ def test_random_refusals_at_the_call(name):
         return None
     theirs, ours = (program(T) for T in FRAMEWORKS)
     assert theirs is not None and ours == theirs
+
+
+MODULE_ERRORS = {  # from PyTorch's module database (module_error_inputs): torch refuses, tidal ran on
+    "batch norm eps 0 in training": lambda T: T.nn.BatchNorm1d(3, eps=0.0)(T.ones(4, 3)),
+    "batch norm eps < 0 in training": lambda T: T.nn.functional.batch_norm(T.ones(4, 3), T.zeros(3), T.ones(3),
+                                                                          training=True, eps=-1.0),
+    "batch norm eps 0 in eval": lambda T: T.nn.BatchNorm1d(3, eps=0.0).eval()(T.ones(4, 3)).shape,
+    "multi margin target size": lambda T: T.nn.MultiMarginLoss()(T.ones(5, 10), T.zeros(3, dtype=T.long)),
+    "multi margin 2-D target": lambda T: T.nn.functional.multi_margin_loss(T.ones(5, 10), T.zeros(5, 1, dtype=T.long)),
+    "huber complex delta": lambda T: T.nn.HuberLoss(delta=1j),
+    "cross entropy probabilities with ignore_index": lambda T: T.nn.CrossEntropyLoss(ignore_index=1)(
+        T.ones(2, 3), T.full((2, 3), 1 / 3)),
+}
+
+
+@pytest.mark.parametrize("name", list(MODULE_ERRORS))
+def test_module_errors_as_torch(name):
+    theirs, ours = (outcome(lambda: MODULE_ERRORS[name](T)) for T in FRAMEWORKS)
+    assert ours == theirs
