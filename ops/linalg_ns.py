@@ -148,8 +148,7 @@ def _inv_backward(node, g):
 def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The inverse of each square matrix of `A`."""
     _check_matrix("inv", A)
-    (res,) = _run("inv", (A,), [(A.shape, A.dtype)])
-    reported_at_the_call("inv", A, res)
+    res = reported_at_the_call("inv", A, lambda: _run("inv", (A,), [(A.shape, A.dtype)])[0])
     if needs_grad((A,)):
         record("linalg_inv_ex", _inv_backward, (A,), (res,), saved=(res,))
     return _into(res, out)
@@ -186,19 +185,21 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None)
                            f"({A.shape[-2]}x{A.shape[-1]} and {Bm.shape[-2]}x{Bm.shape[-1]})")
     batch = tuple(broadcast_shapes(tuple(A.shape[:-2]), tuple(Bm.shape[:-2])))
     A_b, B_b = A.expand(*batch, *A.shape[-2:]), Bm.expand(*batch, *Bm.shape[-2:])
-    (X,) = _run("solve", (A_b, B_b), [(B_b.shape, A.dtype)])
-    reported_at_the_call("solve", A_b, X)
+    X = reported_at_the_call("solve", A_b, lambda: _run("solve", (A_b, B_b), [(B_b.shape, A.dtype)])[0])
     if needs_grad((A_b, B_b)):
         record("linalg_solve_ex", _solve_backward, (A_b, B_b), (X,), saved=(A_b, X))
     return _into(X.squeeze(-1) if vector else X, out)
 
 
-def reported_at_the_call(op: str, A: Tensor, result: Tensor) -> None:
-    """torch raises for a singular (for cholesky: not positive-definite) matrix at the call, as its LinAlgError, so
-    a program's `except RuntimeError` around the call sees it: wait for `result`, and if its kernel failed, name
-    the first failing matrix and pivot (or minor) as torch does, from an LU (Cholesky) factorization's info."""
+def reported_at_the_call(op: str, A: Tensor, launch) -> Tensor:
+    """`launch()`'s result, waited for: torch raises for a singular (for cholesky: not positive-definite) matrix at
+    the call, as its LinAlgError, so a program's `except RuntimeError` around the call sees it. If the kernel
+    failed (at the launch in sync mode, else at the wait), name the first failing matrix and pivot (or minor) as
+    torch does, from an LU (Cholesky) factorization's info."""
     try:
+        result = launch()
         result._sync()
+        return result
     except RuntimeError:
         from .linalg_derived import _batch_prefix, _first_error, cholesky_ex, lu_factor_ex
         positive_definite = op.endswith("cholesky")
@@ -230,8 +231,7 @@ def _into(res: Tensor, out: Tensor | None) -> Tensor:
 def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
     """The lower (or upper) Cholesky factor of each symmetric positive-definite matrix."""
     _check_matrix("cholesky", A)
-    (L,) = _run("cholesky", (A,), [(A.shape, A.dtype)])
-    reported_at_the_call("linalg.cholesky", A, L)
+    L = reported_at_the_call("linalg.cholesky", A, lambda: _run("cholesky", (A,), [(A.shape, A.dtype)])[0])
     if upper:  # U = L^H
         L = _mH(L).contiguous()
     if needs_grad((A,)):

@@ -176,8 +176,6 @@ SINGULAR_CASES = {
 }
 
 
-@pytest.mark.xfail(os.environ.get("TIDAL_VM_MODE") == "sync", strict=True,
-                   reason="needs s10_hunt_linalg_sync.patch (in sync mode the kernel raises at the launch)")
 @pytest.mark.parametrize("name", list(SINGULAR_CASES))
 def test_singular_matrices_raise_at_the_call(name):
     def program(T):
