@@ -1,7 +1,6 @@
 """A second hunt with real programs (issue 15): the corners of module hooks, attention masks, torch.testing,
 optimizers and schedulers that programs reach, each run on real torch and on `tidal.compat` from NumPy-made
 weights and data; values, dtypes, warnings and errors (type and message) must agree."""
-import os
 import warnings
 
 import numpy as np
