@@ -73,11 +73,23 @@ def _random(rng, shape, dtype, ins, low, high_inclusive):
     return rng.integers(low, high_inclusive, size=shape, dtype=np.int64, endpoint=True)
 
 
+_BAD_P = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be improved?  If so, "
+          "please report an enhancement request to PyTorch.)")
+
+
+def _refused_at_the_call(bad: Tensor, message: str) -> None:
+    """torch checks a tensor parameter's values when the op is called (its kernel reads them there): read the
+    verdict now (a sync on the parameter), so a program's `except RuntimeError` around the call sees the refusal
+    (the kernel's own check would raise it only at a later sync point)."""
+    if bool(bad.any()):
+        raise RuntimeError(message)
+
+
 def _bernoulli(rng, shape, dtype, ins, p=None):
     if p is None:
         p = np.asarray(ins[0], np.float64)
         if not ((p >= 0) & (p <= 1)).all():
-            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+            raise RuntimeError(_BAD_P)
     return rng.random(shape) < p
 
 
@@ -382,6 +394,7 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
             raise _not_implemented("bernoulli_tensor_cpu_self_", self.dtype)
         check_limited("bernoulli_(p tensor)", self.dtype)
         _expand_check(p, self._v.shape)
+        _refused_at_the_call(~((p >= 0) & (p <= 1)), _BAD_P)
         return _sample_inplace("bernoulli", self, (), generator, overload("bernoulli", 1), (p,), "bernoulli_")
     p = _float_arg("bernoulli_", "p", p)
     check_limited("bernoulli_", self.dtype)
@@ -560,6 +573,8 @@ def normal(mean, std=_UNSET, size=None, *, generator=None, out=None, dtype: dt.d
     std = 1.0 if std is _UNSET else std
     if isinstance(std, Tensor) and std.dtype.is_complex:
         raise RuntimeError("normal expects standard deviation to be non-complex")
+    if isinstance(std, Tensor) and std.numel():
+        _refused_at_the_call(~(std >= 0), "normal expects all elements of std >= 0.0")  # (NaN too)
     if isinstance(mean, Tensor) and isinstance(std, Tensor):
         dev = same_device("normal", (mean, std))
         shape, result_dtype, params = broadcast_shapes(mean._v.shape, std._v.shape), mean.dtype, (None, None)
@@ -588,6 +603,7 @@ def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
         if not input.dtype.is_floating_point:
             raise _not_implemented("bernoulli_tensor_cpu_p_", input.dtype)
         _check_out("bernoulli", (input,), out)
+        _refused_at_the_call(~((input >= 0) & (input <= 1)), _BAD_P)
         return _from_params("bernoulli", _fresh("bernoulli", "bernoulli", (), result, False, generator, (input,),
                                                 out=out), (input,))
     _check_out("bernoulli", (input,), out)
@@ -614,6 +630,10 @@ def multinomial(input: Tensor, num_samples, replacement: bool = False, *, genera
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     if categories > 1 << 24:
         raise RuntimeError("number of categories cannot exceed 2^24")
+    if input.numel():
+        _refused_at_the_call(~((input >= 0) & input.isfinite()),
+                             "probability tensor contains either `inf`, `nan` or element < 0")
+        _refused_at_the_call(input.sum(-1) <= 0, "invalid multinomial distribution (sum of probabilities <= 0)")
     shape = input._v.shape[:-1] + (num_samples,)
     return _fresh("multinomial", "multinomial", (num_samples, bool(replacement)),
                   Tensor._empty(shape, dt.int64, input.device), False, generator, (input,), out=out)
@@ -624,6 +644,8 @@ def poisson(input: Tensor, generator=None) -> Tensor:
     tensor_arg("poisson", "input", input)
     if not _continuous(input.dtype):
         raise _not_implemented("poisson_cpu", input.dtype)
+    if input.numel():
+        _refused_at_the_call(~(input >= 0), "invalid Poisson rate, expected rate to be non-negative")
     result = _fresh("poisson", "poisson", (), Tensor._empty(input._v.shape, input.dtype, input.device), False,
                     generator, (input,))
     return _from_params("poisson", result, (input,))

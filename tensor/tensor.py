@@ -34,6 +34,24 @@ class Size(tuple):
         out = tuple.__getitem__(self, item)
         return Size(out) if isinstance(item, slice) else out
 
+    # concatenation and repetition keep the type, as torch.Size's (tuple's would give a plain tuple)
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to {dt.repr_namespace[0]}.Size")
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, times):
+        if not hasattr(times, "__index__"):
+            raise TypeError(f"can't multiply sequence by non-int of type '{type(times).__name__}'")
+        return Size(tuple.__mul__(self, times))
+
+    __rmul__ = __mul__
+
 
 ONE_ELEMENT = "only one element tensors can be converted to Python scalars"  # int(t), float(t), complex(t)
 SCALAR_WARNED: list = []  # float() of a tensor that requires grad has warned (torch's TORCH_WARN_ONCE)

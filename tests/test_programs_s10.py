@@ -395,7 +395,6 @@ SIZE_CASES = ["s + (4,)", "(1,) + s", "s * 2", "2 * s", "s + s", "x.shape + (1,)
               "s + [4]", "s * 1.5"]
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_hunt_size.patch")
 def test_size_arithmetic_keeps_size():
     def program(T):
         names = {"s": T.Size([2, 3]), "x": T.ones(2, 3)}
@@ -434,7 +433,6 @@ RANDOM_REFUSALS = {  # torch reads a tensor parameter's values at the call; tida
 }
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_hunt_random_checks.patch")
 @pytest.mark.parametrize("name", list(RANDOM_REFUSALS))
 def test_random_refusals_at_the_call(name):
     def program(T):
