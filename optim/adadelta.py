@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..ops import creation
 from ..tensor import Tensor
 from .optimizer import Optimizer, check, descent_grad
+from .hyperparams import check_lr
 
 __all__ = ["Adadelta", "adadelta"]
 
@@ -29,7 +30,7 @@ class Adadelta(Optimizer):
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0,
                  foreach: bool | None = None, *, capturable: bool = False, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        check(0.0 <= lr, "learning rate", lr)
+        check_lr(lr)
         check(0.0 <= rho <= 1.0, "rho value", rho)
         check(0.0 <= eps, "epsilon value", eps)
         check(0.0 <= weight_decay, "weight_decay value", weight_decay)

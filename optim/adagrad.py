@@ -5,6 +5,7 @@ from ..ops import creation
 from ..ops import math_api as M
 from ..tensor import Tensor
 from .optimizer import Optimizer, check, descent_grad
+from .hyperparams import check_lr
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -55,7 +56,7 @@ class Adagrad(Optimizer):
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:
-        check(0.0 <= lr, "learning rate", lr)
+        check_lr(lr)
         check(0.0 <= lr_decay, "lr_decay value", lr_decay)
         check(0.0 <= weight_decay, "weight_decay value", weight_decay)
         check(0.0 <= initial_accumulator_value, "initial_accumulator_value value", initial_accumulator_value)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..ops import creation
 from ..tensor import Tensor
-from .hyperparams import STEP_FLAGS
+from .hyperparams import STEP_FLAGS, check_lr
 from .optimizer import Optimizer, check, descent_grad
 from .scalar_state import rounded
 
@@ -35,7 +35,7 @@ class ASGD(Optimizer):
     def __init__(self, params, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75, t0: float = 1e6,
                  weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
-        check(0.0 <= lr, "learning rate", lr)
+        check_lr(lr)
         check(0.0 <= weight_decay, "weight_decay value", weight_decay)
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)

@@ -17,7 +17,8 @@ from ..ops.creation import scalar_tensor
 from ..ops.complex_ops import view_as_real
 from ..tensor import Tensor
 from ..tensor import dtype as dt
-from .optimizer import Optimizer, check
+from .optimizer import Optimizer
+from .hyperparams import check_lr
 
 __all__ = ["LBFGS"]
 
@@ -132,7 +133,7 @@ class LBFGS(Optimizer):
     def __init__(self, params, lr: float = 1, max_iter: int = 20, max_eval: int | None = None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9, history_size: int = 100,
                  line_search_fn: str | None = None) -> None:
-        check(0.0 <= lr, "learning rate", lr)
+        check_lr(lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,

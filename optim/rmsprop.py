@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..ops import creation
 from ..tensor import Tensor
 from .optimizer import Optimizer, check, descent_grad
+from .hyperparams import check_lr
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -38,7 +39,7 @@ class RMSprop(Optimizer):
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8, weight_decay: float = 0,
                  momentum: float = 0, centered: bool = False, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:
-        check(0.0 <= lr, "learning rate", lr)
+        check_lr(lr)
         check(0.0 <= eps, "epsilon value", eps)
         check(0.0 <= momentum, "momentum value", momentum)
         check(0.0 <= weight_decay, "weight_decay value", weight_decay)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from ..ops import creation
 from ..tensor import Tensor
-from .hyperparams import STEP_FLAGS
-from .optimizer import Optimizer, check, descent_grad
+from .hyperparams import STEP_FLAGS, check_lr
+from .optimizer import Optimizer, descent_grad
 
 __all__ = ["Rprop", "rprop"]
 
@@ -37,7 +37,7 @@ class Rprop(Optimizer):
     def __init__(self, params, lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
                  step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:
-        check(0.0 <= lr, "learning rate", lr)
+        check_lr(lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
         defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize,

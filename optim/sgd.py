@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from .optimizer import Optimizer, check, descent_grad
+from .hyperparams import check_lr
 
 __all__ = ["SGD", "sgd"]
 
@@ -36,7 +37,7 @@ class SGD(Optimizer):
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:
-        check(lr >= 0.0, "learning rate", lr)
+        check_lr(lr)
         check(momentum >= 0.0, "momentum value", momentum)
         check(weight_decay >= 0.0, "weight_decay value", weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):

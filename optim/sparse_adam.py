@@ -12,6 +12,7 @@ from ..ops import creation
 from ..ops import math_api as M
 from ..tensor import Tensor
 from .optimizer import Optimizer, check
+from .hyperparams import check_lr
 
 __all__ = ["SparseAdam", "sparse_adam"]
 
@@ -43,7 +44,7 @@ class SparseAdam(Optimizer):
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  maximize: bool = False) -> None:
-        check(0.0 < lr, "learning rate", lr)
+        check_lr(lr, positive=True)
         check(0.0 < eps, "epsilon value", eps)
         check(0.0 <= betas[0] < 1.0, "beta parameter at index 0", betas[0])
         check(0.0 <= betas[1] < 1.0, "beta parameter at index 1", betas[1])

@@ -462,3 +462,13 @@ MODULE_ERRORS = {  # from PyTorch's module database (module_error_inputs): torch
 def test_module_errors_as_torch(name):
     theirs, ours = (outcome(lambda: MODULE_ERRORS[name](T)) for T in FRAMEWORKS)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "RMSprop", "Rprop", "ASGD", "NAdam",
+                                  "RAdam", "Adamax", "LBFGS", "Adafactor", "Muon"])
+def test_optimizer_tensor_lr_of_many_elements_refused_as_torch(name):
+    # PyTorch's optimizer database: a learning rate given as a tensor must hold one element
+    def program(T):
+        return outcome(lambda: getattr(T.optim, name)([T.nn.Parameter(T.ones(2, 2))], lr=T.tensor([0.1, 0.2])))
+    theirs, ours = (program(T) for T in FRAMEWORKS)
+    assert theirs == ("ValueError", "Tensor lr must be 1-element") and ours == theirs
