@@ -31,12 +31,12 @@ def _outputs(func: Callable, inputs: tuple) -> list:
 def _numerical(func: Callable, inputs: tuple, wrt: list, eps: float) -> list:
     """[output][input] -> (numel(input), numel(output)) array of central differences."""
     from .. import ops
-    base = [t.detach().numpy().copy() if isinstance(t, Tensor) else t for t in inputs]
+    base = [t.detach()._host_array().copy() if isinstance(t, Tensor) else t for t in inputs]  # (any dtype)
 
     def run(arrays) -> list:  # fresh leaves as the inputs were (gradgradcheck's func differentiates them)
         args = [ops.tensor(a, dtype=t.dtype).requires_grad_(t.requires_grad) if isinstance(t, Tensor) else t
                 for a, t in zip(arrays, inputs)]
-        return [o.detach().numpy().astype(np.float64).ravel() for o in _outputs(func, args)]
+        return [o.detach()._host_array().astype(np.float64).ravel() for o in _outputs(func, args)]
     sizes = [o.size for o in run(base)]
     jac = [[np.zeros((inputs[i].numel(), n)) for i in wrt] for n in sizes]
     for col, i in enumerate(wrt):
@@ -69,7 +69,7 @@ def _analytical(func: Callable, inputs: tuple, wrt: list) -> list:
             grads = _grad(o, targets, seed, retain_graph=True, allow_unused=True)
             for col, g in enumerate(grads):
                 if g is not None:
-                    jac[k][col][:, e] = g.detach().numpy().astype(np.float64).ravel()
+                    jac[k][col][:, e] = g.detach()._host_array().astype(np.float64).ravel()
     return jac
 
 
@@ -92,7 +92,7 @@ def _forward_analytical(func: Callable, inputs: tuple, wrt: list) -> list:
                 for k, o in enumerate(outs):
                     t = fwad.unpack_dual(o).tangent
                     if t is not None:
-                        jac[k][col][e] = t.detach().numpy().astype(np.float64).ravel()
+                        jac[k][col][e] = t.detach()._host_array().astype(np.float64).ravel()
     return jac
 
 

@@ -107,7 +107,7 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_b
     offset2bag = np.zeros(0, np.int64) if fast else bag_of
     bag_size = counts if mode != 0 else np.zeros(bags, np.int64)
     if mode == 2:  # the row of each bag's maximum, per column (the first one on ties); 0 for an empty bag
-        table = weight.detach().numpy()
+        table = weight.detach()._host_array()
         max_indices = np.zeros((bags, weight.shape[1]), np.int64)
         for b in range(bags):
             rows = idx[starts[b]:ends[b]][kept[starts[b]:ends[b]]]

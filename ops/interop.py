@@ -70,7 +70,7 @@ def _dlpack(self: Tensor, *, stream=None, max_version=None, dl_device=None, copy
         raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
     if self.device.type != "cpu":
         raise BufferError(f"tidal exports only CPU tensors through DLPack, not {self.device.type} ones")
-    arr = self.numpy()
+    arr = self._lent_array()
     kwargs = {} if max_version is None else {"max_version": max_version}
     if copy is not None:
         kwargs["copy"] = copy

@@ -341,7 +341,7 @@ def _callback(self: Tensor, name: str, others: tuple, fn) -> Tensor:
     for other in others:
         if other.dtype is not self.dtype:
             raise TypeError(f"{name}: expected {self.type()} for 'other' (got {other.type()})")
-    arrays = [self.numpy()] + [o.expand(*self.shape).numpy() for o in others]
+    arrays = [self._host_array()] + [o.expand(*self.shape)._host_array() for o in others]  # (any dtype: bfloat16)
     cast = _python_value(self.dtype)
     values = [fn(*(cast(a[idx]) for a in arrays)) for idx in np.ndindex(*self.shape)]
     from .from_data import tensor as _tensor

@@ -90,7 +90,7 @@ FLOAT8 = frozenset((float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz
 UNSIGNED_LIMITED = frozenset((uint16, uint32, uint64))
 # the dtypes with only some of torch's kernels (ops/limited_dtypes.py holds what each refuses)
 LIMITED = UNSIGNED_LIMITED | FLOAT8 | {complex32}
-NO_NUMPY = FLOAT8 | {complex32}  # numpy() refuses them, as torch's (ml_dtypes' types, float16 pairs)
+NO_NUMPY = FLOAT8 | {complex32, bfloat16}  # numpy() refuses them, as torch's (ml_dtypes' types, float16 pairs)
 NO_SUM = FLOAT8 | {complex32}  # torch has no sum/prod/cumsum kernels for them
 cfloat, cdouble, chalf = complex64, complex128, complex32
 float16.compute = bfloat16.compute = float32

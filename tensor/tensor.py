@@ -346,6 +346,10 @@ class Tensor:
             raise TypeError(f"Got unsupported ScalarType {self.dtype.scalar_name}")
         if not force:
             self._check_numpy()
+        return self._lent_array()
+
+    def _lent_array(self) -> np.ndarray:
+        """The host array sharing this tensor's memory, lent to the program: numpy()'s, for any dtype (DLPack)."""
         array = self._host_array()
         if self.device.type == "cpu":  # the program's own view of the blob: while it lives, ops on the blob
             array = array.view()       # run at their call (see VirtualMachine.lent), and the ones pending

@@ -179,9 +179,14 @@ def _applicable(dtype_name: str, op: str) -> bool:
 def _close(got: np.ndarray, want: np.ndarray) -> bool:
     if got.shape != want.shape:
         return False
-    if got.dtype.kind in "fV" and got.dtype.itemsize == 2:
+    if any(a.dtype.kind in "fV" and a.dtype.itemsize == 2 for a in (got, want)):  # (bfloat16 read as float32)
         return np.allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2, atol=1e-2)
     return np.array_equal(got, want)
+
+
+def _np(t) -> np.ndarray:
+    """A tidal tensor's values (bfloat16 through float32: torch's numpy() refuses bfloat16, and so tidal's)."""
+    return (t.float() if t.dtype is tidal.bfloat16 else t).numpy()
 
 
 def _check(failures: list, what: str, got: np.ndarray, want: np.ndarray) -> None:
@@ -202,7 +207,7 @@ def all_reduce_everything() -> list:
                 t = tidal.tensor(_values(name, shape, rank, op=op))
                 C.all_reduce(t, op=getattr(C.ReduceOp, op))
                 want = _reference(name, op, [_values(name, shape, r, op=op) for r in range(size)])
-                _check(failures, f"all_reduce {name} {op} {shape}", t.numpy(), want)
+                _check(failures, f"all_reduce {name} {op} {shape}", _np(t), want)
     return failures
 
 
@@ -220,14 +225,14 @@ def reduce_and_scatter_everything() -> list:
             rop = getattr(C.ReduceOp, op)
             out = tidal.empty((3, 2), dtype=getattr(tidal, name if name != "bool" else "bool"))
             C.reduce_scatter_tensor(out, tidal.tensor(full[rank]), op=rop)
-            _check(failures, f"reduce_scatter_tensor {name} {op}", out.numpy(), want[rank * 3:(rank + 1) * 3])
+            _check(failures, f"reduce_scatter_tensor {name} {op}", _np(out), want[rank * 3:(rank + 1) * 3])
             out2 = tidal.zeros(3, 2, dtype=out.dtype)
             C.reduce_scatter(out2, [tidal.tensor(part) for part in np.split(full[rank], size)], op=rop)
-            _check(failures, f"reduce_scatter {name} {op}", out2.numpy(), want[rank * 3:(rank + 1) * 3])
+            _check(failures, f"reduce_scatter {name} {op}", _np(out2), want[rank * 3:(rank + 1) * 3])
             for root in range(size):
                 mine = tidal.tensor(full[rank])
                 C.reduce(mine, dst=root, op=rop)
-                _check(failures, f"reduce {name} {op} dst={root}", mine.numpy(), want if rank == root else full[rank])
+                _check(failures, f"reduce {name} {op} dst={root}", _np(mine), want if rank == root else full[rank])
     return failures
 
 
@@ -242,14 +247,14 @@ def gather_broadcast_everything() -> list:
             outs = [tidal.empty(shape, dtype=tdt) for _ in range(size)]
             C.all_gather(outs, tidal.tensor(parts[rank]))
             for r in range(size):
-                _check(failures, f"all_gather {name} {shape} from {r}", outs[r].numpy(), parts[r])
+                _check(failures, f"all_gather {name} {shape} from {r}", _np(outs[r]), parts[r])
             stacked = tidal.empty((size,) + shape, dtype=tdt)
             C.all_gather_into_tensor(stacked, tidal.tensor(parts[rank]))
-            _check(failures, f"all_gather_into_tensor {name} {shape}", stacked.numpy(), np.stack(parts))
+            _check(failures, f"all_gather_into_tensor {name} {shape}", _np(stacked), np.stack(parts))
             for root in range(size):
                 t = tidal.tensor(parts[rank])
                 C.broadcast(t, src=root)
-                _check(failures, f"broadcast {name} {shape} src={root}", t.numpy(), parts[root])
+                _check(failures, f"broadcast {name} {shape} src={root}", _np(t), parts[root])
     return failures
 
 
@@ -265,17 +270,17 @@ def all_to_all_everything() -> list:
         outs = [tidal.empty((r + rank + 1, 3), dtype=tdt) for r in range(size)]
         C.all_to_all(outs, [tidal.tensor(sent[rank, d]) for d in range(size)])
         for r in range(size):
-            _check(failures, f"all_to_all {name} from {r}", outs[r].numpy(), sent[r, rank])
+            _check(failures, f"all_to_all {name} from {r}", _np(outs[r]), sent[r, rank])
         out = tidal.empty((sum(r + rank + 1 for r in range(size)), 3), dtype=tdt)
         C.all_to_all_single(out, tidal.tensor(np.concatenate([sent[rank, d] for d in range(size)])),
                             output_split_sizes=[r + rank + 1 for r in range(size)],
                             input_split_sizes=[rank + d + 1 for d in range(size)])
-        _check(failures, f"all_to_all_single uneven {name}", out.numpy(),
+        _check(failures, f"all_to_all_single uneven {name}", _np(out),
                np.concatenate([sent[r, rank] for r in range(size)]))
         equal = _values(name, (2 * size, 4), rank, 4)
         out = tidal.empty((2 * size, 4), dtype=tdt)
         C.all_to_all_single(out, tidal.tensor(equal))
-        _check(failures, f"all_to_all_single {name}", out.numpy(),
+        _check(failures, f"all_to_all_single {name}", _np(out),
                np.concatenate([_values(name, (2 * size, 4), r, 4)[2 * rank:2 * rank + 2] for r in range(size)]))
     return failures
 

@@ -36,8 +36,7 @@ def as_numpy(t) -> np.ndarray:
     """A tidal or torch tensor's values as NumPy (bfloat16 as float32)."""
     if isinstance(t, torch.Tensor):
         return t.float().numpy() if t.dtype == torch.bfloat16 else t.numpy()
-    arr = t.numpy()
-    return arr.astype(np.float32) if arr.dtype == ml_dtypes.bfloat16 else arr
+    return (t.float() if t.dtype is tidal.bfloat16 else t).numpy()  # (bfloat16 has no NumPy dtype in torch)
 
 
 def assert_raises_like(fn, match: str | None = None) -> None:

@@ -22,7 +22,7 @@ def tree(x):
     """A canonical form of a (nested) batch from either library, for equality checks."""
     if isinstance(x, (tidal.Tensor, torch.Tensor)):
         name = str(x.dtype).split(".")[1]
-        vals = x.detach().float() if isinstance(x, torch.Tensor) and x.dtype == torch.bfloat16 else x.detach()
+        vals = x.detach().float() if str(x.dtype).endswith("bfloat16") else x.detach()
         vals = np.asarray(vals.numpy() if isinstance(vals, torch.Tensor) else vals.numpy())
         if vals.dtype.kind == "V":  # ml_dtypes bfloat16
             vals = vals.astype(np.float32)

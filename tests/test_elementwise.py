@@ -54,8 +54,8 @@ def host(t) -> np.ndarray:
     """Values of a tidal or torch tensor as NumPy (16-bit floats widened)."""
     if isinstance(t, torch.Tensor):
         return (t.float() if t.dtype in (torch.bfloat16, torch.float16) else t).numpy()
-    arr = t.numpy()
-    return arr.astype(np.float32) if t.dtype in (tidal.bfloat16, tidal.float16) else arr
+    arr = (t.float() if t.dtype is tidal.bfloat16 else t).numpy()
+    return arr.astype(np.float32) if t.dtype is tidal.float16 else arr
 
 
 def check(got, want, info=None, exact: bool | None = None) -> None:

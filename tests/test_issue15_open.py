@@ -381,7 +381,6 @@ def test_embedding_bag_sparse_grad(kwargs):
 
 
 # -- bfloat16 has no NumPy dtype in torch ------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="needs s10_open_bf16_numpy.patch")
 def test_bfloat16_numpy_refused_as_torch():
     for lib in (torch, tidal):
         x = lib.ones(2, dtype=lib.bfloat16)

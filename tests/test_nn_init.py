@@ -14,7 +14,7 @@ from tidal.nn import init
 
 
 def values(t) -> np.ndarray:
-    return t.detach().numpy().astype(np.float64).ravel()
+    return (t.detach().float() if t.dtype is tidal.bfloat16 else t.detach()).numpy().astype(np.float64).ravel()
 
 
 @pytest.mark.parametrize("nonlinearity,param", [("linear", None), ("conv2d", None), ("sigmoid", None), ("tanh", None),

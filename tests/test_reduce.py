@@ -65,8 +65,7 @@ def to_torch_dtype(d):
 
 def as_numpy(t) -> np.ndarray:
     if isinstance(t, tidal.Tensor):
-        arr = t.numpy()
-        return arr.astype(np.float32) if t.dtype is tidal.bfloat16 else arr
+        return (t.float() if t.dtype is tidal.bfloat16 else t).numpy()
     return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
 
 

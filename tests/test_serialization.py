@@ -40,8 +40,7 @@ def _as_np(t):
     if isinstance(t, torch.Tensor):
         t = t.detach()
         return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
-    arr = t.detach().numpy()
-    return arr.astype(np.float32) if t.dtype == tidal.bfloat16 else arr
+    return (t.detach().float() if t.dtype == tidal.bfloat16 else t.detach()).numpy()
 
 
 def _same(tidal_t, torch_t):

@@ -224,7 +224,7 @@ def call(fn, sample, memo: dict, grad: bool = False):
 def materialize(out) -> None:
     """Read every tensor of an output, so a deferred kernel error surfaces here."""
     if isinstance(out, tidal.Tensor):
-        out.numpy()
+        (out.float() if out.dtype is tidal.bfloat16 else out).numpy()  # (bfloat16 has no numpy(), as in torch)
     elif isinstance(out, (list, tuple)):
         for o in out:
             materialize(o)
@@ -248,7 +248,7 @@ def compare(mine, ref, values: bool = True, path: str = "out") -> None:
             mine, ref = mine.to_dense(), ref.to_dense()
         if not values:
             return
-        got = mine.detach().numpy()
+        got = (mine.detach().float() if mine.dtype is tidal.bfloat16 else mine.detach()).numpy()
         want = _np(ref)
         if ref.dtype in (torch.float16, torch.bfloat16):
             got, want = got.astype(np.float32), want.astype(np.float32)
