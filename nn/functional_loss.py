@@ -621,19 +621,26 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
         raise RuntimeError("input_lengths must be of size batch_size")
     if len(lengths) != batch:
         raise RuntimeError("target_lengths must be of size batch_size")
-    for t in inputs:
-        if t > steps:
-            raise RuntimeError(f"Expected input_lengths to have value at most {steps}, but got value {t} (while "
-                               "checking arguments for ctc_loss_cpu)")
-        if t < 0:
-            raise RuntimeError("input_lengths must be non-negative")
+    # torch's ctc_loss_allocate_outputs: the targets, then the input lengths, in its words
+    where = " (while checking arguments for ctc_loss_allocate_outputs)"
+    for n in lengths:
+        if n < 0:
+            raise RuntimeError(f"Expected target_lengths to have value at least 0, but got value {n}{where}")
     padded = targets.dim() == 2
+    if not padded and targets.shape[0] != sum(lengths):
+        raise RuntimeError(f"Expected tensor to have size {sum(lengths)} at dimension 0, but got size "
+                           f"{targets.shape[0]} for argument #2 'targets'{where}")
+    if padded and targets.shape[0] != batch:
+        raise RuntimeError(f"Expected tensor to have size {batch} at dimension 0, but got size {targets.shape[0]} "
+                           f"for argument #2 'targets'{where}")
     if padded and lengths and targets.shape[1] < max(lengths):
         raise RuntimeError(f"Expected tensor to have size at least {max(lengths)} at dimension 1, but got size "
-                           f"{targets.shape[1]} for argument #2 'targets' (while checking arguments for ctc_loss_cpu)")
-    if not padded and targets.shape[0] < sum(lengths):
-        raise RuntimeError(f"Expected tensor to have size at least {sum(lengths)} at dimension 0, but got size "
-                           f"{targets.shape[0]} for argument #2 'targets' (while checking arguments for ctc_loss_cpu)")
+                           f"{targets.shape[1]} for argument #2 'targets'{where}")
+    for t in inputs:
+        if t < 0:
+            raise RuntimeError(f"Expected input_lengths to have value at least 0, but got value {t}{where}")
+        if t > steps:
+            raise RuntimeError(f"Expected input_lengths to have value at most {steps}, but got value {t}{where}")
     geo = CTCGeometry(inputs, lengths, blank, zero_infinity, padded)
     loss = ctc_nll(log_probs, targets, geo)
     if reduction == "mean":

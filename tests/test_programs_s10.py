@@ -472,3 +472,23 @@ def test_optimizer_tensor_lr_of_many_elements_refused_as_torch(name):
         return outcome(lambda: getattr(T.optim, name)([T.nn.Parameter(T.ones(2, 2))], lr=T.tensor([0.1, 0.2])))
     theirs, ours = (program(T) for T in FRAMEWORKS)
     assert theirs == ("ValueError", "Tensor lr must be 1-element") and ours == theirs
+
+
+CTC_CASES = [  # (targets, input lengths, target lengths) for (T=7, N=2, C=5) log-probabilities
+    ([[1, 2]] * 2, [8, 6], [2, 2]), ([[1, 2]] * 2, [7, 6], [3, 2]), ([[1, 2]] * 3, [7, 6], [2, 2]),
+    ([1, 2, 1], [7, 6], [2, 2]), ([1, 2, 1, 2, 2], [7, 6], [2, 2]), ([[1, 2]] * 2, [-1, 6], [2, 2]),
+    ([[1, 2]] * 2, [7, 6], [-1, 2]), ([1, 2], [9, -1], [-1, 3]), ([[1, 2, 3]] * 2, [7, 6], [2, 3]),
+]
+
+
+@pytest.mark.parametrize("case", range(len(CTC_CASES)))
+def test_ctc_loss_checks_as_torch(case):
+    # torch's ctc_loss_allocate_outputs: targets first (concatenated ones must hold exactly the lengths' sum), then
+    # the input lengths, each message naming that function
+    def program(T):
+        targets, inputs, lengths = CTC_CASES[case]
+        log_probs = T.zeros(7, 2, 5).log_softmax(2)
+        return outcome(lambda: round(T.nn.functional.ctc_loss(log_probs, T.tensor(targets), T.tensor(inputs),
+                                                               T.tensor(lengths)).item(), 4))
+    theirs, ours = (program(T) for T in FRAMEWORKS)
+    assert ours == theirs
