@@ -492,3 +492,16 @@ def test_ctc_loss_checks_as_torch(case):
                                                                T.tensor(lengths)).item(), 4))
     theirs, ours = (program(T) for T in FRAMEWORKS)
     assert ours == theirs
+
+
+@pytest.mark.xfail(strict=True, reason="needs s10_hunt_interpolate_sizes.patch")
+@pytest.mark.parametrize("mode, dims", [("nearest", 1), ("linear", 1), ("nearest", 2), ("nearest-exact", 2),
+                                        ("bilinear", 2), ("bicubic", 2), ("trilinear", 3), ("nearest", 3)])
+def test_interpolate_to_an_empty_size_refused_as_torch(mode, dims):
+    # a scale factor that rounds a side to 0 (0.3 of 3): torch's upsample kernels refuse it, tidal returned empty
+    def program(T):
+        x = T.ones((1, 1) + (3,) * dims)
+        return [outcome(lambda: tuple(T.nn.functional.interpolate(x, mode=mode, **kwargs).shape))
+                for kwargs in ({"scale_factor": 0.3}, {"size": (0,) * dims})]
+    theirs, ours = (program(T) for T in FRAMEWORKS)
+    assert ours == theirs
