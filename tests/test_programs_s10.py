@@ -505,3 +505,10 @@ def test_interpolate_to_an_empty_size_refused_as_torch(mode, dims):
                 for kwargs in ({"scale_factor": 0.3}, {"size": (0,) * dims})]
     theirs, ours = (program(T) for T in FRAMEWORKS)
     assert ours == theirs
+
+
+def test_trunc_normal_with_bounds_reversed_refused_as_torch():
+    def program(T):
+        return outcome(lambda: T.nn.init.trunc_normal_(T.nn.Parameter(T.empty(3)), a=2.0, b=1.0))
+    theirs, ours = (program(T) for T in FRAMEWORKS)
+    assert theirs[0] == "RuntimeError" and ours == theirs
