@@ -53,7 +53,6 @@ def _unpool_output_size(input: Tensor, kernel: tuple, stride: tuple, padding: tu
     default = [(input.shape[-n + d] - 1) * stride[d] + kernel[d] - 2 * padding[d] for d in range(n)]
     if output_size is None:
         return default
-    output_size = list(output_size)
     if len(output_size) == n + 2:
         output_size = output_size[2:]
     if len(output_size) != n:
@@ -62,8 +61,9 @@ def _unpool_output_size(input: Tensor, kernel: tuple, stride: tuple, padding: tu
     for d in range(n):
         low, high = default[d] - stride[d], default[d] + stride[d]
         if not low < output_size[d] < high:
+            # torch's message shows the sequence as the caller gave it (a tuple stays a tuple)
             raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {low} and {high})')
-    return output_size
+    return list(output_size)
 
 
 def _max_unpool(spatial: int, input: Tensor, indices: Tensor, kernel_size, stride, padding, output_size) -> Tensor:
@@ -206,11 +206,10 @@ def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=N
 # -- channel shuffle ------------------------------------------------------------------------------
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """Channels (dim 1) regrouped: (N, g, C/g, *) transposed to (N, C/g, g, *), as in ShuffleNet."""
+    if input.dim() <= 2:  # torch checks the rank before groups
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
     if groups <= 0:
         raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
-    if input.dim() <= 2:
-        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
-                           f"sizes {list(input.shape)}")
     c = input.shape[1]
     if c % groups:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")

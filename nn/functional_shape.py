@@ -110,7 +110,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if tensor.dtype is not dt.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if tensor.numel() == 0:
-        if num_classes == -1:
+        if num_classes <= 0:  # torch: nothing to infer from, and no explicit positive count
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
     else:
         lo, hi = (int(v) for v in ops.aminmax(tensor))  # PyTorch checks the values on the CPU too
@@ -451,6 +451,11 @@ def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C r^2, H, W) -> (*, C, H r, W r)."""
     r = upscale_factor
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
     *lead, c, h, w = input.shape
     if c % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
@@ -464,10 +469,17 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """(*, C, H r, W r) -> (*, C r^2, H, W)."""
     r = downscale_factor
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
     *lead, c, h, w = input.shape
-    if h % r or w % r:
-        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but got "
-                           f"height={h}, width={w}, downscale_factor={r}")
+    # torch checks height, then width, each in its own words
+    for name, dim, size in (("height", -2, h), ("width", -1, w)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
+                               f"input.size({dim})={size} is not divisible by {r}")
     n = len(lead)
     x = input.reshape(tuple(lead) + (c, h // r, r, w // r, r))
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)

@@ -316,7 +316,7 @@ class Module(BackwardHooksMixin, StateDictMixin):
         elif isinstance(value, Buffer) or (d.get("_buffers") is not None and name in d["_buffers"]):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "
-                                f"({dt.repr_namespace[0]}.Tensor or None expected)")
+                                f"({dt.repr_namespace[0]}.nn.Buffer, {dt.repr_namespace[0]}.Tensor or None expected)")
             if isinstance(value, Buffer):
                 persistent = value.__dict__.get("persistent", True)
             else:

@@ -28,13 +28,14 @@ class Unflatten(Module):
 
     def __init__(self, dim: int | str, unflattened_size) -> None:
         super().__init__()
-        if isinstance(dim, int):
-            if not isinstance(unflattened_size, (tuple, list)) or \
-                    not all(isinstance(s, int) for s in unflattened_size):
-                raise TypeError("unflattened_size must be tuple of ints, but found type "
-                                f"{type(unflattened_size).__name__}")
-        else:
-            raise TypeError("invalid argument type for dim parameter")
+        # torch checks the sizes whatever dim is: a sequence first, then each element
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError(f"unflattened_size must be a tuple of ints, but found type "
+                            f"{type(unflattened_size).__name__}")
+        for pos, size in enumerate(unflattened_size):
+            if not isinstance(size, int):
+                raise TypeError(f"unflattened_size must be tuple of ints, but found element of type "
+                                f"{type(size).__name__} at pos {pos}")
         self.dim = dim
         self.unflattened_size = unflattened_size
 
