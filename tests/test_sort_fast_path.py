@@ -41,3 +41,12 @@ def test_sorting_short_distinct_rows_does_not_import_numba():
             "print(x.sort()[1].tolist(), 'numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[1, 2, 0, 3] False"
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_long_float64_rows_sort_as_torch(ties):
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 50, 3000).astype(np.float64) if ties else rng.standard_normal(3000)
+    for descending in (False, True):
+        np.testing.assert_array_equal(tidal.tensor(x).sort(descending=descending)[1].numpy(),
+                                      torch.tensor(x).sort(descending=descending)[1].numpy())
