@@ -533,3 +533,18 @@ def autograd_inputs(T):
 @pytest.mark.xfail(strict=True, reason="needs s10_hunt_autograd_inputs.patch")
 def test_repeated_and_retained_inputs():
     run_both(autograd_inputs)
+
+
+NUMPY_INPUTS = {
+    "big-endian from_numpy": lambda T: T.from_numpy(np.arange(3.0).astype(">f8")),
+    "big-endian tensor": lambda T: T.tensor(np.arange(3.0).astype(">f8")),
+    "big-endian as_tensor": lambda T: T.as_tensor(np.arange(3.0).astype(">f4")),
+    "NumPy scalar to from_numpy": lambda T: T.from_numpy(np.float32(3.0)),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="needs s10_hunt_from_numpy.patch")
+@pytest.mark.parametrize("name", list(NUMPY_INPUTS))
+def test_numpy_inputs_refused_as_torch(name):
+    theirs, ours = (outcome(lambda: NUMPY_INPUTS[name](T)) for T in FRAMEWORKS)
+    assert theirs[0] != "ok" and ours == theirs
