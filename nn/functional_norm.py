@@ -284,7 +284,8 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
     """Normalize each element by the energy of its `size` neighbouring channels."""
     if input.dim() < 3:
-        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
+        # torch's message carries the indentation of its source line's continuation
+        raise ValueError(f"Expected 3D or higher dimensionality{' ' * 26}input (got {input.dim()} dimensions)")
     if input.numel() == 0:
         return input
     sq = (input * input).unsqueeze(1)  # (N, 1, C, ...)

@@ -507,6 +507,421 @@ def fold_unfold(t):
         lambda: F(t).fold(t.ones(1, 5, 4), (4, 4), 2), lambda: F(t).fold(t.ones(1, 4, 5), (4, 4), 2)])
 
 
+
+@probe
+def local_response_norm_checks(t):
+    x = t.arange(24.).reshape(1, 4, 2, 3)
+    return [F(t).local_response_norm(x, 2), t.nn.LocalResponseNorm(3, alpha=0.1)(x)] + _errs([
+        lambda: F(t).local_response_norm(t.ones(2, 2), 2)])
+
+
+# -- test_nn.py: utilities, recurrent and normalization layers ----------------------------------------
+def _linear(t, n_in, n_out):
+    m = t.nn.Linear(n_in, n_out)
+    with t.no_grad():
+        m.weight.copy_(t.arange(float(n_in * n_out)).reshape(n_out, n_in) / (n_in * n_out))
+        m.bias.fill_(0.1)
+    return m
+
+
+@probe
+def clip_grad_norm_and_value(t):
+    m = _linear(t, 10, 10)
+    m(t.ones(2, 10)).pow(2).sum().backward()
+    norms = [t.nn.utils.clip_grad_norm_(m.parameters(), 1.0),
+             t.nn.utils.clip_grad_norm_(m.parameters(), 0.5, norm_type="inf"),
+             t.nn.utils.clip_grad_norm_(m.parameters(), 0.5, norm_type=1), t.nn.utils.clip_grad_norm_([], 1.0),
+             t.nn.utils.clip_grad_norm_(m.weight, 1.0), m.weight.grad]
+    p = t.nn.Parameter(t.ones(3))
+    p.grad = t.tensor([-3., 0.5, 2.])
+    t.nn.utils.clip_grad_value_(p, 1.0)
+    q = t.nn.Parameter(t.ones(2))
+    q.grad = t.tensor([float("inf"), 1.])
+    return norms + [p.grad, t.nn.utils.get_total_norm([t.tensor([3., 4.]), t.tensor([[1., 2.]])], 1.0)] + _errs([
+        lambda: t.nn.utils.clip_grad_value_(p, -1.0),
+        lambda: t.nn.utils.clip_grad_norm_([q], 1.0, error_if_nonfinite=True)])
+
+
+@probe
+def parameters_vector_roundtrip(t):
+    m = t.nn.Linear(2, 3)
+    v = t.nn.utils.parameters_to_vector(m.parameters())
+    t.nn.utils.vector_to_parameters(t.arange(9.), m.parameters())
+    return [v.shape, m.weight, m.bias] + _errs([
+        lambda: t.nn.utils.vector_to_parameters(t.ones(2, 2), m.parameters()),
+        lambda: t.nn.utils.parameters_to_vector(m.weight)])
+
+
+@probe
+def weight_and_spectral_norm(t):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = t.nn.utils.weight_norm(_linear(t, 3, 2))
+    out = [sorted(k for k, _ in m.named_parameters()), m.weight_g, m.weight_v,
+           sorted(k for k, _ in t.nn.utils.remove_weight_norm(m).named_parameters())]
+    m = t.nn.utils.parametrizations.weight_norm(_linear(t, 3, 2), dim=None)
+    out += [sorted(k for k, _ in m.named_parameters()), m.weight, m.parametrizations.weight.original0]
+    m = t.nn.utils.parametrizations.spectral_norm(_linear(t, 3, 2))
+    return out + [sorted(k for k, _ in m.named_parameters()), sorted(k for k, _ in m.named_buffers()),
+                  t.linalg.matrix_norm(m.weight, 2).round(decimals=2)]
+
+
+@probe
+def parametrize_register_remove(t):
+    class Sym(t.nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(-1, -2)
+    P = t.nn.utils.parametrize
+    m = _linear(t, 3, 3)
+    P.register_parametrization(m, "weight", Sym())
+    out = [m.weight, P.is_parametrized(m), P.is_parametrized(m, "bias"), type(m).__name__, sorted(m.state_dict())]
+    with P.cached():
+        out.append(m.weight is m.weight)
+    P.remove_parametrizations(m, "weight", leave_parametrized=True)
+    return out + [m.weight, type(m).__name__] + _errs([lambda: P.remove_parametrizations(m, "weight")])
+
+
+def _hidden(t, mod, *shape):
+    return (t.ones(shape), t.ones(shape)) if mod in (t.nn.LSTM, t.nn.LSTMCell) else t.ones(shape)
+
+
+@probe
+def recurrent_argument_checks(t):
+    out = []
+    for mod in (t.nn.RNN, t.nn.LSTM, t.nn.GRU):
+        m = mod(3, 4, 2)
+        out += _errs([lambda: m(t.ones(5, 2, 4)), lambda: m(t.ones(5, 2, 3), _hidden(t, mod, 2, 3, 4)),
+                      lambda: m(t.ones(5, 2, 3), _hidden(t, mod, 1, 2, 4)), lambda: m(t.ones(2, 3, 3, 3)),
+                      lambda: m(t.ones(5, 3))[0].shape])
+    for mod in (t.nn.RNNCell, t.nn.LSTMCell, t.nn.GRUCell):
+        m = mod(3, 4)
+        out += _errs([lambda: m(t.ones(2, 5)), lambda: m(t.ones(2, 3), _hidden(t, mod, 3, 4)),
+                      lambda: m(t.ones(2, 2, 3))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return out + _errs([
+            lambda: t.nn.RNN(3, 4, nonlinearity="foo"), lambda: t.nn.LSTM(3, 4, dropout=2),
+            lambda: t.nn.LSTM(3, 4, proj_size=4), lambda: t.nn.LSTM(3, 4, proj_size=-1), lambda: t.nn.GRU(3, 0),
+            lambda: t.nn.GRU(3, 4, num_layers=0), lambda: t.nn.RNN(3, 4, 1, dropout=0.5), lambda: t.nn.LSTM(3, 4.5),
+            lambda: t.nn.RNNCell(3, 4, nonlinearity="x"),
+            lambda: repr(t.nn.LSTM(3, 4, proj_size=2, bidirectional=True)),
+            lambda: [k for k, _ in t.nn.LSTM(3, 4, proj_size=2).named_parameters()]])
+
+
+@probe
+def normalization_checks(t):
+    return _errs([
+        lambda: t.nn.BatchNorm1d(10)(t.ones(1, 10)), lambda: t.nn.BatchNorm2d(10)(t.ones(1, 10, 1, 1)),
+        lambda: t.nn.BatchNorm1d(10).eval()(t.ones(1, 10)).shape, lambda: t.nn.InstanceNorm1d(10)(t.ones(2, 10, 1)),
+        lambda: t.nn.BatchNorm1d(3)(t.ones(2, 4)), lambda: t.nn.BatchNorm2d(3)(t.ones(2, 3, 4)),
+        lambda: t.nn.GroupNorm(3, 4), lambda: t.nn.GroupNorm(2, 4)(t.ones(2, 6)),
+        lambda: t.nn.LayerNorm(3)(t.ones(2, 4)),
+        lambda: t.nn.InstanceNorm2d(3)(t.ones(3, 2, 2)).shape])
+
+
+@probe
+def batchnorm_running_stats(t):
+    m = t.nn.BatchNorm1d(3, momentum=None)
+    x = t.arange(12.).reshape(4, 3)
+    m(x)
+    m(x * 2)
+    out = [m.running_mean, m.running_var, m.num_batches_tracked]
+    m2 = t.nn.BatchNorm1d(3, track_running_stats=False)
+    out += [m2.running_mean, m2(x), list(t.nn.BatchNorm1d(3, affine=False).state_dict())]
+    m.reset_running_stats()
+    return out + [m.running_mean, m.num_batches_tracked]
+
+
+@probe
+def layer_norm_double_backward(t):
+    x = t.arange(6.).reshape(2, 3).requires_grad_()
+    m = t.nn.LayerNorm(3)
+    y = m(x)
+    g, = t.autograd.grad(y.pow(3).sum(), x, create_graph=True)
+    g.sum().backward()
+    return y, g, x.grad, m.weight.grad
+
+
+@probe
+def rms_norm(t):
+    x = t.arange(6.).reshape(2, 3)
+    return t.nn.RMSNorm(3)(x), t.nn.RMSNorm([2, 3], eps=1.)(x), F(t).rms_norm(x, (3,)), repr(t.nn.RMSNorm(3))
+
+
+
+# -- test_optim.py / test/optim/test_lrscheduler.py ------------------------------------------------
+def _param(t, n=3):
+    return t.nn.Parameter(t.arange(float(n)) / 2)
+
+
+@probe
+def optimizer_constructor_checks(t):
+    p, o = [_param(t)], t.optim
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the duplicate-parameter warning
+        return _errs([
+            lambda: o.SGD(p, lr=-1), lambda: o.SGD(p, lr=0.1, momentum=-1), lambda: o.SGD(p, lr=0.1, weight_decay=-1),
+            lambda: o.SGD(p, lr=0.1, nesterov=True), lambda: o.Adam(p, betas=(1.0, 0.9)),
+            lambda: o.Adam(p, betas=(0.9, -0.1)), lambda: o.Adam(p, eps=-1), lambda: o.Adam(p, weight_decay=-1),
+            lambda: o.AdamW(p, lr=-0.1), lambda: o.RMSprop(p, alpha=-1), lambda: o.RMSprop(p, momentum=-1),
+            lambda: o.Adagrad(p, lr_decay=-1), lambda: o.Adagrad(p, initial_accumulator_value=-1),
+            lambda: o.Adadelta(p, rho=1.5), lambda: o.Adamax(p, betas=(0.9, 1.0)),
+            lambda: o.NAdam(p, momentum_decay=-0.2), lambda: o.RAdam(p, eps=-1), lambda: o.ASGD(p, weight_decay=-1),
+            lambda: o.Rprop(p, etas=(1.0, 0.5)), lambda: o.Rprop(p, etas=(0.5, 1.0)),
+            lambda: o.SGD([], lr=0.1), lambda: o.SGD(t.ones(2), lr=0.1),
+            lambda: o.SGD([t.ones(2, requires_grad=True) * 2], lr=0.1),
+            lambda: o.SGD([{"params": p}, {"params": p}], lr=0.1),
+            lambda: len(o.SGD([p[0], p[0]], lr=0.1).param_groups),
+            lambda: o.SGD({p[0]}, lr=0.1), lambda: o.SGD([1], lr=0.1)])
+
+
+@probe
+def optimizer_param_groups_and_state(t):
+    a, b = _param(t), _param(t, 2)
+    o = t.optim.SGD([a], lr=0.1, momentum=0.9)
+    o.add_param_group({"params": b, "lr": 0.5})
+    out = [len(o.param_groups), o.param_groups[1]["momentum"], o.param_groups[1]["lr"], sorted(o.param_groups[1])]
+    out += _errs([lambda: o.add_param_group({"params": a}), lambda: o.add_param_group({"lr": 1.0}),
+                  lambda: o.add_param_group([b]), lambda: o.add_param_group({"params": {_param(t)}})])
+    a = _param(t)
+    o = t.optim.Adam([a], lr=0.1)
+    a.grad = t.ones(3)
+    o.step()
+    sd = o.state_dict()
+    out += [sorted(sd), sd["param_groups"], sorted(sd["state"][0]), sd["state"][0]["step"], sd["state"][0]["exp_avg"]]
+    b = _param(t)
+    o2 = t.optim.Adam([b], lr=0.5)
+    o2.load_state_dict(sd)
+    out += [o2.param_groups[0]["lr"], o2.state[b]["exp_avg"], repr(o), repr(t.optim.SGD([a], lr=0.1))]
+    return out + _errs([lambda: t.optim.Adam([_param(t), _param(t)], lr=0.1).load_state_dict(sd),
+                        lambda: t.optim.Adam([_param(t, 4)]).load_state_dict(sd)])
+
+
+@probe
+def optimizer_closure_and_lbfgs(t):
+    a = _param(t)
+    o = t.optim.SGD([a], lr=0.1)
+
+    def closure():
+        o.zero_grad()
+        loss = (a ** 2).sum()
+        loss.backward()
+        return loss
+    out = [o.step(closure), a.clone()]
+    o.zero_grad(set_to_none=False)
+    out.append(a.grad)
+    b = _param(t)
+    lb = t.optim.LBFGS([b], lr=1, max_iter=5, line_search_fn="strong_wolfe")
+
+    def closure2():
+        lb.zero_grad()
+        loss = ((b - 1) ** 2).sum() + (b[0] * b[1]) ** 2
+        loss.backward()
+        return loss
+    for _ in range(2):
+        lb.step(closure2)
+    return out + [b]
+
+
+def _sched_rows(t, makers, steps=7):
+    rows = []
+    for make in makers:
+        o = t.optim.SGD([_param(t)], lr=1.0, momentum=0.9)
+        s = make(o)
+        row = [s.get_last_lr()]
+        for _ in range(steps):
+            o.step()
+            s.step()
+            row.append([round(x, 6) for x in s.get_last_lr()])
+        rows.append(row)
+    return rows
+
+
+@probe
+def lr_schedulers(t):
+    S = t.optim.lr_scheduler
+    return _sched_rows(t, [
+        lambda o: S.StepLR(o, 2, gamma=0.5), lambda o: S.MultiStepLR(o, [2, 4], 0.1), lambda o: S.ExponentialLR(o, 0.9),
+        lambda o: S.CosineAnnealingLR(o, 4, eta_min=0.1), lambda o: S.LambdaLR(o, lambda e: 1 / (e + 1)),
+        lambda o: S.MultiplicativeLR(o, lambda e: 0.9), lambda o: S.ConstantLR(o, 0.5, total_iters=3),
+        lambda o: S.LinearLR(o, 0.25, 1.0, total_iters=4), lambda o: S.PolynomialLR(o, 4, 2.0),
+        lambda o: S.CosineAnnealingWarmRestarts(o, 2, 2, eta_min=0.01),
+        lambda o: S.CyclicLR(o, 0.1, 1.0, step_size_up=2),
+        lambda o: S.OneCycleLR(o, 1.0, total_steps=8),
+        lambda o: S.SequentialLR(o, [S.ConstantLR(o, 0.5, total_iters=2), S.ExponentialLR(o, 0.9)], milestones=[2]),
+        lambda o: S.ChainedScheduler([S.ConstantLR(o, 0.5, total_iters=2), S.ExponentialLR(o, 0.9)])])
+
+
+@probe
+def lr_scheduler_checks_and_warnings(t):
+    S = t.optim.lr_scheduler
+    o = t.optim.SGD([_param(t)], lr=1.0)
+    s = S.StepLR(o, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s.step()
+    return [str(w.message)[:120] for w in caught] + _errs([
+        lambda: S.StepLR(t.optim.SGD([_param(t)], lr=1.0), 2, last_epoch=3), lambda: S.StepLR(3, 2),
+        lambda: S.ConstantLR(o, factor=2),
+        lambda: S.LinearLR(o, start_factor=0), lambda: S.OneCycleLR(o, 1.0),
+        lambda: S.OneCycleLR(o, 1.0, total_steps=-1),
+        lambda: S.CosineAnnealingWarmRestarts(o, 0), lambda: S.CosineAnnealingWarmRestarts(o, 2, T_mult=0.5),
+        lambda: S.LambdaLR(o, [lambda e: 1, lambda e: 2]), lambda: S.CyclicLR(o, 0.1, 1.0, mode="x"),
+        lambda: S.SequentialLR(o, [S.ConstantLR(o)], milestones=[2]),
+        lambda: S.OneCycleLR(o, 1.0, total_steps=4, anneal_strategy="x")])
+
+
+@probe
+def reduce_lr_on_plateau(t):
+    o = t.optim.SGD([_param(t)], lr=1.0)
+    s = t.optim.lr_scheduler.ReduceLROnPlateau(o, patience=1, factor=0.5, cooldown=1, min_lr=0.1)
+    out = []
+    for metric in [1, 1, 1, 1, 1, 0.5, 1, 1, 1, 1, 1, 1]:
+        s.step(metric)
+        out.append(o.param_groups[0]["lr"])
+    R = t.optim.lr_scheduler.ReduceLROnPlateau
+    return out + [s.get_last_lr()] + _errs([lambda: R(o, mode="x"), lambda: R(o, factor=1.0),
+                                            lambda: R(o, threshold_mode="y")])
+
+
+@probe
+def swa_utils(t):
+    m = _linear(t, 2, 2)
+    am = t.optim.swa_utils.AveragedModel(m)
+    for _ in range(2):
+        with t.no_grad():
+            m.weight.add_(2)
+        am.update_parameters(m)
+    o = t.optim.SGD(m.parameters(), lr=1.0)
+    s = t.optim.swa_utils.SWALR(o, swa_lr=0.1, anneal_epochs=3)
+    out = [am.module.weight, am.n_averaged, s.get_last_lr()]
+    for _ in range(4):
+        o.step()
+        s.step()
+        out.append([round(x, 6) for x in s.get_last_lr()])
+    ema = t.optim.swa_utils.AveragedModel(m, multi_avg_fn=t.optim.swa_utils.get_ema_multi_avg_fn(0.5))
+    with t.no_grad():
+        m.weight.add_(4)
+    ema.update_parameters(m)
+    return out + [ema.module.weight]
+
+
+
+# -- test_torch.py / test_shape_ops.py: indexing, shapes, clamps, cumulative ops ----------------------
+@probe
+def movedim_diagonal_flip_roll(t):
+    x, m = t.arange(24).reshape(2, 3, 4), t.arange(12).reshape(3, 4)
+    return _errs([
+        lambda: t.movedim(x, 0, 2), lambda: t.movedim(x, (0, 1), (2, 0)), lambda: t.moveaxis(x, [0], [-1]),
+        lambda: t.movedim(x, (0, 0), (1, 2)), lambda: t.movedim(x, (0, 1), (1, 1)), lambda: t.movedim(x, (0,), (1, 2)),
+        lambda: t.movedim(x, 3, 0), lambda: t.diagonal(x, 1, -1, 0), lambda: t.diagonal(x, -5, 1, 2),
+        lambda: t.diagonal(x, 0, 1, 1), lambda: t.diag_embed(t.arange(6.).reshape(2, 3), 1, 0, 2),
+        lambda: t.diag(t.arange(3.), -1), lambda: t.diag(x), lambda: t.diagflat(t.arange(4.).reshape(2, 2), 1),
+        lambda: t.flip(m, [0, 0]), lambda: t.flip(m, [2]), lambda: t.fliplr(t.arange(3)),
+        lambda: t.roll(m, (1, -1), (0, 1)), lambda: t.roll(m, (1, 2), 0), lambda: t.roll(t.ones(0, 2), 1, 0),
+        lambda: t.rot90(m, -3, [1, 0]), lambda: t.rot90(m, 1, [0, 0]), lambda: t.rot90(m, 1, [0]),
+        lambda: t.rot90(t.arange(3))])
+
+
+@probe
+def clamp_nonzero_where(t):
+    x, y = t.arange(6.) - 2, t.tensor([[0, 1, 2], [3, 0, 0]])
+    return _errs([
+        lambda: t.clamp(x, min=t.tensor(0.)), lambda: t.clamp(x), lambda: t.clamp(x, 2, 1),
+        lambda: t.clamp(t.arange(6), 1.5, 3), lambda: t.clamp(t.arange(6), t.tensor(1.5)),
+        lambda: x.clone().clamp_(min=t.tensor([1.])), lambda: t.clamp(t.tensor([float("nan"), 1.]), 0, 0.5),
+        lambda: t.nonzero(y, as_tuple=True), lambda: y.nonzero_static(size=5, fill_value=-2),
+        lambda: t.where(y > 0, y, 1.5), lambda: t.where(y > 0, 2, 1.5), lambda: t.where(y, y, y),
+        lambda: t.nonzero(t.tensor(3)), lambda: t.count_nonzero(y, dim=(0, 1))])
+
+
+@probe
+def index_and_scatter_ops(t):
+    x, src = t.zeros(3, 4), t.arange(8.).reshape(2, 4)
+    s12, idx = t.arange(12.).reshape(3, 4), t.tensor([[0, 1, 2, 0], [2, 0, 0, 1]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # index_reduce's beta and scatter's reduce= deprecation warnings
+        return _errs([
+            lambda: x.clone().index_add_(0, t.tensor([0, 2]), src, alpha=2),
+            lambda: x.clone().index_add(0, t.tensor([[0, 2]]), src),
+            lambda: x.clone().index_copy_(0, t.tensor([2, 0]), src),
+            lambda: x.clone().index_fill_(1, t.tensor([1]), t.tensor([2.])),
+            lambda: x.clone().index_reduce_(0, t.tensor([0, 0]), src, "prod", include_self=False),
+            lambda: x.clone().index_reduce_(0, t.tensor([0, 0]), src, "foo"),
+            lambda: t.index_select(src, 1, t.tensor([[0]])), lambda: t.index_select(src, 0, t.tensor([0.])),
+            lambda: x.clone().index_add_(0, t.tensor([0, 2]), src.long()),
+            lambda: x.clone().index_copy_(0, t.tensor([0]), src), lambda: x.clone().scatter_(0, idx, 1.5),
+            lambda: x.clone().scatter_(0, idx, 2., reduce="multiply"),
+            lambda: x.clone().scatter_reduce_(0, idx, s12, "amin", include_self=False),
+            lambda: x.clone().scatter_reduce_(0, idx, s12, "mean"),
+            lambda: t.gather(s12, 1, t.tensor([[4]])), lambda: t.gather(s12, 1, t.tensor([0])),
+            lambda: t.gather(s12, 0, t.tensor([[0]], dtype=t.int32)), lambda: x.clone().scatter_(0, idx.float(), s12),
+            lambda: x.clone().scatter_(0, t.tensor([[3]]), s12), lambda: x.clone().scatter_(0, idx, s12.long()),
+            lambda: x.clone().scatter_(0, idx, s12, reduce="sum"), lambda: t.take_along_dim(s12, t.tensor([5, 0])),
+            lambda: t.take(s12, t.tensor([[11, -1]])), lambda: t.take(s12, t.tensor([12]))])
+
+
+@probe
+def masked_ops(t):
+    x = t.arange(6.).reshape(2, 3)
+    m = t.tensor([[True, False, True], [False, False, True]])
+    return _errs([
+        lambda: x.masked_fill(m, t.tensor(2.)),
+        lambda: x.masked_fill(m, t.tensor([2.])), lambda: x.masked_fill(m.long(), 1),
+        lambda: x.masked_fill(m[0], 0), lambda: t.masked_select(x, m[0]),
+        lambda: x.clone().masked_scatter_(m, t.arange(10., 16.)),
+        lambda: x.clone().put_(t.tensor([0, 0]), t.tensor([9., 8.]), accumulate=True),
+        lambda: x.clone().put_(t.tensor([6]), t.tensor([1.])), lambda: t.arange(6).reshape(2, 3).masked_fill(m, 1.5)])
+
+
+@probe
+def cumulative_ops(t):
+    x = t.tensor([[1, 3, 2], [4, 0, 5]])
+    return _errs([
+        lambda: t.cumsum(x, 0, dtype=t.float32), lambda: t.cumprod(x, 1), lambda: t.cummax(x, 1),
+        lambda: t.cummin(x.float(), 0),
+        lambda: t.logcumsumexp(x.float(), 1), lambda: t.cumsum(t.tensor([True, True]), 0),
+        lambda: t.cumsum(x, 2), lambda: t.logcumsumexp(x, 1), lambda: t.cumulative_trapezoid(x.float()),
+        lambda: t.trapezoid(x.float(), dx=2), lambda: t.diff(x, n=2, prepend=t.tensor([[0], [0]])),
+        lambda: t.diff(t.tensor([True, False, False]))])
+
+
+@probe
+def join_and_split(t):
+    a, b = t.arange(6).reshape(2, 3), t.arange(3.)
+    return _errs([
+        lambda: t.cat([a, b.reshape(1, 3)]), lambda: t.cat([a, t.ones(2, 2)]), lambda: t.cat([a, t.tensor([])]),
+        lambda: t.cat([]), lambda: t.cat([a, b]), lambda: t.stack([a, a.T]), lambda: t.stack([]),
+        lambda: t.column_stack([b, a.T]), lambda: t.split(t.arange(7), [3, 3]), lambda: t.tensor_split(t.arange(7), 3),
+        lambda: t.tensor_split(t.arange(7), t.tensor(3)),
+        lambda: t.chunk(t.arange(7), 4), lambda: t.chunk(t.arange(7), 0),
+        lambda: t.hsplit(a, 2), lambda: t.cat((a, a), dim=-3)])
+
+
+@probe
+def view_and_shape_checks(t):
+    x = t.arange(24).reshape(2, 3, 4)
+    return _errs([
+        lambda: x.view(-1, 5), lambda: x.view(4, -1, -1), lambda: x.reshape(5, -1), lambda: x.transpose(0, 2).view(24),
+        lambda: x.flatten(2, 1), lambda: x.squeeze((0, 1)), lambda: x.unsqueeze(4), lambda: x.expand(3, 3, 4),
+        lambda: x.expand(-1, 3), lambda: x.permute(0, 0, 1), lambda: x.permute(0, 1), lambda: t.ones(3).mT,
+        lambda: x.narrow(2, 3, 2), lambda: x.narrow(2, -1, 1), lambda: x.unfold(2, 5, 1), lambda: x.repeat(2, 1),
+        lambda: t.repeat_interleave(t.tensor([1, 2])), lambda: t.broadcast_shapes((2, 1), (3,)),
+        lambda: t.broadcast_shapes((2, 2), (3,))])
+
+
+@pytest.mark.xfail(strict=True, reason="needs s10_probe_index_select.patch")
+def test_index_select_out_of_range_as_torch():
+    """torch's CPU index_select says RuntimeError 'INDICES element is out of DATA bounds' along dim 1 of an
+    input of two or more dims, IndexError 'index out of range in self' elsewhere (tidal said the latter always)."""
+    def f(t):
+        calls = [lambda shape=shape, d=d, idx=idx: t.zeros(shape).index_select(d, t.tensor(idx))
+                 for shape in [(2, 3), (3,), (2, 3, 4), (2, 3, 4, 5)] for d in range(len(shape))
+                 for idx in ([shape[d]], [0, 5, -7], [-1])]
+        return _errs(calls + [lambda: F(t).embedding(t.tensor([5]), t.ones(2, 3))])
+    assert _run(f, tc) == _run(f, torch)
+
+
 @pytest.mark.parametrize("fn", PROBES, ids=lambda fn: fn.__name__)
 def test_same_as_torch(fn):
     assert _run(fn, tc) == _run(fn, torch)
