@@ -140,8 +140,8 @@ def _convolution_backward_input_kernel(ins, outs, geo: ConvGeometry) -> None:
     if conv_rows.takes(geo):
         # the slack columns of y's rows are zeros, so the columns' slack is too unless a weight is not finite
         rows = conv_rows.result_rows(ins[0], geo)
-        cols = blas_matmul(weight, rows, blas_rows(weight.shape[:2], rows.shape[-1],
-                                                              np.result_type(weight, rows)))
+        cols = blas_rows(weight.shape[:2], rows.shape[-1], np.result_type(weight, rows))
+        blas_matmul(weight, rows, cols)
         conv_rows.add_columns(cols, target, geo, slack_is_zero=bool(np.isfinite(weight).all()))
         image = target
     else:
