@@ -548,3 +548,27 @@ NUMPY_INPUTS = {
 def test_numpy_inputs_refused_as_torch(name):
     theirs, ours = (outcome(lambda: NUMPY_INPUTS[name](T)) for T in FRAMEWORKS)
     assert theirs[0] != "ok" and ours == theirs
+
+
+ACTIVATION_EDGES = {  # torch's backward formulas where the composed pieces disagree: NaN, infinities, seams
+    "elu": lambda T, x: T.nn.functional.elu(x, 0.7),
+    "selu": lambda T, x: T.nn.functional.selu(x),
+    "celu": lambda T, x: T.nn.functional.celu(x, 1.3),
+    "softplus": lambda T, x: T.nn.functional.softplus(x),
+    "softplus beta": lambda T, x: T.nn.functional.softplus(x, 2.0, 5.0),
+    "hardsigmoid": lambda T, x: T.nn.functional.hardsigmoid(x),
+    "hardswish": lambda T, x: T.nn.functional.hardswish(x),
+    "softshrink": lambda T, x: T.nn.functional.softshrink(x, 0.5),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="needs s10_hunt_activation_grads.patch")
+@pytest.mark.parametrize("name", list(ACTIVATION_EDGES))
+def test_activation_gradients_at_edges(name):
+    def program(T):
+        x = T.tensor([float("nan"), float("inf"), -float("inf"), -3.0, 3.0, 0.0, 0.5, -0.5, 1.7], requires_grad=True)
+        y = ACTIVATION_EDGES[name](T, x)
+        y.sum().backward()
+        return [y, x.grad, type(y.grad_fn).__name__]
+    program.__name__ = name
+    run_both(program)
