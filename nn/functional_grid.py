@@ -41,22 +41,25 @@ def affine_grid(theta: Tensor, size: list, align_corners: bool | None = None) ->
         align_corners = False
     if not theta.dtype.is_floating_point or theta.dtype.is_complex:
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
-    size = list(size)
+    given, size = size, list(size)  # torch's messages show the size as the caller gave it
     if len(size) in (4, 5):
         spatial = len(size) - 2
         if theta.dim() != 3 or theta.shape[-2] != spatial or theta.shape[-1] != spatial + 1:
             raise ValueError(f"Expected a batch of {spatial}D affine matrices of shape Nx{spatial}x{spatial + 1} for "
-                             f"size {size}. Got {theta.shape}.")
+                             f"size {given}. Got {theta.shape}.")
     else:
         raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
-                                  f"respectively. Got size {size}.")
+                                  f"respectively. Got size {given}.")
     extent = size[2:]
     if align_corners and min(extent) == 1:
         warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
                       "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
                       "of affine_grid for details.", stacklevel=2)
     elif min(size) <= 0:
-        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+        raise ValueError(f"Expected non-zero, positive output size. Got {given}")
+    if theta.shape[0] != size[0]:  # torch multiplies a batch of size[0] base grids by theta with bmm
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{size[0]}, {spatial + 1}] "
+                           f"but got: [{theta.shape[0]}, {spatial + 1}].")
     # base[..., k] is the k-th grid coordinate (x first, so the last spatial dim), then a column of ones
     axes = [_base_coords(n, align_corners, theta) for n in extent]
     mesh = ops.meshgrid(*axes, indexing="ij")

@@ -238,7 +238,7 @@ def _taps(mode: str, n_in: int, n_out: int, scale: float | None, align_corners: 
         k = np.arange(n_out)
         starts = (k * n_in) // n_out
         ends = ((k + 1) * n_in + n_out - 1) // n_out
-        width = int((ends - starts).max())
+        width = int((ends - starts).max()) if n_out else 1  # (an empty output takes no windows)
         span = starts[:, None] + np.arange(width)
         w = (span < ends[:, None]) / (ends - starts)[:, None]
         return np.minimum(span, n_in - 1), w
@@ -334,7 +334,7 @@ def _output_size(input: Tensor, size, scale_factor, spatial: int) -> tuple:
         out = tuple(size) if isinstance(size, (tuple, list)) else (size,) * spatial
         if len(out) != spatial:
             raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
-                             f"spatial dimensions of {list(input.shape[2:])} and output size of {list(out)}. Please "
+                             f"spatial dimensions of {list(input.shape[2:])} and output size of {size}. Please "
                              "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
                              "(o1, o2, ...,oK) format.")
         return tuple(int(s) for s in out), None
@@ -344,9 +344,22 @@ def _output_size(input: Tensor, size, scale_factor, spatial: int) -> tuple:
     if len(scales) != spatial:
         raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
                          f"with spatial dimensions of {list(input.shape[2:])} and scale_factor of shape "
-                         f"{list(scales)}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                         f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
                          "scale_factor in (s1, s2, ...,sK) format.")
     return tuple(int(math.floor(float(n) * s)) for n, s in zip(input.shape[2:], scales)), scales
+
+
+def _check_positive_sizes(in_size: tuple, out_size: tuple) -> None:
+    """torch's resampling kernels refuse an empty input or output size, naming each dim by letter."""
+    if min(in_size + out_size) > 0:
+        return
+    names = "DHW"[-len(in_size):]
+
+    def fmt(sizes: tuple) -> str:
+        return ", ".join(f"{n}: {v}" for n, v in zip(names, sizes))
+    joint = " and output" if len(in_size) == 1 else " output"  # the 1-d kernels' message says 'and'
+    raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({fmt(in_size)}){joint} "
+                       f"({fmt(out_size)})")
 
 
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
@@ -375,6 +388,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if need is not None and need != spatial:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need + 2}D input")
     out_size, scales = _output_size(input, size, scale_factor, spatial)
+    if mode != "area":  # (area is adaptive average pooling, which takes empty sizes)
+        _check_positive_sizes(tuple(input.shape[2:]), out_size)
     if recompute_scale_factor:
         scales = None
     if mode == "area":

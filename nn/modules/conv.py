@@ -144,16 +144,38 @@ class _ConvTransposeNd(_ConvNd):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
                          padding_mode, output_padding, device, dtype)
 
+    def _output_padding(self, input: Tensor, output_size) -> tuple:
+        """The output padding that gives `output_size` (spatial, or with the leading dims), checked to lie
+        within the sizes this layer's stride can reach, as torch's."""
+        n = self._dims
+        if output_size is None:
+            return _tuple(self.output_padding, n)
+        lead = 2 if input.dim() == n + 2 else 1  # (the message shows output_size as given: no list())
+        if len(output_size) == lead + n:
+            output_size = output_size[lead:]
+        if len(output_size) != n:
+            raise ValueError(f"ConvTranspose{n}D: for {input.dim()}D input, output_size must have {n} or "
+                             f"{lead + n} elements (got {len(output_size)})")
+        stride, padding = _tuple(self.stride, n), _tuple(self.padding, n)
+        kernel, dilation = _tuple(self.kernel_size, n), _tuple(self.dilation, n)
+        low = [(input.shape[lead + d] - 1) * stride[d] - 2 * padding[d] + dilation[d] * (kernel[d] - 1) + 1
+               for d in range(n)]
+        high = [low[d] + stride[d] - 1 for d in range(n)]
+        if any(not low[d] <= output_size[d] <= high[d] for d in range(n)):
+            raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {low} to "
+                             f"{high} (for an input of {input.shape[2:]})")
+        return tuple(output_size[d] - low[d] for d in range(n))
+
 
 class ConvTranspose1d(_ConvTransposeNd):
     """1-D transposed convolution."""
 
     _dims = 1
 
-    def forward(self, input: Tensor) -> Tensor:
-        """conv_transpose1d with this layer's weight and bias."""
-        return ops.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
-                                    self.groups, self.dilation)
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        """conv_transpose1d with this layer's weight and bias; `output_size` picks the output padding."""
+        return ops.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                    self._output_padding(input, output_size), self.groups, self.dilation)
 
 
 class ConvTranspose2d(_ConvTransposeNd):
@@ -161,10 +183,10 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     _dims = 2
 
-    def forward(self, input: Tensor) -> Tensor:
-        """conv_transpose2d with this layer's weight and bias."""
-        return ops.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
-                                    self.groups, self.dilation)
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        """conv_transpose2d with this layer's weight and bias; `output_size` picks the output padding."""
+        return ops.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                    self._output_padding(input, output_size), self.groups, self.dilation)
 
 
 class ConvTranspose3d(_ConvTransposeNd):
@@ -172,10 +194,10 @@ class ConvTranspose3d(_ConvTransposeNd):
 
     _dims = 3
 
-    def forward(self, input: Tensor) -> Tensor:
-        """conv_transpose3d with this layer's weight and bias."""
-        return ops.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
-                                    self.groups, self.dilation)
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        """conv_transpose3d with this layer's weight and bias; `output_size` picks the output padding."""
+        return ops.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
+                                    self._output_padding(input, output_size), self.groups, self.dilation)
 
 
 class Unfold(Module):
