@@ -494,7 +494,6 @@ def test_ctc_loss_checks_as_torch(case):
     assert ours == theirs
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_hunt_interpolate_sizes.patch")
 @pytest.mark.parametrize("mode, dims", [("nearest", 1), ("linear", 1), ("nearest", 2), ("nearest-exact", 2),
                                         ("bilinear", 2), ("bicubic", 2), ("trilinear", 3), ("nearest", 3)])
 def test_interpolate_to_an_empty_size_refused_as_torch(mode, dims):
