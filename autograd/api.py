@@ -49,10 +49,16 @@ def _backward(tensors: tuple, grads: tuple, retain_graph: bool, create_graph: bo
         inputs = _as_tuple(inputs)
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        for t in inputs:  # (torch retains the gradient of each input: its refusal)
+            if not t.requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         found = run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=False,
                              allow_unused=True, prune=True)
+        done: set = set()
         for t, g in zip(inputs, found):
-            if g is not None:
+            # an input listed twice accumulates once, and a retained one has had its gradient from its hook
+            if g is not None and id(t) not in done and not (t.grad_fn is not None and "_retains_grad" in t.__dict__):
+                done.add(id(t))
                 old = t.__dict__.get("grad")  # not t.grad: no non-leaf warning for an internal read
                 t.grad = g.detach().clone() if old is None else old + g
                 if t.grad_fn is None:

@@ -109,14 +109,16 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
     roots = _roots(tensors, grad_tensors, "backward")
     capture_nodes: dict = {}   # (node, output index) -> position in inputs, for non-leaf inputs
     capture_leaves: dict = {}  # id(leaf) -> position in inputs
+    repeats: dict = {}  # position of an input given again -> its first position (it gets the same gradient)
     if inputs is not None:
         for k, t in enumerate(inputs):
             if not t.requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-            if t.grad_fn is None:
-                capture_leaves[id(t)] = k
+            where, key = (capture_leaves, id(t)) if t.grad_fn is None else (capture_nodes, (t.grad_fn, t._output_nr))
+            if key in where:
+                repeats[k] = where[key]
             else:
-                capture_nodes[(t.grad_fn, t._output_nr)] = k
+                where[key] = k
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     # dependency counts over the reachable graph
@@ -156,6 +158,8 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
     finally:
         _tasks.pop()
     if inputs is not None:
+        for k, first in repeats.items():
+            captured[k] = captured[first]
         for k, g in enumerate(captured):
             if g is None and not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have been used in "

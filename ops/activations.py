@@ -85,12 +85,23 @@ def _store(name: str, y: Tensor, dtype: dt.dtype, out: Tensor | None) -> Tensor:
 
 
 def _run(name: str, x: Tensor, body, inplace: bool = False, float_only: bool = True,
-         opmath: bool = True) -> Tensor:
+         opmath: bool = True, grad=None) -> Tensor:
     """Apply `body` (a chain of tidal ops) to `x`, in opmath precision unless PyTorch composes the
-    op from separately rounded ops itself (opmath=False); in place if asked."""
+    op from separately rounded ops itself (opmath=False); in place if asked. `grad(x, g)`, when given, is torch's
+    backward formula: the op then gets its own node (the chain's pieces differentiated disagree with torch at
+    NaN, infinities and the pieces' seams)."""
     _check_tensor(name, x)
     if float_only:
         _float_only(name, x)
+    if grad is not None and not inplace and needs_grad((x,)):
+        with no_grad():
+            y = body(_opmath(x) if opmath else x)
+            out = _store(name, y, x.dtype if x.dtype.is_floating_point else y.dtype, None)
+        def backward(node, g):  # (16-bit floats in opmath precision, as torch's kernels)
+            gx = grad(_opmath(node.saved_tensors[0]), _opmath(g))
+            return (gx if gx.dtype is g.dtype else M.convert(gx, g.dtype),)
+        record(_TORCH_NODE.get(name) or name, backward, (x,), (out,), saved=(x,))
+        return out
     y = body(_opmath(x) if opmath else x)
     dtype = x.dtype if x.dtype.is_floating_point else y.dtype  # integer inputs of float ops give floats
     if inplace:
@@ -238,7 +249,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
         raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
                            f"{ew.torch_name(input.dtype)}, but found {lambd:g}")
     return _run("softshrink", input, lambda x: M.where(
-        M.gt(x, lambd), M.sub(x, lambd), M.where(M.lt(x, -lambd), M.add(x, lambd), M.mul(x, 0))))
+        M.gt(x, lambd), M.sub(x, lambd), M.where(M.lt(x, -lambd), M.add(x, lambd), M.mul(x, 0))),
+        grad=lambda x, g: M.where(M.logical_and(M.ge(x, -lambd), M.le(x, lambd)), 0.0, g))
 
 
 # -- smooth activations --------------------------------------------------------------------------
@@ -284,7 +296,20 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
         z = x if beta == 1 else M.mul(x, beta)
         soft = M.log1p(M.exp(z))
         return M.where(M.gt(z, threshold), x, soft if beta == 1 else M.div(soft, beta))
-    return _run("softplus", input, body)
+
+    def grad(x, g):  # torch's softplus_backward
+        z = M.exp(x if beta == 1 else M.mul(x, beta))
+        return M.where(M.gt(x if beta == 1 else M.mul(x, beta), threshold), g, M.div(M.mul(g, z), M.add(z, 1)))
+    return _run("softplus", input, body, grad=grad)
+
+
+def _elu_grad(negcoef: float, poscoef: float, input_scale: float):
+    """torch's elu_backward: x <= 0 takes the exponential's slope, everything else (NaN, +inf) poscoef."""
+    def grad(x: Tensor, g: Tensor) -> Tensor:
+        inner = x if input_scale == 1 else M.mul(x, input_scale)
+        return M.where(M.le(x, 0), M.mul(M.mul(g, negcoef * input_scale), M.exp(inner)),
+                       g if poscoef == 1 else M.mul(g, poscoef))
+    return grad
 
 
 def _elu_body(x: Tensor, negcoef: float, poscoef: float, input_scale: float) -> Tensor:
@@ -296,7 +321,7 @@ def _elu_body(x: Tensor, negcoef: float, poscoef: float, input_scale: float) -> 
 @_export(top=False, functional=True)
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where positive, else alpha * (exp(x) - 1)."""
-    return _run("elu", input, lambda x: _elu_body(x, alpha, 1.0, 1.0), inplace)
+    return _run("elu", input, lambda x: _elu_body(x, alpha, 1.0, 1.0), inplace, grad=_elu_grad(alpha, 1.0, 1.0))
 
 
 @_export(top=False, functional=True)
@@ -308,8 +333,9 @@ def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 @_export(functional=True)
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with the self-normalizing constants."""
-    return _run("selu", input, lambda x: _elu_body(x, _coef(_SELU_ALPHA, _SELU_SCALE, x), _SELU_SCALE, 1.0),
-                inplace)
+    negcoef = _coef(_SELU_ALPHA, _SELU_SCALE, input)
+    return _run("selu", input, lambda x: _elu_body(x, negcoef, _SELU_SCALE, 1.0), inplace,
+                grad=_elu_grad(negcoef, _SELU_SCALE, 1.0))
 
 
 @_export(functional=True)
@@ -323,7 +349,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where positive, else alpha * (exp(x / alpha) - 1)."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return _run("celu", input, lambda x: _elu_body(x, alpha, 1.0, 1.0 / alpha), inplace)
+    return _run("celu", input, lambda x: _elu_body(x, alpha, 1.0, 1.0 / alpha), inplace,
+                grad=_elu_grad(alpha, 1.0, 1.0 / alpha))
 
 
 @_export(functional=True)
@@ -335,13 +362,16 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 @_export(top=False, functional=True)
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """clamp(x + 3, 0, 6) / 6."""
-    return _run("hardsigmoid", input, lambda x: M.div(M.clamp(M.add(x, 3), 0, 6), 6), inplace)
+    return _run("hardsigmoid", input, lambda x: M.div(M.clamp(M.add(x, 3), 0, 6), 6), inplace,
+                grad=lambda x, g: M.where(M.logical_and(M.gt(x, -3), M.lt(x, 3)), M.div(g, 6), 0.0))
 
 
 @_export(top=False, functional=True)
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * clamp(x + 3, 0, 6) / 6."""
-    return _run("hardswish", input, lambda x: M.div(M.mul(x, M.clamp(M.add(x, 3), 0, 6)), 6), inplace)
+    return _run("hardswish", input, lambda x: M.div(M.mul(x, M.clamp(M.add(x, 3), 0, 6)), 6), inplace,
+                grad=lambda x, g: M.where(M.le(x, -3), 0.0, M.where(M.lt(x, 3), M.mul(g, M.add(M.div(x, 3), 0.5)),
+                                                                    g)))
 
 
 @_export(top=False, functional=True)

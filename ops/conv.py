@@ -336,7 +336,9 @@ def _check_window_args(stride: list, dilation: list, padding: list | None) -> No
         raise RuntimeError("non-positive stride is not supported")
     if padding is not None and any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
-    if any(d <= 0 for d in dilation):
+    if any(d < 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    if any(d == 0 for d in dilation):  # (torch words a zero by its backend: this is oneDNN's, batched inputs')
         raise RuntimeError("non-positive dilation is not supported")
 
 

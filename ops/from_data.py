@@ -191,8 +191,14 @@ def _gather(data, target: dt.dtype | None = None) -> tuple:
     return flat.reshape(shape), inferred, reader.python_complex
 
 
+_WARNED: set = set()  # the warnings torch gives once per process
+
+
 def _numpy_dtype(np_dtype) -> dt.dtype:
     """The dtype of NumPy data torch reads; its TypeError for others, ml_dtypes' float8 arrays included."""
+    if not np.dtype(np_dtype).isnative:
+        raise ValueError("given numpy array has byte order different from the native byte order. Conversion between "
+                         "byte orders is currently not supported.")
     d = dt.from_numpy(np_dtype)
     if d in dt.FLOAT8:
         raise TypeError(f"can't convert np.ndarray of type ml_dtypes.{d.name}. The only supported types are: "
@@ -255,6 +261,11 @@ def copied(data, dtype, device, requires_grad: bool, call: str | None = None) ->
     """torch.tensor's work; `call` names the function a tensor `data` is copied by in the warning."""
     dtype = dtype_arg("tensor", dtype)
     dev = None if device is None and not OPEN_BLOCKS[0] else device_arg(device)  # (with device(d): d)
+    if isinstance(data, (list, tuple)) and data and isinstance(data[0], np.ndarray) and "arrays" not in _WARNED:
+        _WARNED.add("arrays")  # torch's TORCH_WARN_ONCE
+        warnings.warn("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting "
+                      "the list to a single numpy.ndarray with numpy.array() before converting to a tensor.",
+                      UserWarning, stacklevel=user_stacklevel())
     if isinstance(data, Tensor):
         check_requires_grad(dtype or data.dtype, requires_grad)
         out = _copy_of_tensor(data, dtype, dev, call)
@@ -294,12 +305,18 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A CPU tensor sharing `ndarray`'s memory: writes through either are seen by the other (ops on it run
     at their call, as torch's: see VirtualMachine.lent)."""
     if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+        kind = type(ndarray)
+        name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"expected np.ndarray (got {name})")
     dtype = _numpy_dtype(ndarray.dtype)
-    if not ndarray.flags.writeable:
-        warnings.warn("The given NumPy array is not writable, and tidal does not support non-writable "
-                      "tensors. This means writing to this tensor will result in undefined behavior.",
-                      UserWarning, stacklevel=2)
+    if not ndarray.flags.writeable and "read-only" not in _WARNED:  # torch warns once per program
+        _WARNED.add("read-only")
+        library = "PyTorch" if dt.repr_namespace[0] == "torch" else "tidal"
+        warnings.warn(f"The given NumPy array is not writable, and {library} does not support non-writable "
+                      "tensors. This means writing to this tensor will result in undefined behavior. You may want to "
+                      "copy the array to protect its data or make it writable before converting it to a tensor. "
+                      "This type of warning will be suppressed for the rest of this program.",
+                      UserWarning, stacklevel=user_stacklevel())
     out = Tensor._from_array(ndarray, dtype, share=True)
     out._vm.lend(out._v.blob)
     return out

@@ -42,7 +42,7 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None =
     if shape:
         shape[dim] = index.numel()
     check_out_grad("index_select", out, (input,))
-    deferred = check_now(index, size1(input, dim), dim, message="index out of range in self")
+    deferred = check_now(index, size1(input, dim), dim, **_select_bounds(input.ndim, dim))
     result = emit("index_select", (input, index), tuple(shape), input.dtype, dim, out, deferred)
     if needs_grad((input,)):
         record("index_select", lambda node, g: (index_add(filled(node.attrs[0], g), node.attrs[1],
@@ -51,10 +51,18 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None =
     return result
 
 
+def _select_bounds(ndim: int, dim: int) -> dict:
+    """How torch's CPU index_select reports an index out of range: along dim 1 of an input of two or more
+    dims it takes another kernel, whose check says RuntimeError in other words."""
+    if ndim > 1 and dim == 1:
+        return dict(exc=RuntimeError, message="INDICES element is out of DATA bounds, id={i} axis_dim={n}")
+    return dict(message="index out of range in self")
+
+
 @register_kernel("index_select", "cpu")
 def _index_select_kernel(ins, outs, dim):
     src = at_least_1d(ins[0])
-    idx = checked_index(ins[1].reshape(-1), src.shape[dim], dim, message="index out of range in self")
+    idx = checked_index(ins[1].reshape(-1), src.shape[dim], dim, **_select_bounds(ins[0].ndim, dim))
     outs[0][...] = np.take(src, idx, axis=dim).reshape(outs[0].shape)
 
 

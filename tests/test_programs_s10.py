@@ -529,7 +529,6 @@ def autograd_inputs(T):
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_hunt_autograd_inputs.patch")
 def test_repeated_and_retained_inputs():
     run_both(autograd_inputs)
 
@@ -542,7 +541,6 @@ NUMPY_INPUTS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_hunt_from_numpy.patch")
 @pytest.mark.parametrize("name", list(NUMPY_INPUTS))
 def test_numpy_inputs_refused_as_torch(name):
     theirs, ours = (outcome(lambda: NUMPY_INPUTS[name](T)) for T in FRAMEWORKS)
@@ -561,7 +559,6 @@ ACTIVATION_EDGES = {  # torch's backward formulas where the composed pieces disa
 }
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_hunt_activation_grads.patch")
 @pytest.mark.parametrize("name", list(ACTIVATION_EDGES))
 def test_activation_gradients_at_edges(name):
     def program(T):

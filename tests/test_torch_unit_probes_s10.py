@@ -1111,7 +1111,6 @@ def init_checks(t):
         lambda: init.xavier_normal_(t.ones(2, 3), gain=2.).shape])
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_probe_index_select.patch")
 def test_index_select_out_of_range_as_torch():
     """torch's CPU index_select says RuntimeError 'INDICES element is out of DATA bounds' along dim 1 of an
     input of two or more dims, IndexError 'index out of range in self' elsewhere (tidal said the latter always)."""
@@ -1128,7 +1127,6 @@ def test_same_as_torch(fn):
     assert _run(fn, tc) == _run(fn, torch)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_probe_conv_dilation.patch")
 def test_conv_negative_dilation_as_torch():
     """torch refuses a negative dilation with 'dilation should be greater than zero' (tidal said 'non-positive
     dilation is not supported', torch's oneDNN words for a zero dilation of a batched input, kept for zeros)."""
