@@ -15,6 +15,7 @@ from .. import ops
 from ..ops import activations as _act
 from ..ops.complex_ops import refuse_complex
 from ..ops.elementwise import torch_name
+from ..ops.factory_args import TYPEMETA_NAME
 from ..ops import autocast as _ac
 from ..ops.node_names import torch_node
 from ..tensor import Tensor
@@ -73,15 +74,32 @@ def _check_addmm(input: Tensor, weight: Tensor, bias: Tensor) -> None:
         bias.expand(rows, weight.shape[0] if weight.dim() == 2 else 1)  # torch's expand error when it can't
 
 
+def _check_bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """torch's bilinear checks, in its order: dtypes, ranks, each batch dim, then sizes against weight's."""
+    named = [("input1", input1), ("input2", input2), ("weight", weight)] + ([("bias", bias)] if bias is not None
+                                                                           else [])
+    if len({x.dtype for _, x in named}) > 1:  # named as C++ types
+        raise RuntimeError("All tensors must have the same dtype, got " + ", ".join(
+            f"{name}: {TYPEMETA_NAME.get(x.dtype, torch_name(x.dtype))}" for name, x in named))
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for d in range(input1.dim() - 1):
+        if input1.shape[d] != input2.shape[d]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: got {input1.shape[d]} "
+                               f"and {input2.shape[d]}")
+    for name, x, d in (("input1", input1, 1), ("input2", input2, 2)):
+        if x.size(-1) != weight.size(d):
+            raise RuntimeError(f"bilinear(): {name} size does not match weight size: got {x.size(-1)} but "
+                               f"expected {weight.size(d)}")
+    if bias is not None and bias.size(0) != weight.size(0):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.size(0)} but expected "
+                           f"{weight.size(0)}")
+
+
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]."""
-    if input1.shape[:-1] != input2.shape[:-1]:
-        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} "
-                           f"and {list(input2.shape[:-1])}")
+    _check_bilinear(input1, input2, weight, bias)
     out_f, in1, in2 = weight.shape
-    if input1.shape[-1] != in1 or input2.shape[-1] != in2:
-        raise RuntimeError(f"bilinear(): input size does not match weight size: got {input1.shape[-1]} and "
-                           f"{input2.shape[-1]} but expected {in1} and {in2}")
     # (..., i) @ (i, o*j) -> (..., o, j), then contract j with input2
     mixed = ops.matmul(input1, weight.permute(1, 0, 2).reshape(in1, out_f * in2))
     mixed = mixed.reshape(tuple(input1.shape[:-1]) + (out_f, in2))
