@@ -147,10 +147,12 @@ def _fractional_max_pool(spatial: int, input: Tensor, kernel_size, output_size, 
     batched = input if input.dim() == spatial + 2 else input.unsqueeze(0)
     n, c = batched.shape[:2]
     image = tuple(batched.shape[2:])
-    for d in range(spatial):
-        if size[d] + kernel[d] - 1 > image[d]:
-            raise RuntimeError(f"{name}(): pool size {kernel[d]} and output size {size[d]} are too large for input "
-                               f"size {image[d]}")
+    # torch's checks name each dim; its 3-D kernel wants the last window to end before the input's end
+    where = f"{name}()" if spatial == 2 else f"{name}_out()"
+    for d, dim_name in enumerate(("time", "height", "width")[-spatial:]):
+        if size[d] + kernel[d] - 1 > image[d] - (spatial == 3):
+            raise RuntimeError(f"{where}: pool {dim_name} {kernel[d]} too large relative to input {dim_name} "
+                               f"{image[d]}")
     if _random_samples is None:
         _random_samples = ops.rand(n, c, spatial, dtype=input.dtype, device=input.device)
     else:

@@ -112,6 +112,17 @@ def avg_pool_ceil_mode(t):
 
 
 @probe
+def fractional_max_pool_size_checks(t):
+    cases = [(3, (1, 1, 4, 4, 4), 2, (3, 3, 3)), (3, (1, 1, 4, 4, 4), 2, (2, 3, 2)), (3, (1, 1, 4, 4, 4), 2, (2, 2, 3)),
+             (2, (1, 1, 4, 4), 2, (3, 3)), (3, (1, 4, 4, 4), 2, (2, 2, 2)), (2, (1, 2, 4, 4), 2, (5, 5)),
+             (2, (1, 2, 4, 4), 2, (3, 4)), (2, (1, 2, 4, 4), (2, 3), (3, 3)), (3, (1, 1, 4, 4, 4), 2, (4, 3, 3)),
+             (3, (1, 1, 5, 5, 5), 2, (3, 3, 3))]
+    return _errs([lambda n=n, x=x, k=k, o=o: getattr(F(t), f"fractional_max_pool{n}d")(t.ones(x), k,
+                                                                                         output_size=o).shape
+                   for n, x, k, o in cases])
+
+
+@probe
 def adaptive_avg_pool_nhwc(t):
     x = (t.arange(4 * 8 * 8 * 8.) % 7).reshape(4, 8, 8, 8).contiguous(memory_format=t.channels_last)
     x.requires_grad_()
