@@ -74,7 +74,7 @@ def _run(func: Callable, inputs: tuple, fn: str) -> tuple:
     return _as_tuple(result, "outputs of the user-provided function", fn)
 
 
-def _check_v(v, like: tuple, fn: str, what: str) -> tuple:
+def _check_v(v, like: tuple, fn: str, what: str, like_tuple: bool) -> tuple:
     if v is None:
         if len(like) != 1 or like[0].numel() != 1:
             raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
@@ -83,11 +83,14 @@ def _check_v(v, like: tuple, fn: str, what: str) -> tuple:
                                "single Tensor with a single element.")
         return (ops.ones_like(like[0]),)
     _, vs = _as_tuple(v, "v", fn)
+    # torch words these by whether the user gave `like` as a tuple (then it names the entry)
     if len(vs) != len(like):
-        raise RuntimeError(f"v is a tuple of invalid length: should be {len(like)} but got {len(vs)}.")
+        raise RuntimeError(f"v is a tuple of invalid length: should be {len(like)} but got {len(vs)}."
+                           if like_tuple else "The given v should contain a single Tensor.")
     for i, (a, b) in enumerate(zip(vs, like)):
         if a.shape != b.shape:
-            raise RuntimeError(f"Entry {i} in v has invalid size: should be {b.shape} but got {a.shape}.")
+            entry = f"Entry {i} in " if like_tuple else ""
+            raise RuntimeError(f"{entry}v has invalid size: should be {b.shape} but got {a.shape}.")
     return vs
 
 
@@ -96,7 +99,8 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     is_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
     inputs = _prepare(inputs, create_graph)
     out_tuple, outputs = _run(func, inputs, "vjp")
-    vs = _check_v(v, outputs, "vjp", "outputs")
+    _check_outputs_require_grad(outputs, strict)
+    vs = _check_v(v, outputs, "vjp", "outputs", out_tuple)
     grads = _zeros_for_none(_vjp_raw(outputs, inputs, vs, create_graph), inputs, strict, lambda i: (
         f"The output of the user-provided function is independent of input {i}. This is not allowed in strict "
         "mode."))
@@ -108,8 +112,9 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     """(func(inputs), J v): the Jacobian-vector product at `inputs`."""
     is_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
     inputs = _prepare(inputs, create_graph)
-    vs = _check_v(v, inputs, "jvp", "inputs")
+    vs = _check_v(v, inputs, "jvp", "inputs", is_tuple)
     out_tuple, outputs = _run(func, inputs, "jvp")
+    _check_outputs_require_grad(outputs, strict)
     grads = _zeros_for_none(_jvp_raw(outputs, inputs, vs, create_graph), outputs, strict, lambda i: (
         f"The output of the user-provided function is independent of input {i}. This is not allowed in strict "
         "mode."))
@@ -161,11 +166,31 @@ def _shape_jacobian(jac: list, out_tuple: bool, in_tuple: bool):
     return tuple(jac[0]) if in_tuple else jac[0][0]
 
 
+def _check_outputs_require_grad(outputs: tuple, strict: bool) -> None:
+    """strict mode: torch refuses an output that does not require grad before differentiating anything."""
+    for i, out in enumerate(outputs if strict else ()):
+        if not out.requires_grad:
+            raise RuntimeError(f"Output {i} of the user-provided function does not require gradients. The outputs "
+                               "must be computed in a differentiable manner from the input when running in strict "
+                               "mode.")
+
+
+def _check_jacobian_requires_grad(grads: tuple, strict: bool) -> None:
+    """strict mode, second derivatives: torch refuses a first derivative that does not depend on the inputs."""
+    for i, g in enumerate(grads if strict else ()):
+        if not g.requires_grad:
+            raise RuntimeError(
+                f"While computing the hessian, found that the jacobian of the user-provided function with respect "
+                f"to input {i} is independent of the input. This is not allowed in strict mode. You should ensure "
+                "that your function is twice differentiable and that the jacobian depends on the inputs (this would "
+                "be violated by a linear function for example).")
+
+
 def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
              strategy: str = "reverse-mode"):
     """The Jacobian of `func` at `inputs` (nested tuples follow the tuple-ness of outputs, then inputs)."""
-    if strategy not in ("forward-mode", "reverse-mode"):
-        raise RuntimeError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+    if strategy not in ("forward-mode", "reverse-mode"):  # (torch asserts it)
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
                            'function has more outputs than inputs, "forward-mode" tends to be more performant. '
                            'Otherwise, prefer to use "reverse-mode".')
     if strategy == "forward-mode" and create_graph:
@@ -184,6 +209,7 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
     in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     inputs = _prepare(inputs, create_graph)
     out_tuple, outputs = _run(func, inputs, "jacobian")
+    _check_outputs_require_grad(outputs, strict)
     if strategy == "forward-mode":
         jac = _jacobian_forward(outputs, inputs)
     else:
@@ -201,14 +227,19 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
     def jac_func(*inp):
         out = func(*inp)
         is_tuple, outs = _as_tuple(out, "outputs of the user-provided function", "hessian")
-        if is_tuple or outs[0].numel() != 1:
+        _check_outputs_require_grad(outs, strict)
+        if is_tuple:
             raise RuntimeError("The function given to hessian should return a single Tensor")
+        if outs[0].numel() != 1:
+            raise RuntimeError("The Tensor returned by the function given to hessian should contain a single element")
         if outs[0].dim() > 0:
             out = outs[0].squeeze()
         grads = _vjp_raw((out,), inp, (ops.ones_like(out),), create_graph=True)
-        return _zeros_for_none(grads, inp, strict, lambda i: (
+        grads = _zeros_for_none(grads, inp, strict, lambda i: (
             f"The output of the user-provided function is independent of input {i}. This is not allowed in "
             "strict mode."))
+        _check_jacobian_requires_grad(grads, strict)
+        return grads
 
     hess = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
                     strategy=outer_jacobian_strategy)
@@ -217,12 +248,16 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
 
 def _scalar_and_grad(func: Callable, inputs: tuple, fn: str, strict: bool) -> tuple:
     out_tuple, outputs = _run(func, inputs, fn)
-    if out_tuple or outputs[0].numel() != 1:
+    _check_outputs_require_grad(outputs, strict)
+    if out_tuple:
         raise RuntimeError(f"The function given to {fn} should return a single Tensor")
+    if outputs[0].numel() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {fn} should contain a single element")
     out = outputs[0]
     grads = _zeros_for_none(_vjp_raw((out,), inputs, (ops.ones_like(out),), True), inputs, strict, lambda i: (
         f"The output of the user-provided function is independent of input {i}. This is not allowed in strict "
         "mode."))
+    _check_jacobian_requires_grad(grads, strict)
     return out, grads
 
 
@@ -230,7 +265,7 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     """(func(inputs), v^T H): the vector-Hessian product of a scalar function."""
     is_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
     inputs = _prepare(inputs, create_graph)
-    vs = _check_v(v, inputs, "vhp", "inputs")
+    vs = _check_v(v, inputs, "vhp", "inputs", is_tuple)
     out, grads = _scalar_and_grad(func, inputs, "vhp", strict)
     res = _zeros_for_none(_vjp_raw(grads, inputs, vs, create_graph), inputs, strict, lambda i: (
         f"The hessian of the user-provided function with respect to input {i} is independent of the input. This "
@@ -243,7 +278,7 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     """(func(inputs), H v): the Hessian-vector product of a scalar function (double-vjp of its gradient)."""
     is_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
     inputs = _prepare(inputs, create_graph)
-    vs = _check_v(v, inputs, "hvp", "inputs")
+    vs = _check_v(v, inputs, "hvp", "inputs", is_tuple)
     out, grads = _scalar_and_grad(func, inputs, "hvp", strict)
     res = _zeros_for_none(_jvp_raw(grads, inputs, vs, create_graph), inputs, strict, lambda i: (
         f"The hessian of the user-provided function with respect to input {i} is independent of the input. This "

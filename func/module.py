@@ -51,13 +51,12 @@ def functional_call(module, parameter_and_buffer_dicts, args: Any = None, kwargs
     if isinstance(parameter_and_buffer_dicts, Mapping):
         tensors = dict(parameter_and_buffer_dicts)
     elif isinstance(parameter_and_buffer_dicts, (tuple, list)):
-        tensors = {}
-        for d in parameter_and_buffer_dicts:
-            for k, v in d.items():
-                if k in tensors:
-                    raise ValueError(f"{k} appeared in multiple dictionaries; behavior of functional call is "
-                                     "ambiguous")
-                tensors[k] = v
+        keys = [k for d in parameter_and_buffer_dicts for k in d]
+        repeated = list(dict.fromkeys(k for k in keys if keys.count(k) > 1))  # torch lists them all, in order
+        if repeated:
+            raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of functional call is "
+                             "ambiguous")
+        tensors = {k: v for d in parameter_and_buffer_dicts for k, v in d.items()}
     else:
         raise ValueError(f"Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got "
                          f"{type(parameter_and_buffer_dicts)}")

@@ -570,11 +570,11 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | N
     """torch.linalg.cross: the cross product along `dim` (default -1), inputs broadcast."""
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    shape = broadcast_shapes(input._v.shape, other._v.shape)
     axis = input._dim(dim, "cross")
-    if input.shape[axis] != 3 or other.shape[axis] != 3:
+    if input.shape[axis] != 3 or other.shape[axis] != 3:  # (torch checks the lengths before broadcasting)
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{input.shape[axis]} and {other.shape[axis]}")
+    shape = broadcast_shapes(input._v.shape, other._v.shape)
     not_bool("cross", input.dtype)
     if input.dtype is not other.dtype:
         raise RuntimeError(f"expected scalar type {torch_name(input.dtype)} but found {torch_name(other.dtype)}")

@@ -185,12 +185,16 @@ class Tensor:
         """The shape, or the size of one dimension."""
         if dim is None:
             return Size(self._v.shape)
+        if not self._v.shape:  # torch wraps no dim of a 0-d tensor here (ops take dim 0 / -1 of a scalar)
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return self._v.shape[self._dim(dim, "size")]
 
     def stride(self, dim: int | None = None):
         """The strides in elements, or the stride of one dimension."""
         if dim is None:
             return self._v.strides
+        if not self._v.shape:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return self._v.strides[self._dim(dim, "stride")]
 
     def storage_offset(self) -> int:

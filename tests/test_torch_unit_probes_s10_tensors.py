@@ -601,7 +601,6 @@ def test_index_select_out_of_range_as_torch():
     assert _run(f, tc) == _run(f, torch)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_probe_size_0d.patch")
 def test_size_of_0d_tensor_as_torch():
     """size(d)/stride(d) of a 0-d tensor: torch's IndexError 'Dimension specified as d but tensor has no
     dimensions' (tidal's said 'tuple index out of range'); bilinear of 0-d inputs reaches it."""
@@ -612,7 +611,6 @@ def test_size_of_0d_tensor_as_torch():
     assert _run(f, tc) == _run(f, torch)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_probe_functional_v.patch")
 def test_functional_checks_as_torch():
     """autograd.functional's checks in torch's words: v's entry named only where the outputs/inputs were a
     tuple, jacobian's strategy asserted, hessian/vhp/hvp's single-element check, strict mode's checks of
@@ -639,7 +637,6 @@ def test_functional_checks_as_torch():
     assert _run(f, tc) == _run(f, torch)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_probe_functional_call.patch")
 def test_functional_call_repeated_keys_as_torch():
     """functional_call with several dicts names every key given more than once, as a list (tidal named the
     first only, bare)."""
@@ -652,7 +649,6 @@ def test_functional_call_repeated_keys_as_torch():
     assert _run(f, tc) == _run(f, torch)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s10_probe_linalg_cross.patch")
 def test_linalg_cross_length_before_broadcast_as_torch():
     """linalg.cross checks the length 3 of `dim` before broadcasting (tidal's broadcast error came first)."""
     def f(t):
