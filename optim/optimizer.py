@@ -306,6 +306,11 @@ class Optimizer:
             kwargs[name] = group[name]
         for name, key, i in self._split:
             kwargs[name] = group[key][i]
+        for name, value in kwargs.items():
+            # a 1-element tensor (lr=torch.tensor(0.01), betas) is read now, on this thread: the multi-tensor
+            # update runs as one VM kernel, where reading a tensor would wait on the VM from its own worker
+            if value.__class__ is not float and isinstance(value, Tensor):
+                kwargs[name] = value.item()
         return kwargs
 
     @staticmethod

@@ -521,3 +521,33 @@ def test_conv_negative_dilation_as_torch():
                      + [lambda: F(t).conv2d(t.ones(2, 2, 5, 5), t.ones(4, 2, 3, 3), dilation=0),
                         lambda: F(t).conv2d(t.ones(2, 2, 5, 5), t.ones(4, 2, 3, 3), padding=-1, dilation=-1)])
     assert _run(f, tc) == _run(f, torch)
+
+
+_TENSOR_LR_SCRIPT = """
+import json, sys
+import {mod} as t
+out = []
+for make in (lambda ps: t.optim.SGD(ps, lr=t.tensor(0.1), momentum=0.9), lambda ps: t.optim.Adam(ps, lr=t.tensor(0.1)),
+             lambda ps: t.optim.AdamW(ps, lr=t.tensor(0.1), betas=(t.tensor(0.9), t.tensor(0.99))),
+             lambda ps: t.optim.RMSprop(ps, lr=t.tensor(0.01)), lambda ps: t.optim.Adagrad(ps, lr=t.tensor(0.1))):
+    p = t.nn.Parameter(t.tensor([1., -2., 3.]))
+    o = make([p])
+    for _ in range(3):
+        o.zero_grad()
+        ((p - 0.5) ** 2 * t.tensor([1., 2., 3.])).sum().backward()
+        o.step()
+    out.append([round(v, 5) for v in p.tolist()])
+print(json.dumps(out))
+"""
+
+
+def test_tensor_hyperparameters_as_torch():
+    """A 1-element tensor lr (or betas) is read when the step runs, as torch: tidal handed the tensor to the
+    multi-tensor kernel, whose reading of it waited on the VM from the VM's own worker (the program hung,
+    at the latest at exit). Each framework runs in its own process, under a time limit."""
+    import json
+    import subprocess
+    import sys
+    got = [json.loads(subprocess.run([sys.executable, "-c", _TENSOR_LR_SCRIPT.format(mod=mod)], capture_output=True,
+                                     text=True, timeout=120, check=True).stdout) for mod in ("tidal.compat", "torch")]
+    assert got[0] == got[1]
