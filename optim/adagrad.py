@@ -5,7 +5,7 @@ from ..ops import creation
 from ..ops import math_api as M
 from ..tensor import Tensor
 from .optimizer import Optimizer, check, descent_grad
-from .hyperparams import check_lr
+from .hyperparams import check_fused, check_lr
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -65,6 +65,7 @@ class Adagrad(Optimizer):
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
+        check_fused(fused, foreach, differentiable)
         for group in self.param_groups:
             for p in group["params"]:
                 self.state[p].update(self._init_state(p, group))

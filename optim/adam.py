@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..ops import math_api as M
 from ..ops import creation
 from ..tensor import Tensor
-from .hyperparams import check_adam_hyperparameters
+from .hyperparams import check_adam_hyperparameters, check_fused
 from .optimizer import Optimizer, descent_grad
 
 __all__ = ["Adam", "AdamW", "adam", "adam_moments"]
@@ -53,11 +53,14 @@ class Adam(Optimizer):
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False,
                  fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
+        if isinstance(lr, Tensor) and foreach and not capturable:  # torch's first check
+            raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
         check_adam_hyperparameters(lr, eps, betas, weight_decay)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
                         fused=fused, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
+        check_fused(fused, foreach, differentiable)
 
     @staticmethod
     def _init_state(p: Tensor, group: dict) -> dict:

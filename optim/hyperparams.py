@@ -26,3 +26,12 @@ def check_adam_hyperparameters(lr: float, eps: float, betas: tuple[float, float]
     check(0.0 <= betas[1] < 1.0, "beta parameter at index 1", betas[1])
     check(0.0 <= weight_decay, "weight_decay value", weight_decay)
 
+
+def check_fused(fused: bool | None, foreach: bool | None, differentiable: bool) -> None:
+    """PyTorch's refusals of fused=True with differentiable=True, then with foreach=True (checked after the
+    parameter groups are built, as torch's constructors do)."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from .optimizer import Optimizer, check, descent_grad
-from .hyperparams import check_lr
+from .hyperparams import check_fused, check_lr
 
 __all__ = ["SGD", "sgd"]
 
@@ -46,6 +46,7 @@ class SGD(Optimizer):
                         nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable,
                         fused=fused)
         super().__init__(params, defaults)
+        check_fused(fused, foreach, differentiable)
 
     def _step_group(self, group: dict) -> None:
         # parameters have state (a momentum buffer) only with momentum, and no step count

@@ -222,6 +222,22 @@ def optimizer_closure_and_lbfgs(t):
     return out + [b]
 
 
+@probe
+def optimizer_fused_foreach_checks(t):
+    p, O = t.nn.Parameter(t.ones(2)), t.optim
+    return _errs([
+        lambda: O.Adam([p], fused=True, foreach=True), lambda: O.SGD([p], lr=0.1, fused=True, foreach=True),
+        lambda: O.Adam([p], fused=True, differentiable=True), lambda: O.AdamW([p], fused=True, foreach=True),
+        lambda: O.Adagrad([p], fused=True, foreach=True), lambda: O.Adam([p], lr=t.tensor(0.1), foreach=True),
+        lambda: O.AdamW([p], lr=t.tensor(0.1), foreach=True),
+        lambda: O.SGD([p], fused=True, differentiable=True, foreach=True),
+        lambda: O.Adagrad([p], fused=True, differentiable=True),
+        lambda: O.Adam([p], lr=t.tensor([0.1, 0.2]), foreach=True),
+        lambda: O.Adam([p], lr=t.tensor(-0.1), foreach=True),
+        lambda: type(O.Adam([p], lr=t.tensor(0.1), foreach=True, capturable=True)).__name__,
+        lambda: type(O.Adam([p], fused=True)).__name__])
+
+
 def _sched_rows(t, makers, steps=7):
     rows = []
     for make in makers:
