@@ -238,6 +238,37 @@ def optimizer_fused_foreach_checks(t):
         lambda: type(O.Adam([p], fused=True)).__name__])
 
 
+@probe
+def optimizer_hooks(t):
+    p = t.nn.Parameter(t.tensor([1., -2., 3.]))
+    o, log = t.optim.SGD([p], lr=0.1), []
+    pre = o.register_step_pre_hook(lambda opt, a, k: log.append("pre"))
+    o.register_step_post_hook(lambda opt, a, k: log.append("post"))
+    o.register_state_dict_pre_hook(lambda opt: log.append("sd_pre"))
+    o.register_state_dict_post_hook(lambda opt, sd: sd.__setitem__("x", 1) or sd)
+    o.register_load_state_dict_pre_hook(lambda opt, sd: log.append("ld_pre"))
+    o.register_load_state_dict_post_hook(lambda opt: log.append("ld_post"))
+    p.grad = t.ones(3)
+    o.step()
+    pre.remove()
+    o.step()
+    sd = o.state_dict()
+    o.load_state_dict({"state": {}, "param_groups": sd["param_groups"]})
+    return log, sorted(sd), p
+
+
+@probe
+def scaled_dot_product_attention_checks(t):
+    sdpa, q = F(t).scaled_dot_product_attention, t.arange(24.).reshape(1, 2, 3, 4) / 10
+    return _errs([
+        lambda: sdpa(q, q, q), lambda: sdpa(q, q, q, is_causal=True),
+        lambda: sdpa(q, q, q, attn_mask=t.ones(3, 3, dtype=t.bool).tril()), lambda: sdpa(q, q, q, scale=0.5),
+        lambda: sdpa(q, q, q, attn_mask=t.ones(3, 3), is_causal=True), lambda: sdpa(q, q[..., :2], q),
+        lambda: sdpa(q, q, q, enable_gqa=True).shape, lambda: sdpa(q, q[:, :1], q[:, :1], enable_gqa=True),
+        lambda: sdpa(q, q[:, :1], q[:, :1]), lambda: sdpa(q[0], q[0], q[0]).shape,
+        lambda: sdpa(q, q, q, attn_mask=t.ones(2, 2))])
+
+
 def _sched_rows(t, makers, steps=7):
     rows = []
     for make in makers:
