@@ -559,6 +559,9 @@ def functional_call(t):
 @probe
 def distributions(t):
     D = t.distributions
+    # (torch's own default is `__debug__`; a torch.while_loop call, as in tests/test_torch_functions_more.py,
+    # turns it off for the process)
+    D.Distribution.set_default_validate_args(True)
     n = D.Normal(t.tensor([0., 1.]), t.tensor([1., 2.]))
     r = [n.log_prob(t.tensor([0.5, 0.5])), n.entropy(), n.cdf(t.tensor([0., 1.])), n.mean, n.stddev, n.batch_shape,
          n.event_shape, repr(n)]
