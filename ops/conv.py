@@ -26,8 +26,8 @@ from . import conv_rows
 from .memory_format import conv_layout
 from .products import blas_matmul, blas_rows
 from .dispatch import launch, register_kernel
-from .windows import (TENSOR_TYPE, batched, check_tensor, col2im, compute_array, im2col, is_int, int_list,
-                      not_implemented, padded, pair, sliding_windows)
+from .windows import (COMPILED_FLOATS, TENSOR_TYPE, batched, check_tensor, col2im, compute_array, im2col, is_int,
+                      int_list, not_implemented, padded, pair, sliding_windows)
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "conv_tbc",
            "unfold", "fold"]
@@ -64,12 +64,10 @@ def _positions(geo: ConvGeometry) -> int:
     return math.prod(geo.result4[2:])
 
 
-_COMPILED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-
 
 def _compiled(a: np.ndarray, geo: ConvGeometry) -> bool:
     """Whether the compiled 2-D col2im of ops/conv_kernels.py handles `a`'s dtype and this rank."""
-    return len(geo.kernel) == 2 and a.dtype in _COMPILED_FLOATS
+    return len(geo.kernel) == 2 and a.dtype in COMPILED_FLOATS
 
 
 def _image_columns(x: np.ndarray, geo: ConvGeometry) -> np.ndarray:

@@ -23,9 +23,7 @@ import numpy as np
 
 from ..vm.codegen import import_numba_user
 from .products import blas_rows
-from .windows import compute_array
-
-_COMPILED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+from .windows import COMPILED_FLOATS, compute_array
 
 MAX_SLACK = 1.5  # the largest L / (o_0 * o_1 ...) this path takes
 
@@ -116,7 +114,7 @@ def add_columns(cols: np.ndarray, out: np.ndarray, geo, slack_is_zero: bool) -> 
     buf = _buffer(n * c, plane, reach, cols.dtype)
     taps = cols.reshape(c, -1, n, _run(geo))
     offsets = np.array([sum(i * step for i, step in zip(tap, steps)) for tap in np.ndindex(*geo.kernel)], np.int64)
-    if cols.dtype in _COMPILED_FLOATS and taps.strides[-1] == taps.itemsize:
+    if cols.dtype in COMPILED_FLOATS and taps.strides[-1] == taps.itemsize:
         import_numba_user(".conv_kernels", __package__).add_runs(taps, buf, offsets, plane)  # numba: on first use
     else:
         for t, offset in enumerate(offsets):

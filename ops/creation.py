@@ -43,12 +43,11 @@ def _fill_result(t: Tensor, fn: str, value, out) -> Tensor:
 def _new(fn: str, shape: tuple, dtype, device, requires_grad: bool, default_dtype: dt.dtype,
          default_device=None, out=None) -> Tensor:
     """A fresh contiguous tensor after PyTorch's checks of dtype (`out=`'s if given), device, requires_grad."""
-    if out is None and device is None and not requires_grad and (dtype is None or dtype.__class__ is dt.dtype):
+    dev = default_device if device is None and default_device is not None else device_arg(device)
+    if out is None and not requires_grad and (dtype is None or dtype.__class__ is dt.dtype):
         # the common call (nothing to check but the allocation): zeros(n, m), full(shape, v, dtype=...)
-        dev = device_arg(None) if default_device is None else default_device
         return new_tensor_checked(shape, dtype or default_dtype, dev)
     dtype = out_dtype(fn, dtype_arg(fn, dtype), out) or default_dtype
-    dev = default_device if device is None and default_device is not None else device_arg(device)
     check_requires_grad(dtype, requires_grad)
     out = new_tensor_checked(shape, dtype, dev)
     out.requires_grad = requires_grad

@@ -441,9 +441,8 @@ def fill_values(self: Tensor, value, node: str | None = None) -> Tensor:
         expr = f"{ew._CAST_NAME[dtype]}({{0}})"
         fill = _FILLS[dtype] = (expr, replay_head(expr, None, "compute", 1, 1))
     typed = dtype.compute.np.type(value) if dtype is not dt.bool_ else value
-    v = self._v
-    self._vm.push(compute_instruction("fill", None, (typed,), (v if len(v.shape) <= many_dims.MAX_NDIM else
-                                                             many_dims.kernel_view(v),), None, fill[0], None, fill[1]))
+    self._vm.push(compute_instruction("fill", None, (typed,), (many_dims.kernel_view(self._v),), None, fill[0], None,
+                                      fill[1]))
     if node is not None and self.dtype.is_floating_point:  # the old values get no gradient
         from .view_grads import overload
         record(overload(node, 2) if node == "fill" else node, _zero_grad, (self,), (self,))

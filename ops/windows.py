@@ -15,6 +15,7 @@ from ..tensor import dtype as dt
 from ..vm.codegen import import_numba_user
 
 _as_strided = np.lib.stride_tricks.as_strided
+COMPILED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # the dtypes the compiled window kernels take
 
 # PyTorch's legacy tensor-type names, as its conv dtype errors print them
 TENSOR_TYPE = {dt.float32: "Float", dt.float64: "Double", dt.float16: "Half", dt.bfloat16: "BFloat16",
@@ -101,7 +102,7 @@ def add_windows(target: np.ndarray, cols: np.ndarray, stride: tuple, dilation: t
     """target[n, c, y*sh + i*dh, x*sw + j*dw] += cols[n, c, i, j, y, x] (in 2-D; any rank): col2im."""
     rank = len(stride)
     kernel, out = cols.shape[2:2 + rank], cols.shape[2 + rank:]
-    if rank == 2 and target.dtype == cols.dtype and target.dtype in _COMPILED_FLOATS and target.flags.c_contiguous:
+    if rank == 2 and target.dtype == cols.dtype and target.dtype in COMPILED_FLOATS and target.flags.c_contiguous:
         compiled = import_numba_user(".pool_kernels", __package__).add_windows  # numba: loaded on first use
         planes = cols.shape[0] * cols.shape[1]
         compiled(target.reshape((planes,) + target.shape[2:]), cols.reshape((planes,) + cols.shape[2:]),
@@ -111,8 +112,6 @@ def add_windows(target: np.ndarray, cols: np.ndarray, stride: tuple, dilation: t
         where = tuple(slice(i * d, i * d + s * (o - 1) + 1, s) for i, d, s, o in zip(offset, dilation, stride, out))
         target[(slice(None), slice(None)) + where] += cols[(slice(None), slice(None)) + offset]
 
-
-_COMPILED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def im2col(x: np.ndarray, out_size: tuple, kernel: tuple, stride: tuple, dilation: tuple,
