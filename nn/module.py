@@ -70,10 +70,10 @@ class Module(BackwardHooksMixin, StateDictMixin):
         setter("_non_persistent_buffers_set", set())
         setter("_modules", {})
         setter("_forward_pre_hooks", OrderedDict())
-        setter("_forward_pre_hooks_with_kwargs", set())
+        setter("_forward_pre_hooks_with_kwargs", OrderedDict())  # (hook id -> True, as torch keeps them)
         setter("_forward_hooks", OrderedDict())
-        setter("_forward_hooks_with_kwargs", set())
-        setter("_forward_hooks_always_called", set())
+        setter("_forward_hooks_with_kwargs", OrderedDict())
+        setter("_forward_hooks_always_called", OrderedDict())
         setter("_backward_hooks", OrderedDict())
         setter("_backward_pre_hooks", OrderedDict())
         setter("_is_full_backward_hook", None)
@@ -90,6 +90,34 @@ class Module(BackwardHooksMixin, StateDictMixin):
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
                 or _G_FORWARD_PRE or _G_FORWARD or _G_BACKWARD_PRE or _G_BACKWARD):
             return self.forward(*args, **kwargs)
+        called: set = set()  # always-called hooks that ran
+        state = {"args": args, "kwargs": kwargs, "output": None}
+        try:
+            return self._call_with_hooks(state, called)
+        except Exception:
+            # torch runs the hooks registered with always_call=True that have not run, whatever raised
+            # (a pre-hook, forward or another hook); their own errors become warnings.
+            args, kwargs, output = state["args"], state["kwargs"], state["output"]
+            for scope, table in (("global module", _G_FORWARD), ("module", self._forward_hooks)):
+                always = _G.forward_always_called if table is _G_FORWARD else self._forward_hooks_always_called
+                for hook_id, hook in list(table.items()):
+                    if hook_id not in always or hook_id in called:
+                        continue
+                    try:
+                        if table is not _G_FORWARD and hook_id in self._forward_hooks_with_kwargs:
+                            result = hook(self, args, kwargs, output)
+                        else:
+                            result = hook(self, args, output)
+                        if result is not None:
+                            output = result
+                    except Exception as exc:  # noqa: BLE001 - the first error is the one to report
+                        warnings.warn(f"{scope} forward hook with ``always_call=True`` raised an exception that "
+                                      f"was silenced as another error was raised in forward: {exc}", stacklevel=2)
+            raise
+
+    def _call_with_hooks(self, state: dict, called: set):
+        """forward between its hooks; `state` keeps the arguments and output the always-called hooks need."""
+        args, kwargs = state["args"], state["kwargs"]
         for hook_id, hook in (*_G_FORWARD_PRE.items(), *self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
@@ -102,42 +130,28 @@ class Module(BackwardHooksMixin, StateDictMixin):
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+            state["args"], state["kwargs"] = args, kwargs
         full, legacy = self._backward_hook_lists()
         bw_hook = None
         pre = [*_G_BACKWARD_PRE.values(), *self._backward_pre_hooks.values()]
         if full or pre:
             bw_hook = BackwardHook(self, full, pre)
             args = bw_hook.setup_input_hook(args)
-        forward_hooks = (*_G_FORWARD.items(), *self._forward_hooks.items())
-        with_kwargs = self._forward_hooks_with_kwargs | _G.forward_with_kwargs
-        always = self._forward_hooks_always_called | _G.forward_always_called
-        called = set()
-        try:
-            output = self.forward(*args, **kwargs)
-            for hook_id, hook in forward_hooks:
+            state["args"] = args
+        output = state["output"] = self.forward(*args, **kwargs)
+        for hook_id, hook in (*_G_FORWARD.items(), *self._forward_hooks.items()):
+            if hook_id in self._forward_hooks_always_called or hook_id in _G.forward_always_called:
                 called.add(hook_id)
-                if hook_id in with_kwargs:
-                    result = hook(self, args, kwargs, output)
-                else:
-                    result = hook(self, args, output)
-                if result is not None:
-                    output = result
-        except Exception:
-            for hook_id, hook in forward_hooks:
-                if hook_id not in always or hook_id in called:
-                    continue
-                try:
-                    if hook_id in with_kwargs:
-                        hook(self, args, kwargs, None)
-                    else:
-                        hook(self, args, None)
-                except Exception:  # noqa: BLE001 - the forward's own error is the one to report
-                    pass
-            raise
+            if hook_id in self._forward_hooks_with_kwargs or hook_id in _G.forward_with_kwargs:
+                result = hook(self, args, kwargs, output)
+            else:
+                result = hook(self, args, output)
+            if result is not None:
+                output = state["output"] = result
         if bw_hook is not None:
             if not isinstance(output, (Tensor, tuple)):
                 warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
-                              f"Tensors but received {type(output)}", stacklevel=2)
+                              f"Tensors but received {type(output)}", stacklevel=3)
             output = bw_hook.setup_output_hook(output)
         if legacy:
             legacy_backward_hooks(self, legacy, args, output)
@@ -146,10 +160,10 @@ class Module(BackwardHooksMixin, StateDictMixin):
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
         """Call `hook(module, args)` (or `(module, args, kwargs)`) before forward; it may replace the inputs."""
-        handle = RemovableHandle(self._forward_pre_hooks)
+        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[handle.id] = hook
         if with_kwargs:
-            self._forward_pre_hooks_with_kwargs.add(handle.id)
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
         if prepend:
             self._forward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
@@ -157,12 +171,13 @@ class Module(BackwardHooksMixin, StateDictMixin):
     def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
                               always_call: bool = False) -> RemovableHandle:
         """Call `hook(module, args, output)` after forward; it may replace the output."""
-        handle = RemovableHandle(self._forward_hooks)
+        handle = RemovableHandle(self._forward_hooks,
+                                 extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
         self._forward_hooks[handle.id] = hook
         if with_kwargs:
-            self._forward_hooks_with_kwargs.add(handle.id)
+            self._forward_hooks_with_kwargs[handle.id] = True
         if always_call:
-            self._forward_hooks_always_called.add(handle.id)
+            self._forward_hooks_always_called[handle.id] = True
         if prepend:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle

@@ -23,8 +23,8 @@ class _Registry:
     def __init__(self) -> None:
         self.forward_pre: OrderedDict = OrderedDict()
         self.forward: OrderedDict = OrderedDict()
-        self.forward_with_kwargs: set = set()
-        self.forward_always_called: set = set()
+        self.forward_with_kwargs: OrderedDict = OrderedDict()  # (hook id -> True)
+        self.forward_always_called: OrderedDict = OrderedDict()
         self.backward_pre: OrderedDict = OrderedDict()
         self.backward: OrderedDict = OrderedDict()
         self.full_backward: bool | None = None  # True: full hooks, False: legacy ones (never both)
@@ -50,11 +50,12 @@ def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
 def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
                                  always_call: bool = False) -> RemovableHandle:
     """Call `hook(module, args, output)` after every module's forward (before its own hooks)."""
-    handle = _add(GLOBAL.forward, hook)
+    handle = RemovableHandle(GLOBAL.forward, extra_dict=[GLOBAL.forward_with_kwargs, GLOBAL.forward_always_called])
+    GLOBAL.forward[handle.id] = hook
     if with_kwargs:
-        GLOBAL.forward_with_kwargs.add(handle.id)
+        GLOBAL.forward_with_kwargs[handle.id] = True
     if always_call:
-        GLOBAL.forward_always_called.add(handle.id)
+        GLOBAL.forward_always_called[handle.id] = True
     return handle
 
 

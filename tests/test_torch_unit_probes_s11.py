@@ -1,0 +1,285 @@
+"""Behaviour probed from PyTorch's own unit tests, session 11 (test_nn.py's Module API beyond the s10 probes:
+state_dict strictness and messages, keep_vars/prefix/_metadata, load_state_dict dtype casts and assign, duplicate
+members, buffer persistence, parameter assignment, train/eval, forward hooks with kwargs and always_call, the
+containers' less common operations): see torch_probe_helpers."""
+import warnings
+
+import pytest
+
+from torch_probe_helpers import assert_same, registry
+from torch_probe_helpers import errs as _errs
+
+PROBES, probe = registry()
+
+@probe
+def sd_strict_messages(t):
+    class Net(t.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = t.nn.Linear(2, 3)
+            self.b = t.nn.Sequential(t.nn.Linear(3, 3), t.nn.BatchNorm1d(3))
+            self.register_buffer("nb", t.ones(2), persistent=False)
+    n = Net()
+    sd = n.state_dict()
+    out = [list(sd), [type(v).__name__ for v in sd.values()]]
+    bad = dict(sd); bad["a.weight"] = t.ones(3, 3); bad["zz"] = t.ones(1); del bad["b.1.running_mean"]
+    out += _errs([lambda: n.load_state_dict(bad)])
+    out += _errs([lambda: n.load_state_dict(bad, strict=False)])
+    bad2 = dict(sd); bad2["b.1.num_batches_tracked"] = t.tensor(5)
+    out.append(str(n.load_state_dict(bad2)))
+    out.append(n.b[1].num_batches_tracked)
+    del bad2["b.1.num_batches_tracked"]
+    out += _errs([lambda: n.load_state_dict(bad2)])
+    out += _errs([lambda: n.load_state_dict({"a.weight": 3}, strict=False)])
+    out += _errs([lambda: n.load_state_dict(sd, assign=True)])
+    return out
+
+@probe
+def sd_keep_vars_and_prefix(t):
+    m = t.nn.Linear(2, 2)
+    sd = m.state_dict(keep_vars=True)
+    sd2 = m.state_dict(prefix="p.")
+    out = [sd["weight"].requires_grad, type(sd["weight"]).__name__, list(sd2), sd2["weight"].requires_grad,
+           sd["weight"] is m.weight]
+    d = {}
+    r = m.state_dict(d, "q.")
+    out += [r is d, list(d)]
+    out.append(hasattr(m.state_dict(), "_metadata"))
+    out.append(dict(m.state_dict()._metadata))
+    return out
+
+@probe
+def sd_load_copies_and_dtype(t):
+    m = t.nn.Linear(2, 2)
+    sd = {"weight": t.ones(2, 2, dtype=t.float64), "bias": t.zeros(2, dtype=t.int64)}
+    m.load_state_dict(sd)
+    out = [m.weight.dtype, m.weight, m.bias.dtype, m.weight.requires_grad]
+    sd["weight"].fill_(3)
+    out.append(m.weight)
+    m2 = t.nn.Linear(2, 2)
+    m2.load_state_dict({"weight": t.ones(2, 2, dtype=t.float64), "bias": t.zeros(2)}, assign=True)
+    out += [m2.weight.dtype, type(m2.weight).__name__, m2.weight.requires_grad]
+    return out
+
+@probe
+def sd_shape_scalar(t):
+    m = t.nn.Linear(1, 1)
+    return _errs([lambda: m.load_state_dict({"weight": t.ones(1), "bias": t.ones(1)}),
+              lambda: m.load_state_dict({"weight": t.tensor(2.), "bias": t.ones(1)}),
+              lambda: m.load_state_dict({"weight": t.ones(1,1,1), "bias": t.ones(1)}),
+              lambda: m.load_state_dict({"weight": [[1.]], "bias": t.ones(1)})])
+
+@probe
+def named_dups(t):
+    l = t.nn.Linear(2, 2)
+    s = t.nn.Sequential(l, l, t.nn.ReLU())
+    out = [[k for k, _ in s.named_parameters()], [k for k, _ in s.named_parameters(remove_duplicate=False)],
+           [k for k, _ in s.named_modules()], [k for k, _ in s.named_modules(remove_duplicate=False)],
+           list(s.state_dict()), len(list(s.parameters())), [k for k, _ in s.named_children()]]
+    m = t.nn.Module()
+    m.p = t.nn.Parameter(t.ones(1)); m.q = m.p
+    out += [[k for k, _ in m.named_parameters()], list(m.state_dict()), [k for k,_ in m.named_modules(memo=None, prefix="z")]]
+    return out
+
+@probe
+def buffers_persistence(t):
+    m = t.nn.Module()
+    m.register_buffer("a", t.ones(1))
+    m.register_buffer("b", t.ones(1), persistent=False)
+    m.register_buffer("c", None)
+    out = [list(m.state_dict()), [k for k, _ in m.named_buffers()], sorted(m._non_persistent_buffers_set)]
+    m.b = t.zeros(2)
+    out += [list(m.state_dict()), m.b]
+    del m.b
+    out += [sorted(m._non_persistent_buffers_set), hasattr(m, "b")]
+    m.register_buffer("b", t.ones(3))
+    out.append(list(m.state_dict()))
+    out += _errs([lambda: m.register_buffer("a", 3), lambda: m.register_buffer("zz", t.nn.Parameter(t.ones(1))),
+              lambda: m.register_buffer("training", t.ones(1))])
+    return [str(x).replace("tidal Tensor", "torch Tensor") for x in out]  # (tidal names itself outside compat)
+
+@probe
+def param_assignment(t):
+    m = t.nn.Linear(2, 2)
+    out = _errs([lambda: setattr(m, "weight", t.ones(2, 2)),
+             lambda: setattr(m, "weight", 3),
+             lambda: m.register_parameter("weight2", t.nn.Parameter(t.ones(1) * 2)),
+             lambda: m.register_parameter("bad", t.nn.Parameter(t.ones(2)) * 2)])
+    w = t.nn.Parameter(t.zeros(3))
+    m.weight = w
+    out += [m.weight is w, list(m.state_dict())]
+    m.weight2 = t.nn.Parameter(t.ones(1))
+    out.append([k for k, _ in m.named_parameters()])
+    del m.weight2
+    out.append([k for k, _ in m.named_parameters()])
+    out += _errs([lambda: delattr(m, "zz")])
+    out += _errs([lambda: m.register_parameter("x", t.nn.Parameter(t.ones(1), requires_grad=False) + 0)])
+    return out
+
+@probe
+def train_eval(t):
+    s = t.nn.Sequential(t.nn.Dropout(), t.nn.Sequential(t.nn.BatchNorm1d(2)))
+    out = [s.training, s[1][0].training]
+    r = s.eval()
+    out += [r is s, s.training, s[1][0].training, s[0].training]
+    s.train(False)
+    s[1].train()
+    out += [s.training, s[1][0].training]
+    out += _errs([lambda: s.train(1), lambda: s.train(None)])
+    return out
+
+@probe
+def forward_hooks_kwargs(t):
+    log = []
+    m = t.nn.Linear(2, 2)
+    h1 = m.register_forward_pre_hook(lambda mod, args, kwargs: (args, kwargs), with_kwargs=True)
+    h2 = m.register_forward_hook(lambda mod, args, kwargs, out: log.append(sorted(kwargs)), with_kwargs=True)
+    h3 = m.register_forward_hook(lambda mod, args, out: out * 2, prepend=True)
+    h4 = m.register_forward_hook(lambda mod, args, out: log.append("always"), always_call=True)
+    y = m(t.ones(1, 2))
+    out = [log[:], tuple(y.shape)]
+    h1.remove(); h1.remove()
+    out.append(len(m._forward_pre_hooks))
+    out.append([len(m._forward_hooks), len(m._forward_hooks_with_kwargs), len(m._forward_hooks_always_called)])
+    h4.remove()
+    out.append([len(m._forward_hooks), len(m._forward_hooks_always_called)])
+    def bad(mod, args): raise RuntimeError("boom")
+    m.register_forward_pre_hook(bad)
+    m2 = t.nn.Linear(2, 2)
+    m2.register_forward_hook(lambda mod, a, o: log.append("ac"), always_call=True)
+    m2.register_forward_pre_hook(bad)
+    out += _errs([lambda: m(t.ones(1, 2)), lambda: m2(t.ones(1, 2))])
+    out.append(log)
+    return out
+
+@probe
+def pre_hook_modify(t):
+    m = t.nn.Linear(2, 2, bias=False)
+    with t.no_grad(): m.weight.copy_(t.eye(2))
+    m.register_forward_pre_hook(lambda mod, args: args[0] + 1)
+    a = m(t.zeros(1, 2))
+    m2 = t.nn.Identity()
+    m2.register_forward_pre_hook(lambda mod, args: (args[0] + 1, ))
+    m2.register_forward_pre_hook(lambda mod, args, kw: ((args[0] * 3,), {}), with_kwargs=True)
+    b = m2(t.ones(1))
+    m3 = t.nn.Identity()
+    m3.register_forward_pre_hook(lambda mod, args, kw: 5, with_kwargs=True)
+    return [a, b] + _errs([lambda: m3(t.ones(1))])
+
+@probe
+def global_hooks(t):
+    log = []
+    h = t.nn.modules.module.register_module_forward_hook(lambda m, i, o: log.append(type(m).__name__))
+    try:
+        t.nn.Sequential(t.nn.ReLU())(t.ones(1))
+    finally:
+        h.remove()
+    t.nn.ReLU()(t.ones(1))
+    return log
+
+@probe
+def module_apply_and_children(t):
+    s = t.nn.Sequential(t.nn.Linear(1, 1), t.nn.Sequential(t.nn.ReLU(), t.nn.Linear(1, 2)))
+    names = []
+    r = s.apply(lambda m: names.append(type(m).__name__))
+    return [names, r is s, [type(c).__name__ for c in s.children()], [type(c).__name__ for c in s.modules()],
+            s[1][1].weight.shape, str(s[1])]
+
+@probe
+def module_getattr_errors(t):
+    m = t.nn.Linear(1, 1)
+    return _errs([lambda: m.foo, lambda: t.nn.Module().forward(1), lambda: t.nn.Module()(1), lambda: m.get_extra_state()])
+
+@probe
+def moduledict_ops(t):
+    md = t.nn.ModuleDict()
+    md["a"] = t.nn.ReLU()
+    out = _errs([lambda: md.__setitem__(1, t.nn.ReLU()), lambda: md["zz"], lambda: md.update({"b": 3}),
+             lambda: t.nn.ModuleDict({"x.y": t.nn.ReLU()}), lambda: md.__setitem__("c", 3)])
+    md.update(t.nn.ModuleDict({"z": t.nn.Tanh(), "b": t.nn.Sigmoid()}))
+    out += [list(md.keys()), [type(v).__name__ for v in md.values()], [k for k, _ in md.items()]]
+    md.clear()
+    out += [len(md)]
+    od = t.nn.ModuleDict([("q", t.nn.ReLU()), ("p", t.nn.ReLU())])
+    out.append(list(od))
+    return out
+
+@probe
+def modulelist_ops(t):
+    ml = t.nn.ModuleList([t.nn.ReLU() for _ in range(5)])
+    out = [len(ml[::2]), type(ml[::2]).__name__, list(ml[1:3]._modules)]
+    ml[1] = t.nn.Tanh()
+    ml[-1] = t.nn.Sigmoid()
+    out.append([type(m).__name__ for m in ml])
+    out += _errs([lambda: ml[10], lambda: ml.__setitem__(10, t.nn.ReLU()), lambda: ml.__setitem__(0, 3),
+              lambda: ml.insert(0, 3), lambda: ml.extend(3), lambda: ml["a"], lambda: ml.__delitem__(10)])
+    del ml[-1]
+    out.append(list(ml._modules))
+    ml.insert(-1, t.nn.GELU())
+    out.append([type(m).__name__ for m in ml])
+    ml2 = ml + ml
+    out += [len(ml2), list(ml2._modules)]
+    ml += [t.nn.ReLU()]
+    out.append(len(ml))
+    out.append(repr(t.nn.ModuleList([t.nn.ReLU(), t.nn.ReLU(), t.nn.ReLU(), t.nn.Tanh()])))
+    out.append(ml.index(ml[2]) if hasattr(ml, "index") else None)
+    return out
+
+@probe
+def paramlist_ops(t):
+    pl = t.nn.ParameterList([t.ones(2), t.nn.Parameter(t.zeros(1))])
+    out = [type(pl[0]).__name__, pl[0].requires_grad, list(pl._parameters) if hasattr(pl, "_parameters") else None]
+    pl[0] = t.zeros(3)
+    out += [type(pl[0]).__name__, tuple(pl[0].shape)]
+    out += _errs([lambda: pl[5], lambda: pl.__setitem__(5, t.ones(1))])
+    pl2 = t.nn.ParameterList()
+    out.append(repr(pl2))
+    out.append(repr(pl))
+    out.append([k for k, _ in t.nn.Sequential(t.nn.Module()).named_parameters()])
+    out.append(list(t.nn.ParameterList([t.ones(1)]).state_dict()))
+    return out
+
+@probe
+def paramdict_ops(t):
+    pd = t.nn.ParameterDict({"b": t.ones(2), "a": t.ones(1)})
+    out = [list(pd), type(pd["a"]).__name__, pd["a"].requires_grad, repr(pd)]
+    out += _errs([lambda: pd["zz"], lambda: pd.update(3), lambda: pd.pop("zz")])
+    pd["s"] = "str"
+    out.append(pd["s"])
+    out.append(list(pd.state_dict()))
+    out.append(sorted(pd.copy().keys()))
+    out.append(list(reversed(pd)))
+    out.append(pd.popitem()[0])
+    return out
+
+
+@probe
+def always_call_hooks_when_a_hook_raises(t):
+    log = []
+    m = t.nn.Linear(2, 2)
+
+    def always(mod, args, out):
+        log.append(("always", tuple(out.shape)))
+        raise ValueError("inner")
+    m.register_forward_hook(always, always_call=True)
+    m.register_forward_hook(lambda mod, a, kw, out: log.append(("kwargs", sorted(kw), tuple(out.shape))),
+                            with_kwargs=True, always_call=True)
+
+    def bad(mod, args, out):
+        raise RuntimeError("outer")
+    m.register_forward_hook(bad, prepend=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = _errs([lambda: m(t.ones(1, 2))])
+    handle = t.nn.modules.module.register_module_forward_hook(
+        lambda mod, args, o: log.append(("global", type(o).__name__)), always_call=True)
+    try:
+        out += _errs([lambda: tuple(t.nn.Linear(2, 3)(t.ones(1, 2)).shape)])
+    finally:
+        handle.remove()
+    return out + [log, [str(w.message) for w in caught]]
+
+
+@pytest.mark.parametrize("fn", PROBES, ids=lambda fn: fn.__name__)
+def test_same_as_torch(fn):
+    assert_same(fn)
