@@ -100,8 +100,12 @@ class _Globals:
     def annotation(self, t: Any) -> str:
         """` : type` for a placeholder's annotation ('' when there is none or it is not a plain class)."""
         from ..tensor import Tensor
+        if isinstance(t, str):  # a postponed annotation: torch binds the string to a global named from its repr
+            short = self.namespace.create_name(repr(t), t)
+            self.values[short] = t
+            return f" : {short}"
         if not isinstance(t, type):
-            return ""  # strings (postponed annotations) and typing constructs are left out of the code
+            return ""  # typing constructs are left out of the code
         if issubclass(t, Tensor) and t.__module__.startswith("tidal."):
             return " : torch.Tensor"
         if t.__module__ == "builtins":

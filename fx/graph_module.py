@@ -83,6 +83,7 @@ class GraphModule(Module):
         else:
             raise RuntimeError("Unsupported type " + str(root) + " passed for root!")
         self._tracer_cls = getattr(graph, "_tracer_cls", None)
+        self.meta: dict = {}  # what passes note about the whole module (torch's GraphModule.meta)
         self.graph = graph
 
     @property

@@ -250,6 +250,8 @@ def _type_repr(t: Any) -> str:
     """A node's annotation as the graph's text shows it, with the space after it ('' when none)."""
     if t is None:
         return ""
+    if isinstance(t, str):
+        return f"{t!r} "  # a postponed annotation reads quoted, as torch's text shows it
     if isinstance(t, type):
         if t.__module__ == "builtins":
             return t.__qualname__ + " "
