@@ -3,12 +3,14 @@
 `symbolic_trace(module_or_fn)` runs the program on Proxies and records a Graph of Nodes (placeholder,
 get_attr, call_function, call_method, call_module, output); `GraphModule` runs a graph through generated
 Python (`gm.code`, written as torch writes it), `Interpreter` node by node, `Transformer` rebuilds one;
-`replace_pattern` rewrites subgraphs, `passes.shape_prop.ShapeProp` notes shapes. Loaded on first use
+`replace_pattern` rewrites subgraphs, `passes.shape_prop.ShapeProp` notes shapes, `passes.split_module` cuts
+a graph into submodules, `experimental.optimization` folds BatchNorms into convolutions. Loaded on first use
 (compat's `torch.fx`), never at `import tidal`.
 
 Files: node.py (Node, map_arg), graph.py (Graph and its edits), codegen.py (Python from a graph), proxy.py
 (Proxy), tracer.py (Tracer, symbolic_trace, wrap), _patch.py (what a trace patches), graph_module.py,
-interpreter.py (Interpreter, Transformer), subgraph_rewriter.py, passes/shape_prop.py.
+interpreter.py (Interpreter, Transformer), subgraph_rewriter.py, passes/ (shape_prop, split_module, infra's
+PassManager, graph_drawer's refusal), experimental/optimization.py.
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ def has_side_effect(fn):
 
 
 def __getattr__(name: str):
-    if name in ("passes", "subgraph_rewriter"):
+    if name in ("passes", "subgraph_rewriter", "experimental"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     if name == "replace_pattern":

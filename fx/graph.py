@@ -77,6 +77,13 @@ class Graph:
         """The nodes in order (a live view)."""
         return _NodeList(self)
 
+    def output_node(self) -> Node:
+        """The graph's output node (its last node)."""
+        last = self._root._prev
+        if last.op != "output":
+            raise AssertionError(f"Expected output node, got op={last.op}")
+        return last
+
     def find_nodes(self, *, op: str, target: Any = None, sort: bool = True) -> list:
         """The nodes with this op (and target, when given)."""
         return [n for n in self.nodes if n.op == op and (target is None or n.target == target)]

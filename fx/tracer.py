@@ -194,6 +194,18 @@ class Tracer(TracerBase):
             self.__dict__[key] = names
         return names[1]
 
+    def get_fresh_qualname(self, prefix: str) -> str:
+        """`prefix<N>` naming no attribute of the root yet (counting from 0 again while `prefix0` is free)."""
+        counters = self.__dict__.setdefault("_qualname_counter", {})
+        if not hasattr(self.root, f"{prefix}0"):
+            counters[prefix] = 0
+            return f"{prefix}0"
+        i = counters.get(prefix, 0)
+        while hasattr(self.root, f"{prefix}{i}"):
+            i += 1
+        counters[prefix] = i + 1
+        return f"{prefix}{i}"
+
     def create_arg(self, a: Any) -> Any:
         """As TracerBase, and a tensor of the root (parameter, buffer, attribute) becomes a get_attr node; any
         other tensor is stored on the root as `_tensor_constant<N>`."""
@@ -210,10 +222,7 @@ class Tracer(TracerBase):
                 return self.create_node("get_attr", name, (), {})
             qualname = self.tensor_attrs.get(id(a))
             if qualname is None:
-                i = 0
-                while hasattr(self.root, f"_tensor_constant{i}"):
-                    i += 1
-                qualname = f"_tensor_constant{i}"
+                qualname = self.get_fresh_qualname("_tensor_constant")
                 setattr(self.root, qualname, a)
                 self.tensor_attrs[id(a)] = qualname
             return self.create_node("get_attr", qualname, (), {})
