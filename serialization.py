@@ -25,11 +25,13 @@ import re
 import socket
 import struct
 import tempfile
+import types
 import zipfile
 from collections import OrderedDict
 
 import numpy as np
 
+from .serialization_legacy import LegacyStorages, load_legacy, save_legacy
 from .tensor import Size, Tensor, device
 from .tensor import dtype as dt
 from .vm import View
@@ -131,6 +133,16 @@ class _TorchPickler(pickle._Pickler):
                                                          numel * t.dtype.itemsize, raw)
         return record
 
+    def save_global(self, obj, name=None) -> None:
+        try:
+            super().save_global(obj, name)
+        except pickle.PicklingError:
+            qualname = name or getattr(obj, "__qualname__", None)
+            if isinstance(qualname, str) and "<locals>" in qualname.split("."):
+                # the C pickler's error (torch pickles with it), not the Python pickler's PicklingError
+                raise AttributeError(f"Can't pickle local object {qualname!r}") from None
+            raise
+
     def _save_torch_name(self, obj: _TorchName) -> None:
         if self.proto >= 4:
             self.save(obj.module)
@@ -149,6 +161,7 @@ class _TorchPickler(pickle._Pickler):
     def _save_size(self, obj: Size) -> None:
         self.save_reduce(_torch_name("torch", "Size"), (tuple(obj),), obj=obj)
 
+    dispatch[types.FunctionType] = save_global  # (the base table holds the base class's function)
     dispatch[_TorchName] = _save_torch_name
     dispatch[dt.dtype] = _save_dtype
     dispatch[device] = _save_device
@@ -179,6 +192,16 @@ def _write_archive(fp, folder: str, pickled: bytes, storages: list) -> None:
         for record in storages:
             _add_record(zf, f"{folder}/data/{record.key}", record.raw._host_array())
         _add_record(zf, f"{folder}/version", b"3\n")
+        _add_record(zf, f"{folder}/.data/serialization_id", _serialization_id(pickled, storages))
+
+
+def _serialization_id(pickled: bytes, storages: list) -> bytes:
+    """torch's record naming one save (40 digits, random there): here a digest of the pickle and the storages'
+    sizes, cheap to compute and the same for the same object, so a checkpoint's bytes stay reproducible."""
+    digest = hashlib.sha1(pickled)
+    for record in storages:
+        digest.update(f"{record.key}:{record.numel}".encode())
+    return str(int.from_bytes(digest.digest(), "little")).zfill(40)[-40:].encode()
 
 
 def _new_file_mode(path: str) -> int:
@@ -263,22 +286,26 @@ def _atomic_write(path: str, write) -> None:
 def save(obj, f, pickle_module=None, pickle_protocol: int = 2, _use_new_zipfile_serialization: bool = True,
          _disable_byteorder_record: bool = False) -> None:
     """Save `obj` to a path (atomically) or a binary file object, in the format torch.load reads."""
-    if not _use_new_zipfile_serialization:
-        raise NotImplementedError("tidal.save writes only the zip format (_use_new_zipfile_serialization=True)")
     if pickle_module not in (None, pickle):
         raise TypeError("tidal.save: pickle_module must be the standard pickle module")
+    is_path = isinstance(f, (str, bytes, os.PathLike))
+    if not is_path and not hasattr(f, "write"):
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a 'write' attribute")
     buffer = io.BytesIO()
-    pickler = _TorchPickler(buffer, pickle_protocol)
-    pickler.dump(obj)  # before touching the destination: a pickling error leaves it as it was
-    storages = list(pickler.storages.values())
-    if isinstance(f, (str, bytes, os.PathLike)):
+    if not _use_new_zipfile_serialization:
+        save_legacy(buffer, _TorchPickler, obj, pickle_protocol)
+        write = lambda fp, folder: fp.write(buffer.getvalue())  # noqa: E731
+    else:
+        pickler = _TorchPickler(buffer, pickle_protocol)
+        pickler.dump(obj)  # before touching the destination: a pickling error leaves it as it was
+        storages = list(pickler.storages.values())
+        write = lambda fp, folder: _write_archive(fp, folder, buffer.getvalue(), storages)  # noqa: E731
+    if is_path:
         path = os.path.realpath(os.fsdecode(f))  # through symlinks: the link stays, its target changes
         folder = os.path.splitext(os.path.basename(path))[0] or "archive"
-        _atomic_write(path, lambda fp: _write_archive(fp, folder, buffer.getvalue(), storages))
-    elif hasattr(f, "write"):
-        _write_archive(f, "archive", buffer.getvalue(), storages)
+        _atomic_write(path, lambda fp: write(fp, folder))
     else:
-        raise TypeError(f"tidal.save: f must be a path or a binary file object, not {type(f).__name__}")
+        write(f, "archive")
 
 
 # == loading =======================================================================================
@@ -437,12 +464,17 @@ def safe_globals(globals_list: list):
 def _refusal(module: str, name: str, reason: str) -> pickle.UnpicklingError:
     """torch 2.13's words for a global a weights-only load refuses (its two options for a class that is merely
     not allow-listed, else the issue-filing form), and the pointer to its documentation."""
+    message = f"Unsupported global: GLOBAL {module}.{name} {reason}"
+    return _weights_only_failure(message, reason.startswith("was not an allowed global by default."))
+
+
+def _weights_only_failure(message: str, allowlisting: bool) -> pickle.UnpicklingError:
+    """torch's 'Weights only load failed' error around the weights-only unpickler's `message`."""
     ns = dt.repr_namespace[0]
     unsafe = (f"In PyTorch 2.6, we changed the default value of the `weights_only` argument in `{ns}.load` from "
               f"`False` to `True`. Re-running `{ns}.load` with `weights_only` set to `False` will likely succeed, but "
               "it can result in arbitrary code execution. Do it only if you got the file from a trusted source.")
-    message = f"Unsupported global: GLOBAL {module}.{name} {reason}"
-    if reason.startswith("was not an allowed global by default."):
+    if allowlisting:
         text = ("Weights only load failed. This file can still be loaded, to do so you have two options, \033[1mdo "
                 f"those steps only if you trust the source of the checkpoint\033[0m. \n\t(1) {unsafe}\n\t(2) "
                 "Alternatively, to load with `weights_only=True` please check the recommended steps in the following "
@@ -494,6 +526,14 @@ class _Placement:
                         f"not {type(where).__name__}")
 
 
+def _corrupt(step: str, why: str) -> RuntimeError:
+    """torch's error for a checkpoint its zip reader cannot read."""
+    return RuntimeError(f"PytorchStreamReader {step}: {why}. This is an internal miniz error. If you are seeing this "
+                        "error, there is a high likelihood that your checkpoint file is corrupted. This can happen if "
+                        "the checkpoint was not saved properly, was transferred incorrectly, or the file was modified "
+                        "after saving.")
+
+
 class _Archive:
     """An opened checkpoint: its zip, its folder, and the storages read so far."""
 
@@ -501,13 +541,22 @@ class _Archive:
         try:
             self.zip = zipfile.ZipFile(fp)
         except zipfile.BadZipFile:
-            raise RuntimeError("tidal.load: not a zip checkpoint. tidal reads the format torch.save writes by default "
-                               "(zip); checkpoints saved with _use_new_zipfile_serialization=False are not "
-                               "supported.") from None
-        pkl = [n for n in self.zip.namelist() if n.endswith("/data.pkl") and n.count("/") == 1]
-        if not pkl:
-            raise RuntimeError("tidal.load: the archive has no data.pkl record; it is not a checkpoint")
-        self.folder = pkl[0][:-len("data.pkl")]
+            fp.seek(0, os.SEEK_END)
+            # torch's zip reader (miniz): a file shorter than an end-of-archive record is not an archive at all
+            raise _corrupt("failed reading zip archive", "not a ZIP archive" if fp.tell() < 22 else
+                           "failed finding central directory") from None
+        names = self.zip.namelist()  # torch's reader: every record sits in the folder of the first one
+        folder = names[0][:names[0].index("/") + 1] if "/" in names[0] else None
+        if folder is None:
+            raise RuntimeError(f"[enforce fail at inline_container.cc:180] . file in archive is not in a "
+                               f"subdirectory: {names[0]}")
+        stray = next((n for n in names if not n.startswith(folder)), None)
+        if stray is not None:
+            raise RuntimeError(f"[enforce fail at inline_container.cc:340] . file in archive is not in a "
+                               f"subdirectory {folder}: {stray}")
+        if folder + "data.pkl" not in names:
+            raise _corrupt("failed locating file data.pkl", "file not found")
+        self.folder = folder
         order = self._optional("byteorder")
         if order not in (None, b"little"):
             raise NotImplementedError(f"tidal.load: checkpoints with byte order {order!r} are not supported")
@@ -604,8 +653,10 @@ def _opened(f, mmap: bool):
         return
     if mmap:
         raise ValueError("f must be a file path in order to use the mmap argument")
-    if not hasattr(f, "read"):
-        raise TypeError(f"tidal.load: f must be a path or a binary file object, not {type(f).__name__}")
+    if not hasattr(f, "read") or not hasattr(f, "seek"):
+        raise AttributeError(f"'{type(f).__name__}' object has no attribute 'seek'. You can only torch.load from a "
+                             "file that is seekable. Please pre-load the data into a buffer like io.BytesIO and try "
+                             "to load from it instead.")
     seekable = getattr(f, "seekable", None)
     yield (f if seekable is not None and seekable() else io.BytesIO(f.read())), None
 
@@ -616,7 +667,19 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
     tensors, parameters and plain data (dicts, lists, tuples, numbers, strings...) may be rebuilt."""
     if pickle_module not in (None, pickle):
         raise TypeError("tidal.load: pickle_module must be the standard pickle module")
+    weights_only = weights_only is not False
     with _opened(f, bool(mmap)) as (fp, path):
+        start = fp.tell()
+        is_zip = fp.read(4) == b"PK\x03\x04"  # torch's test: the first record's signature
+        fp.seek(start)
+        if not is_zip:
+            storages = LegacyStorages(_Placement(map_location), _LoadedStorage)
+            def unpickler(file, header: bool = False):
+                if header and not weights_only:  # torch reads its headers with plain pickle.load
+                    return pickle.Unpickler(file, **pickle_load_args)
+                return _Unpickler(file, storages, weights_only, **pickle_load_args)
+            return load_legacy(fp, unpickler, storages, weights_only,
+                               lambda byte: _weights_only_failure(f"\n\nUnsupported operand {byte}", False))
         archive = _Archive(fp, path, _Placement(map_location), bool(mmap))
-        unpickler = _Unpickler(io.BytesIO(archive.pickled()), archive, weights_only is not False, **pickle_load_args)
+        unpickler = _Unpickler(io.BytesIO(archive.pickled()), archive, weights_only, **pickle_load_args)
         return unpickler.load()

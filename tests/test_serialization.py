@@ -393,16 +393,15 @@ def test_out_of_bounds_view_is_refused():
 
 
 def test_not_a_checkpoint(tmp_path):
+    # (session 11: torch's errors for files that are not checkpoints; the legacy format is read and written,
+    # tests/test_programs_s11.py compares both with torch)
     (tmp_path / "junk.pt").write_bytes(b"not a zip at all")
-    with pytest.raises(RuntimeError, match="not a zip checkpoint"):
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported operand 110"):
         S.load(tmp_path / "junk.pt")
     torch.save(torch.ones(1), tmp_path / "legacy.pt", _use_new_zipfile_serialization=False)
-    with pytest.raises(RuntimeError, match="_use_new_zipfile_serialization=False"):
-        S.load(tmp_path / "legacy.pt")
-    with pytest.raises(RuntimeError, match="no data.pkl"):
+    assert S.load(tmp_path / "legacy.pt").tolist() == [1.0]
+    with pytest.raises(RuntimeError, match="failed locating file data.pkl"):
         S.load(io.BytesIO(_zip_without_pickle()))
-    with pytest.raises(NotImplementedError):
-        S.save(1, tmp_path / "x.pt", _use_new_zipfile_serialization=False)
 
 
 def _zip_without_pickle() -> bytes:

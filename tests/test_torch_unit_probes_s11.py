@@ -1,9 +1,14 @@
 """Behaviour probed from PyTorch's own unit tests, session 11 (test_nn.py's Module API beyond the s10 probes:
 state_dict strictness and messages, keep_vars/prefix/_metadata, load_state_dict dtype casts and assign, duplicate
 members, buffer persistence, parameter assignment, train/eval, forward hooks with kwargs and always_call, the
-containers' less common operations): see torch_probe_helpers."""
+containers' less common operations; test_serialization.py: containers, shared views, parameters,
+weights_only, map_location, the legacy format, pickling): see torch_probe_helpers."""
+import collections
+import io
+import pickle
 import warnings
 
+import numpy as np
 import pytest
 
 from torch_probe_helpers import assert_same, registry
@@ -78,7 +83,8 @@ def named_dups(t):
            list(s.state_dict()), len(list(s.parameters())), [k for k, _ in s.named_children()]]
     m = t.nn.Module()
     m.p = t.nn.Parameter(t.ones(1)); m.q = m.p
-    out += [[k for k, _ in m.named_parameters()], list(m.state_dict()), [k for k,_ in m.named_modules(memo=None, prefix="z")]]
+    out += [[k for k, _ in m.named_parameters()], list(m.state_dict()),
+            [k for k, _ in m.named_modules(memo=None, prefix="z")]]
     return out
 
 @probe
@@ -188,7 +194,8 @@ def module_apply_and_children(t):
 @probe
 def module_getattr_errors(t):
     m = t.nn.Linear(1, 1)
-    return _errs([lambda: m.foo, lambda: t.nn.Module().forward(1), lambda: t.nn.Module()(1), lambda: m.get_extra_state()])
+    return _errs([lambda: m.foo, lambda: t.nn.Module().forward(1), lambda: t.nn.Module()(1),
+                  lambda: m.get_extra_state()])
 
 @probe
 def moduledict_ops(t):
@@ -278,6 +285,105 @@ def always_call_hooks_when_a_hook_raises(t):
     finally:
         handle.remove()
     return out + [log, [str(w.message) for w in caught]]
+
+
+# -- test_serialization.py: save/load of tensors, modules, containers --------------------------------------------
+def rt(t, obj, **kw):
+    """`obj` saved to memory and loaded back."""
+    buf = io.BytesIO()
+    t.save(obj, buf)
+    buf.seek(0)
+    return t.load(buf, **kw)
+
+
+@probe
+def nested_containers(t):
+    x = t.arange(6.).reshape(2, 3)
+    obj = {"a": [x, x[0], (x[:, 1], {"b": x.T})], "n": 3, "s": "str", "f": 1.5, "none": None,
+           "od": collections.OrderedDict([("k", t.ones(2, dtype=t.int8))]), "set": {1, 2}, "bytes": b"xy",
+           "dt": t.float16, "size": t.Size([2, 3]), "dev": t.device("cpu"), "np": np.arange(3)}
+    y = rt(t, obj)
+    a = y["a"]
+    a[0][0, 0] = 100
+    return [y["a"][1], y["a"][2][0], y["a"][2][1]["b"], y["a"][2][1]["b"].is_contiguous(), y["n"], y["s"],
+            type(y["od"]).__name__, y["od"]["k"], y["set"], y["bytes"], y["dt"], y["size"], type(y["size"]).__name__,
+            y["dev"], y["np"].tolist(), type(y["np"]).__name__]
+
+
+@probe
+def shared_storage_views(t):
+    x = t.arange(10.)
+    v = x[2:5]
+    y = rt(t, [x, v])
+    y[0][3] = -1
+    out = [y[1], y[1].storage_offset(), len(y[1].untyped_storage()) if hasattr(y[1], "untyped_storage") else None]
+    z = rt(t, v)
+    out += [z, z.storage_offset(), z.untyped_storage().nbytes()]
+    return out
+
+
+@probe
+def module_save_load(t):
+    m = t.nn.Sequential(t.nn.Linear(2, 3), t.nn.BatchNorm1d(3))
+    with t.no_grad():
+        for i, p in enumerate(m.parameters()):
+            p.fill_(i + 0.5)
+    sd = rt(t, m.state_dict())
+    out = [list(sd), type(sd).__name__, sd["0.weight"], sd["0.weight"].requires_grad, type(sd["0.weight"]).__name__,
+           hasattr(sd, "_metadata"), getattr(sd, "_metadata", None) and dict(sd._metadata)]
+    p = rt(t, t.nn.Parameter(t.ones(2)))
+    out += [type(p).__name__, p.requires_grad]
+    p2 = rt(t, t.nn.Parameter(t.ones(2), requires_grad=False))
+    out += [type(p2).__name__, p2.requires_grad]
+    g = t.ones(2, requires_grad=True)
+    g2 = rt(t, g)
+    out += [g2.requires_grad, g2.is_leaf]
+    out += _errs([lambda: rt(t, g * 2)])
+    return out
+
+
+@probe
+def weights_only_errors(t):
+    class Custom:
+        pass
+    out = _errs([lambda: rt(t, Custom(), weights_only=True),
+                 lambda: type(rt(t, Custom(), weights_only=False)).__name__])
+    m = t.nn.Linear(2, 2)
+    out += _errs([lambda: type(rt(t, m)).__name__, lambda: type(rt(t, m, weights_only=False)).__name__])
+    out = [(o[0], o[1].split("\n")[0][:120]) if isinstance(o, tuple) and isinstance(o[1], str) else o for o in out]
+    out.append(rt(t, {"x": 1, "y": [1.5, "a", None, True], "z": (t.ones(1),)}, weights_only=True))
+    return out
+
+
+@probe
+def map_location(t):
+    x = t.ones(2)
+    return [rt(t, x, map_location="cpu").device, rt(t, x, map_location=t.device("cpu")).device,
+            rt(t, x, map_location=lambda s, loc: s).device, rt(t, x, map_location={"cpu": "cpu"}).device] + _errs([
+            lambda: rt(t, x, map_location="meta").device, lambda: rt(t, x, map_location="cuda:0")])
+
+
+@probe
+def dtypes_roundtrip(t):
+    xs = [t.tensor([1, 2], dtype=d) for d in (t.uint8, t.int8, t.int16, t.int32, t.int64, t.float16, t.bfloat16,
+                                              t.float64, t.bool, t.complex64)]
+    return [(y.dtype, y.tolist() if y.dtype != t.bfloat16 else y.float().tolist()) for y in rt(t, xs)]
+
+
+@probe
+def legacy_pickle_protocol(t):
+    buf = io.BytesIO()
+    t.save({"a": t.ones(2)}, buf, _use_new_zipfile_serialization=False)
+    buf.seek(0)
+    return [rt(t, t.ones(2), mmap=False)] + _errs([lambda: t.load(buf)["a"], lambda: rt(t, t.ones(1), mmap=True)])
+
+
+@probe
+def pickle_module(t):
+    x = t.arange(3.)
+    return [pickle.loads(pickle.dumps(x)), pickle.loads(pickle.dumps(t.nn.Parameter(x))).requires_grad,
+            type(pickle.loads(pickle.dumps(t.nn.Linear(1, 1)))).__name__, pickle.loads(pickle.dumps(t.float32)),
+            pickle.loads(pickle.dumps(t.device("cpu"))), pickle.loads(pickle.dumps(t.Size([1, 2])))]
 
 
 @pytest.mark.parametrize("fn", PROBES, ids=lambda fn: fn.__name__)

@@ -1,0 +1,174 @@
+"""A third hunt with real programs (issue 15, session 11): checkpoints (the legacy format both ways, torch's errors
+for files that are not checkpoints, what cannot be pickled, where a checkpoint can go), each run on real torch and
+on `tidal.compat`; values, dtypes and errors (type and message) must agree."""
+import io
+import pickle
+import warnings
+import zipfile
+
+import numpy as np
+import pytest
+import torch as real_torch
+
+import tidal.compat as tidal_torch
+
+FRAMEWORKS = (real_torch, tidal_torch)
+
+
+def outcome(call) -> tuple:
+    """('ok', result) or the exception's type name and message (tidal's namespace printed as torch's)."""
+    try:
+        return "ok", call()
+    except Exception as exc:  # noqa: BLE001 - the comparison is the point
+        return type(exc).__name__, str(exc).replace("tidal.", "torch.")
+
+
+def plain(value):
+    """Tensors as (dtype, shape, values); containers element by element."""
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+        return str(value.dtype).split(".")[-1], tuple(value.shape), value.detach().float().tolist()
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value).__name__, [plain(v) for v in value]
+    return value
+
+
+# -- the legacy format (_use_new_zipfile_serialization=False) ------------------------------------------------------
+def checkpoint(T) -> dict:
+    x = T.arange(6.).reshape(2, 3)
+    return {"x": x, "view": x[:, 1:], "int16": T.tensor([1, -2], dtype=T.int16), "empty": T.zeros(0, 2),
+            "param": T.nn.Parameter(T.ones(2)), "frozen": T.nn.Parameter(T.ones(1), requires_grad=False),
+            "bool": T.tensor([True, False]), "bf16": T.tensor([1.5], dtype=T.bfloat16),
+            "f64": T.tensor(2.5, dtype=T.float64), "nested": [x, (3, "s", None)],
+            "state": T.nn.Linear(2, 1).state_dict()}
+
+
+def loaded(T, data: bytes, **kwargs) -> list:
+    """What `T.load` makes of the bytes: values, types, and whether views still share their storage."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's FutureWarning about legacy checkpoints and weights_only
+        obj = T.load(io.BytesIO(data), **kwargs)
+    shapes = {k: plain(v)[:2] for k, v in obj["state"].items()}
+    obj["x"][0, 1] = 100.0  # the view, and the list's tensor, share it
+    return [plain({k: v for k, v in obj.items() if k != "state"}), shapes, type(obj["param"]).__name__,
+            obj["param"].requires_grad, obj["frozen"].requires_grad, obj["nested"][0] is obj["x"],
+            type(obj["state"]).__name__]
+
+
+@pytest.mark.parametrize("writer", FRAMEWORKS, ids=lambda T: T.__name__)
+def test_legacy_checkpoints_load_in_both(writer):
+    buf = io.BytesIO()
+    writer.save(checkpoint(writer), buf, _use_new_zipfile_serialization=False)
+    data = buf.getvalue()
+    assert data[:2] == b"\x80\x02"  # five pickles in a row, not a zip archive
+    theirs, ours = loaded(real_torch, data), loaded(tidal_torch, data)
+    assert theirs[1:] == ours[1:]
+    for key in theirs[0]:
+        if key != "state":
+            assert theirs[0][key] == ours[0][key], key
+    assert loaded(tidal_torch, data, weights_only=False)[0] == ours[0]
+
+
+def test_legacy_whole_module_round_trip(tmp_path):
+    model = tidal_torch.nn.Sequential(tidal_torch.nn.Linear(2, 3), tidal_torch.nn.ReLU())
+    tidal_torch.save(model, tmp_path / "m.pt", _use_new_zipfile_serialization=False)
+    again = tidal_torch.load(tmp_path / "m.pt", weights_only=False)
+    assert repr(again) == repr(model)
+    x = tidal_torch.ones(4, 2)
+    assert again(x).tolist() == model(x).tolist()
+
+
+def test_legacy_load_to_a_missing_device_fails_as_torch():
+    buf = io.BytesIO()
+    tidal_torch.save(tidal_torch.ones(2), buf, _use_new_zipfile_serialization=False)
+    data = buf.getvalue().replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
+    theirs = outcome(lambda: real_torch.load(io.BytesIO(data)))
+    ours = outcome(lambda: tidal_torch.load(io.BytesIO(data)))
+    assert theirs[0] == ours[0] == "RuntimeError"
+    assert theirs[1].startswith("Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is "
+                                "False") and ours[1].startswith(theirs[1][:80])
+    assert plain(tidal_torch.load(io.BytesIO(data), map_location="cpu")) == plain(real_torch.ones(2))
+
+
+# -- files that are not checkpoints --------------------------------------------------------------------------------
+def _zip(records: dict) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        for name, value in records.items():
+            zf.writestr(name, value)
+    return out.getvalue()
+
+
+def _saved(T) -> bytes:
+    buf = io.BytesIO()
+    T.save({"a": T.ones(100)}, buf)
+    return buf.getvalue()
+
+
+BAD_FILES = {
+    "garbage": b"not a checkpoint at all",
+    "empty": b"",
+    "plain_pickle": pickle.dumps({"a": 1}, protocol=2),
+    "pickle_protocol_4": pickle.dumps({"a": 1}, protocol=4),
+    "zip_signature_only": b"PK\x03\x04garbage",
+    "two_bytes": b"PK",
+    "truncated": _saved(real_torch)[:700],
+    "tail_cut": _saved(real_torch)[:-10],
+    "zip_without_pickle": _zip({"archive/version": "3\n"}),
+    "zip_outside_a_folder": _zip({"top.txt": "a"}),
+    "zip_of_two_folders": _zip({"x/version": "3\n", "y/data.pkl": ""}),
+}
+
+
+@pytest.mark.parametrize("weights_only", [True, False])
+@pytest.mark.parametrize("name", sorted(BAD_FILES))
+def test_bad_files_fail_as_torch(name, weights_only, tmp_path):
+    path = tmp_path / name
+    path.write_bytes(BAD_FILES[name])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = outcome(lambda: real_torch.load(path, weights_only=weights_only))
+        ours = outcome(lambda: tidal_torch.load(path, weights_only=weights_only))
+        from_buffer = outcome(lambda: tidal_torch.load(io.BytesIO(BAD_FILES[name]), weights_only=weights_only))
+    assert theirs[0] != "ok"
+    assert ours == theirs
+    assert from_buffer == theirs
+
+
+def test_save_and_load_targets_as_torch(tmp_path):
+    for T in FRAMEWORKS:
+        T.save(T.arange(3), tmp_path / f"{T.__name__}.pt")
+    for call in (lambda T: T.save(T.ones(1), 5), lambda T: T.load(5),
+                 lambda T: T.save(T.ones(1), tmp_path / "no" / "x.pt"), lambda T: T.load(tmp_path / "missing.pt"),
+                 lambda T: T.load(tmp_path)):
+        assert outcome(lambda: call(tidal_torch)) == outcome(lambda: call(real_torch))
+    with zipfile.ZipFile(tmp_path / "tidal.compat.pt") as ours, zipfile.ZipFile(tmp_path / "torch.pt") as theirs:
+        names = sorted(n.split("/", 1)[1] for n in ours.namelist())
+        assert names == sorted(n.split("/", 1)[1] for n in theirs.namelist())
+        record = next(n for n in ours.namelist() if n.endswith("/.data/serialization_id"))
+        assert len(ours.read(record)) == 40 and ours.read(record).isdigit()
+
+
+def test_unpicklable_objects_fail_as_torch():
+    def local_class(T):
+        class Local:
+            pass
+        T.save({"x": T.ones(1), "obj": Local()}, io.BytesIO())
+
+    def lambda_in_a_state(T):
+        T.save({"fn": lambda: 1}, io.BytesIO())
+    for program in (local_class, lambda_in_a_state):
+        theirs, ours = outcome(lambda: program(real_torch)), outcome(lambda: program(tidal_torch))
+        assert ours == theirs, program.__name__
+
+
+def test_numpy_values_in_checkpoints():
+    for T in FRAMEWORKS:
+        buf = io.BytesIO()
+        T.save({"arr": np.arange(3), "scalar": np.float32(1.5)}, buf)
+        buf.seek(0)
+        assert outcome(lambda: T.load(buf))[0] == "UnpicklingError"
+        buf.seek(0)
+        obj = T.load(buf, weights_only=False)
+        assert obj["arr"].tolist() == [0, 1, 2] and obj["scalar"] == np.float32(1.5)
