@@ -13,6 +13,7 @@ from ..autograd.graph import needs_grad, record
 from ..autograd.view_inplace import inplace_writer
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..vm.codegen import import_numba_user
 from . import math_api as M
 from .broadcast import broadcast_shapes
 from .dispatch import launch_into, register_kernel
@@ -147,8 +148,20 @@ def _along(a: np.ndarray, dim: int) -> np.ndarray:
 @register_kernel("index_add", "cpu")
 def _index_add_kernel(ins, outs, attrs):
     dim, alpha = attrs
-    dst = _along(outs[0], dim)
-    idx = checked_index(ins[0].reshape(-1), dst.shape[0], dim, exc=RuntimeError)
+    target = outs[0]
+    idx = checked_index(ins[0].reshape(-1), at_least_1d(target).shape[dim], dim, exc=RuntimeError)
+    if target.flags.c_contiguous and target.size and target.dtype.kind in "iufc" and target.dtype.itemsize > 2:
+        # (outer, dim, inner) views: the compiled loop adds slices in index order, as torch's kernel
+        shape = at_least_1d(target).shape
+        outer, inner = int(np.prod(shape[:dim])), int(np.prod(shape[dim + 1:]))
+        src = np.ascontiguousarray(ins[1], target.dtype).reshape(outer, len(idx), inner)
+        kernels = import_numba_user(".index_kernels", __package__)  # numba: loaded on first use
+        # torch multiplies by alpha and adds in one rounding (a fused multiply-add) for tensors of 2 or more
+        # dims: float32's alpha in float64 does the same; 1-d tensors round the product first
+        wide = np.float64 if target.dtype == np.float32 and target.ndim > 1 else target.dtype.type
+        kernels.add_slices(target.reshape(outer, shape[dim], inner), idx, src, wide(alpha), alpha != 1)
+        return
+    dst = _along(target, dim)
     src = widened(_along(ins[1], dim))
     accumulate_at(np.add, dst, idx, src if alpha == 1 else src * alpha)
 
