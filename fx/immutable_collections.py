@@ -37,3 +37,17 @@ class immutable_dict(dict):
 
     def __reduce__(self):
         return (immutable_dict, (dict(self),))
+
+
+def _register_pytree_nodes() -> None:
+    """torch registers both as pytree containers (node arguments flatten through them)."""
+    from ..utils import _pytree as pytree
+    pytree.register_pytree_node(immutable_list, lambda t: (list(t), None), lambda c, _: immutable_list(c),
+                                flatten_with_keys_fn=lambda t: pytree._seq_keys(list(t), None))
+    pytree.register_pytree_node(immutable_dict, lambda d: (list(d.values()), list(d)),
+                                lambda c, keys: immutable_dict(zip(keys, c)),
+                                flatten_with_keys_fn=lambda d: ([(pytree.MappingKey(k), v) for k, v in d.items()],
+                                                                list(d)))
+
+
+_register_pytree_nodes()
