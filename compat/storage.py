@@ -1,0 +1,6 @@
+"""torch.storage: the storage classes (tidal's are views of a tensor's blob: ops/storage.py)."""
+from __future__ import annotations
+
+from ..ops.storage import TypedStorage, UntypedStorage
+
+__all__ = ["TypedStorage", "UntypedStorage"]
