@@ -11,13 +11,14 @@ from collections import OrderedDict
 from typing import Callable, Iterator
 
 from ..autograd import no_grad
-from ..tensor import Tensor, device as _device
+from ..tensor import Tensor
 from ..tensor import dtype as dt
 from . import future_flags
 from .backward_hooks import BackwardHook, BackwardHooksMixin, legacy_backward_hooks
 from .hooks import RemovableHandle
 from .module_hooks import GLOBAL as _G
 from .module_hooks import registered as _registered
+from .module_to import parse_to
 from .parameter import Buffer, Parameter, set_data
 from .state_dict import StateDictMixin
 
@@ -513,21 +514,7 @@ class Module(BackwardHooksMixin, StateDictMixin):
 
     def to(self, *args, **kwargs) -> "Module":
         """Move/cast parameters and buffers: `.to(device)`, `.to(dtype)`, `.to(tensor)`, `.to(device, dtype)`."""
-        device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
-        kwargs.pop("non_blocking", None)
-        memory_format = kwargs.pop("memory_format", None)
-        if kwargs:
-            raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword "
-                            f"argument '{next(iter(kwargs))}'")
-        for a in args:
-            if isinstance(a, dt.dtype):
-                dtype = a
-            elif isinstance(a, Tensor):
-                device, dtype = a.device, a.dtype
-            elif isinstance(a, (str, _device, int)) and not isinstance(a, bool):
-                device = _device("cuda", a) if isinstance(a, int) else a
-            elif not isinstance(a, bool):
-                raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+        device, dtype, _, memory_format = parse_to(args, kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")

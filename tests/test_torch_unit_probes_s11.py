@@ -287,6 +287,23 @@ def always_call_hooks_when_a_hook_raises(t):
     return out + [log, [str(w.message) for w in caught]]
 
 
+
+@probe
+def module_to_parse(t):
+    L = lambda: t.nn.Linear(1, 1)
+    calls = [lambda: L().to("cpu", "float32"), lambda: L().to("cpu", t.float32, True, True),
+             lambda: L().to(t.float32, t.float32), lambda: L().to(-1), lambda: L().to("cpu", device="cpu"),
+             lambda: L().to(non_blocking=1), lambda: L().to(t.float16, dtype=t.float32), lambda: L().to("cpu", True),
+             lambda: L().to(copy=True), lambda: L().to("cpu", t.float64, True).weight.dtype,
+             lambda: L().to(t.ones(1, dtype=t.float64)).weight.dtype, lambda: L().to(t.float16, True).weight.dtype,
+             lambda: L().to(None).weight.dtype, lambda: L().to(None, None).weight.dtype,
+             lambda: L().to("cpu", memory_format=t.channels_last).weight.dtype,
+             lambda: L().to(dtype=t.float64, device=t.device("cpu")).weight.dtype, lambda: L().to(t.int32),
+             lambda: L().to(tensor=t.ones(1, dtype=t.float64)).weight.dtype, lambda: L().to(),
+             lambda: L().to(t.ones(1), t.float64), lambda: L().to(t.float64, non_blocking=True, copy=False),
+             lambda: L().to(dtype=t.float64, non_blocking=True, copy=False)]
+    return _errs(calls)
+
 # -- test_serialization.py: save/load of tensors, modules, containers --------------------------------------------
 def rt(t, obj, **kw):
     """`obj` saved to memory and loaded back."""
