@@ -14,12 +14,13 @@ import functools
 import inspect
 import operator
 import warnings
+import weakref
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 from typing import Any, Callable
 
-from ..autograd.grad_mode import enable_grad, set_grad_enabled
+from ..autograd.grad_mode import enable_grad, no_grad, set_grad_enabled
 from ..ops.complex_ops import view_as_complex, view_as_real
 from ..ops.creation import scalar_tensor
 from ..ops.sparse_coo import SparseCooTensor
@@ -102,6 +103,8 @@ def _with_step_hooks(step: Callable) -> Callable:
                 args, kwargs = result
         with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
             out = step(self, *args, **kwargs)
+        if self.__dict__.get("_published_steps"):
+            _follow_steps(self)
         for hook in chain(self._optimizer_step_post_hooks.values(), _global_step_post_hooks.values()):
             hook(self, args, kwargs)
         return out
@@ -359,6 +362,7 @@ class Optimizer:
         # (the step count only: torch would load NAdam's mu_product or ASGD's eta as the parameter's dtype)
         packed_state = {(index_of[id(k)] if isinstance(k, Tensor) else k): _saved_state(v, ("step",))
                         for k, v in self.state.items()}
+        _publish_steps(self, packed_state)
         state_dict = {"state": packed_state, "param_groups": packed_groups}
         for hook in self._optimizer_state_dict_post_hooks.values():
             result = hook(self, state_dict)
@@ -453,6 +457,34 @@ def _saved_state(state, keys: tuple):
         if isinstance(state.get(key), float):
             state[key] = scalar_tensor(state[key], dtype=scalar_dtype)
     return state
+
+
+def _publish_steps(optimizer, packed_state: dict) -> None:
+    """Remember (weakly) the step tensors a state dict holds: torch's state dict holds the optimizer's own step
+    tensors, which later steps advance, so a state dict kept while training goes on sees the new counts."""
+    live = dict(zip(map(id, packed_state.values()), optimizer.state.values()))
+    published = optimizer.__dict__.setdefault("_published_steps", [])
+    for saved in packed_state.values():
+        state = live.get(id(saved))
+        if state is not None and saved is not state and isinstance(saved.get("step"), Tensor):
+            published.append([weakref.ref(saved["step"]), state, state.get("step")])
+
+
+def _follow_steps(optimizer) -> None:
+    """After a step: bring the step tensors of state dicts still alive up to the host counts (see _publish_steps)."""
+    kept = []
+    for entry in optimizer.__dict__["_published_steps"]:
+        ref, state, last = entry
+        tensor = ref()
+        if tensor is None:
+            continue
+        kept.append(entry)
+        count = state.get("step")
+        if isinstance(count, float) and count != last:
+            with no_grad():
+                tensor.fill_(count)
+            entry[2] = count
+    optimizer.__dict__["_published_steps"] = kept
 
 
 def _cast_state(param: Tensor, value, key=None):

@@ -1,6 +1,7 @@
 """A third hunt with real programs (issue 15, session 11): checkpoints (the legacy format both ways, torch's errors
 for files that are not checkpoints, what cannot be pickled, where a checkpoint can go), each run on real torch and
 on `tidal.compat`; values, dtypes and errors (type and message) must agree."""
+import copy
 import io
 import pickle
 import warnings
@@ -246,3 +247,28 @@ def custom_function_views(T) -> list:
 @pytest.mark.xfail(strict=True, reason="needs s11_hunt_custom_function_views.patch")
 def test_views_returned_by_custom_functions_refuse_inplace_writes():
     assert custom_function_views(tidal_torch) == custom_function_views(real_torch)
+
+
+# -- an optimizer's state dict holds its live state (torch's references, not a snapshot) ---------------------------
+def kept_state_dicts(T) -> list:
+    out = []
+    for name in ("Adam", "SGD", "NAdam", "Adagrad", "RMSprop", "ASGD", "Rprop"):
+        p, q = T.nn.Parameter(T.tensor([1., -2., 3.])), T.nn.Parameter(T.tensor([1., 2.]))
+        opt = getattr(T.optim, name)([p, q], lr=0.1)
+        p.grad, q.grad = T.ones(3), T.ones(2)
+        opt.step()
+        best = opt.state_dict()  # kept, not copied, while training goes on
+        frozen = copy.deepcopy(best)
+        for _ in range(3):
+            p.grad = T.ones(3)
+            opt.step()
+        steps = [float(s["step"]) for s in best["state"].values() if "step" in s]
+        out.append((name, steps, [float(s["step"]) for s in frozen["state"].values() if "step" in s]))
+        again = getattr(T.optim, name)([p, q], lr=0.1)
+        again.load_state_dict(best)
+        out.append([float(s["step"]) for s in again.state_dict()["state"].values() if "step" in s])
+    return out
+
+
+def test_kept_optimizer_state_dict_follows_later_steps():
+    assert kept_state_dicts(tidal_torch) == kept_state_dicts(real_torch)
