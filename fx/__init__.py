@@ -8,7 +8,8 @@ a graph into submodules, `experimental.optimization` folds BatchNorms into convo
 (compat's `torch.fx`), never at `import tidal`.
 
 Files: node.py (Node, map_arg), graph.py (Graph and its edits), codegen.py (Python from a graph), proxy.py
-(Proxy), tracer.py (Tracer, symbolic_trace, wrap), _patch.py (what a trace patches), graph_module.py,
+(Proxy), tracer.py (Tracer, symbolic_trace, wrap), _patch.py (what a trace patches), _functional_calls.py
+(torch's argument lists for torch.nn.functional calls), graph_module.py,
 interpreter.py (Interpreter, Transformer), subgraph_rewriter.py, passes/ (shape_prop, split_module, infra's
 PassManager, graph_drawer's refusal), experimental/optimization.py.
 """

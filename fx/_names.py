@@ -92,6 +92,8 @@ def torch_table() -> dict:
     for name, value in vars(F).items():  # functions F defines itself read as torch.nn.functional.<name>
         if callable(value) and getattr(value, "__module__", "") == F.__name__ and not name.startswith("_"):
             _TABLE[id(value)] = (f"torch.nn.functional.{name}", value)
+    from ._functional_calls import c_spellings
+    _TABLE.update(c_spellings())  # the F functions torch implements in C: torch._C._nn.gelu, torch.conv2d
     return _TABLE
 
 

@@ -45,14 +45,45 @@ def _format_target(base: str, target: str) -> str:
     return out
 
 
+class _TorchC:
+    """`torch._C._nn` as generated code names it: the torch.nn.functional functions torch writes in C."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_nn":
+            from ..nn import functional
+            return functional
+        raise AttributeError(f"torch._C has no attribute {name!r} in tidal")
+
+
+class _CodeTorch:
+    """The `torch` generated code runs with: tidal.compat, plus the `torch._C._nn.<fn>` spellings of torch's
+    graphs (each bound to the tidal function the node calls)."""
+    _C = _TorchC()
+
+    def __getattr__(self, name: str) -> Any:
+        import tidal.compat
+        return getattr(tidal.compat, name)
+
+    def __repr__(self) -> str:
+        return "<module 'torch' (tidal.compat)>"
+
+
+_CODE_TORCH: list = []
+
+
+def _code_torch() -> _CodeTorch:
+    if not _CODE_TORCH:
+        _CODE_TORCH.append(_CodeTorch())
+    return _CODE_TORCH[0]
+
+
 class _Globals:
     """The names the code reads besides its own values, each bound to its object."""
 
     def __init__(self, namespace: Namespace) -> None:
-        import tidal.compat as torch
         from ..tensor.device import device
         self.namespace = namespace
-        self.values: dict = {"inf": math.inf, "nan": math.nan, "NoneType": type(None), "torch": torch,
+        self.values: dict = {"inf": math.inf, "nan": math.nan, "NoneType": type(None), "torch": _code_torch(),
                              "device": device, "operator": operator}
 
     def add(self, obj: Any) -> str:
@@ -194,7 +225,8 @@ def _emit(node: Node, glob: _Globals, root: str, free_vars: list) -> str | None:
         if target is builtins.getattr and len(node.args) == 2 and isinstance(node.args[1], str) \
                 and node.args[1].isidentifier() and not node.kwargs:
             return f"{name} = {_format_target(glob.repr(node.args[0]), node.args[1])}"
-        return f"{name} = {glob.add(target)}({glob.args(node.args, node.kwargs)})"
+        spelled = node.meta.get("torch_spelling") or glob.add(target)  # (F.relu, also torch.relu: its F name)
+        return f"{name} = {spelled}({glob.args(node.args, node.kwargs)})"
     if node.op == "call_module":
         return f"{name} = {_format_target(root, node.target)}({glob.args(node.args, node.kwargs)})"
     if node.op == "get_attr":

@@ -241,8 +241,9 @@ class Node:
             return f"%{self.name} : [num_users={len(self.users)}] = {self.op}[target={target}]"
         if self.op == "output":
             return f"return {self.args[0]}"
+        target = self.meta.get("torch_spelling") or self._pretty_print_target(self.target)
         return (f"%{self.name} : {_type_repr(self.type)}[num_users={len(self.users)}] = {self.op}[target="
-                f"{self._pretty_print_target(self.target)}](args = {_format_arg(self.args)}, kwargs = "
+                f"{target}](args = {_format_arg(self.args)}, kwargs = "
                 f"{_format_arg(self.kwargs)})")
 
 

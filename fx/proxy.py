@@ -155,6 +155,13 @@ class Proxy:
         if len(tracers) > 1:
             raise RuntimeError(f"Found multiple different tracers {tracers} while trying to trace operation "
                                f"{orig_method}")
+        from ._functional_calls import recorded_call
+        recorded = recorded_call(orig_method, tuple(args), dict(kwargs))  # F.<fn>: torch's argument list
+        if recorded is not None:
+            proxy = tracers[0].create_proxy(*recorded[:4])
+            if recorded[4] is not None:
+                proxy.node.meta["torch_spelling"] = recorded[4]
+            return proxy
         return tracers[0].create_proxy("call_function", orig_method, tuple(args), dict(kwargs))
 
 

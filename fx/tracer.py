@@ -17,6 +17,7 @@ import traceback
 import types
 from typing import Any, Callable
 
+from ._functional_calls import recorded_call
 from .graph import Graph
 from .node import Node, map_aggregate
 from .proxy import _FX_DIR, Proxy, TraceError, _is_library
@@ -370,7 +371,11 @@ def make_wrapper(orig_fn: Callable, mark: bool = True) -> Callable:
         map_aggregate(args, find)
         map_aggregate(kwargs, find)
         if found:
-            proxy = found[0].tracer.create_proxy("call_function", orig_fn, args, kwargs)
+            recorded = None if mark else recorded_call(orig_fn, args, kwargs)  # F.<fn>: torch's argument list
+            proxy = found[0].tracer.create_proxy(*recorded[:4]) if recorded is not None else \
+                found[0].tracer.create_proxy("call_function", orig_fn, args, kwargs)
+            if recorded is not None and recorded[4] is not None:
+                proxy.node.meta["torch_spelling"] = recorded[4]
             if mark:
                 proxy.node.meta["is_wrapped"] = True
             return proxy
