@@ -5,6 +5,7 @@ containers' less common operations; test_serialization.py: containers, shared vi
 weights_only, map_location, the legacy format, pickling): see torch_probe_helpers."""
 import collections
 import io
+import math
 import pickle
 import warnings
 
@@ -303,6 +304,73 @@ def module_to_parse(t):
              lambda: L().to(t.ones(1), t.float64), lambda: L().to(t.float64, non_blocking=True, copy=False),
              lambda: L().to(dtype=t.float64, non_blocking=True, copy=False)]
     return _errs(calls)
+
+
+# -- test_nn.py: nn.utils (clipping, padding and packing, vectors, parametrizations) ------------------------------
+@probe
+def clip_grad_cases(t):
+    U = t.nn.utils
+    out = []
+    for norm_type in (2.0, 1, math.inf, 0.5, 3):
+        ps = [t.nn.Parameter(t.ones(3)), t.nn.Parameter(t.ones(2))]
+        ps[0].grad = t.tensor([3., -4., 0.]); ps[1].grad = t.tensor([1., 2.])
+        n = U.clip_grad_norm_(ps, 1.0, norm_type=norm_type)
+        out.append((n, ps[0].grad, ps[1].grad))
+    p = t.nn.Parameter(t.ones(2)); p.grad = t.tensor([math.inf, 1.])
+    out += _errs([lambda: U.clip_grad_norm_([p], 1.0, error_if_nonfinite=True),
+                  lambda: (U.clip_grad_norm_([p], 1.0), p.grad)[1]])
+    q = t.nn.Parameter(t.ones(2))
+    out += [U.clip_grad_norm_([q], 1.0), U.clip_grad_norm_([], 1.0), U.clip_grad_norm_(q, 1.0)]
+    r = t.nn.Parameter(t.ones(2)); r.grad = t.tensor([-5., 0.5])
+    U.clip_grad_value_(r, 1.0); out.append(r.grad)
+    out += _errs([lambda: U.clip_grad_value_([r], -1.0), lambda: U.clip_grad_norm_([r], -1.0)])
+    s = t.nn.Parameter(t.ones(2)); s.grad = t.tensor([3., 4.])
+    out.append((U.get_total_norm([s.grad]), U.clip_grads_with_norm_([s], 1.0, t.tensor(10.)), s.grad))
+    return out
+
+
+@probe
+def pad_pack(t):
+    R = t.nn.utils.rnn
+    seqs = [t.tensor([1., 2., 3.]), t.tensor([4.]), t.tensor([5., 6.])]
+    out = [R.pad_sequence(seqs), R.pad_sequence(seqs, batch_first=True, padding_value=-1),
+           R.pad_sequence(seqs, batch_first=True, padding_side="left")]
+    out += _errs([lambda: R.pad_sequence(seqs, padding_side="middle"),
+                 lambda: R.pad_sequence(seqs, padding_side=3), lambda: R.pad_sequence([]),
+                 lambda: R.pack_padded_sequence(out[1], [1, 3, 2], batch_first=True),
+                 lambda: R.pack_padded_sequence(out[1], [3, 2, 0], batch_first=True, enforce_sorted=False),
+                 lambda: R.pack_padded_sequence(out[1], t.tensor([3, 1, 2]), batch_first=True,
+                                                enforce_sorted=False).batch_sizes,
+                 lambda: R.pack_sequence(seqs).data, lambda: R.pack_sequence(seqs, enforce_sorted=False).sorted_indices,
+                 lambda: R.pad_packed_sequence(R.pack_sequence(seqs, enforce_sorted=False), batch_first=True,
+                                               total_length=5),
+                 lambda: R.pad_packed_sequence(R.pack_sequence(seqs, enforce_sorted=False), total_length=2),
+                 lambda: R.unpad_sequence(out[1], t.tensor([3, 1, 2]), batch_first=True),
+                 lambda: R.unpack_sequence(R.pack_sequence(seqs, enforce_sorted=False)),
+                 lambda: R.pack_padded_sequence(out[1], [3, 1, 2], batch_first=True,
+                                                enforce_sorted=False).to(t.float64).data.dtype,
+                 ])
+    return out
+
+
+@probe
+def vector_utils(t):
+    U = t.nn.utils
+    m = t.nn.Linear(2, 2)
+    v = U.parameters_to_vector(m.parameters())
+    U.vector_to_parameters(t.arange(6.), m.parameters())
+    return [v.shape, m.weight, m.bias] + _errs([lambda: U.vector_to_parameters(t.arange(5.), m.parameters()),
+                                              lambda: U.vector_to_parameters([1.], m.parameters()),
+                                              lambda: U.parameters_to_vector([t.ones(2), t.ones(2, dtype=t.float64)])])
+
+
+@probe
+def orthogonal_param(t):
+    P = t.nn.utils.parametrizations
+    m = P.orthogonal(t.nn.Linear(3, 3))
+    w = m.weight
+    return [t.allclose(w @ w.T, t.eye(3), atol=1e-5), [k for k, _ in m.named_parameters()], type(m).__name__,
+            list(m.state_dict())]
 
 # -- test_serialization.py: save/load of tensors, modules, containers --------------------------------------------
 def rt(t, obj, **kw):

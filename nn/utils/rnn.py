@@ -202,8 +202,11 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
     if isinstance(sequences, Tensor):
         sequences = sequences.unbind(0)
     sequences = list(sequences)
+    if not isinstance(padding_side, str):
+        raise TypeError(f"pad_sequence(): argument 'padding_side' (position 4) must be str, not "
+                        f"{type(padding_side).__name__}")
     if padding_side not in ("left", "right"):
-        raise ValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
+        raise RuntimeError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
     if not sequences:
         raise RuntimeError("received an empty list of sequences")
     longest = max(s.size(0) for s in sequences)
