@@ -21,13 +21,15 @@ import hashlib
 import io
 import os
 import pickle
+import pickletools
 import re
 import socket
 import struct
 import tempfile
 import types
 import zipfile
-from collections import OrderedDict
+from _compat_pickle import IMPORT_MAPPING, NAME_MAPPING
+from collections import Counter, OrderedDict
 
 import numpy as np
 
@@ -36,7 +38,8 @@ from .tensor import Size, Tensor, device
 from .tensor import dtype as dt
 from .vm import View
 
-__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
+__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals",
+           "get_unsafe_globals_in_checkpoint"]
 
 _STORAGE_DTYPES = {"BoolStorage": dt.bool_, "ByteStorage": dt.uint8, "CharStorage": dt.int8,
                    "ShortStorage": dt.int16, "IntStorage": dt.int32, "LongStorage": dt.int64,
@@ -420,10 +423,12 @@ _TORCH_GLOBALS.update({("torch", alias): dt.from_name(alias) for alias in ("half
 _LAZY_TORCH_GLOBALS = {("torch.nn.parameter", "Parameter"): _parameter_class,
                        ("torch.nn", "Parameter"): _parameter_class}
 
-# plain-data globals that are safe to call with any arguments
-_SAFE_GLOBALS = {("collections", "OrderedDict"): OrderedDict, ("_codecs", "encode"): codecs.encode}
+# plain-data globals that are safe to call with any arguments: torch's weights-only allow-list (no frozenset or
+# slice, which torch refuses)
+_SAFE_GLOBALS = {("collections", "OrderedDict"): OrderedDict, ("collections", "Counter"): Counter,
+                 ("_codecs", "encode"): codecs.encode}
 for _module in ("builtins", "__builtin__"):  # protocol 2 names builtins the Python 2 way
-    _SAFE_GLOBALS.update({(_module, f.__name__): f for f in (set, frozenset, bytearray, complex, slice)})
+    _SAFE_GLOBALS.update({(_module, f.__name__): f for f in (set, bytearray, complex)})
 
 _user_safe_globals: dict = {}  # "module.qualname" -> object, added with add_safe_globals
 
@@ -437,6 +442,26 @@ def add_safe_globals(safe_globals: list) -> None:
     for item in safe_globals:
         obj, name = item if isinstance(item, tuple) else (item, _global_name(item))
         _user_safe_globals[name] = obj
+
+
+def get_unsafe_globals_in_checkpoint(f) -> list:
+    """The globals ('module.name') a checkpoint's pickle names that a weights_only load would refuse (read
+    statically: nothing is loaded)."""
+    with _opened(f, False) as (fp, _):
+        start = fp.tell()
+        is_zip = fp.read(4) == b"PK\x03\x04"
+        fp.seek(start)
+        if not is_zip:
+            raise ValueError("Expected input to be a checkpoint returned by torch.save")
+        pickled = _Archive(fp, None, _Placement(None), False).pickled()
+    allowed = {f"{m}.{n}" for m, n in (*_TORCH_GLOBALS, *_LAZY_TORCH_GLOBALS, *_SAFE_GLOBALS)}
+    found = set()
+    for op, arg, _ in pickletools.genops(pickled):
+        if op.name == "GLOBAL":
+            module, name = arg.split(" ", 1)
+            module, name = NAME_MAPPING.get((module, name), (IMPORT_MAPPING.get(module, module), name))
+            found.add(f"{module}.{name}")
+    return sorted(found - allowed - set(_user_safe_globals))
 
 
 def get_safe_globals() -> list:
@@ -464,7 +489,7 @@ def safe_globals(globals_list: list):
 def _refusal(module: str, name: str, reason: str) -> pickle.UnpicklingError:
     """torch 2.13's words for a global a weights-only load refuses (its two options for a class that is merely
     not allow-listed, else the issue-filing form), and the pointer to its documentation."""
-    message = f"Unsupported global: GLOBAL {module}.{name} {reason}"
+    message = f"Unsupported global: GLOBAL {module if module == name else f'{module}.{name}'} {reason}"
     return _weights_only_failure(message, reason.startswith("was not an allowed global by default."))
 
 
@@ -621,6 +646,8 @@ class _Unpickler(pickle.Unpickler):
         self.archive, self.weights_only = archive, weights_only
 
     def find_class(self, module: str, name: str):
+        # Python 2's names (protocol 2 pickles say __builtin__.xrange) as torch's loader reads them
+        module, name = NAME_MAPPING.get((module, name), (IMPORT_MAPPING.get(module, module), name))
         key = (module, name)
         if key in _TORCH_GLOBALS:
             return _TORCH_GLOBALS[key]
@@ -634,6 +661,8 @@ class _Unpickler(pickle.Unpickler):
             raise _refusal(module, name, "has no tidal equivalent (tidal.load never imports torch).")
         if self.weights_only:
             ns, full = dt.repr_namespace[0], f"{module}.{name}"  # torch names the global by its full path
+            if module == "builtins":
+                full = module = name  # (and a builtin by its bare name)
             raise _refusal(module, name, "was not an allowed global by default. Please use "
                            f"`{ns}.serialization.add_safe_globals([{full}])` or the "
                            f"`{ns}.serialization.safe_globals([{full}])` context manager to allowlist this "

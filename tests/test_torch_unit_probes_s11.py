@@ -6,7 +6,9 @@ weights_only, map_location, the legacy format, pickling): see torch_probe_helper
 import collections
 import io
 import math
+import os
 import pickle
+import tempfile
 import warnings
 
 import numpy as np
@@ -469,6 +471,92 @@ def pickle_module(t):
     return [pickle.loads(pickle.dumps(x)), pickle.loads(pickle.dumps(t.nn.Parameter(x))).requires_grad,
             type(pickle.loads(pickle.dumps(t.nn.Linear(1, 1)))).__name__, pickle.loads(pickle.dumps(t.float32)),
             pickle.loads(pickle.dumps(t.device("cpu"))), pickle.loads(pickle.dumps(t.Size([1, 2])))]
+
+
+class Cfg:
+    """A user class in a checkpoint (weights_only refuses it unless allow-listed)."""
+
+    def __init__(self, n):
+        self.n = n
+
+
+Pair = collections.namedtuple("Pair", "a b")
+_SCRATCH: list = []
+
+
+def _scratch() -> str:
+    """A temporary folder, removed at exit (a memory-mapped load may still use its file until then)."""
+    _SCRATCH.append(tempfile.TemporaryDirectory())
+    return _SCRATCH[-1].name
+
+
+@probe
+def safe_globals_api(t):
+    tmp = _scratch()
+    S = t.serialization
+    out = []
+    p = os.path.join(tmp, "cfg.pt"); t.save({"cfg": Cfg(3), "w": t.ones(2), "pair": Pair(1, 2)}, p)
+    out.append(sorted(S.get_unsafe_globals_in_checkpoint(p)))
+    out += _errs([lambda: t.load(p)["cfg"].n])
+    with S.safe_globals([Cfg, Pair]):
+        out += _errs([lambda: (t.load(p)["cfg"].n, type(t.load(p)["pair"]).__name__)])
+    S.add_safe_globals([(Cfg, "__main__.Cfg")])
+    out += _errs([lambda: t.load(p)["cfg"].n])
+    S.clear_safe_globals()
+    out.append(S.get_safe_globals())
+    return out
+
+
+@probe
+def mmap_and_callable_location(t):
+    tmp = _scratch()
+    p = os.path.join(tmp, "m.pt"); t.save({"a": t.arange(4.), "b": t.ones(2, 2)}, p)
+    out = [t.load(p, mmap=True)["a"], t.load(p, map_location=lambda s, loc: s)["b"]]  # (file closed by then)
+    seen = []
+    t.load(p, map_location=lambda s, loc: seen.append(loc))
+    out.append(seen)
+    out += _errs([lambda: t.load(io.BytesIO(open(p, "rb").read()), mmap=True)])
+    return out
+
+
+@probe
+def load_into_module_and_assign(t):
+    tmp = _scratch()
+    src = t.nn.Linear(2, 2)
+    with t.no_grad(): src.weight.fill_(2.0); src.bias.fill_(1.0)
+    p = os.path.join(tmp, "lin.pt"); t.save(src.state_dict(), p)
+    dst = t.nn.Linear(2, 2)
+    r = dst.load_state_dict(t.load(p, mmap=True), assign=True)
+    return [str(r), dst.weight, type(dst.weight).__name__, dst.weight.requires_grad, dst.weight.is_leaf]
+
+
+@probe
+def save_views_and_grad(t):
+    x = t.arange(6., requires_grad=True)
+    y = rt(t, {"leaf": x, "det": x.detach()[2:]})
+    out = [y["leaf"].requires_grad, y["leaf"].is_leaf, y["det"].requires_grad, y["det"], y["det"].storage_offset()]
+    out += _errs([lambda: rt(t, x[2:])])
+    return out
+
+
+@probe
+def save_big_objects(t):
+    obj = {"ints": list(range(5)), "tuple": (1, (2, 3)), "none": None, "bool": True, "float": 1e-30,
+           "nested": {"a": {"b": [t.zeros(1)]}}, "str_keys": {1: "a", (1, 2): "b"}, "complex": 1 + 2j,
+           "bytes": b"\x00\x01", "bytearray": bytearray(b"ab"), "set": {1}, "counter": collections.Counter("ab")}
+    refused = [slice(1, 2), frozenset({1}), range(3), ..., collections.defaultdict(list)]
+    return _errs([lambda: rt(t, obj), lambda: rt(t, obj, weights_only=False)] +
+                 [lambda v=v: rt(t, v) for v in refused] + [lambda v=v: rt(t, v, weights_only=False) for v in refused])
+
+
+@probe
+def storage_sharing(t):
+    a = t.zeros(4)
+    b = a.view(2, 2)
+    c = a[1:3]
+    y = rt(t, (a, b, c))
+    y[0].fill_(7)
+    return [y[1], y[2], y[1].is_contiguous(), y[2].stride()]
 
 
 @pytest.mark.parametrize("fn", PROBES, ids=lambda fn: fn.__name__)
