@@ -374,6 +374,88 @@ def orthogonal_param(t):
     return [t.allclose(w @ w.T, t.eye(3), atol=1e-5), [k for k, _ in m.named_parameters()], type(m).__name__,
             list(m.state_dict())]
 
+
+# -- test_dataloader.py: iterable lengths, collate maps, __getitems__, numpy leaves, loader attributes --------
+@probe
+def iterable_len_warning(t):
+    D = t.utils.data
+    class It(D.IterableDataset):
+        def __iter__(self): return iter(range(7))
+        def __len__(self): return 5
+    out = [len(D.DataLoader(It(), batch_size=2)), len(D.DataLoader(It(), batch_size=2, drop_last=True))]
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out.append([b.tolist() for b in D.DataLoader(It(), batch_size=2)])
+    out.append([str(x.message)[:150] for x in w])
+    return out
+
+
+@probe
+def collate_custom_map(t):
+    D = t.utils.data
+    C = t.utils.data._utils.collate
+    class Box:
+        def __init__(self, v): self.v = v
+    def collate_box(batch, *, collate_fn_map=None):
+        return sum(b.v for b in batch)
+    m = dict(C.default_collate_fn_map); m[Box] = collate_box
+    return [C.collate([(Box(1), t.ones(1)), (Box(2), t.zeros(1))], collate_fn_map=m),
+            sorted(k.__name__ if hasattr(k, "__name__") else str(k) for k in C.default_collate_fn_map)]
+
+
+@probe
+def getitems_and_subset(t):
+    D = t.utils.data
+    class Batched(D.Dataset):
+        def __len__(self): return 6
+        def __getitem__(self, i): return i * 10
+        def __getitems__(self, idx): return [i * 100 for i in idx]
+    out = [[b.tolist() for b in D.DataLoader(Batched(), batch_size=4)]]
+    s = D.Subset(Batched(), [5, 1, 3])
+    out.append([b.tolist() for b in D.DataLoader(s, batch_size=2)])
+    out.append(s.__getitems__([0, 2]))
+    ss = D.Subset(s, [2, 0])
+    out += [ss[0], len(ss), list(ss)]
+    out.append(type(Batched() + Batched()).__name__)
+    return out
+
+
+@probe
+def collate_numpy_kinds(t):
+    D = t.utils.data
+    return _errs([lambda: D.default_collate([np.array([1, 2], dtype=np.uint16), np.array([3, 4], dtype=np.uint16)]),
+                 lambda: D.default_collate([np.float16(1), np.float16(2)]),
+                 lambda: D.default_collate([np.bool_(True), np.bool_(False)]),
+                 lambda: D.default_collate([np.array(1, dtype=np.int8), np.array(2, dtype=np.int8)]),
+                 lambda: D.default_collate([np.array([1.5]), np.array([2.5])]).dtype,
+                 lambda: D.default_collate([np.complex64(1 + 1j), np.complex64(2)]),
+                 lambda: D.default_collate([np.array(["a"], dtype=object), np.array(["b"], dtype=object)]),
+                 lambda: D.default_collate([[1, 2], [3, 4]]),
+                 lambda: D.default_collate([(t.ones(2), "a"), (t.zeros(2), "b")]),
+                 lambda: D.default_collate([t.ones(2, dtype=t.int8), t.ones(2, dtype=t.int8)]),
+                 lambda: D.default_collate([t.ones(2), t.ones(3)]),
+                 lambda: D.default_collate([t.tensor(1.), t.tensor(2.)]),
+                 lambda: D.default_collate([{"a": 1, "b": [1, 2]}, {"a": 2, "b": [3, 4]}]),
+                 lambda: D.default_convert([np.array([1, 2]), "x", (np.int32(3),)]),
+                 ])
+
+
+@probe
+def dataloader_repr_attrs(t):
+    D = t.utils.data
+    dl = D.DataLoader(list(range(10)), batch_size=3, shuffle=False)
+    it = iter(dl)
+    out = [type(it).__name__, next(it).tolist(), dl.dataset[:3], dl.pin_memory, dl.timeout, dl.prefetch_factor,
+           dl.persistent_workers, dl.multiprocessing_context, dl.in_order, dl.generator, callable(dl.collate_fn),
+           dl.worker_init_fn, type(D.DataLoader([1], num_workers=1, multiprocessing_context="fork")
+                                   .multiprocessing_context).__name__]
+    out += _errs([lambda: D.DataLoader(list(range(3)), num_workers=0, prefetch_factor=2),
+                 lambda: D.DataLoader(list(range(3)), num_workers=0, persistent_workers=True),
+                 lambda: D.DataLoader(list(range(3)), multiprocessing_context="spawn"),
+                 lambda: D.DataLoader(list(range(3)), num_workers=1, multiprocessing_context="bogus")])
+    return out
+
+
 # -- test_serialization.py: save/load of tensors, modules, containers --------------------------------------------
 def rt(t, obj, **kw):
     """`obj` saved to memory and loaded back."""

@@ -110,7 +110,8 @@ def collate_str_fn(batch: list, *, collate_fn_map: dict | None = None):
 
 default_collate_fn_map: dict = {Tensor: collate_tensor_fn, np.ndarray: collate_numpy_array_fn,
                                 (np.bool_, np.number, np.object_): collate_numpy_scalar_fn,
-                                float: collate_float_fn, int: collate_int_fn, (str, bytes): collate_str_fn}
+                                float: collate_float_fn, int: collate_int_fn, str: collate_str_fn,
+                                bytes: collate_str_fn}
 
 
 def default_collate(batch: list):

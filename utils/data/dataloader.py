@@ -101,7 +101,7 @@ class DataLoader:
         self.pin_memory_device = pin_memory_device
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
-        self.multiprocessing_context = multiprocessing_context
+        self.multiprocessing_context = _checked_context(multiprocessing_context, num_workers)
         self.in_order = in_order
         self.batch_size = batch_size
         self.drop_last = drop_last
@@ -130,14 +130,12 @@ class DataLoader:
 
     def _context(self):
         ctx = self.multiprocessing_context
-        if ctx is None:
-            return multiprocessing.get_context()
-        return multiprocessing.get_context(ctx) if isinstance(ctx, str) else ctx
+        return multiprocessing.get_context() if ctx is None else ctx
 
     def _get_iterator(self):
         if self.num_workers == 0:
-            return _SingleProcessIter(self)
-        return _MultiProcessIter(self)
+            return _SingleProcessDataLoaderIter(self)
+        return _MultiProcessingDataLoaderIter(self)
 
     def __iter__(self):
         if self.persistent_workers and self.num_workers > 0:
@@ -157,6 +155,26 @@ class DataLoader:
         return len(self._index_sampler)
 
 
+def _checked_context(context, num_workers: int):
+    """The multiprocessing context torch's DataLoader keeps: a start method's name becomes its context; torch's
+    errors for an unknown name, another object, or a context without workers."""
+    if context is None:
+        return None
+    if num_workers <= 0:
+        raise ValueError("multiprocessing_context can only be used with multi-process loading (num_workers > 0), "
+                         f"but got num_workers={num_workers}")
+    if isinstance(context, str):
+        methods = multiprocessing.get_all_start_methods()
+        if context not in methods:
+            raise ValueError(f"multiprocessing_context option should specify a valid start method in {methods!r}, "
+                             f"but got multiprocessing_context={context!r}")
+        context = multiprocessing.get_context(context)
+    if not isinstance(context, multiprocessing.context.BaseContext):
+        raise TypeError("multiprocessing_context option should be a valid context object or a string specifying the "
+                        f"start method, but got multiprocessing_context={context}")
+    return context
+
+
 def _warn_pin_memory(device: str) -> None:
     """torch's warnings for pin_memory=True, given as each iterator starts: a pin_memory_device is ignored, and
     without an accelerator nothing is pinned."""
@@ -169,7 +187,7 @@ def _warn_pin_memory(device: str) -> None:
                       "won't be used.", stacklevel=4)
 
 
-class _BaseIter:
+class _BaseDataLoaderIter:
     def __init__(self, loader: DataLoader):
         self._index_sampler = loader._index_sampler
         if loader.pin_memory:
@@ -187,7 +205,7 @@ class _BaseIter:
         return len(self._index_sampler)
 
 
-class _SingleProcessIter(_BaseIter):
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     """Fetches each batch in the calling process."""
 
     def __init__(self, loader: DataLoader):
@@ -205,7 +223,7 @@ def _sync_all() -> None:
         machine.synchronize()
 
 
-class _MultiProcessIter(_BaseIter):
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     """Hands index batches to worker processes and yields their results in order."""
 
     def __init__(self, loader: DataLoader):
