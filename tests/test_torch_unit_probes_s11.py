@@ -338,19 +338,20 @@ def pad_pack(t):
     out = [R.pad_sequence(seqs), R.pad_sequence(seqs, batch_first=True, padding_value=-1),
            R.pad_sequence(seqs, batch_first=True, padding_side="left")]
     out += _errs([lambda: R.pad_sequence(seqs, padding_side="middle"),
-                 lambda: R.pad_sequence(seqs, padding_side=3), lambda: R.pad_sequence([]),
-                 lambda: R.pack_padded_sequence(out[1], [1, 3, 2], batch_first=True),
-                 lambda: R.pack_padded_sequence(out[1], [3, 2, 0], batch_first=True, enforce_sorted=False),
-                 lambda: R.pack_padded_sequence(out[1], t.tensor([3, 1, 2]), batch_first=True,
-                                                enforce_sorted=False).batch_sizes,
-                 lambda: R.pack_sequence(seqs).data, lambda: R.pack_sequence(seqs, enforce_sorted=False).sorted_indices,
-                 lambda: R.pad_packed_sequence(R.pack_sequence(seqs, enforce_sorted=False), batch_first=True,
-                                               total_length=5),
-                 lambda: R.pad_packed_sequence(R.pack_sequence(seqs, enforce_sorted=False), total_length=2),
-                 lambda: R.unpad_sequence(out[1], t.tensor([3, 1, 2]), batch_first=True),
-                 lambda: R.unpack_sequence(R.pack_sequence(seqs, enforce_sorted=False)),
-                 lambda: R.pack_padded_sequence(out[1], [3, 1, 2], batch_first=True,
-                                                enforce_sorted=False).to(t.float64).data.dtype,
+                  lambda: R.pad_sequence(seqs, padding_side=3), lambda: R.pad_sequence([]),
+                  lambda: R.pack_padded_sequence(out[1], [1, 3, 2], batch_first=True),
+                  lambda: R.pack_padded_sequence(out[1], [3, 2, 0], batch_first=True, enforce_sorted=False),
+                  lambda: R.pack_padded_sequence(out[1], t.tensor([3, 1, 2]), batch_first=True,
+                                                 enforce_sorted=False).batch_sizes,
+                  lambda: R.pack_sequence(seqs).data,
+                  lambda: R.pack_sequence(seqs, enforce_sorted=False).sorted_indices,
+                  lambda: R.pad_packed_sequence(R.pack_sequence(seqs, enforce_sorted=False), batch_first=True,
+                                                total_length=5),
+                  lambda: R.pad_packed_sequence(R.pack_sequence(seqs, enforce_sorted=False), total_length=2),
+                  lambda: R.unpad_sequence(out[1], t.tensor([3, 1, 2]), batch_first=True),
+                  lambda: R.unpack_sequence(R.pack_sequence(seqs, enforce_sorted=False)),
+                  lambda: R.pack_padded_sequence(out[1], [3, 1, 2], batch_first=True,
+                                                 enforce_sorted=False).to(t.float64).data.dtype,
                  ])
     return out
 
@@ -424,19 +425,19 @@ def getitems_and_subset(t):
 def collate_numpy_kinds(t):
     D = t.utils.data
     return _errs([lambda: D.default_collate([np.array([1, 2], dtype=np.uint16), np.array([3, 4], dtype=np.uint16)]),
-                 lambda: D.default_collate([np.float16(1), np.float16(2)]),
-                 lambda: D.default_collate([np.bool_(True), np.bool_(False)]),
-                 lambda: D.default_collate([np.array(1, dtype=np.int8), np.array(2, dtype=np.int8)]),
-                 lambda: D.default_collate([np.array([1.5]), np.array([2.5])]).dtype,
-                 lambda: D.default_collate([np.complex64(1 + 1j), np.complex64(2)]),
-                 lambda: D.default_collate([np.array(["a"], dtype=object), np.array(["b"], dtype=object)]),
-                 lambda: D.default_collate([[1, 2], [3, 4]]),
-                 lambda: D.default_collate([(t.ones(2), "a"), (t.zeros(2), "b")]),
-                 lambda: D.default_collate([t.ones(2, dtype=t.int8), t.ones(2, dtype=t.int8)]),
-                 lambda: D.default_collate([t.ones(2), t.ones(3)]),
-                 lambda: D.default_collate([t.tensor(1.), t.tensor(2.)]),
-                 lambda: D.default_collate([{"a": 1, "b": [1, 2]}, {"a": 2, "b": [3, 4]}]),
-                 lambda: D.default_convert([np.array([1, 2]), "x", (np.int32(3),)]),
+                  lambda: D.default_collate([np.float16(1), np.float16(2)]),
+                  lambda: D.default_collate([np.bool_(True), np.bool_(False)]),
+                  lambda: D.default_collate([np.array(1, dtype=np.int8), np.array(2, dtype=np.int8)]),
+                  lambda: D.default_collate([np.array([1.5]), np.array([2.5])]).dtype,
+                  lambda: D.default_collate([np.complex64(1 + 1j), np.complex64(2)]),
+                  lambda: D.default_collate([np.array(["a"], dtype=object), np.array(["b"], dtype=object)]),
+                  lambda: D.default_collate([[1, 2], [3, 4]]),
+                  lambda: D.default_collate([(t.ones(2), "a"), (t.zeros(2), "b")]),
+                  lambda: D.default_collate([t.ones(2, dtype=t.int8), t.ones(2, dtype=t.int8)]),
+                  lambda: D.default_collate([t.ones(2), t.ones(3)]),
+                  lambda: D.default_collate([t.tensor(1.), t.tensor(2.)]),
+                  lambda: D.default_collate([{"a": 1, "b": [1, 2]}, {"a": 2, "b": [3, 4]}]),
+                  lambda: D.default_convert([np.array([1, 2]), "x", (np.int32(3),)]),
                  ])
 
 
@@ -450,9 +451,9 @@ def dataloader_repr_attrs(t):
            dl.worker_init_fn, type(D.DataLoader([1], num_workers=1, multiprocessing_context="fork")
                                    .multiprocessing_context).__name__]
     out += _errs([lambda: D.DataLoader(list(range(3)), num_workers=0, prefetch_factor=2),
-                 lambda: D.DataLoader(list(range(3)), num_workers=0, persistent_workers=True),
-                 lambda: D.DataLoader(list(range(3)), multiprocessing_context="spawn"),
-                 lambda: D.DataLoader(list(range(3)), num_workers=1, multiprocessing_context="bogus")])
+                  lambda: D.DataLoader(list(range(3)), num_workers=0, persistent_workers=True),
+                  lambda: D.DataLoader(list(range(3)), multiprocessing_context="spawn"),
+                  lambda: D.DataLoader(list(range(3)), num_workers=1, multiprocessing_context="bogus")])
     return out
 
 
@@ -628,7 +629,8 @@ def save_big_objects(t):
            "bytes": b"\x00\x01", "bytearray": bytearray(b"ab"), "set": {1}, "counter": collections.Counter("ab")}
     refused = [slice(1, 2), frozenset({1}), range(3), ..., collections.defaultdict(list)]
     return _errs([lambda: rt(t, obj), lambda: rt(t, obj, weights_only=False)] +
-                 [lambda v=v: rt(t, v) for v in refused] + [lambda v=v: rt(t, v, weights_only=False) for v in refused])
+                 [lambda v=v: rt(t, v) for v in refused] +
+                 [lambda v=v: rt(t, v, weights_only=False) for v in refused])
 
 
 @probe
