@@ -175,6 +175,7 @@ class Optimizer:
         for name in ("step_pre", "step_post", "state_dict_pre", "state_dict_post", "load_state_dict_pre",
                      "load_state_dict_post"):
             self.__dict__.setdefault(f"_optimizer_{name}_hooks", OrderedDict())
+        self.defaults.setdefault("differentiable", False)  # (torch adds it on every load and unpickle)
         if self._group_flags:
             for group in self.param_groups:
                 for key, value in self._group_flags:

@@ -12,6 +12,7 @@ import pytest
 import torch as real_torch
 
 import tidal.compat as tidal_torch
+from test_programs_s9 import data, init, run_both
 
 FRAMEWORKS = (real_torch, tidal_torch)
 
@@ -272,3 +273,185 @@ def kept_state_dicts(T) -> list:
 
 def test_kept_optimizer_state_dict_follows_later_steps():
     assert kept_state_dicts(tidal_torch) == kept_state_dicts(real_torch)
+
+
+# -- training programs: resuming from a checkpoint, freezing, weight averaging, a custom optimizer, GradScaler ---------
+def resume(T):
+    """Train 6 steps straight vs 3 steps, checkpoint (model, optimizer, scheduler, epoch) to a file, rebuild everything
+    fresh, load, 3 more steps: the same weights, lr and optimizer state either way."""
+    X, Y = T.from_numpy(data((16, 4), 1)), T.from_numpy(data((16, 2), 2))
+    def build():
+        m = T.nn.Sequential(T.nn.Linear(4, 8), T.nn.LayerNorm(8), T.nn.GELU(), T.nn.Dropout(0.0), T.nn.Linear(8, 2))
+        init(T, m, 3)
+        decay = [p for n, p in m.named_parameters() if n.endswith("weight") and p.dim() > 1]
+        no_decay = [p for n, p in m.named_parameters() if not (n.endswith("weight") and p.dim() > 1)]
+        opt = T.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=0.01, betas=(0.9, 0.95))
+        sched = T.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.05, total_steps=6)
+        return m, opt, sched
+    def train(m, opt, sched, steps):
+        losses = []
+        for _ in range(steps):
+            opt.zero_grad(set_to_none=True)
+            loss = T.nn.functional.mse_loss(m(X), Y)
+            loss.backward()
+            T.nn.utils.clip_grad_norm_(m.parameters(), 0.5)
+            opt.step(); sched.step()
+            losses.append(loss.item())
+        return losses
+    m, opt, sched = build()
+    straight = train(m, opt, sched, 6)
+    m2, opt2, sched2 = build()
+    first = train(m2, opt2, sched2, 3)
+    path = io.BytesIO()
+    T.save({"model": m2.state_dict(), "opt": opt2.state_dict(), "sched": sched2.state_dict(), "epoch": 3}, path)
+    m3, opt3, sched3 = build()
+    path.seek(0)
+    ck = T.load(path)
+    m3.load_state_dict(ck["model"]); opt3.load_state_dict(ck["opt"]); sched3.load_state_dict(ck["sched"])
+    second = train(m3, opt3, sched3, 3)
+    return {"straight": straight, "resumed": first + second, "w": [p for p in m3.parameters()],
+            "w_straight": [p for p in m.parameters()], "lr": [g["lr"] for g in opt3.param_groups],
+            "exp_avg": [opt3.state[p]["exp_avg"] for p in m3.parameters()], "epoch": ck["epoch"],
+            "keys": sorted(ck["opt"]["state"][0]), "groups": [sorted(g) for g in ck["opt"]["param_groups"]],
+            "sched_keys": sorted(ck["sched"])}
+
+
+def freeze_and_finetune(T):
+    """Freeze a backbone, train the head with a separate LR, then unfreeze with add_param_group."""
+    X, Y = T.from_numpy(data((8, 3), 4)), T.from_numpy(np.array([0, 1, 2, 1, 0, 2, 1, 0]))
+    back = T.nn.Sequential(T.nn.Linear(3, 6), T.nn.Tanh())
+    head = T.nn.Linear(6, 3)
+    init(T, back, 5); init(T, head, 6)
+    back.requires_grad_(False)
+    opt = T.optim.SGD(head.parameters(), lr=0.1, momentum=0.9, nesterov=True)
+    out = []
+    for step in range(4):
+        if step == 2:
+            back.requires_grad_(True)
+            opt.add_param_group({"params": back.parameters(), "lr": 0.01})
+        opt.zero_grad()
+        loss = T.nn.functional.cross_entropy(head(back(X)), Y, label_smoothing=0.1)
+        loss.backward()
+        out.append((loss.item(), back[0].weight.grad is None))
+        opt.step()
+    return {"trace": out, "back": back[0].weight, "head": head.weight,
+            "groups": [(g["lr"], len(g["params"]), g["momentum"], g["nesterov"]) for g in opt.param_groups]}
+
+
+def ema_and_swa(T):
+    """Keep an exponential moving average of the weights (torch.optim.swa_utils.AveragedModel) and update BN."""
+    X = T.from_numpy(data((12, 3), 7))
+    m = T.nn.Sequential(T.nn.Linear(3, 4), T.nn.BatchNorm1d(4), T.nn.ReLU(), T.nn.Linear(4, 1))
+    init(T, m, 8)
+    ema = T.optim.swa_utils.AveragedModel(m, multi_avg_fn=T.optim.swa_utils.get_ema_multi_avg_fn(0.9))
+    swa = T.optim.swa_utils.AveragedModel(m)
+    opt = T.optim.SGD(m.parameters(), lr=0.05)
+    sched = T.optim.swa_utils.SWALR(opt, swa_lr=0.02, anneal_epochs=2)
+    for _ in range(4):
+        opt.zero_grad()
+        m(X).pow(2).mean().backward()
+        opt.step(); ema.update_parameters(m); swa.update_parameters(m); sched.step()
+    loader = T.utils.data.DataLoader(T.utils.data.TensorDataset(X), batch_size=4)
+    T.optim.swa_utils.update_bn(((x,) for (x,) in loader), swa)
+    return {"ema": [p for p in ema.module.parameters()], "swa": [p for p in swa.module.parameters()],
+            "n": ema.n_averaged, "swa_n": swa.n_averaged, "lr": opt.param_groups[0]["lr"],
+            "bn": [swa.module[1].running_mean, swa.module[1].running_var], "keys": sorted(swa.state_dict())}
+
+
+def custom_optimizer(T):
+    class MySGD(T.optim.Optimizer):
+        def __init__(self, params, lr=0.01, momentum=0.9):
+            if lr < 0.0:
+                raise ValueError(f"Invalid learning rate: {lr}")
+            super().__init__(params, dict(lr=lr, momentum=momentum))
+
+        @T.no_grad()
+        def step(self, closure=None):
+            loss = None
+            if closure is not None:
+                with T.enable_grad():
+                    loss = closure()
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    state = self.state[p]
+                    if "momentum_buffer" not in state:
+                        state["momentum_buffer"] = T.clone(p.grad).detach()
+                    else:
+                        state["momentum_buffer"].mul_(group["momentum"]).add_(p.grad)
+                    p.add_(state["momentum_buffer"], alpha=-group["lr"])
+                    state["step"] = state.get("step", 0) + 1
+            return loss
+
+    class Lookahead:
+        def __init__(self, base, k=2, alpha=0.5):
+            self.base, self.k, self.alpha = base, k, alpha
+            self.param_groups = base.param_groups
+            self.slow = [[p.detach().clone() for p in g["params"]] for g in self.param_groups]
+            self.count = 0
+        def zero_grad(self):
+            self.base.zero_grad()
+        def step(self, closure=None):
+            loss = self.base.step(closure)
+            self.count += 1
+            if self.count % self.k == 0:
+                with T.no_grad():
+                    for g, slows in zip(self.param_groups, self.slow):
+                        for p, s in zip(g["params"], slows):
+                            s.add_(p - s, alpha=self.alpha)
+                            p.copy_(s)
+            return loss
+        def state_dict(self):
+            return {"base": self.base.state_dict(), "slow": self.slow, "count": self.count}
+
+    X, Y = T.from_numpy(data((10, 3), 11)), T.from_numpy(data((10, 1), 12))
+    m = T.nn.Sequential(T.nn.Linear(3, 5), T.nn.SiLU(), T.nn.Linear(5, 1))
+    init(T, m, 13)
+    opt = Lookahead(MySGD(m.parameters(), lr=0.05))
+    losses = []
+    for _ in range(5):
+        def closure():
+            opt.zero_grad()
+            loss = T.nn.functional.smooth_l1_loss(m(X), Y, beta=0.5)
+            loss.backward()
+            return loss
+        losses.append(opt.step(closure).item())
+    sd = opt.state_dict()
+    fresh = MySGD(m.parameters(), lr=0.3)
+    fresh.load_state_dict(copy.deepcopy(sd["base"]))
+    refused = outcome(lambda: MySGD(m.parameters(), lr=-1))
+    return {"losses": losses, "w": list(m.parameters()), "steps": [s.get("step") for s in sd["base"]["state"].values()],
+            "buf": [s["momentum_buffer"] for s in sd["base"]["state"].values()], "groups": sd["base"]["param_groups"],
+            "fresh_lr": fresh.param_groups[0]["lr"], "fresh_state": [s["step"] for s in fresh.state.values()],
+            "refused": list(refused), "repr": repr(fresh).replace("tidal", "torch"), "defaults": fresh.defaults}
+
+
+def grad_scaler_cpu(T):
+    """GradScaler on the CPU (device='cpu'), bfloat16 autocast, gradient unscale and clipping."""
+    X, Y = T.from_numpy(data((8, 4), 21)), T.from_numpy(data((8, 2), 22))
+    m = T.nn.Linear(4, 2)
+    init(T, m, 23)
+    opt = T.optim.SGD(m.parameters(), lr=0.1)
+    scaler = T.amp.GradScaler("cpu", init_scale=2.0 ** 8, growth_interval=2)
+    scales, norms = [], []
+    for i in range(4):
+        opt.zero_grad()
+        with T.autocast("cpu", dtype=T.bfloat16):
+            out = m(X)
+            loss = ((out.float() - Y) ** 2).mean() * (1e30 if i == 1 else 1.0)
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        norms.append(T.nn.utils.clip_grad_norm_(m.parameters(), 1.0).item())
+        scaler.step(opt)
+        scaler.update()
+        scales.append(scaler.get_scale())
+    return {"scales": scales, "w": list(m.parameters()), "finite": [n == n and n != float("inf") for n in norms],
+            "sd": {k: v for k, v in scaler.state_dict().items()}}
+
+
+@pytest.mark.parametrize("program", [resume, freeze_and_finetune, ema_and_swa, custom_optimizer, grad_scaler_cpu],
+                         ids=lambda p: p.__name__)
+def test_training_programs(program):
+    run_both(program, rtol=2e-3, atol=1e-4)
