@@ -21,10 +21,10 @@ from .interpreter import Interpreter, Transformer
 from .node import Node, map_arg
 from .proxy import Attribute, Proxy, TraceError  # noqa: F401 - Attribute, TraceError: torch.fx.proxy's names
 from . import _symbolic_trace  # noqa: F401 - torch's module name, which generated code calls wrap() on
-from .tracer import PH, Tracer, symbolic_trace, wrap
+from .tracer import PH, ProxyableClassMeta, Tracer, symbolic_trace, wrap
 
-__all__ = ["Graph", "GraphModule", "Interpreter", "Node", "Proxy", "Tracer", "Transformer", "map_arg",
-           "symbolic_trace", "wrap", "replace_pattern", "has_side_effect"]
+__all__ = ["Graph", "GraphModule", "Interpreter", "Node", "Proxy", "ProxyableClassMeta", "Tracer", "Transformer",
+           "map_arg", "symbolic_trace", "wrap", "replace_pattern", "has_side_effect"]
 
 
 def has_side_effect(fn):

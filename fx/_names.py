@@ -123,5 +123,5 @@ def qualified_name(fn: Any) -> str:
     if hit is not None and hit[1] is fn:
         return hit[0]
     module = getattr(fn, "__module__", None) or ""
-    qualname = getattr(fn, "__qualname__", name or repr(fn))
-    return f"{module}.{qualname}" if module else qualname
+    short = name or getattr(fn, "__qualname__", repr(fn))  # (torch's _get_qualified_name: __name__)
+    return f"{module}.{short}" if module else short

@@ -230,6 +230,10 @@ class Tracer(TracerBase):
         from ..nn.module import Module
         if isinstance(a, Module):
             raise NotImplementedError(f"argument of type: {type(a)}")
+        if type(a) in _PROXYABLE:  # an instance made before the trace: kept on the root, read by get_attr
+            qualname = self.get_fresh_qualname(f"_{a.__class__.__name__}_constant_")
+            setattr(self.root, qualname, a)
+            return self.create_node("get_attr", qualname, (), {})
         return super().create_arg(a)
 
     # -- tracing ---------------------------------------------------------------------------------
@@ -299,9 +303,13 @@ class Tracer(TracerBase):
             args = [root, *args]
         from ._patch import Patcher
         cache: dict = {}
-        with Patcher(self, cache, getattr(fn, "__globals__", {})):
-            result = fn(*args)
-            self.create_node("output", "output", (self.create_arg(result),), {}, type_expr=returns)
+        _TRACING.append(self)
+        try:
+            with Patcher(self, cache, getattr(fn, "__globals__", {})):
+                result = fn(*args)
+                self.create_node("output", "output", (self.create_arg(result),), {}, type_expr=returns)
+        finally:
+            _TRACING.pop()
         self.submodule_paths = None
         return self.graph
 
@@ -314,6 +322,42 @@ class Tracer(TracerBase):
                 if isinstance(value, Tensor) and not isinstance(value, Parameter):
                     found.setdefault(id(value), f"{prefix}.{name}" if prefix else name)
         return found
+
+
+_TRACING: list = []  # the tracers now running trace() (innermost last)
+_PROXYABLE: dict = {}  # classes made with ProxyableClassMeta
+
+
+def is_fx_tracing() -> bool:
+    """Whether a symbolic trace is running."""
+    return bool(_TRACING)
+
+
+class ProxyableClassMeta(type):
+    """Metaclass whose classes, constructed from traced values during a trace, are recorded as one
+    call_function node of the class (their methods then record call_method nodes on it)."""
+
+    def __init__(cls, name: str, bases: tuple, attrs: dict) -> None:
+        _PROXYABLE.setdefault(cls)
+        super().__init__(name, bases, attrs)
+
+    def __call__(cls, *args, **kwargs):
+        instance = cls.__new__(cls)
+        if not is_fx_tracing():
+            cls.__init__(instance, *args, **kwargs)
+            return instance
+        found: list = []
+
+        def find(a):
+            if isinstance(a, Proxy):
+                found.append(a)
+            return a
+        map_aggregate(args, find)
+        map_aggregate(kwargs, find)
+        if found:
+            return found[0].tracer.create_proxy("call_function", cls, args, kwargs)
+        cls.__init__(instance, *args, **kwargs)
+        return instance
 
 
 def _positional(fn: Callable, count: int) -> Callable:
