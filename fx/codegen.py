@@ -173,6 +173,8 @@ def python_code(graph, root_module: str = "self", verbose: bool = False) -> Pyth
                 summary = text
                 body.append(text)
         line = _emit(node, glob, root_module, free_vars)
+        if line is not None and node.type is not None and node.op not in ("placeholder", "output"):
+            line = line.replace(f"{node.name} = ", f"{node.name}{glob.annotation(node.type)} = ", 1)  # annotate()
         if node.meta.get("is_wrapped") and node.op == "call_function":
             wrapped.append(glob.add(node.target))
         if line is None:
