@@ -6,6 +6,7 @@ on Module's `_parameters`, `_buffers`, `_non_persistent_buffers_set` and `_modul
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Callable
@@ -69,9 +70,12 @@ class StateDictMixin:
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False) -> dict:
         """An ordered dict of every parameter and persistent buffer, keyed by dotted name."""
         if args:  # PyTorch's deprecated positional form: (destination, prefix, keep_vars)
-            destination = args[0]
-            prefix = args[1] if len(args) > 1 else prefix
-            keep_vars = args[2] if len(args) > 2 else keep_vars
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+                          " for details.", FutureWarning, stacklevel=2)
+            destination = args[0] if destination is None else destination
+            prefix = args[1] if len(args) > 1 and prefix == "" else prefix
+            keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..ops import creation
 from ..tensor import Tensor
 from .optimizer import Optimizer, check, descent_grad
-from .hyperparams import check_lr
+from .hyperparams import STEP_FLAGS, check_lr
 
 __all__ = ["Adadelta", "adadelta"]
 
@@ -26,6 +26,7 @@ class Adadelta(Optimizer):
 
     _update = staticmethod(adadelta)
     _state_keys = ("square_avg", "acc_delta")
+    _group_flags = STEP_FLAGS
 
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0,
                  foreach: bool | None = None, *, capturable: bool = False, maximize: bool = False,

@@ -38,6 +38,7 @@ class Adagrad(Optimizer):
 
     _update = staticmethod(adagrad)
     _state_keys = ("sum", "step")
+    _group_flags = (("foreach", None), ("maximize", False), ("differentiable", False), ("fused", None))
     _sparse_refusal = None  # sparse gradients take torch's sparse update (sparse_adagrad)
 
     def _apply(self, group: dict, params: list, grads: list, states: list, *extra: list) -> None:

@@ -48,6 +48,8 @@ class Adam(Optimizer):
     _state_keys = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step")
     _pairs = {"betas": ("beta1", "beta2")}
     _sparse_refusal = "Adam does not support sparse gradients, please consider SparseAdam instead"  # AdamW's too
+    _group_flags = (("amsgrad", False), ("maximize", False), ("foreach", None), ("capturable", False),
+                    ("differentiable", False), ("decoupled_weight_decay", False), ("fused", None))
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
@@ -56,6 +58,14 @@ class Adam(Optimizer):
         if isinstance(lr, Tensor) and foreach and not capturable:  # torch's first check
             raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
         check_adam_hyperparameters(lr, eps, betas, weight_decay)
+        if not (all(isinstance(b, float) for b in betas[:2]) or all(isinstance(b, Tensor) for b in betas[:2])):
+            raise ValueError("betas must be either both floats or both Tensors")  # (ints too, as torch's Adam)
+        for k, beta in enumerate(betas[:2]):
+            if isinstance(beta, Tensor):
+                if not capturable and foreach:
+                    raise ValueError(f"betas[{k}] as a Tensor is not supported for capturable=False and foreach=True")
+                if beta.numel() != 1:
+                    raise ValueError(f"Tensor betas[{k}] must be 1-element")
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
                         fused=fused, decoupled_weight_decay=decoupled_weight_decay)

@@ -9,7 +9,7 @@ import math
 import types
 from typing import Any, Callable
 
-from .lr_scheduler import LRScheduler, _group_values, _per_group, within_step
+from .lr_scheduler import LRScheduler, _group_values, _per_group, _set_group_value, within_step
 from .optimizer import Optimizer
 
 __all__ = ["OneCycleLR", "CyclicLR", "CosineAnnealingWarmRestarts"]
@@ -129,7 +129,7 @@ class CyclicLR(LRScheduler):
         base_lrs = _per_group("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
-                group["lr"] = lr
+                _set_group_value(group, "lr", lr)
         self.max_lrs = _per_group("max_lr", optimizer, max_lr)
         step_size_up = float(step_size_up)
         step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
@@ -247,5 +247,5 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         with within_step(self):
             values = self.get_lr()
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
+            _set_group_value(group, "lr", lr)
         self._last_lr = _group_values(self.optimizer, "lr")

@@ -18,6 +18,7 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any, Iterable, Sequence
 
+from ..tensor import Tensor
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
@@ -32,7 +33,16 @@ EPOCH_DEPRECATION_WARNING = (
 
 
 def _group_values(optimizer: Optimizer, key: str) -> list:
-    return [group[key] for group in optimizer.param_groups]
+    # (a tensor value is cloned: the group's own tensor is updated in place later)
+    return [group[key].clone() if isinstance(group[key], Tensor) else group[key] for group in optimizer.param_groups]
+
+
+def _set_group_value(group: dict, key: str, value) -> None:
+    """Set `group[key]`, as torch does: a tensor already there (a tensor lr) is filled in place, not replaced."""
+    if isinstance(group[key], Tensor):
+        group[key].fill_(value)
+    else:
+        group[key] = value
 
 
 def _per_group(name: str, optimizer: Optimizer, value) -> list:
@@ -176,7 +186,7 @@ class LRScheduler:
                 closed_form = getattr(self, "_get_closed_form_lr", None)
                 values = closed_form() if closed_form is not None else self.get_lr()
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
+            _set_group_value(group, "lr", lr)
         self._last_lr = _group_values(self.optimizer, "lr")
 
     def _current(self) -> list:
@@ -451,7 +461,7 @@ class SequentialLR(_Composite):
         self.optimizer = optimizer
         # the children stepped once when they were built: undo that, then start the first one again
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            _set_group_value(group, "lr", group["initial_lr"])
         self._undo_initial_steps(self)
         first = self._schedulers[bisect_right(milestones, 0)]
         first._initial_step()
@@ -562,7 +572,7 @@ class ReduceLROnPlateau(LRScheduler):
             old_lr = float(group["lr"])
             new_lr = max(old_lr * self.factor, min_lr)
             if old_lr - new_lr > self.eps:  # changes smaller than eps are ignored
-                group["lr"] = new_lr
+                _set_group_value(group, "lr", new_lr)
 
     @property
     def in_cooldown(self) -> bool:

@@ -35,6 +35,8 @@ class RMSprop(Optimizer):
 
     _update = staticmethod(rmsprop)
     _state_keys = ("square_avg", "grad_avg", "momentum_buffer")
+    _group_flags = (("momentum", 0), ("centered", False), ("foreach", None), ("maximize", False),
+                    ("differentiable", False), ("capturable", False))
 
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8, weight_decay: float = 0,
                  momentum: float = 0, centered: bool = False, capturable: bool = False,

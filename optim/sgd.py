@@ -32,6 +32,8 @@ class SGD(Optimizer):
 
     _update = staticmethod(sgd)
     _state_keys = ("momentum_buffer",)
+    _group_flags = (("nesterov", False), ("maximize", False), ("foreach", None), ("differentiable", False),
+                    ("fused", False))
     _sparse_refusal = None  # sparse gradients update the parameter as their dense equal (momentum too)
 
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,

@@ -4,6 +4,7 @@ members, buffer persistence, parameter assignment, train/eval, forward hooks wit
 containers' less common operations; test_serialization.py: containers, shared views, parameters,
 weights_only, map_location, the legacy format, pickling): see torch_probe_helpers."""
 import collections
+import copy
 import io
 import math
 import os
@@ -47,10 +48,13 @@ def sd_keep_vars_and_prefix(t):
     m = t.nn.Linear(2, 2)
     sd = m.state_dict(keep_vars=True)
     sd2 = m.state_dict(prefix="p.")
-    out = [sd["weight"].requires_grad, type(sd["weight"]).__name__, list(sd2), sd2["weight"].requires_grad,
+    out = [sd["weight"].requires_grad, type(sd["weight"]).__name__, list(sd2), sd2["p.weight"].requires_grad,
            sd["weight"] is m.weight]
     d = {}
-    r = m.state_dict(d, "q.")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = m.state_dict(d, "q.")  # (positional arguments: torch's FutureWarning)
+    out.append([str(w.message) for w in caught])
     out += [r is d, list(d)]
     out.append(hasattr(m.state_dict(), "_metadata"))
     out.append(dict(m.state_dict()._metadata))
@@ -222,10 +226,13 @@ def modulelist_ops(t):
     ml[-1] = t.nn.Sigmoid()
     out.append([type(m).__name__ for m in ml])
     out += _errs([lambda: ml[10], lambda: ml.__setitem__(10, t.nn.ReLU()), lambda: ml.__setitem__(0, 3),
-              lambda: ml.insert(0, 3), lambda: ml.extend(3), lambda: ml["a"], lambda: ml.__delitem__(10)])
+                  lambda: ml.extend(3), lambda: ml["a"], lambda: ml.__delitem__(10)])
+    # (a refused insert leaves torch's list shifted: tried on a list of its own)
+    out += _errs([lambda: t.nn.ModuleList([t.nn.ReLU()]).insert(0, 3)])
     del ml[-1]
     out.append(list(ml._modules))
-    ml.insert(-1, t.nn.GELU())
+    out += _errs([lambda: ml.insert(-1, t.nn.GELU())])  # (torch's negative insert fails with a KeyError)
+    ml.insert(1, t.nn.GELU())
     out.append([type(m).__name__ for m in ml])
     ml2 = ml + ml
     out += [len(ml2), list(ml2._modules)]
@@ -376,6 +383,107 @@ def orthogonal_param(t):
             list(m.state_dict())]
 
 
+# -- test_optim.py / test_lr_scheduler.py: tensor lrs under schedulers, older state dicts, betas checks ---------
+def P(t):
+    """A parameter of three values."""
+    return t.nn.Parameter(t.tensor([1., -2., 3.]))
+
+
+@probe
+def tensor_lr(t):
+    out = []
+    for name in ("Adam", "AdamW", "SGD", "RMSprop", "Adagrad", "NAdam", "RAdam", "Adamax"):
+        p = P(t)
+        kw = {"lr": t.tensor(0.05)}
+        if name == "SGD": kw["momentum"] = 0.9
+        o = getattr(t.optim, name)([p], **kw)
+        s = t.optim.lr_scheduler.StepLR(o, 1, 0.5)
+        lr_obj = o.param_groups[0]["lr"]
+        for _ in range(3):
+            p.grad = t.tensor([0.5, -1., 2.]); o.step(); s.step()
+        out.append((name, p, o.param_groups[0]["lr"], o.param_groups[0]["lr"] is lr_obj,
+                    s.get_last_lr()[0] is o.param_groups[0]["lr"]))
+        sd = o.state_dict()
+        o2 = getattr(t.optim, name)([P(t)], lr=0.1)
+        o2.load_state_dict(sd)
+        out.append((type(o2.param_groups[0]["lr"]).__name__, o2.param_groups[0]["lr"]))
+    return out
+
+
+@probe
+def older_state_dict(t):
+    p = P(t)
+    o = t.optim.Adam([p], lr=0.1)
+    p.grad = t.ones(3); o.step()
+    sd = copy.deepcopy(o.state_dict())
+    for k in ("foreach", "maximize", "differentiable", "capturable", "fused", "amsgrad", "decoupled_weight_decay"):
+        sd["param_groups"][0].pop(k, None)
+    sd["state"][0]["step"] = 1  # an int step, as older versions saved
+    q = P(t)
+    o2 = t.optim.Adam([q], lr=0.1)
+    o2.load_state_dict(sd)
+    q.grad = t.ones(3); o2.step()
+    p.grad = t.ones(3); o.step()
+    return [sorted(o2.param_groups[0]), q, p, float(o2.state_dict()["state"][0]["step"])]
+
+
+@probe
+def weights_only_roundtrip(t):
+    p = P(t)
+    o = t.optim.Adam([p], lr=t.tensor(0.1), betas=(t.tensor(0.9), t.tensor(0.99)))
+    p.grad = t.ones(3); o.step()
+    buf = io.BytesIO(); t.save(o.state_dict(), buf); buf.seek(0)
+    sd = t.load(buf, weights_only=True)
+    return [sd["param_groups"], sorted(sd["state"][0]), sd["state"][0]["step"], sd["state"][0]["exp_avg"]]
+
+
+@probe
+def deepcopy_optimizer(t):
+    p = P(t)
+    o = t.optim.SGD([p], lr=0.1, momentum=0.9)
+    p.grad = t.ones(3); o.step()
+    c = copy.deepcopy(o)
+    return [sorted(k for k in vars(c) if not k.startswith("_")), c.param_groups[0]["params"][0] is p,
+            c.state[c.param_groups[0]["params"][0]]["momentum_buffer"], repr(c)]
+
+
+@probe
+def lr_tensor_errors(t):
+    p = P(t)
+    return _errs([lambda: t.optim.SGD([p], lr=t.tensor([0.1])),
+                  lambda: t.optim.Adam([p], lr=t.tensor(0.1), foreach=False, capturable=True),
+                  lambda: t.optim.SGD([p], lr=t.tensor(0.1, dtype=t.float64)).param_groups[0]["lr"].dtype,
+                  lambda: t.optim.Adam([p], betas=(t.tensor([0.9]), 0.99)),
+                  lambda: t.optim.Adam([p], betas=(t.tensor(0.9), 0.99)).param_groups[0]["betas"],
+                  lambda: t.optim.Adam([p], betas=(0, 0.99)), lambda: t.optim.AdamW([p], betas=(0.9, 0)),
+                  lambda: t.optim.Adam([p], betas=(t.tensor(0.9), t.tensor(0.99)), foreach=True),
+                  lambda: t.optim.Adam([p], betas=(t.tensor(0.9), t.tensor(0.99))).param_groups[0]["betas"],
+                  lambda: t.optim.Adamax([p], betas=(0, 0.99)).param_groups[0]["betas"]])
+
+
+@probe
+def older_state_dicts_all(t):
+    out = []
+    for name in ("SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "RMSprop", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop"):
+        p = t.nn.Parameter(t.tensor([1., -2.]))
+        kw = {"lr": 0.1}
+        o = getattr(t.optim, name)([p], **kw)
+        p.grad = t.ones(2); o.step()
+        sd = copy.deepcopy(o.state_dict())
+        keep = {"params", "lr", "betas", "eps", "weight_decay", "momentum", "dampening", "alpha", "rho", "lr_decay",
+                "initial_accumulator_value", "lambd", "t0", "etas", "step_sizes", "momentum_decay"}  # (as older saves)
+        sd["param_groups"] = [{k: v for k, v in g.items() if k in keep} for g in sd["param_groups"]]
+        q = t.nn.Parameter(t.tensor([1., -2.]))
+        o2 = getattr(t.optim, name)([q], **kw)
+        try:
+            o2.load_state_dict(sd)
+            q.grad = t.ones(2); o2.step()
+            out.append((name, sorted(o2.param_groups[0]), q))
+        except Exception as e:
+            out.append((name, type(e).__name__, str(e)))
+    return out
+
+
 # -- test_dataloader.py: iterable lengths, collate maps, __getitems__, numpy leaves, loader attributes --------
 @probe
 def iterable_len_warning(t):
@@ -472,7 +580,7 @@ def nested_containers(t):
     obj = {"a": [x, x[0], (x[:, 1], {"b": x.T})], "n": 3, "s": "str", "f": 1.5, "none": None,
            "od": collections.OrderedDict([("k", t.ones(2, dtype=t.int8))]), "set": {1, 2}, "bytes": b"xy",
            "dt": t.float16, "size": t.Size([2, 3]), "dev": t.device("cpu"), "np": np.arange(3)}
-    y = rt(t, obj)
+    y = rt(t, obj, weights_only=False)  # (NumPy arrays need it)
     a = y["a"]
     a[0][0, 0] = 100
     return [y["a"][1], y["a"][2][0], y["a"][2][1]["b"], y["a"][2][1]["b"].is_contiguous(), y["n"], y["s"],
