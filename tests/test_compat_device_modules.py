@@ -115,6 +115,11 @@ def test_record_writes_the_error_file_as_torch(tmp_path, monkeypatch):
 
 @pytest.mark.xfail(strict=True, reason="needs s11_surface_compat_modules.patch")
 def test_modules_are_torch_attributes():
-    assert tc.xpu.is_available() is False and tc.mps.device_count() == 0
-    assert tc.storage.TypedStorage is ostorage.TypedStorage
-    assert tc.library.custom_op is not None
+    # a fresh interpreter: importing the submodules (as this file does) makes them attributes anyway
+    import subprocess
+    import sys
+    code = ("import tidal.compat as torch; assert torch.xpu.is_available() is False; "
+            "assert torch.mps.device_count() == 0; assert torch.storage.TypedStorage is not None; "
+            "assert torch.library.custom_op is not None; print('ok')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-500:]

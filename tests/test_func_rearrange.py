@@ -6,7 +6,7 @@ import torch
 from torch.func import rearrange as torch_rearrange
 
 import tidal
-from tidal.func.rearrange import rearrange
+from tidal.func.einops import rearrange
 
 CASES = [
     ((2, 3, 4), "a b c -> c a b", {}),

@@ -192,8 +192,15 @@ def test_fake_impl_on_meta_and_opcheck():
 
 @pytest.mark.xfail(strict=True, reason="needs s11_surface_compat_modules.patch")
 def test_torch_ops_namespace_and_library_attribute():
+    import subprocess
+    import sys
+    # `torch.library` after a plain `import torch`, in a fresh interpreter (importing the submodule anywhere in
+    # this process would make it an attribute anyway)
+    code = "import tidal.compat as torch; assert callable(torch.library.custom_op); print('ok')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-500:]
     ns = _ns()
-    op = _define(tc, tc.library, ns)
+    op = _define(tc, tlib, ns)
     packet = tc.ops.__getattr__(ns).scale_add
     assert str(packet) == f"{ns}.scale_add" and str(packet.default) == f"{ns}.scale_add.default"
     x = tidal.tensor([1.0, 2.0])
