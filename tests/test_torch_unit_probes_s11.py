@@ -4,12 +4,14 @@ members, buffer persistence, parameter assignment, train/eval, forward hooks wit
 containers' less common operations; test_serialization.py: containers, shared views, parameters,
 weights_only, map_location, the legacy format, pickling): see torch_probe_helpers."""
 import collections
+import collections.abc
 import copy
 import io
 import math
 import os
 import pickle
 import tempfile
+import types
 import warnings
 
 import numpy as np
@@ -77,9 +79,9 @@ def sd_load_copies_and_dtype(t):
 def sd_shape_scalar(t):
     m = t.nn.Linear(1, 1)
     return _errs([lambda: m.load_state_dict({"weight": t.ones(1), "bias": t.ones(1)}),
-              lambda: m.load_state_dict({"weight": t.tensor(2.), "bias": t.ones(1)}),
-              lambda: m.load_state_dict({"weight": t.ones(1,1,1), "bias": t.ones(1)}),
-              lambda: m.load_state_dict({"weight": [[1.]], "bias": t.ones(1)})])
+                  lambda: m.load_state_dict({"weight": t.tensor(2.), "bias": t.ones(1)}),
+                  lambda: m.load_state_dict({"weight": t.ones(1,1,1), "bias": t.ones(1)}),
+                  lambda: m.load_state_dict({"weight": [[1.]], "bias": t.ones(1)})])
 
 @probe
 def named_dups(t):
@@ -108,16 +110,16 @@ def buffers_persistence(t):
     m.register_buffer("b", t.ones(3))
     out.append(list(m.state_dict()))
     out += _errs([lambda: m.register_buffer("a", 3), lambda: m.register_buffer("zz", t.nn.Parameter(t.ones(1))),
-              lambda: m.register_buffer("training", t.ones(1))])
+                  lambda: m.register_buffer("training", t.ones(1))])
     return [str(x).replace("tidal Tensor", "torch Tensor") for x in out]  # (tidal names itself outside compat)
 
 @probe
 def param_assignment(t):
     m = t.nn.Linear(2, 2)
     out = _errs([lambda: setattr(m, "weight", t.ones(2, 2)),
-             lambda: setattr(m, "weight", 3),
-             lambda: m.register_parameter("weight2", t.nn.Parameter(t.ones(1) * 2)),
-             lambda: m.register_parameter("bad", t.nn.Parameter(t.ones(2)) * 2)])
+                 lambda: setattr(m, "weight", 3),
+                 lambda: m.register_parameter("weight2", t.nn.Parameter(t.ones(1) * 2)),
+                 lambda: m.register_parameter("bad", t.nn.Parameter(t.ones(2)) * 2)])
     w = t.nn.Parameter(t.zeros(3))
     m.weight = w
     out += [m.weight is w, list(m.state_dict())]
@@ -209,7 +211,7 @@ def moduledict_ops(t):
     md = t.nn.ModuleDict()
     md["a"] = t.nn.ReLU()
     out = _errs([lambda: md.__setitem__(1, t.nn.ReLU()), lambda: md["zz"], lambda: md.update({"b": 3}),
-             lambda: t.nn.ModuleDict({"x.y": t.nn.ReLU()}), lambda: md.__setitem__("c", 3)])
+                 lambda: t.nn.ModuleDict({"x.y": t.nn.ReLU()}), lambda: md.__setitem__("c", 3)])
     md.update(t.nn.ModuleDict({"z": t.nn.Tanh(), "b": t.nn.Sigmoid()}))
     out += [list(md.keys()), [type(v).__name__ for v in md.values()], [k for k, _ in md.items()]]
     md.clear()
@@ -369,9 +371,10 @@ def vector_utils(t):
     m = t.nn.Linear(2, 2)
     v = U.parameters_to_vector(m.parameters())
     U.vector_to_parameters(t.arange(6.), m.parameters())
-    return [v.shape, m.weight, m.bias] + _errs([lambda: U.vector_to_parameters(t.arange(5.), m.parameters()),
-                                              lambda: U.vector_to_parameters([1.], m.parameters()),
-                                              lambda: U.parameters_to_vector([t.ones(2), t.ones(2, dtype=t.float64)])])
+    return [v.shape, m.weight, m.bias] + _errs([
+        lambda: U.vector_to_parameters(t.arange(5.), m.parameters()),
+        lambda: U.vector_to_parameters([1.], m.parameters()),
+        lambda: U.parameters_to_vector([t.ones(2), t.ones(2, dtype=t.float64)])])
 
 
 @probe
@@ -381,6 +384,246 @@ def orthogonal_param(t):
     w = m.weight
     return [t.allclose(w @ w.T, t.eye(3), atol=1e-5), [k for k, _ in m.named_parameters()], type(m).__name__,
             list(m.state_dict())]
+
+
+# -- test_nn.py: more of the Module API (properties, early assignment, BatchNorm's old state dicts, the future
+# flag, meta modules, assign loads) ----------------------------------------------------------------------------
+@probe
+def getattr_with_property(t):
+    class Model(t.nn.Module):
+        @property
+        def some_property(self):
+            return self.something_that_doesnt_exist
+    return _errs([lambda: Model().some_property])
+
+
+@probe
+def assign_before_init(t):
+    class Bad(t.nn.Module):
+        def __init__(self):
+            self.register_buffer("b", t.ones(1))
+    class Bad2(t.nn.Module):
+        def __init__(self):
+            self.p = t.nn.Parameter(t.ones(1))
+    class Bad3(t.nn.Module):
+        def __init__(self):
+            self.m = t.nn.Linear(1, 1)
+    class Bad4(t.nn.Module):
+        def __init__(self):
+            self.x = 1
+            super().__init__()
+    return _errs([Bad, Bad2, Bad3, lambda: Bad4().x])
+
+
+@probe
+def non_leaf_parameter_assignment(t):
+    l1, l2 = t.nn.Linear(2, 2), t.nn.Linear(2, 2)
+    return _errs([lambda: setattr(l1, "weight", l2.weight * 2),
+                  lambda: setattr(l1, "weight", t.ones(2, 2, dtype=t.float64)),
+                  lambda: setattr(l1, "weight", t.nn.Parameter(t.ones(2, 2)) * 1)])
+
+
+@probe
+def dir_digits(t):
+    s = t.nn.Sequential(t.nn.Linear(1, 1))
+    d = dir(s)
+    m = t.nn.Linear(1, 1)
+    return ["0" in d, "weight" in dir(m), "bias" in dir(m), "forward" in dir(m), "_parameters" in dir(m)]
+
+
+@probe
+def bn_load_old_version(t):
+    bn = t.nn.BatchNorm1d(3)
+    sd = bn.state_dict()
+    del sd["num_batches_tracked"]
+    sd._metadata[""]["version"] = 1
+    r = bn.load_state_dict(sd)
+    out = [str(r), bn.num_batches_tracked]
+    sd2 = t.nn.BatchNorm1d(3).state_dict(); del sd2["num_batches_tracked"]
+    out += _errs([lambda: t.nn.BatchNorm1d(3).load_state_dict(sd2)])
+    bn3 = t.nn.BatchNorm1d(3, track_running_stats=False)
+    out += [list(bn3.state_dict()), list(t.nn.BatchNorm1d(3).state_dict()),
+            dict(t.nn.BatchNorm1d(3).state_dict()._metadata)]
+    return out
+
+
+@probe
+def module_type_and_future(t):
+    m = t.nn.Linear(2, 2)
+    w = m.weight
+    out = [m.type(t.float64).weight.dtype, m.weight is w]
+    with t.no_grad():
+        pass
+    fut = getattr(t, "__future__", None)
+    if fut is None:
+        return out + ["nofuture"]
+    out.append(fut.get_overwrite_module_params_on_conversion())
+    fut.set_overwrite_module_params_on_conversion(True)
+    try:
+        m2 = t.nn.Linear(2, 2); w2 = m2.weight
+        m2.double()
+        out += [m2.weight is w2, w2.dtype]
+    finally:
+        fut.set_overwrite_module_params_on_conversion(False)
+    m3 = t.nn.Linear(2, 2); w3 = m3.weight
+    m3.double()
+    out += [m3.weight is w3, w3.dtype]
+    return out
+
+
+@probe
+def zero_grad_variants(t):
+    m = t.nn.Linear(2, 2)
+    m.weight.requires_grad_(False)
+    m(t.ones(1, 2)).sum().backward()
+    out = [m.weight.grad, m.bias.grad]
+    m.zero_grad(set_to_none=False)
+    out.append(m.bias.grad)
+    y = t.ones(2, requires_grad=True)
+    m2 = t.nn.Module(); m2.p = t.nn.Parameter(t.ones(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the create_graph reference-cycle warning)
+        (m2.p * y).sum().backward(create_graph=True)
+    g = m2.p.grad
+    m2.zero_grad(set_to_none=False)
+    out += [m2.p.grad, m2.p.grad.requires_grad, g.grad_fn is None]
+    return out
+
+
+@probe
+def pickle_module_roundtrip(t):
+    m = t.nn.Sequential(t.nn.Linear(2, 2), t.nn.BatchNorm1d(2))
+    h = m.register_forward_hook(lambda *a: None) if False else None
+    m2 = pickle.loads(pickle.dumps(m))
+    m3 = copy.deepcopy(m)
+    return [list(m2.state_dict()), type(m2[0].weight).__name__, m2[0].weight.requires_grad, m2.training,
+            repr(m3), m3[1].num_batches_tracked]
+
+
+@probe
+def forward_monkeypatch(t):
+    m = t.nn.Linear(2, 2, bias=False)
+    with t.no_grad(): m.weight.copy_(t.eye(2))
+    log = []
+    m.register_forward_hook(lambda mod, a, o: log.append("hook"))
+    orig = m.forward
+    m.forward = lambda x: orig(x) * 3
+    a = m(t.ones(1, 2))
+    m.forward = types.MethodType(lambda self, x: x + 1, m)
+    b = m(t.ones(1, 2))
+    del m.forward
+    c = m(t.ones(1, 2))
+    class Sub(t.nn.Linear):
+        def __call__(self, *args, **kwargs):
+            log.append("call")
+            return super().__call__(*args, **kwargs)
+    s = Sub(2, 2)
+    s(t.ones(1, 2))
+    return [a, b, c, log, "forward" in m.__dict__]
+
+
+@probe
+def forward_kwargs_and_defaults(t):
+    class M(t.nn.Module):
+        def forward(self, x, *, scale=2.0, mask=None):
+            y = x * scale
+            return y if mask is None else y.masked_fill(mask, 0.0)
+    m = M()
+    log = []
+    m.register_forward_pre_hook(lambda mod, args, kwargs: (args, {**kwargs, "scale": 5.0}), with_kwargs=True)
+    out = [m(t.ones(2)), m(t.ones(2), mask=t.tensor([True, False]))]
+    out += _errs([lambda: m(t.ones(2), 3.0), lambda: M()(), lambda: M()(t.ones(2), bogus=1)])
+    return [str(o) if isinstance(o, tuple) else o for o in out]
+
+
+@probe
+def module_properties(t):
+    m = t.nn.Sequential(t.nn.Conv2d(1, 2, 3), t.nn.BatchNorm2d(2))
+    return [m[0].in_channels, m[0].kernel_size, m[0].padding_mode, m[1].momentum, m[1].eps, m[1].affine,
+            m[0].weight.shape, m[0].transposed, m[0].output_padding, m[0].groups, m[0].dilation,
+            hasattr(m[0], "_reversed_padding_repeated_twice"), m[1].num_features]
+
+
+@probe
+def meta_and_to_empty(t):
+    out = _errs([lambda: t.nn.Linear(2, 3, device="meta").weight.shape,
+                 lambda: t.nn.Linear(2, 3, device="meta").weight.device,
+                 lambda: t.nn.Linear(2, 3, device="meta").to_empty(device="cpu").weight.shape,
+                 lambda: t.nn.Linear(2, 3, dtype=t.float64).weight.dtype,
+                 lambda: type(t.nn.utils.skip_init(t.nn.Linear, 2, 3)).__name__,
+                 lambda: t.nn.utils.skip_init(t.nn.Linear, 2, 3, device="cpu").weight.shape,
+                 lambda: t.nn.Linear(2, 3, device="meta")(t.ones(1, 2, device="meta")).shape,
+                 lambda: t.empty(2, device="meta").sum().device,
+                ])
+    return out
+
+
+@probe
+def buffers_non_persistent_listing(t):
+    m = t.nn.Module()
+    m.register_buffer("a", t.ones(1), persistent=False)
+    m.register_buffer("b", t.ones(1))
+    m.c = t.nn.Module(); m.c.register_buffer("d", t.zeros(1), persistent=False)
+    m.e = m.c
+    out = [[k for k, _ in m.named_buffers()], [k for k, _ in m.named_buffers(remove_duplicate=False)],
+           list(m.state_dict()),
+           len(list(m.buffers()))]
+    r = m.load_state_dict({"b": t.ones(1) * 3})
+    out += [str(r), m.b]
+    out += _errs([lambda: m.load_state_dict({"b": t.ones(1), "a": t.ones(1)})])
+    return out
+
+
+@probe
+def reset_parameters_all(t):
+    mods = [t.nn.Linear(3, 2), t.nn.Conv1d(2, 2, 3), t.nn.BatchNorm1d(2), t.nn.LayerNorm(3), t.nn.Embedding(4, 2),
+            t.nn.GRU(2, 2), t.nn.MultiheadAttention(4, 2), t.nn.Bilinear(2, 2, 1), t.nn.PReLU(), t.nn.GroupNorm(1, 2)]
+    out = []
+    for m in mods:
+        out.append((type(m).__name__, hasattr(m, "reset_parameters"), sorted(k for k, _ in m.named_parameters())))
+        if hasattr(m, "reset_parameters"):
+            m.reset_parameters()
+    bn = t.nn.BatchNorm1d(2); bn(t.ones(3, 2) * t.tensor([1., 2.]))
+    bn.reset_running_stats()
+    out.append((bn.running_mean, bn.running_var, bn.num_batches_tracked))
+    return out
+
+
+@probe
+def assign_cases(t):
+    m = t.nn.Linear(2, 2)
+    m.bias.requires_grad_(False)
+    src = {"weight": t.ones(2, 2, dtype=t.float64), "bias": t.nn.Parameter(t.zeros(2))}
+    m.load_state_dict(src, assign=True)
+    out = [type(m.weight).__name__, m.weight.dtype, m.weight.requires_grad, type(m.bias).__name__, m.bias.requires_grad,
+           m.bias is src["bias"], m.weight.data_ptr() == src["weight"].data_ptr()]
+    bn = t.nn.BatchNorm1d(2)
+    bn.load_state_dict({k: v.double() if v.is_floating_point() else v for k, v in bn.state_dict().items()}, assign=True)
+    out += [bn.running_mean.dtype, bn.weight.dtype, type(bn.running_mean).__name__]
+    m2 = t.nn.Linear(2, 2)
+    out += _errs([lambda: m2.load_state_dict({"weight": t.ones(3, 2), "bias": t.ones(2)}, assign=True),
+                  lambda: m2.load_state_dict({"weight": t.ones(2, 2)}, assign=True)])
+    m3 = t.nn.Linear(2, 2)
+    w = m3.weight
+    m3.load_state_dict({"weight": t.full((2, 2), 3.0), "bias": t.ones(2)})
+    out += [m3.weight is w, m3.weight, m3.weight.requires_grad]
+    p = t.nn.Parameter(t.ones(2, 2))
+    m4 = t.nn.Linear(2, 2)
+    with t.no_grad():
+        pass
+    m4.load_state_dict({"weight": p, "bias": t.ones(2)})
+    out += [m4.weight is p, m4.weight.grad_fn is None, m4.weight._version if hasattr(m4.weight, "_version") else None]
+    return out
+
+
+@probe
+def load_state_dict_nonstrict_shape(t):
+    m = t.nn.Sequential(t.nn.Linear(2, 2), t.nn.Linear(2, 3))
+    sd = {"0.weight": t.ones(2, 2), "1.weight": t.ones(2, 2), "9.x": t.ones(1)}
+    return _errs([lambda: str(m.load_state_dict(sd, strict=False)), lambda: str(m.load_state_dict({}, strict=False)),
+                  lambda: m.load_state_dict(sd), lambda: m.load_state_dict({"0.weight": t.ones(2, 2, 1)}, strict=False),
+                  lambda: m.load_state_dict({"0.weight": t.ones(2, 2, requires_grad=True) * 2},
+                     strict=False) and m[0].weight.requires_grad])
 
 
 # -- test_optim.py / test_lr_scheduler.py: tensor lrs under schedulers, older state dicts, betas checks ---------
@@ -565,6 +808,66 @@ def dataloader_repr_attrs(t):
     return out
 
 
+@probe
+def collate_types(t):
+    D = t.utils.data
+    out = _errs([lambda: D.default_collate([["X"], ["X", "X"]]),
+                 lambda: type(D.default_convert(CustomDict({"a": np.ones(1)}))).__name__,
+                 lambda: type(D.default_collate([CustomDict({"a": 1}), CustomDict({"a": 2})])).__name__,
+                 lambda: type(D.default_collate([CustomList([1, 2]), CustomList([3, 4])])).__name__,
+                 lambda: type(D.default_convert(CustomList([np.ones(1)]))).__name__,
+                 lambda: D.default_collate([t.ones(2), t.ones(2)]).is_shared(),
+                 lambda: D.default_collate([1.5, 2]).dtype, lambda: D.default_collate([True, 1]),
+                 lambda: D.default_collate([np.array([1], dtype=np.float32), np.array([2], dtype=np.float64)]).dtype,
+                 lambda: D.default_collate([{"a": 1}, {"a": 2, "b": 3}]),
+                 lambda: D.default_collate([collections.defaultdict(int, a=1), collections.defaultdict(int, a=2)]),
+                 lambda: D.default_collate([collections.OrderedDict(b=1, a=2), collections.OrderedDict(b=3, a=4)]),
+                 lambda: D.default_collate([b"ab", b"cd"]), lambda: D.default_collate([None, None]),
+                 lambda: D.default_collate([[t.ones(1), 2], [t.ones(1), 3]]),
+                 lambda: D.default_collate([t.ones(2, dtype=t.bool), t.zeros(2, dtype=t.bool)]).dtype,
+                ])
+    mm = np.memmap(os.path.join(_scratch(), "m.dat"), dtype=np.float32, mode="w+", shape=(4, 2))
+    mm[:] = 1.5
+    out += _errs([lambda: D.default_collate([mm[0], mm[1]]), lambda: D.default_collate(mm)])
+    return out
+
+
+@probe
+def growing_and_sampler_errors(t):
+    D = t.utils.data
+    class Grow(D.Dataset):
+        def __init__(self): self.n = 3
+        def __len__(self): return self.n
+        def __getitem__(self, i):
+            if i >= self.n: raise IndexError(f"index {i} out of range")
+            return i
+    g = Grow()
+    dl = D.DataLoader(g, batch_size=2)
+    a = len(dl)
+    g.n = 5
+    b = len(dl)
+    class Big(D.Sampler):
+        def __iter__(self): return iter([0, 2 ** 40])
+        def __len__(self): return 2
+    out = [a, b, [x.tolist() for x in dl]]
+    out += _errs([lambda: list(D.DataLoader(g, sampler=Big())), lambda: len(D.DataLoader(g, sampler=iter([1, 2]))),
+                  lambda: list(D.DataLoader(g, sampler=iter([1, 2])))])
+    return out
+
+
+@probe
+def random_sampler_lengths(t):
+    D = t.utils.data
+    return _errs([lambda: len(D.RandomSampler(range(10), replacement=True)),
+                  lambda: len(D.RandomSampler(range(10), num_samples=20)),
+                  lambda: len(list(D.RandomSampler(range(10), num_samples=25))),
+                  lambda: len(D.RandomSampler([], replacement=True)), lambda: list(D.RandomSampler([])),
+                  lambda: D.RandomSampler(range(10), num_samples=-1),
+                  lambda: D.RandomSampler(range(10), num_samples="a"),
+                  lambda: D.BatchSampler(D.SequentialSampler(range(10)), 3, drop_last=True).__len__(),
+                  lambda: list(D.BatchSampler([1, 2, 3], 2, False)), lambda: D.BatchSampler([1], -1, False)])
+
+
 # -- test_serialization.py: save/load of tensors, modules, containers --------------------------------------------
 def rt(t, obj, **kw):
     """`obj` saved to memory and loaded back."""
@@ -638,7 +941,7 @@ def map_location(t):
     x = t.ones(2)
     return [rt(t, x, map_location="cpu").device, rt(t, x, map_location=t.device("cpu")).device,
             rt(t, x, map_location=lambda s, loc: s).device, rt(t, x, map_location={"cpu": "cpu"}).device] + _errs([
-            lambda: rt(t, x, map_location="meta").device, lambda: rt(t, x, map_location="cuda:0")])
+        lambda: rt(t, x, map_location="meta").device, lambda: rt(t, x, map_location="cuda:0")])
 
 
 @probe
@@ -672,6 +975,26 @@ class Cfg:
 
 
 Pair = collections.namedtuple("Pair", "a b")
+
+
+class CustomDict(collections.abc.Mapping):
+    """A mapping that is not a dict (default_convert keeps its type)."""
+
+    def __init__(self, d):
+        self.d = dict(d)
+
+    def __getitem__(self, k):
+        return self.d[k]
+
+    def __iter__(self):
+        return iter(self.d)
+
+    def __len__(self):
+        return len(self.d)
+
+
+class CustomList(list):
+    """A list subclass (collation rebuilds it)."""
 _SCRATCH: list = []
 
 
@@ -737,8 +1060,8 @@ def save_big_objects(t):
            "bytes": b"\x00\x01", "bytearray": bytearray(b"ab"), "set": {1}, "counter": collections.Counter("ab")}
     refused = [slice(1, 2), frozenset({1}), range(3), ..., collections.defaultdict(list)]
     return _errs([lambda: rt(t, obj), lambda: rt(t, obj, weights_only=False)] +
-                 [lambda v=v: rt(t, v) for v in refused] +
-                 [lambda v=v: rt(t, v, weights_only=False) for v in refused])
+                  [lambda v=v: rt(t, v) for v in refused] +
+                  [lambda v=v: rt(t, v, weights_only=False) for v in refused])
 
 
 @probe
