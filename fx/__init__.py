@@ -10,8 +10,9 @@ a graph into submodules, `experimental.optimization` folds BatchNorms into convo
 Files: node.py (Node, map_arg), graph.py (Graph and its edits), codegen.py (Python from a graph), proxy.py
 (Proxy), tracer.py (Tracer, symbolic_trace, wrap), _patch.py (what a trace patches), _functional_calls.py
 (torch's argument lists for torch.nn.functional calls), graph_module.py,
-interpreter.py (Interpreter, Transformer), subgraph_rewriter.py, passes/ (shape_prop, split_module, infra's
-PassManager, graph_drawer's refusal), experimental/optimization.py.
+interpreter.py (Interpreter, Transformer), subgraph_rewriter.py, traceback.py (node meta carried by passes),
+annotate.py, passes/ (shape_prop, split_module, tools_common, graph_manipulation, infra's PassManager,
+utils.matcher_utils, graph_drawer's refusal), experimental/ (optimization, const_fold).
 """
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from .graph import Graph
 from .graph_module import GraphModule
 from .node import Node, map_aggregate, map_arg
 from .proxy import Proxy
+from .traceback import preserve_node_meta, set_current_meta
 from .tracer import Tracer
 
 __all__ = ["Interpreter", "Transformer"]
@@ -76,7 +77,7 @@ class Interpreter:
 
     def run_node(self, n: Node) -> Any:
         """Run one node: fetch its arguments from the environment and call the method of its op."""
-        with self._set_current_node(n):
+        with self._set_current_node(n), set_current_meta(n):
             args, kwargs = self.fetch_args_kwargs_from_env(n)
             return getattr(self, n.op)(n.target, args, kwargs)
 
@@ -183,7 +184,7 @@ class Transformer(Interpreter):
         """The rebuilt GraphModule."""
         from ._patch import Patcher
         self.tracer.submodule_paths = {id(m): name for name, m in reversed(list(self.module.named_modules()))}
-        with Patcher(self.tracer, {}, {}):
+        with Patcher(self.tracer, {}, {}), preserve_node_meta():
             result = super().run(enable_io_processing=False)
         if result is not None:
             self.new_graph.output(map_aggregate(result, lambda x: x.node if isinstance(x, Proxy) else x))

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from ._functional_calls import recorded_call
 from .graph import Graph
+from .traceback import copy_current_meta
 from .node import Node, map_aggregate
 from .proxy import _FX_DIR, Proxy, TraceError, _is_library
 
@@ -77,6 +78,7 @@ class TracerBase:
         args_ = self.create_arg(args)
         kwargs_ = self.create_arg(kwargs)
         node = self.create_node(kind, target, args_, kwargs_, name, type_expr)
+        copy_current_meta(node)  # (a pass under traceback.preserve_node_meta: where the node came from)
         return self.proxy(node) if proxy_factory_fn is None else proxy_factory_fn(node)
 
     def create_arg(self, a: Any) -> Any:
