@@ -626,6 +626,42 @@ def load_state_dict_nonstrict_shape(t):
                      strict=False) and m[0].weight.requires_grad])
 
 
+@probe
+def constructor_checks(t):
+    N = t.nn  # (padding strings and modes left out: torch prints them from sets, in an order the hash seed picks)
+    calls = [lambda: N.Linear(0, 3).weight.shape, lambda: N.Linear(-1, 3), lambda: N.Linear(2.5, 3),
+             lambda: N.Conv2d(3, 4, 0), lambda: N.Conv2d(3, 4, 3, groups=2), lambda: N.Conv2d(4, 3, 3, groups=2),
+             lambda: N.Conv2d(4, 4, 3, padding="same", stride=2), lambda: N.Conv2d(4, 4, 3, padding="valid").padding,
+             lambda: N.Conv1d(4, 4, 3, padding="same", dilation=2).padding,
+             lambda: N.ConvTranspose2d(4, 4, 3, padding_mode="reflect"), lambda: N.Conv2d(0, 4, 3),
+             lambda: N.Embedding(10, 3, padding_idx=10), lambda: N.Embedding(10, 3, padding_idx=-11),
+             lambda: N.Embedding(10, 3, padding_idx=-1).padding_idx, lambda: N.Embedding(10, 3, _weight=t.ones(9, 3)),
+             lambda: N.Dropout(p=1.5), lambda: N.Dropout(p=-0.1), lambda: N.Dropout2d(1.0).p,
+             lambda: N.LSTM(3, 4, num_layers=0), lambda: N.LSTM(3, 4, dropout=2), lambda: N.LSTM(3, 0),
+             lambda: N.LSTM(3, 4, proj_size=4), lambda: N.GRU(3, 4, proj_size=2),
+             lambda: N.RNN(3, 4, nonlinearity="gelu"),
+             lambda: N.MultiheadAttention(5, 2), lambda: N.TransformerEncoderLayer(5, 2), lambda: N.GroupNorm(3, 4),
+             lambda: N.LayerNorm(0).normalized_shape, lambda: N.BatchNorm1d(0).num_features,
+             lambda: N.InstanceNorm1d(3, affine=True).weight.shape,
+             lambda: N.PixelShuffle(0), lambda: N.Unflatten(1, (2, 2))(t.ones(1, 5)),
+             lambda: N.Unflatten(1, [2, -1])(t.ones(1, 6)).shape,
+             lambda: N.MaxPool2d(0), lambda: N.MaxPool2d(2)(t.ones(1, 1, 1, 1)), lambda: N.AvgPool2d(3, padding=2),
+             lambda: N.Upsample()(t.ones(1, 1, 2)), lambda: N.Upsample(size=2, scale_factor=2)(t.ones(1, 1, 2)),
+             lambda: N.AdaptiveAvgPool2d(0)(t.ones(1, 1, 2, 2)).shape, lambda: N.Bilinear(0, 2, 2),
+             lambda: N.Identity(5, foo=3)(t.ones(1)), lambda: N.Flatten(2, 1)(t.ones(2, 3, 4)),
+             lambda: N.CrossEntropyLoss(reduction="bogus")(t.ones(2, 3), t.tensor([0, 1])),
+             lambda: N.MSELoss(size_average=False).reduction, lambda: N.Softplus(beta=0)(t.ones(1)),
+             lambda: N.Hardtanh(2, 1), lambda: N.Threshold(0.1, 20)(t.tensor([0.05, 1.])),
+             lambda: N.ELU(alpha=-1)(t.ones(1)),
+             lambda: N.CELU(alpha=0)(t.ones(1)), lambda: N.RReLU(0.5, 0.1), lambda: N.Softmax()(t.ones(2, 2)),
+             lambda: N.LogSoftmax(dim=5)(t.ones(2)), lambda: N.GLU()(t.ones(3)),
+             lambda: N.TransformerDecoderLayer(4, 2, activation="bogus")]
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = _errs(calls)
+    return [tuple(o) if isinstance(o, t.Size) else o for o in out] + [sorted(set(str(x.message)[:90] for x in w))]
+
+
 # -- test_optim.py / test_lr_scheduler.py: tensor lrs under schedulers, older state dicts, betas checks ---------
 def P(t):
     """A parameter of three values."""

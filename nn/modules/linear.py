@@ -72,6 +72,8 @@ class Bilinear(Module):
 
     def reset_parameters(self) -> None:
         """U(-1/sqrt(in1_features), 1/sqrt(in1_features)) for weight and bias."""
+        if self.in1_features <= 0:
+            raise ValueError(f"in1_features must be > 0, but got (in1_features={self.in1_features})")
         bound = 1 / math.sqrt(self.weight.shape[1])
         init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:
