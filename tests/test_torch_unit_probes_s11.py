@@ -662,6 +662,40 @@ def constructor_checks(t):
     return [tuple(o) if isinstance(o, t.Size) else o for o in out] + [sorted(set(str(x.message)[:90] for x in w))]
 
 
+@probe
+def forward_shape_errors(t):
+    N = t.nn
+    calls = [lambda: N.Linear(3, 5)(t.ones(2, 4)), lambda: N.Linear(3, 5)(t.ones(3)).shape,
+             lambda: N.Linear(3, 5)(t.ones(2, 3, dtype=t.float64)),
+             lambda: N.Conv2d(3, 2, 3)(t.ones(1, 4, 5, 5)), lambda: N.Conv2d(3, 2, 3)(t.ones(3, 5, 5)).shape,
+             lambda: N.Conv2d(3, 2, 3)(t.ones(5, 5)), lambda: N.Conv2d(3, 2, 3)(t.ones(1, 3, 2, 2)),
+             lambda: N.BatchNorm1d(3)(t.ones(2, 4)), lambda: N.BatchNorm1d(3)(t.ones(1, 3)),
+             lambda: N.BatchNorm2d(3)(t.ones(2, 3, 4)),
+             lambda: N.LSTM(3, 4)(t.ones(5, 2, 4)),
+             lambda: N.LSTM(3, 4, batch_first=True)(t.ones(2, 5, 3), (t.zeros(1, 3, 4), t.zeros(1, 2, 4))),
+             lambda: N.GRU(3, 4)(t.ones(2, 3, 3, 3)), lambda: N.Embedding(5, 2)(t.tensor([5])),
+             lambda: N.Embedding(5, 2)(t.tensor([1.0])),
+             lambda: N.CrossEntropyLoss()(t.ones(2, 3), t.tensor([0, 5])),
+             lambda: N.CrossEntropyLoss()(t.ones(2, 3), t.tensor([0.5, 1.])),
+             lambda: N.CrossEntropyLoss()(t.ones(2, 3), t.ones(2, 4)),
+             lambda: N.NLLLoss()(t.ones(2, 3), t.tensor([0, 1, 2])),
+             lambda: N.LayerNorm(4)(t.ones(2, 3)), lambda: N.MaxPool2d(3)(t.ones(1, 1, 2, 2)),
+             lambda: N.BCELoss()(t.ones(2), t.ones(3)),
+             lambda: N.MultiheadAttention(4, 2)(t.ones(3, 4), t.ones(3, 5), t.ones(3, 5)),
+             lambda: N.Sequential(N.Linear(2, 3), N.Linear(4, 1))(t.ones(1, 2)),
+             lambda: N.Flatten()(t.ones(2)).shape, lambda: N.Softmax(dim=2)(t.ones(2, 2)),
+             lambda: N.PixelShuffle(2)(t.ones(1, 3, 2, 2)),
+             lambda: N.Conv1d(2, 2, 3, padding=1, padding_mode="circular")(t.ones(1, 2, 1)).shape,
+             lambda: N.Upsample(scale_factor=2, mode="bilinear")(t.ones(1, 1, 3)),
+             lambda: N.Embedding(5, 2, max_norm=1.0)(t.tensor([[1, 2]])).shape]
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = _errs(calls)
+        out += _errs([lambda: N.MSELoss()(t.ones(2, 1), t.ones(2)).item(),
+        lambda: N.L1Loss()(t.ones(3), t.ones(1, 3)).item()])
+    return [tuple(o) if isinstance(o, t.Size) else o for o in out] + [sorted(set(str(x.message)[:100] for x in w))]
+
+
 # -- test_optim.py / test_lr_scheduler.py: tensor lrs under schedulers, older state dicts, betas checks ---------
 def P(t):
     """A parameter of three values."""
