@@ -14,17 +14,19 @@ import builtins
 import collections
 import functools
 import math
+import sys
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor, contiguous_strides, numel_of
 from ..tensor import dtype as dt
 from ..vm import compute_instruction, fresh_view
+from ..vm.codegen import import_numba_user
 from ..vm.replay import head as replay_head, layout_id
 from . import math_api as M
-from . import many_dims
+from . import many_dims, softmax_rows
 from .complex_ops import refuse_complex
 from .complex_half import to_complex32
 from .limited_dtypes import check as check_limited
@@ -335,9 +337,48 @@ def indexed_backward(node, g, _):
 
 
 # -- kernel bodies ---------------------------------------------------------------------------
+_ROW_KERNELS = {"sum": "row_sums", "mean": "row_sums", "amax": "row_max", "amin": "row_min"}
+_row_kernels = None  # ops/reduce_kernels.py, once loaded
+
+
+def _compiled_rows(op: str, a: np.ndarray, axes: tuple, out_dtype) -> np.ndarray | None:
+    """`op` over `axes` by ops/reduce_kernels.py's row loops (one value per row), where they apply: a float
+    array of some size, C-contiguous, reduced over its trailing dims, with numba already loaded (a program that
+    compiles kernels has it; a first small reduction does not pay for its import); else None."""
+    global _row_kernels
+    if a.dtype.kind != "f" or a.dtype.itemsize < 4 or a.size < 2048 or not a.flags.c_contiguous \
+            or "numba" not in sys.modules:
+        return None
+    ndim = a.ndim
+    if builtins.sorted(axes) != list(range(ndim - len(axes), ndim)):
+        return None
+    n = math.prod(a.shape[ndim - len(axes):])
+    if op in ("amax", "amin") and n > 512:  # NumPy's own loop is vectorized along long rows
+        return None
+    if _row_kernels is None:
+        _row_kernels = import_numba_user(".reduce_kernels", __package__)
+    rows = a.reshape(-1, n)
+    out = np.empty(rows.shape[0], out_dtype)
+    if op in ("sum", "mean"):
+        _row_kernels.row_sums(rows, out, float(n) if op == "mean" else 1.0)
+    else:
+        getattr(_row_kernels, _ROW_KERNELS[op])(rows, out)
+    return out
+
+
+def _ufunc_body(op: str, ufunc):
+    def body(a, axes, _):
+        if op in _ROW_KERNELS:
+            rows = _compiled_rows(op, a, axes, a.dtype)
+            if rows is not None:
+                return rows
+        return ufunc.reduce(a, axis=axes, keepdims=True)
+    return body
+
+
 for _name, _ufunc in (("sum", np.add), ("prod", np.multiply), ("amax", np.maximum), ("amin", np.minimum),
                       ("any", np.logical_or), ("all", np.logical_and)):
-    reduction_kernel(_name)(lambda a, axes, _, ufunc=_ufunc: ufunc.reduce(a, axis=axes, keepdims=True))
+    reduction_kernel(_name)(_ufunc_body(_name, _ufunc))
 
 
 @reduction_kernel("nansum")
@@ -347,7 +388,8 @@ def _nansum_body(a, axes, _):
 
 @reduction_kernel("mean")
 def _mean_body(a, axes, _):
-    return np.add.reduce(a, axis=axes, keepdims=True) / _count(a, axes)
+    rows = _compiled_rows("mean", a, axes, a.dtype)
+    return rows if rows is not None else np.add.reduce(a, axis=axes, keepdims=True) / _count(a, axes)
 
 
 @reduction_kernel("nanmean")
@@ -671,6 +713,8 @@ def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
 
 
 def _softmax_body(x: Tensor, d: int) -> Tensor:
+    if softmax_rows.takes(x, d):
+        return softmax_rows.softmax_rows(x, False)
     e = M.exp(M.sub(x, amax(x, d, keepdim=True)))
     return M.div(e, sum(e, d, keepdim=True))
 
@@ -690,6 +734,8 @@ def _safe_softmax_body(x: Tensor, d: int) -> Tensor:
 
 def _softmax_backward(node, g):
     (y,) = node.saved_tensors
+    if not is_grad_enabled() and g.dtype is y.dtype and softmax_rows.takes(y, node.attrs):  # (not create_graph)
+        return softmax_rows.softmax_rows_backward(g, y, False)
     return y * (g - sum(g * y, node.attrs, keepdim=True))
 
 
@@ -701,12 +747,16 @@ def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tenso
 
 
 def _log_softmax_body(x: Tensor, d: int) -> Tensor:
+    if softmax_rows.takes(x, d):
+        return softmax_rows.softmax_rows(x, True)
     shifted = M.sub(x, amax(x, d, keepdim=True))
     return M.sub(shifted, M.log(sum(M.exp(shifted), d, keepdim=True)))
 
 
 def _log_softmax_backward(node, g):
     (y,) = node.saved_tensors
+    if not is_grad_enabled() and g.dtype is y.dtype and softmax_rows.takes(y, node.attrs):  # (not create_graph)
+        return softmax_rows.softmax_rows_backward(g, y, True)
     return g - M.exp(y) * sum(g, node.attrs, keepdim=True)
 
 
