@@ -1,0 +1,105 @@
+"""Compiled (numba) softmax and log_softmax over the rows of C-contiguous arrays, forward and backward.
+
+Imported lazily by ops/softmax_rows.py once numba is loaded. float32 rows take exp_single (the fused loops'
+vectorizable float32 exp); the row max and sums are helpers compiled with relaxed rules (so LLVM vectorizes
+them; a row holding a NaN is found apart), sums accumulate in float64.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+from .scalar_kernels import exp_single
+
+
+@njit(cache=True, nogil=True, fastmath={"nnan"})
+def _row_max(x, i):
+    top = x[i, 0]
+    for j in range(1, x.shape[1]):
+        top = max(top, x[i, j])
+    return top
+
+
+@njit(cache=True, nogil=True)
+def _has_nan(x, i):
+    seen = 0
+    for j in range(x.shape[1]):
+        seen |= np.int32(x[i, j] != x[i, j])
+    return seen != 0
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _row_sum(x, i):
+    acc = 0.0
+    for j in range(x.shape[1]):
+        acc += np.float64(x[i, j])
+    return acc
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _row_dot(a, b, i):
+    acc = 0.0
+    for j in range(a.shape[1]):
+        acc += np.float64(a[i, j]) * np.float64(b[i, j])
+    return acc
+
+
+def _exp(v):
+    """exp_single for float32, np.exp otherwise (chosen when numba types the call)."""
+
+
+@overload(_exp, inline="always")
+def _exp_typed(v):
+    if v == types.float32:
+        return lambda v: exp_single(v)
+    return lambda v: np.exp(v)
+
+
+def _nan_as(v):
+    """NaN of v's type (a float32 row's shift stays float32, so its exp vectorizes)."""
+
+
+@overload(_nan_as, inline="always")
+def _nan_as_typed(v):
+    if v == types.float32:
+        return lambda v: np.float32(np.nan)
+    return lambda v: np.nan
+
+
+@njit(cache=True, nogil=True)
+def forward(x, y, log):
+    """y = softmax(x) (log_softmax if `log`) along each row; a row that is all -inf gives NaN, as torch's."""
+    rows, n = x.shape
+    for i in range(rows):
+        top = _row_max(x, i)
+        if top == -np.inf or _has_nan(x, i):  # NaN throughout (an all -inf row too: exp(-inf - -inf), as torch)
+            top = _nan_as(top)
+        for j in range(n):
+            y[i, j] = _exp(x[i, j] - top)
+        total = _row_sum(y, i)
+        if log:
+            log_total = math.log(total)
+            for j in range(n):
+                y[i, j] = (x[i, j] - top) - log_total
+        else:
+            scale = 1.0 / total
+            for j in range(n):
+                y[i, j] = y[i, j] * scale
+
+
+@njit(cache=True, nogil=True)
+def backward(g, y, grad, log):
+    """The input gradient of `forward` from its output `y` and output gradient `g`."""
+    rows, n = y.shape
+    for i in range(rows):
+        if log:
+            total = _row_sum(g, i)
+            for j in range(n):
+                grad[i, j] = g[i, j] - _exp(y[i, j]) * total
+        else:
+            dot = _row_dot(g, y, i)
+            for j in range(n):
+                grad[i, j] = y[i, j] * (g[i, j] - dot)

@@ -1,0 +1,83 @@
+"""softmax and log_softmax along the last dim as one kernel each way (torch's _softmax, _log_softmax and their
+backward data kernels), for float32 CPU tensors.
+
+The composite in ops/reduce.py (max, shift, exp, sum, scale on tidal ops) stays the definition for every other
+case and for a create_graph backward. These loops are numba-compiled once numba is loaded
+(ops/softmax_kernels.py), NumPy before (a first small program does not pay for numba's import).
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from ..vm.codegen import import_numba_user
+from .dispatch import launch, register_kernel
+
+__all__ = ["takes", "softmax_rows", "softmax_rows_backward"]
+
+_compiled_module = None  # ops/softmax_kernels.py, once loaded
+
+
+def _compiled():
+    global _compiled_module
+    if _compiled_module is None and "numba" in sys.modules:
+        _compiled_module = import_numba_user(".softmax_kernels", __package__)
+    return _compiled_module
+
+
+def takes(x: Tensor, d: int) -> bool:
+    """Whether these kernels run softmax of `x` along dim `d`: its last, of a non-empty float32 CPU tensor. (float64
+    keeps the composite, whose NumPy exp and sums give torch's bits: a softmax row then sums to exactly 1, so a
+    gradient constant along the row gives exactly 0, as torch's.)"""
+    return (isinstance(x, Tensor) and x.dtype is dt.float32 and d == x.ndim - 1 and x.device.type == "cpu"
+            and x.numel() > 0)
+
+
+def softmax_rows(x: Tensor, log: bool) -> Tensor:
+    """softmax (log_softmax if `log`) of `x` along its last dim."""
+    return launch("_log_softmax" if log else "_softmax", (x,), [(x._v.shape, x.dtype)], log)[0]
+
+
+def softmax_rows_backward(g: Tensor, y: Tensor, log: bool) -> Tensor:
+    """The input gradient of softmax_rows from its output `y` and the output gradient `g`."""
+    return launch("_log_softmax_backward_data" if log else "_softmax_backward_data", (g, y), [(y._v.shape, y.dtype)],
+                  log)[0]
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).reshape(-1, a.shape[-1] if a.ndim else 1)
+
+
+@register_kernel("_softmax", "cpu")
+@register_kernel("_log_softmax", "cpu")
+def _forward_kernel(ins, outs, log) -> None:
+    x = _rows(ins[0])
+    y = outs[0].reshape(x.shape)
+    compiled = _compiled()
+    if compiled is not None:
+        compiled.forward(x, y, log)
+        return
+    with np.errstate(all="ignore"):
+        shifted = x - x.max(1, keepdims=True)
+        e = np.exp(shifted)
+        total = e.sum(1, keepdims=True, dtype=np.float64)
+        y[...] = shifted - np.log(total) if log else e / total
+
+
+@register_kernel("_softmax_backward_data", "cpu")
+@register_kernel("_log_softmax_backward_data", "cpu")
+def _backward_kernel(ins, outs, log) -> None:
+    g, y = _rows(ins[0]), _rows(ins[1])
+    grad = outs[0].reshape(y.shape)
+    compiled = _compiled()
+    if compiled is not None:
+        compiled.backward(g, y, grad, log)
+        return
+    with np.errstate(all="ignore"):
+        if log:
+            grad[...] = g - np.exp(y) * g.sum(1, keepdims=True, dtype=np.float64)
+        else:
+            grad[...] = y * (g - (g.astype(np.float64) * y).sum(1, keepdims=True))
