@@ -13,6 +13,7 @@ from .. import ops
 from ..autograd import no_grad
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import needs_grad, record
+from ..ops import norm_rows
 from ..ops.elementwise import torch_name
 from ..ops.node_names import torch_node
 from ..tensor import Tensor
@@ -77,7 +78,36 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
                                f"{list(t.shape)} and normalized_shape = {list(shape)}")
     _check_mixed(input, weight, bias)
     _float_kernel(input, "LayerNormKernelImpl")
-    return _normalized("native_layer_norm", input, tuple(range(-len(shape), 0)), eps, weight, bias)[0]
+    axes = tuple(range(-len(shape), 0))
+    if _row_kernels_take(input, weight, bias):
+        y, mean, rstd = norm_rows.layer_norm_rows(input, len(shape), eps, weight, bias)
+        if needs_grad((input, weight, bias)):
+            param = weight if weight is not None else bias
+            record("native_layer_norm", _layer_norm_rows_backward, (input, weight, bias), (y,),
+                   (input, mean, rstd, weight), (axes, eps, None, None,
+                                                  None if param is None else (tuple(param.shape), param.dtype)))
+        return y
+    return _normalized("native_layer_norm", input, axes, eps, weight, bias)[0]
+
+
+def _row_kernels_take(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> bool:
+    """Whether ops/norm_rows.py's kernels run this layer norm: a non-empty float32/float64 CPU tensor with
+    parameters of its dtype (16-bit inputs, other devices, global and empty tensors take the composite)."""
+    return (isinstance(input, Tensor) and input.dtype in (dt.float32, dt.float64) and input.device.type == "cpu"
+            and input.numel() > 0 and all(t is None or isinstance(t, Tensor) and t.dtype is input.dtype
+                                          for t in (weight, bias)))
+
+
+def _layer_norm_rows_backward(node, g: Tensor) -> tuple:
+    # one kernel; a create_graph backward (grad mode on) differentiates the composite's formula instead
+    if is_grad_enabled():
+        return _normalized_backward(node, g)
+    input, mean, rstd, weight = node.saved_tensors
+    k = len(node.attrs[0])
+    grad_input, grad_weight, grad_bias = norm_rows.layer_norm_rows_backward(g, input, mean, rstd, weight, k)
+    wants = [edge is not None for edge, _ in node.next_functions]
+    return (grad_input if wants[0] else None, grad_weight if wants[1] and weight is not None else None,
+            grad_bias if wants[2] and node.attrs[4] is not None else None)
 
 
 def _normalized(name: str, input: Tensor, axes: tuple, eps: float, weight: Tensor | None, bias: Tensor | None,

@@ -1,0 +1,73 @@
+"""Compiled (numba) layer norm over the rows of C-contiguous arrays: forward and backward, one pass each.
+
+Imported lazily by ops/norm_rows.py once numba is loaded. Row statistics accumulate in float64; the sums
+along a row are helpers compiled with reassociation (so LLVM vectorizes them), the elementwise parts without
+(each element rounds as written).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _row_sum(x, i):
+    acc = 0.0
+    for j in range(x.shape[1]):
+        acc += np.float64(x[i, j])
+    return acc
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _row_square_deviation(x, i, m):
+    acc = 0.0
+    for j in range(x.shape[1]):
+        d = np.float64(x[i, j]) - m
+        acc += d * d
+    return acc
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _row_dot_normalized(dy, x, i, m, r):
+    acc = 0.0
+    for j in range(x.shape[1]):
+        acc += np.float64(dy[i, j]) * ((np.float64(x[i, j]) - m) * r)
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def forward(x, weight, bias, eps, y, mean, rstd):
+    """y = (x - mean) * rstd * weight + bias per row (weight/bias of length 0: none); mean and rstd per row."""
+    rows, n = x.shape
+    for i in range(rows):
+        m = _row_sum(x, i) / n
+        r = 1.0 / np.sqrt(_row_square_deviation(x, i, m) / n + eps)
+        mean[i] = m
+        rstd[i] = r
+        for j in range(n):
+            v = (np.float64(x[i, j]) - m) * r
+            if weight.shape[0]:
+                v = v * weight[j]
+            if bias.shape[0]:
+                v = v + bias[j]
+            y[i, j] = v
+
+
+@njit(cache=True, nogil=True)
+def backward(g, x, mean, rstd, weight, dy, grad_input, grad_weight, grad_bias):
+    """The gradients of `forward` (dy: scratch rows of g * weight); grad_weight/grad_bias (float64) accumulate
+    g * xhat and g over the rows."""
+    rows, n = x.shape
+    for i in range(rows):
+        m, r = np.float64(mean[i]), np.float64(rstd[i])
+        for j in range(n):
+            dy[i, j] = g[i, j] * weight[j] if weight.shape[0] else g[i, j]
+        a = _row_sum(dy, i) / n
+        c = _row_dot_normalized(dy, x, i, m, r) / n
+        for j in range(n):
+            xhat = (np.float64(x[i, j]) - m) * r
+            grad_weight[j] += np.float64(g[i, j]) * xhat
+            grad_bias[j] += g[i, j]
+        for j in range(n):
+            xhat = (np.float64(x[i, j]) - m) * r
+            grad_input[i, j] = r * (np.float64(dy[i, j]) - a - xhat * c)

@@ -1,0 +1,108 @@
+"""Layer norm over trailing dims as one kernel each way, as torch's native_layer_norm and its backward.
+
+The composite in nn/functional_norm.py (mean/variance arithmetic on tidal ops) is a dozen instructions
+forward and twice that backward; at a transformer's shapes its host cost alone was 3x torch's whole op.
+These kernels take float32/float64 CPU tensors (nn/functional_norm.py picks them); the loops are
+numba-compiled once numba is loaded (ops/norm_kernels.py), NumPy before (a first small program does
+not pay for numba's import). Statistics accumulate in float64.
+"""
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+
+from ..tensor import Tensor
+from ..vm.codegen import import_numba_user
+from .dispatch import launch, register_kernel
+
+__all__ = ["native_layer_norm", "native_layer_norm_backward"]
+
+_compiled_module = None  # ops/norm_kernels.py, once loaded
+
+
+def _compiled():
+    global _compiled_module
+    if _compiled_module is None and "numba" in sys.modules:
+        _compiled_module = import_numba_user(".norm_kernels", __package__)
+    return _compiled_module
+
+
+def layer_norm_rows(x: Tensor, k: int, eps: float, weight: Tensor | None, bias: Tensor | None) -> tuple:
+    """(y, mean, rstd): `x` normalized over its last `k` dims, times weight plus bias (each None or of those
+    dims' shape and x's dtype); mean and rstd keep the normalized dims as size 1."""
+    shape = x._v.shape
+    stats = shape[:len(shape) - k] + (1,) * k
+    ins = (x,) + tuple(t for t in (weight, bias) if t is not None)
+    y, mean, rstd = launch("native_layer_norm", ins, [(shape, x.dtype), (stats, x.dtype), (stats, x.dtype)],
+                           (k, float(eps), weight is not None, bias is not None))
+    return y, mean, rstd
+
+
+def layer_norm_rows_backward(g: Tensor, x: Tensor, mean: Tensor, rstd: Tensor, weight: Tensor | None,
+                             k: int) -> tuple:
+    """(grad_input, grad_weight, grad_bias) of layer_norm_rows for the output gradient `g` (not differentiable:
+    a create_graph backward uses the composite)."""
+    shape = x._v.shape
+    params = shape[len(shape) - k:]
+    ins = (g, x, mean, rstd) + ((weight,) if weight is not None else ())
+    return tuple(launch("native_layer_norm_backward", ins, [(shape, x.dtype), (params, x.dtype), (params, x.dtype)],
+                        (k, weight is not None)))
+
+
+def _rows(a: np.ndarray, k: int) -> np.ndarray:
+    n = math.prod(a.shape[a.ndim - k:])
+    return np.ascontiguousarray(a).reshape(-1, n)
+
+
+def _param(ins: list, at: int, present: bool, n: int, dtype) -> np.ndarray:
+    return np.ascontiguousarray(ins[at]).reshape(n) if present else np.empty(0, dtype)
+
+
+@register_kernel("native_layer_norm", "cpu")
+def _forward_kernel(ins, outs, attrs) -> None:
+    k, eps, has_weight, has_bias = attrs
+    x = _rows(ins[0], k)
+    rows, n = x.shape
+    weight = _param(ins, 1, has_weight, n, x.dtype)
+    bias = _param(ins, 1 + has_weight, has_bias, n, x.dtype)
+    y, mean, rstd = outs[0].reshape(rows, n), outs[1].reshape(rows), outs[2].reshape(rows)
+    compiled = _compiled()
+    if compiled is not None:
+        compiled.forward(x, weight, bias, eps, y, mean, rstd)
+        return
+    wide = x.astype(np.float64)
+    m = wide.mean(1, keepdims=True)
+    centered = wide - m
+    r = 1.0 / np.sqrt((centered * centered).mean(1, keepdims=True) + eps)
+    v = centered * r
+    if has_weight:
+        v *= weight
+    if has_bias:
+        v += bias
+    y[...] = v
+    mean[...], rstd[...] = m[:, 0], r[:, 0]
+
+
+@register_kernel("native_layer_norm_backward", "cpu")
+def _backward_kernel(ins, outs, attrs) -> None:
+    k, has_weight = attrs
+    g, x = _rows(ins[0], k), _rows(ins[1], k)
+    rows, n = x.shape
+    mean, rstd = ins[2].reshape(rows), ins[3].reshape(rows)
+    weight = _param(ins, 4, has_weight, n, x.dtype)
+    grad_input = outs[0].reshape(rows, n)
+    compiled = _compiled()
+    if compiled is not None:
+        grad_weight, grad_bias = np.zeros(n), np.zeros(n)
+        compiled.backward(g, x, mean, rstd, weight, np.empty((rows, n)), grad_input, grad_weight, grad_bias)
+    else:
+        r = rstd.astype(np.float64)[:, None]
+        xhat = (x.astype(np.float64) - mean.astype(np.float64)[:, None]) * r
+        wide = g.astype(np.float64)
+        dy = wide * weight if has_weight else wide
+        grad_input[...] = r * (dy - dy.mean(1, keepdims=True) - xhat * (dy * xhat).mean(1, keepdims=True))
+        grad_weight, grad_bias = (wide * xhat).sum(0), wide.sum(0)
+    outs[1].reshape(n)[...] = grad_weight
+    outs[2].reshape(n)[...] = grad_bias
