@@ -10,10 +10,12 @@ import warnings
 
 from .. import ops
 from ..autograd import no_grad
+from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..ops import autocast as _ac
+from ..ops import nll_rows
 from ..ops.complex_ops import refuse_complex
 from ..ops.elementwise import torch_name
 from ..ops.node_names import torch_node
@@ -191,6 +193,12 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     _check_targets(target, classes, ignore_index)
     refuse_complex(input, ("\"nll_loss_out_frame\"" if input.dim() <= 2 else "\"nll_loss2d_forward_out_frame\"")
                    + " not implemented for '{name}'")
+    if nll_rows.takes(input, target, weight):
+        loss, total = nll_rows.nll_rows(input, target, ignore_index, reduction)
+        if needs_grad((input,)):
+            record("nll_loss", _nll_rows_backward, (input, target), (loss,), (target, total),
+                   (ignore_index, reduction, tuple(input.shape), input.dtype))
+        return loss.squeeze(0) if unbatched and reduction == "none" else loss
     valid = target != ignore_index
     safe = ops.where(valid, target, 0)
     picked = input.gather(1, safe.unsqueeze(1)).squeeze(1)
@@ -204,6 +212,18 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     else:
         loss = loss.sum() if reduction == "sum" else loss.sum() / w.sum()
     return loss if node is None else torch_node(loss, node, input, target, weight)
+
+
+def _nll_rows_backward(node, g: Tensor) -> tuple:
+    # one kernel; a create_graph backward (grad mode on) builds the same gradient from tidal ops instead
+    target, total = node.saved_tensors
+    ignore_index, reduction, shape, dtype = node.attrs
+    if not is_grad_enabled():
+        return nll_rows.nll_rows_backward(g, shape, dtype, target, total, ignore_index, reduction), None
+    valid = target != ignore_index
+    scale = g / total if reduction == "mean" else g
+    rows = ops.where(valid, -scale.expand(tuple(target.shape)), 0.0).to(dtype)
+    return ops.zeros(shape, dtype=dtype).scatter(1, ops.where(valid, target, 0).unsqueeze(1), rows.unsqueeze(1)), None
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
