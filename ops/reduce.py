@@ -726,6 +726,8 @@ def safe_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tens
 
 
 def _safe_softmax_body(x: Tensor, d: int) -> Tensor:
+    if softmax_rows.takes(x, d):
+        return softmax_rows.softmax_rows(x, False, safe=True)
     top = amax(x, d, keepdim=True)
     e = M.exp(M.sub(x, M.where(M.eq(top, -math.inf), 0.0, top)))  # an all -inf slice: exp(-inf) = 0 throughout
     total = sum(e, d, keepdim=True)  # 0 only for such a slice: elsewhere its largest element gives 1

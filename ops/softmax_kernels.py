@@ -70,12 +70,18 @@ def _nan_as_typed(v):
 
 
 @njit(cache=True, nogil=True)
-def forward(x, y, log):
-    """y = softmax(x) (log_softmax if `log`) along each row; a row that is all -inf gives NaN, as torch's."""
+def forward(x, y, log, safe):
+    """y = softmax(x) (log_softmax if `log`) along each row; a row that is all -inf gives NaN, as torch's (zeros if
+    `safe`: torch's _safe_softmax, which attention uses for fully masked rows)."""
     rows, n = x.shape
     for i in range(rows):
         top = _row_max(x, i)
-        if top == -np.inf or _has_nan(x, i):  # NaN throughout (an all -inf row too: exp(-inf - -inf), as torch)
+        nan = _has_nan(x, i)
+        if safe and top == -np.inf and not nan:
+            for j in range(n):
+                y[i, j] = 0
+            continue
+        if top == -np.inf or nan:  # NaN throughout (an all -inf row too: exp(-inf - -inf), as torch)
             top = _nan_as(top)
         for j in range(n):
             y[i, j] = _exp(x[i, j] - top)

@@ -36,9 +36,11 @@ def takes(x: Tensor, d: int) -> bool:
             and x.numel() > 0)
 
 
-def softmax_rows(x: Tensor, log: bool) -> Tensor:
-    """softmax (log_softmax if `log`) of `x` along its last dim."""
-    return launch("_log_softmax" if log else "_softmax", (x,), [(x._v.shape, x.dtype)], log)[0]
+def softmax_rows(x: Tensor, log: bool, safe: bool = False) -> Tensor:
+    """softmax (log_softmax if `log`) of `x` along its last dim; with `safe`, a row that is all -inf gives zeros
+    (torch's _safe_softmax) rather than NaN."""
+    name = "_safe_softmax" if safe else "_log_softmax" if log else "_softmax"
+    return launch(name, (x,), [(x._v.shape, x.dtype)], (log, safe))[0]
 
 
 def softmax_rows_backward(g: Tensor, y: Tensor, log: bool) -> Tensor:
@@ -53,18 +55,22 @@ def _rows(a: np.ndarray) -> np.ndarray:
 
 @register_kernel("_softmax", "cpu")
 @register_kernel("_log_softmax", "cpu")
-def _forward_kernel(ins, outs, log) -> None:
+@register_kernel("_safe_softmax", "cpu")
+def _forward_kernel(ins, outs, attrs) -> None:
+    log, safe = attrs
     x = _rows(ins[0])
     y = outs[0].reshape(x.shape)
     compiled = _compiled()
     if compiled is not None:
-        compiled.forward(x, y, log)
+        compiled.forward(x, y, log, safe)
         return
     with np.errstate(all="ignore"):
-        shifted = x - x.max(1, keepdims=True)
+        top = x.max(1, keepdims=True)
+        masked = (top == -np.inf) if safe else False
+        shifted = x - np.where(masked, 0, top)
         e = np.exp(shifted)
         total = e.sum(1, keepdims=True, dtype=np.float64)
-        y[...] = shifted - np.log(total) if log else e / total
+        y[...] = shifted - np.log(total) if log else np.where(masked, 0, e / total)
 
 
 @register_kernel("_softmax_backward_data", "cpu")

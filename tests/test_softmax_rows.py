@@ -82,3 +82,20 @@ def test_cross_entropy_and_attention_through_the_kernels():
         results.append((loss.detach().numpy(), x.grad.numpy(), att.detach().numpy(), qt.grad.numpy()))
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_fully_masked_attention_rows_give_zeros_as_torch(loops):
+    rng = np.random.default_rng(12)
+    q = rng.standard_normal((2, 2, 5, 4)).astype(np.float32)
+    mask = np.ones((5, 5), bool)
+    mask[1] = False  # query 1 sees nothing: torch's _safe_softmax gives its row zeros
+    mask[3, 3:] = False
+    results = []
+    for lib in (tidal, torch):
+        qt = lib.tensor(q, requires_grad=True)
+        out = lib.nn.functional.scaled_dot_product_attention(qt, qt, qt, attn_mask=lib.tensor(mask))
+        (out * lib.arange(4.0)).sum().backward()
+        results.append((out.detach().numpy(), qt.grad.numpy()))
+    for got, want in zip(*results):
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
