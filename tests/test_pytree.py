@@ -64,6 +64,8 @@ def test_maps_predicates_and_is_leaf_match_torch():
         assert list(mod.tree_iter((1, [2]))) == [1, 2] and mod.tree_is_leaf(None) and not mod.tree_is_leaf([])
         assert mod.is_namedtuple(P) and mod.is_namedtuple_instance(Typed(1, [])) and not mod.is_namedtuple((1,))
         assert mod.tree_structure(P(1, 2)).context is P and mod.tree_structure(3).is_leaf()
+        assert mod.treespec_pprint(mod.tree_structure({"a": (1, [2, None]), "b": P(3, 4)})) == \
+            "{'a': (*, [*, *]), 'b': P(u=*, v=*)}" and mod.treespec_pprint(mod.tree_structure(3)) == "*"
 
 
 def _errors(mod, lib):

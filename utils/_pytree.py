@@ -15,7 +15,8 @@ __all__ = ["PyTree", "Context", "FlattenFn", "UnflattenFn", "TreeSpec", "LeafSpe
            "register_pytree_node", "tree_is_leaf", "tree_flatten", "tree_unflatten", "tree_iter", "tree_leaves",
            "tree_structure", "tree_map", "tree_map_", "tree_map_only", "tree_map_only_", "tree_all", "tree_any",
            "tree_all_only", "tree_any_only", "tree_flatten_with_path", "tree_leaves_with_path",
-           "tree_map_with_path", "keystr", "key_get", "SequenceKey", "MappingKey", "GetAttrKey", "is_namedtuple",
+           "tree_map_with_path", "keystr", "key_get", "SequenceKey", "MappingKey", "GetAttrKey", "treespec_pprint",
+           "is_namedtuple",
            "is_namedtuple_class", "is_namedtuple_instance", "is_structseq", "is_structseq_class",
            "is_structseq_instance"]
 
@@ -360,6 +361,18 @@ def tree_map_with_path(func: Callable, tree: PyTree, *rests: PyTree, is_leaf: Ca
     paths, leaves = [p for p, _ in pairs], [x for _, x in pairs]
     flat = [paths, leaves] + [spec.flatten_up_to(r) for r in rests]
     return spec.unflatten(map(func, *flat))
+
+
+class _Star:
+    """A leaf that prints as `*` (treespec_pprint)."""
+
+    def __repr__(self) -> str:
+        return "*"
+
+
+def treespec_pprint(treespec: TreeSpec) -> str:
+    """The structure as the containers print, each leaf a `*`: {'a': (*, [*, *])}."""
+    return repr(treespec.unflatten([_Star()] * treespec.num_leaves))
 
 
 def register_pytree_node(cls: type, flatten_fn: FlattenFn, unflatten_fn: UnflattenFn, *,
