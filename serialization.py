@@ -702,6 +702,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
         is_zip = fp.read(4) == b"PK\x03\x04"  # torch's test: the first record's signature
         fp.seek(start)
         if not is_zip:
+            if mmap:
+                name = f"{f}, " if isinstance(f, str) else ""
+                raise RuntimeError("mmap can only be used with files saved with "
+                                   f"`torch.save({name}_use_new_zipfile_serialization=True), please torch.save your "
+                                   "checkpoint with this option in order to use mmap.")
             storages = LegacyStorages(_Placement(map_location), _LoadedStorage)
             def unpickler(file, header: bool = False):
                 if header and not weights_only:  # torch reads its headers with plain pickle.load

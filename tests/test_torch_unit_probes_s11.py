@@ -12,6 +12,7 @@ import os
 import pickle
 import tempfile
 import types
+import typing
 import warnings
 
 import numpy as np
@@ -1142,6 +1143,50 @@ def storage_sharing(t):
     y = rt(t, (a, b, c))
     y[0].fill_(7)
     return [y[1], y[2], y[1].is_contiguous(), y[2].stride()]
+
+
+@probe
+def generic_data_classes(t):
+    D = t.utils.data
+    out = [str(x).replace(t.__name__ + ".", "torch.").replace("tidal.", "torch.") for x in
+           (D.Dataset[int], D.IterableDataset[typing.Tuple[int, str]], D.Sampler[int], D.DataLoader[int], D.Subset[int],
+            D.ConcatDataset[int], D.DistributedSampler[int])]
+    class My(D.Dataset[typing.Tuple[t.Tensor, int]]):
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            return t.tensor([float(i)]), i
+
+    class MyIt(D.IterableDataset[int]):
+        def __iter__(self):
+            return iter(range(3))
+
+    class MySampler(D.Sampler[int]):
+        def __init__(self, n):
+            self.n = n
+
+        def __iter__(self):
+            return iter(range(self.n - 1, -1, -1))
+
+        def __len__(self):
+            return self.n
+    out.append([[x.tolist() for x in b] for b in D.DataLoader(My(), batch_size=2, sampler=MySampler(3))])
+    out.append([b.tolist() for b in D.DataLoader(MyIt(), batch_size=2)])
+    out += [type(D.IterableDataset).__name__, isinstance([1], D.IterableDataset), isinstance(MyIt(), D.Dataset),
+            D.Dataset.__parameters__ == D.Sampler.__parameters__]
+    return out
+
+@probe
+def legacy_mmap(t):
+    b = io.BytesIO()
+    t.save(t.ones(2), b, _use_new_zipfile_serialization=False)
+    p = os.path.join(_scratch(), "legacy.pt")
+    with open(p, "wb") as fh:
+        fh.write(b.getvalue())
+    from pathlib import Path
+    found = _errs([lambda: t.load(p, mmap=True), lambda: t.load(Path(p), mmap=True)])
+    return [(kind, message.replace(p, "P")) for kind, message in found]
 
 
 @pytest.mark.parametrize("fn", PROBES, ids=lambda fn: fn.__name__)

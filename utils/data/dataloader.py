@@ -17,6 +17,7 @@ import pickle
 import queue
 import time
 import warnings
+from typing import Generic, TypeVar
 
 from ... import vm
 from ...ops.creation import empty
@@ -29,6 +30,7 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
+_T_co = TypeVar("_T_co", covariant=True)  # the batch type (DataLoader[dict] in annotations)
 _POLL_S = 0.1         # how often a waiting main process checks its workers are alive
 _JOIN_TIMEOUT_S = 5.0  # how long shutdown waits for a worker before terminating it
 
@@ -45,7 +47,7 @@ def _base_seed(generator) -> int:
     return int(empty((), dtype=dt.int64).random_(generator=generator).item())
 
 
-class DataLoader:
+class DataLoader(Generic[_T_co]):
     """Iterates over batches of `dataset`, as torch.utils.data.DataLoader."""
 
     _FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers")

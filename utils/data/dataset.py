@@ -5,7 +5,7 @@ import bisect
 import itertools
 import math
 import warnings
-from typing import Iterable, Sequence
+from typing import Generic, Iterable, Sequence, TypeVar
 
 from ...ops.random import default_generator, randperm
 from ...tensor import Tensor
@@ -13,8 +13,11 @@ from ...tensor import Tensor
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset",
            "Subset", "random_split"]
 
+_T_co = TypeVar("_T_co", covariant=True)  # the sample type, for annotations such as Dataset[tuple[Tensor, int]]
+_T_stack = TypeVar("_T_stack", tuple, dict)
 
-class Dataset:
+
+class Dataset(Generic[_T_co]):
     """A map-style dataset: `dataset[i]` is a sample; most also define `__len__`."""
 
     def __getitem__(self, index):
@@ -24,7 +27,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[_T_co], Iterable[_T_co]):
     """A dataset read as a stream: `iter(dataset)` yields the samples.
 
     With DataLoader workers, every worker iterates its own copy; use `get_worker_info()` in
@@ -37,7 +40,7 @@ class IterableDataset(Dataset):
         return ChainDataset([self, other])
 
 
-class TensorDataset(Dataset):
+class TensorDataset(Dataset[tuple]):
     """Samples are the rows of tensors that share their first dimension: `dataset[i] = (t[i] for t)`."""
 
     def __init__(self, *tensors: Tensor):
@@ -51,7 +54,7 @@ class TensorDataset(Dataset):
         return self.tensors[0].size(0)
 
 
-class StackDataset(Dataset):
+class StackDataset(Dataset[_T_stack]):
     """Zips datasets of equal length: positional (`StackDataset(a, b)[i] == (a[i], b[i])`) or
     keyword (`StackDataset(x=a, y=b)[i] == {'x': a[i], 'y': b[i]}`)."""
 
@@ -76,7 +79,7 @@ class StackDataset(Dataset):
         return self._length
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[_T_co]):
     """The samples of several map-style datasets, one after the other."""
 
     @staticmethod
@@ -125,7 +128,7 @@ class ChainDataset(IterableDataset):
         return total
 
 
-class Subset(Dataset):
+class Subset(Dataset[_T_co]):
     """The samples of `dataset` at `indices`, in that order."""
 
     def __init__(self, dataset: Dataset, indices: Sequence[int]):

@@ -8,7 +8,7 @@ indices on every rank without tidal's own random ops (whose stream differs from 
 from __future__ import annotations
 
 import math
-from typing import Iterator
+from typing import Iterator, TypeVar
 
 import numpy as np
 
@@ -40,7 +40,10 @@ def torch_randperm(n: int, seed: int) -> list:
     return order
 
 
-class DistributedSampler(Sampler):
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class DistributedSampler(Sampler[_T_co]):
     """The indices of rank `rank` of `num_replicas` (default: the process group's): a shuffled
     (per `seed` and `set_epoch`) or in-order list, padded by repetition or cut (`drop_last`) to a
     multiple of `num_replicas`, then every `num_replicas`-th index from position `rank`."""

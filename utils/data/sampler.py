@@ -6,7 +6,7 @@ reproducible.
 """
 from __future__ import annotations
 
-from typing import Iterator, Sequence, Sized
+from typing import Generic, Iterator, Sequence, Sized, TypeVar
 
 from ...ops.random import Generator, multinomial, randint, randperm
 from ...ops.from_data import as_tensor
@@ -16,10 +16,11 @@ from ...tensor import dtype as dt
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
            "BatchSampler"]
 
+_T_co = TypeVar("_T_co", covariant=True)  # what the sampler yields (Sampler[int])
 _CHUNK = 32  # indices drawn per random call when sampling with replacement
 
 
-class Sampler:
+class Sampler(Generic[_T_co]):
     """Iterates over dataset indices (or anything the dataset's `__getitem__` takes)."""
 
     def __init__(self, data_source: Sized | None = None):
@@ -129,7 +130,7 @@ class WeightedRandomSampler(Sampler):
         return self.num_samples
 
 
-class BatchSampler(Sampler):
+class BatchSampler(Sampler[list]):
     """Groups another sampler's indices into lists of `batch_size` (the last one shorter unless `drop_last`)."""
 
     def __init__(self, sampler, batch_size: int, drop_last: bool):
