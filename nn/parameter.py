@@ -78,3 +78,15 @@ class Buffer(metaclass=_BufferMeta):
         t.__dict__["persistent"] = persistent
         t.__dict__["_is_buffer"] = True
         return t
+
+
+_LAZY_NAMES = {"UninitializedParameter": "UninitializedParameter", "UninitializedBuffer": "UninitializedBuffer",
+               "UninitializedTensorMixin": "_Uninitialized", "is_lazy": "is_lazy"}
+
+
+def __getattr__(name: str):
+    """torch.nn.parameter's lazy placeholders, defined with the lazy modules (which import this module)."""
+    if name in _LAZY_NAMES:
+        from .modules import lazy
+        return getattr(lazy, _LAZY_NAMES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
