@@ -8,6 +8,7 @@ from contextlib import nullcontext
 from ..tensor import Tensor, numel_of
 from ..tensor import dtype as dt
 from .grad_mode import is_grad_enabled, no_grad, set_grad_enabled
+from .grad_layout import clone_obey_contract, obeys_layout_contract
 from .graph import _NO_EDGE, AccumulateGrad, gradient_edge, no_tangents
 
 
@@ -341,7 +342,7 @@ def _stolen(grad: Tensor, leaf: Tensor) -> Tensor | None:
     """`grad` as the leaf may keep it without a copy, or None: nothing else holds the gradient or its
     memory, and it has the leaf's layout, dtype and device (PyTorch's AccumulateGrad steals alike).
     A view that spans its whole base (the transposed weight gradient of a linear) counts too."""
-    if (sys.getrefcount(grad) > _ENGINE_REFS or grad.requires_grad or grad._v.strides != leaf._v.strides
+    if (sys.getrefcount(grad) > _ENGINE_REFS or grad.requires_grad or not obeys_layout_contract(grad, leaf)
             or grad.dtype is not leaf.dtype or grad._vm is not leaf._vm):
         return None
     base = grad._base
@@ -374,11 +375,13 @@ def _accumulate(node: AccumulateGrad, grad, accumulate: bool, capture_leaves: di
     if leaf.grad is None:
         # one gradient tensor may flow to several leaves (add passes it through): the leaf takes
         # it as it is only when nothing else holds it, else a copy (as PyTorch's AccumulateGrad)
-        if is_grad_enabled():
-            leaf.grad = grad
+        # (laid out as the leaf: its strides when it is dense, else row-major; torch's layout contract)
+        if is_grad_enabled():  # torch copies under create_graph (CopyBackwards)
+            leaf.grad = grad if grad.is_sparse else clone_obey_contract(grad, leaf)
         else:
             stolen = _stolen(grad, leaf)
-            leaf.grad = stolen if stolen is not None else grad.detach().clone()
+            leaf.grad = stolen if stolen is not None else \
+                grad.detach().clone() if grad.is_sparse else clone_obey_contract(grad, leaf)
     elif leaf.grad.is_sparse and not grad.is_sparse:  # torch: a dense gradient replaces a sparse one, summed
         leaf.grad = grad + leaf.grad
     else:

@@ -361,3 +361,4 @@ def _carry_duals(node: Node, inputs: tuple, outputs) -> None:
 
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: E402
 from .multi_grad_hook import register_multi_grad_hook  # noqa: E402
+from .mutation_on_saved import allow_mutation_on_saved_tensors  # noqa: E402,F401 - torch's name here

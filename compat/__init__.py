@@ -20,6 +20,8 @@ from . import multiprocessing, random
 from . import fft, hub, masked, overrides, profiler, signal, sparse, special
 from . import functional, futures, linalg, quasirandom, types
 from . import _dynamo, compiler
+from . import library, mps, storage, xpu
+from ._ops import ops  # torch.ops: custom operators' namespaces (tidal.ops, the op library, stays tidal's)
 from .futures import Future
 from ._aten_functional import *  # noqa: F401,F403 - torch.dropout, torch.layer_norm... (ATen signatures)
 from ._aten_native import *  # noqa: F401,F403 - torch.native_layer_norm... (with their saved statistics)

@@ -19,7 +19,7 @@ from .. import ops
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 
-__all__ = ["assert_close", "make_tensor"]
+__all__ = ["assert_close", "assert_allclose", "make_tensor"]
 
 # {dtype: (rtol, atol)}; every other dtype compares exactly
 _PRECISION = {dt.float16: (1e-3, 1e-5), dt.bfloat16: (1.6e-2, 1e-5), dt.float32: (1.3e-6, 1e-5),
@@ -288,6 +288,29 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True, r
             compare()
         except _Failure as failure:
             raise failure.to_error(msg) from None
+
+
+_ALLCLOSE_PRECISIONS = {dt.float16: (1e-3, 1e-3), dt.float32: (1e-4, 1e-5), dt.float64: (1e-5, 1e-8)}
+
+
+def assert_allclose(actual: Any, expected: Any, rtol: float | None = None, atol: float | None = None,
+                    equal_nan: bool = True, msg: str = "") -> None:
+    """The deprecated torch.testing.assert_allclose: assert_close without the dtype check, NaNs equal, and its
+    own default tolerances (the loosest of the two dtypes' among float16/32/64, else exact)."""
+    import warnings
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future "
+                  "release. Please use `torch.testing.assert_close()` instead. You can find detailed upgrade "
+                  "instructions in https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)
+    __tracebackhide__ = True
+    if not isinstance(actual, Tensor):
+        actual = ops.tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = ops.tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        pairs = [_ALLCLOSE_PRECISIONS.get(t.dtype, (0.0, 0.0)) for t in (actual, expected)]
+        rtol, atol = max(p[0] for p in pairs), max(p[1] for p in pairs)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=True,
+                 check_dtype=False, check_stride=False, msg=msg or None)
 
 
 # -- make_tensor ------------------------------------------------------------------------------------------

@@ -9,8 +9,9 @@ functionalize and replace_all_batch_norm_modules_ complete torch.func's names.
 from __future__ import annotations
 
 from .module import functional_call, replace_all_batch_norm_modules_, stack_module_state
+from .einops import rearrange
 from .transforms import functionalize, grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
-           "stack_module_state", "linearize", "functionalize", "replace_all_batch_norm_modules_"]
+           "stack_module_state", "linearize", "functionalize", "replace_all_batch_norm_modules_", "rearrange"]

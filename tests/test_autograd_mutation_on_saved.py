@@ -45,7 +45,6 @@ def test_matches_torch():
     np.testing.assert_allclose(got[0], np.full((2, 3), 2.0))
 
 
-@pytest.mark.xfail(strict=True, reason="needs s11_surface_mutation_on_saved.patch")
 def test_torch_import_path():
     from tidal.autograd.graph import allow_mutation_on_saved_tensors
     assert allow_mutation_on_saved_tensors is allow

@@ -11,7 +11,6 @@ import tidal
 import tidal.compat as tc
 from nn_helpers import assert_close
 
-PATCH = pytest.mark.xfail(strict=True, reason="needs s11_surface_grad_layout.patch")
 
 
 def _leaves(lib, arr):
@@ -60,7 +59,6 @@ def _grads(kinds):
     return out
 
 
-@PATCH
 @pytest.mark.parametrize("kind", ["conv", "mul", "sum", "contiguous"])
 def test_dense_leaf_grad_takes_the_leaf_strides(kind):
     want, got = _grads([kind])
@@ -85,7 +83,6 @@ def test_non_dense_leaf_grad_is_row_major_and_autograd_grad_as_computed():
         assert tuple(g.stride()) == (60, 20, 5, 1)
 
 
-@PATCH
 def test_accumulation_keeps_the_layout_and_create_graph_copies():
     results = []
     for lib in (torch, tc):

@@ -113,7 +113,6 @@ def test_record_writes_the_error_file_as_torch(tmp_path, monkeypatch):
     assert os.environ.get("TORCHELASTIC_ERROR_FILE") is None
 
 
-@pytest.mark.xfail(strict=True, reason="needs s11_surface_compat_modules.patch")
 def test_modules_are_torch_attributes():
     # a fresh interpreter: importing the submodules (as this file does) makes them attributes anyway
     import subprocess

@@ -74,7 +74,6 @@ def test_sizes_that_do_not_fit():
         rearrange(tidal.zeros(2, 12), "a (b c) -> a b c", b=5)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s11_surface_func_rearrange.patch")
 def test_torch_func_name():
     import tidal.compat as tc
     assert tc.func.rearrange is rearrange

@@ -190,7 +190,6 @@ def test_fake_impl_on_meta_and_opcheck():
         no_fake(x, x)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s11_surface_compat_modules.patch")
 def test_torch_ops_namespace_and_library_attribute():
     import subprocess
     import sys

@@ -14,7 +14,6 @@ def _public_classes(space) -> set:
     return {n for n in dir(space) if not n.startswith("_") and inspect.isclass(getattr(space, n))}
 
 
-@pytest.mark.xfail(strict=True, reason="needs s11_surface_nn_modules_exports.patch")
 def test_every_class_torch_nn_modules_exports():
     missing = sorted(_public_classes(torch.nn.modules) - _public_classes(tc.nn.modules))
     assert missing == []

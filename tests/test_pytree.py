@@ -116,7 +116,6 @@ def test_registered_node_and_tidal_tensors():
     assert target_name("torch.utils._pytree") == "tidal.utils._pytree"  # what `import torch.utils._pytree` loads
 
 
-@pytest.mark.xfail(strict=True, reason="needs s11_surface_utils_attrs.patch")
 def test_loaded_with_torch():
     # torch loads torch.utils._pytree and torch.utils.dlpack at `import torch`; a fresh interpreter checks tidal's
     import subprocess

@@ -25,6 +25,5 @@ def _run(lib):
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="needs s11_surface_assert_allclose.patch")
 def test_matches_torch():
     assert _run(tc) == _run(torch)

@@ -55,6 +55,11 @@ def _torch_file(name: str, extra: tuple) -> types.ModuleType:
 for _name, _extra in _TORCH_FILES.items():
     globals()[_name] = _torch_file(_name, _extra)
 
+# torch.nn.modules itself exports Module and the containers (`from torch.nn.modules import Module`)
+Module = module.Module  # noqa: F821 - made by the loop above
+Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict = (  # noqa: F821
+    getattr(container, _n) for _n in ("Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"))
+
 # torch.nn.modules.module also holds the global module hooks (tidal keeps them in nn/module_hooks.py)
 from ....nn import module_hooks as _module_hooks  # noqa: E402
 
