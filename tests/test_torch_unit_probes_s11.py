@@ -1189,6 +1189,18 @@ def legacy_mmap(t):
     return [(kind, message.replace(p, "P")) for kind, message in found]
 
 
+
+@probe
+def lazy_placeholders_in_nn_parameter(t):
+    m = t.nn.LazyLinear(3)
+    out = [isinstance(m.weight, t.nn.parameter.UninitializedParameter), t.nn.parameter.is_lazy(m.weight),
+           isinstance(m.weight, t.nn.parameter.UninitializedTensorMixin), repr(m.weight)]
+    m(t.ones(1, 2))
+    buf = t.nn.parameter.UninitializedBuffer()
+    return out + [t.nn.parameter.is_lazy(m.weight), tuple(m.weight.shape), type(m.weight).__name__,
+                  t.nn.parameter.is_lazy(buf), type(buf).__name__]
+
+
 @pytest.mark.parametrize("fn", PROBES, ids=lambda fn: fn.__name__)
 def test_same_as_torch(fn):
     assert_same(fn)
