@@ -402,9 +402,10 @@ def plan_for(op: ElemOp, args: tuple) -> Plan:
             else (op, a.dtype, a._v.shape, a._vm, type(b))
     elif n == 1 and isinstance(a, Tensor):
         key = (op, a.dtype, a._v.shape, a._vm)
-    elif n == 3 and a.__class__ is Tensor and args[1].__class__ is Tensor and args[2].__class__ is Tensor:
-        b, c = args[1], args[2]  # (where, lerp, addcmul... on three tensors)
-        key = (op, a.dtype, a._v.shape, a._vm, b.dtype, b._v.shape, b._vm, c.dtype, c._v.shape, c._vm)
+    elif n == 3 and a.__class__ is Tensor and args[1].__class__ is Tensor:
+        b, c = args[1], args[2]  # (where, lerp, addcmul... on three tensors; threshold_backward's number)
+        key = (op, a.dtype, a._v.shape, a._vm, b.dtype, b._v.shape, b._vm, c.dtype, c._v.shape, c._vm) \
+            if c.__class__ is Tensor else (op, a.dtype, a._v.shape, a._vm, b.dtype, b._v.shape, b._vm, type(c))
     else:
         key = (op,) + tuple((a.dtype, a._v.shape, a._vm) if isinstance(a, Tensor) else type(a) for a in args)
     plan = _plans.get(key)
