@@ -19,6 +19,7 @@ import codecs
 import contextlib
 import hashlib
 import io
+import mmap
 import os
 import pickle
 import pickletools
@@ -34,12 +35,19 @@ from collections import Counter, OrderedDict
 import numpy as np
 
 from .serialization_legacy import LegacyStorages, load_legacy, save_legacy
+from .serialization_options import (DEFAULT_PROTOCOL, LoadEndianness, check_module_version_greater_or_equal,  # noqa: F401
+                                    default_restore_location, get_default_load_endianness, get_default_mmap_options,
+                                    location_tag, normalize_storage_type, register_package,
+                                    set_default_load_endianness, set_default_mmap_options)
 from .tensor import Size, Tensor, device
 from .tensor import dtype as dt
 from .vm import View
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals",
-           "get_unsafe_globals_in_checkpoint"]
+           "get_unsafe_globals_in_checkpoint", "DEFAULT_PROTOCOL", "LoadEndianness", "get_default_load_endianness",
+           "set_default_load_endianness", "get_default_mmap_options", "set_default_mmap_options", "register_package",
+           "location_tag", "default_restore_location", "normalize_storage_type",
+           "check_module_version_greater_or_equal"]
 
 _STORAGE_DTYPES = {"BoolStorage": dt.bool_, "ByteStorage": dt.uint8, "CharStorage": dt.int8,
                    "ShortStorage": dt.int16, "IntStorage": dt.int32, "LongStorage": dt.int64,
@@ -626,7 +634,8 @@ class _Archive:
             self.fp.seek(info.header_offset)
             name_len, extra_len = struct.unpack("<HH", self.fp.read(30)[26:30])
             start = info.header_offset + 30 + name_len + extra_len
-            return np.memmap(self.path, np.uint8, mode="c", offset=start, shape=(nbytes,))  # copy-on-write
+            mode = "c" if get_default_mmap_options() == mmap.MAP_PRIVATE else "r+"  # (MAP_PRIVATE: copy-on-write)
+            return np.memmap(self.path, np.uint8, mode=mode, offset=start, shape=(nbytes,))
         out = np.empty(nbytes, np.uint8)
         view, pos = memoryview(out), 0
         with self.zip.open(info) as src:

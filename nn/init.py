@@ -96,6 +96,32 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     return tensor.copy_(work.clamp(a, b))
 
 
+# torch's private helpers under their names (older code and copies of torch's own init call them)
+def _no_grad_uniform_(tensor: Tensor, a: float, b: float, generator=None) -> Tensor:
+    """uniform_ without recording."""
+    return uniform_(tensor, a, b, generator)
+
+
+def _no_grad_normal_(tensor: Tensor, mean: float, std: float, generator=None) -> Tensor:
+    """normal_ without recording."""
+    return normal_(tensor, mean, std, generator)
+
+
+def _no_grad_trunc_normal_(tensor: Tensor, mean: float, std: float, a: float, b: float, generator=None) -> Tensor:
+    """trunc_normal_ without recording."""
+    return trunc_normal_(tensor, mean, std, a, b, generator)
+
+
+def _no_grad_fill_(tensor: Tensor, val: float) -> Tensor:
+    """constant_ without recording."""
+    return constant_(tensor, val)
+
+
+def _no_grad_zero_(tensor: Tensor) -> Tensor:
+    """zeros_ without recording."""
+    return zeros_(tensor)
+
+
 @no_grad()
 def constant_(tensor: Tensor, val: float) -> Tensor:
     """Fill with `val`."""

@@ -27,12 +27,15 @@ __all__ = ["Module", "RemovableHandle"]
 _G_FORWARD_PRE, _G_FORWARD, _G_BACKWARD_PRE, _G_BACKWARD = _G.forward_pre, _G.forward, _G.backward_pre, _G.backward
 
 def _add_indent(text: str, spaces: int) -> str:
-    """Indent every line of `text` but the first (for nested reprs)."""
+    """Indent every line of `text` but the first (for nested reprs); blank lines stay empty, as torch's."""
     lines = text.split("\n")
     if len(lines) == 1:
         return text
     pad = " " * spaces
-    return lines[0] + "\n" + "\n".join(pad + line for line in lines[1:])
+    return lines[0] + "\n" + "\n".join(pad + line if line.strip() else "" for line in lines[1:])
+
+
+_addindent = _add_indent  # (torch's name: custom reprs call torch.nn.modules.module._addindent)
 
 
 def _is_parameter(value) -> bool:

@@ -18,7 +18,7 @@ import weakref
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Union
 
 from ..autograd.grad_mode import enable_grad, no_grad, set_grad_enabled
 from ..ops.complex_ops import view_as_complex, view_as_real
@@ -41,6 +41,33 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
+
+# what an optimizer's `params` may be (torch's alias, used in the signatures of user-written optimizers)
+ParamsT = Union[Iterable[Tensor], Iterable[dict[str, Any]], Iterable[tuple[str, Tensor]]]
+
+
+def _use_grad_for_differentiable(func: Callable) -> Callable:
+    """torch's decorator for a `step`: run it with grad mode on only if the optimizer is `differentiable`."""
+    @functools.wraps(func)
+    def step(self, *args, **kwargs):
+        with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
+            return func(self, *args, **kwargs)
+    return step
+
+
+def _get_value(x):
+    """A step count or hyperparameter as a Python number (torch's helper for user-written updates)."""
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def _default_to_fused_or_foreach(params: list, differentiable: bool, use_fused: bool = False) -> tuple:
+    """(fused, foreach) as torch picks them by default: torch's multi-tensor kernels are for accelerators, so
+    CPU parameters (and differentiable optimizers) get neither."""
+    if differentiable:
+        return False, False
+    on_accelerator = all(p is None or p.device.type != "cpu" for p in params)
+    fused = use_fused and on_accelerator and all(p is None or p.is_floating_point() for p in params)
+    return fused, not fused and on_accelerator
 
 _global_step_pre_hooks: OrderedDict = OrderedDict()
 _global_step_post_hooks: OrderedDict = OrderedDict()

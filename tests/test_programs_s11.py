@@ -2,8 +2,11 @@
 for files that are not checkpoints, what cannot be pickled, where a checkpoint can go), each run on real torch and
 on `tidal.compat`; values, dtypes and errors (type and message) must agree."""
 import copy
+import importlib
 import io
+import mmap
 import pickle
+import types
 import warnings
 import zipfile
 
@@ -455,3 +458,78 @@ def grad_scaler_cpu(T):
                          ids=lambda p: p.__name__)
 def test_training_programs(program):
     run_both(program, rtol=2e-3, atol=1e-4)
+
+
+# -- torch's module paths that libraries import from (the names exist, and behave as torch's) ----------------------
+OWN_PATHS = ["nn.init._no_grad_uniform_", "nn.init._no_grad_normal_", "nn.init._no_grad_trunc_normal_",
+             "nn.init._no_grad_fill_", "nn.init._no_grad_zero_", "nn.modules.pooling._AdaptiveAvgPoolNd",
+             "nn.modules.pooling._AdaptiveMaxPoolNd", "optim.optimizer.ParamsT", "optim.optimizer._get_value",
+             "optim.optimizer._use_grad_for_differentiable", "optim.optimizer._default_to_fused_or_foreach",
+             "optim.adamw.AdamW", "utils.data._utils.pin_memory.pin_memory", "serialization.DEFAULT_PROTOCOL",
+             "serialization.LoadEndianness", "serialization.get_default_load_endianness",
+             "serialization.set_default_mmap_options", "serialization.get_default_mmap_options",
+             "serialization.location_tag", "serialization.default_restore_location", "serialization.register_package",
+             "serialization.normalize_storage_type", "serialization.check_module_version_greater_or_equal",
+             "serialization.get_unsafe_globals_in_checkpoint", "nn.parameter.UninitializedParameter"]
+COMPAT_PATHS = ["nn.modules.batchnorm._BatchNorm", "nn.modules.batchnorm._NormBase",
+                "nn.modules.instancenorm._InstanceNorm", "nn.modules.conv._ConvNd", "nn.modules.conv._ConvTransposeNd",
+                "nn.modules.module._addindent", "nn.modules.utils._reverse_repeat_tuple"]
+
+
+def _resolve(root: str, path: str):
+    module, _, name = f"{root}.{path}".rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+@pytest.mark.parametrize("path", OWN_PATHS)
+def test_torch_module_paths(path):
+    assert callable(_resolve("torch", path)) or _resolve("torch", path) is not None
+    _resolve("tidal", path)
+
+
+@pytest.mark.xfail(strict=True, reason="needs s11_hunt_compat_private_bases.patch")
+def test_torch_module_paths_under_compat():
+    for path in COMPAT_PATHS:
+        _resolve("torch", path)
+        _resolve("tidal.compat", path)
+
+
+def module_path_helpers(T) -> list:
+    conv = T.nn.Conv2d(2, 4, 3)
+    bn, inorm = T.nn.BatchNorm2d(2), T.nn.InstanceNorm2d(2)
+    utils = importlib.import_module(f"{T.__name__}.nn.modules.utils")
+    module = importlib.import_module(f"{T.__name__}.nn.modules.module")
+    return [isinstance(conv, importlib.import_module(f"{T.__name__}.nn.modules.conv")._ConvNd),
+            isinstance(bn, importlib.import_module(f"{T.__name__}.nn.modules.batchnorm")._BatchNorm),
+            isinstance(inorm, importlib.import_module(f"{T.__name__}.nn.modules.instancenorm")._InstanceNorm),
+            isinstance(inorm, importlib.import_module(f"{T.__name__}.nn.modules.batchnorm")._BatchNorm),
+            utils._reverse_repeat_tuple((1, 2), 2), module._addindent("a\nb\n\nc", 2)]
+
+
+@pytest.mark.xfail(strict=True, reason="needs s11_hunt_compat_private_bases.patch")
+def test_private_bases_and_helpers_as_torch():
+    assert module_path_helpers(tidal_torch) == module_path_helpers(real_torch)
+
+
+def serialization_options(T) -> list:
+    S = T.serialization
+    out = [S.DEFAULT_PROTOCOL, [e.name for e in S.LoadEndianness], S.get_default_load_endianness(),
+           S.get_default_mmap_options(), outcome(lambda: S.set_default_load_endianness("little")),
+           outcome(lambda: S.set_default_mmap_options(12345)), S.location_tag(T.ones(1).untyped_storage())]
+    S.set_default_load_endianness(S.LoadEndianness.LITTLE)
+    out.append(S.get_default_load_endianness().name)
+    S.set_default_load_endianness(None)
+    with S.set_default_mmap_options(mmap.MAP_SHARED):
+        out.append(S.get_default_mmap_options() == mmap.MAP_SHARED)
+    out.append(S.get_default_mmap_options() == mmap.MAP_PRIVATE)
+    out.append(S.check_module_version_greater_or_equal(np, (1, 0)))
+    out.append(outcome(lambda: S.check_module_version_greater_or_equal(types.SimpleNamespace(
+        __name__="m", __version__="x.y"), (1, 0))))
+    optimizer = importlib.import_module(f"{T.optim.__name__}.optimizer")
+    out.append(optimizer._default_to_fused_or_foreach([T.ones(1)], False))
+    out.append(optimizer._get_value(T.tensor(3.0)))
+    return out
+
+
+def test_serialization_options_as_torch():
+    assert serialization_options(tidal_torch) == serialization_options(real_torch)

@@ -111,7 +111,15 @@ class _AdaptivePool(Module):
         return f"output_size={self.output_size}"
 
 
-class AdaptiveAvgPool1d(_AdaptivePool):
+class _AdaptiveAvgPoolNd(_AdaptivePool):
+    """The adaptive average pools' base (torch's name, for isinstance checks)."""
+
+
+class _AdaptiveMaxPoolNd(_AdaptivePool):
+    """The adaptive max pools' base (torch's name, for isinstance checks)."""
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """1-D adaptive average pooling to `output_size`."""
 
     def __init__(self, output_size) -> None:
@@ -122,7 +130,7 @@ class AdaptiveAvgPool1d(_AdaptivePool):
         return ops.adaptive_avg_pool1d(input, self.output_size)
 
 
-class AdaptiveAvgPool2d(_AdaptivePool):
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """2-D adaptive average pooling to `output_size`."""
 
     def __init__(self, output_size) -> None:
@@ -133,7 +141,7 @@ class AdaptiveAvgPool2d(_AdaptivePool):
         return ops.adaptive_avg_pool2d(input, self.output_size)
 
 
-class AdaptiveAvgPool3d(_AdaptivePool):
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     """3-D adaptive average pooling to `output_size`."""
 
     def __init__(self, output_size) -> None:
@@ -144,7 +152,7 @@ class AdaptiveAvgPool3d(_AdaptivePool):
         return ops.adaptive_avg_pool3d(input, self.output_size)
 
 
-class AdaptiveMaxPool1d(_AdaptivePool):
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     """1-D adaptive max pooling to `output_size`."""
 
     def forward(self, input: Tensor):
@@ -152,7 +160,7 @@ class AdaptiveMaxPool1d(_AdaptivePool):
         return ops.adaptive_max_pool1d(input, self.output_size, self.return_indices)
 
 
-class AdaptiveMaxPool2d(_AdaptivePool):
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """2-D adaptive max pooling to `output_size`."""
 
     def forward(self, input: Tensor):
@@ -160,7 +168,7 @@ class AdaptiveMaxPool2d(_AdaptivePool):
         return ops.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
 
-class AdaptiveMaxPool3d(_AdaptivePool):
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     """3-D adaptive max pooling to `output_size`."""
 
     def forward(self, input: Tensor):
