@@ -225,3 +225,17 @@ class StateDictMixin:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(errors)))
         return IncompatibleKeys(missing, unexpected)
+
+
+def consume_prefix_in_state_dict_if_present(state_dict: dict, prefix: str) -> None:
+    """Strip `prefix` from the keys (and `_metadata` keys) of `state_dict` in place, as torch's helper does for
+    checkpoints saved from a DistributedDataParallel wrapper ('module.')."""
+    for key in list(state_dict.keys()):
+        if key.startswith(prefix):
+            state_dict[key[len(prefix):]] = state_dict.pop(key)
+    metadata = getattr(state_dict, "_metadata", None)
+    if metadata is not None:
+        for key in list(metadata.keys()):
+            # (the wrapper's own entry, 'module', becomes the root's, as in torch)
+            if key and (key == prefix.replace(".", "") or key.startswith(prefix)):
+                metadata[key[len(prefix):]] = metadata.pop(key)
