@@ -108,6 +108,15 @@ def within_step(scheduler):
         scheduler._get_lr_called_within_step = False
 
 
+_enable_get_lr_call = within_step  # (torch's name: user schedulers copied from torch's code use it)
+
+
+def _warn_get_lr_called_within_step(scheduler) -> None:
+    """torch's warning when `get_lr` is called from outside the scheduler's own step."""
+    if not getattr(scheduler, "_get_lr_called_within_step", False):
+        warnings.warn(_GET_LR_OUTSIDE_STEP, UserWarning, stacklevel=2)
+
+
 class LRScheduler:
     """Base class: subclasses implement `get_lr` (and `_get_closed_form_lr` where one exists)."""
 

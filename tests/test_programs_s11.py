@@ -470,7 +470,11 @@ OWN_PATHS = ["nn.init._no_grad_uniform_", "nn.init._no_grad_normal_", "nn.init._
              "serialization.set_default_mmap_options", "serialization.get_default_mmap_options",
              "serialization.location_tag", "serialization.default_restore_location", "serialization.register_package",
              "serialization.normalize_storage_type", "serialization.check_module_version_greater_or_equal",
-             "serialization.get_unsafe_globals_in_checkpoint", "nn.parameter.UninitializedParameter"]
+             "serialization.get_unsafe_globals_in_checkpoint", "nn.parameter.UninitializedParameter",
+             "nn.utils.clip_grad._get_total_norm", "nn.utils.clip_grad._clip_grads_with_norm_",
+             "optim.lr_scheduler._enable_get_lr_call", "optim.lr_scheduler._warn_get_lr_called_within_step",
+             "nn.modules.padding._ReflectionPadNd", "nn.modules.padding._ReplicationPadNd",
+             "utils.data.backward_compatibility.worker_init_fn"]
 COMPAT_PATHS = ["nn.modules.batchnorm._BatchNorm", "nn.modules.batchnorm._NormBase",
                 "nn.modules.instancenorm._InstanceNorm", "nn.modules.conv._ConvNd", "nn.modules.conv._ConvTransposeNd",
                 "nn.modules.module._addindent", "nn.modules.utils._reverse_repeat_tuple",
@@ -550,3 +554,31 @@ def ddp_checkpoint(T) -> list:
 @pytest.mark.xfail(strict=True, reason="needs s11_hunt_compat_private_bases.patch")
 def test_ddp_checkpoint_prefix_as_torch():
     assert ddp_checkpoint(tidal_torch) == ddp_checkpoint(real_torch)
+
+
+def scheduler_from_torch_code(T) -> list:
+    """A scheduler written as torch's own are (its helpers imported from torch.optim.lr_scheduler)."""
+    S = importlib.import_module(f"{T.optim.__name__}.lr_scheduler")
+
+    class Halving(S.LRScheduler):
+        def get_lr(self):
+            S._warn_get_lr_called_within_step(self)
+            return [group["lr"] * (0.5 if self.last_epoch else 1.0) for group in self.optimizer.param_groups]
+    opt = T.optim.SGD([T.nn.Parameter(T.ones(2))], lr=1.0)
+    sched = Halving(opt)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            opt.step()
+            sched.step()
+        outside = sched.get_lr()
+        with S._enable_get_lr_call(sched):
+            inside = sched.get_lr()
+    padding = importlib.import_module(f"{type(T.nn.ReflectionPad2d(1)).__module__}")  # (torch's file or tidal's)
+    pads = [isinstance(T.nn.ReflectionPad2d(1), padding._ReflectionPadNd),
+            isinstance(T.nn.ReplicationPad1d(1), padding._ReplicationPadNd)]
+    return [opt.param_groups[0]["lr"], outside, inside, [str(w.message) for w in caught], pads]
+
+
+def test_scheduler_from_torch_code():
+    assert scheduler_from_torch_code(tidal_torch) == scheduler_from_torch_code(real_torch)

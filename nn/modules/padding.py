@@ -84,37 +84,45 @@ class ZeroPad3d(_ZeroPad, ConstantPad3d):
     """Pad the last 3 dims with zeros."""
 
 
-class ReflectionPad1d(_PadNd):
+class _ReflectionPadNd(_PadNd):
+    """The reflection pads' base (torch's name, for isinstance checks)."""
+
+
+class _ReplicationPadNd(_PadNd):
+    """The replication pads' base (torch's name, for isinstance checks)."""
+
+
+class ReflectionPad1d(_ReflectionPadNd):
     """Pad the last dim with its reflection (edge not repeated)."""
 
     _mode, _dims = "reflect", 1
 
 
-class ReflectionPad2d(_PadNd):
+class ReflectionPad2d(_ReflectionPadNd):
     """Pad the last 2 dims with their reflection."""
 
     _mode, _dims = "reflect", 2
 
 
-class ReflectionPad3d(_PadNd):
+class ReflectionPad3d(_ReflectionPadNd):
     """Pad the last 3 dims with their reflection."""
 
     _mode, _dims = "reflect", 3
 
 
-class ReplicationPad1d(_PadNd):
+class ReplicationPad1d(_ReplicationPadNd):
     """Pad the last dim by repeating its edge values."""
 
     _mode, _dims = "replicate", 1
 
 
-class ReplicationPad2d(_PadNd):
+class ReplicationPad2d(_ReplicationPadNd):
     """Pad the last 2 dims by repeating their edge values."""
 
     _mode, _dims = "replicate", 2
 
 
-class ReplicationPad3d(_PadNd):
+class ReplicationPad3d(_ReplicationPadNd):
     """Pad the last 3 dims by repeating their edge values."""
 
     _mode, _dims = "replicate", 3

@@ -72,3 +72,8 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float, f
     for p in _as_list(parameters):
         if p.grad is not None:
             p.grad.clamp_(min=-clip_value, max=clip_value)
+
+
+# torch's private names of the two steps of clip_grad_norm_ (code written against torch 2.5 calls them)
+_get_total_norm = get_total_norm
+_clip_grads_with_norm_ = clip_grads_with_norm_

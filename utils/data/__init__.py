@@ -1,5 +1,5 @@
 """tidal.utils.data: datasets, samplers, collation and the DataLoader, as torch.utils.data."""
-from . import _utils, dataloader, dataset, distributed, sampler  # noqa: F401 - importable as modules too
+from . import _utils, backward_compatibility, dataloader, dataset, distributed, sampler  # noqa: F401 - modules
 from ._collate import default_collate, default_convert
 from ._worker import WorkerInfo, get_worker_info
 from .dataloader import DataLoader
