@@ -18,6 +18,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import hashlib
+import importlib
 import io
 import mmap
 import os
@@ -147,12 +148,8 @@ class _TorchPickler(pickle._Pickler):
     def save_global(self, obj, name=None) -> None:
         try:
             super().save_global(obj, name)
-        except pickle.PicklingError:
-            qualname = name or getattr(obj, "__qualname__", None)
-            if isinstance(qualname, str) and "<locals>" in qualname.split("."):
-                # the C pickler's error (torch pickles with it), not the Python pickler's PicklingError
-                raise AttributeError(f"Can't pickle local object {qualname!r}") from None
-            raise
+        except pickle.PicklingError as exc:
+            raise _c_pickler_error(obj, name) or exc from None
 
     def _save_torch_name(self, obj: _TorchName) -> None:
         if self.proto >= 4:
@@ -177,6 +174,30 @@ class _TorchPickler(pickle._Pickler):
     dispatch[dt.dtype] = _save_dtype
     dispatch[device] = _save_device
     dispatch[Size] = _save_size
+
+
+def _c_pickler_error(obj, name) -> Exception | None:
+    """The error the C pickler (which torch.save uses) gives for a global it cannot name, where the Python
+    pickler's PicklingError words it otherwise; None to keep the Python pickler's."""
+    qualname = name or getattr(obj, "__qualname__", None)
+    module_name = getattr(obj, "__module__", None)
+    if not isinstance(qualname, str) or not isinstance(module_name, str):
+        return None
+    if "<locals>" in qualname.split("."):
+        return AttributeError(f"Can't pickle local object {qualname!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception:  # noqa: BLE001 - any failure to import is reported the same way
+        return pickle.PicklingError(f"Can't pickle {obj!r}: import of module {module_name!r} failed")
+    found = module
+    for part in qualname.split("."):
+        found = getattr(found, part, _MISSING)
+        if found is _MISSING:
+            return pickle.PicklingError(f"Can't pickle {obj!r}: attribute lookup {qualname} on {module_name} failed")
+    return None
+
+
+_MISSING = object()
 
 
 def _add_record(zf: zipfile.ZipFile, name: str, data) -> None:

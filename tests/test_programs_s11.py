@@ -155,6 +155,17 @@ def test_save_and_load_targets_as_torch(tmp_path):
         assert len(ours.read(record)) == 40 and ours.read(record).isdigit()
 
 
+_MODULE_LAMBDA = lambda: 1  # noqa: E731 - a lambda at module level: pickling looks '<lambda>' up and fails
+
+
+def _orphan():
+    """A function whose module cannot be imported."""
+
+
+_ORPHAN = types.FunctionType(_orphan.__code__, {}, "_orphan")
+_ORPHAN.__module__ = "a_module_that_is_not_there"
+
+
 def test_unpicklable_objects_fail_as_torch():
     def local_class(T):
         class Local:
@@ -163,7 +174,13 @@ def test_unpicklable_objects_fail_as_torch():
 
     def lambda_in_a_state(T):
         T.save({"fn": lambda: 1}, io.BytesIO())
-    for program in (local_class, lambda_in_a_state):
+
+    def module_lambda(T):
+        T.save({"fn": _MODULE_LAMBDA}, io.BytesIO())
+
+    def function_of_a_missing_module(T):
+        T.save([_ORPHAN], io.BytesIO())
+    for program in (local_class, lambda_in_a_state, module_lambda, function_of_a_missing_module):
         theirs, ours = outcome(lambda: program(real_torch)), outcome(lambda: program(tidal_torch))
         assert ours == theirs, program.__name__
 
