@@ -50,7 +50,7 @@ class LegacyStorages:
         self.placement, self._loaded = placement, loaded_storage_class
         self.arrays: dict = {}  # key -> (uint8 array, element size, storage)
 
-    def storage(self, pid):
+    def storage(self, pid: tuple) -> object:
         """The storage (or, for a whole-module checkpoint, the class) a persistent id names."""
         if isinstance(pid, tuple) and len(pid) == 4 and pid[0] == "module":
             return pid[1]  # torch's record of an nn.Module class with its source: the class itself
@@ -74,7 +74,7 @@ class LegacyStorages:
         return found[2]
 
 
-def load_legacy(fp, make_unpickler, storages: LegacyStorages, weights_only: bool, unsupported):
+def load_legacy(fp, make_unpickler, storages: LegacyStorages, weights_only: bool, unsupported) -> object:
     """Read a legacy checkpoint from `fp` (at its start): `make_unpickler(file, header=False)` reads each pickle;
     `unsupported(byte)` makes the weights-only loader's error for a first opcode it does not take."""
     magic = _load_header(fp, make_unpickler, weights_only, unsupported)

@@ -7,7 +7,7 @@ import copy
 __all__ = ["pin_memory"]
 
 
-def pin_memory(data, device=None):
+def pin_memory(data: object, device: object = None) -> object:
     """`data` with every tensor (anything with `pin_memory`) pinned; containers keep their types."""
     if hasattr(data, "pin_memory"):
         return data.pin_memory()
