@@ -7,6 +7,7 @@ order to the bit.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 
@@ -23,3 +24,12 @@ def add_slices(dst, index, src, alpha, scaled):
             else:
                 for q in range(inner):
                     dst[p, row, q] += src[p, i, q]
+
+
+def warm() -> None:
+    """Compile (or load from numba's cache) the loop for the common calls of ops/index_ops.py: float32 and float64
+    slices (alpha in float64 for float32 targets of 2 or more dims, in the target's dtype otherwise) and int64."""
+    index = np.zeros(1, np.int64)
+    for dtype, alphas in ((np.float32, (np.float64, np.float32)), (np.float64, (np.float64,)), (np.int64, (np.int64,))):
+        for alpha in alphas:
+            add_slices(np.zeros((1, 1, 1), dtype), index, np.ones((1, 1, 1), dtype), alpha(1), False)

@@ -13,7 +13,7 @@ from ..autograd.graph import needs_grad, record
 from ..autograd.view_inplace import inplace_writer
 from ..tensor import Tensor
 from ..tensor import dtype as dt
-from ..vm.codegen import import_numba_user
+from ..vm.codegen import kernel_module
 from . import math_api as M
 from .broadcast import broadcast_shapes
 from .dispatch import launch_into, register_kernel
@@ -150,12 +150,13 @@ def _index_add_kernel(ins, outs, attrs):
     dim, alpha = attrs
     target = outs[0]
     idx = checked_index(ins[0].reshape(-1), at_least_1d(target).shape[dim], dim, exc=RuntimeError)
-    if target.flags.c_contiguous and target.size and target.dtype.kind in "iufc" and target.dtype.itemsize > 2:
+    kernels = kernel_module(".index_kernels", __package__)  # (None until compiled: then NumPy's add.at)
+    if kernels is not None and target.flags.c_contiguous and target.size and target.dtype.kind in "iufc" \
+            and target.dtype.itemsize > 2:
         # (outer, dim, inner) views: the compiled loop adds slices in index order, as torch's kernel
         shape = at_least_1d(target).shape
         outer, inner = int(np.prod(shape[:dim])), int(np.prod(shape[dim + 1:]))
         src = np.ascontiguousarray(ins[1], target.dtype).reshape(outer, len(idx), inner)
-        kernels = import_numba_user(".index_kernels", __package__)  # numba: loaded on first use
         # torch multiplies by alpha and adds in one rounding (a fused multiply-add) for tensors of 2 or more
         # dims: float32's alpha in float64 does the same; 1-d tensors round the product first
         wide = np.float64 if target.dtype == np.float32 and target.ndim > 1 else target.dtype.type

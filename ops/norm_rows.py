@@ -9,24 +9,16 @@ not pay for numba's import). Statistics accumulate in float64.
 from __future__ import annotations
 
 import math
-import sys
-
 import numpy as np
 
 from ..tensor import Tensor
-from ..vm.codegen import import_numba_user
+from ..vm.codegen import kernel_module
 from .dispatch import launch, register_kernel
 
 __all__ = ["native_layer_norm", "native_layer_norm_backward"]
 
-_compiled_module = None  # ops/norm_kernels.py, once loaded
-
-
 def _compiled():
-    global _compiled_module
-    if _compiled_module is None and "numba" in sys.modules:
-        _compiled_module = import_numba_user(".norm_kernels", __package__)
-    return _compiled_module
+    return kernel_module(".norm_kernels", __package__)  # ops/norm_kernels.py once compiled, else None
 
 
 def layer_norm_rows(x: Tensor, k: int, eps: float, weight: Tensor | None, bias: Tensor | None) -> tuple:

@@ -23,7 +23,7 @@ from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor, contiguous_strides, numel_of
 from ..tensor import dtype as dt
 from ..vm import compute_instruction, fresh_view
-from ..vm.codegen import import_numba_user
+from ..vm.codegen import kernel_module
 from ..vm.replay import head as replay_head, layout_id
 from . import math_api as M
 from . import many_dims, softmax_rows
@@ -343,8 +343,8 @@ _row_kernels = None  # ops/reduce_kernels.py, once loaded
 
 def _compiled_rows(op: str, a: np.ndarray, axes: tuple, out_dtype) -> np.ndarray | None:
     """`op` over `axes` by ops/reduce_kernels.py's row loops (one value per row), where they apply: a float
-    array of some size, C-contiguous, reduced over its trailing dims, with numba already loaded (a program that
-    compiles kernels has it; a first small reduction does not pay for its import); else None."""
+    array of some size, C-contiguous, reduced over its trailing dims, once the loops are compiled (see
+    vm.codegen.kernel_module: not before numba is loaded); else None."""
     global _row_kernels
     if a.dtype.kind != "f" or a.dtype.itemsize < 4 or a.size < 2048 or not a.flags.c_contiguous \
             or "numba" not in sys.modules:
@@ -356,7 +356,9 @@ def _compiled_rows(op: str, a: np.ndarray, axes: tuple, out_dtype) -> np.ndarray
     if op in ("amax", "amin") and n > 512:  # NumPy's own loop is vectorized along long rows
         return None
     if _row_kernels is None:
-        _row_kernels = import_numba_user(".reduce_kernels", __package__)
+        _row_kernels = kernel_module(".reduce_kernels", __package__)
+        if _row_kernels is None:  # (compiling in the background meanwhile)
+            return None
     rows = a.reshape(-1, n)
     out = np.empty(rows.shape[0], out_dtype)
     if op in ("sum", "mean"):

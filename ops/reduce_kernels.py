@@ -69,3 +69,12 @@ def row_min(x, out):
     """out[i] = min(x[i, :]), NaN if the row holds one (rows of at least one element)."""
     _row_min_finite(x, out)
     _nan_rows(x, out)
+
+
+def warm() -> None:
+    """Compile (or load from numba's cache) each loop for the arrays ops/reduce.py passes: float32 and float64."""
+    for dtype in (np.float32, np.float64):
+        x, out = np.ones((2, 3), dtype), np.empty(2, dtype)
+        row_sums(x, out, 1.0)
+        row_max(x, out)
+        row_min(x, out)

@@ -7,25 +7,17 @@ case and for a create_graph backward. These loops are numba-compiled once numba 
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
-from ..vm.codegen import import_numba_user
+from ..vm.codegen import kernel_module
 from .dispatch import launch, register_kernel
 
 __all__ = ["takes", "softmax_rows", "softmax_rows_backward"]
 
-_compiled_module = None  # ops/softmax_kernels.py, once loaded
-
-
 def _compiled():
-    global _compiled_module
-    if _compiled_module is None and "numba" in sys.modules:
-        _compiled_module = import_numba_user(".softmax_kernels", __package__)
-    return _compiled_module
+    return kernel_module(".softmax_kernels", __package__)  # ops/softmax_kernels.py once compiled, else None
 
 
 def takes(x: Tensor, d: int) -> bool:

@@ -1,10 +1,21 @@
 """index_add's compiled kernel (ops/index_kernels.py) against torch: slices added in index order, so repeated
 indices sum to torch's bits, along every dim, for the dtypes it takes; other layouts keep the NumPy path."""
+import numba  # noqa: F401  (loaded, so the compiled loop runs)
 import numpy as np
 import pytest
 import torch
 
 import tidal
+
+
+@pytest.fixture(autouse=True)
+def _compile_here():
+    """Kernels compiled in this thread (not in the background), so the compiled loops run from the first call."""
+    before = tidal.vm.get_fusion()["background_compile"]
+    tidal.vm.set_fusion(background_compile=False)
+    yield
+    tidal.vm.set_fusion(background_compile=before)
+
 
 CASES = [(0, (65, 64), 1024), (1, (3, 5, 4), 7), (2, (2, 3, 6), 9), (0, (5,), 8), (0, (4, 3), 0)]
 

@@ -9,6 +9,15 @@ import tidal
 from tidal.ops import norm_rows
 
 
+@pytest.fixture(autouse=True)
+def _compile_here():
+    """Kernels compiled in this thread (not in the background), so the compiled loops run from the first call."""
+    before = tidal.vm.get_fusion()["background_compile"]
+    tidal.vm.set_fusion(background_compile=False)
+    yield
+    tidal.vm.set_fusion(background_compile=before)
+
+
 @pytest.fixture(params=["compiled", "numpy"])
 def loops(request, monkeypatch):
     if request.param == "numpy":

@@ -8,6 +8,15 @@ import torch
 import tidal
 
 
+@pytest.fixture(autouse=True)
+def _compile_here():
+    """Kernels compiled in this thread (not in the background), so the compiled loops run from the first call."""
+    before = tidal.vm.get_fusion()["background_compile"]
+    tidal.vm.set_fusion(background_compile=False)
+    yield
+    tidal.vm.set_fusion(background_compile=before)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape,dim", [((4096, 32), -1), ((1024, 65), 1), ((8, 16, 64), (1, 2)), ((2, 3, 700), -1),
                                        ((64, 4096), -1), ((3000,), None), ((64, 40), 0)])

@@ -498,6 +498,31 @@ class _Compiler:
 compiler = _Compiler()
 background = os.environ.get("TIDAL_COMPILE_BACKGROUND", "1") != "0"
 _ready_calls: dict = {}  # call key (program, array types and shapes) -> compiled kernel to call
+_kernel_modules: dict = {}  # module name -> a kernel module whose kernels are compiled and loaded (kernel_module)
+
+
+def kernel_module(name: str, package: str | None = None):
+    """Module `name` of hand-written numba kernels (one with a `warm()` that calls each on tiny arrays of the
+    types the program passes), once they are compiled and loaded; else None, and the caller runs its NumPy
+    path. Nothing starts before numba is loaded (a first small program does not pay for its import); then
+    the compile process compiles the module into numba's on-disk cache in the background and the compiler
+    thread loads it, as for generated kernels (in this thread when background compiling is off)."""
+    full = importlib.util.resolve_name(name, package) if name.startswith(".") else name
+    module = _kernel_modules.get(full)
+    if module is not None or "numba" not in sys.modules:
+        return module
+    key = ("module", full)
+
+    def load():
+        loaded = import_numba_user(full)
+        loaded.warm()  # from the on-disk cache the compile process filled (or compiled here)
+        _kernel_modules[full] = loaded
+
+    if not background:
+        load()
+        return _kernel_modules[full]
+    compiler.request(key, load, (full, None, "warm", ()), first=True)
+    return None
 
 # When a background compile starts (ski rental): compiling a kernel costs about half a second of a core
 # (and numba's import, once, in this process), which a 2-core machine takes from the program itself.
