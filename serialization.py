@@ -15,7 +15,6 @@ checkpoint cannot run code. Saving to a path is atomic (temporary file, then os.
 """
 from __future__ import annotations
 
-import codecs
 import contextlib
 import hashlib
 import importlib
@@ -24,17 +23,18 @@ import mmap
 import os
 import pickle
 import pickletools
-import re
-import socket
 import struct
-import tempfile
 import types
 import zipfile
 from _compat_pickle import IMPORT_MAPPING, NAME_MAPPING
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 
 import numpy as np
 
+from .serialization_allowlist import (_SAFE_GLOBALS, _refusal, _user_safe_globals, _weights_only_failure,
+                                      add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals)
+from .serialization_atomic import atomic_write as _atomic_write
+from .serialization_atomic import temp_prefix as _temp_prefix  # noqa: F401 - (tests name it here)
 from .serialization_legacy import LegacyStorages, load_legacy, save_legacy
 from .serialization_options import (DEFAULT_PROTOCOL, LoadEndianness, check_module_version_greater_or_equal,  # noqa: F401
                                     default_restore_location, get_default_load_endianness, get_default_mmap_options,
@@ -236,85 +236,6 @@ def _serialization_id(pickled: bytes, storages: list) -> bytes:
     return str(int.from_bytes(digest.digest(), "little")).zfill(40)[-40:].encode()
 
 
-def _new_file_mode(path: str) -> int:
-    try:
-        return os.stat(path).st_mode & 0o7777  # replacing a file keeps its permissions
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
-def _host_tag() -> str:
-    """8 hex digits naming this host (and pid namespace): a pid in a temporary file's name is
-    only checked where it means the same process."""
-    try:
-        namespace = os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        namespace = 0
-    return hashlib.sha1(f"{socket.gethostname()}/{namespace}".encode()).hexdigest()[:8]
-
-
-def _temp_prefix(path: str, pid: int) -> str:
-    """The start of the name of the temporary file process `pid` of this host writes `path` through."""
-    return f".{os.path.basename(path)}.{_host_tag()}-{pid}."
-
-
-def _pid_running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process, or a pid we cannot check: assume it runs
-        return True
-    return True
-
-
-def _remove_stale_temps(path: str) -> None:
-    """Delete temporary files left beside `path` by earlier saves whose process died (killed during
-    a save): their names carry the writer's host tag and pid; a running writer's file is kept."""
-    directory = os.path.dirname(path) or "."
-    pattern = re.compile(re.escape(f".{os.path.basename(path)}.{_host_tag()}-") + r"(\d+)\.[^.]+\.tmp\Z")
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return
-    for name in names:
-        match = pattern.match(name)
-        if match and int(match.group(1)) != os.getpid() and not _pid_running(int(match.group(1))):
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(directory, name))
-
-
-def _atomic_write(path: str, write) -> None:
-    """Call `write(fp)` on a temporary file beside `path`, then move it over `path` in one step.
-    The temporary file's name carries this process's pid, so that a later save of the same path
-    removes it if this process is killed in between."""
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        raise RuntimeError(f"Parent directory {directory} does not exist.")
-    mode = _new_file_mode(path)
-    _remove_stale_temps(path)
-    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path, os.getpid()), suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fp:
-            write(fp)
-            fp.flush()
-            os.fsync(fp.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):  # make the rename itself durable where the OS allows it
-        dir_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-
-
 def save(obj, f, pickle_module=None, pickle_protocol: int = 2, _use_new_zipfile_serialization: bool = True,
          _disable_byteorder_record: bool = False) -> None:
     """Save `obj` to a path (atomically) or a binary file object, in the format torch.load reads."""
@@ -452,27 +373,6 @@ _TORCH_GLOBALS.update({("torch", alias): dt.from_name(alias) for alias in ("half
 _LAZY_TORCH_GLOBALS = {("torch.nn.parameter", "Parameter"): _parameter_class,
                        ("torch.nn", "Parameter"): _parameter_class}
 
-# plain-data globals that are safe to call with any arguments: torch's weights-only allow-list (no frozenset or
-# slice, which torch refuses)
-_SAFE_GLOBALS = {("collections", "OrderedDict"): OrderedDict, ("collections", "Counter"): Counter,
-                 ("_codecs", "encode"): codecs.encode}
-for _module in ("builtins", "__builtin__"):  # protocol 2 names builtins the Python 2 way
-    _SAFE_GLOBALS.update({(_module, f.__name__): f for f in (set, bytearray, complex)})
-
-_user_safe_globals: dict = {}  # "module.qualname" -> object, added with add_safe_globals
-
-
-def _global_name(obj) -> str:
-    return f"{obj.__module__}.{obj.__qualname__}"
-
-
-def add_safe_globals(safe_globals: list) -> None:
-    """Allow these functions/classes (or (object, "module.name") pairs) in weights_only loads."""
-    for item in safe_globals:
-        obj, name = item if isinstance(item, tuple) else (item, _global_name(item))
-        _user_safe_globals[name] = obj
-
-
 def get_unsafe_globals_in_checkpoint(f) -> list:
     """The globals ('module.name') a checkpoint's pickle names that a weights_only load would refuse (read
     statically: nothing is loaded)."""
@@ -491,53 +391,6 @@ def get_unsafe_globals_in_checkpoint(f) -> list:
             module, name = NAME_MAPPING.get((module, name), (IMPORT_MAPPING.get(module, module), name))
             found.add(f"{module}.{name}")
     return sorted(found - allowed - set(_user_safe_globals))
-
-
-def get_safe_globals() -> list:
-    """The globals added with add_safe_globals."""
-    return list(_user_safe_globals.values())
-
-
-def clear_safe_globals() -> None:
-    """Forget every global added with add_safe_globals."""
-    _user_safe_globals.clear()
-
-
-@contextlib.contextmanager
-def safe_globals(globals_list: list):
-    """Allow these globals in weights_only loads inside a `with` block."""
-    saved = dict(_user_safe_globals)
-    add_safe_globals(globals_list)
-    try:
-        yield
-    finally:
-        _user_safe_globals.clear()
-        _user_safe_globals.update(saved)
-
-
-def _refusal(module: str, name: str, reason: str) -> pickle.UnpicklingError:
-    """torch 2.13's words for a global a weights-only load refuses (its two options for a class that is merely
-    not allow-listed, else the issue-filing form), and the pointer to its documentation."""
-    message = f"Unsupported global: GLOBAL {module if module == name else f'{module}.{name}'} {reason}"
-    return _weights_only_failure(message, reason.startswith("was not an allowed global by default."))
-
-
-def _weights_only_failure(message: str, allowlisting: bool) -> pickle.UnpicklingError:
-    """torch's 'Weights only load failed' error around the weights-only unpickler's `message`."""
-    ns = dt.repr_namespace[0]
-    unsafe = (f"In PyTorch 2.6, we changed the default value of the `weights_only` argument in `{ns}.load` from "
-              f"`False` to `True`. Re-running `{ns}.load` with `weights_only` set to `False` will likely succeed, but "
-              "it can result in arbitrary code execution. Do it only if you got the file from a trusted source.")
-    if allowlisting:
-        text = ("Weights only load failed. This file can still be loaded, to do so you have two options, \033[1mdo "
-                f"those steps only if you trust the source of the checkpoint\033[0m. \n\t(1) {unsafe}\n\t(2) "
-                "Alternatively, to load with `weights_only=True` please check the recommended steps in the following "
-                f"error message.\n\tWeightsUnpickler error: {message}")
-    else:
-        text = (f"Weights only load failed. {unsafe}\nPlease file an issue with the following so that we can make "
-                f"`weights_only=True` compatible with your use case: WeightsUnpickler error: {message}")
-    return pickle.UnpicklingError(text + f"\n\nCheck the documentation of {ns}.load to learn more about types accepted "
-                                  "by default with weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
 
 
 class _Placement:
