@@ -40,7 +40,7 @@ def _embedding_backward(node, grad: Tensor):
         counts = ops.zeros(num_embeddings, dtype=g.dtype, device=g.device).index_add(
             0, flat, ops.ones(flat.shape[0], dtype=g.dtype, device=g.device))
         g = g / counts.index_select(0, flat).unsqueeze(1)
-    grad_weight = ops.zeros((num_embeddings, g.shape[1]), dtype=g.dtype, device=g.device).index_add(0, flat, g)
+    grad_weight = ops.zeros((num_embeddings, g.shape[1]), dtype=g.dtype, device=g.device).index_add_(0, flat, g)
     return None, grad_weight
 
 
