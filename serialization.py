@@ -36,6 +36,7 @@ from .serialization_allowlist import (_SAFE_GLOBALS, _refusal, _user_safe_global
 from .serialization_atomic import atomic_write as _atomic_write
 from .serialization_atomic import temp_prefix as _temp_prefix  # noqa: F401 - (tests name it here)
 from .serialization_legacy import LegacyStorages, load_legacy, save_legacy
+from .serialization_sparse import LayoutName, get_layout, rebuild_sparse_tensor, sparse_arguments
 from .serialization_options import (DEFAULT_PROTOCOL, LoadEndianness, check_module_version_greater_or_equal,  # noqa: F401
                                     default_restore_location, get_default_load_endianness, get_default_mmap_options,
                                     location_tag, normalize_storage_type, register_package,
@@ -123,6 +124,9 @@ class _TorchPickler(pickle._Pickler):
         if isinstance(t, Parameter):
             plain = Tensor._make(t._v, t.dtype, t.device, t._vm)
             return _torch_name("torch._utils", "_rebuild_parameter"), (plain, t.requires_grad, OrderedDict())
+        sparse = sparse_arguments(t)
+        if sparse is not None:  # torch's form (tidal's sparse tensor also holds its dense values: not saved)
+            return _torch_name("torch._utils", "_rebuild_sparse_tensor"), sparse
         v = t._v
         args = (self._storage_of(t), v.offset, tuple(v.shape), tuple(v.strides), t.requires_grad, OrderedDict())
         if t.dtype not in _STORAGE_NAMES:  # no typed storage (uint16/32/64): an untyped one and the dtype, as torch
@@ -166,6 +170,9 @@ class _TorchPickler(pickle._Pickler):
     def _save_device(self, obj: device) -> None:
         self.save_reduce(_torch_name("torch", "device"), (str(obj),), obj=obj)
 
+    def _save_layout(self, obj: LayoutName) -> None:
+        self.save_reduce(_torch_name("torch.serialization", "_get_layout"), (obj.name,), obj=obj)
+
     def _save_size(self, obj: Size) -> None:
         self.save_reduce(_torch_name("torch", "Size"), (tuple(obj),), obj=obj)
 
@@ -174,6 +181,7 @@ class _TorchPickler(pickle._Pickler):
     dispatch[dt.dtype] = _save_dtype
     dispatch[device] = _save_device
     dispatch[Size] = _save_size
+    dispatch[LayoutName] = _save_layout
 
 
 def _c_pickler_error(obj, name) -> Exception | None:
@@ -362,6 +370,7 @@ _TORCH_GLOBALS = {
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
     ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
     ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
+    ("torch._utils", "_rebuild_sparse_tensor"): rebuild_sparse_tensor, ("torch.serialization", "_get_layout"): get_layout,
     ("torch", "Tensor"): Tensor, ("torch._tensor", "Tensor"): Tensor,
     ("torch", "device"): device, ("torch", "Size"): Size,
     ("torch.storage", "UntypedStorage"): _StorageType(None), ("torch", "UntypedStorage"): _StorageType(None),
@@ -521,6 +530,10 @@ class _Archive:
         return out
 
 
+def _skipped_rebuild(*args) -> None:
+    """A rebuild put off until the storages hold their data (legacy checkpoints with sparse tensors)."""
+
+
 class _Unpickler(pickle.Unpickler):
     """Resolves torch's names to tidal's; with weights_only, refuses every global not allowed."""
 
@@ -532,6 +545,9 @@ class _Unpickler(pickle.Unpickler):
         # Python 2's names (protocol 2 pickles say __builtin__.xrange) as torch's loader reads them
         module, name = NAME_MAPPING.get((module, name), (IMPORT_MAPPING.get(module, module), name))
         key = (module, name)
+        if key == ("torch._utils", "_rebuild_sparse_tensor") and getattr(self.archive, "filled", True) is False:
+            self.archive.sparse_seen = True  # a legacy checkpoint's storages are read after the object: see there
+            return _skipped_rebuild
         if key in _TORCH_GLOBALS:
             return _TORCH_GLOBALS[key]
         if key in _LAZY_TORCH_GLOBALS:

@@ -49,6 +49,9 @@ class LegacyStorages:
     def __init__(self, placement, loaded_storage_class):
         self.placement, self._loaded = placement, loaded_storage_class
         self.arrays: dict = {}  # key -> (uint8 array, element size, storage)
+        # a sparse tensor computes from its values as it is built: before the storages are filled, its rebuild
+        # is skipped (the unpickler asks `filled`) and the object is read a second time once they are
+        self.filled, self.sparse_seen = False, False
 
     def storage(self, pid: tuple) -> object:
         """The storage (or, for a whole-module checkpoint, the class) a persistent id names."""
@@ -84,6 +87,7 @@ def load_legacy(fp, make_unpickler, storages: LegacyStorages, weights_only: bool
     if version != PROTOCOL_VERSION:
         raise RuntimeError(f"Invalid protocol version: {version}")
     make_unpickler(fp, header=True).load()  # the system facts: torch reads and ignores them too
+    start = fp.tell()
     result = make_unpickler(fp).load()
     keys = make_unpickler(fp, header=True).load()
     for key in keys:
@@ -100,6 +104,12 @@ def load_legacy(fp, make_unpickler, storages: LegacyStorages, weights_only: bool
             if not got:
                 raise RuntimeError(f"tidal.load: the data of storage {key} ended early")
             pos += got
+    storages.filled = True
+    if storages.sparse_seen:  # (see LegacyStorages: the object again, its storages now holding their data)
+        end = fp.tell()
+        fp.seek(start)
+        result = make_unpickler(fp).load()
+        fp.seek(end)
     return result
 
 

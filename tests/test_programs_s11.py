@@ -599,3 +599,25 @@ def scheduler_from_torch_code(T) -> list:
 
 def test_scheduler_from_torch_code():
     assert scheduler_from_torch_code(tidal_torch) == scheduler_from_torch_code(real_torch)
+
+
+# -- sparse COO tensors in checkpoints (torch's _rebuild_sparse_tensor) -----------------------------------------------
+def sparse_checkpoint(T) -> dict:
+    s = T.sparse_coo_tensor(T.tensor([[0, 1, 1], [1, 0, 0]]), T.tensor([1., 2., 3.]), (2, 3))
+    return {"s": s, "c": s.coalesce(), "dense": T.ones(2)}
+
+
+def read_sparse(T, data: bytes) -> list:
+    obj = T.load(io.BytesIO(data))
+    return [(str(obj[k].layout).split(".")[-1], obj[k].is_coalesced(), obj[k]._indices().tolist(),
+             obj[k]._values().tolist(), tuple(obj[k].shape), obj[k].to_dense().tolist()) for k in ("s", "c")]
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["zip", "legacy"])
+@pytest.mark.parametrize("writer", FRAMEWORKS, ids=lambda T: T.__name__)
+def test_sparse_tensors_in_checkpoints(writer, legacy):
+    buf = io.BytesIO()
+    writer.save(sparse_checkpoint(writer), buf, _use_new_zipfile_serialization=not legacy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert read_sparse(tidal_torch, buf.getvalue()) == read_sparse(real_torch, buf.getvalue())
