@@ -690,6 +690,41 @@ def forward_shape_errors(t):
     return [tuple(o) if isinstance(o, t.Size) else o for o in out] + [sorted(set(str(x.message)[:100] for x in w))]
 
 
+@probe
+def state_dict_layouts(t):
+    N = t.nn
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (Transformer's nested-tensor note; both frameworks give it)
+        mods = [N.MultiheadAttention(8, 2), N.MultiheadAttention(8, 2, kdim=4, vdim=6, bias=False, add_bias_kv=True),
+                N.TransformerEncoderLayer(8, 2, dim_feedforward=16),
+                N.TransformerDecoderLayer(8, 2, dim_feedforward=16), N.Transformer(8, 2, 1, 1, 16),
+                N.LSTM(3, 4, 2, bidirectional=True, proj_size=2), N.GRU(3, 4, bias=False), N.RNN(3, 4),
+                N.LSTMCell(3, 4), N.GRUCell(3, 4), N.RNNCell(3, 4, bias=False), N.Embedding(5, 3),
+                N.EmbeddingBag(5, 3, mode="max"), N.BatchNorm2d(3), N.BatchNorm1d(3, affine=False),
+                N.SyncBatchNorm(3), N.InstanceNorm2d(3, affine=True, track_running_stats=True),
+                N.LayerNorm([3, 4], bias=False), N.GroupNorm(2, 4), N.RMSNorm(4), N.Conv2d(2, 4, 3, groups=2),
+                N.ConvTranspose1d(2, 4, 3), N.PReLU(3), N.Bilinear(2, 3, 4),
+                N.AdaptiveLogSoftmaxWithLoss(8, 10, [4, 8], div_value=2.0), N.Identity(), N.Sequential()]
+    out = []
+    for m in mods:
+        sd = m.state_dict()
+        layout = [(k, tuple(v.shape), str(v.dtype).split(".")[-1], v.requires_grad) for k, v in sd.items()]
+        out.append((type(m).__name__, layout, sorted(dict(sd._metadata).items())))
+    return out
+
+
+@probe
+def lazy_state_dicts(t):
+    lazy = t.nn.LazyLinear(3)
+    sd = lazy.state_dict()
+    out = [type(sd["weight"]).__name__, sd["weight"].requires_grad, repr(sd["weight"])]
+    out += _errs([lambda: sd["weight"].shape, lambda: lazy.weight.share_memory_(),
+                  lambda: t.nn.Linear(2, 3).load_state_dict(sd)])
+    filled = t.nn.LazyLinear(3)
+    filled.load_state_dict(t.nn.Linear(2, 3).state_dict())
+    return out + [type(filled).__name__, tuple(filled.weight.shape)]
+
+
 @pytest.mark.parametrize("fn", PROBES, ids=lambda fn: fn.__name__)
 def test_same_as_torch(fn):
     assert_same(fn)

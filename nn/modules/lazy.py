@@ -37,6 +37,18 @@ class _Uninitialized:
 
     __str__ = __repr__
 
+    @property
+    def shape(self):
+        """torch's refusal: a placeholder has no shape until its module's first forward."""
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This error usually happens "
+                           "in `load_state_dict` when trying to load an uninitialized parameter into an initialized "
+                           "one. Call `forward` to initialize the parameters before accessing their attributes.")
+
+    def share_memory_(self):
+        """torch's refusal: there is no memory to share yet."""
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call `forward` to initialize "
+                           "the parameters before calling `module.share_memory()`.")
+
     def __deepcopy__(self, memo):
         copied = type(self)(self.requires_grad, self.device, self.dtype)
         memo[id(self)] = copied
@@ -110,6 +122,15 @@ class LazyModuleMixin:
         del self._initialize_hook, self._load_hook
         if self.cls_to_become is not None:
             self.__class__ = self.cls_to_become
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        # as torch's: a placeholder goes in as itself (a detached copy would be a tensor of shape [0])
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars or is_lazy(param) else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars or is_lazy(buf) else buf.detach()
 
     def _replicate_for_data_parallel(self):
         raise RuntimeError("Modules with uninitialized parameters can't be used with `DataParallel`. Run a dummy "
