@@ -500,7 +500,11 @@ class Module(BackwardHooksMixin, StateDictMixin):
                     param.grad = fn(param.grad)
         for key, buf in self._buffers.items():
             if buf is not None:
-                self._buffers[key] = fn(buf)
+                new = fn(buf)
+                if new is not buf and getattr(type(buf), "cls_to_become", None) is not None:
+                    set_data(buf, new)  # a lazy placeholder stays one (torch's keep their class through .to())
+                    new = buf
+                self._buffers[key] = new
         return self
 
     def to_empty(self, *, device, recurse: bool = True) -> "Module":

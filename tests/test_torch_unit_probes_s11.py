@@ -725,6 +725,22 @@ def lazy_state_dicts(t):
     return out + [type(filled).__name__, tuple(filled.weight.shape)]
 
 
+@probe
+def lazy_module_uses(t):
+    m = t.nn.Sequential(t.nn.LazyLinear(3), t.nn.ReLU(), t.nn.LazyBatchNorm1d())
+    out = [repr(m)]
+    # (left out: torch refuses every other tensor function on a placeholder, numel() and view() included; tidal
+    # answers those as for an empty tensor)
+    out += _errs([lambda: type(m.to(t.float64)[0].weight).__name__, lambda: type(m.double()[0].weight).__name__,
+                  lambda: type(m[2].running_mean).__name__, lambda: len(list(m.parameters())),
+                  lambda: t.optim.SGD(m.parameters(), lr=0.1).param_groups[0]["lr"], lambda: m.zero_grad(),
+                  lambda: [k for k, _ in m.named_buffers()], lambda: m.train() is m,
+                  lambda: str(m.state_dict()["0.weight"]), lambda: m.share_memory()])
+    y = m.float()(t.ones(4, 2))
+    out += [tuple(y.shape), repr(m), [tuple(p.shape) for p in m.parameters()]]
+    return out
+
+
 @pytest.mark.parametrize("fn", PROBES, ids=lambda fn: fn.__name__)
 def test_same_as_torch(fn):
     assert_same(fn)
