@@ -741,6 +741,25 @@ def lazy_module_uses(t):
     return out
 
 
+@probe
+def lazy_more(t):
+    out = []
+    src = t.nn.Sequential(t.nn.Conv2d(2, 4, 3), t.nn.BatchNorm2d(4), t.nn.Linear(5, 2))
+    dst = t.nn.Sequential(t.nn.LazyConv2d(4, 3), t.nn.LazyBatchNorm2d(), t.nn.LazyLinear(2))
+    out.append([dst[i].has_uninitialized_params() for i in range(3)])
+    r = dst.load_state_dict(src.state_dict())
+    out += [str(r), [type(m).__name__ for m in dst], [tuple(p.shape) for p in dst.parameters()],
+            [getattr(dst[i], "has_uninitialized_params", lambda: None)() for i in range(3)], dst[1].num_batches_tracked]
+    lz = t.nn.LazyLinear(2)
+    out += _errs([lambda: lz.load_state_dict({"weight": t.ones(2, 3)}),
+                  lambda: str(lz.load_state_dict({"weight": t.ones(2, 3)}, strict=False)), lambda: type(lz).__name__,
+                  lambda: tuple(lz.weight.shape), lambda: type(lz.bias).__name__])
+    c = t.nn.LazyConv1d(3, 2, groups=1)
+    c(t.ones(1, 4, 5))
+    out += [type(c).__name__, tuple(c.weight.shape), c.in_channels]
+    return out
+
+
 @pytest.mark.parametrize("fn", PROBES, ids=lambda fn: fn.__name__)
 def test_same_as_torch(fn):
     assert_same(fn)
