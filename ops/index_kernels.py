@@ -1,9 +1,9 @@
 """Compiled (numba) index_add: slices of a source added into a destination at index positions.
 
-Imported lazily by ops/index_ops.py, so `import tidal` never imports numba. NumPy's `np.add.at` takes
-about 10 ns per element (an embedding's backward over 1024 rows of 64 cost 0.7 ms); this loop adds
-each source slice in index order, as torch's CPU kernel does, so repeated indices sum in the same
-order to the bit.
+Loaded by ops/index_ops.py through vm.codegen.kernel_module (`import tidal` never imports numba). NumPy's
+`np.add.at` takes about 10 ns per element (an embedding's backward over 1024 rows of 64 cost 0.7 ms); this loop
+adds each source slice in index order, as torch's CPU kernel does, so repeated indices sum in the same order to
+the bit.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Compiled (numba) layer norm over the rows of C-contiguous arrays: forward and backward, one pass each.
 
-Imported lazily by ops/norm_rows.py once numba is loaded. Row statistics accumulate in float64; the sums
+Loaded by ops/norm_rows.py through vm.codegen.kernel_module. Row statistics accumulate in float64; the sums
 along a row are helpers compiled with reassociation (so LLVM vectorizes them), the elementwise parts without
 (each element rounds as written).
 """
@@ -9,13 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-
-@njit(cache=True, nogil=True, fastmath={"reassoc"})
-def _row_sum(x, i):
-    acc = 0.0
-    for j in range(x.shape[1]):
-        acc += np.float64(x[i, j])
-    return acc
+from .reduce_kernels import row_total
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc"})
@@ -40,7 +34,7 @@ def forward(x, weight, bias, eps, y, mean, rstd):
     """y = (x - mean) * rstd * weight + bias per row (weight/bias of length 0: none); mean and rstd per row."""
     rows, n = x.shape
     for i in range(rows):
-        m = _row_sum(x, i) / n
+        m = row_total(x, i) / n
         r = 1.0 / np.sqrt(_row_square_deviation(x, i, m) / n + eps)
         mean[i] = m
         rstd[i] = r
@@ -62,7 +56,7 @@ def backward(g, x, mean, rstd, weight, dy, grad_input, grad_weight, grad_bias):
         m, r = np.float64(mean[i]), np.float64(rstd[i])
         for j in range(n):
             dy[i, j] = g[i, j] * weight[j] if weight.shape[0] else g[i, j]
-        a = _row_sum(dy, i) / n
+        a = row_total(dy, i) / n
         c = _row_dot_normalized(dy, x, i, m, r) / n
         for j in range(n):
             xhat = (np.float64(x[i, j]) - m) * r

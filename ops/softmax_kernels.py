@@ -1,6 +1,6 @@
 """Compiled (numba) softmax and log_softmax over the rows of C-contiguous arrays, forward and backward.
 
-Imported lazily by ops/softmax_rows.py once numba is loaded. float32 rows take exp_single (the fused loops'
+Loaded by ops/softmax_rows.py through vm.codegen.kernel_module. float32 rows take exp_single (the fused loops'
 vectorizable float32 exp); the row max and sums are helpers compiled with relaxed rules (so LLVM vectorizes
 them; a row holding a NaN is found apart), sums accumulate in float64.
 """
@@ -12,31 +12,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from .reduce_kernels import row_has_nan, row_top, row_total
 from .scalar_kernels import exp_single
-
-
-@njit(cache=True, nogil=True, fastmath={"nnan"})
-def _row_max(x, i):
-    top = x[i, 0]
-    for j in range(1, x.shape[1]):
-        top = max(top, x[i, j])
-    return top
-
-
-@njit(cache=True, nogil=True)
-def _has_nan(x, i):
-    seen = 0
-    for j in range(x.shape[1]):
-        seen |= np.int32(x[i, j] != x[i, j])
-    return seen != 0
-
-
-@njit(cache=True, nogil=True, fastmath={"reassoc"})
-def _row_sum(x, i):
-    acc = 0.0
-    for j in range(x.shape[1]):
-        acc += np.float64(x[i, j])
-    return acc
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc"})
@@ -75,8 +52,8 @@ def forward(x, y, log, safe):
     `safe`: torch's _safe_softmax, which attention uses for fully masked rows)."""
     rows, n = x.shape
     for i in range(rows):
-        top = _row_max(x, i)
-        nan = _has_nan(x, i)
+        top = row_top(x, i)
+        nan = row_has_nan(x, i)
         if safe and top == -np.inf and not nan:
             for j in range(n):
                 y[i, j] = 0
@@ -85,7 +62,7 @@ def forward(x, y, log, safe):
             top = _nan_as(top)
         for j in range(n):
             y[i, j] = _exp(x[i, j] - top)
-        total = _row_sum(y, i)
+        total = row_total(y, i)
         if log:
             log_total = math.log(total)
             for j in range(n):
@@ -102,7 +79,7 @@ def backward(g, y, grad, log):
     rows, n = y.shape
     for i in range(rows):
         if log:
-            total = _row_sum(g, i)
+            total = row_total(g, i)
             for j in range(n):
                 grad[i, j] = g[i, j] - _exp(y[i, j]) * total
         else:

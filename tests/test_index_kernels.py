@@ -7,14 +7,9 @@ import torch
 
 import tidal
 
+from kernel_loops import compile_here  # noqa: F401  (fixtures)
 
-@pytest.fixture(autouse=True)
-def _compile_here():
-    """Kernels compiled in this thread (not in the background), so the compiled loops run from the first call."""
-    before = tidal.vm.get_fusion()["background_compile"]
-    tidal.vm.set_fusion(background_compile=False)
-    yield
-    tidal.vm.set_fusion(background_compile=before)
+pytestmark = pytest.mark.usefixtures("compile_here")
 
 
 CASES = [(0, (65, 64), 1024), (1, (3, 5, 4), 7), (2, (2, 3, 6), 9), (0, (5,), 8), (0, (4, 3), 0)]

@@ -11,7 +11,8 @@ import tidal
 def _run(lib, fn, x, t, **kwargs):
     xt = lib.tensor(x, requires_grad=True)
     loss = getattr(lib.nn.functional, fn)(xt, lib.tensor(t), **kwargs)
-    (loss * lib.tensor(np.linspace(0.5, 1.5, loss.numel()).reshape(tuple(loss.shape)), dtype=loss.dtype)).sum().backward()
+    weights = np.linspace(0.5, 1.5, loss.numel()).reshape(tuple(loss.shape))
+    (loss * lib.tensor(weights, dtype=loss.dtype)).sum().backward()
     return loss.detach().numpy(), xt.grad.numpy(), type(loss.grad_fn).__name__
 
 

@@ -1,6 +1,6 @@
 """Layer norm's one-kernel forward and backward (ops/norm_rows.py) against torch: values, gradients of input,
 weight and bias, double backward through the composite, both the compiled and the NumPy loops."""
-import numba  # noqa: F401  (loaded, so the compiled loops run; `numpy_loops` takes the other path)
+import numba  # noqa: F401  (loaded, so the compiled loops run; `loops` also takes the NumPy path)
 import numpy as np
 import pytest
 import torch
@@ -8,21 +8,10 @@ import torch
 import tidal
 from tidal.ops import norm_rows
 
+from kernel_loops import compile_here, loops_of  # noqa: F401  (fixtures)
 
-@pytest.fixture(autouse=True)
-def _compile_here():
-    """Kernels compiled in this thread (not in the background), so the compiled loops run from the first call."""
-    before = tidal.vm.get_fusion()["background_compile"]
-    tidal.vm.set_fusion(background_compile=False)
-    yield
-    tidal.vm.set_fusion(background_compile=before)
-
-
-@pytest.fixture(params=["compiled", "numpy"])
-def loops(request, monkeypatch):
-    if request.param == "numpy":
-        monkeypatch.setattr(norm_rows, "_compiled", lambda: None)
-    return request.param
+pytestmark = pytest.mark.usefixtures("compile_here")
+loops = loops_of(norm_rows)
 
 
 def _run(lib, x, w, b, g, shape, eps):

@@ -9,21 +9,10 @@ import torch
 import tidal
 from tidal.ops import softmax_rows
 
+from kernel_loops import compile_here, loops_of  # noqa: F401  (fixtures)
 
-@pytest.fixture(autouse=True)
-def _compile_here():
-    """Kernels compiled in this thread (not in the background), so the compiled loops run from the first call."""
-    before = tidal.vm.get_fusion()["background_compile"]
-    tidal.vm.set_fusion(background_compile=False)
-    yield
-    tidal.vm.set_fusion(background_compile=before)
-
-
-@pytest.fixture(params=["compiled", "numpy"])
-def loops(request, monkeypatch):
-    if request.param == "numpy":
-        monkeypatch.setattr(softmax_rows, "_compiled", lambda: None)
-    return request.param
+pytestmark = pytest.mark.usefixtures("compile_here")
+loops = loops_of(softmax_rows)
 
 
 def _grads(lib, fn, x, g, dim, dtype=None):
