@@ -729,8 +729,6 @@ def lazy_state_dicts(t):
 def lazy_module_uses(t):
     m = t.nn.Sequential(t.nn.LazyLinear(3), t.nn.ReLU(), t.nn.LazyBatchNorm1d())
     out = [repr(m)]
-    # (left out: torch refuses every other tensor function on a placeholder, numel() and view() included; tidal
-    # answers those as for an empty tensor)
     out += _errs([lambda: type(m.to(t.float64)[0].weight).__name__, lambda: type(m.double()[0].weight).__name__,
                   lambda: type(m[2].running_mean).__name__, lambda: len(list(m.parameters())),
                   lambda: t.optim.SGD(m.parameters(), lr=0.1).param_groups[0]["lr"], lambda: m.zero_grad(),
@@ -758,6 +756,23 @@ def lazy_more(t):
     c(t.ones(1, 4, 5))
     out += [type(c).__name__, tuple(c.weight.shape), c.in_channels]
     return out
+
+
+@probe
+def lazy_refusals(t):
+    m = t.nn.Sequential(t.nn.LazyLinear(3), t.nn.ReLU(), t.nn.LazyBatchNorm1d())
+    w = m[0].weight
+    out = _errs([lambda: t.nn.utils.parameters_to_vector(m.parameters()), lambda: m.requires_grad_(False) is m,
+                 lambda: sum(p.numel() for p in m.parameters()), lambda: w + 1, lambda: w * 2, lambda: -w,
+                 lambda: w.sum(), lambda: w.view(-1), lambda: w.detach(), lambda: w.clone(), lambda: w.dim(),
+                 lambda: bool(w), lambda: w.t(), lambda: w.tolist(), lambda: w.fill_(1),
+                 lambda: t.nn.init.kaiming_uniform_(w), lambda: w.dtype, lambda: w.device, lambda: w.requires_grad,
+                 lambda: w.is_leaf, lambda: type(w.to(t.float64)).__name__, lambda: type(w.double()).__name__,
+                 lambda: w.size(), lambda: w.is_floating_point(), lambda: w.grad])
+    m2 = pickle.loads(pickle.dumps(t.nn.LazyLinear(2)))
+    out += [type(m2.weight).__name__, type(m2).__name__, tuple(m2(t.ones(1, 4)).shape)]
+    # (the method torch names differs where tidal's function calls another one: the words before it are compared)
+    return [o if not isinstance(o, tuple) else (o[0], o[1].split(" in <")[0]) for o in out]
 
 
 @pytest.mark.parametrize("fn", PROBES, ids=lambda fn: fn.__name__)

@@ -55,6 +55,42 @@ class _Uninitialized:
         return copied
 
 
+# the tensor functions a placeholder refuses, as torch's (its allow-list: conversions, to/cpu/cuda, size, copy_,
+# properties); name -> the operation torch's message names
+_REFUSED = {name: name for name in (
+    "numel", "nelement", "dim", "ndimension", "view", "view_as", "reshape", "reshape_as", "flatten", "expand",
+    "squeeze", "unsqueeze", "permute", "transpose", "t", "chunk", "split", "sum", "mean", "std", "var", "norm", "abs",
+    "max", "min", "detach", "detach_", "clone", "contiguous", "add", "add_", "sub", "sub_", "mul", "mul_", "div",
+    "div_", "matmul", "mm", "item", "tolist", "numpy", "fill_", "zero_", "normal_", "uniform_", "requires_grad_",
+    "stride", "storage_offset", "is_contiguous", "data_ptr", "untyped_storage", "new_empty", "new_zeros",
+    "new_ones")}
+_REFUSED.update({"__add__": "add", "__radd__": "add", "__sub__": "sub", "__rsub__": "rsub", "__mul__": "mul",
+                 "__rmul__": "mul", "__truediv__": "div", "__matmul__": "matmul", "__neg__": "neg",
+                 "__getitem__": "__getitem__", "__setitem__": "__setitem__", "__bool__": "__bool__"})
+
+
+def _refusal(name: str, op: str):
+    def refused(self, *args, **kwargs):
+        raise ValueError(f"Attempted to use an uninitialized parameter in <method '{op}' of 'torch._C.TensorBase' "
+                         "objects>. This error happens when you are using a `LazyModule` or explicitly manipulating "
+                         f"`torch.nn.parameter.{type(self).__name__}` objects. When using LazyModules Call `forward` "
+                         "with a dummy batch to initialize the parameters before calling torch functions")
+    refused.__name__ = name
+    return refused
+
+
+for _name, _op in _REFUSED.items():
+    setattr(_Uninitialized, _name, _refusal(_name, _op))
+
+
+def _reduce_placeholder(self, protocol):
+    # as torch's: a placeholder pickles as its class and requires_grad (it has no values to save)
+    return type(self), (self.requires_grad,)
+
+
+_Uninitialized.__reduce_ex__ = _reduce_placeholder
+
+
 class UninitializedParameter(_Uninitialized, Parameter):
     """A parameter whose shape is not known yet."""
 
