@@ -621,3 +621,17 @@ def test_sparse_tensors_in_checkpoints(writer, legacy):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert read_sparse(tidal_torch, buf.getvalue()) == read_sparse(real_torch, buf.getvalue())
+
+
+def many_workers(T) -> list:
+    """A loader asking for more worker processes than the CPUs this process may use (built, not iterated)."""
+    import os
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        T.utils.data.DataLoader(list(range(4)), batch_size=2, num_workers=len(os.sched_getaffinity(0)) + 1)
+        T.utils.data.DataLoader(list(range(4)), batch_size=2, num_workers=1)
+    return [(w.category.__name__, str(w.message)) for w in caught]
+
+
+def test_too_many_workers_warn_as_torch():
+    assert many_workers(tidal_torch) == many_workers(real_torch) != []

@@ -116,6 +116,24 @@ class DataLoader(Generic[_T_co]):
         self._iterable = iterable
         self._iterator = None
         self._initialized = True
+        self.check_worker_number_rationality()
+
+    def check_worker_number_rationality(self) -> None:
+        """torch's warning when this loader would start more worker processes than the CPUs it may use."""
+        if not self.num_workers:
+            return
+        cpuset_checked = hasattr(os, "sched_getaffinity")
+        suggest = len(os.sched_getaffinity(0)) if cpuset_checked else os.cpu_count()
+        if suggest is not None and self.num_workers <= suggest:
+            return
+        advice = ("DataLoader is not able to compute a suggested max number of worker in current system."
+                  if suggest is None else
+                  f"Our suggested max number of worker in current system is {suggest}"
+                  f"{'' if cpuset_checked else ' (`cpuset` is not taken into account)'}, which is smaller than what "
+                  "this DataLoader is going to create.")
+        warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in total. {advice} Please be "
+                      "aware that excessive worker creation might get DataLoader running slow or even freeze, lower "
+                      "the worker number to avoid potential slowness/freeze if necessary.", stacklevel=2)
 
     def __setattr__(self, name, value):
         if getattr(self, "_initialized", False) and name in self._FROZEN:
@@ -137,6 +155,7 @@ class DataLoader(Generic[_T_co]):
     def _get_iterator(self):
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
+        self.check_worker_number_rationality()
         return _MultiProcessingDataLoaderIter(self)
 
     def __iter__(self):
