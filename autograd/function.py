@@ -140,6 +140,11 @@ class Function(metaclass=_FunctionMeta):
                 out.grad_fn = node
                 out._output_nr = k
             meta.append(out.detach() if isinstance(out, Tensor) else out)
+        several = sum(isinstance(o, Tensor) for o in outs) > 1
+        for k, out in enumerate(outs):  # views it returns refuse in-place writes, as torch's (view_inplace)
+            if isinstance(out, Tensor) and out.grad_fn is node and out._base is not None and \
+                    not any(out is d for d in ctx._dirty):
+                out.__dict__["_custom_function_view"] = (k, cls.__name__, several)
         for d in ctx._dirty:  # modified in place: their bases (or views) take the new history, as in torch
             _rebase_dirty(d)
         return result

@@ -34,6 +34,10 @@ NO_GRAD_VIEW = ("A view was created in no_grad mode and is being modified inplac
 _MULTI_VIEW = ("Output {k} of {fn} is a view and is being modified inplace. This view is the output of a function "
                "that returns multiple views. Such functions do not allow the output views to be modified inplace. "
                "You should replace the inplace operation by an out-of-place one.")
+_CUSTOM_VIEW = ("Output {k} of {fn} is a view and is being modified inplace. This view was created inside a custom "
+                "Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would "
+                "override the custom backward associated with the custom Function, leading to incorrect gradients. "
+                "This behavior is forbidden. You can fix this by cloning the output of the custom Function.")
 _MULTI_VIEW_FNS = {"UnbindBackward0": "Unbind", "SplitBackward0": "Split", "SplitWithSizesBackward0": "Split",
                    "ChunkBackward0": "Split", "UnsafeSplitBackward0": "Split"}
 # PyTorch's class name for the base's node is CopySlices, without "Backward0"
@@ -105,6 +109,10 @@ def needs_rebase(out: Tensor) -> bool:
 def check_view_write(out: Tensor) -> None:
     """torch's errors for an in-place write (in grad mode) into view `out`."""
     base = out._base
+    custom = out.__dict__.get("_custom_function_view")
+    if custom is not None and out.requires_grad:  # a view a custom Function returned (autograd.function)
+        k, fn, several = custom
+        raise RuntimeError((_MULTI_VIEW if several else _CUSTOM_VIEW).format(k=k, fn=fn))
     if out.grad_fn is None and base.requires_grad and is_grad_enabled():
         # a view of a tensor that requires grad has a node unless it was made under no_grad
         raise RuntimeError(NO_GRAD_VIEW)

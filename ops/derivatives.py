@@ -102,8 +102,9 @@ FORMULAS = {
     "atan2": (lambda g, o, a, b: M.where(ap("eq", a * a + b * b, 0), 0.0, g * b / (a * a + b * b)),
               lambda g, o, a, b: M.where(ap("eq", a * a + b * b, 0), 0.0, -g * a / (a * a + b * b))),
     "hypot": (lambda g, o, a, b: g * a / o, lambda g, o, a, b: g * b / o),
-    "logaddexp": (lambda g, o, a, b: g * ap("exp", a - o), lambda g, o, a, b: g * ap("exp", b - o)),
-    "logaddexp2": (lambda g, o, a, b: g * ap("exp2", a - o), lambda g, o, a, b: g * ap("exp2", b - o)),
+    # torch's forms, from the inputs alone: a finite input beside an infinite one gets 0 or 1, not NaN
+    "logaddexp": (lambda g, o, a, b: g / (1 + ap("exp", b - a)), lambda g, o, a, b: g / (1 + ap("exp", a - b))),
+    "logaddexp2": (lambda g, o, a, b: g / (1 + ap("exp2", b - a)), lambda g, o, a, b: g / (1 + ap("exp2", a - b))),
     "remainder": (lambda g, o, a, b: g, lambda g, o, a, b: -g * ap("floor_divide", a, b)),
     "fmod": (lambda g, o, a, b: g, lambda g, o, a, b: -g * ap("trunc", a / b)),
     "floor_divide": (lambda g, o, a, b: _zero(g), lambda g, o, a, b: _zero(g)),

@@ -55,7 +55,7 @@ _declare("same", 2, {"add": "{0} + {1}", "mul": "{0} * {1}", "maximum": "np.maxi
                      "minimum": "np.minimum({0}, {1})", "fmax": "np.fmax({0}, {1})",
                      "fmin": "np.fmin({0}, {1})"})
 _declare("same", 2, {"sub": "{0} - {1}", "floor_divide": "np.floor_divide({0}, nonzero_divisor({1}))",
-                     "remainder": "np.remainder({0}, nonzero_divisor({1}))",
+                     "remainder": "remainder_torch({0}, nonzero_divisor({1}))",  # (torch's signed zeros)
                      "fmod": "np.fmod({0}, nonzero_divisor({1}))",
                      "pow": "np.power({0}, {1})"}, no_bool=True)
 _declare("float", 2, {"div": "{0} / {1}", "atan2": "np.arctan2({0}, {1})", "hypot": "np.hypot({0}, {1})",

@@ -59,6 +59,21 @@ def _nonzero_divisor(b):
     return lambda b: b
 
 
+def remainder_torch(a, b):
+    """torch's remainder: a float zero keeps the dividend's sign (NumPy's takes the divisor's)."""
+    return np.remainder(a, b)
+
+
+@overload(remainder_torch, inline="always")
+def _remainder_torch(a, b):
+    if isinstance(a, types.Float) or isinstance(b, types.Float):
+        def torch_float(a, b):  # fmod moved into the divisor's sign unless it is zero, as torch's kernel
+            m = np.fmod(a, b)
+            return m + b if m != 0 and (b < 0) != (m < 0) else m
+        return torch_float
+    return lambda a, b: np.remainder(a, b)  # (numba's integer np.fmod is wrong for negative dividends)
+
+
 @njit(inline="always")
 def erf(x):
     return math.erf(x)

@@ -179,7 +179,20 @@ def nonzero_divisor(b):
     return b
 
 
+def remainder_torch(a, b):
+    """torch's remainder on arrays (scalar_kernels.remainder_torch's NumPy twin): NumPy's, with a zero taking the
+    dividend's sign rather than the divisor's."""
+    r = np.remainder(a, b)
+    if r.dtype.kind != "f":
+        return r
+    if np.ndim(r) == 0:
+        return np.copysign(r, a) if r == 0 else r
+    np.copysign(r, a, out=r, where=r == 0)  # (r is a new array)
+    return r
+
+
 NUMPY_FUNCS = {name: LazyUfunc(name) for name in ("erf", "erfc", "lgamma", "erfinv", "digamma", "bessel_i0",
                                                  "bessel_i1")}
 NUMPY_FUNCS["polygamma"] = LazyUfunc("polygamma", 2)
-NUMPY_FUNCS.update(sgn=sgn, nonzero_divisor=nonzero_divisor, erf_single=erf_single)
+NUMPY_FUNCS.update(sgn=sgn, nonzero_divisor=nonzero_divisor, erf_single=erf_single,
+                   remainder_torch=remainder_torch)

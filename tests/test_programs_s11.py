@@ -229,7 +229,6 @@ def logaddexp_grads(T) -> list:
     return out + [np.round(g.detach().numpy(), 12).tolist() for g in first + second]
 
 
-@pytest.mark.xfail(strict=True, reason="needs s11_hunt_remainder_logaddexp.patch")
 @pytest.mark.parametrize("program", [remainders, logaddexp_grads], ids=lambda p: p.__name__)
 def test_signed_zeros_and_infinities_as_torch(program):
     assert program(tidal_torch) == program(real_torch)
@@ -265,7 +264,6 @@ def custom_function_views(T) -> list:
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="needs s11_hunt_custom_function_views.patch")
 def test_views_returned_by_custom_functions_refuse_inplace_writes():
     assert custom_function_views(tidal_torch) == custom_function_views(real_torch)
 
@@ -509,7 +507,6 @@ def test_torch_module_paths(path):
     _resolve("tidal", path)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s11_hunt_compat_private_bases.patch")
 def test_torch_module_paths_under_compat():
     for path in COMPAT_PATHS:
         _resolve("torch", path)
@@ -528,7 +525,6 @@ def module_path_helpers(T) -> list:
             utils._reverse_repeat_tuple((1, 2), 2), module._addindent("a\nb\n\nc", 2)]
 
 
-@pytest.mark.xfail(strict=True, reason="needs s11_hunt_compat_private_bases.patch")
 def test_private_bases_and_helpers_as_torch():
     assert module_path_helpers(tidal_torch) == module_path_helpers(real_torch)
 
@@ -568,7 +564,6 @@ def ddp_checkpoint(T) -> list:
     return [list(sd), dict(sd._metadata), str(model.load_state_dict(sd))]
 
 
-@pytest.mark.xfail(strict=True, reason="needs s11_hunt_compat_private_bases.patch")
 def test_ddp_checkpoint_prefix_as_torch():
     assert ddp_checkpoint(tidal_torch) == ddp_checkpoint(real_torch)
 

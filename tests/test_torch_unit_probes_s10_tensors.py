@@ -1,6 +1,7 @@
 """Behaviour probed from PyTorch's own unit tests, part 3 (test_torch.py, test_shape_ops.py, test_autograd.py's
 functional API, data utilities, hooks, pruning, distributions): see torch_probe_helpers."""
 import copy
+import io
 import pickle
 import warnings
 

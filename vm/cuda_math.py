@@ -30,7 +30,7 @@ deg2rad, rad2deg, log, log2, log10 = np.deg2rad, np.rad2deg, np.log, np.log2, np
 _LN2 = math.log(2.0)
 
 # names of the compiled (CPU) vocabulary that this module replaces in CUDA kernels (see module_source)
-__all__ = ["nonzero_divisor", "exp_single"]
+__all__ = ["nonzero_divisor", "exp_single", "remainder_torch"]
 
 
 def _is_int(*tys) -> bool:
@@ -97,6 +97,21 @@ def _float_remainder(x, y):
             m += y
     else:
         m = math.copysign(0.0, y)
+    return m
+
+
+def _torch_remainder(x, y):
+    # torch's: NumPy's, except that a zero keeps the dividend's sign (fmod's) rather than the divisor's
+    r = np.remainder(x, y)
+    if np.asarray(r).dtype.kind != "f":
+        return r
+    return np.where(r == 0, np.copysign(r, x), r)
+
+
+def _torch_float_remainder(x, y):
+    m = math.fmod(x, y)
+    if m != 0 and (y < 0) != (m < 0):
+        m += y
     return m
 
 
@@ -171,6 +186,7 @@ sinc = _unary(np.sinc, _any(_sinc))
 conj = _unary(np.conj, _any(lambda x: x))  # real dtypes only on CUDA: the identity
 fmod = _binary(np.fmod, _by_kind(_int_fmod, _float_fmod))
 remainder = _binary(np.remainder, _by_kind(lambda x, y: x % y, _float_remainder))
+remainder_torch = _binary(_torch_remainder, _by_kind(lambda x, y: x % y, _torch_float_remainder))
 floor_divide = _binary(np.floor_divide, _by_kind(lambda x, y: x // y, _float_floor_divide))
 power = _binary(np.power, _by_kind(lambda x, y: x ** y, lambda x, y: math.pow(x, y)))
 copysign = _binary(np.copysign, _any(lambda x, y: math.copysign(x, y)))

@@ -55,6 +55,15 @@ def _torch_file(name: str, extra: tuple) -> types.ModuleType:
 for _name, _extra in _TORCH_FILES.items():
     globals()[_name] = _torch_file(_name, _extra)
 
+# the private bases libraries test layers against (timm, torchvision: isinstance(m, nn.modules.batchnorm._BatchNorm))
+# and torch's private helpers custom layers call (the conv bases, _addindent in reprs)
+for _file, _source, _names in (("batchnorm", _tidal_modules.batchnorm, ("_NormBase", "_BatchNorm")),
+                               ("instancenorm", _tidal_modules.batchnorm, ("_InstanceNorm",)),
+                               ("conv", _tidal_modules.conv, ("_ConvNd", "_ConvTransposeNd")),
+                               ("module", _tidal_nn.module, ("_addindent",))):
+    for _n in _names:
+        setattr(globals()[_file], _n, getattr(_source, _n))
+
 # torch.nn.modules itself exports Module and the containers (`from torch.nn.modules import Module`)
 Module = module.Module  # noqa: F821 - made by the loop above
 Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict = (  # noqa: F821
@@ -83,6 +92,11 @@ utils.__spec__ = importlib.machinery.ModuleSpec(utils.__name__, None)
 utils._ntuple = _ntuple
 utils._single, utils._pair = _ntuple(1, "_single"), _ntuple(2, "_pair")
 utils._triple, utils._quadruple = _ntuple(3, "_triple"), _ntuple(4, "_quadruple")
+# torch's: reverse `t` and repeat each element n times (a layer's padding as F.pad takes it)
+utils._reverse_repeat_tuple = lambda t, n: tuple(x for x in reversed(t) for _ in range(n))
+from ....nn.state_dict import consume_prefix_in_state_dict_if_present  # noqa: E402 - DDP checkpoints' helper
+
+utils.consume_prefix_in_state_dict_if_present = consume_prefix_in_state_dict_if_present
 sys.modules[utils.__name__] = utils
 
 __getattr__ = mirror(globals(), _tidal_modules)
