@@ -58,11 +58,18 @@ def _forward_kernel(ins, outs, attrs) -> None:
         return
     with np.errstate(all="ignore"):
         top = x.max(1, keepdims=True)
-        masked = (top == -np.inf) if safe else False
-        shifted = x - np.where(masked, 0, top)
+        masked = (top == -np.inf) if safe else None
+        if masked is not None and masked.any():
+            top = np.where(masked, 0, top)
+        shifted = x - top
         e = np.exp(shifted)
-        total = e.sum(1, keepdims=True, dtype=np.float64)
-        y[...] = shifted - np.log(total) if log else np.where(masked, 0, e / total)
+        total = e.sum(1, keepdims=True)
+        if log:
+            y[...] = shifted - np.log(total)
+        else:
+            np.divide(e, total, out=y)
+            if masked is not None and masked.any():
+                y[masked[:, 0]] = 0
 
 
 @register_kernel("_softmax_backward_data", "cpu")
@@ -76,6 +83,6 @@ def _backward_kernel(ins, outs, log) -> None:
         return
     with np.errstate(all="ignore"):
         if log:
-            grad[...] = g - np.exp(y) * g.sum(1, keepdims=True, dtype=np.float64)
+            grad[...] = g - np.exp(y) * g.sum(1, keepdims=True)
         else:
-            grad[...] = y * (g - (g.astype(np.float64) * y).sum(1, keepdims=True))
+            grad[...] = y * (g - (g * y).sum(1, keepdims=True))
