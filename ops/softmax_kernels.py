@@ -35,17 +35,6 @@ def _exp_typed(v):
     return lambda v: np.exp(v)
 
 
-def _nan_as(v):
-    """NaN of v's type (a float32 row's shift stays float32, so its exp vectorizes)."""
-
-
-@overload(_nan_as, inline="always")
-def _nan_as_typed(v):
-    if v == types.float32:
-        return lambda v: np.float32(np.nan)
-    return lambda v: np.nan
-
-
 @njit(cache=True, nogil=True)
 def forward(x, y, log, safe):
     """y = softmax(x) (log_softmax if `log`) along each row; a row that is all -inf gives NaN, as torch's (zeros if
@@ -53,16 +42,18 @@ def forward(x, y, log, safe):
     rows, n = x.shape
     for i in range(rows):
         top = row_top(x, i)
-        nan = row_has_nan(x, i)
-        if safe and top == -np.inf and not nan:
+        if top == -np.inf:  # all -inf (row_top does not see a NaN among them): NaN throughout, as torch's
+            fill = 0.0 if safe and not row_has_nan(x, i) else np.nan
             for j in range(n):
-                y[i, j] = 0
+                y[i, j] = fill
             continue
-        if top == -np.inf or nan:  # NaN throughout (an all -inf row too: exp(-inf - -inf), as torch)
-            top = _nan_as(top)
         for j in range(n):
             y[i, j] = _exp(x[i, j] - top)
         total = row_total(y, i)
+        if total != total:  # a NaN in the row (or +inf: inf - inf) made the sum NaN: NaN throughout, as torch's
+            for j in range(n):
+                y[i, j] = np.nan
+            continue
         if log:
             log_total = math.log(total)
             for j in range(n):
