@@ -96,3 +96,32 @@ def test_kernel_specs_survive_pickling_with_their_layout(tmp_path):
     assert [str(t) for t in kernel.signatures[0]] == ["array(float32, 1d, C)", "array(float32, 1d, A)"]
     args = [codegen._dummy(s) for s in pickle.loads(pickle.dumps([codegen._dummy_spec(np.zeros(4)), codegen._dummy_spec(frozen)]))]
     assert not args[1].flags.writeable and args[0].flags.writeable
+
+
+def test_kernel_module_loads_in_the_background_and_a_failed_load_leaves_the_numpy_path(tmp_path, monkeypatch):
+    import numba  # noqa: F401  (kernel modules wait for numba to be loaded)
+    (tmp_path / "tidal_test_kmod.py").write_text(
+        "import numpy as np\nfrom numba import njit\n\n@njit(cache=True)\ndef twice(x, out):\n"
+        "    for j in range(x.shape[0]):\n        out[j] = 2 * x[j]\n\n"
+        "def warm():\n    twice(np.ones(2), np.empty(2))\n")
+    (tmp_path / "tidal_test_kmod_broken.py").write_text("def warm():\n    raise RuntimeError('no compiler')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))  # (the compile process, started earlier, may not see it: the
+    before = tidal.vm.get_fusion()["background_compile"]  # compiler thread then compiles here, as documented)
+    try:
+        tidal.vm.set_fusion(background_compile=True)
+        module = codegen.kernel_module("tidal_test_kmod")
+        for _ in range(400):  # None while the compile process and the compiler thread work
+            if module is not None:
+                break
+            time.sleep(0.025)
+            module = codegen.kernel_module("tidal_test_kmod")
+        assert module is not None
+        out = np.empty(3)
+        module.twice(np.arange(3.0), out)
+        assert out.tolist() == [0.0, 2.0, 4.0]
+        tidal.vm.set_fusion(background_compile=False)
+        assert codegen.kernel_module("tidal_test_kmod_broken") is None  # the load failed: NumPy paths, no error
+        assert codegen.kernel_module("tidal_test_kmod_broken") is None  # and it is not tried again
+        assert "tidal_test_kmod_broken" in codegen._failed_modules
+    finally:
+        tidal.vm.set_fusion(background_compile=before)

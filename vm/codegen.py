@@ -499,6 +499,7 @@ compiler = _Compiler()
 background = os.environ.get("TIDAL_COMPILE_BACKGROUND", "1") != "0"
 _ready_calls: dict = {}  # call key (program, array types and shapes) -> compiled kernel to call
 _kernel_modules: dict = {}  # module name -> a kernel module whose kernels are compiled and loaded (kernel_module)
+_failed_modules: set = set()  # kernel modules whose load failed in the calling thread
 
 
 def kernel_module(name: str, package: str | None = None):
@@ -519,10 +520,17 @@ def kernel_module(name: str, package: str | None = None):
         _kernel_modules[full] = loaded
 
     if not background:
-        load()
+        if full in _failed_modules:
+            return None
+        try:
+            load()
+        except Exception:  # noqa: BLE001 - the caller keeps its NumPy path for good, as after a background failure
+            _failed_modules.add(full)
+            return None
         return _kernel_modules[full]
     compiler.request(key, load, (full, None, "warm", ()), first=True)
     return None
+
 
 # When a background compile starts (ski rental): compiling a kernel costs about half a second of a core
 # (and numba's import, once, in this process), which a 2-core machine takes from the program itself.
