@@ -14,7 +14,6 @@ import builtins
 import collections
 import functools
 import math
-import sys
 
 import numpy as np
 
@@ -346,8 +345,7 @@ def _compiled_rows(op: str, a: np.ndarray, axes: tuple, out_dtype) -> np.ndarray
     array of some size, C-contiguous, reduced over its trailing dims, once the loops are compiled (see
     vm.codegen.kernel_module: not before numba is loaded); else None."""
     global _row_kernels
-    if a.dtype.kind != "f" or a.dtype.itemsize < 4 or a.size < 2048 or not a.flags.c_contiguous \
-            or "numba" not in sys.modules:
+    if a.dtype.kind != "f" or a.dtype.itemsize < 4 or a.size < 2048 or not a.flags.c_contiguous:
         return None
     ndim = a.ndim
     if builtins.sorted(axes) != list(range(ndim - len(axes), ndim)):

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import collections.abc
-import copy
+
+from .._collate import _rebuild_mapping, _rebuild_sequence
 
 __all__ = ["pin_memory"]
 
@@ -14,28 +15,11 @@ def pin_memory(data: object, device: object = None) -> object:
     if isinstance(data, (str, bytes)):
         return data
     if isinstance(data, collections.abc.Mapping):
-        pinned = {k: pin_memory(v, device) for k, v in data.items()}
-        try:
-            if isinstance(data, collections.abc.MutableMapping):
-                clone = copy.copy(data)  # (the mapping may carry more than its items)
-                clone.update(pinned)
-                return clone
-            return type(data)(pinned)
-        except TypeError:
-            return pinned
+        return _rebuild_mapping(data, {k: pin_memory(v, device) for k, v in data.items()})
     if isinstance(data, tuple):
         if hasattr(data, "_fields"):  # a namedtuple
             return type(data)(*(pin_memory(v, device) for v in data))
         return type(data)(pin_memory(v, device) for v in data)
     if isinstance(data, collections.abc.Sequence):
-        pinned = [pin_memory(v, device) for v in data]
-        try:
-            if isinstance(data, collections.abc.MutableSequence):
-                clone = copy.copy(data)
-                for i, v in enumerate(pinned):
-                    clone[i] = v
-                return clone
-            return type(data)(pinned)
-        except TypeError:
-            return pinned
+        return _rebuild_sequence(data, [pin_memory(v, device) for v in data])
     return data
