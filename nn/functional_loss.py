@@ -141,9 +141,7 @@ def _check_targets(target: Tensor, classes: int, ignore_index: int) -> None:
     # (else the gather below fails at the next sync, naming gather)
     values = computed_values(target) if target.numel() else None
     if values is not None:
-        bad = (values != ignore_index) & ((values < 0) | (values >= classes))
-        if bad.any():
-            raise IndexError(f"Target {int(values[bad].flat[0])} is out of bounds.")
+        nll_rows.valid_targets(values, classes, ignore_index)
 
 
 def _check_nll_target(input: Tensor, target: Tensor) -> None:

@@ -37,11 +37,12 @@ def nll_rows_backward(g: Tensor, shape: tuple, dtype: dt.dtype, target: Tensor, 
     return launch("nll_loss_backward", (g, target, total), [(shape, dtype)], (ignore_index, reduction))[0]
 
 
-def _valid_rows(target: np.ndarray, classes: int, ignore_index: int) -> np.ndarray:
+def valid_targets(target: np.ndarray, classes: int, ignore_index: int) -> np.ndarray:
+    """Where `target` (class indices) is not ignore_index; torch's IndexError for one out of [0, classes)."""
     valid = target != ignore_index
     bad = valid & ((target < 0) | (target >= classes))
     if bad.any():
-        raise IndexError(f"Target {int(target[bad][0])} is out of bounds.")
+        raise IndexError(f"Target {int(target[bad].flat[0])} is out of bounds.")
     return valid
 
 
@@ -49,7 +50,7 @@ def _valid_rows(target: np.ndarray, classes: int, ignore_index: int) -> np.ndarr
 def _forward_kernel(ins, outs, attrs) -> None:
     scores, target = ins
     ignore_index, reduction = attrs
-    valid = _valid_rows(target, scores.shape[1], ignore_index)
+    valid = valid_targets(target, scores.shape[1], ignore_index)
     rows = np.arange(target.shape[0])
     picked = np.where(valid, -scores[rows, np.where(valid, target, 0)], 0).astype(scores.dtype)
     count = np.count_nonzero(valid)

@@ -59,7 +59,9 @@ def _forward_kernel(ins, outs, attrs) -> None:
     with np.errstate(all="ignore"):
         top = x.max(1, keepdims=True)
         masked = (top == -np.inf) if safe else None
-        if masked is not None and masked.any():
+        if masked is not None and not masked.any():
+            masked = None
+        if masked is not None:
             top = np.where(masked, 0, top)
         shifted = x - top
         e = np.exp(shifted)
@@ -68,7 +70,7 @@ def _forward_kernel(ins, outs, attrs) -> None:
             y[...] = shifted - np.log(total)
         else:
             np.divide(e, total, out=y)
-            if masked is not None and masked.any():
+            if masked is not None:
                 y[masked[:, 0]] = 0
 
 
