@@ -20,7 +20,7 @@ from .elementwise import check_leaf_inplace, torch_name
 from .factory_args import (CHECKED_NAME, FLOAT_DIGITS, FLOAT_MAX, TYPEMETA_NAME, check_requires_grad, check_shape,
                            device_arg, dtype_arg, empty_like_tensor, fmt, int_arg, is_int, number_arg, reject_extra,
                            out_dtype, size_tuple, size_varargs, tensor_arg, write_out)
-from . import many_dims
+from . import many_dims, random_plans
 from .view_grads import overload
 from .mem_overlap import check_out
 from .rng import (Generator, default_generator, generator_for, get_rng_state, initial_seed, manual_seed, philox,
@@ -177,12 +177,19 @@ _COMPLEX_SAMPLERS = {"uniform_": _complex_uniform, "normal_": _complex_normal, "
 
 
 def _random_kernel(ins, outs, attrs) -> None:
-    name, seed_, offset, params = attrs
+    name, source, params = attrs
     out = outs[0]
     samplers = _COMPLEX_SAMPLERS if out.dtype.kind == "c" or out.dtype == dt.COMPLEX32_NP else SAMPLERS
-    values = samplers[name](philox(seed_, offset), out.shape, out.dtype, ins, *params)
-    with np.errstate(over="ignore", invalid="ignore"):
-        np.copyto(out, fitted(out, values), casting="unsafe")
+
+    def run(rng) -> None:
+        values = samplers[name](rng, out.shape, out.dtype, ins, *params)
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.copyto(out, fitted(out, values), casting="unsafe")
+
+    if source[0] == "philox":
+        run(philox(source[1], source[2]))
+    else:  # a CPU generator's mt19937 words, taken at dispatch
+        random_plans.fill(name, out, source, ins, params, run)
 
 
 for _name in SAMPLERS:
@@ -193,11 +200,14 @@ def _sample(sampler: str, out: Tensor, params: tuple, generator, ins: tuple = ()
     """Queue `sampler` writing into `out`, on the next stream of the generator (claimed now)."""
     check_out(out)  # an expanded tensor: torch's sampling refuses it
     gen = generator_for(fn or sampler, generator, out.device)
-    seed_, offset = gen.next_stream()
     # more dims than a NumPy array holds: draw into the same memory seen in fewer dims
     target = many_dims.collapsed(out) if len(out._v.shape) > many_dims.MAX_NDIM and not ins else out
+    if gen.device.type == "cpu":  # torch's mt19937 stream: the op's words are taken now
+        source = gen.draw(lambda engine: random_plans.plan(sampler, target, params, ins, engine))
+    else:
+        source = ("philox",) + gen.next_stream()
     # multinomial checks its probabilities in the kernel: a failure names the caller's line
-    launch_into(sampler, ins, (target,), (sampler, seed_, offset, params), checks_data=sampler == "multinomial")
+    launch_into(sampler, ins, (target,), (sampler, source, params), checks_data=sampler == "multinomial")
     return out
 
 

@@ -1,10 +1,12 @@
-"""Random number generators: a (seed, offset) pair per generator, advanced at dispatch.
+"""Random number generators, advanced at dispatch on the calling thread.
 
-Every random op takes the generator's current (seed, offset) on the calling thread and
-bumps the offset; its kernel then draws from a counter-based Philox stream keyed by the
-seed whose counter starts at `offset << 128`. The numbers an op gets are therefore a pure
-function of (seed, offset), the same in sync and async VM mode whatever the timing, and
-no two ops of one generator share a stream.
+A CPU generator is torch's: an mt19937 engine seeded and laid out as ATen's CPUGeneratorImpl (mt19937.py),
+so `manual_seed(s)` then any random op gives torch's numbers (random_transforms.py says how each op turns
+the engine's words into values). Each op takes its words from the engine when it is called; its kernel
+only transforms them, so the numbers are the same in sync and async VM mode, whatever the timing.
+
+Another device's generator is, like torch's CUDA one, a counter-based Philox stream keyed by
+(seed, offset): each op claims the next offset and its kernel draws from that stream.
 """
 from __future__ import annotations
 
@@ -15,10 +17,11 @@ import numpy as np
 
 from ..tensor import Tensor, device as _device
 from ..tensor import dtype as dt
+from .mt19937 import STATE_BYTES, MT19937Stream
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's seed for a new Generator
 _MASK64 = (1 << 64) - 1
-_STATE_BYTES = 16  # seed and offset, little-endian uint64 each
+_STATE_BYTES = 16  # a Philox generator's state: seed and offset, little-endian uint64 each
 
 
 class Generator:
@@ -28,8 +31,9 @@ class Generator:
         dev = _device(device)
         self.device = _device(dev.type) if dev.type == "cpu" else dev
         self._seed = _DEFAULT_SEED
-        self._offset = 0
+        self._offset = 0  # Philox: the next stream; CPU: how many ops have drawn (func.vmap watches it)
         self._lock = threading.Lock()
+        self._mt = MT19937Stream(_DEFAULT_SEED) if self.device.type == "cpu" else None
 
     def manual_seed(self, seed) -> "Generator":
         """Seed the generator (any int in [-2**63, 2**64); negatives wrap) and restart its stream."""
@@ -39,6 +43,8 @@ class Generator:
             raise ValueError("Overflow when unpacking long long")
         with self._lock:
             self._seed, self._offset = seed & _MASK64, 0
+            if self._mt is not None:
+                self._mt.seed(self._seed)
         return self
 
     def clone_state(self) -> "Generator":
@@ -46,6 +52,8 @@ class Generator:
         twin = Generator(self.device)
         with self._lock:
             twin._seed, twin._offset = self._seed, self._offset
+            if self._mt is not None:
+                twin._mt.copy_from(self._mt)
         return twin
 
     def get_offset(self) -> int:
@@ -81,10 +89,14 @@ class Generator:
         return self._seed
 
     def get_state(self) -> Tensor:
-        """The state as a uint8 tensor (for set_state)."""
+        """The state as a uint8 tensor (for set_state): on the CPU torch's 5056 bytes, interchangeable with
+        torch.Generator.get_state()."""
         with self._lock:
-            raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
-        return Tensor._from_array(np.frombuffer(raw, np.uint8), dt.uint8)
+            if self._mt is not None:
+                raw = self._mt.to_bytes()
+            else:
+                raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
+        return Tensor._from_array(np.frombuffer(raw, np.uint8).copy(), dt.uint8)
 
     def set_state(self, new_state) -> "Generator":
         """Restore a state returned by get_state."""
@@ -92,17 +104,31 @@ class Generator:
             raise TypeError(f"expected a tidal.ByteTensor, but got {type(new_state).__name__}")
         if new_state.dtype is not dt.uint8:
             raise TypeError("RNG state must be a tidal.ByteTensor")
-        if new_state.numel() != _STATE_BYTES:
-            raise RuntimeError(f"Expected an RNG state of size {_STATE_BYTES} but found the input RNG state size "
+        size = STATE_BYTES if self._mt is not None else _STATE_BYTES
+        if new_state.numel() != size:
+            what = "a CPUGeneratorImplState" if self._mt is not None else "an RNG state"
+            raise RuntimeError(f"Expected {what} of size {size} but found the input RNG state size "
                                f"to be {new_state.numel()}")
         raw = np.ascontiguousarray(new_state.detach()._host_array()).reshape(-1).tobytes()
         with self._lock:
-            self._seed = int.from_bytes(raw[:8], "little")
-            self._offset = int.from_bytes(raw[8:], "little")
+            if self._mt is not None:
+                self._mt.from_bytes(raw)
+                self._seed, self._offset = self._mt.initial_seed, self._offset + 1
+            else:
+                self._seed = int.from_bytes(raw[:8], "little")
+                self._offset = int.from_bytes(raw[8:], "little")
         return self
 
+    def draw(self, plan):
+        """Run `plan(engine)` under the generator's lock (a CPU generator): it takes the words an op needs from
+        the mt19937 engine and returns what the op's kernel is given. Called at dispatch."""
+        with self._lock:
+            self._offset += 1
+            return plan(self._mt)
+
     def next_stream(self) -> tuple:
-        """Claim the next stream: returns (seed, offset) and advances the offset. Called at dispatch."""
+        """Claim the next Philox stream (a non-CPU generator): returns (seed, offset) and advances the offset.
+        Called at dispatch."""
         with self._lock:
             offset = self._offset
             self._offset = (offset + 1) & _MASK64
