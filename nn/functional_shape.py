@@ -19,6 +19,7 @@ from ..tensor import dtype as dt
 from ..ops.elementwise import torch_name
 from ..ops.index_ops import embedding_rows
 from ..ops.sparse_coo import sparse_grad
+from ..ops.memory_format import in_format, suggest_memory_format
 from ..ops.node_names import torch_node
 from ..ops.user_frame import user_stacklevel
 from ._util import opmath
@@ -206,7 +207,15 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         index = Tensor._from_array(_pad_source_index(size, left, right, mode).astype(np.int64))
         out = out.index_select(d, index.to(device=out.device))
     node = _PAD_NODES.get(mode)
-    return out if node is None else torch_node(out, node.format(len(pad) // 2), input)
+    if node is None:  # circular: a composite in torch too, row-major
+        return out
+    return _in_input_format(torch_node(out, node.format(len(pad) // 2), input), input)
+
+
+def _in_input_format(out: Tensor, input: Tensor) -> Tensor:
+    """`out` laid out in the memory format `input` suggests: torch's CPU kernels for padding, resampling and pixel
+    shuffles write channels_last(_3d) results for such inputs (a copy that keeps the graph; none otherwise)."""
+    return in_format(out, suggest_memory_format(input))
 
 
 # torch's grad_fn for each padding mode ({} the number of padded dims); circular is a composite there too
@@ -408,8 +417,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         x = _resample_image_dim(x, d, idx, w) if image else _resample_dim(x, d, idx, w)
     node = _INTERP_NODES.get(mode)
     if node is None:
-        return x.to(input.dtype)
-    return torch_node(x.to(input.dtype), node.format(spatial) + ("_aa" if antialias else ""), input)
+        return _in_input_format(x.to(input.dtype), input)
+    return _in_input_format(torch_node(x.to(input.dtype), node.format(spatial) + ("_aa" if antialias else ""), input),
+                            input)
 
 
 # torch's grad_fn for each mode ({} the number of spatial dims)
@@ -478,7 +488,8 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     n = len(lead)
     x = input.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
     x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return torch_node(x.reshape(tuple(lead) + (c // (r * r), h * r, w * r)), "pixel_shuffle", input)
+    out = torch_node(x.reshape(tuple(lead) + (c // (r * r), h * r, w * r)), "pixel_shuffle", input)
+    return _in_input_format(out, input) if input.ndim == 4 else out
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
@@ -498,7 +509,8 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     n = len(lead)
     x = input.reshape(tuple(lead) + (c, h // r, r, w // r, r))
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return torch_node(x.reshape(tuple(lead) + (c * r * r, h // r, w // r)), "pixel_unshuffle", input)
+    out = torch_node(x.reshape(tuple(lead) + (c * r * r, h // r, w // r)), "pixel_unshuffle", input)
+    return _in_input_format(out, input) if input.ndim == 4 else out
 
 
 # -- distances -----------------------------------------------------------------------------------

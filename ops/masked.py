@@ -97,6 +97,8 @@ def _fill_where(input: Tensor, mask: Tensor, value, out: Tensor | None) -> Tenso
     grad = S.inplace_grad(out, (input, tensor_fill)) if out is not None else needs_grad((input, tensor_fill))
     with no_grad():
         result = M.apply("where", mask, fill, input, out=out)
+        if out is None and len(result._v.shape) in (4, 5) and not result.is_contiguous():
+            result = result.contiguous()  # torch fills a contiguous clone, whatever the input's memory format
     if grad:
         name = "masked_fill" if tensor_fill is None else overload("masked_fill", 1)  # torch's class per overload
         record(name, _masked_fill_backward, (input, None, tensor_fill), (result,), saved=(mask,))

@@ -250,22 +250,34 @@ def _operand_strides(t: Tensor, shape: tuple) -> tuple:
                  for k in range(len(shape)))
 
 
-def elementwise_strides(plan, args: tuple) -> tuple | None:
-    """The strides of an elementwise result of `args` (None: row-major), for the op's elementwise plan. Called
-    only when an input's strides are not the plan's row-major tuple (by identity); an input whose strides equal
-    it gets the plan's tuple, so it is not seen here again."""
+_layouts: dict = {}  # (result shape, arity, each tensor argument's (index, shape, strides)) -> the result's strides
+
+
+def elementwise_strides(plan, args: tuple) -> tuple:
+    """The strides of an elementwise result of `args` (a 4-d or 5-d result): TensorIterator's layout when an input
+    is channels_last(_3d) and not row-major, else the plan's row-major strides. `plan.plain` holds (argument index,
+    row-major strides) per tensor argument; the caller compares strides by identity (a row-major result carries
+    that very tuple) and calls this only when one differs, so an input equal to its tuple gets it here."""
     special = False
-    for a, plain in zip(args, plan.plain):
-        if isinstance(a, Tensor):
-            v = a._v
-            if v.strides == plain:
-                v.strides = plain  # the same values, as the tuple the plan compares by identity
-            elif channels_last_like(a) is not None:
-                special = True
-    if not special or len(plan.shape) < 2:
-        return None
-    strides = iterator_strides(plan.shape, args)
-    return None if strides == contiguous_strides(plan.shape) else strides
+    for k, plain in plan.plain:
+        v = args[k]._v
+        if v.strides == plain:
+            v.strides = plain  # the same values, as the tuple compared by identity: not seen here again
+        else:
+            special = True
+    if not special:
+        return plan.strides
+    key = (plan.shape, len(args)) + tuple([(k, args[k]._v.shape, args[k]._v.strides) for k, _ in plan.plain])
+    strides = _layouts.get(key)
+    if strides is None:
+        strides = plan.strides
+        if any(channels_last_like(args[k]) is not None for k, _ in plan.plain):
+            strides = iterator_strides(plan.shape, args)
+            if strides == plan.strides:
+                strides = plan.strides
+        if len(_layouts) < 4096:
+            _layouts[key] = strides
+    return strides
 
 
 def iterator_strides(shape: tuple, args) -> tuple:

@@ -11,6 +11,7 @@ import torch
 
 import tidal.compat as tc
 from tidal.ops.memory_format import elementwise_strides, iterator_strides
+from tidal.tensor import contiguous_strides
 
 RNG = np.random.default_rng(2013)
 SIZES = (0, 1, 1, 2, 3, 4)
@@ -163,10 +164,18 @@ def test_elementwise_strides_of_channels_last_inputs():
     """The elementwise hook follows TensorIterator for a channels_last input, and leaves others row-major."""
     x = _strided(tc, (2, 3, 4, 5), (60, 1, 15, 3))
     t = _strided(torch, (2, 3, 4, 5), (60, 1, 15, 3))
+    row_major = contiguous_strides((2, 3, 4, 5))
     for other in ((1, 3, 1, 1), (2, 3, 4, 5), (5,), (3, 1, 1)):
         y, u = tc.ones(other), torch.ones(other)
-        plan = SimpleNamespace(shape=(2, 3, 4, 5), plain=((60, 20, 5, 1), tuple(tc.ones(other).stride())))
+        plan = SimpleNamespace(shape=(2, 3, 4, 5), strides=row_major,
+                               plain=((0, row_major), (1, contiguous_strides(other))))
         assert elementwise_strides(plan, (x, y)) == (t + u).stride()
+        if other == (2, 3, 4, 5):  # the first input's order wins: row-major here, as torch's
+            assert elementwise_strides(plan, (y, x)) == (u + t).stride() == row_major
     p = _strided(tc, (2, 3, 4, 5), (60, 5, 1, 15))  # permuted, not channels_last: tidal keeps row-major
     assert (p + 1).stride() == (60, 20, 5, 1)
-    assert elementwise_strides(SimpleNamespace(shape=(2, 3, 4, 5), plain=((60, 20, 5, 1),)), (p,)) is None
+    plan = SimpleNamespace(shape=(2, 3, 4, 5), strides=row_major, plain=((0, row_major),))
+    assert elementwise_strides(plan, (p,)) is row_major
+    q = tc.ones(120).as_strided((2, 3, 4, 5), [60, 20, 5, 1])  # equal strides, another tuple: takes the plan's
+    assert q._v.strides == row_major and q._v.strides is not row_major
+    assert elementwise_strides(plan, (q,)) is row_major and q._v.strides is row_major
