@@ -69,7 +69,7 @@ def _normal(rng, shape, dtype, ins, mean, std):
     return rng.standard_normal(shape, dtype=work) * std + mean
 
 
-def _random(rng, shape, dtype, ins, low, high_inclusive):
+def _random(rng, shape, dtype, ins, low, high_inclusive, bare=False):
     return rng.integers(low, high_inclusive, size=shape, dtype=np.int64, endpoint=True)
 
 
@@ -391,8 +391,10 @@ def random_(self: Tensor, from_=_UNSET, to=_UNSET, *, generator=None, **from_key
         low, high = (0, None) if from_ is _UNSET else (0, from_)
     else:
         low, high = (0 if from_ is _UNSET else from_), to
-    node = overload("random", 2 if to is _UNSET and from_ is _UNSET else 1 if to is _UNSET else 0)
-    return _sample_inplace("random_", self, _random_params("random_", self.dtype, low, high), generator, node)
+    bare = to is _UNSET and from_ is _UNSET  # (torch draws differently without bounds: random_words)
+    node = overload("random", 2 if bare else 1 if to is _UNSET else 0)
+    params = _random_params("random_", self.dtype, low, high) + (bare,)
+    return _sample_inplace("random_", self, params, generator, node)
 
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:

@@ -249,9 +249,12 @@ def normal_scalar_next_cache(words: np.ndarray, count: int, cached: float | None
 
 
 # -- the other continuous distributions (all drawn as doubles) --------------------------------------------------
+_vlog1p = np.frompyfunc(math.log1p, 1, 1)
+
+
 def exponential(words: np.ndarray, lambd: float) -> np.ndarray:
-    """(-1 / lambda) * log(1 - u)."""
-    return (-1.0 / lambd) * _libm(_vlog, 1.0 - unit(words, _F64))
+    """(-1 / lambda) * log1p(-u)."""
+    return (-1.0 / lambd) * _libm(_vlog1p, -unit(words, _F64))
 
 
 def cauchy(words: np.ndarray, median: float, sigma: float) -> np.ndarray:
@@ -286,20 +289,21 @@ def bernoulli_tensor(words: np.ndarray, p: np.ndarray) -> np.ndarray:
 
 
 # -- integers ---------------------------------------------------------------------------------------------------
-_WIDE = {np.dtype(np.int64), _F64, _F32}
+_WIDE_SPAN = 1 << 28  # torch 2.x draws random64 for a range this wide or wider (its modulo bias stays small)
 
 
-def random_words(dtype: np.dtype, low: int, high_inclusive: int) -> int:
-    """Words per value of random_(from, to): random64 for a range of 2**32 or more on 64-bit-capable dtypes."""
-    span = high_inclusive - low + 1
-    wide = dtype in _WIDE or dtype == dt.bfloat16.np
-    return 2 if span > 0xFFFFFFFF and wide else 1
+def random_words(dtype: np.dtype, low: int, high_inclusive: int, bare: bool = False) -> int:
+    """Words per value of random_: random_(from, to) takes random64 for a range of 2**28 or more; random_()
+    without bounds (uniform_int_distribution) takes random64 for double and int64 only."""
+    if bare:
+        return 2 if dtype in (_F64, np.dtype(np.int64)) else 1
+    return 2 if high_inclusive - low + 1 >= _WIDE_SPAN else 1
 
 
-def random_ints(words: np.ndarray, dtype: np.dtype, low: int, high_inclusive: int) -> np.ndarray:
+def random_ints(words: np.ndarray, dtype: np.dtype, low: int, high_inclusive: int, bare: bool = False) -> np.ndarray:
     """(v % range) + base as int64, as ATen's uniform_int_from_to; the full int64 range takes v as is."""
     span = high_inclusive - low + 1
-    per = random_words(dtype, low, high_inclusive)
+    per = random_words(dtype, low, high_inclusive, bare)
     v = words64(words) if per == 2 else words.astype(np.uint64)
     if span >= 1 << 64:
         return v.view(np.int64)

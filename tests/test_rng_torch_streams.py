@@ -1,0 +1,225 @@
+"""tidal's CPU random streams are torch's: seeded alike, every random op gives torch's values bit for bit
+(ops/mt19937.py, ops/random_transforms.py, ops/random_plans.py), and the generator state is torch's bytes."""
+import numpy as np
+import pytest
+import torch
+
+import tidal
+import tidal.nn as tnn
+import tidal.nn.functional as TF
+from tidal.ops.random_plans import MKL_BERNOULLI
+
+SEEDS = [0, 1, 12345, 2 ** 40 + 3]
+SIZES = [0, 1, 15, 16, 17, 1000]
+FLOATS = ["float32", "float64", "float16", "bfloat16"]
+
+
+def _torch(x) -> torch.Tensor:
+    """A tidal tensor as a torch one (bfloat16 through float32, exactly)."""
+    if x.dtype is tidal.bfloat16:
+        return torch.from_numpy(np.ascontiguousarray(x.float().numpy())).to(torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(x.numpy()))
+
+
+def _same(ours, theirs) -> None:
+    got = _torch(ours)
+    assert got.dtype == theirs.dtype and got.shape == theirs.shape
+    assert torch.equal(got, theirs) or (got.isnan() == theirs.isnan()).all() and torch.equal(
+        got[~got.isnan()], theirs[~theirs.isnan()]), (got.flatten()[:6], theirs.flatten()[:6])
+
+
+def _both(seed: int, fn) -> None:
+    """fn(module) under manual_seed(seed) in each library: equal results."""
+    torch.manual_seed(seed)
+    theirs = fn(torch)
+    tidal.manual_seed(seed)
+    ours = fn(tidal)
+    for a, b in zip(ours if isinstance(ours, tuple) else (ours,), theirs if isinstance(theirs, tuple) else (theirs,)):
+        _same(a, b)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_rand_and_randn(seed, dtype):
+    for n in SIZES:
+        _both(seed, lambda m: (m.rand(n, dtype=getattr(m, dtype)), m.randn(n, dtype=getattr(m, dtype)),
+                               m.randn(3, n, dtype=getattr(m, dtype))))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_uniform_and_normal_parameters(dtype):
+    def draws(m):
+        d = getattr(m, dtype)
+        return (m.empty(1000, dtype=d).uniform_(-0.37, 0.37), m.empty(333, dtype=d).uniform_(2.5, 7.25),
+                m.empty(1000, dtype=d).normal_(0.3, 2.5), m.empty(7, dtype=d).normal_(-1.5, 0.25),
+                m.normal(2.0, 3.0, (40,), dtype=d))
+    for seed in SEEDS[:3]:
+        _both(seed, draws)
+
+
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_non_contiguous_outputs_draw_in_memory_order(seed):
+    def draws(m):
+        a = m.empty(40, 30).t().uniform_()
+        b = m.empty(40, 30).t().normal_()  # not contiguous: the serial kernel, with its cached normal
+        c = m.zeros(20, 30)[:, ::2].normal_(1.0, 2.0)
+        d = m.zeros(6, 5, dtype=m.int64).t().random_(0, 1000)
+        e = m.zeros(50, 40).t().bernoulli_(m.rand(40, 1))
+        f = m.empty(4, 3, 5).permute(2, 0, 1).exponential_()
+        return a, b, c, d, e, f, m.randn(5)
+    _both(seed, draws)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_integers(seed):
+    def draws(m):
+        out = [m.randint(-5, 100, (n,)) for n in SIZES]
+        out += [m.randint(10, (3, 4), dtype=getattr(m, name)) for name in ("int8", "uint8", "int16", "int32", "float32")]
+        out += [m.randint(-2 ** 40, 2 ** 40, (50,)), m.randint(0, 2 ** 33, (7,), dtype=m.float64)]
+        out += [m.randint(0, span, (5,), dtype=d) for span in (2 ** 28 - 1, 2 ** 28) for d in (m.int32, m.int64)]
+        out += [m.empty(100, dtype=getattr(m, name)).random_() for name in
+                ("int64", "int32", "int16", "int8", "uint8", "bool", "float32", "float64", "float16", "bfloat16")]
+        out += [m.empty(60, dtype=m.int64).random_(-2 ** 63, None), m.empty(9, dtype=m.int32).random_(-7, None)]
+        return tuple(out)
+    _both(seed, draws)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 17, 1000, 5000])
+def test_randperm(n):
+    for seed in SEEDS[:3]:
+        _both(seed, lambda m: (m.randperm(n), m.randperm(n, dtype=m.float32), m.rand(3)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_continuous_distributions(dtype):
+    def draws(m):
+        d = getattr(m, dtype)
+        return (m.empty(500, dtype=d).exponential_(1.5), m.empty(300, dtype=d).cauchy_(0.5, 2.0),
+                m.empty(200, dtype=d).log_normal_(0.5, 0.7), m.empty(3, dtype=d).log_normal_(),
+                m.empty(400, dtype=d).geometric_(0.3), m.empty(17, dtype=m.int64).geometric_(0.05))
+    for seed in SEEDS[:3]:
+        _both(seed, draws)
+
+
+def test_bernoulli_with_tensor_p():
+    def draws(m):
+        p = m.linspace(0, 1, 1000)
+        return (m.bernoulli(p), m.bernoulli(p.double()), m.empty(8, 125).bernoulli_(m.rand(125)),
+                m.empty(5, 3, dtype=m.int64).bernoulli_(m.rand(5, 1).double()), m.randn(20))
+    for seed in SEEDS:
+        _both(seed, draws)
+
+
+def test_bernoulli_with_a_number_p_and_dropout():
+    """Without MKL's Intel path (here: torch's serial kernel) the values are torch's; with it, torch seeds MKL's
+    stream with one word: tidal takes that word too, so the next draw is torch's either way."""
+    def draws(m):
+        x = m.randn(32, 64)
+        dropped = m.nn.functional.dropout(x, 0.3) if m is torch else TF.dropout(x, 0.3)
+        mask = m.empty(17, 3).bernoulli_(0.25)
+        after = m.randn(40)
+        return (after, dropped, mask) if not MKL_BERNOULLI else (after,)
+    for seed in SEEDS:
+        _both(seed, draws)
+
+
+def test_multinomial_fast_path():
+    def draws(m):
+        probs = m.tensor([[0.1, 0.2, 0.7, 0.0, 0.5], [1.0, 1.0, 1.0, 1.0, 1.0]])
+        return (m.multinomial(probs, 3), m.multinomial(probs, 1), m.multinomial(probs, 1, replacement=True),
+                m.multinomial(m.rand(50).double(), 10), m.rand(4))
+    for seed in SEEDS:
+        _both(seed, draws)
+
+
+def test_normal_with_tensor_parameters():
+    def draws(m):
+        mean, std = m.arange(20.0), m.arange(20.0) / 7
+        return (m.normal(mean, 2.0), m.normal(mean, std), m.normal(0.5, std), m.normal(mean[:5], 1.5),
+                m.normal(mean.view(4, 5), std[:5]))
+    for seed in SEEDS[:3]:
+        _both(seed, draws)
+
+
+def test_complex_random():
+    def draws(m):
+        return (m.rand(20, dtype=m.complex64), m.randn(20, dtype=m.complex64), m.randn(3, dtype=m.complex128),
+                m.empty(9, dtype=m.complex64).normal_(1.0, 2.0), m.empty(5, dtype=m.complex128).uniform_(-1, 2))
+    for seed in SEEDS[:3]:
+        _both(seed, draws)
+
+
+def test_interleaved_ops_stay_on_torchs_stream():
+    def draws(m):
+        out = []
+        for n in (5, 17, 3, 1000, 1):
+            out += [m.rand(n), m.randn(n), m.randint(0, 9, (n,)), m.randperm(n), m.randn(n, dtype=m.float64),
+                    m.empty(n).exponential_(), m.empty(n).log_normal_()]
+        return tuple(out)
+    for seed in SEEDS:
+        _both(seed, draws)
+
+
+def test_generators_are_independent_and_seeded_alike():
+    g, h = torch.Generator().manual_seed(5), tidal.Generator().manual_seed(5)
+    torch.manual_seed(9)
+    tidal.manual_seed(9)
+    _same(tidal.rand(7, generator=h), torch.rand(7, generator=g))
+    _same(tidal.randn(3), torch.randn(3))
+    _same(tidal.randperm(30, generator=h), torch.randperm(30, generator=g))
+    _same(tidal.randn(3, generator=h), torch.randn(3, generator=g))
+    assert h.initial_seed() == g.initial_seed() == 5
+    big = 2 ** 64 - 3
+    assert tidal.Generator().manual_seed(big).initial_seed() == torch.Generator().manual_seed(big).initial_seed()
+    _same(tidal.rand(4, generator=tidal.Generator().manual_seed(-7)), torch.rand(4, generator=torch.Generator().manual_seed(-7)))
+
+
+def test_state_bytes_round_trip_with_torch():
+    g, h = torch.Generator().manual_seed(11), tidal.Generator().manual_seed(11)
+    assert np.array_equal(h.get_state().numpy(), g.get_state().numpy())
+    for draw in (lambda m, gen: m.rand(700, generator=gen), lambda m, gen: m.randn(3, generator=gen),
+                 lambda m, gen: m.randn(40, generator=gen)):
+        _same(draw(tidal, h), draw(torch, g))
+        state = g.get_state()
+        assert state.numel() == 5056
+        assert np.array_equal(h.get_state().numpy(), state.numpy())  # incl. the cached normal after randn(3)
+    saved = g.get_state()
+    restored = tidal.Generator()
+    restored.set_state(tidal.tensor(saved.numpy()))
+    _same(tidal.randn(9, generator=restored), torch.randn(9, generator=g))
+    mine = restored.get_state()
+    g.set_state(torch.from_numpy(mine.numpy()))  # and back: tidal's bytes restore torch's generator
+    _same(tidal.rand(5, generator=restored), torch.rand(5, generator=g))
+    tidal.set_rng_state(tidal.tensor(torch.get_rng_state().numpy()))
+    _same(tidal.randn(6), torch.randn(6))
+
+
+def test_state_refusals_as_torch():
+    gen = tidal.Generator()
+    with pytest.raises(RuntimeError, match="Expected a CPUGeneratorImplState of size 5056 but found the input RNG "
+                                           "state size to be 16"):
+        gen.set_state(tidal.zeros(16, dtype=tidal.uint8))
+    with pytest.raises(RuntimeError, match="Invalid mt19937 state"):
+        gen.set_state(tidal.zeros(5056, dtype=tidal.uint8))
+    with pytest.raises(RuntimeError, match="Invalid mt19937 state"):
+        torch.Generator().set_state(torch.zeros(5056, dtype=torch.uint8))
+    with pytest.raises(RuntimeError, match="CPU Generator does not use offset"):
+        gen.get_offset()
+
+
+def test_seed_reseeds_with_the_returned_value():
+    value = tidal.seed()
+    assert tidal.initial_seed() == value
+    torch.manual_seed(value)
+    _same(tidal.rand(5), torch.rand(5))
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_modules_initialise_as_torch(seed):
+    def build(m):
+        nn = m.nn if m is torch else tnn
+        lin, conv = nn.Linear(64, 32), nn.Conv2d(3, 8, 3)
+        emb, lstm = nn.Embedding(10, 4), nn.LSTM(4, 6)
+        return (lin.weight.detach(), lin.bias.detach(), conv.weight.detach(), conv.bias.detach(),
+                emb.weight.detach()) + tuple(p.detach() for p in lstm.parameters()) + (m.randn(4, 64),)
+    _both(seed, build)
