@@ -22,6 +22,14 @@ _NORMAL_AT = _WORDS_AT + 8 * _N  # normal_x, normal_y, normal_rho (double), norm
 _FLOAT_AT = _NORMAL_AT + 8 * 3 + 8  # next_float_normal_sample (float), then its valid flag (bool)
 
 
+_COMPILED_FROM = 4096  # words: below this NumPy's engine is as quick as moving its state in and out
+
+
+def _compiled():
+    from ..vm.codegen import kernel_module
+    return kernel_module(".mt19937_kernels", __package__)  # ops/mt19937_kernels.py once compiled, else None
+
+
 def _init_genrand(seed32: int) -> np.ndarray:
     """The 624 words init_genrand makes from a 32-bit seed (as ATen's mt19937 constructor)."""
     key = np.empty(_N, np.uint32)
@@ -38,6 +46,7 @@ class MT19937Stream:
 
     def __init__(self, seed: int):
         self.bits = np.random.MT19937(0)
+        self._draw = np.random.Generator(self.bits).integers  # full-range uint32: one engine word each
         self.seed(seed)
 
     def seed(self, seed: int) -> None:
@@ -60,7 +69,13 @@ class MT19937Stream:
         if n <= 0:
             return np.empty(0, np.uint32)
         self.regen_next = _N
-        return self.bits.random_raw(n).astype(np.uint32)
+        compiled = _compiled() if n >= _COMPILED_FROM else None
+        if compiled is None:
+            return self._draw(0, 1 << 32, size=n, dtype=np.uint32)
+        state = self.bits.state["state"]  # (the same words either way: only the speed differs)
+        key, out = np.array(state["key"], np.uint32), np.empty(n, np.uint32)
+        self._set_words(key, compiled.fill(key, int(state["pos"]), out))
+        return out
 
     # -- torch's byte layout ----------------------------------------------------------------------------------
     def to_bytes(self) -> bytes:

@@ -14,6 +14,7 @@ Exactness notes:
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -73,6 +74,9 @@ def fma64(a, b, c) -> np.ndarray:
 # -- words -> uniform values -----------------------------------------------------------------------------------
 def words64(words: np.ndarray) -> np.ndarray:
     """ATen's random64(): two consecutive words, the first the high half."""
+    if sys.byteorder == "little":  # a pair read as one little-endian uint64 has the first word low: swap halves
+        v = np.ascontiguousarray(words, np.uint32).view(np.uint64)
+        return (v << np.uint64(32)) | (v >> np.uint64(32))
     pairs = words.reshape(-1, 2).astype(np.uint64)
     return (pairs[:, 0] << np.uint64(32)) | pairs[:, 1]
 
@@ -277,8 +281,13 @@ def geometric(words: np.ndarray, p: float) -> np.ndarray:
 
 def bernoulli_scalar(words: np.ndarray, p: float) -> np.ndarray:
     """bernoulli_distribution<double>(p): u53 < p, compared as integers (u53 * 2**-53 < p)."""
-    threshold = math.ceil(p * 2.0 ** 53)
-    return (words64(words) & _LOW53) < np.uint64(threshold)
+    v = np.ascontiguousarray(words, np.uint32).view(np.uint64) if sys.byteorder == "little" else None
+    if v is None:
+        return (words64(words) & _LOW53) < np.uint64(math.ceil(p * 2.0 ** 53))
+    # u53 = (first & 0x1FFFFF) << 32 | second; the pair as a little-endian uint64 holds `second` high: compare the
+    # halves' order-swapped value without building it (first masked to 21 bits, in the low half)
+    swapped = ((v & np.uint64(0x1FFFFF)) << np.uint64(32)) | (v >> np.uint64(32))
+    return swapped < np.uint64(math.ceil(p * 2.0 ** 53))
 
 
 def bernoulli_tensor(words: np.ndarray, p: np.ndarray) -> np.ndarray:

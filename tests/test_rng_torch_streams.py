@@ -223,3 +223,17 @@ def test_modules_initialise_as_torch(seed):
         return (lin.weight.detach(), lin.bias.detach(), conv.weight.detach(), conv.bias.detach(),
                 emb.weight.detach()) + tuple(p.detach() for p in lstm.parameters()) + (m.randn(4, 64),)
     _both(seed, build)
+
+
+def test_compiled_engine_gives_numpys_words():
+    """ops/mt19937_kernels.py (used for long draws once numba has compiled it) continues NumPy's MT19937 exactly."""
+    pytest.importorskip("numba")
+    from tidal.ops import mt19937_kernels
+    bits = np.random.MT19937(0)
+    bits._legacy_seeding(5)
+    bits.random_raw(100)  # mid-block
+    state = bits.state["state"]
+    key, out = np.array(state["key"], np.uint32), np.empty(5000, np.uint32)
+    pos = mt19937_kernels.fill(key, int(state["pos"]), out)
+    assert np.array_equal(out, bits.random_raw(5000).astype(np.uint32))
+    assert pos == bits.state["state"]["pos"] and np.array_equal(key, bits.state["state"]["key"])
