@@ -1,8 +1,9 @@
 """Random sampling: rand, randn, randint, randperm, normal, bernoulli, multinomial, poisson,
 their `_like` forms, and the in-place samplers (uniform_, normal_, random_, bernoulli_, ...).
 
-Each op validates its arguments at the call (PyTorch's errors), claims the next stream of
-its generator (rng.py), and queues one kernel that draws from that stream. Samplers are
+Each op validates its arguments at the call (PyTorch's errors), takes what it needs from its
+generator there (a CPU generator: torch's mt19937 words, random_plans.py; another device's: the
+next Philox stream, rng.py), and queues one kernel that turns them into the output. Samplers are
 declared once, in the table SAMPLERS; every random op is a sampler and its parameters.
 """
 from __future__ import annotations
