@@ -77,8 +77,10 @@ def plan(sampler: str, target, params: tuple, ins: tuple, mt) -> tuple:
         return "mt", mt.words(2 * n), None
     if sampler == "randperm":
         return "mt", mt.words(rt.randperm_words(target.numel())), None
-    if sampler == "multinomial" and (not params[1] or params[0] == 1):
-        return "mt", mt.words(2 * ins[0].numel()), None  # torch's exponential race: exponential_ on the probs
+    if sampler == "multinomial":
+        if not params[1] or params[0] == 1:  # torch's exponential race: exponential_ on the probs
+            return "mt", mt.words(2 * ins[0].numel()), None
+        return "mt", mt.words(2 * target.numel()), "cdf"  # one double uniform per sample
     return "seeded", mt.words(2), None
 
 
@@ -155,6 +157,8 @@ def _values(sampler, part, n, words, extra, ins, params, is_complex):
     if sampler == "randperm":
         return rt.randperm(words, n)
     if sampler == "multinomial":
+        if extra == "cdf":
+            return _multinomial_cdf(words, np.asarray(ins[0]), params[0])
         return _multinomial(words, np.asarray(ins[0]), params[0])
     raise AssertionError(sampler)
 
@@ -181,3 +185,24 @@ def _multinomial(words: np.ndarray, probs: np.ndarray, num_samples: int) -> np.n
     if num_samples == 1:
         return np.argmax(keys, axis=-1)[..., None]
     return np.argsort(-keys, axis=-1, kind="stable")[..., :num_samples]
+
+
+def _multinomial_cdf(words: np.ndarray, probs: np.ndarray, num_samples: int) -> np.ndarray:
+    """torch's sampling with replacement: per row the running sum of the weights (in the weights' precision,
+    float for the reduced types) divided by the total, its last entry set to 1, and per sample the first
+    entry not below a double uniform."""
+    rows = probs.reshape(-1, probs.shape[-1])
+    if not np.isfinite(rows).all() or (rows < 0).any():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    work = rows.dtype if rows.dtype in (_F32, _F64) else _F32
+    uniforms = rt.unit(words, _F64).reshape(len(rows), num_samples)
+    picks = np.empty((len(rows), num_samples), np.int64)
+    for i, row in enumerate(rows.astype(work)):
+        cdf = np.cumsum(row, dtype=work)  # (a running sum, one addition after another, as ATen's loop)
+        total = cdf[-1]
+        if not total > 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        cdf = (cdf / total).astype(work)
+        cdf[-1] = 1
+        picks[i] = np.searchsorted(cdf.astype(_F64), uniforms[i], side="left")
+    return picks.reshape(probs.shape[:-1] + (num_samples,))

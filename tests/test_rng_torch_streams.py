@@ -132,6 +132,33 @@ def test_multinomial_fast_path():
         _both(seed, draws)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_multinomial_with_replacement(dtype):
+    def draws(m):
+        probs = m.rand(3, 7, dtype=getattr(m, dtype))
+        return (m.multinomial(probs, 50, replacement=True), m.multinomial(probs[0], 20, replacement=True),
+                m.multinomial(m.tensor([0.0, 1.0, 0.0, 3.0]), 9, replacement=True), m.rand(3))
+    for seed in SEEDS[:3]:
+        _both(seed, draws)
+
+
+def test_data_loader_orders_as_torch():
+    from torch.utils.data import DataLoader, SubsetRandomSampler, TensorDataset, WeightedRandomSampler
+    from tidal.utils import data as tdata
+    for seed in SEEDS[:2]:
+        torch.manual_seed(seed)
+        tidal.manual_seed(seed)
+        for _ in range(2):  # two epochs: each draws a new base seed and a new permutation
+            theirs = [b[0].tolist() for b in DataLoader(TensorDataset(torch.arange(100)), batch_size=16, shuffle=True)]
+            ours = [b[0].tolist() for b in tdata.DataLoader(tdata.TensorDataset(tidal.arange(100)), batch_size=16,
+                                                             shuffle=True)]
+            assert ours == theirs
+        weights = [0.1, 0.5, 2.0, 1.0]
+        assert list(tdata.WeightedRandomSampler(weights, 20)) == list(WeightedRandomSampler(weights, 20))
+        assert list(tdata.SubsetRandomSampler(list(range(10, 30)))) == list(SubsetRandomSampler(list(range(10, 30))))
+        _same(tidal.randn(4), torch.randn(4))
+
+
 def test_normal_with_tensor_parameters():
     def draws(m):
         mean, std = m.arange(20.0), m.arange(20.0) / 7
