@@ -2,8 +2,8 @@
 `memory_format=`. tidal tensors are always strided; ops/memory_format.py gives each memory format its strides."""
 from __future__ import annotations
 
-__all__ = ["layout", "memory_format", "strided", "sparse_coo", "contiguous_format", "preserve_format", "channels_last",
-           "channels_last_3d"]
+__all__ = ["layout", "memory_format", "strided", "sparse_coo", "jagged", "contiguous_format", "preserve_format",
+           "channels_last", "channels_last_3d"]
 
 
 class layout:
@@ -34,6 +34,7 @@ class memory_format:
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")  # ops/sparse_coo.py's tensors
+jagged = layout("jagged")  # nested/: torch.nested's jagged layout
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")

@@ -1,0 +1,200 @@
+"""How torch functions run on nested tensors: once on the jagged values, or once per strided component.
+
+Pointwise ops (every elementwise op, activations, casts, copies) and ops over the trailing dims (linear, matmul by a
+dense matrix, layer_norm, softmax and reductions over a dim after the ragged one) are supported, as torch's jagged
+tensors support them; a `dim` argument is moved past the batch dim. Other ops refuse with a RuntimeError naming
+the op rather than run on the packed memory as if it were a dense tensor.
+"""
+from __future__ import annotations
+
+from ..ops import torch_function as tf
+from ..ops.elementwise import OPS
+from ..tensor import Tensor
+from .nested_tensor import NestedTensor, _alias, _components, _wrap, make_jagged, make_strided
+
+POINTWISE = set(OPS) | {
+    "rsub", "true_divide", "multiply", "subtract", "divide", "clamp_min", "clamp_max", "clip", "masked_fill",
+    "nan_to_num", "relu6", "leaky_relu", "elu", "selu", "celu", "silu", "mish", "softplus", "softsign", "hardswish",
+    "hardsigmoid", "hardtanh", "hardshrink", "softshrink", "tanhshrink", "logsigmoid", "glu", "dropout", "gelu",
+    "clone", "detach", "contiguous", "to", "float", "double", "half", "bfloat16", "int", "long", "bool", "type_as",
+    "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "ge", "le", "isclose",
+    "bitwise_not", "invert", "sgn", "absolute", "negative", "square", "sub", "add", "mul", "div", "pow", "fill_",
+}
+# ops over the trailing dims whose `dim` (second positional argument or keyword) is moved past the batch dim
+DIM_OPS = {"sum", "mean", "amax", "amin", "prod", "softmax", "log_softmax", "cumsum", "cumprod", "argmax", "argmin",
+           "logsumexp", "var", "std", "nansum", "nanmean", "all", "any", "norm", "count_nonzero"}
+TRAILING = {"linear", "matmul", "layer_norm", "rms_norm", "normalize", "__matmul__"} | DIM_OPS
+_DIM_POSITION = {"normalize": 2}  # F.normalize(input, p, dim)
+
+
+# Tensor's operators arrive under their functions' names: reflected ones as _rsub, in-place ones as _inplace_add,
+# and the bitwise ones and __rpow__ (all elementwise) as `op` / `<lambda>`
+_RAW_IN_PLACE = {"inplace_add", "inplace_sub", "inplace_div", "pow_"}
+_OPERATOR_NAMES = {"op": "bitwise_and", "<lambda>": "pow", "rtruediv": "div", "pos": "positive", "invert": "bitwise_not",
+                   "rmatmul": "rmatmul"}
+
+
+def _canonical(name: str) -> str:
+    name = name.strip("_") if name.startswith("__") else name.lstrip("_")
+    return _OPERATOR_NAMES.get(name, name)
+
+
+def call(func, args: tuple, kwargs: dict):
+    """`func(*args, **kwargs)` for arguments that include nested tensors (NestedTensor.__torch_function__)."""
+    name = _canonical(getattr(func, "__name__", str(func)))
+    nested = [a for a in (*args, *kwargs.values()) if isinstance(a, NestedTensor)]
+    nested += [x for a in args if isinstance(a, (list, tuple)) for x in a if isinstance(x, NestedTensor)]
+    first = nested[0]
+    if name in ("unbind", "to_padded_tensor", "values", "offsets", "lengths", "size", "dim", "numel", "is_nested"):
+        return getattr(NestedTensor, name)(*args, **kwargs)
+    if name == "requires_grad_" or name.endswith("_") and name.rstrip("_") in POINTWISE or name in _RAW_IN_PLACE:
+        return _in_place(func, args, kwargs)
+    base = name.rstrip("_")
+    if base not in POINTWISE and base not in TRAILING and name not in ("backward",):
+        raise RuntimeError(f"{name}(): not supported for nested tensors in tidal (pointwise ops and ops over the "
+                           "trailing dims are)")
+    if name == "matmul" and not (args and args[0] is first and not isinstance(args[1], NestedTensor)):
+        raise RuntimeError("matmul(): only a nested tensor times a dense matrix is supported for nested tensors")
+    if name == "backward":
+        with tf.DisableTorchFunction():
+            return Tensor.backward(_alias(args[0], Tensor), *args[1:], **kwargs)
+    if first._jagged and name in _RAGGED_REDUCTIONS and _over_ragged_dim(first, args, kwargs):
+        return _ragged_reduction(func, first, kwargs)
+    args, kwargs = _moved_dim(name, first, args, kwargs)
+    if first._jagged:
+        return _jagged_call(func, name, first, args, kwargs)
+    return _strided_call(func, name, first, args, kwargs)
+
+
+_RAGGED_REDUCTIONS = {"sum", "mean", "amax", "amin"}
+
+
+def _over_ragged_dim(first: NestedTensor, args: tuple, kwargs: dict) -> bool:
+    dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
+    return isinstance(dim, int) and not isinstance(dim, bool) and _wrap(dim, first.dim(), "dim") == 1
+
+
+def _ragged_reduction(func, first: NestedTensor, kwargs: dict) -> Tensor:
+    """A reduction over the ragged dim: each component reduced over its rows, stacked into a dense (B, *D)."""
+    import tidal
+    if kwargs.get("keepdim"):
+        raise RuntimeError("reducing over the ragged dim with keepdim=True is not supported for nested tensors")
+    extra = {k: v for k, v in kwargs.items() if k not in ("dim", "keepdim")}
+    with tf.DisableTorchFunction():
+        return tidal.stack([func(c, 0, **extra) for c in _components(first)])
+
+
+def _in_place(func, args: tuple, kwargs: dict):
+    """An in-place op writes into the nested tensor's own memory; nested operands are read as packed memory."""
+    self = args[0]
+    rest = [_packed_operand(self, a) for a in args[1:]]
+    with tf.DisableTorchFunction():
+        func(self, *rest, **kwargs)
+    return self
+
+
+def _packed_operand(self: NestedTensor, a):
+    if isinstance(a, NestedTensor):
+        _check_same_structure("in-place", self, a)
+        return _alias(a, Tensor)
+    return a
+
+
+def _moved_dim(name: str, first: NestedTensor, args: tuple, kwargs: dict) -> tuple:
+    """The call's `dim` counted on the packed values (jagged: minus one) or a component (strided: minus one)."""
+    if name not in DIM_OPS and name not in _DIM_POSITION:
+        return args, kwargs
+    position = _DIM_POSITION.get(name, 1)
+    if "dim" in kwargs:
+        kwargs = dict(kwargs, dim=_inner_dim(name, first, kwargs["dim"]))
+    elif len(args) > position and args[position] is not None and not isinstance(args[position], Tensor):
+        args = args[:position] + (_inner_dim(name, first, args[position]),) + args[position + 1:]
+    elif name in ("softmax", "log_softmax", "normalize"):  # (normalize's default dim is 1: the ragged dim)
+        if name == "normalize":
+            kwargs = dict(kwargs, dim=_inner_dim(name, first, 1))
+    return args, kwargs
+
+
+def _inner_dim(name: str, first: NestedTensor, dim):
+    if isinstance(dim, (list, tuple)):
+        return type(dim)(_inner_dim(name, first, d) for d in dim)
+    d = _wrap(dim, first.dim(), name)
+    if d == 0 or (first._jagged and d == 1):
+        raise RuntimeError(f"{name}(): not supported for NestedTensor on dim={d}")
+    return d - 1
+
+
+def _check_same_structure(name: str, a: NestedTensor, b: NestedTensor) -> None:
+    if a._jagged != b._jagged:
+        raise RuntimeError(f"{name}(): nested tensors of different layouts")
+    if a._jagged and a._ragged is not b._ragged or not a._jagged and a._nested_sizes != b._nested_sizes:
+        shapes = [f"({', '.join(str(s) for s in t.size())})" if t._jagged else str(t._nested_sizes) for t in (a, b)]
+        raise RuntimeError(f"cannot call binary pointwise function {name} with inputs of shapes {shapes[0]} and "
+                           f"{shapes[1]}")
+
+
+def _jagged_call(func, name: str, first: NestedTensor, args: tuple, kwargs: dict):
+    rows = first._buffer_shape[0]
+
+    def unwrap(a):
+        if isinstance(a, NestedTensor):
+            _check_same_structure(name, first, a)
+            return _alias(a, Tensor)
+        if isinstance(a, Tensor) and a.dim() >= first.dim() - 1 and name not in TRAILING:
+            return _dense_rows(name, first, a)
+        return a
+
+    with tf.DisableTorchFunction():
+        result = func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+    return _nest(result, lambda t: isinstance(t, Tensor) and t.dim() >= 1 and t.shape[0] == rows,
+                 lambda t: make_jagged(t, first._offsets, first._ragged))
+
+
+def _dense_rows(name: str, first: NestedTensor, a: Tensor) -> Tensor:
+    """A dense operand of a jagged tensor's rank (B, 1, *D) as one row per packed row; (1, *D) passes as is."""
+    n = first.dim()
+    if a.dim() == n - 1 and a.shape[0] == 1:
+        return a
+    if a.dim() == n and a.shape[1] == 1 and a.shape[0] in (1, len(first)):
+        lengths = Tensor._from_array(__import__("numpy").diff(first._offsets_list).astype("int64"))
+        rows = a.select(1, 0)
+        return rows.expand(len(first), *rows.shape[1:]).repeat_interleave(lengths, dim=0)
+    sizes = ", ".join(str(s) for s in first.size())
+    raise RuntimeError(f"{name}(): a dense operand of shape {list(a.shape)} does not broadcast with a nested tensor "
+                       f"of shape ({sizes}) (only over its trailing dims, or as (B, 1, ...))")
+
+
+_KEEPDIM = {"sum", "mean", "amax", "amin", "prod", "logsumexp", "var", "std", "nansum", "nanmean", "norm"}
+
+
+def _strided_call(func, name: str, first: NestedTensor, args: tuple, kwargs: dict):
+    if name in _KEEPDIM and not kwargs.get("keepdim", args[2] if len(args) > 2 and name != "norm" else False):
+        raise RuntimeError("NestedTensor always requires keepdim=True for now.")
+    parts = {}
+
+    def component(a, k):
+        if isinstance(a, NestedTensor):
+            if id(a) not in parts:
+                if a._nested_sizes != first._nested_sizes:  # (torch's words for a strided pair)
+                    raise RuntimeError(f"{name} does not support broadcasting when given a NestedTensor")
+                parts[id(a)] = _components(a)
+            return parts[id(a)][k]
+        return a
+
+    results = []
+    for k in range(len(first._nested_sizes)):
+        with tf.DisableTorchFunction():
+            results.append(func(*[component(a, k) for a in args], **{n: component(v, k) for n, v in kwargs.items()}))
+    if all(isinstance(r, Tensor) for r in results):
+        with tf.DisableTorchFunction():
+            import tidal
+            buffer = tidal.cat([r.reshape(-1) for r in results])
+        return make_strided(buffer, [tuple(r.shape) for r in results])
+    return results
+
+
+def _nest(result, nestable, nest):
+    if isinstance(result, tuple) and not isinstance(result, Tensor):
+        items = [nest(r) if nestable(r) else r for r in result]
+        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
+    return nest(result) if nestable(result) else result
