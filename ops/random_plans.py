@@ -2,10 +2,10 @@
 engine exactly the words torch's kernel would (and updates the cached Box-Muller normal as torch's
 generator does); the kernel, `fill`, turns those words into the output (random_transforms.py).
 
-A sampler torch runs outside its mt19937 stream, or whose consumption depends on the data (poisson, gamma,
-binomial, von Mises, multinomial with replacement), takes two words as the seed of a Philox stream: its
-values are not torch's, but it consumes a fixed amount, so what follows is still torch's stream only when
-torch consumed the same amount -- it does not for these; said in their docstrings.
+poisson and the standard gamma, whose draws depend on the values drawn, are sampled at dispatch
+(random_rejection.py). A sampler not written as torch's (binomial, von Mises) takes two words as the
+seed of a Philox stream: its values are not torch's, and neither is the stream after it (torch takes a
+data-dependent number of words there).
 
 bernoulli_ with a number p on a build with MKL and an Intel CPU (torch's dropout there) seeds MKL's VSL
 stream with ONE 32-bit word and draws from VSL: those values cannot be reproduced, so tidal takes that one
@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ..tensor import dtype as dt
+from . import random_rejection as rr
 from . import random_transforms as rt
 from .complex_half import fitted
 
@@ -55,6 +56,9 @@ def _scalar_normals(mt, count: int) -> tuple:
     return words, cached
 
 
+_REJECTION = {"poisson": rr.poisson, "_standard_gamma": rr.standard_gamma}
+
+
 def plan(sampler: str, target, params: tuple, ins: tuple, mt) -> tuple:
     """("mt", words, extra): the words the op takes from the engine `mt`, now, and what its kernel needs."""
     part, per = _parts(target.dtype)
@@ -81,6 +85,8 @@ def plan(sampler: str, target, params: tuple, ins: tuple, mt) -> tuple:
         if not params[1] or params[0] == 1:  # torch's exponential race: exponential_ on the probs
             return "mt", mt.words(2 * ins[0].numel()), None
         return "mt", mt.words(2 * target.numel()), "cdf"  # one double uniform per sample
+    if sampler in _REJECTION:  # the draws depend on the values drawn: sampled here (reads the parameters)
+        return "values", _REJECTION[sampler](np.asarray(ins[0].detach()._host_array()), mt), None
     return "seeded", mt.words(2), None
 
 
@@ -101,6 +107,9 @@ def fill(sampler: str, out: np.ndarray, source: tuple, ins: tuple, params: tuple
     generator for the "seeded" and "vsl" plans."""
     from .rng import philox
     kind, words, extra = source
+    if kind == "values":  # (a fresh contiguous output: sampled in row-major order)
+        _store(out, words)
+        return
     if kind == "seeded" or extra == "vsl":
         seed = int(words[0]) | (int(words[1]) << 32) if len(words) > 1 else int(words[0])
         fallback(philox(seed, 0))

@@ -159,6 +159,30 @@ def test_data_loader_orders_as_torch():
         _same(tidal.randn(4), torch.randn(4))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_poisson_and_gamma(dtype):
+    from tidal.distributions._sampling import standard_gamma
+
+    def draws(m):
+        rates = m.tensor([0.0, 0.5, 3.0, 9.99, 10.0, 20.0, 100.0, 1e4], dtype=getattr(m, dtype))
+        alpha = m.tensor([0.05, 0.5, 1.0, 3.0, 20.0, 1e-3], dtype=getattr(m, dtype))
+        gamma = m._standard_gamma(alpha) if m is torch else standard_gamma(alpha)
+        return m.poisson(rates), gamma, m.poisson(rates.view(2, 4).t()), m.randn(3), m.rand(2)
+    for seed in SEEDS[:3]:
+        _both(seed, draws)
+
+
+def test_gamma_and_poisson_distributions():
+    import tidal.distributions as tdist
+
+    def draws(m):
+        dist = torch.distributions if m is torch else tdist
+        return (dist.Gamma(m.tensor([2.0, 0.3]), m.tensor([1.5, 2.0])).sample((4,)),
+                dist.Poisson(m.tensor([2.0, 30.0])).sample((4,)), dist.Chi2(m.tensor([3.0])).sample((2,)), m.rand(3))
+    for seed in SEEDS[:2]:
+        _both(seed, draws)
+
+
 def test_normal_with_tensor_parameters():
     def draws(m):
         mean, std = m.arange(20.0), m.arange(20.0) / 7
