@@ -25,9 +25,9 @@ def _check(op: str, input, src) -> None:
             raise TypeError(f"{op}(): argument '{arg}' (position {pos}) must be Tensor, not {type(value).__name__}")
 
 
-def _scatter(op: str, input: Tensor, src: Tensor, view_of) -> Tensor:
+def _scatter(op: str, input: Tensor, src: Tensor, view_of, clone=M.clone) -> Tensor:
     _check(op, input, src)
-    out = M.clone(input)
+    out = clone(input)
     region = view_of(out)
     if tuple(region.shape) != tuple(src.shape):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
@@ -57,7 +57,21 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 
 def as_strided_scatter(input: Tensor, src: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """A copy of input with src written into input.as_strided(size, stride, storage_offset)."""
-    return _scatter("as_strided_scatter", input, src, lambda t: views.as_strided(t, size, stride, storage_offset))
+    return _scatter("as_strided_scatter", input, src, lambda t: views.as_strided(t, size, stride, storage_offset),
+                    _clone_preserving_strides)
+
+
+def _clone_preserving_strides(input: Tensor) -> Tensor:
+    """torch's clone_preserve_strides: a copy of input's whole storage seen with input's sizes, strides and offset,
+    so that as_strided addresses the same storage positions in the copy (gaps and offset included). An input with
+    internal overlap (it could not be written through), or one in the graph (torch asserts it is contiguous there;
+    a plain clone keeps the graph), gets a plain clone."""
+    from .mem_overlap import has_internal_overlap
+    if input.requires_grad or has_internal_overlap(input):
+        return M.clone(input)
+    v = input._v
+    whole = views.as_strided(input, (v.blob.nbytes // input.dtype.itemsize,), (1,), 0)
+    return views.as_strided(M.clone(whole), v.shape, v.strides, v.offset)
 
 
 METHODS.update(slice_scatter=slice_scatter, select_scatter=select_scatter, diagonal_scatter=diagonal_scatter,

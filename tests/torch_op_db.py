@@ -46,8 +46,6 @@ RANDOM = {"bernoulli", "normal", "rand_like", "randint", "randint_like", "randn"
 
 # Known failures: (check, op id) -> reason. strict xfail: remove an entry once its op passes.
 KNOWN: dict[tuple[str, str], str] = {
-    ("values", "as_strided_scatter"): "on a non-contiguous input torch scatters into a clone that keeps the input's "
-                                      "strides (gaps included); tidal's clone is contiguous",
     ("values", "chalf"): "complex32: this driver compares results through numpy(), which torch and tidal refuse for "
                          "ComplexHalf (tests/test_complex32.py compares it)",
     ("grad", "as_strided.partial_views"): "the sample is a view into a larger storage; for gradients the driver "
