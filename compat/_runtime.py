@@ -35,23 +35,16 @@ def _check_thread_count(fn: str, n) -> int:
 
 
 def set_num_threads(n: int) -> None:
-    """Set how many threads tidal's parallel CPU kernels use."""
+    """Set how many threads tidal's parallel CPU kernels use (vm/intra_op.py)."""
+    from ..vm import intra_op
     _state["threads"] = _check_thread_count("set_num_threads", n)
-    if "numba" in sys.modules:  # already started: resize its pool (it cannot grow past its launch size)
-        import numba
-        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
-    else:  # numba reads this when it is first imported
-        os.environ["NUMBA_NUM_THREADS"] = str(n)
+    intra_op.set_threads(n)
 
 
 def get_num_threads() -> int:
     """The number of threads the parallel CPU kernels use."""
-    if _state["threads"] is not None:
-        return _state["threads"]
-    if "numba" in sys.modules:
-        import numba
-        return numba.get_num_threads()
-    return int(os.environ.get("NUMBA_NUM_THREADS", 0)) or _cpu_count()
+    from ..vm import intra_op
+    return _state["threads"] or intra_op.get_threads(allowed_only=False)
 
 
 def set_num_interop_threads(n: int) -> None:

@@ -9,7 +9,8 @@ import math
 import numpy as np
 
 from ..tensor import dtype as dt
-from ..vm import blas_threads
+from ..vm import blas_threads, intra_op
+from ..vm.codegen import kernel_module
 from .dispatch import register_kernel
 from .float8 import to_float8
 
@@ -57,18 +58,96 @@ def product_into(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> None:
             # batch, each call too small to use BLAS well (a transformer's linear layers)
             rows = math.prod(acc.shape[:-1])
             a, acc = a.reshape(rows, a.shape[-1]), acc.reshape(rows, acc.shape[-1])
-        blas_matmul(_blas_ready(a), _blas_ready(b), acc)
+        a, b = _blas_ready(a), _blas_ready(b)
+        if not threaded_product(a, b, acc):
+            blas_matmul(a, b, acc)
 
 
 def blas_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """np.matmul(a, b, out=out), its BLAS on the threads vm/blas_threads.py leaves it (fewer beside the
-    program's issuing thread or other busy processes)."""
+    """np.matmul(a, b, out=out): split over the kernels' threads (vm/intra_op.py) where it can, else its BLAS on
+    the threads vm/blas_threads.py leaves it (fewer beside the program's issuing thread or other busy processes)."""
+    if out is None and a.dtype == b.dtype and a.dtype.kind == "f" and a.ndim >= 2 and b.ndim >= 2:
+        out = np.empty(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1]), a.dtype)
+    if out is not None and threaded_product(a, b, out):
+        return out
     held = blas_threads.hold_for_product()
     try:
         return np.matmul(a, b, out=out)
     finally:
         if held is not None:
             blas_threads.release(held)
+
+
+PARALLEL_MACS = 1 << 17  # multiply-adds from which a product splits over threads (below: one BLAS call)
+_NO_TRANS, _TRANS = 111, 112
+
+
+def _operand(x: np.ndarray) -> tuple | None:
+    """(transpose flag, leading dimension) of a matrix (the last two dims of `x`) as row-major BLAS reads it,
+    or None when neither its rows nor its columns are contiguous."""
+    (rows, cols), (s0, s1), item = x.shape[-2:], x.strides[-2:], x.itemsize
+    if (s1 == item or cols == 1) and s0 % item == 0 and (rows == 1 or s0 // item >= cols):
+        return _NO_TRANS, max(s0 // item if rows > 1 else cols, cols, 1)
+    if (s0 == item or rows == 1) and s1 % item == 0 and (cols == 1 or s1 // item >= rows):
+        return _TRANS, max(s1 // item if cols > 1 else rows, rows, 1)
+    return None
+
+
+def _batch_step(x: np.ndarray, batch: tuple) -> int | None:
+    """The byte step between consecutive matrices of `x` over the broadcast batch dims `batch` (0: one matrix
+    for all), or None when its batch dims do not collapse into one step."""
+    lead = x.ndim - 2
+    shape, strides = (1,) * (len(batch) - lead) + x.shape[:lead], (0,) * (len(batch) - lead) + x.strides[:lead]
+    step = None
+    for n, full, st in zip(reversed(shape), reversed(batch), reversed(strides)):
+        st = 0 if n == 1 else st
+        if full == 1:
+            continue
+        if step is None:
+            step, span = st, st * full
+        elif st != span:
+            return None
+        else:
+            span *= full
+    return step or 0
+
+
+def threaded_product(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
+    """out[...] = a @ b (float32/float64, one dtype, NumPy's matmul shapes) split over the kernels' threads, if
+    they may run (vm/intra_op.py) and the product is large enough; whether it did."""
+    dtype = out.dtype
+    if (a.dtype != dtype or b.dtype != dtype or dtype.kind != "f" or dtype.itemsize not in (4, 8)
+            or a.ndim < 2 or b.ndim < 2 or not intra_op.parallel()):
+        return False
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    batch = out.shape[:-2]
+    count = math.prod(batch)
+    if m * n * k * count < PARALLEL_MACS or out.strides[-1] != dtype.itemsize or k == 0 or out.size == 0:
+        return False
+    ta, tb = _operand(a), _operand(b)
+    if ta is None or tb is None or out.strides[-2] % dtype.itemsize or (m > 1 and out.strides[-2] < n * dtype.itemsize):
+        return False
+    if np.may_share_memory(out, a) or np.may_share_memory(out, b):  # (BLAS would read what it wrote)
+        return False
+    kernels = kernel_module(".gemm_kernels", __package__)
+    if kernels is None:
+        return False
+    ldc = max(out.strides[-2] // dtype.itemsize, n, 1)
+    pa, pb, pc = a.ctypes.data, b.ctypes.data, out.ctypes.data
+    parts = intra_op.enter()
+    if count == 1:
+        split = kernels.split32 if dtype.itemsize == 4 else kernels.split64
+        if m >= n:  # slices of rows of a and the result, else of columns of b and the result
+            split(m, n, k, ta[0], tb[0], pa, ta[1], pb, tb[1], pc, ldc, a.strides[-2], 0, out.strides[-2], 0, parts)
+        else:
+            split(m, n, k, ta[0], tb[0], pa, ta[1], pb, tb[1], pc, ldc, 0, b.strides[-1], 0, dtype.itemsize, parts)
+        return True
+    steps = (_batch_step(a, batch), _batch_step(b, batch), _batch_step(out, batch))
+    if None in steps:
+        return False
+    (kernels.batch32 if dtype.itemsize == 4 else kernels.batch64)(
+        count, m, n, k, ta[0], tb[0], pa, ta[1], pb, tb[1], pc, ldc, *steps)
+    return True
 
 
 def _row_pitch(n: int, itemsize: int) -> int:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tidal
-from tidal.vm import blas_threads, machine
+from tidal.vm import blas_threads, intra_op, machine
 
 _paths = glob.glob(os.path.join(os.path.dirname(np.__file__) + ".libs", "*scipy_openblas*"))
 pytestmark = pytest.mark.skipif(not _paths, reason="NumPy's BLAS is not the OpenBLAS its wheels bundle")
@@ -110,10 +110,10 @@ def test_a_busy_process_beside_counts_as_busy_cores():
     spinner = subprocess.Popen([sys.executable, "-c", "import time\nt = time.time()\nwhile time.time() - t < 3: pass"])
     try:
         time.sleep(0.2)
-        blas_threads._sample[0] = 0.0  # start a fresh sample now
-        blas_threads.others_busy()
-        time.sleep(blas_threads.SAMPLE_S + 0.3)
-        assert blas_threads.others_busy() >= 0.5  # the spinner kept most of a core busy
+        intra_op._sample[0] = 0.0  # start a fresh sample now
+        intra_op.others_busy()
+        time.sleep(intra_op.SAMPLE_S + 0.3)
+        assert intra_op.others_busy() >= 0.5  # the spinner kept most of a core busy
     finally:
         spinner.kill()
         spinner.wait()

@@ -11,12 +11,12 @@ from .blob import Blob, View, fresh_view
 from .fusion import config as fusion_config
 from .instruction import Instruction, compute_instruction
 from . import machine as _machine
-from . import replay
+from . import intra_op, replay
 from .machine import all_vms, get_mode, get_vm, limits as machine_limits, register_backend, set_mode
 
 __all__ = ["Blob", "View", "Instruction", "get_vm", "set_mode", "get_mode", "register_backend",
            "stats", "reset_stats", "set_fusion", "get_fusion", "memory_stats", "empty_cache", "set_replay",
-           "set_execution"]
+           "set_execution", "set_threads", "get_threads"]
 
 
 class _DeviceBackends(dict):
@@ -113,6 +113,18 @@ def set_execution(inline_bytes: int | None = None, max_in_flight: int | None = N
         if max_in_flight < 2:
             raise ValueError(f"set_execution: max_in_flight must be at least 2, got {max_in_flight}")
         machine_limits.max_in_flight = max_in_flight
+
+
+def set_threads(n: int) -> None:
+    """Run large CPU kernels on at most `n` threads (1: every kernel on one thread; see vm/intra_op.py)."""
+    for vm in all_vms():
+        vm.synchronize()
+    intra_op.set_threads(n)
+
+
+def get_threads() -> int:
+    """The thread count large CPU kernels use (1 where they cannot run in parallel)."""
+    return intra_op.get_threads()
 
 
 def memory_stats() -> dict:

@@ -27,7 +27,7 @@ import os
 import threading
 import time
 
-from .machine import issuer_running
+from .intra_op import CORES as _CORES, issuer_running, others_busy
 
 _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
             "openblas_set_num_threads")
@@ -96,42 +96,3 @@ def hold_for_product() -> int | None:
         return None
     hold(threads)
     return threads
-
-
-# -- other processes' load ----------------------------------------------------------------------
-SAMPLE_S = 0.5  # how often the load is re-read
-_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-_sample = [0.0, 0, 0, 0.0]  # when, the machine's busy ticks, this process's ticks, others' busy cores; None: no /proc
-
-
-def _ticks() -> tuple:
-    """(busy ticks of the whole machine, steal included; this process's user + system ticks)."""
-    with open("/proc/stat", "rb") as f:
-        fields = [int(v) for v in f.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
-    with open("/proc/self/stat", "rb") as f:
-        own = f.read()
-    own_fields = own[own.rindex(b")") + 2:].split()  # (the command name may hold spaces)
-    return sum(fields) - fields[3] - fields[4], int(own_fields[11]) + int(own_fields[12])
-
-
-def others_busy() -> float:
-    """The cores other processes kept busy over the last sample (re-read at most every SAMPLE_S; 0 where
-    the machine does not tell)."""
-    global _sample
-    sample = _sample
-    if sample is None:
-        return 0.0
-    now = time.monotonic()
-    if now - sample[0] < SAMPLE_S:
-        return sample[3]
-    try:
-        busy, own = _ticks()
-    except (OSError, ValueError, IndexError):
-        _sample = None
-        return 0.0
-    others = 0.0
-    if sample[0]:
-        others = max((busy - sample[1]) - (own - sample[2]), 0) / ((now - sample[0]) * _HZ)
-    _sample = [now, busy, own, others]
-    return others

@@ -20,7 +20,8 @@ import os
 import sys
 
 from .blob import View
-from .codegen import Program, is_compilable, run_compiled, run_numpy
+from . import intra_op
+from .codegen import PARALLEL_ELEMENTS, Program, is_compilable, run_compiled, run_numpy
 from .fusion_reduce import ReduceAttrs, run_compiled_reduce, run_numpy_reduce
 from .instruction import Instruction
 
@@ -272,7 +273,9 @@ def _lower_single(ins: Instruction, stats, pos: int, rec: list | None) -> Instru
             rec.append((_DEAD, None, None, None, -1, ((pos, 1),), 0))
         return None
     del out
-    if ins.kernel is not None:  # the op brought a kernel that runs it alone (a direct NumPy call)
+    if ins.kernel is not None and not (  # the op brought a kernel that runs it alone (a direct NumPy call),
+            # unless it is an elementwise one large enough for a compiled loop on several threads
+            ins.expr is not None and ins.outs[0].blob.nbytes >= _PARALLEL_BYTES and intra_op.parallel()):
         if rec is not None:
             rec.append((_SINGLE, None, pos))
         return ins
@@ -297,6 +300,7 @@ def _lower_single(ins: Instruction, stats, pos: int, rec: list | None) -> Instru
 
 
 _singles: dict = {}  # (expression, inputs) -> the _programs entry of that one-op group
+_PARALLEL_BYTES = 4 * PARALLEL_ELEMENTS
 
 
 def fuse_window(window: list, stats, rec: list | None = None) -> list:

@@ -19,6 +19,8 @@ import threading
 import time
 import weakref
 
+from . import intra_op
+from .intra_op import _thread, issuer_running  # noqa: F401  (issuer_running: machine's API before)
 from .allocator import CachingAllocator
 from .blob import Blob, View
 from .codegen import quiet, quiet_thread, unquiet
@@ -157,17 +159,6 @@ class Stream:
                     self._cond.wait(0.05)
             finally:
                 self._waiters -= 1
-
-
-_thread = threading.local()  # `stream`: set on a stream's worker thread, that stream
-
-
-def issuer_running() -> bool:
-    """Whether this thread is a stream's worker while no thread waits for that stream: the program's own
-    thread is then busy issuing ops, and kernels that start threads of their own leave it a core (see
-    vm/blas_threads.py). At a sync point it waits, and they may use every core."""
-    stream = getattr(_thread, "stream", None)
-    return stream is not None and not stream._waiters
 
 
 def _small(batch: list, limit: int) -> bool:
@@ -490,6 +481,15 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _forget_templates() -> None:
+    # replayed windows bind their groups' kernels: after parallel kernels were switched on or off, bind afresh
+    for vm in _vms.values():
+        vm.windows.clear()
+
+
+intra_op.on_change(_forget_templates)
 
 
 def _drain_at_exit() -> None:
