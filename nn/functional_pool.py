@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import ops
 from ..ops import pool as _pool
+from ..ops.memory_format import in_format, suggest_memory_format
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 
@@ -216,7 +217,8 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     if c % groups:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
     lead, rest = input.shape[0], tuple(input.shape[2:])
-    return input.reshape((lead, groups, c // groups) + rest).transpose(1, 2).reshape(tuple(input.shape))
+    out = input.reshape((lead, groups, c // groups) + rest).transpose(1, 2).reshape(tuple(input.shape))
+    return in_format(out, suggest_memory_format(input))  # torch's kernel writes the format the input suggests
 
 
 native_channel_shuffle = channel_shuffle

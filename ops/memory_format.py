@@ -10,8 +10,8 @@ Torch's rules, as followed here:
   difference: torch's default memory_format is preserve_format, but tidal's own code relies on clone() and
   to() giving row-major copies, so without memory_format= they keep the layout only of inputs whose strides
   suggest channels_last(_3d) (torch's suggest_memory_format); an explicit preserve_format follows torch fully;
-- an elementwise result follows its inputs' stride order (TensorIterator's permutation) when one of them is
-  channels_last(_3d) and not row-major; tidal keeps row-major results for other strided inputs;
+- an elementwise result follows its inputs' stride order (TensorIterator's permutation) when one of them suggests
+  channels_last(_3d) (dense or sliced); tidal keeps row-major results for other strided inputs;
 - cat (and stack along an existing dim) lays its result out in the format every input suggests.
 torch's two "dense strides in the inputs' stride order" rules (infer_dense_strides, TensorIterator's) are one
 function here, `dense_strides`.
@@ -254,8 +254,8 @@ _layouts: dict = {}  # (result shape, arity, each tensor argument's (index, shap
 
 
 def elementwise_strides(plan, args: tuple) -> tuple:
-    """The strides of an elementwise result of `args` (a 4-d or 5-d result): TensorIterator's layout when an input
-    is channels_last(_3d) and not row-major, else the plan's row-major strides. `plan.plain` holds (argument index,
+    """The strides of an elementwise result of `args` (a 4-d or 5-d result): TensorIterator's layout when an input's
+    strides suggest channels_last(_3d) (a slice of such a tensor too), else the plan's row-major strides. `plan.plain` holds (argument index,
     row-major strides) per tensor argument; the caller compares strides by identity (a row-major result carries
     that very tuple) and calls this only when one differs, so an input equal to its tuple gets it here."""
     special = False
@@ -271,7 +271,7 @@ def elementwise_strides(plan, args: tuple) -> tuple:
     strides = _layouts.get(key)
     if strides is None:
         strides = plan.strides
-        if any(channels_last_like(args[k]) is not None for k, _ in plan.plain):
+        if any(suggest_memory_format(args[k]) != CONTIGUOUS for k, _ in plan.plain):
             strides = iterator_strides(plan.shape, args)
             if strides == plan.strides:
                 strides = plan.strides

@@ -18,7 +18,7 @@ NEEDS_PATCH = {"add_number", "number_sub", "mul_same", "add_row_major", "add_bia
                "hardswish", "hardsigmoid", "sigmoid", "tanh", "softplus", "hardtanh", "prelu", "nan_to_num",
                "to_double", "squeeze_excite", "batch_norm_train", "batch_norm_eval", "group_norm",
                "conv_transpose2d", "conv_transpose_weight", "normalize", "mse_none", "chain",
-               "batch_norm3d", "add3d", "gelu3d", "conv_transpose3d", "group_norm3d"}
+               "batch_norm3d", "add3d", "gelu3d", "conv_transpose3d", "group_norm3d", "slice_mul", "narrow_add"}
 
 
 def F(L):
@@ -75,7 +75,8 @@ CASES_4D = {
     "bilinear_corners": lambda L, x: F(L).interpolate(x, scale_factor=2, mode="bilinear", align_corners=True),
     "bicubic": lambda L, x: F(L).interpolate(x, scale_factor=2, mode="bicubic"),
     "antialias": lambda L, x: F(L).interpolate(x, size=(3, 4), mode="bilinear", antialias=True),
-    "pixel_shuffle": lambda L, x: F(L).pixel_shuffle(x, 2),
+    "pixel_shuffle": lambda L, x: F(L).pixel_shuffle(x, 2), "channel_shuffle": lambda L, x: F(L).channel_shuffle(x, 2),
+    "slice_mul": lambda L, x: x[:, :2] * 2, "narrow_add": lambda L, x: x.narrow(3, 0, 3) + L.ones(4, 1, 1),
     "pixel_unshuffle": lambda L, x: F(L).pixel_unshuffle(x[:, :, :4], 2),
     "upsample_module": lambda L, x: L.nn.Upsample(scale_factor=2)(x),
     "mse_none": lambda L, x: F(L).mse_loss(x, L.zeros(2, 4, 5, 6), reduction="none"),
