@@ -2,8 +2,8 @@
 engine exactly the words torch's kernel would (and updates the cached Box-Muller normal as torch's
 generator does); the kernel, `fill`, turns those words into the output (random_transforms.py).
 
-poisson and the standard gamma, whose draws depend on the values drawn, are sampled at dispatch
-(random_rejection.py). A sampler not written as torch's (binomial, von Mises) takes two words as the
+poisson, the standard gamma and binomial, whose draws depend on the values drawn, are sampled at
+dispatch (random_rejection.py). A sampler not written as torch's (von Mises) takes two words as the
 seed of a Philox stream: its values are not torch's, and neither is the stream after it (torch takes a
 data-dependent number of words there).
 
@@ -56,7 +56,7 @@ def _scalar_normals(mt, count: int) -> tuple:
     return words, cached
 
 
-_REJECTION = {"poisson": rr.poisson, "_standard_gamma": rr.standard_gamma}
+_REJECTION = {"poisson": rr.poisson, "_standard_gamma": rr.standard_gamma, "binomial": rr.binomial}
 
 
 def plan(sampler: str, target, params: tuple, ins: tuple, mt) -> tuple:
@@ -86,7 +86,7 @@ def plan(sampler: str, target, params: tuple, ins: tuple, mt) -> tuple:
             return "mt", mt.words(2 * ins[0].numel()), None
         return "mt", mt.words(2 * target.numel()), "cdf"  # one double uniform per sample
     if sampler in _REJECTION:  # the draws depend on the values drawn: sampled here (reads the parameters)
-        return "values", _REJECTION[sampler](np.asarray(ins[0].detach()._host_array()), mt), None
+        return "values", _REJECTION[sampler](*(np.asarray(t.detach()._host_array()) for t in ins), mt), None
     return "seeded", mt.words(2), None
 
 

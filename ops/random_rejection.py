@@ -1,5 +1,5 @@
-"""torch's rejection samplers on a CPU generator: poisson (ATen's sample_poisson) and the standard gamma
-(sample_gamma, behind Gamma, Beta, Chi2, StudentT). How many draws each value takes depends on the draws
+"""torch's rejection samplers on a CPU generator: poisson (ATen's sample_poisson), the standard gamma
+(sample_gamma, behind Gamma, Chi2, StudentT) and binomial (sample_binomial: BTRS or inversion). How many draws each value takes depends on the draws
 themselves, so they run at dispatch, on the calling thread, one double uniform at a time from the
 generator's mt19937 engine (and its cached Box-Muller normal, as ATen's normal_distribution<double>);
 the kernel only stores the values. ATen compiles these (native/Distributions.cpp) without FMA contraction:
@@ -30,6 +30,20 @@ def _libm_lgamma():
 
 
 _lgamma = _libm_lgamma()
+
+
+def _libm_log1pf():
+    """The C library's float log1p (binomial's inversion takes it of a float probability)."""
+    try:
+        libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        fn = libm.log1pf
+        fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
+        return fn
+    except (OSError, AttributeError):
+        return lambda x: float(np.float32(math.log1p(x)))
+
+
+_log1pf = _libm_log1pf()
 
 
 class Draws:
@@ -127,6 +141,87 @@ def gamma_one(alpha: float, single: bool, draws: Draws) -> float:
             return scale * d * v
         if math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
             return scale * d * v
+
+
+_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509, 0.0166446911898211,
+         0.0138761288230707, 0.0118967099458917, 0.0104112652619720, 0.00925546218271273, 0.00833056343336287)
+
+
+def _stirling_tail(k: float) -> float:
+    if k <= 9:
+        return _TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _btrs(count, prob, t, draws: Draws):
+    """ATen's btrs (transformed rejection); `t` rounds to the tensor's dtype where ATen holds a scalar_t."""
+    stddev = float(t(math.sqrt(t(t(count * prob) * t(1 - prob)))))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = float(t(count * prob)) + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = float(t(prob / t(1 - prob)))
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = float(math.floor(t(t(count + 1) * prob)))
+    while True:
+        u = draws.uniform() - 0.5
+        v = draws.uniform()
+        us = 0.5 - abs(u)
+        k = float(t(math.floor((2 * a / us + b) * u + c)))
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = math.log(v * alpha / (a / (us * us) + b))
+        bound = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+                 + float(t(count + 1)) * math.log((count - m + 1) / float(t(t(count - k) + 1)))
+                 + (k + 0.5) * math.log(r * float(t(t(count - k) + 1)) / float(t(k + 1)))
+                 + _stirling_tail(m) + _stirling_tail(count - m) - _stirling_tail(k) - _stirling_tail(count - k))
+        if v <= bound:
+            return k
+
+
+def _inversion(count, prob, single: bool, draws: Draws):
+    """ATen's binomial_inversion: geometric gaps until they pass `count`."""
+    logprob = float(_log1pf(-prob)) if single else math.log1p(-prob)
+    total, found = 0.0, 0
+    while True:
+        total += math.ceil(math.log(draws.uniform()) / logprob)
+        if total > count:
+            return found
+        found += 1
+
+
+def binomial_one(count: float, prob: float, single: bool, draws: Draws) -> float:
+    """ATen's sample_binomial (count and prob held in the tensor's dtype)."""
+    t = np.float32 if single else float
+    if count <= 0.0 or prob <= 0.0:
+        return 0.0
+    if prob >= 1.0:
+        return count
+    if prob <= 0.5:
+        if t(count * prob) >= 10.0:
+            return _btrs(count, prob, t, draws)
+        return float(_inversion(count, prob, single, draws))
+    if prob > 0.5:
+        qprob = float(t(1.0 - prob))
+        if t(count * qprob) >= 10.0:
+            return float(t(count - _btrs(count, qprob, t, draws)))
+        return float(t(count - _inversion(count, qprob, single, draws)))
+    return math.nan
+
+
+def binomial(count: np.ndarray, prob: np.ndarray, engine) -> np.ndarray:
+    """Binomial samples for `count` and `prob` (already of one shape), in row-major order."""
+    single = count.dtype != np.float64
+    draws = Draws(engine)
+    try:
+        values = [binomial_one(n, p, single, draws)
+                  for n, p in zip(count.reshape(-1).tolist(), prob.reshape(-1).tolist())]
+    finally:
+        draws.close()
+    return np.array(values, np.float64).reshape(count.shape)
 
 
 def poisson(rates: np.ndarray, engine) -> np.ndarray:

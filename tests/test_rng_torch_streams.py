@@ -172,13 +172,27 @@ def test_poisson_and_gamma(dtype):
         _both(seed, draws)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_binomial(dtype):
+    from tidal.distributions._sampling import binomial
+
+    def draws(m):
+        d = getattr(m, dtype)
+        count = m.tensor([0., 1., 5., 10., 20., 50., 100., 1000., 30., 7., 200., 13.], dtype=d)
+        prob = m.tensor([0.3, 0.5, 0.9, 0.05, 0.5, 0.2, 0.95, 0.01, 0.7, 1.0, 0.45, 0.0], dtype=d)
+        return (m.binomial(count, prob) if m is torch else binomial(count, prob)), m.rand(3)
+    for seed in range(4):
+        _both(seed, draws)
+
+
 def test_gamma_and_poisson_distributions():
     import tidal.distributions as tdist
 
     def draws(m):
         dist = torch.distributions if m is torch else tdist
         return (dist.Gamma(m.tensor([2.0, 0.3]), m.tensor([1.5, 2.0])).sample((4,)),
-                dist.Poisson(m.tensor([2.0, 30.0])).sample((4,)), dist.Chi2(m.tensor([3.0])).sample((2,)), m.rand(3))
+                dist.Poisson(m.tensor([2.0, 30.0])).sample((4,)), dist.Chi2(m.tensor([3.0])).sample((2,)),
+                dist.Binomial(m.tensor([10.0, 200.0]), m.tensor([0.3, 0.6])).sample((5,)), m.rand(3))
     for seed in SEEDS[:2]:
         _both(seed, draws)
 
