@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ..tensor import Tensor
+from ..vm import intra_op
 from ..vm.codegen import kernel_module
 from .dispatch import launch, register_kernel
 
@@ -62,7 +63,11 @@ def _forward_kernel(ins, outs, attrs) -> None:
     y, mean, rstd = outs[0].reshape(rows, n), outs[1].reshape(rows), outs[2].reshape(rows)
     compiled = _compiled()
     if compiled is not None:
-        compiled.forward(x, weight, bias, eps, y, mean, rstd)
+        if intra_op.wide(x.size):
+            intra_op.enter()
+            compiled.forward_parallel(x, weight, bias, eps, y, mean, rstd)
+        else:
+            compiled.forward(x, weight, bias, eps, y, mean, rstd)
         return
     # (NumPy in x's dtype, the statistics accumulated in float64: float64 copies of x made this path 2x slower)
     m = x.mean(1, keepdims=True, dtype=np.float64)
@@ -88,7 +93,12 @@ def _backward_kernel(ins, outs, attrs) -> None:
     compiled = _compiled()
     if compiled is not None:
         grad_weight, grad_bias = np.zeros(n), np.zeros(n)
-        compiled.backward(g, x, mean, rstd, weight, np.empty((rows, n)), grad_input, grad_weight, grad_bias)
+        if intra_op.wide(x.size):  # (grad_weight/bias summed per block of rows: bits fixed by the thread count set)
+            intra_op.enter()
+            compiled.backward_parallel(g, x, mean, rstd, weight, np.empty((rows, n)), grad_input, grad_weight,
+                                       grad_bias, intra_op.get_threads())
+        else:
+            compiled.backward(g, x, mean, rstd, weight, np.empty((rows, n)), grad_input, grad_weight, grad_bias)
     else:
         r = rstd[:, None]
         xhat = (x - mean[:, None]) * r

@@ -134,7 +134,8 @@ def threaded_product(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
         return False
     ldc = max(out.strides[-2] // dtype.itemsize, n, 1)
     pa, pb, pc = a.ctypes.data, b.ctypes.data, out.ctypes.data
-    parts = intra_op.enter()
+    intra_op.enter()  # (the slices are fixed by the thread count set, not by how many threads run now: same bits)
+    parts = intra_op.get_threads()
     if count == 1:
         split = kernels.split32 if dtype.itemsize == 4 else kernels.split64
         if m >= n:  # slices of rows of a and the result, else of columns of b and the result

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, types
+from numba import njit, prange, types
 from numba.extending import overload
 
 from .reduce_kernels import row_has_nan, row_top, row_total
@@ -35,52 +35,77 @@ def _exp_typed(v):
     return lambda v: np.exp(v)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _forward_row(x, y, log, safe, i):
+    n = x.shape[1]
+    top = row_top(x, i)
+    if top == -np.inf:  # all -inf (row_top does not see a NaN among them): NaN throughout, as torch's
+        fill = 0.0 if safe and not row_has_nan(x, i) else np.nan
+        for j in range(n):
+            y[i, j] = fill
+        return
+    for j in range(n):
+        y[i, j] = _exp(x[i, j] - top)
+    total = row_total(y, i)
+    if total != total:  # a NaN in the row (or +inf: inf - inf) made the sum NaN: NaN throughout, as torch's
+        for j in range(n):
+            y[i, j] = np.nan
+        return
+    if log:
+        log_total = math.log(total)
+        for j in range(n):
+            y[i, j] = (x[i, j] - top) - log_total
+    else:
+        scale = 1.0 / total
+        for j in range(n):
+            y[i, j] = y[i, j] * scale
+
+
 @njit(cache=True, nogil=True)
 def forward(x, y, log, safe):
     """y = softmax(x) (log_softmax if `log`) along each row; a row that is all -inf gives NaN, as torch's (zeros if
     `safe`: torch's _safe_softmax, which attention uses for fully masked rows)."""
-    rows, n = x.shape
-    for i in range(rows):
-        top = row_top(x, i)
-        if top == -np.inf:  # all -inf (row_top does not see a NaN among them): NaN throughout, as torch's
-            fill = 0.0 if safe and not row_has_nan(x, i) else np.nan
-            for j in range(n):
-                y[i, j] = fill
-            continue
+    for i in range(x.shape[0]):
+        _forward_row(x, y, log, safe, i)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def forward_parallel(x, y, log, safe):
+    """`forward` with its rows split over numba's threads (the same bits)."""
+    for i in prange(x.shape[0]):
+        _forward_row(x, y, log, safe, i)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _backward_row(g, y, grad, log, i):
+    n = y.shape[1]
+    if log:
+        total = row_total(g, i)
         for j in range(n):
-            y[i, j] = _exp(x[i, j] - top)
-        total = row_total(y, i)
-        if total != total:  # a NaN in the row (or +inf: inf - inf) made the sum NaN: NaN throughout, as torch's
-            for j in range(n):
-                y[i, j] = np.nan
-            continue
-        if log:
-            log_total = math.log(total)
-            for j in range(n):
-                y[i, j] = (x[i, j] - top) - log_total
-        else:
-            scale = 1.0 / total
-            for j in range(n):
-                y[i, j] = y[i, j] * scale
+            grad[i, j] = g[i, j] - _exp(y[i, j]) * total
+    else:
+        dot = _row_dot(g, y, i)
+        for j in range(n):
+            grad[i, j] = y[i, j] * (g[i, j] - dot)
 
 
 @njit(cache=True, nogil=True)
 def backward(g, y, grad, log):
     """The input gradient of `forward` from its output `y` and output gradient `g`."""
-    rows, n = y.shape
-    for i in range(rows):
-        if log:
-            total = row_total(g, i)
-            for j in range(n):
-                grad[i, j] = g[i, j] - _exp(y[i, j]) * total
-        else:
-            dot = _row_dot(g, y, i)
-            for j in range(n):
-                grad[i, j] = y[i, j] * (g[i, j] - dot)
+    for i in range(y.shape[0]):
+        _backward_row(g, y, grad, log, i)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def backward_parallel(g, y, grad, log):
+    """`backward` with its rows split over numba's threads (the same bits)."""
+    for i in prange(y.shape[0]):
+        _backward_row(g, y, grad, log, i)
 
 
 def warm() -> None:
     """Compile (or load from numba's cache) both loops for the arrays ops/softmax_rows.py passes: float32."""
     x = np.ones((2, 3), np.float32)
-    forward(x, np.empty_like(x), False, False)
-    backward(x, x, np.empty_like(x), False)
+    for run_forward, run_backward in ((forward, backward), (forward_parallel, backward_parallel)):
+        run_forward(x, np.empty_like(x), False, False)
+        run_backward(x, x, np.empty_like(x), False)

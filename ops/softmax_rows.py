@@ -11,6 +11,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..vm import intra_op
 from ..vm.codegen import kernel_module
 from .dispatch import launch, register_kernel
 
@@ -54,7 +55,11 @@ def _forward_kernel(ins, outs, attrs) -> None:
     y = outs[0].reshape(x.shape)
     compiled = _compiled()
     if compiled is not None:
-        compiled.forward(x, y, log, safe)
+        if intra_op.wide(x.size):
+            intra_op.enter()
+            compiled.forward_parallel(x, y, log, safe)
+        else:
+            compiled.forward(x, y, log, safe)
         return
     with np.errstate(all="ignore"):
         top = x.max(1, keepdims=True)
@@ -81,7 +86,11 @@ def _backward_kernel(ins, outs, log) -> None:
     grad = outs[0].reshape(y.shape)
     compiled = _compiled()
     if compiled is not None:
-        compiled.backward(g, y, grad, log)
+        if intra_op.wide(y.size):
+            intra_op.enter()
+            compiled.backward_parallel(g, y, grad, log)
+        else:
+            compiled.backward(g, y, grad, log)
         return
     with np.errstate(all="ignore"):
         if log:

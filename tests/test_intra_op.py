@@ -42,7 +42,7 @@ def test_parallel_elementwise_kernels_give_the_serial_bits(compiled_here):
     x = tidal.tensor(rng.standard_normal((64, 33, 40)).astype(np.float32))
     b = tidal.tensor(rng.standard_normal(40).astype(np.float32))  # broadcast: the nd loop layout
     flat = tidal.tensor(rng.standard_normal(70000).astype(np.float32))  # the flat loop layout
-    assert x.numel() >= codegen.PARALLEL_ELEMENTS
+    assert x.numel() >= intra_op.PARALLEL_ELEMENTS
     par = [_gelu_chain(x, b) for _ in range(3)][-1], [_gelu_chain(flat, 0.25) for _ in range(3)][-1]
     kernels = [k for k in codegen._kernel_files if k[1][-1] == codegen.PARALLEL]
     assert kernels, "no parallel kernel was generated"
@@ -145,3 +145,37 @@ def test_a_forked_child_runs_every_kernel_serially(tmp_path):
     """)
     out = run_python(code, tmp_path).split()
     assert out[:2] == ["child", "0"]
+
+
+def test_parallel_row_kernels_match_the_serial_ones_and_torch(compiled_here):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((512, 96)).astype(np.float32)  # 49152 elements: the parallel row loops
+    g = rng.standard_normal((512, 96)).astype(np.float32)
+    w = rng.standard_normal(96).astype(np.float32)
+    b = rng.standard_normal(96).astype(np.float32)
+    assert x.size >= intra_op.PARALLEL_ELEMENTS
+
+    def run():
+        xt, wt, bt = (tidal.tensor(a).requires_grad_() for a in (x, w, b))
+        y = tidal.nn.functional.layer_norm(xt, (96,), wt, bt)
+        s = tidal.softmax(xt * 3.0, -1)
+        ls = tidal.log_softmax(xt, -1)
+        ((y * tidal.tensor(g)).sum() + (s * tidal.tensor(g)).sum() + (ls * tidal.tensor(g)).sum()).backward()
+        return [t.detach().numpy() for t in (y, s, ls, xt.grad, wt.grad, bt.grad)]
+    par = [run() for _ in range(3)][-1]
+    tidal.vm.set_threads(1)
+    try:
+        ser = [run() for _ in range(3)][-1]
+    finally:
+        tidal.vm.set_threads(intra_op.CORES)
+    for p, s in zip(par[:4], ser[:4]):  # rows are independent: the same bits
+        assert np.array_equal(p, s)
+    for p, s in zip(par[4:], ser[4:]):  # the weight and bias gradients sum per block of rows
+        np.testing.assert_allclose(p, s, rtol=1e-5, atol=1e-5)
+    xt, wt, bt = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    y = torch.nn.functional.layer_norm(xt, (96,), wt, bt)
+    s, ls = torch.softmax(xt * 3.0, -1), torch.log_softmax(xt, -1)
+    ((y * torch.tensor(g)).sum() + (s * torch.tensor(g)).sum() + (ls * torch.tensor(g)).sum()).backward()
+    for ours, theirs in zip(par, (y, s, ls, xt.grad, wt.grad, bt.grad)):
+        np.testing.assert_allclose(ours, theirs.detach().numpy(), rtol=1e-4, atol=1e-4)

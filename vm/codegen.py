@@ -228,7 +228,7 @@ def input_index(shape: tuple, ndim: int) -> str:
 
 COMPLEX = "complex"  # the last item of a loop layout whose values are complex (its kernel has its own file)
 PARALLEL = "parallel"  # the last item of a loop layout whose outer loop splits over threads (vm/intra_op.py)
-PARALLEL_ELEMENTS = 1 << 15  # from this many output elements an elementwise loop goes parallel (torch's grain)
+
 
 
 class _DivisionsAsCalls(ast.NodeTransformer):
@@ -685,7 +685,7 @@ def _elementwise_variant(outs: list, ins: list) -> tuple:
     arrays = [x for x in ins if x.__class__ is np.ndarray]
     # complex values anywhere (arrays or NumPy scalars): the complex vocabulary's own kernel file
     tail = (COMPLEX,) if any(getattr(x, "dtype", _REAL).kind == "c" for x in outs + ins) else ()
-    if not tail and outs[0].size >= PARALLEL_ELEMENTS and intra_op.parallel() and (len(shape) == 1 or shape[0] > 1):
+    if not tail and shape and (len(shape) == 1 or shape[0] > 1) and intra_op.wide(outs[0].size):
         tail = (PARALLEL,)
     if all(x.shape == shape and x.flags.c_contiguous for x in arrays) and all(o.flags.c_contiguous for o in outs):
         return ("flat", tuple(x.__class__ is np.ndarray for x in ins), aliases(outs, ins)) + tail

@@ -21,7 +21,7 @@ import sys
 
 from .blob import View
 from . import intra_op
-from .codegen import PARALLEL_ELEMENTS, Program, is_compilable, run_compiled, run_numpy
+from .codegen import Program, is_compilable, run_compiled, run_numpy
 from .fusion_reduce import ReduceAttrs, run_compiled_reduce, run_numpy_reduce
 from .instruction import Instruction
 
@@ -300,7 +300,7 @@ def _lower_single(ins: Instruction, stats, pos: int, rec: list | None) -> Instru
 
 
 _singles: dict = {}  # (expression, inputs) -> the _programs entry of that one-op group
-_PARALLEL_BYTES = 4 * PARALLEL_ELEMENTS
+_PARALLEL_BYTES = 4 * intra_op.PARALLEL_ELEMENTS
 
 
 def fuse_window(window: list, stats, rec: list | None = None) -> list:

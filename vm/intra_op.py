@@ -151,6 +151,14 @@ def others_busy() -> float:
     return others
 
 
+PARALLEL_ELEMENTS = 1 << 15  # from this many elements a kernel goes parallel (torch's grain size)
+
+
+def wide(elements: int) -> bool:
+    """Whether a kernel over `elements` elements should take its parallel variant (then call `enter()`)."""
+    return elements >= PARALLEL_ELEMENTS and parallel()
+
+
 def on_change(callback) -> None:
     """Run `callback` whenever parallel kernels are switched on or off (set_threads, a forked child)."""
     _on_change.append(callback)
