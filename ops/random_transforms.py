@@ -27,18 +27,30 @@ _TWO_PI = 2.0 * math.pi
 
 # -- exact fused multiply-add -------------------------------------------------------------------------------
 def fma32(a, b, c) -> np.ndarray:
-    """a * b + c rounded once to float32 (a, b, c float32): the exact product fits a double; the double sum's
-    own rounding error decides the float32 ties it could otherwise break the wrong way."""
-    a, b, c = (np.asarray(v, _F64) for v in (a, b, c))
-    p = a * b
-    s = p + c
-    bp = s - p
-    err = (p - (s - bp)) + (c - bp)
+    """a * b + c rounded once to float32 (a, b, c float32): the exact product fits a double, so only the double
+    sum rounds before the float32 rounding; that double rounding can break a float32 tie the wrong way, and
+    only a sum lying exactly on a float32 midpoint (or in the subnormal range) can be one: those few are
+    decided by the sum's exact rounding error."""
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    p = a.astype(_F64) * b.astype(_F64)
+    s = p + c.astype(_F64) if c.ndim else p + float(c)
     r = s.astype(_F32)
-    d = s - r.astype(_F64)
-    other = np.nextafter(r, np.where(d > 0, np.float32(np.inf), np.float32(-np.inf)))
-    tie = (d != 0) & (s == (r.astype(_F64) + other.astype(_F64)) * 0.5)
-    return np.where(tie & (err != 0) & ((err > 0) == (d > 0)), other, r)
+    bits = s.view(np.int64) & 0x1FFFFFFF  # the 29 mantissa bits float32 drops: a midpoint leaves 1 << 28
+    doubt = (bits == 0x10000000) | (np.abs(s) < 2.0 ** -125)
+    if not doubt.any():
+        return r
+    idx = np.nonzero(doubt)
+    ps, ss = np.broadcast_to(p, s.shape)[idx], s[idx]
+    cs = np.broadcast_to(c.astype(_F64), s.shape)[idx]
+    bp = ss - ps
+    err = (ps - (ss - bp)) + (cs - bp)
+    rs = r[idx]
+    d = ss - rs.astype(_F64)
+    other = np.nextafter(rs, np.where(d > 0, np.float32(np.inf), np.float32(-np.inf)))
+    tie = (d != 0) & (ss == (rs.astype(_F64) + other.astype(_F64)) * 0.5)
+    r = r.copy() if r.ndim else r
+    r[idx] = np.where(tie & (err != 0) & ((err > 0) == (d > 0)), other, rs)
+    return r
 
 
 def _split(a):
@@ -120,7 +132,8 @@ def uniform(words: np.ndarray, dtype: np.dtype, low: float, high: float) -> np.n
     if dtype == _F64:
         return fma64(unit(words, _F64), high - low, low)
     lo, hi = np.float32(low), np.float32(high)
-    values = to_dtype(fma32(unit(words, _F32), hi - lo, lo), dtype)
+    x = unit(words, _F32)
+    values = to_dtype(x if (lo, hi) == (0, 1) else fma32(x, hi - lo, lo), dtype)  # (x * 1 + 0 is x)
     top, bottom = np.asarray(hi).astype(dtype), np.asarray(lo).astype(dtype)
     return np.where(values == top, bottom, values) if dtype != _F32 else values
 
