@@ -33,8 +33,31 @@ def _public(fn, method: bool = True):
     return fn
 
 
+def fit_out(name: str, out, *args) -> None:
+    """torch's `out=` for an elementwise function: refused when an argument requires grad (grad mode on); of another
+    shape, resized to the arguments' broadcast shape (its warning when `out` held elements) and laid out as an
+    elementwise result of them. In-place calls (x.add_(y) passes out=x) keep their checks: a shape must match."""
+    if out is None or not isinstance(out, Tensor) or any(a is out for a in args):
+        return
+    from .scatter import check_out_grad, prepare_out
+    check_out_grad(name, out, args)
+    shapes = [a._v.shape for a in args if isinstance(a, Tensor)]
+    try:
+        shape = broadcast_shapes(*shapes) if shapes else ()
+    except RuntimeError:
+        return
+    if out._v.shape == shape:
+        return
+    prepare_out(out, shape, out.dtype, tuple(a for a in args if isinstance(a, Tensor)))  # (the warning, the storage)
+    if len(shape) in (4, 5) and any(_mf.suggest_memory_format(a) != _mf.CONTIGUOUS for a in args
+                                    if isinstance(a, Tensor) and a.dim() == len(shape)):
+        from .factory_args import empty_strided_tensor
+        out._v = empty_strided_tensor(shape, _mf.iterator_strides(shape, args), out.dtype, out.device)._v
+
+
 def _make_unary(name: str):
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        fit_out(name, out, input)
         return apply(name, input, out=out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name}."
@@ -50,6 +73,7 @@ def _make_binary(name: str):
     def fn(input, other, *, out: Tensor | None = None) -> Tensor:
         if not isinstance(input, Tensor) and not isinstance(other, Tensor):
             input, other = binary(name, input, other)
+        fit_out(name, out, input, other)
         return apply(name, input, other, out=out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} with broadcasting and type promotion."
@@ -115,6 +139,7 @@ _NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
 def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
     """input ** exponent; integers to negative integer powers as torch computes them (0, or +-1 for base +-1)."""
     kernel_dtypes.check_pow(input, exponent)
+    fit_out("pow", out, input, exponent)
     if isinstance(input, Tensor) and input.dtype.category == dt.FLOAT:
         result = apply("pow", input, exponent, out=out)
         # torch's node for a tensor exponent (pow.Tensor_Tensor); x ** 2 keeps PowBackward0
@@ -178,6 +203,7 @@ def add(input, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
         input, other = binary("add", input, other)
     if type(alpha) is not int or alpha != 1:
         other = _scaled("add", input, other, alpha)
+    fit_out("add", out, input, other)
     return apply("add", input, other, out=out)
 
 
@@ -195,6 +221,7 @@ def sub(input, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
                            "to invert a mask, use the `~` or `logical_not()` operator instead.")
     if type(alpha) is not int or alpha != 1:
         other = _scaled("sub", input, other, alpha)
+    fit_out("sub", out, input, other)
     return apply("sub", input, other, out=out)
 
 
@@ -203,6 +230,7 @@ def div(input, other, *, rounding_mode: str | None = None, out: Tensor | None = 
     """Division: true (default), 'trunc' or 'floor' rounding."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         input, other = binary("div", input, other)
+    fit_out("div", out, input, other)
     if rounding_mode is None:
         return apply("div", input, other, out=out)
     if rounding_mode == "floor":
@@ -268,6 +296,7 @@ def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Te
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     _no_complex_clamp(input, None)
     kernel_dtypes.check_clamp(input, min, max, out)
+    fit_out("clamp", out, input, min, max)
     tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
     return _named_clamp(_clamped(input, min, max, out), "ClampBackward0" if tensors else "ClampBackward1", input, out)
 
