@@ -179,3 +179,30 @@ def test_parallel_row_kernels_match_the_serial_ones_and_torch(compiled_here):
     ((y * torch.tensor(g)).sum() + (s * torch.tensor(g)).sum() + (ls * torch.tensor(g)).sum()).backward()
     for ours, theirs in zip(par, (y, s, ls, xt.grad, wt.grad, bt.grad)):
         np.testing.assert_allclose(ours, theirs.detach().numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_parallel_fused_reductions(compiled_here):
+    rng = np.random.default_rng(5)
+    x = tidal.tensor(rng.standard_normal((256, 300)).astype(np.float32))
+    g = tidal.tensor(rng.standard_normal((256, 300)).astype(np.float32))
+
+    def run():
+        rows = (x * g + 1.0).sum(1)      # kept dim outside: its rows split over threads, the same bits
+        columns = (x * g - 0.5).sum(0)   # a bias gradient's sum over rows: blocks of rows, then added
+        top = (x * 2.0).amax(0)
+        return [t.numpy() for t in (rows, columns, top)]
+    par = [run() for _ in range(3)][-1]
+    kernels = {k[1][0] for k in codegen._kernel_files if k[1][-1] == codegen.PARALLEL and k[0] and
+               isinstance(k[1][0], str)}
+    assert {"natural", "outer"} <= kernels
+    tidal.vm.set_threads(1)
+    try:
+        ser = [run() for _ in range(3)][-1]
+    finally:
+        tidal.vm.set_threads(intra_op.CORES)
+    assert np.array_equal(par[0], ser[0]) and np.array_equal(par[2], ser[2])
+    np.testing.assert_allclose(par[1], ser[1], rtol=1e-6, atol=1e-5)
+    xs, gs = x.numpy().astype(np.float64), g.numpy().astype(np.float64)
+    np.testing.assert_allclose(par[0], (xs * gs + 1).sum(1), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(par[1], (xs * gs - 0.5).sum(0), rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(par[2], (x.numpy() * np.float32(2)).max(0))

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from . import codegen
+from . import codegen, intra_op
 from .codegen import Program, element_body, numpy_function
 
 LANES = 4  # accumulators per reduced row in compiled loops
@@ -42,6 +42,9 @@ def reduce_kernel_source(prog: Program, variant: tuple) -> str:
     variant = (kind, ndim, axes, input indices, r0's index, aliases (codegen.aliases)): kind "outer" loops kept dims outside
     and reduced dims inside, with LANES accumulators in locals; "natural" (the last dim is kept:
     a bias gradient's sum over rows) loops in memory order into an array of accumulators."""
+    parts = 0  # a parallel variant: the natural kind's rows in `parts` blocks, the outer kind's first kept loop split
+    if variant[-1] == codegen.PARALLEL:
+        parts, variant = variant[-2], variant[:-2]
     kind, ndim, axes, in_idx, r_idx, aliases = variant
     var, init, combine, finish = prog.reduction
     outs = [f"o{k}" for k in range(len(prog.out_vars))]
@@ -52,22 +55,34 @@ def reduce_kernel_source(prog: Program, variant: tuple) -> str:
     lines = [f"def kernel({params}):"] + codegen.alias_lines(aliases)
     if kind == "natural":
         # the extents bound every loop: the background compiler's dummy call passes 0 for them
-        lines.append(f"    acc = np.full(r0.shape, {init})")
         indent = "    "
-        for d in range(ndim):
+        if parts:  # each block of dim 0 into its own accumulators, added in block order after (bits fixed by parts)
+            lines += [f"    accs = np.full(({parts},) + r0.shape, {init})", f"    step = (n0 + {parts - 1}) // {parts}",
+                      f"    for t in prange({parts}):", "        acc = accs[t]",
+                      "        for j0 in range(t * step, min(n0, t * step + step)):"]
+            indent = "            "
+        else:
+            lines += [f"    acc = np.full(r0.shape, {init})", "    for j0 in range(n0):"]
+            indent = "        "
+        for d in range(1, ndim):
             lines.append(f"{indent}for j{d} in range(n{d}):")
             indent += "    "
         lines += element_body(prog, in_is_array, idx, indent, in_idx)
         lines.append(f"{indent}acc[{r_idx}] = {combine.format(f'acc[{r_idx}]', var)}")
-        lines += ["    flat_acc = acc.reshape(-1)", "    flat_out = r0.reshape(-1)",
-                  "    for j in range(flat_out.shape[0]):",
+        if parts:
+            lines += ["    flat_acc = accs[0].reshape(-1)", f"    for t in range(1, {parts}):",
+                      "        part = accs[t].reshape(-1)", "        for j in range(flat_acc.shape[0]):",
+                      f"            flat_acc[j] = {combine.format('flat_acc[j]', 'part[j]')}"]
+        else:
+            lines.append("    flat_acc = acc.reshape(-1)")
+        lines += ["    flat_out = r0.reshape(-1)", "    for j in range(flat_out.shape[0]):",
                   f"        flat_out[j] = {finish.format('flat_acc[j]', 'count')}"]
         return "\n".join(lines) + "\n"
     kept = [d for d in range(ndim) if d not in axes]
     reduced = sorted(axes)
     indent = "    "
-    for d in kept:
-        lines.append(f"{indent}for j{d} in range(n{d}):")
+    for d in kept:  # (a parallel variant splits the first kept loop: each of its rows is one thread's, same bits)
+        lines.append(f"{indent}for j{d} in {'prange' if parts and d == kept[0] else 'range'}(n{d}):")
         indent += "    "
     lines += [f"{indent}acc{lane} = {init}" for lane in range(LANES)]
     inner = indent
@@ -80,8 +95,9 @@ def reduce_kernel_source(prog: Program, variant: tuple) -> str:
     n_last = f"n{last}"
     step = inner + "    "
     row_type = _stored_type(prog, var)
-    if row_type is not None:
-        lines.insert(1, f"    row = np.empty({BLOCK}, np.{row_type})")
+    if row_type is not None:  # (scratch for a row's block: one per thread in a parallel variant)
+        at = lines.index(f"    for j{kept[0]} in prange(n{kept[0]}):") + 1 if parts else 1
+        lines.insert(at, f"{'        ' if parts else '    '}row = np.empty({BLOCK}, np.{row_type})")
         lines += _blocked_row(prog, in_is_array, idx, inner, in_idx, last, combine)
     else:  # (a reduced value without a cast to type the row by: computed and added in one loop)
         lines.append(f"{inner}for q in range(0, {n_last} - {LANES - 1}, {LANES}):")
@@ -130,7 +146,12 @@ def _reduce_variant(r: ReduceAttrs, ins: list, outs: list) -> tuple:
         r_idx = ", ".join("0" if d in axes else f"j{d}" for d in range(ndim))
     else:
         r_idx = ", ".join(f"j{d}" for d in kept) if kept else "()"
-    return ("natural" if natural else "outer", ndim, axes, in_idx, r_idx, codegen.aliases(outs[:-1], ins))
+    variant = ("natural" if natural else "outer", ndim, axes, in_idx, r_idx, codegen.aliases(outs[:-1], ins))
+    # in parallel: the natural kind over blocks of dim 0 (then summed), the outer kind over its first kept dim
+    split = shape[0] if natural else (shape[kept[0]] if kept else 1)
+    if split > 1 and intra_op.wide(math.prod(shape)):
+        variant += (intra_op.get_threads(), codegen.PARALLEL)
+    return variant
 
 
 def run_compiled_reduce(prog: Program, ins: list, outs: list, r: ReduceAttrs) -> None:
