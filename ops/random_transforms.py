@@ -21,6 +21,15 @@ import numpy as np
 from ..tensor import dtype as dt
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_COMPILED_FROM = 2  # elements: a compiled call costs about a microsecond, a NumPy pass about as much
+
+
+def _compiled(n: int):
+    """ops/random_kernels.py once compiled (and worth it for n elements), else None: the NumPy path."""
+    if n < _COMPILED_FROM:
+        return None
+    from ..vm.codegen import kernel_module
+    return kernel_module(".random_kernels", __package__)
 _LOW53 = np.uint64((1 << 53) - 1)
 _TWO_PI = 2.0 * math.pi
 
@@ -132,8 +141,14 @@ def uniform(words: np.ndarray, dtype: np.dtype, low: float, high: float) -> np.n
     if dtype == _F64:
         return fma64(unit(words, _F64), high - low, low)
     lo, hi = np.float32(low), np.float32(high)
-    x = unit(words, _F32)
-    values = to_dtype(x if (lo, hi) == (0, 1) else fma32(x, hi - lo, lo), dtype)  # (x * 1 + 0 is x)
+    compiled = _compiled(words.size) if (lo, hi) != (0, 1) else None
+    if compiled is not None:
+        fused = np.empty(words.size, _F32)
+        compiled.uniform_f32(np.ascontiguousarray(words), 24, lo, hi - lo, fused)
+    else:
+        x = unit(words, _F32)
+        fused = x if (lo, hi) == (0, 1) else fma32(x, hi - lo, lo)  # (x * 1 + 0 is x)
+    values = to_dtype(fused, dtype)
     top, bottom = np.asarray(hi).astype(dtype), np.asarray(lo).astype(dtype)
     return np.where(values == top, bottom, values) if dtype != _F32 else values
 
@@ -201,6 +216,26 @@ def _fill16_avx2(u: np.ndarray, mean: float, std: float) -> np.ndarray:
 
 
 _vlog, _vsin, _vcos = (np.frompyfunc(fn, 1, 1) for fn in (math.log, math.sin, math.cos))
+_LIBM_KIND = {math.log: 0, math.log1p: 1, math.tan: 2, math.exp: 3}
+
+
+def _safe_log(v: float) -> float:
+    return math.log(v) if v > 0 else (-math.inf if v == 0 else math.nan)
+
+
+_PY = {math.log: np.frompyfunc(_safe_log, 1, 1), math.log1p: np.frompyfunc(math.log1p, 1, 1),
+       math.tan: np.frompyfunc(math.tan, 1, 1), math.exp: np.frompyfunc(math.exp, 1, 1)}
+
+
+def libm(fn, values: np.ndarray) -> np.ndarray:
+    """The C library's `fn` (math.log, log1p, tan or exp) per element of a float64 array."""
+    values = np.ascontiguousarray(values, _F64)
+    compiled = _compiled(values.size)
+    if compiled is None:
+        return _PY[fn](values).astype(_F64) if values.size else values
+    out = np.empty_like(values)
+    compiled.libm(_LIBM_KIND[fn], values.reshape(-1), out.reshape(-1))
+    return out
 
 
 def _libm(fn, values: np.ndarray) -> np.ndarray:
@@ -224,7 +259,16 @@ def normal_fill(words: np.ndarray, dtype: np.dtype, n: int, mean: float, std: fl
     out = np.empty(n, _F64 if double else _F32)
     full = n // 16 * 16
 
+    compiled = _compiled(n)
+
     def fill(block):
+        if compiled is not None:
+            result = np.empty_like(block)
+            if double:
+                compiled.fill16_f64(block, result, float(mean), float(std))
+            else:
+                compiled.fill16_f32(block, result, np.float32(mean), np.float32(std))
+            return result
         return _fill16_double(block, mean, std) if double else _fill16_avx2(block, mean, std)
 
     out[:full] = fill(u[:full].reshape(-1, 16)).reshape(-1)
@@ -244,11 +288,15 @@ def normal_scalar(words: np.ndarray, count: int, cached: float | None, mean: flo
     generator's cached second value used first and the last pair's second value left cached.
     Returns (values before the final transformation to mean/std, the new cached value)."""
     u = unit(words, _F64).reshape(-1, 2)
-    radius = np.sqrt(-2.0 * np.array([math.log1p(-v) for v in u[:, 1]], _F64))
-    theta = _TWO_PI * u[:, 0]
-    cos = radius * _libm(_vcos, theta)
-    sin = radius * _libm(_vsin, theta)
-    pairs = np.stack([cos, sin], axis=1).reshape(-1)
+    compiled = _compiled(count)
+    if compiled is not None:
+        pairs = np.empty_like(u)
+        compiled.box_muller_pairs(u, pairs)
+        pairs = pairs.reshape(-1)
+    else:
+        radius = np.sqrt(-2.0 * np.array([math.log1p(-v) for v in u[:, 1]], _F64))
+        theta = _TWO_PI * u[:, 0]
+        pairs = np.stack([radius * _libm(_vcos, theta), radius * _libm(_vsin, theta)], axis=1).reshape(-1)
     values = pairs if cached is None else np.concatenate([[cached], pairs])
     left = float(values[count]) if len(values) > count else None
     return fma64(values[:count], std, mean), left
@@ -266,30 +314,25 @@ def normal_scalar_next_cache(words: np.ndarray, count: int, cached: float | None
 
 
 # -- the other continuous distributions (all drawn as doubles) --------------------------------------------------
-_vlog1p = np.frompyfunc(math.log1p, 1, 1)
-
-
 def exponential(words: np.ndarray, lambd: float) -> np.ndarray:
     """(-1 / lambda) * log1p(-u)."""
-    return (-1.0 / lambd) * _libm(_vlog1p, -unit(words, _F64))
+    return (-1.0 / lambd) * libm(math.log1p, -unit(words, _F64))
 
 
 def cauchy(words: np.ndarray, median: float, sigma: float) -> np.ndarray:
     """median + sigma * tan(pi * (u - 0.5)), fused."""
-    return fma64(sigma, _libm(np.frompyfunc(math.tan, 1, 1), math.pi * (unit(words, _F64) - 0.5)), median)
+    return fma64(sigma, libm(math.tan, math.pi * (unit(words, _F64) - 0.5)), median)
 
 
 def log_normal(values: np.ndarray) -> np.ndarray:
     """exp of normal_distribution<double> values (already scaled)."""
-    return _libm(np.frompyfunc(math.exp, 1, 1), values)
+    return libm(math.exp, values)
 
 
 def geometric(words: np.ndarray, p: float) -> np.ndarray:
     """ceil(log(u) / log(1 - p)); u == 0 gives inf (its cast to an integer is undefined in ATen)."""
-    u = unit(words, _F64)
     with np.errstate(divide="ignore"):
-        logs = np.array([math.log(v) if v > 0 else -math.inf for v in u], _F64)
-    return np.ceil(logs / math.log(1.0 - p))
+        return np.ceil(libm(math.log, unit(words, _F64)) / math.log(1.0 - p))
 
 
 def bernoulli_scalar(words: np.ndarray, p: float) -> np.ndarray:
@@ -344,6 +387,11 @@ def randperm_words(n: int) -> int:
 def randperm(words: np.ndarray, n: int) -> np.ndarray:
     """torch's CPU randperm: a forward Fisher-Yates with random() % (n - i) below the threshold, the inside-out
     shuffle with random64() % (i + 1) above it."""
+    compiled = _compiled(n)
+    if n < _PERMUTE_SMALL and compiled is not None:
+        result = np.empty(n, np.int64)
+        compiled.shuffle(words, result)
+        return result
     if n < _PERMUTE_SMALL:
         result = list(range(n))
         for i, w in enumerate(words.tolist()):

@@ -318,3 +318,26 @@ def test_init_functions_draw_as_torch():
     torch.nn.init.orthogonal_(torch.empty(20, 30))
     tnn.init.orthogonal_(tidal.empty(20, 30))
     _same(tidal.rand(4), torch.rand(4))  # (its values are a QR's, equal to rounding; its draws are torch's)
+
+
+def test_compiled_transforms_give_the_numpy_paths_bits(monkeypatch):
+    """ops/random_kernels.py (used once numba has compiled it) and random_transforms.py's NumPy code agree to the bit."""
+    pytest.importorskip("numba")
+    from tidal.ops import random_kernels
+    from tidal.ops import random_transforms as rt
+    words = np.random.default_rng(0).integers(0, 2 ** 32, 40000, dtype=np.uint32)
+
+    def run():
+        f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
+        return (rt.normal_fill(words[:rt.normal_fill_words(f32, 9999)], f32, 9999, 0.5, 2.0),
+                rt.normal_fill(words[:rt.normal_fill_words(f64, 3001)], f64, 3001, -1.0, 0.3),
+                rt.normal_fill(words[:rt.normal_fill_words(np.dtype(np.float16), 999)], np.dtype(np.float16), 999, 0, 1),
+                rt.normal_scalar(words[:4000], 1999, 0.25, 0.1, 3.0)[0], rt.exponential(words[:4000], 2.5),
+                rt.cauchy(words[:4000], 1.0, 0.5), rt.log_normal(rt.normal_scalar(words[:400], 200, None, 0, 1)[0]),
+                rt.geometric(words[:4000], 0.2), rt.randperm(words[:2999], 3000),
+                rt.uniform(words, f32, -0.37, 0.37), rt.uniform(words[:999], np.dtype(np.float16), 2.5, 7.25))
+    monkeypatch.setattr(rt, "_compiled", lambda n: random_kernels)
+    compiled = run()
+    monkeypatch.setattr(rt, "_compiled", lambda n: None)
+    for ours, numpy_path in zip(compiled, run()):
+        assert ours.dtype == numpy_path.dtype and np.array_equal(ours, numpy_path, equal_nan=True)
