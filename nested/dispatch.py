@@ -7,10 +7,13 @@ the op rather than run on the packed memory as if it were a dense tensor.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..ops import torch_function as tf
 from ..ops.elementwise import OPS
 from ..tensor import Tensor
 from .nested_tensor import NestedTensor, _alias, _components, _wrap, make_jagged, make_strided
+from .structure import OPS as STRUCTURE
 
 POINTWISE = set(OPS) | {
     "rsub", "true_divide", "multiply", "subtract", "divide", "clamp_min", "clamp_max", "clip", "masked_fill",
@@ -49,6 +52,8 @@ def call(func, args: tuple, kwargs: dict):
         return getattr(NestedTensor, name)(*args, **kwargs)
     if name == "requires_grad_" or name.endswith("_") and name.rstrip("_") in POINTWISE or name in _RAW_IN_PLACE:
         return _in_place(func, args, kwargs)
+    if first._jagged and name in STRUCTURE:
+        return STRUCTURE[name](func, args, kwargs)
     base = name.rstrip("_")
     if base not in POINTWISE and base not in TRAILING and name not in ("backward",):
         raise RuntimeError(f"{name}(): not supported for nested tensors in tidal (pointwise ops and ops over the "
@@ -71,7 +76,7 @@ _RAGGED_REDUCTIONS = {"sum", "mean", "amax", "amin"}
 
 def _over_ragged_dim(first: NestedTensor, args: tuple, kwargs: dict) -> bool:
     dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
-    return isinstance(dim, int) and not isinstance(dim, bool) and _wrap(dim, first.dim(), "dim") == 1
+    return isinstance(dim, int) and not isinstance(dim, bool) and _wrap(dim, first.dim(), "dim") == first._ragged_idx
 
 
 def _ragged_reduction(func, first: NestedTensor, kwargs: dict) -> Tensor:
@@ -81,7 +86,7 @@ def _ragged_reduction(func, first: NestedTensor, kwargs: dict) -> Tensor:
         raise RuntimeError("reducing over the ragged dim with keepdim=True is not supported for nested tensors")
     extra = {k: v for k, v in kwargs.items() if k not in ("dim", "keepdim")}
     with tf.DisableTorchFunction():
-        return tidal.stack([func(c, 0, **extra) for c in _components(first)])
+        return tidal.stack([func(c, first._ragged_idx - 1, **extra) for c in _components(first)])
 
 
 def _in_place(func, args: tuple, kwargs: dict):
@@ -119,49 +124,58 @@ def _inner_dim(name: str, first: NestedTensor, dim):
     if isinstance(dim, (list, tuple)):
         return type(dim)(_inner_dim(name, first, d) for d in dim)
     d = _wrap(dim, first.dim(), name)
-    if d == 0 or (first._jagged and d == 1):
+    if d == 0 or first._jagged and (d == first._ragged_idx or d < first._ragged_idx and name not in _KEEP_DIMS):
+        # (a reduction before the ragged dim would move it: torch refuses those too)
         raise RuntimeError(f"{name}(): not supported for NestedTensor on dim={d}")
     return d - 1
+
+
+_KEEP_DIMS = {"softmax", "log_softmax", "cumsum", "cumprod", "normalize"}
 
 
 def _check_same_structure(name: str, a: NestedTensor, b: NestedTensor) -> None:
     if a._jagged != b._jagged:
         raise RuntimeError(f"{name}(): nested tensors of different layouts")
-    if a._jagged and a._ragged is not b._ragged or not a._jagged and a._nested_sizes != b._nested_sizes:
+    if a._jagged and (a._ragged is not b._ragged or a._ragged_idx != b._ragged_idx) or \
+            not a._jagged and a._nested_sizes != b._nested_sizes:
         shapes = [f"({', '.join(str(s) for s in t.size())})" if t._jagged else str(t._nested_sizes) for t in (a, b)]
         raise RuntimeError(f"cannot call binary pointwise function {name} with inputs of shapes {shapes[0]} and "
                            f"{shapes[1]}")
 
 
 def _jagged_call(func, name: str, first: NestedTensor, args: tuple, kwargs: dict):
-    rows = first._buffer_shape[0]
+    r = first._ragged_idx
+    rows = first._buffer_shape[r - 1]
 
     def unwrap(a):
         if isinstance(a, NestedTensor):
             _check_same_structure(name, first, a)
             return _alias(a, Tensor)
-        if isinstance(a, Tensor) and a.dim() >= first.dim() - 1 and name not in TRAILING:
+        if isinstance(a, Tensor) and name not in TRAILING and a.dim() >= first.dim() - first._ragged_idx:
             return _dense_rows(name, first, a)
         return a
 
     with tf.DisableTorchFunction():
         result = func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
-    return _nest(result, lambda t: isinstance(t, Tensor) and t.dim() >= 1 and t.shape[0] == rows,
-                 lambda t: make_jagged(t, first._offsets, first._ragged))
+    return _nest(result, lambda t: isinstance(t, Tensor) and t.dim() >= r and t.shape[r - 1] == rows,
+                 lambda t: make_jagged(t, first._offsets, first._ragged, r))
 
 
 def _dense_rows(name: str, first: NestedTensor, a: Tensor) -> Tensor:
-    """A dense operand of a jagged tensor's rank (B, 1, *D) as one row per packed row; (1, *D) passes as is."""
-    n = first.dim()
-    if a.dim() == n - 1 and a.shape[0] == 1:
-        return a
-    if a.dim() == n and a.shape[1] == 1 and a.shape[0] in (1, len(first)):
-        lengths = Tensor._from_array(__import__("numpy").diff(first._offsets_list).astype("int64"))
+    """A dense operand broadcast against the packed values: of the values' rank or less when its size along the
+    ragged dim is 1; (B, 1, *D) of the tensor's own rank as one row per packed row (ragged dim 1)."""
+    n, r = first.dim(), first._ragged_idx
+    if a.dim() <= n - 1 and (r == 1 or a.dim() < n - r):  # (torch refuses dense operands reaching a moved ragged dim)
+        at = (r - 1) - (n - 1 - a.dim())  # a's dim aligned with the values' ragged dim (negative: none)
+        if at < 0 or a.shape[at] == 1:
+            return a
+    elif r == 1 and a.dim() == n and a.shape[1] == 1 and a.shape[0] in (1, len(first)):
+        lengths = Tensor._from_array(np.diff(first._offsets_list).astype(np.int64))
         rows = a.select(1, 0)
         return rows.expand(len(first), *rows.shape[1:]).repeat_interleave(lengths, dim=0)
     sizes = ", ".join(str(s) for s in first.size())
-    raise RuntimeError(f"{name}(): a dense operand of shape {list(a.shape)} does not broadcast with a nested tensor "
-                       f"of shape ({sizes}) (only over its trailing dims, or as (B, 1, ...))")
+    raise RuntimeError(f"cannot call binary pointwise function {name} with inputs of shapes ({sizes}) and "
+                       f"{tuple(a.shape)}")
 
 
 _KEEPDIM = {"sum", "mean", "amax", "amin", "prod", "logsumexp", "var", "std", "nansum", "nanmean", "norm"}

@@ -1,9 +1,11 @@
 """NestedTensor: a batch of tensors whose sizes differ, as torch.nested makes them.
 
 Two layouts, both held as one packed buffer (the tensor's own memory) plus metadata:
-- jagged (torch.jagged): components (j_i, *D) share their trailing dims; the buffer is `values()`, their
+- jagged (torch.jagged): components (j_i, *D) share their other dims; the buffer is `values()`, their
   concatenation (sum j_i, *D), and `offsets()` (B + 1) marks where each starts. The shape is (B, j, *D) with a
-  ragged size `j` (a NestedInt, printed j1, j2...: two nested tensors share one only when made from the same offsets).
+  ragged size `j` (a NestedInt, printed j1, j2...: two nested tensors share one only when made from the same
+  offsets). After transpose(1, 2) the ragged dim is dim 2 (`_ragged_idx`): values() is then (D0, sum j_i, ...),
+  the ragged dim at `_ragged_idx - 1`, as torch keeps it.
 - strided (torch.strided, the default): components of the same rank and any sizes; the buffer is their
   flattened concatenation and `_nested_sizes` their shapes.
 
@@ -67,7 +69,9 @@ class NestedTensor(Tensor):
     def size(self, dim: int | None = None):
         """The sizes: the batch, the ragged size, the trailing dims (jagged); strided: only dims all share."""
         if self._jagged:
-            sizes = (len(self._offsets_list) - 1, self._ragged) + tuple(self._buffer_shape[1:])
+            inner = list(self._buffer_shape)
+            inner[self._ragged_idx - 1] = self._ragged
+            sizes = (len(self._offsets_list) - 1,) + tuple(inner)
         else:
             sizes = self._common_sizes()
             if dim is None:
@@ -170,11 +174,13 @@ def _wrap(dim: int, n: int, name: str) -> int:
     return dim % n
 
 
-def make_jagged(values: Tensor, offsets: Tensor, ragged: NestedInt | None = None) -> NestedTensor:
-    """A jagged nested tensor over `values` (an alias of it in the graph) with `offsets` (int64, B + 1)."""
+def make_jagged(values: Tensor, offsets: Tensor, ragged: NestedInt | None = None,
+                ragged_idx: int = 1) -> NestedTensor:
+    """A jagged nested tensor over `values` (an alias of it in the graph) with `offsets` (int64, B + 1), its ragged
+    dim at `ragged_idx` (values' dim ragged_idx - 1)."""
     _activate()
     nt = _alias(values, NestedTensor)
-    nt._jagged, nt._offsets = True, offsets
+    nt._jagged, nt._offsets, nt._ragged_idx = True, offsets, ragged_idx
     nt._offsets_list = [int(o) for o in offsets.tolist()]
     nt._buffer_shape = tuple(values.shape)
     nt._ragged = ragged if ragged is not None else _ragged_for(offsets)
@@ -206,7 +212,7 @@ def make_strided(buffer: Tensor, sizes: list) -> NestedTensor:
 def _wrap_like(nt: NestedTensor, packed: Tensor) -> NestedTensor:
     """`packed` (values or buffer of `nt`'s structure) nested as `nt`."""
     if nt._jagged:
-        return make_jagged(packed, nt._offsets, nt._ragged)
+        return make_jagged(packed, nt._offsets, nt._ragged, nt._ragged_idx)
     return make_strided(packed, nt._nested_sizes)
 
 
@@ -217,8 +223,8 @@ def _components(nt: NestedTensor, graph: bool = True) -> list:
         if not graph:
             flat = flat.detach()
         if nt._jagged:
-            o = nt._offsets_list
-            return [flat[o[k]:o[k + 1]] for k in range(len(o) - 1)]
+            o, d = nt._offsets_list, nt._ragged_idx - 1
+            return [flat.narrow(d, o[k], o[k + 1] - o[k]) for k in range(len(o) - 1)]
         out, start = [], 0
         for s in nt._nested_sizes:
             n = 1

@@ -5,6 +5,7 @@ import math
 
 from .. import ops
 from ..ops import autocast as _ac
+from ..ops import torch_function
 from ..ops.reduce import safe_softmax
 from ..tensor import Tensor
 from ..tensor import dtype as dt
@@ -42,6 +43,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
     """softmax(Q K^T * scale + mask) V, with an optional causal mask and dropout on the weights."""
+    if torch_function.SUBCLASSES[0] and torch_function.first_is_subclass(query):  # (nested tensors answer it)
+        handled, result = torch_function.dispatch_subclass(
+            scaled_dot_product_attention, scaled_dot_product_attention,
+            (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa), {})
+        if handled:
+            return result
     from .attention import check_viable
     from .attention.bias import CausalBias
     from .functional import dropout

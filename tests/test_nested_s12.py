@@ -21,8 +21,8 @@ def jt(L, requires_grad=False):
     return L.nested.nested_tensor([L.tensor(A), L.tensor(B)], layout=LAYOUT[L], requires_grad=requires_grad)
 
 
-def close(got, want, **kw):
-    np.testing.assert_allclose(np.asarray(got.detach().numpy()), want.detach().numpy(), rtol=1e-5, atol=1e-6, **kw)
+def close(got, want, rtol=1e-5, atol=1e-6):
+    np.testing.assert_allclose(np.asarray(got.detach().numpy()), want.detach().numpy(), rtol=rtol, atol=atol)
 
 
 def test_jagged_metadata():
@@ -127,6 +127,43 @@ def test_from_jagged_views_values_and_in_place_ops():
         torch.nested.nested_tensor_from_jagged(torch.ones(3, 2))
 
 
+def test_attention_over_sequences_of_different_lengths():
+    """torch's variable-length attention: (B, j, H*D) projected, unflattened to (B, j, H, D), transposed to
+    (B, H, j, D), scaled_dot_product_attention, back to (B, j, H*D); values and gradients to the sequences."""
+    H, D = 2, 4
+    arrays = [RNG.standard_normal((n, H * D)).astype("float32") for n in (3, 5, 1)]
+    w = RNG.standard_normal((H * D, H * D)).astype("float32")
+    res = {}
+    for L in (tc, torch):
+        xs = [L.tensor(a, requires_grad=True) for a in arrays]
+        nt = L.nested.as_nested_tensor(xs, layout=LAYOUT[L])
+        q = (nt @ L.tensor(w)).unflatten(-1, (H, D)).transpose(1, 2)
+        assert q.dim() == 4 and (q.size(0), q.size(1), q.size(3)) == (3, H, D)
+        out = L.nn.functional.scaled_dot_product_attention(q, q * 0.5, q, scale=0.3)
+        assert out.is_nested and (out.size(1), out.size(3)) == (H, D)
+        flat = out.transpose(1, 2).flatten(-2)
+        assert flat.dim() == 3 and flat.size(2) == H * D and flat.offsets().tolist() == [0, 3, 8, 9]
+        padded = flat.to_padded_tensor(0.0)
+        (padded * padded).sum().backward()
+        res[L] = (padded, [x.grad for x in xs], q.softmax(-1), q.sum(-1))
+    close(res[tc][0], res[torch][0])
+    for g, w_ in zip(res[tc][1], res[torch][1]):
+        close(g, w_, rtol=1e-4, atol=1e-4)
+    for k in (2, 3):
+        close(res[tc][k].to_padded_tensor(0.0), res[torch][k].to_padded_tensor(0.0))
+
+
+def test_attention_refusals_as_torch():
+    for L in (tc, torch):
+        q = L.nested.nested_tensor([L.ones(3, 2, 4), L.ones(5, 2, 4)], layout=LAYOUT[L]).transpose(1, 2)
+        with pytest.raises(RuntimeError, match="No viable backend for scaled_dot_product_attention was found"):
+            L.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        with pytest.raises(RuntimeError, match="cannot call binary pointwise function add"):
+            q + L.ones(2, 1, 4)
+        with pytest.raises(RuntimeError):
+            q.transpose(0, 1)
+
+
 def st(L):
     return L.nested.nested_tensor([L.tensor(A), L.tensor(B[:1, :2])])
 
@@ -186,7 +223,7 @@ def test_errors_as_torch(case):
 
 def test_unsupported_ops_refuse_rather_than_run_on_packed_memory():
     x = jt(tc)
-    for fn in (lambda: x.transpose(1, 2), lambda: x.reshape(2, -1, 3), lambda: tc.cat([x, x])):
+    for fn in (lambda: x.reshape(2, -1, 3), lambda: x.view(2, -1, 3), lambda: tc.cat([x, x])):
         with pytest.raises(RuntimeError, match="not supported for nested tensors"):
             fn()
 

@@ -1,0 +1,85 @@
+"""Nested-tensor ops that move dims: transpose (the ragged dim included), flatten and unflatten of the dense dims,
+and scaled_dot_product_attention on (B, H, j, D) jagged tensors, each component attending over its own length
+(torch's way of running attention on sequences of different lengths without padding)."""
+from __future__ import annotations
+
+from ..ops import torch_function as tf
+from ..tensor import Tensor
+from .nested_tensor import NestedTensor, _alias, _components, _wrap, make_jagged
+
+
+def _refuse(name: str, dim: int) -> RuntimeError:
+    return RuntimeError(f"{name}(): not supported for NestedTensor on dim={dim}")
+
+
+def transpose(func, args: tuple, kwargs: dict):
+    """nt.transpose(d0, d1): the packed values transposed; the ragged dim may move (torch's _ragged_idx)."""
+    nt, d0, d1 = (list(args) + [kwargs.get("dim0"), kwargs.get("dim1")])[:3]
+    n = nt.dim()
+    w0, w1 = _wrap(d0, n, "transpose"), _wrap(d1, n, "transpose")
+    if 0 in (w0, w1):
+        raise _refuse("transpose", 0)
+    with tf.DisableTorchFunction():
+        values = _alias(nt, Tensor).transpose(w0 - 1, w1 - 1)
+    r = nt._ragged_idx
+    r = w1 if r == w0 else w0 if r == w1 else r
+    return make_jagged(values, nt._offsets, nt._ragged, r)
+
+
+def flatten(func, args: tuple, kwargs: dict):
+    """nt.flatten(start_dim, end_dim) over dims that are all after the ragged dim, or all between it and the
+    batch dim."""
+    nt = args[0]
+    start = args[1] if len(args) > 1 else kwargs.get("start_dim", 0)
+    end = args[2] if len(args) > 2 else kwargs.get("end_dim", -1)
+    n, r = nt.dim(), nt._ragged_idx
+    s, e = _wrap(start, n, "flatten"), _wrap(end, n, "flatten")
+    if s == 0 or s <= r <= e:
+        raise _refuse("flatten", 0 if s == 0 else r)
+    with tf.DisableTorchFunction():
+        values = _alias(nt, Tensor).flatten(s - 1, e - 1)
+    return make_jagged(values, nt._offsets, nt._ragged, r - (e - s) if e < r else r)
+
+
+def unflatten(func, args: tuple, kwargs: dict):
+    """nt.unflatten(dim, sizes) of a dense dim."""
+    nt = args[0]
+    dim = args[1] if len(args) > 1 else kwargs["dim"]
+    sizes = args[2] if len(args) > 2 else kwargs["sizes"]
+    d, r = _wrap(dim, nt.dim(), "unflatten"), nt._ragged_idx
+    if d in (0, r):
+        raise _refuse("unflatten", d)
+    with tf.DisableTorchFunction():
+        values = _alias(nt, Tensor).unflatten(d - 1, sizes)
+    return make_jagged(values, nt._offsets, nt._ragged, r + len(sizes) - 1 if d < r else r)
+
+
+_SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
+
+
+def scaled_dot_product_attention(func, args: tuple, kwargs: dict):
+    """Attention of (B, H, j, D) jagged query, key and value: each sample's query attends over its own keys."""
+    bound = dict(zip(_SDPA_ARGS, args), **kwargs)
+    q, k, v = bound["query"], bound["key"], bound["value"]
+    for name, t in (("query", q), ("key", k), ("value", v)):
+        if not (isinstance(t, NestedTensor) and t._jagged and t._ragged_idx == 2 and t.dim() == 4):
+            raise RuntimeError(f"scaled_dot_product_attention(): expected {name} to be a jagged nested tensor of "
+                               "shape (B, H, j, D) (transpose(1, 2) of a (B, j, H, D) one)")
+    if len(q) != len(k) or len(k) != len(v):
+        raise RuntimeError("scaled_dot_product_attention(): query, key and value must have the same batch size")
+    if bound.get("is_causal"):  # (torch's CPU math backend refuses causal masks of nested query / key)
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found.")
+    if bound.get("attn_mask") is not None:
+        raise RuntimeError("scaled_dot_product_attention(): attn_mask is not supported for nested tensors")
+    rest = {key: bound[key] for key in ("dropout_p", "is_causal", "scale", "enable_gqa") if key in bound}
+    outs = []
+    with tf.DisableTorchFunction():
+        for qi, ki, vi in zip(_components(q), _components(k), _components(v)):
+            outs.append(func(qi, ki, vi, **rest))
+        import tidal
+        values = tidal.cat(outs, 1)
+    return make_jagged(values, q._offsets, q._ragged, 2)
+
+
+OPS = {"transpose": transpose, "swapaxes": transpose, "swapdims": transpose, "flatten": flatten,
+       "unflatten": unflatten, "scaled_dot_product_attention": scaled_dot_product_attention}
