@@ -125,6 +125,15 @@ def uniform_f32(words, bits, low, width, out):
 
 
 @njit(cache=True, nogil=True)
+def below53(words, threshold, out):
+    """ATen's random64() & (2**53 - 1) < threshold per pair of words (bernoulli_ with a number p)."""
+    mask = np.uint64((1 << 53) - 1)
+    for i in range(out.size):
+        v = (np.uint64(words[2 * i]) << np.uint64(32)) | np.uint64(words[2 * i + 1])
+        out[i] = (v & mask) < threshold
+
+
+@njit(cache=True, nogil=True)
 def fill16_f32(u, out, mean, std):
     """ATen's normal_fill_16_AVX2 on rows of 16 float32 uniforms (u, out: (blocks, 16))."""
     two_pi = np.float32(2.0 * math.pi)
@@ -197,4 +206,5 @@ def warm() -> None:
     pairs = np.full((1, 2), 0.5)
     box_muller_pairs(pairs, np.empty_like(pairs))
     libm(0, np.ones(2), np.empty(2))
+    below53(np.ones(4, np.uint32), np.uint64(5), np.empty(2, np.bool_))
     shuffle(np.ones(3, np.uint32), np.empty(4, np.int64))

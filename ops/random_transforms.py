@@ -336,14 +336,21 @@ def geometric(words: np.ndarray, p: float) -> np.ndarray:
 
 
 def bernoulli_scalar(words: np.ndarray, p: float) -> np.ndarray:
-    """bernoulli_distribution<double>(p): u53 < p, compared as integers (u53 * 2**-53 < p)."""
-    v = np.ascontiguousarray(words, np.uint32).view(np.uint64) if sys.byteorder == "little" else None
-    if v is None:
-        return (words64(words) & _LOW53) < np.uint64(math.ceil(p * 2.0 ** 53))
-    # u53 = (first & 0x1FFFFF) << 32 | second; the pair as a little-endian uint64 holds `second` high: compare the
-    # halves' order-swapped value without building it (first masked to 21 bits, in the low half)
-    swapped = ((v & np.uint64(0x1FFFFF)) << np.uint64(32)) | (v >> np.uint64(32))
-    return swapped < np.uint64(math.ceil(p * 2.0 ** 53))
+    """bernoulli_distribution<double>(p): u53 < p, compared as integers: u53 * 2**-53 < p exactly when
+    u53 < ceil(p * 2**53), u53 being the first word's low 21 bits then the second word."""
+    threshold = math.ceil(p * 2.0 ** 53)
+    compiled = _compiled(words.size)
+    if compiled is not None:
+        out = np.empty(words.size // 2, np.bool_)
+        compiled.below53(np.ascontiguousarray(words), np.uint64(threshold), out)
+        return out
+    high, low = np.uint32(threshold >> 32), np.uint32(threshold & 0xFFFFFFFF)
+    first = words[0::2] & np.uint32(0x1FFFFF)
+    result = first < high
+    tie = first == high
+    tie &= words[1::2] < low
+    result |= tie
+    return result
 
 
 def bernoulli_tensor(words: np.ndarray, p: np.ndarray) -> np.ndarray:

@@ -335,7 +335,8 @@ def test_compiled_transforms_give_the_numpy_paths_bits(monkeypatch):
                 rt.normal_scalar(words[:4000], 1999, 0.25, 0.1, 3.0)[0], rt.exponential(words[:4000], 2.5),
                 rt.cauchy(words[:4000], 1.0, 0.5), rt.log_normal(rt.normal_scalar(words[:400], 200, None, 0, 1)[0]),
                 rt.geometric(words[:4000], 0.2), rt.randperm(words[:2999], 3000),
-                rt.uniform(words, f32, -0.37, 0.37), rt.uniform(words[:999], np.dtype(np.float16), 2.5, 7.25))
+                rt.uniform(words, f32, -0.37, 0.37), rt.uniform(words[:999], np.dtype(np.float16), 2.5, 7.25),
+                rt.bernoulli_scalar(words, 0.3), rt.bernoulli_scalar(words, 1 - 2.0 ** -40))
     monkeypatch.setattr(rt, "_compiled", lambda n: random_kernels)
     compiled = run()
     monkeypatch.setattr(rt, "_compiled", lambda n: None)
