@@ -17,7 +17,7 @@ from numba import njit
 _F32 = np.float32
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _fma32(a, b, c):
     """a * b + c rounded once to float32 (see random_transforms.fma32)."""
     p = np.float64(a) * np.float64(b)
@@ -38,14 +38,14 @@ def _fma32(a, b, c):
     return r
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _split(a):
     c = 134217729.0 * a
     high = c - (c - a)
     return high, a - high
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _fma64(a, b, c):
     """a * b + c rounded once (see random_transforms.fma64)."""
     uh = a * b
@@ -66,7 +66,7 @@ def _fma64(a, b, c):
     return result
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _log256(x):
     m, e_int = math.frexp(np.float64(x))  # (x is a normal positive float: exact mantissa in [0.5, 1), exponent)
     m = np.float32(m)
@@ -91,7 +91,7 @@ def _log256(x):
     return _fma32(e, np.float32(0.693359375), m + y)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _sincos256(x):
     j = (np.int32(x * np.float32(1.27323954473516)) + np.int32(1)) & np.int32(-2)
     y = np.float32(j)
