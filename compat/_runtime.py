@@ -36,9 +36,9 @@ def _check_thread_count(fn: str, n) -> int:
 
 def set_num_threads(n: int) -> None:
     """Set how many threads tidal's parallel CPU kernels use (vm/intra_op.py)."""
-    from ..vm import intra_op
+    from .. import vm
     _state["threads"] = _check_thread_count("set_num_threads", n)
-    intra_op.set_threads(n)
+    vm.set_threads(n)
 
 
 def get_num_threads() -> int:
