@@ -135,6 +135,10 @@ def _multinomial(rng, shape, dtype, ins, num_samples, replacement):
     return picks.reshape(shape)
 
 
+def _rrelu_noise(rng, shape, dtype, ins, lower, upper):
+    return np.where(np.asarray(ins[0]) <= 0, rng.random(shape) * (upper - lower) + lower, 1.0)
+
+
 def _poisson(rng, shape, dtype, ins):
     rates = np.asarray(ins[0], np.float64)
     if not (rates >= 0).all():
@@ -147,7 +151,7 @@ def _poisson(rng, shape, dtype, ins):
 SAMPLERS = {"uniform_": _uniform, "normal_": _normal, "normal": _normal, "random_": _random,
             "bernoulli_": _bernoulli, "bernoulli": _bernoulli, "exponential_": _exponential,
             "geometric_": _geometric, "log_normal_": _log_normal, "cauchy_": _cauchy, "randperm": _randperm,
-            "multinomial": _multinomial, "poisson": _poisson}
+            "multinomial": _multinomial, "poisson": _poisson, "rrelu_noise": _rrelu_noise}
 
 
 def _part_dtype(dtype) -> np.dtype:
@@ -662,6 +666,16 @@ def poisson(input: Tensor, generator=None) -> Tensor:
     result = _fresh("poisson", "poisson", (), Tensor._empty(input._v.shape, input.dtype, input.device), False,
                     generator, (input,))
     return _from_params("poisson", result, (input,))
+
+
+def rrelu_noise(input: Tensor, lower: float, upper: float, generator=None) -> Tensor:
+    """rrelu's training slopes, as ATen's rrelu_with_noise draws them: for each element <= 0 (row-major) a
+    uniform double on [lower, upper) in the input's precision, 1 elsewhere; rrelu is input * noise."""
+    tensor_arg("rrelu", "input", input)
+    params = (float(np.float32(lower)), float(np.float32(upper))) if input.dtype is not dt.float64 else \
+        (float(lower), float(upper))
+    return _fresh("rrelu", "rrelu_noise", params, Tensor._empty(input._v.shape, input.dtype, input.device), False,
+                  generator, (input.detach().contiguous(),))
 
 
 METHODS.update(bernoulli=bernoulli, multinomial=multinomial)

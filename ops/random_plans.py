@@ -85,6 +85,9 @@ def plan(sampler: str, target, params: tuple, ins: tuple, mt) -> tuple:
         if not params[1] or params[0] == 1:  # torch's exponential race: exponential_ on the probs
             return "mt", mt.words(2 * ins[0].numel()), None
         return "mt", mt.words(2 * target.numel()), "cdf"  # one double uniform per sample
+    if sampler == "rrelu_noise":  # two words per element <= 0: which those are is read now
+        below = np.asarray(ins[0].detach()._host_array()) <= 0
+        return "values", rt.rrelu_noise(mt.words(2 * int(below.sum())), below, *params), None
     if sampler in _REJECTION:  # the draws depend on the values drawn: sampled here (reads the parameters)
         return "values", _REJECTION[sampler](*(np.asarray(t.detach()._host_array()) for t in ins), mt), None
     return "seeded", mt.words(2), None

@@ -353,6 +353,14 @@ def bernoulli_scalar(words: np.ndarray, p: float) -> np.ndarray:
     return result
 
 
+def rrelu_noise(words: np.ndarray, below: np.ndarray, lower: float, upper: float) -> np.ndarray:
+    """rrelu_with_noise's slopes: uniform_real_distribution<double>(lower, upper) where `below` (ATen's Activation.cpp
+    is built without contraction: x * (upper - lower) + lower rounds twice), 1 elsewhere."""
+    noise = np.ones(below.shape, _F64)
+    noise[below] = unit(words, _F64) * (upper - lower) + lower
+    return noise
+
+
 def bernoulli_tensor(words: np.ndarray, p: np.ndarray) -> np.ndarray:
     """bernoulli_distribution<float or double>(p) per element: the p tensor's precision picks the draw."""
     if p.dtype == _F64:
