@@ -116,8 +116,8 @@ def to_padded_tensor(input: NestedTensor, padding: float, output_size=None) -> T
     import tidal
     from ..nn import functional as F
     if not isinstance(input, NestedTensor):
-        raise NotImplementedError("Could not run 'aten::to_padded_tensor' with arguments from the "
-                                  f"'{input.device.type.upper()}' backend: it takes nested tensors")
+        from ..ops.tensor_memory import not_nested_kernel
+        raise not_nested_kernel("to_padded_tensor", input)
     parts = _components(input)
     ndim = parts[0].dim()
     target = [max(p.shape[k] for p in parts) for k in range(ndim)]

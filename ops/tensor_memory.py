@@ -114,6 +114,20 @@ METHODS.update({name: property(_false, doc=f"False: tidal has no {kind}.") for n
     ("is_mps", "MPS device"), ("is_xpu", "XPU device"), ("is_xla", "XLA device"), ("is_ipu", "IPU device"),
     ("is_maia", "MAIA device"), ("is_mtia", "MTIA device"), ("is_vulkan", "Vulkan device"))})
 METHODS["is_distributed"] = _false
+
+
+def not_nested_kernel(op: str, t: Tensor) -> NotImplementedError:
+    """torch's dispatcher error for an op that only nested tensors have kernels for, called on a dense tensor."""
+    return NotImplementedError(f"Could not run 'aten::{op}' with arguments from the '{t.device.type.upper()}' "
+                               "backend. This could be because the operator doesn't exist for this backend.")
+
+
+def _to_padded_tensor(self: Tensor, padding: float, output_size=None) -> Tensor:
+    """A nested tensor's components padded into one dense tensor (tidal.nested); a dense tensor has none."""
+    raise not_nested_kernel("to_padded_tensor", self)
+
+
+METHODS["to_padded_tensor"] = _to_padded_tensor
 METHODS["is_meta"] = property(lambda self: self.device.type == "meta", doc="Whether the tensor is on the meta device.")
 
 

@@ -207,6 +207,7 @@ ERRORS = {
     "strided_keepdim": lambda L: st(L).sum(-1),
     "strided_broadcast": lambda L: st(L) + L.nested.nested_tensor([L.ones(2, 3), L.ones(1, 5)]),
     "padded_of_dense": lambda L: L.nested.to_padded_tensor(L.ones(2), 0.0),
+    "padded_method_of_dense": lambda L: L.ones(2).to_padded_tensor(0.0),
 }
 
 
@@ -217,7 +218,9 @@ def test_errors_as_torch(case):
     with pytest.raises(Exception) as got:
         ERRORS[case](tc)
     assert type(got.value) is type(want.value)
-    if case != "padded_of_dense":
+    if case.startswith("padded"):  # (torch's text goes on about custom builds)
+        assert str(want.value).startswith(str(got.value).removesuffix("."))
+    else:
         assert str(got.value) == str(want.value)
 
 
