@@ -203,8 +203,10 @@ def train_bench(model: str, quick: bool) -> Callable[[Competitor], Bench]:
 
 
 def _train_cases(quick: bool) -> list[Case]:
+    # tidal on one kernel thread beside its default: what intra-op parallelism (vm/intra_op.py) buys
+    comps = cpu_competitors("async", numpy=False) + (Competitor("tidal 1 thread", "tidal", vm_mode="async", threads=1),)
     return [Case("c", f"{models.TITLES[m]}, batch {models.batch_size(m, quick)}",
-                 cpu_competitors("async", numpy=False), train_bench(m, quick), warmup=3, min_repeat=3,
+                 comps, train_bench(m, quick), warmup=3, min_repeat=3,
                  min_time=0.05 if quick else 1.0, compile_now=True)
             for m in models.MODELS]
 

@@ -18,11 +18,11 @@ import numpy as np
 class Competitor:
     """A framework in one configuration; `column` is its column in the report's table."""
 
-    column: str                     # "tidal", "numpy", "torch", "torch 1 thread", "cupy"
+    column: str                     # "tidal", "tidal 1 thread", "numpy", "torch", "torch 1 thread", "cupy"
     lib: str                        # module name: "tidal", "numpy", "torch", "cupy"
     device: str = "cpu"
     vm_mode: str | None = None      # tidal only: "sync" or "async"
-    threads: int | None = None      # torch only: torch.set_num_threads for the measurement
+    threads: int | None = None      # torch.set_num_threads / tidal.vm.set_threads for the measurement
 
     @property
     def is_tidal(self) -> bool:
@@ -65,6 +65,8 @@ class Competitor:
                 stack.enter_context(_tidal_settings(self.vm_mode, fusion_compile_now))
             if self.lib == "torch" and self.threads is not None:
                 stack.enter_context(_torch_threads(self.threads))
+            if self.lib == "tidal" and self.threads is not None:
+                stack.enter_context(_tidal_threads(self.threads))
             yield self
 
 
@@ -95,6 +97,19 @@ def _torch_threads(threads: int):
         yield
     finally:
         torch.set_num_threads(saved)
+
+
+@contextlib.contextmanager
+def _tidal_threads(threads: int):
+    import tidal
+    from tidal.vm import intra_op
+
+    saved = intra_op.get_threads(allowed_only=False)  # the count set (get_threads() says 1 where none may run)
+    tidal.vm.set_threads(threads)
+    try:
+        yield
+    finally:
+        tidal.vm.set_threads(saved)
 
 
 @functools.lru_cache(maxsize=None)
