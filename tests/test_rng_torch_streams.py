@@ -369,3 +369,15 @@ def test_functional_rrelu_as_torch():
         y.sum().backward()
         return y.detach(), x.grad, m.rand(2)
     _both(0, draws)
+
+
+@pytest.mark.xfail(strict=True, reason="needs /work/notes/s12_rng_von_mises.patch (VonMises.sample as torch's "
+                                       "double-precision rejection loop over rand)")
+def test_von_mises_samples_as_torch():
+    import tidal.distributions as tdist
+
+    def draws(m):
+        dist = torch.distributions if m is torch else tdist
+        return (dist.VonMises(m.tensor([0.0, 1.0, -2.0]), m.tensor([2.0, 0.1, 30.0])).sample((50,)), m.rand(2))
+    for seed in SEEDS[:2]:
+        _both(seed, draws)
