@@ -21,7 +21,8 @@ POINTWISE = set(OPS) | {
     "hardsigmoid", "hardtanh", "hardshrink", "softshrink", "tanhshrink", "logsigmoid", "glu", "dropout", "gelu",
     "clone", "detach", "contiguous", "to", "float", "double", "half", "bfloat16", "int", "long", "bool", "type_as",
     "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "ge", "le", "isclose",
-    "bitwise_not", "invert", "sgn", "absolute", "negative", "square", "sub", "add", "mul", "div", "pow", "fill_",
+    "bitwise_not", "invert", "sgn", "absolute", "negative", "square", "sub", "add", "mul", "div", "pow", "fill",
+    "zero", "bernoulli", "uniform", "normal", "exponential", "cauchy", "log_normal", "geometric", "random",
 }
 # ops over the trailing dims whose `dim` (second positional argument or keyword) is moved past the batch dim
 DIM_OPS = {"sum", "mean", "amax", "amin", "prod", "softmax", "log_softmax", "cumsum", "cumprod", "argmax", "argmin",
@@ -31,10 +32,10 @@ _DIM_POSITION = {"normalize": 2}  # F.normalize(input, p, dim)
 
 
 # Tensor's operators arrive under their functions' names: reflected ones as _rsub, in-place ones as _inplace_add,
-# and the bitwise ones and __rpow__ (all elementwise) as `op` / `<lambda>`
+# the bitwise ones and __rpow__ (all elementwise) as `op` / `<lambda>`, the cast methods as `fn`
 _RAW_IN_PLACE = {"inplace_add", "inplace_sub", "inplace_div", "pow_"}
 _OPERATOR_NAMES = {"op": "bitwise_and", "<lambda>": "pow", "rtruediv": "div", "pos": "positive", "invert": "bitwise_not",
-                   "rmatmul": "rmatmul"}
+                   "rmatmul": "rmatmul", "fn": "to"}  # (`fn`: the casts float(), half(), long()...)
 
 
 def _canonical(name: str) -> str:

@@ -75,6 +75,29 @@ def test_jagged_pointwise_and_trailing_ops(op):
     close(got.values(), want.values())
 
 
+def test_dropout_and_casts_keep_nesting():
+    x = jt(tc)
+    for y in (x.float(), x.double(), x.half(), tc.nn.functional.dropout(x, 0.5, training=False)):
+        assert y.is_nested and y.offsets() is x.offsets()
+    close(x.double().values(), jt(torch).double().values())
+    tc.manual_seed(0)
+    big = tc.nested.nested_tensor([tc.ones(300, 4), tc.ones(500, 4)], layout=tc_jagged)
+    y = tc.nn.Dropout(0.25)(big)
+    assert y.is_nested and y.size(1) is big.size(1)
+    kept = y.values().numpy()
+    assert np.allclose(np.unique(kept), [0.0, 4.0 / 3.0]) and 0.2 < (kept == 0).mean() < 0.3
+
+
+@pytest.mark.xfail(strict=True, reason="needs /work/notes/s12_surface_nested_layer_norm.patch (F.layer_norm ran on "
+                                       "the packed memory and returned a dense tensor)")
+def test_layer_norm_of_nested():
+    w, b = RNG.standard_normal(3).astype("float32"), RNG.standard_normal(3).astype("float32")
+    got = tc.nn.functional.layer_norm(jt(tc), (3,), tc.tensor(w), tc.tensor(b))
+    want = torch.nn.functional.layer_norm(jt(torch), (3,), torch.tensor(w), torch.tensor(b))
+    assert got.is_nested and want.is_nested
+    close(got.values(), want.values())
+
+
 def test_jagged_reductions():
     x, t = jt(tc), jt(torch)
     for got, want in ((x.sum(-1), t.sum(-1)), (x.mean(dim=2), t.mean(dim=2)), (x.amax(-1), t.amax(-1))):
