@@ -81,7 +81,7 @@ def test_dropout_and_casts_keep_nesting():
         assert y.is_nested and y.offsets() is x.offsets()
     close(x.double().values(), jt(torch).double().values())
     tc.manual_seed(0)
-    big = tc.nested.nested_tensor([tc.ones(300, 4), tc.ones(500, 4)], layout=tc_jagged)
+    big = tc.nested.nested_tensor([tc.ones(300, 4), tc.ones(500, 4)], layout=LAYOUT[tc])
     y = tc.nn.Dropout(0.25)(big)
     assert y.is_nested and y.size(1) is big.size(1)
     kept = y.values().numpy()
