@@ -2,8 +2,9 @@
 (sample_gamma, behind Gamma, Chi2, StudentT, Wishart) and binomial (sample_binomial: BTRS or inversion).
 How many draws each value takes depends on the draws themselves, so they run at dispatch, on the calling
 thread, one double uniform at a time from the generator's mt19937 engine (and its cached Box-Muller normal,
-as ATen's normal_distribution<double>); the kernel only stores the values. ATen compiles these (native/Distributions.cpp) without FMA contraction:
-plain double arithmetic, as Python's floats, and the C library's log/exp/pow/lgamma.
+as ATen's normal_distribution<double>); the kernel only stores the values. ATen compiles these
+(native/Distributions.cpp) without FMA contraction: plain double arithmetic, as Python's floats, and the C
+library's log/exp/pow/lgamma.
 """
 from __future__ import annotations
 
