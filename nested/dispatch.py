@@ -27,8 +27,8 @@ POINTWISE = set(OPS) | {
 # ops over the trailing dims whose `dim` (second positional argument or keyword) is moved past the batch dim
 DIM_OPS = {"sum", "mean", "amax", "amin", "prod", "softmax", "log_softmax", "cumsum", "cumprod", "argmax", "argmin",
            "logsumexp", "var", "std", "nansum", "nanmean", "all", "any", "norm", "count_nonzero"}
-TRAILING = {"linear", "matmul", "layer_norm", "rms_norm", "normalize", "__matmul__"} | DIM_OPS
-_DIM_POSITION = {"normalize": 2}  # F.normalize(input, p, dim)
+TRAILING = {"linear", "matmul", "layer_norm", "rms_norm", "normalize", "__matmul__", "chunk", "split"} | DIM_OPS
+_DIM_POSITION = {"normalize": 2, "chunk": 2, "split": 2}  # F.normalize(input, p, dim), chunk(input, chunks, dim)
 
 
 # Tensor's operators arrive under their functions' names: reflected ones as _rsub, in-place ones as _inplace_add,
@@ -51,6 +51,8 @@ def call(func, args: tuple, kwargs: dict):
     first = nested[0]
     if name in ("unbind", "to_padded_tensor", "values", "offsets", "lengths", "size", "dim", "numel", "is_nested"):
         return getattr(NestedTensor, name)(*args, **kwargs)
+    if name == "getitem" and isinstance(args[1], int) and not isinstance(args[1], bool):  # nt[k]: a component
+        return _components(args[0])[_wrap(args[1], len(args[0]), "getitem")]
     if name == "requires_grad_" or name.endswith("_") and name.rstrip("_") in POINTWISE or name in _RAW_IN_PLACE:
         return _in_place(func, args, kwargs)
     if first._jagged and name in STRUCTURE:
@@ -115,9 +117,8 @@ def _moved_dim(name: str, first: NestedTensor, args: tuple, kwargs: dict) -> tup
         kwargs = dict(kwargs, dim=_inner_dim(name, first, kwargs["dim"]))
     elif len(args) > position and args[position] is not None and not isinstance(args[position], Tensor):
         args = args[:position] + (_inner_dim(name, first, args[position]),) + args[position + 1:]
-    elif name in ("softmax", "log_softmax", "normalize"):  # (normalize's default dim is 1: the ragged dim)
-        if name == "normalize":
-            kwargs = dict(kwargs, dim=_inner_dim(name, first, 1))
+    elif name in ("normalize", "chunk", "split"):  # their default dims (1, 0, 0) are not dense dims
+        kwargs = dict(kwargs, dim=_inner_dim(name, first, 1 if name == "normalize" else 0))
     return args, kwargs
 
 
@@ -131,7 +132,7 @@ def _inner_dim(name: str, first: NestedTensor, dim):
     return d - 1
 
 
-_KEEP_DIMS = {"softmax", "log_softmax", "cumsum", "cumprod", "normalize"}
+_KEEP_DIMS = {"softmax", "log_softmax", "cumsum", "cumprod", "normalize", "chunk", "split"}
 
 
 def _check_same_structure(name: str, a: NestedTensor, b: NestedTensor) -> None:
@@ -209,7 +210,7 @@ def _strided_call(func, name: str, first: NestedTensor, args: tuple, kwargs: dic
 
 
 def _nest(result, nestable, nest):
-    if isinstance(result, tuple) and not isinstance(result, Tensor):
+    if isinstance(result, (tuple, list)) and not isinstance(result, Tensor):
         items = [nest(r) if nestable(r) else r for r in result]
         return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
     return nest(result) if nestable(result) else result

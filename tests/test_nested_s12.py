@@ -98,6 +98,19 @@ def test_layer_norm_of_nested():
     close(got.values(), want.values())
 
 
+def test_chunk_split_and_components():
+    """qkv.chunk(3, dim=-1) as attention blocks write it, split by sizes, and nt[k] (a component)."""
+    x, t = (L.nested.nested_tensor([L.arange(24.0).reshape(2, 12), L.arange(36.0).reshape(3, 12)],
+                                   layout=LAYOUT[L]) for L in (tc, torch))
+    for got, want in ((x.chunk(3, dim=-1), t.chunk(3, dim=-1)), (tc.split(x, [4, 8], -1), torch.split(t, [4, 8], -1))):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.is_nested and g.size(1) is x.size(1) and g.size(2) == w.size(2)
+            close(g.values(), w.values())
+    close(x[1], t[1])
+    close(x[-2], t[-2])
+
+
 def test_jagged_reductions():
     x, t = jt(tc), jt(torch)
     for got, want in ((x.sum(-1), t.sum(-1)), (x.mean(dim=2), t.mean(dim=2)), (x.amax(-1), t.amax(-1))):
