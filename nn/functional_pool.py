@@ -82,7 +82,8 @@ def _max_unpool(spatial: int, input: Tensor, indices: Tensor, kernel_size, strid
     host = indices.numpy()
     bad = host[(host < 0) | (host >= math.prod(size))]
     if bad.size:  # checked here, at the call, as PyTorch does (the scatter would fail later, on the VM)
-        raise RuntimeError(f"Found an invalid max index: {bad.flat[0]} (output volumes are of size "
+        # torch's kernel records an invalid index and goes on (no break): the last one is reported
+        raise RuntimeError(f"Found an invalid max index: {bad.flat[-1]} (output volumes are of size "
                            f"{'x'.join(map(str, size))})")
     flat = ops.zeros(lead + (math.prod(size),), dtype=input.dtype, device=input.device)
     out = flat.scatter(-1, indices.flatten(-spatial), input.flatten(-spatial))
