@@ -191,7 +191,8 @@ def _multinomial(words: np.ndarray, probs: np.ndarray, num_samples: int) -> np.n
     """torch's fast path (no replacement, or one sample): q ~ Exp(1) per category, then the top p / q."""
     if not np.isfinite(probs).all() or (probs < 0).any():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    q = rt.to_dtype(rt.exponential(words, 1.0), probs.dtype).reshape(probs.shape)
+    q = np.empty_like(probs)  # (torch's empty_like(self): the draws follow the probabilities' memory order)
+    _store(q, rt.to_dtype(rt.exponential(words, 1.0), probs.dtype))
     with np.errstate(divide="ignore", invalid="ignore"):
         keys = (probs / q).astype(probs.dtype)
     if num_samples == 1:

@@ -10,6 +10,7 @@ Exactness notes:
   polynomials for log and sincos, with the same contractions): emulated here in float32.
 - libm calls (log, log1p, sin, cos, tan, exp of doubles) go through Python's `math`, which calls the C
   library as ATen does (NumPy's SIMD versions round differently).
+- Once numba has compiled ops/random_kernels.py the slow loops run there, to the same bits.
 """
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ def _compiled(n: int):
         return None
     from ..vm.codegen import kernel_module
     return kernel_module(".random_kernels", __package__)
+
+
 _LOW53 = np.uint64((1 << 53) - 1)
 _TWO_PI = 2.0 * math.pi
 

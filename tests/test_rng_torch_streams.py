@@ -128,7 +128,7 @@ def test_multinomial_fast_path():
     def draws(m):
         probs = m.tensor([[0.1, 0.2, 0.7, 0.0, 0.5], [1.0, 1.0, 1.0, 1.0, 1.0]])
         return (m.multinomial(probs, 3), m.multinomial(probs, 1), m.multinomial(probs, 1, replacement=True),
-                m.multinomial(m.rand(50).double(), 10), m.rand(4))
+                m.multinomial(m.rand(50).double(), 10), m.multinomial(m.rand(5, 8).t(), 3), m.rand(4))
     for seed in SEEDS:
         _both(seed, draws)
 
