@@ -37,7 +37,7 @@ def _gelu_chain(x, b):
     return (y * y).numpy()
 
 
-def test_parallel_elementwise_kernels_give_the_serial_bits(compiled_here):
+def test_parallel_elementwise_kernels_give_the_serial_bits(compiled_here, async_mode):
     rng = np.random.default_rng(0)
     x = tidal.tensor(rng.standard_normal((64, 33, 40)).astype(np.float32))
     b = tidal.tensor(rng.standard_normal(40).astype(np.float32))  # broadcast: the nd loop layout
@@ -181,7 +181,7 @@ def test_parallel_row_kernels_match_the_serial_ones_and_torch(compiled_here):
         np.testing.assert_allclose(ours, theirs.detach().numpy(), rtol=1e-4, atol=1e-4)
 
 
-def test_parallel_fused_reductions(compiled_here):
+def test_parallel_fused_reductions(compiled_here, async_mode):
     rng = np.random.default_rng(5)
     x = tidal.tensor(rng.standard_normal((256, 300)).astype(np.float32))
     g = tidal.tensor(rng.standard_normal((256, 300)).astype(np.float32))
