@@ -11,10 +11,15 @@ Exactness notes:
 - libm calls (log, log1p, sin, cos, tan, exp of doubles) go through Python's `math`, which calls the C
   library as ATen does (NumPy's SIMD versions round differently).
 - Once numba has compiled ops/random_kernels.py the slow loops run there, to the same bits.
+- Without AVX2 and FMA (an older x86 CPU, or ATEN_CPU_CAPABILITY=default, which torch honours too) ATen runs
+  its DEFAULT kernels: no contraction (`FUSED` is False: two roundings) and the scalar float Box-Muller.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import math
+import os
 import sys
 
 import numpy as np
@@ -35,6 +40,26 @@ def _compiled(n: int):
 
 _LOW53 = np.uint64((1 << 53) - 1)
 _TWO_PI = 2.0 * math.pi
+
+
+def _avx2_kernels() -> bool:
+    """Whether torch runs its AVX2 (or AVX512) CPU kernels here: an x86 CPU with AVX2 and FMA, unless
+    ATEN_CPU_CAPABILITY=default asks for the portable ones."""
+    if os.environ.get("ATEN_CPU_CAPABILITY", "").lower() == "default":
+        return False
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    flags = line.split()
+                    return "avx2" in flags and "fma" in flags
+    except OSError:
+        pass
+    import platform
+    return platform.machine().lower() in ("x86_64", "amd64")  # (no cpuinfo: assume a current x86 CPU)
+
+
+FUSED = _avx2_kernels()  # ATen's vectorized builds contract x * y + z into one FMA; its DEFAULT build does not
 
 
 # -- exact fused multiply-add -------------------------------------------------------------------------------
@@ -95,6 +120,20 @@ def fma64(a, b, c) -> np.ndarray:
     return np.where(np.isfinite(result), result, plain)
 
 
+def mul_add32(a, b, c) -> np.ndarray:
+    """a * b + c in float32 as ATen's kernels compute it here: fused, or rounded twice without FMA."""
+    if FUSED:
+        return fma32(a, b, c)
+    return np.asarray(np.asarray(a, _F32) * np.asarray(b, _F32), _F32) + np.asarray(c, _F32)
+
+
+def mul_add64(a, b, c) -> np.ndarray:
+    """a * b + c in double as ATen's kernels compute it here: fused, or rounded twice without FMA."""
+    if FUSED:
+        return fma64(a, b, c)
+    return np.asarray(a, _F64) * np.asarray(b, _F64) + np.asarray(c, _F64)
+
+
 # -- words -> uniform values -----------------------------------------------------------------------------------
 def words64(words: np.ndarray) -> np.ndarray:
     """ATen's random64(): two consecutive words, the first the high half."""
@@ -142,15 +181,15 @@ def uniform(words: np.ndarray, dtype: np.dtype, low: float, high: float) -> np.n
     """uniform_(from, to): x * (to - from) + from, fused. The reduced float types draw a float uniform (24 bits)
     with float bounds and round the result, which lands on `to` at times: torch returns `from` there."""
     if dtype == _F64:
-        return fma64(unit(words, _F64), high - low, low)
+        return mul_add64(unit(words, _F64), high - low, low)
     lo, hi = np.float32(low), np.float32(high)
-    compiled = _compiled(words.size) if (lo, hi) != (0, 1) else None
+    compiled = _compiled(words.size) if (lo, hi) != (0, 1) and FUSED else None
     if compiled is not None:
         fused = np.empty(words.size, _F32)
         compiled.uniform_f32(np.ascontiguousarray(words), 24, lo, hi - lo, fused)
     else:
         x = unit(words, _F32)
-        fused = x if (lo, hi) == (0, 1) else fma32(x, hi - lo, lo)  # (x * 1 + 0 is x)
+        fused = x if (lo, hi) == (0, 1) else mul_add32(x, hi - lo, lo)  # (x * 1 + 0 is x)
     values = to_dtype(fused, dtype)
     top, bottom = np.asarray(hi).astype(dtype), np.asarray(lo).astype(dtype)
     return np.where(values == top, bottom, values) if dtype != _F32 else values
@@ -250,7 +289,35 @@ def _fill16_double(u: np.ndarray, mean: float, std: float) -> np.ndarray:
     radius = np.sqrt(-2.0 * _libm(_vlog, 1.0 - u[:, :8]))
     theta = float(np.float32(2.0)) * math.pi * u[:, 8:]
     first, second = radius * _libm(_vcos, theta), radius * _libm(_vsin, theta)
+    # (fused in every build: torch's DEFAULT kernels give these the same single rounding)
     return np.concatenate([fma64(first, std, mean), fma64(second, std, mean)], axis=1)
+
+
+def _libm_float(name: str):
+    """The C library's float function `name` (logf, cosf, sinf) per element, for ATen's DEFAULT float kernels."""
+    try:
+        fn = getattr(ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6"), name)
+        fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
+    except (OSError, AttributeError):
+        fn = getattr(math, name[:-1])
+    vector = np.frompyfunc(fn, 1, 1)
+    return lambda x: vector(x).astype(_F32) if x.size else x.astype(_F32)
+
+
+_FLOAT_LIBM: dict = {}
+
+
+def _fill16_float(u: np.ndarray, mean: float, std: float) -> np.ndarray:
+    """normal_fill_16<float> (ATen's DEFAULT kernel): float logf, sqrtf, cosf, sinf; the scaling by std and
+    mean fused, as there."""
+    if not _FLOAT_LIBM:
+        _FLOAT_LIBM.update((name, _libm_float(name)) for name in ("logf", "cosf", "sinf"))
+    radius = np.sqrt(np.float32(-2) * _FLOAT_LIBM["logf"](np.float32(1) - u[:, :8]))
+    theta = (float(np.float32(2.0)) * math.pi * u[:, 8:].astype(_F64)).astype(_F32)
+    m, s = np.float32(mean), np.float32(std)
+    first = fma32(radius * _FLOAT_LIBM["cosf"](theta), s, m)
+    second = fma32(radius * _FLOAT_LIBM["sinf"](theta), s, m)
+    return np.concatenate([first, second], axis=1).astype(_F32)
 
 
 def normal_fill(words: np.ndarray, dtype: np.dtype, n: int, mean: float, std: float) -> np.ndarray:
@@ -262,9 +329,11 @@ def normal_fill(words: np.ndarray, dtype: np.dtype, n: int, mean: float, std: fl
     out = np.empty(n, _F64 if double else _F32)
     full = n // 16 * 16
 
-    compiled = _compiled(n)
+    compiled = _compiled(n) if FUSED else None
 
     def fill(block):
+        if not FUSED and not double:  # ATen's DEFAULT build: the scalar float kernel (the reduced types too)
+            return _fill16_float(block, mean, std)
         if compiled is not None:
             result = np.empty_like(block)
             if double:
@@ -302,7 +371,7 @@ def normal_scalar(words: np.ndarray, count: int, cached: float | None, mean: flo
         pairs = np.stack([radius * _libm(_vcos, theta), radius * _libm(_vsin, theta)], axis=1).reshape(-1)
     values = pairs if cached is None else np.concatenate([[cached], pairs])
     left = float(values[count]) if len(values) > count else None
-    return fma64(values[:count], std, mean), left
+    return mul_add64(values[:count], std, mean), left
 
 
 def normal_scalar_next_cache(words: np.ndarray, count: int, cached: float | None) -> float | None:
@@ -324,7 +393,7 @@ def exponential(words: np.ndarray, lambd: float) -> np.ndarray:
 
 def cauchy(words: np.ndarray, median: float, sigma: float) -> np.ndarray:
     """median + sigma * tan(pi * (u - 0.5)), fused."""
-    return fma64(sigma, libm(math.tan, math.pi * (unit(words, _F64) - 0.5)), median)
+    return mul_add64(sigma, libm(math.tan, math.pi * (unit(words, _F64) - 0.5)), median)
 
 
 def log_normal(values: np.ndarray) -> np.ndarray:

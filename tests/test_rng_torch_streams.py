@@ -407,3 +407,33 @@ def test_wishart_samples_as_torch():
         for a, b in zip(ours[:2], theirs[:2]):  # (3x3 products: equal to float32 rounding)
             assert torch.allclose(_torch(a), b, rtol=1e-6, atol=1e-5)
         _same(ours[2], theirs[2])
+
+
+_DEFAULT_KERNELS = """
+import numpy as np, torch, tidal
+from tidal.ops import random_transforms
+assert torch.backends.cpu.get_cpu_capability() == "DEFAULT" and not random_transforms.FUSED
+draws = [lambda m: m.empty(1000).uniform_(-0.37, 0.37), lambda m: m.empty(999, dtype=m.float64).uniform_(-0.37, 2.1),
+         lambda m: m.empty(1000, dtype=m.float16).uniform_(-0.37, 0.37), lambda m: m.randn(1000),
+         lambda m: m.empty(1000).normal_(0.3, 2.5), lambda m: m.empty(999, dtype=m.float64).normal_(0.3, 2.5),
+         lambda m: m.randn(1000, dtype=m.float16), lambda m: m.empty(7, dtype=m.float64).normal_(0.3, 2.5),
+         lambda m: m.empty(300, dtype=m.float64).cauchy_(0.5, 1.7), lambda m: m.rand(3)]
+for seed in (0, 1, 2):
+    torch.manual_seed(seed)
+    tidal.manual_seed(seed)
+    for draw in draws:
+        assert np.array_equal(draw(torch).numpy(), draw(tidal).numpy()), (seed, draw)
+print("same")
+"""
+
+
+def test_default_cpu_kernels_as_torch():
+    """ATEN_CPU_CAPABILITY=default (torch's portable kernels, as on a CPU without AVX2): no contraction, and the
+    scalar float Box-Muller; tidal reads the same variable."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, ATEN_CPU_CAPABILITY="default")
+    done = subprocess.run([sys.executable, "-c", _DEFAULT_KERNELS], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr[-2000:]
