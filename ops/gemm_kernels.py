@@ -16,6 +16,7 @@ import os
 import numpy as np
 from llvmlite import binding
 from numba import njit, prange, types
+from numba.extending import overload
 
 
 def _openblas() -> tuple:
@@ -48,10 +49,21 @@ _set_local_threads = types.ExternalFunction("openblas_set_num_threads_local", ty
 ROW_MAJOR = 101
 
 
+def _gemm(one, ta, tb, m, n, k, pa, lda, pb, ldb, pc, ldc):
+    """C = op(A) @ op(B) (row-major, addresses and leading dimensions) in the precision of `one` (1.0 typed)."""
+
+
+@overload(_gemm, inline="always")
+def _gemm_typed(one, ta, tb, m, n, k, pa, lda, pb, ldb, pc, ldc):
+    gemm = _sgemm if one == types.float32 else _dgemm
+    return lambda one, ta, tb, m, n, k, pa, lda, pb, ldb, pc, ldc: gemm(
+        ROW_MAJOR, ta, tb, m, n, k, one, pa, lda, pb, ldb, one - one, pc, ldc)
+
+
 @njit(parallel=True, nogil=True, cache=True)
-def split32(m, n, k, ta, tb, pa, lda, pb, ldb, pc, ldc, a_row, b_col, c_row, c_col, parts):
-    """C[m, n] = op(A) @ op(B) in float32, in `parts` slices: along m (a_row, c_row: bytes per row) when
-    a_row is not 0, else along n (b_col, c_col: bytes per column)."""
+def split(one, m, n, k, ta, tb, pa, lda, pb, ldb, pc, ldc, a_row, b_col, c_row, c_col, parts):
+    """C[m, n] = op(A) @ op(B) in the precision of `one` (1.0 as float32 or float64), in `parts` slices: along m
+    (a_row, c_row: bytes per row) when a_row is not 0, else along n (b_col, c_col: bytes per column)."""
     total = m if a_row != 0 else n
     step = (total + parts - 1) // parts
     for t in prange(parts):
@@ -60,62 +72,30 @@ def split32(m, n, k, ta, tb, pa, lda, pb, ldb, pc, ldc, a_row, b_col, c_row, c_c
         if hi > lo:
             held = _set_local_threads(1)
             if a_row != 0:
-                _sgemm(ROW_MAJOR, ta, tb, hi - lo, n, k, np.float32(1.0), pa + lo * a_row, lda, pb, ldb,
-                       np.float32(0.0), pc + lo * c_row, ldc)
+                _gemm(one, ta, tb, hi - lo, n, k, pa + lo * a_row, lda, pb, ldb, pc + lo * c_row, ldc)
             else:
-                _sgemm(ROW_MAJOR, ta, tb, m, hi - lo, k, np.float32(1.0), pa, lda, pb + lo * b_col, ldb,
-                       np.float32(0.0), pc + lo * c_col, ldc)
+                _gemm(one, ta, tb, m, hi - lo, k, pa, lda, pb + lo * b_col, ldb, pc + lo * c_col, ldc)
             _set_local_threads(held)
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def split64(m, n, k, ta, tb, pa, lda, pb, ldb, pc, ldc, a_row, b_col, c_row, c_col, parts):
-    """split32 in float64."""
-    total = m if a_row != 0 else n
-    step = (total + parts - 1) // parts
-    for t in prange(parts):
-        lo = t * step
-        hi = min(total, lo + step)
-        if hi > lo:
-            held = _set_local_threads(1)
-            if a_row != 0:
-                _dgemm(ROW_MAJOR, ta, tb, hi - lo, n, k, 1.0, pa + lo * a_row, lda, pb, ldb, 0.0,
-                       pc + lo * c_row, ldc)
-            else:
-                _dgemm(ROW_MAJOR, ta, tb, m, hi - lo, k, 1.0, pa, lda, pb + lo * b_col, ldb, 0.0,
-                       pc + lo * c_col, ldc)
-            _set_local_threads(held)
-
-
-@njit(parallel=True, nogil=True, cache=True)
-def batch32(batch, m, n, k, ta, tb, pa, lda, pb, ldb, pc, ldc, a_step, b_step, c_step):
-    """C[i] = op(A[i]) @ op(B[i]) in float32 for each of `batch` matrices (steps in bytes; 0 broadcasts)."""
-    for i in prange(batch):
+def batch(one, count, m, n, k, ta, tb, pa, lda, pb, ldb, pc, ldc, a_step, b_step, c_step):
+    """C[i] = op(A[i]) @ op(B[i]) for each of `count` matrices (steps in bytes; 0 broadcasts), precision of `one`."""
+    for i in prange(count):
         held = _set_local_threads(1)
-        _sgemm(ROW_MAJOR, ta, tb, m, n, k, np.float32(1.0), pa + i * a_step, lda, pb + i * b_step, ldb,
-               np.float32(0.0), pc + i * c_step, ldc)
-        _set_local_threads(held)
-
-
-@njit(parallel=True, nogil=True, cache=True)
-def batch64(batch, m, n, k, ta, tb, pa, lda, pb, ldb, pc, ldc, a_step, b_step, c_step):
-    """batch32 in float64."""
-    for i in prange(batch):
-        held = _set_local_threads(1)
-        _dgemm(ROW_MAJOR, ta, tb, m, n, k, 1.0, pa + i * a_step, lda, pb + i * b_step, ldb, 0.0,
-               pc + i * c_step, ldc)
+        _gemm(one, ta, tb, m, n, k, pa + i * a_step, lda, pb + i * b_step, ldb, pc + i * c_step, ldc)
         _set_local_threads(held)
 
 
 def warm() -> None:
-    """Compile every kernel (a 2 x 2 product each way), checking the results."""
-    for real, split, batch in ((np.float32, split32, batch32), (np.float64, split64, batch64)):
+    """Compile every kernel (a 2 x 2 product each way, float32 and float64), checking the results."""
+    for real in (np.float32, np.float64):
         a = np.arange(4, dtype=real).reshape(2, 2)
         c = np.empty((2, 2), real)
-        item = a.itemsize
-        split(2, 2, 2, 111, 111, a.ctypes.data, 2, a.ctypes.data, 2, c.ctypes.data, 2, 2 * item, 0, 2 * item,
+        item, one = a.itemsize, real(1)
+        split(one, 2, 2, 2, 111, 111, a.ctypes.data, 2, a.ctypes.data, 2, c.ctypes.data, 2, 2 * item, 0, 2 * item,
               0, 2)
         split_right = np.array_equal(c, a @ a)
-        batch(1, 2, 2, 2, 111, 112, a.ctypes.data, 2, a.ctypes.data, 2, c.ctypes.data, 2, 0, 0, 0)
+        batch(one, 1, 2, 2, 2, 111, 112, a.ctypes.data, 2, a.ctypes.data, 2, c.ctypes.data, 2, 0, 0, 0)
         if not (split_right and np.array_equal(c, a @ a.T)):
             raise RuntimeError("gemm_kernels: a warm-up product came out wrong")

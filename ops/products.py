@@ -136,18 +136,19 @@ def threaded_product(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
     pa, pb, pc = a.ctypes.data, b.ctypes.data, out.ctypes.data
     intra_op.enter()  # (the slices are fixed by the thread count set, not by how many threads run now: same bits)
     parts = intra_op.get_threads()
+    one = dtype.type(1)  # (the kernels' precision)
     if count == 1:
-        split = kernels.split32 if dtype.itemsize == 4 else kernels.split64
         if m >= n:  # slices of rows of a and the result, else of columns of b and the result
-            split(m, n, k, ta[0], tb[0], pa, ta[1], pb, tb[1], pc, ldc, a.strides[-2], 0, out.strides[-2], 0, parts)
+            kernels.split(one, m, n, k, ta[0], tb[0], pa, ta[1], pb, tb[1], pc, ldc, a.strides[-2], 0,
+                          out.strides[-2], 0, parts)
         else:
-            split(m, n, k, ta[0], tb[0], pa, ta[1], pb, tb[1], pc, ldc, 0, b.strides[-1], 0, dtype.itemsize, parts)
+            kernels.split(one, m, n, k, ta[0], tb[0], pa, ta[1], pb, tb[1], pc, ldc, 0, b.strides[-1], 0,
+                          dtype.itemsize, parts)
         return True
     steps = (_batch_step(a, batch), _batch_step(b, batch), _batch_step(out, batch))
     if None in steps:
         return False
-    (kernels.batch32 if dtype.itemsize == 4 else kernels.batch64)(
-        count, m, n, k, ta[0], tb[0], pa, ta[1], pb, tb[1], pc, ldc, *steps)
+    kernels.batch(one, count, m, n, k, ta[0], tb[0], pa, ta[1], pb, tb[1], pc, ldc, *steps)
     return True
 
 
