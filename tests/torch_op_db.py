@@ -46,8 +46,6 @@ RANDOM = {"bernoulli", "normal", "rand_like", "randint", "randint_like", "randn"
 
 # Known failures: (check, op id) -> reason. strict xfail: remove an entry once its op passes.
 KNOWN: dict[tuple[str, str], str] = {
-    ("grad", "as_strided.partial_views"): "the sample is a view into a larger storage; for gradients the driver "
-                                           "copies only the view",
 }
 
 RESULTS: dict[str, dict[str, bool]] = {"values": {}, "grad": {}, "errors": {}}
@@ -172,6 +170,8 @@ def to_tidal(obj, memo: dict, grad: bool = False):
             rg = grad and obj.requires_grad
             if memo.get("storage") and not rg:
                 memo[id(obj)] = _storage_view(obj, memo)
+            elif memo.get("storage") and obj.is_leaf:  # a leaf view into a larger storage, as torch's sample has it
+                memo[id(obj)] = _storage_view(obj, memo).detach().requires_grad_()
             else:
                 memo[id(obj)] = tidal_tensor(obj, requires_grad=rg)
         return memo[id(obj)]
@@ -310,7 +310,8 @@ TIES = {
     "kthvalue": lambda s: (_arg(s, 1, "dim", -1), _arg(s, 2, "keepdim", False)),
     "mode": lambda s: (_arg(s, 0, "dim", -1), _arg(s, 1, "keepdim", False)),
 }
-# Ops that read their input's storage beyond the view (tested on a view of the same storage; values only).
+# Ops that read their input's storage beyond the view: tested on a view of the same storage (values), and for
+# gradients on a leaf view into it, as torch's samples make them.
 STORAGE = {"as_strided", "as_strided_scatter"}
 # Outputs defined up to the sign (complex: the phase) of each column (eigenvectors): op name -> output index.
 SIGN_FREE = {"linalg.eigh": (1,), "svd_lowrank": (0, 2), "pca_lowrank": (0, 2), "linalg.eig": (1,)}
@@ -505,7 +506,7 @@ def check_grad(op, fn) -> None:
         loss = _loss(ref_outs, cots)
         want = [w if w is None or not w._is_zerotensor() else torch.zeros_like(w)
                 for w in torch.autograd.grad(loss, leaves, allow_unused=True)]
-        memo: dict = {}
+        memo: dict = {"storage": op.name in STORAGE}
         try:
             out = sample.output_process_fn_grad(call(fn, sample, memo, grad=True))
             outs = [o for o in _grad_outputs(out) if o.requires_grad]
