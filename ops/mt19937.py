@@ -47,11 +47,16 @@ class MT19937Stream:
     def __init__(self, seed: int):
         self.bits = np.random.MT19937(0)
         self._draw = np.random.Generator(self.bits).integers  # full-range uint32: one engine word each
+        # the compiled loop keeps the state in (key, pos) arrays; while `_key` is set they hold it, not `bits`
+        # (moving it in and out of NumPy's bit generator costs about 70 us a time)
+        self._key: np.ndarray | None = None
+        self._pos = _N
         self.seed(seed)
 
     def seed(self, seed: int) -> None:
         """Restart from `seed` (a uint64): init_genrand of its low 32 bits; the cached normals are dropped."""
         self.initial_seed = seed
+        self._key = None
         legacy = getattr(self.bits, "_legacy_seeding", None)
         if legacy is not None:  # NumPy's own init_genrand (RandomState's seeding), much faster than the loop
             legacy(seed & 0xFFFFFFFF)
@@ -62,7 +67,29 @@ class MT19937Stream:
         self.next_float_normal: float | None = None
 
     def _set_words(self, key: np.ndarray, pos: int) -> None:
+        self._key = None
         self.bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
+
+    def _engine(self) -> tuple:
+        """(key, pos): the engine's words and position, wherever they are held now."""
+        if self._key is not None:
+            return self._key, self._pos
+        state = self.bits.state["state"]
+        return np.asarray(state["key"], np.uint32), int(state["pos"])
+
+    def _in_numpy(self) -> None:
+        if self._key is not None:
+            self._set_words(self._key, self._pos)
+
+    def snapshot(self) -> tuple:
+        """The engine's state, to `restore` later (the cached normals are not part of it)."""
+        key, pos = self._engine()
+        return key.copy(), pos, self.regen_next
+
+    def restore(self, snapshot: tuple) -> None:
+        """Go back to a `snapshot`."""
+        key, pos, self.regen_next = snapshot
+        self._set_words(key.copy(), pos)
 
     def words(self, n: int) -> np.ndarray:
         """The next `n` 32-bit outputs of the engine (ATen's generator->random(), n times)."""
@@ -71,21 +98,23 @@ class MT19937Stream:
         self.regen_next = _N
         compiled = _compiled() if n >= _COMPILED_FROM else None
         if compiled is None:
+            self._in_numpy()
             return self._draw(0, 1 << 32, size=n, dtype=np.uint32)
-        state = self.bits.state["state"]  # (the same words either way: only the speed differs)
-        key, out = np.array(state["key"], np.uint32), np.empty(n, np.uint32)
-        self._set_words(key, compiled.fill(key, int(state["pos"]), out))
+        if self._key is None:  # (the same words either way: only the speed differs)
+            self._key, self._pos = self._engine()
+            self._key = self._key.copy()
+        out = np.empty(n, np.uint32)
+        self._pos = compiled.fill(self._key, self._pos, out)
         return out
 
     # -- torch's byte layout ----------------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
         """The state as torch.Generator.get_state() lays it out (5056 bytes)."""
-        state = self.bits.state["state"]
-        pos = int(state["pos"])
+        key, pos = self._engine()
         left, nxt = (1, self.regen_next) if pos >= _N else (_N + 1 - pos, pos)
         raw = bytearray(STATE_BYTES)
         _HEAD.pack_into(raw, 0, self.initial_seed, left, 1, nxt)
-        raw[_WORDS_AT:_NORMAL_AT] = np.asarray(state["key"], np.uint32).astype("<u8").tobytes()
+        raw[_WORDS_AT:_NORMAL_AT] = key.astype("<u8").tobytes()
         if self.next_double_normal is not None:
             struct.pack_into("<d", raw, _NORMAL_AT + 8, self.next_double_normal)
             struct.pack_into("<i", raw, _NORMAL_AT + 24, 1)

@@ -53,7 +53,7 @@ class Draws:
 
     def __init__(self, engine):
         self.engine = engine
-        self.saved = engine.bits.state, engine.regen_next
+        self.saved = engine.snapshot()
         self.buffer: list = []
         self.at = 0
         self.used = 0
@@ -78,9 +78,7 @@ class Draws:
         return radius * math.cos(theta)
 
     def close(self) -> None:
-        state, regen_next = self.saved
-        self.engine.bits.state = state
-        self.engine.regen_next = regen_next
+        self.engine.restore(self.saved)
         self.engine.words(2 * self.used)
 
 

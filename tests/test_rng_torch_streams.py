@@ -437,3 +437,20 @@ def test_default_cpu_kernels_as_torch():
     done = subprocess.run([sys.executable, "-c", _DEFAULT_KERNELS], env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr[-2000:]
+
+
+def test_compiled_engine_and_numpy_engine_share_one_state(monkeypatch):
+    """Long draws run on the compiled engine, short ones on NumPy's: the state moves between them exactly."""
+    pytest.importorskip("numba")
+    from tidal.ops import mt19937, mt19937_kernels
+    monkeypatch.setattr(mt19937, "_compiled", lambda: mt19937_kernels)
+    g, h = torch.Generator().manual_seed(21), tidal.Generator().manual_seed(21)
+    for draw in (lambda m, gen: m.rand(5000, generator=gen), lambda m, gen: m.rand(3, generator=gen),
+                 lambda m, gen: m.randn(6000, generator=gen), lambda m, gen: m.randn(5, generator=gen),
+                 lambda m, gen: m.randperm(4097, generator=gen)):
+        _same(draw(tidal, h), draw(torch, g))
+        assert np.array_equal(h.get_state().numpy(), g.get_state().numpy())
+    h.set_state(tidal.tensor(g.get_state().numpy()))
+    _same(tidal.rand(5000, generator=h), torch.rand(5000, generator=g))
+    _same(tidal.poisson(tidal.full((3000,), 4.0), generator=h), torch.poisson(torch.full((3000,), 4.0), generator=g))
+    _same(tidal.rand(2, generator=h), torch.rand(2, generator=g))
