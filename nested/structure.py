@@ -54,6 +54,28 @@ def unflatten(func, args: tuple, kwargs: dict):
     return make_jagged(values, nt._offsets, nt._ragged, r + len(sizes) - 1 if d < r else r)
 
 
+def cat(func, args: tuple, kwargs: dict):
+    """torch.cat / torch.stack of jagged tensors of one structure (equal offsets) along a dense dim."""
+    items = list(args[0] if args else kwargs["tensors"])
+    dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+    name = getattr(func, "__name__", "cat")
+    stacking = name == "stack"
+    first = items[0]
+    for t in items:
+        if not (isinstance(t, NestedTensor) and t._jagged and t._ragged_idx == first._ragged_idx
+                and t._offsets_list == first._offsets_list and t.dim() == first.dim()):
+            raise RuntimeError(f"{name}(): expected jagged nested tensors of the same structure")
+        if stacking and t._ragged is not first._ragged:  # (torch's stack asks for the same ragged size; cat does not)
+            raise RuntimeError("stack(): expected all nested tensors to have the same nested structure")
+    n, r = first.dim() + stacking, first._ragged_idx
+    d = _wrap(dim, n, name)
+    if d == 0 or d == r or (stacking and d < r):
+        raise _refuse(name, d)
+    with tf.DisableTorchFunction():
+        values = func([_alias(t, Tensor) for t in items], d - 1)
+    return make_jagged(values, first._offsets, first._ragged, r)
+
+
 _SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
 
 
@@ -81,5 +103,5 @@ def scaled_dot_product_attention(func, args: tuple, kwargs: dict):
     return make_jagged(values, q._offsets, q._ragged, 2)
 
 
-OPS = {"transpose": transpose, "swapaxes": transpose, "swapdims": transpose, "flatten": flatten,
+OPS = {"cat": cat, "concat": cat, "concatenate": cat, "stack": cat, "transpose": transpose, "swapaxes": transpose, "swapdims": transpose, "flatten": flatten,
        "unflatten": unflatten, "scaled_dot_product_attention": scaled_dot_product_attention}

@@ -111,6 +111,24 @@ def test_chunk_split_and_components():
     close(x[-2], t[-2])
 
 
+def test_cat_and_stack_along_dense_dims():
+    res = {}
+    for L in (tc, torch):
+        a = jt(L, True)
+        b = a.detach() * 2
+        other = L.nested.nested_tensor([L.tensor(A), L.tensor(B)], layout=LAYOUT[L])  # same offsets, another j
+        c, s = L.cat([a, b, other], dim=-1), L.stack([a, b], dim=-1)
+        with pytest.raises(RuntimeError, match="stack\\(\\): expected all nested tensors to have the same nested"):
+            L.stack([a, other], dim=-1)
+        assert c.is_nested and c.dim() == 3 and c.size(2) == 9 and s.dim() == 4 and s.size(3) == 2
+        (c.to_padded_tensor(0.0).sum() + (s * s).to_padded_tensor(0.0).sum()).backward()
+        res[L] = (c.values(), s.values(), a.grad.values())
+        with pytest.raises(RuntimeError, match=r"cat\(\): not supported for NestedTensor on dim=0"):
+            L.cat([a, b], dim=0)
+    for g, w in zip(res[tc], res[torch]):
+        close(g, w)
+
+
 def test_jagged_reductions():
     x, t = jt(tc), jt(torch)
     for got, want in ((x.sum(-1), t.sum(-1)), (x.mean(dim=2), t.mean(dim=2)), (x.amax(-1), t.amax(-1))):
@@ -262,7 +280,7 @@ def test_errors_as_torch(case):
 
 def test_unsupported_ops_refuse_rather_than_run_on_packed_memory():
     x = jt(tc)
-    for fn in (lambda: x.reshape(2, -1, 3), lambda: x.view(2, -1, 3), lambda: tc.cat([x, x])):
+    for fn in (lambda: x.reshape(2, -1, 3), lambda: x.view(2, -1, 3), lambda: x.permute(0, 2, 1)):
         with pytest.raises(RuntimeError, match="not supported for nested tensors"):
             fn()
 
