@@ -34,8 +34,8 @@ _DIM_POSITION = {"normalize": 2, "chunk": 2, "split": 2}  # F.normalize(input, p
 # Tensor's operators arrive under their functions' names: reflected ones as _rsub, in-place ones as _inplace_add,
 # the bitwise ones and __rpow__ (all elementwise) as `op` / `<lambda>`, the cast methods as `fn`
 _RAW_IN_PLACE = {"inplace_add", "inplace_sub", "inplace_div", "pow_"}
-_OPERATOR_NAMES = {"op": "bitwise_and", "<lambda>": "pow", "rtruediv": "div", "pos": "positive", "invert": "bitwise_not",
-                   "rmatmul": "rmatmul", "fn": "to"}  # (`fn`: the casts float(), half(), long()...)
+_OPERATOR_NAMES = {"op": "bitwise_and", "<lambda>": "pow", "rtruediv": "div", "pos": "positive",
+                   "invert": "bitwise_not", "rmatmul": "rmatmul", "fn": "to"}  # (`fn`: the casts float(), long()...)
 
 
 def _canonical(name: str) -> str:

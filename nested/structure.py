@@ -103,5 +103,6 @@ def scaled_dot_product_attention(func, args: tuple, kwargs: dict):
     return make_jagged(values, q._offsets, q._ragged, 2)
 
 
-OPS = {"cat": cat, "concat": cat, "concatenate": cat, "stack": cat, "transpose": transpose, "swapaxes": transpose, "swapdims": transpose, "flatten": flatten,
-       "unflatten": unflatten, "scaled_dot_product_attention": scaled_dot_product_attention}
+OPS = {"cat": cat, "concat": cat, "concatenate": cat, "stack": cat, "transpose": transpose, "swapaxes": transpose,
+       "swapdims": transpose, "flatten": flatten, "unflatten": unflatten,
+       "scaled_dot_product_attention": scaled_dot_product_attention}

@@ -255,9 +255,10 @@ _layouts: dict = {}  # (result shape, arity, each tensor argument's (index, shap
 
 def elementwise_strides(plan, args: tuple) -> tuple:
     """The strides of an elementwise result of `args` (a 4-d or 5-d result): TensorIterator's layout when an input's
-    strides suggest channels_last(_3d) (a slice of such a tensor too), else the plan's row-major strides. `plan.plain` holds (argument index,
-    row-major strides) per tensor argument; the caller compares strides by identity (a row-major result carries
-    that very tuple) and calls this only when one differs, so an input equal to its tuple gets it here."""
+    strides suggest channels_last(_3d) (a slice of such a tensor too), else the plan's row-major strides.
+    `plan.plain` holds (argument index, row-major strides) per tensor argument; the caller compares strides by
+    identity (a row-major result carries that very tuple) and calls this only when one differs, so an input equal
+    to its tuple gets it here."""
     special = False
     for k, plain in plan.plain:
         v = args[k]._v
