@@ -267,6 +267,10 @@ def _fresh(fn: str, sampler: str, params: tuple, target: Tensor, requires_grad: 
     """Fill a new tensor with samples (a creation, so its version stays 0); copy it to `out=` if given."""
     if out is not None:
         check_out(out)  # before drawing: an expanded out= consumes no random numbers
+        if out._v.shape == target._v.shape and out.dtype is target.dtype and out.device == target.device \
+                and not needs_grad((out,)):
+            # torch samples into out= itself: its layout decides the draw order (and normal_'s kernel)
+            return _sample(sampler, out, params, generator, ins, fn)
     _sample(sampler, target, params, generator, ins, fn)
     target._v.blob.version = 0
     target.requires_grad = requires_grad

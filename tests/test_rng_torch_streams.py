@@ -66,7 +66,9 @@ def test_non_contiguous_outputs_draw_in_memory_order(seed):
         d = m.zeros(6, 5, dtype=m.int64).t().random_(0, 1000)
         e = m.zeros(50, 40).t().bernoulli_(m.rand(40, 1))
         f = m.empty(4, 3, 5).permute(2, 0, 1).exponential_()
-        return a, b, c, d, e, f, m.randn(5)
+        g = m.randn(5, 4, out=m.empty(4, 5).t())  # (torch samples into out= itself, in its memory order)
+        h = m.rand(6, 4, out=m.zeros(6, 8)[:, ::2])
+        return a, b, c, d, e, f, g, h, m.randn(5)
     _both(seed, draws)
 
 
