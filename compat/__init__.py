@@ -17,7 +17,7 @@ from . import accelerator, cpu
 from . import __config__, __future__  # torch.__config__ (build and threads), torch.__future__ (conversion switches)
 from .. import func
 from . import multiprocessing, random
-from . import fft, hub, masked, overrides, profiler, signal, sparse, special
+from . import fft, hub, masked, nested, overrides, profiler, signal, sparse, special
 from . import functional, futures, linalg, quasirandom, types
 from . import _dynamo, compiler
 from . import library, mps, storage, xpu
@@ -37,8 +37,8 @@ from ..func import vmap
 from ..utils import benchmark as _benchmark, checkpoint as _checkpoint  # noqa: F401 - torch.utils.<name> attributes
 from ._importer import install, is_installed, uninstall
 from ._info import finfo, iinfo
-from ._layout import (channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format,
-                      sparse_coo, strided)
+from ._layout import (channels_last, channels_last_3d, contiguous_format, jagged, layout, memory_format,
+                      preserve_format, sparse_coo, strided)
 from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                       IntTensor, LongTensor, ShortTensor)
 from ._mirror import mirror as _mirror

@@ -15,6 +15,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import needs_grad, record
 from ..ops import norm_rows
 from ..ops.elementwise import torch_name
+from ..ops.memory_format import in_format, suggest_memory_format
 from ..ops.node_names import torch_node
 from ..tensor import Tensor
 from ..tensor import dtype as dt
@@ -70,6 +71,12 @@ def _check_normalized_shape(input: Tensor, shape: tuple, star: str) -> None:
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalize over the trailing `normalized_shape` dims, then scale by weight and shift by bias."""
+    subclasses = ops.torch_function
+    if subclasses.SUBCLASSES[0] and subclasses.first_is_subclass(input):  # (nested tensors answer it)
+        handled, result = subclasses.dispatch_subclass(layer_norm, layer_norm,
+                                                       (input, normalized_shape, weight, bias, eps), {})
+        if handled:
+            return result
     shape = _shape_tuple(normalized_shape)
     _check_normalized_shape(input, shape, "*, ")
     for name, t in (("weight", weight), ("bias", bias)):
@@ -198,8 +205,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     _float_kernel(input, "GroupNormKernelImpl")
     # the group's size spelled out: -1 is ambiguous when the input is empty
     grouped = (n, num_groups, input.numel() // max(n * num_groups, 1))
-    return _normalized("native_group_norm", input, (2,), eps, weight, bias, (c,) + (1,) * (input.dim() - 2),
-                       grouped)[0]
+    y = _normalized("native_group_norm", input, (2,), eps, weight, bias, (c,) + (1,) * (input.dim() - 2), grouped)[0]
+    return in_format(y, suggest_memory_format(input))  # torch's kernel writes the format the input suggests
 
 
 def _verify_batch_size(size) -> None:
@@ -288,6 +295,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         return _empty_norm(input, *per_sample)
     _float_kernel(input, "batch_norm")
     bshape = (c,) + (1,) * (input.dim() - 2)
+    input = input.contiguous()  # torch normalizes a contiguous (1, n * c, ...) view: a row-major result
     x = opmath(input)
     if not use_input_stats:
         return torch_node(batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps), "view",

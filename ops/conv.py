@@ -417,7 +417,8 @@ def _conv_transposend(op: str, spatial: int, input, weight, bias, stride, paddin
     image = tuple(input.shape[:-spatial - 1]) + (weight.shape[1] * groups,) + tuple(out_size)
     pads = [p for p in padding for _ in range(2)]
     geo = _geometry(weight, spatial, stride, dilation, pads, groups, image, tuple(input.shape))
-    return convolve_transpose(input, weight, bias, geo, name="convolution")
+    # channels_last in, channels_last out (as convolutions)
+    return conv_layout(convolve_transpose(input, weight, bias, geo, name="convolution"), input, weight)
 
 
 # -- public convolutions -------------------------------------------------------------------------

@@ -213,7 +213,7 @@ class Plan:
     types, and the device and VM the result lives on."""
 
     __slots__ = ("shape", "dtype", "expr", "scalar_types", "strides", "nbytes", "device", "vm", "tensors_only",
-                 "np_dtype", "differentiable", "pow_exprs", "direct", "layout", "head", "grad_meta")
+                 "np_dtype", "differentiable", "pow_exprs", "direct", "layout", "head", "grad_meta", "plain")
 
     def __init__(self, shape, dtype, expr, scalar_types):
         self.shape, self.dtype, self.expr, self.scalar_types = shape, dtype, expr, scalar_types
@@ -229,6 +229,9 @@ class Plan:
         # its instructions' replay-signature head (vm/replay.head), made once here
         self.head = replay_head(expr, None, "compute", len(scalar_types or ()), 1)
         self.grad_meta = None  # the arguments' (shape, dtype) for autograd nodes, made on first record
+        # 4-d/5-d results: (index, row-major strides) of each tensor argument, which memory_format's
+        # elementwise_strides compares by identity to see a channels_last input; None: always row-major
+        self.plain = None
 
 
 _plans: dict = {}
@@ -421,6 +424,9 @@ def plan_for(op: ElemOp, args: tuple) -> Plan:
             raise TypeError(f"{op.name}(): argument 'input' (position 1) must be Tensor, not "
                             f"{type(args[0]).__name__}")
         plan = _plan(op, args)
+        if len(plan.shape) in (4, 5):  # channels_last(_3d) inputs give results in their layout (torch's)
+            plan.plain = tuple([(k, contiguous_strides(a._v.shape)) for k, a in enumerate(args)
+                                if isinstance(a, Tensor)])
         if len(plan.shape) > many_dims.MAX_NDIM:  # never cached: apply runs it on collapsed views
             raise many_dims.TooManyDims(plan.shape)
         plan.device = _device_of(op, args)
@@ -495,6 +501,11 @@ def _emit(name: str, plan: Plan, ins: tuple, args: tuple, grad: bool, pow_expr: 
     # (`pow_expr`: the expression a number exponent chose; it runs without the direct kernel)
     vm = plan.vm
     view = fresh_view(plan.nbytes, vm, plan.shape, plan.strides, plan.np_dtype, plan.layout)
+    if plan.plain is not None:  # a 4-d or 5-d result: a channels_last(_3d) input gives TensorIterator's layout
+        for k, plain in plan.plain:  # (compared by identity: a row-major result carries the very tuple)
+            if args[k]._v.strides is not plain:
+                view.strides, view.layout = elementwise_strides(plan, args), None
+                break
     out = _new(Tensor)
     out._v, out.dtype, out.device, out._vm = view, plan.dtype, plan.device, vm
     if INFERENCE.active and INFERENCE.now():  # made under inference_mode (as Tensor._make marks)
@@ -579,4 +590,5 @@ def check_overlap(out: Tensor, args: tuple) -> None:
     check_out(out, args, elementwise=True)
 
 
+from .memory_format import elementwise_strides  # noqa: E402
 from . import derivatives  # noqa: E402  (its formulas call back into this module)

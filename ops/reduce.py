@@ -33,6 +33,7 @@ from . import views
 from .dispatch import kernel_for, launch, register_kernel
 from .elementwise import _CAST_NAME, torch_name
 from .return_types import return_type  # reduce_stats.py and scan.py import it from here
+from .memory_format import channels_last_like
 from .view_grads import overload
 
 __all__ = ["sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "aminmax", "argmax",
@@ -687,6 +688,8 @@ def _softmax_input(op: str, x: Tensor, dim, dtype) -> tuple:
     if (not x.dtype.is_floating_point or x.dtype.is_complex) and x.numel():
         kernel = f"{op}_lastdim_kernel_impl" if d == builtins.max(x.ndim - 1, 0) else f"{op}_kernel_impl"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{torch_name(x.dtype)}'")
+    if len(x._v.shape) in (4, 5) and channels_last_like(x) is not None:
+        x = x.contiguous()  # torch's CPU softmax computes on a contiguous input: its result is row-major
     return (x if x.dtype.compute is x.dtype else M.convert(x, x.dtype.compute)), d, x.dtype
 
 

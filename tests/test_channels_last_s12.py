@@ -10,15 +10,6 @@ import tidal
 import tidal.compat as tc
 
 RNG = np.random.default_rng(1212)
-PATCH = "needs /work/notes/s12_surface_channels_last.patch"
-# what main lacks until the patch (elementwise results follow channels_last inputs; conv_transpose; group_norm)
-NEEDS_PATCH = {"add_number", "number_sub", "mul_same", "add_row_major", "add_bias", "bias_add", "mul_int",
-               "div_floor", "pow", "where", "clamp", "clamp_tensor", "maximum", "lerp", "addcmul", "compare",
-               "exp", "abs", "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "gelu_tanh", "silu", "mish",
-               "hardswish", "hardsigmoid", "sigmoid", "tanh", "softplus", "hardtanh", "prelu", "nan_to_num",
-               "to_double", "squeeze_excite", "batch_norm_train", "batch_norm_eval", "group_norm",
-               "conv_transpose2d", "conv_transpose_weight", "normalize", "mse_none", "chain",
-               "batch_norm3d", "add3d", "gelu3d", "conv_transpose3d", "group_norm3d", "slice_mul", "narrow_add"}
 
 
 def F(L):
@@ -94,11 +85,6 @@ CASES_5D = {
 }
 
 
-def _params(cases):
-    return [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=PATCH) if name in NEEDS_PATCH else ())
-            for name in cases]
-
-
 def _result(L, fn, a, fmt, grad_seed):
     """(strides, dtype, values, input gradient strides and values) of fn on a channels_last(_3d) leaf."""
     x = L.tensor(a).to(memory_format=getattr(L, fmt))
@@ -127,17 +113,16 @@ def _compare(cases, name, shape, fmt):
         np.testing.assert_allclose(got[4], want[4], rtol=1e-4, atol=1e-4, equal_nan=True)
 
 
-@pytest.mark.parametrize("name", _params(CASES_4D))
+@pytest.mark.parametrize("name", list(CASES_4D))
 def test_channels_last_results_as_torch(name):
     _compare(CASES_4D, name, (2, 4, 5, 6), "channels_last")
 
 
-@pytest.mark.parametrize("name", _params(CASES_5D))
+@pytest.mark.parametrize("name", list(CASES_5D))
 def test_channels_last_3d_results_as_torch(name):
     _compare(CASES_5D, name, (2, 4, 3, 4, 5), "channels_last_3d")
 
 
-@pytest.mark.xfail(strict=True, reason=PATCH)
 def test_is_contiguous_in_the_format_after_each_op():
     """The check a user writes: the activation of a channels_last conv block stays channels_last."""
     x = tc.randn(2, 3, 8, 8).to(memory_format=tc.channels_last)
@@ -165,7 +150,6 @@ def _resnet(L):
                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 5))
 
 
-@pytest.mark.xfail(strict=True, reason=PATCH)
 def test_resnet_block_trains_as_torch():
     """A channels_last residual network: every layer's output layout, the loss, and parameters after SGD steps."""
     torch.manual_seed(0)
@@ -194,7 +178,6 @@ def test_resnet_block_trains_as_torch():
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
 
 
-@pytest.mark.xfail(strict=True, reason=PATCH)
 def test_fused_chain_of_channels_last_inputs(async_mode, fusion_settings):
     """In async mode elementwise runs fuse into one kernel: the fused results keep torch's layout and values."""
     a = RNG.standard_normal((2, 4, 5, 6)).astype("float32")

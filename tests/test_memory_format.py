@@ -9,10 +9,8 @@ import tidal.compat as tc
 
 RNG = np.random.default_rng(816)
 FORMATS = ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format")
-# known gaps, kept as strict xfails so closing one shows: elementwise results follow channels_last inputs only once
-# that costs the per-op path nothing measurable (/work/notes/s8b_elementwise_layout.patch checks strides on every
-# op); numpy() of a conj-marked copy is allowed because tidal's own kernels read tensors through numpy()
-ELEMENTWISE_PATCH = pytest.mark.xfail(strict=True, reason="elementwise results do not follow channels_last inputs")
+# a known gap, kept as a strict xfail so closing it shows: numpy() of a conj-marked copy is allowed because tidal's
+# own kernels read tensors through numpy()
 NUMPY_PATCH = pytest.mark.xfail(strict=True, reason="numpy() of a conj-marked tensor is not refused")
 
 
@@ -248,7 +246,7 @@ def test_clone_in_a_format_keeps_gradients():
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-6)
 
 
-# -- elementwise results (s8b_elementwise_layout.patch) -------------------------------------------------------
+# -- elementwise results -------------------------------------------------------------------------------------
 ELEMENTWISE = {
     "exp": lambda L, x, c, b: x.exp(), "relu": lambda L, x, c, b: L.nn.functional.relu(x),
     "mul_number": lambda L, x, c, b: x * 2.0, "number_sub": lambda L, x, c, b: 1.0 - x,
@@ -260,8 +258,7 @@ ELEMENTWISE = {
 }
 
 
-@pytest.mark.parametrize("op", [pytest.param(op, marks=() if op == "contiguous_add" else ELEMENTWISE_PATCH)
-                                for op in sorted(ELEMENTWISE)])
+@pytest.mark.parametrize("op", sorted(ELEMENTWISE))
 def test_elementwise_results_of_channels_last_inputs(op):
     a, cval, bval = (RNG.standard_normal(s).astype("float32") for s in ((2, 3, 4, 5), (2, 3, 4, 5), (1, 3, 1, 1)))
     got = ELEMENTWISE[op](tc, tc.tensor(a).to(memory_format=tc.channels_last), tc.tensor(cval), tc.tensor(bval))
@@ -270,7 +267,6 @@ def test_elementwise_results_of_channels_last_inputs(op):
     same(got, want)
 
 
-@ELEMENTWISE_PATCH
 def test_elementwise_channels_last_3d_and_gradients():
     x, t = pair(2, 3, 2, 3, 4)
     x, t = x.to(memory_format=tc.channels_last_3d), t.to(memory_format=torch.channels_last_3d)

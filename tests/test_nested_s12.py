@@ -9,12 +9,10 @@ import pytest
 import torch
 
 import tidal.compat as tc
-import tidal.compat.nested  # noqa: F401 - (attaches tc.nested until compat/__init__ imports it: see the last test)
-from tidal.compat._layout import jagged as tc_jagged
 
 RNG = np.random.default_rng(1216)
 A, B = RNG.standard_normal((2, 3)).astype("float32"), RNG.standard_normal((4, 3)).astype("float32")
-LAYOUT = {tc: tc_jagged, torch: torch.jagged}
+LAYOUT = {tc: tc.jagged, torch: torch.jagged}
 
 
 def jt(L, requires_grad=False):
@@ -29,7 +27,7 @@ def test_jagged_metadata():
     got, want = jt(tc), jt(torch)
     assert type(got).__name__ == type(want).__name__ == "NestedTensor"
     assert isinstance(got, tc.Tensor) and got.is_nested and not tc.ones(2).is_nested
-    assert got.layout is tc_jagged and repr(got.layout) == repr(want.layout) == "torch.jagged"
+    assert got.layout is tc.jagged and repr(got.layout) == repr(want.layout) == "torch.jagged"
     assert got.dim() == got.ndim == want.dim() == 3 and len(got) == len(want) == 2
     assert (got.size(0), got.size(2), got.size(-1)) == (want.size(0), want.size(2), want.size(-1))
     assert str(got.size(1)).startswith("j") and got.shape[1] is got.size(1)
@@ -88,8 +86,6 @@ def test_dropout_and_casts_keep_nesting():
     assert np.allclose(np.unique(kept), [0.0, 4.0 / 3.0]) and 0.2 < (kept == 0).mean() < 0.3
 
 
-@pytest.mark.xfail(strict=True, reason="needs /work/notes/s12_surface_nested_layer_norm.patch (F.layer_norm ran on "
-                                       "the packed memory and returned a dense tensor)")
 def test_layer_norm_of_nested():
     w, b = RNG.standard_normal(3).astype("float32"), RNG.standard_normal(3).astype("float32")
     got = tc.nn.functional.layer_norm(jt(tc), (3,), tc.tensor(w), tc.tensor(b))
@@ -285,7 +281,6 @@ def test_unsupported_ops_refuse_rather_than_run_on_packed_memory():
             fn()
 
 
-@pytest.mark.xfail(strict=True, reason="needs /work/notes/s12_surface_nested.patch (compat/__init__.py)")
 def test_torch_nested_and_jagged_after_a_plain_import():
     code = "import tidal.compat as t; t.nested.nested_tensor([t.ones(2)], layout=t.jagged); print(t.jagged)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
