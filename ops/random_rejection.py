@@ -9,7 +9,6 @@ library's log/exp/pow/lgamma.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import math
 
 import numpy as np
@@ -19,32 +18,8 @@ from . import random_transforms as rt
 _BLOCK = 512  # words taken from the engine at a time; the unused ones are given back when done
 
 
-def _libm_lgamma():
-    """The C library's lgamma (Python's math.lgamma is CPython's own approximation)."""
-    try:
-        libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-        fn = libm.lgamma
-        fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_double]
-        return fn
-    except (OSError, AttributeError):
-        return math.lgamma
-
-
-_lgamma = _libm_lgamma()
-
-
-def _libm_log1pf():
-    """The C library's float log1p (binomial's inversion takes it of a float probability)."""
-    try:
-        libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-        fn = libm.log1pf
-        fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
-        return fn
-    except (OSError, AttributeError):
-        return lambda x: float(np.float32(math.log1p(x)))
-
-
-_log1pf = _libm_log1pf()
+_lgamma = rt.c_function("lgamma", ctypes.c_double, math.lgamma)
+_log1pf = rt.c_function("log1pf", ctypes.c_float, lambda x: float(np.float32(math.log1p(x))))
 
 
 class Draws:

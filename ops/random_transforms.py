@@ -257,22 +257,19 @@ def _fill16_avx2(u: np.ndarray, mean: float, std: float) -> np.ndarray:
     return np.concatenate([fma32(radius * cos, s, m), fma32(radius * sin, s, m)], axis=1).astype(_F32)
 
 
-_vlog, _vsin, _vcos = (np.frompyfunc(fn, 1, 1) for fn in (math.log, math.sin, math.cos))
-_LIBM_KIND = {math.log: 0, math.log1p: 1, math.tan: 2, math.exp: 3}
-
-
 def _safe_log(v: float) -> float:
     return math.log(v) if v > 0 else (-math.inf if v == 0 else math.nan)
 
 
-_PY = {math.log: np.frompyfunc(_safe_log, 1, 1), math.log1p: np.frompyfunc(math.log1p, 1, 1),
-       math.tan: np.frompyfunc(math.tan, 1, 1), math.exp: np.frompyfunc(math.exp, 1, 1)}
+_LIBM_KIND = {math.log: 0, math.log1p: 1, math.tan: 2, math.exp: 3}  # (random_kernels.libm's numbering)
+_PY = {fn: np.frompyfunc(_safe_log if fn is math.log else fn, 1, 1)
+       for fn in (math.log, math.log1p, math.tan, math.exp, math.cos, math.sin)}
 
 
 def libm(fn, values: np.ndarray) -> np.ndarray:
-    """The C library's `fn` (math.log, log1p, tan or exp) per element of a float64 array."""
+    """The C library's `fn` (math.log, log1p, tan, exp, cos or sin) per element of a float64 array."""
     values = np.ascontiguousarray(values, _F64)
-    compiled = _compiled(values.size)
+    compiled = _compiled(values.size) if fn in _LIBM_KIND else None
     if compiled is None:
         return _PY[fn](values).astype(_F64) if values.size else values
     out = np.empty_like(values)
@@ -280,27 +277,29 @@ def libm(fn, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _libm(fn, values: np.ndarray) -> np.ndarray:
-    return fn(values.astype(_F64)).astype(_F64) if values.size else values.astype(_F64)
+def c_function(name: str, ctype, fallback):
+    """The C library's function `name` of one `ctype` argument (Python's math lacks the float ones, and its
+    lgamma is CPython's own), or `fallback` where the library can't be loaded."""
+    try:
+        fn = getattr(ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6"), name)
+    except (OSError, AttributeError):
+        return fallback
+    fn.restype, fn.argtypes = ctype, [ctype]
+    return fn
 
 
 def _fill16_double(u: np.ndarray, mean: float, std: float) -> np.ndarray:
     """normal_fill_16<double> on rows of 16 uniforms (libm log, cos, sin)."""
-    radius = np.sqrt(-2.0 * _libm(_vlog, 1.0 - u[:, :8]))
+    radius = np.sqrt(-2.0 * libm(math.log, 1.0 - u[:, :8]))
     theta = float(np.float32(2.0)) * math.pi * u[:, 8:]
-    first, second = radius * _libm(_vcos, theta), radius * _libm(_vsin, theta)
+    first, second = radius * libm(math.cos, theta), radius * libm(math.sin, theta)
     # (fused in every build: torch's DEFAULT kernels give these the same single rounding)
     return np.concatenate([fma64(first, std, mean), fma64(second, std, mean)], axis=1)
 
 
 def _libm_float(name: str):
     """The C library's float function `name` (logf, cosf, sinf) per element, for ATen's DEFAULT float kernels."""
-    try:
-        fn = getattr(ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6"), name)
-        fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
-    except (OSError, AttributeError):
-        fn = getattr(math, name[:-1])
-    vector = np.frompyfunc(fn, 1, 1)
+    vector = np.frompyfunc(c_function(name, ctypes.c_float, getattr(math, name[:-1])), 1, 1)
     return lambda x: vector(x).astype(_F32) if x.size else x.astype(_F32)
 
 
@@ -366,9 +365,9 @@ def normal_scalar(words: np.ndarray, count: int, cached: float | None, mean: flo
         compiled.box_muller_pairs(u, pairs)
         pairs = pairs.reshape(-1)
     else:
-        radius = np.sqrt(-2.0 * np.array([math.log1p(-v) for v in u[:, 1]], _F64))
+        radius = np.sqrt(-2.0 * libm(math.log1p, -u[:, 1]))
         theta = _TWO_PI * u[:, 0]
-        pairs = np.stack([radius * _libm(_vcos, theta), radius * _libm(_vsin, theta)], axis=1).reshape(-1)
+        pairs = np.stack([radius * libm(math.cos, theta), radius * libm(math.sin, theta)], axis=1).reshape(-1)
     values = pairs if cached is None else np.concatenate([[cached], pairs])
     left = float(values[count]) if len(values) > count else None
     return mul_add64(values[:count], std, mean), left
