@@ -319,6 +319,9 @@ def _fill16_float(u: np.ndarray, mean: float, std: float) -> np.ndarray:
     return np.concatenate([first, second], axis=1).astype(_F32)
 
 
+_ROWS = 2048  # blocks of 16 the NumPy Box-Muller transforms at a time
+
+
 def normal_fill(words: np.ndarray, dtype: np.dtype, n: int, mean: float, std: float) -> np.ndarray:
     """ATen's normal_fill: uniforms in place, Box-Muller per block of 16 (8 pairs), and for a ragged tail 16
     fresh uniforms transformed into the last 16 slots. Float and the reduced types (rounded at the end) run
@@ -342,7 +345,11 @@ def normal_fill(words: np.ndarray, dtype: np.dtype, n: int, mean: float, std: fl
             return result
         return _fill16_double(block, mean, std) if double else _fill16_avx2(block, mean, std)
 
-    out[:full] = fill(u[:full].reshape(-1, 16)).reshape(-1)
+    blocks = u[:full].reshape(-1, 16)
+    step = len(blocks) if compiled is not None else _ROWS  # (NumPy: a cache-sized slice at a time, 3-4x quicker)
+    for start in range(0, len(blocks), max(step, 1)):
+        chunk = blocks[start:start + step]
+        out[start * 16:(start + len(chunk)) * 16] = fill(chunk).reshape(-1)
     if n % 16:  # (the tail's 16 fresh uniforms overwrite the last slots, part of the last full block too)
         start = full if _reduced(dtype) else n
         out[n - 16:] = fill(u[start:start + 16].reshape(1, 16)).reshape(-1)
