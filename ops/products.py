@@ -51,7 +51,7 @@ def product_into(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> None:
         else:  # integer overflow wraps, as in PyTorch
             np.matmul(a, b, out=acc)
     elif acc.dtype in HALF_NP:
-        acc[...] = np.matmul(a.astype(np.float32), b.astype(np.float32))
+        acc[...] = blas_matmul(a.astype(np.float32), b.astype(np.float32))
     else:
         if b.ndim == 2 and a.ndim > 2 and acc.flags.c_contiguous:
             # (..., k) @ (k, n) as one 2-D product: NumPy would call BLAS once per matrix of a's

@@ -35,9 +35,24 @@ def settled():
 
 @pytest.fixture(autouse=True)
 def quiet_machine(request, monkeypatch):
-    """Other processes' load taken as none (the suite may run beside others), unless a test reads it."""
+    """Other processes' load taken as none (the suite may run beside others), unless a test reads it; kernels
+    on one thread (the BLAS thread rules below are those of a process without intra-op parallelism)."""
     if request.node.name != "test_a_busy_process_beside_counts_as_busy_cores":
         monkeypatch.setattr(blas_threads, "others_busy", lambda: 0.0)
+    if request.node.name != "test_beside_parallel_kernels_blas_keeps_to_one_thread":
+        monkeypatch.setattr(intra_op, "parallel", lambda: False)
+
+
+def test_beside_parallel_kernels_blas_keeps_to_one_thread(settled, monkeypatch):
+    monkeypatch.setattr(intra_op, "parallel", lambda: True)
+    before = _count()
+    held = blas_threads.hold_for_product()
+    inside = _count()
+    if held is not None:
+        blas_threads.release(held)
+    if before > 1:
+        assert held == 1 and inside == 1
+    assert _count() == before
 
 
 class _Stream:  # what issuer_running reads of a stream: how many threads wait for it

@@ -27,6 +27,7 @@ import os
 import threading
 import time
 
+from . import intra_op
 from .intra_op import CORES as _CORES, issuer_running, others_busy
 
 _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
@@ -89,7 +90,11 @@ def hold_for_product() -> int | None:
     if not _setter:
         return None
     threads = _default
-    if issuer_running():
+    if intra_op.parallel():
+        # kernels run on numba's threads (vm/intra_op.py): OpenBLAS's own pool, woken by a product here, would spin
+        # beside them for a tenth of a second and stall their loops (a product beside it took 10x its time)
+        threads = 1
+    elif issuer_running():
         threads = int(os.environ.get("TIDAL_BLAS_WORKER_THREADS", max(_default - 1, 1)))
     threads = max(min(threads, _CORES - round(others_busy())), 1)
     if threads >= _default:
