@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import tidal
 
 from ..nn import functional as F
@@ -65,8 +67,13 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
-        gammas = standard_gamma(self.concentration.expand(shape)).clamp(min=tiny_of(self.concentration.dtype))
-        return gammas / gammas.sum(-1, keepdim=True)
+        dtype = self.concentration.dtype
+        # as torch's _sample_dirichlet: gammas drawn and normalized in double, then rounded to the dtype and kept
+        # inside (0, 1)
+        gammas = standard_gamma(self.concentration.double().expand(shape)).clamp(min=tiny_of(tidal.float64))
+        ratio = (gammas / gammas.sum(-1, keepdim=True)).to(dtype)
+        below_one = float(np.nextafter(np.array(1.0, dtype.np), np.array(0.0, dtype.np)))
+        return ratio.clamp(min=tiny_of(dtype), max=below_one)
 
     def log_prob(self, value):
         if self._validate_args:

@@ -3,12 +3,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 import tidal
 
-from ..ops import random as _random
-from ..ops.dispatch import register_kernel
 from ..tensor import Size, Tensor
 from . import constraints
 from .distribution import Distribution
@@ -45,15 +41,6 @@ def _log_modified_bessel_fn(x: Tensor, order: int = 0) -> Tensor:
     return tidal.where(x < 3.75, small.log(), large)
 
 
-def _von_mises_sampler(rng, shape, dtype, ins):
-    loc, kappa = (np.broadcast_to(np.asarray(t, np.float64), shape) for t in ins)
-    return rng.vonmises(loc, kappa)
-
-
-_random.SAMPLERS["von_mises"] = _von_mises_sampler
-register_kernel("von_mises", "cpu")(_random._random_kernel)
-
-
 class VonMises(Distribution):
     """VonMises(loc, concentration): density exp(concentration cos(x - loc)) / (2 pi I0(concentration))."""
 
@@ -72,11 +59,26 @@ class VonMises(Distribution):
         return log_prob - math.log(2 * math.pi) - _log_modified_bessel_fn(self.concentration, order=0)
 
     def sample(self, sample_shape=Size()):
+        """Best and Fisher's rejection sampler in double precision, torch's steps (three uniforms per element
+        and round, until every element is accepted), so the draws from the generator are torch's."""
         shape = tuple(self._extended_shape(sample_shape))
         with tidal.no_grad():
-            out = Tensor._empty(shape, self.loc.dtype, self.loc.device)
-            params = (self.loc.expand(shape).contiguous(), self.concentration.expand(shape).contiguous())
-            return _random._fresh("von_mises", "von_mises", (), out, False, None, params)
+            loc, kappa = self.loc.double(), self.concentration.double()
+            tau = 1 + (1 + 4 * kappa ** 2).sqrt()
+            rho = (tau - (2 * tau).sqrt()) / (2 * kappa)
+            r = tidal.where(kappa < 1e-5, 1 / kappa + kappa, (1 + rho ** 2) / (2 * rho))
+            x = tidal.zeros(shape, dtype=tidal.float64, device=self.loc.device)
+            done = tidal.zeros(shape, dtype=tidal.bool, device=self.loc.device)
+            while not bool(done.all()):
+                u1, u2, u3 = tidal.rand((3,) + shape, dtype=tidal.float64, device=self.loc.device).unbind()
+                z = tidal.cos(math.pi * u1)
+                f = (1 + r * z) / (r + z)
+                c = kappa * (r - f)
+                accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
+                if bool(accept.any()):
+                    x = tidal.where(accept, (u3 - 0.5).sign() * f.acos(), x)
+                    done = done | accept
+            return ((x + math.pi + loc) % (2 * math.pi) - math.pi).to(self.loc.dtype)
 
     def expand(self, batch_shape, _instance=None):
         try:

@@ -119,27 +119,34 @@ class Wishart(_ScaleTrilMatrices, ExponentialFamily):
     def _bartlett_sampling(self, sample_shape=Size()):
         """S = (L A)(L A)^T with A lower triangular: sqrt(chi2(df - i)) on the diagonal, normals below it."""
         p = self._event_shape[-1]
-        diagonal = self._dist_chi2.rsample(sample_shape).sqrt().clamp(min=eps_of(self.df.dtype)).diag_embed()
-        below = tidal.randn(tuple(sample_shape) + tuple(self._batch_shape) + (p, p), dtype=diagonal.dtype,
-                            device=diagonal.device).tril(-1)
-        chol = self._unbroadcasted_scale_tril @ (diagonal + below)
+        noise = self._dist_chi2.rsample(sample_shape).sqrt().clamp(min=eps_of(self.df.dtype)).diag_embed()
+        # the p (p - 1) / 2 normals below the diagonal, row by row, as torch draws them
+        i, j = tidal.tril_indices(p, p, offset=-1)
+        noise[..., i, j] = tidal.randn(tuple(sample_shape) + tuple(self._batch_shape) + (p * (p - 1) // 2,),
+                                       dtype=noise.dtype, device=noise.device)
+        chol = self._unbroadcasted_scale_tril @ noise
         return chol @ chol.transpose(-2, -1)
 
     def rsample(self, sample_shape=Size(), max_try_correction=None):
         max_try_correction = 10 if max_try_correction is None else max_try_correction
         sample_shape = Size(tuple(sample_shape))
         sample = self._bartlett_sampling(sample_shape)
-        # numerically singular draws are drawn again (a stop-gap torch has too)
-        for attempt in range(max_try_correction):
-            is_singular = ~self.support.check(sample.detach())
-            if self._batch_shape:
-                is_singular = is_singular.amax(self._batch_dims)
-            if not bool(is_singular.any()):
-                break
-            if attempt == 0:
-                warnings.warn("Singular sample detected.", stacklevel=2)
-            redo = is_singular.reshape(tuple(is_singular.shape) + (1,) * (sample.dim() - is_singular.dim()))
-            sample = tidal.where(redo, self._bartlett_sampling(sample_shape), sample)
+        # torch's correction loop, step for step, so that its draws are torch's: note that torch's first check
+        # marks the samples *in* the support (positive definite), so it always warns and draws those again once
+        is_singular = self.support.check(sample.detach())
+        if self._batch_shape:
+            is_singular = is_singular.amax(self._batch_dims)
+        if bool(is_singular.any()):
+            warnings.warn("Singular sample detected.", stacklevel=2)
+            for _ in range(max_try_correction):
+                sample_new = self._bartlett_sampling(Size(tuple(is_singular[is_singular].shape)))
+                sample[is_singular.clone()] = sample_new  # (a copy: the mask changes below; torch's loses backward)
+                is_singular_new = ~self.support.check(sample_new.detach())
+                if self._batch_shape:
+                    is_singular_new = is_singular_new.amax(self._batch_dims)
+                is_singular[is_singular.clone()] = is_singular_new
+                if not bool(is_singular.any()):
+                    break
         return sample
 
     def log_prob(self, value):

@@ -186,8 +186,8 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return _act.leaky_relu(input, (lower + upper) / 2, inplace)
-    slope = ops.empty_like(input).uniform_(lower, upper)
-    out = ops.where(input >= 0, input, input * slope)
+    from ..ops.random import rrelu_noise  # torch's draws: one slope per element <= 0
+    out = input * rrelu_noise(input, lower, upper)
     return input.copy_(out) if inplace else out
 
 

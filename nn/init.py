@@ -78,7 +78,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
 @no_grad()
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator=None) -> Tensor:
-    """Fill with N(mean, std^2) truncated to [a, b] (inverse-CDF sampling)."""
+    """Fill with N(mean, std^2) truncated to [a, b] (torch's rejection sampling, draw for draw)."""
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
@@ -88,12 +88,29 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
     def cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
-    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
-    # sample in float64: erfinv near +-1 needs the precision
-    work = ops.empty(tuple(tensor.shape), dtype=dt.float64, device=tensor.device)
-    work.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-    work = ops.erfinv(work) * (std * math.sqrt(2.0)) + mean
-    return tensor.copy_(work.clamp(a, b))
+    # torch's rejection samplers, step for step, so the draws from the generator are torch's
+    if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:  # normals, redrawn where outside [a, b]
+        lo, hi = (ops.tensor(v, dtype=tensor.dtype).item() for v in (a, b))
+        result = tensor.normal_(mean, std, generator=generator)
+        while True:
+            outside = (result < lo) | (result > hi)
+            if not bool(outside.any()):
+                break
+            result = ops.where(outside, ops.empty_like(result).normal_(mean, std, generator=generator), result)
+        return tensor if result is tensor else tensor.copy_(result)
+    log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2  # uniforms on [a, b], kept by the density's ratio
+
+    def log_density(values: Tensor) -> Tensor:
+        return values.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+    candidates, accept = ops.empty_like(tensor), ops.empty_like(tensor)
+    tensor.uniform_(a, b, generator=generator)
+    pending = accept.uniform_(generator=generator).log_().gt(log_density(candidates.copy_(tensor)))
+    result = tensor
+    while bool(pending.any()):
+        candidates.uniform_(a, b, generator=generator)
+        result = ops.where(pending, candidates, result)
+        pending = ops.where(pending, accept.uniform_(generator=generator).log_().gt(log_density(candidates)), pending)
+    return tensor if result is tensor else tensor.copy_(result)
 
 
 # torch's private helpers under their names (older code and copies of torch's own init call them)
@@ -216,8 +233,9 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    draw = ops.empty((rows, cols), dtype=dt.float64, device=tensor.device).normal_(0.0, 1.0, generator=generator)
-    a = draw.cpu()._host_array()
+    # drawn in the tensor's dtype, as torch's new_empty(...).normal_(): the same words from the generator
+    draw = ops.empty((rows, cols), dtype=tensor.dtype, device=tensor.device).normal_(0.0, 1.0, generator=generator)
+    a = draw.cpu()._host_array().astype(np.float64)
     a = a.T if rows < cols else a
     # QR on the host (no QR op yet); signs of R's diagonal make Q uniformly distributed
     q, r = np.linalg.qr(a)
@@ -235,10 +253,9 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
     tensor.normal_(0.0, std, generator=generator)
-    if num_zeros:
-        # for each column, the rank of each row in a random permutation; the lowest ranks are zeroed
-        ranks = ops.rand((rows, cols), generator=generator, device=tensor.device).argsort(0).argsort(0)
-        tensor.masked_fill_(ranks < num_zeros, 0.0)
+    # torch's loop: per column the first num_zeros rows of a randperm (from the default generator, as torch's)
+    for col in range(cols):
+        tensor[ops.randperm(rows)[:num_zeros], col] = 0
     return tensor
 
 

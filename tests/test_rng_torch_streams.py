@@ -308,8 +308,6 @@ def test_compiled_engine_gives_numpys_words():
     assert pos == bits.state["state"]["pos"] and np.array_equal(key, bits.state["state"]["key"])
 
 
-@pytest.mark.xfail(strict=True, reason="needs /work/notes/s12_rng_init.patch (nn/init.py: torch's trunc_normal_ "
-                                       "rejection sampler and sparse_'s per-column randperm, orthogonal_'s draw dtype)")
 def test_init_functions_draw_as_torch():
     def draws(m):
         init = m.nn.init if m is torch else tnn.init
@@ -366,8 +364,6 @@ def test_rrelu_noise_draws_as_torch():
         _same(tidal.rand(3), torch.rand(3))
 
 
-@pytest.mark.xfail(strict=True, reason="needs /work/notes/s12_rng_rrelu.patch (nn/functional.py's rrelu draws through "
-                                       "rrelu_noise)")
 def test_functional_rrelu_as_torch():
     def draws(m):
         x = m.linspace(-3, 3, 50).requires_grad_()
@@ -377,8 +373,6 @@ def test_functional_rrelu_as_torch():
     _both(0, draws)
 
 
-@pytest.mark.xfail(strict=True, reason="needs /work/notes/s12_rng_von_mises.patch (VonMises.sample as torch's "
-                                       "double-precision rejection loop over rand)")
 def test_von_mises_samples_as_torch():
     import tidal.distributions as tdist
 
@@ -389,8 +383,6 @@ def test_von_mises_samples_as_torch():
         _both(seed, draws)
 
 
-@pytest.mark.xfail(strict=True, reason="needs /work/notes/s12_rng_wishart.patch (Wishart's Bartlett normals and "
-                                       "correction loop as torch's)")
 def test_wishart_samples_as_torch():
     import warnings
 
@@ -458,8 +450,6 @@ def test_compiled_engine_and_numpy_engine_share_one_state(monkeypatch):
     _same(tidal.rand(2, generator=h), torch.rand(2, generator=g))
 
 
-@pytest.mark.xfail(strict=True, reason="needs /work/notes/s12_rng_dirichlet.patch (Dirichlet.rsample's gammas in "
-                                       "double, as torch's _sample_dirichlet)")
 def test_dirichlet_and_beta_samples_as_torch():
     import tidal.distributions as tdist
 

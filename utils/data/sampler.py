@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Generic, Iterator, Sequence, Sized, TypeVar
 
 from ...ops.random import Generator, multinomial, randint, randperm
+from ...ops.creation import empty
 from ...ops.from_data import as_tensor
 from ...tensor import Tensor
 from ...tensor import dtype as dt
@@ -51,8 +52,9 @@ def _positive_int(name: str, value) -> int:
 
 def _fresh_generator() -> Generator:
     # A sampler without a generator seeds a private one from the default generator, so each
-    # epoch differs and `tidal.manual_seed` still fixes the whole sequence.
-    seed = int(randint(-2 ** 63, 2 ** 63 - 1, ()).item())
+    # epoch differs and `tidal.manual_seed` still fixes the whole sequence; drawn as torch's
+    # RandomSampler draws it (random_() on an int64), so the order is torch's for the same seed.
+    seed = int(empty((), dtype=dt.int64).random_().item())
     return Generator().manual_seed(seed)
 
 
