@@ -43,13 +43,19 @@ def quiet_machine(request, monkeypatch):
         monkeypatch.setattr(intra_op, "parallel", lambda: False)
 
 
-def test_beside_parallel_kernels_blas_keeps_to_one_thread(settled, monkeypatch):
-    monkeypatch.setattr(intra_op, "parallel", lambda: True)
-    before = _count()
+def _product_hold() -> tuple:
+    """(threads held, BLAS's count meanwhile) of one product's hold, given back after."""
     held = blas_threads.hold_for_product()
     inside = _count()
     if held is not None:
         blas_threads.release(held)
+    return held, inside
+
+
+def test_beside_parallel_kernels_blas_keeps_to_one_thread(settled, monkeypatch):
+    monkeypatch.setattr(intra_op, "parallel", lambda: True)
+    before = _count()
+    held, inside = _product_hold()
     if before > 1:
         assert held == 1 and inside == 1
     assert _count() == before
@@ -137,10 +143,7 @@ def test_a_busy_process_beside_counts_as_busy_cores():
 def test_a_product_takes_no_more_threads_than_other_processes_left_free(settled, monkeypatch):
     before = _count()
     monkeypatch.setattr(blas_threads, "others_busy", lambda: float(blas_threads._CORES))  # every core taken
-    held = blas_threads.hold_for_product()
-    inside = _count()
-    if held is not None:
-        blas_threads.release(held)
+    held, inside = _product_hold()
     if before > 1:
         assert held == 1 and inside == 1
     else:
