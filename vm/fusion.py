@@ -275,7 +275,9 @@ def _lower_single(ins: Instruction, stats, pos: int, rec: list | None) -> Instru
     del out
     if ins.kernel is not None and not (  # the op brought a kernel that runs it alone (a direct NumPy call),
             # unless it is an elementwise one large enough for a compiled loop on several threads
-            ins.expr is not None and ins.outs[0].blob.nbytes >= _PARALLEL_BYTES and intra_op.parallel()):
+            # (from the size a lone op compiles at: below it the program would run on NumPy, slower than the ufunc)
+            ins.expr is not None and ins.outs[0].blob.nbytes >= max(_PARALLEL_BYTES, config.single_compile_bytes)
+            and intra_op.parallel()):
         if rec is not None:
             rec.append((_SINGLE, None, pos))
         return ins
