@@ -74,11 +74,9 @@ def _safe_layer() -> bool:
     from numba.np.ufunc import parallel as numba_parallel
     if numba_parallel._is_initialized:  # the program's own numba code started a pool already
         return numba.threading_layer() in ("omp", "tbb")
-    if "OMP_WAIT_POLICY" not in os.environ:
-        # GNU OpenMP's threads spin ~300k rounds after each loop before sleeping: on few cores that spin takes the
-        # core the program's own thread needs. 10k rounds keep the next kernel's start quick (the GPT step's CPU
-        # time 30 -> 26 ms at the same wall time). Read when libgomp loads, just below.
-        os.environ.setdefault("GOMP_SPINCOUNT", "10000")
+    # (GNU OpenMP's own spin before its threads sleep is kept, as torch's: with 10k rounds instead of its 300k the
+    # GPT step took 24 instead of 30 ms of CPU, but on this virtual machine a core left idle is woken on the next
+    # 4 ms tick, and steps spread over 12-16 ms where they held at 15.4-15.9)
     for pool in ("tbbpool", "omppool"):
         try:
             importlib.import_module(f"numba.np.ufunc.{pool}")
