@@ -114,7 +114,7 @@ def machine_lines() -> list[str]:
         versions.append(f"torch default threads {sys.modules['torch'].get_num_threads()}")
     from ..vm import intra_op
     versions.append(f"tidal kernel threads {intra_op.get_threads(allowed_only=False)} (vm/intra_op.py; they drop "
-                    "beside the issuing thread and under other processes' load)")
+                    "under other processes' load)")
     return [f"CPU: {_cpu_model()}, {os.cpu_count()} logical cores ({usable} usable)",
             f"OS: {platform.platform()}",
             "versions: " + ", ".join(versions)]

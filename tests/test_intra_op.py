@@ -102,15 +102,16 @@ def test_a_product_that_aliases_its_operand_is_not_threaded(compiled_here):
     assert not products.threaded_product(out, a, out)
 
 
-def test_busy_cores_and_the_issuing_thread_take_threads_away(compiled_here, monkeypatch):
+def test_other_processes_take_threads_away(compiled_here, monkeypatch):
     monkeypatch.setattr(intra_op, "_threads", 4)
     monkeypatch.setattr(intra_op, "CORES", 4)
     assert intra_op.enter() == 4
     monkeypatch.setattr(intra_op, "others_busy", lambda: 2.6)  # three cores taken by other processes
     assert intra_op.enter() == 1
-    monkeypatch.setattr(intra_op, "others_busy", lambda: 0.2)
-    monkeypatch.setattr(intra_op, "issuer_running", lambda: True)  # a stream's worker beside the issuing thread
+    monkeypatch.setattr(intra_op, "others_busy", lambda: 1.4)
     assert intra_op.enter() == 3
+    monkeypatch.setattr(intra_op, "others_busy", lambda: 0.2)  # (under half a core: noise)
+    assert intra_op.enter() == 4
     monkeypatch.setattr(intra_op, "_threads", intra_op.CORES)
 
 
