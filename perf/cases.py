@@ -53,6 +53,7 @@ class Case:
     compile_now: bool = False              # tidal compiles fused kernels in the foreground
     probe: bool = False                    # build gives a () -> figure callable (in `unit`), not a Bench
     skip: str | None = None                # why the case cannot run here
+    isolated: bool = False                 # each competitor measured in a fresh process (perf/isolated.py)
 
     @property
     def id(self) -> str:
@@ -207,7 +208,7 @@ def _train_cases(quick: bool) -> list[Case]:
     comps = cpu_competitors("async", numpy=False) + (Competitor("tidal 1 thread", "tidal", vm_mode="async", threads=1),)
     return [Case("c", f"{models.TITLES[m]}, batch {models.batch_size(m, quick)}",
                  comps, train_bench(m, quick), warmup=3, min_repeat=3,
-                 min_time=0.05 if quick else 1.0, compile_now=True)
+                 min_time=0.05 if quick else 1.0, compile_now=True, isolated=True)
             for m in models.MODELS]
 
 

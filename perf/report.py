@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from .cases import GROUPS, Case, build_cases
 from .timing import measure
+from .isolated import measure_isolated
 
 DEFAULT_OUT = "perf-results"
 
@@ -69,7 +70,8 @@ def run_cases(cases: list[Case], quick: bool, progress: Progress | None = None) 
                     progress.step(f"{case.id} · {comp.column}")
                 try:
                     cpu: list = []
-                    result.values[comp.column] = measure(case, comp, quick, cpu)
+                    run = measure_isolated if case.isolated else measure
+                    result.values[comp.column] = run(case, comp, quick, cpu)
                     if cpu:
                         result.cpu[comp.column] = cpu[0]
                 except Exception as exc:  # noqa: BLE001 - a failing competitor is reported, the run goes on

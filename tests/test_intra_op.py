@@ -103,6 +103,7 @@ def test_a_product_that_aliases_its_operand_is_not_threaded(compiled_here):
 
 
 def test_other_processes_take_threads_away(compiled_here, monkeypatch):
+    monkeypatch.setattr(intra_op, "_worker_seen", False)  # (this thread may start teams)
     monkeypatch.setattr(intra_op, "_threads", 4)
     monkeypatch.setattr(intra_op, "CORES", 4)
     assert intra_op.enter() == 4
@@ -207,3 +208,22 @@ def test_parallel_fused_reductions(compiled_here, async_mode):
     np.testing.assert_allclose(par[0], (xs * gs + 1).sum(1), rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(par[1], (xs * gs - 0.5).sum(0), rtol=1e-5, atol=1e-4)
     np.testing.assert_array_equal(par[2], (x.numpy() * np.float32(2)).max(0))
+
+
+def test_once_a_worker_ran_kernels_only_workers_start_teams(compiled_here, monkeypatch):
+    import threading
+    monkeypatch.setattr(intra_op, "_worker_seen", False)
+    assert intra_op.enter() == intra_op.CORES  # the program's thread, no worker yet (sync mode)
+    found = []
+
+    class Stream:
+        _waiters = 0
+
+    def on_worker():
+        intra_op._thread.stream = Stream()
+        found.append(intra_op.enter())
+    t = threading.Thread(target=on_worker)
+    t.start()
+    t.join()
+    assert found == [intra_op.CORES]
+    assert intra_op.enter() == 1  # GNU OpenMP would throttle two teams' spinning (see intra_op._worker_seen)

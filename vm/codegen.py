@@ -529,6 +529,8 @@ def kernel_module(name: str, package: str | None = None):
 
     def load():
         loaded = import_numba_user(full)
+        if background and intra_op.parallel():  # (on the compiler thread: its warm-up starts no pool)
+            intra_op.serial_here()
         loaded.warm()  # from the on-disk cache the compile process filled (or compiled here)
         _kernel_modules[full] = loaded
 
@@ -638,8 +640,10 @@ def launch_compiled(key: tuple, prog: Program, variant, call: list, fallback, n_
 
     def load():  # on the compiler thread: importing the kernel's file imports numba (a second, once)
         fn = compiled_kernel(prog, variant)
-        if parallel and not intra_op.parallel():
-            raise RuntimeError("no thread-safe threading layer")  # (the key stays on NumPy; see parallel())
+        if parallel:
+            if not intra_op.parallel():
+                raise RuntimeError("no thread-safe threading layer")  # (the key stays on NumPy; see parallel())
+            intra_op.serial_here()  # (the warm-up call starts no pool on the compiler thread)
         dummies = [_dummy(s) for s in specs]
         fn(*dummies)  # loads what the compile process built (or compiles here)
         _ready_calls[key] = _entered(_direct(fn, dummies, n_extents)) if parallel else _direct(fn, dummies, n_extents)

@@ -26,6 +26,12 @@ _layer_ok = None   # whether numba has a thread-safe threading layer (checked on
 _forked = False    # a child forked from this process: serial kernels only
 _on_change: list = []  # callbacks run when parallel kernels are switched on or off (caches forget kernels)
 _applied = threading.local()  # the count this thread last gave numba
+# GNU OpenMP gives every thread that starts a parallel loop a pool of its own and counts all their threads: past the
+# core count it stops spinning between loops ("throttled"), and each loop then waits for a sleeping thread, which this
+# virtual machine wakes on its next 4 ms tick (the LM step 9 -> 13 ms). So one thread starts teams: a stream's worker
+# once one runs kernels (the program's thread, which runs small batches inline, then runs its kernels on one thread),
+# else the program's thread (sync mode); the compiler thread's warm-up calls run on one thread too.
+_worker_seen = False
 
 
 def set_threads(n: int) -> None:
@@ -52,7 +58,12 @@ def enter() -> int:
     parallel loop waits for its slowest thread: with two busy processes beside it, a GELU on both cores took 8 ms
     where one core takes 0.4. (Unlike BLAS's rule, a stream's worker keeps every thread while the program's thread
     issues ops: measured both ways, the GPT and LM steps were as fast or 1-8% faster without the cut.)"""
+    global _worker_seen
     count = _threads
+    if getattr(_thread, "stream", None) is not None:
+        _worker_seen = True
+    elif _worker_seen:
+        count = 1  # once a stream's worker runs kernels, it alone starts teams (see _worker_seen)
     busy = others_busy()
     if busy >= 0.5:
         count = min(count, CORES - round(busy))
@@ -62,6 +73,14 @@ def enter() -> int:
         numba.set_num_threads(min(count, numba.config.NUMBA_NUM_THREADS))
         _applied.count = count
     return count
+
+
+def serial_here() -> None:
+    """Run this thread's parallel loops on one thread (a thread that only warms kernels up: no pool of its own)."""
+    if getattr(_applied, "count", 0) != 1:
+        import numba
+        numba.set_num_threads(1)
+        _applied.count = 1
 
 
 def _safe_layer() -> bool:
