@@ -63,11 +63,7 @@ def _forward_kernel(ins, outs, attrs) -> None:
     y, mean, rstd = outs[0].reshape(rows, n), outs[1].reshape(rows), outs[2].reshape(rows)
     compiled = _compiled()
     if compiled is not None:
-        if intra_op.wide(x.size):
-            intra_op.enter()
-            compiled.forward_parallel(x, weight, bias, eps, y, mean, rstd)
-        else:
-            compiled.forward(x, weight, bias, eps, y, mean, rstd)
+        intra_op.pick(x.size, compiled.forward, compiled.forward_parallel)(x, weight, bias, eps, y, mean, rstd)
         return
     # (NumPy in x's dtype, the statistics accumulated in float64: float64 copies of x made this path 2x slower)
     m = x.mean(1, keepdims=True, dtype=np.float64)

@@ -55,11 +55,7 @@ def _forward_kernel(ins, outs, attrs) -> None:
     y = outs[0].reshape(x.shape)
     compiled = _compiled()
     if compiled is not None:
-        if intra_op.wide(x.size):
-            intra_op.enter()
-            compiled.forward_parallel(x, y, log, safe)
-        else:
-            compiled.forward(x, y, log, safe)
+        intra_op.pick(x.size, compiled.forward, compiled.forward_parallel)(x, y, log, safe)
         return
     with np.errstate(all="ignore"):
         top = x.max(1, keepdims=True)
@@ -86,11 +82,7 @@ def _backward_kernel(ins, outs, log) -> None:
     grad = outs[0].reshape(y.shape)
     compiled = _compiled()
     if compiled is not None:
-        if intra_op.wide(y.size):
-            intra_op.enter()
-            compiled.backward_parallel(g, y, grad, log)
-        else:
-            compiled.backward(g, y, grad, log)
+        intra_op.pick(y.size, compiled.backward, compiled.backward_parallel)(g, y, grad, log)
         return
     with np.errstate(all="ignore"):
         if log:

@@ -28,7 +28,7 @@ import threading
 import time
 
 from . import intra_op
-from .intra_op import CORES as _CORES, issuer_running, others_busy
+from .intra_op import CORES as _CORES, _thread, others_busy
 
 _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
             "openblas_set_num_threads")
@@ -78,6 +78,14 @@ def release(threads: int = 1) -> None:
         _holds.remove(threads)
         if _setter:
             _setter(max(min(_holds), 1) if _holds else _default)
+
+
+def issuer_running() -> bool:
+    """Whether this thread is a stream's worker while no thread waits for that stream: the program's own
+    thread is then busy issuing ops, and a product leaves it a core. At a sync point it waits, and products may use
+    every core."""
+    stream = getattr(_thread, "stream", None)
+    return stream is not None and not stream._waiters
 
 
 def hold_for_product() -> int | None:

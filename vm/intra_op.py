@@ -26,6 +26,7 @@ _layer_ok = None   # whether numba has a thread-safe threading layer (checked on
 _forked = False    # a child forked from this process: serial kernels only
 _on_change: list = []  # callbacks run when parallel kernels are switched on or off (caches forget kernels)
 _applied = threading.local()  # the count this thread last gave numba
+_thread = threading.local()  # `stream`: set on a stream's worker thread (vm/machine.py), that stream
 # GNU OpenMP gives every thread that starts a parallel loop a pool of its own and counts all their threads: past the
 # core count it stops spinning between loops ("throttled"), and each loop then waits for a sleeping thread, which this
 # virtual machine wakes on its next 4 ms tick (the LM step 9 -> 13 ms). So one thread starts teams: a stream's worker
@@ -122,17 +123,6 @@ def parallel() -> bool:
     return _layer_ok
 
 
-_thread = threading.local()  # `stream`: set on a stream's worker thread (vm/machine.py), that stream
-
-
-def issuer_running() -> bool:
-    """Whether this thread is a stream's worker while no thread waits for that stream: the program's own
-    thread is then busy issuing ops, and kernels that start threads of their own leave it a core (see
-    vm/blas_threads.py). At a sync point it waits, and they may use every core."""
-    stream = getattr(_thread, "stream", None)
-    return stream is not None and not stream._waiters
-
-
 # -- other processes' load ----------------------------------------------------------------------
 SAMPLE_S = 0.5  # how often the load is re-read
 _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -171,12 +161,22 @@ def others_busy() -> float:
     return others
 
 
+# -- which variant a kernel runs -------------------------------------------------------------
 PARALLEL_ELEMENTS = 1 << 15  # from this many elements a kernel goes parallel (torch's grain size)
 
 
 def wide(elements: int) -> bool:
     """Whether a kernel over `elements` elements should take its parallel variant (then call `enter()`)."""
     return elements >= PARALLEL_ELEMENTS and parallel()
+
+
+def pick(elements: int, serial, threaded):
+    """The variant of a kernel over `elements` elements to call now: `threaded` (this thread's count entered) where
+    it should split over threads, else `serial`."""
+    if wide(elements):
+        enter()
+        return threaded
+    return serial
 
 
 def on_change(callback) -> None:

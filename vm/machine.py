@@ -20,7 +20,7 @@ import time
 import weakref
 
 from . import intra_op
-from .intra_op import _thread, issuer_running  # noqa: F401  (issuer_running: machine's API before)
+from .intra_op import _thread
 from .allocator import CachingAllocator
 from .blob import Blob, View
 from .codegen import quiet, quiet_thread, unquiet
