@@ -1,0 +1,105 @@
+"""Session 13's surface fixes found by running pytorch/examples' programs unmodified under tidal.compat, each
+compared with real torch: model files saved by real torch (torch.save(model), as word_language_model's main.py
+writes and generate.py reads) load into tidal's own classes."""
+import io
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+import tidal.compat as tc
+
+PICKLES = pytest.mark.xfail(strict=True, reason="needs /work/notes/s13_surface_torch_pickles.patch")
+X = np.random.default_rng(13).normal(size=(5, 3)).astype(np.float32)
+
+
+class TorchNet(torch.nn.Module):
+    """A module class of the program's own, holding torch's modules (word_language_model's RNNModel shape)."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder, self.rnn = torch.nn.Linear(3, 4), torch.nn.LSTM(4, 4, batch_first=True)
+        self.norm, self.drop = torch.nn.LayerNorm(4), torch.nn.Dropout(0.25)
+
+    def forward(self, x):
+        return self.norm(self.rnn(self.drop(self.encoder(x)))[0])
+
+
+def _saved_by_torch(model) -> io.BytesIO:
+    torch.manual_seed(0)
+    buf = io.BytesIO()
+    torch.save(model.eval(), buf)
+    buf.seek(0)
+    return buf
+
+
+def _sequential():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 2))
+
+
+@PICKLES
+def test_a_whole_model_saved_by_torch_loads_as_tidal_modules():
+    model = _sequential()
+    got = tc.load(_saved_by_torch(model), weights_only=False)
+    assert type(got) is tc.nn.Sequential and type(got[2]) is tc.nn.BatchNorm1d and not got.training
+    want = model(torch.from_numpy(X)).detach().numpy()
+    np.testing.assert_allclose(got(tc.from_numpy(X)).detach().numpy(), want, rtol=1e-6, atol=1e-7)
+    assert [n for n, _ in got.named_parameters()] == [n for n, _ in model.named_parameters()]
+
+
+@PICKLES
+def test_a_programs_own_module_class_holding_torch_modules():
+    model = TorchNet()
+    got = tc.load(_saved_by_torch(model), weights_only=False)
+    assert type(got) is TorchNet and type(got.rnn) is tc.nn.LSTM and type(got.norm) is tc.nn.LayerNorm
+    # the program's forward, written with torch's modules, runs on tidal's (eval mode: dropout off)
+    want = model(torch.from_numpy(X[None])).detach().numpy()
+    np.testing.assert_allclose(got(tc.from_numpy(X[None])).detach().numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+@PICKLES
+def test_weights_only_allows_torch_classes_given_as_safe_globals():
+    buf = _saved_by_torch(_sequential())
+    with tc.serialization.safe_globals([tc.nn.Sequential, tc.nn.Linear, tc.nn.ReLU, tc.nn.BatchNorm1d]):
+        got = tc.load(buf)  # weights_only=True, torch's default: generate.py's way
+    assert type(got) is tc.nn.Sequential
+    np.testing.assert_allclose(got(tc.from_numpy(X)).detach().numpy(),
+                               _sequential().eval()(torch.from_numpy(X)).detach().numpy(), rtol=1e-6, atol=1e-7)
+
+
+@PICKLES
+def test_weights_only_refuses_a_torch_class_not_allowed_in_torchs_words():
+    buf = _saved_by_torch(_sequential())
+    with pytest.raises(pickle.UnpicklingError) as want:
+        torch.load(buf)
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError) as got:
+        tc.load(buf)
+    line = ("Unsupported global: GLOBAL torch.nn.modules.container.Sequential was not an allowed global by default. "
+            "Please use `torch.serialization.add_safe_globals([torch.nn.modules.container.Sequential])`")
+    assert line in str(want.value)
+    # outside the runner tidal names its own namespace for the functions to call (tidal.serialization...)
+    assert str(got.value).replace("`tidal.", "`torch.").replace("of tidal.load", "of torch.load") == str(want.value)
+
+
+@PICKLES
+def test_a_torch_global_tidal_lacks_is_named_without_weights_only_words():
+    buf = io.BytesIO()
+    torch.save({"cls": torch.ao.nn.quantized.Linear}, buf)
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="torch.ao.nn.quantized.modules.linear.Linear, which has no tidal "
+                       "equivalent") as info:
+        tc.load(buf, weights_only=False)
+    assert "Weights only" not in str(info.value)
+
+
+def test_tidal_saved_models_still_round_trip():
+    tc.manual_seed(0)
+    model = tc.nn.Sequential(tc.nn.Linear(3, 2), tc.nn.Tanh()).eval()
+    buf = io.BytesIO()
+    tc.save(model, buf)
+    buf.seek(0)
+    got = tc.load(buf, weights_only=False)
+    np.testing.assert_array_equal(got(tc.from_numpy(X)).detach().numpy(), model(tc.from_numpy(X)).detach().numpy())
