@@ -1,0 +1,214 @@
+"""Issue 15, session 13: errors torch raises at the call that tidal raised later or in other words, and calls torch
+takes that tidal refused. Each case runs on real torch and on `tidal.compat`; the results (dtype, shape, values) or
+the errors (type and message) must agree, and an error must come from the call itself, not from a later read.
+
+Index-like values (divisors, masks, sorters, targets) are made with `tensor(...)`, so they are already computed when
+the op is called: tidal checks them at the call then, as torch does (values still being computed are checked by
+the kernel and reported at the next sync point, by design)."""
+import numpy as np
+import pytest
+import torch as real_torch
+
+import tidal.compat as tidal_torch
+
+FRAMEWORKS = (real_torch, tidal_torch)
+
+
+def outcome(call) -> tuple:
+    """('ok', plain result) or (exception type name, message), from the call alone: the result is only read after
+    the outcome is decided, so an error reported at that read shows up as 'late'."""
+    try:
+        result = call()
+    except Exception as exc:  # noqa: BLE001 - the comparison is the point
+        return type(exc).__name__, str(exc).replace("tidal.", "torch.")
+    try:
+        return "ok", plain(result)
+    except Exception as exc:  # noqa: BLE001
+        return "late", type(exc).__name__, str(exc)
+
+
+def plain(value):
+    """Tensors as (dtype, shape, values); containers element by element."""
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+        array = value.detach().numpy() if str(value.dtype) not in ("torch.bfloat16", "tidal.bfloat16") \
+            else value.detach().float().numpy()
+        return str(value.dtype).split(".")[-1], tuple(value.shape), np.asarray(array).tolist()
+    if isinstance(value, (list, tuple)):
+        return type(value).__name__, [plain(v) for v in value]
+    return value
+
+
+def assert_same(case) -> None:
+    want, got = (outcome(lambda: case(T)) for T in FRAMEWORKS)
+    assert got == want
+
+
+def needs(patch: str):
+    return pytest.mark.xfail(strict=True, reason=f"needs /work/notes/{patch}")
+
+
+# -- integer division by a zero inside a divisor tensor ---------------------------------------------------------
+DIVISIONS = {
+    "floordiv": lambda T: T.tensor([5, 6]) // T.tensor([1, 0]),
+    "mod": lambda T: T.tensor([5, 6]) % T.tensor([1, 0]),
+    "fmod": lambda T: T.fmod(T.tensor([5, 6]), T.tensor([1, 0])),
+    "remainder": lambda T: T.remainder(T.tensor([5, 6]), T.tensor([1, 0])),
+    "div_trunc": lambda T: T.div(T.tensor([5, 6]), T.tensor([1, 0]), rounding_mode="trunc"),
+    "div_floor": lambda T: T.div(T.tensor([5, 6]), T.tensor([1, 0]), rounding_mode="floor"),
+    "number_floordiv": lambda T: 3 // T.tensor([1, 0]),
+    "number_mod": lambda T: 3 % T.tensor([1, 0]),
+    "bool_divisor": lambda T: T.tensor([5]) // T.tensor([False]),
+    "uint8": lambda T: T.tensor([5], dtype=T.uint8) // T.tensor([0], dtype=T.uint8),
+    "mixed_ints": lambda T: T.tensor([5], dtype=T.int8) % T.tensor([0], dtype=T.int32),
+    "in_place": lambda T: T.tensor([5, 6]).floor_divide_(T.tensor([0, 1])),
+    "in_place_operator": lambda T: T.tensor([5, 6]).__imod__(T.tensor([0, 1])),
+    "broadcast": lambda T: T.tensor([[5], [6]]) // T.tensor([1, 0]),
+    "view_divisor": lambda T: T.tensor([5, 6]) // T.tensor([[1, 0], [1, 1]])[0],
+    "out": lambda T: T.floor_divide(T.tensor([5, 6]), T.tensor([1, 0]), out=T.empty(2, dtype=T.long)),
+    # no error: a float quotient, a divisor without zeros
+    "float_quotient": lambda T: T.tensor([5]) // T.tensor([0.]),
+    "no_zero": lambda T: T.tensor([5, 6]) // T.tensor([2, 3]),
+}
+
+
+@needs("s13_hunt_call_checks.patch")
+@pytest.mark.parametrize("name", [n for n in DIVISIONS if n not in ("float_quotient", "no_zero")])
+def test_integer_division_by_a_computed_zero_raises_at_the_call(name):
+    assert_same(DIVISIONS[name])
+
+
+@pytest.mark.parametrize("name", ["float_quotient", "no_zero"])
+def test_integer_division_without_a_zero_divisor_computes(name):
+    assert_same(DIVISIONS[name])
+
+
+# -- masked_scatter_ with too short a source, searchsorted's sorter -------------------------------------------
+@needs("s13_hunt_call_checks.patch")
+@pytest.mark.parametrize("case", [
+    lambda T: T.zeros(3).masked_scatter_(T.tensor([True, True, True]), T.ones(2)),
+    lambda T: T.zeros(3).masked_scatter(T.tensor([True, True, True]), T.ones(2)),
+    lambda T: T.zeros(2, 3).masked_scatter_(T.tensor([True, False, True]), T.ones(3)),  # a broadcast mask
+], ids=["in_place", "copy", "broadcast_mask"])
+def test_masked_scatter_with_a_short_source_raises_at_the_call(case):
+    assert_same(case)
+
+
+@pytest.mark.parametrize("case", [
+    lambda T: T.zeros(2, 3).masked_scatter_(T.tensor([True, False, True]), T.arange(4.)),
+    lambda T: T.zeros(0).masked_scatter_(T.zeros(0, dtype=T.bool), T.ones(0)),
+], ids=["enough", "empty"])
+def test_masked_scatter_with_enough_source_computes(case):
+    assert_same(case)
+
+
+@needs("s13_hunt_call_checks.patch")
+@pytest.mark.parametrize("sorter", [[0, 5], [1, -1]])
+def test_searchsorted_sorter_out_of_range_raises_at_the_call(sorter):
+    assert_same(lambda T: T.searchsorted(T.tensor([[2., 1.]]), T.tensor([[1.5]]), sorter=T.tensor([sorter])))
+
+
+# -- index errors in torch's types and words --------------------------------------------------------------------
+def index_add(T, shape, dim, bad, index_dtype="int64", alpha=1):
+    x = T.zeros(shape)
+    size = list(shape)
+    size[dim] = 1
+    return x.index_add_(dim, T.tensor([bad], dtype=getattr(T, index_dtype)), T.ones(size), alpha=alpha)
+
+
+@needs("s13_hunt_index_errors.patch")
+@pytest.mark.parametrize("shape, dim, bad, index_dtype, alpha", [
+    ((3,), 0, 3, "int64", 1),          # 1-d: torch's loop, IndexError
+    ((3, 4), 1, 4, "int32", 1),        # int32 indices: the loop
+    ((3, 4), 0, 3, "int64", 2),        # alpha != 1: the loop
+    ((2, 3, 4), 1, -1, "int64", 1),    # a middle dim: the loop
+])
+def test_index_add_out_of_range_raises_torchs_index_error(shape, dim, bad, index_dtype, alpha):
+    assert_same(lambda T: index_add(T, shape, dim, bad, index_dtype, alpha))
+
+
+@pytest.mark.parametrize("shape, dim, bad", [((3, 4), 0, 3), ((3, 4), -1, -1), ((2, 3, 4), 2, 9)])
+def test_index_add_out_of_range_through_index_put_raises_runtime_error(shape, dim, bad):
+    assert_same(lambda T: index_add(T, shape, dim, bad))
+
+
+@needs("s13_hunt_index_errors.patch")
+@pytest.mark.parametrize("index", [[0, 0], []])
+def test_index_select_of_a_0d_input_takes_one_index(index):
+    assert_same(lambda T: T.tensor(3.).index_select(0, T.tensor(index, dtype=T.long)))
+
+
+@needs("s13_hunt_index_errors.patch")
+@pytest.mark.parametrize("case", [
+    lambda T: T.nn.functional.multi_margin_loss(T.zeros(2, 3), T.tensor([0, 3])),
+    lambda T: T.nn.functional.multi_margin_loss(T.zeros(2, 3), T.tensor([0, -1]), weight=T.ones(3)),
+    lambda T: T.nn.functional.multi_margin_loss(T.zeros(3), T.tensor([3])),
+    lambda T: T.nn.functional.multilabel_margin_loss(T.zeros(2, 3), T.tensor([[0, 3, -1], [1, -1, 0]])),
+    lambda T: T.nn.functional.multilabel_margin_loss(T.zeros(2, 3), T.tensor([[0, -1, -2], [1, -1, 0]])),
+    lambda T: T.nn.functional.max_unpool1d(T.ones(1, 1, 2), T.tensor([[[0, 9]]]), 2),
+], ids=["multi_margin", "multi_margin_negative", "multi_margin_1d", "multilabel", "multilabel_after_end",
+        "max_unpool1d"])
+def test_loss_targets_and_unpool_indices_out_of_range_as_torch(case):
+    assert_same(case)
+
+
+def test_margin_losses_with_targets_in_range_compute():
+    x = [[0.1, 0.7, -0.3], [1.0, 0.2, 0.4]]
+    assert_same(lambda T: [T.nn.functional.multi_margin_loss(T.tensor(x), T.tensor([2, 0])),
+                           T.nn.functional.multilabel_margin_loss(T.tensor(x), T.tensor([[2, -1, 1], [0, 1, -1]]))])
+
+
+# -- sizes past the machine's memory ------------------------------------------------------------------------------
+BIG = 10 ** 12  # 4 TB of float32: more than this machine's memory and swap (and any CI machine's)
+
+
+@needs("s13_hunt_alloc_check.patch")
+@pytest.mark.parametrize("case", [
+    lambda T: T.randn(BIG),
+    lambda T: T.rand(BIG),
+    lambda T: T.randint(0, 5, (BIG,)),
+    lambda T: T.arange(BIG),
+    lambda T: T.ones(10 ** 6).expand(10 ** 6, 10 ** 6).contiguous(),
+    lambda T: T.ones(10 ** 6).expand(10 ** 6, 10 ** 6) + 1,
+], ids=["randn", "rand", "randint", "arange", "contiguous", "elementwise"])
+def test_a_size_past_memory_is_refused_at_the_call(case):
+    assert_same(case)
+
+
+def test_a_huge_meta_tensor_is_still_made():
+    assert tuple(tidal_torch.empty(BIG, device="meta").shape) == (BIG,)
+
+
+# -- pow's number exponent --------------------------------------------------------------------------------------
+@needs("s13_hunt_pow_exponent.patch")
+@pytest.mark.parametrize("dtype, exponent", [
+    ("float32", 1e40), ("float32", -1e300), ("int32", 1e40), ("bool", 1e40),     # a float kernel: in double
+    ("int8", 2 ** 63), ("int32", 2 ** 63), ("uint8", -2 ** 63),                # int64 first, then negative
+])
+def test_pow_number_exponent_checked_as_torchs_kernels(dtype, exponent):
+    assert_same(lambda T: [T.tensor([1, 0], dtype=getattr(T, dtype)) ** exponent,
+                           T.pow(T.tensor([2, 1], dtype=getattr(T, dtype)), exponent)])
+
+
+@pytest.mark.parametrize("dtype, exponent", [("float16", 70000.0), ("bfloat16", 1e40), ("int8", 300)])
+def test_pow_number_exponent_refused_by_narrow_kernels(dtype, exponent):
+    assert_same(lambda T: T.tensor([1, 0], dtype=getattr(T, dtype)) ** exponent)
+
+
+# -- scans and softmax writing into their own input ------------------------------------------------------------
+@needs("s13_hunt_self_out.patch")
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "logcumsumexp", "softmax", "log_softmax"])
+def test_scans_and_softmax_take_their_input_as_out(op):
+    def case(T):
+        x = T.arange(1., 7.).reshape(2, 3)
+        result = getattr(T, op)(x, 1, out=x)
+        return result is x, x.numpy()
+    (same_t, want), (same_d, got) = (case(T) for T in FRAMEWORKS)
+    assert same_d is same_t is True
+    np.testing.assert_allclose(got, want, rtol=1e-6)  # (exp's float32 kernels differ in the last bit)
+
+
+def test_a_partial_overlap_of_out_and_input_is_still_refused():
+    """(torch takes it and its result depends on its loop's order: tidal keeps refusing it)"""
+    x = tidal_torch.arange(6.).reshape(2, 3)
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the written-to tensor"):
+        tidal_torch.cumsum(x[:, :2], 1, out=x[:, 1:])
