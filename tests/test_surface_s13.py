@@ -1,6 +1,6 @@
-"""Session 13's surface fixes found by running pytorch/examples' programs unmodified under tidal.compat, each
-compared with real torch: model files saved by real torch (torch.save(model), as word_language_model's main.py
-writes and generate.py reads) load into tidal's own classes."""
+"""Session 13's surface fixes, each compared with real torch: model files saved by real torch (torch.save(model), as
+pytorch/examples' word_language_model writes and its generate.py reads) load into tidal's own classes; nested
+tensors save and load in torch's forms (both ways between the frameworks)."""
 import io
 import pickle
 
@@ -11,6 +11,7 @@ import torch
 import tidal.compat as tc
 
 PICKLES = pytest.mark.xfail(strict=True, reason="needs /work/notes/s13_surface_torch_pickles.patch")
+NESTED_SAVE = pytest.mark.xfail(strict=True, reason="needs /work/notes/s13_surface_nested_save.patch")
 X = np.random.default_rng(13).normal(size=(5, 3)).astype(np.float32)
 
 
@@ -103,3 +104,53 @@ def test_tidal_saved_models_still_round_trip():
     buf.seek(0)
     got = tc.load(buf, weights_only=False)
     np.testing.assert_array_equal(got(tc.from_numpy(X)).detach().numpy(), model(tc.from_numpy(X)).detach().numpy())
+
+
+def _nested(T, kind: str, requires_grad: bool = False):
+    a = T.arange(6.0).reshape(2, 3)
+    b = T.arange(12.0).reshape(4, 3) + 100
+    if kind == "strided":
+        return T.nested.nested_tensor([a, b[:, :2]], requires_grad=requires_grad)
+    nt = T.nested.nested_tensor([a, b], layout=T.jagged, requires_grad=requires_grad)
+    return nt.transpose(1, 2) if kind == "jagged_transposed" else nt
+
+
+def _described(nt) -> tuple:
+    return (nt.is_nested, str(nt.layout), nt.dim(), nt.requires_grad, str(nt.dtype).split(".")[-1],
+            [u.tolist() for u in nt.unbind()])
+
+
+@NESTED_SAVE
+@pytest.mark.parametrize("kind", ["jagged", "jagged_transposed", "strided"])
+@pytest.mark.parametrize("saver, loader", [(tc, tc), (torch, tc), (tc, torch)], ids=["tidal", "torch_to_tidal",
+                                                                                     "tidal_to_torch"])
+def test_nested_tensors_save_and_load_in_torchs_form(kind, saver, loader):
+    want = _described(_nested(torch, kind))
+    buf = io.BytesIO()
+    saver.save({"nt": _nested(saver, kind)}, buf)
+    buf.seek(0)
+    got = loader.load(buf)["nt"]  # weights_only=True: torch's default accepts them, as tidal's does
+    assert _described(got) == want
+    if kind != "strided":
+        assert got.size(1 if kind == "jagged" else 2) is not None and isinstance(got.size(0), int)
+
+
+@NESTED_SAVE
+def test_a_saved_jagged_tensor_keeps_requires_grad_and_its_offsets():
+    buf = io.BytesIO()
+    tc.save(_nested(tc, "jagged", requires_grad=True), buf)
+    buf.seek(0)
+    got = tc.load(buf)
+    assert got.requires_grad and got.offsets().tolist() == [0, 2, 6] and got.offsets().dtype == tc.int64
+    (got * 2).values().sum().backward()  # a leaf again: the gradient lands on it
+    assert got.grad.values().tolist() == [[2.0] * 3] * 6
+
+
+@NESTED_SAVE
+def test_a_jagged_tensor_with_lengths_is_refused_by_name():
+    values, offsets = torch.arange(12.0).reshape(6, 2), torch.tensor([0, 2, 6])
+    buf = io.BytesIO()
+    torch.save(torch.nested.nested_tensor_from_jagged(values, offsets, lengths=torch.tensor([1, 3])), buf)
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="_rebuild_njt: a jagged tensor with lengths"):
+        tc.load(buf)
