@@ -130,15 +130,18 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
         if node not in deps:
             deps[node] = 0
             stack.append(node)
+    get = deps.get
     while stack:
         node = stack.pop()
         for nxt, _ in node.next_functions:
             if nxt is None:
                 continue
-            if nxt not in deps:
-                deps[nxt] = 0
+            count = get(nxt)
+            if count is None:
+                deps[nxt] = 1
                 stack.append(nxt)
-            deps[nxt] += 1
+            else:
+                deps[nxt] = count + 1
 
     cut = None  # autograd.grad: node -> its edges with those that cannot reach an input cut (where some are)
     if prune and inputs is not None:
@@ -150,7 +153,9 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
         buf = buffers.setdefault(node, [None] * node.n_outputs)
         idx = t._output_nr if t.grad_fn is not None else 0
         buf[idx] = g if buf[idx] is None else buf[idx] + g
-    ready = [(-n.seq, id(n), n) for n in deps if deps[n] == 0]
+    # the nodes nothing reachable feeds are roots' nodes (pruning keeps every relevant node's parents)
+    ready = [(-n.seq, id(n), n, buffers.pop(n, None)) for n in dict.fromkeys([gradient_edge(t) for t, _ in roots])
+             if deps.get(n) == 0]
     heapq.heapify(ready)
     _tasks.append(deps)  # its keys stay: run counts down the values only
     try:
@@ -171,12 +176,16 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
 
 def _run_nodes(ready: list, deps: dict, buffers: dict, cut, retain_graph: bool, create_graph: bool,
                accumulate: bool, capture_nodes: dict, capture_leaves: dict, captured: list) -> None:
-    """The run loop: pop the ready node of highest sequence number, run it, pass its gradients on."""
+    """The run loop: pop the ready node of highest sequence number, run it, pass its gradients on.
+    `ready` holds (-seq, id, node, its gradients or None); `buffers` the gradients of nodes still waiting
+    for another producer (a node's last producer moves them into its ready entry: a chain's nodes never
+    enter `buffers`)."""
     with set_grad_enabled(create_graph), (nullcontext() if create_graph else no_tangents()):
         pop, push = heapq.heappop, heapq.heappush
         while ready:
-            node = pop(ready)[2]
-            grads = buffers.pop(node, None) or [None] * node.n_outputs
+            _, _, node, grads = pop(ready)
+            if grads is None:
+                grads = [None] * node.n_outputs
             if isinstance(node, AccumulateGrad):
                 if node._pre_hooks or node._hooks:
                     grads = _leaf_node_hooks(node, grads)
@@ -210,17 +219,23 @@ def _run_nodes(ready: list, deps: dict, buffers: dict, cut, retain_graph: bool, 
             for (nxt, idx), g, meta in zip(nexts, in_grads, node._input_meta):
                 if nxt is None:
                     continue
-                if g is not None:
-                    if g._v.shape != meta[0] or g.dtype is not meta[1]:
-                        g = _fit(g, meta)
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        buf = buffers[nxt] = [None] * nxt.n_outputs
-                    buf[idx] = g if buf[idx] is None else buf[idx] + g
+                if g is not None and (g._v.shape != meta[0] or g.dtype is not meta[1]):
+                    g = _fit(g, meta)
                 left = deps[nxt] - 1
                 deps[nxt] = left
-                if not left:
-                    push(ready, (-nxt.seq, id(nxt), nxt))
+                if left:
+                    if g is not None:
+                        buf = buffers.get(nxt)
+                        if buf is None:
+                            buf = buffers[nxt] = [None] * nxt.n_outputs
+                        buf[idx] = g if buf[idx] is None else buf[idx] + g
+                    continue
+                buf = buffers.pop(nxt, None)
+                if g is not None:
+                    if buf is None:
+                        buf = [None] * nxt.n_outputs
+                    buf[idx] = g if buf[idx] is None else buf[idx] + g
+                push(ready, (-nxt.seq, id(nxt), nxt, buf))
             in_grads = grads = g = buf = None  # the buffers hold what is still needed
 
 

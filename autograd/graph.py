@@ -17,6 +17,7 @@ from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..tensor.dtype import FLOAT
 from .grad_mode import is_grad_enabled, is_inference_mode_enabled
+from .saved_names import SAVED_NAMES, saved_value
 
 _seq = itertools.count()
 _node_classes: dict = {}
@@ -42,21 +43,42 @@ INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do no
 class Node:
     """A recorded op: its backward, saved tensors, and the nodes its inputs came from."""
 
+    # `_freed` and `_saved_outputs` are slots, set by every node: written later (by backward, by ops that
+    # save their output) they would otherwise give the node an instance dict each
     __slots__ = ("next_functions", "backward_fn", "attrs", "_saved", "_versions", "_input_meta", "seq",
-                 "n_outputs", "__weakref__", "__dict__")
+                 "n_outputs", "_freed", "_saved_outputs", "__weakref__", "__dict__")
     # class-level until set on a node (recording then writes three fields fewer): hook tables are
     # shared empty ones until a hook is registered (most nodes never get one)
     _pre_hooks = _NO_PRE_HOOKS  # output index -> hooks on that output's grad (tensor hooks)
     _hooks = ()
-    _freed = False
-    _saved_outputs = ()  # (place in _saved, output number) of this node's own outputs it saved (see record)
     _hooked = False  # True on saved_hooks' twin classes: the node packs what it saves
 
-    def __init__(self, backward_fn, inputs: tuple, saved: tuple, attrs, n_outputs: int, meta=None):
+    def __init__(self, backward_fn, inputs: tuple, saved: tuple, attrs, n_outputs: int, meta=None, nexts=None):
         self.backward_fn = backward_fn
         self.attrs = attrs
         self.seq = next(_seq)
         self.n_outputs = n_outputs
+        self._freed = False
+        self._saved_outputs = ()  # (place in _saved, output number) of this node's own outputs it saved (record)
+        if nexts is None:  # (a caller that made the edges while looking at its inputs passes them, with meta)
+            self._edges(inputs, meta)
+        else:
+            self.next_functions = nexts
+            self._input_meta = meta
+        self._saved = saved
+        versions = []  # (place in saved, version) of each saved tensor: backward checks these alone
+        k = -1
+        for t in saved:
+            k += 1
+            if t is None or not isinstance(t, Tensor):
+                continue
+            if t._inference:  # class default False: one attribute read per saved tensor
+                raise RuntimeError(INFERENCE_SAVED)
+            versions.append((k, (t._vc or t._v.blob).version))
+        self._versions = tuple(versions)
+
+    def _edges(self, inputs: tuple, meta) -> None:
+        # each input's edge (the node its gradient flows into, and which output) and (shape, dtype)
         nexts = []  # (loops, not comprehensions: a comprehension is a call of its own on Python 3.11)
         own_meta = meta is None  # (a caller whose plan fixes its inputs' shapes and dtypes passes them)
         if own_meta:
@@ -73,27 +95,10 @@ class Node:
                     meta.append(None)
         self.next_functions = tuple(nexts)
         self._input_meta = meta  # per input (shape, dtype), read for the inputs with an edge
-        self._saved = saved
-        versions = []
-        for t in saved:
-            if t is None or not isinstance(t, Tensor):
-                versions.append(None)
-            elif t._inference:  # class default False: one attribute read per saved tensor
-                raise RuntimeError(INFERENCE_SAVED)
-            else:
-                versions.append((t._vc or t._v.blob).version)
-        self._versions = tuple(versions)
 
     def name(self) -> str:
         """The node's class name, e.g. 'MulBackward0'."""
         return type(self).__name__
-
-    def __getattr__(self, name: str):
-        # only for names not found otherwise: torch's grad_fn._saved_<name> (autograd/saved_names.py)
-        if name.startswith("_saved_"):
-            from .saved_names import saved_value
-            return saved_value(self, name[len("_saved_"):])
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     @property
     def saved_tensors(self) -> tuple:
@@ -101,9 +106,10 @@ class Node:
         if self._freed:
             raise RuntimeError(FREED)
         saved = self._saved if not self._saved_outputs else self.outputs_restored(self._saved)
-        for t, v in zip(saved, self._versions):
+        for k, v in self._versions:
+            t = saved[k]
             # (the counter read directly: a saved inference tensor was refused when the node was made)
-            if v is not None and isinstance(t, Tensor) and (t._vc or t._v.blob).version != v:
+            if (t._vc or t._v.blob).version != v:
                 kind = dt.legacy_type_name(t.dtype)
                 # torch names the tensor's node without its "Backward<k>" suffix, and nothing for a leaf
                 made = "" if t.grad_fn is None else \
@@ -133,10 +139,11 @@ class Node:
         """Save `out`, this node's output `output_nr`, at `place` of its saved tensors, at its current version
         (ops that save their result once it is written)."""
         kept = out if self._hooked else output_alias(out)  # (see _cut_output_cycles)
-        saved, versions = list(self._saved), list(self._versions)
+        saved = list(self._saved)
+        saved[place] = kept
+        self._saved = tuple(saved)
         # (the counter read directly: an output recorded in grad mode is never an inference tensor)
-        saved[place], versions[place] = kept, (out._vc or out._v.blob).version
-        self._saved, self._versions = tuple(saved), tuple(versions)
+        self._versions = _versioned(self._versions, place, (out._vc or out._v.blob).version)
         mark = (place, output_nr)
         if not self._saved_outputs:
             self._saved_outputs = (mark,)
@@ -190,6 +197,25 @@ class Node:
 _SAVED = Node.__dict__["_saved"]  # Node's slot for its saved tensors
 
 
+def _saved_property(name: str) -> property:
+    def get(node):
+        return saved_value(node, name)
+    return property(get, doc=f"torch's grad_fn._saved_{name}: the value saved under that name (saved_names.py)")
+
+
+# torch's grad_fn._saved_<name>, as properties rather than a __getattr__: a class with __getattr__ loses
+# CPython's specialized attribute reads, and the backward engine reads a dozen attributes of every node
+for _name in SAVED_NAMES:
+    setattr(Node, f"_saved_{_name}", _saved_property(_name))
+
+
+def _versioned(versions: tuple, place: int, version: int) -> tuple:
+    """A node's (place, version) pairs with `place` now at `version`, in place order."""
+    if not versions or versions[0][0] > place:  # the common case: an op saving its output (place 0)
+        return ((place, version),) + versions
+    return tuple(sorted([(k, v) for k, v in versions if k != place] + [(place, version)]))
+
+
 class RemovableHandle:
     """Returned by hook registrations: `.remove()` unregisters the hook."""
 
@@ -217,6 +243,8 @@ class AccumulateGrad(Node):
         self.backward_fn = self.attrs = None
         self.seq = next(_seq)
         self.n_outputs = 1
+        self._freed = False
+        self._saved_outputs = ()
         self.next_functions = self._saved = self._versions = ()
         self._input_meta = []
         self.variable = variable

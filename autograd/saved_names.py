@@ -12,7 +12,7 @@ expose no names yet (AttributeError, as for a name torch's node does not have).
 """
 from __future__ import annotations
 
-__all__ = ["saved_value"]
+__all__ = ["saved_value", "SAVED_NAMES"]
 
 # input names of elementwise ops whose torch schema does not call them self/other
 _ARG_NAMES = {"pow": ("self", "exponent"), "float_power": ("self", "exponent"),
@@ -21,6 +21,7 @@ _ARG_NAMES = {"pow": ("self", "exponent"), "float_power": ("self", "exponent"),
               "addcmul": ("self", "tensor1", "tensor2"), "addcdiv": ("self", "tensor1", "tensor2"),
               "masked_fill": ("self", "mask", "value")}
 _DEFAULT = ("self", "other")
+SAVED_NAMES = frozenset({"result", *_DEFAULT, *(n for names in _ARG_NAMES.values() for n in names)})
 
 
 def _names(node) -> dict | None:

@@ -24,7 +24,7 @@ from ..tensor import Tensor
 from ..tensor.tensor import numel_of
 from . import graph
 from .grad_mode import is_grad_enabled, no_grad
-from .graph import no_tangents, record
+from .graph import _versioned, no_tangents, record
 
 LEAF_VIEW = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 NO_GRAD_VIEW = ("A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
@@ -225,7 +225,7 @@ def _keep_saved_values(node, out: Tensor) -> None:
     k = hits[0]
     copy = M.clone(out)
     node._saved = saved[:k] + (copy,) + saved[k + 1:]
-    node._versions = node._versions[:k] + (copy._version,) + node._versions[k + 1:]
+    node._versions = _versioned(node._versions, k, copy._version)
 
 
 def write_through_view(out: Tensor, result: Tensor) -> Tensor:

@@ -12,7 +12,7 @@ import dis
 import math
 
 from ..autograd import graph
-from ..autograd.graph import node_class
+from ..autograd.graph import _NO_EDGE, Node, node_class
 from ..tensor import Tensor
 from ..tensor.dtype import COMPLEX
 from . import elementwise as ew
@@ -196,14 +196,19 @@ COMPLEX_FORMULAS: dict = {}  # name -> the formulas for a complex gradient, wher
 
 
 def _backward(node, g):
-    name, wanted = node.attrs
-    saved = node.saved_tensors
-    out, inputs = saved[0], saved[1:]
+    # node.attrs: (op name, which inputs want a gradient, the formulas of those inputs else None)
+    saved = node.saved_tensors  # (the output's place, then the inputs: a formula's (out, *inputs))
+    formulas = node.attrs[2] if g.dtype.category != COMPLEX else _wanted(node.attrs[0], node.attrs[1], True)
     grads = []  # (a loop: a generator is a call of its own per input)
-    formulas = FORMULAS[name] if g.dtype.category != COMPLEX else COMPLEX_FORMULAS.get(name) or FORMULAS[name]
-    for fn, want in zip(formulas, wanted):
-        grads.append(fn(g, out, *inputs) if (want and fn is not None) else None)
+    for fn in formulas:
+        grads.append(None if fn is None else fn(g, *saved))
     return tuple(grads)
+
+
+def _wanted(name: str, wanted: tuple, complex_grad: bool = False) -> tuple:
+    """Op `name`'s formulas for the inputs that want a gradient, else None (complex: its complex table)."""
+    formulas = (COMPLEX_FORMULAS.get(name) if complex_grad else None) or FORMULAS[name]
+    return tuple([fn if want else None for fn, want in zip(formulas, wanted)])
 
 
 def _read_inputs(name: str, args: tuple) -> set:
@@ -224,6 +229,7 @@ def originals(name: str, args: tuple, out: Tensor) -> dict | None:
     return {0: out.detach().clone()}
 
 
+_new = object.__new__
 _record_plans: dict = {}  # (op name, which inputs want a gradient) -> (pick, node class, attrs, saves output)
 
 
@@ -235,7 +241,8 @@ def _record_plan(name: str, args: tuple, wanted: tuple) -> tuple:
     # after the op, when a formula reads it), then each input the formulas read, else None
     picked = "".join(f"a[{k}], " if k + 2 in reads else "None, " for k in range(len(args)))
     pick = eval(f"lambda a: (None, {picked})")  # noqa: S307 - built from ints only
-    plan = _record_plans[name, wanted] = (pick, node_class(_NODE_NAMES.get(name, name)), (name, wanted), 1 in reads)
+    plan = _record_plans[name, wanted] = (pick, node_class(_NODE_NAMES.get(name, name)),
+                                          (name, wanted, _wanted(name, wanted)), 1 in reads)
     return plan
 
 
@@ -245,14 +252,27 @@ def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | 
     inputs (`original`: copies of inputs that are `out`, taken before the write; see `originals`;
     `meta`: the arguments' (shape, dtype), made once by the caller's plan; see graph.record). The node is made
     here rather than by graph.record: every elementwise op with a gradient passes, and its plan fixes the rest."""
-    wanted = []  # (a loop, not a comprehension: a comprehension is a function call of its own on Python 3.11)
+    wanted = []  # (loops, not comprehensions: a comprehension is a function call of its own on Python 3.11)
+    nexts = []  # the node's edges, made in the same pass (Node.__init__ then skips its own)
     for a in args:
-        wanted.append(isinstance(a, Tensor) and a._requires_grad)
+        if isinstance(a, Tensor) and a._requires_grad:
+            wanted.append(True)
+            fn = a.grad_fn
+            nexts.append((fn, a._output_nr) if fn is not None else (graph.gradient_edge(a), 0))
+        else:
+            wanted.append(False)
+            nexts.append(_NO_EDGE)
     wanted = tuple(wanted)
     plan = _record_plans.get((name, wanted)) or _record_plan(name, args, wanted)
     pick, cls, attrs, saves_out = plan
-    node = cls(_backward, args, pick(tuple([original.get(k, a) for k, a in enumerate(args)]) if original
-                                     else args), attrs, 1, meta)
+    saved = pick(tuple([original.get(k, a) for k, a in enumerate(args)]) if original else args)
+    # (made as object.__new__ + Node.__init__: a class call costs twice a function call on CPython 3.11; the
+    # node classes have no __init__ of their own, and saved_tensors_hooks swaps Node.__init__ itself)
+    node = _new(cls)
+    if meta is None:
+        Node.__init__(node, _backward, args, saved, attrs, 1)
+    else:
+        Node.__init__(node, _backward, args, saved, attrs, 1, meta, tuple(nexts))
     if graph._dual_levels:
         graph._carry_duals(node, args, (out,))
     out._requires_grad = True
