@@ -212,3 +212,19 @@ def test_a_partial_overlap_of_out_and_input_is_still_refused():
     x = tidal_torch.arange(6.).reshape(2, 3)
     with pytest.raises(RuntimeError, match="some elements of the input tensor and the written-to tensor"):
         tidal_torch.cumsum(x[:, :2], 1, out=x[:, 1:])
+
+
+# -- issue 15's listed items that no test named directly (they pass: kept from coming back) ---------------------
+@pytest.mark.parametrize("case", [
+    lambda T: T.tensor([True, False, True, True]).unfold(0, 2, 1),
+    lambda T: T.gather(T.ones(2, 3), 1, T.empty(2, 0, dtype=T.int32)),
+    lambda T: T.gather(T.ones(2, 3), 1, T.empty(2, 0, dtype=T.int16)),
+    lambda T: T.nn.functional.avg_pool2d(T.tensor([[[[-5, 2, 7], [4, 6, -3]]]]), 2, 1),
+    lambda T: T.nn.functional.prelu(T.tensor(-2.), T.tensor([0.25])),
+    lambda T: T.addcmul(T.tensor([1.], dtype=T.float64), T.tensor([1 / 3]), T.tensor([3.]), value=0.1),
+    lambda T: T.addcdiv(T.tensor([1.], dtype=T.float64), T.tensor([1.]), T.tensor([3.]), value=0.1),
+    lambda T: T.round(T.tensor([1.23456, -2.5551]), decimals=2),
+], ids=["unfold_bool", "gather_empty_int32", "gather_empty_int16", "avg_pool2d_int64", "prelu_0d", "addcmul_value",
+        "addcdiv_value", "round_decimals"])
+def test_issue15_items_stay_fixed(case):
+    assert_same(case)
