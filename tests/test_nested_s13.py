@@ -239,3 +239,12 @@ def test_shape_ops_torch_refuses(fn):
 @OPS
 def test_view_of_a_transposed_jagged_tensor_is_refused_as_torch():
     check_error(lambda L, x: x.view(2, 3, -1), transposed=True)
+
+
+@OPS
+def test_attention_with_a_mask_is_refused_as_torch():
+    def attend(L, x):
+        q = L.nested.nested_tensor([L.ones(2, 4, 8), L.ones(3, 4, 8)], layout=L.jagged).transpose(1, 2)
+        return L.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=L.ones(2, 4, 3, 3, dtype=L.bool))
+
+    check_error(attend)
