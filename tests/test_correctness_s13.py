@@ -270,3 +270,16 @@ def test_cpu_autocast_dtypes_and_values_as_torch(name, request):
     (want_dtype, want), (got_dtype, got) = results
     assert got_dtype == want_dtype
     np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)  # (bfloat16's 8 bits, rounded in either order)
+
+
+# -- round of integers -------------------------------------------------------------------------------------------
+@needs("s13_hunt_int_round.patch")
+@pytest.mark.parametrize("form", ["function", "method", "in_place", "out", "fused"])
+def test_round_of_int64_past_2_53_is_the_identity(form):
+    values = [2 ** 62 + 1, 2 ** 53 + 1, -(2 ** 62) - 3, 2 ** 63 - 1, -2 ** 63, 7]
+
+    def case(T):
+        x = T.tensor(values)
+        return {"function": lambda: T.round(x), "method": lambda: x.round(), "in_place": lambda: x.round_(),
+                "out": lambda: T.round(x, out=T.empty(6, dtype=T.long)), "fused": lambda: (x - 1).round() + 1}[form]()
+    assert_same(case)
