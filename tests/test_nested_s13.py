@@ -248,3 +248,19 @@ def test_attention_with_a_mask_is_refused_as_torch():
         return L.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=L.ones(2, 4, 3, 3, dtype=L.bool))
 
     check_error(attend)
+
+
+@OPS
+def test_embedding_of_nested_token_ids():
+    """F.embedding / nn.Embedding of jagged ids: a jagged (B, j, D) result; the weight's gradient as torch's."""
+    got = {}
+    for L in (torch, tc):
+        ids = L.nested.nested_tensor([L.tensor([1, 2]), L.tensor([0, 3, 3])], layout=L.jagged)
+        weight = L.tensor(np.arange(12.0, dtype=np.float32).reshape(4, 3) / 7, requires_grad=True)
+        out = L.nn.functional.embedding(ids, weight)
+        module = L.nn.Embedding.from_pretrained(weight.detach())(ids)
+        (out.values() * L.tensor(np.arange(15.0, dtype=np.float32).reshape(5, 3))).sum().backward()
+        got[L] = (described(out), described(module), weight.grad.numpy())
+    assert_same(got[tc][0], got[torch][0])
+    assert_same(got[tc][1], got[torch][1])
+    np.testing.assert_allclose(got[tc][2], got[torch][2], rtol=1e-6)
