@@ -250,3 +250,66 @@ def test_fx_graphs_record_profiler_ranges():
     assert got[1] == want[1] == ["foo"]
     ranges = ["_record_function_enter", "_record_function_exit"]
     assert [t for t in got[0] if "record_function" in t] == [t for t in want[0] if "record_function" in t] == ranges
+
+
+# -- tidal's model files under torch's names: real torch loads them as its own modules
+MODULE_NAMES = pytest.mark.xfail(strict=True, reason="needs /work/notes/s13_surface_module_names.patch (with "
+                                 "s13_surface_torch_pickles.patch, which reads torch's names back)")
+
+
+def test_tidal_layers_are_named_as_torch_names_them():
+    """serialization_modules.torch_global: the torch module path of each of tidal's layers, against torch's own."""
+    import inspect
+
+    from tidal.serialization_modules import torch_global
+    checked = 0
+    for name, cls in vars(torch.nn).items():
+        if inspect.isclass(cls) and issubclass(cls, torch.nn.Module) and hasattr(tc.nn, name) and \
+                cls.__module__.startswith("torch.nn.modules."):
+            assert torch_global(getattr(tc.nn, name)) == (cls.__module__, name)
+            checked += 1
+    assert checked > 150
+    assert torch_global(tc.nn.functional.relu) == ("torch.nn.functional", "relu")
+    assert torch_global(TorchNet) is None and torch_global(tc.optim.SGD) is None  # (not tidal's, no torch.nn name)
+
+
+MODELS = {
+    "sequential": (lambda L: L.nn.Sequential(L.nn.Linear(8, 4), L.nn.ReLU(), L.nn.BatchNorm1d(5), L.nn.Dropout(0.2)),
+                   lambda m, x: m(x)),
+    "lstm": (lambda L: L.nn.LSTM(8, 4, 2, batch_first=True), lambda m, x: m(x)[0]),
+    "gru": (lambda L: L.nn.GRU(8, 3), lambda m, x: m(x)[0]),
+    "transformer": (lambda L: L.nn.Transformer(8, 2, 1, 1, 16, batch_first=True), lambda m, x: m(x, x)),
+    "attention": (lambda L: L.nn.MultiheadAttention(8, 2, batch_first=True), lambda m, x: m(x, x, x)[0]),
+    "conv": (lambda L: L.nn.Sequential(L.nn.Conv1d(5, 3, 3), L.nn.GELU(), L.nn.AdaptiveAvgPool1d(2)), lambda m, x: m(x)),
+}
+
+
+@MODULE_NAMES
+@pytest.mark.parametrize("name", list(MODELS))
+def test_a_model_saved_by_tidal_loads_in_torch(name):
+    make, run = MODELS[name]
+    x = np.random.default_rng(1).normal(size=(2, 5, 8)).astype(np.float32)
+    tc.manual_seed(0)
+    model = make(tc).eval()
+    buf = io.BytesIO()
+    tc.save(model, buf)
+    want = run(model, tc.from_numpy(x)).detach().numpy()
+    buf.seek(0)
+    theirs = torch.load(buf, weights_only=False)
+    assert type(theirs) is type(make(torch))  # torch's own class
+    np.testing.assert_allclose(run(theirs, torch.from_numpy(x)).detach().numpy(), want, rtol=1e-5, atol=1e-6)
+    buf.seek(0)
+    ours = tc.load(buf, weights_only=False)  # and back into tidal's classes
+    assert type(ours) is type(model)
+    np.testing.assert_array_equal(run(ours, tc.from_numpy(x)).detach().numpy(), want)
+
+
+@MODULE_NAMES
+def test_torch_weights_only_load_of_a_tidal_model_with_torchs_safe_globals():
+    tc.manual_seed(0)
+    buf = io.BytesIO()
+    tc.save(tc.nn.Sequential(tc.nn.Linear(3, 2), tc.nn.ReLU()), buf)
+    buf.seek(0)
+    with torch.serialization.safe_globals([torch.nn.Sequential, torch.nn.Linear, torch.nn.ReLU]):
+        theirs = torch.load(buf)
+    assert type(theirs[0]) is torch.nn.Linear
