@@ -280,7 +280,8 @@ MODELS = {
     "gru": (lambda L: L.nn.GRU(8, 3), lambda m, x: m(x)[0]),
     "transformer": (lambda L: L.nn.Transformer(8, 2, 1, 1, 16, batch_first=True), lambda m, x: m(x, x)),
     "attention": (lambda L: L.nn.MultiheadAttention(8, 2, batch_first=True), lambda m, x: m(x, x, x)[0]),
-    "conv": (lambda L: L.nn.Sequential(L.nn.Conv1d(5, 3, 3), L.nn.GELU(), L.nn.AdaptiveAvgPool1d(2)), lambda m, x: m(x)),
+    "conv": (lambda L: L.nn.Sequential(L.nn.Conv1d(5, 3, 3), L.nn.GELU(), L.nn.AdaptiveAvgPool1d(2)),
+             lambda m, x: m(x)),
 }
 
 
