@@ -458,7 +458,13 @@ def fill_(self: Tensor, value, *, _node: str = "fill") -> Tensor:
     return fill_values(self, value)
 
 
-_FILLS: dict = {}  # dtype -> (fill expression, its replay head)
+_FILLS: dict = {}  # dtype -> (fill expression, its replay head, its kernel alone on the CPU or None)
+
+
+def _store_kernel(ins, outs, attrs) -> None:
+    # a fill run alone, when the value is already of the tensor's type: one store instead of the NumPy
+    # program (the cast expression, then a copy), a third of a tiny `zeros`/`full`
+    outs[0][...] = ins[0]
 
 
 def fill_values(self: Tensor, value, node: str | None = None) -> Tensor:
@@ -468,10 +474,11 @@ def fill_values(self: Tensor, value, node: str | None = None) -> Tensor:
     fill = _FILLS.get(dtype)
     if fill is None:  # the expression and its replay head, made once per dtype
         expr = f"{ew._CAST_NAME[dtype]}({{0}})"
-        fill = _FILLS[dtype] = (expr, replay_head(expr, None, "compute", 1, 1))
+        fill = _FILLS[dtype] = (expr, replay_head(expr, None, "compute", 1, 1),
+                                _store_kernel if dtype.compute is dtype else None)
     typed = dtype.compute.np.type(value) if dtype is not dt.bool_ else value
-    self._vm.push(compute_instruction("fill", None, (typed,), (many_dims.kernel_view(self._v),), None, fill[0], None,
-                                      fill[1]))
+    self._vm.push(compute_instruction("fill", fill[2] if self.device.type == "cpu" else None, (typed,),
+                                      (many_dims.kernel_view(self._v),), None, fill[0], None, fill[1]))
     if node is not None and self.dtype.is_floating_point:  # the old values get no gradient
         from .view_grads import overload
         record(overload(node, 2) if node == "fill" else node, _zero_grad, (self,), (self,))
