@@ -273,7 +273,7 @@ def test_cpu_autocast_dtypes_and_values_as_torch(name, request):
 
 
 # -- round of integers -------------------------------------------------------------------------------------------
-@needs("s13_hunt_int_round.patch")
+@needs("s13_hunt_dtypes.patch")
 @pytest.mark.parametrize("form", ["function", "method", "in_place", "out", "fused"])
 def test_round_of_int64_past_2_53_is_the_identity(form):
     values = [2 ** 62 + 1, 2 ** 53 + 1, -(2 ** 62) - 3, 2 ** 63 - 1, -2 ** 63, 7]
@@ -282,4 +282,76 @@ def test_round_of_int64_past_2_53_is_the_identity(form):
         x = T.tensor(values)
         return {"function": lambda: T.round(x), "method": lambda: x.round(), "in_place": lambda: x.round_(),
                 "out": lambda: T.round(x, out=T.empty(6, dtype=T.long)), "fused": lambda: (x - 1).round() + 1}[form]()
+    assert_same(case)
+
+
+# -- float16/bfloat16 operands, alpha, `c / t`, rsub, 16-bit log_softmax ------------------------------------------
+VALUES = np.random.RandomState(0).randn(4096).astype(np.float32)  # (4096: torch's vectorized loops, not its tails)
+
+
+def bits(T, dtype: str, make) -> np.ndarray:
+    x = T.tensor(VALUES).to(getattr(T, dtype))
+    return make(T, x).double().numpy()
+
+
+def assert_bitwise(make, dtype: str, allowed: int = 0) -> None:
+    """Equal bits, but for at most `allowed` elements (float32 exp's last bits differ from torch's SLEEF ones)."""
+    want, got = (bits(T, dtype, make) for T in FRAMEWORKS)
+    differ = int((~((got == want) | (np.isnan(got) & np.isnan(want)))).sum())
+    assert differ <= allowed, f"{differ} of {want.size} elements differ from torch's"
+
+
+HALF_CASES = {
+    "add_number": lambda T, x: x + 0.3,
+    "number_sub": lambda T, x: 0.3 - x,
+    "in_place_add": lambda T, x: x.clone().add_(0.3),
+    "add_int_tensor": lambda T, x: x + (T.arange(4096) * 7 + 2049),  # (past 2048: not every int is a float16)
+    "add_0d_float32": lambda T, x: x + T.tensor(0.3),
+    "remainder": lambda T, x: x % 0.3,
+    "fmod": lambda T, x: T.fmod(x, 0.3),
+    "pow_number": lambda T, x: x.abs() ** 1.3,
+    "number_pow": lambda T, x: 0.3 ** x,
+    "atan2_0d": lambda T, x: T.atan2(x, T.tensor(0.3)),
+    "number_div_function": lambda T, x: T.div(0.3, x),
+    "eq_number": lambda T, x: (T.full_like(x, 0.3) == 0.3).to(x.dtype),
+    "add_alpha": lambda T, x: T.add(x, x * 0.5, alpha=0.1),
+    "sub_alpha": lambda T, x: T.sub(x, x * 0.5, alpha=3),
+    "add_number_alpha": lambda T, x: T.add(x, 0.3, alpha=0.7),
+    "add_int_alpha": lambda T, x: T.add(x, T.arange(4096) % 7, alpha=0.5),
+    "rsub_alpha": lambda T, x: T.rsub(x, 0.7, alpha=3),
+    "log_softmax": lambda T, x: T.log_softmax(x.reshape(64, 64), 1),
+    "log_softmax_grad": lambda T, x: _log_softmax_grad(T, x),
+    # already equal: mul and div take a number second operand at its own value
+    "mul_number": lambda T, x: x * 0.3,
+    "div_number": lambda T, x: x / 0.3,
+}
+
+
+def _log_softmax_grad(T, x):
+    leaf = x.reshape(64, 64).detach().requires_grad_()
+    (T.log_softmax(leaf, 1) * T.arange(64.).to(x.dtype)).sum().backward()
+    return leaf.grad
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", list(HALF_CASES))
+def test_half_precision_operands_round_as_torch(name, dtype, request):
+    if name not in ("mul_number", "div_number"):
+        request.applymarker(needs("s13_hunt_dtypes.patch"))
+    assert_bitwise(HALF_CASES[name], dtype, allowed=16 if name == "log_softmax_grad" else 0)  # (before: ~1600)
+
+
+@needs("s13_hunt_dtypes.patch")
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("number", [3, 0.3])
+def test_number_divided_by_a_tensor_is_reciprocal_times_number(dtype, number):
+    assert_bitwise(lambda T, x: number / x, dtype)
+
+
+@needs("s13_hunt_dtypes.patch")
+@pytest.mark.parametrize("case", [
+    lambda T: T.add(T.ones(2, dtype=T.bfloat16), T.tensor([3, 4]), alpha=0.5),
+    lambda T: T.add(T.ones(2, dtype=T.float16), T.tensor([True, False]), alpha=0.5),
+], ids=["bfloat16_int", "float16_bool"])
+def test_add_with_alpha_keeps_the_16_bit_result_dtype(case):
     assert_same(case)
