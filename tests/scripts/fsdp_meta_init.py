@@ -1,7 +1,8 @@
 """FSDP2 with meta-device initialization, as pytorch/examples' distributed/FSDP2/example.py does it: the model built
 under `torch.device("meta")`, fully_shard per layer, `to_empty(device="cpu")`, parameters then filled shard by shard
 (distribute_tensor of NumPy-made values, so torch and tidal start equal), an Adam with a tensor lr, and
-torch.distributed.checkpoint.state_dict._init_optim_state (the private helper the example's checkpointer calls).
+torch.distributed.checkpoint.state_dict._init_optim_state (the private helper the example's checkpointer calls);
+then its checkpointer's resume: a second meta model given DTensor parameters with load_state_dict(assign=True).
 
 Run with `torchrun --nproc-per-node 2 fsdp_meta_init.py` (real torch, gloo) or
 `python -m tidal.comm.launch --nproc-per-node 2 -m tidal.compat fsdp_meta_init.py` (tidal). Rank 0 prints the
@@ -53,6 +54,32 @@ for _ in range(4):
     optimizer.step()
     losses.append(loss.detach())
 
+
+
+def meta_model():
+    with torch.device("meta"):
+        fresh = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4))
+    for layer in (fresh[0], fresh[2]):
+        fully_shard(layer, mesh=mesh)
+    fully_shard(fresh, mesh=mesh)
+    return fresh
+
+
+full_sd = {name: p.full_tensor() for name, p in model.state_dict().items()}  # the checkpointer's saved file
+resumed = meta_model()
+meta_sd = resumed.state_dict()
+resumed.load_state_dict({name: nn.Parameter(distribute_tensor(full, meta_sd[name].device_mesh,
+                                                              meta_sd[name].placements))
+                         for name, full in full_sd.items()}, strict=False, assign=True)
+optimizer2 = torch.optim.Adam(resumed.parameters(), lr=0.01)
+for _ in range(2):
+    optimizer2.zero_grad()
+    loss = F.mse_loss(resumed(x_mine), y_mine)
+    loss.backward()
+    optimizer2.step()
+    losses.append(loss.detach())
+resumed_devices = sorted({str(p.device) for p in resumed.parameters()})
+
 mean_losses = torch.stack(losses)
 dist.all_reduce(mean_losses)
 mean_losses /= world_size
@@ -61,5 +88,5 @@ devices = sorted({str(p.device) for p in model.parameters()})
 dist.barrier()
 if rank == 0:
     report(mean_losses.tolist(), placements=placements, meta=meta, devices=devices, state_sizes=state_sizes,
-           lr_after_init=lr_after_init, world_size=world_size)
+           lr_after_init=lr_after_init, resumed_devices=resumed_devices, world_size=world_size)
 dist.destroy_process_group()
