@@ -332,11 +332,21 @@ _CALL_TEMPLATE = re.compile(r"^np\.(\w+)\(\{0\}(?:, (\{1\}|-?\d+))?\)$")
 _direct_kernels: dict = {}
 
 
+def _where_kernel(ins, outs, attrs) -> None:
+    # where(c, a, b) into its result as two copies: the NumPy path's np.where makes a temporary it then copies
+    # (the template has no casts, so a and b already hold the result's type)
+    np.copyto(outs[0], ins[2], casting="unsafe")
+    np.copyto(outs[0], ins[1], casting="unsafe", where=ins[0])
+
+
 def _ufunc_kernel(template: str):
     """The kernel `ufunc(inputs..., out=out)` when `template` is exactly one NumPy ufunc call (the
-    single-op NumPy path then makes no temporary and no copy), else None."""
+    single-op NumPy path then makes no temporary and no copy), or a plain `where`, else None."""
     if template in _direct_kernels:
         return _direct_kernels[template]
+    if template == "where({0}, {1}, {2})":
+        _direct_kernels[template] = _where_kernel
+        return _where_kernel
     ufunc, const = None, None
     match = _BINARY_TEMPLATE.match(template)
     if match:
