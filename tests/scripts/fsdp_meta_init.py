@@ -2,7 +2,8 @@
 under `torch.device("meta")`, fully_shard per layer, `to_empty(device="cpu")`, parameters then filled shard by shard
 (distribute_tensor of NumPy-made values, so torch and tidal start equal), an Adam with a tensor lr, and
 torch.distributed.checkpoint.state_dict._init_optim_state (the private helper the example's checkpointer calls);
-then its checkpointer's resume: a second meta model given DTensor parameters with load_state_dict(assign=True).
+then its checkpointer's two resumes: a meta model given DTensor parameters with load_state_dict(assign=True), and
+one given the whole state dict by set_model_state_dict(full_state_dict=True, broadcast_from_rank0=True).
 
 Run with `torchrun --nproc-per-node 2 fsdp_meta_init.py` (real torch, gloo) or
 `python -m tidal.comm.launch --nproc-per-node 2 -m tidal.compat fsdp_meta_init.py` (tidal). Rank 0 prints the
@@ -13,7 +14,7 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.distributed.checkpoint.state_dict import _init_optim_state
+from torch.distributed.checkpoint.state_dict import StateDictOptions, _init_optim_state, set_model_state_dict
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 from torch.distributed.tensor import distribute_tensor
@@ -79,6 +80,18 @@ for _ in range(2):
     optimizer2.step()
     losses.append(loss.detach())
 resumed_devices = sorted({str(p.device) for p in resumed.parameters()})
+
+by_dcp = meta_model()  # the example's --dcp-api resume
+set_model_state_dict(by_dcp, {name: full.clone() for name, full in full_sd.items()},
+                     options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True))
+optimizer3 = torch.optim.Adam(by_dcp.parameters(), lr=0.01)
+for _ in range(2):
+    optimizer3.zero_grad()
+    loss = F.mse_loss(by_dcp(x_mine), y_mine)
+    loss.backward()
+    optimizer3.step()
+    losses.append(loss.detach())
+resumed_devices += sorted({str(p.device) for p in by_dcp.parameters()})
 
 mean_losses = torch.stack(losses)
 dist.all_reduce(mean_losses)
