@@ -336,3 +336,26 @@ def test_setup_cfg_lists_every_package():
             found.add("tidal" if rel == "." else "tidal." + rel.replace(os.sep, "."))
     assert "tidal.nested" in found and "tidal.distributed._tensor" in found
     assert sorted(found - listed) == []
+
+
+def test_dtensor_old_import_path():
+    """torch.distributed._tensor (torch's shim over torch.distributed.tensor) and tensor.device_mesh: the names
+    programs import from them, present in torch's and tidal's, tidal's the same objects as its
+    torch.distributed.tensor's."""
+    import importlib
+
+    import tidal.distributed.tensor as dtensor
+    names = {"distributed._tensor": list(importlib.import_module("torch.distributed._tensor").__dict__.get(
+                 "__all__", ["DeviceMesh", "distribute_module", "distribute_tensor", "DTensor", "empty", "full",
+                             "init_device_mesh", "ones", "Partial", "Placement", "rand", "randn", "Replicate",
+                             "Shard", "zeros"])),
+             "distributed._tensor.device_mesh": ["DeviceMesh", "init_device_mesh"],
+             "distributed.tensor.device_mesh": ["DeviceMesh", "init_device_mesh"],
+             "distributed._tensor.api": ["DTensor", "distribute_tensor", "distribute_module", "zeros", "ones"],
+             "distributed._tensor.placement_types": ["Placement", "Shard", "Replicate", "Partial"]}
+    for path, wanted in names.items():
+        theirs = importlib.import_module("torch." + path)
+        ours = importlib.import_module("tidal." + path)
+        assert all(hasattr(theirs, n) for n in wanted), path
+        for n in wanted:
+            assert getattr(ours, n) is getattr(dtensor, n), (path, n)
