@@ -355,3 +355,26 @@ def test_number_divided_by_a_tensor_is_reciprocal_times_number(dtype, number):
 ], ids=["bfloat16_int", "float16_bool"])
 def test_add_with_alpha_keeps_the_16_bit_result_dtype(case):
     assert_same(case)
+
+
+# -- float32 add/sub with alpha: one multiply-add ---------------------------------------------------------------
+@needs("s13_hunt_fma_alpha.patch")
+@pytest.mark.parametrize("case", [
+    lambda T, x: T.add(x, x.flip(0), alpha=0.1),
+    lambda T, x: T.sub(x, x.flip(0), alpha=3),
+    lambda T, x: x.clone().add_(x.flip(0), alpha=-0.01),
+    lambda T, x: T.add(x, 0.3, alpha=0.7),
+    lambda T, x: T.rsub(x, 0.7, alpha=3),
+    lambda T, x: T.add(x, T.arange(4096) % 7, alpha=0.1),
+], ids=["add", "sub", "in_place", "number", "rsub", "int_other"])
+def test_float32_add_with_alpha_is_one_multiply_add(case):
+    assert_bitwise(case, "float32")
+
+
+def test_float32_add_with_alpha_keeps_torchs_nodes_and_gradients():
+    def case(T):
+        x, y = T.tensor([1., 2.], requires_grad=True), T.tensor([3., 4.], requires_grad=True)
+        z, w = T.add(x, y, alpha=0.5), T.sub(x, y, alpha=2)
+        (z.sum() + w.sum()).backward()
+        return [z.grad_fn.name(), w.grad_fn.name(), x.grad, y.grad]
+    assert_same(case)
