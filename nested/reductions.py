@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..ops import torch_function as tf
 from ..tensor import Tensor
-from .nested_tensor import NestedTensor, _alias, _components, make_jagged
+from .nested_tensor import NestedTensor, _alias, _components, _wrap, make_jagged
 
 REDUCTIONS = {"sum", "mean", "prod", "any", "all", "amax", "amin", "argmax", "argmin", "max", "min"}
 NORMALIZERS = {"softmax", "log_softmax"}
@@ -23,12 +23,6 @@ def _arguments(args: tuple, kwargs: dict) -> tuple:
     keepdim = args[2] if len(args) > 2 else rest.pop("keepdim", False)
     rest.pop("dim", None)
     return dim, bool(keepdim), rest
-
-
-def _canonical(dim: int, n: int) -> int:
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
-    return dim % n
 
 
 def _call(func, values: Tensor, dim, keepdim: bool, rest: dict):
@@ -55,7 +49,7 @@ def reduce(func, name: str, args: tuple, kwargs: dict):
         return out
     listed = isinstance(dim, (list, tuple))
     n, r = nt.dim(), nt._ragged_idx
-    dims = [_canonical(d, n) for d in (dim if listed else [dim])]
+    dims = [_wrap(d, n, "dim") for d in (dim if listed else [dim])]
     on_batch, on_ragged = 0 in dims, r in dims
     on_dense = any(d not in (0, r) for d in dims)
     inner = list(dict.fromkeys(r - 1 if d == 0 else d - 1 for d in dims))
@@ -107,4 +101,4 @@ def normalize(func, name: str, args: tuple, kwargs: dict):
 def over_ragged_dim(nt: NestedTensor, args: tuple, kwargs: dict) -> bool:
     """Whether a softmax-like call's dim is `nt`'s ragged dim."""
     dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
-    return isinstance(dim, int) and not isinstance(dim, bool) and _canonical(dim, nt.dim()) == nt._ragged_idx
+    return isinstance(dim, int) and not isinstance(dim, bool) and _wrap(dim, nt.dim(), "dim") == nt._ragged_idx

@@ -6,20 +6,14 @@ from __future__ import annotations
 
 from ..ops import torch_function as tf
 from ..tensor import Tensor
-from .nested_tensor import NestedTensor, _alias, _components, make_jagged
-
-
-def _canonical(dim: int, n: int) -> int:
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
-    return dim % n
+from .nested_tensor import NestedTensor, _alias, _components, _wrap, make_jagged
 
 
 def _inner(nt: NestedTensor, dim: int, name: str, n: int | None = None, ragged_ok: bool = False) -> int:
     """An outer dim of `nt` (of `n` dims) as a dim of the packed values; torch's refusals of the batch and ragged
     dims."""
     n = nt.dim() if n is None else n
-    d = _canonical(dim, n)
+    d = _wrap(dim, n, "dim")
     if d == nt._ragged_idx and not ragged_ok:
         raise RuntimeError(f"{name}(): not supported for NestedTensor on ragged dim")
     if d == 0:
@@ -92,7 +86,7 @@ def select(func, args: tuple, kwargs: dict):
     nt = args[0]
     dim = args[1] if len(args) > 1 else kwargs["dim"]
     index = args[2] if len(args) > 2 else kwargs["index"]
-    if _canonical(dim, nt.dim()) == 0:
+    if _wrap(dim, nt.dim(), "dim") == 0:
         return _components(nt)[index]
     d = _inner(nt, dim, "select")
     r = nt._ragged_idx - 1 if d < nt._ragged_idx - 1 else nt._ragged_idx
@@ -103,7 +97,7 @@ def narrow(func, args: tuple, kwargs: dict):
     """nt.narrow(dim, start, length) of a dense dim."""
     nt = args[0]
     dim, start, length = list(args[1:]) + [kwargs[k] for k in ("dim", "start", "length")[len(args) - 1:]]
-    d = _canonical(dim, nt.dim())
+    d = _wrap(dim, nt.dim(), "dim")
     if d in (0, nt._ragged_idx):  # (torch's slice refuses both)
         raise RuntimeError(f"slice(): not supported for NestedTensor on dim={d}")
     return make_jagged(_run("narrow", nt, d - 1, start, length), nt._offsets, nt._ragged, nt._ragged_idx)
@@ -125,7 +119,7 @@ def permute(func, args: tuple, kwargs: dict):
     if n != len(dims):
         raise ValueError(f"permute(): number of dimensions in the tensor input ({n}) does not match the length of the "
                          f"desired ordering of dimensions ({len(dims)}).")
-    dims = [_canonical(d, n) for d in dims]
+    dims = [_wrap(d, n, "dim") for d in dims]
     if len(set(dims)) != len(dims):
         raise ValueError("permute(): duplicate dims are not allowed.")
     if dims[0] != 0:
