@@ -54,22 +54,21 @@ def head(code, reduce, stream: str, n_ins: int, n_outs: int) -> tuple:
     return (code, reduce, stream, n_ins, n_outs)
 
 
-def instruction_head(ins) -> tuple:
-    """`head` of an instruction that did not bring its own."""
-    return head(ins.expr if ins.expr is not None else ins.kernel, ins.reduce, ins.stream, len(ins.ins), len(ins.outs))
-
-
 def signature(window: list) -> tuple:
     """A hashable description of everything the fusion pass decides on, except liveness: one flat
-    tuple (cheap to hash) of each instruction's head (instruction_head), and per view its blob's
+    tuple (cheap to hash) of each instruction's head, and per view its blob's
     number and layout id at first sight, else its view number."""
     blobs: dict = {}
     views: dict = {}
     sig = []
     add = sig.append
+    layouts = _layouts
     for ins in window:
         made = ins.head
-        add(made if made is not None else instruction_head(ins))
+        if made is None:  # an op launched without a plan's head
+            made = head(ins.expr if ins.expr is not None else ins.kernel, ins.reduce, ins.stream, len(ins.ins),
+                        len(ins.outs))
+        add(made)
         for v in ins.ins + ins.outs:  # (one concatenated tuple: cheaper than a loop over the two)
             if v.__class__ is View:
                 n = views.get(v)
@@ -79,8 +78,11 @@ def signature(window: list) -> tuple:
                     if b is None:
                         b = blobs[v.blob] = len(blobs)
                     lid = v.layout
-                    if lid is None:
-                        lid = v.layout = _layout_id(v)
+                    if lid is None:  # (layout_id's lookup inlined: most views of a step are new to it)
+                        lid = layouts.get((v.shape, v.strides, v.offset, v.dtype.num))
+                        if lid is None:
+                            lid = _layout_id(v)
+                        v.layout = lid
                     add(b)
                     add(lid)
                 else:
