@@ -60,3 +60,35 @@ def test_tensor_parallel_llama_block_on_2_ranks_follows_torch(tmp_path):
     np.testing.assert_allclose(got["losses"], expected["losses"], rtol=1e-5, atol=1e-6)
     for mine, theirs_ in zip(got["group_norm"], expected["group_norm"]):  # group_norm's values and input gradient
         np.testing.assert_allclose(mine, theirs_, rtol=1e-5, atol=1e-6)
+
+
+BATCH_NORM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "dtensor_batch_norm.py")
+
+
+@PATCH
+@pytest.mark.timeout(2 * TIMEOUT_S)
+def test_batch_norm_of_dtensors_on_2_ranks_follows_torch(tmp_path):
+    """Values, gradients (they were lost: requires_grad False), running statistics and eval mode, against real
+    torch's own 2 ranks (torch.distributed.run, gloo)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "tidal").mkdir()
+    run_key = torch_reference.key("dtensor_batch_norm", "2 ranks")
+    expected = torch_reference.lookup(run_key)
+    theirs = None if expected is not None else _start(
+        ["-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", str(port), BATCH_NORM],
+        tmp_path / "torch")
+    ours = _start(["-m", "tidal.comm.launch", "--nproc-per-node", "2", "--no-prefix", "-m", "tidal.compat",
+                   BATCH_NORM], tmp_path / "tidal")
+    if expected is None:
+        expected = torch_reference.store(run_key, _finish(theirs, "torch"))
+    got = _finish(ours, "tidal.comm.launch")
+    assert expected["framework"] == "torch" and got["framework"] != "torch"
+    assert got["results"].keys() == expected["results"].keys()
+    for placement, want in expected["results"].items():
+        mine = got["results"][placement]
+        assert mine[-1] is want[-1] is True, placement  # the result takes part in autograd
+        for a, b in zip(mine[:-1], want[:-1]):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=placement)
