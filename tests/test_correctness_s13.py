@@ -378,3 +378,14 @@ def test_float32_add_with_alpha_keeps_torchs_nodes_and_gradients():
         (z.sum() + w.sum()).backward()
         return [z.grad_fn.name(), w.grad_fn.name(), x.grad, y.grad]
     assert_same(case)
+
+
+# -- pow into a bool tensor --------------------------------------------------------------------------------------
+@needs("s13_hunt_pow_inplace.patch")
+@pytest.mark.parametrize("exponent_dtype", ["int32", "int64"])
+@pytest.mark.parametrize("form", ["in_place", "out"])
+def test_pow_of_bools_by_an_integer_tensor_into_a_bool_is_refused(exponent_dtype, form):
+    def case(T):
+        x, e = T.tensor([True, False, True]), T.tensor([2, 1, 0], dtype=getattr(T, exponent_dtype))
+        return x.pow_(e) if form == "in_place" else T.pow(x, e, out=T.empty(3, dtype=T.bool))
+    assert_same(case)
