@@ -389,3 +389,16 @@ def test_pow_of_bools_by_an_integer_tensor_into_a_bool_is_refused(exponent_dtype
         x, e = T.tensor([True, False, True]), T.tensor([2, 1, 0], dtype=getattr(T, exponent_dtype))
         return x.pow_(e) if form == "in_place" else T.pow(x, e, out=T.empty(3, dtype=T.bool))
     assert_same(case)
+
+
+# -- in-place ops whose result cannot go back into self ------------------------------------------------------------
+@needs("s13_hunt_inplace_cast.patch")
+@pytest.mark.parametrize("case", [
+    lambda T: T.tensor([1, 0, 3], dtype=T.int32).__ior__(T.tensor([2., 1., 1.])),
+    lambda T: T.tensor([1, 0, 3], dtype=T.uint8).__ilshift__(2.5),
+    lambda T: T.tensor([True, False]).__ior__(T.tensor([1., 2.], dtype=T.float16)),
+    lambda T: T.tensor([1, 0, 3], dtype=T.uint8).floor_divide_(1j),
+    lambda T: T.tensor([1, 0, 3]).remainder_(T.tensor([1j, 1j, 1j])),
+], ids=["int_or_float", "uint8_shift_float", "bool_or_half", "floor_divide_complex", "remainder_complex"])
+def test_in_place_result_that_cannot_be_cast_back_is_torchs_runtime_error(case):
+    assert_same(case)
