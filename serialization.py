@@ -36,6 +36,8 @@ from .serialization_allowlist import (_SAFE_GLOBALS, _refusal, _user_safe_global
 from .serialization_atomic import atomic_write as _atomic_write
 from .serialization_atomic import temp_prefix as _temp_prefix  # noqa: F401 - (tests name it here)
 from .serialization_legacy import LegacyStorages, load_legacy, save_legacy
+from .serialization_nested import (NJT_MODULE, DimRange, nested_class, nested_reduction, rebuild_nested_tensor,
+                                  rebuild_njt)
 from .serialization_sparse import LayoutName, get_layout, rebuild_sparse_tensor, sparse_arguments
 from .serialization_options import (DEFAULT_PROTOCOL, LoadEndianness, check_module_version_greater_or_equal,  # noqa: F401
                                     default_restore_location, get_default_load_endianness, get_default_mmap_options,
@@ -44,6 +46,7 @@ from .serialization_options import (DEFAULT_PROTOCOL, LoadEndianness, check_modu
 from .tensor import Size, Tensor, device
 from .tensor import dtype as dt
 from .vm import View
+from .serialization_modules import module_reduction, torch_global
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals",
            "get_unsafe_globals_in_checkpoint", "DEFAULT_PROTOCOL", "LoadEndianness", "get_default_load_endianness",
@@ -117,13 +120,16 @@ class _TorchPickler(pickle._Pickler):
     def reducer_override(self, obj):
         if isinstance(obj, Tensor):
             return self._reduce_tensor(obj)
-        return NotImplemented
+        return module_reduction(obj) or NotImplemented
 
     def _reduce_tensor(self, t: Tensor) -> tuple:
         from .nn.parameter import Parameter  # nn sits above this module's dependencies: import on use
         if isinstance(t, Parameter):
             plain = Tensor._make(t._v, t.dtype, t.device, t._vm)
             return _torch_name("torch._utils", "_rebuild_parameter"), (plain, t.requires_grad, OrderedDict())
+        nested = nested_reduction(t, _torch_name)
+        if nested is not None:  # torch's forms: torch and tidal load each other's nested tensors
+            return nested
         sparse = sparse_arguments(t)
         if sparse is not None:  # torch's form (tidal's sparse tensor also holds its dense values: not saved)
             return _torch_name("torch._utils", "_rebuild_sparse_tensor"), sparse
@@ -150,6 +156,10 @@ class _TorchPickler(pickle._Pickler):
         return record
 
     def save_global(self, obj, name=None) -> None:
+        found = torch_global(obj) if name is None else None
+        if found is not None:  # tidal's layers under torch's names: real torch loads them as its own modules
+            self.save(_torch_name(*found))
+            return
         try:
             super().save_global(obj, name)
         except pickle.PicklingError as exc:
@@ -349,6 +359,8 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
 
 def _rebuild_from_type_v2(func, new_type, args, state):
     from .nn.parameter import Parameter
+    if func is rebuild_njt and isinstance(args, tuple):  # a jagged nested tensor (torch's state: its internals)
+        return rebuild_njt(*args)
     if func not in (_rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter) or \
             new_type not in (Tensor, Parameter) or not isinstance(args, tuple):
         raise pickle.UnpicklingError("_rebuild_from_type_v2: only tensors and parameters can be rebuilt")
@@ -370,6 +382,8 @@ _TORCH_GLOBALS = {
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
     ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
     ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
+    ("torch._utils", "_rebuild_nested_tensor"): rebuild_nested_tensor, (NJT_MODULE, "_rebuild_njt"): rebuild_njt,
+    ("torch._dynamo.decorators", "_DimRange"): DimRange,
     ("torch._utils", "_rebuild_sparse_tensor"): rebuild_sparse_tensor, ("torch.serialization", "_get_layout"): get_layout,
     ("torch", "Tensor"): Tensor, ("torch._tensor", "Tensor"): Tensor,
     ("torch", "device"): device, ("torch", "Size"): Size,
@@ -380,7 +394,7 @@ _TORCH_GLOBALS.update({("torch", d.name): d for d in dt.ALL})
 _TORCH_GLOBALS.update({("torch", alias): dt.from_name(alias) for alias in ("half", "float", "double", "short",
                                                                             "int", "long")})
 _LAZY_TORCH_GLOBALS = {("torch.nn.parameter", "Parameter"): _parameter_class,
-                       ("torch.nn", "Parameter"): _parameter_class}
+                       ("torch.nn", "Parameter"): _parameter_class, (NJT_MODULE, "NestedTensor"): nested_class}
 
 def get_unsafe_globals_in_checkpoint(f) -> list:
     """The globals ('module.name') a checkpoint's pickle names that a weights_only load would refuse (read
@@ -534,6 +548,22 @@ def _skipped_rebuild(*args) -> None:
     """A rebuild put off until the storages hold their data (legacy checkpoints with sparse tensors)."""
 
 
+def _torch_equivalent(module: str, name: str):
+    """What a torch checkpoint's global `module.name` (say torch.nn.modules.linear.Linear, from torch.save(model))
+    stands for in tidal: the object `import torch` finds under tidal.compat; None where tidal has none."""
+    from .compat._importer import target_name  # lazily: compat sits above serialization
+
+    target = target_name(module)
+    if target is None:
+        return None
+    obj = importlib.import_module(target)
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
 class _Unpickler(pickle.Unpickler):
     """Resolves torch's names to tidal's; with weights_only, refuses every global not allowed."""
 
@@ -556,8 +586,14 @@ class _Unpickler(pickle.Unpickler):
             return _SAFE_GLOBALS[key]
         if f"{module}.{name}" in _user_safe_globals:
             return _user_safe_globals[f"{module}.{name}"]
-        if module == "torch" or module.startswith("torch."):
-            raise _refusal(module, name, "has no tidal equivalent (tidal.load never imports torch).")
+        found = _torch_equivalent(module, name) if module == "torch" or module.startswith("torch.") else None
+        if found is not None and (not self.weights_only or any(found is g for g in _user_safe_globals.values())):
+            return found  # a class torch's checkpoint names (a whole nn.Module...) as `import torch` finds it here
+        if found is None and (module == "torch" or module.startswith("torch.")):
+            if self.weights_only:
+                raise _refusal(module, name, "has no tidal equivalent (tidal.load never imports torch).")
+            raise pickle.UnpicklingError(f"{dt.repr_namespace[0]}.load: the checkpoint names {module}.{name}, which "
+                                         "has no tidal equivalent (tidal.load never imports torch)")
         if self.weights_only:
             ns, full = dt.repr_namespace[0], f"{module}.{name}"  # torch names the global by its full path
             if module == "builtins":

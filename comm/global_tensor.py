@@ -523,6 +523,16 @@ class GlobalTensor:
         """The value outside the autograd graph, sharing memory."""
         return GlobalTensor(self._local.data, self.placement, self.sbp, self._shape)
 
+    @data.setter
+    def data(self, value: "GlobalTensor") -> None:
+        """`p.data = new` (module.to_empty, .to(): the shard takes the new shard's memory, dtype and device; the
+        object, and so a parameter's identity, stays)."""
+        if not isinstance(value, GlobalTensor) or value.placement != self.placement:
+            raise RuntimeError("data: expected a global tensor on the same placement (assigning a local tensor to a "
+                               "global one's data is not supported)")
+        self._local.data = value._local
+        self.sbp, self._shape = value.sbp, value._shape
+
     # -- every other method: through the dispatcher ------------------------------------------------------------
     def __getattr__(self, name: str):
         member = getattr(Tensor, name, None) if not name.startswith("_") else None

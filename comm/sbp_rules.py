@@ -413,6 +413,7 @@ def _table() -> dict:
                  "__and__", "__or__", "__xor__", "__invert__", "__abs__", "float", "double", "half", "bfloat16",
                  "to", "type", "int", "long", "bool"):
         rules[name] = elementwise
+    rules["full_like"] = elementwise  # (as ones_like: the value everywhere, in any split)
     for name in ("add", "sub", "subtract", "__add__", "__radd__", "__sub__", "__rsub__"):
         rules[name] = additive
     for name in ("mul", "multiply", "__mul__", "__rmul__"):
@@ -420,7 +421,7 @@ def _table() -> dict:
     for name in ("div", "divide", "true_divide", "__truediv__"):
         rules[name] = divisive
     for name in ("neg", "negative", "__neg__", "positive", "__pos__", "clone", "contiguous", "detach",
-                 "zeros_like"):
+                 "zeros_like", "empty_like"):  # (empty_like: any layout holds garbage; meta DTensors take no comm)
         rules[name] = linear_unary
     for name in ("matmul", "mm", "bmm", "__matmul__"):
         rules[name] = matmul

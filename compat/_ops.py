@@ -100,6 +100,9 @@ class _Ops:
         if name == "aten":
             raise AttributeError("torch.ops.aten: tidal has no ATen dispatcher; call the torch function of the same "
                                  "name (torch.add, torch.nn.functional.conv2d, ...) instead")
+        if name == "profiler":  # torch's record_function ops (torch.fx graphs call them)
+            from ._profiler_ops import namespace
+            return namespace
         return _OpNamespace(name)
 
     def load_library(self, path: str) -> None:

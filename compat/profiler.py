@@ -165,6 +165,9 @@ class EventList(list):
             averages.setdefault(e.key, FunctionEventAvg(e.key)).add(e)
         return EventList(averages.values())
 
+    def __str__(self) -> str:
+        return self.table()  # (print(prof.key_averages()) prints the table, as torch's EventList)
+
     def table(self, sort_by: str | None = None, row_limit: int = 100, max_src_column_width: int = 75,
               max_name_column_width: int = 55, max_shapes_column_width: int = 80, header: str | None = None,
               top_level_events_only: bool = False, time_unit: str | None = None) -> str:

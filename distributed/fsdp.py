@@ -196,11 +196,24 @@ def _regather_all(state: _State) -> None:
             state.regathered[p] = _gather(p, state)
 
 
+def _adopt_assigned(p: _Param) -> None:
+    """Take as the shard a parameter the program registered in its place while resharded (load_state_dict(...,
+    assign=True) of DTensor parameters, as torch's FSDP2 adopts them)."""
+    owner, name = p.slots[0]
+    current = owner._parameters.get(name)
+    if current is not p.sharded and isinstance(current, GlobalTensor) and current._shape == p.sharded._shape \
+            and current.sbp == p.sharded.sbp and current.placement == p.sharded.placement:
+        p.sharded = current
+        p.register(current)
+
+
 def _unshard(state: _State) -> None:
     grad = is_grad_enabled()
     state.waiting = 0
     state.saved = set()
     for p in state.params:
+        if not state.unsharded:
+            _adopt_assigned(p)
         full = _gather(p, state)  # from the detached shard: no graph
         if grad and p.sharded.requires_grad:
             record("fsdp_unshard", _unshard_backward, (p.sharded._local,), (full,), (), (p, state))

@@ -2,8 +2,10 @@
 
 Pointwise ops (every elementwise op, activations, casts, copies) and ops over the trailing dims (linear, matmul by a
 dense matrix, layer_norm, softmax and reductions over a dim after the ragged one) are supported, as torch's jagged
-tensors support them; a `dim` argument is moved past the batch dim. Other ops refuse with a RuntimeError naming
-the op rather than run on the packed memory as if it were a dense tensor.
+tensors support them; a `dim` argument is moved past the batch dim. Jagged tensors also take the ops of
+structure.py (transpose, flatten, cat, attention), shape_ops.py (view/reshape, unsqueeze, select, permute, split...)
+and reductions.py (reductions over any dims torch's jagged layout reduces, softmax over the ragged dim). Other ops
+refuse with a RuntimeError naming the op rather than run on the packed memory as if it were a dense tensor.
 """
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from ..ops import torch_function as tf
 from ..ops.elementwise import OPS
 from ..tensor import Tensor
 from .nested_tensor import NestedTensor, _alias, _components, _wrap, make_jagged, make_strided
+from .reductions import NORMALIZERS, REDUCTIONS, normalize, over_ragged_dim, reduce
+from .shape_ops import OPS as SHAPES
 from .structure import OPS as STRUCTURE
 
 POINTWISE = set(OPS) | {
@@ -22,12 +26,13 @@ POINTWISE = set(OPS) | {
     "clone", "detach", "contiguous", "to", "float", "double", "half", "bfloat16", "int", "long", "bool", "type_as",
     "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "ge", "le", "isclose",
     "bitwise_not", "invert", "sgn", "absolute", "negative", "square", "sub", "add", "mul", "div", "pow", "fill",
-    "zero", "bernoulli", "uniform", "normal", "exponential", "cauchy", "log_normal", "geometric", "random",
+    "zero", "bernoulli", "uniform", "normal", "exponential", "cauchy", "log_normal", "geometric", "random", "frexp",
 }
 # ops over the trailing dims whose `dim` (second positional argument or keyword) is moved past the batch dim
 DIM_OPS = {"sum", "mean", "amax", "amin", "prod", "softmax", "log_softmax", "cumsum", "cumprod", "argmax", "argmin",
            "logsumexp", "var", "std", "nansum", "nanmean", "all", "any", "norm", "count_nonzero"}
-TRAILING = {"linear", "matmul", "layer_norm", "rms_norm", "normalize", "__matmul__", "chunk", "split"} | DIM_OPS
+TRAILING = {"linear", "matmul", "layer_norm", "rms_norm", "normalize", "__matmul__", "chunk", "split",
+            "embedding"} | DIM_OPS
 _DIM_POSITION = {"normalize": 2, "chunk": 2, "split": 2}  # F.normalize(input, p, dim), chunk(input, chunks, dim)
 
 
@@ -57,6 +62,14 @@ def call(func, args: tuple, kwargs: dict):
         return _in_place(func, args, kwargs)
     if first._jagged and name in STRUCTURE:
         return STRUCTURE[name](func, args, kwargs)
+    if first._jagged and args and args[0] is first:
+        if name in SHAPES:
+            return SHAPES[name](func, args, kwargs)
+        dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
+        if name in REDUCTIONS and not isinstance(dim, Tensor):  # (max(nt, other) is elementwise)
+            return reduce(func, name, args, kwargs)
+        if name in NORMALIZERS and over_ragged_dim(first, args, kwargs):
+            return normalize(func, name, args, kwargs)
     base = name.rstrip("_")
     if base not in POINTWISE and base not in TRAILING and name not in ("backward",):
         raise RuntimeError(f"{name}(): not supported for nested tensors in tidal (pointwise ops and ops over the "
@@ -66,30 +79,10 @@ def call(func, args: tuple, kwargs: dict):
     if name == "backward":
         with tf.DisableTorchFunction():
             return Tensor.backward(_alias(args[0], Tensor), *args[1:], **kwargs)
-    if first._jagged and name in _RAGGED_REDUCTIONS and _over_ragged_dim(first, args, kwargs):
-        return _ragged_reduction(func, first, kwargs)
     args, kwargs = _moved_dim(name, first, args, kwargs)
     if first._jagged:
         return _jagged_call(func, name, first, args, kwargs)
     return _strided_call(func, name, first, args, kwargs)
-
-
-_RAGGED_REDUCTIONS = {"sum", "mean", "amax", "amin"}
-
-
-def _over_ragged_dim(first: NestedTensor, args: tuple, kwargs: dict) -> bool:
-    dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
-    return isinstance(dim, int) and not isinstance(dim, bool) and _wrap(dim, first.dim(), "dim") == first._ragged_idx
-
-
-def _ragged_reduction(func, first: NestedTensor, kwargs: dict) -> Tensor:
-    """A reduction over the ragged dim: each component reduced over its rows, stacked into a dense (B, *D)."""
-    import tidal
-    if kwargs.get("keepdim"):
-        raise RuntimeError("reducing over the ragged dim with keepdim=True is not supported for nested tensors")
-    extra = {k: v for k, v in kwargs.items() if k not in ("dim", "keepdim")}
-    with tf.DisableTorchFunction():
-        return tidal.stack([func(c, first._ragged_idx - 1, **extra) for c in _components(first)])
 
 
 def _in_place(func, args: tuple, kwargs: dict):

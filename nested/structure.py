@@ -91,8 +91,8 @@ def scaled_dot_product_attention(func, args: tuple, kwargs: dict):
         raise RuntimeError("scaled_dot_product_attention(): query, key and value must have the same batch size")
     if bound.get("is_causal"):  # (torch's CPU math backend refuses causal masks of nested query / key)
         raise RuntimeError("No viable backend for scaled_dot_product_attention was found.")
-    if bound.get("attn_mask") is not None:
-        raise RuntimeError("scaled_dot_product_attention(): attn_mask is not supported for nested tensors")
+    if bound.get("attn_mask") is not None:  # (torch's words and type: its jagged attention takes no mask)
+        raise ValueError("Masks are not yet supported!")
     rest = {key: bound[key] for key in ("dropout_p", "is_causal", "scale", "enable_gqa") if key in bound}
     outs = []
     with tf.DisableTorchFunction():

@@ -49,6 +49,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
             (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa), {})
         if handled:
             return result
+    if ops.global_dispatch is not None and any(getattr(t, "is_global", False) for t in (query, key, value, attn_mask)):
+        # DTensors (tensor-parallel heads): one op on the gathered inputs, the result a global tensor
+        return ops.global_dispatch("scaled_dot_product_attention", scaled_dot_product_attention,
+                                   (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa), {})
     from .attention import check_viable
     from .attention.bias import CausalBias
     from .functional import dropout

@@ -77,6 +77,12 @@ def _options_name(t: Tensor) -> str:
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of `weight` picked by the integer `input`; the row at `padding_idx` gets no gradient."""
+    subclasses = ops.torch_function
+    if subclasses.SUBCLASSES[0] and subclasses.first_is_subclass(input):  # (nested token ids answer it)
+        arguments = (input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
+        handled, result = subclasses.dispatch_subclass(embedding, embedding, arguments, {})
+        if handled:
+            return result
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
     num = weight.shape[0]
@@ -93,6 +99,10 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {_options_name(input)} instead "
                            "(while checking arguments for embedding)")
+    if ops.global_dispatch is not None and any(getattr(t, "is_global", False) for t in (input, weight)):
+        # DTensors (a tensor-parallel embedding): run on the gathered weight, the result a global tensor
+        return ops.global_dispatch("embedding", embedding, (input, weight, padding_idx, max_norm, norm_type,
+                                                             scale_grad_by_freq, sparse), {})
     flat = input.reshape(-1)
     if max_norm is not None:
         _renorm_rows(weight, flat, max_norm, norm_type)

@@ -1,7 +1,7 @@
 """pytorch/examples' distributed/FSDP2/example.py way of building a model: meta device, fully_shard, to_empty, a
 tensor lr, and torch.distributed.checkpoint.state_dict._init_optim_state. tests/scripts/fsdp_meta_init.py runs on 2
 ranks under `python -m tidal.comm.launch -m tidal.compat` and must print the losses real torch prints for it in one
-process (a 1-rank mesh). Strict xfail until /work/notes/s13_surface_fsdp2_example.patch is applied."""
+process (a 1-rank mesh)."""
 import json
 import os
 import socket
@@ -17,7 +17,6 @@ import torch_reference
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "fsdp_meta_init.py")
 TIMEOUT_S = 120
-PATCH = pytest.mark.xfail(strict=True, reason="needs /work/notes/s13_surface_fsdp2_example.patch")
 
 
 def _start(args: list, cwd, env: dict | None = None) -> subprocess.Popen:
@@ -37,7 +36,6 @@ def _finish(proc: subprocess.Popen, label: str) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-@PATCH
 @pytest.mark.timeout(2 * TIMEOUT_S)
 def test_meta_device_fsdp2_on_2_ranks_follows_torch(tmp_path):
     with socket.socket() as probe:
@@ -61,7 +59,6 @@ def test_meta_device_fsdp2_on_2_ranks_follows_torch(tmp_path):
     assert got == expected  # placements, meta then cpu, Adam's state made, the tensor lr kept
 
 
-@PATCH
 def test_optimizer_state_dict_keeps_a_tensor_lr():
     """get_optimizer_state_dict makes a fresh optimizer's state with an lr-0 step; a tensor lr must come back
     unchanged (it was zeroed in place, so training stopped)."""
@@ -78,7 +75,6 @@ def test_optimizer_state_dict_keeps_a_tensor_lr():
         assert all(bool((a == b).all()) for a, b in zip(before, model.parameters()))
 
 
-@PATCH
 @pytest.mark.parametrize("with_grad", [False, True])
 def test_init_optim_state_as_torch(with_grad):
     """torch's private _init_optim_state: nothing when a parameter already has a gradient, else an lr-0 step."""

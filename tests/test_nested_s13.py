@@ -1,8 +1,7 @@
 """Jagged nested tensors against torch's (values, gradients, errors): reductions over any dims torch reduces
 (before the ragged dim, over the ragged dim with keepdim, over batch and ragged together), softmax over the ragged
 dim, and the shape ops view/reshape, unsqueeze/squeeze, select/narrow, expand, permute, split, is_same_size
-(nested/reductions.py, nested/shape_ops.py; strict xfail until /work/notes/s13_surface_nested_ops.patch routes
-nested/dispatch.py to them)."""
+(nested/reductions.py, nested/shape_ops.py, which nested/dispatch.py routes to)."""
 import warnings
 
 import numpy as np
@@ -11,15 +10,9 @@ import torch
 
 import tidal.compat as tc
 
-OPS = pytest.mark.xfail(strict=True, reason="needs /work/notes/s13_surface_nested_ops.patch")
-# cases main already ran as torch before the patch (kept as regression checks, unmarked)
-WORKED = {"amin_ragged", "sum_dense_list_keepdim", "prod_dense", "sum_all", "argmin_dense", "any_dense",
-          "amax_ragged_of_transposed", "softmax_dense", "log_softmax_dense", "torch_split"}
-
-
 def cases(table: dict) -> list:
-    """pytest params (name, fn) of a table, strict xfail unless main ran the case before the patch."""
-    return [pytest.param(name, fn, id=name, marks=() if name in WORKED else OPS) for name, fn in table.items()]
+    """pytest params (name, fn) of a table."""
+    return [pytest.param(name, fn, id=name) for name, fn in table.items()]
 A = np.arange(6.0, dtype=np.float32).reshape(2, 3) / 4
 B = (np.arange(12.0, dtype=np.float32).reshape(4, 3) - 5) / 3
 
@@ -161,7 +154,6 @@ def test_reductions_of_a_transposed_jagged_tensor(name, fn):
     check(fn, transposed=True)
 
 
-@OPS
 @pytest.mark.parametrize("fn", [lambda L, x: x.sum(0), lambda L, x: x.sum((1, 2)), lambda L, x: x.amax((0, 2))],
                          ids=["batch", "ragged_and_dense", "batch_and_dense"])
 def test_reductions_torch_refuses(fn):
@@ -176,7 +168,6 @@ def test_softmax_over_the_ragged_dim(name, fn):
     check(fn)
 
 
-@OPS
 def test_log_softmax_over_the_ragged_dim_is_refused_as_torch():
     check_error(lambda L, x: L.nn.functional.log_softmax(x, dim=1))
 
@@ -208,7 +199,6 @@ def test_shape_ops(name, fn):
     check(fn)
 
 
-@OPS
 def test_shape_ops_of_a_transposed_jagged_tensor():
     check(lambda L, x: x.view(x.shape), transposed=True)
     check(lambda L, x: x.permute(0, 2, 1), transposed=True)
@@ -216,7 +206,6 @@ def test_shape_ops_of_a_transposed_jagged_tensor():
     check(lambda L, x: x.unsqueeze(1), transposed=True)
 
 
-@OPS
 def test_is_same_size():
     for L in (torch, tc):
         x, _ = jt(L)
@@ -224,7 +213,6 @@ def test_is_same_size():
         assert x.is_same_size(x * 2) and not x.is_same_size(y)  # another ragged size: other offsets
 
 
-@OPS
 @pytest.mark.parametrize("fn", [
     lambda L, x: x.view(2, -1), lambda L, x: x.view(2, -1, 4), lambda L, x: x.view(3, -1, 3),
     lambda L, x: x.squeeze(1), lambda L, x: x.select(1, 0), lambda L, x: x.permute(1, 0, 2),
@@ -236,12 +224,10 @@ def test_shape_ops_torch_refuses(fn):
     check_error(fn)
 
 
-@OPS
 def test_view_of_a_transposed_jagged_tensor_is_refused_as_torch():
     check_error(lambda L, x: x.view(2, 3, -1), transposed=True)
 
 
-@OPS
 def test_attention_with_a_mask_is_refused_as_torch():
     def attend(L, x):
         q = L.nested.nested_tensor([L.ones(2, 4, 8), L.ones(3, 4, 8)], layout=L.jagged).transpose(1, 2)
@@ -250,7 +236,6 @@ def test_attention_with_a_mask_is_refused_as_torch():
     check_error(attend)
 
 
-@OPS
 def test_embedding_of_nested_token_ids():
     """F.embedding / nn.Embedding of jagged ids: a jagged (B, j, D) result; the weight's gradient as torch's."""
     got = {}

@@ -10,8 +10,6 @@ import torch
 
 import tidal.compat as tc
 
-PICKLES = pytest.mark.xfail(strict=True, reason="needs /work/notes/s13_surface_torch_pickles.patch")
-NESTED_SAVE = pytest.mark.xfail(strict=True, reason="needs /work/notes/s13_surface_nested_save.patch")
 X = np.random.default_rng(13).normal(size=(5, 3)).astype(np.float32)
 
 
@@ -40,7 +38,6 @@ def _sequential():
     return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 2))
 
 
-@PICKLES
 def test_a_whole_model_saved_by_torch_loads_as_tidal_modules():
     model = _sequential()
     got = tc.load(_saved_by_torch(model), weights_only=False)
@@ -50,7 +47,6 @@ def test_a_whole_model_saved_by_torch_loads_as_tidal_modules():
     assert [n for n, _ in got.named_parameters()] == [n for n, _ in model.named_parameters()]
 
 
-@PICKLES
 def test_a_programs_own_module_class_holding_torch_modules():
     model = TorchNet()
     got = tc.load(_saved_by_torch(model), weights_only=False)
@@ -60,7 +56,6 @@ def test_a_programs_own_module_class_holding_torch_modules():
     np.testing.assert_allclose(got(tc.from_numpy(X[None])).detach().numpy(), want, rtol=1e-5, atol=1e-6)
 
 
-@PICKLES
 def test_weights_only_allows_torch_classes_given_as_safe_globals():
     buf = _saved_by_torch(_sequential())
     with tc.serialization.safe_globals([tc.nn.Sequential, tc.nn.Linear, tc.nn.ReLU, tc.nn.BatchNorm1d]):
@@ -70,7 +65,6 @@ def test_weights_only_allows_torch_classes_given_as_safe_globals():
                                _sequential().eval()(torch.from_numpy(X)).detach().numpy(), rtol=1e-6, atol=1e-7)
 
 
-@PICKLES
 def test_weights_only_refuses_a_torch_class_not_allowed_in_torchs_words():
     buf = _saved_by_torch(_sequential())
     with pytest.raises(pickle.UnpicklingError) as want:
@@ -85,7 +79,6 @@ def test_weights_only_refuses_a_torch_class_not_allowed_in_torchs_words():
     assert str(got.value).replace("`tidal.", "`torch.").replace("of tidal.load", "of torch.load") == str(want.value)
 
 
-@PICKLES
 def test_a_torch_global_tidal_lacks_is_named_without_weights_only_words():
     buf = io.BytesIO()
     torch.save({"cls": torch.ao.nn.quantized.Linear}, buf)
@@ -120,7 +113,6 @@ def _described(nt) -> tuple:
             [u.tolist() for u in nt.unbind()])
 
 
-@NESTED_SAVE
 @pytest.mark.parametrize("kind", ["jagged", "jagged_transposed", "strided"])
 @pytest.mark.parametrize("saver, loader", [(tc, tc), (torch, tc), (tc, torch)], ids=["tidal", "torch_to_tidal",
                                                                                      "tidal_to_torch"])
@@ -135,7 +127,6 @@ def test_nested_tensors_save_and_load_in_torchs_form(kind, saver, loader):
         assert got.size(1 if kind == "jagged" else 2) is not None and isinstance(got.size(0), int)
 
 
-@NESTED_SAVE
 def test_a_saved_jagged_tensor_keeps_requires_grad_and_its_offsets():
     buf = io.BytesIO()
     tc.save(_nested(tc, "jagged", requires_grad=True), buf)
@@ -146,7 +137,6 @@ def test_a_saved_jagged_tensor_keeps_requires_grad_and_its_offsets():
     assert got.grad.values().tolist() == [[2.0] * 3] * 6
 
 
-@NESTED_SAVE
 def test_a_jagged_tensor_with_lengths_is_refused_by_name():
     values, offsets = torch.arange(12.0).reshape(6, 2), torch.tensor([0, 2, 6])
     buf = io.BytesIO()
@@ -157,7 +147,6 @@ def test_a_jagged_tensor_with_lengths_is_refused_by_name():
 
 
 # -- profiler: print(prof), print(prof.key_averages()), torch.ops.profiler (pytorch/examples' fx/profiling_tracer.py)
-PROFILER = pytest.mark.xfail(strict=True, reason="needs /work/notes/s13_surface_profiler.patch")
 
 
 def _profiled(L, body):
@@ -172,7 +161,6 @@ def _labelled(L, x):
         L.relu(x)
 
 
-@PROFILER
 def test_printing_a_profile_prints_its_table():
     for L in (torch, tc):
         prof = _profiled(L, _labelled)
@@ -183,7 +171,6 @@ def test_printing_a_profile_prints_its_table():
             assert lines[-1].startswith("Self CPU time total:"), (L.__name__, text)
 
 
-@PROFILER
 @pytest.mark.parametrize("enter", ["_record_function_enter", "_record_function_enter_new"])
 def test_record_function_ops_open_and_close_a_range(enter):
     def body(L, x):
@@ -196,7 +183,6 @@ def test_record_function_ops_open_and_close_a_range(enter):
         assert len(foo) == 1 and foo[0].count == 1, L.__name__
 
 
-@PROFILER
 def test_record_function_ops_errors_as_torch():
     for L in (torch, tc):
         with pytest.raises(RuntimeError, match=r"^profiler::_record_function_enter\(\) Expected a value of type 'str' "
@@ -210,7 +196,6 @@ def test_record_function_ops_errors_as_torch():
             L.ops.profiler.nope
 
 
-@PROFILER
 def test_fx_graphs_record_profiler_ranges():
     """fx/profiling_tracer.py's tracer: record_function's enter/exit traced as the profiler ops."""
     def traced_keys(L):
@@ -253,8 +238,6 @@ def test_fx_graphs_record_profiler_ranges():
 
 
 # -- tidal's model files under torch's names: real torch loads them as its own modules
-MODULE_NAMES = pytest.mark.xfail(strict=True, reason="needs /work/notes/s13_surface_module_names.patch (with "
-                                 "s13_surface_torch_pickles.patch, which reads torch's names back)")
 
 
 def test_tidal_layers_are_named_as_torch_names_them():
@@ -285,7 +268,6 @@ MODELS = {
 }
 
 
-@MODULE_NAMES
 @pytest.mark.parametrize("name", list(MODELS))
 def test_a_model_saved_by_tidal_loads_in_torch(name):
     make, run = MODELS[name]
@@ -305,7 +287,6 @@ def test_a_model_saved_by_tidal_loads_in_torch(name):
     np.testing.assert_array_equal(run(ours, tc.from_numpy(x)).detach().numpy(), want)
 
 
-@MODULE_NAMES
 def test_torch_weights_only_load_of_a_tidal_model_with_torchs_safe_globals():
     tc.manual_seed(0)
     buf = io.BytesIO()
@@ -316,7 +297,6 @@ def test_torch_weights_only_load_of_a_tidal_model_with_torchs_safe_globals():
     assert type(theirs[0]) is torch.nn.Linear
 
 
-@pytest.mark.xfail(strict=True, reason="needs /work/notes/s13_surface_setup_packages.patch")
 def test_setup_cfg_lists_every_package():
     """A non-editable install holds only setup.cfg's packages: every directory with an __init__.py must be there
     (tidal.distributed, tidal.fx, tidal.nn.attention... were not, so `pip install .` lacked them)."""

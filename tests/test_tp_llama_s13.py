@@ -2,7 +2,7 @@
 llama2 blocks (vocab-parallel embedding, sequence-parallel LayerNorms, attention on DTensors), and group_norm of a
 DTensor: tests/scripts/tp_embedding_attention.py on 2 ranks under `python -m tidal.comm.launch -m tidal.compat`
 must print the losses and values real torch prints for the same model unparallelized (torch's CPU attention kernel
-has no DTensor sharding rule). Strict xfail until /work/notes/s13_surface_dtensor_ops.patch is applied."""
+has no DTensor sharding rule)."""
 import json
 import os
 import socket
@@ -16,7 +16,6 @@ import torch_reference
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "tp_embedding_attention.py")
 TIMEOUT_S = 120
-PATCH = pytest.mark.xfail(strict=True, reason="needs /work/notes/s13_surface_dtensor_ops.patch")
 
 
 def _start(args: list, cwd, env: dict | None = None) -> subprocess.Popen:
@@ -36,7 +35,6 @@ def _finish(proc: subprocess.Popen, label: str) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-@PATCH
 @pytest.mark.timeout(2 * TIMEOUT_S)
 def test_tensor_parallel_llama_block_on_2_ranks_follows_torch(tmp_path):
     with socket.socket() as probe:
@@ -65,7 +63,6 @@ def test_tensor_parallel_llama_block_on_2_ranks_follows_torch(tmp_path):
 BATCH_NORM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "dtensor_batch_norm.py")
 
 
-@PATCH
 @pytest.mark.timeout(2 * TIMEOUT_S)
 def test_batch_norm_of_dtensors_on_2_ranks_follows_torch(tmp_path):
     """Values, gradients (they were lost: requires_grad False), running statistics and eval mode, against real

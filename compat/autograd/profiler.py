@@ -34,6 +34,12 @@ class profile(_profile):
     def total_average(self) -> FunctionEventAvg:
         return self.events().total_average()
 
+    def __str__(self) -> str:
+        return str(self.function_events)  # print(prof): the table of every event, as torch's
+
+    def __repr__(self) -> str:
+        return repr(self.function_events)
+
 
 class emit_nvtx:
     """Annotate ops as NVTX ranges for nsys (tidal's own trace is tidal.profiler's): a block that records nothing."""

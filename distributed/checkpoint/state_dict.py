@@ -83,22 +83,30 @@ def _named_leaves(model) -> dict:
     return found
 
 
-def _init_state(optimizer) -> None:
-    """Give an optimizer without state its state, as torch does: one step with zero gradients and lr 0."""
+def _init_optim_state(optimizer) -> None:
+    """Give an optimizer without state its state, as torch does: one step with zero gradients and lr 0; nothing when
+    it has state or a parameter has a gradient. A tensor lr is set aside for the step, not zeroed in place."""
+    import tidal
     if optimizer.state:
         return
-    params = [p for g in optimizer.param_groups for p in g["params"] if p.requires_grad]
+    params = [p for g in optimizer.param_groups for p in g["params"]]
+    if any(p.grad is not None for p in params):
+        return
     for p in params:
-        if p.grad is None:
-            from ... import ops
-            p.grad = ops.zeros_like(p)
-    lrs = [g["lr"] for g in optimizer.param_groups]
+        if p.requires_grad:
+            p.grad = tidal.zeros_like(p)
+    lrs = [g["lr"] for g in optimizer.param_groups if "lr" in g]
     for g in optimizer.param_groups:
-        g["lr"] = 0.0 if not isinstance(g["lr"], Tensor) else g["lr"].zero_()
+        if "lr" in g:
+            g["lr"] = tidal.tensor(0.0) if isinstance(g["lr"], Tensor) else 0.0
     optimizer.step()
-    for g, lr in zip(optimizer.param_groups, lrs):
-        g["lr"] = lr
+    for g in optimizer.param_groups:
+        if "lr" in g:
+            g["lr"] = lrs.pop(0)
     optimizer.zero_grad(set_to_none=True)
+
+
+_init_state = _init_optim_state  # (the name tidal's own callers use)
 
 
 def get_optimizer_state_dict(model, optimizers, *, submodules=None, options: StateDictOptions | None = None) -> dict:
@@ -157,7 +165,7 @@ def set_model_state_dict(model, model_state_dict: dict, *, options: StateDictOpt
     options = _options(options)
     _resharded(model)
     current = model.state_dict()
-    local = {}
+    local, tensors = {}, None
     with no_grad():
         for key, value in model_state_dict.items():
             target = current.get(key)
@@ -170,6 +178,13 @@ def set_model_state_dict(model, model_state_dict: dict, *, options: StateDictOpt
             if not isinstance(value, GlobalTensor) or tuple(value.shape) != tuple(target.shape):
                 raise RuntimeError(f"Error(s) in loading state_dict for {type(model).__name__}:\n\tsize mismatch "
                                    f"or wrong type for {key}")
+            if target.device.type == "meta":  # a model built on meta: the values are assigned, as torch does
+                if tensors is None:
+                    tensors = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+                owned = tensors.get(key)
+                if isinstance(owned, GlobalTensor):
+                    owned.data = value.redistribute(target.device_mesh, target.placements)
+                    continue
             if value._local is not target._local:     # a state dict loaded in place already holds the values
                 target._local.copy_(value.redistribute(target.device_mesh, target.placements)._local)
         result = model.load_state_dict(local, strict=False)
