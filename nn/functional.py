@@ -176,6 +176,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     elif input.dim() == 0:  # one weight on a 0-d input: the result stays 0-d, as in PyTorch
         weight = weight.reshape(())
     refuse_complex(input, "\"prelu_cpu\" not implemented for '{name}'")
+    if _ac.ACTIVE[0]:  # on torch's autocast list of lower-precision ops
+        input, weight = _ac.lower(input, weight)
     return torch_node(ops.where(input > 0, input, weight * input), "prelu_kernel", input, weight)
 
 

@@ -144,6 +144,14 @@ def _check_targets(target: Tensor, classes: int, ignore_index: int) -> None:
         nll_rows.valid_targets(values, classes, ignore_index)
 
 
+def _check_target_range(target: Tensor, low: int, high: int, message: str) -> None:
+    # torch's kernel refuses a target outside [low, high): at the call when the targets are already computed
+    # (else the gather on them fails at the next sync, naming gather)
+    values = computed_values(target) if target.numel() else None
+    if values is not None and ((values < low) | (values >= high)).any():
+        raise RuntimeError(message)
+
+
 def _check_nll_target(input: Tensor, target: Tensor) -> None:
     """torch's errors for class-index targets that do not fit `input` (its batch, its other dims, its dtype)."""
     if input.dim() == 1:
@@ -522,6 +530,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
                            f"samples (batch size). Expected target size [{x.shape[0]}], but got {list(target.shape)}. "
                            f"Input has shape {list(input.shape)}.")
+    _check_target_range(target, 0, x.shape[1], "target out of range")
     y = target.reshape(-1, 1)
     picked = x.gather(1, y)
     z = margin - picked + x
@@ -551,6 +560,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
                            f"{list(input.shape)}")
     classes = x.shape[1]
+    _check_target_range(t, -1, classes, "argument #2 'target' is out of range")  # (every value, past a -1 too)
     # labels count up to the first -1 in each row
     ended = ops.cumsum((t < 0).to(dt.int64), 1) > 0
     labels = ops.where(ended, 0, t)

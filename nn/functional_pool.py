@@ -84,7 +84,7 @@ def _max_unpool(spatial: int, input: Tensor, indices: Tensor, kernel_size, strid
     if bad.size:  # checked here, at the call, as PyTorch does (the scatter would fail later, on the VM)
         # torch's kernel records an invalid index and goes on (no break): the last one is reported
         raise RuntimeError(f"Found an invalid max index: {bad.flat[-1]} (output volumes are of size "
-                           f"{'x'.join(map(str, size))})")
+                           f"{'x'.join(map(str, size + [1] * (spatial == 1)))})")  # (1-d runs as 2-d, width 1)
     flat = ops.zeros(lead + (math.prod(size),), dtype=input.dtype, device=input.device)
     out = flat.scatter(-1, indices.flatten(-spatial), input.flatten(-spatial))
     return out.reshape(lead + tuple(size))

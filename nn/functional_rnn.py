@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import ops
+from ..ops import autocast as _ac
 from ..tensor import Tensor
 from . import functional as F
 
@@ -19,8 +20,11 @@ __all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "rnn_tanh"
 
 
 def _affine(x: Tensor, weight_t: Tensor, bias: Tensor | None) -> Tensor:
-    """x @ weight_t (+ bias); the weight comes transposed so a time loop transposes it once."""
+    """x @ weight_t (+ bias); the weight comes transposed so a time loop transposes it once. Under autocast the
+    bias is lowered with the product, as torch's linear lowers all three."""
     out = ops.matmul(x, weight_t)
+    if bias is not None and _ac.ACTIVE[0]:
+        (bias,) = _ac.lower(bias)
     return out if bias is None else out + bias
 
 
@@ -224,6 +228,8 @@ def lstm(input: Tensor, hx, params, has_biases: bool, num_layers: int, dropout: 
          bidirectional: bool, batch_first: bool, *, batch_sizes=None) -> tuple:
     """LSTM (with projections when the params hold w_hr) over a sequence: (output, h_n, c_n)."""
     h0, c0 = hx
+    if _ac.ACTIVE[0]:  # torch's CPU LSTM (mkldnn_rnn_layer) is on autocast's list: every input lowered
+        input, h0, c0, *params = _ac.lower(input, h0, c0, *params)
     states = list(zip(h0.unbind(0), c0.unbind(0)))
     output, finals = _run(_lstm_step, input, states, params, has_biases, num_layers, dropout, train,
                           bidirectional, batch_first, _sizes(batch_sizes))

@@ -18,6 +18,7 @@ import numpy as np
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from . import autocast as _ac
 from .creation import eye, ones
 from . import elementwise as ew
 from .dispatch import launch, register_kernel
@@ -276,6 +277,8 @@ def einsum(*args) -> Tensor:
     terms, output = _parse(equation, operands)
     sizes, ellipsis = _sizes(terms, operands)
     output = _output(terms, output)
+    if _ac.ACTIVE[0] and _contracts_a_pair(terms, output):  # torch's einsum then runs bmm, which autocast lowers
+        operands = list(_ac.lower(*operands))
     first = operands[0].dtype
     for op in operands[1:]:
         if op.dtype is not first:
@@ -283,6 +286,18 @@ def einsum(*args) -> Tensor:
     shape = tuple(s for tok in output for s in (ellipsis if tok == "..." else (sizes[tok],)))
     terms, output = _spell_out_ellipsis(terms, output, operands, len(ellipsis))
     return contract(operands, terms, output, shape, _result_dtype(terms, output, operands))
+
+
+def _contracts_a_pair(terms: list, output: list) -> bool:
+    """Whether a label shared by two operands is summed away: torch's einsum contracts such a pair with bmm (a
+    pair without one is a broadcast multiply, a single operand a sum)."""
+    seen: set = set()
+    for tokens in terms:
+        labels = set(tokens) - set(output)
+        if labels & seen:
+            return True
+        seen |= labels
+    return False
 
 
 def contract(operands: list, terms: list, output: list, shape: tuple, d: dt.dtype) -> Tensor:

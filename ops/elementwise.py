@@ -105,6 +105,8 @@ COMPLEX_TEMPLATES = {"sgn": "where({0} == 0, {0} * 0, {0} / np.abs({0}))",
                      # torch's: the larger real part plus log1p(exp(other - it)), its imaginary part unwrapped
                      "logaddexp": "where(np.real({0}) >= np.real({1}), {0} + np.log1p(np.exp({1} - {0})), "
                                   "{1} + np.log1p(np.exp({0} - {1})))"}
+# Integer inputs: round is the identity (np.rint would go through float64: int64 past 2**53 would change)
+INT_TEMPLATES = {"round": "{0}"}
 _NOT_FOR = "{op} is not supported for complex inputs"
 COMPLEX_REJECT = {name: (NotImplementedError, f'"{kernel}" not implemented for \'{{t}}\'')
                   for name, kernel in dict(
@@ -197,6 +199,9 @@ codegen.register_vocabulary(NUMPY_VOCAB, "tidal.ops.scalar_kernels",
                             imports=("tidal.ops.special",))
 
 _CAST_NAME = {d: ("as_bool" if d is dt.bool_ else f"as_{d.name}") for d in dt.ALL}
+# a number going into a float16/bfloat16 op: its value rounded to that dtype, held in float32 (the compute dtype)
+ROUNDED = {d: (lambda v, _np=d.np: np.float32(np.array(v).astype(_np))) for d in (dt.float16, dt.bfloat16)}
+_SCALAR_KEPT = ("mul", "div", "floor_divide")
 # float32 computes erf and exp with formulas of its own that compiled loops vectorize (scalar_kernels'
 # erf_single and exp_single; the NumPy path runs special.erf_single and NumPy's own exp)
 _SINGLE_FORMULAS = {"erf": "erf_single(", "np.exp": "exp_single("}
@@ -303,15 +308,22 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
                                f"dtype {torch_name(dtypes[0])}")
     names = []
     scalar_types = []
+    narrow = common if common in ROUNDED and op.nin == 2 else None
     for k, (d, nd) in enumerate(zip(dtypes, ndims)):
         want = dt.bool_ if (rule == "where" and k == 0) else compute
+        # torch's TensorIterator casts an operand of another dtype (a number, an integer or 0-d tensor) to a
+        # 16-bit common dtype before its kernel computes in float32; mul's, div's and floor_divide's kernels take a
+        # number or 0-d tensor second operand at its own value instead (their reduced-float scalar paths)
+        through = narrow is not None and d is not narrow and not (k == 1 and op.name in _SCALAR_KEPT and not nd)
         if nd is None:
-            scalar_types.append(want.np.type)
+            scalar_types.append(ROUNDED[narrow] if through else want.np.type)
             names.append(f"{{{k}}}")
         else:
             scalar_types.append(None)
-            names.append(f"{{{k}}}" if d.compute is want and d is want else f"{_CAST_NAME[want]}({{{k}}})")
-    base = COMPLEX_TEMPLATES.get(op.name, op.template) if compute.category == dt.COMPLEX else op.template
+            name = f"{_CAST_NAME[narrow]}({{{k}}})" if through else f"{{{k}}}"
+            names.append(name if d.compute is want and d is want else f"{_CAST_NAME[want]}({name})")
+    base = COMPLEX_TEMPLATES.get(op.name, op.template) if compute.category == dt.COMPLEX else \
+        INT_TEMPLATES.get(op.name, op.template) if compute.category == dt.INT else op.template
     template = _single_formulas(base) if compute is dt.float32 else base
     body = template.format(*names)
     expr = f"{_CAST_NAME[out]}({body})"
@@ -396,7 +408,11 @@ def _typed_scalar(st, value):
     typed = _scalars.get(key)
     if typed is None:
         try:
-            typed = st(value)
+            if value.__class__ is float and not -1e38 < value < 1e38:  # (0.0 and nan are never cached: no errstate)
+                with np.errstate(over="ignore"):  # a float past float32's range is its infinity (pow's exponent)
+                    typed = st(value)
+            else:
+                typed = st(value)
         except OverflowError:  # an int past the kernel type's range wraps, as torch converts it
             typed = typed_number(st, value)
         if value and value == value and len(_scalars) < 4096:
@@ -467,6 +483,10 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         plan = plan_for(op, args)
     except many_dims.TooManyDims as e:  # more dims than a NumPy array holds
         return many_dims.elementwise(apply, name, args, out, e.shape)
+    except NotImplementedError:  # a kernel without a loop for the result dtype: torch refuses the cast first
+        if out is not None:
+            _check_cast(op, args, out)
+        raise
     if out is None:
         # the hot path: a new tensor whose memory is allocated when the kernel first writes it
         return _emit(name, plan, _instruction_inputs(plan, args), args, needs_grad(args),
@@ -593,6 +613,21 @@ def check_inplace(name: str, out: Tensor, plan: Plan) -> None:
     if plan.dtype.category > out.dtype.category:
         raise RuntimeError(f"result type {torch_name(plan.dtype)} can't be cast to the desired output "
                            f"type {torch_name(out.dtype)}")
+
+
+def _check_cast(op: ElemOp, args: tuple, out: Tensor) -> None:
+    """torch's RuntimeError when op's result dtype can't be cast into `out` (checked before its kernels' dtypes)."""
+    if op.rule in ("bool", "logical"):
+        return
+    dtypes = [a.dtype if isinstance(a, Tensor) else dt.scalar_dtype(a) for a in args]
+    ndims = [a.ndim if isinstance(a, Tensor) else None for a in args]
+    first = 1 if op.rule == "where" else 0
+    result = _signature_dtype(op, dtypes[first:], ndims[first:])
+    if op.rule == "float" and result.category < dt.FLOAT:
+        result = dt.get_default_dtype()
+    if result.category > out.dtype.category:
+        raise RuntimeError(f"result type {torch_name(result)} can't be cast to the desired output type "
+                           f"{torch_name(out.dtype)}")
 
 
 def check_overlap(out: Tensor, args: tuple) -> None:

@@ -207,32 +207,11 @@ def fill_scalar(fn: str, value, dtype: dt.dtype, numel: int | None = None):
     return v - (1 << bits) if dtype.is_signed and v >= 1 << (bits - 1) else v
 
 
-_HOST_BYTES: list = []  # physical memory plus swap, read once
-
-
-def _host_bytes() -> int:
-    if not _HOST_BYTES:
-        import os
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        try:
-            with open("/proc/meminfo") as f:
-                total += next((int(line.split()[1]) * 1024 for line in f if line.startswith("SwapTotal:")), 0)
-        except OSError:
-            pass
-        _HOST_BYTES.append(total)
-    return _HOST_BYTES[0]
-
-
 def check_allocation(shape: tuple, nbytes: int, dev) -> None:
-    """torch's error at the call for memory that can never be had: a size past int64, or (on the CPU) more
-    than the machine's memory and swap, which the OS refuses. Memory itself is still taken lazily."""
-    if nbytes < 1 << 30:
-        return
+    """torch's error at the call for a size past int64 (one past the machine's memory is refused where every
+    result's memory is described: vm.blob.fresh_view). Memory itself is still taken lazily."""
     if nbytes >= 1 << 63:
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
-    if _device(dev).type == "cpu" and nbytes > _host_bytes():
-        raise RuntimeError(f"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
-                           f"memory: you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)")
 
 
 def new_tensor_checked(shape: tuple, dtype: dt.dtype, dev) -> Tensor:

@@ -36,6 +36,8 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None =
     check_index_dtype(index, INDEX_DTYPES, "index_select(): Expected dtype int32 or int64 for index")
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    if input.ndim == 0 and index.numel() != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
     if out is not None and out.dtype is not input.dtype:
         raise RuntimeError("index_select(): self and result must have the same scalar type")
     check_limited("index_select", input.dtype)
@@ -118,13 +120,23 @@ def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     check_limited("index_add", self.dtype)
     check_no_overlap(self, (index, source))
     alpha = scalar_for(self.dtype, alpha)
-    deferred = check_now(index, size1(self, dim), dim, exc=RuntimeError)
+    bounds = _add_bounds(self.ndim, dim, index.dtype, alpha)
+    deferred = check_now(index, size1(self, dim), dim, **bounds)
     grad = inplace_grad(self, (source,))
-    launch_into("index_add", (index, source), (self,), (dim, alpha), checks_data=deferred)
+    launch_into("index_add", (index, source), (self,), (dim, alpha, bounds), checks_data=deferred)
     if grad:
         record("index_add", _index_add_backward, (self, None, None, source), (self,), saved=(index,),
                attrs=(dim, alpha))
     return self
+
+
+def _add_bounds(ndim: int, dim: int, index_dtype, alpha) -> dict:
+    """How torch's CPU index_add_ reports an index out of range: past 1-d, along the first or last dim, with
+    int64 indices and alpha 1 it runs index_put_ (RuntimeError naming the index); otherwise its own loop's
+    IndexError."""
+    if ndim > 1 and dim in (0, ndim - 1) and index_dtype is dt.int64 and alpha == 1 and alpha is not True:
+        return dict(exc=RuntimeError)
+    return dict(message="index out of range in self")
 
 
 def _index_add_backward(node, g):
@@ -147,9 +159,9 @@ def _along(a: np.ndarray, dim: int) -> np.ndarray:
 
 @register_kernel("index_add", "cpu")
 def _index_add_kernel(ins, outs, attrs):
-    dim, alpha = attrs
+    dim, alpha, bounds = attrs
     target = outs[0]
-    idx = checked_index(ins[0].reshape(-1), at_least_1d(target).shape[dim], dim, exc=RuntimeError)
+    idx = checked_index(ins[0].reshape(-1), at_least_1d(target).shape[dim], dim, **bounds)
     kernels = kernel_module(".index_kernels", __package__)  # (None until compiled: then NumPy's add.at)
     if kernels is not None and target.flags.c_contiguous and target.size and target.dtype.kind in "iufc" \
             and target.dtype.itemsize > 2:

@@ -45,9 +45,17 @@ def _result_dtype(*args) -> dt.dtype:
 
 
 def check_pow(input, exponent) -> None:
-    """torch's RuntimeError for a number exponent of a tensor that the result dtype can't hold."""
+    """torch's RuntimeError for a number exponent of a tensor that its kernel can't hold: integer kernels take
+    it as int64, then (unless negative: refused by pow itself) as the result dtype; 16-bit float kernels in
+    their own dtype; float32/64 and complex ones in double (never refused)."""
     if not _fits_every_dtype(exponent) and isinstance(input, Tensor) and not isinstance(exponent, (Tensor, complex)):
-        check_number(exponent, _result_dtype(input, exponent))
+        result = _result_dtype(input, exponent)
+        if result.category <= dt.INT:
+            check_number(exponent, dt.int64)
+            if exponent >= 0:
+                check_number(exponent, result)
+        elif result.itemsize == 2 and not result.is_complex:
+            check_number(exponent, result)
 
 
 def check_where(input, other) -> None:

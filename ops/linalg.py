@@ -442,6 +442,8 @@ def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list, out: Tensor | None = None) -> Tensor:
     """Contract wrapped dims `dims_a` of a with `dims_b` of b (sizes already checked), as an einsum."""
+    if _ac.ACTIVE[0] and out is None:  # torch's tensordot (and inner) is a mm: autocast lowers it
+        a, b = _ac.lower(a, b)
     if a.dtype is not b.dtype:
         raise RuntimeError("both inputs should have same dtype")
     not_bool("addmm_impl_cpu_", a.dtype)

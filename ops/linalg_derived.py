@@ -17,6 +17,7 @@ import numpy as np
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from . import autocast as _ac
 from . import linalg_backward as grads
 from . import math_api as M
 from .creation import eye, full, ones_like, zeros, zeros_like
@@ -433,6 +434,8 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     """The dot product of x and y along `dim`, broadcasting the rest."""
     _check_float("vecdot", x)
+    if _ac.ACTIVE[0] and out is None:  # on torch's autocast list of lower-precision ops
+        x, y = _ac.lower(x, y)
     if x.dtype is not y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
                            f"{_type_name(x.dtype)} and y of type {_type_name(y.dtype)} instead")

@@ -126,11 +126,27 @@ def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     S.check_expand(mask, self._v.shape)
     check_limited("masked_scatter", self.dtype)
     grad = S.inplace_grad(self, (source,))
-    launch_into("masked_scatter", (mask, source), (self,))
+    launch_into("masked_scatter", (mask, source), (self,), checks_data=_source_checked_later(self, mask, source))
     if grad:
         record("masked_scatter", _masked_scatter_backward, (self, None, source), (self,), saved=(mask,),
                attrs=source._v.shape)
     return self
+
+
+def _source_checked_later(self: Tensor, mask: Tensor, source: Tensor) -> bool:
+    """torch's check that `source` holds an element for each true of `mask`, at the call when the mask's values
+    are already computed (read without waiting); True when they are not: the kernel checks them."""
+    if not self.numel():
+        return False
+    values = S.computed_values(mask)
+    if values is None:
+        return True
+    count = int(np.count_nonzero(values))
+    if values.size != self.numel():  # a broadcast mask: each true counts once per copy of it
+        count = int(np.count_nonzero(np.broadcast_to(values, self._v.shape)))
+    if source.numel() < count:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    return False
 
 
 def _masked_scatter_backward(node, g):

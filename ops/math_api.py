@@ -153,6 +153,8 @@ def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
         if out is None:  # torch's nodes: a number base (2 ** t) is pow.Scalar
             torch_node(result, "PowBackward1" if isinstance(input, Tensor) else "PowBackward2", input, exponent)
         return result
+    if out is not None:  # (the composite below writes with copy_, which would cast anything into `out`)
+        ew.check_inplace("pow", out, ew.plan_for(ew.OPS["pow"], (input, exponent)))
     if not isinstance(exponent, Tensor) or exponent.dtype.np.kind != "i":  # a number, or never negative
         if not isinstance(exponent, Tensor) and exponent < 0:
             raise RuntimeError(_NEGATIVE_POWER)
@@ -181,8 +183,8 @@ def _pow_(self: Tensor, exponent) -> Tensor:
 METHODS["pow_"] = _pow_
 
 
-def _scaled(name: str, input, other, alpha):
-    """`alpha * other` for add/sub, after torch's checks of alpha against the result type."""
+def _with_alpha(name: str, input, other, alpha, out):
+    """input + alpha * other (sub: minus), after torch's checks of alpha against the result type."""
     kind = _result_dtype(name, (input, other))
     if isinstance(alpha, bool) and kind is not dt.bool_:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
@@ -191,9 +193,34 @@ def _scaled(name: str, input, other, alpha):
     if isinstance(alpha, complex) and not kind.is_complex:
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
     kernel_dtypes.check_number(-alpha if name == "sub" else alpha, kind)  # sub scales by -alpha
-    if alpha == 1:  # True, 1.0
-        return other
-    return apply("mul", other, alpha) if isinstance(other, Tensor) else other * alpha
+    if alpha != 1 and kind in ew.ROUNDED:
+        return _half_alpha(name, input, other, alpha, kind, out)
+    if alpha != 1:  # (True, 1.0: other as it is)
+        if not isinstance(other, Tensor):
+            other = other * alpha
+        else:  # in the result dtype first, as torch casts it (an int8 product would wrap)
+            other = apply("mul", other if other.dtype is kind else convert(other, kind), alpha)
+    fit_out(name, out, input, other)
+    return apply(name, input, other, out=out)
+
+
+def _half_alpha(name: str, input, other, alpha, kind: dt.dtype, out) -> Tensor:
+    """torch's float16/bfloat16 add/sub with alpha: alpha and the operands of another dtype rounded to `kind`, then
+    its kernel's vectorized multiply-add in float32 (a product of two 16-bit values is exact there), rounded once."""
+    rounded = ew.ROUNDED[kind]
+
+    def wide(v):
+        if not isinstance(v, Tensor):
+            return float(rounded(v))
+        return convert(v if v.dtype is kind else convert(v, kind), dt.float32)
+    alpha = float(rounded(alpha))
+    other = wide(other)
+    scaled = apply("mul", other, alpha) if isinstance(other, Tensor) else other * alpha
+    fit_out(name, out, input, other)
+    # (an input of dtype `kind` is widened by the add's own promotion against a float32 product tensor)
+    keep = isinstance(scaled, Tensor) and isinstance(input, Tensor) and input.dtype is kind
+    result = apply(name, input if keep else wide(input), scaled)
+    return convert(result, kind) if out is None else copy_(out, result)
 
 
 @_public
@@ -202,7 +229,7 @@ def add(input, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         input, other = binary("add", input, other)
     if type(alpha) is not int or alpha != 1:
-        other = _scaled("add", input, other, alpha)
+        return _with_alpha("add", input, other, alpha, out)
     fit_out("add", out, input, other)
     return apply("add", input, other, out=out)
 
@@ -220,7 +247,7 @@ def sub(input, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
                            "to invert a mask, use the `~` or `logical_not()` operator instead.")
     if type(alpha) is not int or alpha != 1:
-        other = _scaled("sub", input, other, alpha)
+        return _with_alpha("sub", input, other, alpha, out)
     fit_out("sub", out, input, other)
     return apply("sub", input, other, out=out)
 
@@ -556,7 +583,8 @@ def _rsub(self, other):
 
 
 def _rtruediv(self, other):
-    return torch_node(_rev("div")(self, other), "MulBackward0", self)  # (torch computes `2 / t` as t.reciprocal() * 2)
+    """other / self as torch's Tensor.__rdiv__ computes it: self's reciprocal times other (two roundings)."""
+    return mul(globals()["reciprocal"](self), other)
 
 
 _real_abs_ = METHODS["abs_"]

@@ -105,10 +105,14 @@ BINARY = TENSORS_ONLY | {"eq", "ne", "lt", "le", "gt", "ge", "greater", "greater
 
 
 # integer division by a Python number that is 0 once cast to the result dtype (`int8_tensor // 256` too): torch
-# raises at the call, so tidal does; a tensor divisor holding a zero is found by the kernel instead, its error
-# raised at the next sync point. Public functions and Tensor methods (in-place and operator forms) by torch name.
+# raises at the call, so tidal does; so it does for a tensor divisor whose values are already computed (read
+# without waiting); one still being computed is checked by the kernel, its error raised at the next sync point.
+# Public functions and Tensor methods (in-place and operator forms) by torch name; the reflected operators
+# (`3 // t`: t is the divisor) swap their operands.
 DIVISIONS = {"floor_divide": False, "remainder": False, "fmod": False, "div": True, "divide": True,
-             "true_divide": True, "__floordiv__": False, "__mod__": False, "__ifloordiv__": False, "__imod__": False}
+             "true_divide": True, "__floordiv__": False, "__mod__": False, "__ifloordiv__": False, "__imod__": False,
+             "__rfloordiv__": False, "__rmod__": False}
+_REFLECTED = frozenset({"__rfloordiv__", "__rmod__"})
 _ZERO_DIVISION = "ZeroDivisionError"
 
 
@@ -133,9 +137,26 @@ def _zero_division_check(name: str, first=None):
             return
         a = args[0] if args else kwargs.get("input")
         b = args[1] if len(args) > 1 else kwargs.get("other")
-        if divides_by_zero(a, b):
+        if name in _REFLECTED:
+            a, b = b, a
+        if divides_by_zero(a, b) or holds_zero_divisor(a, b):
             raise RuntimeError(_ZERO_DIVISION)
     return check_divisor
+
+
+def holds_zero_divisor(a, b) -> bool:
+    """Whether integer division of `a` by the tensor `b` meets a zero among b's values, when those are already
+    computed (a divisor still being computed is left to the kernel: reading it here would wait for it)."""
+    if b.__class__ is not Tensor or b.dtype.category > dt.INT or not b.numel():
+        return False
+    if isinstance(a, Tensor):
+        if a.dtype.category > dt.INT or not a.numel() or a.dtype is dt.bool_ and b.dtype is dt.bool_:
+            return False  # a float quotient (inf, no error), an empty one, or bool // bool (refused by its kernel)
+    elif isinstance(a, bool) and b.dtype is dt.bool_ or not isinstance(a, (int, np.integer)):
+        return False
+    from .scatter import computed_values  # (scatter imports the tensor layer; this module is imported early)
+    values = computed_values(b)
+    return values is not None and not values.all()
 
 
 def checker(name: str):

@@ -126,8 +126,7 @@ def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"rsub() received an invalid combination of arguments - got ({type(input).__name__}, "
                         f"{type(other).__name__}): 'input' must be a Tensor")
-    return M.sub(other, M.mul(input, alpha) if alpha != 1 else input) if isinstance(other, Tensor) else \
-        M.add(M.mul(input, -alpha), other)
+    return M.sub(other, input, alpha=alpha)  # (sub's alpha: torch's kernel, one multiply-add)
 
 
 def result_type(tensor, other) -> dt.dtype:

@@ -20,6 +20,7 @@ import functools
 from ..autograd.graph import needs_grad
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from .mem_overlap import overlap
 from .number_ops import can_cast
 from .scatter import C_NAMES, prepare_out
 from .windows import TENSOR_TYPE
@@ -39,6 +40,9 @@ RULES = {
     "where": ("where",), "searchsorted": ("searchsorted", "bucketize"),
 }
 RULE_OF = {name: rule for rule, names in RULES.items() for name in names}
+# ops whose `out` may be their input itself, as torch's kernels allow (`cumsum(x, 0, out=x)`): the result is
+# computed apart and then copied, so reading and writing the same elements is safe; partial overlaps stay refused
+SELF_OUT = frozenset({"cumsum", "cumprod", "logcumsumexp", "softmax", "log_softmax"})
 
 
 def _refusal(rule: str, op: str, result: dt.dtype, out: dt.dtype, all_elements: bool = False) -> Exception | None:
@@ -100,7 +104,8 @@ def write(op: str, result, out, inputs: tuple, all_elements: bool = False, rule:
         error = _refusal(rule, op, r.dtype, o.dtype, all_elements)
         if error is not None:
             raise error
-        prepare_out(o, tuple(r._v.shape), o.dtype, inputs)
+        reads = inputs if op not in SELF_OUT else tuple(t for t in inputs if overlap(o, t) != "full")
+        prepare_out(o, tuple(r._v.shape), o.dtype, reads)
     written = tuple(copy_(o, r) for o, r in zip(outs, results))
     return type(result)(*written) if isinstance(result, tuple) else written[0]
 

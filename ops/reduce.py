@@ -701,7 +701,7 @@ def _softmax_family(op: str, input: Tensor, dim, dtype, body, backward) -> Tenso
         if x.numel() == 0:
             result = Tensor._empty(x._v.shape, out, x.device)
         else:
-            result = body(x, d)
+            result = body(x, d, out) if body is _log_softmax_body else body(x, d)
             result = result if result.dtype is out else M.convert(result, out)
     if needs_grad((input,)):
         record(op, backward, (input,), (result,), (result,), d)
@@ -741,7 +741,16 @@ def _softmax_backward(node, g):
     (y,) = node.saved_tensors
     if not is_grad_enabled() and g.dtype is y.dtype and softmax_rows.takes(y, node.attrs):  # (not create_graph)
         return softmax_rows.softmax_rows_backward(g, y, False)
-    return y * (g - sum(g * y, node.attrs, keepdim=True))
+    g, y, half = _widened(g, y)  # (16-bit: computed in float32 and rounded once, as torch's kernel)
+    grad = y * (g - sum(g * y, node.attrs, keepdim=True))
+    return grad if half is None else M.convert(grad, half)
+
+
+def _widened(g: Tensor, y: Tensor) -> tuple:
+    """(g, y) in float32 and their 16-bit dtype when y is float16/bfloat16, else (g, y, None)."""
+    if y.dtype not in (dt.float16, dt.bfloat16):
+        return g, y, None
+    return M.convert(g, dt.float32), M.convert(y, dt.float32), y.dtype
 
 
 def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
@@ -751,7 +760,13 @@ def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tenso
     return _softmax_family("log_softmax", input, dim, dtype, _log_softmax_body, _log_softmax_backward)
 
 
-def _log_softmax_body(x: Tensor, d: int) -> Tensor:
+def _log_softmax_body(x: Tensor, d: int, out: dt.dtype | None = None) -> Tensor:
+    last = d == builtins.max(x.ndim - 1, 0)
+    if out in (dt.float16, dt.bfloat16) and last:
+        # torch's last-dim kernel keeps each row's sum, and then its log, in the 16-bit dtype
+        shifted = M.sub(x, amax(x, d, keepdim=True))
+        total = M.convert(M.convert(sum(M.exp(shifted), d, keepdim=True), out), x.dtype)
+        return M.sub(shifted, M.convert(M.convert(M.log(total), out), x.dtype))
     if softmax_rows.takes(x, d):
         return softmax_rows.softmax_rows(x, True)
     shifted = M.sub(x, amax(x, d, keepdim=True))
@@ -762,7 +777,9 @@ def _log_softmax_backward(node, g):
     (y,) = node.saved_tensors
     if not is_grad_enabled() and g.dtype is y.dtype and softmax_rows.takes(y, node.attrs):  # (not create_graph)
         return softmax_rows.softmax_rows_backward(g, y, True)
-    return g - M.exp(y) * sum(g, node.attrs, keepdim=True)
+    g, y, half = _widened(g, y)
+    grad = g - M.exp(y) * sum(g, node.attrs, keepdim=True)
+    return grad if half is None else M.convert(grad, half)
 
 
 METHODS.update({name: globals()[name] for name in __all__})

@@ -352,7 +352,7 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
                                f"dimensions of boundaries tensor and input value tensor must match, but we got "
                                f"boundaries tensor {list(bounds.shape)} and input value tensor "
                                f"{list(input.shape)}")
-    ins = (bounds, input)
+    ins, order = (bounds, input), None
     if sorter is not None:
         if sorter.dtype is not dt.int64:
             raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
@@ -361,6 +361,9 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
             raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got "
                                f"boundary tensor {list(bounds.shape)}and got sorter tensor {list(sorter.shape)}")
         ins += (sorter,)
+        order = S.computed_values(sorter)  # (checked at the call when already computed; else by the kernel)
+        if order is not None and order.size and (order.min() < 0 or order.max() >= bounds.shape[-1]):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
     if bounds.dtype is dt.bool_ and input.dtype is dt.bool_:
         raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
     for t in ins[:2] if input.numel() else ():  # (torch's kernel refuses them only when it has work)
@@ -368,7 +371,7 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
     if input.numel():  # (its kernel runs in the two's common dtype)
         check_limited("searchsorted", dt.promote_types(bounds.dtype, input.dtype))
     return launch("searchsorted", ins, [(input.shape, dt.int32 if out_int32 else dt.int64)], right,
-                  checks_data=sorter is not None)[0]  # a sorter's indices are checked by the kernel
+                  checks_data=sorter is not None and order is None)[0]
 
 
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:

@@ -47,8 +47,9 @@ def assert_same(case) -> None:
     assert got == want
 
 
-def needs(patch: str):
-    return pytest.mark.xfail(strict=True, reason=f"needs /work/notes/{patch}")
+# float32 add/sub with alpha rounds the product, then the sum (torch: one multiply-add). Left open: a one-rounding
+# kernel on the NumPy path (float64 casts) made `add_(alpha=)` 2x slower, and SGD-style updates run it every step
+ONE_ROUNDING_ALPHA = pytest.mark.xfail(strict=True, reason="float32 add with alpha rounds twice (torch: one FMA)")
 
 
 # -- integer division by a zero inside a divisor tensor ---------------------------------------------------------
@@ -75,7 +76,6 @@ DIVISIONS = {
 }
 
 
-@needs("s13_hunt_call_checks.patch")
 @pytest.mark.parametrize("name", [n for n in DIVISIONS if n not in ("float_quotient", "no_zero")])
 def test_integer_division_by_a_computed_zero_raises_at_the_call(name):
     assert_same(DIVISIONS[name])
@@ -87,7 +87,6 @@ def test_integer_division_without_a_zero_divisor_computes(name):
 
 
 # -- masked_scatter_ with too short a source, searchsorted's sorter -------------------------------------------
-@needs("s13_hunt_call_checks.patch")
 @pytest.mark.parametrize("case", [
     lambda T: T.zeros(3).masked_scatter_(T.tensor([True, True, True]), T.ones(2)),
     lambda T: T.zeros(3).masked_scatter(T.tensor([True, True, True]), T.ones(2)),
@@ -105,7 +104,6 @@ def test_masked_scatter_with_enough_source_computes(case):
     assert_same(case)
 
 
-@needs("s13_hunt_call_checks.patch")
 @pytest.mark.parametrize("sorter", [[0, 5], [1, -1]])
 def test_searchsorted_sorter_out_of_range_raises_at_the_call(sorter):
     assert_same(lambda T: T.searchsorted(T.tensor([[2., 1.]]), T.tensor([[1.5]]), sorter=T.tensor([sorter])))
@@ -119,7 +117,6 @@ def index_add(T, shape, dim, bad, index_dtype="int64", alpha=1):
     return x.index_add_(dim, T.tensor([bad], dtype=getattr(T, index_dtype)), T.ones(size), alpha=alpha)
 
 
-@needs("s13_hunt_index_errors.patch")
 @pytest.mark.parametrize("shape, dim, bad, index_dtype, alpha", [
     ((3,), 0, 3, "int64", 1),          # 1-d: torch's loop, IndexError
     ((3, 4), 1, 4, "int32", 1),        # int32 indices: the loop
@@ -135,13 +132,11 @@ def test_index_add_out_of_range_through_index_put_raises_runtime_error(shape, di
     assert_same(lambda T: index_add(T, shape, dim, bad))
 
 
-@needs("s13_hunt_index_errors.patch")
 @pytest.mark.parametrize("index", [[0, 0], []])
 def test_index_select_of_a_0d_input_takes_one_index(index):
     assert_same(lambda T: T.tensor(3.).index_select(0, T.tensor(index, dtype=T.long)))
 
 
-@needs("s13_hunt_index_errors.patch")
 @pytest.mark.parametrize("case", [
     lambda T: T.nn.functional.multi_margin_loss(T.zeros(2, 3), T.tensor([0, 3])),
     lambda T: T.nn.functional.multi_margin_loss(T.zeros(2, 3), T.tensor([0, -1]), weight=T.ones(3)),
@@ -165,7 +160,6 @@ def test_margin_losses_with_targets_in_range_compute():
 BIG = 10 ** 12  # 4 TB of float32: more than this machine's memory and swap (and any CI machine's)
 
 
-@needs("s13_hunt_alloc_check.patch")
 @pytest.mark.parametrize("case", [
     lambda T: T.randn(BIG),
     lambda T: T.rand(BIG),
@@ -183,7 +177,6 @@ def test_a_huge_meta_tensor_is_still_made():
 
 
 # -- pow's number exponent --------------------------------------------------------------------------------------
-@needs("s13_hunt_pow_exponent.patch")
 @pytest.mark.parametrize("dtype, exponent", [
     ("float32", 1e40), ("float32", -1e300), ("int32", 1e40), ("bool", 1e40),     # a float kernel: in double
     ("int8", 2 ** 63), ("int32", 2 ** 63), ("uint8", -2 ** 63),                # int64 first, then negative
@@ -199,7 +192,6 @@ def test_pow_number_exponent_refused_by_narrow_kernels(dtype, exponent):
 
 
 # -- scans and softmax writing into their own input ------------------------------------------------------------
-@needs("s13_hunt_self_out.patch")
 @pytest.mark.parametrize("op", ["cumsum", "cumprod", "logcumsumexp", "softmax", "log_softmax"])
 def test_scans_and_softmax_take_their_input_as_out(op):
     def case(T):
@@ -253,13 +245,10 @@ AUTOCAST = {
     "gru": lambda T, x, b: T.nn.GRU(3, 2)(x[:, None])[0],
     "lstm_projections": lambda T, x, b: T.nn.LSTM(3, 2, proj_size=1)(x[:, None])[1][0],  # (torch: not oneDNN's)
 }
-_STAYS = ("einsum_outer", "einsum_trace", "gru", "lstm_projections")
 
 
 @pytest.mark.parametrize("name", list(AUTOCAST))
-def test_cpu_autocast_dtypes_and_values_as_torch(name, request):
-    if name not in _STAYS:
-        request.applymarker(needs("s13_hunt_autocast.patch"))
+def test_cpu_autocast_dtypes_and_values_as_torch(name):
     results = []
     for T in FRAMEWORKS:
         T.manual_seed(0)
@@ -273,7 +262,6 @@ def test_cpu_autocast_dtypes_and_values_as_torch(name, request):
 
 
 # -- round of integers -------------------------------------------------------------------------------------------
-@needs("s13_hunt_dtypes.patch")
 @pytest.mark.parametrize("form", ["function", "method", "in_place", "out", "fused"])
 def test_round_of_int64_past_2_53_is_the_identity(form):
     values = [2 ** 62 + 1, 2 ** 53 + 1, -(2 ** 62) - 3, 2 ** 63 - 1, -2 ** 63, 7]
@@ -335,20 +323,16 @@ def _log_softmax_grad(T, x):
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize("name", list(HALF_CASES))
-def test_half_precision_operands_round_as_torch(name, dtype, request):
-    if name not in ("mul_number", "div_number"):
-        request.applymarker(needs("s13_hunt_dtypes.patch"))
+def test_half_precision_operands_round_as_torch(name, dtype):
     assert_bitwise(HALF_CASES[name], dtype, allowed=16 if name == "log_softmax_grad" else 0)  # (before: ~1600)
 
 
-@needs("s13_hunt_dtypes.patch")
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
 @pytest.mark.parametrize("number", [3, 0.3])
 def test_number_divided_by_a_tensor_is_reciprocal_times_number(dtype, number):
     assert_bitwise(lambda T, x: number / x, dtype)
 
 
-@needs("s13_hunt_dtypes.patch")
 @pytest.mark.parametrize("case", [
     lambda T: T.add(T.ones(2, dtype=T.bfloat16), T.tensor([3, 4]), alpha=0.5),
     lambda T: T.add(T.ones(2, dtype=T.float16), T.tensor([True, False]), alpha=0.5),
@@ -358,7 +342,7 @@ def test_add_with_alpha_keeps_the_16_bit_result_dtype(case):
 
 
 # -- float32 add/sub with alpha: one multiply-add ---------------------------------------------------------------
-@needs("s13_hunt_fma_alpha.patch")
+@ONE_ROUNDING_ALPHA
 @pytest.mark.parametrize("case", [
     lambda T, x: T.add(x, x.flip(0), alpha=0.1),
     lambda T, x: T.sub(x, x.flip(0), alpha=3),
@@ -381,7 +365,6 @@ def test_float32_add_with_alpha_keeps_torchs_nodes_and_gradients():
 
 
 # -- pow into a bool tensor --------------------------------------------------------------------------------------
-@needs("s13_hunt_pow_inplace.patch")
 @pytest.mark.parametrize("exponent_dtype", ["int32", "int64"])
 @pytest.mark.parametrize("form", ["in_place", "out"])
 def test_pow_of_bools_by_an_integer_tensor_into_a_bool_is_refused(exponent_dtype, form):
@@ -392,7 +375,6 @@ def test_pow_of_bools_by_an_integer_tensor_into_a_bool_is_refused(exponent_dtype
 
 
 # -- in-place ops whose result cannot go back into self ------------------------------------------------------------
-@needs("s13_hunt_inplace_cast.patch")
 @pytest.mark.parametrize("case", [
     lambda T: T.tensor([1, 0, 3], dtype=T.int32).__ior__(T.tensor([2., 1., 1.])),
     lambda T: T.tensor([1, 0, 3], dtype=T.uint8).__ilshift__(2.5),

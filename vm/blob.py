@@ -38,6 +38,8 @@ class Blob:
     __slots__ = ("nbytes", "vm", "data", "writer", "error", "version", "lent", "__weakref__")
 
     def __init__(self, nbytes: int, vm, data=None):
+        if data is None and nbytes >= LARGE:
+            refuse_impossible(nbytes, vm)
         self.nbytes = nbytes
         self.vm = vm
         self.data = data          # device buffer, or None until an instruction writes it
@@ -62,12 +64,24 @@ class HeldBlob(Blob):
 
 
 _new = object.__new__
+LARGE = 1 << 30  # blobs from this size are checked against what the device can ever hold
+
+
+def refuse_impossible(nbytes: int, vm) -> None:
+    """The device backend's error for a blob it can never hold (a backend without `check_size`, such as
+    meta, holds any size)."""
+    check = getattr(vm.backend, "check_size", None)
+    if check is not None:
+        check(nbytes)
 
 
 def fresh_view(nbytes: int, vm, shape: tuple, strides: tuple, np_dtype, layout=None) -> "View":
     """A view over a new unallocated blob of `nbytes`, as `View(Blob(nbytes, vm), shape, strides, 0,
     np_dtype)` with its `layout` given: every op result is one, so both are made without their
-    constructors' call overhead (about a third of an op's object cost). Keep in step with the __init__s."""
+    constructors' call overhead (about a third of an op's object cost). Keep in step with the __init__s.
+    A size the device can never hold is refused here, at the op's call, not at its first write."""
+    if nbytes >= LARGE:
+        refuse_impossible(nbytes, vm)
     b = _new(Blob)
     b.nbytes = nbytes
     b.vm = vm

@@ -40,6 +40,14 @@ class CpuBackend:
         return CpuBackend.array(v)
 
     @staticmethod
+    def check_size(nbytes: int) -> None:
+        """Refuse a buffer larger than the machine's memory and swap (the OS would refuse it at first write),
+        in the words of torch's CPU allocator."""
+        if nbytes > _host_bytes():
+            raise RuntimeError(f"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+                               f"memory: you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)")
+
+    @staticmethod
     def raw_alloc(nbytes: int):
         """A fresh uninitialised buffer."""
         return np.empty(nbytes, np.uint8)
@@ -69,6 +77,19 @@ class CpuBackend:
 
 
 _byte_strides: dict = {}  # (element strides, itemsize) -> byte strides
+_HOST_BYTES: list = []  # physical memory plus swap, read once
+
+
+def _host_bytes() -> int:
+    if not _HOST_BYTES:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        try:
+            with open("/proc/meminfo") as f:
+                total += next((int(line.split()[1]) * 1024 for line in f if line.startswith("SwapTotal:")), 0)
+        except OSError:
+            pass
+        _HOST_BYTES.append(total)
+    return _HOST_BYTES[0]
 
 
 register_backend("cpu", CpuBackend)
