@@ -135,7 +135,7 @@ def test_vae_script_with_distributions_follows_torch(tmp_path):
     """tests/scripts/vae_distributions.py (Normal rsample, Bernoulli log_prob, kl_divergence) runs unmodified under
     `python -m tidal.compat` and follows real torch's losses."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from test_scripts_e2e import check_losses, run_both
+    from script_runs import check_losses, run_both
     theirs, ours = run_both("vae_distributions", tmp_path)
     check_losses(theirs, ours)
     for key in ("kl", "sample_mean", "rsample_grad"):

@@ -152,7 +152,7 @@ def test_transformer_loads_torch_state_dict_file(tmp_path):
 
 def test_translation_script_follows_torch(tmp_path):
     """tests/scripts/transformer_translation.py (nn.Transformer seq2seq) unmodified under tidal.compat."""
-    from test_scripts_e2e import check_losses, run_both
+    from script_runs import check_losses, run_both
     theirs, ours = run_both("transformer_translation", tmp_path)
     check_losses(theirs, ours)
     np.testing.assert_allclose(ours["first_logits"], theirs["first_logits"], rtol=1e-3, atol=1e-4)

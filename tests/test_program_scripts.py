@@ -6,7 +6,7 @@ test_fsdp_script.py's)."""
 import numpy as np
 import pytest
 
-from test_scripts_e2e import TIMEOUT_S, run_both
+from script_runs import TIMEOUT_S, run_both
 
 
 @pytest.mark.timeout(2 * TIMEOUT_S)

@@ -2,7 +2,7 @@
 weights, then stft and fft2/fftshift checks) runs unmodified under `python -m tidal.compat` and follows torch."""
 import numpy as np
 
-from test_scripts_e2e import check_losses, run_both
+from script_runs import check_losses, run_both
 
 
 def test_spectral_operator_follows_torch(tmp_path):
