@@ -125,8 +125,8 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
     # dependency counts over the reachable graph
     deps: dict = {}
     stack = []
-    for t, _ in roots:
-        node = gradient_edge(t)
+    starts = [gradient_edge(t) for t, _ in roots]  # each root's node (its grad_fn, or its leaf's accumulator)
+    for node in starts:
         if node not in deps:
             deps[node] = 0
             stack.append(node)
@@ -148,14 +148,12 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
         deps, cut = _prune(deps, capture_nodes, capture_leaves)
 
     buffers: dict = {}
-    for t, g in roots:
-        node = gradient_edge(t)
+    for (t, g), node in zip(roots, starts):
         buf = buffers.setdefault(node, [None] * node.n_outputs)
         idx = t._output_nr if t.grad_fn is not None else 0
         buf[idx] = g if buf[idx] is None else buf[idx] + g
     # the nodes nothing reachable feeds are roots' nodes (pruning keeps every relevant node's parents)
-    ready = [(-n.seq, id(n), n, buffers.pop(n, None)) for n in dict.fromkeys([gradient_edge(t) for t, _ in roots])
-             if deps.get(n) == 0]
+    ready = [(-n.seq, id(n), n, buffers.pop(n, None)) for n in dict.fromkeys(starts) if deps.get(n) == 0]
     heapq.heapify(ready)
     _tasks.append(deps)  # its keys stay: run counts down the values only
     try:

@@ -62,7 +62,6 @@ def signature(window: list) -> tuple:
     views: dict = {}
     sig = []
     add = sig.append
-    layouts = _layouts
     for ins in window:
         made = ins.head
         if made is None:  # an op launched without a plan's head
@@ -78,11 +77,8 @@ def signature(window: list) -> tuple:
                     if b is None:
                         b = blobs[v.blob] = len(blobs)
                     lid = v.layout
-                    if lid is None:  # (layout_id's lookup inlined: most views of a step are new to it)
-                        lid = layouts.get((v.shape, v.strides, v.offset, v.dtype.num))
-                        if lid is None:
-                            lid = _layout_id(v)
-                        v.layout = lid
+                    if lid is None:
+                        lid = v.layout = _layout_id(v)
                     add(b)
                     add(lid)
                 else:
