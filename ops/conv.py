@@ -20,7 +20,8 @@ import numpy as np
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
-from ..vm.codegen import import_numba_user
+from ..vm import intra_op
+from ..vm.codegen import import_numba_user, kernel_module
 from . import autocast as _ac
 from . import conv_rows
 from .memory_format import conv_layout
@@ -113,8 +114,50 @@ def _channels_outer(y: np.ndarray, geo: ConvGeometry) -> np.ndarray:
     return y.reshape(geo.groups, o // geo.groups, n * _positions(geo))
 
 
+NUMPY_MACS = 2e10  # multiply-adds a second of the NumPy path (batch-wide columns and product), roughly: its heat
+
+
+def _by_image(kind: str, geo: ConvGeometry, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None,
+              out: np.ndarray) -> bool:
+    """Run work `kind` (FORWARD, INPUT_GRAD, WEIGHT_GRAD) an image at a time (ops/conv_image_kernels.py) into `out`,
+    where those kernels serve this convolution: 2-D, operands and result of one dtype (float32, float64), at least
+    an image per thread (one image: the batch-wide product splits over the threads instead); whether it did."""
+    dtype = out.dtype
+    if (len(geo.kernel) != 2 or dtype not in COMPILED_FLOATS or a.dtype != dtype or b.dtype != dtype
+            or (bias is not None and bias.dtype != dtype) or 0 in geo.image4 or 0 in geo.result4):
+        return False
+    parallel = intra_op.parallel()
+    parts = intra_op.get_threads() if parallel else 1
+    if geo.image4[0] < parts:
+        return False
+    (n, c, h, w), (o, _, kh, kw), (oh, ow) = geo.image4, geo.weight4, geo.result4[2:]
+    kernels = kernel_module(".conv_image_kernels", __package__, spent=n * o * oh * ow * _taps(geo) / NUMPY_MACS)
+    if kernels is None:
+        return False
+    dims = np.array((n, c, h, w, o, oh, ow, kh, kw, *geo.stride, *geo.dilation, geo.pads[0], geo.pads[2],
+                     geo.groups), np.int64)
+    scratch = np.empty(parts * _taps(geo) * oh * ow, dtype)
+    target = out if out.flags.c_contiguous else np.empty(out.shape, dtype)
+    flat = (np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1),
+            np.empty(0, dtype) if bias is None else np.ascontiguousarray(bias).reshape(-1))
+    if parallel:
+        intra_op.enter()
+    run = kernels.run_parallel if parallel else kernels.run_serial
+    if kind == "weight_grad":
+        partial = np.zeros((parts,) + out.shape, dtype)
+        run(kernels.WEIGHT_GRAD, dtype.type(1), *flat, partial.reshape(-1), scratch, dims, parts)
+        np.sum(partial, axis=0, out=target)
+    else:
+        run(getattr(kernels, kind.upper()), dtype.type(1), *flat, target.reshape(-1), scratch, dims, parts)
+    if target is not out:
+        out[...] = target
+    return True
+
+
 @register_kernel("convolution", "cpu")
 def _convolution_kernel(ins, outs, geo: ConvGeometry) -> None:
+    if _by_image("forward", geo, ins[0], ins[1], ins[2] if len(ins) > 2 else None, outs[0]):
+        return
     n, o = geo.result4[:2]
     weight, cols = _grouped_weight(ins[1], geo), _image_columns(ins[0], geo)
     rows = blas_rows(weight.shape[:2], cols.shape[-1], np.result_type(weight, cols))
@@ -133,6 +176,8 @@ def _convolution_kernel(ins, outs, geo: ConvGeometry) -> None:
 
 @register_kernel("convolution_backward_input", "cpu")
 def _convolution_backward_input_kernel(ins, outs, geo: ConvGeometry) -> None:
+    if _by_image("input_grad", geo, ins[0], ins[1], ins[2] if len(ins) > 2 else None, outs[0]):
+        return
     weight = _grouped_weight(ins[1], geo).transpose(0, 2, 1)
     target = outs[0].reshape(geo.image4)
     if conv_rows.takes(geo):
@@ -152,6 +197,8 @@ def _convolution_backward_input_kernel(ins, outs, geo: ConvGeometry) -> None:
 
 @register_kernel("convolution_backward_weight", "cpu")
 def _convolution_backward_weight_kernel(ins, outs, geo: ConvGeometry) -> None:
+    if _by_image("weight_grad", geo, ins[0], ins[1], None, outs[0]):
+        return
     cols, grad = _image_columns(ins[0], geo), _channels_outer(ins[1], geo)
     target = outs[0].reshape(geo.groups, geo.weight4[0] // geo.groups, _taps(geo))
     if target.dtype == np.result_type(grad, cols):

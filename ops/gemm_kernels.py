@@ -49,15 +49,16 @@ _set_local_threads = types.ExternalFunction("openblas_set_num_threads_local", ty
 ROW_MAJOR = 101
 
 
-def _gemm(one, ta, tb, m, n, k, pa, lda, pb, ldb, pc, ldc):
-    """C = op(A) @ op(B) (row-major, addresses and leading dimensions) in the precision of `one` (1.0 typed)."""
+def gemm(one, beta, ta, tb, m, n, k, pa, lda, pb, ldb, pc, ldc):
+    """C = op(A) @ op(B) + beta * C (row-major, addresses and leading dimensions) in the precision of `one` (1.0
+    typed); numba code calls it."""
 
 
-@overload(_gemm, inline="always")
-def _gemm_typed(one, ta, tb, m, n, k, pa, lda, pb, ldb, pc, ldc):
-    gemm = _sgemm if one == types.float32 else _dgemm
-    return lambda one, ta, tb, m, n, k, pa, lda, pb, ldb, pc, ldc: gemm(
-        ROW_MAJOR, ta, tb, m, n, k, one, pa, lda, pb, ldb, one - one, pc, ldc)
+@overload(gemm, inline="always")
+def _gemm_typed(one, beta, ta, tb, m, n, k, pa, lda, pb, ldb, pc, ldc):
+    blas = _sgemm if one == types.float32 else _dgemm
+    return lambda one, beta, ta, tb, m, n, k, pa, lda, pb, ldb, pc, ldc: blas(
+        ROW_MAJOR, ta, tb, m, n, k, one, pa, lda, pb, ldb, beta, pc, ldc)
 
 
 @njit(parallel=True, nogil=True, cache=True)
@@ -72,9 +73,9 @@ def split(one, m, n, k, ta, tb, pa, lda, pb, ldb, pc, ldc, a_row, b_col, c_row, 
         if hi > lo:
             held = _set_local_threads(1)
             if a_row != 0:
-                _gemm(one, ta, tb, hi - lo, n, k, pa + lo * a_row, lda, pb, ldb, pc + lo * c_row, ldc)
+                gemm(one, one - one, ta, tb, hi - lo, n, k, pa + lo * a_row, lda, pb, ldb, pc + lo * c_row, ldc)
             else:
-                _gemm(one, ta, tb, m, hi - lo, k, pa, lda, pb + lo * b_col, ldb, pc + lo * c_col, ldc)
+                gemm(one, one - one, ta, tb, m, hi - lo, k, pa, lda, pb + lo * b_col, ldb, pc + lo * c_col, ldc)
             _set_local_threads(held)
 
 
@@ -83,7 +84,7 @@ def batch(one, count, m, n, k, ta, tb, pa, lda, pb, ldb, pc, ldc, a_step, b_step
     """C[i] = op(A[i]) @ op(B[i]) for each of `count` matrices (steps in bytes; 0 broadcasts), precision of `one`."""
     for i in prange(count):
         held = _set_local_threads(1)
-        _gemm(one, ta, tb, m, n, k, pa + i * a_step, lda, pb + i * b_step, ldb, pc + i * c_step, ldc)
+        gemm(one, one - one, ta, tb, m, n, k, pa + i * a_step, lda, pb + i * b_step, ldb, pc + i * c_step, ldc)
         _set_local_threads(held)
 
 

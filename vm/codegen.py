@@ -515,17 +515,23 @@ _kernel_modules: dict = {}  # module name -> a kernel module whose kernels are c
 _failed_modules: set = set()  # kernel modules whose load failed in the calling thread
 
 
-def kernel_module(name: str, package: str | None = None):
+def kernel_module(name: str, package: str | None = None, spent: float = 0.0):
     """Module `name` of hand-written numba kernels (one with a `warm()` that calls each on tiny arrays of the
     types the program passes), once they are compiled and loaded; else None, and the caller runs its NumPy
-    path. Nothing starts before numba is loaded (a first small program does not pay for its import); then
+    path. Nothing starts before numba is loaded (a first small program does not pay for its import), unless
+    the callers' NumPy path has proven hot: `spent` is the seconds this call's NumPy path is expected to take,
+    and past `compile_heat` of them the module is loaded anyway (a program of convolutions alone). Then
     the compile process compiles the module into numba's on-disk cache in the background and the compiler
     thread loads it, as for generated kernels (in this thread when background compiling is off)."""
     full = importlib.util.resolve_name(name, package) if name.startswith(".") else name
     module = _kernel_modules.get(full)
-    if module is not None or "numba" not in sys.modules:
+    if module is not None:
         return module
     key = ("module", full)
+    if "numba" not in sys.modules:
+        heat = _heat[key] = _heat.get(key, 0.0) + spent
+        if heat < compile_heat:
+            return None
 
     def load():
         loaded = import_numba_user(full)
