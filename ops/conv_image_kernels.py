@@ -27,6 +27,15 @@ FORWARD, INPUT_GRAD, WEIGHT_GRAD = 0, 1, 2
 _NO_TRANS, _TRANS = 111, 112
 
 
+# The loops below index rows through views with unsigned indices: numba then drops its negative-index wraparound and
+# LLVM vectorizes the unit-stride runs (the small CNN's columns 2.1 -> 0.8 ms); slice assignments of a number cost
+# more than these loops on rows this short.
+@njit(cache=True, nogil=True)
+def _zero(row, lo, hi):
+    for q in range(np.uint64(lo), np.uint64(hi)):
+        row[q] = 0
+
+
 @njit(cache=True, nogil=True)
 def _im2col(x, base, c_, h, w, kh, kw, sh, sw, dh, dw, top, left, oh, ow, cols):
     """cols[(c * kh + i) * kw + j, y * ow + q] = image[c, y*sh + i*dh - top, q*sw + j*dw - left], 0 in the
@@ -39,22 +48,22 @@ def _im2col(x, base, c_, h, w, kh, kw, sh, sw, dh, dw, top, left, oh, ow, cols):
             for j in range(kw):
                 start = j * dw - left
                 x_lo, x_hi = _span(ow, start, sw, w)
-                at = row * positions
-                cols[at:at + y_lo * ow] = 0
+                tap = cols[row * positions:(row + 1) * positions]
+                _zero(tap, 0, y_lo * ow)
                 for y in range(y_lo, y_hi):
-                    d = at + y * ow
-                    s = base + (c * h + y * sh + i * dh - top) * w + start
-                    for q in range(x_lo):
-                        cols[d + q] = 0
-                    if sw == 1:  # (a contiguous run: a vector copy)
-                        for q in range(x_lo, x_hi):
-                            cols[d + q] = x[s + q]
+                    row_at = y * ow
+                    _zero(tap, row_at, row_at + x_lo)
+                    dst = tap[row_at + x_lo:row_at + x_hi]
+                    at = base + (c * h + y * sh + i * dh - top) * w + start + x_lo * sw
+                    src = x[at:at + (x_hi - x_lo) * sw]
+                    if sw == 1:
+                        for q in range(np.uint64(x_hi - x_lo)):
+                            dst[q] = src[q]
                     else:
-                        for q in range(x_lo, x_hi):
-                            cols[d + q] = x[s + q * sw]
-                    for q in range(x_hi, ow):
-                        cols[d + q] = 0
-                cols[at + y_hi * ow:at + positions] = 0
+                        for q in range(np.uint64(x_hi - x_lo)):
+                            dst[q] = src[q * np.uint64(sw)]
+                    _zero(tap, row_at + x_hi, row_at + ow)
+                _zero(tap, y_hi * ow, positions)
                 row += 1
 
 
@@ -71,10 +80,16 @@ def _col2im(cols, image, base, c_, h, w, kh, kw, sh, sw, dh, dw, top, left, oh, 
                 start = j * dw - left
                 x_lo, x_hi = _span(ow, start, sw, w)
                 for y in range(y_lo, y_hi):
-                    s = row * positions + y * ow
-                    d = base + (c * h + y * sh + i * dh - top) * w + start
-                    for q in range(x_lo, x_hi):
-                        image[d + q * sw] += cols[s + q]
+                    at = row * positions + y * ow + x_lo
+                    src = cols[at:at + x_hi - x_lo]
+                    at = base + (c * h + y * sh + i * dh - top) * w + start + x_lo * sw
+                    dst = image[at:at + (x_hi - x_lo) * sw]
+                    if sw == 1:
+                        for q in range(np.uint64(x_hi - x_lo)):
+                            dst[q] += src[q]
+                    else:
+                        for q in range(np.uint64(x_hi - x_lo)):
+                            dst[q * np.uint64(sw)] += src[q]
                 row += 1
 
 
