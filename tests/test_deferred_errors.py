@@ -254,3 +254,27 @@ def test_the_issuing_line_is_captured_only_for_checks_the_kernel_does(monkeypatc
     x[known * 1]
     assert len(calls) == 2
     tidal.sync()
+
+
+def test_a_large_computed_index_is_checked_by_the_kernel_while_a_worker_runs():
+    # NumPy gives up the GIL to check more than 500 values, and the busy worker would keep it: the check waits for
+    # the kernel (the error at the next sync, naming the line); with the worker idle it is at the call, as torch's
+    import importlib
+    ids = np.arange(importlib.import_module("tidal.ops.scatter").GIL_KEPT_ELEMENTS + 1) % 7
+    ids[-1] = 9
+    ready = tidal.tensor(ids)
+    weight = tidal.zeros(8, 2)
+    tidal.sync()
+    with pytest.raises(IndexError, match="index out of range in self"):
+        tidal.nn.functional.embedding(ready, weight)  # the worker is idle: checked here
+    big = tidal.ones(600, 600)
+    for _ in range(8):  # queued products keep the worker busy while the next line issues
+        big = big @ big * 1e-3
+    big._vm.flush()
+    assert big._vm.running()
+    tidal.nn.functional.embedding(ready, weight)  # line checked by the kernel
+    line = sys._getframe().f_lineno - 1
+    with pytest.raises(IndexError) as info:
+        tidal.sync()
+    assert "embedding: index out of range in self" in str(info.value)
+    assert f"at {__file__}:{line}" in str(info.value)

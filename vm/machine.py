@@ -224,6 +224,14 @@ class VirtualMachine:
         """Instructions pushed and not yet run: the window plus every stream's queue."""
         return len(self.window) + sum(s.pushed - s.done for s in list(self.streams.values()))
 
+    def running(self) -> bool:
+        """Whether a stream still has instructions to run (its worker then takes the GIL whenever this thread
+        gives it up, for as long as its Python between kernels lasts)."""
+        for s in list(self.streams.values()):
+            if s.done < s.pushed:
+                return True
+        return False
+
     def stream(self, name: str) -> Stream:
         """The stream called `name`, created on first use."""
         s = self.streams.get(name)
