@@ -4,6 +4,10 @@ from __future__ import annotations
 import math
 
 from .. import ops
+from ..autograd import no_grad
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.graph import needs_grad, record
+from ..ops import attention_rows
 from ..ops import autocast as _ac
 from ..ops import torch_function
 from ..ops.reduce import safe_softmax
@@ -82,7 +86,6 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         groups = query.shape[-3] // key.shape[-3]
         key = key.repeat_interleave(groups, -3)
         value = value.repeat_interleave(groups, -3)
-    scores = ops.matmul(query, key.transpose(-2, -1)) * scale
     if is_causal and attn_mask is not None and query.dim() != 4:
         # PyTorch combines the two masks only for 4-D inputs and refuses otherwise
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
@@ -90,13 +93,54 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         causal = ops.ones((tgt, src), dtype=dt.bool_, device=query.device).tril()
         attn_mask = causal if attn_mask is None else (attn_mask & causal if attn_mask.dtype is dt.bool_ else
                                                       attn_mask.masked_fill(~causal, float("-inf")))
-    bias = _additive_mask(attn_mask, scores.dtype)
+    flash = dropout_p == 0.0 and _flash_shapes(query, key, value, attn_mask)
+    bias = _additive_mask(attn_mask, query.dtype)
+    if flash and _fused_takes(query, key, value, bias):
+        return _fused_attention(query, key, value, bias, scale)
+    scores = ops.matmul(query, key.transpose(-2, -1)) * scale
     if bias is not None:
         scores = scores + bias
     weights = _safe_softmax(scores) if bias is not None else ops.softmax(scores, -1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)
     return ops.matmul(weights, value)
+
+
+def _flash_shapes(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> bool:
+    """Whether torch would run these inputs through its flash attention (its node, ScaledDotProductFlashAttentionFor
+    CpuBackward0): 4-D, rows of the head dim contiguous, a 2-D or 4-D mask (or none)."""
+    return (q.dim() == 4 and (mask is None or mask.dim() in (2, 4))
+            and all(t._v.strides[-1] == 1 or t._v.shape[-1] == 1 for t in (q, k, v)))
+
+
+def _fused_takes(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None) -> bool:
+    """Whether attention's core runs as one kernel each way (ops/attention_rows.py): inputs it takes, and a bias
+    that needs no gradient."""
+    return attention_rows.takes(q, k, v, bias) and not (bias is not None and bias.requires_grad)
+
+
+def _fused_attention(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None, scale: float) -> Tensor:
+    """softmax(q k^T * scale + bias) v as one node (torch's ScaledDotProductFlashAttentionForCpu), saving the
+    probabilities for its backward."""
+    with no_grad():
+        out, probs = attention_rows.attention_rows(q, k, v, bias, scale)
+    if needs_grad((q, k, v)):
+        record(attention_rows.FORWARD, _fused_attention_backward, (q, k, v), (out,), (q, k, v, probs, bias), scale)
+    return out
+
+
+def _fused_attention_backward(node, g: Tensor) -> tuple:
+    # one kernel; a create_graph backward (grad mode on) differentiates the composite's formula instead, with the
+    # probabilities recomputed from q and k so that a second backward sees them depend on those
+    q, k, v, probs, bias = node.saved_tensors
+    scale = node.attrs
+    if not is_grad_enabled():
+        return attention_rows.attention_rows_backward(g, q, k, v, probs, scale)
+    scores = ops.matmul(q, k.transpose(-2, -1)) * scale
+    probs = _safe_softmax(scores if bias is None else scores + bias)
+    dp = ops.matmul(g, v.transpose(-2, -1))
+    ds = probs * (dp - (probs * dp).sum(-1, keepdim=True)) * scale
+    return ops.matmul(ds, k), ops.matmul(ds.transpose(-2, -1), q), ops.matmul(probs.transpose(-2, -1), g)
 
 
 def _project(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
@@ -214,13 +258,16 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         dropout_p = 0.0
 
     from .functional import dropout, linear
-    scores = ops.matmul(q * math.sqrt(1.0 / head_dim), k.transpose(-2, -1))
-    if attn_mask is not None:
-        scores = scores + attn_mask
-    attn = ops.softmax(scores, -1) if need_weights else _safe_softmax(scores)
-    if dropout_p > 0.0:
-        attn = dropout(attn, dropout_p, True)
-    out = ops.matmul(attn, v)  # (N * H, L, head_dim)
+    if not need_weights and dropout_p == 0.0 and _fused_takes(q, k, v, attn_mask):
+        out = _fused_attention(q, k, v, attn_mask, math.sqrt(1.0 / head_dim))  # (N * H, L, head_dim)
+    else:
+        scores = ops.matmul(q * math.sqrt(1.0 / head_dim), k.transpose(-2, -1))
+        if attn_mask is not None:
+            scores = scores + attn_mask
+        attn = ops.softmax(scores, -1) if need_weights else _safe_softmax(scores)
+        if dropout_p > 0.0:
+            attn = dropout(attn, dropout_p, True)
+        out = ops.matmul(attn, v)  # (N * H, L, head_dim)
     out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
     out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, out_proj_weight.shape[0])
     if not batched:

@@ -24,11 +24,11 @@ def _row_dot(a, b, i):
     return acc
 
 
-def _exp(v):
+def exp_of(v):
     """exp_single for float32, np.exp otherwise (chosen when numba types the call)."""
 
 
-@overload(_exp, inline="always")
+@overload(exp_of, inline="always")
 def _exp_typed(v):
     if v == types.float32:
         return lambda v: exp_single(v)
@@ -45,7 +45,7 @@ def _forward_row(x, y, log, safe, i):
             y[i, j] = fill
         return
     for j in range(n):
-        y[i, j] = _exp(x[i, j] - top)
+        y[i, j] = exp_of(x[i, j] - top)
     total = row_total(y, i)
     if total != total:  # a NaN in the row (or +inf: inf - inf) made the sum NaN: NaN throughout, as torch's
         for j in range(n):
@@ -82,7 +82,7 @@ def _backward_row(g, y, grad, log, i):
     if log:
         total = row_total(g, i)
         for j in range(n):
-            grad[i, j] = g[i, j] - _exp(y[i, j]) * total
+            grad[i, j] = g[i, j] - exp_of(y[i, j]) * total
     else:
         dot = _row_dot(g, y, i)
         for j in range(n):

@@ -1,0 +1,151 @@
+"""Attention's core as one kernel each way (ops/attention_rows.py, torch's flash attention for CPU) against torch:
+scaled_dot_product_attention on 4-D inputs and nn.MultiheadAttention, values and gradients, every form of mask
+(broadcast in any dim, boolean, causal, rows masked throughout), float64, on numba's threads and on one, with the
+compiled loops and with the NumPy path; double backward through the composite; and what keeps the composite."""
+import numpy as np
+import pytest
+import torch
+
+import tidal
+from tidal.ops import attention_rows
+from tidal.vm import codegen, intra_op
+
+from kernel_loops import compile_here  # noqa: F401 - a fixture
+
+TOL = {np.float32: dict(rtol=2e-5, atol=2e-6), np.float64: dict(rtol=1e-12, atol=1e-13)}
+
+
+@pytest.fixture(params=["compiled", "compiled, one thread", "numpy"])
+def kernels(request, compile_here, monkeypatch):  # noqa: F811 - the fixture above
+    """The fused kernels' calls counted; compiled (on numba's threads or on one) or on the NumPy path."""
+    if request.param == "numpy":
+        monkeypatch.setattr(attention_rows, "_compiled", lambda: None)
+    else:
+        assert codegen.kernel_module(".attention_kernels", "tidal.ops", spent=1e9) is not None
+    calls = []
+    original = attention_rows.launch
+    monkeypatch.setattr(attention_rows, "launch", lambda name, *a: (calls.append(name), original(name, *a))[1])
+    if request.param.endswith("one thread"):
+        threads = intra_op.get_threads(allowed_only=False)
+        intra_op.set_threads(1)
+        yield calls
+        intra_op.set_threads(threads)
+    else:
+        yield calls
+
+
+def _pair(rng, shape, dtype, requires_grad=True):
+    a = rng.standard_normal(shape).astype(dtype)
+    return tidal.tensor(a, requires_grad=requires_grad), torch.tensor(a, requires_grad=requires_grad)
+
+
+def _compare(ours, theirs, dtype):
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), **TOL[dtype])
+
+
+MASKS = {  # name: (mask shape or None, kind)
+    "none": (None, None),
+    "causal": (None, "causal"),
+    "float 2-D": ((5, 7), float),
+    "float per batch": ((2, 1, 5, 7), float),
+    "float per key": ((2, 3, 1, 7), float),
+    "bool per head": ((1, 3, 5, 7), bool),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mask", list(MASKS))
+def test_sdpa_4d_matches_torch(kernels, mask, dtype):
+    rng = np.random.default_rng(0)
+    (q, tq), (k, tk), (v, tv) = (_pair(rng, s, dtype) for s in ((2, 3, 5, 4), (2, 3, 7, 4), (2, 3, 7, 4)))
+    shape, kind = MASKS[mask]
+    kwargs, torch_kwargs = {}, {}
+    if kind == "causal":
+        kwargs = torch_kwargs = dict(is_causal=True)
+    elif kind is float:
+        m = rng.standard_normal(shape).astype(dtype)
+        if shape[-2] > 1:
+            m[..., 1, :] = -np.inf  # a row masked throughout: zeros, as torch
+        kwargs, torch_kwargs = dict(attn_mask=tidal.tensor(m)), dict(attn_mask=torch.tensor(m))
+    elif kind is bool:
+        m = rng.random(shape) > 0.4
+        kwargs, torch_kwargs = dict(attn_mask=tidal.tensor(m)), dict(attn_mask=torch.tensor(m))
+    out = tidal.nn.functional.scaled_dot_product_attention(q, k, v, scale=0.3, **kwargs)
+    ref = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, scale=0.3, **torch_kwargs)
+    assert type(out.grad_fn).__name__ == type(ref.grad_fn).__name__ == "ScaledDotProductFlashAttentionForCpuBackward0"
+    g = rng.standard_normal(ref.shape).astype(dtype)
+    out.backward(tidal.tensor(g))
+    ref.backward(torch.tensor(g))
+    _compare((out, q.grad, k.grad, v.grad), (ref, tq.grad, tk.grad, tv.grad), dtype)
+    assert kernels == [attention_rows.FORWARD, attention_rows.BACKWARD]
+
+
+@pytest.mark.parametrize("masks", ["attn_mask", "key_padding_mask", "both"])
+def test_multihead_attention_matches_torch(kernels, masks):
+    rng = np.random.default_rng(1)
+    tidal.manual_seed(0)
+    ours = tidal.nn.MultiheadAttention(8, 2, batch_first=True)
+    theirs = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+    theirs.load_state_dict({name: torch.tensor(p.detach().numpy()) for name, p in ours.state_dict().items()})
+    x, tx = _pair(rng, (3, 6, 8), np.float32)
+    kwargs, torch_kwargs = {}, {}
+    if masks in ("attn_mask", "both"):
+        causal = np.triu(np.full((6, 6), -np.inf, np.float32), 1)
+        kwargs["attn_mask"], torch_kwargs["attn_mask"] = tidal.tensor(causal), torch.tensor(causal)
+    if masks in ("key_padding_mask", "both"):
+        padding = np.zeros((3, 6), np.float32)
+        padding[1, 4:] = -np.inf
+        kwargs["key_padding_mask"], torch_kwargs["key_padding_mask"] = tidal.tensor(padding), torch.tensor(padding)
+    out = ours(x, x, x, need_weights=False, **kwargs)[0]
+    ref = theirs(tx, tx, tx, need_weights=False, **torch_kwargs)[0]
+    g = rng.standard_normal(ref.shape).astype(np.float32)
+    out.backward(tidal.tensor(g))
+    ref.backward(torch.tensor(g))
+    _compare((out, x.grad), (ref, tx.grad), np.float32)
+    grads = dict(theirs.named_parameters())
+    for name, p in ours.named_parameters():
+        np.testing.assert_allclose(p.grad.numpy(), grads[name].grad.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+    assert kernels == [attention_rows.FORWARD, attention_rows.BACKWARD]
+
+
+def test_double_backward_through_the_composite(kernels):
+    rng = np.random.default_rng(2)
+    (q, tq), (k, tk), (v, tv) = (_pair(rng, (1, 2, 3, 4), np.float64) for _ in range(3))
+    out = tidal.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):  # (torch's flash refuses a 2nd order)
+        ref = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=True)
+    grads = tidal.autograd.grad((out * out).sum(), (q, k, v), create_graph=True)
+    torch_grads = torch.autograd.grad((ref * ref).sum(), (tq, tk, tv), create_graph=True)
+    _compare(grads, torch_grads, np.float64)
+    second = tidal.autograd.grad(sum(g.square().sum() for g in grads), (q, k, v))
+    torch_second = torch.autograd.grad(sum(g.square().sum() for g in torch_grads), (tq, tk, tv))
+    _compare(second, torch_second, np.float64)
+
+
+def test_three_dims_dropout_a_mask_needing_grad_or_half_precision_keep_the_composite(kernels):
+    rng = np.random.default_rng(3)
+    (q, tq), = (_pair(rng, (3, 4, 5), np.float32),)
+    out = tidal.nn.functional.scaled_dot_product_attention(q, q, q)
+    ref = torch.nn.functional.scaled_dot_product_attention(tq, tq, tq)
+    assert type(out.grad_fn).__name__ == type(ref.grad_fn).__name__  # torch's math path for 3-D inputs
+    _compare((out,), (ref,), np.float32)
+    (q4, tq4), (m, tm) = _pair(rng, (1, 2, 4, 5), np.float32), _pair(rng, (4, 4), np.float32)
+    out = tidal.nn.functional.scaled_dot_product_attention(q4, q4, q4, attn_mask=m)
+    ref = torch.nn.functional.scaled_dot_product_attention(tq4, tq4, tq4, attn_mask=tm)
+    out.sum().backward()
+    ref.sum().backward()
+    _compare((out, q4.grad, m.grad), (ref, tq4.grad, tm.grad), np.float32)
+    half = tidal.nn.functional.scaled_dot_product_attention(*(tidal.tensor(q4.detach().numpy(), dtype=tidal.float16),) * 3)
+    assert half.dtype == tidal.float16
+    tidal.nn.functional.scaled_dot_product_attention(q4, q4, q4, dropout_p=0.5)
+    (v, tv), (m3, tm3) = _pair(rng, (1, 2, 4, 3), np.float32), _pair(rng, (2, 4, 4), np.float32, False)
+    strided = tidal.tensor(q4.detach().numpy().swapaxes(2, 3).copy()).transpose(2, 3).requires_grad_()
+    # torch's math path too: a value head dim of its own, a 3-D mask, rows of the head dim strided
+    for args, torch_args in [((q4, q4, v), (tq4, tq4, tv)), ((q4, q4, q4, m3), (tq4, tq4, tq4, tm3)),
+                             ((strided,) * 3, (torch.tensor(strided.detach().numpy()).requires_grad_(),) * 3)]:
+        out = tidal.nn.functional.scaled_dot_product_attention(*args)
+        ref = torch.nn.functional.scaled_dot_product_attention(*torch_args)
+        assert type(out.grad_fn).__name__ == type(ref.grad_fn).__name__
+        _compare((out,), (ref,), np.float32)
+    assert kernels == []
