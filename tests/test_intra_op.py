@@ -217,13 +217,17 @@ def test_once_a_worker_ran_kernels_only_workers_start_teams(compiled_here, monke
     found = []
 
     class Stream:
-        _waiters = 0
+        _waiters = 1  # the program's thread waits for the stream: every core
+
+    class Issuing:
+        _waiters = 0  # the program's thread issues ops meanwhile: one core left to it
 
     def on_worker():
-        intra_op._thread.stream = Stream()
-        found.append(intra_op.enter())
+        for stream in (Stream(), Issuing()):
+            intra_op._thread.stream = stream
+            found.append(intra_op.enter())
     t = threading.Thread(target=on_worker)
     t.start()
     t.join()
-    assert found == [intra_op.CORES]
+    assert found == [intra_op.CORES, max(intra_op.CORES - 1, 1)]
     assert intra_op.enter() == 1  # GNU OpenMP would throttle two teams' spinning (see intra_op._worker_seen)

@@ -55,14 +55,20 @@ def get_threads(allowed_only: bool = True) -> int:
 
 def enter() -> int:
     """Before a parallel kernel on this thread: the threads it may use now, set as numba's count (which numba
-    keeps per thread): none beyond the cores other processes left free, as for BLAS (vm/blas_threads.py). A
+    keeps per thread): none beyond the cores other processes left free, as for BLAS (vm/blas_threads.py), and on a
+    stream's worker one core fewer while the program's thread issues ops (no thread waits for the stream). A
     parallel loop waits for its slowest thread: with two busy processes beside it, a GELU on both cores took 8 ms
-    where one core takes 0.4. (Unlike BLAS's rule, a stream's worker keeps every thread while the program's thread
-    issues ops: measured both ways, the GPT and LM steps were as fast or 1-8% faster without the cut.)"""
+    where one core takes 0.4. (The worker's cut, A/B in one process: the tiny GPT's step 0.94-0.98x, the LM's
+    within noise; it had measured no better while the program's thread still waited for the GIL at its index
+    checks, see ops/scatter.computed_values.) The slices a kernel splits its work in stay fixed by the thread count
+    set: the same bits on any number of threads."""
     global _worker_seen
     count = _threads
-    if getattr(_thread, "stream", None) is not None:
+    stream = getattr(_thread, "stream", None)
+    if stream is not None:
         _worker_seen = True
+        if not stream._waiters:
+            count = min(count, CORES - 1)
     elif _worker_seen:
         count = 1  # once a stream's worker runs kernels, it alone starts teams (see _worker_seen)
     busy = others_busy()
