@@ -152,24 +152,36 @@ _cummax_type = return_type("cummax", ("values", "indices"))
 _cummin_type = return_type("cummin", ("values", "indices"))
 
 
-def cummax(input: Tensor, dim: int):
-    """(running maximum, index of its last occurrence) along `dim`."""
-    return _cum_extreme("cummax", input, dim, True)
+def cummax(input: Tensor, dim: int, *, out=None):
+    """(running maximum, index of its last occurrence) along `dim` (into `out`=(values, indices) if given)."""
+    return _cum_extreme("cummax", input, dim, True, out)
 
 
-def cummin(input: Tensor, dim: int):
-    """(running minimum, index of its last occurrence) along `dim`."""
-    return _cum_extreme("cummin", input, dim, False)
+def cummin(input: Tensor, dim: int, *, out=None):
+    """(running minimum, index of its last occurrence) along `dim` (into `out`=(values, indices) if given)."""
+    return _cum_extreme("cummin", input, dim, False, out)
 
 
-def _cum_extreme(op: str, x: Tensor, dim: int, is_max: bool):
+def _cum_extreme(op: str, x: Tensor, dim: int, is_max: bool, out=None):
     axes = one_axis(x, dim, op)
     if x.dtype.is_complex and x.numel():  # complex numbers have no order (an empty scan is no error)
         raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{torch_name(x.dtype)}'")
     check_limited(op, x.dtype)
+    kind = _cummax_type if is_max else _cummin_type
+    if out is not None:  # torch's checks on out (no grad, no overlap, its dtypes), then the scan into it
+        from .scatter import check_out_grad, prepare_out
+        from .windows import TENSOR_TYPE
+        check_out_grad(op, out[0], (x,))
+        for o, dtype in zip(out, (x.dtype, dt.int64)):
+            if o.dtype is not dtype:
+                raise RuntimeError(f"expected scalar_type {TENSOR_TYPE[dtype]} but found {TENSOR_TYPE[o.dtype]}")
+            prepare_out(o, x._v.shape, dtype, (x,))
+        values, indices = _scan(op, x, axes, [x.dtype, dt.int64], x.dtype.compute, is_max, "cum_extreme")
+        for o, r in zip(out, (values, indices)):
+            o.copy_(r)
+        return kind(*out)
     values, indices = _scan(op, x, axes, [x.dtype, dt.int64], x.dtype.compute, is_max, "cum_extreme")
-    result = (_cummax_type if is_max else _cummin_type)(values, indices)
-    return track(op, _cum_extreme_backward, x, result, axes, True, (1,))
+    return track(op, _cum_extreme_backward, x, kind(values, indices), axes, True, (1,))
 
 
 def _cum_extreme_backward(node, g, _):

@@ -177,12 +177,15 @@ def _refuse_complex(x: Tensor, message: str, exc=RuntimeError) -> None:
         raise exc(message.format(name=torch_name(x.dtype)))
 
 
-def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False):
-    """Sorted values and their indices along `dim` (ties in torch's order; input order if `stable`)."""
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False, out=None):
+    """Sorted values and their indices along `dim` (ties in torch's order; input order if `stable`), into
+    `out`=(values, indices) if given."""
     _need_tensor("sort", input)
     axis = input._dim(dim, "sort")
     _refuse_complex(input, " Sort does not support complex dtypes on CPU")
     check_limited("sort", input.dtype)
+    if out is not None:
+        return SortResult(*_into("sort", input, out, input.shape, (axis, bool(descending), bool(stable))))
     values, indices = launch("sort", (input,), [(input.shape, input.dtype), (input.shape, dt.int64)],
                              (axis, bool(descending), bool(stable)))
     return SortResult(*_selection("sort", input, values, indices, axis))
@@ -202,8 +205,9 @@ def msort(input: Tensor) -> Tensor:
     return sort(input, 0).values
 
 
-def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
-    """The k largest (or smallest) values along `dim` and their indices, in sorted order."""
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *, out=None):
+    """The k largest (or smallest) values along `dim` and their indices, in sorted order (into `out`=(values,
+    indices) if given)."""
     _need_tensor("topk", input)
     _need_int("topk", "k", 2, k)
     axis = input._dim(dim, "topk")
@@ -217,6 +221,8 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
         shape, k = (), 1
     else:
         shape = input.shape[:axis] + (k,) + input.shape[axis + 1:]
+    if out is not None:
+        return TopkResult(*_into("topk", input, out, shape, (axis, int(k), bool(largest), bool(sorted))))
     values, indices = launch("topk", (input,), [(shape, input.dtype), (shape, dt.int64)],
                              (axis, int(k), bool(largest), bool(sorted)))
     return TopkResult(*_selection("topk", input, values, indices, axis))
