@@ -114,9 +114,10 @@ def _flash_shapes(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> bool:
 
 
 def _fused_takes(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None) -> bool:
-    """Whether attention's core runs as one kernel each way (ops/attention_rows.py): inputs it takes, and a bias
-    that needs no gradient."""
-    return attention_rows.takes(q, k, v, bias) and not (bias is not None and bias.requires_grad)
+    """Whether attention's core runs as one kernel each way (ops/attention_rows.py): local inputs it takes, and a
+    bias that needs no gradient."""
+    return (attention_rows.takes(q, k, v, bias) and not (bias is not None and bias.requires_grad)
+            and not any(getattr(t, "is_global", False) for t in (q, k, v, bias)))
 
 
 def _fused_attention(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None, scale: float) -> Tensor:

@@ -19,7 +19,8 @@ from ..vm.codegen import kernel_module
 from .dispatch import launch, register_kernel
 
 __all__ = ["takes", "attention_rows", "attention_rows_backward"]
-FORWARD, BACKWARD = "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention_for_cpu_backward"
+FORWARD = "_scaled_dot_product_flash_attention_for_cpu"
+BACKWARD = FORWARD + "_backward"
 
 
 def _compiled():

@@ -136,7 +136,8 @@ def test_three_dims_dropout_a_mask_needing_grad_or_half_precision_keep_the_compo
     out.sum().backward()
     ref.sum().backward()
     _compare((out, q4.grad, m.grad), (ref, tq4.grad, tm.grad), np.float32)
-    half = tidal.nn.functional.scaled_dot_product_attention(*(tidal.tensor(q4.detach().numpy(), dtype=tidal.float16),) * 3)
+    half_q = tidal.tensor(q4.detach().numpy(), dtype=tidal.float16)
+    half = tidal.nn.functional.scaled_dot_product_attention(half_q, half_q, half_q)
     assert half.dtype == tidal.float16
     tidal.nn.functional.scaled_dot_product_attention(q4, q4, q4, dropout_p=0.5)
     (v, tv), (m3, tm3) = _pair(rng, (1, 2, 4, 3), np.float32), _pair(rng, (2, 4, 4), np.float32, False)
