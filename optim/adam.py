@@ -4,6 +4,8 @@ from __future__ import annotations
 from ..ops import math_api as M
 from ..ops import creation
 from ..tensor import Tensor
+from ..vm import intra_op
+from .foreach import compiled_loops, contiguous, one_pass
 from .hyperparams import check_adam_hyperparameters, check_fused
 from .optimizer import Optimizer, descent_grad
 
@@ -39,6 +41,31 @@ def adam_moments(param: Tensor, grad: Tensor, exp_avg: Tensor, exp_avg_sq: Tenso
     exp_avg.lerp_(grad, 1 - beta1)
     exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
     return grad
+
+
+def _adam_one_pass(lists: list, kwargs: dict) -> bool:
+    """`adam` as one compiled pass over each parameter (optim/foreach_kernels.py), the same bits: without amsgrad,
+    maximize or L2 weight decay, for number hyperparameters; whether it ran."""
+    params, grads, exp_avgs, exp_avg_sqs, _, steps = lists
+    beta1, beta2, lr, weight_decay, eps = (kwargs[k] for k in ("beta1", "beta2", "lr", "weight_decay", "eps"))
+    decoupled = kwargs["decoupled_weight_decay"]
+    if (kwargs["amsgrad"] or kwargs["maximize"] or weight_decay != 0 and not decoupled
+            or not all(isinstance(x, (int, float)) for x in (beta1, beta2, lr, weight_decay, eps))):
+        return False
+    loops = compiled_loops()
+    if loops is None or not contiguous(params, grads, exp_avgs, exp_avg_sqs):
+        return False
+    for p, g, m, v, step in zip(params, grads, exp_avgs, exp_avg_sqs, steps):
+        t = p.dtype.type  # every scalar as the update's ops cast it (adam_moments, then adam's own lines)
+        w = t(1 - beta1)
+        run = intra_op.pick(p.size, loops.adam, loops.adam_parallel)
+        run(p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), t(1 - lr * weight_decay),
+            decoupled and weight_decay != 0, w, bool(abs(w) < 0.5), t(1), t(beta2), t(1 - beta2),
+            t((1 - beta2 ** step) ** 0.5), t(eps), t(-(lr / (1 - beta1 ** step))))
+    return True
+
+
+one_pass(adam, _adam_one_pass)
 
 
 class Adam(Optimizer):

@@ -19,6 +19,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..ops.dispatch import launch_into, register_kernel
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from ..vm.codegen import kernel_module
 
 _KERNEL = "foreach_update"
 _DTYPES = (dt.float32, dt.float64)
@@ -177,13 +178,40 @@ class HostArray:
         return HostArray(self._scalar(other) / self.a)
 
 
+_ONE_PASS: dict = {}  # list-wide update function -> its one-pass form on NumPy arrays (see one_pass)
+
+
+def one_pass(update: Callable, fused: Callable) -> None:
+    """Register `fused(lists, kwargs) -> bool`, `update`'s one-pass form over the kernel's NumPy arrays (built on
+    compiled_loops()): where it applies it runs the step and answers True, else the list-wide function runs."""
+    _ONE_PASS[update] = fused
+
+
+def compiled_loops():
+    """The compiled update loops (optim/foreach_kernels.py) once loaded, else None."""
+    return kernel_module(".foreach_kernels", __package__)
+
+
+def contiguous(*lists) -> bool:
+    """Whether the lists' arrays are C-contiguous and, position by position, of one size (a one-pass loop's
+    operands)."""
+    for arrays in zip(*lists):
+        size = arrays[0].size
+        for a in arrays:
+            if not a.flags.c_contiguous or a.size != size:
+                return False
+    return True
+
+
 @register_kernel(_KERNEL, "cpu")
 def _foreach_kernel(ins, outs, attrs) -> None:
     fn, layout, kwargs = attrs
     arrays = (ins, outs)
-    lists = []
-    for kind, start, count, value in layout:
-        lists.append(value if kind is None else [HostArray(a) for a in arrays[kind][start:start + count]])
+    lists = [value if kind is None else arrays[kind][start:start + count] for kind, start, count, value in layout]
+    fused = _ONE_PASS.get(fn)
+    if fused is not None and fused(lists, kwargs):
+        return
+    lists = [v if layout[k][0] is None else [HostArray(a) for a in v] for k, v in enumerate(lists)]
     with np.errstate(all="ignore"):  # as elementwise kernels: inf/nan results, no warnings
         fn(*lists, **kwargs)
 

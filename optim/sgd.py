@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
+from ..vm import intra_op
+from .foreach import compiled_loops, contiguous, one_pass
 from .optimizer import Optimizer, check, descent_grad
 from .hyperparams import check_fused, check_lr
 
@@ -21,6 +23,27 @@ def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffers: list[Tensor
                 buf.mul_(momentum).add_(grad, alpha=1 - dampening)
             grad = grad.add(buf, alpha=momentum) if nesterov else buf
         param.add_(grad, alpha=-lr)
+
+
+def _sgd_one_pass(lists: list, kwargs: dict) -> bool:
+    """`sgd` with momentum as one compiled pass over each parameter (optim/foreach_kernels.py), the same bits:
+    without dampening, Nesterov, weight decay or maximize, for number hyperparameters; whether it ran."""
+    params, grads, buffers = lists
+    momentum, lr = kwargs["momentum"], kwargs["lr"]
+    if (momentum == 0 or kwargs["dampening"] != 0 or kwargs["nesterov"] or kwargs["weight_decay"] != 0
+            or kwargs["maximize"] or not all(isinstance(x, (int, float)) for x in (momentum, lr))):
+        return False
+    loops = compiled_loops()
+    if loops is None or not contiguous(params, grads, buffers):
+        return False
+    for p, g, b in zip(params, grads, buffers):
+        t = p.dtype.type
+        intra_op.pick(p.size, loops.sgd_momentum, loops.sgd_momentum_parallel)(p.reshape(-1), g.reshape(-1),
+                                                                                b.reshape(-1), t(momentum), t(-lr))
+    return True
+
+
+one_pass(sgd, _sgd_one_pass)
 
 
 def _no_state(p: Tensor, group: dict) -> dict:
