@@ -1,7 +1,10 @@
 """Fixtures for the tests of hand-written numba kernels (loaded through vm.codegen.kernel_module)."""
+import contextlib
+
 import pytest
 
 import tidal
+from tidal.vm import intra_op
 
 
 @pytest.fixture
@@ -22,3 +25,15 @@ def loops_of(module):
             monkeypatch.setattr(module, "_compiled", lambda: None)
         return request.param
     return loops
+
+
+@contextlib.contextmanager
+def kernel_threads(count):
+    """Parallel kernels on `count` threads inside the block (None: as set), the count set restored after."""
+    before = intra_op.get_threads(allowed_only=False)
+    if count is not None:
+        intra_op.set_threads(count)
+    try:
+        yield
+    finally:
+        intra_op.set_threads(before)

@@ -8,9 +8,9 @@ import torch
 
 import tidal
 from tidal.ops import attention_rows
-from tidal.vm import codegen, intra_op
+from tidal.vm import codegen
 
-from kernel_loops import compile_here  # noqa: F401 - a fixture
+from kernel_loops import compile_here, kernel_threads  # noqa: F401 - a fixture
 
 TOL = {np.float32: dict(rtol=2e-5, atol=2e-6), np.float64: dict(rtol=1e-12, atol=1e-13)}
 
@@ -25,12 +25,7 @@ def kernels(request, compile_here, monkeypatch):  # noqa: F811 - the fixture abo
     calls = []
     original = attention_rows.launch
     monkeypatch.setattr(attention_rows, "launch", lambda name, *a: (calls.append(name), original(name, *a))[1])
-    if request.param.endswith("one thread"):
-        threads = intra_op.get_threads(allowed_only=False)
-        intra_op.set_threads(1)
-        yield calls
-        intra_op.set_threads(threads)
-    else:
+    with kernel_threads(1 if request.param.endswith("one thread") else None):
         yield calls
 
 

@@ -11,7 +11,7 @@ import tidal.compat
 from tidal.ops import conv
 from tidal.vm import codegen, intra_op
 
-from kernel_loops import compile_here  # noqa: F401 - a fixture
+from kernel_loops import compile_here, kernel_threads  # noqa: F401 - a fixture
 
 TOL = {np.float64: dict(rtol=1e-9, atol=1e-9), np.float32: dict(rtol=2e-4, atol=2e-4)}
 
@@ -25,12 +25,7 @@ def image_kernels(request, compile_here, monkeypatch):  # noqa: F811 - the fixtu
     for name in ("run_parallel", "run_serial"):
         original = getattr(kernels, name)
         monkeypatch.setattr(kernels, name, lambda kind, *args, _run=original: (calls.append(kind), _run(kind, *args)))
-    if request.param == "one thread":
-        threads = intra_op.get_threads(allowed_only=False)
-        intra_op.set_threads(1)
-        yield kernels, calls
-        intra_op.set_threads(threads)
-    else:
+    with kernel_threads(1 if request.param == "one thread" else None):
         yield kernels, calls
 
 

@@ -6,9 +6,9 @@ import torch
 
 import tidal
 import tidal.optim.foreach as F
-from tidal.vm import codegen, intra_op
+from tidal.vm import codegen
 
-from kernel_loops import compile_here  # noqa: F401 - a fixture
+from kernel_loops import compile_here, kernel_threads  # noqa: F401 - a fixture
 
 CONFIGS = {  # name: (optimizer, kwargs, whether the one-pass form takes it)
     "adam": ("Adam", dict(lr=1e-2), True),
@@ -41,12 +41,7 @@ def one_pass_calls(request, compile_here, monkeypatch):  # noqa: F811 - the fixt
     for update, fused in list(F._ONE_PASS.items()):
         monkeypatch.setitem(F._ONE_PASS, update, lambda lists, kwargs, _f=fused: calls.append(_f(lists, kwargs))
                             or calls[-1])
-    if request.param == "one thread":
-        threads = intra_op.get_threads(allowed_only=False)
-        intra_op.set_threads(1)
-        yield calls
-        intra_op.set_threads(threads)
-    else:
+    with kernel_threads(1 if request.param == "one thread" else None):
         yield calls
 
 
