@@ -53,7 +53,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
             (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa), {})
         if handled:
             return result
-    if ops.global_dispatch is not None and any(getattr(t, "is_global", False) for t in (query, key, value, attn_mask)):
+    if ops.holds_global(query, key, value, attn_mask):
         # DTensors (tensor-parallel heads): one op on the gathered inputs, the result a global tensor
         return ops.global_dispatch("scaled_dot_product_attention", scaled_dot_product_attention,
                                    (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa), {})
@@ -117,7 +117,7 @@ def _fused_takes(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None) -> bool:
     """Whether attention's core runs as one kernel each way (ops/attention_rows.py): local inputs it takes, and a
     bias that needs no gradient."""
     return (attention_rows.takes(q, k, v, bias) and not (bias is not None and bias.requires_grad)
-            and not any(getattr(t, "is_global", False) for t in (q, k, v, bias)))
+            and not ops.holds_global(q, k, v, bias))
 
 
 def _fused_attention(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None, scale: float) -> Tensor:

@@ -77,7 +77,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
                                                        (input, normalized_shape, weight, bias, eps), {})
         if handled:
             return result
-    if ops.global_dispatch is not None and any(getattr(t, "is_global", False) for t in (input, weight, bias)):
+    if ops.holds_global(input, weight, bias):
         # DTensors (sequence parallelism): run on local tensors, where the norm records its autograd node (the
         # composite below cannot attach one to a global tensor: its gradient was lost)
         return ops.global_dispatch("layer_norm", layer_norm, (input, normalized_shape, weight, bias, eps), {})
@@ -195,7 +195,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalize each group of channels (dim 1) per sample, then an affine map per channel."""
-    if ops.global_dispatch is not None and any(getattr(t, "is_global", False) for t in (input, weight, bias)):
+    if ops.holds_global(input, weight, bias):
         # DTensors: on local tensors, as layer_norm (the composite cannot record a node for a global tensor)
         return ops.global_dispatch("group_norm", group_norm, (input, num_groups, weight, bias, eps), {})
     if input.dim() < 2:
@@ -251,7 +251,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalize each channel (dim 1) by batch statistics (training, updating the running ones) or running ones."""
-    if ops.global_dispatch is not None and any(getattr(t, "is_global", False) for t in (input, weight, bias)):
+    if ops.holds_global(input, weight, bias):
         # DTensors: on local tensors, as layer_norm (the composite cannot record a node for a global tensor)
         return ops.global_dispatch("batch_norm", batch_norm, (input, running_mean, running_var, weight, bias,
                                                               training, momentum, eps), {})

@@ -99,7 +99,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {_options_name(input)} instead "
                            "(while checking arguments for embedding)")
-    if ops.global_dispatch is not None and any(getattr(t, "is_global", False) for t in (input, weight)):
+    if ops.holds_global(input, weight):
         # DTensors (a tensor-parallel embedding): run on the gathered weight, the result a global tensor
         return ops.global_dispatch("embedding", embedding, (input, weight, padding_idx, max_norm, norm_type,
                                                              scale_grad_by_freq, sparse), {})

@@ -68,6 +68,12 @@ def _accepting_global(fn, name: str):
     return public
 
 
+def holds_global(*tensors) -> bool:
+    """Whether a global tensor is among `tensors` (None allowed): an op whose local path cannot run on one hands the
+    call to `global_dispatch` (never the case before tidal.comm is loaded)."""
+    return global_dispatch is not None and _mentions_global(tensors, {})
+
+
 def _mentions_global(args: tuple, kwargs: dict) -> bool:
     for arg in (*args, *kwargs.values()):
         for item in (arg if isinstance(arg, (list, tuple)) else (arg,)):  # (builtins.any is shadowed here)

@@ -5,8 +5,6 @@ import math
 import numbers
 import warnings
 
-import numpy as np
-
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..autograd.graph import needs_grad, node_class, record
@@ -460,11 +458,8 @@ def _copy_backward(node, g):
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     """Copy `src` (broadcast to this shape, converted to this dtype; a number as a 0-d tensor) into this tensor."""
-    if isinstance(src, numbers.Number) and not isinstance(src, Tensor):
-        # torch's argument parser wraps a number as a 0-d tensor of its type's widest dtype (then converts it)
-        kind = dt.bool_ if isinstance(src, bool) else dt.int64 if isinstance(src, numbers.Integral) else \
-            dt.complex128 if isinstance(src, numbers.Complex) and not isinstance(src, numbers.Real) else dt.float64
-        src = Tensor._from_array(np.array(src, dtype=kind.np), kind).to(self.device)
+    if isinstance(src, numbers.Number) and not isinstance(src, Tensor):  # (then converted, as any source)
+        src = _number_tensor(src, widest=True).to(self.device)
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
     if broadcast_shapes(self._v.shape, src._v.shape) != self._v.shape:

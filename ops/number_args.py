@@ -27,10 +27,17 @@ TWO_NUMBERS = frozenset({"add", "sub", "subtract", "mul", "multiply", "div", "di
 # every other binary function: a Tensor `input`, a Tensor or a number `other` (eq, fmod, copysign...)
 
 
-def number_tensor(x) -> Tensor:
-    """A Python number as the 0-d tensor torch makes of it (bool, int64, or the default float dtype)."""
-    dtype = dt.bool_ if isinstance(x, bool) else dt.int64 if isinstance(x, numbers.Integral) else \
-        dt.get_default_dtype()
+def number_tensor(x, widest: bool = False) -> Tensor:
+    """A Python number as the 0-d tensor torch makes of it (bool, int64, or the default float dtype); with `widest`,
+    as torch's argument parser wraps one for a Tensor parameter (`copy_(2.5)`: float64, complex128)."""
+    if isinstance(x, bool):
+        dtype = dt.bool_
+    elif isinstance(x, numbers.Integral):
+        dtype = dt.int64
+    elif not widest:
+        dtype = dt.get_default_dtype()
+    else:
+        dtype = dt.float64 if isinstance(x, numbers.Real) else dt.complex128
     return Tensor._from_array(np.array(x, dtype=dtype.np), dtype)
 
 

@@ -95,18 +95,13 @@ def _init_optim_state(optimizer) -> None:
     for p in params:
         if p.requires_grad:
             p.grad = tidal.zeros_like(p)
-    lrs = [g["lr"] for g in optimizer.param_groups if "lr" in g]
-    for g in optimizer.param_groups:
-        if "lr" in g:
-            g["lr"] = tidal.tensor(0.0) if isinstance(g["lr"], Tensor) else 0.0
+    kept = [(g, g["lr"]) for g in optimizer.param_groups if "lr" in g]
+    for g, lr in kept:
+        g["lr"] = tidal.tensor(0.0) if isinstance(lr, Tensor) else 0.0
     optimizer.step()
-    for g in optimizer.param_groups:
-        if "lr" in g:
-            g["lr"] = lrs.pop(0)
+    for g, lr in kept:
+        g["lr"] = lr
     optimizer.zero_grad(set_to_none=True)
-
-
-_init_state = _init_optim_state  # (the name tidal's own callers use)
 
 
 def get_optimizer_state_dict(model, optimizers, *, submodules=None, options: StateDictOptions | None = None) -> dict:
@@ -116,7 +111,7 @@ def get_optimizer_state_dict(model, optimizers, *, submodules=None, options: Sta
     leaves = _named_leaves(model)
     state, groups = {}, []
     for opt in optimizers:
-        _init_state(opt)
+        _init_optim_state(opt)
         sd = opt.state_dict()
         index_to_name = {}
         for group, packed in zip(opt.param_groups, sd["param_groups"]):

@@ -14,14 +14,6 @@ from ...tensor import Tensor
 __all__ = ["all_reduce", "all_gather", "broadcast", "reduce_scatter", "all_to_all", "ReduceOp"]
 
 
-def _size(group) -> int:
-    return get_world_size(group)
-
-
-def _rank(group) -> int:
-    return get_rank(group)
-
-
 class _AllReduce(Function):
     @staticmethod
     def forward(ctx, op, group, tensor):
@@ -40,13 +32,13 @@ class _AllGather(Function):
     def forward(ctx, group, tensor):
         ctx.group = group
         tensor = tensor.contiguous()
-        out = [tensor.new_empty(tuple(tensor.shape)) for _ in range(_size(group))]
+        out = [tensor.new_empty(tuple(tensor.shape)) for _ in range(get_world_size(group))]
         dist.all_gather(out, tensor, group=group)
         return tuple(out)
 
     @staticmethod
     def backward(ctx, *grads):
-        mine = grads[_rank(ctx.group)]
+        mine = grads[get_rank(ctx.group)]
         return None, _ReduceScatter.apply(ReduceOp.SUM, ctx.group, mine.new_empty(tuple(mine.shape)), *grads)
 
 
@@ -74,7 +66,7 @@ class _Broadcast(Function):
     @staticmethod
     def backward(ctx, grad):
         total = _AllReduce.apply(ReduceOp.SUM, ctx.group, grad)  # (torch reduces onto src only: the same there)
-        return None, None, total if _rank(ctx.group) == ctx.src else total.zero_()
+        return None, None, total if get_rank(ctx.group) == ctx.src else total.zero_()
 
 
 class _AllToAll(Function):

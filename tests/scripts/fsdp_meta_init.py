@@ -48,12 +48,18 @@ y_all = torch.from_numpy(rng.normal(size=(16, 4)).astype(np.float32))
 rows = len(x_all) // world_size
 x_mine, y_mine = x_all[rank * rows:(rank + 1) * rows], y_all[rank * rows:(rank + 1) * rows]
 losses = []
-for _ in range(4):
-    optimizer.zero_grad()
-    loss = F.mse_loss(model(x_mine), y_mine)
-    loss.backward()
-    optimizer.step()
-    losses.append(loss.detach())
+
+
+def train(net, opt, steps):
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.mse_loss(net(x_mine), y_mine)
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach())
+
+
+train(model, optimizer, 4)
 
 
 
@@ -72,25 +78,13 @@ meta_sd = resumed.state_dict()
 resumed.load_state_dict({name: nn.Parameter(distribute_tensor(full, meta_sd[name].device_mesh,
                                                               meta_sd[name].placements))
                          for name, full in full_sd.items()}, strict=False, assign=True)
-optimizer2 = torch.optim.Adam(resumed.parameters(), lr=0.01)
-for _ in range(2):
-    optimizer2.zero_grad()
-    loss = F.mse_loss(resumed(x_mine), y_mine)
-    loss.backward()
-    optimizer2.step()
-    losses.append(loss.detach())
+train(resumed, torch.optim.Adam(resumed.parameters(), lr=0.01), 2)
 resumed_devices = sorted({str(p.device) for p in resumed.parameters()})
 
 by_dcp = meta_model()  # the example's --dcp-api resume
 set_model_state_dict(by_dcp, {name: full.clone() for name, full in full_sd.items()},
                      options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True))
-optimizer3 = torch.optim.Adam(by_dcp.parameters(), lr=0.01)
-for _ in range(2):
-    optimizer3.zero_grad()
-    loss = F.mse_loss(by_dcp(x_mine), y_mine)
-    loss.backward()
-    optimizer3.step()
-    losses.append(loss.detach())
+train(by_dcp, torch.optim.Adam(by_dcp.parameters(), lr=0.01), 2)
 resumed_devices += sorted({str(p.device) for p in by_dcp.parameters()})
 
 mean_losses = torch.stack(losses)
