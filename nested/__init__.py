@@ -1,5 +1,5 @@
 """torch.nested: batches of tensors whose sizes differ (nested_tensor, as_nested_tensor, nested_tensor_from_jagged,
-to_padded_tensor), in torch's jagged and strided layouts; nested/nested_tensor.py holds the tensor."""
+narrow, to_padded_tensor), in torch's jagged and strided layouts; nested/nested_tensor.py holds the tensor."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,10 +7,11 @@ import numpy as np
 from ..autograd import no_grad
 from ..ops.node_names import torch_node
 from ..tensor import Tensor
-from .nested_tensor import NestedInt, NestedTensor, _components, make_jagged, make_strided
+from .holes import HOLES_TO_PADDED
+from .nested_tensor import NestedInt, NestedTensor, _components, has_holes, make_jagged, make_strided
 
-__all__ = ["nested_tensor", "as_nested_tensor", "nested_tensor_from_jagged", "to_padded_tensor", "NestedTensor",
-           "NestedInt"]
+__all__ = ["nested_tensor", "as_nested_tensor", "nested_tensor_from_jagged", "narrow", "to_padded_tensor",
+           "NestedTensor", "NestedInt"]
 
 _JAGGED_ONLY_ONE = ("Cannot represent given tensor list as a nested tensor with the jagged layout. Note that the "
                     "jagged layout only allows for a single ragged dimension. For example: (B, *, D_0, D_1, ..., D_N), "
@@ -90,24 +91,74 @@ def as_nested_tensor(ts, dtype=None, device=None, layout=None) -> NestedTensor:
 
 def nested_tensor_from_jagged(values: Tensor, offsets: Tensor | None = None, lengths: Tensor | None = None,
                               jagged_dim: int | None = None, min_seqlen=None, max_seqlen=None) -> NestedTensor:
-    """A jagged nested tensor viewing `values` (sum j, *D), its components split at `offsets` (B + 1), or
-    contiguous runs of `lengths`."""
+    """A jagged nested tensor viewing `values` (sum j, *D; the packed dim at `jagged_dim` - 1), its components split
+    at `offsets` (B + 1), or contiguous runs of `lengths` (B); with both, component k is the lengths[k] rows from
+    offsets[k] (a tensor with holes)."""
     import tidal
-    if jagged_dim not in (None, 1):
-        raise RuntimeError("nested_tensor_from_jagged(): tidal supports jagged_dim=1 only")
     if offsets is None:
         if lengths is None:
             raise RuntimeError("nested_tensor_from_jagged(): At least one of offsets or lengths is required.")
         offsets = tidal.cat([tidal.zeros(1, dtype=lengths.dtype, device=lengths.device), lengths.cumsum(0)])
-    elif lengths is not None:
-        raise RuntimeError("nested_tensor_from_jagged(): tidal's jagged tensors are packed: give offsets or lengths")
-    if values.dim() < 1 or offsets.dim() != 1:
-        raise RuntimeError("nested_tensor_from_jagged(): expected values of at least 1 dim and 1-d offsets")
+        lengths = None
+    if jagged_dim is None:
+        jagged_dim = 1
+    elif jagged_dim < 1:
+        raise ValueError(f"Expected jagged_dim >=1, but got {jagged_dim}.")
+    if values.dim() < jagged_dim or offsets.dim() != 1:
+        raise RuntimeError(f"nested_tensor_from_jagged(): expected values of at least {jagged_dim} dims and 1-d "
+                           f"offsets, got values of shape {tuple(values.shape)} and offsets of shape "
+                           f"{tuple(offsets.shape)}")
+    offsets = offsets.to(tidal.int64)
+    rows = values.shape[jagged_dim - 1]
     bounds = offsets.tolist()
-    if bounds[0] != 0 or bounds[-1] != values.shape[0] or any(b > a for a, b in zip(bounds[1:], bounds)):
-        raise RuntimeError(f"nested_tensor_from_jagged(): offsets {bounds} do not split values of "
-                           f"{values.shape[0]} rows")
-    return make_jagged(values, offsets.to(tidal.int64))
+    if lengths is None:
+        if bounds[0] != 0 or bounds[-1] != rows or any(b > a for a, b in zip(bounds[1:], bounds)):
+            raise RuntimeError(f"nested_tensor_from_jagged(): offsets {bounds} do not split values of {rows} rows")
+    elif lengths.dim() != 1 or lengths.shape[0] != offsets.shape[0] - 1:
+        raise RuntimeError(f"nested_tensor_from_jagged(): expected lengths of shape ({offsets.shape[0] - 1},) to go "
+                           f"with offsets of shape {tuple(offsets.shape)}, got {tuple(lengths.shape)}")
+    return make_jagged(values, offsets, ragged_idx=jagged_dim, lengths=lengths)
+
+
+def narrow(tensor: Tensor, dim: int, start, length, layout=None) -> NestedTensor:
+    """A nested tensor of `tensor`'s rows narrowed along `dim` to [start, start + length), start and length per row
+    (ints or tensors of B): the jagged layout views `tensor` (dim 1 only); the strided layout copies (dim 0 only)."""
+    import tidal
+    from ..compat import _layout
+    if not isinstance(start, (int, Tensor)) or isinstance(start, bool):
+        raise RuntimeError("start must be an integer or a tensor")
+    if not isinstance(length, (int, Tensor)) or isinstance(length, bool):
+        raise RuntimeError("length must be an integer or a tensor")
+    if layout is None or layout is _layout.strided:
+        if isinstance(start, Tensor) or isinstance(length, Tensor):
+            raise RuntimeError("start and length must be integers for the strided layout NT impl")
+        return as_nested_tensor(list(tensor.unbind(0))).narrow(dim, start, length)
+    if layout is not _layout.jagged:
+        raise RuntimeError(f"Specified layout is unsupported for nested narrow: {layout}")
+    if dim != 1:
+        raise RuntimeError("jagged layout only supports dim=1")
+    if tensor.dim() < 2:
+        raise AssertionError("tensor must at least be 2D for the nested narrow op to work")
+    batch, width = tensor.shape[0], tensor.shape[1]
+    as_rows = [np.broadcast_to(np.asarray(x.tolist() if isinstance(x, Tensor) else [x], dtype=np.int64), (batch,))
+               if _broadcasts(x, batch) else None for x in (start, length)]
+    if as_rows[0] is None or as_rows[1] is None:
+        raise RuntimeError("When constructing a jagged nested tensor using narrow(), your start and length must be "
+                           "Tensors that broadcast to input.shape[0]")
+    starts, lengths = as_rows
+    firsts = starts + width * np.arange(batch, dtype=np.int64)
+    bounds = np.concatenate([firsts, [firsts[-1] + lengths[-1]]])
+    values = tensor.view(-1, *tensor.shape[2:])
+    if np.all(firsts[:-1] + lengths[:-1] == firsts[1:]):  # no holes: a packed view of the rows it covers
+        offsets = tidal.tensor(bounds - bounds[0], dtype=tidal.int64, device=tensor.device)
+        return make_jagged(values[int(bounds[0]):int(bounds[-1])], offsets)
+    offsets = tidal.tensor(bounds, dtype=tidal.int64, device=tensor.device)
+    return make_jagged(values, offsets, lengths=tidal.tensor(lengths.copy(), dtype=tidal.int64, device=tensor.device))
+
+
+def _broadcasts(x, batch: int) -> bool:
+    shape = tuple(x.shape) if isinstance(x, Tensor) else (1,)
+    return len(shape) <= 1 and (not shape or shape[0] in (1, batch))
 
 
 def to_padded_tensor(input: NestedTensor, padding: float, output_size=None) -> Tensor:
@@ -118,6 +169,8 @@ def to_padded_tensor(input: NestedTensor, padding: float, output_size=None) -> T
     if not isinstance(input, NestedTensor):
         from ..ops.tensor_memory import not_nested_kernel
         raise not_nested_kernel("to_padded_tensor", input)
+    if has_holes(input):
+        raise RuntimeError(HOLES_TO_PADDED)
     parts = _components(input)
     ndim = parts[0].dim()
     target = [max(p.shape[k] for p in parts) for k in range(ndim)]

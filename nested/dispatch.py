@@ -4,7 +4,8 @@ Pointwise ops (every elementwise op, activations, casts, copies) and ops over th
 dense matrix, layer_norm, softmax and reductions over a dim after the ragged one) are supported, as torch's jagged
 tensors support them; a `dim` argument is moved past the batch dim. Jagged tensors also take the ops of
 structure.py (transpose, flatten, cat, attention), shape_ops.py (view/reshape, unsqueeze, select, permute, split...)
-and reductions.py (reductions over any dims torch's jagged layout reduces, softmax over the ragged dim). Other ops
+and reductions.py (reductions over any dims torch's jagged layout reduces, softmax over the ragged dim); holes.py says
+what torch refuses on jagged tensors with holes (lengths) and packs them for contiguous()/reshape(). Other ops
 refuse with a RuntimeError naming the op rather than run on the packed memory as if it were a dense tensor.
 """
 from __future__ import annotations
@@ -14,9 +15,10 @@ import numpy as np
 from ..ops import torch_function as tf
 from ..ops.elementwise import OPS
 from ..tensor import Tensor
-from .nested_tensor import NestedTensor, _alias, _components, _wrap, make_jagged, make_strided
+from . import holes
+from .nested_tensor import NestedTensor, _alias, _components, _wrap, has_holes, make_strided, rejag
 from .reductions import NORMALIZERS, REDUCTIONS, normalize, over_ragged_dim, reduce
-from .shape_ops import OPS as SHAPES
+from .shape_ops import OPS as SHAPES, strided_narrow
 from .structure import OPS as STRUCTURE
 
 POINTWISE = set(OPS) | {
@@ -56,10 +58,16 @@ def call(func, args: tuple, kwargs: dict):
     first = nested[0]
     if name in ("unbind", "to_padded_tensor", "values", "offsets", "lengths", "size", "dim", "numel", "is_nested"):
         return getattr(NestedTensor, name)(*args, **kwargs)
+    if any(has_holes(a) for a in nested):
+        result = holes.run(func, name, args, kwargs)
+        if result is not None:
+            return result
     if name == "getitem" and isinstance(args[1], int) and not isinstance(args[1], bool):  # nt[k]: a component
         return _components(args[0])[_wrap(args[1], len(args[0]), "getitem")]
     if name == "requires_grad_" or name.endswith("_") and name.rstrip("_") in POINTWISE or name in _RAW_IN_PLACE:
         return _in_place(func, args, kwargs)
+    if not first._jagged and name == "narrow" and args and args[0] is first:
+        return strided_narrow(func, args, kwargs)
     if first._jagged and name in STRUCTURE:
         return STRUCTURE[name](func, args, kwargs)
     if first._jagged and args and args[0] is first:
@@ -153,7 +161,7 @@ def _jagged_call(func, name: str, first: NestedTensor, args: tuple, kwargs: dict
     with tf.DisableTorchFunction():
         result = func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
     return _nest(result, lambda t: isinstance(t, Tensor) and t.dim() >= r and t.shape[r - 1] == rows,
-                 lambda t: make_jagged(t, first._offsets, first._ragged, r))
+                 lambda t: rejag(first, t, r))
 
 
 def _dense_rows(name: str, first: NestedTensor, a: Tensor) -> Tensor:
@@ -165,6 +173,7 @@ def _dense_rows(name: str, first: NestedTensor, a: Tensor) -> Tensor:
         if at < 0 or a.shape[at] == 1:
             return a
     elif r == 1 and a.dim() == n and a.shape[1] == 1 and a.shape[0] in (1, len(first)):
+        holes.check_dense_operand(name, first, a)
         lengths = Tensor._from_array(np.diff(first._offsets_list).astype(np.int64))
         rows = a.select(1, 0)
         return rows.expand(len(first), *rows.shape[1:]).repeat_interleave(lengths, dim=0)

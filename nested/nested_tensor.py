@@ -5,7 +5,9 @@ Two layouts, both held as one packed buffer (the tensor's own memory) plus metad
   concatenation (sum j_i, *D), and `offsets()` (B + 1) marks where each starts. The shape is (B, j, *D) with a
   ragged size `j` (a NestedInt, printed j1, j2...: two nested tensors share one only when made from the same
   offsets). After transpose(1, 2) the ragged dim is dim 2 (`_ragged_idx`): values() is then (D0, sum j_i, ...),
-  the ragged dim at `_ragged_idx - 1`, as torch keeps it.
+  the ragged dim at `_ragged_idx - 1`, as torch keeps it. With `lengths()` (nested_tensor_from_jagged(values,
+  offsets, lengths), torch.nested.narrow) component k is the `lengths[k]` rows from `offsets[k]`: the rows between
+  are holes, still in values(). Such a tensor is not contiguous; torch refuses what would read the holes.
 - strided (torch.strided, the default): components of the same rank and any sizes; the buffer is their
   flattened concatenation and `_nested_sizes` their shapes.
 
@@ -100,15 +102,21 @@ class NestedTensor(Tensor):
         return self.dim()
 
     def numel(self) -> int:
-        """The number of elements of all components."""
+        """The number of elements of all components (the holes of a jagged tensor with lengths left out)."""
+        if self._jagged and self._lengths is not None:
+            rows = self._buffer_shape[self._ragged_idx - 1]
+            return Tensor.numel(self) // max(rows, 1) * sum(self._lengths_list) if rows else 0
         return Tensor.numel(self)
 
     def __len__(self) -> int:
         return len(self._offsets_list) - 1 if self._jagged else len(self._nested_sizes)
 
     def is_contiguous(self, memory_format=None) -> bool:
-        """Whether the components are packed (always: tidal's nested tensors are)."""
-        return True
+        """Whether the components are packed without holes in row-major memory (a strided one always is)."""
+        if not self._jagged:
+            return True
+        with tf.DisableTorchFunction():
+            return self._lengths is None and _alias(self, Tensor).is_contiguous()
 
     def values(self) -> Tensor:
         """The jagged layout's packed components (sum j, *D): a view sharing this tensor's memory."""
@@ -122,14 +130,21 @@ class NestedTensor(Tensor):
             raise RuntimeError("offsets(): expected a nested tensor of layout torch.jagged, got torch.strided")
         return self._offsets
 
-    def lengths(self) -> None:
-        """None: tidal's jagged tensors are packed (lengths come from offsets)."""
-        return None
+    def lengths(self) -> Tensor | None:
+        """Each component's length for a jagged tensor with holes; None when the offsets alone split values()."""
+        if not self._jagged:
+            raise RuntimeError("lengths(): expected a nested tensor of layout torch.jagged, got torch.strided")
+        return self._lengths
 
     def unbind(self, dim: int = 0) -> tuple:
         """The components, as views of this tensor's memory (in the graph)."""
         if _wrap(dim, self.dim(), "unbind") != 0:
             raise RuntimeError("unbind(): only supported for NestedTensor on dim=0")
+        if self._jagged and self._lengths is not None:
+            rows = self._buffer_shape[self._ragged_idx - 1]
+            if any(n < 0 or n > rows or o + n > rows for o, n in zip(self._offsets_list, self._lengths_list)) or \
+                    sum(self._lengths_list) > rows:
+                raise RuntimeError("unbind(): nested tensor offsets and lengths do not match ragged_idx dimension")
         return tuple(_components(self))
 
     def to_padded_tensor(self, padding: float, output_size=None) -> Tensor:
@@ -152,7 +167,7 @@ class NestedTensor(Tensor):
     def __repr__(self) -> str:
         if self._jagged:
             sizes = ", ".join(str(s) for s in self.size())
-            return f"NestedTensor(size=({sizes}), offsets={self._offsets!r}, contiguous=True)"
+            return f"NestedTensor(size=({sizes}), offsets={self._offsets!r}, contiguous={self.is_contiguous()})"
         inner = ",\n  ".join(repr(c).replace("\n", "\n  ") for c in _components(self, False))
         return f"nested_tensor([\n  {inner}\n])"
 
@@ -174,30 +189,44 @@ def _wrap(dim: int, n: int, name: str) -> int:
     return dim % n
 
 
-def make_jagged(values: Tensor, offsets: Tensor, ragged: NestedInt | None = None,
-                ragged_idx: int = 1) -> NestedTensor:
+def make_jagged(values: Tensor, offsets: Tensor, ragged: NestedInt | None = None, ragged_idx: int = 1,
+                lengths: Tensor | None = None) -> NestedTensor:
     """A jagged nested tensor over `values` (an alias of it in the graph) with `offsets` (int64, B + 1), its ragged
-    dim at `ragged_idx` (values' dim ragged_idx - 1)."""
+    dim at `ragged_idx` (values' dim ragged_idx - 1), and with `lengths` (B) when components leave holes."""
     _activate()
     nt = _alias(values, NestedTensor)
-    nt._jagged, nt._offsets, nt._ragged_idx = True, offsets, ragged_idx
+    nt._jagged, nt._offsets, nt._ragged_idx, nt._lengths = True, offsets, ragged_idx, lengths
     nt._offsets_list = [int(o) for o in offsets.tolist()]
+    nt._lengths_list = None if lengths is None else [int(n) for n in lengths.tolist()]
     nt._buffer_shape = tuple(values.shape)
-    nt._ragged = ragged if ragged is not None else _ragged_for(offsets)
+    nt._ragged = ragged if ragged is not None else _ragged_for(offsets if lengths is None else lengths)
     return nt
 
 
-_RAGGED: dict = {}  # id(offsets) -> (offsets, its NestedInt): nested tensors on the same offsets share their j
+def rejag(nt: NestedTensor, values: Tensor, ragged_idx: int | None = None) -> NestedTensor:
+    """`values` nested with `nt`'s offsets, lengths and ragged size (its ragged dim at `ragged_idx`, or `nt`'s)."""
+    return make_jagged(values, nt._offsets, nt._ragged, nt._ragged_idx if ragged_idx is None else ragged_idx,
+                       nt._lengths)
 
 
-def _ragged_for(offsets: Tensor) -> NestedInt:
-    hit = _RAGGED.get(id(offsets))
-    if hit is not None and hit[0] is offsets:
+def has_holes(nt) -> bool:
+    """Whether `nt` is a jagged nested tensor with lengths (rows of values() outside every component)."""
+    return isinstance(nt, NestedTensor) and nt._jagged and nt._lengths is not None
+
+
+# id(tensor) -> (tensor, its NestedInt): nested tensors made from the same offsets (or, with holes, the same
+# lengths) share their j, as torch's do
+_RAGGED: dict = {}
+
+
+def _ragged_for(source: Tensor) -> NestedInt:
+    hit = _RAGGED.get(id(source))
+    if hit is not None and hit[0] is source:
         return hit[1]
     j = NestedInt()
     if len(_RAGGED) > 4096:
         _RAGGED.clear()
-    _RAGGED[id(offsets)] = (offsets, j)
+    _RAGGED[id(source)] = (source, j)
     return j
 
 
@@ -212,7 +241,7 @@ def make_strided(buffer: Tensor, sizes: list) -> NestedTensor:
 def _wrap_like(nt: NestedTensor, packed: Tensor) -> NestedTensor:
     """`packed` (values or buffer of `nt`'s structure) nested as `nt`."""
     if nt._jagged:
-        return make_jagged(packed, nt._offsets, nt._ragged, nt._ragged_idx)
+        return rejag(nt, packed)
     return make_strided(packed, nt._nested_sizes)
 
 
@@ -224,7 +253,8 @@ def _components(nt: NestedTensor, graph: bool = True) -> list:
             flat = flat.detach()
         if nt._jagged:
             o, d = nt._offsets_list, nt._ragged_idx - 1
-            return [flat.narrow(d, o[k], o[k + 1] - o[k]) for k in range(len(o) - 1)]
+            n = nt._lengths_list or [o[k + 1] - o[k] for k in range(len(o) - 1)]
+            return [flat.narrow(d, o[k], n[k]) for k in range(len(o) - 1)]
         out, start = [], 0
         for s in nt._nested_sizes:
             n = 1

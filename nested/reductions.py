@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..ops import torch_function as tf
 from ..tensor import Tensor
-from .nested_tensor import NestedTensor, _alias, _components, _wrap, make_jagged
+from .nested_tensor import NestedTensor, _alias, _components, _wrap, rejag
 
 REDUCTIONS = {"sum", "mean", "prod", "any", "all", "amax", "amin", "argmax", "argmin", "max", "min"}
 NORMALIZERS = {"softmax", "log_softmax"}
@@ -53,6 +53,9 @@ def reduce(func, name: str, args: tuple, kwargs: dict):
     on_batch, on_ragged = 0 in dims, r in dims
     on_dense = any(d not in (0, r) for d in dims)
     inner = list(dict.fromkeys(r - 1 if d == 0 else d - 1 for d in dims))
+    if on_ragged and nt._lengths is not None:
+        raise RuntimeError(f"{name}(): reducing across the ragged dimension is not supported for non-contiguous "
+                           "nested tensors with holes")
     if on_ragged and on_batch:  # raggedness reduced away on the packed values (keepdim: one more leading 1, as torch)
         out = _call(func, values, inner if listed else inner[0], keepdim, rest)
         if keepdim:
@@ -69,7 +72,7 @@ def reduce(func, name: str, args: tuple, kwargs: dict):
                            "supported for nested tensors")
     out = _call(func, values, inner if listed else inner[0], keepdim, rest)
     moved = 0 if keepdim else sum(1 for d in inner if d < r - 1)
-    return _map(out, lambda t: make_jagged(t, nt._offsets, nt._ragged, r - moved))
+    return _map(out, lambda t: rejag(nt, t, r - moved))
 
 
 def _per_component(func, nt: NestedTensor, dim, keepdim: bool, rest: dict):
@@ -87,6 +90,9 @@ def normalize(func, name: str, args: tuple, kwargs: dict):
     """softmax over the ragged dim: each component over its own length, nested again (log_softmax: torch's
     refusal)."""
     import tidal
+    if name == "softmax" and args[0]._lengths is not None:
+        raise RuntimeError("softmax(): not supported where lengths is not None if reducing across the ragged "
+                           "dimension for NestedTensor")
     if name != "softmax":
         raise RuntimeError(f"{name}(): not supported when reducing along the ragged dimension for NestedTensor")
     nt = args[0]
@@ -95,7 +101,7 @@ def normalize(func, name: str, args: tuple, kwargs: dict):
     parts = [func(c, nt._ragged_idx - 1, *args[2:], **rest) for c in _components(nt)]
     with tf.DisableTorchFunction():
         values = tidal.cat(parts, nt._ragged_idx - 1)
-    return make_jagged(values, nt._offsets, nt._ragged, nt._ragged_idx)
+    return rejag(nt, values)
 
 
 def over_ragged_dim(nt: NestedTensor, args: tuple, kwargs: dict) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..ops import torch_function as tf
 from ..tensor import Tensor
-from .nested_tensor import NestedTensor, _alias, _components, _wrap, make_jagged
+from .nested_tensor import NestedTensor, _alias, _components, _wrap, rejag
 
 
 def _inner(nt: NestedTensor, dim: int, name: str, n: int | None = None, ragged_ok: bool = False) -> int:
@@ -58,7 +58,7 @@ def view(func, args: tuple, kwargs: dict):
         raise RuntimeError(f"{name}(): cannot view shape {_shape(nt)} as {size}")
     r = nt._ragged_idx
     inner = [nt._buffer_shape[i] if i == r - 1 else size[i + 1] for i in range(len(size) - 1)]
-    return make_jagged(_run("view", nt, inner), nt._offsets, nt._ragged, r)
+    return rejag(nt, _run("view", nt, inner), r)
 
 
 def unsqueeze(func, args: tuple, kwargs: dict):
@@ -66,7 +66,7 @@ def unsqueeze(func, args: tuple, kwargs: dict):
     nt, dim = args[0], args[1] if len(args) > 1 else kwargs["dim"]
     d = _inner(nt, dim, "unsqueeze", nt.dim() + 1, ragged_ok=True)
     r = nt._ragged_idx + 1 if d <= nt._ragged_idx - 1 else nt._ragged_idx
-    return make_jagged(_run("unsqueeze", nt, d), nt._offsets, nt._ragged, r)
+    return rejag(nt, _run("unsqueeze", nt, d), r)
 
 
 def squeeze(func, args: tuple, kwargs: dict):
@@ -78,7 +78,7 @@ def squeeze(func, args: tuple, kwargs: dict):
     d = _inner(nt, dim, "squeeze")
     values = _run("squeeze", nt, d)
     r = nt._ragged_idx - 1 if values.dim() < len(nt._buffer_shape) and d < nt._ragged_idx - 1 else nt._ragged_idx
-    return make_jagged(values, nt._offsets, nt._ragged, r)
+    return rejag(nt, values, r)
 
 
 def select(func, args: tuple, kwargs: dict):
@@ -90,7 +90,7 @@ def select(func, args: tuple, kwargs: dict):
         return _components(nt)[index]
     d = _inner(nt, dim, "select")
     r = nt._ragged_idx - 1 if d < nt._ragged_idx - 1 else nt._ragged_idx
-    return make_jagged(_run("select", nt, d, index), nt._offsets, nt._ragged, r)
+    return rejag(nt, _run("select", nt, d, index), r)
 
 
 def narrow(func, args: tuple, kwargs: dict):
@@ -98,9 +98,29 @@ def narrow(func, args: tuple, kwargs: dict):
     nt = args[0]
     dim, start, length = list(args[1:]) + [kwargs[k] for k in ("dim", "start", "length")[len(args) - 1:]]
     d = _wrap(dim, nt.dim(), "dim")
-    if d in (0, nt._ragged_idx):  # (torch's slice refuses both)
-        raise RuntimeError(f"slice(): not supported for NestedTensor on dim={d}")
-    return make_jagged(_run("narrow", nt, d - 1, start, length), nt._offsets, nt._ragged, nt._ragged_idx)
+    if d == nt._ragged_idx:
+        raise RuntimeError("narrow(): not supported for NestedTensor on ragged dim")
+    if d == 0:
+        raise RuntimeError("narrow(): not supported for NestedTensor on dim=0")
+    return rejag(nt, _run("narrow", nt, d - 1, start, length))
+
+
+def strided_narrow(func, args: tuple, kwargs: dict):
+    """nt.narrow(0, start, length) of a strided nested tensor: the components start .. start + length - 1 (a copy)."""
+    from .nested_tensor import make_strided
+    nt = args[0]
+    dim, start, length = list(args[1:]) + [kwargs[k] for k in ("dim", "start", "length")[len(args) - 1:]]
+    if dim != 0:
+        raise RuntimeError(f"narrow(): only dim=0 supported for nested tensors, but got: {dim}")
+    n = len(nt)
+    start = start + n if start < 0 else start
+    if not 0 <= start <= n or length < 0 or start + length > n:
+        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    import tidal
+    parts = _components(nt)[start:start + length]
+    with tf.DisableTorchFunction():
+        buffer = tidal.cat([p.reshape(-1) for p in parts]) if parts else _values(nt)[:0]
+    return make_strided(buffer, [tuple(p.shape) for p in parts])
 
 
 def expand(func, args: tuple, kwargs: dict):
@@ -109,7 +129,7 @@ def expand(func, args: tuple, kwargs: dict):
     if not _ragged_matches(nt, size):
         raise RuntimeError(f"expand(): cannot expand shape {_shape(nt)} -> {size}")
     inner = [-1 if d == nt._ragged_idx else size[d] for d in range(1, nt.dim())]
-    return make_jagged(_run("expand", nt, inner), nt._offsets, nt._ragged, nt._ragged_idx)
+    return rejag(nt, _run("expand", nt, inner))
 
 
 def permute(func, args: tuple, kwargs: dict):
@@ -126,7 +146,7 @@ def permute(func, args: tuple, kwargs: dict):
         raise ValueError("Permute is not supported on the batch dimension for jagged NT")
     r = nt._ragged_idx
     inner = [r - 1 if d == 0 else d - 1 for d in dims[1:]]
-    return make_jagged(_run("permute", nt, inner), nt._offsets, nt._ragged, dims.index(r))
+    return rejag(nt, _run("permute", nt, inner), dims.index(r))
 
 
 def split(func, args: tuple, kwargs: dict):
@@ -137,7 +157,7 @@ def split(func, args: tuple, kwargs: dict):
     name = "split_with_sizes" if isinstance(sizes, (list, tuple)) else "split"
     d = _inner(nt, dim, name)
     pieces = _run("split", nt, sizes, d)
-    out = [make_jagged(p, nt._offsets, nt._ragged, nt._ragged_idx) for p in pieces]
+    out = [rejag(nt, p) for p in pieces]
     return out if name == "split_with_sizes" else tuple(out)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..ops import torch_function as tf
 from ..tensor import Tensor
-from .nested_tensor import NestedTensor, _alias, _components, _wrap, make_jagged
+from .nested_tensor import NestedTensor, _alias, _components, _wrap, rejag
 
 
 def _refuse(name: str, dim: int) -> RuntimeError:
@@ -23,7 +23,7 @@ def transpose(func, args: tuple, kwargs: dict):
         values = _alias(nt, Tensor).transpose(w0 - 1, w1 - 1)
     r = nt._ragged_idx
     r = w1 if r == w0 else w0 if r == w1 else r
-    return make_jagged(values, nt._offsets, nt._ragged, r)
+    return rejag(nt, values, r)
 
 
 def flatten(func, args: tuple, kwargs: dict):
@@ -38,7 +38,7 @@ def flatten(func, args: tuple, kwargs: dict):
         raise _refuse("flatten", 0 if s == 0 else r)
     with tf.DisableTorchFunction():
         values = _alias(nt, Tensor).flatten(s - 1, e - 1)
-    return make_jagged(values, nt._offsets, nt._ragged, r - (e - s) if e < r else r)
+    return rejag(nt, values, r - (e - s) if e < r else r)
 
 
 def unflatten(func, args: tuple, kwargs: dict):
@@ -51,7 +51,7 @@ def unflatten(func, args: tuple, kwargs: dict):
         raise _refuse("unflatten", d)
     with tf.DisableTorchFunction():
         values = _alias(nt, Tensor).unflatten(d - 1, sizes)
-    return make_jagged(values, nt._offsets, nt._ragged, r + len(sizes) - 1 if d < r else r)
+    return rejag(nt, values, r + len(sizes) - 1 if d < r else r)
 
 
 def cat(func, args: tuple, kwargs: dict):
@@ -73,7 +73,7 @@ def cat(func, args: tuple, kwargs: dict):
         raise _refuse(name, d)
     with tf.DisableTorchFunction():
         values = func([_alias(t, Tensor) for t in items], d - 1)
-    return make_jagged(values, first._offsets, first._ragged, r)
+    return rejag(first, values, r)
 
 
 _SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
@@ -100,7 +100,7 @@ def scaled_dot_product_attention(func, args: tuple, kwargs: dict):
             outs.append(func(qi, ki, vi, **rest))
         import tidal
         values = tidal.cat(outs, 1)
-    return make_jagged(values, q._offsets, q._ragged, 2)
+    return rejag(q, values, 2)
 
 
 OPS = {"cat": cat, "concat": cat, "concatenate": cat, "stack": cat, "transpose": transpose, "swapaxes": transpose,
