@@ -12,7 +12,8 @@ Files: node.py (Node, map_arg), graph.py (Graph and its edits), codegen.py (Pyth
 (torch's argument lists for torch.nn.functional calls), graph_module.py,
 interpreter.py (Interpreter, Transformer), subgraph_rewriter.py, traceback.py (node meta carried by passes),
 annotate.py, passes/ (shape_prop, split_module, tools_common, graph_manipulation, infra's PassManager,
-utils.matcher_utils, graph_drawer's refusal), experimental/ (optimization, const_fold).
+utils.matcher_utils, graph_drawer's refusal), experimental/ (optimization, const_fold); torch.export's
+export.py, _export_trace.py, _aten.py (torch.ops.aten), graph_signature.py, exported_program.py, decompositions.py.
 """
 from __future__ import annotations
 

@@ -105,6 +105,9 @@ def canonical_name(fn: Any) -> str:
 
 def target_name(fn: Any) -> str:
     """The name a call_function node of `fn` is named after: torch's name for a torch function."""
+    packet = getattr(fn, "overloadpacket", None)
+    if packet is not None:  # an ATen op overload (export's graphs): named after its op, `linear`, `_softmax`
+        return packet.__name__
     spelled = qualified_name(fn)
     for sub in ("linalg", "fft", "special"):  # torch names these functions linalg_norm, fft_fft, ...
         if spelled.startswith(f"torch.{sub}."):
@@ -117,6 +120,9 @@ def qualified_name(fn: Any) -> str:
     name = getattr(fn, "__name__", None)
     if name is not None and getattr(operator, name, None) is fn:
         return f"operator.{name}"
+    spelled = getattr(fn, "_fx_qualified_name", None)  # (an ATen op overload: torch.ops.aten.linear.default)
+    if isinstance(spelled, str):
+        return spelled
     if name is not None and builtins.__dict__.get(name) is fn:
         return name
     hit = torch_table().get(id(fn))

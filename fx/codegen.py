@@ -62,10 +62,23 @@ class _CodeTorch:
 
     def __getattr__(self, name: str) -> Any:
         import tidal.compat
+        if name == "ops":
+            return _CodeOps()
         return getattr(tidal.compat, name)
 
     def __repr__(self) -> str:
         return "<module 'torch' (tidal.compat)>"
+
+
+class _CodeOps:
+    """`torch.ops` as generated code names it: compat's, with the ATen ops of exported graphs (fx/_aten.py)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "aten":
+            from ._aten import aten
+            return aten
+        import tidal.compat
+        return getattr(tidal.compat.ops, name)
 
 
 _CODE_TORCH: list = []

@@ -208,7 +208,8 @@ class Node:
         if self.op == "call_function":
             if self.target in _SIDE_EFFECTS:
                 return True
-            name = getattr(self.target, "__name__", "")
+            packet = getattr(self.target, "overloadpacket", None)  # (an ATen op: its op's name, add_ of add_.Tensor)
+            name = packet.__name__ if packet is not None else getattr(self.target, "__name__", "")
             return name.endswith("_") and not name.endswith("__") or \
                 self.kwargs.get("out") is not None or \
                 impure_random and name in ("rand", "randn", "randint", "rand_like", "randn_like", "dropout",
