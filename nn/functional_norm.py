@@ -20,6 +20,7 @@ from ..ops.node_names import torch_node
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ._util import opmath
+from .functional_norm_half import HalfBatchNorm
 
 _EPS = {dt.float32: 1.1920928955078125e-07, dt.float64: 2.220446049250313e-16}
 
@@ -122,18 +123,22 @@ def _layer_norm_rows_backward(node, g: Tensor) -> tuple:
 
 
 def _normalized(name: str, input: Tensor, axes: tuple, eps: float, weight: Tensor | None, bias: Tensor | None,
-                wshape: tuple | None = None, grouped: tuple | None = None) -> tuple:
+                wshape: tuple | None = None, grouped: tuple | None = None, transform=None) -> tuple:
     """(x - mean) / sqrt(biased var + eps) over `axes` (of the input reshaped to `grouped`, if given), times
     weight plus bias (reshaped to `wshape`), as one autograd node `name` saving the input and the statistics,
     as torch's native norms (not a graph of its steps, whose saved intermediates would hold several
-    input-sized tensors); (y, mean, var)."""
+    input-sized tensors); (y, mean, var). `transform(x, mean, x - mean)`, if given, makes y instead (a 16-bit
+    batch norm's rounded statistics: functional_norm_half)."""
     with no_grad():
         x = opmath(input) if grouped is None else opmath(input).reshape(grouped)
         mean = x.mean(axes, keepdim=True)
         centered = x - mean
         var = (centered * centered).mean(axes, keepdim=True)
         rstd = ops.rsqrt(var + eps)
-        y = _affine((centered * rstd).reshape(tuple(input.shape)), weight, bias, wshape).to(input.dtype)
+        if transform is not None:
+            y = transform(x, mean, centered)
+        else:
+            y = _affine((centered * rstd).reshape(tuple(input.shape)), weight, bias, wshape).to(input.dtype)
     if needs_grad((input, weight, bias)):
         param = weight if weight is not None else bias
         record(name, _normalized_backward, (input, weight, bias), (y,), (input, mean, rstd, weight),
@@ -276,7 +281,15 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     bshape = (c,) + (1,) * (input.dim() - 2)
     if training:
         axes = (0,) + tuple(range(2, input.dim()))
-        y, mean, var = _normalized("native_batch_norm", input, axes, eps, weight, bias, bshape)
+        half = None
+        if input.dtype in (dt.float16, dt.bfloat16) and input.device.type == "cpu":
+            mixed = any(t is not None and t.dtype is dt.float32 for t in (weight, bias, running_mean, running_var))
+            half = HalfBatchNorm(input, weight, bias, axes, bshape, eps, mixed)
+        y, mean, var = _normalized("native_batch_norm", input, axes, eps, weight, bias, bshape, transform=half)
+        if half is not None:
+            with no_grad():
+                half.update_running(running_mean, running_var, momentum)
+            return y
         count = input.numel() // c
         _update_running(running_mean, mean.reshape(c), momentum)
         _update_running(running_var, var.reshape(c) * (count / max(count - 1, 1)), momentum)

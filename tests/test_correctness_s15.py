@@ -163,3 +163,55 @@ def test_a_kept_state_dict_sees_later_steps(name):
             opt.step()
         kept.append({k: v.item() for k, v in sd["state"][0].items() if v.dim() == 0})
     assert kept[0] == kept[1]
+
+
+# -- 16-bit numerics ------------------------------------------------------------------------------------------------
+def _bits_differ(ours, theirs) -> int:
+    a, b = ours.detach().float().numpy(), theirs.detach().float().numpy()
+    return int((~((a == b) | (np.isnan(a) & np.isnan(b)))).sum())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("shape", [(64, 300), (8, 16, 5, 5), (3, 7, 11), (128, 4)])
+@pytest.mark.parametrize("affine", [False, True])
+@pytest.mark.parametrize("running", [False, True])
+def test_training_batch_norm_in_16_bits_as_torch(dtype, shape, affine, running):
+    """torch rounds the batch statistics of a 16-bit input to 16 bits and normalizes as x * alpha + beta; bfloat16
+    also rounds the sum of squares and the variance, and updates running statistics in bfloat16."""
+    rng = np.random.RandomState(sum(shape))
+    x = rng.randn(*shape).astype(np.float32) * 3 + 1
+    c = shape[1]
+    params = [rng.rand(c).astype(np.float32) + 0.5, rng.randn(c).astype(np.float32)] if affine else [None, None]
+    stats = [rng.randn(c).astype(np.float32), rng.rand(c).astype(np.float32) + 0.5] if running else [None, None]
+    results = []
+    for L in (T, torch):
+        d = getattr(L, dtype)
+        w, b, rm, rv = (None if a is None else L.tensor(a).to(d) for a in params + stats)
+        y = L.nn.functional.batch_norm(L.tensor(x).to(d), rm, rv, w, b, training=True, momentum=0.1)
+        results.append((y, rm, rv))
+    (y, rm, rv), (ty, trm, trv) = results
+    assert _bits_differ(y, ty) <= y.numel() // 4000  # float16 with weights: an ulp in a few of 19200
+    if running:
+        assert _bits_differ(rm, trm) == 0
+        if dtype == "float16":
+            assert _bits_differ(rv, trv) == 0
+        else:  # torch's bfloat16 running variance: within one bfloat16 ulp
+            np.testing.assert_allclose(rv.float().numpy(), trv.float().numpy(), rtol=2 ** -7)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_batch_norm_module_in_16_bits_trains_as_torch(dtype):
+    rng = np.random.RandomState(0)
+    x = rng.randn(4, 3, 6, 6).astype(np.float32)
+    outs = []
+    for L in (T, torch):
+        L.manual_seed(0)
+        m = L.nn.BatchNorm2d(3).to(getattr(L, dtype))
+        xt = L.tensor(x).to(getattr(L, dtype)).requires_grad_()
+        y = m(xt)
+        (y.float() * L.arange(1.0, 7.0)).sum().backward()
+        outs.append((y, m.running_mean, xt.grad, m.weight.grad))
+    assert _bits_differ(outs[0][0], outs[1][0]) == 0
+    assert _bits_differ(outs[0][1], outs[1][1]) == 0
+    for ours, theirs in zip(outs[0][2:], outs[1][2:]):  # gradients: computed in float32 from the float statistics
+        np.testing.assert_allclose(ours.float().numpy(), theirs.float().numpy(), rtol=0.05, atol=0.05)
