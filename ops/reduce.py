@@ -25,7 +25,7 @@ from ..vm import compute_instruction, fresh_view
 from ..vm.codegen import kernel_module
 from ..vm.replay import head as replay_head, layout_id
 from . import math_api as M
-from . import many_dims, softmax_rows
+from . import many_dims, reduce_half, softmax_rows
 from .complex_ops import refuse_complex
 from .complex_half import to_complex32
 from .limited_dtypes import check as check_limited
@@ -382,6 +382,11 @@ for _name, _ufunc in (("sum", np.add), ("prod", np.multiply), ("amax", np.maximu
     reduction_kernel(_name)(_ufunc_body(_name, _ufunc))
 
 
+@reduction_kernel("prod_half")
+def _prod_half_body(a, axes, _):
+    return reduce_half.prod_half(a, axes)
+
+
 @reduction_kernel("nansum")
 def _nansum_body(a, axes, _):
     return np.add.reduce(np.where(np.isnan(a), 0, a) if a.dtype.kind == "f" else a, axis=axes, keepdims=True)
@@ -506,7 +511,10 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype:
 
 
 def _prod(x: Tensor, axes: tuple, keepdim: bool, out: dt.dtype, name: str = "prod") -> Tensor:
-    result = _reduce("prod", x, axes, keepdim, [out], out.compute)
+    if out is x.dtype and out in (dt.float16, dt.bfloat16) and x.device.type == "cpu" and axes and x.numel():
+        result = _reduce("prod_half", x, axes, keepdim, [out])  # (in 16 bits, in torch's order: ops/reduce_half)
+    else:
+        result = _reduce("prod", x, axes, keepdim, [out], out.compute)
     return track(name, _prod_backward, x, result, axes, keepdim, save=("input", 0))
 
 

@@ -13,12 +13,13 @@ import warnings
 
 import numpy as np
 
+from ..autograd.grad_mode import no_grad
 from ..autograd.graph import needs_grad
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from . import math_api as M
 from .elementwise import torch_name
-from .reduce import (_as_given, _axes, _count, _means_all, _reduce, _require_float, _require_nonempty, dtype_arg,
+from .reduce import (_as_given, _axes, amax, _count, _means_all, _reduce, _require_float, _require_nonempty, dtype_arg,
                      indexed_backward, one_axis, reduction_kernel, restore, return_type, shared_backward, sum,
                      track)
 from .view_grads import overload
@@ -272,8 +273,20 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
         check_limited("exp", input.dtype)
     out = input.dtype if input.dtype.is_floating_point else dt.get_default_dtype()
     axes = _axes(input, dim, "logsumexp")
-    result = _reduce("logsumexp", input, axes, keepdim, [out], out.compute)
+    if out in (dt.float16, dt.bfloat16) and input.numel():
+        result = _logsumexp_half(input, axes, keepdim)
+    else:
+        result = _reduce("logsumexp", input, axes, keepdim, [out], out.compute)
     return track("logsumexp", _logsumexp_backward, input, result, axes, keepdim, ("input", 0))
+
+
+def _logsumexp_half(x: Tensor, axes: tuple, keepdim: bool) -> Tensor:
+    """torch's 16-bit logsumexp: its composite of 16-bit ops (each result rounded), the max where infinite as 0."""
+    with no_grad():
+        top = amax(x, axes, keepdim=True)
+        top = M.where(M.isinf(top), 0.0, top)
+        return M.add(M.log(sum(M.exp(M.sub(x, top)), axes, keepdim=keepdim)),
+                     top if keepdim else top.reshape(tuple(s for i, s in enumerate(top.shape) if i not in axes)))
 
 
 def _logsumexp_backward(node, g):

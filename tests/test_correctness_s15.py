@@ -215,3 +215,39 @@ def test_batch_norm_module_in_16_bits_trains_as_torch(dtype):
     assert _bits_differ(outs[0][1], outs[1][1]) == 0
     for ours, theirs in zip(outs[0][2:], outs[1][2:]):  # gradients: computed in float32 from the float statistics
         np.testing.assert_allclose(ours.float().numpy(), theirs.float().numpy(), rtol=0.05, atol=0.05)
+
+
+HALF_REDUCTIONS = {
+    "prod rows of 8": lambda L, x: L.prod(1 + x[:, :8] * 0.01, 1),
+    "prod rows of 300": lambda L, x: L.prod(1 + x * 0.002, 1),
+    "prod rows of 33": lambda L, x: L.prod(1 + x[:, :33] * 0.01, 1),
+    "prod over dim 0": lambda L, x: L.prod(1 + x * 0.01, 0),
+    "prod of all": lambda L, x: L.prod(1 + x[:40, :40] * 0.002),
+    "prod of a 3-d middle dim": lambda L, x: L.prod(1 + x[:60].reshape(6, 10, 300) * 0.01, 1),
+    "logsumexp dim 1": lambda L, x: L.logsumexp(x, 1),
+    "logsumexp dim 0 keepdim": lambda L, x: L.logsumexp(x, 0, keepdim=True),
+    "logsumexp dims (0, 2)": lambda L, x: L.logsumexp(x.reshape(8, 8, 300), (0, 2)),
+    "logsumexp with infinities": lambda L, x: L.logsumexp(L.where(x > 2.5, float("inf"), L.where(x < -2.5,
+                                                                                              float("-inf"), x)), 1),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", list(HALF_REDUCTIONS))
+def test_16_bit_prod_and_logsumexp_as_torch(name, dtype):
+    """torch's prod multiplies in 16 bits in its own order; its logsumexp is a composite of 16-bit ops."""
+    x = np.random.RandomState(0).randn(64, 300).astype(np.float32)
+    ours, theirs = (HALF_REDUCTIONS[name](L, L.tensor(x).to(getattr(L, dtype))) for L in (T, torch))
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert _bits_differ(ours, theirs) == 0
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_prod_and_logsumexp_gradients(dtype):
+    x = np.random.RandomState(1).rand(4, 6).astype(np.float32) + 0.5
+    grads = []
+    for L in (T, torch):
+        t = L.tensor(x).to(getattr(L, dtype)).requires_grad_()
+        (L.prod(t, 1).float().sum() + L.logsumexp(t, 0).float().sum()).backward()
+        grads.append(t.grad.float().numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=2 ** -6, atol=2 ** -8)
