@@ -1,7 +1,7 @@
 """prod of float16/bfloat16 inputs in torch's order, every partial product rounded to 16 bits.
 
-torch's CPU prod of a 16-bit tensor accumulates in the tensor's own dtype (each multiply computed in float32 and
-rounded back), so its result depends on the order of the multiplies:
+torch's CPU prod of a 16-bit tensor accumulates in the tensor's own dtype (each multiply computed in float32
+and rounded back), so its result depends on the order of the multiplies:
 - along the innermost dims (contiguous rows: trailing reduced dims coalesce), its vectorized inner reduction: blocks of 4 vectors of 16 lanes
   multiplied lane by lane across blocks, the 4 vectors folded as (v0 * v1) * (v2 * v3), the 16 lanes folded in
   order into the running result, then the tail elements one by one;
