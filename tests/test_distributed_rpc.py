@@ -1,0 +1,37 @@
+"""torch.distributed.rpc on 2 CPU workers against torch's TensorPipe RPC (torchrun): calls by name, id and
+WorkerInfo, futures, remote errors and torch's messages, RRefs and their method proxies, RRefs passed on, nested
+calls, @async_execution, a module living on the other worker (scripts/rpc_basics.py); a parameter server trained
+over RPC (scripts/rpc_parameter_server.py). The encoding refuses what it cannot send without pickle."""
+import numpy as np
+import pytest
+
+from script_runs import against_torch
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def test_rpc_calls_and_rrefs_like_torch(tmp_path):
+    expected, got = against_torch(tmp_path, "rpc_basics", torch_ranks=2)
+    assert expected.pop("framework") == "torch" and got.pop("framework") != "torch"
+    assert got == expected
+
+
+def test_parameter_server_like_torch(tmp_path):
+    expected, got = against_torch(tmp_path, "rpc_parameter_server", torch_ranks=2)
+    np.testing.assert_allclose(got["losses"], expected["losses"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["weights"], expected["weights"], rtol=1e-5, atol=1e-6)
+
+
+def test_encoding_refuses_what_pickle_would_need():
+    import pickle
+
+    from tidal.distributed import rpc
+    with pytest.raises(pickle.PicklingError, match="Can't pickle <function"):
+        rpc.encode(lambda v: v)
+    with pytest.raises(TypeError, match="cannot send a value of type"):
+        rpc.encode(object())
+    import tidal
+    t = tidal.arange(6.0).reshape(2, 3)
+    back = rpc.decode(rpc.encode({"t": t, "xs": [1, (2.5, "s")], "d": tidal.int32}))
+    assert back["xs"] == [1, (2.5, "s")] and back["d"] is tidal.int32
+    np.testing.assert_array_equal(np.asarray(back["t"].tolist()), np.asarray(t.tolist()))
