@@ -319,6 +319,39 @@ def _aa_taps(mode: str, n_in: int, n_out: int, scale: float | None, align_corner
     return np.minimum(idx, n_in - 1), w
 
 
+_HALF = (dt.float16, dt.bfloat16)
+_LINEAR_MODES = ("linear", "trilinear")  # (torch's bilinear kernel keeps float32 weights)
+
+
+def _half_weights(w: np.ndarray, dtype: dt.dtype) -> np.ndarray:
+    """torch's (bi/tri)linear weights for a 16-bit input: held in that dtype, the far one rounded first and the
+    near one as 1 minus it (then rounded)."""
+    far = np.float32(w[:, 1]).astype(dtype.np).astype(np.float32)
+    near = (np.float32(1) - far).astype(dtype.np).astype(np.float32)
+    return np.stack([near, far], axis=1)
+
+
+def _half_cubic_weights(n_in: int, n_out: int, scale: float | None, align_corners: bool, dtype: dt.dtype):
+    """torch's bicubic weights for a 16-bit input: source positions and the cubic in float32, each weight then
+    held in that dtype."""
+    f = np.float32
+    dst = np.arange(n_out, dtype=f)
+    if align_corners:
+        src = dst * (f((n_in - 1) / (n_out - 1)) if n_out > 1 else f(0))
+    else:
+        src = (dst + f(0.5)) * (f(1.0 / scale) if scale else f(n_in / n_out)) - f(0.5)
+    t = src - np.floor(src)
+    a = f(_CUBIC_A)
+
+    def near(x):  # |x| <= 1
+        return ((a + f(2)) * x - (a + f(3))) * x * x + f(1)
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - f(5) * a) * x + f(8) * a) * x - f(4) * a
+    w = np.stack([far(t + f(1)), near(t), near(f(1) - t), far((f(1) - t) + f(1))], axis=1)
+    return w.astype(dtype.np).astype(f)
+
+
 def _resample_dim(x: Tensor, d: int, idx: np.ndarray, w: np.ndarray | None) -> Tensor:
     """Along dim d: out[k] = sum_t w[k, t] * x[idx[k, t]] (a plain gather when w is None)."""
     if w is None:
@@ -424,6 +457,11 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         d = 2 + k
         taps = _aa_taps if antialias else _taps
         idx, w = taps(mode, input.shape[d], out_size[k], scales[k] if scales else None, align_corners)
+        if input.dtype in _HALF and mode in _LINEAR_MODES and not antialias:
+            w = _half_weights(w, input.dtype)
+        elif input.dtype in _HALF and mode == "bicubic" and not antialias:
+            w = _half_cubic_weights(input.shape[d], out_size[k], scales[k] if scales else None, align_corners,
+                                    input.dtype)
         x = _resample_image_dim(x, d, idx, w) if image else _resample_dim(x, d, idx, w)
     node = _INTERP_NODES.get(mode)
     if node is None:
