@@ -11,6 +11,7 @@ import tidal.compat as T
 
 _SIGNED_ZERO = pytest.mark.xfail(strict=True, reason="needs s15_hunt_signed_zero_bounds.patch")
 _OPTIM_STATE = pytest.mark.xfail(strict=True, reason="needs s15_hunt_optim_scalar_state.patch")
+_HALF_XLOGY = pytest.mark.xfail(strict=True, reason="needs s15_hunt_half_xlogy.patch")
 
 
 def _same_bits(ours, theirs) -> None:
@@ -275,3 +276,33 @@ def test_16_bit_interpolation_weights_as_torch(name, dtype):
     ours, theirs = (INTERPOLATIONS[name](L, L.tensor(x).to(getattr(L, dtype))) for L in (T, torch))
     assert tuple(ours.shape) == tuple(theirs.shape)
     assert _bits_differ(ours, theirs) == 0
+
+
+@_HALF_XLOGY
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_xlogy_rounds_the_log_as_torch(dtype):
+    """torch's 16-bit xlogy multiplies by std::log of a Half/BFloat16, which is itself rounded to 16 bits."""
+    x = np.random.RandomState(0).randn(64, 300).astype(np.float32) * 3
+    ours, theirs = (L.xlogy(t, t.abs() + 0.5) for L in (T, torch) for t in [L.tensor(x).to(getattr(L, dtype))])
+    assert _bits_differ(ours, theirs) == 0
+
+
+_SPECIAL_X = np.array([0.0, -0.0, 1.0, np.nan, 2.5, -3.0, np.inf, -0.0], np.float32)
+_SPECIAL_Y = np.array([np.nan, 0.0, 0.0, 1.0, np.inf, 7.0, 2.0, 3.0], np.float32)
+
+
+@_HALF_XLOGY
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_xlogy_of_a_negative_zero_is_positive_zero(dtype):
+    ours, theirs = (L.xlogy(L.tensor(_SPECIAL_X).to(getattr(L, dtype)), L.tensor(_SPECIAL_Y).to(getattr(L, dtype)))
+                    for L in (T, torch))
+    _same_bits(ours, theirs)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_floor_divide_as_torch(dtype):
+    for f in (lambda L, a, b: L.floor_divide(a * 37.0, b + 0.3), lambda L, a, b: L.floor_divide(a, 0.7),
+              lambda L, a, b: L.floor_divide(a * 1000.0, a.abs() * 0.3 + 0.7)):
+        ours, theirs = (f(L, L.tensor(_SPECIAL_X).to(getattr(L, dtype)), L.tensor(_SPECIAL_Y).to(getattr(L, dtype)))
+                        for L in (T, torch))
+        assert _bits_differ(ours, theirs) == 0
