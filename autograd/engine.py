@@ -7,6 +7,8 @@ from contextlib import nullcontext
 
 from ..tensor import Tensor, numel_of
 from ..tensor import dtype as dt
+from . import backward_replay
+from .anomaly import is_anomaly_enabled
 from .grad_mode import is_grad_enabled, no_grad, set_grad_enabled
 from .grad_layout import clone_obey_contract, obeys_layout_contract
 from .graph import _NO_EDGE, AccumulateGrad, gradient_edge, no_tangents
@@ -121,11 +123,31 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
             else:
                 where[key] = k
     captured = [None] * (len(inputs) if inputs is not None else 0)
+    starts = [gradient_edge(t) for t, _ in roots]  # each root's node (its grad_fn, or its leaf's accumulator)
+    if (backward_replay.enabled and inputs is None and accumulate and not create_graph
+            and not is_anomaly_enabled()):
+        if backward_replay.run(roots, starts, retain_graph,
+                               lambda: _run_graph(roots, starts, retain_graph, False, None, True, {}, {}, [], False)):
+            return None
+    _run_graph(roots, starts, retain_graph, create_graph, inputs, accumulate, capture_nodes, capture_leaves, captured,
+               prune)
+    if inputs is not None:
+        for k, first in repeats.items():
+            captured[k] = captured[first]
+        for k, g in enumerate(captured):
+            if g is None and not allow_unused:
+                raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have been used in "
+                                   "the graph. Set allow_unused=True if this is the desired behavior.")
+        return tuple(captured)
+    return None
 
+
+def _run_graph(roots: list, starts: list, retain_graph: bool, create_graph: bool, inputs, accumulate: bool,
+               capture_nodes: dict, capture_leaves: dict, captured: list, prune: bool) -> None:
+    """Run the graph below `starts` (the roots' nodes) on the engine."""
     # dependency counts over the reachable graph
     deps: dict = {}
     stack = []
-    starts = [gradient_edge(t) for t, _ in roots]  # each root's node (its grad_fn, or its leaf's accumulator)
     for node in starts:
         if node not in deps:
             deps[node] = 0
@@ -161,15 +183,6 @@ def _run_backward(tensors, grad_tensors, retain_graph: bool, create_graph: bool,
                    capture_leaves, captured)
     finally:
         _tasks.pop()
-    if inputs is not None:
-        for k, first in repeats.items():
-            captured[k] = captured[first]
-        for k, g in enumerate(captured):
-            if g is None and not allow_unused:
-                raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have been used in "
-                                   "the graph. Set allow_unused=True if this is the desired behavior.")
-        return tuple(captured)
-    return None
 
 
 def _run_nodes(ready: list, deps: dict, buffers: dict, cut, retain_graph: bool, create_graph: bool,

@@ -197,7 +197,9 @@ def computed_values(index: Tensor) -> np.ndarray | None:
     read at the call without waiting, so index errors raise at the user's line and the VM is not stalled.
     Also None for more than GIL_KEPT_ELEMENTS values while a stream's worker runs: NumPy would give up the GIL to
     check them, and the worker would keep it for its Python between kernels (each check of the LM step's 512
-    targets and token ids waited 0.55 ms on average); the kernel checks them then, naming the user's line."""
+    targets and token ids waited 0.55 ms on average); the kernel checks them then, naming the user's line.
+    Every caller only checks the values (raises, or leaves the check to the kernel): they never change what an
+    op issues, which autograd's backward replay relies on (it records passes that read them)."""
     if index.device.type != "cpu" or index.numel() > GIL_KEPT_ELEMENTS and index._vm.running():
         return None
     blob = index._v.blob

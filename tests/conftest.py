@@ -9,7 +9,10 @@ import tidal
 
 @pytest.fixture(autouse=True)
 def _vm_clean():
-    """Fail a test that leaves an unreported kernel error behind; keep tests independent."""
+    """Fail a test that leaves an unreported kernel error behind; keep tests independent (a test's backward passes
+    are not replayed from another test's recordings: tests spy on and patch the formulas a replay skips)."""
+    from tidal.autograd import backward_replay
+    backward_replay.forget()
     yield
     try:
         tidal.sync()

@@ -98,6 +98,31 @@ def fresh_view(nbytes: int, vm, shape: tuple, strides: tuple, np_dtype, layout=N
     return v
 
 
+def view_of(blob: Blob, shape: tuple, strides: tuple, offset: int, np_dtype, layout=None) -> "View":
+    """`View(blob, shape, strides, offset, np_dtype)` with its `layout` given, made without the constructor's call
+    (for issuers of many, such as autograd's backward replay). Keep in step with View.__init__."""
+    v = _new(View)
+    v.array = None
+    v.layout = layout
+    v.blob = blob
+    v.shape = shape
+    v.strides = strides
+    v.offset = offset
+    v.dtype = np_dtype
+    return v
+
+
+def fresh_blob(nbytes: int, vm) -> Blob:
+    """`Blob(nbytes, vm)` without the constructor's call (the size already known to fit). Keep in step with
+    Blob.__init__."""
+    b = _new(Blob)
+    b.nbytes = nbytes
+    b.vm = vm
+    b.data = b.writer = b.error = None
+    b.version = b.lent = 0
+    return b
+
+
 class View:
     """A strided window into a blob: shape, strides and offset in elements, NumPy dtype."""
 

@@ -179,6 +179,8 @@ def _small(batch: list, limit: int) -> bool:
 class VirtualMachine:
     """One per device: instructions in, kernels out, with fusion and dependence tracking."""
 
+    recorder = None  # a callable shown every pushed instruction (autograd's backward replay records a pass)
+
     def __init__(self, device, backend):
         self.device = device
         self.backend = backend
@@ -246,6 +248,8 @@ class VirtualMachine:
         # the lock itself (0.5 vs 0.2 us on CPython 3.11), and every op pushes
         self._acquire()
         try:
+            if self.recorder is not None:
+                self.recorder(ins)
             self.stats.instructions += 1
             window = self.window
             window.append(ins)

@@ -1,0 +1,478 @@
+"""Backward replay: a backward pass over a graph seen before issues that pass's recorded instructions.
+
+A training step builds the same graph every iteration, and its backward spends most of its time in Python: each
+node's formula makes views, checks arguments and records nothing but VM instructions (about 20 us a node in a small
+transformer, half the step's issue time). What those formulas issue depends only on what the *signature* below
+describes: each node's formula (its code and closure), its attributes and saved non-tensor values, the layout, dtype
+and device of every saved tensor with blobs numbered by first appearance (aliasing), the graph's edges, the leaves
+and their .grad, and the few global modes ops read at issue time. So the second pass over a signature runs the
+engine while recording, in place-independent form, what it pushes to the VM; later passes over that signature push
+the recorded instructions onto the new graph's tensors directly and set the leaves' gradients as the recording did.
+
+A recording is kept only when nothing in the pass could make two runs with one signature issue different work:
+the formulas are tidal's own (a user's Function or hook runs as usual), no value was read on the host (a sync; the
+index checks that read computed values at the call only check them, ops/scatter.computed_values), no random number
+was drawn, every pushed instruction came from this thread, every
+tensor it read was made by a recorded instruction or is one of the graph's own (saved, leaf, .grad, root gradient),
+and every leaf's gradient is a new tensor over such an instruction's result or the old one written in place.
+`TIDAL_BACKWARD_REPLAY=0` turns replay off.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from marshal import dumps as _dumps
+import threading
+import types
+import weakref
+
+from ..tensor import Tensor
+from ..tensor import dtype as dt
+from ..ops import autocast as _autocast
+from ..vm.blob import Blob, View, fresh_blob, view_of
+from ..vm.failure import issuing_site
+from ..vm.instruction import compute_instruction
+from ..vm.replay import layout_id
+from .graph import AccumulateGrad
+
+enabled = os.environ.get("TIDAL_BACKWARD_REPLAY", "1") != "0"
+MAX_RECORDINGS = 256  # distinct graphs kept (memory stays bounded); past it, nothing more is recorded
+_MAX_SEEN = 4096
+_FORMULA_PACKAGES = ("tidal.ops.", "tidal.nn.")  # formulas that only issue ops (not user code, not comm)
+_LEAF_HOOKS = ("_hooks_list", "_post_accumulate_hooks")
+
+_seen: dict = {}        # signature -> passes seen (until recorded)
+_recordings: dict = {}  # signature -> Recording, or None where the graph's pass cannot be replayed
+_counts = {"recorded": 0, "replayed": 0, "refused": 0}
+
+
+def stats() -> dict:
+    """Backward passes recorded, replayed, and recorded in vain (not replayable) so far in this process."""
+    return dict(_counts, kept=len(_recordings))
+
+
+def forget() -> None:
+    """Drop every recording (the next passes over each graph record again)."""
+    _recordings.clear()
+    _seen.clear()
+
+
+class NotReplayable(Exception):
+    """Raised inside the signature walk or the recorder: this pass runs (and stays) on the engine."""
+
+
+# -- the signature ------------------------------------------------------------------------------
+def _value_key(x):
+    """A hashable key that tells apart whatever a formula could act on differently (1, 1.0 and True included)."""
+    cls = x.__class__
+    if cls in (int, float, bool, str, complex) or x is None:
+        return (cls, x)
+    if cls is tuple or cls is list:
+        return (cls,) + tuple([_value_key(v) for v in x])
+    if isinstance(x, (Tensor, View, Blob)) or hasattr(x, "__array_interface__"):
+        raise NotReplayable("a tensor or array outside the saved tensors")
+    if cls is types.FunctionType:
+        if x.__closure__ is None and x.__defaults__ is None and x.__kwdefaults__ is None:
+            return x.__code__  # (a lambda made per call is the same function every call)
+        return _function_key(x)
+    if isinstance(x, tuple):  # named tuples
+        return (cls,) + tuple([_value_key(v) for v in x])
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return (cls,) + tuple([_value_key(getattr(x, f.name)) for f in dataclasses.fields(x)])
+    if isinstance(x, dict):
+        return (dict,) + tuple(sorted((k, _value_key(v)) for k, v in x.items()))
+    try:
+        hash(x)
+    except TypeError:
+        raise NotReplayable(f"an unhashable {cls.__name__} among a node's values") from None
+    return (cls, x)  # dtypes, devices, enums, classes
+
+
+_open = threading.local()  # `functions`: those whose key this thread is making (a recursive local function's
+# closure holds itself)
+
+
+def _function_key(fn) -> tuple:
+    """A function by its code, defaults and closure: a lambda made per call is the same function every call."""
+    open_now = getattr(_open, "functions", None)
+    if open_now is None:
+        open_now = _open.functions = set()
+    if fn in open_now:
+        return (fn.__code__,)
+    open_now.add(fn)
+    try:
+        cells = fn.__closure__
+        return (fn.__code__, _value_key(fn.__defaults__), _value_key(fn.__kwdefaults__),
+                tuple([_value_key(c.cell_contents) for c in cells]) if cells else ())
+    finally:
+        open_now.discard(fn)
+
+
+_formula_codes: dict = {}  # code object -> whether its module is one of _FORMULA_PACKAGES
+
+
+def _formula_key(fn):
+    """A node's backward formula, which must be one of tidal's own (user code runs on the engine)."""
+    if fn.__class__ is not types.FunctionType:
+        module = getattr(fn, "__module__", None) or ""
+        if not module.startswith(_FORMULA_PACKAGES):
+            raise NotReplayable(f"a backward formula outside tidal's ops ({module})")
+        return (fn,)
+    code = fn.__code__
+    ok = _formula_codes.get(code)
+    if ok is None:
+        ok = _formula_codes[code] = (fn.__module__ or "").startswith(_FORMULA_PACKAGES)
+    if not ok:
+        raise NotReplayable(f"a backward formula outside tidal's ops ({fn.__module__})")
+    if fn.__closure__ is None and fn.__defaults__ is None and fn.__kwdefaults__ is None:
+        return code  # (a module-level function, or a lambda without closure: its code is its identity)
+    return _function_key(fn)
+
+
+_keys: dict = {}  # id(values) -> (values, key): an op plan's attrs are one tuple for all its calls
+_MAX_KEYS = 8192
+
+
+def _values_key(x):
+    """_value_key, through marshal where `x` holds plain values only (one C call; it tells 1, 1.0 and True apart),
+    remembered for the very object."""
+    if x is None:
+        return None
+    hit = _keys.get(id(x))
+    if hit is not None and hit[0] is x:
+        return hit[1]
+    try:
+        key = _dumps(x)
+    except ValueError:
+        key = _value_key(x)
+    if len(_keys) >= _MAX_KEYS:
+        _keys.clear()
+    _keys[id(x)] = (x, key)
+    return key
+
+
+class _Walk:
+    """The signature of a backward pass, and the graph's tensors in the order the signature names them."""
+
+    __slots__ = ("key", "places", "nodes", "leaves", "blobs", "vm")
+
+    def __init__(self, roots: list, starts: list):
+        self.places: list = []   # tensors, in order of first appearance
+        self.blobs: dict = {}    # blob -> its number (blobs stay alive through the walk)
+        self.nodes: list = []
+        self.leaves: list = []   # AccumulateGrad nodes
+        self.vm = None
+        sig = [dt.get_default_dtype(), _autocast.enabled_dtype("cpu"), _autocast.enabled_dtype("cuda")]
+        add = sig.append
+        place = self._place
+        number: dict = {}
+        queue = self.nodes
+        for node in starts:
+            if node not in number:
+                number[node] = len(number)
+                queue.append(node)
+        for (t, g), node in zip(roots, starts):
+            add((number[node], t._output_nr if t.grad_fn is not None else 0, place(t),
+                 None if g is None else place(g)))
+        for node in queue:  # (grows while walked: breadth first)
+            if node._freed or node._pre_hooks or node._hooks:
+                raise NotReplayable("a freed or hooked node")
+            if node.__class__ is AccumulateGrad:
+                leaf = node.variable
+                extra = leaf.__dict__
+                if extra and any(extra.get(name) for name in _LEAF_HOOKS):
+                    raise NotReplayable("a leaf with hooks")
+                self.leaves.append(node)
+                grad = leaf.grad
+                add((place(leaf), None if grad is None else place(grad), extra.get("_grad_dtype", leaf.dtype)))
+                continue
+            if node._hooked:
+                raise NotReplayable("saved-tensor hooks")
+            for nxt, _ in node.next_functions:
+                if nxt is not None and nxt not in number:
+                    number[nxt] = len(number)
+                    queue.append(nxt)
+            saved = node._saved
+            for k, version in node._versions:
+                t = saved[k]
+                if (t._vc or t._v.blob).version != version:
+                    raise NotReplayable("a saved tensor modified in place")  # (the engine raises)
+            add(node.__class__)
+            add(_formula_key(node.backward_fn))
+            add(_values_key(node.attrs))
+            add(tuple([e if e[0] is None else (number[e[0]], e[1]) for e in node.next_functions]))
+            add(tuple(node._input_meta))
+            if saved:
+                add(tuple([place(x) if isinstance(x, Tensor) else _values_key(x) for x in saved]))
+            if node._saved_outputs or node.n_outputs != 1 or node.__dict__:
+                add((node.n_outputs, node._saved_outputs, _value_key(node.__dict__) if node.__dict__ else None))
+            add(None)  # (the node's end: entries of varying length stay apart)
+        self.key = tuple(sig)
+
+    def _place(self, t: Tensor) -> tuple:
+        cls = t.__class__
+        if cls is not Tensor and not cls.__module__.startswith("tidal.nn.") or t.is_global or t._vc is not None:
+            raise NotReplayable(f"a {cls.__name__} in the graph")
+        if t._vm is not self.vm:
+            if self.vm is not None:
+                raise NotReplayable("tensors of several devices")
+            self.vm = t._vm
+        v = t._v
+        blob = v.blob
+        n = self.blobs.get(blob)
+        if n is None:
+            n = self.blobs[blob] = len(self.blobs)
+            self.places.append(t)
+        return (n, blob.nbytes, v.shape, v.strides, v.offset, t.dtype, t._requires_grad)
+
+
+# -- recording ----------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Recording:
+    """A pass's instructions in graph places, laid out for a quick replay. `steps`: per instruction (name, kernel,
+    attrs, expr, stream, reduce, head, whether it has an issuing site, the views it names first, its inputs, its
+    outputs, the views and internal blobs to forget before pushing it). A view it names first is (number, place or
+    -1, internal blob number, nbytes, shape, strides, offset, NumPy dtype, layout); inputs are view numbers, or
+    (view number or None, scalar) pairs where an input is a scalar. `grads`: per leaf (in walk order) None, or its
+    new .grad as (internal blob number, shape, strides, offset, NumPy dtype, layout, tidal dtype); `bumps`:
+    (place, versions) written in place. A blob that ends as a leaf's .grad is never forgotten."""
+
+    steps: list
+    grads: list
+    bumps: list
+    n_views: int
+    n_blobs: int
+
+
+class _Recorder:
+    """Called by VirtualMachine.push for every instruction while a pass records (under the VM's lock)."""
+
+    def __init__(self, walk: _Walk):
+        self.thread = threading.get_ident()
+        self.external = {id(b): (n, b) for b, n in walk.blobs.items()}
+        self.views: list = []
+        self.view_no: dict = {}   # id(view) -> (number, weakref)
+        self.blob_no: dict = {}   # id(blob) -> (reference, weakref)
+        self.n_blobs = 0
+        self.steps: list = []
+        self.first_use: list = []  # per view number: the step that names it first
+        self.last_use: list = []  # per view number: the step that last names it
+        self.failed: str | None = None
+
+    def __call__(self, ins) -> None:
+        if self.failed is not None:
+            return
+        try:
+            if threading.get_ident() != self.thread:
+                raise NotReplayable("another thread pushed during the pass")
+            step = len(self.steps)
+            outs = tuple([self._view(v, step, True) for v in ins.outs])
+            args = tuple([("v", self._view(v, step, False)) if v.__class__ is View else ("s", _scalar(v))
+                          for v in ins.ins])
+            _value_key(ins.attrs)  # (raises for tensors, arrays or views inside)
+            self._kernel_closure(ins.kernel)
+            self.steps.append([ins.name, ins.kernel, ins.attrs, ins.expr, ins.stream, ins.reduce, ins.head,
+                               getattr(ins, "origin", None) is not None, args, outs])
+        except NotReplayable as exc:
+            self.failed = str(exc)
+
+    @staticmethod
+    def _kernel_closure(kernel) -> None:
+        # a kernel bound to run-time data (a closure, a partial, a bound method) would replay that data: only where
+        # it holds no tensor or array (values derived from Python numbers are in the node's signature)
+        held = [c.cell_contents for c in getattr(kernel, "__closure__", None) or ()]
+        held += list(getattr(kernel, "args", ())) + list((getattr(kernel, "keywords", None) or {}).values())
+        held.append(getattr(kernel, "__self__", None))
+        for x in held:
+            if isinstance(x, (Tensor, View, Blob)) or hasattr(x, "__array_interface__") and getattr(x, "ndim", 0):
+                raise NotReplayable("a kernel bound to a tensor or an array")
+
+    def _view(self, v: View, step: int, written: bool) -> int:
+        hit = self.view_no.get(id(v))
+        if hit is not None and hit[1]() is v:
+            self.last_use[hit[0]] = step
+            return hit[0]
+        ref = self._blob(v.blob, written)
+        n = len(self.views)
+        self.views.append((ref, v.shape, v.strides, v.offset, v.dtype, v.layout))
+        self.first_use.append(step)
+        self.last_use.append(step)
+        self.view_no[id(v)] = (n, weakref.ref(v))
+        return n
+
+    def _blob(self, blob: Blob, written: bool) -> tuple:
+        ext = self.external.get(id(blob))
+        if ext is not None and ext[1] is blob:
+            return ("e", ext[0])
+        hit = self.blob_no.get(id(blob))
+        if hit is not None and hit[1]() is blob:
+            return hit[0]
+        if not written:
+            raise NotReplayable("a tensor made outside the recorded instructions")
+        ref = ("i", self.n_blobs, blob.nbytes)  # (not len(blob_no): a dead blob's id may come again)
+        self.n_blobs += 1
+        self.blob_no[id(blob)] = (ref, weakref.ref(blob))
+        return ref
+
+    def finish(self, walk: _Walk, grads_before: list, versions_before: list) -> Recording:
+        """The recording of the pass that just ran (NotReplayable where it cannot be replayed)."""
+        if self.failed is not None:
+            raise NotReplayable(self.failed)
+        grads = []
+        taken = set()
+        for node, before in zip(walk.leaves, grads_before):
+            after = node.variable.grad
+            if after is before:
+                grads.append(None)
+                continue
+            if before is not None or after.__class__ is not Tensor or after._base is not None or after.__dict__:
+                raise NotReplayable("a leaf's .grad replaced")
+            v = after._v
+            ref = self._blob(v.blob, False)
+            if ref[0] != "i" or ref[1] in taken:
+                raise NotReplayable("a leaf's .grad is one of the graph's tensors, or shares memory with another's")
+            taken.add(ref[1])
+            grads.append((ref[1], v.shape, v.strides, v.offset, v.dtype, layout_id(v.shape, v.strides, v.offset, v.dtype),
+                          after.dtype))
+        bumps = []
+        for place, (t, before) in enumerate(zip(walk.places, versions_before)):
+            now = t._v.blob.version
+            if now != before:
+                bumps.append((place, now - before))
+        # each view and internal blob is forgotten at the step that names it last, so that the fusion pass sees
+        # the replayed pass's temporaries die as the engine's did (it counts references: vm/fusion._is_dead)
+        kept = {g[0] for g in grads if g is not None}
+        first: list = [[] for _ in self.steps]
+        drop_views: list = [[] for _ in self.steps]
+        drop_blobs: list = [[] for _ in self.steps]
+        blob_last: dict = {}
+        for n, ((ref, shape, strides, offset, np_dtype, layout), born, last) in enumerate(
+                zip(self.views, self.first_use, self.last_use)):
+            place, blob, nbytes = (ref[1], -1, 0) if ref[0] == "e" else (-1, ref[1], ref[2])
+            layout = layout_id(shape, strides, offset, np_dtype)
+            first[born].append((n, place, blob, nbytes, shape, strides, offset, np_dtype, layout))
+            drop_views[last].append(n)
+            if blob >= 0 and blob not in kept:
+                blob_last[blob] = max(blob_last.get(blob, 0), last)
+        for b, step in blob_last.items():
+            drop_blobs[step].append(b)
+        steps = []
+        for k, (name, kernel, attrs, expr, stream, reduce, head, has_origin, args, outs) in enumerate(self.steps):
+            if all(a[0] == "v" for a in args):
+                args = tuple([a[1] for a in args])
+            else:
+                args = tuple([(a[1], None) if a[0] == "v" else (None, a[1]) for a in args])
+            steps.append((name, kernel, attrs, expr, stream, reduce, head, has_origin, tuple(first[k]), args, outs,
+                          tuple(drop_views[k]), tuple(drop_blobs[k])))
+        return Recording(steps, grads, bumps, len(self.views), self.n_blobs)
+
+
+def _scalar(x):
+    if isinstance(x, (Tensor, Blob)) or hasattr(x, "__array_interface__") and getattr(x, "ndim", 0):
+        raise NotReplayable("an array among an instruction's inputs")
+    return x
+
+
+# -- the pass -----------------------------------------------------------------------------------
+def run(roots: list, starts: list, retain_graph: bool, engine) -> bool:
+    """Replay or record the backward pass from `roots` ((tensor, gradient or None) pairs) whose nodes are `starts`;
+    `engine()` runs it on the engine. Whether the pass is done (False: the caller runs the engine itself)."""
+    try:
+        walk = _Walk(roots, starts)
+        key = walk.key
+        hash(key)
+    except (NotReplayable, TypeError):  # (TypeError: an unhashable value in a node's input metadata)
+        return False
+    if walk.vm is None:
+        return False
+    recording = _recordings.get(key, False)
+    if recording is not False:
+        if recording is None:
+            return False
+        _replay(recording, walk, roots, retain_graph)
+        _counts["replayed"] += 1
+        return True
+    seen = _seen.get(key, 0) + 1
+    if seen < 2 or len(_recordings) >= MAX_RECORDINGS:
+        if len(_seen) >= _MAX_SEEN:
+            _seen.clear()
+        _seen[key] = seen
+        return False
+    _seen.pop(key, None)
+    recording = _recordings[key] = _record(walk, engine)
+    _counts["recorded" if recording is not None else "refused"] += 1
+    return True
+
+
+def _record(walk: _Walk, engine):
+    from ..ops.rng import default_generator
+    vm = walk.vm
+    grads_before = [node.variable.grad for node in walk.leaves]
+    versions_before = [t._v.blob.version for t in walk.places]
+    syncs, draws = vm.stats.syncs, default_generator._offset
+    recorder = _Recorder(walk)
+    if vm.recorder is not None:
+        engine()
+        return None
+    vm.recorder = recorder
+    try:
+        engine()
+    finally:
+        vm.recorder = None
+    if vm.stats.syncs != syncs or default_generator._offset != draws:
+        return None
+    try:
+        return recorder.finish(walk, grads_before, versions_before)
+    except NotReplayable:
+        return None
+    finally:
+        del grads_before
+
+
+def _replay(rec: Recording, walk: _Walk, roots: list, retain_graph: bool) -> None:
+    vm = walk.vm
+    push = vm.push
+    places = walk.places
+    views: list = [None] * rec.n_views
+    blobs: list = [None] * rec.n_blobs
+    origin = None
+    for name, kernel, attrs, expr, stream, reduce, head, has_origin, first, args, outs, drop_views, drop_blobs \
+            in rec.steps:
+        for n, place, b, nbytes, shape, strides, offset, np_dtype, layout in first:
+            if place >= 0:
+                blob = places[place]._v.blob
+            else:
+                blob = blobs[b]
+                if blob is None:
+                    blob = blobs[b] = fresh_blob(nbytes, vm)
+            views[n] = view_of(blob, shape, strides, offset, np_dtype, layout)
+        blob = None
+        if args and args[0].__class__ is tuple:
+            ins = tuple([views[n] if n is not None else x for n, x in args])
+        else:
+            ins = tuple([views[n] for n in args])
+        instr = compute_instruction(name, kernel, ins, tuple([views[n] for n in outs]), attrs, expr, reduce, head)
+        ins = None
+        if stream != "compute":
+            instr.stream = stream
+        if has_origin:
+            if origin is None:
+                origin = issuing_site()
+            instr.origin = origin
+        for n in drop_views:
+            views[n] = None
+        for n in drop_blobs:
+            blobs[n] = None
+        push(instr)
+        instr = None
+    for node, grad in zip(walk.leaves, rec.grads):
+        if grad is not None:
+            b, shape, strides, offset, np_dtype, layout, dtype = grad
+            leaf = node.variable
+            leaf.grad = Tensor._make(view_of(blobs[b], shape, strides, offset, np_dtype, layout), dtype, leaf.device,
+                                     vm)
+    for place, bump in rec.bumps:
+        places[place]._v.blob.version += bump
+    if not retain_graph:
+        for node in walk.nodes:
+            node.release()
