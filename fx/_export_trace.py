@@ -45,13 +45,15 @@ class ValueProxy(Proxy):
 
     @property
     def shape(self):
-        """The real value's shape (the graph is specialized to it)."""
-        return self._value(".shape").shape
+        """The real value's shape; a dim that depends on a dynamic dim is a SymInt (fx/dynamic_shapes.py)."""
+        from ..tensor import Size
+        v = self._value(".shape")
+        return Size(tuple(self.tracer.sym_size(self.node, d) for d in range(v.dim())))
 
     def size(self, dim: int | None = None):
-        """The real value's sizes."""
-        v = self._value(".size")
-        return v.size() if dim is None else v.size(dim)
+        """The real value's sizes (SymInts for dims depending on dynamic dims)."""
+        shape = self.shape
+        return shape if dim is None else shape[dim]
 
     def dim(self) -> int:
         """The real value's number of dims."""
@@ -137,6 +139,47 @@ class ExportTracer(Tracer):
     def __init__(self) -> None:
         super().__init__()
         self.attr_values: dict = {}
+        self.symbols: list = []        # the dynamic dims' Symbols (each with .example, .probe, .source)
+        self.placeholders: dict = {}   # name -> placeholder proxy (the symbols' sources)
+        self.sym_proxies: dict = {}    # symbol -> the proxy of aten.sym_size.int(its input, its dim)
+
+    def create_arg(self, a: Any) -> Any:
+        """As Tracer's, a SymInt being the node computing it."""
+        from .dynamic_shapes import SymInt
+        if isinstance(a, SymInt):
+            return a.proxy.node
+        return super().create_arg(a)
+
+    def sym_size(self, node: Node, d: int):
+        """Dim `d` of `node`'s value: an int, or a SymInt computed from the symbols it depends on."""
+        from .dynamic_shapes import SymInt, affine
+        value = node.meta["val"].shape[d]
+        probes = node.meta.get("probes")
+        if not probes:
+            return value
+        terms = affine([value] + [p.shape[d] for p in probes], self.symbols)
+        if terms is None:
+            return value
+        offset = value - sum(slope * symbol.example for symbol, slope in terms)
+        if not all(float(x).is_integer() for x in [offset] + [slope for _, slope in terms]):
+            return value
+        total = None
+        for symbol, slope in terms:
+            term = self._sym_proxy(symbol)
+            term = term if slope == 1 else term * int(slope)
+            total = term if total is None else total + term
+        return total + int(offset) if offset else total
+
+    def _sym_proxy(self, symbol):
+        from .dynamic_shapes import SymInt
+        proxy = self.sym_proxies.get(symbol)
+        if proxy is None:  # (at the top, after the inputs and earlier sizes, where torch's graphs have them)
+            name, dim = symbol.source
+            first = next((n for n in self.graph.nodes if n.op != "placeholder" and not (
+                getattr(n.target, "overloadpacket", None) is aten.sym_size)), None)
+            with self.graph.inserting_before(first):
+                proxy = self.sym_proxies[symbol] = aten.sym_size.int(self.placeholders[name], dim)
+        return SymInt(symbol.example, proxy)
 
     def is_leaf_module(self, m, module_qualified_name: str) -> bool:
         """None: every forward is traced through to the functions it calls."""
@@ -167,10 +210,14 @@ class ExportTracer(Tracer):
         if kind == "get_attr":
             if target not in self.attr_values:
                 value = _attr(self.root, target)
-                self.attr_values[target] = value.detach().clone() if isinstance(value, Tensor) else value
-            node.meta["val"] = self.attr_values[target]
+                copies = [value.detach().clone() if isinstance(value, Tensor) else value
+                          for _ in range(1 + len(self.symbols))]  # (the probes update their own copies)
+                self.attr_values[target] = copies
+            node.meta["val"] = self.attr_values[target][0]
+            if self.symbols:
+                node.meta["probes"] = self.attr_values[target][1:]
         elif kind in ("call_function", "call_method"):
-            node.meta["val"] = run_node(node)
+            evaluate(node, self.symbols)
         return node
 
 
@@ -187,15 +234,49 @@ def _attr(root, qualname: str):
     return root
 
 
-def run_node(node: Node):
-    """The real value of a call node, from its arguments' real values (gradients off)."""
+def run_node(node: Node, probe: int | None = None):
+    """The real value of a call node from its arguments' real values (or their values in probe `probe`),
+    gradients off."""
     from ..autograd import no_grad
-    args = map_aggregate(node.args, lambda a: a.meta.get("val") if isinstance(a, Node) else a)
-    kwargs = map_aggregate(node.kwargs, lambda a: a.meta.get("val") if isinstance(a, Node) else a)
+
+    def value(a):
+        if not isinstance(a, Node):
+            return a
+        probes = a.meta.get("probes")
+        return a.meta.get("val") if probe is None or not probes else probes[probe]
+    args = map_aggregate(node.args, value)
+    kwargs = map_aggregate(node.kwargs, value)
     with no_grad():
         if node.op == "call_method":
             return getattr(args[0], node.target)(*args[1:], **kwargs)
         return node.target(*args, **kwargs)
+
+
+class ConstraintViolation(RuntimeError):
+    """A dim marked dynamic that the traced program fixes to the example's size (torch's UserError)."""
+
+    def __init__(self, symbol) -> None:
+        self.symbol = symbol
+        name = symbol.dim_name
+        super().__init__(f"Constraints violated ({name})! For more information, run with TORCH_LOGS=\"+dynamic\".\n"
+                         f"  - You marked {name} as dynamic but your code specialized it to be a constant "
+                         f"({symbol.example}). If you're using mark_dynamic, either remove it or use "
+                         "maybe_mark_dynamic. If you're using Dim.DYNAMIC, replace it with either Dim.STATIC or "
+                         f"Dim.AUTO.\nSuggested fixes:\n  {name} = {symbol.example}")
+
+
+def evaluate(node: Node, symbols: list) -> None:
+    """Set a call node's meta val, and its value in each symbol's probe (a probe that fails: the program fixed
+    that symbol's size)."""
+    node.meta["val"] = run_node(node)
+    if symbols:
+        probes = []
+        for k, symbol in enumerate(symbols):
+            try:
+                probes.append(run_node(node, k))
+            except Exception as e:
+                raise ConstraintViolation(symbol) from e
+        node.meta["probes"] = probes
 
 
 def _leaf_names(fn, args: tuple, kwargs: dict) -> list:
@@ -239,9 +320,44 @@ class _class_functions:
             cls._fn = held
 
 
-def trace_module(mod, args: tuple, kwargs: dict) -> tuple:
+def _symbols(leaves: list, names: list, dynamic: dict) -> list:
+    """A Symbol per dynamic dim of the inputs, with its example size and the size its probe uses."""
+    from .dynamic_shapes import INT_OO, Dim, DimHint, Symbol
+    symbols = []
+    for name, leaf in zip(names, leaves):
+        for d, mark in sorted(dynamic.get(id(leaf), {}).items()):
+            low, high = (mark.min, mark.max) if isinstance(mark, Dim) else (2 if mark.name == "AUTO" else 0, INT_OO)
+            label = mark.__name__ if isinstance(mark, Dim) else f"{name}_{d}"
+            symbol = Symbol(len(symbols), label, low, high)
+            symbol.example, symbol.source, symbol.auto = leaf.shape[d], (name, d), mark is DimHint.AUTO
+            symbol.tensor = leaf
+            symbol.probe = leaf.shape[d] + 1 if leaf.shape[d] + 1 <= high else leaf.shape[d] - 1
+            if symbol.probe < max(low, 0):
+                raise ValueError(f"dynamic_shapes: {label} has no size but {leaf.shape[d]} in [{low}, {high}]")
+            symbols.append(symbol)
+    return symbols
+
+
+def _probe_value(leaf, symbols: list, name: str) -> list:
+    """The input's value in each probe: resized along the probed symbol's dim (ones, or zeros for integers: indices
+    stay in range), else itself."""
+    import tidal
+    out = []
+    for symbol in symbols:
+        if symbol.source[0] != name:
+            out.append(leaf)
+            continue
+        shape = list(leaf.shape)
+        shape[symbol.source[1]] = symbol.probe
+        out.append(tidal.ones(shape, dtype=leaf.dtype) if leaf.is_floating_point() else
+                   tidal.zeros(shape, dtype=leaf.dtype))  # (only the shapes of a probe's values are read)
+    return out
+
+
+def trace_module(mod, args: tuple, kwargs: dict, dynamic: dict | None = None) -> tuple:
     """(graph, tracer, in_spec, out_spec, leaves): `mod`'s forward traced on the example inputs; placeholders
-    are the input leaves (None leaves left out), the output is the flat tuple of the result's leaves."""
+    are the input leaves (None leaves left out), the output is the flat tuple of the result's leaves; `dynamic`:
+    {id(input tensor): {dim: Dim or Dim.AUTO/DYNAMIC}}."""
     from ._patch import Patcher
     from ..utils._pytree import tree_flatten, tree_unflatten
     tracer = ExportTracer()
@@ -254,6 +370,7 @@ def trace_module(mod, args: tuple, kwargs: dict) -> tuple:
     forward = type(mod).forward
     leaves, in_spec = tree_flatten((tuple(args), dict(kwargs)))
     names = _leaf_names(forward, tuple(args), dict(kwargs))
+    tracer.symbols = _symbols(leaves, names, dynamic or {})
     traced = []
     for name, leaf in zip(names, leaves):
         if leaf is None:
@@ -262,6 +379,13 @@ def trace_module(mod, args: tuple, kwargs: dict) -> tuple:
         proxy = tracer.create_proxy("placeholder", name, (), {})
         proxy.node.meta["val"] = leaf
         proxy.node.meta["user_input"] = True
+        tracer.placeholders[proxy.node.name] = proxy
+        if tracer.symbols:
+            proxy.node.meta["probes"] = _probe_value(leaf, tracer.symbols, name) if isinstance(leaf, Tensor) else \
+                [leaf] * len(tracer.symbols)
+        for symbol in tracer.symbols:
+            if symbol.source[0] == name:
+                symbol.source = (proxy.node.name, symbol.source[1])
         traced.append(proxy if isinstance(leaf, Tensor) else leaf)
     targs, tkwargs = tree_unflatten(traced, in_spec)
     _TRACING.append(tracer)
@@ -273,6 +397,7 @@ def trace_module(mod, args: tuple, kwargs: dict) -> tuple:
     finally:
         _TRACING.pop()
     tracer.submodule_paths = None
+    tracer.graph._export_symbols = tracer.symbols
     return tracer.graph, tracer, in_spec, out_spec, leaves
 
 
@@ -281,7 +406,7 @@ def trace_module(mod, args: tuple, kwargs: dict) -> tuple:
 
 def _insert(graph: Graph, op, args: tuple, kwargs: dict | None = None) -> Node:
     node = graph.create_node("call_function", op, args, kwargs or {})
-    node.meta["val"] = run_node(node)
+    evaluate(node, getattr(graph, "_export_symbols", []))
     return node
 
 

@@ -107,7 +107,7 @@ def target_name(fn: Any) -> str:
     """The name a call_function node of `fn` is named after: torch's name for a torch function."""
     packet = getattr(fn, "overloadpacket", None)
     if packet is not None:  # an ATen op overload (export's graphs): named after its op, `linear`, `_softmax`
-        return packet.__name__
+        return "sym_size_int" if packet.__name__ == "sym_size" else packet.__name__  # (torch's name for sizes)
     spelled = qualified_name(fn)
     for sub in ("linalg", "fft", "special"):  # torch names these functions linalg_norm, fft_fft, ...
         if spelled.startswith(f"torch.{sub}."):

@@ -136,12 +136,14 @@ def decompose(ep, decomp_table: dict | None):
     tracer = _FunctionalTracer()
     tracer.root = ep.graph_module
     graph = tracer.graph = Graph(tracer_cls=ExportTracer)
+    tracer.symbols = graph._export_symbols = list(getattr(ep.graph, "_export_symbols", []))
     env: dict = {}
     placeholders = []
     for node in ep.graph.nodes:
         if node.op == "placeholder":
             proxy = tracer.create_proxy("placeholder", node.name, (), {})
             proxy.node.meta.update(node.meta)
+            tracer.placeholders[node.name] = proxy
             env[node] = proxy
             placeholders.append(proxy.node)
             continue

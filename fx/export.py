@@ -2,9 +2,10 @@
 lifted to graph inputs; `run_decompositions` lowers it to core ATen without in-place updates.
 
 Tracing is tidal.fx's symbolic tracing through every module, each traced value carrying its real value
-(_export_trace.py), so Python control flow on shapes runs and the graph is specialized to the example's sizes (the
-static shapes torch's export makes without `dynamic_shapes`). compat/export.py shows this module as torch.export;
-loaded on first use, never at `import tidal`.
+(_export_trace.py), so Python control flow on shapes runs and the graph is specialized to the example's sizes,
+except the dims `dynamic_shapes` marks (Dim, Dim.AUTO/DYNAMIC: dynamic_shapes.py): sizes depending on them are
+computed in the graph (aten.sym_size.int), their ranges are the program's range_constraints and module()'s guards.
+compat/export.py shows this module as torch.export; loaded on first use, never at `import tidal`.
 
 Files (in tidal.fx): _aten.py (torch.ops.aten names and what computes them), _export_trace.py (the tracer and the
 renaming to ATen), graph_signature.py, exported_program.py (ExportedProgram, module()), decompositions.py
@@ -16,10 +17,11 @@ from ..nn.module import Module
 from .decompositions import CustomDecompTable, default_decompositions
 from .exported_program import (ExportedProgram, ModuleCallEntry, ModuleCallSignature, lifted_input_specs,
                                user_input_specs, user_output_specs)
+from .dynamic_shapes import Dim, dims
 from .graph_signature import ExportBackwardSignature, ExportGraphSignature
 
-__all__ = ["CustomDecompTable", "default_decompositions", "export", "ExportBackwardSignature", "ExportedProgram",
-           "ExportGraphSignature", "ModuleCallEntry", "ModuleCallSignature"]
+__all__ = ["CustomDecompTable", "default_decompositions", "Dim", "dims", "export", "ExportBackwardSignature",
+           "ExportedProgram", "ExportGraphSignature", "ModuleCallEntry", "ModuleCallSignature"]
 
 
 class UserError(RuntimeError):
@@ -30,8 +32,9 @@ def export(mod: Module, args: tuple, kwargs: dict | None = None, *, dynamic_shap
            preserve_module_call_signature: tuple = (),
            prefer_deferred_runtime_asserts_over_guards: bool = False) -> ExportedProgram:
     """Trace `mod` on the example inputs (args, kwargs) into an ExportedProgram of ATen ops (shapes specialized to
-    the example's)."""
-    from ._export_trace import to_aten, trace_module
+    the example's but for the dims `dynamic_shapes` marks)."""
+    from ._export_trace import ConstraintViolation, to_aten, trace_module
+    from .dynamic_shapes import ValueRange, parse
     if not isinstance(mod, Module):
         raise ValueError(f"Expected `mod` to be an instance of `torch.nn.Module`, got {type(mod)}.")
     if not isinstance(args, tuple):
@@ -39,18 +42,34 @@ def export(mod: Module, args: tuple, kwargs: dict | None = None, *, dynamic_shap
     kwargs = {} if kwargs is None else kwargs
     if not isinstance(kwargs, dict):
         raise UserError(f"Expecting `kwargs` to be a dict of example keyword inputs, got {type(kwargs)}")
-    if dynamic_shapes is not None:
-        raise NotImplementedError("export(): dynamic_shapes is not supported by tidal yet; exported shapes are "
-                                  "static (the example's)")
-    graph, tracer, in_spec, out_spec, leaves = trace_module(mod, args, kwargs)
-    to_aten(graph)
+    dynamic = {} if dynamic_shapes is None else parse(dynamic_shapes, type(mod).forward, args, kwargs)
+    while True:
+        try:
+            graph, tracer, in_spec, out_spec, leaves = trace_module(mod, args, kwargs, dynamic)
+            to_aten(graph)
+            break
+        except ConstraintViolation as e:
+            if not e.symbol.auto:  # (a named Dim or Dim.DYNAMIC the program fixes: torch's error)
+                raise UserError(str(e)) from None
+            del dynamic[id(e.symbol.tensor)][e.symbol.source[1]]  # (Dim.AUTO: that dim becomes static, as torch)
     graph.eliminate_dead_code()
     lifted, state, constants = lifted_input_specs(mod, graph, tracer)
     signature = ExportGraphSignature(lifted + user_input_specs(graph), user_output_specs(graph.output_node().args[0]))
     call = ModuleCallEntry("", ModuleCallSignature([], [], in_spec, out_spec))
-    ep = ExportedProgram({}, graph, signature, state, {}, [call], (args, kwargs), constants)
+    ranges = {symbol: ValueRange(symbol.low, symbol.high) for symbol in tracer.symbols}
+    ep = ExportedProgram({}, graph, signature, state, ranges, [call], (args, kwargs), constants)
     from ..tensor import Tensor
     names = iter(s.arg.name for s in signature.input_specs if s.kind.name == "USER_INPUT")
     ep._guards = [(None, None) if leaf is None else
-                  (next(names), tuple(leaf.shape) if isinstance(leaf, Tensor) else leaf) for leaf in leaves]
+                  (next(names), _sizes(leaf, tracer.symbols) if isinstance(leaf, Tensor) else leaf)
+                  for leaf in leaves]
     return ep
+
+
+def _sizes(leaf, symbols: list) -> tuple:
+    """What module() checks of an input tensor: each dim's size, or (low, high) for a dynamic one."""
+    sizes = list(leaf.shape)
+    for symbol in symbols:
+        if symbol.tensor is leaf:
+            sizes[symbol.source[1]] = (symbol.low, symbol.high)
+    return tuple(sizes)

@@ -35,17 +35,30 @@ class ModuleCallEntry:
         self.fqn, self.signature = fqn, signature
 
 
-def annotation(value) -> str:
-    """torch's short type of a value: f32[5, 4]."""
+def annotation(node) -> str:
+    """torch's short type of a node's value: f32[5, 4], f32[s0, 3] (dims depending on dynamic dims by their
+    symbols), Sym(s0) for a size."""
+    from .dynamic_shapes import affine, spelled
+    if node is None:
+        return ""
+    value, probes = node.meta.get("val"), node.meta.get("probes")
+    symbols = getattr(node.graph, "_export_symbols", [])
+
+    def size(values: list) -> str:
+        terms = affine(values, symbols) if probes and symbols else None
+        return str(values[0]) if terms is None else spelled(values[0], terms)
+    if isinstance(value, int) and not isinstance(value, bool) and probes:
+        return f'"Sym({size([value] + list(probes))})"'
     if not isinstance(value, Tensor):
         return ""
     dtype = _ABBREVIATIONS.get(str(value.dtype).split(".")[-1], str(value.dtype))
-    return f'"{dtype}[{", ".join(str(s) for s in value.shape)}]"'
+    dims = [size([value.shape[d]] + ([p.shape[d] for p in probes] if probes else [])) for d in range(value.dim())]
+    return f'"{dtype}[{", ".join(dims)}]"'
 
 
 def _annotated_code(graph: Graph) -> str:
     """The graph's forward with torch's value annotations (`linear: "f32[5, 4]" = ...`)."""
-    vals = {n.name: n.meta.get("val") for n in graph.nodes}
+    vals = {n.name: n for n in graph.nodes}
     src = graph.python_code("self").src.strip("\n")
 
     def signature(m):
@@ -254,13 +267,19 @@ class _ExportedModule(GraphModule):
 
 
 def _check_guard(name: str, want, value) -> None:
-    if isinstance(want, tuple):  # a tensor's static sizes
+    if isinstance(want, tuple):  # a tensor's sizes: static ints, or (low, high) of a dynamic dim
         if not isinstance(value, Tensor):
             raise AssertionError(f"Guard failed: {name} is a Tensor")
         if value.dim() != len(want):
             raise AssertionError(f"Guard failed: {name}.dim() == {len(want)}")
         for i, (got, size) in enumerate(zip(value.shape, want)):
-            if size is not None and got != size:
+            if isinstance(size, tuple):
+                low, high = size
+                if got < low:
+                    raise AssertionError(f"Guard failed: {name}.size()[{i}] >= {low}")
+                if not high >= got:
+                    raise AssertionError(f"Guard failed: {name}.size()[{i}] <= {high}")
+            elif got != size:
                 raise AssertionError(f"Guard failed: {name}.size()[{i}] == {size}")
     elif value != want:
         raise AssertionError(f"Guard failed: {name} == {want!r}")

@@ -272,3 +272,78 @@ def test_torch_export_and_ops_aten_names():
             "assert torch.ops.aten.relu.default(torch.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def make_dynamic(L):
+    class Dyn(L.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = L.nn.Linear(3, 4)
+
+        def forward(self, x):
+            h = self.fc(x).view(x.shape[0], 2, 2)
+            return h.sum(-1) * x.size(0), x.flatten()[: x.shape[0]], L.cat([x, x], 0)[:, 1:]
+    return Dyn()
+
+
+def dynamic_pair(spec_of):
+    """(tidal's program, torch's) for the Dyn module exported with dynamic_shapes=spec_of(L) on a (5, 3) input."""
+    out = []
+    torch.manual_seed(0)
+    weights = None
+    for L in (torch, tc):
+        model = make_dynamic(L)
+        if weights is None:
+            weights = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+        else:
+            model.load_state_dict({k: tc.tensor(v) for k, v in weights.items()})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out.append(L.export.export(model, (L.tensor(X),), dynamic_shapes=spec_of(L)))
+    return out[1], out[0]
+
+
+def _symbolic(text: str) -> str:
+    import re
+    return re.sub(r"\bs\d+\b", "s", text)
+
+
+def test_dynamic_dim_like_torch():
+    ep, ref = dynamic_pair(lambda L: {"x": {0: L.export.Dim("batch", min=3, max=9)}})
+    assert ops(ep) == ops(ref)
+    assert [repr(v) for v in ep.range_constraints.values()] == [repr(v) for v in ref.range_constraints.values()] \
+        == ["VR[3, 9]"]
+    got, want = _symbolic(str(ep)), _symbolic(str(ref))
+    for fragment in ('x: "f32[s, 3]"', 'linear: "f32[s, 4]"', 'sym_size_int', 'flatten: "f32[3*s]"',
+                     'slice_1: "f32[s]"', 'cat: "f32[2*s, 3]"'):
+        assert fragment in got and fragment in want, fragment
+    for rows in (3, 7, 9):
+        x = np.arange(rows * 3, dtype=np.float32).reshape(rows, 3) / 7
+        assert_close(ep.module()(tc.tensor(x)), ref.module()(torch.tensor(x)))
+        assert_close(ep.run_decompositions().module()(tc.tensor(x)), ref.run_decompositions().module()(torch.tensor(x)))
+    for L, program in ((tc, ep), (torch, ref)):
+        with pytest.raises(AssertionError, match=r"^Guard failed: x.size\(\)\[0\] <= 9$"):
+            program.module()(L.ones(10, 3))
+        with pytest.raises(AssertionError, match=r"^Guard failed: x.size\(\)\[0\] >= 3$"):
+            program.module()(L.ones(2, 3))
+        with pytest.raises(AssertionError, match=r"^Guard failed: x.size\(\)\[1\] == 3$"):
+            program.module()(L.ones(4, 2))
+
+
+def test_dim_specialized_by_the_program():
+    """A named Dim the program fixes to the example's size: torch's error; Dim.AUTO: the dim becomes static."""
+    for L in (tc, torch):
+        class Fixed(L.nn.Module):
+            def forward(self, x):
+                return x.view(5, 3) * 2
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(RuntimeError, match=r"Constraints violated \(b\)!") as info:
+                L.export.export(Fixed(), (L.ones(5, 3),), dynamic_shapes=({0: L.export.Dim("b")},))
+            assert "specialized it to be a constant (5)" in str(info.value)
+            auto = L.export.export(Fixed(), (L.ones(5, 3),), dynamic_shapes=({0: L.export.Dim.AUTO},))
+        assert auto.range_constraints == {}
+        with pytest.raises(AssertionError, match=r"Guard failed: .*x.size\(\)\[0\] =="):  # (torch: 3 * x... == 15)
+            auto.module()(L.ones(6, 3))
+    assert repr(tc.export.Dim("b")) == repr(torch.export.Dim("b")) == "Dim('b', min=0)"
+    assert repr(tc.export.Dim("b", min=3, max=8)) == repr(torch.export.Dim("b", min=3, max=8))
