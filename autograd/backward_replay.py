@@ -151,6 +151,22 @@ def _values_key(x):
     return key
 
 
+class _Key:
+    """A signature with its hash made once (a tuple hashes all its items again at every dict lookup)."""
+
+    __slots__ = ("items", "_hash")
+
+    def __init__(self, items: tuple):
+        self.items = items
+        self._hash = hash(items)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        return other.__class__ is _Key and self._hash == other._hash and self.items == other.items
+
+
 class _Walk:
     """The signature of a backward pass, and the graph's tensors in the order the signature names them."""
 
@@ -207,7 +223,7 @@ class _Walk:
             if node._saved_outputs or node.n_outputs != 1 or node.__dict__:
                 add((node.n_outputs, node._saved_outputs, _value_key(node.__dict__) if node.__dict__ else None))
             add(None)  # (the node's end: entries of varying length stay apart)
-        self.key = tuple(sig)
+        self.key = _Key(tuple(sig))
 
     def _place(self, t: Tensor) -> tuple:
         cls = t.__class__
@@ -380,7 +396,6 @@ def run(roots: list, starts: list, retain_graph: bool, engine) -> bool:
     try:
         walk = _Walk(roots, starts)
         key = walk.key
-        hash(key)
     except (NotReplayable, TypeError):  # (TypeError: an unhashable value in a node's input metadata)
         return False
     if walk.vm is None:
@@ -468,9 +483,9 @@ def _replay(rec: Recording, walk: _Walk, roots: list, retain_graph: bool) -> Non
     for node, grad in zip(walk.leaves, rec.grads):
         if grad is not None:
             b, shape, strides, offset, np_dtype, layout, dtype = grad
-            leaf = node.variable
-            leaf.grad = Tensor._make(view_of(blobs[b], shape, strides, offset, np_dtype, layout), dtype, leaf.device,
-                                     vm)
+            leaf = node.variable  # (its .grad setter's checks passed when the engine wrote the recorded pass)
+            leaf.__dict__["grad"] = Tensor._make(view_of(blobs[b], shape, strides, offset, np_dtype, layout), dtype,
+                                                 leaf.device, vm)
     for place, bump in rec.bumps:
         places[place]._v.blob.version += bump
     if not retain_graph:
