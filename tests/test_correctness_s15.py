@@ -12,6 +12,7 @@ import tidal.compat as T
 _SIGNED_ZERO = pytest.mark.xfail(strict=True, reason="needs s15_hunt_signed_zero_bounds.patch")
 _OPTIM_STATE = pytest.mark.xfail(strict=True, reason="needs s15_hunt_optim_scalar_state.patch")
 _HALF_XLOGY = pytest.mark.xfail(strict=True, reason="needs s15_hunt_half_xlogy.patch")
+_EMPTY_KERNELS = pytest.mark.xfail(strict=True, reason="needs s15_hunt_empty_kernels.patch")
 
 
 def _same_bits(ours, theirs) -> None:
@@ -306,3 +307,81 @@ def test_16_bit_floor_divide_as_torch(dtype):
         ours, theirs = (f(L, L.tensor(_SPECIAL_X).to(getattr(L, dtype)), L.tensor(_SPECIAL_Y).to(getattr(L, dtype)))
                         for L in (T, torch))
         assert _bits_differ(ours, theirs) == 0
+
+
+# -- small refusals and acceptances ----------------------------------------------------------------------------------
+def _outcome(fn):
+    """('ok', values) or (exception type name, message) of fn()."""
+    try:
+        r = fn()
+    except Exception as exc:  # noqa: BLE001 - whatever either library raises
+        return type(exc).__name__, str(exc)
+    return "ok", (tuple(r.shape), str(r.dtype).split(".")[-1], r.tolist())
+
+
+_C = [True, False, True]
+REFUSALS = {
+    "list starting with a 0-d array": lambda L: L.tensor([np.array(1.5), 2]),
+    "nested list starting with a 0-d array": lambda L: L.tensor([[np.array(1)]]),
+    "tuple of a 0-d array": lambda L: L.tensor((np.array(True),)),
+    "as_tensor of a list starting with a 0-d array": lambda L: L.as_tensor([np.array(1.5)]),
+    "a later 0-d array is a number": lambda L: L.tensor([2, np.array(1.5)]),
+    "a later 1-element array is not": lambda L: L.tensor([2, np.array([1.5])]),
+    "where float32 branch past float32": lambda L: L.where(L.tensor(_C), L.ones(3), 1e40),
+    "where number first past float32": lambda L: L.where(L.tensor(_C), -1e40, L.ones(3)),
+    "where two numbers past float32": lambda L: L.where(L.tensor(_C), 1e40, 2.0),
+    "where float16 branch takes inf": lambda L: L.where(L.tensor(_C), L.ones(3, dtype=L.float16), 1e6),
+    "where float64 branch": lambda L: L.where(L.tensor(_C), L.ones(3, dtype=L.float64), 1e40),
+    "masked_fill float32 past float32": lambda L: L.ones(3).masked_fill(L.tensor(_C), 1e40),
+    "masked_fill float16 past float16": lambda L: L.ones(3, dtype=L.float16).masked_fill(L.tensor(_C), 1e6),
+    "masked_fill bfloat16 1e6": lambda L: L.ones(3, dtype=L.bfloat16).masked_fill(L.tensor(_C), 1e6),
+    "masked_fill_ int32 past int32": lambda L: L.ones(3, dtype=L.int32).masked_fill_(L.tensor(_C), 2 ** 40),
+    "masked_fill complex64 past float32": lambda L: L.ones(3, dtype=L.complex64).masked_fill(L.tensor(_C), 1e40),
+    "masked_fill bool": lambda L: L.zeros(3, dtype=L.bool).masked_fill(L.tensor(_C), 5),
+    "complex clamp_min by a tensor": lambda L: L.clamp_min(L.tensor([1 + 1j, 2j]), L.tensor([0j, 0j])),
+    "complex clamp_max by a tensor": lambda L: L.clamp_max(L.tensor([1 + 1j, 2j]), L.tensor([0.0, 0.0])),
+    "complex clamp_min_ method": lambda L: L.tensor([1 + 1j, 2j]).clamp_min_(L.tensor([0j, 0j])),
+    "complex clamp by a tensor": lambda L: L.clamp(L.tensor([1 + 1j, 2j]), max=L.tensor([0j, 0j])),
+    "complex clamp_min by a number": lambda L: L.clamp_min(L.tensor([1 + 1j, 2j]), 0),
+    "lerp_ with a number end": lambda L: L.tensor([1.0, 2.0]).lerp_(3.0, 0.5),
+    "lerp with a number end": lambda L: L.lerp(L.tensor([1.0, 2.0]), 3.0, 0.5),
+    "lerp method with a number end": lambda L: L.tensor([1.0, 2.0]).lerp(3.0, 0.5),
+    "lerp_ with a str weight": lambda L: L.tensor([1.0, 2.0]).lerp_(L.tensor([3.0, 4.0]), "0.5"),
+    "lerp with a None weight": lambda L: L.lerp(L.tensor([1.0, 2.0]), L.tensor([3.0, 4.0]), None),
+    "lerp_ with a number weight": lambda L: L.tensor([1.0, 2.0]).lerp_(L.tensor([3.0, 4.0]), 0.25),
+    "lerp with a tensor weight": lambda L: L.lerp(L.tensor([1.0, 2.0]), L.tensor([3.0, 4.0]), L.tensor(0.25)),
+}
+
+
+@pytest.mark.parametrize("name", list(REFUSALS))
+def test_refusals_and_acceptances_as_torch(name):
+    with np.errstate(all="ignore"), __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore")
+        ours, theirs = _outcome(lambda: REFUSALS[name](T)), _outcome(lambda: REFUSALS[name](torch))
+    assert ours == theirs
+
+
+EMPTY_DIVISIONS = {
+    "floor_divide by a zero tensor": lambda L: L.empty(0, dtype=L.long) // L.tensor([0]),
+    "remainder by a zero tensor": lambda L: L.empty(0, dtype=L.long) % L.tensor([0]),
+    "fmod by a zero tensor": lambda L: L.fmod(L.empty(0, dtype=L.long), L.tensor([0])),
+    "div floor by a zero tensor": lambda L: L.div(L.empty(0, dtype=L.long), L.tensor([0]), rounding_mode="floor"),
+    "div trunc by a zero tensor": lambda L: L.div(L.empty(0, dtype=L.long), L.tensor([0]), rounding_mode="trunc"),
+    "broadcast empty result": lambda L: L.empty(0, 3, dtype=L.long) // L.zeros(3, dtype=L.long),
+    "floor_divide by a number zero": lambda L: L.empty(0, dtype=L.long).floor_divide(0),
+}
+
+
+@_EMPTY_KERNELS
+@pytest.mark.parametrize("name", list(EMPTY_DIVISIONS))
+def test_integer_division_with_an_empty_result_is_empty(name):
+    ours, theirs = _outcome(lambda: EMPTY_DIVISIONS[name](T)), _outcome(lambda: EMPTY_DIVISIONS[name](torch))
+    assert ours == theirs
+
+
+def test_integer_division_by_zero_is_still_refused():
+    for L in (T, torch):
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            L.tensor([1]) // L.tensor([0])
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            L.tensor([1, 2]).remainder(0)
