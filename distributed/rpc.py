@@ -318,7 +318,8 @@ def encode(value) -> Any:
         t = value.detach()
         array = np.ascontiguousarray(t.cpu().numpy())
         return {_TAG: "tensor", "dtype": str(t.dtype).split(".")[-1], "np": array.dtype.str, "shape": list(t.shape),
-                "data": array.tobytes(), "grad": bool(value.requires_grad)}
+                "data": array.tobytes(), "grad": bool(value.requires_grad),
+                "parameter": type(value).__name__ == "Parameter"}
     if isinstance(value, RRef):
         return {_TAG: "rref", "owner": value._owner, "id": value._id}
     if isinstance(value, WorkerInfo):
@@ -329,6 +330,8 @@ def encode(value) -> Any:
         return tuple(encode(v) for v in value)
     if isinstance(value, dict):
         return {k: encode(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return {_TAG: type(value).__name__, "items": [encode(v) for v in value]}
     kind = type(value).__name__
     if kind in ("dtype", "device"):
         return {_TAG: kind, "name": str(value).split(".")[-1]}
@@ -359,7 +362,12 @@ def decode(value) -> Any:
         t = tidal.from_numpy(array)
         if t.dtype is not dtype:
             t = t.to(dtype)
+        if value.get("parameter"):
+            from ..nn.parameter import Parameter
+            return Parameter(t, requires_grad=value["grad"])
         return t.requires_grad_(True) if value["grad"] and t.is_floating_point() else t
+    if kind in ("set", "frozenset"):
+        return (set if kind == "set" else frozenset)(decode(v) for v in value["items"])
     if kind == "rref":
         return RRef._user(value["owner"], value["id"])
     if kind == "worker":

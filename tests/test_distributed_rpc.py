@@ -32,6 +32,16 @@ def test_encoding_refuses_what_pickle_would_need():
         rpc.encode(object())
     import tidal
     t = tidal.arange(6.0).reshape(2, 3)
-    back = rpc.decode(rpc.encode({"t": t, "xs": [1, (2.5, "s")], "d": tidal.int32}))
+    back = rpc.decode(rpc.encode({"t": t, "xs": [1, (2.5, "s")], "d": tidal.int32, "set": {1, "a"},
+                                  "frozen": frozenset({2})}))
     assert back["xs"] == [1, (2.5, "s")] and back["d"] is tidal.int32
+    assert back["set"] == {1, "a"} and back["frozen"] == frozenset({2}) and isinstance(back["frozen"], frozenset)
     np.testing.assert_array_equal(np.asarray(back["t"].tolist()), np.asarray(t.tolist()))
+    # a module travels whole (as pytorch/examples' batch parameter server sends its model): parameters stay
+    # Parameters, buffers and the non-persistent set come back
+    model = tidal.nn.Sequential(tidal.nn.Linear(3, 2), tidal.nn.BatchNorm1d(2))
+    copy = rpc.decode(rpc.encode(model))
+    assert [n for n, _ in copy.named_parameters()] == [n for n, _ in model.named_parameters()]
+    assert all(type(p) is tidal.nn.Parameter and p.requires_grad for p in copy.parameters())
+    x = tidal.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(np.asarray(copy(x).tolist()), np.asarray(model(x).tolist()), rtol=1e-6)
