@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
+from .math_api import _no_complex_clamp
 
 __all__: list = []
 METHODS: dict = {}
@@ -54,11 +55,13 @@ for _name in _TOP_INPLACE:
 
 def _clamp_min_(self: Tensor, min) -> Tensor:
     """self = max(self, min), in place."""
+    _no_complex_clamp(self, min, "maximum_cpu")
     return self.clamp_(min=min)
 
 
 def _clamp_max_(self: Tensor, max) -> Tensor:
     """self = min(self, max), in place."""
+    _no_complex_clamp(self, max, "minimum_cpu")
     return self.clamp_(max=max)
 
 

@@ -53,6 +53,8 @@ def _first_path_shape(data) -> list:
                 if not n:
                     break
             return shape
+        elif isinstance(x, np.ndarray) and shape:  # torch takes an array first in a list for a sequence
+            raise TypeError("len() of unsized object")
         else:
             return shape
 
@@ -89,9 +91,11 @@ class _Reader:
                 raise ValueError("only one element tensors can be converted to Python scalars")
             self.dtypes[x.dtype] = None
             self.chunks.append(_host(x).reshape(1))
-        elif isinstance(x, np.ndarray) and x.size == 1:
+        elif isinstance(x, np.ndarray) and x.ndim == 0:  # (a later 0-d array is a number, as NumPy's __float__)
             self.dtypes[_numpy_dtype(x.dtype)] = None
             self.chunks.append(x.reshape(1))
+        elif isinstance(x, np.ndarray) and x.size == 1:
+            raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
         else:
             raise _invalid_leaf(x)
 

@@ -59,11 +59,12 @@ def check_pow(input, exponent) -> None:
 
 
 def check_where(input, other) -> None:
-    """torch's RuntimeError for a number branch of where that an integer result dtype can't hold."""
+    """torch's RuntimeError for a number branch of where that an integer or float32 result dtype can't hold (a
+    16-bit or float64 result takes it, overflowing to inf)."""
     numbers = [a for a in (input, other) if not isinstance(a, (Tensor, complex)) and not _fits_every_dtype(a)]
-    if numbers and any(isinstance(a, Tensor) for a in (input, other)):
+    if numbers:
         result = _result_dtype(input, other)
-        if result.category == dt.INT:
+        if result.category == dt.INT or result is dt.float32:
             for n in numbers:
                 check_number(n, result)
 

@@ -21,7 +21,7 @@ from . import scatter as S
 from .broadcast import broadcast_shapes
 from .dispatch import launch_into, register_kernel
 from .elementwise import torch_name
-from .factory_args import CHECKED_NAME
+from .factory_args import CHECKED_NAME, overflows
 from .view_grads import overload
 from .limited_dtypes import check as check_limited
 from .complex_half import widened as complex32_widened
@@ -70,7 +70,26 @@ def _fill_value(self: Tensor, value, op: str):
         return value if value.dtype is self.dtype and not same_memory else M.convert(value, self.dtype)
     if not isinstance(value, (numbers.Number, np.generic)):
         raise TypeError(f"{op}(): argument 'value' must be Number, not {type(value).__name__}")
+    _check_fill_fits(value, self.dtype)
     return S.scalar_for(self.dtype, value)
+
+
+def _check_fill_fits(value, dtype) -> None:
+    """torch's checked conversion of a number fill into self's dtype (1e6 into float16, 1e40 into float32 or
+    complex64's parts, 2**40 into int32 all overflow)."""
+    if isinstance(value, (bool, np.bool_)) or dtype is dt.bool_:
+        return
+    if dtype.is_complex:
+        part = dt.float16 if dtype is dt.complex32 else dt.float32 if dtype is dt.complex64 else dt.float64
+        z = complex(value)
+        if overflows(z.real, part) or overflows(z.imag, part):
+            raise RuntimeError(f"value cannot be converted to type c10::complex<{CHECKED_NAME[part].split('::')[-1]}>"
+                               " without overflow")
+        return
+    if isinstance(value, complex):
+        return  # (a complex number into a real dtype: _check_complex_fill's rule, on tensors)
+    if overflows(value.item() if isinstance(value, np.generic) else value, dtype):
+        raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[dtype]} without overflow")
 
 
 def _check_complex_fill(value: complex, dtype) -> None:

@@ -17,7 +17,7 @@ from . import memory_format as _mf
 from .broadcast import broadcast_shapes
 from .mem_overlap import check_out, check_written
 from .node_names import torch_node
-from .number_args import binary, require_self
+from .number_args import binary, invalid_combination, require_self
 from .operator_operands import operand_not_implemented
 from .number_args import number_tensor as _number_tensor  # noqa: F401 (other modules import it from here)
 
@@ -359,23 +359,26 @@ METHODS.update(clip=clamp, clamp_=_clamp_, clip_=_clamp_)
 @_public
 def clamp_min(input: Tensor, min) -> Tensor:
     """max(input, min)."""
-    _no_complex_clamp(input, min)
+    _no_complex_clamp(input, min, "maximum_cpu")
     kernel_dtypes.check_clamp(input, min, None)
     name = "ClampMinBackward1" if isinstance(min, Tensor) else "ClampMinBackward0"
     return _named_clamp(_clamped(input, min, None, None), name, input, None)
 
 
-def _no_complex_clamp(input, bound) -> None:
-    """torch's refusal of clamp on complex input (clamp_min/clamp_max: with a number bound; a tensor bound gets
-    maximum's and minimum's own refusal)."""
-    if isinstance(input, Tensor) and input.dtype.is_complex and not isinstance(bound, Tensor):
-        raise NotImplementedError("clamp is not supported for complex types")
+def _no_complex_clamp(input, bound, kernel: str | None = None) -> None:
+    """torch's refusal of clamp on complex input: clamp's own with a number bound; clamp_min/clamp_max with a tensor
+    bound run torch's maximum/minimum kernel (`kernel`), which has no complex loop."""
+    if isinstance(input, Tensor) and input.dtype.is_complex:
+        if not isinstance(bound, Tensor):
+            raise NotImplementedError("clamp is not supported for complex types")
+        if kernel is not None:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{ew.torch_name(input.dtype)}'")
 
 
 @_public
 def clamp_max(input: Tensor, max) -> Tensor:
     """min(input, max)."""
-    _no_complex_clamp(input, max)
+    _no_complex_clamp(input, max, "minimum_cpu")
     kernel_dtypes.check_clamp(input, None, max)
     name = "ClampMaxBackward1" if isinstance(max, Tensor) else "ClampMaxBackward0"
     return _named_clamp(_clamped(input, None, max, None), name, input, None)
@@ -384,16 +387,47 @@ def clamp_max(input: Tensor, max) -> Tensor:
 @_public
 def lerp(input: Tensor, end, weight) -> Tensor:
     """input + weight * (end - input)."""
+    _lerp_args("lerp", (input, end, weight), None)
     kernel_dtypes.check_lerp(input, end, weight)
     return apply("lerp", input, end, weight)
 
 
+def _lerp_method(self: Tensor, end, weight) -> Tensor:
+    _lerp_args("lerp", (end, weight), self)
+    kernel_dtypes.check_lerp(self, end, weight)
+    return apply("lerp", self, end, weight)
+
+
 def _lerp_(self: Tensor, end, weight) -> Tensor:
+    _lerp_args("lerp_", (end, weight), self)
     kernel_dtypes.check_lerp(self, end, weight)
     return apply("lerp", self, end, weight, out=self)
 
 
-METHODS["lerp_"] = _lerp_
+_LERP_TYPES = ((Tensor, Tensor), (Tensor, numbers.Number))
+_LERP_SCHEMAS = ("Tensor input, Tensor end, Tensor weight, *, Tensor out = None",
+                 "Tensor input, Tensor end, Number weight, *, Tensor out = None")
+
+
+def _lerp_args(op: str, args: tuple, self: Tensor | None) -> None:
+    """torch's TypeError when lerp's `end` is not a tensor or its weight neither a tensor nor a number; `self` is
+    given for the method forms, whose message marks, per overload, the arguments from the first that fails."""
+    end, weight = args[-2:]
+    if isinstance(end, Tensor) and isinstance(weight, (Tensor, numbers.Number)):
+        return
+    if self is None:
+        raise TypeError(f"{invalid_combination(op, args, _LERP_SCHEMAS)}\n")
+    names = [type(a).__name__ if not isinstance(a, Tensor) else "Tensor" for a in args]
+    lines = []
+    for types, schema in zip(_LERP_TYPES, ("Tensor end, Tensor weight", "Tensor end, Number weight")):
+        bad = next(k for k, (a, t) in enumerate(zip(args, types)) if not isinstance(a, t))
+        marked = ", ".join(n if k < bad else f"!{n}!" for k, n in enumerate(names))
+        lines.append(f" * ({schema})\n      didn't match because some of the arguments have invalid types: ({marked})")
+    raise TypeError(f"{op}() received an invalid combination of arguments - got ({', '.join(names)}), but expected "
+                    f"one of:\n" + "\n".join(lines) + "\n")
+
+
+METHODS.update(lerp=_lerp_method, lerp_=_lerp_)
 
 
 @_public
