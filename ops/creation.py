@@ -16,6 +16,7 @@ from .from_data import as_tensor, copied, from_numpy, tensor
 from .math_api import fill_, fill_values
 from .ranges import arange, linspace, logspace
 from .limited_dtypes import check as check_limited
+from .uninitialized import filled
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
            "ones_like", "full_like", "empty_strided", "empty_permuted", "scalar_tensor", "eye", "arange", "linspace", "logspace"]
@@ -64,7 +65,7 @@ def empty(*size, out=None, dtype: dt.dtype | None = None, layout=None, device=No
     if memory_format is not None:  # channels_last(_3d): the same memory, laid out in the format's order
         from .memory_format import empty_in_format
         t = empty_in_format(t, memory_format)
-    return write_out(t, out)
+    return write_out(filled(t), out)
 
 
 def zeros(*size, out=None, dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
@@ -107,7 +108,7 @@ def empty_strided(size, stride, *, dtype: dt.dtype | None = None, layout=None, d
                            f"strides={list(strides)}")
     dtype = dtype_arg("empty_strided", dtype) or dt.get_default_dtype()
     check_requires_grad(dtype, requires_grad)
-    out = empty_strided_tensor(shape, strides, dtype, device_arg(device))
+    out = filled(empty_strided_tensor(shape, strides, dtype, device_arg(device)))
     out.requires_grad = requires_grad
     return out
 
@@ -154,7 +155,7 @@ def _like(fn: str, input, dtype, device, requires_grad: bool, memory_format) -> 
 def empty_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
                requires_grad: bool = False, pin_memory: bool = False, memory_format=None) -> Tensor:
     """An uninitialised tensor like `input` (same shape, dtype, device and layout unless given)."""
-    return _like("empty_like", input, dtype, device, requires_grad, memory_format)
+    return filled(_like("empty_like", input, dtype, device, requires_grad, memory_format))
 
 
 def zeros_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
@@ -181,7 +182,7 @@ def new_empty(self: Tensor, *size, dtype: dt.dtype | None = None, device=None, r
               layout=None, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor with this tensor's dtype and device."""
     shape = check_shape(size_varargs("new_empty", size))
-    return _new("new_empty", shape, dtype, device, requires_grad, self.dtype, self.device)
+    return filled(_new("new_empty", shape, dtype, device, requires_grad, self.dtype, self.device))
 
 
 def new_zeros(self: Tensor, *size, dtype: dt.dtype | None = None, device=None, requires_grad: bool = False,

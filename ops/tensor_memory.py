@@ -22,6 +22,7 @@ from .linalg_ldl import record_no_derivative
 from .mem_overlap import check_written
 from .view_grads import record_view
 from .views import make_view
+from .uninitialized import filled
 
 __all__ = ["resize_as_", "is_set_to"]
 METHODS: dict = {}
@@ -247,7 +248,7 @@ def resize_(self: Tensor, *size, memory_format=None) -> Tensor:
     if need <= have:
         return _repoint(self, self, shape, strides, offset)
     old = make_view(self, (have,), (1,), 0)  # the whole blob as a flat tensor
-    grown = Tensor._empty((need,), self.dtype, self.device)
+    grown = filled(Tensor._empty((need,), self.dtype, self.device), have)  # (the new elements: torch's fill)
     if have:
         grown[:have].copy_(old)
     return _repoint(self, grown, shape, strides, offset)

@@ -385,3 +385,62 @@ def test_integer_division_by_zero_is_still_refused():
             L.tensor([1]) // L.tensor([0])
         with pytest.raises(RuntimeError, match="ZeroDivisionError"):
             L.tensor([1, 2]).remainder(0)
+
+
+# -- determinism: torch.utils.deterministic.fill_uninitialized_memory ------------------------------------------------
+UNINITIALIZED = {
+    "empty float32": lambda L: L.empty(3),
+    "empty int32": lambda L: L.empty(3, dtype=L.int32),
+    "empty uint8": lambda L: L.empty(2, dtype=L.uint8),
+    "empty uint64": lambda L: L.empty(2, dtype=L.uint64),
+    "empty bool": lambda L: L.empty(2, dtype=L.bool),
+    "empty complex64": lambda L: L.empty(2, dtype=L.complex64),
+    "empty float16": lambda L: L.empty(2, dtype=L.float16),
+    "empty requires_grad": lambda L: L.empty(2, 3, requires_grad=True),
+    "empty channels_last": lambda L: L.empty(1, 2, 2, 2, memory_format=L.channels_last),
+    "empty_like of a transpose": lambda L: L.empty_like(L.ones(2, 3).t()),
+    "new_empty": lambda L: L.ones(2, dtype=L.float64).new_empty(3),
+    "empty_strided": lambda L: L.empty_strided((2, 2), (1, 2)),
+    "new_empty_strided": lambda L: L.ones(2).new_empty_strided((2,), (1,)),
+    "empty_permuted": lambda L: L.empty_permuted((2, 3), (1, 0)),
+    "resize_ grows float": lambda L: L.ones(2).resize_(4),
+    "resize_ grows int64": lambda L: L.ones(2, dtype=L.int64).resize_(3),
+    "resize_ of a column view": lambda L: L.ones(2, 3)[:, 1].resize_(5),
+}
+
+
+def _uninitialized(L, name):
+    r = UNINITIALIZED[name](L)
+    a = r.detach().numpy()
+    return tuple(r.shape), str(r.dtype).split(".")[-1], [str(v) for v in a.reshape(-1).tolist()], r.requires_grad
+
+
+@pytest.mark.parametrize("name", list(UNINITIALIZED))
+def test_deterministic_mode_fills_uninitialized_memory_as_torch(name):
+    try:
+        for L in (T, torch):
+            L.use_deterministic_algorithms(True)
+        assert T.utils.deterministic.fill_uninitialized_memory is True
+        assert _uninitialized(T, name) == _uninitialized(torch, name)
+    finally:
+        for L in (T, torch):
+            L.use_deterministic_algorithms(False)
+
+
+def test_fill_uninitialized_memory_switch():
+    try:
+        T.use_deterministic_algorithms(True)
+        T.utils.deterministic.fill_uninitialized_memory = False
+        assert T.utils.deterministic.fill_uninitialized_memory is False
+        a = T.ones(1000)
+        del a
+        assert not np.isnan(T.empty(1000).numpy()).all()  # (memory is then whatever it was: here the ones)
+        with pytest.raises(RuntimeError, match="expected a bool, but got int"):
+            T.utils.deterministic.fill_uninitialized_memory = 1
+        with pytest.raises(RuntimeError, match="expected a bool, but got int"):
+            torch.utils.deterministic.fill_uninitialized_memory = 1
+        T.utils.deterministic.fill_uninitialized_memory = True
+        assert np.isnan(T.empty(3).numpy()).all()
+    finally:
+        T.utils.deterministic.fill_uninitialized_memory = True
+        T.use_deterministic_algorithms(False)
