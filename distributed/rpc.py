@@ -119,6 +119,7 @@ class _Agent:
         self.ids = itertools.count()
         self.lock = threading.Condition()
         self.pending: dict = {}   # call id -> Future
+        self.calls: dict = {}     # call id -> (destination, autograd context, tensors sent requiring grad)
         self.owned: dict = {}     # rref id -> ("value", v) or ("error", message)
         self.server = threading.Thread(target=self._serve, name="rpc-server", daemon=True)
         self.server.start()
@@ -156,31 +157,43 @@ class _Agent:
             if not future.done():
                 future.set_exception(RuntimeError(f"RPC: the RPC group ended before the reply came ({error})"))
 
-    def call(self, dst: int, message: dict):
-        """Send a request; a Future of its reply's value."""
+    def call(self, dst: int, message: dict, sent: list | None = None):
+        """Send a request; a Future of its reply's value (`sent`: the tensors requiring grad it carries, which a
+        reply made in a distributed autograd context is joined to)."""
         from ..compat.futures import Future
+        from . import autograd as dist_autograd
         future = Future()
         call = f"{self.rank}:{next(self.ids)}"
+        ctx = dist_autograd.current()
+        if ctx is not None and "ctx" not in message:
+            message = dict(message, ctx=ctx)
         with self.lock:
             self.pending[call] = future
+            self.calls[call] = (dst, message.get("ctx"), sent or [])
         self._post(dst, dict(message, call=call, src=self.rank))
         return future
 
     def _settle(self, message: dict) -> None:
         with self.lock:
             future = self.pending.pop(message["call"], None)
+            dst, ctx, sent = self.calls.pop(message["call"], (None, None, []))
         if future is None:
             return
         if "error" in message:
             future.set_exception(_remote_error(*message["error"]))
         else:
             try:
-                future.set_result(decode(message["value"]))
+                value = decode(message["value"])
+                if message.get("autograd") and ctx is not None:
+                    from . import autograd as dist_autograd
+                    value = dist_autograd.bridge(dst, ctx, message["call"], sent, value)
+                future.set_result(value)
             except Exception as e:  # (a value this worker cannot rebuild)
                 future.set_exception(e)
 
-    def _reply(self, message: dict, value=None, error: BaseException | None = None, prefix: bool = True) -> None:
-        reply = {"op": "reply", "call": message["call"]}
+    def _reply(self, message: dict, value=None, error: BaseException | None = None, prefix: bool = True,
+               autograd: bool = False) -> None:
+        reply = {"op": "reply", "call": message["call"], "autograd": autograd}
         if error is not None:  # (torch's words: a failed call's message names its type first, a failed remote's not)
             info = self.infos[self.rank]
             text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
@@ -195,7 +208,26 @@ class _Agent:
 
     # -- requests ---------------------------------------------------------------------------------------
     def _handle(self, message: dict) -> None:
+        from . import autograd as dist_autograd
+        dist_autograd._local.ctx = message.get("ctx")  # (nested calls carry the caller's context on)
+        try:
+            self._handle_in_context(message)
+        finally:
+            dist_autograd._local.ctx = None
+
+    def _handle_in_context(self, message: dict) -> None:
+        from . import autograd as dist_autograd
         op = message["op"]
+        if op == "release":
+            dist_autograd.release(message["ctx"])
+            return self._reply(message, None)
+        if op == "backward":
+            try:
+                grads = dist_autograd.remote_backward(message["ctx"], message["backward_call"],
+                                                      decode(message["grads"]))
+            except BaseException as e:
+                return self._reply(message, error=e)
+            return self._reply(message, grads)
         try:
             if op == "fetch":
                 try:
@@ -208,6 +240,7 @@ class _Agent:
             else:
                 fn = _resolve(message["fn"])
             args, kwargs = decode(message["args"]), decode(message["kwargs"])
+            message["decoded_args"] = (args, kwargs)
             result = fn(*args, **kwargs)
         except BaseException as e:  # (the caller gets the error, this worker carries on)
             if message.get("owner_id") is not None:
@@ -232,7 +265,12 @@ class _Agent:
         if message.get("owner_id") is not None:  # remote(): keep the value here, reply with an acknowledgement
             self.store(message["owner_id"], ("value", value))
             return self._reply(message, None)
-        self._reply(message, value)
+        recorded = False
+        if message.get("ctx") is not None:  # (distributed autograd: the caller's backward will come back here)
+            from . import autograd as dist_autograd
+            recorded = dist_autograd.record_call(message["ctx"], message["call"], message.get("decoded_args"),
+                                                 value)
+        self._reply(message, value, autograd=recorded)
 
     def store(self, rref_id: str, entry: tuple) -> None:
         """Own `entry` under `rref_id` (and wake whoever waits for it)."""
@@ -401,7 +439,14 @@ def _request(to, func, args, kwargs, extra: dict | None = None):
     message = {"op": "call", "fn": _fn_ref(func), "args": encode(tuple(args or ())),
                "kwargs": encode(dict(kwargs or {}))}
     message.update(extra or {})
-    return agent.call(info.id, message)
+    return agent.call(info.id, message, _grad_tensors((args, kwargs)))
+
+
+def _grad_tensors(tree) -> list:
+    """The tensors requiring grad among a call's arguments, in the order the callee decodes them."""
+    from ..tensor import Tensor
+    from ..utils._pytree import tree_leaves
+    return [t for t in tree_leaves(tree) if isinstance(t, Tensor) and t.requires_grad and t.is_floating_point()]
 
 
 def _wait(future, timeout: float):
@@ -524,7 +569,7 @@ class _MethodProxy:
                 message["owner_id"] = result._id
                 result._created = agent.call(rref._owner, message)
                 return result
-            future = agent.call(rref._owner, message)
+            future = agent.call(rref._owner, message, _grad_tensors((args, kwargs)))
             return future if mode == "async" else _wait(future, _timeout(timeout))
         return call
 

@@ -1,7 +1,8 @@
 """torch.distributed.rpc on 2 CPU workers against torch's TensorPipe RPC (torchrun): calls by name, id and
 WorkerInfo, futures, remote errors and torch's messages, RRefs and their method proxies, RRefs passed on, nested
 calls, @async_execution, a module living on the other worker (scripts/rpc_basics.py); a parameter server trained
-over RPC (scripts/rpc_parameter_server.py). The encoding refuses what it cannot send without pickle."""
+over RPC (scripts/rpc_parameter_server.py); distributed autograd and DistributedOptimizer
+(scripts/rpc_dist_autograd.py). The encoding refuses what it cannot send without pickle."""
 import numpy as np
 import pytest
 
@@ -20,6 +21,17 @@ def test_parameter_server_like_torch(tmp_path):
     expected, got = against_torch(tmp_path, "rpc_parameter_server", torch_ranks=2)
     np.testing.assert_allclose(got["losses"], expected["losses"], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got["weights"], expected["weights"], rtol=1e-5, atol=1e-6)
+
+
+def test_distributed_autograd_like_torch(tmp_path):
+    """dist_autograd.context/backward/get_gradients across both workers and a DistributedOptimizer over the
+    parameters of both: the same losses, local gradients and final weights as torch's."""
+    expected, got = against_torch(tmp_path, "rpc_dist_autograd", torch_ranks=2)
+    np.testing.assert_allclose(got["losses"], expected["losses"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["weights"], expected["weights"], rtol=1e-5, atol=1e-5)
+    for mine, theirs in zip(got["local"], expected["local"]):
+        assert mine[0] == theirs[0] and mine[3] == theirs[3]  # (gradients of x, head.weight, head.bias; no .grad)
+        np.testing.assert_allclose(mine[1:3], theirs[1:3], rtol=1e-4, atol=1e-5)
 
 
 def test_encoding_refuses_what_pickle_would_need():

@@ -5,8 +5,8 @@ the comm package. What differs from tidal.comm: backend names as torch spells th
 has no NCCL or MPI, and neither has tidal), `Backend`, `group.WORLD` / `GroupMember`, and the
 object collectives, which carry plain data only (None, bool, int, float, str, bytes, and
 lists, tuples and dicts of them: tidal never unpickles what comes over the wire).
-`torch.distributed.tensor`, `.device_mesh`, `.fsdp`, `.checkpoint`, `.rpc` and `.pipelining` are
-tidal.distributed's;
+`torch.distributed.tensor`, `.device_mesh`, `.fsdp`, `.checkpoint`, `.rpc`, `.pipelining`, `.autograd` (distributed
+autograd) and `.optim` (DistributedOptimizer) are tidal.distributed's;
 `.algorithms` (the join context manager) is compat's own subpackage.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _comm():
 
 
 # torch.distributed's subsystems on global tensors (tidal.distributed), imported on first use
-_SUBSYSTEMS = ("device_mesh", "tensor", "fsdp", "checkpoint", "rpc", "pipelining")
+_SUBSYSTEMS = ("device_mesh", "tensor", "fsdp", "checkpoint", "rpc", "pipelining", "autograd", "optim")
 _FROM_MESH = ("DeviceMesh", "init_device_mesh")
 
 
