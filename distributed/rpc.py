@@ -234,7 +234,9 @@ class _Agent:
                     value = self.value_of(message["rref"])
                 except BaseException as e:  # (remote() failed: its error, as torch words it)
                     return self._reply(message, error=e, prefix=False)
-                return self._reply(message, value)
+                recorded = message.get("ctx") is not None and dist_autograd.record_call(
+                    message["ctx"], message["call"], None, value)  # (to_here in a context: backward comes here)
+                return self._reply(message, value, autograd=recorded)
             if op == "method":
                 fn = getattr(self.value_of(message["rref"]), message["name"])
             else:

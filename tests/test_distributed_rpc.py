@@ -25,10 +25,13 @@ def test_parameter_server_like_torch(tmp_path):
 
 def test_distributed_autograd_like_torch(tmp_path):
     """dist_autograd.context/backward/get_gradients across both workers and a DistributedOptimizer over the
-    parameters of both: the same losses, local gradients and final weights as torch's."""
+    parameters of both, then an RRef pipeline (remote() outputs fetched with to_here() by the next shard): the
+    same losses, local gradients and final weights as torch's."""
     expected, got = against_torch(tmp_path, "rpc_dist_autograd", torch_ranks=2)
     np.testing.assert_allclose(got["losses"], expected["losses"], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got["weights"], expected["weights"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got["pipeline_losses"], expected["pipeline_losses"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["pipeline_weights"], expected["pipeline_weights"], rtol=1e-5, atol=1e-5)
     for mine, theirs in zip(got["local"], expected["local"]):
         assert mine[0] == theirs[0] and mine[3] == theirs[3]  # (gradients of x, head.weight, head.bias; no .grad)
         np.testing.assert_allclose(mine[1:3], theirs[1:3], rtol=1e-4, atol=1e-5)

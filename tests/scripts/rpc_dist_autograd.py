@@ -36,6 +36,32 @@ def server_weights(rref):
     return [p.detach().clone() for p in rref.local_value().layer.parameters()]
 
 
+class Shard:
+    """One stage of an RRef pipeline (the shape of PyTorch's rpc/pipeline example): its input arrives as an RRef."""
+
+    def __init__(self, n_in, n_out, seed):
+        self.layer = nn.Linear(n_in, n_out)
+        init_params(self.layer, seed=seed)
+
+    def forward(self, x_rref):
+        return torch.tanh(self.layer(x_rref.to_here()))
+
+    def parameter_rrefs(self):
+        return [rpc.RRef(p) for p in self.layer.parameters()]
+
+
+def shard_forward(shard_rref, x_rref):
+    return shard_rref.local_value().forward(x_rref)
+
+
+def shard_params(shard_rref):
+    return shard_rref.local_value().parameter_rrefs()
+
+
+def shard_weights(shard_rref):
+    return [round(float(p.detach().sum()), 6) for p in shard_rref.local_value().layer.parameters()]
+
+
 rank = int(os.environ["RANK"])
 rpc.init_rpc(f"worker{rank}", rank=rank, world_size=2)
 if rank == 1:
@@ -60,5 +86,21 @@ if rank == 1:
         losses.append(round(loss.item(), 6))
     weights = [round(float(w.sum()), 6) for w in rpc.rpc_sync("worker0", server_weights, args=(server,))]
     weights += [round(float(p.detach().sum()), 6) for p in head.parameters()]
-    print(json.dumps({"framework": torch.__name__, "losses": losses, "local": local, "weights": weights}))
+    # an RRef pipeline: worker 1's input -> shard on worker 0 -> shard on worker 1, outputs passed as RRefs
+    first, second = rpc.remote("worker0", Shard, args=(4, 5, 3)), rpc.remote("worker1", Shard, args=(5, 1, 4))
+    params = rpc.rpc_sync("worker0", shard_params, args=(first,)) + rpc.rpc_sync("worker1", shard_params,
+                                                                                  args=(second,))
+    opt = DistributedOptimizer(torch.optim.SGD, params, lr=0.3)
+    pipeline_losses = []
+    for step in range(4):
+        with dist_autograd.context() as ctx:
+            h = rpc.remote("worker0", shard_forward, args=(first, rpc.RRef(x.detach())))
+            out = rpc.remote("worker1", shard_forward, args=(second, h)).to_here()
+            loss = ((out - y) ** 2).mean()
+            dist_autograd.backward(ctx, [loss])
+            opt.step(ctx)
+        pipeline_losses.append(round(loss.item(), 6))
+    pipeline_weights = rpc.rpc_sync("worker0", shard_weights, args=(first,)) + shard_weights(second)
+    print(json.dumps({"framework": torch.__name__, "losses": losses, "local": local, "weights": weights,
+                      "pipeline_losses": pipeline_losses, "pipeline_weights": pipeline_weights}))
 rpc.shutdown()
