@@ -26,6 +26,8 @@ import threading
 import types
 import weakref
 
+import numpy as np
+
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..ops import autocast as _autocast
@@ -62,6 +64,11 @@ class NotReplayable(Exception):
 
 
 # -- the signature ------------------------------------------------------------------------------
+_MAX_KEYED_ELEMENTS = 4096  # a host array among a node's values is told by its contents up to this size
+_open = threading.local()  # this thread's `walk` (the one making a signature), the `functions` whose key it is
+# making (a recursive local function's closure holds itself), and whether a key just `named_tensor`s
+
+
 def _value_key(x):
     """A hashable key that tells apart whatever a formula could act on differently (1, 1.0 and True included)."""
     cls = x.__class__
@@ -69,8 +76,20 @@ def _value_key(x):
         return (cls, x)
     if cls is tuple or cls is list:
         return (cls,) + tuple([_value_key(v) for v in x])
-    if isinstance(x, (Tensor, View, Blob)) or hasattr(x, "__array_interface__"):
-        raise NotReplayable("a tensor or array outside the saved tensors")
+    if isinstance(x, Tensor):
+        walk = getattr(_open, "walk", None)  # (a node's attributes and closures name tensors too: graph places)
+        if walk is None:
+            raise NotReplayable("a tensor among an instruction's attributes")
+        _open.named_tensor = True
+        return walk._place(x)
+    if isinstance(x, np.generic):
+        return (cls, x)
+    if cls is np.ndarray and x.size <= _MAX_KEYED_ELEMENTS:  # (tables made from shapes: adaptive pools')
+        return (cls, x.dtype.str, x.shape, x.tobytes())
+    if isinstance(x, (View, Blob)) or hasattr(x, "__array_interface__"):
+        raise NotReplayable("an array outside the saved tensors")
+    if cls is slice:
+        return (slice, _value_key(x.start), _value_key(x.stop), _value_key(x.step))
     if cls is types.FunctionType:
         if x.__closure__ is None and x.__defaults__ is None and x.__kwdefaults__ is None:
             return x.__code__  # (a lambda made per call is the same function every call)
@@ -87,9 +106,6 @@ def _value_key(x):
         raise NotReplayable(f"an unhashable {cls.__name__} among a node's values") from None
     return (cls, x)  # dtypes, devices, enums, classes
 
-
-_open = threading.local()  # `functions`: those whose key this thread is making (a recursive local function's
-# closure holds itself)
 
 
 def _function_key(fn) -> tuple:
@@ -142,9 +158,12 @@ def _values_key(x):
     if hit is not None and hit[0] is x:
         return hit[1]
     try:
-        key = _dumps(x)
+        key = _dumps(x, 2)  # (version 2: no back-references, whose flags follow reference counts)
     except ValueError:
+        _open.named_tensor = False
         key = _value_key(x)
+        if _open.named_tensor:
+            return key  # (its places are this walk's: not remembered)
     if len(_keys) >= _MAX_KEYS:
         _keys.clear()
     _keys[id(x)] = (x, key)
@@ -173,6 +192,13 @@ class _Walk:
     __slots__ = ("key", "places", "nodes", "leaves", "blobs", "vm")
 
     def __init__(self, roots: list, starts: list):
+        _open.walk = self
+        try:
+            self._walk(roots, starts)
+        finally:
+            _open.walk = None
+
+    def _walk(self, roots: list, starts: list) -> None:
         self.places: list = []   # tensors, in order of first appearance
         self.blobs: dict = {}    # blob -> its number (blobs stay alive through the walk)
         self.nodes: list = []
