@@ -40,6 +40,7 @@ from .graph import AccumulateGrad
 enabled = os.environ.get("TIDAL_BACKWARD_REPLAY", "1") != "0"
 MAX_RECORDINGS = 256  # distinct graphs kept (memory stays bounded); past it, nothing more is recorded
 _MAX_SEEN = 4096
+MISSES_BEFORE_BACKOFF, BACKOFF = 16, 8  # after this many passes over new graphs in a row, walk one pass in BACKOFF
 _FORMULA_PACKAGES = ("tidal.ops.", "tidal.nn.")  # formulas that only issue ops (not user code, not comm)
 _LEAF_HOOKS = ("_hooks_list", "_post_accumulate_hooks")
 
@@ -57,6 +58,7 @@ def forget() -> None:
     """Drop every recording (the next passes over each graph record again)."""
     _recordings.clear()
     _seen.clear()
+    _misses[:] = [0, 0]
 
 
 class NotReplayable(Exception):
@@ -416,9 +418,17 @@ def _scalar(x):
 
 
 # -- the pass -----------------------------------------------------------------------------------
+_misses = [0, 0]  # passes in a row that met no graph seen before, passes skipped since
+
+
 def run(roots: list, starts: list, retain_graph: bool, engine) -> bool:
     """Replay or record the backward pass from `roots` ((tensor, gradient or None) pairs) whose nodes are `starts`;
     `engine()` runs it on the engine. Whether the pass is done (False: the caller runs the engine itself)."""
+    if _misses[0] >= MISSES_BEFORE_BACKOFF:  # a program whose graphs never repeat (shapes that vary): only every
+        _misses[1] += 1                        # BACKOFF-th pass pays for a signature
+        if _misses[1] < BACKOFF:
+            return False
+        _misses[1] = 0
     try:
         walk = _Walk(roots, starts)
         key = walk.key
@@ -428,12 +438,14 @@ def run(roots: list, starts: list, retain_graph: bool, engine) -> bool:
         return False
     recording = _recordings.get(key, False)
     if recording is not False:
+        _misses[0] = 0
         if recording is None:
             return False
         _replay(recording, walk, roots, retain_graph)
         _counts["replayed"] += 1
         return True
     seen = _seen.get(key, 0) + 1
+    _misses[0] = 0 if seen > 1 else _misses[0] + 1
     if seen < 2 or len(_recordings) >= MAX_RECORDINGS:
         if len(_seen) >= _MAX_SEEN:
             _seen.clear()

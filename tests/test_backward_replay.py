@@ -321,3 +321,17 @@ def test_a_replayed_pass_allocates_no_more_than_the_engine(replay, async_mode, f
     off, on = per_step(False), per_step(True)
     assert _counts()["replayed"] >= 1
     assert on[0] <= off[0] and on[1] + on[2] <= off[1] + off[2]
+
+
+def test_graphs_that_never_repeat_are_walked_one_pass_in_a_few(replay, monkeypatch):
+    walks = []
+    real = br._Walk.__init__
+    monkeypatch.setattr(br._Walk, "__init__", lambda self, *a: (walks.append(1), real(self, *a))[1])
+    w = tidal.ones(64, requires_grad=True)
+    for n in range(1, 49):  # a new length every pass
+        (w[:n] * 2.0).sum().backward()
+    assert br.MISSES_BEFORE_BACKOFF <= len(walks) <= br.MISSES_BEFORE_BACKOFF + 48 // br.BACKOFF + 1
+    np.testing.assert_array_equal(w.grad.numpy(), 2.0 * np.clip(48 - np.arange(64), 0, None).astype(np.float32))
+    for _ in range(4 * br.BACKOFF):  # a graph that repeats is found again
+        (w * 3.0).sum().backward()
+    assert _counts()["replayed"] > 0
