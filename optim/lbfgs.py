@@ -31,6 +31,17 @@ def _host(value):
     return kind.type(value.item())
 
 
+def _axpy(x: Tensor, alpha, y: Tensor) -> None:
+    """x += alpha * y in place, rounded once as torch's add_ with alpha (a fused multiply-add) for float32: the
+    product and sum in float64 (exact product; the sum's double rounding differs from one rounding about once in
+    2**29). Other dtypes: add_ itself (float64 keeps an ulp of difference from torch's fused one)."""
+    if x.dtype is dt.float32:
+        a = float(np.float32(alpha))  # (torch casts alpha to the float32 kernel's type)
+        x.copy_(M.add(x.double(), y.double(), alpha=a).float())
+    else:
+        x.add_(y, alpha=float(alpha))
+
+
 def _loss_value(loss) -> float:
     """The closure's loss as a Python float, read without float()'s requires-grad warning (torch reads it
     under no_grad, where the warning is off)."""
@@ -157,7 +168,7 @@ class LBFGS(Optimizer):
             if p.dtype.is_complex:
                 p = view_as_real(p)
             n = p.numel()
-            p.add_(update[offset:offset + n].view_as(p), alpha=float(step_size))
+            _axpy(p, step_size, update[offset:offset + n].view_as(p))
             offset += n
 
     def _directional_evaluate(self, closure: Callable, x: list, t: float, d: Tensor) -> tuple:
@@ -186,11 +197,11 @@ class LBFGS(Optimizer):
         q = flat_grad.neg()
         for i in reversed(range(len(dirs))):
             al[i] = _kept(_host(steps[i].dot(q)) * _host(ro[i]), q)
-            q.add_(dirs[i], alpha=float(-_host(al[i])))
+            _axpy(q, -_host(al[i]), dirs[i])
         r = M.mul(q, state["H_diag"])
         for i in range(len(dirs)):
             be_i = _host(dirs[i].dot(r)) * _host(ro[i])
-            r.add_(steps[i], alpha=float(_host(al[i]) - be_i))
+            _axpy(r, _host(al[i]) - be_i, steps[i])
         return r
 
     def step(self, closure: Callable):

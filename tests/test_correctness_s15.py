@@ -444,3 +444,23 @@ def test_fill_uninitialized_memory_switch():
     finally:
         T.utils.deterministic.fill_uninitialized_memory = True
         T.use_deterministic_algorithms(False)
+
+
+# -- LBFGS: torch's add_ with alpha is one fused multiply-add -------------------------------------------------------
+@pytest.mark.parametrize("kw", [dict(lr=0.1, max_iter=1), dict(lr=0.1, max_iter=5), dict(lr=0.3, max_iter=3)])
+def test_lbfgs_float32_updates_round_once_as_torch(kw):
+    """With a constant gradient of few significant bits every reduction LBFGS takes is exact in both libraries, so
+    the iterates differ only by how `p.add_(d, alpha=t)` rounds: torch fuses the multiply-add (one rounding)."""
+    w0 = np.random.RandomState(0).randn(4096).astype(np.float32)
+    g = (np.random.RandomState(1).randint(-4, 5, 4096) * 0.125).astype(np.float32)
+    results = []
+    for L in (T, torch):
+        w = L.tensor(w0.copy(), requires_grad=True)
+        opt = L.optim.LBFGS([w], **kw)
+
+        def closure():  # (the loss changes, so LBFGS goes on iterating; its value is made in NumPy too)
+            w.grad = L.tensor(g)
+            return L.tensor(np.float32(np.dot(w.detach().numpy().astype(np.float64), g)))
+        opt.step(closure)
+        results.append(w.detach().numpy())
+    np.testing.assert_array_equal(results[0], results[1])
