@@ -8,11 +8,12 @@ any backward; 1F1B starts backwards as soon as the last stage can (fewer activat
 accumulate over the microbatches and are divided by their number (`scale_grads`), so a step's gradients are those
 of the mean loss, as torch's schedules leave them. Activations travel with a small header (rank, sizes, dtype)
 over tidal.comm's point-to-point send/recv, so microbatches of different sizes need no shape inference step.
-`pipeline()`'s automatic splitting of a traced program is not offered.
+pipeline_split.py cuts a traced module into stages automatically (pipeline, SplitPoint, pipe_split, Pipe).
 """
 from __future__ import annotations
 
-__all__ = ["PipelineStage", "PipelineScheduleSingle", "ScheduleGPipe", "Schedule1F1B"]
+__all__ = ["PipelineStage", "PipelineScheduleSingle", "ScheduleGPipe", "Schedule1F1B", "Pipe", "SplitPoint",
+           "pipe_split", "pipeline"]
 
 _HEADER = 10  # ndim, up to 8 sizes, dtype code
 _DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
@@ -198,3 +199,6 @@ class Schedule1F1B(PipelineScheduleSingle):
             order.append(("B", backward))
             backward += 1
         return order
+
+
+from .pipeline_split import Pipe, SplitPoint, pipe_split, pipeline  # noqa: E402 - (it builds PipelineStages)

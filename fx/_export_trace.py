@@ -142,6 +142,7 @@ class ExportTracer(Tracer):
         self.symbols: list = []        # the dynamic dims' Symbols (each with .example, .probe, .source)
         self.placeholders: dict = {}   # name -> placeholder proxy (the symbols' sources)
         self.sym_proxies: dict = {}    # symbol -> the proxy of aten.sym_size.int(its input, its dim)
+        self.module_stack: list = []   # qualified names of the modules whose forward is being traced
 
     def create_arg(self, a: Any) -> Any:
         """As Tracer's, a SymInt being the node computing it."""
@@ -185,6 +186,14 @@ class ExportTracer(Tracer):
         """None: every forward is traced through to the functions it calls."""
         return False
 
+    def call_module(self, m, forward, args: tuple, kwargs: dict):
+        """`m`'s forward traced through, its qualified name on the module stack the nodes made inside note."""
+        self.module_stack.append(self.path_of_module(m))
+        try:
+            return forward(*args, **kwargs)
+        finally:
+            self.module_stack.pop()
+
     def proxy(self, node: Node) -> Proxy:
         """A ValueProxy."""
         return ValueProxy(node, self)
@@ -207,6 +216,7 @@ class ExportTracer(Tracer):
                     type_expr: Any = None) -> Node:
         """A node, with its real value in meta['val'] (get_attr: a copy of the attribute)."""
         node = super().create_node(kind, target, args, kwargs, name, type_expr)
+        node.meta["nn_module_stack"] = tuple(self.module_stack)
         if kind == "get_attr":
             if target not in self.attr_values:
                 value = _attr(self.root, target)

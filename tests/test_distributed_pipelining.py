@@ -1,6 +1,7 @@
-"""torch.distributed.pipelining with manually split stages on 2 CPU ranks, against torch under torchrun: an MLP cut
-in two, ScheduleGPipe and Schedule1F1B with 4 microbatches, the per-microbatch losses, the last stage's merged
-outputs and both stages' weights after 4 SGD steps (scripts/pipeline_stages.py)."""
+"""torch.distributed.pipelining on 2 CPU ranks, against torch under torchrun: an MLP cut in two by hand
+(ScheduleGPipe and Schedule1F1B) and by pipeline() (a SplitPoint, or pipe_split() in the forward), 4 microbatches,
+the per-microbatch losses, the last stage's merged outputs, the stage modules' parameter names and both stages'
+weights after the SGD steps (scripts/pipeline_stages.py)."""
 import numpy as np
 import pytest
 
@@ -21,3 +22,9 @@ def test_pipeline_schedules_like_torch(tmp_path):
             if b["out"] is not None:
                 np.testing.assert_allclose(a["out"], b["out"], rtol=1e-4, atol=1e-4)
     assert len(got["ranks"][1]["gpipe"]["losses"]) == 4
+    for mine, theirs in zip(got["ranks"], expected["ranks"]):
+        for cut in ("auto", "marked"):  # pipeline(): by split_spec, and by pipe_split()
+            a, b = mine[cut], theirs[cut]
+            assert (a["stages"], a["children"], a["params"]) == (b["stages"], b["children"], b["params"])
+            np.testing.assert_allclose(np.array(a["losses"]), np.array(b["losses"]), rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(a["weights"], b["weights"], rtol=1e-5, atol=1e-5)
