@@ -33,6 +33,7 @@ class _Context:
         self.anchor = tidal.zeros((1,), requires_grad=True)
 
     def accumulate(self, leaf, grad) -> None:
+        """Add `grad` to the context's gradient of `leaf`."""
         if grad is None:
             return
         with _lock:

@@ -308,6 +308,7 @@ class _Agent:
         raise RuntimeError(f"RPC: unknown destination worker {to!r}")
 
     def close(self) -> None:
+        """Stop the server thread and the pool."""
         self._post(self.rank, {"op": "stop"})
         self.server.join(timeout=30)
         self.pool.shutdown(wait=True)

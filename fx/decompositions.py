@@ -110,6 +110,7 @@ class _FunctionalTracer(ExportTracer):
         return a
 
     def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None, proxy_factory_fn=None):
+        """As ExportTracer's, reading updated tensors' latest values; in-place ATen ops recorded functional."""
         args = map_aggregate(args, lambda a: self.current(a) if isinstance(a, Proxy) else a)
         if kind == "call_function" and isinstance(target, OpOverload):
             op = target.overloadpacket._name
