@@ -351,3 +351,27 @@ def test_dim_specialized_by_the_program():
             auto.module()(L.ones(6, 3))
     assert repr(tc.export.Dim("b")) == repr(torch.export.Dim("b")) == "Dim('b', min=0)"
     assert repr(tc.export.Dim("b", min=3, max=8)) == repr(torch.export.Dim("b", min=3, max=8))
+
+
+def test_input_and_buffer_mutations_like_torch():
+    """In-place updates of a user input and a buffer: kept in place by export, outputs after run_decompositions,
+    written back by module()."""
+    seen = []
+    for L in (tc, torch):
+        class Mutating(L.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("count", L.zeros(1))
+
+            def forward(self, x):
+                x.mul_(2)
+                self.count.add_(1)
+                return x + self.count
+        ep = L.export.export(Mutating(), (L.ones(3),))
+        dec = ep.run_decompositions()
+        x = L.ones(3)
+        module = dec.module()
+        out = module(x)
+        seen.append((ops(ep), ops(dec), str(ep.graph_signature), str(dec.graph_signature), out.tolist(), x.tolist(),
+                     module.count.tolist()))
+    assert seen[0] == seen[1]
