@@ -11,7 +11,7 @@ import tidal.compat as T
 
 _SIGNED_ZERO = pytest.mark.xfail(strict=True, reason="needs s15_hunt_signed_zero_bounds.patch")
 _OPTIM_STATE = pytest.mark.xfail(strict=True, reason="needs s15_hunt_optim_scalar_state.patch")
-_HALF_XLOGY = pytest.mark.xfail(strict=True, reason="needs s15_hunt_half_xlogy.patch")
+_ROUNDING = pytest.mark.xfail(strict=True, reason="needs s15_hunt_rounding_templates.patch")
 _EMPTY_KERNELS = pytest.mark.xfail(strict=True, reason="needs s15_hunt_empty_kernels.patch")
 
 
@@ -279,7 +279,7 @@ def test_16_bit_interpolation_weights_as_torch(name, dtype):
     assert _bits_differ(ours, theirs) == 0
 
 
-@_HALF_XLOGY
+@_ROUNDING
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_16_bit_xlogy_rounds_the_log_as_torch(dtype):
     """torch's 16-bit xlogy multiplies by std::log of a Half/BFloat16, which is itself rounded to 16 bits."""
@@ -292,7 +292,7 @@ _SPECIAL_X = np.array([0.0, -0.0, 1.0, np.nan, 2.5, -3.0, np.inf, -0.0], np.floa
 _SPECIAL_Y = np.array([np.nan, 0.0, 0.0, 1.0, np.inf, 7.0, 2.0, 3.0], np.float32)
 
 
-@_HALF_XLOGY
+@_ROUNDING
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 def test_xlogy_of_a_negative_zero_is_positive_zero(dtype):
     ours, theirs = (L.xlogy(L.tensor(_SPECIAL_X).to(getattr(L, dtype)), L.tensor(_SPECIAL_Y).to(getattr(L, dtype)))
@@ -464,3 +464,20 @@ def test_lbfgs_float32_updates_round_once_as_torch(kw):
         opt.step(closure)
         results.append(w.detach().numpy())
     np.testing.assert_array_equal(results[0], results[1])
+
+
+@_ROUNDING
+@pytest.mark.parametrize("dtype, weight", [("float32", 0.1), ("float32", 0.7), ("float32", 0.4999),
+                                           ("float32", "tensor"), ("bfloat16", 0.7)])
+def test_lerp_fuses_its_multiply_add_as_torch(dtype, weight):
+    """torch's float32/bfloat16 lerp is fmadd(w, end - self, self) (w < 0.5) or fmadd(w - 1, end - self, end): one
+    rounding; Adam's exp_avg.lerp_ runs it every step."""
+    rng = np.random.RandomState(0)
+    a, b, w = (rng.randn(4096).astype(np.float32) for _ in range(3))
+    results = []
+    for L in (T, torch):
+        x, y = (L.tensor(v).to(getattr(L, dtype)) for v in (a, b))
+        ww = L.tensor(np.abs(w) % 1).to(getattr(L, dtype)) if weight == "tensor" else weight
+        results.append([x.lerp(y, ww), x.clone().lerp_(y, ww), L.lerp(x * 1.0, y, ww) * 1.0])
+    for ours, theirs in zip(*results):
+        assert _bits_differ(ours, theirs) == 0
