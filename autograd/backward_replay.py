@@ -131,11 +131,8 @@ _formula_codes: dict = {}  # code object -> whether its module is one of _FORMUL
 
 def _formula_key(fn):
     """A node's backward formula, which must be one of tidal's own (user code runs on the engine)."""
-    if fn.__class__ is not types.FunctionType:
-        module = getattr(fn, "__module__", None) or ""
-        if not module.startswith(_FORMULA_PACKAGES):
-            raise NotReplayable(f"a backward formula outside tidal's ops ({module})")
-        return (fn,)
+    if fn.__class__ is not types.FunctionType:  # (a bound method or a callable object may keep state of its own)
+        raise NotReplayable(f"a backward formula that is a {fn.__class__.__name__}")
     code = fn.__code__
     ok = _formula_codes.get(code)
     if ok is None:
