@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["Pipe", "SplitPoint", "pipe_split", "pipeline"]
+__all__ = ["Pipe", "PipeInfo", "SplitPoint", "build_stage", "pipe_split", "pipeline"]
 
 
 class SplitPoint(enum.Enum):
@@ -34,11 +34,28 @@ def pipe_split() -> None:
         _TRACING[-1].create_node("call_function", _split_marker, (), {})
 
 
+class PipeInfo:
+    """What build_stage needs to know of a Pipe: its graph, its number of stages, whether it computes a loss."""
+
+    def __init__(self, graph, num_stages: int, has_loss_and_backward: bool) -> None:
+        self.graph, self.num_stages, self.has_loss_and_backward = graph, num_stages, has_loss_and_backward
+
+
+def build_stage(stage_module, stage_index: int, pipe_info: PipeInfo, device, group=None):
+    """The PipelineStage running `stage_module` (a Pipe's get_stage_module) as stage `stage_index`."""
+    from .pipelining import PipelineStage
+    return PipelineStage(stage_module, stage_index, pipe_info.num_stages, device, group=group)
+
+
 class Pipe:
     """A module cut into pipeline stages: `split_gm` runs them in order (children submod_pp_<k>)."""
 
     def __init__(self, split_gm, num_stages: int) -> None:
         self.split_gm, self.num_stages = split_gm, num_stages
+
+    def info(self) -> PipeInfo:
+        """The pipe's graph and number of stages (the model computes no loss: schedules take loss_fn)."""
+        return PipeInfo(self.split_gm.graph, self.num_stages, False)
 
     def get_stage_module(self, stage_idx: int):
         """Stage `stage_idx`'s GraphModule."""
@@ -48,8 +65,7 @@ class Pipe:
 
     def build_stage(self, stage_index: int, device, group=None):
         """This rank's PipelineStage: stage `stage_index`'s module."""
-        from .pipelining import PipelineStage
-        return PipelineStage(self.get_stage_module(stage_index), stage_index, self.num_stages, device, group=group)
+        return build_stage(self.get_stage_module(stage_index), stage_index, self.info(), device, group)
 
     def forward(self, *args, **kwargs):
         """Every stage in order, on this process."""

@@ -12,8 +12,8 @@ pipeline_split.py cuts a traced module into stages automatically (pipeline, Spli
 """
 from __future__ import annotations
 
-__all__ = ["PipelineStage", "PipelineScheduleSingle", "ScheduleGPipe", "Schedule1F1B", "Pipe", "SplitPoint",
-           "pipe_split", "pipeline"]
+__all__ = ["PipelineStage", "PipelineScheduleSingle", "ScheduleGPipe", "Schedule1F1B", "Pipe", "PipeInfo",
+           "SplitPoint", "build_stage", "pipe_split", "pipeline"]
 
 _HEADER = 10  # ndim, up to 8 sizes, dtype code
 _DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
@@ -201,4 +201,5 @@ class Schedule1F1B(PipelineScheduleSingle):
         return order
 
 
-from .pipeline_split import Pipe, SplitPoint, pipe_split, pipeline  # noqa: E402 - (it builds PipelineStages)
+# (imported last: pipeline_split builds PipelineStages)
+from .pipeline_split import Pipe, PipeInfo, SplitPoint, build_stage, pipe_split, pipeline  # noqa: E402

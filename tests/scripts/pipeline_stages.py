@@ -9,7 +9,8 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe, SplitPoint, pipe_split, pipeline
+from torch.distributed.pipelining import (PipelineStage, Schedule1F1B, ScheduleGPipe, SplitPoint, build_stage,
+                                         pipe_split, pipeline)
 
 from _common import init_params
 
@@ -63,7 +64,10 @@ def run_auto(marked, steps=3):
     init_params(model, seed=0)
     spec = None if marked else {"layers.1": SplitPoint.BEGINNING}
     pipe = pipeline(model, mb_args=(x[:2],), split_spec=spec)
-    stage = pipe.build_stage(rank, torch.device("cpu"))
+    if marked:  # (the module-level spelling)
+        stage = build_stage(pipe.get_stage_module(rank), rank, pipe.info(), torch.device("cpu"))
+    else:
+        stage = pipe.build_stage(rank, torch.device("cpu"))
     schedule = ScheduleGPipe(stage, n_microbatches=4, loss_fn=F.mse_loss)
     opt = torch.optim.SGD(stage.submod.parameters(), lr=0.2)
     losses = []
