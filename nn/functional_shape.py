@@ -320,6 +320,20 @@ def _aa_taps(mode: str, n_in: int, n_out: int, scale: float | None, align_corner
 
 
 _HALF = (dt.float16, dt.bfloat16)
+_SINGLE = (dt.float32, *_HALF)
+
+
+def _single_linear_weights(n_in: int, n_out: int, scale: float | None, align_corners: bool) -> np.ndarray:
+    """torch's (bi/tri)linear weights for a float32 (or 16-bit) input: the source position and its fraction in
+    float32 (the indices are _taps' own)."""
+    f = np.float32
+    dst = np.arange(n_out, dtype=f)
+    if align_corners:
+        src = dst * (f(n_in - 1) / f(n_out - 1) if n_out > 1 else f(0))
+    else:
+        src = np.maximum((dst + f(0.5)) * (f(1.0 / scale) if scale else f(n_in) / f(n_out)) - f(0.5), f(0))
+    far = np.clip(src - np.floor(src), f(0), f(1))
+    return np.stack([f(1) - far, far], axis=1)
 _LINEAR_MODES = ("linear", "trilinear")  # (torch's bilinear kernel keeps float32 weights)
 
 
@@ -352,16 +366,22 @@ def _half_cubic_weights(n_in: int, n_out: int, scale: float | None, align_corner
     return w.astype(dtype.np).astype(f)
 
 
-def _resample_dim(x: Tensor, d: int, idx: np.ndarray, w: np.ndarray | None) -> Tensor:
-    """Along dim d: out[k] = sum_t w[k, t] * x[idx[k, t]] (a plain gather when w is None)."""
+def _resample_dim(x: Tensor, d: int, idx: np.ndarray, w: np.ndarray | None, fused: bool = False) -> Tensor:
+    """Along dim d: out[k] = sum_t w[k, t] * x[idx[k, t]] (a plain gather when w is None). `fused`: two taps as
+    torch's float32 linear kernel rounds them, fma(x0, w0, x1 * w1) (the product and sum in float64)."""
     if w is None:
         return x.index_select(d, Tensor._from_array(idx[:, 0]).to(device=x.device))
     bshape = [1] * x.dim()
     bshape[d] = idx.shape[0]
-    out = None
+    terms = []
     for t in range(idx.shape[1]):
         picked = x.index_select(d, Tensor._from_array(np.ascontiguousarray(idx[:, t])).to(device=x.device))
-        weight = Tensor._from_array(w[:, t].reshape(bshape), x.dtype).to(device=x.device)
+        terms.append((picked, Tensor._from_array(w[:, t].reshape(bshape), x.dtype).to(device=x.device)))
+    if fused and x.dtype is dt.float32 and len(terms) == 2:
+        (x0, w0), (x1, w1) = terms
+        return (x0.double() * w0.double() + (x1 * w1).double()).float()
+    out = None
+    for picked, weight in terms:
         term = picked * weight
         out = term if out is None else out + term
     return out
@@ -453,16 +473,22 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         _check_integer_interpolation(input, mode, spatial)
     image = input.dtype is dt.uint8 and not mode.startswith("nearest")
     x = input if mode.startswith("nearest") else input.double() if image else opmath(input)
-    for k in (reversed(range(spatial)) if image else range(spatial)):  # (torch's uint8 kernel: the last dim first)
+    # (torch's uint8 kernel and its float (bi/tri)linear one: the last dim first)
+    last_first = image or input.dtype in _SINGLE and mode in ("linear", "bilinear", "trilinear") and not antialias
+    for k in (reversed(range(spatial)) if last_first else range(spatial)):
         d = 2 + k
         taps = _aa_taps if antialias else _taps
-        idx, w = taps(mode, input.shape[d], out_size[k], scales[k] if scales else None, align_corners)
-        if input.dtype in _HALF and mode in _LINEAR_MODES and not antialias:
-            w = _half_weights(w, input.dtype)
-        elif input.dtype in _HALF and mode == "bicubic" and not antialias:
-            w = _half_cubic_weights(input.shape[d], out_size[k], scales[k] if scales else None, align_corners,
-                                    input.dtype)
-        x = _resample_image_dim(x, d, idx, w) if image else _resample_dim(x, d, idx, w)
+        scale = scales[k] if scales else None
+        idx, w = taps(mode, input.shape[d], out_size[k], scale, align_corners)
+        if input.dtype in _SINGLE and not antialias:  # torch's float32 math (opmath) for the weights
+            if mode in ("linear", "bilinear", "trilinear"):
+                w = _single_linear_weights(input.shape[d], out_size[k], scale, align_corners)
+                if input.dtype in _HALF and mode in _LINEAR_MODES:
+                    w = _half_weights(w, input.dtype)
+            elif mode == "bicubic":
+                w = _half_cubic_weights(input.shape[d], out_size[k], scale, align_corners, input.dtype)
+        fused = input.dtype in _SINGLE and mode in ("linear", "bilinear", "trilinear") and not antialias
+        x = _resample_image_dim(x, d, idx, w) if image else _resample_dim(x, d, idx, w, fused)
     node = _INTERP_NODES.get(mode)
     if node is None:
         return _in_input_format(x.to(input.dtype), input)

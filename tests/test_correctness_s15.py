@@ -268,11 +268,15 @@ INTERPOLATIONS = {
 }
 
 
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
 @pytest.mark.parametrize("name", list(INTERPOLATIONS))
 def test_16_bit_interpolation_weights_as_torch(name, dtype):
-    """torch holds linear, trilinear and bicubic weights of a 16-bit input in its dtype. (Its bilinear kernel keeps
-    float32 weights and sums the four corners in one expression; tidal's pass per dim differs in ~1% of elements.)"""
+    if dtype == "float32" and (name.startswith("bicubic") or name in ("trilinear", "linear scale_factor")):
+        pytest.skip("float32 bicubic/trilinear: torch sums the taps in another order (ulps); float32 linear with a "
+                    "scale_factor: 12 of 3060 source positions round the other way")
+    """torch computes interpolation weights in float32 (16-bit inputs: then held in their dtype; float32 linear:
+    fma(x0, w0, x1 * w1)). (Its bilinear kernel sums the corners in an order not reproduced: ~50% of float32 and
+    ~0.3% of 16-bit elements an ulp off.)"""
     x = np.random.RandomState(2).randn(240).astype(np.float32) * 2
     ours, theirs = (INTERPOLATIONS[name](L, L.tensor(x).to(getattr(L, dtype))) for L in (T, torch))
     assert tuple(ours.shape) == tuple(theirs.shape)
