@@ -23,6 +23,8 @@ from ..ops.memory_format import in_format, suggest_memory_format
 from ..ops.node_names import torch_node
 from ..ops.user_frame import user_stacklevel
 from ._util import opmath
+from .interpolation_weights import (HALF, LINEAR_MODES, SINGLE, half_cubic_weights, half_weights,
+                                    single_linear_weights)
 
 __all__ = ["embedding", "one_hot", "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
            "cosine_similarity", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle"]
@@ -319,53 +321,6 @@ def _aa_taps(mode: str, n_in: int, n_out: int, scale: float | None, align_corner
     return np.minimum(idx, n_in - 1), w
 
 
-_HALF = (dt.float16, dt.bfloat16)
-_SINGLE = (dt.float32, *_HALF)
-
-
-def _single_linear_weights(n_in: int, n_out: int, scale: float | None, align_corners: bool) -> np.ndarray:
-    """torch's (bi/tri)linear weights for a float32 (or 16-bit) input: the source position and its fraction in
-    float32 (the indices are _taps' own)."""
-    f = np.float32
-    dst = np.arange(n_out, dtype=f)
-    if align_corners:
-        src = dst * (f(n_in - 1) / f(n_out - 1) if n_out > 1 else f(0))
-    else:
-        src = np.maximum((dst + f(0.5)) * (f(1.0 / scale) if scale else f(n_in) / f(n_out)) - f(0.5), f(0))
-    far = np.clip(src - np.floor(src), f(0), f(1))
-    return np.stack([f(1) - far, far], axis=1)
-_LINEAR_MODES = ("linear", "trilinear")  # (torch's bilinear kernel keeps float32 weights)
-
-
-def _half_weights(w: np.ndarray, dtype: dt.dtype) -> np.ndarray:
-    """torch's (bi/tri)linear weights for a 16-bit input: held in that dtype, the far one rounded first and the
-    near one as 1 minus it (then rounded)."""
-    far = np.float32(w[:, 1]).astype(dtype.np).astype(np.float32)
-    near = (np.float32(1) - far).astype(dtype.np).astype(np.float32)
-    return np.stack([near, far], axis=1)
-
-
-def _half_cubic_weights(n_in: int, n_out: int, scale: float | None, align_corners: bool, dtype: dt.dtype):
-    """torch's bicubic weights for a 16-bit input: source positions and the cubic in float32, each weight then
-    held in that dtype."""
-    f = np.float32
-    dst = np.arange(n_out, dtype=f)
-    if align_corners:
-        src = dst * (f((n_in - 1) / (n_out - 1)) if n_out > 1 else f(0))
-    else:
-        src = (dst + f(0.5)) * (f(1.0 / scale) if scale else f(n_in / n_out)) - f(0.5)
-    t = src - np.floor(src)
-    a = f(_CUBIC_A)
-
-    def near(x):  # |x| <= 1
-        return ((a + f(2)) * x - (a + f(3))) * x * x + f(1)
-
-    def far(x):  # 1 < |x| < 2
-        return ((a * x - f(5) * a) * x + f(8) * a) * x - f(4) * a
-    w = np.stack([far(t + f(1)), near(t), near(f(1) - t), far((f(1) - t) + f(1))], axis=1)
-    return w.astype(dtype.np).astype(f)
-
-
 def _resample_dim(x: Tensor, d: int, idx: np.ndarray, w: np.ndarray | None, fused: bool = False) -> Tensor:
     """Along dim d: out[k] = sum_t w[k, t] * x[idx[k, t]] (a plain gather when w is None). `fused`: two taps as
     torch's float32 linear kernel rounds them, fma(x0, w0, x1 * w1) (the product and sum in float64)."""
@@ -474,20 +429,20 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     image = input.dtype is dt.uint8 and not mode.startswith("nearest")
     x = input if mode.startswith("nearest") else input.double() if image else opmath(input)
     # (torch's uint8 kernel and its float (bi/tri)linear one: the last dim first)
-    last_first = image or input.dtype in _SINGLE and mode in ("linear", "bilinear", "trilinear") and not antialias
+    last_first = image or input.dtype in SINGLE and mode in ("linear", "bilinear", "trilinear") and not antialias
     for k in (reversed(range(spatial)) if last_first else range(spatial)):
         d = 2 + k
         taps = _aa_taps if antialias else _taps
         scale = scales[k] if scales else None
         idx, w = taps(mode, input.shape[d], out_size[k], scale, align_corners)
-        if input.dtype in _SINGLE and not antialias:  # torch's float32 math (opmath) for the weights
+        if input.dtype in SINGLE and not antialias:  # torch's float32 math (opmath) for the weights
             if mode in ("linear", "bilinear", "trilinear"):
-                w = _single_linear_weights(input.shape[d], out_size[k], scale, align_corners)
-                if input.dtype in _HALF and mode in _LINEAR_MODES:
-                    w = _half_weights(w, input.dtype)
+                w = single_linear_weights(input.shape[d], out_size[k], scale, align_corners)
+                if input.dtype in HALF and mode in LINEAR_MODES:
+                    w = half_weights(w, input.dtype)
             elif mode == "bicubic":
-                w = _half_cubic_weights(input.shape[d], out_size[k], scale, align_corners, input.dtype)
-        fused = input.dtype in _SINGLE and mode in ("linear", "bilinear", "trilinear") and not antialias
+                w = half_cubic_weights(input.shape[d], out_size[k], scale, align_corners, input.dtype)
+        fused = input.dtype in SINGLE and mode in ("linear", "bilinear", "trilinear") and not antialias
         x = _resample_image_dim(x, d, idx, w) if image else _resample_dim(x, d, idx, w, fused)
     node = _INTERP_NODES.get(mode)
     if node is None:
