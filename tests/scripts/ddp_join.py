@@ -44,7 +44,25 @@ def train(divide, bare=False):
     return {"losses": losses, "state": state}
 
 
-result = {"initial": train(True), "by_running": train(False), "bare": train(True, bare=True)}
+def train_zero():
+    """Join([ddp, zero]) as torch's docs show it: DDP shadows the collectives, ZeRO's step runs on joined ranks."""
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    init_params(model, seed=rank)
+    ddp = DDP(model)
+    zero = ZeroRedundancyOptimizer(ddp.parameters(), optimizer_class=torch.optim.Adam, lr=0.05)
+    losses = []
+    with Join([ddp, zero]):
+        for x, y in batches:
+            zero.zero_grad()
+            loss = F.mse_loss(ddp(x), y)
+            loss.backward()
+            zero.step()
+            losses.append(round(loss.item(), 6))
+    return {"losses": losses, "state": [round(float(p.detach().double().sum()), 6) for p in model.parameters()]}
+
+
+result = {"initial": train(True), "by_running": train(False), "bare": train(True, bare=True), "zero": train_zero()}
 everyone = [None] * world
 dist.all_gather_object(everyone, result)
 if rank == 0:
