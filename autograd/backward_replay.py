@@ -290,7 +290,7 @@ class _Recorder:
 
     def __init__(self, walk: _Walk):
         self.thread = threading.get_ident()
-        self.external = {id(b): (n, b) for b, n in walk.blobs.items()}
+        self.external = {id(b): (n, weakref.ref(b)) for b, n in walk.blobs.items()}
         self.views: list = []
         self.view_no: dict = {}   # id(view) -> (number, weakref)
         self.blob_no: dict = {}   # id(blob) -> (reference, weakref)
@@ -343,7 +343,7 @@ class _Recorder:
 
     def _blob(self, blob: Blob, written: bool) -> tuple:
         ext = self.external.get(id(blob))
-        if ext is not None and ext[1] is blob:
+        if ext is not None and ext[1]() is blob:
             return ("e", ext[0])
         hit = self.blob_no.get(id(blob))
         if hit is not None and hit[1]() is blob:
@@ -355,7 +355,7 @@ class _Recorder:
         self.blob_no[id(blob)] = (ref, weakref.ref(blob))
         return ref
 
-    def finish(self, walk: _Walk, grads_before: list, versions_before: list) -> Recording:
+    def finish(self, walk: _Walk, grads_before: list, versions_before: list, place_blobs: list) -> Recording:
         """The recording of the pass that just ran (NotReplayable where it cannot be replayed)."""
         if self.failed is not None:
             raise NotReplayable(self.failed)
@@ -376,17 +376,20 @@ class _Recorder:
             grads.append((ref[1], v.shape, v.strides, v.offset, v.dtype, layout_id(v.shape, v.strides, v.offset, v.dtype),
                           after.dtype))
         bumps = []
-        for place, (t, before) in enumerate(zip(walk.places, versions_before)):
-            now = t._v.blob.version
-            if now != before:
-                bumps.append((place, now - before))
+        for place, (ref, before) in enumerate(zip(place_blobs, versions_before)):
+            blob = ref()
+            if blob is not None and blob.version != before:
+                bumps.append((place, blob.version - before))
         # each view and internal blob is forgotten at the step that names it last, so that the fusion pass sees
         # the replayed pass's temporaries die as the engine's did (it counts references: vm/fusion._is_dead)
         kept = {g[0] for g in grads if g is not None}
+        bumped = {place for place, _ in bumps}
         first: list = [[] for _ in self.steps]
         drop_views: list = [[] for _ in self.steps]
         drop_blobs: list = [[] for _ in self.steps]
+        drop_places: list = [[] for _ in self.steps]
         blob_last: dict = {}
+        place_last: dict = {}  # a graph tensor's blob is forgotten once its last view is made
         for n, ((ref, shape, strides, offset, np_dtype, layout), born, last) in enumerate(
                 zip(self.views, self.first_use, self.last_use)):
             place, blob, nbytes = (ref[1], -1, 0) if ref[0] == "e" else (-1, ref[1], ref[2])
@@ -395,8 +398,12 @@ class _Recorder:
             drop_views[last].append(n)
             if blob >= 0 and blob not in kept:
                 blob_last[blob] = max(blob_last.get(blob, 0), last)
+            if place >= 0 and place not in bumped:
+                place_last[place] = max(place_last.get(place, 0), born)
         for b, step in blob_last.items():
             drop_blobs[step].append(b)
+        for place, step in place_last.items():
+            drop_places[step].append(place)
         steps = []
         for k, (name, kernel, attrs, expr, stream, reduce, head, has_origin, args, outs) in enumerate(self.steps):
             if all(a[0] == "v" for a in args):
@@ -404,7 +411,7 @@ class _Recorder:
             else:
                 args = tuple([(a[1], None) if a[0] == "v" else (None, a[1]) for a in args])
             steps.append((name, kernel, attrs, expr, stream, reduce, head, has_origin, tuple(first[k]), args, outs,
-                          tuple(drop_views[k]), tuple(drop_blobs[k])))
+                          tuple(drop_views[k]), tuple(drop_blobs[k]) + tuple([self.n_blobs + p for p in drop_places[k]])))
         return Recording(steps, grads, bumps, len(self.views), self.n_blobs)
 
 
@@ -459,8 +466,10 @@ def _record(walk: _Walk, engine):
     vm = walk.vm
     grads_before = [node.variable.grad for node in walk.leaves]
     versions_before = [t._v.blob.version for t in walk.places]
+    place_blobs = [weakref.ref(t._v.blob) for t in walk.places]
     syncs, draws = vm.stats.syncs, default_generator._offset
     recorder = _Recorder(walk)
+    walk.places = walk.nodes = walk.blobs = None  # (the engine frees each node's saved tensors as it runs it)
     if vm.recorder is not None:
         engine()
         return None
@@ -472,7 +481,7 @@ def _record(walk: _Walk, engine):
     if vm.stats.syncs != syncs or default_generator._offset != draws:
         return None
     try:
-        return recorder.finish(walk, grads_before, versions_before)
+        return recorder.finish(walk, grads_before, versions_before, place_blobs)
     except NotReplayable:
         return None
     finally:
@@ -482,15 +491,20 @@ def _record(walk: _Walk, engine):
 def _replay(rec: Recording, walk: _Walk, roots: list, retain_graph: bool) -> None:
     vm = walk.vm
     push = vm.push
-    places = walk.places
+    n_blobs = rec.n_blobs
+    blobs: list = [None] * n_blobs + [t._v.blob for t in walk.places]  # (internal ones, then the graph's own)
+    walk.places = walk.blobs = None
+    if not retain_graph:  # (the recorded instructions name what they read: nothing else need stay alive)
+        for node in walk.nodes:
+            node.release()
+    walk.nodes = None
     views: list = [None] * rec.n_views
-    blobs: list = [None] * rec.n_blobs
     origin = None
     for name, kernel, attrs, expr, stream, reduce, head, has_origin, first, args, outs, drop_views, drop_blobs \
             in rec.steps:
         for n, place, b, nbytes, shape, strides, offset, np_dtype, layout in first:
             if place >= 0:
-                blob = places[place]._v.blob
+                blob = blobs[n_blobs + place]
             else:
                 blob = blobs[b]
                 if blob is None:
@@ -511,7 +525,7 @@ def _replay(rec: Recording, walk: _Walk, roots: list, retain_graph: bool) -> Non
             instr.origin = origin
         for n in drop_views:
             views[n] = None
-        for n in drop_blobs:
+        for n in drop_blobs:  # (internal blob numbers, then places after n_blobs)
             blobs[n] = None
         push(instr)
         instr = None
@@ -522,7 +536,4 @@ def _replay(rec: Recording, walk: _Walk, roots: list, retain_graph: bool) -> Non
             leaf.__dict__["grad"] = Tensor._make(view_of(blobs[b], shape, strides, offset, np_dtype, layout), dtype,
                                                  leaf.device, vm)
     for place, bump in rec.bumps:
-        places[place]._v.blob.version += bump
-    if not retain_graph:
-        for node in walk.nodes:
-            node.release()
+        blobs[n_blobs + place].version += bump
