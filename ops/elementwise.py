@@ -51,9 +51,17 @@ def _declare(rule: str, nin: int, table: dict, no_bool: bool = False) -> None:
         OPS[name] = ElemOp(name, template, nin, rule, no_bool)
 
 
+# relu and clamp keep the input where it equals a bound (relu(-0.0) is -0.0, as torch's clamp kernels): NumPy's
+# maximum returns its second operand on such a tie and numba's its first, so neither spells them; a NaN bound
+# gives NaN (torch's clamp with a number bound), and with min > max every element is max
+_RELU = "where({0} < 0, 0, {0})"
+_AT_LEAST = "where(({0} < {1}) | ({1} != {1}), {1}, {0})"
+_CLAMP = f"where(({{2}} < {_AT_LEAST}) | ({{2}} != {{2}}), {{2}}, {_AT_LEAST})"
 _declare("same", 2, {"add": "{0} + {1}", "mul": "{0} * {1}", "maximum": "np.maximum({0}, {1})",
-                     "minimum": "np.minimum({0}, {1})", "fmax": "np.fmax({0}, {1})",
-                     "fmin": "np.fmin({0}, {1})"})
+                     "minimum": "np.minimum({0}, {1})",
+                     # torch's fmax/fmin keep the first operand on a tie (-0.0 and 0.0), as NumPy's do not
+                     "fmax": "where(({0} < {1}) | ({0} != {0}), {1}, {0})",
+                     "fmin": "where(({1} < {0}) | ({0} != {0}), {1}, {0})"})
 _declare("same", 2, {"sub": "{0} - {1}", "floor_divide": "np.floor_divide({0}, nonzero_divisor({1}))",
                      "remainder": "remainder_torch({0}, nonzero_divisor({1}))",  # (torch's signed zeros)
                      "fmod": "np.fmod({0}, nonzero_divisor({1}))",
@@ -61,7 +69,8 @@ _declare("same", 2, {"sub": "{0} - {1}", "floor_divide": "np.floor_divide({0}, n
 _declare("float", 2, {"div": "{0} / {1}", "atan2": "np.arctan2({0}, {1})", "hypot": "np.hypot({0}, {1})",
                       "logaddexp": "np.logaddexp({0}, {1})", "logaddexp2": "np.logaddexp2({0}, {1})",
                       "copysign": "np.copysign({0}, {1})", "nextafter": "np.nextafter({0}, {1})",
-                      "xlogy": "where(np.isnan({1}), {1}, where({0} == 0, {0} * 0, {0} * np.log({1})))",
+                      # (0 * log(y) is +0 for either zero, as torch's `if (x == 0) return 0`)
+                      "xlogy": "where(np.isnan({1}), {1}, where({0} == 0, {0} - {0}, {0} * np.log({1})))",
                       "polygamma": "polygamma({1}, {0})"})
 _declare("bool", 2, {"eq": "{0} == {1}", "ne": "{0} != {1}", "lt": "{0} < {1}", "le": "{0} <= {1}",
                      "gt": "{0} > {1}", "ge": "{0} >= {1}"})
@@ -74,7 +83,7 @@ _declare("int", 1, {"bitwise_not": "np.invert({0})"})
 _declare("keep", 1, {"neg": "-{0}", "sign": "sgn({0})", "square": "{0} * {0}"})
 _declare("keep", 1, {"abs": "np.abs({0})", "floor": "np.floor({0})", "ceil": "np.ceil({0})",
                      "trunc": "np.trunc({0})", "round": "np.rint({0})", "frac": "{0} - np.trunc({0})",
-                     "relu": "np.maximum({0}, 0)", "positive": "{0}"}, no_bool=True)
+                     "relu": _RELU, "positive": "{0}"}, no_bool=True)
 _declare("bool", 1, {"isnan": "np.isnan({0})", "isinf": "np.isinf({0})", "isfinite": "np.isfinite({0})",
                      "isposinf": "np.isinf({0}) & ({0} > 0)", "isneginf": "np.isinf({0}) & ({0} < 0)",
                      "signbit": "np.signbit({0})"})
@@ -88,7 +97,7 @@ _declare("float", 1, {
     "erf": "erf({0})", "erfc": "erfc({0})", "lgamma": "lgamma({0})", "deg2rad": "np.deg2rad({0})",
     "rad2deg": "np.rad2deg({0})", "sinc": "np.sinc({0})", "logit": "np.log({0} / (1 - {0}))",
     "erfinv": "erfinv({0})", "digamma": "digamma({0})", "i0": "bessel_i0({0})", "i1": "bessel_i1({0})"})
-_declare("same", 3, {"clamp": "np.minimum(np.maximum({0}, {1}), {2})"})
+_declare("same", 3, {"clamp": _CLAMP})
 # PyTorch's two-sided lerp: exact at both ends, and the same rounding as torch's
 _declare("float", 3, {"lerp": "where(np.abs({2}) < 0.5, {0} + {2} * ({1} - {0}), {1} - ({1} - {0}) * (1 - {2}))"})
 _declare("where", 3, {"where": "where({0}, {1}, {2})"})
@@ -107,6 +116,9 @@ COMPLEX_TEMPLATES = {"sgn": "where({0} == 0, {0} * 0, {0} / np.abs({0}))",
                                   "{1} + np.log1p(np.exp({0} - {1})))"}
 # Integer inputs: round is the identity (np.rint would go through float64: int64 past 2**53 would change)
 INT_TEMPLATES = {"round": "{0}"}
+# float16/bfloat16 inputs where torch's kernel rounds an intermediate to the 16-bit dtype ({R}: that cast):
+# xlogy's std::log of a Half/BFloat16 returns one
+HALF_TEMPLATES = {"xlogy": "where(np.isnan({1}), {1}, where({0} == 0, {0} - {0}, {0} * {R}(np.log({1}))))"}
 _NOT_FOR = "{op} is not supported for complex inputs"
 COMPLEX_REJECT = {name: (NotImplementedError, f'"{kernel}" not implemented for \'{{t}}\'')
                   for name, kernel in dict(
@@ -208,8 +220,17 @@ _SINGLE_FORMULAS = {"erf": "erf_single(", "np.exp": "exp_single("}
 _SINGLE_CALLS = re.compile(r"(?<![\w.])(erf|np\.exp)\(")
 
 
-def _single_formulas(template: str) -> str:
-    return _SINGLE_CALLS.sub(lambda m: _SINGLE_FORMULAS[m.group(1)], template)
+# float32 (and bfloat16, computed in float32) templates where torch's kernel fuses a multiply-add: lerp is
+# fmadd(w, end - self, self) or fmadd(w - 1, end - self, end); in float64 the product is exact and the sum
+# rounds once more only on a float32 tie (about once in 2**29). (torch's float16 lerp rounds twice.)
+_SINGLE_TEMPLATES = {OPS["lerp"].template: "where(np.abs({2}) < 0.5, as_float64({0}) + as_float64({2}) * "
+                                           "as_float64({1} - {0}), as_float64({1}) + as_float64({2} - 1) * "
+                                           "as_float64({1} - {0}))"}
+
+
+def _single_formulas(template: str, out: dt.dtype) -> str:
+    exact = _SINGLE_TEMPLATES.get(template) if out is not dt.float16 else None
+    return exact if exact is not None else _SINGLE_CALLS.sub(lambda m: _SINGLE_FORMULAS[m.group(1)], template)
 
 
 # -- planning: dtypes, shapes, the expression ---------------------------------------------------
@@ -324,7 +345,9 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
             names.append(name if d.compute is want and d is want else f"{_CAST_NAME[want]}({name})")
     base = COMPLEX_TEMPLATES.get(op.name, op.template) if compute.category == dt.COMPLEX else \
         INT_TEMPLATES.get(op.name, op.template) if compute.category == dt.INT else op.template
-    template = _single_formulas(base) if compute is dt.float32 else base
+    if out in ROUNDED and op.name in HALF_TEMPLATES:
+        base = HALF_TEMPLATES[op.name].replace("{R}", _CAST_NAME[out])
+    template = _single_formulas(base, out) if compute is dt.float32 else base
     body = template.format(*names)
     expr = f"{_CAST_NAME[out]}({body})"
     plan = Plan(shape, out, expr, tuple(scalar_types))
@@ -351,11 +374,32 @@ def _where_kernel(ins, outs, attrs) -> None:
     np.copyto(outs[0], ins[1], casting="unsafe", where=ins[0])
 
 
+def _relu_kernel(ins, outs, attrs) -> None:
+    # NumPy's maximum returns its second operand on a tie of zeros (checked at import: _SECOND_ON_TIES), so
+    # maximum(0, x) keeps -0.0 as torch's relu does
+    np.maximum(0, ins[0], out=outs[0], casting="unsafe")
+
+
+def _clamp_kernel(ins, outs, attrs) -> None:
+    # min(max, max(min, x)) with the input second: a tie keeps it, a NaN bound gives NaN, min > max gives max
+    np.maximum(ins[1], ins[0], out=outs[0], casting="unsafe")
+    np.minimum(ins[2], outs[0], out=outs[0], casting="unsafe")
+
+
+_ZEROS = (np.zeros(17, np.float32), np.full(17, -0.0, np.float32))
+_SECOND_ON_TIES = all((np.signbit(f(a[0], b)) == np.signbit(b)).all()  # contiguous, and a scalar first
+                      for f in (np.maximum, np.minimum) for a, b in (_ZEROS, _ZEROS[::-1]))
+_SPECIAL_DIRECT = {_RELU: _relu_kernel, _CLAMP: _clamp_kernel} if _SECOND_ON_TIES else {}
+
+
 def _ufunc_kernel(template: str):
     """The kernel `ufunc(inputs..., out=out)` when `template` is exactly one NumPy ufunc call (the
-    single-op NumPy path then makes no temporary and no copy), or a plain `where`, else None."""
+    single-op NumPy path then makes no temporary and no copy), or a plain `where`, relu or clamp, else None."""
     if template in _direct_kernels:
         return _direct_kernels[template]
+    if template in _SPECIAL_DIRECT:
+        _direct_kernels[template] = _SPECIAL_DIRECT[template]
+        return _SPECIAL_DIRECT[template]
     if template == "where({0}, {1}, {2})":
         _direct_kernels[template] = _where_kernel
         return _where_kernel

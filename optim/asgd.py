@@ -5,7 +5,7 @@ from ..ops import creation
 from ..tensor import Tensor
 from .hyperparams import STEP_FLAGS, check_lr
 from .optimizer import Optimizer, check, descent_grad
-from .scalar_state import rounded
+from .scalar_state import assign, rounded
 
 __all__ = ["ASGD", "asgd"]
 
@@ -49,5 +49,5 @@ class ASGD(Optimizer):
         super()._apply(group, params, grads, states, *extra)  # with the eta and mu the last step left
         lr, lambd = group["lr"], group["lambd"]
         for state in states:  # the step size decays; averaging starts after t0 steps
-            state["eta"] = rounded(lr / ((1 + lambd * lr * state["step"]) ** group["alpha"]))
-            state["mu"] = rounded(1 / max(1, state["step"] - group["t0"]))
+            state["eta"] = assign(state["eta"], lr / ((1 + lambd * lr * state["step"]) ** group["alpha"]))
+            state["mu"] = assign(state["mu"], 1 / max(1, state["step"] - group["t0"]))

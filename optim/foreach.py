@@ -69,9 +69,14 @@ class HostArray:
         return self
 
     def lerp_(self, end, weight) -> "HostArray":
-        # tidal's (and PyTorch's) two-sided lerp, with a scalar weight
+        # tidal's (and PyTorch's) two-sided lerp, with a scalar weight; float32 rounds once, as torch's fused
+        # multiply-add (an exact float64 product and sum: ops/elementwise's float32 lerp template)
         w, end = self._scalar(weight), self._value(end)
-        if abs(w) < 0.5:
+        if self.a.dtype == np.float32:
+            d = (end - self.a).astype(np.float64)
+            fused = self.a + np.float64(w) * d if abs(w) < 0.5 else end + (np.float64(w) - 1.0) * d
+            np.copyto(self.a, fused, casting="same_kind")
+        elif abs(w) < 0.5:
             np.add(self.a, w * (end - self.a), out=self.a)
         else:
             np.subtract(end, (end - self.a) * (self._scalar(1) - w), out=self.a)

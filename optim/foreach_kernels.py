@@ -3,7 +3,8 @@
 Loaded through vm.codegen.kernel_module. On NumPy an Adam step is about fourteen passes over each parameter with six
 temporaries, and SGD with momentum four passes and one temporary; these loops do each element's update in one pass.
 They compute in the arrays' dtype with scalars of that dtype, operation by operation as the list-wide update
-functions (`adam`, `sgd`) do on HostArrays, so the bits are the same (numba contracts no multiply-add). The
+functions (`adam`, `sgd`) do on HostArrays, so the bits are the same (numba contracts no multiply-add; lerp's one
+rounding is spelled out in float64, as its float32 template). The
 `_parallel` variants split the elements over numba's threads (elementwise: the same bits on any count).
 """
 from __future__ import annotations
@@ -18,10 +19,13 @@ def _adam_element(p, g, m, v, j, decay, decoupled, w, lerp_low, one, b2, c2, bc2
     if decoupled:
         x = x * decay
     grad = g[j]
-    if lerp_low:  # exp_avg.lerp_(grad, 1 - beta1), tidal's two-sided lerp
-        m[j] = m[j] + w * (grad - m[j])
+    # exp_avg.lerp_(grad, 1 - beta1) as torch's kernel: fmadd(w, grad - m, m), or fmadd(w - 1, grad - m, grad) for
+    # a weight past one half; one rounding of an exact float64 product and sum for float32 (ops/elementwise's lerp)
+    d = np.float64(grad - m[j])
+    if lerp_low:
+        m[j] = np.float64(m[j]) + np.float64(w) * d
     else:
-        m[j] = grad - (grad - m[j]) * (one - w)
+        m[j] = np.float64(grad) + (np.float64(w) - 1.0) * d
     v[j] = v[j] * b2 + (grad * c2) * grad  # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
     denom = np.sqrt(v[j]) / bc2 + eps
     p[j] = x + (m[j] * neg_step) / denom  # param.addcdiv_(exp_avg, denom, value=-step_size)
@@ -63,7 +67,7 @@ def warm() -> None:
         t = real
         for adam_fn, sgd_fn in ((adam, sgd_momentum), (adam_parallel, sgd_momentum_parallel)):
             p, g, m, v = (np.array([0.5, -1.0, 2.0], real) + k for k in range(4))
-            want_m = m + t(0.1) * (g - m)
+            want_m = (m.astype(np.float64) + np.float64(t(0.1)) * (g - m).astype(np.float64)).astype(real)
             want_v = v * t(0.999) + (g * t(0.001)) * g
             want_p = p * t(0.99) + (want_m * t(-0.01)) / (np.sqrt(want_v) / t(0.5) + t(1e-8))
             adam_fn(p, g, m, v, t(0.99), True, t(0.1), True, t(1), t(0.999), t(0.001), t(0.5), t(1e-8), t(-0.01))

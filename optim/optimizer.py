@@ -387,8 +387,8 @@ class Optimizer:
             packed["params"] = [index_of[id(p)] for p in group["params"]]
             start += len(group["params"])
             packed_groups.append(packed)
-        # (the step count only: torch would load NAdam's mu_product or ASGD's eta as the parameter's dtype)
-        packed_state = {(index_of[id(k)] if isinstance(k, Tensor) else k): _saved_state(v, ("step",))
+        scalars = ("step",) + tuple(k for k in self._host_state if k != "step")  # (NAdam's mu_product...)
+        packed_state = {(index_of[id(k)] if isinstance(k, Tensor) else k): _saved_state(v, scalars)
                         for k, v in self.state.items()}
         _publish_steps(self, packed_state)
         state_dict = {"state": packed_state, "param_groups": packed_groups}
@@ -475,43 +475,50 @@ def _real_views(values: list, at: list[int]) -> list:
 
 
 def _saved_state(state, keys: tuple):
-    """A parameter's state as torch's state_dict holds it: the scalar counts kept here as Python floats become
-    0-d tensors of torch's scalar dtype (a program reads `sd['state'][0]['step'].item()`)."""
+    """A parameter's state as torch's state_dict holds it: the scalars kept here as Python floats (`keys`: step
+    counts, NAdam's mu_product, ASGD's eta and mu) become 0-d tensors of torch's scalar dtype (a program reads
+    `sd['state'][0]['step'].item()`, and torch loads them as its own)."""
     if not isinstance(state, dict) or not any(isinstance(state.get(k), float) for k in keys):
         return state
     state = dict(state)
     scalar_dtype = dtype.float64 if dtype.get_default_dtype() is dtype.float64 else dtype.float32
     for key in keys:
-        if isinstance(state.get(key), float):
-            state[key] = scalar_tensor(state[key], dtype=scalar_dtype)
+        value = state.get(key)
+        if isinstance(value, float):
+            state[key] = scalar_tensor(float(value), dtype=getattr(value, "dtype", scalar_dtype))
     return state
 
 
 def _publish_steps(optimizer, packed_state: dict) -> None:
-    """Remember (weakly) the step tensors a state dict holds: torch's state dict holds the optimizer's own step
-    tensors, which later steps advance, so a state dict kept while training goes on sees the new counts."""
+    """Remember (weakly) the scalar state tensors a state dict holds (step counts, NAdam's mu_product, ASGD's eta and
+    mu): torch's state dict holds the optimizer's own tensors, which later steps update in place, so a state dict
+    kept while training goes on sees the new values."""
     live = dict(zip(map(id, packed_state.values()), optimizer.state.values()))
     published = optimizer.__dict__.setdefault("_published_steps", [])
     for saved in packed_state.values():
         state = live.get(id(saved))
-        if state is not None and saved is not state and isinstance(saved.get("step"), Tensor):
-            published.append([weakref.ref(saved["step"]), state, state.get("step")])
+        if state is None or saved is state:
+            continue
+        for key, value in saved.items():
+            if isinstance(value, Tensor) and isinstance(state.get(key), float):
+                published.append([weakref.ref(value), state, key, state[key]])
 
 
 def _follow_steps(optimizer) -> None:
-    """After a step: bring the step tensors of state dicts still alive up to the host counts (see _publish_steps)."""
+    """After a step: bring the scalar state tensors of state dicts still alive up to the host values (see
+    _publish_steps)."""
     kept = []
     for entry in optimizer.__dict__["_published_steps"]:
-        ref, state, last = entry
+        ref, state, key, last = entry
         tensor = ref()
         if tensor is None:
             continue
         kept.append(entry)
-        count = state.get("step")
-        if isinstance(count, float) and count != last:
+        value = state.get(key)
+        if isinstance(value, float) and value != last:
             with no_grad():
-                tensor.fill_(count)
-            entry[2] = count
+                tensor.fill_(value)
+            entry[3] = value
     optimizer.__dict__["_published_steps"] = kept
 
 

@@ -9,10 +9,6 @@ import torch
 
 import tidal.compat as T
 
-_SIGNED_ZERO = pytest.mark.xfail(strict=True, reason="needs s15_hunt_signed_zero_bounds.patch")
-_OPTIM_STATE = pytest.mark.xfail(strict=True, reason="needs s15_hunt_optim_scalar_state.patch")
-_ROUNDING = pytest.mark.xfail(strict=True, reason="needs s15_hunt_rounding_templates.patch")
-_EMPTY_KERNELS = pytest.mark.xfail(strict=True, reason="needs s15_hunt_empty_kernels.patch")
 
 
 def _same_bits(ours, theirs) -> None:
@@ -62,7 +58,6 @@ def test_bounded_values_as_torch(name, size, dtype):
 
 
 # (NumPy's own fmax keeps either operand on a tie depending on the loop it takes: a short one may agree already)
-@_SIGNED_ZERO
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 @pytest.mark.parametrize("name, size", [(n, size) for n in BOUNDED if "NaN" not in n and ">" not in n
                                         for size in (9, 100) if size == 100 or not n.startswith("fmax")])
@@ -119,7 +114,6 @@ def test_state_dict_layout_as_torch(name):
     assert _layout(ours) == _layout(theirs)
 
 
-@_OPTIM_STATE
 @pytest.mark.parametrize("name", ["NAdam", "NAdam decoupled", "ASGD"])
 def test_scalar_state_is_a_0d_tensor_in_state_dicts(name):
     (_, ours), (_, theirs) = (_trained(L, name) for L in (T, torch))
@@ -130,7 +124,6 @@ def test_scalar_state_is_a_0d_tensor_in_state_dicts(name):
             assert sd[key].item() == tsd[key].item(), key
 
 
-@_OPTIM_STATE
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", ["NAdam", "ASGD"])
 def test_state_dicts_cross_load_as_torchs_own(name, dtype):
@@ -152,7 +145,6 @@ def test_state_dicts_cross_load_as_torchs_own(name, dtype):
             assert after[2][key].item() == after[0][key].item() == after[1][key].item(), key
 
 
-@_OPTIM_STATE
 @pytest.mark.parametrize("name", ["NAdam", "ASGD"])
 def test_a_kept_state_dict_sees_later_steps(name):
     """torch's state dict holds the optimizer's own scalar tensors, which later steps update in place."""
@@ -283,7 +275,6 @@ def test_16_bit_interpolation_weights_as_torch(name, dtype):
     assert _bits_differ(ours, theirs) == 0
 
 
-@_ROUNDING
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_16_bit_xlogy_rounds_the_log_as_torch(dtype):
     """torch's 16-bit xlogy multiplies by std::log of a Half/BFloat16, which is itself rounded to 16 bits."""
@@ -296,7 +287,6 @@ _SPECIAL_X = np.array([0.0, -0.0, 1.0, np.nan, 2.5, -3.0, np.inf, -0.0], np.floa
 _SPECIAL_Y = np.array([np.nan, 0.0, 0.0, 1.0, np.inf, 7.0, 2.0, 3.0], np.float32)
 
 
-@_ROUNDING
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 def test_xlogy_of_a_negative_zero_is_positive_zero(dtype):
     ours, theirs = (L.xlogy(L.tensor(_SPECIAL_X).to(getattr(L, dtype)), L.tensor(_SPECIAL_Y).to(getattr(L, dtype)))
@@ -376,7 +366,6 @@ EMPTY_DIVISIONS = {
 }
 
 
-@_EMPTY_KERNELS
 @pytest.mark.parametrize("name", list(EMPTY_DIVISIONS))
 def test_integer_division_with_an_empty_result_is_empty(name):
     ours, theirs = _outcome(lambda: EMPTY_DIVISIONS[name](T)), _outcome(lambda: EMPTY_DIVISIONS[name](torch))
@@ -470,7 +459,6 @@ def test_lbfgs_float32_updates_round_once_as_torch(kw):
     np.testing.assert_array_equal(results[0], results[1])
 
 
-@_ROUNDING
 @pytest.mark.parametrize("dtype, weight", [("float32", 0.1), ("float32", 0.7), ("float32", 0.4999),
                                            ("float32", "tensor"), ("bfloat16", 0.7)])
 def test_lerp_fuses_its_multiply_add_as_torch(dtype, weight):

@@ -172,8 +172,10 @@ def run_numpy(prog: Program, ins: list, outs: list) -> None:
     the caller has NumPy's floating-point errors ignored (see quiet)."""
     if device_runners and outs[0].__class__ in device_runners:
         return device_runners[outs[0].__class__](prog, ins, outs)
-    fn = numpy_function(prog)
     out = outs[0]
+    if not out.size:  # no element to compute: NumPy would still evaluate checks on the inputs (a zero divisor)
+        return
+    fn = numpy_function(prog)
     if out.size >= 2 * CHUNK_ELEMENTS and prog.n_in and _chunkable(ins, outs):
         # in pieces that fit in cache: a program's temporaries are then never written to memory
         # (whole-array temporaries cost a pass to memory each, and page faults when fresh)
