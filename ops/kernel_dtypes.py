@@ -8,6 +8,8 @@ has no integer loop; `~` and unary `+` refuse by dtype before any kernel. The el
 """
 from __future__ import annotations
 
+from numbers import Real
+
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from .factory_args import CHECKED_NAME, TYPEMETA_NAME, overflows
@@ -61,7 +63,8 @@ def check_pow(input, exponent) -> None:
 def check_where(input, other) -> None:
     """torch's RuntimeError for a number branch of where that an integer or float32 result dtype can't hold (a
     16-bit or float64 result takes it, overflowing to inf)."""
-    numbers = [a for a in (input, other) if not isinstance(a, (Tensor, complex)) and not _fits_every_dtype(a)]
+    # (Python and NumPy real numbers only: a global or traced tensor is not a number to read on the host)
+    numbers = [a for a in (input, other) if isinstance(a, Real) and not _fits_every_dtype(a)]
     if numbers:
         result = _result_dtype(input, other)
         if result.category == dt.INT or result is dt.float32:
