@@ -51,7 +51,7 @@ def nested_reduction(t: Tensor, torch_name) -> tuple | None:
     if not isinstance(t, NestedTensor):
         return None
     if t._jagged:
-        fields = {"values": t.values().detach(), "offsets": t._offsets, "lengths": None,
+        fields = {"values": t.values().detach(), "offsets": t._offsets, "lengths": t._lengths,
                   "_ragged_idx": t._ragged_idx, "_metadata_cache": {}, "requires_grad": t.requires_grad}
         return (torch_name("torch._tensor", "_rebuild_from_type_v2"),
                 (torch_name(NJT_MODULE, "_rebuild_njt"), torch_name(NJT_MODULE, "NestedTensor"), (fields,), {}))
@@ -71,20 +71,20 @@ def _plain(t: Tensor) -> Tensor:
 
 
 def rebuild_njt(fields) -> Tensor:
-    """torch's `_rebuild_njt`: the jagged nested tensor over values and offsets."""
+    """torch's `_rebuild_njt`: the jagged nested tensor over values and offsets (and lengths, with holes)."""
     from .nested.nested_tensor import make_jagged
     if not isinstance(fields, dict) or not isinstance(fields.get("values"), Tensor) or \
             not isinstance(fields.get("offsets"), Tensor):
         raise pickle.UnpicklingError("_rebuild_njt: expected a dict holding the 'values' and 'offsets' tensors")
-    if fields.get("lengths") is not None:
-        raise pickle.UnpicklingError("_rebuild_njt: a jagged tensor with lengths (a non-contiguous one) cannot be "
-                                     "loaded: tidal's jagged tensors are packed")
+    lengths = fields.get("lengths")
+    if lengths is not None and not isinstance(lengths, Tensor):
+        raise pickle.UnpicklingError("_rebuild_njt: expected 'lengths' to be a tensor or None")
     ragged_idx = fields.get("_ragged_idx", 1)
     values = fields["values"]
     if not isinstance(ragged_idx, int) or not 1 <= ragged_idx <= values.dim():
         raise pickle.UnpicklingError(f"_rebuild_njt: _ragged_idx {ragged_idx!r} does not fit values of "
                                      f"{values.dim()} dims")
-    nt = make_jagged(values.contiguous(), fields["offsets"], ragged_idx=ragged_idx)
+    nt = make_jagged(values.contiguous(), fields["offsets"], ragged_idx=ragged_idx, lengths=lengths)
     if fields.get("requires_grad"):
         nt.requires_grad_(True)
     return nt

@@ -75,6 +75,9 @@ def __getattr__(name: str):
     if name == "fx":  # torch.fx: loaded on first use (tidal.fx)
         from .. import fx
         return fx
+    if name == "export":  # torch.export: loaded on first use (compat/export.py over tidal.fx.export)
+        import importlib
+        return importlib.import_module(".export", __name__)
     return _mirrored(name)
 
 __all__ = sorted(name for name in globals() if not name.startswith("_") and name != "annotations")

@@ -1,6 +1,6 @@
 """`torch.ops`: the namespaces of operators defined with torch.library (`torch.ops.mylib.crop`), each an
-OpOverloadPacket whose `.default` overload runs the op. Only custom operators live here: tidal has no ATen
-dispatcher, so `torch.ops.aten` is not offered (call the torch function of the same name instead)."""
+OpOverloadPacket whose `.default` overload runs the op. tidal has no ATen dispatcher: `torch.ops.aten` holds the
+ATen names exported graphs call (tidal.fx._aten), each bound to the tidal function computing it."""
 from __future__ import annotations
 
 from typing import Any
@@ -97,9 +97,9 @@ class _Ops:
     def __getattr__(self, name: str) -> _OpNamespace:
         if name.startswith("__"):
             raise AttributeError(name)
-        if name == "aten":
-            raise AttributeError("torch.ops.aten: tidal has no ATen dispatcher; call the torch function of the same "
-                                 "name (torch.add, torch.nn.functional.conv2d, ...) instead")
+        if name == "aten":  # the ATen ops exported graphs call (tidal.fx._aten: names bound to tidal's functions)
+            from ..fx._aten import aten
+            return aten
         if name == "profiler":  # torch's record_function ops (torch.fx graphs call them)
             from ._profiler_ops import namespace
             return namespace

@@ -18,7 +18,6 @@ def test_custom_joinable_like_torch(tmp_path):
     assert ranks[0]["count"] == 6.0 and ranks[1]["count"] == 8.0 and ranks[0]["max_count"] == 8.0
 
 
-@pytest.mark.xfail(strict=True, reason="needs s15_surface_ddp_join.patch")
 def test_ddp_join_like_torch(tmp_path):
     expected, got = against_torch(tmp_path, "ddp_join", torch_ranks=2)
     for mine, theirs in zip(got["ranks"], expected["ranks"]):

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import tidal.compat as tc
-import tidal.compat.export  # noqa: F401 - (tc.export without it: s15_surface_export_names.patch)
+import tidal
 
 X = (np.arange(15, dtype=np.float32).reshape(5, 3) - 7) / 5
 
@@ -263,7 +263,6 @@ def test_printed_program():
         ("aten::linear", "default", "aten.linear")
 
 
-@pytest.mark.xfail(strict=True, reason="needs s15_surface_export_names.patch")
 def test_torch_export_and_ops_aten_names():
     """`torch.export` without importing it first, and `torch.ops.aten.<op>.<overload>` as exported graphs' targets."""
     import subprocess

@@ -246,7 +246,6 @@ def test_narrow_views_base_and_gradient():
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s15_surface_nested_lengths_save.patch")
 def test_save_load_with_lengths_both_ways():
     """torch.save of a tensor with holes loads in the other framework with its lengths."""
     for src, dst in ((torch, tc), (tc, torch), (tc, tc)):

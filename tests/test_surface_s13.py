@@ -137,15 +137,6 @@ def test_a_saved_jagged_tensor_keeps_requires_grad_and_its_offsets():
     assert got.grad.values().tolist() == [[2.0] * 3] * 6
 
 
-def test_a_jagged_tensor_with_lengths_is_refused_by_name():
-    values, offsets = torch.arange(12.0).reshape(6, 2), torch.tensor([0, 2, 6])
-    buf = io.BytesIO()
-    torch.save(torch.nested.nested_tensor_from_jagged(values, offsets, lengths=torch.tensor([1, 3])), buf)
-    buf.seek(0)
-    with pytest.raises(pickle.UnpicklingError, match="_rebuild_njt: a jagged tensor with lengths"):
-        tc.load(buf)
-
-
 # -- profiler: print(prof), print(prof.key_averages()), torch.ops.profiler (pytorch/examples' fx/profiling_tracer.py)
 
 

@@ -117,6 +117,7 @@ class Reducer:
         self.used_map = None            # find_unused_parameters: global use counts, being all-reduced
         self.next_bucket = 0
         self.callback_queued = False
+        self.op, self.divisor = C.ReduceOp.AVG, None  # (join: SUM, then divided by the ranks still running)
         self.handles = [p.register_post_accumulate_grad_hook(self._hook_for(i)) for i, p in enumerate(params)]
 
     def _hook_for(self, index: int):
@@ -200,7 +201,10 @@ class Reducer:
     def _launch_ready(self) -> None:
         while self.next_bucket < len(self.buckets) and self.buckets[self.next_bucket].pending == 0:
             bucket = self.buckets[self.next_bucket]
-            C.all_reduce(bucket.flat, op=C.ReduceOp.AVG, group=self.group, async_op=True)
+            C.all_reduce(bucket.flat, op=self.op, group=self.group, async_op=True)
+            if self.divisor is not None:
+                with no_grad():
+                    bucket.flat.div_(self.divisor)
             self.next_bucket += 1
 
     def finalize(self) -> None:

@@ -9,7 +9,9 @@ from typing import Iterator
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...comm import collectives as C
 from ...comm.process_group import default_group
+from ...comm.join import Join, Joinable, _JoinConfig
 from ..module import Module
+from ._ddp_join import DDPJoinHook, bucket_op, find_common_rank, sync_flag
 from ._reducer import DEFAULT_FIRST_BUCKET_BYTES, Reducer, bucket_assignment
 
 __all__ = ["DistributedDataParallel"]
@@ -18,8 +20,8 @@ _MB = 1024 * 1024
 _DEFAULT_BUCKET_CAP_MB = 25
 
 
-def _broadcast_coalesced(tensors: list, group) -> None:
-    """Overwrite `tensors` with group rank 0's values: one broadcast per dtype (of their
+def _broadcast_coalesced(tensors: list, group, src: int = 0) -> None:
+    """Overwrite `tensors` with group rank `src`'s values: one broadcast per dtype (of their
     concatenation), queued on the comm stream; the copies back wait for it on the VM."""
     from ... import ops
     by_dtype: dict = {}
@@ -28,7 +30,7 @@ def _broadcast_coalesced(tensors: list, group) -> None:
     with no_grad():
         for same in by_dtype.values():
             flat = ops.cat([t.reshape(-1) for t in same])
-            C.broadcast(flat, group=group, group_src=0)
+            C.broadcast(flat, group=group, group_src=src)
             offset = 0
             for t in same:
                 n = t.numel()
@@ -51,9 +53,10 @@ def _verify_same_model(params: list, group) -> None:
                                    "match sizes of the same param in process 0.")
 
 
-class DistributedDataParallel(Module):
+class DistributedDataParallel(Module, Joinable):
     """Data parallelism over the ranks of `process_group`: wraps `module` (as `.module`); each
-    backward averages the gradients over the ranks, bucket by bucket while backward still runs."""
+    backward averages the gradients over the ranks, bucket by bucket while backward still runs.
+    Joinable: under `join()` ranks may run different numbers of iterations (_ddp_join.py)."""
 
     def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,
                  broadcast_buffers: bool = True, init_sync: bool = True, process_group=None,
@@ -82,6 +85,8 @@ class DistributedDataParallel(Module):
         self.static_graph = static_graph
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
+        self._join_config = _JoinConfig.construct_disabled_join_config()
+        self._divide_by_initial_world_size = True
         self.modules_buffers = list(module.buffers())
         cap_mb = _DEFAULT_BUCKET_CAP_MB if bucket_cap_mb is None else bucket_cap_mb
         self.bucket_bytes_cap = int(cap_mb * _MB)
@@ -100,8 +105,17 @@ class DistributedDataParallel(Module):
         syncing = is_grad_enabled() and self.require_backward_grad_sync
         if syncing:
             self.reducer.check_prior_reduction()
+        work = Join.notify_join_context(self)  # (under join(): this rank has not joined)
+        self.reducer.op = bucket_op(self)
+        self.reducer.divisor = None
+        if work is not None and self.reducer.op is not C.ReduceOp.AVG:
+            self.reducer.divisor = work.result()[0].item()  # the ranks still running
+        joining = self._join_config.enable
         if self.require_forward_param_sync and self.broadcast_buffers and self.modules_buffers:
-            _broadcast_coalesced(self.modules_buffers, self.process_group)
+            src = find_common_rank(self, self.process_group.rank(), True) if joining else 0
+            _broadcast_coalesced(self.modules_buffers, self.process_group, src)
+        if joining:  # (tells joined ranks whether to shadow this backward's all-reduces)
+            sync_flag(self, 1.0 if self.require_backward_grad_sync else 0.0)
         output = self.module(*inputs, **kwargs)
         if syncing:
             self.require_forward_param_sync = True
@@ -109,6 +123,26 @@ class DistributedDataParallel(Module):
         else:
             self.require_forward_param_sync = False
         return output
+
+    def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
+             throw_on_early_termination: bool = False) -> Join:
+        """The join context manager for uneven inputs over this module alone (torch's DDP.join)."""
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
+
+    def join_hook(self, **kwargs) -> DDPJoinHook:
+        """The hook shadowing this module's collectives on joined ranks (kwargs: divide_by_initial_world_size)."""
+        return DDPJoinHook(self, kwargs.get("divide_by_initial_world_size", True))
+
+    @property
+    def join_device(self):
+        """The device of the join context's all-reduces: the parameters'."""
+        return next(self.module.parameters()).device
+
+    @property
+    def join_process_group(self):
+        """This module's process group."""
+        return self.process_group
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:
