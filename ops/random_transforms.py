@@ -263,19 +263,22 @@ def _safe_log(v: float) -> float:
     return math.log(v) if v > 0 else (-math.inf if v == 0 else math.nan)
 
 
-_LIBM_KIND = {math.log: 0, math.log1p: 1, math.tan: 2, math.exp: 3}  # (random_kernels.libm's numbering)
-_PY = {fn: np.frompyfunc(_safe_log if fn is math.log else fn, 1, 1)
+# by name: while an fx trace runs, math's functions are wrappers (fx/_patch.py), and kernels run on the worker then
+_LIBM_KIND = {"log": 0, "log1p": 1, "tan": 2, "exp": 3}  # (random_kernels.libm's numbering)
+_PY = {fn.__name__: np.frompyfunc(_safe_log if fn is math.log else fn, 1, 1)
        for fn in (math.log, math.log1p, math.tan, math.exp, math.cos, math.sin)}
 
 
 def libm(fn, values: np.ndarray) -> np.ndarray:
     """The C library's `fn` (math.log, log1p, tan, exp, cos or sin) per element of a float64 array."""
     values = np.ascontiguousarray(values, _F64)
-    compiled = _compiled(values.size) if fn in _LIBM_KIND else None
+    name = fn.__name__
+    kind = _LIBM_KIND.get(name)
+    compiled = _compiled(values.size) if kind is not None else None
     if compiled is None:
-        return _PY[fn](values).astype(_F64) if values.size else values
+        return _PY[name](values).astype(_F64) if values.size else values
     out = np.empty_like(values)
-    compiled.libm(_LIBM_KIND[fn], values.reshape(-1), out.reshape(-1))
+    compiled.libm(kind, values.reshape(-1), out.reshape(-1))
     return out
 
 

@@ -3,6 +3,8 @@ graphs (ops, names, targets), their generated code and their outputs."""
 from __future__ import annotations
 
 import copy
+import functools
+import math
 import operator
 import pickle
 
@@ -702,3 +704,18 @@ def test_graph_written_with_proxies():
     gm, gref = build(tc), build(torch)
     assert gm.code == gref.code
     assert_close(gm(tc.tensor([-1.0, 2.0])), gref(torch.tensor([-1.0, 2.0])))
+
+
+def test_random_draws_on_the_worker_during_a_trace():
+    # a trace patches math's functions (torch's autowrap); the VM's worker draws normal samples meanwhile
+    def f(x):
+        return x * math.log1p(2.0)
+    sample = tidal.randn(4096)  # (queued: drawn on the worker, maybe while the trace below runs)
+    traced = tidal.fx.symbolic_trace(f)
+    np.testing.assert_allclose(traced(tidal.ones(2)).numpy(), np.full(2, math.log1p(2.0), np.float32), rtol=1e-6)
+    values = sample.numpy()
+    assert np.isfinite(values).all() and abs(values.std() - 1) < 0.1
+    from tidal.ops import random_transforms
+    wrapped = functools.wraps(math.log1p)(lambda x: math.log1p(x))  # what the patched math module holds
+    np.testing.assert_array_equal(random_transforms.libm(wrapped, np.array([0.5, 1.0])),
+                                  random_transforms.libm(math.log1p, np.array([0.5, 1.0])))
