@@ -12,25 +12,26 @@ the recorded instructions onto the new graph's tensors directly and set the leav
 A recording is kept only when nothing in the pass could make two runs with one signature issue different work:
 the formulas are tidal's own (a user's Function or hook runs as usual), no value was read on the host (a sync; the
 index checks that read computed values at the call only check them, ops/scatter.computed_values), no random number
-was drawn, every pushed instruction came from this thread, every
-tensor it read was made by a recorded instruction or is one of the graph's own (saved, leaf, .grad, root gradient),
-and every leaf's gradient is a new tensor over such an instruction's result or the old one written in place.
+was drawn, every pushed instruction came from this thread, every tensor it read was made by a recorded instruction
+or is one of the graph's own (saved, leaf, .grad, root gradient), and every leaf's gradient is a new tensor over such
+an instruction's result or the old one written in place. Anything unexpected while making a signature or recording
+leaves the pass on the engine.
 `TIDAL_BACKWARD_REPLAY=0` turns replay off.
 """
 from __future__ import annotations
 
 import dataclasses
 import os
-from marshal import dumps as _dumps
 import threading
 import types
 import weakref
+from marshal import dumps as _dumps
 
 import numpy as np
 
+from ..ops import autocast as _autocast
 from ..tensor import Tensor
 from ..tensor import dtype as dt
-from ..ops import autocast as _autocast
 from ..vm.blob import Blob, View, fresh_blob, view_of
 from ..vm.failure import issuing_site
 from ..vm.instruction import compute_instruction
@@ -109,7 +110,6 @@ def _value_key(x):
     return (cls, x)  # dtypes, devices, enums, classes
 
 
-
 def _function_key(fn) -> tuple:
     """A function by its code, defaults and closure: a lambda made per call is the same function every call."""
     open_now = getattr(_open, "functions", None)
@@ -144,7 +144,8 @@ def _formula_key(fn):
     return _function_key(fn)
 
 
-_keys: dict = {}  # id(values) -> (values, key): an op plan's attrs are one tuple for all its calls
+_keys: dict = {}  # id(values) -> (values, key): an op plan's attrs are one tuple for all its calls (kept alive
+# here, so the id is not reused)
 _MAX_KEYS = 8192
 
 
@@ -163,9 +164,10 @@ def _values_key(x):
         key = _value_key(x)
         if _open.named_tensor:
             return key  # (its places are this walk's: not remembered)
-    if len(_keys) >= _MAX_KEYS:
-        _keys.clear()
-    _keys[id(x)] = (x, key)
+    if x.__class__ is tuple:  # (only a tuple: a list or dict could change under the same identity)
+        if len(_keys) >= _MAX_KEYS:
+            _keys.clear()
+        _keys[id(x)] = (x, key)
     return key
 
 
@@ -314,8 +316,8 @@ class _Recorder:
             self._kernel_closure(ins.kernel)
             self.steps.append([ins.name, ins.kernel, ins.attrs, ins.expr, ins.stream, ins.reduce, ins.head,
                                getattr(ins, "origin", None) is not None, args, outs])
-        except NotReplayable as exc:
-            self.failed = str(exc)
+        except Exception as exc:  # noqa: BLE001 - a push never fails for the recorder's sake
+            self.failed = str(exc) or exc.__class__.__name__
 
     @staticmethod
     def _kernel_closure(kernel) -> None:
@@ -436,7 +438,7 @@ def run(roots: list, starts: list, retain_graph: bool, engine) -> bool:
     try:
         walk = _Walk(roots, starts)
         key = walk.key
-    except (NotReplayable, TypeError):  # (TypeError: an unhashable value in a node's input metadata)
+    except Exception:  # noqa: BLE001 - NotReplayable, an unhashable or unsortable value: the engine runs it
         return False
     if walk.vm is None:
         return False
