@@ -12,11 +12,11 @@ the recorded instructions onto the new graph's tensors directly and set the leav
 A recording is kept only when nothing in the pass could make two runs with one signature issue different work:
 the formulas are tidal's own (a user's Function or hook runs as usual), no value was read on the host (a sync; the
 index checks that read computed values at the call only check them, ops/scatter.computed_values), no random number
-was drawn, every pushed instruction came from this thread, every tensor it read was made by a recorded instruction
-or is one of the graph's own (saved, leaf, .grad, root gradient), and every leaf's gradient is a new tensor over such
-an instruction's result or the old one written in place. Anything unexpected while making a signature or recording
-leaves the pass on the engine.
-`TIDAL_BACKWARD_REPLAY=0` turns replay off.
+was drawn, every pushed instruction came from this thread onto the compute stream (not a collective), every tensor
+it read was made by a recorded instruction or is one of the graph's own (saved, leaf, .grad, root gradient), and
+every leaf's gradient is a new tensor over such an instruction's result or the old one written in place. Anything
+unexpected while making a signature or recording leaves the pass on the engine. `TIDAL_BACKWARD_REPLAY=0` turns
+replay off.
 """
 from __future__ import annotations
 
@@ -308,6 +308,8 @@ class _Recorder:
         try:
             if threading.get_ident() != self.thread:
                 raise NotReplayable("another thread pushed during the pass")
+            if ins.stream != "compute":  # (a collective's instruction carries its call's place in the job's order)
+                raise NotReplayable(f"an instruction on the {ins.stream} stream")
             step = len(self.steps)
             outs = tuple([self._view(v, step, True) for v in ins.outs])
             args = tuple([("v", self._view(v, step, False)) if v.__class__ is View else ("s", _scalar(v))
@@ -375,8 +377,8 @@ class _Recorder:
             if ref[0] != "i" or ref[1] in taken:
                 raise NotReplayable("a leaf's .grad is one of the graph's tensors, or shares memory with another's")
             taken.add(ref[1])
-            grads.append((ref[1], v.shape, v.strides, v.offset, v.dtype, layout_id(v.shape, v.strides, v.offset, v.dtype),
-                          after.dtype))
+            layout = layout_id(v.shape, v.strides, v.offset, v.dtype)
+            grads.append((ref[1], v.shape, v.strides, v.offset, v.dtype, layout, after.dtype))
         bumps = []
         for place, (ref, before) in enumerate(zip(place_blobs, versions_before)):
             blob = ref()
@@ -412,8 +414,9 @@ class _Recorder:
                 args = tuple([a[1] for a in args])
             else:
                 args = tuple([(a[1], None) if a[0] == "v" else (None, a[1]) for a in args])
+            forget = tuple(drop_blobs[k]) + tuple([self.n_blobs + p for p in drop_places[k]])
             steps.append((name, kernel, attrs, expr, stream, reduce, head, has_origin, tuple(first[k]), args, outs,
-                          tuple(drop_views[k]), tuple(drop_blobs[k]) + tuple([self.n_blobs + p for p in drop_places[k]])))
+                          tuple(drop_views[k]), forget))
         return Recording(steps, grads, bumps, len(self.views), self.n_blobs)
 
 
