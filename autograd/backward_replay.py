@@ -39,7 +39,8 @@ from ..vm.replay import layout_id
 from .graph import AccumulateGrad
 
 enabled = os.environ.get("TIDAL_BACKWARD_REPLAY", "1") != "0"
-MAX_RECORDINGS = 256  # distinct graphs kept (memory stays bounded); past it, nothing more is recorded
+MAX_RECORDINGS = 256  # distinct graphs kept, and instructions in all of them (memory stays bounded: a large model's
+MAX_STEPS = 200_000   # pass is thousands of instructions); past either, nothing more is recorded
 _MAX_SEEN = 4096
 MISSES_BEFORE_BACKOFF, BACKOFF = 16, 8  # after this many passes over new graphs in a row, walk one pass in BACKOFF
 _FORMULA_PACKAGES = ("tidal.ops.", "tidal.nn.")  # formulas that only issue ops (not user code, not comm)
@@ -48,6 +49,7 @@ _LEAF_HOOKS = ("_hooks_list", "_post_accumulate_hooks")
 _seen: dict = {}        # signature -> passes seen (until recorded)
 _recordings: dict = {}  # signature -> Recording, or None where the graph's pass cannot be replayed
 _counts = {"recorded": 0, "replayed": 0, "refused": 0}
+_kept_steps = [0]  # instructions in all recordings
 
 
 def stats() -> dict:
@@ -60,6 +62,7 @@ def forget() -> None:
     _recordings.clear()
     _seen.clear()
     _misses[:] = [0, 0]
+    _kept_steps[0] = 0
 
 
 class NotReplayable(Exception):
@@ -455,7 +458,7 @@ def run(roots: list, starts: list, retain_graph: bool, engine) -> bool:
         return True
     seen = _seen.get(key, 0) + 1
     _misses[0] = 0 if seen > 1 else _misses[0] + 1
-    if seen < 2 or len(_recordings) >= MAX_RECORDINGS:
+    if seen < 2 or len(_recordings) >= MAX_RECORDINGS or _kept_steps[0] >= MAX_STEPS:
         if len(_seen) >= _MAX_SEEN:
             _seen.clear()
         _seen[key] = seen
@@ -463,6 +466,8 @@ def run(roots: list, starts: list, retain_graph: bool, engine) -> bool:
     _seen.pop(key, None)
     recording = _recordings[key] = _record(walk, engine)
     _counts["recorded" if recording is not None else "refused"] += 1
+    if recording is not None:
+        _kept_steps[0] += len(recording.steps)
     return True
 
 

@@ -335,3 +335,16 @@ def test_graphs_that_never_repeat_are_walked_one_pass_in_a_few(replay, monkeypat
     for _ in range(4 * br.BACKOFF):  # a graph that repeats is found again
         (w * 3.0).sum().backward()
     assert _counts()["replayed"] > 0
+
+
+def test_recordings_stay_within_their_instruction_budget(replay, monkeypatch):
+    monkeypatch.setattr(br, "MAX_STEPS", 1)  # the first recording spends it
+    w = tidal.ones(8, requires_grad=True)
+    for _ in range(4):
+        (w * 2.0).exp().sum().backward()
+    assert br.stats()["kept"] == 1 and br._kept_steps[0] >= 1
+    for _ in range(6):  # past the budget, another graph is not recorded, and still computes right
+        w.grad = None
+        (w * 4.0).sin().sum().backward()
+        np.testing.assert_allclose(w.grad.numpy(), 4.0 * np.cos(np.full(8, 4.0, np.float32)), rtol=1e-6)
+    assert br.stats()["kept"] == 1
