@@ -61,6 +61,7 @@ def forget() -> None:
     """Drop every recording (the next passes over each graph record again)."""
     _recordings.clear()
     _seen.clear()
+    _tries.clear()
     _misses[:] = [0, 0]
     _kept_steps[0] = 0
 
@@ -304,12 +305,14 @@ class _Recorder:
         self.first_use: list = []  # per view number: the step that names it first
         self.last_use: list = []  # per view number: the step that last names it
         self.failed: str | None = None
+        self.foreign = False  # another thread pushed meanwhile (the pass may be recorded later)
 
     def __call__(self, ins) -> None:
         if self.failed is not None:
             return
         try:
             if threading.get_ident() != self.thread:
+                self.foreign = True
                 raise NotReplayable("another thread pushed during the pass")
             if ins.stream != "compute":  # (a collective's instruction carries its call's place in the job's order)
                 raise NotReplayable(f"an instruction on the {ins.stream} stream")
@@ -464,11 +467,28 @@ def run(roots: list, starts: list, retain_graph: bool, engine) -> bool:
         _seen[key] = seen
         return False
     _seen.pop(key, None)
-    recording = _recordings[key] = _record(walk, engine)
+    recording = _record(walk, engine)
+    if recording is _RETRY:  # another thread's work may have met the recording: record a later pass, a few times
+        tries = _tries.get(key, 0) + 1
+        if tries < MAX_TRIES:
+            if len(_tries) >= _MAX_SEEN:
+                _tries.clear()
+            _tries[key] = tries
+            _seen[key] = 1
+            return True
+        recording = None
+    _tries.pop(key, None)
+    _recordings[key] = recording
     _counts["recorded" if recording is not None else "refused"] += 1
     if recording is not None:
         _kept_steps[0] += len(recording.steps)
     return True
+
+
+_RETRY = object()  # _record's answer where the pass met another thread's pushes, or a sync or draw (maybe another's)
+_tries: dict = {}  # signature -> recordings met by _RETRY so far
+MAX_TRIES = 3
+_install = threading.Lock()  # one recording at a time on a VM (a second thread's pass runs on the engine)
 
 
 def _record(walk: _Walk, engine):
@@ -480,16 +500,21 @@ def _record(walk: _Walk, engine):
     syncs, draws = vm.stats.syncs, default_generator._offset
     recorder = _Recorder(walk)
     walk.places = walk.nodes = walk.blobs = None  # (the engine frees each node's saved tensors as it runs it)
-    if vm.recorder is not None:
+    with _install:
+        busy = vm.recorder is not None
+        if not busy:
+            vm.recorder = recorder
+    if busy:
         engine()
-        return None
-    vm.recorder = recorder
+        return _RETRY
     try:
         engine()
     finally:
         vm.recorder = None
+    if recorder.foreign:
+        return _RETRY
     if vm.stats.syncs != syncs or default_generator._offset != draws:
-        return None
+        return _RETRY  # (the pass's own, or another thread's: MAX_TRIES passes tell)
     try:
         return recorder.finish(walk, grads_before, versions_before, place_blobs)
     except NotReplayable:

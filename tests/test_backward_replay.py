@@ -348,3 +348,43 @@ def test_recordings_stay_within_their_instruction_budget(replay, monkeypatch):
         (w * 4.0).sin().sum().backward()
         np.testing.assert_allclose(w.grad.numpy(), 4.0 * np.cos(np.full(8, 4.0, np.float32)), rtol=1e-6)
     assert br.stats()["kept"] == 1
+
+
+def test_a_pass_that_syncs_is_tried_a_few_times_then_left_to_the_engine(replay, monkeypatch):
+    from tidal.autograd import engine
+    real = engine._run_graph
+    w = tidal.tensor([1.0, -2.0, 3.0], requires_grad=True)
+
+    def syncing(*args):  # a value read on the host inside the pass
+        real(*args)
+        w.sum().item()
+    monkeypatch.setattr(engine, "_run_graph", syncing)
+    before = br.stats()
+    for _ in range(2 * br.MAX_TRIES + 3):
+        w.grad = None
+        (w * 3.0).sin().sum().backward()
+        np.testing.assert_allclose(w.grad.numpy(), 3 * np.cos(3 * np.array([1.0, -2.0, 3.0], np.float32)), rtol=1e-6)
+    after = br.stats()
+    assert after["replayed"] == before["replayed"] and after["refused"] == before["refused"] + 1
+    assert after["kept"] == 1  # (the graph's refusal, kept: no more tries)
+
+
+def test_two_threads_recording_at_once_record_later_and_replay_right(replay):
+    results = {}
+    barrier = threading.Barrier(2)
+
+    def train(k):
+        w = tidal.full((16,), float(k + 1), requires_grad=True)
+        barrier.wait()
+        for _ in range(30):
+            w.grad = None
+            (w * w * float(k + 2)).sum().backward()
+        results[k] = w.grad.numpy().copy()
+
+    threads = [threading.Thread(target=train, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in range(2):
+        np.testing.assert_array_equal(results[k], np.full(16, 2.0 * (k + 1) * (k + 2), np.float32))
