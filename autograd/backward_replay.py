@@ -276,13 +276,13 @@ class _Walk:
 # -- recording ----------------------------------------------------------------------------------
 @dataclasses.dataclass
 class Recording:
-    """A pass's instructions in graph places, laid out for a quick replay. `steps`: per instruction (name, kernel,
-    attrs, expr, stream, reduce, head, whether it has an issuing site, the views it names first, its inputs, its
-    outputs, the views and internal blobs to forget before pushing it). A view it names first is (number, place or
-    -1, internal blob number, nbytes, shape, strides, offset, NumPy dtype, layout); inputs are view numbers, or
-    (view number or None, scalar) pairs where an input is a scalar. `grads`: per leaf (in walk order) None, or its
-    new .grad as (internal blob number, shape, strides, offset, NumPy dtype, layout, tidal dtype); `bumps`:
-    (place, versions) written in place. A blob that ends as a leaf's .grad is never forgotten."""
+    """A pass's instructions in graph places, laid out for a quick replay (all on the compute stream). `steps`: per
+    instruction (name, kernel, attrs, expr, reduce, head, whether it has an issuing site, the views it names first,
+    its inputs, its outputs, the views and internal blobs to forget before pushing it). A view it names first is
+    (number, place or -1, internal blob number, nbytes, shape, strides, offset, NumPy dtype, layout); inputs are
+    view numbers, or (view number or None, scalar) pairs where an input is a scalar. `grads`: per leaf (in walk
+    order) None, or its new .grad as (internal blob number, shape, strides, offset, NumPy dtype, layout, tidal
+    dtype); `bumps`: (place, versions) written in place. A blob that ends as a leaf's .grad is never forgotten."""
 
     steps: list
     grads: list
@@ -322,7 +322,7 @@ class _Recorder:
                           for v in ins.ins])
             _value_key(ins.attrs)  # (raises for tensors, arrays or views inside)
             self._kernel_closure(ins.kernel)
-            self.steps.append([ins.name, ins.kernel, ins.attrs, ins.expr, ins.stream, ins.reduce, ins.head,
+            self.steps.append([ins.name, ins.kernel, ins.attrs, ins.expr, ins.reduce, ins.head,
                                getattr(ins, "origin", None) is not None, args, outs])
         except Exception as exc:  # noqa: BLE001 - a push never fails for the recorder's sake
             self.failed = str(exc) or exc.__class__.__name__
@@ -334,9 +334,8 @@ class _Recorder:
         held = [c.cell_contents for c in getattr(kernel, "__closure__", None) or ()]
         held += list(getattr(kernel, "args", ())) + list((getattr(kernel, "keywords", None) or {}).values())
         held.append(getattr(kernel, "__self__", None))
-        for x in held:
-            if isinstance(x, (Tensor, View, Blob)) or hasattr(x, "__array_interface__") and getattr(x, "ndim", 0):
-                raise NotReplayable("a kernel bound to a tensor or an array")
+        if any(_is_data(x) for x in held):
+            raise NotReplayable("a kernel bound to a tensor or an array")
 
     def _view(self, v: View, step: int, written: bool) -> int:
         hit = self.view_no.get(id(v))
@@ -345,7 +344,7 @@ class _Recorder:
             return hit[0]
         ref = self._blob(v.blob, written)
         n = len(self.views)
-        self.views.append((ref, v.shape, v.strides, v.offset, v.dtype, v.layout))
+        self.views.append((ref, v.shape, v.strides, v.offset, v.dtype))
         self.first_use.append(step)
         self.last_use.append(step)
         self.view_no[id(v)] = (n, weakref.ref(v))
@@ -400,7 +399,7 @@ class _Recorder:
         drop_places: list = [[] for _ in self.steps]
         blob_last: dict = {}
         place_last: dict = {}  # a graph tensor's blob is forgotten once its last view is made
-        for n, ((ref, shape, strides, offset, np_dtype, layout), born, last) in enumerate(
+        for n, ((ref, shape, strides, offset, np_dtype), born, last) in enumerate(
                 zip(self.views, self.first_use, self.last_use)):
             place, blob, nbytes = (ref[1], -1, 0) if ref[0] == "e" else (-1, ref[1], ref[2])
             layout = layout_id(shape, strides, offset, np_dtype)
@@ -415,19 +414,24 @@ class _Recorder:
         for place, step in place_last.items():
             drop_places[step].append(place)
         steps = []
-        for k, (name, kernel, attrs, expr, stream, reduce, head, has_origin, args, outs) in enumerate(self.steps):
+        for k, (name, kernel, attrs, expr, reduce, head, has_origin, args, outs) in enumerate(self.steps):
             if all(a[0] == "v" for a in args):
                 args = tuple([a[1] for a in args])
             else:
                 args = tuple([(a[1], None) if a[0] == "v" else (None, a[1]) for a in args])
             forget = tuple(drop_blobs[k]) + tuple([self.n_blobs + p for p in drop_places[k]])
-            steps.append((name, kernel, attrs, expr, stream, reduce, head, has_origin, tuple(first[k]), args, outs,
+            steps.append((name, kernel, attrs, expr, reduce, head, has_origin, tuple(first[k]), args, outs,
                           tuple(drop_views[k]), forget))
         return Recording(steps, grads, bumps, len(self.views), self.n_blobs)
 
 
+def _is_data(x) -> bool:
+    """Whether `x` is a tensor or an array (a NumPy scalar is a number): data a replay must not reuse."""
+    return isinstance(x, (Tensor, View, Blob)) or hasattr(x, "__array_interface__") and getattr(x, "ndim", 0) > 0
+
+
 def _scalar(x):
-    if isinstance(x, (Tensor, Blob)) or hasattr(x, "__array_interface__") and getattr(x, "ndim", 0):
+    if _is_data(x):
         raise NotReplayable("an array among an instruction's inputs")
     return x
 
@@ -456,7 +460,7 @@ def run(roots: list, starts: list, retain_graph: bool, engine) -> bool:
         _misses[0] = 0
         if recording is None:
             return False
-        _replay(recording, walk, roots, retain_graph)
+        _replay(recording, walk, retain_graph)
         _counts["replayed"] += 1
         return True
     seen = _seen.get(key, 0) + 1
@@ -519,11 +523,9 @@ def _record(walk: _Walk, engine):
         return recorder.finish(walk, grads_before, versions_before, place_blobs)
     except NotReplayable:
         return None
-    finally:
-        del grads_before
 
 
-def _replay(rec: Recording, walk: _Walk, roots: list, retain_graph: bool) -> None:
+def _replay(rec: Recording, walk: _Walk, retain_graph: bool) -> None:
     vm = walk.vm
     push = vm.push
     n_blobs = rec.n_blobs
@@ -535,8 +537,7 @@ def _replay(rec: Recording, walk: _Walk, roots: list, retain_graph: bool) -> Non
     walk.nodes = None
     views: list = [None] * rec.n_views
     origin = None
-    for name, kernel, attrs, expr, stream, reduce, head, has_origin, first, args, outs, drop_views, drop_blobs \
-            in rec.steps:
+    for name, kernel, attrs, expr, reduce, head, has_origin, first, args, outs, drop_views, drop_blobs in rec.steps:
         for n, place, b, nbytes, shape, strides, offset, np_dtype, layout in first:
             if place >= 0:
                 blob = blobs[n_blobs + place]
@@ -552,8 +553,6 @@ def _replay(rec: Recording, walk: _Walk, roots: list, retain_graph: bool) -> Non
             ins = tuple([views[n] for n in args])
         instr = compute_instruction(name, kernel, ins, tuple([views[n] for n in outs]), attrs, expr, reduce, head)
         ins = None
-        if stream != "compute":
-            instr.stream = stream
         if has_origin:
             if origin is None:
                 origin = issuing_site()

@@ -283,21 +283,26 @@ def test_random_draws_in_the_graph_are_not_frozen(replay):
     assert not np.array_equal(masks[2], masks[3])  # the replayed pass reads this step's mask
 
 
-def test_passes_from_two_threads(replay):
-    results = {}
+def _in_two_threads(train) -> dict:
+    """train(k) on two threads at once, k = 0 and 1; their results by k."""
+    results: dict = {}
+    threads = [threading.Thread(target=lambda k=k: results.__setitem__(k, train(k))) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
 
+
+def test_passes_from_two_threads(replay):
     def train(k):
         w = tidal.full((8,), float(k + 1), requires_grad=True)
         for _ in range(20):
             w.grad = None
             (w * w).sum().backward()
-        results[k] = w.grad.numpy().copy()
+        return w.grad.numpy().copy()
 
-    threads = [threading.Thread(target=train, args=(k,)) for k in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = _in_two_threads(train)
     for k in range(2):
         np.testing.assert_array_equal(results[k], np.full(8, 2.0 * (k + 1), np.float32))
 
@@ -370,7 +375,6 @@ def test_a_pass_that_syncs_is_tried_a_few_times_then_left_to_the_engine(replay, 
 
 
 def test_two_threads_recording_at_once_record_later_and_replay_right(replay):
-    results = {}
     barrier = threading.Barrier(2)
 
     def train(k):
@@ -379,12 +383,8 @@ def test_two_threads_recording_at_once_record_later_and_replay_right(replay):
         for _ in range(30):
             w.grad = None
             (w * w * float(k + 2)).sum().backward()
-        results[k] = w.grad.numpy().copy()
+        return w.grad.numpy().copy()
 
-    threads = [threading.Thread(target=train, args=(k,)) for k in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = _in_two_threads(train)
     for k in range(2):
         np.testing.assert_array_equal(results[k], np.full(16, 2.0 * (k + 1) * (k + 2), np.float32))
