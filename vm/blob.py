@@ -78,29 +78,16 @@ def refuse_impossible(nbytes: int, vm) -> None:
 def fresh_view(nbytes: int, vm, shape: tuple, strides: tuple, np_dtype, layout=None) -> "View":
     """A view over a new unallocated blob of `nbytes`, as `View(Blob(nbytes, vm), shape, strides, 0,
     np_dtype)` with its `layout` given: every op result is one, so both are made without their
-    constructors' call overhead (about a third of an op's object cost). Keep in step with the __init__s.
+    constructors' call overhead (about a third of an op's object cost).
     A size the device can never hold is refused here, at the op's call, not at its first write."""
     if nbytes >= LARGE:
         refuse_impossible(nbytes, vm)
-    b = _new(Blob)
-    b.nbytes = nbytes
-    b.vm = vm
-    b.data = b.writer = b.error = None
-    b.version = b.lent = 0
-    v = _new(View)
-    v.array = None
-    v.layout = layout
-    v.blob = b
-    v.shape = shape
-    v.strides = strides
-    v.offset = 0
-    v.dtype = np_dtype
-    return v
+    return view_of(fresh_blob(nbytes, vm), shape, strides, 0, np_dtype, layout)
 
 
 def view_of(blob: Blob, shape: tuple, strides: tuple, offset: int, np_dtype, layout=None) -> "View":
     """`View(blob, shape, strides, offset, np_dtype)` with its `layout` given, made without the constructor's call
-    (for issuers of many, such as autograd's backward replay). Keep in step with View.__init__."""
+    (every op result, through fresh_view; autograd's backward replay). Keep in step with View.__init__."""
     v = _new(View)
     v.array = None
     v.layout = layout
