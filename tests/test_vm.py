@@ -317,6 +317,67 @@ def test_background_compile_starts_once_a_group_is_hot(seconds_per_run, runs_bef
     assert all(k == requested[0] for k in requested)  # one call key: the program's
 
 
+def _stored_program_runs(monkeypatch, tmp_path, programs, numba_imported: bool, heat_floors: int = 100) -> list:
+    """Compile `programs` (functions of no argument) into an empty disk cache in the foreground, then forget
+    the loaded kernels as a fresh process would, and run them in turns with background compiling: the run
+    (count of turns) at which each call key was requested, and whether it went to the compile process."""
+    import itertools
+    codegen = tidal.vm.codegen
+    monkeypatch.setenv("TIDAL_CACHE_DIR", str(tmp_path))
+    tidal.vm.set_fusion(compile_after=1, background_compile=False)
+    for _ in range(2):
+        for run in programs:
+            run()
+    assert list((tmp_path / "kernels" / "__pycache__").glob("*.nbi"))  # what the next process finds
+    for name in ("_ready_calls", "_heat", "_stored_keys", "_cache_listing"):
+        monkeypatch.setattr(codegen, name, {})
+    monkeypatch.setattr(codegen, "_clock", lambda c=itertools.count(0.0, 0.0): next(c))  # each run: heat_floor
+    monkeypatch.setattr(codegen, "_numba_imported", lambda: numba_imported)
+    requested = []
+    monkeypatch.setattr(codegen.compiler, "request", lambda key, load, remote, first=False:
+                        requested.append((len(runs), key, remote)))
+    floor = codegen.heat_floor
+    tidal.vm.set_fusion(compile_after=1, background_compile=True, compile_heat=heat_floors * floor)
+    monkeypatch.setattr(codegen, "load_heat", 2.5 * floor)
+    runs: list = []
+    for turn in range(8):
+        for run in programs:
+            run()
+        runs.append(turn)
+    return requested
+
+
+def test_a_kernel_in_the_disk_cache_is_loaded_after_little_heat(tmp_path, async_mode, fusion_settings, monkeypatch):
+    # a stored kernel costs a load (milliseconds), not a compile: bought at load_heat (3 runs at the floor),
+    # not compile_heat (100 runs), and loaded by this process's compiler thread (no compile process)
+    xn = np.linspace(-1, 1, 9).astype(np.float32)
+    x = tidal.tensor(xn)
+    expected = np.abs(xn * np.float32(4.75) - np.float32(0.5)) * np.float32(1.25)
+
+    def program():  # (a program no other test builds: its kernel is not loaded in this process yet)
+        np.testing.assert_allclose(((x * 4.75 - 0.5).abs().arctan().neg() * 1.25).numpy(), -np.arctan(expected / 1.25) * 1.25,
+                                   rtol=1e-6)
+    requested = _stored_program_runs(monkeypatch, tmp_path, [program], numba_imported=True)
+    assert requested[0][0] == 3  # (the mock keeps no pending set: each later run asks again)
+    assert all(key == requested[0][1] and remote is None for _, key, remote in requested)
+
+
+def test_stored_kernels_share_the_price_of_numbas_import(tmp_path, async_mode, fusion_settings, monkeypatch):
+    # before numba is imported, a stored kernel also waits for numba's import to pay off: the NumPy time of
+    # every stored key heats one shared key up to compile_heat (12 floors here). Alone, each program would
+    # wait 12 turns; the two together pay it in 6, then both load
+    xn = np.linspace(-1, 1, 9).astype(np.float32)
+    x = tidal.tensor(xn)
+    programs = [lambda: ((x * 1.5 - 0.25).abs().arcsinh() * 0.5).numpy(),
+                lambda: ((x * 2.5 + 0.25).abs().arcsinh().neg() - 0.5).numpy()]
+    requested = _stored_program_runs(monkeypatch, tmp_path, programs, numba_imported=False, heat_floors=12)
+    first = {}
+    for turn, key, remote in requested:
+        first.setdefault(key, turn)
+        assert remote is None
+    assert sorted(first.values()) == [6, 6]
+
+
 @register_kernel("test_slow_copy", "cpu")
 def _slow_copy_kernel(ins, outs, attrs):
     import time

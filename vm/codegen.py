@@ -318,8 +318,9 @@ def _cache_dir() -> str:
     return path
 
 
-def _kernel_file(prog: Program, variant: tuple) -> tuple:
+def _kernel_file(prog: Program, variant: tuple, write: bool = True) -> tuple:
     # (module name, path) of the generated file of `prog`'s loop in layout `variant`, written if new
+    # (unless not `write`: then only named)
     key = (prog.key, variant)
     found = _kernel_files.get(key)
     if found is None:
@@ -331,6 +332,8 @@ def _kernel_file(prog: Program, variant: tuple) -> tuple:
                + (f"from {_complex_module} import *\n" if complex_values else "")
                + f"\n@njit(cache=True, nogil=True, error_model='numpy'{_parallel_flag(variant)})\n"
                + _kernel_source(prog, variant))
+        if not write:
+            return generated_file(src, write=False)
         found = _kernel_files[key] = generated_file(src)
     return found
 
@@ -352,12 +355,12 @@ def compiled_kernel(prog: Program, variant: tuple):
     return fn
 
 
-def generated_file(src: str, prefix: str = "k") -> tuple:
+def generated_file(src: str, prefix: str = "k", write: bool = True) -> tuple:
     """(module name, path) of generated kernel source, written to a file in the cache directory named
     by its hash (numba's on-disk cache is keyed by file and function, so each source gets its own file)."""
     digest = hashlib.sha1(src.encode()).hexdigest()[:20]
     path = os.path.join(_cache_dir(), f"{prefix}_{digest}.py")
-    if not os.path.exists(path):
+    if write and not os.path.exists(path):
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w") as f:
             f.write(src)
@@ -530,8 +533,14 @@ def kernel_module(name: str, package: str | None = None, spent: float = 0.0):
     if module is not None:
         return module
     key = ("module", full)
-    if "numba" not in sys.modules:
+    stored = _stored_keys.get(key)
+    if stored is None:
+        spec = importlib.util.find_spec(full)
+        stored = _stored_keys[key] = spec is not None and spec.origin is not None and in_disk_cache(spec.origin)
+    if not _numba_imported():
         heat = _heat[key] = _heat.get(key, 0.0) + spent
+        if stored:  # (its load is cheap: numba's import is what the stored keys' shared heat pays for)
+            heat = _heat[_STORED] = _heat.get(_STORED, 0.0) + spent
         if heat < compile_heat:
             return None
 
@@ -551,7 +560,7 @@ def kernel_module(name: str, package: str | None = None, spent: float = 0.0):
             _failed_modules.add(full)
             return None
         return _kernel_modules[full]
-    compiler.request(key, load, (full, None, "warm", ()), first=True)
+    compiler.request(key, load, None if stored else (full, None, "warm", ()), first=True)
     return None
 
 
@@ -566,19 +575,62 @@ heat_floor = 0.002
 _heat: dict = {}  # call key -> NumPy seconds (with the floor) spent on it so far
 
 
-def _warming(key: tuple, fallback) -> bool:
+def _warming(key: tuple, fallback, stored=None) -> bool:
     """Run `fallback` (the NumPy path) and add its time to `key`'s heat, if `key` is still colder than
-    compile_heat (then True: nothing to compile yet); else False."""
-    heat = _heat.get(key, 0.0)
-    if heat >= compile_heat or not background:
+    compile_heat (then True: nothing to compile yet); else False. `stored()` says whether the key's
+    kernel is in numba's on-disk cache (asked once per key): such a key is warm enough at load_heat."""
+    if not background:
         return False
+    heat = _heat.get(key, 0.0)
+    if heat >= compile_heat:
+        return False
+    if stored is not None:
+        if _stored_keys.get(key) is None:
+            _stored_keys[key] = stored()
+        if not _stored_keys[key]:
+            stored = None
+        elif heat >= load_heat and (_numba_imported() or _heat.get(_STORED, 0.0) >= compile_heat):
+            return False
     if len(_heat) > 65536:  # a program of ever-new shapes: forget, rather than grow
         _heat.clear()
+        _stored_keys.clear()
     t = _clock()
     fallback()
     spent = _clock() - t
-    _heat[key] = heat + (spent if spent > heat_floor else heat_floor)
+    spent = spent if spent > heat_floor else heat_floor
+    _heat[key] = heat + spent
+    if stored is not None and not _numba_imported():
+        _heat[_STORED] = _heat.get(_STORED, 0.0) + spent
     return True
+
+
+# A kernel an earlier process compiled is in numba's on-disk cache: loading it costs milliseconds, not the
+# half second of a compile, so it is bought after `load_heat` NumPy seconds of its own (a program's second
+# run reaches compiled speed in a few steps rather than a hundred). numba's import (a quarter second, once)
+# is shared by them all: until it is paid, the stored keys' NumPy time also heats one key, _STORED, and
+# the stored keys load once it passes compile_heat.
+load_heat = 0.02
+_STORED = ("stored kernels",)
+_stored_keys: dict = {}  # call key -> whether its kernel is in numba's on-disk cache
+_cache_listing: dict = {}  # a __pycache__ folder -> the file stems with a numba index there (read once)
+
+
+def _numba_imported() -> bool:
+    return "numba" in sys.modules
+
+
+def in_disk_cache(path: str) -> bool:
+    """Whether numba's on-disk cache holds an index for the kernel file (or module) at `path`."""
+    folder, base = os.path.split(path)
+    pycache = os.path.join(folder, "__pycache__")
+    stems = _cache_listing.get(pycache)
+    if stems is None:
+        try:
+            names = os.listdir(pycache)
+        except OSError:
+            names = []
+        stems = _cache_listing[pycache] = {n.split(".", 1)[0] for n in names if n.endswith(".nbi")}
+    return os.path.splitext(base)[0] in stems
 
 
 def _array_key(x):
@@ -656,7 +708,9 @@ def launch_compiled(key: tuple, prog: Program, variant, call: list, fallback, n_
         fn(*dummies)  # loads what the compile process built (or compiles here)
         _ready_calls[key] = _entered(_direct(fn, dummies, n_extents)) if parallel else _direct(fn, dummies, n_extents)
 
-    compiler.request(key, load, (__name__, None, "compile_kernel_file", (*_kernel_file(prog, variant), specs)))
+    remote = None if _stored_keys.get(key) else (__name__, None, "compile_kernel_file",
+                                                   (*_kernel_file(prog, variant), specs))
+    compiler.request(key, load, remote)  # (a stored kernel: this process's compiler thread just loads it)
     fallback()
 
 
@@ -724,7 +778,7 @@ def run_compiled(prog: Program, ins: list, outs: list) -> None:
     if key in compiler.pending or not all(_compilable_array(x, "biufc") for x in call):  # (pending: being built)
         return run_numpy(prog, ins, outs)
     fallback = lambda: run_numpy(prog, ins, outs)  # noqa: E731
-    if _warming(key, fallback):
+    if _warming(key, fallback, lambda: in_disk_cache(_kernel_file(prog, _elementwise_variant(outs, ins), False)[1])):
         return
     variant = _elementwise_variant(outs, ins)
     if variant[-1] == COMPLEX and not is_compilable(prog, True):  # a program compiled for real values
