@@ -301,6 +301,11 @@ def _lower_single(ins: Instruction, stats, pos: int, rec: list | None) -> Instru
     return ins
 
 
+def lower_one(ins: Instruction, stats) -> Instruction | None:
+    """A window of one instruction, lowered (what fuse_window makes of it)."""
+    return ins if ins.expr is None else _lower_single(ins, stats, 0, None)
+
+
 _singles: dict = {}  # (expression, inputs) -> the _programs entry of that one-op group
 _PARALLEL_BYTES = 4 * intra_op.PARALLEL_ELEMENTS
 

@@ -25,7 +25,7 @@ from .allocator import CachingAllocator
 from .blob import Blob, View
 from .codegen import quiet, quiet_thread, unquiet
 from .failure import Failure
-from .fusion import config as fusion_config, fuse_window
+from .fusion import config as fusion_config, fuse_window, lower_one
 from .instruction import Instruction
 from .replay import WindowCache
 
@@ -103,24 +103,7 @@ class Stream:
             for v in ins.outs:
                 v.blob.writer = (self, self.pushed)
         if run_here:
-            stats.inline_batches += 1
-            execute = self.vm.execute
-            token = quiet()  # kernels' NumPy error state, restored for the caller's code
-            try:
-                for k, ins in enumerate(batch):
-                    batch[k] = None  # a finished instruction's inputs may be freed at once
-                    execute(ins)
-                    self.done = ins.seq
-                ins = None
-            finally:
-                unquiet(token)
-            if self._waiters:  # another thread may wait for what ran here
-                with self._cond:
-                    self._cond.notify_all()
-            if _mode == "sync" and self.vm.error is not None:
-                failure = self.vm.take_error()
-                if failure is not None:  # sync mode is for debugging: fail at the call
-                    raise failure.exception()
+            self._run_here(batch)
             return
         stats.worker_batches += 1
         waiting = self.pushed - self.done
@@ -131,6 +114,36 @@ class Stream:
             threading.Thread(target=self._work, name=f"tidal-{self.vm.device}-{self.name}",
                              daemon=True).start()
         self._queue.put(batch)
+
+    def _run_here(self, batch: list) -> None:
+        # run a numbered batch on the calling thread
+        self.vm.stats.inline_batches += 1
+        execute = self.vm.execute
+        token = quiet()  # kernels' NumPy error state, restored for the caller's code
+        try:
+            for k, ins in enumerate(batch):
+                batch[k] = None  # a finished instruction's inputs may be freed at once
+                execute(ins)
+                self.done = ins.seq
+            ins = None
+        finally:
+            unquiet(token)
+        if self._waiters:  # another thread may wait for what ran here
+            with self._cond:
+                self._cond.notify_all()
+        if _mode == "sync" and self.vm.error is not None:
+            failure = self.vm.take_error()
+            if failure is not None:  # sync mode is for debugging: fail at the call
+                raise failure.exception()
+
+    def run_alone(self, ins: Instruction) -> None:
+        """Number one lowered instruction and run it on the calling thread (the stream is idle and the VM's
+        only one: no writer to wait for)."""
+        self.pushed += 1
+        ins.seq = self.pushed
+        for v in ins.outs:
+            v.blob.writer = (self, self.pushed)
+        self._run_here([ins])
 
     def _work(self) -> None:
         get = self._queue.get
@@ -252,6 +265,8 @@ class VirtualMachine:
                 self.recorder(ins)
             self.stats.instructions += 1
             window = self.window
+            if _mode == "sync" and not window and self._ran_alone(ins):
+                return
             window.append(ins)
             if _mode == "sync":
                 self.flush()
@@ -265,6 +280,20 @@ class VirtualMachine:
             self._release()
         for v in ins.outs:  # outside the lock: another thread's pushes go on meanwhile
             self.wait_blob(v.blob)
+
+    def _ran_alone(self, ins: Instruction) -> bool:
+        # A window of one instruction that runs on the calling thread anyway (sync mode, or a sync point
+        # while its stream is idle) skips the fusion pass and the batch: run it here if this VM has no
+        # other stream (whose writers it could need to wait for); whether it did.
+        if len(self.streams) != 1:
+            return False
+        s = self.streams.get(ins.stream)
+        if s is None or not s.small_inline or s.done != s.pushed:
+            return False
+        ins = lower_one(ins, self.stats)
+        if ins is not None:
+            s.run_alone(ins)
+        return True
 
     @staticmethod
     def _touches_lent(ins: Instruction) -> bool:
@@ -295,7 +324,7 @@ class VirtualMachine:
         """Fuse the pending window and hand it to the streams (`inline`: a sync point follows)."""
         with self._lock:
             window, self.window = self.window, []
-            if not window:
+            if not window or inline and len(window) == 1 and self._ran_alone(window[0]):
                 return
             batch = self.windows.lower(window, self.stats)
             del window
