@@ -1,7 +1,8 @@
 """The torch.distributed.checkpoint tutorial's pattern: an AppState(Stateful) holding an FSDP2 model and its
 optimizer, saved with dcp.save({"app": AppState(...)}) and loaded into a fresh model with dcp.load, which
 calls AppState.load_state_dict; training then resumes. Also a module saved directly as a Stateful value, and
-a partial load with DefaultLoadPlanner(allow_partial_load=True).
+a partial load with DefaultLoadPlanner(allow_partial_load=True), and the sharded checkpoint converted to
+one torch.save file by format_utils.dcp_to_torch_save.
 
 Run with `torchrun --nproc-per-node 2 dcp_stateful.py` (real torch, gloo) or
 `python -m tidal.comm.launch --nproc-per-node 2 -m tidal.compat dcp_stateful.py` (tidal). Rank 0 prints the
@@ -13,6 +14,7 @@ import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 import torch.nn as nn
 from torch.distributed.checkpoint.default_planner import DefaultLoadPlanner
+from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 from torch.distributed.checkpoint.stateful import Stateful
 from torch.distributed.fsdp import fully_shard
@@ -80,5 +82,12 @@ total = torch.stack(losses)
 dist.all_reduce(total)
 dist.barrier()
 if rank == 0:
-    report(total.tolist(), step=step, same=same)
+    dcp_to_torch_save("ckpt", "full.pt")
+    full = torch.load("full.pt", weights_only=False)
+    app = full["app"]
+    layout = {k: sorted(v) if isinstance(v, dict) else v for k, v in sorted(full.items()) if k != "app"}
+    whole = {name: [list(t.shape), float(t.double().sum())] for name, t in app["model"].items()}
+    moments = {f"{k}.{n}": float(v.double().sum()) for k, st in app["optim"]["state"].items() for n, v in st.items()}
+    report(total.tolist(), step=step, same=same, layout=layout, whole=whole, moments=moments,
+           groups=len(app["optim"]["param_groups"]))
 dist.destroy_process_group()
