@@ -131,17 +131,50 @@ def _fused_attention(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None, scale
 
 
 def _fused_attention_backward(node, g: Tensor) -> tuple:
-    # one kernel; a create_graph backward (grad mode on) differentiates the composite's formula instead, with the
-    # probabilities recomputed from q and k so that a second backward sees them depend on those
+    # one kernel; a create_graph backward (grad mode on) differentiates the composite's formula instead
     q, k, v, probs, bias = node.saved_tensors
     scale = node.attrs
     if not is_grad_enabled():
         return attention_rows.attention_rows_backward(g, q, k, v, probs, scale)
+    return _composite_grads(g, q, k, v, bias, scale)
+
+
+def _composite_grads(g: Tensor, q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None, scale: float) -> tuple:
+    # the gradients of q, k, v as tidal ops, the probabilities recomputed from q and k so that a second backward
+    # sees them depend on those
     scores = ops.matmul(q, k.transpose(-2, -1)) * scale
     probs = _safe_softmax(scores if bias is None else scores + bias)
     dp = ops.matmul(g, v.transpose(-2, -1))
     ds = probs * (dp - (probs * dp).sum(-1, keepdim=True)) * scale
     return ops.matmul(ds, k), ops.matmul(ds.transpose(-2, -1), q), ops.matmul(probs.transpose(-2, -1), g)
+
+
+def _packed_attention(proj: Tensor, heads: int, batch_first: bool, bias: Tensor | None, scale: float) -> Tensor:
+    """Self-attention over the q, k, v packed in `proj` ((N, L, 3E), or (L, N, 3E) unless `batch_first`) as one node,
+    its result (N, L, E) (or (L, N, E)) and its gradient in `proj`'s layout: no head is copied either way."""
+    with no_grad():
+        out, probs = attention_rows.packed_attention(proj, heads, batch_first, bias, scale)
+    if needs_grad((proj,)):
+        record(attention_rows.PACKED, _packed_attention_backward, (proj,), (out,), (proj, probs, bias),
+               (heads, batch_first, scale))
+    return out
+
+
+# (N, L, parts, heads, head dim) <-> (parts, N, heads, L, head dim), and the same from (L, N, ...)
+_HEADS_FIRST = {True: (2, 0, 3, 1, 4), False: (2, 1, 3, 0, 4)}
+_HEADS_BACK = {True: (1, 3, 0, 2, 4), False: (3, 1, 0, 2, 4)}
+
+
+def _packed_attention_backward(node, g: Tensor) -> tuple:
+    proj, probs, bias = node.saved_tensors
+    heads, batch_first, scale = node.attrs
+    if not is_grad_enabled():
+        return (attention_rows.packed_attention_backward(g, proj, probs, heads, batch_first, scale),)
+    b0, b1, width = proj.shape
+    split = proj.reshape(b0, b1, 3, heads, width // (3 * heads)).permute(*_HEADS_FIRST[batch_first])
+    g = g.reshape(b0, b1, 1, heads, width // (3 * heads)).permute(*_HEADS_FIRST[batch_first])[0]
+    grads = ops.stack(_composite_grads(g, split[0], split[1], split[2], bias, scale))
+    return (grads.permute(*_HEADS_BACK[batch_first]).reshape(b0, b1, width),)
 
 
 def _project(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
@@ -207,8 +240,13 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     attn_mask = _additive_mask(attn_mask, float_dtype, true_means_attend=False)
 
     # input projections: self-attention projects once with the packed weight, as PyTorch does
+    proj = None
     if not use_separate_proj_weight and _same_input(query, key) and _same_input(key, value):
-        q, k, v = ops.chunk(_project(query, in_proj_weight, in_proj_bias), 3, -1)
+        # batch_first's (L, N, E) query is a transposed view of the caller's (N, L, E): projected in that layout, the
+        # packed kernels take each head from the projection and give the result in it, with no copy either way
+        batch_first = tgt_len > 1 and bsz > 1 and tuple(query._v.strides) == (embed_dim, tgt_len * embed_dim, 1)
+        proj = _project(query.transpose(0, 1) if batch_first else query, in_proj_weight, in_proj_bias)
+        q, k, v = ops.chunk(proj.transpose(0, 1) if batch_first else proj, 3, -1)
     else:
         if use_separate_proj_weight:
             weights = (q_proj_weight, k_proj_weight, v_proj_weight)
@@ -237,15 +275,21 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         v = ops.cat([v, bias_v.repeat(1, bsz, 1)])
         attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
 
-    # split heads: (L, N, E) -> (N * H, L, head_dim)
-    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    k = (k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k)
-    v = (v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_v is None else static_v)
+    if not training:
+        dropout_p = 0.0
+    # self-attention without weights, dropout or extra keys may run packed (see _packed_attention): its heads stay in
+    # the projection
+    packed = (proj is not None and not need_weights and dropout_p == 0.0 and bias_k is None and not add_zero_attn
+              and static_k is None and static_v is None)
+    if not packed:  # split heads: (L, N, E) -> (N * H, L, head_dim)
+        q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+        k = (k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k)
+        v = (v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_v is None else static_v)
     if add_zero_attn:
         zeros = ops.zeros((bsz * num_heads, 1, head_dim), dtype=q.dtype, device=q.device)
         k, v = ops.cat([k, zeros], 1), ops.cat([v, zeros], 1)
         attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
-    src_len = k.shape[1]
+    src_len = k.shape[0] if packed else k.shape[1]
     if key_padding_mask is not None:
         # torch 2.13's _check_key_padding_mask: the batch size first, then the source length
         for dim, expected in ((0, bsz), (1, src_len)):
@@ -255,10 +299,20 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
         kpm = kpm.reshape(bsz * num_heads, 1, src_len)
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
-    if not training:
-        dropout_p = 0.0
 
     from .functional import dropout, linear
+    if packed:
+        lead = (bsz, num_heads) if attn_mask is not None and attn_mask.shape[0] > 1 else (1, 1)  # (from N * H or 1)
+        bias = None if attn_mask is None else attn_mask.reshape(*lead, attn_mask.shape[1], src_len)
+        if (attention_rows.takes_packed(proj, num_heads, batch_first, bias)
+                and not (bias is not None and bias.requires_grad) and not ops.holds_global(proj, bias)):
+            out = linear(_packed_attention(proj, num_heads, batch_first, bias, math.sqrt(1.0 / head_dim)),
+                         out_proj_weight, out_proj_bias)
+            out = out.transpose(0, 1) if batch_first else out  # (L, N, E)
+            return (out if batched else out.squeeze(1)), None
+        q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)  # (a layout the kernels do not take)
+        k = k.reshape(src_len, bsz * num_heads, head_dim).transpose(0, 1)
+        v = v.reshape(src_len, bsz * num_heads, head_dim).transpose(0, 1)
     if not need_weights and dropout_p == 0.0 and _fused_takes(q, k, v, attn_mask):
         out = _fused_attention(q, k, v, attn_mask, math.sqrt(1.0 / head_dim))  # (N * H, L, head_dim)
     else:

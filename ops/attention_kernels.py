@@ -6,8 +6,9 @@ slower, and NumPy's batched matmul pays a call per head anyway. The scores are m
 the softmax runs on them in place (float32 rows take the vectorizable exp of ops/softmax_kernels.py), so nothing
 but the probabilities is written beside the results. q, k, v and g come as 4-D arrays of any strides (the explicit
 signatures take every layout without compiling again: a head whose rows are not contiguous is copied first); the
-bias is C-contiguous of shape (1 or B, 1 or H, L, S), or empty; results and probabilities are C-contiguous. Heads
-go over numba's threads in the `_parallel` variants.
+bias is C-contiguous of shape (1 or B, 1 or H, L, S), or empty; the probabilities are C-contiguous; results may be
+strided views whose head rows are contiguous (MHA's packed layout writes each head's rows straight into the
+(batch, length, heads x head dim) result). Heads go over numba's threads in the `_parallel` variants.
 """
 from __future__ import annotations
 
@@ -20,9 +21,9 @@ from .softmax_kernels import exp_of
 _ANY4 = {real: types.Array(real, 4, "A") for real in (types.float32, types.float64)}
 _C4 = {real: types.Array(real, 4, "C") for real in (types.float32, types.float64)}
 # (scale comes in the arrays' type, so that every loop computes in it: one float64 operand would widen them)
-FORWARD_SIGNATURES = [types.void(_ANY4[r], _ANY4[r], _ANY4[r], _C4[r], r, _C4[r], _C4[r])
+FORWARD_SIGNATURES = [types.void(_ANY4[r], _ANY4[r], _ANY4[r], _C4[r], r, _ANY4[r], _C4[r])
                       for r in (types.float32, types.float64)]
-BACKWARD_SIGNATURES = [types.void(_ANY4[r], _ANY4[r], _ANY4[r], _ANY4[r], _C4[r], r, _C4[r], _C4[r], _C4[r])
+BACKWARD_SIGNATURES = [types.void(_ANY4[r], _ANY4[r], _ANY4[r], _ANY4[r], _C4[r], r, _ANY4[r], _ANY4[r], _ANY4[r])
                        for r in (types.float32, types.float64)]
 _NO, _TRANS = 111, 112
 
@@ -81,8 +82,9 @@ def _forward_head(h, q, k, v, bias, scale, out, probs):
             total += row[j]
         for j in range(n):
             row[j] = row[j] / total
+    om = out[a, b]
     gemm(one, one - one, _NO, _NO, length, width, keys, scores.ctypes.data, keys, vm.ctypes.data, _lead(vm),
-         out[a, b].ctypes.data, width)
+         om.ctypes.data, _lead(om))
     _set_local_threads(held)
 
 
@@ -109,12 +111,13 @@ def _backward_head(h, g, q, k, v, probs, scale, grad_q, grad_k, grad_v):
             d_row[j] = p_row[j] * (d_row[j] - dot)  # the scores' gradient (softmax backward)
         for j in range(n):
             d_row[j] *= scale
+    gq, gk, gv = grad_q[a, b], grad_k[a, b], grad_v[a, b]
     gemm(one, one - one, _NO, _NO, length, depth, keys, ds.ctypes.data, keys, km.ctypes.data, _lead(km),
-         grad_q[a, b].ctypes.data, depth)
+         gq.ctypes.data, _lead(gq))
     gemm(one, one - one, _TRANS, _NO, keys, depth, length, ds.ctypes.data, keys, qm.ctypes.data, _lead(qm),
-         grad_k[a, b].ctypes.data, depth)
+         gk.ctypes.data, _lead(gk))
     gemm(one, one - one, _TRANS, _NO, keys, width, length, p.ctypes.data, keys, gm.ctypes.data, _lead(gm),
-         grad_v[a, b].ctypes.data, width)
+         gv.ctypes.data, _lead(gv))
     _set_local_threads(held)
 
 
@@ -163,7 +166,7 @@ def warm() -> None:
             grads = tuple(np.empty((1, 1, 2, 3), real) for _ in range(3))
             bwd(g, q, k, v, probs, real(0.5), *grads)
             strided = np.ascontiguousarray(q.swapaxes(2, 3)).swapaxes(2, 3)  # (a head whose rows are copied first)
-            again = np.empty_like(out)
+            again = np.empty((1, 2, 1, 6), real)[..., :3].swapaxes(1, 2)  # (a result with rows 6 apart)
             fwd(strided, k, v, bias, real(0.5), again, probs)
             for got, want in zip((out, again) + grads, expected[:1] + expected):
                 if not np.allclose(got[0, 0], want, rtol=1e-4, atol=1e-5):
