@@ -4,7 +4,7 @@ import pytest
 import torch.distributed._composable.fsdp as theirs
 import torch.distributed.fsdp as theirs_new
 
-PATCH = pytest.mark.xfail(strict=True, reason="needs s16_func_composable_fsdp.patch")
+PATCH = pytest.mark.xfail(strict=True, reason="needs s16_func_new_packages.patch")
 
 
 @PATCH
