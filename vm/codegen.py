@@ -34,6 +34,7 @@ _complex_cuda_module: str | None = None  # the same for CUDA kernels (vm/codegen
 _cache: dict = {}          # source key -> python function (NumPy path)
 _compiled: dict = {}       # source key -> numba dispatcher
 _kernel_files: dict = {}  # (program key, variant) -> (module name, path) of its generated file
+_kernel_names: dict = {}  # the same for files only named (see _warming), not written
 _lock = threading.Lock()
 
 
@@ -322,7 +323,7 @@ def _kernel_file(prog: Program, variant: tuple, write: bool = True) -> tuple:
     # (module name, path) of the generated file of `prog`'s loop in layout `variant`, written if new
     # (unless not `write`: then only named)
     key = (prog.key, variant)
-    found = _kernel_files.get(key)
+    found = _kernel_files.get(key) or (None if write else _kernel_names.get(key))
     if found is None:
         # numba caches by file and function: one generated file per kernel source
         complex_values = variant[-1] == COMPLEX
@@ -333,7 +334,8 @@ def _kernel_file(prog: Program, variant: tuple, write: bool = True) -> tuple:
                + f"\n@njit(cache=True, nogil=True, error_model='numpy'{_parallel_flag(variant)})\n"
                + _kernel_source(prog, variant))
         if not write:
-            return generated_file(src, write=False)
+            found = _kernel_names[key] = generated_file(src, write=False)
+            return found
         found = _kernel_files[key] = generated_file(src)
     return found
 
