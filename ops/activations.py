@@ -261,6 +261,10 @@ ew._declare("float", 1, {
     "gelu": "{0} * 0.5 * (1 + erf({0} * %r))" % _SQRT1_2,
     "gelu_tanh": "0.5 * {0} * (1 + np.tanh(%r * ({0} + 0.044715 * ({0} * {0} * {0}))))" % _SQRT_2_OVER_PI,
 })
+# float32 (and bfloat16) computes in float32 as torch's vectorized kernel does, in its order: the float64 constants
+# of the template above made a compiled loop convert to float64 and back, at half the vector width (2x slower)
+ew._SINGLE_TEMPLATES[ew.OPS["gelu"].template] = \
+    "{0} * as_float32(0.5) * (as_float32(1) + erf_single({0} * as_float32(%r)))" % _SQRT1_2
 _GELU_OPS = {"none": "gelu", "tanh": "gelu_tanh"}
 
 
