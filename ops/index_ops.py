@@ -348,13 +348,13 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *, ou
         deferred = check_now(indices, input.numel(), 0, exc=RuntimeError)
         return _track_take_along(emit("take_along_dim", (input, indices), (indices.numel(),), input.dtype, None,
                                       out, deferred), input, indices, None)
-    if input.ndim == 0:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    dim = input._dim(dim, "take_along_dim")
-    if input.ndim != indices.ndim:
+    if input.ndim != indices.ndim:  # (checked first, as torch: a 0-d input with 2-D indices is this error)
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of "
                            f"dimensions, but got {input.ndim} dimensions for input, and {indices.ndim} "
                            "dimensions for indices")
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    dim = input._dim(dim, "take_along_dim")
     others = broadcast_shapes(tuple(1 if d == dim else s for d, s in enumerate(input._v.shape)),
                               tuple(1 if d == dim else s for d, s in enumerate(indices._v.shape)))
     shape = tuple(indices._v.shape[d] if d == dim else s for d, s in enumerate(others))

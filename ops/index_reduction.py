@@ -88,6 +88,9 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None, 
                            "supported)")
     axis = data._dim(axis, "segment_reduce")
     counts = lengths._host_array() if lengths is not None else np.diff(offsets._host_array(), axis=-1)
+    if data.ndim < counts.ndim:
+        given = "lengths" if lengths is not None else "offsets"
+        raise RuntimeError(f"segment_reduce(): Expected data.dim() >= {given}_value.dim() to be true, but got false.")
     if counts.ndim != axis + 1 or counts.shape[:-1] != tuple(data.shape[:axis]):
         raise RuntimeError(f"segment_reduce(): lengths or offsets must have shape {list(data.shape[:axis])} + "
                            f"[segments] for axis {axis}, got {list(counts.shape)}")

@@ -572,6 +572,8 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | N
     """torch.linalg.cross: the cross product along `dim` (default -1), inputs broadcast."""
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if input.ndim == 0:  # (a 0-d tensor wraps -1 and 0, but has no dim to take)
+        raise IndexError(f"linalg.cross: Dimension specified as {dim} but tensor has no dimensions")
     axis = input._dim(dim, "cross")
     if input.shape[axis] != 3 or other.shape[axis] != 3:  # (torch checks the lengths before broadcasting)
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "

@@ -323,7 +323,9 @@ def matrix_exp(A: Tensor) -> Tensor:
 
 def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
     """A^n by repeated squaring; n < 0 raises the inverse to -n, n = 0 gives the identity."""
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{A.shape[-2] if A.ndim > 1 else A.shape[0]} by {A.shape[-1]} matrices")
     if not isinstance(n, numbers.Integral):

@@ -96,8 +96,16 @@ def _linalg_kernel(ins, outs, attrs) -> None:
         return
     try:
         results = _ROUTINES[attrs[0]](ins, attrs)
-    except np.linalg.LinAlgError as exc:
-        raise RuntimeError(f"linalg.{attrs[0]}: {exc}") from None
+    except np.linalg.LinAlgError as exc:  # (no convergence: NaN or inf in the matrix) torch's LinAlgError, as torch
+        from .linalg_derived import LinAlgError
+        if "SVD" in str(exc):
+            raise LinAlgError("linalg.svd: The algorithm failed to converge because the input matrix contained "
+                              "non-finite values.") from None
+        if "Eigenvalues" in str(exc):
+            name = "eig" if attrs[0] in ("eig", "eigvals") else "eigh"  # (eigvalsh and pinv's hermitian path too)
+            raise LinAlgError(f"linalg.{name}: The algorithm failed to converge because the input matrix is "
+                              "ill-conditioned or has too many repeated eigenvalues.") from None
+        raise LinAlgError(f"linalg.{attrs[0]}: {exc}") from None
     for o, r in zip(outs, results):
         o[...] = r
 

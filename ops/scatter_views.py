@@ -39,6 +39,9 @@ def _scatter(op: str, input: Tensor, src: Tensor, view_of, clone=M.clone) -> Ten
 def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,
                   step: int = 1) -> Tensor:
     """A copy of input with src written into input[..., start:end:step, ...] along `dim`."""
+    if input.ndim == 0:
+        raise IndexError("slice_scatter: slice() cannot be applied to a 0-dim tensor.")
+
     def view_of(t: Tensor) -> Tensor:
         d = dim % t.ndim if t.ndim else 0
         return t[(slice(None),) * d + (slice(start, end, step),)]

@@ -587,6 +587,8 @@ atleast_3d = _at_least(3, _lift3)
 @_public
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """A contiguous copy of `narrow(input, dim, start, length)`."""
+    if input.ndim == 0:  # (before the dim check, as torch)
+        raise RuntimeError("narrow_copy: narrow() cannot be applied to a 0-dim tensor.")
     if isinstance(dim, int) and dim >= input.ndim:  # torch checks this before wrapping the dim (RuntimeError)
         raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.")
     out = M.convert(narrow(detach(input), dim, start, length), input.dtype)

@@ -208,8 +208,8 @@ def _spacing(y: Tensor, x, dx, dim: int, op: str):
 
 def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The trapezoidal rule along dim: sum of (y[i] + y[i+1]) / 2 * step."""
-    if y.ndim == 0:
-        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
+    if y.ndim == 0:  # (torch's words: its dim wraps to 0 first)
+        raise IndexError("trapezoid: Dimension specified as 0 but tensor has no dimensions")
     if y.shape[dim] == 0:
         return M.sum(y, dim) if y.dtype.is_floating_point else M.sum(y, dim).to(dt.get_default_dtype())
     right, left = _pair_slices(y, dim)
@@ -226,6 +226,8 @@ def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
 
 def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The running trapezoidal integral along dim (one element shorter than y there)."""
+    if y.ndim == 0:
+        raise IndexError("cumulative_trapezoid: slice() cannot be applied to a 0-dim tensor.")
     right, left = _pair_slices(y, dim)
     steps = _spacing(y, x, dx, dim, "cumulative_trapezoid")
     areas = M.div(M.mul(steps, M.add(right, left)) if isinstance(steps, Tensor)
@@ -314,6 +316,8 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
         found = zeros_like(a, dtype=dt.bool_)
     else:
         table = sort(b)[0]
+        if common.is_floating_point:  # NaN is in no set, and breaks the binary search: it becomes the least element
+            table = sort(M.where(M.isnan(table), table[0], table))[0]  # (sorted last, so table[0] is a number)
         at = M.clamp_max(searchsorted(table, a.reshape(-1)), b.numel() - 1)
         found = M.eq(table[at], a.reshape(-1)).reshape(a.shape)
     return M.logical_not(found) if invert else found
@@ -437,6 +441,8 @@ def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = No
 def histogramdd(input: Tensor, bins=10, *, range=None, weight: Tensor | None = None, density: bool = False,
                 out=None) -> tuple:
     """(hist, bin_edges): the D-dimensional histogram of the rows of an (N, D) input."""
+    if input.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     dims = input.shape[-1]
     hist, edges = _histogramdd("histogramdd", input.reshape(-1, dims), bins, range, weight, density, dims)
     return return_type("histogramdd", ("hist", "bin_edges"))(hist, edges)

@@ -109,6 +109,10 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     if not input.dtype.is_complex:
         raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
                            "return_complex=True.")
+    if input.ndim < 2:  # torch's words: it asks a 1-D input (made 2-D) for dim -3, a 0-d one for dim -2
+        lo = -2 if input.ndim else -1
+        raise IndexError(f"istft: Dimension out of range (expected to be in range of [{lo}, {-lo - 1}], but got "
+                         f"{lo - 1})")
     hop_length = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
     x = input if input.ndim == 3 else input.unsqueeze(0)

@@ -210,6 +210,8 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 @_public
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     """Dim `dim` split into `sizes` (one -1 is inferred)."""
+    if input.ndim == 0:  # (torch wraps the dim error of a 0-d input in a RuntimeError)
+        raise RuntimeError(f"unflatten: Dimension specified as {dim} but tensor has no dimensions")
     d = wrap_dim(dim, input.ndim, "unflatten")
     sizes = size_args("unflatten", (sizes,), "sizes")
     if not sizes:
