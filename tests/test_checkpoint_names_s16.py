@@ -17,7 +17,7 @@ from tidal.utils.checkpoint import checkpoint
 from tidal.utils.checkpoint_reentrant import (CheckpointFunction, DefaultDeviceType, check_backward_validity,
                                               detach_variable, get_device_states, set_device_states)
 
-PATCH = pytest.mark.xfail(strict=True, reason="needs s16_func_checkpoint_names.patch")
+PATCH = pytest.mark.xfail(strict=True, reason="needs s16_func_checkpoint.patch")
 
 
 def _sac_run(lib, ckpt, make_contexts, policy_of, data):
