@@ -130,20 +130,23 @@ def erf_single(x):
 
 @njit(inline="always")
 def exp_single(x):
-    # exp for float32 (and narrower) values in plain float32 arithmetic that a compiled loop vectorizes
+    # exp for float32 (and narrower) values in float32 arithmetic that a compiled loop vectorizes
     # (numba calls libm's scalar expf per element: softmax and GELU's backward were 2x slower): x = n ln2 + r
-    # with |r| <= ln2/2 (Cody-Waite), exp(r) by Cephes' expf polynomial, 2**n built in the exponent bits
-    # as two factors so results below FLT_MIN come out as denormals. Within 1 ulp of the exact value;
-    # inf -> inf, -inf -> 0, NaN -> NaN (it fails both clamps and taints the polynomial).
+    # with |r| <= ln2/2 (Cody-Waite), exp(r) by Cephes' expf polynomial in fused multiply-adds with the 1
+    # added last, 2**n built in the exponent bits as two factors so results below FLT_MIN come out as
+    # denormals. Checked on every float32: within 1 ulp of the exact value, 99.2% exactly rounded (96.5%
+    # with separate multiplies and adds, 25% slower); inf -> inf, -inf -> 0, NaN -> NaN (it fails both
+    # clamps and taints the polynomial).
     z = _F32(x)
     z = _F32(88.8) if z > _F32(88.8) else z  # past the largest float32 exp: inf
     z = _F32(-104.0) if z < _F32(-104.0) else z  # below half the smallest denormal: 0
-    t = z * _F32(1.44269504) + _F32(12582912.0)  # 1.5 * 2**23: n = round(z / ln2) in t's low bits
+    t = _fma(z, _F32(1.44269504), _F32(12582912.0))  # 1.5 * 2**23: n = round(z / ln2) in t's low bits
     n = t - _F32(12582912.0)
-    r = (z - n * _F32(0.693359375)) - n * _F32(-2.12194440e-4)
+    r = _fma(n, _F32(2.12194440e-4), _fma(n, _F32(-0.693359375), z))
     r2 = r * r
-    p = ((_F32(1.9875691500e-4) * r + _F32(1.3981999507e-3)) * r2 + (_F32(8.3334519073e-3) * r + _F32(4.1665795894e-2))) \
-        * (r2 * r2) + (_F32(1.6666665459e-1) * r + _F32(5.0000001201e-1)) * r2 + (r + _F32(1.0))
+    upper = _fma(_fma(_F32(1.9875691500e-4), r, _F32(1.3981999507e-3)), r2,
+                 _fma(_F32(8.3334519073e-3), r, _F32(4.1665795894e-2)))
+    p = _fma(upper, r2 * r2, _fma(_fma(_F32(1.6666665459e-1), r, _F32(5.0000001201e-1)), r2, r)) + _F32(1.0)
     k = np.int32(_F32(t).view(np.int32) - np.int32(0x4B400000))  # n as an integer
     half = k >> np.int32(1)
     low = np.int32((half + np.int32(127)) << np.int32(23)).view(np.float32)  # 2**(n//2)

@@ -103,3 +103,22 @@ def test_float32_gelu_backward_follows_torch(path):
         tidal.nn.functional.gelu(ours).backward(tidal.tensor(g))
     torch.nn.functional.gelu(theirs).backward(torch.tensor(g))
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=2e-6, atol=1e-6)
+
+
+def test_compiled_float32_exp_on_a_sweep(monkeypatch):
+    # scalar_kernels.exp_single (by fused multiply-adds): every 997th float32 from -104 (results down in the
+    # denormals) to 88.8 (up to the largest float32), against the float64 exp rounded
+    bits = [int(np.float32(v).view(np.int32)) for v in (-104.0, -0.0, 0.0, 88.8)]
+    x = np.concatenate([np.arange(bits[1], bits[0], 997, dtype=np.int32),
+                        np.arange(bits[2], bits[3], 997, dtype=np.int32)]).view(np.float32)
+    saved = tidal.vm.get_fusion()
+    try:
+        _on_path("compiled", monkeypatch)
+        got = (tidal.tensor(x) * 1.0).exp().numpy()
+    finally:
+        tidal.vm.set_fusion(**{k: saved[k] for k in ("enabled", "compile_after", "background_compile")})
+    with np.errstate(over="ignore"):  # (past 88.72 the float32 exp is inf)
+        want = np.exp(x.astype(np.float64)).astype(np.float32)
+    ulps = _ulps(got, want)
+    assert ulps.max() <= 1
+    assert np.mean(ulps == 0) >= 0.985  # 99.2% exactly rounded
