@@ -106,3 +106,25 @@ def test_compat_names_and_modes_as_torch():
                 with mod.GraphExecGroup():
                     pass
     np.testing.assert_allclose(x.grad.numpy(), np.full(3, 2.0))
+
+
+def _amp_grads(lib, ckpt, reentrant, data):
+    lib.manual_seed(0)
+    lin1, lin2 = lib.nn.Linear(8, 8), lib.nn.Linear(8, 4)
+    x = lib.tensor(data, requires_grad=True)
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        h = ckpt(lambda t: lib.relu(lin1(t)), x, use_reentrant=reentrant)
+        y = lin2(h)
+    assert h.dtype == lib.bfloat16
+    y.float().pow(2).sum().backward()
+    return x.grad.numpy(), lin1.weight.grad.numpy()
+
+
+@PATCH
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_checkpoint_under_autocast_recomputes_in_the_forwards_dtype_as_torch(reentrant):
+    data = np.random.default_rng(2).standard_normal((4, 8)).astype(np.float32)
+    want = _amp_grads(torch, tcp.checkpoint, reentrant, data)
+    got = _amp_grads(tidal.compat, checkpoint, reentrant, data)   # was CheckpointError: recomputed in float32
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-2, atol=1e-3)
