@@ -56,7 +56,8 @@ def _fit(grad: Tensor, meta) -> Tensor:
 def _roots(tensors, grad_tensors, name: str) -> list:
     roots = []
     for k, (t, g) in enumerate(zip(tensors, grad_tensors)):
-        if not t.requires_grad:
+        if not t.requires_grad or (t.grad_fn is None and "_nograd_view" in t.__dict__):
+            # (a view made under no_grad reports its base's requires_grad but has no edge to it, as in torch)
             raise RuntimeError(f"element {k} of tensors does not require grad and does not have a grad_fn")
         if g is None:
             if t.numel() != 1:

@@ -17,6 +17,15 @@ class FunctionCtx:
         self.materialize_grads = True
         self._non_differentiable: set = set()
         self._dirty: tuple = ()
+        self._in_jvp = False
+
+    def save_for_forward(self, *tensors) -> None:
+        """Keep tensors for `jvp`, which reads them as ctx.saved_tensors."""
+        for t in tensors:
+            if not (isinstance(t, Tensor) or t is None):
+                raise AssertionError("save_for_forward expects all arguments to be tensors; you should save "
+                                     "non-tensors as attributes on ctx.")
+        self.saved_for_forward = tensors
 
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors for backward (checked against in-place changes when read)."""
@@ -28,7 +37,9 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
-        """The tensors given to save_for_backward."""
+        """The tensors given to save_for_backward (inside jvp: those given to save_for_forward, if any)."""
+        if self._in_jvp and hasattr(self, "saved_for_forward"):
+            return self.saved_for_forward
         if self._node is None:
             return self._to_save
         return self._node.saved_tensors
@@ -183,7 +194,11 @@ def _transposed_jvp(cls, ctx, args: tuple):
             with enable_grad():
                 dummies = [a.detach().new_zeros(a.shape).requires_grad_() if isinstance(a, Tensor) and
                            a.dtype.is_floating_point else None for a in args]
-                outs = cls.jvp(ctx, *dummies)
+                ctx._in_jvp = True
+                try:
+                    outs = cls.jvp(ctx, *dummies)
+                finally:
+                    ctx._in_jvp = False
             cache.append((dummies, outs if isinstance(outs, tuple) else (outs,)))
         dummies, outs = cache[0]
         pairs = [(o, g) for o, g in zip(outs, grads) if isinstance(o, Tensor) and g is not None]

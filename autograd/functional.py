@@ -8,6 +8,7 @@ forward-mode ones one pass over a single linearization per input element.
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 from .. import ops
@@ -16,6 +17,16 @@ from .api import grad as _grad
 from .grad_mode import enable_grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
+
+
+def _grad_on(fn: Callable) -> Callable:
+    """`fn` run with grad mode on, as torch runs these functions (a caller's no_grad must not stop them: the
+    Jacobian's rows are indexed out of the outputs after the user's function returns)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with enable_grad():
+            return fn(*args, **kwargs)
+    return wrapper
 
 
 def _as_tuple(x, arg: str, fn: str) -> tuple:
@@ -94,6 +105,7 @@ def _check_v(v, like: tuple, fn: str, what: str, like_tuple: bool) -> tuple:
     return vs
 
 
+@_grad_on
 def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False) -> tuple:
     """(func(inputs), v^T J): the vector-Jacobian product at `inputs`."""
     is_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
@@ -108,6 +120,7 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     return (outputs if out_tuple else outputs[0]), (grads if is_tuple else grads[0])
 
 
+@_grad_on
 def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False) -> tuple:
     """(func(inputs), J v): the Jacobian-vector product at `inputs`."""
     is_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
@@ -186,6 +199,7 @@ def _check_jacobian_requires_grad(grads: tuple, strict: bool) -> None:
                 "be violated by a linear function for example).")
 
 
+@_grad_on
 def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
              strategy: str = "reverse-mode"):
     """The Jacobian of `func` at `inputs` (nested tuples follow the tuple-ness of outputs, then inputs)."""
@@ -219,6 +233,7 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
     return _shape_jacobian(jac, out_tuple, in_tuple)
 
 
+@_grad_on
 def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
             outer_jacobian_strategy: str = "reverse-mode"):
     """The Hessian of the scalar function `func` at `inputs`."""
@@ -261,6 +276,7 @@ def _scalar_and_grad(func: Callable, inputs: tuple, fn: str, strict: bool) -> tu
     return out, grads
 
 
+@_grad_on
 def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False) -> tuple:
     """(func(inputs), v^T H): the vector-Hessian product of a scalar function."""
     is_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
@@ -274,6 +290,7 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     return out, (res if is_tuple else res[0])
 
 
+@_grad_on
 def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False) -> tuple:
     """(func(inputs), H v): the Hessian-vector product of a scalar function (double-vjp of its gradient)."""
     is_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")

@@ -400,6 +400,21 @@ def concat(call: Call) -> list:
     return [Sig((P,) * n, P)] + [Sig((S(d),) * n, S(d), parts="any") for d in range(ndim) if d != dim]
 
 
+def normalization(call: Call) -> list:
+    """layer_norm keeps a split of any dim before its normalized (trailing) dims, group_norm a split of the batch
+    dim (each sample is normalized on its own); weight and bias stay broadcast (their gradients are reduced)."""
+    if not call.inputs or call.inputs[0] is not call.args[0]:
+        return []   # only a parameter is global: the op runs on broadcast inputs
+    ndim = len(call.shapes[0])
+    if call.name == "layer_norm":
+        normalized = _arg(call, 1, "normalized_shape")
+        leading = ndim - (1 if isinstance(normalized, int) else len(tuple(normalized)))
+    else:
+        leading = min(ndim, 1)
+    rest = (B,) * (len(call.inputs) - 1)
+    return [Sig((S(d),) + rest, S(d), parts="any") for d in range(leading)]
+
+
 # -- the table ------------------------------------------------------------------------------------------
 def _table() -> dict:
     from ..ops import activations, math_api
@@ -435,6 +450,8 @@ def _table() -> dict:
         rules[name] = variance
     for name in ("softmax", "log_softmax", "cumsum", "cumprod"):
         rules[name] = along_dim
+    for name in ("layer_norm", "group_norm"):
+        rules[name] = normalization
     rules.update(transpose=_renumber(_transpose), swapaxes=_renumber(_transpose), swapdims=_renumber(_transpose),
                  t=_renumber(_t), T=_renumber(_t), permute=_renumber(_permute), movedim=_renumber(_movedim),
                  moveaxis=_renumber(_movedim), unsqueeze=_renumber(_unsqueeze), squeeze=squeeze,

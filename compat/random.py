@@ -13,7 +13,13 @@ from ..ops import rng as _rng
 from ..ops.rng import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 
 __all__ = ["manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "fork_rng", "default_generator",
-           "Generator"]
+           "Generator", "thread_safe_generator"]
+
+
+def thread_safe_generator() -> Generator | None:
+    """None, as torch returns outside a DataLoader thread worker: tidal's DataLoader has process workers only,
+    so random ops use the default generator."""
+    return None
 
 
 @contextlib.contextmanager

@@ -31,6 +31,7 @@ DTensor on the (tp, dp_replicate, dp_shard) mesh with placements (tp placement, 
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass
 
@@ -43,6 +44,7 @@ from ..comm import boxing
 from ..comm.global_tensor import GlobalTensor
 from ..nn.parameter import Parameter
 from ..tensor import Tensor
+from ..utils import checkpoint as _checkpoint
 from .device_mesh import DeviceMesh, init_device_mesh
 from .tensor._api import distribute_tensor
 from .tensor.placement_types import Replicate, Shard, from_sbp, to_sbp
@@ -76,7 +78,7 @@ class CPUOffloadPolicy(OffloadPolicy):
 class _Param:
     """One managed parameter: where it is registered, its sharded DTensor, and gradients held back."""
 
-    __slots__ = ("slots", "sharded", "dim", "pending", "full", "whole", "tp")
+    __slots__ = ("slots", "sharded", "dim", "pending", "full", "whole", "tp", "node")
 
     def __init__(self, slots: list, sharded: GlobalTensor, dim: int | None, tp: tuple | None = None):
         self.slots, self.sharded, self.dim, self.pending = slots, sharded, dim, None
@@ -84,6 +86,7 @@ class _Param:
         # a tensor-parallel parameter: (placement, sbp, shape) of the DTensor the module computes with, whose
         # local tensor is what the data-parallel ranks shard and gather again
         self.tp = tp
+        self.node = None  # the graph node of the last gathered tensor (its backward reduce-scatters)
         self.whole = None if dim is None else (sharded._shape[dim] if tp is None else
                                                boxing.shard_shape(tp[2], tp[0], tp[1], _rank())[dim])
 
@@ -215,9 +218,11 @@ def _unshard(state: _State) -> None:
         if not state.unsharded:
             _adopt_assigned(p)
         full = _gather(p, state)  # from the detached shard: no graph
+        p.node = None
         if grad and p.sharded.requires_grad:
             record("fsdp_unshard", _unshard_backward, (p.sharded._local,), (full,), (), (p, state))
             state.waiting += 1
+            p.node = full.grad_fn
         p.register(full if p.tp is None else GlobalTensor(full, *p.tp))
         if grad and state.reshard_after_forward:
             p.full = full
@@ -241,8 +246,44 @@ def _cast(obj, dtype):
     return obj
 
 
+_RUNNING: list = []   # the states whose module's forward is running (outermost first)
+
+
+def _recompute_hook():
+    """utils.checkpoint's hook: a checkpointed segment inside running FSDP modules recomputes with their
+    parameters gathered again, each tensor standing on the node of the forward's gathered tensor, so the
+    gradient of the recomputation reaches the same reduce-scatter (torch's FSDP unshards before the
+    checkpointed module's backward)."""
+    running = [(st, {p: p.node for p in st.params}) for st in _RUNNING if st.unsharded]
+    if not running:
+        return None
+
+    @contextlib.contextmanager
+    def regathered():
+        done = []
+        for st, nodes in running:
+            if st.unsharded:    # (reshard_after_forward=False: still gathered)
+                continue
+            for p in st.params:
+                with no_grad():
+                    full = _gather(p, st)
+                node = nodes.get(p)
+                if node is not None:
+                    full._requires_grad, full.grad_fn, full._output_nr = True, node, 0
+                p.register(full if p.tp is None else GlobalTensor(full, *p.tp))
+            st.unsharded = True
+            done.append(st)
+        try:
+            yield
+        finally:
+            for st in done:
+                _reshard(st)
+    return regathered
+
+
 def _pre_forward(module, args, kwargs):
     state = module._fsdp_state
+    _RUNNING.append(state)
     if state.prefetched:
         state.prefetched = False
     else:
@@ -262,6 +303,8 @@ def _pre_forward(module, args, kwargs):
 
 def _post_forward(module, args, output):
     state = module._fsdp_state
+    if state in _RUNNING:
+        _RUNNING.remove(state)
     if state.hooks is not None:
         state.hooks.__exit__(None, None, None)
         state.hooks = None
@@ -484,3 +527,6 @@ def _world_size() -> int:
     if not pg.is_initialized():
         pg.init_process_group("gloo")
     return pg.get_world_size()
+
+
+_checkpoint.RECOMPUTE_HOOKS.append(_recompute_hook)

@@ -14,4 +14,11 @@ from .transforms import functionalize, grad, grad_and_value, hessian, jacfwd, ja
 from .vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
-           "stack_module_state", "linearize", "functionalize", "replace_all_batch_norm_modules_", "rearrange"]
+           "stack_module_state", "linearize", "functionalize", "replace_all_batch_norm_modules_", "rearrange",
+           "debug_unwrap"]
+
+
+def debug_unwrap(tensor, *, recurse: bool = True):
+    """`tensor` itself: tidal's transforms hand functions plain tensors (no BatchedTensor or GradTrackingTensor
+    wrappers to unwrap)."""
+    return tensor

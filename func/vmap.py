@@ -71,6 +71,34 @@ def _batch_size(flat_args: list, flat_dims: list, in_dims, name: str) -> int:
     return sizes[0]
 
 
+def _unmapped(func: Callable, flat_args: list, flat_dims: list) -> list:
+    """The tensors the per-sample calls share: inputs not mapped over (in_dims None), tensors captured in
+    func's closure, and a module's (func's or a captured one's) parameters and buffers."""
+    from ..nn import Module
+    found = [x for x, d in zip(flat_args, flat_dims) if d is None and isinstance(x, Tensor)]
+    owners = [func] + [c.cell_contents for c in (getattr(func, "__closure__", None) or ())
+                       if c.cell_contents is not None]
+    for obj in owners:
+        if isinstance(obj, Tensor):
+            found.append(obj)
+        elif isinstance(obj, Module):
+            found.extend(obj.parameters())
+            found.extend(obj.buffers())
+    return found
+
+
+def _check_unwritten(shared: list, versions: list, name: str) -> None:
+    """Raise if a per-sample call wrote in place to a shared tensor: torch writes it once (or refuses), a loop
+    over the samples would write it once per sample."""
+    if any(t._version != v for t, v in zip(shared, versions)):
+        raise RuntimeError(f"vmap({name}, ...): the function wrote in place to a tensor it does not map over (an "
+                           "input with in_dims=None, or one it captures, such as a BatchNorm module's running "
+                           "stats in training mode). tidal's vmap runs the function once per batch element, so "
+                           "the write would happen once per element; write out of place, map over that tensor, "
+                           "or (for batch norm) use eval mode, track_running_stats=False or "
+                           "torch.func.replace_all_batch_norm_modules_")
+
+
 def _stack_outputs(per_sample: list, out_dims, name: str) -> Any:
     leaves0, spec = tree_flatten(per_sample[0])
     dims = broadcast_prefix(out_dims, per_sample[0], "out_dims") if isinstance(out_dims, (tuple, list, dict)) \
@@ -120,6 +148,8 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
         flat_dims = broadcast_prefix(dims_tree, args, "in_dims")
         size = _batch_size(flat_args, flat_dims, in_dims, name)
         start = _rng_states() if randomness == "same" else None
+        shared = _unmapped(func, flat_args, flat_dims)
+        versions = [t._version for t in shared]
         samples = []
         for i in range(size):
             if start is not None:
@@ -128,6 +158,7 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
             sliced = [x if d is None else x.select(d, i) for x, d in zip(flat_args, flat_dims)]
             before = _rng_marks() if randomness == "error" else None
             samples.append(func(*tree_unflatten(sliced, spec), **kwargs))
+            _check_unwritten(shared, versions, name)
             if before is not None and _rng_marks() != before:
                 raise RuntimeError("vmap: called random operation while in randomness error mode. Please either "
                                    "use the 'same' or 'different' randomness flags on vmap or perform the "

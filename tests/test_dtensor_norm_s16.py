@@ -7,10 +7,8 @@ import torch
 
 import dtensor_norm_ranks_s16 as R
 
-PATCH = pytest.mark.xfail(strict=True, reason="needs s16_func_dtensor_norm_rule.patch")
 
 
-@PATCH
 @pytest.mark.timeout(120)
 def test_layer_norm_and_group_norm_keep_the_shard_as_torch(pool):
     rng = np.random.default_rng(5)

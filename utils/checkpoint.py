@@ -18,10 +18,62 @@ from ..autograd.engine import run_backward
 from ..autograd.graph import AccumulateGrad, _seq, node_class, record
 from ..autograd.graph_walk import roots_of, walk
 from ..func._pytree import tree_flatten, tree_unflatten
+from ..ops import autocast as _autocast
 from ..ops import rng as _rng
 from ..tensor import Tensor
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "noop_context_fn"]
+from .checkpoint_reentrant import (CheckpointFunction, DefaultDeviceType, check_backward_validity, detach_variable,
+                                   get_device_states, set_device_states)
+from .checkpoint_selective import (SAC_IGNORED_OPS, CheckpointPolicy, SelectiveCheckpointContext,
+                                   create_selective_checkpoint_contexts)
+
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "noop_context_fn", "CheckpointFunction",
+           "check_backward_validity", "detach_variable", "get_device_states", "set_device_states",
+           "set_checkpoint_early_stop", "DefaultDeviceType", "set_checkpoint_debug_enabled", "CheckpointPolicy",
+           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts", "SAC_IGNORED_OPS", "GraphExecGroup"]
+
+_modes = {"debug": None, "early_stop": True, "group": None}
+
+# Hooks of the layers above (FSDP): each is called when a checkpointed segment runs forward and returns None or
+# a context-manager factory that checkpoint enters around the segment's recomputation (FSDP registers its
+# gathered parameters again there, as torch's FSDP unshards before a checkpointed module's backward).
+RECOMPUTE_HOOKS: list = []
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None):
+    """Within the block, checkpoint's `debug` flag is `enabled` (None: each call's own). tidal's checkpoint has
+    no debug trace to print, so the flag is only recorded."""
+    prev, _modes["debug"] = _modes["debug"], enabled
+    try:
+        yield
+    finally:
+        _modes["debug"] = prev
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Within the block, whether recomputation may stop once it has what backward needs (tidal always
+    recomputes the whole segment, which is what enable=False asks; the result is the same either way)."""
+    prev, _modes["early_stop"] = _modes["early_stop"], enable
+    try:
+        yield
+    finally:
+        _modes["early_stop"] = prev
+
+
+class GraphExecGroup:
+    """Backward calls under one instance recompute each checkpointed region at most once in torch; tidal
+    recomputes a region per backward through it (same gradients), so this only enforces torch's nesting rule."""
+
+    def __enter__(self) -> "GraphExecGroup":
+        if _modes["group"] is not None:
+            raise RuntimeError(f"GraphExecGroup contexts cannot be nested. Already inside group {_modes['group']}")
+        _modes["group"] = self
+        return self
+
+    def __exit__(self, *args) -> None:
+        _modes["group"] = None
 
 
 class CheckpointError(RuntimeError):
@@ -39,6 +91,21 @@ def _warn_reentrant(where: str) -> None:
                   "recommended, but if you need to preserve the current default behavior, you can pass "
                   "use_reentrant=True. Refer to docs for more details on the differences between the two "
                   "variants.", stacklevel=3)
+
+
+def _autocast_states() -> dict:
+    """Each device type's autocast dtype (None: off) now: the recomputation runs under the forward's, as torch's."""
+    return {device: _autocast.enabled_dtype(device) for device in ("cpu", "cuda")}
+
+
+@contextlib.contextmanager
+def _autocast_as(states: dict):
+    tokens = [(device, _autocast.enter(device, dtype, dtype is not None)) for device, dtype in states.items()]
+    try:
+        yield
+    finally:
+        for device, token in reversed(tokens):
+            _autocast.leave(device, token)
 
 
 def _rng_states() -> dict:
@@ -134,9 +201,14 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
     if determinism_check not in ("default", "none"):
         raise ValueError("determinism_check should be one of ['default', 'none'], but got "
                          f"{determinism_check}")
+    if not use_reentrant and context_fn is not noop_context_fn and \
+            (_modes["debug"] if _modes["debug"] is not None else debug):
+        raise ValueError("debug=True is incompatible with non-default context_fn")
     if not is_grad_enabled():
         return function(*args, **kwargs)
     forward_context, recompute_context = context_fn()
+    around = [r for r in (hook() for hook in RECOMPUTE_HOOKS) if r is not None]
+    amp = _autocast_states()
     states = _rng_states() if preserve_rng_state else None
     start_seq = next(_seq)
     inner = _detached_inputs(args)
@@ -166,7 +238,9 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
             saved = iter(node.saved_tensors)  # freed with the node after a backward without retain_graph
             redo = _detached_inputs(tuple(next(saved) if k in tensor_slots else a for k, a in enumerate(args)))
             redo_start = next(_seq)
-            with enable_grad(), recompute_context:
+            with enable_grad(), _autocast_as(amp), recompute_context, contextlib.ExitStack() as stack:
+                for make in around:
+                    stack.enter_context(make())
                 again = tree_flatten(function(*redo, **kwargs))[0]
         finally:
             if states is not None:

@@ -9,15 +9,15 @@ from ...comm.boxing import chunk_span
 from ...comm.global_tensor import GlobalTensor
 from ...tensor import Tensor
 
-__all__ = ["setup", "flatten", "region", "group_of", "plain", "restore"]
+__all__ = ["setup", "flatten", "key_paths", "region", "group_of", "plain", "restore"]
 
 
 def setup(verb: str, checkpoint_id, storage, role: str, make: Callable, planner, process_group,
           no_dist: bool) -> tuple:
     """(storage, process group or None, this rank) for save/load (`verb`): `storage` is the user's
     storage_reader/writer (`role`) pointed at `checkpoint_id`, or `make(checkpoint_id)`."""
-    if planner is not None:
-        raise NotImplementedError(f"{verb}(): custom planners are not implemented in tidal")
+    from .default_planner import _check_planner
+    _check_planner(verb, planner)
     if storage is None:
         if checkpoint_id is None:
             raise RuntimeError(f"`checkpoint_id` and `{role}` cannot both be None.")
@@ -45,6 +45,22 @@ def flatten(obj, prefix: str = "") -> list:
             found.extend(flatten(v, key + "."))
         else:
             found.append((key, obj, k, v))
+    return found
+
+
+def key_paths(obj, prefix: str = "", path: tuple = ()) -> dict:
+    """{dotted key: its path} for every leaf flatten() finds, a path being [["d", dict key] or ["l", list index],
+    ...] (what format_utils needs to rebuild the nesting; a key JSON cannot hold is kept as its str)."""
+    found = {}
+    kind = "d" if isinstance(obj, dict) else "l"
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj)
+    for k, v in items:
+        key = f"{prefix}{k}"
+        here = path + ([kind, k if isinstance(k, (str, int)) and not isinstance(k, bool) else str(k)],)
+        if (isinstance(v, dict) and v) or (isinstance(v, list) and v and not _is_leaf_list(v)):
+            found.update(key_paths(v, key + ".", here))
+        else:
+            found[key] = list(here)
     return found
 
 

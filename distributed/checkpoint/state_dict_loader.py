@@ -2,14 +2,17 @@
 each rank reading the parts of the saved chunks that its own layout needs (resharding on load)."""
 from __future__ import annotations
 
+import warnings
+
 from ...autograd.grad_mode import no_grad
 from ...comm.global_tensor import GlobalTensor
 from ...comm.placement_sbp import partial_sum
 from ...tensor import Tensor
 from ._layout import flatten, region, restore, setup
 from .filesystem import FileSystemReader, StorageReader
+from .stateful import _expand, _hand_back
 
-__all__ = ["load"]
+__all__ = ["load", "load_state_dict"]
 
 
 def _fill(target: Tensor, offsets: list, sizes: list, entry: dict, reader: StorageReader) -> None:
@@ -31,13 +34,17 @@ def _fill(target: Tensor, offsets: list, sizes: list, entry: dict, reader: Stora
 def load(state_dict: dict, *, checkpoint_id=None, storage_reader: StorageReader | None = None, planner=None,
          process_group=None, no_dist: bool = False) -> None:
     """Load a checkpoint into `state_dict` in place: its tensors and DTensors (any layout: each rank reads
-    what its shards cover) and plain values."""
+    what its shards cover) and plain values; a top-level Stateful gets its part through load_state_dict."""
     reader, _, rank = setup("load", checkpoint_id, storage_reader, "storage_reader", FileSystemReader, planner,
                             process_group, no_dist)
     entries = reader.read_metadata()["entries"]
+    given, (state_dict, objects) = state_dict, _expand(state_dict)
+    partial = getattr(planner, "allow_partial_load", False)
     with no_grad():
         for key, container, index, leaf in flatten(state_dict):
             entry = entries.get(key)
+            if entry is None and partial:
+                continue
             if entry is None:
                 raise RuntimeError(f"Missing key in checkpoint state_dict: {key}.")
             if not isinstance(leaf, (Tensor, GlobalTensor)):
@@ -67,3 +74,12 @@ def load(state_dict: dict, *, checkpoint_id=None, storage_reader: StorageReader 
     reader_reset = getattr(reader, "reset", None)
     if reader_reset is not None:
         reader_reset()
+    _hand_back(given, state_dict, objects)
+
+
+def load_state_dict(state_dict: dict, storage_reader: StorageReader, process_group=None, coordinator_rank: int = 0,
+                    no_dist: bool = False, planner=None) -> None:
+    """The deprecated name of load() (torch warns the same way)."""
+    warnings.warn("`load_state_dict` is deprecated and will be removed in future versions. Please use `load` "
+                  "instead.", FutureWarning, stacklevel=2)
+    load(state_dict, storage_reader=storage_reader, process_group=process_group, no_dist=no_dist, planner=planner)

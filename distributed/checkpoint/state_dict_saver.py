@@ -2,16 +2,18 @@
 each), the coordinator writes the metadata that says where every chunk lies."""
 from __future__ import annotations
 
+import warnings
 from concurrent.futures import Future
 
 from ...autograd.grad_mode import no_grad
 from ...comm.global_tensor import GlobalTensor
 from ...comm.placement_sbp import broadcast
 from ...tensor import Tensor
-from ._layout import flatten, plain, region, setup
+from ._layout import flatten, key_paths, plain, region, setup
 from .filesystem import FileSystemWriter, StorageWriter
+from .stateful import _expand
 
-__all__ = ["save", "async_save", "Metadata"]
+__all__ = ["save", "async_save", "save_state_dict", "Metadata"]
 
 FORMAT_VERSION = 1
 
@@ -34,13 +36,15 @@ def _chunk(t: Tensor) -> Tensor:
 
 def save(state_dict: dict, *, checkpoint_id=None, storage_writer: StorageWriter | None = None, planner=None,
          process_group=None, no_dist: bool = False) -> Metadata:
-    """Write `state_dict` (tensors, DTensors and plain values, nested) as a sharded checkpoint; collective
-    over the process group (each rank writes its own shards)."""
+    """Write `state_dict` (tensors, DTensors and plain values, nested; a top-level Stateful saved as its
+    state_dict()) as a sharded checkpoint; collective over the process group (each rank writes its own shards)."""
+    state_dict, _ = _expand(state_dict)
     writer, group, rank = setup("save", checkpoint_id, storage_writer, "storage_writer", FileSystemWriter, planner,
                                 process_group, no_dist)
     entries, chunks, records = {}, {}, []
+    paths = key_paths(state_dict)
     with no_grad():
-        for key, _, _, leaf in flatten(state_dict):
+        for order, (key, _, _, leaf) in enumerate(flatten(state_dict)):
             if isinstance(leaf, GlobalTensor):
                 if any(s.is_partial for s in leaf.sbp):   # reduce the partial values first: a checkpoint holds values
                     leaf = leaf._relayout(tuple(broadcast if s.is_partial else s for s in leaf.sbp))
@@ -56,6 +60,7 @@ def save(state_dict: dict, *, checkpoint_id=None, storage_writer: StorageWriter 
                     records.append([key, [0] * leaf.dim(), list(leaf.shape)])
             else:
                 entries[key] = {"kind": "value", "value": plain(leaf, key)}
+            entries[key].update(path=paths[key], order=order)   # the nesting and order, for format_utils
     writer.write_data(rank, chunks)
     everyone = group.control.all_gather_object([rank, records]) if group is not None else [[rank, records]]
     if group is None or rank == group.ranks[0]:
@@ -76,3 +81,12 @@ def async_save(state_dict: dict, *, checkpoint_id=None, storage_writer: StorageW
     future.set_result(save(state_dict, checkpoint_id=checkpoint_id, storage_writer=storage_writer, planner=planner,
                            process_group=process_group, no_dist=no_dist))
     return future
+
+
+def save_state_dict(state_dict: dict, storage_writer: StorageWriter, process_group=None, coordinator_rank: int = 0,
+                    no_dist: bool = False, planner=None) -> Metadata:
+    """The deprecated name of save() (torch warns the same way)."""
+    warnings.warn("`save_state_dict` is deprecated and will be removed in future versions.Please use `save` "
+                  "instead.", FutureWarning, stacklevel=2)
+    return save(state_dict, storage_writer=storage_writer, process_group=process_group, no_dist=no_dist,
+                planner=planner)

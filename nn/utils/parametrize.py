@@ -72,7 +72,10 @@ class ParametrizationList(ModuleList):
         with no_grad():
             for module in reversed(list(self)):
                 if hasattr(module, "right_inverse"):
-                    new = module.right_inverse(new)
+                    try:
+                        new = module.right_inverse(new)
+                    except NotImplementedError:  # as torch: a right_inverse that cannot be computed is the identity
+                        pass
         if not isinstance(new, (Tensor, list, tuple)):
             raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
                              f"Got {type(new).__name__}")

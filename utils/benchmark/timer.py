@@ -36,13 +36,14 @@ class _KernelClock:
 
     def __init__(self) -> None:
         self.ns = 0
+        self.start_ns = 0  # kernels count from here: the block's first clock reading (after the setup ran)
         self._lock = threading.Lock()
         self._saved: list = []
         self._default = None
 
     def record_kernel(self, ins, t0: int, t1: int) -> None:
         with self._lock:
-            self.ns += t1 - t0
+            self.ns += max(t1 - max(t0, self.start_ns), 0)
         if self._default is not None:  # a tidal.profiler.profile was running: it still sees every kernel
             self._default.record_kernel(ins, t0, t1)
 
@@ -67,11 +68,16 @@ class _SyncedClock:
     def __init__(self, clock: Callable[[], float]) -> None:
         self.clock = clock
         self.before_sync = self.last = 0.0
+        self.kernels: _KernelClock | None = None  # the block's kernel clock, started at the first reading
 
     def __call__(self) -> float:
         self.before_sync = self.clock()
         from ... import sync
         sync()
+        if self.kernels is not None:  # timeit's first reading: the setup's kernels (just synced) are not timed
+            with self.kernels._lock:
+                self.kernels.ns, self.kernels.start_ns = 0, time.perf_counter_ns()
+            self.kernels = None
         self.last = self.clock()
         return self.last
 
@@ -103,6 +109,7 @@ class Timer:
     def _timeit(self, number: int) -> float:
         """Wall seconds for `number` runs (at least 1 ns), recording host and kernel time beside it."""
         with _KernelClock() as kernels:
+            self._clock.kernels = kernels
             wall = self._timer.timeit(number)
         # timeit reads the clock once before the loop and once after it; the host part ends where
         # the second reading began waiting for the VMs

@@ -1,0 +1,1 @@
+"""torch.distributed.algorithms._checkpoint: the activation-checkpoint wrappers FSDP training scripts import."""
