@@ -9,8 +9,6 @@ import torch
 import tidal
 from tidal.autograd import functional as F
 
-PATCH_FUNCTIONAL = pytest.mark.xfail(strict=True, reason="needs s16_func_functional_no_grad.patch")
-PATCH_ENGINE = pytest.mark.xfail(strict=True, reason="needs s16_func_engine_nograd_view_root.patch")
 
 
 def _all(lib, fn, x, v):
@@ -25,7 +23,6 @@ def _all(lib, fn, x, v):
     return [t.detach().numpy() for t in out]
 
 
-@PATCH_FUNCTIONAL
 def test_functional_under_no_grad_as_torch():
     data = np.random.default_rng(0).standard_normal((2, 5))
     want = _all(torch, torch.autograd.functional, torch.tensor(data[0]), torch.tensor(data[1]))
@@ -34,7 +31,6 @@ def test_functional_under_no_grad_as_torch():
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
 
 
-@PATCH_ENGINE
 def test_grad_of_a_view_made_under_no_grad_raises_as_torch():
     for lib in (torch, tidal):
         x = lib.randn(4, requires_grad=True)

@@ -1,15 +1,12 @@
 """torch.utils.benchmark.Timer's device (kernel) time on tidal counts only the kernels of the timed statement: the
 kernels of its `setup` (run by timeit before its first clock reading) were counted too, so a statement with no
 kernel of its own reported more device time than wall time."""
-import pytest
 
 import tidal
 from tidal.utils import benchmark as B
 
-PATCH = pytest.mark.xfail(strict=True, reason="needs s16_func_benchmark_setup_kernels.patch")
 
 
-@PATCH
 def test_setup_kernels_are_not_device_time():
     timer = B.Timer("y = x", setup="import tidal; x = tidal.randn(400000) * 2 + 1; z = x.sum()")
     m = timer.timeit(3)

@@ -17,7 +17,6 @@ from tidal.utils.checkpoint import checkpoint
 from tidal.utils.checkpoint_reentrant import (CheckpointFunction, DefaultDeviceType, check_backward_validity,
                                               detach_variable, get_device_states, set_device_states)
 
-PATCH = pytest.mark.xfail(strict=True, reason="needs s16_func_checkpoint.patch")
 
 
 def _sac_run(lib, ckpt, make_contexts, policy_of, data):
@@ -87,7 +86,6 @@ def test_reentrant_helpers_as_torch():
     assert DefaultDeviceType.get_device_type() == tcp.DefaultDeviceType.get_device_type() == "cpu"
 
 
-@PATCH
 def test_compat_names_and_modes_as_torch():
     from tidal.compat._importer import target_name
     assert target_name("torch.utils.checkpoint") == "tidal.utils.checkpoint"
@@ -120,7 +118,6 @@ def _amp_grads(lib, ckpt, reentrant, data):
     return x.grad.numpy(), lin1.weight.grad.numpy()
 
 
-@PATCH
 @pytest.mark.parametrize("reentrant", [False, True])
 def test_checkpoint_under_autocast_recomputes_in_the_forwards_dtype_as_torch(reentrant):
     data = np.random.default_rng(2).standard_normal((4, 8)).astype(np.float32)

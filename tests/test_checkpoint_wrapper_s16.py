@@ -13,7 +13,6 @@ import tidal
 import tidal.compat
 import tidal.utils.checkpoint_wrapper as ours
 
-PATCH = pytest.mark.xfail(strict=True, reason="needs s16_func_new_packages.patch")
 
 
 def _model(lib):
@@ -96,7 +95,6 @@ def test_state_dicts_move_between_wrapped_and_plain_models():
         ours.apply_activation_checkpointing(plain, auto_wrap_policy=3)
 
 
-@PATCH
 def test_torch_import_path():
     from tidal.compat._importer import target_name
     name = target_name("torch.distributed.algorithms._checkpoint.checkpoint_wrapper")

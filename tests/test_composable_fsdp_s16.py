@@ -1,13 +1,10 @@
 """torch.distributed._composable.fsdp, FSDP2's import path before torch.distributed.fsdp (torch 2.4-2.5 scripts):
 under tidal.compat it holds the very objects of torch.distributed.fsdp, as in torch 2.13."""
-import pytest
 import torch.distributed._composable.fsdp as theirs
 import torch.distributed.fsdp as theirs_new
 
-PATCH = pytest.mark.xfail(strict=True, reason="needs s16_func_new_packages.patch")
 
 
-@PATCH
 def test_old_fsdp2_path_names_the_same_objects_as_torch():
     import tidal.compat  # noqa: F401
     from tidal.compat._importer import target_name

@@ -7,7 +7,6 @@ import torch
 import tidal
 from tidal.autograd import forward_ad as fw
 
-PATCH = pytest.mark.xfail(strict=True, reason="needs s16_func_save_for_forward.patch")
 
 
 def _functions(lib):
@@ -55,7 +54,6 @@ def _run(lib, fwd, xs, ts):
     return [t.detach().numpy() for t in (t1, t2, a.grad, b.grad)]
 
 
-@PATCH
 def test_save_for_forward_as_torch():
     rng = np.random.default_rng(0)
     xs, ts = rng.standard_normal((2, 5)), rng.standard_normal((2, 5))
@@ -65,7 +63,6 @@ def test_save_for_forward_as_torch():
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
 
 
-@PATCH
 def test_save_for_forward_refuses_non_tensors_as_torch():
     for lib in (torch, tidal):
         class Bad(lib.autograd.Function):

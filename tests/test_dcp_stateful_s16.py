@@ -16,7 +16,6 @@ from tidal import nn
 from tidal.distributed.checkpoint.default_planner import DefaultLoadPlanner, DefaultSavePlanner
 from tidal.distributed.checkpoint.stateful import Stateful
 
-PATCH = pytest.mark.xfail(strict=True, reason="needs s16_func_dcp.patch")
 
 
 def test_stateful_protocol_as_torch():
@@ -81,7 +80,6 @@ def _resume(lib, lib_dcp, lib_sd, path) -> tuple:
     return losses, state["step"], state["tag"], [p.detach().numpy() for p in m2.parameters()]
 
 
-@PATCH
 def test_stateful_save_load_resumes_training_as_torch(tmp_path):
     import torch.distributed.checkpoint.state_dict as tsd
 
@@ -94,7 +92,6 @@ def test_stateful_save_load_resumes_training_as_torch(tmp_path):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
-@PATCH
 def test_module_as_stateful_value_and_partial_load(tmp_path):
     a, b = nn.Linear(3, 2), nn.Linear(3, 2)
     dcp.save({"net": a}, checkpoint_id=str(tmp_path))
@@ -108,7 +105,6 @@ def test_module_as_stateful_value_and_partial_load(tmp_path):
     dcp.save({"net": a}, checkpoint_id=str(tmp_path / "x"), planner=DefaultSavePlanner())
 
 
-@PATCH
 def test_custom_planners_refused_and_deprecated_names_warn(tmp_path):
     class Mine(DefaultLoadPlanner):
         pass
@@ -124,7 +120,6 @@ def test_custom_planners_refused_and_deprecated_names_warn(tmp_path):
     assert x.tolist() == [0.0, 1.0, 2.0]
 
 
-@PATCH
 def test_format_utils_round_trip_and_real_torch_reads_the_file(tmp_path):
     from tidal.distributed.checkpoint.format_utils import dcp_to_torch_save, torch_save_to_dcp
     m = nn.Linear(3, 2)
@@ -157,7 +152,6 @@ def test_format_utils_round_trip_and_real_torch_reads_the_file(tmp_path):
         dcp_to_torch_save(str(old), str(tmp_path / "x.pt"))
 
 
-@PATCH
 @pytest.mark.timeout(2 * script_runs.TIMEOUT_S)
 def test_dcp_tutorial_script_on_2_ranks_as_torch_on_2_ranks(tmp_path):
     expected, got = script_runs.against_torch(tmp_path, "dcp_stateful", torch_ranks=2)

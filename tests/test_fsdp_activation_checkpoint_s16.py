@@ -7,10 +7,8 @@ import pytest
 
 import script_runs
 
-PATCH = pytest.mark.xfail(strict=True, reason="needs s16_func_checkpoint.patch and s16_func_new_packages.patch")
 
 
-@PATCH
 @pytest.mark.timeout(2 * script_runs.TIMEOUT_S)
 def test_fully_shard_with_activation_checkpointing_as_torch(tmp_path):
     expected, got = script_runs.against_torch(tmp_path, "fsdp_activation_checkpoint", torch_ranks=2)

@@ -1,15 +1,12 @@
 """torch.func.debug_unwrap and torch.random.thread_safe_generator under tidal.compat, as torch answers them outside
 thread workers and transforms' wrappers."""
-import pytest
 import torch
 
 import tidal
 import tidal.compat
 
-PATCH = pytest.mark.xfail(strict=True, reason="needs s16_func_debug_unwrap_thread_safe_generator.patch")
 
 
-@PATCH
 def test_debug_unwrap_returns_the_tensor_inside_and_outside_transforms():
     seen = []
 
@@ -24,7 +21,6 @@ def test_debug_unwrap_returns_the_tensor_inside_and_outside_transforms():
     assert torch.func.debug_unwrap(torch.ones(1)) is not None
 
 
-@PATCH
 def test_thread_safe_generator_is_none_outside_thread_workers_as_torch():
     assert torch.random.thread_safe_generator() is None
     assert tidal.compat.random.thread_safe_generator() is None

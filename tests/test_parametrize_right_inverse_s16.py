@@ -9,7 +9,6 @@ import torch
 import tidal
 import tidal.compat
 
-PATCH = pytest.mark.xfail(strict=True, reason="needs s16_func_parametrize_right_inverse.patch")
 
 
 def _orth(lib, orthogonal_map, data, x):
@@ -27,7 +26,6 @@ def _orth(lib, orthogonal_map, data, x):
     return out.detach().numpy(), grad.numpy(), lin.weight.detach().numpy()
 
 
-@PATCH
 @pytest.mark.parametrize("orthogonal_map", ["cayley", "matrix_exp"])
 def test_orthogonal_without_trivialization_as_torch(orthogonal_map):
     rng = np.random.default_rng(3)
@@ -39,7 +37,6 @@ def test_orthogonal_without_trivialization_as_torch(orthogonal_map):
     np.testing.assert_allclose(got[2] @ got[2].T, np.eye(4), atol=1e-5)
 
 
-@PATCH
 def test_right_inverse_raising_not_implemented_is_the_identity_as_torch():
     for lib in (torch, tidal.compat):
         class Double(lib.nn.Module):

@@ -10,7 +10,6 @@ import tidal
 from tidal import nn
 from tidal.func import functional_call, grad, vmap
 
-PATCH = pytest.mark.xfail(strict=True, reason="needs s16_func_vmap_shared_writes.patch")
 MESSAGE = "wrote in place to a tensor it does not map over"
 
 
@@ -27,7 +26,6 @@ def _bn_per_sample_grads(lib, func):
     return func.vmap(func.grad(loss), in_dims=(None, None, 0, 0))(params, buffers, x, y), model
 
 
-@PATCH
 def test_batch_norm_running_stats_in_vmap_refused_as_torch():
     with pytest.raises(RuntimeError, match="Batch norm got a batched tensor as input while the running_mean"):
         _bn_per_sample_grads(torch, torch.func)
@@ -44,7 +42,6 @@ def test_batch_norm_running_stats_in_vmap_refused_as_torch():
                                torch.func.vmap(ref)(torch.tensor(x)).detach().numpy(), rtol=1e-6)
 
 
-@PATCH
 def test_writes_to_unmapped_inputs_and_captures_refused():
     count = tidal.zeros(())
 
