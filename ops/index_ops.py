@@ -230,6 +230,9 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
                            f"{value.ndim} dimension(s).")
     value_tensor = value if isinstance(value, Tensor) else None
     check_limited("index_fill", self.dtype)
+    if value_tensor is None:  # a number outside the dtype's range (-0.5 into uint8) is torch's error, not wrapped
+        from .factory_args import fill_scalar
+        fill_scalar("index_fill_", value, self.dtype)
     deferred = check_now(index, size1(self, dim), dim, negative_ok=True)
     grad = inplace_grad(self, (value_tensor,))
     if value_tensor is not None:

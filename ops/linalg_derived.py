@@ -314,7 +314,7 @@ def matrix_exp(A: Tensor) -> Tensor:
     if not isinstance(A, Tensor):
         raise TypeError(f"linalg_matrix_exp(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(A).__name__}")
-    _check_matrix("matrix_exp", A)
+    _check_matrix("matrix_exp", A, half=True)  # (the kernel computes in float64)
     (res,) = launch("linalg_derived", (A,), [(A.shape, A.dtype)], ("expm",))
     if needs_grad((A,)):
         record("linalg_matrix_exp", _matrix_exp_backward, (A,), (res,), saved=(A,))
@@ -435,7 +435,7 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     """The dot product of x and y along `dim`, broadcasting the rest."""
-    _check_float("vecdot", x)
+    _check_float("vecdot", x, half=True)
     if _ac.ACTIVE[0] and out is None:  # on torch's autocast list of lower-precision ops
         x, y = _ac.lower(x, y)
     if x.dtype is not y.dtype:

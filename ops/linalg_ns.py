@@ -115,13 +115,14 @@ def _run(routine: str, ins: tuple, specs: list, *extra) -> list:
 
 
 # -- argument checks -----------------------------------------------------------------------------
-def _check_float(op: str, A: Tensor, arg: str = "A") -> None:
+def _check_float(op: str, A: Tensor, arg: str = "A", half: bool = False) -> None:
+    """A floating (or complex) tensor; float16 and bfloat16 only where `half` (torch's LAPACK ops refuse them)."""
     if not isinstance(A, Tensor):
         raise TypeError(f"linalg_{op}(): argument '{arg}' (position 1) must be Tensor, not {type(A).__name__}")
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"linalg.{op}: Expected a floating point or complex tensor as input. "
                            f"Got {_type_name(A.dtype)}")
-    if A.dtype in _LOW_PRECISION:
+    if A.dtype in _LOW_PRECISION and not half:
         raise RuntimeError(f"linalg.{op}: Low precision dtypes not supported. Got {_LOW_PRECISION[A.dtype]}")
 
 
@@ -131,8 +132,8 @@ def _type_name(d: dt.dtype) -> str:
             dt.complex128: "ComplexDouble"}.get(d, _LOW_PRECISION.get(d, str(d)))
 
 
-def _check_matrix(op: str, A: Tensor, square: bool = True) -> None:
-    _check_float(op, A)
+def _check_matrix(op: str, A: Tensor, square: bool = True, half: bool = False) -> None:
+    _check_float(op, A, half=half)
     if A.ndim < 2:
         raise RuntimeError(f"linalg.{op}: The input tensor A must have at least 2 dimensions.")
     if square and A.shape[-1] != A.shape[-2]:

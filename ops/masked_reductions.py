@@ -167,13 +167,13 @@ def std(input: Tensor, dim=None, unbiased: bool | None = None, *, correction=Non
 def cumsum(input: Tensor, dim: int, *, dtype=None, mask: Tensor | None = None) -> Tensor:
     """The running sum along dim, masked-out elements adding 0."""
     x, mask = _prepare(input, mask, dtype)
-    return _filled(x, mask, 0).cumsum(dim)
+    return _filled(x, mask, 0).cumsum(dim, dtype=x.dtype)  # (torch's masked cumsum keeps the dtype: int16 stays)
 
 
 def cumprod(input: Tensor, dim: int, *, dtype=None, mask: Tensor | None = None) -> Tensor:
     """The running product along dim, masked-out elements multiplying by 1."""
     x, mask = _prepare(input, mask, dtype)
-    return _filled(x, mask, 1).cumprod(dim)
+    return _filled(x, mask, 1).cumprod(dim, dtype=x.dtype)
 
 
 def softmax(input: Tensor, dim: int, *, dtype=None, mask: Tensor | None = None) -> Tensor:

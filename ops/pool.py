@@ -168,9 +168,25 @@ def _avg_pool_backward_kernel(ins, outs, geo: PoolGeometry) -> None:
 
 def _per_dim_product(x: np.ndarray, matrices: tuple, transpose: bool) -> np.ndarray:
     """x multiplied along each spatial dim d by matrices[d] (out_d, in_d), or by its transpose."""
+    if not transpose and x.dtype.kind in "fc" and not np.isfinite(x).all():
+        return _per_dim_windows(x, matrices)
     for d, m in enumerate(matrices):
         m = (m.T if transpose else m).astype(x.dtype)
         x = np.moveaxis(np.matmul(m, np.moveaxis(x, 2 + d, -2)), -2, 2 + d)
+    return x
+
+
+def _per_dim_windows(x: np.ndarray, matrices: tuple) -> np.ndarray:
+    """The same averages window by window: a product would add 0 * inf = NaN from outside each window, so an
+    inf (or NaN) in one window must not reach the others."""
+    for d, m in enumerate(matrices):
+        axis = 2 + d
+        parts = []
+        for row in m:
+            taps = np.nonzero(row)[0]
+            window = np.take(x, np.arange(taps[0], taps[-1] + 1), axis=axis)
+            parts.append(window.sum(axis=axis, keepdims=True) / len(taps))
+        x = np.concatenate(parts, axis=axis).astype(x.dtype, copy=False) if parts else np.take(x, [], axis=axis)
     return x
 
 
