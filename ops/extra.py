@@ -244,6 +244,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     if x1.dtype is not x2.dtype:
         raise RuntimeError(f"expected scalar type {x1.dtype.scalar_name} but found {x2.dtype.scalar_name}")
     pairs = M.sub(x1.unsqueeze(-2), x2.unsqueeze(-3))  # (..., P, R, M)
+    if p == 0:  # torch's cdist counts min(ceil|d|, 1): a NaN difference makes the distance NaN (a norm counts it)
+        return M.clamp_max(M.ceil(M.abs(pairs)), 1).sum(-1)
     return _norm(pairs, float(p), -1)
 
 

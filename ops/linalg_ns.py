@@ -70,12 +70,20 @@ def _det(a: np.ndarray, log: bool) -> tuple:
         return sign * np.prod(np.sign(diag), axis=-1), np.sum(np.log(np.abs(diag)), axis=-1)
 
 
+def _cholesky(a: np.ndarray) -> np.ndarray:
+    """NumPy's Cholesky factor, failing as LAPACK's potrf does on a NaN pivot (NumPy returns NaN silently)."""
+    L = np.linalg.cholesky(a)
+    if np.isnan(np.diagonal(L, 0, -2, -1)).any():
+        raise np.linalg.LinAlgError("Matrix is not positive definite")
+    return L
+
+
 # routine name -> fn(inputs, attrs) -> tuple of results, in output order
 _ROUTINES = {
     "inv": lambda a, at: (np.linalg.inv(a[0]),),
     "det": lambda a, at: _det(a[0], False),
     "solve": lambda a, at: (np.linalg.solve(a[0], a[1]),),
-    "cholesky": lambda a, at: (np.linalg.cholesky(a[0]),),
+    "cholesky": lambda a, at: (_cholesky(a[0]),),
     "qr": lambda a, at: tuple(np.linalg.qr(a[0], mode=at[1])) if at[1] != "r" else (np.linalg.qr(a[0], mode="r"),),
     "svd": lambda a, at: tuple(np.linalg.svd(a[0], full_matrices=at[1])),
     "svdvals": lambda a, at: (np.linalg.svd(a[0], compute_uv=False),),

@@ -346,9 +346,11 @@ def unravel_index(indices, shape) -> tuple:
 
 
 # -- histograms ------------------------------------------------------------------------------------
-def _edges_for(values: np.ndarray, bins: int, lo, hi) -> np.ndarray:
+def _edges_for(values: np.ndarray, bins: int, lo, hi, k: int = 0) -> np.ndarray:
     if lo is None:
         lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
+        if not (np.isfinite(lo) and np.isfinite(hi)):  # (NaN or inf in the data: no bins to spread over)
+            raise RuntimeError(f"torch.histogramdd: dimension {k}'s range [{lo:g}, {hi:g}] is not finite")
     if lo == hi:
         lo, hi = lo - 0.5, hi + 0.5
     return np.linspace(lo, hi, bins + 1)
@@ -386,7 +388,7 @@ def _histogramdd_kernel(ins, outs, attrs) -> None:
             e = edge_ins[k].astype(np.float64)
         else:
             lo, hi = (None, None) if ranges is None else ranges[2 * k:2 * k + 2]
-            e = _edges_for(values[:, k], b, lo, hi)
+            e = _edges_for(values[:, k], b, lo, hi, k)
         edges.append(e)
         outs[1 + k][...] = e
     outs[0][...] = _count(values, edges, weight, density)
