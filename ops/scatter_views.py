@@ -112,7 +112,8 @@ def _permute(input: Tensor, dims) -> Tensor:
 
 
 def _view(input: Tensor, size) -> Tensor:
-    return views.view(input, *size) if isinstance(size, (list, tuple)) else views.view(input, dtype=size)
+    # torch's view_copy takes any strides (its result is a new tensor): a reshape, which views where it can
+    return input.reshape(*size) if isinstance(size, (list, tuple)) else views.view(input, dtype=size)
 
 
 _COPIES = {

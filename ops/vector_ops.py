@@ -78,7 +78,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     rows = list(pick(builtins.range(input.shape[0]), r))
     if not rows:
-        return input[:0].reshape(0, r) if r > 1 else input[:0]
+        return input[:0].reshape(0, r)  # (r = 1 too: torch gives (0, 1))
     index = Tensor._from_array(np.array(rows, dtype=np.int64), dt.int64)
     return input[index.reshape(-1)].reshape(len(rows), r)
 
