@@ -10,7 +10,7 @@ exp_single, which elementwise.py substitutes for float32 erf and exp), and take 
 (numba's math.floor returns an int64, which inf does not fit, and its CUDA target has no np.floor). Kernels are cached by this file's
 hash, so everything they call must live in this file.
 """
-import math  # noqa: F401  templates may use math.*
+import math  # templates may use math.*
 
 import numpy as np
 from llvmlite import ir
@@ -124,7 +124,7 @@ def erf_single(x):
     for c in _TAIL[1:]:
         q = _fma(q, u, c)
     tail = _F32(1.0) if t >= _LIMIT else _F32(1.0) - q
-    tail = tail if a >= _F32(0.0) else -tail
+    tail = math.copysign(tail, a)  # (one bitwise instruction, where a select took three)
     return small if t <= _CUT else tail
 
 
