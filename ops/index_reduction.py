@@ -37,6 +37,9 @@ def _spread(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str)
                            "scalar type")
     d = input._dim(dim, "index_reduce") if input.ndim else 0
     check_limited("index_reduce", input.dtype)
+    if source.ndim and index.numel() != source.shape[d]:  # (an index of 1 would broadcast over an empty source)
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
+                           f"source.size(dim): ({source.shape[d]}), for dim: {d}")
     shape = [1] * source.ndim
     if source.ndim:
         shape[d] = index.numel()
