@@ -52,7 +52,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("dtypes", "matrix_exp"): "bfloat16, float16: torch's result is NaN (it overflows computing in half); tidal computes in float64",
     ("dtypes", "nn.functional.softmin.with_dtype"): "uint8: torch negates in uint8 before converting (-x wraps around); tidal converts first",
     ("dtypes", "nn.functional.bilinear"): "integer inputs give int64 (the sum promotes); needs /work/notes/s16_edges_bilinear_int.patch",
-    ("dtypes", "nn.functional.scaled_dot_product_attention"): "bfloat16: tidal rounds to bfloat16 between matmul and softmax; torch's CPU kernel accumulates in float32",
+    ("dtypes", "nn.functional.scaled_dot_product_attention"): "bfloat16: the math path rounds the logits to bfloat16 (torch: float32); needs /work/notes/s16_edges_sdpa_half.patch",
     ("dtypes", "polygamma.polygamma_n_0"): "integer inputs at the poles (negative integers): tidal gives inf, torch a large finite value (ops/special.py)",
     ("dtypes", "polygamma.polygamma_n_1"): "integer inputs at the poles (negative integers): tidal gives inf, torch a large finite value (ops/special.py)",
     ("dtypes", "polygamma.polygamma_n_2"): "integer inputs at the poles (negative integers): tidal gives inf, torch a large finite value (ops/special.py)",
