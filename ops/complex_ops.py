@@ -123,7 +123,9 @@ def view_as_complex(input: Tensor) -> Tensor:
         raise RuntimeError("view_as_complex is only supported for half, float and double tensors, but got a tensor "
                            f"of scalar type: {torch_name(input.dtype)}")
     v = input._v
-    if not v.shape or v.shape[-1] != 2:
+    if not v.shape:
+        raise RuntimeError("view_as_complex: Input tensor must have one or more dimensions")
+    if v.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     if v.strides[-1] != 1:
         raise RuntimeError("Tensor must have a last dimension with stride 1")

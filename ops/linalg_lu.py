@@ -186,6 +186,16 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
                   "in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not "
                   "return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced "
                   "with\nX = torch.linalg.solve_triangular(A, B).", UserWarning, stacklevel=user_stacklevel())
+    for name, t in (("b", b), ("A", A)):  # torch's own checks, in its words (not solve_triangular's)
+        if t.ndim < 2:
+            raise RuntimeError(f"torch.triangular_solve: Expected {name} to have at least 2 dimensions, but it has "
+                               f"{t.ndim} dimensions instead")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} "
+                           "matrices")
+    if A.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is {A.shape[-2]} by "
+                           f"{A.shape[-1]} but each b matrix is {b.shape[-2]} by {b.shape[-1]}")
     coef = A.transpose(-2, -1) if transpose else A  # torch's `transpose` does not conjugate
     X = solve_triangular(coef, b, upper=upper != bool(transpose), unitriangular=unitriangular)
     batch = tuple(broadcast_shapes(tuple(A.shape[:-2]), tuple(b.shape[:-2])))

@@ -359,6 +359,9 @@ def eigvals(A: Tensor, *, out=None) -> Tensor:
 def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
     """The Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * largest) count as zero.
     With `hermitian`, A is taken as symmetric and only its lower triangle is read."""
+    if isinstance(A, Tensor) and A.ndim < 2:  # torch's words for pinv (its check names the argument's type)
+        raise RuntimeError(f"linalg.pinv({_type_name(A.dtype)}{{{list(A.shape)}}}): expected a tensor with 2 or more "
+                           "dimensions of float, double, cfloat or cdouble types")
     _check_matrix("pinv", A, square=False)
     if hermitian:
         _check_matrix("eigh", A)

@@ -30,6 +30,8 @@ def _prepare(input: Tensor, mask, dtype) -> tuple:
         return x, None
     if mask.dtype is not dt.bool_:
         raise ValueError(f"masked: expected mask to have dtype torch.bool, got {mask.dtype}")
+    if mask.ndim > x.ndim:
+        raise IndexError("_input_mask expected broadcastable mask (got mask dimensionality higher than of the input)")
     return x, mask.expand(*x.shape) if tuple(mask.shape) != tuple(x.shape) else mask
 
 
