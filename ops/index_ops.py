@@ -161,6 +161,8 @@ def _along(a: np.ndarray, dim: int) -> np.ndarray:
 def _index_add_kernel(ins, outs, attrs):
     dim, alpha, bounds = attrs
     target = outs[0]
+    if target.dtype.kind in "iu" and not isinstance(alpha, bool):  # torch casts alpha to the dtype: -1 is 255 in uint8
+        alpha = int(np.array(alpha).astype(target.dtype))
     idx = checked_index(ins[0].reshape(-1), at_least_1d(target).shape[dim], dim, **bounds)
     kernels = kernel_module(".index_kernels", __package__)  # (None until compiled: then NumPy's add.at)
     if kernels is not None and target.flags.c_contiguous and target.size and target.dtype.kind in "iufc" \

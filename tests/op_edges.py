@@ -58,7 +58,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("dtypes", "polygamma.polygamma_n_2"): "integer inputs at the poles (negative integers): tidal gives inf, torch a large finite value (ops/special.py)",
     ("dtypes", "polygamma.polygamma_n_3"): "integer inputs at the poles (negative integers): tidal gives inf, torch a large finite value (ops/special.py)",
     ("dtypes", "polygamma.polygamma_n_4"): "integer inputs at the poles (negative integers): tidal gives inf, torch a large finite value (ops/special.py)",
-    ("dtypes", "index_add"): "uint8 with alpha=-1: tidal refuses the negative alpha, torch wraps it around",
     ("dtypes", "eye"): "float8 dtypes: tidal's eye has no float8 fill",
     ("dtypes", "grid_sampler_2d"): "bfloat16: the grid's pixel coordinates are computed in bfloat16 (torch: float32 accumulation)",
     ("dtypes", "special.polygamma.special_polygamma_n_0"): "integer inputs at the poles (negative integers): tidal gives inf, torch a large finite value (ops/special.py)",
