@@ -103,7 +103,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     # (..., i) @ (i, o*j) -> (..., o, j), then contract j with input2
     mixed = ops.matmul(input1, weight.permute(1, 0, 2).reshape(in1, out_f * in2))
     mixed = mixed.reshape(tuple(input1.shape[:-1]) + (out_f, in2))
-    out = (mixed * input2.unsqueeze(-2)).sum(-1)
+    out = (mixed * input2.unsqueeze(-2)).sum(-1, dtype=mixed.dtype)  # (a sum would make integer inputs int64)
     return out if bias is None else out + bias
 
 
@@ -153,7 +153,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}")
     if input.dtype.category != dt.FLOAT:  # (integers, bool, complex: torch's kernel has no code for them)
         raise NotImplementedError(f"\"glu_cpu\" not implemented for '{torch_name(input.dtype)}'")
-    a, b = ops.split(input, size // 2, dim)
+    a, b = input.narrow(dim, 0, size // 2), input.narrow(dim, size // 2, size // 2)  # (split refuses a size of 0)
     return torch_node(a * ops.sigmoid(b), "glu", input)
 
 

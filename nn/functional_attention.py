@@ -97,13 +97,19 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     bias = _additive_mask(attn_mask, query.dtype)
     if flash and _fused_takes(query, key, value, bias):
         return _fused_attention(query, key, value, bias, scale)
+    low = query.dtype in (dt.float16, dt.bfloat16)
+    if low:  # torch's CPU math path computes half and bfloat16 in float32 (rounded logits change the softmax)
+        dtype = query.dtype
+        query, key, value = query.float(), key.float(), value.float()
+        bias = None if bias is None else bias.float()
     scores = ops.matmul(query, key.transpose(-2, -1)) * scale
     if bias is not None:
         scores = scores + bias
     weights = _safe_softmax(scores) if bias is not None else ops.softmax(scores, -1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)
-    return ops.matmul(weights, value)
+    out = ops.matmul(weights, value)
+    return out.to(dtype) if low else out
 
 
 def _flash_shapes(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> bool:
@@ -214,6 +220,9 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
                                  is_causal: bool = False) -> tuple:
     """Multi-head attention on (L, N, E) inputs (or unbatched (L, E)): returns (output, weights or None)."""
     check_probability(dropout_p)
+    if query.dim() not in (2, 3):  # torch's shape check (an unpacking error otherwise)
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D query "
+                             "tensor")
     batched = query.dim() == 3
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)

@@ -114,17 +114,25 @@ class _Image:
         self.flat = input.reshape(self.n, self.c, -1)
         self.strides = [int(np.prod(self.sizes[d + 1:])) for d in range(len(self.sizes))]
 
-    def read(self, positions: list) -> Tensor:
-        """Values at integer-valued (N, P) position tensors, one per spatial dim: (N, C, P)."""
+    def read(self, positions: list, weight: Tensor | None = None, weigh_outside: bool = False) -> Tensor:
+        """Values at integer-valued (N, P) position tensors, one per spatial dim, times `weight` (N, P): (N, C, P).
+        An outside tap (a NaN position among them) gives 0, or 0 * weight where `weigh_outside` (torch's vectorized
+        2-D kernel multiplies its masked reads, so a NaN weight shows; its 3-D kernel skips outside taps)."""
         inside, index = None, None
         for pos, size, stride in zip(positions, self.sizes, self.strides):
             ok = (pos >= 0) & (pos <= size - 1)
             inside = ok if inside is None else inside & ok
-            term = pos.clamp(0, size - 1).to(dt.int64) * stride
+            # an outside tap gathers position 0 (a NaN position cast to int64 would gather out of bounds)
+            term = ops.where(ok, pos, 0).to(dt.int64) * stride
             index = term if index is None else index + term
         points = index.shape[1]
         values = self.flat.gather(2, index.unsqueeze(1).expand(self.n, self.c, points))
-        return values * inside.unsqueeze(1).to(values.dtype)
+        inside = inside.unsqueeze(1)
+        if weight is None:
+            return ops.where(inside, values, 0)
+        if weigh_outside:
+            return ops.where(inside, values, 0) * weight.unsqueeze(1)
+        return ops.where(inside, values * weight.unsqueeze(1), 0)
 
 
 def _cubic_weights(t: Tensor) -> list:
@@ -182,7 +190,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
             nearest = [ops.round(x) for x in coords]
             # a weight of exactly 1 whose gradient (round's) is zero: the grid gets zeros, not None, as in PyTorch
             one = nearest[0] - nearest[0].detach() + 1
-            out = image.read(nearest) * one.unsqueeze(1)
+            out = image.read(nearest, one)
         else:
             lows = [ops.floor(x) for x in coords]
             fracs = [x - low for x, low in zip(coords, lows)]
@@ -192,7 +200,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
                 for bit, frac in zip(corner, fracs):
                     w = frac if bit else 1 - frac
                     weight = w if weight is None else weight * w
-                term = image.read([low + bit for low, bit in zip(lows, corner)]) * weight.unsqueeze(1)
+                term = image.read([low + bit for low, bit in zip(lows, corner)], weight, weigh_outside=spatial == 2)
                 out = term if out is None else out + term
     return torch_node(out.reshape((image.n, image.c) + out_shape), f"grid_sampler_{spatial}d", input, grid)
 

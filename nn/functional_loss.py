@@ -240,6 +240,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input.dim() == 0:  # (torch asks a 0-d input for its class dim 1)
+        raise IndexError("cross_entropy: Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     class_dim = 0 if input.dim() == 1 else 1
     classes = input.shape[class_dim]
     logp = ops.log_softmax(input, class_dim)
@@ -486,6 +488,8 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
                                 reduce=None, reduction: str = "mean") -> Tensor:
     """Mean over classes of the binary logistic loss of each label; reduced over the batch."""
     reduction = legacy_reduction(size_average, reduce, reduction)
+    if input.dim() == 0:  # (torch's sum over dim -1 of a 0-d tensor)
+        raise IndexError("multilabel_soft_margin_loss: Dimension specified as -1 but tensor has no dimensions")
     from ..ops.activations import logsigmoid
     loss = -(target * logsigmoid(input) + (1.0 - target) * logsigmoid(-input))
     if weight is not None:

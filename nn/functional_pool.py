@@ -173,7 +173,7 @@ def _fractional_max_pool(spatial: int, input: Tensor, kernel_size, output_size, 
         tap = np.arange(kernel[d]).reshape((1,) * (2 + spatial) + tuple(kernel[d] if e == d else 1
                                                                          for e in range(spatial)))
         flat = flat + (pos + tap) * math.prod(image[d + 1:])
-    taps_index = ops.tensor(flat.reshape(n, c, -1), device=input.device)
+    taps_index = ops.tensor(flat.reshape(n, c, math.prod(size) * math.prod(kernel)), device=input.device)  # (n may be 0)
     taps = batched.flatten(2).gather(2, taps_index).reshape((n, c, math.prod(size), math.prod(kernel)))
     values, best = taps.max(-1)
     indices = taps_index.reshape(n, c, math.prod(size), math.prod(kernel)).gather(3, best.unsqueeze(-1)).squeeze(-1)

@@ -408,6 +408,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             raise ValueError("Lanczos mode requires antialias=True")
     spatial = input.dim() - 2
     need = _INTERP_DIMS.get(mode)
+    if isinstance(size, (tuple, list)) or isinstance(scale_factor, (tuple, list)):
+        _output_size(input, size, scale_factor, spatial)  # torch compares a sequence's length to the dims first
     if mode not in modes or spatial not in (1, 2, 3) or (mode in ("bicubic", "lanczos") and spatial != 2):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
                                   f"the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
