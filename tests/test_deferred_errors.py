@@ -144,6 +144,21 @@ def test_runtime_stays_usable_after_an_error():
     tidal.sync()
 
 
+def test_failures_after_the_reported_one_are_not_raised_again_at_later_lines():
+    # torch raises at the failing call, so no later op of the program runs to fail: once a sync point reports a
+    # failure, the failures this thread's later ops met (here a second bad gather on the same line, as one
+    # grid_sample's several gathers did) are not raised at later, unrelated sync points
+    x = tidal.arange(10.0)
+    idx = _on_vm(tidal, [0, 1, 2]) * 100
+    out = x[idx] + x[idx + 1]
+    with pytest.raises(IndexError, match="index 100 is out of bounds"):
+        tidal.sync()
+    assert (x * 2).sum().item() == 90.0
+    tidal.sync()
+    with pytest.raises(IndexError, match="index 100 is out of bounds"):  # a read of the failed result still raises
+        out.tolist()
+
+
 def test_reading_a_failed_result_or_what_depends_on_it_names_the_failed_op():
     bad = tidal.zeros(3, 4).gather(1, _on_vm(tidal, [[4]]))
     line = sys._getframe().f_lineno - 1

@@ -439,7 +439,9 @@ class VirtualMachine:
         """Remove and return the failure a sync point on this thread reports, or None: `blob`'s own
         (its writer failed), else the oldest failure of an op this thread issued, of a thread that
         ended, or of an unknown issuer. Another live thread's failures wait for that thread's sync
-        points. Each failure is reported once; the VM stays usable."""
+        points. Each failure is reported once, and with it the later failures of the same thread: in torch the
+        failing call raises at once and no later op runs to fail (one op that issued several failing
+        instructions, grid_sample's gathers, raised them at later, unrelated lines). The VM stays usable."""
         own = blob.error if blob is not None else None
         me = threading.get_ident()
         with self._error_lock:
@@ -451,7 +453,11 @@ class VirtualMachine:
                         pick = f
                         break
             if pick in pending:
-                pending.remove(pick)
+                at = pending.index(pick)  # (failures are kept in the order their instructions ran)
+                later = pending[at + 1:]
+                if pick.origin is not None:
+                    later = [f for f in later if f.origin is None or f.origin[2] != pick.origin[2]]
+                pending[at:] = later
             if not pending:
                 self.error = None
         return pick
