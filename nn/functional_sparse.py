@@ -104,8 +104,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     indices = flat.numpy()
     outside = np.nonzero((indices < 0) | (indices >= num))[0]
     if len(outside):  # torch's bag kernel names the first bad position (embedding's own error differs)
-        raise RuntimeError(f"embedding_bag: Index {outside[0]} of input takes value {indices[outside[0]]} which is "
-                           f"not in the valid range [0, {num})")
+        raise RuntimeError(f"Index {outside[0]} of input takes value {indices[outside[0]]} which is not in the valid "
+                           f"range [0, {num})")
     if np.any(np.diff(offsets) < 0):
         raise RuntimeError("Expected i < index_size to be true, but got false.  (Could this error message be "
                            "improved?  If so, please report an enhancement request to PyTorch.)")

@@ -42,6 +42,8 @@ SKIP = {
     **{("expanded", name): "a rank-deficient matrix: the factorization is not unique" for name in (
         "geqrf", "qr", "linalg.qr", "svd_lowrank", "pca_lowrank", "pinverse", "linalg.cholesky_ex", "linalg.eig",
         "linalg.lstsq", "linalg.lstsq.grad_oriented")},
+    ("empty", "nn.functional.embedding_bag"): "torch's message varies between runs (its parallel index check); "
+                                              "tidal's repeats torch's usual one, which names no op",
     ("expanded", "masked.median"): "torch's answer is wrong on a stride-0 input (it repeats other rows' medians)",
 }
 
