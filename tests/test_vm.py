@@ -339,6 +339,7 @@ def _stored_program_runs(monkeypatch, tmp_path, programs, numba_imported: bool, 
     floor = codegen.heat_floor
     tidal.vm.set_fusion(compile_after=1, background_compile=True, compile_heat=heat_floors * floor)
     monkeypatch.setattr(codegen, "load_heat", 2.5 * floor)
+    monkeypatch.setattr(codegen, "numba_heat", heat_floors * floor)
     runs: list = []
     for turn in range(8):
         for run in programs:
@@ -364,7 +365,7 @@ def test_a_kernel_in_the_disk_cache_is_loaded_after_little_heat(tmp_path, async_
 
 def test_stored_kernels_share_the_price_of_numbas_import(tmp_path, async_mode, fusion_settings, monkeypatch):
     # before numba is imported, a stored kernel also waits for numba's import to pay off: the NumPy time of
-    # every stored key heats one shared key up to compile_heat (12 floors here). Alone, each program would
+    # every stored key heats one shared key up to numba_heat (12 floors here). Alone, each program would
     # wait 12 turns; the two together pay it in 6, then both load
     xn = np.linspace(-1, 1, 9).astype(np.float32)
     x = tidal.tensor(xn)

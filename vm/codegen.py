@@ -540,9 +540,10 @@ def kernel_module(name: str, package: str | None = None, spent: float = 0.0):
         spec = importlib.util.find_spec(full)
         stored = _stored_keys[key] = spec is not None and spec.origin is not None and in_disk_cache(spec.origin)
     if not _numba_imported():
+        # (a module stored in its package's __pycache__ does not pay towards numba's import: that cache is there in
+        # any run after the first, also with an empty kernel cache, and a fresh program's first steps would pay for
+        # numba's set-up; once a generated kernel brings numba in, every module loads at its next call)
         heat = _heat[key] = _heat.get(key, 0.0) + spent
-        if stored:  # (its load is cheap: numba's import is what the stored keys' shared heat pays for)
-            heat = _heat[_STORED] = _heat.get(_STORED, 0.0) + spent
         if heat < compile_heat:
             return None
 
@@ -591,7 +592,7 @@ def _warming(key: tuple, fallback, stored=None) -> bool:
             _stored_keys[key] = stored()
         if not _stored_keys[key]:
             stored = None
-        elif heat >= load_heat and (_numba_imported() or _heat.get(_STORED, 0.0) >= compile_heat):
+        elif heat >= load_heat and (_numba_imported() or _heat.get(_STORED, 0.0) >= numba_heat):
             return False
     if len(_heat) > 65536:  # a program of ever-new shapes: forget, rather than grow
         _heat.clear()
@@ -608,10 +609,12 @@ def _warming(key: tuple, fallback, stored=None) -> bool:
 
 # A kernel an earlier process compiled is in numba's on-disk cache: loading it costs milliseconds, not the
 # half second of a compile, so it is bought after `load_heat` NumPy seconds of its own (a program's second
-# run reaches compiled speed in a few steps rather than a hundred). numba's import (a quarter second, once)
-# is shared by them all: until it is paid, the stored keys' NumPy time also heats one key, _STORED, and
-# the stored keys load once it passes compile_heat.
+# run reaches compiled speed in ~15 steps rather than ~100). numba's import and set-up (about half a second of
+# GIL-bound work, once) is shared by them all: until it is paid, the stored keys' NumPy time also heats one key,
+# _STORED, and they load once it passes `numba_heat` (the ski-rental break-even: the tiny GPT's second run pays
+# about 0.6 s more in its first 20 steps, and is ~2 s ahead by step 100).
 load_heat = 0.02
+numba_heat = 0.5
 _STORED = ("stored kernels",)
 _stored_keys: dict = {}  # call key -> whether its kernel is in numba's on-disk cache
 _cache_listing: dict = {}  # a __pycache__ folder -> the file stems with a numba index there (read once)
