@@ -166,21 +166,17 @@ def _packed_attention(proj: Tensor, heads: int, batch_first: bool, bias: Tensor 
     return out
 
 
-# (N, L, parts, heads, head dim) <-> (parts, N, heads, L, head dim), and the same from (L, N, ...)
-_HEADS_FIRST = {True: (2, 0, 3, 1, 4), False: (2, 1, 3, 0, 4)}
-_HEADS_BACK = {True: (1, 3, 0, 2, 4), False: (3, 1, 0, 2, 4)}
-
-
 def _packed_attention_backward(node, g: Tensor) -> tuple:
     proj, probs, bias = node.saved_tensors
     heads, batch_first, scale = node.attrs
     if not is_grad_enabled():
         return (attention_rows.packed_attention_backward(g, proj, probs, heads, batch_first, scale),)
     b0, b1, width = proj.shape
-    split = proj.reshape(b0, b1, 3, heads, width // (3 * heads)).permute(*_HEADS_FIRST[batch_first])
-    g = g.reshape(b0, b1, 1, heads, width // (3 * heads)).permute(*_HEADS_FIRST[batch_first])[0]
+    order = attention_rows.HEADS_FIRST[batch_first]
+    split = proj.reshape(b0, b1, 3, heads, width // (3 * heads)).permute(*order)
+    g = g.reshape(b0, b1, 1, heads, width // (3 * heads)).permute(*order)[0]
     grads = ops.stack(_composite_grads(g, split[0], split[1], split[2], bias, scale))
-    return (grads.permute(*_HEADS_BACK[batch_first]).reshape(b0, b1, width),)
+    return (grads.permute(*[order.index(d) for d in range(5)]).reshape(b0, b1, width),)  # (the inverse order)
 
 
 def _project(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
@@ -290,10 +286,13 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     # the projection
     packed = (proj is not None and not need_weights and dropout_p == 0.0 and bias_k is None and not add_zero_attn
               and static_k is None and static_v is None)
-    if not packed:  # split heads: (L, N, E) -> (N * H, L, head_dim)
-        q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-        k = (k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k)
-        v = (v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_v is None else static_v)
+    def split_heads(x: Tensor) -> Tensor:  # (L, N, E) -> (N * H, L, head_dim)
+        return x.reshape(x.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+
+    if not packed:
+        q = split_heads(q)
+        k = split_heads(k) if static_k is None else static_k
+        v = split_heads(v) if static_v is None else static_v
     if add_zero_attn:
         zeros = ops.zeros((bsz * num_heads, 1, head_dim), dtype=q.dtype, device=q.device)
         k, v = ops.cat([k, zeros], 1), ops.cat([v, zeros], 1)
@@ -319,9 +318,7 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
                          out_proj_weight, out_proj_bias)
             out = out.transpose(0, 1) if batch_first else out  # (L, N, E)
             return (out if batched else out.squeeze(1)), None
-        q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)  # (a layout the kernels do not take)
-        k = k.reshape(src_len, bsz * num_heads, head_dim).transpose(0, 1)
-        v = v.reshape(src_len, bsz * num_heads, head_dim).transpose(0, 1)
+        q, k, v = split_heads(q), split_heads(k), split_heads(v)  # (a layout the packed kernels do not take)
     if not need_weights and dropout_p == 0.0 and _fused_takes(q, k, v, attn_mask):
         out = _fused_attention(q, k, v, attn_mask, math.sqrt(1.0 / head_dim))  # (N * H, L, head_dim)
     else:

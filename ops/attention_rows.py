@@ -22,7 +22,7 @@ from ..vm.codegen import kernel_module
 from .dispatch import launch, register_kernel
 
 __all__ = ["takes", "attention_rows", "attention_rows_backward", "takes_packed", "packed_attention",
-           "packed_attention_backward"]
+           "packed_attention_backward", "HEADS_FIRST"]
 FORWARD = "_scaled_dot_product_flash_attention_for_cpu"
 BACKWARD = FORWARD + "_backward"
 # self-attention over q, k, v packed in one projection's last dim (nn.MultiheadAttention): the kernels read each
@@ -146,12 +146,17 @@ def takes_packed(proj: Tensor, heads: int, batch_first: bool, bias: Tensor | Non
             and all(b in (1, m) for b, m in zip(bias._v.shape, (n, heads, length, length))))
 
 
+# a packed (N, L, parts, heads, head dim) projection's dims as (parts, N, heads, L, head dim), by batch_first (else
+# the projection is (L, N, ...)): the head views of the kernels here, and of the create_graph composite
+HEADS_FIRST = {True: (2, 0, 3, 1, 4), False: (2, 1, 3, 0, 4)}
+
+
 def _head_views(a: np.ndarray, parts: int, heads: int, batch_first: bool) -> tuple:
     """The `parts` (N, heads, L, head dim) views of a packed (N, L, parts * E) array ((L, N, ...) unless
     `batch_first`)."""
     b0, b1, width = a.shape
     x = a.reshape(b0, b1, parts, heads, width // (parts * heads))  # (a view of a result: results are contiguous)
-    return tuple(x.transpose(2, 0, 3, 1, 4) if batch_first else x.transpose(2, 1, 3, 0, 4))
+    return tuple(x.transpose(HEADS_FIRST[batch_first]))
 
 
 def packed_attention(proj: Tensor, heads: int, batch_first: bool, bias: Tensor | None, scale: float) -> tuple:

@@ -18,6 +18,7 @@ from . import math_api as M
 from .broadcast import broadcast_shapes
 from .dispatch import launch_into, register_kernel
 from .elementwise import torch_name
+from .factory_args import fill_scalar
 from .view_grads import overload
 from .complex_half import fitted
 from .scatter import (INDEX_DTYPES, accumulate_at, at_least_1d, check_index_dtype, check_no_overlap, check_now,
@@ -233,7 +234,6 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
     value_tensor = value if isinstance(value, Tensor) else None
     check_limited("index_fill", self.dtype)
     if value_tensor is None:  # a number outside the dtype's range (-0.5 into uint8) is torch's error, not wrapped
-        from .factory_args import fill_scalar
         fill_scalar("index_fill_", value, self.dtype)
     deferred = check_now(index, size1(self, dim), dim, negative_ok=True)
     grad = inplace_grad(self, (value_tensor,))

@@ -323,7 +323,9 @@ def _kernel_file(prog: Program, variant: tuple, write: bool = True) -> tuple:
     # (module name, path) of the generated file of `prog`'s loop in layout `variant`, written if new
     # (unless not `write`: then only named)
     key = (prog.key, variant)
-    found = _kernel_files.get(key) or (None if write else _kernel_names.get(key))
+    found = _kernel_files.get(key)
+    if found is None and not write:
+        found = _kernel_names.get(key)
     if found is None:
         # numba caches by file and function: one generated file per kernel source
         complex_values = variant[-1] == COMPLEX
@@ -333,10 +335,7 @@ def _kernel_file(prog: Program, variant: tuple, write: bool = True) -> tuple:
                + (f"from {_complex_module} import *\n" if complex_values else "")
                + f"\n@njit(cache=True, nogil=True, error_model='numpy'{_parallel_flag(variant)})\n"
                + _kernel_source(prog, variant))
-        if not write:
-            found = _kernel_names[key] = generated_file(src, write=False)
-            return found
-        found = _kernel_files[key] = generated_file(src)
+        found = (_kernel_files if write else _kernel_names)[key] = generated_file(src, write=write)
     return found
 
 
@@ -587,13 +586,11 @@ def _warming(key: tuple, fallback, stored=None) -> bool:
     heat = _heat.get(key, 0.0)
     if heat >= compile_heat:
         return False
-    if stored is not None:
-        if _stored_keys.get(key) is None:
-            _stored_keys[key] = stored()
-        if not _stored_keys[key]:
-            stored = None
-        elif heat >= load_heat and (_numba_imported() or _heat.get(_STORED, 0.0) >= numba_heat):
-            return False
+    is_stored = stored is not None and _stored_keys.get(key)
+    if is_stored is None:
+        is_stored = _stored_keys[key] = stored()
+    if is_stored and heat >= load_heat and (_numba_imported() or _heat.get(_STORED, 0.0) >= numba_heat):
+        return False
     if len(_heat) > 65536:  # a program of ever-new shapes: forget, rather than grow
         _heat.clear()
         _stored_keys.clear()
@@ -602,7 +599,7 @@ def _warming(key: tuple, fallback, stored=None) -> bool:
     spent = _clock() - t
     spent = spent if spent > heat_floor else heat_floor
     _heat[key] = heat + spent
-    if stored is not None and not _numba_imported():
+    if is_stored and not _numba_imported():
         _heat[_STORED] = _heat.get(_STORED, 0.0) + spent
     return True
 
@@ -622,6 +619,11 @@ _cache_listing: dict = {}  # a __pycache__ folder -> the file stems with a numba
 
 def _numba_imported() -> bool:
     return "numba" in sys.modules
+
+
+def kernel_stored(prog: Program, variant: tuple) -> bool:
+    """Whether `prog`'s loop in layout `variant` is in numba's on-disk cache (its file is named, not written)."""
+    return in_disk_cache(_kernel_file(prog, variant, False)[1])
 
 
 def in_disk_cache(path: str) -> bool:
@@ -783,7 +785,7 @@ def run_compiled(prog: Program, ins: list, outs: list) -> None:
     if key in compiler.pending or not all(_compilable_array(x, "biufc") for x in call):  # (pending: being built)
         return run_numpy(prog, ins, outs)
     fallback = lambda: run_numpy(prog, ins, outs)  # noqa: E731
-    if _warming(key, fallback, lambda: in_disk_cache(_kernel_file(prog, _elementwise_variant(outs, ins), False)[1])):
+    if _warming(key, fallback, lambda: kernel_stored(prog, _elementwise_variant(outs, ins))):
         return
     variant = _elementwise_variant(outs, ins)
     if variant[-1] == COMPLEX and not is_compilable(prog, True):  # a program compiled for real values

@@ -168,8 +168,7 @@ def run_compiled_reduce(prog: Program, ins: list, outs: list, r: ReduceAttrs) ->
     if key in codegen.compiler.pending or not all(codegen._compilable_array(x) for x in call):
         return run_numpy_reduce(prog, ins, outs, r)
     fallback = lambda: run_numpy_reduce(prog, ins, outs, r)  # noqa: E731
-    if codegen._warming(key, fallback, lambda: codegen.in_disk_cache(
-            codegen._kernel_file(prog, _reduce_variant(r, ins, outs), False)[1])):
+    if codegen._warming(key, fallback, lambda: codegen.kernel_stored(prog, _reduce_variant(r, ins, outs))):
         return
     codegen.launch_compiled(key, prog, _reduce_variant(r, ins, outs), call + extents, fallback,
                             n_extents=len(extents))

@@ -103,7 +103,24 @@ class Stream:
             for v in ins.outs:
                 v.blob.writer = (self, self.pushed)
         if run_here:
-            self._run_here(batch)
+            stats.inline_batches += 1
+            execute = self.vm.execute
+            token = quiet()  # kernels' NumPy error state, restored for the caller's code
+            try:
+                for k, ins in enumerate(batch):
+                    batch[k] = None  # a finished instruction's inputs may be freed at once
+                    execute(ins)
+                    self.done = ins.seq
+                ins = None
+            finally:
+                unquiet(token)
+            if self._waiters:  # another thread may wait for what ran here
+                with self._cond:
+                    self._cond.notify_all()
+            if _mode == "sync" and self.vm.error is not None:
+                failure = self.vm.take_error()
+                if failure is not None:  # sync mode is for debugging: fail at the call
+                    raise failure.exception()
             return
         stats.worker_batches += 1
         waiting = self.pushed - self.done
@@ -114,36 +131,6 @@ class Stream:
             threading.Thread(target=self._work, name=f"tidal-{self.vm.device}-{self.name}",
                              daemon=True).start()
         self._queue.put(batch)
-
-    def _run_here(self, batch: list) -> None:
-        # run a numbered batch on the calling thread
-        self.vm.stats.inline_batches += 1
-        execute = self.vm.execute
-        token = quiet()  # kernels' NumPy error state, restored for the caller's code
-        try:
-            for k, ins in enumerate(batch):
-                batch[k] = None  # a finished instruction's inputs may be freed at once
-                execute(ins)
-                self.done = ins.seq
-            ins = None
-        finally:
-            unquiet(token)
-        if self._waiters:  # another thread may wait for what ran here
-            with self._cond:
-                self._cond.notify_all()
-        if _mode == "sync" and self.vm.error is not None:
-            failure = self.vm.take_error()
-            if failure is not None:  # sync mode is for debugging: fail at the call
-                raise failure.exception()
-
-    def run_alone(self, ins: Instruction) -> None:
-        """Number one lowered instruction and run it on the calling thread (the stream is idle and the VM's
-        only one: no writer to wait for)."""
-        self.pushed += 1
-        ins.seq = self.pushed
-        for v in ins.outs:
-            v.blob.writer = (self, self.pushed)
-        self._run_here([ins])
 
     def _work(self) -> None:
         get = self._queue.get
@@ -292,7 +279,7 @@ class VirtualMachine:
             return False
         ins = lower_one(ins, self.stats)
         if ins is not None:
-            s.run_alone(ins)
+            s.submit([ins], True)  # (its stream idle: it runs here)
         return True
 
     @staticmethod
