@@ -6,7 +6,7 @@ from .ops import *  # noqa: F401,F403
 from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import __all__ as _ops_all
-from .ops import return_types
+from .ops.dispatch import return_types
 from .tensor import Size, Tensor, device
 from .tensor import dtype as _dt
 from .tensor.dtype import (bfloat16, cdouble, cfloat, chalf, complex32, complex64, complex128, dtype, float8_e4m3fn, float8_e4m3fnuz,
@@ -36,8 +36,8 @@ def __getattr__(name: str):
         return globals()[name]
     if name in _LAZY_MODULES:
         import importlib
-        path = {"linalg": ".ops.linalg_ns", "accelerator": ".compat.accelerator",
-                "fft": ".ops.fft"}.get(name, f".{name}")
+        path = {"linalg": ".ops.linalg.namespace", "accelerator": ".compat.accelerator",
+                "fft": ".ops.spectral.fft"}.get(name, f".{name}")
         module = importlib.import_module(path, __name__)
         globals()[name] = module
         return module

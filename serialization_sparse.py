@@ -47,13 +47,13 @@ def rebuild_sparse_tensor(layout, data) -> Tensor:
     is_coalesced = data[3] if len(data) == 4 else None
     if not isinstance(indices, Tensor) or not isinstance(values, Tensor):
         raise pickle.UnpicklingError("_rebuild_sparse_tensor: the indices and values must be tensors")
-    from .ops.sparse_coo import sparse_coo_tensor  # (ops sits above this module: import on use)
+    from .ops.factories.sparse_coo import sparse_coo_tensor  # (ops sits above this module: import on use)
     return sparse_coo_tensor(indices, values, tuple(size), is_coalesced=is_coalesced)
 
 
 def sparse_arguments(t: Tensor) -> tuple | None:
     """(layout, (indices, values, size, is_coalesced)) for a sparse COO tensor, as torch pickles it; else None."""
-    from .ops.sparse_coo import SparseCooTensor
+    from .ops.factories.sparse_coo import SparseCooTensor
     if not isinstance(t, SparseCooTensor):
         return None
     return SPARSE_COO, (t._indices(), t._values(), Size(tuple(t.shape)), t.is_coalesced())

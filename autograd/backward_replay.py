@@ -29,7 +29,7 @@ from marshal import dumps as _dumps
 
 import numpy as np
 
-from ..ops import autocast as _autocast
+from ..ops.dispatch import autocast as _autocast
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm.blob import Blob, View, fresh_blob, view_of
@@ -496,7 +496,7 @@ _install = threading.Lock()  # one recording at a time on a VM (a second thread'
 
 
 def _record(walk: _Walk, engine):
-    from ..ops.rng import default_generator
+    from ..ops.random.rng import default_generator
     vm = walk.vm
     grads_before = [node.variable.grad for node in walk.leaves]
     versions_before = [t._v.blob.version for t in walk.places]

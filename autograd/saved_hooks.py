@@ -7,7 +7,7 @@ each time backward (or `node.saved_tensors`) reads it. Only the innermost block 
 How: while a block is active, `Node.__init__` is swapped for one that also packs (outside any block
 recording pays nothing, not even a check). A node recorded under a block has its class swapped for a twin
 subclass (same name, same layout) whose `_saved` is a property: assignments pack (ops that save their
-output assign `_saved` after recording, see ops/derivatives.py), reads unpack.
+output assign `_saved` after recording, see ops/elementwise/derivatives.py), reads unpack.
 
 As in torch: a packed tensor is not checked for in-place changes at unpack (the graph no longer holds
 it); the stack of blocks, and of disable_saved_tensors_hooks blocks, is per thread: a block entered on

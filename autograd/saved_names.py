@@ -4,7 +4,7 @@
     y.grad_fn._saved_self is a, y.grad_fn._saved_other is b   # True True
     torch.exp(a).grad_fn._saved_result                         # equal to the output (not the same object)
 
-Elementwise nodes save the output (`result`) and the inputs their formulas read (ops/derivatives.py); a name
+Elementwise nodes save the output (`result`) and the inputs their formulas read (ops/elementwise/derivatives.py); a name
 exists on a node when some formula of its op reads that value, and gives None where the inputs that needed it
 did not require grad, as torch's undefined saved variables do. Reading goes through the node's saved tensors, so
 it raises torch's error once backward freed them and runs saved_tensors_hooks' unpack hook. Other nodes
@@ -26,7 +26,7 @@ SAVED_NAMES = frozenset({"result", *_DEFAULT, *(n for names in _ARG_NAMES.values
 
 def _names(node) -> dict | None:
     """{name: place in the node's saved tuple} for an elementwise node, else None."""
-    from ..ops import derivatives
+    from ..ops.elementwise import derivatives
     if node.backward_fn is not derivatives._backward:
         return None
     op = node.attrs[0]

@@ -86,7 +86,7 @@ def refresh_views(base: Tensor) -> None:
     """Give every live view of `base` a node on `base`'s current history (AsStridedBackward0)."""
     if base.grad_fn is None:
         return
-    from ..ops.view_grads import parts_node, strided_node
+    from ..ops.movement.view_grads import parts_node, strided_node
     for v in _live_views(base):
         if v.dtype is base.dtype:
             v.__dict__.pop("_output_nr", None)
@@ -153,8 +153,8 @@ def _geometry(base: Tensor, view: Tensor) -> tuple:
 
 
 def _copy_slices_backward(node, g):
-    from ..ops import math_api as M
-    from ..ops.view_grads import as_parts, from_parts, transfer
+    from ..ops.elementwise import arithmetic as M
+    from ..ops.movement.view_grads import as_parts, from_parts, transfer
     span, base_layout, view_layout, parts = node.attrs
     if parts == "base":  # work on the real parts of the complex gradient
         g = as_parts(g)
@@ -221,7 +221,7 @@ def _keep_saved_values(node, out: Tensor) -> None:
     hits = [k for k, t in enumerate(saved) if t is out]
     if len(hits) != 1:
         return
-    from ..ops import math_api as M
+    from ..ops.elementwise import arithmetic as M
     k = hits[0]
     copy = M.clone(out)
     node._saved = saved[:k] + (copy,) + saved[k + 1:]
@@ -230,7 +230,7 @@ def _keep_saved_values(node, out: Tensor) -> None:
 
 def write_through_view(out: Tensor, result: Tensor) -> Tensor:
     """Store `result` (computed out of place, with its node) into `out` and rebase; returns `out`."""
-    from ..ops import math_api as M
+    from ..ops.elementwise import arithmetic as M
     base = out._base
     if base is not None and base is not out:
         check_view_write(out)

@@ -417,7 +417,7 @@ def normalization(call: Call) -> list:
 
 # -- the table ------------------------------------------------------------------------------------------
 def _table() -> dict:
-    from ..ops import activations, math_api
+    from ..ops.elementwise import activations, arithmetic as math_api
     rules: dict = {}
     not_elementwise = {"where", "clone", "polygamma", "mvlgamma"}
     for name in list(math_api.__all__) + list(activations.__all__) + list(activations.FUNCTIONAL):

@@ -30,9 +30,9 @@ from ._control_flow import cond, while_loop
 from ..distributions._sampling import binomial
 from ._aten_native import (_native_batch_norm_legit, _softmax_backward_data,  # noqa: F401 - private names
                            _unsafe_masked_index, _unsafe_masked_index_put_accumulate)  # torch exposes
-from ..ops.index_reduction import segment_reduce as _segment_reduce  # noqa: F401 - torch's private spelling
-from ..ops.splits import _chunk_cat  # noqa: F401 - a private name torch exposes
-from ..ops.scaled_mm import _scaled_mm  # noqa: F401 - a private name torch exposes
+from ..ops.indexing.index_reduction import segment_reduce as _segment_reduce  # noqa: F401 - torch's private spelling
+from ..ops.movement.splits import _chunk_cat  # noqa: F401 - a private name torch exposes
+from ..ops.linalg.scaled_mm import _scaled_mm  # noqa: F401 - a private name torch exposes
 from ..func import vmap
 from ..utils import benchmark as _benchmark, checkpoint as _checkpoint  # noqa: F401 - torch.utils.<name> attributes
 from ._importer import install, is_installed, uninstall

@@ -106,7 +106,7 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad
 def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> Tensor:
     """Rescale the rows of input named in indices whose norm exceeds max_norm, in place (no gradient)."""
     from .. import no_grad, ops
-    from ..ops.linalg_ns import vector_norm
+    from ..ops.linalg.namespace import vector_norm
     with no_grad():
         rows = ops.unique(indices.reshape(-1))
         picked = input[rows]

@@ -1,5 +1,5 @@
 """`torch.strided`, `torch.contiguous_format` and friends: the tokens scripts pass as `layout=` and
-`memory_format=`. tidal tensors are always strided; ops/memory_format.py gives each memory format its strides."""
+`memory_format=`. tidal tensors are always strided; ops/movement/memory_format.py gives each memory format its strides."""
 from __future__ import annotations
 
 __all__ = ["layout", "memory_format", "strided", "sparse_coo", "jagged", "contiguous_format", "preserve_format",
@@ -7,7 +7,7 @@ __all__ = ["layout", "memory_format", "strided", "sparse_coo", "jagged", "contig
 
 
 class layout:
-    """A tensor layout token (`strided`, or `sparse_coo` for ops/sparse_coo.py's tensors)."""
+    """A tensor layout token (`strided`, or `sparse_coo` for ops/factories/sparse_coo.py's tensors)."""
 
     def __init__(self, name: str):
         self.name = name
@@ -33,7 +33,7 @@ class memory_format:
 
 
 strided = layout("strided")
-sparse_coo = layout("sparse_coo")  # ops/sparse_coo.py's tensors
+sparse_coo = layout("sparse_coo")  # ops/factories/sparse_coo.py's tensors
 jagged = layout("jagged")  # nested/: torch.nested's jagged layout
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")

@@ -71,7 +71,7 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
     elif not mode and _state["deterministic"]:
         vm.set_fusion(background_compile=_state.pop("background_compile", True))
     _state["deterministic"], _state["warn_only"] = mode, bool(warn_only)
-    from ..ops import uninitialized
+    from ..ops.factories import uninitialized
     uninitialized.STATE["deterministic"] = mode  # (factories fill uninitialized memory: utils.deterministic)
 
 

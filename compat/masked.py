@@ -1,8 +1,8 @@
-"""torch.masked: the masked reductions of tidal.ops.masked_reductions under PyTorch's names."""
+"""torch.masked: the masked reductions of tidal.ops.reductions.masked under PyTorch's names."""
 from __future__ import annotations
 
-from ..ops import masked_reductions as _reductions
-from ..ops.masked_reductions import MASKED
+from ..ops.reductions import masked as _reductions
+from ..ops.reductions.masked import MASKED
 
 __all__ = list(MASKED)
 globals().update({_name: getattr(_reductions, _name) for _name in __all__})

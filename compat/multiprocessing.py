@@ -1,7 +1,7 @@
 """torch.multiprocessing: Python's multiprocessing plus torch's `spawn` / `start_processes`.
 
 Tensors sent between processes are pickled (copied), except those moved into shared memory by
-share_memory_() (ops/shared_memory.py), which go by name; the sharing-strategy knobs are recorded only.
+share_memory_() (ops/factories/shared_memory.py), which go by name; the sharing-strategy knobs are recorded only.
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""torch.overrides: the __torch_function__ protocol's helpers (ops/torch_function.py)."""
+"""torch.overrides: the __torch_function__ protocol's helpers (ops/dispatch/torch_function.py)."""
 from __future__ import annotations
 
-from ..ops.torch_function import (handle_torch_function, has_torch_function, has_torch_function_unary,
-                                  has_torch_function_variadic, is_tensor_like)
+from ..ops.dispatch.torch_function import (handle_torch_function, has_torch_function, has_torch_function_unary,
+                                           has_torch_function_variadic, is_tensor_like)
 
 __all__ = ["handle_torch_function", "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
            "is_tensor_like", "get_ignored_functions",

@@ -84,7 +84,7 @@ class SobolEngine:
         self.num_generated = 0
 
     def _scramble(self) -> None:
-        from ..ops.rng import Generator
+        from ..ops.random.rng import Generator
         gen = None
         if self.seed is not None:
             gen = Generator()

@@ -9,8 +9,8 @@ import contextlib
 import warnings
 from typing import Iterator
 
-from ..ops import rng as _rng
-from ..ops.rng import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from ..ops.random import rng as _rng
+from ..ops.random.rng import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 
 __all__ = ["manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "fork_rng", "default_generator",
            "Generator", "thread_safe_generator"]

@@ -1,7 +1,7 @@
-"""torch.sparse: the products on sparse COO tensors (held dense by tidal: ops/sparse_coo.py)."""
+"""torch.sparse: the products on sparse COO tensors (held dense by tidal: ops/factories/sparse_coo.py)."""
 from __future__ import annotations
 
-from ..ops.sparse_coo import sparse_coo_tensor, spmm
+from ..ops.factories.sparse_coo import sparse_coo_tensor, spmm
 from ..tensor import Tensor
 
 __all__ = ["mm", "addmm", "sum", "sparse_coo_tensor", "spmm"]

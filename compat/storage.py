@@ -1,6 +1,6 @@
-"""torch.storage: the storage classes (tidal's are views of a tensor's blob: ops/storage.py)."""
+"""torch.storage: the storage classes (tidal's are views of a tensor's blob: ops/factories/storage.py)."""
 from __future__ import annotations
 
-from ..ops.storage import TypedStorage, UntypedStorage
+from ..ops.factories.storage import TypedStorage, UntypedStorage
 
 __all__ = ["TypedStorage", "UntypedStorage"]

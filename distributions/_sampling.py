@@ -1,4 +1,4 @@
-"""The samplers the distributions need beyond ops/random.py: standard gamma (with its implicit
+"""The samplers the distributions need beyond ops/random/sampling.py: standard gamma (with its implicit
 reparameterization gradient) and binomial. They join random.py's sampler table, so they draw from
 tidal's generators exactly as the other random ops do."""
 from __future__ import annotations
@@ -8,8 +8,9 @@ import math
 import numpy as np
 
 from ..autograd import Function
-from ..ops import random as _random
-from ..ops.dispatch import launch, register_kernel
+from ..ops.random import sampling as _random
+from ..ops.dispatch.kernel_launch import launch
+from ..ops.dispatch.kernel_launch import register_kernel
 from ..tensor import Tensor
 
 __all__ = ["standard_gamma", "binomial"]
@@ -108,7 +109,7 @@ def standard_gamma(alpha: Tensor) -> Tensor:
 
 def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
     """Binomial(count, prob) samples, elementwise over the broadcast shape (torch.binomial)."""
-    from ..ops.elementwise import torch_name
+    from ..ops.elementwise.plans import torch_name
     if not count.dtype.is_floating_point:
         raise ValueError(f"binomial only supports floating-point dtypes for count, got: {torch_name(count.dtype)}")
     if prob.dtype is not count.dtype:

@@ -7,7 +7,7 @@ from numbers import Number
 
 import tidal
 
-from ..ops.special_functions import gammainc
+from ..ops.elementwise.special_functions import gammainc
 from ..tensor import Size
 from . import constraints
 from ._sampling import standard_gamma

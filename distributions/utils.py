@@ -8,7 +8,7 @@ import numpy as np
 
 import tidal
 
-from ..ops.factory_args import FLOAT_DIGITS, FLOAT_MAX
+from ..ops.dispatch.factory_args import FLOAT_DIGITS, FLOAT_MAX
 from ..tensor import Size, Tensor
 from ..tensor import dtype as dt
 

@@ -12,7 +12,7 @@ import warnings
 from typing import Any, Callable
 
 from .. import ops
-from ..ops import rng as _rng
+from ..ops.random import rng as _rng
 from ..tensor import Tensor
 from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd import no_grad
-from ..ops.node_names import torch_node
+from ..ops.dispatch.node_names import torch_node
 from ..tensor import Tensor
 from .holes import HOLES_TO_PADDED
 from .nested_tensor import NestedInt, NestedTensor, _components, has_holes, make_jagged, make_strided
@@ -167,7 +167,7 @@ def to_padded_tensor(input: NestedTensor, padding: float, output_size=None) -> T
     import tidal
     from ..nn import functional as F
     if not isinstance(input, NestedTensor):
-        from ..ops.tensor_memory import not_nested_kernel
+        from ..ops.factories.tensor_memory import not_nested_kernel
         raise not_nested_kernel("to_padded_tensor", input)
     if has_holes(input):
         raise RuntimeError(HOLES_TO_PADDED)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops import torch_function as tf
-from ..ops.elementwise import OPS
+from ..ops.dispatch import torch_function as tf
+from ..ops.elementwise.plans import OPS
 from ..tensor import Tensor
 from . import holes
 from .nested_tensor import NestedTensor, _alias, _components, _wrap, has_holes, make_strided, rejag

@@ -8,7 +8,7 @@ errors; contiguous() and reshape() first pack the components into a new tensor w
 """
 from __future__ import annotations
 
-from ..ops import torch_function as tf
+from ..ops.dispatch import torch_function as tf
 from ..tensor import Tensor
 from .nested_tensor import NestedTensor, _components, _wrap, has_holes, make_jagged
 

@@ -11,7 +11,7 @@ Two layouts, both held as one packed buffer (the tensor's own memory) plus metad
 - strided (torch.strided, the default): components of the same rank and any sizes; the buffer is their
   flattened concatenation and `_nested_sizes` their shapes.
 
-Torch functions, methods and operators reach `__torch_function__` (ops/torch_function.py's subclass protocol):
+Torch functions, methods and operators reach `__torch_function__` (ops/dispatch/torch_function.py's subclass protocol):
 pointwise ops and ops over the trailing dims run once on the jagged values, or once per strided component, and
 come back nested with the same structure; gradients flow through the buffer to what made it.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 
-from ..ops import torch_function as tf
+from ..ops.dispatch import torch_function as tf
 from ..tensor import Size, Tensor
 
 __all__ = ["NestedTensor", "NestedInt"]
@@ -43,7 +43,7 @@ class NestedInt:
 
 def _alias(t: Tensor, cls: type) -> Tensor:
     """`t` seen as class `cls`: an alias in the autograd graph (the default protocol off while it is made)."""
-    from ..ops.tensor_memory import as_subclass
+    from ..ops.factories.tensor_memory import as_subclass
     with tf.DisableTorchFunction():
         return as_subclass(t, cls)
 

@@ -8,7 +8,7 @@ softmax over the ragged dim normalizes each component over its own length (a nes
 refused, as torch does."""
 from __future__ import annotations
 
-from ..ops import torch_function as tf
+from ..ops.dispatch import torch_function as tf
 from ..tensor import Tensor
 from .nested_tensor import NestedTensor, _alias, _components, _wrap, rejag
 

@@ -4,7 +4,7 @@ is_same_size. Each runs once on the packed values and nests the result with the 
 (`_ragged_idx`) where a dim before it comes or goes; torch's errors where it refuses."""
 from __future__ import annotations
 
-from ..ops import torch_function as tf
+from ..ops.dispatch import torch_function as tf
 from ..tensor import Tensor
 from .nested_tensor import NestedTensor, _alias, _components, _wrap, rejag
 

@@ -3,7 +3,7 @@ and scaled_dot_product_attention on (B, H, j, D) jagged tensors, each component 
 (torch's way of running attention on sequences of different lengths without padding)."""
 from __future__ import annotations
 
-from ..ops import torch_function as tf
+from ..ops.dispatch import torch_function as tf
 from ..tensor import Tensor
 from .nested_tensor import NestedTensor, _alias, _components, _wrap, rejag
 

@@ -5,7 +5,7 @@ import warnings
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
-from ..ops.user_frame import user_stacklevel
+from ..ops.dispatch.user_frame import user_stacklevel
 
 _HALF = (dt.float16, dt.bfloat16)
 

@@ -11,7 +11,7 @@ import warnings
 
 from typing import Callable
 
-from ..ops.user_frame import user_stacklevel
+from ..ops.dispatch.user_frame import user_stacklevel
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
 from ..tensor import Tensor

@@ -12,12 +12,12 @@ import math
 import warnings
 
 from .. import ops
-from ..ops import activations as _act
-from ..ops.complex_ops import refuse_complex
-from ..ops.elementwise import torch_name
-from ..ops.factory_args import TYPEMETA_NAME
-from ..ops import autocast as _ac
-from ..ops.node_names import torch_node
+from ..ops.elementwise import activations as _act
+from ..ops.complex_numbers.tensors import refuse_complex
+from ..ops.elementwise.plans import torch_name
+from ..ops.dispatch.factory_args import TYPEMETA_NAME
+from ..ops.dispatch import autocast as _ac
+from ..ops.dispatch.node_names import torch_node
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ._util import check_probability
@@ -188,7 +188,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return _act.leaky_relu(input, (lower + upper) / 2, inplace)
-    from ..ops.random import rrelu_noise  # torch's draws: one slope per element <= 0
+    from ..ops.random.sampling import rrelu_noise  # torch's draws: one slope per element <= 0
     out = input * rrelu_noise(input, lower, upper)
     return input.copy_(out) if inplace else out
 
@@ -315,14 +315,14 @@ from .functional_shape import __all__ as _shape_all  # noqa: E402
 from .functional_attention import *  # noqa: E402,F401,F403
 from .functional_attention import __all__ as _attention_all  # noqa: E402
 
-from ..ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold  # noqa: E402,F401
-from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: E402,F401
-                        adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
-from ..ops import conv as _conv, pool as _pool  # noqa: E402
+from ..ops.windowed.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold  # noqa: E402,F401
+from ..ops.windowed.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
+                                 avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
+from ..ops.windowed import conv as _conv, pool as _pool  # noqa: E402
 
 __all__ += _norm_all + _loss_all + _shape_all + _attention_all + _conv.__all__ + _pool.__all__
-from ..ops.conv import conv3d, conv_tbc, conv_transpose3d  # noqa: E402,F401
-from ..ops.pool import *  # noqa: E402,F401,F403
+from ..ops.windowed.conv import conv3d, conv_tbc, conv_transpose3d  # noqa: E402,F401
+from ..ops.windowed.pool import *  # noqa: E402,F401,F403
 from .functional_pool import *  # noqa: E402,F401,F403
 from .functional_pool import __all__ as _pool_extra_all  # noqa: E402
 from .functional_sparse import *  # noqa: E402,F401,F403
@@ -340,5 +340,5 @@ from .functional_grouped_mm import grouped_mm  # noqa: E402,F401
 __all__ += ["grouped_mm"]
 from . import grad  # noqa: E402,F401 - torch.nn.functional.grad is torch.nn.grad
 # torch.nn.functional's __torch_function__ helpers, for code written on top of it
-from ..ops.torch_function import (handle_torch_function, has_torch_function,  # noqa: E402,F401
-                                  has_torch_function_unary, has_torch_function_variadic)
+from ..ops.dispatch.torch_function import (handle_torch_function, has_torch_function, has_torch_function_unary,
+                                           has_torch_function_variadic)

@@ -7,10 +7,10 @@ from .. import ops
 from ..autograd import no_grad
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import needs_grad, record
-from ..ops import attention_rows
-from ..ops import autocast as _ac
-from ..ops import torch_function
-from ..ops.reduce import safe_softmax
+from ..ops.rowwise import attention_rows
+from ..ops.dispatch import autocast as _ac
+from ..ops.dispatch import torch_function
+from ..ops.reductions.reduce import safe_softmax
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ._util import check_probability, warn_mismatched_masks
@@ -120,7 +120,7 @@ def _flash_shapes(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> bool:
 
 
 def _fused_takes(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None) -> bool:
-    """Whether attention's core runs as one kernel each way (ops/attention_rows.py): local inputs it takes, and a
+    """Whether attention's core runs as one kernel each way (ops/rowwise/attention_rows.py): local inputs it takes, and a
     bias that needs no gradient."""
     return (attention_rows.takes(q, k, v, bias) and not (bias is not None and bias.requires_grad)
             and not ops.holds_global(q, k, v, bias))

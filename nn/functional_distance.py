@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
-from ..ops.windows import not_implemented
+from ..ops.windowed.windows import not_implemented
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 

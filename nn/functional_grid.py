@@ -11,8 +11,8 @@ import warnings
 import numpy as np
 
 from .. import ops
-from ..ops.complex_ops import refuse_complex
-from ..ops.node_names import torch_node
+from ..ops.complex_numbers.tensors import refuse_complex
+from ..ops.dispatch.node_names import torch_node
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 

@@ -3,7 +3,7 @@ matmuls over the groups that `offs` (cumulative group ends) cuts out of the 2-D 
 from __future__ import annotations
 
 from .. import ops
-from ..ops.windows import TENSOR_TYPE
+from ..ops.windowed.windows import TENSOR_TYPE
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 

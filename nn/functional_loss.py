@@ -14,12 +14,12 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
-from ..ops import autocast as _ac
-from ..ops import nll_rows
-from ..ops.complex_ops import refuse_complex
-from ..ops.elementwise import torch_name
-from ..ops.node_names import torch_node
-from ..ops.scatter import computed_values
+from ..ops.dispatch import autocast as _ac
+from ..ops.rowwise import nll_rows
+from ..ops.complex_numbers.tensors import refuse_complex
+from ..ops.elementwise.plans import torch_name
+from ..ops.dispatch.node_names import torch_node
+from ..ops.indexing.scatter import computed_values
 from ._util import check_reduction, legacy_reduction, warn_if_broadcast
 from ._util import reduce as _reduce
 
@@ -329,7 +329,7 @@ def _bce_logits_backward(node, g: Tensor) -> tuple:
         gx = g * ((pt + 1.0 - t) * ops.sigmoid(x) - pt)
     if not node.attrs:
         return gx, None
-    from ..ops.activations import logsigmoid
+    from ..ops.elementwise.activations import logsigmoid
     gt = -x if pos_weight is None else logsigmoid(-x) - logsigmoid(x) * pos_weight
     return gx, g * gt
 
@@ -356,7 +356,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     _check_logits_target(input, target)
-    from ..ops.activations import logsigmoid
+    from ..ops.elementwise.activations import logsigmoid
     with no_grad():  # torch's kernel: (1 - t) x - log_sigmoid(x) (times (pos_weight - 1) t + 1)
         log_sigmoid = logsigmoid(input)
         if pos_weight is not None:
@@ -490,7 +490,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     reduction = legacy_reduction(size_average, reduce, reduction)
     if input.dim() == 0:  # (torch's sum over dim -1 of a 0-d tensor)
         raise IndexError("multilabel_soft_margin_loss: Dimension specified as -1 but tensor has no dimensions")
-    from ..ops.activations import logsigmoid
+    from ..ops.elementwise.activations import logsigmoid
     loss = -(target * logsigmoid(input) + (1.0 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
@@ -634,7 +634,7 @@ def _lengths(values, name: str) -> tuple:
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """Connectionist temporal classification loss of (T, N, C) log-probabilities against label sequences."""
-    from ..ops.ctc import CTCGeometry, ctc_nll
+    from ..ops.rowwise.ctc import CTCGeometry, ctc_nll
     check_reduction(reduction)
     unbatched = log_probs.dim() == 2
     if unbatched:
@@ -643,7 +643,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
     if log_probs.dim() != 3:
         raise RuntimeError(f"ctc_loss(): expected log_probs to be 2-D or 3-D, got {log_probs.dim()}-D")
     if log_probs.dtype in (dt.float16, dt.bfloat16):  # PyTorch's CPU kernel has no 16-bit floats
-        from ..ops.windows import not_implemented
+        from ..ops.windowed.windows import not_implemented
         raise not_implemented("ctc_loss_cpu", log_probs.dtype)
     steps, batch, classes = log_probs.shape
     inputs, lengths = _lengths(input_lengths, "input_lengths"), _lengths(target_lengths, "target_lengths")

@@ -13,10 +13,10 @@ from .. import ops
 from ..autograd import no_grad
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import needs_grad, record
-from ..ops import norm_rows
-from ..ops.elementwise import torch_name
-from ..ops.memory_format import in_format, suggest_memory_format
-from ..ops.node_names import torch_node
+from ..ops.rowwise import norm_rows
+from ..ops.elementwise.plans import torch_name
+from ..ops.movement.memory_format import in_format, suggest_memory_format
+from ..ops.dispatch.node_names import torch_node
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ._util import opmath
@@ -103,7 +103,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
 
 
 def _row_kernels_take(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> bool:
-    """Whether ops/norm_rows.py's kernels run this layer norm: a non-empty float32/float64 CPU tensor with
+    """Whether ops/rowwise/norm_rows.py's kernels run this layer norm: a non-empty float32/float64 CPU tensor with
     parameters of its dtype (16-bit inputs, other devices, global and empty tensors take the composite)."""
     return (isinstance(input, Tensor) and input.dtype in (dt.float32, dt.float64) and input.device.type == "cpu"
             and input.numel() > 0 and all(t is None or isinstance(t, Tensor) and t.dtype is input.dtype

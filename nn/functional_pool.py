@@ -6,8 +6,8 @@ import math
 import numpy as np
 
 from .. import ops
-from ..ops import pool as _pool
-from ..ops.memory_format import in_format, suggest_memory_format
+from ..ops.windowed import pool as _pool
+from ..ops.movement.memory_format import in_format, suggest_memory_format
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 

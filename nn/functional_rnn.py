@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import ops
-from ..ops import autocast as _ac
+from ..ops.dispatch import autocast as _ac
 from ..tensor import Tensor
 from . import functional as F
 

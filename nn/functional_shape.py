@@ -16,12 +16,12 @@ from ..autograd import no_grad
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
-from ..ops.elementwise import torch_name
-from ..ops.index_ops import embedding_rows
-from ..ops.sparse_coo import sparse_grad
-from ..ops.memory_format import in_format, suggest_memory_format
-from ..ops.node_names import torch_node
-from ..ops.user_frame import user_stacklevel
+from ..ops.elementwise.plans import torch_name
+from ..ops.indexing.index_ops import embedding_rows
+from ..ops.factories.sparse_coo import sparse_grad
+from ..ops.movement.memory_format import in_format, suggest_memory_format
+from ..ops.dispatch.node_names import torch_node
+from ..ops.dispatch.user_frame import user_stacklevel
 from ._util import opmath
 from .interpolation_weights import (HALF, LINEAR_MODES, SINGLE, half_cubic_weights, half_weights,
                                     single_linear_weights)

@@ -1,12 +1,12 @@
 """torch.nn.grad: a convolution's gradient in its input or its weight, given the output's gradient.
 
-Both are the convolution kernels' own backward pieces (ops/conv.py), so they are differentiable too.
+Both are the convolution kernels' own backward pieces (ops/windowed/conv.py), so they are differentiable too.
 """
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from ..ops import conv as _conv
+from ..ops.windowed import conv as _conv
 from ..tensor import Tensor
 
 __all__ = ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight", "conv3d_input", "conv3d_weight"]

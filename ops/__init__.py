@@ -8,23 +8,39 @@ from __future__ import annotations
 import functools
 
 from ..tensor import Tensor
-from . import (activations, conv, conversion, creation, indexing, linalg, math_api, pool, random, reduce, scan,
-               shape_ops, sorting, views)
-from . import extra  # last: it builds on reduce, linalg and the rest
-from . import aliases, number_ops, scatter_views, signal_windows, special_functions, statistics, vector_ops
-from . import index_reduction, legacy_norms, number_args
-from . import complex_grad, complex_ops, stft
-from . import interop, linalg_lobpcg, removed_api, tensor_memory
-from . import grad_attrs
-from . import linalg_top  # the torch.* linalg names (after extra, which loads tidal.linalg)
-from . import shared_memory, sparse_coo, storage, torch_function
-from .out_args import with_out as _with_out
+from .elementwise import activations, arithmetic
+from .factories import conversion, creation
+from .indexing import sorting, subscript
+from .linalg import products
+from .movement import shape_ops, views
+from .random import sampling
+from .reductions import reduce, scan
+from .windowed import conv, pool
+from .reductions import comparisons  # (was extra.py: it builds on reduce, linalg and the rest)
+from .elementwise import aliases, number_ops, special_functions
+from .linalg import vector_ops
+from .movement import scatter_views
+from .reductions import statistics
+from .spectral import signal_windows
+from .dispatch import number_args
+from .indexing import index_reduction
+from .linalg import legacy_norms
+from .complex_numbers import grad as complex_grad, tensors as complex_tensors
+from .spectral import stft
+from .factories import interop, tensor_memory
+from .linalg import lobpcg, removed
+from .dispatch import grad_attrs
+from .linalg import torch_names  # the torch.* linalg names (after comparisons, which loads tidal.linalg)
+from .factories import shared_memory, sparse_coo, storage
+from .dispatch import torch_function
+from .dispatch.out_args import with_out as _with_out
 
-MODULES = (math_api, conversion, creation, views, shape_ops, reduce, scan, linalg, sorting, indexing, random,
-           activations, conv, pool, extra, linalg_top)
+# (a later module's name wins where two export one)
+MODULES = (arithmetic, conversion, creation, views, shape_ops, reduce, scan, products, sorting, subscript, sampling,
+           activations, conv, pool, comparisons, torch_names)
 MODULES += (aliases, number_ops, scatter_views, signal_windows, special_functions, statistics, vector_ops)
-MODULES += (index_reduction, legacy_norms, complex_ops, stft)
-MODULES += (tensor_memory, interop, removed_api, linalg_lobpcg, grad_attrs, sparse_coo, shared_memory, storage,
+MODULES += (index_reduction, legacy_norms, complex_tensors, stft)
+MODULES += (tensor_memory, interop, removed, lobpcg, grad_attrs, sparse_coo, shared_memory, storage,
             torch_function)
 
 # Set by tidal.comm.global_tensor: dispatch(name, fn, args, kwargs) runs an op on global tensors.

@@ -1,7 +1,7 @@
 """Adadelta: updates scaled by the ratio of running RMS of past updates and of gradients."""
 from __future__ import annotations
 
-from ..ops import creation
+from ..ops.factories import creation
 from ..tensor import Tensor
 from .optimizer import Optimizer, check, descent_grad
 from .hyperparams import STEP_FLAGS, check_lr

@@ -1,7 +1,7 @@
 """Adafactor: Adam-like steps with a factored (row and column) second moment and relative step sizes."""
 from __future__ import annotations
 
-from ..ops import creation
+from ..ops.factories import creation
 from ..tensor import Tensor
 from .optimizer import Optimizer, descent_grad
 from .scalar_state import finfo_eps

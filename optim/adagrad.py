@@ -1,8 +1,8 @@
 """Adagrad: per-element learning rates from the running sum of squared gradients."""
 from __future__ import annotations
 
-from ..ops import creation
-from ..ops import math_api as M
+from ..ops.factories import creation
+from ..ops.elementwise import arithmetic as M
 from ..tensor import Tensor
 from .optimizer import Optimizer, check, descent_grad
 from .hyperparams import check_fused, check_lr

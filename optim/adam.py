@@ -1,8 +1,8 @@
 """Adam and AdamW: moment estimates with bias correction, optional AMSGrad and weight decay."""
 from __future__ import annotations
 
-from ..ops import math_api as M
-from ..ops import creation
+from ..ops.elementwise import arithmetic as M
+from ..ops.factories import creation
 from ..tensor import Tensor
 from ..vm import intra_op
 from .foreach import compiled_loops, contiguous, one_pass

@@ -1,7 +1,7 @@
 """Adamax: Adam with the infinity norm in place of the second moment."""
 from __future__ import annotations
 
-from ..ops import creation
+from ..ops.factories import creation
 from ..tensor import Tensor
 from .hyperparams import STEP_FLAGS, check_adam_hyperparameters
 from .optimizer import Optimizer, descent_grad

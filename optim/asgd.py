@@ -1,7 +1,7 @@
 """ASGD: averaged stochastic gradient descent (a decaying step size and a running average of the iterates)."""
 from __future__ import annotations
 
-from ..ops import creation
+from ..ops.factories import creation
 from ..tensor import Tensor
 from .hyperparams import STEP_FLAGS, check_lr
 from .optimizer import Optimizer, check, descent_grad

@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
-from ..ops.dispatch import launch_into, register_kernel
+from ..ops.dispatch.kernel_launch import launch_into, register_kernel
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm.codegen import kernel_module

@@ -11,10 +11,10 @@ from typing import Callable
 
 import numpy as np
 
-from ..ops import math_api as M
-from ..ops import shape_ops
-from ..ops.creation import scalar_tensor
-from ..ops.complex_ops import view_as_real
+from ..ops.elementwise import arithmetic as M
+from ..ops.movement import shape_ops
+from ..ops.factories.creation import scalar_tensor
+from ..ops.complex_numbers.tensors import view_as_real
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from .optimizer import Optimizer

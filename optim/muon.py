@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
-from ..ops import creation
-from ..ops.linalg import addmm
+from ..ops.factories import creation
+from ..ops.linalg.products import addmm
 from ..tensor import Tensor
 from .optimizer import Optimizer
 

@@ -1,7 +1,7 @@
 """NAdam: Adam with Nesterov momentum and a momentum schedule (optionally decoupled weight decay)."""
 from __future__ import annotations
 
-from ..ops import creation
+from ..ops.factories import creation
 from ..tensor import Tensor
 from .adam import adam_moments
 from .hyperparams import check_adam_hyperparameters

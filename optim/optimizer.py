@@ -21,9 +21,9 @@ from itertools import chain
 from typing import Any, Callable, Iterable, Union
 
 from ..autograd.grad_mode import enable_grad, no_grad, set_grad_enabled
-from ..ops.complex_ops import view_as_complex, view_as_real
-from ..ops.creation import scalar_tensor
-from ..ops.sparse_coo import SparseCooTensor
+from ..ops.complex_numbers.tensors import view_as_complex, view_as_real
+from ..ops.factories.creation import scalar_tensor
+from ..ops.factories.sparse_coo import SparseCooTensor
 from ..tensor import Tensor
 from ..tensor import dtype
 from .foreach import foreach

@@ -1,7 +1,7 @@
 """RAdam: Adam whose adaptive step is switched on once the variance estimate is reliable (rectified)."""
 from __future__ import annotations
 
-from ..ops import creation
+from ..ops.factories import creation
 from ..tensor import Tensor
 from .adam import adam_moments
 from .hyperparams import check_adam_hyperparameters

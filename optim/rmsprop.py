@@ -1,7 +1,7 @@
 """RMSprop: gradients scaled by a running root mean square, optionally centered and with momentum."""
 from __future__ import annotations
 
-from ..ops import creation
+from ..ops.factories import creation
 from ..tensor import Tensor
 from .optimizer import Optimizer, check, descent_grad
 from .hyperparams import check_lr

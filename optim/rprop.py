@@ -1,7 +1,7 @@
 """Rprop: resilient backpropagation (per-element step sizes driven by the signs of the gradients)."""
 from __future__ import annotations
 
-from ..ops import creation
+from ..ops.factories import creation
 from ..tensor import Tensor
 from .hyperparams import STEP_FLAGS, check_lr
 from .optimizer import Optimizer, descent_grad

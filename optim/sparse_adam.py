@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 
-from ..ops import creation
-from ..ops import math_api as M
+from ..ops.factories import creation
+from ..ops.elementwise import arithmetic as M
 from ..tensor import Tensor
 from .optimizer import Optimizer, check
 from .hyperparams import check_lr

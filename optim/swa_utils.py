@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 from ..autograd.grad_mode import no_grad
 from ..nn.module import Module
 from ..nn.modules.batchnorm import _BatchNorm
-from ..ops import creation
+from ..ops.factories import creation
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from .foreach import foreach

@@ -75,12 +75,12 @@ complex128 = dtype("complex128", np.complex128, COMPLEX, True, "ComplexDouble")
 COMPLEX32_NP = np.dtype([("real", "<f2"), ("imag", "<f2")])
 complex32 = dtype("complex32", COMPLEX32_NP, COMPLEX, True, "ComplexHalf")
 # torch's "limited support" unsigned types: no promotion with any other integer, bool or complex dtype, and
-# only some kernels (ops/limited_dtypes.py lists the ones torch refuses)
+# only some kernels (ops/dispatch/limited_dtypes.py lists the ones torch refuses)
 uint16 = dtype("uint16", np.uint16, INT, False, "UInt16")
 uint32 = dtype("uint32", np.uint32, INT, False, "UInt32")
 uint64 = dtype("uint64", np.uint64, INT, False, "UInt64")
 # torch's float8 types (storage formats for scaled matmuls): casts, copies, creation, views and a few kernels
-# only (ops/limited_dtypes.py), no promotion with any other dtype
+# only (ops/dispatch/limited_dtypes.py), no promotion with any other dtype
 float8_e4m3fn = dtype("float8_e4m3fn", _ml.float8_e4m3fn, FLOAT, True, "Float8_e4m3fn")
 float8_e5m2 = dtype("float8_e5m2", _ml.float8_e5m2, FLOAT, True, "Float8_e5m2")
 float8_e4m3fnuz = dtype("float8_e4m3fnuz", _ml.float8_e4m3fnuz, FLOAT, True, "Float8_e4m3fnuz")
@@ -88,7 +88,7 @@ float8_e5m2fnuz = dtype("float8_e5m2fnuz", _ml.float8_e5m2fnuz, FLOAT, True, "Fl
 float8_e8m0fnu = dtype("float8_e8m0fnu", _ml.float8_e8m0fnu, FLOAT, False, "Float8_e8m0fnu")
 FLOAT8 = frozenset((float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu))
 UNSIGNED_LIMITED = frozenset((uint16, uint32, uint64))
-# the dtypes with only some of torch's kernels (ops/limited_dtypes.py holds what each refuses)
+# the dtypes with only some of torch's kernels (ops/dispatch/limited_dtypes.py holds what each refuses)
 LIMITED = UNSIGNED_LIMITED | FLOAT8 | {complex32}
 NO_NUMPY = FLOAT8 | {complex32, bfloat16}  # numpy() refuses them, as torch's (ml_dtypes' types, float16 pairs)
 NO_SUM = FLOAT8 | {complex32}  # torch has no sum/prod/cumsum kernels for them

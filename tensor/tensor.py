@@ -130,7 +130,7 @@ class Tensor:
         its own tensors with _make, which never comes here; subclasses keep plain object construction)."""
         if cls is not Tensor:
             return object.__new__(cls)
-        from ..ops.from_data import legacy_new
+        from ..ops.factories.from_data import legacy_new
         return legacy_new(dt.get_default_dtype(), *args, **kwargs)
 
     @classmethod
@@ -386,7 +386,7 @@ class Tensor:
     def tolist(self):
         """The values as (nested) Python lists."""
         if len(self._v.shape) > 64:  # more dims than a NumPy array holds: ops/many_dims reads them
-            from ..ops.many_dims import tolist
+            from ..ops.movement.many_dims import tolist
             return tolist(self)
         arr = self._host_array()
         if self.dtype in (dt.bfloat16,):
@@ -417,7 +417,7 @@ class Tensor:
     def __array_wrap__(self, array, context=None, return_scalar=False):
         # torch's: what a NumPy ufunc computed from a tensor operand (`np.sin(t)`, `t + array` after the operator
         # gave NotImplemented) comes back as a tensor; a bool result as uint8
-        from ..ops.from_data import from_numpy
+        from ..ops.factories.from_data import from_numpy
         return from_numpy(array.astype("uint8") if array.dtype == bool else array)
 
     def __bool__(self) -> bool:

@@ -17,8 +17,8 @@ import torch
 import torch.nn.functional as F
 
 import tidal
-from tidal.ops import activations as A
-from tidal.ops.number_args import TENSORS_ONLY
+from tidal.ops.elementwise import activations as A
+from tidal.ops.dispatch.number_args import TENSORS_ONLY
 
 FLOATS = ("float32", "float64", "float16", "bfloat16")
 INTS = ("int64", "int32", "int16", "int8", "uint8")

@@ -1,4 +1,4 @@
-"""Attention's core as one kernel each way (ops/attention_rows.py, torch's flash attention for CPU) against torch:
+"""Attention's core as one kernel each way (ops/rowwise/attention_rows.py, torch's flash attention for CPU) against torch:
 scaled_dot_product_attention on 4-D inputs and nn.MultiheadAttention, values and gradients, every form of mask
 (broadcast in any dim, boolean, causal, rows masked throughout), float64, on numba's threads and on one, with the
 compiled loops and with the NumPy path; double backward through the composite; and what keeps the composite."""
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import tidal
-from tidal.ops import attention_rows
+from tidal.ops.rowwise import attention_rows
 from tidal.vm import codegen
 
 from kernel_loops import compile_here, kernel_threads  # noqa: F401 - a fixture

@@ -22,7 +22,7 @@ def test_serve_compiles_each_request_and_reports_failures(tmp_path):
     out = np.zeros(2, np.float32)
     requests = io.BytesIO(_request(1, "tidal_test_kernel_serve", str(src), [out, np.ones(2, np.float32)])
                           + _request(2, "tidal_test_kernel_missing", str(tmp_path / "absent.py"), [])
-                          + _request(3, "tidal.ops.special", None, ["erf", "float64"], function="build"))
+                          + _request(3, "tidal.ops.elementwise.special", None, ["erf", "float64"], function="build"))
     replies = io.BytesIO()
     compile_server.serve(requests, replies)
     answers = [pickle.loads(base64.b64decode(line)) for line in replies.getvalue().splitlines()]
@@ -61,7 +61,7 @@ def test_background_kernels_are_compiled_by_the_helper_process(tmp_path, monkeyp
 
 
 def test_special_function_runs_on_the_c_library_while_its_ufunc_builds(monkeypatch):
-    from tidal.ops import special
+    from tidal.ops.elementwise import special
     erf = special.LazyUfunc("erf")  # a fresh one: nothing built yet
     requested = []
     monkeypatch.setattr(codegen, "background", True)
@@ -74,7 +74,7 @@ def test_special_function_runs_on_the_c_library_while_its_ufunc_builds(monkeypat
     np.testing.assert_array_max_ulp(special.LazyUfunc("erfc")(x), ref, maxulp=2)
     y64 = erf(x.astype(np.float64))  # float64: the C library's erf itself, element by element
     np.testing.assert_array_equal(y64, [math.erf(v) for v in x.astype(np.float64)])
-    assert requested[0] == (("ufunc", "erf", np.float32), ("tidal.ops.special", None, "build", ("erf", "float32", 1)))
+    assert requested[0] == (("ufunc", "erf", np.float32), ("tidal.ops.elementwise.special", None, "build", ("erf", "float32", 1)))
     monkeypatch.setattr(codegen, "background", False)  # compile in the foreground (deterministic mode)
     np.testing.assert_allclose(erf(x), y, rtol=1e-6)
     assert np.float32 in erf._by_type

@@ -1,7 +1,7 @@
 """Fused complex64/complex128 groups run as compiled numba loops (vm/codegen.py with
-ops/complex_kernels.py), with torch's values: special values (signed zeros, infinities, NaNs,
+ops/complex_numbers/kernels.py), with torch's values: special values (signed zeros, infinities, NaNs,
 negative reals on branch cuts), mixed real and complex inputs, gradients; the functions numba gets
-wrong for complex values keep their groups on the NumPy path (ops/complex_compiled.py).
+wrong for complex values keep their groups on the NumPy path (ops/complex_numbers/compiled.py).
 
 Each test builds a few wide groups (one kernel per group and dtype) so that compiling stays cheap.
 """
@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import tidal
-from tidal.ops import complex_compiled
+from tidal.ops.complex_numbers import compiled as complex_compiled
 from tidal.vm import codegen, fusion
 
 DTYPES = ["complex64", "complex128"]
@@ -224,9 +224,9 @@ def _randn(shape, dtype, seed=0):
 
 
 def test_a_name_ruled_numpy_only_keeps_complex_groups_on_numpy(runs, monkeypatch):
-    """The rule for a function numba would get wrong on complex values (ops/complex_compiled.py's
+    """The rule for a function numba would get wrong on complex values (ops/complex_numbers/compiled.py's
     table, empty today): a complex group using it runs on the NumPy path, a real one still compiles."""
-    assert complex_compiled.COMPLEX_NUMPY_ONLY == {} and codegen._complex_module == "tidal.ops.complex_kernels"
+    assert complex_compiled.COMPLEX_NUMPY_ONLY == {} and codegen._complex_module == "tidal.ops.complex_numbers.kernels"
     monkeypatch.setattr(codegen, "_complex_numpy_only", codegen._calls_of(["np.sqrt"]))
     z = _randn(16, np.complex128)
     got = ((tidal.tensor(z) * 2).sqrt() + 1).numpy()
@@ -278,13 +278,13 @@ def test_gradients_of_a_fused_complex_chain(runs):
 # -- the CUDA kernel of a complex program (no GPU needed: typed and lowered for the real target) --------
 @pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", reason="needs numba's real CUDA target")
 def test_complex_kernel_lowers_for_cuda(monkeypatch):
-    """One kernel with each kind of complex code a GPU kernel holds (ops/complex_cuda.py: division,
+    """One kernel with each kind of complex code a GPU kernel holds (ops/complex_numbers/cuda.py: division,
     complex_math's functions in both precisions, cmath, part tests, real) types and lowers: i0 is
     complex64, i1 complex128 (the CPU tests cover the functions' values, the same code on a GPU)."""
     from numba import types as nt
     from numba.cuda.compiler import compile_cuda
     import numba.cuda.dispatcher as cuda_dispatcher
-    from tidal.ops import elementwise as ew
+    from tidal.ops.elementwise import plans as ew
     from tidal.vm import cuda as cuda_backend, codegen_cuda
     cuda_backend.runtime()
     monkeypatch.setattr(cuda_dispatcher, "get_current_device", lambda: types.SimpleNamespace(compute_capability=(8, 0)))
@@ -301,7 +301,7 @@ def test_complex_kernel_lowers_for_cuda(monkeypatch):
             out_types.append(numba_type[plan.dtype.name])
     prog = codegen.Program(tuple(lines), 2, tuple(f"t{k}" for k in range(len(lines))))
     src = codegen_cuda.module_source(prog, 2, (True, True), complex_values=True)
-    assert "np.true_divide(a0, a0)" in src and "complex_cuda import *" in src
+    assert "np.true_divide(a0, a0)" in src and "complex_numbers.cuda import *" in src
     kernel = codegen.load_generated(src, prefix="cuda").kernel
     arrays = out_types + [nt.complex64, nt.complex128]
     compile_cuda(kernel.py_func, nt.void, tuple(nt.Array(t, 2, "A") for t in arrays), cc=(8, 0))

@@ -30,7 +30,7 @@ CASES = {
     "searchsorted_bounds": lambda m, x: m.searchsorted(x[0], m.ones(3)),
     "searchsorted_values": lambda m, x: m.searchsorted(m.ones(3, dtype=x.dtype), x),
     "bucketize": lambda m, x: m.bucketize(x, m.ones(3, dtype=x.dtype)),
-    # ops/reduce.py and ops/math_api.py
+    # ops/reductions/reduce.py and ops/elementwise/arithmetic.py
     "max": lambda m, x: m.max(x),
     "max_dim": lambda m, x: m.max(x, 0),
     "min_dim_keepdim": lambda m, x: m.min(x, 1, keepdim=True),

@@ -1,4 +1,4 @@
-"""Convolutions an image at a time (ops/conv_image_kernels.py: each image's columns made in cache, then one BLAS
+"""Convolutions an image at a time (ops/windowed/conv_image_kernels.py: each image's columns made in cache, then one BLAS
 GEMM) against torch: values and gradients of input, weight and bias, over strides, dilations, paddings, groups,
 ranks, transposes and dtypes, on numba's threads and on one; the batch-wide path keeps what they do not serve."""
 import numpy as np
@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 import tidal
 import tidal.compat
-from tidal.ops import conv
+from tidal.ops.windowed import conv
 from tidal.vm import codegen, intra_op
 
 from kernel_loops import compile_here, kernel_threads  # noqa: F401 - a fixture

@@ -1,4 +1,4 @@
-"""Unit-stride convolutions against torch (their input gradient through ops/conv_rows.py: columns as
+"""Unit-stride convolutions against torch (their input gradient through ops/windowed/conv_rows.py: columns as
 contiguous runs of the padded image, with slack columns): values and gradients of input, weight and
 bias, over ranks, dilations, groups, asymmetric padding and dtypes; non-finite values that only the
 slack reads stay out of the result."""
@@ -9,8 +9,8 @@ import torch.nn.functional as F
 
 import tidal
 import tidal.compat
-from tidal.ops import conv_rows
-from tidal.ops.conv import _geometry
+from tidal.ops.windowed import conv_rows
+from tidal.ops.windowed.conv import _geometry
 
 TOL = {np.float64: dict(rtol=1e-9, atol=1e-9), np.float32: dict(rtol=2e-4, atol=2e-4)}
 
@@ -113,7 +113,7 @@ def test_channels_last_unit_stride_conv():
 
 
 def test_blas_rows_keep_row_bytes_away_from_multiples_of_2_kib():
-    from tidal.ops.products import blas_rows
+    from tidal.ops.linalg.product_kernels import blas_rows
     for n, dtype in [(3584, np.float32), (4096, np.float32), (1024, np.float64), (100, np.float32), (512, np.float16)]:
         rows = blas_rows((3,), n, dtype)
         assert rows.shape == (3, n) and rows.strides[1] == rows.itemsize

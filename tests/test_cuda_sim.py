@@ -20,7 +20,7 @@ import pytest
 from op_db import OPS, sample
 
 import tidal
-from tidal.ops import elementwise as ew
+from tidal.ops.elementwise import plans as ew
 from tidal.vm import codegen, codegen_cuda
 from tidal.vm.codegen import Program
 

@@ -229,7 +229,8 @@ def test_sync_mode_raises_at_the_call():
 
 
 def test_a_failure_of_unknown_origin_keeps_the_kernels_traceback_and_can_be_forgotten():
-    from tidal.ops.dispatch import launch, register_kernel
+    from tidal.ops.dispatch.kernel_launch import launch
+    from tidal.ops.dispatch.kernel_launch import register_kernel
     from tidal.vm import get_vm
     raised = []
 
@@ -254,7 +255,7 @@ def test_a_failure_of_unknown_origin_keeps_the_kernels_traceback_and_can_be_forg
 
 
 def test_the_issuing_line_is_captured_only_for_checks_the_kernel_does(monkeypatch):
-    import tidal.ops.dispatch as dispatch
+    import tidal.ops.dispatch.kernel_launch as dispatch
     calls = []
     real = dispatch.issuing_site
     monkeypatch.setattr(dispatch, "issuing_site", lambda: calls.append(1) or real())
@@ -275,7 +276,7 @@ def test_a_large_computed_index_is_checked_by_the_kernel_while_a_worker_runs():
     # NumPy gives up the GIL to check more than 500 values, and the busy worker would keep it: the check waits for
     # the kernel (the error at the next sync, naming the line); with the worker idle it is at the call, as torch's
     import importlib
-    ids = np.arange(importlib.import_module("tidal.ops.scatter").GIL_KEPT_ELEMENTS + 1) % 7
+    ids = np.arange(importlib.import_module("tidal.ops.indexing.scatter").GIL_KEPT_ELEMENTS + 1) % 7
     ids[-1] = 9
     ready = tidal.tensor(ids)
     weight = tidal.zeros(8, 2)

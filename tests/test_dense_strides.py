@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import tidal.compat as tc
-from tidal.ops.memory_format import elementwise_strides, iterator_strides
+from tidal.ops.movement.memory_format import elementwise_strides, iterator_strides
 from tidal.tensor import contiguous_strides
 
 RNG = np.random.default_rng(2013)

@@ -1,4 +1,4 @@
-"""Long-tail ops (ops/extra.py) and the tidal.linalg namespace (ops/linalg_ns.py), against torch."""
+"""Long-tail ops (ops/reductions/comparisons.py) and the tidal.linalg namespace (ops/linalg/namespace.py), against torch."""
 import importlib
 import math
 
@@ -8,8 +8,8 @@ import torch
 
 import tidal
 
-E = importlib.import_module("tidal.ops.extra")
-L = importlib.import_module("tidal.ops.linalg_ns")
+E = importlib.import_module("tidal.ops.reductions.comparisons")
+L = importlib.import_module("tidal.ops.linalg.namespace")
 rng = np.random.default_rng(0)
 
 

@@ -93,7 +93,7 @@ def test_tensor_constructor_rounds_as_torch(name):
 
 
 # (ml_dtypes' own casts are torch's for the fnuz types only; the others saturate, code NaN or round differently:
-# ops/float8.py casts as torch)
+# ops/elementwise/float8.py casts as torch)
 @pytest.mark.parametrize("name", FLOAT8)
 def test_to_float8_bits_as_torch(name):
     for src in (np.float32, np.float64, np.float16):

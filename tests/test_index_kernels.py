@@ -1,4 +1,4 @@
-"""index_add's compiled kernel (ops/index_kernels.py) against torch: slices added in index order, so repeated
+"""index_add's compiled kernel (ops/indexing/index_kernels.py) against torch: slices added in index order, so repeated
 indices sum to torch's bits, along every dim, for the dtypes it takes; other layouts keep the NumPy path."""
 import numba  # noqa: F401  (loaded, so the compiled loop runs)
 import numpy as np

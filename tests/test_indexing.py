@@ -763,7 +763,7 @@ def vm_mode(request):
 @pytest.fixture
 def pending_indices(monkeypatch):
     """Index values treated as not computed yet, so only the kernels check them (as for queued indices)."""
-    monkeypatch.setattr(sys.modules["tidal.ops.scatter"], "computed_values", lambda index: None)
+    monkeypatch.setattr(sys.modules["tidal.ops.indexing.scatter"], "computed_values", lambda index: None)
 
 
 @pytest.mark.parametrize("case", range(len(KERNEL_ERRORS)))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tidal
-from tidal.ops import products
+from tidal.ops.linalg import product_kernels as products
 from tidal.vm import codegen, intra_op
 
 

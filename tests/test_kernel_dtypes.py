@@ -4,10 +4,10 @@ hypot or frac on integers...) with a NotImplementedError naming the kernel and t
 must refuse the same calls with the same error, compute the rest (pow of a bool tensor by a bool number),
 and give the same dtype and values.
 
-The refusals that follow from the promoted dtype live in the elementwise plan (ops/elementwise.py,
+The refusals that follow from the promoted dtype live in the elementwise plan (ops/elementwise/plans.py,
 REAL_REJECT; the lead applies /work/notes/issue15_plan.patch); those that depend on the public function
-(clamp's number bounds, lerp's dtypes, `~`, unary `+`) in ops/kernel_dtypes.py, hooked into
-ops/math_api.py by /work/notes/issue15_math_api.patch. Until each patch is applied, the cases it fixes are
+(clamp's number bounds, lerp's dtypes, `~`, unary `+`) in ops/dispatch/kernel_dtypes.py, hooked into
+ops/elementwise/arithmetic.py by /work/notes/issue15_math_api.patch. Until each patch is applied, the cases it fixes are
 strict xfails, so the tests pass before and after and fail if a case is fixed some other way.
 """
 import numpy as np
@@ -16,8 +16,8 @@ import torch
 
 import tidal
 import tidal.compat as ttorch
-from tidal.ops import elementwise as ew
-from tidal.ops import math_api
+from tidal.ops.elementwise import plans as ew
+from tidal.ops.elementwise import arithmetic as math_api
 
 PLAN_PATCHED = hasattr(ew, "REAL_REJECT")
 HOOKS_PATCHED = hasattr(math_api, "kernel_dtypes")
@@ -65,7 +65,7 @@ def _support_params():
             # nextafter ran 16-bit floats in float32
             fixed_by_plan = isinstance(exc, NotImplementedError) or (name == "nextafter" and dtype.endswith("16"))
             marks = [pytest.mark.xfail(not PLAN_PATCHED and fixed_by_plan, strict=True,
-                                       reason="awaits /work/notes/issue15_plan.patch (ops/elementwise.py)")]
+                                       reason="awaits /work/notes/issue15_plan.patch (ops/elementwise/plans.py)")]
             out.append(pytest.param(name, dtype, marks=marks, id=f"{name}-{dtype}"))
     return out
 

@@ -327,7 +327,7 @@ def test_cross(rng, shapes, dim, dtype):
         warnings.simplefilter("ignore")
         _compare("cross", arrays, dim=dim)
     if dim is not None:
-        ours = tidal.ops.linalg.linalg_cross(*[_pair(a)[0] for a in arrays], dim=dim)
+        ours = tidal.ops.linalg.products.linalg_cross(*[_pair(a)[0] for a in arrays], dim=dim)
         _check(ours, torch.linalg.cross(*[_pair(a)[1] for a in arrays], dim=dim))
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import tidal
-from tidal.ops import return_types
+from tidal.ops.dispatch import return_types
 
 torch = pytest.importorskip("torch")
 
@@ -388,7 +388,7 @@ def test_return_types(rng):
     assert repr(x.max(dim=1)).startswith("tidal.return_types.max(\nvalues=tensor([3., 5.]),\nindices=")
     assert repr(tidal.aminmax(x)).startswith("tidal.return_types.aminmax(\nmin=tensor(1.),\nmax=tensor(5.))")
     for r in (result, x.topk(1), x.kthvalue(1), x.median(dim=0), x.cummax(0)):
-        assert type(r).__module__ == "tidal.ops.return_types"
+        assert type(r).__module__ == "tidal.ops.dispatch.return_types"
         assert type(r).__name__ in repr(r)
     again = pickle.loads(pickle.dumps(x.topk(1)))
     assert type(again) is type(x.topk(1))

@@ -1,6 +1,6 @@
 """Tensors of more than 64 dims against torch: elementwise ops (fused or not, broadcast, in place, through
 views), casts and copies, creation, whole reductions, gradients, item and tolist compute as torch's;
-reductions over given dims and all/any raise torch's error at the call (ops/many_dims.py collapses dims
+reductions over given dims and all/any raise torch's error at the call (ops/movement/many_dims.py collapses dims
 before the kernels)."""
 import numpy as np
 import pytest
@@ -8,7 +8,7 @@ import torch
 
 import tidal
 import tidal.compat as ttorch
-from tidal.ops import many_dims
+from tidal.ops.movement import many_dims
 
 
 ONES = (1,) * 68

@@ -1,4 +1,4 @@
-"""Layer norm's one-kernel forward and backward (ops/norm_rows.py) against torch: values, gradients of input,
+"""Layer norm's one-kernel forward and backward (ops/rowwise/norm_rows.py) against torch: values, gradients of input,
 weight and bias, double backward through the composite, both the compiled and the NumPy loops."""
 import numba  # noqa: F401  (loaded, so the compiled loops run; `loops` also takes the NumPy path)
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import tidal
-from tidal.ops import norm_rows
+from tidal.ops.rowwise import norm_rows
 
 from kernel_loops import compile_here, loops_of  # noqa: F401  (fixtures)
 

@@ -10,7 +10,7 @@ PROGRAM = textwrap.dedent("""
     import sys, threading
     import numpy as np
     import tidal
-    from tidal.ops import special
+    from tidal.ops.elementwise import special
     from tidal.vm import codegen
     assert "numba" not in sys.modules
     errors = []
@@ -27,10 +27,10 @@ PROGRAM = textwrap.dedent("""
         special.build("erfinv", "float32")
 
     def pool():
-        codegen.import_numba_user(".pool_kernels", "tidal.ops")
+        codegen.import_numba_user(".pool_kernels", "tidal.ops.windowed")
 
     def kernel():
-        codegen.import_numba_user(".conv_kernels", "tidal.ops")
+        codegen.import_numba_user(".conv_kernels", "tidal.ops.windowed")
 
     threads = [threading.Thread(target=run, args=(f,)) for f in (ufunc, pool, kernel)]
     for t in threads:

@@ -1,15 +1,15 @@
 """Python numbers given to binary functions, against torch: where torch's schema takes a number (either
 argument, or both as a 0-d tensor) tidal computes torch's value and dtype; where it wants a Tensor
-tidal raises torch's TypeError at the call (ops/number_args.py holds the one table, applied by
+tidal raises torch's TypeError at the call (ops/dispatch/number_args.py holds the one table, applied by
 ops/__init__.py to the public functions and Tensor methods)."""
 import numpy as np
 import pytest
 import torch
 
 import tidal.compat as ttorch
-from tidal.ops import elementwise as ew
-from tidal.ops import math_api as M
-from tidal.ops import number_args as NA
+from tidal.ops.elementwise import plans as ew
+from tidal.ops.elementwise import arithmetic as M
+from tidal.ops.dispatch import number_args as NA
 
 NAMES = sorted(({n for n, op in ew.OPS.items() if op.nin == 2 and hasattr(torch, n)} |
                 {"subtract", "multiply", "divide", "true_divide", "arctan2", "float_power", "clamp_min", "clamp_max"})
@@ -23,7 +23,7 @@ COMBOS = {"number, tensor": lambda L: (3, L.tensor([1, 2, 4])), "tensor, number"
 # (TypeError, torch NotImplementedError), a bool tensor in shifts, clamp_min/max, fmod, remainder,
 # floor_divide (computed, or RuntimeError; torch NotImplementedError "..._cpu" not implemented for 'Bool')
 # and pow of a bool tensor by a bool (refused; torch computes). Fixed by the issue 15 patches to
-# ops/elementwise.py (REAL_REJECT) and, for clamp_min/max's number bounds, ops/math_api.py (kernel_dtypes
+# ops/elementwise/plans.py (REAL_REJECT) and, for clamp_min/max's number bounds, ops/elementwise/arithmetic.py (kernel_dtypes
 # hooks); tests/test_kernel_dtypes.py covers the dtype rules themselves.
 PLAN_PATCHED = hasattr(ew, "REAL_REJECT")
 HOOKS_PATCHED = PLAN_PATCHED and hasattr(M, "kernel_dtypes")

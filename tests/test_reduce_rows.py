@@ -1,4 +1,4 @@
-"""sum/mean/amax/amin over trailing dims through the compiled row loops (ops/reduce_kernels.py) against torch:
+"""sum/mean/amax/amin over trailing dims through the compiled row loops (ops/reductions/reduce_kernels.py) against torch:
 values, NaN and infinity rows, keepdim, and the arrays the loops leave to NumPy."""
 import numba  # noqa: F401  (the row loops run once numba is loaded)
 import numpy as np
@@ -43,7 +43,7 @@ def test_non_finite_rows(op):
     want = getattr(torch.tensor(x), op)(-1).numpy()
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-5)
-    from tidal.ops import reduce as reduce_module
+    from tidal.ops.reductions import reduce as reduce_module
     assert reduce_module._row_kernels is not None  # the compiled loops ran
 
 

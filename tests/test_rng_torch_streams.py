@@ -1,5 +1,5 @@
 """tidal's CPU random streams are torch's: seeded alike, every random op gives torch's values bit for bit
-(ops/mt19937.py, ops/random_transforms.py, ops/random_plans.py), and the generator state is torch's bytes."""
+(ops/random/mt19937.py, ops/random/transforms.py, ops/random/plans.py), and the generator state is torch's bytes."""
 import numpy as np
 import pytest
 import torch
@@ -7,7 +7,7 @@ import torch
 import tidal
 import tidal.nn as tnn
 import tidal.nn.functional as TF
-from tidal.ops.random_plans import MKL_BERNOULLI
+from tidal.ops.random.plans import MKL_BERNOULLI
 
 SEEDS = [0, 1, 12345, 2 ** 40 + 3]
 SIZES = [0, 1, 15, 16, 17, 1000]
@@ -295,9 +295,9 @@ def test_modules_initialise_as_torch(seed):
 
 
 def test_compiled_engine_gives_numpys_words():
-    """ops/mt19937_kernels.py (used for long draws once numba has compiled it) continues NumPy's MT19937 exactly."""
+    """ops/random/mt19937_kernels.py (used for long draws once numba has compiled it) continues NumPy's MT19937 exactly."""
     pytest.importorskip("numba")
-    from tidal.ops import mt19937_kernels
+    from tidal.ops.random import mt19937_kernels
     bits = np.random.MT19937(0)
     bits._legacy_seeding(5)
     bits.random_raw(100)  # mid-block
@@ -323,11 +323,11 @@ def test_init_functions_draw_as_torch():
 
 
 def test_compiled_transforms_give_the_numpy_paths_bits(monkeypatch):
-    """ops/random_kernels.py (used once numba has compiled it) and random_transforms.py's NumPy code agree to the
+    """ops/random/kernels.py (used once numba has compiled it) and random_transforms.py's NumPy code agree to the
     bit."""
     pytest.importorskip("numba")
-    from tidal.ops import random_kernels
-    from tidal.ops import random_transforms as rt
+    from tidal.ops.random import kernels as random_kernels
+    from tidal.ops.random import transforms as rt
     words = np.random.default_rng(0).integers(0, 2 ** 32, 40000, dtype=np.uint32)
 
     def run():
@@ -350,7 +350,7 @@ def test_compiled_transforms_give_the_numpy_paths_bits(monkeypatch):
 
 def test_rrelu_noise_draws_as_torch():
     """ops.random.rrelu_noise: one double uniform per element <= 0, row-major, as ATen's rrelu_with_noise."""
-    from tidal.ops.random import rrelu_noise
+    from tidal.ops.random.sampling import rrelu_noise
     base = np.linspace(-3, 3, 60).reshape(6, 10)
     base[0, :3] = 0
     base[1, 1] = np.nan
@@ -405,7 +405,7 @@ def test_wishart_samples_as_torch():
 
 _DEFAULT_KERNELS = """
 import numpy as np, torch, tidal
-from tidal.ops import random_transforms
+from tidal.ops.random import transforms as random_transforms
 assert torch.backends.cpu.get_cpu_capability() == "DEFAULT" and not random_transforms.FUSED
 draws = [lambda m: m.empty(1000).uniform_(-0.37, 0.37), lambda m: m.empty(999, dtype=m.float64).uniform_(-0.37, 2.1),
          lambda m: m.empty(1000, dtype=m.float16).uniform_(-0.37, 0.37), lambda m: m.randn(1000),
@@ -436,7 +436,7 @@ def test_default_cpu_kernels_as_torch():
 def test_compiled_engine_and_numpy_engine_share_one_state(monkeypatch):
     """Long draws run on the compiled engine, short ones on NumPy's: the state moves between them exactly."""
     pytest.importorskip("numba")
-    from tidal.ops import mt19937, mt19937_kernels
+    from tidal.ops.random import mt19937, mt19937_kernels
     monkeypatch.setattr(mt19937, "_compiled", lambda: mt19937_kernels)
     g, h = torch.Generator().manual_seed(21), tidal.Generator().manual_seed(21)
     for draw in (lambda m, gen: m.rand(5000, generator=gen), lambda m, gen: m.rand(3, generator=gen),

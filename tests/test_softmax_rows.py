@@ -1,4 +1,4 @@
-"""softmax and log_softmax along the last dim through one kernel each way (ops/softmax_rows.py) against torch:
+"""softmax and log_softmax along the last dim through one kernel each way (ops/rowwise/softmax_rows.py) against torch:
 values and gradients, rows of -inf, NaN and inf, other dims and dtypes through the composite, double backward,
 both the compiled and the NumPy loops."""
 import numba  # noqa: F401  (loaded, so the compiled loops run; the `loops` fixture also takes the other path)
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import tidal
-from tidal.ops import softmax_rows
+from tidal.ops.rowwise import softmax_rows
 
 from kernel_loops import compile_here, loops_of  # noqa: F401  (fixtures)
 

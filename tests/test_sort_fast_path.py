@@ -1,4 +1,4 @@
-"""Sorting short rows without ties through NumPy (ops/tie_order.py): the same indices as torch, and numba is
+"""Sorting short rows without ties through NumPy (ops/indexing/tie_order.py): the same indices as torch, and numba is
 not imported for them (a fresh program's first sort would wait 0.6 s for it)."""
 import subprocess
 import sys

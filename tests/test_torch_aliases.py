@@ -7,7 +7,7 @@ import torch
 
 import tidal
 import tidal.compat as tc
-from tidal.ops import aliases as _aliases
+from tidal.ops.elementwise import aliases as _aliases
 from torch_compare import both, check
 
 RNG = np.random.default_rng(11)

@@ -579,7 +579,7 @@ def test_unused_input_index_message():
     same(f)
 
 
-# -- for /work/notes/unit_clone_node.patch (ops/math_api.py) --------------------------------------
+# -- for /work/notes/unit_clone_node.patch (ops/elementwise/arithmetic.py) --------------------------------------
 def test_clone_node_names():
     def f(t):
         x = t.ones(2, 3, requires_grad=True)

@@ -377,7 +377,7 @@ REFUSED = {
     "dot": lambda L, d: _x(L, d).dot(_x(L, d)),
     "einsum": lambda L, d: L.einsum("ij,jk->ik", _m(L, d), _m(L, d)),
     "trace": lambda L, d: _m(L, d).trace(),
-    # elementwise ops (ops/elementwise.py)
+    # elementwise ops (ops/elementwise/plans.py)
     "add": lambda L, d: _x(L, d) + _x(L, d),
     "add number": lambda L, d: _x(L, d) + 1,
     "add 0-d int64": lambda L, d: _x(L, d) + L.tensor(1),
@@ -424,7 +424,7 @@ REFUSED = {
     "softmax": lambda L, d: _m(L, d).softmax(0),
     "log_softmax last dim": lambda L, d: _x(L, d).log_softmax(0),
     "logcumsumexp": lambda L, d: _x(L, d).logcumsumexp(0),
-    # reductions (ops/reduce.py)
+    # reductions (ops/reductions/reduce.py)
     "max": lambda L, d: _x(L, d).max(),
     "min": lambda L, d: _x(L, d).min(),
     "max dim": lambda L, d: _m(L, d).max(1),
@@ -440,7 +440,7 @@ REFUSED = {
     "cumsum dtype": lambda L, d: _x(L, d).cumsum(0, dtype=getattr(L, d)),
     "empty max": lambda L, d: _x(L, d)[:0].max(),
     "empty argmax": lambda L, d: _x(L, d)[:0].argmax(),
-    # div's rounding modes (ops/math_api.py)
+    # div's rounding modes (ops/elementwise/arithmetic.py)
     "div trunc": lambda L, d: L.div(_x(L, d), 2, rounding_mode="trunc"),
     "div floor": lambda L, d: L.div(_x(L, d), 2, rounding_mode="floor"),
 }
@@ -471,7 +471,7 @@ def test_uint64_reads_python_ints_as_unsigned(d):
 def test_compiled_kernel():
     """Fused elementwise groups compile their expressions with numba: the casts to the unsigned dtypes exist
     in the compiled vocabulary (else such groups could only run as NumPy)."""
-    from tidal.ops import elementwise as ew
+    from tidal.ops.elementwise import plans as ew
     from tidal.vm import codegen
     lines = []
     for k, (name, d) in enumerate((("mul", tidal.uint64), ("bitwise_xor", tidal.uint16), ("eq", tidal.uint32))):

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import tidal
-from tidal.ops.dispatch import launch, register_kernel
+from tidal.ops.dispatch.kernel_launch import launch
+from tidal.ops.dispatch.kernel_launch import register_kernel
 from tidal.vm import machine
 
 ROOT = pathlib.Path(tidal.__file__).parent

@@ -207,7 +207,7 @@ def test_an_error_nobody_synced_on_fails_the_process_at_exit(tmp_path):
     script = tmp_path / "unsynced.py"
     script.write_text(textwrap.dedent("""
         import tidal
-        from tidal.ops.dispatch import launch, register_kernel
+        from tidal.ops.dispatch.kernel_launch import launch, register_kernel
         tidal.vm.set_mode("async")  # sync mode raises at the call instead
 
         @register_kernel("exploding_op", "cpu")
@@ -229,7 +229,7 @@ def test_work_queued_at_exit_still_runs(tmp_path):
     script = tmp_path / "queued.py"
     script.write_text(textwrap.dedent(f"""
         import numpy as np, tidal
-        from tidal.ops.dispatch import launch, register_kernel
+        from tidal.ops.dispatch.kernel_launch import launch, register_kernel
 
         @register_kernel("save_at_run", "cpu")
         def _kernel(ins, outs, attrs):

@@ -93,7 +93,7 @@ def key_get(obj: Any, kp: tuple) -> Any:
 # -- named tuples and structseqs -------------------------------------------------------------------------
 def is_structseq_class(cls: type) -> bool:
     """Whether `cls` is a return type of torch functions (torch.return_types: max, sort, ...)."""
-    return isinstance(cls, type) and issubclass(cls, tuple) and cls.__module__ in ("tidal.ops.return_types",
+    return isinstance(cls, type) and issubclass(cls, tuple) and cls.__module__ in ("tidal.ops.dispatch.return_types",
                                                                                    "torch.return_types")
 
 

@@ -18,8 +18,8 @@ from ..autograd.engine import run_backward
 from ..autograd.graph import AccumulateGrad, _seq, node_class, record
 from ..autograd.graph_walk import roots_of, walk
 from ..func._pytree import tree_flatten, tree_unflatten
-from ..ops import autocast as _autocast
-from ..ops import rng as _rng
+from ..ops.dispatch import autocast as _autocast
+from ..ops.random import rng as _rng
 from ..tensor import Tensor
 
 from .checkpoint_reentrant import (CheckpointFunction, DefaultDeviceType, check_backward_validity, detach_variable,

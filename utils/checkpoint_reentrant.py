@@ -8,7 +8,7 @@ import warnings
 from typing import Any, Callable, Iterable
 
 from ..func._pytree import tree_flatten
-from ..ops import rng as _rng
+from ..ops.random import rng as _rng
 from ..tensor import Tensor
 
 __all__ = ["CheckpointFunction", "detach_variable", "check_backward_validity", "get_device_states",

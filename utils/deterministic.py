@@ -1,11 +1,11 @@
 """torch.utils.deterministic: `fill_uninitialized_memory` (default True), read by tidal's factories while
-use_deterministic_algorithms(True) is in force (ops/uninitialized.py)."""
+use_deterministic_algorithms(True) is in force (ops/factories/uninitialized.py)."""
 from __future__ import annotations
 
 import sys
 import types
 
-from ..ops import uninitialized
+from ..ops.factories import uninitialized
 
 __all__ = ["fill_uninitialized_memory"]
 

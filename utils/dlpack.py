@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import enum
 
-from ..ops.interop import from_dlpack, to_dlpack
+from ..ops.factories.interop import from_dlpack, to_dlpack
 
 __all__ = ["DLDeviceType", "from_dlpack", "to_dlpack"]
 

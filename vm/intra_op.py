@@ -1,7 +1,7 @@
 """Intra-op parallelism: whether a CPU kernel may split its work over several threads.
 
 Large kernels run numba `parallel=True` loops (generated elementwise kernels, row kernels) and products run
-single-threaded BLAS calls on slices of the result inside such loops (ops/gemm_kernels.py), so ONE pool --
+single-threaded BLAS calls on slices of the result inside such loops (ops/linalg/gemm_kernels.py), so ONE pool --
 numba's OpenMP (or TBB) threads -- serves every kernel, as torch's one OpenMP pool does. Two pools do not mix
 on few cores: OpenBLAS's threads spin for a while after each product, and a numba loop started meanwhile
 waits for a core (a GELU after a product: 1.1 ms alone, 5 ms after one; OpenBLAS called from numba's threads

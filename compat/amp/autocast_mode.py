@@ -1,6 +1,6 @@
 """autocast: a context manager and decorator; inside an enabled block matmuls, linear, convolutions and
 attention run in its dtype (bfloat16 on the CPU, float16 on CUDA by default) and the losses in float32, as
-torch's lower-precision and float32 lists say (tidal.ops.autocast does the casting). On a machine without
+torch's lower-precision and float32 lists say (tidal.ops.dispatch.autocast does the casting). On a machine without
 CUDA torch disables CUDA autocast (and says so); so does tidal.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ import functools
 import warnings
 from typing import Callable
 
-from ...ops import autocast as _state
+from ...ops.dispatch import autocast as _state
 from ...tensor import dtype as dt
 
 __all__ = ["autocast", "custom_fwd", "custom_bwd", "is_autocast_available", "is_autocast_enabled",

@@ -20,7 +20,7 @@ def Variable(data: Tensor | None = None, requires_grad: bool = False, volatile: 
         if requires_grad:
             raise ValueError("Variable can't be volatile and require_grad at the same time!")
     if data is None:
-        from ...ops.creation import empty
+        from ...ops.factories.creation import empty
         data = empty(0)
     if not isinstance(data, Tensor):
         raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")

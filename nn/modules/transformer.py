@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from ... import ops
 from ...autograd.grad_mode import is_grad_enabled
-from ...ops import autocast as _ac
+from ...ops.dispatch import autocast as _ac
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from .. import functional as F

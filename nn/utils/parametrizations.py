@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 from ... import ops
-from ...ops import linalg_ns
+from ...ops.linalg import namespace as linalg_ns
 from ...autograd import no_grad
 from ...tensor import Tensor
 from .. import functional as F

@@ -12,8 +12,8 @@ import re
 
 import numpy as np
 
-from ...ops.from_data import as_tensor, tensor
-from ...ops.shape_ops import stack
+from ...ops.factories.from_data import as_tensor, tensor
+from ...ops.movement.shape_ops import stack
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 

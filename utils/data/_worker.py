@@ -18,7 +18,7 @@ import traceback
 import numpy as np
 
 from ... import vm
-from ...ops.random import manual_seed
+from ...ops.random.sampling import manual_seed
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 

@@ -20,7 +20,7 @@ import warnings
 from typing import Generic, TypeVar
 
 from ... import vm
-from ...ops.creation import empty
+from ...ops.factories.creation import empty
 from ...tensor import dtype as dt
 from . import _worker
 from ._collate import default_collate, default_convert

@@ -7,7 +7,7 @@ import math
 import warnings
 from typing import Generic, Iterable, Sequence, TypeVar
 
-from ...ops.random import default_generator, randperm
+from ...ops.random.sampling import default_generator, randperm
 from ...tensor import Tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Generic, Iterator, Sequence, Sized, TypeVar
 
-from ...ops.random import Generator, multinomial, randint, randperm
-from ...ops.creation import empty
-from ...ops.from_data import as_tensor
+from ...ops.random.sampling import Generator, multinomial, randint, randperm
+from ...ops.factories.creation import empty
+from ...ops.factories.from_data import as_tensor
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 

@@ -1,0 +1,1 @@
+"""Complex numbers: complex tensors, their kernels, casts and gradients."""

@@ -1,0 +1,283 @@
+"""Backward formulas of the elementwise ops, one per input, written in tidal ops.
+
+Like PyTorch's derivatives.yaml: `FORMULAS[name]` holds, for each input, a function
+`(g, o, *inputs) -> gradient` (None: no gradient). `o` is the op's output. A node saves
+only the tensors that the formulas of inputs requiring grad actually read (found from
+the formulas' code), so `y.mul_(3)` keeps nothing and `y.mul_(y)` is caught as in torch.
+Broadcasting and dtype are fitted by the engine; formulas run on the VM and fuse.
+"""
+from __future__ import annotations
+
+import dis
+import math
+
+from ...autograd import graph
+from ...autograd.graph import _NO_EDGE, Node, node_class
+from ...tensor import Tensor
+from ...tensor.dtype import COMPLEX
+from . import plans as ew
+from . import arithmetic as M
+
+ap = ew.apply
+_LN2, _LN10, _2_SQRTPI = math.log(2.0), math.log(10.0), 2.0 / math.sqrt(math.pi)
+
+
+def _zero(g: Tensor) -> Tensor:
+    return M.fill_(M.convert(g, g.dtype), 0)
+
+
+def _tie_share(a, b, g, loses):
+    # PyTorch splits the gradient evenly between equal inputs of maximum/minimum and takes it from the input that
+    # loses: where a NaN is compared, neither loses and both get the whole gradient
+    return M.where(ap("eq", a, b), g * 0.5, M.where(loses, _zero(g), g))
+
+
+_max_a = lambda g, o, a, b: _tie_share(a, b, g, ap("lt", a, b))  # noqa: E731
+_max_b = lambda g, o, a, b: _tie_share(a, b, g, ap("gt", a, b))  # noqa: E731
+_min_a = lambda g, o, a, b: _tie_share(a, b, g, ap("gt", a, b))  # noqa: E731
+_min_b = lambda g, o, a, b: _tie_share(a, b, g, ap("lt", a, b))  # noqa: E731
+
+
+def _fpick(first_wins, b):
+    # fmax/fmin take the first input where it wins or ties, and wherever the second is NaN
+    return ap("logical_or", first_wins, ap("isnan", b))
+
+_zero_grad = lambda g, o, a: _zero(g)  # noqa: E731
+_zero_grad3 = lambda g, o, a, b, c: _zero(g)  # noqa: E731
+_SQRT1_2, _INV_SQRT_2PI = math.sqrt(0.5), 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_BETA, _GELU_KAPPA = math.sqrt(2.0 / math.pi), 0.044715
+
+
+def _gelu_grad(g, o, a):
+    # d/dx x*Phi(x) = Phi(x) + x*phi(x), from the input alone (torch saves only the input too)
+    cdf = (ap("erf", a * _SQRT1_2) + 1) * 0.5
+    return g * (cdf + a * ap("exp", a * a * -0.5) * _INV_SQRT_2PI)
+
+
+def _gelu_tanh_grad(g, o, a):
+    t = ap("tanh", (a + a * a * a * _GELU_KAPPA) * _GELU_BETA)
+    right = a * 0.5 * (1 - t * t) * _GELU_BETA * (a * a * (3 * _GELU_KAPPA) + 1)
+    return g * ((t + 1) * 0.5 + right)
+
+
+def _pow_base_grad(g, o, a, b):
+    """torch's pow_backward_self: none where the exponent is 0 (not 0 * 0 ** -1 = nan)."""
+    if not isinstance(b, Tensor):
+        return _zero(g) if b == 0 else g * b * ap("pow", a, b - 1)
+    return M.where(ap("eq", b, 0), 0.0, g * b * ap("pow", a, b - 1))
+
+
+def _pow_exponent_grad(g, o, a, b):
+    """torch's pow_backward_exponent: none where the base is 0 and the exponent >= 0 (0 ** -1 keeps -inf)."""
+    if not isinstance(a, Tensor):  # a number base (2 ** t)
+        if a == 0:
+            return M.where(ap("ge", b, 0), 0.0, g * o * -math.inf)
+        return g * o * (math.log(a) if a > 0 else math.nan)
+    return M.where(ap("logical_and", ap("eq", a, 0), _real_nonnegative(b)), 0.0, g * o * ap("log", a))
+
+
+def _real_nonnegative(b):
+    """exponent >= 0 (torch's test; a complex exponent counts when it is real)."""
+    if not isinstance(b, Tensor):
+        return b.real >= 0 and b.imag == 0 if isinstance(b, complex) else b >= 0
+    if b.dtype.is_complex:
+        from ..complex_numbers.tensors import imag, real  # (complex_ops imports this module's users)
+        return ap("logical_and", ap("eq", imag(b), 0), ap("ge", real(b), 0))
+    return ap("ge", b, 0)
+
+
+FORMULAS = {
+    "add": (lambda g, o, a, b: g, lambda g, o, a, b: g),
+    "sub": (lambda g, o, a, b: g, lambda g, o, a, b: -g),
+    "mul": (lambda g, o, a, b: g * b, lambda g, o, a, b: g * a),
+    "div": (lambda g, o, a, b: g / b, lambda g, o, a, b: -g * a / (b * b)),
+    "maximum": (_max_a, _max_b),
+    "minimum": (_min_a, _min_b),
+    # fmax/fmin give the whole gradient to the input chosen (the first on ties), as torch does
+    "fmax": (lambda g, o, a, b: g * _fpick(ap("ge", a, b), b), lambda g, o, a, b: g * ~_fpick(ap("ge", a, b), b)),
+    "fmin": (lambda g, o, a, b: g * _fpick(ap("le", a, b), b), lambda g, o, a, b: g * ~_fpick(ap("le", a, b), b)),
+    "nextafter": (lambda g, o, a, b: g, lambda g, o, a, b: _zero(g)),
+    "pow": (_pow_base_grad, _pow_exponent_grad),
+    # torch's: 0 at the origin
+    "atan2": (lambda g, o, a, b: M.where(ap("eq", a * a + b * b, 0), 0.0, g * b / (a * a + b * b)),
+              lambda g, o, a, b: M.where(ap("eq", a * a + b * b, 0), 0.0, -g * a / (a * a + b * b))),
+    "hypot": (lambda g, o, a, b: g * a / o, lambda g, o, a, b: g * b / o),
+    # torch's forms, from the inputs alone: a finite input beside an infinite one gets 0 or 1, not NaN
+    "logaddexp": (lambda g, o, a, b: g / (1 + ap("exp", b - a)), lambda g, o, a, b: g / (1 + ap("exp", a - b))),
+    "logaddexp2": (lambda g, o, a, b: g / (1 + ap("exp2", b - a)), lambda g, o, a, b: g / (1 + ap("exp2", a - b))),
+    "remainder": (lambda g, o, a, b: g, lambda g, o, a, b: -g * ap("floor_divide", a, b)),
+    "fmod": (lambda g, o, a, b: g, lambda g, o, a, b: -g * ap("trunc", a / b)),
+    "floor_divide": (lambda g, o, a, b: _zero(g), lambda g, o, a, b: _zero(g)),
+    "copysign": (lambda g, o, a, b: g * ap("sign", a) * ap("sign", o), lambda g, o, a, b: _zero(g)),
+    # torch's: xlogy(a != 0, b), 0 where a is 0 even if log(b) is infinite
+    "xlogy": (lambda g, o, a, b: g * ap("xlogy", ap("ne", a, 0), b), lambda g, o, a, b: g * a / b),
+    "neg": (lambda g, o, a: -g,),
+    "positive": (lambda g, o, a: g,),
+    "abs": (lambda g, o, a: g * ap("sign", a),),
+    "sign": (_zero_grad,),
+    "square": (lambda g, o, a: g * 2 * a,),
+    "floor": (_zero_grad,),
+    "ceil": (_zero_grad,),
+    "trunc": (_zero_grad,),
+    "round": (_zero_grad,),
+    "frac": (lambda g, o, a: g,),
+    "relu": (lambda g, o, a: ap("threshold_backward", g, o, 0),),
+    # torch's derivatives: the same mask for the gradient, none through the saved values
+    "threshold_backward": (lambda g, o, gr, a, th: ap("threshold_backward", g, a, th), _zero_grad3, None),
+    "exp": (lambda g, o, a: g * o,),
+    "exp2": (lambda g, o, a: g * o * _LN2,),
+    "expm1": (lambda g, o, a: g * (o + 1),),
+    "log": (lambda g, o, a: g / a,),
+    "log2": (lambda g, o, a: g / (a * _LN2),),
+    "log10": (lambda g, o, a: g / (a * _LN10),),
+    "log1p": (lambda g, o, a: g / (a + 1),),
+    "sqrt": (lambda g, o, a: g / (2 * o),),
+    "rsqrt": (lambda g, o, a: g * -0.5 * o * o * o,),
+    "reciprocal": (lambda g, o, a: -g * o * o,),
+    "sin": (lambda g, o, a: g * ap("cos", a),),
+    "cos": (lambda g, o, a: -g * ap("sin", a),),
+    "tan": (lambda g, o, a: g * (o * o + 1),),
+    "asin": (lambda g, o, a: g * ap("rsqrt", 1 - a * a),),
+    "acos": (lambda g, o, a: -g * ap("rsqrt", 1 - a * a),),
+    "atan": (lambda g, o, a: g / (a * a + 1),),
+    "sinh": (lambda g, o, a: g * ap("cosh", a),),
+    "cosh": (lambda g, o, a: g * ap("sinh", a),),
+    "tanh": (lambda g, o, a: g * (1 - o * o),),
+    "asinh": (lambda g, o, a: g * ap("rsqrt", a * a + 1),),
+    "acosh": (lambda g, o, a: g * ap("rsqrt", a * a - 1),),
+    "atanh": (lambda g, o, a: g / (1 - a * a),),
+    "sigmoid": (lambda g, o, a: g * o * (1 - o),),
+    "gelu": (_gelu_grad,),
+    "gelu_tanh": (_gelu_tanh_grad,),
+    "erf": (lambda g, o, a: g * _2_SQRTPI * ap("exp", -(a * a)),),
+    "erfc": (lambda g, o, a: -g * _2_SQRTPI * ap("exp", -(a * a)),),
+    "lgamma": (lambda g, o, a: g * ap("digamma", a),),
+    "erfinv": (lambda g, o, a: g * (math.sqrt(math.pi) / 2) * ap("exp", o * o),),
+    "digamma": (lambda g, o, a: g * ap("polygamma", a, 1),),
+    "polygamma": (lambda g, o, a, n: g * ap("polygamma", a, n + 1), None),
+    "i0": (lambda g, o, a: g * ap("i1", a),),
+    "i1": (lambda g, o, a: g * (ap("i0", a) - M.where(ap("eq", a, 0), 0.5, o / a)),),
+    "deg2rad": (lambda g, o, a: g * (math.pi / 180),),
+    "rad2deg": (lambda g, o, a: g * (180 / math.pi),),
+    # torch's: NaN outside [0, 1] (the formula alone is finite there)
+    "logit": (lambda g, o, a: M.where(ap("logical_or", ap("lt", a, 0), ap("gt", a, 1)), math.nan,
+                                      g / (a * (1 - a))),),
+    "sinc": (lambda g, o, a: g * M.where(ap("eq", a, 0), 0.0,
+                                         (ap("cos", a * math.pi) * math.pi - o * math.pi) / (a * math.pi)),),
+    # clamp = min(max(a, lo), hi): when lo > hi every element is hi
+    "clamp": (lambda g, o, a, lo, hi: g * ap("logical_and", ap("ge", a, lo), ap("le", a, hi)),
+              lambda g, o, a, lo, hi: g * ap("logical_and", ap("lt", a, lo), ap("le", lo, hi)),
+              lambda g, o, a, lo, hi: g * ap("logical_or", ap("gt", a, hi), ap("gt", lo, hi))),
+    "where": (None, lambda g, o, c, a, b: M.where(c, g, 0.0), lambda g, o, c, a, b: M.where(c, 0.0, g)),
+    "lerp": (lambda g, o, a, end, w: g * (1 - w), lambda g, o, a, end, w: g * w,
+             lambda g, o, a, end, w: g * (end - a)),
+}
+
+
+def _reads(fn) -> frozenset:
+    """Which parameters (by position, 0 = g, 1 = out, 2.. = inputs) a formula reads."""
+    if fn is None:
+        return frozenset()
+    names = fn.__code__.co_varnames[:fn.__code__.co_argcount]
+    loaded = {ins.argval for ins in dis.get_instructions(fn) if ins.opname.startswith("LOAD_FAST")}
+    # closures read everything their inner formula reads: be conservative
+    if fn.__code__.co_freevars:
+        return frozenset(range(len(names)))
+    return frozenset(k for k, n in enumerate(names) if n in loaded)
+
+
+_READS = {name: tuple(_reads(fn) for fn in fns) for name, fns in FORMULAS.items()}
+
+
+_NODE_NAMES = {"gelu_tanh": "gelu"}  # ops that share one PyTorch backward node (GeluBackward0)
+
+
+COMPLEX_FORMULAS: dict = {}  # name -> the formulas for a complex gradient, where they differ (ops/complex_numbers/grad.py)
+
+
+def _backward(node, g):
+    # node.attrs: (op name, which inputs want a gradient, the formulas of those inputs else None)
+    saved = node.saved_tensors  # (the output's place, then the inputs: a formula's (out, *inputs))
+    formulas = node.attrs[2] if g.dtype.category != COMPLEX else _wanted(node.attrs[0], node.attrs[1], True)
+    grads = []  # (a loop: a generator is a call of its own per input)
+    for fn in formulas:
+        grads.append(None if fn is None else fn(g, *saved))
+    return tuple(grads)
+
+
+def _wanted(name: str, wanted: tuple, complex_grad: bool = False) -> tuple:
+    """Op `name`'s formulas for the inputs that want a gradient, else None (complex: its complex table)."""
+    formulas = (COMPLEX_FORMULAS.get(name) if complex_grad else None) or FORMULAS[name]
+    return tuple([fn if want else None for fn, want in zip(formulas, wanted)])
+
+
+def _read_inputs(name: str, args: tuple) -> set:
+    # the parameters op `name`'s formulas read for the inputs that want a gradient
+    reads: set = set()
+    for a, used in zip(args, _READS[name]):
+        if isinstance(a, Tensor) and a.requires_grad:
+            reads |= used
+    return reads
+
+
+def originals(name: str, args: tuple, out: Tensor) -> dict | None:
+    """For an in-place op about to overwrite `out` (its first input): a copy of that input when a
+    formula reads it, made before the write is queued, as torch saves the original self. The
+    same tensor passed again as another input is saved as it is (torch then refuses backward)."""
+    if name not in FORMULAS or not args or args[0] is not out or 2 not in _read_inputs(name, args):
+        return None
+    return {0: out.detach().clone()}
+
+
+_new = object.__new__
+_record_plans: dict = {}  # (op name, which inputs want a gradient) -> (pick, node class, attrs, saves output)
+
+
+def _record_plan(name: str, args: tuple, wanted: tuple) -> tuple:
+    if name not in FORMULAS:
+        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+    reads = _read_inputs(name, args)
+    # what the node saves, picked from the arguments by one expression made once: the output's place (filled
+    # after the op, when a formula reads it), then each input the formulas read, else None
+    picked = "".join(f"a[{k}], " if k + 2 in reads else "None, " for k in range(len(args)))
+    pick = eval(f"lambda a: (None, {picked})")  # noqa: S307 - built from ints only
+    plan = _record_plans[name, wanted] = (pick, node_class(_NODE_NAMES.get(name, name)),
+                                          (name, wanted, _wanted(name, wanted)), 1 in reads)
+    return plan
+
+
+def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | None = None,
+           meta: tuple | None = None) -> None:
+    """Attach op `name`'s node to `out` (a floating result); for in-place ops, bump the version after saving
+    inputs (`original`: copies of inputs that are `out`, taken before the write; see `originals`;
+    `meta`: the arguments' (shape, dtype), made once by the caller's plan; see graph.record). The node is made
+    here rather than by graph.record: every elementwise op with a gradient passes, and its plan fixes the rest."""
+    wanted = []  # (loops, not comprehensions: a comprehension is a function call of its own on Python 3.11)
+    nexts = []  # the node's edges, made in the same pass (Node.__init__ then skips its own)
+    for a in args:
+        if isinstance(a, Tensor) and a._requires_grad:
+            wanted.append(True)
+            fn = a.grad_fn
+            nexts.append((fn, a._output_nr) if fn is not None else (graph.gradient_edge(a), 0))
+        else:
+            wanted.append(False)
+            nexts.append(_NO_EDGE)
+    wanted = tuple(wanted)
+    plan = _record_plans.get((name, wanted)) or _record_plan(name, args, wanted)
+    pick, cls, attrs, saves_out = plan
+    saved = pick(tuple([original.get(k, a) for k, a in enumerate(args)]) if original else args)
+    # (made as object.__new__ + Node.__init__: a class call costs twice a function call on CPython 3.11; the
+    # node classes have no __init__ of their own, and saved_tensors_hooks swaps Node.__init__ itself)
+    node = _new(cls)
+    if meta is None:
+        Node.__init__(node, _backward, args, saved, attrs, 1)
+    else:
+        Node.__init__(node, _backward, args, saved, attrs, 1, meta, tuple(nexts))
+    if graph._dual_levels:
+        graph._carry_duals(node, args, (out,))
+    out._requires_grad = True
+    out.grad_fn = node
+    if inplace:
+        (out._vc or out._v.blob).version += 1
+    if saves_out:  # the output is saved as it is after the op
+        node.save_output(0, out)

@@ -1,0 +1,360 @@
+"""torch.special: the special functions, composed from tidal ops where they can be, with PyTorch's gradients.
+
+Functions with a closed form in tidal ops (ndtr, erfcx, i0e, xlog1py...) compute their value in float64
+(the tails need it) and carry PyTorch's backward formula, written in tidal ops. Those PyTorch gives no
+gradient (Bessel functions of the new family, orthogonal polynomials, airy_ai) run as one NumPy kernel
+each (ops/elementwise/special_kernels.py) and return tensors outside the graph, as PyTorch's do.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+from ...autograd.grad_mode import no_grad
+from ...autograd.graph import needs_grad, record
+from ...tensor import Tensor
+from ...tensor import dtype as dt
+from . import arithmetic as M
+from . import special_kernels as K
+from .activations import logit, mvlgamma, polygamma
+from ..dispatch.broadcast import broadcast_shapes
+from ..dispatch.kernel_launch import launch
+from ..dispatch.kernel_launch import register_kernel
+from ..reductions.reduce import log_softmax as _log_softmax, softmax as _softmax
+from ..reductions.stats import logsumexp
+
+__all__ = ["igamma", "igammac"]  # top-level torch names; the torch.special names are in SPECIAL
+METHODS: dict = {}
+
+_SQRT1_2 = math.sqrt(0.5)
+_SQRT2PI = math.sqrt(2 * math.pi)
+
+
+# -- arguments -----------------------------------------------------------------------------------
+def _tensor(x, op: str, arg: str = "input", position: int = 1) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, numbers.Number) and not isinstance(x, bool):
+        return M._number_tensor(x)
+    raise TypeError(f"special_{op}(): argument '{arg}' (position {position}) must be Tensor, not "
+                    f"{type(x).__name__}")
+
+
+def _result_dtype(*tensors: Tensor) -> dt.dtype:
+    """The float dtype PyTorch's unary/binary float ops give: promoted, integers to the default float."""
+    d = M.ew._signature_dtype(None, [t.dtype for t in tensors], [t.ndim for t in tensors])
+    return d if d.is_floating_point else dt.get_default_dtype()
+
+
+def _f64(x: Tensor) -> Tensor:
+    return x if x.dtype is dt.float64 else M.convert(x, dt.float64)
+
+
+def _finish(name: str, value64: Tensor, dtype: dt.dtype, inputs: tuple, backward) -> Tensor:
+    """`value64` (computed without a graph) in `dtype`, with `backward(node, g)` attached when needed."""
+    out = value64 if dtype is dt.float64 else M.convert(value64, dtype)
+    if needs_grad(inputs):
+        record(name, backward, inputs, (out,), saved=inputs + (out,))
+    return out
+
+
+# -- aliases of tidal ops ------------------------------------------------------------------------
+erf, erfc, erfinv, expm1, exp2, log1p, sinc, digamma, i0 = (M.erf, M.erfc, M.erfinv, M.expm1, M.exp2, M.log1p,
+                                                             M.sinc, M.digamma, M.i0)
+psi, gammaln, expit, i1, round, multigammaln = M.digamma, M.lgamma, M.sigmoid, M.i1, M.round, mvlgamma
+
+
+def xlogy(input, other, *, out: Tensor | None = None) -> Tensor:
+    """input * log(other), 0 where input is 0 (NaN other stays NaN)."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError("special_xlogy(): argument 'self' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return M.xlogy(input, other, out=out)
+
+
+def softmax(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
+    """exp(x) / sum(exp(x)) along `dim`."""
+    return _softmax(input, dim, dtype)
+
+
+def log_softmax(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
+    """x - logsumexp(x) along `dim`."""
+    return _log_softmax(input, dim, dtype)
+
+
+# -- the normal distribution ---------------------------------------------------------------------
+def ndtr(input: Tensor) -> Tensor:
+    """The standard normal CDF, as PyTorch computes it: (1 + erf(x / sqrt 2)) / 2 in the input's dtype."""
+    x = _tensor(input, "ndtr")
+    if not x.dtype.is_floating_point:
+        x = M.convert(x, dt.get_default_dtype())
+    return M.mul(M.add(M.erf(M.mul(x, _SQRT1_2)), 1.0), 0.5)
+
+
+def _erfcx64(x: Tensor) -> Tensor:
+    """exp(x^2) erfc(x) in float64: direct below 25, the asymptotic series above (no overflow)."""
+    big = M.ge(x, 25.0)
+    small = M.where(big, 0.0, x)
+    direct = M.mul(M.exp(M.mul(small, small)), M.erfc(small))
+    z = M.where(big, x, 25.0)
+    w = M.reciprocal(M.mul(M.mul(z, z), 2.0))  # 1 / (2 z^2)
+    series = M.mul(M.reciprocal(M.mul(z, math.sqrt(math.pi))),
+                   1 - w * (1 - 3 * w * (1 - 5 * w * (1 - 7 * w * (1 - 9 * w)))))
+    return M.where(big, series, direct)
+
+
+def erfcx(input: Tensor) -> Tensor:
+    """The scaled complementary error function exp(x^2) erfc(x)."""
+    x = _tensor(input, "erfcx")
+    with no_grad():
+        value = _erfcx64(_f64(x))
+    return _finish("special_erfcx", value, _result_dtype(x), (x,),
+                   lambda node, g: (g * (2 * node.saved_tensors[0] * node.saved_tensors[1] - 2 / math.sqrt(math.pi)),))
+
+
+def _log_ndtr64(x: Tensor) -> Tensor:
+    upper = M.gt(x, -1.0)
+    hi = M.where(upper, x, 0.0)
+    lo = M.where(upper, -1.0, x)
+    tail = M.sub(M.log(M.mul(_erfcx64(M.mul(lo, -_SQRT1_2)), 0.5)), M.mul(M.mul(lo, lo), 0.5))
+    return M.where(upper, M.log1p(M.mul(M.erfc(M.mul(hi, _SQRT1_2)), -0.5)), tail)
+
+
+def log_ndtr(input: Tensor) -> Tensor:
+    """log of the standard normal CDF, accurate far into both tails."""
+    x = _tensor(input, "log_ndtr")
+    with no_grad():
+        value = _log_ndtr64(_f64(x))
+
+    def backward(node, g):
+        x, out = node.saved_tensors
+        return (g * M.exp(-(x * x) * 0.5 - out) / _SQRT2PI,)  # pdf / cdf
+    return _finish("special_log_ndtr", value, _result_dtype(x), (x,), backward)
+
+
+def ndtri(input: Tensor) -> Tensor:
+    """The inverse of ndtr: erfinv for a start, then Newton steps on log_ndtr for the tails."""
+    p = _tensor(input, "ndtri")
+    with no_grad():
+        p64 = _f64(p)
+        inside = M.logical_and(M.gt(p64, 0.0), M.lt(p64, 1.0))
+        q = M.where(inside, p64, 0.5)
+        lower = M.lt(q, 0.5)
+        tail = M.minimum(q, M.sub(1.0, q))  # solve in the lower tail, where log_ndtr is accurate
+        ltail = M.log(tail)
+        start = M.mul(M.erfinv(M.sub(M.mul(tail, 2.0), 1.0)), math.sqrt(2.0))
+        t = M.sqrt(M.mul(ltail, -2.0))
+        asymptotic = M.neg(M.sub(t, M.div(M.add(M.log(t), math.log(4 * math.pi) / 2), t)))
+        y = M.where(M.lt(tail, 1e-10), asymptotic, start)
+        for _ in range(4):
+            y = M.sub(y, M.mul(M.sub(_log_ndtr64(y), ltail),
+                               M.exp(M.add(_log_ndtr64(y), M.add(M.mul(M.mul(y, y), 0.5), math.log(_SQRT2PI))))))
+        y = M.where(lower, y, M.neg(y))
+        edge = M.where(M.eq(p64, 0.0), -math.inf, M.where(M.eq(p64, 1.0), math.inf, math.nan))
+        value = M.where(inside, y, edge)
+    return _finish("special_ndtri", value, _result_dtype(p), (p,),
+                   lambda node, g: (g * _SQRT2PI * M.exp(node.saved_tensors[1] ** 2 * 0.5),))
+
+
+# -- logs and entropies --------------------------------------------------------------------------
+def entr(input: Tensor) -> Tensor:
+    """-x log x elementwise (0 at 0, -inf below 0)."""
+    x = _tensor(input, "entr")
+    with no_grad():
+        x64 = _f64(x)
+        pos = M.gt(x64, 0.0)
+        value = M.where(pos, M.mul(M.neg(x64), M.log(M.where(pos, x64, 1.0))),
+                        M.where(M.eq(x64, 0.0), 0.0, M.where(M.isnan(x64), x64, -math.inf)))
+    return _finish("special_entr", value, _result_dtype(x), (x,),
+                   lambda node, g: (g * -(1 + M.log(node.saved_tensors[0])),))
+
+
+def xlog1py(input, other) -> Tensor:
+    """input * log1p(other), 0 where input is 0 (NaN other stays NaN)."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError("special_xlog1py(): argument 'self' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    x, y = _tensor(input, "xlog1py"), _tensor(other, "xlog1py", "other", 2)
+    dtype = _result_dtype(x, y)
+    with no_grad():
+        x64, y64 = _f64(x), _f64(y)
+        value = M.where(M.isnan(y64), y64, M.where(M.eq(x64, 0.0), 0.0, M.mul(x64, M.log1p(y64))))
+
+    def backward(node, g):
+        a, b, _ = node.saved_tensors
+        ga = g * M.where(M.eq(a, 0), 0.0, M.log1p(b)) if a.requires_grad else None
+        gb = g * a / (b + 1) if b.requires_grad else None
+        return _reduce_to(ga, a), _reduce_to(gb, b)
+    return _finish("special_xlog1py", value, dtype, (x, y), backward)
+
+
+def _reduce_to(g, t: Tensor):
+    """A broadcast gradient summed back to `t`'s shape."""
+    if g is None or tuple(g.shape) == tuple(t.shape):
+        return g
+    lead = g.ndim - t.ndim
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(t.shape) if s == 1 and g.shape[lead + i] != 1)
+    g = g.sum(dims, keepdim=True) if dims else g
+    return g.reshape(t.shape)
+
+
+# -- exponentially scaled modified Bessel functions ------------------------------------------------
+def _scaled_large(a: Tensor, order: float) -> Tensor:
+    """e^-a I_order(a) for large a: the asymptotic series (a > 700, where I itself overflows)."""
+    nu = 4 * order * order
+    term, total = 1.0, 1.0
+    inv = M.reciprocal(M.mul(a, 8.0))
+    for k in range(1, 6):
+        term = term * ((2 * k - 1) ** 2 - nu) / k * inv
+        total = total + term
+    return M.mul(total, M.rsqrt(M.mul(a, 2 * math.pi)))
+
+
+def _i0e64(x: Tensor) -> Tensor:
+    a = M.abs(x)
+    big = M.gt(a, 700.0)
+    direct = M.mul(M.i0(M.where(big, 0.0, a)), M.exp(M.neg(a)))
+    return M.where(big, _scaled_large(M.where(big, a, 700.0), 0.0), direct)
+
+
+def _i1e64(x: Tensor) -> Tensor:
+    a = M.abs(x)
+    big = M.gt(a, 700.0)
+    direct = M.mul(M.i1(M.where(big, 0.0, a)), M.exp(M.neg(a)))
+    scaled = M.where(big, _scaled_large(M.where(big, a, 700.0), 1.0), direct)
+    return M.mul(scaled, M.sign(x))
+
+
+def i0e(input: Tensor) -> Tensor:
+    """exp(-|x|) I0(x)."""
+    x = _tensor(input, "i0e")
+    with no_grad():
+        value = _i0e64(_f64(x))
+
+    def backward(node, g):
+        x, out = node.saved_tensors
+        return (g * (i1e(x) - M.sign(x) * out),)
+    return _finish("special_i0e", value, _result_dtype(x), (x,), backward)
+
+
+def i1e(input: Tensor) -> Tensor:
+    """exp(-|x|) I1(x)."""
+    x = _tensor(input, "i1e")
+    with no_grad():
+        value = _i1e64(_f64(x))
+
+    def backward(node, g):
+        x, out = node.saved_tensors
+        zero = M.eq(x, 0)
+        return (g * M.where(zero, 0.5, i0e(x) - out * (M.sign(x) + M.reciprocal(M.where(zero, 1.0, x)))),)
+    return _finish("special_i1e", value, _result_dtype(x), (x,), backward)
+
+
+# -- incomplete gamma and Hurwitz zeta ------------------------------------------------------------
+def _binary_kernel_op(name: str, a, x, position_names=("input", "other")) -> tuple:
+    if not isinstance(a, Tensor) and not isinstance(x, Tensor):
+        raise TypeError(f"special_{name}() received an invalid combination of arguments - got "
+                        f"({type(a).__name__}, {type(x).__name__}): at least one argument must be a Tensor")
+    a, x = _tensor(a, name, position_names[0], 1), _tensor(x, name, position_names[1], 2)
+    dtype = _result_dtype(a, x)
+    shape = broadcast_shapes(tuple(a.shape), tuple(x.shape))
+    (value,) = launch("special_" + name, (a, x), [(shape, dt.float64)])
+    return a, x, dtype, value
+
+
+def _igamma(name: str, input, other, upper: bool) -> Tensor:
+    for arg, position, value in (("input", 1, input), ("other", 2, other)):
+        if not isinstance(value, Tensor):  # torch's schema takes no Python number here
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                            f"{type(value).__name__}")
+    a, x, dtype, value = _binary_kernel_op(name, input, other)
+
+    def backward(node, g):
+        a, x, _ = node.saved_tensors
+        if a.requires_grad:
+            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+        density = M.exp((a - 1) * M.log(x) - x - M.lgamma(a))
+        return None, _reduce_to(-g * density if upper else g * density, x)
+    return _finish(name, value, dtype, (a, x), backward)
+
+
+def gammainc(input, other) -> Tensor:
+    """The regularized lower incomplete gamma function P(input, other)."""
+    return _igamma("igamma", input, other, upper=False)
+
+
+def gammaincc(input, other) -> Tensor:
+    """The regularized upper incomplete gamma function Q(input, other)."""
+    return _igamma("igammac", input, other, upper=True)
+
+
+igamma, igammac = gammainc, gammaincc
+METHODS.update(igamma=gammainc, igammac=gammaincc, igamma_=lambda self, other: self.copy_(gammainc(self, other)),
+               igammac_=lambda self, other: self.copy_(gammaincc(self, other)))
+
+
+def zeta(input, other) -> Tensor:
+    """The Hurwitz zeta function sum_k (other + k)^-input."""
+    x, q, dtype, value = _binary_kernel_op("zeta", input, other, ("self", "other"))
+
+    def backward(node, g):
+        x, q, _ = node.saved_tensors
+        if x.requires_grad:
+            raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+        return None, _reduce_to(-g * x * zeta(x + 1, q), q)
+    return _finish("special_zeta", value, dtype, (x, q), backward)
+
+
+# -- functions PyTorch gives no gradient: one NumPy kernel each ----------------------------------
+def _no_grad_op(name: str, *args) -> Tensor:
+    tensors = [_tensor(a, name, ("input", "n")[min(i, 1)], i + 1) for i, a in enumerate(args)]
+    dtype = _result_dtype(*tensors)
+    shape = broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    (value,) = launch("special_" + name, tuple(tensors), [(shape, dt.float64)])
+    return value if dtype is dt.float64 else M.convert(value, dtype)
+
+
+def _unary(name: str):
+    def fn(input: Tensor) -> Tensor:
+        return _no_grad_op(name, input)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.special.{name} (no gradient, as in PyTorch)."
+    return fn
+
+
+def _polynomial(name: str):
+    def fn(input, n) -> Tensor:
+        if not isinstance(input, Tensor) and not isinstance(n, Tensor):
+            raise TypeError(f"special_{name}(): argument 'x' (position 1) must be Tensor, not {type(input).__name__}")
+        return _no_grad_op(name, input, n)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.special.{name}: the degree-n polynomial at x, by its three-term recurrence."
+    return fn
+
+
+UNARY_KERNELS = ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+                 "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+                 "scaled_modified_bessel_k1", "spherical_bessel_j0", "airy_ai")
+for _name in UNARY_KERNELS:
+    globals()[_name] = _unary(_name)
+for _name in K.POLYNOMIALS:
+    globals()[_name] = _polynomial(_name)
+
+
+def _register(name: str, fn) -> None:
+    @register_kernel("special_" + name, "cpu")
+    def kernel(ins, outs, attrs, fn=fn):
+        args = [a.astype("float64") for a in ins]
+        outs[0][...] = fn(*args)
+
+
+for _name in UNARY_KERNELS + tuple(K.POLYNOMIALS) + ("igamma", "igammac", "zeta"):
+    _register(_name, getattr(K, _name))
+
+SPECIAL = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", *K.POLYNOMIALS, "digamma", "entr", "erf",
+           "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1",
+           "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0",
+           "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr", "ndtri",
+           "polygamma", "psi", "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "sinc",
+           "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
+_ = (logit, logsumexp, polygamma)  # re-exported through SPECIAL

@@ -1,0 +1,1 @@
+"""Factories: tensors from sizes, ranges and data; conversion, transfer, storage and shared memory."""

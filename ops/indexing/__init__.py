@@ -1,0 +1,1 @@
+"""Indexing: subscripts, index ops, gather/scatter, masks, sorting and searching."""

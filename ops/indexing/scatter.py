@@ -1,0 +1,532 @@
+"""Gather and scatter (gather, scatter, scatter_add, scatter_reduce) and the gradient helpers of the
+indexing ops.
+
+Shapes, dtypes and arguments are checked at the call; the values inside index tensors
+are checked by the kernels (only the data can tell), which raise PyTorch's error and let
+the VM re-raise it at the next sync point. Kernels compute 16-bit floats in float32.
+Each op records its backward next to it; the formulas are tidal ops (gather's gradient is
+a scatter_add, whose gradient is a gather...), so double backward works. In-place ops
+record on the tensor they write, as PyTorch does. index_select/add/copy/fill, take, put and
+take_along_dim live in ops/indexing/index_ops.py.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ...autograd.graph import needs_grad, record
+from ...autograd.view_inplace import inplace_writer, track_view
+from ...tensor import Tensor
+from ...tensor import dtype as dt
+from ...tensor.tensor import contiguous_strides, numel_of
+from ...vm import View
+from ..elementwise import plans as ew
+from ..elementwise import arithmetic as M
+from ..dispatch.kernel_launch import launch
+from ..dispatch.kernel_launch import launch_into, register_kernel
+from ..elementwise.plans import torch_name
+from ..dispatch.factory_args import CHECKED_NAME, TYPEMETA_NAME
+from ..dispatch.mem_overlap import check_out
+from ..dispatch.user_frame import user_stacklevel
+from ..movement.view_grads import overload, transfer
+from ..dispatch.limited_dtypes import check as check_limited
+from ..complex_numbers.half import fitted, widened as complex32_widened
+
+__all__ = ["gather", "scatter", "scatter_add", "scatter_reduce"]
+METHODS: dict = {}
+
+INDEX_DTYPES = (dt.int64, dt.int32)
+C_NAMES = TYPEMETA_NAME  # the C++ names some PyTorch messages print
+_NARROW_FLOATS = (np.dtype(np.float16), dt.bfloat16.np)
+
+
+# -- helpers at the call (shared with ops/indexing/subscript.py) -----------------------------------------
+def check_index_dtype(index, allowed: tuple, message: str, exc=RuntimeError) -> None:
+    """Raise `exc(message)` unless `index` is a tensor of one of the `allowed` dtypes."""
+    if not isinstance(index, Tensor):
+        raise TypeError(f"expected Tensor as index argument, but got {type(index).__name__}")
+    if index.dtype not in allowed:
+        raise exc(message.format(got=torch_name(index.dtype)))
+
+
+def scalar_for(dtype: dt.dtype, value):
+    """A Python number `value` converted the way PyTorch converts it to `dtype`."""
+    if isinstance(value, Tensor):
+        value = value.item()
+    if dtype is dt.bool_:
+        return bool(value)
+    if dtype.is_complex:
+        return complex(value)
+    if isinstance(value, (complex, np.complexfloating)):  # torch's checked conversion: a real part only
+        if value.imag:
+            raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[dtype]} without overflow")
+        value = value.real
+    return int(value) if dtype.category == dt.INT else float(value)
+
+
+def broadcasts_to(shape: tuple, target: tuple) -> bool:
+    """Whether `shape` broadcasts to exactly `target`."""
+    lead = len(target) - len(shape)
+    return lead >= 0 and all(s == 1 or s == target[lead + d] for d, s in enumerate(shape))
+
+
+def check_expand(src: Tensor, target: tuple) -> None:
+    """Raise PyTorch's expand() errors unless `src` broadcasts to exactly `target`."""
+    shape = src._v.shape
+    if len(shape) > len(target):
+        raise RuntimeError(f"expand({src.type()}{{{list(shape)}}}, size={list(target)}): the number of sizes "
+                           f"provided ({len(target)}) must be greater or equal to the number of dimensions in "
+                           f"the tensor ({len(shape)})")
+    lead = len(target) - len(shape)
+    for d, size in enumerate(shape):
+        if size != 1 and size != target[lead + d]:
+            raise RuntimeError(f"The expanded size of the tensor ({target[lead + d]}) must match the existing "
+                               f"size ({size}) at non-singleton dimension {lead + d}.  Target sizes: "
+                               f"{list(target)}.  Tensor sizes: {list(shape)}")
+
+
+def check_no_overlap(self: Tensor, others) -> None:
+    """PyTorch's error when an op writing `self` in place reads memory of `self` (any layout)."""
+    check_out(self, others)
+
+
+def emit(name: str, ins: tuple, shape: tuple, dtype: dt.dtype, attrs=None, out: Tensor | None = None,
+         checks_data: bool = True) -> Tensor:
+    """Queue index kernel `name` producing one tensor of `shape` and `dtype` (into `out` when given);
+    `checks_data`: the kernel checks indices not known at the call (see `check_now`)."""
+    if out is None:
+        return launch(name, ins, [(shape, dtype)], attrs, checks_data=checks_data)[0]
+    prepare_out(out, shape, dtype, ins)
+    launch_into(name, ins, (out,), attrs, checks_data=checks_data)
+    return out
+
+
+def prepare_out(out: Tensor, shape: tuple, dtype: dt.dtype, reads=()) -> None:
+    """Check an `out=` tensor's dtype and its overlap with itself and the tensors the op `reads`, then
+    resize it to `shape` as PyTorch does (warning if it had data)."""
+    check_out(out, reads)
+    if out.dtype is not dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {C_NAMES[dtype]}, but got "
+                           f"{C_NAMES[out.dtype]} instead")
+    if tuple(out._v.shape) != tuple(shape):
+        if out.numel():
+            warnings.warn(f"An output with one or more elements was resized since it had shape "
+                          f"{list(out._v.shape)}, which does not match the required output shape {list(shape)}. "
+                          "This behavior is deprecated, and in a future PyTorch release outputs will not be "
+                          "resized unless they have zero elements. You can explicitly reuse an out tensor t by "
+                          "resizing it, inplace, to zero elements with t.resize_(0).", UserWarning,
+                          stacklevel=user_stacklevel())
+        out._v = Tensor._empty(tuple(shape), dtype, out.device)._v  # new storage, as resize_ gives
+
+
+def _dim1(t: Tensor) -> int:
+    """Number of dims with 0-d counted as 1 (PyTorch's rule for gather/scatter shapes)."""
+    return max(t.ndim, 1)
+
+
+def size1(t: Tensor, d: int) -> int:
+    return t._v.shape[d] if t.ndim else 1
+
+
+# -- gradient helpers (shared with ops/indexing/subscript.py, ops/indexing/index_ops.py, ops/indexing/masked.py) ---------------
+def wants(node, k: int) -> bool:
+    """Whether input `k` of `node` takes a gradient."""
+    return node.next_functions[k][0] is not None
+
+
+def inplace_grad(self: Tensor, others: tuple) -> bool:
+    """Whether an in-place write of `self` that reads `others` is recorded; PyTorch's error on a leaf."""
+    if not needs_grad((self,) + tuple(others)):
+        return False
+    ew.check_leaf_inplace(self)
+    return True
+
+
+def check_out_grad(op: str, out, args: tuple) -> None:
+    """PyTorch's error for `out=` when an argument requires grad (grad mode on)."""
+    if out is not None and needs_grad(args):
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+
+
+def filled(shape: tuple, like: Tensor, value=0) -> Tensor:
+    """A new tensor of `shape` holding `value`, with `like`'s dtype and device."""
+    return M.fill_(Tensor._empty(tuple(shape), like.dtype, like.device), value)
+
+
+def view_of(t: Tensor, shape: tuple, strides: tuple, offset: int) -> Tensor:
+    """A view of `t`'s blob with this layout (no instruction, no graph)."""
+    if 0 in shape:  # an empty view may point past the end; the CPU backend can't map that
+        offset = min(offset, t._v.blob.nbytes // t.dtype.itemsize)
+    base = t if t._base is None else t._base
+    out = Tensor._make(View(t._v.blob, tuple(shape), tuple(strides), offset, t._v.dtype), t.dtype, t.device,
+                       t._vm, base=base)
+    track_view(out)
+    return out
+
+
+def restrided(t: Tensor, geometry: tuple) -> Tensor:
+    """A copy of the view `geometry` = (shape, strides, offset) of `t`, the geometry given in the row-major
+    layout of t's shape; differentiable (its gradient is `embed`)."""
+    return transfer(t, numel_of(t._v.shape), box(t._v.shape, t._v.shape), geometry)
+
+
+def embed(g: Tensor, shape: tuple, geometry: tuple) -> Tensor:
+    """Zeros of `shape` with `g` added at the row-major view `geometry`: a view's gradient."""
+    return transfer(g, numel_of(shape), geometry, box(shape, shape))
+
+
+def box(shape: tuple, full: tuple) -> tuple:
+    """The geometry of the leading `shape` block of a row-major `full` shape."""
+    return tuple(shape), contiguous_strides(tuple(full)), 0
+
+
+def fit_rank(grad: Tensor, ndim: int) -> Tensor:
+    """`grad` with size-1 dims put in front up to `ndim` (assigned values lose leading ones)."""
+    if grad.ndim >= ndim:
+        return grad
+    shape = (1,) * (ndim - grad.ndim) + grad._v.shape
+    return restrided(grad, box(shape, shape))
+
+
+GIL_KEPT_ELEMENTS = 500  # NumPy releases the GIL in loops over more elements than this
+
+
+def computed_values(index: Tensor) -> np.ndarray | None:
+    """The values of a CPU tensor whose writers have all run (None when a write is pending, or off the CPU):
+    read at the call without waiting, so index errors raise at the user's line and the VM is not stalled.
+    Also None for more than GIL_KEPT_ELEMENTS values while a stream's worker runs: NumPy would give up the GIL to
+    check them, and the worker would keep it for its Python between kernels (each check of the LM step's 512
+    targets and token ids waited 0.55 ms on average); the kernel checks them then, naming the user's line.
+    Every caller only checks the values (raises, or leaves the check to the kernel): they never change what an
+    op issues, which autograd's backward replay relies on (it records passes that read them)."""
+    if index.device.type != "cpu" or index.numel() > GIL_KEPT_ELEMENTS and index._vm.running():
+        return None
+    blob = index._v.blob
+    if blob.data is None or blob.error is not None:
+        return None
+    writer = blob.writer
+    if writer is not None and writer[0].done < writer[1]:
+        return None
+    if any(v.blob is blob for ins in tuple(index._vm.window) for v in ins.outs):
+        return None  # a write of it waits in the fusion window
+    return index._vm.backend.array(index._v)
+
+
+def check_now(index: Tensor, size: int, dim: int, **kwargs) -> bool:
+    """The kernel's index check (`checked_index`) at the call, when `index`'s values are already computed.
+    True when they are not: the kernel checks them and may fail later, so its launch passes `checks_data`
+    (the instruction records the user's line for the deferred error)."""
+    if index.numel():
+        values = computed_values(index)
+        if values is None:
+            return True
+        checked_index(values, size, dim, **kwargs)
+    return False
+
+
+# -- helpers inside kernels ------------------------------------------------------------------
+def checked_index(idx: np.ndarray, size: int, dim: int, *, negative_ok: bool = False, exc=IndexError,
+                  message: str = "index {i} is out of bounds for dimension {d} with size {n}") -> np.ndarray:
+    """(kernel side) `idx` as int64 with negatives wrapped; raise `exc` naming the first bad index."""
+    idx = np.asarray(idx, dtype=np.int64)
+    low = -size if negative_ok else 0
+    bad = (idx < low) | (idx >= size)
+    if bad.any():
+        raise exc(message.format(i=int(idx[bad].flat[0]), d=dim, n=size))
+    return np.where(idx < 0, idx + size, idx) if negative_ok else idx
+
+
+def widened(a: np.ndarray) -> np.ndarray:
+    """`a` in the dtype kernels compute it in (float32 for 16-bit floats)."""
+    return a.astype(np.float32) if a.dtype in _NARROW_FLOATS else complex32_widened(a)
+
+
+def accumulate_at(ufunc, dst: np.ndarray, key, vals) -> None:
+    """`ufunc.at(dst, key, vals)` (repeated indices accumulate), computed in the widened dtype."""
+    work = widened(dst)
+    ufunc.at(work, key, np.asarray(vals).astype(work.dtype, copy=False))
+    if work is not dst:
+        dst[...] = fitted(dst, work)
+
+
+def at_least_1d(a: np.ndarray) -> np.ndarray:
+    return a.reshape(1) if a.ndim == 0 else a
+
+
+def _box(shape: tuple, skip: int | None = None) -> tuple:
+    """Slices keeping the leading `shape` of an array (all of dimension `skip`)."""
+    return tuple(slice(None) if d == skip else slice(0, n) for d, n in enumerate(shape))
+
+
+def _scatter_key(idx: np.ndarray, dim: int) -> tuple:
+    """Coordinates that element (i, j, ...) of `idx` addresses: its own position, `idx` along `dim`."""
+    nd = idx.ndim
+    return tuple(idx if d == dim else np.arange(n).reshape([-1 if e == d else 1 for e in range(nd)])
+                 for d, n in enumerate(idx.shape))
+
+
+# -- gather / scatter --------------------------------------------------------------------------
+def _check_gather_shapes(input: Tensor, dim: int, index: Tensor, src: Tensor | None, op: str) -> None:
+    if index.numel() == 0:  # torch checks nothing of an empty index's shape (its dims may differ)
+        return
+    if _dim1(index) != _dim1(input):
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as "
+                           f"{'input' if op == 'gather' else 'self'} tensor")
+    if src is not None and _dim1(index) != _dim1(src):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    for d in range(_dim1(index)):
+        too_big = d != dim and size1(index, d) > size1(input, d)
+        if op == "gather" and too_big:
+            raise RuntimeError(f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
+                               f"no larger than self {list(input.shape)} apart from dimension {dim}")
+        if op != "gather" and (too_big or (src is not None and size1(index, d) > size1(src, d))):
+            tail = f" and to be no larger size than src {list(src.shape)}" if src is not None else ""
+            raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
+                               f"{list(input.shape)} apart from dimension {dim}{tail}")
+
+
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
+           out: Tensor | None = None) -> Tensor:
+    """out[i][j] = input[index[i][j]][j] (for dim=0): values picked along `dim`."""
+    dim = input._dim(dim, "gather")
+    if not isinstance(index, Tensor) or index.numel():  # torch takes an empty index of any dtype
+        check_index_dtype(index, INDEX_DTYPES, "gather(): Expected dtype int32/int64 for index")
+    _check_gather_shapes(input, dim, index, None, "gather")
+    check_limited("gather", input.dtype)
+    check_out_grad("gather", out, (input,))
+    deferred = check_now(index, size1(input, dim), dim, exc=RuntimeError)
+    result = emit("gather", (input, index), index._v.shape, input.dtype, dim, out, deferred)
+    if needs_grad((input,)):
+        record("gather", lambda node, g: (scatter_add(filled(node.attrs[0], g), node.attrs[1],
+                                                      node.saved_tensors[0], g),),
+               (input,), (result,), saved=(index,), attrs=(input._v.shape, dim))
+    return result
+
+
+@register_kernel("gather", "cpu")
+def _gather_kernel(ins, outs, dim):
+    src, idx = at_least_1d(ins[0]), at_least_1d(ins[1])
+    if idx.size:
+        idx = checked_index(idx, src.shape[dim], dim, exc=RuntimeError)
+        outs[0][...] = np.take_along_axis(src[_box(idx.shape, dim)], idx, axis=dim).reshape(outs[0].shape)
+
+
+def _src_grad(g: Tensor, dim: int, index: Tensor, src_shape: tuple) -> Tensor:
+    """The gradient of a scatter's `src`: g gathered at `index`, zero where src reaches past it."""
+    picked = gather(g, dim, index)
+    return picked if picked._v.shape == src_shape else embed(picked, src_shape, box(picked._v.shape, src_shape))
+
+
+def _scatter_backward(node, g):
+    dim, src_shape = node.attrs
+    (index,) = node.saved_tensors
+    return (scatter(g, dim, index, 0.0) if wants(node, 0) else None, None, None,
+            _src_grad(g, dim, index, src_shape) if wants(node, 3) else None)
+
+
+def _scatter_add_backward(node, g):
+    dim, src_shape = node.attrs
+    return g, None, None, _src_grad(g, dim, node.saved_tensors[0], src_shape) if wants(node, 3) else None
+
+
+def _no_derivative(node, g):
+    raise RuntimeError("derivative for aten::scatter is not implemented")
+
+
+_SCATTER_REDUCE = {"add": np.add, "multiply": np.multiply}
+_SCATTER_GRADS = {"scatter": _scatter_backward, "scatter_add": _scatter_add_backward,
+                  "not_implemented": _no_derivative}  # torch has no derivative for scatter(reduce=...)
+
+
+def _scatter(self: Tensor, dim: int, index: Tensor, src, value, reduce, grad_name: str) -> Tensor:
+    dim = self._dim(dim, "scatter")
+    if not isinstance(index, Tensor) or index.numel():  # torch takes an empty index of any dtype
+        check_index_dtype(index, INDEX_DTYPES, "scatter(): Expected dtype int32/int64 for index")
+    if src is not None and src.dtype is not self.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    _check_gather_shapes(self, dim, index, src, "scatter")
+    if reduce is not None and reduce not in _SCATTER_REDUCE:
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    check_limited("scatter" if src is not None else "scatter(value=)", self.dtype)
+    ins = (index,) if src is None else (index, src)
+    check_no_overlap(self, ins)
+    typed = None if src is not None else scalar_for(self.dtype, value)
+    deferred = check_now(index, size1(self, dim), dim, exc=RuntimeError)
+    grad = inplace_grad(self, (src,))
+    launch_into("scatter", ins, (self,), (dim, reduce, typed), checks_data=deferred)
+    if grad:
+        name = overload(grad_name, 1) if grad_name == "scatter" and src is None else grad_name  # ScatterBackward1
+        record(name, _SCATTER_GRADS[grad_name], (self, None, None, src), (self,), saved=(index,),
+               attrs=(dim, None if src is None else src._v.shape))
+    return self
+
+
+@inplace_writer
+def scatter_(self: Tensor, dim: int, index: Tensor, src=None, value=None, *, reduce: str | None = None) -> Tensor:
+    """In place: self[index[i][j]][j] = src[i][j] (for dim=0), or a `value`; `reduce` 'add'/'multiply'."""
+    if src is not None and not isinstance(src, Tensor):
+        src, value = None, src
+    if src is None and value is None:
+        raise TypeError("scatter() missing required argument 'src' or 'value'")
+    return _scatter(self, dim, index, src, value, reduce, "scatter" if reduce is None else "not_implemented")
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None, *, reduce: str | None = None) -> Tensor:
+    """A copy of `input` with `src` (or `value`) scattered into it along `dim` (see scatter_)."""
+    return scatter_(M.clone(input), dim, index, src, value, reduce=reduce)
+
+
+@register_kernel("scatter", "cpu")
+def _scatter_kernel(ins, outs, attrs):
+    dim, reduce, value = attrs
+    dst, idx = at_least_1d(outs[0]), at_least_1d(ins[0])
+    if not idx.size:
+        return
+    key = _scatter_key(checked_index(idx, dst.shape[dim], dim, exc=RuntimeError), dim)
+    vals = at_least_1d(ins[1])[_box(idx.shape)] if len(ins) > 1 else value
+    if reduce is None:
+        dst[key] = vals
+    else:
+        accumulate_at(_SCATTER_REDUCE[reduce], dst, key, vals)
+
+
+@inplace_writer
+def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """In place: self[index[i][j]][j] += src[i][j] (for dim=0); repeated indices accumulate."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"scatter_add(): argument 'src' must be Tensor, not {type(src).__name__}")
+    return _scatter(self, dim, index, src, None, "add", "scatter_add")
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """A copy of `input` with `src` added at `index` along `dim`."""
+    return scatter_add_(M.clone(input), dim, index, src)
+
+
+_REDUCTIONS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum, "amin": np.minimum}
+_NEEDS_VALUES = ("prod", "amax", "amin")  # reductions whose gradient reads self, src and the result
+
+
+def _scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, include_self: bool,
+                    before: Tensor | None) -> Tensor:
+    """scatter_reduce_ into `self`; `before` holds self's values before the write (None: clone them)."""
+    dim = self._dim(dim, "scatter_reduce")
+    if not isinstance(index, Tensor) or index.numel():  # torch takes an empty index of any dtype
+        check_index_dtype(index, INDEX_DTYPES, "scatter(): Expected dtype int32/int64 for index")
+    if not isinstance(src, Tensor):
+        raise TypeError(f"scatter_reduce(): argument 'src' must be Tensor, not {type(src).__name__}")
+    if src.dtype is not self.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    _check_gather_shapes(self, dim, index, src, "scatter")
+    check_limited(f"scatter_reduce({reduce})" if include_self else "scatter_reduce(include_self=False)", self.dtype)
+    check_no_overlap(self, (index, src))
+    deferred = check_now(index, size1(self, dim), dim, exc=RuntimeError)
+    grad = inplace_grad(self, (src,))
+    if grad and reduce in _NEEDS_VALUES and before is None:
+        before = M.clone(self)
+    launch_into("scatter_reduce", (index, src), (self,), (dim, reduce, bool(include_self)), checks_data=deferred)
+    if grad:
+        saved = (index, src, before, self) if reduce in _NEEDS_VALUES else (index,)
+        record("scatter_reduce", _scatter_reduce_backward, (self, None, None, src), (self,), saved=saved,
+               attrs=(dim, reduce, bool(include_self), src._v.shape))
+    return self
+
+
+@inplace_writer
+def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                    include_self: bool = True) -> Tensor:
+    """In place: reduce (sum/prod/mean/amax/amin) `src` into self at `index` along `dim`."""
+    return _scatter_reduce(self, dim, index, src, reduce, include_self, None)
+
+
+def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    """A copy of `input` with `src` reduced into it at `index` along `dim`."""
+    return _scatter_reduce(M.clone(input), dim, index, src, reduce, include_self, input)
+
+
+def _reduce_sum_grads(g, dim, index, include_self, src, before, result):
+    return g, gather(g, dim, index)
+
+
+def _reduce_mean_grads(g, dim, index, include_self, src, before, result):
+    count = scatter_add(filled(g._v.shape, g, int(include_self)), dim, index, filled(index._v.shape, g, 1))
+    count = M.where(M.eq(count, 0), 1.0, count)
+    return g / count, gather(g, dim, index) / gather(count, dim, index)
+
+
+def _reduce_extreme_grads(g, dim, index, include_self, src, before, result):
+    # ties share the gradient evenly, as in torch
+    self_wins, src_wins = M.eq(before, result), M.eq(src, gather(result, dim, index))
+    share = g / scatter_add(M.convert(self_wins, g.dtype), dim, index, M.convert(src_wins, g.dtype))
+    return M.where(self_wins, share, 0.0), M.where(src_wins, gather(share, dim, index), 0.0)
+
+
+def _reduce_prod_grads(g, dim, index, include_self, src, before, result):
+    # products "without me" computed with zeros replaced by one, so a single zero still gets its gradient
+    nonzero_self = M.where(M.eq(before, 0), 1.0, before)
+    grad_self = g * scatter_reduce(nonzero_self, dim, index, src, "prod", include_self=include_self) / nonzero_self
+    src_zero = M.eq(src, 0)
+    zeros_there = gather(scatter_add(filled(g._v.shape, g), dim, index, M.convert(src_zero, g.dtype)), dim, index)
+    lone_zero = M.logical_and(src_zero, M.eq(zeros_there, 1))
+    without_lone = scatter_reduce(before, dim, index, M.where(lone_zero, 1.0, src), "prod", include_self=include_self)
+    grad_src = M.where(lone_zero, gather(g * without_lone, dim, index),
+                       gather(g * result, dim, index) / M.where(src_zero, 1.0, src))
+    return grad_self, grad_src
+
+
+_REDUCE_GRADS = {"sum": _reduce_sum_grads, "mean": _reduce_mean_grads, "amax": _reduce_extreme_grads,
+                 "amin": _reduce_extreme_grads, "prod": _reduce_prod_grads}
+
+
+def _scatter_reduce_backward(node, g):
+    dim, reduce, include_self, src_shape = node.attrs
+    index, src, before, result = node.saved_tensors + (None,) * (4 - len(node.saved_tensors))
+    if src is not None and src._v.shape != index._v.shape:  # src may reach past the index: use its used block
+        src = restrided(src, box(index._v.shape, src._v.shape))
+    grad_self, grad_src = _REDUCE_GRADS[reduce](g, dim, index, include_self, src, before, result)
+    if not include_self:
+        grad_self = scatter(grad_self, dim, index, 0.0)
+    if grad_src._v.shape != src_shape:
+        grad_src = embed(grad_src, src_shape, box(grad_src._v.shape, src_shape))
+    return grad_self if wants(node, 0) else None, None, None, grad_src if wants(node, 3) else None
+
+
+def _identity(reduce: str, dtype: np.dtype):
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if dtype.kind == "f":
+        return -np.inf if reduce == "amax" else np.inf
+    if dtype.kind == "b":
+        return reduce == "amin"
+    info = np.iinfo(dtype)
+    return info.min if reduce == "amax" else info.max
+
+
+@register_kernel("scatter_reduce", "cpu")
+def _scatter_reduce_kernel(ins, outs, attrs):
+    dim, reduce, include_self = attrs
+    dst, idx = at_least_1d(outs[0]), at_least_1d(ins[0])
+    if not idx.size:
+        return
+    key = _scatter_key(checked_index(idx, dst.shape[dim], dim, exc=RuntimeError), dim)
+    work = widened(dst).copy()
+    if not include_self:
+        work[key] = _identity(reduce, work.dtype)
+    _REDUCTIONS[reduce].at(work, key, widened(at_least_1d(ins[1])[_box(idx.shape)]).astype(work.dtype))
+    if reduce == "mean":
+        count = np.full(work.shape, int(include_self), np.int64)
+        np.add.at(count, key, 1)
+        count = np.maximum(count, 1)
+        work = work / count if work.dtype.kind == "f" else work // count
+    dst[...] = work
+
+
+METHODS.update(gather=gather, scatter=scatter, scatter_=scatter_, scatter_add=scatter_add, scatter_add_=scatter_add_,
+               scatter_reduce=scatter_reduce, scatter_reduce_=scatter_reduce_)

@@ -1,0 +1,1 @@
+"""Linear algebra and products: matmul, einsum, decompositions, the tidal.linalg namespace, distances."""

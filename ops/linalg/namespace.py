@@ -1,0 +1,457 @@
+"""The `tidal.linalg` namespace: norms, inverse, determinant, solve and the decompositions.
+
+Decompositions run NumPy's LAPACK wrappers in one CPU kernel, "linalg" (attrs name the routine),
+on float32/float64/complex64/complex128 stacks of matrices (singular values, Hermitian eigenvalues
+and log|det| are real for complex input, as in PyTorch). Every function has PyTorch's gradient
+(conjugate transposes for complex input), written in tidal ops so double backward works: inv and solve
+here, det and slogdet in ops/linalg/det_grad.py (singular matrices as torch), the decompositions (svd,
+svdvals, eigh, eigvalsh, qr, cholesky, pinv) in ops/linalg/backward.py; norms follow the op they are built from
+(the 2/-2/'nuc' matrix norms from svdvals); cross and matmul are tidal's own.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ...autograd.graph import needs_grad, record
+from ...tensor import Tensor
+from ...tensor import dtype as dt
+from . import backward as grads
+from . import det_grad
+from ..elementwise import arithmetic as M
+from ..dispatch.broadcast import broadcast_shapes
+from ..dispatch.kernel_launch import launch
+from ..dispatch.kernel_launch import register_kernel
+from .products import linalg_cross as cross
+from .products import matmul
+from ..reductions.stats import norm as _norm
+from ..dispatch.return_types import return_type
+
+__all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "solve", "cholesky", "qr", "svd", "svdvals", "eigh",
+           "eigvalsh", "eig", "eigvals", "pinv", "slogdet", "cross", "matmul"]
+
+_LOW_PRECISION = {dt.float16: "Half", dt.bfloat16: "BFloat16"}
+
+
+# -- the kernel ----------------------------------------------------------------------------------
+def _pinv(a: np.ndarray, atol: float, rtol: float, hermitian: bool) -> np.ndarray:
+    """V diag(1/s) U^H over the singular values above max(atol, rtol * largest); with `hermitian`, from the
+    eigendecomposition of the lower triangle (as PyTorch: s = |eigenvalues|, U = V sign)."""
+    if hermitian:
+        w, v = np.linalg.eigh(a, UPLO="L")
+        s, u, vh = np.abs(w), v * np.sign(w)[..., None, :], _adjoint(v)
+    else:
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+    smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
+    keep = s > np.maximum(atol, rtol * smax)
+    s_inv = np.where(keep, 1 / np.where(keep, s, 1), 0)
+    return _adjoint(vh) @ (s_inv[..., None] * _adjoint(u))
+
+
+def _adjoint(a: np.ndarray) -> np.ndarray:
+    return np.conj(np.swapaxes(a, -1, -2))
+
+
+def _det(a: np.ndarray, log: bool) -> tuple:
+    """det (or (sign, log|det|)) from torch's LU: of A^T for a contiguous real A (torch's choice), so a
+    determinant is exactly 0 where torch's is (and its gradient takes the same route) wherever tidal's LU
+    rounds as torch's (real, order <= 16, see linalg_lu._getrf); NumPy's LAPACK otherwise."""
+    if a.dtype.kind != "f" or a.shape[-1] > 16:
+        return tuple(np.linalg.slogdet(a)) if log else (np.linalg.det(a),)
+    from .lu import _getrf
+    lu, piv, _ = _getrf(np.swapaxes(a, -1, -2) if a.flags.c_contiguous else a)
+    diag = np.diagonal(lu, 0, -2, -1)
+    swaps = np.count_nonzero(piv != np.arange(1, a.shape[-1] + 1, dtype=piv.dtype), axis=-1)
+    sign = np.where(swaps % 2 == 1, -1, 1).astype(a.dtype)
+    if not log:
+        return (sign * np.prod(diag, axis=-1),)
+    with np.errstate(divide="ignore"):
+        return sign * np.prod(np.sign(diag), axis=-1), np.sum(np.log(np.abs(diag)), axis=-1)
+
+
+def _cholesky(a: np.ndarray) -> np.ndarray:
+    """NumPy's Cholesky factor, failing as LAPACK's potrf does on a NaN pivot (NumPy returns NaN silently)."""
+    L = np.linalg.cholesky(a)
+    if np.isnan(np.diagonal(L, 0, -2, -1)).any():
+        raise np.linalg.LinAlgError("Matrix is not positive definite")
+    return L
+
+
+# routine name -> fn(inputs, attrs) -> tuple of results, in output order
+_ROUTINES = {
+    "inv": lambda a, at: (np.linalg.inv(a[0]),),
+    "det": lambda a, at: _det(a[0], False),
+    "solve": lambda a, at: (np.linalg.solve(a[0], a[1]),),
+    "cholesky": lambda a, at: (_cholesky(a[0]),),
+    "qr": lambda a, at: tuple(np.linalg.qr(a[0], mode=at[1])) if at[1] != "r" else (np.linalg.qr(a[0], mode="r"),),
+    "svd": lambda a, at: tuple(np.linalg.svd(a[0], full_matrices=at[1])),
+    "svdvals": lambda a, at: (np.linalg.svd(a[0], compute_uv=False),),
+    "eigh": lambda a, at: tuple(np.linalg.eigh(a[0], UPLO=at[1])),
+    "eigvalsh": lambda a, at: (np.linalg.eigvalsh(a[0], UPLO=at[1]),),
+    "eig": lambda a, at: tuple(np.linalg.eig(a[0])),
+    "eigvals": lambda a, at: (np.linalg.eigvals(a[0]),),
+    "pinv": lambda a, at: (_pinv(a[0], at[1], at[2], at[3]),),
+    "slogdet": lambda a, at: _det(a[0], True),
+}
+
+
+@register_kernel("linalg", "cpu")
+def _linalg_kernel(ins, outs, attrs) -> None:
+    if any(o.size == 0 for o in outs) or any(x.size == 0 for x in ins):
+        for k, o in enumerate(outs):  # empty batches or 0x0 matrices: LAPACK has nothing to do
+            o[...] = 1 if attrs[0] == "det" or (attrs[0] == "slogdet" and k == 0) else 0
+        return
+    try:
+        results = _ROUTINES[attrs[0]](ins, attrs)
+    except np.linalg.LinAlgError as exc:  # (no convergence: NaN or inf in the matrix) torch's LinAlgError, as torch
+        from .derived import LinAlgError
+        if "SVD" in str(exc):
+            raise LinAlgError("linalg.svd: The algorithm failed to converge because the input matrix contained "
+                              "non-finite values.") from None
+        if "Eigenvalues" in str(exc):
+            name = "eig" if attrs[0] in ("eig", "eigvals") else "eigh"  # (eigvalsh and pinv's hermitian path too)
+            raise LinAlgError(f"linalg.{name}: The algorithm failed to converge because the input matrix is "
+                              "ill-conditioned or has too many repeated eigenvalues.") from None
+        raise LinAlgError(f"linalg.{attrs[0]}: {exc}") from None
+    for o, r in zip(outs, results):
+        o[...] = r
+
+
+def _run(routine: str, ins: tuple, specs: list, *extra) -> list:
+    return launch("linalg", ins, specs, (routine,) + extra)
+
+
+# -- argument checks -----------------------------------------------------------------------------
+def _check_float(op: str, A: Tensor, arg: str = "A", half: bool = False) -> None:
+    """A floating (or complex) tensor; float16 and bfloat16 only where `half` (torch's LAPACK ops refuse them)."""
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg_{op}(): argument '{arg}' (position 1) must be Tensor, not {type(A).__name__}")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.{op}: Expected a floating point or complex tensor as input. "
+                           f"Got {_type_name(A.dtype)}")
+    if A.dtype in _LOW_PRECISION and not half:
+        raise RuntimeError(f"linalg.{op}: Low precision dtypes not supported. Got {_LOW_PRECISION[A.dtype]}")
+
+
+def _type_name(d: dt.dtype) -> str:
+    return {dt.int64: "Long", dt.int32: "Int", dt.int16: "Short", dt.int8: "Char", dt.uint8: "Byte",
+            dt.bool_: "Bool", dt.float32: "Float", dt.float64: "Double", dt.complex64: "ComplexFloat",
+            dt.complex128: "ComplexDouble"}.get(d, _LOW_PRECISION.get(d, str(d)))
+
+
+def _check_matrix(op: str, A: Tensor, square: bool = True, half: bool = False) -> None:
+    _check_float(op, A, half=half)
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.{op}: The input tensor A must have at least 2 dimensions.")
+    if square and A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.{op}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+
+
+def _mT(x: Tensor) -> Tensor:
+    return x.transpose(-2, -1)
+
+
+_mH = grads.mH  # the conjugate transpose: the backward formulas' transpose
+
+
+# -- inverse, determinant, solve (with gradients) ------------------------------------------------
+def _inv_backward(node, g):
+    (a_inv,) = node.saved_tensors
+    return (-matmul(matmul(_mH(a_inv), g), _mH(a_inv)),)
+
+
+def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The inverse of each square matrix of `A`."""
+    _check_matrix("inv", A)
+    res = reported_at_the_call("inv", A, lambda: _run("inv", (A,), [(A.shape, A.dtype)])[0])
+    if needs_grad((A,)):
+        record("linalg_inv_ex", _inv_backward, (A,), (res,), saved=(res,))
+    return _into(res, out)
+
+
+def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The determinant of each square matrix of `A`."""
+    _check_matrix("det", A)
+    (res,) = _run("det", (A,), [(A.shape[:-2], A.dtype)])
+    if needs_grad((A,)):
+        record("linalg_det", det_grad.det_backward, (A,), (res,), saved=(A, res))
+    return _into(res, out)
+
+
+def _solve_backward(node, g):
+    (A, X) = node.saved_tensors
+    grad_b = solve(_mH(A), g)
+    return (-matmul(grad_b, _mH(X)), grad_b)
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None) -> Tensor:
+    """X with A X = B (or X A = B when left=False); B is a vector (batch) when it has one dim fewer than A."""
+    _check_matrix("solve", A)
+    _check_float("solve", B, "B")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{_type_name(A.dtype)} and B of type {_type_name(B.dtype)} instead")
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return _into(_mT(solve(_mT(A), _mT(B))), out)
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    Bm = B.unsqueeze(-1) if vector else B
+    if Bm.shape[-2] != A.shape[-1]:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                           f"({A.shape[-2]}x{A.shape[-1]} and {Bm.shape[-2]}x{Bm.shape[-1]})")
+    batch = tuple(broadcast_shapes(tuple(A.shape[:-2]), tuple(Bm.shape[:-2])))
+    A_b, B_b = A.expand(*batch, *A.shape[-2:]), Bm.expand(*batch, *Bm.shape[-2:])
+    X = reported_at_the_call("solve", A_b, lambda: _run("solve", (A_b, B_b), [(B_b.shape, A.dtype)])[0])
+    if needs_grad((A_b, B_b)):
+        record("linalg_solve_ex", _solve_backward, (A_b, B_b), (X,), saved=(A_b, X))
+    return _into(X.squeeze(-1) if vector else X, out)
+
+
+def reported_at_the_call(op: str, A: Tensor, launch) -> Tensor:
+    """`launch()`'s result, waited for: torch raises for a singular (for cholesky: not positive-definite) matrix at
+    the call, as its LinAlgError, so a program's `except RuntimeError` around the call sees it. If the kernel
+    failed (at the launch in sync mode, else at the wait), name the first failing matrix and pivot (or minor) as
+    torch does, from an LU (Cholesky) factorization's info."""
+    try:
+        result = launch()
+        result._sync()
+        return result
+    except RuntimeError:
+        from .derived import _batch_prefix, _first_error, cholesky_ex, lu_factor_ex
+        positive_definite = op.endswith("cholesky")
+        err = _first_error(cholesky_ex(A).info if positive_definite else lu_factor_ex(A).info)
+        if err is None:
+            raise  # another op's failure, reported at this sync point
+        where = _batch_prefix(A, err[0])
+        if positive_definite:
+            message = (f"{op}: {where}The factorization could not be completed because the input is not "
+                       f"positive-definite (the leading minor of order {err[1]} is not positive-definite).")
+        elif op == "solve":
+            message = f"torch.linalg.solve: {where}The solver failed because the input matrix is singular."
+        else:
+            message = (f"linalg.{op}: {where}The diagonal element {err[1]} is zero, the inversion could not be "
+                       "completed because the input matrix is singular.")
+        raise LinAlgError(message) from None
+
+
+def _into(res: Tensor, out: Tensor | None) -> Tensor:
+    if out is None:
+        return res
+    if tuple(out.shape) != tuple(res.shape):
+        raise RuntimeError(f"out: expected shape {tuple(res.shape)}, got {tuple(out.shape)}")
+    out.copy_(res)
+    return out
+
+
+# -- decompositions -------------------------------------------------------------------------------
+def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
+    """The lower (or upper) Cholesky factor of each symmetric positive-definite matrix."""
+    _check_matrix("cholesky", A)
+    L = reported_at_the_call("linalg.cholesky", A, lambda: _run("cholesky", (A,), [(A.shape, A.dtype)])[0])
+    if upper:  # U = L^H
+        L = _mH(L).contiguous()
+    if needs_grad((A,)):
+        record("linalg_cholesky_ex", grads.cholesky_backward, (A,), (L,), saved=(L,), attrs=upper)
+    return _into(L, out)
+
+
+def qr(A: Tensor, mode: str = "reduced", *, out=None) -> tuple:
+    """(Q, R) of each matrix; mode 'reduced', 'complete' or 'r' (Q empty)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
+                           "'r', or 'complete'")
+    _check_matrix("qr", A, square=False)
+    *batch, m, n = A.shape
+    k = min(m, n)
+    q_cols, r_rows = (m, m) if mode == "complete" else (k, k)
+    if mode == "r":
+        (R,) = _run("qr", (A,), [((*batch, k, n), A.dtype)], "r")
+        Q = Tensor._empty((0,), A.dtype, A.device)
+    else:
+        Q, R = _run("qr", (A,), [((*batch, m, q_cols), A.dtype), ((*batch, r_rows, n), A.dtype)], mode)
+    if needs_grad((A,)):  # mode 'r' (and 'complete' with m > n) raise at backward, as in PyTorch
+        record("linalg_qr", grads.qr_backward, (A,), (Q, R), saved=(Q, R), attrs=mode)
+    return return_type("linalg_qr", ("Q", "R"))(Q, R)
+
+
+def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None) -> tuple:
+    """(U, S, Vh) of each matrix, singular values descending."""
+    _check_matrix("svd", A, square=False)
+    U, S, Vh = _svd(A, bool(full_matrices))
+    if needs_grad((A,)):
+        record("linalg_svd", grads.svd_backward, (A,), (U, S, Vh), saved=(U, S, Vh), attrs=bool(full_matrices))
+    return return_type("linalg_svd", ("U", "S", "Vh"))(U, S, Vh)
+
+
+def _svd(A: Tensor, full_matrices: bool) -> list:
+    *batch, m, n = A.shape
+    k = min(m, n)
+    u_cols, v_rows = (m, n) if full_matrices else (k, k)
+    return _run("svd", (A,), [((*batch, m, u_cols), A.dtype), ((*batch, k), A.dtype.to_real()),
+                              ((*batch, v_rows, n), A.dtype)], full_matrices)
+
+
+def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
+    """The singular values of each matrix, descending."""
+    _check_matrix("svdvals", A, square=False)
+    if needs_grad((A,)):  # U and Vh are the node's hidden outputs: the gradient and its own gradient need them
+        U, S, Vh = _svd(A, False)
+        record("linalg_svd", grads.svdvals_backward, (A,), (S, U, Vh), saved=(U, S, Vh))
+        return S
+    (S,) = _run("svdvals", (A,), [((*A.shape[:-2], min(A.shape[-2:])), A.dtype.to_real())])
+    return S
+
+
+def _check_uplo(op: str, UPLO: str) -> str:
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return UPLO
+
+
+def eigh(A: Tensor, UPLO: str = "L", *, out=None) -> tuple:
+    """(eigenvalues ascending, eigenvectors as columns) of each symmetric matrix."""
+    _check_matrix("eigh", A)
+    w, V = _run("eigh", (A,), [(A.shape[:-1], A.dtype.to_real()), (A.shape, A.dtype)], _check_uplo("eigh", UPLO))
+    if needs_grad((A,)):
+        record("linalg_eigh", grads.eigh_backward, (A,), (w, V), saved=(w, V))
+    return return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))(w, V)
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
+    """The eigenvalues (ascending) of each symmetric matrix."""
+    _check_matrix("eigvalsh", A)
+    if needs_grad((A,)):  # the eigenvectors are the node's hidden output
+        return eigh(A, UPLO)[0]
+    (w,) = _run("eigvalsh", (A,), [(A.shape[:-1], A.dtype.to_real())], _check_uplo("eigvalsh", UPLO))
+    return w
+
+
+def _eig_dtype(A: Tensor) -> dt.dtype:
+    """The complex dtype of eig's results, with torch's errors for the dtypes it refuses."""
+    if isinstance(A, Tensor) and not A.dtype.is_floating_point:
+        raise RuntimeError(f"Unknown Complex ScalarType for {_type_name(A.dtype)}")
+    if isinstance(A, Tensor) and A.dtype in _LOW_PRECISION:
+        raise NotImplementedError(f"\"linalg_eig_out_cpu\" not implemented for '{_LOW_PRECISION[A.dtype]}'")
+    return A.dtype if A.dtype.is_complex else A.dtype.to_complex()
+
+
+def eig(A: Tensor, *, out=None) -> tuple:
+    """(eigenvalues, eigenvectors as unit columns) of each square matrix, complex for every input dtype."""
+    cd = _eig_dtype(A)
+    _check_matrix("eig", A)
+    w, V = _run("eig", (A,), [(A.shape[:-1], cd), (A.shape, cd)])
+    if needs_grad((A,)):
+        record("linalg_eig", grads.eig_backward, (A,), (w, V), saved=(w, V), attrs=A.dtype.is_complex)
+    return return_type("linalg_eig", ("eigenvalues", "eigenvectors"))(w, V)
+
+
+def eigvals(A: Tensor, *, out=None) -> Tensor:
+    """The eigenvalues of each square matrix (complex)."""
+    cd = _eig_dtype(A)
+    _check_matrix("eigvals", A)
+    if needs_grad((A,)):  # the eigenvectors are the node's hidden output
+        return eig(A)[0]
+    (w,) = _run("eigvals", (A,), [(A.shape[:-1], cd)])
+    return w
+
+
+def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * largest) count as zero.
+    With `hermitian`, A is taken as symmetric and only its lower triangle is read."""
+    if isinstance(A, Tensor) and A.ndim < 2:  # torch's words for pinv (its check names the argument's type)
+        raise RuntimeError(f"linalg.pinv({_type_name(A.dtype)}{{{list(A.shape)}}}): expected a tensor with 2 or more "
+                           "dimensions of float, double, cfloat or cdouble types")
+    _check_matrix("pinv", A, square=False)
+    if hermitian:
+        _check_matrix("eigh", A)
+    if rtol is None:  # torch's default: eps * max(m, n) unless only atol is given
+        rtol = 0.0 if atol is not None and atol > 0 else np.finfo(A.dtype.np).eps * max(A.shape[-2:])
+    shape = (*A.shape[:-2], A.shape[-1], A.shape[-2])
+    (P,) = _run("pinv", (A,), [(shape, A.dtype)], float(atol or 0.0), float(rtol), bool(hermitian))
+    if needs_grad((A,)):
+        record("linalg_pinv", grads.pinv_backward, (A,), (P,), saved=(A, P))
+    return P
+
+
+def slogdet(A: Tensor, *, out=None) -> tuple:
+    """(sign, log|det|) of each square matrix; log|det| is -inf for a singular one."""
+    _check_matrix("slogdet", A)
+    sign, logabs = _run("slogdet", (A,), [(A.shape[:-2], A.dtype), (A.shape[:-2], A.dtype.to_real())])
+    if needs_grad((A,)):
+        record("linalg_slogdet", det_grad.slogdet_backward, (A,), (sign, logabs), saved=(A, sign))
+    return return_type("linalg_slogdet", ("sign", "logabsdet"))(sign, logabs)
+
+
+# -- norms ---------------------------------------------------------------------------------------
+def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype: dt.dtype | None = None,
+                out=None) -> Tensor:
+    """The vector ord-norm over `dim` (all elements when None)."""
+    if isinstance(ord, str) or not isinstance(ord, numbers.Number) or isinstance(ord, bool):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not {type(ord).__name__}")
+    return _norm(x, float(ord), dim, keepdim, dtype)
+
+
+def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype: dt.dtype | None = None,
+                out=None) -> Tensor:
+    """The matrix norm ('fro', 'nuc', inf, -inf, 1, -1, 2, -2) over the two dims `dim`."""
+    if ord not in ("fro", "nuc", math.inf, -math.inf, 1, -1, 2, -2):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    d0, d1 = (d % A.ndim for d in dim)
+    if ord == "fro":
+        return _norm(A, 2.0, (d0, d1), keepdim, dtype)
+    if dtype is not None:
+        A = A.to(dtype)
+    _check_float("matrix_norm", A)
+    if ord in ("nuc", 2, -2):
+        s = svdvals(A.movedim((d0, d1), (-2, -1)))
+        res = s.sum(-1) if ord == "nuc" else _max_min(s, -1, ord > 0, False)
+        if keepdim:
+            for d in sorted((d0, d1)):
+                res = res.unsqueeze(d)
+        return res
+    # inf / 1: the largest (smallest for -inf / -1) absolute row / column sum; PyTorch's order of dims
+    sum_dim, pick_dim = (d1, d0) if abs(ord) == math.inf else (d0, d1)
+    sums = M.abs(A).sum(sum_dim, keepdim=keepdim)
+    if not keepdim and sum_dim < pick_dim:
+        pick_dim -= 1
+    return _max_min(sums, pick_dim, ord > 0, keepdim)
+
+
+def _max_min(x: Tensor, dim: int, largest: bool, keepdim: bool) -> Tensor:
+    """amax (amin) of non-negative values over `dim`; as PyTorch, the largest of none is 0 (a constant, outside
+    the graph), the smallest an error."""
+    if largest and x.shape[dim] == 0:
+        return x.detach().sum(dim, keepdim=keepdim)
+    return x.amax(dim, keepdim=keepdim) if largest else x.amin(dim, keepdim=keepdim)
+
+
+def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype: dt.dtype | None = None,
+         out=None) -> Tensor:
+    """vector_norm or matrix_norm, chosen by `ord` and `dim` as torch.linalg.norm does."""
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dims) == 2:
+            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+        return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
+    if A.ndim == 2:
+        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+    if A.ndim == 1:
+        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+    raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.ndim}D.")
+
+
+# -- the rest of torch.linalg: LU and triangular solves, and the functions built on the decompositions
+from .ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: E402
+from .lu import lu, lu_factor, lu_factor_ex, lu_solve, solve_triangular  # noqa: E402
+from .derived import (LinAlgError, cholesky_ex, cond, diagonal, householder_product, inv_ex, lstsq, matrix_exp,
+                      matrix_power, matrix_rank, multi_dot, solve_ex, tensorinv, tensorsolve, vander, vecdot)
+__all__ += ["LinAlgError", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+            "solve_triangular", "cholesky_ex", "cond", "diagonal", "householder_product", "inv_ex", "lstsq",
+            "matrix_exp", "matrix_power", "matrix_rank", "multi_dot", "solve_ex", "tensorinv", "tensorsolve", "vander",
+            "vecdot"]

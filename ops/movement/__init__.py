@@ -1,0 +1,1 @@
+"""Movement: views, shape ops, splits, diagonals, copies and memory formats."""

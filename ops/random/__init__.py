@@ -1,0 +1,1 @@
+"""Random sampling: generators (mt19937), samplers and their kernels."""

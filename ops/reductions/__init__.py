@@ -1,0 +1,1 @@
+"""Reductions and scans: sum, max, softmax, cumulative ops, statistics, comparisons of whole tensors, histograms."""

@@ -1,0 +1,79 @@
+"""nll_loss of (N, C) scores with class-index targets as one kernel each way (torch's nll_loss_forward and
+nll_loss_backward), for float32/float64 CPU tensors without class weights.
+
+The composite in nn/functional_loss.py (gather, masks, sums on tidal ops: ten instructions forward, as many
+backward) stays the definition for every other case and for a create_graph backward. A target out of range
+fails the kernel with torch's IndexError, reported at the next sync point as the line that issued it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...tensor import Tensor
+from ...tensor import dtype as dt
+from ..dispatch.kernel_launch import launch
+from ..dispatch.kernel_launch import register_kernel
+
+__all__ = ["takes", "nll_loss", "nll_loss_backward"]
+
+
+def takes(input: Tensor, target: Tensor, weight: Tensor | None) -> bool:
+    """Whether these kernels run this nll_loss: (N, C) float32/float64 CPU scores, int64 targets, no weight."""
+    return (input.__class__ is Tensor and target.__class__ is Tensor and weight is None and input.ndim == 2
+            and input.dtype in (dt.float32, dt.float64) and target.dtype is dt.int64 and target.ndim == 1
+            and input.device.type == "cpu")
+
+
+def nll_rows(input: Tensor, target: Tensor, ignore_index: int, reduction: str) -> tuple:
+    """(loss, total weight): -input[n, target[n]] over the targets not equal to ignore_index, reduced."""
+    loss_shape = target._v.shape if reduction == "none" else ()
+    return tuple(launch("nll_loss", (input, target), [(loss_shape, input.dtype), ((), input.dtype)],
+                        (ignore_index, reduction), checks_data=True))
+
+
+def nll_rows_backward(g: Tensor, shape: tuple, dtype: dt.dtype, target: Tensor, total: Tensor, ignore_index: int,
+                      reduction: str) -> Tensor:
+    """The gradient of nll_rows with respect to its (shape, dtype) scores (not differentiable: a create_graph
+    backward uses the composite)."""
+    return launch("nll_loss_backward", (g, target, total), [(shape, dtype)], (ignore_index, reduction))[0]
+
+
+def valid_targets(target: np.ndarray, classes: int, ignore_index: int) -> np.ndarray:
+    """Where `target` (class indices) is not ignore_index; torch's IndexError for one out of [0, classes)."""
+    valid = target != ignore_index
+    bad = valid & ((target < 0) | (target >= classes))
+    if bad.any():
+        raise IndexError(f"Target {int(target[bad].flat[0])} is out of bounds.")
+    return valid
+
+
+@register_kernel("nll_loss", "cpu")
+def _forward_kernel(ins, outs, attrs) -> None:
+    scores, target = ins
+    ignore_index, reduction = attrs
+    valid = valid_targets(target, scores.shape[1], ignore_index)
+    rows = np.arange(target.shape[0])
+    picked = np.where(valid, -scores[rows, np.where(valid, target, 0)], 0).astype(scores.dtype)
+    count = np.count_nonzero(valid)
+    outs[1][...] = count
+    if reduction == "none":
+        outs[0][...] = picked
+    else:
+        total = picked.sum()
+        with np.errstate(all="ignore"):  # every target ignored: 0 / 0, NaN as torch's
+            outs[0][...] = total / scores.dtype.type(count) if reduction == "mean" else total
+
+
+@register_kernel("nll_loss_backward", "cpu")
+def _backward_kernel(ins, outs, attrs) -> None:
+    g, target, total = ins
+    ignore_index, reduction = attrs
+    grad = outs[0]
+    grad[...] = 0
+    valid = target != ignore_index
+    rows = np.flatnonzero(valid)
+    if reduction == "none":
+        grad[rows, target[rows]] = -g.reshape(-1)[rows]
+    else:
+        scale = g / total if reduction == "mean" else g
+        grad[rows, target[rows]] = -scale

@@ -1,0 +1,1 @@
+"""Spectral ops: FFTs, short-time Fourier transforms and window functions."""

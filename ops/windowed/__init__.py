@@ -1,0 +1,1 @@
+"""Windowed ops: convolution, pooling, unfold and fold."""
