@@ -10,7 +10,7 @@ from ..autograd.graph import needs_grad, record
 from ..ops.rowwise import attention_rows
 from ..ops.dispatch import autocast as _ac
 from ..ops.dispatch import torch_function
-from ..ops.reductions.reduce import safe_softmax
+from ..ops.reductions.softmax import safe_softmax
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ._util import check_probability, warn_mismatched_masks

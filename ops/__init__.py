@@ -14,7 +14,7 @@ from .indexing import sorting, subscript
 from .linalg import products
 from .movement import shape_ops, views
 from .random import sampling
-from .reductions import reduce, scan
+from .reductions import reduce, extremes, softmax, stats, scan  # (the plumbing first)
 from .windowed import conv, pool
 from .reductions import comparisons  # (was extra.py: it builds on reduce, linalg and the rest)
 from .elementwise import aliases, number_ops, special_functions
@@ -36,8 +36,8 @@ from .dispatch import torch_function
 from .dispatch.out_args import with_out as _with_out
 
 # (a later module's name wins where two export one)
-MODULES = (arithmetic, conversion, creation, views, shape_ops, reduce, scan, products, sorting, subscript, sampling,
-           activations, conv, pool, comparisons, torch_names)
+MODULES = (arithmetic, conversion, creation, views, shape_ops, reduce, stats, extremes, softmax, scan, products,
+           sorting, subscript, sampling, activations, conv, pool, comparisons, torch_names)
 MODULES += (aliases, number_ops, scatter_views, signal_windows, special_functions, statistics, vector_ops)
 MODULES += (index_reduction, legacy_norms, complex_tensors, stft)
 MODULES += (tensor_memory, interop, removed, lobpcg, grad_attrs, sparse_coo, shared_memory, storage,

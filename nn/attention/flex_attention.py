@@ -15,7 +15,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ... import ops
-from ...ops.reductions.reduce import safe_softmax
+from ...ops.reductions.softmax import safe_softmax
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 

@@ -20,7 +20,7 @@ from .activations import logit, mvlgamma, polygamma
 from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.kernel_launch import launch
 from ..dispatch.kernel_launch import register_kernel
-from ..reductions.reduce import log_softmax as _log_softmax, softmax as _softmax
+from ..reductions.softmax import log_softmax as _log_softmax, softmax as _softmax
 from ..reductions.stats import logsumexp
 
 __all__ = ["igamma", "igammac"]  # top-level torch names; the torch.special names are in SPECIAL

@@ -15,7 +15,8 @@ from ...tensor import dtype as dt
 from ..elementwise import arithmetic as M
 from ..factories.creation import ones_like
 from ..linalg.namespace import vector_norm
-from .reduce import amax as _amax, amin as _amin, log_softmax as _log_softmax, softmax as _softmax
+from .extremes import amax as _amax, amin as _amin
+from .softmax import log_softmax as _log_softmax, softmax as _softmax
 from .stats import logsumexp as _logsumexp
 
 __all__: list = []  # no top-level names: these live in torch.masked

@@ -1,23 +1,21 @@
-"""Reductions (sum, mean, prod, max...) and softmax, with their gradients.
+"""Reductions (sum, mean, prod, any, all...) and the plumbing every reduction shares, with their gradients.
 
 Each reduction is a kernel body (NumPy on the CPU) that reduces an array over some axes
 with keepdims; the public function checks arguments, picks the result and accumulation
 dtypes and the axes on the calling thread, queues the body with `_reduce`, and, when the
 input requires grad, records a node whose backward (written in tidal ops, next to the op)
 broadcasts the gradient back over the reduced dims with `restore`.
-Spread, norms and order statistics live in ops/reductions/stats.py, the cumulative ops in
-ops/reductions/scan.py; both share this plumbing.
+Extremes live in extremes.py, softmax in softmax.py, spread, norms and order statistics in stats.py, the
+cumulative ops in scan.py; all share this plumbing.
 """
 from __future__ import annotations
 
 import builtins
 import collections
-import functools
 import math
 
 import numpy as np
 
-from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor, contiguous_strides, numel_of
 from ...tensor import dtype as dt
@@ -27,7 +25,6 @@ from ...vm.replay import head as replay_head, layout_id
 from ..elementwise import arithmetic as M
 from ..movement import many_dims
 from . import half_prod as reduce_half
-from ..rowwise import softmax_rows
 from ..complex_numbers.tensors import refuse_complex
 from ..complex_numbers.half import to_complex32
 from ..dispatch.limited_dtypes import check as check_limited
@@ -35,12 +32,9 @@ from ..movement import views
 from ..dispatch.kernel_launch import kernel_for, register_kernel
 from ..dispatch.kernel_launch import launch
 from ..elementwise.plans import _CAST_NAME, torch_name
-from ..dispatch.return_types import return_type  # reduce_stats.py and scan.py import it from here
-from ..movement.memory_format import channels_last_like
 from ..movement.view_grads import overload
 
-__all__ = ["sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "aminmax", "argmax",
-           "argmin", "any", "all", "count_nonzero", "softmax", "log_softmax"]
+__all__ = ["sum", "nansum", "mean", "nanmean", "prod", "any", "all", "count_nonzero"]
 METHODS: dict = {}
 
 
@@ -540,130 +534,6 @@ def _prod_backward(node, g):
     return restore(g, r, expand=False) * M.where(zero, at_zero, elsewhere)
 
 
-# -- extremes --------------------------------------------------------------------------------
-def amax(input: Tensor, dim=(), keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
-    """Maximum over `dim` (int or tuple; () or None for all); NaN propagates."""
-    result = _amax_amin("amax", input, dim, keepdim)
-    return result if out is None else _written("amax", input, (result,), (out,))[0]
-
-
-def amin(input: Tensor, dim=(), keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
-    """Minimum over `dim` (int or tuple; () or None for all); NaN propagates."""
-    result = _amax_amin("amin", input, dim, keepdim)
-    return result if out is None else _written("amin", input, (result,), (out,))[0]
-
-
-def _amax_amin(op: str, x: Tensor, dim, keepdim: bool) -> Tensor:
-    axes = _axes(x, dim, op)
-    if _means_all(dim):
-        _require_dim_for_empty(x, op)
-    _require_nonempty(x, axes, f"{op}():", _as_given(dim, axes))
-    refuse_complex(x, f"\"{op[1:]}_values_cpu\" not implemented for '{{name}}'")
-    check_limited(op, x.dtype)
-    result = _reduce(op, x, axes, keepdim, [x.dtype], x.dtype.compute)
-    return track(op, _amax_amin_backward, x, result, axes, keepdim, save=("input", 0))
-
-
-_amax_amin_backward = functools.partial(shared_backward, nan_wins=False)  # torch: a NaN result gives NaN grads
-
-
-_max_type = return_type("max", ("values", "indices"))
-_min_type = return_type("min", ("values", "indices"))
-
-
-def _extreme(op: str, x: Tensor, dim, keepdim: bool, other) -> object:
-    """max/min: of everything, along one dim with indices, or elementwise against `other`."""
-    if isinstance(dim, Tensor) and other is None:
-        dim, other = None, dim
-    if other is not None:
-        return M.maximum(x, other) if op == "max" else M.minimum(x, other)
-    if dim is None:
-        _require_dim_for_empty(x, op)
-        refuse_complex(x, f"\"{op}_all\" not implemented for '{{name}}'")
-        check_limited(op, x.dtype)
-        axes = _axes(x, None, op)
-        result = _reduce("amax" if op == "max" else "amin", x, axes, False, [x.dtype], x.dtype.compute)
-        return track(overload(op, 1), shared_backward, x, result, axes, False, save=("input", 0))
-    axes = one_axis(x, dim, op)
-    _require_nonempty(x, axes, f"{op}():")
-    refuse_complex(x, f"{op}(): does not support complex input", RuntimeError)
-    check_limited(f"{op}_dim", x.dtype)
-    values, indices = _reduce("extreme_with_index", x, axes, keepdim, [x.dtype, dt.int64], x.dtype.compute,
-                              op == "max")
-    return track(op, indexed_backward, x, (_max_type if op == "max" else _min_type)(values, indices), axes,
-                 keepdim, save=(1,))
-
-
-def max(input: Tensor, dim=None, keepdim: bool = False, *, other: Tensor | None = None):
-    """max(x): the largest value; max(x, dim): (values, indices); max(x, other): elementwise maximum."""
-    return _extreme("max", input, dim, keepdim, other)
-
-
-def min(input: Tensor, dim=None, keepdim: bool = False, *, other: Tensor | None = None):
-    """min(x): the smallest value; min(x, dim): (values, indices); min(x, other): elementwise minimum."""
-    return _extreme("min", input, dim, keepdim, other)
-
-
-_aminmax_type = return_type("aminmax", ("min", "max"))
-
-
-def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False, out=None):
-    """(min, max) over one dim or everything, in one pass (into `out`=(min, max) when given)."""
-    if dim is None:
-        if input.numel() == 0:
-            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has "
-                               "no identity.")
-        axes = _axes(input, None, "aminmax")
-    else:
-        axes = one_axis(input, dim, "aminmax")
-        _require_nonempty(input, axes, "aminmax:")
-    refuse_complex(input, "\"aminmax_cpu\" not implemented for '{name}'")
-    check_limited("aminmax", input.dtype)
-    result = _aminmax_type(*_reduce("aminmax", input, axes, keepdim, [input.dtype] * 2, input.dtype.compute))
-    if out is not None:
-        return _aminmax_type(*_written("aminmax", input, result, tuple(out)))
-    return track("aminmax", _aminmax_backward, input, result, axes, keepdim, save=("input", 0, 1))
-
-
-def _written(op: str, input: Tensor, results: tuple, outs: tuple) -> tuple:
-    """`results` copied into the `out=` tensors, after torch's checks (grad, overlap, dtype; resized)."""
-    from ..indexing.scatter import check_out_grad, prepare_out
-    check_out_grad(op, outs[0], (input,))
-    for o, r in zip(outs, results):
-        prepare_out(o, r._v.shape, input.dtype, (input,))
-    return tuple(M.copy_(o, r) for o, r in zip(outs, results))
-
-
-def _aminmax_backward(node, g_min, g_max):
-    x, low, high = node.saved_tensors
-    parts = [share_evenly(g, x, out, node.attrs, False) for g, out in ((g_min, low), (g_max, high)) if g is not None]
-    return parts[0] if len(parts) == 1 else parts[0] + parts[1]
-
-
-def _arg_extreme(op: str, x: Tensor, dim, keepdim: bool) -> Tensor:
-    if x.dtype is dt.bool_:
-        raise RuntimeError(f"{op}(): does not support bool input")
-    refuse_complex(x, f"{op}(): does not support complex input", RuntimeError)
-    if dim is None:
-        _require_dim_for_empty(x, op, IndexError, hint=False)
-        axes = _axes(x, None, op)
-    else:
-        axes = one_axis(x, dim, op)
-        _require_nonempty(x, axes, f"{op}():")
-    check_limited(op, x.dtype)
-    return _reduce("arg_extreme", x, axes, keepdim, [dt.int64], x.dtype.compute, op == "argmax")
-
-
-def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    """Index of the first maximum along `dim` (of the flattened tensor if None)."""
-    return _arg_extreme("argmax", input, dim, keepdim)
-
-
-def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    """Index of the first minimum along `dim` (of the flattened tensor if None)."""
-    return _arg_extreme("argmin", input, dim, keepdim)
-
-
 # -- logic and counting ---------------------------------------------------------------------
 def _any_all(op: str, x: Tensor, dim, keepdim: bool) -> Tensor:
     out = dt.uint8 if x.dtype is dt.uint8 else dt.bool_
@@ -688,116 +558,4 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
                    input.dtype.compute)
 
 
-# -- softmax: composed of tidal ops (the elementwise part fuses), with a node of its own ------
-def _softmax_input(op: str, x: Tensor, dim, dtype) -> tuple:
-    """(x in its compute dtype, the wrapped dim, the result dtype); errors as torch's."""
-    if dim is None:
-        raise TypeError(f"{op}(): argument 'dim' (position 2) must be int, not NoneType")
-    if dtype_arg(dtype, op) is not None and dtype is not x.dtype:
-        x = M.convert(x, dtype)
-    d = one_axis(x, dim, op)[0]
-    if (not x.dtype.is_floating_point or x.dtype.is_complex) and x.numel():
-        kernel = f"{op}_lastdim_kernel_impl" if d == builtins.max(x.ndim - 1, 0) else f"{op}_kernel_impl"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{torch_name(x.dtype)}'")
-    if len(x._v.shape) in (4, 5) and channels_last_like(x) is not None:
-        x = x.contiguous()  # torch's CPU softmax computes on a contiguous input: its result is row-major
-    return (x if x.dtype.compute is x.dtype else M.convert(x, x.dtype.compute)), d, x.dtype
-
-
-def _softmax_family(op: str, input: Tensor, dim, dtype, body, backward) -> Tensor:
-    """Run `body(x, d)` untracked and record one node that saves only the output (as torch does):
-    cheaper than the graph of its primitives, and its backward is differentiable again."""
-    with no_grad():
-        x, d, out = _softmax_input(op, input, dim, dtype)
-        if x.numel() == 0:
-            result = Tensor._empty(x._v.shape, out, x.device)
-        else:
-            result = body(x, d, out) if body is _log_softmax_body else body(x, d)
-            result = result if result.dtype is out else M.convert(result, out)
-    if needs_grad((input,)):
-        record(op, backward, (input,), (result,), (result,), d)
-    return result
-
-
-def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
-    """exp(x) / sum(exp(x)) along `dim`, shifted by the max for stability."""
-    if input.ndim > many_dims.MAX_NDIM:  # on a view of 3 dims or fewer
-        return many_dims.along_dim(softmax, input, dim, dtype)
-    return _softmax_family("softmax", input, dim, dtype, _softmax_body, _softmax_backward)
-
-
-def _softmax_body(x: Tensor, d: int) -> Tensor:
-    if softmax_rows.takes(x, d):
-        return softmax_rows.softmax_rows(x, False)
-    e = M.exp(M.sub(x, amax(x, d, keepdim=True)))
-    return M.div(e, sum(e, d, keepdim=True))
-
-
-def safe_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
-    """softmax where a slice that is all -inf gives zeros rather than NaN (torch's _safe_softmax, which
-    attention uses for fully masked rows); one node saving only the output, as softmax."""
-    return _softmax_family("_safe_softmax", input, dim, dtype, _safe_softmax_body, _softmax_backward)
-
-
-def _safe_softmax_body(x: Tensor, d: int) -> Tensor:
-    if softmax_rows.takes(x, d):
-        return softmax_rows.softmax_rows(x, False, safe=True)
-    top = amax(x, d, keepdim=True)
-    e = M.exp(M.sub(x, M.where(M.eq(top, -math.inf), 0.0, top)))  # an all -inf slice: exp(-inf) = 0 throughout
-    total = sum(e, d, keepdim=True)  # 0 only for such a slice: elsewhere its largest element gives 1
-    return M.where(M.eq(total, 0.0), 0.0, M.div(e, total))
-
-
-def _softmax_backward(node, g):
-    (y,) = node.saved_tensors
-    if not is_grad_enabled() and g.dtype is y.dtype and softmax_rows.takes(y, node.attrs):  # (not create_graph)
-        return softmax_rows.softmax_rows_backward(g, y, False)
-    g, y, half = _widened(g, y)  # (16-bit: computed in float32 and rounded once, as torch's kernel)
-    grad = y * (g - sum(g * y, node.attrs, keepdim=True))
-    return grad if half is None else M.convert(grad, half)
-
-
-def _widened(g: Tensor, y: Tensor) -> tuple:
-    """(g, y) in float32 and their 16-bit dtype when y is float16/bfloat16, else (g, y, None)."""
-    if y.dtype not in (dt.float16, dt.bfloat16):
-        return g, y, None
-    return M.convert(g, dt.float32), M.convert(y, dt.float32), y.dtype
-
-
-def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
-    """x - logsumexp(x) along `dim`, shifted by the max for stability."""
-    if input.ndim > many_dims.MAX_NDIM:  # on a view of 3 dims or fewer
-        return many_dims.along_dim(log_softmax, input, dim, dtype)
-    return _softmax_family("log_softmax", input, dim, dtype, _log_softmax_body, _log_softmax_backward)
-
-
-def _log_softmax_body(x: Tensor, d: int, out: dt.dtype | None = None) -> Tensor:
-    last = d == builtins.max(x.ndim - 1, 0)
-    if out in (dt.float16, dt.bfloat16) and last:
-        # torch's last-dim kernel keeps each row's sum, and then its log, in the 16-bit dtype
-        shifted = M.sub(x, amax(x, d, keepdim=True))
-        total = M.convert(M.convert(sum(M.exp(shifted), d, keepdim=True), out), x.dtype)
-        return M.sub(shifted, M.convert(M.convert(M.log(total), out), x.dtype))
-    if softmax_rows.takes(x, d):
-        return softmax_rows.softmax_rows(x, True)
-    shifted = M.sub(x, amax(x, d, keepdim=True))
-    return M.sub(shifted, M.log(sum(M.exp(shifted), d, keepdim=True)))
-
-
-def _log_softmax_backward(node, g):
-    (y,) = node.saved_tensors
-    if not is_grad_enabled() and g.dtype is y.dtype and softmax_rows.takes(y, node.attrs):  # (not create_graph)
-        return softmax_rows.softmax_rows_backward(g, y, True)
-    g, y, half = _widened(g, y)
-    grad = g - M.exp(y) * sum(g, node.attrs, keepdim=True)
-    return grad if half is None else M.convert(grad, half)
-
-
 METHODS.update({name: globals()[name] for name in __all__})
-
-# Spread, norms and order statistics build on the plumbing above; they are published from here.
-from . import stats as _stats  # noqa: E402
-
-__all__ += _stats.__all__
-globals().update({name: getattr(_stats, name) for name in _stats.__all__})
-METHODS.update(_stats.METHODS)

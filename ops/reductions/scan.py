@@ -18,7 +18,8 @@ from ..factories.creation import zeros_like
 from ..dispatch.kernel_launch import launch
 from ..dispatch.kernel_launch import launch_into
 from ..elementwise.plans import check_leaf_inplace, torch_name
-from .reduce import Reduced, _prod, accumulate_dtype, dtype_arg, one_axis, reduction_kernel, return_type, sum, track
+from ..dispatch.return_types import return_type
+from .reduce import Reduced, _prod, accumulate_dtype, dtype_arg, one_axis, reduction_kernel, sum, track
 from ..dispatch.limited_dtypes import check as check_limited
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]

@@ -1,6 +1,6 @@
 """Spread, norms, logsumexp and order statistics (var, std, norm, median, mode), with gradients.
 
-Published through ops/reductions/reduce.py, whose plumbing they use: a kernel body reduces a NumPy
+They use the plumbing of ops/reductions/reduce.py: a kernel body reduces a NumPy
 array with keepdims; the public function validates on the calling thread and queues it;
 `track` records the node whose backward, next to the op, is written in tidal ops.
 """
@@ -19,8 +19,10 @@ from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..elementwise import arithmetic as M
 from ..elementwise.plans import torch_name
-from .reduce import (_as_given, _axes, amax, _count, _means_all, _reduce, _require_float, _require_nonempty, dtype_arg,
-                     indexed_backward, one_axis, reduction_kernel, restore, return_type, shared_backward, sum, track)
+from ..dispatch.return_types import return_type
+from .reduce import (_as_given, _axes, _count, _means_all, _reduce, _require_float, _require_nonempty, dtype_arg,
+                     indexed_backward, one_axis, reduction_kernel, restore, shared_backward, sum, track)
+from .extremes import amax
 from ..movement.view_grads import overload
 from ..dispatch.limited_dtypes import check as check_limited
 from ..indexing import tie_order
