@@ -153,7 +153,7 @@ def _geometry(base: Tensor, view: Tensor) -> tuple:
 
 
 def _copy_slices_backward(node, g):
-    from ..ops.elementwise import arithmetic as M
+    from ..ops.elementwise import arithmetic as M, copies
     from ..ops.movement.view_grads import as_parts, from_parts, transfer
     span, base_layout, view_layout, parts = node.attrs
     if parts == "base":  # work on the real parts of the complex gradient
@@ -161,7 +161,7 @@ def _copy_slices_backward(node, g):
     rest = None
     if node.next_functions[0][0] is not None:  # the base's old history: everything but the written region
         with no_grad():
-            ones = M.fill_(Tensor._empty(view_layout[0], g.dtype, g.device), 1)
+            ones = copies.fill_(Tensor._empty(view_layout[0], g.dtype, g.device), 1)
             written = M.ne(transfer(ones, span, view_layout, base_layout), 0)
         rest = M.where(written, 0.0, g)
     region = transfer(g, span, base_layout, view_layout) if node.next_functions[1][0] is not None else None
@@ -221,23 +221,23 @@ def _keep_saved_values(node, out: Tensor) -> None:
     hits = [k for k, t in enumerate(saved) if t is out]
     if len(hits) != 1:
         return
-    from ..ops.elementwise import arithmetic as M
+    from ..ops.elementwise import copies
     k = hits[0]
-    copy = M.clone(out)
+    copy = copies.clone(out)
     node._saved = saved[:k] + (copy,) + saved[k + 1:]
     node._versions = _versioned(node._versions, k, copy._version)
 
 
 def write_through_view(out: Tensor, result: Tensor) -> Tensor:
     """Store `result` (computed out of place, with its node) into `out` and rebase; returns `out`."""
-    from ..ops.elementwise import arithmetic as M
+    from ..ops.elementwise import copies
     base = out._base
     if base is not None and base is not out:
         check_view_write(out)
     if result.grad_fn is not None:
         _keep_saved_values(result.grad_fn, out)
     with no_grad(), no_tangents():
-        M.convert(result, out.dtype, out=out)
+        copies.convert(result, out.dtype, out=out)
     if base is None or base is out:  # the whole base is rewritten: it takes the result's history
         out.grad_fn, out._requires_grad = result.grad_fn, result._requires_grad
         out.__dict__.pop("_output_nr", None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 
 from ..tensor import Tensor
-from .elementwise import activations, arithmetic
+from .elementwise import activations, arithmetic, copies
 from .factories import conversion, creation
 from .indexing import sorting, subscript
 from .linalg import products
@@ -36,7 +36,7 @@ from .dispatch import torch_function
 from .dispatch.out_args import with_out as _with_out
 
 # (a later module's name wins where two export one)
-MODULES = (arithmetic, conversion, creation, views, shape_ops, reduce, stats, extremes, softmax, scan, products,
+MODULES = (arithmetic, copies, conversion, creation, views, shape_ops, reduce, stats, extremes, softmax, scan, products,
            sorting, subscript, sampling, activations, conv, pool, comparisons, torch_names)
 MODULES += (aliases, number_ops, scatter_views, signal_windows, special_functions, statistics, vector_ops)
 MODULES += (index_reduction, legacy_norms, complex_tensors, stft)

@@ -14,7 +14,7 @@ from ...tensor import Tensor
 from ...tensor import dtype as dt
 from . import compiled as complex_compiled  # noqa: F401  (complex fused groups compile: it registers their vocabulary)
 from ..elementwise import plans as ew
-from ..elementwise import arithmetic as M
+from ..elementwise import copies, arithmetic as M
 from ..elementwise import number_ops
 from ..factories.creation import zeros_like
 from ..dispatch.broadcast import broadcast_shapes
@@ -115,7 +115,7 @@ def view_as_real(input: Tensor) -> Tensor:
     if not input.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
     return record_view("view_as_real", input, _parts_view(input, True, 0),
-                       lambda node, g: (view_as_complex(M.contiguous(g)),))
+                       lambda node, g: (view_as_complex(copies.contiguous(g)),))
 
 
 def view_as_complex(input: Tensor) -> Tensor:
@@ -142,13 +142,13 @@ def view_as_complex(input: Tensor) -> Tensor:
 
 def view_as_real_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """view_as_real(input) in new memory."""
-    result = M.clone(view_as_real(input))
+    result = copies.clone(view_as_real(input))
     return result if out is None else out.copy_(result)
 
 
 def view_as_complex_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """view_as_complex(input) in new memory."""
-    result = M.clone(view_as_complex(input))
+    result = copies.clone(view_as_complex(input))
     return result if out is None else out.copy_(result)
 
 
@@ -192,7 +192,7 @@ def is_neg(input: Tensor) -> bool:
 
 def resolve_conj(input: Tensor) -> Tensor:
     """An unmarked copy of a conj() result (torch materializes the bit); input itself otherwise."""
-    return M.clone(input) if input.__dict__.get(_CONJ, False) else input
+    return copies.clone(input) if input.__dict__.get(_CONJ, False) else input
 
 
 def resolve_neg(input: Tensor) -> Tensor:

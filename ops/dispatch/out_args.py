@@ -91,7 +91,7 @@ def _tensors(args: tuple, kwargs: dict) -> tuple:
 
 def write(op: str, result, out, inputs: tuple, all_elements: bool = False, rule: str | None = None):
     """`result` (a tensor or a tuple of them) written into `out` by op's rule; returns out (as result's type)."""
-    from ..elementwise.arithmetic import copy_
+    from ..elementwise.copies import copy_
     results = result if isinstance(result, tuple) else (result,)
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
     if len(outs) != len(results) or not all(isinstance(o, Tensor) for o in outs):

@@ -17,7 +17,7 @@ from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from . import plans as ew
-from . import arithmetic as M
+from . import arithmetic as M, copies
 from .plans import apply, unary_method
 from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.factory_args import CHECKED_NAME, overflows
@@ -72,16 +72,16 @@ def _float_only(name: str, x: Tensor) -> None:
 
 def _opmath(x: Tensor) -> Tensor:
     """`x` in the dtype a chain of ops should run in (float32 for 16-bit floats)."""
-    return M.convert(x, dt.float32) if x.dtype in _HALF else x
+    return copies.convert(x, dt.float32) if x.dtype in _HALF else x
 
 
 def _store(name: str, y: Tensor, dtype: dt.dtype, out: Tensor | None) -> Tensor:
     """The result `y` as `dtype`, or written into `out` (PyTorch's casting rule checked)."""
     if out is None:
-        return y if y.dtype is dtype else M.convert(y, dtype)
+        return y if y.dtype is dtype else copies.convert(y, dtype)
     _check_tensor(name, out, "out")
     ew.check_inplace(name, out, ew.Plan(y._v.shape, dtype, None, None))
-    return M.convert(y, out.dtype, out=out)
+    return copies.convert(y, out.dtype, out=out)
 
 
 def _run(name: str, x: Tensor, body, inplace: bool = False, float_only: bool = True,
@@ -99,7 +99,7 @@ def _run(name: str, x: Tensor, body, inplace: bool = False, float_only: bool = T
             out = _store(name, y, x.dtype if x.dtype.is_floating_point else y.dtype, None)
         def backward(node, g):  # (16-bit floats in opmath precision, as torch's kernels)
             gx = grad(_opmath(node.saved_tensors[0]), _opmath(g))
-            return (gx if gx.dtype is g.dtype else M.convert(gx, g.dtype),)
+            return (gx if gx.dtype is g.dtype else copies.convert(gx, g.dtype),)
         record(_TORCH_NODE.get(name) or name, backward, (x,), (out,), saved=(x,))
         return out
     y = body(_opmath(x) if opmath else x)
@@ -425,7 +425,7 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
     _check_tensor("nan_to_num", input)
     check_limited("nan_to_num", input.dtype)
     if not input.dtype.is_floating_point:
-        return _store("nan_to_num", input, input.dtype, out) if out is not None else M.clone(input)
+        return _store("nan_to_num", input, input.dtype, out) if out is not None else copies.clone(input)
     info = _finfo(input.dtype)
     posinf = float(info.max) if posinf is None else posinf
     neginf = float(info.min) if neginf is None else neginf
@@ -458,7 +458,7 @@ def _addc(name: str, input, tensor1, tensor2, value, out, combine) -> Tensor:
     if result.category == dt.INT and isinstance(value, float):
         value = int(value)  # PyTorch casts the scalar to the integral result type
     # every operand in the promoted (or, for 16-bit floats, float32) precision before value scales it, as torch
-    args = [_opmath(t) if result in _HALF else t if t.dtype is result else M.convert(t, result)
+    args = [_opmath(t) if result in _HALF else t if t.dtype is result else copies.convert(t, result)
             for t in (input, tensor1, tensor2)]
     scaled = args[1] if value == 1 else M.mul(args[1], value)
     return _store(name, M.add(args[0], combine(scaled, args[2])), result, out)
@@ -545,7 +545,7 @@ def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     dtype = input.dtype if input.dtype.is_floating_point else dt.get_default_dtype()
-    x = _opmath(input) if input.dtype.is_floating_point else M.convert(input, dtype)
+    x = _opmath(input) if input.dtype.is_floating_point else copies.convert(input, dtype)
     total = None
     for k in range(p):  # PyTorch's order: offsets -(p-1)/2 ... 0
         offset = -(p - 1) / 2 + k / 2

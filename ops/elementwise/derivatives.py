@@ -16,14 +16,14 @@ from ...autograd.graph import _NO_EDGE, Node, node_class
 from ...tensor import Tensor
 from ...tensor.dtype import COMPLEX
 from . import plans as ew
-from . import arithmetic as M
+from . import copies, arithmetic as M
 
 ap = ew.apply
 _LN2, _LN10, _2_SQRTPI = math.log(2.0), math.log(10.0), 2.0 / math.sqrt(math.pi)
 
 
 def _zero(g: Tensor) -> Tensor:
-    return M.fill_(M.convert(g, g.dtype), 0)
+    return copies.fill_(copies.convert(g, g.dtype), 0)
 
 
 def _tie_share(a, b, g, loses):

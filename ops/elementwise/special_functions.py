@@ -14,7 +14,7 @@ from ...autograd.grad_mode import no_grad
 from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from . import arithmetic as M
+from . import arithmetic as M, copies
 from . import special_kernels as K
 from .activations import logit, mvlgamma, polygamma
 from ..dispatch.broadcast import broadcast_shapes
@@ -47,12 +47,12 @@ def _result_dtype(*tensors: Tensor) -> dt.dtype:
 
 
 def _f64(x: Tensor) -> Tensor:
-    return x if x.dtype is dt.float64 else M.convert(x, dt.float64)
+    return x if x.dtype is dt.float64 else copies.convert(x, dt.float64)
 
 
 def _finish(name: str, value64: Tensor, dtype: dt.dtype, inputs: tuple, backward) -> Tensor:
     """`value64` (computed without a graph) in `dtype`, with `backward(node, g)` attached when needed."""
-    out = value64 if dtype is dt.float64 else M.convert(value64, dtype)
+    out = value64 if dtype is dt.float64 else copies.convert(value64, dtype)
     if needs_grad(inputs):
         record(name, backward, inputs, (out,), saved=inputs + (out,))
     return out
@@ -87,7 +87,7 @@ def ndtr(input: Tensor) -> Tensor:
     """The standard normal CDF, as PyTorch computes it: (1 + erf(x / sqrt 2)) / 2 in the input's dtype."""
     x = _tensor(input, "ndtr")
     if not x.dtype.is_floating_point:
-        x = M.convert(x, dt.get_default_dtype())
+        x = copies.convert(x, dt.get_default_dtype())
     return M.mul(M.add(M.erf(M.mul(x, _SQRT1_2)), 1.0), 0.5)
 
 
@@ -311,7 +311,7 @@ def _no_grad_op(name: str, *args) -> Tensor:
     dtype = _result_dtype(*tensors)
     shape = broadcast_shapes(*(tuple(t.shape) for t in tensors))
     (value,) = launch("special_" + name, tuple(tensors), [(shape, dt.float64)])
-    return value if dtype is dt.float64 else M.convert(value, dtype)
+    return value if dtype is dt.float64 else copies.convert(value, dtype)
 
 
 def _unary(name: str):

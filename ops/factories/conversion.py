@@ -4,7 +4,7 @@ from __future__ import annotations
 from ...tensor import Tensor, device as _device
 from ...tensor import dtype as dt
 from ...tensor.tensor import INFERENCE, contiguous_strides
-from ..elementwise.arithmetic import convert
+from ..elementwise.copies import convert
 
 __all__: list = []
 METHODS: dict = {}

@@ -13,7 +13,7 @@ from ..dispatch.factory_args import (check_requires_grad, check_shape, device_ar
                                      empty_strided_tensor, fill_scalar, int_arg, new_tensor_checked, number_arg,
                                      out_dtype, reject_extra, size_tuple, size_varargs, tensor_arg, write_out)
 from .from_data import as_tensor, copied, from_numpy, tensor
-from ..elementwise.arithmetic import fill_, fill_values
+from ..elementwise.copies import fill_, fill_values
 from .ranges import arange, linspace, logspace
 from ..dispatch.limited_dtypes import check as check_limited
 from .uninitialized import filled

@@ -18,7 +18,7 @@ from ...vm import View
 from ..elementwise.float8 import cast as float8_cast, is_float8
 from ..complex_numbers.half import cast as complex32_cast, widened as complex32_widened
 from ..dispatch.factory_args import CPU, OPEN_BLOCKS, check_requires_grad, device_arg, dtype_arg
-from ..elementwise.arithmetic import convert
+from ..elementwise.copies import convert
 from ..dispatch.user_frame import user_stacklevel
 
 __all__ = ["tensor", "as_tensor", "from_numpy"]

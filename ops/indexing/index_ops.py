@@ -14,7 +14,7 @@ from ...autograd.view_inplace import inplace_writer
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...vm.codegen import kernel_module
-from ..elementwise import arithmetic as M
+from ..elementwise import copies, arithmetic as M
 from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.kernel_launch import launch_into, register_kernel
 from ..elementwise.plans import torch_name
@@ -150,7 +150,7 @@ def _index_add_backward(node, g):
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """A copy of `input` with alpha * source added at `index` along `dim`."""
-    return index_add_(M.clone(input), dim, index, source, alpha=alpha)
+    return index_add_(copies.clone(input), dim, index, source, alpha=alpha)
 
 
 def _along(a: np.ndarray, dim: int) -> np.ndarray:
@@ -210,7 +210,7 @@ def _index_copy_backward(node, g):
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of `input` with the slices at `index` along `dim` replaced by `source`."""
-    return index_copy_(M.clone(input), dim, index, source)
+    return index_copy_(copies.clone(input), dim, index, source)
 
 
 @register_kernel("index_copy", "cpu")
@@ -256,7 +256,7 @@ def _index_fill_backward(node, g):
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     """A copy of `input` with the slices at `index` along `dim` set to `value`."""
-    return index_fill_(M.clone(input), dim, index, value)
+    return index_fill_(copies.clone(input), dim, index, value)
 
 
 @register_kernel("index_fill", "cpu")
@@ -328,7 +328,7 @@ def _put_backward(node, g):
 
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of `input` with source's values put at the flat `index`."""
-    return put_(M.clone(input), index, source, accumulate)
+    return put_(copies.clone(input), index, source, accumulate)
 
 
 @register_kernel("put", "cpu")

@@ -16,7 +16,7 @@ from ...autograd.grad_mode import no_grad
 from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from ..elementwise import arithmetic as M
+from ..elementwise import copies, arithmetic as M
 from . import scatter as S
 from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.kernel_launch import launch_into, register_kernel
@@ -38,14 +38,14 @@ def host_result(arr: np.ndarray, dtype: dt.dtype, device, out: Tensor | None = N
     if out is None:
         return result
     S.prepare_out(out, result._v.shape, dtype, reads)
-    return M.copy_(out, result)
+    return copies.copy_(out, result)
 
 
 def _broadcast_copy(input: Tensor, shape: tuple) -> Tensor:
     """A new contiguous tensor of `shape` holding `input` broadcast to it (differentiable)."""
     if tuple(input._v.shape) == tuple(shape):
-        return M.clone(input)
-    return M.copy_(Tensor._empty(tuple(shape), input.dtype, input.device), input)
+        return copies.clone(input)
+    return copies.copy_(Tensor._empty(tuple(shape), input.dtype, input.device), input)
 
 
 def _check_bool_mask(mask: Tensor, message: str) -> None:
@@ -67,7 +67,7 @@ def _fill_value(self: Tensor, value, op: str):
                 _check_complex_fill(number, self.dtype)
             return S.scalar_for(self.dtype, number.real if self.dtype is not dt.bool_ else bool(number))
         same_memory = value._v.blob is self._v.blob  # reading self while writing it: take the value first
-        return value if value.dtype is self.dtype and not same_memory else M.convert(value, self.dtype)
+        return value if value.dtype is self.dtype and not same_memory else copies.convert(value, self.dtype)
     if not isinstance(value, (numbers.Number, np.generic)):
         raise TypeError(f"{op}(): argument 'value' must be Number, not {type(value).__name__}")
     _check_fill_fits(value, self.dtype)

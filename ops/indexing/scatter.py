@@ -22,7 +22,7 @@ from ...tensor import dtype as dt
 from ...tensor.tensor import contiguous_strides, numel_of
 from ...vm import View
 from ..elementwise import plans as ew
-from ..elementwise import arithmetic as M
+from ..elementwise import copies, arithmetic as M
 from ..dispatch.kernel_launch import launch
 from ..dispatch.kernel_launch import launch_into, register_kernel
 from ..elementwise.plans import torch_name
@@ -152,7 +152,7 @@ def check_out_grad(op: str, out, args: tuple) -> None:
 
 def filled(shape: tuple, like: Tensor, value=0) -> Tensor:
     """A new tensor of `shape` holding `value`, with `like`'s dtype and device."""
-    return M.fill_(Tensor._empty(tuple(shape), like.dtype, like.device), value)
+    return copies.fill_(Tensor._empty(tuple(shape), like.dtype, like.device), value)
 
 
 def view_of(t: Tensor, shape: tuple, strides: tuple, offset: int) -> Tensor:
@@ -375,7 +375,7 @@ def scatter_(self: Tensor, dim: int, index: Tensor, src=None, value=None, *, red
 
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None, *, reduce: str | None = None) -> Tensor:
     """A copy of `input` with `src` (or `value`) scattered into it along `dim` (see scatter_)."""
-    return scatter_(M.clone(input), dim, index, src, value, reduce=reduce)
+    return scatter_(copies.clone(input), dim, index, src, value, reduce=reduce)
 
 
 @register_kernel("scatter", "cpu")
@@ -402,7 +402,7 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of `input` with `src` added at `index` along `dim`."""
-    return scatter_add_(M.clone(input), dim, index, src)
+    return scatter_add_(copies.clone(input), dim, index, src)
 
 
 _REDUCTIONS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum, "amin": np.minimum}
@@ -427,7 +427,7 @@ def _scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     deferred = check_now(index, size1(self, dim), dim, exc=RuntimeError)
     grad = inplace_grad(self, (src,))
     if grad and reduce in _NEEDS_VALUES and before is None:
-        before = M.clone(self)
+        before = copies.clone(self)
     launch_into("scatter_reduce", (index, src), (self,), (dim, reduce, bool(include_self)), checks_data=deferred)
     if grad:
         saved = (index, src, before, self) if reduce in _NEEDS_VALUES else (index,)
@@ -446,7 +446,7 @@ def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                    include_self: bool = True) -> Tensor:
     """A copy of `input` with `src` reduced into it at `index` along `dim`."""
-    return _scatter_reduce(M.clone(input), dim, index, src, reduce, include_self, input)
+    return _scatter_reduce(copies.clone(input), dim, index, src, reduce, include_self, input)
 
 
 def _reduce_sum_grads(g, dim, index, include_self, src, before, result):
@@ -462,7 +462,7 @@ def _reduce_mean_grads(g, dim, index, include_self, src, before, result):
 def _reduce_extreme_grads(g, dim, index, include_self, src, before, result):
     # ties share the gradient evenly, as in torch
     self_wins, src_wins = M.eq(before, result), M.eq(src, gather(result, dim, index))
-    share = g / scatter_add(M.convert(self_wins, g.dtype), dim, index, M.convert(src_wins, g.dtype))
+    share = g / scatter_add(copies.convert(self_wins, g.dtype), dim, index, copies.convert(src_wins, g.dtype))
     return M.where(self_wins, share, 0.0), M.where(src_wins, gather(share, dim, index), 0.0)
 
 
@@ -471,7 +471,7 @@ def _reduce_prod_grads(g, dim, index, include_self, src, before, result):
     nonzero_self = M.where(M.eq(before, 0), 1.0, before)
     grad_self = g * scatter_reduce(nonzero_self, dim, index, src, "prod", include_self=include_self) / nonzero_self
     src_zero = M.eq(src, 0)
-    zeros_there = gather(scatter_add(filled(g._v.shape, g), dim, index, M.convert(src_zero, g.dtype)), dim, index)
+    zeros_there = gather(scatter_add(filled(g._v.shape, g), dim, index, copies.convert(src_zero, g.dtype)), dim, index)
     lone_zero = M.logical_and(src_zero, M.eq(zeros_there, 1))
     without_lone = scatter_reduce(before, dim, index, M.where(lone_zero, 1.0, src), "prod", include_self=include_self)
     grad_src = M.where(lone_zero, gather(g * without_lone, dim, index),

@@ -28,7 +28,7 @@ from ...tensor.tensor import contiguous_strides
 from ...vm import View
 from . import index_ops as I
 from . import masked as K
-from ..elementwise import arithmetic as M
+from ..elementwise import copies, arithmetic as M
 from . import scatter as S
 from ..dispatch.broadcast import broadcast_shapes
 from ..factories.creation import full
@@ -295,7 +295,7 @@ def _add_at(g: Tensor, shape: tuple, dims: tuple, tensors: tuple) -> Tensor:
 def _written(like: Tensor, dims: tuple, tensors: tuple) -> Tensor:
     """A bool tensor shaped like `like`, True at the indexed positions."""
     with no_grad():
-        out = M.fill_(Tensor._empty(like._v.shape, dt.bool_, like.device), False)
+        out = copies.fill_(Tensor._empty(like._v.shape, dt.bool_, like.device), False)
         true = full((), True, dtype=dt.bool_, device=like.device)
         launch_into("index_put", (true,) + tensors, (out,), (dims, False))
     return out
@@ -415,7 +415,7 @@ def _setitem_backward(node, g):
     grad_self = grad_value = None
     if S.wants(node, 0):  # the overwritten positions get no gradient
         with no_grad():
-            written = M.fill_(Tensor._empty(g._v.shape, dt.bool_, g.device), False)
+            written = copies.fill_(Tensor._empty(g._v.shape, dt.bool_, g.device), False)
             _assign(written, items, True)
         grad_self = M.where(written, 0.0, g)
     if S.wants(node, 1):
@@ -431,9 +431,9 @@ def _assign(self: Tensor, index, value) -> bool:
         if isinstance(value, Tensor):
             value = _drop_leading_ones(value)
             S.check_expand(value, view._v.shape)
-            M.copy_(view, value)
+            copies.copy_(view, value)
         else:
-            M.fill_(view, S.scalar_for(self.dtype, value))
+            copies.fill_(view, S.scalar_for(self.dtype, value))
         return False
     if isinstance(value, Tensor):
         _check_put_dtype(self, value)
@@ -481,7 +481,7 @@ def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) 
         advanced.append((dim, ix))
         dim += ix.ndim if ix.dtype in _MASK_DTYPES else 1
     if not advanced:
-        return M.copy_(self, values)
+        return copies.copy_(self, values)
     S.check_no_overlap(self, indices + (values,))
     dims, tensors, shape = _index_plan(self, advanced)
     grad = S.inplace_grad(self, (values,))
@@ -505,7 +505,7 @@ def _index_put_backward(node, g):
 
 def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of `input` with input[indices] = values (or += with `accumulate`)."""
-    return index_put_(M.clone(input), indices, values, accumulate)
+    return index_put_(copies.clone(input), indices, values, accumulate)
 
 
 METHODS.update(__getitem__=getitem, __setitem__=setitem, index_put=index_put, index_put_=index_put_)

@@ -19,7 +19,7 @@ from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...tensor.tensor import numel_of
 from ..dispatch import autocast as _ac
-from ..elementwise import arithmetic as M
+from ..elementwise import arithmetic as M, copies
 from . import product_kernels as products  # noqa: F401 (registers the matmul, trace and cross kernels)
 from ..movement import views
 from ..dispatch.broadcast import broadcast_shapes
@@ -456,7 +456,7 @@ def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list, out: Tensor | N
     shape = tuple(s for i, s in enumerate(a._v.shape) if i not in dims_a) + \
         tuple(s for i, s in enumerate(b._v.shape) if i not in dims_b)
     result = contract([a, b], [term_a, term_b], free, shape, a.dtype)
-    return result if out is None else M.copy_(_resized(out, shape, result.dtype), result)
+    return result if out is None else copies.copy_(_resized(out, shape, result.dtype), result)
 
 
 def inner(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -541,7 +541,7 @@ def kron(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     spread_b = views.reshape(other, sum(((1, s) for s in sb), ()))
     shape = tuple(x * y for x, y in zip(sa, sb))
     result = views.reshape(M.mul(spread_a, spread_b), shape)
-    return result if out is None else M.copy_(_resized(out, shape, result.dtype), result)
+    return result if out is None else copies.copy_(_resized(out, shape, result.dtype), result)
 
 
 def _resized(out: Tensor, shape: tuple, d: dt.dtype) -> Tensor:

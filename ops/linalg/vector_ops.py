@@ -12,7 +12,7 @@ import numpy as np
 
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from ..elementwise import arithmetic as M
+from ..elementwise import arithmetic as M, copies
 from ..dispatch.broadcast import broadcast_shapes
 from ..factories.ranges import arange
 from ..reductions.stats import norm
@@ -37,7 +37,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out: Ten
     outer = M.mul(vec1.unsqueeze(1), vec2.unsqueeze(0))
     outer = outer if alpha == 1 else M.mul(outer, alpha)
     if beta == 0:  # input is ignored, NaN included, as in torch
-        result = M.clone(outer.expand(*broadcast_shapes(tuple(input.shape), tuple(outer.shape))))
+        result = copies.clone(outer.expand(*broadcast_shapes(tuple(input.shape), tuple(outer.shape))))
     else:
         result = M.add(input if beta == 1 else M.mul(input, beta), outer)
     return result if out is None else out.copy_(result)

@@ -145,7 +145,7 @@ def _to_copy_backward(node, g):
 
 def laid_out(x: Tensor, strides: tuple, dtype: dt.dtype | None = None, node: str = "to_copy") -> Tensor:
     """A copy of `x` (in `dtype`) with `strides`, whose grad_fn is torch's ToCopyBackward0 (or `node`'s)."""
-    from ..elementwise.arithmetic import convert
+    from ..elementwise.copies import convert
     dtype = x.dtype if dtype is None else dtype
     out = empty_strided_tensor(x._v.shape, strides, dtype, x.device)
     convert(x.detach(), dtype, out=out)
@@ -321,7 +321,7 @@ def relaid(result: Tensor, strides: tuple) -> Tensor:
 def _relaid(result: Tensor, strides: tuple) -> Tensor:
     """A copy of a result in the graph with `strides`, that keeps the result's node as its grad_fn."""
     out = empty_strided_tensor(result._v.shape, strides, result.dtype, result.device)
-    from ..elementwise.arithmetic import convert
+    from ..elementwise.copies import convert
     convert(result.detach(), result.dtype, out=out)
     out._v.blob.version = 0
     out.grad_fn, out._requires_grad, out._output_nr = result.grad_fn, True, result._output_nr

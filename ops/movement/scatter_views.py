@@ -8,7 +8,7 @@ clone for the copies.
 from __future__ import annotations
 
 from ...tensor import Tensor
-from ..elementwise import arithmetic as M
+from ..elementwise import copies
 from . import splits, views
 from ..factories.conversion import detach
 
@@ -25,7 +25,7 @@ def _check(op: str, input, src) -> None:
             raise TypeError(f"{op}(): argument '{arg}' (position {pos}) must be Tensor, not {type(value).__name__}")
 
 
-def _scatter(op: str, input: Tensor, src: Tensor, view_of, clone=M.clone) -> Tensor:
+def _scatter(op: str, input: Tensor, src: Tensor, view_of, clone=copies.clone) -> Tensor:
     _check(op, input, src)
     out = clone(input)
     region = view_of(out)
@@ -71,10 +71,10 @@ def _clone_preserving_strides(input: Tensor) -> Tensor:
     a plain clone keeps the graph), gets a plain clone."""
     from ..dispatch.mem_overlap import has_internal_overlap
     if input.requires_grad or has_internal_overlap(input):
-        return M.clone(input)
+        return copies.clone(input)
     v = input._v
     whole = views.as_strided(input, (v.blob.nbytes // input.dtype.itemsize,), (1,), 0)
-    return views.as_strided(M.clone(whole), v.shape, v.strides, v.offset)
+    return views.as_strided(copies.clone(whole), v.shape, v.strides, v.offset)
 
 
 METHODS.update(slice_scatter=slice_scatter, select_scatter=select_scatter, diagonal_scatter=diagonal_scatter,
@@ -86,8 +86,8 @@ def _copy_of(view_fn, name: str, doc: str):
     def fn(input: Tensor, *args, out: Tensor | None = None, **kwargs):
         result = view_fn(input, *args, **kwargs)
         if isinstance(result, (tuple, list)):
-            return [M.clone(r) for r in result]  # clone is a contiguous copy
-        copied = M.clone(result)
+            return [copies.clone(r) for r in result]  # clone is a contiguous copy
+        copied = copies.clone(result)
         return copied if out is None else out.copy_(copied)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc

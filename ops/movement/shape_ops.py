@@ -14,7 +14,7 @@ from ...tensor import Size, Tensor
 from ...tensor import dtype as dt
 from ...tensor.tensor import contiguous_strides
 from ...vm import View
-from ..elementwise import arithmetic as M
+from ..elementwise import copies
 from . import splits
 from ..dispatch.broadcast import broadcast_shapes as _broadcast_pair
 from ..factories.conversion import detach
@@ -257,7 +257,7 @@ def flip(input: Tensor, dims) -> Tensor:
     """A copy with the order of elements reversed along `dims` (laid out like `input`)."""
     dims = dims_arg(dims, input.ndim, "flip")
     check_limited("flip", input.dtype)
-    out = M.convert(_reversed_view(input, dims), input.dtype, out=empty_like_tensor(input, input.dtype, input.device))
+    out = copies.convert(_reversed_view(input, dims), input.dtype, out=empty_like_tensor(input, input.dtype, input.device))
     return record_view("flip", input, out, lambda node, g: (flip(g, node.attrs),), dims)
 
 
@@ -318,7 +318,7 @@ def _roll(input: Tensor, shifts: tuple, dims: tuple) -> Tensor:
         s = as_int(shift, "roll", "shifts") % n if n else 0
         if s:
             out = cat([slice_dim(out, d, n - s, s), slice_dim(out, d, 0, n - s)], d)
-    return out if out is not input else M.convert(input, input.dtype)
+    return out if out is not input else copies.convert(input, input.dtype)
 
 
 @_public
@@ -342,7 +342,7 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     elif k == 3:
         out = transpose(flip(x, (a,)), a, b)
     else:
-        out = M.convert(x, x.dtype)
+        out = copies.convert(x, x.dtype)
     return record_view("rot90", input, out, lambda node, g: (rot90(g, -node.attrs[0], node.attrs[1]),), (k, dims))
 
 
@@ -366,7 +366,7 @@ def repeat(self: Tensor, *repeats, **kwargs) -> Tensor:
     # (r0, s0, r1, s1, ...) with stride 0 on the r's, copied once, is the repeated tensor.
     pair_shape = sum(((r, s) for r, s in zip(repeats, shape)), ())
     pairs = make_view(self, pair_shape, sum(((0, st) for st in strides), ()), self._v.offset)
-    copy = M.convert(pairs, self.dtype)
+    copy = copies.convert(pairs, self.dtype)
     out = make_view(copy, out_shape, contiguous_strides(out_shape), 0)
     return record_view("repeat", self, out, _repeat_backward, (pair_shape, self._v.shape))
 
@@ -424,7 +424,7 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *,
     x = unsqueeze(input if input.ndim else flatten(input), d + 1)
     sizes = list(x._v.shape)
     sizes[d + 1] = repeats
-    copy = M.convert(expand(x, sizes), x.dtype)
+    copy = copies.convert(expand(x, sizes), x.dtype)
     return view(copy, shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
 
 
@@ -591,6 +591,6 @@ def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise RuntimeError("narrow_copy: narrow() cannot be applied to a 0-dim tensor.")
     if isinstance(dim, int) and dim >= input.ndim:  # torch checks this before wrapping the dim (RuntimeError)
         raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.")
-    out = M.convert(narrow(detach(input), dim, start, length), input.dtype)
+    out = copies.convert(narrow(detach(input), dim, start, length), input.dtype)
     return window_node("narrow_copy", narrow, input, out, dim, start, length)
 

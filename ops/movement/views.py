@@ -19,7 +19,7 @@ from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...tensor.tensor import contiguous_strides, numel_of
 from ...vm import View
-from ..elementwise import arithmetic as M
+from ..elementwise import copies
 from ..dispatch.dim_args import as_int, dims_arg, exporter, infer_size, size_args, wrap_dim  # noqa: F401 (re-exported)
 from ..elementwise.plans import check_leaf_inplace, torch_name
 from ..dispatch.mem_overlap import check_written
@@ -104,7 +104,7 @@ def _contiguous_view(t: Tensor, shape: tuple) -> Tensor:
     strides = view_strides(t._v.shape, t._v.strides, shape)
     if strides is not None:
         return shaped(_restride(t, shape, strides), t)
-    copy = M.contiguous(t)  # (row-major whatever clone's memory_format rule would keep)
+    copy = copies.contiguous(t)  # (row-major whatever clone's memory_format rule would keep)
     out = _restride(copy, shape, contiguous_strides(shape))
     out.__dict__.pop("_base", None)  # torch's _unsafe_view: the copy is no one's view (its `_base` is None)
     return shaped(out, copy, "unsafe_view")
@@ -188,7 +188,7 @@ def reshape_as(self: Tensor, other: Tensor) -> Tensor:
 @_public
 def ravel(input: Tensor) -> Tensor:
     """A 1-D view of a contiguous tensor, else a contiguous 1-D copy."""
-    flat = M.contiguous(input)
+    flat = copies.contiguous(input)
     return shaped(_restride(flat, (flat.numel(),), (1,)), flat)
 
 

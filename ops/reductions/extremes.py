@@ -9,7 +9,7 @@ import functools
 
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from ..elementwise import arithmetic as M
+from ..elementwise import arithmetic as M, copies
 from ..complex_numbers.tensors import refuse_complex
 from ..dispatch.limited_dtypes import check as check_limited
 from ..dispatch.return_types import return_type
@@ -112,7 +112,7 @@ def _written(op: str, input: Tensor, results: tuple, outs: tuple) -> tuple:
     check_out_grad(op, outs[0], (input,))
     for o, r in zip(outs, results):
         prepare_out(o, r._v.shape, input.dtype, (input,))
-    return tuple(M.copy_(o, r) for o, r in zip(outs, results))
+    return tuple(copies.copy_(o, r) for o, r in zip(outs, results))
 
 
 def _aminmax_backward(node, g_min, g_max):

@@ -13,7 +13,7 @@ import numpy as np
 from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from ..elementwise import arithmetic as M
+from ..elementwise import arithmetic as M, copies
 from ..factories.creation import zeros_like
 from ..dispatch.kernel_launch import launch
 from ..dispatch.kernel_launch import launch_into
@@ -138,7 +138,7 @@ def _in_place(op: str, backward):
         grad = needs_grad((self,))
         if grad:
             check_leaf_inplace(self)
-        before = M.clone(self) if grad and op == "cumprod" else None  # what the backward reads gets overwritten
+        before = copies.clone(self) if grad and op == "cumprod" else None  # what the backward reads gets overwritten
         launch_into(op, (self,), (self,), (axes, compute.np, None))
         if grad:
             saved = () if before is None else (before, self)

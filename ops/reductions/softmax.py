@@ -12,7 +12,7 @@ from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from ..elementwise import arithmetic as M
+from ..elementwise import arithmetic as M, copies
 from ..movement import many_dims
 from ..rowwise import softmax_rows
 from ..elementwise.plans import torch_name
@@ -30,14 +30,14 @@ def _softmax_input(op: str, x: Tensor, dim, dtype) -> tuple:
     if dim is None:
         raise TypeError(f"{op}(): argument 'dim' (position 2) must be int, not NoneType")
     if dtype_arg(dtype, op) is not None and dtype is not x.dtype:
-        x = M.convert(x, dtype)
+        x = copies.convert(x, dtype)
     d = one_axis(x, dim, op)[0]
     if (not x.dtype.is_floating_point or x.dtype.is_complex) and x.numel():
         kernel = f"{op}_lastdim_kernel_impl" if d == builtins.max(x.ndim - 1, 0) else f"{op}_kernel_impl"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{torch_name(x.dtype)}'")
     if len(x._v.shape) in (4, 5) and channels_last_like(x) is not None:
         x = x.contiguous()  # torch's CPU softmax computes on a contiguous input: its result is row-major
-    return (x if x.dtype.compute is x.dtype else M.convert(x, x.dtype.compute)), d, x.dtype
+    return (x if x.dtype.compute is x.dtype else copies.convert(x, x.dtype.compute)), d, x.dtype
 
 
 def _softmax_family(op: str, input: Tensor, dim, dtype, body, backward) -> Tensor:
@@ -49,7 +49,7 @@ def _softmax_family(op: str, input: Tensor, dim, dtype, body, backward) -> Tenso
             result = Tensor._empty(x._v.shape, out, x.device)
         else:
             result = body(x, d, out) if body is _log_softmax_body else body(x, d)
-            result = result if result.dtype is out else M.convert(result, out)
+            result = result if result.dtype is out else copies.convert(result, out)
     if needs_grad((input,)):
         record(op, backward, (input,), (result,), (result,), d)
     return result
@@ -90,14 +90,14 @@ def _softmax_backward(node, g):
         return softmax_rows.softmax_rows_backward(g, y, False)
     g, y, half = _widened(g, y)  # (16-bit: computed in float32 and rounded once, as torch's kernel)
     grad = y * (g - sum(g * y, node.attrs, keepdim=True))
-    return grad if half is None else M.convert(grad, half)
+    return grad if half is None else copies.convert(grad, half)
 
 
 def _widened(g: Tensor, y: Tensor) -> tuple:
     """(g, y) in float32 and their 16-bit dtype when y is float16/bfloat16, else (g, y, None)."""
     if y.dtype not in (dt.float16, dt.bfloat16):
         return g, y, None
-    return M.convert(g, dt.float32), M.convert(y, dt.float32), y.dtype
+    return copies.convert(g, dt.float32), copies.convert(y, dt.float32), y.dtype
 
 
 def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
@@ -112,8 +112,8 @@ def _log_softmax_body(x: Tensor, d: int, out: dt.dtype | None = None) -> Tensor:
     if out in (dt.float16, dt.bfloat16) and last:
         # torch's last-dim kernel keeps each row's sum, and then its log, in the 16-bit dtype
         shifted = M.sub(x, amax(x, d, keepdim=True))
-        total = M.convert(M.convert(sum(M.exp(shifted), d, keepdim=True), out), x.dtype)
-        return M.sub(shifted, M.convert(M.convert(M.log(total), out), x.dtype))
+        total = copies.convert(copies.convert(sum(M.exp(shifted), d, keepdim=True), out), x.dtype)
+        return M.sub(shifted, copies.convert(copies.convert(M.log(total), out), x.dtype))
     if softmax_rows.takes(x, d):
         return softmax_rows.softmax_rows(x, True)
     shifted = M.sub(x, amax(x, d, keepdim=True))
@@ -126,7 +126,7 @@ def _log_softmax_backward(node, g):
         return softmax_rows.softmax_rows_backward(g, y, True)
     g, y, half = _widened(g, y)
     grad = g - M.exp(y) * sum(g, node.attrs, keepdim=True)
-    return grad if half is None else M.convert(grad, half)
+    return grad if half is None else copies.convert(grad, half)
 
 
 METHODS = {name: globals()[name] for name in __all__}

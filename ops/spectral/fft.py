@@ -15,7 +15,7 @@ import numpy as np
 from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from ..elementwise import arithmetic as M
+from ..elementwise import copies
 from ..complex_numbers.tensors import complex, conj, real
 from ..factories.creation import zeros, zeros_like
 from ..dispatch.kernel_launch import launch
@@ -122,7 +122,7 @@ def _check_input(op: str, x, real_only: bool = False) -> Tensor:
         return x
     if x.dtype in (dt.float16, dt.bfloat16):
         raise RuntimeError(f"Unsupported dtype {torch_name(x.dtype)}")
-    return x if x.dtype.is_floating_point else M.convert(x, dt.get_default_dtype())
+    return x if x.dtype.is_floating_point else copies.convert(x, dt.get_default_dtype())
 
 
 def _dims_and_sizes(op: str, x: Tensor, s, dim, default_dims) -> tuple:
@@ -183,7 +183,7 @@ def _complex_fft(op, input, s, dim, norm, forward, default_dims, out):
     x = _resized(x, dims, sizes)
     if not x.dtype.is_complex:
         x = _to_complex(x)
-    return _out(_c2c(x, dims, _norm(norm), forward) if dims else M.clone(x), out)
+    return _out(_c2c(x, dims, _norm(norm), forward) if dims else copies.clone(x), out)
 
 
 def _real_fft(op, input, s, dim, norm, default_dims, out, hermitian=False):
@@ -324,7 +324,7 @@ def rfftfreq(n: int, d: float = 1.0, *, out=None, dtype: dt.dtype | None = None,
 
 def _frequencies(ks: Tensor, n: int, d: float, dtype, device, requires_grad: bool, out) -> Tensor:
     dtype = dtype or dt.get_default_dtype()
-    result = M.convert(ks, dtype) * (1.0 / (n * d))
+    result = copies.convert(ks, dtype) * (1.0 / (n * d))
     if device is not None:
         result = result.to(device)
     result.requires_grad_(requires_grad)
@@ -335,7 +335,7 @@ def _shift(input: Tensor, dim, sign: int) -> Tensor:
     dims = list(range(input.ndim)) if dim is None else [_wrap(d, input.ndim, "fftshift")
                                                          for d in ([dim] if isinstance(dim, int) else dim)]
     if not dims:
-        return M.clone(input)
+        return copies.clone(input)
     return roll(input, [sign * (input.shape[d] // 2) for d in dims], dims)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from ..elementwise import arithmetic as mt
+from ..elementwise import arithmetic as mt, copies
 from ..factories.creation import empty, ones
 from ..factories.ranges import arange, linspace
 
@@ -100,7 +100,7 @@ def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype=None, layout=N
     constant = 2.0 * beta / (M if not sym else M - 1)
     k = linspace(-beta, min(beta, -beta + (M - 1) * constant), M, dtype=dtype, device=device,
                  requires_grad=requires_grad)
-    b = mt.convert(mt._number_tensor(float(beta)), dtype)  # beta in the window's dtype, as PyTorch (no NaN)
+    b = copies.convert(mt._number_tensor(float(beta)), dtype)  # beta in the window's dtype, as PyTorch (no NaN)
     return mt.div(mt.i0(mt.sqrt(mt.clamp_min(mt.sub(mt.mul(b, b), mt.mul(k, k)), 0.0))), mt.i0(b))
 
 
@@ -243,5 +243,5 @@ def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
     alpha = (n - 1) / 2.0
     ratio = mt.div(mt.sub(arange(n, dtype=dtype, device=device), alpha), alpha)
     inside = mt.clamp_min(mt.sub(1.0, mt.mul(ratio, ratio)), 0.0)
-    b = mt.convert(mt._number_tensor(float(beta)), dtype)
+    b = copies.convert(mt._number_tensor(float(beta)), dtype)
     return _finish_window(mt.div(mt.i0(mt.mul(mt.sqrt(inside), b)), mt.i0(b)), periodic, requires_grad)
