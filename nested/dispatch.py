@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops.dispatch import torch_function as tf
-from ..ops.elementwise.plans import OPS
+from ..ops.elementwise.declarations import OPS
 from ..tensor import Tensor
 from . import holes
 from .nested_tensor import NestedTensor, _alias, _components, _wrap, has_holes, make_strided, rejag

@@ -284,7 +284,7 @@ def test_complex_kernel_lowers_for_cuda(monkeypatch):
     from numba import types as nt
     from numba.cuda.compiler import compile_cuda
     import numba.cuda.dispatcher as cuda_dispatcher
-    from tidal.ops.elementwise import plans as ew
+    from tidal.ops.elementwise import declarations, plans as ew
     from tidal.vm import cuda as cuda_backend, codegen_cuda
     cuda_backend.runtime()
     monkeypatch.setattr(cuda_dispatcher, "get_current_device", lambda: types.SimpleNamespace(compute_capability=(8, 0)))
@@ -295,7 +295,7 @@ def test_complex_kernel_lowers_for_cuda(monkeypatch):
                        ("i1", ("div", "asin", "conj", "logaddexp", "sgn", "logical_not"))):
         d = tidal.complex64 if arg == "i0" else tidal.complex128
         for name in names:
-            op = ew.OPS[name]
+            op = declarations.OPS[name]
             plan = ew.plan_for(op, (tidal.ones(2, dtype=d),) * op.nin)
             lines.append((plan.expr, (arg,) * op.nin))
             out_types.append(numba_type[plan.dtype.name])

@@ -20,7 +20,7 @@ import pytest
 from op_db import OPS, sample
 
 import tidal
-from tidal.ops.elementwise import plans as ew
+from tidal.ops.elementwise import declarations, plans as ew
 from tidal.vm import codegen, codegen_cuda
 from tidal.vm.codegen import Program
 
@@ -197,7 +197,7 @@ def _lowering_case(names, dtype: str) -> tuple:
     d = getattr(tidal, dtype)
     lines, out_types = [], []
     for name in names:
-        op = ew.OPS[name]
+        op = declarations.OPS[name]
         args = tuple(tidal.ones(2, dtype=tidal.bool if op.rule == "where" and k == 0 else d) for k in range(op.nin))
         try:
             plan = ew.plan_for(op, args)
@@ -205,11 +205,11 @@ def _lowering_case(names, dtype: str) -> tuple:
             continue
         lines.append((plan.expr, ("i3", "i1", "i2") if op.rule == "where" else ("i0", "i1", "i2")[:op.nin]))
         out_types.append(_numba_type(plan.dtype.np))
-    lines.append((ew.plan_for(ew.OPS["add"], (tidal.ones(2, dtype=d), 2)).expr, ("i0", "i4")))
+    lines.append((ew.plan_for(declarations.OPS["add"], (tidal.ones(2, dtype=d), 2)).expr, ("i0", "i4")))
     out_types.append(out_types[-1] if dtype == "bool" else _numba_type(d.np))
     prog = Program(tuple(lines), 5, tuple(f"t{k}" for k in range(len(lines))))
     array = [nt.Array(t, 2, "A") for t in out_types] + [nt.Array(_numba_type(d.np), 2, "A")] * 3
-    scalar = _numba_type(ew.plan_for(ew.OPS["add"], (tidal.ones(2, dtype=d), 2)).scalar_types[1])
+    scalar = _numba_type(ew.plan_for(declarations.OPS["add"], (tidal.ones(2, dtype=d), 2)).scalar_types[1])
     return prog, tuple(array + [nt.Array(nt.boolean, 2, "A"), scalar])
 
 
@@ -241,7 +241,7 @@ _LOWERING_SETS = {
 def test_kernels_lower_for_cuda(dtype, monkeypatch):
     """The elementwise ops' expressions for `dtype`, in one generated CUDA kernel (2-d, broadcast
     layout, a scalar operand), type and lower to NVVM IR: what a GPU would compile."""
-    names = [n for n, op in ew.OPS.items() if _LOWERING_SETS[dtype](n, op)]
+    names = [n for n, op in declarations.OPS.items() if _LOWERING_SETS[dtype](n, op)]
     _lower(*_lowering_case(names, dtype), monkeypatch)
 
 

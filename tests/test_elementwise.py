@@ -18,7 +18,7 @@ from op_db import BY_NAME, DEFAULT_TOL, FLOATS, OPS, sample
 
 import tidal
 from tidal.ops.elementwise import activations as A
-from tidal.ops.elementwise import plans as ew
+from tidal.ops.elementwise import plans as ew, declarations
 from tidal.ops.elementwise import arithmetic as math_api
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's divide-by-zero and friends
@@ -515,7 +515,7 @@ def _accepts(name: str, dtype: tidal.dtype) -> bool:
     """Whether elementwise op `name` plans for `dtype` operands (the plan raises torch's dtype refusals)."""
     t = tidal.zeros(1, dtype=dtype)
     try:
-        ew.plan_for(ew.OPS[name], (t,) * ew.OPS[name].nin)
+        ew.plan_for(declarations.OPS[name], (t,) * declarations.OPS[name].nin)
     except (RuntimeError, TypeError):  # NotImplementedError is a RuntimeError
         return False
     return True
@@ -524,12 +524,12 @@ def _accepts(name: str, dtype: tidal.dtype) -> bool:
 def _every_template(dtype: tidal.dtype):
     """fn applying every elementwise op that accepts `dtype`, four ops per fused group (the VM only
     compiles groups with a few stored outputs)."""
-    names = [name for name in ew.OPS if _accepts(name, dtype)]
+    names = [name for name in declarations.OPS if _accepts(name, dtype)]
 
     def fn(x, y, z):
         outs = []
         for k, name in enumerate(names):
-            op = ew.OPS[name]
+            op = declarations.OPS[name]
             args = {1: (x,), 2: (x, y), 3: (z, x, y) if op.rule == "where" else (x, y, z)}[op.nin]
             outs.append(ew.apply(name, *args))
             if k % 4 == 3:

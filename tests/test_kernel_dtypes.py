@@ -16,20 +16,20 @@ import torch
 
 import tidal
 import tidal.compat as ttorch
-from tidal.ops.elementwise import plans as ew
+from tidal.ops.elementwise import declarations, plans as ew
 from tidal.ops.elementwise import arithmetic as math_api
 
 PLAN_PATCHED = hasattr(ew, "REAL_REJECT")
 HOOKS_PATCHED = hasattr(math_api, "kernel_dtypes")
 REAL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
-NAMES = sorted(n for n in ew.OPS if hasattr(torch, n) and n not in ("polygamma", "where"))
+NAMES = sorted(n for n in declarations.OPS if hasattr(torch, n) and n not in ("polygamma", "where"))
 
 
 def _operands(L, name: str, dtype: str) -> tuple:
     d = getattr(L, dtype)
     rows = ([True, False, True], [True, True, False], [False, True, True]) if dtype == "bool" else \
         ([1, 2, 3], [3, 1, 2], [2, 2, 2])
-    return tuple(L.tensor(r, dtype=d) for r in rows[:ew.OPS[name].nin])
+    return tuple(L.tensor(r, dtype=d) for r in rows[:declarations.OPS[name].nin])
 
 
 def _outcome(fn):

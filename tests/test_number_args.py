@@ -7,11 +7,11 @@ import pytest
 import torch
 
 import tidal.compat as ttorch
-from tidal.ops.elementwise import plans as ew
+from tidal.ops.elementwise import declarations, plans as ew
 from tidal.ops.elementwise import arithmetic as M
 from tidal.ops.dispatch import number_args as NA
 
-NAMES = sorted(({n for n, op in ew.OPS.items() if op.nin == 2 and hasattr(torch, n)} |
+NAMES = sorted(({n for n, op in declarations.OPS.items() if op.nin == 2 and hasattr(torch, n)} |
                 {"subtract", "multiply", "divide", "true_divide", "arctan2", "float_power", "clamp_min", "clamp_max"})
                - {"polygamma"})  # polygamma(n, input): an int order first, not a binary elementwise schema
 ARG_NAMES = {"clamp_min": ("input", "min"), "clamp_max": ("input", "max"), "pow": ("input", "exponent"),

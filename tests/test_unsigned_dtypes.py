@@ -471,11 +471,11 @@ def test_uint64_reads_python_ints_as_unsigned(d):
 def test_compiled_kernel():
     """Fused elementwise groups compile their expressions with numba: the casts to the unsigned dtypes exist
     in the compiled vocabulary (else such groups could only run as NumPy)."""
-    from tidal.ops.elementwise import plans as ew
+    from tidal.ops.elementwise import plans as ew, declarations
     from tidal.vm import codegen
     lines = []
     for k, (name, d) in enumerate((("mul", tidal.uint64), ("bitwise_xor", tidal.uint16), ("eq", tidal.uint32))):
-        plan = ew.plan_for(ew.OPS[name], (tidal.ones(2, dtype=d),) * 2)
+        plan = ew.plan_for(declarations.OPS[name], (tidal.ones(2, dtype=d),) * 2)
         lines.append((plan.expr, (f"i{2 * k}", f"i{2 * k + 1}")))
     prog = codegen.Program(tuple(lines), 6, ("t0", "t1", "t2"))
     ins = [np.array(v, dtype=d) for v, d in (([2 ** 63 + 1, 3], "uint64"), ([3, 2], "uint64"), ([65535, 7], "uint16"),

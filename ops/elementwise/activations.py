@@ -16,7 +16,7 @@ from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from . import plans as ew
+from . import declarations, plans as ew
 from . import arithmetic as M, copies
 from .plans import apply, unary_method
 from ..dispatch.broadcast import broadcast_shapes
@@ -257,13 +257,13 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 # gelu is one elementwise op (not a chain) so autograd saves only the input and a fused kernel
 # computes it once; the formula's order follows PyTorch's kernels.
 # TODO(core): move these two templates into ops/elementwise/plans.py's table.
-ew._declare("float", 1, {
+declarations._declare("float", 1, {
     "gelu": "{0} * 0.5 * (1 + erf({0} * %r))" % _SQRT1_2,
     "gelu_tanh": "0.5 * {0} * (1 + np.tanh(%r * ({0} + 0.044715 * ({0} * {0} * {0}))))" % _SQRT_2_OVER_PI,
 })
 # float32 (and bfloat16) computes in float32 as torch's vectorized kernel does, in its order: the float64 constants
 # of the template above made a compiled loop convert to float64 and back, at half the vector width (2x slower)
-ew._SINGLE_TEMPLATES[ew.OPS["gelu"].template] = \
+ew._SINGLE_TEMPLATES[declarations.OPS["gelu"].template] = \
     "{0} * as_float32(0.5) * (as_float32(1) + erf_single({0} * as_float32(%r)))" % _SQRT1_2
 _GELU_OPS = {"none": "gelu", "tanh": "gelu_tanh"}
 

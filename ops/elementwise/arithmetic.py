@@ -10,7 +10,7 @@ import numbers
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...autograd.graph import needs_grad, record
-from . import plans as ew
+from . import plans as ew, declarations
 from .copies import _zero_grad, convert, copy_
 from ..dispatch import kernel_dtypes, limited_dtypes
 from ..movement import many_dims
@@ -85,7 +85,7 @@ def _make_binary(name: str):
     return _public(fn)
 
 
-for _name, _op in ew.OPS.items():
+for _name, _op in declarations.OPS.items():
     if _name in ("add", "sub", "where", "clamp", "lerp", "div"):
         continue
     if _op.nin == 1:
@@ -127,9 +127,9 @@ METHODS["round_"] = _round_
 def _result_dtype(name: str, args: tuple) -> dt.dtype:
     """The dtype elementwise op `name` promotes `args` to (tensors of more than 64 dims too)."""
     try:
-        return ew.plan_for(ew.OPS[name], args).dtype
+        return ew.plan_for(declarations.OPS[name], args).dtype
     except many_dims.TooManyDims:
-        return many_dims.result_dtype(ew.plan_for, ew.OPS[name], args)
+        return many_dims.result_dtype(ew.plan_for, declarations.OPS[name], args)
 
 
 _NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
@@ -155,7 +155,7 @@ def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
         return result
     if out is not None:  # (the composite below writes with copy_, which would cast anything into `out`)
         try:
-            ew.check_inplace("pow", out, ew.plan_for(ew.OPS["pow"], (input, exponent)))
+            ew.check_inplace("pow", out, ew.plan_for(declarations.OPS["pow"], (input, exponent)))
         except many_dims.TooManyDims:  # (no plan past 64 dims: the composite's own ops check their dtypes)
             pass
     if not isinstance(exponent, Tensor) or exponent.dtype.np.kind != "i":  # a number, or never negative
