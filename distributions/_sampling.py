@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..autograd import Function
-from ..ops.random import sampling as _random
+from ..ops.random import samplers
 from ..ops.dispatch.kernel_launch import launch
 from ..ops.dispatch.kernel_launch import register_kernel
 from ..tensor import Tensor
@@ -31,8 +31,8 @@ def _binomial_sampler(rng, shape, dtype, ins):
 
 
 for _name, _fn in (("_standard_gamma", _gamma_sampler), ("binomial", _binomial_sampler)):
-    _random.SAMPLERS[_name] = _fn
-    register_kernel(_name, "cpu")(_random._random_kernel)
+    samplers.SAMPLERS[_name] = _fn
+    register_kernel(_name, "cpu")(samplers._random_kernel)
 
 
 def _digamma(a: np.ndarray) -> np.ndarray:
@@ -88,7 +88,7 @@ class _StandardGamma(Function):
 
     @staticmethod
     def forward(ctx, alpha: Tensor) -> Tensor:
-        x = _random._fresh("_standard_gamma", "_standard_gamma", (), Tensor._empty(tuple(alpha.shape), alpha.dtype,
+        x = samplers._fresh("_standard_gamma", "_standard_gamma", (), Tensor._empty(tuple(alpha.shape), alpha.dtype,
                            alpha.device), False, None, (alpha,))
         ctx.save_for_backward(alpha, x)
         return x
@@ -118,4 +118,4 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
         from ..ops import broadcast_tensors
         count, prob = (t.contiguous() for t in broadcast_tensors(count, prob))
     out = Tensor._empty(tuple(count.shape), count.dtype, count.device)
-    return _random._fresh("binomial", "binomial", (), out, False, generator, (count, prob))
+    return samplers._fresh("binomial", "binomial", (), out, False, generator, (count, prob))
