@@ -315,7 +315,8 @@ from .functional_shape import __all__ as _shape_all  # noqa: E402
 from .functional_attention import *  # noqa: E402,F401,F403
 from .functional_attention import __all__ as _attention_all  # noqa: E402
 
-from ..ops.windowed.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold  # noqa: E402,F401
+from ..ops.windowed.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d  # noqa: E402,F401
+from ..ops.windowed.fold import fold, unfold  # noqa: E402,F401
 from ..ops.windowed.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
                                  avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
 from ..ops.windowed import conv as _conv, pool as _pool  # noqa: E402

@@ -14,8 +14,8 @@ from .indexing import sorting, subscript
 from .linalg import products
 from .movement import shape_ops, views
 from .random import sampling
-from .reductions import reduce, extremes, softmax, stats, scan  # (the plumbing first)
-from .windowed import conv, pool
+from .reductions import reduce, extremes, softmax as softmax_module, stats, scan  # (the plumbing first)
+from .windowed import conv, fold as fold_module, pool
 from .reductions import comparisons  # (was extra.py: it builds on reduce, linalg and the rest)
 from .elementwise import aliases, number_ops, special_functions
 from .linalg import vector_ops
@@ -26,21 +26,21 @@ from .dispatch import number_args
 from .indexing import index_reduction
 from .linalg import legacy_norms
 from .complex_numbers import grad as complex_grad, tensors as complex_tensors
-from .spectral import stft
+from .spectral import stft as stft_module
 from .factories import interop, tensor_memory
-from .linalg import lobpcg, removed
+from .linalg import lobpcg as lobpcg_module, removed
 from .dispatch import grad_attrs
 from .linalg import torch_names  # the torch.* linalg names (after comparisons, which loads tidal.linalg)
 from .factories import shared_memory, sparse_coo, storage
 from .dispatch import torch_function
 from .dispatch.out_args import with_out as _with_out
 
-# (a later module's name wins where two export one)
-MODULES = (arithmetic, copies, conversion, creation, views, shape_ops, reduce, stats, extremes, softmax, scan, products,
-           sorting, subscript, sampling, activations, conv, pool, comparisons, torch_names)
+# (a later module's name wins where two export one; a module named like its function is bound as <name>_module)
+MODULES = (arithmetic, copies, conversion, creation, views, shape_ops, reduce, stats, extremes, softmax_module, scan,
+           products, sorting, subscript, sampling, activations, conv, fold_module, pool, comparisons, torch_names)
 MODULES += (aliases, number_ops, scatter_views, signal_windows, special_functions, statistics, vector_ops)
-MODULES += (index_reduction, legacy_norms, complex_tensors, stft)
-MODULES += (tensor_memory, interop, removed, lobpcg, grad_attrs, sparse_coo, shared_memory, storage,
+MODULES += (index_reduction, legacy_norms, complex_tensors, stft_module)
+MODULES += (tensor_memory, interop, removed, lobpcg_module, grad_attrs, sparse_coo, shared_memory, storage,
             torch_function)
 
 # Set by tidal.comm.global_tensor: dispatch(name, fn, args, kwargs) runs an op on global tensors.

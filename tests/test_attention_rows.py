@@ -21,7 +21,7 @@ def kernels(request, compile_here, monkeypatch):  # noqa: F811 - the fixture abo
     if request.param == "numpy":
         monkeypatch.setattr(attention_rows, "_compiled", lambda: None)
     else:
-        assert codegen.kernel_module(".attention_kernels", "tidal.ops", spent=1e9) is not None
+        assert codegen.kernel_module(".attention_kernels", "tidal.ops.rowwise", spent=1e9) is not None
     calls = []
     original = attention_rows.launch
     monkeypatch.setattr(attention_rows, "launch", lambda name, *a: (calls.append(name), original(name, *a))[1])

@@ -19,7 +19,7 @@ TOL = {np.float64: dict(rtol=1e-9, atol=1e-9), np.float32: dict(rtol=2e-4, atol=
 @pytest.fixture(params=["threads", "one thread"])
 def image_kernels(request, compile_here, monkeypatch):  # noqa: F811 - the fixture above
     """The per-image kernels, loaded, with their calls counted by work kind; run on numba's threads or on one."""
-    kernels = codegen.kernel_module(".conv_image_kernels", "tidal.ops", spent=1e9)
+    kernels = codegen.kernel_module(".conv_image_kernels", "tidal.ops.windowed", spent=1e9)
     assert kernels is not None
     calls = []
     for name in ("run_parallel", "run_serial"):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ... import ops
+from ...ops.windowed.fold import unfold as _unfold  # (the function: ops.unfold is wrapped for global tensors)
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -210,7 +211,7 @@ class Unfold(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         """F.unfold of the input."""
-        return ops.conv.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+        return _unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
