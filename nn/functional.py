@@ -317,13 +317,15 @@ from .functional_attention import __all__ as _attention_all  # noqa: E402
 
 from ..ops.windowed.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d  # noqa: E402,F401
 from ..ops.windowed.fold import fold, unfold  # noqa: E402,F401
-from ..ops.windowed.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
-                                 avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
+from ..ops.windowed.adaptive_pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
+                                          adaptive_max_pool2d)
+from ..ops.windowed.pool import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
 from ..ops.windowed import conv as _conv, pool as _pool  # noqa: E402
 
 __all__ += _norm_all + _loss_all + _shape_all + _attention_all + _conv.__all__ + _pool.__all__
 from ..ops.windowed.conv import conv3d, conv_tbc, conv_transpose3d  # noqa: E402,F401
 from ..ops.windowed.pool import *  # noqa: E402,F401,F403
+from ..ops.windowed.adaptive_pool import *  # noqa: E402,F401,F403
 from .functional_pool import *  # noqa: E402,F401,F403
 from .functional_pool import __all__ as _pool_extra_all  # noqa: E402
 from .functional_sparse import *  # noqa: E402,F401,F403

@@ -15,7 +15,7 @@ from .linalg import products
 from .movement import shape_ops, views
 from .random import sampling
 from .reductions import reduce, extremes, softmax as softmax_module, stats, scan  # (the plumbing first)
-from .windowed import conv, fold as fold_module, pool
+from .windowed import adaptive_pool, conv, fold as fold_module, pool
 from .reductions import comparisons  # (was extra.py: it builds on reduce, linalg and the rest)
 from .elementwise import aliases, number_ops, special_functions
 from .linalg import vector_ops
@@ -37,7 +37,8 @@ from .dispatch.out_args import with_out as _with_out
 
 # (a later module's name wins where two export one; a module named like its function is bound as <name>_module)
 MODULES = (arithmetic, copies, conversion, creation, views, shape_ops, reduce, stats, extremes, softmax_module, scan,
-           products, sorting, subscript, sampling, activations, conv, fold_module, pool, comparisons, torch_names)
+           products, sorting, subscript, sampling, activations, conv, fold_module, pool, adaptive_pool,
+           comparisons, torch_names)
 MODULES += (aliases, number_ops, scatter_views, signal_windows, special_functions, statistics, vector_ops)
 MODULES += (index_reduction, legacy_norms, complex_tensors, stft_module)
 MODULES += (tensor_memory, interop, removed, lobpcg_module, grad_attrs, sparse_coo, shared_memory, storage,
