@@ -28,7 +28,7 @@ from .lu import into_all, lu_factor_ex, lu_solve
 from .namespace import _check_float, _check_matrix, _into, _type_name, eigvalsh, inv, matrix_norm, pinv, solve, svdvals
 from ..dispatch.return_types import return_type
 from ..movement.shape_ops import cat
-from ..movement.views import diagonal as _diagonal
+from ..movement.slicing import diagonal as _diagonal
 
 __all__ = ["LinAlgError", "lstsq", "cond", "matrix_rank", "cholesky_ex", "inv_ex", "solve_ex", "householder_product",
            "matrix_exp", "matrix_power", "multi_dot", "tensorinv", "tensorsolve", "vander", "vecdot", "diagonal"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ...tensor import Tensor
 from ..elementwise import copies
-from . import splits, views
+from . import splits, slicing, views
 from ..factories.conversion import detach
 
 __all__ = ["slice_scatter", "select_scatter", "diagonal_scatter", "as_strided_scatter", "alias_copy",
@@ -50,17 +50,17 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
 
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     """A copy of input with src written into input.select(dim, index)."""
-    return _scatter("select_scatter", input, src, lambda t: views.select(t, dim, index))
+    return _scatter("select_scatter", input, src, lambda t: slicing.select(t, dim, index))
 
 
 def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """A copy of input with src written into input.diagonal(offset, dim1, dim2)."""
-    return _scatter("diagonal_scatter", input, src, lambda t: views.diagonal(t, offset, dim1, dim2))
+    return _scatter("diagonal_scatter", input, src, lambda t: slicing.diagonal(t, offset, dim1, dim2))
 
 
 def as_strided_scatter(input: Tensor, src: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """A copy of input with src written into input.as_strided(size, stride, storage_offset)."""
-    return _scatter("as_strided_scatter", input, src, lambda t: views.as_strided(t, size, stride, storage_offset),
+    return _scatter("as_strided_scatter", input, src, lambda t: slicing.as_strided(t, size, stride, storage_offset),
                     _clone_preserving_strides)
 
 
@@ -73,8 +73,8 @@ def _clone_preserving_strides(input: Tensor) -> Tensor:
     if input.requires_grad or has_internal_overlap(input):
         return copies.clone(input)
     v = input._v
-    whole = views.as_strided(input, (v.blob.nbytes // input.dtype.itemsize,), (1,), 0)
-    return views.as_strided(copies.clone(whole), v.shape, v.strides, v.offset)
+    whole = slicing.as_strided(input, (v.blob.nbytes // input.dtype.itemsize,), (1,), 0)
+    return slicing.as_strided(copies.clone(whole), v.shape, v.strides, v.offset)
 
 
 METHODS.update(slice_scatter=slice_scatter, select_scatter=select_scatter, diagonal_scatter=diagonal_scatter,
@@ -118,12 +118,12 @@ def _view(input: Tensor, size) -> Tensor:
 
 _COPIES = {
     "alias_copy": (_alias, "A new tensor equal to input."),
-    "as_strided_copy": (views.as_strided, "input.as_strided(size, stride, storage_offset), copied."),
+    "as_strided_copy": (slicing.as_strided, "input.as_strided(size, stride, storage_offset), copied."),
     "detach_copy": (detach, "input.detach(), copied."),
-    "diagonal_copy": (views.diagonal, "input.diagonal(offset, dim1, dim2), copied."),
+    "diagonal_copy": (slicing.diagonal, "input.diagonal(offset, dim1, dim2), copied."),
     "expand_copy": (_expand, "input.expand(size), copied."),
     "permute_copy": (_permute, "input.permute(dims), copied."),
-    "select_copy": (views.select, "input.select(dim, index), copied."),
+    "select_copy": (slicing.select, "input.select(dim, index), copied."),
     "slice_copy": (_slice, "input[start:end:step] along dim, copied."),
     "split_copy": (splits.split, "torch.split, each piece copied."),
     "split_with_sizes_copy": (splits.split_with_sizes, "torch.split_with_sizes, each piece copied."),
@@ -131,7 +131,7 @@ _COPIES = {
     "t_copy": (views.t, "input.t(), copied."),
     "transpose_copy": (views.transpose, "input.transpose(dim0, dim1), copied."),
     "unbind_copy": (splits.unbind, "torch.unbind, each piece copied."),
-    "unfold_copy": (views.unfold, "input.unfold(dimension, size, step), copied."),
+    "unfold_copy": (slicing.unfold, "input.unfold(dimension, size, step), copied."),
     "unsqueeze_copy": (views.unsqueeze, "input.unsqueeze(dim), copied."),
     "view_copy": (_view, "input.view(size) (or view(dtype)), copied."),
 }

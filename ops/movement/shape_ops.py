@@ -28,8 +28,8 @@ from ..dispatch.mem_overlap import check_out
 from .memory_format import CONTIGUOUS, cat_memory_format, format_strides
 from .splits import chunk, dsplit, hsplit, split, split_with_sizes, tensor_split, unbind, vsplit
 from .view_grads import record_view, window_node
-from .views import (expand, expanded, flatten, make_view, narrow, reshape, slice_dim, transpose, unsqueeze, unsqueezed,
-                    view, view_strides)
+from .views import expand, expanded, flatten, make_view, reshape, transpose, unsqueeze, unsqueezed, view, view_strides
+from .slicing import narrow, slice_dim
 from ..dispatch.limited_dtypes import check as check_limited
 from ..complex_numbers.half import fitted
 

@@ -13,7 +13,7 @@ from ..factories.creation import zeros
 from ..dispatch.dim_args import as_int, exporter, size_args, wrap_dim
 from ..elementwise.plans import torch_name
 from .view_grads import window_node
-from .views import selected, slice_dim
+from .slicing import selected, slice_dim
 
 __all__: list = []
 METHODS: dict = {}

@@ -16,7 +16,7 @@ import numpy as np
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..elementwise import arithmetic as M
-from ..movement import views
+from ..movement import views, slicing
 from ..factories.creation import ones_like, zeros_like
 from ..dispatch.kernel_launch import launch
 from ..dispatch.kernel_launch import register_kernel
@@ -172,7 +172,7 @@ def corrcoef(input: Tensor) -> Tensor:
     c = cov(input)
     if c.ndim == 0:
         return M.div(c, c)
-    diag = views.diagonal(c)
+    diag = slicing.diagonal(c)
     std = M.sqrt(diag.real if diag.dtype.is_complex else diag)
     c = M.div(M.div(c, std.unsqueeze(1)), std.unsqueeze(0))
     if c.dtype.is_complex:
