@@ -1,10 +1,13 @@
 """Arguments of the shape ops: ints, dims, sizes and shapes parsed as PyTorch does, with its errors.
 
-Also `exporter`, the decorator that views, shape_ops and splits use to publish their functions.
+Also `exporter`, the decorator that views, shape_ops and splits use to publish their functions, and the
+checks that an argument is a Tensor or a list of them.
 """
 from __future__ import annotations
 
 import operator
+
+from ...tensor import Tensor
 
 
 def exporter(names: list, methods: dict, namespace: dict):
@@ -89,3 +92,18 @@ def infer_size(shape: tuple, numel: int) -> tuple:
         raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
                            "unspecified dimension size -1 can be any value and is ambiguous")
     raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+
+
+def need_tensor(op: str, arg: str, pos: int, x) -> None:
+    """torch's TypeError when argument `arg` (at `pos`) of `op` is not a Tensor."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")
+
+
+def tensor_list(op: str, tensors: tuple) -> list:
+    """`f(a, b)` and `f([a, b])` both work, as in torch."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    for t in tensors:
+        need_tensor(op, "tensors", 1, t)
+    return list(tensors)

@@ -21,7 +21,7 @@ from .namespace import LinAlgError, _check_matrix, pinv
 from .namespace import cholesky as _linalg_cholesky
 from .namespace import qr as _linalg_qr
 from .namespace import svd as _linalg_svd
-from .namespace import svdvals
+from .namespace import det, inv, svdvals
 from .namespace import slogdet as _linalg_slogdet
 from ..random.sampling import randn
 from ..dispatch.return_types import return_type
@@ -192,3 +192,8 @@ METHODS.update(cholesky=cholesky, qr=qr, svd=svd, geqrf=geqrf, orgqr=orgqr, ormq
 METHODS.update(lu=lu, lu_solve=lu_solve, triangular_solve=triangular_solve, cholesky_solve=cholesky_solve,
                cholesky_inverse=cholesky_inverse, logdet=logdet, slogdet=slogdet, pinverse=pinverse,
                matrix_exp=matrix_exp, matrix_power=matrix_power)
+
+# torch.inverse and torch.det (Tensor.inverse, Tensor.det): the torch.linalg functions under their older names
+inverse = inv
+__all__ += ["inverse", "det"]
+METHODS.update(inverse=inverse, det=det)

@@ -17,6 +17,7 @@ from ..dispatch.broadcast import broadcast_shapes
 from ..factories.ranges import arange
 from ..reductions.stats import norm
 from ..dispatch.user_frame import user_stacklevel
+from ..dispatch.dim_args import need_tensor
 
 __all__ = ["dist", "addr", "renorm", "combinations", "range"]
 METHODS: dict = {}
@@ -100,3 +101,37 @@ def range(start=0, end=None, step=1, *, out=None, dtype: dt.dtype | None = None,
 
 
 METHODS.update(dist=dist, addr=addr, addr_=_addr_, renorm=renorm, renorm_=_renorm_)
+
+
+# -- distances between rows -------------------------------------------------------------------------
+_CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """p-norm distances between the rows of x1 (..., P, M) and of x2 (..., R, M): shape (..., P, R).
+
+    Every compute_mode gives the same (direct) computation: torch's matmul form only trades accuracy
+    for speed."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    need_tensor("cdist", "x1", 1, x1)
+    need_tensor("cdist", "x2", 2, x2)
+    for name, t in (("X1", x1), ("X2", x2)):
+        if t.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    for name, t in (("X1", x1), ("X2", x2)):
+        if not t.dtype.is_floating_point or t.dtype.is_complex:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {t.dtype.scalar_name}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if x1.dtype is not x2.dtype:
+        raise RuntimeError(f"expected scalar type {x1.dtype.scalar_name} but found {x2.dtype.scalar_name}")
+    pairs = M.sub(x1.unsqueeze(-2), x2.unsqueeze(-3))  # (..., P, R, M)
+    if p == 0:  # torch's cdist counts min(ceil|d|, 1): a NaN difference makes the distance NaN (a norm counts it)
+        return M.clamp_max(M.ceil(M.abs(pairs)), 1).sum(-1)
+    return norm(pairs, float(p), -1)
+
+
+__all__.append("cdist")

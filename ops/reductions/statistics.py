@@ -26,6 +26,8 @@ from ..dispatch.return_types import return_type
 from ..movement.shape_ops import cat
 from ..indexing.sorting import searchsorted, sort
 from ..dispatch.limited_dtypes import check as check_limited
+from ..dispatch.dim_args import need_tensor
+from ..movement.diagonals import _wrap
 
 __all__ = ["quantile", "nanquantile", "cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "gradient",
            "isin", "unravel_index", "histogram", "histogramdd"]
@@ -452,3 +454,90 @@ def histogramdd(input: Tensor, bins=10, *, range=None, weight: Tensor | None = N
 
 
 METHODS.update(histogram=histogram)
+
+
+# -- counting and differences ---------------------------------------------------------------------
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """Counts (or summed weights) of each non-negative integer in 1-D `input`; syncs for the output size."""
+    need_tensor("bincount", "input", 1, input)
+    check_limited("bincount", input.dtype)
+    if input.dtype.is_floating_point or input.dtype is dt.bool_:
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{input.dtype.scalar_name}'")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if input.ndim != 1:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights.ndim != 1 or weights.shape[0] != input.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    values = input._host_array()
+    if values.size and values.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is None:
+        counts, out_dtype = np.bincount(values, minlength=minlength), dt.int64
+    else:
+        out_dtype = dt.float32 if weights.dtype is dt.float32 else dt.float64
+        counts = np.bincount(values, weights=weights._host_array().astype(np.float64), minlength=minlength)
+    res = Tensor._from_array(counts.astype(out_dtype.np), out_dtype)
+    return res if input.device.type == "cpu" else res.to(input.device)
+
+
+@register_kernel("histc", "cpu")
+def _histc_kernel(ins, outs, attrs) -> None:
+    bins, lo, hi = attrs
+    x = ins[0].astype(np.float64).ravel()
+    if lo == hi and x.size:  # torch takes the data's range, widened by one when it is a single value
+        lo, hi = float(x.min()), float(x.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
+    x = x[(x >= lo) & (x <= hi)]
+    idx = np.minimum(((x - lo) * bins / (hi - lo)).astype(np.int64), bins - 1)  # max lands in the last bin
+    outs[0][...] = np.bincount(idx, minlength=bins)[:bins]
+
+
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out=None) -> Tensor:  # noqa: A002
+    """Histogram of `bins` equal-width bins over [min, max] (the data's range when both are 0)."""
+    need_tensor("histc", "input", 1, input)
+    check_limited("histc" if min == max == 0 else "histc(min, max)", input.dtype)
+    if not input.dtype.is_floating_point or input.dtype.is_complex:
+        # complex input, data range asked: torch fails in aminmax first
+        kernel = "aminmax_cpu" if input.dtype.is_complex and min == max == 0 and input.numel() else "histogram_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype.scalar_name}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if min > max:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    (res,) = launch("histc", (input,), [((bins,), input.dtype)], (int(bins), float(min), float(max)))
+    return res
+
+
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
+    """The n-th forward difference along `dim`, after joining prepend / append; bool uses !=."""
+    need_tensor("diff", "input", 1, input)
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    if n == 0:  # torch ignores prepend / append then
+        return input
+    dim = _wrap(dim, input.ndim)
+    parts = []
+    for extra in (prepend, input, append):
+        if extra is not None:
+            if extra.ndim != input.ndim:
+                raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+            parts.append(extra)
+    x = cat(parts, dim) if len(parts) > 1 else input
+    for _ in range(n):
+        length = x.shape[dim]
+        if length == 0:
+            break
+        later, earlier = x.narrow(dim, 1, length - 1), x.narrow(dim, 0, length - 1)
+        x = M.ne(later, earlier) if x.dtype is dt.bool_ else M.sub(later, earlier)
+    return x
+
+
+__all__ += ["bincount", "histc", "diff"]
+METHODS.update(diff=diff, histc=histc, bincount=bincount)
