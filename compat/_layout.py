@@ -1,5 +1,5 @@
-"""`torch.strided`, `torch.contiguous_format` and friends: the tokens scripts pass as `layout=` and
-`memory_format=`. tidal tensors are always strided; ops/movement/memory_format.py gives each memory format its strides."""
+"""`torch.strided`, `torch.contiguous_format` and friends: the tokens scripts pass as `layout=` and `memory_format=`.
+tidal tensors are always strided; ops/movement/memory_format.py gives each memory format its strides."""
 from __future__ import annotations
 
 __all__ = ["layout", "memory_format", "strided", "sparse_coo", "jagged", "contiguous_format", "preserve_format",

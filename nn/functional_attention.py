@@ -120,7 +120,8 @@ def _flash_shapes(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> bool:
 
 
 def _fused_takes(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None) -> bool:
-    """Whether attention's core runs as one kernel each way (ops/rowwise/attention_rows.py): local inputs it takes, and a
+    """Whether attention's core runs as one kernel each way (ops/rowwise/attention_rows.py): local inputs it takes,
+    and a
     bias that needs no gradient."""
     return (attention_rows.takes(q, k, v, bias) and not (bias is not None and bias.requires_grad)
             and not ops.holds_global(q, k, v, bias))

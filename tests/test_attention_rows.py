@@ -1,5 +1,5 @@
-"""Attention's core as one kernel each way (ops/rowwise/attention_rows.py, torch's flash attention for CPU) against torch:
-scaled_dot_product_attention on 4-D inputs and nn.MultiheadAttention, values and gradients, every form of mask
+"""Attention's core as one kernel each way (ops/rowwise/attention_rows.py, torch's flash attention for CPU) against
+torch: scaled_dot_product_attention on 4-D inputs and nn.MultiheadAttention, values and gradients, every form of mask
 (broadcast in any dim, boolean, causal, rows masked throughout), float64, on numba's threads and on one, with the
 compiled loops and with the NumPy path; double backward through the composite; and what keeps the composite."""
 import numpy as np

@@ -74,7 +74,8 @@ def test_special_function_runs_on_the_c_library_while_its_ufunc_builds(monkeypat
     np.testing.assert_array_max_ulp(special.LazyUfunc("erfc")(x), ref, maxulp=2)
     y64 = erf(x.astype(np.float64))  # float64: the C library's erf itself, element by element
     np.testing.assert_array_equal(y64, [math.erf(v) for v in x.astype(np.float64)])
-    assert requested[0] == (("ufunc", "erf", np.float32), ("tidal.ops.elementwise.special", None, "build", ("erf", "float32", 1)))
+    assert requested[0] == (("ufunc", "erf", np.float32),
+                            ("tidal.ops.elementwise.special", None, "build", ("erf", "float32", 1)))
     monkeypatch.setattr(codegen, "background", False)  # compile in the foreground (deterministic mode)
     np.testing.assert_allclose(erf(x), y, rtol=1e-6)
     assert np.float32 in erf._by_type

@@ -1,5 +1,5 @@
-"""Convolutions an image at a time (ops/windowed/conv_image_kernels.py: each image's columns made in cache, then one BLAS
-GEMM) against torch: values and gradients of input, weight and bias, over strides, dilations, paddings, groups,
+"""Convolutions an image at a time (ops/windowed/conv_image_kernels.py: each image's columns made in cache, then one
+BLAS GEMM) against torch: values and gradients of input, weight and bias, over strides, dilations, paddings, groups,
 ranks, transposes and dtypes, on numba's threads and on one; the batch-wide path keeps what they do not serve."""
 import numpy as np
 import pytest

@@ -93,8 +93,8 @@ def _is_bool(v) -> bool:
     return isinstance(v, bool) or getattr(v, "dtype", None) in (tidal.bool, np.bool_)
 
 
-# issue 15's patches to ops/elementwise/plans.py (dtype refusals) and ops/elementwise/arithmetic.py (kernel_dtypes hooks) close
-# three of the gaps below; until they are applied those combinations stay skipped
+# issue 15's patches to ops/elementwise/plans.py (dtype refusals) and ops/elementwise/arithmetic.py (kernel_dtypes
+# hooks) close three of the gaps below; until they are applied those combinations stay skipped
 _PLAN_PATCHED = hasattr(ew, "REAL_REJECT")
 _HOOKS_PATCHED = _PLAN_PATCHED and hasattr(math_api, "kernel_dtypes")
 

@@ -1,4 +1,4 @@
-"""Long-tail ops (whole-tensor comparisons, grids, diagonals, distances, counting: once ops/extra.py) and the
+"""Long-tail ops (whole-tensor comparisons, grids, diagonals, distances, counting: once extra.py) and the
 tidal.linalg namespace (ops/linalg/namespace.py), against torch."""
 import importlib
 import math

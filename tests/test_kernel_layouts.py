@@ -1,5 +1,5 @@
-"""Compiled kernels over the layouts programs hand them: in-place results, inputs broadcast by a 0 stride,
-reduced rows longer than a block, and float32 exp (vm/codegen.py, vm/fusion_reduce.py, ops/elementwise/scalar_kernels.py)."""
+"""Compiled kernels over the layouts programs hand them: in-place results, inputs broadcast by a 0 stride, reduced rows
+longer than a block, and float32 exp (vm/codegen.py, vm/fusion_reduce.py, ops/elementwise/scalar_kernels.py)."""
 import numpy as np
 import pytest
 

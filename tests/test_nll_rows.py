@@ -1,5 +1,5 @@
-"""nll_loss / cross_entropy with class-index targets through one kernel each way (ops/rowwise/nll_rows.py) against torch:
-every reduction, ignore_index (some and all rows), unbatched input, label smoothing, double backward, and the
+"""nll_loss / cross_entropy with class-index targets through one kernel each way (ops/rowwise/nll_rows.py) against
+torch: every reduction, ignore_index (some and all rows), unbatched input, label smoothing, double backward, and the
 out-of-range target error with the runtime usable after it."""
 import numpy as np
 import pytest

@@ -19,12 +19,12 @@ ARG_NAMES = {"clamp_min": ("input", "min"), "clamp_max": ("input", "max"), "pow"
 COMBOS = {"number, tensor": lambda L: (3, L.tensor([1, 2, 4])), "tensor, number": lambda L: (L.tensor([1, 2, 4]), 3),
           "int, int": lambda L: (5, 3), "float, int": lambda L: (2.5, 2),
           "float, tensor": lambda L: (1.5, L.tensor([1., 2.])), "tensor, bool": lambda L: (L.tensor([True, False]), True)}
-# dtype refusals (not number handling) where tidal differed from torch: a float operand of a bitwise op
-# (TypeError, torch NotImplementedError), a bool tensor in shifts, clamp_min/max, fmod, remainder,
-# floor_divide (computed, or RuntimeError; torch NotImplementedError "..._cpu" not implemented for 'Bool')
-# and pow of a bool tensor by a bool (refused; torch computes). Fixed by the issue 15 patches to
-# ops/elementwise/plans.py (REAL_REJECT) and, for clamp_min/max's number bounds, ops/elementwise/arithmetic.py (kernel_dtypes
-# hooks); tests/test_kernel_dtypes.py covers the dtype rules themselves.
+# dtype refusals (not number handling) where tidal differed from torch: a float operand of a bitwise op (TypeError,
+# torch NotImplementedError), a bool tensor in shifts, clamp_min/max, fmod, remainder, floor_divide (computed, or
+# RuntimeError; torch NotImplementedError "..._cpu" not implemented for 'Bool') and pow of a bool tensor by a bool
+# (refused; torch computes). Fixed by the issue 15 patches to ops/elementwise/declarations.py (REAL_REJECT) and, for
+# clamp_min/max's number bounds, ops/elementwise/arithmetic.py (kernel_dtypes hooks); tests/test_kernel_dtypes.py covers
+# the dtype rules themselves.
 PLAN_PATCHED = hasattr(ew, "REAL_REJECT")
 HOOKS_PATCHED = PLAN_PATCHED and hasattr(M, "kernel_dtypes")
 DTYPE_REFUSALS = {

@@ -1,5 +1,5 @@
-"""sum/mean/amax/amin over trailing dims through the compiled row loops (ops/reductions/reduce_kernels.py) against torch:
-values, NaN and infinity rows, keepdim, and the arrays the loops leave to NumPy."""
+"""sum/mean/amax/amin over trailing dims through the compiled row loops (ops/reductions/reduce_kernels.py) against
+torch: values, NaN and infinity rows, keepdim, and the arrays the loops leave to NumPy."""
 import numba  # noqa: F401  (the row loops run once numba is loaded)
 import numpy as np
 import pytest

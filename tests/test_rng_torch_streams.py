@@ -295,7 +295,8 @@ def test_modules_initialise_as_torch(seed):
 
 
 def test_compiled_engine_gives_numpys_words():
-    """ops/random/mt19937_kernels.py (used for long draws once numba has compiled it) continues NumPy's MT19937 exactly."""
+    """ops/random/mt19937_kernels.py (used for long draws once numba has compiled it) continues NumPy's MT19937
+    exactly."""
     pytest.importorskip("numba")
     from tidal.ops.random import mt19937_kernels
     bits = np.random.MT19937(0)

@@ -14,7 +14,7 @@ from ...tensor import dtype as dt
 __all__ = ["KERNELS", "FLOAT8_KERNELS", "COMPLEX32_KERNELS", "check"]
 
 KERNELS = {
-    # elementwise ops (ops/elementwise/plans.py's names): checked on the promoted dtype
+    # elementwise ops (ops/elementwise/declarations.py's names): checked on the promoted dtype
     "add": "add_stub", "sub": "add_stub", "floor_divide": "div_floor_cpu", "remainder": "remainder_cpu",
     "fmod": "fmod_cpu", "pow": "pow", "square": "pow", "maximum": "maximum_cpu", "minimum": "minimum_cpu",
     "fmax": "maximum_cpu", "fmin": "minimum_cpu", "hypot": "hypot_cpu", "logaddexp": "logaddexp_cpu",

@@ -1,1 +1,2 @@
-"""Elementwise ops: each declared once as a scalar template, with their derivatives, casts, copies and special functions."""
+"""Elementwise ops: each declared once as a scalar template, with their derivatives, casts, copies and special
+functions."""

@@ -256,7 +256,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 # -- smooth activations --------------------------------------------------------------------------
 # gelu is one elementwise op (not a chain) so autograd saves only the input and a fused kernel
 # computes it once; the formula's order follows PyTorch's kernels.
-# TODO(core): move these two templates into ops/elementwise/plans.py's table.
+# TODO(core): move these two templates into ops/elementwise/declarations.py's table.
 declarations._declare("float", 1, {
     "gelu": "{0} * 0.5 * (1 + erf({0} * %r))" % _SQRT1_2,
     "gelu_tanh": "0.5 * {0} * (1 + np.tanh(%r * ({0} + 0.044715 * ({0} * {0} * {0}))))" % _SQRT_2_OVER_PI,

@@ -192,7 +192,8 @@ _READS = {name: tuple(_reads(fn) for fn in fns) for name, fns in FORMULAS.items(
 _NODE_NAMES = {"gelu_tanh": "gelu"}  # ops that share one PyTorch backward node (GeluBackward0)
 
 
-COMPLEX_FORMULAS: dict = {}  # name -> the formulas for a complex gradient, where they differ (ops/complex_numbers/grad.py)
+# name -> the formulas for a complex gradient, where they differ (ops/complex_numbers/grad.py)
+COMPLEX_FORMULAS: dict = {}
 
 
 def _backward(node, g):

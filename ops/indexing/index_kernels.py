@@ -27,7 +27,8 @@ def add_slices(dst, index, src, alpha, scaled):
 
 
 def warm() -> None:
-    """Compile (or load from numba's cache) the loop for the common calls of ops/indexing/index_ops.py: float32 and float64
+    """Compile (or load from numba's cache) the loop for the common calls of ops/indexing/index_ops.py: float32 and
+    float64
     slices (alpha in float64 for float32 targets of 2 or more dims, in the target's dtype otherwise) and int64."""
     index = np.zeros(1, np.int64)
     for dtype, alphas in ((np.float32, (np.float64, np.float32)), (np.float64, (np.float64,)), (np.int64, (np.int64,))):

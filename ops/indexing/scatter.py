@@ -129,7 +129,7 @@ def size1(t: Tensor, d: int) -> int:
     return t._v.shape[d] if t.ndim else 1
 
 
-# -- gradient helpers (shared with ops/indexing/subscript.py, ops/indexing/index_ops.py, ops/indexing/masked.py) ---------------
+# -- gradient helpers (shared with ops/indexing/subscript.py, ops/indexing/index_ops.py, ops/indexing/masked.py) -------
 def wants(node, k: int) -> bool:
     """Whether input `k` of `node` takes a gradient."""
     return node.next_functions[k][0] is not None

@@ -1,4 +1,5 @@
-"""The algorithms of ops/indexing/tie_order.py, compiled with numba (loaded on first use, under vm.codegen's numba lock).
+"""The algorithms of ops/indexing/tie_order.py, compiled with numba (loaded on first use, under vm.codegen's numba
+lock).
 
 libstdc++'s std::sort (introsort), std::nth_element, std::partial_sort and torch's kthvalue quickselect,
 step for step, on a permutation `perm` of the rows of a key array `key` (n, m); see ops/indexing/tie_order.py for

@@ -257,7 +257,8 @@ def flip(input: Tensor, dims) -> Tensor:
     """A copy with the order of elements reversed along `dims` (laid out like `input`)."""
     dims = dims_arg(dims, input.ndim, "flip")
     check_limited("flip", input.dtype)
-    out = copies.convert(_reversed_view(input, dims), input.dtype, out=empty_like_tensor(input, input.dtype, input.device))
+    out = copies.convert(_reversed_view(input, dims), input.dtype,
+                         out=empty_like_tensor(input, input.dtype, input.device))
     return record_view("flip", input, out, lambda node, g: (flip(g, node.attrs),), dims)
 
 

@@ -14,8 +14,8 @@ from numba import njit
 _REORDER = {"reassoc"}  # sums: any order of additions (the vectorizer's lanes)
 
 
-# -- one row (also the row loops of ops/rowwise/norm_kernels.py and ops/rowwise/softmax_kernels.py; numba's cache of a caller
-# does not notice a change here, so a change here wants those caches cleared) --------------------------------
+# -- one row (also the row loops of ops/rowwise/norm_kernels.py and ops/rowwise/softmax_kernels.py; numba's cache of a
+# caller does not notice a change here, so a change here wants those caches cleared) -----------------------------------
 @njit(cache=True, nogil=True, fastmath=_REORDER)
 def row_total(x, i):
     """sum(x[i, :]) in float64."""
@@ -75,7 +75,8 @@ def row_min(x, out):
 
 
 def warm() -> None:
-    """Compile (or load from numba's cache) each loop for the arrays ops/reductions/reduce.py passes: float32 and float64."""
+    """Compile (or load from numba's cache) each loop for the arrays ops/reductions/reduce.py passes: float32 and
+    float64."""
     for dtype in (np.float32, np.float64):
         x, out = np.ones((2, 3), dtype), np.empty(2, dtype)
         row_sums(x, out, 1.0)

@@ -102,7 +102,8 @@ def backward_parallel(g, x, mean, rstd, weight, dy, grad_input, grad_weight, gra
 
 
 def warm() -> None:
-    """Compile (or load from numba's cache) both loops for the arrays ops/rowwise/norm_rows.py passes: float32, float64."""
+    """Compile (or load from numba's cache) both loops for the arrays ops/rowwise/norm_rows.py passes: float32,
+    float64."""
     for dtype in (np.float32, np.float64):
         x, params, rows = np.ones((2, 3), dtype), np.ones(3, dtype), np.ones(2, dtype)
         for run in (forward, forward_parallel):

@@ -1,8 +1,8 @@
 """softmax and log_softmax along the last dim as one kernel each way (torch's _softmax, _log_softmax and their
 backward data kernels), for float32 CPU tensors.
 
-The composite in ops/reductions/reduce.py (max, shift, exp, sum, scale on tidal ops) stays the definition for every other
-case and for a create_graph backward. These loops are numba-compiled once numba is loaded
+The composite in ops/reductions/softmax.py (max, shift, exp, sum, scale on tidal ops) stays the definition for every
+other case and for a create_graph backward. These loops are numba-compiled once numba is loaded
 (ops/rowwise/softmax_kernels.py), NumPy before (a first small program does not pay for numba's import).
 """
 from __future__ import annotations

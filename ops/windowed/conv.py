@@ -118,8 +118,8 @@ NUMPY_MACS = 2e10  # multiply-adds a second of the NumPy path (batch-wide column
 
 def _by_image(kind: str, geo: ConvGeometry, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None,
               out: np.ndarray) -> bool:
-    """Run work `kind` ("forward", "input_grad", "weight_grad") an image at a time (ops/windowed/conv_image_kernels.py) into
-    `out`, where those kernels serve this convolution: 2-D, operands and result of one dtype (float32, float64), at
+    """Run work `kind` ("forward", "input_grad", "weight_grad") an image at a time (ops/windowed/conv_image_kernels.py)
+    into `out`, where those kernels serve this convolution: 2-D, operands and result of one dtype (float32, float64), at
     least an image per thread (one image: the batch-wide product splits over the threads instead); whether it did."""
     dtype = out.dtype
     if (len(geo.kernel) != 2 or dtype not in COMPILED_FLOATS or a.dtype != dtype or b.dtype != dtype

@@ -32,8 +32,8 @@ from ..dispatch.node_names import torch_node
 from .windows import (batched, check_tensor, col2im, compute_array, int_list, not_implemented, padded, pair,
                       sliding_windows)
 
-__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d_with_indices",
-           "max_pool2d_with_indices", "max_pool3d_with_indices"]
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+           "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices"]
 METHODS: dict = {}
 _COUNT = {2: "two", 3: "three"}
 
