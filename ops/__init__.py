@@ -16,7 +16,7 @@ from .movement import shape_ops, slicing, views
 from .random import sampling
 from .reductions import reduce, extremes, softmax as softmax_module, stats, scan  # (the plumbing first)
 from .windowed import adaptive_pool, conv, fold as fold_module, pool
-from .reductions import comparisons
+from .reductions import comparisons, hashing
 from .factories import grids
 from .movement import diagonals
 from .elementwise import aliases, number_ops, special_functions
@@ -40,7 +40,7 @@ from .dispatch.out_args import with_out as _with_out
 # (a later module's name wins where two export one; a module named like its function is bound as <name>_module)
 MODULES = (arithmetic, copies, conversion, creation, views, slicing, shape_ops, reduce, stats, extremes, softmax_module,
            scan, products, sorting, subscript, sampling, activations, conv, fold_module, pool, adaptive_pool,
-           comparisons, grids, diagonals, torch_names)
+           comparisons, hashing, grids, diagonals, torch_names)
 MODULES += (aliases, number_ops, scatter_views, signal_windows, special_functions, statistics, vector_ops)
 MODULES += (index_reduction, legacy_norms, complex_tensors, stft_module)
 MODULES += (tensor_memory, interop, removed, lobpcg_module, grad_attrs, sparse_coo, shared_memory, storage,

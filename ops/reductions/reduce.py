@@ -40,29 +40,34 @@ METHODS: dict = {}
 
 # -- plumbing shared with ops/reductions/stats.py and ops/reductions/scan.py ----------------------------------
 def reduction_kernel(name: str):
-    """Decorator: register `body(array, axes, extra) -> result(s)` as op `name`'s CPU kernel.
-
-    The array arrives in the accumulation dtype (a 0-d input seen as shape (1,)); each result is
-    reshaped into its output, so bodies may return keepdims-shaped arrays.
-    """
+    """Decorator: register `body(array, axes, extra) -> result(s)` as op `name`'s CPU kernel (see `array_kernel`)."""
     def deco(body):
-        def kernel(ins, outs, attrs):
-            axes, compute, extra = attrs
-            a = ins[0]
-            if a.ndim == 0:
-                a = a.reshape(1)
-            if compute is not None and a.dtype != compute:
-                a = a.astype(compute) if a.dtype != dt.COMPLEX32_NP else dt.complex32_values(a).astype(compute)
-            with np.errstate(all="ignore"):  # 0/0 and overflow give nan/inf (or int garbage), as in torch
-                results = body(a, axes, extra)
-                if not isinstance(results, tuple):
-                    results = (results,)
-                for out, res in zip(outs, results):
-                    res = np.reshape(res, out.shape)
-                    out[...] = res if out.dtype.names is None else to_complex32(res)  # (complex32: float16 pairs)
-        register_kernel(name, "cpu")(kernel)
+        register_kernel(name, "cpu")(array_kernel(body))
         return body
     return deco
+
+
+def array_kernel(body):
+    """The reduction family's kernel template: a CPU kernel running `body(array, axes, extra) -> result(s)`.
+
+    Its attrs start with (axes, compute dtype, extra). The array arrives in the compute dtype (a 0-d input seen
+    as shape (1,)); each result is reshaped into its output, so bodies may return keepdims-shaped arrays.
+    """
+    def kernel(ins, outs, attrs):
+        axes, compute, extra = attrs[0], attrs[1], attrs[2]
+        a = ins[0]
+        if a.ndim == 0:
+            a = a.reshape(1)
+        if compute is not None and a.dtype != compute:
+            a = a.astype(compute) if a.dtype != dt.COMPLEX32_NP else dt.complex32_values(a).astype(compute)
+        with np.errstate(all="ignore"):  # 0/0 and overflow give nan/inf (or int garbage), as in torch
+            results = body(a, axes, extra)
+            if not isinstance(results, tuple):
+                results = (results,)
+            for out, res in zip(outs, results):
+                res = np.reshape(res, out.shape)
+                out[...] = res if out.dtype.names is None else to_complex32(res)  # (complex32: float16 pairs)
+    return kernel
 
 
 def dtype_arg(dtype, op: str) -> dt.dtype | None:

@@ -1,25 +1,27 @@
 """Cumulative ops along one dim: cumsum, cumprod, cummax, cummin, logcumsumexp, with gradients.
 
-They share the reduction plumbing of ops/reductions/reduce.py (a kernel body gets the array in its
-accumulation dtype and the axis); the outputs keep the input's shape. cumsum and
-logcumsumexp also run in reverse (last to first): that is what their backward needs, and
-the reverse scan's backward is the forward one, so gradients of any order stay scans.
+Each is a primitive record (ops/dispatch/primitive.py): the reduction family's kernel template
+(reduce.array_kernel: a body gets the array in its accumulation dtype and the axis), the scan shape rule (the
+outputs keep the input's shape) and its backward. cumsum and logcumsumexp also run in reverse (last to
+first): that is what their backward needs, and the reverse scan's backward is the forward one, so gradients
+of any order stay scans.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import ml_dtypes
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
+from ...autograd.graph import needs_grad
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..elementwise import arithmetic as M, copies
 from ..factories.creation import zeros_like
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import launch_into
+from ..dispatch.primitive import Primitive
 from ..elementwise.plans import check_leaf_inplace, torch_name
 from ..dispatch.return_types import return_type
-from .reduce import Reduced, _prod, accumulate_dtype, dtype_arg, one_axis, reduction_kernel, sum, track
+from .reduce import Reduced, _prod, accumulate_dtype, array_kernel, dtype_arg, one_axis, sum
 from ..dispatch.limited_dtypes import check as check_limited
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
@@ -36,8 +38,6 @@ def _directed(scan):
     return body
 
 
-reduction_kernel("cumsum")(_directed(lambda a, axis: np.cumsum(a, axis=axis)))
-reduction_kernel("cumprod")(_directed(lambda a, axis: np.cumprod(a, axis=axis)))
 def _logaddexp_complex(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """log(exp(a) + exp(b)) for complex arrays as torch computes it: the larger real part plus
     log1p(exp(smaller - larger)) (`a` counts as the smaller on ties); NaN if either real part is; equal
@@ -60,10 +60,6 @@ def _logcumsumexp_scan(a: np.ndarray, axis: int) -> np.ndarray:
     return np.moveaxis(out, 0, axis)
 
 
-reduction_kernel("logcumsumexp")(_directed(_logcumsumexp_scan))
-
-
-@reduction_kernel("cum_extreme")
 def _cum_extreme_body(a, axes, is_max):
     """Running max (min) and the index where it was last reached; NaN, once seen, wins."""
     axis = axes[0]
@@ -76,9 +72,22 @@ def _cum_extreme_body(a, axes, is_max):
     return values, np.maximum.accumulate(np.where(reached, positions, 0), axis=axis)
 
 
-def _scan(op: str, x: Tensor, axes: tuple, out_dtypes, compute: dt.dtype, extra=None, kernel: str | None = None):
-    outs = launch(kernel or op, (x,), [(x._v.shape, d) for d in out_dtypes], (axes, compute.np, extra))
-    return outs[0] if len(outs) == 1 else tuple(outs)
+class ScanAttrs(NamedTuple):
+    """What a scan's kernel reads (the reduction template's (axes, compute, extra)) and its outputs' dtypes."""
+
+    axes: tuple          # the scanned dim, as a one-axis tuple
+    compute: np.dtype    # the dtype the scan runs in
+    extra: object        # reverse (cumsum, logcumsumexp: last to first), or is_max (cummax / cummin)
+    dtypes: tuple        # the outputs' dtypes
+
+
+def _scan_shapes(inputs: tuple, attrs: ScanAttrs) -> list:
+    return [(inputs[0]._v.shape, d) for d in attrs.dtypes]
+
+
+def _scan_node(inputs: tuple, attrs: ScanAttrs) -> Reduced:
+    """What a scan's backward reads: the input's shape, the axis and the direction."""
+    return Reduced(inputs[0]._v.shape, attrs.axes, True, attrs.extra)
 
 
 # -- running sums and products ---------------------------------------------------------------
@@ -88,8 +97,7 @@ def cumsum(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
 
 
 def _cumsum(x: Tensor, axes: tuple, out: dt.dtype, reverse: bool = False) -> Tensor:
-    result = _scan("cumsum", x, axes, [out], out.compute, reverse)
-    return track("cumsum", _cumsum_backward, x, result, axes, True, extra=reverse)
+    return CUMSUM((x,), ScanAttrs(axes, out.compute.np, reverse, (out,)))
 
 
 def _cumsum_backward(node, g):
@@ -101,8 +109,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor
     """Running product along `dim`; integers and bool accumulate in int64."""
     out = accumulate_dtype(input, dtype, "cumprod")
     axes = one_axis(input, dim, "cumprod")
-    return track("cumprod", _cumprod_backward, input, _scan("cumprod", input, axes, [out], out.compute), axes, True,
-                 ("input", 0))
+    return CUMPROD((input,), ScanAttrs(axes, out.compute.np, None, (out,)))
 
 
 def _cumprod_backward(node, g):
@@ -125,7 +132,9 @@ def _cumprod_backward(node, g):
     return M.where(before, head, M.where(M.logical_and(zero, first_span), at_zero, 0.0))
 
 
-def _in_place(op: str, backward):
+def _in_place(scan: Primitive):
+    op = scan.name
+
     def fn(self: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
         if dtype_arg(dtype, op + "_") is not None and dtype is not self.dtype:
             raise RuntimeError(f"Bad in-place call: input tensor dtype {torch_name(self.dtype)} and output tensor "
@@ -138,11 +147,9 @@ def _in_place(op: str, backward):
         grad = needs_grad((self,))
         if grad:
             check_leaf_inplace(self)
-        before = copies.clone(self) if grad and op == "cumprod" else None  # what the backward reads gets overwritten
-        launch_into(op, (self,), (self,), (axes, compute.np, None))
-        if grad:
-            saved = () if before is None else (before, self)
-            record(op, backward, (self,), (self,), saved, Reduced(self._v.shape, axes, True, False))
+        # cumprod's backward reads the input, which the write overwrites: it saves a copy made first
+        saved = (copies.clone(self), self) if grad and scan.saved else None
+        scan.write((self,), (self,), ScanAttrs(axes, compute.np, False, (self.dtype,)), saved)
         return self
     fn.__name__ = op + "_"
     fn.__doc__ = f"In-place {op} along `dim`."
@@ -169,7 +176,8 @@ def _cum_extreme(op: str, x: Tensor, dim: int, is_max: bool, out=None):
     if x.dtype.is_complex and x.numel():  # complex numbers have no order (an empty scan is no error)
         raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{torch_name(x.dtype)}'")
     check_limited(op, x.dtype)
-    kind = _cummax_type if is_max else _cummin_type
+    kind, scan = (_cummax_type, CUMMAX) if is_max else (_cummin_type, CUMMIN)
+    attrs = ScanAttrs(axes, x.dtype.compute.np, is_max, (x.dtype, dt.int64))
     if out is not None:  # torch's checks on out (no grad, no overlap, its dtypes), then the scan into it
         from ..indexing.scatter import check_out_grad, prepare_out
         from ..windowed.windows import TENSOR_TYPE
@@ -178,12 +186,11 @@ def _cum_extreme(op: str, x: Tensor, dim: int, is_max: bool, out=None):
             if o.dtype is not dtype:
                 raise RuntimeError(f"expected scalar_type {TENSOR_TYPE[dtype]} but found {TENSOR_TYPE[o.dtype]}")
             prepare_out(o, x._v.shape, dtype, (x,))
-        values, indices = _scan(op, x, axes, [x.dtype, dt.int64], x.dtype.compute, is_max, "cum_extreme")
+        values, indices = scan((x,), attrs)
         for o, r in zip(out, (values, indices)):
             o.copy_(r)
         return kind(*out)
-    values, indices = _scan(op, x, axes, [x.dtype, dt.int64], x.dtype.compute, is_max, "cum_extreme")
-    return track(op, _cum_extreme_backward, x, kind(values, indices), axes, True, (1,))
+    return kind(*scan((x,), attrs))
 
 
 def _cum_extreme_backward(node, g, _):
@@ -204,8 +211,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
 
 
 def _logcumsumexp(x: Tensor, axes: tuple, reverse: bool = False) -> Tensor:
-    result = _scan("logcumsumexp", x, axes, [x.dtype], x.dtype.compute, reverse)
-    return track("logcumsumexp", _logcumsumexp_backward, x, result, axes, True, ("input", 0), reverse)
+    return LOGCUMSUMEXP((x,), ScanAttrs(axes, x.dtype.compute.np, reverse, (x.dtype,)))
 
 
 def _logcumsumexp_backward(node, g):
@@ -236,5 +242,19 @@ def _logcumsumexp_grad(x: Tensor, y: Tensor, g: Tensor, r) -> Tensor:
     return flow(M.where(M.gt(g, 0), size, lowest)) - flow(M.where(M.lt(g, 0), size, lowest))
 
 
+# -- the records -------------------------------------------------------------------------------------
+def _scan_record(name: str, body, backward, saved: tuple = ()) -> Primitive:
+    return Primitive(name, _scan_shapes, cpu=array_kernel(body), cuda=None, backward=backward, saved=saved,
+                     node_attrs=_scan_node)
+
+
+CUMSUM = _scan_record("cumsum", _directed(lambda a, axis: np.cumsum(a, axis=axis)), _cumsum_backward)
+CUMPROD = _scan_record("cumprod", _directed(lambda a, axis: np.cumprod(a, axis=axis)), _cumprod_backward,
+                       ("input0", "output0"))
+LOGCUMSUMEXP = _scan_record("logcumsumexp", _directed(_logcumsumexp_scan), _logcumsumexp_backward,
+                            ("input0", "output0"))
+CUMMAX = _scan_record("cummax", _cum_extreme_body, _cum_extreme_backward, ("output1",))
+CUMMIN = _scan_record("cummin", _cum_extreme_body, _cum_extreme_backward, ("output1",))
+
 METHODS.update({name: globals()[name] for name in __all__})
-METHODS.update(cumsum_=_in_place("cumsum", _cumsum_backward), cumprod_=_in_place("cumprod", _cumprod_backward))
+METHODS.update(cumsum_=_in_place(CUMSUM), cumprod_=_in_place(CUMPROD))

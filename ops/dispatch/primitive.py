@@ -1,0 +1,97 @@
+"""Primitive ops, each declared once as a record: the one place that says what a non-elementwise op is.
+
+A record holds what the runtime needs to know of one primitive: its name; its shape rule, which turns the
+inputs and attributes into the outputs' (shape, dtype) and raises the user's errors at the call; its kernel
+per device type (the CPU kernel beside the CUDA slot, both entered into dispatch's one `(op, device type) ->
+kernel` table); its backward, written in tidal ops (so gradients of any order are more tidal ops), and which
+inputs and outputs that backward reads; and whether the kernel can fail on the values it reads (indices), so
+that a deferred failure names the user's line. Calling the record runs the op: outputs made, the instruction
+queued, the autograd node recorded. A public function is a front end: it parses torch's arguments into the
+record's inputs and attributes. Composite ops call records (or other composites) and need none of their own.
+
+Elementwise ops have their own records (`elementwise.ElemOp`: a scalar template, from which every kernel
+and fusion follow) and derivatives (`derivatives.FORMULAS`).
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+from ...autograd.graph import needs_grad, record
+from .kernel_launch import _kernels, launch, launch_into, register_kernel
+
+DEVICE_TYPES = ("cpu", "cuda")  # the kernel slots every record shows
+
+
+class Saved(NamedTuple):
+    """One tensor a backward reads: input or output number `index`."""
+
+    output: bool
+    index: int
+
+
+def saves(*names: str) -> tuple:
+    """Saved entries from names such as "input0", "output1" (as a record declares them)."""
+    out = []
+    for name in names:
+        kind, index = name.rstrip("0123456789"), name[len(name.rstrip("0123456789")):]
+        if kind not in ("input", "output") or not index:
+            raise ValueError(f"saves: expected names like 'input0' or 'output1', got {name!r}")
+        out.append(Saved(kind == "output", int(index)))
+    return tuple(out)
+
+
+PRIMITIVES: dict[str, "Primitive"] = {}  # name -> record, every primitive the library declares
+
+
+class Primitive:
+    """One non-elementwise op, declared once (see the module's docstring).
+
+    shapes(inputs, attrs) -> [(shape, dtype), ...]: the outputs, in order; raises the op's errors.
+    cpu / cuda: kernel(in_arrays, out_arrays, attrs), writing the outputs (None: no kernel on that device yet).
+    backward(node, *grads) -> input gradients (one per input; None where none flows); `node.attrs` is
+    `node_attrs(inputs, attrs)` when given, else `attrs`; `node.saved_tensors` are the `saved` tensors.
+    """
+
+    __slots__ = ("name", "shapes", "backward", "saved", "node_attrs", "checks_data")
+
+    def __init__(self, name: str, shapes: Callable, *, cpu: Callable | None, cuda: Callable | None = None,
+                 backward: Callable | None = None, saved: tuple = (), node_attrs: Callable | None = None,
+                 checks_data: bool = False):
+        if name in PRIMITIVES:
+            raise ValueError(f"primitive {name!r} is declared twice")
+        self.name, self.shapes, self.backward, self.saved = name, shapes, backward, saves(*saved)
+        self.node_attrs, self.checks_data = node_attrs, checks_data
+        for device_type, kernel in (("cpu", cpu), ("cuda", cuda)):
+            if kernel is not None:
+                register_kernel(name, device_type)(kernel)
+        PRIMITIVES[name] = self
+
+    def kernels(self) -> dict:
+        """The kernel per device type (None where the slot is empty)."""
+        return {device_type: _kernels.get((self.name, device_type)) for device_type in DEVICE_TYPES}
+
+    def __call__(self, inputs: tuple, attrs=None):
+        """Run the op on `inputs` (tensors) with `attrs`: its output, or a tuple of its outputs."""
+        outs = launch(self.name, inputs, self.shapes(inputs, attrs), attrs, checks_data=self.checks_data)
+        if self.backward is not None and needs_grad(inputs):
+            self._record(inputs, outs, attrs, None)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def write(self, inputs: tuple, outs: tuple, attrs=None, saved: tuple | None = None) -> None:
+        """Run the op in place, into `outs` (existing tensors: their versions are bumped), and record its node
+        on them; `saved` replaces the declared saved tensors where the op overwrites one the backward reads
+        (the caller then saves a copy made before the call)."""
+        grad = self.backward is not None and needs_grad(inputs)
+        launch_into(self.name, inputs, outs, attrs, self.checks_data)
+        if grad:
+            self._record(inputs, outs, attrs, saved)
+
+    def _record(self, inputs: tuple, outs, attrs, saved: tuple | None) -> None:
+        if saved is None:
+            saved = tuple([outs[s.index] if s.output else inputs[s.index] for s in self.saved])
+        node_attrs = attrs if self.node_attrs is None else self.node_attrs(inputs, attrs)
+        record(self.name, self.backward, inputs, tuple(outs), saved, node_attrs)
+
+    def __repr__(self) -> str:
+        slots = ", ".join(f"{k}={'yes' if v is not None else 'none'}" for k, v in self.kernels().items())
+        return f"Primitive({self.name!r}, {slots}, backward={'yes' if self.backward else 'none'})"

@@ -1,0 +1,138 @@
+"""Primitive records (ops/dispatch/primitive.py): each op declared once, reached by an op database.
+
+Every record must be covered by torch's op database (tests/torch_op_db.py drives it against tidal) or by
+tidal's own sample database (tests/tidal_sample_db.py); a record declares its kernels per device type, its
+backward and what that backward reads, and calling it runs, differentiates and double-differentiates.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import tidal
+import tidal.compat as ttorch
+import tidal_sample_db
+import torch_op_db
+from tidal.ops.dispatch import kernel_launch
+from tidal.ops.dispatch.primitive import DEVICE_TYPES, PRIMITIVES, Primitive, Saved, saves
+
+
+def _covered_names() -> set:
+    names = set()
+    for op, _ in torch_op_db.PRESENT:
+        names.add(op.name)
+        names.update(a.name for a in op.aliases)
+    names.update(r.name for r in tidal_sample_db.RECORDS)
+    return names
+
+
+def test_every_primitive_has_an_op_database_entry():
+    missing = sorted(set(PRIMITIVES) - _covered_names())
+    assert not missing, f"primitives no op database reaches: {missing}"
+
+
+@pytest.mark.parametrize("name", sorted(PRIMITIVES))
+def test_record_declares_a_cpu_kernel_and_shows_every_slot(name):
+    record = PRIMITIVES[name]
+    kernels = record.kernels()
+    assert tuple(kernels) == DEVICE_TYPES
+    assert callable(kernels["cpu"])
+    assert kernel_launch.kernel_for(name, tidal.device("cpu")) is kernels["cpu"]
+    assert f"Primitive('{name}', cpu=yes" in repr(record)
+
+
+def test_saves_names_and_refusals():
+    assert saves("input0", "output1") == (Saved(False, 0), Saved(True, 1))
+    with pytest.raises(ValueError, match="expected names like 'input0'"):
+        saves("grad0")
+    with pytest.raises(ValueError, match="expected names like 'input0'"):
+        saves("input")
+
+
+@pytest.fixture
+def square_sums():
+    """A toy primitive declared for the test: c * sum(x ** 2) over the last dim, its backward in tidal ops."""
+    def shapes(inputs, attrs):
+        x = inputs[0]
+        if x.ndim == 0:
+            raise RuntimeError("square_sums_s17: expected at least 1 dim")
+        return [(tuple(x.shape[:-1]), x.dtype)]
+
+    def cpu(ins, outs, attrs):
+        outs[0][...] = (ins[0] ** 2).sum(-1) * attrs
+
+    def backward(node, g):
+        (x,) = node.saved_tensors
+        return g.unsqueeze(-1) * x * (2 * node.attrs)
+
+    record = Primitive("square_sums_s17", shapes, cpu=cpu, backward=backward, saved=("input0",))
+    yield record
+    del PRIMITIVES["square_sums_s17"]
+    del kernel_launch._kernels["square_sums_s17", "cpu"]
+
+
+def test_a_declared_record_runs_and_differentiates_twice(square_sums):
+    host = np.arange(12, dtype=np.float64).reshape(3, 4)
+    x = tidal.tensor(host, requires_grad=True)
+    y = square_sums((x,), 3.0)
+    assert type(y.grad_fn).__name__ == "SquareSumsS17Backward0"
+    np.testing.assert_allclose(y.detach().numpy(), (host ** 2).sum(-1) * 3.0)
+    (g,) = tidal.autograd.grad(y.sum(), x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), 6.0 * host)
+    (gg,) = tidal.autograd.grad((g * g).sum(), x)  # sum((6x)^2) -> 72 x
+    np.testing.assert_allclose(gg.numpy(), 72.0 * host)
+    with pytest.raises(RuntimeError, match="square_sums_s17: expected at least 1 dim"):
+        square_sums((tidal.tensor(1.0),), 1.0)
+    assert square_sums((x.detach(),), 1.0).grad_fn is None  # nothing requires grad: no node
+
+
+def test_a_record_declared_twice_is_refused(square_sums):
+    with pytest.raises(ValueError, match="primitive 'square_sums_s17' is declared twice"):
+        Primitive("square_sums_s17", square_sums.shapes, cpu=lambda ins, outs, attrs: None)
+
+
+def test_in_place_write_records_on_the_target():
+    x = tidal.tensor([[1.0, 2.0, 0.5], [3.0, -1.0, 2.0]], requires_grad=True)
+    tx = torch.tensor(x.detach().numpy(), requires_grad=True)
+    y, ty = x * 1, tx * 1
+    y.cumprod_(1)
+    ty.cumprod_(1)
+    assert y._version == ty._version == 1
+    (g,) = tidal.autograd.grad((y * y).sum(), x)
+    (tg,) = torch.autograd.grad((ty * ty).sum(), tx)
+    np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-6)
+
+
+DTYPES = ("bool", "int8", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dim,keepdim", [(None, False), (1, False), (0, True), ((0, 2), False), ((), True)])
+def test_hash_tensor_matches_torch(dtype, dim, keepdim):
+    host = np.random.default_rng(7).standard_normal((3, 4, 5)) * 50
+    tx = torch.tensor(host).to(getattr(torch, dtype))
+    x = ttorch.tensor(tx.to(torch.float64).numpy()).to(getattr(ttorch, dtype))
+    if dim is None:
+        got, want = ttorch.hash_tensor(x), torch.hash_tensor(tx)
+    else:
+        got, want = ttorch.hash_tensor(x, dim, keepdim=keepdim), torch.hash_tensor(tx, dim, keepdim=keepdim)
+    assert got.dtype is ttorch.uint64 and tuple(got.shape) == tuple(want.shape)
+    assert got.tolist() == want.tolist()
+    assert x.transpose(0, 2).hash_tensor(1).tolist() == tx.transpose(0, 2).hash_tensor(1).tolist()
+
+
+@pytest.mark.parametrize("call,exc,message", [
+    (lambda L: L.hash_tensor(L.ones(2), mode=1), RuntimeError, "Unknown hash_tensor mode: 1"),
+    (lambda L: L.hash_tensor(L.ones(2, dtype=L.complex64)), NotImplementedError,
+     "\"xor_sum_cpu\" not implemented for 'ComplexFloat'"),
+    (lambda L: L.hash_tensor(L.ones(2, dtype=L.uint32)), NotImplementedError,
+     "\"xor_sum_cpu\" not implemented for 'UInt32'"),
+    (lambda L: L.hash_tensor(L.ones(2, 0), 1), IndexError, "hash_tensor: Expected reduction dim 1 to have non-zero"),
+    (lambda L: L.hash_tensor(L.empty(0)), RuntimeError, "Expected reduction dim to be specified for input.numel"),
+    (lambda L: L.hash_tensor(L.ones(2), 3), IndexError, "Dimension out of range"),
+])
+def test_hash_tensor_errors_match_torch(call, exc, message):
+    for lib in (torch, ttorch):
+        with pytest.raises(exc, match=message.replace("(", r"\(").replace(")", r"\)")):
+            call(lib)
