@@ -16,6 +16,7 @@ import tidal_sample_db
 import torch_op_db
 from tidal.ops.dispatch import kernel_launch
 from tidal.ops.dispatch.primitive import DEVICE_TYPES, PRIMITIVES, Primitive, Saved, saves
+from tidal.ops.movement.view_grads import overload
 
 
 def _covered_names() -> set:
@@ -136,3 +137,32 @@ def test_hash_tensor_errors_match_torch(call, exc, message):
     for lib in (torch, ttorch):
         with pytest.raises(exc, match=message.replace("(", r"\(").replace(")", r"\)")):
             call(lib)
+
+
+def test_record_options_edges_attached_outputs_and_overload_names():
+    """grad_inputs: an index input gets no edge; grad_outputs: the node sits on the values only; node=: the
+    overload's name."""
+    def shapes(inputs, attrs):
+        return [(tuple(inputs[1].shape), inputs[0].dtype), (tuple(inputs[1].shape), tidal.int64)]
+
+    def cpu(ins, outs, attrs):
+        outs[0][...] = ins[0][ins[1]]
+        outs[1][...] = ins[1]
+
+    def backward(node, g):
+        (index,) = node.saved_tensors
+        return tidal.zeros(node.attrs, dtype=g.dtype).index_add(0, index, g), None
+
+    record = Primitive("pick_s17", shapes, cpu=cpu, backward=backward, saved=("input1",),
+                       node_attrs=lambda inputs, attrs: tuple(inputs[0].shape), grad_inputs=(0,), grad_outputs=(0,))
+    try:
+        x = tidal.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        index = tidal.tensor([2, 0, 2])
+        values, positions = record((x, index), None, node=overload("pick_s17", 1))
+        assert type(values.grad_fn).__name__ == "PickS17Backward1" and positions.grad_fn is None
+        assert values.grad_fn.next_functions[1] == (None, 0)
+        (g,) = tidal.autograd.grad((values * tidal.tensor([1.0, 10.0, 100.0])).sum(), x)
+        assert g.tolist() == [10.0, 0.0, 101.0] and positions.tolist() == [2, 0, 2]
+    finally:
+        del PRIMITIVES["pick_s17"]
+        del kernel_launch._kernels["pick_s17", "cpu"]

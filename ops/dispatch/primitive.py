@@ -50,17 +50,20 @@ class Primitive:
     cpu / cuda: kernel(in_arrays, out_arrays, attrs), writing the outputs (None: no kernel on that device yet).
     backward(node, *grads) -> input gradients (one per input; None where none flows); `node.attrs` is
     `node_attrs(inputs, attrs)` when given, else `attrs`; `node.saved_tensors` are the `saved` tensors.
+    grad_inputs: the input positions a gradient may flow to (None: all; the others, such as indices, get no
+    edge); grad_outputs: the outputs the node is attached to, whose gradients `backward` receives (None: all).
     """
 
-    __slots__ = ("name", "shapes", "backward", "saved", "node_attrs", "checks_data")
+    __slots__ = ("name", "shapes", "backward", "saved", "node_attrs", "checks_data", "grad_inputs", "grad_outputs")
 
     def __init__(self, name: str, shapes: Callable, *, cpu: Callable | None, cuda: Callable | None = None,
                  backward: Callable | None = None, saved: tuple = (), node_attrs: Callable | None = None,
-                 checks_data: bool = False):
+                 checks_data: bool = False, grad_inputs: tuple | None = None, grad_outputs: tuple | None = None):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is declared twice")
         self.name, self.shapes, self.backward, self.saved = name, shapes, backward, saves(*saved)
         self.node_attrs, self.checks_data = node_attrs, checks_data
+        self.grad_inputs, self.grad_outputs = grad_inputs, grad_outputs
         for device_type, kernel in (("cpu", cpu), ("cuda", cuda)):
             if kernel is not None:
                 register_kernel(name, device_type)(kernel)
@@ -70,27 +73,36 @@ class Primitive:
         """The kernel per device type (None where the slot is empty)."""
         return {device_type: _kernels.get((self.name, device_type)) for device_type in DEVICE_TYPES}
 
-    def __call__(self, inputs: tuple, attrs=None):
-        """Run the op on `inputs` (tensors) with `attrs`: its output, or a tuple of its outputs."""
+    def __call__(self, inputs: tuple, attrs=None, node: str | None = None):
+        """Run the op on `inputs` (tensors) with `attrs`: its output, or a tuple of its outputs. `node`: the
+        autograd node's name where the public overload called decides it (`view_grads.overload("sum", 1)`
+        for torch's `SumBackward1`), else the record's name."""
         outs = launch(self.name, inputs, self.shapes(inputs, attrs), attrs, checks_data=self.checks_data)
-        if self.backward is not None and needs_grad(inputs):
-            self._record(inputs, outs, attrs, None)
+        if self.backward is not None and needs_grad(self._edged(inputs)):
+            self._record(inputs, outs, attrs, None, node)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def write(self, inputs: tuple, outs: tuple, attrs=None, saved: tuple | None = None) -> None:
+    def write(self, inputs: tuple, outs: tuple, attrs=None, saved: tuple | None = None, node: str | None = None) -> None:
         """Run the op in place, into `outs` (existing tensors: their versions are bumped), and record its node
         on them; `saved` replaces the declared saved tensors where the op overwrites one the backward reads
-        (the caller then saves a copy made before the call)."""
-        grad = self.backward is not None and needs_grad(inputs)
+        (the caller then saves a copy made before the call); `node` as for a call."""
+        grad = self.backward is not None and needs_grad(self._edged(inputs))
         launch_into(self.name, inputs, outs, attrs, self.checks_data)
         if grad:
-            self._record(inputs, outs, attrs, saved)
+            self._record(inputs, outs, attrs, saved, node)
 
-    def _record(self, inputs: tuple, outs, attrs, saved: tuple | None) -> None:
+    def _edged(self, inputs: tuple) -> tuple:
+        # the node's inputs: those a gradient may flow to, None in the other places
+        if self.grad_inputs is None:
+            return inputs
+        return tuple([t if k in self.grad_inputs else None for k, t in enumerate(inputs)])
+
+    def _record(self, inputs: tuple, outs, attrs, saved: tuple | None, node: str | None) -> None:
         if saved is None:
             saved = tuple([outs[s.index] if s.output else inputs[s.index] for s in self.saved])
         node_attrs = attrs if self.node_attrs is None else self.node_attrs(inputs, attrs)
-        record(self.name, self.backward, inputs, tuple(outs), saved, node_attrs)
+        attached = tuple(outs) if self.grad_outputs is None else tuple([outs[k] for k in self.grad_outputs])
+        record(node or self.name, self.backward, self._edged(inputs), attached, saved, node_attrs)
 
     def __repr__(self) -> str:
         slots = ", ".join(f"{k}={'yes' if v is not None else 'none'}" for k, v in self.kernels().items())
