@@ -14,13 +14,11 @@ import numbers
 
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from . import scatter as S
 from ..factories.creation import full
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import launch_into, register_kernel
+from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
 from ..dispatch.return_types import return_type
 from .scatter import scatter
@@ -55,7 +53,6 @@ def _as_1d(arrays) -> list:
     return [a.reshape(1) if a.ndim == 0 else a for a in arrays]
 
 
-@register_kernel("sort", "cpu")
 def _sort_kernel(ins, outs, attrs) -> None:
     (x,), outs = _as_1d(ins), _as_1d(outs)
     axis, descending, stable = attrs
@@ -70,7 +67,6 @@ def _sort_kernel(ins, outs, attrs) -> None:
         outs[0][...] = np.take_along_axis(x, order, axis)
 
 
-@register_kernel("topk", "cpu")
 def _topk_kernel(ins, outs, attrs) -> None:
     (x,), (values, indices) = _as_1d(ins), _as_1d(outs)
     axis, k, largest, sorted_ = attrs
@@ -81,11 +77,10 @@ def _topk_kernel(ins, outs, attrs) -> None:
     values[...] = np.take_along_axis(x, order, axis)
 
 
-@register_kernel("kthvalue", "cpu")
 def _kthvalue_kernel(ins, outs, attrs) -> None:
     (x,) = _as_1d(ins)
     values, indices = outs
-    axis, k = attrs
+    axis, k, _ = attrs
     if values.size == 0:
         return
     at = tie_order.kthvalue_index(_key(x), axis, k)
@@ -111,11 +106,10 @@ def _binary_search(bounds: np.ndarray, values: np.ndarray, right: bool, sorter) 
     return lo
 
 
-@register_kernel("searchsorted", "cpu")
 def _searchsorted_kernel(ins, outs, attrs) -> None:
     bounds, values = _key(ins[0]), _key(ins[1])
     sorter = ins[2] if len(ins) > 2 else None
-    out, right = outs[0], attrs
+    out, right = outs[0], attrs[0]
     n = bounds.shape[-1]
     if sorter is not None and sorter.size and (sorter.min() < 0 or sorter.max() >= n):
         raise RuntimeError("torch.searchsorted(): sorter index out of range")
@@ -140,21 +134,46 @@ def _selected_backward(node, g, _indices_grad):
     return (scatter(full(shape, 0, dtype=g.dtype, device=g.device), axis, indices, g),)
 
 
-def _selection(name: str, input: Tensor, values: Tensor, indices: Tensor, axis: int, kept: bool = True) -> tuple:
-    """(values, indices), recording `name`'s node when `input` needs grad (the indices get none)."""
-    if needs_grad((input,)):
-        record(name, _selected_backward, (input,), (values, indices), saved=(indices,),
-               attrs=(input._v.shape, axis, kept))
-    return values, indices
+def _kept_node(inputs: tuple, attrs: tuple) -> tuple:
+    """What sort's and topk's backward reads: the input's shape and the axis (kept in the outputs)."""
+    return inputs[0]._v.shape, attrs[0], True
 
 
-def _into(op: str, input: Tensor, out, shape: tuple, attrs) -> tuple:
-    """Run selection `op` into `out` = (values, indices), with torch's checks (grad, overlap, dtypes)."""
+def _kthvalue_node(inputs: tuple, attrs: tuple) -> tuple:
+    """kthvalue's: the input's shape, the axis and keepdim."""
+    return inputs[0]._v.shape, attrs[0], attrs[2]
+
+
+def _sort_shapes(inputs: tuple, attrs: tuple) -> list:
+    x = inputs[0]
+    return [(x._v.shape, x.dtype), (x._v.shape, dt.int64)]
+
+
+def _argsort_shapes(inputs: tuple, attrs: tuple) -> list:
+    return [(inputs[0]._v.shape, dt.int64)]
+
+
+def _topk_shapes(inputs: tuple, attrs: tuple) -> list:
+    """k values and indices along the axis (attrs: axis, k, largest, sorted); a 0-d input gives 0-d ones."""
+    x, (axis, k) = inputs[0], attrs[:2]
+    shape = x._v.shape[:axis] + (k,) + x._v.shape[axis + 1:] if x.ndim else ()
+    return [(shape, x.dtype), (shape, dt.int64)]
+
+
+def _kthvalue_shapes(inputs: tuple, attrs: tuple) -> list:
+    """One value and index along the axis (attrs: axis, k, keepdim), the axis kept as 1 or dropped."""
+    x, (axis, _, keepdim) = inputs[0], attrs
+    shape = x._v.shape[:axis] + ((1,) if keepdim else ()) + x._v.shape[axis + 1:] if x.ndim else ()
+    return [(shape, x.dtype), (shape, dt.int64)]
+
+
+def _into(rec: Primitive, input: Tensor, out, attrs) -> tuple:
+    """Run selection `rec` into `out` = (values, indices), with torch's checks (grad, overlap, dtypes)."""
     values, indices = out
-    S.check_out_grad(op, values, (input,))
-    for o, dtype in ((values, input.dtype), (indices, dt.int64)):
+    S.check_out_grad(rec.name, values, (input,))
+    for o, (shape, dtype) in zip(out, rec.shapes((input,), attrs)):
         S.prepare_out(o, shape, dtype, (input,))
-    launch_into(op, (input,), (values, indices), attrs)
+    rec.write((input,), (values, indices), attrs)
     return values, indices
 
 
@@ -185,11 +204,8 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     axis = input._dim(dim, "sort")
     _refuse_complex(input, " Sort does not support complex dtypes on CPU")
     check_limited("sort", input.dtype)
-    if out is not None:
-        return SortResult(*_into("sort", input, out, input.shape, (axis, bool(descending), bool(stable))))
-    values, indices = launch("sort", (input,), [(input.shape, input.dtype), (input.shape, dt.int64)],
-                             (axis, bool(descending), bool(stable)))
-    return SortResult(*_selection("sort", input, values, indices, axis))
+    attrs = (axis, bool(descending), bool(stable))
+    return SortResult(*(SORT((input,), attrs) if out is None else _into(SORT, input, out, attrs)))
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
@@ -198,7 +214,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: b
     axis = input._dim(dim, "argsort")
     _refuse_complex(input, " Sort does not support complex dtypes on CPU")
     check_limited("sort", input.dtype)
-    return launch("sort", (input,), [(input.shape, dt.int64)], (axis, bool(descending), bool(stable)))[0]
+    return ARGSORT((input,), (axis, bool(descending), bool(stable)))
 
 
 def msort(input: Tensor) -> Tensor:
@@ -218,15 +234,8 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     if input.dtype is dt.bool_:
         raise RuntimeError("topk does not support bool dtypes on CPU")
     _refuse_complex(input, " topk does not support complex dtypes on CPU")
-    if input.ndim == 0:  # PyTorch returns the element for k = 0 as well
-        shape, k = (), 1
-    else:
-        shape = input.shape[:axis] + (k,) + input.shape[axis + 1:]
-    if out is not None:
-        return TopkResult(*_into("topk", input, out, shape, (axis, int(k), bool(largest), bool(sorted))))
-    values, indices = launch("topk", (input,), [(shape, input.dtype), (shape, dt.int64)],
-                             (axis, int(k), bool(largest), bool(sorted)))
-    return TopkResult(*_selection("topk", input, values, indices, axis))
+    attrs = (axis, 1 if input.ndim == 0 else int(k), bool(largest), bool(sorted))  # (0-d: the element, k = 0 too)
+    return TopkResult(*(TOPK((input,), attrs) if out is None else _into(TOPK, input, out, attrs)))
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
@@ -242,11 +251,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out
         raise IndexError(f"kthvalue(): Expected reduction dim {axis} to have non-zero size.")
     if k < 1 or k > size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
-    shape = input.shape[:axis] + ((1,) if keepdim else ()) + input.shape[axis + 1:] if input.ndim else ()
-    if out is not None:
-        return KthvalueResult(*_into("kthvalue", input, out, shape, (axis, int(k))))
-    values, indices = launch("kthvalue", (input,), [(shape, input.dtype), (shape, dt.int64)], (axis, int(k)))
-    return KthvalueResult(*_selection("kthvalue", input, values, indices, axis, keepdim))
+    attrs = (axis, int(k), bool(keepdim))
+    return KthvalueResult(*(KTHVALUE((input,), attrs) if out is None else _into(KTHVALUE, input, out, attrs)))
 
 
 # -- unique ----------------------------------------------------------------------------------------
@@ -377,8 +383,7 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
         _refuse_complex(t, "\"searchsorted_out_cpu\" not implemented for '{name}'", NotImplementedError)
     if input.numel():  # (its kernel runs in the two's common dtype)
         check_limited("searchsorted", dt.promote_types(bounds.dtype, input.dtype))
-    return launch("searchsorted", ins, [(input.shape, dt.int32 if out_int32 else dt.int64)], right,
-                  checks_data=sorter is not None and order is None)[0]
+    return SEARCHSORTED(ins, (right, dt.int32 if out_int32 else dt.int64))
 
 
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
@@ -387,6 +392,21 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
+
+# -- the records -------------------------------------------------------------------------------------
+def _searchsorted_shapes(inputs: tuple, attrs: tuple) -> list:
+    return [(inputs[1]._v.shape, attrs[1])]
+
+
+SORT = Primitive("sort", _sort_shapes, cpu=_sort_kernel, cuda=None, backward=_selected_backward,
+                 saved=("output1",), node_attrs=_kept_node)
+ARGSORT = Primitive("argsort", _argsort_shapes, cpu=_sort_kernel, cuda=None)  # (sort's kernel, indices only)
+TOPK = Primitive("topk", _topk_shapes, cpu=_topk_kernel, cuda=None, backward=_selected_backward, saved=("output1",),
+                 node_attrs=_kept_node)
+KTHVALUE = Primitive("kthvalue", _kthvalue_shapes, cpu=_kthvalue_kernel, cuda=None, backward=_selected_backward,
+                     saved=("output1",), node_attrs=_kthvalue_node)
+# the kernel checks a sorter's values (those not yet computed at the call)
+SEARCHSORTED = Primitive("searchsorted", _searchsorted_shapes, cpu=_searchsorted_kernel, cuda=None, checks_data=True)
 
 METHODS.update(sort=sort, argsort=argsort, msort=msort, topk=topk, kthvalue=kthvalue, unique=unique,
                unique_consecutive=unique_consecutive)
