@@ -91,6 +91,12 @@ class Primitive:
         if grad:
             self._record(inputs, outs, attrs, saved, node)
 
+    def attach(self, inputs: tuple, outs: tuple, attrs=None, node: str | None = None) -> None:
+        """Record the op's node on `outs` that a composite computed in its place (a path that rounds as torch's
+        does, with no kernel of its own), so that its gradient is still the record's backward."""
+        if self.backward is not None and needs_grad(self._edged(inputs)):
+            self._record(inputs, outs, attrs, None, node)
+
     def _edged(self, inputs: tuple) -> tuple:
         # the node's inputs: those a gradient may flow to, None in the other places
         if self.grad_inputs is None:

@@ -119,13 +119,14 @@ _REFUSED = frozenset({"all", "any", "nanmean"})
 _REFUSED_KEEPDIM = frozenset({"sum", "mean"})
 
 
-def reduce_whole(reduce, op: str, x: Tensor, keepdim: bool, *rest):
-    """Reduction `op` of every element of `x` (more than 64 dims) by `reduce` (reduce._reduce) over its
+def reduce_whole(launch, record, x: Tensor, attrs):
+    """Reduction `record` of every element of `x` (more than 64 dims) by `launch` (reduce._launch) over its
     elements in order, as one dim; with keepdim the results get x's dims back, each of extent 1."""
-    if op in _REFUSED or keepdim and op in _REFUSED_KEEPDIM:
+    op = record.name
+    if op in _REFUSED or attrs.keepdim and op in _REFUSED_KEEPDIM:
         raise RuntimeError("only tensors with up to 64 dims are supported")
-    outs = reduce(op, x.reshape(-1), (0,), False, *rest)
-    if not keepdim:
+    outs = launch(record, x.reshape(-1), attrs._replace(axes=(0,), keepdim=False))
+    if not attrs.keepdim:
         return outs
     ones = (1,) * x.ndim
     return outs.reshape(ones) if isinstance(outs, Tensor) else tuple(o.reshape(ones) for o in outs)

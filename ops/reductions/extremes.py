@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..elementwise import arithmetic as M, copies
@@ -14,8 +16,8 @@ from ..complex_numbers.tensors import refuse_complex
 from ..dispatch.limited_dtypes import check as check_limited
 from ..dispatch.return_types import return_type
 from ..movement.view_grads import overload
-from .reduce import (_as_given, _axes, _means_all, _reduce, _require_dim_for_empty, _require_nonempty, indexed_backward,
-                     one_axis, share_evenly, shared_backward, track)
+from .reduce import (MAX_FUSABLE, MIN_FUSABLE, Reduction, _as_given, _axes, _means_all, _require_dim_for_empty,
+                     _require_nonempty, _ufunc_body, indexed_backward, one_axis, reduce_by, share_evenly, shared_backward)
 
 __all__ = ["max", "min", "amax", "amin", "aminmax", "argmax", "argmin"]
 
@@ -41,8 +43,7 @@ def _amax_amin(op: str, x: Tensor, dim, keepdim: bool) -> Tensor:
     _require_nonempty(x, axes, f"{op}():", _as_given(dim, axes))
     refuse_complex(x, f"\"{op[1:]}_values_cpu\" not implemented for '{{name}}'")
     check_limited(op, x.dtype)
-    result = _reduce(op, x, axes, keepdim, [x.dtype], x.dtype.compute)
-    return track(op, _amax_amin_backward, x, result, axes, keepdim, save=("input", 0))
+    return reduce_by(AMAX if op == "amax" else AMIN, x, axes, keepdim, (x.dtype,), x.dtype.compute)
 
 
 _amax_amin_backward = functools.partial(shared_backward, nan_wins=False)  # torch: a NaN result gives NaN grads
@@ -63,16 +64,15 @@ def _extreme(op: str, x: Tensor, dim, keepdim: bool, other) -> object:
         refuse_complex(x, f"\"{op}_all\" not implemented for '{{name}}'")
         check_limited(op, x.dtype)
         axes = _axes(x, None, op)
-        result = _reduce("amax" if op == "max" else "amin", x, axes, False, [x.dtype], x.dtype.compute)
-        return track(overload(op, 1), shared_backward, x, result, axes, False, save=("input", 0))
+        return reduce_by(MAX_ALL if op == "max" else MIN_ALL, x, axes, False, (x.dtype,), x.dtype.compute,
+                         node=overload(op, 1))
     axes = one_axis(x, dim, op)
     _require_nonempty(x, axes, f"{op}():")
     refuse_complex(x, f"{op}(): does not support complex input", RuntimeError)
     check_limited(f"{op}_dim", x.dtype)
-    values, indices = _reduce("extreme_with_index", x, axes, keepdim, [x.dtype, dt.int64], x.dtype.compute,
-                              op == "max")
-    return track(op, indexed_backward, x, (_max_type if op == "max" else _min_type)(values, indices), axes,
-                 keepdim, save=(1,))
+    is_max = op == "max"
+    values, indices = reduce_by(MAX if is_max else MIN, x, axes, keepdim, (x.dtype, dt.int64), x.dtype.compute, is_max)
+    return (_max_type if is_max else _min_type)(values, indices)
 
 
 def max(input: Tensor, dim=None, keepdim: bool = False, *, other: Tensor | None = None):
@@ -100,10 +100,10 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False, out
         _require_nonempty(input, axes, "aminmax:")
     refuse_complex(input, "\"aminmax_cpu\" not implemented for '{name}'")
     check_limited("aminmax", input.dtype)
-    result = _aminmax_type(*_reduce("aminmax", input, axes, keepdim, [input.dtype] * 2, input.dtype.compute))
+    result = _aminmax_type(*reduce_by(AMINMAX, input, axes, keepdim, (input.dtype,) * 2, input.dtype.compute))
     if out is not None:
         return _aminmax_type(*_written("aminmax", input, result, tuple(out)))
-    return track("aminmax", _aminmax_backward, input, result, axes, keepdim, save=("input", 0, 1))
+    return result
 
 
 def _written(op: str, input: Tensor, results: tuple, outs: tuple) -> tuple:
@@ -132,7 +132,8 @@ def _arg_extreme(op: str, x: Tensor, dim, keepdim: bool) -> Tensor:
         axes = one_axis(x, dim, op)
         _require_nonempty(x, axes, f"{op}():")
     check_limited(op, x.dtype)
-    return _reduce("arg_extreme", x, axes, keepdim, [dt.int64], x.dtype.compute, op == "argmax")
+    return reduce_by(ARGMAX if op == "argmax" else ARGMIN, x, axes, keepdim, (dt.int64,), x.dtype.compute,
+                     op == "argmax")
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
@@ -144,5 +145,38 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     """Index of the first minimum along `dim` (of the flattened tensor if None)."""
     return _arg_extreme("argmin", input, dim, keepdim)
 
+
+def _aminmax_body(a, axes, _):
+    return np.minimum.reduce(a, axis=axes, keepdims=True), np.maximum.reduce(a, axis=axes, keepdims=True)
+
+
+def _arg_extreme_body(a, axes, is_max):
+    """Index of the first max (min) along one axis, or in the flattened array; NaN counts as extreme."""
+    find = np.argmax if is_max else np.argmin
+    if len(axes) != 1:
+        return find(a.reshape(-1))
+    return find(a, axis=axes[0], keepdims=True)
+
+
+def _extreme_with_index_body(a, axes, is_max):
+    index = _arg_extreme_body(a, axes, is_max)
+    return np.take_along_axis(a, index, axes[0]), index
+
+
+# -- the records ---------------------------------------------------------------------------------------
+AMAX = Reduction("amax", _ufunc_body("amax", np.maximum), backward=_amax_amin_backward, saved=("input0", "output0"),
+                 fusable=MAX_FUSABLE)
+AMIN = Reduction("amin", _ufunc_body("amin", np.minimum), backward=_amax_amin_backward, saved=("input0", "output0"),
+                 fusable=MIN_FUSABLE)
+# max() / min() of everything: amax's kernel, the gradient shared among ties (NaN wins), torch's node MaxBackward1
+MAX_ALL = Reduction("max_all", _ufunc_body("amax", np.maximum), backward=shared_backward, saved=("input0", "output0"),
+                    fusable=MAX_FUSABLE)
+MIN_ALL = Reduction("min_all", _ufunc_body("amin", np.minimum), backward=shared_backward, saved=("input0", "output0"),
+                    fusable=MIN_FUSABLE)
+MAX = Reduction("max", _extreme_with_index_body, backward=indexed_backward, saved=("output1",))  # along a dim
+MIN = Reduction("min", _extreme_with_index_body, backward=indexed_backward, saved=("output1",))
+AMINMAX = Reduction("aminmax", _aminmax_body, backward=_aminmax_backward, saved=("input0", "output0", "output1"))
+ARGMAX = Reduction("argmax", _arg_extreme_body)
+ARGMIN = Reduction("argmin", _arg_extreme_body)
 
 METHODS = {name: globals()[name] for name in __all__}

@@ -1,10 +1,11 @@
 """Reductions (sum, mean, prod, any, all...) and the plumbing every reduction shares, with their gradients.
 
-Each reduction is a kernel body (NumPy on the CPU) that reduces an array over some axes
-with keepdims; the public function checks arguments, picks the result and accumulation
-dtypes and the axes on the calling thread, queues the body with `_reduce`, and, when the
-input requires grad, records a node whose backward (written in tidal ops, next to the op)
-broadcasts the gradient back over the reduced dims with `restore`.
+Each reduction is a record (`Reduction`, a primitive record of ops/dispatch/primitive.py): a kernel body
+(NumPy on the CPU) that reduces an array over some axes with keepdims, in the family's kernel template, its
+backward (written in tidal ops, next to the op: most broadcast the gradient back over the reduced dims with
+`restore`) and what that reads, and the templates by which the VM may fuse it. The public function checks
+arguments and picks the result and accumulation dtypes and the axes on the calling thread, then calls the
+record (`reduce_by`).
 Extremes live in extremes.py, softmax in softmax.py, spread, norms and order statistics in stats.py, the
 cumulative ops in scan.py; all share this plumbing.
 """
@@ -13,10 +14,11 @@ from __future__ import annotations
 import builtins
 import collections
 import math
+from typing import NamedTuple
 
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
+from ...autograd.graph import needs_grad
 from ...tensor import Tensor, contiguous_strides, numel_of
 from ...tensor import dtype as dt
 from ...vm import compute_instruction, fresh_view
@@ -29,8 +31,9 @@ from ..complex_numbers.tensors import refuse_complex
 from ..complex_numbers.half import to_complex32
 from ..dispatch.limited_dtypes import check as check_limited
 from ..movement import views
-from ..dispatch.kernel_launch import kernel_for, register_kernel
+from ..dispatch.kernel_launch import kernel_for
 from ..dispatch.kernel_launch import launch
+from ..dispatch.primitive import Primitive
 from ..elementwise.plans import _CAST_NAME, torch_name
 from ..movement.view_grads import overload
 
@@ -39,14 +42,6 @@ METHODS: dict = {}
 
 
 # -- plumbing shared with ops/reductions/stats.py and ops/reductions/scan.py ----------------------------------
-def reduction_kernel(name: str):
-    """Decorator: register `body(array, axes, extra) -> result(s)` as op `name`'s CPU kernel (see `array_kernel`)."""
-    def deco(body):
-        register_kernel(name, "cpu")(array_kernel(body))
-        return body
-    return deco
-
-
 def array_kernel(body):
     """The reduction family's kernel template: a CPU kernel running `body(array, axes, extra) -> result(s)`.
 
@@ -127,59 +122,105 @@ def _out_shape(x: Tensor, axes: tuple, keepdim: bool) -> tuple:
     return tuple(1 if i in axes else s for i, s in enumerate(x._v.shape) if keepdim or i not in axes)
 
 
-_launch_plans: dict = {}  # (op, x's dtype, shape and VM, axes, keepdim, dtypes, compute) -> _ReducePlan
+class ReduceAttrs(NamedTuple):
+    """A reduction's attributes: its kernel reads the first three (the template's), the shape rule the rest."""
+
+    axes: tuple           # the reduced dims (a 0-d input's: (0,))
+    compute: object       # the NumPy dtype the body reduces in (None: the input's)
+    extra: object         # the op's own attribute (a direction, a correction...), None for most
+    keepdim: bool
+    dtypes: tuple         # the outputs' dtypes
+
+
+def _reduced_shapes(inputs: tuple, attrs: ReduceAttrs) -> list:
+    shape = _out_shape(inputs[0], attrs.axes, attrs.keepdim)
+    return [(shape, d) for d in attrs.dtypes]
+
+
+def _reduced_node(inputs: tuple, attrs: ReduceAttrs) -> "Reduced":
+    return _reduced(inputs[0]._v.shape, attrs.axes, attrs.keepdim, attrs.extra)
+
+
+class Reduction(Primitive):
+    """A reduction primitive, declared once: `body(array, axes, extra) -> result(s)` in the family's kernel
+    template (`array_kernel`), the reduced shape rule, a `Reduced` as what its backward reads, and `fusable`: the
+    (init, combine, finish) templates the VM may fold into the loop that computes the input (vm/instruction.py),
+    or None. Called with `ReduceAttrs` (or through `reduce_by`); a repeated call is planned once."""
+
+    __slots__ = ("fusable",)
+
+    def __init__(self, name: str, body, *, backward=None, saved: tuple = (), fusable: tuple | None = None,
+                 cuda=None):
+        super().__init__(name, _reduced_shapes, cpu=array_kernel(body), cuda=cuda, backward=backward, saved=saved,
+                         node_attrs=_reduced_node)
+        self.fusable = fusable
+
+    def __call__(self, inputs: tuple, attrs: ReduceAttrs, node: str | None = None):
+        """The reduction of `inputs[0]`: its output, or a tuple of its outputs; the node recorded (`node`: its
+        name where the overload called decides it)."""
+        x = inputs[0]
+        outs = _launch(self, x, attrs) if len(x._v.shape) <= many_dims.MAX_NDIM else \
+            many_dims.reduce_whole(_launch, self, x, attrs)  # (only whole reductions get there: _check_dim_mask)
+        if self.backward is not None and needs_grad(inputs):
+            self._record(inputs, outs if outs.__class__ is tuple else (outs,), attrs, None, node)
+        return outs
+
+
+def reduce_by(record: Reduction, x: Tensor, axes: tuple, keepdim: bool, out_dtypes, compute: dt.dtype | None = None,
+              extra=None, node: str | None = None):
+    """`record` run on `x` over `axes`, one output per dtype in `out_dtypes`, reducing in `compute`."""
+    dtypes = out_dtypes if out_dtypes.__class__ is tuple else tuple(out_dtypes)
+    return record((x,), ReduceAttrs(axes, None if compute is None else compute.np, extra, keepdim, dtypes), node)
+
+
+_launch_plans: dict = {}  # (record, x's dtype, shape and VM, attrs) -> _ReducePlan
 
 
 class _ReducePlan:
-    """What queuing one reduction needs, computed once per signature: kernel, attributes, fusable
-    reduction data and each output's layout."""
+    """What queuing one reduction needs, computed once per signature: kernel, fusable reduction data and each
+    output's layout."""
 
-    __slots__ = ("kernel", "attrs", "reduce", "outs", "head")
+    __slots__ = ("kernel", "reduce", "outs", "head")
 
-    def __init__(self, op: str, x: Tensor, axes: tuple, keepdim: bool, out_dtypes, compute):
-        shape = _out_shape(x, axes, keepdim)
-        self.kernel = kernel_for(op, x.device)
-        self.attrs = (axes, None if compute is None else compute.np, None)
-        fusable = _fusable(op, x, out_dtypes, compute)
-        self.reduce = None if fusable is None else (axes,) + fusable  # declares the reduction to the VM
-        strides = contiguous_strides(shape)
-        self.outs = tuple((shape, strides, numel_of(shape) * d.itemsize, d, layout_id(shape, strides, 0, d.np))
-                          for d in out_dtypes)
+    def __init__(self, record: Reduction, x: Tensor, attrs: ReduceAttrs):
+        self.kernel = kernel_for(record.name, x.device)
+        fusable = _fusable(record, x, attrs)
+        self.reduce = None if fusable is None else (attrs.axes,) + fusable  # declares the reduction to the VM
+        self.outs = []
+        for shape, d in _reduced_shapes((x,), attrs):
+            strides = contiguous_strides(shape)
+            self.outs.append((shape, strides, numel_of(shape) * d.itemsize, d, layout_id(shape, strides, 0, d.np)))
+        self.outs = tuple(self.outs)
         self.head = replay_head(self.kernel, self.reduce, "compute", 1, len(self.outs))  # made once (vm/replay)
 
 
-def _reduce(op: str, x: Tensor, axes: tuple, keepdim: bool, out_dtypes, compute: dt.dtype | None = None,
-            extra=None):
-    """Queue reduction `op` of `x` over `axes`; one output per dtype in `out_dtypes`."""
-    if len(x._v.shape) > many_dims.MAX_NDIM:  # only whole reductions get here (_check_dim_mask)
-        return many_dims.reduce_whole(_reduce, op, x, keepdim, out_dtypes, compute, extra)
-    if extra is not None:  # attributes that may not hash: planned afresh
-        shape = _out_shape(x, axes, keepdim)
-        attrs = (axes, None if compute is None else compute.np, extra)
-        fusable = _fusable(op, x, out_dtypes, compute)
-        reduce = None if fusable is None else (axes,) + fusable
-        outs = launch(op, (x,), [(shape, d) for d in out_dtypes], attrs, reduce=reduce)
+def _launch(record: Reduction, x: Tensor, attrs: ReduceAttrs):
+    """Queue `record`'s reduction of `x`: its output, or a tuple of them."""
+    if attrs.extra is not None:  # attributes that may not hash: planned afresh
+        fusable = _fusable(record, x, attrs)
+        reduce = None if fusable is None else (attrs.axes,) + fusable
+        outs = launch(record.name, (x,), _reduced_shapes((x,), attrs), attrs, reduce=reduce)
         return outs[0] if len(outs) == 1 else tuple(outs)
     vm = x._vm
-    key = (op, x.dtype, x._v.shape, vm, axes, keepdim,
-           out_dtypes if out_dtypes.__class__ is tuple else tuple(out_dtypes), compute)
+    key = (record, x.dtype, x._v.shape, vm, attrs)
     plan = _launch_plans.get(key)
     if plan is None:
-        plan = _ReducePlan(op, x, axes, keepdim, out_dtypes, compute)
+        plan = _ReducePlan(record, x, attrs)
         if len(_launch_plans) < 16384:
             _launch_plans[key] = plan
     dev = x.device
+    name = record.name
     if len(plan.outs) == 1:  # (the common case, without the lists)
         shape, strides, nbytes, d, layout = plan.outs[0]
         view = fresh_view(nbytes, vm, shape, strides, d.np, layout)
-        vm.push(compute_instruction(op, plan.kernel, (x._v,), (view,), plan.attrs, None, plan.reduce, plan.head))
+        vm.push(compute_instruction(name, plan.kernel, (x._v,), (view,), attrs, None, plan.reduce, plan.head))
         return Tensor._make(view, d, dev, vm)
     outs, views_ = [], []
     for shape, strides, nbytes, d, layout in plan.outs:
         view = fresh_view(nbytes, vm, shape, strides, d.np, layout)
         views_.append(view)
         outs.append(Tensor._make(view, d, dev, vm))
-    vm.push(compute_instruction(op, plan.kernel, (x._v,), tuple(views_), plan.attrs, None, plan.reduce, plan.head))
+    vm.push(compute_instruction(name, plan.kernel, (x._v,), tuple(views_), attrs, None, plan.reduce, plan.head))
     return tuple(outs)
 
 
@@ -206,26 +247,29 @@ def _sum_like_args(op: str, x: Tensor, dim, dtype) -> tuple:
 # -- fusable reductions: (init, combine, finish) templates the VM may fold into the loop that computes
 # the input (see vm/instruction.py). A float32 sum accumulates in float64 there: that loop adds
 # sequentially, where NumPy's kernel sums pairwise.
-_FUSABLE = {"sum": ("0", "{0} + {A}({1})", "{O}({0})"), "mean": ("0", "{0} + {A}({1})", "{O}({0} / {1})"),
-            "prod": ("1", "{0} * {A}({1})", "{O}({0})"),
-            "amax": ("lowest", "np.maximum({0}, {A}({1}))", "{O}({0})"),
-            "amin": ("highest", "np.minimum({0}, {A}({1}))", "{O}({0})")}
+SUM_FUSABLE = ("0", "{0} + {A}({1})", "{O}({0})")
+MEAN_FUSABLE = ("0", "{0} + {A}({1})", "{O}({0} / {1})")
+PROD_FUSABLE = ("1", "{0} * {A}({1})", "{O}({0})")
+MAX_FUSABLE = ("lowest", "np.maximum({0}, {A}({1}))", "{O}({0})")
+MIN_FUSABLE = ("highest", "np.minimum({0}, {A}({1}))", "{O}({0})")
+_WIDE_SUMS = (SUM_FUSABLE, MEAN_FUSABLE)  # float32 accumulates in float64
 
 
-def _fusable(op: str, x: Tensor, out_dtypes, compute: dt.dtype | None) -> tuple | None:
-    """(init, combine, finish) for `op` on `x`, or None when it is not fusable."""
-    spec = _FUSABLE.get(op)
+def _fusable(record: Reduction, x: Tensor, attrs: ReduceAttrs) -> tuple | None:
+    """(init, combine, finish) for `record` on `x`, or None when it is not fusable."""
+    spec = record.fusable
+    compute = attrs.compute
     # the fused loops are generated for the CPU only (a device's fused elementwise runner
     # knows no reductions yet)
-    if spec is None or x.ndim == 0 or compute is None or compute is dt.bool_ or x.device.type != "cpu":
+    if spec is None or x.ndim == 0 or compute is None or compute == np.bool_ or x.device.type != "cpu":
         return None
     init, combine, finish = spec
-    acc = dt.float64 if compute is dt.float32 and op in ("sum", "mean") else compute
+    acc = dt.float64 if compute == np.float32 and spec in _WIDE_SUMS else dt.from_numpy(compute)
     if init == "lowest":
         init = "-np.inf" if acc.is_floating_point else f"{np.iinfo(acc.np).min + 1} - 1"  # a literal that fits
     elif init == "highest":
         init = "np.inf" if acc.is_floating_point else str(np.iinfo(acc.np).max)
-    cast_acc, cast_out = _CAST_NAME[acc], _CAST_NAME[out_dtypes[0]]
+    cast_acc, cast_out = _CAST_NAME[acc], _CAST_NAME[attrs.dtypes[0]]
     return (f"{cast_acc}({init})", combine.replace("{A}", cast_acc),
             finish.replace("{O}", cast_out))
 
@@ -266,15 +310,6 @@ def _count(a: np.ndarray, axes: tuple) -> int:
 # -- gradient plumbing: put reduced dims back, route a gradient to the elements that won ----------
 Reduced = collections.namedtuple("Reduced", ("shape", "axes", "keepdim", "extra"))
 Reduced.__doc__ = "What a reduction's backward needs: the input's shape, the reduced axes, keepdim, op extras."
-
-
-def track(name: str, backward, x: Tensor, outs, axes: tuple, keepdim: bool, save: tuple = (), extra=None):
-    """Record `name`'s node on `outs` if `x` requires grad; `save` lists "input" and/or output positions."""
-    if needs_grad((x,)):
-        results = outs if isinstance(outs, tuple) else (outs,)
-        saved = tuple([x if s == "input" else results[s] for s in save]) if save else ()
-        record(name, backward, (x,), results, saved, _reduced(x._v.shape, axes, keepdim, extra))
-    return outs
 
 
 _reduced_cache: dict = {}  # (shape, axes, keepdim) -> its Reduced, for reductions without extras
@@ -379,67 +414,34 @@ def _ufunc_body(op: str, ufunc):
     return body
 
 
-for _name, _ufunc in (("sum", np.add), ("prod", np.multiply), ("amax", np.maximum), ("amin", np.minimum),
-                      ("any", np.logical_or), ("all", np.logical_and)):
-    reduction_kernel(_name)(_ufunc_body(_name, _ufunc))
-
-
-@reduction_kernel("prod_half")
 def _prod_half_body(a, axes, _):
     return reduce_half.prod_half(a, axes)
 
 
-@reduction_kernel("nansum")
 def _nansum_body(a, axes, _):
     return np.add.reduce(np.where(np.isnan(a), 0, a) if a.dtype.kind == "f" else a, axis=axes, keepdims=True)
 
 
-@reduction_kernel("mean")
 def _mean_body(a, axes, _):
     rows = _compiled_rows("mean", a, axes, a.dtype)
     return rows if rows is not None else np.add.reduce(a, axis=axes, keepdims=True) / _count(a, axes)
 
 
-@reduction_kernel("nanmean")
 def _nanmean_body(a, axes, _):
     present = ~np.isnan(a)
     return np.add.reduce(np.where(present, a, 0), axis=axes, keepdims=True) / \
         np.add.reduce(present, axis=axes, keepdims=True)
 
 
-@reduction_kernel("aminmax")
-def _aminmax_body(a, axes, _):
-    return np.minimum.reduce(a, axis=axes, keepdims=True), np.maximum.reduce(a, axis=axes, keepdims=True)
-
-
-@reduction_kernel("count_nonzero")
 def _count_nonzero_body(a, axes, _):
     return np.count_nonzero(a, axis=axes, keepdims=True)
-
-
-@reduction_kernel("arg_extreme")
-def _arg_extreme_body(a, axes, is_max):
-    """Index of the first max (min) along one axis, or in the flattened array; NaN counts as extreme."""
-    find = np.argmax if is_max else np.argmin
-    if len(axes) != 1:
-        return find(a.reshape(-1))
-    return find(a, axis=axes[0], keepdims=True)
-
-
-@reduction_kernel("extreme_with_index")
-def _extreme_with_index_body(a, axes, is_max):
-    index = _arg_extreme_body(a, axes, is_max)
-    return np.take_along_axis(a, index, axes[0]), index
 
 
 # -- sums, means, products -----------------------------------------------------------------
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:
     """Sum over `dim` (int, tuple, None or () for all); integers and bool sum to int64."""
     out, axes = _sum_like_args("sum", input, dim, dtype)
-    result = _reduce("sum", input, axes, keepdim, (out,), out.compute)
-    if input.requires_grad:
-        return track("sum" if dim is None else overload("sum", 1), _sum_backward, input, result, axes, keepdim)
-    return result
+    return reduce_by(SUM, input, axes, keepdim, (out,), out.compute, node=None if dim is None else _SUM_DIM)
 
 
 def _sum_backward(node, g):
@@ -451,8 +453,7 @@ def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype: dt.dtype | 
     out = accumulate_dtype(input, dtype, "nansum")
     axes = _axes(input, dim, "nansum")
     refuse_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
-    result = _reduce("nansum", input, axes, keepdim, [out], out.compute)
-    return track("nansum", _nansum_backward, input, result, axes, keepdim, save=("input",))
+    return reduce_by(NANSUM, input, axes, keepdim, (out,), out.compute)
 
 
 def _nansum_backward(node, g):
@@ -478,10 +479,7 @@ def _mean_dtype(x: Tensor, dtype: dt.dtype | None, op: str) -> dt.dtype:
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:
     """Arithmetic mean over `dim` (floating inputs, or a floating `dtype`)."""
     out, axes = _sum_like_args("mean", input, dim, dtype)
-    result = _reduce("mean", input, axes, keepdim, (out,), out.compute)
-    if input.requires_grad:
-        return track("mean" if dim is None else overload("mean", 1), _mean_backward, input, result, axes, keepdim)
-    return result
+    return reduce_by(MEAN, input, axes, keepdim, (out,), out.compute, node=None if dim is None else _MEAN_DIM)
 
 
 def _mean_backward(node, g):
@@ -495,8 +493,7 @@ def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype: dt.dtype |
     out = _mean_dtype(input, dtype, "nanmean")
     axes = _axes(input, dim, "nanmean")
     refuse_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
-    result = _reduce("nanmean", input, axes, keepdim, [out], out.compute)
-    return track("nanmean", _nanmean_backward, input, result, axes, keepdim, save=("input",))
+    return reduce_by(NANMEAN, input, axes, keepdim, (out,), out.compute)
 
 
 def _nanmean_backward(node, g):
@@ -514,10 +511,8 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype:
 
 def _prod(x: Tensor, axes: tuple, keepdim: bool, out: dt.dtype, name: str = "prod") -> Tensor:
     if out is x.dtype and out in (dt.float16, dt.bfloat16) and x.device.type == "cpu" and axes and x.numel():
-        result = _reduce("prod_half", x, axes, keepdim, [out])  # (in 16 bits, in torch's order: ops/reduce_half)
-    else:
-        result = _reduce("prod", x, axes, keepdim, [out], out.compute)
-    return track(name, _prod_backward, x, result, axes, keepdim, save=("input", 0))
+        return reduce_by(PROD_HALF, x, axes, keepdim, (out,), node=name)  # (in 16 bits, in torch's order: half_prod)
+    return reduce_by(PROD, x, axes, keepdim, (out,), out.compute, node=name)
 
 
 def _prod_backward(node, g):
@@ -542,7 +537,8 @@ def _prod_backward(node, g):
 # -- logic and counting ---------------------------------------------------------------------
 def _any_all(op: str, x: Tensor, dim, keepdim: bool) -> Tensor:
     out = dt.uint8 if x.dtype is dt.uint8 else dt.bool_
-    return _reduce(op, x, _axes(x, dim, op, empty_is_all=False), keepdim, [out], x.dtype.compute)
+    return reduce_by(ANY if op == "any" else ALL, x, _axes(x, dim, op, empty_is_all=False), keepdim, (out,),
+                     x.dtype.compute)
 
 
 def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
@@ -559,8 +555,21 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
     """The number of nonzero elements along `dim` (int, tuple or None)."""
     if dim is None:  # (torch's kernel along a dim takes uint16/32/64, its count of everything does not)
         check_limited("count_nonzero", input.dtype)
-    return _reduce("count_nonzero", input, _axes(input, dim, "count_nonzero"), False, [dt.int64],
-                   input.dtype.compute)
+    return reduce_by(COUNT_NONZERO, input, _axes(input, dim, "count_nonzero"), False, (dt.int64,),
+                     input.dtype.compute)
 
+
+# -- the records ---------------------------------------------------------------------------------------
+SUM = Reduction("sum", _ufunc_body("sum", np.add), backward=_sum_backward, fusable=SUM_FUSABLE)
+NANSUM = Reduction("nansum", _nansum_body, backward=_nansum_backward, saved=("input0",))
+MEAN = Reduction("mean", _mean_body, backward=_mean_backward, fusable=MEAN_FUSABLE)
+NANMEAN = Reduction("nanmean", _nanmean_body, backward=_nanmean_backward, saved=("input0",))
+PROD = Reduction("prod", _ufunc_body("prod", np.multiply), backward=_prod_backward, saved=("input0", "output0"),
+                 fusable=PROD_FUSABLE)
+PROD_HALF = Reduction("prod_half", _prod_half_body, backward=_prod_backward, saved=("input0", "output0"))
+ANY = Reduction("any", _ufunc_body("any", np.logical_or))
+ALL = Reduction("all", _ufunc_body("all", np.logical_and))
+COUNT_NONZERO = Reduction("count_nonzero", _count_nonzero_body)
+_SUM_DIM, _MEAN_DIM = overload("sum", 1), overload("mean", 1)  # torch's node classes when a dim is given
 
 METHODS.update({name: globals()[name] for name in __all__})

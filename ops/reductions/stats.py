@@ -1,8 +1,8 @@
 """Spread, norms, logsumexp and order statistics (var, std, norm, median, mode), with gradients.
 
-They use the plumbing of ops/reductions/reduce.py: a kernel body reduces a NumPy
-array with keepdims; the public function validates on the calling thread and queues it;
-`track` records the node whose backward, next to the op, is written in tidal ops.
+Each is a reduction record (reduce.Reduction): a kernel body reduces a NumPy array with keepdims, the
+public function validates on the calling thread and calls the record, whose backward, next to the op, is
+written in tidal ops.
 """
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from ...tensor import dtype as dt
 from ..elementwise import arithmetic as M
 from ..elementwise.plans import torch_name
 from ..dispatch.return_types import return_type
-from .reduce import (_as_given, _axes, _count, _means_all, _reduce, _require_float, _require_nonempty, dtype_arg,
-                     indexed_backward, one_axis, reduction_kernel, restore, shared_backward, sum, track)
+from .reduce import (ReduceAttrs, Reduction, _as_given, _axes, _count, _means_all, _require_float, _require_nonempty, dtype_arg,
+                     indexed_backward, one_axis, reduce_by, restore, shared_backward, sum)
 from .extremes import amax
 from ..movement.view_grads import overload
 from ..dispatch.limited_dtypes import check as check_limited
@@ -33,7 +33,6 @@ METHODS: dict = {}
 
 
 # -- kernel bodies ---------------------------------------------------------------------------
-@reduction_kernel("logsumexp")
 def _logsumexp_body(a, axes, _):
     # complex: shifted by the largest real part (torch's), so the imaginary part comes out in (-pi, pi]
     top = np.maximum.reduce(a.real if np.iscomplexobj(a) else a, axis=axes, keepdims=True, initial=-np.inf)
@@ -41,7 +40,6 @@ def _logsumexp_body(a, axes, _):
     return np.log(np.add.reduce(np.exp(a - top), axis=axes, keepdims=True)) + top
 
 
-@reduction_kernel("norm")
 def _norm_body(a, axes, p):
     size = np.abs(a)
     if p in (math.inf, -math.inf):
@@ -55,9 +53,8 @@ def _norm_body(a, axes, p):
     return np.add.reduce(size ** p, axis=axes, keepdims=True) ** (1 / p)
 
 
-@reduction_kernel("var_mean")
 def _var_mean_body(a, axes, spec):
-    correction, take_sqrt = spec
+    correction, take_sqrt = spec[0], spec[1]
     n = _count(a, axes)
     mean = np.add.reduce(a, axis=axes, keepdims=True) / n
     dev = a - mean
@@ -67,7 +64,6 @@ def _var_mean_body(a, axes, spec):
     return (np.sqrt(var) if take_sqrt else var), mean
 
 
-@reduction_kernel("median")
 def _median_body(a, axes, ignore_nan):
     """Lower median along one axis (or of everything) and its index; NaN wins unless ignored."""
     if len(axes) != 1:
@@ -94,7 +90,6 @@ def _median_body(a, axes, ignore_nan):
     return np.take_along_axis(a, index, axis), index
 
 
-@reduction_kernel("mode")
 def _mode_body(a, axes, _):
     """The most frequent value along the axis and the index torch reports (see tie_order.mode_rows)."""
     return tie_order.mode_rows(a, axes[0])
@@ -123,13 +118,10 @@ def _var_like(op: str, x: Tensor, dim, unbiased, keepdim: bool, correction, take
     grad = needs_grad((x,))
     spread = x.dtype.to_real()  # complex input: a real var/std, a complex mean (as torch)
     dtypes = [spread, x.dtype] if with_mean or grad else [spread]  # the backward reads the mean
-    outs = _reduce("var_mean", x, axes, keepdim, dtypes, x.dtype.compute, (correction, take_sqrt))
-    if not grad:
-        return outs
-    whole = _means_all(dim) or x.ndim == 0
-    track(op, _var_backward, x, outs, axes, keepdim, ("input", 1, 0) if take_sqrt else ("input", 1),
-          (correction, whole))
-    return outs if with_mean else outs[0]
+    whole = _means_all(dim) or x.ndim == 0  # (the backward's rule for too few degrees of freedom)
+    outs = reduce_by(STD_MEAN if take_sqrt else VAR_MEAN, x, axes, keepdim, dtypes, x.dtype.compute,
+                     (correction, take_sqrt, whole), node=op)
+    return outs if with_mean or not grad else outs[0]
 
 
 def _var_backward(node, g_spread, g_mean):
@@ -137,7 +129,7 @@ def _var_backward(node, g_spread, g_mean):
     and mean's, for the outputs that got a gradient (var and std keep their mean as a hidden output)."""
     x, mean_out, *std_out = node.saved_tensors
     r = node.attrs
-    correction, whole = r.extra
+    correction, whole = r.extra[0], r.extra[2]
     n = math.prod(r.shape[d] for d in r.axes if r.shape)
     grad = None
     if g_spread is not None:
@@ -221,9 +213,7 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype: dt.dtyp
         from ..linalg.namespace import matrix_norm
         return matrix_norm(input, "nuc", tuple(axes), keepdim, dtype=dtype)
     # a complex input is reduced in its (complex) dtype into a real result
-    return track("linalg_vector_norm", _norm_backward, input,
-                 _reduce("norm", input, axes, keepdim, [out.to_real()], out.compute, p), axes, keepdim, ("input", 0),
-                 p)
+    return reduce_by(NORM, input, axes, keepdim, (out.to_real(),), out.compute, p)
 
 
 def _check_identity(input: Tensor, dim, p: float) -> None:
@@ -276,9 +266,9 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     axes = _axes(input, dim, "logsumexp")
     if out in (dt.float16, dt.bfloat16) and input.numel():
         result = _logsumexp_half(input, axes, keepdim)
-    else:
-        result = _reduce("logsumexp", input, axes, keepdim, [out], out.compute)
-    return track("logsumexp", _logsumexp_backward, input, result, axes, keepdim, ("input", 0))
+        LOGSUMEXP.attach((input,), (result,), ReduceAttrs(axes, out.compute.np, None, keepdim, (out,)))
+        return result
+    return reduce_by(LOGSUMEXP, input, axes, keepdim, (out,), out.compute)
 
 
 def _logsumexp_half(x: Tensor, axes: tuple, keepdim: bool) -> Tensor:
@@ -311,11 +301,10 @@ def _median(op: str, x: Tensor, dim, keepdim: bool):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{torch_name(x.dtype)}'")
     check_limited("median" if dim is None else "median_dim", x.dtype)
     if dim is None:  # the gradient is shared among the elements equal to the median, as in torch
-        result = _reduce("median", x, axes, False, [x.dtype], x.dtype.compute, ignore_nan)
-        return track(op, shared_backward, x, result, axes, False, ("input", 0))
-    values, indices = _reduce("median", x, axes, keepdim, [x.dtype, dt.int64], x.dtype.compute, ignore_nan)
-    result = (_nanmedian_type if ignore_nan else _median_type)(values, indices)
-    return track(overload(op, 1), indexed_backward, x, result, axes, keepdim, (1,))
+        return reduce_by(MEDIAN_ALL, x, axes, False, (x.dtype,), x.dtype.compute, ignore_nan, node=op)
+    values, indices = reduce_by(MEDIAN, x, axes, keepdim, (x.dtype, dt.int64), x.dtype.compute, ignore_nan,
+                                node=overload(op, 1))
+    return (_nanmedian_type if ignore_nan else _median_type)(values, indices)
 
 
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False):
@@ -335,8 +324,17 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     if input.dtype.is_complex and input.numel():  # (torch's kernel refuses it only when it has work)
         raise NotImplementedError(f"\"mode_cpu\" not implemented for '{torch_name(input.dtype)}'")
     check_limited("mode", input.dtype)
-    values, indices = _reduce("mode", input, axes, keepdim, [input.dtype, dt.int64], input.dtype.compute)
-    return track("mode", indexed_backward, input, _mode_type(values, indices), axes, keepdim, (1,))
+    return _mode_type(*reduce_by(MODE, input, axes, keepdim, (input.dtype, dt.int64), input.dtype.compute))
 
+
+# -- the records ---------------------------------------------------------------------------------------
+LOGSUMEXP = Reduction("logsumexp", _logsumexp_body, backward=_logsumexp_backward, saved=("input0", "output0"))
+NORM = Reduction("linalg_vector_norm", _norm_body, backward=_norm_backward, saved=("input0", "output0"))
+# var/std keep their mean as a hidden output (the backward reads it); extra: (correction, take_sqrt, whole)
+VAR_MEAN = Reduction("var_mean", _var_mean_body, backward=_var_backward, saved=("input0", "output1"))
+STD_MEAN = Reduction("std_mean", _var_mean_body, backward=_var_backward, saved=("input0", "output1", "output0"))
+MEDIAN_ALL = Reduction("median_all", _median_body, backward=shared_backward, saved=("input0", "output0"))
+MEDIAN = Reduction("median", _median_body, backward=indexed_backward, saved=("output1",))  # along a dim
+MODE = Reduction("mode", _mode_body, backward=indexed_backward, saved=("output1",))
 
 METHODS.update({name: globals()[name] for name in __all__ if name not in ("var_mean", "std_mean")})
