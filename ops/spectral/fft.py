@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..elementwise import copies
 from ..complex_numbers.tensors import complex, conj, real
 from ..factories.creation import zeros, zeros_like
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 from ..dispatch.dim_args import as_int
 from ..elementwise.plans import torch_name
 from ..factories.ranges import arange
@@ -32,19 +30,16 @@ _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
 # -- kernels ----------------------------------------------------------------------------------------
-@register_kernel("fft_c2c", "cpu")
 def _c2c_kernel(ins, outs, attrs) -> None:
     axes, norm, forward = attrs
     outs[0][...] = (np.fft.fftn if forward else np.fft.ifftn)(ins[0], axes=axes, norm=norm)
 
 
-@register_kernel("fft_r2c", "cpu")
 def _r2c_kernel(ins, outs, attrs) -> None:
     axes, norm = attrs
     outs[0][...] = np.fft.rfftn(ins[0], axes=axes, norm=norm)
 
 
-@register_kernel("fft_c2r", "cpu")
 def _c2r_kernel(ins, outs, attrs) -> None:
     axes, norm, last = attrs
     sizes = [ins[0].shape[a] for a in axes[:-1]] + [last]
@@ -53,42 +48,61 @@ def _c2r_kernel(ins, outs, attrs) -> None:
 
 # -- the three primitives and their adjoints -----------------------------------------------------------
 def _c2c(x: Tensor, axes: tuple, norm: str, forward: bool) -> Tensor:
-    (out,) = launch("fft_c2c", (x.detach(),), [(x._v.shape, x.dtype)], (axes, norm, forward))
-    if needs_grad((x,)):
-        record("fft_c2c", lambda node, g: (_c2c(g, axes, _SWAP[norm], not forward),), (x,), (out,))
-    return out
+    return FFT_C2C((x,), (axes, norm, forward))
+
+
+def _c2c_backward(node, g):
+    axes, norm, forward = node.attrs
+    return _c2c(g, axes, _SWAP[norm], not forward)
 
 
 def _r2c(x: Tensor, axes: tuple, norm: str) -> Tensor:
+    return FFT_R2C((x,), (axes, norm))
+
+
+def _r2c_shapes(ins: tuple, attrs: tuple) -> list:
+    x, axes = ins[0], attrs[0]
     shape = list(x._v.shape)
-    n = shape[axes[-1]]
-    shape[axes[-1]] = n // 2 + 1
-    (out,) = launch("fft_r2c", (x.detach(),), [(tuple(shape), x.dtype.to_complex())], (axes, norm))
-    if needs_grad((x,)):
-        def backward(node, g):
-            full = _resize(g, axes[-1], n)  # the bins r2c dropped get no gradient
-            return (real(_c2c(full, axes, _SWAP[norm], False)),)
-        record("fft_r2c", backward, (x,), (out,))
-    return out
+    shape[axes[-1]] = shape[axes[-1]] // 2 + 1
+    return [(tuple(shape), x.dtype.to_complex())]
+
+
+def _r2c_backward(node, g):
+    axes, norm, n = node.attrs
+    full = _resize(g, axes[-1], n)  # the bins r2c dropped get no gradient
+    return real(_c2c(full, axes, _SWAP[norm], False))
 
 
 def _c2r(x: Tensor, axes: tuple, norm: str, last: int) -> Tensor:
+    return FFT_C2R((x,), (axes, norm, last))
+
+
+def _c2r_shapes(ins: tuple, attrs: tuple) -> list:
+    x, axes, last = ins[0], attrs[0], attrs[2]
     shape = list(x._v.shape)
     shape[axes[-1]] = last
-    (out,) = launch("fft_c2r", (x.detach(),), [(tuple(shape), x.dtype.to_real())], (axes, norm, last))
-    if needs_grad((x,)):
-        def backward(node, g):
-            grad = _r2c(g, axes, _SWAP[norm])
-            doubled = last - grad.shape[axes[-1]]  # bins 1..doubled stand for two of the full spectrum
-            if doubled > 0:
-                weights = np.ones(grad.shape[axes[-1]], np.float64)
-                weights[1:1 + doubled] = 2
-                view = [1] * grad.ndim
-                view[axes[-1]] = -1
-                grad = grad * Tensor._from_array(weights.reshape(view), g.dtype)
-            return (grad,)
-        record("fft_c2r", backward, (x,), (out,))
-    return out
+    return [(tuple(shape), x.dtype.to_real())]
+
+
+def _c2r_backward(node, g):
+    axes, norm, last = node.attrs
+    grad = _r2c(g, axes, _SWAP[norm])
+    doubled = last - grad.shape[axes[-1]]  # bins 1..doubled stand for two of the full spectrum
+    if doubled > 0:
+        weights = np.ones(grad.shape[axes[-1]], np.float64)
+        weights[1:1 + doubled] = 2
+        view = [1] * grad.ndim
+        view[axes[-1]] = -1
+        grad = grad * Tensor._from_array(weights.reshape(view), g.dtype)
+    return grad
+
+
+FFT_C2C = Primitive("fft_c2c", lambda ins, attrs: [(ins[0]._v.shape, ins[0].dtype)], cpu=_c2c_kernel, cuda=None,
+                    backward=_c2c_backward)
+# (r2c's backward also reads the transformed dim's length, which its output no longer shows)
+FFT_R2C = Primitive("fft_r2c", _r2c_shapes, cpu=_r2c_kernel, cuda=None, backward=_r2c_backward,
+                    node_attrs=lambda ins, attrs: attrs + (ins[0]._v.shape[attrs[0][-1]],))
+FFT_C2R = Primitive("fft_c2r", _c2r_shapes, cpu=_c2r_kernel, cuda=None, backward=_c2r_backward)
 
 
 # -- argument handling ---------------------------------------------------------------------------------

@@ -117,8 +117,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
     """Max pooling of ((N,) C, L) `input` into `output_size` windows of (nearly) equal length."""
     geo = _adaptive_geometry("adaptive_max_pool1d", 1, input, output_size, _window_table)
-    values, index = _max_pool("adaptive_max_pool2d", input, _formats(geo, _batched_format(input, 1)),
-                              "adaptive_max_pool2d")
+    values, index = _max_pool("adaptive_max_pool2d", input, _formats(geo, _batched_format(input, 1)))
     _squeezed(values, input)
     return (values, index) if return_indices else values
 
@@ -126,8 +125,7 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
     """Max pooling of ((N,) C, H, W) `input` to `output_size` (an int, or a pair whose None keeps a size)."""
     geo = _adaptive_geometry("adaptive_max_pool2d", 2, input, output_size, _window_table)
-    values, index = _max_pool("adaptive_max_pool2d", input, _formats(geo, _batched_format(input, 2)),
-                              "adaptive_max_pool2d")
+    values, index = _max_pool("adaptive_max_pool2d", input, _formats(geo, _batched_format(input, 2)))
     return (values, index) if return_indices else values
 
 
@@ -139,7 +137,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
 def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
     """Max pooling of ((N,) C, D, H, W) `input` to `output_size` (an int, or a triple whose None keeps a size)."""
     geo = _adaptive_geometry("adaptive_max_pool3d", 3, input, output_size, _window_table)
-    values, index = _max_pool("adaptive_max_pool2d", input, geo, "adaptive_max_pool3d")
+    values, index = _max_pool("adaptive_max_pool3d", input, geo)
     return (values, index) if return_indices else values
 
 

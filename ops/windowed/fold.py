@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from ..dispatch.kernel_launch import launch, register_kernel
+from ..dispatch.primitive import Primitive
 from .windows import batched, check_tensor, col2im, compute_array, im2col, int_list, not_implemented
 
 __all__ = ["unfold", "fold"]
@@ -31,13 +30,11 @@ class Blocks(NamedTuple):
     blocks: tuple      # (rows, columns) of blocks
 
 
-@register_kernel("im2col", "cpu")
 def _im2col_kernel(ins, outs, b: Blocks) -> None:
     cols = im2col(compute_array(ins[0]).reshape(b.image4), b.blocks, b.kernel, b.stride, b.dilation, b.pads)
     outs[0].reshape(cols.shape)[...] = cols
 
 
-@register_kernel("col2im", "cpu")
 def _col2im_kernel(ins, outs, b: Blocks) -> None:
     n, c, h, w = b.image4
     cols = compute_array(ins[0]).reshape((n, c) + b.kernel + b.blocks)
@@ -45,17 +42,18 @@ def _col2im_kernel(ins, outs, b: Blocks) -> None:
 
 
 def _to_columns(x: Tensor, b: Blocks) -> Tensor:
-    out = launch("im2col", (x,), [(b.columns, x.dtype)], b)[0]
-    if needs_grad((x,)):
-        record("im2col", lambda node, g: (_to_image(g, node.attrs),), (x,), (out,), attrs=b)
-    return out
+    return IM2COL((x,), b)
 
 
 def _to_image(cols: Tensor, b: Blocks) -> Tensor:
-    out = launch("col2im", (cols,), [(b.image, cols.dtype)], b)[0]
-    if needs_grad((cols,)):
-        record("col2im", lambda node, g: (_to_columns(g, node.attrs),), (cols,), (out,), attrs=b)
-    return out
+    return COL2IM((cols,), b)
+
+
+# each is the other's gradient, so gradients of any order stay im2col / col2im
+IM2COL = Primitive("im2col", lambda ins, b: [(b.columns, ins[0].dtype)], cpu=_im2col_kernel, cuda=None,
+                   backward=lambda node, g: _to_image(g, node.attrs))
+COL2IM = Primitive("col2im", lambda ins, b: [(b.image, ins[0].dtype)], cpu=_col2im_kernel, cuda=None,
+                   backward=lambda node, g: _to_columns(g, node.attrs))
 
 
 def _block_args(op: str, kernel_size, dilation, padding, stride) -> tuple:

@@ -20,12 +20,11 @@ import math
 
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
+from ...autograd.graph import needs_grad
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...vm.codegen import import_numba_user
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 from ..movement.memory_format import (CONTIGUOUS, format_strides, in_format, relaid, suggest_memory_format,
                                       suggested_format)
 from ..dispatch.node_names import torch_node
@@ -86,7 +85,6 @@ def _is_plain_2x2(geo: PoolGeometry) -> bool:
     return geo.kernel == (2, 2) and geo.stride == (2, 2) and geo.dilation == (1, 1) and not any(geo.pads)
 
 
-@register_kernel("max_pool2d", "cpu")
 def _max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
     kernels = import_numba_user(".pool_kernels", __package__)  # numba: loaded on first use
     max_pool_2x2, max_pool_forward = kernels.max_pool_2x2, kernels.max_pool_forward
@@ -104,7 +102,6 @@ def _max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
         outs[0].reshape(planes)[...] = values
 
 
-@register_kernel("adaptive_max_pool2d", "cpu")
 def _adaptive_max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
     # separable: the maximum of each window along the last dim first, then along the one before, and
     # so on; picking the first maximum (or last NaN) at every step picks it in row-major order, as
@@ -123,7 +120,6 @@ def _adaptive_max_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
     outs[1].reshape(index.shape)[...] = index
 
 
-@register_kernel("max_pool_scatter", "cpu")
 def _max_pool_scatter_kernel(ins, outs, geo: PoolGeometry) -> None:
     scatter_add_by_index = import_numba_user(".pool_kernels", __package__).scatter_add_by_index
     planes, pooled, size = geo.image4[0] * geo.image4[1], math.prod(geo.result4[2:]), math.prod(geo.image4[2:])
@@ -135,7 +131,6 @@ def _max_pool_scatter_kernel(ins, outs, geo: PoolGeometry) -> None:
         target[...] = total
 
 
-@register_kernel("max_pool_gather", "cpu")
 def _max_pool_gather_kernel(ins, outs, geo: PoolGeometry) -> None:
     planes = geo.image4[0] * geo.image4[1]
     image = compute_array(ins[0]).reshape(planes, math.prod(geo.image4[2:]))
@@ -143,7 +138,6 @@ def _max_pool_gather_kernel(ins, outs, geo: PoolGeometry) -> None:
     outs[0].reshape(picked.shape)[...] = picked
 
 
-@register_kernel("avg_pool2d", "cpu")
 def _avg_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
     x = compute_array(ins[0]).reshape(geo.image4)
     windows = sliding_windows(padded(x, geo.pads), geo.result4[2:], geo.kernel, geo.stride, (1,) * len(geo.kernel))
@@ -157,7 +151,6 @@ def _avg_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
         outs[0].reshape(geo.result4)[...] = total / geo.divisor.astype(total.dtype)
 
 
-@register_kernel("avg_pool2d_backward", "cpu")
 def _avg_pool_backward_kernel(ins, outs, geo: PoolGeometry) -> None:
     grad = compute_array(ins[0]).reshape(geo.result4)
     scaled = grad / geo.divisor.astype(grad.dtype)
@@ -191,56 +184,70 @@ def _per_dim_windows(x: np.ndarray, matrices: tuple) -> np.ndarray:
     return x
 
 
-@register_kernel("adaptive_avg_pool2d", "cpu")
 def _adaptive_avg_pool_kernel(ins, outs, geo: PoolGeometry) -> None:
     x = compute_array(ins[0]).reshape(geo.image4)
     outs[0].reshape(geo.result4)[...] = _per_dim_product(x, geo.tables, transpose=False)
 
 
-@register_kernel("adaptive_avg_pool2d_backward", "cpu")
 def _adaptive_avg_pool_backward_kernel(ins, outs, geo: PoolGeometry) -> None:
     g = compute_array(ins[0]).reshape(geo.result4)
     outs[0].reshape(geo.image4)[...] = _per_dim_product(g, geo.tables, transpose=True)
 
 
 # -- differentiable primitives ---------------------------------------------------------------------
-def _max_pool(kernel: str, x: Tensor, geo: PoolGeometry, name: str) -> tuple:
-    values, index = launch(kernel, (x,), [(geo.result, x.dtype), (geo.result, dt.int64)], geo)
-    if needs_grad((x,)):
-        record(name, lambda node, g: (_scatter(g, node.saved_tensors[0], node.attrs),), (x,), (values,),
-               saved=(index,), attrs=geo)
+def _max_pool(name: str, x: Tensor, geo: PoolGeometry) -> tuple:
+    """(values, flat input indices) of max pool `name` (its record)."""
+    values, index = _MAX_POOLS[name]((x,), geo)
     return _laid(values, geo.result_format), _laid(index, geo.result_format)  # (saved index: row-major)
+
+
+def _max_pool_backward(node, g, _):
+    return _scatter(g, node.saved_tensors[0], node.attrs)
 
 
 def _scatter(g: Tensor, index: Tensor, geo: PoolGeometry) -> Tensor:
     """Gradients of a max pool's outputs added into the input positions `index` picked."""
-    out = launch("max_pool_scatter", (g, index), [(geo.image, g.dtype)], geo)[0]
-    if needs_grad((g,)):
-        record("max_pool_scatter", lambda node, gg: (_gather(gg, node.saved_tensors[0], node.attrs), None),
-               (g, index), (out,), saved=(index,), attrs=geo)
-    return _laid(out, geo.image_format)
+    return _laid(MAX_POOL_SCATTER((g, index), geo), geo.image_format)
 
 
 def _gather(image: Tensor, index: Tensor, geo: PoolGeometry) -> Tensor:
     """The values of an input-shaped tensor at a max pool's `index` (the adjoint of `_scatter`)."""
-    out = launch("max_pool_gather", (image, index), [(geo.result, image.dtype)], geo)[0]
-    if needs_grad((image,)):
-        record("max_pool_gather", lambda node, g: (_scatter(g, node.saved_tensors[0], node.attrs), None),
-               (image, index), (out,), saved=(index,), attrs=geo)
-    return _laid(out, geo.result_format)
-
-
-_ADJOINT = {"avg_pool2d": "avg_pool2d_backward", "adaptive_avg_pool2d": "adaptive_avg_pool2d_backward"}
+    return _laid(MAX_POOL_GATHER((image, index), geo), geo.result_format)
 
 
 def _linear_pool(x: Tensor, geo: PoolGeometry, kernel: str, forward: bool = True) -> Tensor:
     """A pool linear in its input (avg, adaptive avg), or with `forward` False its adjoint (the
     gradient); each is the other's backward."""
-    shape, name = (geo.result, kernel) if forward else (geo.image, _ADJOINT[kernel])
-    out = launch(name, (x,), [(shape, x.dtype)], geo)[0]
-    if needs_grad((x,)):
-        record(name, lambda node, g: (_linear_pool(g, node.attrs, kernel, not forward),), (x,), (out,), attrs=geo)
+    out = _LINEAR_POOLS[kernel, forward]((x,), geo)
     return _laid(out, geo.result_format if forward else geo.image_format)
+
+
+def _linear_pool_record(kernel: str, forward: bool, cpu) -> Primitive:
+    name = kernel if forward else kernel + "_backward"
+    return Primitive(name, lambda ins, geo: [(geo.result if forward else geo.image, ins[0].dtype)], cpu=cpu,
+                     cuda=None, backward=lambda node, g: _linear_pool(g, node.attrs, kernel, not forward))
+
+
+# one record per node name torch gives (the pools of every rank run the canonical kernels); each pair of
+# records below is the other's backward, so gradients of any order stay pools
+_MAX_POOLS = {name: Primitive(name, lambda ins, geo: [(geo.result, ins[0].dtype), (geo.result, dt.int64)],
+                              cpu=cpu, cuda=None, backward=_max_pool_backward, saved=("output1",))
+              for name, cpu in (("max_pool1d_with_indices", _max_pool_kernel),
+                                ("max_pool2d_with_indices", _max_pool_kernel),
+                                ("max_pool3d_with_indices", _max_pool_kernel),
+                                ("adaptive_max_pool2d", _adaptive_max_pool_kernel),
+                                ("adaptive_max_pool3d", _adaptive_max_pool_kernel))}
+MAX_POOL_SCATTER = Primitive("max_pool_scatter", lambda ins, geo: [(geo.image, ins[0].dtype)],
+                             cpu=_max_pool_scatter_kernel, cuda=None, saved=("input1",),
+                             backward=lambda node, g: (_gather(g, node.saved_tensors[0], node.attrs), None))
+MAX_POOL_GATHER = Primitive("max_pool_gather", lambda ins, geo: [(geo.result, ins[0].dtype)],
+                            cpu=_max_pool_gather_kernel, cuda=None, saved=("input1",),
+                            backward=lambda node, g: (_scatter(g, node.saved_tensors[0], node.attrs), None))
+_LINEAR_POOLS = {(kernel, forward): _linear_pool_record(kernel, forward, cpu)
+                 for kernel, forward, cpu in (("avg_pool2d", True, _avg_pool_kernel),
+                                              ("avg_pool2d", False, _avg_pool_backward_kernel),
+                                              ("adaptive_avg_pool2d", True, _adaptive_avg_pool_kernel),
+                                              ("adaptive_avg_pool2d", False, _adaptive_avg_pool_backward_kernel))}
 
 
 def _batched_format(input: Tensor, spatial: int) -> str:
@@ -414,7 +421,7 @@ def _max_pool_nd(op: str, spatial: int, input, kernel_size, stride, padding, dil
         raise RuntimeError("Unsupported memory format. Supports only ChannelsLast3d, Contiguous")
     # torch's max_pool1d runs its own row-major kernel, unless it needs indices (return_indices, or a gradient)
     fmt = _batched_format(input, spatial) if spatial > 1 or return_indices or needs_grad((input,)) else CONTIGUOUS
-    values, index = _max_pool("max_pool2d", input, _formats(geo, fmt), f"max_pool{spatial}d_with_indices")
+    values, index = _max_pool(f"max_pool{spatial}d_with_indices", input, _formats(geo, fmt))
     return (values, index) if return_indices else values
 
 
