@@ -24,6 +24,15 @@ for _name, _fn in autograd.api.METHODS.items():
     setattr(Tensor, _name, _fn)
 
 
+def _to_global(self: Tensor, placement, sbp) -> Tensor:
+    """This rank's part of a global tensor: its shard (split), the whole value (broadcast) or a summand."""
+    from .comm.global_tensor import from_local  # comm loads on first use: it keeps `import tidal` light
+    return from_local(self, placement, sbp)
+
+
+Tensor.to_global = _to_global
+
+
 # The PyTorch-shaped library above the runtime loads on first use, so `import tidal` stays fast.
 _LAZY_MODULES = ("nn", "optim", "utils", "profiler", "serialization", "compat", "comm", "linalg",
                  "distributions", "accelerator", "func", "fft")
@@ -31,7 +40,7 @@ _LAZY_MODULES = ("nn", "optim", "utils", "profiler", "serialization", "compat", 
 
 def __getattr__(name: str):
     if name in ("placement", "sbp"):  # global tensors: they live in comm, loaded on first use
-        from . import comm
+        from . import comm  # comm loads on first use (keeps import light)
         globals().update(placement=comm.placement, sbp=comm.sbp)
         return globals()[name]
     if name in _LAZY_MODULES:
@@ -46,23 +55,17 @@ def __getattr__(name: str):
 
 def save(obj, f, *args, **kwargs) -> None:
     """Save `obj` in PyTorch's zip format (see tidal.serialization.save)."""
-    from .serialization import save as _save
+    from .serialization import save as _save  # serialization loads on first use (keeps import light)
     return _save(obj, f, *args, **kwargs)
 
 
 def load(f, *args, **kwargs):
     """Load what `save` (or PyTorch) wrote, with a weights-only allow-list by default."""
-    from .serialization import load as _load
+    from .serialization import load as _load  # serialization loads on first use (keeps import light)
     return _load(f, *args, **kwargs)
 
 
-def sync() -> None:
-    """Wait for every instruction pushed so far on every device; re-raise kernel failures."""
-    for machine in vm.all_vms():
-        machine.synchronize()
-
-
-synchronize = sync
+sync = synchronize = vm.sync
 
 
 def is_tensor(obj) -> bool:

@@ -18,6 +18,7 @@ import time
 
 from . import vm as _vm
 from .tensor import Tensor
+import tidal
 
 __all__ = ["profile", "record_function"]
 
@@ -83,7 +84,6 @@ class profile:
 
     # -- enter / exit ------------------------------------------------------------------------
     def __enter__(self) -> "profile":
-        import tidal
         tidal.sync()
         self._t0 = time.perf_counter_ns()
         for obj, names in ((tidal, tidal.ops.__all__), (Tensor, [n for n in dir(Tensor) if not n.startswith("_")
@@ -100,7 +100,6 @@ class profile:
         return self
 
     def __exit__(self, *exc) -> bool:
-        import tidal
         try:
             tidal.sync()
             after = _vm.stats()

@@ -31,6 +31,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .nn.parameter import Parameter
 from .serialization_allowlist import (_SAFE_GLOBALS, _refusal, _user_safe_globals, _weights_only_failure,
                                       add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals)
 from .serialization_atomic import atomic_write as _atomic_write
@@ -336,7 +337,6 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks=None):
-    from .nn.parameter import Parameter
     if not isinstance(data, Tensor):
         raise pickle.UnpicklingError(f"_rebuild_parameter: expected a tensor, got {type(data).__name__}")
     return Parameter(data, bool(requires_grad))
@@ -358,7 +358,6 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
 
 
 def _rebuild_from_type_v2(func, new_type, args, state):
-    from .nn.parameter import Parameter
     if func is rebuild_njt and isinstance(args, tuple):  # a jagged nested tensor (torch's state: its internals)
         return rebuild_njt(*args)
     if func not in (_rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter) or \
@@ -371,7 +370,6 @@ def _rebuild_from_type_v2(func, new_type, args, state):
 
 
 def _parameter_class():
-    from .nn.parameter import Parameter
     return Parameter
 
 

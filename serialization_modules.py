@@ -5,6 +5,8 @@ attribute names) and tidal.load reads it back as tidal's. Found through tidal.co
 does (tests/test_examples_programs.py checks that every class of torch's torch.nn.modules files is there)."""
 from __future__ import annotations
 
+from .nn.modules.rnn import RNNBase
+
 __all__ = ["torch_global", "module_reduction"]
 
 # torch 2.13's torch.nn.modules files that define classes (torch's own layout: a checkpoint names these)
@@ -29,7 +31,7 @@ def torch_global(obj) -> tuple | None:
 
 
 def _search(obj) -> tuple | None:
-    import tidal.compat as compat
+    import tidal.compat as compat  # compat sits above: KNOWN_UPWARD in tests/test_layers.py
     name = getattr(obj, "__name__", None)
     if not isinstance(name, str) or name.startswith("_"):
         return None
@@ -54,7 +56,6 @@ def _search(obj) -> tuple | None:
 def module_reduction(obj) -> tuple | None:
     """The pickle reduction of tidal's recurrent layers with the `_flat_weights` list torch's own state holds (its
     RNNBase.__setstate__ reads it); None for every other object."""
-    from .nn.modules.rnn import RNNBase
     if not isinstance(obj, RNNBase):
         return None
     reduction = obj.__reduce_ex__(2)

@@ -10,6 +10,7 @@ import pickle
 
 import numpy as np
 
+from . import ops
 from .tensor import Tensor
 
 __all__ = ["NJT_MODULE", "DimRange", "nested_class", "nested_reduction", "rebuild_njt", "rebuild_nested_tensor"]
@@ -19,7 +20,7 @@ NJT_MODULE = "torch.nested._internal.nested_tensor"
 
 def nested_class() -> type:
     """tidal's NestedTensor, the class a checkpoint's torch.nested._internal.nested_tensor.NestedTensor names."""
-    from .nested.nested_tensor import NestedTensor
+    from .nested.nested_tensor import NestedTensor  # nested loads on first use (keeps import light)
     return NestedTensor
 
 
@@ -47,7 +48,7 @@ class DimRange:
 def nested_reduction(t: Tensor, torch_name) -> tuple | None:
     """torch's (callable, args) that rebuild nested tensor `t`, the callables named with `torch_name(module,
     name)`; None when `t` is not nested."""
-    from .nested.nested_tensor import NestedTensor, _components
+    from .nested.nested_tensor import NestedTensor, _components  # nested loads on first use (keeps import light)
     if not isinstance(t, NestedTensor):
         return None
     if t._jagged:
@@ -55,24 +56,23 @@ def nested_reduction(t: Tensor, torch_name) -> tuple | None:
                   "_ragged_idx": t._ragged_idx, "_metadata_cache": {}, "requires_grad": t.requires_grad}
         return (torch_name("torch._tensor", "_rebuild_from_type_v2"),
                 (torch_name(NJT_MODULE, "_rebuild_njt"), torch_name(NJT_MODULE, "NestedTensor"), (fields,), {}))
-    import tidal
     parts = _components(t, False)  # views of the packed buffer, each contiguous
     sizes = np.array([tuple(p.shape) for p in parts], dtype=np.int64).reshape(len(parts), -1)
     strides = np.array([tuple(p.stride()) for p in parts], dtype=np.int64).reshape(len(parts), -1)
     starts = np.concatenate([[0], np.cumsum([p.numel() for p in parts])[:-1]]).astype(np.int64)
     return (torch_name("torch._utils", "_rebuild_nested_tensor"),
-            (_plain(t), tidal.from_numpy(sizes), tidal.from_numpy(strides), tidal.from_numpy(starts)))
+            (_plain(t), ops.from_numpy(sizes), ops.from_numpy(strides), ops.from_numpy(starts)))
 
 
 def _plain(t: Tensor) -> Tensor:
     """`t`'s memory as a plain (not nested) tensor."""
-    from .nested.nested_tensor import _alias
+    from .nested.nested_tensor import _alias  # nested loads on first use (keeps import light)
     return _alias(t, Tensor).detach()
 
 
 def rebuild_njt(fields) -> Tensor:
     """torch's `_rebuild_njt`: the jagged nested tensor over values and offsets (and lengths, with holes)."""
-    from .nested.nested_tensor import make_jagged
+    from .nested.nested_tensor import make_jagged  # nested loads on first use (keeps import light)
     if not isinstance(fields, dict) or not isinstance(fields.get("values"), Tensor) or \
             not isinstance(fields.get("offsets"), Tensor):
         raise pickle.UnpicklingError("_rebuild_njt: expected a dict holding the 'values' and 'offsets' tensors")
@@ -92,11 +92,10 @@ def rebuild_njt(fields) -> Tensor:
 
 def rebuild_nested_tensor(buffer, sizes, strides, storage_offsets) -> Tensor:
     """torch's `_rebuild_nested_tensor`: a strided nested tensor of the components `buffer` holds."""
-    import tidal
-    from .nested import nested_tensor
+    from .nested import nested_tensor  # nested loads on first use (keeps import light)
     if not all(isinstance(x, Tensor) for x in (buffer, sizes, strides, storage_offsets)):
         raise pickle.UnpicklingError("_rebuild_nested_tensor: expected four tensors")
     flat = buffer.reshape(-1)
-    parts = [tidal.as_strided(flat, tuple(size), tuple(stride), int(start)) for size, stride, start in
+    parts = [ops.as_strided(flat, tuple(size), tuple(stride), int(start)) for size, stride, start in
              zip(sizes.tolist(), strides.tolist(), storage_offsets.tolist())]
     return nested_tensor(parts)

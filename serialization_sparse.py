@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 
+from .ops.factories.sparse_coo import SparseCooTensor
 from .tensor import Size, Tensor
 
 __all__ = ["LayoutName", "get_layout", "rebuild_sparse_tensor", "sparse_arguments"]
@@ -53,7 +54,6 @@ def rebuild_sparse_tensor(layout, data) -> Tensor:
 
 def sparse_arguments(t: Tensor) -> tuple | None:
     """(layout, (indices, values, size, is_coalesced)) for a sparse COO tensor, as torch pickles it; else None."""
-    from .ops.factories.sparse_coo import SparseCooTensor
     if not isinstance(t, SparseCooTensor):
         return None
     return SPARSE_COO, (t._indices(), t._values(), Size(tuple(t.shape)), t.is_coalesced())

@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import warnings
 
+from ..tensor import Tensor
+
 _anomaly = {"enabled": False, "check_nan": True}
 
 
@@ -76,8 +78,8 @@ def nan_checks(tensors: tuple) -> list:
     NaN as torch checks every backward function; the hooks' handles (removed when the backward ends)."""
     if not (_anomaly["enabled"] and _anomaly["check_nan"]):
         return []
-    from .graph import AccumulateGrad
-    from .graph_walk import roots_of, walk
+    from .graph import AccumulateGrad  # in an import circle with graph (FILE_CIRCLES_LEFT)
+    from .graph_walk import roots_of, walk  # in an import circle with graph_walk (FILE_CIRCLES_LEFT)
     handles = []
     for node in walk(roots_of(tensors)):
         if not isinstance(node, AccumulateGrad):
@@ -89,7 +91,6 @@ def check_nan(node_name: str, grads: tuple) -> None:
     """torch's anomaly-mode error when a backward function returned NaN."""
     if not (_anomaly["enabled"] and _anomaly["check_nan"]):
         return
-    from ..tensor import Tensor
     for k, g in enumerate(grads):
         if isinstance(g, Tensor) and bool(g.isnan().any()):
             raise RuntimeError(f"Function '{node_name}' returned nan values in its {k}th output.")

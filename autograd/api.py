@@ -6,6 +6,7 @@ import weakref
 
 from ..tensor import Tensor
 from .anomaly import nan_checks
+from . import hooks
 from .engine import run_backward, run_post_accumulate_hooks
 from .graph import AccumulateGrad, GradientEdge, RemovableHandle
 
@@ -95,8 +96,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
         for handle in checks:
             handle.remove()
     if materialize_grads:
-        from .. import ops
-        found = tuple(ops.zeros_like(t) if g is None else g for t, g in zip(inputs, found))
+        found = tuple(hooks.zeros_like(t) if g is None else g for t, g in zip(inputs, found))
     return found
 
 
@@ -113,7 +113,6 @@ def _edge_input(x):
 
 def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads) -> tuple:
     """autograd.grad with `is_grads_batched`: one backward per row of the grad_outputs, results stacked."""
-    from .. import ops
     if any(g is None for g in grads):
         raise RuntimeError("If is_grads_batched=True, we interpret the first dimension of each grad_output as "
                            "the batch dimension. The sizes of the remaining dimensions are expected to match the "
@@ -121,7 +120,7 @@ def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unus
     rows = [grad(outputs, inputs, tuple(g[k] for g in grads), True if k < len(grads[0]) - 1 else retain_graph,
                  create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads)
             for k in range(len(grads[0]))]
-    return tuple(None if any(r[i] is None for r in rows) else ops.stack([r[i] for r in rows])
+    return tuple(None if any(r[i] is None for r in rows) else hooks.stack([r[i] for r in rows])
                  for i in range(len(inputs)))
 
 

@@ -29,7 +29,6 @@ from marshal import dumps as _dumps
 
 import numpy as np
 
-from ..ops.dispatch import autocast as _autocast
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm.blob import Blob, View, fresh_blob, view_of
@@ -37,6 +36,7 @@ from ..vm.failure import issuing_site
 from ..vm.instruction import compute_instruction
 from ..vm.replay import layout_id
 from .graph import AccumulateGrad
+from . import hooks
 
 enabled = os.environ.get("TIDAL_BACKWARD_REPLAY", "1") != "0"
 MAX_RECORDINGS = 256  # distinct graphs kept, and instructions in all of them (memory stays bounded: a large model's
@@ -209,7 +209,7 @@ class _Walk:
         self.nodes: list = []
         self.leaves: list = []   # AccumulateGrad nodes
         self.vm = None
-        sig = [dt.get_default_dtype(), _autocast.enabled_dtype("cpu"), _autocast.enabled_dtype("cuda")]
+        sig = [dt.get_default_dtype(), hooks.autocast_dtype("cpu"), hooks.autocast_dtype("cuda")]
         add = sig.append
         place = self._place
         number: dict = {}
@@ -496,12 +496,11 @@ _install = threading.Lock()  # one recording at a time on a VM (a second thread'
 
 
 def _record(walk: _Walk, engine):
-    from ..ops.random.rng import default_generator
     vm = walk.vm
     grads_before = [node.variable.grad for node in walk.leaves]
     versions_before = [t._v.blob.version for t in walk.places]
     place_blobs = [weakref.ref(t._v.blob) for t in walk.places]
-    syncs, draws = vm.stats.syncs, default_generator._offset
+    syncs, draws = vm.stats.syncs, hooks.default_generator._offset
     recorder = _Recorder(walk)
     walk.places = walk.nodes = walk.blobs = None  # (the engine frees each node's saved tensors as it runs it)
     with _install:
@@ -517,7 +516,7 @@ def _record(walk: _Walk, engine):
         vm.recorder = None
     if recorder.foreign:
         return _RETRY
-    if vm.stats.syncs != syncs or default_generator._offset != draws:
+    if vm.stats.syncs != syncs or hooks.default_generator._offset != draws:
         return _RETRY  # (the pass's own, or another thread's: MAX_TRIES passes tell)
     try:
         return recorder.finish(walk, grads_before, versions_before, place_blobs)

@@ -8,20 +8,20 @@ from contextlib import nullcontext
 from ..tensor import Tensor, numel_of
 from ..tensor import dtype as dt
 from . import backward_replay
+from . import hooks
 from .anomaly import is_anomaly_enabled
 from .grad_mode import is_grad_enabled, no_grad, set_grad_enabled
 from .grad_layout import clone_obey_contract, obeys_layout_contract
 from .graph import _NO_EDGE, AccumulateGrad, gradient_edge, no_tangents
+from .graph import FREED
 
 
 def _ones_like(t: Tensor) -> Tensor:
-    from .. import ops
-    return ops.ones_like(t)
+    return hooks.ones_like(t)
 
 
 def _zeros(shape, dtype, device) -> Tensor:
-    from .. import ops
-    return ops.zeros(shape, dtype=dtype, device=device)
+    return hooks.zeros(shape, dtype=dtype, device=device)
 
 
 _sum_dims: dict = {}  # (gradient shape, input shape) -> the dims a broadcast gradient sums over
@@ -64,8 +64,7 @@ def _roots(tensors, grad_tensors, name: str) -> list:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             g = _ones_like(t)
         elif not isinstance(g, Tensor):
-            from .. import ops
-            g = ops.tensor(g, dtype=t.dtype)
+            g = hooks.tensor(g, dtype=t.dtype)
         elif g._v.shape != t._v.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{k}] has a shape of torch.Size({list(g.shape)}) "
                                f"and output[{k}] has a shape of torch.Size({list(t.shape)}).")
@@ -218,7 +217,6 @@ def _run_nodes(ready: list, deps: dict, buffers: dict, cut, retain_graph: bool, 
                 in_grads = (None,) * len(nexts)
             if g is not None:
                 if node._freed:
-                    from .graph import FREED
                     raise RuntimeError(FREED)
                 in_grads = node.backward_fn(node, *grads) if nexts is node.next_functions else \
                     _call(node, grads, nexts)

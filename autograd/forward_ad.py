@@ -33,6 +33,9 @@ from typing import Callable, Sequence
 
 from ..tensor import Tensor
 from .api import grad as _grad
+from . import hooks
+from .function import Function
+from .function import TRANSPOSING
 from .grad_mode import enable_grad, is_grad_enabled
 from .graph import AccumulateGrad, _dual_levels, gradient_edge, record
 from .graph_walk import leaves_reached, roots_of, walk
@@ -207,7 +210,6 @@ def _reached(t: Tensor) -> tuple:
 
 def _refuse_custom_without_jvp(nodes: list, found: dict) -> None:
     """torch's error for a custom Function without `jvp` between a dual tensor and the result."""
-    from .function import Function
     classes, todo = {}, [Function]
     while todo:
         cls = todo.pop()
@@ -259,8 +261,7 @@ def _tangent(y: Tensor, lvl: _Level, nodes: list, outer: bool) -> Tensor:
                            "and a tensor this one's tangent needs was modified in place after it was used. Unpack "
                            f"the tangent before the in-place write. ({err})") from None
     if out is None:  # y depends on the duals only through ops without a derivative
-        from .. import ops
-        out = ops.zeros_like(y)
+        out = hooks.zeros_like(y)
     y.__dict__["_fw_cache"] = (lvl, key, out)
     return out
 
@@ -284,10 +285,8 @@ def linearize(outputs: Sequence[Tensor], inputs: Sequence[Tensor], create_graph:
     """A function mapping tangents of `inputs` (None: zero) to the tangents J t of `outputs` (None where an
     output does not depend on the inputs), built from one reverse pass with create_graph; each call is one
     reverse pass over that pass's graph."""
-    from .. import ops
     outs = [(k, o) for k, o in enumerate(outputs) if o.requires_grad]
-    dummies = [ops.zeros_like(o).requires_grad_(True) for _, o in outs]
-    from .function import TRANSPOSING
+    dummies = [hooks.zeros_like(o).requires_grad_(True) for _, o in outs]
     TRANSPOSING[0] += 1  # custom Functions that define only jvp may be transposed in this pass
     try:
         with enable_grad(), _quiet([o for _, o in outs]):
@@ -311,7 +310,7 @@ def linearize(outputs: Sequence[Tensor], inputs: Sequence[Tensor], create_graph:
             ts = [t if t.dtype is b.dtype else t.to(b.dtype) for b, t in pairs]
             with enable_grad(), _quiet(bs):
                 found = _grad(bs, dummies, ts, retain_graph=True, create_graph=create_graph, allow_unused=True)
-        res = [ops.zeros_like(o) if hit else None for o, hit in zip(outputs, reached)]
+        res = [hooks.zeros_like(o) if hit else None for o, hit in zip(outputs, reached)]
         for (k, _), g in zip(outs, found):
             if g is not None:
                 res[k] = g if create_graph else g.detach()

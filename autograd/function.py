@@ -3,7 +3,12 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from .anomaly import check_nan
+from . import hooks
+from . import view_inplace
+from .api import grad
 from .grad_mode import no_grad
+from .grad_mode import is_grad_enabled
+from .grad_mode import enable_grad
 from .graph import Node, increment_version, needs_grad
 
 
@@ -123,8 +128,7 @@ class Function(metaclass=_FunctionMeta):
 
         def run_backward(node, *grads):
             if ctx.materialize_grads:
-                from .. import ops
-                grads = tuple(ops.zeros_like(o) if g is None and isinstance(o, Tensor) else g
+                grads = tuple(hooks.zeros_like(o) if g is None and isinstance(o, Tensor) else g
                               for g, o in zip(grads, meta))
             res = user_backward(ctx, *grads)
             res = res if isinstance(res, tuple) else (res,)
@@ -188,8 +192,6 @@ def _transposed_jvp(cls, ctx, args: tuple):
     def backward(ctx, *grads):
         if not TRANSPOSING[0]:
             return cls.backward(ctx, *grads)  # torch's NotImplementedError
-        from .api import grad
-        from .grad_mode import enable_grad
         if not cache:
             with enable_grad():
                 dummies = [a.detach().new_zeros(a.shape).requires_grad_() if isinstance(a, Tensor) and
@@ -234,7 +236,6 @@ def _check_grad_shapes(name: str, grads: tuple, args: tuple) -> None:
 
 
 def _rebase_dirty(d: Tensor) -> None:
-    from . import view_inplace
     base = d._base
     if base is None or base is d:
         view_inplace.refresh_views(d)
@@ -263,7 +264,6 @@ def once_differentiable(fn):
     second differentiation through its results raises."""
     import functools
 
-    from .grad_mode import is_grad_enabled
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):

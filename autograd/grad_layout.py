@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from ..tensor.tensor import contiguous_strides
+from . import hooks
 
 __all__ = ["leaf_grad_strides", "obeys_layout_contract", "clone_obey_contract"]
 
 
 def leaf_grad_strides(leaf: Tensor) -> tuple:
     """The strides the gradient of `leaf` gets: the leaf's own when non-overlapping and dense, else row-major."""
-    from ..ops.movement.memory_format import non_overlapping_and_dense  # (ops imports autograd: a late import)
     shape, strides = leaf._v.shape, leaf._v.strides
-    return tuple(strides) if non_overlapping_and_dense(shape, strides) else contiguous_strides(shape)
+    return tuple(strides) if hooks.non_overlapping_and_dense(shape, strides) else contiguous_strides(shape)
 
 
 def obeys_layout_contract(grad: Tensor, leaf: Tensor) -> bool:
@@ -28,17 +28,15 @@ def obeys_layout_contract(grad: Tensor, leaf: Tensor) -> bool:
     if g.strides == v.strides and g.shape == v.shape and 0 not in g.strides:
         return True  # the common case, answered first (the engine asks once per leaf per backward); equal
         # strides with gaps would wrongly pass, but the engine only offers gradients owning all their memory
-    from ..ops.movement.memory_format import non_overlapping_and_dense  # (ops imports autograd: a late import)
     shape, want, have = tuple(v.shape), tuple(v.strides), tuple(g.strides)
     if tuple(g.shape) != shape:
         return False
-    if not non_overlapping_and_dense(shape, want):
+    if not hooks.non_overlapping_and_dense(shape, want):
         return have == contiguous_strides(shape) or grad.is_contiguous()
     return all((h == w) if n != 1 else h != 0 for n, h, w in zip(shape, have, want))
 
 
 def clone_obey_contract(grad: Tensor, leaf: Tensor) -> Tensor:
     """A copy of `grad` laid out as leaf.grad must be (recorded as CopyBackwards under grad mode)."""
-    from ..ops.movement.memory_format import laid_out
     from . import view_inplace  # noqa: F401 - registers node "copy_" as torch's CopyBackwards
-    return laid_out(grad, leaf_grad_strides(leaf), node="copy_")
+    return hooks.laid_out(grad, leaf_grad_strides(leaf), node="copy_")

@@ -3,18 +3,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-import threading
 
+from ..tensor.tensor import GRAD_MODE as _state  # the switch's per-thread state lives beside inference mode
 from ..tensor.tensor import INFERENCE
-
-
-class _State(threading.local):
-    # class attributes are each thread's defaults: reading them needs no getattr default (which
-    # costs an AttributeError inside threading.local on every op that records)
-    enabled = True
-
-
-_state = _State()
 
 
 def is_grad_enabled() -> bool:

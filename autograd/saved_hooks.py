@@ -21,6 +21,7 @@ import weakref
 
 from ..tensor import Tensor
 from .graph import FREED, Node
+from . import hooks
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
 
@@ -144,8 +145,7 @@ class save_on_cpu(saved_tensors_hooks):
         def pack_to_cpu(tensor: Tensor):
             if not pin_memory:
                 return tensor.device, tensor.cpu()
-            from .. import ops
-            packed = ops.empty(tuple(tensor.shape), dtype=tensor.dtype, device="cpu", pin_memory=True)
+            packed = hooks.empty(tuple(tensor.shape), dtype=tensor.dtype, device="cpu", pin_memory=True)
             packed.copy_(tensor)
             return tensor.device, packed
 

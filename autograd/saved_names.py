@@ -12,6 +12,8 @@ expose no names yet (AttributeError, as for a name torch's node does not have).
 """
 from __future__ import annotations
 
+from . import hooks
+
 __all__ = ["saved_value", "SAVED_NAMES"]
 
 # input names of elementwise ops whose torch schema does not call them self/other
@@ -26,11 +28,10 @@ SAVED_NAMES = frozenset({"result", *_DEFAULT, *(n for names in _ARG_NAMES.values
 
 def _names(node) -> dict | None:
     """{name: place in the node's saved tuple} for an elementwise node, else None."""
-    from ..ops.elementwise import derivatives
-    if node.backward_fn is not derivatives._backward:
+    if node.backward_fn is not hooks.elementwise_backward:
         return None
     op = node.attrs[0]
-    reads = set().union(*derivatives._READS[op])  # 1: the output, 2 + k: input k
+    reads = set().union(*hooks.elementwise_reads[op])  # 1: the output, 2 + k: input k
     inputs = _ARG_NAMES.get(op, _DEFAULT if len(node.attrs[1]) <= 2 else ())
     names = {"result": 0} if 1 in reads else {}
     names.update({name: k + 1 for k, name in enumerate(inputs) if k + 2 in reads})

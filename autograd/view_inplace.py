@@ -23,6 +23,7 @@ import weakref
 from ..tensor import Tensor
 from ..tensor.tensor import numel_of
 from . import graph
+from . import hooks
 from .grad_mode import is_grad_enabled, no_grad
 from .graph import _versioned, no_tangents, record
 
@@ -86,14 +87,13 @@ def refresh_views(base: Tensor) -> None:
     """Give every live view of `base` a node on `base`'s current history (AsStridedBackward0)."""
     if base.grad_fn is None:
         return
-    from ..ops.movement.view_grads import parts_node, strided_node
     for v in _live_views(base):
         if v.dtype is base.dtype:
             v.__dict__.pop("_output_nr", None)
-            strided_node("as_strided", base, v)
+            hooks.strided_node("as_strided", base, v)
         elif _as_parts(base, v):  # real/imag parts of a complex base, or complex numbers over real pairs
             v.__dict__.pop("_output_nr", None)
-            parts_node(base, v)
+            hooks.parts_node(base, v)
 
 
 # -- the rule ---------------------------------------------------------------------------------
@@ -153,22 +153,20 @@ def _geometry(base: Tensor, view: Tensor) -> tuple:
 
 
 def _copy_slices_backward(node, g):
-    from ..ops.elementwise import arithmetic as M, copies
-    from ..ops.movement.view_grads import as_parts, from_parts, transfer
     span, base_layout, view_layout, parts = node.attrs
     if parts == "base":  # work on the real parts of the complex gradient
-        g = as_parts(g)
+        g = hooks.as_parts(g)
     rest = None
     if node.next_functions[0][0] is not None:  # the base's old history: everything but the written region
         with no_grad():
-            ones = copies.fill_(Tensor._empty(view_layout[0], g.dtype, g.device), 1)
-            written = M.ne(transfer(ones, span, view_layout, base_layout), 0)
-        rest = M.where(written, 0.0, g)
-    region = transfer(g, span, base_layout, view_layout) if node.next_functions[1][0] is not None else None
+            ones = hooks.fill_(Tensor._empty(view_layout[0], g.dtype, g.device), 1)
+            written = hooks.ne(hooks.transfer(ones, span, view_layout, base_layout), 0)
+        rest = hooks.where(written, 0.0, g)
+    region = hooks.transfer(g, span, base_layout, view_layout) if node.next_functions[1][0] is not None else None
     if parts == "base" and rest is not None:
-        rest = from_parts(rest)
+        rest = hooks.from_parts(rest)
     if parts == "view" and region is not None:
-        region = from_parts(region)
+        region = hooks.from_parts(region)
     return rest, region
 
 
@@ -221,23 +219,21 @@ def _keep_saved_values(node, out: Tensor) -> None:
     hits = [k for k, t in enumerate(saved) if t is out]
     if len(hits) != 1:
         return
-    from ..ops.elementwise import copies
     k = hits[0]
-    copy = copies.clone(out)
+    copy = hooks.clone(out)
     node._saved = saved[:k] + (copy,) + saved[k + 1:]
     node._versions = _versioned(node._versions, k, copy._version)
 
 
 def write_through_view(out: Tensor, result: Tensor) -> Tensor:
     """Store `result` (computed out of place, with its node) into `out` and rebase; returns `out`."""
-    from ..ops.elementwise import copies
     base = out._base
     if base is not None and base is not out:
         check_view_write(out)
     if result.grad_fn is not None:
         _keep_saved_values(result.grad_fn, out)
     with no_grad(), no_tangents():
-        copies.convert(result, out.dtype, out=out)
+        hooks.convert(result, out.dtype, out=out)
     if base is None or base is out:  # the whole base is rewritten: it takes the result's history
         out.grad_fn, out._requires_grad = result.grad_fn, result._requires_grad
         out.__dict__.pop("_output_nr", None)

@@ -1,6 +1,7 @@
 """What the coordinator and its clients share: errors, timings, liveness of local processes."""
 from __future__ import annotations
 
+import enum
 import os
 import socket
 
@@ -126,3 +127,25 @@ def bind_address(master_addr: str) -> str:
         return socket.getaddrinfo(master_addr, None)[0][4][0]
     except socket.gaierror:
         return master_addr
+
+
+class ReduceOp(enum.Enum):
+    """How a collective combines the ranks' values (torch.distributed.ReduceOp)."""
+
+    SUM = 0
+    AVG = 1
+    PRODUCT = 2
+    MIN = 3
+    MAX = 4
+    BAND = 5
+    BOR = 6
+    BXOR = 7
+
+    def __repr__(self) -> str:
+        return f"<RedOpType.{self.name}: {self.value}>"
+
+    def __str__(self) -> str:
+        return f"RedOpType.{self.name}"
+
+
+ReduceOp.RedOpType = ReduceOp  # torch spells the members ReduceOp.RedOpType.SUM as well

@@ -9,8 +9,10 @@ and of P is B", so gradients flow through redistribution on the ranks' shards.
 """
 from __future__ import annotations
 
+from .. import ops
 from ..autograd.function import Function
 from ..tensor import Tensor
+from . import collectives
 from .placement_sbp import Placement, SbpKind, broadcast, partial_sum
 from .process_group import ProcessGroup, _state, default_group
 
@@ -60,7 +62,6 @@ def _group(placement: Placement, axis: int) -> ProcessGroup:
 
 # -- the raw 1-D steps (no autograd; local shards in, local shards out) -------------------------------
 def _collectives():
-    from . import collectives
     return collectives
 
 
@@ -68,7 +69,6 @@ def _pad_to(x: Tensor, dim: int, size: int) -> Tensor:
     """`x` zero-padded at the end of `dim` to `size`."""
     if x.shape[dim] == size:
         return x
-    from .. import ops
     shape = list(x.shape)
     shape[dim] = size
     out = ops.zeros(shape, dtype=x.dtype, device=x.device)
@@ -131,7 +131,6 @@ def _partition(x: Tensor, group: ProcessGroup, op: str) -> Tensor:
     """A whole value as partial values that `op` reduces back to it: the first rank's value and zeros for a
     sum (exact), the value itself on every rank for avg/max/min (torch's Replicate -> Partial)."""
     if op == "sum":
-        from .. import ops
         return x.clone() if group.rank() == 0 else ops.zeros_like(x)
     if op in ("avg", "max", "min"):
         return x.clone()
@@ -139,7 +138,6 @@ def _partition(x: Tensor, group: ProcessGroup, op: str) -> Tensor:
 
 
 def _zero_pad(x: Tensor, group: ProcessGroup, dim: int, whole: int | None = None) -> Tensor:
-    from .. import ops
     n, m = group.size(), x.shape[dim]
     whole = n * m if whole is None else whole
     shape = list(x.shape)

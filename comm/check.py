@@ -29,7 +29,7 @@ import sys
 
 from ..tensor import dtype as dt
 from . import ring
-from .base import CollectiveMismatchError, CommError
+from .base import CollectiveMismatchError, CommError, ReduceOp
 
 __all__ = ["ENABLED", "CollectiveMismatchError", "set_enabled", "verify", "call_header", "agree", "p2p_header",
            "verify_p2p"]
@@ -187,7 +187,6 @@ def describe_call(call: tuple) -> str:
 
 def _describe_header(values: tuple, ranks) -> str:
     """'all_reduce(float32, 16 elements, SUM)' for the first four header values."""
-    from .collectives import ReduceOp
     op, dtype, count, arg = values[:4]
     name = _OPS[op - 1] if 0 < op <= len(_OPS) else f"op {op}"
     kind = dt.ALL[dtype - 1].name if 0 < dtype <= len(dt.ALL) else f"dtype {dtype}"

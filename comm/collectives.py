@@ -11,18 +11,20 @@ Before moving data, the kernel compares the call with the other ranks' (`check.a
 """
 from __future__ import annotations
 
-import enum
 import operator
 import time
 import warnings
 
 import numpy as np
 
+from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm import Instruction
+from ..vm import all_vms
 from . import check as _check
 from . import ring
+from .base import ReduceOp
 from .process_group import ProcessGroup, Work, _seconds, default_group, get_group_rank
 
 __all__ = ["ReduceOp", "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
@@ -31,27 +33,6 @@ __all__ = ["ReduceOp", "all_reduce", "broadcast", "reduce", "all_gather", "all_g
 
 COMM_STREAM = "comm"
 
-
-class ReduceOp(enum.Enum):
-    """How a collective combines the ranks' values (torch.distributed.ReduceOp)."""
-
-    SUM = 0
-    AVG = 1
-    PRODUCT = 2
-    MIN = 3
-    MAX = 4
-    BAND = 5
-    BOR = 6
-    BXOR = 7
-
-    def __repr__(self) -> str:
-        return f"<RedOpType.{self.name}: {self.value}>"
-
-    def __str__(self) -> str:
-        return f"RedOpType.{self.name}"
-
-
-ReduceOp.RedOpType = ReduceOp  # torch spells the members ReduceOp.RedOpType.SUM as well
 
 _UFUNCS = {ReduceOp.SUM: np.add, ReduceOp.AVG: np.add, ReduceOp.PRODUCT: np.multiply,
            ReduceOp.MIN: np.minimum, ReduceOp.MAX: np.maximum, ReduceOp.BAND: np.bitwise_and,
@@ -212,7 +193,6 @@ def _mesh(group: ProcessGroup, call: tuple | None) -> ring.Mesh:
 
 
 def _close(mesh: ring.Mesh) -> None:
-    from ..vm import all_vms
     for vm in all_vms():  # collectives still queued may use the sockets
         stream = vm.streams.get(COMM_STREAM)
         if stream is not None:
@@ -249,7 +229,6 @@ def _queue(name: str, group: ProcessGroup, algorithm, reads: list, writes: list,
     """Queue `algorithm(mesh, read_arrays, write_arrays, extra)` on the comm stream."""
     if _check.ENABLED:  # debug mode: the ranks agree on this call before any data moves
         _check.verify(name, group, reads, writes, extra)
-    from ..autograd.grad_mode import no_grad
     call = None
     if name not in ("send", "recv") and group.size() > 1:  # numbered with the group's control calls
         call = _check.call_header(name, group, reads, writes, extra, group.control.next_call())

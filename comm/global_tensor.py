@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import ops
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Size, Tensor
 from . import boxing
@@ -594,7 +595,6 @@ def distribute_parameters(module, placement: Placement, sbps: dict | None = None
 
 def _install() -> None:
     """Let tidal's public functions hand calls with global tensors to `dispatch`."""
-    from .. import ops
     ops.global_dispatch = dispatch
 
 

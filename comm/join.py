@@ -14,6 +14,10 @@ import warnings
 from abc import ABC, abstractmethod
 from typing import NamedTuple
 
+from .. import ops
+from .collectives import all_reduce
+from .process_group import get_rank
+
 __all__ = ["JoinHook", "Joinable", "Join"]
 
 
@@ -88,7 +92,6 @@ class Join:
             joinable._join_config = _JoinConfig(self._enable, self._throw_on_early_termination, k == 0)
 
     def _extract_dist_info(self) -> None:
-        from .process_group import get_rank
         group, device = None, None
         for joinable in self._joinables:
             if group is None:
@@ -126,8 +129,6 @@ class Join:
             hook.post_hook(is_last_joiner)
 
     def _all_reduce(self, value: float) -> float:
-        from .. import ops
-        from .collectives import all_reduce
         t = ops.full((1,), value, device=self._device)
         all_reduce(t, group=self._process_group)
         return t.item()
@@ -151,8 +152,6 @@ class Join:
         config = joinable._join_config
         if not config.is_first_joinable or not config.enable:
             return None
-        from .. import ops
-        from .collectives import all_reduce
         group = joinable.join_process_group
         work = all_reduce(ops.ones((1,), device=joinable.join_device), group=group, async_op=True)
         if config.throw_on_early_termination:

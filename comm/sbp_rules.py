@@ -15,6 +15,9 @@ from __future__ import annotations
 from typing import Callable, NamedTuple
 
 from ..autograd.grad_mode import is_grad_enabled
+from ..ops.elementwise import activations
+from ..ops.elementwise import arithmetic as math_api
+from .partial_grad import finish_average, finish_extremum, finish_product
 from .placement_sbp import SbpKind, broadcast as B, partial, partial_sum as P, split as S
 
 __all__ = ["Sig", "Call", "RULES", "rule_for"]
@@ -184,9 +187,8 @@ def reduction(call: Call) -> list:
     grad = _needs_grad(call)
     finish = None
     if grad and op == "product":
-        from .partial_grad import finish_product as finish
+        finish = finish_product
     elif grad and op != "sum":
-        from .partial_grad import finish_extremum
         ndim = len(call.shapes[0])
         finish = finish_extremum(op, tuple(sorted(_reduced_dims(call, ndim))), bool(_arg(call, 2, "keepdim", False)))
     sigs = [sig._replace(finish=finish) if sig.out.is_partial else sig for sig in
@@ -204,7 +206,7 @@ def averaging(call: Call) -> list:
         return []
     finish = None
     if _needs_grad(call):
-        from .partial_grad import finish_average as finish
+        finish = finish_average
     return [sig._replace(finish=finish) if sig.out.is_partial else sig
             for sig in _keep_split(call, partial("avg"), parts="even")]
 
@@ -417,7 +419,6 @@ def normalization(call: Call) -> list:
 
 # -- the table ------------------------------------------------------------------------------------------
 def _table() -> dict:
-    from ..ops.elementwise import activations, arithmetic as math_api
     rules: dict = {}
     not_elementwise = {"where", "clone", "polygamma", "mvlgamma"}
     for name in list(math_api.__all__) + list(activations.__all__) + list(activations.FUNCTIONAL):

@@ -5,6 +5,9 @@ import os
 import platform
 import sys
 
+from ._runtime import get_num_interop_threads
+from ._runtime import get_num_threads
+
 __all__ = ["show", "parallel_info", "cxx_flags"]
 
 
@@ -23,7 +26,6 @@ def show() -> str:
 
 def parallel_info() -> str:
     """Threads: tidal's intra-op and inter-op counts, the machine's, and the environment variables torch lists."""
-    from ._runtime import get_num_interop_threads, get_num_threads
     env = "".join(f"\t{k} : {os.environ.get(k, '[not set]')}\n" for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"))
     return (f"ATen/Parallel:\n\tat::get_num_threads() : {get_num_threads()}\n"
             f"\tat::get_num_interop_threads() : {get_num_interop_threads()}\n"

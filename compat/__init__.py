@@ -37,7 +37,7 @@ from ..func import vmap
 from ..utils import benchmark as _benchmark, checkpoint as _checkpoint  # noqa: F401 - torch.utils.<name> attributes
 from ._importer import install, is_installed, uninstall
 from ._info import finfo, iinfo
-from ._layout import (channels_last, channels_last_3d, contiguous_format, jagged, layout, memory_format,
+from ..tensor.layout import (channels_last, channels_last_3d, contiguous_format, jagged, layout, memory_format,
                       preserve_format, sparse_coo, strided)
 from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                       IntTensor, LongTensor, ShortTensor)
@@ -73,11 +73,11 @@ def _assert(condition, message: str) -> None:
 
 def __getattr__(name: str):
     if name == "fx":  # torch.fx: loaded on first use (tidal.fx)
-        from .. import fx
+        from .. import fx  # fx loads on first use (keeps import light)
         return fx
     if name == "export":  # torch.export: loaded on first use (compat/export.py over tidal.fx.export)
         import importlib
-        return importlib.import_module(".export", __name__)
+        return importlib.import_module(".export", __name__)  # torch.export (fx) on first use
     return _mirrored(name)
 
 __all__ = sorted(name for name in globals() if not name.startswith("_") and name != "annotations")

@@ -8,6 +8,9 @@ from __future__ import annotations
 import warnings
 
 from .. import nn as _nn
+from .. import no_grad
+from .. import ops
+from ..ops.linalg.namespace import vector_norm
 from ..tensor import Tensor
 
 F = _nn.functional
@@ -105,8 +108,6 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad
 
 def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> Tensor:
     """Rescale the rows of input named in indices whose norm exceeds max_norm, in place (no gradient)."""
-    from .. import no_grad, ops
-    from ..ops.linalg.namespace import vector_norm
     with no_grad():
         rows = ops.unique(indices.reshape(-1))
         picked = input[rows]

@@ -22,6 +22,10 @@ import types
 import zipfile
 
 from ..tensor import dtype as _dtype
+from ..tensor.device import device
+from ..tensor.dtype import dtype
+from ..tensor.tensor import Size
+from ..tensor.tensor import Tensor
 
 __all__ = ["install", "uninstall", "is_installed", "run_script", "run_module", "SUBMODULES"]
 
@@ -99,9 +103,6 @@ def _torch_class_modules() -> dict:
     # the classes scripts print the type of, with the module torch defines them in (each importable under the
     # aliases, so pickle finds them by that name too)
     from ..nn.parameter import Parameter
-    from ..tensor.device import device
-    from ..tensor.dtype import dtype
-    from ..tensor.tensor import Size, Tensor
     return {Tensor: "torch", Size: "torch", dtype: "torch", device: "torch", Parameter: "torch.nn.parameter"}
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._profiler_ops import namespace
+
 __all__ = ["ops", "OpOverload", "OpOverloadPacket"]
 
 _REGISTRY: dict = {}  # "ns::name" -> the CustomOpDef behind it
@@ -98,10 +100,9 @@ class _Ops:
         if name.startswith("__"):
             raise AttributeError(name)
         if name == "aten":  # the ATen ops exported graphs call (tidal.fx._aten: names bound to tidal's functions)
-            from ..fx._aten import aten
+            from ..fx._aten import aten  # fx loads on first use (keeps import light)
             return aten
         if name == "profiler":  # torch's record_function ops (torch.fx graphs call them)
-            from ._profiler_ops import namespace
             return namespace
         return _OpNamespace(name)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .profiler import record_function
+
 __all__ = ["RecordFunctionHandle", "namespace"]
 
 
@@ -12,7 +14,6 @@ class RecordFunctionHandle:
     """An open profiler range (torch's profiler._RecordFunction object): _record_function_exit closes it."""
 
     def __init__(self, name: str, args: str | None) -> None:
-        from .profiler import record_function
         self._range = record_function(name, args)
         self._range.__enter__()
         self._open = True
@@ -51,7 +52,7 @@ def _record_function_enter_new(name: str, args: str | None = None) -> RecordFunc
 def _traced(fn, args: tuple):
     """A graph node calling `fn` when an argument is a torch.fx Proxy (as torch's ops record themselves), else
     None."""
-    from ..fx.proxy import Proxy
+    from ..fx.proxy import Proxy  # fx loads on first use (keeps import light)
     proxy = next((a for a in args if isinstance(a, Proxy)), None)
     return None if proxy is None else proxy.tracer.create_proxy("call_function", fn, args, {})
 

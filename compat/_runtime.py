@@ -7,8 +7,18 @@ import sys
 import warnings
 from typing import Callable
 
+from .. import vm
+from ..autograd import is_inference_mode_enabled as enabled
+from ..ops.factories import uninitialized
 from ..tensor import Tensor, device as _device
 from ..tensor import dtype as dt
+from ..tensor.device import default_device
+from ..vm import intra_op
+from . import _legacy
+from . import cuda
+from ._dynamo import compiled
+from .autograd import set_detect_anomaly
+from .autograd import _anomaly
 
 __all__ = ["set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
@@ -36,14 +46,12 @@ def _check_thread_count(fn: str, n) -> int:
 
 def set_num_threads(n: int) -> None:
     """Set how many threads tidal's parallel CPU kernels use (vm/intra_op.py)."""
-    from .. import vm
     _state["threads"] = _check_thread_count("set_num_threads", n)
     vm.set_threads(n)
 
 
 def get_num_threads() -> int:
     """The number of threads the parallel CPU kernels use."""
-    from ..vm import intra_op
     return _state["threads"] or intra_op.get_threads(allowed_only=False)
 
 
@@ -64,14 +72,12 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
     if not isinstance(mode, bool):
         raise TypeError(f"use_deterministic_algorithms(): argument 'mode' (position 1) must be bool, not "
                         f"{type(mode).__name__}")
-    from .. import vm
     if mode and not _state["deterministic"]:
         _state["background_compile"] = vm.get_fusion()["background_compile"]
         vm.set_fusion(background_compile=False)
     elif not mode and _state["deterministic"]:
         vm.set_fusion(background_compile=_state.pop("background_compile", True))
     _state["deterministic"], _state["warn_only"] = mode, bool(warn_only)
-    from ..ops.factories import uninitialized
     uninitialized.STATE["deterministic"] = mode  # (factories fill uninitialized memory: utils.deterministic)
 
 
@@ -101,7 +107,6 @@ def get_float32_matmul_precision() -> str:
 
 def get_default_device() -> _device:
     """The device factory functions use: the innermost open `with device(d):` block's on this thread, else the CPU."""
-    from ..tensor.device import default_device
     return default_device() or _device("cpu")
 
 
@@ -116,7 +121,6 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: 
             name: str | None = None, disable: bool = False, **kwargs) -> Callable:
     """A module wrapped as torch's OptimizedModule (its forward runs eagerly: tidal fuses at run time), a
     function as it is; without `model`, a decorator that does so."""
-    from ._dynamo import compiled
     if model is None:
         return compiled
     if not callable(model):
@@ -160,19 +164,16 @@ def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     if not isinstance(enabled, bool):
         raise TypeError(f"set_anomaly_enabled(): argument 'enabled' (position 1) must be bool, not "
                         f"{type(enabled).__name__}")
-    from .autograd import set_detect_anomaly
     set_detect_anomaly(enabled, check_nan)
 
 
 def is_anomaly_enabled() -> bool:
     """Whether anomaly mode is on (set_anomaly_enabled, autograd.set_detect_anomaly or detect_anomaly())."""
-    from .autograd import _anomaly
     return _anomaly["enabled"]
 
 
 def is_anomaly_check_nan_enabled() -> bool:
     """Whether anomaly mode was turned on with check_nan."""
-    from .autograd import _anomaly
     return _anomaly["enabled"] and _anomaly["check_nan"]
 
 
@@ -219,12 +220,10 @@ def set_default_tensor_type(t) -> None:
     warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
                   "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
                   stacklevel=2)
-    from . import _legacy
     name = t if isinstance(t, str) else getattr(t, "__name__", None)
     if isinstance(t, str):
         module, _, name = t.rpartition(".")
         if module == "torch.cuda":
-            from . import cuda
             if not cuda.is_available():
                 raise TypeError(f"type {t} not available. Torch not compiled with CUDA enabled.")
             set_default_device("cuda")
@@ -247,5 +246,4 @@ def get_device(input: Tensor) -> int:
 
 def is_inference_mode_enabled() -> bool:
     """Whether an inference_mode block is active."""
-    from ..autograd import is_inference_mode_enabled as enabled
     return enabled()

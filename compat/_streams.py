@@ -1,7 +1,10 @@
 """torch.Stream and torch.Event: the device-generic stream and event (a CPU one does no event work)."""
 from __future__ import annotations
 
+from .. import sync
 from ..tensor import device as _device
+from . import cuda
+from . import accelerator
 
 __all__ = ["Stream", "Event"]
 _NO_EVENTS = "cpu backend doesn't support events."
@@ -12,14 +15,12 @@ def _cpu_or_delegate(device, cuda_cls, *args, **kwargs):
     if device is None:
         return _device("cpu"), None
     if isinstance(device, int):
-        from . import accelerator
         if not accelerator.is_available():
             raise RuntimeError("Cannot access accelerator device when none is available.")
         device = _device("cuda", device)
     dev = _device(device)
     if dev.type == "cpu":
         return dev, None
-    from . import cuda
     if dev.type == "cuda" and not cuda.is_available():
         raise RuntimeError("PyTorch is not linked with support for cuda devices")
     return dev, cuda_cls(*args, **kwargs)
@@ -29,7 +30,6 @@ class Stream:
     """An ordered queue of work on a device; the CPU's runs in program order already."""
 
     def __init__(self, device=None, *, priority: int = 0, **kwargs):
-        from . import cuda
         self.device, self._impl = _cpu_or_delegate(device, cuda.Stream, device, priority=priority)
         self.device_index, self.stream_id = (-1, 0) if self._impl is None else (self.device.index, id(self._impl))
         self.device_type = 0 if self._impl is None else 1
@@ -38,7 +38,6 @@ class Stream:
         """Whether all work queued on the stream is done."""
         if self._impl is not None:
             return self._impl.query()
-        from .. import sync
         sync()
         return True
 
@@ -46,7 +45,6 @@ class Stream:
         """Wait for the work queued on the stream."""
         if self._impl is not None:
             return self._impl.synchronize()
-        from .. import sync
         sync()
 
     def wait_event(self, event: "Event") -> None:
@@ -101,7 +99,6 @@ class Event:
 
     def __init__(self, device=None, *, enable_timing: bool = False, blocking: bool = False,
                  interprocess: bool = False):
-        from . import cuda
         self.device, self._impl = _cpu_or_delegate(device, cuda.Event, enable_timing=enable_timing,
                                                    blocking=blocking, interprocess=interprocess)
         self._flag, self.event_id = int(enable_timing), 0

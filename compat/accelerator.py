@@ -11,6 +11,7 @@ import warnings
 
 from .. import sync
 from ..tensor import device as _device
+from ..tensor import dtype as dt
 from . import cuda
 
 __all__ = ["current_accelerator", "current_device_idx", "current_device_index", "current_stream", "device_count",
@@ -119,7 +120,6 @@ def get_device_capability(device=None, /) -> dict:
     """{"supported_dtypes": the dtypes tensors can have on the accelerator}."""
     _index_of(device)
     _require()
-    from ..tensor import dtype as dt
     return {"supported_dtypes": {d for d in vars(dt).values() if isinstance(d, dt.dtype)}}
 
 

@@ -5,6 +5,7 @@ from typing import Callable
 
 from . import _dynamo
 from ._dynamo import allow_in_graph, assume_constant_result, disable, is_compiling, list_backends, reset
+from ._runtime import compile as _compile
 
 __all__ = ["compile", "reset", "allow_in_graph", "assume_constant_result", "list_backends", "disable",
            "is_compiling", "is_dynamo_compiling", "is_exporting", "set_stance", "cudagraph_mark_step_begin"]
@@ -12,7 +13,6 @@ __all__ = ["compile", "reset", "allow_in_graph", "assume_constant_result", "list
 
 def compile(*args, **kwargs) -> Callable:
     """torch.compiler.compile: torch.compile under its other name."""
-    from ._runtime import compile as _compile
     return _compile(*args, **kwargs)
 
 

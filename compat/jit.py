@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Callable, Final  # noqa: F401 - `torch.jit.Final[int]` annotations
 
+from ..nn import Module
+
 __all__ = ["script", "trace", "ignore", "unused", "export", "is_scripting", "is_tracing", "Final", "save", "load",
            "ScriptModule", "RecursiveScriptModule", "ScriptFunction", "script_method", "Attribute", "annotate", "fork",
            "wait", "freeze", "optimize_for_inference", "interface", "trace_module", "TracerWarning", "isinstance",
@@ -27,7 +29,6 @@ _TWINS: dict = {}  # a module class -> its subclass that is also a ScriptModule
 def _with_save(obj):
     """A scripted or traced nn.Module is a ScriptModule (`isinstance` checks, `m.save(path)` as the deployment
     tutorials do): its class becomes a subclass of it and ScriptModule, of the same name, pickled as the original."""
-    from ..nn import Module
     if not _builtin_isinstance(obj, Module) or _builtin_isinstance(obj, ScriptModule):
         return obj
     base = type(obj)
@@ -82,13 +83,13 @@ def is_tracing() -> bool:
 def save(m, f, _extra_files=None) -> None:
     """Save a scripted/traced module (here: the module itself, pickled whole as torch.save does); only
     tidal's jit.load reads the file back (it is not a TorchScript archive)."""
-    from ..serialization import save as _save
+    from ..serialization import save as _save  # serialization loads on first use (keeps import light)
     _save(m, f)
 
 
 def load(f, map_location=None, _extra_files=None):
     """Load what jit.save wrote: the module, ready to call."""
-    from ..serialization import load as _load
+    from ..serialization import load as _load  # serialization loads on first use (keeps import light)
     return _with_save(_load(f, map_location=map_location, weights_only=False))
 
 

@@ -11,7 +11,8 @@ import typing
 from typing import Any, Callable
 
 from ..nn import Module
-from .futures import Future
+from ..utils.futures import Future
+from .jit import save
 
 __all__ = ["ScriptModule", "RecursiveScriptModule", "ScriptFunction", "script_method", "Attribute", "annotate",
            "fork", "wait", "freeze", "optimize_for_inference", "interface", "TracerWarning", "isinstance",
@@ -32,7 +33,6 @@ class ScriptModule(Module):
 
     def save(self, f, _extra_files=None) -> None:
         """Save the module (torch.jit.save)."""
-        from .jit import save
         save(self, f, _extra_files)
 
     @property

@@ -16,6 +16,9 @@ import numbers
 import typing
 from typing import Any, Callable
 
+from ..autograd.function import Function
+from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ..tensor.device import device as _device
 from ..tensor.dtype import dtype as _dtype
@@ -231,7 +234,6 @@ class CustomOpDef:
         return self._kernels.get(None, self._init_fn)
 
     def _dispatch(self, args: tuple, kwargs: dict) -> Any:
-        from ..autograd.grad_mode import is_grad_enabled, no_grad
         inputs = self._inputs(args, kwargs)
         tensors = [t for v in inputs for t in _tensors(v)]
         if any(t.device.type == "meta" for t in tensors):
@@ -265,7 +267,6 @@ class CustomOpDef:
         """The autograd.Function running this op (made once; it reads the current registrations)."""
         if self._function is not None:
             return self._function
-        from ..autograd.function import Function
         op = self
 
         def forward(*inputs):
@@ -404,7 +405,6 @@ def _check_schema(op: CustomOpDef, args: tuple, kwargs: dict) -> None:
     inputs = op._inputs(args, kwargs)
     names = list(op._signature.parameters)
     before = {n: [t.detach().clone() for t in _tensors(v)] for n, v in zip(names, inputs)}
-    from ..autograd.grad_mode import no_grad
     with no_grad():
         op._dispatch(args, kwargs)
     declared = () if op._mutates_args == _UNKNOWN else op._mutates_args

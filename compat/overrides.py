@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from ..ops.dispatch.torch_function import (handle_torch_function, has_torch_function, has_torch_function_unary,
                                            has_torch_function_variadic, is_tensor_like)
+from ..tensor import Tensor
+import tidal.compat as torch
 
 __all__ = ["handle_torch_function", "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
            "is_tensor_like", "get_ignored_functions",
@@ -16,13 +18,11 @@ def get_ignored_functions() -> set:
 
 def get_overridable_functions() -> dict:
     """The public functions a __torch_function__ handler may receive, by namespace (torch's shape)."""
-    import tidal.compat as torch
     return {torch: [getattr(torch, n) for n in dir(torch) if not n.startswith("_") and callable(getattr(torch, n))]}
 
 
 def is_tensor_method_or_property(func) -> bool:
     """Whether `func` is a Tensor method or property (the handler's `func` for `t.method()` calls)."""
-    from ..tensor import Tensor
     name = getattr(func, "__name__", None)
     return name is not None and getattr(Tensor, name, None) is func
 

@@ -12,6 +12,7 @@ import functools
 import numpy as np
 
 from .. import ops
+from ..ops.random.rng import Generator
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 
@@ -84,7 +85,6 @@ class SobolEngine:
         self.num_generated = 0
 
     def _scramble(self) -> None:
-        from ..ops.random.rng import Generator
         gen = None
         if self.seed is not None:
             gen = Generator()

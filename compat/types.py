@@ -7,7 +7,7 @@ from typing import IO, Any, Sequence, Union
 from ..tensor import Size, Tensor
 from ..tensor import device as _device
 from ..tensor import dtype as _dtype_module
-from ._layout import layout as _layout
+from ..tensor.layout import layout as _layout
 
 _dtype = _dtype_module.dtype
 _int, _float, _bool, _complex, _str, _bytes = int, float, bool, complex, str, bytes

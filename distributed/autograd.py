@@ -13,6 +13,16 @@ from __future__ import annotations
 import itertools
 import threading
 
+from .. import ops
+from ..autograd import grad
+from ..autograd import Function
+from ..autograd.graph import gradient_edge
+from ..autograd.graph_walk import leaves_reached
+from ..tensor import Tensor
+from ..utils._pytree import tree_leaves
+from ..utils._pytree import tree_flatten
+from ..utils._pytree import tree_unflatten
+
 __all__ = ["context", "backward", "get_gradients", "is_available"]
 
 _local = threading.local()      # .ctx: the context id of the calls this thread makes
@@ -25,12 +35,11 @@ class _Context:
     """A distributed autograd context on one worker: its gradients, the calls it answered, its anchor."""
 
     def __init__(self, ctx_id: int) -> None:
-        import tidal
         self.id = ctx_id
         self.grads: dict = {}      # id(leaf) -> (leaf, gradient)
         self.calls: dict = {}      # call id -> (argument leaves, result tensors)
         self.workers: set = set()  # the workers this context sent calls to
-        self.anchor = tidal.zeros((1,), requires_grad=True)
+        self.anchor = ops.zeros((1,), requires_grad=True)
 
     def accumulate(self, leaf, grad) -> None:
         """Add `grad` to the context's gradient of `leaf`."""
@@ -65,7 +74,7 @@ class context:
     """`with context() as context_id:`: a new distributed autograd context for the calls made inside."""
 
     def __enter__(self) -> int:
-        from .rpc import _current
+        from .rpc import _current  # in an import circle with rpc (FILE_CIRCLES_LEFT)
         if current() is not None:
             raise RuntimeError("Already have an autograd context id for this thread.")
         ctx_id = (_current().rank << 48) + next(_counter)
@@ -74,7 +83,7 @@ class context:
         return ctx_id
 
     def __exit__(self, *exc) -> None:
-        from .rpc import _current
+        from .rpc import _current  # in an import circle with rpc (FILE_CIRCLES_LEFT)
         ctx_id = _local.ctx
         _local.ctx = None
         found = _contexts.pop(ctx_id, None)
@@ -85,8 +94,6 @@ class context:
 
 
 def _reached_leaves(roots: list) -> list:
-    from ..autograd.graph import gradient_edge
-    from ..autograd.graph_walk import leaves_reached
     edges = [gradient_edge(t) for t in roots if t.requires_grad]
     return list(dict.fromkeys(leaves_reached([e for e in edges if e is not None])))
 
@@ -94,7 +101,6 @@ def _reached_leaves(roots: list) -> list:
 def _run(ctx: _Context, outputs: list, grad_outputs, retain_graph: bool, keep: list) -> list:
     """Backward from `outputs` into every leaf they reach: leaves in `keep` get their gradients returned, the
     others (parameters, tensors made on this worker) accumulate theirs in the context."""
-    from ..autograd import grad
     leaves = _reached_leaves(outputs)
     for k in keep:
         if k.requires_grad and not any(k is leaf for leaf in leaves):
@@ -112,7 +118,6 @@ def _run(ctx: _Context, outputs: list, grad_outputs, retain_graph: bool, keep: l
 
 def backward(context_id: int, roots: list, retain_graph: bool = False) -> None:
     """Backward from `roots` (scalars) across every worker their graph reaches, into context `context_id`."""
-    import tidal
     ctx = _get(context_id)
     roots = list(roots)
     for r in roots:
@@ -120,7 +125,7 @@ def backward(context_id: int, roots: list, retain_graph: bool = False) -> None:
             raise RuntimeError("backward(): roots must be scalars (one element)")
         if not r.requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-    _run(ctx, roots, [tidal.ones_like(r) for r in roots], retain_graph, [])
+    _run(ctx, roots, [ops.ones_like(r) for r in roots], retain_graph, [])
 
 
 def get_gradients(context_id: int) -> dict:
@@ -135,8 +140,6 @@ def get_gradients(context_id: int) -> dict:
 
 def record_call(ctx_id: int, call: str, args, result) -> bool:
     """On a callee: keep a call's argument leaves and result under the context when the result requires grad."""
-    from ..tensor import Tensor
-    from ..utils._pytree import tree_leaves
     outputs = [t for t in tree_leaves(result) if isinstance(t, Tensor) and t.requires_grad]
     if not outputs:
         return False
@@ -164,9 +167,6 @@ def release(ctx_id: int) -> None:
 def bridge(dst: int, ctx_id: int, call: str, sent: list, result):
     """On a caller: `result` (received from `dst`) joined to the graph of the tensors it sent, so that backward
     asks `dst` for the rest of the gradient."""
-    from ..autograd import Function
-    from ..tensor import Tensor
-    from ..utils._pytree import tree_flatten, tree_unflatten
     ctx = _get(ctx_id)
     ctx.workers.add(dst)
     leaves, spec = tree_flatten(result)
@@ -180,6 +180,7 @@ def bridge(dst: int, ctx_id: int, call: str, sent: list, result):
 
         @staticmethod
         def backward(fctx, *grads):
+            # in an import circle with rpc (FILE_CIRCLES_LEFT)
             from .rpc import _current, _wait, DEFAULT_RPC_TIMEOUT_SEC
             agent = _current()
             future = agent.call(dst, {"op": "backward", "ctx": ctx_id, "backward_call": call,
@@ -195,5 +196,5 @@ def bridge(dst: int, ctx_id: int, call: str, sent: list, result):
 
 
 def _encode(value):
-    from .rpc import encode
+    from .rpc import encode  # in an import circle with rpc (FILE_CIRCLES_LEFT)
     return encode(value)

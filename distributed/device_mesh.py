@@ -8,9 +8,12 @@ import operator
 
 import numpy as np
 
+from .. import ops
 from ..comm import boxing
 from ..comm import process_group as _pg
 from ..comm.placement_sbp import Placement
+from ..tensor import Tensor
+from ..tensor import dtype as dt
 
 __all__ = ["DeviceMesh", "init_device_mesh"]
 
@@ -25,7 +28,6 @@ def _ensure_process_group() -> None:
 
 
 def _ranks_of(mesh) -> np.ndarray:
-    from ..tensor import Tensor
     value = mesh.tolist() if isinstance(mesh, Tensor) else mesh
     grid = np.array(value, dtype=object)
     if grid.ndim == 0 or grid.size == 0:
@@ -67,8 +69,6 @@ class DeviceMesh:
     @property
     def mesh(self):
         """The ranks, shaped as the mesh (an int32 tensor, as torch's)."""
-        from .. import ops
-        from ..tensor import dtype as dt
         return ops.tensor(self._placement.ranks.tolist(), dtype=dt.int32)
 
     @property

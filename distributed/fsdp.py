@@ -42,10 +42,12 @@ from ..autograd.graph import record
 from ..autograd.saved_hooks import saved_tensors_hooks
 from ..comm import boxing
 from ..comm.global_tensor import GlobalTensor
+from ..nn import Module
 from ..nn.parameter import Parameter
 from ..tensor import Tensor
 from ..utils import checkpoint as _checkpoint
 from .device_mesh import DeviceMesh, init_device_mesh
+from .device_mesh import _BY_PLACEMENT
 from .tensor._api import distribute_tensor
 from .tensor.placement_types import Replicate, Shard, from_sbp, to_sbp
 
@@ -419,7 +421,6 @@ def fully_shard(module, *, mesh: DeviceMesh | None = None, reshard_after_forward
     """Shard `module`'s parameters (those not already under an inner fully_shard) on dim 0 over `mesh`;
     all-gather them around forward and reduce-scatter their gradients. Returns the module, now also an
     FSDPModule."""
-    from ..nn import Module
     if isinstance(module, (list, tuple)):
         raise NotImplementedError("fully_shard(): a list of modules sharing one group is not implemented; call it "
                                   "on each module")
@@ -493,7 +494,6 @@ def _joint_grid(tp_ranks: tuple, dp):
     """The ranks of the mesh made with init_device_mesh whose line through this rank along one axis is
     `tp_ranks` and whose other axes, through this rank, are the grid of the dp placement `dp`: as a (tp, *dp)
     grid."""
-    from .device_mesh import _BY_PLACEMENT
     rank = _rank()
     dp_grid = dp.ranks
     for made in list(_BY_PLACEMENT.values()):
@@ -518,12 +518,12 @@ def _joint_names(param: GlobalTensor, mesh: DeviceMesh) -> tuple:
 
 
 def _rank() -> int:
-    from ..comm import process_group as pg
+    from ..comm import process_group as pg  # comm loads on first use (keeps import light)
     return pg.get_rank()
 
 
 def _world_size() -> int:
-    from ..comm import process_group as pg
+    from ..comm import process_group as pg  # comm loads on first use (keeps import light)
     if not pg.is_initialized():
         pg.init_process_group("gloo")
     return pg.get_world_size()

@@ -3,6 +3,13 @@ RRefs, each stepped with the gradients that worker's distributed autograd contex
 ZeroRedundancyOptimizer (optimizer state sharded over the ranks of a process group; Joinable)."""
 from __future__ import annotations
 
+from .. import ops
+from ..autograd import no_grad
+from ..tensor import dtype as dt
+from ..tensor import Tensor
+from . import rpc
+from .autograd import get_gradients
+
 __all__ = ["DistributedOptimizer"]
 
 
@@ -17,7 +24,6 @@ class _LocalOptimizer:
     def step_remote(optimizer_rref, context_id: int) -> None:
         """Step with the context's gradients (None for a parameter that got none); .grad is left as it was (torch's
         distributed optimizer never writes it)."""
-        from .autograd import get_gradients
         self = optimizer_rref.local_value()
         grads = get_gradients(context_id)
         kept = [p.grad for p in self.params]
@@ -35,7 +41,6 @@ class DistributedOptimizer:
     gradients of a distributed autograd context."""
 
     def __init__(self, optimizer_class, params_rref: list, *args, **kwargs) -> None:
-        from . import rpc
         by_owner: dict = {}
         for rref in params_rref:
             by_owner.setdefault(rref._owner, []).append(rref)
@@ -44,7 +49,6 @@ class DistributedOptimizer:
 
     def step(self, context_id: int) -> None:
         """One step of every worker's optimizer with the gradients of `context_id`."""
-        from . import rpc
         futures = [rpc.rpc_async(r.owner(), _LocalOptimizer.step_remote, args=(r, context_id))
                    for r in self.remote_optimizers]
         for future in futures:
@@ -72,9 +76,7 @@ class _ZeROJoinHook(JoinHook):
 
 def _broadcast_from(tensors: list, group, src: int) -> None:
     """Overwrite `tensors` with group rank `src`'s values: one broadcast per dtype of their concatenation."""
-    from .. import ops
-    from ..autograd import no_grad
-    from ..comm import collectives as C
+    from ..comm import collectives as C  # comm loads on first use (keeps import light)
     by_dtype: dict = {}
     for t in tensors:
         by_dtype.setdefault(t.dtype, []).append(t)
@@ -95,7 +97,7 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
 
     def __init__(self, params, optimizer_class, process_group=None, parameters_as_bucket_view: bool = False,
                  overlap_with_ddp: bool = False, **defaults) -> None:
-        from ..comm.process_group import default_group
+        from ..comm.process_group import default_group  # comm loads on first use (keeps import light)
         if overlap_with_ddp:
             raise NotImplementedError("ZeroRedundancyOptimizer: overlap_with_ddp is not supported by tidal")
         Optimizer.__init__(self, params, defaults)
@@ -145,8 +147,7 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
 
     def consolidate_state_dict(self, to: int = 0) -> None:
         """Gather every rank's optimizer shard on rank `to` (a collective: every rank calls it)."""
-        from .. import ops
-        from ..comm import collectives as C
+        from ..comm import collectives as C  # comm loads on first use (keeps import light)
         self._all_state_dicts = []
         control = self.process_group.control
         for rank in range(self.world_size):
@@ -156,8 +157,7 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
             plain = control.broadcast_object(plain, src=self.process_group.ranks[rank])
             shapes = _tensor_slots(plain)
             if rank != self.rank:
-                import tidal
-                tensors = [ops.zeros(tuple(shape), dtype=getattr(tidal, dtype)) for shape, dtype in shapes]
+                tensors = [ops.zeros(tuple(shape), dtype=dt.from_name(dtype)) for shape, dtype in shapes]
             for t in tensors:
                 C.broadcast(t, group=self.process_group, group_src=rank)
             if self.rank == to:
@@ -211,7 +211,6 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
 
 def _strip(value, tensors: list):
     """`value` with each tensor replaced by a slot naming its index, shape and dtype (the plain data sent)."""
-    from ..tensor import Tensor
     if isinstance(value, Tensor):
         tensors.append(value.detach().contiguous())
         return {"\x00tensor": len(tensors) - 1, "shape": list(value.shape), "dtype": str(value.dtype).split(".")[-1]}

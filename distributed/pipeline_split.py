@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import enum
 
+from ..nn.module import Module
+from .pipeline_stage import PipelineStage
+
 __all__ = ["Pipe", "PipeInfo", "SplitPoint", "build_stage", "pipe_split", "pipeline"]
 
 
@@ -28,8 +31,8 @@ def _split_marker() -> None:
 
 def pipe_split() -> None:
     """Mark a cut between two pipeline stages inside a forward being traced by pipeline() (does nothing otherwise)."""
-    from ..fx._export_trace import ExportTracer
-    from ..fx.tracer import _TRACING
+    from ..fx._export_trace import ExportTracer  # fx loads on first use (keeps import light)
+    from ..fx.tracer import _TRACING  # fx loads on first use (keeps import light)
     if _TRACING and isinstance(_TRACING[-1], ExportTracer):
         _TRACING[-1].create_node("call_function", _split_marker, (), {})
 
@@ -43,7 +46,6 @@ class PipeInfo:
 
 def build_stage(stage_module, stage_index: int, pipe_info: PipeInfo, device, group=None):
     """The PipelineStage running `stage_module` (a Pipe's get_stage_module) as stage `stage_index`."""
-    from .pipelining import PipelineStage
     return PipelineStage(stage_module, stage_index, pipe_info.num_stages, device, group=group)
 
 
@@ -99,9 +101,9 @@ def pipeline(module, mb_args: tuple, mb_kwargs: dict | None = None, split_spec: 
              split_policy=None) -> Pipe:
     """`module` traced on one microbatch (mb_args, mb_kwargs) and cut into stages at split_spec's modules and the
     forward's pipe_split() calls."""
-    from ..fx._export_trace import to_aten, trace_module
-    from ..fx.graph import Graph
-    from ..fx.graph_module import GraphModule
+    from ..fx._export_trace import to_aten, trace_module  # fx loads on first use (keeps import light)
+    from ..fx.graph import Graph  # fx loads on first use (keeps import light)
+    from ..fx.graph_module import GraphModule  # fx loads on first use (keeps import light)
     if split_policy is not None:
         raise NotImplementedError("pipeline(): split_policy is not supported by tidal; give split_spec or call "
                                   "pipe_split() in the forward")
@@ -138,7 +140,6 @@ def pipeline(module, mb_args: tuple, mb_kwargs: dict | None = None, split_spec: 
     results = output.args[0]
     last = envs[count - 1]
     subgraphs[-1].output(last[results[0]] if len(results) == 1 else tuple(last[r] for r in results))
-    from ..nn.module import Module
     split, holder = Graph(), Module()
     current = [split.placeholder(n.name) for n in nodes if n.op == "placeholder"]
     for k, sub in enumerate(subgraphs):

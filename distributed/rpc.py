@@ -24,6 +24,14 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
+from .. import ops
+from ..nn.parameter import Parameter
+from ..tensor import dtype as dt
+from ..tensor import device
+from ..tensor import Tensor
+from ..utils._pytree import tree_leaves
+from ..utils.futures import Future
+
 __all__ = ["init_rpc", "shutdown", "rpc_sync", "rpc_async", "remote", "RRef", "WorkerInfo", "get_worker_info",
            "BackendType", "RpcBackendOptions", "TensorPipeRpcBackendOptions", "is_available", "functions",
            "DEFAULT_RPC_TIMEOUT_SEC", "UNSET_RPC_TIMEOUT"]
@@ -104,7 +112,7 @@ class _Agent:
     """The server thread, the pool running requests, the pending calls and the owned RRef values."""
 
     def __init__(self, name: str, options: TensorPipeRpcBackendOptions, owns_group: bool) -> None:
-        from ..comm.process_group import default_group
+        from ..comm.process_group import default_group  # comm loads on first use (keeps import light)
         self.group = default_group()
         self.control = self.group.control
         self.rank = self.group.rank()
@@ -127,12 +135,12 @@ class _Agent:
 
     # -- messages ---------------------------------------------------------------------------------------
     def _post(self, dst: int, message: dict) -> None:
-        from ..comm import wire
+        from ..comm import wire  # comm loads on first use (keeps import light)
         number = self.control.add(f"__rpc/{dst}/count")
         self.control.set(f"__rpc/{dst}/in/{number}", wire.encode(message))
 
     def _serve(self) -> None:
-        from ..comm import wire
+        from ..comm import wire  # comm loads on first use (keeps import light)
         for number in itertools.count(1):
             key = f"__rpc/{self.rank}/in/{number}"
             try:
@@ -160,8 +168,7 @@ class _Agent:
     def call(self, dst: int, message: dict, sent: list | None = None):
         """Send a request; a Future of its reply's value (`sent`: the tensors requiring grad it carries, which a
         reply made in a distributed autograd context is joined to)."""
-        from ..compat.futures import Future
-        from . import autograd as dist_autograd
+        from . import autograd as dist_autograd  # in an import circle with autograd (FILE_CIRCLES_LEFT)
         future = Future()
         call = f"{self.rank}:{next(self.ids)}"
         ctx = dist_autograd.current()
@@ -185,6 +192,7 @@ class _Agent:
             try:
                 value = decode(message["value"])
                 if message.get("autograd") and ctx is not None:
+                    # in an import circle with autograd (FILE_CIRCLES_LEFT)
                     from . import autograd as dist_autograd
                     value = dist_autograd.bridge(dst, ctx, message["call"], sent, value)
                 future.set_result(value)
@@ -208,7 +216,7 @@ class _Agent:
 
     # -- requests ---------------------------------------------------------------------------------------
     def _handle(self, message: dict) -> None:
-        from . import autograd as dist_autograd
+        from . import autograd as dist_autograd  # in an import circle with autograd (FILE_CIRCLES_LEFT)
         dist_autograd._local.ctx = message.get("ctx")  # (nested calls carry the caller's context on)
         try:
             self._handle_in_context(message)
@@ -216,7 +224,7 @@ class _Agent:
             dist_autograd._local.ctx = None
 
     def _handle_in_context(self, message: dict) -> None:
-        from . import autograd as dist_autograd
+        from . import autograd as dist_autograd  # in an import circle with autograd (FILE_CIRCLES_LEFT)
         op = message["op"]
         if op == "release":
             dist_autograd.release(message["ctx"])
@@ -248,7 +256,6 @@ class _Agent:
             if message.get("owner_id") is not None:
                 self.store(message["owner_id"], ("error", e))
             return self._reply(message, error=e)
-        from ..compat.futures import Future
         if isinstance(result, Future) and getattr(fn, "_wrapped_async_rpc_function", False):
             result.add_done_callback(lambda f: self._finish(message, f))  # (@async_execution: reply when done)
             return
@@ -269,7 +276,7 @@ class _Agent:
             return self._reply(message, None)
         recorded = False
         if message.get("ctx") is not None:  # (distributed autograd: the caller's backward will come back here)
-            from . import autograd as dist_autograd
+            from . import autograd as dist_autograd  # in an import circle with autograd (FILE_CIRCLES_LEFT)
             recorded = dist_autograd.record_call(message["ctx"], message["call"], message.get("decoded_args"),
                                                  value)
         self._reply(message, value, autograd=recorded)
@@ -351,7 +358,6 @@ def _resolve(ref: list):
 
 def encode(value) -> Any:
     """`value` as plain data for the wire (tensors, RRefs, WorkerInfos and objects as tagged dicts)."""
-    from ..tensor import Tensor
     if value is None or isinstance(value, (bool, int, float, str, bytes)):
         return value
     if isinstance(value, Tensor):
@@ -397,14 +403,12 @@ def decode(value) -> Any:
         return {k: decode(v) for k, v in value.items()}
     if kind == "tensor":
         import numpy as np
-        import tidal
-        dtype = getattr(tidal, value["dtype"])
+        dtype = dt.from_name(value["dtype"])
         array = np.frombuffer(value["data"], dtype=np.dtype(value["np"])).reshape(value["shape"]).copy()
-        t = tidal.from_numpy(array)
+        t = ops.from_numpy(array)
         if t.dtype is not dtype:
             t = t.to(dtype)
         if value.get("parameter"):
-            from ..nn.parameter import Parameter
             return Parameter(t, requires_grad=value["grad"])
         return t.requires_grad_(True) if value["grad"] and t.is_floating_point() else t
     if kind in ("set", "frozenset"):
@@ -414,11 +418,9 @@ def decode(value) -> Any:
     if kind == "worker":
         return WorkerInfo(value["name"], value["id"])
     if kind == "dtype":
-        import tidal
-        return getattr(tidal, value["name"])
+        return dt.from_name(value["name"])
     if kind == "device":
-        import tidal
-        return tidal.device(value["name"])
+        return device(value["name"])
     if kind == "function":
         return _resolve(value["ref"])
     if kind == "object":
@@ -447,8 +449,6 @@ def _request(to, func, args, kwargs, extra: dict | None = None):
 
 def _grad_tensors(tree) -> list:
     """The tensors requiring grad among a call's arguments, in the order the callee decodes them."""
-    from ..tensor import Tensor
-    from ..utils._pytree import tree_leaves
     return [t for t in tree_leaves(tree) if isinstance(t, Tensor) and t.requires_grad and t.is_floating_point()]
 
 
@@ -587,7 +587,7 @@ def init_rpc(name: str, backend=None, rank: int = -1, world_size: int | None = N
              rpc_backend_options: RpcBackendOptions | None = None) -> None:
     """Join the RPC group as worker `name` (rank and world size as given or from the launcher's environment);
     the default process group is made if there is none (and destroyed by shutdown())."""
-    from ..comm import process_group as pg
+    from ..comm import process_group as pg  # comm loads on first use (keeps import light)
     if _agent[0] is not None:
         raise RuntimeError("RPC is already initialized")
     if backend is not None and backend is not BackendType.TENSORPIPE:
@@ -622,7 +622,7 @@ def shutdown(graceful: bool = True, timeout: float = 0) -> None:
     agent.close()
     _agent[0] = None
     if agent.owns_group:
-        from ..comm import process_group as pg
+        from ..comm import process_group as pg  # comm loads on first use (keeps import light)
         pg.destroy_process_group()
 
 

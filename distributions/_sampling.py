@@ -8,9 +8,11 @@ import math
 import numpy as np
 
 from ..autograd import Function
+from ..ops import broadcast_tensors
 from ..ops.random import samplers
 from ..ops.dispatch.kernel_launch import launch
 from ..ops.dispatch.kernel_launch import register_kernel
+from ..ops.elementwise.plans import torch_name
 from ..tensor import Tensor
 
 __all__ = ["standard_gamma", "binomial"]
@@ -109,13 +111,11 @@ def standard_gamma(alpha: Tensor) -> Tensor:
 
 def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
     """Binomial(count, prob) samples, elementwise over the broadcast shape (torch.binomial)."""
-    from ..ops.elementwise.plans import torch_name
     if not count.dtype.is_floating_point:
         raise ValueError(f"binomial only supports floating-point dtypes for count, got: {torch_name(count.dtype)}")
     if prob.dtype is not count.dtype:
         raise RuntimeError(f"Found dtype {torch_name(prob.dtype)} but expected {torch_name(count.dtype)}")
     if tuple(count.shape) != tuple(prob.shape):
-        from ..ops import broadcast_tensors
         count, prob = (t.contiguous() for t in broadcast_tensors(count, prob))
     out = Tensor._empty(tuple(count.shape), count.dtype, count.device)
     return samplers._fresh("binomial", "binomial", (), out, False, generator, (count, prob))

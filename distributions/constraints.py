@@ -4,8 +4,9 @@
 """
 from __future__ import annotations
 
-import tidal
-
+from .. import ops
+from ..ops.linalg import namespace as linalg
+from ..tensor import dtype as dt
 from .utils import eps_of
 
 __all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent",
@@ -286,7 +287,7 @@ class _CorrCholesky(Constraint):
 
     def check(self, value):
         tol = eps_of(value.dtype) * value.size(-1) * 10  # 10 is a fudge factor
-        row_norm = tidal.linalg.vector_norm(value.detach(), dim=-1)
+        row_norm = linalg.vector_norm(value.detach(), dim=-1)
         unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
         return _LowerCholesky().check(value) & unit_row_norm
 
@@ -325,7 +326,7 @@ class _Square(Constraint):
     event_dim = 2
 
     def check(self, value):
-        return tidal.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1], dtype=tidal.bool,
+        return ops.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1], dtype=dt.bool_,
                           device=value.device)
 
 
@@ -336,7 +337,7 @@ class _Symmetric(_Square):
         square_check = super().check(value)
         if not square_check.all():
             return square_check
-        return tidal.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
+        return ops.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
 
 
 class _PositiveSemidefinite(_Symmetric):
@@ -346,7 +347,7 @@ class _PositiveSemidefinite(_Symmetric):
         sym_check = super().check(value)
         if not sym_check.all():
             return sym_check
-        return tidal.linalg.eigvalsh(value).ge(0).all(-1)
+        return linalg.eigvalsh(value).ge(0).all(-1)
 
 
 class _PositiveDefinite(_Symmetric):
@@ -356,7 +357,7 @@ class _PositiveDefinite(_Symmetric):
         sym_check = super().check(value)
         if not sym_check.all():
             return sym_check
-        return tidal.linalg.eigvalsh(value).gt(0).all(-1)
+        return linalg.eigvalsh(value).gt(0).all(-1)
 
 
 class _Cat(Constraint):
@@ -382,7 +383,7 @@ class _Cat(Constraint):
         for constr, length in zip(self.cseq, self.lengths):
             checks.append(constr.check(value.narrow(self.dim, start, length)))
             start += length
-        return tidal.cat(checks, self.dim)
+        return ops.cat(checks, self.dim)
 
 
 class _Stack(Constraint):
@@ -403,7 +404,7 @@ class _Stack(Constraint):
         return dim + 1 if self.dim + dim < 0 else dim
 
     def check(self, value):
-        return tidal.stack([c.check(value.select(self.dim, i)) for i, c in enumerate(self.cseq)], self.dim)
+        return ops.stack([c.check(value.select(self.dim, i)) for i, c in enumerate(self.cseq)], self.dim)
 
 
 dependent = _Dependent()

@@ -5,14 +5,15 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-import tidal
-
+from .. import ops
+from ..autograd import no_grad
 from ..ops.elementwise.special_functions import gammainc
 from ..tensor import Size
 from . import constraints
 from ._sampling import standard_gamma
 from .distribution import Distribution, _expand_params
 from .exp_family import ExponentialFamily
+from .multivariate import Dirichlet
 from .utils import _standard_normal, broadcast_all, broadcast_params, eps_of, tiny_of
 
 __all__ = ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gamma", "Chi2", "Beta", "StudentT",
@@ -52,8 +53,8 @@ class Normal(ExponentialFamily):
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        with tidal.no_grad():
-            return tidal.normal(self.loc.expand(shape), self.scale.expand(shape))
+        with no_grad():
+            return ops.normal(self.loc.expand(shape), self.scale.expand(shape))
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
@@ -70,20 +71,20 @@ class Normal(ExponentialFamily):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 0.5 * (1 + tidal.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+        return 0.5 * (1 + ops.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
     def icdf(self, value):
-        return self.loc + self.scale * tidal.erfinv(2 * value - 1) * math.sqrt(2)
+        return self.loc + self.scale * ops.erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self):
-        return 0.5 + 0.5 * math.log(2 * math.pi) + tidal.log(self.scale)
+        return 0.5 + 0.5 * math.log(2 * math.pi) + ops.log(self.scale)
 
     @property
     def _natural_params(self):
         return self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal()
 
     def _log_normalizer(self, x, y):
-        return -0.25 * x.pow(2) / y + 0.5 * tidal.log(-math.pi / y)
+        return -0.25 * x.pow(2) / y + 0.5 * ops.log(-math.pi / y)
 
 
 class Uniform(Distribution):
@@ -124,7 +125,7 @@ class Uniform(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        rand = tidal.rand(tuple(shape), dtype=self.low.dtype, device=self.low.device)
+        rand = ops.rand(tuple(shape), dtype=self.low.dtype, device=self.low.device)
         return self.low + rand * (self.high - self.low)
 
     def log_prob(self, value):
@@ -132,7 +133,7 @@ class Uniform(Distribution):
             self._validate_sample(value)
         lb = self.low.le(value).type_as(self.low)
         ub = self.high.gt(value).type_as(self.low)
-        return tidal.log(lb.mul(ub)) - tidal.log(self.high - self.low)
+        return ops.log(lb.mul(ub)) - ops.log(self.high - self.low)
 
     def cdf(self, value):
         if self._validate_args:
@@ -144,7 +145,7 @@ class Uniform(Distribution):
         return value * (self.high - self.low) + self.low
 
     def entropy(self):
-        return tidal.log(self.high - self.low)
+        return ops.log(self.high - self.low)
 
 
 class Exponential(ExponentialFamily):
@@ -168,7 +169,7 @@ class Exponential(ExponentialFamily):
 
     @property
     def mode(self):
-        return tidal.zeros_like(self.rate)
+        return ops.zeros_like(self.rate)
 
     @property
     def stddev(self):
@@ -190,20 +191,20 @@ class Exponential(ExponentialFamily):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 1 - tidal.exp(-self.rate * value)
+        return 1 - ops.exp(-self.rate * value)
 
     def icdf(self, value):
-        return -tidal.log1p(-value) / self.rate
+        return -ops.log1p(-value) / self.rate
 
     def entropy(self):
-        return 1.0 - tidal.log(self.rate)
+        return 1.0 - ops.log(self.rate)
 
     @property
     def _natural_params(self):
         return (-self.rate,)
 
     def _log_normalizer(self, x):
-        return -tidal.log(-x)
+        return -ops.log(-x)
 
 
 class Laplace(Distribution):
@@ -239,24 +240,24 @@ class Laplace(Distribution):
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         u = self.loc.new_empty(tuple(shape)).uniform_(eps_of(self.loc.dtype) - 1, 1)
-        return self.loc - self.scale * u.sign() * tidal.log1p(-u.abs())
+        return self.loc - self.scale * u.sign() * ops.log1p(-u.abs())
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return -tidal.log(2 * self.scale) - tidal.abs(value - self.loc) / self.scale
+        return -ops.log(2 * self.scale) - ops.abs(value - self.loc) / self.scale
 
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 0.5 - 0.5 * (value - self.loc).sign() * tidal.expm1(-(value - self.loc).abs() / self.scale)
+        return 0.5 - 0.5 * (value - self.loc).sign() * ops.expm1(-(value - self.loc).abs() / self.scale)
 
     def icdf(self, value):
         term = value - 0.5
-        return self.loc - self.scale * term.sign() * tidal.log1p(-2 * term.abs())
+        return self.loc - self.scale * term.sign() * ops.log1p(-2 * term.abs())
 
     def entropy(self):
-        return 1 + tidal.log(2 * self.scale)
+        return 1 + ops.log(2 * self.scale)
 
 
 class Cauchy(Distribution):
@@ -275,7 +276,7 @@ class Cauchy(Distribution):
 
     @property
     def mean(self):
-        return tidal.full(tuple(self._extended_shape()), math.nan, dtype=self.loc.dtype, device=self.loc.device)
+        return ops.full(tuple(self._extended_shape()), math.nan, dtype=self.loc.dtype, device=self.loc.device)
 
     @property
     def mode(self):
@@ -283,7 +284,7 @@ class Cauchy(Distribution):
 
     @property
     def variance(self):
-        return tidal.full(tuple(self._extended_shape()), math.inf, dtype=self.loc.dtype, device=self.loc.device)
+        return ops.full(tuple(self._extended_shape()), math.inf, dtype=self.loc.dtype, device=self.loc.device)
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
@@ -298,10 +299,10 @@ class Cauchy(Distribution):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return tidal.atan((value - self.loc) / self.scale) / math.pi + 0.5
+        return ops.atan((value - self.loc) / self.scale) / math.pi + 0.5
 
     def icdf(self, value):
-        return tidal.tan(math.pi * (value - 0.5)) * self.scale + self.loc
+        return ops.tan(math.pi * (value - 0.5)) * self.scale + self.loc
 
     def entropy(self):
         return math.log(4 * math.pi) + self.scale.log()
@@ -340,11 +341,11 @@ class Gamma(ExponentialFamily):
         return value.clamp(min=tiny_of(value.dtype))  # a sample of 0 would give log_prob -inf
 
     def log_prob(self, value):
-        value = tidal.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
+        value = ops.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
         if self._validate_args:
             self._validate_sample(value)
-        return (tidal.xlogy(self.concentration, self.rate) + tidal.xlogy(self.concentration - 1, value)
-                - self.rate * value - tidal.lgamma(self.concentration))
+        return (ops.xlogy(self.concentration, self.rate) + ops.xlogy(self.concentration - 1, value)
+                - self.rate * value - ops.lgamma(self.concentration))
 
     def cdf(self, value):
         if self._validate_args:
@@ -352,15 +353,15 @@ class Gamma(ExponentialFamily):
         return gammainc(self.concentration, self.rate * value)
 
     def entropy(self):
-        return (self.concentration - tidal.log(self.rate) + tidal.lgamma(self.concentration)
-                + (1.0 - self.concentration) * tidal.digamma(self.concentration))
+        return (self.concentration - ops.log(self.rate) + ops.lgamma(self.concentration)
+                + (1.0 - self.concentration) * ops.digamma(self.concentration))
 
     @property
     def _natural_params(self):
         return self.concentration - 1, -self.rate
 
     def _log_normalizer(self, x, y):
-        return tidal.lgamma(x + 1) + (x + 1) * tidal.log(-y.reciprocal())
+        return ops.lgamma(x + 1) + (x + 1) * ops.log(-y.reciprocal())
 
 
 class Chi2(Gamma):
@@ -388,12 +389,11 @@ class Beta(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
-        from .multivariate import Dirichlet
         if isinstance(concentration1, Number) and isinstance(concentration0, Number):
-            both = tidal.tensor([float(concentration1), float(concentration0)])
+            both = ops.tensor([float(concentration1), float(concentration0)])
         else:
             concentration1, concentration0 = broadcast_all(concentration1, concentration0)
-            both = tidal.stack([concentration1, concentration0], -1)
+            both = ops.stack([concentration1, concentration0], -1)
         self._dirichlet = Dirichlet(both, validate_args=validate_args)
         super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
 
@@ -419,7 +419,7 @@ class Beta(ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        heads_tails = tidal.stack([value, 1.0 - value], -1)
+        heads_tails = ops.stack([value, 1.0 - value], -1)
         return self._dirichlet.log_prob(heads_tails)
 
     def entropy(self):
@@ -428,19 +428,19 @@ class Beta(ExponentialFamily):
     @property
     def concentration1(self):
         result = self._dirichlet.concentration[..., 0]
-        return tidal.tensor([result]) if isinstance(result, Number) else result
+        return ops.tensor([result]) if isinstance(result, Number) else result
 
     @property
     def concentration0(self):
         result = self._dirichlet.concentration[..., 1]
-        return tidal.tensor([result]) if isinstance(result, Number) else result
+        return ops.tensor([result]) if isinstance(result, Number) else result
 
     @property
     def _natural_params(self):
         return self.concentration1, self.concentration0
 
     def _log_normalizer(self, x, y):
-        return tidal.lgamma(x) + tidal.lgamma(y) - tidal.lgamma(x + y)
+        return ops.lgamma(x) + ops.lgamma(y) - ops.lgamma(x + y)
 
 
 class StudentT(Distribution):
@@ -460,7 +460,7 @@ class StudentT(Distribution):
 
     @property
     def mean(self):
-        return tidal.where(self.df <= 1, tidal.full_like(self.loc, math.nan), self.loc)
+        return ops.where(self.df <= 1, ops.full_like(self.loc, math.nan), self.loc)
 
     @property
     def mode(self):
@@ -469,29 +469,29 @@ class StudentT(Distribution):
     @property
     def variance(self):
         df = self.df
-        finite = self.scale.pow(2) * df / tidal.where(df > 2, df - 2, tidal.ones_like(df))
-        m = tidal.where(df > 2, finite, tidal.full_like(df, math.inf))
-        return tidal.where(df <= 1, tidal.full_like(df, math.nan), m)
+        finite = self.scale.pow(2) * df / ops.where(df > 2, df - 2, ops.ones_like(df))
+        m = ops.where(df > 2, finite, ops.full_like(df, math.inf))
+        return ops.where(df <= 1, ops.full_like(df, math.nan), m)
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         X = _standard_normal(shape, dtype=self.df.dtype, device=self.df.device)
         Z = self._chi2.rsample(sample_shape)
-        Y = X * tidal.rsqrt(Z / self.df)
+        Y = X * ops.rsqrt(Z / self.df)
         return self.loc + self.scale * Y
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         y = (value - self.loc) / self.scale
-        Z = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi) + tidal.lgamma(0.5 * self.df)
-             - tidal.lgamma(0.5 * (self.df + 1.0)))
-        return -0.5 * (self.df + 1.0) * tidal.log1p(y ** 2.0 / self.df) - Z
+        Z = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi) + ops.lgamma(0.5 * self.df)
+             - ops.lgamma(0.5 * (self.df + 1.0)))
+        return -0.5 * (self.df + 1.0) * ops.log1p(y ** 2.0 / self.df) - Z
 
     def entropy(self):
-        lbeta = tidal.lgamma(0.5 * self.df) + math.lgamma(0.5) - tidal.lgamma(0.5 * (self.df + 1))
-        return (self.scale.log() + 0.5 * (self.df + 1) * (tidal.digamma(0.5 * (self.df + 1))
-                - tidal.digamma(0.5 * self.df)) + 0.5 * self.df.log() + lbeta)
+        lbeta = ops.lgamma(0.5 * self.df) + math.lgamma(0.5) - ops.lgamma(0.5 * (self.df + 1))
+        return (self.scale.log() + 0.5 * (self.df + 1) * (ops.digamma(0.5 * (self.df + 1))
+                - ops.digamma(0.5 * self.df)) + 0.5 * self.df.log() + lbeta)
 
 
 class FisherSnedecor(Distribution):
@@ -512,17 +512,17 @@ class FisherSnedecor(Distribution):
 
     @property
     def mean(self):
-        df2 = tidal.where(self.df2 <= 2, tidal.full_like(self.df2, math.nan), self.df2)
+        df2 = ops.where(self.df2 <= 2, ops.full_like(self.df2, math.nan), self.df2)
         return df2 / (df2 - 2)
 
     @property
     def mode(self):
         mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
-        return tidal.where(self.df1 <= 2, tidal.full_like(mode, math.nan), mode)
+        return ops.where(self.df1 <= 2, ops.full_like(mode, math.nan), mode)
 
     @property
     def variance(self):
-        df2 = tidal.where(self.df2 <= 4, tidal.full_like(self.df2, math.nan), self.df2)
+        df2 = ops.where(self.df2 <= 4, ops.full_like(self.df2, math.nan), self.df2)
         return 2 * df2.pow(2) * (self.df1 + df2 - 2) / (self.df1 * (df2 - 2).pow(2) * (df2 - 4))
 
     def rsample(self, sample_shape=Size()):
@@ -540,7 +540,7 @@ class FisherSnedecor(Distribution):
         ct2 = self.df2 * 0.5
         ct3 = self.df1 / self.df2
         t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
-        t2 = ct1 * ct3.log() + (ct1 - 1) * tidal.log(value)
-        t3 = (ct1 + ct2) * tidal.log1p(ct3 * value)
+        t2 = ct1 * ct3.log() + (ct1 - 1) * ops.log(value)
+        t3 = (ct1 + ct2) * ops.log1p(ct3 * value)
         return t1 + t2 - t3
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-import tidal
-
+from .. import ops
+from ..autograd import no_grad
 from ..nn import functional as F
 from ..tensor import Size
 from . import constraints
@@ -45,43 +45,43 @@ class ContinuousBernoulli(ExponentialFamily):
         return new
 
     def _outside_unstable_region(self):
-        return tidal.le(self.probs, self._lims[0]) | tidal.gt(self.probs, self._lims[1])
+        return ops.le(self.probs, self._lims[0]) | ops.gt(self.probs, self._lims[1])
 
     def _cut_probs(self):
         """probs, with the unstable region replaced by lims[0] (the Taylor branch is used there instead)."""
-        return tidal.where(self._outside_unstable_region(), self.probs, self._lims[0] * tidal.ones_like(self.probs))
+        return ops.where(self._outside_unstable_region(), self.probs, self._lims[0] * ops.ones_like(self.probs))
 
     def _cont_bern_log_norm(self):
         """The log normalizing constant log(2 atanh(1 - 2p) / (1 - 2p))."""
         cut_probs = self._cut_probs()
-        below_half = tidal.where(tidal.le(cut_probs, 0.5), cut_probs, tidal.zeros_like(cut_probs))
-        above_half = tidal.where(tidal.ge(cut_probs, 0.5), cut_probs, tidal.ones_like(cut_probs))
-        log_norm = tidal.log(tidal.abs(tidal.log1p(-cut_probs) - tidal.log(cut_probs))) - tidal.where(
-            tidal.le(cut_probs, 0.5), tidal.log1p(-2.0 * below_half), tidal.log(2.0 * above_half - 1.0))
-        x = tidal.pow(self.probs - 0.5, 2)
+        below_half = ops.where(ops.le(cut_probs, 0.5), cut_probs, ops.zeros_like(cut_probs))
+        above_half = ops.where(ops.ge(cut_probs, 0.5), cut_probs, ops.ones_like(cut_probs))
+        log_norm = ops.log(ops.abs(ops.log1p(-cut_probs) - ops.log(cut_probs))) - ops.where(
+            ops.le(cut_probs, 0.5), ops.log1p(-2.0 * below_half), ops.log(2.0 * above_half - 1.0))
+        x = ops.pow(self.probs - 0.5, 2)
         taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
-        return tidal.where(self._outside_unstable_region(), log_norm, taylor)
+        return ops.where(self._outside_unstable_region(), log_norm, taylor)
 
     @property
     def mean(self):
         cut_probs = self._cut_probs()
-        mus = cut_probs / (2.0 * cut_probs - 1.0) + 1.0 / (tidal.log1p(-cut_probs) - tidal.log(cut_probs))
+        mus = cut_probs / (2.0 * cut_probs - 1.0) + 1.0 / (ops.log1p(-cut_probs) - ops.log(cut_probs))
         x = self.probs - 0.5
-        taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * tidal.pow(x, 2)) * x
-        return tidal.where(self._outside_unstable_region(), mus, taylor)
+        taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * ops.pow(x, 2)) * x
+        return ops.where(self._outside_unstable_region(), mus, taylor)
 
     @property
     def stddev(self):
-        return tidal.sqrt(self.variance)
+        return ops.sqrt(self.variance)
 
     @property
     def variance(self):
         cut_probs = self._cut_probs()
-        variances = (cut_probs * (cut_probs - 1.0) / tidal.pow(1.0 - 2.0 * cut_probs, 2)
-                     + 1.0 / tidal.pow(tidal.log1p(-cut_probs) - tidal.log(cut_probs), 2))
-        x = tidal.pow(self.probs - 0.5, 2)
+        variances = (cut_probs * (cut_probs - 1.0) / ops.pow(1.0 - 2.0 * cut_probs, 2)
+                     + 1.0 / ops.pow(ops.log1p(-cut_probs) - ops.log(cut_probs), 2))
+        x = ops.pow(self.probs - 0.5, 2)
         taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
-        return tidal.where(self._outside_unstable_region(), variances, taylor)
+        return ops.where(self._outside_unstable_region(), variances, taylor)
 
     @lazy_property
     def logits(self):
@@ -97,13 +97,13 @@ class ContinuousBernoulli(ExponentialFamily):
 
     def sample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        u = tidal.rand(shape, dtype=self.probs.dtype, device=self.probs.device)
-        with tidal.no_grad():
+        u = ops.rand(shape, dtype=self.probs.dtype, device=self.probs.device)
+        with no_grad():
             return self.icdf(u)
 
     def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        u = tidal.rand(shape, dtype=self.probs.dtype, device=self.probs.device)
+        u = ops.rand(shape, dtype=self.probs.dtype, device=self.probs.device)
         return self.icdf(u)
 
     def log_prob(self, value):
@@ -116,21 +116,21 @@ class ContinuousBernoulli(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         cut_probs = self._cut_probs()
-        cdfs = ((tidal.pow(cut_probs, value) * tidal.pow(1.0 - cut_probs, 1.0 - value) + cut_probs - 1.0)
+        cdfs = ((ops.pow(cut_probs, value) * ops.pow(1.0 - cut_probs, 1.0 - value) + cut_probs - 1.0)
                 / (2.0 * cut_probs - 1.0))
-        unbounded_cdfs = tidal.where(self._outside_unstable_region(), cdfs, value)
-        return tidal.where(tidal.le(value, 0.0), tidal.zeros_like(value),
-                           tidal.where(tidal.ge(value, 1.0), tidal.ones_like(value), unbounded_cdfs))
+        unbounded_cdfs = ops.where(self._outside_unstable_region(), cdfs, value)
+        return ops.where(ops.le(value, 0.0), ops.zeros_like(value),
+                           ops.where(ops.ge(value, 1.0), ops.ones_like(value), unbounded_cdfs))
 
     def icdf(self, value):
         cut_probs = self._cut_probs()
-        inverted = ((tidal.log1p(-cut_probs + value * (2.0 * cut_probs - 1.0)) - tidal.log1p(-cut_probs))
-                    / (tidal.log(cut_probs) - tidal.log1p(-cut_probs)))
-        return tidal.where(self._outside_unstable_region(), inverted, value)
+        inverted = ((ops.log1p(-cut_probs + value * (2.0 * cut_probs - 1.0)) - ops.log1p(-cut_probs))
+                    / (ops.log(cut_probs) - ops.log1p(-cut_probs)))
+        return ops.where(self._outside_unstable_region(), inverted, value)
 
     def entropy(self):
-        log_probs0 = tidal.log1p(-self.probs)
-        log_probs1 = tidal.log(self.probs)
+        log_probs0 = ops.log1p(-self.probs)
+        log_probs1 = ops.log(self.probs)
         return self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm() - log_probs0
 
     @property
@@ -138,22 +138,22 @@ class ContinuousBernoulli(ExponentialFamily):
         return (self.logits,)
 
     def _log_normalizer(self, x):
-        outside = tidal.le(x, self._lims[0] - 0.5) | tidal.gt(x, self._lims[1] - 0.5)
-        cut_nat_params = tidal.where(outside, x, (self._lims[0] - 0.5) * tidal.ones_like(x))
-        log_norm = tidal.log(tidal.abs(tidal.expm1(cut_nat_params))) - tidal.log(tidal.abs(cut_nat_params))
-        taylor = 0.5 * x + tidal.pow(x, 2) / 24.0 - tidal.pow(x, 4) / 2880.0
-        return tidal.where(outside, log_norm, taylor)
+        outside = ops.le(x, self._lims[0] - 0.5) | ops.gt(x, self._lims[1] - 0.5)
+        cut_nat_params = ops.where(outside, x, (self._lims[0] - 0.5) * ops.ones_like(x))
+        log_norm = ops.log(ops.abs(ops.expm1(cut_nat_params))) - ops.log(ops.abs(cut_nat_params))
+        taylor = 0.5 * x + ops.pow(x, 2) / 24.0 - ops.pow(x, 4) / 2880.0
+        return ops.where(outside, log_norm, taylor)
 
 
 def _log_partition_terms(q):
     """-log(1 - q) - log C(q): what E_p[-log q(x)] adds to -mean * logits."""
-    return -tidal.log1p(-q.probs) - q._cont_bern_log_norm()
+    return -ops.log1p(-q.probs) - q._cont_bern_log_norm()
 
 
 @register_kl(ContinuousBernoulli, ContinuousBernoulli)
 def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
     t1 = p.mean * (p.logits - q.logits)
-    return t1 + p._cont_bern_log_norm() + tidal.log1p(-p.probs) + _log_partition_terms(q)
+    return t1 + p._cont_bern_log_norm() + ops.log1p(-p.probs) + _log_partition_terms(q)
 
 
 @register_kl(Beta, ContinuousBernoulli)
@@ -163,28 +163,28 @@ def _kl_beta_continuous_bernoulli(p, q):
 
 @register_kl(ContinuousBernoulli, Exponential)
 def _kl_continuous_bernoulli_exponential(p, q):
-    return -p.entropy() - tidal.log(q.rate) + q.rate * p.mean
+    return -p.entropy() - ops.log(q.rate) + q.rate * p.mean
 
 
 @register_kl(ContinuousBernoulli, Normal)
 def _kl_continuous_bernoulli_normal(p, q):
-    t2 = 0.5 * (math.log(2.0 * math.pi) + tidal.square(q.loc / q.scale)) + tidal.log(q.scale)
-    t3 = (p.variance + tidal.square(p.mean) - 2.0 * q.loc * p.mean) / (2.0 * tidal.square(q.scale))
+    t2 = 0.5 * (math.log(2.0 * math.pi) + ops.square(q.loc / q.scale)) + ops.log(q.scale)
+    t3 = (p.variance + ops.square(p.mean) - 2.0 * q.loc * p.mean) / (2.0 * ops.square(q.scale))
     return -p.entropy() + t2 + t3
 
 
 @register_kl(ContinuousBernoulli, Uniform)
 def _kl_continuous_bernoulli_uniform(p, q):
     result = -p.entropy() + (q.high - q.low).log()
-    outside = tidal.ge(q.low, p.support.lower_bound) | tidal.le(q.high, p.support.upper_bound)
-    return tidal.where(outside, _infinite_like(result), result)
+    outside = ops.ge(q.low, p.support.lower_bound) | ops.le(q.high, p.support.upper_bound)
+    return ops.where(outside, _infinite_like(result), result)
 
 
 @register_kl(Uniform, ContinuousBernoulli)
 def _kl_uniform_continuous_bernoulli(p, q):
     result = -p.entropy() - p.mean * q.logits + _log_partition_terms(q)
-    outside = tidal.ge(p.high, q.support.upper_bound) | tidal.le(p.low, q.support.lower_bound)
-    return tidal.where(outside, _infinite_like(result), result)
+    outside = ops.ge(p.high, q.support.upper_bound) | ops.le(p.low, q.support.lower_bound)
+    return ops.where(outside, _infinite_like(result), result)
 
 
 def _infinite(param: str):

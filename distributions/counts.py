@@ -4,8 +4,8 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-import tidal
-
+from .. import ops
+from ..autograd import no_grad
 from ..nn import functional as F
 from ..tensor import Size
 from . import constraints
@@ -46,8 +46,8 @@ class Poisson(ExponentialFamily):
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        with tidal.no_grad():
-            return tidal.poisson(self.rate.expand(tuple(shape)))
+        with no_grad():
+            return ops.poisson(self.rate.expand(tuple(shape)))
 
     def log_prob(self, value):
         if self._validate_args:
@@ -57,10 +57,10 @@ class Poisson(ExponentialFamily):
 
     @property
     def _natural_params(self):
-        return (tidal.log(self.rate),)
+        return (ops.log(self.rate),)
 
     def _log_normalizer(self, x):
-        return tidal.exp(x)
+        return ops.exp(x)
 
 
 def _clamp_by_zero(x):
@@ -113,18 +113,18 @@ class Binomial(_BinaryProbsOrLogits, Distribution):
 
     def sample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        with tidal.no_grad():
+        with no_grad():
             return binomial(self.total_count.expand(shape).contiguous(), self.probs.expand(shape).contiguous())
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        log_factorial_n = tidal.lgamma(self.total_count + 1)
-        log_factorial_k = tidal.lgamma(value + 1)
-        log_factorial_nmk = tidal.lgamma(self.total_count - value + 1)
+        log_factorial_n = ops.lgamma(self.total_count + 1)
+        log_factorial_k = ops.lgamma(value + 1)
+        log_factorial_nmk = ops.lgamma(self.total_count - value + 1)
         # k * log(p) + (n - k) * log(1 - p) written with logits, stable for either sign
         normalize_term = (self.total_count * _clamp_by_zero(self.logits)
-                          + self.total_count * tidal.log1p(tidal.exp(-tidal.abs(self.logits))) - log_factorial_n)
+                          + self.total_count * ops.log1p(ops.exp(-ops.abs(self.logits))) - log_factorial_n)
         return value * self.logits - log_factorial_k - log_factorial_nmk - normalize_term
 
     def entropy(self):
@@ -132,7 +132,7 @@ class Binomial(_BinaryProbsOrLogits, Distribution):
         if not total_count == self.total_count.min():
             raise NotImplementedError("Inhomogeneous total count not supported by `entropy`.")
         log_prob = self.log_prob(self.enumerate_support(False))
-        return -(tidal.exp(log_prob) * log_prob).sum(0)
+        return -(ops.exp(log_prob) * log_prob).sum(0)
 
     def enumerate_support(self, expand=True):
         total_count = int(self.total_count.max())
@@ -193,17 +193,17 @@ class Multinomial(Distribution):
         samples = self._categorical.sample(Size((self.total_count,) + tuple(sample_shape)))
         # (total_count, sample, batch) -> (sample, batch, total_count), then count each category
         samples = samples.permute(*range(1, samples.dim()), 0)
-        counts = tidal.zeros(tuple(self._extended_shape(sample_shape)), dtype=samples.dtype, device=samples.device)
-        counts.scatter_add_(-1, samples, tidal.ones_like(samples))
+        counts = ops.zeros(tuple(self._extended_shape(sample_shape)), dtype=samples.dtype, device=samples.device)
+        counts.scatter_add_(-1, samples, ops.ones_like(samples))
         return counts.type_as(self.probs)
 
     def entropy(self):
-        n = tidal.tensor(self.total_count, dtype=self.probs.dtype, device=self.probs.device)
+        n = ops.tensor(self.total_count, dtype=self.probs.dtype, device=self.probs.device)
         cat_entropy = self._categorical.entropy()
-        term1 = n * cat_entropy - tidal.lgamma(n + 1)
+        term1 = n * cat_entropy - ops.lgamma(n + 1)
         support = self._binomial.enumerate_support(expand=False)[1:]
-        binomial_probs = tidal.exp(self._binomial.log_prob(support))
-        weights = tidal.lgamma(support + 1)
+        binomial_probs = ops.exp(self._binomial.log_prob(support))
+        weights = ops.lgamma(support + 1)
         term2 = (binomial_probs * weights).sum([0, -1])
         return term1 + term2
 
@@ -211,9 +211,9 @@ class Multinomial(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        log_factorial_n = tidal.lgamma(value.sum(-1) + 1)
-        log_factorial_xs = tidal.lgamma(value + 1).sum(-1)
-        logits = tidal.where((value == 0) & (logits == -math.inf), tidal.zeros_like(logits), logits)
+        log_factorial_n = ops.lgamma(value.sum(-1) + 1)
+        log_factorial_xs = ops.lgamma(value + 1).sum(-1)
+        logits = ops.where((value == 0) & (logits == -math.inf), ops.zeros_like(logits), logits)
         log_powers = (logits * value).sum(-1)
         return log_factorial_n - log_factorial_xs + log_powers
 
@@ -252,7 +252,7 @@ class Geometric(Distribution):
 
     @property
     def mode(self):
-        return tidal.zeros_like(self.probs)
+        return ops.zeros_like(self.probs)
 
     @property
     def variance(self):
@@ -269,7 +269,7 @@ class Geometric(Distribution):
     def sample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
         tiny = tiny_of(self.probs.dtype)
-        with tidal.no_grad():
+        with no_grad():
             u = self.probs.new_empty(shape).uniform_()
             u = u.clamp(min=tiny)
             return (u.log() / (-self.probs).log1p()).floor()
@@ -278,7 +278,7 @@ class Geometric(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         value, probs = broadcast_all(value, self.probs)
-        probs = tidal.where((probs == 1) & (value == 0), tidal.zeros_like(probs), probs)
+        probs = ops.where((probs == 1) & (value == 0), ops.zeros_like(probs), probs)
         return value * (-probs).log1p() + self.probs.log()
 
     def entropy(self):
@@ -301,7 +301,7 @@ class NegativeBinomial(_BinaryProbsOrLogits, Distribution):
 
     @property
     def mean(self):
-        return self.total_count * tidal.exp(self.logits)
+        return self.total_count * ops.exp(self.logits)
 
     @property
     def mode(self):
@@ -309,24 +309,24 @@ class NegativeBinomial(_BinaryProbsOrLogits, Distribution):
 
     @property
     def variance(self):
-        return self.mean / tidal.sigmoid(-self.logits)
+        return self.mean / ops.sigmoid(-self.logits)
 
     @lazy_property
     def _gamma(self):
         # a Poisson whose rate is Gamma distributed; total_count may be 0, so no validation
-        return Gamma(concentration=self.total_count, rate=tidal.exp(-self.logits), validate_args=False)
+        return Gamma(concentration=self.total_count, rate=ops.exp(-self.logits), validate_args=False)
 
     def sample(self, sample_shape=Size()):
-        with tidal.no_grad():
+        with no_grad():
             rate = self._gamma.sample(sample_shape=sample_shape)
-            return tidal.poisson(rate)
+            return ops.poisson(rate)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         log_unnormalized_prob = self.total_count * F.logsigmoid(-self.logits) + value * F.logsigmoid(self.logits)
-        log_normalization = (-tidal.lgamma(self.total_count + value) + tidal.lgamma(1.0 + value)
-                             + tidal.lgamma(self.total_count))
+        log_normalization = (-ops.lgamma(self.total_count + value) + ops.lgamma(1.0 + value)
+                             + ops.lgamma(self.total_count))
         # total_count == 0 and value == 0 has probability 1, but lgamma(0) is infinite
         log_normalization = log_normalization.masked_fill(self.total_count + value == 0.0, 0.0)
         return log_unnormalized_prob - log_normalization

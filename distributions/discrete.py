@@ -4,10 +4,11 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-import tidal
-
+from .. import ops
+from ..autograd import no_grad
 from ..nn import functional as F
 from ..tensor import Size
+from ..tensor import dtype as dt
 from . import constraints
 from .distribution import Distribution, _expand_params
 from .exp_family import ExponentialFamily
@@ -54,7 +55,7 @@ def _expand_with_probs_or_logits(self, cls, names: tuple, batch_shape, _instance
 
 def _support_values(n: int, dtype, device, batch_shape, expand: bool):
     """arange(n) shaped (n, 1, ..., 1) against batch_shape, expanded to it when asked."""
-    values = tidal.arange(n, dtype=dtype, device=device)
+    values = ops.arange(n, dtype=dtype, device=device)
     values = values.view((-1,) + (1,) * len(batch_shape))
     return values.expand((-1,) + tuple(batch_shape)) if expand else values
 
@@ -98,7 +99,7 @@ class Bernoulli(_BinaryProbsOrLogits, ExponentialFamily):
     @property
     def mode(self):
         mode = (self.probs >= 0.5).to(self.probs)
-        return tidal.where(self.probs == 0.5, tidal.full_like(mode, math.nan), mode)
+        return ops.where(self.probs == 0.5, ops.full_like(mode, math.nan), mode)
 
     @property
     def variance(self):
@@ -106,8 +107,8 @@ class Bernoulli(_BinaryProbsOrLogits, ExponentialFamily):
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        with tidal.no_grad():
-            return tidal.bernoulli(self.probs.expand(tuple(shape)))
+        with no_grad():
+            return ops.bernoulli(self.probs.expand(tuple(shape)))
 
     def log_prob(self, value):
         if self._validate_args:
@@ -123,10 +124,10 @@ class Bernoulli(_BinaryProbsOrLogits, ExponentialFamily):
 
     @property
     def _natural_params(self):
-        return (tidal.logit(self.probs),)
+        return (ops.logit(self.probs),)
 
     def _log_normalizer(self, x):
-        return tidal.log1p(tidal.exp(x))
+        return ops.log1p(ops.exp(x))
 
 
 class Categorical(Distribution):
@@ -174,7 +175,7 @@ class Categorical(Distribution):
 
     @property
     def mean(self):
-        return tidal.full(tuple(self._extended_shape()), math.nan, dtype=self.probs.dtype, device=self.probs.device)
+        return ops.full(tuple(self._extended_shape()), math.nan, dtype=self.probs.dtype, device=self.probs.device)
 
     @property
     def mode(self):
@@ -182,19 +183,19 @@ class Categorical(Distribution):
 
     @property
     def variance(self):
-        return tidal.full(tuple(self._extended_shape()), math.nan, dtype=self.probs.dtype, device=self.probs.device)
+        return ops.full(tuple(self._extended_shape()), math.nan, dtype=self.probs.dtype, device=self.probs.device)
 
     def sample(self, sample_shape=Size()):
         sample_shape = Size(tuple(sample_shape))
         probs_2d = self.probs.reshape(-1, self._num_events)
-        samples_2d = tidal.multinomial(probs_2d, sample_shape.numel(), True).T
+        samples_2d = ops.multinomial(probs_2d, sample_shape.numel(), True).T
         return samples_2d.reshape(tuple(self._extended_shape(sample_shape)))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         value = value.long().unsqueeze(-1)
-        value, log_pmf = tidal.broadcast_tensors(value, self.logits)
+        value, log_pmf = ops.broadcast_tensors(value, self.logits)
         value = value[..., :1]
         return log_pmf.gather(-1, value).squeeze(-1)
 
@@ -204,7 +205,7 @@ class Categorical(Distribution):
         return -p_log_p.sum(-1)
 
     def enumerate_support(self, expand=True):
-        return _support_values(self._num_events, tidal.long, self._param.device, self._batch_shape, expand)
+        return _support_values(self._num_events, dt.int64, self._param.device, self._batch_shape, expand)
 
 
 def _wrap_categorical(self, probs, logits) -> tuple[Size, Size]:
@@ -277,7 +278,7 @@ class OneHotCategorical(_OverCategorical, Distribution):
 
     def enumerate_support(self, expand=True):
         n = self.event_shape[0]
-        values = tidal.eye(n, dtype=self._param.dtype, device=self._param.device)
+        values = ops.eye(n, dtype=self._param.dtype, device=self._param.device)
         values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
         return values.expand((n,) + tuple(self.batch_shape) + (n,)) if expand else values
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import warnings
 
-import tidal
-
+from .. import ops
+from ..autograd import no_grad
 from ..tensor import Size, Tensor
 from . import constraints
 from .utils import as_size, lazy_property
@@ -99,7 +99,7 @@ class Distribution:
 
     def sample(self, sample_shape=Size()) -> Tensor:
         """Draw samples of shape sample_shape + batch_shape + event_shape (no gradient)."""
-        with tidal.no_grad():
+        with no_grad():
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=Size()) -> Tensor:
@@ -133,7 +133,7 @@ class Distribution:
 
     def perplexity(self) -> Tensor:
         """exp(entropy)."""
-        return tidal.exp(self.entropy())
+        return ops.exp(self.entropy())
 
     def _extended_shape(self, sample_shape=Size()) -> Size:
         """sample_shape + batch_shape + event_shape."""

@@ -1,8 +1,8 @@
 """ExponentialFamily: distributions of the form p(x) = h(x) exp(<theta, t(x)> - F(theta))."""
 from __future__ import annotations
 
-import tidal
-
+from .. import autograd
+from ..autograd import enable_grad
 from ..tensor import Tensor
 from .distribution import Distribution
 
@@ -30,9 +30,9 @@ class ExponentialFamily(Distribution):
         """Entropy from the Bregman divergence of the log normalizer: F - <theta, grad F> - E[log h]."""
         result = -self._mean_carrier_measure
         nparams = [p.detach().requires_grad_() for p in self._natural_params]
-        with tidal.enable_grad():
+        with enable_grad():
             lg_normal = self._log_normalizer(*nparams)
-            gradients = tidal.autograd.grad(lg_normal.sum(), nparams, create_graph=True)
+            gradients = autograd.grad(lg_normal.sum(), nparams, create_graph=True)
         result = result + lg_normal
         for np_, g in zip(nparams, gradients):
             result = result - (np_ * g).reshape(tuple(self._batch_shape) + (-1,)).sum(-1)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 from numbers import Real
 
-import tidal
-
+from .. import ops
 from ..tensor import Size
 from . import constraints
 from .distribution import Distribution, _expand_params
@@ -30,12 +29,12 @@ class GeneralizedPareto(Distribution):
 
     def _safe_concentration(self):
         """(concentration == 0 mask, concentration with the zeros replaced by 1)."""
-        eq_zero = tidal.isclose(self.concentration, tidal.zeros_like(self.concentration))
-        return eq_zero, tidal.where(eq_zero, tidal.ones_like(self.concentration), self.concentration)
+        eq_zero = ops.isclose(self.concentration, ops.zeros_like(self.concentration))
+        return eq_zero, ops.where(eq_zero, ops.ones_like(self.concentration), self.concentration)
 
     def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        u = tidal.rand(shape, dtype=self.loc.dtype, device=self.loc.device)
+        u = ops.rand(shape, dtype=self.loc.dtype, device=self.loc.device)
         return self.icdf(u)
 
     def log_prob(self, value):
@@ -43,10 +42,10 @@ class GeneralizedPareto(Distribution):
             self._validate_sample(value)
         z = self._z(value)
         eq_zero, safe_conc = self._safe_concentration()
-        y = 1 / safe_conc + tidal.ones_like(z)
-        where_nonzero = tidal.where(y == 0, y, y * tidal.log1p(safe_conc * z))
+        y = 1 / safe_conc + ops.ones_like(z)
+        where_nonzero = ops.where(y == 0, y, y * ops.log1p(safe_conc * z))
         log_scale = math.log(self.scale) if isinstance(self.scale, Real) else self.scale.log()
-        return -log_scale - tidal.where(eq_zero, z, where_nonzero)
+        return -log_scale - ops.where(eq_zero, z, where_nonzero)
 
     def log_survival_function(self, value):
         """log(1 - cdf(value))."""
@@ -54,22 +53,22 @@ class GeneralizedPareto(Distribution):
             self._validate_sample(value)
         z = self._z(value)
         eq_zero, safe_conc = self._safe_concentration()
-        where_nonzero = -tidal.log1p(safe_conc * z) / safe_conc
-        return tidal.where(eq_zero, -z, where_nonzero)
+        where_nonzero = -ops.log1p(safe_conc * z) / safe_conc
+        return ops.where(eq_zero, -z, where_nonzero)
 
     def log_cdf(self, value):
         """log(cdf(value))."""
-        return tidal.log1p(-tidal.exp(self.log_survival_function(value)))
+        return ops.log1p(-ops.exp(self.log_survival_function(value)))
 
     def cdf(self, value):
-        return tidal.exp(self.log_cdf(value))
+        return ops.exp(self.log_cdf(value))
 
     def icdf(self, value):
         eq_zero, safe_conc = self._safe_concentration()
-        logu = tidal.log1p(-value)
-        where_nonzero = self.loc + self.scale / safe_conc * tidal.expm1(-safe_conc * logu)
+        logu = ops.log1p(-value)
+        where_nonzero = self.loc + self.scale / safe_conc * ops.expm1(-safe_conc * logu)
         where_zero = self.loc - self.scale * logu
-        return tidal.where(eq_zero, where_zero, where_nonzero)
+        return ops.where(eq_zero, where_zero, where_nonzero)
 
     def _z(self, x):
         return (x - self.loc) / self.scale
@@ -77,20 +76,20 @@ class GeneralizedPareto(Distribution):
     @property
     def mean(self):
         valid = self.concentration < 1
-        safe_conc = tidal.where(valid, self.concentration, tidal.full_like(self.concentration, 0.5))
+        safe_conc = ops.where(valid, self.concentration, ops.full_like(self.concentration, 0.5))
         result = self.loc + self.scale / (1 - safe_conc)
-        return tidal.where(valid, result, tidal.full_like(result, math.nan))
+        return ops.where(valid, result, ops.full_like(result, math.nan))
 
     @property
     def variance(self):
         valid = self.concentration < 0.5
-        safe_conc = tidal.where(valid, self.concentration, tidal.full_like(self.concentration, 0.25))
+        safe_conc = ops.where(valid, self.concentration, ops.full_like(self.concentration, 0.25))
         result = self.scale ** 2 / ((1 - safe_conc) ** 2 * (1 - 2 * safe_conc))
-        return tidal.where(valid, result, tidal.full_like(result, math.nan))
+        return ops.where(valid, result, ops.full_like(result, math.nan))
 
     def entropy(self):
-        ans = tidal.log(self.scale) + self.concentration + 1
-        return tidal.broadcast_to(ans, tuple(self._batch_shape))
+        ans = ops.log(self.scale) + self.concentration + 1
+        return ops.broadcast_to(ans, tuple(self._batch_shape))
 
     @property
     def mode(self):
@@ -99,6 +98,6 @@ class GeneralizedPareto(Distribution):
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
         lower = self.loc
-        upper = tidal.where(self.concentration < 0, lower - self.scale / self.concentration,
-                            tidal.full_like(lower, math.inf))
+        upper = ops.where(self.concentration < 0, lower - self.scale / self.concentration,
+                            ops.full_like(lower, math.inf))
         return constraints.interval(lower, upper)

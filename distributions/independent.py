@@ -1,8 +1,8 @@
 """Distributions built from others: Independent (batch dims as event dims) and MixtureSameFamily."""
 from __future__ import annotations
 
-import tidal
-
+from .. import ops
+from ..autograd import no_grad
 from ..tensor import Size
 from . import constraints
 from .discrete import Categorical
@@ -147,14 +147,14 @@ class MixtureSameFamily(Distribution):
     @property
     def mean(self):
         probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
-        return tidal.sum(probs * self.component_distribution.mean, dim=-1 - self._event_ndims)
+        return ops.sum(probs * self.component_distribution.mean, dim=-1 - self._event_ndims)
 
     @property
     def variance(self):
         # law of total variance: Var(Y) = E[Var(Y|X)] + Var(E[Y|X])
         probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
-        mean_cond_var = tidal.sum(probs * self.component_distribution.variance, dim=-1 - self._event_ndims)
-        var_cond_mean = tidal.sum(probs * (self.component_distribution.mean - self._pad(self.mean)).pow(2.0),
+        mean_cond_var = ops.sum(probs * self.component_distribution.variance, dim=-1 - self._event_ndims)
+        var_cond_mean = ops.sum(probs * (self.component_distribution.mean - self._pad(self.mean)).pow(2.0),
                                   dim=-1 - self._event_ndims)
         return mean_cond_var + var_cond_mean
 
@@ -162,18 +162,18 @@ class MixtureSameFamily(Distribution):
         x = self._pad(x)
         cdf_x = self.component_distribution.cdf(x)
         mix_prob = self.mixture_distribution.probs
-        return tidal.sum(cdf_x * mix_prob, dim=-1)
+        return ops.sum(cdf_x * mix_prob, dim=-1)
 
     def log_prob(self, x):
         if self._validate_args:
             self._validate_sample(x)
         x = self._pad(x)
         log_prob_x = self.component_distribution.log_prob(x)
-        log_mix_prob = tidal.log_softmax(self.mixture_distribution.logits, dim=-1)
-        return tidal.logsumexp(log_prob_x + log_mix_prob, dim=-1)
+        log_mix_prob = ops.log_softmax(self.mixture_distribution.logits, dim=-1)
+        return ops.logsumexp(log_prob_x + log_mix_prob, dim=-1)
 
     def sample(self, sample_shape=Size()):
-        with tidal.no_grad():
+        with no_grad():
             sample_len = len(sample_shape)
             batch_len = len(self.batch_shape)
             gather_dim = sample_len + batch_len
@@ -184,7 +184,7 @@ class MixtureSameFamily(Distribution):
             # pick, for each draw, the component the mixture chose
             mix_sample_r = mix_sample.reshape(mix_shape + (1,) * (len(es) + 1))
             mix_sample_r = mix_sample_r.repeat((1,) * len(mix_shape) + (1,) + es)
-            samples = tidal.gather(comp_samples, gather_dim, mix_sample_r)
+            samples = ops.gather(comp_samples, gather_dim, mix_sample_r)
             return samples.squeeze(gather_dim)
 
     def _pad(self, x):

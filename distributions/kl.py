@@ -5,8 +5,7 @@ import math
 import warnings
 from functools import total_ordering
 
-import tidal
-
+from .. import ops
 from ..nn import functional as F
 from .continuous import Beta, Cauchy, Exponential, Gamma, Laplace, Normal, Uniform
 from .counts import Binomial, Geometric, Poisson
@@ -77,7 +76,7 @@ def _dispatch_kl(type_p, type_q):
 
 
 def _infinite_like(tensor):
-    return tidal.full_like(tensor, math.inf)
+    return ops.full_like(tensor, math.inf)
 
 
 def kl_divergence(p: Distribution, q: Distribution):
@@ -96,11 +95,11 @@ def kl_divergence(p: Distribution, q: Distribution):
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p, q):
     t1 = p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
-    t1 = tidal.where(q.probs == 0, _infinite_like(t1), t1)
-    t1 = tidal.where(p.probs == 0, tidal.zeros_like(t1), t1)
+    t1 = ops.where(q.probs == 0, _infinite_like(t1), t1)
+    t1 = ops.where(p.probs == 0, ops.zeros_like(t1), t1)
     t2 = (1 - p.probs) * (F.softplus(q.logits) - F.softplus(p.logits))
-    t2 = tidal.where(q.probs == 1, _infinite_like(t2), t2)
-    t2 = tidal.where(p.probs == 1, tidal.zeros_like(t2), t2)
+    t2 = ops.where(q.probs == 1, _infinite_like(t2), t2)
+    t2 = ops.where(p.probs == 1, ops.zeros_like(t2), t2)
     return t1 + t2
 
 
@@ -110,9 +109,9 @@ def _kl_beta_beta(p, q):
     sum_params_q = q.concentration1 + q.concentration0
     t1 = q.concentration1.lgamma() + q.concentration0.lgamma() + sum_params_p.lgamma()
     t2 = p.concentration1.lgamma() + p.concentration0.lgamma() + sum_params_q.lgamma()
-    t3 = (p.concentration1 - q.concentration1) * tidal.digamma(p.concentration1)
-    t4 = (p.concentration0 - q.concentration0) * tidal.digamma(p.concentration0)
-    t5 = (sum_params_q - sum_params_p) * tidal.digamma(sum_params_p)
+    t3 = (p.concentration1 - q.concentration1) * ops.digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * ops.digamma(p.concentration0)
+    t5 = (sum_params_q - sum_params_p) * ops.digamma(sum_params_p)
     return t1 - t2 + t3 + t4 + t5
 
 
@@ -121,14 +120,14 @@ def _kl_binomial_binomial(p, q):
     if bool((p.total_count < q.total_count).any()):
         raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
     kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
-    return tidal.where(p.total_count > q.total_count, _infinite_like(kl), kl)
+    return ops.where(p.total_count > q.total_count, _infinite_like(kl), kl)
 
 
 @register_kl(Categorical, Categorical)
 def _kl_categorical_categorical(p, q):
     t = p.probs * (p.logits - q.logits)
-    t = tidal.where((q.probs == 0).expand_as(t), _infinite_like(t), t)
-    t = tidal.where((p.probs == 0).expand_as(t), tidal.zeros_like(t), t)
+    t = ops.where((q.probs == 0).expand_as(t), _infinite_like(t), t)
+    t = ops.where((p.probs == 0).expand_as(t), ops.zeros_like(t), t)
     return t.sum(-1)
 
 
@@ -164,9 +163,9 @@ def _kl_exponential_exponential(p, q):
 
 @register_kl(Gamma, Gamma)
 def _kl_gamma_gamma(p, q):
-    t1 = q.concentration * tidal.log(p.rate / q.rate)
-    t2 = tidal.lgamma(q.concentration) - tidal.lgamma(p.concentration)
-    t3 = (p.concentration - q.concentration) * tidal.digamma(p.concentration)
+    t1 = q.concentration * ops.log(p.rate / q.rate)
+    t2 = ops.lgamma(q.concentration) - ops.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * ops.digamma(p.concentration)
     t4 = (q.rate - p.rate) * (p.concentration / p.rate)
     return t1 + t2 + t3 + t4
 
@@ -178,13 +177,13 @@ def _kl_gumbel_gumbel(p, q):
     ct3 = p.loc / q.scale
     t1 = -ct1.log() - ct2 + ct3
     t2 = ct1 * _EULER_GAMMA
-    t3 = tidal.exp(ct2 + (1 + ct1).lgamma() - ct3)
+    t3 = ops.exp(ct2 + (1 + ct1).lgamma() - ct3)
     return t1 + t2 + t3 - (1 + _EULER_GAMMA)
 
 
 @register_kl(Geometric, Geometric)
 def _kl_geometric_geometric(p, q):
-    return -p.entropy() - tidal.log1p(-q.probs) / p.probs - q.logits
+    return -p.entropy() - ops.log1p(-q.probs) / p.probs - q.logits
 
 
 @register_kl(HalfNormal, HalfNormal)
@@ -198,7 +197,7 @@ def _kl_laplace_laplace(p, q):
     loc_abs_diff = (p.loc - q.loc).abs()
     t1 = -scale_ratio.log()
     t2 = loc_abs_diff / q.scale
-    t3 = scale_ratio * tidal.exp(-loc_abs_diff / p.scale)
+    t3 = scale_ratio * ops.exp(-loc_abs_diff / p.scale)
     return t1 + t2 + t3 - 1
 
 
@@ -245,7 +244,7 @@ def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
 def _as_full(p: LowRankMultivariateNormal) -> MultivariateNormal:
     """The same Gaussian with a dense covariance (the low-rank pairs go through it)."""
     W, D = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
-    cov = tidal.matmul(W, W.mT) + tidal.diag_embed(D)
+    cov = ops.matmul(W, W.mT) + ops.diag_embed(D)
     return MultivariateNormal(p.loc, covariance_matrix=cov, validate_args=False)
 
 
@@ -273,7 +272,7 @@ def _kl_transformed_transformed(p, q):
 @register_kl(Uniform, Uniform)
 def _kl_uniform_uniform(p, q):
     result = ((q.high - q.low) / (p.high - p.low)).log()
-    return tidal.where((q.low > p.low) | (q.high < p.high), _infinite_like(result), result)
+    return ops.where((q.low > p.low) | (q.high < p.high), _infinite_like(result), result)
 
 
 @register_kl(Independent, Independent)
@@ -288,7 +287,7 @@ def _kl_independent_independent(p, q):
 @register_kl(Exponential, Gamma)
 def _kl_exponential_gamma(p, q):
     ratio = q.rate / p.rate
-    t1 = -q.concentration * tidal.log(ratio)
+    t1 = -q.concentration * ops.log(ratio)
     return t1 + ratio + q.concentration.lgamma() + q.concentration * _EULER_GAMMA - (1 + _EULER_GAMMA)
 
 
@@ -296,7 +295,7 @@ def _kl_exponential_gamma(p, q):
 def _kl_exponential_normal(p, q):
     var_normal = q.scale.pow(2)
     rate_sqr = p.rate.pow(2)
-    t1 = 0.5 * tidal.log(rate_sqr * var_normal * 2 * math.pi)
+    t1 = 0.5 * ops.log(rate_sqr * var_normal * 2 * math.pi)
     t2 = rate_sqr.reciprocal()
     t3 = q.loc / p.rate
     t4 = q.loc.pow(2) * 0.5
@@ -317,15 +316,15 @@ def _kl_normal_laplace(p, q):
     loc_diff = p.loc - q.loc
     scale_ratio = p.scale / q.scale
     loc_diff_scale_ratio = loc_diff / p.scale
-    t1 = tidal.log(scale_ratio)
-    t2 = math.sqrt(2 / math.pi) * p.scale * tidal.exp(-0.5 * loc_diff_scale_ratio.pow(2))
-    t3 = loc_diff * tidal.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
+    t1 = ops.log(scale_ratio)
+    t2 = math.sqrt(2 / math.pi) * p.scale * ops.exp(-0.5 * loc_diff_scale_ratio.pow(2))
+    t3 = loc_diff * ops.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
     return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
 
 
 @register_kl(Beta, Uniform)
 def _kl_beta_uniform(p, q):
     result = -p.entropy() + (q.high - q.low).log()
-    return tidal.where((q.low > p.support.lower_bound) | (q.high < p.support.upper_bound), _infinite_like(result),
+    return ops.where((q.low > p.support.lower_bound) | (q.high < p.support.upper_bound), _infinite_like(result),
                        result)
 

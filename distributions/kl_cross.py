@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 
-import tidal
-
+from .. import autograd
+from .. import ops
+from ..autograd import enable_grad
 from .continuous import Beta, Exponential, Gamma, Laplace, Normal, Uniform
 from .counts import Binomial, Poisson
 from .discrete import Bernoulli
@@ -20,11 +21,11 @@ __all__: list = []
 
 def _inf_where(mask, result):
     """result, infinite where mask holds."""
-    return tidal.where(mask, _infinite_like(result), result)
+    return ops.where(mask, _infinite_like(result), result)
 
 
 def _x_log_x(x):
-    return tidal.xlogy(x, x)  # 0 at x = 0
+    return ops.xlogy(x, x)  # 0 at x = 0
 
 
 @register_kl(ExponentialFamily, ExponentialFamily)
@@ -35,9 +36,9 @@ def _kl_expfamily_expfamily(p, q):
                                   + " " * 28 + "be computed using Bregman divergences")
     p_nparams = [n.detach().requires_grad_() for n in p._natural_params]
     q_nparams = q._natural_params
-    with tidal.enable_grad():
+    with enable_grad():
         lg_normal = p._log_normalizer(*p_nparams)
-        gradients = tidal.autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
+        gradients = autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
     result = q._log_normalizer(*q_nparams) - lg_normal
     for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
         result = result - _sum_rightmost((qnp - pnp) * g, len(q.event_shape))
@@ -104,7 +105,7 @@ def _kl_beta_normal(p, q):
 def _kl_exponential_gumbel(p, q):
     prod = p.rate * q.scale
     loc_ratio = q.loc / q.scale
-    return prod.log() - 1 - loc_ratio + tidal.exp(loc_ratio) * prod / (prod + 1) + prod.reciprocal()
+    return prod.log() - 1 - loc_ratio + ops.exp(loc_ratio) * prod / (prod + 1) + prod.reciprocal()
 
 
 @register_kl(Gamma, Exponential)
@@ -118,7 +119,7 @@ def _kl_gamma_gumbel(p, q):
     loc_ratio = q.loc / q.scale
     t1 = (p.concentration - 1) * p.concentration.digamma() - p.concentration.lgamma() - p.concentration
     t2 = prod.log() + p.concentration / prod
-    t3 = tidal.exp(loc_ratio) * (1 + prod.reciprocal()).pow(-p.concentration) - loc_ratio
+    t3 = ops.exp(loc_ratio) * (1 + prod.reciprocal()).pow(-p.concentration) - loc_ratio
     return t1 + t2 + t3
 
 
@@ -126,7 +127,7 @@ def _kl_gamma_gumbel(p, q):
 def _kl_gamma_normal(p, q):
     var_normal = q.scale.pow(2)
     rate_sq = p.rate.pow(2)
-    t1 = 0.5 * tidal.log(rate_sq * var_normal * 2 * math.pi) - p.concentration - p.concentration.lgamma()
+    t1 = 0.5 * ops.log(rate_sq * var_normal * 2 * math.pi) - p.concentration - p.concentration.lgamma()
     t2 = 0.5 * (p.concentration.pow(2) + p.concentration) / rate_sq
     t3 = q.loc * p.concentration / p.rate
     return t1 + (p.concentration - 1) * p.concentration.digamma() + (t2 - t3 + 0.5 * q.loc.pow(2)) / var_normal
@@ -145,7 +146,7 @@ def _kl_gumbel_normal(p, q):
 def _kl_laplace_normal(p, q):
     var_normal = q.scale.pow(2)
     ratio = p.scale.pow(2) / var_normal
-    t1 = 0.5 * tidal.log(2 * ratio / math.pi)
+    t1 = 0.5 * ops.log(2 * ratio / math.pi)
     return -t1 + ratio + (0.5 * p.loc.pow(2) - p.loc * q.loc + 0.5 * q.loc.pow(2)) / var_normal - 1
 
 
@@ -154,7 +155,7 @@ def _kl_normal_gumbel(p, q):
     mean_ratio = p.loc / q.scale
     var_ratio = (p.scale / q.scale).pow(2)
     loc_ratio = q.loc / q.scale
-    t3 = tidal.exp(-mean_ratio + 0.5 * var_ratio + loc_ratio)
+    t3 = ops.exp(-mean_ratio + 0.5 * var_ratio + loc_ratio)
     return -0.5 * var_ratio.log() + mean_ratio - loc_ratio + t3 - 0.5 * (1 + math.log(2 * math.pi))
 
 
@@ -191,7 +192,7 @@ def _kl_uniform_beta(p, q):
     t2 = (q.concentration1 - 1) * (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
     t3 = (q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + width) / width
     t4 = q.concentration1.lgamma() + q.concentration0.lgamma() - (q.concentration1 + q.concentration0).lgamma()
-    result = t3 + t4 - tidal.log(width) - t2
+    result = t3 + t4 - ops.log(width) - t2
     return _inf_where((p.high > q.support.upper_bound) | (p.low < q.support.lower_bound), result)
 
 
@@ -215,7 +216,7 @@ def _kl_uniform_gumbel(p, q):
     common = q.scale / (p.high - p.low)
     high_diff = (p.high - q.loc) / q.scale
     low_diff = (p.low - q.loc) / q.scale
-    return common.log() + 0.5 * (high_diff + low_diff) - common * (tidal.exp(-high_diff) - tidal.exp(-low_diff))
+    return common.log() + 0.5 * (high_diff + low_diff) - common * (ops.exp(-high_diff) - ops.exp(-low_diff))
 
 
 @register_kl(Uniform, Pareto)

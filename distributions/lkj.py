@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
-import tidal
-
+from .. import ops
+from ..autograd import no_grad
 from ..tensor import Size
 from . import constraints
 from .continuous import Beta
@@ -30,8 +30,8 @@ class LKJCholesky(Distribution):
         event_shape = Size((dim, dim))
         # the squared length of row i (beyond the first) is Beta(i/2, concentration + (dim - 2)/2 - (i - 1)/2)
         marginal_conc = self.concentration + 0.5 * (self.dim - 2)
-        offset = tidal.arange(self.dim - 1, dtype=self.concentration.dtype, device=self.concentration.device)
-        offset = tidal.cat([offset.new_zeros((1,)), offset])
+        offset = ops.arange(self.dim - 1, dtype=self.concentration.dtype, device=self.concentration.device)
+        offset = ops.cat([offset.new_zeros((1,)), offset])
         self._beta = Beta(offset + 0.5, marginal_conc.unsqueeze(-1) - 0.5 * offset)
         super().__init__(batch_shape, event_shape, validate_args)
 
@@ -44,16 +44,16 @@ class LKJCholesky(Distribution):
         return new
 
     def sample(self, sample_shape=Size()):
-        with tidal.no_grad():
+        with no_grad():
             y = self._beta.sample(sample_shape).unsqueeze(-1)
-            u_normal = tidal.randn(tuple(self._extended_shape(sample_shape)), dtype=y.dtype, device=y.device).tril(-1)
+            u_normal = ops.randn(tuple(self._extended_shape(sample_shape)), dtype=y.dtype, device=y.device).tril(-1)
             norms = u_normal.norm(dim=-1, keepdim=True)
             # the first row has no off-diagonal entries: its direction is empty, not 0 / 0
-            first_row = tidal.arange(self.dim, device=y.device).reshape(self.dim, 1) == 0
-            u_hypersphere = tidal.where(first_row, tidal.zeros_like(u_normal), u_normal / norms)
-            w = tidal.sqrt(y) * u_hypersphere
-            diag_elems = tidal.clamp(1 - tidal.sum(w ** 2, dim=-1), min=tiny_of(w.dtype)).sqrt()
-            return w + tidal.diag_embed(diag_elems)
+            first_row = ops.arange(self.dim, device=y.device).reshape(self.dim, 1) == 0
+            u_hypersphere = ops.where(first_row, ops.zeros_like(u_normal), u_normal / norms)
+            w = ops.sqrt(y) * u_hypersphere
+            diag_elems = ops.clamp(1 - ops.sum(w ** 2, dim=-1), min=tiny_of(w.dtype)).sqrt()
+            return w + ops.diag_embed(diag_elems)
 
     def log_prob(self, value):
         # the density of the correlation matrix, det ** (concentration - 1), times the Jacobian from the Cholesky
@@ -61,13 +61,13 @@ class LKJCholesky(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         diag_elems = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
-        order = tidal.arange(2, self.dim + 1, device=self.concentration.device)
+        order = ops.arange(2, self.dim + 1, device=self.concentration.device)
         order = 2 * (self.concentration - 1).unsqueeze(-1) + self.dim - order
-        unnormalized_log_pdf = tidal.sum(order * diag_elems.log(), dim=-1)
+        unnormalized_log_pdf = ops.sum(order * diag_elems.log(), dim=-1)
         dm1 = self.dim - 1
         alpha = self.concentration + 0.5 * dm1
-        denominator = tidal.lgamma(alpha) * dm1
-        numerator = tidal.mvlgamma(alpha - 0.5, dm1)
+        denominator = ops.lgamma(alpha) * dm1
+        numerator = ops.mvlgamma(alpha - 0.5, dm1)
         # the normalizer's pi term is dm1 * dim / 4 * log(pi); mvlgamma holds dm1 * (dm1 - 1) / 4 of it
         pi_constant = 0.5 * dm1 * math.log(math.pi)
         return unnormalized_log_pdf - (pi_constant + numerator - denominator)

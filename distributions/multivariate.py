@@ -5,10 +5,11 @@ import math
 
 import numpy as np
 
-import tidal
-
+from .. import ops
 from ..nn import functional as F
+from ..ops.linalg import namespace as linalg
 from ..tensor import Size, Tensor
+from ..tensor import dtype as dt
 from . import constraints
 from ._sampling import standard_gamma
 from .distribution import Distribution, _expand_params
@@ -20,14 +21,14 @@ __all__ = ["Dirichlet", "MultivariateNormal", "LowRankMultivariateNormal"]
 
 def _batch_mv(bmat: Tensor, bvec: Tensor) -> Tensor:
     """Matrix-vector products over broadcast batch dimensions."""
-    return tidal.matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
+    return ops.matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
 
 
 def _solve_lower(bL: Tensor, bB: Tensor) -> Tensor:
     """L^-1 B over broadcast batch dimensions (B a batch of matrices)."""
-    batch = tidal.broadcast_shapes(tuple(bL.shape[:-2]), tuple(bB.shape[:-2]))
+    batch = ops.broadcast_shapes(tuple(bL.shape[:-2]), tuple(bB.shape[:-2]))
     bL = bL.tril()  # only the lower triangle is read (so only it gets a gradient), as solve_triangular
-    return tidal.linalg.solve(bL.expand(tuple(batch) + tuple(bL.shape[-2:])),
+    return linalg.solve(bL.expand(tuple(batch) + tuple(bL.shape[-2:])),
                               bB.expand(tuple(batch) + tuple(bB.shape[-2:])))
 
 
@@ -39,10 +40,10 @@ def _batch_mahalanobis(bL: Tensor, bx: Tensor) -> Tensor:
 
 def _precision_to_scale_tril(P: Tensor) -> Tensor:
     """The lower Cholesky factor of P^-1, through the Cholesky factor of the flipped precision."""
-    Lf = tidal.linalg.cholesky(tidal.flip(P, (-2, -1)))
-    L_inv = tidal.transpose(tidal.flip(Lf, (-2, -1)), -2, -1)
-    eye = tidal.eye(P.shape[-1], dtype=P.dtype, device=P.device)
-    return tidal.linalg.solve(L_inv, eye.expand(tuple(L_inv.shape)))
+    Lf = linalg.cholesky(ops.flip(P, (-2, -1)))
+    L_inv = ops.transpose(ops.flip(Lf, (-2, -1)), -2, -1)
+    eye = ops.eye(P.shape[-1], dtype=P.dtype, device=P.device)
+    return linalg.solve(L_inv, eye.expand(tuple(L_inv.shape)))
 
 
 class Dirichlet(ExponentialFamily):
@@ -70,7 +71,7 @@ class Dirichlet(ExponentialFamily):
         dtype = self.concentration.dtype
         # as torch's _sample_dirichlet: gammas drawn and normalized in double, then rounded to the dtype and kept
         # inside (0, 1)
-        gammas = standard_gamma(self.concentration.double().expand(shape)).clamp(min=tiny_of(tidal.float64))
+        gammas = standard_gamma(self.concentration.double().expand(shape)).clamp(min=tiny_of(dt.float64))
         ratio = (gammas / gammas.sum(-1, keepdim=True)).to(dtype)
         below_one = float(np.nextafter(np.array(1.0, dtype.np), np.array(0.0, dtype.np)))
         return ratio.clamp(min=tiny_of(dtype), max=below_one)
@@ -78,8 +79,8 @@ class Dirichlet(ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return (tidal.xlogy(self.concentration - 1.0, value).sum(-1) + tidal.lgamma(self.concentration.sum(-1))
-                - tidal.lgamma(self.concentration).sum(-1))
+        return (ops.xlogy(self.concentration - 1.0, value).sum(-1) + ops.lgamma(self.concentration.sum(-1))
+                - ops.lgamma(self.concentration).sum(-1))
 
     @property
     def mean(self):
@@ -91,7 +92,7 @@ class Dirichlet(ExponentialFamily):
         mode = concentrationm1 / concentrationm1.sum(-1, True)
         # all concentrations below 1: the mass piles on the corner of the largest one
         corner = F.one_hot(concentrationm1.argmax(-1), concentrationm1.shape[-1]).to(mode)
-        return tidal.where((self.concentration < 1).all(dim=-1, keepdim=True), corner, mode)
+        return ops.where((self.concentration < 1).all(dim=-1, keepdim=True), corner, mode)
 
     @property
     def variance(self):
@@ -101,15 +102,15 @@ class Dirichlet(ExponentialFamily):
     def entropy(self):
         k = self.concentration.size(-1)
         a0 = self.concentration.sum(-1)
-        return (tidal.lgamma(self.concentration).sum(-1) - tidal.lgamma(a0) - (k - a0) * tidal.digamma(a0)
-                - ((self.concentration - 1.0) * tidal.digamma(self.concentration)).sum(-1))
+        return (ops.lgamma(self.concentration).sum(-1) - ops.lgamma(a0) - (k - a0) * ops.digamma(a0)
+                - ((self.concentration - 1.0) * ops.digamma(self.concentration)).sum(-1))
 
     @property
     def _natural_params(self):
         return (self.concentration,)
 
     def _log_normalizer(self, x):
-        return x.lgamma().sum(-1) - tidal.lgamma(x.sum(-1))
+        return x.lgamma().sum(-1) - ops.lgamma(x.sum(-1))
 
 
 def _scale_tril_from(scale_tril, covariance_matrix, precision_matrix) -> Tensor:
@@ -117,7 +118,7 @@ def _scale_tril_from(scale_tril, covariance_matrix, precision_matrix) -> Tensor:
     if scale_tril is not None:
         return scale_tril
     if covariance_matrix is not None:
-        return tidal.linalg.cholesky(covariance_matrix)
+        return linalg.cholesky(covariance_matrix)
     return _precision_to_scale_tril(precision_matrix)
 
 
@@ -132,12 +133,12 @@ class _ScaleTrilMatrices:
     @lazy_property
     def covariance_matrix(self):
         L = self._unbroadcasted_scale_tril
-        return tidal.matmul(L, L.mT).expand(self._matrix_shape())
+        return ops.matmul(L, L.mT).expand(self._matrix_shape())
 
     @lazy_property
     def precision_matrix(self):
-        L_inv = tidal.linalg.inv(self._unbroadcasted_scale_tril)
-        return tidal.matmul(L_inv.mT, L_inv).expand(self._matrix_shape())
+        L_inv = linalg.inv(self._unbroadcasted_scale_tril)
+        return ops.matmul(L_inv.mT, L_inv).expand(self._matrix_shape())
 
     def _expand_matrices(self, new, shape) -> None:
         """Copy the matrices computed so far onto `new`, expanded to `shape`."""
@@ -165,7 +166,7 @@ class MultivariateNormal(_ScaleTrilMatrices, Distribution):
         if matrix.dim() < 2:
             raise ValueError(f"{'scale_tril matrix' if name == 'scale_tril' else name} must be at least "
                              "two-dimensional, with optional leading batch dimensions")
-        batch_shape = tuple(tidal.broadcast_shapes(tuple(matrix.shape[:-2]), tuple(loc.shape[:-1])))
+        batch_shape = tuple(ops.broadcast_shapes(tuple(matrix.shape[:-2]), tuple(loc.shape[:-1])))
         setattr(self, name, matrix.expand(batch_shape + (-1, -1)))
         self.loc = loc.expand(batch_shape + (-1,))
         event_shape = self.loc.shape[-1:]
@@ -221,8 +222,8 @@ def _batch_capacitance_tril(W: Tensor, D: Tensor) -> Tensor:
     """Cholesky of the capacitance matrix I + W^T D^-1 W."""
     m = W.size(-1)
     Wt_Dinv = W.mT / D.unsqueeze(-2)
-    K = tidal.matmul(Wt_Dinv, W) + tidal.eye(m, dtype=W.dtype, device=W.device)
-    return tidal.linalg.cholesky(K)
+    K = ops.matmul(Wt_Dinv, W) + ops.eye(m, dtype=W.dtype, device=W.device)
+    return linalg.cholesky(K)
 
 
 def _batch_lowrank_logdet(W: Tensor, D: Tensor, capacitance_tril: Tensor) -> Tensor:
@@ -260,7 +261,7 @@ class LowRankMultivariateNormal(Distribution):
         loc_ = loc.unsqueeze(-1)
         cov_diag_ = cov_diag.unsqueeze(-1)
         try:
-            loc_, self.cov_factor, cov_diag_ = tidal.broadcast_tensors(loc_, cov_factor, cov_diag_)
+            loc_, self.cov_factor, cov_diag_ = ops.broadcast_tensors(loc_, cov_factor, cov_diag_)
         except RuntimeError as e:
             raise ValueError(f"Incompatible batch shapes: loc {loc.shape}, cov_factor {cov_factor.shape}, "
                              f"cov_diag {cov_diag.shape}") from e
@@ -306,20 +307,20 @@ class LowRankMultivariateNormal(Distribution):
         n = self._event_shape[0]
         cov_diag_sqrt_unsqueeze = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
         Dinvsqrt_W = self._unbroadcasted_cov_factor / cov_diag_sqrt_unsqueeze
-        K = tidal.matmul(Dinvsqrt_W, Dinvsqrt_W.mT) + tidal.eye(n, dtype=Dinvsqrt_W.dtype, device=Dinvsqrt_W.device)
-        return (cov_diag_sqrt_unsqueeze * tidal.linalg.cholesky(K)).expand(self._matrix_shape())
+        K = ops.matmul(Dinvsqrt_W, Dinvsqrt_W.mT) + ops.eye(n, dtype=Dinvsqrt_W.dtype, device=Dinvsqrt_W.device)
+        return (cov_diag_sqrt_unsqueeze * linalg.cholesky(K)).expand(self._matrix_shape())
 
     @lazy_property
     def covariance_matrix(self):
         W = self._unbroadcasted_cov_factor
-        covariance_matrix = tidal.matmul(W, W.mT) + tidal.diag_embed(self._unbroadcasted_cov_diag)
+        covariance_matrix = ops.matmul(W, W.mT) + ops.diag_embed(self._unbroadcasted_cov_diag)
         return covariance_matrix.expand(self._matrix_shape())
 
     @lazy_property
     def precision_matrix(self):
         Wt_Dinv = self._unbroadcasted_cov_factor.mT / self._unbroadcasted_cov_diag.unsqueeze(-2)
         A = _solve_lower(self._capacitance_tril, Wt_Dinv)
-        precision_matrix = tidal.diag_embed(self._unbroadcasted_cov_diag.reciprocal()) - A.mT @ A
+        precision_matrix = ops.diag_embed(self._unbroadcasted_cov_diag.reciprocal()) - A.mT @ A
         return precision_matrix.expand(self._matrix_shape())
 
     def rsample(self, sample_shape=Size()):

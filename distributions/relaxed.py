@@ -1,8 +1,7 @@
 """Relaxed (Concrete / Gumbel-softmax) distributions: RelaxedBernoulli and RelaxedOneHotCategorical."""
 from __future__ import annotations
 
-import tidal
-
+from .. import ops
 from ..tensor import Size
 from . import constraints
 from .discrete import (_BinaryProbsOrLogits, _OverCategorical, _expand_with_probs_or_logits, _init_probs_or_logits,
@@ -34,7 +33,7 @@ class LogitRelaxedBernoulli(_BinaryProbsOrLogits, Distribution):
     def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
         probs = clamp_probs(self.probs.expand(shape))
-        uniforms = clamp_probs(tidal.rand(shape, dtype=probs.dtype, device=probs.device))
+        uniforms = clamp_probs(ops.rand(shape, dtype=probs.dtype, device=probs.device))
         return (uniforms.log() - (-uniforms).log1p() + probs.log() - (-probs).log1p()) / self.temperature
 
     def log_prob(self, value):
@@ -96,7 +95,7 @@ class ExpRelaxedCategorical(_OverCategorical, Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        uniforms = clamp_probs(tidal.rand(shape, dtype=self.logits.dtype, device=self.logits.device))
+        uniforms = clamp_probs(ops.rand(shape, dtype=self.logits.dtype, device=self.logits.device))
         gumbels = -((-(uniforms.log())).log())
         scores = (self.logits + gumbels) / self.temperature
         return scores - scores.logsumexp(dim=-1, keepdim=True)
@@ -106,7 +105,7 @@ class ExpRelaxedCategorical(_OverCategorical, Distribution):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        log_scale = tidal.full_like(self.temperature, float(K)).lgamma() - self.temperature.log().mul(-(K - 1))
+        log_scale = ops.full_like(self.temperature, float(K)).lgamma() - self.temperature.log().mul(-(K - 1))
         score = logits - value.mul(self.temperature)
         score = (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1)
         return score + log_scale

@@ -6,9 +6,9 @@ import functools
 import operator
 import weakref
 
-import tidal
-
+from .. import ops
 from ..tensor import Tensor
+from ..tensor import Size
 from . import constraints
 from .utils import _sum_rightmost
 
@@ -269,7 +269,7 @@ class ComposeTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         if not self.parts:
-            return tidal.zeros_like(x)
+            return ops.zeros_like(x)
         xs = [x]
         for part in self.parts[:-1]:
             xs.append(part(xs[-1]))
@@ -355,8 +355,8 @@ class ReshapeTransform(Transform):
     bijective = True
 
     def __init__(self, in_shape, out_shape, cache_size: int = 0):
-        self.in_shape = tidal.Size(tuple(in_shape))
-        self.out_shape = tidal.Size(tuple(out_shape))
+        self.in_shape = Size(tuple(in_shape))
+        self.out_shape = Size(tuple(out_shape))
         if self.in_shape.numel() != self.out_shape.numel():
             raise ValueError("in_shape, out_shape have different numbers of elements")
         super().__init__(cache_size=cache_size)
@@ -391,14 +391,14 @@ class ReshapeTransform(Transform):
         cut = len(shape) - len(self.in_shape)
         if tuple(shape[cut:]) != tuple(self.in_shape):
             raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.in_shape}")
-        return tidal.Size(tuple(shape[:cut]) + tuple(self.out_shape))
+        return Size(tuple(shape[:cut]) + tuple(self.out_shape))
 
     def inverse_shape(self, shape):
         _needs_dims(len(shape), len(self.out_shape))
         cut = len(shape) - len(self.out_shape)
         if tuple(shape[cut:]) != tuple(self.out_shape):
             raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}")
-        return tidal.Size(tuple(shape[:cut]) + tuple(self.in_shape))
+        return Size(tuple(shape[:cut]) + tuple(self.in_shape))
 
 
 def _check_dim(t, dim: int, size: int, name: str, what: str) -> None:
@@ -445,11 +445,11 @@ class CatTransform(Transform):
 
     def _call(self, x):
         _check_dim(x, self.dim, self.length, "tensor", "length")
-        return tidal.cat([t(p) for t, p in zip(self.transforms, self._pieces(x))], dim=self.dim)
+        return ops.cat([t(p) for t, p in zip(self.transforms, self._pieces(x))], dim=self.dim)
 
     def _inverse(self, y):
         _check_dim(y, self.dim, self.length, "tensor", "length")
-        return tidal.cat([t.inv(p) for t, p in zip(self.transforms, self._pieces(y))], dim=self.dim)
+        return ops.cat([t.inv(p) for t, p in zip(self.transforms, self._pieces(y))], dim=self.dim)
 
     def log_abs_det_jacobian(self, x, y):
         _check_dim(x, self.dim, self.length, "x", "length")
@@ -463,7 +463,7 @@ class CatTransform(Transform):
         dim = self.dim - x.dim() if self.dim >= 0 else self.dim
         dim = dim + self.event_dim
         # the pieces lie along a batch dimension (concatenate them) or inside the event (add them up)
-        return tidal.cat(terms, dim=dim) if dim < 0 else sum(terms)
+        return ops.cat(terms, dim=dim) if dim < 0 else sum(terms)
 
     @property
     def bijective(self):
@@ -500,16 +500,16 @@ class StackTransform(Transform):
 
     def _call(self, x):
         _check_dim(x, self.dim, len(self.transforms), "tensor", "len(transforms)")
-        return tidal.stack([t(s) for s, t in zip(self._slice(x), self.transforms)], dim=self.dim)
+        return ops.stack([t(s) for s, t in zip(self._slice(x), self.transforms)], dim=self.dim)
 
     def _inverse(self, y):
         _check_dim(y, self.dim, len(self.transforms), "tensor", "len(transforms)")
-        return tidal.stack([t.inv(s) for s, t in zip(self._slice(y), self.transforms)], dim=self.dim)
+        return ops.stack([t.inv(s) for s, t in zip(self._slice(y), self.transforms)], dim=self.dim)
 
     def log_abs_det_jacobian(self, x, y):
         _check_dim(x, self.dim, len(self.transforms), "x", "len(transforms)")
         _check_dim(y, self.dim, len(self.transforms), "y", "len(transforms)")
-        return tidal.stack([t.log_abs_det_jacobian(xs, ys) for xs, ys, t in
+        return ops.stack([t.log_abs_det_jacobian(xs, ys) for xs, ys, t in
                             zip(self._slice(x), self._slice(y), self.transforms)], dim=self.dim)
 
     @property

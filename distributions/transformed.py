@@ -4,8 +4,8 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-import tidal
-
+from .. import ops
+from ..autograd import no_grad
 from ..tensor import Size
 from . import constraints
 from .continuous import Normal, Uniform
@@ -79,7 +79,7 @@ class TransformedDistribution(Distribution):
         return self.base_dist.has_rsample
 
     def sample(self, sample_shape=Size()):
-        with tidal.no_grad():
+        with no_grad():
             x = self.base_dist.sample(sample_shape)
             for transform in self.transforms:
                 x = transform(x)
@@ -180,12 +180,12 @@ class _FoldedAtZero:
 
     @property
     def mode(self):
-        return tidal.zeros_like(self.scale)
+        return ops.zeros_like(self.scale)
 
     def _folded_log_prob(self, value):
         """X's log density doubled on [0, inf), -inf below 0."""
         log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return tidal.where(value >= 0, log_prob, tidal.full_like(log_prob, -math.inf))
+        return ops.where(value >= 0, log_prob, ops.full_like(log_prob, -math.inf))
 
     def cdf(self, value):
         if self._validate_args:
@@ -240,9 +240,9 @@ class Gumbel(TransformedDistribution):
         if isinstance(loc, Number) and isinstance(scale, Number):
             base_dist = Uniform(tiny_of(dtype), 1 - eps_of(dtype), validate_args=validate_args)
         else:
-            base_dist = Uniform(tidal.full_like(self.loc, tiny_of(dtype)),
-                                tidal.full_like(self.loc, 1 - eps_of(dtype)), validate_args=validate_args)
-        transforms = [ExpTransform().inv, AffineTransform(loc=0, scale=-tidal.ones_like(self.scale)),
+            base_dist = Uniform(ops.full_like(self.loc, tiny_of(dtype)),
+                                ops.full_like(self.loc, 1 - eps_of(dtype)), validate_args=validate_args)
+        transforms = [ExpTransform().inv, AffineTransform(loc=0, scale=-ops.ones_like(self.scale)),
                       ExpTransform().inv, AffineTransform(loc=self.loc, scale=-self.scale)]
         super().__init__(base_dist, transforms, validate_args=validate_args)
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 
-import tidal
-
+from .. import ops
 from . import constraints
 from .continuous import Cauchy, Exponential, Gamma, Normal, Uniform
 from .transformed import TransformedDistribution, _FoldedAtZero
@@ -34,7 +33,7 @@ class HalfCauchy(_FoldedAtZero, TransformedDistribution):
 
     @property
     def mean(self):
-        return tidal.full(tuple(self._extended_shape()), math.inf, dtype=self.scale.dtype, device=self.scale.device)
+        return ops.full(tuple(self._extended_shape()), math.inf, dtype=self.scale.dtype, device=self.scale.device)
 
     @property
     def variance(self):
@@ -43,7 +42,7 @@ class HalfCauchy(_FoldedAtZero, TransformedDistribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        value = tidal.as_tensor(value, dtype=self.base_dist.scale.dtype, device=self.base_dist.scale.device)
+        value = ops.as_tensor(value, dtype=self.base_dist.scale.dtype, device=self.base_dist.scale.device)
         return self._folded_log_prob(value)
 
 
@@ -95,7 +94,7 @@ class Weibull(TransformedDistribution):
     def __init__(self, scale, concentration, validate_args=None):
         self.scale, self.concentration = broadcast_all(scale, concentration)
         self.concentration_reciprocal = self.concentration.reciprocal()
-        base_dist = Exponential(tidal.ones_like(self.scale), validate_args=validate_args)
+        base_dist = Exponential(ops.ones_like(self.scale), validate_args=validate_args)
         transforms = [PowerTransform(exponent=self.concentration_reciprocal), AffineTransform(loc=0, scale=self.scale)]
         super().__init__(base_dist, transforms, validate_args=validate_args)
 
@@ -112,7 +111,7 @@ class Weibull(TransformedDistribution):
 
     @property
     def mean(self):
-        return self.scale * tidal.exp(tidal.lgamma(1 + self.concentration_reciprocal))
+        return self.scale * ops.exp(ops.lgamma(1 + self.concentration_reciprocal))
 
     @property
     def mode(self):
@@ -120,12 +119,12 @@ class Weibull(TransformedDistribution):
 
     @property
     def variance(self):
-        return self.scale.pow(2) * (tidal.exp(tidal.lgamma(1 + 2 * self.concentration_reciprocal))
-                                    - tidal.exp(2 * tidal.lgamma(1 + self.concentration_reciprocal)))
+        return self.scale.pow(2) * (ops.exp(ops.lgamma(1 + 2 * self.concentration_reciprocal))
+                                    - ops.exp(2 * ops.lgamma(1 + self.concentration_reciprocal)))
 
     def entropy(self):
         return (_EULER_GAMMA * (1 - self.concentration_reciprocal)
-                + tidal.log(self.scale * self.concentration_reciprocal) + 1)
+                + ops.log(self.scale * self.concentration_reciprocal) + 1)
 
 
 class InverseGamma(TransformedDistribution):
@@ -155,7 +154,7 @@ class InverseGamma(TransformedDistribution):
     @property
     def mean(self):
         result = self.rate / (self.concentration - 1)
-        return tidal.where(self.concentration > 1, result, tidal.full_like(result, math.inf))
+        return ops.where(self.concentration > 1, result, ops.full_like(result, math.inf))
 
     @property
     def mode(self):
@@ -164,7 +163,7 @@ class InverseGamma(TransformedDistribution):
     @property
     def variance(self):
         result = self.rate.square() / ((self.concentration - 1).square() * (self.concentration - 2))
-        return tidal.where(self.concentration > 2, result, tidal.full_like(result, math.inf))
+        return ops.where(self.concentration > 2, result, ops.full_like(result, math.inf))
 
     def entropy(self):
         return (self.concentration + self.rate.log() + self.concentration.lgamma()
@@ -174,8 +173,8 @@ class InverseGamma(TransformedDistribution):
 def _kumaraswamy_moment(a, b, n):
     """E[X^n] of Kumaraswamy(a, b) = b B(1 + n/a, b), through lgamma."""
     arg1 = 1 + n / a
-    log_value = tidal.lgamma(arg1) + tidal.lgamma(b) - tidal.lgamma(arg1 + b)
-    return b * tidal.exp(log_value)
+    log_value = ops.lgamma(arg1) + ops.lgamma(b) - ops.lgamma(arg1 + b)
+    return b * ops.exp(log_value)
 
 
 class Kumaraswamy(TransformedDistribution):
@@ -187,7 +186,7 @@ class Kumaraswamy(TransformedDistribution):
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
-        base_dist = Uniform(tidal.full_like(self.concentration0, 0), tidal.full_like(self.concentration0, 1),
+        base_dist = Uniform(ops.full_like(self.concentration0, 0), ops.full_like(self.concentration0, 1),
                             validate_args=validate_args)
         transforms = [PowerTransform(exponent=self.concentration0.reciprocal()),
                       AffineTransform(loc=1.0, scale=-1.0),
@@ -209,17 +208,17 @@ class Kumaraswamy(TransformedDistribution):
         log_mode = (self.concentration0.reciprocal() * (-self.concentration0).log1p()
                     - (-self.concentration0 * self.concentration1).log1p())  # in log space for stability
         undefined = (self.concentration0 < 1) | (self.concentration1 < 1)
-        return tidal.where(undefined, tidal.full_like(log_mode, math.nan), log_mode).exp()
+        return ops.where(undefined, ops.full_like(log_mode, math.nan), log_mode).exp()
 
     @property
     def variance(self):
-        return _kumaraswamy_moment(self.concentration1, self.concentration0, 2) - tidal.pow(self.mean, 2)
+        return _kumaraswamy_moment(self.concentration1, self.concentration0, 2) - ops.pow(self.mean, 2)
 
     def entropy(self):
         t1 = 1 - self.concentration1.reciprocal()
         t0 = 1 - self.concentration0.reciprocal()
-        H0 = tidal.digamma(self.concentration0 + 1) + _EULER_GAMMA
-        return t0 + t1 * H0 - tidal.log(self.concentration1) - tidal.log(self.concentration0)
+        H0 = ops.digamma(self.concentration0 + 1) + _EULER_GAMMA
+        return t0 + t1 * H0 - ops.log(self.concentration1) - ops.log(self.concentration0)
 
 
 class LogisticNormal(TransformedDistribution):

@@ -5,8 +5,7 @@ import functools
 import math
 import numbers
 
-import tidal
-
+from .. import ops
 from ..nn import functional as F
 from ..tensor import Tensor
 from . import constraints
@@ -72,15 +71,15 @@ class PowerTransform(Transform):
         return (self.exponent * y / x).abs().log()
 
     def forward_shape(self, shape):
-        return tidal.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+        return ops.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
 
     def inverse_shape(self, shape):
-        return tidal.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+        return ops.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
 
 
 def _clipped_sigmoid(x: Tensor) -> Tensor:
     """sigmoid(x) kept inside (0, 1) so its inverse stays finite."""
-    return tidal.clamp(tidal.sigmoid(x), min=tiny_of(x.dtype), max=1.0 - eps_of(x.dtype))
+    return ops.clamp(ops.sigmoid(x), min=tiny_of(x.dtype), max=1.0 - eps_of(x.dtype))
 
 
 class SigmoidTransform(_ParameterFree):
@@ -132,7 +131,7 @@ class TanhTransform(_ParameterFree):
         return x.tanh()
 
     def _inverse(self, y):
-        return tidal.atanh(y)
+        return ops.atanh(y)
 
     def log_abs_det_jacobian(self, x, y):
         # log(1 - tanh(x)^2) written stably
@@ -213,16 +212,16 @@ class AffineTransform(Transform):
         shape = x.shape
         scale = self.scale
         if isinstance(scale, numbers.Real):
-            result = tidal.full_like(x, math.log(abs(scale)))
+            result = ops.full_like(x, math.log(abs(scale)))
         else:
-            result = tidal.abs(scale).log()
+            result = ops.abs(scale).log()
         if self.event_dim:
             result = result.reshape(tuple(result.size()[:-self.event_dim]) + (-1,)).sum(-1)
             shape = shape[:-self.event_dim]
         return result.expand(tuple(shape))
 
     def forward_shape(self, shape):
-        return tidal.broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
+        return ops.broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
 
     def inverse_shape(self, shape):
-        return tidal.broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
+        return ops.broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 
-import tidal
-
+from .. import ops
 from ..nn import functional as F
+from ..ops.linalg import namespace as linalg
+from ..tensor import Size
 from . import constraints
 from .transform import Transform, _ParameterFree, _needs_dims
 from .transforms_elementwise import _clipped_sigmoid
@@ -55,7 +56,7 @@ class StickBreakingTransform(_ParameterFree):
         y_crop = y[..., :-1]
         offset = y.shape[-1] - y.new_ones(y_crop.shape[-1]).cumsum(-1)
         sf = 1 - y_crop.cumsum(-1)
-        sf = tidal.clamp(sf, min=tiny_of(y.dtype))  # the remaining stick may round to 0
+        sf = ops.clamp(sf, min=tiny_of(y.dtype))  # the remaining stick may round to 0
         return y_crop.log() - sf.log() + offset.log()
 
     def log_abs_det_jacobian(self, x, y):
@@ -65,11 +66,11 @@ class StickBreakingTransform(_ParameterFree):
 
     def forward_shape(self, shape):
         _needs_dims(len(shape), 1)
-        return tidal.Size(tuple(shape[:-1]) + (shape[-1] + 1,))
+        return Size(tuple(shape[:-1]) + (shape[-1] + 1,))
 
     def inverse_shape(self, shape):
         _needs_dims(len(shape), 1)
-        return tidal.Size(tuple(shape[:-1]) + (shape[-1] - 1,))
+        return Size(tuple(shape[:-1]) + (shape[-1] - 1,))
 
 
 class LowerCholeskyTransform(_ParameterFree):
@@ -96,7 +97,7 @@ class PositiveDefiniteTransform(_ParameterFree):
         return x @ x.mT
 
     def _inverse(self, y):
-        return LowerCholeskyTransform().inv(tidal.linalg.cholesky(y))
+        return LowerCholeskyTransform().inv(linalg.cholesky(y))
 
 
 class CorrCholeskyTransform(Transform):
@@ -108,17 +109,17 @@ class CorrCholeskyTransform(Transform):
     bijective = True
 
     def _call(self, x):
-        x = tidal.tanh(x)
+        x = ops.tanh(x)
         eps = eps_of(x.dtype)
         x = x.clamp(min=-1 + eps, max=1 - eps)
         r = vec_to_tril_matrix(x, diag=-1)
         # y = sign(r) sqrt(z * cumprod(1 - z)) with z = r^2, which is r * sqrt(cumprod(1 - z))
         z1m_cumprod_sqrt = (1 - r ** 2).sqrt().cumprod(-1)
-        r = r + tidal.eye(r.shape[-1], dtype=r.dtype, device=r.device)  # unit diagonal
+        r = r + ops.eye(r.shape[-1], dtype=r.dtype, device=r.device)  # unit diagonal
         return r * F.pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
 
     def _inverse(self, y):
-        y_cumsum = 1 - tidal.cumsum(y * y, dim=-1)
+        y_cumsum = 1 - ops.cumsum(y * y, dim=-1)
         y_cumsum_shifted = F.pad(y_cumsum[..., :-1], [1, 0], value=1)
         y_vec = tril_matrix_to_vec(y, diag=-1)
         y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
@@ -139,14 +140,14 @@ class CorrCholeskyTransform(Transform):
         D = round((0.25 + 2 * N) ** 0.5 + 0.5)
         if D * (D - 1) // 2 != N:
             raise ValueError("Input is not a flattened lower-diagonal number")
-        return tidal.Size(tuple(shape[:-1]) + (D, D))
+        return Size(tuple(shape[:-1]) + (D, D))
 
     def inverse_shape(self, shape):
         _needs_dims(len(shape), 2)
         if shape[-2] != shape[-1]:
             raise ValueError("Input is not square")
         D = shape[-1]
-        return tidal.Size(tuple(shape[:-2]) + (D * (D - 1) // 2,))
+        return Size(tuple(shape[:-2]) + (D * (D - 1) // 2,))
 
 
 class CumulativeDistributionTransform(Transform):

@@ -6,8 +6,8 @@ from functools import update_wrapper
 
 import numpy as np
 
-import tidal
-
+from .. import ops
+from ..autograd import enable_grad
 from ..ops.dispatch.factory_args import FLOAT_DIGITS, FLOAT_MAX
 from ..tensor import Size, Tensor
 from ..tensor import dtype as dt
@@ -43,8 +43,8 @@ def broadcast_all(*values) -> tuple:
         like = next((v for v in values if isinstance(v, Tensor)), None)
         dtype = like.dtype if like is not None else dt.get_default_dtype()
         device = like.device if like is not None else None
-        values = tuple(v if isinstance(v, Tensor) else tidal.tensor(v, dtype=dtype, device=device) for v in values)
-    return tuple(tidal.broadcast_tensors(*values))
+        values = tuple(v if isinstance(v, Tensor) else ops.tensor(v, dtype=dtype, device=device) for v in values)
+    return tuple(ops.broadcast_tensors(*values))
 
 
 def broadcast_params(*values) -> tuple[tuple[Tensor, ...], Size]:
@@ -55,7 +55,7 @@ def broadcast_params(*values) -> tuple[tuple[Tensor, ...], Size]:
 
 def _standard_normal(shape, dtype: dt.dtype, device) -> Tensor:
     """Standard normal noise of `shape` from tidal's default generator."""
-    return tidal.randn(tuple(shape), dtype=dtype, device=device)
+    return ops.randn(tuple(shape), dtype=dtype, device=device)
 
 
 def _sum_rightmost(value: Tensor, dim: int) -> Tensor:
@@ -68,8 +68,8 @@ def _sum_rightmost(value: Tensor, dim: int) -> Tensor:
 def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
     """Probabilities from logits: sigmoid when binary, else softmax over the last dimension."""
     if is_binary:
-        return tidal.sigmoid(logits)
-    return tidal.softmax(logits, dim=-1)
+        return ops.sigmoid(logits)
+    return ops.softmax(logits, dim=-1)
 
 
 def clamp_probs(probs: Tensor) -> Tensor:
@@ -82,8 +82,8 @@ def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
     """Logits from probabilities (log-odds when binary, else log-probabilities)."""
     ps_clamped = clamp_probs(probs)
     if is_binary:
-        return tidal.log(ps_clamped) - tidal.log1p(-ps_clamped)
-    return tidal.log(ps_clamped)
+        return ops.log(ps_clamped) - ops.log1p(-ps_clamped)
+    return ops.log(ps_clamped)
 
 
 class lazy_property:
@@ -96,7 +96,7 @@ class lazy_property:
     def __get__(self, instance, obj_type=None):
         if instance is None:
             return _lazy_property_and_property(self.wrapped)
-        with tidal.enable_grad():
+        with enable_grad():
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
@@ -125,7 +125,7 @@ def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
     n = mat.shape[-1]
     if diag < -n or diag >= n:
         raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
-    index = tidal.tensor(_tril_indices(n, diag), device=mat.device)
+    index = ops.tensor(_tril_indices(n, diag), device=mat.device)
     return mat.flatten(-2).index_select(-1, index)
 
 
@@ -140,6 +140,6 @@ def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
     # scatter through a 0/1 placement matrix, so the result stays differentiable in vec
     placement = np.zeros((vec.shape[-1], n * n))
     placement[np.arange(vec.shape[-1]), _tril_indices(n, diag)] = 1
-    flat = vec @ tidal.tensor(placement, dtype=vec.dtype, device=vec.device)
+    flat = vec @ ops.tensor(placement, dtype=vec.dtype, device=vec.device)
     return flat.reshape(tuple(vec.shape[:-1]) + (n, n))
 

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import math
 
-import tidal
-
+from .. import ops
+from ..autograd import no_grad
 from ..tensor import Size, Tensor
+from ..tensor import dtype as dt
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property
@@ -24,7 +25,7 @@ _BESSEL_LARGE = {0: (0.39894228, 0.01328592, 0.00225319, -0.00157565, 0.00916281
 
 def _polynomial(y: Tensor, coefficients: tuple) -> Tensor:
     """sum_k c_k y^k by Horner's rule."""
-    result = coefficients[-1] * tidal.ones_like(y)
+    result = coefficients[-1] * ops.ones_like(y)
     for c in reversed(coefficients[:-1]):
         result = result * y + c
     return result
@@ -38,7 +39,7 @@ def _log_modified_bessel_fn(x: Tensor, order: int = 0) -> Tensor:
     if order == 1:
         small = x.abs() * small
     large = x - 0.5 * x.log() + _polynomial(3.75 / x, _BESSEL_LARGE[order]).log()
-    return tidal.where(x < 3.75, small.log(), large)
+    return ops.where(x < 3.75, small.log(), large)
 
 
 class VonMises(Distribution):
@@ -55,28 +56,28 @@ class VonMises(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        log_prob = self.concentration * tidal.cos(value - self.loc)
+        log_prob = self.concentration * ops.cos(value - self.loc)
         return log_prob - math.log(2 * math.pi) - _log_modified_bessel_fn(self.concentration, order=0)
 
     def sample(self, sample_shape=Size()):
         """Best and Fisher's rejection sampler in double precision, torch's steps (three uniforms per element
         and round, until every element is accepted), so the draws from the generator are torch's."""
         shape = tuple(self._extended_shape(sample_shape))
-        with tidal.no_grad():
+        with no_grad():
             loc, kappa = self.loc.double(), self.concentration.double()
             tau = 1 + (1 + 4 * kappa ** 2).sqrt()
             rho = (tau - (2 * tau).sqrt()) / (2 * kappa)
-            r = tidal.where(kappa < 1e-5, 1 / kappa + kappa, (1 + rho ** 2) / (2 * rho))
-            x = tidal.zeros(shape, dtype=tidal.float64, device=self.loc.device)
-            done = tidal.zeros(shape, dtype=tidal.bool, device=self.loc.device)
+            r = ops.where(kappa < 1e-5, 1 / kappa + kappa, (1 + rho ** 2) / (2 * rho))
+            x = ops.zeros(shape, dtype=dt.float64, device=self.loc.device)
+            done = ops.zeros(shape, dtype=dt.bool_, device=self.loc.device)
             while not bool(done.all()):
-                u1, u2, u3 = tidal.rand((3,) + shape, dtype=tidal.float64, device=self.loc.device).unbind()
-                z = tidal.cos(math.pi * u1)
+                u1, u2, u3 = ops.rand((3,) + shape, dtype=dt.float64, device=self.loc.device).unbind()
+                z = ops.cos(math.pi * u1)
                 f = (1 + r * z) / (r + z)
                 c = kappa * (r - f)
                 accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
                 if bool(accept.any()):
-                    x = tidal.where(accept, (u3 - 0.5).sign() * f.acos(), x)
+                    x = ops.where(accept, (u3 - 0.5).sign() * f.acos(), x)
                     done = done | accept
             return ((x + math.pi + loc) % (2 * math.pi) - math.pi).to(self.loc.dtype)
 

@@ -6,8 +6,8 @@ import math
 import warnings
 from numbers import Number
 
-import tidal
-
+from .. import ops
+from ..ops.linalg import namespace as linalg
 from ..tensor import Size
 from . import constraints
 from .continuous import Chi2
@@ -25,13 +25,13 @@ def _mvdigamma(x, p: int):
     """The multivariate digamma: sum over i < p of digamma(x - i/2)."""
     if not bool(x.gt((p - 1) / 2).all()):
         raise AssertionError("Wrong domain for multivariate digamma function.")
-    shifts = tidal.arange(p, dtype=x.dtype, device=x.device).div(2)
-    return tidal.digamma(x.unsqueeze(-1) - shifts.expand(tuple(x.shape) + (-1,))).sum(-1)
+    shifts = ops.arange(p, dtype=x.dtype, device=x.device).div(2)
+    return ops.digamma(x.unsqueeze(-1) - shifts.expand(tuple(x.shape) + (-1,))).sum(-1)
 
 
 def _logdet_spd(matrix):
     """log det of symmetric positive definite matrices, through their Cholesky factors."""
-    return 2 * tidal.linalg.cholesky(matrix).diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    return 2 * linalg.cholesky(matrix).diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
 
 class Wishart(_ScaleTrilMatrices, ExponentialFamily):
@@ -55,9 +55,9 @@ class Wishart(_ScaleTrilMatrices, ExponentialFamily):
             raise ValueError("scale_tril must be at least two-dimensional, with optional leading batch dimensions")
         if isinstance(df, Number):
             batch_shape = Size(tuple(param.shape[:-2]))
-            self.df = tidal.tensor(df, dtype=param.dtype, device=param.device)
+            self.df = ops.tensor(df, dtype=param.dtype, device=param.device)
         else:
-            batch_shape = Size(tuple(tidal.broadcast_shapes(tuple(param.shape[:-2]), tuple(df.shape))))
+            batch_shape = Size(tuple(ops.broadcast_shapes(tuple(param.shape[:-2]), tuple(df.shape))))
             self.df = df.expand(batch_shape)
         event_shape = param.shape[-2:]
         if bool(self.df.le(event_shape[-1] - 1).any()):
@@ -79,7 +79,7 @@ class Wishart(_ScaleTrilMatrices, ExponentialFamily):
 
     def _bartlett_chi2(self, batch_shape):
         """The chi-squares of the Bartlett factor's diagonal: df - i degrees of freedom on row i."""
-        shifts = tidal.arange(self._event_shape[-1], dtype=self._unbroadcasted_scale_tril.dtype,
+        shifts = ops.arange(self._event_shape[-1], dtype=self._unbroadcasted_scale_tril.dtype,
                               device=self._unbroadcasted_scale_tril.device)
         return Chi2(df=self.df.unsqueeze(-1) - shifts.expand(tuple(batch_shape) + (-1,)))
 
@@ -107,7 +107,7 @@ class Wishart(_ScaleTrilMatrices, ExponentialFamily):
     @property
     def mode(self):
         factor = self.df - self.covariance_matrix.shape[-1] - 1
-        factor = tidal.where(factor <= 0, tidal.full_like(factor, math.nan), factor)
+        factor = ops.where(factor <= 0, ops.full_like(factor, math.nan), factor)
         return factor.view(tuple(self._batch_shape) + (1, 1)) * self.covariance_matrix
 
     @property
@@ -121,8 +121,8 @@ class Wishart(_ScaleTrilMatrices, ExponentialFamily):
         p = self._event_shape[-1]
         noise = self._dist_chi2.rsample(sample_shape).sqrt().clamp(min=eps_of(self.df.dtype)).diag_embed()
         # the p (p - 1) / 2 normals below the diagonal, row by row, as torch draws them
-        i, j = tidal.tril_indices(p, p, offset=-1)
-        noise[..., i, j] = tidal.randn(tuple(sample_shape) + tuple(self._batch_shape) + (p * (p - 1) // 2,),
+        i, j = ops.tril_indices(p, p, offset=-1)
+        noise[..., i, j] = ops.randn(tuple(sample_shape) + tuple(self._batch_shape) + (p * (p - 1) // 2,),
                                        dtype=noise.dtype, device=noise.device)
         chol = self._unbroadcasted_scale_tril @ noise
         return chol @ chol.transpose(-2, -1)
@@ -156,18 +156,18 @@ class Wishart(_ScaleTrilMatrices, ExponentialFamily):
         p = self._event_shape[-1]
         L = self._unbroadcasted_scale_tril
         # tr(Sigma^-1 X) with Sigma = L L^T: solve L Y = X, then L^T Z = Y
-        batch = tuple(tidal.broadcast_shapes(tuple(L.shape[:-2]), tuple(value.shape[:-2])))
+        batch = tuple(ops.broadcast_shapes(tuple(L.shape[:-2]), tuple(value.shape[:-2])))
         L_b = L.expand(batch + (p, p))
-        Z = tidal.linalg.solve(L_b.mT, tidal.linalg.solve(L_b, value.expand(batch + (p, p))))
+        Z = linalg.solve(L_b.mT, linalg.solve(L_b, value.expand(batch + (p, p))))
         half_logdet_scale = L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-        return (-nu * (p * _LOG_2 / 2 + half_logdet_scale) - tidal.mvlgamma(nu / 2, p=p)
+        return (-nu * (p * _LOG_2 / 2 + half_logdet_scale) - ops.mvlgamma(nu / 2, p=p)
                 + (nu - p - 1) / 2 * _logdet_spd(value) - Z.diagonal(dim1=-2, dim2=-1).sum(dim=-1) / 2)
 
     def entropy(self):
         nu = self.df
         p = self._event_shape[-1]
         half_logdet_scale = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-        return ((p + 1) * (p * _LOG_2 / 2 + half_logdet_scale) + tidal.mvlgamma(nu / 2, p=p)
+        return ((p + 1) * (p * _LOG_2 / 2 + half_logdet_scale) + ops.mvlgamma(nu / 2, p=p)
                 - (nu - p - 1) / 2 * _mvdigamma(nu / 2, p=p) + nu * p / 2)
 
     @property
@@ -178,4 +178,4 @@ class Wishart(_ScaleTrilMatrices, ExponentialFamily):
 
     def _log_normalizer(self, x, y):
         p = self._event_shape[-1]
-        return (y + (p + 1) / 2) * (-_logdet_spd(-2 * x) + _LOG_2 * p) + tidal.mvlgamma(y + (p + 1) / 2, p=p)
+        return (y + (p + 1) / 2) * (-_logdet_spd(-2 * x) + _LOG_2 * p) + ops.mvlgamma(y + (p + 1) / 2, p=p)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .. import ops
 from ..tensor import Tensor
 
 __all__ = ["rearrange"]
@@ -72,7 +73,6 @@ def _parse(side: str) -> tuple:
 def rearrange(tensor: Any, pattern: str, **axes_lengths: int) -> Tensor:
     """`tensor` (or a list of tensors, stacked first) rearranged by `pattern`, e.g. 'b h w c -> b c h w',
     'b (h h1) (w w1) c -> b h w (c h1 w1)' with h1=2, w1=2."""
-    from .. import ops
     if not isinstance(tensor, Tensor):
         tensor = ops.stack(list(tensor))
     try:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from .. import ops
 from ..autograd import enable_grad, is_grad_enabled
 from ..autograd import forward_ad as fw
-from ..autograd.functional import _vjp_raw
+from .autograd_functional import _vjp_raw
 from ..autograd.graph import AccumulateGrad, _seq
 from ..autograd.graph_walk import walk
 from ..tensor import Tensor

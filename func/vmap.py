@@ -12,6 +12,7 @@ import warnings
 from typing import Any, Callable
 
 from .. import ops
+from ..nn import Module
 from ..ops.random import rng as _rng
 from ..tensor import Tensor
 from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
@@ -74,7 +75,6 @@ def _batch_size(flat_args: list, flat_dims: list, in_dims, name: str) -> int:
 def _unmapped(func: Callable, flat_args: list, flat_dims: list) -> list:
     """The tensors the per-sample calls share: inputs not mapped over (in_dims None), tensors captured in
     func's closure, and a module's (func's or a captured one's) parameters and buffers."""
-    from ..nn import Module
     found = [x for x, d in zip(flat_args, flat_dims) if d is None and isinstance(x, Tensor)]
     owners = [func] + [c.cell_contents for c in (getattr(func, "__closure__", None) or ())
                        if c.cell_contents is not None]

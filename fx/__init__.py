@@ -23,6 +23,8 @@ from .interpreter import Interpreter, Transformer
 from .node import Node, map_arg
 from .proxy import Attribute, Proxy, TraceError  # noqa: F401 - Attribute, TraceError: torch.fx.proxy's names
 from . import _symbolic_trace  # noqa: F401 - torch's module name, which generated code calls wrap() on
+from .node import _SIDE_EFFECTS
+from .subgraph_rewriter import replace_pattern
 from .tracer import PH, ProxyableClassMeta, Tracer, symbolic_trace, wrap
 
 __all__ = ["Graph", "GraphModule", "Interpreter", "Node", "Proxy", "ProxyableClassMeta", "Tracer", "Transformer",
@@ -31,7 +33,6 @@ __all__ = ["Graph", "GraphModule", "Interpreter", "Node", "Proxy", "ProxyableCla
 
 def has_side_effect(fn):
     """Mark `fn` as having side effects: dead-code elimination keeps its calls."""
-    from .node import _SIDE_EFFECTS
     _SIDE_EFFECTS.add(fn)
     return fn
 
@@ -41,6 +42,5 @@ def __getattr__(name: str):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     if name == "replace_pattern":
-        from .subgraph_rewriter import replace_pattern
         return replace_pattern
     raise AttributeError(f"module 'tidal.fx' has no attribute '{name}'")

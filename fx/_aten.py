@@ -12,11 +12,15 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable
 
+from ..tensor import Tensor
+from .node import map_aggregate
+from .proxy import Proxy
+
 __all__ = ["OpOverload", "OpOverloadPacket", "aten", "aten_call"]
 
 
 def _tidal():
-    import tidal.compat
+    import tidal.compat  # compat sits above: KNOWN_UPWARD in tests/test_layers.py
     return tidal.compat
 
 
@@ -114,8 +118,6 @@ class OpOverload:
         return base if self._overloadname == "default" else f"{base}.{self._overloadname}"
 
     def __call__(self, *args, **kwargs):
-        from .node import map_aggregate
-        from .proxy import Proxy
         found: list = []
         map_aggregate((args, kwargs), lambda a: found.append(a) if isinstance(a, Proxy) else None)
         if found:
@@ -213,7 +215,6 @@ def _has_dim(args: tuple, kwargs: dict) -> bool:
 
 
 def _is_tensor(a) -> bool:
-    from ..tensor import Tensor
     return isinstance(a, Tensor)
 
 

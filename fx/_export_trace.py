@@ -16,12 +16,28 @@ import re
 import sys
 from typing import Any
 
+from .. import ops
+from ..autograd import no_grad
 from .graph import Graph
 from .node import Node, map_aggregate
 from .proxy import LibraryAttribute, Proxy, _check_caller
 from .tracer import _TRACING, Tracer
 from ..tensor import Tensor
+from ..tensor import Size
+from ..utils._pytree import MappingKey
+from ..utils._pytree import SequenceKey
+from ..utils._pytree import tree_flatten_with_path
+from ..utils._pytree import tree_flatten
+from ..utils._pytree import tree_unflatten
 from ._aten import aten, aten_call
+from ._patch import Patcher
+from ._patch import _reused
+from .dynamic_shapes import INT_OO
+from .dynamic_shapes import Dim
+from .dynamic_shapes import DimHint
+from .dynamic_shapes import Symbol
+from .dynamic_shapes import SymInt
+from .dynamic_shapes import affine
 
 __all__ = ["ExportTracer", "trace_module", "DataDependentError"]
 
@@ -46,7 +62,6 @@ class ValueProxy(Proxy):
     @property
     def shape(self):
         """The real value's shape; a dim that depends on a dynamic dim is a SymInt (fx/dynamic_shapes.py)."""
-        from ..tensor import Size
         v = self._value(".shape")
         return Size(tuple(self.tracer.sym_size(self.node, d) for d in range(v.dim())))
 
@@ -146,14 +161,12 @@ class ExportTracer(Tracer):
 
     def create_arg(self, a: Any) -> Any:
         """As Tracer's, a SymInt being the node computing it."""
-        from .dynamic_shapes import SymInt
         if isinstance(a, SymInt):
             return a.proxy.node
         return super().create_arg(a)
 
     def sym_size(self, node: Node, d: int):
         """Dim `d` of `node`'s value: an int, or a SymInt computed from the symbols it depends on."""
-        from .dynamic_shapes import SymInt, affine
         value = node.meta["val"].shape[d]
         probes = node.meta.get("probes")
         if not probes:
@@ -172,7 +185,6 @@ class ExportTracer(Tracer):
         return total + int(offset) if offset else total
 
     def _sym_proxy(self, symbol):
-        from .dynamic_shapes import SymInt
         proxy = self.sym_proxies.get(symbol)
         if proxy is None:  # (at the top, after the inputs and earlier sizes, where torch's graphs have them)
             name, dim = symbol.source
@@ -247,7 +259,6 @@ def _attr(root, qualname: str):
 def run_node(node: Node, probe: int | None = None):
     """The real value of a call node from its arguments' real values (or their values in probe `probe`),
     gradients off."""
-    from ..autograd import no_grad
 
     def value(a):
         if not isinstance(a, Node):
@@ -292,7 +303,6 @@ def evaluate(node: Node, symbols: list) -> None:
 def _leaf_names(fn, args: tuple, kwargs: dict) -> list:
     """The placeholder name of each (path, leaf) of the inputs, as torch's export names them: the parameter's
     name, then the path into its containers joined with '_' (extra_a, xs_0)."""
-    from ..utils._pytree import MappingKey, SequenceKey, tree_flatten_with_path
     params = list(inspect.signature(fn).parameters.values())[1:]
     bound: list = []
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -317,7 +327,6 @@ class _class_functions:
         self.undo: list = []
 
     def __enter__(self) -> None:
-        from ._patch import _reused
         for cls in {c for m in self.mod.modules() for c in type(m).__mro__}:
             held = cls.__dict__.get("_fn")
             fn = getattr(held, "__func__", None)
@@ -332,7 +341,6 @@ class _class_functions:
 
 def _symbols(leaves: list, names: list, dynamic: dict) -> list:
     """A Symbol per dynamic dim of the inputs, with its example size and the size its probe uses."""
-    from .dynamic_shapes import INT_OO, Dim, DimHint, Symbol
     symbols = []
     for name, leaf in zip(names, leaves):
         for d, mark in sorted(dynamic.get(id(leaf), {}).items()):
@@ -351,7 +359,6 @@ def _symbols(leaves: list, names: list, dynamic: dict) -> list:
 def _probe_value(leaf, symbols: list, name: str) -> list:
     """The input's value in each probe: resized along the probed symbol's dim (ones, or zeros for integers: indices
     stay in range), else itself."""
-    import tidal
     out = []
     for symbol in symbols:
         if symbol.source[0] != name:
@@ -359,8 +366,8 @@ def _probe_value(leaf, symbols: list, name: str) -> list:
             continue
         shape = list(leaf.shape)
         shape[symbol.source[1]] = symbol.probe
-        out.append(tidal.ones(shape, dtype=leaf.dtype) if leaf.is_floating_point() else
-                   tidal.zeros(shape, dtype=leaf.dtype))  # (only the shapes of a probe's values are read)
+        out.append(ops.ones(shape, dtype=leaf.dtype) if leaf.is_floating_point() else
+                   ops.zeros(shape, dtype=leaf.dtype))  # (only the shapes of a probe's values are read)
     return out
 
 
@@ -368,8 +375,6 @@ def trace_module(mod, args: tuple, kwargs: dict, dynamic: dict | None = None) ->
     """(graph, tracer, in_spec, out_spec, leaves): `mod`'s forward traced on the example inputs; placeholders
     are the input leaves (None leaves left out), the output is the flat tuple of the result's leaves; `dynamic`:
     {id(input tensor): {dim: Dim or Dim.AUTO/DYNAMIC}}."""
-    from ._patch import Patcher
-    from ..utils._pytree import tree_flatten, tree_unflatten
     tracer = ExportTracer()
     tracer.root = mod
     tracer.graph = Graph(tracer_cls=ExportTracer)

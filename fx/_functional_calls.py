@@ -19,6 +19,8 @@ import os
 import sys
 from typing import Any
 
+from ..nn import functional
+
 __all__ = ["RULES", "recorded_call", "c_spellings"]
 
 RULES: dict = {
@@ -333,7 +335,6 @@ def _signature(name: str, params: str) -> inspect.Signature:
 
 
 def _functional():
-    from ..nn import functional
     return functional
 
 
@@ -386,7 +387,7 @@ def recorded_call(fn: Any, args: tuple, kwargs: dict) -> tuple | None:
     rule = RULES.get(name)
     if rule is None or _original(_functional(), name) is not fn or isinstance(rule, str) and rule.startswith("C:"):
         return None
-    import tidal.compat as compat
+    import tidal.compat as compat  # compat sits above: KNOWN_UPWARD in tests/test_layers.py
     spelling = None
     if getattr(compat, name, None) is fn:
         if not _called_as_functional(name):
@@ -410,7 +411,7 @@ def recorded_call(fn: Any, args: tuple, kwargs: dict) -> tuple | None:
 def c_spellings() -> dict:
     """id(tidal function) -> (torch spelling, function) for the F functions torch implements in C."""
     F = _functional()
-    import tidal.compat as compat
+    import tidal.compat as compat  # compat sits above: KNOWN_UPWARD in tests/test_layers.py
     out = {}
     for name, rule in RULES.items():
         if not (isinstance(rule, str) and rule.startswith("C:")):

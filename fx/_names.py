@@ -8,6 +8,9 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from ..nn import functional as F
+from ._functional_calls import c_spellings
+
 __all__ = ["Namespace", "qualified_name", "target_name", "canonical_name", "snake_case"]
 
 _ILLEGAL = re.compile(r"[^0-9a-zA-Z_]+")
@@ -74,9 +77,8 @@ def torch_table() -> dict:
     """id(function) -> its torch spelling, for the functions of torch, torch.nn.functional and the sub-namespaces."""
     if _TABLE:
         return _TABLE
-    import tidal.compat as compat
-    from ..nn import functional as F
-    from . import _symbolic_trace
+    import tidal.compat as compat  # compat sits above: KNOWN_UPWARD in tests/test_layers.py
+    from . import _symbolic_trace  # in an import circle with _symbolic_trace (FILE_CIRCLES_LEFT)
     spaces = [("torch.fx._symbolic_trace", _symbolic_trace), ("torch.nn.functional", F)]
     for sub in ("linalg", "fft", "special"):
         spaces.append((f"torch.{sub}", getattr(compat, sub)))
@@ -92,7 +94,6 @@ def torch_table() -> dict:
     for name, value in vars(F).items():  # functions F defines itself read as torch.nn.functional.<name>
         if callable(value) and getattr(value, "__module__", "") == F.__name__ and not name.startswith("_"):
             _TABLE[id(value)] = (f"torch.nn.functional.{name}", value)
-    from ._functional_calls import c_spellings
     _TABLE.update(c_spellings())  # the F functions torch implements in C: torch._C._nn.gelu, torch.conv2d
     return _TABLE
 

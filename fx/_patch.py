@@ -10,6 +10,9 @@ import builtins
 import types
 from typing import Any
 
+from ..nn import functional as F
+from ..nn.module import Module
+from ..tensor import Tensor
 from .node import map_aggregate
 from .proxy import LibraryUse, Proxy, _from_library
 from .tracer import make_wrapper, wrapped_names
@@ -92,10 +95,7 @@ class Patcher:
         return self
 
     def _apply(self) -> None:
-        from ..nn import functional as F
-        from ..nn.module import Module
-        from ..tensor import Tensor
-        from ._names import torch_table
+        from ._names import torch_table  # in an import circle with _names (FILE_CIRCLES_LEFT)
         torch_table()  # the spellings of torch's functions, read before any is patched
         tracer, cache = self.tracer, self.cache
         orig_call, orig_getattr = Module.__call__, Module.__getattr__
@@ -113,7 +113,7 @@ class Patcher:
         for name, value in list(vars(F).items()):
             if not name.startswith("_") and name not in _KEEP and isinstance(value, types.FunctionType):
                 self._set(F.__dict__, name, _reused(value))
-        from .. import compat
+        from .. import compat  # compat sits above: KNOWN_UPWARD in tests/test_layers.py
         for name, value in list(vars(compat).items()):  # torch.dropout, torch.layer_norm... (ATen spellings)
             if isinstance(value, types.FunctionType) and value.__module__.startswith(_ATEN_MODULES):
                 self._set(compat.__dict__, name, _reused(value))

@@ -13,6 +13,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..nn import functional
+from ..tensor import Tensor
+from ..tensor.device import device
+from ..tensor.dtype import dtype
 from ._names import Namespace, qualified_name
 from .node import Node
 
@@ -50,7 +54,6 @@ class _TorchC:
 
     def __getattr__(self, name: str) -> Any:
         if name == "_nn":
-            from ..nn import functional
             return functional
         raise AttributeError(f"torch._C has no attribute {name!r} in tidal")
 
@@ -61,7 +64,7 @@ class _CodeTorch:
     _C = _TorchC()
 
     def __getattr__(self, name: str) -> Any:
-        import tidal.compat
+        import tidal.compat  # compat sits above: KNOWN_UPWARD in tests/test_layers.py
         if name == "ops":
             return _CodeOps()
         return getattr(tidal.compat, name)
@@ -75,9 +78,9 @@ class _CodeOps:
 
     def __getattr__(self, name: str) -> Any:
         if name == "aten":
-            from ._aten import aten
+            from ._aten import aten  # in an import circle with _aten (FILE_CIRCLES_LEFT)
             return aten
-        import tidal.compat
+        import tidal.compat  # compat sits above: KNOWN_UPWARD in tests/test_layers.py
         return getattr(tidal.compat.ops, name)
 
 
@@ -94,7 +97,6 @@ class _Globals:
     """The names the code reads besides its own values, each bound to its object."""
 
     def __init__(self, namespace: Namespace) -> None:
-        from ..tensor.device import device
         self.namespace = namespace
         self.values: dict = {"inf": math.inf, "nan": math.nan, "NoneType": type(None), "torch": _code_torch(),
                              "device": device, "operator": operator}
@@ -115,8 +117,6 @@ class _Globals:
 
     def repr(self, arg: Any) -> str:
         """`arg` as source text."""
-        from ..tensor.device import device
-        from ..tensor.dtype import dtype
         if isinstance(arg, Node):
             return arg.name
         if isinstance(arg, tuple) and hasattr(arg, "_fields"):
@@ -143,7 +143,6 @@ class _Globals:
 
     def annotation(self, t: Any) -> str:
         """` : type` for a placeholder's annotation ('' when there is none or it is not a plain class)."""
-        from ..tensor import Tensor
         if isinstance(t, str):  # a postponed annotation: torch binds the string to a global named from its repr
             short = self.namespace.create_name(repr(t), t)
             self.values[short] = t

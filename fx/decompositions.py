@@ -16,6 +16,12 @@ from .node import Node, map_aggregate
 from .proxy import Proxy
 from ._aten import OpOverload, aten
 from ._export_trace import ExportTracer
+from .exported_program import ExportedProgram
+from .graph_signature import ExportGraphSignature
+from .graph_signature import InputKind
+from .graph_signature import OutputKind
+from .graph_signature import OutputSpec
+from .graph_signature import TensorArgument
 
 __all__ = ["CustomDecompTable", "default_decompositions", "decompose"]
 
@@ -131,8 +137,6 @@ class _FunctionalTracer(ExportTracer):
 
 def decompose(ep, decomp_table: dict | None):
     """`ep` traced again through `decomp_table` (default_decompositions() when None), made functional."""
-    from .exported_program import ExportedProgram
-    from .graph_signature import ExportGraphSignature, InputKind, OutputKind, OutputSpec, TensorArgument
     table = default_decompositions() if decomp_table is None else decomp_table
     tracer = _FunctionalTracer()
     tracer.root = ep.graph_module

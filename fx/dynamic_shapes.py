@@ -14,6 +14,9 @@ from __future__ import annotations
 import enum
 import operator
 
+from ..tensor import Tensor
+from ..utils._pytree import tree_flatten
+
 __all__ = ["Dim", "DimHint", "dims", "SymInt", "Symbol", "ValueRange", "INT_OO"]
 
 
@@ -177,8 +180,6 @@ def parse(dynamic_shapes, fn, args: tuple, kwargs: dict) -> dict:
     argument names, or a tuple/list in argument order; each spec a {dim: Dim} dict or a per-dim list)."""
     import inspect
 
-    from ..tensor import Tensor
-    from ..utils._pytree import tree_flatten
     params = [p.name for p in list(inspect.signature(fn).parameters.values())[1:]]
     bound = dict(zip(params, args))
     bound.update(kwargs)

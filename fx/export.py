@@ -14,10 +14,16 @@ renaming to ATen), graph_signature.py, exported_program.py (ExportedProgram, mod
 from __future__ import annotations
 
 from ..nn.module import Module
+from ..tensor import Tensor
+from ._export_trace import ConstraintViolation
+from ._export_trace import to_aten
+from ._export_trace import trace_module
 from .decompositions import CustomDecompTable, default_decompositions
 from .exported_program import (ExportedProgram, ModuleCallEntry, ModuleCallSignature, lifted_input_specs,
                                user_input_specs, user_output_specs)
 from .dynamic_shapes import Dim, dims
+from .dynamic_shapes import ValueRange
+from .dynamic_shapes import parse
 from .graph_signature import ExportBackwardSignature, ExportGraphSignature
 
 __all__ = ["CustomDecompTable", "default_decompositions", "Dim", "dims", "export", "ExportBackwardSignature",
@@ -33,8 +39,6 @@ def export(mod: Module, args: tuple, kwargs: dict | None = None, *, dynamic_shap
            prefer_deferred_runtime_asserts_over_guards: bool = False) -> ExportedProgram:
     """Trace `mod` on the example inputs (args, kwargs) into an ExportedProgram of ATen ops (shapes specialized to
     the example's but for the dims `dynamic_shapes` marks)."""
-    from ._export_trace import ConstraintViolation, to_aten, trace_module
-    from .dynamic_shapes import ValueRange, parse
     if not isinstance(mod, Module):
         raise ValueError(f"Expected `mod` to be an instance of `torch.nn.Module`, got {type(mod)}.")
     if not isinstance(args, tuple):
@@ -58,7 +62,6 @@ def export(mod: Module, args: tuple, kwargs: dict | None = None, *, dynamic_shap
     call = ModuleCallEntry("", ModuleCallSignature([], [], in_spec, out_spec))
     ranges = {symbol: ValueRange(symbol.low, symbol.high) for symbol in tracer.symbols}
     ep = ExportedProgram({}, graph, signature, state, ranges, [call], (args, kwargs), constants)
-    from ..tensor import Tensor
     names = iter(s.arg.name for s in signature.input_specs if s.kind.name == "USER_INPUT")
     ep._guards = [(None, None) if leaf is None else
                   (next(names), _sizes(leaf, tracer.symbols) if isinstance(leaf, Tensor) else leaf)

@@ -9,7 +9,11 @@ from .graph_module import GraphModule
 from .node import Node
 from ..nn.module import Module
 from ..tensor import Tensor
+from ..utils._pytree import tree_flatten
+from ..utils._pytree import tree_unflatten
 from ._aten import aten
+from ._export_trace import _attr
+from .dynamic_shapes import affine, spelled
 from .graph_signature import (ConstantArgument, ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec,
                               TensorArgument)
 
@@ -38,7 +42,6 @@ class ModuleCallEntry:
 def annotation(node) -> str:
     """torch's short type of a node's value: f32[5, 4], f32[s0, 3] (dims depending on dynamic dims by their
     symbols), Sym(s0) for a size."""
-    from .dynamic_shapes import affine, spelled
     if node is None:
         return ""
     value, probes = node.meta.get("val"), node.meta.get("probes")
@@ -200,7 +203,7 @@ class ExportedProgram:
     def run_decompositions(self, decomp_table: dict | None = None, decompose_custom_triton_ops: bool = False):
         """A new program in core ATen: ops decomposed by `decomp_table` (default_decompositions()) and in-place
         updates of buffers and inputs turned into extra outputs (BUFFER_MUTATION / USER_INPUT_MUTATION)."""
-        from .decompositions import decompose
+        from .decompositions import decompose  # in an import circle with decompositions (FILE_CIRCLES_LEFT)
         return decompose(self, decomp_table)
 
     def __str__(self) -> str:
@@ -245,7 +248,6 @@ class _ExportedModule(GraphModule):
         raise NotImplementedError("Calling eval() is not supported yet.")
 
     def __call__(self, *args, **kwargs):
-        from ..utils._pytree import tree_flatten, tree_unflatten
         info = self.__dict__["_export_info"]
         expected = list(info["in_spec"].children_specs[1].context) if info["in_spec"].children_specs else []
         if sorted(kwargs) != sorted(expected):
@@ -374,7 +376,6 @@ def lifted_input_specs(mod: Module, graph: Graph, tracer) -> tuple:
         lift("b_", name, b, InputKind.BUFFER, keep)
         (state if keep else hidden)[name] = b
     for name in constants:
-        from ._export_trace import _attr
         value = _attr(mod, name)
         lift("c_", name, value, InputKind.CONSTANT_TENSOR)
         consts[name] = value

@@ -5,7 +5,9 @@ import contextlib
 import inspect
 from typing import Any, Callable, Iterator
 
+from ..nn.module import Module
 from ._names import Namespace, snake_case, target_name
+from .codegen import python_code
 from .node import Node, map_arg
 
 __all__ = ["Graph"]
@@ -249,7 +251,6 @@ class Graph:
                         raise RuntimeError(f"Node {node} target {node.target} references nonexistent attribute "
                                            f"{atom} of {seen_qualname}")
                     owner = getattr(owner, atom)
-                from ..nn.module import Module
                 if node.op == "call_module" and not isinstance(owner, Module):
                     raise RuntimeError(f"Node {node} target {node.target} {atom} of {seen_qualname} does not "
                                        "reference an nn.Module")
@@ -257,7 +258,6 @@ class Graph:
     # -- text and code -------------------------------------------------------------------------------
     def python_code(self, root_module: str = "self", *, verbose: bool = False, **kwargs):
         """The PythonCode (source and globals) of a forward running this graph."""
-        from .codegen import python_code
         return python_code(self, root_module, verbose)
 
     def on_generate_code(self, make_transformer: Callable) -> contextlib.AbstractContextManager:

@@ -12,6 +12,8 @@ import linecache
 from typing import Any
 
 from ..nn.module import Module
+from ..nn.parameter import Parameter
+from ..tensor import Tensor
 from .graph import Graph
 
 __all__ = ["GraphModule"]
@@ -45,8 +47,6 @@ def _assign_attr(value: Any, to_module: Module, target: str) -> None:
 
 
 def _set_field(module: Module, field: str, value: Any) -> None:
-    from ..nn.parameter import Parameter
-    from ..tensor import Tensor
     if isinstance(value, Tensor) and not isinstance(value, Parameter):
         module.register_buffer(field, value)
     else:

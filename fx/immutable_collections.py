@@ -2,6 +2,8 @@
 arguments (torch.fx.immutable_collections). Assign a changed copy to `node.args` / `node.kwargs` instead."""
 from __future__ import annotations
 
+from ..utils import _pytree as pytree
+
 __all__ = ["immutable_list", "immutable_dict"]
 
 _MESSAGE = ("'{}' object does not support mutation. If you are attempting to modify the kwargs or args of a "
@@ -41,7 +43,6 @@ class immutable_dict(dict):
 
 def _register_pytree_nodes() -> None:
     """torch registers both as pytree containers (node arguments flatten through them)."""
-    from ..utils import _pytree as pytree
     pytree.register_pytree_node(immutable_list, lambda t: (list(t), None), lambda c, _: immutable_list(c),
                                 flatten_with_keys_fn=lambda t: pytree._seq_keys(list(t), None))
     pytree.register_pytree_node(immutable_dict, lambda d: (list(d.values()), list(d)),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
+from ._patch import Patcher
 from .graph import Graph
 from .graph_module import GraphModule
 from .node import Node, map_aggregate, map_arg
@@ -182,7 +183,6 @@ class Transformer(Interpreter):
 
     def transform(self) -> GraphModule:
         """The rebuilt GraphModule."""
-        from ._patch import Patcher
         self.tracer.submodule_paths = {id(m): name for name, m in reversed(list(self.module.named_modules()))}
         with Patcher(self.tracer, {}, {}), preserve_node_meta():
             result = super().run(enable_io_processing=False)

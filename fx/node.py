@@ -12,6 +12,8 @@ import operator
 import types
 from typing import Any, Callable
 
+from ..tensor.dtype import dtype
+from ._names import qualified_name
 from .immutable_collections import immutable_dict, immutable_list
 
 __all__ = ["Node", "map_arg", "map_aggregate", "Argument", "Target"]
@@ -47,7 +49,6 @@ def map_arg(a: Argument, fn: Callable[["Node"], Argument]) -> Argument:
 
 def _qualified_name(fn: Any) -> str:
     """How a call_function target reads in the graph's text: torch.add, operator.mul, getattr."""
-    from ._names import qualified_name
     return qualified_name(fn)
 
 
@@ -276,7 +277,6 @@ def _format_arg(arg: Argument) -> str:
         return "%" + str(arg)
     if isinstance(arg, (types.FunctionType, types.BuiltinFunctionType)):
         return _qualified_name(arg)
-    from ..tensor.dtype import dtype
     if isinstance(arg, dtype):  # torch.float32, whether or not compat is installed
         return "torch." + str(arg).rsplit(".", 1)[-1]
     return str(arg)

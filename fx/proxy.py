@@ -15,6 +15,8 @@ import sys
 from bisect import bisect_left
 from typing import Any
 
+from .. import ops
+from ._functional_calls import recorded_call
 from .codegen import MAGIC_METHODS, REFLECTABLE
 from .node import Node, map_aggregate
 
@@ -43,7 +45,6 @@ _DISPATCHING: list = []  # code objects of tidal's public op wrappers (they disp
 
 def _dispatching_code():
     if not _DISPATCHING:
-        from .. import ops
         _DISPATCHING.append(ops.add.__code__)  # every public op shares the code of ops' `public` wrapper
     return _DISPATCHING[0]
 
@@ -77,7 +78,7 @@ class GraphAppendingTracer:
     """The minimal tracer for Proxies made over an existing graph: new nodes go at its insertion point."""
 
     def __init__(self, graph) -> None:
-        from .tracer import TracerBase
+        from .tracer import TracerBase  # in an import circle with tracer (FILE_CIRCLES_LEFT)
         self.graph = graph
         self.scope = None
         self._base = TracerBase()
@@ -155,7 +156,6 @@ class Proxy:
         if len(tracers) > 1:
             raise RuntimeError(f"Found multiple different tracers {tracers} while trying to trace operation "
                                f"{orig_method}")
-        from ._functional_calls import recorded_call
         recorded = recorded_call(orig_method, tuple(args), dict(kwargs))  # F.<fn>: torch's argument list
         if recorded is not None:
             proxy = tracers[0].create_proxy(*recorded[:4])

@@ -14,7 +14,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 from .graph import Graph
+from .graph_module import GraphModule
 from .node import Node
+from .node import map_arg
+from .passes.utils.matcher_utils import InternalMatch
+from .tracer import symbolic_trace
 
 __all__ = ["Match", "ReplacedPatterns", "replace_pattern", "replace_pattern_with_filters"]
 
@@ -35,8 +39,6 @@ class ReplacedPatterns:
 
 
 def _graph_of(fn: Callable | Any) -> Graph:
-    from .graph_module import GraphModule
-    from .tracer import symbolic_trace
     if isinstance(fn, Graph):
         return fn
     return fn.graph if isinstance(fn, GraphModule) else symbolic_trace(fn).graph
@@ -90,7 +92,6 @@ class _Matcher:
 
 def _find(pattern: Graph, graph: Graph, ignore_literals: bool = False, node_name_match: str = "") -> list:
     """The InternalMatches of `pattern` in `graph`: non-overlapping, inner values unused elsewhere."""
-    from .passes.utils.matcher_utils import InternalMatch
     output = next(n for n in pattern.nodes if n.op == "output")
     result = output.args[0]
     if not isinstance(result, Node):
@@ -193,5 +194,4 @@ def _insert_point(graph: Graph, returning: Node) -> Node:
 
 
 def _lookup(value: Any, env: dict) -> Any:
-    from .node import map_arg
     return map_arg(value, lambda n: env[n])

@@ -17,6 +17,12 @@ import traceback
 import types
 from typing import Any, Callable
 
+from ..nn import Sequential
+from ..nn.module import Module
+from ..nn.parameter import Parameter
+from ..tensor import Tensor
+from ..tensor.device import device
+from ..tensor.dtype import dtype
 from ._functional_calls import recorded_call
 from .graph import Graph
 from .traceback import copy_current_meta
@@ -83,8 +89,6 @@ class TracerBase:
 
     def create_arg(self, a: Any) -> Any:
         """`a` as a node argument: Proxies become their nodes, containers are rebuilt, constants kept."""
-        from ..tensor.device import device
-        from ..tensor.dtype import dtype
         if isinstance(a, Proxy):
             return a.node
         if isinstance(a, Node):
@@ -113,7 +117,7 @@ class TracerBase:
             return a
         if callable(a) and hasattr(a, "__name__") or isinstance(a, type):
             return a
-        from .. import compat
+        from .. import compat  # compat sits above: KNOWN_UPWARD in tests/test_layers.py
         if isinstance(a, (compat.memory_format, compat.layout)):
             return a
         raise NotImplementedError(f"argument of type: {type(a)}")
@@ -152,7 +156,6 @@ class Tracer(TracerBase):
     # -- what becomes a node ---------------------------------------------------------------------
     def is_leaf_module(self, m, module_qualified_name: str) -> bool:
         """torch's rule: modules of torch.nn (tidal.nn here) are leaves, except Sequential."""
-        from ..nn import Sequential
         module = type(m).__module__ or ""
         return module.startswith(("tidal.nn", "torch.nn", "torch.ao.nn")) and not isinstance(m, Sequential)
 
@@ -177,7 +180,6 @@ class Tracer(TracerBase):
 
     def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: dict) -> Any:
         """A module attribute read while tracing: a Parameter becomes a get_attr Proxy (one per parameter)."""
-        from ..nn.parameter import Parameter
         if isinstance(attr_val, Parameter):
             name = self._names("_parameter_names", "named_parameters").get(id(attr_val))
             if name is not None:
@@ -212,8 +214,6 @@ class Tracer(TracerBase):
     def create_arg(self, a: Any) -> Any:
         """As TracerBase, and a tensor of the root (parameter, buffer, attribute) becomes a get_attr node; any
         other tensor is stored on the root as `_tensor_constant<N>`."""
-        from ..nn.parameter import Parameter
-        from ..tensor import Tensor
         if isinstance(a, Parameter):
             name = self._names("_parameter_names", "named_parameters").get(id(a))
             if name is None:
@@ -229,7 +229,6 @@ class Tracer(TracerBase):
                 setattr(self.root, qualname, a)
                 self.tensor_attrs[id(a)] = qualname
             return self.create_node("get_attr", qualname, (), {})
-        from ..nn.module import Module
         if isinstance(a, Module):
             raise NotImplementedError(f"argument of type: {type(a)}")
         if type(a) in _PROXYABLE:  # an instance made before the trace: kept on the root, read by get_attr
@@ -283,7 +282,6 @@ class Tracer(TracerBase):
 
     def trace(self, root, concrete_args: dict | None = None) -> Graph:
         """Trace `root` (a Module or a function) into a Graph."""
-        from ..nn.module import Module
         if isinstance(root, Module):
             self.root = root
             fn = type(root).forward
@@ -303,7 +301,7 @@ class Tracer(TracerBase):
         fn, args = self.create_args_for_root(fn, is_module, concrete_args)
         if is_module:
             args = [root, *args]
-        from ._patch import Patcher
+        from ._patch import Patcher  # in an import circle with _patch (FILE_CIRCLES_LEFT)
         cache: dict = {}
         _TRACING.append(self)
         try:
@@ -316,8 +314,6 @@ class Tracer(TracerBase):
         return self.graph
 
     def _collect_tensor_attrs(self) -> dict:
-        from ..nn.parameter import Parameter
-        from ..tensor import Tensor
         found: dict = {}
         for prefix, mod in self.root.named_modules():
             for name, value in vars(mod).items():
@@ -372,8 +368,7 @@ def _positional(fn: Callable, count: int) -> Callable:
 
 def symbolic_trace(root, concrete_args: dict | None = None):
     """Trace `root` (a Module or a function) and return a GraphModule running the graph recorded."""
-    from ..nn.module import Module
-    from .graph_module import GraphModule
+    from .graph_module import GraphModule  # in an import circle with graph_module (FILE_CIRCLES_LEFT)
     tracer = Tracer()
     graph = tracer.trace(root, concrete_args)
     name = type(root).__name__ if isinstance(root, Module) else root.__name__

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import ops
 from ..autograd import no_grad
+from ..nn import functional as F
 from ..ops.dispatch.node_names import torch_node
+from ..ops.factories.tensor_memory import not_nested_kernel
 from ..tensor import Tensor
 from .holes import HOLES_TO_PADDED
 from .nested_tensor import NestedInt, NestedTensor, _components, has_holes, make_jagged, make_strided
+from ..tensor import layout as _layout
+from ..tensor import dtype as dt
 
 __all__ = ["nested_tensor", "as_nested_tensor", "nested_tensor_from_jagged", "narrow", "to_padded_tensor",
            "NestedTensor", "NestedInt"]
@@ -28,18 +33,16 @@ def _is_jagged(layout, fn: str) -> bool:
 
 
 def _as_tensors(items, dtype, device) -> list:
-    import tidal
     out = []
     for t in items:
         if not isinstance(t, Tensor):
-            t = tidal.tensor(t, dtype=dtype, device=device)
+            t = ops.tensor(t, dtype=dtype, device=device)
         out.append(t)
     return out
 
 
 def _build(components: list, jagged: bool, dtype, device, fn: str) -> NestedTensor:
     """The nested tensor over `components` (kept in the graph: the caller detaches for a copy)."""
-    import tidal
     if not components:
         raise RuntimeError(f"{fn}(): expected a non-empty list of tensors")
     if dtype is not None or device is not None:
@@ -55,9 +58,9 @@ def _build(components: list, jagged: bool, dtype, device, fn: str) -> NestedTens
         if first.dim() == 0 or any(tuple(c.shape[1:]) != tuple(first.shape[1:]) for c in components):
             raise RuntimeError(_JAGGED_ONLY_ONE)
         lengths = [c.shape[0] for c in components]
-        offsets = tidal.tensor(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), device=first.device)
-        return make_jagged(tidal.cat(components), offsets)
-    return make_strided(tidal.cat([c.reshape(-1) for c in components]), [tuple(c.shape) for c in components])
+        offsets = ops.tensor(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), device=first.device)
+        return make_jagged(ops.cat(components), offsets)
+    return make_strided(ops.cat([c.reshape(-1) for c in components]), [tuple(c.shape) for c in components])
 
 
 def nested_tensor(tensor_list, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
@@ -94,11 +97,10 @@ def nested_tensor_from_jagged(values: Tensor, offsets: Tensor | None = None, len
     """A jagged nested tensor viewing `values` (sum j, *D; the packed dim at `jagged_dim` - 1), its components split
     at `offsets` (B + 1), or contiguous runs of `lengths` (B); with both, component k is the lengths[k] rows from
     offsets[k] (a tensor with holes)."""
-    import tidal
     if offsets is None:
         if lengths is None:
             raise RuntimeError("nested_tensor_from_jagged(): At least one of offsets or lengths is required.")
-        offsets = tidal.cat([tidal.zeros(1, dtype=lengths.dtype, device=lengths.device), lengths.cumsum(0)])
+        offsets = ops.cat([ops.zeros(1, dtype=lengths.dtype, device=lengths.device), lengths.cumsum(0)])
         lengths = None
     if jagged_dim is None:
         jagged_dim = 1
@@ -108,7 +110,7 @@ def nested_tensor_from_jagged(values: Tensor, offsets: Tensor | None = None, len
         raise RuntimeError(f"nested_tensor_from_jagged(): expected values of at least {jagged_dim} dims and 1-d "
                            f"offsets, got values of shape {tuple(values.shape)} and offsets of shape "
                            f"{tuple(offsets.shape)}")
-    offsets = offsets.to(tidal.int64)
+    offsets = offsets.to(dt.int64)
     rows = values.shape[jagged_dim - 1]
     bounds = offsets.tolist()
     if lengths is None:
@@ -123,8 +125,6 @@ def nested_tensor_from_jagged(values: Tensor, offsets: Tensor | None = None, len
 def narrow(tensor: Tensor, dim: int, start, length, layout=None) -> NestedTensor:
     """A nested tensor of `tensor`'s rows narrowed along `dim` to [start, start + length), start and length per row
     (ints or tensors of B): the jagged layout views `tensor` (dim 1 only); the strided layout copies (dim 0 only)."""
-    import tidal
-    from ..compat import _layout
     if not isinstance(start, (int, Tensor)) or isinstance(start, bool):
         raise RuntimeError("start must be an integer or a tensor")
     if not isinstance(length, (int, Tensor)) or isinstance(length, bool):
@@ -150,10 +150,10 @@ def narrow(tensor: Tensor, dim: int, start, length, layout=None) -> NestedTensor
     bounds = np.concatenate([firsts, [firsts[-1] + lengths[-1]]])
     values = tensor.view(-1, *tensor.shape[2:])
     if np.all(firsts[:-1] + lengths[:-1] == firsts[1:]):  # no holes: a packed view of the rows it covers
-        offsets = tidal.tensor(bounds - bounds[0], dtype=tidal.int64, device=tensor.device)
+        offsets = ops.tensor(bounds - bounds[0], dtype=dt.int64, device=tensor.device)
         return make_jagged(values[int(bounds[0]):int(bounds[-1])], offsets)
-    offsets = tidal.tensor(bounds, dtype=tidal.int64, device=tensor.device)
-    return make_jagged(values, offsets, lengths=tidal.tensor(lengths.copy(), dtype=tidal.int64, device=tensor.device))
+    offsets = ops.tensor(bounds, dtype=dt.int64, device=tensor.device)
+    return make_jagged(values, offsets, lengths=ops.tensor(lengths.copy(), dtype=dt.int64, device=tensor.device))
 
 
 def _broadcasts(x, batch: int) -> bool:
@@ -164,10 +164,7 @@ def _broadcasts(x, batch: int) -> bool:
 def to_padded_tensor(input: NestedTensor, padding: float, output_size=None) -> Tensor:
     """A dense tensor of `input`'s components, each padded with `padding` to the largest size in every dim (or
     to `output_size`); gradients flow back to the components."""
-    import tidal
-    from ..nn import functional as F
     if not isinstance(input, NestedTensor):
-        from ..ops.factories.tensor_memory import not_nested_kernel
         raise not_nested_kernel("to_padded_tensor", input)
     if has_holes(input):
         raise RuntimeError(HOLES_TO_PADDED)
@@ -186,4 +183,4 @@ def to_padded_tensor(input: NestedTensor, padding: float, output_size=None) -> T
         for k in reversed(range(ndim)):
             widths += [0, target[k] - p.shape[k]]
         padded.append(F.pad(p, widths, value=padding) if any(widths) else p)
-    return torch_node(tidal.stack(padded), "to_padded_tensor", *parts)
+    return torch_node(ops.stack(padded), "to_padded_tensor", *parts)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import ops
 from ..ops.dispatch import torch_function as tf
 from ..ops.elementwise.declarations import OPS
 from ..tensor import Tensor
@@ -205,8 +206,7 @@ def _strided_call(func, name: str, first: NestedTensor, args: tuple, kwargs: dic
             results.append(func(*[component(a, k) for a in args], **{n: component(v, k) for n, v in kwargs.items()}))
     if all(isinstance(r, Tensor) for r in results):
         with tf.DisableTorchFunction():
-            import tidal
-            buffer = tidal.cat([r.reshape(-1) for r in results])
+            buffer = ops.cat([r.reshape(-1) for r in results])
         return make_strided(buffer, [tuple(r.shape) for r in results])
     return results
 

@@ -8,9 +8,12 @@ errors; contiguous() and reshape() first pack the components into a new tensor w
 """
 from __future__ import annotations
 
+from .. import ops
 from ..ops.dispatch import torch_function as tf
 from ..tensor import Tensor
+from ..tensor import dtype as dt
 from .nested_tensor import NestedTensor, _components, _wrap, has_holes, make_jagged
+from .shape_ops import view
 
 # ops torch runs only on contiguous jagged tensors: its handler's name and schema, and the argument it checks.
 # (torch refuses F.linear and F.dropout too; tidal's run them on values() like matmul, keeping the holes.)
@@ -38,13 +41,12 @@ def _contiguous_only(name: str) -> ValueError:
 
 def pack(nt: NestedTensor) -> NestedTensor:
     """A contiguous copy of `nt`: its components packed one after another, new offsets (and a new ragged size)."""
-    import tidal
     parts = _components(nt)
     d = nt._ragged_idx - 1
     with tf.DisableTorchFunction():
-        values = tidal.cat(parts, d).contiguous()
-        lengths = tidal.tensor(nt._lengths_list, dtype=tidal.int64, device=nt._offsets.device)
-        offsets = tidal.cat([tidal.zeros(1, dtype=tidal.int64, device=lengths.device), lengths.cumsum(0)])
+        values = ops.cat(parts, d).contiguous()
+        lengths = ops.tensor(nt._lengths_list, dtype=dt.int64, device=nt._offsets.device)
+        offsets = ops.cat([ops.zeros(1, dtype=dt.int64, device=lengths.device), lengths.cumsum(0)])
     return make_jagged(values, offsets, ragged_idx=nt._ragged_idx)
 
 
@@ -62,7 +64,6 @@ def run(func, name: str, args: tuple, kwargs: dict):
     if name == "contiguous" and has_holes(nt):
         return pack(nt)
     if name in ("reshape", "reshape_method") and has_holes(nt):
-        from .shape_ops import view
         return view(func, (pack(nt),) + tuple(args[1:]), kwargs)
     if name == "select" and has_holes(nt):
         dim = args[1] if len(args) > 1 else kwargs["dim"]

@@ -20,7 +20,9 @@ from __future__ import annotations
 import itertools
 
 from ..ops.dispatch import torch_function as tf
+from ..ops.factories.tensor_memory import as_subclass
 from ..tensor import Size, Tensor
+from ..tensor import layout as _layout
 
 __all__ = ["NestedTensor", "NestedInt"]
 
@@ -43,7 +45,6 @@ class NestedInt:
 
 def _alias(t: Tensor, cls: type) -> Tensor:
     """`t` seen as class `cls`: an alias in the autograd graph (the default protocol off while it is made)."""
-    from ..ops.factories.tensor_memory import as_subclass
     with tf.DisableTorchFunction():
         return as_subclass(t, cls)
 
@@ -60,7 +61,6 @@ class NestedTensor(Tensor):
     @property
     def layout(self):
         """torch.jagged or torch.strided."""
-        from ..compat import _layout
         return _layout.jagged if self._jagged else _layout.strided
 
     @property
@@ -149,7 +149,7 @@ class NestedTensor(Tensor):
 
     def to_padded_tensor(self, padding: float, output_size=None) -> Tensor:
         """A dense tensor: the components, each padded with `padding` to the largest size (or `output_size`)."""
-        from . import to_padded_tensor
+        from . import to_padded_tensor  # in an import circle with nested (FILE_CIRCLES_LEFT)
         return to_padded_tensor(self, padding, output_size)
 
     @property
@@ -179,7 +179,7 @@ class NestedTensor(Tensor):
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         """Run `func` on the packed values (jagged) or on each component (strided) and nest the results."""
-        from .dispatch import call
+        from .dispatch import call  # in an import circle with dispatch (FILE_CIRCLES_LEFT)
         return call(func, args, kwargs or {})
 
 

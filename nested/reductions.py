@@ -8,6 +8,7 @@ softmax over the ragged dim normalizes each component over its own length (a nes
 refused, as torch does."""
 from __future__ import annotations
 
+from .. import ops
 from ..ops.dispatch import torch_function as tf
 from ..tensor import Tensor
 from .nested_tensor import NestedTensor, _alias, _components, _wrap, rejag
@@ -77,19 +78,17 @@ def reduce(func, name: str, args: tuple, kwargs: dict):
 
 def _per_component(func, nt: NestedTensor, dim, keepdim: bool, rest: dict):
     """Each component reduced over its ragged dim, stacked along a new batch dim."""
-    import tidal
     parts = [_call(func, c, dim, keepdim, rest) for c in _components(nt)]
     with tf.DisableTorchFunction():
         if isinstance(parts[0], tuple):
-            fields = [tidal.stack([p[k] for p in parts]) for k in range(len(parts[0]))]
+            fields = [ops.stack([p[k] for p in parts]) for k in range(len(parts[0]))]
             return type(parts[0])(*fields) if hasattr(parts[0], "_fields") else tuple(fields)
-        return tidal.stack(parts)
+        return ops.stack(parts)
 
 
 def normalize(func, name: str, args: tuple, kwargs: dict):
     """softmax over the ragged dim: each component over its own length, nested again (log_softmax: torch's
     refusal)."""
-    import tidal
     if name == "softmax" and args[0]._lengths is not None:
         raise RuntimeError("softmax(): not supported where lengths is not None if reducing across the ragged "
                            "dimension for NestedTensor")
@@ -100,7 +99,7 @@ def normalize(func, name: str, args: tuple, kwargs: dict):
     rest.pop("dim", None)
     parts = [func(c, nt._ragged_idx - 1, *args[2:], **rest) for c in _components(nt)]
     with tf.DisableTorchFunction():
-        values = tidal.cat(parts, nt._ragged_idx - 1)
+        values = ops.cat(parts, nt._ragged_idx - 1)
     return rejag(nt, values)
 
 

@@ -4,9 +4,11 @@ is_same_size. Each runs once on the packed values and nests the result with the 
 (`_ragged_idx`) where a dim before it comes or goes; torch's errors where it refuses."""
 from __future__ import annotations
 
+from .. import ops
 from ..ops.dispatch import torch_function as tf
 from ..tensor import Tensor
 from .nested_tensor import NestedTensor, _alias, _components, _wrap, rejag
+from .nested_tensor import make_strided
 
 
 def _inner(nt: NestedTensor, dim: int, name: str, n: int | None = None, ragged_ok: bool = False) -> int:
@@ -107,7 +109,6 @@ def narrow(func, args: tuple, kwargs: dict):
 
 def strided_narrow(func, args: tuple, kwargs: dict):
     """nt.narrow(0, start, length) of a strided nested tensor: the components start .. start + length - 1 (a copy)."""
-    from .nested_tensor import make_strided
     nt = args[0]
     dim, start, length = list(args[1:]) + [kwargs[k] for k in ("dim", "start", "length")[len(args) - 1:]]
     if dim != 0:
@@ -116,10 +117,9 @@ def strided_narrow(func, args: tuple, kwargs: dict):
     start = start + n if start < 0 else start
     if not 0 <= start <= n or length < 0 or start + length > n:
         raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    import tidal
     parts = _components(nt)[start:start + length]
     with tf.DisableTorchFunction():
-        buffer = tidal.cat([p.reshape(-1) for p in parts]) if parts else _values(nt)[:0]
+        buffer = ops.cat([p.reshape(-1) for p in parts]) if parts else _values(nt)[:0]
     return make_strided(buffer, [tuple(p.shape) for p in parts])
 
 

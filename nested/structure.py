@@ -3,6 +3,7 @@ and scaled_dot_product_attention on (B, H, j, D) jagged tensors, each component 
 (torch's way of running attention on sequences of different lengths without padding)."""
 from __future__ import annotations
 
+from .. import ops
 from ..ops.dispatch import torch_function as tf
 from ..tensor import Tensor
 from .nested_tensor import NestedTensor, _alias, _components, _wrap, rejag
@@ -98,8 +99,7 @@ def scaled_dot_product_attention(func, args: tuple, kwargs: dict):
     with tf.DisableTorchFunction():
         for qi, ki, vi in zip(_components(q), _components(k), _components(v)):
             outs.append(func(qi, ki, vi, **rest))
-        import tidal
-        values = tidal.cat(outs, 1)
+        values = ops.cat(outs, 1)
     return rejag(q, values, 2)
 
 

@@ -32,7 +32,7 @@ def __getattr__(name: str):
     # tidal.nn.parallel imports the comm package: load it on first use
     if name == "parallel":
         import importlib
-        module = importlib.import_module(".parallel", __name__)
+        module = importlib.import_module(".parallel", __name__)  # nn.parallel (it loads comm) on first use
         globals()[name] = module
         return module
     raise AttributeError(f"module 'tidal.nn' has no attribute '{name}'")

@@ -11,6 +11,7 @@ import warnings
 
 from typing import Callable
 
+from .. import ops
 from ..ops.dispatch.user_frame import user_stacklevel
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
@@ -40,7 +41,6 @@ class BackwardHookFunction(Function):
 
 def _zeros(shape: tuple, dtype, device) -> Tensor:
     """The gradient torch materializes for an argument that needs none."""
-    from .. import ops
     return ops.zeros(shape, dtype=dtype, device=device)
 
 

@@ -14,8 +14,15 @@ from ..ops.reductions.softmax import safe_softmax
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ._util import check_probability, warn_mismatched_masks
+from .functional_dropout import dropout
+from .functional_linear import linear
+from .sdpa_backends import check_viable
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
+
+# mask classes that run attention themselves: class -> its (mask, query, key, value, ...) function; the module that
+# defines such a class (nn.attention.bias) builds on this one and registers it here
+MASK_TYPES: dict = {}
 
 
 def _additive_mask(mask: Tensor | None, dtype: dt.dtype, name: str = "attn_mask",
@@ -57,11 +64,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         # DTensors (tensor-parallel heads): one op on the gathered inputs, the result a global tensor
         return ops.global_dispatch("scaled_dot_product_attention", scaled_dot_product_attention,
                                    (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa), {})
-    from .attention import check_viable
-    from .attention.bias import CausalBias
-    from .functional import dropout
-    if isinstance(attn_mask, CausalBias):
-        return attn_mask._dispatch(query, key, value, dropout_p, is_causal, scale, enable_gqa)
+    for mask_type, attend in MASK_TYPES.items():  # a mask that computes attention its own way (CausalBias)
+        if isinstance(attn_mask, mask_type):
+            return attend(attn_mask, query, key, value, dropout_p, is_causal, scale, enable_gqa)
     if _ac.ACTIVE[0]:
         query, key, value, attn_mask = _ac.lower(query, key, value, attn_mask)
     check_viable(query.device.type)
@@ -181,7 +186,6 @@ def _packed_attention_backward(node, g: Tensor) -> tuple:
 
 
 def _project(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-    from .functional import linear
     return linear(x, weight, bias)
 
 
@@ -309,7 +313,6 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         kpm = kpm.reshape(bsz * num_heads, 1, src_len)
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
 
-    from .functional import dropout, linear
     if packed:
         lead = (bsz, num_heads) if attn_mask is not None and attn_mask.shape[0] > 1 else (1, 1)  # (from N * H or 1)
         bias = None if attn_mask is None else attn_mask.reshape(*lead, attn_mask.shape[1], src_len)

@@ -19,9 +19,13 @@ from ..ops.rowwise import nll_rows
 from ..ops.complex_numbers.tensors import refuse_complex
 from ..ops.elementwise.plans import torch_name
 from ..ops.dispatch.node_names import torch_node
+from ..ops.elementwise.activations import logsigmoid
 from ..ops.indexing.scatter import computed_values
+from ..ops.windowed.windows import not_implemented
 from ._util import check_reduction, legacy_reduction, warn_if_broadcast
 from ._util import reduce as _reduce
+from .functional_linear import linear
+from .functional_shape import pairwise_distance
 
 def _autocast_fp32(fn):
     """Run the loss in float32 inside an autocast block (torch's float32 list holds every loss)."""
@@ -329,7 +333,6 @@ def _bce_logits_backward(node, g: Tensor) -> tuple:
         gx = g * ((pt + 1.0 - t) * ops.sigmoid(x) - pt)
     if not node.attrs:
         return gx, None
-    from ..ops.elementwise.activations import logsigmoid
     gt = -x if pos_weight is None else logsigmoid(-x) - logsigmoid(x) * pos_weight
     return gx, g * gt
 
@@ -356,7 +359,6 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     _check_logits_target(input, target)
-    from ..ops.elementwise.activations import logsigmoid
     with no_grad():  # torch's kernel: (1 - t) x - log_sigmoid(x) (times (pos_weight - 1) t + 1)
         log_sigmoid = logsigmoid(input)
         if pos_weight is not None:
@@ -473,7 +475,6 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
                         eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
                         reduction: str = "mean") -> Tensor:
     """max(0, d(a, p) - d(a, n) + margin) with p-norm distances; reduced."""
-    from .functional_shape import pairwise_distance
     reduction = legacy_reduction(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -490,7 +491,6 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     reduction = legacy_reduction(size_average, reduce, reduction)
     if input.dim() == 0:  # (torch's sum over dim -1 of a 0-d tensor)
         raise IndexError("multilabel_soft_margin_loss: Dimension specified as -1 but tensor has no dimensions")
-    from ..ops.elementwise.activations import logsigmoid
     loss = -(target * logsigmoid(input) + (1.0 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
@@ -501,7 +501,6 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
 def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *, distance_function=None,
                                       margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Tensor:
     """max(0, d(a, p) - d(a, n) + margin) for any distance function d (pairwise_distance by default); reduced."""
-    from .functional_shape import pairwise_distance
     check_reduction(reduction)
     if margin <= 0:
         raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead")
@@ -610,7 +609,6 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
                       f"reduction={reduction!r}, label_smoothing={label_smoothing}, target.dtype={target.dtype}, "
                       f"out_features={out_features}, tracing=False, linear_bias.shape="
                       f"{tuple(linear_bias.shape) if linear_bias is not None else None}.", stacklevel=2)
-    from .functional import linear
     rows = math.prod(out_features) * classes
     logits = linear(input, linear_weight.reshape(rows, in_features),
                     None if linear_bias is None else linear_bias.reshape(rows))
@@ -634,7 +632,7 @@ def _lengths(values, name: str) -> tuple:
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """Connectionist temporal classification loss of (T, N, C) log-probabilities against label sequences."""
-    from ..ops.rowwise.ctc import CTCGeometry, ctc_nll
+    from ..ops.rowwise.ctc import CTCGeometry, ctc_nll  # ctc loads on first use
     check_reduction(reduction)
     unbatched = log_probs.dim() == 2
     if unbatched:
@@ -643,7 +641,6 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
     if log_probs.dim() != 3:
         raise RuntimeError(f"ctc_loss(): expected log_probs to be 2-D or 3-D, got {log_probs.dim()}-D")
     if log_probs.dtype in (dt.float16, dt.bfloat16):  # PyTorch's CPU kernel has no 16-bit floats
-        from ..ops.windowed.windows import not_implemented
         raise not_implemented("ctc_loss_cpu", log_probs.dtype)
     steps, batch, classes = log_probs.shape
     inputs, lengths = _lengths(input_lengths, "input_lengths"), _lengths(target_lengths, "target_lengths")

@@ -10,6 +10,7 @@ import warnings
 from collections import OrderedDict
 from typing import Callable, Iterator
 
+from .. import ops
 from ..autograd import no_grad
 from ..tensor import Tensor
 from ..tensor import dtype as dt
@@ -509,7 +510,6 @@ class Module(BackwardHooksMixin, StateDictMixin):
 
     def to_empty(self, *, device, recurse: bool = True) -> "Module":
         """Move parameters and buffers to `device` without copying their values (new, uninitialized storage)."""
-        from .. import ops
         return self._apply(lambda t: ops.empty_like(t, device=device), recurse=recurse)
 
     def compile(self, *args, **kwargs) -> None:

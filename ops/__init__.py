@@ -32,6 +32,7 @@ from .spectral import stft as stft_module
 from .factories import interop, tensor_memory
 from .linalg import lobpcg as lobpcg_module, removed
 from .dispatch import grad_attrs
+from .dispatch import layers_below  # noqa: F401 - hands autograd and Tensor the ops they call
 from .linalg import torch_names  # the torch.* linalg names
 from .factories import shared_memory, sparse_coo, storage
 from .dispatch import torch_function

@@ -29,5 +29,5 @@ def __getattr__(name: str):
     # swa_utils needs nn; it loads on first use, as `import tidal` loads the library lazily
     if name == "swa_utils":
         import importlib
-        return importlib.import_module(".swa_utils", __name__)
+        return importlib.import_module(".swa_utils", __name__)  # swa_utils (it needs nn) on first use
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,7 @@ import math
 import types
 from typing import Any, Callable
 
-from .lr_scheduler import LRScheduler, _group_values, _per_group, _set_group_value, within_step
+from .lr_scheduler_base import LRScheduler, _group_values, _per_group, _set_group_value, within_step
 from .optimizer import Optimizer
 
 __all__ = ["OneCycleLR", "CyclicLR", "CosineAnnealingWarmRestarts"]

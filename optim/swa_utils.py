@@ -18,7 +18,7 @@ from ..ops.factories import creation
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from .foreach import foreach
-from .lr_scheduler import LRScheduler, _per_group
+from .lr_scheduler_base import LRScheduler, _per_group
 from .optimizer import Optimizer
 from .scalar_state import rounded
 

@@ -127,3 +127,9 @@ def default_device() -> device | None:
 
 
 cpu = device("cpu")
+
+
+def accelerator_count() -> int:
+    """How many accelerator devices tidal offers torch-shaped code: none, while its cuda device runs elementwise
+    ops and transfers only (torch.cuda.device_count, pin_memory and the DataLoader's pinning all read this)."""
+    return 0

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from . import dtype as dt
+from .dtype import get_default_dtype
 
 __all__ = ["set_printoptions", "get_printoptions", "format_tensor"]
 
@@ -186,7 +187,6 @@ def _size_repr(shape: tuple[int, ...]) -> str:
 
 def meta_repr(t) -> str:
     """torch's repr of a tensor without data (meta): its device, size, a dtype other than the default, autograd."""
-    from .dtype import get_default_dtype
     suffixes = [f"device='{t.device}'", _size_repr(t.shape)]
     if t.dtype is not get_default_dtype():
         suffixes.append(f"dtype={t.dtype!r}")

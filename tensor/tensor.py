@@ -13,6 +13,9 @@ from ..vm import Blob, View, fresh_view, get_vm
 from ..vm.blob import contiguous_strides, numel_of  # noqa: F401  (re-exported: ops use them)
 from . import dtype as dt
 from .device import cpu, device
+from .printing import format_tensor
+from .printing import host_values
+from .printing import meta_repr
 
 
 class Size(tuple):
@@ -57,9 +60,27 @@ ONE_ELEMENT = "only one element tensors can be converted to Python scalars"  # i
 SCALAR_WARNED: list = []  # float() of a tensor that requires grad has warned (torch's TORCH_WARN_ONCE)
 
 
+class _GradMode(threading.local):
+    # autograd's grad mode switch lives here, beside inference mode, so that Tensor reads it without importing
+    # autograd (which sits above tensor). Class attributes are each thread's defaults: reading them needs no
+    # getattr default (which costs an AttributeError inside threading.local on every op that records)
+    enabled = True
+
+
+GRAD_MODE = _GradMode()
+
+
+class _FromOps:
+    """What Tensor needs from ops (which sits above tensor), set by tidal.ops when it loads: building a tensor
+    from data, and reading one of more dims than NumPy holds, are ops."""
+    legacy_new = from_numpy = tolist_many_dims = None
+
+
+FROM_OPS = _FromOps()
+
+
 def _grad_mode_on() -> bool:
-    from ..autograd.grad_mode import is_grad_enabled  # (autograd sits above tensor)
-    return is_grad_enabled()
+    return GRAD_MODE.enabled
 
 
 class VersionCounter:
@@ -130,8 +151,7 @@ class Tensor:
         its own tensors with _make, which never comes here; subclasses keep plain object construction)."""
         if cls is not Tensor:
             return object.__new__(cls)
-        from ..ops.factories.from_data import legacy_new
-        return legacy_new(dt.get_default_dtype(), *args, **kwargs)
+        return FROM_OPS.legacy_new(dt.get_default_dtype(), *args, **kwargs)
 
     @classmethod
     def _make(cls, view: View, dtype: dt.dtype, dev: device, vm, base=None) -> "Tensor":
@@ -333,12 +353,7 @@ class Tensor:
             raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
         return dim % max(n, 1)
 
-    is_global = False  # tidal.comm.GlobalTensor says True
-
-    def to_global(self, placement, sbp):
-        """This rank's part of a global tensor: its shard (split), the whole value (broadcast) or a summand."""
-        from ..comm.global_tensor import from_local  # comm sits above tensor: load it on first use
-        return from_local(self, placement, sbp)
+    is_global = False  # tidal.comm.GlobalTensor says True; `to_global` is bound by tidal (comm sits above tensor)
 
     # -- sync points ---------------------------------------------------------------------
     def _sync(self) -> None:
@@ -386,8 +401,7 @@ class Tensor:
     def tolist(self):
         """The values as (nested) Python lists."""
         if len(self._v.shape) > 64:  # more dims than a NumPy array holds: ops/many_dims reads them
-            from ..ops.movement.many_dims import tolist
-            return tolist(self)
+            return FROM_OPS.tolist_many_dims(self)
         arr = self._host_array()
         if self.dtype in (dt.bfloat16,):
             arr = arr.astype(np.float32)
@@ -417,8 +431,7 @@ class Tensor:
     def __array_wrap__(self, array, context=None, return_scalar=False):
         # torch's: what a NumPy ufunc computed from a tensor operand (`np.sin(t)`, `t + array` after the operator
         # gave NotImplemented) comes back as a tensor; a bool result as uint8
-        from ..ops.factories.from_data import from_numpy
-        return from_numpy(array.astype("uint8") if array.dtype == bool else array)
+        return FROM_OPS.from_numpy(array.astype("uint8") if array.dtype == bool else array)
 
     def __bool__(self) -> bool:
         n = self.numel()
@@ -468,7 +481,6 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
-        from .printing import format_tensor, host_values, meta_repr
         if self.device.type == "meta":  # no values to show: torch prints the size instead
             return meta_repr(self)
         arr, shape = host_values(self)  # (shape: past 64 dims, the values lack their dims of extent 1)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import tidal
-from tidal.autograd import functional as F
+from tidal.func import autograd_functional as F
 
 
 

@@ -13,9 +13,9 @@ import torch.utils.checkpoint as tcp
 import tidal
 import tidal.compat
 from tidal.utils import checkpoint_selective as sel
-from tidal.utils.checkpoint import checkpoint
-from tidal.utils.checkpoint_reentrant import (CheckpointFunction, DefaultDeviceType, check_backward_validity,
-                                              detach_variable, get_device_states, set_device_states)
+from tidal.utils.checkpoint import CheckpointFunction, checkpoint
+from tidal.utils.checkpoint_reentrant import (DefaultDeviceType, check_backward_validity, detach_variable,
+                                              get_device_states, set_device_states)
 
 
 

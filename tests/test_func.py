@@ -11,7 +11,7 @@ import torch.func as TF
 
 import tidal
 from tidal import func as F
-from tidal.autograd import functional as AF
+from tidal.func import autograd_functional as AF
 from nn_helpers import assert_close, load_from_torch
 
 pytestmark = pytest.mark.filterwarnings("ignore:tidal.func.vmap. per-op batching rules are missing")

@@ -11,6 +11,8 @@ import collections
 import dataclasses
 from typing import Any, Callable, Iterable
 
+from ..tensor.tensor import Size
+
 __all__ = ["PyTree", "Context", "FlattenFn", "UnflattenFn", "TreeSpec", "LeafSpec", "SUPPORTED_NODES", "NodeDef",
            "register_pytree_node", "tree_is_leaf", "tree_flatten", "tree_unflatten", "tree_iter", "tree_leaves",
            "tree_structure", "tree_map", "tree_map_", "tree_map_only", "tree_map_only_", "tree_all", "tree_any",
@@ -399,7 +401,6 @@ def _dict_flatten(d: dict) -> tuple:
 
 
 def _register_builtins() -> None:
-    from ..tensor.tensor import Size
     register_pytree_node(tuple, lambda t: (list(t), None), lambda c, _: tuple(c),
                          flatten_with_keys_fn=lambda t: _seq_keys(list(t), None))
     register_pytree_node(list, lambda t: (list(t), None), lambda c, _: list(c),

@@ -18,12 +18,13 @@ from ..autograd.engine import run_backward
 from ..autograd.graph import AccumulateGrad, _seq, node_class, record
 from ..autograd.graph_walk import roots_of, walk
 from ..func._pytree import tree_flatten, tree_unflatten
+from ..nn import Sequential
 from ..ops.dispatch import autocast as _autocast
 from ..ops.random import rng as _rng
 from ..tensor import Tensor
 
-from .checkpoint_reentrant import (CheckpointFunction, DefaultDeviceType, check_backward_validity, detach_variable,
-                                   get_device_states, set_device_states)
+from .checkpoint_reentrant import (DefaultDeviceType, check_backward_validity, detach_variable, get_device_states,
+                                   set_device_states)
 from .checkpoint_selective import (SAC_IGNORED_OPS, CheckpointPolicy, SelectiveCheckpointContext,
                                    create_selective_checkpoint_contexts)
 
@@ -283,7 +284,6 @@ def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool |
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-    from ..nn import Sequential
     if isinstance(functions, Sequential):
         functions = list(functions.children())
     functions = list(functions) if isinstance(functions, Iterable) else functions
@@ -301,3 +301,13 @@ def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool |
         end = start + size - 1
         input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, preserve_rng_state=preserve)
     return run(end + 1, len(functions) - 1)(input)
+
+
+class CheckpointFunction:
+    """The reentrant checkpoint as torch exposes it: CheckpointFunction.apply(function, preserve_rng_state, *args)."""
+
+    @staticmethod
+    def apply(run_function: Callable, preserve_rng_state: bool, *args) -> Any:
+        """checkpoint(run_function, *args, use_reentrant=True, preserve_rng_state=preserve_rng_state)."""
+        check_backward_validity(args)
+        return checkpoint(run_function, *args, use_reentrant=True, preserve_rng_state=preserve_rng_state)

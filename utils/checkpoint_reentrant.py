@@ -1,17 +1,17 @@
-"""torch.utils.checkpoint's helpers from the reentrant variant: CheckpointFunction, detach_variable,
-check_backward_validity, and the device random states a recomputation restores (get_device_states,
+"""torch.utils.checkpoint's helpers from the reentrant variant (its CheckpointFunction sits in checkpoint.py):
+detach_variable, check_backward_validity, and the device random states a recomputation restores (get_device_states,
 set_device_states, DefaultDeviceType). tidal keeps one generator per device type, so every device of a
 type shares that type's state."""
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from ..func._pytree import tree_flatten
 from ..ops.random import rng as _rng
 from ..tensor import Tensor
 
-__all__ = ["CheckpointFunction", "detach_variable", "check_backward_validity", "get_device_states",
+__all__ = ["detach_variable", "check_backward_validity", "get_device_states",
            "set_device_states", "DefaultDeviceType"]
 
 
@@ -64,14 +64,3 @@ def set_device_states(devices, states, *, device_type: str | None = None) -> Non
         return
     for _, state in zip(devices, states):
         _rng.default_for(device_type).set_state(state)
-
-
-class CheckpointFunction:
-    """The reentrant checkpoint as torch exposes it: CheckpointFunction.apply(function, preserve_rng_state, *args)."""
-
-    @staticmethod
-    def apply(run_function: Callable, preserve_rng_state: bool, *args) -> Any:
-        """checkpoint(run_function, *args, use_reentrant=True, preserve_rng_state=preserve_rng_state)."""
-        from .checkpoint import checkpoint
-        check_backward_validity(args)
-        return checkpoint(run_function, *args, use_reentrant=True, preserve_rng_state=preserve_rng_state)

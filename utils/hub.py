@@ -61,7 +61,7 @@ def load_state_dict_from_url(url: str, model_dir: str | None = None, map_locatio
                              check_hash: bool = False, file_name: str | None = None, weights_only: bool = False):
     """The object saved at `url`, downloaded once into `model_dir` (default `<get_dir()>/checkpoints`)."""
     import urllib.parse
-    from ..serialization import load as _load
+    from ..serialization import load as _load  # serialization loads on first use (keeps import light)
     model_dir = model_dir or os.path.join(get_dir(), "checkpoints")
     os.makedirs(model_dir, exist_ok=True)
     filename = file_name or os.path.basename(urllib.parse.urlparse(url).path)

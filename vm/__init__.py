@@ -25,7 +25,7 @@ class _DeviceBackends(dict):
 
     def __missing__(self, device_type: str):
         if device_type == "cuda":
-            from . import cuda
+            from . import cuda  # cuda (cupy, numba.cuda) loads on first use
             if cuda.register():
                 return self[device_type]
             raise AssertionError("Torch not compiled with CUDA enabled")  # a CPU-only torch build's refusal
@@ -38,6 +38,12 @@ _machine._backends = _DeviceBackends(_machine._backends)
 
 _SUMMED = ("instructions", "kernels", "fused_away", "allocations_avoided", "syncs", "replays",
            "inline_batches", "worker_batches", "waits_for_room")
+
+
+def sync() -> None:
+    """Wait for every instruction pushed so far on every device; re-raise kernel failures (tidal.sync)."""
+    for machine in all_vms():
+        machine.synchronize()
 
 
 def stats() -> dict:

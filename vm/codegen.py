@@ -250,12 +250,16 @@ def divisions_as_calls(src: str) -> str:
     return ast.unparse(ast.fix_missing_locations(_DivisionsAsCalls().visit(ast.parse(src)))) + "\n"
 
 
+# The source of a kernel that ends in a reduction: vm/fusion_reduce.py writes it (it builds on this module) and
+# registers its writer here when it loads, which vm/__init__ does before any kernel is compiled
+reduce_source = None  # (prog, variant) -> source
+
+
 def _kernel_source(prog: Program, variant: tuple) -> str:
     if variant[-1] == COMPLEX:
         return divisions_as_calls(_kernel_source(prog, variant[:-1]))
     if prog.reduction is not None:
-        from .fusion_reduce import reduce_kernel_source
-        return reduce_kernel_source(prog, variant)
+        return reduce_source(prog, variant)
     n_out = len(prog.out_vars)
     params = ", ".join([f"o{k}" for k in range(n_out)] + [f"i{k}" for k in range(prog.n_in)])
     lines = [f"def kernel({params}):"]
@@ -467,7 +471,7 @@ class _Compiler:
         self.generation += 1
 
     def _work(self) -> None:
-        from . import blas_threads
+        from . import blas_threads  # loaded by the worker thread, on first use
         held = False
         while True:
             _, _, key, load, remote = self._queue.get()

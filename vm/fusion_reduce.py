@@ -223,3 +223,6 @@ def _blocked_row(prog: Program, in_is_array: tuple, idx: str, indent: str, in_id
     lines += [f"{indent}    for q in range(max(full, b0) - b0, b1 - b0):",
               f"{inner}acc0 = {combine.format('acc0', 'row[q]')}"]
     return lines
+
+
+codegen.reduce_source = reduce_kernel_source

@@ -11,6 +11,8 @@ from typing import Callable
 
 from ...ops.dispatch import autocast as _state
 from ...tensor import dtype as dt
+from ...tensor import Tensor
+from ...tensor.device import accelerator_count
 
 __all__ = ["autocast", "custom_fwd", "custom_bwd", "is_autocast_available", "is_autocast_enabled",
            "get_autocast_dtype"]
@@ -83,7 +85,6 @@ def custom_fwd(fwd: Callable | None = None, *, device_type: str, cast_inputs: dt
 
 
 def _cast_to(value, dtype: dt.dtype, device_type: str):
-    from ...tensor import Tensor
     if isinstance(value, Tensor) and value.dtype.is_floating_point and value.device.type == device_type:
         return value.to(dtype)
     return value
@@ -95,8 +96,7 @@ def custom_bwd(bwd: Callable | None = None, *, device_type: str) -> Callable:
 
 
 def _cuda_available() -> bool:
-    from .. import cuda
-    return cuda.is_available()
+    return accelerator_count() > 0  # (torch.cuda.is_available: compat.cuda builds on amp, so amp asks here)
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:

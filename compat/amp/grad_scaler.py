@@ -13,6 +13,7 @@ from collections import defaultdict
 from ... import ops
 from ...tensor import Tensor
 from ...tensor import dtype as dt
+from ...tensor.device import accelerator_count
 
 __all__ = ["GradScaler"]
 
@@ -27,8 +28,7 @@ class GradScaler:
         self._device = device
         self._enabled = enabled
         if enabled and device == "cuda":
-            from .. import cuda
-            if not cuda.is_available():
+            if accelerator_count() == 0:  # (torch.cuda.is_available: compat.cuda builds on amp)
                 warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
                               stacklevel=2)
                 self._enabled = False

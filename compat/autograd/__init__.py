@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 from ... import autograd as _tidal_autograd
-from ...autograd import forward_ad, functional
-from ...autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from ...autograd import forward_ad
+from . import functional  # torch.autograd.functional (tidal.func.autograd_functional)
+from ...func.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ...tensor import Tensor
 from .._mirror import mirror
 from ...autograd.anomaly import _anomaly, detect_anomaly, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
+from ...ops.factories.creation import empty
 from . import function  # torch.autograd.function (once_differentiable) is reachable as an attribute
 from . import profiler  # torch.autograd.profiler.profile
 
@@ -20,7 +22,6 @@ def Variable(data: Tensor | None = None, requires_grad: bool = False, volatile: 
         if requires_grad:
             raise ValueError("Variable can't be volatile and require_grad at the same time!")
     if data is None:
-        from ...ops.factories.creation import empty
         data = empty(0)
     if not isinstance(data, Tensor):
         raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")

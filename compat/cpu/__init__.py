@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from ... import sync
 from . import amp
 
 __all__ = ["is_available", "is_initialized", "synchronize", "current_device", "current_stream", "stream",
@@ -74,7 +75,6 @@ def is_initialized() -> bool:
 
 def synchronize(device=None) -> None:
     """Wait for every instruction pushed to the CPU's VM (the device argument is ignored: there is one)."""
-    from ... import sync
     sync()
 
 

@@ -7,6 +7,8 @@ import contextlib
 import warnings
 from typing import Iterator
 
+from ... import sync
+from ...tensor.device import accelerator_count
 from .._errors import OutOfMemoryError
 from . import amp, graphs
 from .graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables
@@ -31,7 +33,7 @@ def _require_cuda():
 def device_count() -> int:
     """0: tidal's `cuda` device runs elementwise ops and transfers only, so a torch script's
     `"cuda" if torch.cuda.is_available() else "cpu"` must keep choosing the CPU."""
-    return 0
+    return accelerator_count()
 
 
 def is_available() -> bool:
@@ -66,7 +68,6 @@ seed_all = seed
 
 def synchronize(device=None) -> None:
     """Wait for all pending tidal work (there is no CUDA stream to wait for)."""
-    from ... import sync
     sync()
 
 

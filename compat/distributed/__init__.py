@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib
 import os
 
+from ...tensor import device as _device
+
 _FROM_COMM = ("ProcessGroup", "Work", "ReduceOp", "destroy_process_group", "get_rank", "get_world_size",
               "get_backend", "barrier", "new_group", "get_group_rank", "get_global_rank", "all_reduce", "broadcast",
               "reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
@@ -31,7 +33,7 @@ _MISSING_BACKENDS = {"nccl": "NCCL built in", "ucc": "UCC built in", "xccl": "XC
 
 
 def _comm():
-    return importlib.import_module("tidal.comm")
+    return importlib.import_module("tidal.comm")  # comm loads on first use (keeps import light)
 
 
 # torch.distributed's subsystems on global tensors (tidal.distributed), imported on first use
@@ -43,6 +45,7 @@ def __getattr__(name: str):
     if name in _SUBSYSTEMS:
         return importlib.import_module(f"tidal.distributed.{name}")
     if name in _FROM_MESH:
+        # distributed loads on first use (keeps import light)
         value = getattr(importlib.import_module("tidal.distributed.device_mesh"), name)
         globals()[name] = value
         return value
@@ -71,7 +74,6 @@ class Backend(str):
 
 def get_default_backend_for_device(device) -> str:
     """The backend torch pairs with a device type: 'gloo' for the CPU, 'nccl' for CUDA."""
-    from ...tensor import device as _device
     if device is None:
         raise TypeError("device() received an invalid combination of arguments - got (NoneType)")
     backend = Backend.default_device_backend_map.get(_device(device).type)

@@ -40,7 +40,7 @@ def __getattr__(name: str):
     if name.startswith("__"):  # never borrow module machinery
         raise AttributeError(name)
     try:
-        source = importlib.import_module("tidal.nn.parallel")
+        source = importlib.import_module("tidal.nn.parallel")  # nn.parallel (it loads comm) on first use
     except ModuleNotFoundError as exc:
         if exc.name != "tidal.nn.parallel":
             raise

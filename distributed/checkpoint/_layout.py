@@ -8,6 +8,7 @@ from typing import Callable
 from ...comm.boxing import chunk_span
 from ...comm.global_tensor import GlobalTensor
 from ...tensor import Tensor
+from .default_planner import _check_planner
 
 __all__ = ["setup", "flatten", "key_paths", "region", "group_of", "plain", "restore"]
 
@@ -16,7 +17,6 @@ def setup(verb: str, checkpoint_id, storage, role: str, make: Callable, planner,
           no_dist: bool) -> tuple:
     """(storage, process group or None, this rank) for save/load (`verb`): `storage` is the user's
     storage_reader/writer (`role`) pointed at `checkpoint_id`, or `make(checkpoint_id)`."""
-    from .default_planner import _check_planner
     _check_planner(verb, planner)
     if storage is None:
         if checkpoint_id is None:
@@ -25,7 +25,7 @@ def setup(verb: str, checkpoint_id, storage, role: str, make: Callable, planner,
     elif checkpoint_id is not None:
         storage.path = os.fspath(checkpoint_id)
     group = group_of(process_group, no_dist)
-    from ...comm import process_group as pg
+    from ...comm import process_group as pg  # comm loads on first use (keeps import light)
     return storage, group, (pg.get_rank() if group is not None else 0)
 
 
@@ -81,7 +81,7 @@ def region(g: GlobalTensor, rank: int) -> tuple:
 
 def group_of(process_group, no_dist: bool):
     """The process group save/load run over, or None for a single process."""
-    from ...comm import process_group as pg
+    from ...comm import process_group as pg  # comm loads on first use (keeps import light)
     if no_dist or not pg.is_initialized():
         return None
     return process_group if process_group is not None else pg.default_group()

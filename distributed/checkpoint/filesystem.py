@@ -52,7 +52,7 @@ class FileSystemWriter(StorageWriter):
 
     def write_data(self, rank: int, chunks: dict) -> None:
         """Write `rank`'s chunks {key: tensor}."""
-        from ...serialization import save
+        from ...serialization import save  # serialization loads on first use (keeps import light)
         os.makedirs(self.path, exist_ok=True)
         target = os.path.join(self.path, self.data_file(rank))
         if not self.overwrite and os.path.exists(target):
@@ -83,7 +83,7 @@ class FileSystemReader(StorageReader):
 
     def read_chunk(self, file: str, key: str):
         """The tensor saved as `key` in data file `file`."""
-        from ...serialization import load
+        from ...serialization import load  # serialization loads on first use (keeps import light)
         chunks = self._files.get(file)
         if chunks is None:
             chunks = self._files[file] = load(os.path.join(self.path, file), weights_only=True)

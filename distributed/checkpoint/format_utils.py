@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import os
 
+from ... import ops
 from ...autograd.grad_mode import no_grad
+from ...tensor import dtype as dt
 from .filesystem import FileSystemReader, FileSystemWriter
+from .state_dict_loader import _fill
+from .state_dict_saver import save
 
 __all__ = ["dcp_to_torch_save", "torch_save_to_dcp"]
 
 
 def _whole(entry: dict, reader: FileSystemReader):
     """A saved tensor assembled from its chunks."""
-    import tidal
-    from .state_dict_loader import _fill
-    out = tidal.empty(tuple(entry["shape"]), dtype=getattr(tidal, entry["dtype"]))
+    out = ops.empty(tuple(entry["shape"]), dtype=dt.from_name(entry["dtype"]))
     _fill(out, [0] * len(entry["shape"]), list(entry["shape"]), entry, reader)
     return out
 
@@ -46,7 +48,7 @@ def _place(root: dict, path: list, value) -> None:
 
 def dcp_to_torch_save(dcp_checkpoint_dir: str | os.PathLike, torch_save_path: str | os.PathLike) -> None:
     """Write the whole state dict of the distributed checkpoint in `dcp_checkpoint_dir` to one torch.save file."""
-    from ...serialization import save
+    from ...serialization import save  # serialization loads on first use (keeps import light)
     reader = FileSystemReader(dcp_checkpoint_dir)
     entries = reader.read_metadata()["entries"]
     state_dict: dict = {}
@@ -63,7 +65,6 @@ def dcp_to_torch_save(dcp_checkpoint_dir: str | os.PathLike, torch_save_path: st
 
 def torch_save_to_dcp(torch_save_path: str | os.PathLike, dcp_checkpoint_dir: str | os.PathLike) -> None:
     """Save the state dict in a torch.save file as a distributed checkpoint (in this process alone)."""
-    from ...serialization import load
-    from .state_dict_saver import save
+    from ...serialization import load  # serialization loads on first use (keeps import light)
     state_dict = load(torch_save_path, weights_only=False)
     save(state_dict, storage_writer=FileSystemWriter(dcp_checkpoint_dir), no_dist=True)

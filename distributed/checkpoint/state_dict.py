@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ... import ops
 from ...autograd.grad_mode import no_grad
 from ...comm.global_tensor import GlobalTensor
+from ...nn.hooks import IncompatibleKeys
 from ...tensor import Tensor
+from ..fsdp import FSDPModule
 from ..tensor._api import distribute_tensor  # also gives GlobalTensor redistribute()
 from ._layout import region
 
@@ -38,14 +41,13 @@ def _options(options: StateDictOptions | None) -> StateDictOptions:
 
 
 def _resharded(model) -> None:
-    from ..fsdp import FSDPModule
     for m in model.modules():
         if isinstance(m, FSDPModule):
             m.reshard()
 
 
 def _rank() -> int:
-    from ...comm import process_group as pg
+    from ...comm import process_group as pg  # comm loads on first use (keeps import light)
     return pg.get_rank() if pg.is_initialized() else 0
 
 
@@ -86,7 +88,6 @@ def _named_leaves(model) -> dict:
 def _init_optim_state(optimizer) -> None:
     """Give an optimizer without state its state, as torch does: one step with zero gradients and lr 0; nothing when
     it has state or a parameter has a gradient. A tensor lr is set aside for the step, not zeroed in place."""
-    import tidal
     if optimizer.state:
         return
     params = [p for g in optimizer.param_groups for p in g["params"]]
@@ -94,10 +95,10 @@ def _init_optim_state(optimizer) -> None:
         return
     for p in params:
         if p.requires_grad:
-            p.grad = tidal.zeros_like(p)
+            p.grad = ops.zeros_like(p)
     kept = [(g, g["lr"]) for g in optimizer.param_groups if "lr" in g]
     for g, lr in kept:
-        g["lr"] = tidal.tensor(0.0) if isinstance(lr, Tensor) else 0.0
+        g["lr"] = ops.tensor(0.0) if isinstance(lr, Tensor) else 0.0
     optimizer.step()
     for g, lr in kept:
         g["lr"] = lr
@@ -156,7 +157,6 @@ def _local_part(value, param):
 
 def set_model_state_dict(model, model_state_dict: dict, *, options: StateDictOptions | None = None):
     """Load a model state dict (DTensors, or whole tensors that are sharded here to the parameters' layout)."""
-    from ...nn.hooks import IncompatibleKeys
     options = _options(options)
     _resharded(model)
     current = model.state_dict()

@@ -20,6 +20,7 @@ from ...comm import collectives
 from ...comm.global_tensor import GlobalParameter, GlobalTensor, _grad_sbp
 from ...comm.global_tensor import from_local as _global_from_local
 from ...comm.placement_sbp import broadcast
+from ...nn.parameter import Parameter
 from ...tensor import Tensor
 from ..device_mesh import _BY_PLACEMENT, DeviceMesh, current_mesh, mesh_of, remember
 from .placement_types import Placement, Replicate, from_sbp, to_sbp
@@ -194,7 +195,6 @@ def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None,
 
 
 def _replicate_rest(module, mesh: DeviceMesh) -> None:
-    from ...nn.parameter import Parameter
     for sub in module.modules():
         for name, param in list(sub._parameters.items()):
             if param is not None and not isinstance(param, GlobalTensor):

@@ -17,6 +17,9 @@ from ... import ops
 from ...comm import boxing
 from ...comm.global_tensor import _COMPOSITES, GlobalTensor
 from ...comm.placement_sbp import broadcast, partial_sum
+from ...nn import functional as F
+from ...nn._util import check_reduction
+from ...nn._util import legacy_reduction
 from ...tensor import Tensor
 from ._api import from_local
 from .placement_types import Replicate
@@ -72,7 +75,6 @@ def _cross_entropy(original):
         """F.cross_entropy; a DTensor input sharded on the class dim is computed without gathering it."""
         if not isinstance(input, GlobalTensor):
             return original(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing)
-        from ...nn._util import check_reduction, legacy_reduction
         reduction = legacy_reduction(size_average, reduce, reduction)
         check_reduction(reduction)
         class_dim = 0 if input.dim() == 1 else 1
@@ -116,7 +118,6 @@ _depth = [0, None]   # nesting depth, and the cross_entropy the outermost contex
 def loss_parallel():
     """Within this context, cross_entropy (and log_softmax) of a DTensor sharded on the class dim run on the
     ranks' parts of the logits; the loss is a Replicate DTensor."""
-    from ...nn import functional as F
     if _depth[0] == 0:
         _depth[1] = F.cross_entropy
         F.cross_entropy = _cross_entropy(_depth[1])

@@ -8,7 +8,10 @@ import fnmatch
 import warnings
 
 from ...comm.global_tensor import GlobalTensor
+from ...nn import Embedding
+from ...nn import Linear
 from ...nn.parameter import Parameter
+from ...tensor import Tensor
 from ..device_mesh import DeviceMesh
 from ._api import _mesh, distribute_module, distribute_tensor, from_local
 from ._loss_parallel import loss_parallel
@@ -29,7 +32,6 @@ def _to_dtensor(x, mesh: DeviceMesh, layouts: tuple, desired: tuple | None):
     if layouts is None or layouts[0] is None:
         return x
     if not isinstance(x, GlobalTensor):
-        from ...tensor import Tensor
         if not isinstance(x, Tensor):
             return x
         x = from_local(x, mesh, layouts)
@@ -55,7 +57,6 @@ def _shard_parameters(module, mesh: DeviceMesh, layouts: dict, src_data_rank) ->
 
 
 def _kind(module) -> str:
-    from ...nn import Embedding, Linear
     if isinstance(module, Linear):
         return "linear"
     if isinstance(module, Embedding):

@@ -7,7 +7,10 @@ import operator
 import re
 from typing import Any, Callable
 
+from ... import ops
+from ...nn import ParameterList
 from ...nn.module import Module
+from ...nn.parameter import Parameter
 from ..graph import Graph
 from ..graph_module import GraphModule
 from ..node import Node, map_arg
@@ -41,9 +44,6 @@ class FoldedGraphModule(GraphModule):
         if self.has_folding_been_run:
             raise AssertionError("Folding has already been run")
         self.has_folding_been_run = True
-        from ... import ops
-        from ...nn import ParameterList
-        from ...nn.parameter import Parameter
         folded = self.const_subgraph_module()
 
         def as_param(value: Any) -> Parameter:
@@ -139,8 +139,6 @@ def split_const_subgraphs(module: Module, skip_folding_node_fn: Callable[[Node],
                           device_for_folded_attrs: str = "cpu") -> FoldedGraphModule:
     """A FoldedGraphModule of `module` (traced unless it is a GraphModule) whose attribute-only computations
     run once; `skip_folding_node_fn(node)` True keeps a node out of the folding."""
-    from ...nn import ParameterList
-    from ...nn.parameter import Parameter
     traced = module if isinstance(module, GraphModule) else symbolic_trace(module)
     const, folds = _constant_nodes(traced, skip_folding_node_fn)
     if not folds:

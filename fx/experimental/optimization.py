@@ -6,7 +6,11 @@ from __future__ import annotations
 import copy
 from typing import Any, Iterable
 
+from ... import nn
+from ...nn import Dropout
 from ...nn.module import Module
+from ...nn.utils.fusion import fuse_conv_bn_eval
+from ...nn.utils.fusion import fuse_linear_bn_eval
 from ..graph import Graph
 from ..graph_module import GraphModule
 from ..interpreter import Transformer
@@ -45,8 +49,6 @@ def replace_node_module(node: Node, modules: dict, new_module: Module) -> None:
 def fuse(model: Module, inplace: bool = False, no_trace: bool = False) -> GraphModule:
     """A GraphModule of `model` with every BatchNorm that alone follows a Conv1d/2d/3d or Linear folded into its
     weights (for inference: the running statistics are used). Copies `model` unless `inplace`."""
-    from ... import nn
-    from ...nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
     patterns = [(nn.Conv1d, nn.BatchNorm1d), (nn.Conv2d, nn.BatchNorm2d), (nn.Conv3d, nn.BatchNorm3d),
                 (nn.Linear, nn.BatchNorm1d)]
     if not inplace:
@@ -70,7 +72,6 @@ def fuse(model: Module, inplace: bool = False, no_trace: bool = False) -> GraphM
 
 def remove_dropout(model: Module) -> GraphModule:
     """A GraphModule of `model` without its Dropout modules (each call replaced by its input)."""
-    from ...nn import Dropout
 
     class DropoutRemover(Transformer):
         def call_module(self, target: str, args: tuple, kwargs: dict) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 import typing
 
+from ...tensor import Tensor
 from ..graph import Graph
 
 __all__ = ["annotate_getitem_nodes"]
@@ -24,7 +25,6 @@ def _item_type(seq_type, index: int, parameterized: tuple, kind: str):
 
 def annotate_getitem_nodes(graph: Graph) -> None:
     """Set the type of each getitem node whose container node has a typed annotation."""
-    from ...tensor import Tensor
     for node in graph.nodes:
         if node.target is not operator.getitem:
             continue

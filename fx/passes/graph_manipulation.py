@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from ... import ops
 from ..graph import Graph
 from ..node import Node, map_arg
 from .shape_prop import ShapeProp, TensorMetadata
@@ -43,7 +44,6 @@ def get_tensor_meta(node: Node) -> TensorMetadata:
 
 def get_size_of_node(fx_module: Any, node: Node) -> size_bytes:
     """The bytes of the node's output, and with a call_module node's parameters added."""
-    from ... import ops
     elements = 0
     if node.op == "call_module":
         submodule = dict(fx_module.named_modules())[node.target]

@@ -5,6 +5,8 @@ from typing import Any, NamedTuple
 
 from ..interpreter import Interpreter
 from ..node import Node, map_aggregate
+from ...tensor import layout as _layout
+from ...tensor import Tensor
 
 __all__ = ["TensorMetadata", "ShapeProp", "extract_tensor_metadata"]
 
@@ -22,7 +24,6 @@ class TensorMetadata(NamedTuple):
 
 def extract_tensor_metadata(result) -> TensorMetadata:
     """The TensorMetadata of one tensor."""
-    from ...compat import _layout
     memory_format = None
     for fmt in (_layout.contiguous_format, _layout.channels_last, _layout.channels_last_3d):
         try:
@@ -44,7 +45,6 @@ class ShapeProp(Interpreter):
 
     def run_node(self, n: Node) -> Any:
         """Run the node and record its result's metadata."""
-        from ...tensor import Tensor
         result = super().run_node(n)
         found = []
 

@@ -13,6 +13,7 @@ import inspect
 import operator
 from typing import Any, Callable
 
+from ...nn.module import Module
 from ..graph import Graph
 from ..graph_module import GraphModule
 from ..node import Node, map_arg
@@ -58,7 +59,6 @@ def split_module(m: GraphModule, root_m: Any, split_callback: Callable[[Node], i
                  partition_affix: str | None = None, tuple_return: bool = False) -> GraphModule:
     """A GraphModule calling one submodule `submod_<N>` per partition `split_callback` assigns; it computes
     what `m` computes. `qualname_map` (filled in) maps the split module's submodule paths to `m`'s."""
-    from ...nn.module import Module
     partitions: dict = {}
     where: dict = {}  # original node -> its partition's name
     orig_nodes = {node.name: node for node in m.graph.nodes}

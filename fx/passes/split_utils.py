@@ -8,6 +8,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...nn.containers import ModuleList
 from ..graph import Graph
 from ..graph_module import GraphModule
 from ..node import Node, map_arg
@@ -18,7 +19,6 @@ __all__ = ["getattr_recursive", "setattr_recursive", "Component", "split_by_tags
 
 def getattr_recursive(obj: Any, name: str) -> Any:
     """obj.<dotted name>, or None where a part is missing."""
-    from ...nn.containers import ModuleList
     for layer in name.split("."):
         if isinstance(obj, ModuleList):
             if layer not in obj._modules:

@@ -8,6 +8,8 @@ import heapq
 import operator
 from typing import Any, Mapping
 
+from ...tensor import Tensor
+from .._names import torch_table
 from ..graph import Graph
 from ..node import Node
 
@@ -41,7 +43,6 @@ def get_acc_ops_name(k: Any) -> str:
 
 def _function_name(fn: Any) -> str:
     """torch's qualified name of a call_function target: torch.add, torch.nn.functional.relu, _operator.add."""
-    from .._names import torch_table
     name = getattr(fn, "__name__", repr(fn))
     if getattr(builtins, name, None) is fn:
         return name
@@ -72,7 +73,6 @@ def get_node_target(submodules: Mapping, node: Node) -> str:
 
 def is_node_output_tensor(node: Node) -> bool:
     """Whether ShapeProp found the node's value to be a tensor."""
-    from ...tensor import Tensor
     kind = node.meta.get("type", None)
     return kind is not None and issubclass(kind, Tensor)
 

@@ -7,6 +7,7 @@ import warnings
 from ... import ops
 from ...tensor import Tensor
 from ...tensor import dtype as dt
+from ..functional_attention import MASK_TYPES, scaled_dot_product_attention
 
 __all__ = ["causal_upper_left", "causal_lower_right", "CausalVariant", "CausalBias"]
 
@@ -45,7 +46,6 @@ class CausalBias(Tensor):
 
     def _dispatch(self, query, key, value, dropout_p: float = 0.0, is_causal: bool = False, scale=None,
                   enable_gqa: bool = False):
-        from ..functional_attention import scaled_dot_product_attention
         if is_causal:
             raise ValueError("CausalBias should not be used with causal=True")
         if self.seq_len_q == self.seq_len_kv or self.variant == CausalVariant.UPPER_LEFT:
@@ -74,3 +74,6 @@ def causal_lower_right(*size: int) -> CausalBias:
     if len(size) != 2:
         raise AssertionError("causal_lower_right only supports 2D tensors")
     return CausalBias(CausalVariant.LOWER_RIGHT, size[0], size[1])
+
+
+MASK_TYPES[CausalBias] = CausalBias._dispatch

@@ -6,6 +6,7 @@ import warnings
 from ... import ops
 from ...tensor import Tensor
 from .. import functional as F
+from .. import init as _init
 from ..module import Module
 from ..parameter import Parameter
 
@@ -310,7 +311,6 @@ class PReLU(Module):
 
     def reset_parameters(self) -> None:
         """Every slope set to `init`."""
-        from .. import init as _init
         _init.constant_(self.weight, self.init)
 
     def forward(self, input: Tensor) -> Tensor:

@@ -10,6 +10,8 @@ from ...tensor import dtype as dt
 from .. import functional as F
 from .._util import legacy_reduction
 from ..module import Module
+from .linear import Linear
+from .resampling import PairwiseDistance
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
            "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss",
@@ -298,7 +300,6 @@ class TripletMarginWithDistanceLoss(_Loss):
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
                              "instead")
-        from .resampling import PairwiseDistance
         self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
         self.margin = margin
         self.swap = swap
@@ -350,7 +351,6 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         if label_smoothing < 0 or label_smoothing > 1.0:
             raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
         super().__init__(weight=weight, reduction=reduction)
-        from .linear import Linear
         self.num_classes = num_classes
         self.out_features = out_features
         self.ignore_index = ignore_index

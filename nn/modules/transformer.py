@@ -15,6 +15,8 @@ from .. import init
 from ..containers import ModuleList
 from .._util import warn_mismatched_masks
 from ..module import Module
+from .activation import GELU
+from .activation import ReLU
 from .attention import MultiheadAttention
 from .dropout import Dropout
 from .linear import Linear
@@ -40,7 +42,6 @@ def _activation_fn(activation):
 
 def _activation_code(activation) -> int:
     """PyTorch's `activation_relu_or_gelu` flag: 1 for relu, 2 for gelu, 0 for anything else."""
-    from .activation import GELU, ReLU
     if activation is F.relu or isinstance(activation, ReLU):
         return 1
     if activation is F.gelu or isinstance(activation, GELU):

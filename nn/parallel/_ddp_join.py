@@ -11,16 +11,18 @@ of ranks still running.
 """
 from __future__ import annotations
 
+from ... import ops
 from ...autograd.grad_mode import no_grad
 from ...comm import collectives as C
 from ...comm.join import JoinHook
+from ...tensor import dtype as dt
+from ._reducer import _broadcast_coalesced
 
 __all__ = ["DDPJoinHook", "find_common_rank", "bucket_op"]
 
 
 def find_common_rank(ddp, rank: int, candidate: bool) -> int:
     """The largest rank among the candidates (all-reduce MAX of the rank, -1 for a non-candidate)."""
-    from ... import ops
     t = ops.tensor([rank if candidate else -1])
     C.all_reduce(t, op=C.ReduceOp.MAX, group=ddp.process_group)
     common = int(t.item())
@@ -41,7 +43,6 @@ def bucket_op(ddp):
 
 def sync_flag(ddp, value: float) -> float:
     """All-reduce of this rank's 'sync gradients this backward' flag: the sum over ranks."""
-    from ... import ops
     t = ops.full((1,), value)
     C.all_reduce(t, group=ddp.process_group)
     return t.item()
@@ -56,8 +57,6 @@ class DDPJoinHook(JoinHook):
 
     def main_hook(self) -> None:
         """The buffer broadcast, the sync flag and the backward's all-reduces of one iteration, with zeros."""
-        from ... import ops
-        from .distributed import _broadcast_coalesced
         ddp = self.ddp
         rank = ddp.process_group.rank()
         if ddp.require_forward_param_sync and ddp.broadcast_buffers and ddp.modules_buffers:
@@ -68,7 +67,6 @@ class DDPJoinHook(JoinHook):
             return
         reducer = ddp.reducer
         if reducer.find_unused:
-            from ...tensor import dtype as dt
             C.all_reduce(ops.zeros((len(reducer.params),), dtype=dt.int32), group=ddp.process_group)
         op = bucket_op(ddp)
         with no_grad():
@@ -77,7 +75,6 @@ class DDPJoinHook(JoinHook):
 
     def post_hook(self, is_last_joiner: bool) -> None:
         """Every rank takes the parameters (and broadcast buffers) of the last rank to join."""
-        from .distributed import _broadcast_coalesced
         ddp = self.ddp
         src = find_common_rank(ddp, ddp.process_group.rank(), is_last_joiner)
         state = list(ddp.module.parameters()) + (ddp.modules_buffers if ddp.broadcast_buffers else [])

@@ -11,12 +11,14 @@ autograd engine copies the averaged buckets back into .grad when backward finish
 """
 from __future__ import annotations
 
+from ... import ops
 from ...autograd.engine import queue_callback
 from ...autograd.grad_mode import no_grad
 from ...autograd.graph import gradient_edge
 from ...autograd.graph_walk import leaves_reached
 from ...comm import collectives as C
 from ...tensor import Tensor
+from ...tensor import dtype as dt
 
 DEFAULT_FIRST_BUCKET_BYTES = 1 << 20   # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
 
@@ -67,7 +69,6 @@ class _Bucket:
     """One flat gradient buffer: the parameters it holds and a view of it per parameter."""
 
     def __init__(self, indices: list, params: list):
-        from ... import ops
         self.indices = indices
         first = params[indices[0]]
         total = sum(params[i].numel() for i in indices)
@@ -176,8 +177,6 @@ class Reducer:
 
     def _share_usage(self) -> None:
         """Start summing, over ranks, which parameters each rank used (before any bucket, on every rank)."""
-        from ... import ops
-        from ...tensor import dtype as dt
         unused = set(self.locally_unused)
         self.used_map = ops.tensor([0 if i in unused else 1 for i in range(len(self.params))], dtype=dt.int32)
         C.all_reduce(self.used_map, group=self.group, async_op=True)
@@ -230,3 +229,20 @@ class Reducer:
                     else:
                         param.grad.copy_(view)
         self.require_finalize = False
+
+
+def _broadcast_coalesced(tensors: list, group, src: int = 0) -> None:
+    """Overwrite `tensors` with group rank `src`'s values: one broadcast per dtype (of their
+    concatenation), queued on the comm stream; the copies back wait for it on the VM."""
+    by_dtype: dict = {}
+    for t in tensors:
+        by_dtype.setdefault(t.dtype, []).append(t)
+    with no_grad():
+        for same in by_dtype.values():
+            flat = ops.cat([t.reshape(-1) for t in same])
+            C.broadcast(flat, group=group, group_src=src)
+            offset = 0
+            for t in same:
+                n = t.numel()
+                t.copy_(flat[offset:offset + n].view(t.shape))
+                offset += n

@@ -6,36 +6,18 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-from ...autograd.grad_mode import is_grad_enabled, no_grad
+from ...autograd.grad_mode import is_grad_enabled
 from ...comm import collectives as C
 from ...comm.process_group import default_group
 from ...comm.join import Join, Joinable, _JoinConfig
 from ..module import Module
 from ._ddp_join import DDPJoinHook, bucket_op, find_common_rank, sync_flag
-from ._reducer import DEFAULT_FIRST_BUCKET_BYTES, Reducer, bucket_assignment
+from ._reducer import DEFAULT_FIRST_BUCKET_BYTES, Reducer, _broadcast_coalesced, bucket_assignment
 
 __all__ = ["DistributedDataParallel"]
 
 _MB = 1024 * 1024
 _DEFAULT_BUCKET_CAP_MB = 25
-
-
-def _broadcast_coalesced(tensors: list, group, src: int = 0) -> None:
-    """Overwrite `tensors` with group rank `src`'s values: one broadcast per dtype (of their
-    concatenation), queued on the comm stream; the copies back wait for it on the VM."""
-    from ... import ops
-    by_dtype: dict = {}
-    for t in tensors:
-        by_dtype.setdefault(t.dtype, []).append(t)
-    with no_grad():
-        for same in by_dtype.values():
-            flat = ops.cat([t.reshape(-1) for t in same])
-            C.broadcast(flat, group=group, group_src=src)
-            offset = 0
-            for t in same:
-                n = t.numel()
-                t.copy_(flat[offset:offset + n].view(t.shape))
-                offset += n
 
 
 def _verify_same_model(params: list, group) -> None:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import inspect
 
+from ..module import Module
+
 __all__ = ["skip_init"]
 
 
@@ -12,7 +14,6 @@ def skip_init(module_cls, *args, **kwargs):
     torch builds it on the meta device and allocates empty storage; tidal has no meta device, so
     the module is built on the target device directly (its values are whatever construction made,
     which torch's contract, 'uninitialized', allows)."""
-    from ..module import Module
     if not (isinstance(module_cls, type) and issubclass(module_cls, Module)):
         raise RuntimeError(f"Expected a Module; got {module_cls}")
     if "device" not in inspect.signature(module_cls).parameters:

@@ -1,6 +1,11 @@
 """Convert the weights of a model's 2-D/3-D (transposed) convolutions to a memory format."""
 from __future__ import annotations
 
+from ..modules.conv import Conv2d
+from ..modules.conv import ConvTranspose2d
+from ..modules.conv import Conv3d
+from ..modules.conv import ConvTranspose3d
+
 __all__ = ["convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format"]
 
 
@@ -27,11 +32,9 @@ def _convert(module, kinds: tuple, memory_format):
 
 def convert_conv2d_weight_memory_format(module, memory_format):
     """Give every Conv2d/ConvTranspose2d weight under `module` the layout `memory_format`; returns `module`."""
-    from ..modules.conv import Conv2d, ConvTranspose2d
     return _convert(module, (Conv2d, ConvTranspose2d), memory_format)
 
 
 def convert_conv3d_weight_memory_format(module, memory_format):
     """Give every Conv3d/ConvTranspose3d weight under `module` the layout `memory_format`; returns `module`."""
-    from ..modules.conv import Conv3d, ConvTranspose3d
     return _convert(module, (Conv3d, ConvTranspose3d), memory_format)

@@ -8,6 +8,9 @@ from ...autograd import no_grad
 from ...tensor import Tensor
 from .. import functional as F
 from ..module import Module
+from ..modules import ConvTranspose1d
+from ..modules import ConvTranspose2d
+from ..modules import ConvTranspose3d
 from . import parametrize
 
 __all__ = ["weight_norm", "spectral_norm", "orthogonal"]
@@ -98,7 +101,6 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        from ..modules import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module

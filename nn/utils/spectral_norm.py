@@ -5,6 +5,9 @@ from ... import ops
 from ...autograd import no_grad
 from .. import functional as F
 from ..module import Module
+from ..modules import ConvTranspose1d
+from ..modules import ConvTranspose2d
+from ..modules import ConvTranspose3d
 from ..parameter import Parameter
 
 __all__ = ["SpectralNorm", "spectral_norm", "remove_spectral_norm"]
@@ -83,7 +86,6 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
                   dim: int | None = None) -> Module:
     """Normalize `module.<name>` by its spectral norm before each forward (hook-based API)."""
     if dim is None:
-        from ..modules import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
     return module

@@ -23,6 +23,14 @@ __all__: list = []  # (torch.overrides names these: compat/overrides.py)
 METHODS: dict = {}
 
 _DISABLED = [0]  # inside DisableTorchFunction blocks (and a default __torch_function__'s call)
+_PLAIN = (Tensor,)  # classes whose instances act as plain tensors: Tensor, and nn's Parameter once nn registers it
+
+
+def register_plain_subclass(cls: type) -> None:
+    """Make Tensor subclass `cls` act as torch's Parameter does: its __torch_function__ disabled, results plain
+    tensors (tidal.nn.parameter registers Parameter when it loads; nn sits above ops)."""
+    global _PLAIN
+    _PLAIN += (cls,)
 
 
 def _is_overloaded(item) -> bool:
@@ -45,10 +53,9 @@ def overloaded_args(relevant: Iterable) -> list:
 def has_torch_function(relevant_args: Iterable) -> bool:
     """Whether any of `relevant_args` is a tensor-like with __torch_function__ or a Tensor subclass (not a
     Parameter), as torch answers."""
-    from ...nn.parameter import Parameter
     if _DISABLED[0]:
         return False
-    return any(_is_overloaded(a) or isinstance(a, Tensor) and type(a) not in (Tensor, Parameter)
+    return any(_is_overloaded(a) or isinstance(a, Tensor) and type(a) not in _PLAIN
                for arg in relevant_args for a in (arg if isinstance(arg, (list, tuple)) else (arg,)))
 
 
@@ -179,8 +186,7 @@ def _subclass_methods(cls) -> None:
     """Give a user's Tensor subclass torch's subclass behaviour (see the module docstring)."""
     if cls.__module__.startswith("tidal."):  # (tidal's own subclasses: Parameter, Buffer, CausalBias...)
         return
-    from ...nn.parameter import Parameter
-    if issubclass(cls, Parameter):  # torch's Parameter disables __torch_function__: results are plain tensors
+    if issubclass(cls, _PLAIN[1:]):  # torch's Parameter disables __torch_function__: results are plain tensors
         return
     _USER_CLASSES.add(cls)
     SUBCLASSES[0] = True

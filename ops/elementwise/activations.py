@@ -23,6 +23,8 @@ from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.factory_args import CHECKED_NAME, overflows
 from ..dispatch.node_names import torch_node
 from ..dispatch.limited_dtypes import check as check_limited
+from ..complex_numbers.tensors import refuse_complex
+from ..dispatch import autocast as _ac
 
 __all__: list = []
 METHODS: dict = {}
@@ -558,3 +560,30 @@ METHODS["mvlgamma_"] = lambda self, p: mvlgamma(self, p, out=self)
 
 FUNCTIONAL += ["sigmoid", "tanh"]  # in math_api; nn.functional has them too
 sigmoid, tanh = M.sigmoid, M.tanh
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """max(0, x) + weight * min(0, x), with one weight per channel (dim 1) or one shared (F.prelu, Tensor.prelu)."""
+    if (input.dtype.is_complex or weight.dtype.is_complex) and input.dtype is not weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {ew.torch_name(input.dtype)} and "
+                           f"{ew.torch_name(weight.dtype)}")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if weight.numel() != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.dim() >= 2 else 1
+        if weight.numel() != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {channels}.")
+        if input.dim() >= 2:
+            weight = weight.reshape((channels,) + (1,) * (input.dim() - 2))
+    elif input.dim() == 0:  # one weight on a 0-d input: the result stays 0-d, as in PyTorch
+        weight = weight.reshape(())
+    refuse_complex(input, "\"prelu_cpu\" not implemented for '{name}'")
+    if _ac.ACTIVE[0]:  # on torch's autocast list of lower-precision ops
+        input, weight = _ac.lower(input, weight)
+    return torch_node(M.where(input > 0, input, weight * input), "prelu_kernel", input, weight)
+
+
+METHODS["prelu"] = prelu

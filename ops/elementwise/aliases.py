@@ -144,10 +144,4 @@ def _float_power_(self: Tensor, exponent) -> Tensor:
     return self.pow_(exponent.to(want) if isinstance(exponent, Tensor) else exponent)
 
 
-def _prelu(self: Tensor, weight: Tensor) -> Tensor:
-    """F.prelu(self, weight)."""
-    from ...nn import functional as F
-    return F.prelu(self, weight)
-
-
-METHODS.update(float_power_=_float_power_, prelu=_prelu)
+METHODS.update(float_power_=_float_power_)

@@ -18,6 +18,7 @@ import numpy as np
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...tensor.printing import format_tensor, host_values
+from ...tensor import layout as _layout
 
 __all__ = ["sparse_coo_tensor", "spmm"]
 
@@ -35,8 +36,7 @@ class SparseCooTensor(Tensor):
     @property
     def layout(self):
         """torch.sparse_coo."""
-        from ...compat._layout import sparse_coo
-        return sparse_coo
+        return _layout.sparse_coo
 
     def _indices(self) -> Tensor:
         """The indices as given (duplicates included while uncoalesced): a (sparse_dim, nnz) int64 tensor."""

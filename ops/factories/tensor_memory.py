@@ -23,6 +23,8 @@ from ..dispatch.mem_overlap import check_written
 from ..movement.view_grads import record_view
 from ..movement.views import make_view
 from .uninitialized import filled
+from ...tensor import layout as _layout
+from ...tensor.device import accelerator_count
 
 __all__ = ["resize_as_", "is_set_to"]
 METHODS: dict = {}
@@ -37,9 +39,8 @@ def _itemsize(self: Tensor) -> int:
     return self.dtype.itemsize
 
 
-def _layout(self: Tensor):
-    from ...compat._layout import strided  # the torch-shaped layout object (tidal tensors are all strided)
-    return strided
+def _layout_of(self: Tensor):
+    return _layout.strided  # tidal tensors are all strided
 
 
 def _should_swap(shape: tuple, strides: tuple, a: int, b: int) -> int:
@@ -99,7 +100,7 @@ def _output_nr(self: Tensor) -> int:
 
 METHODS.update(nbytes=property(_nbytes, doc="numel() * itemsize."),
                itemsize=property(_itemsize, doc="The size of one element in bytes."),
-               layout=property(_layout, doc="torch.strided: every tidal tensor is dense and strided."),
+               layout=property(_layout_of, doc="torch.strided: every tidal tensor is dense and strided."),
                output_nr=property(_output_nr, doc="Which output of its grad_fn this tensor is."),
                dim_order=dim_order, const_data_ptr=_const_data_ptr)
 
@@ -322,8 +323,7 @@ METHODS.update(as_subclass=as_subclass)
 # -- pinned memory -----------------------------------------------------------------------------------
 def pin_memory(self: Tensor, device=None) -> Tensor:
     """A copy for fast host-to-device transfers; like torch, an error where no accelerator exists."""
-    from ...compat import accelerator
-    if not accelerator.is_available():
+    if accelerator_count() == 0:
         raise RuntimeError("Cannot access accelerator device when none is available.")
     if self.device.type != "cpu":
         raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")

@@ -23,6 +23,7 @@ from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...tensor.tensor import contiguous_strides
 from ..dispatch.factory_args import empty_strided_tensor
+from ...tensor.layout import memory_format as _format_token  # torch.memory_format's class
 
 __all__ = ["memory_format_name", "format_strides", "empty_in_format", "to_layout", "preserved_strides", "laid_out",
            "contiguous", "clone", "elementwise_strides", "iterator_strides", "conv_layout", "channels_last_like",
@@ -38,8 +39,7 @@ def memory_format_name(fn: str, memory_format, default: str = PRESERVE) -> str:
     """The format's name; torch's TypeError for something that is not a torch.memory_format."""
     if memory_format is None:
         return default
-    from ...compat._layout import memory_format as token  # the torch-shaped token class
-    if not isinstance(memory_format, token):
+    if not isinstance(memory_format, _format_token):
         raise TypeError(f"{fn}(): argument 'memory_format' must be torch.memory_format, not "
                         f"{type(memory_format).__name__}")
     return memory_format.name

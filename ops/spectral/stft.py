@@ -14,6 +14,8 @@ from ..complex_numbers.tensors import view_as_real
 from ..factories.creation import ones, zeros
 from ..movement.shape_ops import cat
 from ..dispatch.user_frame import user_stacklevel
+from ..movement.padding import pad as _pad
+from ..windowed.fold import fold
 
 __all__ = ["stft", "istft"]
 METHODS: dict = {}
@@ -40,7 +42,6 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
          window: Tensor | None = None, center: bool = True, pad_mode: str = "reflect", normalized: bool = False,
          onesided: bool | None = None, return_complex: bool | None = None, align_to_window=None) -> Tensor:
     """The short-time Fourier transform: (freq, frames) per signal, as torch.stft."""
-    from ...nn import functional as F
     complex_in = input.dtype.is_complex or (window is not None and window.dtype.is_complex)
     if return_complex is None:
         if not complex_in:
@@ -54,7 +55,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     if center:
         pad = n_fft // 2
         shape = input.shape
-        input = F.pad(input.reshape((1,) * (3 - input.ndim) + tuple(shape)), [pad, pad], mode=pad_mode)
+        input = _pad(input.reshape((1,) * (3 - input.ndim) + tuple(shape)), [pad, pad], mode=pad_mode)
         input = input.reshape(input.shape[-len(shape):])
     hop_length = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
@@ -81,7 +82,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     if align_to_window and win_length < n_fft:
         # frames start where their window does: the signal gains the window's zero margins on both sides
         left = (n_fft - win_length) // 2
-        x = F.pad(x, [left, n_fft - win_length - left])
+        x = _pad(x, [left, n_fft - win_length - left])
     frames = x.unfold(1, n_fft, hop_length) * _padded_window(window, n_fft, win_length, x, where)
     onesided = not complex_in if onesided is None else onesided
     if onesided and complex_in:
@@ -95,11 +96,10 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
 
 def _overlap_add(frames: Tensor, hop: int, length: int) -> Tensor:
     """Frames (B, n_fft, T) summed into signals (B, length) at hop strides."""
-    from ...nn import functional as F
     if frames.dtype.is_complex:
         return _complex(_overlap_add(_real(frames), hop, length), _overlap_add(_imag(frames), hop, length))
     n_fft = frames.shape[1]
-    return F.fold(frames, (1, length), (1, n_fft), stride=(1, hop)).reshape(frames.shape[0], length)
+    return fold(frames, (1, length), (1, n_fft), stride=(1, hop)).reshape(frames.shape[0], length)
 
 
 def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: int | None = None,

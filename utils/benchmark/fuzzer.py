@@ -17,6 +17,9 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from ...ops import from_numpy
+from ...tensor.dtype import float32
+
 __all__ = ["Fuzzer", "FuzzedParameter", "FuzzedTensor", "ParameterAlias"]
 
 _MAX_ATTEMPTS = 1000
@@ -84,7 +87,6 @@ class FuzzedTensor:
                  max_allocation_bytes: int | None = None, dim_parameter: str | None = None,
                  roll_parameter: str | None = None, dtype=None, cuda: bool = False,
                  tensor_constructor: Callable | None = None):
-        from ... import float32
         self._name, self._size, self._steps = name, tuple(size), tuple(steps) if steps is not None else None
         self._probability_contiguous = probability_contiguous
         self._min_elements, self._max_elements = min_elements, max_elements
@@ -114,7 +116,6 @@ class FuzzedTensor:
                 (self._max_allocation_bytes is None or allocated <= self._max_allocation_bytes))
 
     def _make_tensor(self, params: dict, state: np.random.RandomState) -> tuple:
-        from ... import from_numpy
         size, steps = self._shape(params)
         contiguous = state.rand() < self._probability_contiguous
         order = list(range(len(size))) if contiguous else [int(i) for i in state.permutation(len(size))]

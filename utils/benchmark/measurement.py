@@ -10,6 +10,8 @@ from typing import Iterable
 
 import numpy as np
 
+from ...tensor.dtype import repr_namespace
+
 __all__ = ["TaskSpec", "Measurement", "select_unit", "trim_sigfig", "unit_to_english"]
 
 _IQR_WARN_THRESHOLD = 0.1
@@ -229,7 +231,6 @@ class Measurement:
 
 def _class_path(cls: type) -> str:
     """The class's dotted path; under `import torch` (the compat runner) torch's own path for Measurement."""
-    from ...tensor.dtype import repr_namespace
     if repr_namespace[0] == "torch" and cls is Measurement:
         return "torch.utils.benchmark.utils.common.Measurement"
     return f"{cls.__module__}.{cls.__name__}"

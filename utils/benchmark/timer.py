@@ -72,8 +72,7 @@ class _SyncedClock:
 
     def __call__(self) -> float:
         self.before_sync = self.clock()
-        from ... import sync
-        sync()
+        _vm.sync()
         if self.kernels is not None:  # timeit's first reading: the setup's kernels (just synced) are not timed
             with self.kernels._lock:
                 self.kernels.ns, self.kernels.start_ns = 0, time.perf_counter_ns()

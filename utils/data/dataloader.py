@@ -27,6 +27,7 @@ from ._collate import default_collate, default_convert
 from ._worker import ExceptionWrapper, IterableEnd, Reset, get_worker_info, make_fetcher
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from ...tensor.device import accelerator_count
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
@@ -199,11 +200,10 @@ def _checked_context(context, num_workers: int):
 def _warn_pin_memory(device: str) -> None:
     """torch's warnings for pin_memory=True, given as each iterator starts: a pin_memory_device is ignored, and
     without an accelerator nothing is pinned."""
-    from ...compat import accelerator  # the accelerator tidal.compat reports (none while CUDA runs no kernels)
     if device:
         warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
                       f"ignore pin_memory_device='{device}'.", stacklevel=4)
-    if not accelerator.is_available():
+    if accelerator_count() == 0:
         warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned memory "
                       "won't be used.", stacklevel=4)
 

@@ -51,7 +51,7 @@ class DistributedSampler(Sampler[_T_co]):
     def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None, shuffle: bool = True,
                  seed: int = 0, drop_last: bool = False):
         if num_replicas is None or rank is None:
-            from ...comm import process_group as pg
+            from ...comm import process_group as pg  # comm loads on first use (keeps import light)
             if num_replicas is None:
                 num_replicas = pg.get_world_size()
             if rank is None:

@@ -10,14 +10,15 @@ from tensorboard.compat.proto.tensor_pb2 import TensorProto
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData
 
+from ...tensor import Tensor
+from ...tensor import dtype as dt
+
 __all__ = ["make_np", "scalar", "histogram", "histogram_raw", "make_histogram", "text", "hparams", "image",
            "make_image", "convert_to_HWC"]
 
 
 def make_np(x: Any) -> np.ndarray:
     """A NumPy array of a tensor, an array or a Python number."""
-    from ...tensor import Tensor
-    from ...tensor import dtype as dt
     if isinstance(x, np.ndarray):
         return x
     if np.isscalar(x):
@@ -103,7 +104,6 @@ def hparams(hparam_dict: dict | None = None, metric_dict: dict | None = None,
     from tensorboard.plugins.hparams.metadata import (EXPERIMENT_TAG, PLUGIN_DATA_VERSION, PLUGIN_NAME,
                                                       SESSION_END_INFO_TAG, SESSION_START_INFO_TAG)
     from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData, SessionEndInfo, SessionStartInfo
-    from ...tensor import Tensor
     if not isinstance(hparam_dict, dict):
         raise TypeError("parameter: hparam_dict should be a dictionary, nothing logged.")
     if not isinstance(metric_dict, dict):

@@ -6,6 +6,8 @@ import functools
 import inspect
 from typing import Any, Callable
 
+from ....nn.module import Module
+from ...graph_module import GraphModule
 from .pass_base import PassResult
 
 __all__ = ["pass_result_wrapper", "this_before_that_pass_constraint", "PassManager"]
@@ -22,7 +24,6 @@ def pass_result_wrapper(fn: Callable) -> Callable | None:
 
     @functools.wraps(fn)
     def wrapped(gm: Any) -> PassResult | None:
-        from ....nn.module import Module
         result = fn(gm)
         if result is None:
             return PassResult(gm, True)
@@ -128,7 +129,6 @@ class PassManager:
 
     def __call__(self, module: Any) -> PassResult:
         """Run the passes on `module` up to `steps` times (stopping once a round changes nothing)."""
-        from ...graph_module import GraphModule
         if not self._validated:
             self.solve_constraints()
         self.check(module)

@@ -11,7 +11,9 @@ from typing import Callable
 import numpy as np
 
 from ..tensor import Tensor
-from .api import grad as _grad
+from .. import ops
+from ..autograd import forward_ad as fwad
+from ..autograd.api import grad as _grad
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
@@ -30,7 +32,6 @@ def _outputs(func: Callable, inputs: tuple) -> list:
 
 def _numerical(func: Callable, inputs: tuple, wrt: list, eps: float) -> list:
     """[output][input] -> (numel(input), numel(output)) array of central differences."""
-    from .. import ops
     base = [t.detach()._host_array().copy() if isinstance(t, Tensor) else t for t in inputs]  # (any dtype)
 
     def run(arrays) -> list:  # fresh leaves as the inputs were (gradgradcheck's func differentiates them)
@@ -55,7 +56,6 @@ def _numerical(func: Callable, inputs: tuple, wrt: list, eps: float) -> list:
 
 def _analytical(func: Callable, inputs: tuple, wrt: list) -> list:
     """[output][input] -> (numel(input), numel(output)) array, one autograd.grad per output element."""
-    from .. import ops
     outs = _outputs(func, inputs)
     jac = [[np.zeros((inputs[i].numel(), o.numel())) for i in wrt] for o in outs]
     targets = [inputs[i] for i in wrt]
@@ -75,8 +75,6 @@ def _analytical(func: Callable, inputs: tuple, wrt: list) -> list:
 
 def _forward_analytical(func: Callable, inputs: tuple, wrt: list) -> list:
     """[output][input] -> (numel(input), numel(output)) array, one forward-mode call per input element."""
-    from .. import ops
-    from . import forward_ad as fwad
     jac = None
     for col, i in enumerate(wrt):
         for e in range(inputs[i].numel()):
@@ -138,7 +136,6 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, 
 
 
 def _show(a: np.ndarray) -> str:
-    from .. import ops
     return repr(ops.tensor(a))
 
 
@@ -148,7 +145,6 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
                   check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
                   check_rev_over_rev: bool = True, fast_mode: bool = False, masked: bool = False) -> bool:
     """gradcheck of the map (inputs, grad_outputs) -> the gradients of func: its second derivatives."""
-    from .. import ops
     inputs = _tuple(inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)

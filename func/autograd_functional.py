@@ -13,8 +13,9 @@ from typing import Callable
 
 from .. import ops
 from ..tensor import Tensor
-from .api import grad as _grad
-from .grad_mode import enable_grad
+from ..autograd.api import grad as _grad
+from ..autograd.forward_ad import linearize
+from ..autograd.grad_mode import enable_grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
@@ -64,7 +65,6 @@ def _vjp_raw(outputs: tuple, inputs: tuple, cotangents: tuple, create_graph: boo
 
 def _jvp_raw(outputs: tuple, inputs: tuple, tangents: tuple, create_graph: bool) -> tuple:
     """J v per output, by forward mode's transpose trick (None where an output does not depend on the inputs)."""
-    from .forward_ad import linearize
     return tuple(linearize(outputs, inputs, create_graph)(tangents))
 
 
@@ -159,7 +159,6 @@ def _jacobian_of(outputs: tuple, inputs: tuple, create_graph: bool, strict: bool
 
 def _jacobian_forward(outputs: tuple, inputs: tuple) -> list:
     """jac[i][j] as _jacobian_of, by forward mode: column k of block j is J e_k for input j's element k."""
-    from .forward_ad import linearize
     jvp_of = linearize(outputs, inputs, create_graph=False)
     cols: list = [[[] for _ in inputs] for _ in outputs]
     for j, x in enumerate(inputs):
