@@ -10,6 +10,8 @@ import functools
 import warnings
 
 from ..tensor import Tensor
+from .graph import AccumulateGrad
+from .graph_walk import roots_of, walk
 
 _anomaly = {"enabled": False, "check_nan": True}
 
@@ -78,8 +80,6 @@ def nan_checks(tensors: tuple) -> list:
     NaN as torch checks every backward function; the hooks' handles (removed when the backward ends)."""
     if not (_anomaly["enabled"] and _anomaly["check_nan"]):
         return []
-    from .graph import AccumulateGrad  # in an import circle with graph (FILE_CIRCLES_LEFT)
-    from .graph_walk import roots_of, walk  # in an import circle with graph_walk (FILE_CIRCLES_LEFT)
     handles = []
     for node in walk(roots_of(tensors)):
         if not isinstance(node, AccumulateGrad):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..tensor import Tensor
 from ..tensor.tensor import contiguous_strides
 from . import hooks
+from . import view_inplace  # noqa: F401 - registers node "copy_" as torch's CopyBackwards
 
 __all__ = ["leaf_grad_strides", "obeys_layout_contract", "clone_obey_contract"]
 
@@ -38,5 +39,4 @@ def obeys_layout_contract(grad: Tensor, leaf: Tensor) -> bool:
 
 def clone_obey_contract(grad: Tensor, leaf: Tensor) -> Tensor:
     """A copy of `grad` laid out as leaf.grad must be (recorded as CopyBackwards under grad mode)."""
-    from . import view_inplace  # noqa: F401 - registers node "copy_" as torch's CopyBackwards
     return hooks.laid_out(grad, leaf_grad_strides(leaf), node="copy_")

@@ -386,7 +386,3 @@ def _carry_duals(node: Node, inputs: tuple, outputs) -> None:
     if not is_grad_enabled():
         node.next_functions = tuple([e if f else _NO_EDGE for e, f in zip(node.next_functions, flags)])
 
-
-from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: E402
-from .multi_grad_hook import register_multi_grad_hook  # noqa: E402
-from .mutation_on_saved import allow_mutation_on_saved_tensors  # noqa: E402,F401 - torch's name here
