@@ -103,10 +103,12 @@ class Primitive:
             return inputs
         return tuple([t if k in self.grad_inputs else None for k, t in enumerate(inputs)])
 
-    def _record(self, inputs: tuple, outs, attrs, saved: tuple | None, node: str | None) -> None:
+    def _record(self, inputs: tuple, outs, attrs, saved: tuple | None, node: str | None, node_attrs=None) -> None:
+        # (`node_attrs`: given by a caller that planned them once)
         if saved is None:
-            saved = tuple([outs[s.index] if s.output else inputs[s.index] for s in self.saved])
-        node_attrs = attrs if self.node_attrs is None else self.node_attrs(inputs, attrs)
+            saved = tuple([outs[s.index] if s.output else inputs[s.index] for s in self.saved]) if self.saved else ()
+        if node_attrs is None:
+            node_attrs = attrs if self.node_attrs is None else self.node_attrs(inputs, attrs)
         attached = tuple(outs) if self.grad_outputs is None else tuple([outs[k] for k in self.grad_outputs])
         record(node or self.name, self.backward, self._edged(inputs), attached, saved, node_attrs)
 

@@ -158,32 +158,50 @@ class Reduction(Primitive):
     def __call__(self, inputs: tuple, attrs: ReduceAttrs, node: str | None = None):
         """The reduction of `inputs[0]`: its output, or a tuple of its outputs; the node recorded (`node`: its
         name where the overload called decides it)."""
-        x = inputs[0]
-        outs = _launch(self, x, attrs) if len(x._v.shape) <= many_dims.MAX_NDIM else \
-            many_dims.reduce_whole(_launch, self, x, attrs)  # (only whole reductions get there: _check_dim_mask)
-        if self.backward is not None and needs_grad(inputs):
-            self._record(inputs, outs if outs.__class__ is tuple else (outs,), attrs, None, node)
-        return outs
+        compute = None if attrs.compute is None else dt.from_numpy(attrs.compute)
+        return reduce_by(self, inputs[0], attrs.axes, attrs.keepdim, attrs.dtypes, compute, attrs.extra, node)
 
 
 def reduce_by(record: Reduction, x: Tensor, axes: tuple, keepdim: bool, out_dtypes, compute: dt.dtype | None = None,
               extra=None, node: str | None = None):
-    """`record` run on `x` over `axes`, one output per dtype in `out_dtypes`, reducing in `compute`."""
+    """`record` run on `x` over `axes`, one output per dtype in `out_dtypes`, reducing in `compute`: its output,
+    or a tuple of its outputs, with the node recorded (`node`: its name where the overload called decides it)."""
     dtypes = out_dtypes if out_dtypes.__class__ is tuple else tuple(out_dtypes)
-    return record((x,), ReduceAttrs(axes, None if compute is None else compute.np, extra, keepdim, dtypes), node)
+    vm = x._vm
+    if extra is None and len(x._v.shape) <= many_dims.MAX_NDIM:  # planned once per signature (the hot path)
+        key = (record, x.dtype, x._v.shape, vm, axes, keepdim, dtypes, compute)
+        plan = _launch_plans.get(key)
+        if plan is None:
+            plan = _ReducePlan(record, x, _attrs(axes, keepdim, dtypes, compute, None))
+            if len(_launch_plans) < 16384:
+                _launch_plans[key] = plan
+        attrs, reduced = plan.attrs, plan.reduced
+        outs = _push(record.name, plan, x, vm)
+    else:  # attributes that may not hash, or more dims than a reduction over some of them takes
+        attrs, reduced = _attrs(axes, keepdim, dtypes, compute, extra), None
+        outs = _launch(record, x, attrs) if len(x._v.shape) <= many_dims.MAX_NDIM else \
+            many_dims.reduce_whole(_launch, record, x, attrs)  # (only whole reductions get there: _check_dim_mask)
+    if record.backward is not None and x._requires_grad and needs_grad((x,)):
+        record._record((x,), outs if outs.__class__ is tuple else (outs,), attrs, None, node, reduced)
+    return outs
 
 
-_launch_plans: dict = {}  # (record, x's dtype, shape and VM, attrs) -> _ReducePlan
+def _attrs(axes: tuple, keepdim: bool, dtypes: tuple, compute: dt.dtype | None, extra) -> ReduceAttrs:
+    return ReduceAttrs(axes, None if compute is None else compute.np, extra, keepdim, dtypes)
+
+
+_launch_plans: dict = {}  # (record, x's dtype, shape and VM, axes, keepdim, dtypes, compute) -> _ReducePlan
 
 
 class _ReducePlan:
-    """What queuing one reduction needs, computed once per signature: kernel, fusable reduction data and each
-    output's layout."""
+    """What queuing one reduction needs, computed once per signature: kernel, attributes, fusable reduction data,
+    each output's layout, and what its backward reads."""
 
-    __slots__ = ("kernel", "reduce", "outs", "head")
+    __slots__ = ("kernel", "attrs", "reduce", "outs", "head", "reduced")
 
     def __init__(self, record: Reduction, x: Tensor, attrs: ReduceAttrs):
         self.kernel = kernel_for(record.name, x.device)
+        self.attrs = attrs
         fusable = _fusable(record, x, attrs)
         self.reduce = None if fusable is None else (attrs.axes,) + fusable  # declares the reduction to the VM
         self.outs = []
@@ -192,35 +210,31 @@ class _ReducePlan:
             self.outs.append((shape, strides, numel_of(shape) * d.itemsize, d, layout_id(shape, strides, 0, d.np)))
         self.outs = tuple(self.outs)
         self.head = replay_head(self.kernel, self.reduce, "compute", 1, len(self.outs))  # made once (vm/replay)
+        self.reduced = _reduced_node((x,), attrs)
 
 
 def _launch(record: Reduction, x: Tensor, attrs: ReduceAttrs):
-    """Queue `record`'s reduction of `x`: its output, or a tuple of them."""
-    if attrs.extra is not None:  # attributes that may not hash: planned afresh
-        fusable = _fusable(record, x, attrs)
-        reduce = None if fusable is None else (attrs.axes,) + fusable
-        outs = launch(record.name, (x,), _reduced_shapes((x,), attrs), attrs, reduce=reduce)
-        return outs[0] if len(outs) == 1 else tuple(outs)
-    vm = x._vm
-    key = (record, x.dtype, x._v.shape, vm, attrs)
-    plan = _launch_plans.get(key)
-    if plan is None:
-        plan = _ReducePlan(record, x, attrs)
-        if len(_launch_plans) < 16384:
-            _launch_plans[key] = plan
+    """Queue `record`'s reduction of `x`, planned afresh: its output, or a tuple of them."""
+    fusable = _fusable(record, x, attrs)
+    reduce = None if fusable is None else (attrs.axes,) + fusable
+    outs = launch(record.name, (x,), _reduced_shapes((x,), attrs), attrs, reduce=reduce)
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _push(name: str, plan: _ReducePlan, x: Tensor, vm):
+    # the planned reduction's outputs and instruction (the hot path: no lists for the usual single output)
     dev = x.device
-    name = record.name
-    if len(plan.outs) == 1:  # (the common case, without the lists)
+    if len(plan.outs) == 1:
         shape, strides, nbytes, d, layout = plan.outs[0]
         view = fresh_view(nbytes, vm, shape, strides, d.np, layout)
-        vm.push(compute_instruction(name, plan.kernel, (x._v,), (view,), attrs, None, plan.reduce, plan.head))
+        vm.push(compute_instruction(name, plan.kernel, (x._v,), (view,), plan.attrs, None, plan.reduce, plan.head))
         return Tensor._make(view, d, dev, vm)
     outs, views_ = [], []
     for shape, strides, nbytes, d, layout in plan.outs:
         view = fresh_view(nbytes, vm, shape, strides, d.np, layout)
         views_.append(view)
         outs.append(Tensor._make(view, d, dev, vm))
-    vm.push(compute_instruction(name, plan.kernel, (x._v,), tuple(views_), attrs, None, plan.reduce, plan.head))
+    vm.push(compute_instruction(name, plan.kernel, (x._v,), tuple(views_), plan.attrs, None, plan.reduce, plan.head))
     return tuple(outs)
 
 
