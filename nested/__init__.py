@@ -10,8 +10,10 @@ from ..nn import functional as F
 from ..ops.dispatch.node_names import torch_node
 from ..ops.factories.tensor_memory import not_nested_kernel
 from ..tensor import Tensor
+from . import dispatch
 from .holes import HOLES_TO_PADDED
 from .nested_tensor import NestedInt, NestedTensor, _components, has_holes, make_jagged, make_strided
+from .nested_tensor import register as _register_handlers
 from ..tensor import layout as _layout
 from ..tensor import dtype as dt
 
@@ -184,3 +186,6 @@ def to_padded_tensor(input: NestedTensor, padding: float, output_size=None) -> T
             widths += [0, target[k] - p.shape[k]]
         padded.append(F.pad(p, widths, value=padding) if any(widths) else p)
     return torch_node(ops.stack(padded), "to_padded_tensor", *parts)
+
+
+_register_handlers(call=dispatch.call, to_padded_tensor=to_padded_tensor)  # (they build on nested_tensor.py)

@@ -26,6 +26,15 @@ from ..tensor import layout as _layout
 
 __all__ = ["NestedTensor", "NestedInt"]
 
+# What NestedTensor hands on to the modules built on this one, which the nested package registers when it loads:
+# "call" (dispatch.call: a torch function on nested arguments) and "to_padded_tensor" (nested.to_padded_tensor)
+HANDLERS: dict = {}
+
+
+def register(**handlers) -> None:
+    """Set NestedTensor's handlers (tidal.nested does this once, at import)."""
+    HANDLERS.update(handlers)
+
 _ids = itertools.count(1)
 
 
@@ -149,8 +158,7 @@ class NestedTensor(Tensor):
 
     def to_padded_tensor(self, padding: float, output_size=None) -> Tensor:
         """A dense tensor: the components, each padded with `padding` to the largest size (or `output_size`)."""
-        from . import to_padded_tensor  # in an import circle with nested (FILE_CIRCLES_LEFT)
-        return to_padded_tensor(self, padding, output_size)
+        return HANDLERS["to_padded_tensor"](self, padding, output_size)
 
     @property
     def grad(self):
@@ -179,8 +187,7 @@ class NestedTensor(Tensor):
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         """Run `func` on the packed values (jagged) or on each component (strided) and nest the results."""
-        from .dispatch import call  # in an import circle with dispatch (FILE_CIRCLES_LEFT)
-        return call(func, args, kwargs or {})
+        return HANDLERS["call"](func, args, kwargs or {})
 
 
 def _wrap(dim: int, n: int, name: str) -> int:
