@@ -23,8 +23,9 @@ def kernels(request, compile_here, monkeypatch):  # noqa: F811 - the fixture abo
     else:
         assert codegen.kernel_module(".attention_kernels", "tidal.ops.rowwise", spent=1e9) is not None
     calls = []
-    original = attention_rows.launch
-    monkeypatch.setattr(attention_rows, "launch", lambda name, *a: (calls.append(name), original(name, *a))[1])
+    for attr in ("_ATTENTION", "_ATTENTION_BACKWARD", "_PACKED", "_PACKED_BACKWARD"):  # the kernels' records
+        record = getattr(attention_rows, attr)
+        monkeypatch.setattr(attention_rows, attr, lambda *a, _r=record: (calls.append(_r.name), _r(*a))[1])
     with kernel_threads(1 if request.param.endswith("one thread") else None):
         yield calls
 

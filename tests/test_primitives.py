@@ -29,6 +29,13 @@ REACHED_THROUGH = {
     "adaptive_avg_pool2d_backward": "nn.functional.adaptive_avg_pool2d",
     "max_pool2d_with_indices": "nn.functional.max_pool2d", "max_pool3d_with_indices": "nn.functional.max_pool3d",
     "max_pool_gather": "nn.functional.max_pool2d", "max_pool_scatter": "nn.functional.max_pool2d",
+    "_softmax": "softmax", "_log_softmax": "log_softmax", "_log_softmax_backward_data": "log_softmax",
+    "_safe_softmax": "nn.functional.scaled_dot_product_attention",  # (a masked row of the composite)
+    "native_layer_norm_backward": "native_layer_norm", "nll_loss_backward": "nn.functional.nll_loss",
+    "_scaled_dot_product_flash_attention_for_cpu": "nn.functional.scaled_dot_product_attention",
+    "_scaled_dot_product_flash_attention_for_cpu_backward": "nn.functional.scaled_dot_product_attention",
+    "_packed_attention": "nn.functional.multi_head_attention_forward",
+    "_packed_attention_backward": "nn.functional.multi_head_attention_forward",
 }
 
 

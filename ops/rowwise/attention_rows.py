@@ -19,8 +19,7 @@ from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...vm import intra_op
 from ...vm.codegen import kernel_module
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 
 __all__ = ["takes", "attention_rows", "attention_rows_backward", "takes_packed", "packed_attention",
            "packed_attention_backward", "HEADS_FIRST"]
@@ -59,16 +58,12 @@ def takes(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None) -> bool:
 def attention_rows(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None, scale: float) -> tuple:
     """(out (*B, L, E), probabilities (*B, L, S)) of softmax(q k^T * scale + bias) v; a row whose scores are all
     -inf gives zeros (torch's _safe_softmax)."""
-    lead = q._v.shape[:-1]
-    ins = (q, k, v) if bias is None else (q, k, v, bias)
-    return tuple(launch(FORWARD, ins, [(lead + v._v.shape[-1:], q.dtype), (lead + k._v.shape[-2:-1], q.dtype)],
-                        float(scale)))
+    return _ATTENTION((q, k, v) if bias is None else (q, k, v, bias), float(scale))
 
 
 def attention_rows_backward(g: Tensor, q: Tensor, k: Tensor, v: Tensor, probs: Tensor, scale: float) -> tuple:
     """(grad_q, grad_k, grad_v) of attention_rows for the output gradient `g` (not differentiable)."""
-    return tuple(launch(BACKWARD, (g, q, k, v, probs), [(q._v.shape, q.dtype), (k._v.shape, q.dtype),
-                                                        (v._v.shape, q.dtype)], float(scale)))
+    return _ATTENTION_BACKWARD((g, q, k, v, probs), float(scale))
 
 
 def _four(a: np.ndarray) -> np.ndarray:
@@ -85,7 +80,6 @@ def _bias_rows(bias: np.ndarray, length: int, keys: int) -> np.ndarray:
     return np.ascontiguousarray(np.broadcast_to(bias, bias.shape[:2] + (length, keys)))
 
 
-@register_kernel(FORWARD, "cpu")
 def _forward_kernel(ins, outs, scale) -> None:
     q, k, v = _four(ins[0]), _four(ins[1]), _four(ins[2])
     _forward(q, k, v, ins[3] if len(ins) > 3 else None, scale, _four(outs[0]), _four(outs[1]))
@@ -111,7 +105,6 @@ def _forward(q, k, v, bias, scale: float, out, probs) -> None:
         np.matmul(probs, v, out=out)
 
 
-@register_kernel(BACKWARD, "cpu")
 def _backward_kernel(ins, outs, scale) -> None:
     g, q, k, v, probs = (_four(a) for a in ins)
     _backward(g, q, k, v, probs, scale, *(_four(a) for a in outs))
@@ -163,21 +156,15 @@ def _head_views(a: np.ndarray, parts: int, heads: int, batch_first: bool) -> tup
 def packed_attention(proj: Tensor, heads: int, batch_first: bool, bias: Tensor | None, scale: float) -> tuple:
     """(out, probabilities (N, heads, L, L)) of softmax(q k^T * scale + bias) v for the q, k, v packed in `proj`'s
     last dim (see takes_packed); `out` has `proj`'s leading dims and E = width / 3."""
-    b0, b1, width = proj._v.shape
-    n, length = (b0, b1) if batch_first else (b1, b0)
-    ins = (proj,) if bias is None else (proj, bias)
-    return tuple(launch(PACKED, ins, [((b0, b1, width // 3), proj.dtype), ((n, heads, length, length), proj.dtype)],
-                        (heads, batch_first, float(scale))))
+    return _PACKED((proj,) if bias is None else (proj, bias), (heads, batch_first, float(scale)))
 
 
 def packed_attention_backward(g: Tensor, proj: Tensor, probs: Tensor, heads: int, batch_first: bool,
                               scale: float) -> Tensor:
     """The gradient of `proj` (in its layout) for packed_attention's output gradient `g` (not differentiable)."""
-    return launch(PACKED_BACKWARD, (g, proj, probs), [(proj._v.shape, proj.dtype)],
-                  (heads, batch_first, float(scale)))[0]
+    return _PACKED_BACKWARD((g, proj, probs), (heads, batch_first, float(scale)))
 
 
-@register_kernel(PACKED, "cpu")
 def _packed_forward_kernel(ins, outs, attrs) -> None:
     heads, batch_first, scale = attrs
     q, k, v = (_four(x) for x in _head_views(ins[0], 3, heads, batch_first))
@@ -185,9 +172,31 @@ def _packed_forward_kernel(ins, outs, attrs) -> None:
     _forward(q, k, v, ins[1] if len(ins) > 1 else None, scale, out, outs[1])
 
 
-@register_kernel(PACKED_BACKWARD, "cpu")
 def _packed_backward_kernel(ins, outs, attrs) -> None:
     heads, batch_first, scale = attrs
     (g,) = (_four(x) for x in _head_views(ins[0], 1, heads, batch_first))
     q, k, v = (_four(x) for x in _head_views(ins[1], 3, heads, batch_first))
     _backward(g, q, k, v, _four(ins[2]), scale, *_head_views(outs[0], 3, heads, batch_first))
+
+
+# the records: kernels only (the autograd nodes are nn/functional_attention.py's, whose backwards call the
+# backward records or, for a create_graph backward, the composite)
+def _attention_shapes(ins: tuple, scale: float) -> list:
+    q, k, v = ins[:3]
+    lead = q._v.shape[:-1]
+    return [(lead + v._v.shape[-1:], q.dtype), (lead + k._v.shape[-2:-1], q.dtype)]
+
+
+def _packed_shapes(ins: tuple, attrs: tuple) -> list:
+    proj, (heads, batch_first, _) = ins[0], attrs
+    b0, b1, width = proj._v.shape
+    n, length = (b0, b1) if batch_first else (b1, b0)
+    return [((b0, b1, width // 3), proj.dtype), ((n, heads, length, length), proj.dtype)]
+
+
+_ATTENTION = Primitive(FORWARD, _attention_shapes, cpu=_forward_kernel, cuda=None)
+_ATTENTION_BACKWARD = Primitive(BACKWARD, lambda ins, scale: [(t._v.shape, ins[1].dtype) for t in ins[1:4]],
+                                cpu=_backward_kernel, cuda=None)
+_PACKED = Primitive(PACKED, _packed_shapes, cpu=_packed_forward_kernel, cuda=None)
+_PACKED_BACKWARD = Primitive(PACKED_BACKWARD, lambda ins, attrs: [(ins[1]._v.shape, ins[1].dtype)],
+                             cpu=_packed_backward_kernel, cuda=None)

@@ -12,11 +12,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 from ..windowed.windows import compute_array
 
 __all__: list = []
@@ -64,7 +62,6 @@ def _shift(x: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-@register_kernel("ctc_loss", "cpu")
 def _ctc_loss_kernel(ins, outs, geo: CTCGeometry) -> None:
     lp = compute_array(ins[0]).astype(np.float64)               # (T, N, C)
     labels, lengths, skip = _extended(ins[1], geo)
@@ -90,7 +87,6 @@ def _ctc_loss_kernel(ins, outs, geo: CTCGeometry) -> None:
     outs[1][...] = alpha
 
 
-@register_kernel("ctc_loss_backward", "cpu")
 def _ctc_loss_backward_kernel(ins, outs, geo: CTCGeometry) -> None:
     grad_out, lp = compute_array(ins[0]).astype(np.float64), compute_array(ins[1]).astype(np.float64)
     nll, alpha = ins[3].astype(np.float64), ins[4]
@@ -127,20 +123,24 @@ def _ctc_loss_backward_kernel(ins, outs, geo: CTCGeometry) -> None:
 
 def ctc_nll(log_probs: Tensor, targets: Tensor, geo: CTCGeometry) -> Tensor:
     """Per-sample CTC negative log likelihood of (T, N, C) `log_probs`, recorded for autograd."""
-    steps, n, _ = log_probs.shape
+    return CTC_LOSS((log_probs, targets), geo)[0]
+
+
+def _ctc_shapes(ins: tuple, geo: CTCGeometry) -> list:
+    """(nll, alpha, the likelihoods before zero_infinity zeroed them: the backward reads them)."""
+    log_probs = ins[0]
+    steps, n, _ = log_probs._v.shape
     width = 2 * max(geo.target_lengths, default=0) + 1
-    nll, alpha, raw = launch("ctc_loss", (log_probs, targets), [((n,), log_probs.dtype),
-                                                                ((steps, n, width), dt.float64), ((n,), dt.float64)],
-                             geo)
-    if needs_grad((log_probs,)):
-        # the backward needs the likelihoods before zero_infinity zeroed them
-        record("ctc_loss", _ctc_backward, (log_probs, targets), (nll,), saved=(log_probs, targets, raw, alpha),
-               attrs=geo)
-    return nll
+    return [((n,), log_probs.dtype), ((steps, n, width), dt.float64), ((n,), dt.float64)]
 
 
 def _ctc_backward(node, g: Tensor) -> tuple:
     log_probs, targets, raw, alpha = node.saved_tensors
-    grad = launch("ctc_loss_backward", (g, log_probs, targets, raw, alpha), [(tuple(log_probs.shape), log_probs.dtype)],
-                  node.attrs)[0]
-    return grad, None
+    return CTC_LOSS_BACKWARD((g, log_probs, targets, raw, alpha), node.attrs), None
+
+
+# the node sits on the nll only; ctc_loss_backward has no backward of its own (no double gradient, as before)
+CTC_LOSS = Primitive("ctc_loss", _ctc_shapes, cpu=_ctc_loss_kernel, cuda=None, backward=_ctc_backward,
+                     saved=("input0", "input1", "output2", "output1"), grad_outputs=(0,))
+CTC_LOSS_BACKWARD = Primitive("ctc_loss_backward", lambda ins, geo: [(ins[1]._v.shape, ins[1].dtype)],
+                              cpu=_ctc_loss_backward_kernel, cuda=None)

@@ -11,8 +11,7 @@ import numpy as np
 
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 
 __all__ = ["takes", "nll_loss", "nll_loss_backward"]
 
@@ -26,16 +25,14 @@ def takes(input: Tensor, target: Tensor, weight: Tensor | None) -> bool:
 
 def nll_rows(input: Tensor, target: Tensor, ignore_index: int, reduction: str) -> tuple:
     """(loss, total weight): -input[n, target[n]] over the targets not equal to ignore_index, reduced."""
-    loss_shape = target._v.shape if reduction == "none" else ()
-    return tuple(launch("nll_loss", (input, target), [(loss_shape, input.dtype), ((), input.dtype)],
-                        (ignore_index, reduction), checks_data=True))
+    return NLL_LOSS((input, target), (ignore_index, reduction))
 
 
 def nll_rows_backward(g: Tensor, shape: tuple, dtype: dt.dtype, target: Tensor, total: Tensor, ignore_index: int,
                       reduction: str) -> Tensor:
     """The gradient of nll_rows with respect to its (shape, dtype) scores (not differentiable: a create_graph
     backward uses the composite)."""
-    return launch("nll_loss_backward", (g, target, total), [(shape, dtype)], (ignore_index, reduction))[0]
+    return NLL_LOSS_BACKWARD((g, target, total), (ignore_index, reduction, shape, dtype))
 
 
 def valid_targets(target: np.ndarray, classes: int, ignore_index: int) -> np.ndarray:
@@ -47,7 +44,6 @@ def valid_targets(target: np.ndarray, classes: int, ignore_index: int) -> np.nda
     return valid
 
 
-@register_kernel("nll_loss", "cpu")
 def _forward_kernel(ins, outs, attrs) -> None:
     scores, target = ins
     ignore_index, reduction = attrs
@@ -64,10 +60,9 @@ def _forward_kernel(ins, outs, attrs) -> None:
             outs[0][...] = total / scores.dtype.type(count) if reduction == "mean" else total
 
 
-@register_kernel("nll_loss_backward", "cpu")
 def _backward_kernel(ins, outs, attrs) -> None:
     g, target, total = ins
-    ignore_index, reduction = attrs
+    ignore_index, reduction = attrs[:2]
     grad = outs[0]
     grad[...] = 0
     valid = target != ignore_index
@@ -77,3 +72,14 @@ def _backward_kernel(ins, outs, attrs) -> None:
     else:
         scale = g / total if reduction == "mean" else g
         grad[rows, target[rows]] = -scale
+
+
+# the records: kernels only (the autograd node is nn/functional_loss.py's, whose backward calls the second or, for
+# a create_graph backward, the composite); a target out of range fails the forward kernel (checks_data)
+def _loss_shapes(ins: tuple, attrs: tuple) -> list:
+    input, target = ins
+    return [(target._v.shape if attrs[1] == "none" else (), input.dtype), ((), input.dtype)]
+
+
+NLL_LOSS = Primitive("nll_loss", _loss_shapes, cpu=_forward_kernel, cuda=None, checks_data=True)
+NLL_LOSS_BACKWARD = Primitive("nll_loss_backward", lambda ins, attrs: [attrs[2:]], cpu=_backward_kernel, cuda=None)

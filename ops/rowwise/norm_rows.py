@@ -14,8 +14,7 @@ import numpy as np
 from ...tensor import Tensor
 from ...vm import intra_op
 from ...vm.codegen import kernel_module
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 
 __all__ = ["native_layer_norm", "native_layer_norm_backward"]
 
@@ -26,23 +25,16 @@ def _compiled():
 def layer_norm_rows(x: Tensor, k: int, eps: float, weight: Tensor | None, bias: Tensor | None) -> tuple:
     """(y, mean, rstd): `x` normalized over its last `k` dims, times weight plus bias (each None or of those
     dims' shape and x's dtype); mean and rstd keep the normalized dims as size 1."""
-    shape = x._v.shape
-    stats = shape[:len(shape) - k] + (1,) * k
     ins = (x,) + tuple(t for t in (weight, bias) if t is not None)
-    y, mean, rstd = launch("native_layer_norm", ins, [(shape, x.dtype), (stats, x.dtype), (stats, x.dtype)],
-                           (k, float(eps), weight is not None, bias is not None))
-    return y, mean, rstd
+    return NATIVE_LAYER_NORM(ins, (k, float(eps), weight is not None, bias is not None))
 
 
 def layer_norm_rows_backward(g: Tensor, x: Tensor, mean: Tensor, rstd: Tensor, weight: Tensor | None,
                              k: int) -> tuple:
     """(grad_input, grad_weight, grad_bias) of layer_norm_rows for the output gradient `g` (not differentiable:
     a create_graph backward uses the composite)."""
-    shape = x._v.shape
-    params = shape[len(shape) - k:]
     ins = (g, x, mean, rstd) + ((weight,) if weight is not None else ())
-    return tuple(launch("native_layer_norm_backward", ins, [(shape, x.dtype), (params, x.dtype), (params, x.dtype)],
-                        (k, weight is not None)))
+    return NATIVE_LAYER_NORM_BACKWARD(ins, (k, weight is not None))
 
 
 def _rows(a: np.ndarray, k: int) -> np.ndarray:
@@ -54,7 +46,6 @@ def _param(ins: list, at: int, present: bool, n: int, dtype) -> np.ndarray:
     return np.ascontiguousarray(ins[at]).reshape(n) if present else np.empty(0, dtype)
 
 
-@register_kernel("native_layer_norm", "cpu")
 def _forward_kernel(ins, outs, attrs) -> None:
     k, eps, has_weight, has_bias = attrs
     x = _rows(ins[0], k)
@@ -79,7 +70,6 @@ def _forward_kernel(ins, outs, attrs) -> None:
     mean[...], rstd[...] = m[:, 0], r[:, 0]
 
 
-@register_kernel("native_layer_norm_backward", "cpu")
 def _backward_kernel(ins, outs, attrs) -> None:
     k, has_weight = attrs
     g, x = _rows(ins[0], k), _rows(ins[1], k)
@@ -106,3 +96,23 @@ def _backward_kernel(ins, outs, attrs) -> None:
         grad_weight, grad_bias = (g * xhat).sum(0, dtype=np.float64), g.sum(0, dtype=np.float64)
     outs[1].reshape(n)[...] = grad_weight
     outs[2].reshape(n)[...] = grad_bias
+
+
+# the records: kernels only (the autograd node is nn/functional_norm.py's, whose backward calls the second or, for
+# a create_graph backward, the composite)
+def _forward_shapes(ins: tuple, attrs: tuple) -> list:
+    x, k = ins[0], attrs[0]
+    shape = x._v.shape
+    stats = shape[:len(shape) - k] + (1,) * k
+    return [(shape, x.dtype), (stats, x.dtype), (stats, x.dtype)]
+
+
+def _backward_shapes(ins: tuple, attrs: tuple) -> list:
+    x, k = ins[1], attrs[0]
+    shape = x._v.shape
+    params = shape[len(shape) - k:]
+    return [(shape, x.dtype), (params, x.dtype), (params, x.dtype)]
+
+
+NATIVE_LAYER_NORM = Primitive("native_layer_norm", _forward_shapes, cpu=_forward_kernel, cuda=None)
+NATIVE_LAYER_NORM_BACKWARD = Primitive("native_layer_norm_backward", _backward_shapes, cpu=_backward_kernel, cuda=None)

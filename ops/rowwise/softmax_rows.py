@@ -13,8 +13,7 @@ from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...vm import intra_op
 from ...vm.codegen import kernel_module
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 
 __all__ = ["takes", "softmax_rows", "softmax_rows_backward"]
 
@@ -33,23 +32,18 @@ def takes(x: Tensor, d: int) -> bool:
 def softmax_rows(x: Tensor, log: bool, safe: bool = False) -> Tensor:
     """softmax (log_softmax if `log`) of `x` along its last dim; with `safe`, a row that is all -inf gives zeros
     (torch's _safe_softmax) rather than NaN."""
-    name = "_safe_softmax" if safe else "_log_softmax" if log else "_softmax"
-    return launch(name, (x,), [(x._v.shape, x.dtype)], (log, safe))[0]
+    return (_SAFE_SOFTMAX if safe else _LOG_SOFTMAX if log else _SOFTMAX)((x,), (log, safe))
 
 
 def softmax_rows_backward(g: Tensor, y: Tensor, log: bool) -> Tensor:
     """The input gradient of softmax_rows from its output `y` and the output gradient `g`."""
-    return launch("_log_softmax_backward_data" if log else "_softmax_backward_data", (g, y), [(y._v.shape, y.dtype)],
-                  log)[0]
+    return (_LOG_SOFTMAX_BACKWARD if log else _SOFTMAX_BACKWARD)((g, y), log)
 
 
 def _rows(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).reshape(-1, a.shape[-1] if a.ndim else 1)
 
 
-@register_kernel("_softmax", "cpu")
-@register_kernel("_log_softmax", "cpu")
-@register_kernel("_safe_softmax", "cpu")
 def _forward_kernel(ins, outs, attrs) -> None:
     log, safe = attrs
     x = _rows(ins[0])
@@ -76,8 +70,6 @@ def _forward_kernel(ins, outs, attrs) -> None:
                 y[masked[:, 0]] = 0
 
 
-@register_kernel("_softmax_backward_data", "cpu")
-@register_kernel("_log_softmax_backward_data", "cpu")
 def _backward_kernel(ins, outs, log) -> None:
     g, y = _rows(ins[0]), _rows(ins[1])
     grad = outs[0].reshape(y.shape)
@@ -90,3 +82,17 @@ def _backward_kernel(ins, outs, log) -> None:
             grad[...] = g - np.exp(y) * g.sum(1, keepdims=True)
         else:
             grad[...] = y * (g - (g * y).sum(1, keepdims=True))
+
+
+# the records: kernels only (the autograd node is reductions/softmax.py's, whose backward calls these or, for a
+# create_graph backward, the composite); each kernel serves the records of its direction
+def _like_last(inputs: tuple, attrs) -> list:
+    y = inputs[-1]
+    return [(y._v.shape, y.dtype)]
+
+
+_SOFTMAX = Primitive("_softmax", _like_last, cpu=_forward_kernel, cuda=None)
+_LOG_SOFTMAX = Primitive("_log_softmax", _like_last, cpu=_forward_kernel, cuda=None)
+_SAFE_SOFTMAX = Primitive("_safe_softmax", _like_last, cpu=_forward_kernel, cuda=None)
+_SOFTMAX_BACKWARD = Primitive("_softmax_backward_data", _like_last, cpu=_backward_kernel, cuda=None)
+_LOG_SOFTMAX_BACKWARD = Primitive("_log_softmax_backward_data", _like_last, cpu=_backward_kernel, cuda=None)
