@@ -13,7 +13,7 @@ from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..dispatch.primitive import Primitive
 
-__all__ = ["takes", "nll_loss", "nll_loss_backward"]
+__all__ = ["takes", "nll_rows", "nll_rows_backward", "valid_targets"]
 
 
 def takes(input: Tensor, target: Tensor, weight: Tensor | None) -> bool:

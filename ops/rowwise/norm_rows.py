@@ -16,7 +16,7 @@ from ...vm import intra_op
 from ...vm.codegen import kernel_module
 from ..dispatch.primitive import Primitive
 
-__all__ = ["native_layer_norm", "native_layer_norm_backward"]
+__all__ = ["layer_norm_rows", "layer_norm_rows_backward"]
 
 def _compiled():
     return kernel_module('.norm_kernels', __package__)  # ops/rowwise/norm_kernels.py once compiled, else None
