@@ -14,15 +14,13 @@ import numbers
 
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..dispatch import autocast as _ac
 from . import backward as grads
 from ..elementwise import arithmetic as M
 from ..factories.creation import eye, full, ones_like, zeros, zeros_like
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 from .products import matmul
 from .lu import into_all, lu_factor_ex, lu_solve
 from .namespace import _check_float, _check_matrix, _into, _type_name, eigvalsh, inv, matrix_norm, pinv, solve, svdvals
@@ -85,14 +83,17 @@ def _cholesky_info(a: np.ndarray) -> tuple:
     return L.reshape(a.shape), info.reshape(a.shape[:-2])
 
 
-@register_kernel("linalg_derived", "cpu")
 def _derived_kernel(ins, outs, attrs) -> None:
     a = np.asarray(ins[0])
     if a.size == 0:
         for o in outs:
             o[...] = 0
         return
-    results = (_expm(a),) if attrs[0] == "expm" else _cholesky_info(a)
+    if attrs[0] == "expm":
+        results = (_expm(a),)
+    else:  # cholesky (attrs[1]: upper, U = L^H)
+        L, info = _cholesky_info(a)
+        results = (np.conj(np.swapaxes(L, -1, -2)) if attrs[1] else L, info)
     for o, r in zip(outs, results):
         o[...] = r
 
@@ -124,17 +125,13 @@ def _batch_prefix(A: Tensor, index: int) -> str:
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None) -> tuple:
     """(L, info): the Cholesky factor and, per matrix, the order of the first minor not positive definite."""
     _check_matrix("cholesky", A)
-    L, info = launch("linalg_derived", (A,), [(A.shape, A.dtype), (A.shape[:-2], dt.int32)], ("cholesky",))
+    L, info = CHOLESKY_EX((A,), ("cholesky", bool(upper)))
     if check_errors:
         err = _first_error(info)
         if err is not None:
             raise LinAlgError(f"linalg.cholesky_ex: {_batch_prefix(A, err[0])}The factorization could not be "
                                f"completed because the input is not positive-definite (the leading minor of "
                                f"order {err[1]} is not positive-definite).")
-    if upper:
-        L = _mT(L).contiguous()
-    if needs_grad((A,)):
-        record("linalg_cholesky_ex", grads.cholesky_backward, (A,), (L,), saved=(L,), attrs=upper)
     return into_all(return_type("linalg_cholesky_ex", ("L", "info"))(L, info), out)
 
 
@@ -316,10 +313,7 @@ def matrix_exp(A: Tensor) -> Tensor:
         raise TypeError(f"linalg_matrix_exp(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(A).__name__}")
     _check_matrix("matrix_exp", A, half=True)  # (the kernel computes in float64)
-    (res,) = launch("linalg_derived", (A,), [(A.shape, A.dtype)], ("expm",))
-    if needs_grad((A,)):
-        record("linalg_matrix_exp", _matrix_exp_backward, (A,), (res,), saved=(A,))
-    return res
+    return MATRIX_EXP((A,), ("expm",))
 
 
 def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
@@ -448,3 +442,13 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """The diagonal of each matrix (a view), as torch.diagonal with the last two dims by default."""
     return _diagonal(A, offset, dim1, dim2)
+
+
+# -- the records: the kernel above (attrs: (routine, ...)) -------------------------------------------------------
+CHOLESKY_EX = Primitive("linalg_cholesky_ex", lambda inputs, attrs: [(inputs[0].shape, inputs[0].dtype),
+                                                                    (inputs[0].shape[:-2], dt.int32)],
+                        cpu=_derived_kernel, cuda=None, backward=grads.cholesky_backward, saved=("output0",),
+                        node_attrs=lambda inputs, attrs: attrs[1], grad_outputs=(0,))  # (the node is on L alone)
+MATRIX_EXP = Primitive("linalg_matrix_exp", lambda inputs, attrs: [(inputs[0].shape, inputs[0].dtype)],
+                       cpu=_derived_kernel, cuda=None, backward=_matrix_exp_backward, saved=("input0",),
+                       node_attrs=lambda inputs, attrs: None)

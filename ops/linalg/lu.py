@@ -21,6 +21,7 @@ from ..dispatch.broadcast import broadcast_shapes
 from ..factories.creation import eye, zeros
 from ..dispatch.kernel_launch import launch
 from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 from .products import matmul
 from .namespace import _check_float, _check_matrix, _into, _type_name
 from ..dispatch.return_types import return_type
@@ -151,11 +152,7 @@ def _trsm_backward(node, g):
 def _solve_left(A: Tensor, B: Tensor, upper: bool, unit: bool) -> Tensor:
     batch = tuple(broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-2])))
     A_b, B_b = A.expand(*batch, *A.shape[-2:]), B.expand(*batch, *B.shape[-2:])
-    (X,) = launch("linalg_lu", (A_b, B_b), [(B_b.shape, A.dtype)], ("trsm", bool(upper), bool(unit)))
-    if needs_grad((A_b, B_b)):
-        record("linalg_solve_triangular", _trsm_backward, (A_b, B_b), (X,), saved=(A_b, X),
-               attrs=(bool(upper), bool(unit)))
-    return X
+    return SOLVE_TRIANGULAR((A_b, B_b), ("trsm", bool(upper), bool(unit)))
 
 
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False,
@@ -409,3 +406,9 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
     if left:
         return _into(_lu_solve_left(LU, pivots, B, adjoint), out)
     return _into(_mT(_lu_solve_left(LU, pivots, _mT(B), not adjoint)), out)
+
+
+# the triangular solve's record (the LU kernel's "trsm" routine; attrs ("trsm", upper, unit))
+SOLVE_TRIANGULAR = Primitive("linalg_solve_triangular", lambda inputs, attrs: [(inputs[1].shape, inputs[0].dtype)],
+                             cpu=_lu_kernel, cuda=None, backward=_trsm_backward, saved=("input0", "output0"),
+                             node_attrs=lambda inputs, attrs: attrs[1:])
