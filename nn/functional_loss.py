@@ -10,7 +10,6 @@ import warnings
 
 from .. import ops
 from ..autograd import no_grad
-from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
@@ -204,10 +203,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     refuse_complex(input, ("\"nll_loss_out_frame\"" if input.dim() <= 2 else "\"nll_loss2d_forward_out_frame\"")
                    + " not implemented for '{name}'")
     if nll_rows.takes(input, target, weight):
-        loss, total = nll_rows.nll_rows(input, target, ignore_index, reduction)
-        if needs_grad((input,)):
-            record("nll_loss", _nll_rows_backward, (input, target), (loss,), (target, total),
-                   (ignore_index, reduction, tuple(input.shape), input.dtype))
+        loss = nll_rows.nll_rows(input, target, ignore_index, reduction)
         return loss.squeeze(0) if unbatched and reduction == "none" else loss
     valid = target != ignore_index
     safe = ops.where(valid, target, 0)
@@ -222,18 +218,6 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     else:
         loss = loss.sum() if reduction == "sum" else loss.sum() / w.sum()
     return loss if node is None else torch_node(loss, node, input, target, weight)
-
-
-def _nll_rows_backward(node, g: Tensor) -> tuple:
-    # one kernel; a create_graph backward (grad mode on) builds the same gradient from tidal ops instead
-    target, total = node.saved_tensors
-    ignore_index, reduction, shape, dtype = node.attrs
-    if not is_grad_enabled():
-        return nll_rows.nll_rows_backward(g, shape, dtype, target, total, ignore_index, reduction), None
-    valid = target != ignore_index
-    scale = g / total if reduction == "mean" else g
-    rows = ops.where(valid, -scale.expand(tuple(target.shape)), 0.0).to(dtype)
-    return ops.zeros(shape, dtype=dtype).scatter(1, ops.where(valid, target, 0).unsqueeze(1), rows.unsqueeze(1)), None
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,

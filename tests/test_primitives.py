@@ -36,6 +36,8 @@ REACHED_THROUGH = {
     "_scaled_dot_product_flash_attention_for_cpu_backward": "nn.functional.scaled_dot_product_attention",
     "_packed_attention": "nn.functional.multi_head_attention_forward",
     "_packed_attention_backward": "nn.functional.multi_head_attention_forward",
+    "convolution": "nn.functional.conv2d", "convolution_backward_input": "nn.functional.conv_transpose2d",
+    "convolution_backward_weight": "nn.functional.conv2d",
 }
 
 

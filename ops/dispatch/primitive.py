@@ -40,6 +40,11 @@ def saves(*names: str) -> tuple:
     return tuple(out)
 
 
+def _present(inputs: tuple) -> tuple:
+    """The kernel's inputs of an optional record: its absent (None) inputs dropped."""
+    return tuple([t for t in inputs if t is not None])
+
+
 PRIMITIVES: dict[str, "Primitive"] = {}  # name -> record, every primitive the library declares
 
 
@@ -52,18 +57,22 @@ class Primitive:
     `node_attrs(inputs, attrs)` when given, else `attrs`; `node.saved_tensors` are the `saved` tensors.
     grad_inputs: the input positions a gradient may flow to (None: all; the others, such as indices, get no
     edge); grad_outputs: the outputs the node is attached to, whose gradients `backward` receives (None: all).
+    optional: None may stand for an absent input (a convolution's bias): the shape rule, the node (a None edge
+    there, as torch's) and the backward see it in its place; the kernel gets the inputs present, in order.
     """
 
-    __slots__ = ("name", "shapes", "backward", "saved", "node_attrs", "checks_data", "grad_inputs", "grad_outputs")
+    __slots__ = ("name", "shapes", "backward", "saved", "node_attrs", "checks_data", "grad_inputs", "grad_outputs",
+                 "optional")
 
     def __init__(self, name: str, shapes: Callable, *, cpu: Callable | None, cuda: Callable | None = None,
                  backward: Callable | None = None, saved: tuple = (), node_attrs: Callable | None = None,
-                 checks_data: bool = False, grad_inputs: tuple | None = None, grad_outputs: tuple | None = None):
+                 checks_data: bool = False, grad_inputs: tuple | None = None, grad_outputs: tuple | None = None,
+                 optional: bool = False):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is declared twice")
         self.name, self.shapes, self.backward, self.saved = name, shapes, backward, saves(*saved)
         self.node_attrs, self.checks_data = node_attrs, checks_data
-        self.grad_inputs, self.grad_outputs = grad_inputs, grad_outputs
+        self.grad_inputs, self.grad_outputs, self.optional = grad_inputs, grad_outputs, optional
         for device_type, kernel in (("cpu", cpu), ("cuda", cuda)):
             if kernel is not None:
                 register_kernel(name, device_type)(kernel)
@@ -77,7 +86,8 @@ class Primitive:
         """Run the op on `inputs` (tensors) with `attrs`: its output, or a tuple of its outputs. `node`: the
         autograd node's name where the public overload called decides it (`view_grads.overload("sum", 1)`
         for torch's `SumBackward1`), else the record's name."""
-        outs = launch(self.name, inputs, self.shapes(inputs, attrs), attrs, checks_data=self.checks_data)
+        present = _present(inputs) if self.optional else inputs
+        outs = launch(self.name, present, self.shapes(inputs, attrs), attrs, checks_data=self.checks_data)
         if self.backward is not None and needs_grad(self._edged(inputs)):
             self._record(inputs, outs, attrs, None, node)
         return outs[0] if len(outs) == 1 else tuple(outs)
@@ -87,7 +97,7 @@ class Primitive:
         on them; `saved` replaces the declared saved tensors where the op overwrites one the backward reads
         (the caller then saves a copy made before the call); `node` as for a call."""
         grad = self.backward is not None and needs_grad(self._edged(inputs))
-        launch_into(self.name, inputs, outs, attrs, self.checks_data)
+        launch_into(self.name, _present(inputs) if self.optional else inputs, outs, attrs, self.checks_data)
         if grad:
             self._record(inputs, outs, attrs, saved, node)
 

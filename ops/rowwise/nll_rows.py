@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...autograd.grad_mode import is_grad_enabled
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..dispatch.primitive import Primitive
+from ..elementwise import arithmetic as M
+from ..factories.creation import zeros
 
 __all__ = ["takes", "nll_rows", "nll_rows_backward", "valid_targets"]
 
@@ -23,15 +26,15 @@ def takes(input: Tensor, target: Tensor, weight: Tensor | None) -> bool:
             and input.device.type == "cpu")
 
 
-def nll_rows(input: Tensor, target: Tensor, ignore_index: int, reduction: str) -> tuple:
-    """(loss, total weight): -input[n, target[n]] over the targets not equal to ignore_index, reduced."""
-    return NLL_LOSS((input, target), (ignore_index, reduction))
+def nll_rows(input: Tensor, target: Tensor, ignore_index: int, reduction: str) -> Tensor:
+    """The loss -input[n, target[n]] over the targets not equal to ignore_index, reduced, recorded for autograd."""
+    return NLL_LOSS((input, target), (ignore_index, reduction))[0]
 
 
 def nll_rows_backward(g: Tensor, shape: tuple, dtype: dt.dtype, target: Tensor, total: Tensor, ignore_index: int,
                       reduction: str) -> Tensor:
     """The gradient of nll_rows with respect to its (shape, dtype) scores (not differentiable: a create_graph
-    backward uses the composite)."""
+    backward builds it from tidal ops, _nll_backward)."""
     return NLL_LOSS_BACKWARD((g, target, total), (ignore_index, reduction, shape, dtype))
 
 
@@ -74,12 +77,26 @@ def _backward_kernel(ins, outs, attrs) -> None:
         grad[rows, target[rows]] = -scale
 
 
-# the records: kernels only (the autograd node is nn/functional_loss.py's, whose backward calls the second or, for
-# a create_graph backward, the composite); a target out of range fails the forward kernel (checks_data)
+def _nll_backward(node, g: Tensor) -> tuple:
+    # one kernel; a create_graph backward (grad mode on) builds the same gradient from tidal ops instead
+    target, total = node.saved_tensors
+    ignore_index, reduction, shape, dtype = node.attrs
+    if not is_grad_enabled():
+        return nll_rows_backward(g, shape, dtype, target, total, ignore_index, reduction), None
+    valid = target != ignore_index
+    scale = g / total if reduction == "mean" else g
+    rows = M.where(valid, -scale.expand(tuple(target.shape)), 0.0).to(dtype)
+    return zeros(shape, dtype=dtype).scatter(1, M.where(valid, target, 0).unsqueeze(1), rows.unsqueeze(1)), None
+
+
+# the records: the loss's node sits on the loss only and reads the targets and the count; a target out of range
+# fails the forward kernel (checks_data)
 def _loss_shapes(ins: tuple, attrs: tuple) -> list:
     input, target = ins
     return [(target._v.shape if attrs[1] == "none" else (), input.dtype), ((), input.dtype)]
 
 
-NLL_LOSS = Primitive("nll_loss", _loss_shapes, cpu=_forward_kernel, cuda=None, checks_data=True)
+NLL_LOSS = Primitive("nll_loss", _loss_shapes, cpu=_forward_kernel, cuda=None, checks_data=True,
+                     backward=_nll_backward, saved=("input1", "output1"), grad_outputs=(0,),
+                     node_attrs=lambda ins, attrs: attrs + (ins[0]._v.shape, ins[0].dtype))
 NLL_LOSS_BACKWARD = Primitive("nll_loss_backward", lambda ins, attrs: [attrs[2:]], cpu=_backward_kernel, cuda=None)

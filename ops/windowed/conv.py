@@ -17,7 +17,6 @@ import math
 
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...vm import intra_op
@@ -26,8 +25,7 @@ from ..dispatch import autocast as _ac
 from . import conv_rows
 from ..movement.memory_format import conv_layout
 from ..linalg.product_kernels import blas_matmul, blas_rows
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 from .windows import (COMPILED_FLOATS, TENSOR_TYPE, batched, check_tensor, col2im, compute_array, is_int, int_list,
                       not_implemented, padded, pair, sliding_windows)
 
@@ -153,7 +151,6 @@ def _by_image(kind: str, geo: ConvGeometry, a: np.ndarray, b: np.ndarray, bias: 
     return True
 
 
-@register_kernel("convolution", "cpu")
 def _convolution_kernel(ins, outs, geo: ConvGeometry) -> None:
     if _by_image("forward", geo, ins[0], ins[1], ins[2] if len(ins) > 2 else None, outs[0]):
         return
@@ -173,7 +170,6 @@ def _convolution_kernel(ins, outs, geo: ConvGeometry) -> None:
         target[...] = result
 
 
-@register_kernel("convolution_backward_input", "cpu")
 def _convolution_backward_input_kernel(ins, outs, geo: ConvGeometry) -> None:
     if _by_image("input_grad", geo, ins[0], ins[1], ins[2] if len(ins) > 2 else None, outs[0]):
         return
@@ -194,7 +190,6 @@ def _convolution_backward_input_kernel(ins, outs, geo: ConvGeometry) -> None:
         target[...] = image
 
 
-@register_kernel("convolution_backward_weight", "cpu")
 def _convolution_backward_weight_kernel(ins, outs, geo: ConvGeometry) -> None:
     if _by_image("weight_grad", geo, ins[0], ins[1], None, outs[0]):
         return
@@ -224,13 +219,9 @@ def _bias_grad(g: Tensor, shape: tuple, geo: ConvGeometry) -> Tensor:
     return g.sum(tuple(d for d in range(len(shape)) if d != channel))
 
 
-def convolve(x: Tensor, w: Tensor, b: Tensor | None, geo: ConvGeometry, name: str = "convolution") -> Tensor:
+def convolve(x: Tensor, w: Tensor, b: Tensor | None, geo: ConvGeometry) -> Tensor:
     """The convolution of image `x` by `w` (plus bias `b`), recorded for autograd."""
-    ins = (x, w) if b is None else (x, w, b)
-    out = launch("convolution", ins, [(geo.result, x.dtype)], geo)[0]
-    if needs_grad(ins):
-        record(name, _convolve_backward, (x, w, b), (out,), saved=(x, w), attrs=geo)
-    return out
+    return CONVOLUTION((x, w, b), geo)
 
 
 def _convolve_backward(node, g: Tensor) -> tuple:
@@ -241,14 +232,10 @@ def _convolve_backward(node, g: Tensor) -> tuple:
             _bias_grad(g, geo.result, geo) if _wants(node, 2) else None)
 
 
-def convolve_transpose(y: Tensor, w: Tensor, b: Tensor | None, geo: ConvGeometry,
-                       name: str = "convolution_backward_input") -> Tensor:
-    """The adjoint of `convolve` in its image: a transposed convolution of `y` by `w` (plus `b`)."""
-    ins = (y, w) if b is None else (y, w, b)
-    out = launch("convolution_backward_input", ins, [(geo.image, y.dtype)], geo)[0]
-    if needs_grad(ins):
-        record(name, _convolve_transpose_backward, (y, w, b), (out,), saved=(y, w), attrs=geo)
-    return out
+def convolve_transpose(y: Tensor, w: Tensor, b: Tensor | None, geo: ConvGeometry, node: str | None = None) -> Tensor:
+    """The adjoint of `convolve` in its image: a transposed convolution of `y` by `w` (plus `b`); `node` names
+    its autograd node (conv_transpose's is torch's `convolution`)."""
+    return CONVOLUTION_BACKWARD_INPUT((y, w, b), geo, node)
 
 
 def _convolve_transpose_backward(node, g: Tensor) -> tuple:
@@ -261,10 +248,7 @@ def _convolve_transpose_backward(node, g: Tensor) -> tuple:
 
 def weight_grad(x: Tensor, y: Tensor, geo: ConvGeometry) -> Tensor:
     """The gradient of <y, convolve(x, w)> in w: the correlation of image `x` with result-shaped `y`."""
-    out = launch("convolution_backward_weight", (x, y), [(geo.weight, x.dtype)], geo)[0]
-    if needs_grad((x, y)):
-        record("convolution_backward_weight", _weight_grad_backward, (x, y), (out,), saved=(x, y), attrs=geo)
-    return out
+    return CONVOLUTION_BACKWARD_WEIGHT((x, y), geo)
 
 
 def _weight_grad_backward(node, g: Tensor) -> tuple:
@@ -272,6 +256,19 @@ def _weight_grad_backward(node, g: Tensor) -> tuple:
     geo = node.attrs
     return (convolve_transpose(y, g, None, geo) if _wants(node, 0) else None,
             convolve(x, g, None, geo) if _wants(node, 1) else None)
+
+
+# the three records, each one's backward written with the other two; the bias is an optional input: None
+# keeps its place in the node (a None edge, as torch's) and is absent from the kernel's inputs
+CONVOLUTION = Primitive("convolution", lambda ins, geo: [(geo.result, ins[0].dtype)], cpu=_convolution_kernel,
+                        cuda=None, backward=_convolve_backward, saved=("input0", "input1"), optional=True)
+CONVOLUTION_BACKWARD_INPUT = Primitive("convolution_backward_input", lambda ins, geo: [(geo.image, ins[0].dtype)],
+                                       cpu=_convolution_backward_input_kernel, cuda=None,
+                                       backward=_convolve_transpose_backward, saved=("input0", "input1"),
+                                       optional=True)
+CONVOLUTION_BACKWARD_WEIGHT = Primitive("convolution_backward_weight", lambda ins, geo: [(geo.weight, ins[0].dtype)],
+                                        cpu=_convolution_backward_weight_kernel, cuda=None,
+                                        backward=_weight_grad_backward, saved=("input0", "input1"))
 
 
 # -- argument checks -----------------------------------------------------------------------------
@@ -464,7 +461,7 @@ def _conv_transposend(op: str, spatial: int, input, weight, bias, stride, paddin
     pads = [p for p in padding for _ in range(2)]
     geo = _geometry(weight, spatial, stride, dilation, pads, groups, image, tuple(input.shape))
     # channels_last in, channels_last out (as convolutions)
-    return conv_layout(convolve_transpose(input, weight, bias, geo, name="convolution"), input, weight)
+    return conv_layout(convolve_transpose(input, weight, bias, geo, node="convolution"), input, weight)
 
 
 # -- public convolutions -------------------------------------------------------------------------
