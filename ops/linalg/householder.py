@@ -14,10 +14,8 @@ from ...autograd.graph import needs_grad
 from ...tensor import Tensor
 from ..elementwise import arithmetic as M
 from ..factories.creation import ones_like, zeros
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 from .products import matmul
-from .ldl import record_no_derivative
 from .lu import into_all
 from .namespace import _check_float, _check_matrix, _into
 from ..dispatch.return_types import return_type
@@ -49,12 +47,21 @@ def _geqr2(a: np.ndarray) -> tuple:
     return r.reshape(a.shape), tau.reshape(*batch, min(m, n))
 
 
-@register_kernel("linalg_geqrf", "cpu")
 def _geqrf_kernel(ins, outs, attrs) -> None:
     if outs[0].size == 0:
         return
     for o, r in zip(outs, _geqr2(np.asarray(ins[0]))):
         o[...] = r
+
+
+def _geqrf_shapes(inputs: tuple, attrs) -> list:
+    x = inputs[0]
+    *batch, m, n = x.shape
+    return [(x.shape, x.dtype), ((*batch, min(m, n)), x.dtype)]
+
+
+def _geqrf_backward(node, *grads):
+    raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
 
 
 def geqrf(input: Tensor, *, out=None) -> tuple:
@@ -64,9 +71,7 @@ def geqrf(input: Tensor, *, out=None) -> tuple:
     *batch, m, n = input.shape
     if input.dtype.is_complex and needs_grad((input,)):
         raise RuntimeError("geqrf does not support automatic differentiation for outputs with complex dtype.")
-    a, tau = launch("linalg_geqrf", (input,), [(input.shape, input.dtype), ((*batch, min(m, n)), input.dtype)])
-    record_no_derivative((input,), (a, tau), NotImplementedError("the derivative for 'geqrf' is not implemented."),
-                         "geqrf")
+    a, tau = GEQRF((input,))
     return into_all(return_type("geqrf", ("a", "tau"))(a, tau), out)
 
 
@@ -101,3 +106,7 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, tran
             C = C - matmul(C, v.unsqueeze(-1)) * (t * vh.unsqueeze(-2))
     return _into(C if C is not other else other.clone(), out)
 
+
+# geqrf's record: its outputs require grad as torch's do, and only a backward through them fails
+GEQRF = Primitive("geqrf", _geqrf_shapes, cpu=_geqrf_kernel, cuda=None, backward=_geqrf_backward,
+                  node_attrs=lambda inputs, attrs: None)

@@ -16,6 +16,7 @@ from ...tensor import dtype as dt
 from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.kernel_launch import launch
 from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 from .derived import LinAlgError, _batch_prefix, _first_error
 from .lu import into_all
 from .namespace import _check_float, _check_matrix, _into, _type_name
@@ -179,9 +180,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     """(LD, pivots, info): the compact LDL^T factorization of each symmetric matrix (lower triangle read);
     info = k > 0 when D[k-1, k-1] is exactly zero."""
     _check_matrix("ldl_factor_ex", A)
-    LD, pivots, info = launch("linalg_ldl", (A,), [(A.shape, A.dtype), (A.shape[:-1], dt.int32),
-                                                   (A.shape[:-2], dt.int32)], ("sytrf", bool(hermitian)))
-    record_no_derivative((A,), (LD,), RuntimeError("derivative for aten::linalg_ldl_factor_ex is not implemented"))
+    LD, pivots, info = LDL_FACTOR((A,), ("sytrf", bool(hermitian)), _NotImplemented)
     if check_errors:
         _raise_singular("ldl_factor_ex", A, info)
     return into_all(return_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"))(LD, pivots, info), out)
@@ -224,3 +223,15 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
     (X,) = launch("linalg_ldl", (LD_b, piv_b, B_b), [(B_b.shape, B.dtype)], ("sytrs", bool(hermitian)))
     record_no_derivative((LD, B), (X,), RuntimeError("derivative for aten::linalg_ldl_solve is not implemented"))
     return _into(X, out)
+
+
+def _ldl_factor_backward(node, *grads):
+    raise RuntimeError("derivative for aten::linalg_ldl_factor_ex is not implemented")
+
+
+# ldl_factor_ex's record (the kernel's sytrf routine): a NotImplemented node on LD alone, as torch's
+LDL_FACTOR = Primitive("linalg_ldl_factor_ex", lambda inputs, attrs: [(inputs[0].shape, inputs[0].dtype),
+                                                                     (inputs[0].shape[:-1], dt.int32),
+                                                                     (inputs[0].shape[:-2], dt.int32)],
+                       cpu=_ldl_kernel, cuda=None, backward=_ldl_factor_backward, grad_outputs=(0,),
+                       node_attrs=lambda inputs, attrs: None)
