@@ -107,11 +107,16 @@ def _lu_kernel(ins, outs, attrs) -> None:
         if routine == "getrf":
             outs[1][...] = np.arange(1, outs[1].shape[-1] + 1, dtype=np.int32)
             outs[2][...] = 0
-        elif routine == "perm" and outs[0].size:  # no pivots for m rows: the identity
+        elif routine in ("perm", "lu") and outs[0].size:  # no pivots for m rows: the identity (lu: P; L, U empty)
             outs[0][...] = np.eye(outs[0].shape[-1], dtype=outs[0].dtype)
         return
     if routine == "getrf":
         results = _getrf(np.asarray(ins[0]))
+    elif routine == "lu":  # (P, L with unit diagonal, U) of A = P L U: m x m, m x k and k x n, k = min(m, n)
+        lu, piv, _ = _getrf(np.asarray(ins[0]))
+        m, k = lu.shape[-2], piv.shape[-1]
+        results = (_permutation(piv, m, outs[0].dtype), np.tril(lu[..., :, :k], -1) + np.eye(m, k, dtype=lu.dtype),
+                   np.triu(lu[..., :k, :]))
     elif routine == "perm":
         results = (_permutation(np.asarray(ins[0]), attrs[1], outs[0].dtype),)
     else:
@@ -353,12 +358,7 @@ def lu(A: Tensor, *, pivot: bool = True, out=None) -> tuple:
     """(P, L, U) with A = P L U: P a permutation, L unit lower (m x k), U upper (k x n)."""
     _check_matrix("lu", A, square=False)
     _no_pivot("lu_factor", pivot)
-    LU, pivots, _ = _getrf_run(A)
-    P = _perm(pivots, A.shape[-2], A.dtype)
-    with no_grad():
-        L, U = _unpack(LU)
-    if needs_grad((A,)):
-        record("linalg_lu", _lu_backward, (A,), (L, U), saved=(P, L, U))
+    P, L, U = LU_RECORD((A,), ("lu",))
     return into_all(return_type("linalg_lu", ("P", "L", "U"))(P, L, U), out)
 
 
@@ -412,3 +412,16 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
 SOLVE_TRIANGULAR = Primitive("linalg_solve_triangular", lambda inputs, attrs: [(inputs[1].shape, inputs[0].dtype)],
                              cpu=_lu_kernel, cuda=None, backward=_trsm_backward, saved=("input0", "output0"),
                              node_attrs=lambda inputs, attrs: attrs[1:])
+
+
+def _lu_shapes(inputs: tuple, attrs) -> list:
+    A = inputs[0]
+    *batch, m, n = A.shape
+    k = min(m, n)
+    return [((*batch, m, m), A.dtype), ((*batch, m, k), A.dtype), ((*batch, k, n), A.dtype)]
+
+
+# linalg.lu's record (the kernel's "lu" routine: the factorization unpacked), its node on (L, U)
+LU_RECORD = Primitive("linalg_lu", _lu_shapes, cpu=_lu_kernel, cuda=None, backward=_lu_backward,
+                      saved=("output0", "output1", "output2"), node_attrs=lambda inputs, attrs: None,
+                      grad_outputs=(1, 2))
