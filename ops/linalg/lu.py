@@ -14,7 +14,6 @@ import warnings
 import numpy as np
 
 from ...autograd.graph import needs_grad, record
-from ...autograd import no_grad
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..dispatch.broadcast import broadcast_shapes
@@ -119,6 +118,12 @@ def _lu_kernel(ins, outs, attrs) -> None:
                    np.triu(lu[..., :k, :]))
     elif routine == "perm":
         results = (_permutation(np.asarray(ins[0]), attrs[1], outs[0].dtype),)
+    elif routine == "potrs":  # X with A X = B, A = L L^H (U^H U when attrs[1]: upper) from its factor
+        f = np.asarray(ins[-1])  # (cholesky_inverse: the factor alone, B the identity)
+        b = np.asarray(ins[0]) if len(ins) == 2 else np.broadcast_to(np.eye(f.shape[-1], dtype=f.dtype), f.shape)
+        fh = np.conj(np.swapaxes(f, -1, -2))
+        lower, upper = (fh, f) if attrs[1] else (f, fh)
+        results = (_trsm(upper, _trsm(lower, b, False, False), True, False),)  # (the two substitutions)
     else:
         results = (_trsm(np.asarray(ins[0]), np.asarray(ins[1]), attrs[1], attrs[2]),)
     for o, r in zip(outs, results):
@@ -226,12 +231,11 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *, out=No
                            f"and A of type {_type_name(L.dtype)} instead.")
     batch = tuple(broadcast_shapes(tuple(B.shape[:-2]), tuple(L.shape[:-2])))
     B, L = B.expand(*batch, *B.shape[-2:]), L.expand(*batch, *L.shape[-2:])
-    with no_grad():
-        Y = solve_triangular(_mT(L) if upper else L, B, upper=False)
-        X = solve_triangular(L if upper else _mT(L), Y, upper=True)
-    if needs_grad((B, L)):  # PyTorch's gradient: L taken as a full matrix, A = L L^T
-        record("cholesky_solve", _cholesky_solve_backward, (B, L), (X,), saved=(L, X), attrs=bool(upper))
-    return _into(X, out)
+    _check_matrix("solve_triangular", L)  # (the errors of the two triangular solves it is)
+    if B.shape[-2] != L.shape[-1]:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B "
+                           f"({L.shape[-2]}x{L.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
+    return _into(CHOLESKY_SOLVE((B, L), ("potrs", bool(upper))), out)
 
 
 def _cholesky_inverse_backward(node, g):
@@ -243,13 +247,7 @@ def _cholesky_inverse_backward(node, g):
 def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """The inverse of A = L L^T (U^T U when `upper`) from its Cholesky factor."""
     _check_matrix("cholesky_inverse", L)
-    with no_grad():
-        I = eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(*L.shape)
-        inverse = cholesky_solve(I, L, upper)
-    if needs_grad((L,)):
-        record("cholesky_inverse", _cholesky_inverse_backward, (L,), (inverse,), saved=(L, inverse),
-               attrs=bool(upper))
-    return _into(inverse, out)
+    return _into(CHOLESKY_INVERSE((L,), ("potrs", bool(upper))), out)
 
 
 # -- LU ------------------------------------------------------------------------------------------
@@ -425,3 +423,13 @@ def _lu_shapes(inputs: tuple, attrs) -> list:
 LU_RECORD = Primitive("linalg_lu", _lu_shapes, cpu=_lu_kernel, cuda=None, backward=_lu_backward,
                       saved=("output0", "output1", "output2"), node_attrs=lambda inputs, attrs: None,
                       grad_outputs=(1, 2))
+
+
+# cholesky_solve and cholesky_inverse (the kernel's "potrs" routine: two substitutions; attrs ("potrs", upper)):
+# PyTorch's gradients, the factor taken as a full matrix
+CHOLESKY_SOLVE = Primitive("cholesky_solve", lambda inputs, attrs: [(inputs[0].shape, inputs[1].dtype)],
+                           cpu=_lu_kernel, cuda=None, backward=_cholesky_solve_backward, saved=("input1", "output0"),
+                           node_attrs=lambda inputs, attrs: attrs[1])
+CHOLESKY_INVERSE = Primitive("cholesky_inverse", lambda inputs, attrs: [(inputs[0].shape, inputs[0].dtype)],
+                             cpu=_lu_kernel, cuda=None, backward=_cholesky_inverse_backward,
+                             saved=("input0", "output0"), node_attrs=lambda inputs, attrs: attrs[1])
