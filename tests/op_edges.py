@@ -152,14 +152,12 @@ KNOWN: dict[tuple[str, str], str] = {
     ("nonfinite", "nn.functional.gelu"): "nan/inf: NaN/inf in other places than torch's",
     ("nonfinite", "qr"): "LAPACK's NaN/inf propagation differs (NumPy's LAPACK vs torch's MKL): not a tidal bug",
     ("nonfinite", "linalg.cholesky_ex"): "LAPACK's NaN/inf propagation differs (NumPy's LAPACK vs torch's MKL): not a tidal bug",
-    ("nonfinite", "linalg.eigvalsh"): "nan/inf: LinAlgError naming neither the op nor torch's text (linalg: linalg.eigh: The algorithm failed to conve)",
     ("nonfinite", "linalg.ldl_factor_ex"): "LAPACK's NaN/inf propagation differs (NumPy's LAPACK vs torch's MKL): not a tidal bug",
     ("nonfinite", "linalg.lstsq"): "nan/inf: LinAlgError naming neither the op nor torch's text (linalg: linalg.svd: The algorithm failed to conver)",
     ("nonfinite", "linalg.lstsq.grad_oriented"): "nan/inf: LinAlgError naming neither the op nor torch's text (linalg: linalg.svd: The algorithm failed to conver)",
     ("nonfinite", "linalg.qr"): "LAPACK's NaN/inf propagation differs (NumPy's LAPACK vs torch's MKL): not a tidal bug",
     ("nonfinite", "linalg.slogdet"): "LAPACK's NaN/inf propagation differs (NumPy's LAPACK vs torch's MKL): not a tidal bug",
     ("nonfinite", "linalg.matrix_rank.hermitian"): "nan/inf: LinAlgError naming neither the op nor torch's text (linalg: linalg.eigh: The algorithm failed to conve)",
-    ("nonfinite", "linalg.pinv.hermitian"): "nan/inf: LinAlgError naming neither the op nor torch's text (linalg: linalg.eigh: The algorithm failed to conve)",
     ("nonfinite", "special.zeta"): "nan/inf: NaN/inf in other places than torch's",
 }
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from ..elementwise import derivatives
 from ..elementwise import plans as ew
+from ..linalg.products import PRODUCT
+from ..reductions.reduce import PROD, PROD_HALF
 
 ap = ew.apply
 
@@ -63,17 +65,14 @@ def _holomorphic_node(fn):
     return backward
 
 
-# products whose backward formulas (in their own files) multiply g by the other factors, unconjugated
-_NODE_BACKWARDS = (("reductions.reduce", "_prod_backward"), ("linalg.products", "_product_backward"))
+# the records of products whose backward formulas (in their own files) multiply g by the other factors, unconjugated
+_NODE_BACKWARDS = (PROD, PROD_HALF, PRODUCT)
 
 
 def _install() -> None:
-    import importlib
-    for module, name in _NODE_BACKWARDS:
-        mod = importlib.import_module(f"..{module}", __package__)
-        fn = getattr(mod, name)
-        if not hasattr(fn, "__wrapped__"):
-            setattr(mod, name, _holomorphic_node(fn))
+    for record in _NODE_BACKWARDS:
+        if not hasattr(record.backward, "__wrapped__"):
+            record.backward = _holomorphic_node(record.backward)
     # complex gradients read their own table (derivatives._backward picks it by the gradient's dtype): real ones
     # pay no wrapper
     for name, fns in derivatives.FORMULAS.items():

@@ -59,18 +59,23 @@ class Primitive:
     edge); grad_outputs: the outputs the node is attached to, whose gradients `backward` receives (None: all).
     optional: None may stand for an absent input (a convolution's bias): the shape rule, the node (a None edge
     there, as torch's) and the backward see it in its place; the kernel gets the inputs present, in order.
+    saved may also be a function saved(inputs, outs) -> the saved tensors (None in a place not saved): for an op
+    that saves a tensor only for the gradients that need it, as torch does (matmul saves its second operand only
+    when the first requires grad: a weight no gradient reads may then change in place before backward).
     """
 
     __slots__ = ("name", "shapes", "backward", "saved", "node_attrs", "checks_data", "grad_inputs", "grad_outputs",
-                 "optional")
+                 "optional", "saver")
 
     def __init__(self, name: str, shapes: Callable, *, cpu: Callable | None, cuda: Callable | None = None,
-                 backward: Callable | None = None, saved: tuple = (), node_attrs: Callable | None = None,
+                 backward: Callable | None = None, saved: tuple | Callable = (), node_attrs: Callable | None = None,
                  checks_data: bool = False, grad_inputs: tuple | None = None, grad_outputs: tuple | None = None,
                  optional: bool = False):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is declared twice")
-        self.name, self.shapes, self.backward, self.saved = name, shapes, backward, saves(*saved)
+        self.saver = saved if callable(saved) else None
+        self.name, self.shapes, self.backward = name, shapes, backward
+        self.saved = saves(*saved) if self.saver is None else ()
         self.node_attrs, self.checks_data = node_attrs, checks_data
         self.grad_inputs, self.grad_outputs, self.optional = grad_inputs, grad_outputs, optional
         for device_type, kernel in (("cpu", cpu), ("cuda", cuda)):
@@ -88,17 +93,22 @@ class Primitive:
         for torch's `SumBackward1`), else the record's name."""
         present = _present(inputs) if self.optional else inputs
         outs = launch(self.name, present, self.shapes(inputs, attrs), attrs, checks_data=self.checks_data)
-        if self.backward is not None and needs_grad(self._edged(inputs)):
+        if self.backward is not None and needs_grad(inputs if self.grad_inputs is None else self._edged(inputs)):
             self._record(inputs, outs, attrs, None, node)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def write(self, inputs: tuple, outs: tuple, attrs=None, saved: tuple | None = None, node: str | None = None) -> None:
+    def write(self, inputs: tuple, outs: tuple, attrs=None, saved: tuple | None = None, node: str | None = None,
+              record_first: bool = False) -> None:
         """Run the op in place, into `outs` (existing tensors: their versions are bumped), and record its node
         on them; `saved` replaces the declared saved tensors where the op overwrites one the backward reads
-        (the caller then saves a copy made before the call); `node` as for a call."""
+        (the caller then saves a copy made before the call); `node` as for a call. `record_first` (ops that
+        save no output): the node is recorded before the write, so a saved input that is also the target
+        keeps its version from before it and backward reports it modified, as torch's does."""
         grad = self.backward is not None and needs_grad(self._edged(inputs))
+        if grad and record_first:
+            self._record(inputs, outs, attrs, saved, node)
         launch_into(self.name, _present(inputs) if self.optional else inputs, outs, attrs, self.checks_data)
-        if grad:
+        if grad and not record_first:
             self._record(inputs, outs, attrs, saved, node)
 
     def attach(self, inputs: tuple, outs: tuple, attrs=None, node: str | None = None) -> None:
@@ -116,11 +126,17 @@ class Primitive:
     def _record(self, inputs: tuple, outs, attrs, saved: tuple | None, node: str | None, node_attrs=None) -> None:
         # (`node_attrs`: given by a caller that planned them once)
         if saved is None:
-            saved = tuple([outs[s.index] if s.output else inputs[s.index] for s in self.saved]) if self.saved else ()
+            if self.saver is not None:
+                saved = self.saver(inputs, outs)
+            elif self.saved:
+                saved = tuple([outs[s.index] if s.output else inputs[s.index] for s in self.saved])
+            else:
+                saved = ()
         if node_attrs is None:
             node_attrs = attrs if self.node_attrs is None else self.node_attrs(inputs, attrs)
         attached = tuple(outs) if self.grad_outputs is None else tuple([outs[k] for k in self.grad_outputs])
-        record(node or self.name, self.backward, self._edged(inputs), attached, saved, node_attrs)
+        edged = inputs if self.grad_inputs is None else self._edged(inputs)  # (no call on the hot path)
+        record(node or self.name, self.backward, edged, attached, saved, node_attrs)
 
     def __repr__(self) -> str:
         slots = ", ".join(f"{k}={'yes' if v is not None else 'none'}" for k, v in self.kernels().items())

@@ -15,14 +15,12 @@ import string
 
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..dispatch import autocast as _ac
 from ..factories.creation import eye, ones
 from ..elementwise import plans as ew
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
 from ..elementwise.float8 import to_float8
 from .product_kernels import FLOAT8_NP, HALF_NP, product_into
@@ -47,9 +45,8 @@ def _pair_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, plan: tuple) ->
     out[...] = result.reshape(shape).transpose(perm_out)
 
 
-@register_kernel("einsum", "cpu")
 def _einsum_kernel(ins, outs, attrs) -> None:
-    equation, optimize, plan = attrs
+    equation, optimize, plan = attrs[0], attrs[1], attrs[2]  # (then the record's terms, output, shape, dtype)
     out = outs[0]
     float8 = out.dtype in FLOAT8_NP  # (no summing: products of float8 values, rounded once as torch's casts)
     compute = np.dtype(np.float32) if out.dtype in HALF_NP or float8 else out.dtype
@@ -311,14 +308,13 @@ def contract(operands: list, terms: list, output: list, shape: tuple, d: dt.dtyp
     optimize = "greedy" if len(operands) > 2 or (len(operands) == 2 and work > _OPTIMIZE_ABOVE) else False
     spec = ",".join("".join(t) for t in terms) + "->" + "".join(output)
     plan = _pair_plan(terms, output, operands, d)
-    result = launch("einsum", tuple(operands), [(shape, d)], (spec, optimize, plan))[0]
-    if needs_grad(operands):
-        # an operand is kept only for the gradients of the others
-        wanted = [op.requires_grad for op in operands]
-        saved = tuple(op if sum(wanted) - want > 0 else None for op, want in zip(operands, wanted))
-        record("einsum", _einsum_backward, tuple(operands), (result,), saved,
-               (terms, output, tuple(op._v.shape for op in operands)))
-    return result
+    return EINSUM(tuple(operands), (spec, optimize, plan, terms, output, shape, d))
+
+
+def _einsum_saved(inputs: tuple, outs) -> tuple:
+    """An operand is kept only for the gradients of the others."""
+    wanted = [op._requires_grad for op in inputs]
+    return tuple([op if sum(wanted) - want > 0 else None for op, want in zip(inputs, wanted)])
 
 
 def _einsum_backward(node, g):
@@ -367,3 +363,9 @@ def _operand_grad(g: Tensor, k: int, operands: tuple, terms: list, output: list,
         target.append(tok)
     sizes = _label_sizes(in_terms, ins)
     return contract(ins, in_terms, target, tuple(sizes[t] for t in target), g.dtype)
+
+
+# attrs: (equation, optimize, pair plan) for the kernel, then the terms, output labels, shape and dtype
+EINSUM = Primitive("einsum", lambda inputs, attrs: [(attrs[5], attrs[6])], cpu=_einsum_kernel, cuda=None,
+                   backward=_einsum_backward, saved=_einsum_saved,
+                   node_attrs=lambda inputs, attrs: (attrs[3], attrs[4], tuple([op._v.shape for op in inputs])))

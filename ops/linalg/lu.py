@@ -13,7 +13,6 @@ import warnings
 
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..dispatch.broadcast import broadcast_shapes
@@ -251,12 +250,6 @@ def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
 
 
 # -- LU ------------------------------------------------------------------------------------------
-def _getrf_run(A: Tensor) -> list:
-    *batch, m, n = A.shape
-    return launch("linalg_lu", (A,), [(A.shape, A.dtype), ((*batch, min(m, n)), dt.int32),
-                                      (tuple(batch), dt.int32)], ("getrf",))
-
-
 def _perm(pivots: Tensor, m: int, d: dt.dtype) -> Tensor:
     (P,) = launch("linalg_lu", (pivots,), [((*pivots.shape[:-1], m, m), d)], ("perm", int(m)))
     return P
@@ -330,10 +323,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, o
     """(LU, pivots, info): the packed LU factorization with partial pivoting; info > 0 marks a zero pivot."""
     _check_lu_input("lu_factor_ex", A)
     _no_pivot("lu_factor", pivot)
-    LU, pivots, info = _getrf_run(A)
-    if needs_grad((A,)):
-        record("linalg_lu_factor_ex", _lu_factor_backward, (A,), (LU,),
-               saved=(_perm(pivots, A.shape[-2], A.dtype), LU))
+    LU, pivots, info = LU_FACTOR((A,), ("getrf",))
     return into_all(return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))(LU, pivots, info), out)
 
 
@@ -433,3 +423,20 @@ CHOLESKY_SOLVE = Primitive("cholesky_solve", lambda inputs, attrs: [(inputs[0].s
 CHOLESKY_INVERSE = Primitive("cholesky_inverse", lambda inputs, attrs: [(inputs[0].shape, inputs[0].dtype)],
                              cpu=_lu_kernel, cuda=None, backward=_cholesky_inverse_backward,
                              saved=("input0", "output0"), node_attrs=lambda inputs, attrs: attrs[1])
+
+
+def _getrf_shapes(inputs: tuple, attrs) -> list:
+    A = inputs[0]
+    *batch, m, n = A.shape
+    return [(A.shape, A.dtype), ((*batch, min(m, n)), dt.int32), (tuple(batch), dt.int32)]
+
+
+def _lu_factor_saved(inputs: tuple, outs) -> tuple:
+    """The permutation of the pivots (not an output) and the packed factor: what the gradient reads."""
+    A = inputs[0]
+    return _perm(outs[1], A.shape[-2], A.dtype), outs[0]
+
+
+# linalg.lu_factor_ex's record (the kernel's getrf routine), its node on LU alone
+LU_FACTOR = Primitive("linalg_lu_factor_ex", _getrf_shapes, cpu=_lu_kernel, cuda=None, backward=_lu_factor_backward,
+                      saved=_lu_factor_saved, node_attrs=lambda inputs, attrs: None, grad_outputs=(0,))

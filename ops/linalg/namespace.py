@@ -1,6 +1,7 @@
 """The `tidal.linalg` namespace: norms, inverse, determinant, solve and the decompositions.
 
-Decompositions run NumPy's LAPACK wrappers in one CPU kernel, "linalg" (attrs name the routine),
+Decompositions run NumPy's LAPACK wrappers in one CPU kernel (attrs name the routine), which each op's primitive
+record (at the end of this file) declares with its shape rule and backward,
 on float32/float64/complex64/complex128 stacks of matrices (singular values, Hermitian eigenvalues
 and log|det| are real for complex input, as in PyTorch). Every function has PyTorch's gradient
 (conjugate transposes for complex input), written in tidal ops so double backward works: inv and solve
@@ -15,15 +16,14 @@ import numbers
 
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
+from ...autograd.graph import needs_grad
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from . import backward as grads
 from . import det_grad
 from ..elementwise import arithmetic as M
 from ..dispatch.broadcast import broadcast_shapes
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 from .products import linalg_cross as cross
 from .products import matmul
 from ..reductions.stats import norm as _norm
@@ -84,8 +84,9 @@ _ROUTINES = {
     "inv": lambda a, at: (np.linalg.inv(a[0]),),
     "det": lambda a, at: _det(a[0], False),
     "solve": lambda a, at: (np.linalg.solve(a[0], a[1]),),
-    "cholesky": lambda a, at: (_cholesky(a[0]),),
-    "qr": lambda a, at: tuple(np.linalg.qr(a[0], mode=at[1])) if at[1] != "r" else (np.linalg.qr(a[0], mode="r"),),
+    "cholesky": lambda a, at: (_adjoint(_cholesky(a[0])) if at[1] else _cholesky(a[0]),),  # (at[1]: upper, U = L^H)
+    "qr": lambda a, at: tuple(np.linalg.qr(a[0], mode=at[1])) if at[1] != "r" else (np.empty(0),
+                                                                                   np.linalg.qr(a[0], mode="r")),
     "svd": lambda a, at: tuple(np.linalg.svd(a[0], full_matrices=at[1])),
     "svdvals": lambda a, at: (np.linalg.svd(a[0], compute_uv=False),),
     "eigh": lambda a, at: tuple(np.linalg.eigh(a[0], UPLO=at[1])),
@@ -97,9 +98,9 @@ _ROUTINES = {
 }
 
 
-@register_kernel("linalg", "cpu")
 def _linalg_kernel(ins, outs, attrs) -> None:
-    if any(o.size == 0 for o in outs) or any(x.size == 0 for x in ins):
+    # (an empty output comes from an empty input, but for qr's mode 'r' Q, which the routine gives empty)
+    if any(x.size == 0 for x in ins):
         for k, o in enumerate(outs):  # empty batches or 0x0 matrices: LAPACK has nothing to do
             o[...] = 1 if attrs[0] == "det" or (attrs[0] == "slogdet" and k == 0) else 0
         return
@@ -117,10 +118,6 @@ def _linalg_kernel(ins, outs, attrs) -> None:
         raise LinAlgError(f"linalg.{attrs[0]}: {exc}") from None
     for o, r in zip(outs, results):
         o[...] = r
-
-
-def _run(routine: str, ins: tuple, specs: list, *extra) -> list:
-    return launch("linalg", ins, specs, (routine,) + extra)
 
 
 # -- argument checks -----------------------------------------------------------------------------
@@ -166,19 +163,13 @@ def _inv_backward(node, g):
 def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The inverse of each square matrix of `A`."""
     _check_matrix("inv", A)
-    res = reported_at_the_call("inv", A, lambda: _run("inv", (A,), [(A.shape, A.dtype)])[0])
-    if needs_grad((A,)):
-        record("linalg_inv_ex", _inv_backward, (A,), (res,), saved=(res,))
-    return _into(res, out)
+    return _into(reported_at_the_call("inv", A, lambda: INV((A,), ("inv",))), out)
 
 
 def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The determinant of each square matrix of `A`."""
     _check_matrix("det", A)
-    (res,) = _run("det", (A,), [(A.shape[:-2], A.dtype)])
-    if needs_grad((A,)):
-        record("linalg_det", det_grad.det_backward, (A,), (res,), saved=(A, res))
-    return _into(res, out)
+    return _into(DET((A,), ("det",)), out)
 
 
 def _solve_backward(node, g):
@@ -203,9 +194,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None)
                            f"({A.shape[-2]}x{A.shape[-1]} and {Bm.shape[-2]}x{Bm.shape[-1]})")
     batch = tuple(broadcast_shapes(tuple(A.shape[:-2]), tuple(Bm.shape[:-2])))
     A_b, B_b = A.expand(*batch, *A.shape[-2:]), Bm.expand(*batch, *Bm.shape[-2:])
-    X = reported_at_the_call("solve", A_b, lambda: _run("solve", (A_b, B_b), [(B_b.shape, A.dtype)])[0])
-    if needs_grad((A_b, B_b)):
-        record("linalg_solve_ex", _solve_backward, (A_b, B_b), (X,), saved=(A_b, X))
+    X = reported_at_the_call("solve", A_b, lambda: SOLVE((A_b, B_b), ("solve",)))
     return _into(X.squeeze(-1) if vector else X, out)
 
 
@@ -249,11 +238,8 @@ def _into(res: Tensor, out: Tensor | None) -> Tensor:
 def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
     """The lower (or upper) Cholesky factor of each symmetric positive-definite matrix."""
     _check_matrix("cholesky", A)
-    L = reported_at_the_call("linalg.cholesky", A, lambda: _run("cholesky", (A,), [(A.shape, A.dtype)])[0])
-    if upper:  # U = L^H
-        L = _mH(L).contiguous()
-    if needs_grad((A,)):
-        record("linalg_cholesky_ex", grads.cholesky_backward, (A,), (L,), saved=(L,), attrs=upper)
+    L = reported_at_the_call("linalg.cholesky", A, lambda: CHOLESKY((A,), ("cholesky", bool(upper)),
+                                                                    "linalg_cholesky_ex"))
     return _into(L, out)
 
 
@@ -263,45 +249,40 @@ def qr(A: Tensor, mode: str = "reduced", *, out=None) -> tuple:
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
                            "'r', or 'complete'")
     _check_matrix("qr", A, square=False)
+    # mode 'r' (and 'complete' with m > n) raise at backward, as in PyTorch
+    return return_type("linalg_qr", ("Q", "R"))(*QR((A,), ("qr", mode)))
+
+
+def _qr_shapes(inputs: tuple, attrs: tuple) -> list:
+    A, mode = inputs[0], attrs[1]
     *batch, m, n = A.shape
     k = min(m, n)
+    if mode == "r":  # Q is empty
+        return [((0,), A.dtype), ((*batch, k, n), A.dtype)]
     q_cols, r_rows = (m, m) if mode == "complete" else (k, k)
-    if mode == "r":
-        (R,) = _run("qr", (A,), [((*batch, k, n), A.dtype)], "r")
-        Q = Tensor._empty((0,), A.dtype, A.device)
-    else:
-        Q, R = _run("qr", (A,), [((*batch, m, q_cols), A.dtype), ((*batch, r_rows, n), A.dtype)], mode)
-    if needs_grad((A,)):  # mode 'r' (and 'complete' with m > n) raise at backward, as in PyTorch
-        record("linalg_qr", grads.qr_backward, (A,), (Q, R), saved=(Q, R), attrs=mode)
-    return return_type("linalg_qr", ("Q", "R"))(Q, R)
+    return [((*batch, m, q_cols), A.dtype), ((*batch, r_rows, n), A.dtype)]
 
 
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None) -> tuple:
     """(U, S, Vh) of each matrix, singular values descending."""
     _check_matrix("svd", A, square=False)
-    U, S, Vh = _svd(A, bool(full_matrices))
-    if needs_grad((A,)):
-        record("linalg_svd", grads.svd_backward, (A,), (U, S, Vh), saved=(U, S, Vh), attrs=bool(full_matrices))
-    return return_type("linalg_svd", ("U", "S", "Vh"))(U, S, Vh)
+    return return_type("linalg_svd", ("U", "S", "Vh"))(*SVD((A,), ("svd", bool(full_matrices))))
 
 
-def _svd(A: Tensor, full_matrices: bool) -> list:
+def _svd_shapes(inputs: tuple, attrs: tuple) -> list:
+    A, full_matrices = inputs[0], attrs[1]
     *batch, m, n = A.shape
     k = min(m, n)
     u_cols, v_rows = (m, n) if full_matrices else (k, k)
-    return _run("svd", (A,), [((*batch, m, u_cols), A.dtype), ((*batch, k), A.dtype.to_real()),
-                              ((*batch, v_rows, n), A.dtype)], full_matrices)
+    return [((*batch, m, u_cols), A.dtype), ((*batch, k), A.dtype.to_real()), ((*batch, v_rows, n), A.dtype)]
 
 
 def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
     """The singular values of each matrix, descending."""
     _check_matrix("svdvals", A, square=False)
     if needs_grad((A,)):  # U and Vh are the node's hidden outputs: the gradient and its own gradient need them
-        U, S, Vh = _svd(A, False)
-        record("linalg_svd", grads.svdvals_backward, (A,), (S, U, Vh), saved=(U, S, Vh))
-        return S
-    (S,) = _run("svdvals", (A,), [((*A.shape[:-2], min(A.shape[-2:])), A.dtype.to_real())])
-    return S
+        return SVDVALS_GRAD((A,), ("svd", False), "linalg_svd")[1]
+    return SVDVALS((A,), ("svdvals",))
 
 
 def _check_uplo(op: str, UPLO: str) -> str:
@@ -313,9 +294,7 @@ def _check_uplo(op: str, UPLO: str) -> str:
 def eigh(A: Tensor, UPLO: str = "L", *, out=None) -> tuple:
     """(eigenvalues ascending, eigenvectors as columns) of each symmetric matrix."""
     _check_matrix("eigh", A)
-    w, V = _run("eigh", (A,), [(A.shape[:-1], A.dtype.to_real()), (A.shape, A.dtype)], _check_uplo("eigh", UPLO))
-    if needs_grad((A,)):
-        record("linalg_eigh", grads.eigh_backward, (A,), (w, V), saved=(w, V))
+    w, V = EIGH((A,), ("eigh", _check_uplo("eigh", UPLO)))
     return return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))(w, V)
 
 
@@ -324,8 +303,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     _check_matrix("eigvalsh", A)
     if needs_grad((A,)):  # the eigenvectors are the node's hidden output
         return eigh(A, UPLO)[0]
-    (w,) = _run("eigvalsh", (A,), [(A.shape[:-1], A.dtype.to_real())], _check_uplo("eigvalsh", UPLO))
-    return w
+    return EIGVALSH((A,), ("eigvalsh", _check_uplo("eigvalsh", UPLO)))
 
 
 def _eig_dtype(A: Tensor) -> dt.dtype:
@@ -339,22 +317,19 @@ def _eig_dtype(A: Tensor) -> dt.dtype:
 
 def eig(A: Tensor, *, out=None) -> tuple:
     """(eigenvalues, eigenvectors as unit columns) of each square matrix, complex for every input dtype."""
-    cd = _eig_dtype(A)
+    _eig_dtype(A)
     _check_matrix("eig", A)
-    w, V = _run("eig", (A,), [(A.shape[:-1], cd), (A.shape, cd)])
-    if needs_grad((A,)):
-        record("linalg_eig", grads.eig_backward, (A,), (w, V), saved=(w, V), attrs=A.dtype.is_complex)
+    w, V = EIG((A,), ("eig",))
     return return_type("linalg_eig", ("eigenvalues", "eigenvectors"))(w, V)
 
 
 def eigvals(A: Tensor, *, out=None) -> Tensor:
     """The eigenvalues of each square matrix (complex)."""
-    cd = _eig_dtype(A)
+    _eig_dtype(A)
     _check_matrix("eigvals", A)
     if needs_grad((A,)):  # the eigenvectors are the node's hidden output
         return eig(A)[0]
-    (w,) = _run("eigvals", (A,), [(A.shape[:-1], cd)])
-    return w
+    return EIGVALS((A,), ("eigvals",))
 
 
 def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
@@ -368,19 +343,13 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
         _check_matrix("eigh", A)
     if rtol is None:  # torch's default: eps * max(m, n) unless only atol is given
         rtol = 0.0 if atol is not None and atol > 0 else np.finfo(A.dtype.np).eps * max(A.shape[-2:])
-    shape = (*A.shape[:-2], A.shape[-1], A.shape[-2])
-    (P,) = _run("pinv", (A,), [(shape, A.dtype)], float(atol or 0.0), float(rtol), bool(hermitian))
-    if needs_grad((A,)):
-        record("linalg_pinv", grads.pinv_backward, (A,), (P,), saved=(A, P))
-    return P
+    return PINV((A,), ("pinv", float(atol or 0.0), float(rtol), bool(hermitian)))
 
 
 def slogdet(A: Tensor, *, out=None) -> tuple:
     """(sign, log|det|) of each square matrix; log|det| is -inf for a singular one."""
     _check_matrix("slogdet", A)
-    sign, logabs = _run("slogdet", (A,), [(A.shape[:-2], A.dtype), (A.shape[:-2], A.dtype.to_real())])
-    if needs_grad((A,)):
-        record("linalg_slogdet", det_grad.slogdet_backward, (A,), (sign, logabs), saved=(A, sign))
+    sign, logabs = SLOGDET((A,), ("slogdet",))
     return return_type("linalg_slogdet", ("sign", "logabsdet"))(sign, logabs)
 
 
@@ -455,3 +424,46 @@ __all__ += ["LinAlgError", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lu", "lu
             "solve_triangular", "cholesky_ex", "cond", "diagonal", "householder_product", "inv_ex", "lstsq",
             "matrix_exp", "matrix_power", "matrix_rank", "multi_dot", "solve_ex", "tensorinv", "tensorsolve", "vander",
             "vecdot"]
+
+
+# -- the records: the LAPACK kernel per op (attrs: (routine, its arguments...)), shape rule and backward ----------
+def _complex_of(A: Tensor) -> dt.dtype:
+    return A.dtype if A.dtype.is_complex else A.dtype.to_complex()
+
+
+def _record(name: str, shapes, backward=None, saved: tuple = (), node_attrs=None, grad_outputs=None) -> Primitive:
+    """A record running the LAPACK kernel; its node reads no attrs unless `node_attrs` says what."""
+    return Primitive(name, shapes, cpu=_linalg_kernel, cuda=None, backward=backward, saved=saved,
+                     node_attrs=node_attrs or (lambda inputs, attrs: None), grad_outputs=grad_outputs)
+
+
+_same = lambda inputs, attrs: [(inputs[0].shape, inputs[0].dtype)]  # noqa: E731
+_batch = lambda inputs, attrs: [(inputs[0].shape[:-2], inputs[0].dtype)]  # noqa: E731
+_eigenvalues = lambda inputs, attrs: [(inputs[0].shape[:-1], inputs[0].dtype.to_real())]  # noqa: E731
+_upper_or_mode = lambda inputs, attrs: attrs[1]  # noqa: E731
+
+INV = _record("linalg_inv_ex", _same, _inv_backward, ("output0",))
+DET = _record("linalg_det", _batch, det_grad.det_backward, ("input0", "output0"))
+SOLVE = _record("linalg_solve_ex", lambda inputs, attrs: [(inputs[1].shape, inputs[0].dtype)], _solve_backward,
+                ("input0", "output0"))
+CHOLESKY = _record("linalg_cholesky", _same, grads.cholesky_backward, ("output0",), _upper_or_mode)
+QR = _record("linalg_qr", _qr_shapes, grads.qr_backward, ("output0", "output1"), _upper_or_mode)
+SVD = _record("linalg_svd", _svd_shapes, grads.svd_backward, ("output0", "output1", "output2"), _upper_or_mode)
+# svdvals under grad (torch's _linalg_svd with compute_uv): the full SVD, its node on (S, U, Vh), U and Vh hidden
+# (the gradient reads them); its name is the one linalg.svdvals' database entry reaches
+SVDVALS_GRAD = _record("svdvals", _svd_shapes, grads.svdvals_backward, ("output0", "output1", "output2"),
+                       grad_outputs=(1, 0, 2))
+SVDVALS = _record("linalg_svdvals", lambda inputs, attrs: [(inputs[0].shape[:-2] + (min(inputs[0].shape[-2:]),),
+                                                            inputs[0].dtype.to_real())])
+EIGH = _record("linalg_eigh", lambda inputs, attrs: _eigenvalues(inputs, attrs) + _same(inputs, attrs),
+               grads.eigh_backward, ("output0", "output1"))
+EIGVALSH = _record("linalg_eigvalsh", _eigenvalues)
+EIG = _record("linalg_eig", lambda inputs, attrs: [(inputs[0].shape[:-1], _complex_of(inputs[0])),
+                                                   (inputs[0].shape, _complex_of(inputs[0]))],
+              grads.eig_backward, ("output0", "output1"), lambda inputs, attrs: inputs[0].dtype.is_complex)
+EIGVALS = _record("linalg_eigvals", lambda inputs, attrs: [(inputs[0].shape[:-1], _complex_of(inputs[0]))])
+PINV = _record("linalg_pinv", lambda inputs, attrs: [(inputs[0].shape[:-2] + inputs[0].shape[-1:-3:-1],
+                                                      inputs[0].dtype)], grads.pinv_backward, ("input0", "output0"))
+SLOGDET = _record("linalg_slogdet", lambda inputs, attrs: [(inputs[0].shape[:-2], inputs[0].dtype),
+                                                           (inputs[0].shape[:-2], inputs[0].dtype.to_real())],
+                  det_grad.slogdet_backward, ("input0", "output0"))

@@ -11,7 +11,6 @@ import numpy as np
 from ...tensor import dtype as dt
 from ...vm import blas_threads, intra_op
 from ...vm.codegen import kernel_module
-from ..dispatch.kernel_launch import register_kernel
 from ..elementwise.float8 import to_float8
 
 HALF_NP = (np.dtype(np.float16), dt.bfloat16.np)  # stored in 16 bits, computed in float32
@@ -176,12 +175,12 @@ def _fold_batches(a: np.ndarray, b: np.ndarray) -> tuple:
     return a.transpose(1, 0, 2).reshape(n, batches * k), b.reshape(batches * k, b.shape[2])
 
 
-@register_kernel("matmul", "cpu")
-def _matmul_kernel(ins, outs, attrs) -> None:
+def matmul_kernel(ins, outs, attrs) -> None:
+    """The products' CPU kernel (the "matmul" record): out = beta * addend + alpha * (a @ b)."""
     a, b = ins[0], ins[1]
     addend = ins[2] if len(ins) > 2 else None
     out = outs[0]
-    alpha, beta, sum_batches = attrs
+    alpha, beta, sum_batches = attrs[0], attrs[1], attrs[2]  # (then the output's shape and dtype)
     if sum_batches:
         a, b = _fold_batches(a, b)
     float8 = out.dtype in FLOAT8_NP
@@ -204,14 +203,14 @@ def _matmul_kernel(ins, outs, attrs) -> None:
         out[...] = acc if not float8 else to_float8(acc, out.dtype)
 
 
-@register_kernel("trace", "cpu")
-def _trace_kernel(ins, outs, attrs) -> None:
+def trace_kernel(ins, outs, attrs) -> None:
+    """trace's CPU kernel."""
     x, out = ins[0], outs[0]
     out[...] = np.trace(x, dtype=np.float32 if out.dtype in HALF_NP else out.dtype)
 
 
-@register_kernel("cross", "cpu")
-def _cross_kernel(ins, outs, attrs) -> None:
+def cross_kernel(ins, outs, attrs) -> None:
+    """linalg.cross's CPU kernel (attrs: the axis)."""
     a, b = ins
     out = outs[0]
     if out.dtype in HALF_NP:

@@ -1,7 +1,8 @@
 """Products of tensors: matmul and its BLAS family, dot products, tensordot, einsum, trace, kron, cross.
 
-Every matrix product runs one kernel, "matmul" (ops/linalg/product_kernels.py): `beta * c + alpha * (a @ b)` with
-NumPy's broadcasting rules. Checks follow the path PyTorch's matmul takes (dot, mv, mm or bmm), so the
+Every matrix product is one primitive record, "matmul" (its kernel in ops/linalg/product_kernels.py):
+`beta * c + alpha * (a @ b)` with NumPy's broadcasting rules; each front end names the node torch records.
+Checks (ops/linalg/product_checks.py) follow the path PyTorch's matmul takes (dot, mv, mm or bmm), so the
 error a user sees names the same shapes and dtypes torch's would. They share one backward too: the
 gradient of a @ b is g @ b^T and a^T @ g, with 1-D operands seen as a row (a) or a column (b);
 the engine sums broadcast batch dims. tensordot and inner are einsums (their gradient is einsum's);
@@ -14,21 +15,21 @@ import warnings
 
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
+from ...autograd.graph import needs_grad
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...tensor.tensor import numel_of
+from .product_checks import (C_NAMES, check_bmm, check_dot, check_expand, check_mm, check_mv, coef, matmul_shape,
+                             need_tensor, not_bool)
 from ..dispatch import autocast as _ac
 from ..elementwise import arithmetic as M, copies
-from . import product_kernels as products  # noqa: F401 (registers the matmul, trace and cross kernels)
+from .product_kernels import cross_kernel, matmul_kernel, trace_kernel
 from ..movement import views
 from ..dispatch.broadcast import broadcast_shapes
 from ..factories.creation import eye
 from ..dispatch.operator_operands import operand_not_implemented
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import launch_into
+from ..dispatch.primitive import Primitive
 from .einsum_equation import contract, einsum
-from ..dispatch.factory_args import TYPEMETA_NAME
 from ..dispatch.node_names import torch_node
 from ..dispatch.user_frame import user_stacklevel
 from ..elementwise.plans import check_leaf_inplace, torch_name
@@ -37,111 +38,6 @@ from ..indexing.scatter import check_out_grad, wants
 __all__ = ["matmul", "mm", "bmm", "mv", "addmm", "addmv", "addbmm", "baddbmm", "dot", "vdot", "inner",
            "outer", "ger", "tensordot", "einsum", "trace", "kron", "cross"]
 METHODS: dict = {}
-
-# PyTorch's C++ type names, as its mm/baddbmm dtype errors print them (its TypeMeta names).
-C_NAMES = TYPEMETA_NAME
-
-
-# -- argument checks -------------------------------------------------------------------------------
-def need_tensor(op: str, arg: str, pos: int, x) -> None:
-    """TypeError as PyTorch's argument parser raises it when `x` is not a Tensor."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")
-
-
-def not_bool(kernel: str, d: dt.dtype) -> None:
-    """NotImplementedError as PyTorch's for a kernel with no bool version (nor uint16/32/64 or float8 ones: but
-    torch multiplies float8 matrices)."""
-    if d is dt.bool_ or d in dt.LIMITED and not (d in dt.FLOAT8 and kernel == "addmm_impl_cpu_"):
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{d.scalar_name}'")
-
-
-def _check_dot(a: Tensor, b: Tensor) -> None:
-    if a.dtype is not b.dtype:
-        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {torch_name(a.dtype)} "
-                           f"and {torch_name(b.dtype)}")
-    n, m = a.shape[0], b.shape[0]
-    if n != m:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same "
-                           f"number of elements, but got {n} and {m} elements respectively")
-    not_bool("dot", a.dtype)
-
-
-def _check_mv(rows: int, depth: int, vec_len: int, in_len: int, dtypes: tuple) -> None:
-    """Checks of addmv (input, mat, vec); mv passes the vector's dtype as the input's."""
-    if depth != vec_len or in_len not in (1, rows):
-        raise RuntimeError(f"size mismatch, got input ({in_len}), mat ({rows}x{depth}), vec ({vec_len})")
-    if len(set(dtypes)) > 1:
-        names = [torch_name(d) for d in dtypes]
-        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names[0]}, {names[1]}, "
-                           f"and {names[2]}")
-    not_bool("addmv_impl_cpu", dtypes[1])
-
-
-def _check_mm(shape1: tuple, shape2: tuple, d1: dt.dtype, d2: dt.dtype) -> None:
-    if shape1[1] != shape2[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({shape1[0]}x{shape1[1]} and "
-                           f"{shape2[0]}x{shape2[1]})")
-    if d1 is not d2:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {C_NAMES[d1]} != {C_NAMES[d2]}")
-    not_bool("addmm_impl_cpu_", d1)
-
-
-def _check_bmm(first: tuple, second: tuple, d1: dt.dtype, d2: dt.dtype, kernel: str = "bmm") -> None:
-    """`first`/`second` are (batches, depth) of batch1 and batch2."""
-    if first != second:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{first[0]}, {first[1]}] but got: [{second[0]}, {second[1]}].")
-    not_bool(kernel, d1)
-    if d1 is not d2:
-        raise RuntimeError(f"expected scalar type {torch_name(d1)} but found {torch_name(d2)}")
-
-
-def _check_expand(shape: tuple, target: tuple, d: dt.dtype) -> None:
-    """PyTorch's errors when `shape` can't be expanded to `target` (the addend of addmm & co.)."""
-    if len(shape) > len(target):
-        raise RuntimeError(f"expand(torch.{torch_name(d)}Tensor{{{list(shape)}}}, size={list(target)}): the "
-                           f"number of sizes provided ({len(target)}) must be greater or equal to the number "
-                           f"of dimensions in the tensor ({len(shape)})")
-    for j, size in enumerate(shape, start=len(target) - len(shape)):
-        if size != 1 and size != target[j]:
-            raise RuntimeError(f"The expanded size of the tensor ({target[j]}) must match the existing size "
-                               f"({size}) at non-singleton dimension {j}.  Target sizes: {list(target)}.  "
-                               f"Tensor sizes: {list(shape)}")
-
-
-def _coef(value, d: dt.dtype):
-    """alpha/beta as the scalar type of `d` (PyTorch truncates float coefficients for integer tensors)."""
-    if isinstance(value, Tensor):
-        value = value.item()
-    if d.is_complex:
-        return complex(value)
-    return int(value) if d.category != dt.FLOAT else float(value)
-
-
-def _matmul_shape(a: Tensor, b: Tensor) -> tuple:
-    """The shape of a @ b; raises what PyTorch raises on the path (dot/mv/mm/bmm) it would take."""
-    da, db = a.ndim, b.ndim
-    if da == 0 or db == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
-    sa, sb = a._v.shape, b._v.shape
-    if da == 1 and db == 1:
-        _check_dot(a, b)
-        return ()
-    if db == 1:  # matrix @ vector; leading dims of a fold into rows
-        rows = numel_of(sa[:-1])
-        _check_mv(rows, sa[-1], sb[0], rows, (b.dtype, a.dtype, b.dtype))
-        return sa[:-1]
-    if db == 2:
-        if da <= 2:
-            _check_mm((1 if da == 1 else sa[0], sa[-1]), sb, a.dtype, b.dtype)
-        else:  # batch dims of a fold into rows
-            _check_mm((numel_of(sa[:-1]), sa[-1]), sb, a.dtype, b.dtype)
-        return sa[:-1] + sb[-1:]
-    batch = broadcast_shapes(sa[:-2], sb[:-2])
-    batches = numel_of(batch)
-    _check_bmm((batches, sa[-1]), (batches, sb[-2]), a.dtype, b.dtype)
-    return batch + sa[-2:-1] + sb[-1:]
 
 
 # -- gradients -----------------------------------------------------------------------------------
@@ -193,7 +89,7 @@ def _scaled(g: Tensor | None, factor) -> Tensor | None:
 
 
 def _product_backward(node, g):
-    """Backward of every "matmul" kernel op: inputs (a, b[, addend]), out = beta * addend + alpha * (a @ b)."""
+    """Backward of the "matmul" record: inputs (a, b[, addend]), out = beta * addend + alpha * (a @ b)."""
     a, b = node.saved_tensors
     nda, ndb, alpha, beta, b_transposed = node.attrs
     grad_a, grad_b = _product_grads(g, a, b, nda, ndb, wants(node, 0), wants(node, 1), b_transposed)
@@ -203,10 +99,23 @@ def _product_backward(node, g):
     return grads
 
 
-def _product_grad(name: str, a: Tensor, b: Tensor, alpha=1, beta=1) -> tuple:
-    """What `_run` records for a product a @ b: each operand is saved for the other's gradient only."""
-    saved = (a if b.requires_grad else None, b if a.requires_grad else None)
-    return name, _product_backward, saved, (a.ndim, b.ndim, alpha, beta, b.requires_grad and _is_transposed(b))
+# The "matmul" record's attrs, a plain tuple (built on every product: a NamedTuple's constructor costs 0.4 us):
+# (alpha, beta, sum_batches, shape, dtype): the kernel reads the first three (out = beta * addend + alpha * (a @ b),
+# addbmm's batch of products summed into one matrix), the shape rule the output's shape and dtype.
+def _product_shapes(inputs: tuple, attrs: tuple) -> list:
+    return [(attrs[3], attrs[4])]  # (each front end checks its operands as torch's path does)
+
+
+def _saved_operands(inputs: tuple, outs) -> tuple:
+    """Each operand saved for the other's gradient only, as torch saves them (products and cross)."""
+    a, b = inputs[0], inputs[1]
+    return a if b._requires_grad else None, b if a._requires_grad else None
+
+
+def _product_node(inputs: tuple, attrs: tuple) -> tuple:
+    """What the backward reads: the operands' ranks, alpha, beta, and whether b is a transposed matrix."""
+    a, b = inputs[0], inputs[1]
+    return len(a._v.shape), len(b._v.shape), attrs[0], attrs[1], b._requires_grad and _is_transposed(b)
 
 
 def _cross_backward(node, g):
@@ -216,34 +125,44 @@ def _cross_backward(node, g):
             linalg_cross(g, a, dim=node.attrs) if wants(node, 1) else None)
 
 
+def _trace_shapes(inputs: tuple, attrs) -> list:
+    x = inputs[0]
+    if x.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
+    not_bool("trace", x.dtype)
+    return [((), x.dtype if x.dtype.is_floating_point else dt.int64)]  # (complex dtypes count as floating)
+
+
 def _trace_backward(node, g):
     rows, cols = node.attrs
     return (g * eye(rows, cols, dtype=g.dtype, device=g.device),)
 
 
 # -- public functions -------------------------------------------------------------------------------
-def _run(op: str, ins: tuple, shape: tuple, d: dt.dtype, attrs: tuple, out: Tensor | None, grad: tuple,
-         kernel: str = "matmul", inplace: bool = False) -> Tensor:
-    """Launch `kernel` into a new tensor, or into `out` (resized as PyTorch resizes outputs); records
-    `grad` = (node name, backward, saved, attrs) when an input requires grad."""
-    recording = needs_grad(ins)
-    node, backward, saved, grad_attrs = grad
+def _product(ins: tuple, shape: tuple, d: dt.dtype, node: str, out: Tensor | None, alpha=1, beta=0,
+             sum_batches: bool = False, inplace: bool = False, op: str | None = None) -> Tensor:
+    """The "matmul" record (node `node`) into a new tensor, or into `out` (resized as PyTorch resizes outputs);
+    `op`: the public name out='s error names, if not the node's."""
+    attrs = (alpha, beta, sum_batches, shape, d)
     if out is None:
-        result = launch(kernel, ins, [(shape, d)], attrs)[0]
-        if recording:
-            record(node, backward, ins, (result,), saved, grad_attrs)
-        return result
+        return PRODUCT(ins, attrs, node)
+    return _into(PRODUCT, op or node, ins, attrs, shape, d, out, inplace)
+
+
+def _into(rec: Primitive, op: str, ins: tuple, attrs, shape: tuple, d: dt.dtype, out: Tensor,
+          inplace: bool = False) -> Tensor:
+    """`rec` written into `out=` (checked and resized), or in place into the addend `out` (node `op`)."""
     if not inplace:
         check_out_grad(op, out, ins)
-        launch_into(kernel, ins, (_resized(out, shape, d),), attrs)
+        rec.write(ins, (_resized(out, shape, d),), attrs)
         return out
     if tuple(out._v.shape) != shape:
         raise RuntimeError(f"output with shape {list(out._v.shape)} doesn't match the broadcast shape "
                            f"{list(shape)}")
-    if recording:  # recorded before the write, so an operand that is `out` itself is caught as modified
+    if needs_grad(ins):
         check_leaf_inplace(out)
-        record(node, backward, ins, (out,), saved, grad_attrs)
-    launch_into(kernel, ins, (out,), attrs)
+    # recorded before the write, so an operand that is `out` itself is caught as modified
+    rec.write(ins, (out,), attrs, node=op, record_first=True)
     return out
 
 
@@ -261,8 +180,7 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
         input, other = _ac.lower(input, other)
     ranks = (input.ndim, other.ndim)
     node = _MATMUL_NODES.get(ranks, "matmul")
-    result = _run("matmul", (input, other), _matmul_shape(input, other), input.dtype, (1, 0, False), out,
-                  _product_grad(node, input, other))
+    result = _product((input, other), matmul_shape(input, other), input.dtype, node, out, op="matmul")
     if node != "matmul" or out is not None or result.grad_fn is None:
         return result
     return torch_node(result, _MATMUL_LAST.get(ranks, "_unsafe_view"), input, other)
@@ -278,9 +196,8 @@ def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    _check_mm(input._v.shape, mat2._v.shape, input.dtype, mat2.dtype)
-    return _run("mm", (input, mat2), (input.shape[0], mat2.shape[1]), input.dtype, (1, 0, False), out,
-                _product_grad("mm", input, mat2))
+    check_mm(input._v.shape, mat2._v.shape, input.dtype, mat2.dtype)
+    return _product((input, mat2), (input.shape[0], mat2.shape[1]), input.dtype, "mm", out)
 
 
 def _check_batches(b1: Tensor, b2: Tensor) -> None:
@@ -298,9 +215,8 @@ def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
         input, mat2 = _ac.lower(input, mat2)
     _check_batches(input, mat2)
     (batches, rows, depth), sb = input._v.shape, mat2._v.shape
-    _check_bmm((batches, depth), sb[:2], input.dtype, mat2.dtype)
-    return _run("bmm", (input, mat2), (batches, rows, sb[2]), input.dtype, (1, 0, False), out,
-                _product_grad("bmm", input, mat2))
+    check_bmm((batches, depth), sb[:2], input.dtype, mat2.dtype)
+    return _product((input, mat2), (batches, rows, sb[2]), input.dtype, "bmm", out)
 
 
 def _check_mv_ranks(input_ndim: int, mat: Tensor, vec: Tensor) -> None:
@@ -314,8 +230,8 @@ def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = None) -> Tensor:
     need_tensor("mv", "vec", 2, vec)
     _check_mv_ranks(1, input, vec)
     rows, depth = input._v.shape
-    _check_mv(rows, depth, vec.shape[0], rows, (vec.dtype, input.dtype, vec.dtype))
-    return _run("mv", (input, vec), (rows,), input.dtype, (1, 0, False), out, _product_grad("mv", input, vec))
+    check_mv(rows, depth, vec.shape[0], rows, (vec.dtype, input.dtype, vec.dtype))
+    return _product((input, vec), (rows,), input.dtype, "mv", out)
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None,
@@ -332,9 +248,9 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out: Te
         if d is not mat2.dtype:
             raise RuntimeError(f"{first} and mat2 must have the same dtype, but got {torch_name(d)} and "
                                f"{torch_name(mat2.dtype)}")
-    _check_mm(mat1._v.shape, mat2._v.shape, mat1.dtype, mat2.dtype)
+    check_mm(mat1._v.shape, mat2._v.shape, mat1.dtype, mat2.dtype)
     shape = (mat1.shape[0], mat2.shape[1])
-    _check_expand(input._v.shape, shape, input.dtype)
+    check_expand(input._v.shape, shape, input.dtype)
     return _add_product("addmm", mat1, mat2, input, shape, alpha, beta, out, _inplace)
 
 
@@ -345,7 +261,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out: Tens
         need_tensor("addmv", arg, pos, t)
     _check_mv_ranks(input.ndim, mat, vec)
     rows, depth = mat._v.shape
-    _check_mv(rows, depth, vec.shape[0], input.numel() if input.ndim else 1,
+    check_mv(rows, depth, vec.shape[0], input.numel() if input.ndim else 1,
               (input.dtype, mat.dtype, vec.dtype))
     return _add_product("addmv", mat, vec, input, (rows,), alpha, beta, out, _inplace)
 
@@ -363,7 +279,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, ou
         raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {n1} and {n2}")
     if depth != depth2:
         raise RuntimeError(f"Incompatible matrix sizes for bmm ({rows}x{depth} and {depth2}x{cols})")
-    _check_expand(input._v.shape, (rows, cols), input.dtype)
+    check_expand(input._v.shape, (rows, cols), input.dtype)
     for first, d in (("self", input.dtype), ("mat1", batch1.dtype)):
         if d is not batch2.dtype:
             raise RuntimeError(f"{first} and mat2 must have the same dtype, but got {torch_name(d)} and "
@@ -386,9 +302,9 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, o
         if input.dtype is not batch1.dtype or batch1.dtype is batch2.dtype:
             raise RuntimeError(f"Input dtypes must be the same, got: input {C_NAMES[input.dtype]}, batch1: "
                                f"{C_NAMES[batch1.dtype]}, batch2: {C_NAMES[batch2.dtype]}")
-    _check_bmm((batches, depth), sb[:2], batch1.dtype, batch2.dtype, kernel="baddbmm")
+    check_bmm((batches, depth), sb[:2], batch1.dtype, batch2.dtype, kernel="baddbmm")
     shape = (batches, rows, sb[2])
-    _check_expand(input._v.shape, shape, input.dtype)
+    check_expand(input._v.shape, shape, input.dtype)
     return _add_product("baddbmm", batch1, batch2, input, shape, alpha, beta, out, _inplace)
 
 
@@ -396,9 +312,8 @@ def _add_product(op: str, a: Tensor, b: Tensor, input: Tensor, shape: tuple, alp
                  inplace: bool, sum_batches: bool = False) -> Tensor:
     """beta * input + alpha * (a @ b) (summed over the batch with `sum_batches`), checks done."""
     d = input.dtype
-    alpha, beta = _coef(alpha, d), _coef(beta, d)
-    return _run(op, (a, b, input), shape, d, (alpha, beta, sum_batches), out,
-                _product_grad(op, a, b, alpha, beta), inplace=inplace)
+    alpha, beta = coef(alpha, d), coef(beta, d)
+    return _product((a, b, input), shape, d, op, out, alpha, beta, sum_batches, inplace)
 
 
 def _inplace(fn):
@@ -426,8 +341,8 @@ def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
 def _dot(op: str, a: Tensor, b: Tensor, out: Tensor | None) -> Tensor:
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
-    _check_dot(a, b)
-    return _run(op, (a, b), (), a.dtype, (1, 0, False), out, _product_grad(op, a, b))
+    check_dot(a, b)
+    return _product((a, b), (), a.dtype, op, out)
 
 
 def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -520,12 +435,7 @@ def trace(input: Tensor) -> Tensor:
     need_tensor("trace", "input", 1, input)
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
-    not_bool("trace", input.dtype)
-    d = input.dtype if input.dtype.is_floating_point else dt.int64  # (complex dtypes count as floating)
-    result = launch("trace", (input,), [((), d)])[0]
-    if needs_grad((input,)):
-        record("trace", _trace_backward, (input,), (result,), attrs=input._v.shape)
-    return result
+    return TRACE((input,))
 
 
 def kron(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -583,14 +493,23 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | N
     not_bool("cross", input.dtype)
     if input.dtype is not other.dtype:
         raise RuntimeError(f"expected scalar type {torch_name(input.dtype)} but found {torch_name(other.dtype)}")
-    saved = (input if other.requires_grad else None, other if input.requires_grad else None)
-    return _run("linalg_cross", (input, other), shape, input.dtype, axis, out,
-                ("linalg_cross", _cross_backward, saved, axis), kernel="cross")
+    if out is None:
+        return CROSS((input, other), axis, "linalg_cross")
+    return _into(CROSS, "linalg_cross", (input, other), axis, shape, input.dtype, out)
 
 
 def _rmatmul(self: Tensor, other) -> Tensor:
     return matmul(other, self)
 
+
+# -- the records -------------------------------------------------------------------------------------
+PRODUCT = Primitive("matmul", _product_shapes, cpu=matmul_kernel, cuda=None, backward=_product_backward,
+                    saved=_saved_operands, node_attrs=_product_node)
+TRACE = Primitive("trace", _trace_shapes, cpu=trace_kernel, cuda=None, backward=_trace_backward,
+                  node_attrs=lambda inputs, attrs: inputs[0]._v.shape)
+CROSS = Primitive("cross", lambda inputs, axis: [(broadcast_shapes(inputs[0]._v.shape, inputs[1]._v.shape),
+                                                   inputs[0].dtype)],
+                  cpu=cross_kernel, cuda=None, backward=_cross_backward, saved=_saved_operands)
 
 METHODS.update(matmul=matmul, mm=mm, bmm=bmm, mv=mv, addmm=addmm, addmm_=_inplace(addmm), addmv=addmv,
                addmv_=_inplace(addmv), addbmm=addbmm, addbmm_=_inplace(addbmm), baddbmm=baddbmm,
