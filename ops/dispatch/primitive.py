@@ -62,15 +62,18 @@ class Primitive:
     saved may also be a function saved(inputs, outs) -> the saved tensors (None in a place not saved): for an op
     that saves a tensor only for the gradients that need it, as torch does (matmul saves its second operand only
     when the first requires grad: a weight no gradient reads may then change in place before backward).
+    inplace: a record of an in-place op, whose node takes the tensors `write` writes as its first inputs (self),
+    then the kernel's inputs (all the kernel reads besides what it writes); `grad_inputs`, `saved`'s "inputN"
+    and `node_attrs` see that whole tuple.
     """
 
     __slots__ = ("name", "shapes", "backward", "saved", "node_attrs", "checks_data", "grad_inputs", "grad_outputs",
-                 "optional", "saver")
+                 "optional", "saver", "inplace")
 
     def __init__(self, name: str, shapes: Callable, *, cpu: Callable | None, cuda: Callable | None = None,
                  backward: Callable | None = None, saved: tuple | Callable = (), node_attrs: Callable | None = None,
                  checks_data: bool = False, grad_inputs: tuple | None = None, grad_outputs: tuple | None = None,
-                 optional: bool = False):
+                 optional: bool = False, inplace: bool = False):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is declared twice")
         self.saver = saved if callable(saved) else None
@@ -78,6 +81,7 @@ class Primitive:
         self.saved = saves(*saved) if self.saver is None else ()
         self.node_attrs, self.checks_data = node_attrs, checks_data
         self.grad_inputs, self.grad_outputs, self.optional = grad_inputs, grad_outputs, optional
+        self.inplace = inplace
         for device_type, kernel in (("cpu", cpu), ("cuda", cuda)):
             if kernel is not None:
                 register_kernel(name, device_type)(kernel)
@@ -87,29 +91,39 @@ class Primitive:
         """The kernel per device type (None where the slot is empty)."""
         return {device_type: _kernels.get((self.name, device_type)) for device_type in DEVICE_TYPES}
 
-    def __call__(self, inputs: tuple, attrs=None, node: str | None = None):
+    def __call__(self, inputs: tuple, attrs=None, node: str | None = None, *, checks_data: bool | None = None,
+                 saved: tuple | None = None):
         """Run the op on `inputs` (tensors) with `attrs`: its output, or a tuple of its outputs. `node`: the
         autograd node's name where the public overload called decides it (`view_grads.overload("sum", 1)`
-        for torch's `SumBackward1`), else the record's name."""
+        for torch's `SumBackward1`), else the record's name. `checks_data` replaces the record's for this
+        call: False where the front end has already checked the values the kernel reads (indices computed
+        before the call), so no failure can be deferred and the issuing line is not looked up. `saved`
+        replaces the declared saved tensors (an op with a variable number of inputs, such as x[i, j])."""
         present = _present(inputs) if self.optional else inputs
-        outs = launch(self.name, present, self.shapes(inputs, attrs), attrs, checks_data=self.checks_data)
-        if self.backward is not None and needs_grad(inputs if self.grad_inputs is None else self._edged(inputs)):
-            self._record(inputs, outs, attrs, None, node)
+        checks = self.checks_data if checks_data is None else checks_data
+        outs = launch(self.name, present, self.shapes(inputs, attrs), attrs, checks_data=checks)
+        if self.backward is not None and needs_grad(inputs) and (
+                self.grad_inputs is None or needs_grad(self._edged(inputs))):
+            self._record(inputs, outs, attrs, saved, node)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def write(self, inputs: tuple, outs: tuple, attrs=None, saved: tuple | None = None, node: str | None = None,
-              record_first: bool = False) -> None:
+              record_first: bool = False, *, checks_data: bool | None = None) -> None:
         """Run the op in place, into `outs` (existing tensors: their versions are bumped), and record its node
         on them; `saved` replaces the declared saved tensors where the op overwrites one the backward reads
         (the caller then saves a copy made before the call); `node` as for a call. `record_first` (ops that
         save no output): the node is recorded before the write, so a saved input that is also the target
-        keeps its version from before it and backward reports it modified, as torch's does."""
-        grad = self.backward is not None and needs_grad(self._edged(inputs))
+        keeps its version from before it and backward reports it modified, as torch's does. `checks_data` as
+        for a call."""
+        node_inputs = tuple(outs) + tuple(inputs) if self.inplace else inputs
+        grad = self.backward is not None and needs_grad(node_inputs) and (
+            self.grad_inputs is None or needs_grad(self._edged(node_inputs)))
         if grad and record_first:
-            self._record(inputs, outs, attrs, saved, node)
-        launch_into(self.name, _present(inputs) if self.optional else inputs, outs, attrs, self.checks_data)
+            self._record(node_inputs, outs, attrs, saved, node)
+        launch_into(self.name, _present(inputs) if self.optional else inputs, outs, attrs,
+                    self.checks_data if checks_data is None else checks_data)
         if grad and not record_first:
-            self._record(inputs, outs, attrs, saved, node)
+            self._record(node_inputs, outs, attrs, saved, node)
 
     def attach(self, inputs: tuple, outs: tuple, attrs=None, node: str | None = None) -> None:
         """Record the op's node on `outs` that a composite computed in its place (a path that rounds as torch's

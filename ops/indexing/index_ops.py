@@ -9,21 +9,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
 from ...autograd.view_inplace import inplace_writer
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...vm.codegen import kernel_module
 from ..elementwise import copies, arithmetic as M
 from ..dispatch.broadcast import broadcast_shapes
-from ..dispatch.kernel_launch import launch_into, register_kernel
+from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
 from ..dispatch.factory_args import fill_scalar
 from ..movement.view_grads import overload
 from ..complex_numbers.half import fitted
 from .scatter import (INDEX_DTYPES, accumulate_at, at_least_1d, check_index_dtype, check_no_overlap, check_now,
-                      check_out_grad, checked_index, emit, filled, inplace_grad, scalar_for, scatter_add, size1, wants,
-                      widened)
+                      check_out_grad, checked_index, emit, filled, inplace_grad, input_shape_and, picked_shapes,
+                      scalar_for, scatter_add, size1, wants, widened, written_only)
 from ..dispatch.limited_dtypes import check as check_limited
 
 __all__ = ["index_select", "index_add", "index_copy", "index_fill", "take", "take_along_dim", "put"]
@@ -42,17 +41,21 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None =
     if out is not None and out.dtype is not input.dtype:
         raise RuntimeError("index_select(): self and result must have the same scalar type")
     check_limited("index_select", input.dtype)
-    shape = list(input._v.shape)
-    if shape:
-        shape[dim] = index.numel()
     check_out_grad("index_select", out, (input,))
     deferred = check_now(index, size1(input, dim), dim, **_select_bounds(input.ndim, dim))
-    result = emit("index_select", (input, index), tuple(shape), input.dtype, dim, out, deferred)
-    if needs_grad((input,)):
-        record("index_select", lambda node, g: (index_add(filled(node.attrs[0], g), node.attrs[1],
-                                                          node.saved_tensors[0], g),),
-               (input,), (result,), saved=(index,), attrs=(input._v.shape, dim))
-    return result
+    return emit(INDEX_SELECT, (input, index), dim, out, deferred)
+
+
+def _select_shapes(inputs: tuple, dim: int) -> list:
+    """The input's shape with `dim` (if any) resized to the number of indices."""
+    x, index = inputs
+    shape = x._v.shape
+    return [(shape[:dim] + (index.numel(),) + shape[dim + 1:] if shape else shape, x.dtype)]
+
+
+def _index_select_backward(node, g):
+    shape, dim = node.attrs
+    return index_add(filled(shape, g), dim, node.saved_tensors[0], g), None
 
 
 def _select_bounds(ndim: int, dim: int) -> dict:
@@ -63,7 +66,6 @@ def _select_bounds(ndim: int, dim: int) -> dict:
     return dict(message="index out of range in self")
 
 
-@register_kernel("index_select", "cpu")
 def _index_select_kernel(ins, outs, dim):
     src = at_least_1d(ins[0])
     idx = checked_index(ins[1].reshape(-1), src.shape[dim], dim, **_select_bounds(ins[0].ndim, dim))
@@ -74,11 +76,7 @@ def embedding_rows(weight: Tensor, indices: Tensor) -> Tensor:
     """The rows of the 2-d `weight` at the 1-d `indices` (no graph), issued as the op `embedding`: an index
     error found by the kernel names embedding, the op the user called."""
     deferred = check_now(indices, weight._v.shape[0], 0, message="index out of range in self")
-    return emit("embedding", (weight, indices), (indices.numel(), weight._v.shape[1]), weight.dtype, 0, None,
-                deferred)
-
-
-register_kernel("embedding", "cpu")(_index_select_kernel)
+    return EMBEDDING((weight, indices), 0, checks_data=deferred)
 
 
 def _check_vector_index(self: Tensor, dim: int, index: Tensor, source: Tensor, op: str) -> None:
@@ -123,11 +121,8 @@ def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     alpha = scalar_for(self.dtype, alpha)
     bounds = _add_bounds(self.ndim, dim, index.dtype, alpha)
     deferred = check_now(index, size1(self, dim), dim, **bounds)
-    grad = inplace_grad(self, (source,))
-    launch_into("index_add", (index, source), (self,), (dim, alpha, bounds), checks_data=deferred)
-    if grad:
-        record("index_add", _index_add_backward, (self, None, None, source), (self,), saved=(index,),
-               attrs=(dim, alpha))
+    inplace_grad(self, (source,))  # (torch's error on a leaf, before anything is queued)
+    INDEX_ADD.write((index, source), (self,), (dim, alpha, bounds), checks_data=deferred)
     return self
 
 
@@ -141,11 +136,11 @@ def _add_bounds(ndim: int, dim: int, index_dtype, alpha) -> dict:
 
 
 def _index_add_backward(node, g):
-    dim, alpha = node.attrs
-    if not wants(node, 3):
-        return g, None, None, None
+    dim, alpha = node.attrs[:2]
+    if not wants(node, 2):
+        return g, None, None
     picked = index_select(g, dim, node.saved_tensors[0])
-    return g, None, None, picked if alpha == 1 else picked * alpha
+    return g, None, picked if alpha == 1 else picked * alpha
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
@@ -158,7 +153,6 @@ def _along(a: np.ndarray, dim: int) -> np.ndarray:
     return np.moveaxis(at_least_1d(a), dim, 0)
 
 
-@register_kernel("index_add", "cpu")
 def _index_add_kernel(ins, outs, attrs):
     dim, alpha, bounds = attrs
     target = outs[0]
@@ -195,17 +189,15 @@ def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     check_no_overlap(self, (index, source))
     deferred = check_now(index, size1(self, dim), dim,
               message="index_copy_(): index {i} is out of bounds for dimension {d} with size {n}")
-    grad = inplace_grad(self, (source,))
-    launch_into("index_copy", (index, source), (self,), dim, checks_data=deferred)
-    if grad:
-        record("index_copy", _index_copy_backward, (self, None, None, source), (self,), saved=(index,), attrs=dim)
+    inplace_grad(self, (source,))  # (torch's error on a leaf, before anything is queued)
+    INDEX_COPY.write((index, source), (self,), dim, checks_data=deferred)
     return self
 
 
 def _index_copy_backward(node, g):
     dim, (index,) = node.attrs, node.saved_tensors
-    return (index_fill(g, dim, index, 0) if wants(node, 0) else None, None, None,
-            index_select(g, dim, index) if wants(node, 3) else None)
+    return (index_fill(g, dim, index, 0) if wants(node, 0) else None, None,
+            index_select(g, dim, index) if wants(node, 2) else None)
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
@@ -213,7 +205,6 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     return index_copy_(copies.clone(input), dim, index, source)
 
 
-@register_kernel("index_copy", "cpu")
 def _index_copy_kernel(ins, outs, dim):
     dst = _along(outs[0], dim)
     idx = checked_index(ins[0].reshape(-1), dst.shape[0], dim,
@@ -236,22 +227,22 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
     if value_tensor is None:  # a number outside the dtype's range (-0.5 into uint8) is torch's error, not wrapped
         fill_scalar("index_fill_", value, self.dtype)
     deferred = check_now(index, size1(self, dim), dim, negative_ok=True)
-    grad = inplace_grad(self, (value_tensor,))
-    if value_tensor is not None:
-        launch_into("index_fill", (index, value), (self,), (dim, None), checks_data=deferred)
+    inplace_grad(self, (value_tensor,))  # (torch's error on a leaf, before anything is queued)
+    if value_tensor is not None:  # torch's class per overload: IndexFillBackward1
+        INDEX_FILL.write((index, value), (self,), (dim, None), None, overload("index_fill", 1),
+                         checks_data=deferred)
     else:
-        launch_into("index_fill", (index,), (self,), (dim, scalar_for(self.dtype, value)), checks_data=deferred)
-    if grad:
-        name = "index_fill" if value_tensor is None else overload("index_fill", 1)  # torch's class per overload
-        record(name, _index_fill_backward, (self, None, None, value_tensor), (self,), saved=(index,), attrs=dim)
+        INDEX_FILL.write((index,), (self,), (dim, scalar_for(self.dtype, value)), checks_data=deferred)
     return self
 
 
 def _index_fill_backward(node, g):
-    dim, (index,) = node.attrs, node.saved_tensors
+    dim, (index,) = node.attrs[0], node.saved_tensors
     kept = index_fill(g, dim, index, 0)
+    if len(node.next_functions) == 2:  # a number filled: the node's inputs are (self, index)
+        return kept, None
     # the value's gradient: g summed over the filled slices (each once, even if indexed twice); the engine sums
-    return kept if wants(node, 0) else None, None, None, g - kept if wants(node, 3) else None
+    return kept if wants(node, 0) else None, None, g - kept if wants(node, 2) else None
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
@@ -259,7 +250,6 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     return index_fill_(copies.clone(input), dim, index, value)
 
 
-@register_kernel("index_fill", "cpu")
 def _index_fill_kernel(ins, outs, attrs):
     dim, value = attrs
     dst = _along(outs[0], dim)
@@ -279,14 +269,13 @@ def take(input: Tensor, index: Tensor, *, out: Tensor | None = None) -> Tensor:
     check_out_grad("take", out, (input,))
     check_limited("take", input.dtype)
     deferred = check_now(index, input.numel(), 0, negative_ok=True, message=_FLAT_MSG)
-    result = emit("take", (input, index), index._v.shape, input.dtype, None, out, deferred)
-    if needs_grad((input,)):
-        record("take", lambda node, g: (put(filled(node.attrs, g), node.saved_tensors[0], g, accumulate=True),),
-               (input,), (result,), saved=(index,), attrs=input._v.shape)
-    return result
+    return emit(TAKE, (input, index), None, out, deferred)
 
 
-@register_kernel("take", "cpu")
+def _take_backward(node, g):
+    return put(filled(node.attrs[0], g), node.saved_tensors[0], g, accumulate=True), None
+
+
 def _take_kernel(ins, outs, attrs):
     flat = ins[0].reshape(-1)
     outs[0][...] = flat[checked_index(ins[1], flat.size, 0, negative_ok=True, message=_FLAT_MSG)]
@@ -307,11 +296,8 @@ def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     check_no_overlap(self, (index, source))
     check_limited("put_", self.dtype)
     deferred = check_now(index, self.numel(), 0, negative_ok=True, message=_FLAT_MSG)
-    grad = inplace_grad(self, (source,))
-    launch_into("put", (index, source), (self,), bool(accumulate), checks_data=deferred)
-    if grad:
-        record("put", _put_backward, (self, None, source), (self,), saved=(index,),
-               attrs=(bool(accumulate), source._v.shape))
+    inplace_grad(self, (source,))  # (torch's error on a leaf, before anything is queued)
+    PUT.write((index, source), (self,), bool(accumulate), checks_data=deferred)
     return self
 
 
@@ -331,7 +317,6 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     return put_(copies.clone(input), index, source, accumulate)
 
 
-@register_kernel("put", "cpu")
 def _put_kernel(ins, outs, accumulate):
     dst = at_least_1d(outs[0])
     idx = checked_index(ins[0].reshape(-1), dst.size, 0, negative_ok=True, message=_FLAT_MSG)
@@ -351,8 +336,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *, ou
     check_limited("gather", input.dtype)  # (torch's take_along_dim gathers)
     if dim is None:
         deferred = check_now(indices, input.numel(), 0, exc=RuntimeError)
-        return _track_take_along(emit("take_along_dim", (input, indices), (indices.numel(),), input.dtype, None,
-                                      out, deferred), input, indices, None)
+        return emit(TAKE_ALONG_DIM, (input, indices), None, out, deferred, "gather")  # (torch's node: gather's)
     if input.ndim != indices.ndim:  # (checked first, as torch: a 0-d input with 2-D indices is this error)
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of "
                            f"dimensions, but got {input.ndim} dimensions for input, and {indices.ndim} "
@@ -360,20 +344,20 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *, ou
     if input.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = input._dim(dim, "take_along_dim")
+    _take_along_shapes((input, indices), dim)  # (the broadcast's error, before the index check)
+    deferred = check_now(indices, size1(input, dim), dim, negative_ok=True, exc=RuntimeError)
+    return emit(TAKE_ALONG_DIM, (input, indices), dim, out, deferred, "gather")  # (torch's node: gather's)
+
+
+def _take_along_shapes(inputs: tuple, dim: int | None) -> list:
+    """Flat (dim None): the indices' count; else input and indices broadcast apart from `dim`, which the
+    indices size."""
+    input, indices = inputs
+    if dim is None:
+        return [((indices.numel(),), input.dtype)]
     others = broadcast_shapes(tuple(1 if d == dim else s for d, s in enumerate(input._v.shape)),
                               tuple(1 if d == dim else s for d, s in enumerate(indices._v.shape)))
-    shape = tuple(indices._v.shape[d] if d == dim else s for d, s in enumerate(others))
-    deferred = check_now(indices, size1(input, dim), dim, negative_ok=True, exc=RuntimeError)
-    return _track_take_along(emit("take_along_dim", (input, indices), shape, input.dtype, dim, out, deferred),
-                             input, indices, dim)
-
-
-def _track_take_along(result: Tensor, input: Tensor, indices: Tensor, dim: int | None) -> Tensor:
-    # PyTorch computes take_along_dim with gather, hence the node's name
-    if needs_grad((input,)):
-        record("gather", _take_along_dim_backward, (input, None), (result,), saved=(indices,),
-               attrs=(input._v.shape, dim))
-    return result
+    return [(tuple(indices._v.shape[d] if d == dim else s for d, s in enumerate(others)), input.dtype)]
 
 
 def _take_along_dim_backward(node, g):
@@ -387,7 +371,6 @@ def _take_along_dim_backward(node, g):
     return scatter_add(filled(spread, g), dim, wrapped, g), None
 
 
-@register_kernel("take_along_dim", "cpu")
 def _take_along_dim_kernel(ins, outs, dim):
     out = outs[0]
     if dim is None:  # the flat form is gather on 1-d views: no negative indices
@@ -399,6 +382,34 @@ def _take_along_dim_kernel(ins, outs, dim):
     src = np.broadcast_to(src, tuple(src.shape[d] if d == dim else n for d, n in enumerate(shape)))
     out[...] = np.take_along_axis(src, idx, axis=dim).reshape(out.shape)
 
+
+# -- the records (the in-place ones' nodes take self, then the index and the source: no edge for the index) -----
+def _embedding_shapes(inputs: tuple, attrs) -> list:
+    weight, indices = inputs
+    return [((indices.numel(), weight._v.shape[1]), weight.dtype)]
+
+
+def _written(name: str, kernel, backward, node_attrs=None) -> Primitive:
+    """The record of an op writing self at an index (node input 1), reading a source or value (2) if any."""
+    return Primitive(name, written_only, cpu=kernel, cuda=None, backward=backward, saved=("input1",),
+                     node_attrs=node_attrs, grad_inputs=(0, 2), checks_data=True, inplace=True)
+
+
+def _picking(name: str, shapes, kernel, backward) -> Primitive:
+    """The record of an op reading input0 at the indices input1."""
+    return Primitive(name, shapes, cpu=kernel, cuda=None, backward=backward, saved=("input1",),
+                     node_attrs=input_shape_and, grad_inputs=(0,), checks_data=True)
+
+
+INDEX_SELECT = _picking("index_select", _select_shapes, _index_select_kernel, _index_select_backward)
+TAKE = _picking("take", picked_shapes, _take_kernel, _take_backward)
+TAKE_ALONG_DIM = _picking("take_along_dim", _take_along_shapes, _take_along_dim_kernel, _take_along_dim_backward)
+# the rows of a weight for nn.functional.embedding (index_select's kernel; embedding's gradient is its own op)
+EMBEDDING = Primitive("embedding", _embedding_shapes, cpu=_index_select_kernel, cuda=None, checks_data=True)
+INDEX_ADD = _written("index_add", _index_add_kernel, _index_add_backward)
+INDEX_COPY = _written("index_copy", _index_copy_kernel, _index_copy_backward)
+INDEX_FILL = _written("index_fill", _index_fill_kernel, _index_fill_backward)
+PUT = _written("put", _put_kernel, _put_backward, lambda inputs, accumulate: (accumulate, inputs[2]._v.shape))
 
 METHODS.update(index_select=index_select, index_add=index_add, index_add_=index_add_, index_copy=index_copy,
                index_copy_=index_copy_, index_fill=index_fill, index_fill_=index_fill_, take=take, put_=put_, put=put,

@@ -19,7 +19,7 @@ from ...tensor import dtype as dt
 from ..elementwise import copies, arithmetic as M
 from . import scatter as S
 from ..dispatch.broadcast import broadcast_shapes
-from ..dispatch.kernel_launch import launch_into, register_kernel
+from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
 from ..dispatch.factory_args import CHECKED_NAME, overflows
 from ..movement.view_grads import overload
@@ -144,11 +144,8 @@ def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
                            f"{torch_name(self.dtype)} and {torch_name(source.dtype)}")
     S.check_expand(mask, self._v.shape)
     check_limited("masked_scatter", self.dtype)
-    grad = S.inplace_grad(self, (source,))
-    launch_into("masked_scatter", (mask, source), (self,), checks_data=_source_checked_later(self, mask, source))
-    if grad:
-        record("masked_scatter", _masked_scatter_backward, (self, None, source), (self,), saved=(mask,),
-               attrs=source._v.shape)
+    S.inplace_grad(self, (source,))  # (torch's error on a leaf, before anything is queued)
+    MASKED_SCATTER.write((mask, source), (self,), None, checks_data=_source_checked_later(self, mask, source))
     return self
 
 
@@ -184,7 +181,6 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     return masked_scatter_(_broadcast_copy(input, shape), mask, source)
 
 
-@register_kernel("masked_scatter", "cpu")
 def _masked_scatter_kernel(ins, outs, attrs):
     dst = outs[0]
     mask = np.broadcast_to(ins[0], dst.shape)
@@ -193,6 +189,13 @@ def _masked_scatter_kernel(ins, outs, attrs):
     if src.size < n:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     dst[mask] = src[:n]
+
+
+# the node takes self, then the mask (no edge) and the source; its backward reads the mask and source's shape
+MASKED_SCATTER = Primitive("masked_scatter", S.written_only, cpu=_masked_scatter_kernel, cuda=None,
+                           backward=_masked_scatter_backward, saved=("input1",),
+                           node_attrs=lambda inputs, attrs: inputs[2]._v.shape, grad_inputs=(0, 2), checks_data=True,
+                           inplace=True)
 
 
 def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> Tensor:

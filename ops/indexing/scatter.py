@@ -4,10 +4,11 @@ indexing ops.
 Shapes, dtypes and arguments are checked at the call; the values inside index tensors
 are checked by the kernels (only the data can tell), which raise PyTorch's error and let
 the VM re-raise it at the next sync point. Kernels compute 16-bit floats in float32.
-Each op records its backward next to it; the formulas are tidal ops (gather's gradient is
-a scatter_add, whose gradient is a gather...), so double backward works. In-place ops
-record on the tensor they write, as PyTorch does. index_select/add/copy/fill, take, put and
-take_along_dim live in ops/indexing/index_ops.py.
+Each kernel is a primitive record (ops/dispatch/primitive.py: at the bottom of the file) with its
+backward next to its front end; the formulas are tidal ops (gather's gradient is a scatter_add, whose
+gradient is a gather...), so double backward works. In-place ops record on the tensor they write, as
+PyTorch does: their records are `inplace`, the node's inputs (self, index, src).
+index_select/add/copy/fill, take, put and take_along_dim live in ops/indexing/index_ops.py.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
+from ...autograd.graph import needs_grad
 from ...autograd.view_inplace import inplace_writer, track_view
 from ...tensor import Tensor
 from ...tensor import dtype as dt
@@ -23,8 +24,7 @@ from ...tensor.tensor import contiguous_strides, numel_of
 from ...vm import View
 from ..elementwise import plans as ew
 from ..elementwise import copies, arithmetic as M
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import launch_into, register_kernel
+from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
 from ..dispatch.factory_args import CHECKED_NAME, TYPEMETA_NAME
 from ..dispatch.mem_overlap import check_out
@@ -91,15 +91,31 @@ def check_no_overlap(self: Tensor, others) -> None:
     check_out(self, others)
 
 
-def emit(name: str, ins: tuple, shape: tuple, dtype: dt.dtype, attrs=None, out: Tensor | None = None,
-         checks_data: bool = True) -> Tensor:
-    """Queue index kernel `name` producing one tensor of `shape` and `dtype` (into `out` when given);
-    `checks_data`: the kernel checks indices not known at the call (see `check_now`)."""
+def emit(rec: Primitive, ins: tuple, attrs=None, out: Tensor | None = None, checks_data: bool = True,
+         node: str | None = None) -> Tensor:
+    """Run the one-output index record `rec` on `ins` (into `out` when given: no graph then, `check_out_grad`
+    has refused one); `checks_data`: the kernel checks indices not known at the call (see `check_now`)."""
     if out is None:
-        return launch(name, ins, [(shape, dtype)], attrs, checks_data=checks_data)[0]
+        return rec(ins, attrs, node, checks_data=checks_data)
+    ((shape, dtype),) = rec.shapes(ins, attrs)
     prepare_out(out, shape, dtype, ins)
-    launch_into(name, ins, (out,), attrs, checks_data=checks_data)
+    rec.write(ins, (out,), attrs, None, node, checks_data=checks_data)
     return out
+
+
+def picked_shapes(inputs: tuple, attrs) -> list:
+    """The index ops whose output has the index's shape (gather, take), in the input's dtype."""
+    return [(inputs[1]._v.shape, inputs[0].dtype)]
+
+
+def written_only(inputs: tuple, attrs) -> list:
+    """The shape rule of an in-place record (its output is the tensor it writes): only `write` runs it."""
+    raise TypeError("this index op writes in place: run it with Primitive.write")
+
+
+def input_shape_and(inputs: tuple, attrs) -> tuple:
+    """The node attrs of an op reading input0 at indices: its shape (for the zeros the gradient goes into), attrs."""
+    return inputs[0]._v.shape, attrs
 
 
 def prepare_out(out: Tensor, shape: tuple, dtype: dt.dtype, reads=()) -> None:
@@ -297,15 +313,14 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
     check_limited("gather", input.dtype)
     check_out_grad("gather", out, (input,))
     deferred = check_now(index, size1(input, dim), dim, exc=RuntimeError)
-    result = emit("gather", (input, index), index._v.shape, input.dtype, dim, out, deferred)
-    if needs_grad((input,)):
-        record("gather", lambda node, g: (scatter_add(filled(node.attrs[0], g), node.attrs[1],
-                                                      node.saved_tensors[0], g),),
-               (input,), (result,), saved=(index,), attrs=(input._v.shape, dim))
-    return result
+    return emit(GATHER, (input, index), dim, out, deferred)
 
 
-@register_kernel("gather", "cpu")
+def _gather_backward(node, g):
+    shape, dim = node.attrs
+    return scatter_add(filled(shape, g), dim, node.saved_tensors[0], g), None
+
+
 def _gather_kernel(ins, outs, dim):
     src, idx = at_least_1d(ins[0]), at_least_1d(ins[1])
     if idx.size:
@@ -320,19 +335,26 @@ def _src_grad(g: Tensor, dim: int, index: Tensor, src_shape: tuple) -> Tensor:
 
 
 def _scatter_backward(node, g):
-    dim, src_shape = node.attrs
+    dim, src_shape, _ = node.attrs
     (index,) = node.saved_tensors
-    return (scatter(g, dim, index, 0.0) if wants(node, 0) else None, None, None,
-            _src_grad(g, dim, index, src_shape) if wants(node, 3) else None)
+    grad_self = scatter(g, dim, index, 0.0) if wants(node, 0) else None
+    if src_shape is None:  # a value scattered: the node's inputs are (self, index)
+        return grad_self, None
+    return grad_self, None, _src_grad(g, dim, index, src_shape) if wants(node, 2) else None
 
 
 def _scatter_add_backward(node, g):
-    dim, src_shape = node.attrs
-    return g, None, None, _src_grad(g, dim, node.saved_tensors[0], src_shape) if wants(node, 3) else None
+    dim, src_shape, _ = node.attrs
+    return g, None, _src_grad(g, dim, node.saved_tensors[0], src_shape) if wants(node, 2) else None
 
 
 def _no_derivative(node, g):
     raise RuntimeError("derivative for aten::scatter is not implemented")
+
+
+def _scatter_any_backward(node, g):
+    """The backward of the scatter kernel's node: scatter's, scatter_add's or none (reduce=), as recorded."""
+    return _SCATTER_GRADS[node.attrs[2]](node, g)
 
 
 _SCATTER_REDUCE = {"add": np.add, "multiply": np.multiply}
@@ -354,12 +376,9 @@ def _scatter(self: Tensor, dim: int, index: Tensor, src, value, reduce, grad_nam
     check_no_overlap(self, ins)
     typed = None if src is not None else scalar_for(self.dtype, value)
     deferred = check_now(index, size1(self, dim), dim, exc=RuntimeError)
-    grad = inplace_grad(self, (src,))
-    launch_into("scatter", ins, (self,), (dim, reduce, typed), checks_data=deferred)
-    if grad:
-        name = overload(grad_name, 1) if grad_name == "scatter" and src is None else grad_name  # ScatterBackward1
-        record(name, _SCATTER_GRADS[grad_name], (self, None, None, src), (self,), saved=(index,),
-               attrs=(dim, None if src is None else src._v.shape))
+    inplace_grad(self, (src,))  # (torch's error on a leaf, before anything is queued)
+    name = overload(grad_name, 1) if grad_name == "scatter" and src is None else grad_name  # ScatterBackward1
+    SCATTER.write(ins, (self,), (dim, reduce, typed, grad_name), None, name, checks_data=deferred)
     return self
 
 
@@ -378,9 +397,8 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None, *, red
     return scatter_(copies.clone(input), dim, index, src, value, reduce=reduce)
 
 
-@register_kernel("scatter", "cpu")
 def _scatter_kernel(ins, outs, attrs):
-    dim, reduce, value = attrs
+    dim, reduce, value, _ = attrs
     dst, idx = at_least_1d(outs[0]), at_least_1d(ins[0])
     if not idx.size:
         return
@@ -425,14 +443,10 @@ def _scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     check_limited(f"scatter_reduce({reduce})" if include_self else "scatter_reduce(include_self=False)", self.dtype)
     check_no_overlap(self, (index, src))
     deferred = check_now(index, size1(self, dim), dim, exc=RuntimeError)
-    grad = inplace_grad(self, (src,))
-    if grad and reduce in _NEEDS_VALUES and before is None:
-        before = copies.clone(self)
-    launch_into("scatter_reduce", (index, src), (self,), (dim, reduce, bool(include_self)), checks_data=deferred)
-    if grad:
-        saved = (index, src, before, self) if reduce in _NEEDS_VALUES else (index,)
-        record("scatter_reduce", _scatter_reduce_backward, (self, None, None, src), (self,), saved=saved,
-               attrs=(dim, reduce, bool(include_self), src._v.shape))
+    saved = None  # (index,) as declared; prod/amax/amin's backward also reads src, self before and after the write
+    if inplace_grad(self, (src,)) and reduce in _NEEDS_VALUES:
+        saved = (index, src, copies.clone(self) if before is None else before, self)
+    SCATTER_REDUCE.write((index, src), (self,), (dim, reduce, bool(include_self)), saved, checks_data=deferred)
     return self
 
 
@@ -493,7 +507,7 @@ def _scatter_reduce_backward(node, g):
         grad_self = scatter(grad_self, dim, index, 0.0)
     if grad_src._v.shape != src_shape:
         grad_src = embed(grad_src, src_shape, box(grad_src._v.shape, src_shape))
-    return grad_self if wants(node, 0) else None, None, None, grad_src if wants(node, 3) else None
+    return grad_self if wants(node, 0) else None, None, grad_src if wants(node, 2) else None
 
 
 def _identity(reduce: str, dtype: np.dtype):
@@ -509,7 +523,6 @@ def _identity(reduce: str, dtype: np.dtype):
     return info.min if reduce == "amax" else info.max
 
 
-@register_kernel("scatter_reduce", "cpu")
 def _scatter_reduce_kernel(ins, outs, attrs):
     dim, reduce, include_self = attrs
     dst, idx = at_least_1d(outs[0]), at_least_1d(ins[0])
@@ -527,6 +540,21 @@ def _scatter_reduce_kernel(ins, outs, attrs):
         work = work / count if work.dtype.kind == "f" else work // count
     dst[...] = work
 
+
+# -- the records (the scatters' nodes take self, then the index and src: no edge for the index) --------------------
+def _scatter_node(inputs: tuple, attrs: tuple) -> tuple:
+    """(dim, src's shape or None for a value, which backward): what scatter's backward reads."""
+    return attrs[0], inputs[2]._v.shape if len(inputs) > 2 else None, attrs[3]
+
+
+GATHER = Primitive("gather", picked_shapes, cpu=_gather_kernel, cuda=None, backward=_gather_backward,
+                   saved=("input1",), node_attrs=input_shape_and, grad_inputs=(0,))
+SCATTER = Primitive("scatter", written_only, cpu=_scatter_kernel, cuda=None, backward=_scatter_any_backward,
+                    saved=("input1",), node_attrs=_scatter_node, grad_inputs=(0, 2), inplace=True)
+SCATTER_REDUCE = Primitive("scatter_reduce", written_only, cpu=_scatter_reduce_kernel, cuda=None,
+                           backward=_scatter_reduce_backward, saved=("input1",),
+                           node_attrs=lambda inputs, attrs: attrs + (inputs[2]._v.shape,), grad_inputs=(0, 2),
+                           inplace=True)
 
 METHODS.update(gather=gather, scatter=scatter, scatter_=scatter_, scatter_add=scatter_add, scatter_add_=scatter_add_,
                scatter_reduce=scatter_reduce, scatter_reduce_=scatter_reduce_)

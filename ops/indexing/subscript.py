@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from ...autograd.grad_mode import is_grad_enabled, no_grad
-from ...autograd.graph import needs_grad, record
+from ...autograd.graph import needs_grad, no_tangents, record
 from ...autograd.view_inplace import LEAF_VIEW, NO_GRAD_VIEW, inplace_writer, track_view, write_inplace
 from ...tensor import Tensor
 from ...tensor import dtype as dt
@@ -32,8 +32,7 @@ from ..elementwise import copies, arithmetic as M
 from . import scatter as S
 from ..dispatch.broadcast import broadcast_shapes
 from ..factories.creation import full
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import launch_into, register_kernel
+from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
 from .masked import masked_fill_, nonzero
 from ..dispatch.mem_overlap import check_written
@@ -249,21 +248,21 @@ def _index_key(shape: tuple, dims: tuple, arrays) -> tuple:
     return tuple(key)
 
 
-@register_kernel("getitem", "cpu")
-def _index_kernel(ins, outs, dims):
+def _index_kernel(ins, outs, attrs):
     src = ins[0]
-    outs[0][...] = src[_index_key(src.shape, dims, ins[1:])]
+    outs[0][...] = src[_index_key(src.shape, attrs[0], ins[1:])]
 
 
-@register_kernel("index_put", "cpu")
 def _index_put_kernel(ins, outs, attrs):
-    dims, accumulate = attrs
-    dst = outs[0]
+    dims, accumulate = attrs[:2]
+    dst, values = outs[0], ins[0]
     key = _index_key(dst.shape, dims, ins[1:])
+    if values.ndim and values.shape[0] == 1:  # assigned values lose their leading ones, as torch's
+        values = values.reshape(_trimmed(values.shape))
     if accumulate:
-        S.accumulate_at(np.add, dst, key, ins[0])
+        S.accumulate_at(np.add, dst, key, values)
     else:
-        dst[key] = ins[0]
+        dst[key] = values
 
 
 # -- gradients of indexing ------------------------------------------------------------------
@@ -274,21 +273,20 @@ def _track_view(name: str, src: Tensor, view: Tensor, geometry: tuple) -> None:
 
 def _gather_at(src: Tensor, dims: tuple, tensors: tuple, shape: tuple, checks_data: bool = False) -> Tensor:
     """src indexed by `tensors` at `dims` (a copy of `shape`); differentiable. `checks_data`: as launch's."""
-    out = launch("getitem", (src,) + tensors, [(shape, src.dtype)], dims, checks_data=checks_data)[0]
-    if needs_grad((src,)):
-        record("index", lambda node, g: (_add_at(g, node.attrs[0], node.attrs[1], node.saved_tensors),),
-               (src,), (out,), saved=tensors, attrs=(src._v.shape, dims))
-    return out
+    return GETITEM((src,) + tensors, (dims, shape), "index", checks_data=checks_data, saved=tensors)
+
+
+def _getitem_backward(node, g):
+    src_shape, dims = node.attrs
+    tensors = node.saved_tensors
+    return (_add_at(g, src_shape, dims, tensors),) + (None,) * len(tensors)
 
 
 def _add_at(g: Tensor, shape: tuple, dims: tuple, tensors: tuple) -> Tensor:
-    """Zeros of `shape` with `g` added at the indexed positions (repeats add up): indexing's gradient."""
-    with no_grad():
-        out = S.filled(shape, g)
-        launch_into("index_put", (g,) + tensors, (out,), (dims, True))
-    if needs_grad((g,)):
-        record("index_put", lambda node, gg: (_gather_at(gg, node.attrs[0], node.saved_tensors, node.attrs[1]),),
-               (g,), (out,), saved=tensors, attrs=(dims, g._v.shape))
+    """Zeros of `shape` with `g` added at the indexed positions (repeats add up): indexing's gradient (its
+    own gradient, index_put's for its values, gathers again)."""
+    out = S.filled(shape, g)
+    INDEX_PUT.write((g,) + tensors, (out,), (dims, True, g._v.shape, g.ndim), tensors, checks_data=False)
     return out
 
 
@@ -297,7 +295,7 @@ def _written(like: Tensor, dims: tuple, tensors: tuple) -> Tensor:
     with no_grad():
         out = copies.fill_(Tensor._empty(like._v.shape, dt.bool_, like.device), False)
         true = full((), True, dtype=dt.bool_, device=like.device)
-        launch_into("index_put", (true,) + tensors, (out,), (dims, False))
+        INDEX_PUT.write((true,) + tensors, (out,), (dims, False, None, 0), checks_data=False)
     return out
 
 
@@ -346,16 +344,26 @@ def _check_put_dtype(self: Tensor, values: Tensor) -> None:
                            "the source.")
 
 
+def _trimmed(shape: tuple) -> tuple:
+    """`shape` without its leading ones (the shape an assigned value takes)."""
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return shape[k:]
+
+
 def _put_values(self: Tensor, dims: tuple, tensors: tuple, shape: tuple, values: Tensor, accumulate: bool,
                 view: Tensor) -> None:
-    """Check `values` against the indexing result `shape` and queue index_put on `view`."""
+    """Check `values` against the indexing result `shape` and queue index_put on `view` (its node recorded
+    when grad is needed: index_put_'s; `_assign` runs under no_grad or needs none)."""
     _check_put_dtype(self, values)
-    values = _drop_leading_ones(values)
-    if not S.broadcasts_to(values._v.shape, shape):
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+    trimmed = _trimmed(values._v.shape)
+    if not S.broadcasts_to(trimmed, shape):
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(trimmed)} cannot be broadcast to "
                            f"indexing result of shape {list(shape)}")
     deferred = _check_now(view, dims, tensors)
-    launch_into("index_put", (values,) + tensors, (view,), (dims, bool(accumulate)), checks_data=deferred)
+    INDEX_PUT.write((values,) + tensors, (view,), (dims, bool(accumulate), shape, values.ndim), tensors,
+                    checks_data=deferred)
 
 
 def setitem(self: Tensor, index, value) -> None:
@@ -404,7 +412,7 @@ def _recorded_setitem(self: Tensor, index, value) -> None:
     """self[index] = value with its node recorded on self (grad mode, something requires grad)."""
     items = _as_items(index)
     with no_grad():
-        advanced = _assign(self, items, value)
+        advanced = _assign(self, items, value, recorded_after=True)
     value = value if isinstance(value, Tensor) else None
     record("index_put" if advanced else "copy_slices", _setitem_backward, (self, value), (self,),
            attrs=(items, value.ndim if value is not None else 0))
@@ -423,8 +431,9 @@ def _setitem_backward(node, g):
     return grad_self, grad_value
 
 
-def _assign(self: Tensor, index, value) -> bool:
-    """Write `value` at `index` (no graph); whether index tensors took part."""
+def _assign(self: Tensor, index, value, recorded_after: bool = False) -> bool:
+    """Write `value` at `index` (no graph); whether index tensors took part. `recorded_after`: under no_grad,
+    the caller records the write's node (index_put's write then records none, even for forward-AD tangents)."""
     p = _parse(self, index)
     view = S.view_of(self, tuple(p.shape), tuple(p.strides), p.offset)
     if not p.advanced:
@@ -446,7 +455,11 @@ def _assign(self: Tensor, index, value) -> bool:
         value = full((), S.scalar_for(self.dtype, value), dtype=self.dtype, device=self.device)
     S.check_no_overlap(view, (value,))
     dims, tensors, shape = _index_plan(view, p.advanced)
-    _put_values(self, dims, tensors, shape, value, False, view)
+    if recorded_after:
+        with no_tangents():
+            _put_values(self, dims, tensors, shape, value, False, view)
+    else:
+        _put_values(self, dims, tensors, shape, value, False, view)
     return True
 
 
@@ -484,28 +497,39 @@ def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) 
         return copies.copy_(self, values)
     S.check_no_overlap(self, indices + (values,))
     dims, tensors, shape = _index_plan(self, advanced)
-    grad = S.inplace_grad(self, (values,))
+    S.inplace_grad(self, (values,))  # (torch's error on a leaf, before anything is queued)
     _put_values(self, dims, tensors, shape, values, accumulate, self)
-    if grad:
-        record("index_put", _index_put_backward, (self, None, values), (self,), saved=tensors,
-               attrs=(dims, shape, bool(accumulate), values.ndim))
     return self
 
 
 def _index_put_backward(node, g):
-    dims, shape, accumulate, values_ndim = node.attrs
+    dims, accumulate, shape, values_ndim = node.attrs
     tensors = node.saved_tensors
     grad_self = grad_values = None
     if S.wants(node, 0):
         grad_self = g if accumulate else M.where(_written(g, dims, tensors), 0.0, g)
-    if S.wants(node, 2):  # values broadcast to the selection: the engine sums the gradient back
+    if S.wants(node, 1):  # values broadcast to the selection: the engine sums the gradient back
         grad_values = S.fit_rank(_gather_at(g, dims, tensors, shape), values_ndim)
-    return grad_self, None, grad_values
+    return (grad_self, grad_values) + (None,) * len(tensors)
 
 
 def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of `input` with input[indices] = values (or += with `accumulate`)."""
     return index_put_(copies.clone(input), indices, values, accumulate)
 
+
+# -- the records -------------------------------------------------------------------------------------
+def _getitem_shapes(inputs: tuple, attrs: tuple) -> list:
+    return [(attrs[1], inputs[0].dtype)]  # (attrs: the dims indexed, the result's shape)
+
+
+# getitem's node (IndexBackward0) takes the source, then the index tensors (no edges; saved per call)
+GETITEM = Primitive("getitem", _getitem_shapes, cpu=_index_kernel, cuda=None, backward=_getitem_backward,
+                    node_attrs=lambda inputs, attrs: (inputs[0]._v.shape, attrs[0]), grad_inputs=(0,),
+                    checks_data=True)
+# index_put's (attrs: dims, accumulate, the selection's shape, the values' ndim) takes self, the values, then the
+# index tensors; x[i] = v's setitem records its own node (index_put or copy_slices) around the write
+INDEX_PUT = Primitive("index_put", S.written_only, cpu=_index_put_kernel, cuda=None, backward=_index_put_backward,
+                      grad_inputs=(0, 1), checks_data=True, inplace=True)
 
 METHODS.update(__getitem__=getitem, __setitem__=setitem, index_put=index_put, index_put_=index_put_)
