@@ -10,6 +10,7 @@ import warnings
 from .. import nn as _nn
 from .. import no_grad
 from .. import ops
+from ..nn.functional_dropout import _feature_dropout
 from ..ops.linalg.namespace import vector_norm
 from ..tensor import Tensor
 
@@ -52,12 +53,12 @@ def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
 
 def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """Dropout of whole channels: one draw per (batch, channel), scaled by 1 / (1 - p)."""
-    return F._feature_dropout(input, p, train, False)
+    return _feature_dropout(input, p, train, False)
 
 
 def feature_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     """feature_dropout in place."""
-    return F._feature_dropout(input, p, train, True)
+    return _feature_dropout(input, p, train, True)
 
 
 def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:

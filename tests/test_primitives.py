@@ -15,6 +15,7 @@ import tidal.compat as ttorch
 import tidal_sample_db
 import torch_op_db
 from tidal.ops.dispatch import kernel_launch
+from tidal.ops.rowwise import attention_rows, ctc, nll_rows, norm_rows  # noqa: F401  (loaded on first use: their records count too)
 from tidal.ops.dispatch.primitive import DEVICE_TYPES, PRIMITIVES, Primitive, Saved, saves
 from tidal.ops.movement.view_grads import overload
 
@@ -24,6 +25,7 @@ REACHED_THROUGH = {
     "max_all": "max", "min_all": "min", "median_all": "median", "prod_half": "prod", "getitem": "__getitem__",
     "var_mean": "var_mean", "std_mean": "std_mean",
     "fft_c2c": "fft.fft", "fft_r2c": "fft.rfft", "fft_c2r": "fft.irfft",
+    "ctc_loss_backward": "nn.functional.ctc_loss",
     "im2col": "nn.functional.unfold", "col2im": "nn.functional.unfold",  # (col2im: unfold's gradient)
     "avg_pool2d_backward": "nn.functional.avg_pool2d",
     "adaptive_avg_pool2d_backward": "nn.functional.adaptive_avg_pool2d",
