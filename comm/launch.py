@@ -201,8 +201,11 @@ def run(args: argparse.Namespace) -> int:
     failures = [r for r in exited if r.process.returncode != 0 and r not in stopped]
     if not failures:
         return 0
-    finished = [r for r in exited[:exited.index(failures[0])] if r.process.returncode == 0]
-    print(_failure_report(failures, stopped, ranks, finished), file=sys.stderr)
+    first = exited.index(failures[0])
+    finished = [r for r in exited[:first] if r.process.returncode == 0]
+    # a rank whose leaving made the others fail may still be shutting down when they do: it exits after them
+    meanwhile = [r for r in exited[first:] if r.process.returncode == 0]
+    print(_failure_report(failures, stopped, ranks, finished, meanwhile), file=sys.stderr)
     return _exit_status(_root_cause(failures, []).process.returncode)
 
 
@@ -232,7 +235,7 @@ def _root_cause(failures: list, stopped: list) -> _Rank:
     return (own or raised or failures)[0]
 
 
-def _failure_report(failures: list, stopped: list, ranks: list, finished: list = ()) -> str:
+def _failure_report(failures: list, stopped: list, ranks: list, finished: list = (), meanwhile: list = ()) -> str:
     failed = _root_cause(failures, stopped)
     report = [f"tidal.comm.launch: rank {failed.rank} (local rank {ranks.index(failed)}, pid {failed.process.pid}) "
               f"failed with {failed.describe_exit()}"]
@@ -250,6 +253,9 @@ def _failure_report(failures: list, stopped: list, ranks: list, finished: list =
     if finished:  # a rank that skipped a collective and finished makes the others' pending calls fail
         report.append(f"tidal.comm.launch: before that, rank(s) {', '.join(str(r.rank) for r in finished)} "
                       "had exited with code 0")
+    if meanwhile:
+        report.append(f"tidal.comm.launch: meanwhile, rank(s) {', '.join(str(r.rank) for r in meanwhile)} "
+                      "exited with code 0")
     if stopped:
         report.append(f"tidal.comm.launch: stopped rank(s) {', '.join(str(r.rank) for r in stopped)}")
     return "\n".join(report)
