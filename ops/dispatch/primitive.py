@@ -99,11 +99,9 @@ class Primitive:
         call: False where the front end has already checked the values the kernel reads (indices computed
         before the call), so no failure can be deferred and the issuing line is not looked up. `saved`
         replaces the declared saved tensors (an op with a variable number of inputs, such as x[i, j])."""
-        present = _present(inputs) if self.optional else inputs
         checks = self.checks_data if checks_data is None else checks_data
-        outs = launch(self.name, present, self.shapes(inputs, attrs), attrs, checks_data=checks)
-        if self.backward is not None and needs_grad(inputs) and (
-                self.grad_inputs is None or needs_grad(self._edged(inputs))):
+        outs = launch(self.name, self._kernel_inputs(inputs), self.shapes(inputs, attrs), attrs, checks_data=checks)
+        if self._needs_node(inputs):
             self._record(inputs, outs, attrs, saved, node)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
@@ -116,11 +114,10 @@ class Primitive:
         keeps its version from before it and backward reports it modified, as torch's does. `checks_data` as
         for a call."""
         node_inputs = tuple(outs) + tuple(inputs) if self.inplace else inputs
-        grad = self.backward is not None and needs_grad(node_inputs) and (
-            self.grad_inputs is None or needs_grad(self._edged(node_inputs)))
+        grad = self._needs_node(node_inputs)
         if grad and record_first:
             self._record(node_inputs, outs, attrs, saved, node)
-        launch_into(self.name, _present(inputs) if self.optional else inputs, outs, attrs,
+        launch_into(self.name, self._kernel_inputs(inputs), outs, attrs,
                     self.checks_data if checks_data is None else checks_data)
         if grad and not record_first:
             self._record(node_inputs, outs, attrs, saved, node)
@@ -128,8 +125,16 @@ class Primitive:
     def attach(self, inputs: tuple, outs: tuple, attrs=None, node: str | None = None) -> None:
         """Record the op's node on `outs` that a composite computed in its place (a path that rounds as torch's
         does, with no kernel of its own), so that its gradient is still the record's backward."""
-        if self.backward is not None and needs_grad(self._edged(inputs)):
+        if self._needs_node(inputs):
             self._record(inputs, outs, attrs, None, node)
+
+    def _needs_node(self, inputs: tuple) -> bool:
+        # a backward, and an input it can send a gradient to that needs one (the edged tuple built only then)
+        return self.backward is not None and needs_grad(inputs) and (
+            self.grad_inputs is None or needs_grad(self._edged(inputs)))
+
+    def _kernel_inputs(self, inputs: tuple) -> tuple:
+        return _present(inputs) if self.optional else inputs
 
     def _edged(self, inputs: tuple) -> tuple:
         # the node's inputs: those a gradient may flow to, None in the other places
