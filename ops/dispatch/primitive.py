@@ -65,6 +65,9 @@ class Primitive:
     inplace: a record of an in-place op, whose node takes the tensors `write` writes as its first inputs (self),
     then the kernel's inputs (all the kernel reads besides what it writes); `grad_inputs`, `saved`'s "inputN"
     and `node_attrs` see that whole tuple.
+    A record with no kernel (shapes None, cpu None) declares the node of a composite whose gradient has a
+    formula of its own (torch's derivatives.yaml entries for composite ops): the composite computes the
+    outputs from other ops and calls `attach`.
     """
 
     __slots__ = ("name", "shapes", "backward", "saved", "node_attrs", "checks_data", "grad_inputs", "grad_outputs",
@@ -122,11 +125,14 @@ class Primitive:
         if grad and not record_first:
             self._record(node_inputs, outs, attrs, saved, node)
 
-    def attach(self, inputs: tuple, outs: tuple, attrs=None, node: str | None = None) -> None:
+    def attach(self, inputs: tuple, outs: tuple, attrs=None, node: str | None = None,
+               saved: tuple | None = None) -> None:
         """Record the op's node on `outs` that a composite computed in its place (a path that rounds as torch's
-        does, with no kernel of its own), so that its gradient is still the record's backward."""
+        does, or an op written from other ops whose gradient has a formula of its own), so that its gradient
+        is the record's backward. `saved` replaces the declared saved tensors (intermediates the composite
+        made, such as a softmax's row sums)."""
         if self._needs_node(inputs):
-            self._record(inputs, outs, attrs, None, node)
+            self._record(inputs, outs, attrs, saved, node)
 
     def _needs_node(self, inputs: tuple) -> bool:
         # a backward, and an input it can send a gradient to that needs one (the edged tuple built only then)
