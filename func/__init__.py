@@ -2,7 +2,7 @@
 
 grad, grad_and_value, vjp, jacrev differentiate functions in reverse mode; jvp, jacfwd and linearize
 in forward mode (tidal.autograd.forward_ad); hessian is jacfwd of jacrev; vmap maps one over
-a batch dimension (by running it per element, see vmap.py); functional_call and
+a batch dimension (once, on batched values, through per-op batching rules: see vmap.py); functional_call and
 stack_module_state treat a module as a function of its parameters and buffers; linearize,
 functionalize and replace_all_batch_norm_modules_ complete torch.func's names.
 """
@@ -12,6 +12,7 @@ from .module import functional_call, replace_all_batch_norm_modules_, stack_modu
 from .einops import rearrange
 from .transforms import functionalize, grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .vmap import vmap
+from .batching import BatchedTensor
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
            "stack_module_state", "linearize", "functionalize", "replace_all_batch_norm_modules_", "rearrange",
@@ -19,6 +20,10 @@ __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"
 
 
 def debug_unwrap(tensor, *, recurse: bool = True):
-    """`tensor` itself: tidal's transforms hand functions plain tensors (no BatchedTensor or GradTrackingTensor
-    wrappers to unwrap)."""
+    """The tensor under vmap's BatchedTensor wrapper (its batch dim in front), of every level unless `recurse` is
+    False; any other value as it is (tidal's grad transforms add no wrapper)."""
+    while isinstance(tensor, BatchedTensor):
+        tensor = tensor.value
+        if not recurse:
+            break
     return tensor

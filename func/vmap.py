@@ -1,9 +1,18 @@
 """vmap: map a function over a dimension of its inputs.
 
-tidal has no per-op batching rules yet, so vmap runs `func` once per batch element on the
-selected slices and stacks the results along `out_dims`. That is exact (it composes with grad,
-jacrev and itself, and the outputs are what torch.func.vmap returns) but no faster than a Python
-loop; a one-time warning says so.
+The function runs once, on batched values (batching.BatchedTensor: a tensor whose dim 0 is the batch of this vmap
+level, the rest the sample the function sees). Each op it calls goes through its family's batching rule
+(batching_rules.py), which runs the op once for the whole batch; an op without a rule runs once per sample on the
+slices and is stacked, with a one-time warning naming it. Nested vmaps nest the batched values, one level each;
+gradients flow through the ops the rules call, so grad(vmap(f)) differentiates them, and grad inside vmap
+(vmap(grad(f)), per-sample gradients) differentiates the batched values (func/transforms.py lifts them).
+
+Where the batched run cannot be trusted, vmap falls back to running the whole function once per batch element
+and stacking the results (exact, but a Python loop; a one-time warning says why): when the batched run raised
+(an op that does not take batched values, such as a Tensor method of a plain tensor given a batched argument, or
+a check that reads data differing across the batch), and for randomness="different"/"same" (random ops that take
+no batched argument would draw once for the whole batch). In-place writes to tensors vmap does not map over are
+refused, as torch refuses them.
 """
 from __future__ import annotations
 
@@ -15,20 +24,21 @@ from .. import ops
 from ..nn import Module
 from ..ops.random import rng as _rng
 from ..tensor import Tensor
+from . import batching_rules  # noqa: F401 - fills batching.RULES
 from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
+from .batching import LEVELS, BatchedTensor, Level
 
 __all__ = ["vmap"]
 
-_warned = False
+RULES_ON = [True]  # whether vmap runs functions on batched values (False: always once per batch element)
+_warned: set = set()
+_FELL_BACK = object()
 
 
-def _warn_once() -> None:
-    global _warned
-    if not _warned:
-        _warned = True
-        warnings.warn("tidal.func.vmap: per-op batching rules are missing, so vmap runs the function once per "
-                      "batch element and stacks the results (correct, but no faster than a Python loop)",
-                      UserWarning, stacklevel=3)
+def _warn_once(key: str, message: str) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, UserWarning, stacklevel=4)
 
 
 def _rng_marks() -> dict:
@@ -51,7 +61,7 @@ def _batch_size(flat_args: list, flat_dims: list, in_dims, name: str) -> int:
         if not isinstance(d, int):
             raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims must be int or None for "
                              f"every input, got {d!r}")
-        if not isinstance(x, Tensor):
+        if not isinstance(x, (Tensor, BatchedTensor)):
             raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input but the "
                              f"input is of type {type(x)}. We cannot vmap over non-Tensor arguments, please use "
                              "None as the respective in_dim")
@@ -75,7 +85,8 @@ def _batch_size(flat_args: list, flat_dims: list, in_dims, name: str) -> int:
 def _unmapped(func: Callable, flat_args: list, flat_dims: list) -> list:
     """The tensors the per-sample calls share: inputs not mapped over (in_dims None), tensors captured in
     func's closure, and a module's (func's or a captured one's) parameters and buffers."""
-    found = [x for x, d in zip(flat_args, flat_dims) if d is None and isinstance(x, Tensor)]
+    found = [x.value if isinstance(x, BatchedTensor) else x for x, d in zip(flat_args, flat_dims)
+             if d is None and isinstance(x, (Tensor, BatchedTensor))]
     owners = [func] + [c.cell_contents for c in (getattr(func, "__closure__", None) or ())
                        if c.cell_contents is not None]
     for obj in owners:
@@ -109,7 +120,7 @@ def _stack_outputs(per_sample: list, out_dims, name: str) -> Any:
         if d is None:
             result.append(leaf)
             continue
-        if not isinstance(leaf, Tensor):
+        if not isinstance(leaf, (Tensor, BatchedTensor)):
             raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(leaf)}. Did you "
                              "mean to set out_dims= to None for output?")
         if not isinstance(d, int) or not -(leaf.dim() + 1) <= d <= leaf.dim():
@@ -134,7 +145,6 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
-        _warn_once()
         name = _func_name(func)
         if isinstance(in_dims, tuple):
             if len(in_dims) != len(args):
@@ -147,21 +157,113 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
         flat_args, spec = tree_flatten(args)
         flat_dims = broadcast_prefix(dims_tree, args, "in_dims")
         size = _batch_size(flat_args, flat_dims, in_dims, name)
-        start = _rng_states() if randomness == "same" else None
-        shared = _unmapped(func, flat_args, flat_dims)
-        versions = [t._version for t in shared]
-        samples = []
-        for i in range(size):
-            if start is not None:
-                for kind, state in start.items():
-                    _rng._defaults[kind].set_state(state)
-            sliced = [x if d is None else x.select(d, i) for x, d in zip(flat_args, flat_dims)]
-            before = _rng_marks() if randomness == "error" else None
-            samples.append(func(*tree_unflatten(sliced, spec), **kwargs))
-            _check_unwritten(shared, versions, name)
-            if before is not None and _rng_marks() != before:
-                raise RuntimeError("vmap: called random operation while in randomness error mode. Please either "
-                                   "use the 'same' or 'different' randomness flags on vmap or perform the "
-                                   "randomness operation out of vmap")
-        return _stack_outputs(samples, out_dims, name)
+        if randomness == "error" and RULES_ON[0]:
+            result = _batched_run(func, flat_args, flat_dims, spec, kwargs, size, out_dims, name, chunk_size)
+            if result is not _FELL_BACK:
+                return result
+        return _loop(func, flat_args, flat_dims, spec, kwargs, size, out_dims, name, randomness)
     return wrapped
+
+
+def _loop(func: Callable, flat_args: list, flat_dims: list, spec, kwargs: dict, size: int, out_dims, name: str,
+          randomness: str) -> Any:
+    """The whole function once per batch element, the results stacked."""
+    _warn_once("loop", "tidal.func.vmap: running the function once per batch element and stacking the results "
+                       "(correct, but no faster than a Python loop)" + ("" if randomness == "error" else
+                       f" because randomness={randomness!r} needs each sample's own random draws"))
+    start = _rng_states() if randomness == "same" else None
+    shared = _unmapped(func, flat_args, flat_dims)
+    versions = [t._version for t in shared]
+    samples = []
+    for i in range(size):
+        if start is not None:
+            for kind, state in start.items():
+                _rng._defaults[kind].set_state(state)
+        sliced = [x if d is None else x.select(d, i) for x, d in zip(flat_args, flat_dims)]
+        before = _rng_marks() if randomness == "error" else None
+        samples.append(func(*tree_unflatten(sliced, spec), **kwargs))
+        _check_unwritten(shared, versions, name)
+        if before is not None and _rng_marks() != before:
+            raise RuntimeError("vmap: called random operation while in randomness error mode. Please either "
+                               "use the 'same' or 'different' randomness flags on vmap or perform the "
+                               "randomness operation out of vmap")
+    return _stack_outputs(samples, out_dims, name)
+
+
+class _RandomOpCalled(Exception):
+    pass
+
+
+def _batched_run(func: Callable, flat_args: list, flat_dims: list, spec, kwargs: dict, size: int, out_dims,
+                 name: str, chunk_size: int | None) -> Any:
+    """`func` run once on batched values (in chunks of `chunk_size`), or _FELL_BACK where that cannot be trusted."""
+    if chunk_size is not None and chunk_size < size:
+        parts = []
+        for start in range(0, size, chunk_size):
+            n = min(chunk_size, size - start)
+            chunk = [x if d is None else x.narrow(d, start, n) for x, d in zip(flat_args, flat_dims)]
+            part = _batched_run(func, chunk, flat_dims, spec, kwargs, n, out_dims, name, None)
+            if part is _FELL_BACK:
+                return part
+            parts.append(part)
+        return _cat_chunks(parts, out_dims)
+    marks, states = _rng_marks(), _rng_states()
+    shared = _unmapped(func, flat_args, flat_dims)
+    versions = [t._version for t in shared]
+    level = Level(size)
+    LEVELS.append(level)
+    try:
+        batched = [x if d is None else BatchedTensor(x.movedim(d, 0), level) for x, d in zip(flat_args, flat_dims)]
+        out = func(*tree_unflatten(batched, spec), **kwargs)
+        if any(t._version != v for t, v in zip(shared, versions)):
+            level.wrote = True  # (refused, not run again: torch writes once, tidal refuses as its loop would)
+            _check_unwritten(shared, versions, name)
+        if _rng_marks() != marks:
+            raise _RandomOpCalled("a random op")
+        return _unbatch_outputs(out, level, out_dims, name)
+    except Exception as e:  # (the loop gives the user's error where the function itself is wrong)
+        if level.wrote:
+            raise
+        for kind, state in states.items():
+            _rng._defaults[kind].set_state(state)
+        what = f"{type(e).__name__}: {e}".splitlines()[0][:200]
+        _warn_once(f"fell back {name}", f"tidal.func.vmap({name}): the batched run stopped ({what}); running the "
+                                        "function once per batch element instead")
+        return _FELL_BACK
+    finally:
+        LEVELS.remove(level)
+
+
+def _unbatch_outputs(out, level: Level, out_dims, name: str) -> Any:
+    """The function's outputs with this level's batch dim at `out_dims` (unbatched ones expanded over it)."""
+    leaves, spec = tree_flatten(out)
+    dims = broadcast_prefix(out_dims, out, "out_dims") if isinstance(out_dims, (tuple, list, dict)) \
+        else [out_dims] * len(leaves)
+    result = []
+    for leaf, d in zip(leaves, dims):
+        mine = isinstance(leaf, BatchedTensor) and leaf.level is level
+        if d is None:
+            if mine:
+                raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None")
+            result.append(leaf)
+            continue
+        if not isinstance(leaf, (Tensor, BatchedTensor)):
+            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(leaf)}. Did you "
+                             "mean to set out_dims= to None for output?")
+        if not isinstance(d, int) or not -(leaf.dim() + 1) <= d <= leaf.dim():
+            raise ValueError(f"vmap({name}, ...): Got out_dim={d} for an output, but it is a Tensor of "
+                             f"dimensionality {leaf.dim()} so expected out_dim to satisfy "
+                             f"-{leaf.dim() + 1} <= out_dim <= {leaf.dim()}.")
+        value = leaf.value if mine else leaf.unsqueeze(0).expand(level.size, *leaf.shape)
+        result.append(value if d % (leaf.dim() + 1) == 0 else value.movedim(0, d))
+    return tree_unflatten(result, spec)
+
+
+def _cat_chunks(parts: list, out_dims) -> Any:
+    leaves0, spec = tree_flatten(parts[0])
+    dims = broadcast_prefix(out_dims, parts[0], "out_dims") if isinstance(out_dims, (tuple, list, dict)) \
+        else [out_dims] * len(leaves0)
+    columns = [tree_flatten(p)[0] for p in parts]
+    result = [leaf if d is None else ops.cat([c[k] for c in columns], d) for k, (leaf, d) in
+              enumerate(zip(leaves0, dims))]
+    return tree_unflatten(result, spec)

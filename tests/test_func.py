@@ -143,15 +143,17 @@ def test_vmap_dims_nesting_randomness_and_errors():
         F.vmap(lambda a, n: a * n, in_dims=(0, 0))(x, 3)
 
 
-def test_vmap_warns_once_that_batching_rules_are_missing(monkeypatch):
+def test_vmap_runs_batched_and_warns_once_where_it_loops(monkeypatch):
     import importlib
     vmap_module = importlib.import_module("tidal.func.vmap")  # the module (tidal.func.vmap is the function)
-    monkeypatch.setattr(vmap_module, "_warned", False)
+    monkeypatch.setattr(vmap_module, "_warned", set())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        F.vmap(lambda a: a * 2)(tidal.ones(2, 3))
-        F.vmap(lambda a: a * 2)(tidal.ones(2, 3))
-    messages = [str(w.message) for w in caught if "batching rules are missing" in str(w.message)]
+        F.vmap(lambda a: a * 2)(tidal.ones(2, 3))  # every op has a batching rule: no loop, no warning
+        assert not [w for w in caught if "once per batch element" in str(w.message)]
+        F.vmap(lambda a: a * 2, randomness="same")(tidal.ones(2, 3))
+        F.vmap(lambda a: a * 2, randomness="same")(tidal.ones(2, 3))
+    messages = [str(w.message) for w in caught if "once per batch element" in str(w.message)]
     assert len(messages) == 1
 
 

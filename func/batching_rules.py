@@ -1,0 +1,514 @@
+"""vmap's batching rules, one per op family: how an op runs once on values that carry the batch in dim 0.
+
+Each rule receives the op (a public function, or a Tensor method's caller), the vmap level, and the arguments,
+some batched at that level (BatchedTensor); it calls the op once on the values and wraps what comes back. A rule
+returns NotImplemented for a call it does not cover; the op then runs once per sample (batching.loop_op).
+
+- pointwise: every elementwise op (the declarations table of ops/elementwise), activations, casts and copies:
+  batched operands get size-1 dims after the batch dim up to the call's rank, so they broadcast as the samples do.
+- dims: reductions (the `Reduction` records), scans, softmax/log_softmax, sorting and the ops that take dims: each
+  dim shifts past the batch dim; `dim=None` reduces the flattened sample.
+- products: matmul/mm/bmm/mv/dot/linear (via matmul), einsum (a letter for the batch).
+- views and movement: view/reshape/permute/transpose/unsqueeze/squeeze/flatten/expand/cat/stack/select/narrow,
+  getitem/setitem with basic indices (and plain index tensors next to each other).
+- nn: conv2d through its batch dim (a batched weight through groups); losses and linear are composites of these.
+"""
+from __future__ import annotations
+
+from .. import ops
+from ..ops.elementwise.declarations import OPS as ELEMENTWISE
+from ..tensor import Tensor
+from .batching import RULES, IN_PLACE_OPERATORS, BatchedTensor, op_name, refuse_in_place, unwrap, wrap
+
+__all__: list = []
+
+
+def _batched(x, level) -> bool:
+    return isinstance(x, BatchedTensor) and x.level is level
+
+
+def _tensorish(x) -> bool:
+    return isinstance(x, (Tensor, BatchedTensor))
+
+
+def _rank(x, level) -> int:
+    return x.dim()  # (a batched tensor's dim() is its sample's)
+
+
+def _pad(v, level, rank: int):
+    """The value `v` (batch in dim 0) with size-1 dims after the batch dim up to sample rank `rank`."""
+    r = v.dim() - 1
+    if r >= rank:
+        return v
+    return v.reshape(level.size, *([1] * (rank - r)), *v.shape[1:])
+
+
+def _batch(x, level):
+    """The value of `x` with the batch dim in front (an unbatched tensor expanded over the batch)."""
+    if _batched(x, level):
+        return x.value
+    return x.unsqueeze(0).expand(level.size, *x.shape)
+
+
+def _in_place(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("__") or name in IN_PLACE_OPERATORS
+
+
+# -- pointwise ---------------------------------------------------------------------------------------------------
+def pointwise(func, level, args, kwargs):
+    """An elementwise op: batched operands padded to the call's rank, the op run once on the values."""
+    name = op_name(func)
+    items = [x for a in (*args, *kwargs.values()) for x in (a if isinstance(a, (list, tuple)) else (a,))]
+    rank = max((_rank(x, level) for x in items if _tensorish(x)), default=0)
+    self = args[0] if args else None
+    if _in_place(name):
+        if not _batched(self, level):
+            refuse_in_place(name)
+        level.wrote = True
+    elif name in _SELF_SHAPED and _tensorish(self) and not _batched(self, level):
+        args = (BatchedTensor(_batch(self, level), level),) + tuple(args[1:])
+
+    def prep(a):
+        if _batched(a, level):
+            return _pad(a.value, level, rank) if a is not self or not _in_place(name) else a.value
+        if isinstance(a, (list, tuple)) and any(_batched(x, level) for x in a):
+            return type(a)(prep(x) for x in a)
+        return a
+    result = func(*[prep(a) for a in args], **{k: prep(v) for k, v in kwargs.items()})
+    if _in_place(name):
+        return self
+    return wrap(result, level)
+
+
+_SELF_SHAPED = {"masked_fill", "index_fill", "masked_scatter"}  # the result has the first operand's shape
+POINTWISE = set(ELEMENTWISE) | {
+    "rsub", "true_divide", "multiply", "subtract", "divide", "clamp_min", "clamp_max", "clip", "masked_fill",
+    "nan_to_num", "relu6", "leaky_relu", "elu", "selu", "celu", "silu", "mish", "softplus", "softsign", "hardswish",
+    "hardsigmoid", "hardtanh", "hardshrink", "softshrink", "tanhshrink", "logsigmoid", "gelu", "addcmul", "addcdiv",
+    "clone", "detach", "contiguous", "to", "float", "double", "half", "bfloat16", "int", "long", "bool", "type_as",
+    "type", "cpu", "zeros_like", "ones_like", "full_like", "empty_like", "absolute", "negative", "float_power",
+    "bitwise_not", "sgn", "fill", "zero", "threshold", "fix", "exp", "abs", "conj", "real", "imag",
+    "angle", "isreal", "is_nonzero", "logical_not", "square", "heaviside", "ldexp", "erfc", "frexp", "sinc", "log",
+}
+_OPERATORS = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift", "rshift",
+              "eq", "ne", "lt", "le", "gt", "ge", "neg", "pos", "abs", "invert"}
+for _n in POINTWISE:
+    RULES[_n] = RULES[_n + "_"] = pointwise
+for _n in _OPERATORS:
+    RULES[f"__{_n}__"] = RULES[f"__r{_n}__"] = RULES[f"__i{_n}__"] = pointwise
+
+
+def _max_min(func, level, args, kwargs):
+    """max/min: elementwise against a tensor, else a reduction."""
+    other = kwargs.get("other", args[1] if len(args) > 1 else None)
+    if _tensorish(other):
+        return pointwise(func, level, args, kwargs)
+    return dims(func, level, args, kwargs)
+
+
+# -- dims --------------------------------------------------------------------------------------------------------
+# name -> (position of the dim argument, its keyword, its default, kind): "reduce" (None: the flattened sample),
+# "dim" (one dim, or a list of dims), "new" (a dim of the result, which has one more: unsqueeze, stack)
+DIMS = {name: (1, "dim", None, "reduce") for name in (
+    "sum", "mean", "prod", "nansum", "nanmean", "amax", "amin", "all", "any", "count_nonzero", "var", "std",
+    "var_mean", "std_mean", "max", "min", "median", "nanmedian", "argmax", "argmin", "aminmax", "logsumexp")}
+DIMS.update({"norm": (2, "dim", None, "reduce")})
+DIMS.update({name: (1, "dim", None, "dim") for name in (
+    "softmax", "log_softmax", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "select", "narrow",
+    "index_select", "flip", "squeeze", "_softmax", "_log_softmax", "softmin")})
+DIMS.update({name: (1, "dim", -1, "dim") for name in ("sort", "argsort", "mode")})
+DIMS.update({name: (2, "dim", -1, "dim") for name in ("kthvalue", "topk", "diff")})
+DIMS.update({name: (2, "dim", 0, "dim") for name in ("split", "chunk", "tensor_split", "split_with_sizes")})
+DIMS.update({"unbind": (1, "dim", 0, "dim"), "unsqueeze": (1, "dim", None, "new")})
+_FLAT_NAME = {"max": "amax", "min": "amin"}  # a whole-sample max/min is amax/amin over the flattened sample
+
+
+def _shift(d, r: int, name: str):
+    if isinstance(d, (list, tuple)):
+        return type(d)(_shift(x, r, name) for x in d)
+    if isinstance(d, BatchedTensor) or not isinstance(d, int):
+        d = int(d)
+    n = max(r, 1)
+    if not -n <= d < n:
+        raise IndexError(f"{name}(): Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got "
+                         f"{d})")
+    return d % n + 1
+
+
+def _with_dim(args, kwargs, pos: int, key: str, value):
+    if key in kwargs:
+        return args, dict(kwargs, **{key: value})
+    if len(args) > pos:
+        return args[:pos] + (value,) + args[pos + 1:], kwargs
+    return args, dict(kwargs, **{key: value})
+
+
+def dims(func, level, args, kwargs):
+    """An op over dims of its first operand: each dim shifted past the batch dim."""
+    name = op_name(func)
+    pos, key, default, kind = DIMS[name]
+    x = args[0]
+    if not _batched(x, level) or any(_batched(a, level) for a in (*args[1:], *kwargs.values())):
+        return NotImplemented
+    if _in_place(name):
+        level.wrote = True
+    v, r = x.value, x.dim()
+    dim = kwargs[key] if key in kwargs else args[pos] if len(args) > pos else default
+    if name in ("var", "std", "var_mean", "std_mean") and isinstance(dim, bool):  # var(x, unbiased)
+        dim = None
+    if kind == "reduce" and (dim is None or isinstance(dim, (list, tuple)) and not dim and name != "norm"):
+        keepdim = kwargs.get("keepdim", args[pos + 1] if len(args) > pos + 1 and isinstance(args[pos + 1], bool)
+                             and name not in ("var", "std", "var_mean", "std_mean") else False)
+        args, kwargs = _with_dim((v.reshape(level.size, -1),) + tuple(args[1:]), kwargs, pos, key, 1)
+        if "keepdim" in kwargs:
+            kwargs = dict(kwargs, keepdim=False)
+        if name in _FLAT_NAME:
+            result = getattr(ops, _FLAT_NAME[name])(*args, **kwargs)
+        elif name in ("median", "nanmedian"):
+            result = func(*args, **kwargs).values
+        else:
+            result = func(*args, **kwargs)
+        if keepdim:
+            result = _map(result, lambda t: t.reshape(level.size, *([1] * r)))
+        return wrap(result, level)
+    if r == 0 and kind != "new":  # a 0-d sample: its dim 0 (or -1) is a size-1 dim added for the call
+        v = v.unsqueeze(1)
+        args, kwargs = _with_dim((v,) + tuple(args[1:]), kwargs, pos, key, _shift(dim, 1, name))
+        return wrap(_map(func(*args, **kwargs), lambda t: t.reshape(level.size) if t.dim() == 2 else t), level)
+    if name == "squeeze" and dim is None:
+        keep = [d + 1 for d, s in enumerate(x.shape) if s == 1]
+        return wrap(v.squeeze(tuple(keep)) if keep else v, level)
+    new = _shift(dim, r + 1 if kind == "new" else r, name)
+    args, kwargs = _with_dim((v,) + tuple(args[1:]), kwargs, pos, key, new)
+    result = func(*args, **kwargs)
+    if _in_place(name):
+        return x
+    return wrap(result, level)
+
+
+def _map(result, fn):
+    if isinstance(result, (tuple, list)):
+        items = [fn(t) if _tensorish(t) else t for t in result]
+        return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+    return fn(result)
+
+
+for _n in DIMS:
+    RULES[_n] = dims
+RULES["max"] = RULES["min"] = _max_min
+
+
+def _two_dims(func, level, args, kwargs):
+    """transpose/swapaxes/movedim/diagonal: two dims of the sample, shifted."""
+    name = op_name(func)
+    x = args[0]
+    if not _batched(x, level) or len(args) < 3 and name != "diagonal":
+        return NotImplemented
+    r = x.dim()
+    if name == "diagonal":
+        offset = kwargs.pop("offset", args[1] if len(args) > 1 else 0)
+        d1 = kwargs.pop("dim1", args[2] if len(args) > 2 else 0)
+        d2 = kwargs.pop("dim2", args[3] if len(args) > 3 else 1)
+        return wrap(x.value.diagonal(offset, _shift(d1, r, name), _shift(d2, r, name)), level)
+    return wrap(func(x.value, _shift(args[1], r, name), _shift(args[2], r, name), *args[3:], **kwargs), level)
+
+
+for _n in ("transpose", "swapaxes", "swapdims", "movedim", "moveaxis", "diagonal", "transpose_"):
+    RULES[_n] = _two_dims
+
+
+# -- views and movement ------------------------------------------------------------------------------------------
+def _sizes(args) -> tuple:
+    """A shape given as separate ints or as one sequence (view(2, 3) / view((2, 3)))."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple)) or len(args) == 1 and hasattr(args[0], "__len__"):
+        return tuple(args[0])
+    return tuple(args)
+
+
+def _reshape(func, level, args, kwargs):
+    x = args[0]
+    if not _batched(x, level) or kwargs:
+        return NotImplemented
+    shape = _sizes(args[1:])
+    if shape and not isinstance(shape[0], int):  # view(dtype)
+        return NotImplemented
+    name = op_name(func)
+    method = "view" if name == "view" else "reshape"
+    return wrap(getattr(x.value, method)(level.size, *shape), level)
+
+
+def _like_shape(func, level, args, kwargs):
+    """view_as/reshape_as/expand_as: the other tensor's sample shape."""
+    x, other = args[0], args[1]
+    name = op_name(func).replace("_as", "")
+    if name == "expand":
+        return _expand(func, level, (x, *other.shape), {})
+    return _reshape(method_of(name), level, (x, *other.shape), {})
+
+
+def method_of(name: str):
+    from .batching import method_caller
+    return method_caller(name)
+
+
+def _permute(func, level, args, kwargs):
+    x = args[0]
+    if not _batched(x, level):
+        return NotImplemented
+    order = _sizes(args[1:]) if len(args) > 1 else tuple(kwargs.get("dims", ()))
+    r = x.dim()
+    return wrap(x.value.permute(0, *[_shift(d, r, "permute") for d in order]), level)
+
+
+def _t(func, level, args, kwargs):
+    """t/T/mT/H/mH/adjoint: transposes of the sample."""
+    name = op_name(func)
+    x = args[0]
+    if not _batched(x, level):
+        return NotImplemented
+    r, v = x.dim(), x.value
+    if name == "t":
+        if r > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {r}D")
+        return x if r < 2 else wrap(v.transpose(1, 2), level)
+    if name == "T":
+        return wrap(v.permute(0, *range(r, 0, -1)), level)
+    if r < 2:
+        return NotImplemented
+    out = v.transpose(-2, -1)
+    return wrap(out.conj() if name in ("H", "mH", "adjoint") and v.dtype.is_complex else out, level)
+
+
+def _expand(func, level, args, kwargs):
+    x = args[0]
+    sizes = _sizes(args[1:])
+    if not _batched(x, level):
+        return NotImplemented
+    v = _pad(x.value, level, len(sizes))
+    return wrap(v.expand(level.size, *sizes), level)
+
+
+def _flatten(func, level, args, kwargs):
+    x = args[0]
+    if not _batched(x, level):
+        return NotImplemented
+    start = kwargs.get("start_dim", args[1] if len(args) > 1 else 0)
+    end = kwargs.get("end_dim", args[2] if len(args) > 2 else -1)
+    r = x.dim()
+    if r == 0:
+        return wrap(x.value.reshape(level.size, 1), level)
+    return wrap(x.value.flatten(_shift(start, r, "flatten"), _shift(end, r, "flatten")), level)
+
+
+def _unflatten(func, level, args, kwargs):
+    x = args[0]
+    if not _batched(x, level) or kwargs:
+        return NotImplemented
+    return wrap(x.value.unflatten(_shift(args[1], x.dim(), "unflatten"), args[2]), level)
+
+
+def _repeat(func, level, args, kwargs):
+    x = args[0]
+    if not _batched(x, level):
+        return NotImplemented
+    reps = _sizes(args[1:])
+    v = _pad(x.value, level, len(reps))
+    return wrap(v.repeat(1, *reps), level)
+
+
+def _cat_stack(func, level, args, kwargs):
+    name = op_name(func)
+    tensors = kwargs.pop("tensors", args[0] if args else None)
+    dim = kwargs.pop("dim", args[1] if len(args) > 1 else 0)
+    if kwargs or not isinstance(tensors, (list, tuple)) or not tensors:
+        return NotImplemented
+    ranks = {_rank(t, level) for t in tensors if not (name == "cat" and _rank(t, level) == 1 and t.shape[0] == 0)}
+    r = max(ranks) if ranks else 1
+    values = [_batch(t, level) for t in tensors]
+    if name == "cat":
+        values = [v for v, t in zip(values, tensors) if v.dim() - 1 == r]  # (torch skips empty 1-d tensors)
+    d = _shift(dim, r + 1 if name == "stack" else r, name)
+    return wrap(getattr(ops, name)(values, d), level)
+
+
+for _n in ("view", "reshape"):
+    RULES[_n] = _reshape
+for _n in ("view_as", "reshape_as", "expand_as"):
+    RULES[_n] = _like_shape
+RULES["permute"] = _permute
+for _n in ("t", "T", "mT", "adjoint", "mH", "H"):
+    RULES[_n] = _t
+RULES["expand"] = _expand
+RULES["flatten"] = _flatten
+RULES["unflatten"] = _unflatten
+RULES["repeat"] = _repeat
+for _n in ("cat", "concat", "concatenate", "stack"):
+    RULES[_n] = _cat_stack
+
+
+def _getitem(func, level, args, kwargs):
+    x, index = args[0], args[1]
+    if not _batched(x, level):
+        return NotImplemented
+    idx = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(i, BatchedTensor) for i in idx):
+        return NotImplemented
+    advanced = [k for k, i in enumerate(idx) if isinstance(i, (Tensor, list)) or
+                isinstance(i, int) and not isinstance(i, bool) and any(isinstance(j, (Tensor, list)) for j in idx)]
+    if advanced and advanced != list(range(advanced[0], advanced[-1] + 1)):
+        return NotImplemented  # (separated advanced indices move their dims to the front)
+    if any(i is Ellipsis for i in idx) and advanced and any(i is Ellipsis for i in idx[:advanced[0]]):
+        pass
+    return wrap(x.value[(slice(None),) + idx], level)
+
+
+def _setitem(func, level, args, kwargs):
+    x, index, value = args
+    idx = index if isinstance(index, tuple) else (index,)
+    if not _batched(x, level):
+        if _batched(value, level):
+            refuse_in_place("__setitem__")
+        return NotImplemented
+    if any(isinstance(i, (BatchedTensor, Tensor, list)) for i in idx):
+        return NotImplemented
+    level.wrote = True
+    if _batched(value, level):
+        target_rank = x.value[(slice(None),) + idx].dim() - 1
+        value = _pad(value.value, level, target_rank)
+    x.value[(slice(None),) + idx] = value
+    return None
+
+
+RULES["__getitem__"] = RULES["getitem"] = _getitem
+RULES["__setitem__"] = _setitem
+
+
+# -- values read as they are -------------------------------------------------------------------------------------
+def _same_for_all(func, level, args, kwargs):
+    """Metadata that is the same for every sample (dtype queries, contiguity...)."""
+    return func(args[0].value, *args[1:], **kwargs)
+
+
+for _n in ("is_floating_point", "is_complex", "element_size", "get_device", "is_contiguous", "is_signed",
+           "requires_grad_", "retain_grad", "data_ptr", "is_inference"):
+    RULES[_n] = _same_for_all
+
+
+def _requires_grad_(func, level, args, kwargs):
+    args[0].value.requires_grad_(*args[1:], **kwargs)
+    return args[0]
+
+
+RULES["requires_grad_"] = _requires_grad_
+
+
+# -- products ----------------------------------------------------------------------------------------------------
+def matmul(func, level, args, kwargs):
+    """matmul (and mm/bmm/mv/dot/@): 1-d samples made matrices, batch dims padded, one matmul."""
+    name = op_name(func)
+    a, b = (args[1], args[0]) if name == "__rmatmul__" else (args[0], args[1])
+    if kwargs or not _tensorish(a) or not _tensorish(b):
+        return NotImplemented
+    ra, rb = _rank(a, level), _rank(b, level)
+    if ra == 0 or rb == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {ra}D and {rb}D")
+    _check_product(name, ra, rb, a, b)
+    va = a.value if _batched(a, level) else a
+    vb = b.value if _batched(b, level) else b
+    if ra == 1:
+        va = va.unsqueeze(-2)
+    if rb == 1:
+        vb = vb.unsqueeze(-1)
+    lead = max(max(ra, 2), max(rb, 2)) - 2  # the samples' broadcast batch rank
+    if _batched(a, level):
+        va = _pad(va, level, lead + 2)
+    if _batched(b, level):
+        vb = _pad(vb, level, lead + 2)
+    if not _batched(a, level) and _batched(b, level) and va.dim() > lead + 2:
+        pass
+    out = ops.matmul(va, vb)
+    if rb == 1:
+        out = out.squeeze(-1)
+    if ra == 1:
+        out = out.squeeze(-2)
+    return wrap(out, level)
+
+
+def _check_product(name: str, ra: int, rb: int, a, b) -> None:
+    """The rank checks of the strict products (mm, bmm, mv, dot), on the samples' shapes."""
+    want = {"mm": (2, 2), "bmm": (3, 3), "mv": (2, 1), "dot": (1, 1), "vdot": (1, 1), "inner": None}.get(name)
+    if want and (ra, rb) != want:
+        raise RuntimeError(f"{name}: expected {want[0]}-D and {want[1]}-D tensors, got {ra}-D and {rb}-D")
+
+
+for _n in ("matmul", "mm", "bmm", "mv", "dot", "__matmul__", "__rmatmul__"):
+    RULES[_n] = matmul
+
+
+def einsum(func, level, args, kwargs):
+    """einsum: a letter of its own for the batch, in front of each batched operand and of the output."""
+    if kwargs or not args or not isinstance(args[0], str):
+        return NotImplemented
+    operands = args[1:]
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    eq = args[0].replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if not arrow:
+        rhs = _implicit_output(terms)
+    used = set(eq)
+    letter = next(c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in used)
+    new_terms = [letter + t if _batched(o, level) else t for t, o in zip(terms, operands)]
+    values = [o.value if _batched(o, level) else o for o in operands]
+    out = ops.einsum(",".join(new_terms) + "->" + letter + rhs, *values)
+    return wrap(out, level)
+
+
+def _implicit_output(terms: list) -> str:
+    """torch's output of an einsum without '->': the ellipsis, then the letters used once, sorted."""
+    letters = "".join(terms).replace("...", "")
+    once = sorted(c for c in set(letters) if letters.count(c) == 1)
+    return ("..." if any("..." in t for t in terms) else "") + "".join(once)
+
+
+RULES["einsum"] = einsum
+
+
+# -- nn ----------------------------------------------------------------------------------------------------------
+def conv(func, level, args, kwargs):
+    """conv1d/2d/3d: a batched input folded into the conv's batch dim; a batched weight through groups."""
+    name = op_name(func)
+    spatial = {"conv1d": 1, "conv2d": 2, "conv3d": 3}[name]
+    names = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
+    bound = dict(zip(names, args))
+    bound.update(kwargs)
+    x, w, bias = bound["input"], bound["weight"], bound.get("bias")
+    groups = bound.get("groups", 1)
+    rest = {k: bound[k] for k in ("stride", "padding", "dilation") if k in bound}
+    if isinstance(rest.get("padding"), str) and _batched(w, level):
+        return NotImplemented
+    B = level.size
+    if not _batched(w, level) and not _batched(bias, level):
+        v = x.value
+        unbatched = x.dim() == spatial + 1
+        folded = v if unbatched else v.reshape(-1, *v.shape[2:])
+        out = func(folded, w, bias, groups=groups, **rest)
+        return wrap(out if unbatched else out.reshape(B, -1, *out.shape[1:]), level)
+    # a batched weight (an ensemble): the samples' channels side by side, one group (or `groups`) per sample
+    xv = _batch(x, level)
+    unbatched = xv.dim() == spatial + 2
+    if unbatched:
+        xv = xv.unsqueeze(1)
+    n = xv.shape[1]
+    xv = xv.transpose(0, 1).reshape(n, -1, *xv.shape[3:])  # (N, B*C, *spatial)
+    wv = _batch(w, level)
+    wv = wv.reshape(-1, *wv.shape[2:])  # (B*O, C/groups, *k)
+    bv = None if bias is None else _batch(bias, level).reshape(-1)
+    out = func(xv, wv, bv, groups=groups * B, **rest)  # (N, B*O, *spatial')
+    out = out.reshape(n, B, -1, *out.shape[2:]).transpose(0, 1)
+    return wrap(out.squeeze(1) if unbatched else out, level)
+
+
+for _n in ("conv1d", "conv2d", "conv3d"):
+    RULES[_n] = conv
