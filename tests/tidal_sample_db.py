@@ -81,6 +81,7 @@ RECORDS = [
     Record("slice_copy", (_s(_a(6, 4), 0, 1, 5, 2), _s(_a(3, 7), 1, None, None, 3)), grad=True),
     Record("split_copy", (_s(_a(6, 4), 2), _s(_a(5, 3), 2, 1)), grad=True),
     Record("detach_copy", (_s(_a(3, 4)),)),
+    Record("as_subclass", (_s(_a(3, 4)),), grad=True, fn=lambda lib, x: x.as_subclass(lib.Tensor)),
     Record("is_signed", (_s(_a(3)),)),
     Record("is_same_size", (_s(_a(3, 2), _a(3, 2)), _s(_a(3, 2), _a(2, 3)))),
     Record("result_type", (_s(_a(3), 2.5), _s(_a(3), _a(2)))),

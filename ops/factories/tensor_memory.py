@@ -20,7 +20,7 @@ from ...tensor.tensor import Size, contiguous_strides, numel_of
 from ...autograd.grad_mode import is_grad_enabled
 from ..linalg.ldl import record_no_derivative
 from ..dispatch.mem_overlap import check_written
-from ..movement.view_grads import record_view
+from ..dispatch.primitive import Primitive
 from ..movement.views import make_view
 from .uninitialized import filled
 from ...tensor import layout as _layout
@@ -312,9 +312,17 @@ def as_subclass(self: Tensor, cls: type) -> Tensor:
         raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. "
                         "Make sure your class inherits from Tensor.")
     v = self._v
-    alias = record_view("alias", self, make_view(self, v.shape, v.strides, v.offset), lambda node, g: (g,))
+    alias = make_view(self, v.shape, v.strides, v.offset)
+    ALIAS.attach((self,), (alias,))
     alias.__class__ = cls
     return alias
+
+
+def _alias_backward(node, g):
+    return (g,)
+
+
+ALIAS = Primitive("alias", None, cpu=None, backward=_alias_backward)  # (no kernel: the alias is a view)
 
 
 METHODS.update(as_subclass=as_subclass)

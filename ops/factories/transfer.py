@@ -2,9 +2,9 @@
 writer is done (the destination is a fresh tensor nothing else can be writing)."""
 from __future__ import annotations
 
-from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...vm import machine
+from ..dispatch.primitive import Primitive
 
 
 def _available(device_type: str) -> bool:
@@ -22,8 +22,7 @@ def _device_copy_backward(node, g):
 def to_device(x: Tensor, dev, dtype) -> Tensor:
     """A copy of `x` on device `dev` with `dtype` (a ToCopyBackward0 node when x needs grad, as in torch)."""
     out = _copied(x, dev)
-    if needs_grad((x,)):
-        record("to_copy", _device_copy_backward, (x,), (out,), attrs=x.device)
+    TO_DEVICE.attach((x,), (out,), x.device, node="to_copy")
     return out if dtype is x.dtype else out.to(dtype)
 
 
@@ -44,3 +43,7 @@ def _copied(x: Tensor, dev) -> Tensor:
         blob.hold(out._vm.allocator.alloc(blob.nbytes))
         out._vm.backend.copy_from_host(out._v, host)
     return out
+
+
+# the node of a copy to another device (made through host memory, not a kernel): torch's ToCopyBackward0
+TO_DEVICE = Primitive("to_device", None, cpu=None, backward=_device_copy_backward)

@@ -119,13 +119,14 @@ _REFUSED = frozenset({"all", "any", "nanmean"})
 _REFUSED_KEEPDIM = frozenset({"sum", "mean"})
 
 
-def reduce_whole(launch, record, x: Tensor, attrs):
-    """Reduction `record` of every element of `x` (more than 64 dims) by `launch` (reduce._launch) over its
-    elements in order, as one dim; with keepdim the results get x's dims back, each of extent 1."""
+def reduce_whole(run, record, x: Tensor, attrs):
+    """Reduction `record` of every element of `x` (more than 64 dims) by `run` (reduce._launch, which calls
+    the record) over its elements in order, as one dim; with keepdim the results get x's dims back, each of
+    extent 1."""
     op = record.name
     if op in _REFUSED or attrs.keepdim and op in _REFUSED_KEEPDIM:
         raise RuntimeError("only tensors with up to 64 dims are supported")
-    outs = launch(record, x.reshape(-1), attrs._replace(axes=(0,), keepdim=False))
+    outs = run(record, x.reshape(-1), attrs._replace(axes=(0,), keepdim=False))
     if not attrs.keepdim:
         return outs
     ones = (1,) * x.ndim

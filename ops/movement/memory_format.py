@@ -18,11 +18,11 @@ function here, `dense_strides`.
 """
 from __future__ import annotations
 
-from ...autograd.graph import needs_grad, node_class, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...tensor.tensor import contiguous_strides
 from ..dispatch.factory_args import empty_strided_tensor
+from ..dispatch.primitive import Primitive
 from ...tensor.layout import memory_format as _format_token  # torch.memory_format's class
 
 __all__ = ["memory_format_name", "format_strides", "empty_in_format", "to_layout", "preserved_strides", "laid_out",
@@ -150,9 +150,13 @@ def laid_out(x: Tensor, strides: tuple, dtype: dt.dtype | None = None, node: str
     out = empty_strided_tensor(x._v.shape, strides, dtype, x.device)
     convert(x.detach(), dtype, out=out)
     out._v.blob.version = 0  # a new tensor: its first write is not an in-place change
-    if dtype.category >= dt.FLOAT and needs_grad((x,)):
-        record(node_class(node), _to_copy_backward, (None, x), (out,))
+    if dtype.category >= dt.FLOAT:
+        TO_COPY.attach((None, x), (out,), node=node)
     return out
+
+
+# the node of a copy in another dtype or layout (the copy is convert's): the gradient goes back as it is
+TO_COPY = Primitive("_to_copy", None, cpu=None, backward=_to_copy_backward)
 
 
 def clone(input: Tensor, memory_format=None) -> Tensor:

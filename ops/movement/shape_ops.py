@@ -1,82 +1,59 @@
 """Shape ops: joining, splitting, flipping, rolling, repeating, triangles and broadcasting.
 
-Ops that move data are views plus one copy (`convert` of a strided view) or one registered
-kernel, never a loop over elements. The splits (views) live in `splits.py` and are re-exported.
-Each op records its node (named as PyTorch's) with a backward in tidal ops: cat narrows the
-gradient per input, stack unbinds it, flip/roll/rot90 undo themselves, repeat sums the copies.
+Ops that move data are views plus one copy (`convert` of a strided view) or one kernel (cat, the
+triangles), never a loop over elements. The splits (views) live in `splits.py`, repeat and
+repeat_interleave in `repeats.py`; both are re-exported. Each op's node (named as PyTorch's) is a
+record at the bottom of the file, its backward in tidal ops: cat narrows the gradient per input,
+stack unbinds it, flip/roll/rot90 undo themselves; stack, flip, roll and rot90 are composites whose
+records have no kernel (their nodes are attached to the composite's result).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
+from ...autograd.graph import needs_grad
 from ...tensor import Size, Tensor
 from ...tensor import dtype as dt
-from ...tensor.tensor import contiguous_strides
+from ...tensor.tensor import numel_of
 from ...vm import View
 from ..elementwise import copies
-from . import splits
+from . import repeats, splits
 from ..dispatch.broadcast import broadcast_shapes as _broadcast_pair
 from ..factories.conversion import detach
 from ..factories.creation import zeros
 from ..dispatch.dim_args import as_int, dims_arg, exporter, size_args, wrap_dim
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import launch_into, register_kernel, same_device
-from ..elementwise.plans import check_leaf_inplace, torch_name
+from ..dispatch.kernel_launch import same_device
+from ..dispatch.primitive import Primitive
+from ..elementwise.plans import check_leaf_inplace
 from ..dispatch.factory_args import empty_like_tensor, empty_strided_tensor
 from ..dispatch.mem_overlap import check_out
 from .memory_format import CONTIGUOUS, cat_memory_format, format_strides
 from .splits import chunk, dsplit, hsplit, split, split_with_sizes, tensor_split, unbind, vsplit
-from .view_grads import record_view, window_node
-from .views import expand, expanded, flatten, make_view, reshape, transpose, unsqueeze, unsqueezed, view, view_strides
+from .repeats import repeat, repeat_interleave, tile  # noqa: F401 (re-exported)
+from .view_grads import window_node
+from .views import expanded, flatten, make_view, reshape, transpose, unsqueeze, unsqueezed, view_strides
 from .slicing import narrow, slice_dim
 from ..dispatch.limited_dtypes import check as check_limited
 from ..complex_numbers.half import fitted
 
-__all__: list = list(splits.__all__)  # the splits live in their own file; they are shape ops too
-METHODS: dict = dict(splits.METHODS)
+__all__: list = splits.__all__ + repeats.__all__  # (ops in their own files; they are shape ops too)
+METHODS: dict = {**splits.METHODS, **repeats.METHODS}
 _public = exporter(__all__, METHODS, globals())
 
 
 # -- kernels -------------------------------------------------------------------------------------
-@register_kernel("cat", "cpu")
-def _cat_kernel(ins, outs, dim):
-    out = outs[0]
+def _cat_kernel(ins, outs, attrs):
+    out, dim = outs[0], attrs[0]
     lead = (slice(None),) * dim
     start = 0
     for x in ins:
+        if not x.size:  # (an empty input adds nothing; a skipped 1-d one may lack the dim)
+            continue
         n = x.shape[dim]
         out[lead + (slice(start, start + n),)] = fitted(out, x)  # (NumPy would copy a number into both complex32 parts)
         start += n
 
 
-@register_kernel("repeat_interleave", "cpu")
-def _repeat_interleave_kernel(ins, outs, dim):
-    x, repeats = ins
-    if (repeats < 0).any():
-        raise RuntimeError("repeats can not be negative")
-    if int(repeats.sum()) != outs[0].shape[dim]:
-        raise RuntimeError("allocated size does not match required size")
-    outs[0][...] = np.repeat(x, repeats, axis=dim)
-
-
-@register_kernel("segment_sum", "cpu")
-def _segment_sum_kernel(ins, outs, dim):
-    g, repeats = ins  # repeat_interleave's adjoint: consecutive runs of repeats[i] slices summed
-    out = outs[0]
-    out[...] = 0
-    if not g.size:
-        return
-    starts = np.concatenate(([0], np.cumsum(repeats)[:-1]))
-    nonempty = repeats > 0
-    lead = (slice(None),) * dim
-    # reduceat sums from each start to the next one given: empty runs are left out so they stay zero
-    sums = np.add.reduceat(g.astype(np.float32) if g.dtype.itemsize < 4 else g, starts[nonempty], axis=dim)
-    out[lead + (nonempty,)] = sums
-
-
-@register_kernel("triu", "cpu")
-@register_kernel("tril", "cpu")
 def _triangle_kernel(ins, outs, attrs):
     diagonal, upper = attrs
     x = ins[0]
@@ -132,29 +109,32 @@ def cat(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
                                    f"got size {b} for tensor number {k} in the list.")
         total += x._v.shape[d]
     shape[d] = total
-    ins = tuple(x for x in parts if x.numel())  # the kernel casts each part as it copies
-    grad = needs_grad(tensors)
+    attrs = (d, tuple(shape), dtype)  # the kernel casts each input as it copies
     if out is not None:
-        if grad:
+        if needs_grad(tensors):
             _no_out_grad("cat")
         check_out(out, tensors)
         if tuple(out._v.shape) != tuple(shape):
             raise RuntimeError(f"cat(): expected out of shape {shape}, but got {list(out._v.shape)}")
-        if ins:
-            launch_into("cat", ins, (out,), d)
+        if numel_of(shape):  # (nothing to write: out's version stays)
+            CAT.write(tuple(tensors), (out,), attrs)
         return out
     fmt = cat_memory_format(tensors)
     if fmt == CONTIGUOUS:
-        result = launch("cat", ins, [(shape, dtype)], d)[0] if ins else Tensor._empty(tuple(shape), dtype, dev)
-    else:  # torch lays the result out in the format all the inputs suggest
-        result = empty_strided_tensor(tuple(shape), format_strides(tuple(shape), fmt), dtype, dev)
-        if ins:
-            launch_into("cat", ins, (result,), d)
-            result._v.blob.version = 0  # a new tensor: its first write is not an in-place change
-    if grad:
-        extents = [(None if skip and parts else x._v.shape[d]) for x, skip in zip(tensors, skipped)]
-        record("cat", _cat_backward, tuple(tensors), (result,), attrs=(d, extents))
+        return CAT(tuple(tensors), attrs)
+    # torch lays the result out in the format all the inputs suggest
+    result = empty_strided_tensor(tuple(shape), format_strides(tuple(shape), fmt), dtype, dev)
+    CAT.write(tuple(tensors), (result,), attrs)
+    result._v.blob.version = 0  # a new tensor: its first write is not an in-place change
     return result
+
+
+def _cat_node_attrs(inputs: tuple, attrs: tuple) -> tuple:
+    # (dim, each input's extent along it; None for a skipped 1-d empty input, whose gradient is empty)
+    d = attrs[0]
+    skipped = [x.ndim == 1 and x._v.shape[0] == 0 for x in inputs]
+    parts = not all(skipped)
+    return d, [(None if skip and parts else x._v.shape[d]) for x, skip in zip(inputs, skipped)]
 
 
 def _cat_backward(node, g):
@@ -192,8 +172,7 @@ def stack(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 "
                                f"and {list(x._v.shape)} at entry {k}")
     d = wrap_dim(dim, len(first) + 1, "stack")
-    grad = needs_grad(tensors)
-    if grad and out is not None:
+    if out is not None and needs_grad(tensors):
         _no_out_grad("stack")
     if d < len(first) and out is None:  # torch: cat along d, then d split in two by a view (cat's layout kept)
         joined = cat(tensors, d)
@@ -202,9 +181,12 @@ def stack(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
                               joined.dtype, joined.device, joined._vm)  # a new tensor, not a view of `joined`
     else:  # the unsqueezed inputs record nothing: the stack node links straight to the inputs
         result = cat([unsqueezed(x, d) for x in tensors], d, out=out)
-    if grad:
-        record("stack", lambda node, g: unbind(g, node.attrs), tuple(tensors), (result,), attrs=d)
+    STACK.attach(tuple(tensors), (result,), d)
     return result
+
+
+def _stack_backward(node, g):
+    return unbind(g, node.attrs)
 
 
 def _stack_along(op: str, tensors, lift, dim_of) -> Tensor:
@@ -259,7 +241,12 @@ def flip(input: Tensor, dims) -> Tensor:
     check_limited("flip", input.dtype)
     out = copies.convert(_reversed_view(input, dims), input.dtype,
                          out=empty_like_tensor(input, input.dtype, input.device))
-    return record_view("flip", input, out, lambda node, g: (flip(g, node.attrs),), dims)
+    FLIP.attach((input,), (out,), dims)
+    return out
+
+
+def _flip_backward(node, g):
+    return (flip(g, node.attrs),)
 
 
 def _flip_method(self: Tensor, *dims, **kwargs) -> Tensor:
@@ -293,7 +280,8 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
     shifts = (shifts,) if not isinstance(shifts, (tuple, list)) else tuple(shifts)
     dims = () if dims is None else (dims,) if not isinstance(dims, (tuple, list)) else tuple(dims)
     out = _roll(detach(input), shifts, dims)  # built untracked: one node for the whole op
-    return record_view("roll", input, out, _roll_backward, (shifts, dims))
+    ROLL.attach((input,), (out,), (shifts, dims))
+    return out
 
 
 def _roll_backward(node, g):
@@ -344,132 +332,13 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
         out = transpose(flip(x, (a,)), a, b)
     else:
         out = copies.convert(x, x.dtype)
-    return record_view("rot90", input, out, lambda node, g: (rot90(g, -node.attrs[0], node.attrs[1]),), (k, dims))
-
-
-# -- repeating -----------------------------------------------------------------------------------
-def repeat(self: Tensor, *repeats, **kwargs) -> Tensor:
-    """The tensor tiled `repeats[i]` times along each dim (leading dims are added as needed)."""
-    repeats = size_args("repeat", (kwargs.pop("repeats"),) if "repeats" in kwargs else repeats, "repeats")
-    if kwargs:
-        raise TypeError(f"repeat() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    n = self.ndim
-    if len(repeats) < n:
-        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
-                           "of tensor")
-    lead = len(repeats) - n
-    shape = (1,) * lead + tuple(self._v.shape)
-    strides = (0,) * lead + tuple(self._v.strides)
-    out_shape = tuple(r * s for r, s in zip(repeats, shape))
-    for s in out_shape:
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(out_shape)}")
-    # (r0, s0, r1, s1, ...) with stride 0 on the r's, copied once, is the repeated tensor.
-    pair_shape = sum(((r, s) for r, s in zip(repeats, shape)), ())
-    pairs = make_view(self, pair_shape, sum(((0, st) for st in strides), ()), self._v.offset)
-    copy = copies.convert(pairs, self.dtype)
-    out = make_view(copy, out_shape, contiguous_strides(out_shape), 0)
-    return record_view("repeat", self, out, _repeat_backward, (pair_shape, self._v.shape))
-
-
-def _repeat_backward(node, g):
-    pair_shape, shape = node.attrs  # the copies of each element are the even dims of the pairs view
-    return (reshape(reshape(g, pair_shape).sum(dim=tuple(range(0, len(pair_shape), 2))), shape),)
-
-
-METHODS["repeat"] = repeat
-
-
-@_public
-def tile(input: Tensor, dims) -> Tensor:
-    """repeat, with `dims` padded by leading 1s to the tensor's rank."""
-    dims = size_args("tile", (dims,), "dims")
-    return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
-
-
-def _tile_method(self: Tensor, *dims, **kwargs) -> Tensor:
-    return tile(self, kwargs["dims"] if "dims" in kwargs else dims[0] if len(dims) == 1 else dims)
-
-
-METHODS["tile"] = _tile_method
-
-
-@_public
-def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *,
-                      output_size: int | None = None) -> Tensor:
-    """Each element repeated `repeats` times (an int, or a tensor of counts per slice of `dim`)."""
-    if repeats is None:  # repeat_interleave(counts): indices 0..n-1 each repeated counts[i] times
-        counts = input
-        if counts.ndim != 1:
-            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-        _check_counts_dtype(counts)
-        index = Tensor._from_array(np.arange(counts.numel(), dtype=np.int64)).to(counts.device)
-        return repeat_interleave(index, counts, 0, output_size=output_size)
-    if dim is None:
-        input, dim = flatten(input), 0
-    d = wrap_dim(dim, input.ndim, "repeat_interleave")
-    if isinstance(repeats, Tensor):
-        if repeats.ndim > 1:
-            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-        _check_counts_dtype(repeats)
-        if repeats.numel() != 1:
-            return _repeat_counts(input, repeats, d, output_size)
-        repeats = repeats.item()
-    repeats = as_int(repeats, "repeat_interleave", "repeats")
-    if repeats < 0:
-        raise RuntimeError("Repeats must be non-negative")
-    shape = input._v.shape if input.ndim else (1,)
-    if output_size is not None and output_size != shape[d] * repeats:
-        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {shape[d] * repeats} but got "
-                           f"{output_size}")
-    x = unsqueeze(input if input.ndim else flatten(input), d + 1)
-    sizes = list(x._v.shape)
-    sizes[d + 1] = repeats
-    copy = copies.convert(expand(x, sizes), x.dtype)
-    return view(copy, shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
-
-
-def _check_counts_dtype(counts: Tensor) -> None:
-    if counts.dtype.category != dt.INT:
-        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{torch_name(counts.dtype)}'")
-
-
-def _repeat_counts(input: Tensor, repeats: Tensor, d: int, output_size: int | None) -> Tensor:
-    n = input._v.shape[d]
-    if repeats.numel() != n:
-        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
-                           f"{repeats.numel()} and input.size({d}) = {n}")
-    if output_size is None:  # the output size depends on the counts: a sync point
-        counts = repeats._host_array()
-        if (counts < 0).any():
-            raise RuntimeError("repeats can not be negative")
-        output_size = int(counts.sum())
-    shape = list(input._v.shape)
-    shape[d] = output_size
-    out = launch("repeat_interleave", (input, repeats), [(shape, input.dtype)], d)[0]
-    if needs_grad((input,)):  # PyTorch's node: repeat_interleave is an index_select there
-        record("index_select", _repeat_counts_backward, (input, None), (out,), saved=(repeats,), attrs=(d, n))
+    ROT90.attach((input,), (out,), (k, dims))
     return out
 
 
-def _repeat_counts_backward(node, g):
-    d, n = node.attrs
-    return (_segment_sum(g, node.saved_tensors[0], d, n), None)
-
-
-def _segment_sum(g: Tensor, repeats: Tensor, d: int, n: int) -> Tensor:
-    """The sums of consecutive runs of `repeats[i]` slices of `g` along `d` (repeat_interleave's adjoint)."""
-    shape = list(g._v.shape)
-    shape[d] = n
-    out = launch("segment_sum", (g, repeats), [(shape, g.dtype)], d)[0]
-    if needs_grad((g,)):
-        record("segment_sum", _segment_sum_backward, (g, None), (out,), saved=(repeats,), attrs=(d, g._v.shape[d]))
-    return out
-
-
-def _segment_sum_backward(node, g):
-    d, size = node.attrs
-    return (_repeat_counts(g, node.saved_tensors[0], d, size), None)
+def _rot90_backward(node, g):
+    k, dims = node.attrs
+    return (rot90(g, -k, dims),)
 
 
 # -- triangles -----------------------------------------------------------------------------------
@@ -484,12 +353,11 @@ def _triangle(name: str, upper: bool):
             _no_out_grad(name)
         if out is input and grad:
             check_leaf_inplace(out)
-        if out is not None:
-            launch_into(name, (input,), (out,), (diagonal, upper))
-        else:
-            out = launch(name, (input,), [(input._v.shape, input.dtype)], (diagonal, upper))[0]
-        if grad:  # the gradient is masked like the values (in place too: the node's input is the old value)
-            record(name, lambda node, g: (fn(g, node.attrs),), (input,), (out,), attrs=diagonal)
+        record = TRIU if upper else TRIL
+        if out is None:
+            return record((input,), (diagonal, upper))
+        # (in place too, the gradient is masked like the values: the node's input is the old value)
+        record.write((input,), (out,), (diagonal, upper))
         return out
 
     def inplace(self: Tensor, diagonal: int = 0) -> Tensor:
@@ -595,3 +463,34 @@ def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     out = copies.convert(narrow(detach(input), dim, start, length), input.dtype)
     return window_node("narrow_copy", narrow, input, out, dim, start, length)
 
+
+# -- records -------------------------------------------------------------------------------------
+def _planned(inputs: tuple, attrs: tuple) -> list:
+    # (the front end has checked the inputs and planned the result: attrs (dim, shape, dtype))
+    return [(attrs[1], attrs[2])]
+
+
+def _same_shape(inputs: tuple, attrs) -> list:
+    return [(inputs[0]._v.shape, inputs[0].dtype)]
+
+
+def _diagonal_attr(inputs: tuple, attrs: tuple) -> int:
+    return attrs[0]
+
+
+def _tril_backward(node, g):
+    return (tril(g, node.attrs),)
+
+
+def _triu_backward(node, g):
+    return (triu(g, node.attrs),)
+
+
+CAT = Primitive("cat", _planned, cpu=_cat_kernel, backward=_cat_backward, node_attrs=_cat_node_attrs)
+TRIL = Primitive("tril", _same_shape, cpu=_triangle_kernel, backward=_tril_backward, node_attrs=_diagonal_attr)
+TRIU = Primitive("triu", _same_shape, cpu=_triangle_kernel, backward=_triu_backward, node_attrs=_diagonal_attr)
+# composites with a node of their own (no kernel: their results come from other ops)
+STACK = Primitive("stack", None, cpu=None, backward=_stack_backward)
+FLIP = Primitive("flip", None, cpu=None, backward=_flip_backward)
+ROLL = Primitive("roll", None, cpu=None, backward=_roll_backward)
+ROT90 = Primitive("rot90", None, cpu=None, backward=_rot90_backward)

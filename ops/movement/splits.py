@@ -1,16 +1,17 @@
 """Splits: split, chunk, tensor_split, hsplit/vsplit/dsplit and unbind. Every piece is a view.
 
 `tidal.ops.movement.shape_ops` re-exports these names (its `__all__` and `METHODS` include this module's).
-split and unbind record one node for all pieces, whose backward joins the pieces' gradients
-(zeros for pieces that got none) with cat or stack; tensor_split records a slice per piece.
+split and unbind have one node for all pieces (records without a kernel, at the bottom of the file),
+whose backward joins the pieces' gradients (zeros for pieces that got none) with cat or stack;
+tensor_split records a slice per piece.
 """
 from __future__ import annotations
 
-from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..factories.creation import zeros
 from ..dispatch.dim_args import as_int, exporter, size_args, wrap_dim
+from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
 from .view_grads import window_node
 from .slicing import selected, slice_dim
@@ -31,9 +32,13 @@ def _pieces(input: Tensor, d: int, sizes, name: str = "split") -> tuple:
 
 def _joined_back(name: str, input: Tensor, pieces: tuple, d: int, join: str) -> tuple:
     """Record one node for all `pieces` of `input`: its backward joins their gradients with `join` along `d`."""
-    if needs_grad((input,)):
-        record(name, _join_backward, (input,), pieces, attrs=(join, d, tuple(p._v.shape for p in pieces)))
+    (SPLIT if join == "cat" else UNBIND).attach((input,), pieces, (join, d, pieces), node=name)
     return pieces
+
+
+def _join_attrs(inputs: tuple, attrs: tuple) -> tuple:
+    join, d, pieces = attrs
+    return join, d, tuple([p._v.shape for p in pieces])
 
 
 def _join_backward(node, *grads):
@@ -207,3 +212,8 @@ def _chunk_cat(tensors, dim: int, num_chunks: int, *, out: Tensor | None = None)
         rows.append(t.reshape(lead + (num_chunks, -1)))
     result = cat(rows, d + 1)
     return result if out is None else out.copy_(result)
+
+
+# -- records (the nodes of the pieces) -----------------------------------------------------------
+SPLIT = Primitive("split", None, cpu=None, backward=_join_backward, node_attrs=_join_attrs)  # (split_with_sizes too)
+UNBIND = Primitive("unbind", None, cpu=None, backward=_join_backward, node_attrs=_join_attrs)

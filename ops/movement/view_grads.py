@@ -4,7 +4,9 @@ A view reads elements of its input's memory through (shape, strides, offset). It
 adjoint: the view's gradient added into zeros shaped like the input, through the same layout.
 `transfer` is that move in general (add `x` into a zeroed buffer through one layout, read the buffer
 back through another); its adjoint is the same move with the two layouts swapped, so a view's
-gradient is itself differentiable and double backward needs nothing more.
+gradient is itself differentiable and double backward needs nothing more. The records are at the
+bottom of the file: the transfer (a kernel) and the nodes of views that pick elements (no kernel: the
+view is metadata), whose backward is a transfer.
 """
 from __future__ import annotations
 
@@ -15,12 +17,12 @@ from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor.tensor import contiguous_strides, numel_of
 from ...vm import View
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 
 
 def record_view(name: str, input: Tensor, out: Tensor, backward, attrs=None) -> Tensor:
-    """Record node `name` from `input` to `out` when `input` needs grad; returns `out`."""
+    """Record node `name` from `input` to `out` when `input` needs grad; returns `out`. (Left for the complex
+    parts' views in ops/complex_numbers/tensors.py until they have records: the movement ops use theirs.)"""
     if needs_grad((input,)):
         record(name, backward, (input,), (out,), attrs=attrs)
     return out
@@ -73,7 +75,6 @@ def _strided(buf: np.ndarray, layout: tuple) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(buf[offset:], shape, tuple(s * buf.itemsize for s in strides))
 
 
-@register_kernel("strided_transfer", "cpu")
 def _transfer_kernel(ins, outs, attrs):
     span, src, dst, loop = attrs
     x, out = ins[0], outs[0]
@@ -95,9 +96,7 @@ def _transfer_kernel(ins, outs, attrs):
 
 def transfer(x: Tensor, span: int, src: tuple, dst: tuple) -> Tensor:
     """`x` added into `span` zeros through layout `src` (elements reached twice add up), read through `dst`."""
-    attrs = (span, src, dst, _loop_dims(src[0], src[1]))
-    out = launch("strided_transfer", (x,), [(dst[0], x.dtype)], attrs)[0]
-    return record_view("as_strided_scatter", x, out, _transfer_backward, (span, src, dst))
+    return TRANSFER((x,), (span, src, dst, _loop_dims(src[0], src[1])), node="as_strided_scatter")
 
 
 def _transfer_backward(node, g):
@@ -122,8 +121,8 @@ def window_node(name: str, view_fn, input: Tensor, out: Tensor, *args) -> Tensor
         standin = Tensor._make(View(input._v.blob, shape, strides, 0, input.dtype.np), input.dtype, input.device,
                                input._vm)
         v = view_fn(standin, *args)._v
-        record(name, _scatter_back, (input,), (out,),
-               attrs=(numel_of(shape), (v.shape, v.strides, v.offset), (shape, strides, 0)))
+        AS_STRIDED.attach((input,), (out,), (numel_of(shape), (v.shape, v.strides, v.offset), (shape, strides, 0)),
+                          node=name)
     return out
 
 
@@ -153,7 +152,7 @@ def parts_node(input: Tensor, out: Tensor) -> Tensor:
     if needs_grad((input,)):
         from ...autograd.view_inplace import _geometry
         span, base_layout, view_layout, parts = _geometry(input, out)
-        record("as_strided", _parts_back, (input,), (out,), attrs=(span, view_layout, base_layout, parts == "base"))
+        AS_STRIDED_PARTS.attach((input,), (out,), (span, view_layout, base_layout, parts == "base"), node="as_strided")
     return out
 
 
@@ -165,6 +164,24 @@ def strided_node(name: str, input: Tensor, out: Tensor) -> Tensor:
                 for v in (a, b) if numel_of(v.shape)]
         lo = min((e[0] for e in ends), default=0)
         span = max((e[1] for e in ends), default=-1) - lo + 1
-        record(name, _scatter_back, (input,), (out,),
-               attrs=(span, (b.shape, b.strides, b.offset - lo), (a.shape, a.strides, a.offset - lo)))
+        layouts = ((b.shape, b.strides, b.offset - lo), (a.shape, a.strides, a.offset - lo))
+        AS_STRIDED.attach((input,), (out,), (span,) + layouts, node=name)
     return out
+
+
+# -- records -------------------------------------------------------------------------------------
+def _transfer_shape(inputs: tuple, attrs: tuple) -> list:
+    return [(attrs[2][0], inputs[0].dtype)]  # (the read layout's shape)
+
+
+def _layouts(inputs: tuple, attrs: tuple) -> tuple:
+    return attrs[:3]  # (span, src, dst: the loop dims are the kernel's alone)
+
+
+TRANSFER = Primitive("strided_transfer", _transfer_shape, cpu=_transfer_kernel, backward=_transfer_backward,
+                     node_attrs=_layouts)
+# the nodes of views that pick elements anywhere in their input's memory (slice, select, diagonal, unfold,
+# narrow_copy and as_strided name theirs): the gradient goes back through the view's layout
+AS_STRIDED = Primitive("as_strided", None, cpu=None, backward=_scatter_back)
+# ... and of views of a complex tensor's memory as real parts, or the reverse (torch's AsStridedBackward0)
+AS_STRIDED_PARTS = Primitive("as_strided_parts", None, cpu=None, backward=_parts_back)

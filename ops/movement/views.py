@@ -4,10 +4,10 @@ A view is metadata only (`View(blob, shape, strides, offset)`), so writes throug
 seen by its base and the reverse. `reshape` and `flatten` fall back to a contiguous copy
 when no strides can describe the new shape, as PyTorch's do.
 
-Each view records its node (named as PyTorch's) with its backward beside it, in tidal ops:
-relabelled elements (reshape, transpose, permute, expand) map the gradient back with the
-inverse view; views that pick elements (narrow, select, diagonal, unfold, as_strided: slicing.py) send it
-back through `view_grads`.
+Each view's node (named as PyTorch's) is a record without a kernel (the view is metadata), declared
+at the bottom of the file with its backward in tidal ops: relabelled elements (reshape, transpose,
+permute, expand) map the gradient back with the inverse view; views that pick elements (narrow, select,
+diagonal, unfold, as_strided: slicing.py) send it back through `view_grads`.
 """
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ from ..elementwise import copies
 from ..dispatch.dim_args import as_int, dims_arg, exporter, infer_size, size_args, wrap_dim  # noqa: F401 (re-exported)
 from ..elementwise.plans import check_leaf_inplace, torch_name
 from ..dispatch.mem_overlap import check_written
-from .view_grads import inplace_node, overload, record_view
+from ..dispatch.primitive import Primitive
+from .view_grads import inplace_node, overload
 
 __all__: list = []
 METHODS: dict = {}
@@ -96,7 +97,8 @@ def _reshape_back(node, g):
 
 def shaped(out: Tensor, input: Tensor, name: str = "view") -> Tensor:
     """`out`, the elements of `input` in the same order under another shape, recorded as `name`."""
-    return record_view(name, input, out, _reshape_back, input._v.shape)
+    VIEW.attach((input,), (out,), input._v.shape, node=name)
+    return out
 
 
 def _contiguous_view(t: Tensor, shape: tuple) -> Tensor:
@@ -246,7 +248,9 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Dims dim0 and dim1 exchanged (a view)."""
     n = input.ndim
     a, b = wrap_dim(dim0, n, "transpose", "dim0"), wrap_dim(dim1, n, "transpose", "dim1")
-    return record_view("transpose", input, _swapped(input, a, b), _transpose_back, (a, b))
+    out = _swapped(input, a, b)
+    TRANSPOSE.attach((input,), (out,), (a, b))
+    return out
 
 
 @_public
@@ -280,7 +284,8 @@ def permute(input: Tensor, *dims, **kwargs) -> Tensor:
     inverse = [0] * n
     for i, d in enumerate(dims):
         inverse[d] = i
-    return record_view("permute", input, out, _permute_back, inverse)
+    PERMUTE.attach((input,), (out,), inverse)
+    return out
 
 
 def _permute_back(node, g):
@@ -293,7 +298,12 @@ def t(input: Tensor) -> Tensor:
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     out = _swapped(input, 0, 1) if input.ndim == 2 else _restride(input, input._v.shape, input._v.strides)
-    return record_view("t", input, out, lambda node, g: (t(g),))
+    MATRIX_T.attach((input,), (out,))
+    return out
+
+
+def _t_back(node, g):
+    return (t(g),)
 
 
 @_public
@@ -444,7 +454,9 @@ def _legacy_name(t: Tensor) -> str:
 def expanded(input: Tensor, sizes: tuple) -> Tensor:
     """`input` expanded to `sizes` (checked), recorded as PyTorch's ExpandBackward0."""
     shape, strides = expand_geometry(input, sizes)
-    return record_view("expand", input, _restride(input, shape, strides), _expand_back, input._v.shape)
+    out = _restride(input, shape, strides)
+    EXPAND.attach((input,), (out,), input._v.shape)
+    return out
 
 
 def _expand_back(node, g):
@@ -509,3 +521,13 @@ def _squeeze_variant(args, kwargs) -> int:
 METHODS.update(squeeze_=_inplace(squeeze, "squeeze", _squeeze_variant), unsqueeze_=_inplace(unsqueeze, "unsqueeze"),
                t_=_inplace(t, "t"), transpose_=_inplace(transpose, "transpose"),
                swapaxes_=_inplace(transpose, "transpose"), swapdims_=_inplace(transpose, "transpose"))
+
+
+# -- records (the views' nodes) ------------------------------------------------------------------
+# the same elements in the same order under another shape (view, reshape, flatten, squeeze, unsqueeze and
+# _unsafe_view name theirs): the gradient is reshaped back to the input's shape
+VIEW = Primitive("view", None, cpu=None, backward=_reshape_back)
+TRANSPOSE = Primitive("transpose", None, cpu=None, backward=_transpose_back)
+PERMUTE = Primitive("permute", None, cpu=None, backward=_permute_back)
+MATRIX_T = Primitive("t", None, cpu=None, backward=_t_back)
+EXPAND = Primitive("expand", None, cpu=None, backward=_expand_back)
