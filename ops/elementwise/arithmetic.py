@@ -9,7 +9,6 @@ import numbers
 
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from ...autograd.graph import needs_grad, record
 from . import plans as ew, declarations
 from .copies import _zero_grad, convert, copy_
 from ..dispatch import kernel_dtypes, limited_dtypes
@@ -17,6 +16,7 @@ from ..movement import many_dims
 from ..movement import memory_format as _mf
 from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.node_names import torch_node
+from ..dispatch.primitive import Primitive
 from ..dispatch.number_args import binary, invalid_combination, require_self
 from ..dispatch.operator_operands import operand_not_implemented
 from ..dispatch.number_args import number_tensor as _number_tensor  # noqa: F401 (other modules import it from here)
@@ -111,10 +111,14 @@ def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Ten
             result = apply("div", apply("round", apply("mul", input, 10.0 ** decimals)), 10.0 ** decimals)
         else:
             result = apply("mul", apply("round", apply("div", input, 10.0 ** -decimals)), 10.0 ** -decimals)
-    if needs_grad((input,)):
+    if input.requires_grad:
         from ..movement.view_grads import overload
-        record(overload("round", 1), _zero_grad, (input,), (result,))
+        ROUND_DECIMALS.attach((input,), (result,), node=overload("round", 1))
     return result if out is None else copy_(out, result)
+
+
+# torch's RoundBackward1 on the composite above: a zero gradient
+ROUND_DECIMALS = Primitive("round_decimals", None, cpu=None, backward=_zero_grad)
 
 
 def _round_(self: Tensor, *, decimals: int = 0) -> Tensor:

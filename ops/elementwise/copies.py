@@ -6,7 +6,7 @@ import warnings
 
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from ...autograd.graph import needs_grad, node_class, record
+from ...autograd.graph import needs_grad, node_class
 from ...autograd.view_inplace import needs_rebase, write_inplace, write_through_view
 from ...vm import Instruction, compute_instruction
 from ...vm.replay import head as replay_head
@@ -15,6 +15,7 @@ from ..movement import many_dims
 from ..movement import memory_format as _mf
 from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.mem_overlap import check_out, check_written
+from ..dispatch.primitive import Primitive
 from ..dispatch.number_args import number_tensor as _number_tensor
 
 __all__ = ["clone"]
@@ -36,8 +37,11 @@ def convert(x: Tensor, dtype: dt.dtype, out: Tensor | None = None) -> Tensor:
                                       convert(x, out.dtype).expand(out.shape))
     dst, src = (out._v, x._v) if len(out._v.shape) <= many_dims.MAX_NDIM else many_dims.kernel_views(out._v, x._v)
     out._vm.push(Instruction("to", None, (src,), (dst,), expr=f"{ew._CAST_NAME[out.dtype]}({{0}})"))
-    if grad:
-        record("copy_" if inplace else "to_copy", _copy_backward, (out, x) if inplace else (None, x), (out,))
+    if grad:  # (the instruction is the elementwise cast: only the node is the record's)
+        if inplace:
+            COPY.attach((out, x), (out,))
+        else:
+            COPY.attach((None, x), (out,), node="to_copy")
     if inplace:
         (out._vc or out._v.blob).version += 1
     return out
@@ -50,6 +54,12 @@ def _zero_grad(node, g):
 def _copy_backward(node, g):
     # the old value of an overwritten tensor gets no gradient; the source gets g (fitted by the engine)
     return (None if node.next_functions[0][0] is None else fill_(convert(g, g.dtype), 0), g)
+
+
+# copy_'s node: the overwritten tensor (None for a fresh cast's, to_copy) and the source
+COPY = Primitive("copy_", None, cpu=None, backward=_copy_backward)
+# fill_'s and zero_'s node, on the filled tensor: its old values get no gradient
+FILL = Primitive("fill", None, cpu=None, backward=_zero_grad)
 
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
@@ -109,7 +119,7 @@ def fill_values(self: Tensor, value, node: str | None = None) -> Tensor:
                                       (many_dims.kernel_view(self._v),), None, fill[0], None, fill[1]))
     if node is not None and self.dtype.is_floating_point:  # the old values get no gradient
         from ..movement.view_grads import overload
-        record(overload(node, 2) if node == "fill" else node, _zero_grad, (self,), (self,))
+        FILL.attach((self,), (self,), node=overload(node, 2) if node == "fill" else node)
     return self
 
 
