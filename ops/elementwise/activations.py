@@ -13,7 +13,7 @@ import ml_dtypes
 import numpy as np
 
 from ...autograd.grad_mode import is_grad_enabled, no_grad
-from ...autograd.graph import needs_grad, record
+from ...autograd.graph import needs_grad
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from . import declarations, plans as ew
@@ -22,6 +22,7 @@ from .plans import apply, unary_method
 from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.factory_args import CHECKED_NAME, overflows
 from ..dispatch.node_names import torch_node
+from ..dispatch.primitive import Primitive
 from ..dispatch.limited_dtypes import check as check_limited
 from ..complex_numbers.tensors import refuse_complex
 from ..dispatch import autocast as _ac
@@ -87,22 +88,19 @@ def _store(name: str, y: Tensor, dtype: dt.dtype, out: Tensor | None) -> Tensor:
 
 
 def _run(name: str, x: Tensor, body, inplace: bool = False, float_only: bool = True,
-         opmath: bool = True, grad=None) -> Tensor:
+         opmath: bool = True, grad_node: Primitive | None = None, params: tuple = ()) -> Tensor:
     """Apply `body` (a chain of tidal ops) to `x`, in opmath precision unless PyTorch composes the
-    op from separately rounded ops itself (opmath=False); in place if asked. `grad(x, g)`, when given, is torch's
-    backward formula: the op then gets its own node (the chain's pieces differentiated disagree with torch at
-    NaN, infinities and the pieces' seams)."""
+    op from separately rounded ops itself (opmath=False); in place if asked. `grad_node`, when given, is the record
+    of torch's node for the op (its backward torch's formula, reading `params`): the op then gets that node (the
+    chain's pieces differentiated disagree with torch at NaN, infinities and the pieces' seams)."""
     _check_tensor(name, x)
     if float_only:
         _float_only(name, x)
-    if grad is not None and not inplace and needs_grad((x,)):
+    if grad_node is not None and not inplace and needs_grad((x,)):
         with no_grad():
             y = body(_opmath(x) if opmath else x)
             out = _store(name, y, x.dtype if x.dtype.is_floating_point else y.dtype, None)
-        def backward(node, g):  # (16-bit floats in opmath precision, as torch's kernels)
-            gx = grad(_opmath(node.saved_tensors[0]), _opmath(g))
-            return (gx if gx.dtype is g.dtype else copies.convert(gx, g.dtype),)
-        record(_TORCH_NODE.get(name) or name, backward, (x,), (out,), saved=(x,))
+        grad_node.attach((x,), (out,), params, node=_TORCH_NODE.get(name) or None)
         return out
     y = body(_opmath(x) if opmath else x)
     dtype = x.dtype if x.dtype.is_floating_point else y.dtype  # integer inputs of float ops give floats
@@ -110,6 +108,15 @@ def _run(name: str, x: Tensor, body, inplace: bool = False, float_only: bool = T
         return _store(name, y, dtype, x)
     out, node = _store(name, y, dtype, None), _TORCH_NODE.get(name)
     return out if node is None else torch_node(out, node or name, x)
+
+
+def _formula_node(name: str, formula) -> Primitive:
+    """The record of torch's node for activation `name`: its backward is torch's `formula(x, g, *params)`, run
+    in opmath precision as torch's kernels (16-bit floats in float32); it saves the input."""
+    def backward(node, g):
+        gx = formula(_opmath(node.saved_tensors[0]), _opmath(g), *node.attrs)
+        return (gx if gx.dtype is g.dtype else copies.convert(gx, g.dtype),)
+    return Primitive(name, None, cpu=None, backward=backward, saved=("input0",))
 
 
 def _typed(x: Tensor, value):
@@ -178,7 +185,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
             torch_node(apply("clamp", input, lo, hi), "hardtanh", input)
     with no_grad():  # torch's node: no gradient at the bounds themselves (clamp passes it there)
         out = apply("clamp", input, lo, hi)
-    record("hardtanh", _hardtanh_backward, (input,), (out,), (out,), attrs=(lo, hi))
+    HARDTANH.attach((input,), (out,), (lo, hi))
     return torch_node(input.copy_(out), "hardtanh") if inplace else out
 
 
@@ -186,6 +193,10 @@ def _hardtanh_backward(node, g: Tensor) -> tuple:
     (out,) = node.saved_tensors  # (the result: in place, the input itself is gone)
     lo, hi = node.attrs
     return (g * ~((out <= lo) | (out >= hi)),)
+
+
+# torch's node: the clamp computed under no_grad, then this node on its result (attrs: the bounds)
+HARDTANH = Primitive("hardtanh", None, cpu=None, backward=_hardtanh_backward, saved=("output0",))
 
 
 @_export(top=False, functional=True)
@@ -252,7 +263,11 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
                            f"{ew.torch_name(input.dtype)}, but found {lambd:g}")
     return _run("softshrink", input, lambda x: M.where(
         M.gt(x, lambd), M.sub(x, lambd), M.where(M.lt(x, -lambd), M.add(x, lambd), M.mul(x, 0))),
-        grad=lambda x, g: M.where(M.logical_and(M.ge(x, -lambd), M.le(x, lambd)), 0.0, g))
+        grad_node=SOFTSHRINK, params=(lambd,))
+
+
+SOFTSHRINK = _formula_node("softshrink", lambda x, g, lambd: M.where(
+    M.logical_and(M.ge(x, -lambd), M.le(x, lambd)), 0.0, g))
 
 
 # -- smooth activations --------------------------------------------------------------------------
@@ -303,19 +318,24 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
         soft = M.log1p(M.exp(z))
         return M.where(M.gt(z, threshold), x, soft if beta == 1 else M.div(soft, beta))
 
-    def grad(x, g):  # torch's softplus_backward
-        z = M.exp(x if beta == 1 else M.mul(x, beta))
-        return M.where(M.gt(x if beta == 1 else M.mul(x, beta), threshold), g, M.div(M.mul(g, z), M.add(z, 1)))
-    return _run("softplus", input, body, grad=grad)
+    return _run("softplus", input, body, grad_node=SOFTPLUS, params=(beta, threshold))
 
 
-def _elu_grad(negcoef: float, poscoef: float, input_scale: float):
+def _softplus_grad(x: Tensor, g: Tensor, beta: float, threshold: float) -> Tensor:
+    """torch's softplus_backward."""
+    z = M.exp(x if beta == 1 else M.mul(x, beta))
+    return M.where(M.gt(x if beta == 1 else M.mul(x, beta), threshold), g, M.div(M.mul(g, z), M.add(z, 1)))
+
+
+def _elu_grad(x: Tensor, g: Tensor, negcoef: float, poscoef: float, input_scale: float) -> Tensor:
     """torch's elu_backward: x <= 0 takes the exponential's slope, everything else (NaN, +inf) poscoef."""
-    def grad(x: Tensor, g: Tensor) -> Tensor:
-        inner = x if input_scale == 1 else M.mul(x, input_scale)
-        return M.where(M.le(x, 0), M.mul(M.mul(g, negcoef * input_scale), M.exp(inner)),
-                       g if poscoef == 1 else M.mul(g, poscoef))
-    return grad
+    inner = x if input_scale == 1 else M.mul(x, input_scale)
+    return M.where(M.le(x, 0), M.mul(M.mul(g, negcoef * input_scale), M.exp(inner)),
+                   g if poscoef == 1 else M.mul(g, poscoef))
+
+
+SOFTPLUS = _formula_node("softplus", _softplus_grad)
+ELU, SELU, CELU = (_formula_node(name, _elu_grad) for name in ("elu", "selu", "celu"))
 
 
 def _elu_body(x: Tensor, negcoef: float, poscoef: float, input_scale: float) -> Tensor:
@@ -327,7 +347,8 @@ def _elu_body(x: Tensor, negcoef: float, poscoef: float, input_scale: float) -> 
 @_export(top=False, functional=True)
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where positive, else alpha * (exp(x) - 1)."""
-    return _run("elu", input, lambda x: _elu_body(x, alpha, 1.0, 1.0), inplace, grad=_elu_grad(alpha, 1.0, 1.0))
+    return _run("elu", input, lambda x: _elu_body(x, alpha, 1.0, 1.0), inplace, grad_node=ELU,
+                params=(alpha, 1.0, 1.0))
 
 
 @_export(top=False, functional=True)
@@ -341,7 +362,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with the self-normalizing constants."""
     negcoef = _coef(_SELU_ALPHA, _SELU_SCALE, input)
     return _run("selu", input, lambda x: _elu_body(x, negcoef, _SELU_SCALE, 1.0), inplace,
-                grad=_elu_grad(negcoef, _SELU_SCALE, 1.0))
+                grad_node=SELU, params=(negcoef, _SELU_SCALE, 1.0))
 
 
 @_export(functional=True)
@@ -356,7 +377,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     return _run("celu", input, lambda x: _elu_body(x, alpha, 1.0, 1.0 / alpha), inplace,
-                grad=_elu_grad(alpha, 1.0, 1.0 / alpha))
+                grad_node=CELU, params=(alpha, 1.0, 1.0 / alpha))
 
 
 @_export(functional=True)
@@ -369,15 +390,22 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """clamp(x + 3, 0, 6) / 6."""
     return _run("hardsigmoid", input, lambda x: M.div(M.clamp(M.add(x, 3), 0, 6), 6), inplace,
-                grad=lambda x, g: M.where(M.logical_and(M.gt(x, -3), M.lt(x, 3)), M.div(g, 6), 0.0))
+                grad_node=HARDSIGMOID)
+
+
+HARDSIGMOID = _formula_node("hardsigmoid", lambda x, g: M.where(M.logical_and(M.gt(x, -3), M.lt(x, 3)),
+                                                                 M.div(g, 6), 0.0))
 
 
 @_export(top=False, functional=True)
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * clamp(x + 3, 0, 6) / 6."""
     return _run("hardswish", input, lambda x: M.div(M.mul(x, M.clamp(M.add(x, 3), 0, 6)), 6), inplace,
-                grad=lambda x, g: M.where(M.le(x, -3), 0.0, M.where(M.lt(x, 3), M.mul(g, M.add(M.div(x, 3), 0.5)),
-                                                                    g)))
+                grad_node=HARDSWISH)
+
+
+HARDSWISH = _formula_node("hardswish", lambda x, g: M.where(
+    M.le(x, -3), 0.0, M.where(M.lt(x, 3), M.mul(g, M.add(M.div(x, 3), 0.5)), g)))
 
 
 @_export(top=False, functional=True)
