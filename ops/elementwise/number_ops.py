@@ -9,13 +9,11 @@ import math
 
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from . import arithmetic as M
 from ..dispatch.broadcast import broadcast_shapes
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 from ..dispatch.return_types import return_type
 from ..dispatch.limited_dtypes import check as check_limited
 
@@ -30,14 +28,21 @@ def _integer_pair(op: str, input: Tensor, other: Tensor) -> dt.dtype:
     return common
 
 
-@register_kernel("gcd", "cpu")
 def _gcd_kernel(ins, outs, attrs) -> None:
     outs[0][...] = np.gcd(ins[0], ins[1])
 
 
-@register_kernel("lcm", "cpu")
 def _lcm_kernel(ins, outs, attrs) -> None:
     outs[0][...] = np.abs(np.lcm(ins[0], ins[1]))
+
+
+def _pair_shapes(inputs: tuple, attrs) -> list:
+    """gcd's and lcm's output: the operands' broadcast shape, in their (common, checked) dtype."""
+    return [(broadcast_shapes(inputs[0]._v.shape, inputs[1]._v.shape), inputs[0].dtype)]
+
+
+GCD = Primitive("gcd", _pair_shapes, cpu=_gcd_kernel, cuda=None)
+LCM = Primitive("lcm", _pair_shapes, cpu=_lcm_kernel, cuda=None)
 
 
 def _tensors(op: str, input, other) -> None:
@@ -52,8 +57,7 @@ def _number_theory(op: str, input: Tensor, other: Tensor) -> Tensor:
     _tensors(op, input, other)
     common = _integer_pair(op, input, other)
     check_limited(op, common)
-    shape = broadcast_shapes(tuple(input.shape), tuple(other.shape))
-    return launch(op, (input.to(common), other.to(common)), [(shape, common)])[0]
+    return (GCD if op == "gcd" else LCM)((input.to(common), other.to(common)))
 
 
 def gcd(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -78,7 +82,6 @@ def lcm_(input: Tensor, other: Tensor) -> Tensor:
     return input.copy_(lcm(input, other))
 
 
-@register_kernel("frexp", "cpu")
 def _frexp_kernel(ins, outs, attrs) -> None:
     mantissa, exponent = np.frexp(ins[0])
     outs[0][...] = mantissa
@@ -90,14 +93,21 @@ def _frexp_backward(node, g):
     return (M.div(g, M.exp2(exponent.to(g.dtype))),)  # mantissa = input / 2 ** exponent
 
 
+def _frexp_shapes(inputs: tuple, attrs) -> list:
+    shape = inputs[0]._v.shape
+    return [(shape, inputs[0].dtype), (shape, dt.int32)]
+
+
+# the node sits on the mantissa alone (the exponent is an integer) and reads the exponent
+FREXP = Primitive("frexp", _frexp_shapes, cpu=_frexp_kernel, cuda=None, backward=_frexp_backward,
+                  saved=("output1",), grad_outputs=(0,))
+
+
 def frexp(input: Tensor, *, out=None) -> tuple:
     """(mantissa, exponent) with input = mantissa * 2 ** exponent and 0.5 <= |mantissa| < 1 (exponent int32)."""
     if not input.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    mantissa, exponent = launch("frexp", (input,), [(tuple(input.shape), input.dtype),
-                                                     (tuple(input.shape), dt.int32)])
-    if needs_grad((input,)):
-        record("frexp", _frexp_backward, (input,), (mantissa,), saved=(exponent,))
+    mantissa, exponent = FREXP((input,))
     return return_type("frexp", ("mantissa", "exponent"))(mantissa, exponent)
 
 
