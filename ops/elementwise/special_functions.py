@@ -11,15 +11,13 @@ import math
 import numbers
 
 from ...autograd.grad_mode import no_grad
-from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from . import arithmetic as M, copies
 from . import special_kernels as K
 from .activations import logit, mvlgamma, polygamma
 from ..dispatch.broadcast import broadcast_shapes
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 from ..reductions.softmax import log_softmax as _log_softmax, softmax as _softmax
 from ..reductions.stats import logsumexp
 
@@ -50,12 +48,18 @@ def _f64(x: Tensor) -> Tensor:
     return x if x.dtype is dt.float64 else copies.convert(x, dt.float64)
 
 
-def _finish(name: str, value64: Tensor, dtype: dt.dtype, inputs: tuple, backward) -> Tensor:
-    """`value64` (computed without a graph) in `dtype`, with `backward(node, g)` attached when needed."""
+def _finish(rec: Primitive, value64: Tensor, dtype: dt.dtype, inputs: tuple, node: str | None = None) -> Tensor:
+    """`value64` (computed without a graph) in `dtype`, with the node of `rec` (torch's formula) attached."""
     out = value64 if dtype is dt.float64 else copies.convert(value64, dtype)
-    if needs_grad(inputs):
-        record(name, backward, inputs, (out,), saved=inputs + (out,))
+    rec.attach(inputs, (out,), node=node)
     return out
+
+
+def _formula(name: str, backward, nin: int = 1) -> Primitive:
+    """The record of torch's node for special function `name` (a composite here): `backward` reads the inputs
+    and the result."""
+    return Primitive(name, None, cpu=None, backward=backward, saved=tuple(f"input{k}" for k in range(nin)) +
+                     ("output0",))
 
 
 # -- aliases of tidal ops ------------------------------------------------------------------------
@@ -108,8 +112,11 @@ def erfcx(input: Tensor) -> Tensor:
     x = _tensor(input, "erfcx")
     with no_grad():
         value = _erfcx64(_f64(x))
-    return _finish("special_erfcx", value, _result_dtype(x), (x,),
-                   lambda node, g: (g * (2 * node.saved_tensors[0] * node.saved_tensors[1] - 2 / math.sqrt(math.pi)),))
+    return _finish(ERFCX, value, _result_dtype(x), (x,))
+
+
+ERFCX = _formula("special_erfcx", lambda node, g: (
+    g * (2 * node.saved_tensors[0] * node.saved_tensors[1] - 2 / math.sqrt(math.pi)),))
 
 
 def _log_ndtr64(x: Tensor) -> Tensor:
@@ -125,11 +132,15 @@ def log_ndtr(input: Tensor) -> Tensor:
     x = _tensor(input, "log_ndtr")
     with no_grad():
         value = _log_ndtr64(_f64(x))
+    return _finish(LOG_NDTR, value, _result_dtype(x), (x,))
 
-    def backward(node, g):
-        x, out = node.saved_tensors
-        return (g * M.exp(-(x * x) * 0.5 - out) / _SQRT2PI,)  # pdf / cdf
-    return _finish("special_log_ndtr", value, _result_dtype(x), (x,), backward)
+
+def _log_ndtr_backward(node, g):
+    x, out = node.saved_tensors
+    return (g * M.exp(-(x * x) * 0.5 - out) / _SQRT2PI,)  # pdf / cdf
+
+
+LOG_NDTR = _formula("special_log_ndtr", _log_ndtr_backward)
 
 
 def ndtri(input: Tensor) -> Tensor:
@@ -152,8 +163,10 @@ def ndtri(input: Tensor) -> Tensor:
         y = M.where(lower, y, M.neg(y))
         edge = M.where(M.eq(p64, 0.0), -math.inf, M.where(M.eq(p64, 1.0), math.inf, math.nan))
         value = M.where(inside, y, edge)
-    return _finish("special_ndtri", value, _result_dtype(p), (p,),
-                   lambda node, g: (g * _SQRT2PI * M.exp(node.saved_tensors[1] ** 2 * 0.5),))
+    return _finish(NDTRI, value, _result_dtype(p), (p,))
+
+
+NDTRI = _formula("special_ndtri", lambda node, g: (g * _SQRT2PI * M.exp(node.saved_tensors[1] ** 2 * 0.5),))
 
 
 # -- logs and entropies --------------------------------------------------------------------------
@@ -165,8 +178,10 @@ def entr(input: Tensor) -> Tensor:
         pos = M.gt(x64, 0.0)
         value = M.where(pos, M.mul(M.neg(x64), M.log(M.where(pos, x64, 1.0))),
                         M.where(M.eq(x64, 0.0), 0.0, M.where(M.isnan(x64), x64, -math.inf)))
-    return _finish("special_entr", value, _result_dtype(x), (x,),
-                   lambda node, g: (g * -(1 + M.log(node.saved_tensors[0])),))
+    return _finish(ENTR, value, _result_dtype(x), (x,))
+
+
+ENTR = _formula("special_entr", lambda node, g: (g * -(1 + M.log(node.saved_tensors[0])),))
 
 
 def xlog1py(input, other) -> Tensor:
@@ -179,13 +194,17 @@ def xlog1py(input, other) -> Tensor:
     with no_grad():
         x64, y64 = _f64(x), _f64(y)
         value = M.where(M.isnan(y64), y64, M.where(M.eq(x64, 0.0), 0.0, M.mul(x64, M.log1p(y64))))
+    return _finish(XLOG1PY, value, dtype, (x, y))
 
-    def backward(node, g):
-        a, b, _ = node.saved_tensors
-        ga = g * M.where(M.eq(a, 0), 0.0, M.log1p(b)) if a.requires_grad else None
-        gb = g * a / (b + 1) if b.requires_grad else None
-        return _reduce_to(ga, a), _reduce_to(gb, b)
-    return _finish("special_xlog1py", value, dtype, (x, y), backward)
+
+def _xlog1py_backward(node, g):
+    a, b, _ = node.saved_tensors
+    ga = g * M.where(M.eq(a, 0), 0.0, M.log1p(b)) if a.requires_grad else None
+    gb = g * a / (b + 1) if b.requires_grad else None
+    return _reduce_to(ga, a), _reduce_to(gb, b)
+
+
+XLOG1PY = _formula("special_xlog1py", _xlog1py_backward, 2)
 
 
 def _reduce_to(g, t: Tensor):
@@ -230,11 +249,7 @@ def i0e(input: Tensor) -> Tensor:
     x = _tensor(input, "i0e")
     with no_grad():
         value = _i0e64(_f64(x))
-
-    def backward(node, g):
-        x, out = node.saved_tensors
-        return (g * (i1e(x) - M.sign(x) * out),)
-    return _finish("special_i0e", value, _result_dtype(x), (x,), backward)
+    return _finish(I0E, value, _result_dtype(x), (x,))
 
 
 def i1e(input: Tensor) -> Tensor:
@@ -242,12 +257,21 @@ def i1e(input: Tensor) -> Tensor:
     x = _tensor(input, "i1e")
     with no_grad():
         value = _i1e64(_f64(x))
+    return _finish(I1E, value, _result_dtype(x), (x,))
 
-    def backward(node, g):
-        x, out = node.saved_tensors
-        zero = M.eq(x, 0)
-        return (g * M.where(zero, 0.5, i0e(x) - out * (M.sign(x) + M.reciprocal(M.where(zero, 1.0, x)))),)
-    return _finish("special_i1e", value, _result_dtype(x), (x,), backward)
+
+def _i0e_backward(node, g):
+    x, out = node.saved_tensors
+    return (g * (i1e(x) - M.sign(x) * out),)
+
+
+def _i1e_backward(node, g):
+    x, out = node.saved_tensors
+    zero = M.eq(x, 0)
+    return (g * M.where(zero, 0.5, i0e(x) - out * (M.sign(x) + M.reciprocal(M.where(zero, 1.0, x)))),)
+
+
+I0E, I1E = _formula("special_i0e", _i0e_backward), _formula("special_i1e", _i1e_backward)
 
 
 # -- incomplete gamma and Hurwitz zeta ------------------------------------------------------------
@@ -256,10 +280,19 @@ def _binary_kernel_op(name: str, a, x, position_names=("input", "other")) -> tup
         raise TypeError(f"special_{name}() received an invalid combination of arguments - got "
                         f"({type(a).__name__}, {type(x).__name__}): at least one argument must be a Tensor")
     a, x = _tensor(a, name, position_names[0], 1), _tensor(x, name, position_names[1], 2)
-    dtype = _result_dtype(a, x)
-    shape = broadcast_shapes(tuple(a.shape), tuple(x.shape))
-    (value,) = launch("special_" + name, (a, x), [(shape, dt.float64)])
-    return a, x, dtype, value
+    return a, x, _result_dtype(a, x)
+
+
+def _kernel_value(name: str, inputs: tuple, dtype: dt.dtype, node: str | None = None) -> Tensor:
+    """special_<name>'s kernel (float64) on `inputs`, its result in `dtype`; a kernel with a gradient has its
+    record's node (named `node`) on that result."""
+    rec = KERNELS[name]
+    if dtype is dt.float64:
+        return rec(inputs, node=node)
+    value = rec(tuple([t.detach() for t in inputs]) if rec.backward is not None else inputs)
+    out = copies.convert(value, dtype)
+    rec.attach(inputs, (out,), node=node)
+    return out
 
 
 def _igamma(name: str, input, other, upper: bool) -> Tensor:
@@ -267,15 +300,18 @@ def _igamma(name: str, input, other, upper: bool) -> Tensor:
         if not isinstance(value, Tensor):  # torch's schema takes no Python number here
             raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
                             f"{type(value).__name__}")
-    a, x, dtype, value = _binary_kernel_op(name, input, other)
+    a, x, dtype = _binary_kernel_op(name, input, other)
+    return _kernel_value(name, (a, x), dtype, name)
 
+
+def _igamma_backward(name: str, upper: bool):
     def backward(node, g):
         a, x, _ = node.saved_tensors
         if a.requires_grad:
             raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
         density = M.exp((a - 1) * M.log(x) - x - M.lgamma(a))
         return None, _reduce_to(-g * density if upper else g * density, x)
-    return _finish(name, value, dtype, (a, x), backward)
+    return backward
 
 
 def gammainc(input, other) -> Tensor:
@@ -295,23 +331,21 @@ METHODS.update(igamma=gammainc, igammac=gammaincc, igamma_=lambda self, other: s
 
 def zeta(input, other) -> Tensor:
     """The Hurwitz zeta function sum_k (other + k)^-input."""
-    x, q, dtype, value = _binary_kernel_op("zeta", input, other, ("self", "other"))
+    x, q, dtype = _binary_kernel_op("zeta", input, other, ("self", "other"))
+    return _kernel_value("zeta", (x, q), dtype)
 
-    def backward(node, g):
-        x, q, _ = node.saved_tensors
-        if x.requires_grad:
-            raise NotImplementedError("the derivative for 'zeta' is not implemented.")
-        return None, _reduce_to(-g * x * zeta(x + 1, q), q)
-    return _finish("special_zeta", value, dtype, (x, q), backward)
+
+def _zeta_backward(node, g):
+    x, q, _ = node.saved_tensors
+    if x.requires_grad:
+        raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+    return None, _reduce_to(-g * x * zeta(x + 1, q), q)
 
 
 # -- functions PyTorch gives no gradient: one NumPy kernel each ----------------------------------
 def _no_grad_op(name: str, *args) -> Tensor:
-    tensors = [_tensor(a, name, ("input", "n")[min(i, 1)], i + 1) for i, a in enumerate(args)]
-    dtype = _result_dtype(*tensors)
-    shape = broadcast_shapes(*(tuple(t.shape) for t in tensors))
-    (value,) = launch("special_" + name, tuple(tensors), [(shape, dt.float64)])
-    return value if dtype is dt.float64 else copies.convert(value, dtype)
+    tensors = tuple([_tensor(a, name, ("input", "n")[min(i, 1)], i + 1) for i, a in enumerate(args)])
+    return _kernel_value(name, tensors, _result_dtype(*tensors))
 
 
 def _unary(name: str):
@@ -341,15 +375,25 @@ for _name in K.POLYNOMIALS:
     globals()[_name] = _polynomial(_name)
 
 
-def _register(name: str, fn) -> None:
-    @register_kernel("special_" + name, "cpu")
-    def kernel(ins, outs, attrs, fn=fn):
-        args = [a.astype("float64") for a in ins]
-        outs[0][...] = fn(*args)
+def _value_shapes(inputs: tuple, attrs) -> list:
+    """A special kernel's value: float64, in the inputs' broadcast shape (the front end rounds it after)."""
+    return [(broadcast_shapes(*[t._v.shape for t in inputs]), dt.float64)]
 
 
-for _name in UNARY_KERNELS + tuple(K.POLYNOMIALS) + ("igamma", "igammac", "zeta"):
-    _register(_name, getattr(K, _name))
+def _kernel(fn):
+    def kernel(ins, outs, attrs):
+        outs[0][...] = fn(*[a.astype("float64") for a in ins])
+    return kernel
+
+
+# special_<name>: one NumPy kernel each; the incomplete gammas and zeta carry torch's gradient in the second input
+_SAVED = ("input0", "input1", "output0")
+KERNELS = {name: Primitive("special_" + name, _value_shapes, cpu=_kernel(getattr(K, name)), cuda=None)
+           for name in UNARY_KERNELS + tuple(K.POLYNOMIALS)}
+KERNELS.update((name, Primitive("special_" + name, _value_shapes, cpu=_kernel(getattr(K, name)), cuda=None,
+                                backward=backward, saved=_SAVED))
+               for name, backward in (("igamma", _igamma_backward("igamma", False)),
+                                      ("igammac", _igamma_backward("igammac", True)), ("zeta", _zeta_backward)))
 
 SPECIAL = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", *K.POLYNOMIALS, "digamma", "entr", "erf",
            "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1",
