@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import builtins
 
-from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from . import compiled as complex_compiled  # noqa: F401  (complex fused groups compile: it registers their vocabulary)
@@ -18,8 +17,7 @@ from ..elementwise import copies, arithmetic as M
 from ..elementwise import number_ops
 from ..factories.creation import zeros_like
 from ..dispatch.broadcast import broadcast_shapes
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
 from ..movement.view_grads import record_view
 from ..movement.views import make_view
@@ -207,8 +205,7 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     check_limited("angle", input.dtype)
     z = input.detach()
     result = ew.apply("atan2", imag(z), real(z))
-    if needs_grad((input,)):
-        record("angle", _angle_back, (input,), (result,), (input,))
+    ANGLE.attach((input,), (result,))
     return result if out is None else out.copy_(result)
 
 
@@ -218,6 +215,10 @@ def _angle_back(node, g):
     size2 = ew.apply("square", ew.apply("abs", z))
     grad = complex(-imag(z), real(z)) * (g / size2)
     return (M.where(ew.apply("eq", size2, 0), 0.0, grad),)
+
+
+# torch's node for a complex angle, on atan2(imag, real) computed from the detached input
+ANGLE = Primitive("angle", None, cpu=None, backward=_angle_back, saved=("input0",))
 
 
 def conj_physical_(input: Tensor) -> Tensor:
@@ -230,7 +231,6 @@ METHODS.update(conj=conj, conj_physical=conj_physical, angle=angle, conj_physica
 
 
 # -- complex(real, imag) and polar(abs, angle) --------------------------------------------------------
-@register_kernel("complex", "cpu")
 def _complex_kernel(ins, outs, attrs) -> None:
     out = outs[0]
     (out["real"] if out.dtype.names else out.real)[...] = ins[0]
@@ -239,6 +239,14 @@ def _complex_kernel(ins, outs, attrs) -> None:
 
 def _complex_back(node, g):
     return real(g), imag(g)
+
+
+def _complex_shapes(inputs: tuple, attrs) -> list:
+    # (the front end checked the parts and broadcast them to one shape)
+    return [(inputs[0]._v.shape, inputs[0].dtype.to_complex())]
+
+
+COMPLEX = Primitive("complex", _complex_shapes, cpu=_complex_kernel, cuda=None, backward=_complex_back)
 
 
 def _check_parts(fn: str, a: Tensor, b: Tensor, names: tuple) -> None:
@@ -267,9 +275,7 @@ def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
     _check_out(out, real)
     shape = broadcast_shapes(real._v.shape, imag._v.shape)
     parts = tuple(t if t._v.shape == shape else t.expand(shape) for t in (real, imag))
-    (result,) = launch("complex", tuple(p.detach() for p in parts), [(shape, real.dtype.to_complex())])
-    if needs_grad(parts):
-        record("complex", _complex_back, parts, (result,))
+    result = COMPLEX(parts)
     return result if out is None else out.copy_(result)
 
 
