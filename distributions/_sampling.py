@@ -10,8 +10,7 @@ import numpy as np
 from ..autograd import Function
 from ..ops import broadcast_tensors
 from ..ops.random import samplers
-from ..ops.dispatch.kernel_launch import launch
-from ..ops.dispatch.kernel_launch import register_kernel
+from ..ops.dispatch.primitive import Primitive
 from ..ops.elementwise.plans import torch_name
 from ..tensor import Tensor
 
@@ -34,7 +33,7 @@ def _binomial_sampler(rng, shape, dtype, ins):
 
 for _name, _fn in (("_standard_gamma", _gamma_sampler), ("binomial", _binomial_sampler)):
     samplers.SAMPLERS[_name] = _fn
-    register_kernel(_name, "cpu")(samplers._random_kernel)
+    samplers.RECORDS[_name] = samplers.declare(_name)
 
 
 def _digamma(a: np.ndarray) -> np.ndarray:
@@ -79,10 +78,17 @@ def gamma_sample_grad(alpha: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.where(far, approx, grad)
 
 
-@register_kernel("_standard_gamma_grad", "cpu")
 def _gamma_grad_kernel(ins, outs, attrs) -> None:
     alpha, x = ins
     np.copyto(outs[0], gamma_sample_grad(alpha, x), casting="unsafe")
+
+
+def _gamma_grad_shapes(inputs: tuple, attrs) -> list:
+    return [(inputs[1]._v.shape, inputs[1].dtype)]
+
+
+# d sample / d alpha (the gamma sample's reparameterization gradient); no node: _StandardGamma's backward runs it
+STANDARD_GAMMA_GRAD = Primitive("_standard_gamma_grad", _gamma_grad_shapes, cpu=_gamma_grad_kernel, cuda=None)
 
 
 class _StandardGamma(Function):
@@ -98,8 +104,7 @@ class _StandardGamma(Function):
     @staticmethod
     def backward(ctx, grad: Tensor) -> Tensor:
         alpha, x = ctx.saved_tensors
-        (dx,) = launch("_standard_gamma_grad", (alpha, x), [(tuple(x.shape), x.dtype)])
-        return grad * dx
+        return grad * STANDARD_GAMMA_GRAD((alpha, x))
 
 
 def standard_gamma(alpha: Tensor) -> Tensor:

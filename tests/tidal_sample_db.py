@@ -56,6 +56,16 @@ def _method(name: str):
     return lambda lib, x, *a, **k: getattr(x, name)(*a, **k)
 
 
+def _seeded(lib, draw):
+    """`draw()` after seeding `lib`'s default generator (the same seed for both libraries)."""
+    lib.manual_seed(3)
+    return draw()
+
+
+def _standard_gamma(lib):
+    return torch._standard_gamma if lib is torch else tidal.distributions._sampling.standard_gamma
+
+
 RECORDS = [
     Record("adaptive_avg_pool1d", (_s(_a(2, 3, 7), 3), _s(_a(1, 5), 2)), grad=True),
     Record("adaptive_max_pool1d", (_s(_a(2, 3, 7), 3), _s(_a(2, 3, 8), 4, return_indices=True)), grad=True,
@@ -101,6 +111,17 @@ RECORDS = [
     Record("selu_", (_s(_a(3, 4)),), fn=lambda lib, x: lib.selu_(x), inplace=True),
     Record("relu_", (_s(_a(3, 4)),), fn=lambda lib, x: lib.relu_(x), inplace=True),
     Record("threshold_", (_s(_a(3, 4), 0.1, 9.0),), fn=lambda lib, *a: lib.threshold_(*a), inplace=True),
+    # samplers torch's op_db has no entry for: tidal draws torch's CPU streams, so seeded draws agree
+    Record("randperm", (_s(10), _s(1), _s(0)), fn=lambda lib, n: _seeded(lib, lambda: lib.randperm(n))),
+    Record("poisson", (_s(_a(3, 4, low=0.0, high=30.0)),), fn=lambda lib, x: _seeded(lib, lambda: lib.poisson(x))),
+    Record("binomial", (_s(_a(1, 3, low=1.0, high=12.0), _a(1, 3, low=0.0, high=1.0)),), rtol=1e-3,
+           fn=lambda lib, n, p: _seeded(lib, lambda: lib.binomial(n.round().expand(4000, 3).contiguous(),
+                                                                  p.expand(4000, 3).contiguous()).mean(0))),
+    Record("_standard_gamma", (_s(_a(1, 4, low=0.5, high=3.0)),), rtol=1e-3,
+           fn=lambda lib, a: _seeded(lib, lambda: _standard_gamma(lib)(a.expand(4000, 4).contiguous()).mean(0))),
+    Record("_standard_gamma_grad", (_s(_a(3, 4, low=0.5, high=3.0), _a(3, 4, low=0.1, high=5.0)),), rtol=1e-3,
+           fn=lambda lib, a, x: torch._standard_gamma_grad(a, x) if lib is torch else
+           tidal.distributions._sampling.STANDARD_GAMMA_GRAD((a, x))),  # (tidal sums the exact series)
 ]
 BY_NAME = {r.name: r for r in RECORDS}
 

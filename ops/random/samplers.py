@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...autograd.graph import needs_grad, record
+from ...autograd.graph import needs_grad
 from ...autograd.view_inplace import write_inplace
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from ..dispatch.kernel_launch import launch_into, register_kernel
+from ..dispatch.primitive import Primitive
 from ..factories.creation import zeros_like
 from ..elementwise.plans import check_leaf_inplace
 from ..dispatch.factory_args import FLOAT_DIGITS, write_out
@@ -184,8 +184,17 @@ def _random_kernel(ins, outs, attrs) -> None:
         random_plans.fill(name, out, source, ins, params, run)
 
 
-for _name in SAMPLERS:
-    register_kernel(_name, "cpu")(_random_kernel)
+def _written_only(inputs: tuple, attrs) -> list:
+    raise TypeError(f"{attrs[0]}: a sampler writes into an existing tensor (its record's write), it makes none")
+
+
+def declare(name: str) -> Primitive:
+    """A sampler's record: `_random_kernel` running SAMPLERS[name] into the output it writes (attrs: the
+    sampler's name, its stream and parameters); a sample's node is one of the records below."""
+    return Primitive(name, _written_only, cpu=_random_kernel, cuda=None)
+
+
+RECORDS = {name: declare(name) for name in SAMPLERS}
 
 
 def _sample(sampler: str, out: Tensor, params: tuple, generator, ins: tuple = (), fn: str | None = None) -> Tensor:
@@ -199,7 +208,7 @@ def _sample(sampler: str, out: Tensor, params: tuple, generator, ins: tuple = ()
     else:
         source = ("philox",) + gen.next_stream()
     # multinomial checks its probabilities in the kernel: a failure names the caller's line
-    launch_into(sampler, ins, (target,), (sampler, source, params), checks_data=sampler == "multinomial")
+    RECORDS[sampler].write(ins, (target,), (sampler, source, params), checks_data=sampler == "multinomial")
     return out
 
 
@@ -211,6 +220,17 @@ def _no_derivative(node, g):
     raise RuntimeError("derivative for aten::bernoulli is not implemented")
 
 
+def _param_meta(inputs: tuple, attrs) -> tuple:
+    return tuple([(t._v.shape, t.dtype) for t in inputs])
+
+
+# a sample's link to the tensors it was drawn with (named per call: NormalBackward0, PoissonBackward0...): a zero
+# gradient, or none (bernoulli(input, p): torch's NotImplemented node)
+SAMPLED = Primitive("sampled", None, cpu=None, backward=_zero_backward, node_attrs=_param_meta)
+SAMPLED_NO_DERIVATIVE = Primitive("sampled_no_derivative", None, cpu=None, backward=_no_derivative,
+                                  node_attrs=_param_meta)
+
+
 def _check_out(fn: str, params: tuple, out) -> None:
     if out is not None:
         check_out(out)  # an expanded out=, refused before anything is drawn
@@ -219,11 +239,11 @@ def _check_out(fn: str, params: tuple, out) -> None:
                            "one of the arguments requires grad.")
 
 
-def _from_params(name: str, result: Tensor, params: tuple, backward=_zero_backward) -> Tensor:
+def _from_params(name: str, result: Tensor, params: tuple, rec: Primitive = SAMPLED) -> Tensor:
     """Link a sample to the tensors it was drawn with, as PyTorch does: their gradient is zero (sampling is
     not reparameterized; rsample-style gradients are built from randn by the caller)."""
-    if needs_grad(params) and result.dtype.is_floating_point:
-        record(name, backward, params, (result,), attrs=tuple((t._v.shape, t.dtype) for t in params))
+    if result.dtype.is_floating_point:
+        rec.attach(params, (result,), node=name)
     return result
 
 
@@ -240,13 +260,18 @@ def _sample_inplace(sampler: str, out: Tensor, params: tuple, generator, node: s
 def _sample_recorded(out: Tensor, sampler: str, params: tuple, generator, node: str, ins: tuple, fn) -> Tensor:
     _sample(sampler, out, params, generator, ins, fn)
     if out.dtype.is_floating_point:
-        record(node, _zero_grads, (out,) + ins, (out,))
+        SAMPLED_INPLACE.attach((out,) + ins, (out,), node=node)
     return out
 
 
 def _zero_grads(node, g) -> tuple:
     zero = zeros_like(g)  # (the engine sums it to each input's shape)
     return (zero,) * len(node.next_functions)
+
+
+# an in-place sample's node on the tensor it wrote (named per call: UniformBackward0, RandomBackward1...), linked
+# to its old values and its tensor parameters: a zero gradient for each
+SAMPLED_INPLACE = Primitive("sampled_inplace", None, cpu=None, backward=_zero_grads)
 
 
 def _fresh(fn: str, sampler: str, params: tuple, target: Tensor, requires_grad: bool, generator,

@@ -22,7 +22,7 @@ from ..dispatch.factory_args import (CHECKED_NAME, FLOAT_DIGITS, FLOAT_MAX, TYPE
 from ..movement.view_grads import overload
 from .rng import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ..dispatch.limited_dtypes import check as check_limited
-from .samplers import (_BAD_P, _check_out, _fresh, _from_params, _no_derivative, _refused_at_the_call,
+from .samplers import (_BAD_P, SAMPLED_NO_DERIVATIVE, _check_out, _fresh, _from_params, _refused_at_the_call,
                        _sample_inplace)
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
@@ -387,7 +387,7 @@ def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
     bernoulli_(result, p, generator=generator)
     result._v.blob.version = 0
     # PyTorch links the sample to `input` (only its shape was used) through a node without a derivative
-    return write_out(_from_params("not_implemented", result, (input,), _no_derivative), out)
+    return write_out(_from_params("not_implemented", result, (input,), SAMPLED_NO_DERIVATIVE), out)
 
 
 def multinomial(input: Tensor, num_samples, replacement: bool = False, *, generator=None, out=None) -> Tensor:
