@@ -424,13 +424,11 @@ def matmul(func, level, args, kwargs):
         va = _pad(va, level, lead + 2)
     if _batched(b, level):
         vb = _pad(vb, level, lead + 2)
-    if not _batched(a, level) and _batched(b, level) and va.dim() > lead + 2:
-        pass
     out = ops.matmul(va, vb)
     if rb == 1:
         out = out.squeeze(-1)
     if ra == 1:
-        out = out.squeeze(-2)
+        out = out.squeeze(-1 if rb == 1 else -2)
     return wrap(out, level)
 
 

@@ -1,0 +1,272 @@
+"""vmap's batching rules against torch.func.vmap: each op family runs once on batched values (no per-sample loop,
+no warning), with torch's values and gradients; ops without a rule loop with a one-time warning; compositions."""
+import importlib
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import tidal
+import tidal.nn.functional as F
+from tidal.func import functional_call, grad, stack_module_state, vmap
+
+vmap_module = importlib.import_module("tidal.func.vmap")
+batching = importlib.import_module("tidal.func.batching")
+RNG = np.random.default_rng(0)
+
+
+def arr(*shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def run(fn, arrays, batched=True, **kw):
+    """fn(lib, F) vmapped over `arrays` in tidal and torch: (tidal's result, torch's, the warnings tidal gave)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ours = vmap(fn(tidal, F), **kw)(*[tidal.tensor(a) if isinstance(a, np.ndarray) else a for a in arrays])
+    theirs = torch.func.vmap(fn(torch, torch.nn.functional), **kw)(
+        *[torch.tensor(a) if isinstance(a, np.ndarray) else a for a in arrays])
+    loops = [str(w.message) for w in caught if "once per" in str(w.message) or "batched run stopped" in
+             str(w.message)]
+    if batched:
+        assert not loops, loops
+    return ours, theirs, loops
+
+
+def same(ours, theirs, rtol=1e-5, atol=1e-6):
+    if isinstance(theirs, dict):
+        assert sorted(ours) == sorted(theirs)
+        ours, theirs = [ours[k] for k in sorted(theirs)], [theirs[k] for k in sorted(theirs)]
+    if isinstance(theirs, (tuple, list)):
+        assert len(ours) == len(theirs)
+        for o, t in zip(ours, theirs):
+            same(o, t, rtol, atol)
+        return
+    if not isinstance(theirs, torch.Tensor):
+        assert ours == theirs
+        return
+    assert isinstance(ours, tidal.Tensor), type(ours)
+    assert tuple(ours.shape) == tuple(theirs.shape), (tuple(ours.shape), tuple(theirs.shape))
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol, atol=atol)
+
+
+def check(fn, arrays, **kw):
+    ours, theirs, _ = run(fn, arrays, **kw)
+    same(ours, theirs)
+
+
+ELEMENTWISE = [
+    lambda L, F: lambda a, b: a + b * 2 - a / (b.abs() + 1),
+    lambda L, F: lambda a, b: L.where(a > b, a, b).pow(2),
+    lambda L, F: lambda a, b: L.clamp(a, min=-0.5, max=0.5) * L.sigmoid(b) + L.tanh(a).exp(),
+    lambda L, F: lambda a, b: L.masked_fill(a, b > 0, 0.0) + L.maximum(a, b) + (b * 1).masked_fill(a > 0, 1.0),
+    lambda L, F: lambda a, b: (a >= b).float() + (a == a).to(a.dtype) + (-a).relu(),
+    lambda L, F: lambda a, b: F.gelu(a) + F.silu(b) + F.softplus(a) + L.lerp(a, b, 0.3),
+    lambda L, F: lambda a, b: 2 ** a.clamp(-2, 2) + 1 - b + L.atan2(a, b),
+]
+
+
+@pytest.mark.parametrize("k", range(len(ELEMENTWISE)))
+def test_elementwise_family(k):
+    check(ELEMENTWISE[k], [arr(4, 3, 5), arr(4, 3, 5)])
+    check(ELEMENTWISE[k], [arr(3, 5), arr(4, 5)], in_dims=(None, 0))       # an unmapped operand
+    check(ELEMENTWISE[k], [arr(4, 1, 5), arr(5, 4)], in_dims=(0, 1))       # broadcasting samples of other ranks
+
+
+def test_in_place_on_batched_and_refused_on_unmapped():
+    def f(L, F):
+        def g(a, b):
+            t = a * 1
+            t.add_(b)
+            t.mul_(2)
+            return t
+        return g
+    check(f, [arr(4, 3), arr(3)], in_dims=(0, None))
+    with pytest.raises(RuntimeError, match="wrote in place to a tensor it does not map over"):
+        vmap(lambda a, b: b.add_(a), in_dims=(0, None))(tidal.randn(4, 3), tidal.zeros(3))
+
+
+REDUCTIONS = [
+    lambda L, F: lambda a: (a.sum(), a.sum(1), a.sum((0, 2), keepdim=True), a.mean(-1), a.prod(0)),
+    lambda L, F: lambda a: (a.amax(1), a.max(), a.max(1).values, a.min(-1)[1], a.argmax(), a.argmin(0)),
+    lambda L, F: lambda a: (a.var(1), a.std(), a.var(0, correction=0), L.logsumexp(a, 2), a.norm(dim=1)),
+    lambda L, F: lambda a: ((a > 0).all(1), (a > 0).any(), L.count_nonzero(a > 0, 1), a.sum(dim=None)),
+    lambda L, F: lambda a: (a.cumsum(1), a.cumprod(-1), L.softmax(a, -1), F.log_softmax(a, 0), a.sort(1)[0]),
+]
+
+
+@pytest.mark.parametrize("k", range(len(REDUCTIONS)))
+def test_reductions_scans_and_softmax(k):
+    check(REDUCTIONS[k], [arr(5, 2, 3, 4)])
+    check(REDUCTIONS[k], [arr(2, 5, 3, 4)], in_dims=1)
+
+
+def test_reductions_of_zero_d_samples():
+    check(lambda L, F: lambda a: (a.sum(), a.sum(0), a.softmax(0), a.cumsum(0), a.mean()), [arr(4)])
+
+
+PRODUCTS = [
+    (lambda L, F: lambda a, b: a @ b, [arr(4, 2, 3), arr(4, 3, 5)], {}),
+    (lambda L, F: lambda a, b: a @ b, [arr(4, 3), arr(4, 3)], {}),                   # dot of samples
+    (lambda L, F: lambda a, b: a @ b, [arr(4, 3), arr(3, 5)], {"in_dims": (0, None)}),
+    (lambda L, F: lambda a, b: a @ b, [arr(2, 3), arr(4, 3)], {"in_dims": (None, 0)}),  # matrix @ batched vector
+    (lambda L, F: lambda a, b: L.matmul(a, b), [arr(6, 2, 3), arr(4, 3, 5)], {"in_dims": (None, 0)}),
+    (lambda L, F: lambda a, b: L.matmul(a, b), [arr(4, 3), arr(6, 3, 5)], {"in_dims": (0, None)}),
+    (lambda L, F: lambda a, b: (L.mm(a, b), L.mv(a, b[:, 0]), L.dot(a[0], b[:, 1])), [arr(4, 3, 3), arr(4, 3, 3)], {}),
+    (lambda L, F: lambda a, b: L.bmm(a, b), [arr(4, 2, 3, 5), arr(2, 5, 3)], {"in_dims": (0, None)}),
+    (lambda L, F: lambda a, b: L.einsum("ij,jk->ik", a, b) + L.einsum("ij,kj", a, b.t()),
+     [arr(4, 2, 3), arr(3, 5)], {"in_dims": (0, None)}),
+    (lambda L, F: lambda a, b: L.einsum("...i,...i->...", a, b), [arr(4, 2, 3), arr(4, 2, 3)], {}),
+    (lambda L, F: lambda x, w, b: F.linear(x, w, b), [arr(6, 3), arr(4, 5, 3), arr(4, 5)], {"in_dims": (None, 0, 0)}),
+    (lambda L, F: lambda x, w: F.linear(x, w), [arr(4, 6, 3), arr(5, 3)], {"in_dims": (0, None)}),
+]
+
+
+@pytest.mark.parametrize("k", range(len(PRODUCTS)))
+def test_products(k):
+    fn, arrays, kw = PRODUCTS[k]
+    check(fn, arrays, **kw)
+
+
+VIEWS = [
+    lambda L, F: lambda a: (a.view(6, 2), a.reshape(-1), a.view(3, -1, 2), a.flatten(), a.flatten(1)),
+    lambda L, F: lambda a: (a.permute(2, 0, 1), a.transpose(0, 2), a.t() if a.dim() == 2 else a.mT, a.movedim(0, -1)),
+    lambda L, F: lambda a: (a.unsqueeze(0), a.unsqueeze(-1), a[:, :1].squeeze(), a[:1].squeeze(0), a.T),
+    lambda L, F: lambda a: (a[:, :1].expand(2, 3, 4, 2), a.select(1, 0), a.narrow(2, 0, 1), a[0], a[1:, ::2]),
+    lambda L, F: lambda a: (a[..., 0], a[None, :, 1], a[:, L.tensor([0, 1, 1])] if L is torch else
+                            a[:, tidal.tensor([0, 1, 1])], a.split(1, 0)[1], a.chunk(2, 2)[0], a.unbind(1)[1]),
+    lambda L, F: lambda a: (L.cat([a, a * 2], 1), L.stack([a, a], 0), L.stack([a, a], -1), a.repeat(1, 2, 1)),
+    lambda L, F: lambda a: (L.zeros_like(a), L.ones_like(a) * a, L.full_like(a, 3.0), a.clone(), a.contiguous()),
+]
+
+
+@pytest.mark.parametrize("k", range(len(VIEWS)))
+def test_views_and_movement(k):
+    check(VIEWS[k], [arr(5, 3, 2, 2)])
+    check(VIEWS[k], [arr(3, 2, 5, 2)], in_dims=2)
+
+
+def test_cat_with_an_unmapped_tensor_and_setitem():
+    check(lambda L, F: lambda a, b: L.cat([a, b], 0), [arr(4, 2, 3), arr(1, 3)], in_dims=(0, None))
+
+    def f(L, F):
+        def g(a):
+            t = a.clone()
+            t[0] = 0.0
+            t[1:, 1] = a[1:, 0] * 2
+            return t
+        return g
+    check(f, [arr(4, 3, 2)])
+
+
+def test_nn_functional_ops_and_conv2d():
+    check(lambda L, F: lambda x, y: (F.relu(x), F.gelu(x), F.mse_loss(x, y), F.mse_loss(x, y, reduction="sum"),
+                                     F.softmax(x, -1), F.layer_norm(x, (3,)) if False else F.log_softmax(x, 0)),
+          [arr(4, 2, 3), arr(4, 2, 3)])
+    check(lambda L, F: lambda x, w, b: L.conv2d(x, w, b, padding=1), [arr(3, 2, 4, 5, 5), arr(6, 4, 3, 3), arr(6)],
+          in_dims=(0, None, None))
+    check(lambda L, F: lambda x, w: L.conv2d(x, w, stride=2), [arr(4, 5, 5), arr(3, 6, 4, 3, 3)],
+          in_dims=(None, 0))   # an ensemble of weights: through the groups
+    check(lambda L, F: lambda x, w: L.conv2d(x, w), [arr(3, 2, 4, 5, 5), arr(3, 6, 4, 3, 3)])
+
+
+def test_in_and_out_dims_nesting_and_chunks():
+    f = lambda L, F: lambda a, b: (a * b).sum(-1)  # noqa: E731
+    check(f, [arr(3, 4), arr(3, 4)], in_dims=(1, -1))
+    check(f, [arr(4, 3), arr(3)], in_dims=(0, None), out_dims=0)
+    check(lambda L, F: lambda a: (a * 2, a.sum(0)), [arr(3, 4, 2)], out_dims=(1, -1))
+    check(lambda L, F: lambda a, b: {"x": a + b, "y": (a - b).exp()}, [arr(5, 3), arr(5, 3)], chunk_size=2)
+    check(lambda L, F: lambda a: (a.sum(), 3), [arr(4, 2)], out_dims=(0, None))
+
+    def nested(L, F):
+        inner = L.func.vmap(lambda a, b: a @ b + a.sum(), in_dims=(0, None)) if L is torch else \
+            vmap(lambda a, b: a @ b + a.sum(), in_dims=(0, None))
+        return lambda a, b: inner(a, b)
+    check(nested, [arr(3, 4, 5), arr(3, 5, 2)])
+    check(lambda L, F: lambda a: (L.func.vmap if L is torch else vmap)(lambda r: r * a.sum())(a),
+          [arr(3, 4, 5)])
+
+
+def test_an_op_without_a_rule_loops_with_one_warning():
+    batching._warned.discard("diag_embed")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        x = arr(4, 3)
+        ours = vmap(lambda a: tidal.diag_embed(a) * 2)(tidal.tensor(x))
+        vmap(lambda a: tidal.diag_embed(a))(tidal.tensor(x))
+    named = [w for w in caught if "no batching rule for diag_embed" in str(w.message)]
+    assert len(named) == 1
+    same(ours, torch.func.vmap(lambda a: torch.diag_embed(a) * 2)(torch.tensor(x)))
+
+
+def test_grad_of_vmap_flows_through_the_rules():
+    x, w = arr(4, 3), arr(3, 2)
+
+    def f(L):
+        def loss(w):
+            return (L.func.vmap if L is torch else vmap)(lambda r: (r @ w).relu().sum() * r.mean())(x_of(L)).sum()
+        x_of = lambda L: tidal.tensor(x) if L is tidal else torch.tensor(x)  # noqa: E731
+        return loss
+    ours = grad(f(tidal))(tidal.tensor(w))
+    theirs = torch.func.grad(f(torch))(torch.tensor(w))
+    same(ours, theirs)
+
+
+def _mlp(L, F):
+    def loss(p, x, y):
+        h = F.relu(F.linear(x, p["W1"], p["b1"]))
+        return F.mse_loss(F.linear(h, p["W2"], p["b2"]), y)
+    return loss
+
+
+def _params(lib):
+    r = np.random.default_rng(3)
+    shapes = {"W1": (16, 8), "b1": (16,), "W2": (4, 16), "b2": (4,)}
+    return {k: lib.tensor(r.standard_normal(s).astype(np.float32)) for k, s in shapes.items()}
+
+
+def test_per_sample_gradients_of_an_mlp():
+    x, y = arr(16, 8), arr(16, 4)
+    ours = vmap(grad(_mlp(tidal, F)), in_dims=(None, 0, 0))(_params(tidal), tidal.tensor(x), tidal.tensor(y))
+    theirs = torch.func.vmap(torch.func.grad(_mlp(torch, torch.nn.functional)), in_dims=(None, 0, 0))(
+        _params(torch), torch.tensor(x), torch.tensor(y))
+    for k in theirs:
+        same(ours[k], theirs[k], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.xfail(strict=True, reason="needs s18_vmap_transforms.patch (grad inside vmap on batched values)")
+def test_per_sample_gradients_run_batched():
+    x, y = arr(16, 8), arr(16, 4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        vmap(grad(_mlp(tidal, F)), in_dims=(None, 0, 0))(_params(tidal), tidal.tensor(x), tidal.tensor(y))
+    assert not [w for w in caught if "batched run stopped" in str(w.message)]
+
+
+def test_model_ensembling_with_stack_module_state():
+    torch.manual_seed(0)
+    models_t = [torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.ReLU(), torch.nn.Linear(7, 2)) for _ in range(3)]
+    models_d = [tidal.nn.Sequential(tidal.nn.Linear(5, 7), tidal.nn.ReLU(), tidal.nn.Linear(7, 2)) for _ in range(3)]
+    for mt, md in zip(models_t, models_d):
+        md.load_state_dict({k: tidal.tensor(v.detach().numpy()) for k, v in mt.state_dict().items()})
+    x = arr(6, 5)
+    pt, bt = torch.func.stack_module_state(models_t)
+    pd, bd = stack_module_state(models_d)
+    base_t, base_d = models_t[0], models_d[0]
+    theirs = torch.func.vmap(lambda p, b, x: torch.func.functional_call(base_t, (p, b), (x,)),
+                             in_dims=(0, 0, None))(pt, bt, torch.tensor(x))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ours = vmap(lambda p, b, x: functional_call(base_d, (p, b), (x,)), in_dims=(0, 0, None))(
+            pd, bd, tidal.tensor(x))
+    assert not [w for w in caught if "once per" in str(w.message) or "stopped" in str(w.message)]
+    same(ours, theirs, rtol=1e-5)
+
+
+def test_plain_tensors_are_untouched():
+    # nothing vmap adds is seen outside it: plain tensors keep their own class and methods
+    assert not batching.LEVELS
+    assert type(tidal.ones(2) + tidal.ones(2)) is tidal.Tensor
+    assert "BatchedTensor" not in type(tidal.ones(2)).__mro__.__repr__()
