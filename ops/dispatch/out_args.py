@@ -22,6 +22,7 @@ from ...tensor import Tensor
 from ...tensor import dtype as dt
 from .mem_overlap import overlap
 from ..elementwise.number_ops import can_cast
+from ..elementwise.copies import copy_
 from ..indexing.scatter import C_NAMES, prepare_out
 from ..windowed.windows import TENSOR_TYPE
 
@@ -91,7 +92,6 @@ def _tensors(args: tuple, kwargs: dict) -> tuple:
 
 def write(op: str, result, out, inputs: tuple, all_elements: bool = False, rule: str | None = None):
     """`result` (a tensor or a tuple of them) written into `out` by op's rule; returns out (as result's type)."""
-    from ..elementwise.copies import copy_
     results = result if isinstance(result, tuple) else (result,)
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
     if len(outs) != len(results) or not all(isinstance(o, Tensor) for o in outs):

@@ -18,6 +18,7 @@ import contextlib
 from typing import Any, Callable, Iterable
 
 from ...tensor import Tensor
+from ...tensor.dtype import repr_namespace
 
 __all__: list = []  # (torch.overrides names these: compat/overrides.py)
 METHODS: dict = {}
@@ -82,7 +83,6 @@ def handle_torch_function(public_api: Callable, relevant_args: Iterable, *args, 
         result = type(arg).__torch_function__(public_api, types, args, kwargs)
         if result is not NotImplemented:
             return result
-    from ...tensor.dtype import repr_namespace
     name = f"{repr_namespace[0]}.{getattr(public_api, '__name__', public_api)}"
     listed = "".join(f"  - tensor subclass {t}\n" for t in types)
     raise TypeError(f"Multiple dispatch failed for '{name}'; all __torch_function__ handlers returned "

@@ -9,6 +9,8 @@ from __future__ import annotations
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from .arithmetic import _no_complex_clamp
+from .plans import torch_name
+from ..factories.creation import ones_like
 
 __all__: list = []
 METHODS: dict = {}
@@ -107,7 +109,6 @@ def isreal(input: Tensor) -> Tensor:
     """Where the imaginary part is zero (True everywhere for real dtypes)."""
     if input.dtype.is_complex:
         return input.imag == 0
-    from ..factories.creation import ones_like
     return ones_like(input, dtype=dt.bool_)
 
 
@@ -134,7 +135,6 @@ METHODS.update(unsafe_chunk=unsafe_chunk, unsafe_split=unsafe_split, __rdiv__=_r
 def _float_power_(self: Tensor, exponent) -> Tensor:
     """self = self ** exponent, computed in double precision: self must already be float64 (complex128 when
     either side is complex), as torch requires."""
-    from .plans import torch_name
     complex_ = self.dtype.is_complex or isinstance(exponent, complex) or (
         isinstance(exponent, Tensor) and exponent.dtype.is_complex)
     want = dt.complex128 if complex_ else dt.float64

@@ -14,6 +14,8 @@ import threading
 
 import numpy as np
 
+from ...vm import codegen
+
 _lock = threading.Lock()
 
 
@@ -124,9 +126,8 @@ _WHOLE_ARRAY = {("erfc", np.float32): _erfc_float32}
 def build(name: str, type_name: str, nin: int = 1):
     """numba's ufunc of scalar_kernels' `name` for one float type, from numba's on-disk cache when
     there (the compile process calls this to fill that cache)."""
-    from ...vm.codegen import import_numba_user
-    numba = import_numba_user("numba")
-    scalar = getattr(import_numba_user(".scalar_kernels", __package__), name)
+    numba = codegen.import_numba_user("numba")
+    scalar = getattr(codegen.import_numba_user(".scalar_kernels", __package__), name)
     sig = f"{type_name}({', '.join([type_name] * nin)})"
     return numba.vectorize([sig], cache=True)(getattr(scalar, "py_func", scalar))
 
@@ -149,7 +150,6 @@ class LazyUfunc:
 
     def _missing(self, np_type):
         # the ufunc to call now: built here, or the C library's function while it builds elsewhere
-        from ...vm import codegen
         exact = _LIBM.get(self.name)
         if exact is None or not codegen.background:
             return self._build(np_type)

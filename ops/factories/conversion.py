@@ -5,6 +5,8 @@ from ...tensor import Tensor, device as _device
 from ...tensor import dtype as dt
 from ...tensor.tensor import INFERENCE, contiguous_strides
 from ..elementwise.copies import convert
+from ..movement.memory_format import to_layout
+from . import transfer
 
 __all__: list = []
 METHODS: dict = {}
@@ -29,11 +31,9 @@ def to(self: Tensor, *args, dtype: dt.dtype | None = None, device=None, non_bloc
         dev = _device("meta")
     target = self.dtype if dtype is None else dtype
     if dev != self.device:
-        from . import transfer
         return transfer.to_device(self, dev, target)
     v = self._v  # (a row-major tensor without memory_format keeps the plain conversion below)
     if memory_format is not None or v.strides != contiguous_strides(v.shape) and not self.is_contiguous():
-        from ..movement.memory_format import to_layout
         laid = to_layout(self, target, copy, memory_format)
         if laid is not None:
             return laid

@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 
 from ...tensor import Tensor
+from ...tensor import device as _device
 from ...tensor import dtype as dt
 from ..elementwise.plans import torch_name
 from .from_data import tensor as _tensor
@@ -107,7 +108,6 @@ def from_dlpack(ext_tensor, *, device=None, copy: bool | None = None) -> Tensor:
     `copy=True` a copy, and with `device` the tensor moved there."""
     out = _from_dlpack(ext_tensor, bool(copy))
     if device is not None:
-        from ...tensor import device as _device
         out = out.to(_device(device))
     return out
 
@@ -142,7 +142,6 @@ def asarray(obj, *, dtype: dt.dtype | None = None, device=None, copy: bool | Non
             requires_grad: bool = False) -> Tensor:
     """obj as a tensor, sharing its memory when it can (tensors, NumPy arrays, DLPack producers, Python
     buffers) unless `copy`; copy=False refuses where sharing is impossible."""
-    from ...tensor import device as _device
     dev = None if device is None else _device(device)
     if isinstance(obj, Tensor):
         same = (dtype is None or dtype is obj.dtype) and (dev is None or dev == obj.device)

@@ -19,6 +19,8 @@ from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...tensor.printing import format_tensor, host_values
 from ...tensor import layout as _layout
+from . import creation, from_data
+from ..movement.shape_ops import cat
 
 __all__ = ["sparse_coo_tensor", "spmm"]
 
@@ -91,7 +93,6 @@ class SparseCooTensor(Tensor):
 
     def entry_mask(self) -> Tensor:
         """A dense bool tensor of this shape, True at the entries the indices address (their dense dims whole)."""
-        from . import creation
         sparse_dim = self.sparse_dim()
         held = creation.zeros(tuple(self.shape[:sparse_dim]), dtype=dt.bool_, device=self.device)
         if self._nnz():
@@ -173,8 +174,6 @@ def _joined_coo(a: SparseCooTensor, b: SparseCooTensor, alpha) -> tuple:
     """(indices, values, coalesced) of a + alpha * b, as torch's sparse add joins them: with contiguous values,
     its merge walk (entries at equal heads summed; coalesced when both were); otherwise the entries
     concatenated (coalesced once they outnumber the elements)."""
-    from . import creation
-    from ..movement.shape_ops import cat
     if tuple(a.shape) != tuple(b.shape):
         raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size "
                            f"{list(a.shape)} while other has size {list(b.shape)} (FYI: op2-sparse addition does "
@@ -216,7 +215,6 @@ def sparse_grad(dense: Tensor, indices: Tensor, values: Tensor) -> SparseCooTens
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory: bool = False,
                       requires_grad: bool = False, check_invariants=None, is_coalesced=None) -> SparseCooTensor:
     """A sparse COO tensor with `values` at the columns of `indices` (repeated indices add up)."""
-    from . import creation, from_data
     index = indices if isinstance(indices, Tensor) else from_data.tensor(np.asarray(indices, dtype=np.int64))
     if index.dtype != dt.int64:
         index = index.to(dt.int64)

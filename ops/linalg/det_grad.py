@@ -21,6 +21,7 @@ from ...tensor import Tensor
 from ...tensor import dtype as dt
 from . import backward as grads
 from ..elementwise import arithmetic as M
+from ..complex_numbers import tensors as C
 from ..factories.creation import eye, ones, tensor, zeros_like
 from ..indexing.index_ops import index_select
 from .products import matmul
@@ -101,9 +102,8 @@ def slogdet_backward(node, g_sign, g_logabs):
     A, sign = node.saved_tensors
     g = g_logabs
     if A.dtype.is_complex and g_sign is not None:  # torch's: g_logabs - i Im(conj(g_sign) sign)
-        from ..complex_numbers.tensors import complex, imag
-        turn = imag(grads.conj(g_sign) * sign)
-        turn = complex(turn * 0, -turn)
+        turn = C.imag(grads.conj(g_sign) * sign)
+        turn = C.complex(turn * 0, -turn)
         g = turn if g is None else g + turn
     if g is None:  # a real sign is piecewise constant: no gradient at all, as in PyTorch
         return (None,)

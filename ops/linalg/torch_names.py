@@ -10,6 +10,7 @@ import warnings
 
 from ...tensor import Tensor
 from ..elementwise import arithmetic as M
+from ..complex_numbers.tensors import angle
 from ..factories.creation import full, ones_like
 from ..factories.creation import zeros
 from .derived import householder_product, matrix_exp, matrix_power, multi_dot
@@ -63,7 +64,6 @@ def logdet(input: Tensor) -> Tensor:
     _check_matrix("logdet", input)
     sign, logabs = _linalg_slogdet(input)
     if input.dtype.is_complex:
-        from ..complex_numbers.tensors import angle
         return logabs + angle(sign) * 1j
     return M.where(M.lt(sign, 0), full((), math.nan, dtype=input.dtype, device=input.device), logabs)
 

@@ -11,6 +11,7 @@ from ...tensor import Tensor
 from ..elementwise import copies
 from . import splits, slicing, views
 from ..factories.conversion import detach
+from ..dispatch.mem_overlap import has_internal_overlap
 
 __all__ = ["slice_scatter", "select_scatter", "diagonal_scatter", "as_strided_scatter", "alias_copy",
            "as_strided_copy", "detach_copy", "diagonal_copy", "expand_copy", "permute_copy",
@@ -69,7 +70,6 @@ def _clone_preserving_strides(input: Tensor) -> Tensor:
     so that as_strided addresses the same storage positions in the copy (gaps and offset included). An input with
     internal overlap (it could not be written through), or one in the graph (torch asserts it is contiguous there;
     a plain clone keeps the graph), gets a plain clone."""
-    from ..dispatch.mem_overlap import has_internal_overlap
     if input.requires_grad or has_internal_overlap(input):
         return copies.clone(input)
     v = input._v

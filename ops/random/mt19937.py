@@ -14,6 +14,8 @@ import struct
 
 import numpy as np
 
+from ...vm.codegen import kernel_module
+
 _N = 624
 STATE_BYTES = 5056  # sizeof(CPUGeneratorImplState): the legacy POD (5048 bytes, padded) + float + bool, padded
 _HEAD = struct.Struct("<QiiQ")  # the_initial_seed, left, seeded, next
@@ -26,7 +28,6 @@ _COMPILED_FROM = 4096  # words: below this NumPy's engine is as quick as moving 
 
 
 def _compiled():
-    from ...vm.codegen import kernel_module
     return kernel_module('.mt19937_kernels', __package__)  # ops/random/mt19937_kernels.py once compiled, else None
 
 

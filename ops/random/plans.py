@@ -21,6 +21,7 @@ from ...tensor import dtype as dt
 from . import rejection as rr
 from . import transforms as rt
 from ..complex_numbers.half import fitted
+from .rng import philox
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
@@ -108,7 +109,6 @@ def _complex(values: np.ndarray) -> np.ndarray:
 def fill(sampler: str, out: np.ndarray, source: tuple, ins: tuple, params: tuple, fallback) -> None:
     """The kernel: turn the planned words into `out`'s values. `fallback(rng)` runs the sampler on a NumPy
     generator for the "seeded" and "vsl" plans."""
-    from .rng import philox
     kind, words, extra = source
     if kind == "values":  # (a fresh contiguous output: sampled in row-major order)
         _store(out, words)

@@ -25,6 +25,7 @@ import sys
 import numpy as np
 
 from ...tensor import dtype as dt
+from ...vm.codegen import kernel_module
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _COMPILED_FROM = 2  # elements: a compiled call costs about a microsecond, a NumPy pass about as much
@@ -34,7 +35,6 @@ def _compiled(n: int):
     """ops/random/kernels.py once compiled (and worth it for n elements), else None: the NumPy path."""
     if n < _COMPILED_FROM:
         return None
-    from ...vm.codegen import kernel_module
     return kernel_module('.kernels', __package__)
 
 

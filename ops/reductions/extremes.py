@@ -15,6 +15,7 @@ from ..elementwise import arithmetic as M, copies
 from ..complex_numbers.tensors import refuse_complex
 from ..dispatch.limited_dtypes import check as check_limited
 from ..dispatch.return_types import return_type
+from ..indexing.scatter import check_out_grad, prepare_out
 from ..movement.view_grads import overload
 from .reduce import (MAX_FUSABLE, MIN_FUSABLE, Reduction, _as_given, _axes, _means_all, _require_dim_for_empty,
                      _require_nonempty, _ufunc_body, indexed_backward, one_axis, reduce_by, share_evenly, shared_backward)
@@ -108,7 +109,6 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False, out
 
 def _written(op: str, input: Tensor, results: tuple, outs: tuple) -> tuple:
     """`results` copied into the `out=` tensors, after torch's checks (grad, overlap, dtype; resized)."""
-    from ..indexing.scatter import check_out_grad, prepare_out
     check_out_grad(op, outs[0], (input,))
     for o, r in zip(outs, results):
         prepare_out(o, r._v.shape, input.dtype, (input,))

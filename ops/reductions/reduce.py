@@ -36,6 +36,7 @@ from ..dispatch.kernel_launch import launch
 from ..dispatch.primitive import Primitive
 from ..elementwise.plans import _CAST_NAME, torch_name
 from ..movement.view_grads import overload
+from ..factories.ranges import arange
 
 __all__ = ["sum", "nansum", "mean", "nanmean", "prod", "any", "all", "count_nonzero"]
 METHODS: dict = {}
@@ -370,7 +371,6 @@ def to_index(g: Tensor, indices: Tensor, r: Reduced) -> Tensor:
     axis = r.axes[0]
     if not r.keepdim:
         indices = views.unsqueeze(indices, axis)
-    from ..factories.ranges import arange
     positions = views.reshape(arange(r.shape[axis], device=g.device), (-1,) + (1,) * (len(r.shape) - axis - 1))
     return M.where(M.eq(positions, indices), restore(g, r, expand=False), 0.0)
 

@@ -23,6 +23,9 @@ from ..elementwise.plans import check_leaf_inplace, torch_name
 from ..dispatch.return_types import return_type
 from .reduce import Reduced, _prod, accumulate_dtype, array_kernel, dtype_arg, one_axis, sum
 from ..dispatch.limited_dtypes import check as check_limited
+from ..indexing.scatter import check_out_grad, prepare_out, scatter_add
+from ..windowed.windows import TENSOR_TYPE
+from ..complex_numbers.tensors import conj
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
 METHODS: dict = {}
@@ -179,8 +182,6 @@ def _cum_extreme(op: str, x: Tensor, dim: int, is_max: bool, out=None):
     kind, scan = (_cummax_type, CUMMAX) if is_max else (_cummin_type, CUMMIN)
     attrs = ScanAttrs(axes, x.dtype.compute.np, is_max, (x.dtype, dt.int64))
     if out is not None:  # torch's checks on out (no grad, no overlap, its dtypes), then the scan into it
-        from ..indexing.scatter import check_out_grad, prepare_out
-        from ..windowed.windows import TENSOR_TYPE
         check_out_grad(op, out[0], (x,))
         for o, dtype in zip(out, (x.dtype, dt.int64)):
             if o.dtype is not dtype:
@@ -198,7 +199,6 @@ def _cum_extreme_backward(node, g, _):
     (indices,) = node.saved_tensors
     if not node.attrs.shape:
         return g
-    from ..indexing.scatter import scatter_add
     return scatter_add(zeros_like(g), node.attrs.axes[0], indices, g)
 
 
@@ -225,7 +225,6 @@ def _logcumsumexp_backward(node, g):
     if not r.shape or g.numel() == 0:
         return g
     if g.dtype.is_complex:  # torch's complex formula needs no split by sign
-        from ..complex_numbers.tensors import conj
         return conj(M.exp(_logcumsumexp(M.log(conj(g)) - y, r.axes, not r.extra) + x))
     if g.dtype is not dt.float64:
         x = x.to(dt.float64)

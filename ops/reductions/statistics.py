@@ -16,6 +16,7 @@ import numpy as np
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..elementwise import arithmetic as M
+from ..complex_numbers import tensors as C
 from ..movement import views, slicing
 from ..factories.creation import ones_like, zeros_like
 from ..dispatch.kernel_launch import launch
@@ -178,8 +179,7 @@ def corrcoef(input: Tensor) -> Tensor:
     std = M.sqrt(diag.real if diag.dtype.is_complex else diag)
     c = M.div(M.div(c, std.unsqueeze(1)), std.unsqueeze(0))
     if c.dtype.is_complex:
-        from ..complex_numbers.tensors import complex
-        return complex(M.clamp(c.real, -1, 1), M.clamp(c.imag, -1, 1))
+        return C.complex(M.clamp(c.real, -1, 1), M.clamp(c.imag, -1, 1))
     return M.clamp(c, -1, 1)
 
 

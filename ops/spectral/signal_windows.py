@@ -13,6 +13,7 @@ from ...tensor import dtype as dt
 from ..elementwise import arithmetic as mt, copies
 from ..factories.creation import empty, ones
 from ..factories.ranges import arange, linspace
+from ..movement.shape_ops import cat
 
 __all__ = ["bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window"]
 METHODS: dict = {}
@@ -218,7 +219,6 @@ def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, la
         return done
     w = mt.mul(arange(n, dtype=dtype, device=device), 2.0 / (n - 1))
     first_half = ((n - 1) >> 1) + 1
-    from ..movement.shape_ops import cat
     w = cat([w[:first_half], mt.add(mt.neg(w[first_half:]), 2.0)])
     return _finish_window(w, periodic, requires_grad)
 
