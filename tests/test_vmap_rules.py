@@ -237,7 +237,8 @@ def test_per_sample_gradients_of_an_mlp():
 
 
 @pytest.mark.xfail(strict=True, reason="needs s18_vmap_transforms.patch (grad inside vmap on batched values)")
-def test_per_sample_gradients_run_batched():
+def test_per_sample_gradients_run_batched(monkeypatch):
+    monkeypatch.setattr(vmap_module, "_warned", set())
     x, y = arr(16, 8), arr(16, 4)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
