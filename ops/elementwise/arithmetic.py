@@ -9,6 +9,7 @@ import numbers
 
 from ...tensor import Tensor
 from ...tensor import dtype as dt
+from ...autograd.grad_mode import no_grad
 from . import plans as ew, declarations
 from .copies import _zero_grad, convert, copy_
 from ..dispatch import kernel_dtypes, limited_dtypes
@@ -105,7 +106,6 @@ def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Ten
         return _plain_round(input, out=out)
     if input.dtype.category != dt.FLOAT:
         raise NotImplementedError(f'"round_cpu" not implemented for \'{ew.torch_name(input.dtype)}\'')
-    from ...autograd.grad_mode import no_grad
     with no_grad():  # torch's formula, with the power of ten in the tensor's dtype
         if decimals > 0:
             result = apply("div", apply("round", apply("mul", input, 10.0 ** decimals)), 10.0 ** decimals)

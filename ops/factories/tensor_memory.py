@@ -23,6 +23,8 @@ from ..dispatch.mem_overlap import check_written
 from ..dispatch.primitive import Primitive
 from ..movement.views import make_view
 from .uninitialized import filled
+from .creation import empty
+from .from_data import tensor as _tensor
 from ...tensor import layout as _layout
 from ...tensor.device import accelerator_count
 
@@ -279,8 +281,6 @@ METHODS.update(resize_=resize_, resize_as_=resize_as_, resize=_resize, resize_as
 def new(self: Tensor, *args, device=None) -> Tensor:
     """Legacy `x.new(...)`: x.new(2, 3) and x.new(size) uninitialized, x.new(data) from data, x.new(tensor) an
     alias of it, x.new() empty; always self's dtype, on self's device unless `device` says otherwise."""
-    from .creation import empty
-    from .from_data import tensor as _tensor
     dev = self.device if device is None else device
     if not args:
         return empty(0, dtype=self.dtype, device=dev)
@@ -367,7 +367,6 @@ def _callback(self: Tensor, name: str, others: tuple, fn) -> Tensor:
     arrays = [self._host_array()] + [o.expand(*self.shape)._host_array() for o in others]  # (any dtype: bfloat16)
     cast = _python_value(self.dtype)
     values = [fn(*(cast(a[idx]) for a in arrays)) for idx in np.ndindex(*self.shape)]
-    from .from_data import tensor as _tensor
     result = _tensor(values, dtype=self.dtype).reshape(tuple(self.shape))
     return self.copy_(result)
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from ...autograd import graph
 from ...autograd.graph import needs_grad, record
+from ...autograd.view_inplace import _geometry
 from ...tensor import Tensor
 from ...tensor.tensor import contiguous_strides, numel_of
 from ...vm import View
@@ -150,7 +151,6 @@ def parts_node(input: Tensor, out: Tensor) -> Tensor:
     one (real/imag parts of complex numbers, or complex numbers over real pairs), anywhere in that memory:
     the gradient moves through both layouts counted in real parts."""
     if needs_grad((input,)):
-        from ...autograd.view_inplace import _geometry
         span, base_layout, view_layout, parts = _geometry(input, out)
         AS_STRIDED_PARTS.attach((input,), (out,), (span, view_layout, base_layout, parts == "base"), node="as_strided")
     return out
