@@ -1,7 +1,7 @@
 """The legacy typed constructors: `FloatTensor([1, 2])`, `LongTensor(3, 4)`, `isinstance(t, FloatTensor)`."""
 from __future__ import annotations
 
-from ..ops.factories.from_data import legacy_new
+from ..ops.factories.creation import legacy_new
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 

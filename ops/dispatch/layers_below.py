@@ -21,5 +21,5 @@ hooks.register(
     autocast_dtype=autocast.enabled_dtype, default_generator=rng.default_generator,
 )
 
-FROM_OPS.legacy_new, FROM_OPS.from_numpy = from_data.legacy_new, from_data.from_numpy
+FROM_OPS.legacy_new, FROM_OPS.from_numpy = creation.legacy_new, from_data.from_numpy
 FROM_OPS.tolist_many_dims = many_dims.tolist

@@ -6,7 +6,7 @@ Fills are VM instructions (math_api.fill_), so a large `zeros` costs the caller 
 """
 from __future__ import annotations
 
-from ...tensor import Tensor
+from ...tensor import Size, Tensor
 from ...tensor import dtype as dt
 from ...vm import View
 from ..dispatch.factory_args import (check_requires_grad, check_shape, device_arg, dtype_arg, empty_like_tensor,
@@ -246,3 +246,19 @@ def new_empty_strided(self: Tensor, size, stride, *, dtype: dt.dtype | None = No
 
 METHODS.update(new_empty=new_empty, new_zeros=new_zeros, new_ones=new_ones, new_full=new_full,
                new_tensor=new_tensor, new_empty_strided=new_empty_strided)
+
+
+# -- torch's legacy constructors ----------------------------------------------------------------------------
+def legacy_new(dtype: dt.dtype, *args, device=None) -> Tensor:
+    """torch's legacy constructors (`FloatTensor(2, 3)`, `LongTensor([1, 2])`, `torch.Tensor(size)`): sizes give
+    an uninitialized tensor, a sequence gives its values, a tensor of `dtype` is returned detached."""
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        if args[0].dtype is not dtype:
+            raise TypeError(f"expected {dtype} (got {args[0].dtype})")
+        return args[0].detach()
+    if len(args) == 1 and not isinstance(args[0], (int, Size)):
+        if not hasattr(args[0], "__len__"):
+            raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+        return tensor(args[0], dtype=dtype, device=device)
+    shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else (args or (0,))
+    return empty(*shape, dtype=dtype, device=device)

@@ -324,20 +324,3 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     out = Tensor._from_array(ndarray, dtype, share=True)
     out._vm.lend(out._v.blob)
     return out
-
-
-def legacy_new(dtype: dt.dtype, *args, device=None) -> Tensor:
-    """torch's legacy constructors (`FloatTensor(2, 3)`, `LongTensor([1, 2])`, `torch.Tensor(size)`): sizes give
-    an uninitialized tensor, a sequence gives its values, a tensor of `dtype` is returned detached."""
-    from ...tensor import Size
-    from .creation import empty
-    if len(args) == 1 and isinstance(args[0], Tensor):
-        if args[0].dtype is not dtype:
-            raise TypeError(f"expected {dtype} (got {args[0].dtype})")
-        return args[0].detach()
-    if len(args) == 1 and not isinstance(args[0], (int, Size)):
-        if not hasattr(args[0], "__len__"):
-            raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
-        return tensor(args[0], dtype=dtype, device=device)
-    shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else (args or (0,))
-    return empty(*shape, dtype=dtype, device=device)
