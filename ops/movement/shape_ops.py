@@ -353,11 +353,11 @@ def _triangle(name: str, upper: bool):
             _no_out_grad(name)
         if out is input and grad:
             check_leaf_inplace(out)
-        record = TRIU if upper else TRIL
+        triangle = TRIU if upper else TRIL
         if out is None:
-            return record((input,), (diagonal, upper))
+            return triangle((input,), (diagonal, upper))
         # (in place too, the gradient is masked like the values: the node's input is the old value)
-        record.write((input,), (out,), (diagonal, upper))
+        triangle.write((input,), (out,), (diagonal, upper))
         return out
 
     def inplace(self: Tensor, diagonal: int = 0) -> Tensor:
