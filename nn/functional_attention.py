@@ -6,10 +6,10 @@ import math
 from .. import ops
 from ..autograd import no_grad
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.graph import needs_grad, record
 from ..ops.rowwise import attention_rows
 from ..ops.dispatch import autocast as _ac
 from ..ops.dispatch import torch_function
+from ..ops.dispatch.primitive import Primitive
 from ..ops.reductions.softmax import safe_softmax
 from ..tensor import Tensor
 from ..tensor import dtype as dt
@@ -137,8 +137,7 @@ def _fused_attention(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None, scale
     probabilities for its backward."""
     with no_grad():
         out, probs = attention_rows.attention_rows(q, k, v, bias, scale)
-    if needs_grad((q, k, v)):
-        record(attention_rows.FORWARD, _fused_attention_backward, (q, k, v), (out,), (q, k, v, probs, bias), scale)
+    FUSED_ATTENTION.attach((q, k, v), (out,), scale, attention_rows.FORWARD, (q, k, v, probs, bias))
     return out
 
 
@@ -166,9 +165,7 @@ def _packed_attention(proj: Tensor, heads: int, batch_first: bool, bias: Tensor 
     its result (N, L, E) (or (L, N, E)) and its gradient in `proj`'s layout: no head is copied either way."""
     with no_grad():
         out, probs = attention_rows.packed_attention(proj, heads, batch_first, bias, scale)
-    if needs_grad((proj,)):
-        record(attention_rows.PACKED, _packed_attention_backward, (proj,), (out,), (proj, probs, bias),
-               (heads, batch_first, scale))
+    PACKED_ATTENTION.attach((proj,), (out,), (heads, batch_first, scale), attention_rows.PACKED, (proj, probs, bias))
     return out
 
 
@@ -183,6 +180,13 @@ def _packed_attention_backward(node, g: Tensor) -> tuple:
     g = g.reshape(b0, b1, 1, heads, width // (3 * heads)).permute(*order)[0]
     grads = ops.stack(_composite_grads(g, split[0], split[1], split[2], bias, scale))
     return (grads.permute(*[order.index(d) for d in range(5)]).reshape(b0, b1, width),)  # (the inverse order)
+
+
+# the row kernels' attention nodes (torch's ScaledDotProductFlashAttentionForCpuBackward0, and the packed
+# self-attention's through node=), saving the inputs, the probabilities and the bias: their backward a kernel, but
+# for create_graph
+FUSED_ATTENTION = Primitive("scaled_dot_product_attention", None, cpu=None, backward=_fused_attention_backward)
+PACKED_ATTENTION = Primitive("multi_head_attention_forward", None, cpu=None, backward=_packed_attention_backward)
 
 
 def _project(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:

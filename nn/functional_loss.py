@@ -10,7 +10,6 @@ import warnings
 
 from .. import ops
 from ..autograd import no_grad
-from ..autograd.graph import needs_grad, record
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..ops.dispatch import autocast as _ac
@@ -18,6 +17,7 @@ from ..ops.rowwise import nll_rows
 from ..ops.complex_numbers.tensors import refuse_complex
 from ..ops.elementwise.plans import torch_name
 from ..ops.dispatch.node_names import torch_node
+from ..ops.dispatch.primitive import Primitive
 from ..ops.elementwise.activations import logsigmoid
 from ..ops.indexing.scatter import computed_values
 from ..ops.windowed.windows import not_implemented
@@ -86,8 +86,7 @@ def _piecewise_quadratic(name: str, x: Tensor, limit: float, divisor: float, slo
         size = x.abs()
         quadratic = size * size * 0.5 if divisor == 1.0 else size * size * 0.5 / divisor
         loss = ops.where(size < limit, quadratic, (size - 0.5 * limit) * slope)
-    if needs_grad((x,)):
-        record(name, _piecewise_backward, (x,), (loss,), saved=(x,), attrs=(limit, divisor, slope))
+    PIECEWISE_QUADRATIC.attach((x,), (loss,), (limit, divisor, slope), name)
     return loss
 
 
@@ -96,6 +95,11 @@ def _piecewise_backward(node, g: Tensor) -> tuple:
     limit, divisor, slope = node.attrs
     inner = x * g if divisor == 1.0 else x * g / divisor
     return (ops.where(x < -limit, -slope * g, ops.where(x > limit, slope * g, inner)),)
+
+
+# smooth_l1_loss's and huber_loss's elementwise node (torch's SmoothL1LossBackward0, HuberLossBackward0 through
+# node=), its attrs (limit, divisor, slope), saving the difference
+PIECEWISE_QUADRATIC = Primitive("smooth_l1_loss", None, cpu=None, backward=_piecewise_backward, saved=("input0",))
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
@@ -294,9 +298,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     with no_grad():  # torch's kernel: (t - 1) * max(log1p(-x), -100) - t * max(log(x), -100)
         loss = (target - 1.0) * ops.clamp_min(ops.log1p(-input), -100.0) - \
             target * ops.clamp_min(ops.log(input), -100.0)
-    if needs_grad((input, target)):  # torch's formulas: finite where x is exactly 0 or 1 (a saturated sigmoid)
-        record("binary_cross_entropy", _bce_backward, (input, target), (loss,), (input, target),
-               attrs=target.requires_grad)
+    # torch's formulas: finite where x is exactly 0 or 1 (a saturated sigmoid)
+    BINARY_CROSS_ENTROPY.attach((input, target), (loss,), target.requires_grad)
     if weight is not None:
         loss = loss * weight
     return torch_node(_reduce(loss, reduction), "binary_cross_entropy", input, target, weight)
@@ -319,6 +322,14 @@ def _bce_logits_backward(node, g: Tensor) -> tuple:
         return gx, None
     gt = -x if pos_weight is None else logsigmoid(-x) - logsigmoid(x) * pos_weight
     return gx, g * gt
+
+
+# the unreduced losses' nodes on (input, target), their attrs whether the target takes a gradient: bce saves both,
+# bce_with_logits pos_weight too
+BINARY_CROSS_ENTROPY = Primitive("binary_cross_entropy", None, cpu=None, backward=_bce_backward,
+                                 saved=("input0", "input1"))
+BINARY_CROSS_ENTROPY_WITH_LOGITS = Primitive("binary_cross_entropy_with_logits", None, cpu=None,
+                                             backward=_bce_logits_backward)
 
 
 def _check_logits_target(input: Tensor, target: Tensor) -> None:
@@ -348,10 +359,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         if pos_weight is not None:
             log_sigmoid = log_sigmoid * ((pos_weight - 1.0) * target + 1.0)
         loss = (1.0 - target) * input - log_sigmoid
-    if needs_grad((input, target)):  # torch's formulas, not the forward's pieces differentiated: at x = 0 these
-        # give sigmoid(0) - t (a max(-x, 0) in the forward would take a whole unit gradient at its kink)
-        record("binary_cross_entropy_with_logits", _bce_logits_backward, (input, target), (loss,),
-               (input, target, pos_weight), attrs=target.requires_grad)
+    # torch's formulas, not the forward's pieces differentiated: at x = 0 these give sigmoid(0) - t (a max(-x, 0)
+    # in the forward would take a whole unit gradient at its kink)
+    BINARY_CROSS_ENTROPY_WITH_LOGITS.attach((input, target), (loss,), target.requires_grad,
+                                            saved=(input, target, pos_weight))
     if weight is not None:
         loss = loss * weight
     if loss.dtype is not target.dtype:  # torch computes in place in `1 - target`: the result has its dtype

@@ -12,11 +12,11 @@ import math
 from .. import ops
 from ..autograd import no_grad
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.graph import needs_grad, record
 from ..ops.rowwise import norm_rows
 from ..ops.elementwise.plans import torch_name
 from ..ops.movement.memory_format import in_format, suggest_memory_format
 from ..ops.dispatch.node_names import torch_node
+from ..ops.dispatch.primitive import Primitive
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ._util import opmath
@@ -93,11 +93,8 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     axes = tuple(range(-len(shape), 0))
     if _row_kernels_take(input, weight, bias):
         y, mean, rstd = norm_rows.layer_norm_rows(input, len(shape), eps, weight, bias)
-        if needs_grad((input, weight, bias)):
-            param = weight if weight is not None else bias
-            record("native_layer_norm", _layer_norm_rows_backward, (input, weight, bias), (y,),
-                   (input, mean, rstd, weight), (axes, eps, None, None,
-                                                  None if param is None else (tuple(param.shape), param.dtype)))
+        LAYER_NORM_ROWS.attach((input, weight, bias), (y,), (axes, eps, None, None), "native_layer_norm",
+                               (input, mean, rstd, weight))
         return y
     return _normalized("native_layer_norm", input, axes, eps, weight, bias)[0]
 
@@ -139,10 +136,7 @@ def _normalized(name: str, input: Tensor, axes: tuple, eps: float, weight: Tenso
             y = transform(x, mean, centered)
         else:
             y = _affine((centered * rstd).reshape(tuple(input.shape)), weight, bias, wshape).to(input.dtype)
-    if needs_grad((input, weight, bias)):
-        param = weight if weight is not None else bias
-        record(name, _normalized_backward, (input, weight, bias), (y,), (input, mean, rstd, weight),
-               (axes, eps, wshape, grouped, None if param is None else (tuple(param.shape), param.dtype)))
+    NORMALIZED.attach((input, weight, bias), (y,), (axes, eps, wshape, grouped), name, (input, mean, rstd, weight))
     return y, mean, var
 
 
@@ -182,6 +176,21 @@ def _normalized_backward(node, g: Tensor) -> tuple:
     if wants[2]:
         grad_bias = reduced(g32)
     return grad_input, grad_weight, grad_bias
+
+
+def _norm_node_attrs(inputs: tuple, attrs: tuple) -> tuple:
+    # the node's attrs: (axes, eps, wshape, grouped) and the parameters' (shape, dtype), which their gradients take
+    weight, bias = inputs[1], inputs[2]
+    param = weight if weight is not None else bias
+    return attrs + (None if param is None else (tuple(param.shape), param.dtype),)
+
+
+# the norms' nodes on (input, weight, bias), saving the input, the statistics and the weight (torch's
+# NativeLayerNormBackward0, NativeGroupNormBackward0, NativeBatchNormBackward0 through node=): the row kernels'
+# layer norm (its backward a kernel, but for create_graph) and the composite of every norm
+LAYER_NORM_ROWS = Primitive("layer_norm", None, cpu=None, backward=_layer_norm_rows_backward,
+                            node_attrs=_norm_node_attrs)
+NORMALIZED = Primitive("native_norm", None, cpu=None, backward=_normalized_backward, node_attrs=_norm_node_attrs)
 
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:

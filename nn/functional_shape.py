@@ -13,10 +13,11 @@ import numpy as np
 
 from .. import ops
 from ..autograd import no_grad
-from ..autograd.graph import needs_grad, record
+from ..autograd.graph import needs_grad
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..ops.dispatch.node_names import torch_node
+from ..ops.dispatch.primitive import Primitive
 from ..ops.dispatch.user_frame import user_stacklevel
 from ..ops.elementwise.plans import torch_name
 from ..ops.factories.sparse_coo import sparse_grad
@@ -111,12 +112,16 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         _renorm_rows(weight, flat, max_norm, norm_type)
     with no_grad():
         out = embedding_rows(weight, flat).reshape(tuple(input.shape) + (weight.shape[1],))
-    if needs_grad((weight,)):
-        if weight.dtype.is_complex:
-            raise RuntimeError("embedding does not support automatic differentiation for outputs with complex dtype.")
-        record("embedding", _embedding_backward, (input, weight), (out,), saved=(flat,),
-               attrs=(num, padding_idx, scale_grad_by_freq, bool(sparse)))
+    if weight.dtype.is_complex and needs_grad((weight,)):
+        raise RuntimeError("embedding does not support automatic differentiation for outputs with complex dtype.")
+    EMBEDDING_LOOKUP.attach((input, weight), (out,), (num, padding_idx, scale_grad_by_freq, bool(sparse)), "embedding",
+                            (flat,))
     return out
+
+
+# embedding's node (torch's EmbeddingBackward0) on (indices, weight), saving the flattened indices: the rows are
+# ops/indexing's embedding kernel (its record "embedding" has no node: this gradient is nn's)
+EMBEDDING_LOOKUP = Primitive("embedding_lookup", None, cpu=None, backward=_embedding_backward)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

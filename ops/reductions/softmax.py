@@ -9,13 +9,13 @@ import builtins
 import math
 
 from ...autograd.grad_mode import is_grad_enabled, no_grad
-from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..elementwise import arithmetic as M, copies
 from ..movement import many_dims
 from ..rowwise import softmax_rows
 from ..elementwise.plans import torch_name
+from ..dispatch.primitive import Primitive
 from ..movement.memory_format import channels_last_like
 from .extremes import amax
 from .reduce import dtype_arg, one_axis, sum
@@ -40,9 +40,9 @@ def _softmax_input(op: str, x: Tensor, dim, dtype) -> tuple:
     return (x if x.dtype.compute is x.dtype else copies.convert(x, x.dtype.compute)), d, x.dtype
 
 
-def _softmax_family(op: str, input: Tensor, dim, dtype, body, backward) -> Tensor:
-    """Run `body(x, d)` untracked and record one node that saves only the output (as torch does):
-    cheaper than the graph of its primitives, and its backward is differentiable again."""
+def _softmax_family(op: str, input: Tensor, dim, dtype, body, record: Primitive) -> Tensor:
+    """Run `body(x, d)` untracked and attach `record`'s node (named `op`), which saves only the output (as torch
+    does): cheaper than the graph of its primitives, and its backward is differentiable again."""
     with no_grad():
         x, d, out = _softmax_input(op, input, dim, dtype)
         if x.numel() == 0:
@@ -50,8 +50,7 @@ def _softmax_family(op: str, input: Tensor, dim, dtype, body, backward) -> Tenso
         else:
             result = body(x, d, out) if body is _log_softmax_body else body(x, d)
             result = result if result.dtype is out else copies.convert(result, out)
-    if needs_grad((input,)):
-        record(op, backward, (input,), (result,), (result,), d)
+    record.attach((input,), (result,), d, op)
     return result
 
 
@@ -59,7 +58,7 @@ def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim`, shifted by the max for stability."""
     if input.ndim > many_dims.MAX_NDIM:  # on a view of 3 dims or fewer
         return many_dims.along_dim(softmax, input, dim, dtype)
-    return _softmax_family("softmax", input, dim, dtype, _softmax_body, _softmax_backward)
+    return _softmax_family("softmax", input, dim, dtype, _softmax_body, SOFTMAX)
 
 
 def _softmax_body(x: Tensor, d: int) -> Tensor:
@@ -72,7 +71,7 @@ def _softmax_body(x: Tensor, d: int) -> Tensor:
 def safe_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """softmax where a slice that is all -inf gives zeros rather than NaN (torch's _safe_softmax, which
     attention uses for fully masked rows); one node saving only the output, as softmax."""
-    return _softmax_family("_safe_softmax", input, dim, dtype, _safe_softmax_body, _softmax_backward)
+    return _softmax_family("_safe_softmax", input, dim, dtype, _safe_softmax_body, SOFTMAX)
 
 
 def _safe_softmax_body(x: Tensor, d: int) -> Tensor:
@@ -104,7 +103,7 @@ def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tenso
     """x - logsumexp(x) along `dim`, shifted by the max for stability."""
     if input.ndim > many_dims.MAX_NDIM:  # on a view of 3 dims or fewer
         return many_dims.along_dim(log_softmax, input, dim, dtype)
-    return _softmax_family("log_softmax", input, dim, dtype, _log_softmax_body, _log_softmax_backward)
+    return _softmax_family("log_softmax", input, dim, dtype, _log_softmax_body, LOG_SOFTMAX)
 
 
 def _log_softmax_body(x: Tensor, d: int, out: dt.dtype | None = None) -> Tensor:
@@ -128,5 +127,10 @@ def _log_softmax_backward(node, g):
     grad = g - M.exp(y) * sum(g, node.attrs, keepdim=True)
     return grad if half is None else copies.convert(grad, half)
 
+
+# the composites' nodes (torch's SoftmaxBackward0, SafeSoftmaxBackward0 through node=, LogSoftmaxBackward0): their
+# attrs the wrapped dim, each saving only its output
+SOFTMAX = Primitive("softmax", None, cpu=None, backward=_softmax_backward, saved=("output0",))
+LOG_SOFTMAX = Primitive("log_softmax", None, cpu=None, backward=_log_softmax_backward, saved=("output0",))
 
 METHODS = {name: globals()[name] for name in __all__}
