@@ -19,7 +19,6 @@ from ..factories.creation import zeros_like
 from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
-from ..movement.view_grads import record_view
 from ..movement.views import make_view
 from ..dispatch.limited_dtypes import check as check_limited
 
@@ -84,18 +83,37 @@ def _imag_back(node, g):
     return (complex(zeros_like(g), g),)
 
 
+def _view_as_real_back(node, g):
+    return (view_as_complex(copies.contiguous(g)),)
+
+
+def _view_as_complex_back(node, g):
+    return (view_as_real(g),)
+
+
+# the views' nodes, attached to the float (or complex) view of the input's memory
+REAL = Primitive("real", None, cpu=None, backward=_real_back)
+IMAG = Primitive("imag", None, cpu=None, backward=_imag_back)
+VIEW_AS_REAL = Primitive("view_as_real", None, cpu=None, backward=_view_as_real_back)
+VIEW_AS_COMPLEX = Primitive("view_as_complex", None, cpu=None, backward=_view_as_complex_back)
+
+
 def real(input: Tensor) -> Tensor:
     """The real parts, as a view for complex input (writes reach it); input itself for real dtypes."""
     if not input.dtype.is_complex:
         return input
-    return record_view("real", input, _parts_view(input, False, 0), _real_back)
+    out = _parts_view(input, False, 0)
+    REAL.attach((input,), (out,))
+    return out
 
 
 def imag(input: Tensor) -> Tensor:
     """The imaginary parts of a complex tensor, as a view (writes reach it)."""
     if not input.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return record_view("imag", input, _parts_view(input, False, 1), _imag_back)
+    out = _parts_view(input, False, 1)
+    IMAG.attach((input,), (out,))
+    return out
 
 
 def _set_part(getter):
@@ -112,8 +130,9 @@ def view_as_real(input: Tensor) -> Tensor:
     """A complex tensor seen as real pairs: shape (..., 2), sharing its memory."""
     if not input.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    return record_view("view_as_real", input, _parts_view(input, True, 0),
-                       lambda node, g: (view_as_complex(copies.contiguous(g)),))
+    out = _parts_view(input, True, 0)
+    VIEW_AS_REAL.attach((input,), (out,))
+    return out
 
 
 def view_as_complex(input: Tensor) -> Tensor:
@@ -134,7 +153,8 @@ def view_as_complex(input: Tensor) -> Tensor:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
     out = make_view(input, v.shape[:-1], tuple(s // 2 for s in v.strides[:-1]), v.offset // 2,
                     input.dtype.to_complex())
-    return record_view("view_as_complex", input, out, lambda node, g: (view_as_real(g),))
+    VIEW_AS_COMPLEX.attach((input,), (out,))
+    return out
 
 
 

@@ -6,7 +6,7 @@ import warnings
 
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from ...autograd.graph import needs_grad, node_class
+from ...autograd.graph import needs_grad
 from ...autograd.view_inplace import needs_rebase, write_inplace, write_through_view
 from ...vm import Instruction, compute_instruction
 from ...vm.replay import head as replay_head
@@ -22,8 +22,9 @@ __all__ = ["clone"]
 
 
 # -- casts, copies, fills ---------------------------------------------------------------------
-def convert(x: Tensor, dtype: dt.dtype, out: Tensor | None = None) -> Tensor:
-    """A contiguous copy of `x` converted to `dtype`, or written into `out` (in place)."""
+def convert(x: Tensor, dtype: dt.dtype, out: Tensor | None = None, *, node: str = "to_copy") -> Tensor:
+    """A contiguous copy of `x` converted to `dtype`, or written into `out` (in place); `node`: the fresh copy's
+    node (torch's ToCopyBackward0, or CloneBackward0 for a clone)."""
     inplace = out is not None
     if out is None:
         out = Tensor._empty(x._v.shape, dtype, x.device)
@@ -41,7 +42,7 @@ def convert(x: Tensor, dtype: dt.dtype, out: Tensor | None = None) -> Tensor:
         if inplace:
             COPY.attach((out, x), (out,))
         else:
-            COPY.attach((None, x), (out,), node="to_copy")
+            COPY.attach((None, x), (out,), node=node)
     if inplace:
         (out._vc or out._v.blob).version += 1
     return out
@@ -130,10 +131,7 @@ def zero_(self: Tensor) -> Tensor:
 
 def _cloned(x: Tensor) -> Tensor:
     """A contiguous copy of `x` whose node is torch's CloneBackward0 (a cast's is ToCopyBackward0)."""
-    out = convert(x, x.dtype)
-    if out.grad_fn is not None:
-        out.grad_fn.__class__ = node_class("clone")  # same layout: only the name differs
-    return out
+    return convert(x, x.dtype, node="clone")
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
