@@ -11,7 +11,7 @@ returns NotImplemented for a call it does not cover; the op then runs once per s
 - products: matmul/mm/bmm/mv/dot/linear (via matmul), einsum (a letter for the batch).
 - views and movement: view/reshape/permute/transpose/unsqueeze/squeeze/flatten/expand/cat/stack/select/narrow,
   getitem/setitem with basic indices (and plain index tensors next to each other).
-- nn: conv2d through its batch dim (a batched weight through groups); losses and linear are composites of these.
+nn.functional's ops (convolutions, pools, losses) are in batching_nn.py.
 """
 from __future__ import annotations
 
@@ -473,40 +473,98 @@ def _implicit_output(terms: list) -> str:
 RULES["einsum"] = einsum
 
 
-# -- nn ----------------------------------------------------------------------------------------------------------
-def conv(func, level, args, kwargs):
-    """conv1d/2d/3d: a batched input folded into the conv's batch dim; a batched weight through groups."""
+# -- more ops over dims, and composites of the rules above ---------------------------------------------------------
+def _gather(func, level, args, kwargs):
+    """gather/take_along_dim: input and index both batched (an unbatched one expanded), the dim shifted."""
+    x = args[0]
+    index = kwargs.pop("index", args[2] if len(args) > 2 else None)
+    dim = kwargs.pop("dim", args[1] if len(args) > 1 else None)
+    if op_name(func) == "take_along_dim":
+        dim, index = index, dim  # take_along_dim(input, indices, dim)
+    if kwargs or dim is None or not _tensorish(index) or _batched(index, level) and x.dim() != index.dim():
+        return NotImplemented
+    d = _shift(dim, x.dim(), op_name(func))
+    xv, iv = _batch(x, level), _batch(index, level)
+    if op_name(func) == "take_along_dim":
+        return wrap(ops.take_along_dim(xv, iv, d), level)
+    return wrap(ops.gather(xv, d, iv), level)
+
+
+def _roll(func, level, args, kwargs):
+    x = args[0]
+    shifts = kwargs.get("shifts", args[1] if len(args) > 1 else None)
+    dims_ = kwargs.get("dims", args[2] if len(args) > 2 else None)
+    if not _batched(x, level) or shifts is None:
+        return NotImplemented
+    v = x.value
+    if dims_ is None or dims_ == () or dims_ == []:  # the flattened sample rolled
+        return wrap(v.reshape(level.size, -1).roll(shifts, 1).reshape(v.shape), level)
+    return wrap(v.roll(shifts, _shift(dims_, x.dim(), "roll")), level)
+
+
+def _last_two(func, level, args, kwargs):
+    """tril/triu: ops on the last two dims, which the batch dim in front does not move."""
+    x = args[0]
+    if not _batched(x, level) or x.dim() < 2 or _in_place(op_name(func)):
+        return NotImplemented
+    return wrap(func(x.value, *args[1:], **kwargs), level)
+
+
+def _trace(func, level, args, kwargs):
+    x = args[0]
+    if not _batched(x, level) or x.dim() != 2:
+        return NotImplemented
+    return wrap(x.value.diagonal(0, 1, 2).sum(-1), level)
+
+
+def _new(func, level, args, kwargs):
+    """new_zeros/new_ones/new_full/new_empty/new_tensor: an unbatched tensor of the given shape (same for all)."""
+    if any(_batched(a, level) for a in (*args[1:], *kwargs.values())):
+        return NotImplemented
+    return func(args[0].value, *args[1:], **kwargs)
+
+
+def _outer(func, level, args, kwargs):
+    a, b = args[0], args[1]
+    if kwargs or a.dim() != 1 or b.dim() != 1:
+        return NotImplemented
+    return a.unsqueeze(-1) * b.unsqueeze(-2)  # (rules again: pointwise)
+
+
+def _add_product(func, level, args, kwargs):
+    """addmm/addmv/addbmm/baddbmm/addr: beta * input + alpha * product, through the rules of their parts."""
     name = op_name(func)
-    spatial = {"conv1d": 1, "conv2d": 2, "conv3d": 3}[name]
-    names = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
+    names = ("input", "mat1", "mat2") if name in ("addmm",) else ("input", "batch1", "batch2") \
+        if name in ("addbmm", "baddbmm") else ("input", "mat", "vec") if name == "addmv" else ("input", "vec1", "vec2")
     bound = dict(zip(names, args))
     bound.update(kwargs)
-    x, w, bias = bound["input"], bound["weight"], bound.get("bias")
-    groups = bound.get("groups", 1)
-    rest = {k: bound[k] for k in ("stride", "padding", "dilation") if k in bound}
-    if isinstance(rest.get("padding"), str) and _batched(w, level):
+    if set(bound) - set(names) - {"beta", "alpha"} or len(bound) < 3:
         return NotImplemented
-    B = level.size
-    if not _batched(w, level) and not _batched(bias, level):
-        v = x.value
-        unbatched = x.dim() == spatial + 1
-        folded = v if unbatched else v.reshape(-1, *v.shape[2:])
-        out = func(folded, w, bias, groups=groups, **rest)
-        return wrap(out if unbatched else out.reshape(B, -1, *out.shape[1:]), level)
-    # a batched weight (an ensemble): the samples' channels side by side, one group (or `groups`) per sample
-    xv = _batch(x, level)
-    unbatched = xv.dim() == spatial + 2
-    if unbatched:
-        xv = xv.unsqueeze(1)
-    n = xv.shape[1]
-    xv = xv.transpose(0, 1).reshape(n, -1, *xv.shape[3:])  # (N, B*C, *spatial)
-    wv = _batch(w, level)
-    wv = wv.reshape(-1, *wv.shape[2:])  # (B*O, C/groups, *k)
-    bv = None if bias is None else _batch(bias, level).reshape(-1)
-    out = func(xv, wv, bv, groups=groups * B, **rest)  # (N, B*O, *spatial')
-    out = out.reshape(n, B, -1, *out.shape[2:]).transpose(0, 1)
-    return wrap(out.squeeze(1) if unbatched else out, level)
+    m1, m2 = bound[names[1]], bound[names[2]]
+    product = _outer(None, level, (m1, m2), {}) if name == "addr" else m1 @ m2
+    if name == "addbmm":
+        product = product.sum(0)
+    beta, alpha = bound.get("beta", 1), bound.get("alpha", 1)
+    scaled = product if alpha == 1 else product * alpha
+    return scaled + (bound["input"] if beta == 1 else bound["input"] * beta) if beta != 0 else scaled
 
 
-for _n in ("conv1d", "conv2d", "conv3d"):
-    RULES[_n] = conv
+def _cdist(func, level, args, kwargs):
+    a, b = args[0], args[1]
+    if a.dim() < 2 or b.dim() < 2:
+        return NotImplemented
+    rank = max(a.dim(), b.dim())
+    return wrap(func(_pad(_batch(a, level), level, rank), _pad(_batch(b, level), level, rank), *args[2:], **kwargs),
+                level)
+
+
+RULES["gather"] = RULES["take_along_dim"] = _gather
+RULES["roll"] = _roll
+RULES["tril"] = RULES["triu"] = _last_two
+RULES["trace"] = _trace
+for _n in ("new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"):
+    RULES[_n] = _new
+RULES["outer"] = RULES["ger"] = _outer
+for _n in ("addmm", "addmv", "addbmm", "baddbmm", "addr"):
+    RULES[_n] = _add_product
+RULES["cdist"] = _cdist

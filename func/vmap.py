@@ -24,7 +24,7 @@ from .. import ops
 from ..nn import Module
 from ..ops.random import rng as _rng
 from ..tensor import Tensor
-from . import batching_rules  # noqa: F401 - fills batching.RULES
+from . import batching_nn, batching_rules  # noqa: F401 - fill batching.RULES
 from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from .batching import LEVELS, BatchedTensor, Level
 

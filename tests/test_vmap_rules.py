@@ -271,3 +271,70 @@ def test_plain_tensors_are_untouched():
     assert not batching.LEVELS
     assert type(tidal.ones(2) + tidal.ones(2)) is tidal.Tensor
     assert "BatchedTensor" not in type(tidal.ones(2)).__mro__.__repr__()
+
+
+MORE = [
+    (lambda L, F: lambda a, i: (a.gather(1, i), L.take_along_dim(a, i, 1)), [arr(4, 3, 5), np.array([[[0, 4], [1, 1],
+                                                                                                  [3, 2]]] * 4)]),
+    (lambda L, F: lambda a: (a.roll(1, 0), a.roll((1, -1), (0, 1)), a.roll(2), a.tril(), a.triu(1), a.trace()),
+     [arr(4, 3, 3)]),
+    (lambda L, F: lambda a: (a.new_zeros(2) + a.sum(), a.new_full((2,), 3.0), L.outer(a[0], a[1]), L.cdist(a, a)),
+     [arr(4, 3, 3)]),
+    (lambda L, F: lambda a, m: (L.addmm(a, m, m), L.baddbmm(a, m[None], m[None], beta=0.5, alpha=2),
+                                L.addmv(a[0], m, a[1]), L.addr(a, m[0], m[1])), [arr(4, 3, 3), arr(3, 3)]),
+]
+
+
+@pytest.mark.parametrize("k", range(len(MORE)))
+def test_gather_roll_triangles_new_tensors_and_fused_products(k):
+    fn, arrays = MORE[k]
+    check(fn, arrays, in_dims=(0, None) if k == 3 else 0)
+
+
+def _routed(fn):
+    """`fn` reaching its batching rule as nn.functional's names do once s18_vmap_nn_dispatch.patch is applied (the
+    public ops functions reach theirs already)."""
+    def call(*args, **kwargs):
+        if any(isinstance(a, batching.BatchedTensor) for a in (*args, *kwargs.values())):
+            return batching.dispatch(fn, args, kwargs)
+        return fn(*args, **kwargs)
+    return call
+
+
+LOSSES = [
+    (lambda x, y: F.cross_entropy(x, y), [arr(4, 5), np.array([1, 2, 0, 3])]),
+    (lambda x, y: F.cross_entropy(x, y, ignore_index=2, label_smoothing=0.1), [arr(4, 3, 5), np.array([[1, 2, 0]] * 4)]),
+    (lambda x, y: F.cross_entropy(x, y, reduction="sum"), [arr(4, 3, 5, 2), np.array([[[1, 2], [0, 4], [3, 3]]] * 4)]),
+    (lambda x, y: F.cross_entropy(x, y.softmax(-1), reduction="mean"), [arr(4, 3, 5), arr(4, 3, 5)]),
+    (lambda x, y: F.nll_loss(x.log_softmax(-1), y, reduction="none"), [arr(4, 3, 5), np.array([[1, 2, 0]] * 4)]),
+    (lambda x, y: F.binary_cross_entropy_with_logits(x, y.sigmoid(), pos_weight=x[0].abs()), [arr(4, 3, 2), arr(4, 3, 2)]),
+    (lambda x, y: F.binary_cross_entropy(x.sigmoid(), y.sigmoid(), reduction="sum"), [arr(4, 3), arr(4, 3)]),
+    (lambda x, w: F.conv2d(x, w, padding=1), [arr(4, 2, 3, 5, 5), arr(4, 3, 3, 3)]),
+    (lambda x, w: F.max_pool2d(x, 2, return_indices=True)[0] + F.avg_pool2d(x, 2) + F.adaptive_avg_pool2d(x, 2),
+     [arr(4, 2, 3, 4, 4), arr(1)]),
+]
+
+
+@pytest.mark.parametrize("k", range(len(LOSSES)))
+def test_losses_conv_and_pools_of_nn_functional(k):
+    fn, arrays = LOSSES[k]
+    names = ["cross_entropy", "nll_loss", "binary_cross_entropy_with_logits", "binary_cross_entropy", "conv2d",
+             "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
+
+    def lib(L, Fn):
+        if L is torch:
+            return lambda *a: _with(Fn, lambda: fn(*a))
+        routed = type("Routed", (), {n: staticmethod(_routed(getattr(F, n))) for n in names})
+        return lambda *a: _with(routed, lambda: fn(*a))
+    kw = {"in_dims": (0, None)} if k >= 7 else {}
+    check(lib, arrays, **kw)
+
+
+def _with(namespace, thunk):
+    """Run `thunk` with the test module's `F` bound to `namespace` (tidal's routed names, or torch's)."""
+    saved = globals()["F"]
+    globals()["F"] = namespace
+    try:
+        return thunk()
+    finally:
+        globals()["F"] = saved
