@@ -8,6 +8,8 @@ and central finite differences for a few more. Then the errors torch raises.
 from __future__ import annotations
 
 import math
+import os
+import tempfile
 import warnings
 
 import numpy as np
@@ -231,13 +233,23 @@ def weighted_sum(lib, outs: list, weights: list):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_values(case, dtype, rng):
-    if IDS[CASES.index(case)].startswith("cholesky_ex") and dtype == "float32" and tidal.vm.get_mode() == "sync":
-        # session 17: in the full sync-mode suite (not alone) cholesky_ex's float32 result came out as garbage once
-        # (order-dependent, after the linalg/product records landed); kept visible until found, not hidden
-        pytest.xfail("order-dependent sync-mode cholesky_ex float32 failure under investigation (session 17 note)")
     name, fn, makers, _ = case
     arrays = [m(rng, dtype) for m in makers]
-    _, _, outs, touts = run_both(fn, arrays)
+    ours, _, outs, touts = run_both(fn, arrays)
+    try:
+        _compare_values(name, dtype, outs, touts)
+    except AssertionError as e:
+        if not (name.startswith("cholesky_ex") and dtype == "float32" and tidal.vm.get_mode() == "sync"):
+            raise
+        # session 17: in one clean-clone sync-mode suite (never alone, nor in any partial run since) these
+        # results came out as garbage; kept visible until found: what each side held goes to a file for the note
+        with open(os.path.join(tempfile.gettempdir(), "tidal_cholesky_ex_sync.txt"), "a") as f:
+            f.write(f"{name}\ninput {arrays[0]!r}\ntidal's input now {ours[0].numpy()!r}\n"
+                    f"tidal {[o.numpy() for o in outs]!r}\ntorch {[t.numpy() for t in touts]!r}\n{e}\n\n")
+        pytest.xfail("order-dependent sync-mode cholesky_ex float32 failure under investigation (session 17 note)")
+
+
+def _compare_values(name: str, dtype: str, outs: list, touts: list) -> None:
     assert len(outs) == len(touts), name
     rtol, atol = TOL[dtype]
     for k, (o, t) in enumerate(zip(outs, touts)):
