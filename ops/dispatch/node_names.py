@@ -3,9 +3,11 @@
 `F.mse_loss` is one node in torch (`MseLossBackward0`) and a chain of elementwise nodes here, ending in
 `MeanBackward0`. Scripts print `loss.grad_fn` (the tutorials do), so the chain's last node takes torch's
 class name; its backward, its inputs and the nodes below it stay tidal's own.
+`overload(name, k)` is the node name of an op's k-th overload (torch's SqueezeBackward1, RoundBackward1).
 """
 from __future__ import annotations
 
+from ...autograd import graph
 from ...autograd.graph import Node
 from ...tensor import Tensor
 
@@ -35,3 +37,16 @@ def torch_node(out: Tensor, op: str, *inputs) -> Tensor:
             return out
     fn.__class__ = _node_type(op)
     return out
+
+
+_overloads: dict = {}  # (name, k) -> its key in graph._node_classes
+
+
+def overload(name: str, k: int) -> str:
+    """A node name giving PyTorch's class for the k-th overload of `name` (SqueezeBackward1, TBackward1)."""
+    key = _overloads.get((name, k))
+    if key is None:  # graph.node_class only makes `...Backward0`: the class for this key is made once, kept there
+        key = _overloads[name, k] = f"{name}.{k}"
+        zeroth = graph.node_class(name).__name__
+        graph._node_classes[key] = type(zeroth[:-1] + str(k), (graph.Node,), {"__slots__": ()})
+    return key

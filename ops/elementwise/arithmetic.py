@@ -16,7 +16,7 @@ from ..dispatch import kernel_dtypes, limited_dtypes
 from ..movement import many_dims
 from ..movement import memory_format as _mf
 from ..dispatch.broadcast import broadcast_shapes
-from ..dispatch.node_names import torch_node
+from ..dispatch.node_names import overload, torch_node
 from ..dispatch.primitive import Primitive
 from ..dispatch.number_args import binary, invalid_combination, require_self
 from ..dispatch.operator_operands import operand_not_implemented
@@ -112,7 +112,6 @@ def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Ten
         else:
             result = apply("mul", apply("round", apply("div", input, 10.0 ** -decimals)), 10.0 ** -decimals)
     if input.requires_grad:
-        from ..movement.view_grads import overload
         ROUND_DECIMALS.attach((input,), (result,), node=overload("round", 1))
     return result if out is None else copy_(out, result)
 

@@ -15,6 +15,7 @@ from ..movement import many_dims
 from ..movement import memory_format as _mf
 from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.mem_overlap import check_out, check_written
+from ..dispatch.node_names import overload
 from ..dispatch.primitive import Primitive
 from ..dispatch.number_args import number_tensor as _number_tensor
 
@@ -119,7 +120,6 @@ def fill_values(self: Tensor, value, node: str | None = None) -> Tensor:
     self._vm.push(compute_instruction("fill", fill[2] if self.device.type == "cpu" else None, (typed,),
                                       (many_dims.kernel_view(self._v),), None, fill[0], None, fill[1]))
     if node is not None and self.dtype.is_floating_point:  # the old values get no gradient
-        from ..movement.view_grads import overload
         FILL.attach((self,), (self,), node=overload(node, 2) if node == "fill" else node)
     return self
 

@@ -18,6 +18,7 @@ from ...autograd.view_inplace import _geometry
 from ...tensor import Tensor
 from ...tensor.tensor import contiguous_strides, numel_of
 from ...vm import View
+from ..dispatch.node_names import overload  # (declared there with the other node names; view ops import it from here)
 from ..dispatch.primitive import Primitive
 
 
@@ -27,19 +28,6 @@ def record_view(name: str, input: Tensor, out: Tensor, backward, attrs=None) -> 
     if needs_grad((input,)):
         record(name, backward, (input,), (out,), attrs=attrs)
     return out
-
-
-_overloads: dict = {}  # (name, k) -> its key in graph._node_classes
-
-
-def overload(name: str, k: int) -> str:
-    """A node name giving PyTorch's class for the k-th overload of `name` (SqueezeBackward1, TBackward1)."""
-    key = _overloads.get((name, k))
-    if key is None:  # graph.node_class only makes `...Backward0`: the class for this key is made once, kept there
-        key = _overloads[name, k] = f"{name}.{k}"
-        zeroth = graph.node_class(name).__name__
-        graph._node_classes[key] = type(zeroth[:-1] + str(k), (graph.Node,), {"__slots__": ()})
-    return key
 
 
 def inplace_node(t: Tensor, name: str, k: int) -> None:
