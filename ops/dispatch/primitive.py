@@ -71,7 +71,7 @@ class Primitive:
     """
 
     __slots__ = ("name", "shapes", "backward", "saved", "node_attrs", "checks_data", "grad_inputs", "grad_outputs",
-                 "optional", "saver", "inplace")
+                 "optional", "saver", "inplace", "bare")
 
     def __init__(self, name: str, shapes: Callable, *, cpu: Callable | None, cuda: Callable | None = None,
                  backward: Callable | None = None, saved: tuple | Callable = (), node_attrs: Callable | None = None,
@@ -85,6 +85,8 @@ class Primitive:
         self.node_attrs, self.checks_data = node_attrs, checks_data
         self.grad_inputs, self.grad_outputs, self.optional = grad_inputs, grad_outputs, optional
         self.inplace = inplace
+        # a node that saves nothing and keeps the call's attrs, on every output, edged to every input (a view's)
+        self.bare = not (self.saver or self.saved or node_attrs or grad_inputs is not None or grad_outputs is not None)
         for device_type, kernel in (("cpu", cpu), ("cuda", cuda)):
             if kernel is not None:
                 register_kernel(name, device_type)(kernel)
@@ -95,16 +97,19 @@ class Primitive:
         return {device_type: _kernels.get((self.name, device_type)) for device_type in DEVICE_TYPES}
 
     def __call__(self, inputs: tuple, attrs=None, node: str | None = None, *, checks_data: bool | None = None,
-                 saved: tuple | None = None):
+                 saved: tuple | None = None, device=None):
         """Run the op on `inputs` (tensors) with `attrs`: its output, or a tuple of its outputs. `node`: the
         autograd node's name where the public overload called decides it (`view_grads.overload("sum", 1)`
         for torch's `SumBackward1`), else the record's name. `checks_data` replaces the record's for this
         call: False where the front end has already checked the values the kernel reads (indices computed
         before the call), so no failure can be deferred and the issuing line is not looked up. `saved`
-        replaces the declared saved tensors (an op with a variable number of inputs, such as x[i, j])."""
+        replaces the declared saved tensors (an op with a variable number of inputs, such as x[i, j]).
+        `device`: where the outputs go, for an op with no tensor inputs to take it from (a factory: arange)."""
         checks = self.checks_data if checks_data is None else checks_data
-        outs = launch(self.name, self._kernel_inputs(inputs), self.shapes(inputs, attrs), attrs, checks_data=checks)
-        if self._needs_node(inputs):
+        # (the two checks inline: a call of a record without a backward, a factory's, makes no method calls)
+        outs = launch(self.name, _present(inputs) if self.optional else inputs, self.shapes(inputs, attrs), attrs,
+                      device, checks_data=checks)
+        if self.backward is not None and self._needs_node(inputs):
             self._record(inputs, outs, attrs, saved, node)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
@@ -131,7 +136,11 @@ class Primitive:
         does, or an op written from other ops whose gradient has a formula of its own), so that its gradient
         is the record's backward. `saved` replaces the declared saved tensors (intermediates the composite
         made, such as a softmax's row sums)."""
-        if self._needs_node(inputs):
+        # (views attach a node on every call: the bare record's node is made without _record's planning)
+        if self.bare and saved is None:
+            if self.backward is not None and needs_grad(inputs):
+                record(node or self.name, self.backward, inputs, outs, (), attrs)
+        elif self._needs_node(inputs):
             self._record(inputs, outs, attrs, saved, node)
 
     def _needs_node(self, inputs: tuple) -> bool:
@@ -153,10 +162,10 @@ class Primitive:
         if saved is None:
             if self.saver is not None:
                 saved = self.saver(inputs, outs)
-            elif self.saved:
-                saved = tuple([outs[s.index] if s.output else inputs[s.index] for s in self.saved])
             else:
                 saved = ()
+                for s in self.saved:  # (a loop: a comprehension's frame costs more for the usual one or two)
+                    saved += ((outs if s.output else inputs)[s.index],)
         if node_attrs is None:
             node_attrs = attrs if self.node_attrs is None else self.node_attrs(inputs, attrs)
         attached = tuple(outs) if self.grad_outputs is None else tuple([outs[k] for k in self.grad_outputs])

@@ -2,7 +2,8 @@
 
 Sizes, dtypes and errors are worked out at the call, following PyTorch's formulas; the
 values are computed by a kernel on the VM, in the precision PyTorch's CPU kernels use
-(int64 for integer dtypes, the dtype itself or double elsewhere), so results match.
+(int64 for integer dtypes, the dtype itself or double elsewhere), so results match. Each op is a
+record without inputs (at the bottom of the file), whose attrs hold the planned size and dtype.
 """
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ import numpy as np
 
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
 from ..dispatch.factory_args import (check_requires_grad, device_arg, dtype_arg, int_arg, number_arg, out_dtype,
                                      write_out)
@@ -80,7 +80,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype: dt.dtype | None = None
         acc, attrs = "int64", (_c_trunc(start), _c_trunc(step))
     else:
         acc, attrs = ("float64" if dtype is dt.float64 or dtype is dt.float32 else "float32"), (start, step)
-    result = launch("arange", (), [((size,), dtype)], attrs + (acc,), device=device_arg(device))[0]
+    result = ARANGE((), attrs + (acc, size, dtype), device=device_arg(device))
     result.requires_grad = requires_grad
     return write_out(result, out)
 
@@ -102,7 +102,8 @@ def _spaced(fn: str, start, end, steps, base, dtype, device, requires_grad, out)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     check_requires_grad(dtype, requires_grad)
-    result = launch(fn, (), [((steps,), dtype)], (start, end, steps, base), device=device_arg(device))[0]
+    record = LOGSPACE if fn == "logspace" else LINSPACE
+    result = record((), (start, end, steps, base, dtype), device=device_arg(device))
     result.requires_grad = requires_grad
     return write_out(result, out)
 
@@ -126,9 +127,8 @@ def _store(out: np.ndarray, values: np.ndarray) -> None:
         np.copyto(out, values, casting="unsafe")
 
 
-@register_kernel("arange", "cpu")
 def _arange_kernel(ins, outs, attrs) -> None:
-    start, step, acc = attrs
+    start, step, acc = attrs[:3]
     acc = np.dtype(acc)
     with np.errstate(over="ignore"):
         _store(outs[0], acc.type(start) + acc.type(step) * np.arange(outs[0].shape[0], dtype=acc))
@@ -149,9 +149,8 @@ def _ramp(start, end, step, steps: int, dtype: np.dtype, fused: bool = False) ->
     return np.where(idx < steps // 2, start + step * up, end - step * down).astype(dtype)
 
 
-@register_kernel("linspace", "cpu")
 def _linspace_kernel(ins, outs, attrs) -> None:
-    start, end, steps, _ = attrs
+    start, end, steps = attrs[:3]
     out = outs[0]
     if steps == 0:
         return
@@ -167,9 +166,8 @@ def _linspace_kernel(ins, outs, attrs) -> None:
     _store(out, _ramp(start, end, (end - start) / work.type(steps - 1), steps, work, fused=True))
 
 
-@register_kernel("logspace", "cpu")
 def _logspace_kernel(ins, outs, attrs) -> None:
-    start, end, steps, base = attrs
+    start, end, steps, base = attrs[:4]
     out = outs[0]
     with np.errstate(all="ignore"):
         if steps == 1:
@@ -183,3 +181,19 @@ def _logspace_kernel(ins, outs, attrs) -> None:
             step = float(end - start) / (steps - 1)
             exponents = _ramp(np.float64(start), np.float64(end), step, steps, np.dtype(np.float64))
             _store(out, np.power(np.float64(base), exponents))
+
+
+# -- records -------------------------------------------------------------------------------------------
+# (the front ends work out the sizes and dtypes: arange's attrs (start, step, acc, size, dtype), the others'
+# (start, end, steps, base, dtype))
+def _arange_shape(inputs: tuple, attrs: tuple) -> list:
+    return [((attrs[3],), attrs[4])]
+
+
+def _spaced_shape(inputs: tuple, attrs: tuple) -> list:
+    return [((attrs[2],), attrs[4])]
+
+
+ARANGE = Primitive("arange", _arange_shape, cpu=_arange_kernel)
+LINSPACE = Primitive("linspace", _spaced_shape, cpu=_linspace_kernel)
+LOGSPACE = Primitive("logspace", _spaced_shape, cpu=_logspace_kernel)
