@@ -81,8 +81,7 @@ def _real_nonnegative(b):
     if not isinstance(b, Tensor):
         return b.real >= 0 and b.imag == 0 if isinstance(b, complex) else b >= 0
     if b.dtype.is_complex:
-        from ..complex_numbers.tensors import imag, real  # (complex_ops imports this module's users)
-        return ap("logical_and", ap("eq", imag(b), 0), ap("ge", real(b), 0))
+        return ap("logical_and", ap("eq", b.imag, 0), ap("ge", b.real, 0))  # (Tensor.real/imag: complex_numbers' ops)
     return ap("ge", b, 0)
 
 

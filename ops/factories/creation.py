@@ -17,6 +17,7 @@ from ..elementwise.copies import fill_, fill_values
 from .ranges import arange, linspace, logspace
 from ..dispatch.limited_dtypes import check as check_limited
 from .uninitialized import filled
+from ..movement.memory_format import empty_in_format
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
            "ones_like", "full_like", "empty_strided", "empty_permuted", "scalar_tensor", "eye", "arange", "linspace", "logspace"]
@@ -63,7 +64,6 @@ def empty(*size, out=None, dtype: dt.dtype | None = None, layout=None, device=No
     reject_extra("empty", kwargs)
     t = _new("empty", shape, dtype, device, requires_grad, dt.get_default_dtype(), out=out)
     if memory_format is not None:  # channels_last(_3d): the same memory, laid out in the format's order
-        from ..movement.memory_format import empty_in_format
         t = empty_in_format(t, memory_format)
     return write_out(filled(t), out)
 
