@@ -18,6 +18,8 @@ from .autograd_functional import _vjp_raw
 from ..autograd.graph import AccumulateGrad, _seq
 from ..autograd.graph_walk import walk
 from ..tensor import Tensor
+from . import batching
+from .batching import TENSORS
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize", "functionalize"]
@@ -32,7 +34,12 @@ class _Level:
         self.own: set = set()
 
     def lift(self, t):
-        """A differentiable stand-in for `t` (non-tensors pass through)."""
+        """A differentiable stand-in for `t` (non-tensors pass through); inside vmap, for its batched value."""
+        if batching.LEVELS:
+            return batching.lift(t, self._lift_plain)
+        return self._lift_plain(t)
+
+    def _lift_plain(self, t):
         if not isinstance(t, Tensor):
             return t
         if not t.dtype.is_floating_point:
@@ -51,13 +58,13 @@ class _Level:
     def settle(self, tree) -> None:
         """Build the gradient's own graph only if the function's graph reaches past this transform (an
         outer transform or the caller's autograd may differentiate it); otherwise it would be dropped."""
-        leaves = [t for t in tree_flatten(tree)[0] if isinstance(t, Tensor) and t.requires_grad]
+        leaves = [t for t in tree_flatten(tree)[0] if isinstance(t, TENSORS) and t.requires_grad]
         self.create_graph = self.create_graph and any(self._reaches_outside(t) for t in leaves)
 
     def finish(self, tree):
         """`tree` with each tensor detached unless its graph reaches past this transform."""
         def fix(t):
-            if isinstance(t, Tensor) and t.requires_grad and not (self.create_graph and self._reaches_outside(t)):
+            if isinstance(t, TENSORS) and t.requires_grad and not (self.create_graph and self._reaches_outside(t)):
                 return t.detach()
             return t
         return tree_map(fix, tree)
@@ -91,7 +98,7 @@ def _tensor_leaves(tree, message: str) -> tuple:
     type found), torch.func's wording for each transform)."""
     leaves, spec = tree_flatten(tree)
     for x in leaves:
-        if not isinstance(x, Tensor):
+        if not isinstance(x, TENSORS):
             raise RuntimeError(f"{message}{type(x)}")
     return leaves, spec
 
@@ -108,16 +115,23 @@ def _split_aux(out, has_aux: bool, fn: str) -> tuple:
 def _grads_for(level: _Level, outputs: list, cotangents: list, chosen) -> Any:
     """The gradient of `outputs` (weighted by cotangents) for every tensor of the tree `chosen`."""
     leaves, spec = tree_flatten(chosen)
-    tensors = [x for x in leaves if isinstance(x, Tensor)]
-    grads = iter(_vjp_raw(tuple(outputs), tuple(tensors), tuple(cotangents), level.create_graph))
+    tensors = [x for x in leaves if isinstance(x, TENSORS)]
+    grads = iter(_vjp(tuple(outputs), tuple(tensors), tuple(cotangents), level.create_graph))
     out = []
     for x in leaves:
-        if isinstance(x, Tensor):
+        if isinstance(x, TENSORS):
             g = next(grads)
             out.append(ops.zeros_like(x) if g is None else g)
         else:
             out.append(None)
     return tree_unflatten(out, spec)
+
+
+def _vjp(outputs: tuple, inputs: tuple, cotangents: tuple, create_graph: bool) -> tuple:
+    """_vjp_raw, on batched values inside vmap (one backward pass gives each sample's gradient)."""
+    if batching.LEVELS:
+        return batching.vjp(_vjp_raw, outputs, inputs, cotangents, create_graph)
+    return _vjp_raw(outputs, inputs, cotangents, create_graph)
 
 
 def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable:
@@ -127,7 +141,7 @@ def grad_and_value(func: Callable, argnums=0, has_aux: bool = False) -> Callable
         with enable_grad():
             args, chosen = _lift_args(level.lift, args, argnums, "grad_and_value")
             output, aux = _split_aux(func(*args, **kwargs), has_aux, "grad_and_value")
-            if not isinstance(output, Tensor):
+            if not isinstance(output, TENSORS):
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got "
                                    f"{type(output)}")
             if output.dim() != 0:
@@ -249,7 +263,7 @@ def _jacobian(func: Callable, argnums, has_aux: bool, fn: str) -> Callable:
                 for k in range(flat.numel()):
                     grads = (None,) * len(in_leaves)
                     if o.requires_grad:
-                        grads = _vjp_raw((flat[k],), tuple(in_leaves), (ops.ones_like(flat[k]),), level.create_graph)
+                        grads = _vjp((flat[k],), tuple(in_leaves), (ops.ones_like(flat[k]),), level.create_graph)
                     for j, (g, x) in enumerate(zip(grads, in_leaves)):
                         rows[j].append(ops.zeros_like(x) if g is None else g)
                 blocks = [ops.stack(r).reshape(*o.shape, *x.shape) if r else

@@ -236,7 +236,6 @@ def test_per_sample_gradients_of_an_mlp():
         same(ours[k], theirs[k], rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, reason="needs s18_vmap_transforms.patch (grad inside vmap on batched values)")
 def test_per_sample_gradients_run_batched(monkeypatch):
     monkeypatch.setattr(vmap_module, "_warned", set())
     x, y = arr(16, 8), arr(16, 4)
