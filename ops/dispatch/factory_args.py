@@ -16,20 +16,12 @@ from ...tensor.device import OPEN_BLOCKS, default_device
 from ...tensor.tensor import contiguous_strides
 from ...vm import Blob, View, get_vm
 from ..elementwise.plans import torch_name
+from .type_names import CHECKED_NAME, TYPEMETA_NAME  # (importers take them from here too)
 
 CPU = _device("cpu")
 META = _device("meta")
 _PY_DTYPES = {float: dt.float64, int: dt.int64, bool: dt.bool_}
 
-# How C++ names each type in the messages PyTorch copies them into.
-CHECKED_NAME = {dt.uint8: "uint8_t", dt.int8: "int8_t", dt.int16: "int16_t", dt.int32: "int", dt.int64: "int64_t",
-                dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16", dt.float32: "float", dt.float64: "double",
-                dt.bool_: "bool", dt.uint16: "uint16_t", dt.uint32: "uint32_t", dt.uint64: "uint64_t"}
-CHECKED_NAME.update({d: f"c10::{d.scalar_name}" for d in dt.FLOAT8})
-TYPEMETA_NAME = dict(CHECKED_NAME)
-TYPEMETA_NAME.update({dt.uint8: "unsigned char", dt.int8: "signed char", dt.int16: "short int",
-                      dt.int64: "long int", dt.uint16: "short unsigned int", dt.uint32: "unsigned int",
-                      dt.uint64: "long unsigned int"})
 FLOAT_MAX = {dt.float16: 65504.0, dt.bfloat16: 3.3895313892515355e38, dt.float32: 3.4028234663852886e38,
              dt.float64: 1.7976931348623157e308}
 FLOAT_MAX.update({dt.float8_e4m3fn: 448.0, dt.float8_e5m2: 57344.0, dt.float8_e4m3fnuz: 240.0,

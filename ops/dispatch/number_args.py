@@ -13,6 +13,7 @@ import numpy as np
 
 from ...tensor import Tensor
 from ...tensor import dtype as dt
+from .ready_values import computed_values
 
 # neither argument may be a number (torch: "argument 'other' (position 2) must be Tensor")
 TENSORS_ONLY = frozenset({"atan2", "arctan2", "fmax", "fmin", "hypot", "logaddexp", "logaddexp2", "logical_and",
@@ -161,7 +162,6 @@ def holds_zero_divisor(a, b) -> bool:
             return False  # a float quotient (inf, no error), an empty one, or bool // bool (refused by its kernel)
     elif isinstance(a, bool) and b.dtype is dt.bool_ or not isinstance(a, (int, np.integer)):
         return False
-    from ..indexing.scatter import computed_values  # (scatter imports the tensor layer; this module is imported early)
     values = computed_values(b)
     return values is not None and not values.all()
 

@@ -18,6 +18,7 @@ from ..movement import memory_format as _mf
 from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.node_names import overload, torch_node
 from ..dispatch.primitive import Primitive
+from ..dispatch.out_checks import check_out_grad, prepare_out
 from ..dispatch.number_args import binary, invalid_combination, require_self
 from ..dispatch.operator_operands import operand_not_implemented
 from ..dispatch.number_args import number_tensor as _number_tensor  # noqa: F401 (other modules import it from here)
@@ -40,7 +41,6 @@ def fit_out(name: str, out, *args) -> None:
     elementwise result of them. In-place calls (x.add_(y) passes out=x) keep their checks: a shape must match."""
     if out is None or not isinstance(out, Tensor) or any(a is out for a in args):
         return
-    from ..indexing.scatter import check_out_grad, prepare_out
     check_out_grad(name, out, args)
     shapes = [a._v.shape for a in args if isinstance(a, Tensor)]
     try:

@@ -12,8 +12,6 @@ index_select/add/copy/fill, take, put and take_along_dim live in ops/indexing/in
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ...autograd.graph import needs_grad
@@ -28,7 +26,8 @@ from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
 from ..dispatch.factory_args import CHECKED_NAME, TYPEMETA_NAME
 from ..dispatch.mem_overlap import check_out
-from ..dispatch.user_frame import user_stacklevel
+from ..dispatch.out_checks import check_out_grad, prepare_out  # (importers take them from here too)
+from ..dispatch.ready_values import GIL_KEPT_ELEMENTS, computed_values  # (likewise)
 from ..movement.view_grads import overload, transfer
 from ..dispatch.limited_dtypes import check as check_limited
 from ..complex_numbers.half import fitted, widened as complex32_widened
@@ -118,24 +117,6 @@ def input_shape_and(inputs: tuple, attrs) -> tuple:
     return inputs[0]._v.shape, attrs
 
 
-def prepare_out(out: Tensor, shape: tuple, dtype: dt.dtype, reads=()) -> None:
-    """Check an `out=` tensor's dtype and its overlap with itself and the tensors the op `reads`, then
-    resize it to `shape` as PyTorch does (warning if it had data)."""
-    check_out(out, reads)
-    if out.dtype is not dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {C_NAMES[dtype]}, but got "
-                           f"{C_NAMES[out.dtype]} instead")
-    if tuple(out._v.shape) != tuple(shape):
-        if out.numel():
-            warnings.warn(f"An output with one or more elements was resized since it had shape "
-                          f"{list(out._v.shape)}, which does not match the required output shape {list(shape)}. "
-                          "This behavior is deprecated, and in a future PyTorch release outputs will not be "
-                          "resized unless they have zero elements. You can explicitly reuse an out tensor t by "
-                          "resizing it, inplace, to zero elements with t.resize_(0).", UserWarning,
-                          stacklevel=user_stacklevel())
-        out._v = Tensor._empty(tuple(shape), dtype, out.device)._v  # new storage, as resize_ gives
-
-
 def _dim1(t: Tensor) -> int:
     """Number of dims with 0-d counted as 1 (PyTorch's rule for gather/scatter shapes)."""
     return max(t.ndim, 1)
@@ -157,13 +138,6 @@ def inplace_grad(self: Tensor, others: tuple) -> bool:
         return False
     ew.check_leaf_inplace(self)
     return True
-
-
-def check_out_grad(op: str, out, args: tuple) -> None:
-    """PyTorch's error for `out=` when an argument requires grad (grad mode on)."""
-    if out is not None and needs_grad(args):
-        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, "
-                           "but one of the arguments requires grad.")
 
 
 def filled(shape: tuple, like: Tensor, value=0) -> Tensor:
@@ -204,30 +178,6 @@ def fit_rank(grad: Tensor, ndim: int) -> Tensor:
         return grad
     shape = (1,) * (ndim - grad.ndim) + grad._v.shape
     return restrided(grad, box(shape, shape))
-
-
-GIL_KEPT_ELEMENTS = 500  # NumPy releases the GIL in loops over more elements than this
-
-
-def computed_values(index: Tensor) -> np.ndarray | None:
-    """The values of a CPU tensor whose writers have all run (None when a write is pending, or off the CPU):
-    read at the call without waiting, so index errors raise at the user's line and the VM is not stalled.
-    Also None for more than GIL_KEPT_ELEMENTS values while a stream's worker runs: NumPy would give up the GIL to
-    check them, and the worker would keep it for its Python between kernels (each check of the LM step's 512
-    targets and token ids waited 0.55 ms on average); the kernel checks them then, naming the user's line.
-    Every caller only checks the values (raises, or leaves the check to the kernel): they never change what an
-    op issues, which autograd's backward replay relies on (it records passes that read them)."""
-    if index.device.type != "cpu" or index.numel() > GIL_KEPT_ELEMENTS and index._vm.running():
-        return None
-    blob = index._v.blob
-    if blob.data is None or blob.error is not None:
-        return None
-    writer = blob.writer
-    if writer is not None and writer[0].done < writer[1]:
-        return None
-    if any(v.blob is blob for ins in tuple(index._vm.window) for v in ins.outs):
-        return None  # a write of it waits in the fusion window
-    return index._vm.backend.array(index._v)
 
 
 def check_now(index: Tensor, size: int, dim: int, **kwargs) -> bool:
