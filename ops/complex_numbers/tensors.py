@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import builtins
 
+from ...autograd.graph import needs_grad
+from ...autograd.view_inplace import _geometry
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from . import compiled as complex_compiled  # noqa: F401  (complex fused groups compile: it registers their vocabulary)
@@ -19,6 +21,7 @@ from ..factories.creation import zeros_like
 from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
+from ..movement.view_grads import transfer
 from ..movement.views import make_view
 from ..dispatch.limited_dtypes import check as check_limited
 
@@ -168,6 +171,37 @@ def view_as_complex_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """view_as_complex(input) in new memory."""
     result = copies.clone(view_as_complex(input))
     return result if out is None else out.copy_(result)
+
+
+# -- the gradient of a view between a complex dtype and its real one (autograd's rule for writes on views) ---
+def as_parts(x: Tensor) -> Tensor:
+    """A complex tensor's real parts as a float tensor with a last dim of 2 (view_as_real, differentiable)."""
+    return view_as_real(x)
+
+
+def from_parts(x: Tensor) -> Tensor:
+    """Real pairs (a last dim of 2) as complex numbers (view_as_complex of a contiguous copy, differentiable)."""
+    return view_as_complex(x.contiguous())
+
+
+def _parts_back(node, g):
+    span, view_layout, base_layout, base_complex = node.attrs
+    grad = transfer(g if base_complex else as_parts(g), span, view_layout, base_layout)
+    return (from_parts(grad) if base_complex else grad,)
+
+
+def parts_node(input: Tensor, out: Tensor) -> Tensor:
+    """Record a view node for `out`, a view of `input`'s memory as the other of a complex dtype and its real
+    one (real/imag parts of complex numbers, or complex numbers over real pairs), anywhere in that memory:
+    the gradient moves through both layouts counted in real parts."""
+    if needs_grad((input,)):
+        span, base_layout, view_layout, parts = _geometry(input, out)
+        AS_STRIDED_PARTS.attach((input,), (out,), (span, view_layout, base_layout, parts == "base"), node="as_strided")
+    return out
+
+
+# the node of views of a complex tensor's memory as real parts, or the reverse (torch's AsStridedBackward0)
+AS_STRIDED_PARTS = Primitive("as_strided_parts", None, cpu=None, backward=_parts_back)
 
 
 # -- conj, angle ------------------------------------------------------------------------------------

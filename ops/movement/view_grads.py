@@ -14,7 +14,6 @@ import numpy as np
 
 from ...autograd import graph
 from ...autograd.graph import needs_grad, record
-from ...autograd.view_inplace import _geometry
 from ...tensor import Tensor
 from ...tensor.tensor import contiguous_strides, numel_of
 from ...vm import View
@@ -115,35 +114,6 @@ def window_node(name: str, view_fn, input: Tensor, out: Tensor, *args) -> Tensor
     return out
 
 
-# -- complex numbers and their real parts: one memory, two dtypes ----------------------------------------
-def as_parts(x: Tensor) -> Tensor:
-    """A complex tensor's real parts as a float tensor with a last dim of 2 (view_as_real, differentiable)."""
-    from ..complex_numbers.tensors import view_as_real
-    return view_as_real(x)
-
-
-def from_parts(x: Tensor) -> Tensor:
-    """Real pairs (a last dim of 2) as complex numbers (view_as_complex of a contiguous copy, differentiable)."""
-    from ..complex_numbers.tensors import view_as_complex
-    return view_as_complex(x.contiguous())
-
-
-def _parts_back(node, g):
-    span, view_layout, base_layout, base_complex = node.attrs
-    grad = transfer(g if base_complex else as_parts(g), span, view_layout, base_layout)
-    return (from_parts(grad) if base_complex else grad,)
-
-
-def parts_node(input: Tensor, out: Tensor) -> Tensor:
-    """Record a view node for `out`, a view of `input`'s memory as the other of a complex dtype and its real
-    one (real/imag parts of complex numbers, or complex numbers over real pairs), anywhere in that memory:
-    the gradient moves through both layouts counted in real parts."""
-    if needs_grad((input,)):
-        span, base_layout, view_layout, parts = _geometry(input, out)
-        AS_STRIDED_PARTS.attach((input,), (out,), (span, view_layout, base_layout, parts == "base"), node="as_strided")
-    return out
-
-
 def strided_node(name: str, input: Tensor, out: Tensor) -> Tensor:
     """Record `name` for a view `out` of `input` placed anywhere in its memory (as_strided)."""
     if needs_grad((input,)):
@@ -171,5 +141,3 @@ TRANSFER = Primitive("strided_transfer", _transfer_shape, cpu=_transfer_kernel, 
 # the nodes of views that pick elements anywhere in their input's memory (slice, select, diagonal, unfold,
 # narrow_copy and as_strided name theirs): the gradient goes back through the view's layout
 AS_STRIDED = Primitive("as_strided", None, cpu=None, backward=_scatter_back)
-# ... and of views of a complex tensor's memory as real parts, or the reverse (torch's AsStridedBackward0)
-AS_STRIDED_PARTS = Primitive("as_strided_parts", None, cpu=None, backward=_parts_back)
