@@ -138,6 +138,13 @@ from .functional_grouped_mm import grouped_mm  # noqa: E402,F401
 
 __all__ += ["grouped_mm"]
 from . import grad  # noqa: E402,F401 - torch.nn.functional.grad is torch.nn.grad
+
+# The convolutions, pools and fold/unfold as the public ops functions (ops/__init__.py's wrappers, not the raw
+# ones imported above): a tensor-like's __torch_function__ (vmap's batched values) and global tensors reach them
+from ..ops.windowed import adaptive_pool as _adaptive_pool, fold as _fold  # noqa: E402
+for _name in _conv.__all__ + _pool.__all__ + _adaptive_pool.__all__ + _fold.__all__:
+    if _name in globals() and hasattr(ops, _name):
+        globals()[_name] = getattr(ops, _name)
 # torch.nn.functional's __torch_function__ helpers, for code written on top of it
 from ..ops.dispatch.torch_function import (handle_torch_function, has_torch_function, has_torch_function_unary,
                                            has_torch_function_variadic)

@@ -13,6 +13,7 @@ from ..autograd import no_grad
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..ops.dispatch import autocast as _ac
+from ..ops.dispatch import torch_function as _torch_function
 from ..ops.rowwise import nll_rows
 from ..ops.complex_numbers.tensors import refuse_complex
 from ..ops.elementwise.plans import torch_name
@@ -33,7 +34,15 @@ def _autocast_fp32(fn):
         if _ac.ACTIVE[0]:
             args = _ac.fp32(*args)
             kwargs = dict(zip(kwargs, _ac.fp32(*kwargs.values())))
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except Exception:
+            # a tensor-like with its own __torch_function__ (vmap's batched values) makes `fn` fail first: it then
+            # answers, as for the public ops functions (nothing checked on the plain path)
+            handled, result = _torch_function.dispatch_if_overloaded(loss, args, kwargs)
+            if handled:
+                return result
+            raise
     return loss
 
 
