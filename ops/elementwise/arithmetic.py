@@ -307,9 +307,10 @@ METHODS.update(true_divide=div, divide=div, multiply=multiply, subtract=sub, mul
 @_public
 def where(condition: Tensor, input=None, other=None) -> Tensor:
     """Elements of `input` where `condition` holds, else of `other`; one argument: nonzero indices."""
-    if input is None and other is None:
-        from ..indexing import subscript as indexing
-        return indexing.nonzero(condition, as_tuple=True)
+    if input is None and other is None:  # torch.nonzero(condition, as_tuple=True), through the Tensor method
+        if not isinstance(condition, Tensor):
+            raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(condition).__name__}")
+        return condition.nonzero(as_tuple=True)
     kernel_dtypes.check_where(input, other)
     return apply("where", condition, input, other)
 
