@@ -45,6 +45,7 @@ REACHED_THROUGH = {
     "strided_transfer": "as_strided", "as_strided_parts": "view_as_real",  # (view gradients; writes into parts)
     "_to_copy": "to", "to_device": "to", "alias": "as_subclass",
     "native_norm": "nn.functional.group_norm", "embedding_lookup": "nn.functional.embedding",
+    "getitem_view": "__getitem__", "setitem": "__setitem__",
     # samplers (the in-place methods' kernels) and a sample's nodes; the elementwise composites' nodes
     "uniform_": "uniform", "normal_": "normal", "bernoulli_": "bernoulli", "cauchy_": "cauchy",
     "exponential_": "exponential", "geometric_": "geometric", "log_normal_": "log_normal", "random_": "randint",

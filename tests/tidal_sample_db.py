@@ -52,6 +52,13 @@ def _pool(name: str):
     return lambda lib, *a, **k: getattr(lib.nn.functional, name)(*a, **k)
 
 
+def _assigned(x, index, value):
+    """A copy of `x` with x[index] = value (setitem's node on the copy)."""
+    y = x * 1
+    y[index] = value
+    return y
+
+
 def _method(name: str):
     return lambda lib, x, *a, **k: getattr(x, name)(*a, **k)
 
@@ -122,6 +129,10 @@ RECORDS = [
     Record("_standard_gamma_grad", (_s(_a(3, 4, low=0.5, high=3.0), _a(3, 4, low=0.1, high=5.0)),), rtol=1e-3,
            fn=lambda lib, a, x: torch._standard_gamma_grad(a, x) if lib is torch else
            tidal.distributions._sampling.STANDARD_GAMMA_GRAD((a, x))),  # (tidal sums the exact series)
+    # x[index] = value on a copy: basic indexing (CopySlices) and index tensors (IndexPutBackward0)
+    Record("__setitem__", (_s(_a(4, 5), _a(5), 1), _s(_a(4, 5), _a(4), (slice(None), 2)),
+                           _s(_a(4, 5), _a(2, 5), [0, 2]), _s(_a(4, 5), _a(3), ([0, 3, 3], [1, 2, 4]))),
+           grad=True, fn=lambda lib, x, value, index: _assigned(x, index, value)),
 ]
 BY_NAME = {r.name: r for r in RECORDS}
 

@@ -13,7 +13,6 @@ import numbers
 import numpy as np
 
 from ...autograd.grad_mode import no_grad
-from ...autograd.graph import needs_grad, record
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..elementwise import copies, arithmetic as M
@@ -113,14 +112,14 @@ def _fill_where(input: Tensor, mask: Tensor, value, out: Tensor | None) -> Tenso
     check_limited("masked_fill", input.dtype)
     fill = _fill_value(input, value, "masked_fill_")
     tensor_fill = fill if isinstance(fill, Tensor) else None
-    grad = S.inplace_grad(out, (input, tensor_fill)) if out is not None else needs_grad((input, tensor_fill))
+    if out is not None:
+        S.inplace_grad(out, (input, tensor_fill))  # (torch's error on a leaf, before anything is queued)
     with no_grad():
         result = M.apply("where", mask, fill, input, out=out)
         if out is None and len(result._v.shape) in (4, 5) and not result.is_contiguous():
             result = result.contiguous()  # torch fills a contiguous clone, whatever the input's memory format
-    if grad:
-        name = "masked_fill" if tensor_fill is None else overload("masked_fill", 1)  # torch's class per overload
-        record(name, _masked_fill_backward, (input, None, tensor_fill), (result,), saved=(mask,))
+    name = "masked_fill" if tensor_fill is None else overload("masked_fill", 1)  # torch's class per overload
+    MASKED_FILL.attach((input, None, tensor_fill), (result,), None, name, (mask,))
     return result
 
 
@@ -207,11 +206,20 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> 
     values = np.broadcast_to(input._host_array(), shape)
     result = host_result(values[np.broadcast_to(mask._host_array(), shape)], input.dtype, input.device, out,
                          (input, mask))
-    if needs_grad((input,)):
-        record("masked_select", lambda node, g: (masked_scatter(S.filled(node.attrs, g), node.saved_tensors[0], g),
-                                                 None),
-               (input, None), (result,), saved=(mask,), attrs=shape)
+    MASKED_SELECT.attach((input, None), (result,), shape, saved=(mask,))
     return result
+
+
+def _masked_select_backward(node, g):
+    # the gradient scattered back where the (broadcast) mask holds: masked_scatter, masked_select's adjoint
+    return masked_scatter(S.filled(node.attrs, g), node.saved_tensors[0], g), None
+
+
+# the composites' nodes: masked_fill (a where) on (input, mask, value) with no edge to the mask (torch's
+# MaskedFillBackward0, MaskedFillBackward1 for a tensor value, through node=), masked_select (computed on the host)
+# on (input, mask) with its attrs the broadcast shape; each saves the mask
+MASKED_FILL = Primitive("masked_fill", None, cpu=None, backward=_masked_fill_backward)
+MASKED_SELECT = Primitive("masked_select", None, cpu=None, backward=_masked_select_backward)
 
 
 def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False):

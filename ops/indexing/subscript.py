@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from ...autograd.grad_mode import is_grad_enabled, no_grad
-from ...autograd.graph import needs_grad, no_tangents, record
+from ...autograd.graph import needs_grad, no_tangents
 from ...autograd.view_inplace import LEAF_VIEW, NO_GRAD_VIEW, inplace_writer, track_view, write_inplace
 from ...tensor import Tensor
 from ...tensor import dtype as dt
@@ -266,9 +266,9 @@ def _index_put_kernel(ins, outs, attrs):
 
 
 # -- gradients of indexing ------------------------------------------------------------------
-def _track_view(name: str, src: Tensor, view: Tensor, geometry: tuple) -> None:
-    """Record view op `name`: its gradient is zeros of src's shape with g at `geometry` (row-major)."""
-    record(name, lambda node, g: (S.embed(g, *node.attrs),), (src,), (view,), attrs=(src._v.shape, geometry))
+def _view_backward(node, g):
+    # a basic-indexing view's gradient: zeros of the source's shape with g at the view's (row-major) geometry
+    return (S.embed(g, *node.attrs),)
 
 
 def _gather_at(src: Tensor, dims: tuple, tensors: tuple, shape: tuple, checks_data: bool = False) -> Tensor:
@@ -309,7 +309,7 @@ def getitem(self: Tensor, index) -> Tensor:
         out = S.view_of(self, v.shape[1:], v.strides[1:], v.offset + i * v.strides[0])
         if grad:
             dense = contiguous_strides(v.shape)
-            _track_view("select", self, out, (v.shape[1:], dense[1:], i * dense[0]))
+            VIEW.attach((self,), (out,), (v.shape, (v.shape[1:], dense[1:], i * dense[0])), "select")
         return out
     p = _parse(self, index, grad)
     if p.advanced and p.last == "alias":  # no view op: index self itself, as PyTorch does
@@ -317,7 +317,7 @@ def getitem(self: Tensor, index) -> Tensor:
     else:
         view = S.view_of(self, tuple(p.shape), tuple(p.strides), p.offset)
         if grad:
-            _track_view(p.last, self, view, (tuple(p.shape), tuple(p.dense), p.dense_offset))
+            VIEW.attach((self,), (view,), (v.shape, (tuple(p.shape), tuple(p.dense), p.dense_offset)), p.last)
     if not p.advanced:
         return view
     dims, tensors, shape = _index_plan(view, p.advanced)
@@ -414,8 +414,8 @@ def _recorded_setitem(self: Tensor, index, value) -> None:
     with no_grad():
         advanced = _assign(self, items, value, recorded_after=True)
     value = value if isinstance(value, Tensor) else None
-    record("index_put" if advanced else "copy_slices", _setitem_backward, (self, value), (self,),
-           attrs=(items, value.ndim if value is not None else 0))
+    SETITEM.attach((self, value), (self,), (items, value.ndim if value is not None else 0),
+                   "index_put" if advanced else "copy_slices")
 
 
 def _setitem_backward(node, g):
@@ -531,5 +531,11 @@ GETITEM = Primitive("getitem", _getitem_shapes, cpu=_index_kernel, cuda=None, ba
 # index tensors; x[i] = v's setitem records its own node (index_put or copy_slices) around the write
 INDEX_PUT = Primitive("index_put", S.written_only, cpu=_index_put_kernel, cuda=None, backward=_index_put_backward,
                       grad_inputs=(0, 1), checks_data=True, inplace=True)
+# the composites' nodes: the view of basic indexing on the source (SelectBackward0, SliceBackward0,
+# UnsqueezeBackward0... through node=; attrs the source's shape and the view's row-major geometry), and
+# x[i] = v's write on (self, the value or None) (IndexPutBackward0 or CopySlices through node=; attrs the parsed
+# index and the value's ndim)
+VIEW = Primitive("getitem_view", None, cpu=None, backward=_view_backward)
+SETITEM = Primitive("setitem", None, cpu=None, backward=_setitem_backward)
 
 METHODS.update(__getitem__=getitem, __setitem__=setitem, index_put=index_put, index_put_=index_put_)
