@@ -290,16 +290,6 @@ def test_gather_roll_triangles_new_tensors_and_fused_products(k):
     check(fn, arrays, in_dims=(0, None) if k == 3 else 0)
 
 
-def _routed(fn):
-    """`fn` reaching its batching rule as nn.functional's names do once s18_vmap_nn_dispatch.patch is applied (the
-    public ops functions reach theirs already)."""
-    def call(*args, **kwargs):
-        if any(isinstance(a, batching.BatchedTensor) for a in (*args, *kwargs.values())):
-            return batching.dispatch(fn, args, kwargs)
-        return fn(*args, **kwargs)
-    return call
-
-
 LOSSES = [
     (lambda x, y: F.cross_entropy(x, y), [arr(4, 5), np.array([1, 2, 0, 3])]),
     (lambda x, y: F.cross_entropy(x, y, ignore_index=2, label_smoothing=0.1), [arr(4, 3, 5), np.array([[1, 2, 0]] * 4)]),
@@ -317,23 +307,36 @@ LOSSES = [
 @pytest.mark.parametrize("k", range(len(LOSSES)))
 def test_losses_conv_and_pools_of_nn_functional(k):
     fn, arrays = LOSSES[k]
-    names = ["cross_entropy", "nll_loss", "binary_cross_entropy_with_logits", "binary_cross_entropy", "conv2d",
-             "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
 
     def lib(L, Fn):
-        if L is torch:
-            return lambda *a: _with(Fn, lambda: fn(*a))
-        routed = type("Routed", (), {n: staticmethod(_routed(getattr(F, n))) for n in names})
-        return lambda *a: _with(routed, lambda: fn(*a))
-    kw = {"in_dims": (0, None)} if k >= 7 else {}
-    check(lib, arrays, **kw)
+        return lambda *a: _with(Fn, lambda: fn(*a))
+    check(lib, arrays, **({"in_dims": (0, None)} if k >= 7 else {}))
 
 
 def _with(namespace, thunk):
-    """Run `thunk` with the test module's `F` bound to `namespace` (tidal's routed names, or torch's)."""
+    """Run `thunk` with the test module's `F` bound to `namespace` (tidal's nn.functional, or torch's)."""
     saved = globals()["F"]
     globals()["F"] = namespace
     try:
         return thunk()
     finally:
         globals()["F"] = saved
+
+
+def test_per_sample_gradients_with_cross_entropy_run_batched(monkeypatch):
+    monkeypatch.setattr(vmap_module, "_warned", set())
+
+    def loss(L, F):
+        def f(p, x, y):
+            h = F.relu(F.linear(x, p["W1"], p["b1"]))
+            return F.cross_entropy(F.linear(h, p["W2"], p["b2"]).unsqueeze(0), y.unsqueeze(0))
+        return f
+    x, y = arr(16, 8), np.random.default_rng(1).integers(0, 4, 16)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ours = vmap(grad(loss(tidal, F)), in_dims=(None, 0, 0))(_params(tidal), tidal.tensor(x), tidal.tensor(y))
+    assert not [w for w in caught if "vmap" in str(w.message)]
+    theirs = torch.func.vmap(torch.func.grad(loss(torch, torch.nn.functional)), in_dims=(None, 0, 0))(
+        _params(torch), torch.tensor(x), torch.tensor(y))
+    for k in theirs:
+        same(ours[k], theirs[k], rtol=1e-4, atol=1e-5)
