@@ -281,3 +281,6 @@ def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | 
         (out._vc or out._v.blob).version += 1
     if saves_out:  # the output is saved as it is after the op
         node.save_output(0, out)
+
+
+ew.register_derivatives(record, originals)  # plans.apply records elementwise nodes through these

@@ -387,6 +387,22 @@ def _device_of(op: ElemOp, args: tuple):
     return dev
 
 
+# -- the nodes: recorded by ops/elementwise/derivatives.py, which registers here when it loads ----------------
+def _unregistered(*args, **kwargs):
+    raise RuntimeError("elementwise nodes: ops/elementwise/derivatives.py has not registered yet (tidal.ops loads it "
+                       "before any op runs)")
+
+
+_record_node = _originals = _unregistered  # (its formulas are elementwise ops applied here: it sits above this file)
+
+
+def register_derivatives(record, originals) -> None:
+    """Take the recorder of elementwise nodes and the copier of the originals an in-place op's formulas read
+    (ops/elementwise/derivatives.py calls this once, when it loads)."""
+    global _record_node, _originals
+    _record_node, _originals = record, originals
+
+
 def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
     """Dispatch elementwise op `name`; `out` (an existing tensor) makes it in-place."""
     op = OPS[name]
@@ -409,7 +425,7 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         check_leaf_inplace(out)
         if needs_rebase(out):  # writing through a view of a tensor in the graph
             return write_through_view(out, apply(name, *args))
-    originals = derivatives.originals(name, args, out) if grad else None  # copies made before the write
+    originals = _originals(name, args, out) if grad else None  # copies made before the write
     ins = _instruction_inputs(plan, args)
     expr = _expr(plan, args)
     if out.dtype is dt.complex32 and plan.dtype is not out.dtype:  # (NumPy would copy a number into both parts)
@@ -419,7 +435,7 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
     out._vm.push(compute_instruction(name, None, ins, (out._v,), None, expr, None,
                                      plan.head if expr is plan.expr else None))
     if grad:
-        derivatives.record(name, args, out, True, originals)  # saves inputs, then bumps the version
+        _record_node(name, args, out, True, originals)  # saves inputs, then bumps the version
     else:
         (out._vc or out._v.blob).version += 1
     return out
@@ -459,7 +475,7 @@ def _emit(name: str, plan: Plan, ins: tuple, args: tuple, grad: bool, pow_expr: 
         meta = plan.grad_meta
         if meta is None:  # the plan fixes every argument's shape and dtype: made once
             meta = plan.grad_meta = tuple([(a._v.shape, a.dtype) if isinstance(a, Tensor) else None for a in args])
-        derivatives.record(name, args, out, False, meta=meta)
+        _record_node(name, args, out, False, meta=meta)
     return out
 
 
@@ -546,4 +562,3 @@ def check_overlap(out: Tensor, args: tuple) -> None:
 
 
 from ..movement.memory_format import elementwise_strides  # noqa: E402
-from . import derivatives  # noqa: E402  (its formulas call back into this module)
