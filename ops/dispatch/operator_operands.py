@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...tensor import Tensor
+from ..factories.from_data import as_tensor
 
 __all__ = ["operand_not_implemented"]
 
@@ -23,7 +24,6 @@ def operand_not_implemented(fn, arrays: bool = False):
             return fn(self, other)
         except TypeError:
             if arrays and isinstance(other, np.ndarray):
-                from ..factories.from_data import as_tensor
                 return fn(self, as_tensor(other))
             return NotImplemented
     method.__name__ = method.__qualname__ = getattr(fn, "__name__", "operator")

@@ -16,6 +16,7 @@ from ..dispatch import kernel_dtypes, limited_dtypes
 from ..movement import many_dims
 from ..movement import memory_format as _mf
 from ..dispatch.broadcast import broadcast_shapes
+from ..dispatch.factory_args import empty_strided_tensor
 from ..dispatch.node_names import overload, torch_node
 from ..dispatch.primitive import Primitive
 from ..dispatch.out_checks import check_out_grad, prepare_out
@@ -52,7 +53,6 @@ def fit_out(name: str, out, *args) -> None:
     prepare_out(out, shape, out.dtype, tuple(a for a in args if isinstance(a, Tensor)))  # (the warning, the storage)
     if len(shape) in (4, 5) and any(_mf.suggest_memory_format(a) != _mf.CONTIGUOUS for a in args
                                     if isinstance(a, Tensor) and a.dim() == len(shape)):
-        from ..dispatch.factory_args import empty_strided_tensor
         out._v = empty_strided_tensor(shape, _mf.iterator_strides(shape, args), out.dtype, out.device)._v
 
 
