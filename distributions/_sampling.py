@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 
-from ..autograd import Function
 from ..ops import broadcast_tensors
 from ..ops.random import samplers
 from ..ops.dispatch.primitive import Primitive
@@ -87,31 +86,29 @@ def _gamma_grad_shapes(inputs: tuple, attrs) -> list:
     return [(inputs[1]._v.shape, inputs[1].dtype)]
 
 
-# d sample / d alpha (the gamma sample's reparameterization gradient); no node: _StandardGamma's backward runs it
+# d sample / d alpha (the gamma sample's reparameterization gradient); no node: standard_gamma's backward runs it
 STANDARD_GAMMA_GRAD = Primitive("_standard_gamma_grad", _gamma_grad_shapes, cpu=_gamma_grad_kernel, cuda=None)
 
 
-class _StandardGamma(Function):
-    """Gamma(alpha, 1) samples whose gradient in alpha is the implicit reparameterization one."""
+def _standard_gamma_backward(node, grad: Tensor) -> tuple:
+    alpha, x = node.saved_tensors
+    return (grad * STANDARD_GAMMA_GRAD((alpha, x)),)
 
-    @staticmethod
-    def forward(ctx, alpha: Tensor) -> Tensor:
-        x = samplers._fresh("_standard_gamma", "_standard_gamma", (), Tensor._empty(tuple(alpha.shape), alpha.dtype,
-                           alpha.device), False, None, (alpha,))
-        ctx.save_for_backward(alpha, x)
-        return x
 
-    @staticmethod
-    def backward(ctx, grad: Tensor) -> Tensor:
-        alpha, x = ctx.saved_tensors
-        return grad * STANDARD_GAMMA_GRAD((alpha, x))
+# torch's StandardGammaBackward0, on the sample its sampler record drew: the implicit reparameterization gradient
+STANDARD_GAMMA = Primitive("standard_gamma", None, cpu=None, backward=_standard_gamma_backward,
+                           saved=("input0", "output0"))
 
 
 def standard_gamma(alpha: Tensor) -> Tensor:
     """Samples of Gamma(alpha, 1), differentiable in alpha."""
     if not alpha.dtype.is_floating_point:
         raise RuntimeError(f"\"standard_gamma\" not implemented for '{alpha.dtype}'")
-    return _StandardGamma.apply(alpha.contiguous())
+    alpha = alpha.contiguous()
+    x = samplers._fresh("_standard_gamma", "_standard_gamma", (), Tensor._empty(tuple(alpha.shape), alpha.dtype,
+                        alpha.device), False, None, (alpha,))
+    STANDARD_GAMMA.attach((alpha,), (x,))
+    return x
 
 
 def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:

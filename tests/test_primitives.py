@@ -51,7 +51,7 @@ REACHED_THROUGH = {
     "exponential_": "exponential", "geometric_": "geometric", "log_normal_": "log_normal", "random_": "randint",
     "rrelu_noise": "nn.functional.rrelu", "sampled": "normal", "sampled_inplace": "uniform",
     "sampled_no_derivative": "bernoulli", "copy_": "to", "round_decimals": "round", "special_igamma": "igamma",
-    "special_igammac": "igammac",
+    "special_igammac": "igammac", "standard_gamma": "_standard_gamma",  # (its node: the sample db's gamma draws)
 }
 
 
