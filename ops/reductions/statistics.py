@@ -19,8 +19,7 @@ from ..elementwise import arithmetic as M
 from ..complex_numbers import tensors as C
 from ..movement import views, slicing
 from ..factories.creation import ones_like, zeros_like
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
+from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
 from .reduce import sum as _sum
 from ..dispatch.return_types import return_type
@@ -379,7 +378,6 @@ def _count(values: np.ndarray, edges: list, weight, density: bool) -> np.ndarray
     return hist.reshape([len(e) - 1 for e in edges])
 
 
-@register_kernel("histogramdd", "cpu")
 def _histogramdd_kernel(ins, outs, attrs) -> None:
     bins, ranges, density, weighted, given = attrs
     values = ins[0].astype(np.float64).reshape(-1, len(bins))
@@ -428,10 +426,20 @@ def _histogramdd(op: str, input: Tensor, bins, range, weight, density: bool, dim
                 raise RuntimeError(f"torch.{op}: min should not exceed max, but got min {range[k]} max "
                                    f"{range[k + 1]} for dimension {k // 2}")
     ins = (input,) + ((weight,) if weight is not None else ()) + tuple(tensors)
-    specs = [(tuple(counts), input.dtype)] + [((c + 1,), input.dtype) for c in counts]
     attrs = (tuple(counts), None if range is None else tuple(range), bool(density), weight is not None, given)
-    outs = launch("histogramdd", ins, specs, attrs)
+    outs = HISTOGRAMDD(ins, attrs)
     return outs[0], tuple(outs[1:])
+
+
+def _histogramdd_shapes(inputs: tuple, attrs: tuple) -> list:
+    # the histogram (one dim per bin count), then each dimension's edges (one more than its bins), in input's dtype
+    counts, d = attrs[0], inputs[0].dtype
+    return [(counts, d)] + [((c + 1,), d) for c in counts]
+
+
+# histogram/histogramdd's record: inputs (values (N, D), the weights if any, the given edges if any), attrs
+# (bin counts, ranges, density, weighted, edges given); no gradient, as torch's
+HISTOGRAMDD = Primitive("histogramdd", _histogramdd_shapes, cpu=_histogramdd_kernel, cuda=None)
 
 
 
@@ -481,7 +489,6 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     return res if input.device.type == "cpu" else res.to(input.device)
 
 
-@register_kernel("histc", "cpu")
 def _histc_kernel(ins, outs, attrs) -> None:
     bins, lo, hi = attrs
     x = ins[0].astype(np.float64).ravel()
@@ -508,8 +515,11 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     if min > max:
         raise RuntimeError("torch.histc: max must be larger than min")
-    (res,) = launch("histc", (input,), [((bins,), input.dtype)], (int(bins), float(min), float(max)))
-    return res
+    return HISTC((input,), (int(bins), float(min), float(max)))
+
+
+# histc's record: attrs (bins, min, max); no gradient, as torch's
+HISTC = Primitive("histc", lambda inputs, attrs: [((attrs[0],), inputs[0].dtype)], cpu=_histc_kernel, cuda=None)
 
 
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
