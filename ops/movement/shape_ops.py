@@ -474,21 +474,17 @@ def _same_shape(inputs: tuple, attrs) -> list:
     return [(inputs[0]._v.shape, inputs[0].dtype)]
 
 
-def _diagonal_attr(inputs: tuple, attrs: tuple) -> int:
-    return attrs[0]
-
-
 def _tril_backward(node, g):
-    return (tril(g, node.attrs),)
+    return (tril(g, node.attrs[0]),)  # (attrs: diagonal, upper)
 
 
 def _triu_backward(node, g):
-    return (triu(g, node.attrs),)
+    return (triu(g, node.attrs[0]),)
 
 
 CAT = Primitive("cat", _planned, cpu=_cat_kernel, backward=_cat_backward, node_attrs=_cat_node_attrs)
-TRIL = Primitive("tril", _same_shape, cpu=_triangle_kernel, backward=_tril_backward, node_attrs=_diagonal_attr)
-TRIU = Primitive("triu", _same_shape, cpu=_triangle_kernel, backward=_triu_backward, node_attrs=_diagonal_attr)
+TRIL = Primitive("tril", _same_shape, cpu=_triangle_kernel, backward=_tril_backward)
+TRIU = Primitive("triu", _same_shape, cpu=_triangle_kernel, backward=_triu_backward)
 # composites with a node of their own (no kernel: their results come from other ops)
 STACK = Primitive("stack", None, cpu=None, backward=_stack_backward)
 FLIP = Primitive("flip", None, cpu=None, backward=_flip_backward)
