@@ -159,3 +159,110 @@ RULES["cross_entropy"] = RULES["nll_loss"] = class_loss
 for _n in ("binary_cross_entropy", "binary_cross_entropy_with_logits", "l1_loss", "mse_loss", "smooth_l1_loss",
            "huber_loss", "soft_margin_loss"):
     RULES[_n] = elementwise_loss
+
+
+# -- normalizations, embedding, attention --------------------------------------------------------------------------
+def _affine(out, weight, bias, level, shape_for):
+    """`out` (batched) scaled by `weight` and shifted by `bias` through the pointwise rules (either may be batched);
+    `shape_for(t)` reshapes a per-channel parameter to broadcast against the sample."""
+    out = BatchedTensor(out, level) if not isinstance(out, BatchedTensor) else out
+    if weight is not None:
+        out = out * shape_for(weight)
+    if bias is not None:
+        out = out + shape_for(bias)
+    return out
+
+
+def trailing_norm(func, level, args, kwargs):
+    """layer_norm / rms_norm: over the sample's trailing dims, which the batch dim in front leaves in place."""
+    a = _bind(func, args, kwargs)
+    if a is None or not _batched(a["input"], level):
+        return NotImplemented
+    x, weight, bias = a["input"], a.get("weight"), a.get("bias")
+    affine_batched = _batched(weight, level) or _batched(bias, level)
+    call = dict(a, input=x.value)
+    if affine_batched:
+        call["weight"] = None
+        if "bias" in call:
+            call["bias"] = None
+    out = func(**call)
+    if not affine_batched:
+        return wrap(out, level)
+    return _affine(out, weight, bias, level, lambda t: t)
+
+
+def channel_norm(func, level, args, kwargs):
+    """batch_norm (eval, or without running stats), group_norm, instance_norm: vmap's batch folded into N (eval
+    batch_norm), or into the channels (statistics per sample: training batch_norm); affine parameters after."""
+    name = op_name(func)
+    a = _bind(func, args, kwargs)
+    if a is None:
+        return NotImplemented
+    x, weight, bias = a["input"], a.get("weight"), a.get("bias")
+    stats = [a.get("running_mean"), a.get("running_var")]
+    if any(_batched(s, level) for s in stats) or not _batched(x, level) or x.dim() < 2:
+        return NotImplemented
+    v, B = x.value, level.size
+    training = a.get("training", False) if name == "batch_norm" else a.get("use_input_stats", True)
+    call = dict(a, weight=None, bias=None)
+    if name == "batch_norm" and training and any(s is not None for s in stats):
+        return NotImplemented  # (running stats written from the batch: the loop refuses it, as torch does)
+    if name == "batch_norm" and training or name == "instance_norm" and any(s is not None for s in stats):
+        if name == "instance_norm":
+            return NotImplemented
+        # statistics per sample and channel: the samples' channels side by side, (N, B*C, *)
+        n = v.shape[1]
+        folded = v.transpose(0, 1).reshape(n, -1, *v.shape[3:])
+        out = func(**dict(call, input=folded))
+        out = out.reshape(n, B, -1, *out.shape[2:]).transpose(0, 1)
+    else:
+        out = func(**dict(call, input=v.reshape(-1, *v.shape[2:]))).reshape(v.shape)
+    spatial = x.dim() - 2
+    return _affine(out, weight, bias, level, lambda t: t.reshape(t.shape[0], *([1] * spatial)))
+
+
+def embedding(func, level, args, kwargs):
+    """embedding: batched indices into a shared table (one lookup), or each sample's own table (a flat lookup)."""
+    a = _bind(func, args, kwargs)
+    if a is None or a.get("max_norm") is not None:
+        return NotImplemented
+    idx, weight = a["input"], a["weight"]
+    if not _batched(weight, level):
+        return wrap(func(**dict(a, input=idx.value)), level)
+    B = level.size
+    w = weight.value  # (B, V, D)
+    iv = _batch(idx, level)
+    offsets = (ops_arange(B, iv) * w.shape[1]).reshape(B, *([1] * (iv.dim() - 1)))
+    flat = (iv + offsets).reshape(-1)
+    out = func(**dict(a, input=flat, weight=w.reshape(-1, w.shape[2])))
+    return wrap(out.reshape(*iv.shape, w.shape[2]), level)
+
+
+def ops_arange(n: int, like):
+    from .. import ops
+    return ops.arange(n, device=like.device)
+
+
+def attention(func, level, args, kwargs):
+    """scaled_dot_product_attention: every batch dim in front of (L, E) is one more batch dim of the call."""
+    a = _bind(func, args, kwargs)
+    if a is None or a.get("dropout_p", 0.0):
+        return NotImplemented
+    q, k, v, mask = a["query"], a["key"], a["value"], a.get("attn_mask")
+    tensors = [t for t in (q, k, v, mask) if t is not None]
+    rank = max(t.dim() for t in tensors)
+
+    def prep(t):
+        if t is None:
+            return None
+        t = _batch(t, level)
+        r = t.dim() - 1
+        return t if r == rank else t.reshape(level.size, *([1] * (rank - r)), *t.shape[1:])
+    return wrap(func(**dict(a, query=prep(q), key=prep(k), value=prep(v), attn_mask=prep(mask))), level)
+
+
+RULES["layer_norm"] = RULES["rms_norm"] = trailing_norm
+for _n in ("batch_norm", "group_norm", "instance_norm"):
+    RULES[_n] = channel_norm
+RULES["embedding"] = embedding
+RULES["scaled_dot_product_attention"] = attention

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from .. import ops
 from ..nn import Module
+from ..ops.dispatch import torch_function as _torch_function
 from ..ops.random import rng as _rng
 from ..tensor import Tensor
 from . import batching_nn, batching_rules  # noqa: F401 - fill batching.RULES
@@ -31,6 +32,8 @@ from .batching import LEVELS, BatchedTensor, Level
 __all__ = ["vmap"]
 
 RULES_ON = [True]  # whether vmap runs functions on batched values (False: always once per batch element)
+# (composites that attach autograd nodes by hand check their inputs while batched values are live)
+_LIVE = getattr(_torch_function, "TENSOR_LIKES_LIVE", [0])
 _warned: set = set()
 _FELL_BACK = object()
 
@@ -212,6 +215,7 @@ def _batched_run(func: Callable, flat_args: list, flat_dims: list, spec, kwargs:
     versions = [t._version for t in shared]
     level = Level(size)
     LEVELS.append(level)
+    _LIVE[0] += 1
     try:
         batched = [x if d is None else BatchedTensor(x.movedim(d, 0), level) for x, d in zip(flat_args, flat_dims)]
         out = func(*tree_unflatten(batched, spec), **kwargs)
@@ -232,6 +236,7 @@ def _batched_run(func: Callable, flat_args: list, flat_dims: list, spec, kwargs:
         return _FELL_BACK
     finally:
         LEVELS.remove(level)
+        _LIVE[0] -= 1
 
 
 def _unbatch_outputs(out, level: Level, out_dims, name: str) -> Any:
