@@ -16,7 +16,8 @@ from ...tensor.device import OPEN_BLOCKS, default_device
 from ...tensor.tensor import contiguous_strides
 from ...vm import Blob, View, get_vm
 from ..elementwise.plans import torch_name
-from .type_names import CHECKED_NAME, TYPEMETA_NAME  # (importers take them from here too)
+from .type_names import CHECKED_NAME, TYPEMETA_NAME  # noqa: F401 (importers take them from here too)
+from ..movement.stride_rules import PRESERVE, format_strides, memory_format_name, preserved_strides
 
 CPU = _device("cpu")
 META = _device("meta")
@@ -223,7 +224,6 @@ def empty_strided_tensor(shape: tuple, strides: tuple, dtype: dt.dtype, dev) -> 
 
 def empty_like_tensor(input: Tensor, dtype: dt.dtype, dev, memory_format=None) -> Tensor:
     """A new tensor shaped like `input`, laid out in `memory_format` (default preserve_format: torch's rule)."""
-    from ..movement.memory_format import PRESERVE, format_strides, memory_format_name, preserved_strides
     shape = input._v.shape
     name = memory_format_name("empty_like", memory_format)
     strides = preserved_strides(input) if name == PRESERVE else format_strides(shape, name)

@@ -6,14 +6,17 @@ import warnings
 
 from ...tensor import Tensor
 from ...tensor import dtype as dt
+from ...tensor.tensor import contiguous_strides
 from ...autograd.graph import needs_grad
 from ...autograd.view_inplace import needs_rebase, write_inplace, write_through_view
 from ...vm import Instruction, compute_instruction
 from ...vm.replay import head as replay_head
 from . import plans as ew
 from ..movement import many_dims
-from ..movement import memory_format as _mf
+from ..movement.stride_rules import (CONTIGUOUS, PRESERVE, copy_strides, format_strides, memory_format_name,
+                                     suggest_memory_format)
 from ..dispatch.broadcast import broadcast_shapes
+from ..dispatch.factory_args import empty_strided_tensor, fill_scalar
 from ..dispatch.mem_overlap import check_out, check_written
 from ..dispatch.node_names import overload
 from ..dispatch.primitive import Primitive
@@ -89,7 +92,6 @@ def fill_(self: Tensor, value, *, _node: str = "fill") -> Tensor:
         return copy_(self, value)
     if not isinstance(value, numbers.Number):
         raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
-    from ..dispatch.factory_args import fill_scalar
     value = fill_scalar("fill_", value, self.dtype, self.numel())  # (one float8 element: a plain cast, as torch)
     check_written(self)
     if self.requires_grad and needs_grad((self,)):
@@ -135,17 +137,45 @@ def _cloned(x: Tensor) -> Tensor:
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    """A copy, laid out as `memory_format` says (ops/memory_format: torch's rules, and tidal's default)."""
-    laid = _mf.clone(input, memory_format)  # (None: row-major)
-    return _cloned(input) if laid is None else laid
+    """A copy, laid out as `memory_format` says (ops/movement/memory_format.py: torch's rules, and tidal's default)."""
+    v = input._v
+    if memory_format is None and (v.strides == contiguous_strides(v.shape)
+                                  or suggest_memory_format(input) == CONTIGUOUS):
+        return _cloned(input)  # (tidal's default: a row-major copy)
+    strides = copy_strides("clone", input, memory_format)
+    return _cloned(input) if strides == contiguous_strides(v.shape) else laid_out(input, strides, node="clone")
 
 
 def contiguous(self: Tensor, memory_format=None) -> Tensor:
     """Self if already dense in `memory_format`'s order (row-major by default), else a copy laid out in it."""
-    if memory_format is None:
+    name = CONTIGUOUS if memory_format is None else memory_format_name("contiguous", memory_format, CONTIGUOUS)
+    if name == CONTIGUOUS:
         return self if self.is_contiguous() else _cloned(self)
-    laid = _mf.contiguous(self, memory_format)
-    return _cloned(self) if laid is None else laid
+    if self.is_contiguous(memory_format=name):
+        return self
+    if name == PRESERVE:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return laid_out(self, format_strides(self._v.shape, name), node="clone")
+
+
+# -- copies in another layout -----------------------------------------------------------------------------
+def _to_copy_backward(node, g):
+    return (None, g)  # the engine casts g to the input's dtype
+
+
+def laid_out(x: Tensor, strides: tuple, dtype: dt.dtype | None = None, node: str = "to_copy") -> Tensor:
+    """A copy of `x` (in `dtype`) with `strides`, whose grad_fn is torch's ToCopyBackward0 (or `node`'s)."""
+    dtype = x.dtype if dtype is None else dtype
+    out = empty_strided_tensor(x._v.shape, strides, dtype, x.device)
+    convert(x.detach(), dtype, out=out)
+    out._v.blob.version = 0  # a new tensor: its first write is not an in-place change
+    if dtype.category >= dt.FLOAT:
+        TO_COPY.attach((None, x), (out,), node=node)
+    return out
+
+
+# the node of a copy in another dtype or layout (the copy is convert's): the gradient goes back as it is
+TO_COPY = Primitive("_to_copy", None, cpu=None, backward=_to_copy_backward)
 
 
 METHODS = dict(copy_=copy_, fill_=fill_, zero_=zero_, clone=clone, contiguous=contiguous)

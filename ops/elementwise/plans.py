@@ -23,6 +23,7 @@ from ...autograd.view_inplace import NO_GRAD_VIEW, needs_rebase, write_through_v
 from ..dispatch.mem_overlap import check_out
 from ..dispatch import limited_dtypes
 from ..movement import many_dims
+from ..movement.stride_rules import elementwise_strides
 from .float8 import cast as float8_cast
 from ..complex_numbers.half import cast as complex32_cast, is_complex32
 from ..dispatch.broadcast import broadcast_shapes
@@ -560,5 +561,3 @@ def check_overlap(out: Tensor, args: tuple) -> None:
     """PyTorch's error when `out` overlaps itself (expanded) or partly overlaps an input."""
     check_out(out, args, elementwise=True)
 
-
-from ..movement.memory_format import elementwise_strides  # noqa: E402

@@ -27,7 +27,7 @@ from ..elementwise.plans import torch_name
 from ..dispatch.factory_args import CHECKED_NAME, TYPEMETA_NAME
 from ..dispatch.mem_overlap import check_out
 from ..dispatch.out_checks import check_out_grad, prepare_out  # (importers take them from here too)
-from ..dispatch.ready_values import GIL_KEPT_ELEMENTS, computed_values  # (likewise)
+from ..dispatch.ready_values import GIL_KEPT_ELEMENTS, computed_values  # noqa: F401 (likewise)
 from ..movement.view_grads import overload, transfer
 from ..dispatch.limited_dtypes import check as check_limited
 from ..complex_numbers.half import fitted, widened as complex32_widened
