@@ -99,6 +99,7 @@ RECORDS = [
     Record("split_copy", (_s(_a(6, 4), 2), _s(_a(5, 3), 2, 1)), grad=True),
     Record("detach_copy", (_s(_a(3, 4)),)),
     Record("as_subclass", (_s(_a(3, 4)),), grad=True, fn=lambda lib, x: x.as_subclass(lib.Tensor)),
+    Record("set_", (_s(_a(3, 4), _a(2, 5)), _s(_a(3))), fn=lambda lib, x, *src: x.clone().set_(*src)),
     Record("is_signed", (_s(_a(3)),)),
     Record("is_same_size", (_s(_a(3, 2), _a(3, 2)), _s(_a(3, 2), _a(2, 3)))),
     Record("result_type", (_s(_a(3), 2.5), _s(_a(3), _a(2)))),

@@ -18,7 +18,7 @@ from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...tensor.tensor import Size, contiguous_strides, numel_of
 from ...autograd.grad_mode import is_grad_enabled
-from ..linalg.ldl import record_no_derivative
+from ..linalg.ldl import _NotImplemented  # torch's grad_fn class for an op without a derivative
 from ..dispatch.mem_overlap import check_written
 from ..dispatch.primitive import Primitive
 from ..movement.views import make_view
@@ -160,8 +160,15 @@ def set_(self: Tensor, source: Tensor | None = None, storage_offset: int = 0, si
     check_written(self)
     inputs = (self,) if source is None else (self, source)
     out = _set(self, source, storage_offset, size, stride)
-    record_no_derivative(inputs, (out,), RuntimeError("derivative for set_ is not implemented"))
+    SET.attach(inputs, (out,), node=_NotImplemented)  # (torch's result requires grad; only a backward fails)
     return out
+
+
+def _set_backward(node, *grads):
+    raise RuntimeError("derivative for set_ is not implemented")
+
+
+SET = Primitive("set_", None, cpu=None, backward=_set_backward)  # (no kernel: set_ repoints self's geometry)
 
 
 def _set(self: Tensor, source: Tensor | None, storage_offset: int, size, stride) -> Tensor:
