@@ -12,7 +12,7 @@ from .elementwise import activations, arithmetic, copies
 from .factories import conversion, creation
 from .indexing import sorting, subscript
 from .linalg import products
-from .movement import shape_ops, slicing, views
+from .movement import shape_ops, slicing, splits, views
 from .random import sampling
 from .reductions import reduce, extremes, softmax as softmax_module, stats, scan  # (the plumbing first)
 from .windowed import adaptive_pool, conv, fold as fold_module, pool
@@ -39,7 +39,7 @@ from .dispatch import torch_function
 from .dispatch.out_args import with_out as _with_out
 
 # (a later module's name wins where two export one; a module named like its function is bound as <name>_module)
-MODULES = (arithmetic, copies, conversion, creation, views, slicing, shape_ops, reduce, stats, extremes, softmax_module,
+MODULES = (arithmetic, copies, conversion, creation, views, slicing, splits, shape_ops, reduce, stats, extremes, softmax_module,
            scan, products, sorting, subscript, sampling, activations, conv, fold_module, pool, adaptive_pool,
            comparisons, hashing, grids, diagonals, torch_names)
 MODULES += (aliases, number_ops, scatter_views, signal_windows, special_functions, statistics, vector_ops)

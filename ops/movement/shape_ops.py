@@ -1,9 +1,9 @@
 """Shape ops: joining, splitting, flipping, rolling, repeating, triangles and broadcasting.
 
 Ops that move data are views plus one copy (`convert` of a strided view) or one kernel (cat, the
-triangles), never a loop over elements. The splits (views) live in `splits.py`, repeat and
-repeat_interleave in `repeats.py`; both are re-exported. Each op's node (named as PyTorch's) is a
-record at the bottom of the file, its backward in tidal ops: cat narrows the gradient per input,
+triangles), never a loop over elements. The splits (views) live in `splits.py`, above this file (their
+nodes join with cat and stack); repeat and repeat_interleave in `repeats.py`, re-exported here. Each op's
+node (named as PyTorch's) is a record at the bottom of the file, its backward in tidal ops: cat narrows the gradient per input,
 stack unbinds it, flip/roll/rot90 undo themselves; stack, flip, roll and rot90 are composites whose
 records have no kernel (their nodes are attached to the composite's result).
 """
@@ -17,7 +17,7 @@ from ...tensor import dtype as dt
 from ...tensor.tensor import numel_of
 from ...vm import View
 from ..elementwise import copies
-from . import repeats, splits
+from . import repeats
 from ..dispatch.broadcast import broadcast_shapes as _broadcast_pair
 from ..factories.conversion import detach
 from ..factories.creation import zeros
@@ -28,7 +28,6 @@ from ..elementwise.plans import check_leaf_inplace
 from ..dispatch.factory_args import empty_like_tensor, empty_strided_tensor
 from ..dispatch.mem_overlap import check_out
 from .memory_format import CONTIGUOUS, cat_memory_format, format_strides
-from .splits import chunk, dsplit, hsplit, split, split_with_sizes, tensor_split, unbind, vsplit
 from .repeats import repeat, repeat_interleave, tile  # noqa: F401 (re-exported)
 from .view_grads import window_node
 from .views import expanded, flatten, make_view, reshape, transpose, unsqueeze, unsqueezed, view_strides
@@ -36,8 +35,8 @@ from .slicing import narrow, slice_dim
 from ..dispatch.limited_dtypes import check as check_limited
 from ..complex_numbers.half import fitted
 
-__all__: list = splits.__all__ + repeats.__all__  # (ops in their own files; they are shape ops too)
-METHODS: dict = {**splits.METHODS, **repeats.METHODS}
+__all__: list = list(repeats.__all__)  # (ops in their own file; they are shape ops too)
+METHODS: dict = {**repeats.METHODS}
 _public = exporter(__all__, METHODS, globals())
 
 
@@ -186,7 +185,7 @@ def stack(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
 
 
 def _stack_backward(node, g):
-    return unbind(g, node.attrs)
+    return g.unbind(node.attrs)  # (Tensor.unbind: splits.py's, which sits above this file)
 
 
 def _stack_along(op: str, tensors, lift, dim_of) -> Tensor:

@@ -1,6 +1,5 @@
 """Splits: split, chunk, tensor_split, hsplit/vsplit/dsplit and unbind. Every piece is a view.
 
-`tidal.ops.movement.shape_ops` re-exports these names (its `__all__` and `METHODS` include this module's).
 split and unbind have one node for all pieces (records without a kernel, at the bottom of the file),
 whose backward joins the pieces' gradients (zeros for pieces that got none) with cat or stack;
 tensor_split records a slice per piece.
@@ -13,6 +12,7 @@ from ..factories.creation import zeros
 from ..dispatch.dim_args import as_int, exporter, size_args, wrap_dim
 from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
+from .shape_ops import cat, stack
 from .view_grads import window_node
 from .slicing import selected, slice_dim
 
@@ -42,11 +42,10 @@ def _join_attrs(inputs: tuple, attrs: tuple) -> tuple:
 
 
 def _join_backward(node, *grads):
-    from . import shape_ops  # cat and stack live there, and shape_ops imports this module
     join, d, shapes = node.attrs
     some = next(g for g in grads if g is not None)  # the engine calls only when a piece got a gradient
     filled = [zeros(shape, dtype=some.dtype, device=some.device) if g is None else g for g, shape in zip(grads, shapes)]
-    return (getattr(shape_ops, join)(filled, d),)
+    return ((cat if join == "cat" else stack)(filled, d),)
 
 
 @_public(method=False)
@@ -187,7 +186,6 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
 def _chunk_cat(tensors, dim: int, num_chunks: int, *, out: Tensor | None = None) -> Tensor:
     """torch._chunk_cat: each tensor cut into num_chunks chunks along dim (zero-padded to equal chunks), each chunk
     flattened from dim on, and the chunks joined: (*sizes before dim, num_chunks, total)."""
-    from .shape_ops import cat
     if not tensors:
         raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
     if num_chunks < 1:
