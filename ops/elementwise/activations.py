@@ -1,9 +1,10 @@
-"""Activation functions and other elementwise composites (special functions, addcmul, nan_to_num).
+"""Activation functions and other elementwise composites (addcmul, heaviside, nan_to_num, sgn, prelu).
 
 Every function here is a few elementwise primitives, so it fuses into one kernel. Half and
 bfloat16 inputs run the chain in float32 and round once at the end, as PyTorch's opmath does.
 Names torch has at top level are public (`tidal.selu`); the others, which torch keeps in
 torch.nn.functional (`gelu`, `silu`...), are listed in FUNCTIONAL for the nn.functional layer.
+logit, polygamma and mvlgamma (special functions with arguments of their own) are in special_functions.py.
 """
 from __future__ import annotations
 
@@ -528,63 +529,6 @@ def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 METHODS["sgn_"] = lambda self: apply("sgn", self, out=self)
 
-
-# -- special functions with extra arguments ---------------------------------------------------------
-@_export(method=True)
-def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None) -> Tensor:
-    """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given (and not negative)."""
-    _check_tensor("logit", input)
-    if eps is None or eps < 0:
-        return apply("logit", input, out=out)
-    dtype = input.dtype if input.dtype.is_floating_point else dt.get_default_dtype()
-    x = _opmath(input)
-    y = apply("logit", M.clamp(x, float(eps), 1.0 - float(eps)))
-    return _store("logit", y, dtype, out)
-
-
-@_export(method=True)
-def logit_(input: Tensor, eps: float | None = None) -> Tensor:
-    """In-place logit."""
-    return logit(input, eps, out=input)
-
-
-def _check_order(name: str, n, what: str = "n") -> None:
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"{name}(): argument '{what}' (position 1) must be int, not {type(n).__name__}")
-
-
-@_export()
-def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """The n-th derivative of digamma (n = 0 is digamma itself)."""
-    _check_order("polygamma", n)
-    if n < 0:
-        raise RuntimeError("polygamma(n, x) does not support negative n.")
-    _check_tensor("polygamma", input)
-    return apply("polygamma", input, n, out=out)
-
-
-METHODS["polygamma"] = lambda self, n: polygamma(n, self)
-METHODS["polygamma_"] = lambda self, n: polygamma(n, self, out=self)
-
-
-@_export(method=True)
-def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
-    """The multivariate log-gamma of dimension p: sum_k lgamma(x - k/2) + p(p-1)/4 log(pi)."""
-    _check_tensor("mvlgamma", input)
-    _check_order("mvlgamma", p, "p")
-    if p < 1:
-        raise RuntimeError("p has to be greater than or equal to 1")
-    dtype = input.dtype if input.dtype.is_floating_point else dt.get_default_dtype()
-    x = _opmath(input) if input.dtype.is_floating_point else copies.convert(input, dtype)
-    total = None
-    for k in range(p):  # PyTorch's order: offsets -(p-1)/2 ... 0
-        offset = -(p - 1) / 2 + k / 2
-        term = M.lgamma(M.add(x, offset) if offset else x)
-        total = term if total is None else M.add(total, term)
-    return _store("mvlgamma", M.add(total, p * (p - 1) / 4 * math.log(math.pi)), dtype, out)
-
-
-METHODS["mvlgamma_"] = lambda self, p: mvlgamma(self, p, out=self)
 
 FUNCTIONAL += ["sigmoid", "tanh"]  # in math_api; nn.functional has them too
 sigmoid, tanh = M.sigmoid, M.tanh

@@ -15,7 +15,8 @@ from ...tensor import Tensor
 from ...tensor import dtype as dt
 from . import arithmetic as M, copies
 from . import special_kernels as K
-from .activations import logit, mvlgamma, polygamma
+from .activations import _check_tensor, _opmath, _store
+from .plans import apply
 from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.primitive import Primitive
 from ..reductions.softmax import log_softmax as _log_softmax, softmax as _softmax
@@ -60,6 +61,64 @@ def _formula(name: str, backward, nin: int = 1) -> Primitive:
     and the result."""
     return Primitive(name, None, cpu=None, backward=backward, saved=tuple(f"input{k}" for k in range(nin)) +
                      ("output0",))
+
+
+# -- special functions with arguments of their own (top-level torch names and Tensor methods) -------------
+def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None) -> Tensor:
+    """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given (and not negative)."""
+    _check_tensor("logit", input)
+    if eps is None or eps < 0:
+        return apply("logit", input, out=out)
+    dtype = input.dtype if input.dtype.is_floating_point else dt.get_default_dtype()
+    x = _opmath(input)
+    y = apply("logit", M.clamp(x, float(eps), 1.0 - float(eps)))
+    return _store("logit", y, dtype, out)
+
+
+def logit_(input: Tensor, eps: float | None = None) -> Tensor:
+    """In-place logit."""
+    return logit(input, eps, out=input)
+
+
+def _check_order(name: str, n, what: str = "n") -> None:
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"{name}(): argument '{what}' (position 1) must be int, not {type(n).__name__}")
+
+
+def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The n-th derivative of digamma (n = 0 is digamma itself)."""
+    _check_order("polygamma", n)
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    _check_tensor("polygamma", input)
+    return apply("polygamma", input, n, out=out)
+
+
+METHODS["polygamma"] = lambda self, n: polygamma(n, self)
+METHODS["polygamma_"] = lambda self, n: polygamma(n, self, out=self)
+
+
+def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
+    """The multivariate log-gamma of dimension p: sum_k lgamma(x - k/2) + p(p-1)/4 log(pi)."""
+    _check_tensor("mvlgamma", input)
+    _check_order("mvlgamma", p, "p")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    dtype = input.dtype if input.dtype.is_floating_point else dt.get_default_dtype()
+    x = _opmath(input) if input.dtype.is_floating_point else copies.convert(input, dtype)
+    total = None
+    for k in range(p):  # PyTorch's order: offsets -(p-1)/2 ... 0
+        offset = -(p - 1) / 2 + k / 2
+        term = M.lgamma(M.add(x, offset) if offset else x)
+        total = term if total is None else M.add(total, term)
+    return _store("mvlgamma", M.add(total, p * (p - 1) / 4 * math.log(math.pi)), dtype, out)
+
+
+METHODS["mvlgamma_"] = lambda self, p: mvlgamma(self, p, out=self)
+
+
+__all__ += ["logit", "logit_", "polygamma", "mvlgamma"]
+METHODS.update(logit=logit, logit_=logit_, mvlgamma=mvlgamma)
 
 
 # -- aliases of tidal ops ------------------------------------------------------------------------
@@ -401,4 +460,4 @@ SPECIAL = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", *K.POL
            "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr", "ndtri",
            "polygamma", "psi", "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "sinc",
            "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
-_ = (logit, logsumexp, polygamma)  # re-exported through SPECIAL
+_ = logsumexp  # re-exported through SPECIAL
