@@ -13,20 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd import graph
-from ...autograd.graph import needs_grad, record
+from ...autograd.graph import needs_grad
 from ...tensor import Tensor
 from ...tensor.tensor import contiguous_strides, numel_of
 from ...vm import View
 from ..dispatch.node_names import overload  # (declared there with the other node names; view ops import it from here)
 from ..dispatch.primitive import Primitive
-
-
-def record_view(name: str, input: Tensor, out: Tensor, backward, attrs=None) -> Tensor:
-    """Record node `name` from `input` to `out` when `input` needs grad; returns `out`. (Left for the complex
-    parts' views in ops/complex_numbers/tensors.py until they have records: the movement ops use theirs.)"""
-    if needs_grad((input,)):
-        record(name, backward, (input,), (out,), attrs=attrs)
-    return out
 
 
 def inplace_node(t: Tensor, name: str, k: int) -> None:
