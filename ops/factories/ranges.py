@@ -102,8 +102,8 @@ def _spaced(fn: str, start, end, steps, base, dtype, device, requires_grad, out)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     check_requires_grad(dtype, requires_grad)
-    record = LOGSPACE if fn == "logspace" else LINSPACE
-    result = record((), (start, end, steps, base, dtype), device=device_arg(device))
+    spaced = LOGSPACE if fn == "logspace" else LINSPACE
+    result = spaced((), (start, end, steps, base, dtype), device=device_arg(device))
     result.requires_grad = requires_grad
     return write_out(result, out)
 
