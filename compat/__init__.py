@@ -8,6 +8,7 @@ submodules cuda, amp, backends, distributed, testing, onnx, jit. `install()` mak
 from __future__ import annotations
 
 import math as _math
+import sys as _sys
 
 import tidal as _tidal
 
@@ -18,6 +19,7 @@ from . import __config__, __future__  # torch.__config__ (build and threads), to
 from .. import func
 from . import multiprocessing, random
 from . import fft, hub, masked, nested, overrides, profiler, signal, sparse, special
+overrides.register_namespace(_sys.modules[__name__])  # torch.overrides lists this namespace's functions
 from . import functional, futures, linalg, quasirandom, types
 from . import _dynamo, compiler
 from . import library, mps, storage, xpu

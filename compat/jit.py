@@ -80,13 +80,6 @@ def is_tracing() -> bool:
     return False
 
 
-def save(m, f, _extra_files=None) -> None:
-    """Save a scripted/traced module (here: the module itself, pickled whole as torch.save does); only
-    tidal's jit.load reads the file back (it is not a TorchScript archive)."""
-    from ..serialization import save as _save  # serialization loads on first use (keeps import light)
-    _save(m, f)
-
-
 def load(f, map_location=None, _extra_files=None):
     """Load what jit.save wrote: the module, ready to call."""
     from ..serialization import load as _load  # serialization loads on first use (keeps import light)
@@ -96,7 +89,7 @@ def load(f, map_location=None, _extra_files=None):
 _builtin_isinstance = isinstance
 from .jit_api import (Attribute, Error, Future, RecursiveScriptModule, ScriptFunction, ScriptModule,  # noqa: E402
                       TracerWarning, annotate, enable_onednn_fusion, fork, freeze, interface, isinstance,
-                      onednn_fusion_enabled, optimize_for_inference, script_if_tracing, script_method,
+                      onednn_fusion_enabled, optimize_for_inference, save, script_if_tracing, script_method,
                       set_fusion_strategy, strict_fusion, wait)
 
 

@@ -12,12 +12,18 @@ from typing import Any, Callable
 
 from ..nn import Module
 from ..utils.futures import Future
-from .jit import save
 
 __all__ = ["ScriptModule", "RecursiveScriptModule", "ScriptFunction", "script_method", "Attribute", "annotate",
            "fork", "wait", "freeze", "optimize_for_inference", "interface", "TracerWarning", "isinstance",
            "script_if_tracing", "Error", "Future", "enable_onednn_fusion", "onednn_fusion_enabled",
            "set_fusion_strategy", "strict_fusion"]
+
+def save(m, f, _extra_files=None) -> None:
+    """Save a scripted/traced module (here: the module itself, pickled whole as torch.save does); only
+    tidal's jit.load reads the file back (it is not a TorchScript archive)."""
+    from ..serialization import save as _save  # serialization loads on first use (keeps import light)
+    _save(m, f)
+
 
 Attribute = collections.namedtuple("Attribute", ["value", "type"])
 Attribute.__doc__ = "A typed module attribute (`self.x = torch.jit.Attribute(0, int)` in a ScriptModule)."

@@ -4,11 +4,18 @@ from __future__ import annotations
 from ..ops.dispatch.torch_function import (handle_torch_function, has_torch_function, has_torch_function_unary,
                                            has_torch_function_variadic, is_tensor_like)
 from ..tensor import Tensor
-import tidal.compat as torch
 
 __all__ = ["handle_torch_function", "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
            "is_tensor_like", "get_ignored_functions",
            "get_overridable_functions", "is_tensor_method_or_property", "wrap_torch_function"]
+
+
+_namespace: list = []  # tidal.compat, which hands itself here when it loads (it imports this module)
+
+
+def register_namespace(module) -> None:
+    """Take the torch namespace whose functions get_overridable_functions lists (tidal.compat calls this once)."""
+    _namespace[:] = [module]
 
 
 def get_ignored_functions() -> set:
@@ -18,6 +25,7 @@ def get_ignored_functions() -> set:
 
 def get_overridable_functions() -> dict:
     """The public functions a __torch_function__ handler may receive, by namespace (torch's shape)."""
+    (torch,) = _namespace
     return {torch: [getattr(torch, n) for n in dir(torch) if not n.startswith("_") and callable(getattr(torch, n))]}
 
 
