@@ -46,6 +46,7 @@ REACHED_THROUGH = {
     "_to_copy": "to", "to_device": "to", "alias": "as_subclass",
     "native_norm": "nn.functional.group_norm", "embedding_lookup": "nn.functional.embedding",
     "getitem_view": "__getitem__", "setitem": "__setitem__",
+    "lu_permutation": "lu_unpack", "no_derivative": "linalg.ldl_solve",
     # samplers (the in-place methods' kernels) and a sample's nodes; the elementwise composites' nodes
     "uniform_": "uniform", "normal_": "normal", "bernoulli_": "bernoulli", "cauchy_": "cauchy",
     "exponential_": "exponential", "geometric_": "geometric", "log_normal_": "log_normal", "random_": "randint",

@@ -1,21 +1,20 @@
 """LDL^T factorization of symmetric matrices: linalg.ldl_factor, ldl_factor_ex and ldl_solve.
 
-One CPU kernel, "linalg_ldl", runs LAPACK's unblocked Bunch-Kaufman algorithm (sytf2, lower triangle, as
-PyTorch's CPU path uses for matrices up to LAPACK's block size) in NumPy, so the packed LD and the pivots
-(LAPACK's format: k > 0 a 1x1 block with rows k and pivots[k] swapped, two equal negative entries a 2x2
-block) equal PyTorch's; and the matching solve (sytrs). PyTorch defines no gradient for these either: their
-outputs require grad as torch's do, and a backward through them raises torch's error.
+One CPU kernel (the records linalg_ldl_factor_ex and linalg_ldl_solve share it) runs LAPACK's unblocked
+Bunch-Kaufman algorithm (sytf2, lower triangle, as PyTorch's CPU path uses for matrices up to LAPACK's block
+size) in NumPy, so the packed LD and the pivots (LAPACK's format: k > 0 a 1x1 block with rows k and pivots[k]
+swapped, two equal negative entries a 2x2 block) equal PyTorch's; and the matching solve (sytrs). PyTorch
+defines no gradient for these either: their outputs require grad as torch's do, and a backward through them
+raises torch's error.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ...autograd.graph import Node, needs_grad, record
+from ...autograd.graph import Node
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..dispatch.broadcast import broadcast_shapes
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
 from ..dispatch.primitive import Primitive
 from .derived import LinAlgError, _batch_prefix, _first_error
 from .lu import into_all
@@ -141,7 +140,6 @@ def _sytrs(ld: np.ndarray, piv: np.ndarray, b: np.ndarray, herm: bool = False) -
     return x
 
 
-@register_kernel("linalg_ldl", "cpu")
 def _ldl_kernel(ins, outs, attrs) -> None:
     a = np.asarray(ins[0])
     n = a.shape[-1]
@@ -170,10 +168,16 @@ _NotImplemented = type("NotImplemented", (Node,), {"__slots__": ()})  # torch's 
 def record_no_derivative(inputs: tuple, outputs: tuple, error: Exception, name: str | type = _NotImplemented) -> None:
     """Link `outputs` to `inputs` through a node whose backward raises `error`: torch's outputs of an op
     without a derivative require grad, and only a backward through them fails."""
-    if needs_grad(inputs):
-        def backward(node, *grads):
-            raise error
-        record(name, backward, inputs, outputs)
+    NO_DERIVATIVE.attach(inputs, outputs, error, name)
+
+
+def _raise_no_derivative(node, *grads):
+    raise node.attrs
+
+
+# the node of an op torch defines no derivative for (its class NotImplemented, or the op's through node=), attrs the
+# error its backward raises: ldl_solve's on the unexpanded (LD, B), lobpcg's with B, set_'s
+NO_DERIVATIVE = Primitive("no_derivative", None, cpu=None, backward=_raise_no_derivative)
 
 
 def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False, out=None) -> tuple:
@@ -220,7 +224,7 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
     LD_b = LD.expand(*batch, *LD.shape[-2:])
     piv_b = pivots.expand(*batch, pivots.shape[-1])
     B_b = B.expand(*batch, *B.shape[-2:])
-    (X,) = launch("linalg_ldl", (LD_b, piv_b, B_b), [(B_b.shape, B.dtype)], ("sytrs", bool(hermitian)))
+    X = LDL_SOLVE((LD_b, piv_b, B_b), ("sytrs", bool(hermitian)))  # (its node links the unexpanded LD and B)
     record_no_derivative((LD, B), (X,), RuntimeError("derivative for aten::linalg_ldl_solve is not implemented"))
     return _into(X, out)
 
@@ -235,3 +239,6 @@ LDL_FACTOR = Primitive("linalg_ldl_factor_ex", lambda inputs, attrs: [(inputs[0]
                                                                      (inputs[0].shape[:-2], dt.int32)],
                        cpu=_ldl_kernel, cuda=None, backward=_ldl_factor_backward, grad_outputs=(0,),
                        node_attrs=lambda inputs, attrs: None)
+# ldl_solve's record (the kernel's sytrs routine, on the broadcast LD, pivots and B): X, B's shape; no node of its own
+LDL_SOLVE = Primitive("linalg_ldl_solve", lambda inputs, attrs: [(inputs[2].shape, inputs[2].dtype)], cpu=_ldl_kernel,
+                      cuda=None)

@@ -1,9 +1,9 @@
 """LU factorization and triangular solves: linalg.lu_factor(_ex), lu, lu_solve, solve_triangular, and the
 older torch names built on them (lu, lu_unpack, lu_solve, triangular_solve, cholesky_solve, cholesky_inverse).
 
-One CPU kernel, "linalg_lu", runs three NumPy routines over stacks of matrices: getrf (LU with LAPACK's
-partial pivoting, so pivots equal PyTorch's), the permutation matrix of a pivot vector, and triangular
-substitution. Gradients are written in tidal ops (double backward works): solve_triangular has its own,
+One CPU kernel (the cpu= of the records at the bottom) runs NumPy routines over stacks of matrices: getrf (LU
+with LAPACK's partial pivoting, so pivots equal PyTorch's), the permutation matrix of a pivot vector, and
+triangular substitution. Gradients are written in tidal ops (double backward works): solve_triangular has its own,
 lu and lu_factor PyTorch's linalg_lu_backward, and lu_solve, lu_unpack and the Cholesky solves are
 composites of those.
 """
@@ -17,8 +17,6 @@ from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..dispatch.broadcast import broadcast_shapes
 from ..factories.creation import eye, zeros
-from ..dispatch.kernel_launch import launch
-from ..dispatch.kernel_launch import register_kernel
 from ..dispatch.primitive import Primitive
 from .products import matmul
 from .namespace import _check_float, _check_matrix, _into, _type_name
@@ -98,7 +96,6 @@ def _trsm(a: np.ndarray, b: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
     return x
 
 
-@register_kernel("linalg_lu", "cpu")
 def _lu_kernel(ins, outs, attrs) -> None:
     routine = attrs[0]
     if any(x.size == 0 for x in ins) or outs[0].size == 0:  # no matrix, or empty ones: pivots 1..k, info 0
@@ -251,8 +248,8 @@ def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
 
 # -- LU ------------------------------------------------------------------------------------------
 def _perm(pivots: Tensor, m: int, d: dt.dtype) -> Tensor:
-    (P,) = launch("linalg_lu", (pivots,), [((*pivots.shape[:-1], m, m), d)], ("perm", int(m)))
-    return P
+    """The m x m permutation matrices (of dtype `d`) of LAPACK's 1-based `pivots` (no gradient: integers)."""
+    return LU_PERMUTATION((pivots,), ("perm", int(m), d))
 
 
 def _unpack(LU: Tensor) -> tuple:
@@ -413,6 +410,12 @@ def _lu_shapes(inputs: tuple, attrs) -> list:
 LU_RECORD = Primitive("linalg_lu", _lu_shapes, cpu=_lu_kernel, cuda=None, backward=_lu_backward,
                       saved=("output0", "output1", "output2"), node_attrs=lambda inputs, attrs: None,
                       grad_outputs=(1, 2))
+
+
+# the permutation of lu_factor's pivots (the kernel's "perm" routine; attrs ("perm", m, dtype)): lu_unpack's P,
+# lu_solve's and lu_factor_ex's gradient's; no node
+LU_PERMUTATION = Primitive("lu_permutation", lambda inputs, attrs: [((*inputs[0].shape[:-1], attrs[1], attrs[1]),
+                                                                     attrs[2])], cpu=_lu_kernel, cuda=None)
 
 
 # cholesky_solve and cholesky_inverse (the kernel's "potrs" routine: two substitutions; attrs ("potrs", upper)):

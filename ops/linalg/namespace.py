@@ -198,13 +198,13 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None)
     return _into(X.squeeze(-1) if vector else X, out)
 
 
-def reported_at_the_call(op: str, A: Tensor, launch) -> Tensor:
-    """`launch()`'s result, waited for: torch raises for a singular (for cholesky: not positive-definite) matrix at
+def reported_at_the_call(op: str, A: Tensor, compute) -> Tensor:
+    """`compute()`'s result, waited for: torch raises for a singular (for cholesky: not positive-definite) matrix at
     the call, as its LinAlgError, so a program's `except RuntimeError` around the call sees it. If the kernel
     failed (at the launch in sync mode, else at the wait), name the first failing matrix and pivot (or minor) as
     torch does, from an LU (Cholesky) factorization's info."""
     try:
-        result = launch()
+        result = compute()
         result._sync()
         return result
     except RuntimeError:
