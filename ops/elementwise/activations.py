@@ -323,9 +323,10 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 
 def _softplus_grad(x: Tensor, g: Tensor, beta: float, threshold: float) -> Tensor:
-    """torch's softplus_backward."""
-    z = M.exp(x if beta == 1 else M.mul(x, beta))
-    return M.where(M.gt(x if beta == 1 else M.mul(x, beta), threshold), g, M.div(M.mul(g, z), M.add(z, 1)))
+    """torch's softplus_backward (whose own derivative has no slope at beta * x == threshold, as torch's)."""
+    bx = x if beta == 1 else M.mul(x, beta)
+    z = M.exp(M.where(M.lt(bx, threshold), bx, bx.detach()))
+    return M.where(M.gt(bx, threshold), g, M.div(M.mul(g, z), M.add(z, 1)))
 
 
 def _elu_grad(x: Tensor, g: Tensor, negcoef: float, poscoef: float, input_scale: float) -> Tensor:

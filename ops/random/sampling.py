@@ -367,7 +367,8 @@ def normal(mean, std=_UNSET, size=None, *, generator=None, out=None, dtype: dt.d
     _check_out("normal", tuple(tensors), out)
     result = _fresh("normal", "normal", params, Tensor._empty(shape, result_dtype, dev), False, generator,
                     tuple(tensors), out=out)
-    return _from_params("normal", result, tuple(tensors))
+    # torch's overloads: NormalBackward1 (a tensor mean), 2 (a tensor std), 3 (both)
+    return _from_params(overload("normal", 1 * (params[0] is None) + 2 * (params[1] is None)), result, tuple(tensors))
 
 
 def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
