@@ -17,6 +17,7 @@ import tidal
 import tidal.compat as ttorch
 import torch_op_db as db
 from tidal.func import vmap
+from tidal.func.batching import TENSORS
 
 SAMPLES = 2
 # ops whose per-sample results have data-dependent shapes (torch's vmap refuses them too), or draw random numbers
@@ -24,15 +25,21 @@ SKIP = {"nonzero", "argwhere", "svd_lowrank", "pca_lowrank", "nn.functional.scal
         "nn.functional.multi_head_attention_forward", "nonzero_static"}
 _UNBIASED = "the rule reads a positional `unbiased` (var(x, False)) as the default correction"
 _OFFSET = "the rule takes storage_offset as the batch's, not relative to each sample's storage"
-KNOWN: dict[str, str] = {  # op id -> reason (strict xfail: remove once it passes)
-    "var.unbiased": _UNBIASED, "std.unbiased": _UNBIASED, "var_mean.unbiased": _UNBIASED, "std_mean.unbiased": _UNBIASED,
-    "as_strided": _OFFSET, "as_strided.partial_views": _OFFSET, "as_strided_copy": _OFFSET,
-    "as_strided_scatter": _OFFSET,
+_ZERO_GRAD = "vmap(grad(f)) gives zero gradients through this op (its batched path loses the graph)"
+# (test, op id) -> reason (strict xfail: remove once it passes)
+KNOWN: dict[tuple[str, str], str] = {
+    **{("values", op): _UNBIASED for op in ("var.unbiased", "std.unbiased", "var_mean.unbiased", "std_mean.unbiased")},
+    **{("values", op): _OFFSET for op in ("as_strided", "as_strided.partial_views", "as_strided_copy",
+                                           "as_strided_scatter")},
+    ("every_tensor", "as_strided_scatter"): _OFFSET,
+    ("grad", "as_strided"): _OFFSET, ("grad", "as_strided_copy"): _OFFSET,
+    **{("grad", op): _ZERO_GRAD for op in ("native_layer_norm", "nn.functional.layer_norm",
+                                           "nn.functional.smooth_l1_loss", "nn.functional.huber_loss")},
 }
 
 
 def _flat(out) -> list:
-    if isinstance(out, tidal.Tensor):
+    if isinstance(out, TENSORS):  # (inside vmap the function sees batched values)
         return [out]
     if isinstance(out, (list, tuple)):
         return [t for o in out for t in _flat(o)]
@@ -44,20 +51,21 @@ def _host(t: tidal.Tensor) -> np.ndarray:
     return (t.float() if t.dtype.is_floating_point else t).numpy()  # (bfloat16 has no numpy())
 
 
-def _params() -> list:
+def _params(test: str, keep=lambda op: True) -> list:
     out = []
     for op, fn in db.PRESENT:
         name = db.op_id(op)
         if name in SKIP or db.op_id(op) in db.RANDOM or op.name in db.RANDOM:
             continue
-        if torch.float32 not in op.supported_dtypes("cpu"):
+        if torch.float32 not in op.supported_dtypes("cpu") or not keep(op):
             continue
-        marks = [pytest.mark.xfail(strict=True, reason=KNOWN[name])] if name in KNOWN else []
+        reason = KNOWN.get((test, name))
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
         out.append(pytest.param(op, fn, id=name, marks=marks))
     return out
 
 
-@pytest.mark.parametrize("op, fn", _params())
+@pytest.mark.parametrize("op, fn", _params("values"))
 def test_vmap_matches_per_sample(op, fn):
     judged = 0
     with warnings.catch_warnings():
@@ -112,7 +120,7 @@ def _scaled(t: tidal.Tensor, b: int) -> tidal.Tensor:
     return (t * (0.5 * b + 1.0) - 0.125 * b) if t.dtype.is_floating_point else t.clone()
 
 
-@pytest.mark.parametrize("op, fn", _params())
+@pytest.mark.parametrize("op, fn", _params("every_tensor"))
 def test_vmap_with_every_tensor_mapped(op, fn):
     """Every tensor argument mapped (binary ops' `other`, weights, indices), each batch element its own values."""
     judged = 0
@@ -149,3 +157,39 @@ def test_vmap_with_every_tensor_mapped(op, fn):
             judged += 1
     if not judged:
         pytest.skip(f"{db.op_id(op)}: no sample with two or more tensors to map")
+
+
+@pytest.mark.parametrize("op, fn", _params("grad", db.differentiable))
+def test_vmap_of_grad_matches_per_sample(op, fn):
+    """Per-sample gradients, vmap(grad(op(x).sum())), against the gradient of each sample on its own."""
+    from tidal.func import grad
+    judged = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for sample in db._samples(op, torch.float32, 1):
+            if not isinstance(sample.input, torch.Tensor) or sample.input.dtype != torch.float32:
+                continue
+            try:
+                memo: dict = {}
+                x = db.to_tidal(sample.input, memo)
+                args, kwargs = db.to_tidal(tuple(sample.args), memo), db.to_tidal(dict(sample.kwargs), memo)
+            except db.Unconvertible:
+                continue
+
+            def loss(t):
+                outs = [o for o in _flat(fn(t, *args, **kwargs)) if o.dtype.is_floating_point]
+                return sum((o * (k + 1)).sum() for k, o in enumerate(outs)) if outs else None
+            xs = [x, x * 0.5 + 0.25, x * 1.5 - 0.125]
+            try:
+                if loss(x) is None:
+                    continue
+                each = [grad(loss)(t) for t in xs]
+            except Exception:  # noqa: BLE001 - no gradient for this sample (an integer output, a refusal)
+                continue
+            got = vmap(grad(loss))(ttorch.stack(xs))
+            want = np.stack([_host(e) for e in each])
+            np.testing.assert_allclose(_host(got), want, rtol=1e-3, atol=1e-4, equal_nan=True,
+                                       err_msg=db._describe(sample))
+            judged += 1
+    if not judged:
+        pytest.skip(f"{db.op_id(op)}: no float32 sample with a gradient")
