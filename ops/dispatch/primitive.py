@@ -106,11 +106,10 @@ class Primitive:
         replaces the declared saved tensors (an op with a variable number of inputs, such as x[i, j]).
         `device`: where the outputs go, for an op with no tensor inputs to take it from (a factory: arange)."""
         checks = self.checks_data if checks_data is None else checks_data
-        # (the two checks inline: a call of a record without a backward, a factory's, makes no method calls)
         outs = launch(self.name, _present(inputs) if self.optional else inputs, self.shapes(inputs, attrs), attrs,
                       device, checks_data=checks)
-        if self.backward is not None and self._needs_node(inputs):
-            self._record(inputs, outs, attrs, saved, node)
+        if self.backward is not None:  # (a factory's record, with none, makes no further call)
+            self.attach(inputs, outs, attrs, node, saved)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def write(self, inputs: tuple, outs: tuple, attrs=None, saved: tuple | None = None, node: str | None = None,
