@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
-from ..autograd.graph import needs_grad, record
+from ..ops.dispatch.primitive import Primitive
 from ..tensor import Tensor
 
 __all__: list = []
@@ -59,9 +59,7 @@ def cross_map_lrn2d(input: Tensor, size: int, alpha: float = 1e-4, beta: float =
     x = input.detach()
     scale = _mix(_forward_window(size, channels), x * x) * (alpha / size) + k
     out = x * scale.pow(-beta)
-    if needs_grad((input,)):
-        record("cross_map_lrn2d", _backward, (input,), (out,), saved=(x, out, scale),
-               attrs=(size, alpha, beta, _backward_window(size, channels)))
+    CROSS_MAP_LRN2D.attach((input,), (out,), (size, alpha, beta, channels), saved=(x, out, scale))
     return out
 
 
@@ -70,3 +68,9 @@ def _backward(node, g: Tensor) -> tuple:
     size, alpha, beta, window = node.attrs
     accum = _mix(window, g * out / scale)
     return (scale.pow(-beta) * g - (2 * alpha * beta / size) * x * accum,)
+
+
+# the composite's node on the input, saving it (detached), the output and the scale; its attrs (size, alpha, beta,
+# the legacy backward's channel-mixing matrix: made only when a node is recorded)
+CROSS_MAP_LRN2D = Primitive("cross_map_lrn2d", None, cpu=None, backward=_backward,
+                            node_attrs=lambda inputs, attrs: attrs[:3] + (_backward_window(attrs[0], attrs[3]),))

@@ -134,6 +134,8 @@ RECORDS = [
     Record("__setitem__", (_s(_a(4, 5), _a(5), 1), _s(_a(4, 5), _a(4), (slice(None), 2)),
                            _s(_a(4, 5), _a(2, 5), [0, 2]), _s(_a(4, 5), _a(3), ([0, 3, 3], [1, 2, 4]))),
            grad=True, fn=lambda lib, x, value, index: _assigned(x, index, value)),
+    Record("cross_map_lrn2d", (_s(_a(2, 5, 3, 3), 3), _s(_a(1, 4, 2, 5), 2)), grad=True,
+           fn=lambda lib, x, size: lib.nn.CrossMapLRN2d(size)(x)),  # (nn.CrossMapLRN2d's legacy function)
 ]
 BY_NAME = {r.name: r for r in RECORDS}
 
