@@ -65,18 +65,20 @@ class Primitive:
     inplace: a record of an in-place op, whose node takes the tensors `write` writes as its first inputs (self),
     then the kernel's inputs (all the kernel reads besides what it writes); `grad_inputs`, `saved`'s "inputN"
     and `node_attrs` see that whole tuple.
+    sbp: the family of SBP signatures under which the op runs on global tensors' local shards ("reduction",
+    "matmul", "concat", ...: comm/sbp_rules.py gives each family its rule; None: the op runs on broadcast inputs).
     A record with no kernel (shapes None, cpu None) declares the node of a composite whose gradient has a
     formula of its own (torch's derivatives.yaml entries for composite ops): the composite computes the
     outputs from other ops and calls `attach`.
     """
 
     __slots__ = ("name", "shapes", "backward", "saved", "node_attrs", "checks_data", "grad_inputs", "grad_outputs",
-                 "optional", "saver", "inplace", "bare")
+                 "optional", "saver", "inplace", "bare", "sbp")
 
     def __init__(self, name: str, shapes: Callable, *, cpu: Callable | None, cuda: Callable | None = None,
                  backward: Callable | None = None, saved: tuple | Callable = (), node_attrs: Callable | None = None,
                  checks_data: bool = False, grad_inputs: tuple | None = None, grad_outputs: tuple | None = None,
-                 optional: bool = False, inplace: bool = False):
+                 optional: bool = False, inplace: bool = False, sbp: str | None = None):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is declared twice")
         self.saver = saved if callable(saved) else None
@@ -84,7 +86,7 @@ class Primitive:
         self.saved = saves(*saved) if self.saver is None else ()
         self.node_attrs, self.checks_data = node_attrs, checks_data
         self.grad_inputs, self.grad_outputs, self.optional = grad_inputs, grad_outputs, optional
-        self.inplace = inplace
+        self.inplace, self.sbp = inplace, sbp
         # a node that saves nothing and keeps the call's attrs, on every output, edged to every input (a view's)
         self.bare = not (self.saver or self.saved or node_attrs or grad_inputs is not None or grad_outputs is not None)
         for device_type, kernel in (("cpu", cpu), ("cuda", cuda)):
