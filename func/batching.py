@@ -30,10 +30,10 @@ _ids = itertools.count(1)
 class Level:
     """One active vmap: its batch size and id (levels nest: a later one is inside an earlier one)."""
 
-    __slots__ = ("id", "size", "wrote")
+    __slots__ = ("id", "size")
 
     def __init__(self, size: int):
-        self.id, self.size, self.wrote = next(_ids), size, False
+        self.id, self.size = next(_ids), size
 
 
 LEVELS: list = []  # the active vmap levels, innermost last
@@ -274,6 +274,41 @@ def top_level(args, kwargs) -> Level:
 
 def dispatch(func, args: tuple, kwargs: dict):
     """`func(*args, **kwargs)` with batched arguments: its rule at the innermost level, else once per sample."""
+    if ACCOUNTS and not _DEPTH[0]:  # (vmap with randomness= 'different' or 'same': the random draws of batched ops)
+        before = rng_marks()
+        _DEPTH[0] += 1
+        try:
+            return _dispatch(func, args, kwargs)
+        finally:
+            _DEPTH[0] -= 1
+            after = rng_marks()
+            for account in ACCOUNTS:
+                account.append((before, after))
+    return _dispatch(func, args, kwargs)
+
+
+ACCOUNTS: list = []  # one list per batched run with randomness 'different' or 'same': (marks before, after) per op
+_DEPTH = [0]
+
+
+def rng_marks() -> dict:
+    """Each default generator's (seed, offset): how many random ops have drawn from it."""
+    from ..ops.random import rng
+    return {kind: (gen._seed, gen._offset) for kind, gen in rng._defaults.items()}
+
+
+def draws(before: dict, after: dict) -> dict | None:
+    """How many random ops drew from each generator between two marks (None if one was seeded again)."""
+    out = {}
+    for kind, (seed, offset) in after.items():
+        seed0, offset0 = before.get(kind, (seed, 0))
+        if seed0 != seed:
+            return None
+        out[kind] = offset - offset0
+    return out
+
+
+def _dispatch(func, args: tuple, kwargs: dict):
     level = top_level(args, kwargs)
     name = op_name(func)
     rule = RULES.get(name)
@@ -319,7 +354,6 @@ def loop_op(func, name: str, level: Level, args: tuple, kwargs: dict):
     if name.endswith("_") and not name.startswith("__") or name in IN_PLACE_OPERATORS:
         if not (isinstance(self, BatchedTensor) and self.level is level):
             refuse_in_place(name)
-        level.wrote = True
     results = [func(*[_slice(a, level, i) for a in args], **{k: _slice(v, level, i) for k, v in kwargs.items()})
                for i in range(level.size)]
     if self is not None and all(r is _slice(self, level, i) for i, r in enumerate(results)):

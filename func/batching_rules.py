@@ -64,7 +64,6 @@ def pointwise(func, level, args, kwargs):
     if _in_place(name):
         if not _batched(self, level):
             refuse_in_place(name)
-        level.wrote = True
     elif name in _SELF_SHAPED and _tensorish(self) and not _batched(self, level):
         args = (BatchedTensor(_batch(self, level), level),) + tuple(args[1:])
 
@@ -90,6 +89,9 @@ POINTWISE = set(ELEMENTWISE) | {
     "bitwise_not", "sgn", "fill", "zero", "threshold", "fix", "exp", "abs", "conj", "real", "imag",
     "angle", "isreal", "is_nonzero", "logical_not", "square", "heaviside", "ldexp", "erfc", "frexp", "sinc", "log",
 }
+# random ops drawing per element: one call on the batch gives each sample its own numbers (randomness='different')
+POINTWISE |= {"bernoulli", "uniform", "normal", "exponential", "cauchy", "log_normal", "geometric", "random",
+              "rand_like", "randn_like", "randint_like", "dropout", "alpha_dropout"}
 _OPERATORS = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift", "rshift",
               "eq", "ne", "lt", "le", "gt", "ge", "neg", "pos", "abs", "invert"}
 for _n in POINTWISE:
@@ -150,8 +152,6 @@ def dims(func, level, args, kwargs):
     x = args[0]
     if not _batched(x, level) or any(_batched(a, level) for a in (*args[1:], *kwargs.values())):
         return NotImplemented
-    if _in_place(name):
-        level.wrote = True
     v, r = x.value, x.dim()
     dim = kwargs[key] if key in kwargs else args[pos] if len(args) > pos else default
     if name in ("var", "std", "var_mean", "std_mean") and isinstance(dim, bool):  # var(x, unbiased)
@@ -371,7 +371,6 @@ def _setitem(func, level, args, kwargs):
         return NotImplemented
     if any(isinstance(i, (BatchedTensor, Tensor, list)) for i in idx):
         return NotImplemented
-    level.wrote = True
     if _batched(value, level):
         target_rank = x.value[(slice(None),) + idx].dim() - 1
         value = _pad(value.value, level, target_rank)

@@ -27,7 +27,7 @@ from ..ops.random import rng as _rng
 from ..tensor import Tensor
 from . import batching_nn, batching_rules  # noqa: F401 - fill batching.RULES
 from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
-from .batching import LEVELS, BatchedTensor, Level
+from .batching import ACCOUNTS, LEVELS, BatchedTensor, Level, draws
 
 __all__ = ["vmap"]
 
@@ -160,8 +160,9 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
         flat_args, spec = tree_flatten(args)
         flat_dims = broadcast_prefix(dims_tree, args, "in_dims")
         size = _batch_size(flat_args, flat_dims, in_dims, name)
-        if randomness == "error" and RULES_ON[0]:
-            result = _batched_run(func, flat_args, flat_dims, spec, kwargs, size, out_dims, name, chunk_size)
+        if RULES_ON[0]:
+            result = _batched_run(func, flat_args, flat_dims, spec, kwargs, size, out_dims, name, chunk_size,
+                                  randomness)
             if result is not _FELL_BACK:
                 return result
         return _loop(func, flat_args, flat_dims, spec, kwargs, size, out_dims, name, randomness)
@@ -198,14 +199,14 @@ class _RandomOpCalled(Exception):
 
 
 def _batched_run(func: Callable, flat_args: list, flat_dims: list, spec, kwargs: dict, size: int, out_dims,
-                 name: str, chunk_size: int | None) -> Any:
+                 name: str, chunk_size: int | None, randomness: str = "error") -> Any:
     """`func` run once on batched values (in chunks of `chunk_size`), or _FELL_BACK where that cannot be trusted."""
     if chunk_size is not None and chunk_size < size:
         parts = []
         for start in range(0, size, chunk_size):
             n = min(chunk_size, size - start)
             chunk = [x if d is None else x.narrow(d, start, n) for x, d in zip(flat_args, flat_dims)]
-            part = _batched_run(func, chunk, flat_dims, spec, kwargs, n, out_dims, name, None)
+            part = _batched_run(func, chunk, flat_dims, spec, kwargs, n, out_dims, name, None, randomness)
             if part is _FELL_BACK:
                 return part
             parts.append(part)
@@ -213,21 +214,27 @@ def _batched_run(func: Callable, flat_args: list, flat_dims: list, spec, kwargs:
     marks, states = _rng_marks(), _rng_states()
     shared = _unmapped(func, flat_args, flat_dims)
     versions = [t._version for t in shared]
+    mapped = [_plain(x) for x, d in zip(flat_args, flat_dims) if d is not None]
+    written = [t._version for t in mapped]
+    refused = False
     level = Level(size)
     LEVELS.append(level)
     _LIVE[0] += 1
+    account: list = []
+    if randomness != "error":
+        ACCOUNTS.append(account)
     try:
         batched = [x if d is None else BatchedTensor(x.movedim(d, 0), level) for x, d in zip(flat_args, flat_dims)]
         out = func(*tree_unflatten(batched, spec), **kwargs)
         if any(t._version != v for t, v in zip(shared, versions)):
-            level.wrote = True  # (refused, not run again: torch writes once, tidal refuses as its loop would)
+            refused = True  # (not run again: torch writes once, tidal refuses as its loop would)
             _check_unwritten(shared, versions, name)
-        if _rng_marks() != marks:
-            raise _RandomOpCalled("a random op")
+        if _rng_marks() != marks and not _draws_batched(randomness, marks, _rng_marks(), account):
+            raise _RandomOpCalled(f"a random op whose draws cannot be batched with randomness={randomness!r}")
         return _unbatch_outputs(out, level, out_dims, name)
     except Exception as e:  # (the loop gives the user's error where the function itself is wrong)
-        if level.wrote:
-            raise
+        if refused or any(t._version != v for t, v in zip(mapped, written)):
+            raise  # (a mapped input written in place: running the function again would see the write)
         for kind, state in states.items():
             _rng._defaults[kind].set_state(state)
         what = f"{type(e).__name__}: {e}".splitlines()[0][:200]
@@ -237,6 +244,36 @@ def _batched_run(func: Callable, flat_args: list, flat_dims: list, spec, kwargs:
     finally:
         LEVELS.remove(level)
         _LIVE[0] -= 1
+        if account in ACCOUNTS:
+            ACCOUNTS.remove(account)
+
+
+def _draws_batched(randomness: str, start: dict, end: dict, account: list) -> bool:
+    """Whether the random draws of a batched run are those `randomness` asks for: 'different', every draw made by an
+    op on batched values (one draw for the whole batch, each sample its own numbers); 'same', no draw made by one
+    (an op on unbatched values draws once, shared by every sample). Else the loop runs the function per sample."""
+    if randomness == "error":
+        return False
+    total = draws(start, end)
+    if total is None:
+        return False
+    batched: dict = {}
+    for before, after in account:
+        d = draws(before, after)
+        if d is None:
+            return False
+        for kind, n in d.items():
+            batched[kind] = batched.get(kind, 0) + n
+    if randomness == "different":
+        return all(batched.get(kind, 0) == n for kind, n in total.items())
+    return not any(batched.values())
+
+
+def _plain(x):
+    """The plain tensor under a (nested vmap's) batched value."""
+    while isinstance(x, BatchedTensor):
+        x = x.value
+    return x
 
 
 def _unbatch_outputs(out, level: Level, out_dims, name: str) -> Any:

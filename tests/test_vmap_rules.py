@@ -414,3 +414,23 @@ def test_per_sample_gradients_through_norms_run_batched(monkeypatch):
     assert not [w for w in caught if "vmap" in str(w.message)], [str(w.message) for w in caught]
     for k in theirs:
         same(ours[k], theirs[k], rtol=1e-4, atol=1e-5)
+
+
+def test_randomness_different_batched_same_and_error_as_torch(monkeypatch):
+    x = tidal.ones(4, 2000)
+    monkeypatch.setattr(vmap_module, "_warned", set())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        d = vmap(lambda a: F.dropout(a, 0.5) * tidal.rand_like(a).ge(0).float(), randomness="different")(x)
+    assert not [w for w in caught if "vmap" in str(w.message)]  # one draw for the batch: no loop
+    kept = d.numpy() != 0
+    assert not (kept[0] == kept[1]).all() and 0.45 < kept.mean() < 0.55
+    np.testing.assert_allclose(d.numpy()[kept], 2.0)
+    same_rows = vmap(lambda a: F.dropout(a, 0.5), randomness="same")(x).numpy() != 0
+    assert (same_rows == same_rows[0]).all()
+    shared = vmap(lambda a: a + tidal.randn(2000), randomness="same")(x).numpy()
+    np.testing.assert_allclose(shared, np.broadcast_to(shared[0], shared.shape))
+    per_sample = vmap(lambda a: a + tidal.randn(2000), randomness="different")(x).numpy()
+    assert not np.allclose(per_sample[0], per_sample[1])
+    with pytest.raises(RuntimeError, match="called random operation while in randomness error mode"):
+        vmap(lambda a: F.dropout(a, 0.5))(x)
