@@ -8,8 +8,8 @@ a graph into submodules, `experimental.optimization` folds BatchNorms into convo
 (compat's `torch.fx`), never at `import tidal`.
 
 Files: node.py (Node, map_arg), graph.py (Graph and its edits), codegen.py (Python from a graph), proxy.py
-(Proxy), tracer.py (Tracer, symbolic_trace, wrap), _patch.py (what a trace patches), _functional_calls.py
-(torch's argument lists for torch.nn.functional calls), graph_module.py,
+(Proxy, TracerBase), tracer.py (Tracer), _symbolic_trace.py (symbolic_trace), _patch.py (what a trace patches,
+wrap), _functional_calls.py (torch's argument lists for torch.nn.functional calls), graph_module.py,
 interpreter.py (Interpreter, Transformer), subgraph_rewriter.py, traceback.py (node meta carried by passes),
 annotate.py, passes/ (shape_prop, split_module, tools_common, graph_manipulation, infra's PassManager,
 utils.matcher_utils, graph_drawer's refusal), experimental/ (optimization, const_fold); torch.export's
@@ -25,7 +25,8 @@ from .proxy import Attribute, Proxy, TraceError  # noqa: F401 - Attribute, Trace
 from . import _symbolic_trace  # noqa: F401 - torch's module name, which generated code calls wrap() on
 from .node import _SIDE_EFFECTS
 from .subgraph_rewriter import replace_pattern
-from .tracer import PH, ProxyableClassMeta, Tracer, symbolic_trace, wrap
+from ._symbolic_trace import symbolic_trace
+from .tracer import PH, ProxyableClassMeta, Tracer, wrap
 
 __all__ = ["Graph", "GraphModule", "Interpreter", "Node", "Proxy", "ProxyableClassMeta", "Tracer", "Transformer",
            "map_arg", "symbolic_trace", "wrap", "replace_pattern", "has_side_effect"]

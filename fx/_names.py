@@ -71,6 +71,14 @@ class Namespace:
 
 
 _TABLE: dict = {}
+_SPACES: list = []  # (torch's module path, module) of fx modules above this one, registered when they load
+
+
+def register_space(prefix: str, module) -> None:
+    """Spell the functions of `module` as `prefix.<name>` (fx/_symbolic_trace.py registers itself when it loads:
+    it sits above this file)."""
+    _SPACES.append((prefix, module))
+    _TABLE.clear()  # (read again with the new space on the next call)
 
 
 def torch_table() -> dict:
@@ -78,8 +86,7 @@ def torch_table() -> dict:
     if _TABLE:
         return _TABLE
     import tidal.compat as compat  # compat sits above: KNOWN_UPWARD in tests/test_layers.py
-    from . import _symbolic_trace  # in an import circle with _symbolic_trace (FILE_CIRCLES_LEFT)
-    spaces = [("torch.fx._symbolic_trace", _symbolic_trace), ("torch.nn.functional", F)]
+    spaces = [*_SPACES, ("torch.nn.functional", F)]
     for sub in ("linalg", "fft", "special"):
         spaces.append((f"torch.{sub}", getattr(compat, sub)))
     spaces.append(("torch", compat))
@@ -132,3 +139,14 @@ def qualified_name(fn: Any) -> str:
     module = getattr(fn, "__module__", None) or ""
     short = name or getattr(fn, "__qualname__", repr(fn))  # (torch's _get_qualified_name: __name__)
     return f"{module}.{short}" if module else short
+
+
+# the operators a Proxy overloads and the code prints as operators (codegen), and their reflected forms
+MAGIC_METHODS = {
+    "add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "floordiv": "{} // {}", "truediv": "{} / {}",
+    "mod": "{} % {}", "pow": "{} ** {}", "lshift": "{} << {}", "rshift": "{} >> {}", "and_": "{} & {}",
+    "or_": "{} | {}", "xor": "{} ^ {}", "getitem": "{}[{}]", "matmul": "{} @ {}", "eq": "{} == {}",
+    "ne": "{} != {}", "lt": "{} < {}", "gt": "{} > {}", "le": "{} <= {}", "ge": "{} >= {}",
+    "neg": "-{}", "pos": "+{}", "invert": "~{}"}
+REFLECTABLE = ("add", "sub", "mul", "floordiv", "truediv", "mod", "pow", "lshift", "rshift", "and_", "or_",
+               "xor", "matmul")

@@ -7,17 +7,20 @@ autowrap modules (math) and those wrap() named become wrappers that record a cal
 from __future__ import annotations
 
 import builtins
+import functools
+import sys
 import types
-from typing import Any
+from typing import Any, Callable
 
 from ..nn import functional as F
 from ..nn.module import Module
 from ..tensor import Tensor
+from ._functional_calls import recorded_call
 from .node import map_aggregate
+from ._names import torch_table
 from .proxy import LibraryUse, Proxy, _from_library
-from .tracer import make_wrapper, wrapped_names
 
-__all__ = ["Patcher"]
+__all__ = ["Patcher", "wrap"]
 
 # tensor operators given a Proxy operand record torch's method name (`b + x` with b a tensor: b.add(x))
 _OPERATOR_METHODS = {"__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div",
@@ -95,7 +98,6 @@ class Patcher:
         return self
 
     def _apply(self) -> None:
-        from ._names import torch_table  # in an import circle with _names (FILE_CIRCLES_LEFT)
         torch_table()  # the spellings of torch's functions, read before any is patched
         tracer, cache = self.tracer, self.cache
         orig_call, orig_getattr = Module.__call__, Module.__getattr__
@@ -145,3 +147,57 @@ class Patcher:
             else:
                 setattr(owner, name, old)
         self._undo.clear()
+
+
+# -- wrap(): global functions a trace records as one call_function node -----------------------------------
+_WRAPPED: dict = {}  # (id of a module's globals, name) -> those globals: the functions wrap() named
+
+
+def wrap(fn_or_name):
+    """Called at module level: calls of this global function (or builtin name) from that module become one
+    call_function node instead of being traced through."""
+    if not callable(fn_or_name) and not isinstance(fn_or_name, str):
+        raise AssertionError("Unsupported type for global function! Must be either a callable or string name")
+    if callable(fn_or_name):
+        if isinstance(fn_or_name, str):
+            raise AssertionError("fn_or_name must be a global function or string name")
+        name = fn_or_name.__name__
+    else:
+        name = fn_or_name
+    caller = sys._getframe(1)
+    if caller.f_code.co_name != "<module>":
+        raise NotImplementedError("wrap must be called at the top level of a module")
+    _WRAPPED[(id(caller.f_globals), name)] = caller.f_globals
+    return fn_or_name
+
+
+def wrapped_names() -> dict:
+    """The (globals id, name) -> globals entries wrap() registered."""
+    return _WRAPPED
+
+
+def make_wrapper(orig_fn: Callable, mark: bool = True) -> Callable:
+    """`orig_fn`, recording a call_function node (target orig_fn) when an argument is a Proxy (`mark`: noted
+    in the node's meta as wrapped, so the code names it in a wrap() line)."""
+    @functools.wraps(orig_fn)
+    def wrapped(*args, **kwargs):
+        found: list = []
+
+        def find(a):
+            if isinstance(a, Proxy) and not found:
+                found.append(a)
+            return a
+        map_aggregate(args, find)
+        map_aggregate(kwargs, find)
+        if found:
+            recorded = None if mark else recorded_call(orig_fn, args, kwargs)  # F.<fn>: torch's argument list
+            proxy = found[0].tracer.create_proxy(*recorded[:4]) if recorded is not None else \
+                found[0].tracer.create_proxy("call_function", orig_fn, args, kwargs)
+            if recorded is not None and recorded[4] is not None:
+                proxy.node.meta["torch_spelling"] = recorded[4]
+            if mark:
+                proxy.node.meta["is_wrapped"] = True
+            return proxy
+        return orig_fn(*args, **kwargs)
+    wrapped.__fx_original__ = orig_fn
+    return wrapped

@@ -17,21 +17,14 @@ from ..nn import functional
 from ..tensor import Tensor
 from ..tensor.device import device
 from ..tensor.dtype import dtype
-from ._names import Namespace, qualified_name
+from ._aten import aten
+from ._names import MAGIC_METHODS, REFLECTABLE, Namespace, qualified_name  # (the tables: re-exported)
 from .node import Node
 
 __all__ = ["PythonCode", "python_code", "MAGIC_METHODS", "REFLECTABLE"]
 
 # operator functions written as Python operators in the code (and traced from the Proxy's dunders)
-MAGIC_METHODS = {
-    "add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "floordiv": "{} // {}", "truediv": "{} / {}",
-    "mod": "{} % {}", "pow": "{} ** {}", "lshift": "{} << {}", "rshift": "{} >> {}", "and_": "{} & {}",
-    "or_": "{} | {}", "xor": "{} ^ {}", "getitem": "{}[{}]", "matmul": "{} @ {}", "eq": "{} == {}",
-    "ne": "{} != {}", "lt": "{} < {}", "gt": "{} > {}", "le": "{} <= {}", "ge": "{} >= {}",
-    "neg": "-{}", "pos": "+{}", "invert": "~{}"}
 _FRAME = re.compile(r'^File "(.+)", line (\d+), in (.+)$')
-REFLECTABLE = ("add", "sub", "mul", "floordiv", "truediv", "mod", "pow", "lshift", "rshift", "and_", "or_",
-               "xor", "matmul")
 
 
 @dataclass
@@ -78,7 +71,6 @@ class _CodeOps:
 
     def __getattr__(self, name: str) -> Any:
         if name == "aten":
-            from ._aten import aten  # in an import circle with _aten (FILE_CIRCLES_LEFT)
             return aten
         import tidal.compat  # compat sits above: KNOWN_UPWARD in tests/test_layers.py
         return getattr(tidal.compat.ops, name)

@@ -16,7 +16,6 @@ from .node import Node, map_aggregate
 from .proxy import Proxy
 from ._aten import OpOverload, aten
 from ._export_trace import ExportTracer
-from .exported_program import ExportedProgram
 from .graph_signature import ExportGraphSignature
 from .graph_signature import InputKind
 from .graph_signature import OutputKind
@@ -185,7 +184,7 @@ def decompose(ep, decomp_table: dict | None):
     graph.output(tuple(mutations + user))
     graph.eliminate_dead_code()
     signature = ExportGraphSignature([s for s in ep.graph_signature.input_specs], out_specs)
-    new = ExportedProgram({}, graph, signature, ep.state_dict, dict(ep.range_constraints), ep.module_call_graph,
+    new = type(ep)({}, graph, signature, ep.state_dict, dict(ep.range_constraints), ep.module_call_graph,
                           ep.example_inputs, ep.constants, dialect="ATEN")
     new._guards = ep._guards
     return new

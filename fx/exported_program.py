@@ -13,6 +13,7 @@ from ..utils._pytree import tree_flatten
 from ..utils._pytree import tree_unflatten
 from ._aten import aten
 from ._export_trace import _attr
+from .decompositions import decompose
 from .dynamic_shapes import affine, spelled
 from .graph_signature import (ConstantArgument, ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec,
                               TensorArgument)
@@ -203,7 +204,6 @@ class ExportedProgram:
     def run_decompositions(self, decomp_table: dict | None = None, decompose_custom_triton_ops: bool = False):
         """A new program in core ATen: ops decomposed by `decomp_table` (default_decompositions()) and in-place
         updates of buffers and inputs turned into extra outputs (BUFFER_MUTATION / USER_INPUT_MUTATION)."""
-        from .decompositions import decompose  # in an import circle with decompositions (FILE_CIRCLES_LEFT)
         return decompose(self, decomp_table)
 
     def __str__(self) -> str:

@@ -13,12 +13,16 @@ import operator
 import os
 import sys
 from bisect import bisect_left
-from typing import Any
+import traceback
+from typing import Any, Callable
 
 from .. import ops
 from ._functional_calls import recorded_call
-from .codegen import MAGIC_METHODS, REFLECTABLE
+from ._names import MAGIC_METHODS, REFLECTABLE
+from ..tensor.device import device
+from ..tensor.dtype import dtype
 from .node import Node, map_aggregate
+from .traceback import copy_current_meta
 
 __all__ = ["Proxy", "Attribute", "TraceError", "GraphAppendingTracer", "LibraryUse"]
 
@@ -74,11 +78,98 @@ def _check_caller(proxy: "Proxy", what: str, error: type = LibraryUse) -> None:
                     "applied to it directly is recorded as one node")
 
 
+class TracerBase:
+    """Turns calls on Proxies into nodes of `self.graph`."""
+
+    graph: Any  # (fx's Graph)
+    record_stack_traces = False
+    check_mutable_operations = False
+    trace_asserts = False
+    proxy_buffer_attributes = False
+    traced_func_name = "forward"
+    scope = None
+
+    def create_node(self, kind: str, target: Any, args: tuple, kwargs: dict, name: str | None = None,
+                    type_expr: Any = None) -> Node:
+        """A node in the graph (subclasses may annotate it); with `record_stack_traces`, where the traced
+        program made it, from its first `forward` frame on (torch's rule)."""
+        node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+        if self.record_stack_traces and not node.stack_trace:
+            frames = [f for f in traceback.extract_stack() if not _is_library(f.filename)
+                      and not f.filename.startswith(_FX_DIR)]
+            start = next((i for i, f in enumerate(frames) if f.name == "forward"), None)
+            if start is not None:
+                node.stack_trace = "".join(traceback.StackSummary.from_list(frames[start:]).format()).strip()
+        return node
+
+    def proxy(self, node: Node) -> Proxy:
+        """The Proxy standing for `node`'s value."""
+        return Proxy(node, self)
+
+    def create_proxy(self, kind: str, target: Any, args: tuple, kwargs: dict, name: str | None = None,
+                     type_expr: Any = None, proxy_factory_fn: Callable | None = None) -> Proxy:
+        """Record one operation (its Proxy arguments become nodes) and return a Proxy of its result."""
+        args_ = self.create_arg(args)
+        kwargs_ = self.create_arg(kwargs)
+        node = self.create_node(kind, target, args_, kwargs_, name, type_expr)
+        copy_current_meta(node)  # (a pass under traceback.preserve_node_meta: where the node came from)
+        return self.proxy(node) if proxy_factory_fn is None else proxy_factory_fn(node)
+
+    def create_arg(self, a: Any) -> Any:
+        """`a` as a node argument: Proxies become their nodes, containers are rebuilt, constants kept."""
+        if isinstance(a, Proxy):
+            return a.node
+        if isinstance(a, Node):
+            return a
+        if isinstance(a, tuple) and hasattr(a, "_fields"):
+            return type(a)(*(self.create_arg(e) for e in a))
+        if isinstance(a, list):
+            return [self.create_arg(e) for e in a]
+        if isinstance(a, tuple):
+            return tuple(self.create_arg(e) for e in a)
+        if isinstance(a, dict):
+            out = {}
+            for k, v in a.items():
+                if not isinstance(k, str):
+                    k = self.create_arg(k)
+                    if isinstance(k, Node):
+                        raise RuntimeError(f"Keys for dictionaries used as an argument cannot contain a Node. "
+                                           f"Got key: {k}")
+                out[k] = self.create_arg(v)
+            return out
+        if isinstance(a, slice):
+            return slice(self.create_arg(a.start), self.create_arg(a.stop), self.create_arg(a.step))
+        if isinstance(a, range):
+            return range(self.create_arg(a.start), self.create_arg(a.stop), self.create_arg(a.step))
+        if a is None or a is ... or isinstance(a, (str, int, float, bool, complex, dtype, device)):
+            return a
+        if callable(a) and hasattr(a, "__name__") or isinstance(a, type):
+            return a
+        from .. import compat  # compat sits above: KNOWN_UPWARD in tests/test_layers.py
+        if isinstance(a, (compat.memory_format, compat.layout)):
+            return a
+        raise NotImplementedError(f"argument of type: {type(a)}")
+
+    def to_bool(self, obj: Proxy) -> bool:
+        """`bool(proxy)`: control flow on a traced value cannot be recorded."""
+        raise TraceError("symbolically traced variables cannot be used as inputs to control flow")
+
+    def iter(self, obj: Proxy):
+        """`iter(proxy)`: refused (only `a, b = proxy` unpacking is traced)."""
+        raise TraceError("Proxy object cannot be iterated. This can be attempted when the Proxy is used in a "
+                         "loop or as a *args or **kwargs function argument. See the torch.fx docs on pytorch.org "
+                         "for a more detailed explanation of what types of control flow can be traced, and "
+                         "check out the Proxy docstring for help troubleshooting Proxy iteration errors")
+
+    def keys(self, obj: Proxy):
+        """`**proxy`: a call_method node `keys`."""
+        return Proxy(self.create_node("call_method", "keys", (obj.node,), {}), self)
+
+
 class GraphAppendingTracer:
     """The minimal tracer for Proxies made over an existing graph: new nodes go at its insertion point."""
 
     def __init__(self, graph) -> None:
-        from .tracer import TracerBase  # in an import circle with tracer (FILE_CIRCLES_LEFT)
         self.graph = graph
         self.scope = None
         self._base = TracerBase()

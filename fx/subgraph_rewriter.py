@@ -18,7 +18,7 @@ from .graph_module import GraphModule
 from .node import Node
 from .node import map_arg
 from .passes.utils.matcher_utils import InternalMatch
-from .tracer import symbolic_trace
+from ._symbolic_trace import symbolic_trace
 
 __all__ = ["Match", "ReplacedPatterns", "replace_pattern", "replace_pattern_with_filters"]
 

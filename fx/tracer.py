@@ -1,4 +1,5 @@
-"""fx.Tracer and symbolic_trace: run a module's forward on Proxies and record a Graph (torch.fx.Tracer).
+"""fx.Tracer: run a module's forward on Proxies and record a Graph (torch.fx.Tracer; TracerBase, which turns
+calls on Proxies into nodes, is proxy.py's; symbolic_trace, in _symbolic_trace.py, makes a GraphModule of the graph).
 
 While tracing, `Module.__call__` and `Module.__getattr__` are patched (as torch does): a leaf module (one of
 tidal's nn modules, Sequential excepted) becomes a call_module node, a Parameter read a get_attr node. The
@@ -8,12 +9,9 @@ given a Proxy record a call_method node (`b + x` with b a buffer: `b.add(x)`, as
 """
 from __future__ import annotations
 
-import functools
 import inspect
 import math
 import operator
-import sys
-import traceback
 import types
 from typing import Any, Callable
 
@@ -21,17 +19,13 @@ from ..nn import Sequential
 from ..nn.module import Module
 from ..nn.parameter import Parameter
 from ..tensor import Tensor
-from ..tensor.device import device
-from ..tensor.dtype import dtype
-from ._functional_calls import recorded_call
 from .graph import Graph
-from .traceback import copy_current_meta
-from .node import Node, map_aggregate
-from .proxy import _FX_DIR, Proxy, TraceError, _is_library
+from .node import map_aggregate
+from .proxy import Proxy, TracerBase
+from ._patch import Patcher, wrap  # noqa: F401 (wrap: torch.fx.wrap, re-exported)
 
-__all__ = ["TracerBase", "Tracer", "symbolic_trace", "wrap", "PH", "PHBase"]
+__all__ = ["TracerBase", "Tracer", "wrap", "PH", "PHBase"]
 
-_WRAPPED: dict = {}  # (id of a module's globals, name) -> those globals: the functions wrap() named
 
 
 class PHBase:
@@ -48,94 +42,6 @@ def _assert_is_none(value: Any, msg: str) -> None:
     """Check a specialized argument is still None."""
     if value is not None:
         raise AssertionError(msg)
-
-
-class TracerBase:
-    """Turns calls on Proxies into nodes of `self.graph`."""
-
-    graph: Graph
-    record_stack_traces = False
-    check_mutable_operations = False
-    trace_asserts = False
-    proxy_buffer_attributes = False
-    traced_func_name = "forward"
-    scope = None
-
-    def create_node(self, kind: str, target: Any, args: tuple, kwargs: dict, name: str | None = None,
-                    type_expr: Any = None) -> Node:
-        """A node in the graph (subclasses may annotate it); with `record_stack_traces`, where the traced
-        program made it, from its first `forward` frame on (torch's rule)."""
-        node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
-        if self.record_stack_traces and not node.stack_trace:
-            frames = [f for f in traceback.extract_stack() if not _is_library(f.filename)
-                      and not f.filename.startswith(_FX_DIR)]
-            start = next((i for i, f in enumerate(frames) if f.name == "forward"), None)
-            if start is not None:
-                node.stack_trace = "".join(traceback.StackSummary.from_list(frames[start:]).format()).strip()
-        return node
-
-    def proxy(self, node: Node) -> Proxy:
-        """The Proxy standing for `node`'s value."""
-        return Proxy(node, self)
-
-    def create_proxy(self, kind: str, target: Any, args: tuple, kwargs: dict, name: str | None = None,
-                     type_expr: Any = None, proxy_factory_fn: Callable | None = None) -> Proxy:
-        """Record one operation (its Proxy arguments become nodes) and return a Proxy of its result."""
-        args_ = self.create_arg(args)
-        kwargs_ = self.create_arg(kwargs)
-        node = self.create_node(kind, target, args_, kwargs_, name, type_expr)
-        copy_current_meta(node)  # (a pass under traceback.preserve_node_meta: where the node came from)
-        return self.proxy(node) if proxy_factory_fn is None else proxy_factory_fn(node)
-
-    def create_arg(self, a: Any) -> Any:
-        """`a` as a node argument: Proxies become their nodes, containers are rebuilt, constants kept."""
-        if isinstance(a, Proxy):
-            return a.node
-        if isinstance(a, Node):
-            return a
-        if isinstance(a, tuple) and hasattr(a, "_fields"):
-            return type(a)(*(self.create_arg(e) for e in a))
-        if isinstance(a, list):
-            return [self.create_arg(e) for e in a]
-        if isinstance(a, tuple):
-            return tuple(self.create_arg(e) for e in a)
-        if isinstance(a, dict):
-            out = {}
-            for k, v in a.items():
-                if not isinstance(k, str):
-                    k = self.create_arg(k)
-                    if isinstance(k, Node):
-                        raise RuntimeError(f"Keys for dictionaries used as an argument cannot contain a Node. "
-                                           f"Got key: {k}")
-                out[k] = self.create_arg(v)
-            return out
-        if isinstance(a, slice):
-            return slice(self.create_arg(a.start), self.create_arg(a.stop), self.create_arg(a.step))
-        if isinstance(a, range):
-            return range(self.create_arg(a.start), self.create_arg(a.stop), self.create_arg(a.step))
-        if a is None or a is ... or isinstance(a, (str, int, float, bool, complex, dtype, device)):
-            return a
-        if callable(a) and hasattr(a, "__name__") or isinstance(a, type):
-            return a
-        from .. import compat  # compat sits above: KNOWN_UPWARD in tests/test_layers.py
-        if isinstance(a, (compat.memory_format, compat.layout)):
-            return a
-        raise NotImplementedError(f"argument of type: {type(a)}")
-
-    def to_bool(self, obj: Proxy) -> bool:
-        """`bool(proxy)`: control flow on a traced value cannot be recorded."""
-        raise TraceError("symbolically traced variables cannot be used as inputs to control flow")
-
-    def iter(self, obj: Proxy):
-        """`iter(proxy)`: refused (only `a, b = proxy` unpacking is traced)."""
-        raise TraceError("Proxy object cannot be iterated. This can be attempted when the Proxy is used in a "
-                         "loop or as a *args or **kwargs function argument. See the torch.fx docs on pytorch.org "
-                         "for a more detailed explanation of what types of control flow can be traced, and "
-                         "check out the Proxy docstring for help troubleshooting Proxy iteration errors")
-
-    def keys(self, obj: Proxy):
-        """`**proxy`: a call_method node `keys`."""
-        return Proxy(self.create_node("call_method", "keys", (obj.node,), {}), self)
 
 
 class Tracer(TracerBase):
@@ -301,7 +207,6 @@ class Tracer(TracerBase):
         fn, args = self.create_args_for_root(fn, is_module, concrete_args)
         if is_module:
             args = [root, *args]
-        from ._patch import Patcher  # in an import circle with _patch (FILE_CIRCLES_LEFT)
         cache: dict = {}
         _TRACING.append(self)
         try:
@@ -365,62 +270,4 @@ def _positional(fn: Callable, count: int) -> Callable:
     new_code = code.replace(co_flags=flags, co_argcount=count, co_kwonlyargcount=0, co_posonlyargcount=0)
     return types.FunctionType(new_code, fn.__globals__, fn.__name__, None, fn.__closure__)
 
-
-def symbolic_trace(root, concrete_args: dict | None = None):
-    """Trace `root` (a Module or a function) and return a GraphModule running the graph recorded."""
-    from .graph_module import GraphModule  # in an import circle with graph_module (FILE_CIRCLES_LEFT)
-    tracer = Tracer()
-    graph = tracer.trace(root, concrete_args)
-    name = type(root).__name__ if isinstance(root, Module) else root.__name__
-    return GraphModule(tracer.root, graph, name)
-
-
-def wrap(fn_or_name):
-    """Called at module level: calls of this global function (or builtin name) from that module become one
-    call_function node instead of being traced through."""
-    if not callable(fn_or_name) and not isinstance(fn_or_name, str):
-        raise AssertionError("Unsupported type for global function! Must be either a callable or string name")
-    if callable(fn_or_name):
-        if isinstance(fn_or_name, str):
-            raise AssertionError("fn_or_name must be a global function or string name")
-        name = fn_or_name.__name__
-    else:
-        name = fn_or_name
-    caller = sys._getframe(1)
-    if caller.f_code.co_name != "<module>":
-        raise NotImplementedError("wrap must be called at the top level of a module")
-    _WRAPPED[(id(caller.f_globals), name)] = caller.f_globals
-    return fn_or_name
-
-
-def wrapped_names() -> dict:
-    """The (globals id, name) -> globals entries wrap() registered."""
-    return _WRAPPED
-
-
-def make_wrapper(orig_fn: Callable, mark: bool = True) -> Callable:
-    """`orig_fn`, recording a call_function node (target orig_fn) when an argument is a Proxy (`mark`: noted
-    in the node's meta as wrapped, so the code names it in a wrap() line)."""
-    @functools.wraps(orig_fn)
-    def wrapped(*args, **kwargs):
-        found: list = []
-
-        def find(a):
-            if isinstance(a, Proxy) and not found:
-                found.append(a)
-            return a
-        map_aggregate(args, find)
-        map_aggregate(kwargs, find)
-        if found:
-            recorded = None if mark else recorded_call(orig_fn, args, kwargs)  # F.<fn>: torch's argument list
-            proxy = found[0].tracer.create_proxy(*recorded[:4]) if recorded is not None else \
-                found[0].tracer.create_proxy("call_function", orig_fn, args, kwargs)
-            if recorded is not None and recorded[4] is not None:
-                proxy.node.meta["torch_spelling"] = recorded[4]
-            if mark:
-                proxy.node.meta["is_wrapped"] = True
-            return proxy
-        return orig_fn(*args, **kwargs)
-    wrapped.__fx_original__ = orig_fn
-    return wrapped
 

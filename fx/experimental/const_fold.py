@@ -15,7 +15,7 @@ from ..graph import Graph
 from ..graph_module import GraphModule
 from ..node import Node, map_arg
 from ..passes.split_module import split_module
-from ..tracer import symbolic_trace
+from .._symbolic_trace import symbolic_trace
 
 __all__ = ["FoldedGraphModule", "get_unique_attr_name_in_module", "split_const_subgraphs"]
 

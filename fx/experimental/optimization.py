@@ -15,7 +15,7 @@ from ..graph import Graph
 from ..graph_module import GraphModule
 from ..interpreter import Transformer
 from ..node import Node
-from ..tracer import symbolic_trace
+from .._symbolic_trace import symbolic_trace
 
 __all__ = ["matches_module_pattern", "replace_node_module", "fuse", "remove_dropout", "extract_subgraph"]
 
