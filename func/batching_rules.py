@@ -66,6 +66,9 @@ def pointwise(func, level, args, kwargs):
             refuse_in_place(name)
     elif name in _SELF_SHAPED and _tensorish(self) and not _batched(self, level):
         args = (BatchedTensor(_batch(self, level), level),) + tuple(args[1:])
+    if not _in_place(name) and any(_batched(x, level) and x.dim() == 0 for x in items) and rank > 0 and \
+            len({x.dtype for x in items if _tensorish(x)}) > 1:
+        args, kwargs = _promoted_zero_d(items, level, args, kwargs)
 
     def prep(a):
         if _batched(a, level):
@@ -77,6 +80,33 @@ def pointwise(func, level, args, kwargs):
     if _in_place(name):
         return self
     return wrap(result, level)
+
+
+def _promoted_zero_d(items: list, level, args: tuple, kwargs: dict) -> tuple:
+    """The call with its 0-d batched samples cast to the dtype the samples promote to: on the batch they have a
+    dim, and would otherwise win type promotion over tensors with dims as a 0-d tensor does not."""
+    def stand_in(x):
+        if not _tensorish(x):
+            return x
+        return ops.empty((), dtype=x.dtype) if x.dim() == 0 else ops.empty((1,), dtype=x.dtype)
+    stand_ins = [stand_in(x) for x in items if _tensorish(x) or isinstance(x, (int, float, bool, complex))]
+    want = stand_ins[0] if _tensorish(stand_ins[0]) else None
+    want_dtype = None
+    for x in stand_ins[1:] if want is not None else stand_ins:
+        if want is None:
+            want = x
+            continue
+        want_dtype = ops.result_type(want, x)
+        want = ops.empty((1,) if (_tensorish(want) and want.dim()) or (_tensorish(x) and x.dim()) else (),
+                         dtype=want_dtype)
+    if want_dtype is None:
+        return args, kwargs
+
+    def cast(a):
+        if _batched(a, level) and a.dim() == 0 and a.dtype != want_dtype:
+            return BatchedTensor(a.value.to(want_dtype), level)
+        return a
+    return tuple(cast(a) for a in args), {k: cast(v) for k, v in kwargs.items()}
 
 
 _SELF_SHAPED = {"masked_fill", "index_fill", "masked_scatter"}  # the result has the first operand's shape

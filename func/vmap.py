@@ -7,12 +7,15 @@ slices and is stacked, with a one-time warning naming it. Nested vmaps nest the 
 gradients flow through the ops the rules call, so grad(vmap(f)) differentiates them, and grad inside vmap
 (vmap(grad(f)), per-sample gradients) differentiates the batched values (func/transforms.py lifts them).
 
+Random ops: randomness="error" refuses them as torch does; "different" stays batched when every random draw was made
+by an op on batched values (dropout, rand_like: one draw for the batch gives each sample its own numbers), "same"
+when none was (a draw on unbatched values is shared by every sample); other programs take the loop below.
+
 Where the batched run cannot be trusted, vmap falls back to running the whole function once per batch element
 and stacking the results (exact, but a Python loop; a one-time warning says why): when the batched run raised
 (an op that does not take batched values, such as a Tensor method of a plain tensor given a batched argument, or
-a check that reads data differing across the batch), and for randomness="different"/"same" (random ops that take
-no batched argument would draw once for the whole batch). In-place writes to tensors vmap does not map over are
-refused, as torch refuses them.
+a check that reads data differing across the batch) and no mapped input was written in place, and for the random
+draws above. In-place writes to tensors vmap does not map over are refused, as the loop refuses them.
 """
 from __future__ import annotations
 

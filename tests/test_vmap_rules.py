@@ -49,6 +49,7 @@ def same(ours, theirs, rtol=1e-5, atol=1e-6):
         return
     assert isinstance(ours, tidal.Tensor), type(ours)
     assert tuple(ours.shape) == tuple(theirs.shape), (tuple(ours.shape), tuple(theirs.shape))
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1], (ours.dtype, theirs.dtype)
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol, atol=atol)
 
 
@@ -105,6 +106,13 @@ def test_reductions_scans_and_softmax(k):
 
 def test_reductions_of_zero_d_samples():
     check(lambda L, F: lambda a: (a.sum(), a.sum(0), a.softmax(0), a.cumsum(0), a.mean()), [arr(4)])
+
+
+def test_zero_d_samples_promote_as_zero_d_tensors():
+    # a 0-d sample does not win type promotion over a tensor with dims (its batch dim is not one of them)
+    check(lambda L, F: lambda s, t: (s + t, t * s, L.where(t > 0, s, t), s + 1), [np.arange(4.0), arr(3)],
+          in_dims=(0, None))
+    check(lambda L, F: lambda s, t: (s + t, s * t), [np.arange(4.0), arr(4, 3)])
 
 
 PRODUCTS = [
