@@ -1,5 +1,5 @@
 """torch.linalg functions built on the decompositions: lstsq, cond, matrix_rank, the `_ex` variants
-(cholesky_ex, inv_ex, solve_ex), householder_product, matrix_exp, matrix_power, multi_dot, tensorinv,
+(inv_ex, solve_ex; cholesky_ex is namespace.py's), householder_product, matrix_exp, matrix_power, multi_dot, tensorinv,
 tensorsolve, vander, vecdot and diagonal.
 
 Nearly all are composites of tidal ops (svdvals, pinv, lu_factor_ex, solve_triangular, matmul...), so their
@@ -17,28 +17,24 @@ import numpy as np
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..dispatch import autocast as _ac
-from . import backward as grads
 from ..elementwise import arithmetic as M
 from ..factories.creation import eye, full, ones_like, zeros, zeros_like
 from ..dispatch.primitive import Primitive
 from .products import matmul
 from .lu import into_all, lu_factor_ex, lu_solve
-from .namespace import _check_float, _check_matrix, _into, _type_name, eigvalsh, inv, matrix_norm, pinv, solve, svdvals
+from .checks import LinAlgError, _batch_prefix, _check_float, _check_matrix, _first_error, _into, _type_name  # noqa: F401
+from .namespace import eigvalsh, inv, matrix_norm, pinv, solve, svdvals
 from ..dispatch.return_types import return_type
 from ..movement.shape_ops import cat
 from ..movement.slicing import diagonal as _diagonal
 
-__all__ = ["LinAlgError", "lstsq", "cond", "matrix_rank", "cholesky_ex", "inv_ex", "solve_ex", "householder_product",
+__all__ = ["LinAlgError", "lstsq", "cond", "matrix_rank", "inv_ex", "solve_ex", "householder_product",
            "matrix_exp", "matrix_power", "multi_dot", "tensorinv", "tensorsolve", "vander", "vecdot", "diagonal"]
 
 # Higham (2005): the degree-13 Padé approximant of exp is accurate to double precision for |A|_1 <= theta_13.
 _PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800., 129060195264000.,
            10559470521600., 670442572800., 33522128640., 1323241920., 40840800., 960960., 16380., 182., 1.)
 _THETA13 = 5.371920351148152
-
-
-class LinAlgError(RuntimeError):
-    """A matrix the routine cannot handle (singular, not positive-definite), as torch.linalg.LinAlgError."""
 
 
 # -- the kernel ----------------------------------------------------------------------------------
@@ -64,38 +60,13 @@ def _expm(a: np.ndarray) -> np.ndarray:
     return r.reshape(a.shape)
 
 
-def _cholesky_info(a: np.ndarray) -> tuple:
-    """(L, info) from the lower triangle; info is the order of the first leading minor that is not positive
-    definite (0 when all are), as LAPACK's potrf reports it. Past that column, L is left unfinished."""
-    n = a.shape[-1]
-    x = a.reshape(-1, n, n)
-    L = np.zeros_like(x)
-    info = np.zeros(x.shape[0], np.int32)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for j in range(n):
-            row = np.conj(L[:, j, :j])  # A = L L^H: a complex diagonal is real
-            d = np.real(x[:, j, j] - np.einsum("bk,bk->b", L[:, j, :j], row))
-            bad = ~(d > 0) & (info == 0)
-            info[bad] = j + 1
-            L[:, j, j] = np.where(info == 0, np.sqrt(np.where(d > 0, d, 1)), d)
-            col = x[:, j + 1:, j] - np.einsum("bik,bk->bi", L[:, j + 1:, :j], row)
-            L[:, j + 1:, j] = np.where((info == 0)[:, None], col / np.where(d > 0, L[:, j, j], 1)[:, None], 0)
-    return L.reshape(a.shape), info.reshape(a.shape[:-2])
-
-
 def _derived_kernel(ins, outs, attrs) -> None:
     a = np.asarray(ins[0])
     if a.size == 0:
         for o in outs:
             o[...] = 0
         return
-    if attrs[0] == "expm":
-        results = (_expm(a),)
-    else:  # cholesky (attrs[1]: upper, U = L^H)
-        L, info = _cholesky_info(a)
-        results = (np.conj(np.swapaxes(L, -1, -2)) if attrs[1] else L, info)
-    for o, r in zip(outs, results):
-        o[...] = r
+    outs[0][...] = _expm(a)  # (attrs: ("expm",))
 
 
 def _mT(x: Tensor) -> Tensor:
@@ -110,31 +81,7 @@ def _in_graph(value: Tensor, source: Tensor) -> Tensor:
     return M.where(zeros_like(source, dtype=dt.bool_), source, value)
 
 
-def _first_error(info: Tensor) -> tuple:
-    """(batch index, info) of the first failed matrix, or None; reads `info` on the host (a sync)."""
-    flat = np.asarray(info.numpy()).reshape(-1)
-    bad = np.flatnonzero(flat > 0)
-    return (int(bad[0]), int(flat[bad[0]])) if bad.size else None
-
-
-def _batch_prefix(A: Tensor, index: int) -> str:
-    return f"(Batch element {index}): " if A.ndim > 2 else ""
-
-
 # -- the _ex variants: info instead of an error --------------------------------------------------
-def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None) -> tuple:
-    """(L, info): the Cholesky factor and, per matrix, the order of the first minor not positive definite."""
-    _check_matrix("cholesky", A)
-    L, info = CHOLESKY_EX((A,), ("cholesky", bool(upper)))
-    if check_errors:
-        err = _first_error(info)
-        if err is not None:
-            raise LinAlgError(f"linalg.cholesky_ex: {_batch_prefix(A, err[0])}The factorization could not be "
-                               f"completed because the input is not positive-definite (the leading minor of "
-                               f"order {err[1]} is not positive-definite).")
-    return into_all(return_type("linalg_cholesky_ex", ("L", "info"))(L, info), out)
-
-
 def _singular_error(op: str, A: Tensor, info: Tensor) -> None:
     err = _first_error(info)
     if err is None:
@@ -445,10 +392,6 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
 
 
 # -- the records: the kernel above (attrs: (routine, ...)) -------------------------------------------------------
-CHOLESKY_EX = Primitive("linalg_cholesky_ex", lambda inputs, attrs: [(inputs[0].shape, inputs[0].dtype),
-                                                                    (inputs[0].shape[:-2], dt.int32)],
-                        cpu=_derived_kernel, cuda=None, backward=grads.cholesky_backward, saved=("output0",),
-                        node_attrs=lambda inputs, attrs: attrs[1], grad_outputs=(0,))  # (the node is on L alone)
 MATRIX_EXP = Primitive("linalg_matrix_exp", lambda inputs, attrs: [(inputs[0].shape, inputs[0].dtype)],
                        cpu=_derived_kernel, cuda=None, backward=_matrix_exp_backward, saved=("input0",),
                        node_attrs=lambda inputs, attrs: None)

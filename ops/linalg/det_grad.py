@@ -20,6 +20,8 @@ from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from . import backward as grads
+from .checks import LinAlgError, _batch_prefix, _first_error
+from .lu import lu_factor_ex, lu_solve
 from ..elementwise import arithmetic as M
 from ..complex_numbers import tensors as C
 from ..factories.creation import eye, ones, tensor, zeros_like
@@ -115,8 +117,6 @@ def slogdet_backward(node, g_sign, g_logabs):
         if is_grad_enabled():
             return (solve(_mH(A), _diagonal_matrix(g.to(A.dtype), A.shape[-1])),)
         return (g.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A)),)
-    from .derived import LinAlgError, _batch_prefix, _first_error
-    from .lu import lu_factor_ex, lu_solve
     if is_grad_enabled():  # torch's linalg.solve refuses a singular matrix
         index = _first_error(M.eq(sign, 0).to(dt.int32))[0]
         raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(A, index)}The solver failed because the input "

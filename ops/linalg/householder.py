@@ -17,7 +17,7 @@ from ..factories.creation import ones_like, zeros
 from ..dispatch.primitive import Primitive
 from .products import matmul
 from .lu import into_all
-from .namespace import _check_float, _check_matrix, _into
+from .checks import _check_float, _check_matrix, _into
 from ..dispatch.return_types import return_type
 from ..movement.shape_ops import cat
 

@@ -16,9 +16,8 @@ from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.primitive import Primitive
-from .derived import LinAlgError, _batch_prefix, _first_error
+from .checks import LinAlgError, _batch_prefix, _check_float, _check_matrix, _first_error, _into, _type_name
 from .lu import into_all
-from .namespace import _check_float, _check_matrix, _into, _type_name
 from ..dispatch.return_types import return_type
 
 __all__ = ["ldl_factor", "ldl_factor_ex", "ldl_solve"]

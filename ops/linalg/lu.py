@@ -19,7 +19,7 @@ from ..dispatch.broadcast import broadcast_shapes
 from ..factories.creation import eye, zeros
 from ..dispatch.primitive import Primitive
 from .products import matmul
-from .namespace import _check_float, _check_matrix, _into, _type_name
+from .checks import _check_float, _check_matrix, _into, _type_name
 from ..dispatch.return_types import return_type
 from ..movement.shape_ops import cat
 from ..dispatch.user_frame import user_stacklevel

@@ -28,11 +28,14 @@ from .products import linalg_cross as cross
 from .products import matmul
 from ..reductions.stats import norm as _norm
 from ..dispatch.return_types import return_type
+from .checks import (_LOW_PRECISION, LinAlgError, _batch_prefix, _check_float, _check_matrix,  # noqa: F401
+                     _first_error, _into, _type_name)  # (importers take the checks from here too)
+from .ldl import ldl_factor, ldl_factor_ex, ldl_solve
+from .lu import _getrf, into_all, lu, lu_factor, lu_factor_ex, lu_solve, solve_triangular
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "solve", "cholesky", "qr", "svd", "svdvals", "eigh",
            "eigvalsh", "eig", "eigvals", "pinv", "slogdet", "cross", "matmul"]
 
-_LOW_PRECISION = {dt.float16: "Half", dt.bfloat16: "BFloat16"}
 
 
 # -- the kernel ----------------------------------------------------------------------------------
@@ -60,7 +63,6 @@ def _det(a: np.ndarray, log: bool) -> tuple:
     rounds as torch's (real, order <= 16, see linalg_lu._getrf); NumPy's LAPACK otherwise."""
     if a.dtype.kind != "f" or a.shape[-1] > 16:
         return tuple(np.linalg.slogdet(a)) if log else (np.linalg.det(a),)
-    from .lu import _getrf
     lu, piv, _ = _getrf(np.swapaxes(a, -1, -2) if a.flags.c_contiguous else a)
     diag = np.diagonal(lu, 0, -2, -1)
     swaps = np.count_nonzero(piv != np.arange(1, a.shape[-1] + 1, dtype=piv.dtype), axis=-1)
@@ -77,6 +79,36 @@ def _cholesky(a: np.ndarray) -> np.ndarray:
     if np.isnan(np.diagonal(L, 0, -2, -1)).any():
         raise np.linalg.LinAlgError("Matrix is not positive definite")
     return L
+
+
+def _cholesky_info(a: np.ndarray) -> tuple:
+    """(L, info) from the lower triangle; info is the order of the first leading minor that is not positive
+    definite (0 when all are), as LAPACK's potrf reports it. Past that column, L is left unfinished."""
+    n = a.shape[-1]
+    x = a.reshape(-1, n, n)
+    L = np.zeros_like(x)
+    info = np.zeros(x.shape[0], np.int32)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for j in range(n):
+            row = np.conj(L[:, j, :j])  # A = L L^H: a complex diagonal is real
+            d = np.real(x[:, j, j] - np.einsum("bk,bk->b", L[:, j, :j], row))
+            bad = ~(d > 0) & (info == 0)
+            info[bad] = j + 1
+            L[:, j, j] = np.where(info == 0, np.sqrt(np.where(d > 0, d, 1)), d)
+            col = x[:, j + 1:, j] - np.einsum("bik,bk->bi", L[:, j + 1:, :j], row)
+            L[:, j + 1:, j] = np.where((info == 0)[:, None], col / np.where(d > 0, L[:, j, j], 1)[:, None], 0)
+    return L.reshape(a.shape), info.reshape(a.shape[:-2])
+
+
+def _cholesky_ex_kernel(ins, outs, attrs) -> None:
+    a = np.asarray(ins[0])
+    if a.size == 0:
+        for o in outs:
+            o[...] = 0
+        return
+    L, info = _cholesky_info(a)  # (attrs[1]: upper, U = L^H)
+    outs[0][...] = np.conj(np.swapaxes(L, -1, -2)) if attrs[1] else L
+    outs[1][...] = info
 
 
 # routine name -> fn(inputs, attrs) -> tuple of results, in output order
@@ -107,7 +139,6 @@ def _linalg_kernel(ins, outs, attrs) -> None:
     try:
         results = _ROUTINES[attrs[0]](ins, attrs)
     except np.linalg.LinAlgError as exc:  # (no convergence: NaN or inf in the matrix) torch's LinAlgError, as torch
-        from .derived import LinAlgError
         if "SVD" in str(exc):
             raise LinAlgError("linalg.svd: The algorithm failed to converge because the input matrix contained "
                               "non-finite values.") from None
@@ -118,33 +149,6 @@ def _linalg_kernel(ins, outs, attrs) -> None:
         raise LinAlgError(f"linalg.{attrs[0]}: {exc}") from None
     for o, r in zip(outs, results):
         o[...] = r
-
-
-# -- argument checks -----------------------------------------------------------------------------
-def _check_float(op: str, A: Tensor, arg: str = "A", half: bool = False) -> None:
-    """A floating (or complex) tensor; float16 and bfloat16 only where `half` (torch's LAPACK ops refuse them)."""
-    if not isinstance(A, Tensor):
-        raise TypeError(f"linalg_{op}(): argument '{arg}' (position 1) must be Tensor, not {type(A).__name__}")
-    if not A.dtype.is_floating_point:
-        raise RuntimeError(f"linalg.{op}: Expected a floating point or complex tensor as input. "
-                           f"Got {_type_name(A.dtype)}")
-    if A.dtype in _LOW_PRECISION and not half:
-        raise RuntimeError(f"linalg.{op}: Low precision dtypes not supported. Got {_LOW_PRECISION[A.dtype]}")
-
-
-def _type_name(d: dt.dtype) -> str:
-    return {dt.int64: "Long", dt.int32: "Int", dt.int16: "Short", dt.int8: "Char", dt.uint8: "Byte",
-            dt.bool_: "Bool", dt.float32: "Float", dt.float64: "Double", dt.complex64: "ComplexFloat",
-            dt.complex128: "ComplexDouble"}.get(d, _LOW_PRECISION.get(d, str(d)))
-
-
-def _check_matrix(op: str, A: Tensor, square: bool = True, half: bool = False) -> None:
-    _check_float(op, A, half=half)
-    if A.ndim < 2:
-        raise RuntimeError(f"linalg.{op}: The input tensor A must have at least 2 dimensions.")
-    if square and A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"linalg.{op}: A must be batches of square matrices, but they are "
-                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
 
 
 def _mT(x: Tensor) -> Tensor:
@@ -208,7 +212,6 @@ def reported_at_the_call(op: str, A: Tensor, compute) -> Tensor:
         result._sync()
         return result
     except RuntimeError:
-        from .derived import _batch_prefix, _first_error, cholesky_ex, lu_factor_ex
         positive_definite = op.endswith("cholesky")
         err = _first_error(cholesky_ex(A).info if positive_definite else lu_factor_ex(A).info)
         if err is None:
@@ -225,15 +228,6 @@ def reported_at_the_call(op: str, A: Tensor, compute) -> Tensor:
         raise LinAlgError(message) from None
 
 
-def _into(res: Tensor, out: Tensor | None) -> Tensor:
-    if out is None:
-        return res
-    if tuple(out.shape) != tuple(res.shape):
-        raise RuntimeError(f"out: expected shape {tuple(res.shape)}, got {tuple(out.shape)}")
-    out.copy_(res)
-    return out
-
-
 # -- decompositions -------------------------------------------------------------------------------
 def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
     """The lower (or upper) Cholesky factor of each symmetric positive-definite matrix."""
@@ -241,6 +235,19 @@ def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Te
     L = reported_at_the_call("linalg.cholesky", A, lambda: CHOLESKY((A,), ("cholesky", bool(upper)),
                                                                     "linalg_cholesky_ex"))
     return _into(L, out)
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None) -> tuple:
+    """(L, info): the Cholesky factor and, per matrix, the order of the first minor not positive definite."""
+    _check_matrix("cholesky", A)
+    L, info = CHOLESKY_EX((A,), ("cholesky", bool(upper)))
+    if check_errors:
+        err = _first_error(info)
+        if err is not None:
+            raise LinAlgError(f"linalg.cholesky_ex: {_batch_prefix(A, err[0])}The factorization could not be "
+                               f"completed because the input is not positive-definite (the leading minor of "
+                               f"order {err[1]} is not positive-definite).")
+    return into_all(return_type("linalg_cholesky_ex", ("L", "info"))(L, info), out)
 
 
 def qr(A: Tensor, mode: str = "reduced", *, out=None) -> tuple:
@@ -416,9 +423,7 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype: dt.dtyp
 
 
 # -- the rest of torch.linalg: LU and triangular solves, and the functions built on the decompositions
-from .ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: E402
-from .lu import lu, lu_factor, lu_factor_ex, lu_solve, solve_triangular  # noqa: E402
-from .derived import (LinAlgError, cholesky_ex, cond, diagonal, householder_product, inv_ex, lstsq, matrix_exp,
+from .derived import (cond, diagonal, householder_product, inv_ex, lstsq, matrix_exp,
                       matrix_power, matrix_rank, multi_dot, solve_ex, tensorinv, tensorsolve, vander, vecdot)
 __all__ += ["LinAlgError", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
             "solve_triangular", "cholesky_ex", "cond", "diagonal", "householder_product", "inv_ex", "lstsq",
@@ -467,3 +472,9 @@ PINV = _record("linalg_pinv", lambda inputs, attrs: [(inputs[0].shape[:-2] + inp
 SLOGDET = _record("linalg_slogdet", lambda inputs, attrs: [(inputs[0].shape[:-2], inputs[0].dtype),
                                                            (inputs[0].shape[:-2], inputs[0].dtype.to_real())],
                   det_grad.slogdet_backward, ("input0", "output0"))
+# cholesky_ex: the factor and, per matrix, the order of the first leading minor not positive definite (its own
+# kernel: the factorization goes on past a failed pivot, where the one above raises)
+CHOLESKY_EX = Primitive("linalg_cholesky_ex", lambda inputs, attrs: [(inputs[0].shape, inputs[0].dtype),
+                                                                    (inputs[0].shape[:-2], dt.int32)],
+                        cpu=_cholesky_ex_kernel, cuda=None, backward=grads.cholesky_backward, saved=("output0",),
+                        node_attrs=lambda inputs, attrs: attrs[1], grad_outputs=(0,))  # (the node is on L alone)
