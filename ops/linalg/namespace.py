@@ -31,7 +31,7 @@ from ..dispatch.return_types import return_type
 from .checks import (_LOW_PRECISION, LinAlgError, _batch_prefix, _check_float, _check_matrix,  # noqa: F401
                      _first_error, _into, _type_name)  # (importers take the checks from here too)
 from .ldl import ldl_factor, ldl_factor_ex, ldl_solve
-from .lu import _getrf, into_all, lu, lu_factor, lu_factor_ex, lu_solve, solve_triangular
+from .lu import _getrf, into_all as _into_all, lu, lu_factor, lu_factor_ex, lu_solve, solve_triangular
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "solve", "cholesky", "qr", "svd", "svdvals", "eigh",
            "eigvalsh", "eig", "eigvals", "pinv", "slogdet", "cross", "matmul"]
@@ -247,7 +247,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, o
             raise LinAlgError(f"linalg.cholesky_ex: {_batch_prefix(A, err[0])}The factorization could not be "
                                f"completed because the input is not positive-definite (the leading minor of "
                                f"order {err[1]} is not positive-definite).")
-    return into_all(return_type("linalg_cholesky_ex", ("L", "info"))(L, info), out)
+    return _into_all(return_type("linalg_cholesky_ex", ("L", "info"))(L, info), out)
 
 
 def qr(A: Tensor, mode: str = "reduced", *, out=None) -> tuple:
