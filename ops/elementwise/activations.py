@@ -117,7 +117,7 @@ def _formula_node(name: str, formula) -> Primitive:
     def backward(node, g):
         gx = formula(_opmath(node.saved_tensors[0]), _opmath(g), *node.attrs)
         return (gx if gx.dtype is g.dtype else copies.convert(gx, g.dtype),)
-    return Primitive(name, None, cpu=None, backward=backward, saved=("input0",))
+    return Primitive(name, None, cpu=None, backward=backward, saved=("input0",), sbp="elementwise")
 
 
 def _typed(x: Tensor, value):
@@ -197,7 +197,7 @@ def _hardtanh_backward(node, g: Tensor) -> tuple:
 
 
 # torch's node: the clamp computed under no_grad, then this node on its result (attrs: the bounds)
-HARDTANH = Primitive("hardtanh", None, cpu=None, backward=_hardtanh_backward, saved=("output0",))
+HARDTANH = Primitive("hardtanh", None, cpu=None, backward=_hardtanh_backward, saved=("output0",), sbp="elementwise")
 
 
 @_export(top=False, functional=True)

@@ -17,12 +17,15 @@ class ElemOp:
     computes in the promoted dtype, returns bool), 'logical' (inputs as bool, returns bool),
     'int' (integers and bool only), 'keep' (unary: the input's dtype), 'where' (promotes inputs 1
     and 2; input 0 is the bool condition).
+    sbp: the family of SBP signatures it runs under on global tensors (comm/sbp_rules.py): "elementwise",
+    or a wider family where the op is linear in an operand (SBP_FAMILIES below).
     """
 
-    __slots__ = ("name", "template", "nin", "rule", "no_bool")
+    __slots__ = ("name", "template", "nin", "rule", "no_bool", "sbp")
 
     def __init__(self, name: str, template: str, nin: int, rule: str, no_bool: bool = False):
         self.name, self.template, self.nin, self.rule, self.no_bool = name, template, nin, rule, no_bool
+        self.sbp = "elementwise"
 
 
 OPS: dict[str, ElemOp] = {}
@@ -89,6 +92,13 @@ _declare("where", 3, {"where": "where({0}, {1}, {2})"})
 _declare("same", 3, {"threshold_backward": "where({1} <= {2}, {2} - {2}, {0})"}, no_bool=True)
 # sgn: sign, and z/|z| for complex inputs (COMPLEX_TEMPLATES); conj: the identity for real inputs
 _declare("keep", 1, {"sgn": "sgn({0})", "conj": "np.conj({0})"})
+# Global tensors: the ops with more SBP signatures than the elementwise ones, as they are linear in an operand
+# (add/sub: P + P -> P; mul: P times broadcast -> P; div: P over broadcast -> P; neg/positive: P -> P).
+# polygamma (the order n first) declares none yet: it runs on broadcast inputs, as before.
+SBP_FAMILIES = {"add": "additive", "sub": "additive", "mul": "multiplicative", "div": "divisive",
+                "neg": "linear_unary", "positive": "linear_unary", "polygamma": None}
+for _name, _family in SBP_FAMILIES.items():
+    OPS[_name].sbp = _family
 
 # Complex inputs: templates where NumPy's complex spelling differs, and the ops torch refuses
 # (exception type, message; {t} is the dtype's C++ name). Complex groups run on the NumPy path.

@@ -526,7 +526,7 @@ def _getitem_shapes(inputs: tuple, attrs: tuple) -> list:
 # getitem's node (IndexBackward0) takes the source, then the index tensors (no edges; saved per call)
 GETITEM = Primitive("getitem", _getitem_shapes, cpu=_index_kernel, cuda=None, backward=_getitem_backward,
                     node_attrs=lambda inputs, attrs: (inputs[0]._v.shape, attrs[0]), grad_inputs=(0,),
-                    checks_data=True)
+                    checks_data=True, sbp="getitem")
 # index_put's (attrs: dims, accumulate, the selection's shape, the values' ndim) takes self, the values, then the
 # index tensors; x[i] = v's setitem records its own node (index_put or copy_slices) around the write
 INDEX_PUT = Primitive("index_put", S.written_only, cpu=_index_put_kernel, cuda=None, backward=_index_put_backward,
@@ -535,7 +535,7 @@ INDEX_PUT = Primitive("index_put", S.written_only, cpu=_index_put_kernel, cuda=N
 # UnsqueezeBackward0... through node=; attrs the source's shape and the view's row-major geometry), and
 # x[i] = v's write on (self, the value or None) (IndexPutBackward0 or CopySlices through node=; attrs the parsed
 # index and the value's ndim)
-VIEW = Primitive("getitem_view", None, cpu=None, backward=_view_backward)
+VIEW = Primitive("getitem_view", None, cpu=None, backward=_view_backward, sbp="getitem")
 SETITEM = Primitive("setitem", None, cpu=None, backward=_setitem_backward)
 
 METHODS.update(__getitem__=getitem, __setitem__=setitem, index_put=index_put, index_put_=index_put_)

@@ -504,7 +504,7 @@ def _rmatmul(self: Tensor, other) -> Tensor:
 
 # -- the records -------------------------------------------------------------------------------------
 PRODUCT = Primitive("matmul", _product_shapes, cpu=matmul_kernel, cuda=None, backward=_product_backward,
-                    saved=_saved_operands, node_attrs=_product_node)
+                    saved=_saved_operands, node_attrs=_product_node, sbp="matmul")
 TRACE = Primitive("trace", _trace_shapes, cpu=trace_kernel, cuda=None, backward=_trace_backward,
                   node_attrs=lambda inputs, attrs: inputs[0]._v.shape)
 CROSS = Primitive("cross", lambda inputs, axis: [(broadcast_shapes(inputs[0]._v.shape, inputs[1]._v.shape),

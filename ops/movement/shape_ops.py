@@ -481,7 +481,7 @@ def _triu_backward(node, g):
     return (triu(g, node.attrs[0]),)
 
 
-CAT = Primitive("cat", _planned, cpu=_cat_kernel, backward=_cat_backward, node_attrs=_cat_node_attrs)
+CAT = Primitive("cat", _planned, cpu=_cat_kernel, backward=_cat_backward, node_attrs=_cat_node_attrs, sbp="concat")
 TRIL = Primitive("tril", _same_shape, cpu=_triangle_kernel, backward=_tril_backward)
 TRIU = Primitive("triu", _same_shape, cpu=_triangle_kernel, backward=_triu_backward)
 # composites with a node of their own (no kernel: their results come from other ops)

@@ -526,8 +526,8 @@ METHODS.update(squeeze_=_inplace(squeeze, "squeeze", _squeeze_variant), unsqueez
 # -- records (the views' nodes) ------------------------------------------------------------------
 # the same elements in the same order under another shape (view, reshape, flatten, squeeze, unsqueeze and
 # _unsafe_view name theirs): the gradient is reshaped back to the input's shape
-VIEW = Primitive("view", None, cpu=None, backward=_reshape_back)
-TRANSPOSE = Primitive("transpose", None, cpu=None, backward=_transpose_back)
-PERMUTE = Primitive("permute", None, cpu=None, backward=_permute_back)
-MATRIX_T = Primitive("t", None, cpu=None, backward=_t_back)
+VIEW = Primitive("view", None, cpu=None, backward=_reshape_back, sbp="reshape")
+TRANSPOSE = Primitive("transpose", None, cpu=None, backward=_transpose_back, sbp="transpose")
+PERMUTE = Primitive("permute", None, cpu=None, backward=_permute_back, sbp="permute")
+MATRIX_T = Primitive("t", None, cpu=None, backward=_t_back, sbp="t")
 EXPAND = Primitive("expand", None, cpu=None, backward=_expand_back)

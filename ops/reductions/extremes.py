@@ -165,18 +165,19 @@ def _extreme_with_index_body(a, axes, is_max):
 
 # -- the records ---------------------------------------------------------------------------------------
 AMAX = Reduction("amax", _ufunc_body("amax", np.maximum), backward=_amax_amin_backward, saved=("input0", "output0"),
-                 fusable=MAX_FUSABLE)
+                 fusable=MAX_FUSABLE, sbp="reduction")
 AMIN = Reduction("amin", _ufunc_body("amin", np.minimum), backward=_amax_amin_backward, saved=("input0", "output0"),
-                 fusable=MIN_FUSABLE)
+                 fusable=MIN_FUSABLE, sbp="reduction")
 # max() / min() of everything: amax's kernel, the gradient shared among ties (NaN wins), torch's node MaxBackward1
 MAX_ALL = Reduction("max_all", _ufunc_body("amax", np.maximum), backward=shared_backward, saved=("input0", "output0"),
-                    fusable=MAX_FUSABLE)
+                    fusable=MAX_FUSABLE, sbp="reduction")
 MIN_ALL = Reduction("min_all", _ufunc_body("amin", np.minimum), backward=shared_backward, saved=("input0", "output0"),
-                    fusable=MIN_FUSABLE)
-MAX = Reduction("max", _extreme_with_index_body, backward=indexed_backward, saved=("output1",))  # along a dim
-MIN = Reduction("min", _extreme_with_index_body, backward=indexed_backward, saved=("output1",))
+                    fusable=MIN_FUSABLE, sbp="reduction")
+# max(x, dim) / min(x, dim): values and indices along a dim
+MAX = Reduction("max", _extreme_with_index_body, backward=indexed_backward, saved=("output1",), sbp="reduction")
+MIN = Reduction("min", _extreme_with_index_body, backward=indexed_backward, saved=("output1",), sbp="reduction")
 AMINMAX = Reduction("aminmax", _aminmax_body, backward=_aminmax_backward, saved=("input0", "output0", "output1"))
-ARGMAX = Reduction("argmax", _arg_extreme_body)
-ARGMIN = Reduction("argmin", _arg_extreme_body)
+ARGMAX = Reduction("argmax", _arg_extreme_body, sbp="reduction")
+ARGMIN = Reduction("argmin", _arg_extreme_body, sbp="reduction")
 
 METHODS = {name: globals()[name] for name in __all__}

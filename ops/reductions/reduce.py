@@ -146,14 +146,15 @@ class Reduction(Primitive):
     """A reduction primitive, declared once: `body(array, axes, extra) -> result(s)` in the family's kernel
     template (`array_kernel`), the reduced shape rule, a `Reduced` as what its backward reads, and `fusable`: the
     (init, combine, finish) templates the VM may fold into the loop that computes the input (vm/instruction.py),
-    or None. Called with `ReduceAttrs` (or through `reduce_by`); a repeated call is planned once."""
+    or None; `sbp`: its family of signatures on global tensors (Primitive's). Called with `ReduceAttrs` (or through
+    `reduce_by`); a repeated call is planned once."""
 
     __slots__ = ("fusable",)
 
     def __init__(self, name: str, body, *, backward=None, saved: tuple = (), fusable: tuple | None = None,
-                 cuda=None):
+                 cuda=None, sbp: str | None = None):
         super().__init__(name, _reduced_shapes, cpu=array_kernel(body), cuda=cuda, backward=backward, saved=saved,
-                         node_attrs=_reduced_node)
+                         node_attrs=_reduced_node, sbp=sbp)
         self.fusable = fusable
 
     def __call__(self, inputs: tuple, attrs: ReduceAttrs, node: str | None = None):
@@ -574,16 +575,17 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
 
 
 # -- the records ---------------------------------------------------------------------------------------
-SUM = Reduction("sum", _ufunc_body("sum", np.add), backward=_sum_backward, fusable=SUM_FUSABLE)
-NANSUM = Reduction("nansum", _nansum_body, backward=_nansum_backward, saved=("input0",))
-MEAN = Reduction("mean", _mean_body, backward=_mean_backward, fusable=MEAN_FUSABLE)
-NANMEAN = Reduction("nanmean", _nanmean_body, backward=_nanmean_backward, saved=("input0",))
+SUM = Reduction("sum", _ufunc_body("sum", np.add), backward=_sum_backward, fusable=SUM_FUSABLE, sbp="summation")
+NANSUM = Reduction("nansum", _nansum_body, backward=_nansum_backward, saved=("input0",), sbp="summation")
+MEAN = Reduction("mean", _mean_body, backward=_mean_backward, fusable=MEAN_FUSABLE, sbp="averaging")
+NANMEAN = Reduction("nanmean", _nanmean_body, backward=_nanmean_backward, saved=("input0",), sbp="reduction")
 PROD = Reduction("prod", _ufunc_body("prod", np.multiply), backward=_prod_backward, saved=("input0", "output0"),
-                 fusable=PROD_FUSABLE)
-PROD_HALF = Reduction("prod_half", _prod_half_body, backward=_prod_backward, saved=("input0", "output0"))
-ANY = Reduction("any", _ufunc_body("any", np.logical_or))
-ALL = Reduction("all", _ufunc_body("all", np.logical_and))
-COUNT_NONZERO = Reduction("count_nonzero", _count_nonzero_body)
+                 fusable=PROD_FUSABLE, sbp="reduction")
+PROD_HALF = Reduction("prod_half", _prod_half_body, backward=_prod_backward, saved=("input0", "output0"),
+                      sbp="reduction")
+ANY = Reduction("any", _ufunc_body("any", np.logical_or), sbp="reduction")
+ALL = Reduction("all", _ufunc_body("all", np.logical_and), sbp="reduction")
+COUNT_NONZERO = Reduction("count_nonzero", _count_nonzero_body, sbp="reduction")
 _SUM_DIM, _MEAN_DIM = overload("sum", 1), overload("mean", 1)  # torch's node classes when a dim is given
 
 METHODS.update({name: globals()[name] for name in __all__})

@@ -242,14 +242,14 @@ def _logcumsumexp_grad(x: Tensor, y: Tensor, g: Tensor, r) -> Tensor:
 
 
 # -- the records -------------------------------------------------------------------------------------
-def _scan_record(name: str, body, backward, saved: tuple = ()) -> Primitive:
+def _scan_record(name: str, body, backward, saved: tuple = (), sbp: str | None = None) -> Primitive:
     return Primitive(name, _scan_shapes, cpu=array_kernel(body), cuda=None, backward=backward, saved=saved,
-                     node_attrs=_scan_node)
+                     node_attrs=_scan_node, sbp=sbp)
 
 
-CUMSUM = _scan_record("cumsum", _directed(lambda a, axis: np.cumsum(a, axis=axis)), _cumsum_backward)
+CUMSUM = _scan_record("cumsum", _directed(lambda a, axis: np.cumsum(a, axis=axis)), _cumsum_backward, sbp="along_dim")
 CUMPROD = _scan_record("cumprod", _directed(lambda a, axis: np.cumprod(a, axis=axis)), _cumprod_backward,
-                       ("input0", "output0"))
+                       ("input0", "output0"), sbp="along_dim")
 LOGCUMSUMEXP = _scan_record("logcumsumexp", _directed(_logcumsumexp_scan), _logcumsumexp_backward,
                             ("input0", "output0"))
 CUMMAX = _scan_record("cummax", _cum_extreme_body, _cum_extreme_backward, ("output1",))

@@ -130,7 +130,8 @@ def _log_softmax_backward(node, g):
 
 # the composites' nodes (torch's SoftmaxBackward0, SafeSoftmaxBackward0 through node=, LogSoftmaxBackward0): their
 # attrs the wrapped dim, each saving only its output
-SOFTMAX = Primitive("softmax", None, cpu=None, backward=_softmax_backward, saved=("output0",))
-LOG_SOFTMAX = Primitive("log_softmax", None, cpu=None, backward=_log_softmax_backward, saved=("output0",))
+SOFTMAX = Primitive("softmax", None, cpu=None, backward=_softmax_backward, saved=("output0",), sbp="along_dim")
+LOG_SOFTMAX = Primitive("log_softmax", None, cpu=None, backward=_log_softmax_backward, saved=("output0",),
+                        sbp="along_dim")
 
 METHODS = {name: globals()[name] for name in __all__}

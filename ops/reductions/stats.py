@@ -328,11 +328,13 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
 
 
 # -- the records ---------------------------------------------------------------------------------------
-LOGSUMEXP = Reduction("logsumexp", _logsumexp_body, backward=_logsumexp_backward, saved=("input0", "output0"))
+LOGSUMEXP = Reduction("logsumexp", _logsumexp_body, backward=_logsumexp_backward, saved=("input0", "output0"),
+                      sbp="reduction")
 NORM = Reduction("linalg_vector_norm", _norm_body, backward=_norm_backward, saved=("input0", "output0"))
 # var/std keep their mean as a hidden output (the backward reads it); extra: (correction, take_sqrt, whole)
-VAR_MEAN = Reduction("var_mean", _var_mean_body, backward=_var_backward, saved=("input0", "output1"))
-STD_MEAN = Reduction("std_mean", _var_mean_body, backward=_var_backward, saved=("input0", "output1", "output0"))
+VAR_MEAN = Reduction("var_mean", _var_mean_body, backward=_var_backward, saved=("input0", "output1"), sbp="variance")
+STD_MEAN = Reduction("std_mean", _var_mean_body, backward=_var_backward, saved=("input0", "output1", "output0"),
+                     sbp="variance")
 MEDIAN_ALL = Reduction("median_all", _median_body, backward=shared_backward, saved=("input0", "output0"))
 MEDIAN = Reduction("median", _median_body, backward=indexed_backward, saved=("output1",))  # along a dim
 MODE = Reduction("mode", _mode_body, backward=indexed_backward, saved=("output1",))
