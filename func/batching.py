@@ -208,7 +208,8 @@ def method_caller(name: str) -> Callable:
     fn = _CALLERS.get(name)
     if fn is None:
         if name.startswith("__r") and hasattr(operator, "__" + name[3:]) and name != "__rshift__":
-            forward = getattr(operator, "__" + name[3:])  # (a reflected operator: Python's protocol on swapped operands)
+            # (a reflected operator: Python's protocol on the swapped operands)
+            forward = getattr(operator, "__" + name[3:])
 
             def fn(self, other):
                 return forward(other, self)

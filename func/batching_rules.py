@@ -8,7 +8,7 @@ returns NotImplemented for a call it does not cover; the op then runs once per s
   batched operands get size-1 dims after the batch dim up to the call's rank, so they broadcast as the samples do.
 - dims: reductions (the `Reduction` records), scans, softmax/log_softmax, sorting and the ops that take dims: each
   dim shifts past the batch dim; `dim=None` reduces the flattened sample.
-- products: matmul/mm/bmm/mv/dot/linear (via matmul), einsum (a letter for the batch).
+- products and linear algebra: batching_linalg.py.
 - views and movement: view/reshape/permute/transpose/unsqueeze/squeeze/flatten/expand/cat/stack/select/narrow,
   getitem/setitem with basic indices (and plain index tensors next to each other).
 nn.functional's ops (convolutions, pools, losses) are in batching_nn.py.
@@ -18,7 +18,7 @@ from __future__ import annotations
 from .. import ops
 from ..ops.elementwise.declarations import OPS as ELEMENTWISE
 from ..tensor import Tensor
-from .batching import RULES, IN_PLACE_OPERATORS, BatchedTensor, op_name, refuse_in_place, unwrap, wrap
+from .batching import RULES, IN_PLACE_OPERATORS, BatchedTensor, op_name, refuse_in_place, wrap
 
 __all__: list = []
 
@@ -431,77 +431,6 @@ def _requires_grad_(func, level, args, kwargs):
 RULES["requires_grad_"] = _requires_grad_
 
 
-# -- products ----------------------------------------------------------------------------------------------------
-def matmul(func, level, args, kwargs):
-    """matmul (and mm/bmm/mv/dot/@): 1-d samples made matrices, batch dims padded, one matmul."""
-    name = op_name(func)
-    a, b = (args[1], args[0]) if name == "__rmatmul__" else (args[0], args[1])
-    if kwargs or not _tensorish(a) or not _tensorish(b):
-        return NotImplemented
-    ra, rb = _rank(a, level), _rank(b, level)
-    if ra == 0 or rb == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {ra}D and {rb}D")
-    _check_product(name, ra, rb, a, b)
-    va = a.value if _batched(a, level) else a
-    vb = b.value if _batched(b, level) else b
-    if ra == 1:
-        va = va.unsqueeze(-2)
-    if rb == 1:
-        vb = vb.unsqueeze(-1)
-    lead = max(max(ra, 2), max(rb, 2)) - 2  # the samples' broadcast batch rank
-    if _batched(a, level):
-        va = _pad(va, level, lead + 2)
-    if _batched(b, level):
-        vb = _pad(vb, level, lead + 2)
-    out = ops.matmul(va, vb)
-    if rb == 1:
-        out = out.squeeze(-1)
-    if ra == 1:
-        out = out.squeeze(-1 if rb == 1 else -2)
-    return wrap(out, level)
-
-
-def _check_product(name: str, ra: int, rb: int, a, b) -> None:
-    """The rank checks of the strict products (mm, bmm, mv, dot), on the samples' shapes."""
-    want = {"mm": (2, 2), "bmm": (3, 3), "mv": (2, 1), "dot": (1, 1), "vdot": (1, 1), "inner": None}.get(name)
-    if want and (ra, rb) != want:
-        raise RuntimeError(f"{name}: expected {want[0]}-D and {want[1]}-D tensors, got {ra}-D and {rb}-D")
-
-
-for _n in ("matmul", "mm", "bmm", "mv", "dot", "__matmul__", "__rmatmul__"):
-    RULES[_n] = matmul
-
-
-def einsum(func, level, args, kwargs):
-    """einsum: a letter of its own for the batch, in front of each batched operand and of the output."""
-    if kwargs or not args or not isinstance(args[0], str):
-        return NotImplemented
-    operands = args[1:]
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
-    eq = args[0].replace(" ", "")
-    lhs, arrow, rhs = eq.partition("->")
-    terms = lhs.split(",")
-    if not arrow:
-        rhs = _implicit_output(terms)
-    used = set(eq)
-    letter = next(c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in used)
-    new_terms = [letter + t if _batched(o, level) else t for t, o in zip(terms, operands)]
-    values = [o.value if _batched(o, level) else o for o in operands]
-    out = ops.einsum(",".join(new_terms) + "->" + letter + rhs, *values)
-    return wrap(out, level)
-
-
-def _implicit_output(terms: list) -> str:
-    """torch's output of an einsum without '->': the ellipsis, then the letters used once, sorted."""
-    letters = "".join(terms).replace("...", "")
-    once = sorted(c for c in set(letters) if letters.count(c) == 1)
-    return ("..." if any("..." in t for t in terms) else "") + "".join(once)
-
-
-RULES["einsum"] = einsum
-
-
 # -- more ops over dims, and composites of the rules above ---------------------------------------------------------
 def _gather(func, level, args, kwargs):
     """gather/take_along_dim: input and index both batched (an unbatched one expanded), the dim shifted."""
@@ -539,13 +468,6 @@ def _last_two(func, level, args, kwargs):
     return wrap(func(x.value, *args[1:], **kwargs), level)
 
 
-def _trace(func, level, args, kwargs):
-    x = args[0]
-    if not _batched(x, level) or x.dim() != 2:
-        return NotImplemented
-    return wrap(x.value.diagonal(0, 1, 2).sum(-1), level)
-
-
 def _new(func, level, args, kwargs):
     """new_zeros/new_ones/new_full/new_empty/new_tensor: an unbatched tensor of the given shape (same for all)."""
     if any(_batched(a, level) for a in (*args[1:], *kwargs.values())):
@@ -553,47 +475,86 @@ def _new(func, level, args, kwargs):
     return func(args[0].value, *args[1:], **kwargs)
 
 
-def _outer(func, level, args, kwargs):
-    a, b = args[0], args[1]
-    if kwargs or a.dim() != 1 or b.dim() != 1:
-        return NotImplemented
-    return a.unsqueeze(-1) * b.unsqueeze(-2)  # (rules again: pointwise)
-
-
-def _add_product(func, level, args, kwargs):
-    """addmm/addmv/addbmm/baddbmm/addr: beta * input + alpha * product, through the rules of their parts."""
-    name = op_name(func)
-    names = ("input", "mat1", "mat2") if name in ("addmm",) else ("input", "batch1", "batch2") \
-        if name in ("addbmm", "baddbmm") else ("input", "mat", "vec") if name == "addmv" else ("input", "vec1", "vec2")
-    bound = dict(zip(names, args))
-    bound.update(kwargs)
-    if set(bound) - set(names) - {"beta", "alpha"} or len(bound) < 3:
-        return NotImplemented
-    m1, m2 = bound[names[1]], bound[names[2]]
-    product = _outer(None, level, (m1, m2), {}) if name == "addr" else m1 @ m2
-    if name == "addbmm":
-        product = product.sum(0)
-    beta, alpha = bound.get("beta", 1), bound.get("alpha", 1)
-    scaled = product if alpha == 1 else product * alpha
-    return scaled + (bound["input"] if beta == 1 else bound["input"] * beta) if beta != 0 else scaled
-
-
-def _cdist(func, level, args, kwargs):
-    a, b = args[0], args[1]
-    if a.dim() < 2 or b.dim() < 2:
-        return NotImplemented
-    rank = max(a.dim(), b.dim())
-    return wrap(func(_pad(_batch(a, level), level, rank), _pad(_batch(b, level), level, rank), *args[2:], **kwargs),
-                level)
-
-
 RULES["gather"] = RULES["take_along_dim"] = _gather
 RULES["roll"] = _roll
 RULES["tril"] = RULES["triu"] = _last_two
-RULES["trace"] = _trace
 for _n in ("new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"):
     RULES[_n] = _new
-RULES["outer"] = RULES["ger"] = _outer
-for _n in ("addmm", "addmv", "addbmm", "baddbmm", "addr"):
-    RULES[_n] = _add_product
-RULES["cdist"] = _cdist
+
+
+DIMS.update({"vector_norm": (2, "dim", None, "reduce"), "narrow_copy": (1, "dim", None, "dim"),
+             "unfold": (1, "dimension", None, "dim"), "matrix_norm": (2, "dim", (-2, -1), "dim")})
+for _n in ("vector_norm", "narrow_copy", "unfold", "matrix_norm"):
+    RULES[_n] = dims
+
+
+def _simple_views(func, level, args, kwargs):
+    """ravel, fliplr/flipud, msort: views and reorderings spelled through the rules above."""
+    name = op_name(func)
+    x = args[0]
+    if not _batched(x, level) or kwargs or len(args) > 1:
+        return NotImplemented
+    if name == "ravel":
+        return wrap(x.value.reshape(level.size, -1), level)
+    if name == "msort":
+        return wrap(x.value.sort(1).values, level)
+    if x.dim() < (2 if name == "fliplr" else 1):
+        return NotImplemented
+    return wrap(x.value.flip(2 if name == "fliplr" else 1), level)
+
+
+for _n in ("ravel", "fliplr", "flipud", "msort"):
+    RULES[_n] = _simple_views
+
+
+def _broadcast_tensors(func, level, args, kwargs):
+    """broadcast_tensors: each sample's tensors expanded to their common sample shape."""
+    tensors = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
+    if kwargs or not all(_tensorish(t) for t in tensors):
+        return NotImplemented
+    rank = max(t.dim() for t in tensors)
+    shape = [1] * rank
+    for t in tensors:
+        for k, s in enumerate(t.shape):
+            at = rank - t.dim() + k
+            if s != 1:
+                if shape[at] not in (1, s):
+                    raise RuntimeError(f"The size of tensor a ({shape[at]}) must match the size of tensor b ({s}) at "
+                                       f"non-singleton dimension {at}")
+                shape[at] = s
+    return tuple(t.expand(*shape) for t in tensors)
+
+
+RULES["broadcast_tensors"] = _broadcast_tensors
+
+
+def _scatter_like(func, level, args, kwargs):
+    """scatter/scatter_add/scatter_reduce (self, dim, index, src): all batched (unbatched ones expanded), the dim
+    shifted; index_add/index_copy/index_fill (self, dim, index, source) with an unbatched index: self and source
+    batched. In place: the target must be batched."""
+    name = op_name(func)
+    x = args[0]
+    if len(args) < 3 or "dim" in kwargs or not _tensorish(args[2]):
+        return NotImplemented
+    if _in_place(name) and not _batched(x, level):
+        refuse_in_place(name)
+    d = _shift(args[1], x.dim(), name)
+    base = name.rstrip("_")
+    if base.startswith("index_"):
+        if _batched(args[2], level):
+            return NotImplemented
+        rest = [_batch(a, level) if _tensorish(a) else a for a in args[3:]]
+        index = args[2]
+    else:
+        if args[2].dim() != x.dim():
+            return NotImplemented
+        rest = [_batch(a, level) if _tensorish(a) else a for a in args[3:]]
+        index = _batch(args[2], level)
+    kw = {k: _batch(v, level) if _tensorish(v) else v for k, v in kwargs.items()}
+    target = x.value if _batched(x, level) else _batch(x, level)
+    out = func(target, d, index, *rest, **kw)
+    return x if _in_place(name) else wrap(out, level)
+
+
+for _n in ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill"):
+    RULES[_n] = RULES[_n + "_"] = _scatter_like

@@ -28,7 +28,7 @@ from ..nn import Module
 from ..ops.dispatch import torch_function as _torch_function
 from ..ops.random import rng as _rng
 from ..tensor import Tensor
-from . import batching_nn, batching_rules  # noqa: F401 - fill batching.RULES
+from . import batching_linalg, batching_nn, batching_rules  # noqa: F401 - fill batching.RULES
 from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from .batching import ACCOUNTS, LEVELS, BatchedTensor, Level, draws
 

@@ -289,22 +289,33 @@ MORE = [
      [arr(4, 3, 3)]),
     (lambda L, F: lambda a, m: (L.addmm(a, m, m), L.baddbmm(a, m[None], m[None], beta=0.5, alpha=2),
                                 L.addmv(a[0], m, a[1]), L.addr(a, m[0], m[1])), [arr(4, 3, 3), arr(3, 3)]),
+    (lambda L, F: lambda a, m: (L.det(a + 3 * m), L.inverse(a + 3 * m), L.matrix_exp(a * 0.1),
+                                L.slogdet(a + 3 * m)[1], L.cholesky(a @ a.mT + m)),
+     [arr(4, 3, 3), np.eye(3, dtype=np.float32)]),
+    (lambda L, F: lambda a, i: (a.scatter(1, i, 1.0), a.scatter_add(1, i, a * 2), a.index_add(0, i[0], a * 3),
+                                a.clone().index_fill_(1, i[1], -1.0), L.broadcast_tensors(a, a[0])[1]),
+     [arr(4, 3, 3), np.array([[0, 2, 1], [1, 1, 0]])]),
+    (lambda L, F: lambda a, m: (a.ravel(), a.fliplr(), a.flipud(), a.msort(), a.narrow_copy(1, 1, 2),
+                                a.unfold(1, 2, 1)),
+     [arr(4, 3, 3), arr(1)]),
 ]
 
 
 @pytest.mark.parametrize("k", range(len(MORE)))
 def test_gather_roll_triangles_new_tensors_and_fused_products(k):
     fn, arrays = MORE[k]
-    check(fn, arrays, in_dims=(0, None) if k == 3 else 0)
+    check(fn, arrays, in_dims=(0, None) if k >= 3 else 0)
 
 
 LOSSES = [
     (lambda x, y: F.cross_entropy(x, y), [arr(4, 5), np.array([1, 2, 0, 3])]),
-    (lambda x, y: F.cross_entropy(x, y, ignore_index=2, label_smoothing=0.1), [arr(4, 3, 5), np.array([[1, 2, 0]] * 4)]),
+    (lambda x, y: F.cross_entropy(x, y, ignore_index=2, label_smoothing=0.1),
+     [arr(4, 3, 5), np.array([[1, 2, 0]] * 4)]),
     (lambda x, y: F.cross_entropy(x, y, reduction="sum"), [arr(4, 3, 5, 2), np.array([[[1, 2], [0, 4], [3, 3]]] * 4)]),
     (lambda x, y: F.cross_entropy(x, y.softmax(-1), reduction="mean"), [arr(4, 3, 5), arr(4, 3, 5)]),
     (lambda x, y: F.nll_loss(x.log_softmax(-1), y, reduction="none"), [arr(4, 3, 5), np.array([[1, 2, 0]] * 4)]),
-    (lambda x, y: F.binary_cross_entropy_with_logits(x, y.sigmoid(), pos_weight=x[0].abs()), [arr(4, 3, 2), arr(4, 3, 2)]),
+    (lambda x, y: F.binary_cross_entropy_with_logits(x, y.sigmoid(), pos_weight=x[0].abs()),
+     [arr(4, 3, 2), arr(4, 3, 2)]),
     (lambda x, y: F.binary_cross_entropy(x.sigmoid(), y.sigmoid(), reduction="sum"), [arr(4, 3), arr(4, 3)]),
     (lambda x, w: F.conv2d(x, w, padding=1), [arr(4, 2, 3, 5, 5), arr(4, 3, 3, 3)]),
     (lambda x, w: F.max_pool2d(x, 2, return_indices=True)[0] + F.avg_pool2d(x, 2) + F.adaptive_avg_pool2d(x, 2),
@@ -385,7 +396,8 @@ def test_normalizations_embedding_and_attention_values(k):
 def _ln_mlp(L, F):
     def loss(p, x, y):
         h = F.layer_norm(F.linear(x, p["W1"], p["b1"]), (16,), p["g"], p["b"]).relu()
-        return F.smooth_l1_loss(F.linear(h, p["W2"], p["b2"]), y) + F.binary_cross_entropy_with_logits(h[:4], y.sigmoid())
+        out = F.linear(h, p["W2"], p["b2"])
+        return F.smooth_l1_loss(out, y) + F.binary_cross_entropy_with_logits(h[:4], y.sigmoid())
     return loss
 
 
