@@ -51,7 +51,7 @@ def _prod_others(grad: Tensor, s: Tensor) -> Tensor:
 
 def _singular(A: Tensor, g: Tensor) -> Tensor:
     """The adjugate route: grad * conj(det U det Vh) U diag(prod_{j != i} s_j) Vh."""
-    from .namespace import det, svd
+    det, svd = grads.linalg("det"), grads.linalg("svd")
     U, S, Vh = svd(A)
     alpha = grads.conj(det(U) * det(Vh)) * g
     D = _prod_others(alpha.unsqueeze(-1), S)
@@ -59,7 +59,7 @@ def _singular(A: Tensor, g: Tensor) -> Tensor:
 
 
 def _nonsingular(A: Tensor, scale: Tensor) -> Tensor:
-    from .namespace import solve
+    solve = grads.linalg("solve")
     return solve(_mH(A), _diagonal_matrix(scale, A.shape[-1]))
 
 
@@ -83,7 +83,7 @@ def _by_mask(mask: np.ndarray, A: Tensor, g: Tensor, scale: Tensor) -> Tensor:
 
 def det_backward(node, g):
     """torch's linalg_det_backward (see the module's note)."""
-    from .namespace import inv
+    inv = grads.linalg("inv")
     A, d = node.saved_tensors
     if A.numel() == 0:
         return (zeros_like(A),)
@@ -100,7 +100,7 @@ def det_backward(node, g):
 
 def slogdet_backward(node, g_sign, g_logabs):
     """torch's slogdet_backward: (g_logabs - i Im(conj(g_sign) sign)) A^{-H} (see the module's note)."""
-    from .namespace import inv, solve
+    inv, solve = grads.linalg("inv"), grads.linalg("solve")
     A, sign = node.saved_tensors
     g = g_logabs
     if A.dtype.is_complex and g_sign is not None:  # torch's: g_logabs - i Im(conj(g_sign) sign)

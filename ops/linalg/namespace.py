@@ -422,6 +422,9 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype: dt.dtyp
     raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.ndim}D.")
 
 
+grads.register(solve=solve, inv=inv, det=det, svd=svd)  # the ops its (and det_grad's) backward formulas call
+
+
 # -- the rest of torch.linalg: LU and triangular solves, and the functions built on the decompositions
 from .derived import (cond, diagonal, householder_product, inv_ex, lstsq, matrix_exp,
                       matrix_power, matrix_rank, multi_dot, solve_ex, tensorinv, tensorsolve, vander, vecdot)
