@@ -454,3 +454,20 @@ def test_randomness_different_batched_same_and_error_as_torch(monkeypatch):
     assert not np.allclose(per_sample[0], per_sample[1])
     with pytest.raises(RuntimeError, match="called random operation while in randomness error mode"):
         vmap(lambda a: F.dropout(a, 0.5))(x)
+
+
+def test_compositions_with_jacobians_and_forward_mode():
+    from tidal.func import hessian, jacfwd, jacrev, jvp
+    x, v = arr(4, 3), arr(4, 3)
+    f_t = lambda a: a.sin() * a.sum()  # noqa: E731
+    same(vmap(jacrev(f_t))(tidal.tensor(x)), torch.func.vmap(torch.func.jacrev(f_t))(torch.tensor(x)))
+    same(jacrev(vmap(f_t))(tidal.tensor(x)), torch.func.jacrev(torch.func.vmap(f_t))(torch.tensor(x)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (forward mode inside vmap runs per sample)
+        same(vmap(jacfwd(f_t))(tidal.tensor(x)), torch.func.vmap(torch.func.jacfwd(f_t))(torch.tensor(x)))
+        g = lambda a: (a.sin() * a).sum()  # noqa: E731
+        same(vmap(hessian(g))(tidal.tensor(x)), torch.func.vmap(torch.func.hessian(g))(torch.tensor(x)), rtol=1e-4)
+        ours = vmap(lambda a, t: jvp(lambda y: y.exp() * 2, (a,), (t,))[1])(tidal.tensor(x), tidal.tensor(v))
+    theirs = torch.func.vmap(lambda a, t: torch.func.jvp(lambda y: y.exp() * 2, (a,), (t,))[1])(
+        torch.tensor(x), torch.tensor(v))
+    same(ours, theirs)
