@@ -27,10 +27,16 @@ def _batch(x, level):
     return x.unsqueeze(0).expand(level.size, *x.shape)
 
 
+_SIGNATURES: dict = {}  # function -> its signature (read once: inspect.signature is slow)
+
+
 def _bind(func, args, kwargs):
     """The call's arguments by name (None where the function's signature cannot be read)."""
+    signature = _SIGNATURES.get(func)
     try:
-        bound = inspect.signature(func).bind(*args, **kwargs)
+        if signature is None:
+            signature = _SIGNATURES[func] = inspect.signature(func)
+        bound = signature.bind(*args, **kwargs)
     except (TypeError, ValueError):
         return None
     bound.apply_defaults()
