@@ -26,7 +26,7 @@ from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.primitive import Primitive
 from .products import linalg_cross as cross
 from .products import matmul
-from ..reductions.stats import norm as _norm
+from ..reductions.stats import norm as _norm, register_matrix_norm
 from ..dispatch.return_types import return_type
 from .checks import (_LOW_PRECISION, LinAlgError, _batch_prefix, _check_float, _check_matrix,  # noqa: F401
                      _first_error, _into, _type_name)  # (importers take the checks from here too)
@@ -423,6 +423,7 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype: dt.dtyp
 
 
 grads.register(solve=solve, inv=inv, det=det, svd=svd)  # the ops its (and det_grad's) backward formulas call
+register_matrix_norm(matrix_norm)  # torch.norm(p='nuc'), in ops/reductions/stats.py
 
 
 # -- the rest of torch.linalg: LU and triangular solves, and the functions built on the decompositions

@@ -172,6 +172,21 @@ def std_mean(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: boo
     return _var_like("std_mean", input, dim, unbiased, keepdim, correction, True, True)
 
 
+def _unregistered(*args, **kwargs):
+    raise RuntimeError("norm(p='nuc'): ops/linalg/namespace.py has not registered matrix_norm yet (tidal.ops loads it)")
+
+
+# torch.norm's nuclear norm is linalg's matrix_norm (its gradient comes from svdvals): ops/linalg/namespace.py, whose
+# vector norms are this file's norm (so it imports this file), hands it over when it loads
+_matrix_norm = _unregistered
+
+
+def register_matrix_norm(fn) -> None:
+    """Take linalg's matrix_norm for norm(p='nuc') (ops/linalg/namespace.py calls this once, at import)."""
+    global _matrix_norm
+    _matrix_norm = fn
+
+
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype: dt.dtype | None = None) -> Tensor:
     """Vector p-norm over `dim` (p: number, inf, -inf, 'fro'), or the nuclear norm over two dims."""
     check_limited("norm", input.dtype)  # (float8: torch has no norm kernel)
@@ -210,8 +225,7 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype: dt.dtyp
         _check_identity(input, dim, p)
     axes = _axes(input, dim, "norm")
     if p == "nuc":  # the sum of singular values: linalg's, whose gradient comes from svdvals
-        from ..linalg.namespace import matrix_norm
-        return matrix_norm(input, "nuc", tuple(axes), keepdim, dtype=dtype)
+        return _matrix_norm(input, "nuc", tuple(axes), keepdim, dtype=dtype)
     # a complex input is reduced in its (complex) dtype into a real result
     return reduce_by(NORM, input, axes, keepdim, (out.to_real(),), out.compute, p)
 
