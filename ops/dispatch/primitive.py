@@ -45,6 +45,14 @@ def _present(inputs: tuple) -> tuple:
     return tuple([t for t in inputs if t is not None])
 
 
+def _gather(saved: tuple, inputs: tuple, outs) -> tuple:
+    """The tensors `saved` (Saved entries) names among a call's inputs and outputs."""
+    out = ()
+    for s in saved:  # (a loop: a comprehension's frame costs more for the usual one or two)
+        out += ((outs if s.output else inputs)[s.index],)
+    return out
+
+
 PRIMITIVES: dict[str, "Primitive"] = {}  # name -> record, every primitive the library declares
 
 
@@ -73,7 +81,7 @@ class Primitive:
     """
 
     __slots__ = ("name", "shapes", "backward", "saved", "node_attrs", "checks_data", "grad_inputs", "grad_outputs",
-                 "optional", "saver", "inplace", "bare", "sbp")
+                 "optional", "saver", "inplace", "plain", "sbp")
 
     def __init__(self, name: str, shapes: Callable, *, cpu: Callable | None, cuda: Callable | None = None,
                  backward: Callable | None = None, saved: tuple | Callable = (), node_attrs: Callable | None = None,
@@ -87,8 +95,9 @@ class Primitive:
         self.node_attrs, self.checks_data = node_attrs, checks_data
         self.grad_inputs, self.grad_outputs, self.optional = grad_inputs, grad_outputs, optional
         self.inplace, self.sbp = inplace, sbp
-        # a node that saves nothing and keeps the call's attrs, on every output, edged to every input (a view's)
-        self.bare = not (self.saver or self.saved or node_attrs or grad_inputs is not None or grad_outputs is not None)
+        # a node that keeps the call's attrs and saves inputs or outputs by place (or nothing: a view's), on every
+        # output, edged to every input: a view's, a composite's (hardtanh's, an activation's, a cast's)
+        self.plain = not (self.saver or node_attrs or grad_inputs is not None or grad_outputs is not None)
         for device_type, kernel in (("cpu", cpu), ("cuda", cuda)):
             if kernel is not None:
                 register_kernel(name, device_type)(kernel)
@@ -137,10 +146,12 @@ class Primitive:
         does, or an op written from other ops whose gradient has a formula of its own), so that its gradient
         is the record's backward. `saved` replaces the declared saved tensors (intermediates the composite
         made, such as a softmax's row sums)."""
-        # (views attach a node on every call: the bare record's node is made without _record's planning)
-        if self.bare and saved is None:
+        # (views and composites attach a node on every call: a plain record's node is made without _record's
+        # planning)
+        if self.plain and saved is None:
             if self.backward is not None and needs_grad(inputs):
-                record(node or self.name, self.backward, inputs, outs, (), attrs)
+                record(node or self.name, self.backward, inputs, outs,
+                       _gather(self.saved, inputs, outs) if self.saved else (), attrs)
         elif self._needs_node(inputs):
             self._record(inputs, outs, attrs, saved, node)
 
@@ -164,9 +175,7 @@ class Primitive:
             if self.saver is not None:
                 saved = self.saver(inputs, outs)
             else:
-                saved = ()
-                for s in self.saved:  # (a loop: a comprehension's frame costs more for the usual one or two)
-                    saved += ((outs if s.output else inputs)[s.index],)
+                saved = _gather(self.saved, inputs, outs)
         if node_attrs is None:
             node_attrs = attrs if self.node_attrs is None else self.node_attrs(inputs, attrs)
         attached = tuple(outs) if self.grad_outputs is None else tuple([outs[k] for k in self.grad_outputs])
