@@ -1,12 +1,13 @@
 """GlobalTensor: one logical tensor spread over the ranks of a placement, as OneFlow's.
 
 Each rank holds a local shard (a Tensor) and knows the placement, the nd-sbp and the global
-shape. Ops on global tensors go through `dispatch`: it looks up the op's SBP signatures
-(tidal.comm.sbp_rules), picks the one needing the fewest bytes of boxing, boxes the inputs
-(tidal.comm.boxing), runs the LOCAL op on the shards and wraps the outputs with the signature's
-sbp. An op without signatures runs on broadcast inputs and gives a broadcast output (always
-right, slower). Autograd runs on the shards with the ordinary engine: boxing steps are autograd
-Functions, and a broadcast input feeding a non-broadcast output gets its gradient all-reduced.
+shape. Ops on global tensors go through `dispatch`: it looks up the op's SBP signatures (the
+rule of the family its record declares, `sbp=`: tidal.comm.sbp_rules), picks the one needing
+the fewest bytes of boxing, boxes the inputs (tidal.comm.boxing), runs the LOCAL op on the
+shards and wraps the outputs with the signature's sbp. An op without signatures runs on
+broadcast inputs and gives a broadcast output (always right, slower). Autograd runs on the shards
+with the ordinary engine: boxing steps are autograd Functions, and a broadcast input feeding a
+non-broadcast output gets its gradient all-reduced.
 """
 from __future__ import annotations
 

@@ -1,5 +1,13 @@
-"""SBP signatures: for each op (or op family), the input sbps under which running the op on the
-local shards gives a shard of the global result, and the output's sbp.
+"""SBP signatures: for each family of ops, the input sbps under which running the op on the local
+shards gives a shard of the global result, and the output's sbp.
+
+Which family an op belongs to is declared on the op: a primitive record's `sbp=` (Primitive, Reduction:
+"reduction", "matmul", "concat"...) and an elementwise op's `ElemOp.sbp` ("elementwise", or "additive"...
+for the ops linear in an operand). FAMILIES gives each family its rule, so a new record declared with a
+family runs on global tensors with no edit here. Two small tables remain for the public names that are
+not a declared op's own: ALIASES (torch's other spellings, the Python operators, public ops that run a
+record of another name) and COMPOSITES (ops with no record, whose family is their own: layer_norm's
+"normalization"; views reaching the view records with arguments of their own).
 
 A rule takes the call (`Call`: the op's arguments and its global inputs' shapes) and returns the
 candidate `Sig`s for one grid axis; the dispatcher adds "everything broadcast -> broadcast"
@@ -15,12 +23,12 @@ from __future__ import annotations
 from typing import Callable, NamedTuple
 
 from ..autograd.grad_mode import is_grad_enabled
-from ..ops.elementwise import activations
-from ..ops.elementwise import arithmetic as math_api
+from ..ops.dispatch.primitive import PRIMITIVES
+from ..ops.elementwise.declarations import OPS as ELEMENTWISE_OPS
 from .partial_grad import finish_average, finish_extremum, finish_product
 from .placement_sbp import SbpKind, broadcast as B, partial, partial_sum as P, split as S
 
-__all__ = ["Sig", "Call", "RULES", "rule_for"]
+__all__ = ["Sig", "Call", "FAMILIES", "ALIASES", "COMPOSITES", "family_of", "rule_for", "table"]
 
 
 class Sig(NamedTuple):
@@ -417,55 +425,73 @@ def normalization(call: Call) -> list:
     return [Sig((S(d),) + rest, S(d), parts="any") for d in range(leading)]
 
 
-# -- the table ------------------------------------------------------------------------------------------
-def _table() -> dict:
-    rules: dict = {}
-    not_elementwise = {"where", "clone", "polygamma", "mvlgamma"}
-    for name in list(math_api.__all__) + list(activations.__all__) + list(activations.FUNCTIONAL):
-        if name not in not_elementwise and not name.endswith("_"):
-            rules[name] = elementwise
-    for name in ("where", "ones_like", "sigmoid", "tanh", "gelu", "silu", "softplus", "__lt__", "__le__", "__gt__",
-                 "__ge__", "__eq__", "__ne__", "__pow__", "__rpow__", "__rtruediv__", "__floordiv__", "__mod__",
-                 "__and__", "__or__", "__xor__", "__invert__", "__abs__", "float", "double", "half", "bfloat16",
-                 "to", "type", "int", "long", "bool"):
-        rules[name] = elementwise
-    rules["full_like"] = elementwise  # (as ones_like: the value everywhere, in any split)
-    for name in ("add", "sub", "subtract", "__add__", "__radd__", "__sub__", "__rsub__"):
-        rules[name] = additive
-    for name in ("mul", "multiply", "__mul__", "__rmul__"):
-        rules[name] = multiplicative
-    for name in ("div", "divide", "true_divide", "__truediv__"):
-        rules[name] = divisive
-    for name in ("neg", "negative", "__neg__", "positive", "__pos__", "clone", "contiguous", "detach",
-                 "zeros_like", "empty_like"):  # (empty_like: any layout holds garbage; meta DTensors take no comm)
-        rules[name] = linear_unary
-    for name in ("matmul", "mm", "bmm", "__matmul__"):
-        rules[name] = matmul
-    for name in ("sum", "nansum"):
-        rules[name] = summation
-    for name in ("amax", "amin", "max", "min", "prod", "any", "all", "argmax", "argmin", "logsumexp",
-                 "nanmean", "count_nonzero"):
-        rules[name] = reduction
-    rules["mean"] = averaging
-    for name in ("var", "std"):
-        rules[name] = variance
-    for name in ("softmax", "log_softmax", "cumsum", "cumprod"):
-        rules[name] = along_dim
-    for name in ("layer_norm", "group_norm"):
-        rules[name] = normalization
-    rules.update(transpose=_renumber(_transpose), swapaxes=_renumber(_transpose), swapdims=_renumber(_transpose),
-                 t=_renumber(_t), T=_renumber(_t), permute=_renumber(_permute), movedim=_renumber(_movedim),
-                 moveaxis=_renumber(_movedim), unsqueeze=_renumber(_unsqueeze), squeeze=squeeze,
-                 flatten=flatten, reshape=reshape, view=reshape, cat=concat, concat=concat,
-                 concatenate=concat, __getitem__=getitem, narrow=along_dim, select=_renumber(_select))
-    return rules
+# -- the families, and the table read off the declarations ------------------------------------------------
+FAMILIES: dict = {
+    "elementwise": elementwise, "additive": additive, "multiplicative": multiplicative, "divisive": divisive,
+    "linear_unary": linear_unary, "matmul": matmul, "summation": summation, "reduction": reduction,
+    "averaging": averaging, "variance": variance, "along_dim": along_dim, "normalization": normalization,
+    "transpose": _renumber(_transpose), "t": _renumber(_t), "permute": _renumber(_permute),
+    "movedim": _renumber(_movedim), "unsqueeze": _renumber(_unsqueeze), "select": _renumber(_select),
+    "squeeze": squeeze, "flatten": flatten, "reshape": reshape, "concat": concat, "getitem": getitem}
+
+# Public names that reach a declared op (an ElemOp or a record) under another name: torch's aliases, the Python
+# operators, and the public ops a record of another name runs (var/std: the var_mean/std_mean records, which keep
+# the mean for the backward). (The reflected operators whose global operand is not where the family expects it are
+# in COMPOSITES: __rtruediv__ divides by it.)
+ALIASES: dict = {
+    "subtract": "sub", "__add__": "add", "__radd__": "add", "__sub__": "sub", "__rsub__": "sub",
+    "multiply": "mul", "__mul__": "mul", "__rmul__": "mul", "divide": "div", "true_divide": "div",
+    "__truediv__": "div", "negative": "neg", "__neg__": "neg", "__pos__": "positive", "absolute": "abs",
+    "__abs__": "abs", "arctan2": "atan2", "clip": "clamp", "greater": "gt", "greater_equal": "ge", "less": "lt",
+    "less_equal": "le", "not_equal": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
+    "__eq__": "eq", "__ne__": "ne", "__pow__": "pow", "__rpow__": "pow", "__floordiv__": "floor_divide",
+    "__mod__": "remainder", "__and__": "bitwise_and", "__or__": "bitwise_or", "__xor__": "bitwise_xor",
+    "__invert__": "bitwise_not",
+    "mm": "matmul", "bmm": "matmul", "__matmul__": "matmul", "var": "var_mean", "std": "std_mean",
+    "swapaxes": "transpose", "swapdims": "transpose", "T": "t", "concat": "cat", "concatenate": "cat",
+    "__getitem__": "getitem"}
+
+# Public names whose family is their own (looked up before the records): composites with no record, the norms
+# (their records are nodes shared by several norms and paths: "native_norm" serves layer, group, batch and rms
+# norm, so which dims stay split is the composite's to say), and the views that reach the view records with
+# arguments of their own (unsqueeze's dim, squeeze's dims...).
+COMPOSITES: dict = {
+    **dict.fromkeys(("addcdiv", "addcmul", "clamp_max", "clamp_min", "float_power", "heaviside", "nan_to_num",
+                     "hardshrink", "leaky_relu", "logsigmoid", "mish", "relu6", "silu", "softsign", "tanhshrink",
+                     "threshold", "__rtruediv__",
+                     # conversions, and the like-factories whose value is the same in any split
+                     "float", "double", "half", "bfloat16", "int", "long", "bool", "to", "type", "ones_like",
+                     "full_like"), "elementwise"),
+    # (empty_like: any layout holds garbage; meta DTensors take no comm)
+    **dict.fromkeys(("clone", "contiguous", "detach", "zeros_like", "empty_like"), "linear_unary"),
+    "layer_norm": "normalization", "group_norm": "normalization", "narrow": "along_dim",
+    "movedim": "movedim", "moveaxis": "movedim", "unsqueeze": "unsqueeze", "squeeze": "squeeze",
+    "select": "select", "flatten": "flatten", "reshape": "reshape"}
 
 
-RULES: dict = {}
+def family_of(name: str) -> str | None:
+    """The SBP family of public op `name`: its own (COMPOSITES), else its record's or ElemOp's `sbp` (under the
+    name ALIASES gives), else None."""
+    family = COMPOSITES.get(name)
+    if family is not None:
+        return family
+    target = ALIASES.get(name, name)
+    record = PRIMITIVES.get(target)
+    if record is not None and record.sbp is not None:
+        return record.sbp
+    op = ELEMENTWISE_OPS.get(target)
+    return None if op is None else op.sbp
 
 
-def rule_for(name: str):
+def rule_for(name: str) -> Callable | None:
     """The signature rule of op `name`, or None (the op then runs on broadcast inputs)."""
-    if not RULES:
-        RULES.update(_table())
-    return RULES.get(name)
+    family = family_of(name)
+    return None if family is None else FAMILIES[family]
+
+
+def table() -> dict:
+    """name -> family for every name the declarations and the two tables give a family (records' and ElemOps'
+    own names included, public or not)."""
+    names = [*ELEMENTWISE_OPS, *(name for name, r in PRIMITIVES.items() if r.sbp is not None), *ALIASES, *COMPOSITES]
+    out = {name: family_of(name) for name in names}
+    return {name: family for name, family in out.items() if family is not None}
