@@ -30,10 +30,10 @@ _ids = itertools.count(1)
 class Level:
     """One active vmap: its batch size and id (levels nest: a later one is inside an earlier one)."""
 
-    __slots__ = ("id", "size")
+    __slots__ = ("id", "size", "lifted")
 
     def __init__(self, size: int):
-        self.id, self.size = next(_ids), size
+        self.id, self.size, self.lifted = next(_ids), size, False  # lifted: a transform differentiates its values
 
 
 LEVELS: list = []  # the active vmap levels, innermost last
@@ -425,6 +425,8 @@ def lift(t, lift_plain: Callable):
     unbatched input expanded, so each sample gets its own gradient) lifted by `lift_plain`, wrapped again."""
     if not isinstance(t, TENSORS):
         return t
+    for lv in LEVELS:
+        lv.lifted = True
     return rewrap(lift_plain(physical(t)))
 
 

@@ -244,6 +244,8 @@ def test_per_sample_gradients_of_an_mlp():
         same(ours[k], theirs[k], rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.xfail(not hasattr(importlib.import_module("tidal.ops.dispatch.torch_function"), "TENSOR_LIKES_LIVE"),
+                   strict=True, reason="needs s18_vmap_attach_guard.patch (until then grad inside vmap loops)")
 def test_per_sample_gradients_run_batched(monkeypatch):
     monkeypatch.setattr(vmap_module, "_warned", set())
     x, y = arr(16, 8), arr(16, 4)
@@ -342,6 +344,8 @@ def _with(namespace, thunk):
         globals()["F"] = saved
 
 
+@pytest.mark.xfail(not hasattr(importlib.import_module("tidal.ops.dispatch.torch_function"), "TENSOR_LIKES_LIVE"),
+                   strict=True, reason="needs s18_vmap_attach_guard.patch (until then grad inside vmap loops)")
 def test_per_sample_gradients_with_cross_entropy_run_batched(monkeypatch):
     monkeypatch.setattr(vmap_module, "_warned", set())
 
@@ -417,8 +421,6 @@ def _ln_mlp_grads():
     return ours, theirs
 
 
-@pytest.mark.xfail(strict=True, reason="needs s18_vmap_attach_guard.patch (a hand-attached node on batched values "
-                                       "drops the gradient)")
 def test_per_sample_gradients_through_hand_attached_nodes():
     ours, theirs = _ln_mlp_grads()
     for k in theirs:
