@@ -28,14 +28,14 @@ def mH(x: Tensor) -> Tensor:
 _mT = mH  # every transpose in these formulas is an adjoint
 
 
-# The linalg ops the formulas here and in det_grad.py call: namespace.py's, which declares the records whose
+# The linalg ops the formulas here and in det_grad.py call: decompositions.py's, which declares the records whose
 # backwards these are (so it imports this file) and hands the ops over when it loads.
 LINALG_OPS = frozenset({"solve", "inv", "det", "svd"})
 _ops: dict = {}
 
 
 def register(**ops) -> None:
-    """Take namespace.py's linalg ops (it calls this once, at import)."""
+    """Take decompositions.py's linalg ops (it calls this once, at import)."""
     unknown = set(ops) - LINALG_OPS
     if unknown:
         raise TypeError(f"linalg backward.register: unknown names {sorted(unknown)}")
@@ -43,7 +43,7 @@ def register(**ops) -> None:
 
 
 def linalg(name: str):
-    """namespace.py's op `name`, which it registered when it loaded."""
+    """decompositions.py's op `name`, which it registered when it loaded."""
     return _ops[name]
 
 

@@ -173,16 +173,16 @@ def std_mean(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: boo
 
 
 def _unregistered(*args, **kwargs):
-    raise RuntimeError("norm(p='nuc'): ops/linalg/namespace.py has not registered matrix_norm yet (tidal.ops loads it)")
+    raise RuntimeError("norm(p='nuc'): ops/linalg/decompositions.py has not registered matrix_norm yet (tidal.ops loads it)")
 
 
-# torch.norm's nuclear norm is linalg's matrix_norm (its gradient comes from svdvals): ops/linalg/namespace.py, whose
+# torch.norm's nuclear norm is linalg's matrix_norm (its gradient comes from svdvals): ops/linalg/decompositions.py, whose
 # vector norms are this file's norm (so it imports this file), hands it over when it loads
 _matrix_norm = _unregistered
 
 
 def register_matrix_norm(fn) -> None:
-    """Take linalg's matrix_norm for norm(p='nuc') (ops/linalg/namespace.py calls this once, at import)."""
+    """Take linalg's matrix_norm for norm(p='nuc') (ops/linalg/decompositions.py calls this once, at import)."""
     global _matrix_norm
     _matrix_norm = fn
 
