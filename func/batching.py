@@ -254,7 +254,7 @@ RULES: dict = {}  # op name -> rule(func, level, args, kwargs); filled by batchi
 _warned: set = set()
 
 
-def op_name(func) -> str:
+def op_name(func: Callable) -> str:
     """The name a rule is looked up by (a public op's own name, a method's, an operator's without underscores)."""
     name = getattr(func, "__qualname__", None) or getattr(func, "__name__", "")
     if "." in name:
@@ -262,7 +262,7 @@ def op_name(func) -> str:
     return name
 
 
-def top_level(args, kwargs) -> Level:
+def top_level(args: tuple, kwargs: dict) -> Level:
     """The innermost vmap level among the batched arguments (one level into lists and tuples)."""
     best = None
     for a in itertools.chain(args, kwargs.values()):
@@ -273,7 +273,7 @@ def top_level(args, kwargs) -> Level:
     return best
 
 
-def dispatch(func, args: tuple, kwargs: dict):
+def dispatch(func: Callable, args: tuple, kwargs: dict) -> Any:
     """`func(*args, **kwargs)` with batched arguments: its rule at the innermost level, else once per sample."""
     if ACCOUNTS and not _DEPTH[0]:  # (vmap with randomness= 'different' or 'same': the random draws of batched ops)
         before = rng_marks()
@@ -320,14 +320,14 @@ def _dispatch(func, args: tuple, kwargs: dict):
     return loop_op(func, name, level, args, kwargs)
 
 
-def unwrap(x, level: Level):
+def unwrap(x: Any, level: Level) -> tuple:
     """(value with the batch dim in front, True) for a tensor batched at `level`, else (x, False)."""
     if isinstance(x, BatchedTensor) and x.level is level:
         return x.value, True
     return x, False
 
 
-def wrap(result, level: Level):
+def wrap(result: Any, level: Level) -> Any:
     """Each tensor of an op's result (one, or a tuple or list of them) as batched at `level`."""
     if isinstance(result, (Tensor, BatchedTensor)):
         return BatchedTensor(result, level)
@@ -345,7 +345,7 @@ def _slice(x, level: Level, i: int):
     return x
 
 
-def loop_op(func, name: str, level: Level, args: tuple, kwargs: dict):
+def loop_op(func: Callable, name: str, level: Level, args: tuple, kwargs: dict) -> Any:
     """`func` run once per sample on the slices, the results stacked: for an op without a batching rule."""
     if name not in _warned:
         _warned.add(name)
@@ -401,7 +401,7 @@ def _peel(t) -> tuple:
     return t, levels
 
 
-def physical(t) -> Tensor:
+def physical(t: Any) -> Tensor:
     """`t` batched at every active vmap level, as the plain tensor under the wrappers: the batch dims of the levels
     in order (outermost vmap first), then the sample's dims."""
     value, levels = _peel(t)
@@ -413,14 +413,14 @@ def physical(t) -> Tensor:
     return value
 
 
-def rewrap(value: Tensor):
+def rewrap(value: Tensor) -> Any:
     """A plain tensor laid out as `physical` returns, wrapped again for every active level."""
     for lv in LEVELS:
         value = BatchedTensor(value, lv)
     return value
 
 
-def lift(t, lift_plain: Callable):
+def lift(t: Any, lift_plain: Callable) -> Any:
     """A transform's differentiable stand-in for `t` inside vmap: the plain tensor batched at every level (an
     unbatched input expanded, so each sample gets its own gradient) lifted by `lift_plain`, wrapped again."""
     if not isinstance(t, TENSORS):

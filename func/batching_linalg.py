@@ -5,15 +5,17 @@ inverse, cholesky, svd, matrix_exp...: one call on the batch). The shared helper
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from .. import ops
-from .batching import RULES, op_name, wrap
+from .batching import RULES, Level, op_name, wrap
 from .batching_rules import _batch, _batched, _pad, _rank, _tensorish
 
 __all__: list = []
 
 
 # -- products ----------------------------------------------------------------------------------------------------
-def matmul(func, level, args, kwargs):
+def matmul(func: Callable, level: Level, args: tuple, kwargs: dict):
     """matmul (and mm/bmm/mv/dot/@): 1-d samples made matrices, batch dims padded, one matmul."""
     name = op_name(func)
     a, b = (args[1], args[0]) if name == "__rmatmul__" else (args[0], args[1])
@@ -53,7 +55,7 @@ for _n in ("matmul", "mm", "bmm", "mv", "dot", "__matmul__", "__rmatmul__"):
     RULES[_n] = matmul
 
 
-def einsum(func, level, args, kwargs):
+def einsum(func: Callable, level: Level, args: tuple, kwargs: dict):
     """einsum: a letter of its own for the batch, in front of each batched operand and of the output."""
     if kwargs or not args or not isinstance(args[0], str):
         return NotImplemented
@@ -83,21 +85,21 @@ def _implicit_output(terms: list) -> str:
 RULES["einsum"] = einsum
 
 
-def _trace(func, level, args, kwargs):
+def _trace(func: Callable, level: Level, args: tuple, kwargs: dict):
     x = args[0]
     if not _batched(x, level) or x.dim() != 2:
         return NotImplemented
     return wrap(x.value.diagonal(0, 1, 2).sum(-1), level)
 
 
-def _outer(func, level, args, kwargs):
+def _outer(func: Callable, level: Level, args: tuple, kwargs: dict):
     a, b = args[0], args[1]
     if kwargs or a.dim() != 1 or b.dim() != 1:
         return NotImplemented
     return a.unsqueeze(-1) * b.unsqueeze(-2)  # (rules again: pointwise)
 
 
-def _add_product(func, level, args, kwargs):
+def _add_product(func: Callable, level: Level, args: tuple, kwargs: dict):
     """addmm/addmv/addbmm/baddbmm/addr: beta * input + alpha * product, through the rules of their parts."""
     name = op_name(func)
     names = ("input", "mat1", "mat2") if name in ("addmm",) else ("input", "batch1", "batch2") \
@@ -115,7 +117,7 @@ def _add_product(func, level, args, kwargs):
     return scaled + (bound["input"] if beta == 1 else bound["input"] * beta) if beta != 0 else scaled
 
 
-def _cdist(func, level, args, kwargs):
+def _cdist(func: Callable, level: Level, args: tuple, kwargs: dict):
     a, b = args[0], args[1]
     if a.dim() < 2 or b.dim() < 2:
         return NotImplemented
@@ -132,7 +134,7 @@ RULES["cdist"] = _cdist
 RULES["trace"] = _trace
 
 
-def _leading_batch(func, level, args, kwargs):
+def _leading_batch(func: Callable, level: Level, args: tuple, kwargs: dict):
     """Ops that already take leading batch dims (the matrix functions of linalg): every tensor argument batched
     (an unbatched one expanded), one call."""
     if any(isinstance(a, (list, tuple)) and any(_tensorish(x) for x in a) for a in (*args, *kwargs.values())):

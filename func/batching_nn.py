@@ -9,9 +9,11 @@ reduction='none' on the batch and reduce each sample's part, as the sample's own
 from __future__ import annotations
 
 import inspect
+from typing import Callable
 
+from .. import ops
 from ..tensor import Tensor
-from .batching import RULES, BatchedTensor, op_name, wrap
+from .batching import RULES, BatchedTensor, Level, op_name, wrap
 
 __all__: list = []
 
@@ -50,7 +52,7 @@ _SPATIAL = {"conv1d": 1, "conv2d": 2, "conv3d": 3, "max_pool1d": 1, "max_pool2d"
             "lp_pool1d": 1, "lp_pool2d": 2}
 
 
-def fold_batch(func, level, args, kwargs):
+def fold_batch(func: Callable, level: Level, args: tuple, kwargs: dict):
     """An op over (N, C, *spatial) whose only batched argument is its input: vmap's batch folded into N."""
     name = op_name(func)
     x = args[0] if args else kwargs.get("input")
@@ -70,7 +72,7 @@ def fold_batch(func, level, args, kwargs):
     return wrap(tuple(unfold(t) for t in out) if isinstance(out, tuple) else unfold(out), level)
 
 
-def conv(func, level, args, kwargs):
+def conv(func: Callable, level: Level, args: tuple, kwargs: dict):
     """convNd with a batched weight or bias (an ensemble): the samples' channels side by side, groups per sample."""
     name = op_name(func)
     spatial = _SPATIAL[name]
@@ -110,7 +112,7 @@ def _per_sample(loss, level, reduction: str, count=None):
     return wrap(flat.sum(1) / count if count is not None else flat.mean(1), level)
 
 
-def class_loss(func, level, args, kwargs):
+def class_loss(func: Callable, level: Level, args: tuple, kwargs: dict):
     """cross_entropy / nll_loss: the samples' (N, C, *d) rows flattened into one call, reduced per sample."""
     a = _bind(func, args, kwargs)
     if a is None or a.get("weight") is not None or a.get("size_average") is not None or \
@@ -138,7 +140,7 @@ def class_loss(func, level, args, kwargs):
     return _per_sample(loss, level, reduction, count)
 
 
-def elementwise_loss(func, level, args, kwargs):
+def elementwise_loss(func: Callable, level: Level, args: tuple, kwargs: dict):
     """A loss whose reduction='none' is elementwise (bce, bce_with_logits, l1, mse...): one call, per-sample means."""
     a = _bind(func, args, kwargs)
     if a is None or a.get("size_average") is not None or a.get("reduce") is not None:
@@ -179,7 +181,7 @@ def _affine(out, weight, bias, level, shape_for):
     return out
 
 
-def trailing_norm(func, level, args, kwargs):
+def trailing_norm(func: Callable, level: Level, args: tuple, kwargs: dict):
     """layer_norm / rms_norm: over the sample's trailing dims, which the batch dim in front leaves in place."""
     a = _bind(func, args, kwargs)
     if a is None or not _batched(a["input"], level):
@@ -197,7 +199,7 @@ def trailing_norm(func, level, args, kwargs):
     return _affine(out, weight, bias, level, lambda t: t)
 
 
-def channel_norm(func, level, args, kwargs):
+def channel_norm(func: Callable, level: Level, args: tuple, kwargs: dict):
     """batch_norm (eval, or without running stats), group_norm, instance_norm: vmap's batch folded into N (eval
     batch_norm), or into the channels (statistics per sample: training batch_norm); affine parameters after."""
     name = op_name(func)
@@ -227,7 +229,7 @@ def channel_norm(func, level, args, kwargs):
     return _affine(out, weight, bias, level, lambda t: t.reshape(t.shape[0], *([1] * spatial)))
 
 
-def embedding(func, level, args, kwargs):
+def embedding(func: Callable, level: Level, args: tuple, kwargs: dict):
     """embedding: batched indices into a shared table (one lookup), or each sample's own table (a flat lookup)."""
     a = _bind(func, args, kwargs)
     if a is None or a.get("max_norm") is not None:
@@ -238,18 +240,17 @@ def embedding(func, level, args, kwargs):
     B = level.size
     w = weight.value  # (B, V, D)
     iv = _batch(idx, level)
-    offsets = (ops_arange(B, iv) * w.shape[1]).reshape(B, *([1] * (iv.dim() - 1)))
+    offsets = (_arange(B, iv) * w.shape[1]).reshape(B, *([1] * (iv.dim() - 1)))
     flat = (iv + offsets).reshape(-1)
     out = func(**dict(a, input=flat, weight=w.reshape(-1, w.shape[2])))
     return wrap(out.reshape(*iv.shape, w.shape[2]), level)
 
 
-def ops_arange(n: int, like):
-    from .. import ops
+def _arange(n: int, like) -> Tensor:
     return ops.arange(n, device=like.device)
 
 
-def attention(func, level, args, kwargs):
+def attention(func: Callable, level: Level, args: tuple, kwargs: dict):
     """scaled_dot_product_attention: every batch dim in front of (L, E) is one more batch dim of the call."""
     a = _bind(func, args, kwargs)
     if a is None or a.get("dropout_p", 0.0):

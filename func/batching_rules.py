@@ -15,10 +15,13 @@ nn.functional's ops (convolutions, pools, losses) are in batching_nn.py.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from .. import ops
 from ..ops.elementwise.declarations import OPS as ELEMENTWISE
 from ..tensor import Tensor
-from .batching import RULES, IN_PLACE_OPERATORS, BatchedTensor, op_name, refuse_in_place, wrap
+from .batching import (RULES, IN_PLACE_OPERATORS, BatchedTensor, Level, method_caller, op_name, refuse_in_place,
+                       wrap)
 
 __all__: list = []
 
@@ -55,7 +58,7 @@ def _in_place(name: str) -> bool:
 
 
 # -- pointwise ---------------------------------------------------------------------------------------------------
-def pointwise(func, level, args, kwargs):
+def pointwise(func: Callable, level: Level, args: tuple, kwargs: dict):
     """An elementwise op: batched operands padded to the call's rank, the op run once on the values."""
     name = op_name(func)
     items = [x for a in (*args, *kwargs.values()) for x in (a if isinstance(a, (list, tuple)) else (a,))]
@@ -130,7 +133,7 @@ for _n in _OPERATORS:
     RULES[f"__{_n}__"] = RULES[f"__r{_n}__"] = RULES[f"__i{_n}__"] = pointwise
 
 
-def _max_min(func, level, args, kwargs):
+def _max_min(func: Callable, level: Level, args: tuple, kwargs: dict):
     """max/min: elementwise against a tensor, else a reduction."""
     other = kwargs.get("other", args[1] if len(args) > 1 else None)
     if _tensorish(other):
@@ -175,7 +178,7 @@ def _with_dim(args, kwargs, pos: int, key: str, value):
     return args, dict(kwargs, **{key: value})
 
 
-def dims(func, level, args, kwargs):
+def dims(func: Callable, level: Level, args: tuple, kwargs: dict):
     """An op over dims of its first operand: each dim shifted past the batch dim."""
     name = op_name(func)
     pos, key, default, kind = DIMS[name]
@@ -228,7 +231,7 @@ for _n in DIMS:
 RULES["max"] = RULES["min"] = _max_min
 
 
-def _two_dims(func, level, args, kwargs):
+def _two_dims(func: Callable, level: Level, args: tuple, kwargs: dict):
     """transpose/swapaxes/movedim/diagonal: two dims of the sample, shifted."""
     name = op_name(func)
     x = args[0]
@@ -255,7 +258,7 @@ def _sizes(args) -> tuple:
     return tuple(args)
 
 
-def _reshape(func, level, args, kwargs):
+def _reshape(func: Callable, level: Level, args: tuple, kwargs: dict):
     x = args[0]
     if not _batched(x, level) or kwargs:
         return NotImplemented
@@ -267,7 +270,7 @@ def _reshape(func, level, args, kwargs):
     return wrap(getattr(x.value, method)(level.size, *shape), level)
 
 
-def _like_shape(func, level, args, kwargs):
+def _like_shape(func: Callable, level: Level, args: tuple, kwargs: dict):
     """view_as/reshape_as/expand_as: the other tensor's sample shape."""
     x, other = args[0], args[1]
     name = op_name(func).replace("_as", "")
@@ -276,12 +279,12 @@ def _like_shape(func, level, args, kwargs):
     return _reshape(method_of(name), level, (x, *other.shape), {})
 
 
-def method_of(name: str):
-    from .batching import method_caller
+def method_of(name: str) -> Callable:
+    """The caller of Tensor method `name` (as the rules look it up)."""
     return method_caller(name)
 
 
-def _permute(func, level, args, kwargs):
+def _permute(func: Callable, level: Level, args: tuple, kwargs: dict):
     x = args[0]
     if not _batched(x, level):
         return NotImplemented
@@ -290,7 +293,7 @@ def _permute(func, level, args, kwargs):
     return wrap(x.value.permute(0, *[_shift(d, r, "permute") for d in order]), level)
 
 
-def _t(func, level, args, kwargs):
+def _t(func: Callable, level: Level, args: tuple, kwargs: dict):
     """t/T/mT/H/mH/adjoint: transposes of the sample."""
     name = op_name(func)
     x = args[0]
@@ -309,7 +312,7 @@ def _t(func, level, args, kwargs):
     return wrap(out.conj() if name in ("H", "mH", "adjoint") and v.dtype.is_complex else out, level)
 
 
-def _expand(func, level, args, kwargs):
+def _expand(func: Callable, level: Level, args: tuple, kwargs: dict):
     x = args[0]
     sizes = _sizes(args[1:])
     if not _batched(x, level):
@@ -318,7 +321,7 @@ def _expand(func, level, args, kwargs):
     return wrap(v.expand(level.size, *sizes), level)
 
 
-def _flatten(func, level, args, kwargs):
+def _flatten(func: Callable, level: Level, args: tuple, kwargs: dict):
     x = args[0]
     if not _batched(x, level):
         return NotImplemented
@@ -330,14 +333,14 @@ def _flatten(func, level, args, kwargs):
     return wrap(x.value.flatten(_shift(start, r, "flatten"), _shift(end, r, "flatten")), level)
 
 
-def _unflatten(func, level, args, kwargs):
+def _unflatten(func: Callable, level: Level, args: tuple, kwargs: dict):
     x = args[0]
     if not _batched(x, level) or kwargs:
         return NotImplemented
     return wrap(x.value.unflatten(_shift(args[1], x.dim(), "unflatten"), args[2]), level)
 
 
-def _repeat(func, level, args, kwargs):
+def _repeat(func: Callable, level: Level, args: tuple, kwargs: dict):
     x = args[0]
     if not _batched(x, level):
         return NotImplemented
@@ -346,7 +349,7 @@ def _repeat(func, level, args, kwargs):
     return wrap(v.repeat(1, *reps), level)
 
 
-def _cat_stack(func, level, args, kwargs):
+def _cat_stack(func: Callable, level: Level, args: tuple, kwargs: dict):
     name = op_name(func)
     tensors = kwargs.pop("tensors", args[0] if args else None)
     dim = kwargs.pop("dim", args[1] if len(args) > 1 else 0)
@@ -376,7 +379,7 @@ for _n in ("cat", "concat", "concatenate", "stack"):
     RULES[_n] = _cat_stack
 
 
-def _getitem(func, level, args, kwargs):
+def _getitem(func: Callable, level: Level, args: tuple, kwargs: dict):
     x, index = args[0], args[1]
     if not _batched(x, level):
         return NotImplemented
@@ -392,7 +395,7 @@ def _getitem(func, level, args, kwargs):
     return wrap(x.value[(slice(None),) + idx], level)
 
 
-def _setitem(func, level, args, kwargs):
+def _setitem(func: Callable, level: Level, args: tuple, kwargs: dict):
     x, index, value = args
     idx = index if isinstance(index, tuple) else (index,)
     if not _batched(x, level):
@@ -413,7 +416,7 @@ RULES["__setitem__"] = _setitem
 
 
 # -- values read as they are -------------------------------------------------------------------------------------
-def _same_for_all(func, level, args, kwargs):
+def _same_for_all(func: Callable, level: Level, args: tuple, kwargs: dict):
     """Metadata that is the same for every sample (dtype queries, contiguity...)."""
     return func(args[0].value, *args[1:], **kwargs)
 
@@ -423,7 +426,7 @@ for _n in ("is_floating_point", "is_complex", "element_size", "get_device", "is_
     RULES[_n] = _same_for_all
 
 
-def _requires_grad_(func, level, args, kwargs):
+def _requires_grad_(func: Callable, level: Level, args: tuple, kwargs: dict):
     args[0].value.requires_grad_(*args[1:], **kwargs)
     return args[0]
 
@@ -432,7 +435,7 @@ RULES["requires_grad_"] = _requires_grad_
 
 
 # -- more ops over dims, and composites of the rules above ---------------------------------------------------------
-def _gather(func, level, args, kwargs):
+def _gather(func: Callable, level: Level, args: tuple, kwargs: dict):
     """gather/take_along_dim: input and index both batched (an unbatched one expanded), the dim shifted."""
     x = args[0]
     index = kwargs.pop("index", args[2] if len(args) > 2 else None)
@@ -448,7 +451,7 @@ def _gather(func, level, args, kwargs):
     return wrap(ops.gather(xv, d, iv), level)
 
 
-def _roll(func, level, args, kwargs):
+def _roll(func: Callable, level: Level, args: tuple, kwargs: dict):
     x = args[0]
     shifts = kwargs.get("shifts", args[1] if len(args) > 1 else None)
     dims_ = kwargs.get("dims", args[2] if len(args) > 2 else None)
@@ -460,7 +463,7 @@ def _roll(func, level, args, kwargs):
     return wrap(v.roll(shifts, _shift(dims_, x.dim(), "roll")), level)
 
 
-def _last_two(func, level, args, kwargs):
+def _last_two(func: Callable, level: Level, args: tuple, kwargs: dict):
     """tril/triu: ops on the last two dims, which the batch dim in front does not move."""
     x = args[0]
     if not _batched(x, level) or x.dim() < 2 or _in_place(op_name(func)):
@@ -468,7 +471,7 @@ def _last_two(func, level, args, kwargs):
     return wrap(func(x.value, *args[1:], **kwargs), level)
 
 
-def _new(func, level, args, kwargs):
+def _new(func: Callable, level: Level, args: tuple, kwargs: dict):
     """new_zeros/new_ones/new_full/new_empty/new_tensor: an unbatched tensor of the given shape (same for all)."""
     if any(_batched(a, level) for a in (*args[1:], *kwargs.values())):
         return NotImplemented
@@ -488,7 +491,7 @@ for _n in ("vector_norm", "narrow_copy", "unfold", "matrix_norm"):
     RULES[_n] = dims
 
 
-def _simple_views(func, level, args, kwargs):
+def _simple_views(func: Callable, level: Level, args: tuple, kwargs: dict):
     """ravel, fliplr/flipud, msort: views and reorderings spelled through the rules above."""
     name = op_name(func)
     x = args[0]
@@ -507,7 +510,7 @@ for _n in ("ravel", "fliplr", "flipud", "msort"):
     RULES[_n] = _simple_views
 
 
-def _broadcast_tensors(func, level, args, kwargs):
+def _broadcast_tensors(func: Callable, level: Level, args: tuple, kwargs: dict):
     """broadcast_tensors: each sample's tensors expanded to their common sample shape."""
     tensors = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
     if kwargs or not all(_tensorish(t) for t in tensors):
@@ -528,7 +531,7 @@ def _broadcast_tensors(func, level, args, kwargs):
 RULES["broadcast_tensors"] = _broadcast_tensors
 
 
-def _scatter_like(func, level, args, kwargs):
+def _scatter_like(func: Callable, level: Level, args: tuple, kwargs: dict):
     """scatter/scatter_add/scatter_reduce (self, dim, index, src): all batched (unbatched ones expanded), the dim
     shifted; index_add/index_copy/index_fill (self, dim, index, source) with an unbatched index: self and source
     batched. In place: the target must be batched."""
