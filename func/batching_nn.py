@@ -273,3 +273,20 @@ for _n in ("batch_norm", "group_norm", "instance_norm"):
     RULES[_n] = channel_norm
 RULES["embedding"] = embedding
 RULES["scaled_dot_product_attention"] = attention
+
+
+def pad(func: Callable, level: Level, args: tuple, kwargs: dict):
+    """F.pad: the pads reach only the sample's trailing dims; a mode other than 'constant' wants (N, C, *spatial)
+    or (C, *spatial), so a sample that has its own N gets vmap's batch folded into it."""
+    a = _bind(func, args, kwargs)
+    if a is None or not _batched(a["input"], level):
+        return NotImplemented
+    x, widths, mode = a["input"], a["pad"], a.get("mode", "constant")
+    v = x.value
+    if mode == "constant" or x.dim() == len(widths) // 2 + 1:
+        return wrap(func(**dict(a, input=v)), level)
+    out = func(**dict(a, input=v.reshape(-1, *v.shape[2:])))
+    return wrap(out.reshape(level.size, -1, *out.shape[1:]), level)
+
+
+RULES["pad"] = pad
