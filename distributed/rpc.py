@@ -31,6 +31,7 @@ from ..tensor import device
 from ..tensor import Tensor
 from ..utils._pytree import tree_leaves
 from ..utils.futures import Future
+from . import autograd_contexts as dist_autograd
 
 __all__ = ["init_rpc", "shutdown", "rpc_sync", "rpc_async", "remote", "RRef", "WorkerInfo", "get_worker_info",
            "BackendType", "RpcBackendOptions", "TensorPipeRpcBackendOptions", "is_available", "functions",
@@ -168,7 +169,6 @@ class _Agent:
     def call(self, dst: int, message: dict, sent: list | None = None):
         """Send a request; a Future of its reply's value (`sent`: the tensors requiring grad it carries, which a
         reply made in a distributed autograd context is joined to)."""
-        from . import autograd as dist_autograd  # in an import circle with autograd (FILE_CIRCLES_LEFT)
         future = Future()
         call = f"{self.rank}:{next(self.ids)}"
         ctx = dist_autograd.current()
@@ -192,12 +192,18 @@ class _Agent:
             try:
                 value = decode(message["value"])
                 if message.get("autograd") and ctx is not None:
-                    # in an import circle with autograd (FILE_CIRCLES_LEFT)
-                    from . import autograd as dist_autograd
-                    value = dist_autograd.bridge(dst, ctx, message["call"], sent, value)
+                    value = dist_autograd.bridge(dst, ctx, sent, value, self._asker(dst, ctx, message["call"]))
                 future.set_result(value)
             except Exception as e:  # (a value this worker cannot rebuild)
                 future.set_exception(e)
+
+    def _asker(self, dst: int, ctx: int, call: str) -> Callable:
+        """How the caller's backward asks `dst` for the rest of a call's gradient: the result's gradients sent, the
+        arguments' returned (distributed autograd's _RecvBackward node calls it)."""
+        def ask(grads: list) -> list:
+            future = self.call(dst, {"op": "backward", "ctx": ctx, "backward_call": call, "grads": encode(grads)})
+            return _wait(future, self.options.rpc_timeout or DEFAULT_RPC_TIMEOUT_SEC)
+        return ask
 
     def _reply(self, message: dict, value=None, error: BaseException | None = None, prefix: bool = True,
                autograd: bool = False) -> None:
@@ -216,7 +222,6 @@ class _Agent:
 
     # -- requests ---------------------------------------------------------------------------------------
     def _handle(self, message: dict) -> None:
-        from . import autograd as dist_autograd  # in an import circle with autograd (FILE_CIRCLES_LEFT)
         dist_autograd._local.ctx = message.get("ctx")  # (nested calls carry the caller's context on)
         try:
             self._handle_in_context(message)
@@ -224,7 +229,6 @@ class _Agent:
             dist_autograd._local.ctx = None
 
     def _handle_in_context(self, message: dict) -> None:
-        from . import autograd as dist_autograd  # in an import circle with autograd (FILE_CIRCLES_LEFT)
         op = message["op"]
         if op == "release":
             dist_autograd.release(message["ctx"])
@@ -276,7 +280,6 @@ class _Agent:
             return self._reply(message, None)
         recorded = False
         if message.get("ctx") is not None:  # (distributed autograd: the caller's backward will come back here)
-            from . import autograd as dist_autograd  # in an import circle with autograd (FILE_CIRCLES_LEFT)
             recorded = dist_autograd.record_call(message["ctx"], message["call"], message.get("decoded_args"),
                                                  value)
         self._reply(message, value, autograd=recorded)
