@@ -20,6 +20,7 @@ import warnings
 from typing import Any, Callable
 
 from .. import ops
+from ..ops.random import rng
 from ..tensor import Tensor
 
 __all__ = ["BatchedTensor", "Level", "LEVELS"]
@@ -294,7 +295,6 @@ _DEPTH = [0]
 
 def rng_marks() -> dict:
     """Each default generator's (seed, offset): how many random ops have drawn from it."""
-    from ..ops.random import rng
     return {kind: (gen._seed, gen._offset) for kind, gen in rng._defaults.items()}
 
 
@@ -437,3 +437,23 @@ def vjp(vjp_raw: Callable, outputs: tuple, inputs: tuple, cotangents: tuple, cre
     vs = tuple(None if v is None else physical(v) for v in cotangents)
     grads = vjp_raw(outs, tuple(physical(x) for x in inputs), vs, create_graph)
     return tuple(None if g is None else rewrap(g) for g in grads)
+
+
+def dualize(t: Any, tangent: Any, make: Callable) -> Any:
+    """Forward mode inside vmap: `make(plain, plain tangent)` (a dual tensor) on the tensors under the batched values,
+    both batched at every level (an unbatched one expanded), wrapped again."""
+    for lv in LEVELS:
+        lv.lifted = True
+    return rewrap(make(physical(t), None if tangent is None else physical(tangent)))
+
+
+def linearize(linearize_fn: Callable, handle: Callable, outputs: list, duals: list, create_graph: bool) -> Callable:
+    """`linearize_fn` (forward_ad.linearize) on the plain tensors under batched outputs and duals: one pass gives each
+    sample's Jacobian-vector product, as the samples never mix; tangents of batched duals are batched to match."""
+    batched = [isinstance(d, BatchedTensor) for d in duals]
+    jvp_of = linearize_fn([physical(o) for o in outputs], [handle(_peel(d)[0]) for d in duals], create_graph)
+
+    def apply(tangents: list) -> list:
+        ts = [None if t is None else physical(t) if b else t for t, b in zip(tangents, batched)]
+        return [None if g is None else rewrap(g) for g in jvp_of(ts)]
+    return apply
