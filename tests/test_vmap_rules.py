@@ -478,3 +478,29 @@ def test_compositions_with_jacobians_and_forward_mode():
     theirs = torch.func.vmap(lambda a, t: torch.func.jvp(lambda y: y.exp() * 2, (a,), (t,))[1])(
         torch.tensor(x), torch.tensor(v))
     same(ours, theirs)
+
+
+_TRANSFORMS = importlib.import_module("tidal.func.transforms")
+_GUARDED = hasattr(importlib.import_module("tidal.ops.dispatch.torch_function"), "TENSOR_LIKES_LIVE")
+
+
+@pytest.mark.xfail(not (_GUARDED and hasattr(_TRANSFORMS, "_linearize")), strict=True,
+                   reason="needs s18_vmap_forward_ad.patch and s18_vmap_attach_guard.patch")
+def test_forward_mode_inside_vmap_runs_batched(monkeypatch):
+    from tidal.func import hessian, jacfwd, jvp
+    monkeypatch.setattr(vmap_module, "_warned", set())
+    x, v, w = arr(4, 3), arr(4, 3), arr(3, 3)
+    g = lambda a: (a.sin() * a).sum()  # noqa: E731
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        h = vmap(hessian(g))(tidal.tensor(x))
+        j = vmap(jacfwd(lambda W, a: (a @ W).tanh()), in_dims=(None, 0))(tidal.tensor(w), tidal.tensor(x))
+        t = vmap(lambda a, s: jvp(lambda y: y.exp() * 2, (a,), (s,)))(tidal.tensor(x), tidal.tensor(v))
+        n = vmap(vmap(jacfwd(lambda a: a.sin() * a.sum())))(tidal.tensor(arr(2, 4, 3)))
+    assert not [w_ for w_ in caught if "vmap" in str(w_.message)], [str(w_.message) for w_ in caught]
+    same(h, torch.func.vmap(torch.func.hessian(g))(torch.tensor(x)), rtol=1e-4)
+    same(j, torch.func.vmap(torch.func.jacfwd(lambda W, a: (a @ W).tanh()), in_dims=(None, 0))(torch.tensor(w),
+                                                                                              torch.tensor(x)))
+    same(t, torch.func.vmap(lambda a, s: torch.func.jvp(lambda y: y.exp() * 2, (a,), (s,)))(torch.tensor(x),
+                                                                                             torch.tensor(v)))
+    assert tuple(n.shape) == (2, 4, 3, 3)
