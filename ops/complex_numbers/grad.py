@@ -12,6 +12,7 @@ from ..elementwise import derivatives
 from ..elementwise import plans as ew
 from ..linalg.products import PRODUCT
 from ..reductions.reduce import PROD, PROD_HALF
+from .tensors import real
 
 ap = ew.apply
 
@@ -40,7 +41,6 @@ def _sgn_grad(g, o, a):
     if not a.dtype.is_complex:
         return g * 0
     # s = z/|z|: (g - s * Re(g * conj(s))) / |z|, 0 where z is 0 (as torch's sgn_backward)
-    from .tensors import real
     size = ap("abs", a)
     grad = (g - o * real(g * ap("conj", o))) / size
     return ap("where", ap("eq", size, 0), grad * 0, grad)
