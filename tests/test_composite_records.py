@@ -13,8 +13,6 @@ import torch
 import tidal
 import tidal.compat as ttorch
 import tidal.nn.functional as F
-from tidal.nn import functional_attention, functional_loss, functional_norm, functional_shape  # noqa: F401
-from tidal.nn import functional_lrn  # noqa: F401  (their records are declared when they load)
 from tidal.ops.dispatch.primitive import PRIMITIVES
 
 RNG = np.random.default_rng(18)
