@@ -186,9 +186,9 @@ def dims(func: Callable, level: Level, args: tuple, kwargs: dict):
     if not _batched(x, level) or any(_batched(a, level) for a in (*args[1:], *kwargs.values())):
         return NotImplemented
     v, r = x.value, x.dim()
+    if name in ("var", "std", "var_mean", "std_mean") and len(args) > 1 and isinstance(args[1], bool):
+        args, kwargs = (args[0],) + tuple(args[2:]), dict(kwargs, unbiased=args[1])  # var(x, unbiased)
     dim = kwargs[key] if key in kwargs else args[pos] if len(args) > pos else default
-    if name in ("var", "std", "var_mean", "std_mean") and isinstance(dim, bool):  # var(x, unbiased)
-        dim = None
     if kind == "reduce" and (dim is None or isinstance(dim, (list, tuple)) and not dim and name != "norm"):
         keepdim = kwargs.get("keepdim", args[pos + 1] if len(args) > pos + 1 and isinstance(args[pos + 1], bool)
                              and name not in ("var", "std", "var_mean", "std_mean") else False)
@@ -204,6 +204,8 @@ def dims(func: Callable, level: Level, args: tuple, kwargs: dict):
         if keepdim:
             result = _map(result, lambda t: t.reshape(level.size, *([1] * r)))
         return wrap(result, level)
+    if r == 0 and name == "unfold":
+        return NotImplemented  # (unfold of a 0-d tensor makes a dim of its own)
     if r == 0 and kind != "new":  # a 0-d sample: its dim 0 (or -1) is a size-1 dim added for the call
         v = v.unsqueeze(1)
         args, kwargs = _with_dim((v,) + tuple(args[1:]), kwargs, pos, key, _shift(dim, 1, name))
@@ -561,3 +563,25 @@ def _scatter_like(func: Callable, level: Level, args: tuple, kwargs: dict):
 
 for _n in ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill"):
     RULES[_n] = RULES[_n + "_"] = _scatter_like
+
+
+def _as_strided(func: Callable, level: Level, args: tuple, kwargs: dict):
+    """as_strided/as_strided_copy: the geometry read in each sample's own storage (the sample's slice of the batch,
+    made contiguous), the batch dim striding over the samples."""
+    x = args[0]
+    names = ("size", "stride", "storage_offset")
+    bound = dict(zip(names, args[1:]))
+    bound.update(kwargs)
+    if not _batched(x, level) or set(bound) - set(names):
+        return NotImplemented
+    v = x.value.contiguous()
+    n = 1
+    for s in v.shape[1:]:
+        n *= s
+    offset = v.storage_offset() + (bound.get("storage_offset") or 0)
+    out = v.as_strided((level.size, *bound["size"]), (n, *bound["stride"]), offset)
+    return wrap(out.clone() if op_name(func) == "as_strided_copy" else out, level)
+
+
+RULES["as_strided"] = RULES["as_strided_copy"] = _as_strided
+
