@@ -1,7 +1,8 @@
-"""PyTorch's op database against tidal.compat: values, gradients and errors per op (tests/torch_op_db.py)."""
+"""PyTorch's op database against tidal.compat: values, gradients, second gradients and errors per op (tests/torch_op_db.py, tests/torch_op_db_grads.py)."""
 import pytest
 
 import torch_op_db as db
+import torch_op_db_grads as grads
 
 
 def _params(kind, keep=lambda op: True):
@@ -23,7 +24,12 @@ def test_values(op, fn):
 
 @pytest.mark.parametrize("op, fn", _params("grad", db.differentiable))
 def test_grad(op, fn):
-    db.check_grad(op, fn)
+    grads.check_grad(op, fn)
+
+
+@pytest.mark.parametrize("op, fn", _params("gradgrad", grads.twice_differentiable))
+def test_gradgrad(op, fn):
+    grads.check_gradgrad(op, fn)
 
 
 @pytest.mark.parametrize("op, fn", _params("errors", db.has_errors))

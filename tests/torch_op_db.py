@@ -48,7 +48,7 @@ RANDOM = {"bernoulli", "normal", "rand_like", "randint", "randint_like", "randn"
 KNOWN: dict[tuple[str, str], str] = {
 }
 
-RESULTS: dict[str, dict[str, bool]] = {"values": {}, "grad": {}, "errors": {}}
+RESULTS: dict[str, dict[str, bool]] = {"values": {}, "grad": {}, "gradgrad": {}, "errors": {}}
 
 
 def op_id(op) -> str:
@@ -465,66 +465,6 @@ def _check_sample(op, dtype, sample, label: str, fn, torch_fn, failures: list, s
     except AssertionError as exc:
         failures.append(f"{_dtype_name(dtype)} {label} {_describe(sample)}: {exc}"[:600])
     return True
-
-
-def _grad_outputs(out) -> list:
-    if isinstance(out, (torch.Tensor, tidal.Tensor)):
-        return [out]
-    if isinstance(out, (list, tuple)):
-        return [t for o in out for t in _grad_outputs(o)]
-    return []
-
-
-def _loss(outs: list, cots: list):
-    """sum(out * cotangent), its real part where an output is complex (the gradient of a real loss)."""
-    total = 0
-    for o, c in zip(outs, cots):
-        prod = o * c
-        total = total + (prod.real if prod.is_complex() else prod).sum()
-    return total
-
-
-def _grad_samples(op):
-    yield from _samples(op, torch.float64, GRAD_SAMPLES, requires_grad=True)
-    if torch.complex128 in op.supported_backward_dtypes("cpu"):
-        yield from _samples(op, torch.complex128, GRAD_SAMPLES if is_complex_op(op) else 1, requires_grad=True)
-
-
-def check_grad(op, fn) -> None:
-    """Gradients of sum(out * cotangent) in float64 (and complex128 for complex ops) against torch's."""
-    failures = []
-    for sample in _grad_samples(op):
-        torch.manual_seed(0)
-        ref_out = op.op(sample.input, *sample.args, **sample.kwargs)
-        ref_out = sample.output_process_fn_grad(ref_out)
-        ref_outs = [o for o in _grad_outputs(ref_out) if o.requires_grad]
-        leaves = [t for t in _torch_tensors([sample.input, sample.args, sample.kwargs]) if t.requires_grad]
-        if not ref_outs or not leaves:
-            continue
-        gen = torch.Generator().manual_seed(1)
-        cots = [torch.randn(o.shape, dtype=o.dtype, generator=gen) for o in ref_outs]
-        loss = _loss(ref_outs, cots)
-        want = [w if w is None or not w._is_zerotensor() else torch.zeros_like(w)
-                for w in torch.autograd.grad(loss, leaves, allow_unused=True)]
-        memo: dict = {"storage": op.name in STORAGE}
-        try:
-            out = sample.output_process_fn_grad(call(fn, sample, memo, grad=True))
-            outs = [o for o in _grad_outputs(out) if o.requires_grad]
-            assert len(outs) == len(ref_outs), f"{len(outs)} outputs require grad, torch {len(ref_outs)}"
-            mloss = _loss(outs, [tidal.tensor(_np(c)) for c in cots])
-            mine_leaves = [memo[id(t)] for t in leaves]
-            got = tidal.autograd.grad(mloss, mine_leaves, allow_unused=True)
-            for k, (g, w) in enumerate(zip(got, want)):
-                if w is None:
-                    continue
-                if g is None:
-                    g = tidal.zeros(tuple(w.shape), dtype=getattr(tidal, _dtype_name(w.dtype)))
-                compare(g, w, not _is_random(op, sample), f"grad[{k}]")
-        except Unconvertible:
-            continue
-        except Exception as exc:  # noqa: BLE001 - any failure is a finding
-            failures.append(f"{_describe(sample)}: {type(exc).__name__}: {exc}"[:600])
-    _record("grad", op_id(op), failures)
 
 
 def check_errors(op, fn) -> None:
