@@ -29,7 +29,10 @@ _ZERO_GRAD = "vmap(grad(f)) gives zero gradients through this op (its batched pa
 KNOWN: dict[tuple[str, str], str] = {
     ("values", "as_strided_scatter"): _OFFSET,
     ("every_tensor", "as_strided_scatter"): _OFFSET,
-    ("grad", "as_strided"): _OFFSET, ("grad", "as_strided_copy"): _OFFSET,
+    # (grad inside vmap runs each sample on a slice of the batch's storage until ops check batched inputs of
+    # hand-attached nodes, s18_vmap_attach_guard.patch; then the batched rule reads each sample's own storage)
+    **({} if hasattr(tidal.ops.dispatch.torch_function, "TENSOR_LIKES_LIVE") else
+       {("grad", "as_strided"): _OFFSET, ("grad", "as_strided_copy"): _OFFSET}),
 }
 
 
