@@ -193,3 +193,58 @@ def test_func_refuses_what_cannot_be_differentiated_as_torch(name):
     call = FUNC_REFUSALS[name]
     theirs, ours = outcome(lambda: call(real_torch)), outcome(lambda: call(tidal_torch))
     assert theirs[0] != "ok" and ours == theirs
+
+
+# -- graph introspection: next_functions ----------------------------------------------------------------------------
+def _edges(t) -> tuple:
+    """t's node name and the names of the nodes its edges lead to (None: no edge)."""
+    fn = t.grad_fn
+    return fn.name(), tuple(None if n is None else n.name() for n, _ in fn.next_functions)
+
+
+NODE_INPUTS = {
+    # a number is no input of torch's node where an overload of its own takes it (pow.Tensor_Scalar, rsub.Scalar,
+    # clamp's Scalar bounds), and an input with no edge where torch wraps it in a tensor (x * 2, x - 1, where)
+    "clone": lambda T, x, y: x.clone(), "contiguous": lambda T, x, y: x.t().contiguous(),
+    "double": lambda T, x, y: x.double(), "to_bfloat16": lambda T, x, y: x.to(T.bfloat16),
+    "type_as": lambda T, x, y: x.type_as(T.ones(1, dtype=T.float64)), "pow_number": lambda T, x, y: x ** 2,
+    "number_pow": lambda T, x, y: 2 ** x, "pow_int": lambda T, x, y: x.pow(3), "rsub": lambda T, x, y: 1 - x,
+    "sub_number": lambda T, x, y: x - 1, "mul_number": lambda T, x, y: 2 * x, "div_number": lambda T, x, y: x / 2,
+    "add_alpha": lambda T, x, y: x.add(1, alpha=2), "clamp": lambda T, x, y: x.clamp(0, 1),
+    "clamp_min": lambda T, x, y: x.clamp_min(0.5), "clip_max": lambda T, x, y: x.clip(max=1),
+    "clamp_tensor_min": lambda T, x, y: x.clamp(y), "clamp_tensor_max": lambda T, x, y: x.clamp(max=y),
+    "where_number": lambda T, x, y: T.where(x > 0, x, 0.0), "where_number_first": lambda T, x, y: T.where(x > 0, 0.0, x),
+    "where": lambda T, x, y: T.where(x > 0, x, y), "lerp_number": lambda T, x, y: T.lerp(x, y, 0.3),
+    "fmod": lambda T, x, y: x.fmod(2), "remainder_number": lambda T, x, y: x.remainder(2),
+    "polygamma": lambda T, x, y: T.polygamma(1, x), "walk": lambda T, x, y: (2 * x.sin() + 1).grad_fn.next_functions[0][0],
+}
+
+
+@pytest.mark.parametrize("name", sorted(NODE_INPUTS))
+def test_next_functions_of_common_ops_as_torch(name):
+    """What a program walking grad_fn.next_functions (a graph printer) sees: one edge per input of torch's node."""
+    def program(T):
+        x = T.from_numpy(data((3, 4), 1)).requires_grad_() * 1
+        y = T.from_numpy(data((3, 4), 2)).requires_grad_() * 1
+        out = NODE_INPUTS[name](T, x, y)
+        node = out if not isinstance(out, T.Tensor) else None
+        if node is not None:
+            return node.name(), tuple(None if n is None else n.name() for n, _ in node.next_functions)
+        return _edges(out)
+    assert program(tidal_torch) == program(real_torch)
+
+
+def test_gradients_through_the_narrowed_nodes():
+    """The nodes that lost their edges for numbers still send each input its gradient (values against torch)."""
+    def program(T):
+        x = T.from_numpy(data((3, 4), 3, 0.1, 0.9)).requires_grad_()
+        y = T.from_numpy(data((3, 4), 4, 0.1, 0.9)).requires_grad_()
+        parts = [x ** 2, 2 ** x, 1 - x, x.clamp(0.2, 0.8), x.clamp(max=y), T.where(x > 0.5, x, 0.0), T.lerp(x, y, 0.3),
+                 x.fmod(0.3), T.xlogy(x, 2), T.copysign(x, -1), x.double().float(), x.clone().to(T.bfloat16).float()]
+        for k, p in enumerate(parts):
+            p.mul(k + 1).sum().backward(retain_graph=True)
+        z = x.clone()
+        z.clamp_(0.3, 0.7).pow_(2)
+        z.sum().backward()
+        return [x.grad, y.grad]
+    run_both(program, rtol=1e-5, atol=1e-6)

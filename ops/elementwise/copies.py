@@ -45,8 +45,8 @@ def convert(x: Tensor, dtype: dt.dtype, out: Tensor | None = None, *, node: str 
     if grad:  # (the instruction is the elementwise cast: only the node is the record's)
         if inplace:
             COPY.attach((out, x), (out,))
-        else:
-            COPY.attach((None, x), (out,), node=node)
+        else:  # a fresh copy: torch's node has the source as its one input
+            TO_COPY.attach((x,), (out,), node=node)
     if inplace:
         (out._vc or out._v.blob).version += 1
     return out
@@ -61,7 +61,7 @@ def _copy_backward(node, g):
     return (None if node.next_functions[0][0] is None else fill_(convert(g, g.dtype), 0), g)
 
 
-# copy_'s node: the overwritten tensor (None for a fresh cast's, to_copy) and the source
+# copy_'s node: the overwritten tensor and the source
 COPY = Primitive("copy_", None, cpu=None, backward=_copy_backward)
 # fill_'s and zero_'s node, on the filled tensor: its old values get no gradient
 FILL = Primitive("fill", None, cpu=None, backward=_zero_grad)
@@ -160,7 +160,7 @@ def contiguous(self: Tensor, memory_format=None) -> Tensor:
 
 # -- copies in another layout -----------------------------------------------------------------------------
 def _to_copy_backward(node, g):
-    return (None, g)  # the engine casts g to the input's dtype
+    return (g,)  # the engine casts g to the input's dtype
 
 
 def laid_out(x: Tensor, strides: tuple, dtype: dt.dtype | None = None, node: str = "to_copy") -> Tensor:
@@ -170,7 +170,7 @@ def laid_out(x: Tensor, strides: tuple, dtype: dt.dtype | None = None, node: str
     convert(x.detach(), dtype, out=out)
     out._v.blob.version = 0  # a new tensor: its first write is not an in-place change
     if dtype.category >= dt.FLOAT:
-        TO_COPY.attach((None, x), (out,), node=node)
+        TO_COPY.attach((x,), (out,), node=node)
     return out
 
 

@@ -195,10 +195,33 @@ _NODE_NAMES = {"gelu_tanh": "gelu"}  # ops that share one PyTorch backward node 
 COMPLEX_FORMULAS: dict = {}
 
 
+# ops whose number arguments torch takes through an overload of their own (pow.Tensor_Scalar, clamp's Scalar bounds,
+# rsub.Scalar...): its node has no input for them. Elsewhere torch wraps a number in a tensor, an input without an
+# edge (x * 2's MulBackward0 has two; where's number too)
+_SCALAR_OVERLOADS = frozenset({"pow", "clamp", "fmod", "remainder", "lerp", "xlogy", "copysign", "polygamma"})
+
+
+def _node_inputs(name: str, wanted: tuple) -> tuple | None:
+    """The argument places that are inputs of torch's node (None: all of them); `wanted` is None at a number.
+    where's condition is not one (not differentiable); clamp with a tensor bound takes both bounds
+    (ClampBackward0), with numbers neither (ClampBackward1); 1 - x is rsub.Scalar, x - 1 sub with a wrapped 1."""
+    if name == "where":
+        keep: tuple = (1, 2)
+    elif name == "clamp" and (wanted[1] is not None or wanted[2] is not None):
+        return None
+    elif name in _SCALAR_OVERLOADS or (name == "sub" and wanted[0] is None):
+        keep = tuple([k for k, w in enumerate(wanted) if w is not None])
+    else:
+        return None
+    return None if len(keep) == len(wanted) else keep
+
+
 def _backward(node, g):
-    # node.attrs: (op name, which inputs want a gradient, the formulas of those inputs else None)
+    # node.attrs: (op name, which arguments want a gradient, the formulas of the node's inputs (None where none
+    # wants one), the argument place of each node input or None when they are all the arguments)
     saved = node.saved_tensors  # (the output's place, then the inputs: a formula's (out, *inputs))
-    formulas = node.attrs[2] if g.dtype.category != COMPLEX else _wanted(node.attrs[0], node.attrs[1], True)
+    attrs = node.attrs
+    formulas = attrs[2] if g.dtype.category != COMPLEX else _kept(_wanted(attrs[0], attrs[1], True), attrs[3])
     grads = []  # (a loop: a generator is a call of its own per input)
     for fn in formulas:
         grads.append(None if fn is None else fn(g, *saved))
@@ -209,6 +232,11 @@ def _wanted(name: str, wanted: tuple, complex_grad: bool = False) -> tuple:
     """Op `name`'s formulas for the inputs that want a gradient, else None (complex: its complex table)."""
     formulas = (COMPLEX_FORMULAS.get(name) if complex_grad else None) or FORMULAS[name]
     return tuple([fn if want else None for fn, want in zip(formulas, wanted)])
+
+
+def _kept(per_argument: tuple, keep: tuple | None) -> tuple:
+    """The entries of the arguments that are node inputs (`keep`: their places; None: all)."""
+    return per_argument if keep is None else tuple([per_argument[k] for k in keep])
 
 
 def _read_inputs(name: str, args: tuple) -> set:
@@ -241,8 +269,9 @@ def _record_plan(name: str, args: tuple, wanted: tuple) -> tuple:
     # after the op, when a formula reads it), then each input the formulas read, else None
     picked = "".join(f"a[{k}], " if k + 2 in reads else "None, " for k in range(len(args)))
     pick = eval(f"lambda a: (None, {picked})")  # noqa: S307 - built from ints only
+    keep = _node_inputs(name, wanted)
     plan = _record_plans[name, wanted] = (pick, node_class(_NODE_NAMES.get(name, name)),
-                                          (name, wanted, _wanted(name, wanted)), 1 in reads)
+                                          (name, wanted, _kept(_wanted(name, wanted), keep), keep), 1 in reads)
     return plan
 
 
@@ -255,26 +284,36 @@ def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | 
     wanted = []  # (loops, not comprehensions: a comprehension is a function call of its own on Python 3.11)
     nexts = []  # the node's edges, made in the same pass (Node.__init__ then skips its own)
     for a in args:
-        if isinstance(a, Tensor) and a._requires_grad:
-            wanted.append(True)
-            fn = a.grad_fn
-            nexts.append((fn, a._output_nr) if fn is not None else (graph.gradient_edge(a), 0))
-        else:
-            wanted.append(False)
+        if isinstance(a, Tensor):
+            if a._requires_grad:
+                wanted.append(True)
+                fn = a.grad_fn
+                nexts.append((fn, a._output_nr) if fn is not None else (graph.gradient_edge(a), 0))
+            else:
+                wanted.append(False)
+                nexts.append(_NO_EDGE)
+        else:  # a number: no input of the node
+            wanted.append(None)
             nexts.append(_NO_EDGE)
     wanted = tuple(wanted)
     plan = _record_plans.get((name, wanted)) or _record_plan(name, args, wanted)
     pick, cls, attrs, saves_out = plan
     saved = pick(tuple([original.get(k, a) for k, a in enumerate(args)]) if original else args)
+    keep = attrs[3]
+    inputs = args
+    if keep is not None:  # (numbers or non-differentiable arguments among them: the node's inputs are the others)
+        inputs, nexts = tuple([args[k] for k in keep]), [nexts[k] for k in keep]
+        if meta is not None:
+            meta = [meta[k] for k in keep]
     # (made as object.__new__ + Node.__init__: a class call costs twice a function call on CPython 3.11; the
     # node classes have no __init__ of their own, and saved_tensors_hooks swaps Node.__init__ itself)
     node = _new(cls)
     if meta is None:
-        Node.__init__(node, _backward, args, saved, attrs, 1)
+        Node.__init__(node, _backward, inputs, saved, attrs, 1)
     else:
-        Node.__init__(node, _backward, args, saved, attrs, 1, meta, tuple(nexts))
+        Node.__init__(node, _backward, inputs, saved, attrs, 1, meta, tuple(nexts))
     if graph._dual_levels:
-        graph._carry_duals(node, args, (out,))
+        graph._carry_duals(node, inputs, (out,))
     out._requires_grad = True
     out.grad_fn = node
     if inplace:
