@@ -20,6 +20,7 @@ import warnings
 from typing import Any, Callable
 
 from .. import ops
+from ..ops.dispatch import torch_function as _torch_function
 from ..ops.random import rng
 from ..tensor import Tensor
 
@@ -390,6 +391,21 @@ def stack_results(results: list, name: str, level: Level) -> Any:
 
 # -- differentiating inside vmap (func/transforms.py calls these while a vmap level is active) ----------------------
 TENSORS = (Tensor, BatchedTensor)  # what the transforms accept as tensors
+# Whether ops refuse batched inputs of hand-attached nodes (s18_vmap_attach_guard.patch): without it a composite
+# would drop their gradient without a word, so a transform differentiating inside vmap stops the batched run at once
+# (vmap then runs the function once per sample)
+GUARDED = hasattr(_torch_function, "TENSOR_LIKES_LIVE")
+
+
+class Unguarded(RuntimeError):
+    """A transform differentiates batched values where ops cannot yet refuse them in hand-attached nodes."""
+
+
+def _lifting() -> None:
+    if not GUARDED:
+        raise Unguarded("grad inside vmap needs ops/dispatch/primitive.py's check of batched inputs")
+    for lv in LEVELS:
+        lv.lifted = True
 
 
 def _peel(t) -> tuple:
@@ -425,8 +441,7 @@ def lift(t: Any, lift_plain: Callable) -> Any:
     unbatched input expanded, so each sample gets its own gradient) lifted by `lift_plain`, wrapped again."""
     if not isinstance(t, TENSORS):
         return t
-    for lv in LEVELS:
-        lv.lifted = True
+    _lifting()
     return rewrap(lift_plain(physical(t)))
 
 
@@ -442,8 +457,7 @@ def vjp(vjp_raw: Callable, outputs: tuple, inputs: tuple, cotangents: tuple, cre
 def dualize(t: Any, tangent: Any, make: Callable) -> Any:
     """Forward mode inside vmap: `make(plain, plain tangent)` (a dual tensor) on the tensors under the batched values,
     both batched at every level (an unbatched one expanded), wrapped again."""
-    for lv in LEVELS:
-        lv.lifted = True
+    _lifting()
     return rewrap(make(physical(t), None if tangent is None else physical(tangent)))
 
 
