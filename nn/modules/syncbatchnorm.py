@@ -11,7 +11,7 @@ import sys
 
 from ... import ops
 from ...autograd import no_grad
-from ...autograd.graph import needs_grad, record
+from ...ops.dispatch.primitive import Primitive
 from ...tensor import Tensor
 from .batchnorm import _BatchNorm
 
@@ -28,9 +28,17 @@ def _all_reduce_sum(t: Tensor, group) -> Tensor:
     comm = _comm()
     out = t.detach().clone()
     comm.all_reduce(out, group=group)
-    if needs_grad((t,)):
-        record("all_reduce", lambda node, g: (_all_reduce_sum(g, node.attrs),), (t,), (out,), attrs=group)
+    ALL_REDUCE_SUM.attach((t,), (out,), group, "all_reduce")
     return out
+
+
+def _all_reduce_backward(node, g):
+    # the sum's adjoint: every rank's gradient summed over the group (node.attrs)
+    return (_all_reduce_sum(g, node.attrs),)
+
+
+# the statistics' all-reduce node (AllReduceBackward0), attrs the process group
+ALL_REDUCE_SUM = Primitive("all_reduce_sum", None, cpu=None, backward=_all_reduce_backward)
 
 
 class SyncBatchNorm(_BatchNorm):

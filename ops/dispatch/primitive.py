@@ -141,19 +141,28 @@ class Primitive:
             self._record(node_inputs, outs, attrs, saved, node)
 
     def attach(self, inputs: tuple, outs: tuple, attrs=None, node: str | None = None,
-               saved: tuple | None = None) -> None:
+               saved: tuple | None = None, node_attrs=None) -> None:
         """Record the op's node on `outs` that a composite computed in its place (a path that rounds as torch's
         does, or an op written from other ops whose gradient has a formula of its own), so that its gradient
         is the record's backward. `saved` replaces the declared saved tensors (intermediates the composite
-        made, such as a softmax's row sums)."""
+        made, such as a softmax's row sums); `node_attrs`, the node's attrs a caller planned once (a
+        reduction's, per signature), replaces the record's node_attrs(inputs, attrs)."""
         # (views and composites attach a node on every call: a plain record's node is made without _record's
-        # planning)
-        if self.plain and saved is None:
+        # planning, with the saved tensors given or declared)
+        if self.plain and node_attrs is None:
             if self.backward is not None and needs_grad(inputs):
-                record(node or self.name, self.backward, inputs, outs,
-                       _gather(self.saved, inputs, outs) if self.saved else (), attrs)
+                if saved is None:
+                    saved = _gather(self.saved, inputs, outs) if self.saved else ()
+                record(node or self.name, self.backward, inputs, outs, saved, attrs)
         elif self._needs_node(inputs):
-            self._record(inputs, outs, attrs, saved, node)
+            self._record(inputs, outs, attrs, saved, node, node_attrs)
+
+    def queue(self, inputs: tuple, attrs=None, *, reduce=None) -> list:
+        """Queue the op's instruction on `inputs` and return its outputs (a list), recording no node: for a
+        record whose call records its node itself (a reduction, planned once per signature; `reduce` declares
+        the reduction the VM may fuse, see vm/instruction.py)."""
+        return launch(self.name, _present(inputs) if self.optional else inputs, self.shapes(inputs, attrs), attrs,
+                      None, reduce, self.checks_data)
 
     def _needs_node(self, inputs: tuple) -> bool:
         # a backward, and an input it can send a gradient to that needs one (the edged tuple built only then)

@@ -18,7 +18,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...autograd.graph import needs_grad
 from ...tensor import Tensor, contiguous_strides, numel_of
 from ...tensor import dtype as dt
 from ...vm import compute_instruction, fresh_view
@@ -32,7 +31,6 @@ from ..complex_numbers.half import to_complex32
 from ..dispatch.limited_dtypes import check as check_limited
 from ..movement import views
 from ..dispatch.kernel_launch import kernel_for
-from ..dispatch.kernel_launch import launch
 from ..dispatch.primitive import Primitive
 from ..elementwise.plans import _CAST_NAME, torch_name
 from ..movement.view_grads import overload
@@ -183,8 +181,8 @@ def reduce_by(record: Reduction, x: Tensor, axes: tuple, keepdim: bool, out_dtyp
         attrs, reduced = _attrs(axes, keepdim, dtypes, compute, extra), None
         outs = _launch(record, x, attrs) if len(x._v.shape) <= many_dims.MAX_NDIM else \
             many_dims.reduce_whole(_launch, record, x, attrs)  # (only whole reductions get there: _check_dim_mask)
-    if record.backward is not None and x._requires_grad and needs_grad((x,)):
-        record._record((x,), outs if outs.__class__ is tuple else (outs,), attrs, None, node, reduced)
+    if x._requires_grad:  # (its node, with the planned attrs: the record checks for a backward and grad mode)
+        record.attach((x,), outs if outs.__class__ is tuple else (outs,), attrs, node, node_attrs=reduced)
     return outs
 
 
@@ -219,7 +217,7 @@ def _launch(record: Reduction, x: Tensor, attrs: ReduceAttrs):
     """Queue `record`'s reduction of `x`, planned afresh: its output, or a tuple of them."""
     fusable = _fusable(record, x, attrs)
     reduce = None if fusable is None else (attrs.axes,) + fusable
-    outs = launch(record.name, (x,), _reduced_shapes((x,), attrs), attrs, reduce=reduce)
+    outs = record.queue((x,), attrs, reduce=reduce)
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
