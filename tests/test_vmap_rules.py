@@ -506,3 +506,24 @@ def test_forward_mode_inside_vmap_runs_batched(monkeypatch):
     same(t, torch.func.vmap(lambda a, s: torch.func.jvp(lambda y: y.exp() * 2, (a,), (s,)))(torch.tensor(x),
                                                                                              torch.tensor(v)))
     assert tuple(n.shape) == (2, 4, 3, 3)
+
+
+@pytest.mark.xfail(not hasattr(tidal.linalg.det, "__wrapped__"), strict=True,
+                   reason="needs s18_vmap_linalg_dispatch.patch (torch.linalg's functions reach their rules)")
+def test_linalg_functions_run_batched(monkeypatch):
+    monkeypatch.setattr(vmap_module, "_warned", set())
+    A = arr(4, 3, 3) + 3 * np.eye(3, dtype=np.float32)
+    S, b = A @ A.transpose(0, 2, 1), arr(4, 3)
+
+    def f(L):
+        def g(a, s, v):
+            la = L.linalg
+            return (la.det(a), la.inv(a), la.solve(a, v), la.cholesky(s), la.svdvals(a), la.eigh(s)[0],
+                    la.slogdet(a)[1], la.matrix_power(a, 3), la.vector_norm(a, dim=1), la.matrix_norm(a),
+                    la.solve_triangular(a.triu(), v[:, None], upper=True), la.cond(a))
+        return g
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ours = vmap(f(tidal))(tidal.tensor(A), tidal.tensor(S), tidal.tensor(b))
+    assert not [w for w in caught if "vmap" in str(w.message)], [str(w.message) for w in caught]
+    same(ours, torch.func.vmap(f(torch))(torch.tensor(A), torch.tensor(S), torch.tensor(b)), rtol=1e-4, atol=1e-5)
