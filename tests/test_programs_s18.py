@@ -216,7 +216,13 @@ NODE_INPUTS = {
     "where_number": lambda T, x, y: T.where(x > 0, x, 0.0), "where_number_first": lambda T, x, y: T.where(x > 0, 0.0, x),
     "where": lambda T, x, y: T.where(x > 0, x, y), "lerp_number": lambda T, x, y: T.lerp(x, y, 0.3),
     "fmod": lambda T, x, y: x.fmod(2), "remainder_number": lambda T, x, y: x.remainder(2),
-    "polygamma": lambda T, x, y: T.polygamma(1, x), "walk": lambda T, x, y: (2 * x.sin() + 1).grad_fn.next_functions[0][0],
+    "polygamma": lambda T, x, y: T.polygamma(1, x), "square": lambda T, x, y: x.square(),
+    # and torch's class per overload: xlogy(2, y) XlogyBackward1, xlogy(x, 2) XlogyBackward2, a tensor weight's
+    # LerpBackward1, a tensor divisor's FmodBackward1 and RemainderBackward1, a number sign's CopysignBackward1
+    "xlogy_number": lambda T, x, y: T.xlogy(x, 2), "number_xlogy": lambda T, x, y: T.xlogy(2, y),
+    "copysign_number": lambda T, x, y: T.copysign(x, -1), "copysign": lambda T, x, y: T.copysign(x, y),
+    "lerp_tensor_weight": lambda T, x, y: T.lerp(x, y, y), "fmod_tensor": lambda T, x, y: x.fmod(y),
+    "remainder_tensor": lambda T, x, y: x.remainder(y), "fmod_inplace": lambda T, x, y: x.clone().fmod_(y), "walk": lambda T, x, y: (2 * x.sin() + 1).grad_fn.next_functions[0][0],
 }
 
 
@@ -240,7 +246,8 @@ def test_gradients_through_the_narrowed_nodes():
         x = T.from_numpy(data((3, 4), 3, 0.1, 0.9)).requires_grad_()
         y = T.from_numpy(data((3, 4), 4, 0.1, 0.9)).requires_grad_()
         parts = [x ** 2, 2 ** x, 1 - x, x.clamp(0.2, 0.8), x.clamp(max=y), T.where(x > 0.5, x, 0.0), T.lerp(x, y, 0.3),
-                 x.fmod(0.3), T.xlogy(x, 2), T.copysign(x, -1), x.double().float(), x.clone().to(T.bfloat16).float()]
+                 x.fmod(0.3), T.xlogy(x, 2), T.copysign(x, -1), x.double().float(), x.clone().to(T.bfloat16).float(),
+                 x.square(), T.xlogy(2, y), T.lerp(x, y, y), x.fmod(y), x.remainder(y)]
         for k, p in enumerate(parts):
             p.mul(k + 1).sum().backward(retain_graph=True)
         z = x.clone()

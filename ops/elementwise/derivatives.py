@@ -188,7 +188,23 @@ def _reads(fn) -> frozenset:
 _READS = {name: tuple(_reads(fn) for fn in fns) for name, fns in FORMULAS.items()}
 
 
-_NODE_NAMES = {"gelu_tanh": "gelu"}  # ops that share one PyTorch backward node (GeluBackward0)
+_NODE_NAMES = {"gelu_tanh": "gelu", "square": "pow"}  # ops that share one PyTorch backward node (GeluBackward0)
+
+
+def _node_name(name: str, wanted: tuple) -> str:
+    """The node name of op `name` with these arguments (`wanted` None at a number): torch's class per overload,
+    as XlogyBackward2 for xlogy(x, 2) or LerpBackward1 for a tensor weight."""
+    k = 0
+    if name == "lerp":
+        k = wanted[2] is not None
+    elif name in ("remainder", "fmod"):
+        k = wanted[1] is not None
+    elif name == "xlogy":
+        k = 1 if wanted[0] is None else 2 if wanted[1] is None else 0
+    elif name == "copysign":
+        k = wanted[1] is None
+    name = _NODE_NAMES.get(name, name)
+    return M.overload(name, int(k)) if k else name
 
 
 # name -> the formulas for a complex gradient, where they differ (ops/complex_numbers/grad.py)
@@ -270,7 +286,7 @@ def _record_plan(name: str, args: tuple, wanted: tuple) -> tuple:
     picked = "".join(f"a[{k}], " if k + 2 in reads else "None, " for k in range(len(args)))
     pick = eval(f"lambda a: (None, {picked})")  # noqa: S307 - built from ints only
     keep = _node_inputs(name, wanted)
-    plan = _record_plans[name, wanted] = (pick, node_class(_NODE_NAMES.get(name, name)),
+    plan = _record_plans[name, wanted] = (pick, node_class(_node_name(name, wanted)),
                                           (name, wanted, _kept(_wanted(name, wanted), keep), keep), 1 in reads)
     return plan
 
