@@ -16,12 +16,11 @@ from typing import Callable
 import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
-from ..ops.dispatch.kernel_launch import launch_into, register_kernel
+from ..ops.dispatch.primitive import Primitive
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..vm.codegen import kernel_module
 
-_KERNEL = "foreach_update"
 _DTYPES = (dt.float32, dt.float64)
 
 
@@ -208,7 +207,6 @@ def contiguous(*lists) -> bool:
     return True
 
 
-@register_kernel(_KERNEL, "cpu")
 def _foreach_kernel(ins, outs, attrs) -> None:
     fn, layout, kwargs = attrs
     arrays = (ins, outs)
@@ -256,4 +254,8 @@ def foreach(fn: Callable, lists: tuple, written: tuple, kwargs: dict, enabled: b
         fn(*lists, **kwargs)
         return
     ins, outs, layout = plan
-    launch_into(_KERNEL, tuple(ins), tuple(outs), (fn, tuple(layout), kwargs))
+    FOREACH_UPDATE.write(tuple(ins), tuple(outs), (fn, tuple(layout), kwargs))
+
+
+# the optimizers' multi-tensor update, written in place (no node: optimizers step under no_grad)
+FOREACH_UPDATE = Primitive("foreach_update", None, cpu=_foreach_kernel, cuda=None)
