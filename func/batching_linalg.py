@@ -1,7 +1,8 @@
-"""vmap's batching rules for products and linear algebra: matmul/mm/bmm/mv/dot/@ (1-d samples made matrices, the
-samples' batch dims padded), einsum (a letter of its own for the batch), the fused products (addmm... through
-the rules of their parts), outer, cdist, trace, and the matrix functions that take leading batch dims (det,
-inverse, cholesky, svd, matrix_exp...: one call on the batch). The shared helpers are batching_rules.py's.
+"""vmap's batching rules for products, linear algebra and the FFTs: matmul/mm/bmm/mv/dot/@ (1-d samples made
+matrices, the samples' batch dims padded), einsum (a letter of its own for the batch), the fused products (addmm...
+through the rules of their parts), outer, cdist, trace, the matrix functions that take leading batch dims (det,
+inverse, cholesky, svd, matrix_exp...: one call on the batch), and torch.fft's transforms (their dims shifted).
+The shared helpers are batching_rules.py's.
 """
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Callable
 
 from .. import ops
 from .batching import RULES, Level, op_name, wrap
-from .batching_rules import _batch, _batched, _pad, _rank, _tensorish
+from .batching_rules import _batch, _batched, _pad, _rank, _shift, _tensorish
 
 __all__: list = []
 
@@ -149,3 +150,32 @@ for _n in ("det", "inverse", "cholesky", "svd", "slogdet", "logdet", "matrix_pow
            "cholesky_inverse", "pinverse", "inv", "solve", "qr", "svdvals", "eigh", "eigvalsh", "pinv", "inv_ex",
            "cholesky_ex", "solve_triangular", "lu_factor", "matrix_rank", "cond"):
     RULES.setdefault(_n, _leading_batch)
+
+
+# -- the FFT family (torch.fft): transforms over dims of the sample ------------------------------------------------
+def fft_dims(func: Callable, level: Level, args: tuple, kwargs: dict):
+    """fft/fft2/fftn and their inverses and real forms, fftshift/ifftshift: the dims shifted past the batch dim
+    (an n-dimensional transform's default dims are the sample's, or its last len(s))."""
+    name = op_name(func)
+    x = args[0]
+    if not _batched(x, level) or any(_batched(a, level) for a in (*args[1:], *kwargs.values())):
+        return NotImplemented
+    shift = name in ("fftshift", "ifftshift")
+    pos = 1 if shift else 2
+    one = name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
+    args, dim = list(args), kwargs.get("dim", args[pos] if len(args) > pos else (-1 if one else None if shift or
+                                                                                   name.endswith("n") else (-2, -1)))
+    if dim is None:
+        s = None if shift else kwargs.get("s", args[1] if len(args) > 1 else None)
+        dim = tuple(range(x.dim())) if s is None else tuple(range(-len(s), 0))
+    new = _shift(dim, x.dim(), name)
+    if len(args) > pos and "dim" not in kwargs:
+        args[pos] = new
+    else:
+        kwargs = dict(kwargs, dim=new)
+    return wrap(func(x.value, *args[1:], **kwargs), level)
+
+
+for _n in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2",
+           "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn", "fftshift", "ifftshift"):
+    RULES[_n] = fft_dims

@@ -527,3 +527,21 @@ def test_linalg_functions_run_batched(monkeypatch):
         ours = vmap(f(tidal))(tidal.tensor(A), tidal.tensor(S), tidal.tensor(b))
     assert not [w for w in caught if "vmap" in str(w.message)], [str(w.message) for w in caught]
     same(ours, torch.func.vmap(f(torch))(torch.tensor(A), torch.tensor(S), torch.tensor(b)), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.xfail(not hasattr(tidal.fft.fft, "__wrapped__"), strict=True,
+                   reason="needs s18_vmap_fft_dispatch.patch (torch.fft's functions reach their rules)")
+def test_fft_functions_run_batched(monkeypatch):
+    monkeypatch.setattr(vmap_module, "_warned", set())
+    x = arr(4, 6, 8)
+
+    def f(L):
+        ff = L.fft
+        return lambda a: tuple(t.abs() if t.is_complex() else t for t in (
+            ff.fft(a), ff.fft(a, dim=0), ff.rfft(a, n=10), ff.fft2(a), ff.fftn(a), ff.fftn(a, s=(4,)),
+            ff.rfftn(a, dim=(0, 1)), ff.irfft(ff.rfft(a)), ff.fftshift(a), ff.ifftshift(a, dim=1)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ours = vmap(f(tidal))(tidal.tensor(x))
+    assert not [w for w in caught if "vmap" in str(w.message)], [str(w.message) for w in caught]
+    same(ours, torch.func.vmap(f(torch))(torch.tensor(x)), rtol=1e-4, atol=1e-5)
