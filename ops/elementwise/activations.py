@@ -69,6 +69,12 @@ _TORCH_NODE = {"leaky_relu": "", "silu": "", "mish": "", "softplus": "", "elu": 
                "hardsigmoid": "", "hardswish": "", "log_sigmoid": "", "hardshrink": "", "softshrink": ""}
 
 
+# torch's node of each in-place activation _run serves (its overload 1 where the formula reads the result)
+_INPLACE_NODE = {"silu": "SiluBackward0", "mish": "MishBackward0", "hardswish": "HardswishBackward0",
+                 "hardsigmoid": "HardsigmoidBackward0", "elu": "EluBackward1", "selu": "EluBackward1",
+                 "celu": "CeluBackward1", "leaky_relu": "LeakyReluBackward1"}
+
+
 def _float_only(name: str, x: Tensor) -> None:
     if not x.dtype.is_floating_point or (x.dtype.is_complex and name not in _COMPLEX_OK):
         raise NotImplementedError(f'"{_KERNEL.get(name, name)}" not implemented for \'{ew.torch_name(x.dtype)}\'')
@@ -97,6 +103,12 @@ def _run(name: str, x: Tensor, body, inplace: bool = False, float_only: bool = T
     _check_tensor(name, x)
     if float_only:
         _float_only(name, x)
+    if inplace and x.dtype.is_floating_point and needs_grad((x,)):
+        # as torch saves an in-place activation's original input: the op runs on a copy no write reaches, and x
+        # takes the result in place (x itself, which the graph saved nowhere, may be written again later)
+        out = _run(name, copies.clone(x), body, False, float_only, opmath, grad_node, params)
+        _store(name, out, x.dtype, x)
+        return x if x._base is not None else torch_node(x, _INPLACE_NODE[name])  # (a view's is CopySlices)
     if grad_node is not None and not inplace and needs_grad((x,)):
         with no_grad():
             y = body(_opmath(x) if opmath else x)
@@ -231,7 +243,8 @@ def _threshold(input: Tensor, threshold: float, value: float, out: Tensor | None
     check_limited("threshold", input.dtype)
     th, val = _typed(input, threshold), _typed(input, value)
     if out is not None:
-        return apply("where", M.le(input, th), val, input, out=out)
+        out = apply("where", M.le(input, th), val, input, out=out)
+        return out if out._base is not None else torch_node(out, "ThresholdBackward1")  # (a view's: CopySlices)
     return torch_node(apply("where", M.le(input, th), val, input), "threshold", input)
 
 
