@@ -162,7 +162,6 @@ def test_training_programs(program):
 
 
 # -- errors at the same line ----------------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="needs s18_hunt_multi_view_leaf.patch")
 def test_write_into_one_of_several_views_of_a_leaf_refused_as_torch():
     """torch names the multi-view creation (unbind, split) before the leaf: its fix (clone the output) is the one
     that applies."""
@@ -185,7 +184,6 @@ FUNC_REFUSALS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="needs s18_hunt_func_dtypes.patch")
 @pytest.mark.parametrize("name", sorted(FUNC_REFUSALS))
 def test_func_refuses_what_cannot_be_differentiated_as_torch(name):
     """vjp/jacrev refuse integer and bool outputs (tidal gave zero Jacobians); jacfwd/jvp refuse an integer primal
@@ -310,3 +308,27 @@ def mobilenet_block(T):
 
 def test_inplace_activations_in_a_network():
     run_both(mobilenet_block, rtol=1e-5, atol=1e-6)
+
+
+# -- a write after an in-place op on a view that saved its result ---------------------------------------------------
+SAVED_VIEW_WRITES = {
+    "relu_on_a_view_then_the_base": lambda T, h: (h[:2].relu_(), h.mul_(2)),
+    "relu_on_a_view_then_the_view": lambda T, h: (h[:2].relu_(), h[:2].mul_(2)),
+    "sigmoid_on_a_row_then_the_base": lambda T, h: (h.view(2, 2)[0].sigmoid_(), h.add_(1)),
+    "exp_on_a_view_then_another_view": lambda T, h: (h[1:].exp_(), h[:1].mul_(3)),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="needs s18_hunt_saved_view_result.patch")
+@pytest.mark.parametrize("name", sorted(SAVED_VIEW_WRITES))
+def test_write_after_an_inplace_op_on_a_view_that_saved_its_result_refused_as_torch(name):
+    """h[:2].relu_() saves the view (its result); a later write into the view or its base is refused at backward
+    by torch ('modified by an inplace operation'); tidal kept a copy and gave a gradient."""
+    def program(T):
+        h = T.tensor([-1.0, 2.0, 3.0, 0.5], requires_grad=True) * 1
+        SAVED_VIEW_WRITES[name](T, h)
+        h.sum().backward()
+    theirs, ours = outcome(lambda: program(real_torch)), outcome(lambda: program(tidal_torch))
+    assert theirs[0] == "RuntimeError" and theirs[1].startswith("one of the variables needed for gradient computation "
+                                                                "has been modified by an inplace operation")
+    assert ours[0] == theirs[0] and ours[1][:120] == theirs[1][:120]
