@@ -332,3 +332,97 @@ def test_write_after_an_inplace_op_on_a_view_that_saved_its_result_refused_as_to
     assert theirs[0] == "RuntimeError" and theirs[1].startswith("one of the variables needed for gradient computation "
                                                                 "has been modified by an inplace operation")
     assert ours[0] == theirs[0] and ours[1][:120] == theirs[1][:120]
+
+
+# -- more programs: a WGAN-GP critic (double backward), MAML's second-order step, a SAC policy (rsample through
+# TanhTransform), a tied-weight GPT trained then sampled with top-k and multinomial ----------------------------------
+def wgan_gp(T):
+    nn = T.nn
+    D = nn.Sequential(nn.Linear(3, 8), nn.LeakyReLU(0.2), nn.Linear(8, 8), nn.SiLU(), nn.Linear(8, 1)); init(T, D, 1)
+    opt = T.optim.Adam(D.parameters(), lr=1e-3, betas=(0.0, 0.9))
+    real, fake = T.from_numpy(data((4, 3), 2)), T.from_numpy(data((4, 3), 3))
+    eps = T.from_numpy(data((4, 1), 4, 0, 1))
+    out = []
+    for _ in range(2):
+        opt.zero_grad()
+        xh = (eps * real + (1 - eps) * fake).requires_grad_(True)
+        g, = T.autograd.grad(D(xh).sum(), xh, create_graph=True)
+        gp = ((g.norm(2, dim=1) - 1) ** 2).mean()
+        loss = D(fake).mean() - D(real).mean() + 10 * gp
+        loss.backward(); opt.step(); out.append(loss)
+    return out, list(D.parameters())
+
+
+def maml(T):
+    nn, F = T.nn, T.func
+    m = nn.Sequential(nn.Linear(2, 6), nn.Tanh(), nn.Linear(6, 1)); init(T, m, 5)
+    x, y = T.from_numpy(data((5, 2), 6)), T.from_numpy(data((5, 1), 7))
+    params = dict(m.named_parameters())
+    loss = nn.functional.mse_loss(F.functional_call(m, params, (x,)), y)
+    grads = T.autograd.grad(loss, list(params.values()), create_graph=True)
+    fast = {k: v - 0.1 * g for (k, v), g in zip(params.items(), grads)}
+    meta = nn.functional.mse_loss(F.functional_call(m, fast, (x * 2,)), y)
+    meta.backward()
+    return meta, [p.grad for p in m.parameters()]
+
+
+def sac_policy(T):
+    nn, D = T.nn, T.distributions
+    net = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 4)); init(T, net, 1)
+    opt = T.optim.Adam(net.parameters(), lr=3e-3)
+    obs = T.from_numpy(data((5, 3), 2))
+    T.manual_seed(0)
+    out = []
+    for _ in range(2):
+        mu, log_std = net(obs).chunk(2, -1)
+        std = log_std.clamp(-5, 2).exp()
+        base = D.Normal(mu, std)
+        dist = D.TransformedDistribution(base, [D.transforms.TanhTransform(cache_size=1)])
+        a = dist.rsample()
+        logp = dist.log_prob(a).sum(-1)
+        q = (a ** 2).sum(-1)
+        loss = (0.2 * logp - q).mean()
+        opt.zero_grad(); loss.backward(); opt.step()
+        out += [a, logp, loss, base.entropy().sum()]
+    return out, list(net.parameters())
+
+
+def gpt_generate(T):
+    nn, F = T.nn, T.nn.functional
+    class GPT(nn.Module):
+        def __init__(s):
+            super().__init__()
+            s.tok = nn.Embedding(11, 8); s.pos = nn.Parameter(T.zeros(1, 16, 8))
+            layer = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True, norm_first=True, activation='gelu')
+            s.dec = nn.TransformerDecoder(layer, 2); s.ln = nn.LayerNorm(8); s.head = nn.Linear(8, 11, bias=False)
+            s.head.weight = s.tok.weight
+        def forward(s, idx):
+            t = idx.shape[1]
+            h = s.tok(idx) + s.pos[:, :t]
+            mask = nn.Transformer.generate_square_subsequent_mask(t)
+            h = s.dec(h, h, tgt_mask=mask, memory_mask=mask, tgt_is_causal=True)
+            return s.head(s.ln(h))
+    m = GPT(); init(T, m, 1)
+    opt = T.optim.AdamW(m.parameters(), lr=3e-3, betas=(0.9, 0.95), weight_decay=0.1)
+    data_ids = T.tensor([[1, 2, 3, 4, 5, 6, 7], [3, 4, 5, 6, 7, 8, 9]])
+    losses = []
+    for _ in range(3):
+        logits = m(data_ids[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, 11), data_ids[:, 1:].reshape(-1))
+        opt.zero_grad(set_to_none=True); loss.backward(); nn.utils.clip_grad_norm_(m.parameters(), 1.0); opt.step(); losses.append(loss)
+    m.eval(); T.manual_seed(123)
+    idx = T.tensor([[1, 2]])
+    with T.no_grad():
+        for _ in range(6):
+            lg = m(idx)[:, -1, :] / 0.8
+            v, _ = T.topk(lg, 4)
+            lg[lg < v[:, [-1]]] = -float('inf')
+            probs = F.softmax(lg, dim=-1)
+            nxt = T.multinomial(probs, num_samples=1)
+            idx = T.cat((idx, nxt), dim=1)
+    return losses, idx, list(m.parameters())[:3]
+
+
+@pytest.mark.parametrize("program", [wgan_gp, maml, sac_policy, gpt_generate], ids=lambda p: p.__name__)
+def test_more_programs(program):
+    run_both(program, rtol=1e-4, atol=1e-6)
