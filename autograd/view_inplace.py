@@ -116,11 +116,12 @@ def check_view_write(out: Tensor) -> None:
     if out.grad_fn is None and base.requires_grad and is_grad_enabled():
         # a view of a tensor that requires grad has a node unless it was made under no_grad
         raise RuntimeError(NO_GRAD_VIEW)
-    if out.requires_grad and base.requires_grad and base.grad_fn is None:
-        raise RuntimeError(LEAF_VIEW)
     fn = out.grad_fn
+    # torch reads the view's creation (one of several views) before whether its base is a leaf
     if fn is not None and fn.n_outputs > 1 and fn.name() in _MULTI_VIEW_FNS:
         raise RuntimeError(_MULTI_VIEW.format(k=out._output_nr, fn=_MULTI_VIEW_FNS[fn.name()]))
+    if out.requires_grad and base.requires_grad and base.grad_fn is None:
+        raise RuntimeError(LEAF_VIEW)
 
 
 def _as_parts(base: Tensor, view: Tensor) -> bool:

@@ -127,6 +127,14 @@ def _grads_for(level: _Level, outputs: list, cotangents: list, chosen) -> Any:
     return tree_unflatten(out, spec)
 
 
+def _differentiable_outputs(leaves: list) -> None:
+    """torch's refusal (vjp, and jacrev, which runs it) of an output no gradient can flow from."""
+    for o in leaves:
+        if not (o.dtype.is_floating_point or o.dtype.is_complex):
+            raise RuntimeError("vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got Tensor "
+                               f"with dtype torch.{o.dtype.name}")
+
+
 def _vjp(outputs: tuple, inputs: tuple, cotangents: tuple, create_graph: bool) -> tuple:
     """_vjp_raw, on batched values inside vmap (one backward pass gives each sample's gradient)."""
     if batching.LEVELS:
@@ -176,6 +184,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False) -> tuple:
     level.settle(output)
     out_leaves, out_spec = _tensor_leaves(output, "vjp(f, *primals): Expected f to return a tensor or a pytree of "
                                                   "tensors, got ")
+    _differentiable_outputs(out_leaves)
 
     def vjp_fn(cotangents):
         cot_leaves, cot_spec = tree_flatten(cotangents)
@@ -195,20 +204,36 @@ def vjp(func: Callable, *primals, has_aux: bool = False) -> tuple:
 
 
 def _dualize(lvl, t, tangent, fn: str):
-    """`t` as a dual tensor of level `lvl` (non-tensors pass through)."""
+    """`t` as a dual tensor of level `lvl` (non-tensors pass through; make_dual refuses an integer one with torch's
+    ValueError); inside vmap, the tensor under a batched value (or one with a batched tangent) made dual, wrapped
+    again."""
+    if batching.LEVELS and (isinstance(t, batching.BatchedTensor) or isinstance(tangent, batching.BatchedTensor)):
+        return batching.dualize(t, tangent, lambda p, v: _dualize(lvl, p, v, fn))
     if not isinstance(t, Tensor):
         return t
-    if not t.dtype.is_floating_point:
-        raise RuntimeError(f"{fn}: only Tensors of floating point dtype can be differentiated")
     return fw.make_dual(t, tangent if tangent is not None else ops.zeros_like(t), level=lvl)
 
 
 def _primal(t, lvl, keep: bool = True):
     """`t` without the tangent of level `lvl`, detached unless `keep` (the caller's grad mode); other leaves
     of a tree pass through."""
+    if isinstance(t, batching.BatchedTensor):
+        return batching.rewrap(_primal(batching.physical(t), lvl, keep))
     if not isinstance(t, Tensor):
         return t
     return fw.unpack_dual(t, level=lvl).primal if keep else t.detach()
+
+
+def _linearize(out_leaves: list, duals: list, create: bool) -> Callable:
+    """forward_ad.linearize over the duals' handles; inside vmap, over the plain tensors under the batched values."""
+    if batching.LEVELS:
+        return batching.linearize(fw.linearize, fw._dual_handle, out_leaves, duals, create)
+    return fw.linearize(out_leaves, [fw._dual_handle(d) for d in duals], create)
+
+
+def _outer(out_leaves: list, lvl) -> bool:
+    """forward_ad._outer, on the plain tensors under batched outputs inside vmap."""
+    return fw._outer([batching.physical(o) for o in out_leaves] if batching.LEVELS else out_leaves, lvl)
 
 
 def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: bool = False) -> tuple:
@@ -234,8 +259,8 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
         output, aux = _split_aux(func(*tree_unflatten(duals, p_spec)), has_aux, "jvp")
         out_leaves, out_spec = _tensor_leaves(output, "jvp(f, primals, tangents): expected f(*primals) to return "
                                                       "only tensors, got unsupported type ")
-        create = keep and (fw._outer(out_leaves, lvl) or any(t.requires_grad for t in t_leaves))
-        res = fw.linearize(out_leaves, [fw._dual_handle(d) for d in duals], create)(t_leaves)
+        create = keep and (_outer(out_leaves, lvl) or any(t.requires_grad for t in t_leaves))
+        res = _linearize(out_leaves, duals, create)(t_leaves)
         if strict and any(g is None for g in res):
             raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the inputs. "
                                "This is not allowed with strict=True.")
@@ -255,6 +280,7 @@ def _jacobian(func: Callable, argnums, has_aux: bool, fn: str) -> Callable:
             level.settle(output)
             out_leaves, out_spec = _tensor_leaves(output, f"{fn}(f, ...): Expected f to return a Tensor or a "
                                                           "pytree of Tensors, got ")
+            _differentiable_outputs(out_leaves)
             in_leaves, in_spec = tree_flatten(chosen)
             jac = []
             for o in out_leaves:
@@ -298,9 +324,9 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *, randomness: str 
             out_leaves, out_spec = _tensor_leaves(output, "jacfwd(f, ...): Expected f to return a Tensor or a pytree "
                                                           "of Tensors, got ")
             in_leaves, in_spec = tree_flatten(chosen)
-            duals = [x for x in in_leaves if isinstance(x, Tensor)]
-            create = keep and fw._outer(out_leaves, lvl)
-            jvp_of = fw.linearize(out_leaves, [fw._dual_handle(d) for d in duals], create)
+            duals = [x for x in in_leaves if isinstance(x, TENSORS)]
+            create = keep and _outer(out_leaves, lvl)
+            jvp_of = _linearize(out_leaves, duals, create)
             blocks: list = [[] for _ in out_leaves]  # blocks[i][j]: d out i / d input j
             for j, x in enumerate(duals):
                 cols: list = [[] for _ in out_leaves]
@@ -322,7 +348,7 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *, randomness: str 
 def _fill(leaves: list, tensors: list) -> list:
     """`leaves` with each tensor replaced by the next of `tensors` (non-tensors become None)."""
     it = iter(tensors)
-    return [next(it) if isinstance(x, Tensor) else None for x in leaves]
+    return [next(it) if isinstance(x, TENSORS) else None for x in leaves]
 
 
 def hessian(func: Callable, argnums=0) -> Callable:
@@ -339,8 +365,7 @@ def linearize(func: Callable, *primals) -> tuple:
         duals = [_dualize(lvl, p, None, "linearize") for p in p_leaves]
         output = func(*tree_unflatten(duals, p_spec))
         out_leaves, out_spec = tree_flatten(output)
-        jvp_of = fw.linearize(out_leaves, [fw._dual_handle(d) for d in duals if isinstance(d, Tensor)],
-                              keep and fw._outer(out_leaves, lvl))
+        jvp_of = _linearize(out_leaves, [d for d in duals if isinstance(d, TENSORS)], keep and _outer(out_leaves, lvl))
         output = tree_unflatten([_primal(o, lvl, keep) for o in out_leaves], out_spec)
 
     def jvp_fn(*tangents):
@@ -348,13 +373,13 @@ def linearize(func: Callable, *primals) -> tuple:
         if repr(t_spec) != repr(p_spec):
             raise RuntimeError(f"Expected the tangents {t_spec} to have the same argspec as the primals {p_spec}")
         for k, (p, t) in enumerate(zip(p_leaves, t_leaves)):
-            if isinstance(p, Tensor) and t.shape != p.shape:
+            if isinstance(p, TENSORS) and t.shape != p.shape:
                 raise RuntimeError(f"tangent:{k} with shape {t.shape} in flattened pytree doesn't match the shape "
                                    f"{p.shape} of the corresponding primal.")
-            if isinstance(p, Tensor) and t.dtype is not p.dtype:
+            if isinstance(p, TENSORS) and t.dtype is not p.dtype:
                 raise RuntimeError(f"tangent:{k} with dtype {t.dtype} in flattened pytree doesn't match the dtype "
                                    f"{p.dtype} of the corresponding primal.")
-        res = jvp_of([t for p, t in zip(p_leaves, t_leaves) if isinstance(p, Tensor)])
+        res = jvp_of([t for p, t in zip(p_leaves, t_leaves) if isinstance(p, TENSORS)])
         return tree_unflatten([ops.zeros_like(o) if g is None else g for o, g in zip(out_leaves, res)], out_spec)
     return output, jvp_fn
 

@@ -146,5 +146,11 @@ for _name in _conv.__all__ + _pool.__all__ + _adaptive_pool.__all__ + _fold.__al
     if _name in globals() and hasattr(ops, _name):
         globals()[_name] = getattr(ops, _name)
 # torch.nn.functional's __torch_function__ helpers, for code written on top of it
-from ..ops.dispatch.torch_function import (handle_torch_function, has_torch_function, has_torch_function_unary,
-                                           has_torch_function_variadic)
+from ..ops.dispatch.torch_function import (asking_tensor_likes, handle_torch_function, has_torch_function,
+                                           has_torch_function_unary, has_torch_function_variadic)
+
+# the norms, embedding, attention and pad attach their nodes by hand: on vmap's batched values they refuse, and the
+# call goes to their batching rules (func/batching_nn.py)
+for _name in ("layer_norm", "rms_norm", "group_norm", "batch_norm", "instance_norm", "embedding",
+              "scaled_dot_product_attention", "pad"):
+    globals()[_name] = asking_tensor_likes(globals()[_name])

@@ -34,16 +34,8 @@ def _autocast_fp32(fn):
         if _ac.ACTIVE[0]:
             args = _ac.fp32(*args)
             kwargs = dict(zip(kwargs, _ac.fp32(*kwargs.values())))
-        try:
-            return fn(*args, **kwargs)
-        except Exception:
-            # a tensor-like with its own __torch_function__ (vmap's batched values) makes `fn` fail first: it then
-            # answers, as for the public ops functions (nothing checked on the plain path)
-            handled, result = _torch_function.dispatch_if_overloaded(loss, args, kwargs)
-            if handled:
-                return result
-            raise
-    return loss
+        return fn(*args, **kwargs)
+    return _torch_function.asking_tensor_likes(loss)  # (vmap's batched values reach the losses' batching rules)
 
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",

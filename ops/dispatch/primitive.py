@@ -17,6 +17,8 @@ from __future__ import annotations
 from typing import Callable, NamedTuple
 
 from ...autograd.graph import needs_grad, record
+from ...tensor import Tensor
+from . import torch_function as _torch_function
 from .kernel_launch import _kernels, launch, launch_into, register_kernel
 
 DEVICE_TYPES = ("cpu", "cuda")  # the kernel slots every record shows
@@ -147,6 +149,8 @@ class Primitive:
         is the record's backward. `saved` replaces the declared saved tensors (intermediates the composite
         made, such as a softmax's row sums); `node_attrs`, the node's attrs a caller planned once (a
         reduction's, per signature), replaces the record's node_attrs(inputs, attrs)."""
+        if _torch_function.TENSOR_LIKES_LIVE[0]:  # (vmap's batched values exist: one list read otherwise)
+            _refuse_tensor_likes(self.name, inputs)
         # (views and composites attach a node on every call: a plain record's node is made without _record's
         # planning, with the saved tensors given or declared)
         if self.plain and node_attrs is None:
@@ -194,3 +198,12 @@ class Primitive:
     def __repr__(self) -> str:
         slots = ", ".join(f"{k}={'yes' if v is not None else 'none'}" for k, v in self.kernels().items())
         return f"Primitive({self.name!r}, {slots}, backward={'yes' if self.backward else 'none'})"
+
+
+def _refuse_tensor_likes(name: str, inputs: tuple) -> None:
+    """A composite that computed its outputs from a tensor-like requiring grad (vmap's batched values) cannot attach
+    its node to it, so the gradient would be lost without a word: fail instead, so that the caller's dispatch on
+    failure (a batching rule) or vmap's per-sample loop takes the call."""
+    for t in inputs:
+        if t is not None and not isinstance(t, Tensor) and getattr(t, "requires_grad", False):
+            raise TypeError(f"{name}: expected Tensor inputs to record the gradient, got {type(t).__name__}")

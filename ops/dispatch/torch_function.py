@@ -15,6 +15,7 @@ check it only once such a class exists (before, one flag read per call).
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import Any, Callable, Iterable
 
 from ...tensor import Tensor
@@ -24,6 +25,9 @@ __all__: list = []  # (torch.overrides names these: compat/overrides.py)
 METHODS: dict = {}
 
 _DISABLED = [0]  # inside DisableTorchFunction blocks (and a default __torch_function__'s call)
+# > 0 while tensor-likes that autograd cannot record on are live (func/batching.py: vmap's batched values); a
+# composite's hand-attached node checks its inputs only then (Primitive.attach)
+TENSOR_LIKES_LIVE = [0]
 _PLAIN = (Tensor,)  # classes whose instances act as plain tensors: Tensor, and nn's Parameter once nn registers it
 
 
@@ -98,6 +102,22 @@ def dispatch_if_overloaded(public_api: Callable, args: tuple, kwargs: dict):
     if not overloaded_args(relevant):
         return False, None
     return True, handle_torch_function(public_api, relevant, *args, **kwargs)
+
+
+def asking_tensor_likes(fn: Callable) -> Callable:
+    """`fn`, asking a tensor-like's __torch_function__ (vmap's batched values) when its plain call fails, as the
+    public ops functions do: for functions reached outside ops' own wrappers (nn.functional, linalg, fft). Nothing
+    is checked on the plain path."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception:
+            handled, result = dispatch_if_overloaded(call, args, kwargs)
+            if handled:
+                return result
+            raise
+    return call
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ checks and LinAlgError.
 """
 from __future__ import annotations
 
+from ..dispatch import torch_function as _torch_function
 from .checks import LinAlgError, _check_matrix  # noqa: F401 (_check_matrix: torch_names.py takes it from here)
 from .decompositions import (cholesky, cholesky_ex, cross, det, eig, eigh, eigvals, eigvalsh, inv, matmul, matrix_norm,
                              norm, pinv, qr, slogdet, solve, svd, svdvals, vector_norm)
@@ -21,3 +22,10 @@ __all__ += ["LinAlgError", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lu", "lu
             "solve_triangular", "cholesky_ex", "cond", "diagonal", "householder_product", "inv_ex", "lstsq",
             "matrix_exp", "matrix_power", "matrix_rank", "multi_dot", "solve_ex", "tensorinv", "tensorsolve", "vander",
             "vecdot"]
+
+
+
+for _name in ("det", "inv", "inv_ex", "solve", "cholesky", "cholesky_ex", "qr", "svd", "svdvals", "eigh", "eigvalsh",
+              "pinv", "slogdet", "matrix_exp", "matrix_power", "matrix_rank", "cond", "solve_triangular", "lu_factor",
+              "vector_norm", "matrix_norm"):
+    globals()[_name] = _torch_function.asking_tensor_likes(globals()[_name])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...tensor import Tensor
+from ..dispatch import torch_function as _torch_function
 from ...tensor import dtype as dt
 from ..elementwise import copies
 from ..complex_numbers.tensors import complex, conj, real
@@ -362,3 +363,8 @@ def ifftshift(input: Tensor, dim=None) -> Tensor:
     """The inverse of fftshift: roll by -(n // 2)."""
     return _shift(input, dim, -1)
 
+
+
+for _name in __all__:
+    if _name not in ("fftfreq", "rfftfreq"):
+        globals()[_name] = _torch_function.asking_tensor_likes(globals()[_name])
