@@ -226,6 +226,21 @@ def _keep_saved_values(node, out: Tensor) -> None:
     node._versions = _versioned(node._versions, k, copy._version)
 
 
+def _save_written(node, out: Tensor, result: Tensor) -> None:
+    """A node that saved its result (relu_, sigmoid_, exp_) keeps `out`, which the result was written into, as torch's
+    in-place op saves self: a later write into `out`, its base or another view of it then fails at backward with
+    torch's error instead of going unnoticed (the result computed out of place is never written again)."""
+    if node._hooked or not node._saved_outputs or result.dtype is not out.dtype or result.shape != out.shape:
+        return
+    nr = result._output_nr
+    saved = list(node._saved)
+    for k, j in node._saved_outputs:
+        if j == nr and isinstance(saved[k], Tensor):
+            saved[k] = graph.output_alias(out)
+            node._versions = _versioned(node._versions, k, (out._vc or out._v.blob).version)
+    node._saved = tuple(saved)
+
+
 def write_through_view(out: Tensor, result: Tensor) -> Tensor:
     """Store `result` (computed out of place, with its node) into `out` and rebase; returns `out`."""
     base = out._base
@@ -235,6 +250,8 @@ def write_through_view(out: Tensor, result: Tensor) -> Tensor:
         _keep_saved_values(result.grad_fn, out)
     with no_grad(), no_tangents():
         hooks.convert(result, out.dtype, out=out)
+    if result.grad_fn is not None:
+        _save_written(result.grad_fn, out, result)
     if base is None or base is out:  # the whole base is rewritten: it takes the result's history
         out.grad_fn, out._requires_grad = result.grad_fn, result._requires_grad
         out.__dict__.pop("_output_nr", None)

@@ -319,7 +319,6 @@ SAVED_VIEW_WRITES = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="needs s18_hunt_saved_view_result.patch")
 @pytest.mark.parametrize("name", sorted(SAVED_VIEW_WRITES))
 def test_write_after_an_inplace_op_on_a_view_that_saved_its_result_refused_as_torch(name):
     """h[:2].relu_() saves the view (its result); a later write into the view or its base is refused at backward
