@@ -507,11 +507,12 @@ def summary() -> str:
     diff = sum(1 for op, _ in PRESENT if differentiable(op))
     lines = [f"torch op_db: {len(op_db)} entries, {present} present in tidal ({100 * present / len(op_db):.1f}%), "
              f"{diff} differentiable"]
-    for kind, total in (("values", present), ("grad", diff),
+    for kind, total in (("values", present), ("grad", diff), ("gradgrad", None),
                         ("errors", sum(1 for op, _ in PRESENT if has_errors(op)))):
         res = RESULTS[kind]
         if not res:
             continue
+        total = len(res) if total is None else total  # (second gradients: the ops torch's OpInfo trusts them on)
         ok = sum(res.values())
         lines.append(f"  {kind}: {ok}/{total} pass ({100 * ok / max(total, 1):.1f}%), {len(res)} run, "
                      f"{sum(1 for k in KNOWN if k[0] == kind)} known failures")
