@@ -274,7 +274,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._start_epoch(loader)
 
     def _reset(self, loader: DataLoader) -> None:
-        self._base_seed = _base_seed(loader.generator)  # drawn every epoch, as without workers
+        # a new epoch of the same workers: torch draws no new base seed (only a new iterator does), so the
+        # generator's next draw is the sampler's, and the epoch's shuffle is torch's
         self._epoch += 1
         for index_queue in self._index_queues:
             index_queue.put(Reset(self._epoch))
