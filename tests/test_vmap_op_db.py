@@ -24,15 +24,10 @@ SAMPLES = 2
 SKIP = {"nonzero", "argwhere", "svd_lowrank", "pca_lowrank", "nn.functional.scaled_dot_product_attention",
         "nn.functional.multi_head_attention_forward", "nonzero_static"}
 _OFFSET = "the rule takes storage_offset as the batch's, not relative to each sample's storage"
-_ZERO_GRAD = "vmap(grad(f)) gives zero gradients through this op (its batched path loses the graph)"
 # (test, op id) -> reason (strict xfail: remove once it passes)
 KNOWN: dict[tuple[str, str], str] = {
     ("values", "as_strided_scatter"): _OFFSET,
     ("every_tensor", "as_strided_scatter"): _OFFSET,
-    # (grad inside vmap runs each sample on a slice of the batch's storage until ops check batched inputs of
-    # hand-attached nodes, s18_vmap_attach_guard.patch; then the batched rule reads each sample's own storage)
-    **({} if hasattr(tidal.ops.dispatch.torch_function, "TENSOR_LIKES_LIVE") else
-       {("grad", "as_strided"): _OFFSET, ("grad", "as_strided_copy"): _OFFSET}),
 }
 
 
