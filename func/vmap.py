@@ -130,15 +130,20 @@ def _stack_outputs(per_sample: list, out_dims, name: str) -> Any:
         if d is None:
             result.append(leaf)
             continue
-        if not isinstance(leaf, (Tensor, BatchedTensor)):
-            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(leaf)}. Did you "
-                             "mean to set out_dims= to None for output?")
-        if not isinstance(d, int) or not -(leaf.dim() + 1) <= d <= leaf.dim():
-            raise ValueError(f"vmap({name}, ...): Got out_dim={d} for an output, but it is a Tensor of "
-                             f"dimensionality {leaf.dim()} so expected out_dim to satisfy "
-                             f"-{leaf.dim() + 1} <= out_dim <= {leaf.dim()}.")
+        _check_out_dim(name, leaf, d)
         result.append(ops.stack([col[k] for col in columns], dim=d))
     return tree_unflatten(result, spec)
+
+
+def _check_out_dim(name: str, leaf, d) -> None:
+    """torch's errors for an output that is not a tensor, or an out_dim outside its dims."""
+    if not isinstance(leaf, (Tensor, BatchedTensor)):
+        raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(leaf)}. Did you "
+                         "mean to set out_dims= to None for output?")
+    if not isinstance(d, int) or not -(leaf.dim() + 1) <= d <= leaf.dim():
+        raise ValueError(f"vmap({name}, ...): Got out_dim={d} for an output, but it is a Tensor of "
+                         f"dimensionality {leaf.dim()} so expected out_dim to satisfy "
+                         f"-{leaf.dim() + 1} <= out_dim <= {leaf.dim()}.")
 
 
 def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
@@ -302,13 +307,7 @@ def _unbatch_outputs(out, level: Level, out_dims, name: str) -> Any:
                 raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None")
             result.append(leaf)
             continue
-        if not isinstance(leaf, (Tensor, BatchedTensor)):
-            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(leaf)}. Did you "
-                             "mean to set out_dims= to None for output?")
-        if not isinstance(d, int) or not -(leaf.dim() + 1) <= d <= leaf.dim():
-            raise ValueError(f"vmap({name}, ...): Got out_dim={d} for an output, but it is a Tensor of "
-                             f"dimensionality {leaf.dim()} so expected out_dim to satisfy "
-                             f"-{leaf.dim() + 1} <= out_dim <= {leaf.dim()}.")
+        _check_out_dim(name, leaf, d)
         value = leaf.value if mine else leaf.unsqueeze(0).expand(level.size, *leaf.shape)
         result.append(value if d % (leaf.dim() + 1) == 0 else value.movedim(0, d))
     return tree_unflatten(result, spec)

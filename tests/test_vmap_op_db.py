@@ -44,6 +44,17 @@ def _host(t: tidal.Tensor) -> np.ndarray:
     return (t.float() if t.dtype.is_floating_point else t).numpy()  # (bfloat16 has no numpy())
 
 
+def _compare_batched(got: list, each: list, sample) -> None:
+    """vmap's outputs `got` against the stack of the per-sample outputs `each` (one list per batch element)."""
+    assert len(got) == len(each[0]), f"{len(got)} outputs, per sample {len(each[0])}"
+    for k, g in enumerate(got):
+        want = np.stack([_host(e[k]) for e in each])
+        have = _host(g)
+        assert have.shape == want.shape, f"output {k}: {have.shape} vs {want.shape} ({db._describe(sample)})"
+        np.testing.assert_allclose(have, want, rtol=1e-4, atol=1e-5, equal_nan=True,
+                                   err_msg=f"output {k} ({db._describe(sample)})")
+
+
 def _params(test: str, keep=lambda op: True) -> list:
     out = []
     for op, fn in db.PRESENT:
@@ -82,14 +93,7 @@ def test_vmap_matches_per_sample(op, fn):
                 continue
             if not each[0] or any(len(e) != len(each[0]) for e in each):
                 continue
-            got = _flat(vmap(f)(ttorch.stack(xs)))
-            assert len(got) == len(each[0]), f"{len(got)} outputs, per sample {len(each[0])}"
-            for k, g in enumerate(got):
-                want = np.stack([_host(e[k]) for e in each])
-                have = _host(g)
-                assert have.shape == want.shape, f"output {k}: {have.shape} vs {want.shape} ({db._describe(sample)})"
-                np.testing.assert_allclose(have, want, rtol=1e-4, atol=1e-5, equal_nan=True,
-                                           err_msg=f"output {k} ({db._describe(sample)})")
+            _compare_batched(_flat(vmap(f)(ttorch.stack(xs))), each, sample)
             judged += 1
     if not judged:
         pytest.skip(f"{db.op_id(op)}: no float32 sample with a tensor input to map")
@@ -139,14 +143,8 @@ def test_vmap_with_every_tensor_mapped(op, fn):
                 continue
             if not each[0] or any(len(e) != len(each[0]) for e in each):
                 continue
-            got = _flat(vmap(f)(*[ttorch.stack([batch[k] for batch in batches]) for k in range(len(tensors))]))
-            assert len(got) == len(each[0]), f"{len(got)} outputs, per sample {len(each[0])}"
-            for k, g in enumerate(got):
-                want = np.stack([_host(e[k]) for e in each])
-                have = _host(g)
-                assert have.shape == want.shape, f"output {k}: {have.shape} vs {want.shape} ({db._describe(sample)})"
-                np.testing.assert_allclose(have, want, rtol=1e-4, atol=1e-5, equal_nan=True,
-                                           err_msg=f"output {k} ({db._describe(sample)})")
+            stacked = [ttorch.stack([batch[k] for batch in batches]) for k in range(len(tensors))]
+            _compare_batched(_flat(vmap(f)(*stacked)), each, sample)
             judged += 1
     if not judged:
         pytest.skip(f"{db.op_id(op)}: no sample with two or more tensors to map")

@@ -27,6 +27,16 @@ def _loss(outs: list, cots: list):
     return total
 
 
+def _compare_grads(got, want: list, values: bool, label: str) -> None:
+    """tidal's gradients against torch's, leaf by leaf (a gradient torch gives and tidal leaves None is zeros)."""
+    for k, (g, w) in enumerate(zip(got, want)):
+        if w is None:
+            continue
+        if g is None:
+            g = tidal.zeros(tuple(w.shape), dtype=getattr(tidal, _dtype_name(w.dtype)))
+        compare(g, w, values, f"{label}[{k}]")
+
+
 def _grad_samples(op):
     yield from _samples(op, torch.float64, GRAD_SAMPLES, requires_grad=True)
     if torch.complex128 in op.supported_backward_dtypes("cpu"):
@@ -57,12 +67,7 @@ def check_grad(op, fn) -> None:
             mloss = _loss(outs, [tidal.tensor(_np(c)) for c in cots])
             mine_leaves = [memo[id(t)] for t in leaves]
             got = tidal.autograd.grad(mloss, mine_leaves, allow_unused=True)
-            for k, (g, w) in enumerate(zip(got, want)):
-                if w is None:
-                    continue
-                if g is None:
-                    g = tidal.zeros(tuple(w.shape), dtype=getattr(tidal, _dtype_name(w.dtype)))
-                compare(g, w, not _is_random(op, sample), f"grad[{k}]")
+            _compare_grads(got, want, not _is_random(op, sample), "grad")
         except Unconvertible:
             continue
         except Exception as exc:  # noqa: BLE001 - any failure is a finding
@@ -108,12 +113,7 @@ def check_gradgrad(op, fn) -> None:
             graphed = [(mfirsts[k], v) for k, v in zip(used, vs) if mfirsts[k] is not None and mfirsts[k].requires_grad]
             got = (tidal.autograd.grad(_loss([g for g, _ in graphed], [tidal.tensor(_np(v)) for _, v in graphed]),
                                        mine_leaves, allow_unused=True) if graphed else [None] * len(mine_leaves))
-            for k, (g, w) in enumerate(zip(got, want)):
-                if w is None:
-                    continue
-                if g is None:
-                    g = tidal.zeros(tuple(w.shape), dtype=getattr(tidal, _dtype_name(w.dtype)))
-                compare(g, w, not _is_random(op, sample), f"gradgrad[{k}]")
+            _compare_grads(got, want, not _is_random(op, sample), "gradgrad")
         except Unconvertible:
             continue
         except Exception as exc:  # noqa: BLE001 - any failure is a finding
