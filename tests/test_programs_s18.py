@@ -425,3 +425,20 @@ def gpt_generate(T):
 @pytest.mark.parametrize("program", [wgan_gp, maml, sac_policy, gpt_generate], ids=lambda p: p.__name__)
 def test_more_programs(program):
     run_both(program, rtol=1e-4, atol=1e-6)
+
+
+# -- which error an in-place op on a leaf meets first -----------------------------------------------------------------
+LEAF_WRITES = {
+    "add_broadcast_past_the_leaf": lambda T: T.ones(2, requires_grad=True).add_(T.ones(3, 2)),
+    "add_complex_into_the_leaf": lambda T: T.ones(2, requires_grad=True).add_(T.ones(2, dtype=T.complex64)),
+    "mul_the_leaf": lambda T: T.ones(2, requires_grad=True).mul_(2),
+    "clamp_the_leaf": lambda T: T.ones(2, requires_grad=True).clamp_(0, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEAF_WRITES))
+def test_inplace_write_into_a_leaf_refused_before_the_kernel_checks(name):
+    """torch's autograd refuses a leaf that requires grad before its kernel checks the broadcast shape or the cast."""
+    theirs = outcome(lambda: LEAF_WRITES[name](real_torch))
+    ours = outcome(lambda: LEAF_WRITES[name](tidal_torch))
+    assert theirs[0] == "RuntimeError" and ours == theirs

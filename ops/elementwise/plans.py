@@ -419,11 +419,12 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         # the hot path: a new tensor whose memory is allocated when the kernel first writes it
         return _emit(name, plan, _instruction_inputs(plan, args), args, needs_grad(args),
                      None if plan.pow_exprs is None else _expr(plan, args))
+    grad = plan.differentiable and needs_grad(args + (out,))
+    if grad:  # (torch's autograd refuses a leaf, or a view of one, before its kernel checks shapes and overlap)
+        check_leaf_inplace(out)
     check_inplace(op.name, out, plan)
     check_overlap(out, args)
-    grad = plan.differentiable and needs_grad(args + (out,))
     if grad:
-        check_leaf_inplace(out)
         if needs_rebase(out):  # writing through a view of a tensor in the graph
             return write_through_view(out, apply(name, *args))
     originals = _originals(name, args, out) if grad else None  # copies made before the write
