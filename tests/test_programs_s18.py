@@ -442,3 +442,21 @@ def test_inplace_write_into_a_leaf_refused_before_the_kernel_checks(name):
     theirs = outcome(lambda: LEAF_WRITES[name](real_torch))
     ours = outcome(lambda: LEAF_WRITES[name](tidal_torch))
     assert theirs[0] == "RuntimeError" and ours == theirs
+
+
+VIEW_OF_LEAF_WRITES = {
+    "add_into_an_expanded_leaf": lambda T: T.ones(2, requires_grad=True).expand(3, 2).add_(1),
+    "add_broadcast_past_a_slice_of_a_leaf": lambda T: T.ones(2, requires_grad=True)[0:1].add_(T.ones(3)),
+    "relu_inplace_on_an_expanded_leaf": lambda T: T.nn.functional.relu(T.ones(2, requires_grad=True).expand(2, 2),
+                                                                       inplace=True),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="needs s18_hunt_leaf_view_first.patch")
+@pytest.mark.parametrize("name", sorted(VIEW_OF_LEAF_WRITES))
+def test_inplace_write_into_a_view_of_a_leaf_refused_before_the_kernel_checks(name):
+    """A view of a leaf that requires grad: torch's 'a view of a leaf Variable...' comes before the overlap and
+    broadcast-shape errors."""
+    theirs = outcome(lambda: VIEW_OF_LEAF_WRITES[name](real_torch))
+    ours = outcome(lambda: VIEW_OF_LEAF_WRITES[name](tidal_torch))
+    assert theirs[0] == "RuntimeError" and ours == theirs
