@@ -433,6 +433,8 @@ LEAF_WRITES = {
     "add_complex_into_the_leaf": lambda T: T.ones(2, requires_grad=True).add_(T.ones(2, dtype=T.complex64)),
     "mul_the_leaf": lambda T: T.ones(2, requires_grad=True).mul_(2),
     "clamp_the_leaf": lambda T: T.ones(2, requires_grad=True).clamp_(0, 1),
+    "copy_a_wider_source_into_the_leaf": lambda T: T.ones(2, requires_grad=True).copy_(T.ones(3)),
+    "copy_into_the_leaf": lambda T: T.ones(2, requires_grad=True).copy_(T.zeros(2)),
 }
 
 

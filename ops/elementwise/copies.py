@@ -73,6 +73,8 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
         src = _number_tensor(src, widest=True).to(self.device)
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+    if self.dtype.is_floating_point and needs_grad((src, self)):
+        ew.check_leaf_inplace(self)  # (torch's autograd refuses a leaf before the copy checks shapes)
     if broadcast_shapes(self._v.shape, src._v.shape) != self._v.shape:
         raise RuntimeError(f"copy_: the source of shape {list(src._v.shape)} can't be broadcast to the "
                            f"destination of shape {list(self._v.shape)}")
