@@ -462,3 +462,20 @@ def test_inplace_write_into_a_view_of_a_leaf_refused_before_the_kernel_checks(na
     theirs = outcome(lambda: VIEW_OF_LEAF_WRITES[name](real_torch))
     ours = outcome(lambda: VIEW_OF_LEAF_WRITES[name](tidal_torch))
     assert theirs[0] == "RuntimeError" and ours == theirs
+
+
+@pytest.mark.parametrize("op", ["gt_", "lt_", "ge_", "le_", "eq_", "ne_"])
+def test_inplace_comparison_in_the_graph_as_torch(op):
+    """y = x * 2; y.gt_(0): torch keeps y in the graph with GtBackward0 (zero gradient; GtBackward1 for a tensor
+    operand); tidal left y's MulBackward0, so x got 2 instead of 0, and it wrote into a leaf without a word."""
+    def program(T):
+        x = T.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        w = T.tensor([0.5, 1.0, 1.0], requires_grad=True)
+        y, z = x * 2, x * 3
+        getattr(y, op)(0)
+        getattr(z, op)(w * 1)
+        (y.sum() + z.sum()).backward()
+        leaf = outcome(lambda: getattr(T.ones(2, requires_grad=True), op)(0))
+        return [y.grad_fn.name(), z.grad_fn.name(), len(z.grad_fn.next_functions), y.tolist(), x.grad.tolist(),
+                w.grad.tolist(), leaf]
+    assert program(tidal_torch) == program(real_torch)

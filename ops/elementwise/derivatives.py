@@ -172,6 +172,11 @@ FORMULAS = {
              lambda g, o, a, end, w: g * (end - a)),
 }
 
+# a comparison written in place into a floating tensor (x.gt_(0)) keeps it in the graph with a zero gradient for both
+# operands, as torch's GtBackward0 (torch's derivatives.yaml: zeros_like); out of place the result is bool
+_compare_grad = lambda g, o, a, b: _zero(g)  # noqa: E731
+FORMULAS.update({name: (_compare_grad, _compare_grad) for name in ("eq", "ne", "lt", "le", "gt", "ge")})
+
 
 def _reads(fn) -> frozenset:
     """Which parameters (by position, 0 = g, 1 = out, 2.. = inputs) a formula reads."""
@@ -197,7 +202,7 @@ def _node_name(name: str, wanted: tuple) -> str:
     k = 0
     if name == "lerp":
         k = wanted[2] is not None
-    elif name in ("remainder", "fmod"):
+    elif name in ("remainder", "fmod") or name in _COMPARISONS:  # (x.gt_(y): GtBackward1)
         k = wanted[1] is not None
     elif name == "xlogy":
         k = 1 if wanted[0] is None else 2 if wanted[1] is None else 0
@@ -214,7 +219,9 @@ COMPLEX_FORMULAS: dict = {}
 # ops whose number arguments torch takes through an overload of their own (pow.Tensor_Scalar, clamp's Scalar bounds,
 # rsub.Scalar...): its node has no input for them. Elsewhere torch wraps a number in a tensor, an input without an
 # edge (x * 2's MulBackward0 has two; where's number too)
-_SCALAR_OVERLOADS = frozenset({"pow", "clamp", "fmod", "remainder", "lerp", "xlogy", "copysign", "polygamma"})
+_COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
+_SCALAR_OVERLOADS = frozenset({"pow", "clamp", "fmod", "remainder", "lerp", "xlogy", "copysign",
+                               "polygamma"}) | _COMPARISONS
 
 
 def _node_inputs(name: str, wanted: tuple) -> tuple | None:

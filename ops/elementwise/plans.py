@@ -419,7 +419,9 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         # the hot path: a new tensor whose memory is allocated when the kernel first writes it
         return _emit(name, plan, _instruction_inputs(plan, args), args, needs_grad(args),
                      None if plan.pow_exprs is None else _expr(plan, args))
-    grad = plan.differentiable and needs_grad(args + (out,))
+    # (a comparison written into a floating tensor stays in its graph, with a zero gradient: x.gt_(0))
+    grad = (plan.differentiable or (op.rule == "bool" and out.dtype.category >= dt.FLOAT)) and \
+        needs_grad(args + (out,))
     if grad:  # (torch's autograd refuses a leaf, or a view of one, before its kernel checks shapes and overlap)
         check_leaf_inplace(out)
     check_inplace(op.name, out, plan)
