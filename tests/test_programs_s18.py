@@ -220,7 +220,9 @@ NODE_INPUTS = {
     "xlogy_number": lambda T, x, y: T.xlogy(x, 2), "number_xlogy": lambda T, x, y: T.xlogy(2, y),
     "copysign_number": lambda T, x, y: T.copysign(x, -1), "copysign": lambda T, x, y: T.copysign(x, y),
     "lerp_tensor_weight": lambda T, x, y: T.lerp(x, y, y), "fmod_tensor": lambda T, x, y: x.fmod(y),
-    "remainder_tensor": lambda T, x, y: x.remainder(y), "fmod_inplace": lambda T, x, y: x.clone().fmod_(y), "walk": lambda T, x, y: (2 * x.sin() + 1).grad_fn.next_functions[0][0],
+    "remainder_tensor": lambda T, x, y: x.remainder(y), "fmod_inplace": lambda T, x, y: x.clone().fmod_(y),
+    "clamp_inplace": lambda T, x, y: x.clone().clamp_(0, 1), "clip_inplace": lambda T, x, y: x.clone().clip_(max=0.5),
+    "clamp_inplace_tensor": lambda T, x, y: x.clone().clamp_(y), "walk": lambda T, x, y: (2 * x.sin() + 1).grad_fn.next_functions[0][0],
 }
 
 

@@ -348,7 +348,10 @@ def _clamped(input: Tensor, min, max, out):
 
 
 def _named_clamp(result: Tensor, name: str, input: Tensor, out) -> Tensor:
-    return result if out is not None else torch_node(result, name, input)
+    if out is None:
+        return torch_node(result, name, input)
+    # in place: the tensor's new node takes the name (a view's is CopySlices; an out= tensor is not differentiated)
+    return torch_node(out, name) if out is input and out._base is None else result
 
 
 def _clamp_(self, min=None, max=None):
