@@ -222,7 +222,8 @@ NODE_INPUTS = {
     "lerp_tensor_weight": lambda T, x, y: T.lerp(x, y, y), "fmod_tensor": lambda T, x, y: x.fmod(y),
     "remainder_tensor": lambda T, x, y: x.remainder(y), "fmod_inplace": lambda T, x, y: x.clone().fmod_(y),
     "clamp_inplace": lambda T, x, y: x.clone().clamp_(0, 1), "clip_inplace": lambda T, x, y: x.clone().clip_(max=0.5),
-    "clamp_inplace_tensor": lambda T, x, y: x.clone().clamp_(y), "walk": lambda T, x, y: (2 * x.sin() + 1).grad_fn.next_functions[0][0],
+    "clamp_inplace_tensor": lambda T, x, y: x.clone().clamp_(y),
+ "walk": lambda T, x, y: (2 * x.sin() + 1).grad_fn.next_functions[0][0],
 }
 
 
@@ -237,6 +238,24 @@ def test_next_functions_of_common_ops_as_torch(name):
         if node is not None:
             return node.name(), tuple(None if n is None else n.name() for n, _ in node.next_functions)
         return _edges(out)
+    assert program(tidal_torch) == program(real_torch)
+
+
+COMPOSITE_NODE_NAMES = {  # composites: torch's node name on the last node (their edges are the pieces', not torch's)
+    "nan_to_num": lambda T, x: x.nan_to_num(), "nan_to_num_inplace": lambda T, x: (x * 1).nan_to_num_(),
+    "addcmul": lambda T, x: T.addcmul(x, x, x.exp(), value=2), "addcdiv": lambda T, x: T.addcdiv(x, x, x.exp()),
+    "addcmul_inplace": lambda T, x: (x * 1).addcmul_(x, x), "addcdiv_inplace": lambda T, x: (x * 1).addcdiv_(x, x + 2),
+}
+
+
+def test_composite_node_names_as_torch():
+    """What `print(t)` shows as grad_fn: NanToNumBackward0, AddcmulBackward0, AddcdivBackward0 (were WhereBackward0
+    and AddBackward0), out of place and in place; gradients against torch."""
+    def program(T):
+        x = T.tensor([1.5, float("nan"), float("inf"), -2.0], requires_grad=True)
+        outs = [make(T, x) for make in COMPOSITE_NODE_NAMES.values()]
+        T.stack([o.nan_to_num(0.0, 0.0, 0.0).sum() for o in outs]).sum().backward()
+        return [o.grad_fn.name() for o in outs], x.grad.nan_to_num(-7.0, 7.0, -7.0).tolist()
     assert program(tidal_torch) == program(real_torch)
 
 

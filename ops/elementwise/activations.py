@@ -475,7 +475,10 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
     posinf = float(info.max) if posinf is None else posinf
     neginf = float(info.min) if neginf is None else neginf
     y = M.where(M.eq(input, math.inf), posinf, M.where(M.eq(input, -math.inf), neginf, input))
-    return apply("where", M.isnan(input), nan, y, out=out)
+    result = apply("where", M.isnan(input), nan, y, out=out)
+    if out is None:  # torch's node: NanToNumBackward0 (in place too; a view's is CopySlices)
+        return torch_node(result, "nan_to_num", input)
+    return torch_node(result, "nan_to_num") if out is input and out._base is None else result
 
 
 @_export(method=True)
@@ -506,7 +509,10 @@ def _addc(name: str, input, tensor1, tensor2, value, out, combine) -> Tensor:
     args = [_opmath(t) if result in _HALF else t if t.dtype is result else copies.convert(t, result)
             for t in (input, tensor1, tensor2)]
     scaled = args[1] if value == 1 else M.mul(args[1], value)
-    return _store(name, M.add(args[0], combine(scaled, args[2])), result, out)
+    stored = _store(name, M.add(args[0], combine(scaled, args[2])), result, out)
+    if out is None:  # torch's node: AddcmulBackward0 / AddcdivBackward0 (in place too; a view's is CopySlices)
+        return torch_node(stored, name, input, tensor1, tensor2)
+    return torch_node(stored, name) if out is input and out._base is None else stored
 
 
 @_export(method=True)
