@@ -475,7 +475,6 @@ VIEW_OF_LEAF_WRITES = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="needs s18_hunt_leaf_view_first.patch")
 @pytest.mark.parametrize("name", sorted(VIEW_OF_LEAF_WRITES))
 def test_inplace_write_into_a_view_of_a_leaf_refused_before_the_kernel_checks(name):
     """A view of a leaf that requires grad: torch's 'a view of a leaf Variable...' comes before the overlap and

@@ -19,7 +19,7 @@ from ...vm import Instruction, codegen, compute_instruction, fresh_view, get_vm
 from ...vm.replay import head as replay_head, layout_id
 from ...autograd.grad_mode import is_grad_enabled
 from ...autograd.graph import needs_grad
-from ...autograd.view_inplace import NO_GRAD_VIEW, needs_rebase, write_through_view
+from ...autograd.view_inplace import NO_GRAD_VIEW, check_view_write, needs_rebase, write_through_view
 from ..dispatch.mem_overlap import check_out
 from ..dispatch import limited_dtypes
 from ..movement import many_dims
@@ -533,6 +533,9 @@ def check_leaf_inplace(out: Tensor) -> None:
         if "_nograd_view" in out.__dict__:  # a view made under no_grad (ops/views.make_view)
             raise RuntimeError(NO_GRAD_VIEW)
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = out._base
+    if base is not None and base is not out and base._requires_grad and base.grad_fn is None:
+        check_view_write(out)  # a view of such a leaf: refused here too, before the kernel's checks (as torch)
 
 
 def check_inplace(name: str, out: Tensor, plan: Plan) -> None:
