@@ -109,3 +109,16 @@ def test_dlpack_both_ways(dtype):
 def test_dlpack_refuses_grad():
     raises_like(lambda: tc.ones(2, requires_grad=True).__dlpack__(),
                 lambda: torch.ones(2, requires_grad=True).__dlpack__())
+
+
+def test_a_real_torch_tensor_beside_a_tidal_tensor_is_refused_not_looped():
+    """torch asks tidal's __torch_function__, whose default runs torch's function, which asks again: tidal declines
+    the second time, so torch's own TypeError (or its comparison fallback) ends it instead of a RecursionError."""
+    a, b = torch.ones(3), tc.ones(3)
+    with pytest.raises(TypeError, match="unsupported operand"):
+        a + b
+    with pytest.raises(TypeError, match="unsupported operand"):
+        b + a
+    with pytest.raises(TypeError, match="__torch_function__"):
+        torch.add(a, b)
+    assert (a == b) is False and (a != b) is True  # (Python's identity fallback, as for torch and a foreign object)

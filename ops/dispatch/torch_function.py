@@ -133,7 +133,9 @@ def DisableTorchFunction():
 def _default_torch_function(cls, func, types, args=(), kwargs=None):
     """Tensor.__torch_function__: run `func` itself; Tensor results come back as `cls` (torch's default)."""
     kwargs = kwargs or {}
-    if not all(issubclass(cls, t) for t in types if issubclass(t, Tensor)):
+    if _DISABLED[0] or not all(issubclass(cls, t) for t in types if issubclass(t, Tensor)):
+        # (called again from inside its own call: `func` is another library's (real torch's `torch_t != tidal_t`),
+        # which asks the tidal tensor again; declining ends the loop in that library's TypeError or fallback)
         return NotImplemented
     with DisableTorchFunction():
         result = func(*args, **kwargs)
