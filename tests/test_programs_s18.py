@@ -223,7 +223,9 @@ NODE_INPUTS = {
     "remainder_tensor": lambda T, x, y: x.remainder(y), "fmod_inplace": lambda T, x, y: x.clone().fmod_(y),
     "clamp_inplace": lambda T, x, y: x.clone().clamp_(0, 1), "clip_inplace": lambda T, x, y: x.clone().clip_(max=0.5),
     "clamp_inplace_tensor": lambda T, x, y: x.clone().clamp_(y),
- "walk": lambda T, x, y: (2 * x.sin() + 1).grad_fn.next_functions[0][0],
+    "clamp_min_inplace": lambda T, x, y: x.clone().clamp_min_(0.1),
+    "clamp_max_inplace": lambda T, x, y: x.clone().clamp_max_(0.2),
+    "walk": lambda T, x, y: (2 * x.sin() + 1).grad_fn.next_functions[0][0],
 }
 
 

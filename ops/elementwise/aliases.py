@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ...tensor import Tensor
 from ...tensor import dtype as dt
+from ..dispatch.node_names import torch_node
 from .arithmetic import _no_complex_clamp
 from .plans import torch_name
 from ..factories.creation import ones_like
@@ -56,15 +57,17 @@ for _name in _TOP_INPLACE:
 
 
 def _clamp_min_(self: Tensor, min) -> Tensor:
-    """self = max(self, min), in place."""
+    """self = max(self, min), in place (its node torch's ClampMinBackward0; a view's stays CopySlices)."""
     _no_complex_clamp(self, min, "maximum_cpu")
-    return self.clamp_(min=min)
+    self.clamp_(min=min)
+    return torch_node(self, "clamp_min") if self._base is None else self
 
 
 def _clamp_max_(self: Tensor, max) -> Tensor:
-    """self = min(self, max), in place."""
+    """self = min(self, max), in place (its node torch's ClampMaxBackward0; a view's stays CopySlices)."""
     _no_complex_clamp(self, max, "minimum_cpu")
-    return self.clamp_(max=max)
+    self.clamp_(max=max)
+    return torch_node(self, "clamp_max") if self._base is None else self
 
 
 METHODS.update(clamp_min_=_clamp_min_, clamp_max_=_clamp_max_)
