@@ -338,12 +338,17 @@ def wrap(result: Any, level: Level) -> Any:
     return result
 
 
-def _slice(x, level: Level, i: int):
+def _slice(x, level: Level, i: int, own: bool = False):
+    # (`own`: the sample in a storage of its own, for an op that reads the storage around its input)
     if isinstance(x, BatchedTensor) and x.level is level:
-        return x.value[i]
+        return x.value[i].clone() if own else x.value[i]
     if isinstance(x, (list, tuple)) and any(isinstance(y, BatchedTensor) and y.level is level for y in x):
-        return type(x)(_slice(y, level, i) for y in x)
+        return type(x)(_slice(y, level, i, own) for y in x)
     return x
+
+
+# ops that address their input's storage (offsets count from the storage's start): each sample gets its own
+_STORAGE_OPS = {"as_strided_scatter"}
 
 
 def loop_op(func: Callable, name: str, level: Level, args: tuple, kwargs: dict) -> Any:
@@ -356,8 +361,9 @@ def loop_op(func: Callable, name: str, level: Level, args: tuple, kwargs: dict) 
     if name.endswith("_") and not name.startswith("__") or name in IN_PLACE_OPERATORS:
         if not (isinstance(self, BatchedTensor) and self.level is level):
             refuse_in_place(name)
-    results = [func(*[_slice(a, level, i) for a in args], **{k: _slice(v, level, i) for k, v in kwargs.items()})
-               for i in range(level.size)]
+    own = name in _STORAGE_OPS
+    results = [func(*[_slice(a, level, i, own) for a in args],
+                    **{k: _slice(v, level, i, own) for k, v in kwargs.items()}) for i in range(level.size)]
     if self is not None and all(r is _slice(self, level, i) for i, r in enumerate(results)):
         return self  # an in-place op wrote each slice
     return stack_results(results, name, level)

@@ -23,12 +23,8 @@ SAMPLES = 2
 # ops whose per-sample results have data-dependent shapes (torch's vmap refuses them too), or draw random numbers
 SKIP = {"nonzero", "argwhere", "svd_lowrank", "pca_lowrank", "nn.functional.scaled_dot_product_attention",
         "nn.functional.multi_head_attention_forward", "nonzero_static"}
-_OFFSET = "the rule takes storage_offset as the batch's, not relative to each sample's storage"
 # (test, op id) -> reason (strict xfail: remove once it passes)
-KNOWN: dict[tuple[str, str], str] = {
-    ("values", "as_strided_scatter"): _OFFSET,
-    ("every_tensor", "as_strided_scatter"): _OFFSET,
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _flat(out) -> list:
