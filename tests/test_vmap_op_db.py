@@ -16,7 +16,7 @@ import torch
 import tidal
 import tidal.compat as ttorch
 import torch_op_db as db
-from tidal.func import vmap
+from tidal.func import grad, vmap
 from tidal.func.batching import TENSORS
 
 SAMPLES = 2
@@ -38,6 +38,20 @@ def _flat(out) -> list:
 def _host(t: tidal.Tensor) -> np.ndarray:
     t = t.detach()
     return (t.float() if t.dtype.is_floating_point else t).numpy()  # (bfloat16 has no numpy())
+
+
+def _mapped_input(sample):
+    """(three different batch elements made from the sample's float32 input, its other args, its kwargs) as tidal
+    values, or None for a sample without such an input or one tidal cannot take."""
+    if not isinstance(sample.input, torch.Tensor) or sample.input.dtype != torch.float32:
+        return None
+    try:
+        memo: dict = {}
+        x = db.to_tidal(sample.input, memo)
+        args, kwargs = db.to_tidal(tuple(sample.args), memo), db.to_tidal(dict(sample.kwargs), memo)
+    except db.Unconvertible:
+        return None
+    return [x, x * 0.5 + 0.25, x * 1.5 - 0.125], args, kwargs
 
 
 def _compare_batched(got: list, each: list, sample) -> None:
@@ -71,15 +85,10 @@ def test_vmap_matches_per_sample(op, fn):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (one-time warnings of ops that run per sample without a rule)
         for sample in db._samples(op, torch.float32, SAMPLES):
-            if not isinstance(sample.input, torch.Tensor) or sample.input.dtype != torch.float32:
+            mapped = _mapped_input(sample)
+            if mapped is None:
                 continue
-            try:
-                memo: dict = {}
-                x = db.to_tidal(sample.input, memo)
-                args, kwargs = db.to_tidal(tuple(sample.args), memo), db.to_tidal(dict(sample.kwargs), memo)
-            except db.Unconvertible:
-                continue
-            xs = [x, x * 0.5 + 0.25, x * 1.5 - 0.125]
+            xs, args, kwargs = mapped
 
             def f(t):
                 return fn(t, *args, **kwargs)
@@ -149,26 +158,20 @@ def test_vmap_with_every_tensor_mapped(op, fn):
 @pytest.mark.parametrize("op, fn", _params("grad", db.differentiable))
 def test_vmap_of_grad_matches_per_sample(op, fn):
     """Per-sample gradients, vmap(grad(op(x).sum())), against the gradient of each sample on its own."""
-    from tidal.func import grad
     judged = 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for sample in db._samples(op, torch.float32, 1):
-            if not isinstance(sample.input, torch.Tensor) or sample.input.dtype != torch.float32:
+            mapped = _mapped_input(sample)
+            if mapped is None:
                 continue
-            try:
-                memo: dict = {}
-                x = db.to_tidal(sample.input, memo)
-                args, kwargs = db.to_tidal(tuple(sample.args), memo), db.to_tidal(dict(sample.kwargs), memo)
-            except db.Unconvertible:
-                continue
+            xs, args, kwargs = mapped
 
             def loss(t):
                 outs = [o for o in _flat(fn(t, *args, **kwargs)) if o.dtype.is_floating_point]
                 return sum((o * (k + 1)).sum() for k, o in enumerate(outs)) if outs else None
-            xs = [x, x * 0.5 + 0.25, x * 1.5 - 0.125]
             try:
-                if loss(x) is None:
+                if loss(xs[0]) is None:
                     continue
                 each = [grad(loss)(t) for t in xs]
             except Exception:  # noqa: BLE001 - no gradient for this sample (an integer output, a refusal)

@@ -27,6 +27,12 @@ def _loss(outs: list, cots: list):
     return total
 
 
+def _torch_grads(loss, leaves: list) -> list:
+    """torch's gradients of `loss` for `leaves` (None where unused), its zero tensors as plain zeros."""
+    return [w if w is None or not w._is_zerotensor() else torch.zeros_like(w)
+            for w in torch.autograd.grad(loss, leaves, allow_unused=True)]
+
+
 def _compare_grads(got, want: list, values: bool, label: str) -> None:
     """tidal's gradients against torch's, leaf by leaf (a gradient torch gives and tidal leaves None is zeros)."""
     for k, (g, w) in enumerate(zip(got, want)):
@@ -57,8 +63,7 @@ def check_grad(op, fn) -> None:
         gen = torch.Generator().manual_seed(1)
         cots = [torch.randn(o.shape, dtype=o.dtype, generator=gen) for o in ref_outs]
         loss = _loss(ref_outs, cots)
-        want = [w if w is None or not w._is_zerotensor() else torch.zeros_like(w)
-                for w in torch.autograd.grad(loss, leaves, allow_unused=True)]
+        want = _torch_grads(loss, leaves)
         memo: dict = {"storage": op.name in STORAGE}
         try:
             out = sample.output_process_fn_grad(call(fn, sample, memo, grad=True))
@@ -99,8 +104,7 @@ def check_gradgrad(op, fn) -> None:
         if not used:
             continue  # (a gradient that does not depend on the inputs: nothing second to compare)
         vs = [torch.randn(firsts[k].shape, dtype=firsts[k].dtype, generator=gen) for k in used]
-        want = [w if w is None or not w._is_zerotensor() else torch.zeros_like(w)
-                for w in torch.autograd.grad(_loss([firsts[k] for k in used], vs), leaves, allow_unused=True)]
+        want = _torch_grads(_loss([firsts[k] for k in used], vs), leaves)
         memo: dict = {"storage": op.name in STORAGE}
         try:
             outs = [o for o in _grad_outputs(sample.output_process_fn_grad(call(fn, sample, memo, grad=True)))
