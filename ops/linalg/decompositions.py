@@ -100,11 +100,18 @@ def _cholesky_info(a: np.ndarray) -> tuple:
     return L.reshape(a.shape), info.reshape(a.shape[:-2])
 
 
+def zeros_if_empty(a: np.ndarray, outs) -> bool:
+    """Whether `a` has no elements, the kernel's outputs then zeroed (a matrix kernel's empty batch)."""
+    if a.size:
+        return False
+    for o in outs:
+        o[...] = 0
+    return True
+
+
 def _cholesky_ex_kernel(ins, outs, attrs) -> None:
     a = np.asarray(ins[0])
-    if a.size == 0:
-        for o in outs:
-            o[...] = 0
+    if zeros_if_empty(a, outs):
         return
     L, info = _cholesky_info(a)  # (attrs[1]: upper, U = L^H)
     outs[0][...] = np.conj(np.swapaxes(L, -1, -2)) if attrs[1] else L

@@ -23,7 +23,7 @@ from ..dispatch.primitive import Primitive
 from .products import matmul
 from .lu import into_all, lu_factor_ex, lu_solve
 from .checks import LinAlgError, _batch_prefix, _check_float, _check_matrix, _first_error, _into, _type_name  # noqa: F401
-from .decompositions import eigvalsh, inv, matrix_norm, pinv, solve, svdvals
+from .decompositions import eigvalsh, inv, matrix_norm, pinv, solve, svdvals, zeros_if_empty
 from ..dispatch.return_types import return_type
 from ..movement.shape_ops import cat
 from ..movement.slicing import diagonal as _diagonal
@@ -62,9 +62,7 @@ def _expm(a: np.ndarray) -> np.ndarray:
 
 def _derived_kernel(ins, outs, attrs) -> None:
     a = np.asarray(ins[0])
-    if a.size == 0:
-        for o in outs:
-            o[...] = 0
+    if zeros_if_empty(a, outs):
         return
     outs[0][...] = _expm(a)  # (attrs: ("expm",))
 
