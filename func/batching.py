@@ -20,7 +20,6 @@ import warnings
 from typing import Any, Callable
 
 from .. import ops
-from ..ops.dispatch import torch_function as _torch_function
 from ..ops.random import rng
 from ..tensor import Tensor
 
@@ -32,10 +31,10 @@ _ids = itertools.count(1)
 class Level:
     """One active vmap: its batch size and id (levels nest: a later one is inside an earlier one)."""
 
-    __slots__ = ("id", "size", "lifted")
+    __slots__ = ("id", "size")
 
     def __init__(self, size: int):
-        self.id, self.size, self.lifted = next(_ids), size, False  # lifted: a transform differentiates its values
+        self.id, self.size = next(_ids), size
 
 
 LEVELS: list = []  # the active vmap levels, innermost last
@@ -397,23 +396,6 @@ def stack_results(results: list, name: str, level: Level) -> Any:
 
 # -- differentiating inside vmap (func/transforms.py calls these while a vmap level is active) ----------------------
 TENSORS = (Tensor, BatchedTensor)  # what the transforms accept as tensors
-# Whether ops refuse batched inputs of hand-attached nodes (s18_vmap_attach_guard.patch): without it a composite
-# would drop their gradient without a word, so a transform differentiating inside vmap stops the batched run at once
-# (vmap then runs the function once per sample)
-GUARDED = hasattr(_torch_function, "TENSOR_LIKES_LIVE")
-
-
-class Unguarded(RuntimeError):
-    """A transform differentiates batched values where ops cannot yet refuse them in hand-attached nodes."""
-
-
-def _lifting() -> None:
-    if not GUARDED:
-        raise Unguarded("grad inside vmap needs ops/dispatch/primitive.py's check of batched inputs")
-    for lv in LEVELS:
-        lv.lifted = True
-
-
 def _peel(t) -> tuple:
     """(the plain tensor under `t`'s wrappers, the levels it is batched at, outermost wrapper first)."""
     levels = []
@@ -447,7 +429,6 @@ def lift(t: Any, lift_plain: Callable) -> Any:
     unbatched input expanded, so each sample gets its own gradient) lifted by `lift_plain`, wrapped again."""
     if not isinstance(t, TENSORS):
         return t
-    _lifting()
     return rewrap(lift_plain(physical(t)))
 
 
@@ -463,7 +444,6 @@ def vjp(vjp_raw: Callable, outputs: tuple, inputs: tuple, cotangents: tuple, cre
 def dualize(t: Any, tangent: Any, make: Callable) -> Any:
     """Forward mode inside vmap: `make(plain, plain tangent)` (a dual tensor) on the tensors under the batched values,
     both batched at every level (an unbatched one expanded), wrapped again."""
-    _lifting()
     return rewrap(make(physical(t), None if tangent is None else physical(tangent)))
 
 

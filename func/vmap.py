@@ -35,12 +35,8 @@ from .batching import ACCOUNTS, LEVELS, BatchedTensor, Level, draws
 __all__ = ["vmap"]
 
 RULES_ON = [True]  # whether vmap runs functions on batched values (False: always once per batch element)
-# (composites that attach autograd nodes by hand check their inputs while batched values are live)
-_LIVE = getattr(_torch_function, "TENSOR_LIKES_LIVE", None)
-# Without that check (s18_vmap_attach_guard.patch), a composite that attaches its node by hand drops the gradient of
-# batched values without a word: a transform differentiating inside vmap then takes the per-sample loop
-_GUARDED = _LIVE is not None
-_LIVE = _LIVE if _LIVE is not None else [0]
+# (composites that attach autograd nodes by hand refuse tensor-likes while batched values are live: Primitive.attach)
+_LIVE = _torch_function.TENSOR_LIKES_LIVE
 _warned: set = set()
 _FELL_BACK = object()
 
@@ -210,10 +206,6 @@ class _RandomOpCalled(Exception):
     pass
 
 
-class _Unguarded(Exception):
-    pass
-
-
 def _batched_run(func: Callable, flat_args: list, flat_dims: list, spec, kwargs: dict, size: int, out_dims,
                  name: str, chunk_size: int | None, randomness: str = "error") -> Any:
     """`func` run once on batched values (in chunks of `chunk_size`), or _FELL_BACK where that cannot be trusted."""
@@ -245,8 +237,6 @@ def _batched_run(func: Callable, flat_args: list, flat_dims: list, spec, kwargs:
         if any(t._version != v for t, v in zip(shared, versions)):
             refused = True  # (not run again: torch writes once, tidal refuses as its loop would)
             _check_unwritten(shared, versions, name)
-        if level.lifted and not _GUARDED:
-            raise _Unguarded("grad inside vmap needs ops/dispatch/primitive.py's check of batched inputs")
         if _rng_marks() != marks and not _draws_batched(randomness, marks, _rng_marks(), account):
             raise _RandomOpCalled(f"a random op whose draws cannot be batched with randomness={randomness!r}")
         return _unbatch_outputs(out, level, out_dims, name)

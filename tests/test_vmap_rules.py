@@ -1,7 +1,6 @@
 """vmap's batching rules against torch.func.vmap: each op family runs once on batched values (no per-sample loop,
 no warning), with torch's values and gradients; ops without a rule loop with a one-time warning; compositions."""
 import importlib
-import sys
 import warnings
 
 import numpy as np
@@ -244,8 +243,6 @@ def test_per_sample_gradients_of_an_mlp():
         same(ours[k], theirs[k], rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.xfail(not hasattr(importlib.import_module("tidal.ops.dispatch.torch_function"), "TENSOR_LIKES_LIVE"),
-                   strict=True, reason="needs s18_vmap_attach_guard.patch (until then grad inside vmap loops)")
 def test_per_sample_gradients_run_batched(monkeypatch):
     monkeypatch.setattr(vmap_module, "_warned", set())
     x, y = arr(16, 8), arr(16, 4)
@@ -344,8 +341,6 @@ def _with(namespace, thunk):
         globals()["F"] = saved
 
 
-@pytest.mark.xfail(not hasattr(importlib.import_module("tidal.ops.dispatch.torch_function"), "TENSOR_LIKES_LIVE"),
-                   strict=True, reason="needs s18_vmap_attach_guard.patch (until then grad inside vmap loops)")
 def test_per_sample_gradients_with_cross_entropy_run_batched(monkeypatch):
     monkeypatch.setattr(vmap_module, "_warned", set())
 
@@ -432,9 +427,6 @@ def test_per_sample_gradients_through_hand_attached_nodes():
         same(ours[k], theirs[k], rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.xfail(not (hasattr(importlib.import_module("tidal.ops.dispatch.torch_function"), "TENSOR_LIKES_LIVE")
-                        and hasattr(F.layer_norm, "__wrapped__")), strict=True,
-                   reason="needs s18_vmap_attach_guard.patch and s18_vmap_nn_norms.patch")
 def test_per_sample_gradients_through_norms_run_batched(monkeypatch):
     monkeypatch.setattr(vmap_module, "_warned", set())
     with warnings.catch_warnings(record=True) as caught:
@@ -482,12 +474,6 @@ def test_compositions_with_jacobians_and_forward_mode():
     same(ours, theirs)
 
 
-_TRANSFORMS = importlib.import_module("tidal.func.transforms")
-_GUARDED = hasattr(importlib.import_module("tidal.ops.dispatch.torch_function"), "TENSOR_LIKES_LIVE")
-
-
-@pytest.mark.xfail(not (_GUARDED and hasattr(_TRANSFORMS, "_linearize")), strict=True,
-                   reason="needs s18_vmap_forward_ad.patch and s18_vmap_attach_guard.patch")
 def test_forward_mode_inside_vmap_runs_batched(monkeypatch):
     from tidal.func import hessian, jacfwd, jvp
     monkeypatch.setattr(vmap_module, "_warned", set())
