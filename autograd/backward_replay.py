@@ -131,6 +131,7 @@ def _function_key(fn) -> tuple:
 
 
 _formula_codes: dict = {}  # code object -> whether its module is one of _FORMULA_PACKAGES
+_plain_formulas: dict = {}  # a formula without closure or defaults (one of tidal's) -> its key, its code
 
 
 def _formula_key(fn):
@@ -144,6 +145,8 @@ def _formula_key(fn):
     if not ok:
         raise NotReplayable(f"a backward formula outside tidal's ops ({fn.__module__})")
     if fn.__closure__ is None and fn.__defaults__ is None and fn.__kwdefaults__ is None:
+        if len(_plain_formulas) < _MAX_KEYS:
+            _plain_formulas[fn] = code
         return code  # (a module-level function, or a lambda without closure: its code is its identity)
     return _function_key(fn)
 
@@ -168,7 +171,7 @@ def _values_key(x):
         key = _value_key(x)
         if _open.named_tensor:
             return key  # (its places are this walk's: not remembered)
-    if x.__class__ is tuple:  # (only a tuple: a list or dict could change under the same identity)
+    if isinstance(x, tuple):  # (tuples and named tuples only: a list or dict could change under the same identity)
         if len(_keys) >= _MAX_KEYS:
             _keys.clear()
         _keys[id(x)] = (x, key)
@@ -245,12 +248,27 @@ class _Walk:
                 if (t._vc or t._v.blob).version != version:
                     raise NotReplayable("a saved tensor modified in place")  # (the engine raises)
             add(node.__class__)
-            add(_formula_key(node.backward_fn))
+            fn = node.backward_fn
+            add(_plain_formulas.get(fn) or _formula_key(fn))
             add(_values_key(node.attrs))
-            add(tuple([e if e[0] is None else (number[e[0]], e[1]) for e in node.next_functions]))
+            edges = []  # (loops, not comprehensions: a comprehension is a call of its own on Python 3.11)
+            for e in node.next_functions:
+                edges.append(e if e[0] is None else (number[e[0]], e[1]))
+            add(tuple(edges))
             add(tuple(node._input_meta))
             if saved:
-                add(tuple([place(x) if isinstance(x, Tensor) else _values_key(x) for x in saved]))
+                keyed = []
+                for x in saved:
+                    cls = x.__class__
+                    if x is None:
+                        keyed.append(None)
+                    elif cls is float or cls is int or cls is bool:
+                        keyed.append((cls, x))
+                    elif isinstance(x, Tensor):
+                        keyed.append(place(x))
+                    else:
+                        keyed.append(_values_key(x))
+                add(tuple(keyed))
             if node._saved_outputs or node.n_outputs != 1 or node.__dict__:
                 add((node.n_outputs, node._saved_outputs, _value_key(node.__dict__) if node.__dict__ else None))
             add(None)  # (the node's end: entries of varying length stay apart)
