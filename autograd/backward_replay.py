@@ -178,6 +178,22 @@ def _values_key(x):
     return key
 
 
+_statics: dict = {}  # id(attrs) -> (attrs, node class, formula, key): what a plan's nodes share, keyed once
+
+
+def _static_key(node, attrs, fn) -> tuple:
+    """A node's class, formula and attributes as one key, remembered by the attributes' identity where all three
+    are fixed objects (an op plan's attrs tuple and a module-level formula)."""
+    key = (node.__class__, _plain_formulas.get(fn) or _formula_key(fn), _values_key(attrs))
+    if attrs is not None and fn in _plain_formulas:
+        hit = _keys.get(id(attrs))
+        if hit is not None and hit[0] is attrs:  # (its key holds no graph places: _values_key remembered it)
+            if len(_statics) >= _MAX_KEYS:
+                _statics.clear()
+            _statics[id(attrs)] = (attrs, node.__class__, fn, key)
+    return key
+
+
 class _Key:
     """A signature with its hash made once (a tuple hashes all its items again at every dict lookup)."""
 
@@ -238,22 +254,28 @@ class _Walk:
                 continue
             if node._hooked:
                 raise NotReplayable("saved-tensor hooks")
-            for nxt, _ in node.next_functions:
-                if nxt is not None and nxt not in number:
-                    number[nxt] = len(number)
-                    queue.append(nxt)
             saved = node._saved
             for k, version in node._versions:
                 t = saved[k]
                 if (t._vc or t._v.blob).version != version:
                     raise NotReplayable("a saved tensor modified in place")  # (the engine raises)
-            add(node.__class__)
-            fn = node.backward_fn
-            add(_plain_formulas.get(fn) or _formula_key(fn))
-            add(_values_key(node.attrs))
+            attrs, fn = node.attrs, node.backward_fn
+            hit = _statics.get(id(attrs))
+            if hit is not None and hit[0] is attrs and hit[1] is node.__class__ and hit[2] is fn:
+                add(hit[3])
+            else:
+                add(_static_key(node, attrs, fn))
             edges = []  # (loops, not comprehensions: a comprehension is a call of its own on Python 3.11)
             for e in node.next_functions:
-                edges.append(e if e[0] is None else (number[e[0]], e[1]))
+                nxt = e[0]
+                if nxt is None:
+                    edges.append(e)
+                else:
+                    n = number.get(nxt)
+                    if n is None:
+                        n = number[nxt] = len(number)
+                        queue.append(nxt)
+                    edges.append((n, e[1]))
             add(tuple(edges))
             add(tuple(node._input_meta))
             if saved:
