@@ -1,34 +1,38 @@
-"""Forward-mode AD (torch.autograd.forward_ad): dual tensors whose tangents come from reverse mode.
+"""Forward-mode AD (torch.autograd.forward_ad): dual tensors whose tangents are computed as ops run.
 
-Design: a dual tensor is lazy. `make_dual(primal, tangent)` returns a tensor sharing `primal`'s
-memory whose grad_fn is a MakeDualBackward0 node (an identity on the primal's own history) that
-carries the level and the tangent. Ops on it record the graph as any op does. `unpack_dual(y)`
-finds the live dual nodes of the level that `y` reaches and computes the tangent by the transpose
-trick: b(u) = J^T u is linear in a dummy cotangent u (one reverse pass with create_graph), so the
-reverse pass of b along the tangents gives J t. Every op whose backward formula is differentiable
-(tidal writes them in tidal ops) thus has a forward derivative, without a second rule per op.
+Design: `make_dual(primal, tangent)` returns a tensor sharing `primal`'s memory whose grad_fn is a
+MakeDualBackward0 node (an identity on the primal's own history) that carries the level and the tangent.
+While a level is live, graph.record hands each node it makes to `_carry_tangents` (free otherwise: record
+tests one list). An op on tensors with tangents at the public level gets its outputs' tangents at once,
+from the node's jvp rule (jvp_rules.py: one rule for every elementwise op from its backward formulas,
+declared rules for matmul, views, reductions and joins, and the node's own backward transposed for every
+other op), and keeps them on the node: a tensor's tangent is that of its grad_fn's output, so it follows
+the tensor wherever autograd moves its history (in-place writes, writes through views). `unpack_dual`
+reads it. A later in-place write into a saved tensor leaves computed tangents alone, as in torch.
 
-Cost: the two reverse passes only compute gradients that can reach the duals, so a jvp issues the
-kernels of one forward plus one backward (3 products per linear layer), plus the Python of recording
-twice; a 4-layer MLP measured about 5-8x its plain forward's wall time on a loaded 2-core CPU.
+Grad mode: tangents are computed without recording unless something requires grad for its own sake (a
+`_fw_only` mark tells tensors that require grad only because they carry a tangent) or a tangent requires
+grad; then they record a graph and reverse-over-forward works. Backward passes with create_graph run
+ops that record, so gradients carry tangents too (forward-over-reverse: Hessian-vector products).
 
-The same core (`linearize`) serves tidal.func.jvp/jacfwd/linearize and autograd.functional.jvp/hvp:
-after one reverse pass, every further Jacobian-vector product costs one pass over b's graph.
+Lazy levels: tidal's own transforms (func.jvp, jacfwd, linearize, autograd.functional.jvp/hvp) enter
+levels of their own, whose tangents come from the recorded graph by the transpose trick (`linearize`:
+one reverse pass with create_graph makes b(u) = J^T u, linear in a dummy cotangent u, and each further
+reverse pass of b gives a J t), so a Jacobian's many products share one linearization. Custom Functions
+make their nodes without graph.record: their outputs' tangents come the same lazy way at any level.
 
-Under no_grad, as in torch, tangents still flow: dual tensors carry a flag (make_dual sets it, graph.record
-copies it to outputs while a level is live), so `needs_grad` records ops on them, keeping only the edges
+Under no_grad, as in torch, tangents still flow: dual tensors carry a flag (make_dual sets it, records
+copy it to outputs while a level is live), so `needs_grad` records ops on them, keeping only the edges
 towards the duals. Under inference_mode nothing is recorded and tangents are dropped, as in torch.
 
 Known differences from torch: ops record a graph, so dual tensors (and what is computed from them)
-report requires_grad=True, under no_grad too; a tensor saved by an op and modified in place before
-unpack_dual makes unpack_dual raise instead of giving the tangent torch would; under no_grad, tensor
-operators (`d * 2`) whose elementwise plan is cached take a fast path that checks grad mode itself and
-so still drop the tangent (tests/test_forward_ad.py marks it xfail until that path asks needs_grad).
+report requires_grad=True, under no_grad too (the eager tangents themselves do not, unless torch's would).
 """
 from __future__ import annotations
 
 import collections
 import contextlib
+import weakref
 from typing import Callable, Sequence
 
 from ..tensor import Tensor
@@ -36,8 +40,11 @@ from .api import grad as _grad
 from . import hooks
 from .function import Function
 from .function import TRANSPOSING
-from .grad_mode import enable_grad, is_grad_enabled
-from .graph import AccumulateGrad, _dual_levels, gradient_edge, record
+from . import graph
+from . import jvp_rules
+from .grad_mode import enable_grad, is_grad_enabled, no_grad
+from .graph import _NO_EDGE, AccumulateGrad, _dual_levels, _live_duals, _tangents_paused, gradient_edge, no_tangents
+from .graph import record
 from .graph_walk import leaves_reached, roots_of, walk
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
@@ -49,12 +56,14 @@ _NESTED = "Nested forward mode AD is not supported at the moment"
 
 
 class _Level:
-    """One dual level: alive between enter and exit; `public` if entered by enter_dual_level."""
+    """One dual level: alive between enter and exit; `public` if entered by enter_dual_level. A public level's
+    tangents are eager (computed as ops run, kept on their nodes: `nodes` holds those, to free at exit); tidal's
+    own transforms' levels stay lazy (one linearization serves many tangents, see `linearize`)."""
 
-    __slots__ = ("index", "alive", "public")
+    __slots__ = ("index", "alive", "public", "nodes")
 
     def __init__(self, index: int, public: bool):
-        self.index, self.alive, self.public = index, True, public
+        self.index, self.alive, self.public, self.nodes = index, True, public, []
 
 
 _levels: list = _dual_levels  # the live levels, innermost last (graph.record reads the same list)
@@ -72,6 +81,11 @@ def _pop(level: _Level) -> None:
                            "not supported.")
     level.alive = False
     _levels.pop()
+    for ref in level.nodes:  # the level's tangents die with it, as torch's
+        node = ref()
+        if node is not None:
+            node.__dict__.pop("_fw_out", None)
+    level.nodes = []
 
 
 def enter_dual_level() -> int:
@@ -166,15 +180,98 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if tensor.device != tangent.device:
         raise RuntimeError(f"Expected tangent to be on the same device as the primal: {tangent.device} vs "
                            f"{tensor.device}.")
-    if lvl in _reached(tensor)[0]:
+    if (_input_tangent(tensor, lvl) is not None) if lvl.public else (lvl in _reached(tensor)[0]):
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
                            f"level {lvl.index} is not supported.")
     dual = Tensor._make(tensor._v, tensor.dtype, tensor.device, tensor._vm)
     node = record("make_dual", _make_dual_backward, (tensor,), (dual,))
     # a plain alias (no grad_fn): the node may hold it without a reference cycle
     node.__dict__["_fw_dual"] = (lvl, tangent, Tensor._make(tensor._v, tensor.dtype, tensor.device, tensor._vm))
+    if lvl.public:
+        _keep(node, lvl, [tangent])
     dual.__dict__["_fw_levels"] = dual.__dict__.get("_fw_levels", ()) + (lvl,)
+    if not tensor._requires_grad or tensor.__dict__.get("_fw_only"):
+        dual.__dict__["_fw_only"] = True  # requires grad for forward AD's sake alone
     return dual
+
+
+def _keep(node, lvl: _Level, tangents: list) -> None:
+    """Keep `tangents` (one per output) on `node` for level `lvl`, until the level exits."""
+    node.__dict__["_fw_out"] = (lvl, tangents)
+    lvl.nodes.append(weakref.ref(node))
+
+
+def _input_tangent(t, lvl: _Level):
+    """The eager tangent of `t` at level `lvl` (None: none), kept on its node; a custom Function's output
+    (its node made without graph.record) gets its tangent from the graph, as the lazy levels do."""
+    fn = t.grad_fn if isinstance(t, Tensor) else None
+    if fn is None:
+        return None
+    info = fn.__dict__.get("_fw_out")
+    if info is not None:
+        return info[1][t._output_nr] if info[0] is lvl else None
+    if type(fn).__name__[-8:] != "Backward":  # (custom Functions' node classes; Backward0: tidal's own ops)
+        return None
+    found, leaf = _reached(t)
+    nodes = found.get(lvl)
+    if not nodes:
+        return None
+    with no_tangents():  # (the transposes' own ops carry no tangent)
+        return _tangent(t, lvl, nodes, leaf or any(other is not lvl for other in found))
+
+
+def _carry_tangents(node, inputs: tuple, outputs) -> None:
+    """graph.record's forward-AD step (while a dual level is live): outputs of an op on tensors with tangents
+    carry the levels' flag, and at the public (eager) level their tangents, from the node's jvp rule; under
+    no_grad the node keeps only the edges towards those tensors (the graph serves the tangents alone)."""
+    if _tangents_paused:  # the rules' own ops (and tidal's internal writes) carry no tangent
+        return
+    flags = [_live_duals(t) for t in inputs]
+    levels = tuple({lvl: None for f in flags for lvl in f})
+    if not levels:
+        levels = tuple([lvl for lvl in _levels if lvl.public and _custom_input(inputs, lvl)])
+        if not levels:
+            return
+    grad_mode = is_grad_enabled()
+    only = True  # every input requiring grad does so for forward AD alone (under no_grad, all of them: as torch's)
+    for t in inputs if grad_mode else ():
+        if isinstance(t, Tensor) and t._requires_grad and not t.__dict__.get("_fw_only"):
+            only = False
+            break
+    for out in outputs:
+        out.__dict__["_fw_levels"] = levels
+        if only:
+            out.__dict__["_fw_only"] = True
+    if not grad_mode:
+        node.next_functions = tuple([e if f else _NO_EDGE for e, f in zip(node.next_functions, flags)])
+    for lvl in levels:
+        if lvl.public:
+            _eager_tangents(node, inputs, outputs, lvl, not only)
+
+
+def _custom_input(inputs: tuple, lvl: _Level) -> bool:
+    for t in inputs:
+        if isinstance(t, Tensor) and t._requires_grad and t.grad_fn is not None and \
+                type(t.grad_fn).__name__[-8:] == "Backward" and _input_tangent(t, lvl) is not None:
+            return True
+    return False
+
+
+def _eager_tangents(node, inputs: tuple, outputs, lvl: _Level, real: bool) -> None:
+    """Compute and keep the tangents of `node`'s outputs at `lvl` (jvp_rules); `real`: an input requires grad
+    for its own sake, so in grad mode the tangents are differentiable (reverse over forward)."""
+    tangents = []
+    seen = False
+    for t in inputs:
+        tangent = _input_tangent(t, lvl)
+        tangents.append(tangent)
+        seen = seen or tangent is not None
+    if not seen:
+        return
+    create = is_grad_enabled() and (real or any(t is not None and t.requires_grad for t in tangents))
+    with (contextlib.nullcontext() if create else no_grad()), no_tangents():
+        found = jvp_rules.output_tangents(node, inputs, outputs, tangents, create)
+    _keep(node, lvl, found)
 
 
 def _handle(node) -> Tensor:
@@ -232,6 +329,16 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     if level is None and not _levels:
         return UnpackedDualTensor(tensor, None)
     lvl = _resolve(level, "_unpack_dual")
+    if lvl.public:
+        tangent = _input_tangent(tensor, lvl)
+        if tangent is None:
+            return UnpackedDualTensor(tensor, None)
+        if tensor._requires_grad and not tensor.__dict__.get("_fw_only") and is_grad_enabled():
+            with no_tangents():  # (a view of the tensor without its tangent, in its history)
+                primal = tensor.view_as(tensor)
+        else:
+            primal = tensor.detach()
+        return UnpackedDualTensor(primal, tangent)
     found, leaf = _reached(tensor)
     nodes = found.get(lvl)
     if not nodes:
@@ -347,3 +454,6 @@ def _quiet(roots: Sequence[Tensor]):
                 node.variable.__dict__["_hooks_list"] = old
             else:
                 node._pre_hooks, node._hooks = old
+
+
+graph._carry_duals = _carry_tangents  # graph.record calls it while a level is live (see its hook there)

@@ -198,15 +198,17 @@ def test_forward_over_reverse_hessian_vector_product():
     assert_close(results[0], results[1])
 
 
-def test_unpack_after_a_saved_tensor_was_written_in_place_raises_instead_of_a_wrong_tangent():
-    x, t = tidal.randn(3), tidal.randn(3)
-    with fw.dual_level():
-        d = fw.make_dual(x, t)
-        kept, lost = d * 3, d.sin()  # mul by a number saves nothing of d; sin saves d
-        d.mul_(2)
-        assert_close(fw.unpack_dual(kept).tangent, torch.from_numpy(t.numpy() * 3))  # torch's value
-        with pytest.raises(RuntimeError, match="unpack_dual: .* modified in place after it was used"):
-            fw.unpack_dual(lost)
+def test_tangents_are_eager_so_later_in_place_writes_leave_them_as_torch():
+    (x, t), _ = arrays((3,), (3,), seed=7), None
+    results = []
+    for lib, fwd in ((tidal, fw), (torch, tfw)):
+        with fwd.dual_level():
+            d = fwd.make_dual(lib.tensor(x), lib.tensor(t))
+            kept, lost = d * 3, d.sin()  # sin saves d, which the next line overwrites
+            d.mul_(2)
+            results.append([fwd.unpack_dual(r).tangent for r in (kept, lost, d)])
+    for ours, theirs in zip(*results):
+        assert_close(ours, theirs)
 
 
 def test_unpack_dual_runs_no_backward_hooks_and_leaves_grads_alone():
@@ -225,9 +227,9 @@ def test_unpack_dual_runs_no_backward_hooks_and_leaves_grads_alone():
     assert sorted(calls) == ["h", "node", "w"] and h.grad is not None and w.grad is not None
 
 
-def test_a_jvp_costs_the_products_of_a_forward_and_backward():
-    """The transpose trick's two reverse passes skip every gradient that cannot reach the dual inputs: three
-    products per layer (forward, J^T u, its transpose), whether or not the weights require grad."""
+def test_a_jvp_costs_the_products_of_torchs_forward_mode():
+    """Eager tangents: one product per layer for the primal and one for its tangent (t @ w), whether or not the
+    weights require grad, as torch's forward mode."""
     x, t = tidal.randn(8, 16), tidal.randn(8, 16)
     for requires_grad in (False, True):
         ws = [tidal.randn(16, 16).requires_grad_(requires_grad) for _ in range(3)]
@@ -236,7 +238,7 @@ def test_a_jvp_costs_the_products_of_a_forward_and_backward():
             for w in ws:
                 y = (y @ w).tanh()
             fw.unpack_dual(y.softmax(-1)).tangent.sum().item()
-        assert prof.key_averages()["matmul"]["kernels"] == 9
+        assert prof.key_averages()["matmul"]["kernels"] == 6
 
 
 def test_custom_function_needs_jvp_as_torch():

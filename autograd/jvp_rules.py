@@ -1,0 +1,222 @@
+"""Forward derivatives (jvp rules) of recorded ops: the output tangents of one node from its inputs' tangents.
+
+forward_ad calls `output_tangents(node, inputs, outputs, tangents, create)` while a node is recorded on a tensor
+that carries a tangent; it returns one tangent per output (None for an output that is not floating point).
+Three kinds of rule, tried in this order:
+
+- elementwise nodes (one rule for the whole family): their backward formulas (ops/elementwise/derivatives.py) are
+  partial derivatives times the cotangent `g`, pointwise; with the input's tangent in place of `g` and no
+  reduction over broadcast dimensions, formula_i(t_i) = d out / d in_i * t_i, and the jvp is their sum. Real
+  dtypes only: a complex formula carries torch's conjugations (and non-holomorphic ops the second Wirtinger
+  derivative), which the transpose below gets right without a table of its own;
+- declared rules, keyed by node class (torch's names): the product rule for the matmul family, the op itself on
+  the tangents for linear ops (reductions, cat and stack, copies), and for any view (an output sharing its one
+  input's memory) the same strides taken of the input's tangent;
+- every other node: its own backward, transposed. b(u) = J^T u is linear in a dummy cotangent u, so
+  J t = d<b(u), t>/du: one call of the node's backward on u, and one reverse pass over that small graph.
+  Still eager and local: the pass never leaves the node (its saved tensors enter detached).
+
+Rules run in tidal ops (tensor methods: autograd sits below ops), so with `create` (grad mode on and something
+requiring grad) the tangents record a graph of their own and reverse-over-forward works.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..tensor import Tensor
+from . import hooks
+from .api import grad as _grad
+from .grad_mode import enable_grad
+from .graph import output_alias
+
+
+def output_tangents(node, inputs: tuple, outputs, tangents: list, create: bool) -> list:
+    """The tangent of each of `outputs` (None where not floating point) of `node`, given each input's (None:
+    zero); `create`: the tangents must be differentiable."""
+    rule = _RULES.get(type(node).__name__)
+    found = None
+    if rule is not None:
+        found = rule(node, inputs, outputs, tangents)
+    elif node.backward_fn is hooks.elementwise_backward:
+        found = _elementwise(node, inputs, outputs, tangents, create)
+    elif len(inputs) == 1 and _is_view(inputs[0], outputs):
+        found = [_view_tangent(tangents[0], inputs[0], o) for o in outputs]
+    if found is None:
+        found = _transposed(node, inputs, outputs, tangents, create)
+    return [_fitted(t, o) for t, o in zip(found, outputs)]
+
+
+def _fitted(t, out: Tensor):
+    """`t` as `out`'s tangent: its dtype and shape (a zero tangent where a float output got none)."""
+    if not out.dtype.is_floating_point:
+        return None
+    if t is None:
+        return hooks.zeros_like(out)
+    if t.dtype is not out.dtype:
+        t = t.real if t.dtype.is_complex and not out.dtype.is_complex else t
+        t = t if t.dtype is out.dtype else t.to(out.dtype)
+    if tuple(t.shape) != tuple(out.shape):
+        t = t.expand(out.shape).contiguous()
+    return t
+
+
+# -- elementwise: one rule from the backward formulas ---------------------------------------------
+def _saved_now(node, outputs, create: bool) -> tuple:
+    """The node's saved tensors as its backward will see them; an elementwise node saves its output only after
+    recording (Node.save_output), so the output stands in at place 0 (attached to the node when differentiable)."""
+    saved = node.saved_tensors
+    if saved and saved[0] is None and node.backward_fn is hooks.elementwise_backward:
+        out = outputs[0]
+        if create:
+            out = output_alias(out)
+            out._requires_grad, out.grad_fn = True, node
+        saved = (out,) + tuple(saved[1:])
+    return saved
+
+
+def _elementwise(node, inputs, outputs, tangents, create: bool):
+    if outputs[0].dtype.is_complex or any(t is not None and t.dtype.is_complex for t in tangents):
+        return None
+    out_dtype = outputs[0].dtype
+    saved = _saved_now(node, outputs, create)
+    total = None
+    for fn, t in zip(node.attrs[2], tangents):
+        if fn is None or t is None:
+            continue
+        term = fn(t if t.dtype is out_dtype else t.to(out_dtype), *saved)
+        total = term if total is None else total + term
+    return [total]
+
+
+# -- declared rules -------------------------------------------------------------------------------
+def _product(node, inputs, outputs, tangents):
+    """matmul's family: (a + ta)(b + tb) = ab + ta b + a tb + ..., bilinear in its two operands."""
+    (a, b), (ta, tb) = inputs[:2], tangents[:2]
+    terms = ([ta @ b] if ta is not None else []) + ([a @ tb] if tb is not None else [])
+    if not terms or any(x is None for x in inputs[:2]):
+        return None
+    return [terms[0] + terms[1] if len(terms) == 2 else terms[0]]
+
+
+def _linear(apply: Callable) -> Callable:
+    """A rule for an op linear in its one input: the op itself on the tangent, `apply(t, node, out)`."""
+    def rule(node, inputs, outputs, tangents):
+        t = tangents[0]
+        return [None if t is None else apply(t, node, outputs[0])]
+    return rule
+
+
+def _reduced(method: str) -> Callable:
+    """sum and mean: the same reduction of the tangent (a dtype or other extra argument: the transpose)."""
+    def rule(node, inputs, outputs, tangents):
+        spec, t = node.attrs, tangents[0]
+        if t is None or tuple(t.shape) != tuple(spec.shape) or spec.extra is not None or not spec.axes:
+            return None
+        return [getattr(t, method)(dim=list(spec.axes), keepdim=spec.keepdim)]
+    return rule
+
+
+def _joined(join: str) -> Callable:
+    """cat and stack: the same join of the tangents, zeros for inputs without one."""
+    def rule(node, inputs, outputs, tangents):
+        dim = node.attrs[0] if join == "cat" else node.attrs
+        if not isinstance(dim, int) or any(x is None for x in inputs):
+            return None
+        parts = [t if t is not None else hooks.zeros_like(x) for x, t in zip(inputs, tangents)]
+        dtype = outputs[0].dtype
+        parts = [p if p.dtype is dtype else p.to(dtype) for p in parts]
+        joined = hooks.stack(parts, dim) if join == "stack" else _cat(parts, dim)
+        return None if joined is None else [joined]
+    return rule
+
+
+def _cat(parts: list, dim: int) -> Tensor:
+    """cat of equal `parts` along `dim`, as their stack with that dim merged (hooks has stack, not cat); None
+    for unequal parts (the transpose serves them)."""
+    if len({tuple(p.shape) for p in parts}) != 1 or not parts[0].dim():
+        return None
+    dim = dim % parts[0].dim()
+    shape = list(parts[0].shape)
+    shape[dim] *= len(parts)
+    return hooks.stack(parts, dim).reshape(shape)
+
+
+_RULES: dict = {
+    **dict.fromkeys(("MmBackward0", "BmmBackward0", "MvBackward0", "DotBackward0", "MatmulBackward0",
+                     "VdotBackward0"), _product),
+    "SumBackward0": _reduced("sum"), "SumBackward1": _reduced("sum"),
+    "MeanBackward0": _reduced("mean"), "MeanBackward1": _reduced("mean"),
+    "CatBackward0": _joined("cat"), "StackBackward0": _joined("stack"),
+    "CloneBackward0": _linear(lambda t, node, out: t.clone()),
+    "ToCopyBackward0": _linear(lambda t, node, out: t.to(out.dtype) if t.dtype is not out.dtype else t.clone()),
+}
+
+
+# -- views ----------------------------------------------------------------------------------------
+def _is_view(x, outputs) -> bool:
+    """Whether every output is a view of input `x` of its dtype (same memory, strides as they are)."""
+    if not isinstance(x, Tensor):
+        return False
+    for o in outputs:
+        if o._v.blob is not x._v.blob or o.dtype is not x.dtype:
+            return False
+    return True
+
+
+def _view_tangent(t, x: Tensor, out: Tensor):
+    """The tangent of view `out` of `x`: the same window of `t`, laid out as `x` is (a tangent laid out
+    otherwise is first copied into `x`'s strides)."""
+    if t is None:
+        return None
+    if tuple(t.stride()) != tuple(x.stride()) or tuple(t.shape) != tuple(x.shape):
+        t = _laid_out_as(t, x)
+    offset = t.storage_offset() + out.storage_offset() - x.storage_offset()
+    return t.as_strided(tuple(out.shape), tuple(out.stride()), offset)
+
+
+def _laid_out_as(t: Tensor, x: Tensor) -> Tensor:
+    """`t`'s values in a tensor with `x`'s shape and strides (over a storage of its own)."""
+    span = 1 + sum((n - 1) * s for n, s in zip(x.shape, x.stride()) if n > 0)
+    flat = hooks.zeros((span if x.numel() else 0,), dtype=t.dtype, device=t.device)
+    window = flat.as_strided(tuple(x.shape), tuple(x.stride()), 0)
+    if t.requires_grad:
+        return window + t  # (a differentiable copy: zeros plus t, in x's layout)
+    window.copy_(t)
+    return window
+
+
+# -- the transpose of the node's own backward -------------------------------------------------------
+def _detached_saved(saved: tuple) -> tuple:
+    return tuple([output_alias(s) if isinstance(s, Tensor) else s for s in saved])
+
+
+def _fit_pair(g: Tensor, t: Tensor, meta) -> tuple:
+    """(b_i(u) fitted to input i as the engine fits gradients, the input's tangent in its dtype)."""
+    if meta is not None and tuple(g.shape) != tuple(meta[0]):
+        g = g.sum_to_size(meta[0])
+    if g.dtype.is_complex and not t.dtype.is_complex:
+        g = g.real
+    return g, (t if t.dtype is g.dtype else t.to(g.dtype))
+
+
+def _transposed(node, inputs, outputs, tangents, create: bool) -> list:
+    """J t from the node's backward b(u) = J^T u: J t = d<b(u), t>/du (see the module's docstring)."""
+    dummies = [hooks.zeros_like(o).requires_grad_(True) if o.dtype.is_floating_point else None for o in outputs]
+    old = (node._saved, node._saved_outputs)
+    saved = _saved_now(node, outputs, create)
+    # without `create`, the saved tensors enter without their history: the pass below stays inside the node
+    node._saved, node._saved_outputs = (saved if create else _detached_saved(saved)), ()
+    try:
+        with enable_grad():
+            grads = node.backward_fn(node, *dummies)
+            grads = grads if isinstance(grads, tuple) else (grads,)
+            pairs = [_fit_pair(g, t, meta) for g, t, meta in zip(grads, tangents, node._input_meta)
+                     if g is not None and t is not None and g.requires_grad]
+    finally:
+        node._saved, node._saved_outputs = old
+    live = [d for d in dummies if d is not None]
+    if not pairs or not live:
+        return [None] * len(outputs)
+    found = iter(_grad([g for g, _ in pairs], live, [t for _, t in pairs], create_graph=create,
+                       allow_unused=True))
+    return [next(found) if d is not None else None for d in dummies]
