@@ -36,7 +36,7 @@ from ..vm.failure import issuing_site
 from ..vm.instruction import compute_instruction
 from ..vm.replay import layout_id
 from .graph import AccumulateGrad
-from . import hooks
+from . import hooks, lowered_replay
 
 enabled = os.environ.get("TIDAL_BACKWARD_REPLAY", "1") != "0"
 MAX_RECORDINGS = 256  # distinct graphs kept, and instructions in all of them (memory stays bounded: a large model's
@@ -54,7 +54,7 @@ _kept_steps = [0]  # instructions in all recordings
 
 def stats() -> dict:
     """Backward passes recorded, replayed, and recorded in vain (not replayable) so far in this process."""
-    return dict(_counts, kept=len(_recordings))
+    return dict(_counts, kept=len(_recordings), **lowered_replay._counts)
 
 
 def forget() -> None:
@@ -329,6 +329,9 @@ class Recording:
     bumps: list
     n_views: int
     n_blobs: int
+    lowered: object = None  # its lowered_replay.Lowered, once captured
+    capture_tries: int = 0
+    replays: int = 0
 
 
 class _Recorder:
@@ -500,7 +503,18 @@ def run(roots: list, starts: list, retain_graph: bool, engine) -> bool:
         _misses[0] = 0
         if recording is None:
             return False
-        _replay(recording, walk, retain_graph)
+        vm = walk.vm
+        if lowered_replay.usable(vm) and (recording.lowered is not None or lowered_replay.worth_capturing(recording)):
+            if recording.lowered is not None:
+                lowered_replay.replay(recording, walk, retain_graph)
+            else:
+                capture = lowered_replay.begin(vm, recording.n_blobs)
+                try:
+                    _replay(recording, walk, retain_graph, capture)
+                finally:
+                    lowered_replay.end(capture, recording)
+        else:
+            _replay(recording, walk, retain_graph)
         _counts["replayed"] += 1
         return True
     seen = _seen.get(key, 0) + 1
@@ -564,7 +578,7 @@ def _record(walk: _Walk, engine):
         return None
 
 
-def _replay(rec: Recording, walk: _Walk, retain_graph: bool) -> None:
+def _replay(rec: Recording, walk: _Walk, retain_graph: bool, capture=None) -> None:
     vm = walk.vm
     push = vm.push
     n_blobs = rec.n_blobs
@@ -586,6 +600,9 @@ def _replay(rec: Recording, walk: _Walk, retain_graph: bool) -> None:
                     blob = blobs[b] = fresh_blob(nbytes, vm)
             views[n] = view_of(blob, shape, strides, offset, np_dtype, layout)
         blob = None
+        if capture is not None:
+            for entry in first:
+                capture.view_made(views[entry[0]], entry)
         if args and args[0].__class__ is tuple:
             ins = tuple([views[n] if n is not None else x for n, x in args])
         else:

@@ -180,6 +180,7 @@ class VirtualMachine:
     """One per device: instructions in, kernels out, with fusion and dependence tracking."""
 
     recorder = None  # a callable shown every pushed instruction (autograd's backward replay records a pass)
+    capturer = None  # a callable shown every lowered batch and whether its window was replayed (see `lowered`)
 
     def __init__(self, device, backend):
         self.device = device
@@ -268,6 +269,25 @@ class VirtualMachine:
         for v in ins.outs:  # outside the lock: another thread's pushes go on meanwhile
             self.wait_blob(v.blob)
 
+    def lowered(self, batch: list, instructions: int, fused_away: int, avoided: int, windows: int) -> None:
+        """Run a batch lowered before (a window sequence seen before, captured through `capturer`, in new views):
+        the pending window goes first, then the batch on the compute stream, counted as the `instructions` it
+        stands for. Its issuer vouches that the captured windows were replayed from settled templates and that
+        what they dropped is still dead (nothing outside the batch can reach its temporaries)."""
+        self._acquire()
+        try:
+            if self.window:
+                self.flush()
+            stats = self.stats
+            stats.instructions += instructions
+            stats.fused_away += fused_away
+            stats.allocations_avoided += avoided
+            stats.replays += windows
+            if batch:
+                self.stream("compute").submit(batch)
+        finally:
+            self._release()
+
     def _ran_alone(self, ins: Instruction) -> bool:
         # A window of one instruction that runs on the calling thread anyway (sync mode, or a sync point
         # while its stream is idle) skips the fusion pass and the batch: run it here if this VM has no
@@ -313,7 +333,12 @@ class VirtualMachine:
             window, self.window = self.window, []
             if not window or inline and len(window) == 1 and self._ran_alone(window[0]):
                 return
-            batch = self.windows.lower(window, self.stats)
+            if self.capturer is None:
+                batch = self.windows.lower(window, self.stats)
+            else:
+                replays = self.stats.replays
+                batch = self.windows.lower(window, self.stats)
+                self.capturer(batch, self.stats.replays != replays)
             del window
             if not batch:
                 return
