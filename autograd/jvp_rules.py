@@ -13,7 +13,7 @@ Three kinds of rule, tried in this order:
   the tangents for linear ops (reductions, cat and stack, copies), and for any view (an output sharing its one
   input's memory) the same strides taken of the input's tangent;
 - every other node: its own backward, transposed. b(u) = J^T u is linear in a dummy cotangent u, so
-  J t = d<b(u), t>/du: one call of the node's backward on u, and one reverse pass over that small graph.
+  J t = d<b(u), t>/du at any u: one call of the node's backward on u, and one reverse pass over that small graph.
   Still eager and local: the pass never leaves the node (its saved tensors enter detached).
 
 Rules run in tidal ops (tensor methods: autograd sits below ops), so with `create` (grad mode on and something
@@ -116,6 +116,20 @@ def _reduced(method: str) -> Callable:
     return rule
 
 
+def _logcumsumexp(node, inputs, outputs, tangents):
+    """y_i = log sum_{j<=i} exp(x_j): t_y,i = sum_{j<=i} exp(x_j - y_i) t_j, a cumsum scaled by the row's
+    maximum (its backward splits the cotangent by sign in log space, which a zero dummy cannot transpose)."""
+    t, spec = tangents[0], node.attrs
+    x, y = node.saved_tensors
+    if t is None or len(spec.axes) != 1 or x.dtype.is_complex or not x.dim():
+        return None
+    dim = spec.axes[0]
+    top = x.amax(dim, keepdim=True)
+    scaled = t * (x - top).exp()
+    run = scaled.flip(dim).cumsum(dim).flip(dim) if spec.extra else scaled.cumsum(dim)
+    return [run * (top - y).exp()]
+
+
 def _joined(join: str) -> Callable:
     """cat and stack: the same join of the tangents, zeros for inputs without one."""
     def rule(node, inputs, outputs, tangents):
@@ -146,6 +160,7 @@ _RULES: dict = {
                      "VdotBackward0"), _product),
     "SumBackward0": _reduced("sum"), "SumBackward1": _reduced("sum"),
     "MeanBackward0": _reduced("mean"), "MeanBackward1": _reduced("mean"),
+    "LogcumsumexpBackward0": _logcumsumexp,
     "CatBackward0": _joined("cat"), "StackBackward0": _joined("stack"),
     "CloneBackward0": _linear(lambda t, node, out: t.clone()),
     "ToCopyBackward0": _linear(lambda t, node, out: t.to(out.dtype) if t.dtype is not out.dtype else t.clone()),
@@ -154,11 +169,12 @@ _RULES: dict = {
 
 # -- views ----------------------------------------------------------------------------------------
 def _is_view(x, outputs) -> bool:
-    """Whether every output is a view of input `x` of its dtype (same memory, strides as they are)."""
+    """Whether every output is a view of input `x` of its dtype (same memory, strides as they are), not `x`
+    itself written in place."""
     if not isinstance(x, Tensor):
         return False
     for o in outputs:
-        if o._v.blob is not x._v.blob or o.dtype is not x.dtype:
+        if o is x or o._v.blob is not x._v.blob or o.dtype is not x.dtype:
             return False
     return True
 
@@ -187,7 +203,16 @@ def _laid_out_as(t: Tensor, x: Tensor) -> Tensor:
 
 # -- the transpose of the node's own backward -------------------------------------------------------
 def _detached_saved(saved: tuple) -> tuple:
-    return tuple([output_alias(s) if isinstance(s, Tensor) else s for s in saved])
+    """The saved tensors as leaves of their own: a formula that asks `requires_grad` gets the same answer, and
+    the graph it records ends there."""
+    out = []
+    for s in saved:
+        if isinstance(s, Tensor):
+            alias = output_alias(s)
+            alias._requires_grad = s._requires_grad
+            s = alias
+        out.append(s)
+    return tuple(out)
 
 
 def _fit_pair(g: Tensor, t: Tensor, meta) -> tuple:
@@ -201,6 +226,7 @@ def _fit_pair(g: Tensor, t: Tensor, meta) -> tuple:
 
 def _transposed(node, inputs, outputs, tangents, create: bool) -> list:
     """J t from the node's backward b(u) = J^T u: J t = d<b(u), t>/du (see the module's docstring)."""
+    # (b is linear, so any u serves; zeros meet the checks some backwards make of their cotangent: linalg.eig's)
     dummies = [hooks.zeros_like(o).requires_grad_(True) if o.dtype.is_floating_point else None for o in outputs]
     old = (node._saved, node._saved_outputs)
     saved = _saved_now(node, outputs, create)
