@@ -123,3 +123,5 @@ for _mod in MODULES:
     __all__ += list(_mod.__all__)
     for _name, _fn in _mod.METHODS.items():
         setattr(Tensor, _name, _checked_method(_fn, _name))
+
+complex_tensors.install_lazy_writers()  # conj views' in-place methods, once Tensor has every op's (lazy_views)

@@ -5,10 +5,8 @@ import torch
 
 
 def to_numpy(t) -> np.ndarray:
-    """A tidal or torch tensor's values as NumPy (torch's conjugate views resolved first)."""
-    if isinstance(t, torch.Tensor):
-        return t.detach().resolve_conj().numpy()
-    return t.detach().numpy()
+    """A tidal or torch tensor's values as NumPy (conjugate and negative views resolved first, in both)."""
+    return t.detach().resolve_conj().resolve_neg().numpy()
 
 
 def raises_like(fn_t, fn_torch) -> None:

@@ -1,7 +1,6 @@
-"""conj and its bits, against torch, for what tidal has: conj() materializes (tidal has no lazy conjugate bit)
-and marks its result, so values, dtypes and gradients are torch's, is_conj() is True on a conj() result (see
-tests/test_memory_format.py) while is_neg() is False; conj_physical returns real input itself, as torch. The copy
-semantics are pinned down here so a future conjugate view must change this test on purpose."""
+"""conj and its bits, against torch: values, dtypes and gradients of conj, conj_physical, resolve_conj/neg, mH and
+adjoint; conj_physical returns real input itself, as torch; conj() is a view that writes through (the lazy views'
+own tests: tests/test_conj_views.py)."""
 import numpy as np
 import pytest
 import torch
@@ -63,17 +62,18 @@ def test_resolved_tensors_are_plain_in_both():
             assert not r.is_conj() and not r.is_neg()
 
 
-def test_conj_is_a_copy_in_tidal():
-    """tidal's documented difference from torch: conj() and mH of a complex tensor are new memory (no conjugate
-    bit), marked is_conj() as torch's view, but writing through them leaves the source alone; torch writes
-    through."""
+def test_conj_writes_through_as_torch():
+    """conj() and mH of a complex tensor are views with the conjugate bit: a write through them reaches the
+    source conjugated, in both."""
     z, w = tc.tensor(Z), torch.tensor(Z)
     c, cw = z.conj(), w.conj()
     assert c.is_conj() and cw.is_conj()
-    c[0, 0] = 5.0
-    cw[0, 0] = 5.0
-    assert complex(z[0, 0].item()) == Z[0, 0]
-    assert complex(w[0, 0].item()) == 5.0  # torch: conj(5) written back to the source
+    c[0, 0] = 5.0 + 1j
+    cw[0, 0] = 5.0 + 1j
+    assert complex(z[0, 0].item()) == complex(w[0, 0].item()) == 5.0 - 1j
+    z.mH[0, 1] = 2j
+    w.mH[0, 1] = 2j
+    np.testing.assert_array_equal(z.numpy(), w.numpy())
     zm = tc.tensor(X)  # real dtypes: mH is mT, a view in both
     zm.mH[0, 1] = 7.0
     assert float(zm[1, 0].item()) == 7.0

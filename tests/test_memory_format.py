@@ -11,9 +11,6 @@ RNG = np.random.default_rng(816)
 FORMATS = ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format")
 # a known gap, kept as a strict xfail so closing it shows: numpy() of a conj-marked copy is allowed because tidal's
 # own kernels read tensors through numpy()
-NUMPY_PATCH = pytest.mark.xfail(strict=True, reason="numpy() of a conj-marked tensor is not refused")
-
-
 def pair(*shape, dtype="float32"):
     """The same random values as a tidal and a torch tensor."""
     a = RNG.standard_normal(shape).astype(dtype)
@@ -327,7 +324,6 @@ def test_conj_gradients():
     np.testing.assert_allclose(a.grad.numpy(), b.grad.resolve_conj().numpy(), rtol=1e-6)
 
 
-@NUMPY_PATCH
 def test_numpy_of_a_conj_view_is_refused():
     z, w = _complex_pair()
     raises_same(lambda: z.conj().numpy(), lambda: w.conj().numpy())

@@ -13,7 +13,10 @@ from ...autograd.graph import needs_grad
 from ...autograd.view_inplace import _geometry
 from ...tensor import Tensor
 from ...tensor import dtype as dt
+from ...vm import View
 from . import compiled as complex_compiled  # noqa: F401  (complex fused groups compile: it registers their vocabulary)
+from .lazy_views import ConjView, NegView, lazy, resolved, unmarked, view_with
+from .lazy_views import install_writers as install_lazy_writers  # noqa: F401  (tidal.ops calls it)
 from ..elementwise import plans as ew
 from ..elementwise import copies, arithmetic as M
 from ..elementwise import number_ops
@@ -70,7 +73,12 @@ METHODS.update(__complex__=_complex_number, is_complex=is_complex, cfloat=_cfloa
 
 # -- real / imag / view_as_real: float views of the complex memory -------------------------------------
 def _parts_view(z: Tensor, extra: bool, part: int) -> Tensor:
-    """A float view of complex `z`: its real (part 0) or imaginary (part 1) parts, or both as a last dim of 2."""
+    """A float view of complex `z`: its real (part 0) or imaginary (part 1) parts, or both as a last dim of 2.
+    Of a conj view: its real parts plainly, its imaginary parts as a negative view (both on the shared memory)."""
+    if isinstance(z, ConjView):
+        m = z._mem
+        parts = View(m.blob, m.shape, tuple(2 * s for s in m.strides), 2 * m.offset + part, z.dtype.to_real().np)
+        return view_with(NegView if part else Tensor, z, parts, z.dtype.to_real())
     v = z._v
     strides = tuple(2 * s for s in v.strides)
     if extra:
@@ -133,6 +141,10 @@ def view_as_real(input: Tensor) -> Tensor:
     """A complex tensor seen as real pairs: shape (..., 2), sharing its memory."""
     if not input.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
+    if isinstance(input, ConjView):
+        raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate "
+                           "tensor so you can view it as real, use self.resolve_conj(); however, be warned that the "
+                           "resulting tensor will NOT alias the original.")
     out = _parts_view(input, True, 0)
     VIEW_AS_REAL.attach((input,), (out,))
     return out
@@ -206,23 +218,18 @@ AS_STRIDED_PARTS = Primitive("as_strided_parts", None, cpu=None, backward=_parts
 
 # -- conj, angle ------------------------------------------------------------------------------------
 # torch's conj() of a complex tensor is a lazy view (a conjugate bit on the same memory: writes through it reach
-# the source). tidal's kernels read memory as it is, with no such bit, so conj() materializes the conjugate and
-# marks the result (`_is_conj`) so that what a program observes of the bit is torch's: is_conj() is True,
-# resolve_conj() gives an unmarked copy, numpy() refuses it, conj() of it gives the source's values unmarked.
-# Unlike torch, the result is a copy: writes to it (or to its source) are not seen by the other, and views or
-# detach() of it are not marked. Likewise the imaginary part of a conj view carries no negative bit here.
-_CONJ = "_is_conj"
+# the source, views of it keep the bit, its imaginary part has the negative bit). tidal's is the same, made by
+# lazy_views.py (the bit is the tensor's class; see there for why plain tensors pay nothing).
 
 
 def conj(input: Tensor) -> Tensor:
-    """The complex conjugate, materialized and marked conjugate (torch's lazy view); input itself for real
-    dtypes."""
+    """The complex conjugate as a lazy view of input's memory (torch's conjugate bit); input itself for real
+    dtypes; conj() of a conj view is its memory's values, a plain view."""
     if not input.dtype.is_complex:
         return input
-    out = ew.apply("conj", input)
-    if not input.__dict__.get(_CONJ, False):  # conj of a conj view: the source's values, unmarked
-        out.__dict__[_CONJ] = True
-    return out
+    if isinstance(input, ConjView):
+        return unmarked(input)
+    return lazy(ConjView, input)
 
 
 def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -233,23 +240,23 @@ def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 
 def is_conj(input: Tensor) -> bool:
-    """Whether input is the (marked) result of conj() of a complex tensor, as torch's conjugate bit."""
-    return input.__dict__.get(_CONJ, False)
+    """Whether input is a conjugate view (torch's conjugate bit)."""
+    return isinstance(input, ConjView)
 
 
 def is_neg(input: Tensor) -> bool:
-    """False: tidal tensors never carry torch's lazy negative bit."""
-    return False
+    """Whether input is a negative view (torch's negative bit: the imaginary part of a conjugate view)."""
+    return isinstance(input, NegView)
 
 
 def resolve_conj(input: Tensor) -> Tensor:
-    """An unmarked copy of a conj() result (torch materializes the bit); input itself otherwise."""
-    return copies.clone(input) if input.__dict__.get(_CONJ, False) else input
+    """A conjugate view's values in new memory (no bit); input itself otherwise."""
+    return resolved(input) if isinstance(input, ConjView) else input
 
 
 def resolve_neg(input: Tensor) -> Tensor:
-    """input itself: with no negative bit there is nothing to materialize (torch returns self too then)."""
-    return input
+    """A negative view's values in new memory (no bit); input itself otherwise."""
+    return resolved(input) if isinstance(input, NegView) else input
 
 
 def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:

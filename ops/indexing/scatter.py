@@ -149,6 +149,8 @@ def view_of(t: Tensor, shape: tuple, strides: tuple, offset: int) -> Tensor:
     """A view of `t`'s blob with this layout (no instruction, no graph)."""
     if 0 in shape:  # an empty view may point past the end; the CPU backend can't map that
         offset = min(offset, t._v.blob.nbytes // t.dtype.itemsize)
+    if t.__class__ is not Tensor and hasattr(t, "_lazy_view"):  # a conj view's views keep its bit (lazy_views)
+        return t._lazy_view(shape, strides, offset, None)
     base = t if t._base is None else t._base
     out = Tensor._make(View(t._v.blob, tuple(shape), tuple(strides), offset, t._v.dtype), t.dtype, t.device,
                        t._vm, base=base)

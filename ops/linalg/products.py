@@ -351,7 +351,7 @@ def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     need_tensor("vdot", "other", 2, other)
     if input.dtype is dt.complex32:
         not_bool("vdot", input.dtype)
-    if input.dtype.is_complex and input.ndim == 1:  # tidal has no conjugate bit: conj is a (differentiable) copy
+    if input.dtype.is_complex and input.ndim == 1:  # (a conj view: the product reads its conjugated values)
         input = input.conj()
     return _dot("vdot", input, other, out)
 

@@ -36,6 +36,8 @@ _public = exporter(__all__, METHODS, globals())
 # -- shared helpers (shape_ops uses them too) ----------------------------------------------------
 def make_view(t: Tensor, shape: tuple, strides: tuple, offset: int, dtype: dt.dtype | None = None) -> Tensor:
     """A tensor over `t`'s blob with the given geometry; its `_base` is the root tensor."""
+    if t.__class__ is not Tensor and hasattr(t, "_lazy_view"):  # a conj view's views keep its bit (lazy_views)
+        return t._lazy_view(shape, strides, offset, dtype)
     dtype = t.dtype if dtype is None else dtype
     base = t._base if t._base is not None else t
     out = Tensor._make(View(t._v.blob, tuple(shape), tuple(strides), offset, dtype.np), dtype, t.device,
@@ -114,6 +116,8 @@ def _contiguous_view(t: Tensor, shape: tuple) -> Tensor:
 
 # -- view / reshape ------------------------------------------------------------------------------
 def _view_dtype(t: Tensor, dtype: dt.dtype) -> Tensor:
+    if dtype is not t.dtype and hasattr(t, "dtype_view_error"):  # a conj or negative view (lazy_views): refused first
+        raise RuntimeError(t.dtype_view_error)
     old, new = t.dtype.itemsize, dtype.itemsize
     shape, strides, offset = list(t._v.shape), list(t._v.strides), t._v.offset
     if old == new:
@@ -308,8 +312,7 @@ def _t_back(node, g):
 
 @_public
 def adjoint(input: Tensor) -> Tensor:
-    """The last two dims swapped and conjugated (a view for real dtypes; a copy for complex ones: tidal
-    has no conjugate bit)."""
+    """The last two dims swapped and conjugated (a view; for complex dtypes a conjugate view, as torch's)."""
     return _conj(_matrix_transpose(input, "tensor.adjoint()"))
 
 
@@ -358,9 +361,9 @@ def _matrix_property(name: str):
 
 
 METHODS.update(T=property(_T, doc="The dims reversed (a view)."),
-               H=property(_H, doc="The conjugate transpose of a matrix (a copy for complex dtypes)."),
+               H=property(_H, doc="The conjugate transpose of a matrix (a view)."),
                mT=property(_matrix_property("mT"), doc="The last two dims swapped (a view)."),
-               mH=property(_matrix_property("mH"), doc="mT conjugated (a copy for complex dtypes)."))
+               mH=property(_matrix_property("mH"), doc="mT conjugated (a view)."))
 
 
 @_public(aliases=("moveaxis",))

@@ -1,0 +1,290 @@
+"""Lazy conjugate and negative views: torch's conjugate bit (`x.conj()`) and negative bit (`x.conj().imag`).
+
+A lazy view shares its source's memory (same blob, same geometry rules as any view) and reads it through a
+transform: its values are conj(memory) or -memory. Design, chosen so that plain tensors pay nothing:
+
+- The bit is the tensor's class. `ConjView` and `NegView` are Tensor subclasses whose `_v` (the View every
+  kernel, printer and op reads) is a property: reading it returns a *snapshot*, a View of a fresh blob laid out
+  exactly as the memory (same shape, strides, offset) holding the transformed values, computed by one
+  elementwise instruction queued at the read, so it sees every write queued before it. The snapshot is kept
+  while the memory's version counter is unchanged. The memory itself is `_mem`. A plain Tensor's `_v` is its
+  slot, untouched: no op on plain tensors checks a bit, and no dispatch path changed for them.
+- What must see the memory rather than the values reads `_mem`: metadata (shape, strides, data_ptr, storage,
+  version) here, and the two places views are made (movement.views.make_view, indexing.scatter.view_of), which
+  for a lazy view make a lazy view of the same memory (one class check on a non-Tensor class only).
+- Writes into a lazy view (its in-place methods, item assignment, augmented operators) run on a resolved copy
+  and store the inverse transform of the result into the memory through a plain view (`unmarked`), so the source
+  sees them, and autograd sees an ordinary write through a view of the source.
+
+Known gaps: a write into the source does not refresh a lazy view's grad_fn (views are refreshed on the
+source's new history as as_strided views, which lazy views are not: see autograd/view_inplace.refresh_views);
+an op called with `out=` a lazy view, or Tensor.add_(y, ...) called unbound on one, writes the snapshot only;
+`type(x.conj())` is ConjView, a Tensor subclass, where torch's is torch.Tensor.
+"""
+from __future__ import annotations
+
+from ...autograd.grad_mode import no_grad
+from ...autograd.view_inplace import track_view
+from ...tensor import Tensor
+from ...tensor.tensor import VersionCounter, Size
+from ...vm import View
+from ...vm.blob import fresh_blob
+from ..dispatch.primitive import Primitive
+from ..dispatch.torch_function import register_plain_subclass
+from ..elementwise import copies, plans as ew
+
+
+def _conj_back(node, g):
+    return (ew.apply("conj", g),)
+
+
+def _neg_back(node, g):
+    return (ew.apply("neg", g),)
+
+
+# the nodes of a lazy view and of the plain view that undoes it (torch's ConjBackward0 / NegViewBackward0)
+CONJ = Primitive("conj", None, cpu=None, backward=_conj_back)
+NEG_VIEW = Primitive("_neg_view", None, cpu=None, backward=_neg_back)
+
+
+class LazyView(Tensor):
+    """A view whose values are a transform (`op`: "conj" or "neg") of the memory it shares (see the module)."""
+
+    __slots__ = ("_mem", "_snap")
+    op = ""
+    node: Primitive
+    numpy_error = ""
+    dtype_view_error = ""
+
+    # -- the memory and the values ----------------------------------------------------------------
+    def _read_values(self) -> View:
+        mem = self._mem
+        snap = self._snap
+        if snap is not None and snap[0] == mem.blob.version:
+            return snap[1]._v
+        blob = fresh_blob(mem.blob.nbytes, self._vm)
+        values = Tensor._make(View(blob, mem.shape, mem.strides, mem.offset, mem.dtype), self.dtype, self.device,
+                              self._vm)
+        src, dst = Tensor._make(mem, self.dtype, self.device, self._vm), values
+        if any(s == 0 and n > 1 for n, s in zip(mem.shape, mem.strides)):  # (expanded: the write would overlap)
+            flat = (mem.blob.nbytes // self.dtype.itemsize,)
+            src = Tensor._make(View(mem.blob, flat, (1,), 0, mem.dtype), self.dtype, self.device, self._vm)
+            dst = Tensor._make(View(blob, flat, (1,), 0, mem.dtype), self.dtype, self.device, self._vm)
+        with no_grad():
+            ew.apply(self.op, src, out=dst)
+        self._snap = (mem.blob.version, values)
+        return values._v
+
+    def _write_memory(self, view: View) -> None:
+        snap = getattr(self, "_snap", None)
+        if snap is not None and view.blob is snap[1]._v.blob:  # an in-place metadata op (t_, unsqueeze_) on _v
+            view = View(self._mem.blob, view.shape, view.strides, view.offset, view.dtype)
+        self._mem = view
+        self._snap = None
+
+    _v = property(_read_values, _write_memory, doc="The values, as a View of a snapshot laid out as the memory.")
+
+    # -- the node: regenerated on the source's current history when that changed (as torch's views' grad_fn) ----
+    _node = _node_on = None
+
+    def _get_node(self):
+        node, base = self._node, self._base
+        if node is not None and base is not None and base.grad_fn is not self._node_on and base.grad_fn is not None:
+            self._renode(base)
+            node = self._node
+        return node
+
+    def _set_node(self, node) -> None:
+        self._node = node
+        base = self._base
+        self._node_on = base.grad_fn if base is not None else None
+
+    grad_fn = property(_get_node, _set_node, doc="The node that made this view (renewed after writes to its source).")
+
+    def _renode(self, base: Tensor) -> None:
+        # a plain view of the source's memory laid out as this one's, on its current history, then this view's node
+        source = view_with(Tensor, self, self._mem)
+        if source.dtype is base.dtype:
+            from ..movement.view_grads import strided_node
+            strided_node("as_strided", base, source)
+        else:  # the imaginary part of a complex source
+            from .tensors import parts_node
+            parts_node(base, source)
+        self.node.attach((source,), (self,))
+
+    def _plain(self) -> Tensor:
+        """The memory as a plain tensor, in no graph (for metadata)."""
+        out = Tensor._make(self._mem, self.dtype, self.device, self._vm)
+        out._vc = self._vc
+        return out
+
+    # -- metadata: the memory's ----------------------------------------------------------------------
+    shape = property(lambda self: Size(self._mem.shape), doc="The size of each dimension.")
+    ndim = property(lambda self: len(self._mem.shape), doc="The number of dimensions.")
+
+    def size(self, dim: int | None = None):
+        """The shape, or the size of one dimension."""
+        return Tensor.size(self._plain(), dim)
+
+    def stride(self, dim: int | None = None):
+        """The strides in elements, or the stride of one dimension."""
+        return Tensor.stride(self._plain(), dim)
+
+    def storage_offset(self) -> int:
+        """The offset of the first element in the shared storage, in elements."""
+        return self._mem.offset
+
+    def dim(self) -> int:
+        """The number of dimensions."""
+        return len(self._mem.shape)
+
+    def numel(self) -> int:
+        """The number of elements."""
+        return Size(self._mem.shape).numel()
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Whether the memory is dense in `memory_format`'s order."""
+        return Tensor.is_contiguous(self._plain(), memory_format)
+
+    def data_ptr(self) -> int:
+        """The address of the first element of the shared memory."""
+        return Tensor.data_ptr(self._plain())
+
+    def untyped_storage_id(self) -> int:
+        """An id shared by every view of the same memory."""
+        return id(self._mem.blob)
+
+    @property
+    def _version(self) -> int:
+        return Tensor._version.fget(self._plain())
+
+    # -- what torch refuses, and the views that keep the bit ---------------------------------------------
+    def numpy(self, *, force: bool = False):
+        """Refused, as torch: the memory does not hold the values."""
+        raise RuntimeError(self.numpy_error)
+
+    def __array__(self, dtype=None, copy=None):
+        raise RuntimeError(self.numpy_error)
+
+    def detach(self) -> "LazyView":
+        """The same lazy view, cut from the autograd graph."""
+        out = type(self)._make(self._mem, self.dtype, self.device, self._vm)
+        if self._vc is not None:
+            out._vc = self._vc
+        return out
+
+    @property
+    def data(self) -> "LazyView":
+        """The same lazy view, outside the graph, with a version counter of its own."""
+        out = type(self)._make(self._mem, self.dtype, self.device, self._vm)
+        out._vc = VersionCounter()
+        return out
+
+    def _lazy_view(self, shape: tuple, strides: tuple, offset: int, dtype) -> "LazyView":
+        """A view of the same memory with another geometry, keeping the bit (views.make_view, scatter.view_of)."""
+        if dtype is not None and dtype is not self.dtype:
+            raise RuntimeError(self.dtype_view_error)
+        base = self._base if self._base is not None else self
+        out = type(self)._make(View(self._mem.blob, tuple(shape), tuple(strides), offset, self._mem.dtype),
+                               self.dtype, self.device, self._vm, base=base)
+        track_view(out)
+        return out
+
+
+class ConjView(LazyView):
+    """conj() of a complex tensor: its memory read conjugated (torch's conjugate bit)."""
+
+    __slots__ = ()
+    op = "conj"
+    node = CONJ
+    numpy_error = "Can't call numpy() on Tensor that has conjugate bit set. Use tensor.resolve_conj().numpy() instead."
+    dtype_view_error = "torch.Tensor.view is not supported for conjugate view tensors when converting to a different dtype."
+
+
+class NegView(LazyView):
+    """The imaginary part of a conj() view: its memory read negated (torch's negative bit)."""
+
+    __slots__ = ()
+    op = "neg"
+    node = NEG_VIEW
+    numpy_error = "Can't call numpy() on Tensor that has negative bit set. Use tensor.resolve_neg().numpy() instead."
+    dtype_view_error = ("torch.Tensor.view is not supported for tensors with negative bit set when converting to a "
+                        "different dtype.")
+
+
+register_plain_subclass(LazyView)
+
+
+# -- making and undoing lazy views ------------------------------------------------------------------------
+def view_with(cls: type, input: Tensor, view: View, dtype=None) -> Tensor:
+    """A `cls` tensor over `view` (of `input`'s memory), a view of input's base; no node."""
+    base = input._base if input._base is not None else input
+    out = cls._make(view, input.dtype if dtype is None else dtype, input.device, input._vm, base=base)
+    track_view(out)
+    return out
+
+
+def memory_of(t: Tensor) -> View:
+    """The View of `t`'s memory: a lazy view's `_mem`, a plain tensor's `_v`."""
+    return t._mem if isinstance(t, LazyView) else t._v
+
+
+def lazy(cls: type, input: Tensor, view: View | None = None) -> Tensor:
+    """`input`'s memory (or the `view` of it given) as a lazy view of class `cls`, with its node."""
+    out = view_with(cls, input, memory_of(input) if view is None else view)
+    cls.node.attach((input,), (out,))
+    return out
+
+
+def unmarked(t: LazyView) -> Tensor:
+    """A plain view of `t`'s memory: the values without the bit (conj() of a conj view), with its node."""
+    out = view_with(Tensor, t, t._mem)
+    t.node.attach((t,), (out,))
+    return out
+
+
+def resolved(t: LazyView) -> Tensor:
+    """The values in new memory: a plain copy (resolve_conj, resolve_neg)."""
+    return copies.clone(t)
+
+
+# -- writes into a lazy view ---------------------------------------------------------------------------------
+def _store(self: LazyView, values: Tensor) -> None:
+    """Write `values` (self's new values) into the memory, through a plain view, inverting the transform."""
+    unmarked(self).copy_(ew.apply(self.op, values))  # (self's node follows the source's new history: grad_fn)
+
+
+def _writer(name: str):
+    plain_method = getattr(Tensor, name)
+
+    def method(self, *args, **kwargs):
+        values = resolved(self)
+        result = plain_method(values, *args, **kwargs)
+        _store(self, values)
+        return self if result is values or result is None else result
+    method.__name__, method.__qualname__, method.__doc__ = name, f"LazyView.{name}", plain_method.__doc__
+    return method
+
+
+def _setitem(self: LazyView, index, value) -> None:
+    values = resolved(self)
+    values[index] = value
+    _store(self, values)
+
+
+# methods ending in "_" that change metadata or flags, not values
+_NOT_WRITES = {"requires_grad_", "share_memory_", "detach_", "resize_", "resize_as_", "set_", "as_strided_",
+               "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_", "swapdims_", "conj_"}
+
+
+def install_writers() -> None:
+    """Give LazyView its writing methods (called once Tensor has every op's method: tidal.ops)."""
+    for name in dir(Tensor):
+        if name.endswith("_") and not name.startswith("_") and name not in _NOT_WRITES and \
+                callable(getattr(Tensor, name)) and name not in vars(LazyView):
+            setattr(LazyView, name, _writer(name))
+    for name in ("__iadd__", "__iand__", "__ifloordiv__", "__ilshift__", "__imod__", "__imul__", "__ior__",
+                 "__ipow__", "__irshift__", "__isub__", "__itruediv__", "__ixor__"):
+        if hasattr(Tensor, name):
+            setattr(LazyView, name, _writer(name))
+    LazyView.__setitem__ = _setitem

@@ -1,0 +1,189 @@
+"""Lazy conjugate views (torch's conjugate bit) and the negative views they give (torch's negative bit), against
+torch: memory sharing, writes both ways, views keeping the bit, ops reading the values, errors, printing and
+gradients (ops/complex_numbers/lazy_views.py)."""
+import numpy as np
+import pytest
+import torch
+
+import tidal.compat as tc
+
+RNG = np.random.default_rng(1619)
+Z = RNG.standard_normal((3, 4)) + 1j * RNG.standard_normal((3, 4))
+LIBS = (tc, torch)
+
+
+def values(t) -> np.ndarray:
+    """The values as NumPy, bits resolved (the same call in both libraries)."""
+    return t.detach().resolve_conj().resolve_neg().numpy()
+
+
+def same(got, want, bits: bool = True) -> None:
+    """Equal values and shapes, and (with `bits`) the same conjugate and negative bits."""
+    if bits:
+        assert (got.is_conj(), got.is_neg()) == (want.is_conj(), want.is_neg())
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(values(got), values(want), rtol=1e-5, atol=1e-6)
+
+
+def pair(dtype="complex64"):
+    return tc.tensor(Z, dtype=getattr(tc, dtype)), torch.tensor(Z, dtype=getattr(torch, dtype))
+
+
+def test_conj_is_a_view_with_the_bit():
+    for lib, x in zip(LIBS, pair()):
+        y = x.conj()
+        assert isinstance(y, lib.Tensor) and y.is_conj() and lib.is_conj(y) and not y.is_neg()
+        assert y._base is x and y.data_ptr() == x.data_ptr()
+        assert y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+        assert (y.stride(), y.storage_offset(), y.is_contiguous(), y.dim()) == (x.stride(), 0, True, 2)
+        assert not x.is_conj() and lib.conj_physical(x).data_ptr() != x.data_ptr()
+    same(pair()[0].conj(), pair()[1].conj())
+
+
+@pytest.mark.parametrize("write", [
+    lambda L, y: y.__setitem__(0, 1 + 2j), lambda L, y: y.__setitem__((slice(None), 1), L.tensor([1j, 2, 3 - 1j])),
+    lambda L, y: y.add_(1 + 1j), lambda L, y: y.mul_(L.tensor(Z[0] * 1j, dtype=y.dtype)),
+    lambda L, y: y.copy_(L.tensor(Z * 2, dtype=y.dtype)), lambda L, y: y.zero_(), lambda L, y: y.fill_(2 - 3j),
+    lambda L, y: y.__iadd__(y), lambda L, y: y.sub_(y.conj()), lambda L, y: y.t().mul_(2j),
+    lambda L, y: y[1:, ::2].add_(1j), lambda L, y: y.imag.add_(1), lambda L, y: y.imag.__setitem__(0, 5.0),
+    lambda L, y: y.real.mul_(3), lambda L, y: setattr(y, "imag", L.ones(4)), lambda L, y: y.detach().add_(1j),
+], ids=["setitem", "setitem_tensor", "add_", "mul_", "copy_", "zero_", "fill_", "iadd_self", "sub_conj", "t_mul_",
+        "slice_add_", "imag_add_", "imag_setitem", "real_mul_", "imag_setter", "detach_add_"])
+def test_writes_through_the_view_reach_the_source(write):
+    got, want = [], []
+    for lib, src, out in zip(LIBS, pair(), (got, want)):
+        view = src.conj()
+        write(lib, view)
+        out += [src, view]
+    same(got[0], want[0])
+    same(got[1], want[1])
+
+
+def test_writes_into_the_source_are_seen_through_the_view():
+    got, want = [], []
+    for lib, x, out in ((tc, *pair()[:1], got), (torch, pair()[1], want)):
+        y = x.conj()
+        before = y * 1
+        x.mul_(1j)
+        x[0, 0] = 7 - 1j
+        out += [y, y.imag, before]
+    for a, b in zip(got, want):
+        same(a, b)
+
+
+@pytest.mark.parametrize("view", [
+    lambda L, y: y[1:], lambda L, y: y[0], lambda L, y: y[:, 2], lambda L, y: y.t(), lambda L, y: y.mT,
+    lambda L, y: y.view(4, 3), lambda L, y: y.reshape(12), lambda L, y: y.unsqueeze(0), lambda L, y: y.detach(),
+    lambda L, y: y.data, lambda L, y: y[None].expand(2, 3, 4), lambda L, y: y.transpose(0, 1)[::2],
+    lambda L, y: y.narrow(1, 1, 2), lambda L, y: y.flatten(), lambda L, y: y.contiguous(),
+    lambda L, y: y.conj(), lambda L, y: y.real, lambda L, y: y.imag, lambda L, y: y.imag[1:].t(),
+    lambda L, y: L.conj(y.imag), lambda L, y: y.imag.detach(), lambda L, y: y.mH, lambda L, y: y.mH.conj(),
+], ids=["slice", "select", "column", "t", "mT", "view", "reshape", "unsqueeze", "detach", "data", "expand",
+        "transpose_step", "narrow", "flatten", "contiguous", "conj", "real", "imag", "imag_view", "imag_conj",
+        "imag_detach", "mH", "mH_conj"])
+def test_views_of_a_conj_view(view):
+    (x, w) = pair()
+    got, want = view(tc, x.conj()), view(torch, w.conj())
+    same(got, want)
+    assert (got.stride(), got.storage_offset()) == (want.stride(), want.storage_offset())
+    assert got.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    assert want.untyped_storage().data_ptr() == w.untyped_storage().data_ptr()
+    x.add_(1 - 2j)  # later writes into the source are seen through the view
+    w.add_(1 - 2j)
+    same(got, want)
+
+
+@pytest.mark.parametrize("op", [
+    lambda L, y: y + 1, lambda L, y: y * y, lambda L, y: y.sum(), lambda L, y: y.abs(), lambda L, y: y.exp(),
+    lambda L, y: y @ y.mT, lambda L, y: L.angle(y), lambda L, y: y.imag * 2, lambda L, y: y.clone(),
+    lambda L, y: y.resolve_conj(), lambda L, y: L.resolve_conj(y), lambda L, y: y.conj_physical(),
+    lambda L, y: L.conj_physical(y), lambda L, y: y.imag.resolve_neg(), lambda L, y: y.imag.clone(),
+    lambda L, y: -y.imag, lambda L, y: y.to(L.complex128), lambda L, y: L.cat([y, y.conj()]),
+    lambda L, y: y.eq(y.conj()), lambda L, y: y[[0, 2]], lambda L, y: L.view_as_real(y.resolve_conj()),
+    lambda L, y: y.cumsum(0), lambda L, y: L.stack([y, y]),
+], ids=["add", "mul_self", "sum", "abs", "exp", "matmul", "angle", "imag_mul", "clone", "resolve_conj",
+        "torch_resolve_conj", "conj_physical", "torch_conj_physical", "resolve_neg", "imag_clone", "neg_imag", "to",
+        "cat", "eq", "index", "view_as_real_resolved", "cumsum", "stack"])
+def test_ops_read_the_conjugate_values(op):
+    (x, w) = pair()
+    got, want = op(tc, x.conj()), op(torch, w.conj())
+    same(got, want)
+    if want.is_complex() or want.is_floating_point():
+        assert got.data_ptr() != x.data_ptr()
+
+
+def test_item_tolist_and_printing():
+    (x, w) = pair()
+    y, yw = x.conj(), w.conj()
+    assert y[0, 1].item() == pytest.approx(yw[0, 1].item())
+    np.testing.assert_allclose(np.array(y.tolist()), np.array(yw.tolist()), rtol=1e-6)
+    for got, want in ((y, yw), (y.imag, yw.imag), (y[0], yw[0])):
+        assert repr(got).replace("tidal", "torch") == repr(want)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, y: L.view_as_real(y), lambda L, y: y.numpy(), lambda L, y: y.imag.numpy(), lambda L, y: np.asarray(y),
+    lambda L, y: y.view(L.float32), lambda L, y: y.imag.view(L.int32), lambda L, y: y.imag.view(L.float16),
+], ids=["view_as_real", "numpy", "imag_numpy", "asarray", "view_dtype", "imag_view_dtype", "imag_view_smaller"])
+def test_refusals(call):
+    (x, w) = pair()
+    with pytest.raises(Exception) as want:
+        call(torch, w.conj())
+    with pytest.raises(type(want.value)) as got:
+        call(tc, x.conj())
+    assert str(got.value) == str(want.value)
+
+
+def test_real_dtypes_conj_is_the_tensor():
+    for lib in LIBS:
+        x = lib.tensor(Z.real)
+        assert x.conj() is x and lib.conj(x) is x and not x.conj().is_conj()
+        assert x.resolve_conj() is x and x.resolve_neg() is x
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, y, c: (y * c).real.sum(), lambda L, y, c: (y.imag * c.real).sum(), lambda L, y, c: (y.t() @ c).abs().sum(),
+    lambda L, y, c: (y.conj() * c).imag.sum(), lambda L, y, c: (y[1:] * c[1:]).real.sum() + y.real.sum(),
+    lambda L, y, c: (y.resolve_conj() * c).real.sum(), lambda L, y, c: L.angle(y * c).sum(),
+], ids=["mul", "imag", "matmul", "conj_conj", "slice_real", "resolve", "angle"])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_gradients(fn, dtype):
+    c = RNG.standard_normal((3, 4)) + 1j * RNG.standard_normal((3, 4))
+    grads = []
+    for lib in LIBS:
+        x = lib.tensor(Z, dtype=getattr(lib, dtype), requires_grad=True)
+        fn(lib, x.conj(), lib.tensor(c, dtype=x.dtype)).backward()
+        grads.append(x.grad)
+    same(*grads, bits=False)  # (torch's gradient may itself be a conj view)
+
+
+@pytest.mark.parametrize("write", [
+    lambda L, y, c: y.mul_(c), lambda L, y, c: y.__setitem__(0, c[0] * 2), lambda L, y, c: y.imag.mul_(c.real),
+    lambda L, y, c: y.copy_(c * c),
+], ids=["mul_", "setitem", "imag_mul_", "copy_"])
+def test_gradients_through_writes(write):
+    """A write through a conj view of a non-leaf tensor: the source's history takes it, as in torch."""
+    c = RNG.standard_normal((3, 4)) + 1j * RNG.standard_normal((3, 4))
+    grads, sources = [], []
+    for lib in LIBS:
+        leaf = lib.tensor(Z, requires_grad=True)
+        cc = lib.tensor(c, dtype=leaf.dtype, requires_grad=True)
+        x = leaf * 1
+        y = x.conj()
+        write(lib, y, cc)
+        ((x * cc).real.sum() + (y * 2).imag.sum()).backward()
+        grads += [(leaf.grad, cc.grad)]
+        sources.append(x)
+    same(*sources)
+    same(grads[0][0], grads[1][0], bits=False)
+    same(grads[0][1], grads[1][1], bits=False)
+
+
+def test_write_into_a_conj_view_of_a_leaf_is_refused():
+    errors = []
+    for lib in LIBS:
+        x = lib.tensor(Z, requires_grad=True)
+        with pytest.raises(RuntimeError) as e:
+            x.conj().add_(1)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
