@@ -61,15 +61,18 @@ def _fitted(t, out: Tensor):
 
 
 # -- elementwise: one rule from the backward formulas ---------------------------------------------
-def _saved_now(node, outputs, create: bool) -> tuple:
+def _saved_now(node, inputs, outputs, create: bool) -> tuple:
     """The node's saved tensors as its backward will see them; an elementwise node saves its output only after
     recording (Node.save_output), so the output stands in at place 0 (attached to the node when differentiable)."""
     saved = node.saved_tensors
     if saved and saved[0] is None and node.backward_fn is hooks.elementwise_backward:
         out = outputs[0]
         if create:
+            written = any(out is x for x in inputs)
             out = output_alias(out)
             out._requires_grad, out.grad_fn = True, node
+            if written:  # an in-place op bumps the version after recording: what the tangent saves is a copy
+                out = out.clone()
         saved = (out,) + tuple(saved[1:])
     return saved
 
@@ -78,7 +81,7 @@ def _elementwise(node, inputs, outputs, tangents, create: bool):
     if outputs[0].dtype.is_complex or any(t is not None and t.dtype.is_complex for t in tangents):
         return None
     out_dtype = outputs[0].dtype
-    saved = _saved_now(node, outputs, create)
+    saved = _saved_now(node, inputs, outputs, create)
     total = None
     for fn, t in zip(node.attrs[2], tangents):
         if fn is None or t is None:
@@ -229,7 +232,7 @@ def _transposed(node, inputs, outputs, tangents, create: bool) -> list:
     # (b is linear, so any u serves; zeros meet the checks some backwards make of their cotangent: linalg.eig's)
     dummies = [hooks.zeros_like(o).requires_grad_(True) if o.dtype.is_floating_point else None for o in outputs]
     old = (node._saved, node._saved_outputs)
-    saved = _saved_now(node, outputs, create)
+    saved = _saved_now(node, inputs, outputs, create)
     # without `create`, the saved tensors enter without their history: the pass below stays inside the node
     node._saved, node._saved_outputs = (saved if create else _detached_saved(saved)), ()
     try:

@@ -143,3 +143,161 @@ def _params():
 @pytest.mark.parametrize("op, fn", _params())
 def test_jvp_matches_torch_func_jvp(op, fn):
     check_jvp(op, fn)
+
+
+# -- the rule kinds, one by one ---------------------------------------------------------------------------------
+def _both(program, *arrays_):
+    """program(lib, fwd, *tensors) run in tidal and in torch on the same float64 values."""
+    ours = program(tidal, fw, *[tidal.tensor(a) for a in arrays_])
+    theirs = program(torch, torch.autograd.forward_ad, *[torch.tensor(a) for a in arrays_])
+    return ours, theirs
+
+
+def _rand(*shapes, seed=0, complex_=False):
+    rng = np.random.default_rng(seed)
+    if complex_:
+        return [rng.standard_normal(s) + 1j * rng.standard_normal(s) for s in shapes]
+    return [rng.standard_normal(s) for s in shapes]
+
+
+PROGRAMS = {
+    # elementwise (one rule from the backward formulas), broadcasting both ways, a number operand, in place
+    "elementwise": lambda L, d, e: (d.reshape(3, 1) * e[:4] + 2.0).sin().pow(3) / (e[:4].exp() + 1),
+    "in place": lambda L, d, e: d.clone().mul_(e[:3]).tanh_(),
+    "where and clamp": lambda L, d, e: L.where(d > 0, d, e[:3]).clamp(-0.5, 0.5),
+    # declared: products, reductions, joins, copies
+    "matmul": lambda L, d, e: d.reshape(1, 3) @ e.reshape(3, 2) + L.mv(e.reshape(2, 3), d).sum(),
+    "sum and mean": lambda L, d, e: d.reshape(3, 1).expand(3, 2).sum(0) * e.reshape(3, 2).mean(1, keepdim=True),
+    "cat and stack": lambda L, d, e: L.cat([d, e, d]) + L.stack([e, e]).sum(0).repeat(2),
+    "copies": lambda L, d, e: d.to(L.float32).double().clone() * e[:3],
+    # views: transpose, slice, select, expand, unsqueeze, diagonal
+    "views": lambda L, d, e: (e.reshape(2, 3).t()[1:, :] * d[1:].unsqueeze(1)).diagonal() + d.expand(2, 3)[1, 2],
+    # transposed backward: everything else
+    "transposed": lambda L, d, e: L.softmax(d * e[:3], 0) + L.logsumexp(e.reshape(2, 3), 1).sum() +
+    L.cumprod(d, 0) + L.sort(e[:3] - d)[0],
+    "logcumsumexp": lambda L, d, e: L.logcumsumexp(e.reshape(2, 3) * 3, 1) + L.logcumsumexp(d, 0),
+}
+
+
+def _dual_program(body):
+    def program(L, fwd, x, tx, y, ty):
+        with fwd.dual_level():
+            d, e = fwd.make_dual(x, tx), fwd.make_dual(y, ty)
+            return fwd.unpack_dual(body(L, d, e))
+    return program
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_rule_kinds_give_torchs_primal_and_tangent(name):
+    ours, theirs = _both(_dual_program(PROGRAMS[name]), *_rand((3,), (3,), (6,), (6,), seed=4))
+    assert_close(ours.primal, theirs.primal.detach())
+    assert_close(ours.tangent, theirs.tangent.detach())
+    assert not ours.tangent.requires_grad and not theirs.tangent.requires_grad
+
+
+# (softmax, logsumexp and logcumsumexp left out: torch's own reverse pass over their jvp refuses, an Exp output
+# written in place; an in-place op that saves its original self left out too: tidal saves that copy detached, so
+# neither its second derivative nor this one flows through it)
+REVERSE_PROGRAMS = dict(PROGRAMS, transposed=lambda L, d, e: L.cumprod(d, 0) + L.sort(e[:3] - d)[0] +
+                        L.nn.functional.normalize(d * e[:3], dim=0) + (d * e[3:]).prod(0),
+                        **{"in place": lambda L, d, e: d.clone().mul_(2).tanh_() + (d * e[:3]).exp_()})
+del REVERSE_PROGRAMS["logcumsumexp"]
+
+
+@pytest.mark.parametrize("name", list(REVERSE_PROGRAMS))
+def test_reverse_over_forward_through_each_rule_kind(name):
+    """Where the primals require grad, the tangent requires grad as torch's does, and its gradient is torch's."""
+    x, tx, y, ty = _rand((3,), (3,), (6,), (6,), seed=5)
+    results = []
+    for lib, fwd in ((tidal, fw), (torch, torch.autograd.forward_ad)):
+        xs, ys = lib.tensor(x, requires_grad=True), lib.tensor(y, requires_grad=True)
+        with fwd.dual_level():
+            out = REVERSE_PROGRAMS[name](lib, fwd.make_dual(xs, lib.tensor(tx)), fwd.make_dual(ys, lib.tensor(ty)))
+            tangent = fwd.unpack_dual(out).tangent
+        results.append((tangent.requires_grad, lib.autograd.grad((tangent * tangent).sum(), (xs, ys),
+                                                                 allow_unused=True) if tangent.requires_grad else ()))
+    (ours_rg, ours), (theirs_rg, theirs) = results
+    assert ours_rg == theirs_rg
+    for g, w in zip(ours, theirs):
+        if w is not None:
+            assert_close(g if g is not None else tidal.zeros(tuple(w.shape), dtype=tidal.float64), w)
+
+
+def test_complex_elementwise_ops_take_torchs_conjugation_convention():
+    body = lambda L, d, e: d.abs() * d.exp() + (d * e[:3].conj()).angle() + L.sgn(e[:3]) * d.reciprocal()  # noqa
+    ours, theirs = _both(_dual_program(body), *_rand((3,), (3,), (6,), (6,), seed=6, complex_=True))
+    assert_close(ours.tangent, theirs.tangent.detach(), rtol=1e-12, atol=1e-12)
+
+
+def test_views_of_a_tangent_laid_out_otherwise_than_its_primal():
+    x, tx = _rand((4, 3), (3, 4), seed=7)
+
+    def program(L, fwd, x, tx):
+        with fwd.dual_level():
+            d = fwd.make_dual(x.t(), tx)  # primal strides (1, 3), tangent (4, 1)
+            return [fwd.unpack_dual(v).tangent for v in (d[1:, ::2], d.unsqueeze(0).expand(2, 3, 4), d.t())]
+    for ours, theirs in zip(*_both(program, x, tx)):
+        assert_close(ours, theirs)
+
+
+def test_transposed_rule_agrees_with_torch_on_the_domain():
+    """cholesky and eigh read a symmetric matrix, triangular_solve one triangle: for tangents in those domains the
+    transpose of tidal's backward gives torch's jvp (off them, torch's formula picks one extension of its own)."""
+    a, t, b = _rand((4, 4), (4, 4), (4, 2), seed=8)
+    spd, sym = a @ a.T + 4 * np.eye(4), (t + t.T) / 2
+
+    def program(L, fwd, spd, sym, b):
+        with fwd.dual_level():
+            chol = L.linalg.cholesky(fwd.make_dual(spd, sym))
+            vals = L.linalg.eigh(fwd.make_dual(spd, sym), UPLO="U")[0]
+            tri = L.triangular_solve(b, fwd.make_dual(spd.triu(), sym.triu()))[0]
+            return [fwd.unpack_dual(r).tangent for r in (chol, vals, tri)]
+    for ours, theirs in zip(*_both(program, spd, sym, b)):
+        assert_close(ours, theirs)
+
+
+def test_custom_function_outputs_mix_with_eager_tangents():
+    class Cube(tidal.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x)
+            return x ** 3
+
+        @staticmethod
+        def jvp(ctx, t):
+            (x,) = ctx.saved_tensors
+            return 3 * x * x * t
+
+    x, t = _rand((3,), (3,), seed=9)
+    with fw.dual_level():
+        d = fw.make_dual(tidal.tensor(x), tidal.tensor(t))
+        mixed = (Cube.apply(d).sin() * d).sum()  # a custom output, an op on it, then an op with the dual itself
+        tangent = fw.unpack_dual(mixed).tangent
+    want = np.sum(np.cos(x ** 3) * 3 * x ** 2 * t * x + np.sin(x ** 3) * t)
+    assert_close(tangent, torch.tensor(want))
+
+
+def test_no_grad_tangents_record_nothing_and_levels_free_them():
+    x, t, w = _rand((2, 3), (2, 3), (3, 3), seed=10)
+    with fw.dual_level():
+        d = fw.make_dual(tidal.tensor(x), tidal.tensor(t))
+        with tidal.no_grad():
+            y = (d @ tidal.tensor(w, requires_grad=True)).relu()
+        tangent = fw.unpack_dual(y).tangent
+        assert not tangent.requires_grad and tangent.grad_fn is None
+        node = y.grad_fn
+        assert "_fw_out" in node.__dict__
+    assert "_fw_out" not in node.__dict__  # the level's tangents go with it
+    assert_close(tangent, torch.tensor(np.where(x @ w > 0, t @ w, 0.0)))
+
+
+def test_recording_outside_a_level_never_reaches_forward_ad(monkeypatch):
+    """Zero cost without forward AD: graph.record asks for tangents only while a level is live."""
+    from tidal.autograd import graph
+
+    def refuse(*args):
+        raise AssertionError("forward AD work outside a dual level")
+    monkeypatch.setattr(graph, "_carry_duals", refuse)
+    x = tidal.randn(3, 3, requires_grad=True)
+    ((x @ x).relu().sum() + x.t()[0].exp().sum()).backward()
+    assert x.grad is not None
