@@ -427,6 +427,7 @@ class Optimizer:
             if "param_names" in group and "param_names" not in saved:
                 saved["param_names"] = group["param_names"]
         self.__setstate__({"state": state, "param_groups": saved_groups})
+        _publish_loaded_steps(self, state_dict["state"], param_of)
         for hook in self._optimizer_load_state_dict_post_hooks.values():
             hook(self)
 
@@ -502,6 +503,17 @@ def _publish_steps(optimizer, packed_state: dict) -> None:
         for key, value in saved.items():
             if isinstance(value, Tensor) and isinstance(state.get(key), float):
                 published.append([weakref.ref(value), state, key, state[key]])
+
+
+def _publish_loaded_steps(optimizer, saved_state: dict, param_of: dict) -> None:
+    """torch's loaded optimizer keeps the state dict's own 0-d step tensors and counts on in them: the loaded state
+    dict's step tensors follow this optimizer's steps (see _publish_steps)."""
+    published = optimizer.__dict__.setdefault("_published_steps", [])
+    for index, saved in saved_state.items():
+        state = optimizer.state.get(param_of.get(index)) if index in param_of else None
+        value = saved.get("step") if isinstance(saved, dict) and isinstance(state, dict) else None
+        if isinstance(value, Tensor) and isinstance(state.get("step"), float):
+            published.append([weakref.ref(value), state, "step", state["step"]])
 
 
 def _follow_steps(optimizer) -> None:

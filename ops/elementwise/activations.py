@@ -15,6 +15,7 @@ import numpy as np
 
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...autograd.graph import needs_grad
+from ...autograd.view_inplace import write_through_view
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from . import declarations, plans as ew
@@ -71,8 +72,7 @@ _TORCH_NODE = {"leaky_relu": "", "silu": "", "mish": "", "softplus": "", "elu": 
 
 # torch's node of each in-place activation _run serves (its overload 1 where the formula reads the result)
 _INPLACE_NODE = {"silu": "SiluBackward0", "mish": "MishBackward0", "hardswish": "HardswishBackward0",
-                 "hardsigmoid": "HardsigmoidBackward0", "elu": "EluBackward1", "selu": "EluBackward1",
-                 "celu": "CeluBackward1", "leaky_relu": "LeakyReluBackward1"}
+                 "hardsigmoid": "HardsigmoidBackward0"}  # (elu, selu, celu, leaky_relu: _RESULT_NODES)
 
 
 def _float_only(name: str, x: Tensor) -> None:
@@ -104,10 +104,16 @@ def _run(name: str, x: Tensor, body, inplace: bool = False, float_only: bool = T
     if float_only:
         _float_only(name, x)
     if inplace and x.dtype.is_floating_point and needs_grad((x,)):
-        # as torch saves an in-place activation's original input: the op runs on a copy no write reaches, and x
-        # takes the result in place (x itself, which the graph saved nowhere, may be written again later)
-        out = _run(name, copies.clone(x), body, False, float_only, opmath, grad_node, params)
-        _store(name, out, x.dtype, x)
+        # computed out of place, then written into x, which takes the node (one edge, to x's old history): torch's
+        # in-place elu/celu/selu/leaky_relu save their result (EluBackward1...), so a later write into x is refused
+        # at backward; the others save the original input (a copy: x may be written again later)
+        ew.check_leaf_inplace(x)
+        if name in _RESULT_NODES:
+            with no_grad():
+                out = _store(name, body(_opmath(x) if opmath else x), x.dtype, None)
+            _RESULT_NODES[name].attach((x,), (out,), params, node=M.overload(_NODE_OF.get(name, name), 1))
+            return write_through_view(x, out)
+        write_through_view(x, _run(name, x, body, False, float_only, opmath, grad_node, params))
         return x if x._base is not None else torch_node(x, _INPLACE_NODE[name])  # (a view's is CopySlices)
     if grad_node is not None and not inplace and needs_grad((x,)):
         with no_grad():
@@ -227,7 +233,8 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 @_export(top=False, functional=True)
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """input where positive, else input * negative_slope."""
-    return _run("leaky_relu", input, lambda x: M.where(M.gt(x, 0), x, M.mul(x, negative_slope)), inplace)
+    return _run("leaky_relu", input, lambda x: M.where(M.gt(x, 0), x, M.mul(x, negative_slope)), inplace,
+                params=(negative_slope,))
 
 
 @_export(top=False, functional=True)
@@ -351,6 +358,28 @@ def _elu_grad(x: Tensor, g: Tensor, negcoef: float, poscoef: float, input_scale:
 
 SOFTPLUS = _formula_node("softplus", _softplus_grad)
 ELU, SELU, CELU = (_formula_node(name, _elu_grad) for name in ("elu", "selu", "celu"))
+
+
+def _result_node(name: str, formula) -> Primitive:
+    """The record of torch's node for an in-place activation that saves its result: backward is
+    `formula(result, g, *params)`, in opmath precision."""
+    def backward(node, g):
+        gx = formula(_opmath(node.saved_tensors[0]), _opmath(g), *node.attrs)
+        return (gx if gx.dtype is g.dtype else copies.convert(gx, g.dtype),)
+    return Primitive(f"{name}_result", None, cpu=None, backward=backward, saved=("output0",), sbp="elementwise")
+
+
+def _elu_result_grad(y: Tensor, g: Tensor, negcoef: float, poscoef: float, input_scale: float) -> Tensor:
+    """torch's elu_backward from the result (is_result): y <= 0 takes g * input_scale * (y + negcoef)."""
+    return M.where(M.le(y, 0), M.mul(M.mul(g, input_scale), M.add(y, negcoef)),
+                   g if poscoef == 1 else M.mul(g, poscoef))
+
+
+_ELU_RESULT = _result_node("elu", _elu_result_grad)
+# in-place activation -> the record of its result-saving node (named after _NODE_OF's op, overload 1: EluBackward1)
+_RESULT_NODES = {"elu": _ELU_RESULT, "selu": _ELU_RESULT, "celu": _ELU_RESULT,
+                 "leaky_relu": _result_node("leaky_relu", lambda y, g, slope: M.where(M.gt(y, 0), g, M.mul(g, slope)))}
+_NODE_OF = {"selu": "elu"}
 
 
 def _elu_body(x: Tensor, negcoef: float, poscoef: float, input_scale: float) -> Tensor:

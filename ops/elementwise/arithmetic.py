@@ -10,6 +10,8 @@ import numbers
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...autograd.grad_mode import no_grad
+from ...autograd.graph import needs_grad
+from ...autograd.view_inplace import write_inplace
 from . import plans as ew, declarations
 from .copies import _zero_grad, convert, copy_
 from ..dispatch import kernel_dtypes, limited_dtypes
@@ -258,6 +260,17 @@ def sub(input, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
     return apply("sub", input, other, out=out)
 
 
+_DIV_ROUNDED = Primitive("div_rounded", None, cpu=None, sbp="elementwise",
+                         backward=lambda node, g: _zero_grad(node, g) * 2)  # (the engine fits each to its input)
+
+
+def _rounded_div_into(self: Tensor, other, rounding_mode: str) -> Tensor:
+    with no_grad():
+        div(self, other, rounding_mode=rounding_mode, out=self)
+    _DIV_ROUNDED.attach((self, other), (self,), node=overload("div", 2))
+    return self
+
+
 @_public
 def div(input, other, *, rounding_mode: str | None = None, out: Tensor | None = None) -> Tensor:
     """Division: true (default), 'trunc' or 'floor' rounding."""
@@ -266,6 +279,15 @@ def div(input, other, *, rounding_mode: str | None = None, out: Tensor | None = 
     fit_out("div", out, input, other)
     if rounding_mode is None:
         return apply("div", input, other, out=out)
+    if rounding_mode in ("floor", "trunc") and (out is None or out is input) and needs_grad((input, other)):
+        # torch's DivBackward2, a zero gradient (floor_divide's own node has none: backward refuses it)
+        if out is not None:
+            ew.check_leaf_inplace(out)
+            return write_inplace(out, _rounded_div_into, other, rounding_mode)
+        with no_grad():
+            res = div(input, other, rounding_mode=rounding_mode)
+        _DIV_ROUNDED.attach((input, other), (res,), node=overload("div", 2))
+        return res
     if rounding_mode == "floor":
         return apply("floor_divide", input, other, out=out)
     if rounding_mode == "trunc":

@@ -26,6 +26,14 @@ def _zero(g: Tensor) -> Tensor:
     return copies.fill_(copies.convert(g, g.dtype), 0)
 
 
+def _not_implemented(op: str, error: type = RuntimeError, message: str = "derivative for aten::{op} is not "
+                     "implemented"):
+    """A formula that raises torch's error for an op without a derivative, when backward reaches its node."""
+    def formula(g, *_):
+        raise error(message.format(op=op))
+    return formula
+
+
 def _tie_share(a, b, g, loses):
     # PyTorch splits the gradient evenly between equal inputs of maximum/minimum and takes it from the input that
     # loses: where a NaN is compared, neither loses and both get the whole gradient
@@ -104,9 +112,11 @@ FORMULAS = {
     # torch's forms, from the inputs alone: a finite input beside an infinite one gets 0 or 1, not NaN
     "logaddexp": (lambda g, o, a, b: g / (1 + ap("exp", b - a)), lambda g, o, a, b: g / (1 + ap("exp", a - b))),
     "logaddexp2": (lambda g, o, a, b: g / (1 + ap("exp2", b - a)), lambda g, o, a, b: g / (1 + ap("exp2", a - b))),
-    "remainder": (lambda g, o, a, b: g, lambda g, o, a, b: -g * ap("floor_divide", a, b)),
+    "remainder": (lambda g, o, a, b: g, lambda g, o, a, b: -g * M.div(a, b, rounding_mode="floor")),
     "fmod": (lambda g, o, a, b: g, lambda g, o, a, b: -g * ap("trunc", a / b)),
-    "floor_divide": (lambda g, o, a, b: _zero(g), lambda g, o, a, b: _zero(g)),
+    # torch has no derivative for floor_divide: its NotImplemented node raises when backward reaches it
+    "floor_divide": (_not_implemented("floor_divide"),) * 2,
+    "floor_divide_": (_not_implemented("floor_divide_"),) * 2,
     "copysign": (lambda g, o, a, b: g * ap("sign", a) * ap("sign", o), lambda g, o, a, b: _zero(g)),
     # torch's: xlogy(a != 0, b), 0 where a is 0 even if log(b) is infinite
     "xlogy": (lambda g, o, a, b: g * ap("xlogy", ap("ne", a, 0), b), lambda g, o, a, b: g * a / b),
@@ -151,7 +161,8 @@ FORMULAS = {
     "erf": (lambda g, o, a: g * _2_SQRTPI * ap("exp", -(a * a)),),
     "erfc": (lambda g, o, a: -g * _2_SQRTPI * ap("exp", -(a * a)),),
     "lgamma": (lambda g, o, a: g * ap("digamma", a),),
-    "erfinv": (lambda g, o, a: g * (math.sqrt(math.pi) / 2) * ap("exp", o * o),),
+    # (from the input, as torch's: its in-place form saves the original, so a later write into the result is allowed)
+    "erfinv": (lambda g, o, a: g * (math.sqrt(math.pi) / 2) * ap("exp", ap("erfinv", a) ** 2),),
     "digamma": (lambda g, o, a: g * ap("polygamma", a, 1),),
     "polygamma": (lambda g, o, a, n: g * ap("polygamma", a, n + 1), None),
     "i0": (lambda g, o, a: g * ap("i1", a),),
@@ -161,8 +172,10 @@ FORMULAS = {
     # torch's: NaN outside [0, 1] (the formula alone is finite there)
     "logit": (lambda g, o, a: M.where(ap("logical_or", ap("lt", a, 0), ap("gt", a, 1)), math.nan,
                                       g / (a * (1 - a))),),
-    "sinc": (lambda g, o, a: g * M.where(ap("eq", a, 0), 0.0,
-                                         (ap("cos", a * math.pi) * math.pi - o * math.pi) / (a * math.pi)),),
+    # torch's sinc_backward, from the input alone
+    "sinc": (lambda g, o, a: M.where(ap("eq", a * a * math.pi, 0), 0.0,
+                                     g * (a * math.pi * ap("cos", a * math.pi) - ap("sin", a * math.pi))
+                                     / (a * a * math.pi)),),
     # clamp = min(max(a, lo), hi): when lo > hi every element is hi
     "clamp": (lambda g, o, a, lo, hi: g * ap("logical_and", ap("ge", a, lo), ap("le", a, hi)),
               lambda g, o, a, lo, hi: g * ap("logical_and", ap("lt", a, lo), ap("le", lo, hi)),
@@ -176,6 +189,15 @@ FORMULAS = {
 # operands, as torch's GtBackward0 (torch's derivatives.yaml: zeros_like); out of place the result is bool
 _compare_grad = lambda g, o, a, b: _zero(g)  # noqa: E731
 FORMULAS.update({name: (_compare_grad, _compare_grad) for name in ("eq", "ne", "lt", "le", "gt", "ge")})
+
+# in-place forms whose torch node is not the out-of-place one's: acosh_ (AcoshBackward1) has no derivative, and
+# floor_divide_'s error names the in-place op; record() reads the table under the in-place name
+_OWN_INPLACE = {name: name + "_" for name in ("acosh", "asinh", "atanh", "floor_divide")}
+FORMULAS.update({f"{name}_": (_not_implemented(name, NotImplementedError, "the derivative for 'inplace version of "
+                                               "{op}' is not implemented."),) for name in ("acosh", "asinh", "atanh")})
+_NOT_IMPLEMENTED = type("NotImplemented", (Node,), {"__slots__": (),
+                                                    "name": lambda self: "torch::autograd::NotImplemented"})
+graph._node_classes["floor_divide"] = graph._node_classes["floor_divide_"] = _NOT_IMPLEMENTED
 
 
 def _reads(fn) -> frozenset:
@@ -208,6 +230,8 @@ def _node_name(name: str, wanted: tuple) -> str:
         k = 1 if wanted[0] is None else 2 if wanted[1] is None else 0
     elif name == "copysign":
         k = wanted[1] is None
+    elif name in ("acosh_", "asinh_", "atanh_"):
+        name, k = name[:-1], 1
     name = _NODE_NAMES.get(name, name)
     return M.overload(name, int(k)) if k else name
 
@@ -221,7 +245,7 @@ COMPLEX_FORMULAS: dict = {}
 # edge (x * 2's MulBackward0 has two; where's number too)
 _COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 _SCALAR_OVERLOADS = frozenset({"pow", "clamp", "fmod", "remainder", "lerp", "xlogy", "copysign",
-                               "polygamma"}) | _COMPARISONS
+                               "polygamma", "floor_divide", "floor_divide_"}) | _COMPARISONS
 
 
 def _node_inputs(name: str, wanted: tuple) -> tuple | None:
@@ -319,6 +343,8 @@ def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | 
             wanted.append(None)
             nexts.append(_NO_EDGE)
     wanted = tuple(wanted)
+    if inplace and name in _OWN_INPLACE:
+        name = _OWN_INPLACE[name]
     plan = _record_plans.get((name, wanted)) or _record_plan(name, args, wanted)
     pick, cls, attrs, saves_out = plan
     saved = pick(tuple([original.get(k, a) for k, a in enumerate(args)]) if original else args)

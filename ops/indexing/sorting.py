@@ -197,6 +197,45 @@ def _refuse_complex(x: Tensor, message: str, exc=RuntimeError) -> None:
         raise exc(message.format(name=torch_name(x.dtype)))
 
 
+# torch's overloads when `stable` is given: the one taking it takes dim and descending by keyword only
+_STABLE_SCHEMAS = {
+    ("sort", False): ("Tensor input, *, bool stable, int dim = -1, bool descending = False, "
+                      "tuple of Tensors out = None",
+                      "Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None"),
+    ("argsort", False): ("Tensor input, *, bool stable, int dim = -1, bool descending = False, Tensor out = None",
+                         "Tensor input, int dim = -1, bool descending = False"),
+    ("sort", True): ("*, bool stable, int dim = -1, bool descending = False", "int dim = -1, bool descending = False"),
+}
+_STABLE_SCHEMAS["argsort", True] = _STABLE_SCHEMAS["sort", True]
+_KEYWORD_ORDER = {"stable": 0, "dim": 1, "descending": 2, "out": 3}
+
+
+def _stable_keyword_only(fn, method: bool):
+    """`fn` (sort or argsort) refusing dim or descending passed by position beside `stable`, with torch's TypeError
+    (its parser's: a wrong combination, or too many positional arguments)."""
+    name = fn.__name__
+
+    def checked(input, *args, **kwargs):
+        if args and "stable" in kwargs:
+            given = args if method else (input,) + args
+            extra = [k for k in kwargs if k != "stable"]
+            if len(args) > 1 and not (name == "sort" and not method) or (extra and method):
+                raise TypeError(f"{name}() takes from {1 + (not method)} to {int(not method)} positional arguments "
+                                f"but {len(given)} were given")
+            keywords = sorted(kwargs, key=lambda k: _KEYWORD_ORDER.get(k, 4))
+            got = ", ".join(["Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in given] +
+                            [f"{k}={type(kwargs[k]).__name__}" for k in keywords])
+            lines = "".join(f"\n * ({schema})" for schema in _STABLE_SCHEMAS[name, method])
+            why = "" if name == "sort" and not method else \
+                "\n      didn't match because some of the keywords were incorrect: stable"
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one "
+                            f"of:{lines}{why}\n")
+        return fn(input, *args, **kwargs)
+    checked.__name__, checked.__qualname__, checked.__doc__ = name, fn.__qualname__, fn.__doc__
+    checked.__wrapped__ = fn
+    return checked
+
+
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False, out=None):
     """Sorted values and their indices along `dim` (ties in torch's order; input order if `stable`), into
     `out`=(values, indices) if given."""
@@ -408,5 +447,6 @@ KTHVALUE = Primitive("kthvalue", _kthvalue_shapes, cpu=_kthvalue_kernel, cuda=No
 # the kernel checks a sorter's values (those not yet computed at the call)
 SEARCHSORTED = Primitive("searchsorted", _searchsorted_shapes, cpu=_searchsorted_kernel, cuda=None, checks_data=True)
 
-METHODS.update(sort=sort, argsort=argsort, msort=msort, topk=topk, kthvalue=kthvalue, unique=unique,
-               unique_consecutive=unique_consecutive)
+METHODS.update(sort=_stable_keyword_only(sort, True), argsort=_stable_keyword_only(argsort, True), msort=msort,
+               topk=topk, kthvalue=kthvalue, unique=unique, unique_consecutive=unique_consecutive)
+sort, argsort = _stable_keyword_only(sort, False), _stable_keyword_only(argsort, False)
