@@ -187,3 +187,38 @@ def test_write_into_a_conj_view_of_a_leaf_is_refused():
             x.conj().add_(1)
         errors.append(str(e.value))
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, o: L.mean(L.tensor(Z, dtype=o.dtype) * 1j, 0, out=o[0]), lambda L, o: L.matmul(
+        L.tensor(Z, dtype=o.dtype), L.tensor(Z.T, dtype=o.dtype), out=o[:, :3]),
+    lambda L, o: L.cumsum(L.tensor(Z, dtype=o.dtype), 1, out=o), lambda L, o: L.sum(L.tensor(Z), 0, out=o[1]),
+    pytest.param(lambda L, o: L.add(L.tensor(Z, dtype=o.dtype), 1j, out=o),
+                 marks=pytest.mark.xfail(strict=False, reason="needs patch s19_conj_1")),
+    pytest.param(lambda L, o: L.exp(L.tensor(Z, dtype=o.dtype), out=o),
+                 marks=pytest.mark.xfail(strict=False, reason="needs patch s19_conj_1")),
+], ids=["mean", "matmul", "cumsum", "sum", "add", "exp"])
+def test_out_into_a_conj_view(call):
+    """An op's out= a conj view: the result is stored conjugated into the source, as torch's."""
+    got, want = [], []
+    for lib, out in zip(LIBS, (got, want)):
+        x = lib.zeros(3, 4, dtype=lib.complex128)
+        call(lib, x.conj())
+        out.append(x)
+    same(got[0], want[0])
+
+
+def test_gradient_after_a_write_into_the_source():
+    """x.conj() taken before x changes in place: the view's node follows x's new history (as torch regenerates
+    a view's grad_fn)."""
+    c = RNG.standard_normal((3, 4)) + 1j * RNG.standard_normal((3, 4))
+    grads = []
+    for lib in LIBS:
+        leaf = lib.tensor(Z, requires_grad=True)
+        x = leaf * 1
+        y, im = x.conj(), x.conj().imag
+        x.mul_(lib.tensor(c))
+        x[0, 0] = leaf[1, 1] * 3
+        ((y * lib.tensor(c)).real.sum() + (im * 2).sum()).backward()
+        grads.append(leaf.grad)
+    same(*grads, bits=False)

@@ -11,15 +11,17 @@ transform: its values are conj(memory) or -memory. Design, chosen so that plain 
   slot, untouched: no op on plain tensors checks a bit, and no dispatch path changed for them.
 - What must see the memory rather than the values reads `_mem`: metadata (shape, strides, data_ptr, storage,
   version) here, and the two places views are made (movement.views.make_view, indexing.scatter.view_of), which
-  for a lazy view make a lazy view of the same memory (one class check on a non-Tensor class only).
-- Writes into a lazy view (its in-place methods, item assignment, augmented operators) run on a resolved copy
-  and store the inverse transform of the result into the memory through a plain view (`unmarked`), so the source
-  sees them, and autograd sees an ordinary write through a view of the source.
+  for a lazy view make a lazy view of the same memory (their cost for plain tensors: `t.__class__ is not Tensor`).
+- Writes into a lazy view (its in-place methods, item assignment, augmented operators, copy_, and the out= of
+  ops writing through copy_ or launch_into) run on a resolved copy and store the inverse transform of the result
+  into the memory through a plain view (`unmarked`), so the source sees them, and autograd sees an ordinary
+  write through a view of the source. A lazy view's grad_fn is renewed on the source's current history when the
+  source was written since (torch regenerates a stale view's grad_fn on access too).
 
-Known gaps: a write into the source does not refresh a lazy view's grad_fn (views are refreshed on the
-source's new history as as_strided views, which lazy views are not: see autograd/view_inplace.refresh_views);
-an op called with `out=` a lazy view, or Tensor.add_(y, ...) called unbound on one, writes the snapshot only;
-`type(x.conj())` is ConjView, a Tensor subclass, where torch's is torch.Tensor.
+Known gaps: an elementwise op's out= a lazy view writes the snapshot only until patch s19_conj_1 (plans.apply)
+lands, as does a Tensor method called unbound on one (`Tensor.add_(y, 1)`); `type(x.conj())` is ConjView, a
+Tensor subclass, where torch's is torch.Tensor; save/load and deepcopy give a plain tensor of the values; a
+write through `x.data` (which counts versions apart) is not seen by a conj view of x read before it.
 """
 from __future__ import annotations
 
@@ -60,14 +62,18 @@ class LazyView(Tensor):
     def _read_values(self) -> View:
         mem = self._mem
         snap = self._snap
-        if snap is not None and snap[0] == mem.blob.version:
+        if snap is not None and snap[0] == mem.blob.version and not mem.blob.lent:  # (lent: numpy() may write it)
             return snap[1]._v
-        blob = fresh_blob(mem.blob.nbytes, self._vm)
+        nbytes = mem.blob.nbytes
+        if all(mem.shape):  # (only as far as the view reaches: a view of the first rows of a big source)
+            nbytes = min(nbytes, (mem.offset + 1 + sum((n - 1) * s for n, s in zip(mem.shape, mem.strides)))
+                         * mem.dtype.itemsize)
+        blob = fresh_blob(nbytes, self._vm)
         values = Tensor._make(View(blob, mem.shape, mem.strides, mem.offset, mem.dtype), self.dtype, self.device,
                               self._vm)
         src, dst = Tensor._make(mem, self.dtype, self.device, self._vm), values
         if any(s == 0 and n > 1 for n, s in zip(mem.shape, mem.strides)):  # (expanded: the write would overlap)
-            flat = (mem.blob.nbytes // self.dtype.itemsize,)
+            flat = (nbytes // self.dtype.itemsize,)
             src = Tensor._make(View(mem.blob, flat, (1,), 0, mem.dtype), self.dtype, self.device, self._vm)
             dst = Tensor._make(View(blob, flat, (1,), 0, mem.dtype), self.dtype, self.device, self._vm)
         with no_grad():

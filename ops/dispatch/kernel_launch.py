@@ -1,6 +1,7 @@
 """Dispatch of non-elementwise ops: outputs created now, the kernel queued on the VM."""
 from __future__ import annotations
 
+from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor
 from ...vm import compute_instruction
 from ...vm.failure import issuing_site
@@ -69,6 +70,8 @@ def launch_into(name: str, ins: tuple, outs: tuple, attrs=None, checks_data: boo
     `checks_data` as for `launch`."""
     dev = same_device(name, tuple(ins) + tuple(outs))
     for o in outs:
+        if o.__class__ is not Tensor and hasattr(o, "_lazy_view"):
+            return _launch_into_lazy(name, ins, outs, attrs, checks_data)
         check_written(o)  # (an inference tensor outside inference_mode: refused before anything is queued)
         (o._vc or o._v.blob).version += 1
     instr = compute_instruction(name, kernel_for(name, dev), tuple([t._v for t in ins]), tuple([o._v for o in outs]),
@@ -76,3 +79,14 @@ def launch_into(name: str, ins: tuple, outs: tuple, attrs=None, checks_data: boo
     if checks_data:
         instr.origin = issuing_site()
     outs[0]._vm.push(instr)
+
+
+def _launch_into_lazy(name: str, ins: tuple, outs: tuple, attrs, checks_data: bool) -> None:
+    """launch_into with a conj (or negative) view among `outs` (an out= argument): the kernel writes a copy of its
+    values, which is then stored through the view's own writer, so its memory holds them conjugated."""
+    with no_grad():
+        temps = tuple([o.resolve_conj().resolve_neg() for o in outs])
+        launch_into(name, ins, temps, attrs, checks_data)
+        for o, t in zip(outs, temps):
+            if t is not o:
+                o.copy_(t)

@@ -69,6 +69,8 @@ FILL = Primitive("fill", None, cpu=None, backward=_zero_grad)
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     """Copy `src` (broadcast to this shape, converted to this dtype; a number as a 0-d tensor) into this tensor."""
+    if self.__class__ is not Tensor and hasattr(self, "_lazy_view"):  # into a conj view: its own writer (out= too)
+        return self.copy_(src, non_blocking)
     if isinstance(src, numbers.Number) and not isinstance(src, Tensor):  # (then converted, as any source)
         src = _number_tensor(src, widest=True).to(self.device)
     if not isinstance(src, Tensor):
