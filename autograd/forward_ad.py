@@ -15,11 +15,12 @@ Grad mode: tangents are computed without recording unless something requires gra
 grad; then they record a graph and reverse-over-forward works. Backward passes with create_graph run
 ops that record, so gradients carry tangents too (forward-over-reverse: Hessian-vector products).
 
-Lazy levels: tidal's own transforms (func.jvp, jacfwd, linearize, autograd.functional.jvp/hvp) enter
-levels of their own, whose tangents come from the recorded graph by the transpose trick (`linearize`:
-one reverse pass with create_graph makes b(u) = J^T u, linear in a dummy cotangent u, and each further
-reverse pass of b gives a J t), so a Jacobian's many products share one linearization. Custom Functions
-make their nodes without graph.record: their outputs' tangents come the same lazy way at any level.
+Lazy levels: tidal's other transforms (jacfwd, linearize, autograd.functional.jvp/hvp, and func.jvp when
+nested in another transform or under vmap) enter levels of their own, whose tangents come from the recorded
+graph by the transpose trick (`linearize`: one reverse pass with create_graph makes b(u) = J^T u, linear in
+a dummy cotangent u, and each further reverse pass of b gives a J t), so a Jacobian's many products share one
+linearization. An outermost func.jvp takes an eager level. Custom Functions make their nodes without
+graph.record: their outputs' tangents come the same lazy way at any level.
 
 Under no_grad, as in torch, tangents still flow: dual tensors carry a flag (make_dual sets it, records
 copy it to outputs while a level is live), so `needs_grad` records ops on them, keeping only the edges
@@ -56,21 +57,21 @@ _NESTED = "Nested forward mode AD is not supported at the moment"
 
 
 class _Level:
-    """One dual level: alive between enter and exit; `public` if entered by enter_dual_level. A public level's
-    tangents are eager (computed as ops run, kept on their nodes: `nodes` holds those, to free at exit); tidal's
-    own transforms' levels stay lazy (one linearization serves many tangents, see `linearize`)."""
+    """One dual level: alive between enter and exit; `public` if entered by enter_dual_level. An `eager` level's
+    tangents are computed as ops run and kept on their nodes (`nodes` holds those, to free at exit): public levels
+    and func.jvp's; the other transforms' levels are lazy (one linearization serves many tangents: `linearize`)."""
 
-    __slots__ = ("index", "alive", "public", "nodes")
+    __slots__ = ("index", "alive", "public", "eager", "nodes")
 
-    def __init__(self, index: int, public: bool):
-        self.index, self.alive, self.public, self.nodes = index, True, public, []
+    def __init__(self, index: int, public: bool, eager: bool):
+        self.index, self.alive, self.public, self.eager, self.nodes = index, True, public, eager, []
 
 
 _levels: list = _dual_levels  # the live levels, innermost last (graph.record reads the same list)
 
 
-def _push(public: bool) -> _Level:
-    level = _Level(len(_levels), public)
+def _push(public: bool, eager: bool = True) -> _Level:
+    level = _Level(len(_levels), public, eager)
     _levels.append(level)
     return level
 
@@ -120,9 +121,10 @@ class dual_level(contextlib.ContextDecorator):
 
 
 @contextlib.contextmanager
-def _internal_level():
-    """A level for tidal's own transforms (func.jvp, jacfwd): these may nest, unlike public levels."""
-    level = _push(public=False)
+def _internal_level(eager: bool = False):
+    """A level for tidal's own transforms (func.jvp, jacfwd): these may nest, unlike public levels; `eager`: its
+    tangents are computed as ops run (an outermost level: the rules' own ops carry no other level's tangent)."""
+    level = _push(public=False, eager=eager)
     try:
         yield level
     finally:
@@ -180,14 +182,14 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if tensor.device != tangent.device:
         raise RuntimeError(f"Expected tangent to be on the same device as the primal: {tangent.device} vs "
                            f"{tensor.device}.")
-    if (_input_tangent(tensor, lvl) is not None) if lvl.public else (lvl in _reached(tensor)[0]):
+    if (_input_tangent(tensor, lvl) is not None) if lvl.eager else (lvl in _reached(tensor)[0]):
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
                            f"level {lvl.index} is not supported.")
     dual = Tensor._make(tensor._v, tensor.dtype, tensor.device, tensor._vm)
     node = record("make_dual", _make_dual_backward, (tensor,), (dual,))
     # a plain alias (no grad_fn): the node may hold it without a reference cycle
     node.__dict__["_fw_dual"] = (lvl, tangent, Tensor._make(tensor._v, tensor.dtype, tensor.device, tensor._vm))
-    if lvl.public:
+    if lvl.eager:
         _keep(node, lvl, [tangent])
     dual.__dict__["_fw_levels"] = dual.__dict__.get("_fw_levels", ()) + (lvl,)
     if not tensor._requires_grad or tensor.__dict__.get("_fw_only"):
@@ -222,14 +224,25 @@ def _input_tangent(t, lvl: _Level):
 
 def _carry_tangents(node, inputs: tuple, outputs) -> None:
     """graph.record's forward-AD step (while a dual level is live): outputs of an op on tensors with tangents
-    carry the levels' flag, and at the public (eager) level their tangents, from the node's jvp rule; under
+    carry the levels' flag, and at eager levels their tangents, from the node's jvp rule; under
     no_grad the node keeps only the edges towards those tensors (the graph serves the tangents alone)."""
     if _tangents_paused:  # the rules' own ops (and tidal's internal writes) carry no tangent
         return
-    flags = [_live_duals(t) for t in inputs]
-    levels = tuple({lvl: None for f in flags for lvl in f})
+    flags = []  # per input, the live levels it carries: its flag, or (a tensor made without one: a saved output
+    found: dict = {}  # restored by backward, a view's stand-in) the level of the tangent its node keeps
+    for t in inputs:
+        f = _live_duals(t)
+        fn = t.grad_fn if f == () and isinstance(t, Tensor) else None
+        if fn is not None:
+            info = fn.__dict__.get("_fw_out")
+            if info is not None and info[0].alive:
+                f = (info[0],)
+        flags.append(f)
+        for lvl in f:
+            found[lvl] = None
+    levels = tuple(found)
     if not levels:
-        levels = tuple([lvl for lvl in _levels if lvl.public and _custom_input(inputs, lvl)])
+        levels = tuple([lvl for lvl in _levels if lvl.eager and _custom_input(inputs, lvl)])
         if not levels:
             return
     grad_mode = is_grad_enabled()
@@ -245,7 +258,7 @@ def _carry_tangents(node, inputs: tuple, outputs) -> None:
     if not grad_mode:
         node.next_functions = tuple([e if f else _NO_EDGE for e, f in zip(node.next_functions, flags)])
     for lvl in levels:
-        if lvl.public:
+        if lvl.eager:
             _eager_tangents(node, inputs, outputs, lvl, not only)
 
 
@@ -329,7 +342,7 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     if level is None and not _levels:
         return UnpackedDualTensor(tensor, None)
     lvl = _resolve(level, "_unpack_dual")
-    if lvl.public:
+    if lvl.eager:
         tangent = _input_tangent(tensor, lvl)
         if tangent is None:
             return UnpackedDualTensor(tensor, None)

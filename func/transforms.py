@@ -254,13 +254,20 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
             raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same shape. "
                                f"Got primals.shape={p.shape} and tangents.shape={t.shape}")
     keep = is_grad_enabled()
-    with enable_grad(), fw._internal_level() as lvl:
+    # eager tangents (computed as f's ops run) where no other transform is live; nested or under vmap, the lazy
+    # level: its tangents come from the recorded graph, which the other levels' tangents flow through too
+    eager = not batching.LEVELS and not fw._levels
+    with enable_grad(), fw._internal_level(eager) as lvl:
         duals = [_dualize(lvl, p, t, "jvp") for p, t in zip(p_leaves, t_leaves)]
         output, aux = _split_aux(func(*tree_unflatten(duals, p_spec)), has_aux, "jvp")
         out_leaves, out_spec = _tensor_leaves(output, "jvp(f, primals, tangents): expected f(*primals) to return "
                                                       "only tensors, got unsupported type ")
         create = keep and (_outer(out_leaves, lvl) or any(t.requires_grad for t in t_leaves))
-        res = _linearize(out_leaves, duals, create)(t_leaves)
+        if eager:
+            res = [fw.unpack_dual(o, level=lvl).tangent for o in out_leaves]
+            res = [g if g is None or create else g.detach() for g in res]
+        else:
+            res = _linearize(out_leaves, duals, create)(t_leaves)
         if strict and any(g is None for g in res):
             raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the inputs. "
                                "This is not allowed with strict=True.")

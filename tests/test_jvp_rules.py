@@ -301,3 +301,31 @@ def test_recording_outside_a_level_never_reaches_forward_ad(monkeypatch):
     x = tidal.randn(3, 3, requires_grad=True)
     ((x @ x).relu().sum() + x.t()[0].exp().sum()).backward()
     assert x.grad is not None
+
+
+def test_func_jvp_outermost_is_eager_nested_stays_torchs():
+    """tidal.func.jvp takes the eager tangents when no other transform is live (torch's product count: two per
+    layer), the lazy level when nested; results require grad as torch's do."""
+    x, t = tidal.randn(8, 16, dtype=tidal.float64), tidal.randn(8, 16, dtype=tidal.float64)
+    ws = [tidal.randn(16, 16, dtype=tidal.float64) for _ in range(3)]
+
+    def mlp(h):
+        for w in ws:
+            h = (h @ w).tanh()
+        return h
+    with tidal.profiler.profile() as prof:
+        out, tangent = tidal.func.jvp(mlp, (x,), (t,))
+        tangent.sum().item()
+    assert prof.key_averages()["matmul"]["kernels"] == 6
+    xr, tr, wsr = torch.tensor(x.numpy()), torch.tensor(t.numpy()), [torch.tensor(w.numpy()) for w in ws]
+
+    def mlp_r(h):
+        for w in wsr:
+            h = (h @ w).tanh()
+        return h
+    assert_close(tangent, torch.func.jvp(mlp_r, (xr,), (tr,))[1])
+    f = lambda lib: (lambda a: (a.sin() * a.exp()).sum(-1))  # noqa: E731
+    nested = tidal.func.jvp(lambda a: tidal.func.jvp(f(tidal), (a,), (t,))[1], (x,), (t,))[1]
+    nested_r = torch.func.jvp(lambda a: torch.func.jvp(f(torch), (a,), (tr,))[1], (xr,), (tr,))[1]
+    assert nested.requires_grad == nested_r.requires_grad
+    assert_close(nested, nested_r)
