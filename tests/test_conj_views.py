@@ -222,3 +222,49 @@ def test_gradient_after_a_write_into_the_source():
         ((y * lib.tensor(c)).real.sum() + (im * 2).sum()).backward()
         grads.append(leaf.grad)
     same(*grads, bits=False)
+
+
+def test_in_place_metadata_ops_keep_the_memory():
+    got, strides = [], []
+    for lib, x in zip(LIBS, pair()):
+        y = x.conj()
+        y.t_()
+        y.unsqueeze_(0)
+        assert y.is_conj() and y.data_ptr() == x.data_ptr()
+        strides.append(y.stride())
+        y[0, 1, 2] = 9j
+        y.squeeze_()
+        y.transpose_(0, 1)
+        y[0, 1] = 1 - 1j
+        got.append((x, y))
+    assert strides[0] == strides[1]
+    same(got[0][0], got[1][0])
+    same(got[0][1], got[1][1])
+
+
+def test_writes_through_numpy_are_seen():
+    got = []
+    for lib, x in zip(LIBS, pair()):
+        y = x.conj()
+        before = y.sum()
+        x.numpy()[1, 2] = 4 + 4j
+        got.append((y, before))
+    same(got[0][0], got[1][0])
+    same(got[0][1], got[1][1])
+
+
+def test_forward_ad_vmap_and_double_backward():
+    t = RNG.standard_normal((3, 4)) + 1j * RNG.standard_normal((3, 4))
+    results = []
+    for lib in LIBS:
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            dual = fwAD.make_dual(lib.tensor(Z), lib.tensor(t))
+            tangents = [fwAD.unpack_dual(v).tangent for v in (dual.conj(), dual.conj().imag, dual.conj() * 2)]
+        batched = lib.vmap(lambda r: r.conj() * r.conj().real)(lib.tensor(Z))
+        x = lib.tensor(Z, requires_grad=True)
+        (g,) = lib.autograd.grad((x.conj() * x * x).real.sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad((g.conj() * g).real.sum(), x)
+        results.append(tangents + [batched, g, h])
+    for got, want in zip(*results):
+        same(got, want, bits=False)

@@ -25,6 +25,8 @@ write through `x.data` (which counts versions apart) is not seen by a conj view 
 """
 from __future__ import annotations
 
+import weakref
+
 from ...autograd.grad_mode import no_grad
 from ...autograd.view_inplace import track_view
 from ...tensor import Tensor
@@ -49,6 +51,9 @@ CONJ = Primitive("conj", None, cpu=None, backward=_conj_back)
 NEG_VIEW = Primitive("_neg_view", None, cpu=None, backward=_neg_back)
 
 
+_SNAPSHOT_SOURCES = weakref.WeakKeyDictionary()  # a snapshot's blob -> the blob of the memory it was read from
+
+
 class LazyView(Tensor):
     """A view whose values are a transform (`op`: "conj" or "neg") of the memory it shares (see the module)."""
 
@@ -69,6 +74,7 @@ class LazyView(Tensor):
             nbytes = min(nbytes, (mem.offset + 1 + sum((n - 1) * s for n, s in zip(mem.shape, mem.strides)))
                          * mem.dtype.itemsize)
         blob = fresh_blob(nbytes, self._vm)
+        _SNAPSHOT_SOURCES[blob] = mem.blob
         values = Tensor._make(View(blob, mem.shape, mem.strides, mem.offset, mem.dtype), self.dtype, self.device,
                               self._vm)
         src, dst = Tensor._make(mem, self.dtype, self.device, self._vm), values
@@ -82,9 +88,9 @@ class LazyView(Tensor):
         return values._v
 
     def _write_memory(self, view: View) -> None:
-        snap = getattr(self, "_snap", None)
-        if snap is not None and view.blob is snap[1]._v.blob:  # an in-place metadata op (t_, unsqueeze_) on _v
-            view = View(self._mem.blob, view.shape, view.strides, view.offset, view.dtype)
+        source = _SNAPSHOT_SOURCES.get(view.blob)
+        if source is not None:  # a snapshot's layout (in-place metadata ops: t_, unsqueeze_): on the memory itself
+            view = View(source, view.shape, view.strides, view.offset, view.dtype)
         self._mem = view
         self._snap = None
 
