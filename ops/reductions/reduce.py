@@ -54,13 +54,14 @@ def array_kernel(body):
             a = a.reshape(1)
         if compute is not None and a.dtype != compute:
             a = a.astype(compute) if a.dtype != dt.COMPLEX32_NP else dt.complex32_values(a).astype(compute)
-        with np.errstate(all="ignore"):  # 0/0 and overflow give nan/inf (or int garbage), as in torch
-            results = body(a, axes, extra)
-            if not isinstance(results, tuple):
-                results = (results,)
-            for out, res in zip(outs, results):
-                res = np.reshape(res, out.shape)
-                out[...] = res if out.dtype.names is None else to_complex32(res)  # (complex32: float16 pairs)
+        # (0/0 and overflow give nan/inf, or int garbage, as in torch: the VM runs every kernel with NumPy's
+        # floating-point errors ignored, vm/codegen.quiet)
+        results = body(a, axes, extra)
+        if not isinstance(results, tuple):
+            results = (results,)
+        for out, res in zip(outs, results):
+            res = res.reshape(out.shape) if res.__class__ is np.ndarray else np.reshape(res, out.shape)
+            out[...] = res if out.dtype.names is None else to_complex32(res)  # (complex32: float16 pairs)
     return kernel
 
 
