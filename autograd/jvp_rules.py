@@ -10,8 +10,9 @@ Three kinds of rule, tried in this order:
   dtypes only: a complex formula carries torch's conjugations (and non-holomorphic ops the second Wirtinger
   derivative), which the transpose below gets right without a table of its own;
 - declared rules, keyed by node class (torch's names): the product rule for the matmul family, the op itself on
-  the tangents for linear ops (reductions, cat and stack, copies), and for any view (an output sharing its one
-  input's memory) the same strides taken of the input's tangent;
+  the tangents for linear ops (sum and mean, cat and stack, copies, gather and index_select), the row rules of
+  softmax, log_softmax, logsumexp and logcumsumexp, and for any view (an output sharing its one input's memory)
+  the same strides taken of the input's tangent;
 - every other node: its own backward, transposed. b(u) = J^T u is linear in a dummy cotangent u, so
   J t = d<b(u), t>/du at any u: one call of the node's backward on u, and one reverse pass over that small graph.
   Still eager and local: the pass never leaves the node (its saved tensors enter detached).
@@ -133,6 +134,43 @@ def _logcumsumexp(node, inputs, outputs, tangents):
     return [run * (top - y).exp()]
 
 
+def _softmax(log: bool) -> Callable:
+    """softmax: y (t - sum(y t)); log_softmax: t - sum(exp(y) t), along the node's dim (its attrs)."""
+    def rule(node, inputs, outputs, tangents):
+        t, dim = tangents[0], node.attrs
+        if t is None or not isinstance(dim, int) or outputs[0].dtype.is_complex:
+            return None
+        (y,) = node.saved_tensors
+        t = t if t.dtype is y.dtype else t.to(y.dtype)
+        if log:
+            return [t - (y.exp() * t).sum(dim, keepdim=True)]
+        return [y * (t - (y * t).sum(dim, keepdim=True))]
+    return rule
+
+
+def _logsumexp(node, inputs, outputs, tangents):
+    """y = log sum exp(x): t_y = sum(exp(x - y) t) over the reduced dims."""
+    t, spec = tangents[0], node.attrs
+    x, y = node.saved_tensors
+    if t is None or x.dtype.is_complex or not spec.axes or spec.extra is not None:
+        return None
+    axes = list(spec.axes)
+    kept = y if spec.keepdim else y.reshape([1 if k in spec.axes else n for k, n in enumerate(x.shape)])
+    return [(t * (x - kept).exp()).sum(axes, keepdim=spec.keepdim)]
+
+
+def _picked(method: str) -> Callable:
+    """gather and index_select: the same pick of the tangent (node.attrs: (input shape, dim); saved: the index)."""
+    def rule(node, inputs, outputs, tangents):
+        t = tangents[0]
+        if t is None:
+            return None
+        (index,) = node.saved_tensors
+        picked = getattr(t, method)(node.attrs[1], index) if tuple(t.shape) == tuple(node.attrs[0]) else None
+        return None if picked is None or tuple(picked.shape) != tuple(outputs[0].shape) else [picked]
+    return rule
+
+
 def _joined(join: str) -> Callable:
     """cat and stack: the same join of the tangents, zeros for inputs without one."""
     def rule(node, inputs, outputs, tangents):
@@ -163,7 +201,9 @@ _RULES: dict = {
                      "VdotBackward0"), _product),
     "SumBackward0": _reduced("sum"), "SumBackward1": _reduced("sum"),
     "MeanBackward0": _reduced("mean"), "MeanBackward1": _reduced("mean"),
-    "LogcumsumexpBackward0": _logcumsumexp,
+    "LogcumsumexpBackward0": _logcumsumexp, "LogsumexpBackward0": _logsumexp,
+    "SoftmaxBackward0": _softmax(False), "LogSoftmaxBackward0": _softmax(True),
+    "GatherBackward0": _picked("gather"), "IndexSelectBackward0": _picked("index_select"),
     "CatBackward0": _joined("cat"), "StackBackward0": _joined("stack"),
     "CloneBackward0": _linear(lambda t, node, out: t.clone()),
     "ToCopyBackward0": _linear(lambda t, node, out: t.to(out.dtype) if t.dtype is not out.dtype else t.clone()),

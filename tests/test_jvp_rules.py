@@ -172,9 +172,13 @@ PROGRAMS = {
     "copies": lambda L, d, e: d.to(L.float32).double().clone() * e[:3],
     # views: transpose, slice, select, expand, unsqueeze, diagonal
     "views": lambda L, d, e: (e.reshape(2, 3).t()[1:, :] * d[1:].unsqueeze(1)).diagonal() + d.expand(2, 3)[1, 2],
+    "rows": lambda L, d, e: L.softmax(d * e[:3], 0) + L.log_softmax(e.reshape(2, 3), 1)[1] +
+    L.logsumexp(e.reshape(2, 3), 0) + L.logsumexp(e.reshape(2, 3), 1, keepdim=True).sum(0),
+    "picks": lambda L, d, e: e.reshape(2, 3).gather(1, L.tensor([[2, 0, 0], [1, 1, 2]])).sum(0) +
+    e.index_select(0, L.tensor([5, 0, 5])) * d,
     # transposed backward: everything else
-    "transposed": lambda L, d, e: L.softmax(d * e[:3], 0) + L.logsumexp(e.reshape(2, 3), 1).sum() +
-    L.cumprod(d, 0) + L.sort(e[:3] - d)[0],
+    "transposed": lambda L, d, e: L.cumprod(d, 0) + L.sort(e[:3] - d)[0] + L.nn.functional.normalize(d * e[3:], dim=0) +
+    (d * e[3:]).prod(0) + L.nn.functional.gelu(d).flip(0),
     "logcumsumexp": lambda L, d, e: L.logcumsumexp(e.reshape(2, 3) * 3, 1) + L.logcumsumexp(d, 0),
 }
 
@@ -195,13 +199,11 @@ def test_rule_kinds_give_torchs_primal_and_tangent(name):
     assert not ours.tangent.requires_grad and not theirs.tangent.requires_grad
 
 
-# (softmax, logsumexp and logcumsumexp left out: torch's own reverse pass over their jvp refuses, an Exp output
-# written in place; an in-place op that saves its original self left out too: tidal saves that copy detached, so
-# neither its second derivative nor this one flows through it)
-REVERSE_PROGRAMS = dict(PROGRAMS, transposed=lambda L, d, e: L.cumprod(d, 0) + L.sort(e[:3] - d)[0] +
-                        L.nn.functional.normalize(d * e[:3], dim=0) + (d * e[3:]).prod(0),
-                        **{"in place": lambda L, d, e: d.clone().mul_(2).tanh_() + (d * e[:3]).exp_()})
-del REVERSE_PROGRAMS["logcumsumexp"]
+# (the rows of softmax, log_softmax, logsumexp and logcumsumexp left out: torch's own reverse pass over their jvp
+# refuses, an Exp output written in place; an in-place op that saves its original self left out too: tidal saves
+# that copy detached, so neither its second derivative nor this one flows through it)
+REVERSE_PROGRAMS = dict(PROGRAMS, **{"in place": lambda L, d, e: d.clone().mul_(2).tanh_() + (d * e[:3]).exp_()})
+del REVERSE_PROGRAMS["logcumsumexp"], REVERSE_PROGRAMS["rows"]
 
 
 @pytest.mark.parametrize("name", list(REVERSE_PROGRAMS))
@@ -329,3 +331,19 @@ def test_func_jvp_outermost_is_eager_nested_stays_torchs():
     nested_r = torch.func.jvp(lambda a: torch.func.jvp(f(torch), (a,), (tr,))[1], (xr,), (tr,))[1]
     assert nested.requires_grad == nested_r.requires_grad
     assert_close(nested, nested_r)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp", "logcumsumexp", "gather"])
+def test_grad_of_func_jvp_through_row_rules_as_torch_func(name):
+    """Reverse over forward through the declared row rules, as torch.func computes it (torch.autograd's own
+    forward_ad refuses a reverse pass over these jvps)."""
+    x, v = _rand((2, 3), (2, 3), seed=11)
+    ops = {"softmax": lambda L, z: z.softmax(1), "log_softmax": lambda L, z: z.log_softmax(0),
+           "logsumexp": lambda L, z: z.logsumexp(1), "logcumsumexp": lambda L, z: z.logcumsumexp(1),
+           "gather": lambda L, z: z.gather(1, L.tensor([[2, 2], [0, 1]]))}
+    results = []
+    for L in (tidal, torch):
+        vt = L.tensor(v)
+        f = lambda z: ops[name](L, z)  # noqa: E731
+        results.append(L.func.grad(lambda a: (L.func.jvp(f, (a,), (vt,))[1] ** 2).sum() * a.cos().sum())(L.tensor(x)))
+    assert_close(results[0], results[1])
