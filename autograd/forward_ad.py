@@ -200,7 +200,10 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
 def _keep(node, lvl: _Level, tangents: list) -> None:
     """Keep `tangents` (one per output) on `node` for level `lvl`, until the level exits."""
     node.__dict__["_fw_out"] = (lvl, tangents)
-    lvl.nodes.append(weakref.ref(node))
+    nodes = lvl.nodes
+    nodes.append(weakref.ref(node))
+    if len(nodes) >= 4096 and not len(nodes) & 4095:  # a long level: forget the nodes already freed
+        nodes[:] = [ref for ref in nodes if ref() is not None]
 
 
 def _input_tangent(t, lvl: _Level):
