@@ -305,6 +305,8 @@ def originals(name: str, args: tuple, out: Tensor) -> dict | None:
 
 
 _new = object.__new__
+_NODE_INIT = Node.__init__  # (saved_hooks swaps Node.__init__ while a hooks block is open)
+_seq = graph._seq
 _record_plans: dict = {}  # (op name, which inputs want a gradient) -> (pick, node class, attrs, saves output)
 
 
@@ -317,8 +319,10 @@ def _record_plan(name: str, args: tuple, wanted: tuple) -> tuple:
     picked = "".join(f"a[{k}], " if k + 2 in reads else "None, " for k in range(len(args)))
     pick = eval(f"lambda a: (None, {picked})")  # noqa: S307 - built from ints only
     keep = _node_inputs(name, wanted)
+    tensors = tuple([k + 1 for k in range(len(args)) if k + 2 in reads and wanted[k] is not None])  # (in `saved`)
     plan = _record_plans[name, wanted] = (pick, node_class(_node_name(name, wanted)),
-                                          (name, wanted, _kept(_wanted(name, wanted), keep), keep), 1 in reads)
+                                          (name, wanted, _kept(_wanted(name, wanted), keep), keep), 1 in reads,
+                                          tensors)
     return plan
 
 
@@ -346,7 +350,7 @@ def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | 
     if inplace and name in _OWN_INPLACE:
         name = _OWN_INPLACE[name]
     plan = _record_plans.get((name, wanted)) or _record_plan(name, args, wanted)
-    pick, cls, attrs, saves_out = plan
+    pick, cls, attrs, saves_out, tensors = plan
     saved = pick(tuple([original.get(k, a) for k, a in enumerate(args)]) if original else args)
     keep = attrs[3]
     inputs = args
@@ -359,8 +363,28 @@ def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | 
     node = _new(cls)
     if meta is None:
         Node.__init__(node, _backward, inputs, saved, attrs, 1)
-    else:
+    elif Node.__init__ is not _NODE_INIT:  # (saved-tensor hooks are active: their init packs what is saved)
         Node.__init__(node, _backward, inputs, saved, attrs, 1, meta, tuple(nexts))
+    else:  # Node.__init__'s fields set here, the saved tensors' places known from the plan (keep in step with it)
+        node.backward_fn = _backward
+        node.attrs = attrs
+        node.seq = next(_seq)
+        node.n_outputs = 1
+        node._freed = False
+        node._saved_outputs = ()
+        node.next_functions = tuple(nexts)
+        node._input_meta = meta
+        node._saved = saved
+        if tensors:
+            versions = []
+            for k in tensors:
+                t = saved[k]
+                if t._inference:
+                    raise RuntimeError(graph.INFERENCE_SAVED)
+                versions.append((k, (t._vc or t._v.blob).version))
+            node._versions = tuple(versions)
+        else:
+            node._versions = ()
     if graph._dual_levels:
         graph._carry_duals(node, inputs, (out,))
     out._requires_grad = True
