@@ -238,9 +238,7 @@ def _laid_out_as(t: Tensor, x: Tensor) -> Tensor:
     span = 1 + sum((n - 1) * s for n, s in zip(x.shape, x.stride()) if n > 0)
     flat = hooks.zeros((span if x.numel() else 0,), dtype=t.dtype, device=t.device)
     window = flat.as_strided(tuple(x.shape), tuple(x.stride()), 0)
-    if t.requires_grad:
-        return window + t  # (a differentiable copy: zeros plus t, in x's layout)
-    window.copy_(t)
+    window.copy_(t)  # (differentiable in t where it requires grad: the write takes t's history)
     return window
 
 

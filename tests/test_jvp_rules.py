@@ -347,3 +347,18 @@ def test_grad_of_func_jvp_through_row_rules_as_torch_func(name):
         f = lambda z: ops[name](L, z)  # noqa: E731
         results.append(L.func.grad(lambda a: (L.func.jvp(f, (a,), (vt,))[1] ** 2).sum() * a.cos().sum())(L.tensor(x)))
     assert_close(results[0], results[1])
+
+
+def test_views_of_a_differentiable_tangent_laid_out_otherwise():
+    """A tangent that requires grad, laid out otherwise than its (non-dense) primal: views of it stay
+    differentiable in it, as torch's."""
+    x, tx = _rand((4, 6), (3, 4), seed=12)
+    results = []
+    for L, fwd in ((tidal, fw), (torch, torch.autograd.forward_ad)):
+        v = L.tensor(tx, requires_grad=True)
+        with fwd.dual_level():
+            d = fwd.make_dual(L.tensor(x)[:, ::2].t(), v)  # primal strides (2, 6): not dense
+            tangent = fwd.unpack_dual(d[1:, ::2].unsqueeze(0).expand(2, 2, 2)).tangent
+        results.append((tangent.detach(), L.autograd.grad((tangent * tangent).sum(), v)[0]))
+    for ours, theirs in zip(*results):
+        assert_close(ours, theirs)
