@@ -138,9 +138,12 @@ class Template:
         # the signature fixes every array's type and layout, so the compiled call found for the
         # step's first run serves all its replays
         ready = self.ready
-        tried = [-1]  # the compiler's generation at the last look: nothing new became ready since
+        tried = [-1, None]  # the compiler's generation at the last look (nothing new became ready since), the call
 
         def bind(ins, outs, attrs):
+            bound = tried[1]
+            if bound is not None:  # (a batch built before the call was found holds this binding: see lowered_replay)
+                return bound(ins, outs, attrs)
             generation = compiler.generation
             if generation == tried[0]:
                 return kernel(ins, outs, attrs)
@@ -149,7 +152,7 @@ class Template:
                 tried[0] = generation
                 kernel(ins, outs, attrs)
             else:
-                ready[k] = bound
+                ready[k] = tried[1] = bound
                 bound(ins, outs, attrs)
         return bind
 
