@@ -111,9 +111,10 @@ class Node:
             # (the counter read directly: a saved inference tensor was refused when the node was made)
             if (t._vc or t._v.blob).version != v:
                 kind = dt.legacy_type_name(t.dtype)
-                # torch names the tensor's node without its "Backward<k>" suffix, and nothing for a leaf
+                # torch names the tensor's node without "Backward" and a 0 overload (AddBackward0: Add, EluBackward1:
+                # Elu1), and nothing for a leaf
                 made = "" if t.grad_fn is None else \
-                    f", which is output {t._output_nr} of {re.sub(r'Backward[0-9]*$', '', t.grad_fn.name())},"
+                    f", which is output {t._output_nr} of {re.sub(r'Backward0?(?=[0-9]*$)', '', t.grad_fn.name())},"
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
                     f"operation: [torch.{kind} {list(t.shape)}]{made} is at version {t._version}; expected "
@@ -317,6 +318,8 @@ def record(name: str | type, backward_fn, inputs: tuple, outputs, saved: tuple =
             out.grad_fn = node
             if k:
                 out._output_nr = k
+            elif out._output_nr:  # (an in-place write into a later output of another node, var_mean's mean: it is
+                del out._output_nr  # this node's first now; backward indexed the old number past the node's outputs)
         k += 1
     return node
 
@@ -375,14 +378,7 @@ def no_tangents():
 
 
 def _carry_duals(node: Node, inputs: tuple, outputs) -> None:
-    """While a dual level is live: outputs of an op on tensors with tangents carry the flag too; under
-    no_grad the node keeps only the edges towards those tensors (the graph serves the tangents alone)."""
-    flags = [_live_duals(t) for t in inputs]
-    levels = tuple({lvl: None for f in flags for lvl in f})
-    if not levels:
-        return
-    for out in outputs:
-        out.__dict__["_fw_levels"] = levels
-    if not is_grad_enabled():
-        node.next_functions = tuple([e if f else _NO_EDGE for e, f in zip(node.next_functions, flags)])
-
+    """record's forward-AD step, called only while a dual level is live: autograd.forward_ad (always loaded with
+    autograd) installs its own here (`_carry_tangents`: the levels' flags, the eager tangents of jvp_rules, the
+    edges kept under no_grad); nothing can call this one, as no level exists before forward_ad loads."""
+    raise AssertionError("autograd.forward_ad installs graph._carry_duals")

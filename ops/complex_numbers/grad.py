@@ -82,8 +82,9 @@ def _install() -> None:
         derivatives.COMPLEX_FORMULAS[name] = (_holomorphic(fn),)
     for name, fns in _NOT_HOLOMORPHIC.items():  # one formula for real and complex gradients
         derivatives.FORMULAS[name] = fns
-        # the new formulas read the input (position 2) or the output (position 1): save both
-        derivatives._READS[name] = (frozenset({1, 2}),)
+        # what the new formulas read: abs its input alone (as torch's: its result may be written afterwards), sgn
+        # both, conj nothing
+        derivatives._READS[name] = tuple(derivatives._reads(fn) for fn in fns)
 
 
 _install()

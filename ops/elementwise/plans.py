@@ -419,6 +419,8 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
         # the hot path: a new tensor whose memory is allocated when the kernel first writes it
         return _emit(name, plan, _instruction_inputs(plan, args), args, needs_grad(args),
                      None if plan.pow_exprs is None else _expr(plan, args))
+    if out.__class__ is not Tensor and hasattr(out, "_lazy_view"):  # out= a conj view: through its writer (lazy_views)
+        return out.copy_(apply(name, *args))
     # (a comparison written into a floating tensor stays in its graph, with a zero gradient: x.gt_(0))
     grad = (plan.differentiable or (op.rule == "bool" and out.dtype.category >= dt.FLOAT)) and \
         needs_grad(args + (out,))
