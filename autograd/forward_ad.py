@@ -33,8 +33,6 @@ formula's few ops per input with a tangent, which fuse.
 
 Known differences from torch: ops record a graph, so dual tensors (and what is computed from them)
 report requires_grad=True, under no_grad too (the eager tangents themselves do not, unless torch's would).
-Differentiable tangents (reverse over forward) through an op served by the transposed rule walk the whole
-graph below it in that rule's reverse pass (the engine's dependency count): quadratic over a long program.
 """
 from __future__ import annotations
 

@@ -28,6 +28,7 @@ from ..tensor import Tensor
 from . import hooks
 from .api import grad as _grad
 from .grad_mode import enable_grad
+from . import graph
 from .graph import output_alias
 
 
@@ -266,13 +267,16 @@ def _fit_pair(g: Tensor, t: Tensor, meta) -> tuple:
 
 
 def _transposed(node, inputs, outputs, tangents, create: bool) -> list:
-    """J t from the node's backward b(u) = J^T u: J t = d<b(u), t>/du (see the module's docstring)."""
+    """J t from the node's backward b(u) = J^T u: J t = d<b(u), t>/du (see the module's docstring). The saved
+    tensors enter as leaves of their own, so the reverse pass stays inside the node; with `create`, the edges
+    into those leaves are then moved onto the saved tensors' own histories."""
     # (b is linear, so any u serves; zeros meet the checks some backwards make of their cotangent: linalg.eig's)
     dummies = [hooks.zeros_like(o).requires_grad_(True) if o.dtype.is_floating_point else None for o in outputs]
+    start = next(graph._seq)  # the nodes made from here on are this rule's own
     old = (node._saved, node._saved_outputs)
     saved = _saved_now(node, inputs, outputs, create)
-    # without `create`, the saved tensors enter without their history: the pass below stays inside the node
-    node._saved, node._saved_outputs = (saved if create else _detached_saved(saved)), ()
+    leaves = _detached_saved(saved)
+    node._saved, node._saved_outputs = leaves, ()
     try:
         with enable_grad():
             grads = node.backward_fn(node, *dummies)
@@ -284,6 +288,31 @@ def _transposed(node, inputs, outputs, tangents, create: bool) -> list:
     live = [d for d in dummies if d is not None]
     if not pairs or not live:
         return [None] * len(outputs)
-    found = iter(_grad([g for g, _ in pairs], live, [t for _, t in pairs], create_graph=create,
-                       allow_unused=True))
+    found = list(_grad([g for g, _ in pairs], live, [t for _, t in pairs], create_graph=create, allow_unused=True))
+    if create:
+        _reattach([f for f in found if f is not None and f.grad_fn is not None], leaves, saved, start)
+    found = iter(found)
     return [next(found) if d is not None else None for d in dummies]
+
+
+def _reattach(results: list, leaves: tuple, saved: tuple, start: int) -> None:
+    """In the graph the rule made (nodes from sequence number `start` on), edges into the accumulators of the
+    stand-in `leaves` go to the histories of the `saved` tensors they stood for instead."""
+    moved = {}
+    for leaf, real in zip(leaves, saved):
+        ref = leaf.__dict__.get("_grad_acc") if isinstance(leaf, Tensor) else None
+        acc = ref() if ref is not None else None
+        if acc is not None:
+            moved[acc] = (real.grad_fn, real._output_nr) if real.grad_fn is not None else (graph.gradient_edge(real), 0)
+    if not moved:
+        return
+    seen, todo = set(), [r.grad_fn for r in results]
+    while todo:
+        n = todo.pop()
+        if n is None or id(n) in seen or n.seq < start:
+            continue
+        seen.add(id(n))
+        nexts = n.next_functions
+        if any(nxt in moved for nxt, _ in nexts):
+            n.next_functions = tuple([moved.get(nxt, (nxt, k)) for nxt, k in nexts])
+        todo.extend(nxt for nxt, _ in nexts)
