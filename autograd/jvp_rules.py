@@ -207,6 +207,7 @@ _RULES: dict = {
     "GatherBackward0": _picked("gather"), "IndexSelectBackward0": _picked("index_select"),
     "CatBackward0": _joined("cat"), "StackBackward0": _joined("stack"),
     "CloneBackward0": _linear(lambda t, node, out: t.clone()),
+    "ConjBackward0": _linear(lambda t, node, out: t.conj()),  # (torch's tangent: a conjugate view too)
     "ToCopyBackward0": _linear(lambda t, node, out: t.to(out.dtype) if t.dtype is not out.dtype else t.clone()),
 }
 

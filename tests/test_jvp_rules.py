@@ -73,7 +73,8 @@ def _torch_jvp(op, sample, leaves: list, tangents: list) -> list:
         return tuple(o for o in _float_outputs(out) if o is not None)
     primals = tuple(x.detach() for x in leaves)
     found = torch.func.jvp(f, primals, tuple(tangents))[1]
-    return [torch.zeros_like(t) if t._is_zerotensor() else t for t in found]  # (slogdet's sign: a ZeroTensor)
+    # (slogdet's sign: a ZeroTensor; values compared, not torch's lazy conjugate or negative bits)
+    return [torch.zeros_like(t) if t._is_zerotensor() else t.resolve_conj().resolve_neg() for t in found]
 
 
 def _tidal_jvp(op, fn, sample, leaves: list, tangents: list) -> list:
@@ -115,7 +116,7 @@ def check_jvp(op, fn) -> None:
             assert len(got) == len(want), f"{len(got)} floating outputs, torch {len(want)}"
             for k, (g, w) in enumerate(zip(got, want)):
                 assert g is not None, f"tangent[{k}]: None where torch gives one"
-                db.compare(g, w, True, f"tangent[{k}]")
+                db.compare(g.resolve_conj().resolve_neg(), w, True, f"tangent[{k}]")
         except db.Unconvertible:
             continue
         except Exception as exc:  # noqa: BLE001 - any failure is a finding
