@@ -1,7 +1,7 @@
 """Forward-mode AD of PyTorch's op database: for every op torch differentiates in forward mode
 (`op.supports_forward_ad`), tidal's eager tangents (forward_ad dual tensors, autograd/jvp_rules.py) against
-torch.func.jvp on the op's float64 samples (and complex128 for the ops about complex numbers); plus the
-rule kinds one by one (elementwise, declared, view, transposed) and their reverse-over-forward."""
+torch.func.jvp on the op's float64 samples and its first complex128 one (all for the ops about complex
+numbers); plus the rule kinds one by one (elementwise, declared, view, transposed) and their reverse-over-forward."""
 from __future__ import annotations
 
 import numpy as np
@@ -29,6 +29,8 @@ KNOWN: dict[str, str] = {
                                   "transposed backward sums them",
     "nn.functional.max_unpool2d": "as max_unpool1d",
     "nn.functional.max_unpool3d": "as max_unpool1d",
+    "linalg.lu_solve": "complex128 with adjoint=True: the transpose of tidal's backward differs from torch's jvp "
+                       "(torch's own transpose agrees with its jvp there; float64 samples pass)",
 }
 # Not strict: div with rounding is being changed in the tree (uncommitted work in ops/elementwise/arithmetic.py at
 # the time of writing): its no_grad() recursion sees needs_grad true for dual inputs (forward AD keeps recording
@@ -91,8 +93,9 @@ def _tidal_jvp(op, fn, sample, leaves: list, tangents: list) -> list:
 
 def _samples(op):
     yield from db._samples(op, torch.float64, db.GRAD_SAMPLES, requires_grad=True)
-    if db.is_complex_op(op) and torch.complex128 in op.supported_backward_dtypes("cpu"):
-        yield from db._samples(op, torch.complex128, db.GRAD_SAMPLES, requires_grad=True)
+    if torch.complex128 in op.supported_backward_dtypes("cpu"):  # (the first one, all for complex numbers' ops)
+        yield from db._samples(op, torch.complex128, db.GRAD_SAMPLES if db.is_complex_op(op) else 1,
+                               requires_grad=True)
 
 
 def check_jvp(op, fn) -> None:
