@@ -19,9 +19,9 @@ _OUTSIDE = ("torch's jvp formula differs from the transpose of its own vjp for t
             "({}); tidal transposes its backward, which agrees with torch on that domain "
             "(test_transposed_rule_agrees_with_torch_on_the_domain)")
 KNOWN: dict[str, str] = {
-    "linalg.cholesky": _OUTSIDE.format("non-symmetric"),
-    "linalg.cholesky_ex": _OUTSIDE.format("non-symmetric"),
-    "linalg.eigh": _OUTSIDE.format("non-symmetric, with UPLO='U'"),
+    "linalg.cholesky": _OUTSIDE.format("non-symmetric or non-Hermitian"),
+    "linalg.cholesky_ex": _OUTSIDE.format("non-symmetric or non-Hermitian"),
+    "linalg.eigh": _OUTSIDE.format("non-symmetric or non-Hermitian"),
     "triangular_solve": _OUTSIDE.format("A's tangent outside its triangle"),
     "native_batch_norm": "the saved mean and inverse std outputs get no node in tidal, so no tangent",
     "_native_batch_norm_legit": "the saved mean and inverse std outputs get no node in tidal, so no tangent",
