@@ -193,10 +193,7 @@ def test_write_into_a_conj_view_of_a_leaf_is_refused():
     lambda L, o: L.mean(L.tensor(Z, dtype=o.dtype) * 1j, 0, out=o[0]), lambda L, o: L.matmul(
         L.tensor(Z, dtype=o.dtype), L.tensor(Z.T, dtype=o.dtype), out=o[:, :3]),
     lambda L, o: L.cumsum(L.tensor(Z, dtype=o.dtype), 1, out=o), lambda L, o: L.sum(L.tensor(Z), 0, out=o[1]),
-    pytest.param(lambda L, o: L.add(L.tensor(Z, dtype=o.dtype), 1j, out=o),
-                 marks=pytest.mark.xfail(strict=False, reason="needs patch s19_conj_1")),
-    pytest.param(lambda L, o: L.exp(L.tensor(Z, dtype=o.dtype), out=o),
-                 marks=pytest.mark.xfail(strict=False, reason="needs patch s19_conj_1")),
+    lambda L, o: L.add(L.tensor(Z, dtype=o.dtype), 1j, out=o), lambda L, o: L.exp(L.tensor(Z, dtype=o.dtype), out=o),
 ], ids=["mean", "matmul", "cumsum", "sum", "add", "exp"])
 def test_out_into_a_conj_view(call):
     """An op's out= a conj view: the result is stored conjugated into the source, as torch's."""
@@ -268,3 +265,33 @@ def test_forward_ad_vmap_and_double_backward():
         results.append(tangents + [batched, g, h])
     for got, want in zip(*results):
         same(got, want, bits=False)
+
+
+def test_a_write_gives_the_source_and_its_conj_view_a_history():
+    """x has no history; a value that requires grad written through x.conj() gives both x and the view one."""
+    c = RNG.standard_normal((3, 4)) + 1j * RNG.standard_normal((3, 4))
+    results = []
+    for lib, x in zip(LIBS, pair("complex128")):
+        value = lib.tensor(c, requires_grad=True)
+        y = x.conj()
+        y[1:].copy_(value[1:] * 2)
+        ((y * lib.tensor(c)).imag.sum() + x.abs().sum()).backward()
+        results.append((x, value.grad, y.requires_grad))
+    assert results[0][2] == results[1][2] is True
+    same(results[0][0], results[1][0])
+    same(results[0][1], results[1][1], bits=False)
+
+
+def test_library_results_carry_torchs_bits():
+    """Results torch returns as conj views (torch.svd's V, ifft and ihfft of real input, mH, adjoint) are conj
+    views here too, with the same values; ihfft2/ihfftn are plain in both."""
+    real = RNG.standard_normal((4, 6))
+    results = []
+    for lib, x in zip(LIBS, pair("complex128")):
+        r = lib.tensor(real)
+        u, s, v = lib.svd(x)
+        results.append([v, u @ lib.diag(s).to(x.dtype) @ v.mH, lib.fft.ifft(r), lib.fft.ihfft(r), lib.fft.ihfft2(r),
+                        lib.fft.ihfftn(r), lib.fft.ifft2(r), x.adjoint(), x.mH])
+    assert results[0][0].is_conj() and results[1][0].is_conj()  # (V itself is unique only up to phases)
+    for got, want in zip(results[0][1:], results[1][1:]):
+        same(got, want)

@@ -222,7 +222,7 @@ def materialize(out) -> None:
     if isinstance(out, tidal.Tensor):
         if out.dtype is tidal.bfloat16 or out.dtype is tidal.complex32:  # (no numpy() for these, as in torch)
             out = out.to(tidal.float32 if out.dtype is tidal.bfloat16 else tidal.complex64)
-        out.numpy()
+        out.resolve_conj().resolve_neg().numpy()  # (a conj view's values, as torch's numpy() wants them)
     elif isinstance(out, (list, tuple)):
         for o in out:
             materialize(o)
@@ -235,8 +235,9 @@ def _dtype_name(dt) -> str:
     return str(dt).split(".")[-1]
 
 
-def compare(mine, ref, values: bool = True, path: str = "out") -> None:
-    """Assert that a tidal output matches torch's: structure, dtypes, shapes and values."""
+def compare(mine, ref, values: bool = True, path: str = "out", bits: bool = True) -> None:
+    """Assert that a tidal output matches torch's: structure, dtypes, shapes, values and (with `bits`) the conjugate
+    and negative bits."""
     if isinstance(ref, torch.Tensor):
         assert isinstance(mine, tidal.Tensor), f"{path}: {type(mine).__name__} where torch gives a Tensor"
         assert _dtype_name(mine.dtype) == _dtype_name(ref.dtype), f"{path}: dtype {mine.dtype} != {ref.dtype}"
@@ -244,12 +245,15 @@ def compare(mine, ref, values: bool = True, path: str = "out") -> None:
         if ref.layout != torch.strided:  # a sparse result: its layout, then its values as dense tensors
             assert str(mine.layout).split(".")[-1] == str(ref.layout).split(".")[-1], f"{path}: layout {mine.layout}"
             mine, ref = mine.to_dense(), ref.to_dense()
+        assert not bits or (mine.is_conj(), mine.is_neg()) == (ref.is_conj(), ref.is_neg()), \
+            f"{path}: conjugate/negative bits {(mine.is_conj(), mine.is_neg())} != {(ref.is_conj(), ref.is_neg())}"
         if not values:
             return
         if ref.dtype == torch.complex32:  # (NumPy has no complex32: both compared as complex64, which holds it)
-            got, want = mine.detach().to(tidal.complex64).numpy(), _np(ref.to(torch.complex64))
+            got, want = mine.detach().to(tidal.complex64).resolve_conj().numpy(), _np(ref.to(torch.complex64))
         else:
-            got = (mine.detach().float() if mine.dtype is tidal.bfloat16 else mine.detach()).numpy()
+            mine = mine.detach().resolve_conj().resolve_neg()
+            got = (mine.float() if mine.dtype is tidal.bfloat16 else mine).numpy()
             want = _np(ref)
         if ref.dtype in (torch.float16, torch.bfloat16):
             got, want = got.astype(np.float32), want.astype(np.float32)
@@ -259,7 +263,7 @@ def compare(mine, ref, values: bool = True, path: str = "out") -> None:
         assert isinstance(mine, (tuple, list)), f"{path}: {type(mine).__name__} where torch gives a sequence"
         assert len(mine) == len(ref), f"{path}: {len(mine)} outputs != {len(ref)}"
         for i, (m, r) in enumerate(zip(mine, ref)):
-            compare(m, r, values, f"{path}[{i}]")
+            compare(m, r, values, f"{path}[{i}]", bits)
         fields = getattr(type(ref), "_fields", None)
         if fields:
             assert getattr(type(mine), "_fields", None) == fields, f"{path}: fields {type(mine)} != {fields}"
@@ -353,7 +357,7 @@ def _signed(vectors):
     """Column vectors scaled by the sign (complex: the inverse phase) of each column's largest entry (a tidal
     tensor or a torch one)."""
     is_torch = isinstance(vectors, torch.Tensor)
-    v = _np(vectors) if is_torch else vectors.numpy()
+    v = _np(vectors) if is_torch else vectors.resolve_conj().numpy()
     if v.size:
         pick = np.take_along_axis(v, np.round(np.abs(v), 4).argmax(-2)[..., None, :], -2)
         if np.iscomplexobj(v):

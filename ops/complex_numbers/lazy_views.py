@@ -12,16 +12,17 @@ transform: its values are conj(memory) or -memory. Design, chosen so that plain 
 - What must see the memory rather than the values reads `_mem`: metadata (shape, strides, data_ptr, storage,
   version) here, and the two places views are made (movement.views.make_view, indexing.scatter.view_of), which
   for a lazy view make a lazy view of the same memory (their cost for plain tensors: `t.__class__ is not Tensor`).
-- Writes into a lazy view (its in-place methods, item assignment, augmented operators, copy_, and the out= of
-  ops writing through copy_ or launch_into) run on a resolved copy and store the inverse transform of the result
-  into the memory through a plain view (`unmarked`), so the source sees them, and autograd sees an ordinary
-  write through a view of the source. A lazy view's grad_fn is renewed on the source's current history when the
-  source was written since (torch regenerates a stale view's grad_fn on access too).
+- Writes into a lazy view (its in-place methods, item assignment, augmented operators, copy_, and ops' out=:
+  elementwise.plans.apply, copy_ and launch_into hand a lazy view to its writer) run on a resolved copy and
+  store the inverse transform of the result into the memory through a plain view (`unmarked`), so the source
+  sees them, and autograd sees an ordinary write through a view of the source. A lazy view's grad_fn is
+  renewed on the source's current history when the source was written since (torch regenerates a stale
+  view's grad_fn on access too).
 
-Known gaps: an elementwise op's out= a lazy view writes the snapshot only until patch s19_conj_1 (plans.apply)
-lands, as does a Tensor method called unbound on one (`Tensor.add_(y, 1)`); `type(x.conj())` is ConjView, a
-Tensor subclass, where torch's is torch.Tensor; save/load and deepcopy give a plain tensor of the values; a
-write through `x.data` (which counts versions apart) is not seen by a conj view of x read before it.
+Known gaps: a Tensor method called unbound on a lazy view (`Tensor.add_(y, 1)`) writes the snapshot only;
+`type(x.conj())` is ConjView, a Tensor subclass, where torch's is torch.Tensor; save/load and deepcopy give a
+plain tensor of the values (torch keeps the bit); a write through `x.data` (which counts versions apart) is not
+seen by a conj view of x read before it.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ import weakref
 from ...autograd.grad_mode import no_grad
 from ...autograd.view_inplace import track_view
 from ...tensor import Tensor
-from ...tensor.tensor import VersionCounter, Size
+from ...tensor.tensor import GRAD_MODE, Size, VersionCounter
 from ...vm import View
 from ...vm.blob import fresh_blob
 from ..dispatch.primitive import Primitive
@@ -100,11 +101,11 @@ class LazyView(Tensor):
     _node = _node_on = None
 
     def _get_node(self):
-        node, base = self._node, self._base
-        if node is not None and base is not None and base.grad_fn is not self._node_on and base.grad_fn is not None:
-            self._renode(base)
-            node = self._node
-        return node
+        base = self._base
+        if base is not None and base.grad_fn is not self._node_on and base.grad_fn is not None and \
+                GRAD_MODE.enabled and "_nograd_view" not in self.__dict__:
+            self._renode(base)  # (also when the source had no history at all when this view was made)
+        return self._node
 
     def _set_node(self, node) -> None:
         self._node = node
@@ -112,6 +113,15 @@ class LazyView(Tensor):
         self._node_on = base.grad_fn if base is not None else None
 
     grad_fn = property(_get_node, _set_node, doc="The node that made this view (renewed after writes to its source).")
+
+    def _get_requires_grad(self) -> bool:
+        self._get_node()  # (a write into the source may have given it a history since)
+        return self.__dict__.get("_requires", False)
+
+    def _set_requires_grad_flag(self, value: bool) -> None:
+        self.__dict__["_requires"] = value
+
+    _requires_grad = property(_get_requires_grad, _set_requires_grad_flag)
 
     def _renode(self, base: Tensor) -> None:
         # a plain view of the source's memory laid out as this one's, on its current history, then this view's node

@@ -125,10 +125,11 @@ def qr(input: Tensor, some: bool = True, *, out=None) -> tuple:
 
 
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None) -> tuple:
-    """(U, S, V) with input = U diag(S) V^T (V, not V^T); without compute_uv, U and V are zero m x m and n x n."""
+    """(U, S, V) with input = U diag(S) V^H (V, not V^H: a conj view for complex input, as torch's); without
+    compute_uv, U and V are zero m x m and n x n."""
     if compute_uv:
         U, S, Vh = _linalg_svd(input, full_matrices=not some)
-        V = Vh.transpose(-2, -1)
+        V = Vh.mH
     else:
         *batch, m, n = input.shape
         S = svdvals(input)

@@ -16,7 +16,7 @@ from ...tensor import Tensor
 from ..dispatch import torch_function as _torch_function
 from ...tensor import dtype as dt
 from ..elementwise import copies
-from ..complex_numbers.tensors import complex, conj, real
+from ..complex_numbers.tensors import complex, conj, conj_physical, real
 from ..factories.creation import zeros, zeros_like
 from ..dispatch.primitive import Primitive
 from ..dispatch.dim_args import as_int
@@ -198,6 +198,8 @@ def _complex_fft(op, input, s, dim, norm, forward, default_dims, out):
     x = _resized(x, dims, sizes)
     if not x.dtype.is_complex:
         x = _to_complex(x)
+        if op == "ifft" and dims:  # torch's 1-d inverse of real input: the conjugate of the forward one (a conj view)
+            return _out(conj(_c2c(x, dims, _SWAP[_norm(norm)], True)), out)
     return _out(_c2c(x, dims, _norm(norm), forward) if dims else copies.clone(x), out)
 
 
@@ -205,8 +207,9 @@ def _real_fft(op, input, s, dim, norm, default_dims, out, hermitian=False):
     x = _check_input(op, input, real_only=True)
     dims, sizes = _dims_and_sizes(op, x, s, dim, default_dims)
     x = _resized(x, dims, sizes)
-    if hermitian:  # ihfft: the conjugate of r2c with the norm swapped
-        return _out(conj(_r2c(x, dims, _SWAP[_norm(norm)])), out)
+    if hermitian:  # ihfft: the conjugate of r2c with the norm swapped (torch's 1-d one a conj view, the others not)
+        conjugate = conj if op == "ihfft" else conj_physical
+        return _out(conjugate(_r2c(x, dims, _SWAP[_norm(norm)])), out)
     return _out(_r2c(x, dims, _norm(norm)), out)
 
 
