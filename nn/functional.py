@@ -90,11 +90,14 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     """Leaky ReLU with a random slope in [lower, upper] when training, their mean otherwise."""
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
-    if not training:
-        return _act.leaky_relu(input, (lower + upper) / 2, inplace)
+    if not training:  # (named as torch's RreluWithNoiseBackward0/1; a view written in place keeps CopySlices)
+        out = _act.leaky_relu(input, (lower + upper) / 2, inplace)
+        if not inplace:
+            return torch_node(out, "rrelu_with_noise", input)
+        return out if out._base is not None else torch_node(out, "RreluWithNoiseBackward1")
     from ..ops.random.sampling import rrelu_noise  # torch's draws: one slope per element <= 0
     out = input * rrelu_noise(input, lower, upper)
-    return input.copy_(out) if inplace else out
+    return input.copy_(out) if inplace else torch_node(out, "rrelu_with_noise", input)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:

@@ -55,6 +55,7 @@ REACHED_THROUGH = {
     "rrelu_noise": "nn.functional.rrelu", "sampled": "normal", "sampled_inplace": "uniform",
     "sampled_no_derivative": "bernoulli", "copy_": "to", "round_decimals": "round", "special_igamma": "igamma",
     "special_igammac": "igammac", "standard_gamma": "_standard_gamma",  # (its node: the sample db's gamma draws)
+    "div_rounded": "div",  # (div's floor and trunc rounding: DivBackward2's zero gradient)
 }
 
 
@@ -63,6 +64,9 @@ REACHED_THROUGH = {
 REACHED_BY_TEST = {
     "all_reduce_sum": ("test_nn_surface.py", "test_sync_batch_norm_across_ranks_matches_the_whole_batch"),
     "foreach_update": ("test_foreach_one_pass.py", "test_one_pass_updates_keep_the_bits_and_torchs_values"),
+    # the nodes of in-place elu/celu/selu/leaky_relu, which save their result
+    "elu_result": ("test_programs_s19.py", "test_inplace_activations_that_save_their_result"),
+    "leaky_relu_result": ("test_programs_s19.py", "test_inplace_activations_that_save_their_result"),
 }
 
 

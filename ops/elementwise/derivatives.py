@@ -391,6 +391,7 @@ def record(name: str, args: tuple, out: Tensor, inplace: bool, original: dict | 
     out.grad_fn = node
     if inplace:
         (out._vc or out._v.blob).version += 1
+        out.__dict__.pop("_output_nr", None)  # (a later output of another node, var_mean's mean: now this one's)
     if saves_out:  # the output is saved as it is after the op
         node.save_output(0, out)
 

@@ -117,7 +117,7 @@ def _var_like(op: str, x: Tensor, dim, unbiased, keepdim: bool, correction, take
                       "factor (input numel divided by output numel).", UserWarning, stacklevel=user_stacklevel())
     grad = needs_grad((x,))
     spread = x.dtype.to_real()  # complex input: a real var/std, a complex mean (as torch)
-    dtypes = [spread, x.dtype] if with_mean or grad else [spread]  # the backward reads the mean
+    dtypes = [spread, x.dtype] if with_mean or grad else [spread]  # (var and std keep the mean as a hidden output: one node shape)
     whole = _means_all(dim) or x.ndim == 0  # (the backward's rule for too few degrees of freedom)
     outs = reduce_by(STD_MEAN if take_sqrt else VAR_MEAN, x, axes, keepdim, dtypes, x.dtype.compute,
                      (correction, take_sqrt, whole), node=op)
@@ -126,8 +126,8 @@ def _var_like(op: str, x: Tensor, dim, unbiased, keepdim: bool, correction, take
 
 def _var_backward(node, g_spread, g_mean):
     """torch's var_backward (2 / dof * g * (x - mean)), std's (through g / (2 std), 0 where std is 0)
-    and mean's, for the outputs that got a gradient (var and std keep their mean as a hidden output)."""
-    x, mean_out, *std_out = node.saved_tensors
+    and mean's, for the outputs that got a gradient."""
+    x, *std_out = node.saved_tensors
     r = node.attrs
     correction, whole = r.extra[0], r.extra[2]
     n = math.prod(r.shape[d] for d in r.axes if r.shape)
@@ -137,7 +137,8 @@ def _var_backward(node, g_spread, g_mean):
         if std_out:
             spread = restore(std_out[0], r, expand=False)
             g = M.where(M.eq(spread, 0), 0.0, g / (spread * 2))
-        dev = x - restore(mean_out, r, expand=False)
+        # (the mean recomputed, as torch's var_backward: var_mean's mean output may be written in place since)
+        dev = x - (x.mean(tuple(sorted(r.axes)), keepdim=True) if r.shape else x)
         if whole and n - correction <= 0:  # torch: NaN where x equals the mean, else inf
             grad = g * M.where(M.eq(dev, 0), math.nan, math.inf)
         else:
@@ -345,10 +346,9 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
 LOGSUMEXP = Reduction("logsumexp", _logsumexp_body, backward=_logsumexp_backward, saved=("input0", "output0"),
                       sbp="reduction")
 NORM = Reduction("linalg_vector_norm", _norm_body, backward=_norm_backward, saved=("input0", "output0"))
-# var/std keep their mean as a hidden output (the backward reads it); extra: (correction, take_sqrt, whole)
-VAR_MEAN = Reduction("var_mean", _var_mean_body, backward=_var_backward, saved=("input0", "output1"), sbp="variance")
-STD_MEAN = Reduction("std_mean", _var_mean_body, backward=_var_backward, saved=("input0", "output1", "output0"),
-                     sbp="variance")
+# saved as torch's: the input (and std_mean's std); extra: (correction, take_sqrt, whole)
+VAR_MEAN = Reduction("var_mean", _var_mean_body, backward=_var_backward, saved=("input0",), sbp="variance")
+STD_MEAN = Reduction("std_mean", _var_mean_body, backward=_var_backward, saved=("input0", "output0"), sbp="variance")
 MEDIAN_ALL = Reduction("median_all", _median_body, backward=shared_backward, saved=("input0", "output0"))
 MEDIAN = Reduction("median", _median_body, backward=indexed_backward, saved=("output1",))  # along a dim
 MODE = Reduction("mode", _mode_body, backward=indexed_backward, saved=("output1",))
