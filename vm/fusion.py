@@ -195,7 +195,7 @@ def _lower(g: _Group, stats, red: Instruction | None = None, red_pos: int = -1,
     # beat a scalar loop as often as not, and the fused NumPy path already skips storing the reduced
     # temporary; one of several calls (no direct kernel) on a large input compiles, as in _lower_single.
     first = g.members[0]
-    several = n > 1 or (first.kernel is None and first.outs[0].blob.nbytes >= config.single_compile_bytes)
+    several = n > 1 or red is not None or (first.kernel is None and first.outs[0].blob.nbytes >= config.single_compile_bytes)
     if (not entry[3] and several and (len(outs) <= config.max_compiled_outputs or len(g.lines) >= 2 * len(outs))
             and entry[1] >= config.compile_after and _compilable_group(entry[0], g.ext, outs)):
         entry[2], entry[3] = _compiled_kernel(entry[0]), True

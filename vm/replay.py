@@ -176,7 +176,7 @@ class WindowCache:
 
     def lower(self, window: list, stats) -> list:
         """The window's batch: replayed from a template when one matches, else fused (and recorded)."""
-        if not enabled or not config.enabled or len(window) < 3:  # a tiny window fuses for less
+        if not enabled or not config.enabled or len(window) < 2:  # a window of one fuses for less
             return fuse_window(window, stats)
         sig = signature(window)
         template = self.templates.get(sig)
