@@ -32,11 +32,9 @@ KNOWN: dict[str, str] = {
     "linalg.lu_solve": "complex128 with adjoint=True: the transpose of tidal's backward differs from torch's jvp "
                        "(torch's own transpose agrees with its jvp there; float64 samples pass)",
 }
-# Not strict: div with rounding is being changed in the tree (uncommitted work in ops/elementwise/arithmetic.py at
-# the time of writing): its no_grad() recursion sees needs_grad true for dual inputs (forward AD keeps recording
-# under no_grad, as torch's), and floor_divide's formula raises torch's "not implemented" (torch's div: zeros).
-LOOSE: dict[str, str] = {"div.floor_rounding": "div's rounding modes are changing in the tree",
-                         "div.trunc_rounding": "div's rounding modes are changing in the tree"}
+# Not strict: needs patch s19_jvp_2 (ops/elementwise/arithmetic.py: div's rounding modes compute their values
+# under no_grad, where a forward-AD dual still records, so the call recurses; no_tangents() there too).
+LOOSE: dict[str, str] = {"div.floor_rounding": "needs patch s19_jvp_2", "div.trunc_rounding": "needs patch s19_jvp_2"}
 
 
 def forward_differentiable(op) -> bool:
