@@ -61,6 +61,18 @@ def test_a_repeated_window_is_replayed_with_the_same_results(replay_vm):
     np.testing.assert_allclose(out, _ref_step(x2, w), rtol=1e-6)
 
 
+def test_a_window_of_two_ops_is_replayed_and_a_lone_op_feeding_a_sum_runs_compiled(replay_vm):
+    from tidal.vm import fusion
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((64, 64), dtype=np.float32), rng.standard_normal((64, 64), dtype=np.float32)
+    _warm(lambda a, b: (a + b).sum(), x, y)
+    out, s = _run(lambda a, b: (a + b).sum(), x, y)
+    assert s["replays"] == 1 and s["kernels"] == 1  # the add and its sum, one fused kernel from the template
+    np.testing.assert_allclose(out, (x + y).sum(dtype=np.float64), rtol=1e-6)
+    compiled = [e for e in fusion._programs.values() if e[4] == "fused[add+sum]"]
+    assert any(e[3] for e in compiled)  # (compiled: the NumPy path stored the whole sum and reduced it apart)
+
+
 def test_replay_allocates_only_what_the_program_keeps(replay_vm):
     x = np.linspace(-2, 2, 1000, dtype=np.float32)
 
