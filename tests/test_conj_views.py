@@ -319,3 +319,16 @@ def test_save_and_load_keep_the_bits():
         imag = round_trip(save, load, x.conj().imag[1:])  # (torch saves no two dtypes of one memory together)
         assert imag.is_neg()
         np.testing.assert_allclose(values(imag), -Z.imag[1:], rtol=1e-6)
+
+
+def test_deepcopy_is_a_plain_copy_of_the_values():
+    import copy
+    got = []
+    for lib, x in zip(LIBS, pair()):
+        y = x.conj()
+        c = copy.deepcopy(y)
+        assert c.data_ptr() != x.data_ptr()
+        x.zero_()  # the copy has memory of its own
+        got.append((c, copy.deepcopy(y.imag)))
+    same(got[0][0], got[1][0])
+    same(got[0][1], got[1][1])

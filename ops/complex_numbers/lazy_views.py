@@ -20,8 +20,8 @@ transform: its values are conj(memory) or -memory. Design, chosen so that plain 
   view's grad_fn on access too).
 
 Known gaps: a Tensor method called unbound on a lazy view (`Tensor.add_(y, 1)`) writes the snapshot only;
-`type(x.conj())` is ConjView, a Tensor subclass, where torch's is torch.Tensor; save/load and deepcopy give a
-plain tensor of the values (torch keeps the bit); a write through `x.data` (which counts versions apart) is not
+`type(x.conj())` is ConjView, a Tensor subclass, where torch's is torch.Tensor; save/load give a plain tensor of
+the values until patch s19_conj_2 (serialization.py) lands; a write through `x.data` (which counts versions apart) is not
 seen by a conj view of x read before it.
 """
 from __future__ import annotations
