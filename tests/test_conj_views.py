@@ -142,7 +142,8 @@ def test_real_dtypes_conj_is_the_tensor():
 
 
 @pytest.mark.parametrize("fn", [
-    lambda L, y, c: (y * c).real.sum(), lambda L, y, c: (y.imag * c.real).sum(), lambda L, y, c: (y.t() @ c).abs().sum(),
+    lambda L, y, c: (y * c).real.sum(), lambda L, y, c: (y.imag * c.real).sum(),
+    lambda L, y, c: (y.t() @ c).abs().sum(),
     lambda L, y, c: (y.conj() * c).imag.sum(), lambda L, y, c: (y[1:] * c[1:]).real.sum() + y.real.sum(),
     lambda L, y, c: (y.resolve_conj() * c).real.sum(), lambda L, y, c: L.angle(y * c).sum(),
 ], ids=["mul", "imag", "matmul", "conj_conj", "slice_real", "resolve", "angle"])

@@ -21,8 +21,8 @@ transform: its values are conj(memory) or -memory. Design, chosen so that plain 
 
 Known gaps: a Tensor method called unbound on a lazy view (`Tensor.add_(y, 1)`) writes the snapshot only;
 `type(x.conj())` is ConjView, a Tensor subclass, where torch's is torch.Tensor; save/load give a plain tensor of
-the values until patch s19_conj_2 (serialization.py) lands; a write through `x.data` (which counts versions apart) is not
-seen by a conj view of x read before it.
+the values until patch s19_conj_2 (serialization.py) lands; a write through `x.data` (which counts versions
+apart) is not seen by a conj view of x read before it.
 """
 from __future__ import annotations
 
@@ -220,7 +220,8 @@ class ConjView(LazyView):
     op = "conj"
     node = CONJ
     numpy_error = "Can't call numpy() on Tensor that has conjugate bit set. Use tensor.resolve_conj().numpy() instead."
-    dtype_view_error = "torch.Tensor.view is not supported for conjugate view tensors when converting to a different dtype."
+    dtype_view_error = ("torch.Tensor.view is not supported for conjugate view tensors when converting to a different "
+                        "dtype.")
 
 
 class NegView(LazyView):
@@ -251,9 +252,9 @@ def memory_of(t: Tensor) -> View:
     return t._mem if isinstance(t, LazyView) else t._v
 
 
-def lazy(cls: type, input: Tensor, view: View | None = None) -> Tensor:
-    """`input`'s memory (or the `view` of it given) as a lazy view of class `cls`, with its node."""
-    out = view_with(cls, input, memory_of(input) if view is None else view)
+def lazy(cls: type, input: Tensor) -> Tensor:
+    """`input`'s memory as a lazy view of class `cls`, with its node."""
+    out = view_with(cls, input, memory_of(input))
     cls.node.attach((input,), (out,))
     return out
 
