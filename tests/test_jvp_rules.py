@@ -32,9 +32,7 @@ KNOWN: dict[str, str] = {
     "linalg.lu_solve": "complex128 with adjoint=True: the transpose of tidal's backward differs from torch's jvp "
                        "(torch's own transpose agrees with its jvp there; float64 samples pass)",
 }
-# Not strict: needs patch s19_jvp_2 (ops/elementwise/arithmetic.py: div's rounding modes compute their values
-# under no_grad, where a forward-AD dual still records, so the call recurses; no_tangents() there too).
-LOOSE: dict[str, str] = {"div.floor_rounding": "needs patch s19_jvp_2", "div.trunc_rounding": "needs patch s19_jvp_2"}
+LOOSE: dict[str, str] = {}  # non-strict expected failures (none left)
 
 
 def forward_differentiable(op) -> bool:

@@ -10,7 +10,7 @@ import numbers
 from ...tensor import Tensor
 from ...tensor import dtype as dt
 from ...autograd.grad_mode import no_grad
-from ...autograd.graph import needs_grad
+from ...autograd.graph import needs_grad, no_tangents
 from ...autograd.view_inplace import write_inplace
 from . import plans as ew, declarations
 from .copies import _zero_grad, convert, copy_
@@ -265,7 +265,7 @@ _DIV_ROUNDED = Primitive("div_rounded", None, cpu=None, sbp="elementwise",
 
 
 def _rounded_div_into(self: Tensor, other, rounding_mode: str) -> Tensor:
-    with no_grad():
+    with no_grad(), no_tangents():  # (under no_grad alone a forward-AD dual still records: this would recurse)
         div(self, other, rounding_mode=rounding_mode, out=self)
     _DIV_ROUNDED.attach((self, other), (self,), node=overload("div", 2))
     return self
@@ -284,7 +284,7 @@ def div(input, other, *, rounding_mode: str | None = None, out: Tensor | None = 
         if out is not None:
             ew.check_leaf_inplace(out)
             return write_inplace(out, _rounded_div_into, other, rounding_mode)
-        with no_grad():
+        with no_grad(), no_tangents():  # (under no_grad alone a forward-AD dual still records: this would recurse)
             res = div(input, other, rounding_mode=rounding_mode)
         _DIV_ROUNDED.attach((input, other), (res,), node=overload("div", 2))
         return res
