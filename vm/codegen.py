@@ -523,6 +523,7 @@ _ready_calls: dict = {}  # call key (program, array types and shapes) -> compile
 intra_op.on_change(_ready_calls.clear)  # a key's kernel is parallel or serial by then-allowed (variants differ)
 _kernel_modules: dict = {}  # module name -> a kernel module whose kernels are compiled and loaded (kernel_module)
 _failed_modules: set = set()  # kernel modules whose load failed in the calling thread
+_full_names: dict = {}  # (name, package) -> the module's absolute name
 
 
 def kernel_module(name: str, package: str | None = None, spent: float = 0.0):
@@ -533,7 +534,10 @@ def kernel_module(name: str, package: str | None = None, spent: float = 0.0):
     and past `compile_heat` of them the module is loaded anyway (a program of convolutions alone). Then
     the compile process compiles the module into numba's on-disk cache in the background and the compiler
     thread loads it, as for generated kernels (in this thread when background compiling is off)."""
-    full = importlib.util.resolve_name(name, package) if name.startswith(".") else name
+    full = _full_names.get((name, package))
+    if full is None:  # (resolved once: callers ask on every kernel call until the module is loaded)
+        full = _full_names[name, package] = importlib.util.resolve_name(name, package) if name.startswith(".") \
+            else name
     module = _kernel_modules.get(full)
     if module is not None:
         return module

@@ -406,7 +406,8 @@ def _compiled_rows(op: str, a: np.ndarray, axes: tuple, out_dtype) -> np.ndarray
     if op in ("amax", "amin") and n > 512:  # NumPy's own loop is vectorized along long rows
         return None
     if _row_kernels is None:
-        _row_kernels = kernel_module('.reduce_kernels', __package__)
+        # (NumPy reduces about a float a nanosecond: a program of reductions alone loads the loops once they are hot)
+        _row_kernels = kernel_module('.reduce_kernels', __package__, spent=a.size * 1e-9)
         if _row_kernels is None:  # (compiling in the background meanwhile)
             return None
     rows = a.reshape(-1, n)
