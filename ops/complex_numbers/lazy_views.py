@@ -26,12 +26,9 @@ apart) is not seen by a conj view of x read before it.
 """
 from __future__ import annotations
 
-import weakref
-
-from ...autograd.grad_mode import no_grad
 from ...autograd.view_inplace import track_view
 from ...tensor import Tensor
-from ...tensor.tensor import GRAD_MODE, Size, VersionCounter
+from ...tensor.tensor import GRAD_MODE, Size, VersionCounter, contiguous_strides
 from ...vm import View
 from ...vm.blob import fresh_blob
 from ..dispatch.primitive import Primitive
@@ -52,9 +49,6 @@ CONJ = Primitive("conj", None, cpu=None, backward=_conj_back)
 NEG_VIEW = Primitive("_neg_view", None, cpu=None, backward=_neg_back)
 
 
-_SNAPSHOT_SOURCES = weakref.WeakKeyDictionary()  # a snapshot's blob -> the blob of the memory it was read from
-
-
 class LazyView(Tensor):
     """A view whose values are a transform (`op`: "conj" or "neg") of the memory it shares (see the module)."""
 
@@ -70,28 +64,27 @@ class LazyView(Tensor):
         snap = self._snap
         if snap is not None and snap[0] == mem.blob.version and not mem.blob.lent:  # (lent: numpy() may write it)
             return snap[1]._v
+        src = Tensor._make(mem, self.dtype, self.device, self._vm)  # (a handle in no graph: the op records nothing)
+        if not mem.offset and mem.strides == contiguous_strides(mem.shape):  # the usual case: the op's own result
+            values = ew.apply(self.op, src)                                   # has the memory's layout
+            self._snap = (mem.blob.version, values)
+            return values._v
         nbytes = mem.blob.nbytes
         if all(mem.shape):  # (only as far as the view reaches: a view of the first rows of a big source)
             nbytes = min(nbytes, (mem.offset + 1 + sum((n - 1) * s for n, s in zip(mem.shape, mem.strides)))
                          * mem.dtype.itemsize)
         blob = fresh_blob(nbytes, self._vm)
-        _SNAPSHOT_SOURCES[blob] = mem.blob
-        values = Tensor._make(View(blob, mem.shape, mem.strides, mem.offset, mem.dtype), self.dtype, self.device,
-                              self._vm)
-        src, dst = Tensor._make(mem, self.dtype, self.device, self._vm), values
+        values = dst = Tensor._make(View(blob, mem.shape, mem.strides, mem.offset, mem.dtype), self.dtype,
+                                    self.device, self._vm)
         if any(s == 0 and n > 1 for n, s in zip(mem.shape, mem.strides)):  # (expanded: the write would overlap)
             flat = (nbytes // self.dtype.itemsize,)
             src = Tensor._make(View(mem.blob, flat, (1,), 0, mem.dtype), self.dtype, self.device, self._vm)
             dst = Tensor._make(View(blob, flat, (1,), 0, mem.dtype), self.dtype, self.device, self._vm)
-        with no_grad():
-            ew.apply(self.op, src, out=dst)
+        ew.apply(self.op, src, out=dst)
         self._snap = (mem.blob.version, values)
         return values._v
 
     def _write_memory(self, view: View) -> None:
-        source = _SNAPSHOT_SOURCES.get(view.blob)
-        if source is not None:  # a snapshot's layout (in-place metadata ops: t_, unsqueeze_): on the memory itself
-            view = View(source, view.shape, view.strides, view.offset, view.dtype)
         self._mem = view
         self._snap = None
 
@@ -289,15 +282,30 @@ def _writer(name: str):
     return method
 
 
+def _relayout(name: str):
+    # an in-place metadata op sets `_v` to a new view's snapshot layout: the memory keeps its blob
+    plain_method = getattr(Tensor, name)
+
+    def method(self, *args, **kwargs):
+        blob = self._mem.blob
+        result = plain_method(self, *args, **kwargs)
+        m = self._mem
+        if m.blob is not blob:
+            self._mem = View(blob, m.shape, m.strides, m.offset, m.dtype)
+        return self if result is self else result
+    method.__name__, method.__qualname__, method.__doc__ = name, f"LazyView.{name}", plain_method.__doc__
+    return method
+
+
 def _setitem(self: LazyView, index, value) -> None:
     values = resolved(self)
     values[index] = value
     _store(self, values)
 
 
-# methods ending in "_" that change metadata or flags, not values
-_NOT_WRITES = {"requires_grad_", "share_memory_", "detach_", "resize_", "resize_as_", "set_", "as_strided_",
-               "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_", "swapdims_", "conj_"}
+# methods ending in "_" that change metadata or flags, not values (the first set: the layout, in place)
+_RELAYOUTS = {"as_strided_", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_", "swapdims_"}
+_NOT_WRITES = _RELAYOUTS | {"requires_grad_", "share_memory_", "detach_", "resize_", "resize_as_", "set_", "conj_"}
 
 
 def install_writers() -> None:
@@ -310,4 +318,7 @@ def install_writers() -> None:
                  "__ipow__", "__irshift__", "__isub__", "__itruediv__", "__ixor__"):
         if hasattr(Tensor, name):
             setattr(LazyView, name, _writer(name))
+    for name in _RELAYOUTS:
+        if hasattr(Tensor, name):
+            setattr(LazyView, name, _relayout(name))
     LazyView.__setitem__ = _setitem
