@@ -234,3 +234,54 @@ def test_var_and_std_gradients_with_the_mean_recomputed():
         std.mul_(2)
         return [outs, g, gg, outcome(lambda: std.sum().backward())]
     run_both(program, rtol=1e-9, atol=1e-12)
+
+
+# -- which inputs a node saves: writes into an input after the op ------------------------------------------------------
+INPUT_WRITES = {
+    # torch saves the input: the write is refused at backward
+    "leaky_relu": lambda T, y, w: (T.nn.functional.leaky_relu(y, 0.2), y.add_(1))[0],
+    "hardtanh": lambda T, y, w: (T.nn.functional.hardtanh(y, -0.5, 0.5), y.add_(1))[0],
+    "relu6": lambda T, y, w: (T.nn.functional.relu6(y), y.mul_(2))[0],
+    # ... and not the result: a write into it is allowed (tidal's hardtanh saved the result)
+    "hardtanh_then_write_the_result": lambda T, y, w: T.nn.functional.hardtanh(y, -0.5, 0.5).add_(1),
+    "relu6_then_write_the_result": lambda T, y, w: T.nn.functional.relu6(y).mul_(2),
+    "hardtanh_inplace_then_write": lambda T, y, w: T.nn.functional.hardtanh_(y, -0.5, 0.5).add_(1),
+    # kron's operands are torch's _unsafe_views: a later write into either input is not seen
+    "kron_then_write_the_first": lambda T, y, w: (T.kron(y, w), y.add_(1))[0],
+    "kron_then_write_the_second": lambda T, y, w: (T.kron(y, w), w.mul_(2))[0],
+}
+
+
+@pytest.mark.parametrize("write", INPUT_WRITES.values(), ids=INPUT_WRITES.keys())
+def test_write_into_an_input_after_the_op_as_torch(write):
+    def program(T):
+        x = T.tensor([[0.3, -0.6, 0.45], [0.8, -0.2, 0.1]], requires_grad=True)
+        v = T.tensor([[0.5, 0.7], [-0.2, 0.9]], requires_grad=True)
+        z = write(T, x * 1, v * 1)
+        z.sum().backward()
+        return [z.grad_fn.name(), len(z.grad_fn.next_functions), x.grad.flatten().tolist(),
+                [] if v.grad is None else v.grad.flatten().tolist()]
+    theirs, ours = both(program)
+    assert ours[0] == theirs[0]
+    if theirs[0] == "ok":
+        assert ours[1][:2] == theirs[1][:2]
+        assert ours[1][2] + ours[1][3] == pytest.approx(theirs[1][2] + theirs[1][3], rel=1e-6)
+    else:
+        assert ours[1] == theirs[1]
+
+
+def test_leaky_relu_and_hardtanh_nodes_and_gradients():
+    """leaky_relu is torch's LeakyReluBackward0 (one edge; NaN and 0 take the negative slope's side, as torch's),
+    hardtanh_ in place keeps one edge; first and second gradients against torch."""
+    def program(T):
+        F = T.nn.functional
+        x = T.tensor([1.5, -2.0, 0.0, float("nan"), 0.5, -0.5], dtype=T.float64, requires_grad=True)
+        ys = [F.leaky_relu(x * 1, 0.2), F.leaky_relu(x * 1), F.hardtanh_(x * 1, -0.5, 0.5), F.relu6(x * 4, True),
+              F.hardtanh(x, -1.0, 1.0)]
+        w = x * 1
+        F.hardtanh_(w[1:4])
+        g, = T.autograd.grad(sum((y * y).sum() for y in ys + [w]), x, create_graph=True)
+        gg, = T.autograd.grad(g.sum(), x)
+        return [[y.grad_fn.name() for y in ys], [len(y.grad_fn.next_functions) for y in ys], w.grad_fn.name(),
+                ys, g, gg, F.leaky_relu(x.detach().half(), 0.1)]
+    run_both(program, rtol=1e-10, atol=1e-12)

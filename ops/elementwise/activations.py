@@ -202,20 +202,26 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     if not (input.dtype.is_floating_point and needs_grad((input,))):
         return apply("clamp", input, lo, hi, out=input) if inplace else \
             torch_node(apply("clamp", input, lo, hi), "hardtanh", input)
+    if inplace:
+        ew.check_leaf_inplace(input)
     with no_grad():  # torch's node: no gradient at the bounds themselves (clamp passes it there)
         out = apply("clamp", input, lo, hi)
     HARDTANH.attach((input,), (out,), (lo, hi))
-    return torch_node(input.copy_(out), "hardtanh") if inplace else out
+    if not inplace:
+        return out
+    write_through_view(input, out)  # (the node keeps a copy of the input it saved, as torch's original self)
+    return input if input._base is not None else torch_node(input, "hardtanh")
 
 
 def _hardtanh_backward(node, g: Tensor) -> tuple:
-    (out,) = node.saved_tensors  # (the result: in place, the input itself is gone)
+    (x,) = node.saved_tensors
     lo, hi = node.attrs
-    return (g * ~((out <= lo) | (out >= hi)),)
+    return (g * ~((x <= lo) | (x >= hi)),)
 
 
-# torch's node: the clamp computed under no_grad, then this node on its result (attrs: the bounds)
-HARDTANH = Primitive("hardtanh", None, cpu=None, backward=_hardtanh_backward, saved=("output0",), sbp="elementwise")
+# torch's node: the clamp computed under no_grad, then this node on its input (attrs: the bounds); it saves the
+# input, as torch's, so the result may be written in place afterwards
+HARDTANH = Primitive("hardtanh", None, cpu=None, backward=_hardtanh_backward, saved=("input0",), sbp="elementwise")
 
 
 @_export(top=False, functional=True)
@@ -234,7 +240,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """input where positive, else input * negative_slope."""
     return _run("leaky_relu", input, lambda x: M.where(M.gt(x, 0), x, M.mul(x, negative_slope)), inplace,
-                params=(negative_slope,))
+                grad_node=LEAKY_RELU, params=(negative_slope,))
 
 
 @_export(top=False, functional=True)
@@ -357,6 +363,8 @@ def _elu_grad(x: Tensor, g: Tensor, negcoef: float, poscoef: float, input_scale:
 
 
 SOFTPLUS = _formula_node("softplus", _softplus_grad)
+# torch's leaky_relu_backward: it saves the input (a later write into it is refused at backward)
+LEAKY_RELU = _formula_node("leaky_relu", lambda x, g, slope: M.where(M.gt(x, 0), g, M.mul(g, slope)))
 ELU, SELU, CELU = (_formula_node(name, _elu_grad) for name in ("elu", "selu", "celu"))
 
 

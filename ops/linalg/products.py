@@ -18,7 +18,7 @@ import numpy as np
 from ...autograd.graph import needs_grad
 from ...tensor import Tensor
 from ...tensor import dtype as dt
-from ...tensor.tensor import numel_of
+from ...tensor.tensor import VersionCounter, numel_of
 from .product_checks import (C_NAMES, check_bmm, check_dot, check_expand, check_mm, check_mv, coef, matmul_shape,
                              need_tensor, not_bool)
 from ..dispatch import autocast as _ac
@@ -449,8 +449,11 @@ def kron(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     # interleave: a as (a0, 1, a1, 1, ...) and b as (1, b0, 1, b1, ...); their product is (a0, b0, a1, b1, ...)
     spread_a = views.reshape(input, sum(((s, 1) for s in sa), ()))
     spread_b = views.reshape(other, sum(((1, s) for s in sb), ()))
+    # torch's are _unsafe_view: counters of their own, so the product's saved operands do not see a later write
+    # into input or other (torch's backward runs then)
+    spread_a._vc, spread_b._vc = VersionCounter(), VersionCounter()
     shape = tuple(x * y for x, y in zip(sa, sb))
-    result = views.reshape(M.mul(spread_a, spread_b), shape)
+    result = torch_node(views.reshape(M.mul(spread_a, spread_b), shape), "_unsafe_view")
     return result if out is None else copies.copy_(_resized(out, shape, result.dtype), result)
 
 
