@@ -31,12 +31,12 @@ import numpy as np
 
 from ..tensor import Tensor
 from ..tensor import dtype as dt
-from ..vm.blob import Blob, View, fresh_blob, view_of
+from ..vm.blob import Blob, View
 from ..vm.failure import issuing_site
 from ..vm.instruction import compute_instruction
 from ..vm.replay import layout_id
 from .graph import AccumulateGrad
-from . import hooks, lowered_replay
+from . import hooks, lowered_replay, replay_places
 
 enabled = os.environ.get("TIDAL_BACKWARD_REPLAY", "1") != "0"
 MAX_RECORDINGS = 256  # distinct graphs kept, and instructions in all of them (memory stays bounded: a large model's
@@ -582,48 +582,24 @@ def _replay(rec: Recording, walk: _Walk, retain_graph: bool, capture=None) -> No
     vm = walk.vm
     push = vm.push
     n_blobs = rec.n_blobs
-    blobs: list = [None] * n_blobs + [t._v.blob for t in walk.places]  # (internal ones, then the graph's own)
-    walk.places = walk.blobs = None
-    if not retain_graph:  # (the recorded instructions name what they read: nothing else need stay alive)
-        for node in walk.nodes:
-            node.release()
-    walk.nodes = None
+    blobs = replay_places.begin(n_blobs, walk, retain_graph)
     views: list = [None] * rec.n_views
     origin = None
     for name, kernel, attrs, expr, reduce, head, has_origin, first, args, outs, drop_views, drop_blobs in rec.steps:
-        for n, place, b, nbytes, shape, strides, offset, np_dtype, layout in first:
-            if place >= 0:
-                blob = blobs[n_blobs + place]
-            else:
-                blob = blobs[b]
-                if blob is None:
-                    blob = blobs[b] = fresh_blob(nbytes, vm)
-            views[n] = view_of(blob, shape, strides, offset, np_dtype, layout)
-        blob = None
+        replay_places.make_views(first, views, blobs, n_blobs, vm)
         if capture is not None:
             for entry in first:
                 capture.view_made(views[entry[0]], entry)
-        if args and args[0].__class__ is tuple:
-            ins = tuple([views[n] if n is not None else x for n, x in args])
-        else:
-            ins = tuple([views[n] for n in args])
-        instr = compute_instruction(name, kernel, ins, tuple([views[n] for n in outs]), attrs, expr, reduce, head)
-        ins = None
+        instr = compute_instruction(name, kernel, replay_places.inputs(args, views), tuple([views[n] for n in outs]),
+                                    attrs, expr, reduce, head)
         if has_origin:
             if origin is None:
                 origin = issuing_site()
             instr.origin = origin
-        for n in drop_views:
+        for n in drop_views:  # (the fusion pass counts references: the replay's own die at their last use)
             views[n] = None
         for n in drop_blobs:  # (internal blob numbers, then places after n_blobs)
             blobs[n] = None
         push(instr)
         instr = None
-    for node, grad in zip(walk.leaves, rec.grads):
-        if grad is not None:
-            b, shape, strides, offset, np_dtype, layout, dtype = grad
-            leaf = node.variable  # (its .grad setter's checks passed when the engine wrote the recorded pass)
-            leaf.__dict__["grad"] = Tensor._make(view_of(blobs[b], shape, strides, offset, np_dtype, layout), dtype,
-                                                 leaf.device, vm)
-    for place, bump in rec.bumps:
-        blobs[n_blobs + place].version += bump
+    replay_places.finish(rec, walk, blobs, vm)

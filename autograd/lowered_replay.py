@@ -15,11 +15,11 @@ from __future__ import annotations
 import threading
 import weakref
 
-from ..tensor import Tensor
 from ..vm import machine
-from ..vm.blob import View, fresh_blob, view_of
+from ..vm.blob import View
 from ..vm.failure import issuing_site
 from ..vm.instruction import compute_instruction
+from . import replay_places
 
 MAX_TRIES = 4  # captures tried on consecutive replays; later ones at replay counts that are powers of two
 
@@ -159,44 +159,22 @@ def replay(rec, walk, retain_graph: bool) -> None:
     low = rec.lowered
     vm = walk.vm
     n_blobs = rec.n_blobs
-    blobs: list = [None] * n_blobs + [t._v.blob for t in walk.places]
-    walk.places = walk.blobs = None
-    if not retain_graph:
-        for node in walk.nodes:
-            node.release()
-    walk.nodes = None
+    blobs = replay_places.begin(n_blobs, walk, retain_graph)
     views: list = [None] * low.n_views
     batch = []
     origin = None
     for name, kernel, attrs, expr, reduce, fused, has_origin, first, args, outs in low.steps:
-        for n, place, b, nbytes, shape, strides, offset, np_dtype, layout in first:
-            if place >= 0:
-                blob = blobs[n_blobs + place]
-            else:
-                blob = blobs[b]
-                if blob is None:
-                    blob = blobs[b] = fresh_blob(nbytes, vm)
-            views[n] = view_of(blob, shape, strides, offset, np_dtype, layout)
-        if args and args[0].__class__ is tuple:
-            ins = tuple([views[n] if n is not None else x for n, x in args])
-        else:
-            ins = tuple([views[n] for n in args])
-        instr = compute_instruction(name, kernel, ins, tuple([views[n] for n in outs]), attrs, expr, reduce, None)
+        replay_places.make_views(first, views, blobs, n_blobs, vm)
+        instr = compute_instruction(name, kernel, replay_places.inputs(args, views), tuple([views[n] for n in outs]),
+                                    attrs, expr, reduce, None)
         instr.fused = fused
         if has_origin:
             if origin is None:
                 origin = issuing_site()
             instr.origin = origin
         batch.append(instr)
-    views = blob = instr = None
-    for node, grad in zip(walk.leaves, rec.grads):
-        if grad is not None:
-            b, shape, strides, offset, np_dtype, layout, dtype = grad
-            leaf = node.variable
-            leaf.__dict__["grad"] = Tensor._make(view_of(blobs[b], shape, strides, offset, np_dtype, layout), dtype,
-                                                 leaf.device, vm)
-    for place, bump in rec.bumps:
-        blobs[n_blobs + place].version += bump
+    views = instr = None
+    replay_places.finish(rec, walk, blobs, vm)
     blobs = None  # (the batch alone keeps the temporaries: each is freed once its last kernel has run)
     _counts["lowered"] += 1
     vm.lowered(batch, low.instructions, low.fused_away, low.avoided, low.windows)
