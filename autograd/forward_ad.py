@@ -263,6 +263,8 @@ def _carry_tangents(node, inputs: tuple, outputs) -> None:
         out.__dict__["_fw_levels"] = levels
         if only:
             out.__dict__["_fw_only"] = True
+        else:  # (an in-place write of a real input into a forward-AD-only tensor makes it require grad)
+            out.__dict__.pop("_fw_only", None)
     if not grad_mode:
         node.next_functions = tuple([e if f else _NO_EDGE for e, f in zip(node.next_functions, flags)])
     for lvl in levels:
@@ -289,7 +291,7 @@ def _eager_tangents(node, inputs: tuple, outputs, lvl: _Level, real: bool) -> No
         seen = seen or tangent is not None
     if not seen:
         return
-    create = is_grad_enabled() and (real or any(t is not None and t.requires_grad for t in tangents))
+    create = is_grad_enabled() and (real or any(t is not None and t._requires_grad for t in tangents))
     with (contextlib.nullcontext() if create else no_grad()), no_tangents():
         found = jvp_rules.output_tangents(node, inputs, outputs, tangents, create)
     _keep(node, lvl, found)
@@ -300,7 +302,7 @@ def _handle(node) -> Tensor:
     after the dual is written in place (which gives the dual a new grad_fn)."""
     alias = node.__dict__["_fw_dual"][2]
     handle = Tensor._make(alias._v, alias.dtype, alias.device, alias._vm)
-    handle.requires_grad, handle.grad_fn = True, node
+    handle._requires_grad, handle.grad_fn = True, node
     return handle
 
 
@@ -308,7 +310,7 @@ def _reached(t: Tensor) -> tuple:
     """({level: [dual nodes]} over the live dual nodes `t`'s graph reaches, whether it reaches a leaf
     or a dual node of another level, i.e. whether its tangent must stay differentiable)."""
     found: dict = {}
-    if not isinstance(t, Tensor) or not t.requires_grad:
+    if not isinstance(t, Tensor) or not t._requires_grad:
         return found, False
     leaf = t.grad_fn is None
     custom = []
@@ -379,7 +381,7 @@ def _tangent(y: Tensor, lvl: _Level, nodes: list, outer: bool) -> Tensor:
         return cached[2]
     infos = [n.__dict__["_fw_dual"] for n in nodes]
     tangents = [t for _, t, _ in infos]
-    keep = is_grad_enabled() and (outer or any(t.requires_grad for t in tangents))
+    keep = is_grad_enabled() and (outer or any(t._requires_grad for t in tangents))
     try:
         out = linearize([y], [_handle(n) for n in nodes], keep)(tangents)[0]
     except RuntimeError as err:
@@ -413,16 +415,16 @@ def linearize(outputs: Sequence[Tensor], inputs: Sequence[Tensor], create_graph:
     """A function mapping tangents of `inputs` (None: zero) to the tangents J t of `outputs` (None where an
     output does not depend on the inputs), built from one reverse pass with create_graph; each call is one
     reverse pass over that pass's graph."""
-    outs = [(k, o) for k, o in enumerate(outputs) if o.requires_grad]
+    outs = [(k, in_graph(o)) for k, o in enumerate(outputs) if o._requires_grad]
     dummies = [hooks.zeros_like(o).requires_grad_(True) for _, o in outs]
     TRANSPOSING[0] += 1  # custom Functions that define only jvp may be transposed in this pass
     try:
         with enable_grad(), _quiet([o for _, o in outs]):
-            back = _grad([o for _, o in outs], list(inputs), dummies, retain_graph=True, create_graph=True,
-                         allow_unused=True) if outs else (None,) * len(inputs)
+            back = _grad([o for _, o in outs], [in_graph(t) for t in inputs], dummies, retain_graph=True,
+                         create_graph=True, allow_unused=True) if outs else (None,) * len(inputs)
     finally:
         TRANSPOSING[0] -= 1
-    live = [j for j, b in enumerate(back) if b is not None and b.requires_grad]
+    live = [j for j, b in enumerate(back) if b is not None and b._requires_grad]
     reached = [False] * len(outputs)
     if live:  # an output is reached where its dummy is in the graph of some b
         seen = {id(d) for d in dummies}
@@ -432,7 +434,7 @@ def linearize(outputs: Sequence[Tensor], inputs: Sequence[Tensor], create_graph:
 
     def apply(tangents: Sequence) -> list:
         found = [None] * len(dummies)
-        pairs = [(back[j], tangents[j]) for j in live if tangents[j] is not None]
+        pairs = [(in_graph(back[j]), tangents[j]) for j in live if tangents[j] is not None]
         if pairs:
             bs = [b for b, _ in pairs]
             ts = [t if t.dtype is b.dtype else t.to(b.dtype) for b, t in pairs]
@@ -444,6 +446,16 @@ def linearize(outputs: Sequence[Tensor], inputs: Sequence[Tensor], create_graph:
                 res[k] = g if create_graph else g.detach()
         return res
     return apply
+
+
+def in_graph(t: Tensor) -> Tensor:
+    """`t`, or where it requires grad for forward AD's sake alone (requires_grad False, so autograd.grad would
+    refuse it) an alias in the same place of its graph that reports requires_grad."""
+    if t.__class__ is not Tensor or "_fw_only" not in t.__dict__:
+        return t
+    alias = Tensor._make(t._v, t.dtype, t.device, t._vm)
+    alias._requires_grad, alias.grad_fn, alias._output_nr = True, t.grad_fn, t._output_nr
+    return alias
 
 
 def _leaves_hit(roots: list, wanted: set) -> set:

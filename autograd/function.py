@@ -103,7 +103,7 @@ class Function(metaclass=_FunctionMeta):
     def apply(cls, *args, **kwargs):
         """Run forward and, if any input requires grad, record a node running backward."""
         ctx = FunctionCtx()
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         record_graph = needs_grad(args)
         with no_grad():
             if cls.setup_context is Function.setup_context:
@@ -242,7 +242,7 @@ def _rebase_dirty(d: Tensor) -> None:
         return
     view_inplace.check_view_write(d)
     standin = Tensor._make(d._v, d.dtype, d.device, d._vm)  # carries the Function's node into CopySlices
-    standin.requires_grad, standin.grad_fn, standin._output_nr = d.requires_grad, d.grad_fn, d._output_nr
+    standin._requires_grad, standin.grad_fn, standin._output_nr = d._requires_grad, d.grad_fn, d._output_nr
     view_inplace.rebase(base, d, standin)
 
 
@@ -269,7 +269,7 @@ def once_differentiable(fn):
     def wrapper(ctx, *args):
         with no_grad():
             outputs = fn(ctx, *args)
-        anchor = next((a for a in args if isinstance(a, Tensor) and a.requires_grad), None)
+        anchor = next((a for a in args if isinstance(a, Tensor) and a._requires_grad), None)
         if not is_grad_enabled() or anchor is None:
             return outputs
         single = not isinstance(outputs, tuple)

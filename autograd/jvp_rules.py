@@ -283,7 +283,7 @@ def _transposed(node, inputs, outputs, tangents, create: bool) -> list:
             grads = node.backward_fn(node, *dummies)
             grads = grads if isinstance(grads, tuple) else (grads,)
             pairs = [_fit_pair(g, t, meta) for g, t, meta in zip(grads, tangents, node._input_meta)
-                     if g is not None and t is not None and g.requires_grad]
+                     if g is not None and t is not None and g._requires_grad]
     finally:
         node._saved, node._saved_outputs = old
     live = [d for d in dummies if d is not None]

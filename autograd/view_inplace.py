@@ -110,17 +110,17 @@ def check_view_write(out: Tensor) -> None:
     """torch's errors for an in-place write (in grad mode) into view `out`."""
     base = out._base
     custom = out.__dict__.get("_custom_function_view")
-    if custom is not None and out.requires_grad:  # a view a custom Function returned (autograd.function)
+    if custom is not None and out._requires_grad:  # a view a custom Function returned (autograd.function)
         k, fn, several = custom
         raise RuntimeError((_MULTI_VIEW if several else _CUSTOM_VIEW).format(k=k, fn=fn))
-    if out.grad_fn is None and base.requires_grad and is_grad_enabled():
+    if out.grad_fn is None and base._requires_grad and is_grad_enabled():
         # a view of a tensor that requires grad has a node unless it was made under no_grad
         raise RuntimeError(NO_GRAD_VIEW)
     fn = out.grad_fn
     # torch reads the view's creation (one of several views) before whether its base is a leaf
     if fn is not None and fn.n_outputs > 1 and fn.name() in _MULTI_VIEW_FNS:
         raise RuntimeError(_MULTI_VIEW.format(k=out._output_nr, fn=_MULTI_VIEW_FNS[fn.name()]))
-    if out.requires_grad and base.requires_grad and base.grad_fn is None:
+    if out._requires_grad and base._requires_grad and base.grad_fn is None:
         raise RuntimeError(LEAF_VIEW)
 
 
@@ -195,7 +195,7 @@ def write_inplace(out: Tensor, writer, *args, **kwargs) -> Tensor:
         return out
     check_view_write(out)
     standin = Tensor._make(out._v, out.dtype, out.device, out._vm)  # the view, detached from its base
-    standin.requires_grad, standin.grad_fn = out.requires_grad, out.grad_fn
+    standin._requires_grad, standin.grad_fn = out._requires_grad, out.grad_fn
     if out.grad_fn is not None:
         standin._output_nr = out._output_nr
     writer(standin, *args, **kwargs)

@@ -457,6 +457,11 @@ class GlobalTensor:
     def requires_grad(self, value: bool) -> None:
         self._local.requires_grad = value
 
+    @property
+    def _requires_grad(self) -> bool:
+        """Whether the shard is in a graph (forward AD's tensors too: what internal code reads)."""
+        return self._local._requires_grad
+
     def requires_grad_(self, requires_grad: bool = True) -> "GlobalTensor":
         """Set requires_grad in place; returns self."""
         self._local.requires_grad_(requires_grad)

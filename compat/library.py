@@ -242,7 +242,7 @@ class CustomOpDef:
                                    "torch.compile/export/fx tracing to work. Please use "
                                    f"`{self._init_fn.__name__}.register_fake` to add an fake impl.")
             return self._invoke(self._fake_fn, inputs)
-        if is_grad_enabled() and any(t.requires_grad for t in tensors):
+        if is_grad_enabled() and any(t._requires_grad for t in tensors):
             return self._autograd_function().apply(*inputs)
         with no_grad():
             return self._checked(self._invoke(self._kernel(tensors), inputs), tensors)
@@ -419,10 +419,10 @@ def _check_schema(op: CustomOpDef, args: tuple, kwargs: dict) -> None:
 def _check_autograd(op: CustomOpDef, args: tuple, kwargs: dict) -> None:
     args, kwargs = _clone_args(args), _clone_args(kwargs)
     inputs = [t for v in op._inputs(args, kwargs) for t in _tensors(v)]
-    if not any(t.requires_grad for t in inputs):
+    if not any(t._requires_grad for t in inputs):
         return
     outs = [o for o in _tensors(op._dispatch(args, kwargs)) if o.dtype.is_floating_point or o.dtype.is_complex]
-    if outs and not any(o.requires_grad for o in outs):
+    if outs and not any(o._requires_grad for o in outs):
         raise RuntimeError(f"{op._qualname}: inputs require grad but the outputs are not in the autograd graph")
 
 

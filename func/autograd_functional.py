@@ -14,7 +14,7 @@ from typing import Callable
 from .. import ops
 from ..tensor import Tensor
 from ..autograd.api import grad as _grad
-from ..autograd.forward_ad import linearize
+from ..autograd.forward_ad import in_graph, linearize
 from ..autograd.grad_mode import enable_grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
@@ -46,7 +46,7 @@ def _as_tuple(x, arg: str, fn: str) -> tuple:
 
 def _prepare(inputs: tuple, create_graph: bool) -> tuple:
     """Inputs to differentiate: connected to the caller's graph only when it is being built (create_graph)."""
-    return tuple(t.view_as(t) if create_graph and t.requires_grad else t.detach().requires_grad_(True)
+    return tuple(t.view_as(t) if create_graph and t._requires_grad else t.detach().requires_grad_(True)
                  for t in inputs)
 
 
@@ -56,11 +56,12 @@ def _post(items: tuple, create_graph: bool) -> tuple:
 
 def _vjp_raw(outputs: tuple, inputs: tuple, cotangents: tuple, create_graph: bool) -> tuple:
     """sum_i J_i^T v_i per input (None where an input does not influence the outputs); keeps the graph."""
-    pairs = [(o, v) for o, v in zip(outputs, cotangents) if o.requires_grad and v is not None]
+    pairs = [(o, v) for o, v in zip(outputs, cotangents) if o._requires_grad and v is not None]
     if not pairs:
         return (None,) * len(inputs)
-    outs, vs = zip(*pairs)
-    return _grad(outs, inputs, vs, retain_graph=True, create_graph=create_graph, allow_unused=True)
+    outs, vs = zip(*pairs)  # (in_graph: forward AD's own tensors report requires_grad False, as torch's)
+    return _grad([in_graph(o) for o in outs], [in_graph(t) for t in inputs], vs, retain_graph=True,
+                 create_graph=create_graph, allow_unused=True)
 
 
 def _jvp_raw(outputs: tuple, inputs: tuple, tangents: tuple, create_graph: bool) -> tuple:
@@ -143,8 +144,9 @@ def _jacobian_of(outputs: tuple, inputs: tuple, create_graph: bool, strict: bool
         flat = out.reshape(-1)
         for k in range(flat.numel()):
             grads = (None,) * len(inputs)
-            if out.requires_grad:
-                grads = _grad((flat[k],), inputs, retain_graph=True, create_graph=create_graph, allow_unused=True)
+            if out._requires_grad:
+                grads = _grad((in_graph(flat[k]),), [in_graph(t) for t in inputs], retain_graph=True,
+                              create_graph=create_graph, allow_unused=True)
             for j, (g, x) in enumerate(zip(grads, inputs)):
                 if g is None:
                     if strict:

@@ -109,6 +109,11 @@ class BatchedTensor:
         return self.value.requires_grad
 
     @property
+    def _requires_grad(self) -> bool:
+        """Whether the batched value is in a graph (forward AD's tensors too: what the transforms read)."""
+        return self.value._requires_grad
+
+    @property
     def grad_fn(self):
         """The batched value's autograd node."""
         return self.value.grad_fn

@@ -44,7 +44,7 @@ class _Level:
             return t
         if not t.dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        if t.requires_grad and self.create_graph:
+        if t._requires_grad and self.create_graph:
             return t.view_as(t)  # stays connected to the outer graph
         leaf = t.detach().requires_grad_(True)
         self.own.add(id(leaf))
@@ -58,13 +58,13 @@ class _Level:
     def settle(self, tree) -> None:
         """Build the gradient's own graph only if the function's graph reaches past this transform (an
         outer transform or the caller's autograd may differentiate it); otherwise it would be dropped."""
-        leaves = [t for t in tree_flatten(tree)[0] if isinstance(t, TENSORS) and t.requires_grad]
+        leaves = [t for t in tree_flatten(tree)[0] if isinstance(t, TENSORS) and t._requires_grad]
         self.create_graph = self.create_graph and any(self._reaches_outside(t) for t in leaves)
 
     def finish(self, tree):
         """`tree` with each tensor detached unless its graph reaches past this transform."""
         def fix(t):
-            if isinstance(t, TENSORS) and t.requires_grad and not (self.create_graph and self._reaches_outside(t)):
+            if isinstance(t, TENSORS) and t._requires_grad and not (self.create_graph and self._reaches_outside(t)):
                 return t.detach()
             return t
         return tree_map(fix, tree)
@@ -262,7 +262,7 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
         output, aux = _split_aux(func(*tree_unflatten(duals, p_spec)), has_aux, "jvp")
         out_leaves, out_spec = _tensor_leaves(output, "jvp(f, primals, tangents): expected f(*primals) to return "
                                                       "only tensors, got unsupported type ")
-        create = keep and (_outer(out_leaves, lvl) or any(t.requires_grad for t in t_leaves))
+        create = keep and (_outer(out_leaves, lvl) or any(t._requires_grad for t in t_leaves))
         if eager:
             res = [fw.unpack_dual(o, level=lvl).tangent for o in out_leaves]
             res = [g if g is None or create else g.detach() for g in res]
@@ -295,7 +295,7 @@ def _jacobian(func: Callable, argnums, has_aux: bool, fn: str) -> Callable:
                 flat = o.reshape(-1)
                 for k in range(flat.numel()):
                     grads = (None,) * len(in_leaves)
-                    if o.requires_grad:
+                    if o._requires_grad:
                         grads = _vjp((flat[k],), tuple(in_leaves), (ops.ones_like(flat[k]),), level.create_graph)
                     for j, (g, x) in enumerate(zip(grads, in_leaves)):
                         rows[j].append(ops.zeros_like(x) if g is None else g)

@@ -31,7 +31,7 @@ class BackwardHookFunction(Function):
 
     @staticmethod
     def forward(ctx, *tensors):
-        ctx.mark_non_differentiable(*[t for t in tensors if not t.requires_grad])
+        ctx.mark_non_differentiable(*[t for t in tensors if not t._requires_grad])
         return tensors
 
     @staticmethod
@@ -66,7 +66,7 @@ class BackwardHook:
         """`values` with the tensors that require grad passed through the identity node (when grad flows),
         and the positions of all its tensors (None when no gradient flows)."""
         positions = [k for k, v in enumerate(values) if isinstance(v, Tensor)]
-        moving = [k for k in positions if values[k].requires_grad]
+        moving = [k for k in positions if values[k]._requires_grad]
         if not (is_grad_enabled() and moving):
             return values, None
         # only tensors that require grad go through (as torch's, the rest get no gradient: zeros or None)

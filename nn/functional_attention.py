@@ -128,7 +128,7 @@ def _fused_takes(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None) -> bool:
     """Whether attention's core runs as one kernel each way (ops/rowwise/attention_rows.py): local inputs it takes,
     and a
     bias that needs no gradient."""
-    return (attention_rows.takes(q, k, v, bias) and not (bias is not None and bias.requires_grad)
+    return (attention_rows.takes(q, k, v, bias) and not (bias is not None and bias._requires_grad)
             and not ops.holds_global(q, k, v, bias))
 
 
@@ -202,7 +202,7 @@ def _same_input(a: Tensor, b: Tensor) -> bool:
     if not (va.blob is vb.blob and va.shape == vb.shape and va.strides == vb.strides and va.offset == vb.offset
             and a.dtype is b.dtype):
         return False
-    return not (a.requires_grad or b.requires_grad) or (a._base is not None and a._base is b._base)
+    return not (a._requires_grad or b._requires_grad) or (a._base is not None and a._base is b._base)
 
 
 def _pad_last(mask: Tensor | None) -> Tensor | None:
@@ -321,7 +321,7 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         lead = (bsz, num_heads) if attn_mask is not None and attn_mask.shape[0] > 1 else (1, 1)  # (from N * H or 1)
         bias = None if attn_mask is None else attn_mask.reshape(*lead, attn_mask.shape[1], src_len)
         if (attention_rows.takes_packed(proj, num_heads, batch_first, bias)
-                and not (bias is not None and bias.requires_grad) and not ops.holds_global(proj, bias)):
+                and not (bias is not None and bias._requires_grad) and not ops.holds_global(proj, bias)):
             out = linear(_packed_attention(proj, num_heads, batch_first, bias, math.sqrt(1.0 / head_dim)),
                          out_proj_weight, out_proj_bias)
             out = out.transpose(0, 1) if batch_first else out  # (L, N, E)

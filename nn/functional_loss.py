@@ -300,7 +300,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         loss = (target - 1.0) * ops.clamp_min(ops.log1p(-input), -100.0) - \
             target * ops.clamp_min(ops.log(input), -100.0)
     # torch's formulas: finite where x is exactly 0 or 1 (a saturated sigmoid)
-    BINARY_CROSS_ENTROPY.attach((input, target), (loss,), target.requires_grad)
+    BINARY_CROSS_ENTROPY.attach((input, target), (loss,), target._requires_grad)
     if weight is not None:
         loss = loss * weight
     return torch_node(_reduce(loss, reduction), "binary_cross_entropy", input, target, weight)
@@ -362,7 +362,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         loss = (1.0 - target) * input - log_sigmoid
     # torch's formulas, not the forward's pieces differentiated: at x = 0 these give sigmoid(0) - t (a max(-x, 0)
     # in the forward would take a whole unit gradient at its kink)
-    BINARY_CROSS_ENTROPY_WITH_LOGITS.attach((input, target), (loss,), target.requires_grad,
+    BINARY_CROSS_ENTROPY_WITH_LOGITS.attach((input, target), (loss,), target._requires_grad,
                                             saved=(input, target, pos_weight))
     if weight is not None:
         loss = loss * weight

@@ -4,7 +4,6 @@ Ops are attached as methods by `tidal.ops`; this file holds what every tensor is
 """
 from __future__ import annotations
 
-import operator
 import threading
 
 import numpy as np
@@ -282,6 +281,12 @@ class Tensor:
         # torch's checks for `t.requires_grad = value` (ops set `_requires_grad` directly, unchecked)
         if value.__class__ is not bool:
             raise RuntimeError("requires_grad must be a bool")
+        if "_fw_only" in self.__dict__ and self._requires_grad:
+            # torch's leaf: a tensor in a graph for forward AD's sake alone; True: its gradient lands in .grad
+            if value:
+                del self.__dict__["_fw_only"]
+                self.retain_grad()
+            return
         if self.grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables." + (
                 "" if value else " If you want to use a computed variable in a subgraph that doesn't require "
@@ -297,8 +302,12 @@ class Tensor:
     def _del_requires_grad(self) -> None:
         raise RuntimeError("requires_grad must be a bool")  # (torch's answer to `del t.requires_grad`)
 
-    # a C getter (attrgetter) keeps reads cheap; hot paths read `_requires_grad` itself
-    requires_grad = property(operator.attrgetter("_requires_grad"), _set_requires_grad, _del_requires_grad,
+    def _get_requires_grad(self) -> bool:
+        # torch's value: False for tensors in a graph for forward AD's sake alone (forward_ad's `_fw_only` mark);
+        # the dict is read only when the flag is set. Internal code deciding what to record reads `_requires_grad`
+        return self._requires_grad and "_fw_only" not in self.__dict__
+
+    requires_grad = property(_get_requires_grad, _set_requires_grad, _del_requires_grad,
                              "Whether gradients are computed for this tensor.")
 
     @property

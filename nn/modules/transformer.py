@@ -248,7 +248,7 @@ class TransformerEncoder(Module):
         if first.training or src.dim() != 3 or _ac.enabled_dtype(src.device.type) is not None:
             return None
         weights = (src, *(p for p in first.parameters()))
-        if is_grad_enabled() and any(t.requires_grad for t in weights):
+        if is_grad_enabled() and any(t._requires_grad for t in weights):
             return None
         padded = key_padding_mask if key_padding_mask.dtype is dt.bool_ else key_padding_mask != 0
         valid = ~padded

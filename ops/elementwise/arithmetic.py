@@ -113,7 +113,7 @@ def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Ten
             result = apply("div", apply("round", apply("mul", input, 10.0 ** decimals)), 10.0 ** decimals)
         else:
             result = apply("mul", apply("round", apply("div", input, 10.0 ** -decimals)), 10.0 ** -decimals)
-    if input.requires_grad:
+    if input._requires_grad:
         ROUND_DECIMALS.attach((input,), (result,), node=overload("round", 1))
     return result if out is None else copy_(out, result)
 

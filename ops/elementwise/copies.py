@@ -98,7 +98,7 @@ def fill_(self: Tensor, value, *, _node: str = "fill") -> Tensor:
         raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
     value = fill_scalar("fill_", value, self.dtype, self.numel())  # (one float8 element: a plain cast, as torch)
     check_written(self)
-    if self.requires_grad and needs_grad((self,)):
+    if self._requires_grad and needs_grad((self,)):
         ew.check_leaf_inplace(self)
         return write_inplace(self, fill_values, value, node)
     return fill_values(self, value)

@@ -290,7 +290,7 @@ def _read_inputs(name: str, args: tuple) -> set:
     # the parameters op `name`'s formulas read for the inputs that want a gradient
     reads: set = set()
     for a, used in zip(args, _READS[name]):
-        if isinstance(a, Tensor) and a.requires_grad:
+        if isinstance(a, Tensor) and a._requires_grad:
             reads |= used
     return reads
 

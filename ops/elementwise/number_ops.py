@@ -127,7 +127,7 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The argument of a real number: pi below zero, 0 elsewhere, NaN kept (integers give the default float)."""
     x = input if input.dtype.is_floating_point else input.to(dt.get_default_dtype())
     result = M.where(M.isnan(x), x, M.where(M.lt(x, 0), math.pi, 0.0).to(x.dtype))
-    if x.requires_grad:
+    if x._requires_grad:
         result = M.add(result, M.mul(x, 0))  # a zero gradient, as torch's for real inputs
     return result if out is None else out.copy_(result)
 

@@ -258,8 +258,8 @@ def xlog1py(input, other) -> Tensor:
 
 def _xlog1py_backward(node, g):
     a, b, _ = node.saved_tensors
-    ga = g * M.where(M.eq(a, 0), 0.0, M.log1p(b)) if a.requires_grad else None
-    gb = g * a / (b + 1) if b.requires_grad else None
+    ga = g * M.where(M.eq(a, 0), 0.0, M.log1p(b)) if a._requires_grad else None
+    gb = g * a / (b + 1) if b._requires_grad else None
     return _reduce_to(ga, a), _reduce_to(gb, b)
 
 
@@ -366,7 +366,7 @@ def _igamma(name: str, input, other, upper: bool) -> Tensor:
 def _igamma_backward(name: str, upper: bool):
     def backward(node, g):
         a, x, _ = node.saved_tensors
-        if a.requires_grad:
+        if a._requires_grad:
             raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
         density = M.exp((a - 1) * M.log(x) - x - M.lgamma(a))
         return None, _reduce_to(-g * density if upper else g * density, x)
@@ -396,7 +396,7 @@ def zeta(input, other) -> Tensor:
 
 def _zeta_backward(node, g):
     x, q, _ = node.saved_tensors
-    if x.requires_grad:
+    if x._requires_grad:
         raise NotImplementedError("the derivative for 'zeta' is not implemented.")
     return None, _reduce_to(-g * x * zeta(x + 1, q), q)
 

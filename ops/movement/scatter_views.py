@@ -70,7 +70,7 @@ def _clone_preserving_strides(input: Tensor) -> Tensor:
     so that as_strided addresses the same storage positions in the copy (gaps and offset included). An input with
     internal overlap (it could not be written through), or one in the graph (torch asserts it is contiguous there;
     a plain clone keeps the graph), gets a plain clone."""
-    if input.requires_grad or has_internal_overlap(input):
+    if input._requires_grad or has_internal_overlap(input):
         return copies.clone(input)
     v = input._v
     whole = slicing.as_strided(input, (v.blob.nbytes // input.dtype.itemsize,), (1,), 0)

@@ -500,7 +500,7 @@ def _inplace(fn, node: str, variant=lambda args, kwargs: 1):
     """The in-place form of view `fn`; `variant(args, kwargs)` numbers PyTorch's node (TBackward1...)."""
     def method(self: Tensor, *args, **kwargs) -> Tensor:
         check_written(self)
-        tracked = self.requires_grad and self.grad_fn is not None
+        tracked = self._requires_grad and self.grad_fn is not None
         if not tracked and needs_grad((self,)):
             check_leaf_inplace(self)
         out = fn(self, *args, **kwargs)
