@@ -38,8 +38,15 @@ def convert(x: Tensor, dtype: dt.dtype, out: Tensor | None = None, *, node: str 
     if grad and inplace:
         ew.check_leaf_inplace(out)
         if needs_rebase(out):
+            if not needs_grad((x,)):  # a source without a gradient: copy_'s node on the region (its old values get
+                return write_inplace(out, _copied, x, True)  # none), as torch's CopySlices of CopyBackwards
             return write_through_view(out, convert(x, out.dtype) if x.shape == out.shape else
                                       convert(x, out.dtype).expand(out.shape))
+    return _copied(out, x, grad, inplace, node)
+
+
+def _copied(out: Tensor, x: Tensor, grad: bool, inplace: bool = True, node: str = "to_copy") -> Tensor:
+    """Queue the cast of `x` into `out` and record its node when `grad` (convert's checks done)."""
     dst, src = (out._v, x._v) if len(out._v.shape) <= many_dims.MAX_NDIM else many_dims.kernel_views(out._v, x._v)
     out._vm.push(Instruction("to", None, (src,), (dst,), expr=f"{ew._CAST_NAME[out.dtype]}({{0}})"))
     if grad:  # (the instruction is the elementwise cast: only the node is the record's)

@@ -152,8 +152,10 @@ def view(self: Tensor, *shape, size=None, dtype: dt.dtype | None = None) -> Tens
     """The same memory seen with another shape (one -1 is inferred) or another dtype."""
     if dtype is None and len(shape) == 1 and isinstance(shape[0], dt.dtype):
         dtype = shape[0]
-    if dtype is not None:
-        return _view_dtype(self, dtype)  # not differentiable, as in PyTorch
+    if dtype is not None:  # not differentiable, and no view for autograd (its `_base` is None), as in PyTorch
+        out = _view_dtype(self, dtype)
+        out.__dict__.pop("_base", None)
+        return out
     shape = infer_size(size_args("view", shape if size is None else (size,)), self.numel())
     strides = view_strides(self._v.shape, self._v.strides, shape)
     if strides is None:
