@@ -71,8 +71,8 @@ class LazyView(Tensor):
             return values._v
         nbytes = mem.blob.nbytes
         if all(mem.shape):  # (only as far as the view reaches: a view of the first rows of a big source)
-            nbytes = min(nbytes, (mem.offset + 1 + sum((n - 1) * s for n, s in zip(mem.shape, mem.strides)))
-                         * mem.dtype.itemsize)
+            nbytes = min(nbytes, (mem.offset + 1 + sum((n - 1) * s for n, s in zip(mem.shape, mem.strides) if s > 0))
+                         * mem.dtype.itemsize)  # (the highest element reached: negative strides (flip) go below)
         blob = fresh_blob(nbytes, self._vm)
         values = dst = Tensor._make(View(blob, mem.shape, mem.strides, mem.offset, mem.dtype), self.dtype,
                                     self.device, self._vm)
