@@ -100,7 +100,8 @@ def cuda(self: Tensor, device=None, non_blocking: bool = False, memory_format=No
 
 def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
     """Set requires_grad in place (leaf tensors only may change it)."""
-    if not requires_grad and self.grad_fn is not None:
+    leaf = self.grad_fn is None or "_fw_only" in self.__dict__  # (forward AD's own tensors are leaves to torch)
+    if not requires_grad and not leaf:
         raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to "
                            "use a computed variable in a subgraph that doesn't require differentiation "
                            "use var_no_grad = var.detach().")
@@ -108,7 +109,7 @@ def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
     if requires_grad and (self._base if self._base is not None else self)._inference and not INFERENCE.now():
         raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
-    if self.grad_fn is None:  # (on a non-leaf, requires_grad_(True) changes nothing, as in torch)
+    if leaf:  # (on a non-leaf, requires_grad_(True) changes nothing, as in torch)
         self.requires_grad = requires_grad
     return self
 
