@@ -1,5 +1,6 @@
-"""Every op of PyTorch's op database that takes complex64, called with a conj view as its input (torch's and
-tidal's, holding the same values): tidal's results equal torch's, conjugate and negative bits included."""
+"""Every op of PyTorch's op database that takes complex numbers, called with a conj view as its input (torch's and
+tidal's, holding the same values): tidal's results equal torch's, conjugate and negative bits included
+(complex64), and so does the gradient of the leaf under the view (complex128)."""
 import warnings
 
 import pytest
@@ -49,3 +50,64 @@ def test_conj_view_input(op, fn):
     mine = fn(mine_input, *args, **kwargs)
     db.materialize(mine)
     db.compare(mine, ref)
+
+
+def _outputs(value) -> list:
+    if hasattr(value, "requires_grad") and hasattr(value, "dtype"):
+        return [value] if value.requires_grad and (value.is_complex() or value.is_floating_point()) else []
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _outputs(v)]
+    return []
+
+
+# a difference of the op itself, not of conj views: torch's triangular_solve marks its cloned_coefficient output as
+# requiring grad when only its first input does
+KNOWN_GRAD = {"triangular_solve": "tidal's cloned_coefficient does not require grad when only the input does"}
+
+
+def _differentiable_samples():
+    out = []
+    for op, fn in db.PRESENT:
+        if torch.complex128 in op.supported_backward_dtypes("cpu") and db.differentiable(op) and \
+                op.name not in db.SIGN_FREE and op.name not in db.TIES and op.name not in db.STORAGE:
+            reason = KNOWN_GRAD.get(db.op_id(op))
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            out.append(pytest.param(op, fn, id=db.op_id(op), marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("op, fn", _differentiable_samples())
+def test_gradient_through_a_conj_view_input(op, fn):
+    """The gradient of a leaf whose conj view is the op's input (complex128, the first sample), against torch."""
+    import numpy as np
+    import tidal.compat as tc
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        samples = [s for s in db._samples(op, torch.complex128, 1) if isinstance(s.input, torch.Tensor)
+                   and s.input.dtype == torch.complex128 and not db._is_random(op, s)]
+    if not samples:
+        pytest.skip("no complex128 tensor input")
+    sample = samples[0]
+    leaf = sample.input.detach().clone().requires_grad_()
+    try:
+        outs = _outputs(op.op(leaf.conj(), *sample.args, **sample.kwargs))
+    except Exception:  # noqa: BLE001 - torch refuses the sample itself
+        pytest.skip("torch refuses the sample")
+    if not outs:
+        pytest.skip("no differentiable output")
+    torch.manual_seed(0)
+    cotangents = [torch.randn(o.shape, dtype=o.dtype) for o in outs]
+    torch.autograd.backward([(o * c).real.sum() if o.is_complex() else (o * c).sum() for o, c in zip(outs, cotangents)])
+    memo = {"storage": False}
+    try:
+        mine_leaf = db.tidal_tensor(leaf.detach(), requires_grad=True)
+        args, kwargs = db.to_tidal(tuple(sample.args), memo), db.to_tidal(dict(sample.kwargs), memo)
+    except db.Unconvertible:
+        pytest.skip("an argument tidal cannot take")
+    mine = _outputs(fn(mine_leaf.conj(), *args, **kwargs))
+    assert len(mine) == len(outs)
+    tc.autograd.backward([(o * tc.tensor(c.numpy())).real.sum() if o.is_complex() else (o * tc.tensor(c.numpy())).sum()
+                          for o, c in zip(mine, cotangents)])
+    np.testing.assert_allclose(mine_leaf.grad.resolve_conj().numpy(), leaf.grad.resolve_conj().numpy(), rtol=1e-6,
+                               atol=1e-8)
