@@ -148,12 +148,19 @@ class Function(metaclass=_FunctionMeta):
 
         node = cls._node_cls(run_backward, args, ctx._to_save, None, len(outs))
         ctx._node = node
+        # False: only forward AD's own tensors (requires_grad False, as torch's) made this node; so are its outputs
+        real = is_grad_enabled() and any(isinstance(a, Tensor) and a.requires_grad for a in args)
         meta = []
         for k, out in enumerate(outs):
             if isinstance(out, Tensor) and id(out) not in ctx._non_differentiable and out.dtype.is_floating_point:
                 out._requires_grad = True
                 out.grad_fn = node
                 out._output_nr = k
+                if real:
+                    out.__dict__.pop("_fw_only", None)
+                else:
+                    from .forward_ad import _mark_fw_only  # (forward_ad imports this module)
+                    _mark_fw_only(out)
             meta.append(out.detach() if isinstance(out, Tensor) else out)
         several = sum(isinstance(o, Tensor) for o in outs) > 1
         for k, out in enumerate(outs):  # views it returns refuse in-place writes, as torch's (view_inplace)

@@ -278,18 +278,18 @@ def _no_grad_tangents(lib, fwd, x, t, w):
             e = fwd.make_dual(lib.tensor(x), lib.tensor(t))
             u = e.sin()
         v = lib.tanh(z)  # grad mode back on: still carries the tangent
-        return [fwd.unpack_dual(r).tangent for r in (y, z, u, v)], z
+        return [fwd.unpack_dual(r).tangent for r in (y, z, u, v)], z.grad_fn
 
 
 def test_no_grad_keeps_tangents_as_torch():
     x, t, w = arrays((6,), (6,), (3, 4), seed=3)
-    ours, z = _no_grad_tangents(tidal, fw, x, t, tidal.tensor(w, requires_grad=True))
+    ours, node = _no_grad_tangents(tidal, fw, x, t, tidal.tensor(w, requires_grad=True))
     theirs, _ = _no_grad_tangents(torch, tfw, x, t, torch.tensor(w, requires_grad=True))
     for a, b in zip(ours, theirs):
         assert a is not None and not a.requires_grad
         assert_close(a, b.detach())
     # no gradient path through the no_grad op towards the weight (the graph serves the tangent only)
-    assert all(nxt is None or type(nxt).__name__ != "AccumulateGrad" for nxt, _ in z.grad_fn.next_functions)
+    assert all(nxt is None or type(nxt).__name__ != "AccumulateGrad" for nxt, _ in node.next_functions)
 
 
 def test_inference_mode_drops_tangents_as_torch():
@@ -482,3 +482,60 @@ def test_dual_only_tensors_are_leaves_as_torch():
         with fwd.dual_level():
             d = fwd.make_dual(lib.tensor(x), lib.tensor(t))
             assert d.is_leaf and (d * 2).is_leaf and not (d * lib.ones(3, requires_grad=True)).is_leaf
+
+
+def _after_exit(lib, fwd):
+    """requires_grad and grad_fn presence of dual-only tensors once the level exits, and of later ops on them."""
+    (x, t), _ = arrays((3,), (3,), seed=27), None
+    with fwd.dual_level():
+        d = fwd.make_dual(lib.tensor(x), lib.tensor(t))
+        y, v = d * 2, d[1:]
+        c = lib.zeros(3, dtype=lib.float64)
+        c.add_(d)
+    z = y * 3
+    c.mul_(2)
+    found = [(r.requires_grad, r.grad_fn is None) for r in (d, y, v, c, z)]
+    y.requires_grad_()
+    (y * y).sum().backward()
+    return found, y.grad
+
+
+def test_dual_only_tensors_are_plain_after_the_level_exits_as_torch():
+    (ours, ours_grad), (theirs, theirs_grad) = _after_exit(tidal, fw), _after_exit(torch, tfw)
+    assert ours == theirs
+    assert_close(ours_grad, theirs_grad)
+
+
+def _custom_flags(lib, fwd):
+    """requires_grad of a custom Function's output on a dual, with and without an input that requires grad."""
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            ctx.save_for_forward(x, w)
+            return x * w
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            return g * w, g * x
+
+        @staticmethod
+        def jvp(ctx, x_t, w_t):
+            x, w = ctx.saved_tensors
+            return x_t * w + (0 if w_t is None else x * w_t)
+
+    (x, t, w), _ = arrays((3,), (3,), (3,), seed=28), None
+    with fwd.dual_level():
+        d = fwd.make_dual(lib.tensor(x), lib.tensor(t))
+        plain = Scale.apply(d, lib.tensor(w))
+        real = Scale.apply(d, lib.tensor(w, requires_grad=True))
+        found = [(r.requires_grad, fwd.unpack_dual(r).tangent) for r in (plain, real)]
+    return found
+
+
+def test_custom_function_outputs_report_requires_grad_as_torch():
+    ours, theirs = _custom_flags(tidal, fw), _custom_flags(torch, tfw)
+    assert [f for f, _ in ours] == [f for f, _ in theirs] == [False, True]
+    for (_, a), (_, b) in zip(ours, theirs):
+        assert_close(a, b.detach())
