@@ -39,7 +39,7 @@ _CUSTOM_VIEW = ("Output {k} of {fn} is a view and is being modified inplace. Thi
                 "Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would "
                 "override the custom backward associated with the custom Function, leading to incorrect gradients. "
                 "This behavior is forbidden. You can fix this by cloning the output of the custom Function.")
-_MULTI_VIEW_FNS = {"UnbindBackward0": "Unbind", "SplitBackward0": "Split", "SplitWithSizesBackward0": "Split",
+_MULTI_VIEW_FNS = {"UnbindBackward0": "Unbind", "SplitBackward0": "Split", "SplitWithSizesBackward0": "SplitWithSizes",
                    "ChunkBackward0": "Split", "UnsafeSplitBackward0": "Split"}
 # PyTorch's class name for the base's node is CopySlices, without "Backward0"
 graph._node_classes.setdefault("copy_slices", type("CopySlices", (graph.Node,), {
@@ -83,11 +83,29 @@ def _live_views(base: Tensor) -> list:
     return [v for _, v in live]
 
 
+_STALE_MULTI_VIEW = ("Output {k} of {fn} is a view and its base or another view of its base has been modified "
+                     "inplace. This view is the output of a function that returns multiple views. Such functions do "
+                     "not allow the output views to be modified inplace. You should replace the inplace operation by "
+                     "an out-of-place one.")
+
+
+def _refuse_stale_multi_view(node, g):
+    raise RuntimeError(node.attrs)
+
+
 def refresh_views(base: Tensor) -> None:
-    """Give every live view of `base` a node on `base`'s current history (AsStridedBackward0)."""
+    """Give every live view of `base` a node on `base`'s current history (AsStridedBackward0). One output of a
+    function returning several views (split, unbind, chunk) gets a node that refuses backward with torch's error
+    (torch refuses such a view at its next use in grad mode; tidal when backward reaches it)."""
     if base.grad_fn is None:
         return
     for v in _live_views(base):
+        fn = v.grad_fn
+        if fn is not None and fn.n_outputs > 1 and fn.name() in _MULTI_VIEW_FNS:
+            message = _STALE_MULTI_VIEW.format(k=v._output_nr, fn=_MULTI_VIEW_FNS[fn.name()])
+            v.__dict__.pop("_output_nr", None)
+            record("as_strided", _refuse_stale_multi_view, (base,), (v,), attrs=message)
+            continue
         if v.dtype is base.dtype:
             v.__dict__.pop("_output_nr", None)
             hooks.strided_node("as_strided", base, v)

@@ -87,7 +87,7 @@ def test_inplace_elu_on_a_leaf_refused_as_torch():
     assert theirs[0] == "RuntimeError" and ours == theirs
 
 
-# -- ops without a derivative -------------------------------------------------------------------------------------------
+# -- ops without a derivative ------------------------------------------------------------------------------------------
 NO_DERIVATIVE = {
     "floor_divide": lambda T, y: T.floor_divide(y, 0.3),
     "floordiv_operator": lambda T, y: y // 0.3,
@@ -322,3 +322,29 @@ def test_dtype_view_is_no_view_for_autograd():
         b.fill_(0)
         return [v._base is None, v._is_view(), v.requires_grad, w._is_view(), b._base is None, a.tolist(), a._version]
     assert program(tidal_torch) == program(real_torch)
+
+
+# -- one output of several views, after its base was written -------------------------------------------------------
+STALE_PIECES = {
+    "split": lambda T, x: (lambda a, b: (x.add_(1), (a * 2).sum())[1])(*x.split(2)),
+    "unbind": lambda T, x: (lambda a, b: (x.mul_(2), a.sum())[1])(*x.view(2, 2).unbind(0)),
+    "chunk_second": lambda T, x: (lambda a, b: (x.add_(1), (b * b).sum())[1])(*x.chunk(2)),
+    "split_with_sizes": lambda T, x: (lambda a, b: (x[1:].mul_(3), (b * 1).sum())[1])(*x.split([1, 3])),
+    # used before the write: its graph is the split's, and backward runs
+    "split_used_before_the_write": lambda T, x: (lambda a, b: (lambda y: (x.add_(1), y)[1])((a * 2).sum()))(
+        *x.split(2)),
+}
+
+
+@pytest.mark.parametrize("program", STALE_PIECES.values(), ids=STALE_PIECES.keys())
+def test_split_output_after_a_write_into_its_base_refused_as_torch(program):
+    """torch refuses an output of split/unbind/chunk once its base is written in place ('Output 0 of Split is a view
+    and its base ... has been modified inplace'); tidal computed a gradient. It now refuses when backward reaches
+    the view (torch refuses at the view's next use in grad mode: the same error, a later line)."""
+    def run(T):
+        w = T.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        loss = program(T, w * 1)
+        loss.backward()
+        return [loss.item(), w.grad.tolist()]
+    theirs, ours = both(run)
+    assert ours == theirs

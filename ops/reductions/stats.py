@@ -117,7 +117,7 @@ def _var_like(op: str, x: Tensor, dim, unbiased, keepdim: bool, correction, take
                       "factor (input numel divided by output numel).", UserWarning, stacklevel=user_stacklevel())
     grad = needs_grad((x,))
     spread = x.dtype.to_real()  # complex input: a real var/std, a complex mean (as torch)
-    dtypes = [spread, x.dtype] if with_mean or grad else [spread]  # (var and std keep the mean as a hidden output: one node shape)
+    dtypes = [spread, x.dtype] if with_mean or grad else [spread]  # (var/std keep the mean as a hidden output)
     whole = _means_all(dim) or x.ndim == 0  # (the backward's rule for too few degrees of freedom)
     outs = reduce_by(STD_MEAN if take_sqrt else VAR_MEAN, x, axes, keepdim, dtypes, x.dtype.compute,
                      (correction, take_sqrt, whole), node=op)
