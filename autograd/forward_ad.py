@@ -31,8 +31,15 @@ Cost: the products torch's forward mode issues (a 4-layer MLP's jvp: two matmuls
 plain forward's wall time at 64x256, where the lazy transposes took 4x); the elementwise rule issues a
 formula's few ops per input with a tangent, which fuse.
 
-Known differences from torch: ops record a graph, so dual tensors (and what is computed from them)
-report requires_grad=True, under no_grad too (the eager tangents themselves do not, unless torch's would).
+requires_grad: ops record a graph on dual tensors (the transposes and lazy levels need it), but tensors in it
+for forward AD's sake alone carry the `_fw_only` mark and report requires_grad=False, as torch's: duals of
+primals that do not require grad, results computed only from such tensors (under no_grad, every result), a
+custom Function's outputs unless an input requires grad for its own sake. So backward, autograd.grad,
+retain_grad and register_hook refuse them with torch's errors; requires_grad_() makes one want its gradient
+(kept in .grad), as on torch's leaf. Internal code that decides what to record reads `_requires_grad`, and
+internal reverse passes reach such tensors through `in_graph` aliases. When the last level exits they become
+plain tensors (no grad_fn). Known differences from torch: inside a level such a tensor still shows its
+grad_fn (torch's is None) and is_leaf is False (patch s19_reqgrad_1 makes it True), so an optimizer refuses it.
 """
 from __future__ import annotations
 

@@ -2,6 +2,8 @@
 many ops, in-place writes on dual tensors, levels and errors; forward-over-reverse and reverse-over-forward."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -539,3 +541,15 @@ def test_custom_function_outputs_report_requires_grad_as_torch():
     assert [f for f, _ in ours] == [f for f, _ in theirs] == [False, True]
     for (_, a), (_, b) in zip(ours, theirs):
         assert_close(a, b.detach())
+
+
+def test_grad_of_dual_only_tensors_reads_as_a_leafs():
+    (x, t), _ = arrays((3,), (3,), seed=29), None
+    for lib, fwd in ((tidal, fw), (torch, tfw)):
+        with fwd.dual_level(), warnings.catch_warnings():
+            warnings.simplefilter("error")  # torch warns on .grad of a non-leaf only
+            d = fwd.make_dual(lib.tensor(x), lib.tensor(t))
+            assert d.grad is None and (d * 2).grad is None
+        with fwd.dual_level(), pytest.warns(UserWarning, match="not a leaf Tensor is being accessed"):
+            d = fwd.make_dual(lib.tensor(x), lib.tensor(t))
+            assert (d * lib.tensor(x, requires_grad=True)).grad is None

@@ -51,7 +51,8 @@ def _set_grad_dtype(self: Tensor, value) -> None:
 
 def _get_grad(self: Tensor):
     grad = self.__dict__.get("grad")
-    if grad is None and self.grad_fn is not None and not self.__dict__.get("_retains_grad"):
+    if grad is None and self.grad_fn is not None and not self.__dict__.get("_retains_grad") and \
+            "_fw_only" not in self.__dict__:  # (forward AD's own tensors are leaves to torch: forward_ad)
         warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
                       "attribute won't be populated during autograd.backward(). If you indeed want the .grad field to "
                       "be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access "
