@@ -348,3 +348,20 @@ def test_split_output_after_a_write_into_its_base_refused_as_torch(program):
         return [loss.item(), w.grad.tolist()]
     theirs, ours = both(run)
     assert ours == theirs
+
+
+MASKED_FILL_REFUSALS = {
+    "mask_wider": lambda T: T.ones(2).masked_fill_(T.tensor([True, False, True]), 1.0),
+    "mask_taller": lambda T: T.ones(2, 3).masked_fill_(T.ones(3, 3).bool(), 1.0),
+    "tensor_value": lambda T: T.ones(2).masked_fill_(T.tensor([True, False, True]), T.tensor(1.0)),
+    "mask_broadcast_past_self": lambda T: T.ones(1).masked_fill_(T.tensor([True, False, True]), 1.0),
+    "leaf_first": lambda T: T.ones(2, requires_grad=True).masked_fill_(T.tensor([True, False, True]), 1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MASKED_FILL_REFUSALS))
+def test_masked_fill_inplace_shape_errors_as_torch(name):
+    """In place, torch names self first in the broadcast error ('tensor a (2) ... tensor b (3)'); tidal named the
+    mask first, as where() does (the out-of-place masked_fill's order, which torch keeps there)."""
+    theirs, ours = both(MASKED_FILL_REFUSALS[name])
+    assert theirs[0] == "RuntimeError" and ours == theirs

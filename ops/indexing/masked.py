@@ -114,6 +114,7 @@ def _fill_where(input: Tensor, mask: Tensor, value, out: Tensor | None) -> Tenso
     tensor_fill = fill if isinstance(fill, Tensor) else None
     if out is not None:
         S.inplace_grad(out, (input, tensor_fill))  # (torch's error on a leaf, before anything is queued)
+        broadcast_shapes(out._v.shape, mask._v.shape)  # (then, where they cannot broadcast, names self first)
     with no_grad():
         result = M.apply("where", mask, fill, input, out=out)
         if out is None and len(result._v.shape) in (4, 5) and not result.is_contiguous():
