@@ -32,6 +32,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .nn.parameter import Parameter
+from .ops.complex_numbers.lazy_views import ConjView, NegView, memory_of
 from .serialization_allowlist import (_SAFE_GLOBALS, _refusal, _user_safe_globals, _weights_only_failure,
                                       add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals)
 from .serialization_atomic import atomic_write as _atomic_write
@@ -134,16 +135,17 @@ class _TorchPickler(pickle._Pickler):
         sparse = sparse_arguments(t)
         if sparse is not None:  # torch's form (tidal's sparse tensor also holds its dense values: not saved)
             return _torch_name("torch._utils", "_rebuild_sparse_tensor"), sparse
-        v = t._v
+        v = memory_of(t)  # (a conj view's memory, with its bit as torch's metadata: {"conj": True})
         args = (self._storage_of(t), v.offset, tuple(v.shape), tuple(v.strides), t.requires_grad, OrderedDict())
+        bits = {"conj": True} if t.is_conj() else {"neg": True} if t.is_neg() else None
         if t.dtype not in _STORAGE_NAMES:  # no typed storage (uint16/32/64): an untyped one and the dtype, as torch
-            return _torch_name("torch._utils", "_rebuild_tensor_v3"), args + (t.dtype,)
-        return _torch_name("torch._utils", "_rebuild_tensor_v2"), args
+            return _torch_name("torch._utils", "_rebuild_tensor_v3"), args + (t.dtype,) + ((bits,) if bits else ())
+        return _torch_name("torch._utils", "_rebuild_tensor_v2"), args + ((bits,) if bits else ())
 
     def _storage_of(self, t: Tensor) -> _StorageRecord:
         # Views of one blob share a record, as torch's views share a storage. A blob seen under
         # two dtypes gets a record per dtype (torch's storages are typed in the file).
-        blob = t._v.blob
+        blob = memory_of(t).blob
         key = (id(blob), t.dtype)
         record = self.storages.get(key)
         if record is None:
@@ -325,15 +327,25 @@ def _tensor_from(storage, storage_offset, size, stride, requires_grad, dtype_: d
     return t
 
 
+def _with_bits(t: Tensor, metadata) -> Tensor:
+    """`t` as a conj (or negative) view of its memory when torch's metadata says {"conj": True} ({"neg": True})."""
+    if not isinstance(metadata, dict) or not (metadata.get("conj") or metadata.get("neg")):
+        return t
+    out = (ConjView if metadata.get("conj") else NegView)._make(t._v, t.dtype, t.device, t._vm)
+    out.requires_grad = t.requires_grad
+    return out
+
+
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
                        metadata=None) -> Tensor:
-    return _tensor_from(storage, storage_offset, size, stride, requires_grad, storage.dtype
-                        if isinstance(storage, _LoadedStorage) else None, "_rebuild_tensor_v2")
+    return _with_bits(_tensor_from(storage, storage_offset, size, stride, requires_grad, storage.dtype
+                                   if isinstance(storage, _LoadedStorage) else None, "_rebuild_tensor_v2"), metadata)
 
 
 def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype_,
                        metadata=None) -> Tensor:
-    return _tensor_from(storage, storage_offset, size, stride, requires_grad, dtype_, "_rebuild_tensor_v3")
+    return _with_bits(_tensor_from(storage, storage_offset, size, stride, requires_grad, dtype_, "_rebuild_tensor_v3"),
+                      metadata)
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks=None):

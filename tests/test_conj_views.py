@@ -298,7 +298,6 @@ def test_library_results_carry_torchs_bits():
         same(got, want)
 
 
-@pytest.mark.xfail(strict=False, reason="needs patch s19_conj_2")
 def test_save_and_load_keep_the_bits():
     """A checkpoint holds a conj view as torch's does (its memory, and metadata {"conj": True}): each library loads
     the other's with the bits and the memory shared."""

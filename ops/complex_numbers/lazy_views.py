@@ -26,6 +26,7 @@ apart) is not seen by a conj view of x read before it.
 """
 from __future__ import annotations
 
+from ...autograd import hooks
 from ...autograd.view_inplace import track_view
 from ...tensor import Tensor
 from ...tensor.tensor import GRAD_MODE, Size, VersionCounter, contiguous_strides
@@ -119,12 +120,10 @@ class LazyView(Tensor):
     def _renode(self, base: Tensor) -> None:
         # a plain view of the source's memory laid out as this one's, on its current history, then this view's node
         source = view_with(Tensor, self, self._mem)
-        if source.dtype is base.dtype:
-            from ..movement.view_grads import strided_node
-            strided_node("as_strided", base, source)
+        if source.dtype is base.dtype:  # (both through autograd.hooks: view_grads and tensors.py sit above this file)
+            hooks.strided_node("as_strided", base, source)
         else:  # the imaginary part of a complex source
-            from .tensors import parts_node
-            parts_node(base, source)
+            hooks.parts_node(base, source)
         self.node.attach((source,), (self,))
 
     def _plain(self) -> Tensor:
