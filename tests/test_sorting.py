@@ -70,7 +70,7 @@ def test_sort_stable_matches_torch_exactly(rng, shape, dtype, descending):
         want = torch.sort(theirs, dim=dim, descending=descending, stable=True)
         _equal(got.values, want.values)
         _equal(got.indices, want.indices)
-        _equal(tidal.argsort(ours, dim, descending, stable=True),
+        _equal(tidal.argsort(ours, dim=dim, descending=descending, stable=True),
                torch.argsort(theirs, dim=dim, descending=descending, stable=True))
 
 
@@ -79,7 +79,7 @@ def test_sort_stable_matches_torch_exactly(rng, shape, dtype, descending):
 def test_sort_non_contiguous(rng, layout, dtype):
     ours, theirs = _pair(_array(rng, (6, 5), dtype, layout))
     for dim in (0, 1):
-        got, want = ours.sort(dim, True, stable=True), theirs.sort(dim=dim, descending=True, stable=True)
+        got, want = ours.sort(dim=dim, descending=True, stable=True), theirs.sort(dim=dim, descending=True, stable=True)
         _equal(got.values, want.values)
         _equal(got.indices, want.indices)
 
