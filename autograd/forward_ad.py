@@ -293,7 +293,7 @@ def _carry_tangents(node, inputs: tuple, outputs) -> None:
             break
     for out in outputs:
         out.__dict__["_fw_levels"] = levels
-        if only:
+        if only and (grad_mode or not _was_real(out, inputs, node.next_functions)):
             _mark_fw_only(out)
         else:  # (an in-place write of a real input into a forward-AD-only tensor makes it require grad)
             out.__dict__.pop("_fw_only", None)
@@ -302,6 +302,15 @@ def _carry_tangents(node, inputs: tuple, outputs) -> None:
     for lvl in levels:
         if lvl.eager:
             _eager_tangents(node, inputs, outputs, lvl, not only)
+
+
+def _was_real(out: Tensor, inputs: tuple, edges: tuple) -> bool:
+    """Under no_grad: whether `out`, written in place, required grad for its own sake before (torch's no_grad
+    writes leave its requires_grad as it was)."""
+    for t, edge in zip(inputs, edges):
+        if t is out:
+            return edge[0] is not None and "_fw_only" not in out.__dict__
+    return False
 
 
 def _custom_input(inputs: tuple, lvl: _Level) -> bool:

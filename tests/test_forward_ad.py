@@ -376,6 +376,10 @@ def _flags(lib, fwd):
             note("no_grad: dual*w", d * wt)
             note("no_grad: dual of real primal", fwd.make_dual(wt, lib.tensor(t)))
             with lib.enable_grad():
+                r = wt * 2
+            r.add_(d)
+            note("no_grad: in-place of a dual into a real result", r)
+            with lib.enable_grad():
                 note("enable_grad: dual*2", d * 2)
                 note("enable_grad: dual*w", d * wt)
         lin = lib.nn.Linear(3, 2).double()
