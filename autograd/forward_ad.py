@@ -33,13 +33,17 @@ formula's few ops per input with a tangent, which fuse.
 
 requires_grad: ops record a graph on dual tensors (the transposes and lazy levels need it), but tensors in it
 for forward AD's sake alone carry the `_fw_only` mark and report requires_grad=False, as torch's: duals of
-primals that do not require grad, results computed only from such tensors (under no_grad, every result), a
-custom Function's outputs unless an input requires grad for its own sake. So backward, autograd.grad,
-retain_grad and register_hook refuse them with torch's errors; requires_grad_() makes one want its gradient
-(kept in .grad), as on torch's leaf. Internal code that decides what to record reads `_requires_grad`, and
-internal reverse passes reach such tensors through `in_graph` aliases. When the last level exits they become
-plain tensors (no grad_fn). Known differences from torch: inside a level such a tensor still shows its
-grad_fn (torch's is None) and is_leaf is False (patch s19_reqgrad_1 makes it True), so an optimizer refuses it.
+primals that do not require grad, results computed only from such tensors (under no_grad, every result but a
+write into a tensor that requires grad for its own sake), a custom Function's outputs unless an input requires
+grad for its own sake. So backward, autograd.grad, retain_grad and register_hook refuse them with torch's
+errors; requires_grad_() makes one want its gradient (kept in .grad), as on torch's leaf. Internal code that
+decides what to record reads `_requires_grad`, and internal reverse passes reach such tensors through
+`in_graph` aliases. When the last level exits they become plain tensors (no grad_fn).
+
+Known differences from torch: inside a level such a tensor still has its grad_fn (torch's is None); until
+patch s19_reqgrad_2, is_leaf is False (an optimizer refuses it) and repr shows the grad_fn. A write of a dual
+under no_grad into a tensor in a real graph keeps requires_grad but drops the edge to its earlier history
+(torch's backward ignores the write).
 """
 from __future__ import annotations
 
