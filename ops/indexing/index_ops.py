@@ -362,7 +362,7 @@ def _take_along_shapes(inputs: tuple, dim: int | None) -> list:
 
 def _take_along_dim_backward(node, g):
     shape, dim = node.attrs
-    (indices,) = node.saved_tensors
+    indices = node.saved_tensors[0]
     if dim is None:
         return put(filled(shape, g), indices, g, accumulate=True), None
     # scatter-add into input broadcast to the result (the engine sums the broadcast away); negatives wrapped
@@ -395,14 +395,15 @@ def _written(name: str, kernel, backward, node_attrs=None) -> Primitive:
                      node_attrs=node_attrs, grad_inputs=(0, 2), checks_data=True, inplace=True)
 
 
-def _picking(name: str, shapes, kernel, backward) -> Primitive:
-    """The record of an op reading input0 at the indices input1."""
-    return Primitive(name, shapes, cpu=kernel, cuda=None, backward=backward, saved=("input1",),
+def _picking(name: str, shapes, kernel, backward, saved: tuple = ("input1",)) -> Primitive:
+    """The record of an op reading input0 at the indices input1 (saved: the indices, and input0 where torch saves it:
+    a later write into it is then refused at backward, as torch's)."""
+    return Primitive(name, shapes, cpu=kernel, cuda=None, backward=backward, saved=saved,
                      node_attrs=input_shape_and, grad_inputs=(0,), checks_data=True)
 
 
 INDEX_SELECT = _picking("index_select", _select_shapes, _index_select_kernel, _index_select_backward)
-TAKE = _picking("take", picked_shapes, _take_kernel, _take_backward)
+TAKE = _picking("take", picked_shapes, _take_kernel, _take_backward, ("input1", "input0"))
 TAKE_ALONG_DIM = _picking("take_along_dim", _take_along_shapes, _take_along_dim_kernel, _take_along_dim_backward)
 # the rows of a weight for nn.functional.embedding (index_select's kernel; embedding's gradient is its own op)
 EMBEDDING = Primitive("embedding", _embedding_shapes, cpu=_index_select_kernel, cuda=None, checks_data=True)

@@ -207,7 +207,7 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> 
     values = np.broadcast_to(input._host_array(), shape)
     result = host_result(values[np.broadcast_to(mask._host_array(), shape)], input.dtype, input.device, out,
                          (input, mask))
-    MASKED_SELECT.attach((input, None), (result,), shape, saved=(mask,))
+    MASKED_SELECT.attach((input, None), (result,), shape, saved=(mask, input))  # (the input too, as torch's)
     return result
 
 

@@ -196,7 +196,7 @@ def _cum_extreme(op: str, x: Tensor, dim: int, is_max: bool, out=None):
 
 def _cum_extreme_backward(node, g, _):
     """Each position's gradient goes to the index its running extreme came from (summed there)."""
-    (indices,) = node.saved_tensors
+    indices = node.saved_tensors[0]
     if not node.attrs.shape:
         return g
     return scatter_add(zeros_like(g), node.attrs.axes[0], indices, g)
@@ -252,8 +252,9 @@ CUMPROD = _scan_record("cumprod", _directed(lambda a, axis: np.cumprod(a, axis=a
                        ("input0", "output0"), sbp="along_dim")
 LOGCUMSUMEXP = _scan_record("logcumsumexp", _directed(_logcumsumexp_scan), _logcumsumexp_backward,
                             ("input0", "output0"))
-CUMMAX = _scan_record("cummax", _cum_extreme_body, _cum_extreme_backward, ("output1",))
-CUMMIN = _scan_record("cummin", _cum_extreme_body, _cum_extreme_backward, ("output1",))
+# (the input saved too, as torch's: a later write into it is refused at backward)
+CUMMAX = _scan_record("cummax", _cum_extreme_body, _cum_extreme_backward, ("output1", "input0"))
+CUMMIN = _scan_record("cummin", _cum_extreme_body, _cum_extreme_backward, ("output1", "input0"))
 
 METHODS.update({name: globals()[name] for name in __all__})
 METHODS.update(cumsum_=_in_place(CUMSUM), cumprod_=_in_place(CUMPROD))
