@@ -55,6 +55,7 @@ from typing import Callable, Sequence
 from ..tensor import Tensor
 from .api import grad as _grad
 from . import hooks
+from .dual_marks import mark_fw_only, unmark_all
 from .function import Function
 from .function import TRANSPOSING
 from . import graph
@@ -104,30 +105,7 @@ def _pop(level: _Level) -> None:
             node.__dict__.pop("_fw_out", None)
     level.nodes = []
     if not _levels:
-        _unmark_all()
-
-
-# tensors marked `_fw_only` while levels are live (weakly): torch sees no graph on them, so once the last level
-# exits they become plain tensors (requires_grad False, no grad_fn): later ops on them record nothing
-_marked: list = []
-
-
-def _mark_fw_only(t: Tensor) -> None:
-    """Mark `t` as in a graph for forward AD's sake alone: `requires_grad` reports False, as torch's."""
-    t.__dict__["_fw_only"] = True
-    _marked.append(weakref.ref(t))
-    if len(_marked) >= 4096 and not len(_marked) & 4095:  # a long level: forget the tensors already freed
-        _marked[:] = [ref for ref in _marked if ref() is not None]
-
-
-def _unmark_all() -> None:
-    marked = _marked[:]
-    _marked.clear()
-    for ref in marked:
-        t = ref()
-        if t is not None and t.__dict__.pop("_fw_only", None):
-            for key in ("_requires_grad", "grad_fn", "_output_nr", "_fw_levels"):  # (class defaults: a leaf)
-                t.__dict__.pop(key, None)
+        unmark_all()
 
 
 def enter_dual_level() -> int:
@@ -234,7 +212,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         _keep(node, lvl, [tangent])
     dual.__dict__["_fw_levels"] = dual.__dict__.get("_fw_levels", ()) + (lvl,)
     if not tensor._requires_grad or tensor.__dict__.get("_fw_only"):
-        _mark_fw_only(dual)  # requires grad for forward AD's sake alone
+        mark_fw_only(dual)  # requires grad for forward AD's sake alone
     return dual
 
 
@@ -298,7 +276,7 @@ def _carry_tangents(node, inputs: tuple, outputs) -> None:
     for out in outputs:
         out.__dict__["_fw_levels"] = levels
         if only and (grad_mode or not _was_real(out, inputs, node.next_functions)):
-            _mark_fw_only(out)
+            mark_fw_only(out)
         else:  # (an in-place write of a real input into a forward-AD-only tensor makes it require grad)
             out.__dict__.pop("_fw_only", None)
     if not grad_mode:

@@ -9,6 +9,7 @@ from .api import grad
 from .grad_mode import no_grad
 from .grad_mode import is_grad_enabled
 from .grad_mode import enable_grad
+from .dual_marks import mark_fw_only
 from .graph import Node, increment_version, needs_grad
 
 
@@ -159,8 +160,7 @@ class Function(metaclass=_FunctionMeta):
                 if real:
                     out.__dict__.pop("_fw_only", None)
                 else:
-                    from .forward_ad import _mark_fw_only  # (forward_ad imports this module)
-                    _mark_fw_only(out)
+                    mark_fw_only(out)
             meta.append(out.detach() if isinstance(out, Tensor) else out)
         several = sum(isinstance(o, Tensor) for o in outs) > 1
         for k, out in enumerate(outs):  # views it returns refuse in-place writes, as torch's (view_inplace)

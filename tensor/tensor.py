@@ -312,8 +312,8 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        """True for tensors not produced by a differentiable op."""
-        return self.grad_fn is None
+        """True for tensors not produced by a differentiable op (forward AD's own tensors too, as torch's)."""
+        return self.grad_fn is None or "_fw_only" in self.__dict__
 
     @property
     def is_cuda(self) -> bool:
@@ -500,7 +500,7 @@ class Tensor:
         extras = []
         if self.device.type != "cpu":
             extras.append(("device", f"'{self.device}'"))
-        if self.grad_fn is not None:
+        if self.grad_fn is not None and "_fw_only" not in self.__dict__:  # (forward AD's own: torch shows none)
             extras.append(("grad_fn", f"<{type(self.grad_fn).__name__}>"))
         elif self.requires_grad:
             extras.append(("requires_grad", "True"))

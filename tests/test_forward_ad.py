@@ -481,7 +481,6 @@ def test_transforms_results_and_requires_grad_as_torch():
             assert_close(ours, theirs.detach())
 
 
-@pytest.mark.xfail(strict=False, reason="needs patch s19_reqgrad_2 (Tensor.is_leaf, Tensor.__repr__)")
 def test_dual_only_tensors_are_leaves_as_torch():
     (x, t), _ = arrays((3,), (3,), seed=26), None
     for lib, fwd in ((tidal, fw), (torch, tfw)):

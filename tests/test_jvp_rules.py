@@ -29,8 +29,6 @@ KNOWN: dict[str, str] = {
                                   "transposed backward sums them",
     "nn.functional.max_unpool2d": "as max_unpool1d",
     "nn.functional.max_unpool3d": "as max_unpool1d",
-    "linalg.lu_solve": "complex128 with adjoint=True: the transpose of tidal's backward differs from torch's jvp "
-                       "(torch's own transpose agrees with its jvp there; float64 samples pass)",
 }
 LOOSE: dict[str, str] = {}  # non-strict expected failures (none left)
 
