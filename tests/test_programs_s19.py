@@ -253,6 +253,8 @@ INPUT_WRITES = {
     "masked_select": lambda T, y, w: (y.masked_select(T.tensor([True, False, True])), y.mul_(2))[0],
     "cummax": lambda T, y, w: (y.cummax(1).values, y.add_(1))[0],
     "cummin": lambda T, y, w: (y.cummin(0).values, y.add_(1))[0],
+    "max_pool": lambda T, y, w: (T.nn.functional.max_pool2d(y[None, None], 2), y.add_(1))[0],
+    "adaptive_max_pool": lambda T, y, w: (T.nn.functional.adaptive_max_pool2d(y[None, None], 1), y.mul_(2))[0],
     # ... where torch saves only the input's shape, the write is allowed
     "index_select": lambda T, y, w: (y.index_select(1, T.tensor([0, 2])), y.add_(1))[0],
     "embedding": lambda T, y, w: (T.nn.functional.embedding(T.tensor([1]), y), y.add_(1))[0],

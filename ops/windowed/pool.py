@@ -231,7 +231,7 @@ def _linear_pool_record(kernel: str, forward: bool, cpu) -> Primitive:
 # one record per node name torch gives (the pools of every rank run the canonical kernels); each pair of
 # records below is the other's backward, so gradients of any order stay pools
 _MAX_POOLS = {name: Primitive(name, lambda ins, geo: [(geo.result, ins[0].dtype), (geo.result, dt.int64)],
-                              cpu=cpu, cuda=None, backward=_max_pool_backward, saved=("output1",))
+                              cpu=cpu, cuda=None, backward=_max_pool_backward, saved=("output1", "input0"))
               for name, cpu in (("max_pool1d_with_indices", _max_pool_kernel),
                                 ("max_pool2d_with_indices", _max_pool_kernel),
                                 ("max_pool3d_with_indices", _max_pool_kernel),
