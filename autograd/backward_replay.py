@@ -278,7 +278,12 @@ class _Walk:
                     edges.append((n, e[1]))
             add(tuple(edges))
             add(tuple(node._input_meta))
-            if saved:
+            if saved and not node._versions:  # (no tensor among them: numbers and None, keyed in one C call)
+                try:
+                    add(_dumps(saved, 2))
+                except ValueError:  # (a value marshal does not take: keyed one by one)
+                    add(tuple([_values_key(x) for x in saved]))
+            elif saved:
                 keyed = []
                 for x in saved:
                     cls = x.__class__
