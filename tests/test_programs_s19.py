@@ -255,6 +255,10 @@ INPUT_WRITES = {
     "cummin": lambda T, y, w: (y.cummin(0).values, y.add_(1))[0],
     "max_pool": lambda T, y, w: (T.nn.functional.max_pool2d(y[None, None], 2), y.add_(1))[0],
     "adaptive_max_pool": lambda T, y, w: (T.nn.functional.adaptive_max_pool2d(y[None, None], 1), y.mul_(2))[0],
+    "avg_pool": lambda T, y, w: (T.nn.functional.avg_pool2d(y[None, None], (1, 2)), y.add_(1))[0],
+    "adaptive_avg_pool": lambda T, y, w: (T.nn.functional.adaptive_avg_pool2d(y[None], (2, 2)), y.add_(1))[0],
+    # ... torch's adaptive average to one element is a mean, which saves nothing: the write is allowed
+    "adaptive_avg_pool_to_one": lambda T, y, w: (T.nn.functional.adaptive_avg_pool2d(y[None], 1), y.add_(1))[0],
     # ... where torch saves only the input's shape, the write is allowed
     "index_select": lambda T, y, w: (y.index_select(1, T.tensor([0, 2])), y.add_(1))[0],
     "embedding": lambda T, y, w: (T.nn.functional.embedding(T.tensor([1]), y), y.add_(1))[0],

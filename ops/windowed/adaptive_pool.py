@@ -96,11 +96,12 @@ def _adaptive_named(out: Tensor, op: str, input: Tensor, spatial: int) -> Tensor
 
 def _adaptive_average(op: str, spatial: int, input: Tensor, output_size) -> Tensor:
     geo = _adaptive_geometry(op, spatial, input, output_size, _average_matrix)
-    if all(n == 1 for n in geo.result4[2:]):  # torch's mean, then as_strided_: the gradient is row-major
+    mean = all(n == 1 for n in geo.result4[2:])
+    if mean:  # torch's mean, then as_strided_: the gradient is row-major (and the input is not saved)
         geo = geo._replace(result_format=_batched_format(input, spatial))
     elif spatial < 3:
         geo = _formats(geo, _batched_format(input, spatial))
-    out = _linear_pool(input, geo, "adaptive_avg_pool2d")
+    out = _linear_pool(input, geo, "adaptive_avg_pool2d", saves=not mean)
     return _squeezed(out, input) if spatial == 1 else _adaptive_named(out, op, input, spatial)
 
 

@@ -215,17 +215,20 @@ def _gather(image: Tensor, index: Tensor, geo: PoolGeometry) -> Tensor:
     return _laid(MAX_POOL_GATHER((image, index), geo), geo.result_format)
 
 
-def _linear_pool(x: Tensor, geo: PoolGeometry, kernel: str, forward: bool = True) -> Tensor:
+def _linear_pool(x: Tensor, geo: PoolGeometry, kernel: str, forward: bool = True, saves: bool = True) -> Tensor:
     """A pool linear in its input (avg, adaptive avg), or with `forward` False its adjoint (the
-    gradient); each is the other's backward."""
-    out = _LINEAR_POOLS[kernel, forward]((x,), geo)
+    gradient); each is the other's backward. `saves` False: the node keeps no input (torch's mean)."""
+    out = _LINEAR_POOLS[kernel, forward]((x,), geo, saved=None if saves else ())
     return _laid(out, geo.result_format if forward else geo.image_format)
 
 
 def _linear_pool_record(kernel: str, forward: bool, cpu) -> Primitive:
     name = kernel if forward else kernel + "_backward"
+    def backward(node, g):
+        node.saved_tensors  # (the pool's input, saved as torch's for its version alone: a later write is refused)
+        return _linear_pool(g, node.attrs, kernel, not forward)
     return Primitive(name, lambda ins, geo: [(geo.result if forward else geo.image, ins[0].dtype)], cpu=cpu,
-                     cuda=None, backward=lambda node, g: _linear_pool(g, node.attrs, kernel, not forward))
+                     cuda=None, backward=backward, saved=("input0",) if forward else ())
 
 
 # one record per node name torch gives (the pools of every rank run the canonical kernels); each pair of
