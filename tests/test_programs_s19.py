@@ -237,8 +237,8 @@ def test_var_and_std_gradients_with_the_mean_recomputed():
 
 
 # -- which inputs a node saves: writes into an input after the op ------------------------------------------------------
-_NEEDS_PATCH_5 = pytest.mark.xfail(strict=False, reason="needs patch s19_hunt_5 (jvp_rules' picked rule; gather saves "
-                                                        "its input)")
+_NEEDS_PATCH_5 = pytest.mark.xfail(strict=False, reason="needs patch s19_hunt_5 (jvp_rules' picked rule; gather and "
+                                                        "reflect/replicate pads save their input)")
 INPUT_WRITES = {
     # torch saves the input: the write is refused at backward
     "leaky_relu": lambda T, y, w: (T.nn.functional.leaky_relu(y, 0.2), y.add_(1))[0],
@@ -250,6 +250,10 @@ INPUT_WRITES = {
     "hardtanh_inplace_then_write": lambda T, y, w: T.nn.functional.hardtanh_(y, -0.5, 0.5).add_(1),
     "take": lambda T, y, w: (y.take(T.tensor([0, 5])), y.add_(1))[0],
     "gather": pytest.param(lambda T, y, w: (y.gather(1, T.tensor([[0], [2]])), y.add_(1))[0], marks=_NEEDS_PATCH_5),
+    "reflect_pad": pytest.param(lambda T, y, w: (T.nn.functional.pad(y, (1, 2), mode="reflect"), y.add_(1))[0],
+                                marks=_NEEDS_PATCH_5),
+    "replicate_pad": pytest.param(lambda T, y, w: (T.nn.functional.pad(y[None], (1, 1, 1, 0), mode="replicate"),
+                                                   y.add_(1))[0], marks=_NEEDS_PATCH_5),
     "masked_select": lambda T, y, w: (y.masked_select(T.tensor([True, False, True])), y.mul_(2))[0],
     "cummax": lambda T, y, w: (y.cummax(1).values, y.add_(1))[0],
     "cummin": lambda T, y, w: (y.cummin(0).values, y.add_(1))[0],
