@@ -112,9 +112,10 @@ class Node:
             if (t._vc or t._v.blob).version != v:
                 kind = dt.legacy_type_name(t.dtype)
                 # torch names the tensor's node without "Backward" and a 0 overload (AddBackward0: Add, EluBackward1:
-                # Elu1), and nothing for a leaf
-                made = "" if t.grad_fn is None else \
-                    f", which is output {t._output_nr} of {re.sub(r'Backward0?(?=[0-9]*$)', '', t.grad_fn.name())},"
+                # Elu1), and nothing for a leaf; a view written since it was made has a regenerated node (AsStrided)
+                fn = t.grad_fn
+                made = "" if fn is None else ", which is output 0 of AsStrided," if t._base is not None else \
+                    f", which is output {t._output_nr} of {re.sub(r'Backward0?(?=[0-9]*$)', '', fn.name())},"
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
                     f"operation: [torch.{kind} {list(t.shape)}]{made} is at version {t._version}; expected "

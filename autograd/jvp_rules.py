@@ -166,7 +166,7 @@ def _picked(method: str) -> Callable:
         t = tangents[0]
         if t is None:
             return None
-        (index,) = node.saved_tensors
+        index = node.saved_tensors[0]  # (gather also saves its input, as torch's)
         picked = getattr(t, method)(node.attrs[1], index) if tuple(t.shape) == tuple(node.attrs[0]) else None
         return None if picked is None or tuple(picked.shape) != tuple(outputs[0].shape) else [picked]
     return rule

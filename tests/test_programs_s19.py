@@ -237,8 +237,6 @@ def test_var_and_std_gradients_with_the_mean_recomputed():
 
 
 # -- which inputs a node saves: writes into an input after the op ------------------------------------------------------
-_NEEDS_PATCH_5 = pytest.mark.xfail(strict=False, reason="needs patch s19_hunt_5 (jvp_rules' picked rule; gather and "
-                                                        "reflect/replicate pads save their input)")
 INPUT_WRITES = {
     # torch saves the input: the write is refused at backward
     "leaky_relu": lambda T, y, w: (T.nn.functional.leaky_relu(y, 0.2), y.add_(1))[0],
@@ -249,11 +247,9 @@ INPUT_WRITES = {
     "relu6_then_write_the_result": lambda T, y, w: T.nn.functional.relu6(y).mul_(2),
     "hardtanh_inplace_then_write": lambda T, y, w: T.nn.functional.hardtanh_(y, -0.5, 0.5).add_(1),
     "take": lambda T, y, w: (y.take(T.tensor([0, 5])), y.add_(1))[0],
-    "gather": pytest.param(lambda T, y, w: (y.gather(1, T.tensor([[0], [2]])), y.add_(1))[0], marks=_NEEDS_PATCH_5),
-    "reflect_pad": pytest.param(lambda T, y, w: (T.nn.functional.pad(y, (1, 2), mode="reflect"), y.add_(1))[0],
-                                marks=_NEEDS_PATCH_5),
-    "replicate_pad": pytest.param(lambda T, y, w: (T.nn.functional.pad(y[None], (1, 1, 1, 0), mode="replicate"),
-                                                   y.add_(1))[0], marks=_NEEDS_PATCH_5),
+    "gather": lambda T, y, w: (y.gather(1, T.tensor([[0], [2]])), y.add_(1))[0],
+    "reflect_pad": lambda T, y, w: (T.nn.functional.pad(y, (1, 2), mode="reflect"), y.add_(1))[0],
+    "replicate_pad": lambda T, y, w: (T.nn.functional.pad(y[None], (1, 1, 1, 0), mode="replicate"), y.add_(1))[0],
     "masked_select": lambda T, y, w: (y.masked_select(T.tensor([True, False, True])), y.mul_(2))[0],
     "cummax": lambda T, y, w: (y.cummax(1).values, y.add_(1))[0],
     "cummin": lambda T, y, w: (y.cummin(0).values, y.add_(1))[0],
@@ -410,7 +406,6 @@ def _weight_view_written_under_no_grad(T):
     z.sum().backward()
 
 
-@pytest.mark.xfail(strict=False, reason="needs patch s19_hunt_4 (autograd/graph.py: a written view is AsStrided)")
 @pytest.mark.parametrize("program", [_gan_step_with_the_discriminator_stepped_first, _weight_view_written_under_no_grad],
                          ids=["gan_step", "no_grad_write"])
 def test_modified_saved_view_named_as_torch(program):

@@ -404,7 +404,8 @@ def _picking(name: str, shapes, kernel, backward, saved: tuple = ("input1",)) ->
 
 INDEX_SELECT = _picking("index_select", _select_shapes, _index_select_kernel, _index_select_backward)
 TAKE = _picking("take", picked_shapes, _take_kernel, _take_backward, ("input1", "input0"))
-TAKE_ALONG_DIM = _picking("take_along_dim", _take_along_shapes, _take_along_dim_kernel, _take_along_dim_backward)
+TAKE_ALONG_DIM = _picking("take_along_dim", _take_along_shapes, _take_along_dim_kernel, _take_along_dim_backward,
+                          ("input1", "input0"))
 # the rows of a weight for nn.functional.embedding (index_select's kernel; embedding's gradient is its own op)
 EMBEDDING = Primitive("embedding", _embedding_shapes, cpu=_index_select_kernel, cuda=None, checks_data=True)
 INDEX_ADD = _written("index_add", _index_add_kernel, _index_add_backward)

@@ -500,7 +500,7 @@ def _scatter_node(inputs: tuple, attrs: tuple) -> tuple:
 
 
 GATHER = Primitive("gather", picked_shapes, cpu=_gather_kernel, cuda=None, backward=_gather_backward,
-                   saved=("input1",), node_attrs=input_shape_and, grad_inputs=(0,))
+                   saved=("input1", "input0"), node_attrs=input_shape_and, grad_inputs=(0,))  # (input0: as torch)
 SCATTER = Primitive("scatter", written_only, cpu=_scatter_kernel, cuda=None, backward=_scatter_any_backward,
                     saved=("input1",), node_attrs=_scatter_node, grad_inputs=(0, 2), inplace=True)
 SCATTER_REDUCE = Primitive("scatter_reduce", written_only, cpu=_scatter_reduce_kernel, cuda=None,

@@ -7,6 +7,7 @@ import numpy as np
 from ...tensor import Tensor
 from ..dispatch.node_names import torch_node
 from ..factories.creation import full
+from ..indexing.index_ops import INDEX_SELECT
 from .memory_format import in_format, suggest_memory_format
 from .shape_ops import cat
 from .slicing import narrow
@@ -92,8 +93,12 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
                                f"but got: padding ({left}, {right}) at dimension {d} of input {list(input.shape)}")
         if mode == "circular":
             _check_circular(size, left, right)
-        index = Tensor._from_array(_pad_source_index(size, left, right, mode).astype(np.int64))
-        out = out.index_select(d, index.to(device=out.device))
+        index = Tensor._from_array(_pad_source_index(size, left, right, mode).astype(np.int64)).to(device=out.device)
+        if k == 0 and mode != "circular":  # torch's reflection/replication pads save their input: a later write
+            # into it is refused at backward (indices in range)
+            out = INDEX_SELECT((out, index), d, checks_data=False, saved=(index, out))
+        else:
+            out = out.index_select(d, index)
     node = _PAD_NODES.get(mode)
     if node is None:  # circular: a composite in torch too, row-major
         return out
