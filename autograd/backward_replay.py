@@ -513,7 +513,7 @@ def run(roots: list, starts: list, retain_graph: bool, engine) -> bool:
             if recording.lowered is not None:
                 lowered_replay.replay(recording, walk, retain_graph)
             else:
-                capture = lowered_replay.begin(vm, recording.n_blobs)
+                capture = lowered_replay.begin(vm)
                 try:
                     _replay(recording, walk, retain_graph, capture)
                 finally:

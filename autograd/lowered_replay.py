@@ -53,10 +53,9 @@ def worth_capturing(rec) -> bool:
 class Capture:
     """Shown each batch the VM lowers while a replay runs (`vm.capturer`); turns them into a Lowered."""
 
-    def __init__(self, vm, n_blobs: int):
+    def __init__(self, vm):
         self.vm = vm
         self.thread = threading.get_ident()
-        self.n_blobs = n_blobs
         # id(view) -> (weak reference, (place, internal blob, nbytes, shape, strides, offset, dtype, layout)): weak, so
         # that the fusion pass sees the pass's temporaries die as in any replay (it counts references)
         self.made: dict = {}
@@ -132,10 +131,10 @@ class Capture:
         return Lowered(self.steps, self.n_views, instructions, fused_away, avoided, self.windows)
 
 
-def begin(vm, n_blobs: int) -> Capture:
+def begin(vm) -> Capture:
     """Start capturing the batches `vm` lowers (its pending window is flushed first, on its own)."""
     vm.flush()
-    capture = Capture(vm, n_blobs)
+    capture = Capture(vm)
     vm.capturer = capture
     return capture
 
