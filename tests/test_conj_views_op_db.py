@@ -26,15 +26,20 @@ def _complex_samples():
     return out
 
 
-@pytest.mark.parametrize("op, fn", _complex_samples())
-def test_conj_view_input(op, fn):
+def _first_sample(op, dtype):
+    """The op's first op_db sample whose input is a `dtype` tensor and whose result is not random (else a skip)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        samples = [s for s in db._samples(op, torch.complex64, 1) if isinstance(s.input, torch.Tensor)
-                   and s.input.dtype == torch.complex64 and not db._is_random(op, s)]
+        samples = [s for s in db._samples(op, dtype, 1) if isinstance(s.input, torch.Tensor)
+                   and s.input.dtype == dtype and not db._is_random(op, s)]
     if not samples:
-        pytest.skip("no complex64 tensor input")
-    sample = samples[0]
+        pytest.skip(f"no {str(dtype).replace('torch.', '')} tensor input")
+    return samples[0]
+
+
+@pytest.mark.parametrize("op, fn", _complex_samples())
+def test_conj_view_input(op, fn):
+    sample = _first_sample(op, torch.complex64)
     view = sample.input.detach().conj_physical().conj()  # a conj view holding the sample's values
     try:
         ref = op.op(view, *sample.args, **sample.kwargs)
@@ -82,13 +87,7 @@ def test_gradient_through_a_conj_view_input(op, fn):
     import numpy as np
     import tidal.compat as tc
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        samples = [s for s in db._samples(op, torch.complex128, 1) if isinstance(s.input, torch.Tensor)
-                   and s.input.dtype == torch.complex128 and not db._is_random(op, s)]
-    if not samples:
-        pytest.skip("no complex128 tensor input")
-    sample = samples[0]
+    sample = _first_sample(op, torch.complex128)
     leaf = sample.input.detach().clone().requires_grad_()
     try:
         outs = _outputs(op.op(leaf.conj(), *sample.args, **sample.kwargs))

@@ -8,16 +8,9 @@ import torch as real_torch
 
 import tidal.compat as tidal_torch
 from test_programs_s9 import data, init, run_both
+from test_programs_s11 import outcome
 
 FRAMEWORKS = (real_torch, tidal_torch)
-
-
-def outcome(call) -> tuple:
-    """('ok', result) or the exception's type name and message (tidal's namespace printed as torch's)."""
-    try:
-        return "ok", call()
-    except Exception as exc:  # noqa: BLE001 - the comparison is the point
-        return type(exc).__name__, str(exc).replace("tidal.", "torch.")
 
 
 def both(program) -> tuple:
