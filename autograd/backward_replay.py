@@ -509,7 +509,8 @@ def run(roots: list, starts: list, retain_graph: bool, engine) -> bool:
         if recording is None:
             return False
         vm = walk.vm
-        if lowered_replay.usable(vm) and (recording.lowered is not None or lowered_replay.worth_capturing(recording)):
+        if lowered_replay.usable(vm, walk.places) and (recording.lowered is not None
+                                                       or lowered_replay.worth_capturing(recording)):
             if recording.lowered is not None:
                 lowered_replay.replay(recording, walk, retain_graph)
             else:

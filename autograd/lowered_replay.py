@@ -38,10 +38,13 @@ class Lowered:
         self.instructions, self.fused_away, self.avoided, self.windows = instructions, fused_away, avoided, windows
 
 
-def usable(vm) -> bool:
-    """Whether a pass on `vm` may be captured or run lowered now: async mode, no memory lent to the program
-    (an instruction touching it must run at its push), no other pass recording."""
-    return machine.get_mode() == "async" and not vm.lent and vm.recorder is None and vm.capturer is None
+def usable(vm, places: list) -> bool:
+    """Whether a pass on `vm` over the graph tensors `places` may be captured or run lowered now: async mode, none of
+    their memory lent to the program (an instruction touching it must run at its push; the pass's own temporaries
+    never are), no other pass recording."""
+    if machine.get_mode() != "async" or vm.recorder is not None or vm.capturer is not None:
+        return False
+    return not vm.lent or not any(t._v.blob.lent for t in places)
 
 
 def worth_capturing(rec) -> bool:

@@ -29,7 +29,7 @@ def replay(async_mode, fusion_settings):
 def _trained(name: str, on: bool, lowered: bool, monkeypatch, steps: int = 10) -> tuple:
     br.enabled = on
     br.forget()
-    monkeypatch.setattr(lr, "usable", _USABLE if lowered else (lambda vm: False))
+    monkeypatch.setattr(lr, "usable", _USABLE if lowered else (lambda vm, places: False))
     trainer = models.build(name, tidal, quick=True)
     losses = [trainer.step().item() for _ in range(steps)]
     params = list(trainer.model.parameters())
@@ -92,6 +92,19 @@ def test_memory_lent_to_numpy_takes_the_instruction_path(replay):
         ((w * w) * 3.0).sum().backward()
         np.testing.assert_array_equal(w.grad.numpy(), np.full(6, 6.0 * step, np.float32))
     assert br.stats()["lowered"] == before["lowered"]
+
+
+def test_memory_lent_elsewhere_does_not_stop_the_lowered_path(replay):
+    host = np.ones(4, np.float32)
+    other = tidal.from_numpy(host)  # lent to NumPy for its whole life, but not part of the pass
+    w = tidal.ones(6, requires_grad=True)
+    before = br.stats()
+    for _ in range(8):
+        w.grad = None
+        ((w * w) * 3.0).sum().backward()
+        np.testing.assert_array_equal(w.grad.numpy(), np.full(6, 6.0, np.float32))
+    assert br.stats()["lowered"] >= before["lowered"] + 3
+    assert other.numpy() is not None
 
 
 def test_sync_mode_takes_the_instruction_path(replay):
