@@ -278,24 +278,15 @@ class _Walk:
                     edges.append((n, e[1]))
             add(tuple(edges))
             add(tuple(node._input_meta))
-            if saved and not node._versions:  # (no tensor among them: numbers and None, keyed in one C call)
-                try:
-                    add(_dumps(saved, 2))
-                except ValueError:  # (a value marshal does not take: keyed one by one)
-                    add(tuple([_values_key(x) for x in saved]))
-            elif saved:
-                keyed = []
-                for x in saved:
-                    cls = x.__class__
-                    if x is None:
-                        keyed.append(None)
-                    elif cls is float or cls is int or cls is bool:
-                        keyed.append((cls, x))
-                    elif isinstance(x, Tensor):
-                        keyed.append(place(x))
-                    else:
-                        keyed.append(_values_key(x))
-                add(tuple(keyed))
+            if saved:
+                key = None
+                if not node._versions:  # (numbers and None alone: one C call where marshal takes them)
+                    try:
+                        key = _dumps(saved, 2)
+                    except ValueError:
+                        pass
+                add(key if key is not None else tuple([place(x) if isinstance(x, Tensor) else _values_key(x)
+                                                       for x in saved]))
             if node._saved_outputs or node.n_outputs != 1 or node.__dict__:
                 add((node.n_outputs, node._saved_outputs, _value_key(node.__dict__) if node.__dict__ else None))
             add(None)  # (the node's end: entries of varying length stay apart)
@@ -509,16 +500,16 @@ def run(roots: list, starts: list, retain_graph: bool, engine) -> bool:
         if recording is None:
             return False
         vm = walk.vm
-        if lowered_replay.usable(vm, walk.places) and (recording.lowered is not None
-                                                       or lowered_replay.worth_capturing(recording)):
-            if recording.lowered is not None:
-                lowered_replay.replay(recording, walk, retain_graph)
-            else:
-                capture = lowered_replay.begin(vm)
-                try:
-                    _replay(recording, walk, retain_graph, capture)
-                finally:
-                    lowered_replay.end(capture, recording)
+        if not lowered_replay.usable(vm, walk.places):
+            _replay(recording, walk, retain_graph)
+        elif recording.lowered is not None:
+            lowered_replay.replay(recording, walk, retain_graph)
+        elif lowered_replay.worth_capturing(recording):
+            capture = lowered_replay.begin(vm)
+            try:
+                _replay(recording, walk, retain_graph, capture)
+            finally:
+                lowered_replay.end(capture, recording)
         else:
             _replay(recording, walk, retain_graph)
         _counts["replayed"] += 1

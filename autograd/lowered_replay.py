@@ -107,11 +107,10 @@ class Capture:
         if ins.stream != "compute" or ins.waits:
             raise LookupError("a kernel off the compute stream")
         first: list = []
-        args = [("v", self._number(v, first)) if v.__class__ is View else ("s", v) for v in ins.ins]
-        if all(a[0] == "v" for a in args):
-            args = [a[1] for a in args]
+        if all(v.__class__ is View for v in ins.ins):
+            args = [self._number(v, first) for v in ins.ins]
         else:  # (scalars among the inputs: (view number, None) or (None, scalar) pairs)
-            args = [(a[1], None) if a[0] == "v" else (None, a[1]) for a in args]
+            args = [(self._number(v, first), None) if v.__class__ is View else (None, v) for v in ins.ins]
         outs = []
         for v in ins.outs:
             n = self._number(v, first)

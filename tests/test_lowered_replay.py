@@ -9,7 +9,7 @@ import pytest
 import tidal
 from tidal.autograd import backward_replay as br
 from tidal.autograd import lowered_replay as lr
-from tidal.perf import models
+import test_backward_replay
 
 _USABLE = lr.usable
 
@@ -27,13 +27,8 @@ def replay(async_mode, fusion_settings):
 
 
 def _trained(name: str, on: bool, lowered: bool, monkeypatch, steps: int = 10) -> tuple:
-    br.enabled = on
-    br.forget()
     monkeypatch.setattr(lr, "usable", _USABLE if lowered else (lambda vm, places: False))
-    trainer = models.build(name, tidal, quick=True)
-    losses = [trainer.step().item() for _ in range(steps)]
-    params = list(trainer.model.parameters())
-    return losses, [p.grad.numpy().copy() for p in params], [p.detach().numpy().copy() for p in params]
+    return test_backward_replay._trained(name, on, steps)
 
 
 @pytest.mark.parametrize("name", ["mlp", "cnn", "gpt", "lm"])
