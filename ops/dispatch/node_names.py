@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from ...autograd import graph
 from ...autograd.graph import Node
+from ...autograd.held_inputs import HoldingNode, hold
 from ...tensor import Tensor
 
 __all__: list = []
 
 _CLASSES: dict = {}
+# the inputs torch's node of a composite saves (derivatives.yaml's names, in the composite's argument order): the
+# composite's node holds them (autograd/held_inputs.py), so a write into one before backward is refused as in torch
+HELD_INPUTS = {"mse_loss": ("self", "target"), "smooth_l1_loss": ("self", "target"), "huber_loss": ("self", "target"),
+               "cdist": ("x1", "x2"), "_euclidean_dist": ("x1", "x2"), "dist": ("self", "other")}
 
 
 def _node_type(op: str) -> type:
@@ -22,20 +27,26 @@ def _node_type(op: str) -> type:
     cls = _CLASSES.get(op)
     if cls is None:
         name = op if op[:1].isupper() else "".join(p.title() for p in op.split("_")) + "Backward0"
-        cls = _CLASSES[op] = type(name, (Node,), {"__slots__": ()})
+        held = HELD_INPUTS.get(op)
+        cls = _CLASSES[op] = type(name, (Node,), {"__slots__": ()}) if held is None else \
+            type(name, (HoldingNode,), {"__slots__": (), "held_names": held})
     return cls
 
 
 def torch_node(out: Tensor, op: str, *inputs) -> Tensor:
     """Name `out`'s grad_fn after torch's node for `op` when this composite made it (not when `out` is
-    an input passed through, nor a node with saved-tensor hooks or a custom Function's); returns `out`."""
+    an input passed through, nor a node with saved-tensor hooks or a custom Function's), holding the `inputs`
+    torch's node saves (HELD_INPUTS); returns `out`."""
     fn = out.grad_fn
     if fn is None or type(fn).__bases__ != (Node,):
         return out
     for t in inputs:
         if isinstance(t, Tensor) and t.grad_fn is fn:
             return out
-    fn.__class__ = _node_type(op)
+    cls = _node_type(op)
+    if issubclass(cls, HoldingNode):
+        hold(fn, inputs[:len(cls.held_names)])
+    fn.__class__ = cls
     return out
 
 

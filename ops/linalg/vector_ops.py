@@ -18,6 +18,7 @@ from ..factories.ranges import arange
 from ..reductions.stats import norm
 from ..dispatch.user_frame import user_stacklevel
 from ..dispatch.dim_args import need_tensor
+from ..dispatch.node_names import torch_node
 
 __all__ = ["dist", "addr", "renorm", "combinations", "range"]
 METHODS: dict = {}
@@ -25,7 +26,7 @@ METHODS: dict = {}
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """The p-norm of input - other."""
-    return norm(M.sub(input, other), p)
+    return torch_node(norm(M.sub(input, other), p), "dist", input, other)
 
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None) -> Tensor:
@@ -130,8 +131,15 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
         raise RuntimeError(f"expected scalar type {x1.dtype.scalar_name} but found {x2.dtype.scalar_name}")
     pairs = M.sub(x1.unsqueeze(-2), x2.unsqueeze(-3))  # (..., P, R, M)
     if p == 0:  # torch's cdist counts min(ceil|d|, 1): a NaN difference makes the distance NaN (a norm counts it)
-        return M.clamp_max(M.ceil(M.abs(pairs)), 1).sum(-1)
-    return norm(pairs, float(p), -1)
+        result = M.clamp_max(M.ceil(M.abs(pairs)), 1).sum(-1)
+    else:
+        result = norm(pairs, float(p), -1)
+    # torch's nodes: a view of _euclidean_dist's where it takes the matrix-product form (p 2, asked for or over 25
+    # rows), else cdist's
+    if p == 2 and (compute_mode == _CDIST_MODES[1] or compute_mode == _CDIST_MODES[0] and
+                   (x1.shape[-2] > 25 or x2.shape[-2] > 25)):
+        return torch_node(result, "_euclidean_dist", x1, x2).view(result.shape)
+    return torch_node(result, "cdist", x1, x2)
 
 
 __all__.append("cdist")
