@@ -26,6 +26,7 @@ class Adadelta(Optimizer):
 
     _update = staticmethod(adadelta)
     _state_keys = ("square_avg", "acc_delta")
+    _step_tensors = True
     _group_flags = STEP_FLAGS
 
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0,

@@ -45,6 +45,7 @@ class Adafactor(Optimizer):
     _update = staticmethod(adafactor)
     _refuses_complex = True
     _state_keys = ("row_var", "col_var", "variance", "step")
+    _step_tensors = True
     _pairs = {"eps": ("eps1", "eps2")}  # eps2 by keyword; eps1 (per dtype when None) as a list, see _apply
     _group_flags = (("foreach", None),)
     _host_state = ("step",)

@@ -6,6 +6,7 @@ from ..ops.elementwise import arithmetic as M
 from ..tensor import Tensor
 from .optimizer import Optimizer, check, descent_grad
 from .hyperparams import check_fused, check_lr
+from .step_counts import counts
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -38,6 +39,7 @@ class Adagrad(Optimizer):
 
     _update = staticmethod(adagrad)
     _state_keys = ("sum", "step")
+    _step_tensors = True
     _group_flags = (("foreach", None), ("maximize", False), ("differentiable", False), ("fused", None))
     _sparse_refusal = None  # sparse gradients take torch's sparse update (sparse_adagrad)
 
@@ -47,12 +49,12 @@ class Adagrad(Optimizer):
         if group["weight_decay"] != 0:
             raise RuntimeError("weight_decay option is not compatible with sparse gradients")
         kwargs = self._hyperparameters(group)
-        for p, g, state in zip(params, grads, states):
+        for p, g, state, step in zip(params, grads, states, counts(self, states)):
             if g.is_sparse:
-                sparse_adagrad(p, g, state["sum"], state["step"], lr=kwargs["lr"], lr_decay=kwargs["lr_decay"],
+                sparse_adagrad(p, g, state["sum"], step, lr=kwargs["lr"], lr_decay=kwargs["lr_decay"],
                                eps=kwargs["eps"], maximize=kwargs["maximize"])
             else:
-                adagrad([p], [g], [state["sum"]], [state["step"]], **kwargs)
+                adagrad([p], [g], [state["sum"]], [step], **kwargs)
 
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,

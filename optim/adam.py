@@ -73,6 +73,7 @@ class Adam(Optimizer):
 
     _update = staticmethod(adam)
     _state_keys = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step")
+    _step_tensors = True
     _pairs = {"betas": ("beta1", "beta2")}
     _sparse_refusal = "Adam does not support sparse gradients, please consider SparseAdam instead"  # AdamW's too
     _group_flags = (("amsgrad", False), ("maximize", False), ("foreach", None), ("capturable", False),

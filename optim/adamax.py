@@ -27,6 +27,7 @@ class Adamax(Optimizer):
 
     _update = staticmethod(adamax)
     _state_keys = ("exp_avg", "exp_inf", "step")
+    _step_tensors = True
     _pairs = {"betas": ("beta1", "beta2")}
     _group_flags = STEP_FLAGS
     _host_state = ("step",)

@@ -6,6 +6,7 @@ from ..tensor import Tensor
 from .hyperparams import STEP_FLAGS, check_lr
 from .optimizer import Optimizer, check, descent_grad
 from .scalar_state import assign, rounded
+from .step_counts import counts
 
 __all__ = ["ASGD", "asgd"]
 
@@ -31,6 +32,7 @@ class ASGD(Optimizer):
     _state_keys = ("ax", "eta", "mu")
     _group_flags = STEP_FLAGS
     _host_state = ("step", "eta", "mu")
+    _step_tensors = True
 
     def __init__(self, params, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75, t0: float = 1e6,
                  weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
@@ -48,6 +50,6 @@ class ASGD(Optimizer):
     def _apply(self, group: dict, params: list, grads: list, states: list, *extra: list) -> None:
         super()._apply(group, params, grads, states, *extra)  # with the eta and mu the last step left
         lr, lambd = group["lr"], group["lambd"]
-        for state in states:  # the step size decays; averaging starts after t0 steps
-            state["eta"] = assign(state["eta"], lr / ((1 + lambd * lr * state["step"]) ** group["alpha"]))
-            state["mu"] = assign(state["mu"], 1 / max(1, state["step"] - group["t0"]))
+        for state, step in zip(states, counts(self, states)):  # the step size decays; averaging starts after t0
+            state["eta"] = assign(state["eta"], lr / ((1 + lambd * lr * step) ** group["alpha"]))
+            state["mu"] = assign(state["mu"], 1 / max(1, step - group["t0"]))

@@ -7,6 +7,7 @@ from .adam import adam_moments
 from .hyperparams import check_adam_hyperparameters
 from .optimizer import Optimizer, check
 from .scalar_state import product
+from .step_counts import advance
 
 __all__ = ["NAdam", "nadam"]
 
@@ -42,6 +43,7 @@ class NAdam(Optimizer):
     _group_flags = (("maximize", False), ("foreach", None), ("capturable", False), ("differentiable", False),
                     ("decoupled_weight_decay", False))
     _host_state = ("step", "mu_product")
+    _step_tensors = True
 
     def __init__(self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *,
@@ -61,6 +63,5 @@ class NAdam(Optimizer):
 
     def _advance(self, group: dict, states: list) -> None:
         beta1 = group["betas"][0]
-        for state in states:  # the step count and the product of the momentum coefficients so far
-            state["step"] += 1
-            state["mu_product"] = product(state["mu_product"], _mu(beta1, state["step"], group["momentum_decay"]))
+        for state, step in zip(states, advance(self, states)):  # the count and the product of the momentum
+            state["mu_product"] = product(state["mu_product"], _mu(beta1, step, group["momentum_decay"]))  # coefficients

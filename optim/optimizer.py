@@ -28,6 +28,7 @@ from ..tensor import Tensor
 from ..tensor import dtype
 from .foreach import foreach
 from .scalar_state import to_host
+from .step_counts import advance, as_step_tensors, counts, forget
 
 __all__ = ["Optimizer", "required", "descent_grad", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
@@ -153,6 +154,9 @@ class Optimizer:
     # versions meant), and the scalar state kept as Python numbers (PyTorch saves it as 0-d tensors)
     _group_flags: tuple[tuple[str, Any], ...] = ()
     _host_state: tuple[str, ...] = ()
+    # whether `state['step']` is PyTorch's 0-d step tensor (counted by `_advance`, see step_counts.py); a number
+    # loaded into such an optimizer becomes one (SparseAdam and optimizers written by users keep what they keep)
+    _step_tensors: bool = False
     # whether the step refuses complex parameters (PyTorch's Adafactor and Muon) instead of updating them
     # through their real views
     _refuses_complex: bool = False
@@ -209,6 +213,9 @@ class Optimizer:
                     group.setdefault(key, value)
         if self._host_state:
             to_host(self, self._host_state)
+        if self._step_tensors:
+            as_step_tensors(self)
+        forget(self)
 
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("
@@ -294,14 +301,17 @@ class Optimizer:
         self._apply(group, params, grads, states)
 
     def _advance(self, group: dict, states: list) -> None:
-        """The scalar state before the update (host numbers, so the step never waits for the device)."""
-        for state in states:
-            state["step"] += 1
+        """The scalar state before the update: the step counts (0-d tensors mirrored on the host, so the step never
+        waits for the device)."""
+        advance(self, states)
 
     def _apply(self, group: dict, params: list, grads: list, states: list, *extra: list) -> None:
         """Run `_update` over the group as one multi-tensor instruction where `_multi_tensor(group)` allows."""
         lists = [params, grads]
         for key in self._state_keys:
+            if key == "step":  # the counts as host numbers (the update's bias corrections are Python floats)
+                lists.append(counts(self, states))
+                continue
             try:
                 lists.append([s[key] for s in states])
             except KeyError:  # state that this group's configuration does not keep (AMSGrad's maximum...)
@@ -400,7 +410,7 @@ class Optimizer:
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a state dict made by `state_dict()`; tensors are cast to their parameter's dtype
-        and device ('step' counts become Python numbers)."""
+        and device (the 'step' tensors are kept as they are, as torch's)."""
         state_dict = state_dict.copy()
         for hook in self._optimizer_load_state_dict_pre_hooks.values():
             result = hook(self, state_dict)
@@ -427,7 +437,6 @@ class Optimizer:
             if "param_names" in group and "param_names" not in saved:
                 saved["param_names"] = group["param_names"]
         self.__setstate__({"state": state, "param_groups": saved_groups})
-        _publish_loaded_steps(self, state_dict["state"], param_of)
         for hook in self._optimizer_load_state_dict_post_hooks.values():
             hook(self)
 
@@ -491,8 +500,8 @@ def _saved_state(state, keys: tuple):
 
 
 def _publish_steps(optimizer, packed_state: dict) -> None:
-    """Remember (weakly) the scalar state tensors a state dict holds (step counts, NAdam's mu_product, ASGD's eta and
-    mu): torch's state dict holds the optimizer's own tensors, which later steps update in place, so a state dict
+    """Remember (weakly) the scalar state tensors a state dict holds for host numbers (NAdam's mu_product, ASGD's eta
+    and mu; step counts are the optimizer's own tensors): torch's state dict holds the optimizer's own tensors, which later steps update in place, so a state dict
     kept while training goes on sees the new values."""
     live = dict(zip(map(id, packed_state.values()), optimizer.state.values()))
     published = optimizer.__dict__.setdefault("_published_steps", [])
@@ -503,17 +512,6 @@ def _publish_steps(optimizer, packed_state: dict) -> None:
         for key, value in saved.items():
             if isinstance(value, Tensor) and isinstance(state.get(key), float):
                 published.append([weakref.ref(value), state, key, state[key]])
-
-
-def _publish_loaded_steps(optimizer, saved_state: dict, param_of: dict) -> None:
-    """torch's loaded optimizer keeps the state dict's own 0-d step tensors and counts on in them: the loaded state
-    dict's step tensors follow this optimizer's steps (see _publish_steps)."""
-    published = optimizer.__dict__.setdefault("_published_steps", [])
-    for index, saved in saved_state.items():
-        state = optimizer.state.get(param_of.get(index)) if index in param_of else None
-        value = saved.get("step") if isinstance(saved, dict) and isinstance(state, dict) else None
-        if isinstance(value, Tensor) and isinstance(state.get("step"), float):
-            published.append([weakref.ref(value), state, "step", state["step"]])
 
 
 def _follow_steps(optimizer) -> None:
@@ -537,8 +535,8 @@ def _follow_steps(optimizer) -> None:
 def _cast_state(param: Tensor, value, key=None):
     """A copy of a saved state value whose tensors follow `param`'s dtype (floats) and device."""
     if isinstance(value, Tensor):
-        if key == "step":  # the step count lives on the host, as a Python number
-            return value.item()
+        if key == "step":  # the state dict's own step tensor, as torch's (counting on in it shares the count)
+            return value
         if param.is_floating_point():
             return value.to(dtype=param.dtype, device=param.device)
         return value.to(device=param.device)

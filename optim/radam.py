@@ -37,6 +37,7 @@ class RAdam(Optimizer):
 
     _update = staticmethod(radam)
     _state_keys = ("exp_avg", "exp_avg_sq", "step")
+    _step_tensors = True
     _pairs = {"betas": ("beta1", "beta2")}
     _group_flags = (("foreach", None), ("maximize", False), ("differentiable", False), ("decoupled_weight_decay", False),
                     ("capturable", False))

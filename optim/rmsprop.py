@@ -35,6 +35,7 @@ class RMSprop(Optimizer):
 
     _update = staticmethod(rmsprop)
     _state_keys = ("square_avg", "grad_avg", "momentum_buffer")
+    _step_tensors = True
     _group_flags = (("momentum", 0), ("centered", False), ("foreach", None), ("maximize", False),
                     ("differentiable", False), ("capturable", False))
 

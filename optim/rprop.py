@@ -30,6 +30,7 @@ class Rprop(Optimizer):
 
     _update = staticmethod(rprop)
     _state_keys = ("prev", "step_size")
+    _step_tensors = True
     _pairs = {"etas": ("etaminus", "etaplus"), "step_sizes": ("step_size_min", "step_size_max")}
     _group_flags = STEP_FLAGS
     _host_state = ("step",)

@@ -1,4 +1,5 @@
-"""Scalar optimizer state kept on the host: step counts, NAdam's `mu_product`, ASGD's `eta` and `mu`.
+"""Scalar optimizer state kept on the host: NAdam's `mu_product`, ASGD's `eta` and `mu` (step counts are tensors
+mirrored on the host: step_counts.py).
 
 PyTorch keeps these in 0-d tensors of its scalar dtype (float32 unless the default dtype is
 float64) and reads them back with `.item()`. tidal keeps Python numbers, so a step never waits
@@ -62,17 +63,20 @@ def assign(old: float, x: float) -> float:
 
 
 def to_host(optimizer, keys: Iterable[str]) -> None:
-    """Turn the tensors a loaded state dict put under `keys` (PyTorch saves them so) into Python floats; all but the
-    step count remember their dtype (the parameter's, as PyTorch loads them) when it is not the scalar dtype."""
+    """Turn the tensors a loaded state dict put under `keys` (PyTorch saves them so) into Python floats that
+    remember their dtype (the parameter's, as PyTorch loads them) when it is not the scalar dtype. The step count
+    stays a tensor (step_counts.py mirrors it on the host)."""
     scalar_dtype = dt.float64 if dt.get_default_dtype() is dt.float64 else dt.float32
     for state in optimizer.state.values():
         if not isinstance(state, dict):
             continue
         for key in keys:
+            if key == "step":
+                continue
             value = state.get(key)
             if isinstance(value, Tensor):
                 number = float(value.item())
-                keep = key != "step" and value.dtype is not scalar_dtype and value.dtype.is_floating_point
+                keep = value.dtype is not scalar_dtype and value.dtype.is_floating_point
                 state[key] = Scalar(number, value.dtype) if keep else number
 
 
