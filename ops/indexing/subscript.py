@@ -35,7 +35,7 @@ from ..factories.creation import full
 from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
 from .masked import masked_fill_, nonzero
-from ..dispatch.mem_overlap import check_written
+from ..dispatch.mem_overlap import INTERNAL, check_written, has_internal_overlap
 from ..dispatch.limited_dtypes import check as check_limited
 from ..dispatch.user_frame import user_stacklevel
 
@@ -381,7 +381,23 @@ def setitem(self: Tensor, index, value) -> None:
     if not S.inplace_grad(self, (value,)):
         _assign(self, index, value)
         return
+    items = _as_items(index)
+    if not _parse(self, items).advanced:  # torch writes through the view basic indexing makes (CopySlices on the
+        _write_basic(getitem(self, index), value)  # base: the gradient follows that view, not `self`'s layout)
+        return
     write_inplace(self, _recorded_setitem, index, value)
+
+
+def _write_basic(view: Tensor, value) -> None:
+    """view[...] = value for the view a basic index made (copy_ or fill_, recorded as in-place writes are)."""
+    if isinstance(value, Tensor):
+        trimmed = _trimmed(value._v.shape)
+        if trimmed != value._v.shape:  # (a recorded reshape: the value's gradient keeps its leading ones)
+            value = value.reshape(trimmed)
+        S.check_expand(value, view._v.shape)
+        copies.copy_(view, value)
+    else:
+        copies.fill_(view, S.scalar_for(view.dtype, value))
 
 
 def _last_view_op(t: Tensor, index) -> str | None:
@@ -437,6 +453,8 @@ def _assign(self: Tensor, index, value, recorded_after: bool = False) -> bool:
     p = _parse(self, index)
     view = S.view_of(self, tuple(p.shape), tuple(p.strides), p.offset)
     if not p.advanced:
+        if 0 in view._v.strides and has_internal_overlap(view):  # (copy_'s check; a number's fill_ skips it)
+            raise RuntimeError(INTERNAL)
         if isinstance(value, Tensor):
             value = _drop_leading_ones(value)
             S.check_expand(value, view._v.shape)
