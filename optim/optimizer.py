@@ -28,7 +28,7 @@ from ..tensor import Tensor
 from ..tensor import dtype
 from .foreach import foreach
 from .scalar_state import to_host
-from .step_counts import advance, as_step_tensors, counts, forget
+from .step_counts import advance, as_step_tensors, forget, written
 
 __all__ = ["Optimizer", "required", "descent_grad", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
@@ -309,8 +309,8 @@ class Optimizer:
         """Run `_update` over the group as one multi-tensor instruction where `_multi_tensor(group)` allows."""
         lists = [params, grads]
         for key in self._state_keys:
-            if key == "step":  # the counts as host numbers (the update's bias corrections are Python floats)
-                lists.append(counts(self, states))
+            if key == "step":  # the counts `_advance` wrote, as host numbers (bias corrections are Python floats)
+                lists.append(written(self, states))
                 continue
             try:
                 lists.append([s[key] for s in states])

@@ -16,7 +16,7 @@ from ..ops.factories.creation import scalar_tensor
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 
-__all__ = ["advance", "counts", "as_step_tensors", "forget"]
+__all__ = ["advance", "counts", "written", "as_step_tensors", "forget"]
 
 _FLOAT32_EXACT = 2.0 ** 24  # above this a float32 count rounds (PyTorch's count stops at 2**24 so)
 
@@ -32,6 +32,10 @@ def _write_counts(ins, outs, attrs) -> None:
 
 # the counts of one parameter group's states, written in one instruction (the optimizers step under no_grad)
 STEP_COUNTS = Primitive("optimizer_step_counts", None, cpu=_write_counts, cuda=None)
+
+
+def _version(t: Tensor) -> int:
+    return (t._vc or t._v.blob).version  # (Tensor._version without its inference-tensor check: a step runs it often)
 
 
 def _mirror(optimizer) -> dict:
@@ -52,14 +56,14 @@ def _count(mirror: dict, state: dict) -> float:
     """The count `state['step']` holds: the mirror's while it still describes the tensor, else read once."""
     step = state["step"]
     entry = mirror.get(id(state))
-    if entry is not None and entry[0] is step and step._version == entry[1]:
+    if entry is not None and entry[0] is step and _version(step) == entry[1]:
         return entry[2]
     if isinstance(step, Tensor):
         value = step.item()  # the tensor was written elsewhere: read it (a sync, once per outside write)
     else:  # a number (a state saved as numbers): a tensor from now on
         value = float(step)
         step = state["step"] = scalar_tensor(value, dtype=_scalar_dtype())
-    mirror[id(state)] = (step, step._version, value)
+    mirror[id(state)] = (step, _version(step), value)
     return value
 
 
@@ -77,8 +81,10 @@ def advance(optimizer, states: list) -> list[float]:
     for state in states:
         step = state.get("step")
         entry = mirror.get(id(state))
-        if entry is not None and entry[0] is step and step._version == entry[1]:
-            value = _rounded(entry[2] + 1, step)
+        if entry is not None and entry[0] is step and _version(step) == entry[1]:
+            value = entry[2] + 1
+            if value > _FLOAT32_EXACT:
+                value = _rounded(value, step)
         elif isinstance(step, Tensor):
             value = _rounded(step.item() + 1, step)  # written elsewhere since: read once
         else:  # a new state's placeholder (or a number from an old state dict): the tensor is made with the count
@@ -93,8 +99,14 @@ def advance(optimizer, states: list) -> list[float]:
         _write(tensors, written)
     for value, state in zip(values, states):
         step = state["step"]
-        mirror[id(state)] = (step, step._version, value)
+        mirror[id(state)] = (step, _version(step), value)
     return values
+
+
+def written(optimizer, states: list) -> list[float]:
+    """The counts `advance` just wrote for `states` (no check: the caller runs right after it, in the same step)."""
+    mirror = optimizer.__dict__["_step_mirror"]
+    return [mirror[id(state)][2] for state in states]
 
 
 def _write(tensors: list, values: list) -> None:
