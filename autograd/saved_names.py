@@ -1,20 +1,26 @@
-"""`grad_fn._saved_<name>`: a node's saved tensors under torch's names (derivatives.yaml's argument names).
+"""`grad_fn._saved_<name>`: what a node saved, under torch's names (derivatives.yaml's argument names).
 
     y = a * b
     y.grad_fn._saved_self is a, y.grad_fn._saved_other is b   # True True
-    torch.exp(a).grad_fn._saved_result                         # equal to the output (not the same object)
+    (a @ w).grad_fn._saved_mat2, x.sum(1).grad_fn._saved_dim    # w, (1,)
 
-Elementwise nodes save the output (`result`) and the inputs their formulas read (ops/elementwise/derivatives.py); a name
-exists on a node when some formula of its op reads that value, and gives None where the inputs that needed it
-did not require grad, as torch's undefined saved variables do. Reading goes through the node's saved tensors, so
-it raises torch's error once backward freed them and runs saved_tensors_hooks' unpack hook. Other nodes
-expose no names yet (AttributeError, as for a name torch's node does not have).
+One mechanism, from data: elementwise nodes name the inputs their formulas read (ops/elementwise/derivatives.py),
+holding nodes the inputs they hold (held_inputs.py), and every other node class torch users meet most has a row in
+`NODE_NAMES`: torch's name -> where tidal's node keeps that value (a saved tensor, an input's shape, a field of its
+attributes), with torch's conversions (an int64 argument read back unsigned: ignore_index -100 as 2**64 - 100).
+A name gives None where the inputs that needed it did not require grad, as torch's undefined saved variables do.
+Saved tensors are read through the node's saved tensors, so reading raises torch's error once backward freed them
+and runs saved_tensors_hooks' unpack hook. A name not in the table raises AttributeError, as for a name torch's
+node does not have. Known difference: dims are the node's normalized dims (torch keeps them as given: -1 reads
+back as 2**64 - 1), and a view's start/end are not kept.
 """
 from __future__ import annotations
 
+import math
+
 from . import hooks
 
-__all__ = ["saved_value", "SAVED_NAMES"]
+__all__ = ["saved_value", "SAVED_NAMES", "NODE_NAMES"]
 
 # input names of elementwise ops whose torch schema does not call them self/other
 _ARG_NAMES = {"pow": ("self", "exponent"), "float_power": ("self", "exponent"),
@@ -23,13 +29,96 @@ _ARG_NAMES = {"pow": ("self", "exponent"), "float_power": ("self", "exponent"),
               "addcmul": ("self", "tensor1", "tensor2"), "addcdiv": ("self", "tensor1", "tensor2"),
               "masked_fill": ("self", "mask", "value")}
 _DEFAULT = ("self", "other")
-SAVED_NAMES = frozenset({"result", *_DEFAULT, *(n for names in _ARG_NAMES.values() for n in names)})
+
+# a source: ("saved", k) the node's k-th saved tensor, ("sizes", k) input k's shape, ("strides", k) saved tensor
+# k's strides (contiguous ones of input k's shape where it was not saved; none for an input without an edge), ("attr", key) the node's attrs[key] (an
+# index or a field name), ("attrs",) the attrs themselves, ("const", value); an optional third item converts it
+_U64 = "unsigned"  # an int64 argument torch reads back as uint64 (-1: 2**64 - 1)
+_PRODUCT = "product"  # a shape's element count
+_INVERSE = "inverse"  # the inverse permutation
+_TUPLE = "tuple"
+_FLAT = "flat"  # a per-channel statistic kept broadcastable (1, C, 1): torch's is (C,)
+_REDUCTION = "reduction"  # 'none' | 'mean' | 'sum' as torch's enum (0, 1, 2)
+_SPATIAL = "spatial"  # per canonical (2-D or 3-D) spatial dim: the input's own spatial dims (conv1d's last one)
+_SPATIAL_PAIRS = "before"  # (before, after) pads per canonical dim: torch's symmetric padding is the befores
+_ZEROS = "zeros"  # zeros per spatial dim (a plain convolution's output padding)
+_FIRST = "first"
+_SCALAR = "scalar"  # a number kept as a float: torch's Scalar reads back an int where it was one
+
+_MATMUL = {"self": ("saved", 0), "mat2": ("saved", 1), "self_sym_sizes": ("sizes", 0),
+           "mat2_sym_sizes": ("sizes", 1), "self_sym_strides": ("strides", 0), "mat2_sym_strides": ("strides", 1)}
+_SUM = {"dim": ("attr", "axes"), "keepdim": ("attr", "keepdim"), "self_sym_sizes": ("attr", "shape")}
+_MEAN = {**_SUM, "self_sym_numel": ("attr", "shape", _PRODUCT)}
+_SIZES = {"self_sym_sizes": ("attrs",)}
+_SOFTMAX = {"dim": ("attrs",), "result": ("saved", 0)}
+
+NODE_NAMES = {
+    # the matmul family (tidal's inputs: addmm's mat1, mat2, then its bias)
+    "MmBackward0": _MATMUL,
+    "BmmBackward0": {"self": ("saved", 0), "mat2": ("saved", 1)},
+    "AddmmBackward0": {"mat1": ("saved", 0), "mat2": ("saved", 1), "alpha": ("attr", 2, _SCALAR),
+                       "beta": ("attr", 3, _SCALAR),
+                       "mat1_sym_sizes": ("sizes", 0), "mat2_sym_sizes": ("sizes", 1),
+                       "mat1_sym_strides": ("strides", 0), "mat2_sym_strides": ("strides", 1)},
+    # reductions (attrs: a reduce.Reduced)
+    "SumBackward0": {"self_sym_sizes": ("attr", "shape")},
+    "SumBackward1": _SUM,
+    "MeanBackward0": {"self_sym_sizes": ("attr", "shape"), "self_sym_numel": ("attr", "shape", _PRODUCT)},
+    "MeanBackward1": _MEAN,
+    "MaxBackward1": {"self": ("saved", 0), "result": ("saved", 1)},
+    "MinBackward1": {"self": ("saved", 0), "result": ("saved", 1)},
+    "VarBackward0": {"self": ("saved", 0), "dim": ("attr", "axes"), "keepdim": ("attr", "keepdim"),
+                     "correction": ("attr", "extra", _FIRST)},
+    "StdBackward0": {"self": ("saved", 0), "dim": ("attr", "axes"), "keepdim": ("attr", "keepdim"),
+                     "correction": ("attr", "extra", _FIRST), "result": ("saved", 1)},
+    "LinalgVectorNormBackward0": {"self": ("saved", 0), "result": ("saved", 1), "keepdim": ("attr", "keepdim"),
+                                  "ord": ("attr", "extra", _SCALAR)},
+    # views and reshapes (attrs: the input's shape, or the view's own)
+    "ViewBackward0": _SIZES,
+    "ExpandBackward0": _SIZES,
+    "SqueezeBackward0": _SIZES,
+    "SqueezeBackward1": _SIZES,
+    "PermuteBackward0": {"dims": ("attrs", None, _INVERSE)},
+    "TransposeBackward0": {"dim0": ("attr", 0), "dim1": ("attr", 1)},
+    # indexing
+    "IndexBackward0": {"indices": ("attrs", None, "indices"), "self_sym_sizes": ("attr", 0, _TUPLE)},
+    "GatherBackward0": {"dim": ("attr", 1), "index": ("saved", 0), "self": ("saved", 1),
+                        "sparse_grad": ("const", False)},
+    "IndexSelectBackward0": {"dim": ("attr", 1), "index": ("saved", 0), "self_sym_sizes": ("attr", 0, _TUPLE)},
+    "EmbeddingBackward0": {"indices": ("saved", 0), "weight_sym_argsize_0": ("attr", 0),
+                           "padding_idx": ("attr", 1, _U64), "scale_grad_by_freq": ("attr", 2),
+                           "sparse": ("attr", 3)},
+    "MaskedFillBackward0": {"mask": ("saved", 0)},
+    # joins
+    "CatBackward0": {"dim": ("attr", 0)},
+    "StackBackward0": {"dim": ("attrs",)},
+    # the softmax family (attrs: the dim)
+    "SoftmaxBackward0": _SOFTMAX,
+    "LogSoftmaxBackward0": _SOFTMAX,
+    # losses (the composites' held inputs come from held_inputs.py)
+    "NllLossBackward0": {"ignore_index": ("attr", 0, _U64), "reduction": ("attr", 1, _REDUCTION),
+                         "target": ("saved", 0), "total_weight": ("saved", 1)},
+    "NllLoss2DBackward0": {"ignore_index": ("attr", 0, _U64), "reduction": ("attr", 1, _REDUCTION),
+                           "target": ("saved", 0), "total_weight": ("saved", 1)},
+    # convolution (attrs: a conv.ConvGeometry) and norms
+    "ConvolutionBackward0": {"input": ("saved", 0), "weight": ("saved", 1), "stride": ("attr", "stride", _SPATIAL),
+                             "dilation": ("attr", "dilation", _SPATIAL), "groups": ("attr", "groups"),
+                             "padding": ("attr", "pads", _SPATIAL_PAIRS), "transposed": ("const", False),
+                             "output_padding": ("attr", "stride", _ZEROS)},
+    "NativeLayerNormBackward0": {"input": ("saved", 0), "result1": ("saved", 1), "result2": ("saved", 2),
+                                 "weight": ("saved", 3)},
+    "NativeBatchNormBackward0": {"input": ("saved", 0), "result1": ("saved", 1, _FLAT),
+                                 "result2": ("saved", 2, _FLAT), "weight": ("saved", 3), "eps": ("attr", 1)},
+}
+
+SAVED_NAMES = frozenset({"result", *_DEFAULT, *(n for names in _ARG_NAMES.values() for n in names),
+                         *(n for row in NODE_NAMES.values() for n in row),
+                         "target", "x1", "x2"})  # (held_inputs' names)
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 
-def _names(node) -> dict | None:
-    """{name: place in the node's saved tuple} for an elementwise node, else None."""
-    if node.backward_fn is not hooks.elementwise_backward:
-        return None
+def _elementwise_names(node) -> dict:
+    """{name: place in the node's saved tuple} for an elementwise node."""
     op = node.attrs[0]
     reads = set().union(*hooks.elementwise_reads[op])  # 1: the output, 2 + k: input k
     inputs = _ARG_NAMES.get(op, _DEFAULT if len(node.attrs[1]) <= 2 else ())
@@ -38,9 +127,90 @@ def _names(node) -> dict | None:
     return names
 
 
+def _attr(node, key):
+    attrs = node.attrs
+    return getattr(attrs, key) if isinstance(key, str) else attrs[key]
+
+
+def _strides(node, k: int) -> tuple:
+    meta = node._input_meta[k]
+    if meta is None:  # (torch keeps an input's strides for its own gradient only)
+        return ()
+    t = node.saved_tensors[k]
+    if t is not None:
+        return tuple(t.stride())
+    shape, strides, step = meta[0], [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _read(node, source: tuple):
+    kind = source[0]
+    if kind == "saved":
+        return node.saved_tensors[source[1]]
+    if kind == "sizes":  # (an input without an edge has no meta: its saved tensor's, where saved)
+        meta = node._input_meta[source[1]]
+        if meta is None:
+            t = node.saved_tensors[source[1]]
+            return None if t is None else tuple(t.shape)
+        return tuple(meta[0])
+    if kind == "strides":
+        return _strides(node, source[1])
+    if kind == "attr":
+        return _attr(node, source[1])
+    if kind == "attrs":
+        return node.attrs
+    return source[1]  # "const"
+
+
+def _convert(node, value, how: str):
+    if value is None:
+        return None
+    if how == _U64:
+        return value % 2 ** 64
+    if how == _PRODUCT:
+        return math.prod(value)
+    if how == _INVERSE:
+        inverse = [0] * len(value)
+        for k, d in enumerate(value):
+            inverse[d] = k
+        return tuple(inverse)
+    if how == _TUPLE:
+        return tuple(value)
+    if how in (_SPATIAL, _SPATIAL_PAIRS, _ZEROS):
+        value = value[0::2] if how == _SPATIAL_PAIRS else value
+        n = len(node.attrs.image) - 2
+        return tuple(value[len(value) - n:]) if how != _ZEROS else (0,) * n
+    if how == _FIRST:
+        return value[0]
+    if how == _SCALAR:
+        return int(value) if isinstance(value, float) and value.is_integer() else value
+    if how == _FLAT:
+        return value.reshape(-1)
+    if how == _REDUCTION:
+        return _REDUCTIONS[value]
+    if how == "indices":  # (the input's shape, the dims indexed): torch's indices tuple, None at the dims left
+        dims, tensors = value[1], node.saved_tensors
+        out = [None] * (max(dims) + 1)
+        for d, t in zip(dims, tensors):
+            out[d] = t
+        return tuple(out)
+    raise AssertionError(how)
+
+
 def saved_value(node, name: str):
-    """The value node `node` saved under torch's name `name` (e.g. 'self', 'other', 'result')."""
-    names = _names(node)
-    if names is None or name not in names:
-        raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{name}'")
-    return node.saved_tensors[names[name]]
+    """The value node `node` saved under torch's name `name` (e.g. 'self', 'other', 'result', 'dim')."""
+    if node.backward_fn is hooks.elementwise_backward:
+        names = _elementwise_names(node)
+        if name in names:
+            return node.saved_tensors[names[name]]
+    elif name in getattr(node, "held_names", ()):
+        return node.held(name)
+    else:
+        source = NODE_NAMES.get(type(node).__name__, {}).get(name)
+        if source is not None:
+            value = _read(node, source)
+            return value if len(source) < 3 else _convert(node, value, source[2])
+    raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{name}'")

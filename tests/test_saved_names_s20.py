@@ -1,6 +1,7 @@
 """Autograd bookkeeping as torch's (issue 15, session 20): composites hold the inputs torch's node saves (a write into
 one before backward is refused with torch's error), `grad_fn._saved_<name>` on the nodes users meet most, and
 `next_functions` with torch's edges; each run on real torch and on `tidal.compat`."""
+import numpy as np
 import pytest
 import torch as real_torch
 
@@ -155,4 +156,130 @@ def test_double_backward_through_a_holding_node():
         gx, gt = T.autograd.grad(z, (x, t), create_graph=True)
         (gx.sum() + (gt * gt).sum()).backward()
         return [gx.tolist(), gt.tolist(), x.grad.tolist(), t.grad.tolist()]
+    same_outcome(*both(program))
+
+
+# -- grad_fn._saved_<name> as torch's -------------------------------------------------------------------------------
+def _inputs(T):
+    """The same float32 data on both frameworks (requires_grad leaves)."""
+    rng = np.random.default_rng(7)
+    def leaf(*shape):
+        return T.tensor(rng.uniform(-1, 1, shape).astype(np.float32), requires_grad=True)
+    return leaf
+
+
+SAVED_CASES = {
+    # name: (program(T, leaf) -> output, torch's names tidal does not give (see saved_names.py's docstring))
+    "mm": (lambda T, leaf: leaf(2, 3) @ leaf(3, 4), ()),
+    "mm_half_grad": (lambda T, leaf: T.mm(leaf(2, 3), leaf(3, 4).detach()), ()),
+    "mm_first_without_grad": (lambda T, leaf: T.mm(leaf(2, 3).detach(), leaf(3, 4)), ()),
+    "linear": (lambda T, leaf: T.nn.functional.linear(leaf(2, 3), leaf(4, 3)), ()),
+    "bmm": (lambda T, leaf: T.bmm(leaf(2, 3, 4), leaf(2, 4, 5)), ()),
+    "addmm": (lambda T, leaf: T.addmm(leaf(4), leaf(2, 3), leaf(3, 4), beta=0.5, alpha=2), ()),
+    "sum": (lambda T, leaf: leaf(2, 3, 4).sum(), ()),
+    "sum_dims": (lambda T, leaf: leaf(2, 3, 4).sum((0, 2), keepdim=True), ()),
+    "mean": (lambda T, leaf: leaf(2, 3, 4).mean(), ()),
+    "mean_dim": (lambda T, leaf: leaf(2, 3, 4).mean(1), ()),
+    "max": (lambda T, leaf: leaf(2, 3).max(), ()),
+    "var": (lambda T, leaf: leaf(2, 3).var(1, correction=0), ()),
+    "std": (lambda T, leaf: leaf(2, 3).std(0, keepdim=True), ()),
+    "vector_norm": (lambda T, leaf: T.linalg.vector_norm(leaf(2, 3), 3, dim=1), ("dim",)),
+    "view": (lambda T, leaf: leaf(2, 3, 4).view(6, 4), ()),
+    "reshape": (lambda T, leaf: leaf(2, 3, 4).reshape(4, 6), ()),
+    "flatten": (lambda T, leaf: leaf(2, 3, 4).flatten(1), ()),
+    "expand": (lambda T, leaf: leaf(1, 3).expand(4, 3), ()),
+    "squeeze": (lambda T, leaf: leaf(2, 1, 3).squeeze(1), ("dim",)),
+    "permute": (lambda T, leaf: leaf(2, 3, 4).permute(2, 0, 1), ()),
+    "transpose": (lambda T, leaf: leaf(2, 3, 4).transpose(0, 2), ()),
+    "index": (lambda T, leaf: leaf(3, 4)[T.tensor([2, 0])], ()),
+    "index_second_dim": (lambda T, leaf: leaf(3, 4)[:, T.tensor([1, 3, 1])], ()),
+    "gather": (lambda T, leaf: leaf(2, 3).gather(1, T.tensor([[0], [2]])), ()),
+    "index_select": (lambda T, leaf: leaf(3, 2).index_select(0, T.tensor([2, 1])), ()),
+    "embedding": (lambda T, leaf: T.nn.functional.embedding(T.tensor([1, 0]), leaf(3, 2), padding_idx=2), ()),
+    "embedding_negative_padding": (lambda T, leaf: T.nn.functional.embedding(T.tensor([1]), leaf(3, 2),
+                                                                             padding_idx=-1), ()),
+    "masked_fill": (lambda T, leaf: leaf(2, 3).masked_fill(T.tensor([[True, False, True]]), 0.5), ()),
+    "cat": (lambda T, leaf: T.cat([leaf(2, 3), leaf(1, 3)]), ()),
+    "stack": (lambda T, leaf: T.stack([leaf(2, 3), leaf(2, 3)], 1), ()),
+    "softmax": (lambda T, leaf: leaf(2, 3).softmax(1), ()),
+    "log_softmax": (lambda T, leaf: T.nn.functional.log_softmax(leaf(2, 3, 4), 0), ()),
+    "mse_loss": (lambda T, leaf: T.nn.functional.mse_loss(leaf(2, 3), leaf(2, 3)), ("reduction",)),
+    "huber_loss": (lambda T, leaf: T.nn.functional.huber_loss(leaf(2, 3), leaf(2, 3)), ("reduction", "delta")),
+    "smooth_l1_loss": (lambda T, leaf: T.nn.functional.smooth_l1_loss(leaf(4), leaf(4), reduction="sum"),
+                       ("reduction", "beta")),
+    "cdist": (lambda T, leaf: T.cdist(leaf(2, 3), leaf(4, 3)), ("p", "result")),
+    "dist": (lambda T, leaf: T.dist(leaf(3), leaf(3)), ("p", "result")),
+    "nll_loss": (lambda T, leaf: T.nn.functional.nll_loss(leaf(2, 3), T.tensor([0, 2]), ignore_index=-100),
+                 ("self", "weight")),
+    "nll_loss_sum": (lambda T, leaf: T.nn.functional.nll_loss(leaf(2, 3), T.tensor([0, 2]), reduction="sum",
+                                                              ignore_index=1), ("self", "weight")),
+    "conv2d": (lambda T, leaf: T.nn.functional.conv2d(leaf(1, 2, 5, 5), leaf(4, 1, 3, 3), stride=2, padding=1,
+                                                      groups=2), ("bias_sym_sizes_opt",)),
+    "conv1d": (lambda T, leaf: T.nn.functional.conv1d(leaf(1, 2, 6), leaf(3, 2, 2), dilation=2),
+               ("bias_sym_sizes_opt",)),
+    "layer_norm": (lambda T, leaf: T.nn.functional.layer_norm(leaf(2, 3, 4), (4,), leaf(4), leaf(4)),
+                   ("normalized_shape", "bias")),
+    "batch_norm": (lambda T, leaf: T.nn.functional.batch_norm(leaf(2, 3, 4), None, None, leaf(3), leaf(3),
+                                                              training=True), ("running_mean", "running_var",
+                                                                               "training")),
+    "relu": (lambda T, leaf: T.relu(leaf(2, 3)), ()),
+    "mul": (lambda T, leaf: leaf(2, 3) * leaf(3), ()),
+}
+
+
+def _plain(value):
+    if hasattr(value, "shape"):
+        return ("tensor", tuple(value.shape), str(value.dtype).split(".")[-1],
+                np.asarray(value.detach().double().tolist()))
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__,) + tuple(_plain(v) for v in value)
+    return (type(value).__name__, value)
+
+
+def _same(theirs, ours) -> None:
+    assert len(theirs) == len(ours) and theirs[0] == ours[0], (theirs, ours)
+    if theirs[0] == "tensor":
+        assert theirs[1:3] == ours[1:3]
+        np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-5, atol=1e-6)
+    elif theirs[0] in ("tuple", "list"):
+        for a, b in zip(theirs[1:], ours[1:]):
+            _same(a, b)
+    else:
+        assert ours == theirs
+
+
+@pytest.mark.parametrize("case", SAVED_CASES, ids=SAVED_CASES)
+def test_saved_names_as_torch(case):
+    """Every `_saved_<name>` torch's node has reads back the same value on tidal's (type, shape, values), except the
+    few names listed; the node's class name is torch's."""
+    program, not_given = SAVED_CASES[case]
+    theirs_out, ours_out = (program(T, _inputs(T)) for T in FRAMEWORKS)
+    theirs, ours = theirs_out.grad_fn, ours_out.grad_fn
+    assert type(ours).__name__ == type(theirs).__name__
+    names = sorted(n[len("_saved_"):] for n in dir(theirs) if n.startswith("_saved_"))
+    missing = []
+    for name in names:
+        try:
+            value = getattr(ours, "_saved_" + name)
+        except AttributeError:
+            missing.append(name)
+            continue
+        _same(_plain(getattr(theirs, "_saved_" + name)), _plain(value))
+    assert sorted(missing) == sorted(not_given)
+
+
+def test_saved_names_absent_from_torch_node_raise():
+    x = tidal_torch.ones(2, 3, requires_grad=True)
+    node = x.sum(1).grad_fn
+    with pytest.raises(AttributeError, match="'SumBackward1' object has no attribute '_saved_mat2'"):
+        node._saved_mat2
+
+
+def test_saved_names_after_backward_as_torch():
+    """Saved tensors are freed by backward (torch's error on reading them); saved numbers stay readable."""
+    def program(T):
+        w = T.ones(3, 2, requires_grad=True)
+        y = T.ones(4, 3) @ w
+        y.sum().backward()
+        return [y.grad_fn._saved_self_sym_sizes, y.grad_fn._saved_self.shape]
     same_outcome(*both(program))
