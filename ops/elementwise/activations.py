@@ -26,6 +26,7 @@ from ..dispatch.factory_args import CHECKED_NAME, overflows
 from ..dispatch.node_names import torch_node
 from ..dispatch.primitive import Primitive
 from ..dispatch.limited_dtypes import check as check_limited
+from ..dispatch.mem_overlap import check_out
 from ..complex_numbers.tensors import refuse_complex
 from ..dispatch import autocast as _ac
 
@@ -542,6 +543,8 @@ def _addc(name: str, input, tensor1, tensor2, value, out, combine) -> Tensor:
         raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[result]} without overflow")
     if result.category == dt.INT and isinstance(value, float):
         value = int(value)  # PyTorch casts the scalar to the integral result type
+    if out is not None:  # (written from a temporary: the overlap torch's iterator refuses is checked here)
+        check_out(out, operands, elementwise=True)
     # every operand in the promoted (or, for 16-bit floats, float32) precision before value scales it, as torch
     args = [_opmath(t) if result in _HALF else t if t.dtype is result else copies.convert(t, result)
             for t in (input, tensor1, tensor2)]

@@ -19,6 +19,7 @@ from ..elementwise import copies, arithmetic as M
 from . import scatter as S
 from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.primitive import Primitive
+from ..dispatch.mem_overlap import INTERNAL, has_internal_overlap
 from ..elementwise.plans import torch_name
 from ..dispatch.factory_args import CHECKED_NAME, overflows
 from ..movement.view_grads import overload
@@ -103,8 +104,8 @@ _MASK_MSG = "masked_fill_ only supports boolean masks, but got mask with dtype {
 def _masked_fill_backward(node, g):
     (mask,) = node.saved_tensors
     # the engine sums the value's (full-shaped) gradient down to its 0-d shape
-    return (M.where(mask, 0.0, g) if S.wants(node, 0) else None, None,
-            M.where(mask, g, 0.0) if S.wants(node, 2) else None)
+    return (M.where(mask, 0.0, g) if S.wants(node, 0) else None,
+            M.where(mask, g, 0.0) if len(node.next_functions) > 1 and S.wants(node, 1) else None)
 
 
 def _fill_where(input: Tensor, mask: Tensor, value, out: Tensor | None) -> Tensor:
@@ -120,7 +121,7 @@ def _fill_where(input: Tensor, mask: Tensor, value, out: Tensor | None) -> Tenso
         if out is None and len(result._v.shape) in (4, 5) and not result.is_contiguous():
             result = result.contiguous()  # torch fills a contiguous clone, whatever the input's memory format
     name = "masked_fill" if tensor_fill is None else overload("masked_fill", 1)  # torch's class per overload
-    MASKED_FILL.attach((input, None, tensor_fill), (result,), None, name, (mask,))
+    MASKED_FILL.attach((input,) if tensor_fill is None else (input, tensor_fill), (result,), None, name, (mask,))
     return result
 
 
@@ -144,6 +145,8 @@ def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
                            f"{torch_name(self.dtype)} and {torch_name(source.dtype)}")
     S.check_expand(mask, self._v.shape)
     check_limited("masked_scatter", self.dtype)
+    if has_internal_overlap(self):
+        raise RuntimeError(INTERNAL)
     S.inplace_grad(self, (source,))  # (torch's error on a leaf, before anything is queued)
     MASKED_SCATTER.write((mask, source), (self,), None, checks_data=_source_checked_later(self, mask, source))
     return self
@@ -207,18 +210,18 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> 
     values = np.broadcast_to(input._host_array(), shape)
     result = host_result(values[np.broadcast_to(mask._host_array(), shape)], input.dtype, input.device, out,
                          (input, mask))
-    MASKED_SELECT.attach((input, None), (result,), shape, saved=(mask, input))  # (the input too, as torch's)
+    MASKED_SELECT.attach((input,), (result,), shape, saved=(mask, input))  # (the input too, as torch's)
     return result
 
 
 def _masked_select_backward(node, g):
     # the gradient scattered back where the (broadcast) mask holds: masked_scatter, masked_select's adjoint
-    return masked_scatter(S.filled(node.attrs, g), node.saved_tensors[0], g), None
+    return (masked_scatter(S.filled(node.attrs, g), node.saved_tensors[0], g),)
 
 
-# the composites' nodes: masked_fill (a where) on (input, mask, value) with no edge to the mask (torch's
-# MaskedFillBackward0, MaskedFillBackward1 for a tensor value, through node=), masked_select (computed on the host)
-# on (input, mask) with its attrs the broadcast shape; each saves the mask
+# the composites' nodes, with no edge to the mask (as torch's): masked_fill (a where) on the input, and the value when
+# a tensor (torch's MaskedFillBackward0, MaskedFillBackward1 for a tensor value, through node=), masked_select
+# (computed on the host) on the input with its attrs the broadcast shape; each saves the mask
 MASKED_FILL = Primitive("masked_fill", None, cpu=None, backward=_masked_fill_backward)
 MASKED_SELECT = Primitive("masked_select", None, cpu=None, backward=_masked_select_backward)
 

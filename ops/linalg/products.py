@@ -34,6 +34,7 @@ from ..dispatch.node_names import torch_node
 from ..dispatch.user_frame import user_stacklevel
 from ..elementwise.plans import check_leaf_inplace, torch_name
 from ..indexing.scatter import check_out_grad, wants
+from ..dispatch.mem_overlap import INTERNAL, has_internal_overlap
 
 __all__ = ["matmul", "mm", "bmm", "mv", "addmm", "addmv", "addbmm", "baddbmm", "dot", "vdot", "inner",
            "outer", "ger", "tensordot", "einsum", "trace", "kron", "cross"]
@@ -139,6 +140,12 @@ def _trace_backward(node, g):
 
 
 # -- public functions -------------------------------------------------------------------------------
+# the products whose written-to tensor torch checks for internal overlap (an expanded one), by node: out= and in place
+# (bmm, mv, matmul's batched and vector paths, addmv_ and baddbmm_ are not checked: torch runs them)
+_OUT_CHECKED = frozenset(("mm", "addmm", "addmv", "addbmm", "baddbmm"))
+_INPLACE_CHECKED = frozenset(("addmm", "addbmm"))
+
+
 def _product(ins: tuple, shape: tuple, d: dt.dtype, node: str, out: Tensor | None, alpha=1, beta=0,
              sum_batches: bool = False, inplace: bool = False, op: str | None = None) -> Tensor:
     """The "matmul" record (node `node`) into a new tensor, or into `out` (resized as PyTorch resizes outputs);
@@ -146,6 +153,8 @@ def _product(ins: tuple, shape: tuple, d: dt.dtype, node: str, out: Tensor | Non
     attrs = (alpha, beta, sum_batches, shape, d)
     if out is None:
         return PRODUCT(ins, attrs, node)
+    if node in (_INPLACE_CHECKED if inplace else _OUT_CHECKED) and has_internal_overlap(out):
+        raise RuntimeError(INTERNAL)
     return _into(PRODUCT, op or node, ins, attrs, shape, d, out, inplace)
 
 
@@ -498,6 +507,8 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | N
         raise RuntimeError(f"expected scalar type {torch_name(input.dtype)} but found {torch_name(other.dtype)}")
     if out is None:
         return CROSS((input, other), axis, "linalg_cross")
+    if has_internal_overlap(out):
+        raise RuntimeError(INTERNAL)
     return _into(CROSS, "linalg_cross", (input, other), axis, shape, input.dtype, out)
 
 

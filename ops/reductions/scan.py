@@ -24,6 +24,7 @@ from ..dispatch.return_types import return_type
 from .reduce import Reduced, _prod, accumulate_dtype, array_kernel, dtype_arg, one_axis, sum
 from ..dispatch.limited_dtypes import check as check_limited
 from ..indexing.scatter import check_out_grad, prepare_out, scatter_add
+from ..dispatch.mem_overlap import INTERNAL, has_internal_overlap
 from ..windowed.windows import TENSOR_TYPE
 from ..complex_numbers.tensors import conj
 
@@ -146,6 +147,8 @@ def _in_place(scan: Primitive):
             raise NotImplementedError(f"\"{op}_out_cpu\" not implemented for 'Bool'")
         check_limited(f"{op}(dtype=)", self.dtype)  # (computed in its own dtype)
         axes = one_axis(self, dim, op + "_")
+        if has_internal_overlap(self):  # (torch's scan checks the written-to tensor; out= too, in prepare_out)
+            raise RuntimeError(INTERNAL)
         compute = accumulate_dtype(self, None, op).compute
         grad = needs_grad((self,))
         if grad:
