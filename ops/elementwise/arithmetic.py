@@ -295,6 +295,9 @@ def div(input, other, *, rounding_mode: str | None = None, out: Tensor | None = 
         if kind is dt.bool_:
             raise NotImplementedError('"div_trunc_cpu" not implemented for \'Bool\'')
         limited_dtypes.check("div_trunc", kind)
+        if out is not None and kind.category > out.dtype.category:  # (as the other ops' in-place check)
+            raise RuntimeError(f"result type {ew.torch_name(kind)} can't be cast to the desired output type "
+                               f"{ew.torch_name(out.dtype)}")
         if kind.category == dt.INT:  # exact for every int64 (a float quotient is not): floor, +1 where they differ
             q, r = apply("floor_divide", input, other), apply("fmod", input, other)
             negative = apply("lt", other, 0) if isinstance(other, Tensor) else other < 0

@@ -32,7 +32,7 @@ def convert(x: Tensor, dtype: dt.dtype, out: Tensor | None = None, *, node: str 
     inplace = out is not None
     if out is None:
         out = Tensor._empty(x._v.shape, dtype, x.device)
-    if x.dtype.is_complex and not out.dtype.is_complex:
+    if x.dtype.is_complex and not out.dtype.is_complex and out.dtype is not dt.bool_:  # (to bool: z != 0, no loss)
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
     grad = out.dtype.is_floating_point and needs_grad((x, out) if inplace else (x,))
     if grad and inplace:

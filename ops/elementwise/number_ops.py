@@ -22,7 +22,7 @@ METHODS: dict = {}
 
 
 def _integer_pair(op: str, input: Tensor, other: Tensor) -> dt.dtype:
-    common = dt.promote_types(input.dtype, other.dtype)
+    common = result_type(input, other)  # (a 0-d operand yields to a dimensioned one of its kind, as in torch)
     if common.is_floating_point or common is dt.bool_:
         raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{M.ew.torch_name(common)}'")
     return common
@@ -114,6 +114,10 @@ def frexp(input: Tensor, *, out=None) -> tuple:
 def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """input * 2 ** other (integers give the default float)."""
     _tensors("ldexp", input, other)
+    if other.dtype is dt.bool_ and input.dtype.category == dt.FLOAT:  # (torch's float kernel has no bool exponents)
+        raise NotImplementedError('"ldexp_cpu_exp" not implemented for \'Bool\'')
+    if other.dtype.category < dt.FLOAT:  # integer exponents: powers in input's dtype (float16 stays float16)
+        other = other.to(input.dtype if input.dtype.category >= dt.FLOAT else dt.get_default_dtype())
     result = M.mul(input, M.exp2(other))
     return result if out is None else out.copy_(result)
 

@@ -1,0 +1,131 @@
+"""Behaviour probed from PyTorch's own unit tests, session 20 (test_reductions.py, test_indexing.py,
+test_binary_ufuncs.py, test_unary_ufuncs.py, test_tensor_creation_ops.py, test/nn/test_parametrization.py,
+test/nn/test_module_hooks.py, test/nn/test_init.py, test/nn/test_dropout.py): each case runs the same calls on
+torch and on tidal.compat and compares values, dtypes, or the error's type and first line (see
+torch_probe_helpers). The cases below are the places where tidal differed, fixed."""
+import warnings
+
+import pytest
+
+from torch_probe_helpers import assert_same, registry
+from torch_probe_helpers import errs as _errs
+
+PROBES, probe = registry()
+PATCHED, patched = registry()  # cases that need a patch to a lead-owned file (marked below)
+
+
+# -- in-place results stored in a narrower dtype, read again in the same window (test_binary_ufuncs) -----------
+def _narrow_then_read(t, dtype_name: str, other_name: str, write):
+    x = (t.tensor([1.25, 3.3, -7.7, 0.1], dtype=t.float64) * 3).to(getattr(t, dtype_name))
+    y = (t.tensor([2.5, 6.6, 15.4, 0.2], dtype=t.float64) / 3).to(getattr(t, other_name))
+    write(x, y)
+    return [x * 1, x.double() + 0, x.sum()]  # readers queued right after the write
+
+
+@patched
+def half_inplace_with_float_operand_is_rounded(t):
+    out = []
+    for low in ("float16", "bfloat16"):
+        for write in (lambda x, y: x.add_(y), lambda x, y: x.mul_(y), lambda x, y: x.div_(y),
+                      lambda x, y: x.addcmul_(y, y), lambda x, y: x.add_(y, alpha=-0.1),
+                      lambda x, y: x.clamp_(min=y), lambda x, y: t.sub(x, y, out=x)):
+            out.append(_narrow_then_read(t, low, "float32", write))
+    return out
+
+
+@patched
+def float_inplace_with_double_operand_is_rounded(t):
+    x = t.tensor([1.25, 2.0])
+    x.add_(t.tensor([1e-9, 1 / 3], dtype=t.float64))
+    return [(x.double() + 0).tolist(), x.sum().item()]  # tolist keeps all float64 digits
+
+
+@patched
+def small_int_inplace_wraps_before_a_reader(t):
+    out = []
+    for low in ("int8", "uint8", "int16"):
+        x = t.tensor([100, 120, 30]).to(getattr(t, low))
+        x.add_(t.tensor([100, 300, -50]))
+        y = t.tensor([100, 120, 30]).to(getattr(t, low))
+        y.mul_(t.tensor([3, 3, 3]))
+        out += [x.float(), y.double() * 1]  # (a cast reads the stored value: x * 1 rounds by itself)
+    return out
+
+
+# -- logical ops between bool and float16/bfloat16 (test_binary_ufuncs) ------------------------------------------
+@patched
+def logical_ops_bool_with_half(t):
+    flags = t.tensor([[1., -1., 2.]]) > 0
+    out = []
+    for low in (t.float16, t.bfloat16):
+        h = t.tensor([[1.25, 0., 0.]], dtype=low)
+        out += [t.logical_and(flags, h), t.logical_or(h, flags), t.logical_xor(flags, h),
+                t.logical_and(t.tensor([2, 0, 1]), h)]
+    return out
+
+
+# -- complex to bool: nonzero, imaginary part included (test_unary_ufuncs, test_type_promotion) --------------------
+@patched
+def complex_to_bool_counts_the_imaginary_part(t):
+    z = t.tensor([1j, 0j, 1 + 0j, -2j])
+    return [z.bool(), z.to(t.bool), t.logical_not(z), t.logical_and(z, t.tensor([1j, 1j, 0j, 1j])), (z * 2).bool()]
+
+
+@probe
+def complex_to_bool_does_not_warn(t):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        t.tensor([0j, 2 + 0j]).bool()
+        t.tensor([1 + 1j]).float()
+    return [str(w.message).split(" (Triggered")[0] for w in seen]
+
+
+# -- div with rounding_mode into an integer tensor (test_binary_ufuncs) --------------------------------------------
+@probe
+def trunc_division_in_place_refuses_a_lower_kind(t):
+    return _errs([lambda: t.tensor([5, 7]).div_(t.tensor([2., 2.]), rounding_mode="trunc"),
+                  lambda: t.tensor([True, False]).div_(t.tensor([2, 2]), rounding_mode="trunc"),
+                  lambda: t.div(t.tensor([5, 7]), 2.5, rounding_mode="trunc", out=t.empty(2, dtype=t.int64)),
+                  lambda: t.tensor([5., 7.]).div_(t.tensor([2, 2]), rounding_mode="trunc"),
+                  lambda: t.tensor([5, -7], dtype=t.int32).div_(t.tensor([2, 2]), rounding_mode="trunc"),
+                  lambda: t.tensor([5, 7]).div_(t.tensor([2., 2.]), rounding_mode="floor")])
+
+
+# -- gcd/lcm and ldexp result dtypes (test_binary_ufuncs) ---------------------------------------------------------
+@probe
+def gcd_lcm_zero_dim_operand_yields(t):
+    a = t.tensor([4, 6, -9], dtype=t.int8)
+    return _errs([lambda: t.gcd(a, t.tensor(2)), lambda: t.lcm(t.tensor(3), a), lambda: t.gcd(a, t.tensor([2, 4, 3])),
+                  lambda: t.gcd(t.tensor(4, dtype=t.int16), t.tensor(6)), lambda: t.gcd(a, t.tensor(2.)),
+                  lambda: t.lcm(t.tensor([5], dtype=t.uint8), t.tensor(3))])
+
+
+@probe
+def ldexp_result_dtypes(t):
+    out = []
+    for x in (t.tensor([1.5, -2.], dtype=t.float16), t.tensor(1.5, dtype=t.float64), t.tensor([3, 4]),
+              t.tensor([1.5, 2.], dtype=t.bfloat16), t.tensor(2, dtype=t.int32), t.tensor([1.5 + 1j])):
+        for e in (t.tensor([3, -1]), t.tensor(2, dtype=t.int8), t.tensor([1., 2.]), t.tensor([True, False]),
+                  t.tensor([2., 1.], dtype=t.float64)):
+            with warnings.catch_warnings():  # (torch's own resize deprecation for a 0-d input: not compared)
+                warnings.simplefilter("ignore")
+                out.append(_errs([lambda: t.ldexp(x, e)])[0])
+    return out
+
+
+@pytest.mark.parametrize("fn", PROBES, ids=lambda fn: fn.__name__)
+def test_same_as_torch(fn):
+    assert_same(fn)
+
+
+_NEEDS = {"half_inplace_with_float_operand_is_rounded": "s20_torchtests_1",
+          "float_inplace_with_double_operand_is_rounded": "s20_torchtests_1",
+          "small_int_inplace_wraps_before_a_reader": "s20_torchtests_1",
+          "logical_ops_bool_with_half": "s20_torchtests_2",
+          "complex_to_bool_counts_the_imaginary_part": "s20_torchtests_3"}
+
+
+@pytest.mark.parametrize("fn", [pytest.param(fn, marks=pytest.mark.xfail(
+    strict=False, reason=f"needs patch {_NEEDS[fn.__name__]}")) for fn in PATCHED], ids=lambda fn: fn.__name__)
+def test_same_as_torch_patched(fn):
+    assert_same(fn)
