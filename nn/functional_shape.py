@@ -38,7 +38,7 @@ def _embedding_backward(node, grad: Tensor):
     num_embeddings, padding_idx, scale_by_freq, sparse = node.attrs
     g = grad.reshape(-1, grad.shape[-1])
     if sparse:
-        return None, _embedding_sparse_grad(g, flat, num_embeddings, padding_idx, scale_by_freq)
+        return (_embedding_sparse_grad(g, flat, num_embeddings, padding_idx, scale_by_freq),)
     if padding_idx >= 0:
         g = g * (flat != padding_idx).unsqueeze(1).to(g.dtype)
     if scale_by_freq:
@@ -46,7 +46,7 @@ def _embedding_backward(node, grad: Tensor):
             0, flat, ops.ones(flat.shape[0], dtype=g.dtype, device=g.device))
         g = g / counts.index_select(0, flat).unsqueeze(1)
     grad_weight = ops.zeros((num_embeddings, g.shape[1]), dtype=g.dtype, device=g.device).index_add_(0, flat, g)
-    return None, grad_weight
+    return (grad_weight,)
 
 
 def _embedding_sparse_grad(g: Tensor, flat: Tensor, num_embeddings: int, padding_idx: int, scale_by_freq: bool):
@@ -114,12 +114,13 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         out = embedding_rows(weight, flat).reshape(tuple(input.shape) + (weight.shape[1],))
     if weight.dtype.is_complex and needs_grad((weight,)):
         raise RuntimeError("embedding does not support automatic differentiation for outputs with complex dtype.")
-    EMBEDDING_LOOKUP.attach((input, weight), (out,), (num, padding_idx, scale_grad_by_freq, bool(sparse)), "embedding",
+    EMBEDDING_LOOKUP.attach((weight,), (out,), (num, padding_idx, scale_grad_by_freq, bool(sparse)), "embedding",
                             (flat,))
     return out
 
 
-# embedding's node (torch's EmbeddingBackward0) on (indices, weight), saving the flattened indices: the rows are
+# embedding's node (torch's EmbeddingBackward0) on the weight alone (the indices get no edge, as in torch), saving the
+# flattened indices: the rows are
 # ops/indexing's embedding kernel (its record "embedding" has no node: this gradient is nn's)
 EMBEDDING_LOOKUP = Primitive("embedding_lookup", None, cpu=None, backward=_embedding_backward)
 
