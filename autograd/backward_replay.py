@@ -43,7 +43,8 @@ MAX_RECORDINGS = 256  # distinct graphs kept, and instructions in all of them (m
 MAX_STEPS = 200_000   # pass is thousands of instructions); past either, nothing more is recorded
 _MAX_SEEN = 4096
 MISSES_BEFORE_BACKOFF, BACKOFF = 16, 8  # after this many passes over new graphs in a row, walk one pass in BACKOFF
-_FORMULA_PACKAGES = ("tidal.ops.", "tidal.nn.")  # formulas that only issue ops (not user code, not comm)
+_FORMULA_PACKAGES = ("tidal.ops.", "tidal.nn.", "tidal.autograd.view_inplace")  # formulas that only issue ops (not user
+# code, not comm): view_inplace's CopySlices narrows and masks the gradient with ops
 _LEAF_HOOKS = ("_hooks_list", "_post_accumulate_hooks")
 
 _seen: dict = {}        # signature -> passes seen (until recorded)

@@ -86,6 +86,27 @@ def test_replay_allocates_only_what_the_program_keeps(replay_vm):
     np.testing.assert_array_equal(out, np.maximum(x * 2 + 1, 0) * x + np.float32(0.5))
 
 
+def test_one_off_windows_past_the_bound_leave_the_working_set_replayed(replay_vm, monkeypatch):
+    from tidal.vm import replay
+    monkeypatch.setattr(replay, "MAX_TEMPLATES", 8)
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((6, 5), dtype=np.float32), rng.standard_normal(5, dtype=np.float32)
+    rows = tidal.tensor(rng.standard_normal((400, 5), dtype=np.float32))
+    _warm(_step, x, w)
+    for k in range(40):  # windows never seen again: two ops on a row at a new offset each time
+        (rows[k] * 2.0 + 1.0).numpy()
+        out, s = _run(_step, x, w)  # the loop's own window, between them
+        assert s["replays"] == 1
+        np.testing.assert_allclose(out, _ref_step(x, w), rtol=1e-6)
+    caches = [vm.windows.templates for vm in tidal.vm.machine.all_vms()]
+    assert all(len(c) <= 8 for c in caches)
+    # a window first seen after the flood still gets its template
+    _warm(lambda a: (a * 3.0 - 1.0).exp(), x)
+    out, s = _run(lambda a: (a * 3.0 - 1.0).exp(), x)
+    assert s["replays"] == 1
+    np.testing.assert_allclose(out, np.exp(x * np.float32(3) - np.float32(1)), rtol=1e-6)
+
+
 @pytest.mark.parametrize("change", ["shape", "dtype", "op", "edge"])
 def test_a_window_that_differs_is_not_replayed(replay_vm, change):
     rng = np.random.default_rng(1)

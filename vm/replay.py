@@ -22,7 +22,7 @@ from .codegen import compiler, ready_kernel
 from .fusion_reduce import ready_reduce_kernel
 from .fusion import _DEAD, _FUSED, _ORIG, _SINGLE, _is_dead, config, fuse_window, fused_instruction
 
-MAX_TEMPLATES = 1024  # distinct windows kept; past that, recording stops (memory stays bounded)
+MAX_TEMPLATES = 1024  # distinct windows kept; past that, the ones not replayed lately go (memory stays bounded)
 enabled = os.environ.get("TIDAL_REPLAY", "1") != "0"
 
 
@@ -91,10 +91,11 @@ def signature(window: list) -> tuple:
 class Template:
     """A lowered window in window places; `build` makes the batch for a new window."""
 
-    __slots__ = ("steps", "dead", "fused_away", "ready")
+    __slots__ = ("steps", "dead", "fused_away", "ready", "used")
 
     def __init__(self, steps: list):
         self.steps = steps
+        self.used = False  # replayed since the cache's last sweep
         self.ready: dict = {}  # step number -> its compiled kernel bound for the step's array types
         self.dead = tuple(d for step in steps if step[0] in (_FUSED, _DEAD) for d in step[5])
         self.fused_away = sum(step[6] for step in steps if step[0] in (_FUSED, _DEAD))
@@ -167,7 +168,9 @@ def _final(steps: list) -> bool:
 
 
 class WindowCache:
-    """Templates of windows seen before, by signature (one cache per VM)."""
+    """Templates of windows seen before, by signature (one cache per VM). Bounded: when MAX_TEMPLATES are kept,
+    those not replayed since the last sweep go (one-off windows: a batch collated from rows at new offsets, a shape
+    seen once), so a program's working set stays and its later phases (evaluation after training) still record."""
 
     __slots__ = ("templates",)
 
@@ -182,6 +185,7 @@ class WindowCache:
         template = self.templates.get(sig)
         if template is not None and template.__class__ is Template:
             if template.live(window):
+                template.used = True
                 stats.fused_away += template.fused_away
                 stats.allocations_avoided += len(template.dead)
                 stats.replays += 1
@@ -189,9 +193,18 @@ class WindowCache:
             return fuse_window(window, stats)
         rec: list = []
         batch = fuse_window(window, stats, rec)
-        if len(self.templates) < MAX_TEMPLATES and _final(rec):
+        if _final(rec):
+            if len(self.templates) >= MAX_TEMPLATES:
+                self._sweep()
             self.templates[sig] = Template(rec)
         return batch
+
+    def _sweep(self) -> None:
+        # keep the templates replayed since the last sweep (at most half the bound: the newest), forget the rest
+        kept = [(sig, t) for sig, t in self.templates.items() if t.used][-(MAX_TEMPLATES // 2):]
+        self.templates = dict(kept)
+        for _, t in kept:
+            t.used = False
 
     def clear(self) -> None:
         """Forget every template (fusion knobs changed)."""

@@ -30,7 +30,8 @@ from ..dispatch.mem_overlap import check_out
 from .memory_format import CONTIGUOUS, cat_memory_format, format_strides
 from .repeats import repeat, repeat_interleave, tile  # noqa: F401 (re-exported)
 from .view_grads import window_node
-from .views import expanded, flatten, make_view, reshape, transpose, unsqueeze, unsqueezed, view_strides
+from .views import (expanded, flatten, make_view, reshape, transpose, unsqueeze, unsqueezed, unsqueezed_geometry,
+                    view_strides)
 from .slicing import narrow, slice_dim
 from ..dispatch.limited_dtypes import check as check_limited
 from ..complex_numbers.half import fitted
@@ -43,6 +44,15 @@ _public = exporter(__all__, METHODS, globals())
 # -- kernels -------------------------------------------------------------------------------------
 def _cat_kernel(ins, outs, attrs):
     out, dim = outs[0], attrs[0]
+    parts = [x for x in ins if x.size]  # (an empty input adds nothing; a skipped 1-d one may lack the dim)
+    dtype = out.dtype
+    for x in parts:
+        if x.dtype != dtype:
+            break
+    else:  # inputs of the result's dtype (the usual case): one NumPy call, not one assignment per input
+        if parts:
+            np.concatenate(parts, axis=dim, out=out)
+        return
     lead = (slice(None),) * dim
     start = 0
     for x in ins:
@@ -113,6 +123,8 @@ def cat(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
         if needs_grad(tensors):
             _no_out_grad("cat")
         check_out(out, tensors)
+        if dtype.category > out.dtype.category:  # (torch's can_cast: never to a lower kind)
+            raise TypeError(f"torch.cat(): input types can't be cast to the desired output type {out.dtype.scalar_name}")
         if tuple(out._v.shape) != tuple(shape):
             raise RuntimeError(f"cat(): expected out of shape {shape}, but got {list(out._v.shape)}")
         if numel_of(shape):  # (nothing to write: out's version stays)
@@ -178,10 +190,20 @@ def stack(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
         v, stacked = joined._v, first[:d] + (len(tensors),) + first[d:]
         result = Tensor._make(View(v.blob, stacked, view_strides(v.shape, v.strides, stacked), v.offset, v.dtype),
                               joined.dtype, joined.device, joined._vm)  # a new tensor, not a view of `joined`
-    else:  # the unsqueezed inputs record nothing: the stack node links straight to the inputs
-        result = cat([unsqueezed(x, d) for x in tensors], d, out=out)
+    else:  # the lifted inputs record nothing: the stack node links straight to the inputs
+        result = cat([_lifted(x, d) for x in tensors], d, out=out)
     STACK.attach(tuple(tensors), (result,), d)
     return result
+
+
+def _lifted(x: Tensor, d: int) -> Tensor:
+    # x with a size-1 dim at d for stack's cat to read: a bare tensor over x's memory (no base, no view tracking:
+    # cat's kernel is its only reader) where x is plain; a tracked view otherwise (a conj view's bit stays)
+    if x.__class__ is not Tensor:
+        return unsqueezed(x, d)
+    v = x._v
+    shape, strides = unsqueezed_geometry(v.shape, v.strides, d)
+    return Tensor._make(View(v.blob, shape, strides, v.offset, v.dtype), x.dtype, x.device, x._vm)
 
 
 def _stack_backward(node, g):

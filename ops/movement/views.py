@@ -414,9 +414,13 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 def unsqueezed(input: Tensor, d: int) -> Tensor:
     """A size-1 dim inserted at (wrapped) `d`, no node recorded: for ops that record their own."""
-    shape, strides = list(input._v.shape), list(input._v.strides)
+    return _restride(input, *unsqueezed_geometry(input._v.shape, input._v.strides, d))
+
+
+def unsqueezed_geometry(shape: tuple, strides: tuple, d: int) -> tuple:
+    """The shape and strides of a view with a size-1 dim inserted at (wrapped) `d`."""
     stride = shape[d] * strides[d] if d < len(shape) else 1
-    return _restride(input, shape[:d] + [1] + shape[d:], strides[:d] + [stride] + strides[d:])
+    return shape[:d] + (1,) + shape[d:], strides[:d] + (stride,) + strides[d:]
 
 
 def expand_geometry(t: Tensor, sizes: tuple) -> tuple:

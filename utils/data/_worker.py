@@ -18,7 +18,11 @@ import traceback
 import numpy as np
 
 from ... import vm
+from ...ops.factories.from_data import tensor
 from ...ops.random.sampling import manual_seed
+from ...tensor.dtype import int64
+from ._collate import default_collate
+from .dataset import TensorDataset
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 
@@ -97,9 +101,30 @@ class MapFetcher:
         """The collated sample(s) at `index`."""
         if not self.auto_collation:
             return self.collate_fn(self.dataset[index])
+        if self.collate_fn is default_collate and type(self.dataset) is TensorDataset:
+            rows = _gathered_rows(self.dataset.tensors, index)
+            if rows is not None:
+                return rows
         getitems = getattr(self.dataset, "__getitems__", None)
         data = getitems(index) if getitems else [self.dataset[i] for i in index]
         return self.collate_fn(data)
+
+
+def _gathered_rows(tensors: tuple, index) -> list | None:
+    """default_collate of a TensorDataset's samples at `index` (a list of row numbers), as one row gather per
+    tensor rather than a view per row and sample stacked: the same list of tensors (values, dtypes, shapes,
+    contiguous), at the cost of one op per tensor. None where the rows are not plain in-range ints or a tensor
+    requires grad (the sample-by-sample path then gives torch's results and errors)."""
+    n = tensors[0].shape[0]
+    for i in index:
+        if i.__class__ is not int or not 0 <= i < n:
+            return None
+    for t in tensors:
+        if t.requires_grad:
+            return None
+    rows = tensor(index, dtype=int64, device=tensors[0].device)
+    return [t.index_select(0, rows) if t.device == rows.device else t.index_select(0, rows.to(t.device))
+            for t in tensors]
 
 
 class IterableFetcher:
