@@ -53,13 +53,10 @@ CASES = {
     "expanded empty add_": lambda L: L.ones(1, 3).expand(0, 3).add_(1),
 }
 
-# torch runs these too; tidal still refuses them (see the report: reductions' out= and the deprecated expanded
-# index_put_/masked_fill_ that torch only warns about)
+# torch runs these too (reductions do not check out=); tidal still refuses them: see the report
 STILL_REFUSED = {
     "sum out expanded": lambda L: L.sum(L.ones(3, 3, 3), 0, out=_e(L, 3, 3)),
     "sum out partly overlapping input": lambda L: (lambda x: L.sum(x.view(2, 2), 0, out=x[1:3]))(L.arange(4.)),
-    "masked_fill_ expanded": lambda L: _e(L, 3, 3).masked_fill_(L.ones(3, 3, dtype=L.bool), 1),
-    "index_put_ expanded": lambda L: _e(L, 3, 3).index_put_((L.tensor([0, 2]),), L.ones(3)),
 }
 
 
@@ -89,8 +86,7 @@ def test_same_outcome_as_torch(name):
 
 
 @pytest.mark.parametrize("name", list(STILL_REFUSED))
-@pytest.mark.xfail(strict=False, reason="torch runs it (reductions do not check out=; index_put_ and masked_fill_ "
-                                        "only warn); tidal still refuses")
+@pytest.mark.xfail(strict=False, reason="torch runs it (reductions do not check out=); tidal still refuses")
 def test_still_refused_where_torch_runs(name):
     _compare(STILL_REFUSED[name])
 
@@ -161,3 +157,116 @@ def test_no_grad_writes_through_expanded_rows():
             e[0, 1] += 5
             values.append(np.asarray(base.tolist()))
     np.testing.assert_allclose(values[1], values[0])
+
+
+def _rows(L):
+    return L.arange(3.).reshape(1, 3).expand(3, 3)  # strides (0, 1)
+
+
+def _cols(L):
+    return L.arange(3.).reshape(3, 1).expand(3, 3)  # strides (1, 0)
+
+
+def _diag(L):
+    return L.tensor([[True, False, False], [False, True, False], [False, False, False]])
+
+
+def _set(t, index, value):
+    t[index] = value
+    return t
+
+
+# torch writes these into the expanded tensor's memory (each selected element into its location) with a warning
+EXPANDED_INDEX_WRITES = {
+    "setitem mask, number": lambda L: _set(_rows(L), _diag(L), 9),
+    "setitem mask, tensor": lambda L: _set(_rows(L), _diag(L), L.tensor([7., 8.])),
+    "setitem index tensor": lambda L: _set(_rows(L), L.tensor([0, 2]), L.tensor([7., 8., 9.])),
+    "setitem index list": lambda L: _set(_rows(L), [0, 1], 4.),
+    "setitem column index": lambda L: _set(_rows(L), (slice(None), L.tensor([0, 2])), 5.),
+    "setitem along the expanded dim": lambda L: _set(_cols(L), (slice(None), L.tensor([0, 2])), L.tensor([5., 6.])),
+    "index_put_ accumulate": lambda L: _rows(L).index_put_((L.tensor([0, 1, 2]), L.tensor([1, 1, 2])),
+                                                           L.tensor([1., 2., 3.]), accumulate=True),
+    "index_put_ accumulate along the expanded dim": lambda L: _cols(L).index_put_(
+        (L.tensor([0, 1, 2]), L.tensor([1, 1, 2])), L.tensor([1., 2., 3.]), accumulate=True),
+    "index_put_ accumulate repeated row": lambda L: _rows(L).index_put_((L.tensor([0, 0]),), L.tensor([1., 2., 3.]),
+                                                                         accumulate=True),
+    "index_put_ accumulate unexpanded dim": lambda L: _cols(L).index_put_((L.tensor([0, 2]),),
+                                                                           L.tensor([1., 2., 3.]), accumulate=True),
+    "index_put_ one mask": lambda L: _rows(L).index_put_((_diag(L),), L.tensor(5.)),
+    "index_put_ three dims, two expanded": lambda L: L.arange(2.).reshape(1, 2, 1).expand(3, 2, 4).index_put_(
+        (L.tensor([0, 1]), L.tensor([1, 1]), L.tensor([0, 3])), L.tensor([1., 1.]), accumulate=True),
+    "masked_fill_ number": lambda L: _rows(L).masked_fill_(_diag(L), 9.),
+    "masked_fill_ 0-d tensor, broadcast mask": lambda L: _rows(L).masked_fill_(L.tensor([[True, False, False]]),
+                                                                               L.tensor(4.)),
+    "masked_fill_ along the expanded dim": lambda L: _cols(L).masked_fill_(
+        L.tensor([[True, False, False], [False, False, False], [False, False, True]]), 4.),
+    "masked_fill_ int64": lambda L: L.arange(3).reshape(1, 3).expand(2, 3).masked_fill_(
+        L.tensor([[True, False, True], [False, False, False]]), 7),
+    "index_fill_": lambda L: _rows(L).index_fill_(1, L.tensor([0]), 4.),
+}
+
+
+def _warned(lib, fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(lib)
+    return result, [(w.category, str(w.message).split(" (Triggered internally")[0]) for w in caught]
+
+
+@pytest.mark.parametrize("name", list(EXPANDED_INDEX_WRITES))
+def test_index_writes_into_expanded_tensors_run_and_warn_as_torch(name):
+    want, want_warnings = _warned(torch, EXPANDED_INDEX_WRITES[name])
+    got, got_warnings = _warned(ttorch, EXPANDED_INDEX_WRITES[name])
+    assert got.tolist() == want.tolist()
+    assert got_warnings == want_warnings and want_warnings
+
+
+GRAPH_WRITES = {
+    "masked_fill_": lambda L, e: e.masked_fill_(L.tensor([[True, False, False], [False, False, False],
+                                                          [False, False, True]]), 5.),
+    "index_put_": lambda L, e: e.index_put_((L.tensor([0, 2]), L.tensor([1, 1])), L.tensor([7., 8.])),
+    "index_put_ accumulate": lambda L, e: e.index_put_((L.tensor([0, 2]), L.tensor([1, 1])), L.tensor([7., 8.]),
+                                                       accumulate=True),
+    "setitem index": lambda L, e: e.__setitem__(L.tensor([1]), 4.),
+    "setitem mask": lambda L, e: e.__setitem__(_diag(L), 4.),
+}
+
+
+@pytest.mark.parametrize("name", list(GRAPH_WRITES))
+def test_index_writes_into_expanded_graph_tensors_refuse_at_backward_as_torch(name):
+    errors = []
+    for lib in (torch, ttorch):
+        x = lib.tensor([[1., 2., 3.]], requires_grad=True)
+        y = x * 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            GRAPH_WRITES[name](lib, y.expand(3, 3))
+        errors.append((y.tolist(), y.grad_fn.name().split("::")[-1]))
+        with pytest.raises(RuntimeError) as info:
+            (y * lib.tensor([[1., 10., 100.]])).sum().backward()
+        errors.append(str(info.value).split("\n")[0])
+    assert errors[2:] == errors[:2]
+
+
+VALUE_GRAPH_WRITES = {
+    "index_put_": lambda L, e, v: e.index_put_((L.tensor([0]),), v[1]),
+    "index_put_ accumulate": lambda L, e, v: e.index_put_((L.tensor([0, 1]), L.tensor([2, 2])), v[:, 0] * v[:, 1],
+                                                          accumulate=True),
+    "masked_fill_ 0-d value": lambda L, e, v: e.masked_fill_(L.tensor([[True, False, True], [False, False, True]]),
+                                                             v.sum()),
+    "setitem with a value of leading ones": lambda L, e, v: e.__setitem__(L.tensor([0, 1]), v[:2, :1]),
+}
+
+
+@pytest.mark.parametrize("name", list(VALUE_GRAPH_WRITES))
+def test_values_written_into_expanded_tensors_get_torchs_gradient(name):
+    results = []
+    for lib in (torch, ttorch):
+        v = lib.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+        e = lib.zeros(1, 3).expand(2, 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            VALUE_GRAPH_WRITES[name](lib, e, v)
+        (e * lib.tensor([1., 10., 100.])).sum().backward()
+        results.append((e.tolist(), v.grad.tolist()))
+    assert results[1] == results[0]

@@ -24,6 +24,8 @@ from .scatter import (INDEX_DTYPES, accumulate_at, at_least_1d, check_index_dtyp
                       check_out_grad, checked_index, emit, filled, inplace_grad, input_shape_and, picked_shapes,
                       scalar_for, scatter_add, size1, wants, widened, written_only)
 from ..dispatch.limited_dtypes import check as check_limited
+from ..dispatch.mem_overlap import has_internal_overlap
+from .expanded_writes import warn_expanded
 
 __all__ = ["index_select", "index_add", "index_copy", "index_fill", "take", "take_along_dim", "put"]
 METHODS: dict = {}
@@ -224,6 +226,8 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
                            f"{value.ndim} dimension(s).")
     value_tensor = value if isinstance(value, Tensor) else None
     check_limited("index_fill", self.dtype)
+    if 0 in self._v.strides and has_internal_overlap(self):  # (torch warns, then fills: each location once)
+        warn_expanded("index_fill_")
     if value_tensor is None:  # a number outside the dtype's range (-0.5 into uint8) is torch's error, not wrapped
         fill_scalar("index_fill_", value, self.dtype)
     deferred = check_now(index, size1(self, dim), dim, negative_ok=True)

@@ -20,6 +20,7 @@ from . import scatter as S
 from ..dispatch.broadcast import broadcast_shapes
 from ..dispatch.primitive import Primitive
 from ..dispatch.mem_overlap import INTERNAL, has_internal_overlap
+from .expanded_writes import put_expanded, warn_expanded
 from ..elementwise.plans import torch_name
 from ..dispatch.factory_args import CHECKED_NAME, overflows
 from ..movement.view_grads import overload
@@ -134,6 +135,10 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
 def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
     """In place: set `value` where `mask` holds (mask broadcast to self)."""
     _check_bool_mask(mask, _MASK_MSG)
+    if 0 in self._v.strides and has_internal_overlap(self):  # torch warns, then fills each location once
+        S.check_expand(mask, self._v.shape)
+        warn_expanded("masked_fill_")
+        return put_expanded(self, mask.expand(*self.shape), value)
     return _fill_where(self, mask, value, self)
 
 

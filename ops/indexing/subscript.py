@@ -36,6 +36,7 @@ from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
 from .masked import masked_fill_, nonzero
 from ..dispatch.mem_overlap import INTERNAL, check_written, has_internal_overlap
+from .expanded_writes import put_expanded, record_refused, warn_expanded
 from ..dispatch.limited_dtypes import check as check_limited
 from ..dispatch.user_frame import user_stacklevel
 
@@ -430,6 +431,9 @@ def _recorded_setitem(self: Tensor, index, value) -> None:
     with no_grad():
         advanced = _assign(self, items, value, recorded_after=True)
     value = value if isinstance(value, Tensor) else None
+    if advanced == "expanded" and needs_grad((self,)):  # written through an expanded layout: torch's backward
+        record_refused(self, value)  # refuses
+        return
     SETITEM.attach((self, value), (self,), (items, value.ndim if value is not None else 0),
                    "index_put" if advanced else "copy_slices")
 
@@ -464,6 +468,12 @@ def _assign(self: Tensor, index, value, recorded_after: bool = False) -> bool:
         return False
     if isinstance(value, Tensor):
         _check_put_dtype(self, value)
+    if 0 in view._v.strides and has_internal_overlap(view):  # torch warns (as index_put_), then writes
+        warn_expanded("index_put_")
+        if len(p.advanced) == 1 and p.advanced[0][1].dtype is dt.bool_ and not isinstance(value, Tensor):
+            warn_expanded("masked_fill_")
+        put_expanded(self, index, value)
+        return "expanded"
     if len(p.advanced) == 1 and p.advanced[0][1].dtype is dt.bool_ and p.advanced[0][1].ndim and \
             (not isinstance(value, Tensor) or value.ndim == 0):
         _fill_under_mask(view, p.advanced[0][0], p.advanced[0][1], value)  # no sync: an elementwise where
@@ -513,6 +523,11 @@ def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) 
         dim += ix.ndim if ix.dtype in _MASK_DTYPES else 1
     if not advanced:
         return copies.copy_(self, values)
+    if 0 in self._v.strides and has_internal_overlap(self):  # torch warns, then writes each location
+        warn_expanded("index_put_")
+        if one_mask:  # (torch's index_put_ with one mask and a 0-d value is a masked_fill_, which warns too)
+            warn_expanded("masked_fill_")
+        return put_expanded(self, indices, values, accumulate)
     S.check_no_overlap(self, indices + (values,))
     dims, tensors, shape = _index_plan(self, advanced)
     S.inplace_grad(self, (values,))  # (torch's error on a leaf, before anything is queued)
