@@ -84,8 +84,9 @@ def _tensor_list(op: str, tensors) -> list:
 
 def _result_dtype(tensors: list) -> dt.dtype:
     out = tensors[0].dtype
-    for x in tensors[1:]:
-        out = dt.promote_types(out, x.dtype)
+    for x in tensors:
+        if x.dtype is not out:
+            out = dt.promote_types(out, x.dtype)
     return out
 
 
@@ -96,27 +97,31 @@ def cat(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for k, x in enumerate(tensors):
-        if x.ndim == 0:
+        if not x._v.shape:
             raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be concatenated")
     dtype = _result_dtype(tensors)
     dev = same_device("cat", tensors)
     # 1-d empty tensors are skipped whatever the other shapes, as in PyTorch
-    skipped = [x.ndim == 1 and x._v.shape[0] == 0 for x in tensors]
+    skipped = [x._v.shape == (0,) for x in tensors]
     parts = [x for x, skip in zip(tensors, skipped) if not skip]
     ref = parts[0] if parts else tensors[0]
-    d = wrap_dim(dim, ref.ndim, "cat")
-    shape = list(ref._v.shape)
+    ref_shape = ref._v.shape
+    d = wrap_dim(dim, len(ref_shape), "cat")
+    shape = list(ref_shape)
     total = 0
     for k, (x, skip) in enumerate(zip(tensors, skipped)):
         if skip and parts:
             continue
-        if x.ndim != ref.ndim:
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {x.ndim}")
-        for i, (a, b) in enumerate(zip(ref._v.shape, x._v.shape)):
-            if i != d and a != b:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but "
-                                   f"got size {b} for tensor number {k} in the list.")
-        total += x._v.shape[d]
+        x_shape = x._v.shape
+        if x_shape != ref_shape:  # (the same shape, as stack's inputs: nothing to compare dim by dim)
+            if len(x_shape) != len(ref_shape):
+                raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref_shape)} and "
+                                   f"{len(x_shape)}")
+            for i, (a, b) in enumerate(zip(ref_shape, x_shape)):
+                if i != d and a != b:
+                    raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but "
+                                       f"got size {b} for tensor number {k} in the list.")
+        total += x_shape[d]
     shape[d] = total
     attrs = (d, tuple(shape), dtype)  # the kernel casts each input as it copies
     if out is not None:
