@@ -89,7 +89,8 @@ def _nll_backward(node, g: Tensor) -> tuple:
     return zeros(shape, dtype=dtype).scatter(1, M.where(valid, target, 0).unsqueeze(1), rows.unsqueeze(1)), None
 
 
-# the records: the loss's node sits on the loss only and reads the targets and the count; a target out of range
+# the records: the loss's node sits on the loss only, edged to the scores (none to the targets, as torch's), and reads
+# the targets and the count; a target out of range
 # fails the forward kernel (checks_data)
 def _loss_shapes(ins: tuple, attrs: tuple) -> list:
     input, target = ins
@@ -97,6 +98,6 @@ def _loss_shapes(ins: tuple, attrs: tuple) -> list:
 
 
 NLL_LOSS = Primitive("nll_loss", _loss_shapes, cpu=_forward_kernel, cuda=None, checks_data=True,
-                     backward=_nll_backward, saved=("input1", "output1"), grad_outputs=(0,),
+                     backward=_nll_backward, saved=("input1", "output1"), grad_inputs=(0,), grad_outputs=(0,),
                      node_attrs=lambda ins, attrs: attrs + (ins[0]._v.shape, ins[0].dtype))
 NLL_LOSS_BACKWARD = Primitive("nll_loss_backward", lambda ins, attrs: [attrs[2:]], cpu=_backward_kernel, cuda=None)
