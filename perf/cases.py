@@ -25,6 +25,7 @@ GROUPS = {
     "e": "CUDA: launch overhead and fused chains",
     "f": "dependent small-op loops (time per step)",
     "g": "cold start: first steps of a fresh process, empty kernel cache (seconds in all)",
+    "h": "data loading (time per batch)",
 }
 
 
@@ -306,8 +307,52 @@ def _gpu_cases(quick: bool) -> list[Case]:
                  skip=skip)]
 
 
+# -- h: data loading ----------------------------------------------------------------------------
+
+def loader_bench(rows: int, batch: int) -> Callable[[Competitor], Bench]:
+    """An epoch of a shuffled DataLoader over a TensorDataset of MNIST-shaped rows and int64 labels."""
+    rng = np.random.default_rng(0)
+    images, labels = rng.standard_normal((rows, 1, 28, 28), dtype=np.float32), rng.integers(0, 10, rows)
+
+    def build(comp: Competitor) -> Bench:
+        lib = comp.module
+        data = lib.utils.data.TensorDataset(comp.array(images), comp.array(labels))
+
+        def run():
+            for x, y in lib.utils.data.DataLoader(data, batch_size=batch, shuffle=True):
+                pass
+            comp.sync()
+            return x
+        return Bench(run, rows // batch)
+    return build
+
+
+def stack_bench(count: int) -> Callable[[Competitor], Bench]:
+    """torch.stack of `count` rows taken from one tensor (a collate of per-sample tensors)."""
+    host = np.random.default_rng(0).standard_normal((count, 1, 28, 28), dtype=np.float32)
+
+    def build(comp: Competitor) -> Bench:
+        lib, whole = comp.module, comp.array(host)
+        rows = [whole[k] for k in range(count)]
+
+        def run():
+            out = lib.stack(rows)
+            comp.sync()
+            return out
+        return Bench(run)
+    return build
+
+
+def _data_cases(quick: bool) -> list[Case]:
+    comps = cpu_competitors("async", numpy=False)
+    rows = 1280 if quick else 12800
+    return [Case("h", f"DataLoader over a TensorDataset, {rows} rows (1, 28, 28), batch 64, shuffled", comps,
+                 loader_bench(rows, 64), warmup=1, min_repeat=3, min_time=0.05 if quick else 0.5),
+            Case("h", "stack of 64 rows (1, 28, 28)", comps, stack_bench(64), min_time=0.05 if quick else 0.3)]
+
+
 _BUILDERS = {"a": _tiny_cases, "b": _chain_cases, "c": _train_cases, "d": _memory_cases, "e": _gpu_cases,
-             "f": _loop_cases, "g": _cold_cases}
+             "f": _loop_cases, "g": _cold_cases, "h": _data_cases}
 
 
 def build_cases(quick: bool = False, only: str | None = None) -> list[Case]:
