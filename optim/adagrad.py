@@ -6,7 +6,7 @@ from ..ops.elementwise import arithmetic as M
 from ..tensor import Tensor
 from .optimizer import Optimizer, check, descent_grad
 from .hyperparams import check_fused, check_lr
-from .step_counts import counts
+from .step_counts import written
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -49,7 +49,7 @@ class Adagrad(Optimizer):
         if group["weight_decay"] != 0:
             raise RuntimeError("weight_decay option is not compatible with sparse gradients")
         kwargs = self._hyperparameters(group)
-        for p, g, state, step in zip(params, grads, states, counts(self, states)):
+        for p, g, state, step in zip(params, grads, states, written(self, states)):
             if g.is_sparse:
                 sparse_adagrad(p, g, state["sum"], step, lr=kwargs["lr"], lr_decay=kwargs["lr_decay"],
                                eps=kwargs["eps"], maximize=kwargs["maximize"])

@@ -6,7 +6,7 @@ from ..tensor import Tensor
 from .hyperparams import STEP_FLAGS, check_lr
 from .optimizer import Optimizer, check, descent_grad
 from .scalar_state import assign, rounded
-from .step_counts import counts
+from .step_counts import store, written
 
 __all__ = ["ASGD", "asgd"]
 
@@ -49,7 +49,9 @@ class ASGD(Optimizer):
 
     def _apply(self, group: dict, params: list, grads: list, states: list, *extra: list) -> None:
         super()._apply(group, params, grads, states, *extra)  # with the eta and mu the last step left
-        lr, lambd = group["lr"], group["lambd"]
-        for state, step in zip(states, counts(self, states)):  # the step size decays; averaging starts after t0
-            state["eta"] = assign(state["eta"], lr / ((1 + lambd * lr * step) ** group["alpha"]))
-            state["mu"] = assign(state["mu"], 1 / max(1, step - group["t0"]))
+        lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+        steps = written(self, states)  # the step size decays; averaging starts after t0 steps
+        etas = [assign(eta, lr / ((1 + lambd * lr * step) ** alpha))
+                for eta, step in zip(written(self, states, "eta"), steps)]
+        mus = [assign(mu, 1 / max(1, step - t0)) for mu, step in zip(written(self, states, "mu"), steps)]
+        store(self, states, {"eta": etas, "mu": mus})

@@ -7,7 +7,7 @@ from .adam import adam_moments
 from .hyperparams import check_adam_hyperparameters
 from .optimizer import Optimizer, check
 from .scalar_state import product
-from .step_counts import advance
+from .step_counts import next_counts, store, values
 
 __all__ = ["NAdam", "nadam"]
 
@@ -62,6 +62,7 @@ class NAdam(Optimizer):
                 "exp_avg_sq": creation.zeros_like(p)}
 
     def _advance(self, group: dict, states: list) -> None:
-        beta1 = group["betas"][0]
-        for state, step in zip(states, advance(self, states)):  # the count and the product of the momentum
-            state["mu_product"] = product(state["mu_product"], _mu(beta1, step, group["momentum_decay"]))  # coefficients
+        beta1, decay = group["betas"][0], group["momentum_decay"]
+        steps = next_counts(self, states)  # the count and the product of the momentum coefficients so far
+        products = [product(m, _mu(beta1, step, decay)) for m, step in zip(values(self, states, "mu_product"), steps)]
+        store(self, states, {"step": steps, "mu_product": products})

@@ -14,7 +14,6 @@ import functools
 import inspect
 import operator
 import warnings
-import weakref
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
@@ -22,13 +21,11 @@ from typing import Any, Callable, Iterable, Union
 
 from ..autograd.grad_mode import enable_grad, no_grad, set_grad_enabled
 from ..ops.complex_numbers.tensors import view_as_complex, view_as_real
-from ..ops.factories.creation import scalar_tensor
 from ..ops.factories.sparse_coo import SparseCooTensor
 from ..tensor import Tensor
 from ..tensor import dtype
 from .foreach import foreach
-from .scalar_state import to_host
-from .step_counts import advance, as_step_tensors, forget, written
+from .step_counts import advance, as_tensors, forget, values, written
 
 __all__ = ["Optimizer", "required", "descent_grad", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
@@ -131,8 +128,6 @@ def _with_step_hooks(step: Callable) -> Callable:
                 args, kwargs = result
         with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
             out = step(self, *args, **kwargs)
-        if self.__dict__.get("_published_steps"):
-            _follow_steps(self)
         for hook in chain(self._optimizer_step_post_hooks.values(), _global_step_post_hooks.values()):
             hook(self, args, kwargs)
         return out
@@ -151,7 +146,7 @@ class Optimizer:
     _pairs: dict[str, tuple[str, ...]] = {}
     _init_state: Callable[[Tensor, dict], dict] | None = None
     # on unpickling and loading: the flags that param groups saved by older versions lack (with the values those
-    # versions meant), and the scalar state kept as Python numbers (PyTorch saves it as 0-d tensors)
+    # versions meant); the scalar state PyTorch keeps in 0-d tensors, mirrored on the host (step_counts.py)
     _group_flags: tuple[tuple[str, Any], ...] = ()
     _host_state: tuple[str, ...] = ()
     # whether `state['step']` is PyTorch's 0-d step tensor (counted by `_advance`, see step_counts.py); a number
@@ -211,10 +206,8 @@ class Optimizer:
             for group in self.param_groups:
                 for key, value in self._group_flags:
                     group.setdefault(key, value)
-        if self._host_state:
-            to_host(self, self._host_state)
-        if self._step_tensors:
-            as_step_tensors(self)
+        if self._host_state or self._step_tensors:
+            as_tensors(self)
         forget(self)
 
     def __repr__(self) -> str:
@@ -312,6 +305,9 @@ class Optimizer:
             if key == "step":  # the counts `_advance` wrote, as host numbers (bias corrections are Python floats)
                 lists.append(written(self, states))
                 continue
+            if key in self._host_state:  # 0-d state tensors (NAdam's mu_product...): their host numbers
+                lists.append(values(self, states, key))
+                continue
             try:
                 lists.append([s[key] for s in states])
             except KeyError:  # state that this group's configuration does not keep (AMSGrad's maximum...)
@@ -397,10 +393,7 @@ class Optimizer:
             packed["params"] = [index_of[id(p)] for p in group["params"]]
             start += len(group["params"])
             packed_groups.append(packed)
-        scalars = ("step",) + tuple(k for k in self._host_state if k != "step")  # (NAdam's mu_product...)
-        packed_state = {(index_of[id(k)] if isinstance(k, Tensor) else k): _saved_state(v, scalars)
-                        for k, v in self.state.items()}
-        _publish_steps(self, packed_state)
+        packed_state = {(index_of[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
         state_dict = {"state": packed_state, "param_groups": packed_groups}
         for hook in self._optimizer_state_dict_post_hooks.values():
             result = hook(self, state_dict)
@@ -482,54 +475,6 @@ def _real_views(values: list, at: list[int]) -> list:
         if isinstance(v, Tensor) and v.dtype.is_complex:
             values[i] = view_as_real(v)
     return values
-
-
-def _saved_state(state, keys: tuple):
-    """A parameter's state as torch's state_dict holds it: the scalars kept here as Python floats (`keys`: step
-    counts, NAdam's mu_product, ASGD's eta and mu) become 0-d tensors of torch's scalar dtype (a program reads
-    `sd['state'][0]['step'].item()`, and torch loads them as its own)."""
-    if not isinstance(state, dict) or not any(isinstance(state.get(k), float) for k in keys):
-        return state
-    state = dict(state)
-    scalar_dtype = dtype.float64 if dtype.get_default_dtype() is dtype.float64 else dtype.float32
-    for key in keys:
-        value = state.get(key)
-        if isinstance(value, float):
-            state[key] = scalar_tensor(float(value), dtype=getattr(value, "dtype", scalar_dtype))
-    return state
-
-
-def _publish_steps(optimizer, packed_state: dict) -> None:
-    """Remember (weakly) the scalar state tensors a state dict holds for host numbers (NAdam's mu_product, ASGD's eta
-    and mu; step counts are the optimizer's own tensors): torch's state dict holds the optimizer's own tensors, which later steps update in place, so a state dict
-    kept while training goes on sees the new values."""
-    live = dict(zip(map(id, packed_state.values()), optimizer.state.values()))
-    published = optimizer.__dict__.setdefault("_published_steps", [])
-    for saved in packed_state.values():
-        state = live.get(id(saved))
-        if state is None or saved is state:
-            continue
-        for key, value in saved.items():
-            if isinstance(value, Tensor) and isinstance(state.get(key), float):
-                published.append([weakref.ref(value), state, key, state[key]])
-
-
-def _follow_steps(optimizer) -> None:
-    """After a step: bring the scalar state tensors of state dicts still alive up to the host values (see
-    _publish_steps)."""
-    kept = []
-    for entry in optimizer.__dict__["_published_steps"]:
-        ref, state, key, last = entry
-        tensor = ref()
-        if tensor is None:
-            continue
-        kept.append(entry)
-        value = state.get(key)
-        if isinstance(value, float) and value != last:
-            with no_grad():
-                tensor.fill_(value)
-            entry[3] = value
-    optimizer.__dict__["_published_steps"] = kept
 
 
 def _cast_state(param: Tensor, value, key=None):

@@ -1,23 +1,19 @@
-"""Scalar optimizer state kept on the host: NAdam's `mu_product`, ASGD's `eta` and `mu` (step counts are tensors
-mirrored on the host: step_counts.py).
+"""Host arithmetic of scalar optimizer state (NAdam's `mu_product`, ASGD's `eta` and `mu`) as PyTorch's 0-d state
+tensors compute it.
 
-PyTorch keeps these in 0-d tensors of its scalar dtype (float32 unless the default dtype is
-float64) and reads them back with `.item()`. tidal keeps Python numbers, so a step never waits
-for the device, rounded to that same dtype so that the updates equal PyTorch's to the last bit.
-A state dict holds them as those 0-d tensors. PyTorch loads every one but the step count in
-its parameter's dtype (a float64 model's NAdam multiplies mu_product in float64 from then on);
-a loaded value is a `Scalar`, a float that remembers that dtype.
+PyTorch keeps these in 0-d tensors of its scalar dtype (float32 unless the default dtype is float64), and loads them
+in their parameter's dtype (a float64 model's NAdam multiplies mu_product in float64 from then on). tidal keeps the
+tensors too and mirrors their values on the host (step_counts.py), so a step never waits for the device; the values
+are computed here rounded to the tensor's dtype so that the updates equal PyTorch's to the last bit. A value of a
+dtype other than the scalar dtype is a `Scalar`, a float that remembers that dtype.
 """
 from __future__ import annotations
 
-from typing import Iterable
-
 import numpy as np
 
-from ..tensor import Tensor
 from ..tensor import dtype as dt
 
-__all__ = ["Scalar", "rounded", "product", "assign", "to_host", "finfo_eps"]
+__all__ = ["Scalar", "rounded", "product", "assign", "finfo_eps"]
 
 _EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23, "float64": 2.0 ** -52}
 
@@ -60,24 +56,6 @@ def assign(old: float, x: float) -> float:
     """`old.copy_(torch.as_tensor(x))`: `x` in the default dtype, then in `old`'s dtype."""
     dtype = getattr(old, "dtype", None)
     return rounded(x) if dtype is None else Scalar(_in(rounded(x), dtype), dtype)
-
-
-def to_host(optimizer, keys: Iterable[str]) -> None:
-    """Turn the tensors a loaded state dict put under `keys` (PyTorch saves them so) into Python floats that
-    remember their dtype (the parameter's, as PyTorch loads them) when it is not the scalar dtype. The step count
-    stays a tensor (step_counts.py mirrors it on the host)."""
-    scalar_dtype = dt.float64 if dt.get_default_dtype() is dt.float64 else dt.float32
-    for state in optimizer.state.values():
-        if not isinstance(state, dict):
-            continue
-        for key in keys:
-            if key == "step":
-                continue
-            value = state.get(key)
-            if isinstance(value, Tensor):
-                number = float(value.item())
-                keep = value.dtype is not scalar_dtype and value.dtype.is_floating_point
-                state[key] = Scalar(number, value.dtype) if keep else number
 
 
 def finfo_eps(dtype: dt.dtype) -> float:

@@ -12,7 +12,7 @@ from collections import defaultdict
 from typing import Any, Iterator
 
 from ..tensor import Tensor
-from .scalar_state import to_host
+from .step_counts import as_tensors
 
 __all__ = ["swap_in_optimizer_params_and_state"]
 
@@ -97,7 +97,7 @@ def swap_in_optimizer_params_and_state(optimizer, swapin_parameters: dict, swapi
             for p, pid in zip(params, group["params"]):
                 swapped[p] = dict(state.get(pid, {}))  # in-place tensor updates show; new keys stay local
         optimizer.state = swapped
-        to_host(optimizer, ("step",) + optimizer._host_state)  # a state dict's 0-d step tensors: host numbers
+        as_tensors(optimizer)  # (numbers a state dict holds for PyTorch's 0-d state tensors become tensors)
         yield
     finally:
         for group, snapshot in zip(optimizer.param_groups, saved_groups):

@@ -106,8 +106,7 @@ def test_a_kept_state_dict_sees_later_steps():
     assert dicts[1]["state"][0]["step"] is pairs[1][1].state[pairs[1][0][0]]["step"]
 
 
-@pytest.mark.parametrize("name", ["Adam", "Adagrad", "Rprop", pytest.param("NAdam", marks=pytest.mark.xfail(
-    strict=False, reason="NAdam's mu_product is a host number: the original does not follow a loaded copy's"))])
+@pytest.mark.parametrize("name", ["Adam", "Adagrad", "Rprop", "NAdam", "ASGD"])
 def test_a_loaded_state_dict_shares_its_step_tensors_as_torch(name):
     """torch's load_state_dict keeps the dict's own step tensors: the loaded optimizer counts on in them, so the
     original optimizer's counts move too, and its next update uses them."""
@@ -210,3 +209,43 @@ def test_steps_do_not_read_the_counts_back(name, monkeypatch):
     assert len(reads) == 1
     monkeypatch.undo()
     assert opt.state[params[0]]["step"].item() == 12.0 and opt.state[params[1]]["step"].item() == 6.0
+
+
+@pytest.mark.parametrize("name,keys", [("NAdam", ("mu_product",)), ("ASGD", ("eta", "mu"))])
+def test_other_scalar_state_is_0d_tensors_as_torch(name, keys):
+    pairs = _pair(name)
+    for k in range(3):
+        _step(pairs, k)
+    (tp, topt), (p, opt) = pairs
+    for key in keys:
+        want, got = topt.state[tp[0]][key], opt.state[p[0]][key]
+        assert isinstance(got, ttorch.Tensor) and tuple(got.shape) == ()
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+        assert got.item() == want.item()
+    for params, opt in pairs:  # a user's write changes the next update
+        for key in keys:
+            opt.state[params[0]][key].mul_(0.5)
+    _step(pairs, 3)
+    _same_params(pairs)
+
+
+def test_nadam_state_loaded_into_float64_parameters_as_torch():
+    """torch loads mu_product in the parameter's dtype (a float64 copy) and keeps the step tensor as it is."""
+    pairs = _pair("NAdam")
+    _step(pairs, 0)
+    results = []
+    for lib, (params, opt) in zip((torch, ttorch), pairs):
+        doubles = [lib.nn.Parameter(p.detach().double()) for p in params]
+        other = lib.optim.NAdam(doubles, lr=0.1)
+        sd = opt.state_dict()
+        other.load_state_dict(sd)
+        state = other.state[doubles[0]]
+        results.append((str(state["mu_product"].dtype).split(".")[-1], str(state["step"].dtype).split(".")[-1],
+                        state["step"] is sd["state"][0]["step"], state["mu_product"] is sd["state"][0]["mu_product"]))
+        for p, q in zip(doubles, params):
+            p.grad = q.grad.double()
+        other.step()
+        results.append([p.detach().numpy().round(6).tolist() for p in doubles])
+        results.append(state["mu_product"].item())
+    assert results[3:5] == results[0:2]
+    assert abs(results[5] - results[2]) < 1e-12
