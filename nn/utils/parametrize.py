@@ -8,6 +8,8 @@ original0, original1, ... when a right_inverse splits it), swaps the module's cl
 from __future__ import annotations
 
 import contextlib
+import copy
+import copyreg
 from typing import Iterator
 
 from ...autograd import no_grad
@@ -68,6 +70,7 @@ class ParametrizationList(ModuleList):
             raise ValueError("ParametrizationList requires one or more modules.")
         super().__init__(modules)
         self.unsafe = unsafe
+        original_shape, original_dtype = original.shape, original.dtype  # (right_inverse may reshape `original`)
         new = original
         with no_grad():
             for module in reversed(list(self)):
@@ -102,13 +105,13 @@ class ParametrizationList(ModuleList):
             z = self()
             if not isinstance(z, Tensor):
                 raise ValueError(f"A parametrization must return a tensor. Got {type(z).__name__}.")
-            if z.dtype != original.dtype:
+            if z.dtype != original_dtype:
                 raise ValueError("Registering a parametrization may not change the dtype of the tensor, unless "
-                                 f"`unsafe` flag is enabled.\nunparametrized dtype: {original.dtype}\n"
+                                 f"`unsafe` flag is enabled.\nunparametrized dtype: {original_dtype}\n"
                                  f"parametrized dtype: {z.dtype}")
-            if z.shape != original.shape:
+            if z.shape != original_shape:
                 raise ValueError("Registering a parametrization may not change the shape of the tensor, unless "
-                                 f"`unsafe` flag is enabled.\nunparametrized shape: {original.shape}\n"
+                                 f"`unsafe` flag is enabled.\nunparametrized shape: {original_shape}\n"
                                  f"parametrized shape: {z.shape}")
 
     def right_inverse(self, value: Tensor) -> None:
@@ -143,9 +146,33 @@ class ParametrizationList(ModuleList):
         return x
 
 
+def _refuse_pickling(self):
+    raise RuntimeError("Serialization of parametrized modules is only supported through state_dict(). See:\n"
+                       "https://pytorch.org/tutorials/beginner/saving_loading_models.html"
+                       "#saving-loading-a-general-checkpoint-for-inference-and-or-resuming-training")
+
+
+def _copy_parametrized(self, memo: dict):
+    """copy.deepcopy of a parametrized module: its attributes copied one by one (pickling is refused)."""
+    done = memo.get(id(self))
+    if done is not None:
+        return done
+    replica = self.__new__(self.__class__)
+    memo[id(self)] = replica
+    replica.__dict__ = copy.deepcopy(self.__dict__, memo)
+    for slot in copyreg._slotnames(self.__class__):
+        if hasattr(self, slot):
+            setattr(replica, slot, copy.deepcopy(getattr(self, slot), memo))
+    return replica
+
+
 def _inject_new_class(module: Module) -> None:
     cls = module.__class__
-    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {})
+    # as torch: a parametrized module pickles only through its state_dict; deepcopy still works
+    members = {"__getstate__": _refuse_pickling}
+    if not hasattr(cls, "__deepcopy__"):
+        members["__deepcopy__"] = _copy_parametrized
+    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), members)
 
 
 def _inject_property(module: Module, tensor_name: str) -> None:
