@@ -270,3 +270,14 @@ def test_values_written_into_expanded_tensors_get_torchs_gradient(name):
         (e * lib.tensor([1., 10., 100.])).sum().backward()
         results.append((e.tolist(), v.grad.tolist()))
     assert results[1] == results[0]
+
+
+@pytest.mark.parametrize("make", [lambda L: L.arange(3.).reshape(1, 3).expand(3, 3),
+                                  lambda L: L.arange(6.).reshape(2, 3).t()])
+def test_resize_to_the_same_shape_keeps_the_tensor_as_torch(make):
+    outcomes = []
+    for lib in (torch, ttorch):
+        t = make(lib)
+        r = t.resize_(*t.shape)
+        outcomes.append((r is t, tuple(t.stride()), t.tolist()))
+    assert outcomes[1] == outcomes[0]

@@ -249,6 +249,8 @@ def resize_(self: Tensor, *size, memory_format=None) -> Tensor:
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     shape = _sizes(size)
+    if tuple(shape) == self._v.shape and memory_format is None:  # torch's: the tensor as it is (strides kept,
+        return self  # an expanded or transposed one too)
     if tuple(shape) != self._v.shape:  # (torch lets a resize to the same shape through)
         check_written(self)
     strides = _contiguous_for(shape, memory_format)
