@@ -50,12 +50,16 @@ class HoldingNode(Node):
 
 def hold(node: Node, inputs: tuple) -> None:
     """Keep `inputs` (one per name of the node's class, None where not a tensor) at their current versions."""
-    start = len(node._saved)
-    versions = []
-    for k, t in enumerate(inputs):
+    k = len(node._saved)
+    kept, versions = [], []
+    for t in inputs:
         if isinstance(t, Tensor):
             if t._inference:
                 raise RuntimeError(INFERENCE_SAVED)
-            versions.append((start + k, (t._vc or t._v.blob).version))
-    node._saved = node._saved + tuple([t if isinstance(t, Tensor) else None for t in inputs])
+            versions.append((k, (t._vc or t._v.blob).version))
+            kept.append(t)
+        else:
+            kept.append(None)
+        k += 1
+    node._saved = node._saved + tuple(kept)
     node._versions = node._versions + tuple(versions)
