@@ -9,7 +9,7 @@ import math
 import warnings
 
 from .. import ops
-from ..autograd import no_grad
+from ..autograd import is_grad_enabled, no_grad
 from ..tensor import Tensor
 from ..tensor import dtype as dt
 from ..ops.dispatch import autocast as _ac
@@ -43,6 +43,14 @@ __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "c
            "gaussian_nll_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "cosine_embedding_loss", "triplet_margin_loss", "multilabel_soft_margin_loss", "ctc_loss",
            "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss", "linear_cross_entropy"]
+
+
+def _not_differentiable(function: str, argument: str, t: Tensor | None) -> None:
+    """torch's refusal, in grad mode, of an argument requiring grad that its op has no derivative for (a class
+    weight, soft_margin_loss's target): the gradient would otherwise be computed and differ from torch's none."""
+    if t is not None and t.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"The function '{function}' is not differentiable with respect to argument '{argument}'. "
+                           "This input cannot have requires_grad True.")
 
 
 def _weighted(loss: Tensor, input: Tensor, weight: Tensor | None, reduction: str, mean_by_weight: bool) -> Tensor:
@@ -189,6 +197,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     check_reduction(reduction)
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    _not_differentiable("nll_loss_forward" if input.dim() <= 2 else "nll_loss2d_forward", "weight", weight)
     unbatched = input.dim() == 1
     # torch's node: NllLoss for (N, C), NllLoss2d for (N, C, H, W) and for other shapes it reduces
     node = "nll_loss" if input.dim() <= 2 else "nll_loss2d" if input.dim() == 4 or reduction != "none" else None
@@ -288,6 +297,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    _not_differentiable("binary_cross_entropy", "weight", weight)
     refuse_complex(input, "\"binary_cross_entropy\" not implemented for '{name}'")
     if target.dtype is not input.dtype:  # torch takes no promotion here
         raise RuntimeError(f"Found dtype {torch_name(target.dtype)} but expected {torch_name(input.dtype)}")
@@ -354,6 +364,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     check_reduction(reduction)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     _check_logits_target(input, target)
     with no_grad():  # torch's kernel: (1 - t) x - log_sigmoid(x) (times (pos_weight - 1) t + 1)
         log_sigmoid = logsigmoid(input)
@@ -453,6 +464,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
                      reduction: str = "mean") -> Tensor:
     """log(1 + exp(-target * input)), reduced."""
     reduction = legacy_reduction(size_average, reduce, reduction)
+    _not_differentiable("soft_margin_loss", "target", target)
     return torch_node(_reduce(ops.log1p(ops.exp(-target * input)), reduction), "soft_margin_loss", input, target)
 
 
@@ -520,6 +532,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
+    _not_differentiable("multi_margin_loss", "weight", weight)
     x = input if input.dim() > 0 else input.reshape(1)
     x = x.unsqueeze(0) if x.dim() == 1 else x
     if x.dim() != 2:

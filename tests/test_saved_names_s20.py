@@ -335,3 +335,30 @@ def test_next_functions_as_torch(make):
         out.sum().backward()
         return [type(out.grad_fn).__name__, edges, [t.grad.to_dense().tolist() for t in leaves]]
     same_outcome(*both(program))
+
+
+# -- arguments torch has no derivative for: refused at the call when they require grad -----------------------------
+NOT_DIFFERENTIABLE = {
+    "soft_margin_target": lambda F, L: F.soft_margin_loss(L(4), L(4)),
+    "bce_weight": lambda F, L: F.binary_cross_entropy(L(4), L(4).detach(), weight=L(4)),
+    "bce_logits_pos_weight": lambda F, L: F.binary_cross_entropy_with_logits(L(4), L(4).detach(), pos_weight=L(4)),
+    "multi_margin_weight": lambda F, L: F.multi_margin_loss(L(2, 3), F.torch.tensor([0, 2]), weight=L(3)),
+    "nll_weight": lambda F, L: F.nll_loss(L(2, 3), F.torch.tensor([0, 2]), weight=L(3)),
+    "nll_weight_spatial": lambda F, L: F.nll_loss(L(2, 3, 2), F.torch.tensor([[0, 2], [1, 1]]), weight=L(3)),
+    "cross_entropy_weight": lambda F, L: F.cross_entropy(L(2, 3), F.torch.tensor([0, 2]), weight=L(3),
+                                                         label_smoothing=0.1),
+    "cross_entropy_probabilities_weight": lambda F, L: F.cross_entropy(L(2, 3), L(2, 3).detach(), weight=L(3)),
+    "kl_div_target": lambda F, L: F.kl_div(L(4), L(4), reduction="batchmean"),
+}
+
+
+@pytest.mark.parametrize("grad_mode", [True, False])
+@pytest.mark.parametrize("loss", NOT_DIFFERENTIABLE.values(), ids=NOT_DIFFERENTIABLE.keys())
+def test_not_differentiable_arguments_as_torch(loss, grad_mode):
+    def program(T):
+        leaf = _inputs(T)
+        def positive(*shape):
+            return (leaf(*shape).detach().abs() * 0.8 + 0.1).requires_grad_(True)
+        with T.set_grad_enabled(grad_mode):
+            return loss(_functional(T), positive).tolist()
+    same_outcome(*both(program))
