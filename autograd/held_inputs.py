@@ -62,4 +62,6 @@ def hold(node: Node, inputs: tuple) -> None:
             kept.append(None)
         k += 1
     node._saved = node._saved + tuple(kept)
-    node._versions = node._versions + tuple(versions)
+    # (checked first, as torch's node checks its own saved inputs: a write into the input of a composite that saved
+    # a view of it, glu's halves, names the input)
+    node._versions = tuple(versions) + node._versions

@@ -78,6 +78,17 @@ def test_write_into_a_saved_input_after_the_loss(loss, written):
     same_outcome(*both(program))
 
 
+def test_write_into_glus_input_names_the_input():
+    """torch's GluBackward0 saves its input: the message names it, not the half that tidal's product saved."""
+    def program(T):
+        x = T.tensor([0.3, -0.6, 0.45, 0.8], requires_grad=True)
+        y = x * 1
+        z = T.nn.functional.glu(y)
+        y.add_(1)
+        z.sum().backward()
+    same_outcome(*both(program))
+
+
 def test_write_into_a_leaf_target_names_no_node():
     def program(T):
         x = T.tensor([0.3, -0.6, 0.45], requires_grad=True)

@@ -18,7 +18,7 @@ _CLASSES: dict = {}
 # the inputs torch's node of a composite saves (derivatives.yaml's names, in the composite's argument order): the
 # composite's node holds them (autograd/held_inputs.py), so a write into one before backward is refused as in torch
 HELD_INPUTS = {"mse_loss": ("self", "target"), "smooth_l1_loss": ("self", "target"), "huber_loss": ("self", "target"),
-               "cdist": ("x1", "x2"), "_euclidean_dist": ("x1", "x2"), "dist": ("self", "other")}
+               "cdist": ("x1", "x2"), "_euclidean_dist": ("x1", "x2"), "dist": ("self", "other"), "glu": ("self",)}
 
 
 def _node_type(op: str) -> type:
