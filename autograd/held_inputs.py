@@ -2,13 +2,15 @@
 
 `F.mse_loss` is one node in torch (MseLossBackward0) that saves `self` and `target`; here it is a chain of
 primitives whose last node takes torch's name (ops/dispatch/node_names.torch_node) and whose own formulas read
-other values. Writing into `input` after the loss is then refused by torch at backward ("one of the variables
-needed for gradient computation has been modified by an inplace operation") and computed here. A holding node
-keeps those inputs after its own saved tensors, so that graph.Node's version check covers them: the check runs
-when the node's formula is read to be run (the engine reads `backward_fn` only then), and the backward replay's
-walk sees them among the node's saved tensors (a changed version leaves the replay for the engine, which raises).
-Its own formula still sees only its own saved tensors. The held inputs are freed with the others after backward,
-and `grad_fn._saved_<name>` gives them under torch's names (saved_names.py).
+other values. torch refuses at backward a write into `input` made after the loss ("one of the variables needed for
+gradient computation has been modified by an inplace operation"), which the chain's saved tensors alone would not
+see. A holding node keeps those inputs after its own saved tensors (their versions checked first, as torch's node
+checks its saved inputs), so that graph.Node's version check covers them: the check runs when the node's formula
+is read to be run (the engine reads `backward_fn` only then), and the backward replay's walk sees them among the
+node's saved tensors (a changed version leaves the replay for the engine, which raises). Its own formula still sees
+only its own saved tensors. The held inputs are freed with the others after backward, and `grad_fn._saved_<name>`
+gives them under torch's names (saved_names.py). Under saved_tensors_hooks a composite's node is not renamed and
+holds nothing (torch_node leaves hooked nodes alone).
 """
 from __future__ import annotations
 
