@@ -29,6 +29,7 @@ from ._aten_functional import *  # noqa: F401,F403 - torch.dropout, torch.layer_
 from ._aten_native import *  # noqa: F401,F403 - torch.native_layer_norm... (with their saved statistics)
 from ._aten_nn import *  # noqa: F401,F403 - torch.convolution, torch.lstm, torch.gru_cell... (ATen signatures)
 from ._control_flow import cond, while_loop
+from ._foreach import *  # noqa: F401,F403 - torch._foreach_add_... (a per-tensor op on each of a list)
 from ..distributions._sampling import binomial
 from ._aten_native import (_native_batch_norm_legit, _softmax_backward_data,  # noqa: F401 - private names
                            _unsafe_masked_index, _unsafe_masked_index_put_accumulate)  # torch exposes

@@ -8,7 +8,13 @@ import warnings
 import pytest
 
 from torch_probe_helpers import assert_same, registry
-from torch_probe_helpers import errs as _errs
+from torch_probe_helpers import errs
+
+
+def _errs(calls) -> list:
+    """Each call's result, or its error's type and first line (torch's argument errors list the overloads after)."""
+    return [(o[0], o[1].split("\n")[0]) if isinstance(o, tuple) and len(o) == 2 and isinstance(o[1], str) else o
+            for o in errs(calls)]
 
 PROBES, probe = registry()
 PATCHED, patched = registry()  # cases that need a patch to a lead-owned file (marked below)
@@ -140,7 +146,7 @@ def parametrization_checks_the_shape_before_right_inverse(t):
     safe, unsafe = t.nn.Linear(3, 3), t.nn.Linear(3, 3)
     out = _errs([lambda: P.register_parametrization(safe, "weight", _summing_inverse(t))])
     P.register_parametrization(unsafe, "weight", _summing_inverse(t), unsafe=True)
-    return [(o[0], o[1].split("\n")[0]) if isinstance(o, tuple) else type(o).__name__ for o in out] + \
+    return [o if isinstance(o, tuple) else type(o).__name__ for o in out] + \
         [tuple(unsafe.weight.shape), tuple(unsafe.parametrizations.weight.original.shape)]
 
 
@@ -163,6 +169,78 @@ def parametrized_module_pickles_only_by_state_dict(t):
         twin.parametrizations.weight.original.fill_(0.5)  # the copy is its own
     return _errs([lambda: pickle.dumps(m), lambda: t.save(m, io.BytesIO()), lambda: type(twin).__name__,
                   lambda: twin.weight, lambda: m.weight, lambda: sorted(twin.state_dict())])
+
+
+# -- torch._foreach_* (test_foreach.py) ------------------------------------------------------------------------
+def _three(t, dtype=None):
+    xs = [t.arange(4.) - 1.5, t.arange(6.).view(2, 3) / 7, t.tensor(2.5)]
+    return xs if dtype is None else [x.to(dtype) for x in xs]
+
+
+@probe
+def foreach_unary_forms(t):
+    out = []
+    for name in ("abs", "exp", "sqrt", "sigmoid", "neg", "round", "frac", "reciprocal", "lgamma", "sign"):
+        for dtype in (None, t.float16, t.int64):
+            out.append(_errs([lambda: getattr(t, f"_foreach_{name}")(_three(t, dtype))])[0])
+            xs = _three(t, dtype)
+            changed = _errs([lambda: getattr(t, f"_foreach_{name}_")(xs) is xs])[0]
+            out += [changed, xs]
+    return out
+
+
+@probe
+def foreach_binary_operand_kinds(t):
+    out = []
+    seconds = {"list": lambda: [x * 0 + 2 for x in _three(t)], "number": lambda: 2.0,
+               "numbers": lambda: [1.0, 2, 3.5], "0-d": lambda: t.tensor(3.), "1-d": lambda: t.tensor([3.])}
+    for name in ("add", "sub", "mul", "div", "maximum", "minimum", "pow", "clamp_min", "clamp_max"):
+        for kind, other in seconds.items():
+            xs = _three(t)
+            out += _errs([lambda: getattr(t, f"_foreach_{name}")(_three(t), other()),
+                          lambda: getattr(t, f"_foreach_{name}_")(xs, other())]) + [xs]
+    out += _errs([lambda: t._foreach_add(_three(t), _three(t), alpha=2), lambda: t._foreach_sub(_three(t), t.tensor(1.), alpha=3),
+                  lambda: t._foreach_pow(2.0, _three(t)), lambda: t._foreach_add([t.ones(2, dtype=t.int64)], 1.5),
+                  lambda: t._foreach_mul([t.ones(2, dtype=t.float16), t.ones(2)], [t.ones(2), t.ones(2, dtype=t.float64)])])
+    return out
+
+
+@probe
+def foreach_pointwise_reductions_and_copies(t):
+    ends = [x * 2 + 1 for x in _three(t)]
+    xs, ys = _three(t), _three(t)
+    return _errs([lambda: t._foreach_addcmul(_three(t), _three(t), ends, value=0.5),
+                  lambda: t._foreach_addcdiv(_three(t), _three(t), ends, [1., 2., 3.]),
+                  lambda: t._foreach_addcmul(_three(t), _three(t), ends, t.tensor([1., 2., 3.])),
+                  lambda: t._foreach_addcdiv_(xs, ends, ends, 2) is xs, lambda: xs,
+                  lambda: t._foreach_lerp(_three(t), ends, 0.3), lambda: t._foreach_lerp(_three(t), ends, _three(t)),
+                  lambda: t._foreach_lerp_(ys, ends, [0.1, 0.2, 0.3]), lambda: t._foreach_norm(_three(t)),
+                  lambda: t._foreach_norm(_three(t), 1), lambda: t._foreach_norm(_three(t), float("inf")),
+                  lambda: t._foreach_norm(_three(t, t.float16), 2, dtype=t.float32), lambda: t._foreach_max(_three(t)),
+                  lambda: t._foreach_max([t.ones(0)]), lambda: t._foreach_zero_(_three(t)),
+                  lambda: t._foreach_copy_(_three(t), ends), lambda: t._foreach_clone(_three(t)),
+                  lambda: t._foreach_mm([t.ones(2, 3)], [t.ones(3, 2)]), lambda: t._foreach_powsum(_three(t), 3)])
+
+
+@probe
+def foreach_list_checks(t):
+    return _errs([lambda: t._foreach_add(_three(t), _three(t)[:2]), lambda: t._foreach_add([], []),
+                  lambda: t._foreach_mul([], 1.), lambda: t._foreach_add(_three(t), [1., 2.]),
+                  lambda: t._foreach_mul([t.ones(3), t.ones(2)], [t.ones(2), t.ones(2)]),
+                  lambda: t._foreach_add_([t.ones(2, dtype=t.int64)], 1.5),
+                  lambda: t._foreach_exp_([t.ones(2, dtype=t.int64)]), lambda: t._foreach_neg([t.ones(2, dtype=t.bool)]),
+                  lambda: t._foreach_addcmul(_three(t), _three(t), _three(t)[:1]),
+                  lambda: t._foreach_add(_three(t), t.ones(2)), lambda: t._foreach_div(_three(t), t.tensor([2.]))])
+
+
+@probe
+def foreach_gradients(t):
+    xs = [x.clone().requires_grad_() for x in _three(t)]
+    ws = [x.clone().requires_grad_() for x in _three(t)]
+    total = sum(y.sum() for y in t._foreach_mul(t._foreach_exp(xs), ws))
+    total = total + sum(n for n in t._foreach_norm(ws))
+    total.backward()
+    return [x.grad for x in xs] + [w.grad for w in ws]
 
 
 @pytest.mark.parametrize("fn", PROBES, ids=lambda fn: fn.__name__)
