@@ -13,6 +13,7 @@ from typing import Callable
 
 from .. import ops
 from ..ops.dispatch import autocast as _ac
+from ..ops.rowwise import lstm_rows
 from ..tensor import Tensor
 from . import functional as F
 
@@ -41,9 +42,13 @@ def _relu_step(xp: Tensor, h: Tensor, w_hh_t: Tensor, b_hh: Tensor | None, w_hr_
 def _lstm_step(xp: Tensor, state: tuple, w_hh_t: Tensor, b_hh: Tensor | None,
                w_hr_t: Tensor | None = None) -> tuple:
     h, c = state
-    in_gate, forget_gate, cell_gate, out_gate = (xp + _affine(h, w_hh_t, b_hh)).chunk(4, -1)
-    c = forget_gate.sigmoid() * c + in_gate.sigmoid() * cell_gate.tanh()
-    h = out_gate.sigmoid() * c.tanh()
+    gates = xp + _affine(h, w_hh_t, b_hh)
+    if lstm_rows.takes(gates, c):  # the gate math as one record each way
+        h, c = lstm_rows.lstm_cell_rows(gates, c)
+    else:
+        in_gate, forget_gate, cell_gate, out_gate = gates.chunk(4, -1)
+        c = forget_gate.sigmoid() * c + in_gate.sigmoid() * cell_gate.tanh()
+        h = out_gate.sigmoid() * c.tanh()
     if w_hr_t is not None:  # LSTM with projections: the hidden state is projected down to proj_size
         h = ops.matmul(h, w_hr_t)
     return h, c
