@@ -171,6 +171,23 @@ def parametrized_module_pickles_only_by_state_dict(t):
                   lambda: twin.weight, lambda: m.weight, lambda: sorted(twin.state_dict())])
 
 
+# -- median, nanmedian and mode into out= (test_reductions.py) --------------------------------------------------
+@probe
+def order_statistics_into_out(t):
+    x = t.tensor([[3., 1., 2.], [5., 5., 0.], [1., float("nan"), 7.]])
+    out = []
+    for f in (t.median, t.nanmedian, t.mode):
+        for values, indices in ((t.zeros(3, dtype=t.float64), t.zeros(3, dtype=t.long)),
+                                (t.zeros(3), t.zeros(3, dtype=t.int32)), (t.zeros(0), t.zeros(0, dtype=t.long))):
+            out += _errs([lambda: type(f(x, 1, out=(values, indices))).__name__]) + [values, indices]
+        v, i = t.zeros(3, 2), t.zeros(3, 2, dtype=t.long)
+        res = f(x, 0, out=(v[:, 1], i[:, 1]))  # (written through the views)
+        out += [res[0] is not None, v, i]
+        out += _errs([lambda: f(x, out=(t.zeros(0), t.zeros(0, dtype=t.long)))])
+    out += _errs([lambda: t.mode(x, 1, out=t.zeros(3))])
+    return out
+
+
 # -- torch._foreach_* (test_foreach.py) ------------------------------------------------------------------------
 def _three(t, dtype=None):
     xs = [t.arange(4.) - 1.5, t.arange(6.).view(2, 3) / 7, t.tensor(2.5)]

@@ -27,6 +27,8 @@ from ..movement.view_grads import overload
 from ..dispatch.limited_dtypes import check as check_limited
 from ..indexing import tie_order
 from ..dispatch.user_frame import user_stacklevel
+from ..elementwise.copies import copy_
+from ..indexing.scatter import check_out_grad, prepare_out
 
 __all__ = ["var", "std", "var_mean", "std_mean", "norm", "logsumexp", "median", "nanmedian", "mode"]
 METHODS: dict = {}
@@ -322,24 +324,61 @@ def _median(op: str, x: Tensor, dim, keepdim: bool):
     return (_nanmedian_type if ignore_nan else _median_type)(values, indices)
 
 
-def median(input: Tensor, dim: int | None = None, keepdim: bool = False):
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False, *, out=None):
     """Lower median of everything (a tensor), or along `dim`: (values, indices). NaN propagates."""
-    return _median("median", input, dim, keepdim)
+    _out_needs_dim("median", dim, out)
+    return _pair_into("median", input, _median("median", input, dim, keepdim), out)
 
 
-def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False):
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False, *, out=None):
     """Lower median ignoring NaN; along `dim` it returns (values, indices)."""
-    return _median("nanmedian", input, dim, keepdim)
+    _out_needs_dim("nanmedian", dim, out)
+    return _pair_into("nanmedian", input, _median("nanmedian", input, dim, keepdim), out)
 
 
-def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out=None):
     """The most frequent value along `dim` (smallest on ties) and the index torch's CPU kernel reports."""
+    if out is not None and isinstance(out, Tensor):
+        raise TypeError("mode(): argument 'out' must be tuple of Tensors, not Tensor")
     axes = one_axis(input, dim, "mode")
     _require_nonempty(input, axes, "mode():")
     if input.dtype.is_complex and input.numel():  # (torch's kernel refuses it only when it has work)
         raise NotImplementedError(f"\"mode_cpu\" not implemented for '{torch_name(input.dtype)}'")
     check_limited("mode", input.dtype)
-    return _mode_type(*reduce_by(MODE, input, axes, keepdim, (input.dtype, dt.int64), input.dtype.compute))
+    result = _mode_type(*reduce_by(MODE, input, axes, keepdim, (input.dtype, dt.int64), input.dtype.compute))
+    return _pair_into("mode", input, result, out)
+
+
+def _out_needs_dim(op: str, dim, out) -> None:
+    if out is not None and dim is None:  # (the whole-tensor form has no out= overload in torch)
+        raise TypeError(f'{op}() missing 1 required positional arguments: "dim"')
+
+
+_OUT_TYPES = {op: return_type(op + "_out", ("values", "indices")) for op in ("median", "nanmedian", "mode")}
+
+
+def _pair_into(op: str, input: Tensor, result, out):
+    """`result` (values, indices) written into `out`=(values, indices), after torch's dtype checks (resized)."""
+    if out is None:
+        return result
+    values, indices = out
+    if values.dtype is not input.dtype:
+        if op == "mode":
+            raise RuntimeError(f"expected scalar type '{input.dtype.scalar_name}' but got '{values.dtype.scalar_name}' "
+                               "for values output")
+        raise RuntimeError(f"Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; but "
+                           f"type torch.{dt.LEGACY_TYPE_NAMES[values.dtype]} does not equal "
+                           f"torch.{dt.LEGACY_TYPE_NAMES[input.dtype]} (while checking arguments for median)")
+    if indices.dtype is not dt.int64:
+        if op == "mode":
+            raise RuntimeError(f"expected scalar type 'Long' but got '{indices.dtype.scalar_name}' for indices output")
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+                           f"torch.{dt.LEGACY_TYPE_NAMES[indices.dtype]} instead (while checking arguments for median)")
+    check_out_grad(op, values, (input,))
+    for o, r in zip((values, indices), result):
+        prepare_out(o, r._v.shape, r.dtype, (input,))
+        copy_(o, r)
+    return _OUT_TYPES[op](values, indices)
 
 
 # -- the records ---------------------------------------------------------------------------------------
