@@ -13,7 +13,7 @@ from typing import Callable
 
 from .. import ops
 from ..ops.dispatch import autocast as _ac
-from ..ops.rowwise import lstm_rows
+from ..ops.rowwise import recurrent_cells
 from ..tensor import Tensor
 from . import functional as F
 
@@ -43,8 +43,8 @@ def _lstm_step(xp: Tensor, state: tuple, w_hh_t: Tensor, b_hh: Tensor | None,
                w_hr_t: Tensor | None = None) -> tuple:
     h, c = state
     gates = xp + _affine(h, w_hh_t, b_hh)
-    if lstm_rows.takes(gates, c):  # the gate math as one record each way
-        h, c = lstm_rows.lstm_cell_rows(gates, c)
+    if recurrent_cells.takes(gates, c):  # the gate math as one record each way
+        h, c = recurrent_cells.lstm_cell_rows(gates, c)
     else:
         in_gate, forget_gate, cell_gate, out_gate = gates.chunk(4, -1)
         c = forget_gate.sigmoid() * c + in_gate.sigmoid() * cell_gate.tanh()
@@ -55,9 +55,12 @@ def _lstm_step(xp: Tensor, state: tuple, w_hh_t: Tensor, b_hh: Tensor | None,
 
 
 def _gru_step(xp: Tensor, h: Tensor, w_hh_t: Tensor, b_hh: Tensor | None, w_hr_t=None) -> Tensor:
-    x_reset, x_update, x_new = xp.chunk(3, -1)
     # b_hh stays with the hidden projection: the reset gate scales W_hn h + b_hn as a whole
-    h_reset, h_update, h_new = _affine(h, w_hh_t, b_hh).chunk(3, -1)
+    h_gates = _affine(h, w_hh_t, b_hh)
+    if recurrent_cells.takes(xp, h_gates, h):  # the gate math as one record each way
+        return recurrent_cells.gru_cell_rows(xp, h_gates, h)
+    x_reset, x_update, x_new = xp.chunk(3, -1)
+    h_reset, h_update, h_new = h_gates.chunk(3, -1)
     reset = (x_reset + h_reset).sigmoid()
     update = (x_update + h_update).sigmoid()
     new = (x_new + reset * h_new).tanh()

@@ -65,8 +65,10 @@ REACHED_BY_TEST = {
     "all_reduce_sum": ("test_nn_surface.py", "test_sync_batch_norm_across_ranks_matches_the_whole_batch"),
     "foreach_update": ("test_foreach_one_pass.py", "test_one_pass_updates_keep_the_bits_and_torchs_values"),
     "optimizer_step_counts": ("test_optim_step_tensors_s20.py", "test_step_is_a_0d_scalar_tensor_as_torch"),
-    "_thnn_fused_lstm_cell": ("test_lstm_cell_rows.py", "test_lstm_values_and_gradients_as_torch"),
-    "_thnn_fused_lstm_cell_backward": ("test_lstm_cell_rows.py", "test_lstm_values_and_gradients_as_torch"),
+    "_thnn_fused_lstm_cell": ("test_recurrent_cells.py", "test_lstm_values_and_gradients_as_torch"),
+    "_thnn_fused_lstm_cell_backward": ("test_recurrent_cells.py", "test_lstm_values_and_gradients_as_torch"),
+    "_thnn_fused_gru_cell": ("test_recurrent_cells.py", "test_gru_values_and_gradients_as_torch"),
+    "_thnn_fused_gru_cell_backward": ("test_recurrent_cells.py", "test_gru_values_and_gradients_as_torch"),
     # the nodes of in-place elu/celu/selu/leaky_relu, which save their result
     "elu_result": ("test_programs_s19.py", "test_inplace_activations_that_save_their_result"),
     "leaky_relu_result": ("test_programs_s19.py", "test_inplace_activations_that_save_their_result"),

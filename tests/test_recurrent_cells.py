@@ -1,5 +1,5 @@
-"""The LSTM cell's gate math as one record each way (ops/rowwise/lstm_rows.py): values and gradients of LSTM and
-LSTMCell against torch, with either output unused, in float32 and float64, and double backward through it."""
+"""The LSTM and GRU cells' gate math as one record each way (ops/rowwise/recurrent_cells.py): values and gradients of
+LSTM, GRU and their cells against torch, with outputs unused, in float32 and float64, and double backward."""
 import numpy as np
 import pytest
 import torch
@@ -31,6 +31,25 @@ def test_lstm_values_and_gradients_as_torch(dtype, rtol, use):
         inp = lib.tensor(x, dtype=getattr(lib, dtype), requires_grad=True)
         out, (h, c) = module(inp)
         loss = {"output": out.sum(), "h_n": (h * h).sum(), "c_n": c.sum(), "all": out.sum() + h.sum() + c.sum()}[use]
+        loss.backward()
+        return out.detach().numpy(), inp.grad.numpy(), _grads(module)
+    (o1, g1, p1), (o2, g2, p2) = run(torch, ref), run(tc, mine)
+    np.testing.assert_allclose(o2, o1, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(g2, g1, rtol=rtol, atol=rtol)
+    for a, b in zip(p2, p1):
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("dtype, rtol", [("float32", 2e-5), ("float64", 1e-12)])
+@pytest.mark.parametrize("use", ["output", "h_n"])
+def test_gru_values_and_gradients_as_torch(dtype, rtol, use):
+    ref, mine = _pair(dtype, lambda lib: lib.nn.GRU(5, 7, num_layers=2, bidirectional=True))
+    x = np.random.default_rng(4).standard_normal((6, 3, 5))
+
+    def run(lib, module):
+        inp = lib.tensor(x, dtype=getattr(lib, dtype), requires_grad=True)
+        out, h = module(inp)
+        loss = out.sum() if use == "output" else (h * h).sum()
         loss.backward()
         return out.detach().numpy(), inp.grad.numpy(), _grads(module)
     (o1, g1, p1), (o2, g2, p2) = run(torch, ref), run(tc, mine)
@@ -72,6 +91,24 @@ def test_double_backward_through_the_cell_as_torch():
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
+def test_gru_cell_double_backward_as_torch():
+    ref, mine = _pair("float64", lambda lib: lib.nn.GRUCell(3, 4))
+    x = np.random.default_rng(5).standard_normal((2, 3))
+    h0 = np.random.default_rng(6).standard_normal((2, 4))
+
+    def run(lib, cell):
+        inp = lib.tensor(x, dtype=lib.float64, requires_grad=True)
+        h = cell(inp, lib.tensor(h0, dtype=lib.float64))
+        (g,) = lib.autograd.grad((h * h).sum(), inp, create_graph=True)
+        (g * g).sum().backward()
+        return h.detach().numpy(), g.detach().numpy(), _grads(cell)
+    (h1, g1, p1), (h2, g2, p2) = run(torch, ref), run(tc, mine)
+    np.testing.assert_allclose(h2, h1, rtol=1e-12)
+    np.testing.assert_allclose(g2, g1, rtol=1e-10)
+    for a, b in zip(p2, p1):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
 def test_one_record_per_step_and_direction():
     lstm = tc.nn.LSTM(4, 5, bidirectional=True)
     out, _ = lstm(tc.randn(6, 2, 4))
@@ -81,7 +118,16 @@ def test_one_record_per_step_and_direction():
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
-        cells += node.name() == "ThnnFusedLstmCellBackward0"
+        cells += node.name() in ("ThnnFusedLstmCellBackward0", "ThnnFusedGruCellBackward0")
         todo += [n for n, _ in node.next_functions]
     assert cells == 6 * 2
     tidal.sync()
+
+
+def test_one_gru_record_per_step():
+    out, _ = tc.nn.GRU(4, 5)(tc.randn(6, 2, 4))
+    node, steps = out.grad_fn, 0
+    assert node.name() == "StackBackward0"
+    for edge, _ in node.next_functions:
+        steps += edge.name() == "ThnnFusedGruCellBackward0"
+    assert steps == 6
