@@ -324,6 +324,9 @@ EDGE_CASES = {
                                   marks=PATCH_1),
     "repeat_interleave": pytest.param(lambda T, leaf: leaf(3).repeat_interleave(T.tensor([1, 2, 1])),
                                       marks=PATCH_1),
+    "index_fill": pytest.param(lambda T, leaf: leaf(3, 2).index_fill(0, _index(T), 1.0), marks=PATCH_1),
+    "scatter_value": pytest.param(lambda T, leaf: leaf(2, 3).scatter(1, T.tensor([[0], [1]]), 2.0), marks=PATCH_1),
+    "index_put": pytest.param(lambda T, leaf: leaf(3, 2).index_put((_index(T),), leaf(2, 2)), marks=PATCH_1),
 }
 
 
@@ -372,4 +375,32 @@ def test_not_differentiable_arguments_as_torch(loss, grad_mode):
             return (leaf(*shape).detach().abs() * 0.8 + 0.1).requires_grad_(True)
         with T.set_grad_enabled(grad_mode):
             return loss(_functional(T), positive).tolist()
+    same_outcome(*both(program))
+
+
+# out-of-place index ops with a source: one node edged to the input itself (tidal's clone is left out of the graph);
+# the index's (None, 0) edge between input and source is left (its formulas return a gradient per input place)
+SOURCE_EDGE_CASES = {
+    "scatter": lambda T, leaf: leaf(2, 3).scatter(1, T.tensor([[0], [1]]), leaf(2, 1)),
+    "scatter_add": lambda T, leaf: leaf(2, 3).scatter_add(1, T.tensor([[0], [1]]), leaf(2, 1)),
+    "scatter_reduce": lambda T, leaf: leaf(2, 3).scatter_reduce(1, T.tensor([[0], [1]]), leaf(2, 1), "amax"),
+    "index_add": lambda T, leaf: leaf(3, 2).index_add(0, _index(T), leaf(2, 2), alpha=2),
+    "index_copy": lambda T, leaf: leaf(3, 2).index_copy(0, _index(T), leaf(2, 2)),
+    "put": lambda T, leaf: leaf(2, 3).put(T.tensor([0, 5]), leaf(2)),
+    "masked_scatter": lambda T, leaf: leaf(2, 3).masked_scatter(T.tensor([True, False, True]), leaf(6)),
+}
+
+
+@pytest.mark.parametrize("make", SOURCE_EDGE_CASES.values(), ids=SOURCE_EDGE_CASES.keys())
+def test_out_of_place_index_ops_edge_to_their_input(make):
+    def program(T):
+        leaves = []
+        make_leaf = _inputs(T)
+        def leaf(*shape):
+            leaves.append(make_leaf(*shape))
+            return leaves[-1]
+        out = make(T, leaf)
+        edges = _edges(out.grad_fn)
+        (out * out).sum().backward()
+        return [type(out.grad_fn).__name__, edges[0], edges[-1], [t.grad.tolist() for t in leaves]]
     same_outcome(*both(program))

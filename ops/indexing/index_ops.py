@@ -21,8 +21,8 @@ from ..dispatch.factory_args import fill_scalar
 from ..movement.view_grads import overload
 from ..complex_numbers.half import fitted
 from .scatter import (INDEX_DTYPES, accumulate_at, at_least_1d, check_index_dtype, check_no_overlap, check_now,
-                      check_out_grad, checked_index, emit, filled, inplace_grad, input_shape_and, picked_shapes,
-                      scalar_for, scatter_add, size1, wants, widened, written_only)
+                      check_out_grad, checked_index, emit, filled, inplace_grad, input_shape_and, out_of_place,
+                      picked_shapes, scalar_for, scatter_add, size1, wants, widened, written_only)
 from ..dispatch.limited_dtypes import check as check_limited
 from ..dispatch.mem_overlap import has_internal_overlap
 from .expanded_writes import warn_expanded
@@ -147,7 +147,7 @@ def _index_add_backward(node, g):
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """A copy of `input` with alpha * source added at `index` along `dim`."""
-    return index_add_(copies.clone(input), dim, index, source, alpha=alpha)
+    return out_of_place(index_add_, input, dim, index, source, alpha=alpha)
 
 
 def _along(a: np.ndarray, dim: int) -> np.ndarray:
@@ -204,7 +204,7 @@ def _index_copy_backward(node, g):
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of `input` with the slices at `index` along `dim` replaced by `source`."""
-    return index_copy_(copies.clone(input), dim, index, source)
+    return out_of_place(index_copy_, input, dim, index, source)
 
 
 def _index_copy_kernel(ins, outs, dim):
@@ -243,7 +243,7 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
 def _index_fill_backward(node, g):
     dim, (index,) = node.attrs[0], node.saved_tensors
     kept = index_fill(g, dim, index, 0)
-    if len(node.next_functions) == 2:  # a number filled: the node's inputs are (self, index)
+    if len(node.next_functions) < 3:  # a number filled: the node's inputs are (self, index), or self alone
         return kept, None
     # the value's gradient: g summed over the filled slices (each once, even if indexed twice); the engine sums
     return kept if wants(node, 0) else None, None, g - kept if wants(node, 2) else None
@@ -251,7 +251,7 @@ def _index_fill_backward(node, g):
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     """A copy of `input` with the slices at `index` along `dim` set to `value`."""
-    return index_fill_(copies.clone(input), dim, index, value)
+    return out_of_place(index_fill_, input, dim, index, value)
 
 
 def _index_fill_kernel(ins, outs, attrs):
@@ -318,7 +318,7 @@ def _put_backward(node, g):
 
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of `input` with source's values put at the flat `index`."""
-    return put_(copies.clone(input), index, source, accumulate)
+    return out_of_place(put_, input, index, source, accumulate)
 
 
 def _put_kernel(ins, outs, accumulate):

@@ -186,6 +186,8 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """A copy of `input` (broadcast with `mask`) with `source`'s values where `mask` holds."""
     _check_bool_mask(mask, "masked_scatter_ only supports boolean masks, but got mask with dtype {torch}")
     shape = broadcast_shapes(input._v.shape, mask._v.shape)
+    if tuple(input._v.shape) == tuple(shape):
+        return S.out_of_place(masked_scatter_, input, mask, source)
     return masked_scatter_(_broadcast_copy(input, shape), mask, source)
 
 

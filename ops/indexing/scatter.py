@@ -344,9 +344,21 @@ def scatter_(self: Tensor, dim: int, index: Tensor, src=None, value=None, *, red
     return _scatter(self, dim, index, src, value, reduce, "scatter" if reduce is None else "not_implemented")
 
 
+def out_of_place(inplace, input: Tensor, *args, **kwargs) -> Tensor:
+    """`inplace(a clone of input, *args, **kwargs)`: an out-of-place index op whose node is edged to `input` itself, as
+    torch's (the clone's node, whose gradient is the identity, is left out of the graph)."""
+    copy = copies.clone(input)
+    made = copy.grad_fn
+    out = inplace(copy, *args, **kwargs)
+    node = out.grad_fn
+    if made is not None and node is not made and node is not None and node.next_functions[0][0] is made:
+        node.next_functions = made.next_functions[:1] + node.next_functions[1:]
+    return out
+
+
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None, *, reduce: str | None = None) -> Tensor:
     """A copy of `input` with `src` (or `value`) scattered into it along `dim` (see scatter_)."""
-    return scatter_(copies.clone(input), dim, index, src, value, reduce=reduce)
+    return out_of_place(scatter_, input, dim, index, src, value, reduce=reduce)
 
 
 def _scatter_kernel(ins, outs, attrs):
@@ -372,7 +384,7 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of `input` with `src` added at `index` along `dim`."""
-    return scatter_add_(copies.clone(input), dim, index, src)
+    return out_of_place(scatter_add_, input, dim, index, src)
 
 
 _REDUCTIONS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum, "amin": np.minimum}
@@ -412,7 +424,7 @@ def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                    include_self: bool = True) -> Tensor:
     """A copy of `input` with `src` reduced into it at `index` along `dim`."""
-    return _scatter_reduce(copies.clone(input), dim, index, src, reduce, include_self, input)
+    return out_of_place(_scatter_reduce, input, dim, index, src, reduce, include_self, input)
 
 
 def _reduce_sum_grads(g, dim, index, include_self, src, before, result):

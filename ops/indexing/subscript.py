@@ -548,7 +548,7 @@ def _index_put_backward(node, g):
 
 def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of `input` with input[indices] = values (or += with `accumulate`)."""
-    return index_put_(copies.clone(input), indices, values, accumulate)
+    return S.out_of_place(index_put_, input, indices, values, accumulate)
 
 
 # -- the records -------------------------------------------------------------------------------------
