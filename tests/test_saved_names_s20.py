@@ -315,6 +315,9 @@ EDGE_CASES = {
     "where": lambda T, leaf: T.where(T.tensor([True, False]), leaf(2), T.zeros(2)),
     "cat_constant": lambda T, leaf: T.cat([leaf(2), T.zeros(2), leaf(1)]),
     "conv_no_bias": lambda T, leaf: T.nn.functional.conv1d(leaf(1, 1, 4), leaf(1, 1, 2)),
+    "pad_constant": lambda T, leaf: T.nn.functional.pad(leaf(1, 3), (1, 2), value=0.5),
+    "pad_and_crop": lambda T, leaf: T.nn.functional.pad(leaf(2, 4), (-1, 2, 1, 0)),
+    "pad_nothing": lambda T, leaf: T.nn.functional.pad(leaf(2, 4), (0, 0)),
     "gather": pytest.param(lambda T, leaf: leaf(2, 3).gather(1, T.tensor([[0], [1]])), marks=PATCH_1),
     "index_select": pytest.param(lambda T, leaf: leaf(3, 2).index_select(0, _index(T)), marks=PATCH_1),
     "getitem": pytest.param(lambda T, leaf: leaf(3, 2)[_index(T)], marks=PATCH_1),
@@ -403,4 +406,16 @@ def test_out_of_place_index_ops_edge_to_their_input(make):
         edges = _edges(out.grad_fn)
         (out * out).sum().backward()
         return [type(out.grad_fn).__name__, edges[0], edges[-1], [t.grad.tolist() for t in leaves]]
+    same_outcome(*both(program))
+
+
+def test_constant_pad_double_backward():
+    """ConstantPadNdBackward0's gradient is the gradient padded back (cropped): differentiable again."""
+    def program(T):
+        x = _inputs(T)(2, 3, 4)
+        w = _inputs(T)(2, 5, 3).detach()
+        y = T.nn.functional.pad(x, (-1, 0, 1, 1), value=2.0)
+        (g,) = T.autograd.grad((y * y * w).sum(), x, create_graph=True)
+        (g * g).sum().backward()
+        return [type(g.grad_fn).__name__, g.tolist(), x.grad.tolist()]
     same_outcome(*both(program))

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor
 from ..dispatch.node_names import torch_node
+from ..dispatch.primitive import Primitive
+from ..elementwise import copies
 from ..factories.creation import full
 from ..indexing.index_ops import INDEX_SELECT
 from .memory_format import in_format, suggest_memory_format
@@ -80,13 +83,12 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
                                       "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
                                       "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
                                       "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if mode == "constant":
+        return _constant_pad(input, pad, 0 if value is None else value)
     out = input
     for k in range(len(pad) // 2):
         d = input.dim() - 1 - k
         left, right = pad[2 * k], pad[2 * k + 1]
-        if mode == "constant":
-            out = _pad_constant(out, d, left, right, 0 if value is None else value)
-            continue
         size = out.shape[d]
         if mode == "reflect" and (left >= size or right >= size):
             raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
@@ -106,4 +108,25 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
 
 
 # torch's grad_fn for each padding mode ({} the number of padded dims); circular is a composite there too
-_PAD_NODES = {"constant": "constant_pad_nd", "reflect": "reflection_pad{}d", "replicate": "replication_pad{}d"}
+_PAD_NODES = {"reflect": "reflection_pad{}d", "replicate": "replication_pad{}d"}
+
+
+def _constant_pad(input: Tensor, pad: tuple, value) -> Tensor:
+    """Constant padding (negative pads crop), a new tensor whose node (torch's ConstantPadNdBackward0) is edged to
+    the input alone and pads the gradient back by the negated pads."""
+    with no_grad():
+        out = input
+        for k in range(len(pad) // 2):
+            out = _pad_constant(out, input.dim() - 1 - k, pad[2 * k], pad[2 * k + 1], value)
+        if out is input or out._base is not None:  # (no pad, or crops alone: still a new tensor, as torch's)
+            out = copies.clone(out)
+    CONSTANT_PAD.attach((input,), (out,), tuple(-p for p in pad))
+    return in_format(out, suggest_memory_format(input))
+
+
+def _constant_pad_backward(node, g: Tensor) -> tuple:
+    return (_constant_pad(g, node.attrs, 0),)
+
+
+# constant padding's node on the input (attrs: the negated pads, its gradient's own padding)
+CONSTANT_PAD = Primitive("constant_pad_nd", None, cpu=None, backward=_constant_pad_backward)
