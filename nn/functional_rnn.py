@@ -42,7 +42,8 @@ def _relu_step(xp: Tensor, h: Tensor, w_hh_t: Tensor, b_hh: Tensor | None, w_hr_
 def _lstm_step(xp: Tensor, state: tuple, w_hh_t: Tensor, b_hh: Tensor | None,
                w_hr_t: Tensor | None = None) -> tuple:
     h, c = state
-    gates = xp + _affine(h, w_hh_t, b_hh)
+    # (b_hh None: _run folded it into the sequence's projection, so a step is one addmm and one cell)
+    gates = ops.addmm(xp, h, w_hh_t) if b_hh is None else xp + _affine(h, w_hh_t, b_hh)
     if recurrent_cells.takes(gates, c):  # the gate math as one record each way
         h, c = recurrent_cells.lstm_cell_rows(gates, c)
     else:
@@ -187,10 +188,14 @@ def _run(step: Callable, input: Tensor, states: list, params, has_biases: bool, 
         outputs = []
         for direction in range(directions):
             index = layer * directions + direction
-            w_ih, _, b_ih, _, _ = groups[index]
+            w_ih, w_hh, b_ih, b_hh, w_hr = groups[index]
             projected = _affine(x, w_ih.t(), b_ih)  # the whole sequence in one matmul
+            weights = groups[index]
+            if step is _lstm_step and b_hh is not None and recurrent_cells.takes(projected, b_hh):
+                projected = projected + b_hh  # (the LSTM's two biases add alike: once per sequence, not per step)
+                weights = (w_ih, w_hh, b_ih, None, w_hr)
             steps = projected.split(batch_sizes, 0) if packed else projected.unbind(0)
-            out, final = _run_direction(step, steps, batch_sizes, states[index], groups[index], direction == 1)
+            out, final = _run_direction(step, steps, batch_sizes, states[index], weights, direction == 1)
             outputs.append(ops.cat(out, 0) if packed else ops.stack(out, 0))
             finals.append(final)
         x = outputs[0] if directions == 1 else ops.cat(outputs, -1)
