@@ -39,9 +39,12 @@ _INVERSE = "inverse"  # the inverse permutation
 _TUPLE = "tuple"
 _FLAT = "flat"  # a per-channel statistic kept broadcastable (1, C, 1): torch's is (C,)
 _REDUCTION = "reduction"  # 'none' | 'mean' | 'sum' as torch's enum (0, 1, 2)
-_SPATIAL = "spatial"  # per canonical (2-D or 3-D) spatial dim: the input's own spatial dims (conv1d's last one)
+_SPATIAL = "spatial"  # per canonical (2-D or 3-D) spatial dim of a convolution: its own (conv1d's last one)
 _SPATIAL_PAIRS = "before"  # (before, after) pads per canonical dim: torch's symmetric padding is the befores
 _ZEROS = "zeros"  # zeros per spatial dim (a plain convolution's output padding)
+_BEFORES = "befores"  # (before, after) pads per dim of a pool (torch's pools are 2-D or 3-D there too)
+_SPLIT = "split"  # a join's (op, dim, piece shapes): torch's split_size, the first piece's extent
+_JOINED = "joined"  # ... and the joined input's shape
 _FIRST = "first"
 _SCALAR = "scalar"  # a number kept as a float: torch's Scalar reads back an int where it was one
 
@@ -51,11 +54,19 @@ _SUM = {"dim": ("attr", "axes"), "keepdim": ("attr", "keepdim"), "self_sym_sizes
 _MEAN = {**_SUM, "self_sym_numel": ("attr", "shape", _PRODUCT)}
 _SIZES = {"self_sym_sizes": ("attrs",)}
 _SOFTMAX = {"dim": ("attrs",), "result": ("saved", 0)}
+_EXTREMES = {"dim": ("attr", "axes"), "keepdim": ("attr", "keepdim"), "self": ("saved", 0), "result": ("saved", 1)}
+_INDEXED = {"dim": ("attr", "axes", _FIRST), "keepdim": ("attr", "keepdim"), "indices": ("saved", 0),
+            "self_sym_sizes": ("attr", "shape")}
+_SELECTED = {"dim": ("attr", 1), "indices": ("saved", 0), "self_sym_sizes": ("attr", 0, _TUPLE)}
 
 NODE_NAMES = {
     # the matmul family (tidal's inputs: addmm's mat1, mat2, then its bias)
     "MmBackward0": _MATMUL,
     "BmmBackward0": {"self": ("saved", 0), "mat2": ("saved", 1)},
+    "DotBackward0": {"self": ("saved", 0), "tensor": ("saved", 1)},
+    "MvBackward0": {"self": ("saved", 0), "vec": ("saved", 1)},
+    "BaddbmmBackward0": {"batch1": ("saved", 0), "batch2": ("saved", 1), "alpha": ("attr", 2, _SCALAR),
+                         "beta": ("attr", 3, _SCALAR)},
     "AddmmBackward0": {"mat1": ("saved", 0), "mat2": ("saved", 1), "alpha": ("attr", 2, _SCALAR),
                        "beta": ("attr", 3, _SCALAR),
                        "mat1_sym_sizes": ("sizes", 0), "mat2_sym_sizes": ("sizes", 1),
@@ -89,9 +100,31 @@ NODE_NAMES = {
                            "padding_idx": ("attr", 1, _U64), "scale_grad_by_freq": ("attr", 2),
                            "sparse": ("attr", 3)},
     "MaskedFillBackward0": {"mask": ("saved", 0)},
-    # joins
+    "CumsumBackward0": {"dim": ("attr", "axes", _FIRST)},
+    "CumprodBackward0": {"dim": ("attr", "axes", _FIRST), "self": ("saved", 0), "result": ("saved", 1)},
+    "ProdBackward0": {"self": ("saved", 0), "result": ("saved", 1)},
+    "ProdBackward1": {"dim": ("attr", "axes", _FIRST), "keepdim": ("attr", "keepdim"), "self": ("saved", 0),
+                      "result": ("saved", 1)},
+    "AmaxBackward0": _EXTREMES,
+    "AminBackward0": _EXTREMES,
+    "LogsumexpBackward0": _EXTREMES,
+    "MaxBackward0": _INDEXED,
+    "MinBackward0": _INDEXED,
+    "MedianBackward1": _INDEXED,
+    "NanmedianBackward1": _INDEXED,
+    "ModeBackward0": _INDEXED,
+    "KthvalueBackward0": {**_SELECTED, "keepdim": ("attr", 2)},
+    "SortBackward0": _SELECTED,
+    # joins and splits (a split's attrs: the join that is its gradient, its dim, the pieces' shapes)
+    "SplitBackward0": {"dim": ("attr", 1), "split_size": ("attrs", None, _SPLIT),
+                       "self_sym_sizes": ("attrs", None, _JOINED)},
+    "UnbindBackward0": {"dim": ("attr", 1)},
     "CatBackward0": {"dim": ("attr", 0)},
     "StackBackward0": {"dim": ("attrs",)},
+    "FlipBackward0": {"dims": ("attrs", None, _TUPLE)},
+    "RollBackward0": {"shifts": ("attr", 0), "dims": ("attr", 1)},
+    "TrilBackward0": {"diagonal": ("attr", 0)},
+    "TriuBackward0": {"diagonal": ("attr", 0)},
     # the softmax family (attrs: the dim)
     "SoftmaxBackward0": _SOFTMAX,
     "LogSoftmaxBackward0": _SOFTMAX,
@@ -105,6 +138,18 @@ NODE_NAMES = {
                              "dilation": ("attr", "dilation", _SPATIAL), "groups": ("attr", "groups"),
                              "padding": ("attr", "pads", _SPATIAL_PAIRS), "transposed": ("const", False),
                              "output_padding": ("attr", "stride", _ZEROS)},
+    "AvgPool2DBackward0": {"self": ("saved", 0), "kernel_size": ("attr", "kernel"),
+                           "padding": ("attr", "pads", _BEFORES)},
+    "AvgPool3DBackward0": {"self": ("saved", 0), "kernel_size": ("attr", "kernel"),
+                           "padding": ("attr", "pads", _BEFORES)},
+    "MaxPool2DWithIndicesBackward0": {"self": ("saved", 1), "result1": ("saved", 0), "kernel_size": ("attr", "kernel"),
+                                      "padding": ("attr", "pads", _BEFORES), "dilation": ("attr", "dilation")},
+    # activations whose nodes keep their numbers (attrs)
+    "LeakyReluBackward0": {"self": ("saved", 0), "negative_slope": ("attr", 0)},
+    "EluBackward0": {"self": ("saved", 0), "alpha": ("attr", 0, _SCALAR), "scale": ("attr", 1, _SCALAR),
+                     "input_scale": ("attr", 2, _SCALAR)},
+    "SoftplusBackward0": {"self": ("saved", 0), "beta": ("attr", 0, _SCALAR), "threshold": ("attr", 1, _SCALAR)},
+    "HardtanhBackward0": {"self": ("saved", 0), "min_val": ("attr", 0), "max_val": ("attr", 1)},
     "NativeLayerNormBackward0": {"input": ("saved", 0), "result1": ("saved", 1), "result2": ("saved", 2),
                                  "weight": ("saved", 3)},
     "NativeBatchNormBackward0": {"input": ("saved", 0), "result1": ("saved", 1, _FLAT),
@@ -181,8 +226,17 @@ def _convert(node, value, how: str):
         return tuple(value)
     if how in (_SPATIAL, _SPATIAL_PAIRS, _ZEROS):
         value = value[0::2] if how == _SPATIAL_PAIRS else value
-        n = len(node.attrs.image) - 2
+        n = len(node.attrs.weight) - 2  # (a convolution's weight: its spatial dims as the user wrote them)
         return tuple(value[len(value) - n:]) if how != _ZEROS else (0,) * n
+    if how == _BEFORES:
+        return tuple(value[0::2])
+    if how in (_SPLIT, _JOINED):
+        _, dim, shapes = value
+        if how == _SPLIT:
+            return shapes[0][dim]
+        joined = list(shapes[0])
+        joined[dim] = sum(shape[dim] for shape in shapes)
+        return tuple(joined)
     if how == _FIRST:
         return value[0]
     if how == _SCALAR:
