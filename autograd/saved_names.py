@@ -43,6 +43,7 @@ _SPATIAL = "spatial"  # per canonical (2-D or 3-D) spatial dim of a convolution:
 _SPATIAL_PAIRS = "before"  # (before, after) pads per canonical dim: torch's symmetric padding is the befores
 _ZEROS = "zeros"  # zeros per spatial dim (a plain convolution's output padding)
 _BEFORES = "befores"  # (before, after) pads per dim of a pool (torch's pools are 2-D or 3-D there too)
+_ELU_ALPHA = "elu_alpha"  # elu's attrs keep alpha * scale (selu's 1.758...): torch keeps alpha
 _SPLIT = "split"  # a join's (op, dim, piece shapes): torch's split_size, the first piece's extent
 _JOINED = "joined"  # ... and the joined input's shape
 _FIRST = "first"
@@ -146,7 +147,7 @@ NODE_NAMES = {
                                       "padding": ("attr", "pads", _BEFORES), "dilation": ("attr", "dilation")},
     # activations whose nodes keep their numbers (attrs)
     "LeakyReluBackward0": {"self": ("saved", 0), "negative_slope": ("attr", 0)},
-    "EluBackward0": {"self": ("saved", 0), "alpha": ("attr", 0, _SCALAR), "scale": ("attr", 1, _SCALAR),
+    "EluBackward0": {"self": ("saved", 0), "alpha": ("attrs", None, _ELU_ALPHA), "scale": ("attr", 1, _SCALAR),
                      "input_scale": ("attr", 2, _SCALAR)},
     "SoftplusBackward0": {"self": ("saved", 0), "beta": ("attr", 0, _SCALAR), "threshold": ("attr", 1, _SCALAR)},
     "HardtanhBackward0": {"self": ("saved", 0), "min_val": ("attr", 0), "max_val": ("attr", 1)},
@@ -228,6 +229,9 @@ def _convert(node, value, how: str):
         value = value[0::2] if how == _SPATIAL_PAIRS else value
         n = len(node.attrs.weight) - 2  # (a convolution's weight: its spatial dims as the user wrote them)
         return tuple(value[len(value) - n:]) if how != _ZEROS else (0,) * n
+    if how == _ELU_ALPHA:
+        alpha = value[0] / value[1] if value[1] else value[0]
+        return int(alpha) if alpha.is_integer() else alpha
     if how == _BEFORES:
         return tuple(value[0::2])
     if how in (_SPLIT, _JOINED):

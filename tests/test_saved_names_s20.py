@@ -32,6 +32,8 @@ def _agree(theirs, ours) -> None:
             _agree(a, b)
     elif isinstance(theirs, float):
         assert ours == pytest.approx(theirs, rel=1e-5, abs=1e-6)
+    elif theirs[0] == "float":
+        assert ours == (theirs[0], pytest.approx(theirs[1], rel=1e-6))  # (selu alpha: tidal keeps alpha*scale in float32)
     else:
         assert ours == theirs
 
@@ -261,6 +263,7 @@ SAVED_CASES = {
                    ("ceil_mode", "stride")),
     "leaky_relu": (lambda T, leaf: T.nn.functional.leaky_relu(leaf(2, 3), 0.2), ()),
     "elu": (lambda T, leaf: T.nn.functional.elu(leaf(2, 3), 0.5), ()),
+    "selu": (lambda T, leaf: T.nn.functional.selu(leaf(2, 3)), ()),
     "softplus": (lambda T, leaf: T.nn.functional.softplus(leaf(2, 3), beta=2), ()),
     "hardtanh": (lambda T, leaf: T.nn.functional.hardtanh(leaf(2, 3), -0.5, 0.5), ()),
     "relu": (lambda T, leaf: T.relu(leaf(2, 3)), ()),
@@ -285,6 +288,8 @@ def _same(theirs, ours) -> None:
     elif theirs[0] in ("tuple", "list"):
         for a, b in zip(theirs[1:], ours[1:]):
             _same(a, b)
+    elif theirs[0] == "float":
+        assert ours == (theirs[0], pytest.approx(theirs[1], rel=1e-6))  # (selu alpha: tidal keeps alpha*scale in float32)
     else:
         assert ours == theirs
 
