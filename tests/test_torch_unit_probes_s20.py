@@ -96,6 +96,30 @@ def trunc_division_in_place_refuses_a_lower_kind(t):
                   lambda: t.tensor([5, 7]).div_(t.tensor([2., 2.]), rounding_mode="floor")])
 
 
+@probe
+def div_rounding_mode_name_is_checked(t):
+    return _errs([lambda: t.div(t.ones(2), 2, rounding_mode="bad"), lambda: t.ones(2).div_(2, rounding_mode="x"),
+                  lambda: t.div(t.ones(2, requires_grad=True), 2, rounding_mode="round")])
+
+
+# -- numbers into small integer tensors: wrapped where torch's check lets them pass (test_indexing, scatter) --------
+@probe
+def small_int_fill_values_wrap_or_refuse(t):
+    def filled(op, dtype, value):
+        x = t.tensor([1, 2], dtype=dtype)
+        if op == "index_fill":
+            return x.index_fill(0, t.tensor([0]), value)
+        if op == "scatter":
+            return x.scatter(0, t.tensor([1]), value)
+        return x.scatter_(0, t.tensor([0]), value, reduce="add")
+    out = []
+    for op in ("index_fill", "scatter", "scatter_add"):
+        for dtype, value in ((t.uint8, -1), (t.uint8, -255), (t.uint8, -256), (t.uint8, 256), (t.int8, 127),
+                             (t.int8, 200), (t.int8, -129), (t.int16, -1)):
+            out.append(_errs([lambda: filled(op, dtype, value)])[0])
+    return out
+
+
 # -- gcd/lcm and ldexp result dtypes (test_binary_ufuncs) ---------------------------------------------------------
 @probe
 def gcd_lcm_zero_dim_operand_yields(t):

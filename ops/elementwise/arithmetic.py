@@ -305,7 +305,7 @@ def div(input, other, *, rounding_mode: str | None = None, out: Tensor | None = 
             return res if out is None else convert(res, kind, out=out)
         res = apply("trunc", apply("div", input, other))
         return res if kind.is_floating_point and out is None else convert(res, kind, out=out)
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                      f"'{rounding_mode}'")
 
 

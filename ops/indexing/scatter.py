@@ -24,7 +24,7 @@ from ..elementwise import plans as ew
 from ..elementwise import copies, arithmetic as M
 from ..dispatch.primitive import Primitive
 from ..elementwise.plans import torch_name
-from ..dispatch.factory_args import CHECKED_NAME, TYPEMETA_NAME
+from ..dispatch.factory_args import CHECKED_NAME, TYPEMETA_NAME, overflows
 from ..dispatch.mem_overlap import check_out
 from ..dispatch.out_checks import check_out_grad, prepare_out  # (importers take them from here too)
 from ..dispatch.ready_values import GIL_KEPT_ELEMENTS, computed_values  # noqa: F401 (likewise)
@@ -61,7 +61,19 @@ def scalar_for(dtype: dt.dtype, value):
         if value.imag:
             raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[dtype]} without overflow")
         value = value.real
-    return int(value) if dtype.category == dt.INT else float(value)
+    if dtype.category != dt.INT:
+        return float(value)
+    value = int(value)
+    low, high = INT_RANGE.get(dtype.np, (value, value))
+    if not low <= value <= high:  # torch's checked conversion; what passes it keeps its low bits (-1 into uint8: 255)
+        if overflows(value, dtype):
+            raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[dtype]} without overflow")
+        value = int(np.array(value, dtype=np.int64).astype(dtype.np))
+    return value
+
+
+INT_RANGE = {np.dtype(d): (int(np.iinfo(d).min), int(np.iinfo(d).max)) for d in
+             (np.uint8, np.int8, np.int16, np.int32, np.uint16, np.uint32)}
 
 
 def broadcasts_to(shape: tuple, target: tuple) -> bool:
