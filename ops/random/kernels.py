@@ -3,8 +3,8 @@
 calls per element, and randperm's shuffle.
 
 Loaded through vm.codegen.kernel_module (`import tidal` never imports numba); until it is compiled
-random_transforms.py runs its NumPy versions, and both give the same bits: every fused multiply-add is
-the same exact emulation, and numba calls the same C library functions Python's `math` calls
+random_transforms.py runs its NumPy versions, and both give the same bits: every fused multiply-add rounds once
+(LLVM's fma here, an exact emulation there), and numba calls the same C library functions Python's `math` calls
 (tests/test_rng_torch_streams.py compares the two paths).
 """
 from __future__ import annotations
@@ -14,56 +14,21 @@ import math
 import numpy as np
 from numba import njit
 
+from ..elementwise.scalar_kernels import _fma
+
 _F32 = np.float32
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always")
 def _fma32(a, b, c):
-    """a * b + c rounded once to float32 (see random_transforms.fma32)."""
-    p = np.float64(a) * np.float64(b)
-    s = p + np.float64(c)
-    r = np.float32(s)
-    if (np.float64(s).view(np.int64) & 0x1FFFFFFF) != 0x10000000 and abs(s) >= 2.0 ** -125:
-        return r  # (not on a float32 midpoint: the double rounding cannot have changed the float32 one)
-    d = s - np.float64(r)
-    if d == 0.0:
-        return r
-    other = np.nextafter(r, np.float32(np.inf) if d > 0 else np.float32(-np.inf))
-    if s != (np.float64(r) + np.float64(other)) * 0.5:
-        return r
-    bp = s - p
-    err = (p - (s - bp)) + (np.float64(c) - bp)
-    if err != 0.0 and (err > 0) == (d > 0):
-        return other
-    return r
+    """a * b + c rounded once to float32: the hardware's fused multiply-add (LLVM's fma; libm's fmaf without one)."""
+    return _fma(np.float32(a), np.float32(b), np.float32(c))
 
 
-@njit(cache=True, nogil=True)
-def _split(a):
-    c = 134217729.0 * a
-    high = c - (c - a)
-    return high, a - high
-
-
-@njit(cache=True, nogil=True)
+@njit(inline="always")
 def _fma64(a, b, c):
-    """a * b + c rounded once (see random_transforms.fma64)."""
-    uh = a * b
-    ah, al = _split(a)
-    bh, bl = _split(b)
-    ul = ((ah * bh - uh) + ah * bl + al * bh) + al * bl
-    th = c + uh
-    bb = th - c
-    tl = (c - (th - bb)) + (uh - bb)
-    v = tl + ul
-    bb = v - tl
-    e = (tl - (v - bb)) + (ul - bb)
-    if e != 0.0 and (np.float64(v).view(np.int64) & 1) == 0:
-        v = np.nextafter(v, np.inf if e > 0 else -np.inf)
-    result = th + v
-    if not np.isfinite(result):
-        return a * b + c
-    return result
+    """a * b + c rounded once: as _fma32, in double."""
+    return _fma(np.float64(a), np.float64(b), np.float64(c))
 
 
 @njit(cache=True, nogil=True)

@@ -29,13 +29,15 @@ from ...vm.codegen import kernel_module
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _COMPILED_FROM = 2  # elements: a compiled call costs about a microsecond, a NumPy pass about as much
+_NUMPY_S_PER_ELEMENT = 50e-9  # about what these NumPy paths cost (several passes, exact FMA emulation): their heat
 
 
 def _compiled(n: int):
-    """ops/random/kernels.py once compiled (and worth it for n elements), else None: the NumPy path."""
+    """ops/random/kernels.py once compiled (and worth it for n elements), else None: the NumPy path. Its heat: a
+    program drawing millions of values brings the compiled loops in, even before anything else loads numba."""
     if n < _COMPILED_FROM:
         return None
-    return kernel_module('.kernels', __package__)
+    return kernel_module('.kernels', __package__, spent=n * _NUMPY_S_PER_ELEMENT)
 
 
 _LOW53 = np.uint64((1 << 53) - 1)
