@@ -32,8 +32,6 @@ def _agree(theirs, ours) -> None:
             _agree(a, b)
     elif isinstance(theirs, float):
         assert ours == pytest.approx(theirs, rel=1e-5, abs=1e-6)
-    elif theirs[0] == "float":
-        assert ours == (theirs[0], pytest.approx(theirs[1], rel=1e-6))  # (selu alpha: tidal keeps alpha*scale in float32)
     else:
         assert ours == theirs
 
@@ -288,8 +286,8 @@ def _same(theirs, ours) -> None:
     elif theirs[0] in ("tuple", "list"):
         for a, b in zip(theirs[1:], ours[1:]):
             _same(a, b)
-    elif theirs[0] == "float":
-        assert ours == (theirs[0], pytest.approx(theirs[1], rel=1e-6))  # (selu alpha: tidal keeps alpha*scale in float32)
+    elif theirs[0] == "float":  # (selu's alpha: tidal keeps alpha * scale in float32)
+        assert ours == (theirs[0], pytest.approx(theirs[1], rel=1e-6))
     else:
         assert ours == theirs
 
