@@ -554,24 +554,30 @@ def kernel_module(name: str, package: str | None = None, spent: float = 0.0):
         if heat < compile_heat:
             return None
 
-    def load():
+    def load(here: bool = False):
         loaded = import_numba_user(full)
-        if background and intra_op.parallel():  # (on the compiler thread: its warm-up starts no pool)
+        if background and not here and intra_op.parallel():  # (on the compiler thread: its warm-up starts no pool)
             intra_op.serial_here()
         loaded.warm()  # from the on-disk cache the compile process filled (or compiled here)
         _kernel_modules[full] = loaded
 
-    if not background:
+    # a call whose NumPy path alone costs more than loading the stored module (numba's import included) loads it
+    # here and runs compiled (a program's first draw of millions of random values, in a run after the first)
+    here = stored and spent >= (sync_load_s if _numba_imported() else sync_load_s + numba_import_s)
+    if not background or here:
         if full in _failed_modules:
             return None
         try:
-            load()
+            load(here)
         except Exception:  # noqa: BLE001 - the caller keeps its NumPy path for good, as after a background failure
             _failed_modules.add(full)
             return None
         return _kernel_modules[full]
     compiler.request(key, load, None if stored else (full, None, "warm", ()), first=True)
     return None
+
+
+sync_load_s, numba_import_s = 0.1, 0.4  # about what loading a stored kernel module costs here, and numba's import
 
 
 # When a background compile starts (ski rental): compiling a kernel costs about half a second of a core
