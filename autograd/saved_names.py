@@ -54,7 +54,7 @@ _MATMUL = {"self": ("saved", 0), "mat2": ("saved", 1), "self_sym_sizes": ("sizes
 _SUM = {"dim": ("attr", "axes"), "keepdim": ("attr", "keepdim"), "self_sym_sizes": ("attr", "shape")}
 _MEAN = {**_SUM, "self_sym_numel": ("attr", "shape", _PRODUCT)}
 _SIZES = {"self_sym_sizes": ("attrs",)}
-_SOFTMAX = {"dim": ("attrs",), "result": ("saved", 0)}
+_SOFTMAX = {"dim": ("attrs", None, _U64), "result": ("saved", 0)}  # (the dim as given: -1 reads 2**64 - 1)
 _EXTREMES = {"dim": ("attr", "axes"), "keepdim": ("attr", "keepdim"), "self": ("saved", 0), "result": ("saved", 1)}
 _INDEXED = {"dim": ("attr", "axes", _FIRST), "keepdim": ("attr", "keepdim"), "indices": ("saved", 0),
             "self_sym_sizes": ("attr", "shape")}

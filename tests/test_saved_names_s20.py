@@ -213,6 +213,8 @@ SAVED_CASES = {
     "cat": (lambda T, leaf: T.cat([leaf(2, 3), leaf(1, 3)]), ()),
     "stack": (lambda T, leaf: T.stack([leaf(2, 3), leaf(2, 3)], 1), ()),
     "softmax": (lambda T, leaf: leaf(2, 3).softmax(1), ()),
+    "softmax_last_dim": (lambda T, leaf: T.nn.functional.softmax(leaf(2, 3), dim=-1), ()),
+    "log_softmax_negative_dim": (lambda T, leaf: leaf(2, 3, 4).log_softmax(-2), ()),
     "log_softmax": (lambda T, leaf: T.nn.functional.log_softmax(leaf(2, 3, 4), 0), ()),
     "mse_loss": (lambda T, leaf: T.nn.functional.mse_loss(leaf(2, 3), leaf(2, 3)), ("reduction",)),
     "huber_loss": (lambda T, leaf: T.nn.functional.huber_loss(leaf(2, 3), leaf(2, 3)), ("reduction", "delta")),

@@ -50,7 +50,7 @@ def _softmax_family(op: str, input: Tensor, dim, dtype, body, record: Primitive)
         else:
             result = body(x, d, out) if body is _log_softmax_body else body(x, d)
             result = result if result.dtype is out else copies.convert(result, out)
-    record.attach((input,), (result,), d, op)
+    record.attach((input,), (result,), dim if dim.__class__ is int else d, op)  # (the dim as given: torch's _saved_dim)
     return result
 
 
@@ -85,10 +85,11 @@ def _safe_softmax_body(x: Tensor, d: int) -> Tensor:
 
 def _softmax_backward(node, g):
     (y,) = node.saved_tensors
-    if not is_grad_enabled() and g.dtype is y.dtype and softmax_rows.takes(y, node.attrs):  # (not create_graph)
+    d = node.attrs % builtins.max(y.ndim, 1)
+    if not is_grad_enabled() and g.dtype is y.dtype and softmax_rows.takes(y, d):  # (not create_graph)
         return softmax_rows.softmax_rows_backward(g, y, False)
     g, y, half = _widened(g, y)  # (16-bit: computed in float32 and rounded once, as torch's kernel)
-    grad = y * (g - sum(g * y, node.attrs, keepdim=True))
+    grad = y * (g - sum(g * y, d, keepdim=True))
     return grad if half is None else copies.convert(grad, half)
 
 
@@ -121,15 +122,16 @@ def _log_softmax_body(x: Tensor, d: int, out: dt.dtype | None = None) -> Tensor:
 
 def _log_softmax_backward(node, g):
     (y,) = node.saved_tensors
-    if not is_grad_enabled() and g.dtype is y.dtype and softmax_rows.takes(y, node.attrs):  # (not create_graph)
+    d = node.attrs % builtins.max(y.ndim, 1)
+    if not is_grad_enabled() and g.dtype is y.dtype and softmax_rows.takes(y, d):  # (not create_graph)
         return softmax_rows.softmax_rows_backward(g, y, True)
     g, y, half = _widened(g, y)
-    grad = g - M.exp(y) * sum(g, node.attrs, keepdim=True)
+    grad = g - M.exp(y) * sum(g, d, keepdim=True)
     return grad if half is None else copies.convert(grad, half)
 
 
 # the composites' nodes (torch's SoftmaxBackward0, SafeSoftmaxBackward0 through node=, LogSoftmaxBackward0): their
-# attrs the wrapped dim, each saving only its output
+# attrs the dim as given (negative too), each saving only its output
 SOFTMAX = Primitive("softmax", None, cpu=None, backward=_softmax_backward, saved=("output0",), sbp="along_dim")
 LOG_SOFTMAX = Primitive("log_softmax", None, cpu=None, backward=_log_softmax_backward, saved=("output0",),
                         sbp="along_dim")
