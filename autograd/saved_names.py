@@ -43,6 +43,7 @@ _SPATIAL = "spatial"  # per canonical (2-D or 3-D) spatial dim of a convolution:
 _SPATIAL_PAIRS = "before"  # (before, after) pads per canonical dim: torch's symmetric padding is the befores
 _ZEROS = "zeros"  # zeros per spatial dim (a plain convolution's output padding)
 _BEFORES = "befores"  # (before, after) pads per dim of a pool (torch's pools are 2-D or 3-D there too)
+_APPROXIMATE = "approximate"  # gelu's op: gelu or gelu_tanh
 _ELU_ALPHA = "elu_alpha"  # elu's attrs keep alpha * scale (selu's 1.758...): torch keeps alpha
 _SPLIT = "split"  # a join's (op, dim, piece shapes): torch's split_size, the first piece's extent
 _JOINED = "joined"  # ... and the joined input's shape
@@ -145,12 +146,25 @@ NODE_NAMES = {
                            "padding": ("attr", "pads", _BEFORES)},
     "MaxPool2DWithIndicesBackward0": {"self": ("saved", 1), "result1": ("saved", 0), "kernel_size": ("attr", "kernel"),
                                       "padding": ("attr", "pads", _BEFORES), "dilation": ("attr", "dilation")},
+    # elementwise nodes whose torch node names differ from their op's inputs (saved: 0 the result, 1 + k input k)
+    "PowBackward0": {"self": ("saved", 1), "exponent": ("saved", 2)},
+    "ClampMinBackward0": {"self": ("saved", 1), "min": ("saved", 2)},
+    "ClampMaxBackward0": {"self": ("saved", 1), "max": ("saved", 3)},
+    "LerpBackward0": {"weight": ("saved", 3)},
+    "PolygammaBackward0": {"self": ("saved", 1), "n": ("saved", 2)},
+    "GeluBackward0": {"self": ("saved", 1), "approximate": ("attr", 0, _APPROXIMATE)},
+    "SiluBackward0": {"self": ("saved", 1)},
+    "MishBackward0": {"self": ("saved", 1)},
+    "FmodBackward0": {},
+    "RemainderBackward0": {},
     # activations whose nodes keep their numbers (attrs)
     "LeakyReluBackward0": {"self": ("saved", 0), "negative_slope": ("attr", 0)},
     "EluBackward0": {"self": ("saved", 0), "alpha": ("attrs", None, _ELU_ALPHA), "scale": ("attr", 1, _SCALAR),
                      "input_scale": ("attr", 2, _SCALAR)},
     "SoftplusBackward0": {"self": ("saved", 0), "beta": ("attr", 0, _SCALAR), "threshold": ("attr", 1, _SCALAR)},
     "HardtanhBackward0": {"self": ("saved", 0), "min_val": ("attr", 0), "max_val": ("attr", 1)},
+    "CeluBackward0": {"self": ("saved", 0), "alpha": ("attr", 0, _SCALAR)},
+    "SoftshrinkBackward0": {"self": ("saved", 0), "lambd": ("attr", 0)},
     "NativeLayerNormBackward0": {"input": ("saved", 0), "result1": ("saved", 1), "result2": ("saved", 2),
                                  "weight": ("saved", 3)},
     "NativeBatchNormBackward0": {"input": ("saved", 0), "result1": ("saved", 1, _FLAT),
@@ -229,6 +243,8 @@ def _convert(node, value, how: str):
         value = value[0::2] if how == _SPATIAL_PAIRS else value
         n = len(node.attrs.weight) - 2  # (a convolution's weight: its spatial dims as the user wrote them)
         return tuple(value[len(value) - n:]) if how != _ZEROS else (0,) * n
+    if how == _APPROXIMATE:
+        return "tanh" if value == "gelu_tanh" else "none"
     if how == _ELU_ALPHA:
         alpha = value[0] / value[1] if value[1] else value[0]
         return int(alpha) if alpha.is_integer() else alpha
@@ -258,17 +274,31 @@ def _convert(node, value, how: str):
     raise AssertionError(how)
 
 
+_OP_OF_CLASS: dict = {}  # node class name -> the op its name spells (PowBackward1 -> "Pow")
+
+
+def _own_elementwise(node) -> bool:
+    """Whether an elementwise node is its op's own (AddBackward0 of add), not a composite's last node named after
+    the composite (silu's division as SiluBackward0): the op's input names are torch's only for the former."""
+    cls = type(node).__name__
+    stem = _OP_OF_CLASS.get(cls)
+    if stem is None:
+        stem = _OP_OF_CLASS[cls] = cls[:cls.rindex("Backward")]
+    return stem == "".join(p.title() for p in node.attrs[0].split("_"))
+
+
 def saved_value(node, name: str):
     """The value node `node` saved under torch's name `name` (e.g. 'self', 'other', 'result', 'dim')."""
-    if node.backward_fn is hooks.elementwise_backward:
-        names = _elementwise_names(node)
+    cls = type(node).__name__
+    if node.backward_fn is hooks.elementwise_backward and cls not in NODE_NAMES:
+        names = _elementwise_names(node) if _own_elementwise(node) else {}
         if name in names:
             return node.saved_tensors[names[name]]
     elif name in getattr(node, "held_names", ()):
         return node.held(name)
     else:
-        source = NODE_NAMES.get(type(node).__name__, {}).get(name)
+        source = NODE_NAMES.get(cls, {}).get(name)
         if source is not None:
             value = _read(node, source)
             return value if len(source) < 3 else _convert(node, value, source[2])
-    raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{name}'")
+    raise AttributeError(f"'{cls}' object has no attribute '_saved_{name}'")

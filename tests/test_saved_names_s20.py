@@ -7,6 +7,7 @@ import torch as real_torch
 
 import tidal.compat as tidal_torch
 from test_programs_s11 import outcome
+from tidal.autograd.saved_names import SAVED_NAMES
 
 FRAMEWORKS = (real_torch, tidal_torch)
 
@@ -267,6 +268,28 @@ SAVED_CASES = {
     "softplus": (lambda T, leaf: T.nn.functional.softplus(leaf(2, 3), beta=2), ()),
     "hardtanh": (lambda T, leaf: T.nn.functional.hardtanh(leaf(2, 3), -0.5, 0.5), ()),
     "relu": (lambda T, leaf: T.relu(leaf(2, 3)), ()),
+    "pow_number": (lambda T, leaf: leaf(3) ** 2.5, ()),
+    "pow_tensor": (lambda T, leaf: leaf(3).abs() ** leaf(3), ()),
+    "clamp": (lambda T, leaf: leaf(3).clamp(-0.2, 0.5), ()),
+    "clamp_min": (lambda T, leaf: leaf(3).clamp_min(0.1), ()),
+    "clamp_max": (lambda T, leaf: leaf(3).clamp_max(0.1), ()),
+    "lerp": (lambda T, leaf: T.lerp(leaf(3), leaf(3), 0.3), ()),
+    "polygamma": (lambda T, leaf: T.polygamma(1, leaf(3).abs() + 0.5), ()),
+    "gelu_tanh": (lambda T, leaf: T.nn.functional.gelu(leaf(3), approximate="tanh"), ()),
+    "gelu": (lambda T, leaf: T.nn.functional.gelu(leaf(3)), ()),
+    "silu": (lambda T, leaf: T.nn.functional.silu(leaf(3)), ()),
+    "mish": (lambda T, leaf: T.nn.functional.mish(leaf(3)), ()),
+    "fmod": (lambda T, leaf: T.fmod(leaf(3), 0.3), ()),
+    "celu": (lambda T, leaf: T.nn.functional.celu(leaf(3), 0.5), ()),
+    "softshrink": (lambda T, leaf: T.nn.functional.softshrink(leaf(3), 0.3), ()),
+    "sigmoid": (lambda T, leaf: leaf(3).sigmoid(), ()),
+    "div": (lambda T, leaf: leaf(3) / leaf(3), ()),
+    "atan2": (lambda T, leaf: T.atan2(leaf(3), leaf(3)), ()),
+    "add_alpha": (lambda T, leaf: T.add(leaf(3), leaf(3), alpha=2), ("alpha",)),
+    "addcmul": (lambda T, leaf: T.addcmul(leaf(3), leaf(3), leaf(3), value=0.5), ("tensor1", "tensor2", "value")),
+    "logit": (lambda T, leaf: (leaf(3).abs() * 0.5 + 0.2).logit(1e-3), ("eps",)),
+    "threshold": (lambda T, leaf: T.nn.functional.threshold(leaf(3), 0.1, 0.0), ("self", "threshold")),
+    "hardswish": (lambda T, leaf: T.nn.functional.hardswish(leaf(3)), ("self",)),
     "mul": (lambda T, leaf: leaf(2, 3) * leaf(3), ()),
 }
 
@@ -312,6 +335,8 @@ def test_saved_names_as_torch(case):
             continue
         _same(_plain(getattr(theirs, "_saved_" + name)), _plain(value))
     assert sorted(missing) == sorted(not_given)
+    extra = [n for n in SAVED_NAMES if n not in names and hasattr(ours, "_saved_" + n)]
+    assert not extra, f"tidal's {type(ours).__name__} gives names torch's has not: {extra}"
 
 
 def test_saved_names_absent_from_torch_node_raise():
