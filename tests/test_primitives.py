@@ -239,7 +239,7 @@ def test_record_options_edges_attached_outputs_and_overload_names():
         index = tidal.tensor([2, 0, 2])
         values, positions = record((x, index), None, node=overload("pick_s17", 1))
         assert type(values.grad_fn).__name__ == "PickS17Backward1" and positions.grad_fn is None
-        assert values.grad_fn.next_functions[1] == (None, 0)
+        assert len(values.grad_fn.next_functions) == 1  # (no edge for the index, as torch's)
         (g,) = tidal.autograd.grad((values * tidal.tensor([1.0, 10.0, 100.0])).sum(), x)
         assert g.tolist() == [10.0, 0.0, 101.0] and positions.tolist() == [2, 0, 2]
     finally:

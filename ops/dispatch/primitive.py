@@ -65,8 +65,9 @@ class Primitive:
     cpu / cuda: kernel(in_arrays, out_arrays, attrs), writing the outputs (None: no kernel on that device yet).
     backward(node, *grads) -> input gradients (one per input; None where none flows); `node.attrs` is
     `node_attrs(inputs, attrs)` when given, else `attrs`; `node.saved_tensors` are the `saved` tensors.
-    grad_inputs: the input positions a gradient may flow to (None: all; the others, such as indices, get no
-    edge); grad_outputs: the outputs the node is attached to, whose gradients `backward` receives (None: all).
+    grad_inputs: the input positions a gradient may flow to, ascending (None: all; the others, such as indices,
+    get a None edge, and none after the last of them, as torch's); grad_outputs: the outputs the node is attached
+    to, whose gradients `backward` receives (None: all).
     optional: None may stand for an absent input (a convolution's bias): the shape rule, the node (a None edge
     there, as torch's) and the backward see it in its place; the kernel gets the inputs present, in order.
     saved may also be a function saved(inputs, outs) -> the saved tensors (None in a place not saved): for an op
@@ -177,10 +178,16 @@ class Primitive:
         return _present(inputs) if self.optional else inputs
 
     def _edged(self, inputs: tuple) -> tuple:
-        # the node's inputs: those a gradient may flow to, None in the other places
-        if self.grad_inputs is None:
+        # the node's inputs: those a gradient may flow to, None in the other places, and none after the last of
+        # them (torch lists no edge for an index input; the formula's gradients for those places are dropped)
+        grad_inputs = self.grad_inputs
+        if grad_inputs is None:
             return inputs
-        return tuple([t if k in self.grad_inputs else None for k, t in enumerate(inputs)])
+        present = [k for k in grad_inputs if k < len(inputs)]  # (a value scatter has no source input)
+        n = present[-1] + 1 if present else 0
+        if n == len(present):  # (the first n inputs: gather's, index_select's, getitem's)
+            return inputs[:n]
+        return tuple([t if k in grad_inputs else None for k, t in enumerate(inputs[:n])])
 
     def _record(self, inputs: tuple, outs, attrs, saved: tuple | None, node: str | None, node_attrs=None) -> None:
         # (`node_attrs`: given by a caller that planned them once)

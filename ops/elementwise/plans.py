@@ -62,8 +62,9 @@ def _caster(np_dtype):
         x = np.asarray(x)
         if special or x.dtype in _TORCH_CASTS:
             return _torch_cast(x, target)
-        # a complex value cast to a real dtype keeps its real part, as torch's casts (NumPy would warn)
-        return (x.real if x.dtype.kind == "c" else x).astype(np_dtype, copy=False)
+        if x.dtype.kind == "c":  # torch's cast keeps the real part (NumPy would warn); to bool, whether it is nonzero
+            return x != 0 if target.kind == "b" else x.real.astype(np_dtype, copy=False)
+        return x.astype(np_dtype, copy=False)
     return cast
 
 
@@ -210,7 +211,9 @@ def _plan(op: ElemOp, args: tuple) -> Plan:
         else:
             scalar_types.append(None)
             name = f"{_CAST_NAME[narrow]}({{{k}}})" if through else f"{{{k}}}"
-            names.append(name if d.compute is want and d is want else f"{_CAST_NAME[want]}({name})")
+            # (a narrowed value is held in the 16-bit dtype: cast again where the op computes in another, bool)
+            held = d.compute is want and d is want and not (through and narrow.compute is not want)
+            names.append(name if held else f"{_CAST_NAME[want]}({name})")
     base = COMPLEX_TEMPLATES.get(op.name, op.template) if compute.category == dt.COMPLEX else \
         INT_TEMPLATES.get(op.name, op.template) if compute.category == dt.INT else op.template
     if out in ROUNDED and op.name in HALF_TEMPLATES:
@@ -434,8 +437,8 @@ def apply(name: str, *args, out: Tensor | None = None) -> Tensor:
     originals = _originals(name, args, out) if grad else None  # copies made before the write
     ins = _instruction_inputs(plan, args)
     expr = _expr(plan, args)
-    if out.dtype is dt.complex32 and plan.dtype is not out.dtype:  # (NumPy would copy a number into both parts)
-        expr = f"as_complex32({expr})"
+    if plan.dtype is not out.dtype:  # the stored value, rounded to out's dtype, is what a fused reader sees
+        expr = f"{_CAST_NAME[out.dtype]}({expr})"  # (complex32: NumPy would copy a number into both parts)
     # the plan's replay head serves the in-place instruction too (same expression and arity; the signature
     # tells the write into an input apart by its view numbers)
     out._vm.push(compute_instruction(name, None, ins, (out._v,), None, expr, None,
