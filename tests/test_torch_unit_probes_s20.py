@@ -17,7 +17,7 @@ def _errs(calls) -> list:
             for o in errs(calls)]
 
 PROBES, probe = registry()
-PATCHED, patched = registry()  # cases that need a patch to a lead-owned file (marked below)
+PATCHED, patched = registry()  # cases fixed by patches to lead-owned files (s20_torchtests_1..3)
 
 
 # -- in-place results stored in a narrower dtype, read again in the same window (test_binary_ufuncs) -----------
@@ -83,6 +83,25 @@ def complex_to_bool_does_not_warn(t):
         warnings.simplefilter("always")
         t.tensor([0j, 2 + 0j]).bool()  # (torch warns once per process for a real cast: that one is not compared)
     return [str(w.message).split(" (Triggered")[0] for w in seen]
+
+
+# -- unary functions' out= dtype rules (test_unary_ufuncs) ------------------------------------------------------
+@probe
+def unary_out_dtype_rules(t):
+    inputs = {"float": t.tensor([1.5, -2.5, float("nan")]), "int": t.tensor([3, -4, 0]), "bool": t.tensor([True, False, True]),
+              "half": t.tensor([1.5, -2.5, 0.], dtype=t.float16), "complex": t.tensor([1 + 1j, -2j, 0j])}
+    names = ("abs", "neg", "sign", "sgn", "ceil", "floor", "round", "trunc", "frac", "bitwise_not", "fix",
+             "conj_physical", "signbit", "isposinf", "isneginf", "isnan", "isinf", "isfinite", "positive", "relu",
+             "nan_to_num", "exp", "sqrt", "logical_not", "square", "angle")
+    out = []
+    for name in names:
+        for key, x in inputs.items():
+            for dtype in (t.float64, t.int64, t.bool):
+                target = t.zeros(3, dtype=dtype)
+                out.append(_errs([lambda: (getattr(t, name)(x, out=target), target)[1]])[0])
+    out += _errs([lambda: t.heaviside(t.tensor([-1., 0., 2.]), t.tensor([0.5]), out=t.zeros(3, dtype=t.float64)),
+                  lambda: t.heaviside(t.tensor([-1., 0., 2.]), t.tensor([0.5]), out=t.zeros(3))])
+    return out
 
 
 # -- div with rounding_mode into an integer tensor (test_binary_ufuncs) --------------------------------------------
@@ -289,14 +308,6 @@ def test_same_as_torch(fn):
     assert_same(fn)
 
 
-_NEEDS = {"half_inplace_with_float_operand_is_rounded": "s20_torchtests_1",
-          "float_inplace_with_double_operand_is_rounded": "s20_torchtests_1",
-          "small_int_inplace_wraps_before_a_reader": "s20_torchtests_1",
-          "logical_ops_bool_with_half": "s20_torchtests_2",
-          "complex_to_bool_counts_the_imaginary_part": "s20_torchtests_3"}
-
-
-@pytest.mark.parametrize("fn", [pytest.param(fn, marks=pytest.mark.xfail(
-    strict=False, reason=f"needs patch {_NEEDS[fn.__name__]}")) for fn in PATCHED], ids=lambda fn: fn.__name__)
-def test_same_as_torch_patched(fn):
+@pytest.mark.parametrize("fn", PATCHED, ids=lambda fn: fn.__name__)
+def test_same_as_torch_patched(fn):  # (patches s20_torchtests_1..3, applied at b2e2517)
     assert_same(fn)

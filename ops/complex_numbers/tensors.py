@@ -235,6 +235,8 @@ def conj(input: Tensor) -> Tensor:
 def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The complex conjugate computed into new memory; input itself for real dtypes (as torch)."""
     if out is not None:
+        if out.dtype is not input.dtype:  # (torch writes the conjugate in the input's dtype only)
+            raise RuntimeError(f"Found dtype {out.dtype.scalar_name} but expected {input.dtype.scalar_name}")
         return ew.apply("conj", input, out=out)
     return ew.apply("conj", input) if input.dtype.is_complex else input
 
@@ -264,6 +266,10 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if not input.dtype.is_complex:
         return number_ops.angle(input, out=out)
     check_limited("angle", input.dtype)
+    if out is not None and out.dtype.category < dt.FLOAT:  # (torch's cast check: a real angle into an integer out)
+        real_dtype = input.dtype.to_real()
+        raise RuntimeError(f"result type {real_dtype.scalar_name} can't be cast to the desired output type "
+                           f"{out.dtype.scalar_name}")
     z = input.detach()
     result = ew.apply("atan2", imag(z), real(z))
     ANGLE.attach((input,), (result,))

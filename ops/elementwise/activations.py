@@ -492,7 +492,7 @@ def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Te
         raise TypeError(f"heaviside(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
     if input.dtype.is_complex or values.dtype.is_complex:
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
-    if input.dtype is not values.dtype:
+    if input.dtype is not values.dtype or out is not None and out.dtype is not input.dtype:  # (out= counts too)
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     check_limited("heaviside", input.dtype)
     return apply("where", M.eq(input, 0), values, M.gt(input, 0), out=out)
@@ -507,6 +507,9 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
     """NaN, +inf and -inf replaced by `nan`, `posinf`, `neginf` (defaults: 0 and the dtype's range)."""
     _check_tensor("nan_to_num", input)
     check_limited("nan_to_num", input.dtype)
+    if out is not None and out.dtype is not input.dtype:
+        raise RuntimeError(f"nan_to_num: dtype of out: {out.dtype.scalar_name} should be same as input: "
+                           f"{input.dtype.scalar_name}")
     if not input.dtype.is_floating_point:
         return _store("nan_to_num", input, input.dtype, out) if out is not None else copies.clone(input)
     info = _finfo(input.dtype)
@@ -584,6 +587,8 @@ METHODS["addcdiv_"] = lambda self, tensor1, tensor2, *, value=1: addcdiv(self, t
 @_export(method=True)
 def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The sign of each element (for real tensors, the same as sign; z/|z| for complex ones)."""
+    if out is not None:
+        M.check_unary_out("sgn", input, out)
     return apply("sgn", input, out=out)
 
 

@@ -75,6 +75,8 @@ METHODS.update(clamp_min_=_clamp_min_, clamp_max_=_clamp_max_)
 
 def fix(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """trunc under its other name."""
+    if out is not None and out.dtype is not input.dtype and not input.dtype.is_complex:  # (as trunc's out=)
+        raise RuntimeError(f"Found dtype {out.dtype.scalar_name} but expected {input.dtype.scalar_name}")
     return input.trunc() if out is None else out.copy_(input.trunc())
 
 

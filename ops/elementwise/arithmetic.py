@@ -58,8 +58,38 @@ def fit_out(name: str, out, *args) -> None:
         out._v = empty_strided_tensor(shape, _mf.iterator_strides(shape, args), out.dtype, out.device)._v
 
 
+# torch's out= rules for unary functions that differ from the result-type cast every other op allows
+_NO_OUT = frozenset(("isnan", "isinf", "isfinite", "positive", "relu"))  # their schemas have no out=
+_BOOL_OUT = frozenset(("signbit", "isposinf", "isneginf"))
+# results written in the input's own dtype only (abs of complex is the real part: the usual cast rule)
+_SAME_DTYPE_OUT = frozenset(("abs", "neg", "sign", "sgn", "ceil", "floor", "round", "trunc", "frac", "bitwise_not"))
+_COMPLEX_REFUSED = frozenset(("ceil", "floor", "trunc", "sign", "signbit", "isposinf", "isneginf"))
+
+
+def check_unary_out(name: str, input, out: Tensor) -> None:
+    """torch's refusals of an `out=` for unary `name` (the op's own refusals of its input come first)."""
+    if name in _NO_OUT:
+        raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+    if not isinstance(input, Tensor) or out is input:
+        return
+    if input.dtype.is_complex and name in _COMPLEX_REFUSED:  # these refuse complex input before out's checks
+        if name in ew.COMPLEX_REJECT:
+            kind, message = ew.COMPLEX_REJECT[name]
+            raise kind(message.format(t=ew.torch_name(input.dtype)))
+        return  # (the op's own error, raised by apply)
+    if name in _BOOL_OUT and out.dtype is not dt.bool_:
+        raise RuntimeError(f"{name} does not support non-boolean outputs.")
+    if name not in _SAME_DTYPE_OUT or out.dtype is input.dtype or (name == "abs" and input.dtype.is_complex):
+        return
+    if name == "neg" and input.dtype is dt.bool_:
+        return  # (the op's own error, raised by apply)
+    raise RuntimeError(f"Found dtype {out.dtype.scalar_name} but expected {input.dtype.scalar_name}")
+
+
 def _make_unary(name: str):
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        if out is not None:
+            check_unary_out(name, input, out)
         fit_out(name, out, input)
         return apply(name, input, out=out)
     fn.__name__ = fn.__qualname__ = name

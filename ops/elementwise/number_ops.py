@@ -133,6 +133,9 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     result = M.where(M.isnan(x), x, M.where(M.lt(x, 0), math.pi, 0.0).to(x.dtype))
     if x._requires_grad:
         result = M.add(result, M.mul(x, 0))  # a zero gradient, as torch's for real inputs
+    if out is not None and out.dtype.category < dt.FLOAT:  # (torch's cast check: a float angle into an integer out)
+        raise RuntimeError(f"result type {M.ew.torch_name(result.dtype)} can't be cast to the desired output type "
+                           f"{M.ew.torch_name(out.dtype)}")
     return result if out is None else out.copy_(result)
 
 
