@@ -20,7 +20,7 @@ import math
 
 from . import hooks
 
-__all__ = ["saved_value", "SAVED_NAMES", "NODE_NAMES"]
+__all__ = ["saved_value", "SAVED_NAMES", "NODE_NAMES", "HELD_INPUTS"]
 
 # input names of elementwise ops whose torch schema does not call them self/other
 _ARG_NAMES = {"pow": ("self", "exponent"), "float_power": ("self", "exponent"),
@@ -171,9 +171,16 @@ NODE_NAMES = {
                                  "result2": ("saved", 2, _FLAT), "weight": ("saved", 3), "eps": ("attr", 1)},
 }
 
+# the inputs torch's node of a composite saves (derivatives.yaml's names, in the composite's argument order), by the
+# composite's node name (ops/dispatch/node_names.torch_node): its node holds them (held_inputs.py), so a write into
+# one before backward is refused as in torch
+HELD_INPUTS = {"mse_loss": ("self", "target"), "smooth_l1_loss": ("self", "target"), "huber_loss": ("self", "target"),
+               "cdist": ("x1", "x2"), "_euclidean_dist": ("x1", "x2"), "dist": ("self", "other"), "glu": ("self",),
+               "PdistBackward0": ("self",), "grid_sampler_2d": ("input", "grid"), "grid_sampler_3d": ("input", "grid")}
+
 SAVED_NAMES = frozenset({"result", *_DEFAULT, *(n for names in _ARG_NAMES.values() for n in names),
                          *(n for row in NODE_NAMES.values() for n in row),
-                         "target", "x1", "x2"})  # (held_inputs' names)
+                         *(n for names in HELD_INPUTS.values() for n in names)})
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 

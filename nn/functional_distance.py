@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
+from ..ops.dispatch.node_names import torch_node
 from ..ops.windowed.windows import not_implemented
 from ..tensor import Tensor
 from ..tensor import dtype as dt
@@ -25,5 +26,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     rows = lambda idx: input.index_select(0, ops.tensor(idx, device=input.device))  # noqa: E731
     diff = rows(first) - rows(second)
     if p == 0:  # a count of differing coordinates: its gradient is zero (not absent), as PyTorch's
-        return (diff != 0).to(diff.dtype).sum(1) + (diff - diff.detach()).sum(1) * 0
-    return diff.norm(p, 1)
+        result = (diff != 0).to(diff.dtype).sum(1) + (diff - diff.detach()).sum(1) * 0
+    else:
+        result = diff.norm(p, 1)
+    return torch_node(result, "PdistBackward0", input)  # (torch's node of _pdist_forward, which saves the input)

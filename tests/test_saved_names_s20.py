@@ -79,14 +79,26 @@ def test_write_into_a_saved_input_after_the_loss(loss, written):
     same_outcome(*both(program))
 
 
-def test_write_into_glus_input_names_the_input():
-    """torch's GluBackward0 saves its input: the message names it, not the half that tidal's product saved."""
+ONE_INPUT = {  # composites whose torch node saves their input (glu: tidal's product saved a half of it)
+    "glu": lambda F, y: F.glu(y),
+    "pdist": lambda F, y: F.pdist(y.reshape(2, 2)),
+    "pdist_p0": lambda F, y: F.pdist(y.reshape(2, 2), 0),
+    "grid_sample": lambda F, y: F.grid_sample(y.reshape(1, 1, 2, 2), F.torch.zeros(1, 2, 3, 2) + 0.25,
+                                             align_corners=False),
+}
+
+
+@pytest.mark.parametrize("write", [True, False])
+@pytest.mark.parametrize("op", ONE_INPUT.values(), ids=ONE_INPUT.keys())
+def test_write_into_the_input_of_a_composite_torch_saves(op, write):
     def program(T):
         x = T.tensor([0.3, -0.6, 0.45, 0.8], requires_grad=True)
         y = x * 1
-        z = T.nn.functional.glu(y)
-        y.add_(1)
-        z.sum().backward()
+        z = op(_functional(T), y)
+        if write:
+            y.add_(1)
+        (z * z).sum().backward()
+        return [type(z.grad_fn).__name__, x.grad.tolist()]
     same_outcome(*both(program))
 
 

@@ -10,15 +10,12 @@ from __future__ import annotations
 from ...autograd import graph
 from ...autograd.graph import Node
 from ...autograd.held_inputs import HoldingNode, hold
+from ...autograd.saved_names import HELD_INPUTS
 from ...tensor import Tensor
 
 __all__: list = []
 
 _CLASSES: dict = {}
-# the inputs torch's node of a composite saves (derivatives.yaml's names, in the composite's argument order): the
-# composite's node holds them (autograd/held_inputs.py), so a write into one before backward is refused as in torch
-HELD_INPUTS = {"mse_loss": ("self", "target"), "smooth_l1_loss": ("self", "target"), "huber_loss": ("self", "target"),
-               "cdist": ("x1", "x2"), "_euclidean_dist": ("x1", "x2"), "dist": ("self", "other"), "glu": ("self",)}
 
 
 def _node_type(op: str) -> type:
