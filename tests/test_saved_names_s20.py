@@ -369,10 +369,6 @@ def test_saved_names_after_backward_as_torch():
 
 
 # -- next_functions as torch's: no edge for an index or mask input ---------------------------------------------------
-PATCH_1 = pytest.mark.xfail(strict=False, reason="needs patch s20_saved_1 (primitive.py: no edge after the last "
-                                                 "input a gradient flows to)")
-
-
 def _index(T):
     return T.tensor([1, 0])
 
@@ -390,18 +386,18 @@ EDGE_CASES = {
     "pad_constant": lambda T, leaf: T.nn.functional.pad(leaf(1, 3), (1, 2), value=0.5),
     "pad_and_crop": lambda T, leaf: T.nn.functional.pad(leaf(2, 4), (-1, 2, 1, 0)),
     "pad_nothing": lambda T, leaf: T.nn.functional.pad(leaf(2, 4), (0, 0)),
-    "gather": pytest.param(lambda T, leaf: leaf(2, 3).gather(1, T.tensor([[0], [1]])), marks=PATCH_1),
-    "index_select": pytest.param(lambda T, leaf: leaf(3, 2).index_select(0, _index(T)), marks=PATCH_1),
-    "getitem": pytest.param(lambda T, leaf: leaf(3, 2)[_index(T)], marks=PATCH_1),
-    "getitem_mask": pytest.param(lambda T, leaf: leaf(3, 2)[T.tensor([True, False, True])], marks=PATCH_1),
-    "nll_loss": pytest.param(lambda T, leaf: T.nn.functional.nll_loss(leaf(2, 3), _index(T)), marks=PATCH_1),
-    "cross_entropy": pytest.param(lambda T, leaf: T.nn.functional.cross_entropy(leaf(2, 3), _index(T)),
-                                  marks=PATCH_1),
-    "repeat_interleave": pytest.param(lambda T, leaf: leaf(3).repeat_interleave(T.tensor([1, 2, 1])),
-                                      marks=PATCH_1),
-    "index_fill": pytest.param(lambda T, leaf: leaf(3, 2).index_fill(0, _index(T), 1.0), marks=PATCH_1),
-    "scatter_value": pytest.param(lambda T, leaf: leaf(2, 3).scatter(1, T.tensor([[0], [1]]), 2.0), marks=PATCH_1),
-    "index_put": pytest.param(lambda T, leaf: leaf(3, 2).index_put((_index(T),), leaf(2, 2)), marks=PATCH_1),
+    "gather": lambda T, leaf: leaf(2, 3).gather(1, T.tensor([[0], [1]])),
+    "index_select": lambda T, leaf: leaf(3, 2).index_select(0, _index(T)),
+    "getitem": lambda T, leaf: leaf(3, 2)[_index(T)],
+    "getitem_mask": lambda T, leaf: leaf(3, 2)[T.tensor([True, False, True])],
+    "nll_loss": lambda T, leaf: T.nn.functional.nll_loss(leaf(2, 3), _index(T)),
+    "cross_entropy": lambda T, leaf: T.nn.functional.cross_entropy(leaf(2, 3), _index(T)),
+    "repeat_interleave": lambda T, leaf: leaf(3).repeat_interleave(T.tensor([1, 2, 1])),
+    "index_fill": lambda T, leaf: leaf(3, 2).index_fill(0, _index(T), 1.0),
+    "scatter_value": lambda T, leaf: leaf(2, 3).scatter(1, T.tensor([[0], [1]]), 2.0),
+    "index_put": lambda T, leaf: leaf(3, 2).index_put((_index(T),), leaf(2, 2)),
+    "take": lambda T, leaf: leaf(2, 3).take(T.tensor([0, 5, 0])),
+    "interpolate_nearest": lambda T, leaf: T.nn.functional.interpolate(leaf(1, 2, 3), scale_factor=2),
 }
 
 
