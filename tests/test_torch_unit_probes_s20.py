@@ -214,6 +214,26 @@ def parametrized_module_pickles_only_by_state_dict(t):
                   lambda: twin.weight, lambda: m.weight, lambda: sorted(twin.state_dict())])
 
 
+@probe
+def all_any_into_uint8_out(t):
+    out = []
+    for dtype in (t.uint8, t.float32, t.bool, t.int64):
+        for into in (t.uint8, t.bool, t.int64):
+            x = t.tensor([[1, 0], [2, 3]]).to(dtype)
+            out += _errs([lambda: t.all(x, 0, out=t.zeros(2, dtype=into)), lambda: t.any(x, 1, out=t.zeros(2, dtype=into)),
+                          lambda: t.any(x, out=t.zeros((), dtype=into))])
+    return out
+
+
+@probe
+def deleting_an_item_is_a_type_error(t):
+    x = t.ones(3)
+
+    def delete():
+        del x[0]
+    return _errs([delete])
+
+
 # -- median, nanmedian and mode into out= (test_reductions.py) --------------------------------------------------
 @probe
 def order_statistics_into_out(t):

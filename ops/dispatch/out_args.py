@@ -62,7 +62,7 @@ def _refusal(rule: str, op: str, result: dt.dtype, out: dt.dtype, all_elements: 
         return NotImplementedError(f"\"nansum_cpu\" not implemented for '{o}'")
     if rule == "any" and out is dt.bool_ and op in ("cumsum", "cumprod"):
         return NotImplementedError(f"\"{op}_out_cpu\" not implemented for 'Bool'")
-    if rule == "bool" and out is not dt.bool_:
+    if rule == "bool" and out is not dt.bool_ and out is not dt.uint8:  # (all/any: uint8 outs too, as torch)
         return RuntimeError(f"{op} only supports bool tensor for result, got: {o}")
     if rule == "cat" and not can_cast(result, out):
         return TypeError(f"torch.cat(): input types can't be cast to the desired output type {o}")

@@ -80,6 +80,13 @@ def fix(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return input.trunc() if out is None else out.copy_(input.trunc())
 
 
+def _refuse_delitem(self: Tensor, index) -> None:
+    raise TypeError("Tensor does not support deleting items")
+
+
+METHODS["__delitem__"] = _refuse_delitem  # (`del t[0]`: torch's TypeError, not Python's AttributeError)
+
+
 def fill(input: Tensor, value) -> Tensor:
     """A copy of input with every element set to value."""
     return input.clone().fill_(value)
