@@ -134,12 +134,43 @@ def lm(lib, batch: int) -> Trainer:
     return Trainer(model, opt, x, y, loss_fn)
 
 
-MODELS = {"mlp": mlp, "cnn": cnn, "gpt": gpt, "lm": lm}
-TITLES = {"mlp": "MLP 784-512-512-10", "cnn": "small CNN", "gpt": "tiny GPT", "lm": "2-layer transformer LM"}
+RNN_VOCAB, RNN_BLOCK, RNN_EMBED, RNN_HIDDEN = 65, 32, 64, 128
 
 
-BATCH = {"mlp": 128, "cnn": 64, "gpt": 32, "lm": 32}
-QUICK_BATCH = {"mlp": 16, "cnn": 8, "gpt": 4, "lm": 4}
+def rnn(lib, batch: int) -> Trainer:
+    """A character-level LSTM language model (embedding 64, one LSTM layer of 128, block 32, vocab 65), Adam."""
+    nn = lib.nn
+
+    class CharRNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(RNN_VOCAB, RNN_EMBED)
+            self.lstm = nn.LSTM(RNN_EMBED, RNN_HIDDEN, batch_first=True)
+            self.head = nn.Linear(RNN_HIDDEN, RNN_VOCAB)
+
+        def forward(self, idx):
+            out, _ = self.lstm(self.embed(idx))
+            return self.head(out)
+
+    lib.manual_seed(0)
+    model = CharRNN()
+    rng = np.random.default_rng(2)
+    tokens = rng.integers(0, RNN_VOCAB, (batch, RNN_BLOCK + 1))
+    x, y = _batch(lib, tokens[:, :-1], tokens[:, 1:])
+    opt = lib.optim.Adam(model.parameters(), lr=2e-3)
+
+    def loss_fn(logits, targets):
+        return nn.functional.cross_entropy(logits.reshape(-1, RNN_VOCAB), targets.reshape(-1))
+    return Trainer(model, opt, x, y, loss_fn)
+
+
+MODELS = {"mlp": mlp, "cnn": cnn, "gpt": gpt, "lm": lm, "rnn": rnn}
+TITLES = {"mlp": "MLP 784-512-512-10", "cnn": "small CNN", "gpt": "tiny GPT", "lm": "2-layer transformer LM",
+          "rnn": "char LSTM LM"}
+
+
+BATCH = {"mlp": 128, "cnn": 64, "gpt": 32, "lm": 32, "rnn": 32}
+QUICK_BATCH = {"mlp": 16, "cnn": 8, "gpt": 4, "lm": 4, "rnn": 4}
 
 
 def batch_size(name: str, quick: bool = False) -> int:
