@@ -139,6 +139,15 @@ def small_int_fill_values_wrap_or_refuse(t):
     return out
 
 
+@probe
+def bool_add_casts_alpha_to_bool(t):
+    out = []
+    for alpha in (2, 0, -1, True, False, 1, 2.5):
+        for other in (t.tensor([True, False]), True, False, t.tensor(False)):
+            out += _errs([lambda: t.add(t.tensor([True, False]), other, alpha=alpha)])
+    return out
+
+
 # -- gcd/lcm and ldexp result dtypes (test_binary_ufuncs) ---------------------------------------------------------
 @probe
 def gcd_lcm_zero_dim_operand_yields(t):

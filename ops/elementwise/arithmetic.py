@@ -231,11 +231,13 @@ def _with_alpha(name: str, input, other, alpha, out):
     if isinstance(alpha, complex) and not kind.is_complex:
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
     kernel_dtypes.check_number(-alpha if name == "sub" else alpha, kind)  # sub scales by -alpha
+    if kind is dt.bool_:  # torch casts alpha to the result type: add(bools, alpha=2) stays bool
+        alpha = bool(alpha)
     if alpha != 1 and kind in ew.ROUNDED:
         return _half_alpha(name, input, other, alpha, kind, out)
     if alpha != 1:  # (True, 1.0: other as it is)
         if not isinstance(other, Tensor):
-            other = other * alpha
+            other = (bool(other) and alpha) if kind is dt.bool_ else other * alpha  # (a bool number stays bool)
         else:  # in the result dtype first, as torch casts it (an int8 product would wrap)
             other = apply("mul", other if other.dtype is kind else convert(other, kind), alpha)
     fit_out(name, out, input, other)
