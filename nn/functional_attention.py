@@ -107,7 +107,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         dtype = query.dtype
         query, key, value = query.float(), key.float(), value.float()
         bias = None if bias is None else bias.float()
-    scores = ops.matmul(query, key.transpose(-2, -1)) * scale
+    # torch's math path scales both factors by sqrt(|scale|) (the query carries a negative scale's sign): the
+    # products save these scaled copies, so a later write into query or key is allowed, as in torch
+    root = math.sqrt(abs(scale))
+    scores = ops.matmul(query * (-root if scale < 0 else root), key.transpose(-2, -1) * root)
     if bias is not None:
         scores = scores + bias
     weights = _safe_softmax(scores) if bias is not None else ops.softmax(scores, -1)

@@ -88,6 +88,22 @@ ONE_INPUT = {  # composites whose torch node saves their input (glu: tidal's pro
 }
 
 
+@pytest.mark.parametrize("written", [0, 1])
+@pytest.mark.parametrize("scale", [None, -0.5])
+def test_attention_math_path_allows_writes_into_query_and_key(written, scale):
+    """torch's math path (3-d inputs) multiplies scaled copies of query and key: writing into either before
+    backward is allowed (tidal saved them and refused)."""
+    def program(T):
+        leaf = _inputs(T)
+        leaves = [leaf(1, 3, 4), leaf(1, 2, 4), leaf(1, 2, 4)]
+        q, k, v = (t * 1 for t in leaves)
+        out = T.nn.functional.scaled_dot_product_attention(q, k, v, scale=scale)
+        (q, k)[written].add_(1)
+        (out * out).sum().backward()
+        return [out.tolist()] + [t.grad.tolist() for t in leaves]
+    same_outcome(*both(program))
+
+
 @pytest.mark.parametrize("write", [True, False])
 @pytest.mark.parametrize("op", ONE_INPUT.values(), ids=ONE_INPUT.keys())
 def test_write_into_the_input_of_a_composite_torch_saves(op, write):
