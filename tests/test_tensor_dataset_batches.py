@@ -77,3 +77,19 @@ def test_a_subclass_and_a_custom_collate_see_every_sample():
         return _batches(lib, True, collate_fn=lambda samples: [s[1] for s in samples])
     got, want = firsts(tc), firsts(torch)
     assert [[int(v) for v in b] for b in got] == [[int(v) for v in b] for b in want]
+
+
+def test_a_random_split_subset_gathers_rows_as_torch(monkeypatch):
+    def load(lib):
+        g = lib.Generator()
+        g.manual_seed(3)
+        train, _ = lib.utils.data.random_split(lib.utils.data.TensorDataset(*_data(lib)), [30, 7], generator=g)
+        return _batches(lib, True, dataset=train)
+    rows = []
+    plain = tc.utils.data.TensorDataset.__getitem__
+    monkeypatch.setattr(tc.utils.data.TensorDataset, "__getitem__", lambda self, i: rows.append(i) or plain(self, i))
+    got, want = load(tc), load(torch)
+    assert rows == []
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        _same(a, b)

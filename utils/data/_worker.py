@@ -22,7 +22,7 @@ from ...ops.factories.from_data import tensor
 from ...ops.random.sampling import manual_seed
 from ...tensor.dtype import int64
 from ._collate import default_collate
-from .dataset import TensorDataset
+from .dataset import Subset, TensorDataset
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 
@@ -101,8 +101,8 @@ class MapFetcher:
         """The collated sample(s) at `index`."""
         if not self.auto_collation:
             return self.collate_fn(self.dataset[index])
-        if self.collate_fn is default_collate and type(self.dataset) is TensorDataset:
-            rows = _gathered_rows(self.dataset.tensors, index)
+        if self.collate_fn is default_collate:
+            rows = _gathered_rows(self.dataset, index)
             if rows is not None:
                 return rows
         getitems = getattr(self.dataset, "__getitems__", None)
@@ -110,11 +110,24 @@ class MapFetcher:
         return self.collate_fn(data)
 
 
-def _gathered_rows(tensors: tuple, index) -> list | None:
-    """default_collate of a TensorDataset's samples at `index` (a list of row numbers), as one row gather per
-    tensor rather than a view per row and sample stacked: the same list of tensors (values, dtypes, shapes,
-    contiguous), at the cost of one op per tensor. None where the rows are not plain in-range ints or a tensor
-    requires grad (the sample-by-sample path then gives torch's results and errors)."""
+def _gathered_rows(dataset, index) -> list | None:
+    """default_collate of the samples at `index` (a list of row numbers) of a TensorDataset, or of a Subset of one
+    (random_split's), as one row gather per tensor rather than a view per row and sample stacked: the same list of
+    tensors (values, dtypes, shapes, contiguous), at the cost of one op per tensor. None for other datasets, and
+    where the rows are not plain in-range ints or a tensor requires grad (the sample-by-sample path then gives
+    torch's results and errors)."""
+    if type(dataset) is Subset and type(dataset.dataset) is TensorDataset:
+        picked = dataset.indices
+        if not isinstance(picked, (list, tuple, range)):
+            return None
+        try:
+            index = [picked[i] for i in index]
+        except (IndexError, TypeError):
+            return None
+        dataset = dataset.dataset
+    if type(dataset) is not TensorDataset:
+        return None
+    tensors = dataset.tensors
     n = tensors[0].shape[0]
     for i in index:
         if i.__class__ is not int or not 0 <= i < n:
