@@ -235,6 +235,17 @@ def all_any_into_uint8_out(t):
 
 
 @probe
+def index_fill_complex_number_and_unravel_shape_checks(t):
+    out = []
+    for dtype in (t.float32, t.int64, t.bool, t.complex64):
+        for value in (1 + 1j, 2 + 0j):
+            out += _errs([lambda: t.tensor([[1, 2]], dtype=dtype).index_fill_(1, t.tensor([0]), value)])
+    for shape in (t.tensor([1, 2, 3]), (1, 2, 2.0), [2, 3], 2.5, (2, True), t.Size([2, 3]), (t.tensor(2), 3), 4):
+        out += _errs([lambda: t.unravel_index(t.tensor([1]), shape)])
+    return out
+
+
+@probe
 def deleting_an_item_is_a_type_error(t):
     x = t.ones(3)
 

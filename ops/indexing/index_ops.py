@@ -225,6 +225,8 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
     value_tensor = value if isinstance(value, Tensor) else None
+    if isinstance(value, (complex, np.complexfloating)) and not self.dtype.is_complex:
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     check_limited("index_fill", self.dtype)
     if 0 in self._v.strides and has_internal_overlap(self):  # (torch warns, then fills: each location once)
         warn_expanded("index_fill_")

@@ -325,12 +325,24 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     return M.logical_not(found) if invert else found
 
 
+def _torch_type(value) -> str:
+    """type(value) as torch's message prints it (a tidal tensor under torch's name)."""
+    return "<class 'torch.Tensor'>" if isinstance(value, Tensor) else str(type(value))
+
+
 def unravel_index(indices, shape) -> tuple:
     """The coordinates, one tensor per dim of `shape`, of flat `indices` into a tensor of that shape."""
     t = indices if isinstance(indices, Tensor) else M._number_tensor(indices)
     if t.dtype.is_floating_point or t.dtype is dt.bool_:
         raise TypeError(f"expected 'indices' to be integer dtype, but got {t.dtype}")
-    shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(int(s) for s in shape)
+    if isinstance(shape, numbers.Integral):  # (torch's type checks: a tensor, a float are refused, not converted)
+        shape = (shape,)
+    elif not isinstance(shape, (list, tuple)):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {_torch_type(shape)}")
+    for s in shape:
+        if not isinstance(s, numbers.Integral):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {_torch_type(s)}")
+    shape = tuple(int(s) for s in shape)
     if any(s < 0 for s in shape):
         raise ValueError("'shape' cannot have negative values, but got " + str(tuple(shape)))
     total = math.prod(shape)
