@@ -20,7 +20,7 @@ import math
 
 from . import hooks
 
-__all__ = ["saved_value", "SAVED_NAMES", "NODE_NAMES", "HELD_INPUTS"]
+__all__ = ["saved_value", "SAVED_NAMES", "NODE_NAMES", "ELEMENTWISE_NAMES", "HELD_INPUTS"]
 
 # input names of elementwise ops whose torch schema does not call them self/other
 _ARG_NAMES = {"pow": ("self", "exponent"), "float_power": ("self", "exponent"),
@@ -146,17 +146,6 @@ NODE_NAMES = {
                            "padding": ("attr", "pads", _BEFORES)},
     "MaxPool2DWithIndicesBackward0": {"self": ("saved", 1), "result1": ("saved", 0), "kernel_size": ("attr", "kernel"),
                                       "padding": ("attr", "pads", _BEFORES), "dilation": ("attr", "dilation")},
-    # elementwise nodes whose torch node names differ from their op's inputs (saved: 0 the result, 1 + k input k)
-    "PowBackward0": {"self": ("saved", 1), "exponent": ("saved", 2)},
-    "ClampMinBackward0": {"self": ("saved", 1), "min": ("saved", 2)},
-    "ClampMaxBackward0": {"self": ("saved", 1), "max": ("saved", 3)},
-    "LerpBackward0": {"weight": ("saved", 3)},
-    "PolygammaBackward0": {"self": ("saved", 1), "n": ("saved", 2)},
-    "GeluBackward0": {"self": ("saved", 1), "approximate": ("attr", 0, _APPROXIMATE)},
-    "SiluBackward0": {"self": ("saved", 1)},
-    "MishBackward0": {"self": ("saved", 1)},
-    "FmodBackward0": {},
-    "RemainderBackward0": {},
     # activations whose nodes keep their numbers (attrs)
     "LeakyReluBackward0": {"self": ("saved", 0), "negative_slope": ("attr", 0)},
     "EluBackward0": {"self": ("saved", 0), "alpha": ("attrs", None, _ELU_ALPHA), "scale": ("attr", 1, _SCALAR),
@@ -171,6 +160,21 @@ NODE_NAMES = {
                                  "result2": ("saved", 2, _FLAT), "weight": ("saved", 3), "eps": ("attr", 1)},
 }
 
+# elementwise nodes whose torch names differ from their op's inputs (saved: 0 the result, 1 + k input k), their own
+# or a composite's last node named after it (silu's division)
+ELEMENTWISE_NAMES = {
+    "PowBackward0": {"self": ("saved", 1), "exponent": ("saved", 2)},
+    "ClampMinBackward0": {"self": ("saved", 1), "min": ("saved", 2)},
+    "ClampMaxBackward0": {"self": ("saved", 1), "max": ("saved", 3)},
+    "LerpBackward0": {"weight": ("saved", 3)},
+    "PolygammaBackward0": {"self": ("saved", 1), "n": ("saved", 2)},
+    "GeluBackward0": {"self": ("saved", 1), "approximate": ("attr", 0, _APPROXIMATE)},
+    "SiluBackward0": {"self": ("saved", 1)},
+    "MishBackward0": {"self": ("saved", 1)},
+    "FmodBackward0": {},
+    "RemainderBackward0": {},
+}
+
 # the inputs torch's node of a composite saves (derivatives.yaml's names, in the composite's argument order), by the
 # composite's node name (ops/dispatch/node_names.torch_node): its node holds them (held_inputs.py), so a write into
 # one before backward is refused as in torch
@@ -179,7 +183,7 @@ HELD_INPUTS = {"mse_loss": ("self", "target"), "smooth_l1_loss": ("self", "targe
                "PdistBackward0": ("self",), "grid_sampler_2d": ("input", "grid"), "grid_sampler_3d": ("input", "grid")}
 
 SAVED_NAMES = frozenset({"result", *_DEFAULT, *(n for names in _ARG_NAMES.values() for n in names),
-                         *(n for row in NODE_NAMES.values() for n in row),
+                         *(n for table in (NODE_NAMES, ELEMENTWISE_NAMES) for row in table.values() for n in row),
                          *(n for names in HELD_INPUTS.values() for n in names)})
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -296,16 +300,20 @@ def _own_elementwise(node) -> bool:
 
 def saved_value(node, name: str):
     """The value node `node` saved under torch's name `name` (e.g. 'self', 'other', 'result', 'dim')."""
-    cls = type(node).__name__
-    if node.backward_fn is hooks.elementwise_backward and cls not in NODE_NAMES:
-        names = _elementwise_names(node) if _own_elementwise(node) else {}
-        if name in names:
-            return node.saved_tensors[names[name]]
-    elif name in getattr(node, "held_names", ()):
+    cls = type(node)
+    if name in getattr(node, "held_names", ()):
         return node.held(name)
-    else:
-        source = NODE_NAMES.get(cls, {}).get(name)
-        if source is not None:
-            value = _read(node, source)
-            return value if len(source) < 3 else _convert(node, value, source[2])
-    raise AttributeError(f"'{cls}' object has no attribute '_saved_{name}'")
+    if node.backward_fn is hooks.elementwise_backward:
+        row = ELEMENTWISE_NAMES.get(cls.__name__)
+        if row is None:
+            names = _elementwise_names(node) if _own_elementwise(node) else {}
+            if name in names:
+                return node.saved_tensors[names[name]]
+            row = {}
+    else:  # (a composite's last node named after the composite keeps another op's values: no row reads it)
+        row = {} if getattr(cls, "names_a_composite", False) else NODE_NAMES.get(cls.__name__, {})
+    source = row.get(name)
+    if source is not None:
+        value = _read(node, source)
+        return value if len(source) < 3 else _convert(node, value, source[2])
+    raise AttributeError(f"'{cls.__name__}' object has no attribute '_saved_{name}'")

@@ -246,6 +246,13 @@ SAVED_CASES = {
     "log_softmax_negative_dim": (lambda T, leaf: leaf(2, 3, 4).log_softmax(-2), ()),
     "log_softmax": (lambda T, leaf: T.nn.functional.log_softmax(leaf(2, 3, 4), 0), ()),
     "mse_loss": (lambda T, leaf: T.nn.functional.mse_loss(leaf(2, 3), leaf(2, 3)), ("reduction",)),
+    "mse_loss_none": (lambda T, leaf: T.nn.functional.mse_loss(leaf(2, 3), leaf(2, 3), reduction="none"),
+                      ("reduction",)),
+    # composites named after torch's node keep other values: their names are not given rather than wrong
+    "linear_bias": (lambda T, leaf: T.nn.functional.linear(leaf(2, 3), leaf(4, 3), leaf(4)),
+                    ("alpha", "beta", "mat1", "mat1_sym_sizes", "mat1_sym_strides", "mat2", "mat2_sym_sizes",
+                     "mat2_sym_strides")),
+    "instance_norm": (lambda T, leaf: T.nn.functional.instance_norm(leaf(1, 2, 3)), ("self_sym_sizes",)),
     "huber_loss": (lambda T, leaf: T.nn.functional.huber_loss(leaf(2, 3), leaf(2, 3)), ("reduction", "delta")),
     "smooth_l1_loss": (lambda T, leaf: T.nn.functional.smooth_l1_loss(leaf(4), leaf(4), reduction="sum"),
                        ("reduction", "beta")),

@@ -25,8 +25,9 @@ def _node_type(op: str) -> type:
     if cls is None:
         name = op if op[:1].isupper() else "".join(p.title() for p in op.split("_")) + "Backward0"
         held = HELD_INPUTS.get(op)
-        cls = _CLASSES[op] = type(name, (Node,), {"__slots__": ()}) if held is None else \
-            type(name, (HoldingNode,), {"__slots__": (), "held_names": held})
+        # (names_a_composite: grad_fn._saved_<name> reads no table row meant for the op's own node)
+        cls = _CLASSES[op] = type(name, (Node,), {"__slots__": (), "names_a_composite": True}) if held is None else \
+            type(name, (HoldingNode,), {"__slots__": (), "held_names": held, "names_a_composite": True})
     return cls
 
 
