@@ -4,15 +4,18 @@
     y.grad_fn._saved_self is a, y.grad_fn._saved_other is b   # True True
     (a @ w).grad_fn._saved_mat2, x.sum(1).grad_fn._saved_dim    # w, (1,)
 
-One mechanism, from data: elementwise nodes name the inputs their formulas read (ops/elementwise/derivatives.py),
-holding nodes the inputs they hold (held_inputs.py), and every other node class torch users meet most has a row in
-`NODE_NAMES`: torch's name -> where tidal's node keeps that value (a saved tensor, an input's shape, a field of its
-attributes), with torch's conversions (an int64 argument read back unsigned: ignore_index -100 as 2**64 - 100).
-A name gives None where the inputs that needed it did not require grad, as torch's undefined saved variables do.
-Saved tensors are read through the node's saved tensors, so reading raises torch's error once backward freed them
-and runs saved_tensors_hooks' unpack hook. A name not in the table raises AttributeError, as for a name torch's
-node does not have. Known difference: dims are the node's normalized dims (torch keeps them as given: -1 reads
-back as 2**64 - 1), and a view's start/end are not kept.
+One mechanism, from data: holding nodes give the inputs they hold (`HELD_INPUTS`, held_inputs.py); elementwise
+nodes name the inputs their formulas read (ops/elementwise/derivatives.py) when the node is its op's own, and
+`ELEMENTWISE_NAMES` rows where torch's names differ (pow with a number, clamp_min, a composite's last node named
+after it: silu's division); every other node class torch users meet most has a row in `NODE_NAMES`: torch's name ->
+where tidal's node keeps that value (a saved tensor, an input's shape, a field of its attributes), with torch's
+conversions (an int64 argument read back unsigned: ignore_index -100 as 2**64 - 100). A composite's last node named
+after torch's (torch_node) keeps another op's values, so no `NODE_NAMES` row reads it. A name gives None where the
+inputs that needed it did not require grad, as torch's undefined saved variables do. Saved tensors are read through
+the node's saved tensors, so reading raises torch's error once backward freed them and runs saved_tensors_hooks'
+unpack hook. A name with no source raises AttributeError, as for a name torch's node does not have (also for the
+few values tidal does not keep). Known difference: reductions' dims are the node's normalized dims (torch keeps
+them as given: -1 reads back as 2**64 - 1; softmax's are kept as given), and a view's start/end are not kept.
 """
 from __future__ import annotations
 
