@@ -181,6 +181,21 @@ def cat_out_refuses_a_lower_kind(t):
                   lambda: into(t.bool, t.ones(2, dtype=t.bool)), lambda: into(t.int8, t.ones(2, dtype=t.uint8))])
 
 
+@probe
+def factories_resize_their_out(t):
+    out = []
+    for make in (lambda o: t.arange(4, out=o), lambda o: t.eye(2, 3, out=o), lambda o: t.linspace(0, 1, 3, out=o),
+                 lambda o: t.zeros(2, out=o), lambda o: t.full((2,), 3., out=o), lambda o: t.logspace(0, 1, 3, out=o),
+                 lambda o: t.ones(2, 2, out=o), lambda o: t.arange(1., 2., 0.5, out=o)):
+        for size in (0, 1, 5):
+            target = t.zeros(size)
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                res = _errs([lambda: make(target) is target])[0]
+            out += [res, target, [str(w.message).split(" (Triggered")[0] for w in seen]]
+    return out
+
+
 # -- parametrizations (test/nn/test_parametrization.py) -------------------------------------------------------------
 def _summing_inverse(t):
     class Identity(t.nn.Module):  # its right_inverse changes the stored original's shape

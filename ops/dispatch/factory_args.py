@@ -17,6 +17,7 @@ from ...tensor.tensor import contiguous_strides
 from ...vm import Blob, View, get_vm
 from ..elementwise.plans import torch_name
 from .type_names import CHECKED_NAME, TYPEMETA_NAME  # noqa: F401 (importers take them from here too)
+from .mem_overlap import check_out
 from ..movement.stride_rules import PRESERVE, format_strides, memory_format_name, preserved_strides
 
 CPU = _device("cpu")
@@ -244,12 +245,13 @@ def out_dtype(fn: str, dtype: dt.dtype | None, out) -> dt.dtype | None:
 
 
 def write_out(result: Tensor, out) -> Tensor:
-    """`result`, or `out` holding a copy of it (same shape: tidal can't resize tensors yet)."""
+    """`result`, or `out` holding a copy of it (of another shape, out is resized first, silently as torch's
+    factories do)."""
     if out is None:
         return result
     if out._v.shape != result._v.shape:
-        raise RuntimeError(f"out= has shape {list(out._v.shape)} but the result has shape {list(result._v.shape)}; "
-                           "tidal can't resize an out= tensor")
+        check_out(out, ())
+        out._v = Tensor._empty(tuple(result._v.shape), out.dtype, out.device)._v  # new storage, as resize_ gives
     return out.copy_(result)
 
 

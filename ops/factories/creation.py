@@ -37,8 +37,8 @@ def _fill_result(t: Tensor, fn: str, value, out) -> Tensor:
     """`t` filled with `value`, or `out=` filled in its place (a fill takes an expanded out, as torch's)."""
     if out is None:
         return _filled(t, fn, value)
-    if out._v.shape != t._v.shape:
-        return write_out(t, out)  # its error: tidal can't resize an out= tensor
+    if out._v.shape != t._v.shape:  # (out is resized to the result's shape)
+        return write_out(_filled(t, fn, value), out)
     return fill_(out, fill_scalar(fn, value, out.dtype))
 
 

@@ -8,6 +8,7 @@ record without inputs (at the bottom of the file), whose attrs hold the planned 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from ..elementwise.plans import torch_name
 from ..dispatch.factory_args import (check_requires_grad, device_arg, dtype_arg, int_arg, number_arg, out_dtype,
                                      write_out)
 from ..dispatch.limited_dtypes import check as check_limited
+from ..dispatch.user_frame import user_stacklevel
 
 __all__ = ["arange", "linspace", "logspace"]
 METHODS: dict = {}
@@ -82,6 +84,11 @@ def arange(start=0, end=None, step=1, *, out=None, dtype: dt.dtype | None = None
         acc, attrs = ("float64" if dtype is dt.float64 or dtype is dt.float32 else "float32"), (start, step)
     result = ARANGE((), attrs + (acc, size, dtype), device=device_arg(device))
     result.requires_grad = requires_grad
+    if out is not None and out.numel() not in (0, size):  # (torch's own warning when out held elements; resized)
+        warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} is {out.numel()} which does "
+                      f"not match the computed number of elements {size}. Note that this may occur as a result of "
+                      f"rounding error. The out tensor will be resized to a tensor of shape ({size},).", UserWarning,
+                      stacklevel=user_stacklevel())
     return write_out(result, out)
 
 
