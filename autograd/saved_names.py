@@ -183,7 +183,8 @@ ELEMENTWISE_NAMES = {
 # one before backward is refused as in torch
 HELD_INPUTS = {"mse_loss": ("self", "target"), "smooth_l1_loss": ("self", "target"), "huber_loss": ("self", "target"),
                "cdist": ("x1", "x2"), "_euclidean_dist": ("x1", "x2"), "dist": ("self", "other"), "glu": ("self",),
-               "PdistBackward0": ("self",), "grid_sampler_2d": ("input", "grid"), "grid_sampler_3d": ("input", "grid")}
+               "PdistBackward0": ("self",), "grid_sampler_2d": ("input", "grid"), "grid_sampler_3d": ("input", "grid"),
+               "native_batch_norm": ("input", "weight", "running_mean", "running_var")}  # (batch_norm's eval mode)
 
 SAVED_NAMES = frozenset({"result", *_DEFAULT, *(n for names in _ARG_NAMES.values() for n in names),
                          *(n for table in (NODE_NAMES, ELEMENTWISE_NAMES) for row in table.values() for n in row),

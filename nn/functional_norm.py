@@ -308,7 +308,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                            "evaluation mode")
     scale = ops.rsqrt(opmath(running_var).reshape(bshape) + eps)
     y = (opmath(input) - opmath(running_mean).reshape(bshape)) * scale
-    return torch_node(_affine(y, weight, bias, bshape).to(input.dtype), "native_batch_norm", input, weight, bias)
+    # (torch's node saves the input, the weight and the running statistics: its composite's node holds them)
+    return torch_node(_affine(y, weight, bias, bshape).to(input.dtype), "native_batch_norm", input, weight,
+                      running_mean, running_var, bias)
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,

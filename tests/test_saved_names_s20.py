@@ -79,6 +79,35 @@ def test_write_into_a_saved_input_after_the_loss(loss, written):
     same_outcome(*both(program))
 
 
+@pytest.mark.parametrize("written", ["input", "weight", "running_mean", "none"])
+def test_eval_batch_norm_holds_what_torch_saves(written):
+    """torch's eval-mode batch norm (NativeBatchNormBackward0) saves the input, weight and running statistics."""
+    def program(T):
+        leaf = _inputs(T)
+        x, w = leaf(2, 3, 4), leaf(3)
+        mean, var = T.zeros(3), T.ones(3)
+        y, ww = x * 1, w * 1
+        out = T.nn.functional.batch_norm(y, mean, var, ww, None, training=False)
+        if written != "none":
+            {"input": y, "weight": ww, "running_mean": mean}[written].add_(1)
+        (out * out).sum().backward()
+        return [type(out.grad_fn).__name__, x.grad.tolist(), w.grad.tolist()]
+    same_outcome(*both(program))
+
+
+def test_instance_norm_with_running_stats_refuses_a_write_into_its_input():
+    """(torch names a (1, N*C, L) view of the input, tidal the input: the error, not its message, is compared)"""
+    def program(T):
+        x = _inputs(T)(2, 3, 4)
+        y = x * 1
+        out = T.nn.functional.instance_norm(y, T.zeros(3), T.ones(3), use_input_stats=False)
+        y.add_(1)
+        out.sum().backward()
+    theirs, ours = both(program)
+    assert ours[0] == theirs[0] == "RuntimeError"
+    assert "modified by an inplace operation" in ours[1]
+
+
 ONE_INPUT = {  # composites whose torch node saves their input (glu: tidal's product saved a half of it)
     "glu": lambda F, y: F.glu(y),
     "pdist": lambda F, y: F.pdist(y.reshape(2, 2)),

@@ -18,29 +18,37 @@ __all__: list = []
 _CLASSES: dict = {}
 
 
-def _node_type(op: str) -> type:
+def _node_type(op: str, held: tuple | None = None) -> type:
     """A Node class named as torch's codegen names it: each '_'-separated part title-cased, so
-    'upsample_nearest2d' gives UpsampleNearest2DBackward0; a name given in full ('SqueezeBackward4') is kept."""
-    cls = _CLASSES.get(op)
+    'upsample_nearest2d' gives UpsampleNearest2DBackward0; a name given in full ('SqueezeBackward4') is kept; a
+    holding class where `op` holds inputs (HELD_INPUTS), or holding `held` (a node renamed that holds them)."""
+    held = HELD_INPUTS.get(op) if held is None else held
+    cls = _CLASSES.get((op, held))
     if cls is None:
         name = op if op[:1].isupper() else "".join(p.title() for p in op.split("_")) + "Backward0"
-        held = HELD_INPUTS.get(op)
         # (names_a_composite: grad_fn._saved_<name> reads no table row meant for the op's own node)
-        cls = _CLASSES[op] = type(name, (Node,), {"__slots__": (), "names_a_composite": True}) if held is None else \
-            type(name, (HoldingNode,), {"__slots__": (), "held_names": held, "names_a_composite": True})
+        cls = _CLASSES[op, held] = type(name, (Node,), {"__slots__": (), "names_a_composite": True}) if not held \
+            else type(name, (HoldingNode,), {"__slots__": (), "held_names": held, "names_a_composite": True})
     return cls
 
 
 def torch_node(out: Tensor, op: str, *inputs) -> Tensor:
     """Name `out`'s grad_fn after torch's node for `op` when this composite made it (not when `out` is
     an input passed through, nor a node with saved-tensor hooks or a custom Function's), holding the `inputs`
-    torch's node saves (HELD_INPUTS); returns `out`."""
+    torch's node saves (HELD_INPUTS); returns `out`. A node that holds inputs already (an inner composite's, as
+    instance_norm's batch norm) keeps them, and holds no more."""
     fn = out.grad_fn
-    if fn is None or type(fn).__bases__ != (Node,):
+    if fn is None:
+        return out
+    bases = type(fn).__bases__
+    if bases != (Node,) and bases != (HoldingNode,):
         return out
     for t in inputs:
         if isinstance(t, Tensor) and t.grad_fn is fn:
             return out
+    if bases == (HoldingNode,):
+        fn.__class__ = _node_type(op, type(fn).held_names)
+        return out
     cls = _node_type(op)
     if op in HELD_INPUTS:
         hold(fn, inputs[:len(cls.held_names)])
