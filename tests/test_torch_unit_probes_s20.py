@@ -148,6 +148,23 @@ def bool_add_casts_alpha_to_bool(t):
     return out
 
 
+@probe
+def special_kernels_refuse_the_dtypes_torch_lacks(t):
+    dtypes = (t.bool, t.uint8, t.int64, t.float16, t.bfloat16, t.float32, t.complex64)
+    kind = lambda call: _errs([lambda: call().dtype])[0]  # (the result's dtype or the refusal; values elsewhere)
+    out = []
+    for name in ("bessel_j0", "airy_ai", "erfcx", "ndtri", "log_ndtr", "i0e", "i1e", "entr"):
+        for dtype in dtypes:
+            out.append(kind(lambda: getattr(t.special, name)(t.ones(2, dtype=dtype))))
+    for fn in (t.igamma, t.igammac, t.special.zeta, t.special.xlog1py, t.special.chebyshev_polynomial_t):
+        for a in dtypes:
+            for b in (t.int64, t.float16, t.bfloat16, t.float64):
+                out.append(kind(lambda: fn(t.ones(2, dtype=a) * 2, t.ones(2, dtype=b))))
+        out += [kind(lambda: fn(t.ones(2, dtype=t.int64), t.tensor(2.))),
+                kind(lambda: fn(t.tensor(2.), t.ones(2, dtype=t.float16)))]
+    return out
+
+
 # -- gcd/lcm and ldexp result dtypes (test_binary_ufuncs) ---------------------------------------------------------
 @probe
 def gcd_lcm_zero_dim_operand_yields(t):

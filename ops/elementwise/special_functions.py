@@ -166,9 +166,23 @@ def _erfcx64(x: Tensor) -> Tensor:
     return M.where(big, series, direct)
 
 
+
+def _refuse_dtype(kernel: str, dtype: dt.dtype, halves: bool = False, ints: bool = False) -> None:
+    """torch's NotImplementedError where its CPU kernel has no loop for `dtype`: never complex; 16-bit floats or
+    integers (bool too) where the kernel lacks them."""
+    if dtype.is_complex or halves and dtype in (dt.float16, dt.bfloat16) or ints and dtype.category < dt.FLOAT:
+        raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{dtype.scalar_name}\'')
+
+
+def _common(a: Tensor, b: Tensor) -> dt.dtype:
+    """The two operands' promoted dtype, as torch's TensorIterator picks the kernel's (0-d operands yield)."""
+    return M.ew._signature_dtype(None, [a.dtype, b.dtype], [a.ndim, b.ndim])
+
+
 def erfcx(input: Tensor) -> Tensor:
     """The scaled complementary error function exp(x^2) erfc(x)."""
     x = _tensor(input, "erfcx")
+    _refuse_dtype("erfcx", x.dtype, halves=True)
     with no_grad():
         value = _erfcx64(_f64(x))
     return _finish(ERFCX, value, _result_dtype(x), (x,))
@@ -189,6 +203,7 @@ def _log_ndtr64(x: Tensor) -> Tensor:
 def log_ndtr(input: Tensor) -> Tensor:
     """log of the standard normal CDF, accurate far into both tails."""
     x = _tensor(input, "log_ndtr")
+    _refuse_dtype("log_ndtr", x.dtype, halves=True)
     with no_grad():
         value = _log_ndtr64(_f64(x))
     return _finish(LOG_NDTR, value, _result_dtype(x), (x,))
@@ -205,6 +220,7 @@ LOG_NDTR = _formula("special_log_ndtr", _log_ndtr_backward)
 def ndtri(input: Tensor) -> Tensor:
     """The inverse of ndtr: erfinv for a start, then Newton steps on log_ndtr for the tails."""
     p = _tensor(input, "ndtri")
+    _refuse_dtype("ndtri", p.dtype, halves=True)
     with no_grad():
         p64 = _f64(p)
         inside = M.logical_and(M.gt(p64, 0.0), M.lt(p64, 1.0))
@@ -232,6 +248,7 @@ NDTRI = _formula("special_ndtri", lambda node, g: (g * _SQRT2PI * M.exp(node.sav
 def entr(input: Tensor) -> Tensor:
     """-x log x elementwise (0 at 0, -inf below 0)."""
     x = _tensor(input, "entr")
+    _refuse_dtype("entr", x.dtype)
     with no_grad():
         x64 = _f64(x)
         pos = M.gt(x64, 0.0)
@@ -249,6 +266,7 @@ def xlog1py(input, other) -> Tensor:
         raise TypeError("special_xlog1py(): argument 'self' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     x, y = _tensor(input, "xlog1py"), _tensor(other, "xlog1py", "other", 2)
+    _refuse_dtype("xlog1py", _common(x, y))
     dtype = _result_dtype(x, y)
     with no_grad():
         x64, y64 = _f64(x), _f64(y)
@@ -306,6 +324,7 @@ def _i1e64(x: Tensor) -> Tensor:
 def i0e(input: Tensor) -> Tensor:
     """exp(-|x|) I0(x)."""
     x = _tensor(input, "i0e")
+    _refuse_dtype("i0e", x.dtype)
     with no_grad():
         value = _i0e64(_f64(x))
     return _finish(I0E, value, _result_dtype(x), (x,))
@@ -314,6 +333,7 @@ def i0e(input: Tensor) -> Tensor:
 def i1e(input: Tensor) -> Tensor:
     """exp(-|x|) I1(x)."""
     x = _tensor(input, "i1e")
+    _refuse_dtype("i1e", x.dtype)
     with no_grad():
         value = _i1e64(_f64(x))
     return _finish(I1E, value, _result_dtype(x), (x,))
@@ -360,6 +380,7 @@ def _igamma(name: str, input, other, upper: bool) -> Tensor:
             raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
                             f"{type(value).__name__}")
     a, x, dtype = _binary_kernel_op(name, input, other)
+    _refuse_dtype(name, _common(a, x), ints=True)
     return _kernel_value(name, (a, x), dtype, name)
 
 
@@ -391,6 +412,7 @@ METHODS.update(igamma=gammainc, igammac=gammaincc, igamma_=lambda self, other: s
 def zeta(input, other) -> Tensor:
     """The Hurwitz zeta function sum_k (other + k)^-input."""
     x, q, dtype = _binary_kernel_op("zeta", input, other, ("self", "other"))
+    _refuse_dtype("zeta", _common(x, q), halves=True)
     return _kernel_value("zeta", (x, q), dtype)
 
 
@@ -404,6 +426,7 @@ def _zeta_backward(node, g):
 # -- functions PyTorch gives no gradient: one NumPy kernel each ----------------------------------
 def _no_grad_op(name: str, *args) -> Tensor:
     tensors = tuple([_tensor(a, name, ("input", "n")[min(i, 1)], i + 1) for i, a in enumerate(args)])
+    _refuse_dtype(name, tensors[0].dtype if len(tensors) == 1 else _common(*tensors), halves=True)
     return _kernel_value(name, tensors, _result_dtype(*tensors))
 
 
