@@ -1,8 +1,9 @@
 """Behaviour probed from PyTorch's own unit tests, session 20 (test_reductions.py, test_indexing.py,
-test_binary_ufuncs.py, test_unary_ufuncs.py, test_tensor_creation_ops.py, test/nn/test_parametrization.py,
-test/nn/test_module_hooks.py, test/nn/test_init.py, test/nn/test_dropout.py): each case runs the same calls on
-torch and on tidal.compat and compares values, dtypes, or the error's type and first line (see
-torch_probe_helpers). The cases below are the places where tidal differed, fixed."""
+test_binary_ufuncs.py, test_unary_ufuncs.py, test_tensor_creation_ops.py, test_foreach.py,
+test/nn/test_parametrization.py; test/nn/test_module_hooks.py, test_init.py, test_dropout.py and test_autograd.py were
+probed alike and agreed): each
+case runs the same calls on torch and on tidal.compat and compares values, dtypes, or the error's type and first
+line (see torch_probe_helpers). The cases below are the places where tidal differed, fixed."""
 import warnings
 
 import pytest
@@ -88,7 +89,8 @@ def complex_to_bool_does_not_warn(t):
 # -- unary functions' out= dtype rules (test_unary_ufuncs) ------------------------------------------------------
 @probe
 def unary_out_dtype_rules(t):
-    inputs = {"float": t.tensor([1.5, -2.5, float("nan")]), "int": t.tensor([3, -4, 0]), "bool": t.tensor([True, False, True]),
+    inputs = {"float": t.tensor([1.5, -2.5, float("nan")]), "int": t.tensor([3, -4, 0]),
+              "bool": t.tensor([True, False, True]),
               "half": t.tensor([1.5, -2.5, 0.], dtype=t.float16), "complex": t.tensor([1 + 1j, -2j, 0j])}
     names = ("abs", "neg", "sign", "sgn", "ceil", "floor", "round", "trunc", "frac", "bitwise_not", "fix",
              "conj_physical", "signbit", "isposinf", "isneginf", "isnan", "isinf", "isfinite", "positive", "relu",
@@ -194,7 +196,8 @@ def cat_out_refuses_a_lower_kind(t):
         out = t.empty(2 * len(xs), dtype=dtype)
         return t.cat(list(xs), out=out)
     return _errs([lambda: into(t.int64, t.ones(2), t.ones(2)), lambda: into(t.bool, t.ones(2, dtype=t.int64)),
-                  lambda: into(t.float32, t.ones(2, dtype=t.complex64)), lambda: into(t.float64, t.ones(2, dtype=t.int64)),
+                  lambda: into(t.float32, t.ones(2, dtype=t.complex64)),
+                  lambda: into(t.float64, t.ones(2, dtype=t.int64)),
                   lambda: into(t.bool, t.ones(2, dtype=t.bool)), lambda: into(t.int8, t.ones(2, dtype=t.uint8))])
 
 
@@ -261,7 +264,8 @@ def all_any_into_uint8_out(t):
     for dtype in (t.uint8, t.float32, t.bool, t.int64):
         for into in (t.uint8, t.bool, t.int64):
             x = t.tensor([[1, 0], [2, 3]]).to(dtype)
-            out += _errs([lambda: t.all(x, 0, out=t.zeros(2, dtype=into)), lambda: t.any(x, 1, out=t.zeros(2, dtype=into)),
+            out += _errs([lambda: t.all(x, 0, out=t.zeros(2, dtype=into)),
+                          lambda: t.any(x, 1, out=t.zeros(2, dtype=into)),
                           lambda: t.any(x, out=t.zeros((), dtype=into))])
     return out
 
@@ -331,9 +335,11 @@ def foreach_binary_operand_kinds(t):
             xs = _three(t)
             out += _errs([lambda: getattr(t, f"_foreach_{name}")(_three(t), other()),
                           lambda: getattr(t, f"_foreach_{name}_")(xs, other())]) + [xs]
-    out += _errs([lambda: t._foreach_add(_three(t), _three(t), alpha=2), lambda: t._foreach_sub(_three(t), t.tensor(1.), alpha=3),
+    out += _errs([lambda: t._foreach_add(_three(t), _three(t), alpha=2),
+                  lambda: t._foreach_sub(_three(t), t.tensor(1.), alpha=3),
                   lambda: t._foreach_pow(2.0, _three(t)), lambda: t._foreach_add([t.ones(2, dtype=t.int64)], 1.5),
-                  lambda: t._foreach_mul([t.ones(2, dtype=t.float16), t.ones(2)], [t.ones(2), t.ones(2, dtype=t.float64)])])
+                  lambda: t._foreach_mul([t.ones(2, dtype=t.float16), t.ones(2)],
+                                         [t.ones(2), t.ones(2, dtype=t.float64)])])
     return out
 
 
@@ -360,7 +366,8 @@ def foreach_list_checks(t):
                   lambda: t._foreach_mul([], 1.), lambda: t._foreach_add(_three(t), [1., 2.]),
                   lambda: t._foreach_mul([t.ones(3), t.ones(2)], [t.ones(2), t.ones(2)]),
                   lambda: t._foreach_add_([t.ones(2, dtype=t.int64)], 1.5),
-                  lambda: t._foreach_exp_([t.ones(2, dtype=t.int64)]), lambda: t._foreach_neg([t.ones(2, dtype=t.bool)]),
+                  lambda: t._foreach_exp_([t.ones(2, dtype=t.int64)]),
+                  lambda: t._foreach_neg([t.ones(2, dtype=t.bool)]),
                   lambda: t._foreach_addcmul(_three(t), _three(t), _three(t)[:1]),
                   lambda: t._foreach_add(_three(t), t.ones(2)), lambda: t._foreach_div(_three(t), t.tensor([2.]))])
 

@@ -85,8 +85,8 @@ def arange(start=0, end=None, step=1, *, out=None, dtype: dt.dtype | None = None
     result = ARANGE((), attrs + (acc, size, dtype), device=device_arg(device))
     result.requires_grad = requires_grad
     if out is not None and out.numel() not in (0, size):  # (torch's own warning when out held elements; resized)
-        warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} is {out.numel()} which does "
-                      f"not match the computed number of elements {size}. Note that this may occur as a result of "
+        warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} is {out.numel()} which "
+                      f"does not match the computed number of elements {size}. Note that this may occur as a result of "
                       f"rounding error. The out tensor will be resized to a tensor of shape ({size},).", UserWarning,
                       stacklevel=user_stacklevel())
     return write_out(result, out)

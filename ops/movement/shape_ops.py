@@ -129,7 +129,8 @@ def cat(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
             _no_out_grad("cat")
         check_out(out, tensors)
         if dtype.category > out.dtype.category:  # (torch's can_cast: never to a lower kind)
-            raise TypeError(f"torch.cat(): input types can't be cast to the desired output type {out.dtype.scalar_name}")
+            raise TypeError("torch.cat(): input types can't be cast to the desired output type "
+                            f"{out.dtype.scalar_name}")
         if tuple(out._v.shape) != tuple(shape):
             raise RuntimeError(f"cat(): expected out of shape {shape}, but got {list(out._v.shape)}")
         if numel_of(shape):  # (nothing to write: out's version stays)
