@@ -27,6 +27,7 @@ class HoldingNode(Node):
 
     __slots__ = ()
     held_names: tuple = ()  # torch's names of the held inputs, in order (each class sets its own)
+    names_held = True  # whether grad_fn._saved_<name> gives them (not where an outer composite renamed the node)
 
     @property
     def backward_fn(self):

@@ -305,7 +305,7 @@ def _own_elementwise(node) -> bool:
 def saved_value(node, name: str):
     """The value node `node` saved under torch's name `name` (e.g. 'self', 'other', 'result', 'dim')."""
     cls = type(node)
-    if name in getattr(node, "held_names", ()):
+    if name in getattr(node, "held_names", ()) and node.names_held:
         return node.held(name)
     if node.backward_fn is hooks.elementwise_backward:
         row = ELEMENTWISE_NAMES.get(cls.__name__)

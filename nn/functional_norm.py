@@ -343,8 +343,10 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     _update_running(running_mean, mean.reshape(n, c).mean(0), momentum)
     _update_running(running_var, var.reshape(n, c).mean(0) * (count / (count - 1)), momentum)
     y = centered * ops.rsqrt(var + eps)
-    # torch's node: the view back from its batch norm over (1, n * c, ...)
-    return torch_node(_affine(y, weight, bias, bshape).to(input.dtype), "view", input, weight, bias)
+    # torch's nodes: the view back from its batch norm over (1, n * c, ...), which saves that view of the input
+    out = torch_node(_affine(y, weight, bias, bshape).to(input.dtype), "native_batch_norm",
+                     input.view((1, n * c) + tuple(input.shape[2:])), None, None, None)
+    return torch_node(out, "view", input, weight, bias)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:

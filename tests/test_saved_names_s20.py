@@ -95,6 +95,22 @@ def test_eval_batch_norm_holds_what_torch_saves(written):
     same_outcome(*both(program))
 
 
+@pytest.mark.parametrize("write", [True, False])
+def test_instance_norm_holds_its_inputs_view_as_torch(write):
+    """torch's instance norm runs batch norm on a (1, N*C, L) view of the input, which its node saves: a write into
+    the input is refused, naming that view."""
+    def program(T):
+        leaf = _inputs(T)
+        x, w, g = leaf(2, 3, 4), leaf(3), leaf(2, 3, 4).detach()
+        y = x * 1
+        out = T.nn.functional.instance_norm(y, weight=w)
+        if write:
+            y.add_(1)
+        (out * g).sum().backward()
+        return [type(out.grad_fn).__name__, x.grad.tolist(), w.grad.tolist()]
+    same_outcome(*both(program))
+
+
 def test_instance_norm_with_running_stats_refuses_a_write_into_its_input():
     """(torch names a (1, N*C, L) view of the input, tidal the input: the error, not its message, is compared)"""
     def program(T):

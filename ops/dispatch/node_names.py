@@ -22,13 +22,15 @@ def _node_type(op: str, held: tuple | None = None) -> type:
     """A Node class named as torch's codegen names it: each '_'-separated part title-cased, so
     'upsample_nearest2d' gives UpsampleNearest2DBackward0; a name given in full ('SqueezeBackward4') is kept; a
     holding class where `op` holds inputs (HELD_INPUTS), or holding `held` (a node renamed that holds them)."""
+    inner = held is not None  # (what an inner composite's node held: checked, not named as this node's)
     held = HELD_INPUTS.get(op) if held is None else held
-    cls = _CLASSES.get((op, held))
+    cls = _CLASSES.get((op, held, inner))
     if cls is None:
         name = op if op[:1].isupper() else "".join(p.title() for p in op.split("_")) + "Backward0"
         # (names_a_composite: grad_fn._saved_<name> reads no table row meant for the op's own node)
-        cls = _CLASSES[op, held] = type(name, (Node,), {"__slots__": (), "names_a_composite": True}) if not held \
-            else type(name, (HoldingNode,), {"__slots__": (), "held_names": held, "names_a_composite": True})
+        cls = _CLASSES[op, held, inner] = type(name, (Node,), {"__slots__": (), "names_a_composite": True}) \
+            if not held else type(name, (HoldingNode,), {"__slots__": (), "held_names": held,
+                                                          "names_held": not inner, "names_a_composite": True})
     return cls
 
 
