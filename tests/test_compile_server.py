@@ -126,3 +126,28 @@ def test_kernel_module_loads_in_the_background_and_a_failed_load_leaves_the_nump
         assert "tidal_test_kmod_broken" in codegen._failed_modules
     finally:
         tidal.vm.set_fusion(background_compile=before)
+
+
+def test_a_call_worth_more_than_loading_a_stored_module_loads_it_at_once(tmp_path, monkeypatch):
+    import importlib
+
+    import numba  # noqa: F401
+    (tmp_path / "tidal_test_kmod_stored.py").write_text(
+        "import numpy as np\nfrom numba import njit\n\n@njit(cache=True)\ndef thrice(x, out):\n"
+        "    for j in range(x.shape[0]):\n        out[j] = 3 * x[j]\n\n"
+        "def warm():\n    thrice(np.ones(2), np.empty(2))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("tidal_test_kmod_stored").warm()  # compiled once: numba's disk cache holds it now
+    assert codegen.in_disk_cache(str(tmp_path / "tidal_test_kmod_stored.py"))
+    before = tidal.vm.get_fusion()["background_compile"]
+    try:
+        tidal.vm.set_fusion(background_compile=True)
+        # this call's NumPy path would take a second: loading the stored module here costs less, so it comes back
+        # loaded at once rather than after a background load
+        module = codegen.kernel_module("tidal_test_kmod_stored", spent=1.0)
+        assert module is not None
+        out = np.empty(3)
+        module.thrice(np.arange(3.0), out)
+        assert out.tolist() == [0.0, 3.0, 6.0]
+    finally:
+        tidal.vm.set_fusion(background_compile=before)
