@@ -151,3 +151,21 @@ def test_a_call_worth_more_than_loading_a_stored_module_loads_it_at_once(tmp_pat
         assert out.tolist() == [0.0, 3.0, 6.0]
     finally:
         tidal.vm.set_fusion(background_compile=before)
+
+
+def test_a_large_random_draw_brings_in_the_compiled_random_loops(tmp_path):
+    import subprocess
+    import sys
+    # a fresh process (numba not loaded) with an empty kernel cache, compiling in the foreground: a draw of millions
+    # of normals is NumPy time enough to compile ops/random/kernels.py, with torch's values either way
+    code = ("import sys, numpy as np, tidal\n"
+            "from tidal.vm import codegen\n"
+            "tidal.vm.set_fusion(background_compile=False)\n"
+            "tidal.manual_seed(0)\n"
+            "a = tidal.randn(3000, 3000).numpy()\n"
+            "assert 'numba' in sys.modules and 'tidal.ops.random.kernels' in codegen._kernel_modules\n"
+            "tidal.manual_seed(0)\n"
+            "assert np.array_equal(tidal.randn(3000, 3000).numpy(), a)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240,
+                          env={**__import__("os").environ, "TIDAL_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-2000:]
