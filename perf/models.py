@@ -38,6 +38,19 @@ def _batch(lib, host_inputs: np.ndarray, host_targets: np.ndarray):
     return lib.tensor(host_inputs), lib.tensor(host_targets)
 
 
+def _next_token(lib, make_model, vocab: int, block: int, batch: int, seed: int, optimizer) -> Trainer:
+    """A language model's Trainer: the model made after seeding the framework, a batch of random tokens (each
+    position's target the next token), `optimizer(parameters)`, cross-entropy over the vocabulary."""
+    lib.manual_seed(0)
+    model = make_model()
+    tokens = np.random.default_rng(seed).integers(0, vocab, (batch, block + 1))
+    x, y = _batch(lib, tokens[:, :-1], tokens[:, 1:])
+
+    def loss_fn(logits, targets):
+        return lib.nn.functional.cross_entropy(logits.reshape(-1, vocab), targets.reshape(-1))
+    return Trainer(model, optimizer(model.parameters()), x, y, loss_fn)
+
+
 def mlp(lib, batch: int) -> Trainer:
     """784-512-512-10 with ReLU, cross-entropy, SGD with momentum."""
     nn = lib.nn
@@ -89,16 +102,7 @@ def gpt(lib, batch: int) -> Trainer:
                 x = block(x, src_mask=self.mask, is_causal=True)
             return self.head(self.norm(x))
 
-    lib.manual_seed(0)
-    model = TinyGPT()
-    rng = np.random.default_rng(0)
-    tokens = rng.integers(0, GPT_VOCAB, (batch, GPT_BLOCK + 1))
-    x, y = _batch(lib, tokens[:, :-1], tokens[:, 1:])
-    opt = lib.optim.AdamW(model.parameters(), lr=3e-4)
-
-    def loss_fn(logits, targets):
-        return nn.functional.cross_entropy(logits.reshape(-1, GPT_VOCAB), targets.reshape(-1))
-    return Trainer(model, opt, x, y, loss_fn)
+    return _next_token(lib, TinyGPT, GPT_VOCAB, GPT_BLOCK, batch, 0, lambda ps: lib.optim.AdamW(ps, lr=3e-4))
 
 
 LM_VOCAB, LM_BLOCK, LM_WIDTH, LM_HEADS, LM_LAYERS = 100, 16, 64, 4, 2
@@ -122,16 +126,7 @@ def lm(lib, batch: int) -> Trainer:
         def forward(self, idx):
             return self.head(self.encoder(self.embed(idx) + self.pos, mask=self.mask, is_causal=True))
 
-    lib.manual_seed(0)
-    model = LM()
-    rng = np.random.default_rng(1)
-    tokens = rng.integers(0, LM_VOCAB, (batch, LM_BLOCK + 1))
-    x, y = _batch(lib, tokens[:, :-1], tokens[:, 1:])
-    opt = lib.optim.AdamW(model.parameters(), lr=1e-3)
-
-    def loss_fn(logits, targets):
-        return nn.functional.cross_entropy(logits.reshape(-1, LM_VOCAB), targets.reshape(-1))
-    return Trainer(model, opt, x, y, loss_fn)
+    return _next_token(lib, LM, LM_VOCAB, LM_BLOCK, batch, 1, lambda ps: lib.optim.AdamW(ps, lr=1e-3))
 
 
 RNN_VOCAB, RNN_BLOCK, RNN_EMBED, RNN_HIDDEN = 65, 32, 64, 128
@@ -152,16 +147,7 @@ def rnn(lib, batch: int) -> Trainer:
             out, _ = self.lstm(self.embed(idx))
             return self.head(out)
 
-    lib.manual_seed(0)
-    model = CharRNN()
-    rng = np.random.default_rng(2)
-    tokens = rng.integers(0, RNN_VOCAB, (batch, RNN_BLOCK + 1))
-    x, y = _batch(lib, tokens[:, :-1], tokens[:, 1:])
-    opt = lib.optim.Adam(model.parameters(), lr=2e-3)
-
-    def loss_fn(logits, targets):
-        return nn.functional.cross_entropy(logits.reshape(-1, RNN_VOCAB), targets.reshape(-1))
-    return Trainer(model, opt, x, y, loss_fn)
+    return _next_token(lib, CharRNN, RNN_VOCAB, RNN_BLOCK, batch, 2, lambda ps: lib.optim.Adam(ps, lr=2e-3))
 
 
 MODELS = {"mlp": mlp, "cnn": cnn, "gpt": gpt, "lm": lm, "rnn": rnn}
