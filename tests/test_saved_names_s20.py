@@ -469,6 +469,16 @@ EDGE_CASES = {
 }
 
 
+def _collected_leaves(T) -> tuple:
+    """(the leaves made so far, a maker of leaves of a shape that keeps each)."""
+    leaves, make_leaf = [], _inputs(T)
+
+    def leaf(*shape):
+        leaves.append(make_leaf(*shape))
+        return leaves[-1]
+    return leaves, leaf
+
+
 def _edges(node) -> list:
     return [(None if n is None else type(n).__name__.replace("torch::autograd::", ""), k)
             for n, k in node.next_functions]
@@ -478,11 +488,7 @@ def _edges(node) -> list:
 def test_next_functions_as_torch(make):
     """Node names and output numbers of every edge, in torch's order; the gradients flowing through agree."""
     def program(T):
-        leaves = []
-        make_leaf = _inputs(T)
-        def leaf(*shape):
-            leaves.append(make_leaf(*shape))
-            return leaves[-1]
+        leaves, leaf = _collected_leaves(T)
         out = make(T, leaf)
         edges = _edges(out.grad_fn)
         out.sum().backward()
@@ -533,11 +539,7 @@ SOURCE_EDGE_CASES = {
 @pytest.mark.parametrize("make", SOURCE_EDGE_CASES.values(), ids=SOURCE_EDGE_CASES.keys())
 def test_out_of_place_index_ops_edge_to_their_input(make):
     def program(T):
-        leaves = []
-        make_leaf = _inputs(T)
-        def leaf(*shape):
-            leaves.append(make_leaf(*shape))
-            return leaves[-1]
+        leaves, leaf = _collected_leaves(T)
         out = make(T, leaf)
         edges = _edges(out.grad_fn)
         (out * out).sum().backward()
