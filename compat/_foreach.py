@@ -213,6 +213,44 @@ def _foreach_mm(self, mat2) -> tuple:
     return tuple(_t.mm(a, b) for a, b in zip(tensors, others))
 
 
+def _one_float(name: str, t: Tensor) -> None:
+    if t.numel() != 1:
+        raise RuntimeError(f"{name} must be a 1-element tensor.")
+    if t.dtype is not _t.float32:
+        raise RuntimeError(f"{name} must be a float tensor.")
+
+
+def _amp_foreach_non_finite_check_and_unscale_(self, found_inf: Tensor, inv_scale: Tensor) -> None:
+    """GradScaler's unscale: each tensor multiplied by inv_scale in place; found_inf set to 1 where one holds an inf
+    or NaN (computed on the device: nothing is read back)."""
+    _one_float("found_inf", found_inf)
+    _one_float("inv_scale", inv_scale)
+    for x in self:
+        bad = _t.logical_not(_t.isfinite(x)).any()
+        found_inf.copy_(_t.where(bad, 1.0, found_inf))
+        x.mul_(inv_scale)
+
+
+def _amp_update_scale_(self: Tensor, growth_tracker: Tensor, found_inf: Tensor, growth_factor: float,
+                       backoff_factor: float, growth_interval: int) -> Tensor:
+    """GradScaler's scale update: backed off after an inf, grown after growth_interval clean steps (if finite)."""
+    _one_float("current_scale", self)
+    if growth_tracker.numel() != 1:
+        raise RuntimeError("growth_tracker must be a 1-element tensor.")
+    if growth_tracker.dtype is not _t.int32:
+        raise RuntimeError("growth_tracker must be an int tensor.")
+    _one_float("found_inf", found_inf)
+    found = _t.gt(found_inf, 0)
+    successful = _t.add(growth_tracker, 1)
+    grow = _t.logical_and(_t.logical_not(found), _t.eq(successful, growth_interval))
+    grown = _t.mul(self, growth_factor)
+    scale = _t.where(found, _t.mul(self, backoff_factor),
+                     _t.where(_t.logical_and(grow, _t.isfinite(grown)), grown, self))
+    self.copy_(scale)
+    growth_tracker.copy_(_t.where(_t.logical_or(found, grow), 0, successful))
+    return self
+
+
 def _define() -> None:
     space = globals()
     for name in _UNARY:
@@ -221,7 +259,7 @@ def _define() -> None:
         space[f"_foreach_{name}"], space[f"_foreach_{name}_"] = _binary(name, kinds)
     for name in ("addcmul", "addcdiv"):
         space[f"_foreach_{name}"], space[f"_foreach_{name}_"] = _pointwise(name)
-    __all__.extend(sorted(n for n in space if n.startswith("_foreach_")))
+    __all__.extend(sorted(n for n in space if n.startswith(("_foreach_", "_amp_"))))
 
 
 _define()

@@ -382,6 +382,24 @@ def foreach_gradients(t):
     return [x.grad for x in xs] + [w.grad for w in ws]
 
 
+@probe
+def amp_unscale_and_scale_update(t):
+    grads = [t.tensor([1., 2.]), t.tensor([float("inf")]), t.tensor([4.], dtype=t.float16)]
+    found, clean, clean_found = t.zeros(1), [t.tensor([1., 2.])], t.zeros(1)
+    out = [t._amp_foreach_non_finite_check_and_unscale_(grads, found, t.tensor([0.5])), grads, found,
+           t._amp_foreach_non_finite_check_and_unscale_(clean, clean_found, t.tensor([0.25])), clean, clean_found]
+    out += _errs([lambda: t._amp_foreach_non_finite_check_and_unscale_(grads, t.zeros(2), t.tensor([0.5])),
+                  lambda: t._amp_foreach_non_finite_check_and_unscale_(grads, t.zeros(1, dtype=t.float64), t.ones(1)),
+                  lambda: t._amp_foreach_non_finite_check_and_unscale_(grads, t.zeros(1), t.ones(2))])
+    scale, tracker = t.tensor([4.]), t.tensor([0], dtype=t.int32)
+    for inf_seen in (1., 0., 0., 0., 1., 0., 0.):  # backoff, two clean steps grow it, ...
+        out += [t._amp_update_scale_(scale, tracker, t.tensor([inf_seen]), 2.0, 0.5, 2) is scale, scale.clone(),
+                tracker.clone()]
+    huge, one = t.tensor([3e38]), t.tensor([1], dtype=t.int32)
+    t._amp_update_scale_(huge, one, t.zeros(1), 2.0, 0.5, 2)  # (a grown scale that overflows is not taken)
+    return out + [huge, one] + _errs([lambda: t._amp_update_scale_(scale, t.tensor([0]), t.zeros(1), 2.0, 0.5, 2)])
+
+
 @pytest.mark.parametrize("fn", PROBES, ids=lambda fn: fn.__name__)
 def test_same_as_torch(fn):
     assert_same(fn)
