@@ -191,7 +191,8 @@ def _run(step: Callable, input: Tensor, states: list, params, has_biases: bool, 
             w_ih, w_hh, b_ih, b_hh, w_hr = groups[index]
             projected = _affine(x, w_ih.t(), b_ih)  # the whole sequence in one matmul
             weights = groups[index]
-            if step is _lstm_step and b_hh is not None and recurrent_cells.takes(projected, b_hh):
+            if (step is _lstm_step and b_hh is not None and recurrent_cells.takes(projected)
+                    and b_hh.dtype is projected.dtype):  # (b_hh a Parameter: any Tensor subclass adds alike)
                 projected = projected + b_hh  # (the LSTM's two biases add alike: once per sequence, not per step)
                 weights = (w_ih, w_hh, b_ih, None, w_hr)
             steps = projected.split(batch_sizes, 0) if packed else projected.unbind(0)
