@@ -216,6 +216,17 @@ def factories_resize_their_out(t):
     return out
 
 
+@probe
+def complex_ranges(t):
+    return _errs([lambda: t.linspace(1 + 1j, 2 + 2j, 3), lambda: t.linspace(0, 1j, 3), lambda: t.linspace(0, 1j, 1),
+                  lambda: t.linspace(0, 1j, 0), lambda: t.linspace(t.tensor(1j), 2, 3),
+                  lambda: t.linspace(0, 1, 3, dtype=t.complex128), lambda: t.linspace(0, 1j, 3, dtype=t.float64),
+                  lambda: t.logspace(0, 1j, 3), lambda: t.logspace(1j, 1j, 1),
+                  lambda: t.logspace(0, 2, 3, dtype=t.complex64),
+                  lambda: t.logspace(0, 1j, 2, dtype=t.float32), lambda: t.arange(3, dtype=t.complex64),
+                  lambda: t.arange(1j), lambda: t.arange(0, 3, 1j)])
+
+
 # -- parametrizations (test/nn/test_parametrization.py) -------------------------------------------------------------
 def _summing_inverse(t):
     class Identity(t.nn.Module):  # its right_inverse changes the stored original's shape

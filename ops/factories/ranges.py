@@ -71,10 +71,14 @@ def arange(start=0, end=None, step=1, *, out=None, dtype: dt.dtype | None = None
     else:
         start, end = number_arg("arange", "start", start, 1), number_arg("arange", "end", end, 2)
     step = number_arg("arange", "step", step, 3)
+    if any(isinstance(v, complex) for v in (start, end, step)):  # (torch's checked conversion to its double bounds)
+        raise RuntimeError("value cannot be converted to type double without overflow")
     dtype = out_dtype("arange", dtype_arg("arange", dtype), out)
     if dtype is None:
         dtype = dt.get_default_dtype() if any(isinstance(v, float) for v in (start, end, step)) else dt.int64
     _not_for_bool("arange_cpu", dtype)
+    if dtype.is_complex:
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dtype.scalar_name}'")
     check_limited("arange", dtype)
     size = _arange_size(start, end, step, dtype)
     check_requires_grad(dtype, requires_grad)
@@ -103,7 +107,15 @@ def _spaced(fn: str, start, end, steps, base, dtype, device, requires_grad, out)
     start = _endpoint(fn, "start", start, 1)
     end = _endpoint(fn, "end", end, 2)
     steps = int_arg(fn, "steps", steps, 3)
-    dtype = out_dtype(fn, dtype_arg(fn, dtype), out) or dt.get_default_dtype()
+    dtype = out_dtype(fn, dtype_arg(fn, dtype), out)
+    if isinstance(start, complex) or isinstance(end, complex):  # complex endpoints: a complex result
+        inferred = dt.get_default_dtype().to_complex()
+        if dtype is not None and not dtype.is_complex:
+            kind = "double" if inferred is dt.complex128 else "float"
+            raise RuntimeError(f"torch.{fn}(): inferred dtype c10::complex<{kind}> can't be safely cast to passed "
+                               f"dtype {dtype.scalar_name}")
+        dtype = dtype or inferred
+    dtype = dtype or dt.get_default_dtype()
     _not_for_bool(f"{fn}_cpu", dtype)
     check_limited(fn, dtype)
     if steps < 0:
@@ -177,17 +189,21 @@ def _logspace_kernel(ins, outs, attrs) -> None:
     start, end, steps, base = attrs[:4]
     out = outs[0]
     with np.errstate(all="ignore"):
+        wide = np.complex128 if out.dtype.kind == "c" else np.float64
         if steps == 1:
-            _store(out, np.power(np.float64(base), np.float64(start)))
+            _store(out, np.power(wide(base), wide(start)))
         elif steps > 1:
             # endpoints in the output dtype, their difference too; the exponents and the power in double
             if out.dtype.kind in "iu":
                 start, end = _c_trunc(start), _c_trunc(end)
             else:
                 start, end = out.dtype.type(start), out.dtype.type(end)
-            step = float(end - start) / (steps - 1)
-            exponents = _ramp(np.float64(start), np.float64(end), step, steps, np.dtype(np.float64))
-            _store(out, np.power(np.float64(base), exponents))
+            step = wide(end - start) / (steps - 1)
+            exponents = _ramp(wide(start), wide(end), step, steps, np.dtype(wide))
+            if out.dtype.kind == "c":  # torch's complex pow: exp(x log base) in the output's precision
+                _store(out, np.exp(exponents.astype(out.dtype) * np.log(out.dtype.type(base))))
+            else:
+                _store(out, np.power(wide(base), exponents))
 
 
 # -- records -------------------------------------------------------------------------------------------
