@@ -275,7 +275,8 @@ def test_a_model_saved_by_tidal_loads_in_torch(name):
     buf.seek(0)
     ours = tc.load(buf, weights_only=False)  # and back into tidal's classes
     assert type(ours) is type(model)
-    np.testing.assert_array_equal(run(ours, tc.from_numpy(x)).detach().numpy(), want)
+    # (the same weights: equal up to the last bit a kernel compiled between the two runs may round differently in)
+    np.testing.assert_allclose(run(ours, tc.from_numpy(x)).detach().numpy(), want, rtol=2e-6, atol=1e-7)
 
 
 def test_torch_weights_only_load_of_a_tidal_model_with_torchs_safe_globals():
