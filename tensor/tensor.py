@@ -183,13 +183,13 @@ class Tensor:
             arr = np.array(arr, dtype=dtype.np, order="C", copy=True)
         vm = get_vm(cpu)
         item = arr.itemsize
+        if arr.strides and min(arr.strides) < 0:  # (also a size-1 dim's, which a contiguous array may have, as torch)
+            raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                             "with negative strides are not currently supported. (You can probably "
+                             "work around this by making a copy of your array  with array.copy().) ")
         if arr.flags.c_contiguous and arr.size:  # (the usual case: a flat view, without as_strided's few us)
             flat = arr.reshape(-1).view(np.uint8)
         else:
-            if any(s < 0 for s in arr.strides):
-                raise ValueError("At least one stride in the given numpy array is negative, and tensors "
-                                 "with negative strides are not currently supported. (You can probably "
-                                 "work around this by making a copy of your array  with array.copy().) ")
             span = 1 + sum((n - 1) * s // item for n, s in zip(arr.shape, arr.strides)) if arr.size else 0
             flat = np.lib.stride_tricks.as_strided(arr, (span,), (item,)).view(np.uint8) if span else \
                 np.empty(0, np.uint8)

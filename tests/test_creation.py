@@ -200,6 +200,7 @@ def test_from_numpy_keeps_strides_and_views():
 def test_from_numpy_errors():
     assert_raises_like(lambda lib: lib.from_numpy([1]))
     assert_raises_like(lambda lib: lib.from_numpy(np.ones(3)[::-1]))
+    assert_raises_like(lambda lib: lib.from_numpy(np.ones(1)[::-1]))  # (contiguous, yet a negative stride)
     assert_raises_like(lambda lib: lib.from_numpy(np.array(["a"])), r"can't convert np.ndarray of type")
     arr = np.ones(3)
     arr.flags.writeable = False
