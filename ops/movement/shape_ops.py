@@ -55,9 +55,7 @@ def _cat_kernel(ins, outs, attrs):
         return
     lead = (slice(None),) * dim
     start = 0
-    for x in ins:
-        if not x.size:  # (an empty input adds nothing; a skipped 1-d one may lack the dim)
-            continue
+    for x in parts:
         n = x.shape[dim]
         out[lead + (slice(start, start + n),)] = fitted(out, x)  # (NumPy would copy a number into both complex32 parts)
         start += n
